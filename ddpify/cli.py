@@ -1,0 +1,342 @@
+"""The command line: `ddpify convert`, `ddpify diff`, `ddpify rewrites`.
+
+Code and diffs go to stdout, messages to stderr. Exit codes are black's: 0 success (converted,
+nothing to change, or left alone), 1 under `--check` when something would change, 2 usage or
+input error, 123 internal error. Every input is converted in memory before anything is
+written, so one bad input means nothing is written. Never imports torch (not even through
+the runtime), so start-up stays fast.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import os
+import shlex
+import sys
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from itertools import repeat
+from pathlib import Path
+from typing import Callable, Iterator
+
+import click
+import libcst as cst
+
+from ddpify import __version__, io, report
+from ddpify.convert import Options, Result, RewriteError, convert
+from ddpify.rewrites import NAMES, REWRITES
+
+EXIT_OK, EXIT_WOULD_CHANGE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 123
+VERBOSE_HINT = " (rerun with --verbose for the traceback)"
+
+HELP = """Turn a single-GPU PyTorch training script into a DistributedDataParallel script
+for torchrun.
+
+\b
+  ddpify diff train.py                       preview: unified diff + one line per change
+  ddpify convert train.py -o train_ddp.py    write the converted script
+  torchrun --nproc_per_node=4 train_ddp.py   run it on 4 GPUs (or: python train_ddp.py)
+
+Exit codes: 0 success, 1 --check found changes, 2 usage or input error, 123 internal error.
+"""
+
+
+# ---- conversion, in this process or a pool ---------------------------------------------------
+
+@dataclass
+class Outcome:
+    """Converting one input: its result, or a one-line error with its exit code."""
+
+    result: Result | None = None
+    error: str = ""
+    code: int = EXIT_OK
+    traceback: str = ""
+
+
+def convert_one(name: str, data: bytes, options: Options) -> Outcome:
+    """Convert, turning every exception into an `Outcome` (exceptions do not cross processes)."""
+    try:
+        return Outcome(convert(data, options))
+    except cst.ParserSyntaxError as exc:
+        where = f"{name}:{exc.raw_line}:{exc.raw_column + 1}"
+        return Outcome(error=f"{where}: cannot parse: {_one_line(exc.message)}", code=EXIT_INPUT)
+    except (SyntaxError, UnicodeDecodeError) as exc:  # a bad encoding cookie or undecodable bytes
+        return Outcome(error=f"{name}: cannot parse: {_one_line(str(exc))}", code=EXIT_INPUT)
+    except RewriteError as exc:
+        return Outcome(error=f"{name}: internal error in rewrite {exc.rewrite}: {_one_line(exc.detail)}",
+                       code=EXIT_INTERNAL, traceback=traceback.format_exc())
+    except Exception as exc:
+        return Outcome(error=f"{name}: internal error: {type(exc).__name__}: {_one_line(str(exc))}",
+                       code=EXIT_INTERNAL, traceback=traceback.format_exc())
+
+
+def convert_all(items: list[tuple[str, bytes]], options: Options, jobs: int) -> list[Outcome]:
+    """Convert (name, data) pairs, with up to `jobs` processes (0: one per core)."""
+    jobs = min(jobs or os.cpu_count() or 1, len(items))
+    names, datas = [n for n, _ in items], [d for _, d in items]
+    if jobs <= 1:
+        return list(map(convert_one, names, datas, repeat(options)))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(convert_one, names, datas, repeat(options)))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# ---- options -----------------------------------------------------------------------------------
+
+def _rewrite_names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> frozenset[str]:
+    names = frozenset(n.strip() for v in values for n in v.split(",") if n.strip())
+    unknown = sorted(names - NAMES)
+    if unknown:
+        raise click.BadParameter(f"unknown rewrite(s) {', '.join(unknown)}; valid names: "
+                                 + ", ".join(r.name for r in REWRITES))
+    return names
+
+
+def _engine_options(command: Callable) -> Callable:
+    """The options `convert` and `diff` share."""
+    options = [
+        click.argument("sources", metavar="SRC...", nargs=-1, required=True),
+        click.option("--only", multiple=True, callback=_rewrite_names, metavar="NAME[,NAME]",
+                     help="Run only these rewrites (repeatable; see `ddpify rewrites`)."),
+        click.option("--skip", multiple=True, callback=_rewrite_names, metavar="NAME[,NAME]",
+                     help="Do not run these rewrites (repeatable)."),
+        click.option("--check", is_flag=True,
+                     help="Write nothing; exit 1 if anything would change, 0 otherwise."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the change records as JSON on stdout instead of text lines."),
+        click.option("--find-unused-parameters", is_flag=True,
+                     help="Build DDP with find_unused_parameters=True (models with unused branches)."),
+        click.option("--sync-batchnorm", is_flag=True,
+                     help="Convert BatchNorm layers to SyncBatchNorm (CUDA only)."),
+        click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
+                     help="Convert files in parallel with N processes (0: one per core)."),
+        click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors."),
+    ]
+    return functools.reduce(lambda cmd, option: option(cmd), reversed(options), _internal_errors(command))
+
+
+def _internal_errors(command: Callable) -> Callable:
+    """Any unexpected exception: one line (the traceback with --verbose) and exit 123."""
+    @functools.wraps(command)
+    def run(**kwargs):
+        try:
+            return command(**kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            error = f"ddpify: internal error: {type(exc).__name__}: {_one_line(str(exc))}"
+            if kwargs["verbose"]:
+                _fail(EXIT_INTERNAL, traceback.format_exc().rstrip(), error)
+            _fail(EXIT_INTERNAL, error + VERBOSE_HINT)
+    return run
+
+
+def _options(only: frozenset[str], skip: frozenset[str], find_unused_parameters: bool,
+             sync_batchnorm: bool) -> Options:
+    return Options(only=only or None, skip=skip, find_unused_parameters=find_unused_parameters,
+                   sync_batchnorm=sync_batchnorm)
+
+
+def _list_rewrites(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        _print_rewrites(())
+        ctx.exit(EXIT_OK)
+
+
+# ---- commands ----------------------------------------------------------------------------------
+
+@click.group(help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ddpify")
+@click.option("--list-rewrites", is_flag=True, is_eager=True, expose_value=False, callback=_list_rewrites,
+              help="List the rewrites and exit (same as `ddpify rewrites`).")
+def main() -> None:
+    """The `ddpify` command (also `python -m ddpify`)."""
+
+
+@main.command("convert")
+@_engine_options
+@click.option("-o", "--output", metavar="DST",
+              help="Output file; with several inputs or a directory, an output directory "
+                   "that mirrors the inputs' relative paths.")
+@click.option("--in-place", is_flag=True, help="Rewrite the input files themselves.")
+@click.option("--vendor-runtime", is_flag=True,
+              help="Copy the runtime next to each output as ddpify_runtime.py, for machines "
+                   "without ddpify installed.")
+def convert_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm,
+                    jobs, verbose, output, in_place, vendor_runtime) -> None:
+    """Convert SRC (files, directories, or - for stdin) to DDP.
+
+    One input without -o prints the converted code on stdout. The inputs are never modified
+    unless --in-place.
+
+    \b
+      ddpify convert train.py -o train_ddp.py
+      ddpify convert src/ -o src_ddp/ --vendor-runtime
+      ddpify convert - < train.py > train_ddp.py
+    """
+    if in_place and output is not None:
+        raise click.UsageError("use either -o or --in-place, not both")
+    if in_place and io.STDIN in sources:
+        raise click.UsageError("--in-place cannot rewrite standard input")
+    to_stdout = not (check or in_place or output is not None)
+    if to_stdout and (len(sources) > 1 or any(Path(s).is_dir() for s in sources)):
+        raise click.UsageError("several inputs or a directory need -o DIR, --in-place or --check")
+    if to_stdout and as_json:
+        raise click.UsageError("--json needs -o, --in-place or --check (stdout carries the code)")
+    if to_stdout and vendor_runtime:
+        raise click.UsageError("--vendor-runtime needs -o or --in-place")
+
+    exclude = Path(output) if output is not None and Path(output).is_dir() else None
+    inputs = _guard(io.collect, sources, exclude)
+    dests = [None] * len(inputs.sources) if check else _guard(io.destinations, inputs, output, in_place)
+    loaded, results = _convert_inputs(inputs, _options(only, skip, find_unused_parameters, sync_batchnorm),
+                                      jobs, verbose)
+    runtime = _guard(io.runtime_source) if vendor_runtime and not check else None
+    vendored: set[Path] = set()
+    for source, dest, load, result in zip(inputs.sources, dests, loaded, results):
+        if check:
+            pass
+        elif dest is None:
+            click.echo(result.output, nl=False)
+        elif result.changed or not in_place:
+            _guard(io.write_atomic, dest, result.output, load.mode)
+            if runtime is not None and result.changed and dest.parent not in vendored:
+                vendored.add(dest.parent)
+                message = _guard(io.vendor_runtime, dest.parent, runtime)
+                if message:
+                    click.echo(message, err=True)
+        if not as_json:
+            _print_records(source.name, result)
+            if dest is not None and result.changed:
+                _print_run_hint(dest)
+    _finish(inputs, results, check, as_json)
+
+
+@main.command("diff")
+@_engine_options
+def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm,
+                 jobs, verbose) -> None:
+    """Show what converting SRC would change, as a unified diff; writes nothing.
+
+    \b
+      ddpify diff train.py
+      ddpify diff --only init-distributed,wrap-model train.py
+    """
+    inputs = _guard(io.collect, sources)
+    _, results = _convert_inputs(inputs, _options(only, skip, find_unused_parameters, sync_batchnorm),
+                                 jobs, verbose)
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    for source, result in zip(inputs.sources, results):
+        if not as_json:
+            for line in unified_diff(source.name, result):
+                click.echo(_colour(line) if colour else line, nl=False, color=colour)
+            _print_records(source.name, result)
+    _finish(inputs, results, check, as_json)
+
+
+@main.command("rewrites")
+@click.argument("names", metavar="[NAME]...", nargs=-1, callback=_rewrite_names)
+def rewrites_command(names: frozenset[str]) -> None:
+    """List the rewrites in the order they run, or show the full description of NAMEs."""
+    _print_rewrites(names)
+
+
+# ---- shared steps ------------------------------------------------------------------------------
+
+def _guard(fn: Callable, *args):
+    """Call `fn`; an `InputError` becomes its one line on stderr and exit 2."""
+    try:
+        return fn(*args)
+    except io.InputError as exc:
+        _fail(EXIT_INPUT, str(exc))
+
+
+def _fail(code: int, *lines: str):
+    for line in lines:
+        click.echo(line, err=True)
+    raise click.exceptions.Exit(code)
+
+
+def _convert_inputs(inputs: io.Inputs, options: Options, jobs: int,
+                    verbose: bool) -> tuple[list[io.Loaded], list[Result]]:
+    """Read and convert every input; on any error print them all and exit (2, or 123 if any is ours)."""
+    stdin = sys.stdin.buffer
+    loaded, errors = [], []
+    for source in inputs.sources:
+        try:
+            loaded.append(io.read(source, stdin))
+        except io.InputError as exc:
+            errors.append(str(exc))
+    if errors:
+        _fail(EXIT_INPUT, *errors)
+    outcomes = convert_all([(s.name, ld.data) for s, ld in zip(inputs.sources, loaded)], options, jobs)
+    failed = [o for o in outcomes if o.code != EXIT_OK]
+    if failed:
+        lines = []
+        for outcome in failed:
+            if outcome.code == EXIT_INTERNAL:
+                lines += [outcome.traceback.rstrip(), outcome.error] if verbose else [outcome.error + VERBOSE_HINT]
+            else:
+                lines.append(outcome.error)
+        _fail(max(o.code for o in failed), *lines)
+    return loaded, [o.result for o in outcomes]
+
+
+def _print_records(name: str, result: Result) -> None:
+    for change in result.changes:
+        click.echo(change.render(name), err=True)
+    click.echo(report.summary(name, result.changes, result.changed), err=True)
+
+
+def _print_run_hint(dest: Path) -> None:
+    path = shlex.quote(str(dest))
+    click.echo(f"run it: torchrun --standalone --nproc_per_node=gpu {path}", err=True)
+    click.echo(f"    or: python {path} (one process)", err=True)
+
+
+def _finish(inputs: io.Inputs, results: list[Result], check: bool, as_json: bool) -> None:
+    """Print the JSON report if asked; exit 1 under --check when something would change."""
+    if as_json:
+        click.echo(report.to_json((s.name, r.changed, r.changes) for s, r in zip(inputs.sources, results)))
+    if check:
+        changed = sum(r.changed for r in results)
+        if not as_json:
+            click.echo(f"--check: {changed} of {len(results)} file(s) would change; nothing written", err=True)
+        if changed:
+            raise click.exceptions.Exit(EXIT_WOULD_CHANGE)
+
+
+def unified_diff(name: str, result: Result) -> Iterator[str]:
+    """The diff of one result, with `a/NAME` and `b/NAME` headers; lines keep their endings."""
+    before = result.source.decode(result.encoding).splitlines(keepends=True)
+    after = result.output.decode(result.encoding).splitlines(keepends=True)
+    for line in difflib.unified_diff(before, after, f"a/{name}", f"b/{name}"):
+        yield line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+
+
+def _colour(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return click.style(line, bold=True)
+    if line.startswith("@@"):
+        return click.style(line, fg="cyan")
+    if line.startswith("+"):
+        return click.style(line, fg="green")
+    if line.startswith("-"):
+        return click.style(line, fg="red")
+    return line
+
+
+def _print_rewrites(names: frozenset[str]) -> None:
+    if names:
+        for rewrite in REWRITES:
+            if rewrite.name in names:
+                click.echo(f"{rewrite.name}: {rewrite.summary}\n\n{rewrite.doc.strip()}\n")
+        return
+    width = max(len(r.name) for r in REWRITES)
+    for rewrite in REWRITES:
+        click.echo(f"{rewrite.name:<{width}}  {rewrite.summary}")

@@ -1,0 +1,114 @@
+"""The driver: parse once -> find facts -> apply rewrites -> code + report.
+
+`convert` never touches the file system; the CLI reads and writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ddpify import edits as edit_set
+from ddpify.facts import Facts
+from ddpify.report import NOTE, Change
+from ddpify.rewrites import REWRITES, Rewrite
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user chose on the command line."""
+
+    only: frozenset[str] | None = None  # run only these rewrites (names), None for all
+    skip: frozenset[str] = frozenset()
+    find_unused_parameters: bool = False
+    sync_batchnorm: bool = False
+
+    def selected(self) -> tuple[Rewrite, ...]:
+        return tuple(r for r in REWRITES
+                     if (self.only is None or r.name in self.only) and r.name not in self.skip)
+
+
+@dataclass
+class Result:
+    source: bytes
+    output: bytes
+    changes: list[Change] = field(default_factory=list)
+    encoding: str = "utf-8"
+
+    @property
+    def changed(self) -> bool:
+        return self.output != self.source
+
+    @property
+    def code(self) -> str:
+        return self.output.decode(self.encoding)
+
+
+class RewriteError(Exception):
+    """A rewrite crashed, or its output does not compile. Names the rewrite."""
+
+    def __init__(self, rewrite: str, detail: str) -> None:
+        super().__init__(f"rewrite {rewrite!r} failed: {detail}")
+        self.rewrite = rewrite
+        self.detail = detail
+
+
+def convert(source: str | bytes, options: Options = Options()) -> Result:
+    """Convert one script. Raises `libcst.ParserSyntaxError` on bad input, `RewriteError` on our bugs."""
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    module = cst.parse_module(data)
+    facts = Facts(module)
+    gate = _leave_alone(facts)
+    if gate is not None:
+        return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)
+    edits = edit_set.Edits(facts.positions)
+    rewrites = options.selected()
+    for rewrite in rewrites:
+        try:
+            rewrite.apply(facts, edits.for_rewrite(rewrite.name), options)
+        except Exception as exc:  # report which rewrite broke, with the cause chained
+            raise RewriteError(rewrite.name, f"{type(exc).__name__}: {exc}") from exc
+    try:
+        output = edit_set.apply(module, edits)
+    except Exception as exc:
+        raise RewriteError(_culprit(module, facts, rewrites, options), f"{type(exc).__name__}: {exc}") from exc
+    _check_compiles(output, module, facts, rewrites, options)
+    changes = sorted(edits.changes, key=lambda c: c.line)
+    return Result(data, output.bytes, changes, module.encoding)
+
+
+def _leave_alone(facts: Facts) -> str | None:
+    """Why the file must not be touched, or None."""
+    imports = facts.imports
+    if imports.imports_module("ddpify_runtime"):
+        return "already converted by ddpify; left unchanged"
+    distributed = {"torch.distributed.init_process_group", "torch.nn.parallel.DistributedDataParallel",
+                   "torch.utils.data.DistributedSampler"}
+    if any(facts.qualify(c.func) in distributed for c in facts.calls) or (
+            imports.imports_module("torch.distributed") and any(
+                (facts.qualify(c.func) or "").startswith("torch.distributed.") for c in facts.calls)):
+        return "already distributed (uses torch.distributed); left unchanged"
+    if not facts.has_training:
+        return "no training loop found (no optimizer, no .backward()); left unchanged"
+    return None
+
+
+def _check_compiles(output: cst.Module, module, facts, rewrites, options) -> None:
+    try:
+        compile(output.code, "<ddpify output>", "exec")
+    except SyntaxError as exc:
+        raise RewriteError(_culprit(module, facts, rewrites, options), f"output does not compile: {exc}") from exc
+
+
+def _culprit(module: cst.Module, facts: Facts, rewrites, options) -> str:
+    """The first rewrite whose edits, applied with those of the rewrites before it, break the code."""
+    for i in range(1, len(rewrites) + 1):
+        edits = edit_set.Edits(facts.positions)
+        try:
+            for rewrite in rewrites[:i]:
+                rewrite.apply(facts, edits.for_rewrite(rewrite.name), options)
+            compile(edit_set.apply(module, edits).code, "<ddpify output>", "exec")
+        except Exception:
+            return rewrites[i - 1].name
+    return "ddpify"

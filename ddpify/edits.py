@@ -1,0 +1,141 @@
+"""The edits rewrites ask for, recorded against nodes of the ORIGINAL tree and applied in one pass.
+
+Rewrites never transform the tree themselves: they read the facts and call `replace`,
+`insert_before`, `insert_after`, `todo` and `add_import` on the `Edits` handed to them.
+`apply` then walks the tree once. Replacements compose: a rewrite's function receives the
+node as already updated by its children's edits and by earlier rewrites, so an edit inside
+an edited statement is never lost.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Callable, Iterable
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+
+from ddpify.report import CHANGE, NOTE, WARNING, Change
+
+NodeFn = Callable[[cst.CSTNode], cst.CSTNode]
+
+
+class Edits:
+    """Collects edits and report records; `for_rewrite` gives each rewrite a view that signs its records."""
+
+    def __init__(self, positions) -> None:
+        self._positions = positions
+        self.replacements: dict[cst.CSTNode, list[NodeFn]] = defaultdict(list)
+        self.before: dict[cst.CSTNode, list[cst.BaseStatement]] = defaultdict(list)
+        self.after: dict[cst.CSTNode, list[cst.BaseStatement]] = defaultdict(list)
+        self.comments: dict[cst.CSTNode, list[str]] = defaultdict(list)
+        self.guarded: dict[cst.CSTNode, str] = {}
+        self.imports: list[tuple[str, str | None]] = []
+        self.changes: list[Change] = []
+        self.rewrite = ""
+
+    def for_rewrite(self, name: str) -> "Edits":
+        self.rewrite = name
+        return self
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self._positions[node].start.line
+
+    # report -----------------------------------------------------------------------------------
+    def record(self, node: cst.CSTNode, message: str, kind: str = CHANGE) -> None:
+        self.changes.append(Change(self.rewrite, self.line(node), message, kind))
+
+    def note(self, node: cst.CSTNode, message: str) -> None:
+        self.record(node, message, NOTE)
+
+    def todo(self, stmt: cst.CSTNode, message: str) -> None:
+        """A `# TODO(ddpify): message` above `stmt`, and a warning in the report."""
+        if message not in self.comments[stmt]:
+            self.comments[stmt].append(message)
+            self.record(stmt, message, WARNING)
+
+    # edits ------------------------------------------------------------------------------------
+    def replace(self, node: cst.CSTNode, fn: NodeFn, message: str | None = None) -> None:
+        self.replacements[node].append(fn)
+        if message:
+            self.record(node, message)
+
+    def insert_before(self, stmt: cst.CSTNode, *new: cst.BaseStatement | str) -> None:
+        self.before[stmt].extend(_statements(new))
+
+    def insert_after(self, stmt: cst.CSTNode, *new: cst.BaseStatement | str) -> None:
+        self.after[stmt].extend(_statements(new))
+
+    def guard(self, stmt: cst.CSTNode, condition: str, message: str) -> None:
+        """Run `stmt` only when `condition` holds; adjacent guarded statements share one `if`."""
+        if stmt not in self.guarded:
+            self.guarded[stmt] = condition
+            self.record(stmt, message)
+
+    def add_import(self, module: str, name: str | None = None) -> None:
+        if (module, name) not in self.imports:
+            self.imports.append((module, name))
+
+
+def _statements(items: Iterable[cst.BaseStatement | str]) -> list[cst.BaseStatement]:
+    return [cst.parse_statement(s) if isinstance(s, str) else s for s in items]
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, edits: Edits) -> None:
+        super().__init__()
+        self.edits = edits
+        self.guarded: dict[cst.CSTNode, str] = {}  # updated statement -> its condition
+
+    def on_leave(self, original_node, updated_node):
+        e = self.edits
+        for fn in e.replacements.get(original_node, ()):
+            updated_node = fn(updated_node)
+        if isinstance(updated_node, cst.RemovalSentinel):
+            return _flatten(e.before.get(original_node, ()), e.after.get(original_node, ()))
+        if original_node in e.guarded:
+            self.guarded[updated_node] = e.guarded[original_node]
+        if isinstance(updated_node, (cst.Module, cst.IndentedBlock)) and self.guarded:
+            updated_node = updated_node.with_changes(body=self._group(updated_node.body))
+        if original_node in e.comments:
+            lines = [cst.EmptyLine(comment=cst.Comment(f"# TODO(ddpify): {m}")) for m in e.comments[original_node]]
+            updated_node = updated_node.with_changes(leading_lines=[*updated_node.leading_lines, *lines])
+        before, after = e.before.get(original_node, ()), e.after.get(original_node, ())
+        if before or after:
+            return cst.FlattenSentinel([*before, updated_node, *after])
+        return updated_node
+
+    def _group(self, body) -> list[cst.BaseStatement]:
+        """Put each run of adjacent statements with the same guard under one `if`."""
+        out: list[cst.BaseStatement] = []
+        run: list[cst.BaseStatement] = []
+        for stmt in [*body, None]:
+            cond = self.guarded.get(stmt)
+            if run and (cond is None or cond != self.guarded[run[0]]):
+                first = run[0]
+                block = [first.with_changes(leading_lines=()), *run[1:]]
+                out.append(cst.If(test=cst.parse_expression(self.guarded[first]),
+                                  body=cst.IndentedBlock(body=block), leading_lines=first.leading_lines))
+                run = []
+            if cond is not None:
+                run.append(stmt)
+            elif stmt is not None:
+                out.append(stmt)
+        return out
+
+
+def _flatten(before, after):
+    return cst.FlattenSentinel([*before, *after]) if before or after else cst.RemoveFromParent()
+
+
+def apply(module: cst.Module, edits: Edits) -> cst.Module:
+    """Apply every edit in one walk, then add the imports the edits need."""
+    module = module.visit(_Apply(edits))
+    if edits.imports:
+        context = CodemodContext()
+        for mod, name in edits.imports:
+            AddImportsVisitor.add_needed_import(context, mod, name)
+        module = AddImportsVisitor(context).transform_module(module)
+    return module
+

@@ -1,0 +1,320 @@
+"""One analysis pass over the script; the rewrites read these facts and never re-walk the tree.
+
+What is found:
+- the imports (`names.Imports`), parents and positions (LibCST metadata, resolved once);
+- every call, loop, assignment, function and class, grouped for the rewrites;
+- what trains: optimizers and the models they train, `.backward()` calls, the batch loops that
+  drive them and the epoch loops around those (through calls into helper functions);
+- where values flow: a small name-based data flow (assignments, call arguments to parameters,
+  return values to call sites, `self.x` attributes) that tells which `DataLoader(...)` feeds a
+  training loop and which functions receive a model.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from ddpify import matchers as mt
+from ddpify.names import Imports, dotted
+
+Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A name in a scope: `model` in `main()`, `self.model` in class `Trainer`."""
+
+    scope: Scope
+    name: str
+
+
+class _Collect(cst.CSTVisitor):
+    def __init__(self, facts: "Facts") -> None:
+        super().__init__()
+        self.f = facts
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.f.calls.append(node)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.f.loops.append(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self.f.loops.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.f.functions[node.name.value].append(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.f.classes[node.name.value] = node
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self.f.assigns.append((target.target, node.value, node))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self.f.assigns.append((node.target, node.value, node))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.f.assigns.append((node.target, node.value, node))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.f.attributes.append(node)
+
+    def visit_Break(self, node: cst.Break) -> None:
+        self.f.breaks.append(node)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.f.returns.append(node)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.f.strings.append(node)
+
+    def visit_If(self, node: cst.If) -> None:
+        self.f.ifs.append(node)
+
+
+class Facts:
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.positions = wrapper.resolve(PositionProvider)
+        self.parents = wrapper.resolve(ParentNodeProvider)
+        self.imports = Imports(module)
+        self.calls: list[cst.Call] = []
+        self.loops: list[cst.For | cst.While] = []
+        self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
+        self.classes: dict[str, cst.ClassDef] = {}
+        self.assigns: list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]] = []
+        self.attributes: list[cst.Attribute] = []
+        self.breaks: list[cst.Break] = []
+        self.returns: list[cst.Return] = []
+        self.strings: list[cst.SimpleString] = []
+        self.ifs: list[cst.If] = []
+        module.visit(_Collect(self))
+        self._calls_by_func: dict[cst.CSTNode, list[cst.Call]] = defaultdict(list)
+        for call in self.calls:
+            self._calls_by_func[self.scope(call)].append(call)
+        self._trains_memo: dict[cst.CSTNode, bool] = {}
+        self._bound: dict[cst.FunctionDef, set[str]] = {}
+
+    @cached_property
+    def models(self):
+        """The models that train and where each is wrapped (`ddpify.models`)."""
+        from ddpify import models
+        return models.find(self)
+
+    @cached_property
+    def wrapped_refs(self):
+        from ddpify import models
+        return models.wrapped_refs(self, self.models)
+
+    @cached_property
+    def loaders(self):
+        """The loaders that feed training and their epoch loops (`ddpify.loaders`)."""
+        from ddpify import loaders
+        return loaders.find(self)
+
+    # tree navigation ---------------------------------------------------------------------------
+    def line(self, node: cst.CSTNode) -> int:
+        return self.positions[node].start.line
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        node = self.parents.get(node)
+        while node is not None:
+            yield node
+            node = self.parents.get(node)
+
+    def statement(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The statement (simple line or compound) that holds `node`, as it sits in its block."""
+        for candidate in [node, *self.ancestors(node)]:
+            if isinstance(candidate, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return candidate
+        raise ValueError("node outside any statement")
+
+    def scope(self, node: cst.CSTNode) -> Scope:
+        """The function that runs `node` (lambdas and comprehensions belong to it), or the module."""
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.FunctionDef):
+                return anc
+        return self.module
+
+    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.ClassDef):
+                return anc
+        return None
+
+    def block(self, stmt: cst.CSTNode) -> tuple[cst.CSTNode, list[cst.CSTNode]]:
+        """The block holding `stmt` and its statements."""
+        parent = self.parent(stmt)
+        return parent, list(parent.body)
+
+    def following(self, stmt: cst.CSTNode) -> list[cst.CSTNode]:
+        _, body = self.block(stmt)
+        return body[body.index(stmt) + 1:]
+
+    def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+        return node is container or any(a is container for a in self.ancestors(node))
+
+    def before(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        pa, pb = self.positions[a].start, self.positions[b].start
+        return (pa.line, pa.column) < (pb.line, pb.column)
+
+    def calls_in(self, node: cst.CSTNode) -> list[cst.Call]:
+        return [c for c in self.calls if self.is_inside(c, node)]
+
+    # names and data flow ---------------------------------------------------------------------
+    def qualify(self, node: cst.CSTNode) -> str | None:
+        return self.imports.qualify(node)
+
+    def _bound_names(self, func: cst.FunctionDef) -> set[str]:
+        """Names a function binds: parameters, assignment targets and loop targets."""
+        if func not in self._bound:
+            p = func.params
+            params = [*p.posonly_params, *p.params, *p.kwonly_params]
+            params += [x for x in (p.star_arg, p.star_kwarg) if isinstance(x, cst.Param)]
+            names = {x.name.value for x in params}
+            names |= {n.value for t, _, stmt in self.assigns if self.scope(stmt) is func for n in _names(t)}
+            names |= {n.value for lp in self.loops if isinstance(lp, cst.For) and self.scope(lp) is func
+                      for n in _names(lp.target)}
+            self._bound[func] = names
+        return self._bound[func]
+
+    def ref(self, expr: cst.CSTNode, at: cst.CSTNode | None = None) -> Ref | None:
+        """Where a Name or dotted expression lives, seen from `at` (default: the expression)."""
+        name = dotted(expr)
+        if name is None:
+            return None
+        at = at or expr
+        head = name.split(".")[0]
+        func = self.scope(at)
+        if head == "self" and "." in name:
+            cls = self.enclosing_class(at)
+            return Ref(cls, ".".join(name.split(".")[:2])) if cls else None
+        while isinstance(func, cst.FunctionDef):
+            if head in self._bound_names(func):
+                return Ref(func, name)
+            func = self.scope(func)
+        return Ref(self.module, name)
+
+    def user_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """The functions of this file a call runs: `f(...)`, `self.f(...)`, `Cls(...)` (`__init__`)."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            if func.value in self.classes:
+                return [f for f in self.functions.get("__init__", ()) if self.enclosing_class(f) is self.classes[func.value]]
+            return [f for f in self.functions.get(func.value, ()) if self.enclosing_class(f) is None]
+        if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
+            cls = self.enclosing_class(call)
+            return [f for f in self.functions.get(func.attr.value, ()) if self.enclosing_class(f) is cls]
+        return []
+
+    def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
+        cls = self.enclosing_class(func)
+        name = cls.name.value if cls is not None and func.name.value == "__init__" else func.name.value
+        return [c for c in self.calls if func in self.user_functions(c) or (
+            cls is not None and func.name.value == "__init__" and dotted(c.func) == name)]
+
+    def argument_for(self, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
+        """The expression a call passes for `param` of `func`."""
+        names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+        if names and names[0] in ("self", "cls") and self.enclosing_class(func) is not None:
+            names = names[1:]
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == param:
+                return arg.value
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if param in names and names.index(param) < len(positional):
+            return positional[names.index(param)]
+        return None
+
+    def sources(self, ref: Ref) -> list[cst.BaseExpression]:
+        """Expressions whose value `ref` may hold: assignments, arguments for a parameter."""
+        found = [value for target, value, stmt in self.assigns
+                 if not isinstance(stmt, cst.AugAssign) and self.ref(target, stmt) == ref]
+        if isinstance(ref.scope, cst.FunctionDef) and "." not in ref.name:
+            for call in self.call_sites(ref.scope):
+                arg = self.argument_for(call, ref.scope, ref.name)
+                if arg is not None:
+                    found.append(arg)
+        return found
+
+    def returned(self, func: cst.FunctionDef) -> list[cst.BaseExpression]:
+        return [r.value for r in self.returns if r.value is not None and self.scope(r) is func]
+
+    def origins(self, expr: cst.BaseExpression, depth: int = 6) -> list[cst.BaseExpression]:
+        """The expressions `expr` ultimately comes from, following names, calls and returns."""
+        expr = mt.strip_iteration(expr)
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        if depth == 0:
+            return [expr]
+        if isinstance(expr, cst.Call) and self.user_functions(expr) and not dotted(expr.func) in self.classes:
+            return [o for f in self.user_functions(expr) for r in self.returned(f) for o in self.origins(r, depth - 1)]
+        ref = self.ref(expr)
+        if ref is None:
+            return [expr]
+        srcs = self.sources(ref)
+        if not srcs:
+            return [expr]
+        return [o for s in srcs for o in self.origins(s, depth - 1)]
+
+    # what trains ------------------------------------------------------------------------------
+    def is_backward(self, call: cst.Call) -> bool:
+        return isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
+
+    def trains(self, node: cst.CSTNode, depth: int = 3) -> bool:
+        """Does running `node` call `.backward()` (here or in a function of this file it calls)?"""
+        key = node
+        if key in self._trains_memo:
+            return self._trains_memo[key]
+        self._trains_memo[key] = False
+        calls = self._calls_by_func[node] if isinstance(node, cst.FunctionDef) else self.calls_in(node)
+        if isinstance(node, cst.FunctionDef):
+            calls = [c for c in calls if self.scope(c) is node]
+        result = any(self.is_backward(c) for c in calls) or (depth > 0 and any(
+            self.trains(f, depth - 1) for c in calls for f in self.user_functions(c)))
+        self._trains_memo[key] = result
+        return result
+
+    @property
+    def has_training(self) -> bool:
+        return any(self.is_backward(c) for c in self.calls) or bool(self.optimizers)
+
+    @property
+    def optimizers(self) -> list[cst.Call]:
+        return [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c)]
+
+    def batch_loops(self) -> list[cst.For | cst.While]:
+        """Innermost loops over data that train: `for x, y in loader:` with a backward in reach."""
+        loops = [lp for lp in self.loops if isinstance(lp, cst.For) and not mt.is_counting(lp.iter)
+                 and self.trains(lp)]
+        return [lp for lp in loops if not any(o is not lp and self.is_inside(o, lp) for o in loops)]
+
+    def epoch_loop(self, inner: cst.CSTNode) -> cst.For | cst.While | None:
+        """The nearest loop around `inner`, in its own function, that repeats passes over data."""
+        for anc in self.ancestors(inner):
+            if isinstance(anc, cst.FunctionDef):
+                return None
+            if isinstance(anc, (cst.For, cst.While)) and anc is not inner and mt.is_epoch_loop(anc):
+                return anc
+        return None
+
+
+def _names(target: cst.BaseExpression) -> Iterator[cst.Name]:
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from _names(el.value)

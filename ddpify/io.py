@@ -1,0 +1,187 @@
+"""Files for the command line: find the inputs, plan where outputs go, write them atomically.
+
+Nothing here converts code or prints; every problem with the user's paths is an `InputError`
+whose message is one line, ready for stderr.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+RUNTIME_NAME = "ddpify_runtime.py"
+SKIPPED_DIRS = frozenset({"__pycache__", ".venv"})  # hidden directories are skipped too
+
+
+class InputError(Exception):
+    """A problem with the user's inputs or outputs (exit 2). `str()` is one line."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input: a file, or standard input (`path` None)."""
+
+    path: Path | None
+    rel: Path | None = None  # relative to the inputs' common directory; mirrored under `-o DIR`
+
+    @property
+    def name(self) -> str:
+        return STDIN_NAME if self.path is None else str(self.path)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    sources: list[Source]
+    tree: bool  # several inputs or a directory: `-o` names a directory
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """An input's bytes, and the permission bits its output keeps (None for standard input)."""
+
+    data: bytes
+    mode: int | None
+
+
+def collect(args: Sequence[str], exclude: Path | None = None) -> Inputs:
+    """Expand the command line's SRC arguments: files as given, directories into their `*.py`
+    files (sorted by path; hidden directories, `__pycache__` and anything under `exclude` skipped)."""
+    if STDIN in args:
+        if len(args) > 1:
+            raise InputError(f"'{STDIN}' (standard input) cannot be combined with other inputs")
+        return Inputs([Source(None)], tree=False)
+    found: list[tuple[Path, Path]] = []  # (file, the directory its relative name starts from)
+    for arg in args:
+        path = Path(arg)
+        if path.is_dir():
+            files = sorted(f for f in _python_files(path) if exclude is None or not _within(f, exclude))
+            if not files:
+                raise InputError(f"{arg}: no .py files in this directory")
+            found += [(f, path) for f in files]
+        elif path.is_file():
+            found.append((path, path.parent))
+        elif path.exists():
+            raise InputError(f"{arg}: not a regular file or directory")
+        else:
+            raise InputError(f"{arg}: no such file or directory")
+    base = os.path.commonpath([os.path.abspath(b) for _, b in found])
+    seen: set[Path] = set()
+    sources = []
+    for file, _ in found:
+        if file.resolve() not in seen:
+            seen.add(file.resolve())
+            sources.append(Source(file, Path(os.path.relpath(os.path.abspath(file), base))))
+    return Inputs(sources, tree=len(args) > 1 or any(Path(a).is_dir() for a in args))
+
+
+def _python_files(root: Path) -> Iterator[Path]:
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
+        yield from (Path(folder, f) for f in files if f.endswith(".py"))
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
+
+
+def destinations(inputs: Inputs, output: str | None, in_place: bool) -> list[Path | None]:
+    """Where each source's output goes: a file, or None for standard output.
+
+    `--in-place` rewrites the inputs; `-o FILE` takes one input (into an existing directory it
+    keeps the input's name); with several inputs or a directory, `-o DIR` mirrors the inputs'
+    relative names under DIR (created if its parent exists). Refuses to overwrite an input
+    unless `in_place`."""
+    sources = inputs.sources
+    if in_place:
+        return [s.path for s in sources]
+    if output is None:
+        return [None] * len(sources)
+    out = Path(output)
+    if inputs.tree:
+        if out.exists() and not out.is_dir():
+            raise InputError(f"-o {output}: not a directory (several inputs or a directory need an output directory)")
+        _parent_exists(out, output)
+        dests = [out / s.rel for s in sources]
+    elif out.is_dir():
+        if sources[0].path is None:
+            raise InputError(f"-o {output}: is a directory; name the output file when reading standard input")
+        dests = [out / sources[0].path.name]
+    else:
+        _parent_exists(out, output)
+        dests = [out]
+    inputs_by_path = {s.path.resolve(): s for s in sources if s.path is not None}
+    for dest in dests:
+        clash = inputs_by_path.get(dest.resolve())
+        if clash is not None:
+            raise InputError(f"{clash.name}: -o would overwrite this input; use --in-place to rewrite inputs")
+    return dests
+
+
+def _parent_exists(out: Path, given: str) -> None:
+    parent = out.resolve().parent
+    if not parent.is_dir():
+        raise InputError(f"-o {given}: directory {parent} does not exist")
+
+
+def read(source: Source, stdin) -> Loaded:
+    """The source's bytes (`stdin`: a binary stream) and permission bits."""
+    if source.path is None:
+        return Loaded(stdin.read(), None)
+    try:
+        with open(source.path, "rb") as f:
+            return Loaded(f.read(), stat.S_IMODE(os.fstat(f.fileno()).st_mode))
+    except OSError as exc:
+        raise InputError(f"{source.name}: cannot read: {exc.strerror}") from exc
+
+
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write `data` to `path` exactly, through a temporary file in the same directory and
+    `os.replace`: readers see the old file or the new one, never half of one.
+
+    `mode`: the permission bits; None keeps those of an existing file, else the umask's default.
+    Raises `InputError` when the file cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if mode is None and path.exists():
+            mode = stat.S_IMODE(path.stat().st_mode)
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.ddpify-tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                if mode is not None:
+                    os.fchmod(f.fileno(), mode)
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+
+
+def runtime_source() -> bytes:
+    """The runtime module's source, found without importing it (it imports torch)."""
+    spec = importlib.util.find_spec("ddpify_runtime")
+    if spec is None or not spec.origin:
+        raise InputError("cannot find the ddpify_runtime package: is ddpify installed?")
+    return Path(spec.origin).read_bytes()
+
+
+def vendor_runtime(folder: Path, code: bytes) -> str | None:
+    """Copy the runtime into `folder` as `ddpify_runtime.py`; a message when an older copy was
+    replaced, None when it was new or already the same."""
+    target = folder / RUNTIME_NAME
+    previous = target.read_bytes() if target.is_file() else None
+    if previous == code:
+        return None
+    write_atomic(target, code)
+    return None if previous is None else f"{target}: replaced a different copy of the runtime"

@@ -1,0 +1,185 @@
+"""Which loaders feed training, and the epoch loops that re-iterate them.
+
+A `DataLoader(...)` trains when its value reaches a loop that runs `.backward()` — through
+assignments, helper functions that return it, dicts keyed by phase, `self.` attributes and
+arguments of the functions that own the loop. A loader that says `shuffle=False`, or whose
+name says it evaluates, is left unsharded: every process evaluates the full set and gets the
+numbers the single-GPU script printed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.matchers as m
+
+from ddpify import matchers as mt
+from ddpify.facts import Facts
+from ddpify.names import dotted
+
+EVAL_NAME = re.compile(r"val|test|eval|dev|holdout", re.IGNORECASE)
+DATALOADER = "torch.utils.data.DataLoader"
+
+
+@dataclass
+class EpochLoop:
+    loop: cst.For | cst.While
+    epoch: str | None  # the expression that numbers the pass, None when there is none
+    loaders: list[str] = field(default_factory=list)  # expressions to call set_epoch on
+
+
+@dataclass
+class Loaders:
+    training: list[cst.Call]  # DataLoader calls to shard
+    iterable: list[cst.Call]  # training loaders over an IterableDataset (not shardable here)
+    epoch_loops: list[EpochLoop]
+    unlooped: list[cst.Call]  # sharded loaders no epoch loop re-iterates
+    manual: list[cst.For]  # batch loops that slice tensors by hand
+
+
+def find(facts: Facts) -> Loaders:
+    loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
+    fed: dict[cst.Call, list[cst.For]] = {}
+    for loop in facts.batch_loops():
+        for call in _loader_calls_in(facts, facts.origins(loop.iter), loader_calls):
+            fed.setdefault(call, []).append(loop)
+    training = [c for c in fed if not _evaluates(facts, c)]
+    if not fed:
+        training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
+    iterable = [c for c in training if _is_iterable_dataset(facts, c)]
+    training = [c for c in training if c not in iterable]
+    loops, looped = _epoch_loops(facts, fed, training)
+    unlooped = [c for c in training if c not in looped]
+    manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and _slices_by_hand(facts, lp)]
+    return Loaders(training, iterable, loops, unlooped, manual)
+
+
+def _loader_calls_in(facts, origins, loader_calls) -> list[cst.Call]:
+    found = []
+    for origin in origins:
+        found += [c for c in loader_calls if facts.is_inside(c, origin)]
+    return list(dict.fromkeys(found))
+
+
+def _shuffles(call: cst.Call) -> bool:
+    arg = mt.keyword(call, "shuffle")
+    return arg is not None and m.matches(arg.value, m.Name("True"))
+
+
+def _evaluates(facts: Facts, call: cst.Call) -> bool:
+    arg = mt.keyword(call, "shuffle")
+    if arg is not None and m.matches(arg.value, m.Name("False")):
+        return True
+    name = _bound_name(facts, call)
+    return bool(name and EVAL_NAME.search(name)) and not _shuffles(call)
+
+
+def _bound_name(facts: Facts, call: cst.Call) -> str | None:
+    """The name a loader is assigned to, or the function that returns it."""
+    parent = facts.parent(call)
+    if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+        target = parent.targets[0].target if isinstance(parent, cst.Assign) else parent.target
+        return dotted(target)
+    if isinstance(parent, cst.Return):
+        scope = facts.scope(call)
+        return scope.name.value if isinstance(scope, cst.FunctionDef) else None
+    return None
+
+
+def _is_iterable_dataset(facts: Facts, call: cst.Call) -> bool:
+    dataset = mt.positional(call, 0) or mt.keyword(call, "dataset")
+    if dataset is None:
+        return False
+    for origin in facts.origins(dataset.value):
+        if isinstance(origin, cst.Call) and _subclasses_iterable(facts, dotted(origin.func), 3):
+            return True
+    return False
+
+
+def _subclasses_iterable(facts: Facts, name: str | None, depth: int) -> bool:
+    cls = facts.classes.get(name or "")
+    if cls is None or depth == 0:
+        return False
+    for base in cls.bases:
+        if facts.qualify(base.value) == "torch.utils.data.IterableDataset" or \
+                _subclasses_iterable(facts, dotted(base.value), depth - 1):
+            return True
+    return False
+
+
+def _slices_by_hand(facts: Facts, loop: cst.For) -> bool:
+    """`for i in range(0, n, bs): idx = perm[i:i + bs]` with a backward in reach."""
+    if not m.matches(loop.iter, m.Call(func=m.Name("range"), args=[m.ZeroOrMore(), m.Arg(), m.ZeroOrMore()])):
+        return False
+    if len(loop.iter.args) < 2 or not facts.trains(loop):
+        return False
+    return bool(m.findall(loop.body, m.Subscript(slice=[m.SubscriptElement(slice=m.Slice())])))
+
+
+def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
+    """For each batch loop over a sharded loader: the epoch loop around it, and what to name
+    in `set_epoch` there (the loader as that loop's function sees it)."""
+    loops: dict[cst.CSTNode, EpochLoop] = {}
+    looped: set[cst.Call] = set()
+    for call in training:
+        for batch_loop in fed.get(call, ()):
+            loader = _loader_expression(facts, batch_loop.iter)
+            for loop, expr in _climb(facts, batch_loop, loader, depth=4):
+                if not any(facts.is_inside(call, o) for o in facts.origins(expr)):
+                    continue  # this call site passes another loader (the evaluation one)
+                looped.add(call)
+                entry = loops.setdefault(loop, EpochLoop(loop, _epoch_variable(loop)))
+                text = facts.module.code_for_node(expr)
+                if text not in entry.loaders:
+                    entry.loaders.append(text)
+    return list(loops.values()), looped
+
+
+def _loader_expression(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The loader a batch loop iterates, as a name: `pbar = tqdm(train_loader)` -> `train_loader`."""
+    expr = mt.strip_iteration(expr)
+    while isinstance(expr, cst.Name):
+        sources = facts.sources(facts.ref(expr))
+        if len(sources) != 1 or mt.strip_iteration(sources[0]) is sources[0]:
+            break
+        expr = mt.strip_iteration(sources[0])
+    return expr.value if isinstance(expr, cst.Subscript) else expr
+
+
+def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: int):
+    """(epoch loop, loader expression valid there), through the calls of the inner function."""
+    loop = facts.epoch_loop(inner)
+    if loop is not None:
+        yield loop, loader
+        return
+    func = facts.scope(inner)
+    if depth == 0 or not isinstance(func, cst.FunctionDef):
+        return
+    name = dotted(loader)
+    for call in facts.call_sites(func):
+        if name is not None and "." not in name and name in _param_names(func):
+            expr = facts.argument_for(call, func, name)
+            if expr is None or not mt.is_simple_reference(expr):
+                continue
+        else:
+            expr = loader
+        yield from _climb(facts, call, expr, depth - 1)
+
+
+def _param_names(func: cst.FunctionDef) -> set[str]:
+    p = func.params
+    return {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+
+
+def _epoch_variable(loop: cst.For | cst.While) -> str | None:
+    if isinstance(loop, cst.For):
+        target = loop.target
+        if isinstance(target, cst.Tuple) and m.matches(loop.iter, m.Call(func=m.Name("enumerate"))):
+            target = target.elements[0].value
+        return target.value if isinstance(target, cst.Name) and target.value != "_" else None
+    test = loop.test
+    if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name):
+        return test.left.value
+    return None

@@ -1,0 +1,183 @@
+"""Which models train, where each is wrapped, and which later uses see the wrapper.
+
+A model trains when an optimizer is built over its `parameters()`. It is wrapped once it is
+ready: after the statement that builds or moves it (`model = Net().to(device)`) and after the
+set-up that follows in the same block (weight init, `load_state_dict` of a resumed checkpoint,
+freezing, `raw_model = model`), but before it is compiled, trained or handed to a training
+function. A `DataParallel` wrap is replaced at that same point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.matchers as m
+
+from ddpify import matchers as mt
+from ddpify.facts import Facts, Ref
+from ddpify.names import dotted
+
+
+@dataclass
+class Model:
+    name: str  # as written where it is wrapped: "model", "self.model"
+    defined: cst.CSTNode  # the statement that builds, moves or DataParallel-wraps it
+    anchor: cst.CSTNode  # the wrap goes right after this statement
+    dataparallel: cst.Call | None = None  # the `nn.DataParallel(...)` call being replaced
+    setup: list[cst.CSTNode] = field(default_factory=list)  # statements between defined and anchor
+
+
+@dataclass
+class Models:
+    wrapped: list[Model]
+    untraced: list[cst.Call]  # optimizers whose model could not be found
+
+
+def find(facts: Facts) -> Models:
+    wrapped: list[Model] = []
+    untraced = []
+    for key, optimizer in _trained_names(facts, untraced):
+        if any(w.name.split(".")[-1] == key for w in wrapped):
+            continue
+        model = _locate(facts, key)
+        if model is None:
+            untraced.append(optimizer)
+        else:
+            wrapped.append(model)
+    return Models(wrapped, untraced)
+
+
+def _trained_names(facts: Facts, untraced: list) -> list[tuple[str, cst.Call]]:
+    """(last name component of each trained model, its optimizer), in source order."""
+    found = []
+    for opt in facts.optimizers:
+        owners = [_owner(c.func.value) for c in _parameter_calls(facts, opt)]
+        owners = [o for o in owners if o]
+        if not owners:
+            untraced.append(opt)
+        found += [(o, opt) for o in dict.fromkeys(owners)]
+    return found
+
+
+def _parameter_calls(facts: Facts, opt: cst.Call) -> list[cst.Call]:
+    calls = [c for c in facts.calls_in(opt) if m.matches(c.func, mt.PARAMETERS_ATTR)]
+    if calls:
+        return calls
+    # `params = model.parameters()` (or a list of param groups) built first, then passed in
+    for arg in opt.args:
+        for src in facts.origins(arg.value, depth=2):
+            calls += [c for c in facts.calls_in(src) if m.matches(c.func, mt.PARAMETERS_ATTR)]
+    return calls
+
+
+def _owner(expr: cst.BaseExpression) -> str | None:
+    """`model.fc` -> "model"; `self.model.head` -> "model"; `self.netG` -> "netG"."""
+    name = dotted(expr)
+    if name is None:
+        return None
+    parts = name.split(".")
+    if parts[0] == "self":
+        return parts[1] if len(parts) > 1 else None
+    return parts[0]
+
+
+def _locate(facts: Facts, key: str) -> Model | None:
+    candidates = []
+    for target, value, stmt in facts.assigns:
+        name = dotted(target)
+        if name is None or name.split(".")[-1] != key or len(name.split(".")) > 2:
+            continue
+        if name.count(".") == 1 and not name.startswith("self."):
+            continue
+        if not isinstance(value, cst.Call) or isinstance(stmt, cst.AugAssign):
+            continue
+        if _after_training(facts, stmt):
+            continue
+        qualified = facts.qualify(value.func)
+        if qualified == "torch.nn.DataParallel":
+            candidates.append((3, stmt, name, value))
+        elif mt.is_device_move(value):
+            candidates.append((2, stmt, name, None))
+        elif not _mentions(value, name) and qualified != "torch.compile":
+            candidates.append((1, stmt, name, None))
+    if not candidates:
+        return None
+    best = max(c[0] for c in candidates)
+    _, stmt, name, dp = [c for c in candidates if c[0] == best][-1]
+    defined = facts.statement(stmt)
+    setup, anchor = _setup_after(facts, defined, name)
+    return Model(name, defined, anchor, dp, setup)
+
+
+def _after_training(facts: Facts, stmt: cst.CSTNode) -> bool:
+    """Does `stmt` come after training has started in its own function (a reload, say)?"""
+    scope = facts.scope(stmt)
+    return any(facts.scope(lp) is scope and facts.before(lp, stmt) and not facts.is_inside(stmt, lp)
+               and facts.trains(lp) for lp in facts.loops)
+
+
+def _setup_after(facts: Facts, defined: cst.CSTNode, name: str):
+    """The set-up statements after `defined` that must run before the wrap, and the last of them."""
+    setup, anchor = [], defined
+    for stmt in facts.following(defined):
+        if _stops(facts, stmt, name):
+            break
+        if _mentions(stmt, name) and not _neutral(facts, stmt, name):
+            setup.append(stmt)
+            anchor = stmt
+    return setup, anchor
+
+
+def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
+    """Training, compiling, forwarding or returning the model: the wrap must come first."""
+    if isinstance(stmt, (cst.For, cst.While)) and facts.trains(stmt):
+        return True
+    if m.matches(stmt, m.SimpleStatementLine(body=[m.Return()])):
+        return True
+    for call in facts.calls_in(stmt):
+        if facts.qualify(call.func) == "torch.compile" or dotted(call.func) == name:
+            return True
+        if any(facts.trains(f) for f in facts.user_functions(call)):
+            return True
+    return False
+
+
+def _neutral(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
+    """Statements that use the model but need not precede the wrap: optimizers, prints."""
+    calls = facts.calls_in(stmt)
+    if any(mt.is_optimizer(facts.qualify(c.func), c) for c in calls):
+        return True
+    return m.matches(stmt, m.SimpleStatementLine(body=[m.Expr(m.Call(func=m.Name("print")))]))
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return bool(m.findall(node, mt.dotted_matcher(name)))
+
+
+def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
+    """Names that hold a wrapper once the wraps have run: the wrapped name itself, the
+    parameters of functions it is passed to, and `self.x` in every method of its class."""
+    refs: dict[Ref, Model] = {}
+    for model in models.wrapped:
+        home = facts.ref(cst.parse_expression(model.name), model.anchor)
+        if home is None:
+            continue
+        refs[home] = model
+        _follow_calls(facts, home, model, refs, depth=3)
+    return refs
+
+
+def _follow_calls(facts: Facts, ref: Ref, model: Model, refs: dict, depth: int) -> None:
+    if depth == 0:
+        return
+    for call in facts.calls:
+        for func in facts.user_functions(call):
+            params = [p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)]
+            for param in params:
+                arg = facts.argument_for(call, func, param)
+                if arg is not None and facts.ref(arg) == ref:
+                    target = Ref(func, param)
+                    if target not in refs:
+                        refs[target] = model
+                        _follow_calls(facts, target, model, refs, depth - 1)

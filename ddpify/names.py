@@ -1,0 +1,96 @@
+"""Qualified names for the expressions ddpify cares about, from one pass over the imports.
+
+`from torch.utils.data import DataLoader as DL` makes `DL(...)` a
+`torch.utils.data.DataLoader` call; `import torch.utils.data as tud` makes `tud.DataLoader`
+one. LibCST's QualifiedNameProvider gives the same answer at several times the cost of a
+parse; the names a training script imports are few, so a dictionary does.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+# Public spellings re-exported elsewhere in torch, mapped to the name ddpify matches on.
+CANONICAL = {
+    "torch.utils.data.dataloader.DataLoader": "torch.utils.data.DataLoader",
+    "torch.utils.data.sampler.RandomSampler": "torch.utils.data.RandomSampler",
+    "torch.utils.data.sampler.SequentialSampler": "torch.utils.data.SequentialSampler",
+    "torch.utils.data.sampler.BatchSampler": "torch.utils.data.BatchSampler",
+    "torch.utils.data.sampler.WeightedRandomSampler": "torch.utils.data.WeightedRandomSampler",
+    "torch.utils.data.sampler.SubsetRandomSampler": "torch.utils.data.SubsetRandomSampler",
+    "torch.utils.data.dataset.IterableDataset": "torch.utils.data.IterableDataset",
+    "torch.nn.parallel.DataParallel": "torch.nn.DataParallel",
+    "torch.nn.parallel.data_parallel.DataParallel": "torch.nn.DataParallel",
+    "torch.nn.parallel.DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
+    "torch.utils.data.distributed.DistributedSampler": "torch.utils.data.DistributedSampler",
+    "tqdm.auto.tqdm": "tqdm.tqdm",
+    "tqdm.notebook.tqdm": "tqdm.tqdm",
+}
+
+
+def dotted(node: cst.CSTNode) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+class Imports:
+    """Maps the names bound by the module's imports to what they import."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.aliases: dict[str, str] = {}
+        for node in _import_nodes(module):
+            if isinstance(node, cst.Import):
+                for alias in node.names:
+                    full = dotted(alias.name)
+                    if alias.asname:
+                        self.aliases[alias.asname.name.value] = full
+                    else:
+                        top = full.split(".")[0]
+                        self.aliases[top] = top
+            elif node.module is not None and not node.relative and not isinstance(node.names, cst.ImportStar):
+                base = dotted(node.module)
+                for alias in node.names:
+                    local = alias.asname.name.value if alias.asname else alias.name.value
+                    self.aliases[local] = f"{base}.{alias.name.value}"
+
+    def qualify(self, node: cst.CSTNode) -> str | None:
+        """The qualified name an expression refers to through the imports, or None."""
+        name = dotted(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        if head not in self.aliases:
+            return None
+        full = self.aliases[head] + ("." + rest if rest else "")
+        return CANONICAL.get(full, full)
+
+    def is_(self, node: cst.CSTNode, *qualified: str) -> bool:
+        return self.qualify(node) in qualified
+
+    def imports_module(self, prefix: str) -> bool:
+        return any(v == prefix or v.startswith(prefix + ".") for v in self.aliases.values())
+
+
+def _import_nodes(module: cst.Module):
+    """Import statements at any depth of the statement tree (scripts import inside functions
+    and `try` blocks too), found without walking into expressions."""
+    stack: list[cst.CSTNode] = list(module.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from (s for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            child = getattr(stmt, field, None)
+            if isinstance(child, (list, tuple)):
+                stack.extend(child)
+            elif isinstance(child, cst.BaseSuite):
+                stack.extend(child.body if isinstance(child, cst.IndentedBlock) else [child])
+            elif child is not None and hasattr(child, "body"):
+                stack.append(child)

@@ -1,0 +1,55 @@
+"""The rewrites, in the order they run. Each module's docstring shows its before/after.
+
+Order matters only where one rewrite's edit contains another's (edits compose inside out), and
+for the order of statements inserted at the same place:
+- `init-distributed` before `wrap-model`: the process group exists before DDP is built;
+- `shard-data` before `set-epoch`: `set_epoch` is inserted for the loaders `shard-data` shards;
+- `wrap-model` before `unwrap-model`: `.module` is added only where a wrapped model is used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Callable
+
+from ddpify.rewrites import (
+    agree_stop,
+    init_distributed,
+    launcher_arg,
+    load_map_location,
+    local_device,
+    main_process_only,
+    set_epoch,
+    shard_data,
+    unwrap_model,
+    wrap_model,
+)
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    name: str
+    summary: str
+    apply: Callable
+    doc: str
+
+
+def _load(module: ModuleType) -> Rewrite:
+    return Rewrite(module.NAME, module.SUMMARY, module.rewrite, module.__doc__ or "")
+
+
+REWRITES: tuple[Rewrite, ...] = tuple(_load(m) for m in (
+    launcher_arg,
+    init_distributed,
+    local_device,
+    shard_data,
+    wrap_model,
+    unwrap_model,
+    set_epoch,
+    agree_stop,
+    main_process_only,
+    load_map_location,
+))
+
+NAMES = frozenset(r.name for r in REWRITES)

@@ -1,0 +1,70 @@
+"""init-distributed: join the process group before anything touches a device.
+
+    args = parser.parse_args()
+    device = torch.device("cuda" if use_cuda else "cpu")
+->
+    args = parser.parse_args()
+    init_distributed_mode()
+    device = torch.device("cuda" if use_cuda else "cpu")
+
+`init_distributed_mode()` (from `ddpify_runtime`) reads torchrun's or SLURM's environment,
+binds the process to its GPU (`LOCAL_RANK`) before `init_process_group`, picks nccl or gloo,
+and without a launcher forms a one-process group, so `python train.py` still runs. It
+destroys the group at exit.
+
+Where it goes: right after argument parsing (after the call of a `parse_args()` helper); else
+at the top of the function the `if __name__ == "__main__":` block calls; else after the imports
+of a script that runs at top level.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from ddpify import matchers as mt
+
+NAME = "init-distributed"
+SUMMARY = "call init_distributed_mode() after argument parsing (torchrun, SLURM or one plain process)"
+
+CALL = "init_distributed_mode()\n"
+
+
+def rewrite(facts, edits, options) -> None:
+    anchor = _after_parsing(facts)
+    if anchor is not None:
+        edits.insert_after(anchor, CALL)
+    else:
+        anchor = _entry_point_start(facts)
+        edits.insert_before(anchor, CALL)
+    edits.add_import("ddpify_runtime", "init_distributed_mode")
+    edits.record(anchor, "init_distributed_mode() joins the process group (torchrun, SLURM, or one process)")
+
+
+def _after_parsing(facts):
+    calls = mt.parse_args_calls(facts)
+    if not calls:
+        return None
+    stmt = facts.statement(calls[0])
+    if m.matches(stmt, m.SimpleStatementLine(body=[m.Return()])):
+        func = facts.scope(stmt)
+        sites = facts.call_sites(func) if isinstance(func, cst.FunctionDef) else []
+        return facts.statement(sites[0]) if sites else None
+    return stmt
+
+
+def _entry_point_start(facts):
+    main_block = next((i for i in facts.module.body if m.matches(i, mt.MAIN_GUARD)), None)
+    if main_block is not None:
+        for call in facts.calls_in(main_block):
+            for func in facts.user_functions(call):
+                return _first_statement(func.body.body)
+        return main_block.body.body[0]
+    return next((s for s in facts.module.body if not m.matches(s, mt.PREAMBLE)), facts.module.body[-1])
+
+
+def _first_statement(body):
+    """The first statement after a docstring."""
+    if len(body) > 1 and m.matches(body[0], mt.DOCSTRING):
+        return body[1]
+    return body[0]

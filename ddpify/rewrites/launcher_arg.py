@@ -1,0 +1,53 @@
+"""launcher-arg: accept the argument `torch.distributed.launch` passes.
+
+`python -m torch.distributed.launch` passes `--local-rank=N` (torch >= 2.0; `--local_rank`
+before), and a parser that does not know it exits with "unrecognized arguments". torchrun
+passes nothing. Both spellings go on the parser; the process's GPU is read from `LOCAL_RANK`.
+
+    parser.add_argument("--lr", type=float, default=1.0)
+    args = parser.parse_args()
+->
+    parser.add_argument("--lr", type=float, default=1.0)
+    parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help=...)
+    args = parser.parse_args()
+
+Scripts without argparse get nothing: torchrun needs no argument.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify import matchers as mt
+from ddpify.names import dotted
+
+NAME = "launcher-arg"
+SUMMARY = "accept --local-rank/--local_rank from torch.distributed.launch on the script's argparse parser"
+
+ADD = ('{parser}.add_argument("--local-rank", "--local_rank", type=int, default=0, '
+       'help="set by torch.distributed.launch")')
+
+
+def rewrite(facts, edits, options) -> None:
+    done: set[str] = set()
+    for call in mt.parse_args_calls(facts):
+        parser = dotted(call.func.value)
+        if parser in done:
+            continue
+        done.add(parser)
+        if _already_accepts(facts, parser):
+            continue
+        stmt = facts.statement(call)
+        edits.insert_before(stmt, cst.parse_statement(ADD.format(parser=parser) + "\n"))
+        edits.record(stmt, f"`{parser}` accepts --local-rank/--local_rank (passed by torch.distributed.launch)")
+
+
+def _already_accepts(facts, parser: str) -> bool:
+    for call in facts.calls:
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument" \
+                and dotted(call.func.value) == parser:
+            flags = {a.value.evaluated_value for a in call.args
+                     if a.keyword is None and isinstance(a.value, cst.SimpleString)}
+            if flags & {"--local-rank", "--local_rank"}:
+                return True
+    return False

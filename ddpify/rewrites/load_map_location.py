@@ -1,0 +1,29 @@
+"""load-map-location: load checkpoints onto this process's device.
+
+    checkpoint = torch.load(args.resume)
+->
+    checkpoint = torch.load(args.resume, map_location=local_device())
+
+Without `map_location`, tensors saved from GPU 0 load onto GPU 0 in every process. An
+existing `map_location` is kept (`"cuda"` already means this process's GPU once
+`init_distributed_mode()` has run); `weights_only` is never touched.
+"""
+
+from __future__ import annotations
+
+from ddpify import build
+from ddpify import matchers as mt
+
+NAME = "load-map-location"
+SUMMARY = "give torch.load a map_location to this process's device"
+
+
+def rewrite(facts, edits, options) -> None:
+    for call in facts.calls:
+        if facts.qualify(call.func) != "torch.load":
+            continue
+        if mt.keyword(call, "map_location") or mt.positional(call, 1):
+            continue
+        edits.replace(call, lambda node: build.append_arg(node, build.keyword("map_location", "local_device()")),
+                      "torch.load maps to this process's device")
+        edits.add_import("ddpify_runtime", "local_device")

@@ -1,0 +1,174 @@
+"""main-process-only: write files once, from the main process.
+
+    torch.save(model.state_dict(), "model.pt")
+    with open("log.csv", "a") as f:
+        f.write(row)
+    for x, y in tqdm(train_loader):
+->
+    if is_main_process():
+        torch.save(model.state_dict(), "model.pt")
+        with open("log.csv", "a") as f:
+            f.write(row)
+    for x, y in tqdm(train_loader, disable=not is_main_process()):
+
+Guarded: `torch.save`, files opened for writing, json/pickle/numpy dumps, `shutil` copies,
+`savefig`, `save_image`, wandb calls and `SummaryWriter` logging (the writer is None elsewhere).
+`os.makedirs` stays on every process (harmless), as do forward passes: a model call under a
+rank guard would deadlock DDP. When a later `torch.load` in the same function reads what was
+saved, a `barrier()` follows the save so no process reads a half-written file. `print` needs
+nothing: the runtime silences it off the main process.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from ddpify import build
+from ddpify import matchers as mt
+from ddpify.names import dotted
+
+NAME = "main-process-only"
+SUMMARY = "run file writes (checkpoints, logs, wandb, TensorBoard) and progress bars on the main process only"
+
+GUARD = "is_main_process()"
+WRITERS = {
+    "torch.save", "json.dump", "pickle.dump", "numpy.save", "numpy.savez", "numpy.savetxt",
+    "numpy.savez_compressed", "shutil.copyfile", "shutil.copy", "shutil.copy2", "shutil.move",
+    "torchvision.utils.save_image", "matplotlib.pyplot.savefig", "wandb.init", "wandb.log",
+    "wandb.save", "wandb.finish", "wandb.watch",
+}
+WRITER_METHODS = {"savefig", "to_csv", "save_pretrained"}
+LOGGERS = {"torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter", "wandb.init"}
+
+
+def rewrite(facts, edits, options) -> None:
+    loggers = _logger_refs(facts)
+    writes = {stmt: what for stmt in _statements(facts) if (what := _writes(facts, stmt, loggers))}
+    writers = _writer_functions(facts, writes)
+    for call in facts.calls:  # a helper that only writes files is guarded where it is called
+        stmt = facts.statement(call)
+        if isinstance(stmt, cst.SimpleStatementLine) and any(f in writers for f in facts.user_functions(call)):
+            writes[stmt] = f"{dotted(call.func)}()"
+    saves = []
+    for stmt, what in writes.items():
+        if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):
+            continue
+        assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) else None
+        if isinstance(assign, cst.Assign) and _is_logger(facts, assign.value):
+            edits.replace(assign.value, lambda node: cst.IfExp(
+                test=cst.parse_expression(GUARD), body=node, orelse=cst.Name("None")),
+                f"{what} created on the main process only (None elsewhere)")
+        else:
+            edits.guard(stmt, GUARD, f"{what} runs on the main process only")
+            if what == "torch.save":
+                saves.append(stmt)
+    for stmt in saves:
+        if _read_back_later(facts, stmt):
+            edits.insert_after(stmt, "barrier()\n")
+            edits.add_import("ddpify_runtime", "barrier")
+            edits.record(stmt, "barrier() after the save: the file is read back below")
+    for call in facts.calls:
+        if facts.qualify(call.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(call, "disable"):
+            edits.replace(call, _disable_bar, "progress bar shown on the main process only")
+            edits.add_import("ddpify_runtime", "is_main_process")
+    if saves or edits.guarded:
+        edits.add_import("ddpify_runtime", "is_main_process")
+
+
+def _statements(facts):
+    seen = set()
+    for call in facts.calls:
+        stmt = facts.statement(call)
+        if isinstance(stmt, (cst.With, cst.SimpleStatementLine)) and stmt not in seen:
+            seen.add(stmt)
+            yield stmt
+
+
+def _writes(facts, stmt, loggers) -> str | None:
+    """What file-writing call `stmt` makes, or None."""
+    if isinstance(stmt, cst.With):
+        for item in stmt.items:
+            if m.matches(item.item, mt.OPEN_FOR_WRITING):
+                return "writing the file"
+        return None
+    if len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    if not isinstance(call, cst.Call):
+        return None
+    qualified = facts.qualify(call.func)
+    if qualified in WRITERS or _is_logger(facts, call):
+        return dotted(call.func)
+    if isinstance(call.func, cst.Attribute):
+        if call.func.attr.value in WRITER_METHODS:
+            return dotted(call.func) or call.func.attr.value
+        if facts.ref(call.func.value) in loggers:
+            return dotted(call.func)
+    return None
+
+
+def _is_logger(facts, expr) -> bool:
+    return isinstance(expr, cst.Call) and facts.qualify(expr.func) in LOGGERS
+
+
+def _logger_refs(facts) -> set:
+    return {facts.ref(t, s) for t, v, s in facts.assigns if _is_logger(facts, v)} - {None}
+
+
+def _already_guarded(facts, stmt, writes) -> bool:
+    """Inside a rank check of the user's, or inside another statement being guarded."""
+    for anc in facts.ancestors(stmt):
+        if anc in writes or isinstance(anc, cst.If) and m.findall(anc.test, mt.RANK_CHECK):
+            return True
+    return False
+
+
+def _writer_functions(facts, writes) -> set:
+    """Functions whose every statement writes, prints or computes a path: `save_checkpoint(...)`."""
+    found = set()
+    for funcs in facts.functions.values():
+        for func in funcs:
+            if not any(facts.scope(w) is func for w in writes) or facts.returned(func):
+                continue
+            if all(_harmless(facts, s, writes) for s in _simple_statements(func.body)):
+                found.add(func)
+    return found
+
+
+def _simple_statements(block):
+    for stmt in block.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield stmt
+        elif isinstance(stmt, cst.If):
+            yield from _simple_statements(stmt.body)
+            if stmt.orelse is not None:
+                yield from _simple_statements(stmt.orelse.body if isinstance(stmt.orelse, cst.Else) else
+                                              cst.IndentedBlock([stmt.orelse]))
+        elif isinstance(stmt, cst.With) and stmt in writes:
+            continue
+        else:
+            yield stmt  # loops and the rest: not a plain writer
+
+
+def _harmless(facts, stmt, writes) -> bool:
+    if stmt in writes:
+        return True
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    small = stmt.body[0]
+    if m.matches(small, m.Expr(m.Call(func=m.Name("print")))):
+        return True
+    return isinstance(small, cst.Assign) and not any(facts.user_functions(c) for c in facts.calls_in(small))
+
+
+def _read_back_later(facts, stmt) -> bool:
+    scope = facts.scope(stmt)
+    return any(facts.qualify(c.func) == "torch.load" and facts.scope(c) is scope and facts.before(stmt, c)
+               for c in facts.calls)
+
+
+
+def _disable_bar(node: cst.Call) -> cst.Call:
+    return build.append_arg(node, build.keyword("disable", f"not {GUARD}"))

@@ -1,0 +1,142 @@
+"""shard-data: give each process its own part of the training data.
+
+    train_loader = DataLoader(train_set, batch_size=64, shuffle=True)
+->
+    train_loader = DataLoader(train_set, batch_size=64, sampler=DistributedSampler(train_set, shuffle=True))
+
+`shuffle=` moves into the sampler with its original value, literal or expression (DataLoader
+refuses both). Other shapes:
+
+    sampler = RandomSampler(ds)              ->  sampler = DistributedSampler(ds)
+    sampler = SequentialSampler(ds)          ->  sampler = DistributedSampler(ds, shuffle=False)
+    sampler = WeightedRandomSampler(w, n)    ->  sampler = ShardedSampler(WeightedRandomSampler(w, n))
+    DataLoader(ds, **train_kwargs)           ->  shard_loader(DataLoader(ds, **train_kwargs))
+    {x: DataLoader(ds[x], shuffle=(x == "train")) for x in phases}
+                                             ->  {x: DataLoader(ds[x], sampler=DistributedSampler(ds[x]) if (x == "train") else None) ...}
+
+A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (runtime) keeps a
+custom sampler's weighting and gives every process the same number of batches. `shard_loader`
+(runtime) rebuilds a loader whose arguments are not visible here with a distributed sampler
+that keeps its shuffle setting (`'shuffle'` arriving through a dict only on CUDA stays so).
+Evaluation loaders stay whole. A loader over an `IterableDataset` gets a TODO: it must shard
+in `__iter__`.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from ddpify import build
+from ddpify import matchers as mt
+from ddpify.names import dotted
+
+NAME = "shard-data"
+SUMMARY = "give each process a disjoint shard of every training loader (evaluation loaders stay whole)"
+
+SAMPLER_FIXES = {
+    "torch.utils.data.RandomSampler": "DistributedSampler({dataset})",
+    "torch.utils.data.SequentialSampler": "DistributedSampler({dataset}, shuffle=False)",
+}
+
+
+def rewrite(facts, edits, options) -> None:
+    found = facts.loaders
+    for call in found.iterable:
+        edits.todo(facts.statement(call), "this loader reads an IterableDataset, which a sampler cannot shard: "
+                   "split the stream in its __iter__ by ddpify_runtime.get_rank()/get_world_size()")
+    for call in found.training:
+        _shard(facts, edits, call)
+    for loop in found.manual:
+        edits.todo(loop, "batches are sliced by hand, so every process trains on all the data (correct, "
+                   "no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler")
+    if found.training:
+        edits.record(found.training[0], "batch_size is now per process: the global batch is batch_size x "
+                     "the number of processes", kind="warning")
+
+
+def _shard(facts, edits, call: cst.Call) -> None:
+    for key in ("batch_sampler", "sampler"):
+        arg = mt.keyword(call, key)
+        if arg is not None:
+            sampler = _sampler_call(facts, arg.value, unbatch=(key == "batch_sampler"))
+            if sampler is not None:
+                _replace_sampler(facts, edits, sampler)
+            else:
+                _wrap_loader(edits, call, f"its {key} is built elsewhere")
+            return
+    dataset = mt.positional(call, 0) or mt.keyword(call, "dataset")
+    if mt.has_double_star(call) or dataset is None or not mt.is_simple_reference(dataset.value):
+        _wrap_loader(edits, call, "its arguments are built elsewhere" if mt.has_double_star(call)
+                     else "its dataset is built in the call")
+        return
+    shuffle = mt.keyword(call, "shuffle")
+    ds = facts.module.code_for_node(dataset.value)
+    value = None if shuffle is None else facts.module.code_for_node(shuffle.value)
+    if value is not None and _depends_on_comprehension(facts, call, shuffle.value):
+        sampler = f"DistributedSampler({ds}) if {value} else None"
+    elif value == "True":
+        sampler = f"DistributedSampler({ds}, shuffle=True)"
+    else:
+        sampler = f"DistributedSampler({ds}, shuffle={value or 'False'})"
+    new_arg = build.keyword("sampler", sampler)
+
+    def fix(node: cst.Call) -> cst.Call:
+        args = list(node.args)
+        idx = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "shuffle"), None)
+        if idx is None:
+            return build.append_arg(node, new_arg)
+        args[idx] = new_arg.with_changes(comma=args[idx].comma)
+        return node.with_changes(args=args)
+
+    edits.replace(call, fix, f"training loader sharded with {sampler}")
+    edits.add_import("torch.utils.data.distributed", "DistributedSampler")
+
+
+def _depends_on_comprehension(facts, call, expr) -> bool:
+    """Is `expr` computed from the variable of a comprehension around the loader (a phase key)?"""
+    names = {n.value for n in m.findall(expr, m.Name())}
+    for anc in facts.ancestors(call):
+        if isinstance(anc, (cst.DictComp, cst.ListComp, cst.GeneratorExp)):
+            targets = {n.value for n in m.findall(anc.for_in.target, m.Name())}
+            if names & targets:
+                return True
+    return False
+
+
+def _sampler_call(facts, expr, unbatch: bool) -> cst.Call | None:
+    """The constructor call of the sampler behind `sampler=`/`batch_sampler=`."""
+    for origin in facts.origins(expr, depth=3):
+        if not isinstance(origin, cst.Call):
+            continue
+        if unbatch:
+            if facts.qualify(origin.func) != "torch.utils.data.BatchSampler":
+                return None
+            inner = mt.positional(origin, 0) or mt.keyword(origin, "sampler")
+            return _sampler_call(facts, inner.value, unbatch=False) if inner else None
+        return origin
+    return None
+
+
+def _replace_sampler(facts, edits, sampler: cst.Call) -> None:
+    qualified = facts.qualify(sampler.func)
+    dataset = mt.positional(sampler, 0) or mt.keyword(sampler, "data_source")
+    plain = len(sampler.args) == 1 and dataset is not None
+    if qualified in SAMPLER_FIXES and plain:
+        text = SAMPLER_FIXES[qualified].format(dataset=facts.module.code_for_node(dataset.value))
+        edits.replace(sampler, lambda node: cst.parse_expression(text),
+                      f"{dotted(sampler.func)} -> {text}: each process draws its own shard")
+        edits.add_import("torch.utils.data.distributed", "DistributedSampler")
+        return
+    name = dotted(sampler.func) or "sampler"
+    edits.replace(sampler, lambda node: build.call("ShardedSampler", node),
+                  f"{name} wrapped in ShardedSampler: its weighting is kept, each process draws "
+                  "an equal share of its indices")
+    edits.add_import("ddpify_runtime", "ShardedSampler")
+
+
+def _wrap_loader(edits, call: cst.Call, why: str) -> None:
+    edits.replace(call, lambda node: build.call("shard_loader", node),
+                  f"training loader wrapped in shard_loader() ({why}): it is rebuilt with a "
+                  "distributed sampler that keeps its shuffle setting")
+    edits.add_import("ddpify_runtime", "shard_loader")

@@ -1,0 +1,73 @@
+"""wrap-model: wrap every model an optimizer trains in DistributedDataParallel.
+
+    model = Net().to(device)
+    model.load_state_dict(checkpoint["model"])
+    optimizer = optim.Adam(model.parameters())
+->
+    model = Net().to(device)
+    model.load_state_dict(checkpoint["model"])
+    model = DistributedDataParallel(model, device_ids=device_ids(model))
+    optimizer = optim.Adam(model.parameters())
+
+The wrap follows the model's set-up (weight init, resumed weights, freezing: DDP must see
+the final `requires_grad`), after it is on its device and before `torch.compile`.
+`device_ids(model)` (runtime) is `[local GPU]` for a CUDA model and None on CPU, as DDP
+requires. `nn.DataParallel(model)` is replaced by the same wrap; `model.module.x` between the
+two points becomes `model.x`, since the model is not wrapped yet there. Modules no optimizer
+trains (frozen teachers, loss networks) are never wrapped. An optimizer whose model cannot be
+found gets a TODO.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from ddpify import matchers as mt
+
+NAME = "wrap-model"
+SUMMARY = "wrap each trained model in DistributedDataParallel (replacing DataParallel) after its set-up"
+
+
+def rewrite(facts, edits, options) -> None:
+    extra = ", find_unused_parameters=True" if options.find_unused_parameters else ""
+    for model in facts.models.wrapped:
+        name = model.name
+        wrap = f"{name} = DistributedDataParallel({name}, device_ids=device_ids({name}){extra})\n"
+        lines = [wrap]
+        if options.sync_batchnorm:
+            lines.insert(0, f"{name} = convert_sync_batchnorm({name})\n")
+            edits.add_import("ddpify_runtime", "convert_sync_batchnorm")
+        if model.dataparallel is not None:
+            _replace_dataparallel(facts, edits, model, lines)
+        else:
+            edits.insert_after(model.anchor, *lines)
+            edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel")
+        edits.add_import("torch.nn.parallel", "DistributedDataParallel")
+        edits.add_import("ddpify_runtime", "device_ids")
+    for optimizer in facts.models.untraced:
+        edits.todo(facts.statement(optimizer), "could not tell which model this optimizer trains: wrap that "
+                   "model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand")
+
+
+def _replace_dataparallel(facts, edits, model, lines) -> None:
+    call = model.dataparallel
+    edits.record(call, "DataParallel split each batch across GPUs; now every process loads its own "
+                 "batch: divide a total batch size by get_world_size() to keep the old global batch", kind="warning")
+    inner = mt.positional(call, 0) or mt.keyword(call, "module")
+    target = model.name
+    same = facts.module.code_for_node(inner.value) == target
+    if model.anchor is model.defined:  # nothing to move: wrap in place
+        edits.replace(model.defined, lambda node: cst.FlattenSentinel([cst.parse_statement(s) for s in lines]),
+                      f"nn.DataParallel replaced by DistributedDataParallel for `{target}`")
+        return
+    if same:
+        edits.replace(model.defined, lambda node: cst.RemoveFromParent())
+    else:
+        edits.replace(call, lambda node: inner.value)
+    edits.insert_after(model.anchor, *lines)
+    edits.record(model.defined, f"nn.DataParallel replaced by DistributedDataParallel for `{target}`, "
+                 f"wrapped after its set-up (line {facts.line(model.anchor)})")
+    for stmt in model.setup:
+        for attr in m.findall(stmt, m.Attribute(value=mt.dotted_matcher(target), attr=m.Name("module"))):
+            edits.replace(attr, lambda node: node.value)

@@ -1,0 +1,386 @@
+"""ddpify_runtime: the small runtime that scripts converted by ddpify import.
+
+``init_distributed_mode()`` reads the launch from the environment (torchrun, SLURM ``srun``, or
+none), binds the process to its GPU (``LOCAL_RANK`` for the device, ``RANK`` for identity),
+initialises the process group (``nccl`` on CUDA, ``gloo`` otherwise) and silences ``print`` on
+non-zero ranks. With no launcher it still creates a one-process group on an in-memory store,
+so ``DistributedSampler``, DDP and barriers work unchanged under plain ``python``. The other
+helpers work before initialisation too (rank 0 of 1): rank queries, ``unwrap``, ``set_epoch``,
+``agree_on`` and loader sharding (``ShardedSampler``, ``shard_loader``).
+
+Stdlib and torch only, one file with no relative imports: it can be copied next to a converted
+script as ``ddpify_runtime.py`` on machines where ddpify is not installed.
+"""
+
+import atexit
+import builtins
+import contextlib
+import datetime
+import math
+import os
+import random
+import sys
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterator, List, Mapping, Optional
+
+import torch
+import torch.distributed as dist
+from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, IterableDataset,
+                              RandomSampler, Sampler, SequentialSampler)
+
+__all__ = [
+    "Launch", "detect_launch", "parse_nodelist", "init_distributed_mode", "is_main_process",
+    "get_rank", "get_world_size", "local_rank", "local_device", "device_ids", "unwrap",
+    "set_epoch", "barrier", "agree_on", "ShardedSampler", "shard_loader",
+]
+
+DEFAULT_PORT = 29500
+DEFAULT_TIMEOUT_S = 1800
+
+# --------------------------------------------------------------------------- launch detection
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Where this process sits in the job: launcher in {"torchrun", "slurm", "none"}."""
+
+    launcher: str
+    rank: int
+    local_rank: int
+    world_size: int
+    master_addr: Optional[str]
+    master_port: Optional[int]
+
+
+def _int(environ: Mapping[str, str], name: str, default: Optional[int] = None) -> int:
+    value = environ.get(name)
+    if value is None and default is not None:
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"ddpify: environment variable {name}={value!r} is not an integer"
+                         ) from None
+
+
+def detect_launch(environ: Mapping[str, str]) -> Launch:
+    """Read the launch from ``environ`` without touching torch.distributed.
+
+    torchrun variables (``RANK``, ``WORLD_SIZE``) win over SLURM's (under torchrun inside a
+    SLURM job, ``SLURM_PROCID`` is 0 in every process); with neither, one process.
+    """
+    if "RANK" in environ and "WORLD_SIZE" in environ:
+        launch = Launch("torchrun", _int(environ, "RANK"), _int(environ, "LOCAL_RANK", 0),
+                        _int(environ, "WORLD_SIZE"), environ.get("MASTER_ADDR", "127.0.0.1"),
+                        _int(environ, "MASTER_PORT", DEFAULT_PORT))
+    elif "SLURM_PROCID" in environ and "SLURM_NTASKS" in environ:
+        nodelist = (environ.get("SLURM_STEP_NODELIST") or environ.get("SLURM_JOB_NODELIST")
+                    or environ.get("SLURM_NODELIST") or "127.0.0.1")
+        if "MASTER_PORT" in environ:
+            port = _int(environ, "MASTER_PORT")
+        elif "SLURM_JOB_ID" in environ:  # same port on every node, different across jobs
+            port = 20000 + _int(environ, "SLURM_JOB_ID") % 10000
+        else:
+            port = DEFAULT_PORT
+        launch = Launch("slurm", _int(environ, "SLURM_PROCID"), _int(environ, "SLURM_LOCALID", 0),
+                        _int(environ, "SLURM_NTASKS"),
+                        environ.get("MASTER_ADDR") or parse_nodelist(nodelist)[0], port)
+    else:
+        return Launch("none", 0, 0, 1, None, None)
+    if not 0 <= launch.rank < launch.world_size:
+        raise ValueError(f"ddpify: rank {launch.rank} is outside world size {launch.world_size}")
+    return launch
+
+
+def parse_nodelist(nodelist: str) -> List[str]:
+    """Expand a SLURM host list: ``node[01-03,07],login`` -> node01 node02 node03 node07 login."""
+    hosts, depth, start = [], 0, 0
+    for i, char in enumerate(nodelist + ","):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            if nodelist[start:i].strip():
+                hosts.extend(_expand_host(nodelist[start:i].strip()))
+            start = i + 1
+    return hosts
+
+
+def _expand_host(pattern: str) -> List[str]:
+    """Cartesian product of every bracket group in one host pattern, as scontrol does."""
+    if "[" not in pattern:
+        return [pattern]
+    head, rest = pattern.split("[", 1)
+    ranges, tail = rest.split("]", 1)
+    choices = []
+    for part in ranges.split(","):
+        low, _, high = part.partition("-")
+        if not high:
+            choices.append(low)
+            continue
+        choices.extend(str(n).zfill(len(low)) for n in range(int(low), int(high) + 1))
+    return [head + choice + suffix for choice in choices for suffix in _expand_host(tail)]
+
+
+# --------------------------------------------------------------------------- process group
+
+_LAUNCH: Optional[Launch] = None
+_BUILTIN_PRINT = builtins.print
+
+
+def init_distributed_mode() -> None:
+    """Join the process group of this launch (idempotent: a second call does nothing).
+
+    ``DDPIFY_BACKEND`` overrides the backend, ``DDPIFY_TIMEOUT`` (seconds) the 30 min timeout.
+    """
+    global _LAUNCH
+    pass
+    launch = detect_launch(os.environ)
+    if torch.cuda.is_available():
+        torch.cuda.set_device(launch.local_rank % torch.cuda.device_count())
+    backend = os.environ.get("DDPIFY_BACKEND") or ("nccl" if torch.cuda.is_available() else "gloo")
+    timeout = datetime.timedelta(seconds=float(os.environ.get("DDPIFY_TIMEOUT", DEFAULT_TIMEOUT_S)))
+    if not dist.is_initialized():
+        if launch.launcher == "none":
+            dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1,
+                                    timeout=timeout)
+        else:
+            for name, value in [("MASTER_ADDR", launch.master_addr),
+                                ("MASTER_PORT", launch.master_port), ("RANK", launch.rank),
+                                ("WORLD_SIZE", launch.world_size),
+                                ("LOCAL_RANK", launch.local_rank)]:
+                os.environ.setdefault(name, str(value))
+            dist.init_process_group(backend, init_method="env://", timeout=timeout)
+        atexit.register(_destroy)
+    _LAUNCH = launch
+    _setup_print(get_rank())
+    if get_rank() == 0 and get_world_size() > 1:
+        n = get_world_size()
+        _BUILTIN_PRINT(f"ddpify: {n} processes ({launch.launcher}, {dist.get_backend()}); batch "
+                       f"sizes are per process: global batch = batch_size x {n}", file=sys.stderr)
+
+
+def _destroy() -> None:
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def _setup_print(rank: int) -> None:
+    """Replace ``builtins.print``: only rank 0 prints, unless called with ``force=True``."""
+
+    def print(*args: Any, force: bool = False, **kwargs: Any) -> None:
+        if force or rank == 0:
+            _BUILTIN_PRINT(*args, **kwargs)
+
+    builtins.print = print
+
+
+def _initialised() -> bool:
+    return dist.is_available() and dist.is_initialized()
+
+
+def get_rank() -> int:
+    """Global rank of this process (0 before initialisation)."""
+    return dist.get_rank() if _initialised() else 0
+
+
+def get_world_size() -> int:
+    """Number of processes in the job (1 before initialisation)."""
+    return dist.get_world_size() if _initialised() else 1
+
+
+def is_main_process() -> bool:
+    """True on global rank 0: the process that saves, logs and prints."""
+    return get_rank() == 0
+
+
+def local_rank() -> int:
+    """Rank of this process on its node (selects the GPU)."""
+    return (_LAUNCH or detect_launch(os.environ)).local_rank
+
+
+def local_device() -> torch.device:
+    """This process's GPU (local rank modulo the GPU count), or the CPU without CUDA."""
+    if torch.cuda.is_available():
+        return torch.device("cuda", local_rank() % torch.cuda.device_count())
+    return torch.device("cpu")
+
+
+def barrier() -> None:
+    """Wait for every rank; does nothing before initialisation."""
+    if not _initialised():
+        return
+    if dist.get_backend() == "nccl":
+        dist.barrier(device_ids=[torch.cuda.current_device()])
+    else:
+        dist.barrier()
+
+
+def agree_on(flag: Any) -> bool:
+    """Rank 0's truth value of ``flag`` (bool, number or 0-d tensor), the same on every rank.
+
+    Use it for decisions that must not diverge, such as an early-stop ``break``.
+    """
+    if get_world_size() == 1:
+        return bool(flag)
+    device = local_device() if dist.get_backend() == "nccl" else torch.device("cpu")
+    value = torch.tensor(int(bool(flag)), device=device)
+    dist.broadcast(value, src=0)
+    return bool(value.item())
+
+
+# --------------------------------------------------------------------------- models
+
+
+def device_ids(model: torch.nn.Module) -> Optional[List[int]]:
+    """DDP's ``device_ids=``: ``[index]`` for a module on one CUDA device, else None."""
+    devices = {p.device for p in model.parameters()}
+    if len(devices) == 1:
+        device = devices.pop()
+        if device.type == "cuda":
+            return [device.index]
+    return None
+
+
+def unwrap(model: Any) -> Any:
+    """The user's module inside any nesting of DDP, DataParallel and ``torch.compile``."""
+    while True:
+        # torch.compile's wrapper class exists only once torch._dynamo has been imported.
+        compiled = getattr(sys.modules.get("torch._dynamo.eval_frame"), "OptimizedModule", ())
+        if isinstance(model, (torch.nn.parallel.DistributedDataParallel,
+                              torch.nn.DataParallel)):
+            model = model.module
+        elif isinstance(model, compiled):
+            model = model._orig_mod
+        else:
+            return model
+
+
+# --------------------------------------------------------------------------- data
+
+
+def set_epoch(obj: Any, epoch: int) -> None:
+    """Call ``set_epoch(epoch)`` on every sampler behind ``obj``.
+
+    ``obj``: a DataLoader (its ``.sampler`` and ``.batch_sampler.sampler``), a sampler, a batch
+    sampler, or a dict/list/tuple of those. Objects without ``set_epoch`` are skipped silently.
+    """
+    _set_epoch(obj, epoch, set())
+
+
+def _set_epoch(obj: Any, epoch: int, seen: set) -> None:
+    if obj is None or id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, Mapping):
+        obj = list(obj.values())
+    if isinstance(obj, (list, tuple)):
+        for item in obj:
+            _set_epoch(item, epoch, seen)
+    elif callable(getattr(obj, "set_epoch", None)):
+        obj.set_epoch(epoch)
+    else:
+        for name in ("sampler", "batch_sampler"):
+            _set_epoch(getattr(obj, name, None), epoch, seen)
+
+
+class ShardedSampler(Sampler):
+    """Shard any sampler (weighted, custom, a batch sampler) across ranks, keeping its draws.
+
+    Every rank draws the same full stream (the sampler's ``generator`` and the global torch and
+    ``random`` RNGs are seeded with ``seed + epoch`` meanwhile, then restored), pads it by
+    repetition to a multiple of the world size, and takes ``stream[rank::num_replicas]``.
+    """
+
+    def __init__(self, sampler: Any, num_replicas: Optional[int] = None,
+                 rank: Optional[int] = None, seed: int = 0) -> None:
+        super().__init__()
+        self.sampler = sampler
+        self.num_replicas = get_world_size() if num_replicas is None else num_replicas
+        self.rank = get_rank() if rank is None else rank
+        if not 0 <= self.rank < self.num_replicas:
+            raise ValueError(f"rank {self.rank} is outside num_replicas {self.num_replicas}")
+        self.seed = seed
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Draw a new stream next time; forwarded to the inner sampler when it has set_epoch."""
+        self.epoch = epoch
+        if callable(getattr(self.sampler, "set_epoch", None)):
+            self.sampler.set_epoch(epoch)
+
+    def __len__(self) -> int:
+        return math.ceil(len(self.sampler) / self.num_replicas)
+
+    def __iter__(self) -> Iterator:
+        with _seeded(self.sampler, self.seed + self.epoch):
+            stream = list(self.sampler)
+        if stream:
+            padding = -len(stream) % self.num_replicas
+            stream += (stream * math.ceil(padding / len(stream)))[:padding]
+        return iter(stream[self.rank::self.num_replicas])
+
+
+@contextlib.contextmanager
+def _seeded(sampler: Any, seed: int) -> Iterator[None]:
+    """Make ``sampler`` draw the same stream on every rank, whatever the global RNG state."""
+    python_state = random.getstate()
+    has_generator = hasattr(sampler, "generator")
+    if has_generator:
+        generator = sampler.generator
+        sampler.generator = torch.Generator().manual_seed(seed)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            random.seed(seed)
+            yield
+    finally:
+        random.setstate(python_state)
+        if has_generator:
+            sampler.generator = generator
+
+
+def shard_loader(loader: DataLoader) -> DataLoader:
+    """A copy of ``loader`` whose sampler gives each rank its own shard.
+
+    ``RandomSampler`` -> ``DistributedSampler(shuffle=True)``, ``SequentialSampler`` ->
+    ``DistributedSampler(shuffle=False)``, already distributed -> unchanged, anything else ->
+    ``ShardedSampler``. A ``BatchSampler`` is rebuilt around the sharded sampler; another batch
+    sampler is sharded batch by batch. An IterableDataset loader is returned as is, with a
+    warning: the dataset must shard itself in ``__iter__``.
+    """
+    if isinstance(loader.dataset, IterableDataset):
+        warnings.warn("ddpify: a DataLoader over an IterableDataset cannot be sharded by a "
+                      "sampler; every rank sees the same data unless the dataset shards itself "
+                      "in __iter__ (by get_rank() and get_world_size())", stacklevel=2)
+        return loader
+    kwargs = dict(num_workers=loader.num_workers, collate_fn=loader.collate_fn,
+                  pin_memory=loader.pin_memory, pin_memory_device=loader.pin_memory_device,
+                  timeout=loader.timeout, worker_init_fn=loader.worker_init_fn,
+                  multiprocessing_context=loader.multiprocessing_context,
+                  generator=loader.generator, persistent_workers=loader.persistent_workers)
+    if loader.num_workers > 0:
+        kwargs["prefetch_factor"] = loader.prefetch_factor
+    if hasattr(loader, "in_order"):
+        kwargs["in_order"] = loader.in_order
+    batch_sampler = loader.batch_sampler
+    if batch_sampler is None or loader.batch_size is not None:
+        kwargs.update(sampler=_shard(loader.sampler, loader.dataset),
+                      batch_size=loader.batch_size, drop_last=loader.drop_last)
+    elif type(batch_sampler) is BatchSampler:
+        kwargs["batch_sampler"] = BatchSampler(_shard(batch_sampler.sampler, loader.dataset),
+                                               batch_sampler.batch_size, batch_sampler.drop_last)
+    else:
+        kwargs["batch_sampler"] = _shard(batch_sampler, loader.dataset)
+    return DataLoader(loader.dataset, **kwargs)
+
+
+def _shard(sampler: Any, dataset: Any) -> Any:
+    if isinstance(sampler, (DistributedSampler, ShardedSampler)):
+        return sampler
+    world, rank = get_world_size(), get_rank()
+    plain_permutation = (type(sampler) is RandomSampler and not sampler.replacement
+                         and sampler.num_samples == len(dataset))
+    if plain_permutation or type(sampler) is SequentialSampler:
+        return DistributedSampler(dataset, num_replicas=world, rank=rank,
+                                  shuffle=plain_permutation)
+    return ShardedSampler(sampler, num_replicas=world, rank=rank)

@@ -1,0 +1,375 @@
+"""Unit tests of ddpify_runtime: no launcher, one pytest process (plus one plain-python child)."""
+
+import builtins
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+
+import pytest
+import torch
+from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, IterableDataset,
+                              RandomSampler, SequentialSampler, WeightedRandomSampler)
+
+import ddpify_runtime as rt
+from ddpify_runtime import Launch, ShardedSampler, detect_launch, parse_nodelist
+
+LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+               "LOCAL_WORLD_SIZE", "GROUP_RANK")
+
+
+def clean_env(**extra):
+    """The test's environment without any launcher variable, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in LAUNCH_VARS and not k.startswith(("SLURM_", "TORCHELASTIC_", "DDPIFY_"))}
+    env.update(OMP_NUM_THREADS="1", **extra)
+    return env
+
+
+# --------------------------------------------------------------------------- detect_launch
+
+TORCHRUN = {"RANK": "5", "LOCAL_RANK": "1", "WORLD_SIZE": "8", "MASTER_ADDR": "10.0.0.1",
+            "MASTER_PORT": "1234"}
+SLURM = {"SLURM_PROCID": "3", "SLURM_LOCALID": "1", "SLURM_NTASKS": "4",
+         "SLURM_JOB_NODELIST": "node[01-02]", "SLURM_JOB_ID": "123456"}
+
+
+def test_detect_torchrun_uses_local_rank_for_device_and_rank_for_identity(monkeypatch):
+    assert detect_launch(TORCHRUN) == Launch("torchrun", 5, 1, 8, "10.0.0.1", 1234)
+    monkeypatch.setattr(os, "environ", dict(TORCHRUN))
+    assert rt.local_rank() == 1
+    assert rt.local_device() == torch.device("cpu")
+    assert rt.get_rank() == 0 and rt.get_world_size() == 1  # not initialised yet
+    launch = detect_launch(TORCHRUN)
+    assert launch.rank != 0  # i.e. not the main process once initialised
+
+
+def test_detect_slurm_master_from_nodelist_and_port_from_job_id():
+    launch = detect_launch(SLURM)
+    assert (launch.launcher, launch.rank, launch.local_rank, launch.world_size) == \
+        ("slurm", 3, 1, 4)
+    assert launch.master_addr == "node01"
+    assert 20000 <= launch.master_port < 30000
+    assert launch.master_port == detect_launch(dict(SLURM, SLURM_PROCID="0")).master_port
+    assert launch.master_port != detect_launch(dict(SLURM, SLURM_JOB_ID="123457")).master_port
+    assert detect_launch(dict(SLURM, MASTER_PORT="4321")).master_port == 4321
+    no_job = {k: v for k, v in SLURM.items() if k != "SLURM_JOB_ID"}
+    assert detect_launch(no_job).master_port == 29500
+    old_name = dict(no_job, SLURM_NODELIST=no_job.pop("SLURM_JOB_NODELIST"))
+    assert detect_launch(old_name).master_addr == "node01"
+
+
+def test_detect_torchrun_wins_over_slurm():
+    # torchrun inside a SLURM job: SLURM_PROCID is 0 in every process.
+    env = dict(SLURM, SLURM_PROCID="0", **TORCHRUN)
+    assert detect_launch(env) == Launch("torchrun", 5, 1, 8, "10.0.0.1", 1234)
+
+
+def test_detect_no_launcher_is_one_process():
+    assert detect_launch({}) == Launch("none", 0, 0, 1, None, None)
+    assert detect_launch({"LOCAL_RANK": "3"}).launcher == "none"
+
+
+def test_detect_rejects_inconsistent_environment():
+    with pytest.raises(ValueError, match="WORLD_SIZE"):
+        detect_launch(dict(TORCHRUN, WORLD_SIZE="eight"))
+    with pytest.raises(ValueError, match="outside world size"):
+        detect_launch(dict(TORCHRUN, RANK="8"))
+
+
+@pytest.mark.parametrize("nodelist, hosts", [
+    ("node[01-03,07]", ["node01", "node02", "node03", "node07"]),
+    ("a,b", ["a", "b"]),
+    ("single", ["single"]),
+    ("n[8-10]", ["n8", "n9", "n10"]),
+    ("gpu-[1-2]-ib,login", ["gpu-1-ib", "gpu-2-ib", "login"]),
+    ("rack[1-2]-n[01-02]", ["rack1-n01", "rack1-n02", "rack2-n01", "rack2-n02"]),
+])
+def test_parse_nodelist(nodelist, hosts):
+    assert parse_nodelist(nodelist) == hosts
+
+
+# --------------------------------------------------------------------------- models
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
+def test_unwrap_strips_every_wrapper_in_any_nesting():
+    model = torch.nn.Linear(2, 2)
+    assert rt.unwrap(model) is model
+    assert rt.unwrap(torch.nn.DataParallel(torch.nn.DataParallel(model))) is model
+    compiled = torch.compile(torch.nn.DataParallel(model))
+    assert rt.unwrap(compiled) is model
+    assert rt.unwrap(torch.nn.DataParallel(torch.compile(model))) is model
+
+
+def test_unwrap_keeps_a_users_module_attribute():
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.module = torch.nn.Linear(2, 2)
+
+    net = Net()
+    assert rt.unwrap(net) is net  # stripping it would save only the submodule's weights
+
+
+def test_device_ids_is_none_for_cpu_modules():
+    assert rt.device_ids(torch.nn.Linear(2, 2)) is None
+
+
+# --------------------------------------------------------------------------- set_epoch
+
+DATA = list(range(20))
+
+
+def test_set_epoch_reaches_sampler_behind_loader():
+    sampler = DistributedSampler(DATA, num_replicas=2, rank=0)
+    rt.set_epoch(DataLoader(DATA, sampler=sampler, batch_size=4), 3)
+    assert sampler.epoch == 3
+
+
+def test_set_epoch_reaches_sampler_behind_batch_sampler():
+    sampler = DistributedSampler(DATA, num_replicas=2, rank=1)
+    loader = DataLoader(DATA, batch_sampler=BatchSampler(sampler, 4, drop_last=False))
+    assert isinstance(loader.sampler, SequentialSampler)  # the default, not the real one
+    rt.set_epoch(loader, 4)
+    assert sampler.epoch == 4
+    rt.set_epoch(loader.batch_sampler, 5)
+    assert sampler.epoch == 5
+
+
+def test_set_epoch_on_containers_and_unsharded_loaders():
+    a = DistributedSampler(DATA, num_replicas=2, rank=0)
+    b = DistributedSampler(DATA, num_replicas=2, rank=0)
+    c = ShardedSampler(RandomSampler(DATA), num_replicas=2, rank=0)
+    loaders = {"train": DataLoader(DATA, sampler=a), "aux": [DataLoader(DATA, sampler=b), (c,)],
+               "eval": DataLoader(DATA, batch_size=4)}
+    rt.set_epoch(loaders, 7)
+    assert (a.epoch, b.epoch, c.epoch) == (7, 7, 7)
+    rt.set_epoch(DataLoader(DATA, shuffle=True), 1)  # nothing to set: no error
+
+
+# --------------------------------------------------------------------------- ShardedSampler
+
+
+def shards(sampler, world, epoch=0):
+    out = []
+    for rank in range(world):
+        sharded = ShardedSampler(sampler, num_replicas=world, rank=rank)
+        sharded.set_epoch(epoch)
+        out.append(list(sharded))
+    return out
+
+
+def full_stream(sampler, epoch=0):
+    return shards(sampler, 1, epoch)[0]
+
+
+def test_sharded_sampler_partitions_the_inner_stream():
+    weights = [1.0] * 50
+    sampler = WeightedRandomSampler(weights, num_samples=203)
+    parts = shards(sampler, 4)
+    assert {len(p) for p in parts} == {51}
+    assert all(len(ShardedSampler(sampler, 4, r)) == 51 for r in range(4))
+    stream = full_stream(sampler)
+    assert len(stream) == 203
+    padded = stream + stream[:1]
+    assert [p[i] for i in range(51) for p in parts] == padded
+
+
+def test_sharded_sampler_keeps_the_weighting_on_every_rank():
+    weights = [50.0] + [1.0] * 99  # index 0 has a third of the mass
+    for part in shards(WeightedRandomSampler(weights, num_samples=600), 3):
+        counts = Counter(part)
+        assert counts[0] > 40  # about 67 of 200 expected; 2 if the weights were dropped
+        assert counts.most_common(1)[0][0] == 0
+
+
+def test_sharded_sampler_stream_depends_on_epoch_not_on_global_rng():
+    sampler = RandomSampler(DATA)
+    torch.manual_seed(1)
+    first = full_stream(sampler, epoch=0)
+    torch.manual_seed(2)  # another rank's global RNG state
+    assert full_stream(sampler, epoch=0) == first
+    assert full_stream(sampler, epoch=1) != first
+    assert sorted(first) == DATA
+    assert sampler.generator is None  # restored
+    own = [RandomSampler(DATA, generator=torch.Generator().manual_seed(r)) for r in range(2)]
+    assert full_stream(own[0]) == full_stream(own[1])  # a user's generator, seeded per rank
+
+
+def test_sharded_sampler_seeds_samplers_that_use_the_global_rng():
+    class GlobalRngSampler:
+        def __len__(self):
+            return 20
+
+        def __iter__(self):
+            return iter(torch.randperm(20).tolist())
+
+    state = torch.get_rng_state()
+    torch.manual_seed(1)
+    first = full_stream(GlobalRngSampler())
+    torch.manual_seed(2)
+    assert full_stream(GlobalRngSampler()) == first
+    torch.set_rng_state(state)
+    before = torch.get_rng_state()
+    full_stream(GlobalRngSampler())
+    assert torch.equal(torch.get_rng_state(), before)  # the caller's RNG is untouched
+
+
+def test_sharded_sampler_forwards_set_epoch_and_checks_rank():
+    inner = DistributedSampler(DATA, num_replicas=1, rank=0)
+    ShardedSampler(inner, num_replicas=2, rank=0).set_epoch(9)
+    assert inner.epoch == 9
+    with pytest.raises(ValueError):
+        ShardedSampler(inner, num_replicas=2, rank=2)
+
+
+# --------------------------------------------------------------------------- shard_loader
+
+
+@pytest.fixture
+def rank1_of_2(monkeypatch):
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    monkeypatch.setattr(rt, "get_rank", lambda: 1)
+
+
+def collate(batch):
+    return batch
+
+
+def init_worker(worker_id):
+    pass
+
+
+def test_shard_loader_random_sampler_becomes_shuffled_distributed_sampler(rank1_of_2):
+    generator = torch.Generator()
+    loader = DataLoader(DATA, batch_size=3, shuffle=True, drop_last=True, collate_fn=collate,
+                        worker_init_fn=init_worker, generator=generator)
+    new = rt.shard_loader(loader)
+    assert isinstance(new.sampler, DistributedSampler)
+    assert (new.sampler.shuffle, new.sampler.num_replicas, new.sampler.rank) == (True, 2, 1)
+    assert (new.batch_size, new.drop_last, new.collate_fn, new.worker_init_fn, new.generator) == \
+        (3, True, collate, init_worker, generator)
+    assert [len(b) for b in new] == [3, 3, 3]
+    assert [i for b in new for i in b] == list(new.sampler)[:9]
+
+
+def test_shard_loader_sequential_stays_unshuffled_and_keeps_worker_settings(rank1_of_2):
+    loader = DataLoader(DATA, batch_size=4, num_workers=2, prefetch_factor=3, pin_memory=True,
+                        persistent_workers=True, multiprocessing_context="spawn", timeout=5)
+    new = rt.shard_loader(loader)
+    assert isinstance(new.sampler, DistributedSampler) and new.sampler.shuffle is False
+    assert list(new.sampler) == list(range(1, 20, 2))
+    assert (new.num_workers, new.prefetch_factor, new.pin_memory, new.persistent_workers,
+            new.timeout) == (2, 3, True, True, 5)
+    assert new.multiprocessing_context is loader.multiprocessing_context
+    assert new.in_order == loader.in_order
+
+
+def test_shard_loader_other_samplers(rank1_of_2):
+    weighted = WeightedRandomSampler([1.0] * 20, num_samples=20)
+    new = rt.shard_loader(DataLoader(DATA, sampler=weighted, batch_size=2))
+    assert isinstance(new.sampler, ShardedSampler) and new.sampler.sampler is weighted
+    assert (new.sampler.num_replicas, new.sampler.rank) == (2, 1)
+    with_replacement = RandomSampler(DATA, replacement=True)
+    assert isinstance(rt.shard_loader(DataLoader(DATA, sampler=with_replacement)).sampler,
+                      ShardedSampler)
+    already = DistributedSampler(DATA, num_replicas=2, rank=1)
+    assert rt.shard_loader(DataLoader(DATA, sampler=already)).sampler is already
+    unbatched = rt.shard_loader(DataLoader(DATA, batch_size=None))
+    assert unbatched.batch_size is None and list(unbatched) == list(range(1, 20, 2))
+
+
+def test_shard_loader_keeps_batch_samplers(rank1_of_2):
+    batches = BatchSampler(RandomSampler(DATA), batch_size=3, drop_last=True)
+    new = rt.shard_loader(DataLoader(DATA, batch_sampler=batches))
+    assert type(new.batch_sampler) is BatchSampler
+    assert (new.batch_sampler.batch_size, new.batch_sampler.drop_last) == (3, True)
+    inner = new.batch_sampler.sampler
+    assert isinstance(inner, DistributedSampler) and inner.shuffle and inner.rank == 1
+    assert [len(b) for b in new] == [3, 3, 3]
+
+    class Buckets:  # a custom batch sampler: sharded batch by batch
+        def __len__(self):
+            return 5
+
+        def __iter__(self):
+            return iter([[0, 1], [2, 3, 4], [5], [6, 7], [8]])
+
+    new = rt.shard_loader(DataLoader(DATA, batch_sampler=Buckets()))
+    assert [b.tolist() for b in new] == [[2, 3, 4], [6, 7], [0, 1]]  # padded to 6 batches
+
+
+def test_shard_loader_warns_on_iterable_dataset(rank1_of_2):
+    class Stream(IterableDataset):
+        def __iter__(self):
+            return iter(DATA)
+
+    loader = DataLoader(Stream(), batch_size=2)
+    with pytest.warns(UserWarning, match="IterableDataset"):
+        assert rt.shard_loader(loader) is loader
+
+
+# --------------------------------------------------------------------------- printing
+
+
+def test_print_is_silenced_on_other_ranks_unless_forced(monkeypatch, capsys):
+    monkeypatch.setattr(builtins, "print", builtins.print)  # restored after the test
+    rt._setup_print(1)
+    print("hidden")
+    print("shown", force=True)
+    assert capsys.readouterr().out == "shown\n"
+    rt._setup_print(0)
+    print("main", force=True)
+    print("main too")
+    assert capsys.readouterr().out == "main\nmain too\n"
+
+
+# --------------------------------------------------------------------------- plain python
+
+PLAIN_SCRIPT = textwrap.dedent("""
+    import atexit, json, os, sys
+    import torch, torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    import ddpify_runtime as rt
+
+    # atexit runs last-registered first: this runs after the runtime's own exit handler.
+    atexit.register(lambda: sys.stdout.write(f"initialised at exit: {dist.is_initialized()}"))
+    rt.init_distributed_mode()
+    group = dist.group.WORLD
+    rt.init_distributed_mode()
+    model = torch.nn.Linear(2, 2)
+    ids = rt.device_ids(model)
+    ddp = DDP(model, device_ids=ids)
+    ddp(torch.ones(1, 2)).sum().backward()
+    rt.barrier()
+    print("forced", force=True)
+    timeout = group._get_backend(torch.device("cpu")).options._timeout  # private, test only
+    print(json.dumps({
+        "world": dist.get_world_size(), "rank": rt.get_rank(), "main": rt.is_main_process(),
+        "backend": dist.get_backend(), "same_group": dist.group.WORLD is group,
+        "port": os.environ.get("MASTER_PORT"), "device_ids": ids,
+        "device": str(rt.local_device()), "unwrapped": rt.unwrap(ddp) is model,
+        "agree": [rt.agree_on(True), rt.agree_on(0), rt.agree_on(torch.tensor(2.0))],
+        "timeout_s": timeout.total_seconds(),
+    }))
+""")
+
+
+def test_plain_python_run_is_a_one_process_group(tmp_path):
+    script = tmp_path / "plain.py"
+    script.write_text(PLAIN_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script)], env=clean_env(DDPIFY_TIMEOUT="77"),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    forced, line, at_exit = proc.stdout.splitlines()
+    assert forced == "forced"
+    assert at_exit == "initialised at exit: False"
+    assert json.loads(line) == {
+        "world": 1, "rank": 0, "main": True, "backend": "gloo", "same_group": True,
+        "port": None, "device_ids": None, "device": "cpu", "unwrapped": True,
+        "agree": [True, False, True], "timeout_s": 77.0,
+    }
+    assert proc.stderr == ""  # no banner at world size 1, no warning about an undestroyed group

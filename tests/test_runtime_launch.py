@@ -1,0 +1,124 @@
+"""ddpify_runtime under real launches on CPU (gloo): torchrun, and SLURM-style variables only."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+TIMEOUT_S = 120
+LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+               "LOCAL_WORLD_SIZE", "GROUP_RANK")
+
+
+def clean_env(**extra):
+    """The test's environment without any launcher variable, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in LAUNCH_VARS and not k.startswith(("SLURM_", "TORCHELASTIC_", "DDPIFY_"))}
+    env.update(OMP_NUM_THREADS="1", **extra)
+    return env
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def read_reports(out_dir, world):
+    return [json.loads((out_dir / f"rank{r}.json").read_text()) for r in range(world)]
+
+
+TORCHRUN_SCRIPT = textwrap.dedent("""
+    import contextlib, io, json, sys
+    import torch, torch.distributed as dist
+    from torch.utils.data import WeightedRandomSampler
+    import ddpify_runtime as rt
+
+    rt.init_distributed_mode()
+    rt.init_distributed_mode()  # a no-op: one group, one banner
+    rank = rt.get_rank()
+    torch.manual_seed(1000 + rank)  # global RNG differs per rank: the shards must not care
+    sampler = WeightedRandomSampler([1.0] * 10, num_samples=11)
+    sharded = rt.ShardedSampler(sampler)
+    sharded.set_epoch(2)
+    full = rt.ShardedSampler(sampler, num_replicas=1, rank=0)
+    full.set_epoch(2)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        print("plain print")
+    report = {
+        "rank": rank, "local_rank": rt.local_rank(), "world": rt.get_world_size(),
+        "backend": dist.get_backend(), "main": rt.is_main_process(),
+        "agree": rt.agree_on(rank == 0), "shard": list(sharded), "full": list(full),
+        "printed": printed.getvalue(),
+    }
+    rt.barrier()
+    with open(f"{sys.argv[1]}/rank{rank}.json", "w") as f:
+        json.dump(report, f)
+""")
+
+
+def test_torchrun_two_processes(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(TORCHRUN_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+         str(script), str(tmp_path)],
+        env=clean_env(), capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert proc.returncode == 0, proc.stderr
+    r0, r1 = read_reports(tmp_path, 2)
+    for r, report in enumerate((r0, r1)):
+        assert (report["rank"], report["local_rank"], report["world"], report["backend"],
+                report["main"], report["agree"]) == (r, r, 2, "gloo", r == 0, True)
+    assert r0["printed"] == "plain print\n" and r1["printed"] == ""
+    assert r0["full"] == r1["full"] and len(r0["full"]) == 11
+    assert len(r0["shard"]) == len(r1["shard"]) == 6
+    padded = r0["full"] + r0["full"][:1]
+    assert r0["shard"] == padded[0::2] and r1["shard"] == padded[1::2]
+    banner = "ddpify: 2 processes (torchrun, gloo); batch sizes are per process: " \
+             "global batch = batch_size x 2"
+    assert proc.stderr.count(banner) == 1
+
+
+SLURM_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import torch.distributed as dist
+    from torch.utils.data import DistributedSampler
+    import ddpify_runtime as rt
+
+    rt.init_distributed_mode()
+    report = {"rank": rt.get_rank(), "world": rt.get_world_size(),
+              "shard": list(DistributedSampler(range(10), shuffle=True))}
+    rt.barrier()
+    with open(f"{sys.argv[1]}/rank{dist.get_rank()}.json", "w") as f:
+        json.dump(report, f)
+""")
+
+
+def test_slurm_variables_alone_form_the_group(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(SLURM_SCRIPT)
+    port = str(free_port())
+    procs = [subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path)],
+        env=clean_env(SLURM_PROCID=str(rank), SLURM_LOCALID=str(rank), SLURM_NTASKS="2",
+                      SLURM_JOB_NODELIST="localhost", MASTER_PORT=port),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for rank in range(2)]
+    try:
+        outputs = [proc.communicate(timeout=TIMEOUT_S) for proc in procs]
+    finally:
+        for proc in procs:
+            proc.kill()
+    for proc, (_, err) in zip(procs, outputs):
+        assert proc.returncode == 0, err
+    r0, r1 = read_reports(tmp_path, 2)
+    assert [(r0["rank"], r0["world"]), (r1["rank"], r1["world"])] == [(0, 2), (1, 2)]
+    assert not set(r0["shard"]) & set(r1["shard"])
+    assert sorted(r0["shard"] + r1["shard"]) == list(range(10))
+    assert "ddpify: 2 processes (slurm, gloo)" in outputs[0][1]
