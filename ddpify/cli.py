@@ -191,25 +191,14 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     if to_stdout and vendor_runtime:
         raise click.UsageError("--vendor-runtime needs -o or --in-place")
 
-    exclude = Path(output) if output is not None and Path(output).is_dir() else None
-    inputs = _guard(io.collect, sources, exclude)
+    inputs = _guard(io.collect, sources, Path(output) if output is not None else None)
     dests = [None] * len(inputs.sources) if check else _guard(io.destinations, inputs, output, in_place)
     loaded, results = _convert_inputs(inputs, _options(only, skip, find_unused_parameters, sync_batchnorm),
                                       jobs, verbose)
     runtime = _guard(io.runtime_source) if vendor_runtime and not check else None
-    vendored: set[Path] = set()
     for source, dest, load, result in zip(inputs.sources, dests, loaded, results):
-        if check:
-            pass
-        elif dest is None:
-            click.echo(result.output, nl=False)
-        elif result.changed or not in_place:
-            _guard(io.write_atomic, dest, result.output, load.mode)
-            if runtime is not None and result.changed and dest.parent not in vendored:
-                vendored.add(dest.parent)
-                message = _guard(io.vendor_runtime, dest.parent, runtime)
-                if message:
-                    click.echo(message, err=True)
+        if not check:
+            _deliver(result, dest, load.mode, in_place, runtime)
         if not as_json:
             _print_records(source.name, result)
             if dest is not None and result.changed:
@@ -285,6 +274,19 @@ def _convert_inputs(inputs: io.Inputs, options: Options, jobs: int,
                 lines.append(outcome.error)
         _fail(max(o.code for o in failed), *lines)
     return loaded, [o.result for o in outcomes]
+
+
+def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool, runtime: bytes | None) -> None:
+    """Write one result: on stdout (`dest` None) or to `dest` (in place only if it changed),
+    with a copy of the `runtime` next to it if given and the code changed."""
+    if dest is None:
+        click.echo(result.output, nl=False)
+    elif result.changed or not in_place:
+        _guard(io.write_atomic, dest, result.output, mode)
+        if runtime is not None and result.changed:
+            message = _guard(io.vendor_runtime, dest.parent, runtime)
+            if message:
+                click.echo(message, err=True)
 
 
 def _print_records(name: str, result: Result) -> None:

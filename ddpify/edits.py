@@ -30,7 +30,7 @@ class Edits:
         self.before: dict[cst.CSTNode, list[cst.BaseStatement]] = defaultdict(list)
         self.after: dict[cst.CSTNode, list[cst.BaseStatement]] = defaultdict(list)
         self.comments: dict[cst.CSTNode, list[str]] = defaultdict(list)
-        self.guarded: dict[cst.CSTNode, str] = {}
+        self.enclosed: dict[cst.CSTNode, str] = {}
         self.imports: list[tuple[str, str | None]] = []
         self.changes: list[Change] = []
         self.rewrite = ""
@@ -67,10 +67,15 @@ class Edits:
     def insert_after(self, stmt: cst.CSTNode, *new: cst.BaseStatement | str) -> None:
         self.after[stmt].extend(_statements(new))
 
+    def enclose(self, stmt: cst.CSTNode, header: str) -> None:
+        """Put `stmt` in the block of a new compound statement, `header` being its first line
+        (`if is_main_process():`); adjacent statements with the same header share one block."""
+        self.enclosed.setdefault(stmt, header)
+
     def guard(self, stmt: cst.CSTNode, condition: str, message: str) -> None:
-        """Run `stmt` only when `condition` holds; adjacent guarded statements share one `if`."""
-        if stmt not in self.guarded:
-            self.guarded[stmt] = condition
+        """Run `stmt` only when `condition` holds."""
+        if stmt not in self.enclosed:
+            self.enclose(stmt, f"if {condition}:")
             self.record(stmt, message)
 
     def add_import(self, module: str, name: str | None = None) -> None:
@@ -86,7 +91,7 @@ class _Apply(cst.CSTTransformer):
     def __init__(self, edits: Edits) -> None:
         super().__init__()
         self.edits = edits
-        self.guarded: dict[cst.CSTNode, str] = {}  # updated statement -> its condition
+        self.enclosed: dict[cst.CSTNode, str] = {}  # updated statement -> its compound's header
 
     def on_leave(self, original_node, updated_node):
         e = self.edits
@@ -94,9 +99,9 @@ class _Apply(cst.CSTTransformer):
             updated_node = fn(updated_node)
         if isinstance(updated_node, cst.RemovalSentinel):
             return _flatten(e.before.get(original_node, ()), e.after.get(original_node, ()))
-        if original_node in e.guarded:
-            self.guarded[updated_node] = e.guarded[original_node]
-        if isinstance(updated_node, (cst.Module, cst.IndentedBlock)) and self.guarded:
+        if original_node in e.enclosed:
+            self.enclosed[updated_node] = e.enclosed[original_node]
+        if isinstance(updated_node, (cst.Module, cst.IndentedBlock)) and self.enclosed:
             updated_node = updated_node.with_changes(body=self._group(updated_node.body))
         if original_node in e.comments:
             lines = [cst.EmptyLine(comment=cst.Comment(f"# TODO(ddpify): {m}")) for m in e.comments[original_node]]
@@ -107,22 +112,27 @@ class _Apply(cst.CSTTransformer):
         return updated_node
 
     def _group(self, body) -> list[cst.BaseStatement]:
-        """Put each run of adjacent statements with the same guard under one `if`."""
+        """Put each run of adjacent statements with the same header into one compound statement."""
         out: list[cst.BaseStatement] = []
         run: list[cst.BaseStatement] = []
         for stmt in [*body, None]:
-            cond = self.guarded.get(stmt)
-            if run and (cond is None or cond != self.guarded[run[0]]):
-                first = run[0]
-                block = [first.with_changes(leading_lines=()), *run[1:]]
-                out.append(cst.If(test=cst.parse_expression(self.guarded[first]),
-                                  body=cst.IndentedBlock(body=block), leading_lines=first.leading_lines))
+            header = self.enclosed.get(stmt)
+            if run and header != self.enclosed[run[0]]:
+                out.append(_compound(self.enclosed[run[0]], run))
                 run = []
-            if cond is not None:
+            if header is not None:
                 run.append(stmt)
             elif stmt is not None:
                 out.append(stmt)
         return out
+
+
+def _compound(header: str, body: list[cst.BaseStatement]) -> cst.BaseCompoundStatement:
+    """`header` + an indented block of `body`; the comments above the first statement move above it."""
+    first = body[0]
+    shell = cst.parse_statement(f"{header}\n    pass\n")
+    block = shell.body.with_changes(body=[first.with_changes(leading_lines=()), *body[1:]])
+    return shell.with_changes(body=block, leading_lines=first.leading_lines)
 
 
 def _flatten(before, after):

@@ -201,7 +201,7 @@ class Facts:
         func = self.scope(at)
         if head == "self" and "." in name:
             cls = self.enclosing_class(at)
-            return Ref(cls, ".".join(name.split(".")[:2])) if cls else None
+            return Ref(cls, name) if cls else None
         while isinstance(func, cst.FunctionDef):
             if head in self._bound_names(func):
                 return Ref(func, name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 import libcst.matchers as m
 
@@ -119,3 +121,5 @@ OPEN_FOR_WRITING = m.Call(func=m.Name("open"), args=[m.Arg(), m.Arg(value=_WRITE
 # `if is_main_process():`, `if rank == 0:`, `if args.local_rank in (-1, 0):` ...
 RANK_CHECK = m.Name(value=m.MatchIfTrue(lambda v: "rank" in v or v in ("is_main_process", "is_main"))) | m.Attribute(
     attr=m.Name(value=m.MatchIfTrue(lambda v: "rank" in v or v in ("is_main_process", "is_main"))))
+
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*")

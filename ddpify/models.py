@@ -95,8 +95,9 @@ def _locate(facts: Facts, key: str) -> Model | None:
         if _after_training(facts, stmt):
             continue
         qualified = facts.qualify(value.func)
-        if qualified == "torch.nn.DataParallel":
-            candidates.append((3, stmt, name, value))
+        dataparallel = _dataparallel_call(facts, value)
+        if dataparallel is not None:
+            candidates.append((3, stmt, name, dataparallel))
         elif mt.is_device_move(value):
             candidates.append((2, stmt, name, None))
         elif not _mentions(value, name) and qualified != "torch.compile":
@@ -108,6 +109,15 @@ def _locate(facts: Facts, key: str) -> Model | None:
     defined = facts.statement(stmt)
     setup, anchor = _setup_after(facts, defined, name)
     return Model(name, defined, anchor, dp, setup)
+
+
+def _dataparallel_call(facts: Facts, value: cst.Call) -> cst.Call | None:
+    """`nn.DataParallel(model)`, also inside `nn.DataParallel(model).to(device)`."""
+    while isinstance(value, cst.Call):
+        if facts.qualify(value.func) == "torch.nn.DataParallel":
+            return value
+        value = value.func.value if isinstance(value.func, cst.Attribute) else None
+    return None
 
 
 def _after_training(facts: Facts, stmt: cst.CSTNode) -> bool:

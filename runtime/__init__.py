@@ -133,7 +133,8 @@ def init_distributed_mode() -> None:
     ``DDPIFY_BACKEND`` overrides the backend, ``DDPIFY_TIMEOUT`` (seconds) the 30 min timeout.
     """
     global _LAUNCH
-    pass
+    if _LAUNCH is not None:
+        return
     launch = detect_launch(os.environ)
     if torch.cuda.is_available():
         torch.cuda.set_device(launch.local_rank % torch.cuda.device_count())

@@ -11,12 +11,14 @@ import stat
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import libcst as cst
 import pytest
 from click.testing import CliRunner
 
+import ddpify.cli
 import ddpify.convert
 from ddpify import io
 from ddpify.cli import main, unified_diff
@@ -221,6 +223,13 @@ def test_directory_is_mirrored_under_output_dir():
     assert "out/sub/helper.py" not in result.stderr
 
 
+def test_an_output_dir_inside_the_input_dir_is_not_converted_again():
+    write("train.py", TRAIN)
+    cli("convert", ".", "-o", "out")
+    cli("convert", ".", "-o", "out")
+    assert files() == ["out/train.py", "train.py"]
+
+
 def test_several_files_keep_their_paths_relative_to_their_common_directory():
     write("a/train.py", TRAIN)
     write("b/train.py", TRAIN)
@@ -229,13 +238,23 @@ def test_several_files_keep_their_paths_relative_to_their_common_directory():
     assert files("out") == ["a/train.py", "b/train.py"]
 
 
-def test_parallel_jobs_give_the_same_outputs():
+def test_parallel_jobs_use_a_process_pool_and_give_the_same_outputs(monkeypatch):
+    pools = []
+
+    class Pool(ProcessPoolExecutor):
+        def __init__(self, max_workers):
+            pools.append(max_workers)
+            super().__init__(max_workers)
+
+    monkeypatch.setattr(ddpify.cli, "ProcessPoolExecutor", Pool)
     for i in range(3):
         write(f"src/train{i}.py", TRAIN)
     write("src/helper.py", HELPER)
     cli("convert", "src", "-o", "one", "-j", "1")
     cli("convert", "src", "-o", "two", "-j", "2")
     cli("convert", "src", "-o", "all", "-j", "0")
+    all_cores = [min(os.cpu_count(), 4)] if os.cpu_count() > 1 else []  # one core: no pool
+    assert pools == [2, *all_cores]
     for name in files("one"):
         assert Path("two", name).read_bytes() == Path("one", name).read_bytes() == Path("all", name).read_bytes()
 
@@ -332,6 +351,15 @@ def test_only_accepts_repeats_and_commas():
         assert INIT_CALL in code and LAUNCHER_FLAG in code
 
 
+@pytest.mark.parametrize("flag, text", [("--find-unused-parameters", "find_unused_parameters=True"),
+                                        ("--sync-batchnorm", "convert_sync_batchnorm(model)")])
+def test_engine_flags_reach_the_rewrites(flag, text):
+    write("train.py", TRAIN)
+    assert text not in cli("convert", "train.py").stdout
+    assert text in cli("diff", flag, "train.py").stdout
+    assert text in cli("convert", flag, "train.py").stdout
+
+
 @pytest.mark.parametrize("option", ["--only", "--skip"])
 def test_unknown_rewrite_names_are_a_usage_error_listing_the_valid_ones(option):
     write("train.py", TRAIN)
@@ -373,6 +401,8 @@ def test_undecodable_bytes_are_an_input_error():
 
 @pytest.mark.parametrize("make, args, pattern", [
     (lambda: None, ["missing.py"], r"missing\.py: no such file or directory"),
+    (lambda: write("train.py", TRAIN), ["-", "train.py", "-o", "out"],
+     r"'-' \(standard input\) cannot be combined with other inputs"),
     (lambda: write("empty/notes.txt", "x"), ["empty", "-o", "out"], r"empty: no \.py files in this directory"),
     (lambda: write("train.py", TRAIN), ["train.py", "-o", "train.py"],
      r"train\.py: -o would overwrite this input; use --in-place to rewrite inputs"),
@@ -390,10 +420,12 @@ def test_bad_paths_are_one_line_and_write_nothing(make, args, pattern):
     assert {name: Path(name).read_bytes() for name in files()} == before
 
 
-def test_unreadable_file_is_an_input_error():
-    if os.geteuid() == 0:
-        pytest.skip("root reads any file")
-    write("train.py", TRAIN, mode=0o000)
+def test_unreadable_file_is_an_input_error(monkeypatch):
+    def deny(path, *args):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(io, "open", deny, raising=False)  # also as root, who may read anything
+    write("train.py", TRAIN)
     assert_one_line(cli("convert", "train.py", code=2).stderr, r"train\.py: cannot read: .+")
 
 

@@ -38,12 +38,12 @@ SLURM = {"SLURM_PROCID": "3", "SLURM_LOCALID": "1", "SLURM_NTASKS": "4",
 
 def test_detect_torchrun_uses_local_rank_for_device_and_rank_for_identity(monkeypatch):
     assert detect_launch(TORCHRUN) == Launch("torchrun", 5, 1, 8, "10.0.0.1", 1234)
-    monkeypatch.setattr(os, "environ", dict(TORCHRUN))
+    for name, value in TORCHRUN.items():
+        monkeypatch.setenv(name, value)
     assert rt.local_rank() == 1
     assert rt.local_device() == torch.device("cpu")
-    assert rt.get_rank() == 0 and rt.get_world_size() == 1  # not initialised yet
-    launch = detect_launch(TORCHRUN)
-    assert launch.rank != 0  # i.e. not the main process once initialised
+    # Before init_distributed_mode the group does not exist yet: rank 0 of 1.
+    assert (rt.get_rank(), rt.get_world_size(), rt.is_main_process()) == (0, 1, True)
 
 
 def test_detect_slurm_master_from_nodelist_and_port_from_job_id():
@@ -59,6 +59,8 @@ def test_detect_slurm_master_from_nodelist_and_port_from_job_id():
     assert detect_launch(no_job).master_port == 29500
     old_name = dict(no_job, SLURM_NODELIST=no_job.pop("SLURM_JOB_NODELIST"))
     assert detect_launch(old_name).master_addr == "node01"
+    assert detect_launch(dict(SLURM, SLURM_STEP_NODELIST="gpu[3-4]")).master_addr == "gpu3"
+    assert detect_launch(dict(SLURM, MASTER_ADDR="10.0.0.9")).master_addr == "10.0.0.9"
 
 
 def test_detect_torchrun_wins_over_slurm():

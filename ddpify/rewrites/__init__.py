@@ -4,7 +4,8 @@ Order matters only where one rewrite's edit contains another's (edits compose in
 for the order of statements inserted at the same place:
 - `init-distributed` before `wrap-model`: the process group exists before DDP is built;
 - `shard-data` before `set-epoch`: `set_epoch` is inserted for the loaders `shard-data` shards;
-- `wrap-model` before `unwrap-model`: `.module` is added only where a wrapped model is used.
+- `wrap-model` before `unwrap-model`: `.module` is added only where a wrapped model is used;
+- `accumulate-no-sync` before `main-process-only`: both may enclose statements in new blocks.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from types import ModuleType
 from typing import Callable
 
 from ddpify.rewrites import (
+    accumulate_no_sync,
     agree_stop,
     init_distributed,
     launcher_arg,
@@ -47,6 +49,7 @@ REWRITES: tuple[Rewrite, ...] = tuple(_load(m) for m in (
     wrap_model,
     unwrap_model,
     set_epoch,
+    accumulate_no_sync,
     agree_stop,
     main_process_only,
     load_map_location,

@@ -71,8 +71,8 @@ def rewrite(facts, edits, options) -> None:
     for call in facts.calls:
         if facts.qualify(call.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(call, "disable"):
             edits.replace(call, _disable_bar, "progress bar shown on the main process only")
-            edits.add_import("ddpify_runtime", "is_main_process")
-    if saves or edits.guarded:
+            writes[call] = "tqdm"
+    if writes:
         edits.add_import("ddpify_runtime", "is_main_process")
 
 

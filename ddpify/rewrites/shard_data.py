@@ -10,7 +10,8 @@ refuses both). Other shapes:
     sampler = RandomSampler(ds)              ->  sampler = DistributedSampler(ds)
     sampler = SequentialSampler(ds)          ->  sampler = DistributedSampler(ds, shuffle=False)
     sampler = WeightedRandomSampler(w, n)    ->  sampler = ShardedSampler(WeightedRandomSampler(w, n))
-    DataLoader(ds, **train_kwargs)           ->  shard_loader(DataLoader(ds, **train_kwargs))
+    loader = DataLoader(ds, **kwargs)        ->  loader = DataLoader(ds, **kwargs)
+                                                 loader = shard_loader(loader)
     {x: DataLoader(ds[x], shuffle=(x == "train")) for x in phases}
                                              ->  {x: DataLoader(ds[x], sampler=DistributedSampler(ds[x]) if (x == "train") else None) ...}
 
@@ -63,11 +64,11 @@ def _shard(facts, edits, call: cst.Call) -> None:
             if sampler is not None:
                 _replace_sampler(facts, edits, sampler)
             else:
-                _wrap_loader(edits, call, f"its {key} is built elsewhere")
+                _wrap_loader(facts, edits, call, f"its {key} is built elsewhere")
             return
     dataset = mt.positional(call, 0) or mt.keyword(call, "dataset")
     if mt.has_double_star(call) or dataset is None or not mt.is_simple_reference(dataset.value):
-        _wrap_loader(edits, call, "its arguments are built elsewhere" if mt.has_double_star(call)
+        _wrap_loader(facts, edits, call, "its arguments are built elsewhere" if mt.has_double_star(call)
                      else "its dataset is built in the call")
         return
     shuffle = mt.keyword(call, "shuffle")
@@ -135,8 +136,15 @@ def _replace_sampler(facts, edits, sampler: cst.Call) -> None:
     edits.add_import("ddpify_runtime", "ShardedSampler")
 
 
-def _wrap_loader(edits, call: cst.Call, why: str) -> None:
-    edits.replace(call, lambda node: build.call("shard_loader", node),
-                  f"training loader wrapped in shard_loader() ({why}): it is rebuilt with a "
-                  "distributed sampler that keeps its shuffle setting")
+def _wrap_loader(facts, edits, call: cst.Call, why: str) -> None:
+    message = (f"training loader passed through shard_loader() ({why}): it is rebuilt with a "
+               "distributed sampler that keeps its shuffle setting")
     edits.add_import("ddpify_runtime", "shard_loader")
+    stmt = facts.statement(call)
+    if m.matches(stmt, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name() | m.Attribute())])])) \
+            and stmt.body[0].value is call:
+        name = facts.module.code_for_node(stmt.body[0].targets[0].target)
+        edits.insert_after(stmt, f"{name} = shard_loader({name})\n")
+        edits.record(call, message)
+    else:
+        edits.replace(call, lambda node: build.call("shard_loader", node), message)

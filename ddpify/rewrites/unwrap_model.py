@@ -34,7 +34,7 @@ def rewrite(facts, edits, options) -> None:
         if name in mt.MODULE_API and name not in STATE:
             continue
         ref = facts.ref(attr.value)
-        model = refs.get(ref) if ref is not None else None
+        model = refs.get(ref) if ref is not None else None  # `model.x`, not `model.fc.x`
         if model is None or not _sees_wrapper(facts, attr, model, ref):
             continue
         owner = facts.module.code_for_node(attr.value)

@@ -57,11 +57,13 @@ def _replace_dataparallel(facts, edits, model, lines) -> None:
     inner = mt.positional(call, 0) or mt.keyword(call, "module")
     target = model.name
     same = facts.module.code_for_node(inner.value) == target
-    if model.anchor is model.defined:  # nothing to move: wrap in place
+    whole = m.matches(model.defined, m.SimpleStatementLine(body=[m.Assign(value=m.Call())])) and \
+        model.defined.body[0].value is call
+    if model.anchor is model.defined and whole:  # `model = nn.DataParallel(model)`: wrap in place
         edits.replace(model.defined, lambda node: cst.FlattenSentinel([cst.parse_statement(s) for s in lines]),
                       f"nn.DataParallel replaced by DistributedDataParallel for `{target}`")
         return
-    if same:
+    if same and whole:
         edits.replace(model.defined, lambda node: cst.RemoveFromParent())
     else:
         edits.replace(call, lambda node: inner.value)
