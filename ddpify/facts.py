@@ -240,15 +240,32 @@ class Facts:
         return None
 
     def sources(self, ref: Ref) -> list[cst.BaseExpression]:
-        """Expressions whose value `ref` may hold: assignments, arguments for a parameter."""
-        found = [value for target, value, stmt in self.assigns
-                 if not isinstance(stmt, cst.AugAssign) and self.ref(target, stmt) == ref]
+        """Expressions whose value `ref` may hold: assignments (tuple unpacking included, also of
+        a helper's returned tuple), arguments for a parameter."""
+        found = []
+        for target, value, stmt in self.assigns:
+            if isinstance(stmt, cst.AugAssign):
+                continue
+            if isinstance(target, (cst.Tuple, cst.List)):
+                for i, element in enumerate(target.elements):
+                    if self.ref(element.value, stmt) == ref:
+                        found += self._unpacked(value, i)
+            elif self.ref(target, stmt) == ref:
+                found.append(value)
         if isinstance(ref.scope, cst.FunctionDef) and "." not in ref.name:
             for call in self.call_sites(ref.scope):
                 arg = self.argument_for(call, ref.scope, ref.name)
                 if arg is not None:
                     found.append(arg)
         return found
+
+    def _unpacked(self, value: cst.BaseExpression, i: int) -> list[cst.BaseExpression]:
+        """Element `i` of a tuple value, or of the tuples a helper function returns."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return [value.elements[i].value] if i < len(value.elements) else []
+        if isinstance(value, cst.Call):
+            return [e for f in self.user_functions(value) for r in self.returned(f) for e in self._unpacked(r, i)]
+        return []
 
     def returned(self, func: cst.FunctionDef) -> list[cst.BaseExpression]:
         return [r.value for r in self.returns if r.value is not None and self.scope(r) is func]

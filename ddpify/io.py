@@ -162,6 +162,7 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
                 os.fsync(f.fileno())
             os.replace(tmp, path)
         except BaseException:
+            tmp.unlink(missing_ok=True)
             raise
     except OSError as exc:
         raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc

@@ -106,9 +106,21 @@ def _locate(facts: Facts, key: str) -> Model | None:
         return None
     best = max(c[0] for c in candidates)
     _, stmt, name, dp = [c for c in candidates if c[0] == best][-1]
-    defined = facts.statement(stmt)
+    defined = _unconditional(facts, facts.statement(stmt))
     setup, anchor = _setup_after(facts, defined, name)
     return Model(name, defined, anchor, dp, setup)
+
+
+def _unconditional(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
+    """The outermost `if`/`with`/`try` of its function that holds `stmt`: a model built or moved
+    under `if use_cuda:` is wrapped after that `if`, on every path."""
+    result = stmt
+    for anc in facts.ancestors(stmt):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While)) or m.matches(anc, mt.MAIN_GUARD):
+            break
+        if isinstance(anc, (cst.If, cst.With, cst.Try)):
+            result = anc
+    return result
 
 
 def _dataparallel_call(facts: Facts, value: cst.Call) -> cst.Call | None:

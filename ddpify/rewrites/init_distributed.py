@@ -56,9 +56,10 @@ def _after_parsing(facts):
 def _entry_point_start(facts):
     main_block = next((i for i in facts.module.body if m.matches(i, mt.MAIN_GUARD)), None)
     if main_block is not None:
-        for call in facts.calls_in(main_block):
-            for func in facts.user_functions(call):
-                return _first_statement(func.body.body)
+        for call in facts.calls_in(main_block):  # `main()`: its first statement
+            if isinstance(call.func, cst.Name) and call.func.value not in facts.classes:
+                for func in facts.user_functions(call):
+                    return _first_statement(func.body.body)
         return main_block.body.body[0]
     return next((s for s in facts.module.body if not m.matches(s, mt.PREAMBLE)), facts.module.body[-1])
 

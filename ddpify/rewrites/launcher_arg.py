@@ -11,7 +11,8 @@ passes nothing. Both spellings go on the parser; the process's GPU is read from 
     parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help=...)
     args = parser.parse_args()
 
-Scripts without argparse get nothing: torchrun needs no argument.
+A parser that knows one spelling gets the other under the same `dest`. Scripts without
+argparse get nothing: torchrun needs no argument.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ SUMMARY = "accept --local-rank/--local_rank from torch.distributed.launch on the
 
 ADD = ('{parser}.add_argument("--local-rank", "--local_rank", type=int, default=0, '
        'help="set by torch.distributed.launch")')
+ALIAS = ('{parser}.add_argument("{flag}", dest="local_rank", type=int, '
+         'help="set by torch.distributed.launch")')
 
 
 def rewrite(facts, edits, options) -> None:
@@ -35,19 +38,24 @@ def rewrite(facts, edits, options) -> None:
         if parser in done:
             continue
         done.add(parser)
-        if _already_accepts(facts, parser):
-            continue
         stmt = facts.statement(call)
-        edits.insert_before(stmt, cst.parse_statement(ADD.format(parser=parser) + "\n"))
+        known = _known_flags(facts, parser)
+        if not known:
+            edits.insert_before(stmt, cst.parse_statement(ADD.format(parser=parser) + "\n"))
+        elif len(known) == 1:  # one spelling only: the other joins it under the same dest
+            missing = ({"--local-rank", "--local_rank"} - known).pop()
+            edits.insert_before(stmt, cst.parse_statement(ALIAS.format(parser=parser, flag=missing) + "\n"))
+        else:
+            continue
         edits.record(stmt, f"`{parser}` accepts --local-rank/--local_rank (passed by torch.distributed.launch)")
 
 
-def _already_accepts(facts, parser: str) -> bool:
+def _known_flags(facts, parser: str) -> set[str]:
+    """The spellings of the launcher argument the parser already defines."""
+    known = set()
     for call in facts.calls:
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument" \
                 and dotted(call.func.value) == parser:
-            flags = {a.value.evaluated_value for a in call.args
-                     if a.keyword is None and isinstance(a.value, cst.SimpleString)}
-            if flags & {"--local-rank", "--local_rank"}:
-                return True
-    return False
+            known |= {a.value.evaluated_value for a in call.args
+                      if a.keyword is None and isinstance(a.value, cst.SimpleString)}
+    return known & {"--local-rank", "--local_rank"}

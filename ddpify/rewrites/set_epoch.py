@@ -34,8 +34,8 @@ def rewrite(facts, edits, options) -> None:
         edits.insert_after(body[-1], "barrier()\n")
         edits.add_import("ddpify_runtime", "set_epoch")
         edits.add_import("ddpify_runtime", "barrier")
-        names = ", ".join(entry.loaders)
-        edits.record(loop, f"set_epoch({names}, {entry.epoch}) reshuffles each epoch; barrier() ends it")
+        calls = ", ".join(f"set_epoch({loader}, {entry.epoch})" for loader in entry.loaders)
+        edits.record(loop, f"{calls} reshuffles each epoch; barrier() ends it")
     for call in found.unlooped:
         edits.todo(facts.statement(call), "no epoch loop found for this loader: call set_epoch(loader, epoch) "
                    "at the start of each epoch, or every epoch draws the same order")

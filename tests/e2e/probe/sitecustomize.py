@@ -151,7 +151,7 @@ def _install():
     fetch._MapDatasetFetcher.fetch = fetch_batch
     torch.save = probed_save
     DistributedDataParallel.__init__ = ddp__init__
-    _log("start", argv=sys.argv, cwd=os.getcwd(),
+    _log("start", argv=getattr(sys, "orig_argv", sys.argv), cwd=os.getcwd(),
          world=os.environ.get("WORLD_SIZE"), local_rank=os.environ.get("LOCAL_RANK"))
 
 

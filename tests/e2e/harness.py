@@ -1,0 +1,301 @@
+"""Launch converted scripts (torchrun or plain python) with the probe, and read what it recorded.
+
+The probe (``probe/sitecustomize.py``) logs, from inside every process, which indices each
+DataLoader pass fetched, every ``torch.save``, and a hash of every DDP-wrapped module's
+parameters at exit. The tests assert on those records, not on the scripts' prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from ddpify.convert import convert
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "fixtures"
+PROBE = Path(__file__).resolve().parent / "probe"
+WORLD = 2
+TIMEOUT_S = 180
+LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+               "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE")
+RANK_GUARDED_PREFIXES = ("module.", "_orig_mod.")
+
+
+def convert_to(source: Path, target: Path) -> bytes:
+    """Convert ``source`` with ddpify and write the output to ``target``."""
+    output = convert(source.read_bytes()).output
+    target.write_bytes(output)
+    return output
+
+
+def launch_env(probe_dir: Optional[Path]) -> Dict[str, str]:
+    """The test's environment without launcher variables; the probe on when ``probe_dir``."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in LAUNCH_VARS and not k.startswith(("SLURM_", "TORCHELASTIC_", "DDPIFY_"))}
+    env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+    if probe_dir is not None:
+        env["DDPIFY_PROBE_DIR"] = str(probe_dir)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROBE), env.get("PYTHONPATH")]))
+    return env
+
+
+@dataclass
+class Run:
+    """One launch: exit status, per-rank output, and the probe's records."""
+
+    cmd: List[str]
+    cwd: Path
+    returncode: Optional[int]  # None: timed out (killed)
+    wall_s: float
+    output: str  # launcher's (or the single process's) stdout+stderr
+    rank_output: Dict[int, str] = field(default_factory=dict)  # torchrun: per-rank stdout+stderr
+    probe: Optional["Probe"] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def tail(self, lines: int = 25) -> str:
+        """The end of every stream, for assertion messages."""
+        def cut(text):
+            return "\n".join(text.rstrip().splitlines()[-lines:])
+        parts = [f"$ {' '.join(self.cmd)}  (cwd {self.cwd}, rc {self.returncode}, "
+                 f"{self.wall_s:.1f} s)", "--- launcher output ---", cut(self.output)]
+        for rank, text in sorted(self.rank_output.items()):
+            parts += [f"--- rank {rank} ---", cut(text)]
+        return "\n".join(parts)
+
+
+def _run(cmd: List[str], cwd: Path, env: Dict[str, str], timeout: float) -> Tuple[Optional[int], str, float]:
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)  # the launcher and its workers: their own session
+        out, _ = proc.communicate()
+        rc, out = None, out + f"\n[e2e harness: killed after {timeout} s]"
+    return rc, out, time.monotonic() - start
+
+
+def run_torchrun(script: Path, args: Sequence[str], cwd: Path, probe_dir: Optional[Path],
+                 nproc: int = WORLD, timeout: float = TIMEOUT_S) -> Run:
+    """``torchrun --standalone --nproc_per_node=N script args`` in ``cwd``, output per rank."""
+    log_dir = cwd.parent / f"{cwd.name}.torchrun-logs"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+           f"--nproc_per_node={nproc}", "--redirects", "3", "--log-dir", str(log_dir),
+           str(script), *args]
+    rc, out, wall = _run(cmd, cwd, launch_env(probe_dir), timeout)
+    rank_output = {}
+    for rank in range(nproc):
+        texts = [p.read_text(errors="replace")
+                 for name in ("stdout.log", "stderr.log")
+                 for p in sorted(log_dir.glob(f"*/attempt_*/{rank}/{name}"))]
+        rank_output[rank] = "\n".join(texts)
+    run = Run(cmd, cwd, rc, wall, out, rank_output)
+    run.probe = Probe.read(probe_dir) if probe_dir is not None else None
+    return run
+
+
+def run_python(script: Path, args: Sequence[str], cwd: Path, probe_dir: Optional[Path],
+               timeout: float = TIMEOUT_S) -> Run:
+    """``python script args`` in ``cwd``: one process, no launcher."""
+    cmd = [sys.executable, str(script), *args]
+    rc, out, wall = _run(cmd, cwd, launch_env(probe_dir), timeout)
+    run = Run(cmd, cwd, rc, wall, out, {0: out})
+    run.probe = Probe.read(probe_dir) if probe_dir is not None else None
+    return run
+
+
+# --------------------------------------------------------------------------- probe records
+
+
+@dataclass
+class Pass:
+    """One iteration over one DataLoader on one rank."""
+
+    rank: int
+    loader: int
+    number: int
+    info: dict  # the probe's "pass" event: sampler type, shuffle, expected count, ...
+    indices: List = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return self.info.get("expected") is not None and len(self.indices) == self.info["expected"]
+
+
+@dataclass
+class Probe:
+    """All events of one launch, from the worker processes (the launcher's file is ignored)."""
+
+    events: List[dict]
+
+    @classmethod
+    def read(cls, probe_dir: Path) -> "Probe":
+        events = []
+        for path in sorted(probe_dir.glob("*.jsonl")) if probe_dir.is_dir() else []:
+            lines = path.read_text().splitlines()
+            file_events = [json.loads(line) for line in lines if line.strip()]
+            # torchrun's launcher imports torch too (its argv names torch.distributed.run):
+            # keep only the workers, or the plain-python process.
+            if any("torch.distributed.run" in arg or arg.endswith("torchrun")
+                   for e in file_events if e["ev"] == "start" for arg in e["argv"]):
+                continue
+            events.extend(file_events)
+        return cls(events)
+
+    def of(self, ev: str, rank: Optional[int] = None) -> List[dict]:
+        return [e for e in self.events if e["ev"] == ev and (rank is None or e["rank"] == rank)]
+
+    @property
+    def ranks(self) -> List[int]:
+        return sorted({e["rank"] for e in self.of("start")})
+
+    def exited(self) -> Counter:
+        return Counter(e["rank"] for e in self.of("exit"))
+
+    def passes(self) -> Dict[Tuple[int, int], List[Pass]]:
+        """(rank, loader) -> that rank's passes over that loader, in order."""
+        by_key: Dict[Tuple[int, int, int], Pass] = {}
+        for e in self.events:
+            if e["ev"] == "pass":
+                by_key[(e["rank"], e["loader"], e["pass"])] = Pass(e["rank"], e["loader"],
+                                                                   e["pass"], e)
+            elif e["ev"] == "fetch" and e["loader"] is not None:
+                by_key[(e["rank"], e["loader"], e["pass"])].indices.extend(e["idx"])
+        result: Dict[Tuple[int, int], List[Pass]] = defaultdict(list)
+        for (rank, loader, _), p in sorted(by_key.items()):
+            result[(rank, loader)].append(p)
+        return dict(result)
+
+    def loaders(self) -> Dict[int, dict]:
+        """loader number -> its first pass event (on the lowest rank)."""
+        first = {}
+        for e in sorted(self.of("pass"), key=lambda e: (e["rank"], e["pass"])):
+            first.setdefault(e["loader"], e)
+        return first
+
+    def params(self) -> Dict[int, Dict[int, dict]]:
+        """model number (DDP construction order) -> rank -> "params" event."""
+        result: Dict[int, Dict[int, dict]] = defaultdict(dict)
+        for e in self.of("params"):
+            result[e["model"]][e["rank"]] = e
+        return dict(result)
+
+    def saves(self, rank: Optional[int] = None) -> List[dict]:
+        return self.of("save", rank)
+
+
+SHARDED_SAMPLERS = ("DistributedSampler", "ShardedSampler")
+
+
+def is_sharded(info: dict) -> bool:
+    return info["sampler"] in SHARDED_SAMPLERS
+
+
+def prefixed_keys(save_event: dict) -> List[str]:
+    """Keys of a saved mapping (top level or one level down) that DDP/compile prefixed."""
+    keys = list(save_event.get("keys") or [])
+    for outer, inner in (save_event.get("nested") or {}).items():
+        keys += [f"{outer}/{k}" for k in inner]
+    return [k for k in keys if k.rsplit("/", 1)[-1].startswith(RANK_GUARDED_PREFIXES)]
+
+
+def check_sharded_passes(probe: Probe, world: int, loader: int) -> List[str]:
+    """Problems with one sharded loader's passes across ``world`` ranks (empty: all good).
+
+    Per pass: every rank iterates it, equal counts on every rank; complete passes (all but
+    possibly the last, e.g. a step budget that ends mid-pass) fetch what a full pass yields.
+    Without replacement: the ranks' indices are disjoint except DistributedSampler's padding
+    (fewer than ``world`` repeats), and together cover the dataset (all of it, or all but
+    ``world * batch_size`` when the loader drops last batches).
+    """
+    problems = []
+    passes = probe.passes()
+    per_rank = [passes.get((r, loader), []) for r in range(world)]
+    counts = [len(p) for p in per_rank]
+    if len(set(counts)) != 1:
+        return [f"loader {loader}: the ranks made different numbers of passes: {counts}"]
+    for number, group in enumerate(zip(*per_rank), 1):
+        sizes = [len(p.indices) for p in group]
+        info = group[0].info
+        where = f"loader {loader} ({info['dataset']}, len {info['dataset_len']}) pass {number}"
+        if len(set(sizes)) != 1:
+            problems.append(f"{where}: ranks fetched different numbers of samples: {sizes}")
+            continue
+        last = number == counts[0]
+        if not all(p.complete for p in group):
+            if not last:
+                problems.append(f"{where}: incomplete pass ({sizes} of {info['expected']}) "
+                                "that is not the last one")
+            if not all(p.indices for p in group):
+                problems.append(f"{where}: a rank fetched nothing")
+        replicas = {p.info.get("num_replicas") for p in group}
+        sampler_ranks = sorted(p.info.get("sampler_rank") for p in group)
+        if info["sampler"] == "DistributedSampler" and (replicas != {world}
+                                                         or sampler_ranks != list(range(world))):
+            problems.append(f"{where}: DistributedSampler num_replicas {replicas}, ranks "
+                            f"{sampler_ranks} (expected {world} replicas, ranks 0..{world - 1})")
+        if info["sampler"] != "DistributedSampler":
+            continue  # drawn with replacement (ShardedSampler over a weighted sampler): no
+            # disjointness to check; the caller checks what that sampler promises
+        everything = [i for p in group for i in p.indices]
+        repeats = len(everything) - len(set(everything))
+        if repeats >= world:
+            problems.append(f"{where}: {repeats} indices fetched by more than one rank "
+                            f"(padding allows < {world})")
+        if group[0].complete:
+            covered = len(set(everything))
+            n = info["dataset_len"]
+            floor = n - world * (info["batch_size"] or 1) if info["drop_last"] else n
+            if covered < floor:
+                problems.append(f"{where}: the ranks together covered {covered} of {n} samples "
+                                f"(expected at least {floor})")
+    return problems
+
+
+def check_reshuffled(probe: Probe, world: int, loader: int) -> List[str]:
+    """Every rank's order differs between consecutive complete passes."""
+    problems = []
+    passes = probe.passes()
+    for rank in range(world):
+        complete = [p for p in passes.get((rank, loader), []) if p.complete]
+        if len(complete) < 2:
+            problems.append(f"loader {loader} rank {rank}: fewer than 2 complete passes, "
+                            "cannot check reshuffling")
+        for a, b in zip(complete, complete[1:]):
+            if a.indices == b.indices:
+                problems.append(f"loader {loader} rank {rank}: passes {a.number} and {b.number} "
+                                "fetched the same order (set_epoch missing?)")
+    return problems
+
+
+def check_params_identical(probe: Probe, world: int) -> List[str]:
+    problems = []
+    params = probe.params()
+    for model, by_rank in sorted(params.items()):
+        if sorted(by_rank) != list(range(world)):
+            problems.append(f"model {model}: parameters dumped by ranks {sorted(by_rank)}")
+            continue
+        digests = {r: e["sha256"][:12] for r, e in by_rank.items()}
+        if len(set(digests.values())) != 1:
+            sums = {r: e["sum"] for r, e in by_rank.items()}
+            problems.append(f"model {model} ({by_rank[0]['module']}): parameters differ across "
+                            f"ranks: sha256 {digests}, sums {sums}")
+    return problems
+
+
+def files_under(folder: Path) -> List[str]:
+    """Relative paths of the files a run left in its working directory."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
