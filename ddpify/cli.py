@@ -144,7 +144,7 @@ def _options(only: frozenset[str], skip: frozenset[str], find_unused_parameters:
 
 def _list_rewrites(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        _print_rewrites(())
+        _print_rewrites(frozenset())
         ctx.exit(EXIT_OK)
 
 
@@ -254,11 +254,10 @@ def _fail(code: int, *lines: str):
 def _convert_inputs(inputs: io.Inputs, options: Options, jobs: int,
                     verbose: bool) -> tuple[list[io.Loaded], list[Result]]:
     """Read and convert every input; on any error print them all and exit (2, or 123 if any is ours)."""
-    stdin = sys.stdin.buffer
     loaded, errors = [], []
     for source in inputs.sources:
         try:
-            loaded.append(io.read(source, stdin))
+            loaded.append(io.read(source))
         except io.InputError as exc:
             errors.append(str(exc))
     if errors:
@@ -269,14 +268,16 @@ def _convert_inputs(inputs: io.Inputs, options: Options, jobs: int,
         lines = []
         for outcome in failed:
             if outcome.code == EXIT_INTERNAL:
-                lines += [outcome.traceback.rstrip(), outcome.error] if verbose else [outcome.error + VERBOSE_HINT]
+                lines += ([outcome.traceback.rstrip(), outcome.error] if verbose
+                          else [outcome.error + VERBOSE_HINT])
             else:
                 lines.append(outcome.error)
         _fail(max(o.code for o in failed), *lines)
     return loaded, [o.result for o in outcomes]
 
 
-def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool, runtime: bytes | None) -> None:
+def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool,
+             runtime: bytes | None) -> None:
     """Write one result: on stdout (`dest` None) or to `dest` (in place only if it changed),
     with a copy of the `runtime` next to it if given and the code changed."""
     if dest is None:
@@ -290,6 +291,7 @@ def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool
 
 
 def _print_records(name: str, result: Result) -> None:
+    """One line per record, then the file's summary, on stderr."""
     for change in result.changes:
         click.echo(change.render(name), err=True)
     click.echo(report.summary(name, result.changes, result.changed), err=True)
@@ -308,7 +310,8 @@ def _finish(inputs: io.Inputs, results: list[Result], check: bool, as_json: bool
     if check:
         changed = sum(r.changed for r in results)
         if not as_json:
-            click.echo(f"--check: {changed} of {len(results)} file(s) would change; nothing written", err=True)
+            click.echo(f"--check: {changed} of {len(results)} file(s) would change; nothing written",
+                       err=True)
         if changed:
             raise click.exceptions.Exit(EXIT_WOULD_CHANGE)
 
@@ -322,7 +325,7 @@ def unified_diff(name: str, result: Result) -> Iterator[str]:
 
 
 def _colour(line: str) -> str:
-    if line.startswith(("+++", "---")):
+    if line.startswith(("--- a/", "+++ b/")):
         return click.style(line, bold=True)
     if line.startswith("@@"):
         return click.style(line, fg="cyan")
@@ -334,6 +337,7 @@ def _colour(line: str) -> str:
 
 
 def _print_rewrites(names: frozenset[str]) -> None:
+    """The full description of each of `names`; with none, one line per rewrite."""
     if names:
         for rewrite in REWRITES:
             if rewrite.name in names:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -49,13 +50,27 @@ class RewriteError(Exception):
     """A rewrite crashed, or its output does not compile. Names the rewrite."""
 
     def __init__(self, rewrite: str, detail: str) -> None:
-        super().__init__(f"rewrite {rewrite!r} failed: {detail}")
+        super().__init__(rewrite, detail)
         self.rewrite = rewrite
         self.detail = detail
 
+    def __str__(self) -> str:
+        return f"rewrite {self.rewrite!r} failed: {self.detail}"
+
+
+# LibCST walks the tree recursively: long implicit string concatenations and deeply nested
+# expressions (pydoc's topics.py) need more than Python's default limit of 1000 frames.
+RECURSION_LIMIT = 20_000
+
 
 def convert(source: str | bytes, options: Options = Options()) -> Result:
-    """Convert one script. Raises `libcst.ParserSyntaxError` on bad input, `RewriteError` on our bugs."""
+    """Convert one script.
+
+    Raises `libcst.ParserSyntaxError` on code that does not parse, `SyntaxError` on bytes that
+    do not decode (a bad encoding cookie), and `RewriteError` on a bug of ours.
+    """
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
     data = source.encode("utf-8") if isinstance(source, str) else source
     module = cst.parse_module(data)
     facts = Facts(module)

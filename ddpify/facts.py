@@ -84,9 +84,6 @@ class _Collect(cst.CSTVisitor):
 class Facts:
     def __init__(self, module: cst.Module) -> None:
         self.module = module
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self.positions = wrapper.resolve(PositionProvider)
-        self.parents = wrapper.resolve(ParentNodeProvider)
         self.imports = Imports(module)
         self.calls: list[cst.Call] = []
         self.loops: list[cst.For | cst.While] = []
@@ -99,11 +96,29 @@ class Facts:
         self.strings: list[cst.SimpleString] = []
         self.ifs: list[cst.If] = []
         module.visit(_Collect(self))
-        self._calls_by_func: dict[cst.CSTNode, list[cst.Call]] = defaultdict(list)
-        for call in self.calls:
-            self._calls_by_func[self.scope(call)].append(call)
         self._trains_memo: dict[cst.CSTNode, bool] = {}
         self._bound: dict[cst.FunctionDef, set[str]] = {}
+
+    # metadata: resolved once, and only for files that get converted ----------------------------
+    @cached_property
+    def _metadata(self):
+        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        return wrapper.resolve_many([PositionProvider, ParentNodeProvider])
+
+    @property
+    def positions(self):
+        return self._metadata[PositionProvider]
+
+    @property
+    def parents(self):
+        return self._metadata[ParentNodeProvider]
+
+    @cached_property
+    def _calls_by_func(self) -> dict[cst.CSTNode, list[cst.Call]]:
+        found: dict[cst.CSTNode, list[cst.Call]] = defaultdict(list)
+        for call in self.calls:
+            found[self.scope(call)].append(call)
+        return found
 
     @cached_property
     def models(self):

@@ -10,6 +10,7 @@ import importlib.util
 import os
 import secrets
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -106,7 +107,8 @@ def destinations(inputs: Inputs, output: str | None, in_place: bool) -> list[Pat
     out = Path(output)
     if inputs.tree:
         if out.exists() and not out.is_dir():
-            raise InputError(f"-o {output}: not a directory (several inputs or a directory need an output directory)")
+            raise InputError(f"-o {output}: not a directory "
+                             "(several inputs or a directory need an output directory)")
         _parent_exists(out, output)
         dests = [out / s.rel for s in sources]
     elif out.is_dir():
@@ -130,10 +132,10 @@ def _parent_exists(out: Path, given: str) -> None:
         raise InputError(f"-o {given}: directory {parent} does not exist")
 
 
-def read(source: Source, stdin) -> Loaded:
-    """The source's bytes (`stdin`: a binary stream) and permission bits."""
+def read(source: Source) -> Loaded:
+    """The source's bytes and permission bits."""
     if source.path is None:
-        return Loaded(stdin.read(), None)
+        return Loaded(sys.stdin.buffer.read(), None)
     try:
         with open(source.path, "rb") as f:
             return Loaded(f.read(), stat.S_IMODE(os.fstat(f.fileno()).st_mode))

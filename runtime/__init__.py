@@ -32,7 +32,7 @@ from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, Iter
 __all__ = [
     "Launch", "detect_launch", "parse_nodelist", "init_distributed_mode", "is_main_process",
     "get_rank", "get_world_size", "local_rank", "local_device", "device_ids", "unwrap",
-    "set_epoch", "barrier", "agree_on", "ShardedSampler", "shard_loader",
+    "set_epoch", "barrier", "agree_on", "ShardedSampler", "shard_loader", "convert_sync_batchnorm",
 ]
 
 DEFAULT_PORT = 29500
@@ -240,6 +240,20 @@ def device_ids(model: torch.nn.Module) -> Optional[List[int]]:
         if device.type == "cuda":
             return [device.index]
     return None
+
+
+def convert_sync_batchnorm(model: torch.nn.Module) -> torch.nn.Module:
+    """BatchNorm -> SyncBatchNorm for a CUDA model (call it after ``.to(device)``, before DDP).
+
+    SyncBatchNorm runs on CUDA only; on the CPU the model keeps its BatchNorm layers and the
+    main process says so once.
+    """
+    if any(p.is_cuda for p in model.parameters()):
+        return torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    if is_main_process():
+        _BUILTIN_PRINT("ddpify: kept BatchNorm: SyncBatchNorm needs CUDA and this model is on the CPU",
+                       file=sys.stderr)
+    return model
 
 
 def unwrap(model: Any) -> Any:

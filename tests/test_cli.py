@@ -14,7 +14,6 @@ import textwrap
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import libcst as cst
 import pytest
 from click.testing import CliRunner
 
@@ -87,10 +86,9 @@ RUN_HINT = "run it: torchrun --standalone --nproc_per_node=gpu"
 
 
 @pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
+def in_tmp(tmp_path, monkeypatch) -> None:
     """Every test runs in its own empty directory, so messages show short relative names."""
     monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def cli(*args: str, input: bytes | str | None = None, code: int = 0):
@@ -168,6 +166,7 @@ def test_stdin_to_stdout():
     result = cli("convert", "-", input=TRAIN)
     assert result.stdout_bytes == ddpify.convert.convert(TRAIN.encode()).output
     assert "<stdin>: " in result.stderr and INIT_CALL not in result.stderr
+    assert cli("diff", "-", input=TRAIN).stdout.startswith("--- a/<stdin>\n+++ b/<stdin>\n")
 
 
 def test_stdin_to_output_file():
@@ -256,7 +255,8 @@ def test_parallel_jobs_use_a_process_pool_and_give_the_same_outputs(monkeypatch)
     all_cores = [min(os.cpu_count(), 4)] if os.cpu_count() > 1 else []  # one core: no pool
     assert pools == [2, *all_cores]
     for name in files("one"):
-        assert Path("two", name).read_bytes() == Path("one", name).read_bytes() == Path("all", name).read_bytes()
+        assert Path("two", name).read_bytes() == Path("one", name).read_bytes()
+        assert Path("all", name).read_bytes() == Path("one", name).read_bytes()
 
 
 def test_in_place_rewrites_changed_inputs_only():
@@ -277,7 +277,8 @@ def test_in_place_conflicts_are_usage_errors(args):
     assert files() == ["train.py"] and Path("train.py").read_text() == TRAIN
 
 
-@pytest.mark.parametrize("args", [["a.py", "b.py"], ["src"], ["--json", "a.py"], ["--vendor-runtime", "a.py"]])
+@pytest.mark.parametrize("args", [["a.py", "b.py"], ["src"], ["--json", "a.py"],
+                                  ["--vendor-runtime", "a.py"]])
 def test_what_cannot_go_to_stdout_is_a_usage_error(args):
     write("a.py", TRAIN)
     write("b.py", TRAIN)
@@ -346,7 +347,8 @@ def test_only_and_skip_select_rewrites(args):
 
 def test_only_accepts_repeats_and_commas():
     write("train.py", TRAIN)
-    for args in (["--only", "init-distributed", "--only", "launcher-arg"], ["--only", "launcher-arg,init-distributed"]):
+    for args in (["--only", "init-distributed", "--only", "launcher-arg"],
+                 ["--only", "launcher-arg,init-distributed"]):
         code = cli("convert", *args, "train.py").stdout
         assert INIT_CALL in code and LAUNCHER_FLAG in code
 
@@ -399,20 +401,21 @@ def test_undecodable_bytes_are_an_input_error():
     assert_one_line(cli("convert", "latin.py", code=2).stderr, r"latin\.py: cannot parse: .+")
 
 
-@pytest.mark.parametrize("make, args, pattern", [
-    (lambda: None, ["missing.py"], r"missing\.py: no such file or directory"),
-    (lambda: write("train.py", TRAIN), ["-", "train.py", "-o", "out"],
+@pytest.mark.parametrize("existing, args, pattern", [
+    ([], ["missing.py"], r"missing\.py: no such file or directory"),
+    (["train.py"], ["-", "train.py", "-o", "out"],
      r"'-' \(standard input\) cannot be combined with other inputs"),
-    (lambda: write("empty/notes.txt", "x"), ["empty", "-o", "out"], r"empty: no \.py files in this directory"),
-    (lambda: write("train.py", TRAIN), ["train.py", "-o", "train.py"],
+    (["empty/notes.txt"], ["empty", "-o", "out"], r"empty: no \.py files in this directory"),
+    (["train.py"], ["train.py", "-o", "train.py"],
      r"train\.py: -o would overwrite this input; use --in-place to rewrite inputs"),
-    (lambda: write("train.py", TRAIN), ["train.py", "-o", "."], r"train\.py: -o would overwrite .+"),
-    (lambda: write("train.py", TRAIN), ["train.py", "-o", "missing/out.py"], r"-o missing/out\.py: directory .+ does not exist"),
-    (lambda: write("src/train.py", TRAIN), ["src", "-o", "missing/out"], r"-o missing/out: directory .+ does not exist"),
-    (lambda: write("src/train.py", TRAIN) and write("out", "a file"), ["src", "-o", "out"], r"-o out: not a directory .+"),
+    (["train.py"], ["train.py", "-o", "."], r"train\.py: -o would overwrite .+"),
+    (["train.py"], ["train.py", "-o", "missing/out.py"], r"-o missing/out\.py: directory .+ does not exist"),
+    (["src/train.py"], ["src", "-o", "missing/out"], r"-o missing/out: directory .+ does not exist"),
+    (["src/train.py", "out"], ["src", "-o", "out"], r"-o out: not a directory .+"),
 ])
-def test_bad_paths_are_one_line_and_write_nothing(make, args, pattern):
-    make()
+def test_bad_paths_are_one_line_and_write_nothing(existing, args, pattern):
+    for name in existing:
+        write(name, TRAIN)
     before = {name: Path(name).read_bytes() for name in files()}
     result = cli("convert", *args, code=2)
     assert_one_line(result.stderr, pattern)
@@ -511,7 +514,8 @@ def test_a_rewrite_whose_output_does_not_compile_is_named(monkeypatch):
     name = broken_rewrites(monkeypatch, emit_return)
     write("train.py", TRAIN)
     result = cli("diff", "train.py", code=123)
-    assert_one_line(result.stderr, rf"train\.py: internal error in rewrite {name}: output does not compile: .+")
+    assert_one_line(result.stderr,
+                    rf"train\.py: internal error in rewrite {name}: output does not compile: .+")
     assert result.stdout == ""
 
 
@@ -531,7 +535,8 @@ def test_an_unexpected_error_outside_the_engine_is_123(monkeypatch):
     monkeypatch.setattr(io, "write_atomic", fail)
     write("train.py", TRAIN)
     result = cli("convert", "train.py", "-o", "out.py", code=123)
-    assert_one_line(result.stderr, r"ddpify: internal error: RuntimeError: disk on fire \(rerun with --verbose .+")
+    assert_one_line(result.stderr,
+                    r"ddpify: internal error: RuntimeError: disk on fire \(rerun with --verbose .+")
     assert "Traceback" in cli("convert", "--verbose", "train.py", "-o", "out.py", code=123).stderr
 
 
@@ -556,7 +561,7 @@ def test_vendor_runtime_copies_the_runtime_next_to_each_output():
 
 # ---- the real process: python -m ddpify, no torch, colour --------------------------------------
 
-def test_python_m_ddpify_runs_and_passes_the_exit_code(in_tmp):
+def test_python_m_ddpify_runs_and_passes_the_exit_code():
     write("train.py", TRAIN)
     done = run_python("-m", "ddpify", "convert", "train.py", "-o", "out.py")
     assert done.returncode == 0, done.stderr

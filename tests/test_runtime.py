@@ -375,3 +375,11 @@ def test_plain_python_run_is_a_one_process_group(tmp_path):
         "agree": [True, False, True], "timeout_s": 77.0,
     }
     assert proc.stderr == ""  # no banner at world size 1, no warning about an undestroyed group
+
+
+def test_convert_sync_batchnorm_keeps_batchnorm_on_cpu_and_says_why(capsys):
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    converted = rt.convert_sync_batchnorm(model)
+    assert converted is model
+    assert isinstance(model[1], torch.nn.BatchNorm1d)
+    assert "SyncBatchNorm needs CUDA" in capsys.readouterr().err

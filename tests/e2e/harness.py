@@ -7,6 +7,7 @@ parameters at exit. The tests assert on those records, not on the scripts' print
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -74,47 +75,67 @@ class Run:
         return "\n".join(parts)
 
 
-def _run(cmd: List[str], cwd: Path, env: Dict[str, str], timeout: float) -> Tuple[Optional[int], str, float]:
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        rc = proc.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)  # the launcher and its workers: their own session
-        out, _ = proc.communicate()
-        rc, out = None, out + f"\n[e2e harness: killed after {timeout} s]"
-    return rc, out, time.monotonic() - start
+class Pending:
+    """A started launch; ``wait()`` returns its Run (timeout counted from the start)."""
+
+    def __init__(self, cmd: List[str], cwd: Path, probe_dir: Optional[Path], timeout: float,
+                 rank_logs: Optional[Path] = None, nproc: int = 1):
+        self.cmd, self.cwd, self.probe_dir, self.timeout = cmd, cwd, probe_dir, timeout
+        self.rank_logs, self.nproc = rank_logs, nproc
+        self.start = time.monotonic()
+        # Output to a file, not a pipe: nobody has to drain it while another launch runs.
+        self.output = cwd.parent / f"{cwd.name}.output.txt"
+        with open(self.output, "w") as out:
+            # Own session: on timeout the launcher and all its workers are killed together.
+            self.proc = subprocess.Popen(cmd, cwd=cwd, env=launch_env(probe_dir), stdout=out,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait(self) -> Run:
+        left = max(1.0, self.timeout - (time.monotonic() - self.start))
+        try:
+            rc = self.proc.wait(timeout=left)
+            out = self.output.read_text(errors="replace")
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, 9)
+            self.proc.wait()
+            rc = None
+            out = self.output.read_text(errors="replace")
+            out += f"\n[e2e harness: killed after {self.timeout} s]"
+        run = Run(self.cmd, self.cwd, rc, time.monotonic() - self.start, out)
+        if self.rank_logs is None:
+            run.rank_output = {0: out}
+        else:  # torchrun --redirects 3: <log-dir>/<run id>/attempt_<n>/<local rank>/std*.log
+            for rank in range(self.nproc):
+                texts = [p.read_text(errors="replace")
+                         for name in ("stdout.log", "stderr.log")
+                         for p in sorted(self.rank_logs.glob(f"*/attempt_*/{rank}/{name}"))]
+                run.rank_output[rank] = "\n".join(texts)
+        run.probe = Probe.read(self.probe_dir) if self.probe_dir is not None else None
+        return run
 
 
-def run_torchrun(script: Path, args: Sequence[str], cwd: Path, probe_dir: Optional[Path],
-                 nproc: int = WORLD, timeout: float = TIMEOUT_S) -> Run:
-    """``torchrun --standalone --nproc_per_node=N script args`` in ``cwd``, output per rank."""
+def start_torchrun(script: Path, args: Sequence[str], cwd: Path, probe_dir: Optional[Path],
+                   nproc: int = WORLD, timeout: float = TIMEOUT_S) -> Pending:
+    """Start ``torchrun --standalone --nproc_per_node=N script args`` in ``cwd``."""
     log_dir = cwd.parent / f"{cwd.name}.torchrun-logs"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            f"--nproc_per_node={nproc}", "--redirects", "3", "--log-dir", str(log_dir),
            str(script), *args]
-    rc, out, wall = _run(cmd, cwd, launch_env(probe_dir), timeout)
-    rank_output = {}
-    for rank in range(nproc):
-        texts = [p.read_text(errors="replace")
-                 for name in ("stdout.log", "stderr.log")
-                 for p in sorted(log_dir.glob(f"*/attempt_*/{rank}/{name}"))]
-        rank_output[rank] = "\n".join(texts)
-    run = Run(cmd, cwd, rc, wall, out, rank_output)
-    run.probe = Probe.read(probe_dir) if probe_dir is not None else None
-    return run
+    return Pending(cmd, cwd, probe_dir, timeout, log_dir, nproc)
 
 
-def run_python(script: Path, args: Sequence[str], cwd: Path, probe_dir: Optional[Path],
-               timeout: float = TIMEOUT_S) -> Run:
-    """``python script args`` in ``cwd``: one process, no launcher."""
-    cmd = [sys.executable, str(script), *args]
-    rc, out, wall = _run(cmd, cwd, launch_env(probe_dir), timeout)
-    run = Run(cmd, cwd, rc, wall, out, {0: out})
-    run.probe = Probe.read(probe_dir) if probe_dir is not None else None
-    return run
+def start_python(script: Path, args: Sequence[str], cwd: Path, probe_dir: Optional[Path],
+                 timeout: float = TIMEOUT_S) -> Pending:
+    """Start ``python script args`` in ``cwd``: one process, no launcher."""
+    return Pending([sys.executable, str(script), *args], cwd, probe_dir, timeout)
+
+
+def run_torchrun(*args, **kwargs) -> Run:
+    return start_torchrun(*args, **kwargs).wait()
+
+
+def run_python(*args, **kwargs) -> Run:
+    return start_python(*args, **kwargs).wait()
 
 
 # --------------------------------------------------------------------------- probe records
@@ -215,11 +236,12 @@ def prefixed_keys(save_event: dict) -> List[str]:
 def check_sharded_passes(probe: Probe, world: int, loader: int) -> List[str]:
     """Problems with one sharded loader's passes across ``world`` ranks (empty: all good).
 
-    Per pass: every rank iterates it, equal counts on every rank; complete passes (all but
-    possibly the last, e.g. a step budget that ends mid-pass) fetch what a full pass yields.
-    Without replacement: the ranks' indices are disjoint except DistributedSampler's padding
-    (fewer than ``world`` repeats), and together cover the dataset (all of it, or all but
-    ``world * batch_size`` when the loader drops last batches).
+    Every rank makes the same number of passes, and fetches the same number of samples in
+    each (uneven counts hang DDP). A pass may end early (a step budget, ``next(iter(loader))``
+    to peek at a batch) as long as every rank ends it alike. Without replacement
+    (DistributedSampler): the ranks' indices are disjoint except DistributedSampler's padding
+    (fewer than ``world`` repeats), and a complete pass covers the dataset (all of it, or all
+    but ``world * batch_size`` when the loader drops last batches).
     """
     problems = []
     passes = probe.passes()
@@ -234,18 +256,12 @@ def check_sharded_passes(probe: Probe, world: int, loader: int) -> List[str]:
         if len(set(sizes)) != 1:
             problems.append(f"{where}: ranks fetched different numbers of samples: {sizes}")
             continue
-        last = number == counts[0]
-        if not all(p.complete for p in group):
-            if not last:
-                problems.append(f"{where}: incomplete pass ({sizes} of {info['expected']}) "
-                                "that is not the last one")
-            if not all(p.indices for p in group):
-                problems.append(f"{where}: a rank fetched nothing")
+        if len({p.complete for p in group}) != 1:
+            problems.append(f"{where}: complete on some ranks only")
         replicas = {p.info.get("num_replicas") for p in group}
         sampler_ranks = sorted(p.info.get("sampler_rank") for p in group)
-        if info["sampler"] == "DistributedSampler" and (replicas != {world}
-                                                         or sampler_ranks != list(range(world))):
-            problems.append(f"{where}: DistributedSampler num_replicas {replicas}, ranks "
+        if replicas != {world} or sampler_ranks != list(range(world)):
+            problems.append(f"{where}: {info['sampler']} num_replicas {replicas}, ranks "
                             f"{sampler_ranks} (expected {world} replicas, ranks 0..{world - 1})")
         if info["sampler"] != "DistributedSampler":
             continue  # drawn with replacement (ShardedSampler over a weighted sampler): no
@@ -253,8 +269,8 @@ def check_sharded_passes(probe: Probe, world: int, loader: int) -> List[str]:
         everything = [i for p in group for i in p.indices]
         repeats = len(everything) - len(set(everything))
         if repeats >= world:
-            problems.append(f"{where}: {repeats} indices fetched by more than one rank "
-                            f"(padding allows < {world})")
+            problems.append(f"{where}: {repeats} indices fetched twice (by two ranks, or twice "
+                            f"by one; DistributedSampler padding allows < {world})")
         if group[0].complete:
             covered = len(set(everything))
             n = info["dataset_len"]
@@ -265,12 +281,15 @@ def check_sharded_passes(probe: Probe, world: int, loader: int) -> List[str]:
     return problems
 
 
+def complete_passes(probe: Probe, rank: int, loader: int) -> List[Pass]:
+    return [p for p in probe.passes().get((rank, loader), []) if p.complete]
+
+
 def check_reshuffled(probe: Probe, world: int, loader: int) -> List[str]:
     """Every rank's order differs between consecutive complete passes."""
     problems = []
-    passes = probe.passes()
     for rank in range(world):
-        complete = [p for p in passes.get((rank, loader), []) if p.complete]
+        complete = complete_passes(probe, rank, loader)
         if len(complete) < 2:
             problems.append(f"loader {loader} rank {rank}: fewer than 2 complete passes, "
                             "cannot check reshuffling")
@@ -294,6 +313,24 @@ def check_params_identical(probe: Probe, world: int) -> List[str]:
             problems.append(f"model {model} ({by_rank[0]['module']}): parameters differ across "
                             f"ranks: sha256 {digests}, sums {sums}")
     return problems
+
+
+def sharded_loaders(probe: Probe, dataset_len: int) -> List[int]:
+    """Numbers of the iterated, sharded loaders over a dataset of ``dataset_len`` samples."""
+    return [number for number, info in sorted(probe.loaders().items())
+            if info["dataset_len"] == dataset_len and is_sharded(info)]
+
+
+def _load_probe_module():
+    spec = importlib.util.spec_from_file_location("ddpify_e2e_probe", PROBE / "sitecustomize.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def digest(named_parameters) -> str:
+    """The probe's parameter hash, for comparing a checkpoint with a rank's final weights."""
+    return _load_probe_module().digest(named_parameters)
 
 
 def files_under(folder: Path) -> List[str]:

@@ -79,8 +79,6 @@ def _sampler_info(loader):
 
 
 def _install():
-    import hashlib
-
     import torch
     from torch.nn.parallel import DistributedDataParallel
     from torch.utils.data import DataLoader
@@ -141,7 +139,7 @@ def _install():
         if not _WRAPPED:
             # Registered after ddpify_runtime's destroy hook, so it runs before it (LIFO); the
             # parameters are local tensors anyway.
-            atexit.register(_dump_params, hashlib)
+            atexit.register(_dump_params)
         _WRAPPED.append((len(_WRAPPED), self.module))
         _log("ddp", model=len(_WRAPPED) - 1, module=type(self.module).__name__,
              find_unused_parameters=self.find_unused_parameters)
@@ -155,17 +153,26 @@ def _install():
          world=os.environ.get("WORLD_SIZE"), local_rank=os.environ.get("LOCAL_RANK"))
 
 
-def _dump_params(hashlib):
+def digest(named_parameters):
+    """sha256 over (name, dtype, shape, bytes) of every parameter, in order (tests reuse it)."""
+    import hashlib
+
+    import torch
+
+    h = hashlib.sha256()
+    for name, p in named_parameters:
+        t = p.detach().cpu().contiguous()
+        h.update(f"{name}:{t.dtype}:{tuple(t.shape)};".encode())
+        h.update(t.view(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def _dump_params():
     for number, module in _WRAPPED:
-        digest = hashlib.sha256()
-        names = []
-        for name, p in module.named_parameters():
-            t = p.detach().cpu().contiguous()
-            digest.update(f"{name}:{t.dtype}:{tuple(t.shape)};".encode())
-            digest.update(t.view(-1).view(dtype=__import__("torch").uint8).numpy().tobytes())
-            names.append(name)
-        _log("params", model=number, module=type(module).__name__, sha256=digest.hexdigest(),
-             names=names, sum=float(sum(p.detach().double().sum() for p in module.parameters())))
+        _log("params", model=number, module=type(module).__name__,
+             sha256=digest(module.named_parameters()),
+             names=[name for name, _ in module.named_parameters()],
+             sum=float(sum(p.detach().double().sum() for p in module.parameters())))
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder):
@@ -188,6 +195,6 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
         return spec
 
 
-if _DIR:
+if _DIR and __name__ == "sitecustomize":  # not when a test imports this file for digest()
     sys.meta_path.insert(0, _AfterTorch())
     atexit.register(lambda: _FILE is not None and _log("exit"))

@@ -1,0 +1,177 @@
+"""Numerical equivalence: two processes with batch B train exactly like one process with batch 2B.
+
+How the orders line up. ``fixtures/equivalence`` trains a small regressor with a fixed seed, no
+dropout or BatchNorm, plain SGD and an MSE loss averaged over the batch, from a loader with
+``shuffle=False`` over 64 samples. The original runs in one process with batch 2B (= 8); the
+converted script runs under ``torchrun --standalone --nproc_per_node=2`` with batch B (= 4).
+
+* With shuffle off the converted loader's ``DistributedSampler(shuffle=False)`` gives rank r the
+  indices r, r+2, r+4, ...; its k-th batch holds samples 2Bk + r, 2Bk + r + 2, ... So at global
+  step k the two ranks together use exactly the 2B samples of the original's step k (the same
+  set; the order inside a batch does not matter for a mean).
+* Each rank's loss is the mean over its B samples; DDP averages the two ranks' gradients. With
+  equal batch sizes the mean of the two per-rank means is the mean over the union, so the
+  averaged gradient equals the original's batch gradient, and plain SGD (no momentum, no
+  per-sample state) takes the same step. DDP starts both replicas from rank 0's weights, which
+  are the original's (same seed, same construction order).
+* So the two SGD trajectories coincide up to float32 rounding (summation order): the final
+  weights must agree within 1e-5, and the steps per epoch must be equal (8 and 8).
+
+The converted run's checkpoint (saved by rank 0 through the unwrapped model) is the one compared,
+loaded with ``strict=True`` into the plain model class. As a check that the comparison can fail,
+the converted script run as one plain process with batch B (the same as the original with batch
+B) must end measurably far (> 1e-3) from the original with batch 2B.
+
+The same converted file must also run under ``python -m torch.distributed.launch`` (which passes
+``--local-rank=N`` to the script) and as plain ``python``; and a dataset whose size does not divide
+by the world size (101 samples) must train to the end on both ranks.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+
+from . import helpers as h
+
+pytestmark = pytest.mark.slow
+
+B = 4
+EPOCHS = 3
+N = 64
+TOLERANCE = 1e-5
+
+
+def _load_fixture_module():
+    path = h.FIXTURES / "equivalence" / "before.py"
+    spec = importlib.util.spec_from_file_location("equivalence_before", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _weights(path):
+    """The checkpoint at ``path``, its weights loaded strictly into a fresh plain Regressor."""
+    import torch
+
+    checkpoint = torch.load(path, map_location="cpu")
+    model = _load_fixture_module().Regressor()
+    model.load_state_dict(checkpoint["model"], strict=True)
+    return checkpoint, {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def _max_abs_diff(a, b):
+    assert a.keys() == b.keys()
+    return max(float((a[k] - b[k]).abs().max()) for k in a)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Original (1 process, batch 2B), converted under torchrun (2 x B), under the old launcher
+    (2 x B) and as plain python (1 x B). Each writes its own checkpoint."""
+    folder = tmp_path_factory.mktemp("equivalence")
+    script = h.convert_fixture("equivalence", folder / "after.py")
+    common = ["--epochs", str(EPOCHS), "--num-samples", str(N)]
+    result = {}
+    result["original"] = h.run([sys.executable, h.FIXTURES / "equivalence" / "before.py", *common,
+                                "--batch-size", str(2 * B), "--out", folder / "original.pt"], folder, h.env())
+    result["torchrun"] = h.run(h.torchrun(script, *common, "--batch-size", str(B), "--out",
+                                          str(folder / "torchrun.pt")),
+                               folder, h.env(folder / "probe-torchrun"))
+    port = h.free_port()
+    result["launch"] = h.run([sys.executable, "-m", "torch.distributed.launch", "--nproc_per_node=2",
+                              "--master_addr=127.0.0.1", f"--master_port={port}", script, *common,
+                              "--batch-size", str(B), "--out", folder / "launch.pt"],
+                             folder, h.env(folder / "probe-launch"))
+    result["python"] = h.run([sys.executable, script, *common, "--batch-size", str(B), "--out",
+                              folder / "python.pt"], folder, h.env(folder / "probe-python"))
+    result["folder"] = folder
+    return result
+
+
+def test_two_processes_with_batch_b_match_one_process_with_batch_2b(runs):
+    folder = runs["folder"]
+    assert runs["original"].returncode == 0, str(runs["original"])
+    assert runs["torchrun"].returncode == 0, str(runs["torchrun"])
+
+    probe = h.Probe(folder / "probe-torchrun")
+    assert sorted(probe.init()) == [0, 1]
+    assert probe.saves() == {0: [str(folder / "torchrun.pt")]}, "the checkpoint must come from rank 0 only"
+    original, original_weights = _weights(folder / "original.pt")
+    converted, converted_weights = _weights(folder / "torchrun.pt")
+    steps = N // (2 * B)
+    assert original["steps_per_epoch"] == [steps] * EPOCHS
+    diff = _max_abs_diff(original_weights, converted_weights)
+    print(f"\nmax abs diff, original 1 x {2 * B} vs converted 2 x {B}: {diff:.3g}; steps per epoch "
+          f"{original['steps_per_epoch']} vs {converted['steps_per_epoch']}")
+
+    problems = []
+    if diff > TOLERANCE:
+        problems.append(f"final weights differ by {diff:.3g} (> {TOLERANCE})")
+    if converted["steps_per_epoch"] != original["steps_per_epoch"] or \
+            probe.batches() != {0: [steps] * EPOCHS, 1: [steps] * EPOCHS}:
+        problems.append(f"optimizer steps per epoch: original {original['steps_per_epoch']}, converted "
+                        f"{converted['steps_per_epoch']}, batches per rank and epoch {probe.batches()}")
+    # the alignment the docstring relies on: rank r reads r, r+2, r+4, ... in every epoch
+    passes = probe.passes()
+    if sorted(passes) != [0, 1]:
+        problems.append(f"ranks that read the training loader: {sorted(passes)}")
+    for rank, got in passes.items():
+        if got != [list(range(rank, N, 2))] * EPOCHS:
+            problems.append(f"rank {rank} did not read its shard r, r+2, ... in order: {len(got)} passes of "
+                            f"{[len(p) for p in got]} samples, the first begins {got[0][:6] if got else None}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_comparison_can_fail(runs):
+    """One process with batch B is a different trajectory: the tolerance must notice it."""
+    assert runs["original"].returncode == 0, str(runs["original"])
+    assert runs["python"].returncode == 0, str(runs["python"])
+    _, original_weights = _weights(runs["folder"] / "original.pt")
+    single, single_weights = _weights(runs["folder"] / "python.pt")
+    assert single["steps_per_epoch"] == [N // B] * EPOCHS
+    diff = _max_abs_diff(original_weights, single_weights)
+    print(f"\nmax abs diff, original 1 x {2 * B} vs 1 x {B}: {diff:.3g}")
+    assert diff > 1e-3
+
+
+def test_launcher_forms(runs):
+    """The same converted file under torchrun, torch.distributed.launch and plain python."""
+    folder = runs["folder"]
+    for form in ("torchrun", "launch", "python"):
+        assert runs[form].returncode == 0, str(runs[form])
+        print(f"\n{form}: exit 0 in {runs[form].wall_s:.1f} s", end="")
+    # torch.distributed.launch passed --local-rank=N (the script's parser must accept it)
+    launch = h.Probe(folder / "probe-launch").init()
+    assert sorted(launch) == [0, 1]
+    for rank, event in launch.items():
+        assert f"--local-rank={rank}" in event["argv"], event["argv"]
+        assert event["world"] == 2
+    # plain python: one process, no launcher, a one-process group
+    single = h.Probe(folder / "probe-python").init()
+    assert list(single) == [0] and single[0]["world"] == 1 and single[0]["env"]["RANK"] is None
+    # both two-process launches train the same way
+    _, by_torchrun = _weights(folder / "torchrun.pt")
+    _, by_launch = _weights(folder / "launch.pt")
+    assert _max_abs_diff(by_torchrun, by_launch) <= TOLERANCE
+    assert (folder / "python.pt").is_file()
+
+
+def test_uneven_dataset_trains_to_the_end_on_both_ranks(tmp_path):
+    """101 samples on 2 ranks: DistributedSampler pads to 51 + 51, equal batch counts, no hang."""
+    n, epochs = 101, 2
+    script = h.convert_fixture("equivalence", tmp_path / "after.py")
+    done = h.run(h.torchrun(script, "--epochs", str(epochs), "--num-samples", str(n), "--batch-size", "8",
+                            "--out", str(tmp_path / "uneven.pt")), tmp_path, h.env(tmp_path / "probe"))
+    assert done.returncode == 0, str(done)
+    print(f"\n101 samples on 2 ranks: exit 0 in {done.wall_s:.1f} s")
+    probe = h.Probe(tmp_path / "probe")
+    assert sorted(e["rank"] for e in probe.of("exit")) == [0, 1], "a rank did not reach the end"
+    assert h.shard_problems(probe, 2, n) == []
+    assert {r: [len(p) for p in passes] for r, passes in probe.passes().items()} == \
+        {0: [51] * epochs, 1: [51] * epochs}
+    assert probe.batches() == {0: [7] * epochs, 1: [7] * epochs}
+    checkpoint, _ = _weights(tmp_path / "uneven.pt")
+    assert checkpoint["steps_per_epoch"] == [7] * epochs

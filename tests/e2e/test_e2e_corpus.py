@@ -1,0 +1,285 @@
+"""Every corpus training script, converted by ddpify, trains correctly as DDP under torchrun.
+
+Each of the 12 training scripts (fixtures/<name>/before.py, the corpus files) is converted
+with ``convert()`` and launched once with ``torchrun --standalone --nproc_per_node=2`` and once
+with plain ``python``, each in a fresh working directory, with the probe
+(probe/sitecustomize.py) recording from inside every process: DataLoader fetches per pass,
+``torch.save`` calls, DDP-wrapped models and their final parameters. All tests below assert on
+those records; the launches are cached per script (``launches`` fixture), so each script runs
+once per mode whatever the number of tests.
+
+already_ddp.py and inference_only.py must come out of ``convert()`` byte-identical.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Sequence
+
+import pytest
+
+from . import harness as h
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a correct conversion of one corpus script shows at run time (corpus README)."""
+
+    args: Sequence[str] = ()
+    # dataset length -> does the training loader over it shuffle (so must reshuffle per epoch)
+    train: Dict[int, bool] = field(default_factory=dict)
+    passes: int = 2  # complete training passes at least (per rank, and in the plain run)
+    models: int = 1  # DDP-wrapped models
+
+
+SPECS = {
+    "mnist_style": Spec(args=["--save-model"], train={1024: False}),  # shuffles on CUDA only
+    "quickstart_toplevel": Spec(train={2048: True}, passes=3),
+    "trainer_class": Spec(args=["5", "2"], train={2048: True}, passes=5),
+    "gan_two_models": Spec(train={512: True}, passes=2, models=2),
+    "explicit_sampler": Spec(train={400: True}, passes=3),
+    "dataparallel_legacy": Spec(train={2048: True}, passes=3),
+    "amp_accumulation": Spec(train={1536: True}, passes=3),
+    "resume_early_stop": Spec(train={384: True}, passes=2),
+    "rnn_custom_methods": Spec(train={399: True}, passes=3),
+    "manual_batching": Spec(train={}),  # slices tensors by hand: no loader to shard
+    "dict_loaders": Spec(train={512: True}, passes=4),
+    "steps_compile_bn": Spec(train={4000: True}, passes=2),  # WeightedRandomSampler
+}
+UNCHANGED = ["already_ddp", "inference_only"]
+NAMES = sorted(SPECS)
+
+
+class Launches:
+    """Both launches of one converted script: ``torchrun`` (2 ranks) and ``python``."""
+
+    def __init__(self, name: str, root: Path):
+        self.name, self.root, self.spec = name, root, SPECS[name]
+        self.runs: Dict[str, h.Run] = {}
+        self.dirs: Dict[str, Path] = {}
+        pending = {}
+        # Both at once: the plain run uses the core that torchrun's launcher leaves idle.
+        for mode in ("torchrun", "python"):
+            folder = root / mode
+            folder.mkdir()
+            script = folder / f"{name}.py"
+            h.convert_to(h.FIXTURES / name / "before.py", script)
+            start = h.start_torchrun if mode == "torchrun" else h.start_python
+            pending[mode] = start(script, list(self.spec.args), folder, root / f"probe-{mode}")
+            self.dirs[mode] = folder
+        self.runs = {mode: p.wait() for mode, p in pending.items()}
+
+    def require_ok(self, mode: str = "both") -> None:
+        for m in ("torchrun", "python") if mode == "both" else (mode,):
+            run = self.runs[m]
+            assert run.ok, f"converted {self.name}.py failed under {m}:\n{run.tail()}"
+
+    def probe(self, mode: str) -> h.Probe:
+        return self.runs[mode].probe
+
+    def files(self, mode: str):
+        return [f for f in h.files_under(self.dirs[mode]) if f != f"{self.name}.py"]
+
+
+@pytest.fixture(scope="module")
+def launches(tmp_path_factory):
+    """name -> Launches, launched on first use and cached for the module."""
+    cache: Dict[str, Launches] = {}
+
+    def get(name: str) -> Launches:
+        if name not in cache:
+            cache[name] = Launches(name, tmp_path_factory.mktemp(name))
+        return cache[name]
+
+    return get
+
+
+def train_loader(probe: h.Probe, dataset_len: int, where: str) -> int:
+    loaders = h.sharded_loaders(probe, dataset_len)
+    assert loaders, (f"{where}: no sharded loader over the {dataset_len}-sample training set; "
+                     f"iterated loaders: {probe.loaders()}")
+    return loaders[0]
+
+
+# --------------------------------------------------------------------------- every script
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_runs_under_torchrun_and_plain_python(launches, name):
+    runs = launches(name)
+    runs.require_ok()
+    assert runs.probe("torchrun").exited() == {0: 1, 1: 1}, runs.runs["torchrun"].tail()
+    assert runs.probe("python").exited() == {0: 1}, runs.runs["python"].tail()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_training_data_is_sharded_per_epoch(launches, name):
+    """Per pass: equal counts per rank, disjoint shards covering the data, reshuffled."""
+    runs = launches(name)
+    runs.require_ok("torchrun")
+    probe = runs.probe("torchrun")
+    for dataset_len, shuffles in runs.spec.train.items():
+        loader = train_loader(probe, dataset_len, "torchrun")
+        info = probe.loaders()[loader]
+        problems = h.check_sharded_passes(probe, h.WORLD, loader)
+        assert not problems, "\n".join(problems)
+        for rank in range(h.WORLD):
+            complete = h.complete_passes(probe, rank, loader)
+            assert len(complete) >= runs.spec.passes, (
+                f"rank {rank}: {len(complete)} complete passes over the training data, "
+                f"expected at least {runs.spec.passes}")
+        if info["sampler"] == "DistributedSampler":
+            assert info["shuffle"] is shuffles, (
+                f"DistributedSampler(shuffle={info['shuffle']}), the original "
+                f"{'shuffles' if shuffles else 'does not shuffle'} on CPU")
+        if shuffles:
+            problems = h.check_reshuffled(probe, h.WORLD, loader)
+            assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_plain_python_trains_on_the_full_dataset(launches, name):
+    runs = launches(name)
+    runs.require_ok("python")
+    probe = runs.probe("python")
+    for dataset_len in runs.spec.train:
+        loader = train_loader(probe, dataset_len, "python")
+        problems = h.check_sharded_passes(probe, 1, loader)
+        assert not problems, "\n".join(problems)
+        complete = h.complete_passes(probe, 0, loader)
+        assert len(complete) >= runs.spec.passes
+        info = probe.loaders()[loader]
+        if info["sampler"] == "DistributedSampler" and not info["drop_last"]:
+            for p in complete:
+                assert sorted(p.indices) == list(range(dataset_len)), f"pass {p.number}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_replicas_stay_identical(launches, name):
+    """Every DDP-wrapped model (both GAN nets) ends with the same parameters on every rank."""
+    runs = launches(name)
+    runs.require_ok("torchrun")
+    probe = runs.probe("torchrun")
+    wrapped = {rank: [e["module"] for e in probe.of("ddp", rank)] for rank in range(h.WORLD)}
+    assert wrapped[0] == wrapped[1] and len(wrapped[0]) == runs.spec.models, (
+        f"DDP-wrapped models per rank: {wrapped}, expected {runs.spec.models}")
+    problems = h.check_params_identical(probe, h.WORLD)
+    assert not problems, "\n".join(problems) + "\n" + runs.runs["torchrun"].tail(8)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_side_effects_happen_once_with_clean_checkpoints(launches, name):
+    """torch.save on rank 0 only, the same files as one process, no module./_orig_mod. keys."""
+    runs = launches(name)
+    runs.require_ok()
+    ddp, single = runs.probe("torchrun"), runs.probe("python")
+    by_rank = {e["rank"] for e in ddp.saves()}
+    assert by_rank <= {0}, f"torch.save ran on ranks {sorted(by_rank)}: " + str(
+        [(e["rank"], e["path"]) for e in ddp.saves() if e["rank"] != 0])
+    assert {e["path"] for e in ddp.saves()} == {e["path"] for e in single.saves()}
+    assert runs.files("torchrun") == runs.files("python"), "the two runs wrote different files"
+    for mode, probe in (("torchrun", ddp), ("python", single)):
+        for e in probe.saves():
+            assert not h.prefixed_keys(e), f"{mode}: {e['path']} has prefixed keys {h.prefixed_keys(e)}"
+
+
+# --------------------------------------------------------------------------- per script
+
+
+def test_steps_compile_bn_weighted_sampling_keeps_class_balance(launches):
+    """Equal per-rank counts per pass, and the 5% class drawn ~1/3 of the time on each rank."""
+    import torch
+
+    runs = launches("steps_compile_bn")
+    runs.require_ok()
+    source = (h.FIXTURES / "steps_compile_bn" / "before.py").read_text()
+    func = next(n for n in ast.parse(source).body
+                if isinstance(n, ast.FunctionDef) and n.name == "imbalanced_blobs")
+    namespace = {"torch": torch}
+    exec(compile(ast.Module([func], []), "imbalanced_blobs", "exec"), namespace)
+    labels = namespace["imbalanced_blobs"](4000, seed=1)[1].tolist()
+    assert labels.count(2) / len(labels) < 0.08, "the minority class is not rare in the data"
+    for mode, world in (("torchrun", h.WORLD), ("python", 1)):
+        probe = runs.probe(mode)
+        loader = train_loader(probe, 4000, mode)
+        for rank in range(world):
+            passes = h.complete_passes(probe, rank, loader)
+            assert len(passes) >= 2
+            for p in passes:
+                share = sum(labels[i] == 2 for i in p.indices) / len(p.indices)
+                assert share > 0.2, (f"{mode} rank {rank} pass {p.number}: minority class is "
+                                     f"{share:.1%} of the draws: the sample weights were lost")
+        if world > 1:
+            for p0, p1 in zip(*(probe.passes()[(r, loader)] for r in range(world))):
+                assert p0.indices != p1.indices, f"pass {p0.number}: both ranks drew the same"
+
+
+def test_resume_early_stop_chain_under_torchrun(launches, tmp_path):
+    """Both ranks stop in the same epoch; then ``--resume last.pt --patience 5`` resumes."""
+    runs = launches("resume_early_stop")
+    runs.require_ok()
+    probe = runs.probe("torchrun")
+    loader = train_loader(probe, 384, "torchrun")
+    epochs = [len(probe.passes()[(r, loader)]) for r in range(h.WORLD)]
+    assert epochs[0] == epochs[1] < 40, f"epochs run per rank: {epochs} (no early stop?)"
+    folder = tmp_path / "resume"
+    shutil.copytree(runs.dirs["torchrun"], folder)
+    resumed = h.run_torchrun(folder / "resume_early_stop.py", ["--resume", "last.pt",
+                             "--patience", "5"], folder, tmp_path / "probe-resume")
+    assert resumed.ok, resumed.tail()
+    assert "=> resumed from epoch" in resumed.rank_output[0], resumed.tail()
+    assert resumed.probe.exited() == {0: 1, 1: 1}
+    loader = train_loader(resumed.probe, 384, "resume")
+    assert not h.check_sharded_passes(resumed.probe, h.WORLD, loader)
+    assert not h.check_params_identical(resumed.probe, h.WORLD)
+    assert {e["rank"] for e in resumed.probe.saves()} == {0}
+
+
+def test_mnist_style_checkpoint_loads_strictly_in_inference_only(launches, tmp_path):
+    """The corpus's inference_only.py loads digits_cnn.pt strictly and gets the same loss."""
+    runs = launches("mnist_style")
+    runs.require_ok()
+    folder = tmp_path / "inference"
+    shutil.copytree(runs.dirs["torchrun"], folder)
+    shutil.copy(h.FIXTURES / "inference_only" / "before.py", folder / "inference_only.py")
+    run = h.run_python(folder / "inference_only.py", ["--checkpoint", "digits_cnn.pt"], folder,
+                       probe_dir=None)
+    assert run.ok, run.tail()
+    trained = re.findall(r"Average loss: ([0-9.]+)", runs.runs["torchrun"].rank_output[0])
+    evaluated = re.findall(r"mean NLL: ([0-9.]+)", run.output)
+    assert trained and evaluated and trained[-1] == evaluated[-1], (
+        f"final test loss on rank 0 {trained[-1:]} != inference_only's {evaluated}")
+
+
+def test_amp_accumulation_writes_one_csv_row_per_epoch(launches):
+    runs = launches("amp_accumulation")
+    runs.require_ok()
+    for mode in ("torchrun", "python"):
+        lines = (runs.dirs[mode] / "train_log.csv").read_text().splitlines()
+        assert len(lines) == 1 + 3, f"{mode}: train_log.csv has {len(lines)} lines:\n" + "\n".join(lines)
+        assert lines[0].startswith("epoch,")
+
+
+def test_rnn_custom_methods_generates_through_module(launches):
+    runs = launches("rnn_custom_methods")
+    runs.require_ok()
+    assert "Sample:" in runs.runs["torchrun"].rank_output[0], runs.runs["torchrun"].tail()
+
+
+def test_quickstart_toplevel_reloads_on_both_ranks(launches):
+    runs = launches("quickstart_toplevel")
+    runs.require_ok()
+    assert "Predicted:" in runs.runs["torchrun"].rank_output[0], runs.runs["torchrun"].tail()
+    assert runs.probe("torchrun").exited() == {0: 1, 1: 1}
+
+
+@pytest.mark.parametrize("name", UNCHANGED)
+def test_scripts_without_training_are_left_unchanged(name):
+    source = (h.FIXTURES / name / "before.py").read_bytes()
+    assert h.convert(source).output == source
