@@ -51,8 +51,15 @@ def rewrite(facts, edits, options) -> None:
         if isinstance(stmt, cst.SimpleStatementLine) and any(f in writers for f in facts.user_functions(call)):
             writes[stmt] = f"{dotted(call.func)}()"
     saves = []
-    for stmt, what in writes.items():
+    for stmt, what in list(writes.items()):
         if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):
+            continue
+        if what == "torch.save":
+            saves.append(stmt)
+        owner = _sole_body_of_if(facts, stmt, writes)
+        if owner is not None:  # `if args.save_model: torch.save(...)` -> `if args.save_model and ...:`
+            edits.replace(owner.test, _and_main, f"{what} runs on the main process only")
+            writes[owner] = what
             continue
         assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) else None
         if isinstance(assign, cst.Assign) and _is_logger(facts, assign.value):
@@ -61,8 +68,6 @@ def rewrite(facts, edits, options) -> None:
                 f"{what} created on the main process only (None elsewhere)")
         else:
             edits.guard(stmt, GUARD, f"{what} runs on the main process only")
-            if what == "torch.save":
-                saves.append(stmt)
     for stmt in saves:
         if _read_back_later(facts, stmt):
             edits.insert_after(stmt, "barrier()\n")
@@ -115,6 +120,20 @@ def _is_logger(facts, expr) -> bool:
 
 def _logger_refs(facts) -> set:
     return {facts.ref(t, s) for t, v, s in facts.assigns if _is_logger(facts, v)} - {None}
+
+
+def _sole_body_of_if(facts, stmt, writes) -> cst.If | None:
+    """The `if` (without `else`) whose body is nothing but file writes, `stmt` among them."""
+    owner = facts.parent(facts.parent(stmt))
+    if isinstance(owner, cst.If) and owner.orelse is None and all(s in writes for s in owner.body.body):
+        return owner
+    return None
+
+
+def _and_main(test: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(test, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)) and not test.lpar:
+        test = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.BooleanOperation(test, cst.And(), cst.parse_expression(GUARD))
 
 
 def _already_guarded(facts, stmt, writes) -> bool:

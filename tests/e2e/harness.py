@@ -27,7 +27,7 @@ WORLD = 2
 TIMEOUT_S = 180
 LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE")
-RANK_GUARDED_PREFIXES = ("module.", "_orig_mod.")
+WRAPPER_PREFIXES = ("module.", "_orig_mod.")
 
 
 def convert_to(source: Path, target: Path) -> bytes:
@@ -71,7 +71,8 @@ class Run:
         parts = [f"$ {' '.join(self.cmd)}  (cwd {self.cwd}, rc {self.returncode}, "
                  f"{self.wall_s:.1f} s)", "--- launcher output ---", cut(self.output)]
         for rank, text in sorted(self.rank_output.items()):
-            parts += [f"--- rank {rank} ---", cut(text)]
+            if text is not self.output:  # torchrun's per-rank logs (plain runs: the same text)
+                parts += [f"--- rank {rank} ---", cut(text)]
         return "\n".join(parts)
 
 
@@ -230,7 +231,7 @@ def prefixed_keys(save_event: dict) -> List[str]:
     keys = list(save_event.get("keys") or [])
     for outer, inner in (save_event.get("nested") or {}).items():
         keys += [f"{outer}/{k}" for k in inner]
-    return [k for k in keys if k.rsplit("/", 1)[-1].startswith(RANK_GUARDED_PREFIXES)]
+    return [k for k in keys if k.rsplit("/", 1)[-1].startswith(WRAPPER_PREFIXES)]
 
 
 def check_sharded_passes(probe: Probe, world: int, loader: int) -> List[str]:

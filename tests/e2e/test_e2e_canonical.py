@@ -58,7 +58,8 @@ class Launch:
         for path in sorted((self.dir / "audit").glob("served-*.jsonl")):
             pid = int(path.stem.split("-")[1])
             assert pid in rank_of, f"{path.name}: a process the probe did not see"
-            served[rank_of[pid]] = [json.loads(line)["idx"] for line in path.read_text().splitlines()]
+            lines = path.read_text().splitlines()
+            served[rank_of[pid]] = [json.loads(line)["idx"] for line in lines]
         return served
 
     def epochs(self) -> dict:

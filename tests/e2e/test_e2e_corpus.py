@@ -186,7 +186,8 @@ def test_side_effects_happen_once_with_clean_checkpoints(launches, name):
     assert runs.files("torchrun") == runs.files("python"), "the two runs wrote different files"
     for mode, probe in (("torchrun", ddp), ("python", single)):
         for e in probe.saves():
-            assert not h.prefixed_keys(e), f"{mode}: {e['path']} has prefixed keys {h.prefixed_keys(e)}"
+            bad = h.prefixed_keys(e)
+            assert not bad, f"{mode}: {e['path']} has DDP/compile-prefixed keys {bad}"
 
 
 # --------------------------------------------------------------------------- per script
@@ -262,7 +263,8 @@ def test_amp_accumulation_writes_one_csv_row_per_epoch(launches):
     runs.require_ok()
     for mode in ("torchrun", "python"):
         lines = (runs.dirs[mode] / "train_log.csv").read_text().splitlines()
-        assert len(lines) == 1 + 3, f"{mode}: train_log.csv has {len(lines)} lines:\n" + "\n".join(lines)
+        assert len(lines) == 1 + 3, (f"{mode}: train_log.csv has {len(lines)} lines, expected "
+                                     "a header + 3 epochs:\n" + "\n".join(lines))
         assert lines[0].startswith("epoch,")
 
 
