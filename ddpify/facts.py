@@ -304,7 +304,9 @@ class Facts:
 
     # what trains ------------------------------------------------------------------------------
     def is_backward(self, call: cst.Call) -> bool:
-        return isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
+        """`loss.backward()`, `scaler.scale(loss).backward(retain_graph=True)`; not `turtle.backward(90)`."""
+        return isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward" \
+            and all(a.keyword is not None for a in call.args)
 
     def trains(self, node: cst.CSTNode, depth: int = 3) -> bool:
         """Does running `node` call `.backward()` (here or in a function of this file it calls)?"""
@@ -322,6 +324,9 @@ class Facts:
 
     @property
     def has_training(self) -> bool:
+        """Does the script train a torch model: an optimizer or a `.backward()` call?"""
+        if not self.imports.imports_module("torch"):
+            return False
         return any(self.is_backward(c) for c in self.calls) or bool(self.optimizers)
 
     @property

@@ -2,9 +2,10 @@
 
 A `DataLoader(...)` trains when its value reaches a loop that runs `.backward()` — through
 assignments, helper functions that return it, dicts keyed by phase, `self.` attributes and
-arguments of the functions that own the loop. A loader that says `shuffle=False`, or whose
+arguments of the functions that own the loop. A loader that no training loop reads, or whose
 name says it evaluates, is left unsharded: every process evaluates the full set and gets the
-numbers the single-GPU script printed.
+numbers the single-GPU script printed. A loader that trains with `shuffle=False` is sharded
+with `DistributedSampler(..., shuffle=False)`.
 """
 
 from __future__ import annotations
@@ -69,9 +70,7 @@ def _shuffles(call: cst.Call) -> bool:
 
 
 def _evaluates(facts: Facts, call: cst.Call) -> bool:
-    arg = mt.keyword(call, "shuffle")
-    if arg is not None and m.matches(arg.value, m.Name("False")):
-        return True
+    """A loader that reaches a training loop but is named for evaluation (a shared `run_epoch`)."""
     name = _bound_name(facts, call)
     return bool(name and EVAL_NAME.search(name)) and not _shuffles(call)
 
