@@ -13,10 +13,11 @@ from collections import defaultdict
 from typing import Callable, Iterable
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
-from ddpify.report import CHANGE, NOTE, WARNING, Change
+from ddpify.report import CHANGE, WARNING, Change
 
 NodeFn = Callable[[cst.CSTNode], cst.CSTNode]
 
@@ -45,9 +46,6 @@ class Edits:
     # report -----------------------------------------------------------------------------------
     def record(self, node: cst.CSTNode, message: str, kind: str = CHANGE) -> None:
         self.changes.append(Change(self.rewrite, self.line(node), message, kind))
-
-    def note(self, node: cst.CSTNode, message: str) -> None:
-        self.record(node, message, NOTE)
 
     def todo(self, stmt: cst.CSTNode, message: str) -> None:
         """A `# TODO(ddpify): message` above `stmt`, and a warning in the report."""
@@ -142,10 +140,22 @@ def _flatten(before, after):
 def apply(module: cst.Module, edits: Edits) -> cst.Module:
     """Apply every edit in one walk, then add the imports the edits need."""
     module = module.visit(_Apply(edits))
-    if edits.imports:
-        context = CodemodContext()
-        for mod, name in edits.imports:
-            AddImportsVisitor.add_needed_import(context, mod, name)
-        module = AddImportsVisitor(context).transform_module(module)
-    return module
+    return _add_imports(module, edits.imports) if edits.imports else module
+
+
+def _add_imports(module: cst.Module, imports) -> cst.Module:
+    """LibCST's AddImportsVisitor, run on the module's head only (its docstring and leading
+    imports, plus the next statement): the visitor walks all it is given, and adds the new
+    imports after the leading ones."""
+    context = CodemodContext()
+    for mod, name in imports:
+        AddImportsVisitor.add_needed_import(context, mod, name)
+    body = list(module.body)
+    cut = next((i for i, s in enumerate(body) if not m.matches(s, _IMPORT_LINE | _DOCSTRING)), len(body)) + 1
+    head = AddImportsVisitor(context).transform_module(module.with_changes(body=body[:cut]))
+    return head.with_changes(body=[*head.body, *body[cut:]])
+
+
+_IMPORT_LINE = m.SimpleStatementLine(body=[m.AtLeastN(m.Import() | m.ImportFrom(), n=1)])
+_DOCSTRING = m.SimpleStatementLine(body=[m.Expr(m.SimpleString() | m.ConcatenatedString())])
 

@@ -12,13 +12,14 @@ What is found:
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ddpify import matchers as mt
 from ddpify.names import Imports, dotted
@@ -30,14 +31,31 @@ Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 class Ref:
     """A name in a scope: `model` in `main()`, `self.model` in class `Trainer`."""
 
-    scope: Scope
+    scope: Scope = field(repr=False)
     name: str
 
 
 class _Collect(cst.CSTVisitor):
+    """Gathers the nodes the analyses need, each node's parent, and its span in pre-order."""
+
     def __init__(self, facts: "Facts") -> None:
         super().__init__()
         self.f = facts
+        self.stack: list[cst.CSTNode] = []
+        self.count = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.stack:
+            self.f.parents[node] = self.stack[-1]
+        self.stack.append(node)
+        self.f.spans[node] = [self.count, 0]
+        self.count += 1
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        self.f.spans[original_node][1] = self.count
+        self.stack.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         self.f.calls.append(node)
@@ -77,8 +95,6 @@ class _Collect(cst.CSTVisitor):
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         self.f.strings.append(node)
 
-    def visit_If(self, node: cst.If) -> None:
-        self.f.ifs.append(node)
 
 
 class Facts:
@@ -94,24 +110,18 @@ class Facts:
         self.breaks: list[cst.Break] = []
         self.returns: list[cst.Return] = []
         self.strings: list[cst.SimpleString] = []
-        self.ifs: list[cst.If] = []
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.spans: dict[cst.CSTNode, list[int]] = {}  # [first, after last] pre-order index
         module.visit(_Collect(self))
+        self._call_order = [self.spans[c][0] for c in self.calls]
         self._trains_memo: dict[cst.CSTNode, bool] = {}
         self._bound: dict[cst.FunctionDef, set[str]] = {}
+        self._scopes: dict[cst.CSTNode, Scope] = {}
 
-    # metadata: resolved once, and only for files that get converted ----------------------------
     @cached_property
-    def _metadata(self):
-        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        return wrapper.resolve_many([PositionProvider, ParentNodeProvider])
-
-    @property
     def positions(self):
-        return self._metadata[PositionProvider]
-
-    @property
-    def parents(self):
-        return self._metadata[ParentNodeProvider]
+        """Line and column of every node (LibCST metadata): only for files that get converted."""
+        return MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
 
     @cached_property
     def _calls_by_func(self) -> dict[cst.CSTNode, list[cst.Call]]:
@@ -159,10 +169,11 @@ class Facts:
 
     def scope(self, node: cst.CSTNode) -> Scope:
         """The function that runs `node` (lambdas and comprehensions belong to it), or the module."""
-        for anc in self.ancestors(node):
-            if isinstance(anc, cst.FunctionDef):
-                return anc
-        return self.module
+        if node not in self._scopes:
+            parent = self.parents.get(node)
+            self._scopes[node] = self.module if parent is None else \
+                parent if isinstance(parent, cst.FunctionDef) else self.scope(parent)
+        return self._scopes[node]
 
     def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
         for anc in self.ancestors(node):
@@ -180,14 +191,17 @@ class Facts:
         return body[body.index(stmt) + 1:]
 
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
-        return node is container or any(a is container for a in self.ancestors(node))
+        first, end = self.spans[container]
+        return first <= self.spans[node][0] < end
 
     def before(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-        pa, pb = self.positions[a].start, self.positions[b].start
-        return (pa.line, pa.column) < (pb.line, pb.column)
+        """Does `a` start before `b` in the source?"""
+        return self.spans[a][0] < self.spans[b][0]
 
     def calls_in(self, node: cst.CSTNode) -> list[cst.Call]:
-        return [c for c in self.calls if self.is_inside(c, node)]
+        """The calls within `node`, itself included (calls were collected in pre-order)."""
+        first, end = self.spans[node]
+        return self.calls[bisect.bisect_left(self._call_order, first):bisect.bisect_left(self._call_order, end)]
 
     # names and data flow ---------------------------------------------------------------------
     def qualify(self, node: cst.CSTNode) -> str | None:
@@ -329,7 +343,7 @@ class Facts:
             return False
         return any(self.is_backward(c) for c in self.calls) or bool(self.optimizers)
 
-    @property
+    @cached_property
     def optimizers(self) -> list[cst.Call]:
         return [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c)]
 

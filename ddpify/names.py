@@ -70,9 +70,6 @@ class Imports:
         full = self.aliases[head] + ("." + rest if rest else "")
         return CANONICAL.get(full, full)
 
-    def is_(self, node: cst.CSTNode, *qualified: str) -> bool:
-        return self.qualify(node) in qualified
-
     def imports_module(self, prefix: str) -> bool:
         return any(v == prefix or v.startswith(prefix + ".") for v in self.aliases.values())
 

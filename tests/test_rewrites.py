@@ -335,3 +335,15 @@ def test_only_and_skip_select_rewrites():
     assert "DistributedDataParallel(model" in only and "init_distributed_mode" not in only
     skipped, _ = run(script(), skip=frozenset({"wrap-model"}))
     assert "DistributedDataParallel(model" not in skipped and "init_distributed_mode()" in skipped
+
+
+def test_an_if_that_only_steps_a_scheduler_is_no_accumulation_boundary():
+    code, _ = run(script(loop="""
+for epoch in range(3):
+    for i, (x, y) in enumerate(train_loader):
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+"""))
+    assert "no_sync" not in code

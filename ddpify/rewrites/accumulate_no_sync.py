@@ -17,7 +17,8 @@
 DDP all-reduces gradients in every backward; on the micro-steps that only accumulate, that
 traffic is wasted. `no_sync()` must enclose the forward AND the backward of those steps.
 Applied when the forward, the backward and the `if` that steps the optimizer sit in one
-block, and the condition does not depend on what the forward computes.
+block, the optimizer steps nowhere else after the backward, and the condition does not depend
+on what the forward computes. An `if` that only steps a scheduler is no accumulation boundary.
 """
 
 from __future__ import annotations
@@ -43,10 +44,12 @@ def rewrite(facts, edits, options) -> None:
         block, body = facts.block(backward)
         if not isinstance(block, cst.IndentedBlock):
             continue
-        step_if = next((s for s in body[body.index(backward) + 1:] if isinstance(s, cst.If) and _steps(s)), None)
+        after = body[body.index(backward) + 1:]
+        step_if = next((s for s in after if isinstance(s, cst.If) and _steps_optimizer(facts, s)), None)
         model, first = _forward(facts, body[:body.index(backward)], refs)
-        if step_if is None or model is None:
-            continue
+        if step_if is None or model is None or any(_steps_optimizer(facts, s) for s in after
+                                                   if not isinstance(s, cst.If)):
+            continue  # no accumulation here: the optimizer steps after every backward
         span = body[body.index(first):body.index(backward) + 1]
         condition = step_if.test
         if _assigned_in(span, condition) or FLAG in _names(facts.module.code_for_node(condition)):
@@ -60,9 +63,16 @@ def rewrite(facts, edits, options) -> None:
                      "optimizer (no_sync on the others)")
 
 
-def _steps(stmt: cst.If) -> bool:
-    """Does the `if` step an optimizer (`optimizer.step()`, `scaler.step(optimizer)`)?"""
-    return bool(m.findall(stmt.body, m.Call(func=m.Attribute(attr=m.Name("step")))))
+def _steps_optimizer(facts, stmt) -> bool:
+    """Does `stmt` step an optimizer (`optimizer.step()`, `scaler.step(optimizer)`), not merely
+    a learning-rate scheduler?"""
+    for call in facts.calls_in(stmt):
+        if not m.matches(call.func, m.Attribute(attr=m.Name("step"))):
+            continue
+        for candidate in [call.func.value, *(a.value for a in call.args)]:
+            if any(isinstance(o, cst.Call) and o in facts.optimizers for o in facts.origins(candidate)):
+                return True
+    return False
 
 
 def _forward(facts, stmts, refs):

@@ -53,7 +53,8 @@ def _sees_wrapper(facts, attr, model, ref) -> bool:
         return False
     for target, value, stmt in facts.assigns:
         if facts.ref(target, stmt) == ref and facts.before(model.anchor, stmt) and facts.before(stmt, attr) \
-                and not facts.is_inside(attr, stmt) and not m.findall(value, mt.dotted_matcher(model.name)):
+                and not facts.is_inside(stmt, model.anchor) and not facts.is_inside(attr, stmt) \
+                and not m.findall(value, mt.dotted_matcher(model.name)):
             return False
     return True
 
