@@ -77,7 +77,7 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
     gate = _leave_alone(facts)
     if gate is not None:
         return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)
-    edits = edit_set.Edits(facts.positions)
+    edits = edit_set.Edits(module)
     rewrites = options.selected()
     for rewrite in rewrites:
         try:
@@ -85,12 +85,11 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
         except Exception as exc:  # report which rewrite broke, with the cause chained
             raise RewriteError(rewrite.name, f"{type(exc).__name__}: {exc}") from exc
     try:
-        output = edit_set.apply(module, edits)
+        output = edit_set.apply(module, edits, facts.parents)
     except Exception as exc:
         raise RewriteError(_culprit(module, facts, rewrites, options), f"{type(exc).__name__}: {exc}") from exc
     _check_compiles(output, module, facts, rewrites, options)
-    changes = sorted(edits.changes, key=lambda c: c.line)
-    return Result(data, output.bytes, changes, module.encoding)
+    return Result(data, output.bytes, edits.changes(), module.encoding)
 
 
 def _leave_alone(facts: Facts) -> str | None:
@@ -119,11 +118,11 @@ def _check_compiles(output: cst.Module, module, facts, rewrites, options) -> Non
 def _culprit(module: cst.Module, facts: Facts, rewrites, options) -> str:
     """The first rewrite whose edits, applied with those of the rewrites before it, break the code."""
     for i in range(1, len(rewrites) + 1):
-        edits = edit_set.Edits(facts.positions)
+        edits = edit_set.Edits(module)
         try:
             for rewrite in rewrites[:i]:
                 rewrite.apply(facts, edits.for_rewrite(rewrite.name), options)
-            compile(edit_set.apply(module, edits).code, "<ddpify output>", "exec")
+            compile(edit_set.apply(module, edits, facts.parents).code, "<ddpify output>", "exec")
         except Exception:
             return rewrites[i - 1].name
     return "ddpify"

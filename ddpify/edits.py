@@ -17,6 +17,7 @@ import libcst.matchers as m
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
+from ddpify.lines import line_numbers
 from ddpify.report import CHANGE, WARNING, Change
 
 NodeFn = Callable[[cst.CSTNode], cst.CSTNode]
@@ -25,27 +26,30 @@ NodeFn = Callable[[cst.CSTNode], cst.CSTNode]
 class Edits:
     """Collects edits and report records; `for_rewrite` gives each rewrite a view that signs its records."""
 
-    def __init__(self, positions) -> None:
-        self._positions = positions
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
         self.replacements: dict[cst.CSTNode, list[NodeFn]] = defaultdict(list)
         self.before: dict[cst.CSTNode, list[cst.BaseStatement]] = defaultdict(list)
         self.after: dict[cst.CSTNode, list[cst.BaseStatement]] = defaultdict(list)
         self.comments: dict[cst.CSTNode, list[str]] = defaultdict(list)
         self.enclosed: dict[cst.CSTNode, str] = {}
         self.imports: list[tuple[str, str | None]] = []
-        self.changes: list[Change] = []
+        self.records: list[tuple[str, cst.CSTNode, str, str]] = []
         self.rewrite = ""
 
     def for_rewrite(self, name: str) -> "Edits":
         self.rewrite = name
         return self
 
-    def line(self, node: cst.CSTNode) -> int:
-        return self._positions[node].start.line
-
     # report -----------------------------------------------------------------------------------
     def record(self, node: cst.CSTNode, message: str, kind: str = CHANGE) -> None:
-        self.changes.append(Change(self.rewrite, self.line(node), message, kind))
+        self.records.append((self.rewrite, node, message, kind))
+
+    def changes(self) -> list[Change]:
+        """The records as report lines, in source order (lines computed once, for these nodes only)."""
+        lines = line_numbers(self.module, {node for _, node, _, _ in self.records})
+        changes = [Change(rewrite, lines[node], message, kind) for rewrite, node, message, kind in self.records]
+        return sorted(changes, key=lambda c: c.line)
 
     def todo(self, stmt: cst.CSTNode, message: str) -> None:
         """A `# TODO(ddpify): message` above `stmt`, and a warning in the report."""
@@ -86,10 +90,14 @@ def _statements(items: Iterable[cst.BaseStatement | str]) -> list[cst.BaseStatem
 
 
 class _Apply(cst.CSTTransformer):
-    def __init__(self, edits: Edits) -> None:
+    def __init__(self, edits: Edits, parents: dict[cst.CSTNode, cst.CSTNode]) -> None:
         super().__init__()
         self.edits = edits
         self.enclosed: dict[cst.CSTNode, str] = {}  # updated statement -> its compound's header
+        self.on_path = _on_path_to(edits, parents)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return node in self.on_path  # subtrees without edits are kept as they are
 
     def on_leave(self, original_node, updated_node):
         e = self.edits
@@ -137,9 +145,20 @@ def _flatten(before, after):
     return cst.FlattenSentinel([*before, *after]) if before or after else cst.RemoveFromParent()
 
 
-def apply(module: cst.Module, edits: Edits) -> cst.Module:
-    """Apply every edit in one walk, then add the imports the edits need."""
-    module = module.visit(_Apply(edits))
+def _on_path_to(edits: Edits, parents) -> set[cst.CSTNode]:
+    """The edited nodes and all their ancestors: the only nodes the walk has to enter."""
+    path: set[cst.CSTNode] = set()
+    targets = [*edits.replacements, *edits.before, *edits.after, *edits.comments, *edits.enclosed]
+    for node in targets:
+        while node is not None and node not in path:
+            path.add(node)
+            node = parents.get(node)
+    return path
+
+
+def apply(module: cst.Module, edits: Edits, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.Module:
+    """Apply every edit in one walk over the edited paths, then add the imports the edits need."""
+    module = module.visit(_Apply(edits, parents))
     return _add_imports(module, edits.imports) if edits.imports else module
 
 

@@ -1,7 +1,7 @@
 """One analysis pass over the script; the rewrites read these facts and never re-walk the tree.
 
 What is found:
-- the imports (`names.Imports`), parents and positions (LibCST metadata, resolved once);
+- the imports (`names.Imports`), each node's parent and its place in source order;
 - every call, loop, assignment, function and class, grouped for the rewrites;
 - what trains: optimizers and the models they train, `.backward()` calls, the batch loops that
   drive them and the epoch loops around those (through calls into helper functions);
@@ -19,7 +19,6 @@ from functools import cached_property
 from typing import Iterator
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ddpify import matchers as mt
 from ddpify.names import Imports, dotted
@@ -119,11 +118,6 @@ class Facts:
         self._scopes: dict[cst.CSTNode, Scope] = {}
 
     @cached_property
-    def positions(self):
-        """Line and column of every node (LibCST metadata): only for files that get converted."""
-        return MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
-
-    @cached_property
     def _calls_by_func(self) -> dict[cst.CSTNode, list[cst.Call]]:
         found: dict[cst.CSTNode, list[cst.Call]] = defaultdict(list)
         for call in self.calls:
@@ -148,9 +142,6 @@ class Facts:
         return loaders.find(self)
 
     # tree navigation ---------------------------------------------------------------------------
-    def line(self, node: cst.CSTNode) -> int:
-        return self.positions[node].start.line
-
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(node)
 

@@ -68,8 +68,8 @@ def _replace_dataparallel(facts, edits, model, lines) -> None:
     else:
         edits.replace(call, lambda node: inner.value)
     edits.insert_after(model.anchor, *lines)
-    edits.record(model.defined, f"nn.DataParallel replaced by DistributedDataParallel for `{target}`, "
-                 f"wrapped after its set-up (line {facts.line(model.anchor)})")
+    later = ", wrapped after the set-up that follows it" if model.setup else ""
+    edits.record(model.defined, f"nn.DataParallel replaced by DistributedDataParallel for `{target}`{later}")
     for stmt in model.setup:
         for attr in m.findall(stmt, m.Attribute(value=mt.dotted_matcher(target), attr=m.Name("module"))):
             edits.replace(attr, lambda node: node.value)
