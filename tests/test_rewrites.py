@@ -347,3 +347,15 @@ for epoch in range(3):
             scheduler.step()
 """))
     assert "no_sync" not in code
+
+
+def test_a_forward_inside_a_guarded_write_bypasses_ddp():
+    code, _ = run(script(tail="""
+        torch.save(model(torch.randn(1, 2)), "sample.pt")
+        def dump():
+            out = model(torch.randn(1, 2))
+            torch.save(out, "dump.pt")
+        dump()
+        """))
+    assert 'torch.save(model.module(torch.randn(1, 2)), "sample.pt")' in code
+    assert "    out = model(torch.randn(1, 2))\n    if is_main_process():\n        torch.save(out" in code

@@ -13,10 +13,12 @@
 
 Guarded: `torch.save`, files opened for writing, json/pickle/numpy dumps, `shutil` copies,
 `savefig`, `save_image`, wandb calls and `SummaryWriter` logging (the writer is None elsewhere).
+A helper that only writes (`save_checkpoint(...)`) is guarded where it is called, and an `if`
+whose body only writes takes the condition (`if args.save_model and is_main_process():`).
 `os.makedirs` stays on every process (harmless), as do forward passes: a model call under a
-rank guard would deadlock DDP. When a later `torch.load` in the same function reads what was
-saved, a `barrier()` follows the save so no process reads a half-written file. `print` needs
-nothing: the runtime silences it off the main process.
+rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
+later `torch.load` in the same function reads what was saved, a `barrier()` follows the save.
+`print` needs nothing: the runtime silences it off the main process.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def rewrite(facts, edits, options) -> None:
                 f"{what} created on the main process only (None elsewhere)")
         else:
             edits.guard(stmt, GUARD, f"{what} runs on the main process only")
+        _forward_through_module(facts, edits, stmt)
     for stmt in saves:
         if _read_back_later(facts, stmt):
             edits.insert_after(stmt, "barrier()\n")
@@ -136,6 +139,17 @@ def _and_main(test: cst.BaseExpression) -> cst.BaseExpression:
     return cst.BooleanOperation(test, cst.And(), cst.parse_expression(GUARD))
 
 
+def _forward_through_module(facts, edits, stmt) -> None:
+    """A forward pass inside a statement that now runs on one process must bypass DDP, whose
+    forward talks to the other processes (buffers): `torch.save(netG(z), p)` -> `netG.module(z)`."""
+    for call in facts.calls_in(stmt):
+        name = dotted(call.func)
+        if name is not None and facts.ref(call.func) in facts.wrapped_refs:
+            edits.replace(call.func, lambda node: cst.Attribute(value=node, attr=cst.Name("module")),
+                          f"`{name}(...)` runs on the main process only: through `{name}.module`, "
+                          "as DDP's forward would wait for the other processes")
+
+
 def _already_guarded(facts, stmt, writes) -> bool:
     """Inside a rank check of the user's, or inside another statement being guarded."""
     for anc in facts.ancestors(stmt):
@@ -179,7 +193,9 @@ def _harmless(facts, stmt, writes) -> bool:
     small = stmt.body[0]
     if m.matches(small, m.Expr(m.Call(func=m.Name("print")))):
         return True
-    return isinstance(small, cst.Assign) and not any(facts.user_functions(c) for c in facts.calls_in(small))
+    return isinstance(small, cst.Assign) and not any(
+        facts.user_functions(c) or dotted(c.func) and facts.ref(c.func) in facts.wrapped_refs
+        for c in facts.calls_in(small))  # a helper that calls the model must run everywhere
 
 
 def _read_back_later(facts, stmt) -> bool:
