@@ -38,6 +38,7 @@ class Loaders:
     epoch_loops: list[EpochLoop]
     unlooped: list[cst.Call]  # sharded loaders no epoch loop re-iterates
     manual: list[cst.For]  # batch loops that slice tensors by hand
+    sharded_loops: list[cst.For]  # batch loops over a sharded loader
 
 
 def find(facts: Facts) -> Loaders:
@@ -54,7 +55,8 @@ def find(facts: Facts) -> Loaders:
     loops, looped = _epoch_loops(facts, fed, training)
     unlooped = [c for c in training if c not in looped]
     manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and _slices_by_hand(facts, lp)]
-    return Loaders(training, iterable, loops, unlooped, manual)
+    sharded_loops = list(dict.fromkeys(lp for c in training for lp in fed.get(c, ())))
+    return Loaders(training, iterable, loops, unlooped, manual, sharded_loops)
 
 
 def _loader_calls_in(facts, origins, loader_calls) -> list[cst.Call]:

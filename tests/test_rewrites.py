@@ -359,3 +359,18 @@ def test_a_forward_inside_a_guarded_write_bypasses_ddp():
         """))
     assert 'torch.save(model.module(torch.randn(1, 2)), "sample.pt")' in code
     assert "    out = model(torch.randn(1, 2))\n    if is_main_process():\n        torch.save(out" in code
+
+
+def test_a_shard_sum_divided_by_the_full_dataset_size_gets_a_todo():
+    code, changes = run(script(loop="""
+for epoch in range(3):
+    correct = 0
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        correct += (model(x) > 0).sum().item()
+    accuracy = correct / len(train_loader.dataset)
+    batches = correct / len(train_loader)
+"""))
+    assert code.count("# TODO(ddpify): `correct` sums this process's shard only") == 1
+    assert any("divided by the full dataset size" in w for w in warnings(changes))

@@ -24,6 +24,7 @@ from ddpify.rewrites import (
     main_process_only,
     set_epoch,
     shard_data,
+    shard_metrics,
     unwrap_model,
     wrap_model,
 )
@@ -51,6 +52,7 @@ REWRITES: tuple[Rewrite, ...] = tuple(_load(m) for m in (
     set_epoch,
     accumulate_no_sync,
     agree_stop,
+    shard_metrics,
     main_process_only,
     load_map_location,
 ))

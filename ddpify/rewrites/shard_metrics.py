@@ -1,0 +1,54 @@
+"""shard-metrics: say where a sum over one process's shard is divided by the full dataset size.
+
+    for inputs, labels in dataloaders[phase]:       # sharded: this process sees 1/N of it
+        running_corrects += (preds == labels).sum()
+    epoch_acc = running_corrects.double() / dataset_sizes[phase]
+->
+    # TODO(ddpify): `running_corrects` sums this process's shard only, but is divided by the
+    # full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads 1/N ...
+    epoch_acc = running_corrects.double() / dataset_sizes[phase]
+
+Training continues correctly (DDP averages gradients); only the printed or logged number is
+off. The sum cannot be reduced automatically where the same code also runs over an unsharded
+loader (a shared train/val loop), so ddpify says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+NAME = "shard-metrics"
+SUMMARY = "flag metrics summed over one shard but divided by the full dataset size (TODO)"
+
+SUM = m.AugAssign(target=m.Name(), operator=m.AddAssign())
+
+
+def rewrite(facts, edits, options) -> None:
+    for loop in facts.loaders.sharded_loops:
+        sums = {node.target.value for node in m.findall(loop.body, SUM)}
+        if not sums:
+            continue
+        scope = facts.scope(loop)
+        for stmt in _later_statements(facts, loop, scope):
+            for division in m.findall(stmt, m.BinaryOperation(operator=m.Divide())):
+                used = {n.value for n in m.findall(division.left, m.Name())} & sums
+                if used and _mentions_full_size(division.right):
+                    name = sorted(used)[0]
+                    edits.todo(stmt, f"`{name}` sums this process's shard only, but is divided by the full "
+                               "dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads "
+                               "about 1/world_size of the true value")
+                    break
+
+
+def _later_statements(facts, loop, scope):
+    """Simple statements of the same function that come after the loop."""
+    for target, value, stmt in facts.assigns:
+        if facts.scope(stmt) is scope and facts.before(loop, stmt) and not facts.is_inside(stmt, loop):
+            yield facts.statement(stmt)
+
+
+def _mentions_full_size(node: cst.CSTNode) -> bool:
+    """`len(loader.dataset)`, `dataset_sizes[phase]`, `num_samples`..."""
+    code = cst.Module([]).code_for_node(node)
+    return ".dataset" in code or "size" in code.lower() or "num_samples" in code
