@@ -2,14 +2,15 @@
 
 A *unit* is the bodies of a few fixtures that define a ``main()`` (``UNIT``). Copy ``k`` of the
 unit gets every top-level name it defines (classes, functions, module constants) renamed with
-a suffix naming the fixture and the copy (``main_a1``, ``Net_b3``; LibCST renames ``Name`` nodes only, so attributes such as ``self.fc1``
-and strings are untouched). The imports of all fixtures come once, at the top; one
-``if __name__ == "__main__":`` guard at the end calls the first fixture's first ``main``. Every copy
-keeps its own argparse, DataLoaders, model, optimizer, epoch loop and ``torch.save``, so
-ddpify converts every copy (the conversion work grows with the copies), and ``n`` units have
-``n`` times the body lines of one unit plus a fixed header.
+a suffix naming the fixture and the copy (``main_a1``, ``Net_b3``): LibCST renames the ``Name``
+nodes that refer to them; attributes such as ``model.train``, keyword arguments such as
+``train=True`` and strings are untouched. The imports of all fixtures come once, at the top;
+one ``if __name__ == "__main__":`` guard at the end calls the first fixture's first ``main``.
+Every copy keeps its own argparse, DataLoaders, model, optimizer, epoch loop and
+``torch.save``, so ddpify converts every copy (the conversion work grows with the copies), and
+``n`` units have ``n`` times the body lines of one unit plus a fixed header.
 
-    python bench/make_large.py UNITS OUT.py      # e.g. 10 units: ~3,500 lines
+    python bench/make_large.py UNITS OUT.py      # e.g. 10 units: ~3,300 lines
 """
 
 from __future__ import annotations
@@ -58,6 +59,13 @@ class _Rename(cst.CSTTransformer):
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         return updated.with_changes(value=updated.value + self.suffix) if updated.value in self.names else updated
+
+    # `model.train()` and `MNIST(train=True)` are not the top-level `train`: keep those names
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
 
 
 def _parts(name: str):

@@ -296,23 +296,27 @@ def axis_5(work: Path, reps: int, quick: bool) -> None:
                "DDPIFY_BENCH_PROBE_HOOK": "1" if hook else "0"}
         r = run([TORCHRUN, "--standalone", "--nproc_per_node=2", str(scripts[name]), *args], env=env, cwd=work)
         ranks = [json.loads((probe / f"rank{i}.json").read_text()) for i in range(2)]
-        steps = ranks[0]["steps"]
+        steps, cpu = ranks[0]["steps"], [rank["cpu"] for rank in ranks]
         return {"wall": r.wall, "steps": len(steps), "rate": (len(steps) - 1) / (steps[-1] - steps[0]),
+                "cpu_per_step": statistics.mean((c[-1] - c[0]) / (len(c) - 1) for c in cpu),
                 "events": ranks[0]["events"], "losses": [l for l in r.out.splitlines() if "loss" in l]}
 
     timed = {name: [] for name in scripts}
     for rep in range(reps):
         for name in (list(scripts) if rep % 2 == 0 else list(scripts)[::-1]):
             timed[name].append(launch(name, hook=False))
-            print(f"  {name:<11} {timed[name][-1]['rate']:.0f} steps/s, {timed[name][-1]['steps']} steps, "
-                  f"wall {timed[name][-1]['wall']:.1f} s", flush=True)
+            t = timed[name][-1]
+            print(f"  {name:<11} {t['rate']:.0f} steps/s, {t['steps']} steps, {t['cpu_per_step'] * 1e3:.2f} CPU ms/step/rank, "
+                  f"whole run {t['wall']:.1f} s", flush=True)
     rate = {name: statistics.median(t["rate"] for t in ts) for name, ts in timed.items()}
     wall = {name: statistics.median(t["wall"] for t in ts) for name, ts in timed.items()}
+    cpu = {name: statistics.median(t["cpu_per_step"] for t in ts) for name, ts in timed.items()}
     if timed["converted"][0]["losses"] != timed["handwritten"][0]["losses"]:
         note("note: converted and hand-written runs printed different losses")
     row("5 training: converted / hand-written DDP, optimizer steps/s (rank 0, first to last step)",
-        f"{rate['converted']:.0f} vs {rate['handwritten']:.0f} steps/s; whole run {wall['converted']:.1f} s vs "
-        f"{wall['handwritten']:.1f} s; {timed['converted'][0]['steps']} steps/rank", ">= 0.98",
+        f"{rate['converted']:.0f} vs {rate['handwritten']:.0f} steps/s (CPU/step ratio {cpu['handwritten'] / cpu['converted']:.2f}); "
+        f"whole run {wall['converted']:.1f} s vs {wall['handwritten']:.1f} s; {timed['converted'][0]['steps']} steps/rank",
+        ">= 0.98",
         rate["converted"] / rate["handwritten"], 0.98, at_least=True)
 
     counted = {name: launch(name, hook=True) for name in scripts}
@@ -337,6 +341,32 @@ def axis_5(work: Path, reps: int, quick: bool) -> None:
         f"extra <= 1 per epoch ({epochs})", extra_training / epochs, 1.0)
 
 
+def import_breakdown(reps: int) -> None:
+    """Median -X importtime cumulative ms of what `ddpify --help` imports beyond `import libcst, click`."""
+    watch = ("libcst", "click", "libcst.matchers", "libcst.codemod", "libcst.metadata", "ddpify.cli",
+             "concurrent.futures.process", "difflib")
+    found: dict[str, list[float]] = {}
+    own: list[float] = []
+    for _ in range(reps):
+        err = run([PY, "-X", "importtime", DDPIFY, "--help"]).err
+        total_own = 0.0
+        for line in err.splitlines():
+            if not line.startswith("import time:") or "|" not in line:
+                continue
+            self_us, cum_us, name = (x.strip() for x in line[len("import time:"):].split("|"))
+            if not self_us.isdigit():  # the header line
+                continue
+            if name in watch:
+                found.setdefault(name, []).append(int(cum_us) / 1e3)
+            if name.startswith("ddpify"):
+                total_own += int(self_us) / 1e3
+        own.append(total_own)
+    parts = [f"{name} {statistics.median(v):.0f}" for name, v in found.items()]
+    note("ddpify --help imports (-X importtime, cumulative ms, median of "
+         f"{reps}; nested modules count in their parents): " + ", ".join(parts)
+         + f"; ddpify's own modules' self time {statistics.median(own):.0f}")
+
+
 def axis_6(reps: int) -> None:
     print(f"\n[6] start-up, {reps} reps each", flush=True)
     runs = alternate({"ddpify --help": [DDPIFY, "--help"], "import libcst, click": [PY, "-c", "import libcst, click"]},
@@ -345,6 +375,7 @@ def axis_6(reps: int) -> None:
     row("6 start-up: ddpify --help / python -c 'import libcst, click'",
         f"{ms(a)} vs {ms(b)} (CPU {med(runs['ddpify --help'], 'cpu') / med(runs['import libcst, click'], 'cpu'):.2f}x)",
         "<= 1.20x", a / b, 1.2)
+    import_breakdown(max(3, reps // 4))
 
     runs = alternate({"torch": [PY, "-c", "import torch"], "torch+runtime": [PY, "-c", "import torch, ddpify_runtime"]},
                      reps)

@@ -6,11 +6,12 @@ does not import torch itself: a ``sys.meta_path`` finder waits for ``import torc
 then installs:
 
 * a global optimizer step post-hook (``torch.optim.optimizer.register_optimizer_step_post_hook``)
-  that records ``time.perf_counter()`` after every ``optimizer.step()``;
+  that records ``time.perf_counter()`` and ``time.process_time()`` after every ``optimizer.step()``;
 * wrappers around the collectives in the ``torch.distributed`` namespace (``all_reduce``,
   ``barrier``, ``broadcast``, ``_broadcast_coalesced`` ... the names scripts, ``ddpify_runtime``
   and DDP's Python side look up at call time). Nested calls inside c10d are not counted twice:
-  only the namespace attributes are wrapped, not c10d's module globals;
+  only the namespace attributes are wrapped, not c10d's module globals (and the ``all_reduce``
+  that our comm hook below makes is counted as its bucket, not again);
 * with ``DDPIFY_BENCH_PROBE_HOOK=1`` only (the counting run, not the timing runs, since a Python
   comm hook is slower than DDP's built-in C++ all-reduce): a DDP comm hook on every
   ``DistributedDataParallel`` that counts gradient buckets, then runs DDP's default all-reduce.
@@ -29,6 +30,7 @@ import time
 
 _DIR = os.environ.get("DDPIFY_BENCH_PROBE")
 _STEPS = []  # perf_counter after each optimizer.step()
+_CPU = []  # process_time (this process's CPU seconds) after each optimizer.step()
 _EVENTS = []  # (collective name, optimizer steps done when it was called)
 _IN_HOOK = [False]  # inside our comm hook: its own dist.all_reduce is the bucket, counted once
 COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "broadcast",
@@ -42,7 +44,11 @@ def _install():
     from torch.nn.parallel import DistributedDataParallel
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
-    register_optimizer_step_post_hook(lambda optimizer, args, kwargs: _STEPS.append(time.perf_counter()))
+    def after_step(optimizer, args, kwargs):
+        _STEPS.append(time.perf_counter())
+        _CPU.append(time.process_time())
+
+    register_optimizer_step_post_hook(after_step)
 
     def counted(name, fn):
         def wrapper(*args, **kwargs):
@@ -77,7 +83,7 @@ def _install():
 
 def _dump():
     with open(os.path.join(_DIR, f"rank{os.environ.get('RANK', '0')}.json"), "w") as f:
-        json.dump({"steps": _STEPS, "events": _EVENTS}, f)
+        json.dump({"steps": _STEPS, "cpu": _CPU, "events": _EVENTS}, f)
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder):
