@@ -374,3 +374,11 @@ for epoch in range(3):
 """))
     assert code.count("# TODO(ddpify): `correct` sums this process's shard only") == 1
     assert any("divided by the full dataset size" in w for w in warnings(changes))
+
+
+@pytest.mark.parametrize("guard", ["if torch.cuda.device_count() > 1:\n", "if torch.cuda.device_count() > 1:\n    print('GPUs')\n"])
+def test_dataparallel_under_a_gpu_count_check_becomes_an_unconditional_wrap(guard):
+    code, _ = run(script(model="model = torch.nn.Linear(2, 1)\n" + guard + "    model = torch.nn.DataParallel(model)"))
+    assert "model = model" not in code and "torch.nn.DataParallel" not in code
+    assert code.count("DistributedDataParallel(model") == 1
+    assert "\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" in code

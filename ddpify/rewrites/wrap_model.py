@@ -56,20 +56,33 @@ def _replace_dataparallel(facts, edits, model, lines) -> None:
                  "batch: divide a total batch size by get_world_size() to keep the old global batch", kind="warning")
     inner = mt.positional(call, 0) or mt.keyword(call, "module")
     target = model.name
-    same = facts.module.code_for_node(inner.value) == target
-    whole = m.matches(model.defined, m.SimpleStatementLine(body=[m.Assign(value=m.Call())])) and \
-        model.defined.body[0].value is call
-    if model.anchor is model.defined and whole:  # `model = nn.DataParallel(model)`: wrap in place
-        edits.replace(model.defined, lambda node: cst.FlattenSentinel([cst.parse_statement(s) for s in lines]),
+    statement = facts.statement(call)
+    whole = m.matches(statement, m.SimpleStatementLine(body=[m.Assign()])) and statement.body[0].value is call
+    if statement is model.anchor and whole:  # `model = nn.DataParallel(model)`: wrap in place
+        edits.replace(statement, lambda node: cst.FlattenSentinel([cst.parse_statement(s) for s in lines]),
                       f"nn.DataParallel replaced by DistributedDataParallel for `{target}`")
         return
-    if same and whole:
-        edits.replace(model.defined, lambda node: cst.RemoveFromParent())
+    if whole and facts.module.code_for_node(inner.value) == target:
+        _remove(facts, edits, statement)
     else:
         edits.replace(call, lambda node: inner.value)
     edits.insert_after(model.anchor, *lines)
     later = ", wrapped after the set-up that follows it" if model.setup else ""
-    edits.record(model.defined, f"nn.DataParallel replaced by DistributedDataParallel for `{target}`{later}")
+    edits.record(statement, f"nn.DataParallel replaced by DistributedDataParallel for `{target}`{later}")
     for stmt in model.setup:
         for attr in m.findall(stmt, m.Attribute(value=mt.dotted_matcher(target), attr=m.Name("module"))):
             edits.replace(attr, lambda node: node.value)
+
+
+def _remove(facts, edits, statement) -> None:
+    """Drop `model = nn.DataParallel(model)`; and the `if n_gpu > 1:` around it when nothing else
+    is left in it (the wrap that replaces it applies on every path)."""
+    block = facts.parent(statement)
+    owner = facts.parent(block)
+    if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
+        if isinstance(owner, cst.If) and owner.orelse is None and not isinstance(facts.parent(owner), cst.If):
+            edits.replace(owner, lambda node: cst.RemoveFromParent())
+        else:
+            edits.replace(statement, lambda node: cst.parse_statement("pass\n"))
+    else:
+        edits.replace(statement, lambda node: cst.RemoveFromParent())
