@@ -6,9 +6,9 @@ Wraps, in this process only, the steps `ddpify.convert.convert` goes through (pa
 `Facts` pass, the lazily computed `Facts.loaders` / `Facts.models`, each rewrite, applying
 the edits, the compile check and the report's line numbers) and prints the median seconds
 of each over REPS conversions (after one warm-up). Times are exclusive: `Facts.loaders`,
-computed on first use inside a rewrite, is counted as itself, not as that rewrite. A step that the code no longer has is
-skipped; "other" is the rest of convert() (mostly the final codegen). For the functions
-inside a phase: `python -m cProfile -s cumtime` on convert() (see bench/RESULTS.md).
+computed on first use inside a rewrite, counts as itself, not as that rewrite. A step the
+code no longer has is skipped; "other" is the rest of convert() (mostly the final codegen).
+For the functions inside a phase: bench/hotspots.py (cProfile, ddpify's functions only).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def main(path: str, reps: int = 3) -> None:
     print(f"{path}: {len(data.splitlines())} lines, median of {reps}")
     total = statistics.median(samples["TOTAL convert()"])
     for name, values in sorted(samples.items(), key=lambda kv: -statistics.median(kv[1])):
-        print(f"  {name:<40} {statistics.median(values):8.3f} s  {statistics.median(values) / total:6.1%}")
+        print(f"  {name:<46} {statistics.median(values):8.3f} s  {statistics.median(values) / total:6.1%}")
 
 
 if __name__ == "__main__":

@@ -58,6 +58,10 @@ class RewriteError(Exception):
         return f"rewrite {self.rewrite!r} failed: {self.detail}"
 
 
+# Libraries that launch and synchronise processes themselves: their scripts are not single-GPU.
+DISTRIBUTING_FRAMEWORKS = ("accelerate", "lightning", "pytorch_lightning", "deepspeed", "horovod",
+                           "fairscale", "colossalai", "ray.train")
+
 # LibCST walks the tree recursively: long implicit string concatenations and deeply nested
 # expressions (pydoc's topics.py) need more than Python's default limit of 1000 frames.
 RECURSION_LIMIT = 20_000
@@ -103,6 +107,9 @@ def _leave_alone(facts: Facts) -> str | None:
             imports.imports_module("torch.distributed") and any(
                 (facts.qualify(c.func) or "").startswith("torch.distributed.") for c in facts.calls)):
         return "already distributed (uses torch.distributed); left unchanged"
+    framework = next((f for f in DISTRIBUTING_FRAMEWORKS if imports.imports_module(f)), None)
+    if framework is not None:
+        return f"distributed by {framework}, which ddpify does not convert; left unchanged"
     if not facts.has_training:
         return "no training loop found (no optimizer, no .backward()); left unchanged"
     return None

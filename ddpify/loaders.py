@@ -5,7 +5,7 @@ assignments, helper functions that return it, dicts keyed by phase, `self.` attr
 arguments of the functions that own the loop. A loader that no training loop reads, or whose
 name says it evaluates, is left unsharded: every process evaluates the full set and gets the
 numbers the single-GPU script printed. A loader that trains with `shuffle=False` is sharded
-with `DistributedSampler(..., shuffle=False)`.
+with `DistributedSampler(..., shuffle=False)`. No loader is sharded when no model is wrapped.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def find(facts: Facts) -> Loaders:
     training = [c for c in fed if not _evaluates(facts, c)]
     if not fed:
         training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
+    if not facts.models.wrapped:  # without DDP, sharded data would train a different model per process
+        training = []
     iterable = [c for c in training if _is_iterable_dataset(facts, c)]
     training = [c for c in training if c not in iterable]
     loops, looped = _epoch_loops(facts, fed, training)

@@ -56,6 +56,8 @@ def is_epoch_loop(loop: cst.For | cst.While) -> bool:
 
 
 def is_optimizer(qualified: str | None, call: cst.Call) -> bool:
+    if m.matches(call.func, OPTIMIZER_FACTORY):
+        return True
     if qualified is None:
         name = dotted(call.func)
         return name is not None and name.split(".")[-1] in OPTIMIZER_NAMES
@@ -100,6 +102,8 @@ PREAMBLE = (m.SimpleStatementLine(body=[m.AtLeastN(m.Import() | m.ImportFrom(), 
 
 
 PARAMETERS_ATTR = m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters"))
+# nanoGPT/minGPT build the optimizer in a method of the model
+OPTIMIZER_FACTORY = m.Attribute(attr=m.Name("configure_optimizers"))
 
 
 def dotted_matcher(name: str) -> m.BaseMatcherNode:
@@ -108,6 +112,17 @@ def dotted_matcher(name: str) -> m.BaseMatcherNode:
     if not base:
         return m.Name(last)
     return m.Attribute(value=dotted_matcher(".".join(base)), attr=m.Name(last))
+
+
+def references(node: cst.CSTNode, name: str) -> list[cst.CSTNode]:
+    """Uses of the variable `name` (or dotted `self.x`) in `node`: not `args.model`'s attribute
+    name, not the keyword of `f(model=...)`."""
+    found = m.findall(node, dotted_matcher(name))
+    if "." in name:
+        return found
+    not_variables = {id(a.attr) for a in m.findall(node, m.Attribute())}
+    not_variables |= {id(a.keyword) for a in m.findall(node, m.Arg(keyword=m.Name()))}
+    return [n for n in found if id(n) not in not_variables]
 
 
 def is_device_move(call: cst.Call) -> bool:

@@ -25,6 +25,7 @@ class Model:
     defined: cst.CSTNode  # the statement that builds, moves or DataParallel-wraps it
     anchor: cst.CSTNode  # the wrap goes right after this statement
     dataparallel: cst.Call | None = None  # the `nn.DataParallel(...)` call being replaced
+    partial: bool = False  # its optimizer trains some sub-modules only: others may get no gradient
     setup: list[cst.CSTNode] = field(default_factory=list)  # statements between defined and anchor
 
 
@@ -37,27 +38,46 @@ class Models:
 def find(facts: Facts) -> Models:
     wrapped: list[Model] = []
     untraced = []
-    for key, optimizer in _trained_names(facts, untraced):
+    for key, optimizer, partial in _trained_names(facts, untraced):
         if any(w.name.split(".")[-1] == key for w in wrapped):
             continue
         model = _locate(facts, key)
         if model is None:
             untraced.append(optimizer)
         else:
+            model.partial = partial
             wrapped.append(model)
     return Models(wrapped, untraced)
 
 
-def _trained_names(facts: Facts, untraced: list) -> list[tuple[str, cst.Call]]:
-    """(last name component of each trained model, its optimizer), in source order."""
+def _trained_names(facts: Facts, untraced: list) -> list[tuple[str, cst.CSTNode, bool]]:
+    """(last name component of each trained model, what trains it, whether only some of its
+    sub-modules are trained), in source order."""
     found = []
     for opt in facts.optimizers:
-        owners = [_owner(c.func.value) for c in _parameter_calls(facts, opt)]
-        owners = [o for o in owners if o]
+        if m.matches(opt.func, mt.OPTIMIZER_FACTORY):  # `model.configure_optimizers(...)`
+            found.append((_owner(opt.func.value), opt, False))
+            continue
+        receivers = [c.func.value for c in _parameter_calls(facts, opt)]
+        owners = {o: [] for o in map(_owner, receivers) if o}
+        for receiver in receivers:
+            if _owner(receiver):
+                owners[_owner(receiver)].append(_is_submodule(receiver))
         if not owners:
             untraced.append(opt)
-        found += [(o, opt) for o in dict.fromkeys(owners)]
-    return found
+        found += [(o, opt, all(subs)) for o, subs in owners.items()]
+    if not facts.optimizers:  # plain SGD by hand: `for p in model.parameters(): p.data.add_(p.grad, ...)`
+        for loop in facts.loops:
+            if m.matches(loop, m.For(iter=m.Call(func=mt.PARAMETERS_ATTR))) and \
+                    m.findall(loop.body, m.Attribute(attr=m.Name("grad"))) and _owner(loop.iter.func.value):
+                found.append((_owner(loop.iter.func.value), loop, False))
+    return [f for f in found if f[0]]
+
+
+def _is_submodule(receiver: cst.BaseExpression) -> bool:
+    """`model.fc` (a part of `model`) rather than `model` or `self.model` itself."""
+    parts = (dotted(receiver) or "").split(".")
+    return len(parts) > (2 if parts[0] == "self" else 1)
 
 
 def _parameter_calls(facts: Facts, opt: cst.Call) -> list[cst.Call]:
@@ -108,7 +128,7 @@ def _locate(facts: Facts, key: str) -> Model | None:
     _, stmt, name, dp = [c for c in candidates if c[0] == best][-1]
     defined = _unconditional(facts, facts.statement(stmt))
     setup, anchor = _setup_after(facts, defined, name)
-    return Model(name, defined, anchor, dp, setup)
+    return Model(name, defined, anchor, dataparallel=dp, setup=setup)
 
 
 def _unconditional(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
@@ -174,7 +194,7 @@ def _neutral(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:
-    return bool(m.findall(node, mt.dotted_matcher(name)))
+    return bool(mt.references(node, name))
 
 
 def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:

@@ -382,3 +382,41 @@ def test_dataparallel_under_a_gpu_count_check_becomes_an_unconditional_wrap(guar
     assert "model = model" not in code and "torch.nn.DataParallel" not in code
     assert code.count("DistributedDataParallel(model") == 1
     assert "\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" in code
+
+
+@pytest.mark.parametrize("framework", ["from accelerate import Accelerator", "import deepspeed",
+                                       "import horovod.torch as hvd", "import lightning as L"])
+def test_scripts_distributed_by_a_framework_are_left_alone(framework):
+    result = convert(framework + "\n" + script())
+    assert not result.changed and "distributed by" in result.changes[0].message
+
+
+def test_model_named_after_an_argument_attribute_is_still_wrapped():
+    code, _ = run("import argparse\nargs = argparse.ArgumentParser().parse_args()\n"
+                  + script(model="model = make(args.model, pretrained=True)"))
+    assert "model = DistributedDataParallel(model, device_ids=device_ids(model))" in code
+
+
+def test_configure_optimizers_and_hand_written_sgd_count_as_training_the_model():
+    code, _ = run(script(optimizer="optimizer = model.configure_optimizers(0.1)"))
+    assert "model = DistributedDataParallel(model" in code
+    code, _ = run(script(optimizer="", loop="""
+for epoch in range(3):
+    for x, y in train_loader:
+        loss_fn(model(x), y).backward()
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-0.1)
+"""))
+    assert "model = DistributedDataParallel(model" in code
+
+
+def test_an_optimizer_over_part_of_a_model_needs_find_unused_parameters():
+    code, changes = run(script(optimizer="optimizer = torch.optim.SGD(model.fc.parameters(), lr=0.1)"))
+    assert "device_ids=device_ids(model), find_unused_parameters=True)" in code
+    assert any("trains only parts of `model`" in w for w in warnings(changes))
+
+
+def test_without_a_wrapped_model_the_data_stays_whole():
+    code, _ = run(script(optimizer="optimizer = torch.optim.SGD(get_params(), lr=0.1)"))
+    assert "DistributedSampler" not in code and "shard_loader" not in code
+    assert "leaves the training data whole too" in code

@@ -15,7 +15,6 @@ a new model), in functions the wrapped model is passed to, and `self.x` in the c
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify import matchers as mt
 
@@ -54,7 +53,7 @@ def _sees_wrapper(facts, attr, model, ref) -> bool:
     for target, value, stmt in facts.assigns:
         if facts.ref(target, stmt) == ref and facts.before(model.anchor, stmt) and facts.before(stmt, attr) \
                 and not facts.is_inside(stmt, model.anchor) and not facts.is_inside(attr, stmt) \
-                and not m.findall(value, mt.dotted_matcher(model.name)):
+                and not mt.references(value, model.name):
             return False
     return True
 

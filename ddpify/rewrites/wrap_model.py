@@ -15,7 +15,8 @@ the final `requires_grad`), after it is on its device and before `torch.compile`
 requires. `nn.DataParallel(model)` is replaced by the same wrap; `model.module.x` between the
 two points becomes `model.x`, since the model is not wrapped yet there. Modules no optimizer
 trains (frozen teachers, loss networks) are never wrapped. An optimizer whose model cannot be
-found gets a TODO.
+found gets a TODO. A model whose optimizer trains only some sub-modules (`model.fc.parameters()`)
+gets `find_unused_parameters=True`: DDP would otherwise wait for gradients of the rest.
 """
 
 from __future__ import annotations
@@ -30,9 +31,12 @@ SUMMARY = "wrap each trained model in DistributedDataParallel (replacing DataPar
 
 
 def rewrite(facts, edits, options) -> None:
-    extra = ", find_unused_parameters=True" if options.find_unused_parameters else ""
     for model in facts.models.wrapped:
         name = model.name
+        extra = ", find_unused_parameters=True" if options.find_unused_parameters or model.partial else ""
+        if model.partial and not options.find_unused_parameters:
+            edits.record(model.anchor, f"the optimizer trains only parts of `{name}`: DDP is built with "
+                         "find_unused_parameters=True, since the other parts may get no gradient", kind="warning")
         wrap = f"{name} = DistributedDataParallel({name}, device_ids=device_ids({name}){extra})\n"
         lines = [wrap]
         if options.sync_batchnorm:
@@ -45,9 +49,11 @@ def rewrite(facts, edits, options) -> None:
             edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel")
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids")
+    unsharded = "" if facts.models.wrapped else \
+        " (until a model is wrapped, ddpify leaves the training data whole too)"
     for optimizer in facts.models.untraced:
         edits.todo(facts.statement(optimizer), "could not tell which model this optimizer trains: wrap that "
-                   "model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand")
+                   f"model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand{unsharded}")
 
 
 def _replace_dataparallel(facts, edits, model, lines) -> None:
