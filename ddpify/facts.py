@@ -287,6 +287,23 @@ class Facts:
             return [e for f in self.user_functions(value) for r in self.returned(f) for e in self._unpacked(r, i)]
         return []
 
+    def receivers(self, ref: Ref, depth: int = 3) -> set[Ref]:
+        """The parameters of this file's functions that `ref` is passed to, directly or on
+        through further calls."""
+        found: set[Ref] = set()
+        frontier = {ref}
+        for _ in range(depth):
+            passed = set()
+            for call in self.calls:
+                for func in self.user_functions(call):
+                    for param in param_names(func):
+                        arg = self.argument_for(call, func, param)
+                        if arg is not None and self.ref(arg) in frontier:
+                            passed.add(Ref(func, param))
+            frontier = passed - found
+            found |= frontier
+        return found
+
     def returned(self, func: cst.FunctionDef) -> list[cst.BaseExpression]:
         return [r.value for r in self.returns if r.value is not None and self.scope(r) is func]
 
@@ -352,6 +369,12 @@ class Facts:
             if isinstance(anc, (cst.For, cst.While)) and anc is not inner and mt.is_epoch_loop(anc):
                 return anc
         return None
+
+
+def param_names(func: cst.FunctionDef) -> list[str]:
+    """The names of a function's positional and keyword parameters."""
+    p = func.params
+    return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
 
 
 def _names(target: cst.BaseExpression) -> Iterator[cst.Name]:

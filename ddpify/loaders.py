@@ -17,7 +17,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from ddpify import matchers as mt
-from ddpify.facts import Facts
+from ddpify.facts import Facts, param_names
 from ddpify.names import dotted
 
 EVAL_NAME = re.compile(r"val|test|eval|dev|holdout", re.IGNORECASE)
@@ -162,18 +162,13 @@ def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: 
         return
     name = dotted(loader)
     for call in facts.call_sites(func):
-        if name is not None and "." not in name and name in _param_names(func):
+        if name is not None and "." not in name and name in param_names(func):
             expr = facts.argument_for(call, func, name)
             if expr is None or not mt.is_simple_reference(expr):
                 continue
         else:
             expr = loader
         yield from _climb(facts, call, expr, depth - 1)
-
-
-def _param_names(func: cst.FunctionDef) -> set[str]:
-    p = func.params
-    return {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
 
 
 def _epoch_variable(loop: cst.For | cst.While) -> str | None:

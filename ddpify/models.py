@@ -203,23 +203,6 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
     refs: dict[Ref, Model] = {}
     for model in models.wrapped:
         home = facts.ref(cst.parse_expression(model.name), model.anchor)
-        if home is None:
-            continue
-        refs[home] = model
-        _follow_calls(facts, home, model, refs, depth=3)
+        if home is not None:
+            refs.update(dict.fromkeys([home, *facts.receivers(home)], model))
     return refs
-
-
-def _follow_calls(facts: Facts, ref: Ref, model: Model, refs: dict, depth: int) -> None:
-    if depth == 0:
-        return
-    for call in facts.calls:
-        for func in facts.user_functions(call):
-            params = [p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)]
-            for param in params:
-                arg = facts.argument_for(call, func, param)
-                if arg is not None and facts.ref(arg) == ref:
-                    target = Ref(func, param)
-                    if target not in refs:
-                        refs[target] = model
-                        _follow_calls(facts, target, model, refs, depth - 1)

@@ -420,3 +420,22 @@ def test_without_a_wrapped_model_the_data_stays_whole():
     code, _ = run(script(optimizer="optimizer = torch.optim.SGD(get_params(), lr=0.1)"))
     assert "DistributedSampler" not in code and "shard_loader" not in code
     assert "leaves the training data whole too" in code
+
+
+def test_bare_device_index_zero_becomes_the_local_rank():
+    code, _ = run(script(model="device = 0\nmodel = torch.nn.Linear(2, 1).to(0)"))
+    assert "device = local_rank()" in code and ".to(local_rank())" in code
+
+
+def test_a_write_block_that_computes_what_follows_is_not_hidden_from_other_processes():
+    code, changes = run(script(tail="""
+        import json
+        with open("vocab.json", "w") as f:
+            vocab = sorted(set("abc"))
+            json.dump(vocab, f)
+        print(len(vocab))
+        torch.save(model, "whole.pt")
+        """))
+    assert "is_main_process():\n    with open" not in code
+    assert "# TODO(ddpify): every process writes this file, because the block also sets `vocab`" in code
+    assert 'torch.save(model.module, "whole.pt")' in code

@@ -38,7 +38,7 @@ WRITERS = {
     "torch.save", "json.dump", "pickle.dump", "numpy.save", "numpy.savez", "numpy.savetxt",
     "numpy.savez_compressed", "shutil.copyfile", "shutil.copy", "shutil.copy2", "shutil.move",
     "torchvision.utils.save_image", "matplotlib.pyplot.savefig", "wandb.init", "wandb.log",
-    "wandb.save", "wandb.finish", "wandb.watch",
+    "wandb.save", "wandb.finish", "wandb.watch", "os.mkdir",
 }
 WRITER_METHODS = {"savefig", "to_csv", "save_pretrained"}
 LOGGERS = {"torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter", "wandb.init"}
@@ -55,6 +55,11 @@ def rewrite(facts, edits, options) -> None:
     saves = []
     for stmt, what in list(writes.items()):
         if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):
+            continue
+        needed = _bound_and_used_later(facts, stmt)
+        if needed:
+            edits.todo(stmt, f"every process writes this file, because the block also sets `{needed}`, used "
+                       "below: compute that outside the block and guard the write with is_main_process()")
             continue
         if what == "torch.save":
             saves.append(stmt)
@@ -107,6 +112,8 @@ def _writes(facts, stmt, loggers) -> str | None:
     if not isinstance(call, cst.Call):
         return None
     qualified = facts.qualify(call.func)
+    if qualified == "os.makedirs" and not mt.keyword(call, "exist_ok"):  # raced by every process
+        return "os.makedirs"
     if qualified in WRITERS or _is_logger(facts, call):
         return dotted(call.func)
     if isinstance(call.func, cst.Attribute):
@@ -122,7 +129,28 @@ def _is_logger(facts, expr) -> bool:
 
 
 def _logger_refs(facts) -> set:
-    return {facts.ref(t, s) for t, v, s in facts.assigns if _is_logger(facts, v)} - {None}
+    """Names holding a SummaryWriter or wandb run, also as parameters of the functions they reach."""
+    refs = {facts.ref(t, s) for t, v, s in facts.assigns if _is_logger(facts, v)} - {None}
+    return refs.union(*(facts.receivers(r) for r in refs))
+
+
+def _bound_and_used_later(facts, stmt) -> str | None:
+    """A name a compound write (`with open(...) as f:`) assigns that code after it reads."""
+    if not isinstance(stmt, cst.BaseCompoundStatement):
+        return None
+    bound = {n.value for t, _, s in facts.assigns if facts.is_inside(s, stmt) for n in m.findall(t, m.Name())}
+    scope = facts.scope(stmt)
+    for target, value, later in facts.assigns:
+        if facts.scope(later) is scope and facts.before(stmt, later) and not facts.is_inside(later, stmt):
+            used = {n for n in bound if mt.references(later, n)}
+            if used:
+                return sorted(used)[0]
+    for call in facts.calls:
+        if facts.scope(call) is scope and facts.before(stmt, call) and not facts.is_inside(call, stmt):
+            used = {n for n in bound if mt.references(call, n)}
+            if used:
+                return sorted(used)[0]
+    return None
 
 
 def _sole_body_of_if(facts, stmt, writes) -> cst.If | None:

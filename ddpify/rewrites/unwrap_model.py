@@ -3,6 +3,7 @@
     hidden = model.init_hidden(bsz)           ->  hidden = model.module.init_hidden(bsz)
     loss = criterion(out.view(-1, model.ntoken))  ->  ... model.module.ntoken ...
     torch.save(model.state_dict(), path)      ->  torch.save(model.module.state_dict(), path)
+    torch.save(model, path)                   ->  torch.save(model.module, path)
     model.load_state_dict(best_weights)       ->  model.module.load_state_dict(best_weights)
 
 DDP answers nn.Module's own API (forward, train(), eval(), parameters(), to(), ...) but not
@@ -17,6 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify import matchers as mt
+from ddpify.names import dotted
 
 NAME = "unwrap-model"
 SUMMARY = "send custom attributes and state_dict()/load_state_dict() of wrapped models through .module"
@@ -42,6 +44,14 @@ def rewrite(facts, edits, options) -> None:
         edits.replace(attr, lambda node: node.with_changes(
             value=cst.Attribute(value=node.value, attr=cst.Name("module"))),
             f"`{owner}.{name}` -> `{owner}.module.{name}` ({why})")
+    for call in facts.calls:  # `torch.save(model, path)` would pickle the wrapper
+        saved = mt.positional(call, 0)
+        if facts.qualify(call.func) == "torch.save" and saved is not None and dotted(saved.value):
+            ref = facts.ref(saved.value)
+            if ref in refs and _sees_wrapper(facts, saved.value, refs[ref], ref):
+                edits.replace(saved.value, lambda node: cst.Attribute(value=node, attr=cst.Name("module")),
+                              f"torch.save saves `{dotted(saved.value)}.module`, the model itself: a pickled "
+                              "DistributedDataParallel would not load without a process group")
 
 
 def _sees_wrapper(facts, attr, model, ref) -> bool:
