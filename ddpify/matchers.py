@@ -86,6 +86,9 @@ def is_simple_reference(expr: cst.BaseExpression) -> bool:
     return dotted(expr) is not None
 
 
+PARSE_ARGS = m.Call(func=m.Attribute(attr=m.Name("parse_args") | m.Name("parse_known_args")))
+
+
 def parse_args_calls(facts) -> list[cst.Call]:
     """`parser.parse_args()` / `parse_known_args()` on a parser of the `argparse` module."""
     if not facts.imports.imports_module("argparse"):
@@ -117,12 +120,16 @@ def dotted_matcher(name: str) -> m.BaseMatcherNode:
 def references(node: cst.CSTNode, name: str) -> list[cst.CSTNode]:
     """Uses of the variable `name` (or dotted `self.x`) in `node`: not `args.model`'s attribute
     name, not the keyword of `f(model=...)`."""
-    found = m.findall(node, dotted_matcher(name))
     if "." in name:
-        return found
+        return m.findall(node, dotted_matcher(name))
+    return [n for n in variables(node) if n.value == name]
+
+
+def variables(node: cst.CSTNode) -> list[cst.Name]:
+    """The names read as variables in `node` (not attribute names, not keywords)."""
     not_variables = {id(a.attr) for a in m.findall(node, m.Attribute())}
     not_variables |= {id(a.keyword) for a in m.findall(node, m.Arg(keyword=m.Name()))}
-    return [n for n in found if id(n) not in not_variables]
+    return [n for n in m.findall(node, m.Name()) if id(n) not in not_variables]
 
 
 def is_device_move(call: cst.Call) -> bool:

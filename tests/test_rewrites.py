@@ -439,3 +439,20 @@ def test_a_write_block_that_computes_what_follows_is_not_hidden_from_other_proce
     assert "is_main_process():\n    with open" not in code
     assert "# TODO(ddpify): every process writes this file, because the block also sets `vocab`" in code
     assert 'torch.save(model.module, "whole.pt")' in code
+
+
+def test_a_data_dependent_break_in_a_sharded_batch_loop_is_agreed_but_shared_conditions_are_not():
+    code, _ = run("import argparse\nargs = argparse.ArgumentParser().parse_args()\n" + script(loop="""
+step = 0
+for epoch in range(3):
+    for i, (x, y) in enumerate(train_loader):
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        step += 1
+        if loss.item() < 0.5:
+            break
+        if args.dry_run or step >= 100 or i == 3:
+            break
+"""))
+    assert "if agree_on(loss.item() < 0.5):" in code
+    assert "if args.dry_run or step >= 100 or i == 3:" in code
