@@ -16,6 +16,7 @@ import atexit
 import builtins
 import contextlib
 import datetime
+import itertools
 import math
 import os
 import random
@@ -37,6 +38,7 @@ __all__ = [
 
 DEFAULT_PORT = 29500
 DEFAULT_TIMEOUT_S = 1800
+MATERIALISE_UP_TO = 10_000_000  # ShardedSampler holds a stream up to this length in memory
 
 # --------------------------------------------------------------------------- launch detection
 
@@ -327,12 +329,32 @@ class ShardedSampler(Sampler):
         return math.ceil(len(self.sampler) / self.num_replicas)
 
     def __iter__(self) -> Iterator:
+        if len(self.sampler) > MATERIALISE_UP_TO:
+            return self._drawn_as_they_go()
         with _seeded(self.sampler, self.seed + self.epoch):
             stream = list(self.sampler)
         if stream:
             padding = -len(stream) % self.num_replicas
             stream += (stream * math.ceil(padding / len(stream)))[:padding]
         return iter(stream[self.rank::self.num_replicas])
+
+    def _drawn_as_they_go(self) -> Iterator:
+        """A stream too long to hold (minGPT's ``RandomSampler(replacement=True, num_samples=1e10)``):
+        drawn lazily from the sampler's own generator, seeded alike on every rank, so that each rank
+        takes its element of every group of ``num_replicas`` draws."""
+        generator = getattr(self.sampler, "generator", None)
+        if hasattr(self.sampler, "generator"):
+            self.sampler.generator = torch.Generator().manual_seed(self.seed + self.epoch)
+        try:
+            stream = iter(self.sampler)
+            first = None
+            for _ in range(len(self)):
+                group = list(itertools.islice(stream, self.num_replicas))
+                first = group[0] if first is None and group else first
+                yield group[self.rank] if self.rank < len(group) else first
+        finally:
+            if hasattr(self.sampler, "generator"):
+                self.sampler.generator = generator
 
 
 @contextlib.contextmanager

@@ -383,3 +383,14 @@ def test_convert_sync_batchnorm_keeps_batchnorm_on_cpu_and_says_why(capsys):
     assert converted is model
     assert isinstance(model[1], torch.nn.BatchNorm1d)
     assert "SyncBatchNorm needs CUDA" in capsys.readouterr().err
+
+
+def test_sharded_sampler_draws_a_huge_stream_lazily_in_step_on_every_rank():
+    huge = RandomSampler(range(10), replacement=True, num_samples=10**10)  # minGPT's trainer
+    ranks = [rt.ShardedSampler(huge, num_replicas=2, rank=r, seed=3) for r in (0, 1)]
+    assert len(ranks[0]) == len(ranks[1]) == 5 * 10**9
+    heads = [[next(it) for _ in range(50)] for it in map(iter, ranks)]
+    reference = RandomSampler(range(10), replacement=True, num_samples=100, generator=torch.Generator().manual_seed(3))
+    stream = list(reference)
+    assert heads[0] == stream[0::2] and heads[1] == stream[1::2], "each rank takes its element of every pair"
+    assert huge.generator is None, "the user's generator is restored"
