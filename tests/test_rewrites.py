@@ -456,3 +456,12 @@ for epoch in range(3):
 """))
     assert "if agree_on(loss.item() < 0.5):" in code
     assert "if args.dry_run or step >= 100 or i == 3:" in code
+
+
+def test_pinned_gpus_and_library_modules_get_todos():
+    code, changes = run("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\n" + script())
+    assert "# TODO(ddpify): CUDA_VISIBLE_DEVICES set here" in code
+    library = HEADER + "def fit(model, train_loader):\n" + textwrap.indent(
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n" + textwrap.dedent(TRAIN_LOOP), "    ")
+    code, _ = run(library)
+    assert "init_distributed_mode()\n" not in code and "runs nothing when imported" in code

@@ -14,7 +14,9 @@ destroys the group at exit.
 
 Where it goes: right after argument parsing (after the call of a `parse_args()` helper); else
 at the top of the function the `if __name__ == "__main__":` block calls; else after the imports
-of a script that runs at top level.
+of a script that runs at top level. A module that only defines a trainer (no entry point, nothing
+run at import) gets a TODO instead: its importer must initialise. `CUDA_VISIBLE_DEVICES` set in
+the script gets a TODO too: it would pin every process to one GPU.
 """
 
 from __future__ import annotations
@@ -31,14 +33,37 @@ CALL = "init_distributed_mode()\n"
 
 
 def rewrite(facts, edits, options) -> None:
+    for stmt in _pinned_gpus(facts):
+        edits.todo(stmt, "CUDA_VISIBLE_DEVICES set here would show every process the same GPU: remove it "
+                   "and choose GPUs on the launcher's command line")
     anchor = _after_parsing(facts)
     if anchor is not None:
         edits.insert_after(anchor, CALL)
+    elif _is_library(facts):
+        edits.todo(facts.module.body[0], "this module trains but runs nothing when imported: call "
+                   "init_distributed_mode() (from ddpify_runtime) first thing in the script that uses it")
+        return
     else:
         anchor = _entry_point_start(facts)
         edits.insert_before(anchor, CALL)
     edits.add_import("ddpify_runtime", "init_distributed_mode")
     edits.record(anchor, "init_distributed_mode() joins the process group (torchrun, SLURM, or one process)")
+
+
+def _pinned_gpus(facts):
+    """`os.environ["CUDA_VISIBLE_DEVICES"] = "0"` statements."""
+    for target, value, stmt in facts.assigns:
+        if m.matches(target, m.Subscript(value=m.Attribute(attr=m.Name("environ")), slice=[
+                m.SubscriptElement(m.Index(m.SimpleString(m.MatchRegex(r"""^['"]CUDA_VISIBLE_DEVICES['"]$"""))))])):
+            yield facts.statement(stmt)
+
+
+def _is_library(facts) -> bool:
+    """No entry point and nothing run at top level: only imports, definitions and constants."""
+    return not any(m.matches(s, mt.MAIN_GUARD) for s in facts.module.body) and all(
+        m.matches(s, mt.PREAMBLE | m.SimpleStatementLine(body=[m.Assign() | m.AnnAssign()]))
+        for s in facts.module.body) and not any(
+        facts.user_functions(c) for c in facts.calls if facts.scope(c) is facts.module)
 
 
 def _after_parsing(facts):
