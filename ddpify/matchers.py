@@ -93,8 +93,7 @@ def parse_args_calls(facts) -> list[cst.Call]:
     """`parser.parse_args()` / `parse_known_args()` on a parser of the `argparse` module."""
     if not facts.imports.imports_module("argparse"):
         return []
-    return [c for c in facts.calls if m.matches(c.func, m.Attribute(
-        value=m.Name() | m.Attribute(), attr=m.Name("parse_args") | m.Name("parse_known_args")))]
+    return [c for c in facts.calls if m.matches(c, PARSE_ARGS)]
 
 
 MAIN_GUARD = m.If(test=m.Comparison(left=m.Name("__name__")))

@@ -465,3 +465,10 @@ def test_pinned_gpus_and_library_modules_get_todos():
         "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n" + textwrap.dedent(TRAIN_LOOP), "    ")
     code, _ = run(library)
     assert "init_distributed_mode()\n" not in code and "runs nothing when imported" in code
+
+
+def test_a_parser_built_by_a_helper_gets_the_launcher_argument_and_init_follows_parsing():
+    code, _ = run("import argparse\ndef get_parser():\n    parser = argparse.ArgumentParser()\n    return parser\n"
+                  "opts = get_parser().parse_args()\n" + script())
+    assert '    parser.add_argument("--local-rank", "--local_rank"' in code
+    assert "opts = get_parser().parse_args()\ninit_distributed_mode()\n" in code

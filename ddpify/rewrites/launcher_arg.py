@@ -11,7 +11,8 @@ passes nothing. Both spellings go on the parser; the process's GPU is read from 
     parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help=...)
     args = parser.parse_args()
 
-A parser that knows one spelling gets the other under the same `dest`. Scripts without
+A parser that knows one spelling gets the other under the same `dest`; a parser built by a
+helper (`get_parser().parse_args()`) gets them before the helper's `return parser`. Scripts without
 argparse get nothing: torchrun needs no argument.
 """
 
@@ -34,11 +35,10 @@ ALIAS = ('{parser}.add_argument("{flag}", dest="local_rank", type=int, '
 def rewrite(facts, edits, options) -> None:
     done: set[str] = set()
     for call in mt.parse_args_calls(facts):
-        parser = dotted(call.func.value)
-        if parser in done:
+        parser, stmt = _parser(facts, call)
+        if parser is None or parser in done:
             continue
         done.add(parser)
-        stmt = facts.statement(call)
         known = _known_flags(facts, parser)
         if not known:
             edits.insert_before(stmt, cst.parse_statement(ADD.format(parser=parser) + "\n"))
@@ -48,6 +48,20 @@ def rewrite(facts, edits, options) -> None:
         else:
             continue
         edits.record(stmt, f"`{parser}` accepts --local-rank/--local_rank (passed by torch.distributed.launch)")
+
+
+def _parser(facts, call: cst.Call):
+    """The parser's name, and the statement before which it still exists: `parser.parse_args()`,
+    or `get_parser().parse_args()` where the helper ends with `return parser`."""
+    receiver = call.func.value
+    if dotted(receiver) is not None:
+        return dotted(receiver), facts.statement(call)
+    if isinstance(receiver, cst.Call):
+        for func in facts.user_functions(receiver):
+            for ret in facts.returns:
+                if facts.scope(ret) is func and isinstance(ret.value, cst.Name):
+                    return ret.value.value, facts.statement(ret)
+    return None, None
 
 
 def _known_flags(facts, parser: str) -> set[str]:
