@@ -280,7 +280,7 @@ def axis_4(work: Path, reps: int) -> None:
 
 
 def axis_5(work: Path, reps: int, quick: bool) -> None:
-    epochs, num_train = (2, 8000) if quick else (4, 24000)
+    epochs, num_train = (2, 8000) if quick else (3, 24000)
     print(f"\n[5] training overhead: torchrun --standalone --nproc_per_node=2, --epochs {epochs} "
           f"--num-train {num_train}, {reps} reps", flush=True)
     converted = work / "canonical_ddp.py"
@@ -314,13 +314,16 @@ def axis_5(work: Path, reps: int, quick: bool) -> None:
     rate = {name: statistics.median(t["rate"] for t in ts) for name, ts in timed.items()}
     wall = {name: statistics.median(t["wall"] for t in ts) for name, ts in timed.items()}
     cpu = {name: statistics.median(t["cpu_per_step"] for t in ts) for name, ts in timed.items()}
+    # The two runs of a repetition are back to back, so they share the machine's load best:
+    # the verdict takes the median of the per-repetition ratios.
+    pairs = [c["rate"] / h["rate"] for c, h in zip(timed["converted"], timed["handwritten"])]
     if timed["converted"][0]["losses"] != timed["handwritten"][0]["losses"]:
         note("note: converted and hand-written runs printed different losses")
     row("5 training: converted / hand-written DDP, optimizer steps/s (rank 0, first to last step)",
-        f"{rate['converted']:.0f} vs {rate['handwritten']:.0f} steps/s (CPU/step ratio {cpu['handwritten'] / cpu['converted']:.2f}); "
-        f"whole run {wall['converted']:.1f} s vs {wall['handwritten']:.1f} s; {timed['converted'][0]['steps']} steps/rank",
-        ">= 0.98",
-        rate["converted"] / rate["handwritten"], 0.98, at_least=True)
+        f"median of per-pair ratios {statistics.median(pairs):.3f} (pairs {', '.join(f'{p:.2f}' for p in pairs)}); "
+        f"medians {rate['converted']:.0f} vs {rate['handwritten']:.0f} steps/s = {rate['converted'] / rate['handwritten']:.3f}; "
+        f"CPU/step {cpu['handwritten'] / cpu['converted']:.3f}; whole run {wall['converted']:.1f} s vs {wall['handwritten']:.1f} s; "
+        f"{timed['converted'][0]['steps']} steps/rank", ">= 0.98", statistics.median(pairs), 0.98, at_least=True)
 
     counted = {name: launch(name, hook=True) for name in scripts}
     table = {}
@@ -427,7 +430,7 @@ def main() -> None:
         if "4" in axes:
             axis_4(work, 1 if q else 3)
         if "5" in axes:
-            axis_5(work, 1 if q else 4, q)
+            axis_5(work, 2 if q else 6, q)
         if "6" in axes:
             axis_6(6 if q else 20)
     finally:

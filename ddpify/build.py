@@ -13,15 +13,21 @@ def keyword(name: str, code: str) -> cst.Arg:
 
 
 def append_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
-    """Add `arg` last, keeping a trailing comma (and its line break) if the call has one."""
+    """Add `arg` last, in the call's layout: after `, ` on one line, on a line of its own when
+    the arguments are one per line, and before a trailing comma or a `)` on its own line."""
     args = list(call.args)
     if not args:
         return call.with_changes(args=[arg])
     last = args[-1]
     if isinstance(last.comma, cst.Comma):
         return call.with_changes(args=[*args, arg.with_changes(comma=last.comma)])
-    last = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    return call.with_changes(args=[*args[:-1], last, arg])
+    separator = args[-2].comma.whitespace_after if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) \
+        else call.whitespace_before_args
+    if not isinstance(separator, cst.ParenthesizedWhitespace):
+        separator = cst.SimpleWhitespace(" ")
+    last = last.with_changes(comma=cst.Comma(whitespace_after=separator),
+                             whitespace_after_arg=cst.SimpleWhitespace(""))
+    return call.with_changes(args=[*args[:-1], last, arg.with_changes(whitespace_after_arg=args[-1].whitespace_after_arg)])
 
 
 def call(func: str, *args: cst.BaseExpression) -> cst.Call:

@@ -113,12 +113,12 @@ def _subclasses_iterable(facts: Facts, name: str | None, depth: int) -> bool:
 
 
 def _slices_by_hand(facts: Facts, loop: cst.For) -> bool:
-    """`for i in range(0, n, bs): idx = perm[i:i + bs]` with a backward in reach."""
+    """`for i in range(0, n, bs): idx = perm[i:i + bs]` (or `get_batch(data, i)`) with a backward in reach."""
     if not m.matches(loop.iter, m.Call(func=m.Name("range"), args=[m.ZeroOrMore(), m.Arg(), m.ZeroOrMore()])):
         return False
     if len(loop.iter.args) < 2 or not facts.trains(loop):
-        return False
-    return bool(m.findall(loop.body, m.Subscript(slice=[m.SubscriptElement(slice=m.Slice())])))
+        return False  # `range(0, n, batch_size)` steps through the data; so does slicing by hand
+    return len(loop.iter.args) == 3 or bool(m.findall(loop.body, m.Subscript(slice=[m.SubscriptElement(slice=m.Slice())])))
 
 
 def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):

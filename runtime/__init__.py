@@ -33,7 +33,7 @@ from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, Iter
 __all__ = [
     "Launch", "detect_launch", "parse_nodelist", "init_distributed_mode", "is_main_process",
     "get_rank", "get_world_size", "local_rank", "local_device", "device_ids", "unwrap",
-    "set_epoch", "barrier", "agree_on", "ShardedSampler", "shard_loader", "convert_sync_batchnorm",
+    "set_epoch", "barrier", "agree_on", "ShardedSampler", "shard_loader", "convert_sync_batchnorm", "main_process_first",
 ]
 
 DEFAULT_PORT = 29500
@@ -216,6 +216,17 @@ def barrier() -> None:
         dist.barrier(device_ids=[torch.cuda.current_device()])
     else:
         dist.barrier()
+
+
+@contextlib.contextmanager
+def main_process_first() -> Iterator[None]:
+    """Run the block on each node's local rank 0 first (a data set download), then on the other
+    processes, which find its files in place."""
+    if local_rank() != 0:
+        barrier()
+    yield
+    if local_rank() == 0:
+        barrier()
 
 
 def agree_on(flag: Any) -> bool:

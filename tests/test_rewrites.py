@@ -472,3 +472,12 @@ def test_a_parser_built_by_a_helper_gets_the_launcher_argument_and_init_follows_
                   "opts = get_parser().parse_args()\n" + script())
     assert '    parser.add_argument("--local-rank", "--local_rank"' in code
     assert "opts = get_parser().parse_args()\ninit_distributed_mode()\n" in code
+
+
+def test_dataset_downloads_run_on_the_first_process_of_each_node_first():
+    code, _ = run("from torchvision import datasets\n" + script(
+        loader="ds = datasets.MNIST('data', train=True, download=True)\n"
+               "val = datasets.MNIST('data', train=False, download=True)\n"
+               "train_loader = DataLoader(ds, batch_size=4, shuffle=True)"))
+    assert ("with main_process_first():\n    ds = datasets.MNIST('data', train=True, download=True)\n"
+            "    val = datasets.MNIST('data', train=False, download=True)\n") in code

@@ -35,7 +35,7 @@ def read_reports(out_dir, world):
 
 
 TORCHRUN_SCRIPT = textwrap.dedent("""
-    import contextlib, io, json, sys
+    import contextlib, io, json, os, sys, time
     import torch, torch.distributed as dist
     from torch.utils.data import WeightedRandomSampler
     import ddpify_runtime as rt
@@ -52,11 +52,17 @@ TORCHRUN_SCRIPT = textwrap.dedent("""
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         print("plain print")
+    marker = f"{sys.argv[1]}/downloaded"
+    with rt.main_process_first():  # local rank 0 "downloads"; rank 1 must find the file
+        found_download = os.path.exists(marker)
+        if rank == 0:
+            time.sleep(1)
+            open(marker, "w").close()
     report = {
         "rank": rank, "local_rank": rt.local_rank(), "world": rt.get_world_size(),
         "backend": dist.get_backend(), "main": rt.is_main_process(),
         "agree": rt.agree_on(rank == 0), "shard": list(sharded), "full": list(full),
-        "printed": printed.getvalue(),
+        "printed": printed.getvalue(), "found_download": found_download,
     }
     rt.barrier()
     with open(f"{sys.argv[1]}/rank{rank}.json", "w") as f:
@@ -77,6 +83,7 @@ def test_torchrun_two_processes(tmp_path):
         assert (report["rank"], report["local_rank"], report["world"], report["backend"],
                 report["main"], report["agree"]) == (r, r, 2, "gloo", r == 0, True)
     assert r0["printed"] == "plain print\n" and r1["printed"] == ""
+    assert (r0["found_download"], r1["found_download"]) == (False, True), "main_process_first ordering"
     assert r0["full"] == r1["full"] and len(r0["full"]) == 11
     assert len(r0["shard"]) == len(r1["shard"]) == 6
     padded = r0["full"] + r0["full"][:1]

@@ -17,6 +17,7 @@ from typing import Callable
 from ddpify.rewrites import (
     accumulate_no_sync,
     agree_stop,
+    download_first,
     init_distributed,
     launcher_arg,
     load_map_location,
@@ -46,6 +47,7 @@ REWRITES: tuple[Rewrite, ...] = tuple(_load(m) for m in (
     launcher_arg,
     init_distributed,
     local_device,
+    download_first,
     shard_data,
     wrap_model,
     unwrap_model,

@@ -1,0 +1,31 @@
+"""download-first: download a data set once per node, before the other processes read it.
+
+    train_set = datasets.MNIST("data", train=True, download=True, transform=transform)
+->
+    with main_process_first():
+        train_set = datasets.MNIST("data", train=True, download=True, transform=transform)
+
+Every process downloading and unpacking into the same folder at once corrupts it.
+`main_process_first()` (runtime) runs the block on each node's local rank 0 first, then on the
+other processes, which find the files in place. Adjacent downloads share one block.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+NAME = "download-first"
+SUMMARY = "download data sets on each node's first process before the others read them"
+
+DOWNLOAD = m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("download"), value=m.Name("True")), m.ZeroOrMore()])
+
+
+def rewrite(facts, edits, options) -> None:
+    for call in facts.calls:
+        if m.matches(call, DOWNLOAD):
+            stmt = facts.statement(call)
+            if isinstance(stmt, cst.SimpleStatementLine):
+                edits.enclose(stmt, "with main_process_first():")
+                edits.record(stmt, "downloaded by each node's first process before the others read it")
+                edits.add_import("ddpify_runtime", "main_process_first")
