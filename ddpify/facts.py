@@ -116,6 +116,8 @@ class Facts:
         self._trains_memo: dict[cst.CSTNode, bool] = {}
         self._bound: dict[cst.FunctionDef, set[str]] = {}
         self._scopes: dict[cst.CSTNode, Scope] = {}
+        self._classes: dict[cst.CSTNode, cst.ClassDef | None] = {}
+        self._callees: dict[cst.Call, list[cst.FunctionDef]] = {}
 
     @cached_property
     def _calls_by_func(self) -> dict[cst.CSTNode, list[cst.Call]]:
@@ -167,10 +169,11 @@ class Facts:
         return self._scopes[node]
 
     def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
-        for anc in self.ancestors(node):
-            if isinstance(anc, cst.ClassDef):
-                return anc
-        return None
+        if node not in self._classes:
+            parent = self.parents.get(node)
+            self._classes[node] = None if parent is None else \
+                parent if isinstance(parent, cst.ClassDef) else self.enclosing_class(parent)
+        return self._classes[node]
 
     def block(self, stmt: cst.CSTNode) -> tuple[cst.CSTNode, list[cst.CSTNode]]:
         """The block holding `stmt` and its statements."""
@@ -230,6 +233,11 @@ class Facts:
 
     def user_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
         """The functions of this file a call runs: `f(...)`, `self.f(...)`, `Cls(...)` (`__init__`)."""
+        if call not in self._callees:
+            self._callees[call] = self._resolve_call(call)
+        return self._callees[call]
+
+    def _resolve_call(self, call: cst.Call) -> list[cst.FunctionDef]:
         func = call.func
         if isinstance(func, cst.Name):
             if func.value in self.classes:
@@ -241,10 +249,37 @@ class Facts:
         return []
 
     def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
-        cls = self.enclosing_class(func)
-        name = cls.name.value if cls is not None and func.name.value == "__init__" else func.name.value
-        return [c for c in self.calls if func in self.user_functions(c) or (
-            cls is not None and func.name.value == "__init__" and dotted(c.func) == name)]
+        """The calls of this file that run `func` (`Cls(...)` for an `__init__`)."""
+        return self._call_sites.get(func, [])
+
+    @cached_property
+    def _call_sites(self) -> dict[cst.FunctionDef, list[cst.Call]]:
+        index: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)
+        for call in self.calls:
+            for func in self.user_functions(call):
+                index[func].append(call)
+        return index
+
+    def writes(self, ref: Ref) -> list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]:
+        """The assignments (augmented ones too) whose target is `ref`: (target, value, statement)."""
+        return self._writes.get(ref, [])
+
+    @cached_property
+    def _writes(self) -> dict[Ref, list]:
+        index: dict[Ref, list] = defaultdict(list)
+        for target, value, stmt in self.assigns:
+            index[self.ref(target, stmt)].append((target, value, stmt))
+        return index
+
+    @cached_property
+    def _unpacking(self) -> dict[Ref, list[tuple[cst.BaseExpression, int]]]:
+        """`a, b = value`: (value, position) for each name bound by unpacking."""
+        index: dict[Ref, list] = defaultdict(list)
+        for target, value, stmt in self.assigns:
+            if isinstance(target, (cst.Tuple, cst.List)) and not isinstance(stmt, cst.AugAssign):
+                for i, element in enumerate(target.elements):
+                    index[self.ref(element.value, stmt)].append((value, i))
+        return index
 
     def argument_for(self, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
         """The expression a call passes for `param` of `func`."""
@@ -262,16 +297,9 @@ class Facts:
     def sources(self, ref: Ref) -> list[cst.BaseExpression]:
         """Expressions whose value `ref` may hold: assignments (tuple unpacking included, also of
         a helper's returned tuple), arguments for a parameter."""
-        found = []
-        for target, value, stmt in self.assigns:
-            if isinstance(stmt, cst.AugAssign):
-                continue
-            if isinstance(target, (cst.Tuple, cst.List)):
-                for i, element in enumerate(target.elements):
-                    if self.ref(element.value, stmt) == ref:
-                        found += self._unpacked(value, i)
-            elif self.ref(target, stmt) == ref:
-                found.append(value)
+        found = [value for _, value, stmt in self.writes(ref) if not isinstance(stmt, cst.AugAssign)]
+        for value, i in self._unpacking.get(ref, ()):
+            found += self._unpacked(value, i)
         if isinstance(ref.scope, cst.FunctionDef) and "." not in ref.name:
             for call in self.call_sites(ref.scope):
                 arg = self.argument_for(call, ref.scope, ref.name)

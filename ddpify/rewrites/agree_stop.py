@@ -68,7 +68,7 @@ def _shared(facts, name: cst.Name, depth: int = 3) -> bool:
         passed = facts.sources(ref)  # a parameter: shared when every caller passes a shared value
         return bool(passed) and depth > 0 and all(
             isinstance(p, cst.Name) and _shared(facts, p, depth - 1) or _literal_or_arguments(p) for p in passed)
-    writes = [(v, s) for t, v, s in facts.assigns if facts.ref(t, s) == ref]
+    writes = [(v, s) for _, v, s in facts.writes(ref)]
     # `step = 0` ... `step += 1` on every path; `args = parser.parse_args()`
     return bool(writes) and all(_literal_or_arguments(v) and not _conditional(facts, s) for v, s in writes)
 

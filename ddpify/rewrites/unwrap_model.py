@@ -60,8 +60,8 @@ def _sees_wrapper(facts, attr, model, ref) -> bool:
         return True
     if not facts.before(model.anchor, attr) or facts.is_inside(attr, model.anchor):
         return False
-    for target, value, stmt in facts.assigns:
-        if facts.ref(target, stmt) == ref and facts.before(model.anchor, stmt) and facts.before(stmt, attr) \
+    for target, value, stmt in facts.writes(ref):
+        if facts.before(model.anchor, stmt) and facts.before(stmt, attr) \
                 and not facts.is_inside(stmt, model.anchor) and not facts.is_inside(attr, stmt) \
                 and not mt.references(value, model.name):
             return False
