@@ -1,7 +1,7 @@
 """ddpify benchmarks: one command runs every axis and prints a table (axis, measured, target, ratio, verdict).
 
     .venv/bin/python bench/run.py            # everything (~15 min on 2 cores)
-    .venv/bin/python bench/run.py --quick    # fewer repetitions, smaller training run (~4 min)
+    .venv/bin/python bench/run.py --quick    # fewer repetitions, smaller training run (~3 min)
     .venv/bin/python bench/run.py --axes 1,6 # a subset (axis 3 needs /tmp/peers, see below)
 
 Axes (README "Performance" section; bench/RESULTS.md has the numbers and the commands):

@@ -15,18 +15,20 @@ import os
 import shlex
 import sys
 import traceback
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import click
-import libcst as cst
 
 from ddpify import __version__, io, report
-from ddpify.convert import Options, Result, RewriteError, convert
-from ddpify.rewrites import NAMES, REWRITES
+
+if TYPE_CHECKING:
+    from ddpify.convert import Options, Result
+
+# The engine (LibCST's matchers and codemod helpers) is imported by the commands that use it,
+# so that `ddpify --help` starts as fast as click and LibCST themselves.
 
 EXIT_OK, EXIT_WOULD_CHANGE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 123
 VERBOSE_HINT = " (rerun with --verbose for the traceback)"
@@ -57,6 +59,9 @@ class Outcome:
 
 def convert_one(name: str, data: bytes, options: Options) -> Outcome:
     """Convert, turning every exception into an `Outcome` (exceptions do not cross processes)."""
+    import libcst as cst
+
+    from ddpify.convert import RewriteError, convert
     try:
         return Outcome(convert(data, options))
     except cst.ParserSyntaxError as exc:
@@ -78,6 +83,8 @@ def convert_all(items: list[tuple[str, bytes]], options: Options, jobs: int) -> 
     names, datas = [n for n, _ in items], [d for _, d in items]
     if jobs <= 1:
         return list(map(convert_one, names, datas, repeat(options)))
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(convert_one, names, datas, repeat(options)))
 
@@ -90,6 +97,8 @@ def _one_line(text: str) -> str:
 
 def _rewrite_names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> frozenset[str]:
     names = frozenset(n.strip() for v in values for n in v.split(",") if n.strip())
+    from ddpify.rewrites import NAMES, REWRITES
+
     unknown = sorted(names - NAMES)
     if unknown:
         raise click.BadParameter(f"unknown rewrite(s) {', '.join(unknown)}; valid names: "
@@ -138,6 +147,8 @@ def _internal_errors(command: Callable) -> Callable:
 
 def _options(only: frozenset[str], skip: frozenset[str], find_unused_parameters: bool,
              sync_batchnorm: bool) -> Options:
+    from ddpify.convert import Options
+
     return Options(only=only or None, skip=skip, find_unused_parameters=find_unused_parameters,
                    sync_batchnorm=sync_batchnorm)
 
@@ -338,6 +349,8 @@ def _colour(line: str) -> str:
 
 def _print_rewrites(names: frozenset[str]) -> None:
     """The full description of each of `names`; with none, one line per rewrite."""
+    from ddpify.rewrites import REWRITES
+
     if names:
         for rewrite in REWRITES:
             if rewrite.name in names:

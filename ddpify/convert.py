@@ -92,8 +92,9 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
         output = edit_set.apply(module, edits, facts.parents)
     except Exception as exc:
         raise RewriteError(_culprit(module, facts, rewrites, options), f"{type(exc).__name__}: {exc}") from exc
-    _check_compiles(output, module, facts, rewrites, options)
-    return Result(data, output.bytes, edits.changes(), module.encoding)
+    code = output.code  # generated once: checked, then returned
+    _check_compiles(code, module, facts, rewrites, options)
+    return Result(data, code.encode(output.encoding), edits.changes(), module.encoding)
 
 
 def _leave_alone(facts: Facts) -> str | None:
@@ -115,9 +116,9 @@ def _leave_alone(facts: Facts) -> str | None:
     return None
 
 
-def _check_compiles(output: cst.Module, module, facts, rewrites, options) -> None:
+def _check_compiles(code: str, module, facts, rewrites, options) -> None:
     try:
-        compile(output.code, "<ddpify output>", "exec")
+        compile(code, "<ddpify output>", "exec")
     except SyntaxError as exc:
         raise RewriteError(_culprit(module, facts, rewrites, options), f"output does not compile: {exc}") from exc
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import json
 import os
@@ -245,7 +246,7 @@ def test_parallel_jobs_use_a_process_pool_and_give_the_same_outputs(monkeypatch)
             pools.append(max_workers)
             super().__init__(max_workers)
 
-    monkeypatch.setattr(ddpify.cli, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
     for i in range(3):
         write(f"src/train{i}.py", TRAIN)
     write("src/helper.py", HELPER)
