@@ -39,12 +39,10 @@ def find(facts: Facts) -> Models:
     wrapped: list[Model] = []
     untraced = []
     for key, optimizer, partial in _trained_names(facts, untraced):
-        if any(w.name.split(".")[-1] == key for w in wrapped):
-            continue
-        model = _locate(facts, key)
+        model = _locate(facts, key, optimizer)
         if model is None:
             untraced.append(optimizer)
-        else:
+        elif not any(w.defined is model.defined for w in wrapped):
             model.partial = partial
             wrapped.append(model)
     return Models(wrapped, untraced)
@@ -102,7 +100,9 @@ def _owner(expr: cst.BaseExpression) -> str | None:
     return parts[0]
 
 
-def _locate(facts: Facts, key: str) -> Model | None:
+def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
+    """Where the model named `key` that `optimizer` trains is built; the optimizer's own
+    function first (two `main_*()` functions may each build a `model`)."""
     candidates = []
     for target, value, stmt in facts.assigns:
         name = dotted(target)
@@ -124,7 +124,9 @@ def _locate(facts: Facts, key: str) -> Model | None:
             candidates.append((1, stmt, name, None))
     if not candidates:
         return None
-    best = max(c[0] for c in candidates)
+    best = max(c[0] for c in candidates)  # DataParallel > a move to a device > a construction
+    near = [c for c in candidates if facts.scope(c[1]) is facts.scope(optimizer) and c[0] == best]
+    candidates = near or candidates
     _, stmt, name, dp = [c for c in candidates if c[0] == best][-1]
     defined = _unconditional(facts, facts.statement(stmt))
     setup, anchor = _setup_after(facts, defined, name)

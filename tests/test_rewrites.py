@@ -481,3 +481,9 @@ def test_dataset_downloads_run_on_the_first_process_of_each_node_first():
                "train_loader = DataLoader(ds, batch_size=4, shuffle=True)"))
     assert ("with main_process_first():\n    ds = datasets.MNIST('data', train=True, download=True)\n"
             "    val = datasets.MNIST('data', train=False, download=True)\n") in code
+
+
+def test_two_functions_each_training_their_own_model_wrap_both():
+    body = textwrap.indent(script(), "    ")
+    code, _ = run("def main_a():\n" + body + "\ndef main_b():\n" + body)
+    assert code.count("model = DistributedDataParallel(model, device_ids=device_ids(model))") == 2
