@@ -487,3 +487,12 @@ def test_two_functions_each_training_their_own_model_wrap_both():
     body = textwrap.indent(script(), "    ")
     code, _ = run("def main_a():\n" + body + "\ndef main_b():\n" + body)
     assert code.count("model = DistributedDataParallel(model, device_ids=device_ids(model))") == 2
+
+
+def test_a_module_that_runs_in_training_without_an_optimizer_is_reported_not_wrapped():
+    _, changes = run(script(model="teacher = torch.nn.Linear(2, 1).to('cpu')\n"
+                                  "criterion = torch.nn.MSELoss().to('cpu')\nmodel = torch.nn.Linear(2, 1)",
+                            loop=TRAIN_LOOP.replace("loss_fn(model(x), y)", "criterion(model(x), teacher(x))")))
+    assert [w for w in warnings(changes) if "no optimizer trains it" in w] == [
+        "`teacher` runs in training but no optimizer trains it: left unwrapped (right for a frozen or "
+        "loss-only module; wrap it if it should learn)"]

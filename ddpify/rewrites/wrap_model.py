@@ -25,6 +25,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from ddpify import matchers as mt
+from ddpify.names import dotted
 
 NAME = "wrap-model"
 SUMMARY = "wrap each trained model in DistributedDataParallel (replacing DataParallel) after its set-up"
@@ -49,11 +50,30 @@ def rewrite(facts, edits, options) -> None:
             edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel")
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids")
+    for name, stmt in _untrained_models(facts):
+        edits.record(stmt, f"`{name}` runs in training but no optimizer trains it: left unwrapped (right for a "
+                     "frozen or loss-only module; wrap it if it should learn)", kind="warning")
     unsharded = "" if facts.models.wrapped else \
         " (until a model is wrapped, ddpify leaves the training data whole too)"
     for optimizer in facts.models.untraced:
         edits.todo(facts.statement(optimizer), "could not tell which model this optimizer trains: wrap that "
                    f"model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand{unsharded}")
+
+
+def _untrained_models(facts):
+    """Modules built and moved to a device (`teacher = Net().to(device)`), called inside a loop
+    that trains, that no optimizer covers."""
+    wrapped = {w.name for w in facts.models.wrapped}
+    seen = set()
+    for target, value, stmt in facts.assigns:
+        name = dotted(target)
+        if name in wrapped or name in seen or not isinstance(value, cst.Call) or not mt.is_device_move(value) \
+                or not isinstance(value.func.value, cst.Call) or (dotted(value.func.value.func) or "").endswith("Loss"):
+            continue  # not `criterion = nn.CrossEntropyLoss().cuda()`
+        if any(dotted(c.func) == name and any(facts.is_inside(c, lp) and facts.trains(lp) for lp in facts.loops)
+               for c in facts.calls):
+            seen.add(name)
+            yield name, facts.statement(stmt)
 
 
 def _replace_dataparallel(facts, edits, model, lines) -> None:
