@@ -54,6 +54,7 @@ def _same_everywhere(facts, test) -> bool:
 
 
 def _shared(facts, name: cst.Name, depth: int = 3) -> bool:
+    """Does `name` hold the same value on every process where the condition reads it?"""
     if name.value in SAME_EVERYWHERE:
         return True
     for loop in facts.loops:  # `for i in range(...)`, `for i, batch in enumerate(...)`
