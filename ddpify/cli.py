@@ -331,7 +331,8 @@ def unified_diff(name: str, result: Result) -> Iterator[str]:
     """The diff of one result, with `a/NAME` and `b/NAME` headers; lines keep their endings."""
     before = result.source.decode(result.encoding).splitlines(keepends=True)
     after = result.output.decode(result.encoding).splitlines(keepends=True)
-    for line in difflib.unified_diff(before, after, f"a/{name}", f"b/{name}"):
+    path = name.lstrip("/")  # as git prints an absolute path: a/tmp/train.py
+    for line in difflib.unified_diff(before, after, f"a/{path}", f"b/{path}"):
         yield line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
 
 
