@@ -30,6 +30,11 @@ def append_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
     return call.with_changes(args=[*args[:-1], last, arg.with_changes(whitespace_after_arg=args[-1].whitespace_after_arg)])
 
 
+def module_of(wrapped: cst.BaseExpression) -> cst.Attribute:
+    """`model` -> `model.module`: the user's model behind the DistributedDataParallel wrapper."""
+    return cst.Attribute(value=wrapped, attr=cst.Name("module"))
+
+
 def call(func: str, *args: cst.BaseExpression) -> cst.Call:
     """`func(args...)` around existing expressions."""
     return cst.Call(cst.Name(func), [cst.Arg(a) for a in args])

@@ -204,15 +204,20 @@ class Facts:
     def _bound_names(self, func: cst.FunctionDef) -> set[str]:
         """Names a function binds: parameters, assignment targets and loop targets."""
         if func not in self._bound:
-            p = func.params
-            params = [*p.posonly_params, *p.params, *p.kwonly_params]
-            params += [x for x in (p.star_arg, p.star_kwarg) if isinstance(x, cst.Param)]
-            names = {x.name.value for x in params}
-            names |= {n.value for t, _, stmt in self.assigns if self.scope(stmt) is func for n in _names(t)}
-            names |= {n.value for lp in self.loops if isinstance(lp, cst.For) and self.scope(lp) is func
-                      for n in _names(lp.target)}
-            self._bound[func] = names
+            stars = [x.name.value for x in (func.params.star_arg, func.params.star_kwarg) if isinstance(x, cst.Param)]
+            self._bound[func] = {*param_names(func), *stars, *self._assigned_in[func]}
         return self._bound[func]
+
+    @cached_property
+    def _assigned_in(self) -> dict[Scope, set[str]]:
+        """The names each function (or the module) assigns or loops over, from one pass."""
+        index: dict[Scope, set[str]] = defaultdict(set)
+        for target, _, stmt in self.assigns:
+            index[self.scope(stmt)].update(n.value for n in _names(target))
+        for loop in self.loops:
+            if isinstance(loop, cst.For):
+                index[self.scope(loop)].update(n.value for n in _names(loop.target))
+        return index
 
     def ref(self, expr: cst.CSTNode, at: cst.CSTNode | None = None) -> Ref | None:
         """Where a Name or dotted expression lives, seen from `at` (default: the expression)."""
@@ -360,16 +365,13 @@ class Facts:
 
     def trains(self, node: cst.CSTNode, depth: int = 3) -> bool:
         """Does running `node` call `.backward()` (here or in a function of this file it calls)?"""
-        key = node
-        if key in self._trains_memo:
-            return self._trains_memo[key]
-        self._trains_memo[key] = False
-        calls = self._calls_by_func[node] if isinstance(node, cst.FunctionDef) else self.calls_in(node)
-        if isinstance(node, cst.FunctionDef):
-            calls = [c for c in calls if self.scope(c) is node]
+        if node in self._trains_memo:
+            return self._trains_memo[node]
+        self._trains_memo[node] = False  # a recursive call of the same function adds nothing
+        calls = self._calls_by_func.get(node, []) if isinstance(node, cst.FunctionDef) else self.calls_in(node)
         result = any(self.is_backward(c) for c in calls) or (depth > 0 and any(
             self.trains(f, depth - 1) for c in calls for f in self.user_functions(c)))
-        self._trains_memo[key] = result
+        self._trains_memo[node] = result
         return result
 
     @property

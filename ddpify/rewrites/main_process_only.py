@@ -173,7 +173,7 @@ def _forward_through_module(facts, edits, stmt) -> None:
     for call in facts.calls_in(stmt):
         name = dotted(call.func)
         if name is not None and facts.ref(call.func) in facts.wrapped_refs:
-            edits.replace(call.func, lambda node: cst.Attribute(value=node, attr=cst.Name("module")),
+            edits.replace(call.func, build.module_of,
                           f"`{name}(...)` runs on the main process only: through `{name}.module`, "
                           "as DDP's forward would wait for the other processes")
 

@@ -15,8 +15,8 @@ a new model), in functions the wrapped model is passed to, and `self.x` in the c
 
 from __future__ import annotations
 
-import libcst as cst
 
+from ddpify import build
 from ddpify import matchers as mt
 from ddpify.names import dotted
 
@@ -42,14 +42,14 @@ def rewrite(facts, edits, options) -> None:
         why = "checkpoint keys stay as in the single-GPU script" if name in STATE else \
             "DistributedDataParallel does not forward custom attributes"
         edits.replace(attr, lambda node: node.with_changes(
-            value=cst.Attribute(value=node.value, attr=cst.Name("module"))),
+            value=build.module_of(node.value)),
             f"`{owner}.{name}` -> `{owner}.module.{name}` ({why})")
     for call in facts.calls:  # `torch.save(model, path)` would pickle the wrapper
         saved = mt.positional(call, 0)
         if facts.qualify(call.func) == "torch.save" and saved is not None and dotted(saved.value):
             ref = facts.ref(saved.value)
             if ref in refs and _sees_wrapper(facts, saved.value, refs[ref], ref):
-                edits.replace(saved.value, lambda node: cst.Attribute(value=node, attr=cst.Name("module")),
+                edits.replace(saved.value, build.module_of,
                               f"torch.save saves `{dotted(saved.value)}.module`, the model itself: a pickled "
                               "DistributedDataParallel would not load without a process group")
 
