@@ -43,10 +43,10 @@ class Loaders:
 
 def find(facts: Facts) -> Loaders:
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
-    fed: dict[cst.Call, list[cst.For]] = {}
-    for loop in facts.batch_loops():
-        for call in _loader_calls_in(facts, facts.origins(loop.iter), loader_calls):
-            fed.setdefault(call, []).append(loop)
+    fed: dict[cst.Call, list[tuple[cst.For | cst.While, cst.BaseExpression]]] = {}
+    for loop, expr in [*((lp, lp.iter) for lp in facts.batch_loops()), *_stepped(facts)]:
+        for call in _loader_calls_in(facts, facts.origins(expr), loader_calls):
+            fed.setdefault(call, []).append((loop, expr))
     training = [c for c in fed if not _evaluates(facts, c)]
     if not fed:
         training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
@@ -55,10 +55,35 @@ def find(facts: Facts) -> Loaders:
     iterable = [c for c in training if _is_iterable_dataset(facts, c)]
     training = [c for c in training if c not in iterable]
     loops, looped = _epoch_loops(facts, fed, training)
-    unlooped = [c for c in training if c not in looped]
+    unlooped = [c for c in training if c not in looped
+                and not all(_single_pass(facts, lp) for lp, _ in fed.get(c, ()))]
     manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and _slices_by_hand(facts, lp)]
-    sharded_loops = list(dict.fromkeys(lp for c in training for lp in fed.get(c, ())))
+    sharded_loops = list(dict.fromkeys(lp for c in training for lp, _ in fed.get(c, ())))
     return Loaders(training, iterable, loops, unlooped, manual, sharded_loops)
+
+
+def _stepped(facts: Facts):
+    """(loop, iterator) for step loops that pull batches by hand: `batch = next(train_iter)`
+    with `train_iter = iter(train_loader)` (or `itertools.cycle(train_loader)`) in a loop that
+    trains. The loop itself re-iterates the loader (on StopIteration), so it is its epoch loop."""
+    for call in facts.calls:
+        if dotted(call.func) == "next" and call.args:
+            loop = next((a for a in facts.ancestors(call) if isinstance(a, (cst.For, cst.While))), None)
+            if loop is not None and facts.trains(loop):
+                yield loop, call.args[0].value
+
+
+def _single_pass(facts: Facts, loop: cst.CSTNode, depth: int = 3) -> bool:
+    """Does the batch loop run once per run (no loop around it, here or around the calls of
+    its function)? One pass draws one order: it needs no set_epoch."""
+    if any(isinstance(a, (cst.For, cst.While)) for a in facts.ancestors(loop)
+           if facts.scope(a) is facts.scope(loop)):
+        return False
+    func = facts.scope(loop)
+    if not isinstance(func, cst.FunctionDef):
+        return True
+    sites = facts.call_sites(func)
+    return depth > 0 and bool(sites) and all(_single_pass(facts, c, depth - 1) for c in sites)
 
 
 def _loader_calls_in(facts, origins, loader_calls) -> list[cst.Call]:
@@ -127,9 +152,11 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
     loops: dict[cst.CSTNode, EpochLoop] = {}
     looped: set[cst.Call] = set()
     for call in training:
-        for batch_loop in fed.get(call, ()):
-            loader = _loader_expression(facts, batch_loop.iter)
-            for loop, expr in _climb(facts, batch_loop, loader, depth=4):
+        for batch_loop, iterated in fed.get(call, ()):
+            loader = _loader_expression(facts, iterated)
+            stepped = batch_loop.iter is not iterated if isinstance(batch_loop, cst.For) else True
+            found = [(batch_loop, loader)] if stepped else _climb(facts, batch_loop, loader, depth=4)
+            for loop, expr in found:
                 if not any(facts.is_inside(call, o) for o in facts.origins(expr)):
                     continue  # this call site passes another loader (the evaluation one)
                 looped.add(call)
@@ -143,11 +170,13 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
 def _loader_expression(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpression:
     """The loader a batch loop iterates, as a name: `pbar = tqdm(train_loader)` -> `train_loader`."""
     expr = mt.strip_iteration(expr)
-    while isinstance(expr, cst.Name):
+    while isinstance(expr, cst.Name):  # `it = iter(loader)`, also re-assigned on StopIteration
         sources = facts.sources(facts.ref(expr))
-        if len(sources) != 1 or mt.strip_iteration(sources[0]) is sources[0]:
+        stripped = [mt.strip_iteration(s) for s in sources]
+        if not sources or any(a is b for a, b in zip(sources, stripped)) or \
+                len({facts.module.code_for_node(s) for s in stripped}) != 1:
             break
-        expr = mt.strip_iteration(sources[0])
+        expr = stripped[0]
     return expr.value if isinstance(expr, cst.Subscript) else expr
 
 
@@ -180,4 +209,13 @@ def _epoch_variable(loop: cst.For | cst.While) -> str | None:
     test = loop.test
     if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name):
         return test.left.value
+    return _counter(loop)
+
+
+def _counter(loop: cst.While) -> str | None:
+    """`step` in `while True: ... step += 1`: a counter the loop body steps on every pass."""
+    for stmt in loop.body.body:
+        if m.matches(stmt, m.SimpleStatementLine(body=[m.AugAssign(target=m.Name(), operator=m.AddAssign(),
+                                                                    value=m.Integer())])):
+            return stmt.body[0].target.value
     return None

@@ -10,7 +10,7 @@ import libcst.matchers as m
 from ddpify.names import dotted
 
 # Loops over data are often written through one of these; the loader is the first argument.
-ITERATION_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "list", "trange"}
+ITERATION_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "list", "trange", "cycle"}
 
 OPTIMIZER_NAMES = {
     "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam",

@@ -5,6 +5,11 @@ ready: after the statement that builds or moves it (`model = Net().to(device)`) 
 set-up that follows in the same block (weight init, `load_state_dict` of a resumed checkpoint,
 freezing, `raw_model = model`), but before it is compiled, trained or handed to a training
 function. A `DataParallel` wrap is replaced at that same point.
+
+A model that arrives as a parameter of the function that builds its optimizer
+(`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
+function is entered: the parameter is rebound to the wrapper, so each call wraps the model it
+was given and the caller keeps the bare model (trained in place) for evaluation and later calls.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from ddpify import matchers as mt
-from ddpify.facts import Facts, Ref
+from ddpify.facts import Facts, Ref, param_names
 from ddpify.names import dotted
 
 
@@ -26,7 +31,15 @@ class Model:
     anchor: cst.CSTNode  # the wrap goes right after this statement
     dataparallel: cst.Call | None = None  # the `nn.DataParallel(...)` call being replaced
     partial: bool = False  # its optimizer trains some sub-modules only: others may get no gradient
+    unused_output: cst.CSTNode | None = None  # a training forward that leaves some outputs unread
     setup: list[cst.CSTNode] = field(default_factory=list)  # statements between defined and anchor
+    before_anchor: bool = False  # the wrap goes right before `anchor` (a function's first statement)
+
+    def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
+        """Does `node`, in the wrap's own function, run after the wrap?"""
+        if self.before_anchor:
+            return not facts.before(node, self.anchor)
+        return facts.before(self.anchor, node) and not facts.is_inside(node, self.anchor)
 
 
 @dataclass
@@ -39,13 +52,77 @@ def find(facts: Facts) -> Models:
     wrapped: list[Model] = []
     untraced = []
     for key, optimizer, partial in _trained_names(facts, untraced):
-        model = _locate(facts, key, optimizer)
+        model = _received(facts, key, optimizer) or _locate(facts, key, optimizer)
         if model is None:
             untraced.append(optimizer)
         elif not any(w.defined is model.defined for w in wrapped):
             model.partial = partial
             wrapped.append(model)
-    return Models(wrapped, untraced)
+    models = Models(wrapped, untraced)
+    for call, model in _forwards(facts, models):
+        if model.unused_output is None and _leaves_outputs_unread(facts, call, model):
+            model.unused_output = facts.statement(call)
+    return models
+
+
+def _forwards(facts: Facts, models: Models):
+    """(call, model) for every call of a wrapped model in a loop that trains, outside `no_grad`
+    (DDP expects a gradient for every parameter only after a forward that records one)."""
+    refs = wrapped_refs(facts, models)
+    for call in facts.calls:
+        model = refs.get(facts.ref(call.func)) if dotted(call.func) else None
+        if model is not None and any(isinstance(a, (cst.For, cst.While)) and facts.trains(a)
+                                     for a in facts.ancestors(call)) and not _without_grad(facts, call):
+            yield call, model
+
+
+def _without_grad(facts: Facts, node: cst.CSTNode) -> bool:
+    return any(isinstance(a, cst.With) and any(
+        (dotted(i.item.func if isinstance(i.item, cst.Call) else i.item) or "").endswith(("no_grad", "inference_mode"))
+        for i in a.items) for a in facts.ancestors(node))
+
+
+def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:
+    """`validity, _, _ = netD(x)`, `out, aux = model(x)` with `aux` never read, `model(x)[0]`:
+    the parameters behind the other outputs get no gradient in that step. Where the model's
+    class is in this file, only outputs that are heads of their own count (an RNN's discarded
+    hidden state is no head)."""
+    parent = facts.parent(call)
+    heads = _heads(facts, model)
+    if isinstance(parent, cst.Subscript) and parent.value is call:
+        return heads is None or len(heads) > 1
+    if not (isinstance(parent, cst.Assign) and parent.value is call):
+        return False
+    scope = facts.scope(call)
+    for target in parent.targets:
+        if isinstance(target.target, (cst.Tuple, cst.List)):
+            for i, element in enumerate(target.target.elements):
+                name = element.value
+                unread = isinstance(name, cst.Name) and (
+                    name.value.startswith("_") or len(mt.references(scope, name.value)) == 1)
+                if unread and (heads is None or i in heads):
+                    return True
+    return False
+
+
+def _heads(facts: Facts, model: Model) -> set[int] | None:
+    """Positions of the model's `forward` outputs computed by a sub-module that no other output
+    uses (`return self.adv(h), self.cls(h)`), or None when the class is not in this file."""
+    classes = {dotted(c.func) for c in facts.calls_in(model.defined)} & facts.classes.keys() \
+        if not isinstance(model.defined, cst.FunctionDef) else set()
+    if len(classes) != 1:
+        return None
+    cls = facts.classes[classes.pop()]
+    forwards = [f for f in facts.functions.get("forward", ()) if facts.enclosing_class(f) is cls]
+    if not forwards:
+        return None
+    heads = set()
+    for value in facts.returned(forwards[0]):
+        if isinstance(value, cst.Tuple):
+            used = [{dotted(c.func) for c in m.findall(e.value, m.Call(func=m.Attribute(value=m.Name("self"))))}
+                    for e in value.elements]
+            heads |= {i for i, mine in enumerate(used) if mine - set().union(*used[:i], *used[i + 1:])}
+    return heads
 
 
 def _trained_names(facts: Facts, untraced: list) -> list[tuple[str, cst.CSTNode, bool]]:
@@ -133,6 +210,21 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     return Model(name, defined, anchor, dataparallel=dp, setup=setup)
 
 
+def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
+    """A model the optimizer's function receives as its parameter `key`, not rebound there
+    before the optimizer: wrapped on entry, after the set-up that opens the function."""
+    func = facts.scope(optimizer)
+    if not isinstance(func, cst.FunctionDef) or key not in param_names(func):
+        return None
+    if any(facts.before(stmt, optimizer) for _, _, stmt in facts.writes(Ref(func, key))):
+        return None
+    body = [s for s in func.body.body if not m.matches(s, mt.DOCSTRING)]
+    if not body:
+        return None
+    setup, anchor = _setup_in(facts, body, key)
+    return Model(key, func, anchor or body[0], setup=setup, before_anchor=anchor is None)
+
+
 def _unconditional(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
     """The outermost `if`/`with`/`try` of its function that holds `stmt`: a model built or moved
     under `if use_cuda:` is wrapped after that `if`, on every path."""
@@ -163,8 +255,15 @@ def _after_training(facts: Facts, stmt: cst.CSTNode) -> bool:
 
 def _setup_after(facts: Facts, defined: cst.CSTNode, name: str):
     """The set-up statements after `defined` that must run before the wrap, and the last of them."""
-    setup, anchor = [], defined
-    for stmt in facts.following(defined):
+    setup, anchor = _setup_in(facts, facts.following(defined), name)
+    return setup, anchor or defined
+
+
+def _setup_in(facts: Facts, stmts: list[cst.CSTNode], name: str):
+    """The leading statements of `stmts` that set `name` up before it can be wrapped, and the
+    last of them (None when there is none)."""
+    setup, anchor = [], None
+    for stmt in stmts:
         if _stops(facts, stmt, name):
             break
         if _mentions(stmt, name) and not _neutral(facts, stmt, name):
@@ -208,3 +307,75 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
         if home is not None:
             refs.update(dict.fromkeys([home, *facts.receivers(home)], model))
     return refs
+
+
+WRAPPER, MAYBE = "wrapper", "maybe"
+
+
+def holds_wrapper(facts: Facts, expr: cst.BaseExpression, depth: int = 3) -> str | None:
+    """What the name `expr` holds where it is read: WRAPPER when it is proven to be a
+    DistributedDataParallel wrapper, MAYBE when it may be one or the bare model (rebound after
+    the wrap, or a parameter some callers pass a wrapper and others not), None when it is not.
+    Edits that depend on it use `.module` for WRAPPER and `unwrap(...)` for MAYBE."""
+    ref = facts.ref(expr)
+    model = facts.wrapped_refs.get(ref) if ref is not None else None
+    if model is None:
+        return None
+    home = facts.ref(cst.parse_expression(model.name), model.anchor)
+    if ref != home:  # a parameter the wrapper is passed to
+        passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
+            if isinstance(ref.scope, cst.FunctionDef) else []
+        verdicts = {holds_wrapper(facts, arg, depth - 1) if depth and arg is not None else MAYBE for arg in passed}
+        return WRAPPER if verdicts == {WRAPPER} else MAYBE
+    if facts.scope(expr) is facts.scope(model.anchor) and not model.sees_wrapper(facts, expr):
+        return None
+    holds = WRAPPER
+    for target, value, stmt in facts.writes(ref):
+        if _keeps_binding(facts, target, value) or not _may_run_between(facts, model, stmt, expr):
+            continue
+        if facts.scope(stmt) is not facts.scope(expr) or facts.before(expr, stmt) or _conditional_to(facts, stmt, expr):
+            return MAYBE  # rebound somewhere, sometimes: either may be there
+        holds = None if not mt.references(value, dotted(target)) else MAYBE  # last rebinding wins
+    return holds
+
+
+def _keeps_binding(facts: Facts, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """`model = model.to(device)`, `model = train(model, ...)` (which returns its argument):
+    the name still holds what it held."""
+    name = dotted(target)
+    if not isinstance(value, cst.Call) or name is None:
+        return False
+    if isinstance(value.func, cst.Attribute) and dotted(value.func.value) == name:
+        return value.func.attr.value in ("to", "cuda", "cpu", "train", "eval", "float", "half", "requires_grad_")
+    funcs = facts.user_functions(value)
+    return bool(funcs) and all(
+        r and all(isinstance(v, cst.Name) and dotted(facts.argument_for(value, f, v.value) or cst.Name("_")) == name
+                  for v in r)
+        for f in funcs for r in [facts.returned(f)])
+
+
+def _may_run_between(facts: Facts, model: Model, stmt: cst.CSTNode, expr: cst.CSTNode) -> bool:
+    """May the assignment `stmt` run after the wrap and before `expr` reads the name?"""
+    if facts.scope(stmt) is not facts.scope(model.anchor):
+        return True  # another function: when it runs is not known here
+    if not model.sees_wrapper(facts, stmt) or facts.is_inside(expr, stmt):
+        return False  # the set-up before the wrap, or the very statement that reads it
+    if facts.scope(expr) is not facts.scope(stmt):
+        return True
+    return facts.before(stmt, expr) or _in_same_loop(facts, stmt, expr)
+
+
+def _conditional_to(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> bool:
+    """Does `stmt` run only on some paths that reach `expr` (under an `if`, a loop, a `try`
+    that `expr` is not in)?"""
+    for anc in facts.ancestors(stmt):
+        if isinstance(anc, (cst.FunctionDef, cst.Module)):
+            return False
+        if isinstance(anc, (cst.If, cst.For, cst.While, cst.Try, cst.With)) and not facts.is_inside(expr, anc):
+            return True
+    return False
+
+
+def _in_same_loop(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> bool:
+    """Is there a loop around both (a later rebinding is seen by the next iteration)?"""
+    return any(isinstance(a, (cst.For, cst.While)) and facts.is_inside(stmt, a) for a in facts.ancestors(expr))

@@ -2,11 +2,29 @@
 
 ``init_distributed_mode()`` reads the launch from the environment (torchrun, SLURM ``srun``, or
 none), binds the process to its GPU (``LOCAL_RANK`` for the device, ``RANK`` for identity),
-initialises the process group (``nccl`` on CUDA, ``gloo`` otherwise) and silences ``print`` on
-non-zero ranks. With no launcher it still creates a one-process group on an in-memory store,
-so ``DistributedSampler``, DDP and barriers work unchanged under plain ``python``. The other
-helpers work before initialisation too (rank 0 of 1): rank queries, ``unwrap``, ``set_epoch``,
-``agree_on`` and loader sharding (``ShardedSampler``, ``shard_loader``).
+initialises the process group (``nccl`` on CUDA, ``gloo`` otherwise). With no launcher it still
+creates a one-process group on an in-memory store, so ``DistributedSampler``, DDP and barriers
+work unchanged under plain ``python``. The other helpers work before initialisation too (rank 0
+of 1): rank queries, ``unwrap``, ``without_module_prefix``, ``set_epoch``, ``agree_on`` and
+loader sharding (``ShardedSampler``, ``shard_loader``).
+
+With more than one process the runtime keeps the script's single-process meaning:
+
+* Random state: what a single process would make once is the same on every rank, what is drawn
+  per sample differs. ``init_distributed_mode()`` gives every rank rank 0's state of the torch
+  (CPU), ``random`` and numpy generators, so data splits, synthetic data and random targets made
+  before training agree even when the script never seeds. Training starts at the first
+  ``set_epoch()``: there ranks > 0 re-seed those generators (and torch's CUDA ones) from
+  ``torch.initial_seed()`` and their rank, so dropout, augmentation, generator noise and
+  DataLoader worker seeds are not one stream copied N times. Rank 0 is never touched: it draws
+  exactly what the single-process run draws. A script that seeds after ``init_distributed_mode()``
+  keeps that seed; samplers (``DistributedSampler``, ``ShardedSampler``) seed their own streams.
+* Terminal: on ranks > 0 ``print`` and ``sys.stdout`` (progress bars written with
+  ``sys.stdout.write``, logging to stdout) are silenced; ``print(..., force=True)`` still prints
+  and ``sys.stderr`` (warnings, tracebacks) is left alone. ``DDPIFY_ALL_RANKS=1`` shows every
+  rank's output, for debugging.
+* Errors: an uncaught DDP error about parameters that got no gradient ends with a line naming
+  ``ddpify convert --find-unused-parameters``.
 
 Stdlib and torch only, one file with no relative imports: it can be copied next to a converted
 script as ``ddpify_runtime.py`` on machines where ddpify is not installed.
@@ -16,12 +34,14 @@ import atexit
 import builtins
 import contextlib
 import datetime
+import hashlib
 import itertools
 import math
 import os
 import random
 import sys
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterator, List, Mapping, Optional
 
@@ -33,7 +53,8 @@ from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, Iter
 __all__ = [
     "Launch", "detect_launch", "parse_nodelist", "init_distributed_mode", "is_main_process",
     "get_rank", "get_world_size", "local_rank", "local_device", "device_ids", "unwrap",
-    "set_epoch", "barrier", "agree_on", "ShardedSampler", "shard_loader", "convert_sync_batchnorm", "main_process_first",
+    "without_module_prefix", "set_epoch", "barrier", "agree_on", "ShardedSampler", "shard_loader",
+    "convert_sync_batchnorm", "main_process_first",
 ]
 
 DEFAULT_PORT = 29500
@@ -132,7 +153,11 @@ _BUILTIN_PRINT = builtins.print
 def init_distributed_mode() -> None:
     """Join the process group of this launch (idempotent: a second call does nothing).
 
-    ``DDPIFY_BACKEND`` overrides the backend, ``DDPIFY_TIMEOUT`` (seconds) the 30 min timeout.
+    Then, with more than one process, every rank takes rank 0's random state
+    (``_share_random_state``); ranks > 0 silence their standard output unless
+    ``DDPIFY_ALL_RANKS=1`` (``_setup_output``); and a hint follows DDP's unused-parameter error
+    (``_install_excepthook``). ``DDPIFY_BACKEND`` overrides the backend, ``DDPIFY_TIMEOUT``
+    (seconds) the 30 min timeout.
     """
     global _LAUNCH
     if _LAUNCH is not None:
@@ -155,7 +180,10 @@ def init_distributed_mode() -> None:
             dist.init_process_group(backend, init_method="env://", timeout=timeout)
         atexit.register(_destroy)
     _LAUNCH = launch
-    _setup_print(get_rank())
+    if get_world_size() > 1:
+        _share_random_state()
+    _setup_output(get_rank(), os.environ)
+    _install_excepthook()
     if get_rank() == 0 and get_world_size() > 1:
         n = get_world_size()
         _BUILTIN_PRINT(f"ddpify: {n} processes ({launch.launcher}, {dist.get_backend()}); batch "
@@ -167,14 +195,113 @@ def _destroy() -> None:
         dist.destroy_process_group()
 
 
-def _setup_print(rank: int) -> None:
-    """Replace ``builtins.print``: only rank 0 prints, unless called with ``force=True``."""
+# ---------------------------------------------------------------- random state across ranks
+
+_RANKS_DIVERGED = False
+
+
+def _share_random_state() -> None:
+    """Give every rank rank 0's torch (CPU), ``random`` and numpy generator states.
+
+    Before training, a single process would draw once what every rank now draws: a
+    ``random_split``, a synthetic data set, random targets. Copying rank 0's states (rather than
+    re-seeding) leaves rank 0 exactly as the single-process run and keeps a seed the script set
+    before ``init_distributed_mode()``. CUDA generators start from a fixed seed in every process
+    and need no copy. A collective: every rank calls it, after the group exists.
+    """
+    numpy = sys.modules.get("numpy")  # imported by torch when installed; optional here
+    # torch's state as plain ints: pickling a tensor would go through torch.save
+    states = [(torch.get_rng_state().tolist(), random.getstate(),
+               numpy.random.get_state() if numpy is not None else None)]
+    dist.broadcast_object_list(states, src=0)
+    torch_state, python_state, numpy_state = states[0]
+    if get_rank() != 0:
+        torch.set_rng_state(torch.tensor(torch_state, dtype=torch.uint8))
+        random.setstate(python_state)
+        if numpy is not None and numpy_state is not None:
+            numpy.random.set_state(numpy_state)
+
+
+def _diverge_random_state(rank: int) -> None:
+    """Re-seed torch (CPU and CUDA), ``random`` and numpy for training on rank ``rank`` > 0.
+
+    The seed is a hash of ``torch.initial_seed()`` (the script's seed, or rank 0's shared one)
+    and the rank: the same in every run with the same seed, different on every rank, so that
+    dropout, augmentation and noise are not copies of rank 0's stream.
+    """
+    digest = hashlib.sha256(f"ddpify:{torch.initial_seed()}:{rank}".encode()).digest()
+    seed = int.from_bytes(digest[:8], "little") >> 1
+    torch.manual_seed(seed)
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed % 2**32)
+
+
+# --------------------------------------------------------------------------- terminal output
+
+_STDOUT: Any = None  # the real standard output, where print(..., force=True) goes
+_SINK: Any = None  # what sys.stdout became on a quiet rank
+
+
+def _quiet(rank: int, environ: Mapping[str, str]) -> bool:
+    """True when this process's output is silenced: ranks > 0 unless ``DDPIFY_ALL_RANKS`` is
+    set to anything but ``""`` or ``"0"``."""
+    return rank != 0 and environ.get("DDPIFY_ALL_RANKS", "") in ("", "0")
+
+
+def _setup_output(rank: int, environ: Mapping[str, str]) -> None:
+    """Install ``print`` (``_setup_print``) and, on a quiet rank, swap ``sys.stdout`` for
+    ``os.devnull``: writes that bypass ``print`` (progress bars, logging handlers created later
+    on ``sys.stdout``, library chatter) vanish too. ``sys.stderr`` is left alone."""
+    global _STDOUT, _SINK
+    quiet = _quiet(rank, environ)
+    _setup_print(quiet)
+    if quiet:
+        _STDOUT, _SINK = sys.stdout, open(os.devnull, "w")
+        sys.stdout = _SINK
+
+
+def _setup_print(quiet: bool) -> None:
+    """Replace ``builtins.print``: nothing prints when ``quiet``, unless called with
+    ``force=True``, which writes to the real standard output even where ``sys.stdout`` was
+    silenced."""
 
     def print(*args: Any, force: bool = False, **kwargs: Any) -> None:
-        if force or rank == 0:
+        if force or not quiet:
+            file = kwargs.get("file")
+            if _SINK is not None and (sys.stdout if file is None else file) is _SINK:
+                kwargs["file"] = _STDOUT
             _BUILTIN_PRINT(*args, **kwargs)
 
     builtins.print = print
+
+
+# --------------------------------------------------------------------------- error hints
+
+UNUSED_PARAMETERS_ERROR = "Expected to have finished reduction in the prior iteration"
+UNUSED_PARAMETERS_HINT = (
+    "ddpify: some parameters of a DistributedDataParallel model got no gradient in a step: "
+    "convert the script again with `ddpify convert --find-unused-parameters`, or pass "
+    "find_unused_parameters=True to DistributedDataParallel(...)")
+
+
+def _install_excepthook() -> None:
+    """Chain ``sys.excepthook``: after the usual traceback, DDP's unused-parameter error (raised
+    at the step after the one where some parameters got no gradient) gets a line naming the fix."""
+    previous = sys.excepthook
+
+    def excepthook(kind: Any, value: Any, traceback: Any) -> None:
+        previous(kind, value, traceback)
+        seen = set()
+        while value is not None and id(value) not in seen:
+            seen.add(id(value))
+            if UNUSED_PARAMETERS_ERROR in str(value):
+                sys.stderr.write(UNUSED_PARAMETERS_HINT + "\n")
+                return
+            value = value.__cause__ or value.__context__
+
+    sys.excepthook = excepthook
 
 
 def _initialised() -> bool:
@@ -283,6 +410,37 @@ def unwrap(model: Any) -> Any:
             return model
 
 
+def without_module_prefix(state_dict: Any) -> Any:
+    """``state_dict`` with the wrapper prefixes ``module.`` (DataParallel, DDP) and ``_orig_mod.``
+    (``torch.compile``) removed, in any nesting, for loading into the bare model.
+
+    A prefix is removed only when every key carries it; otherwise, for an empty mapping, a
+    non-mapping or non-string keys, ``state_dict`` is returned as is. The result is a new
+    ``OrderedDict`` (the same tensors) whose ``_metadata``, if any, is renamed alike.
+    """
+    if not isinstance(state_dict, Mapping) or not state_dict or \
+            not all(isinstance(key, str) for key in state_dict):
+        return state_dict
+    keys, stripped = list(state_dict), []
+    while True:
+        prefix = next((p for p in ("module.", "_orig_mod.") if all(k.startswith(p) for k in keys)),
+                      None)
+        if prefix is None:
+            break
+        keys = [key[len(prefix):] for key in keys]
+        stripped.append(prefix)
+    if not stripped:
+        return state_dict
+    result = OrderedDict(zip(keys, state_dict.values()))
+    metadata = getattr(state_dict, "_metadata", None)
+    if isinstance(metadata, Mapping):
+        for prefix in stripped:  # "module" -> "", "module.fc" -> "fc", the wrapper's own "" goes
+            metadata = {name[len(prefix):]: value for name, value in metadata.items()
+                        if (name + ".").startswith(prefix)}
+        result._metadata = metadata
+    return result
+
+
 # --------------------------------------------------------------------------- data
 
 
@@ -291,7 +449,17 @@ def set_epoch(obj: Any, epoch: int) -> None:
 
     ``obj``: a DataLoader (its ``.sampler`` and ``.batch_sampler.sampler``), a sampler, a batch
     sampler, or a dict/list/tuple of those. Objects without ``set_epoch`` are skipped silently.
+
+    The first call of a multi-process run marks the start of training: there ranks > 0 re-seed
+    their global generators (``_diverge_random_state``), so that random draws in training differ
+    across ranks while everything drawn before is the same on every rank. Rank 0 keeps its
+    stream; the samplers' own seeds are unaffected.
     """
+    global _RANKS_DIVERGED
+    if not _RANKS_DIVERGED and get_world_size() > 1:
+        _RANKS_DIVERGED = True
+        if get_rank() != 0:
+            _diverge_random_state(get_rank())
     _set_epoch(obj, epoch, set())
 
 

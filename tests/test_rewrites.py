@@ -261,8 +261,16 @@ while step < 10:
 
 
 def test_loader_without_epoch_loop_gets_a_todo():
-    code, changes = run(script(loop="for x, y in train_loader:\n    loss_fn(model(x), y).backward()\n"))
+    """A batch loop in a function this file never calls may run once per epoch of its caller."""
+    loop = "def train_epoch():\n    for x, y in train_loader:\n        loss_fn(model(x), y).backward()\n"
+    code, changes = run(script(loop=loop))
     assert any("no epoch loop found" in w for w in warnings(changes))
+
+
+def test_loader_read_in_one_pass_needs_no_set_epoch():
+    code, changes = run(script(loop="for x, y in train_loader:\n    loss_fn(model(x), y).backward()\n"))
+    assert "DistributedSampler(ds, shuffle=True)" in code
+    assert "set_epoch" not in code and not any("epoch" in w for w in warnings(changes))
 
 
 def test_early_stop_is_agreed_across_processes():

@@ -319,14 +319,181 @@ def test_shard_loader_warns_on_iterable_dataset(rank1_of_2):
 
 def test_print_is_silenced_on_other_ranks_unless_forced(monkeypatch, capsys):
     monkeypatch.setattr(builtins, "print", builtins.print)  # restored after the test
-    rt._setup_print(1)
+    rt._setup_print(quiet=True)
     print("hidden")
     print("shown", force=True)
     assert capsys.readouterr().out == "shown\n"
-    rt._setup_print(0)
+    rt._setup_print(quiet=False)
     print("main", force=True)
     print("main too")
     assert capsys.readouterr().out == "main\nmain too\n"
+
+
+@pytest.mark.parametrize("rank, environ, quiet", [
+    (0, {}, False),
+    (1, {}, True),
+    (3, {"DDPIFY_ALL_RANKS": ""}, True),
+    (1, {"DDPIFY_ALL_RANKS": "0"}, True),
+    (1, {"DDPIFY_ALL_RANKS": "1"}, False),
+    (0, {"DDPIFY_ALL_RANKS": "1"}, False),
+])
+def test_quiet_ranks(rank, environ, quiet):
+    assert rt._quiet(rank, environ) is quiet
+
+
+@pytest.fixture
+def output_restored(monkeypatch):
+    """``print``, ``sys.stdout`` and the runtime's saved streams come back after the test."""
+    monkeypatch.setattr(builtins, "print", builtins.print)
+    monkeypatch.setattr(sys, "stdout", sys.stdout)
+    monkeypatch.setattr(rt, "_STDOUT", None)
+    monkeypatch.setattr(rt, "_SINK", None)
+    yield
+    if rt._SINK is not None:
+        rt._SINK.close()
+
+
+def test_other_ranks_stdout_goes_to_a_sink_but_forced_prints_reach_the_terminal(output_restored,
+                                                                               capsys):
+    import logging
+
+    terminal = sys.stdout
+    rt._setup_output(1, {})
+    assert sys.stdout is not terminal and sys.stdout.name == os.devnull
+    sys.stdout.write("progress bar\n")
+    handler = logging.StreamHandler(sys.stdout)  # logging.basicConfig(stream=sys.stdout)
+    logger = logging.getLogger("ddpify-test-quiet")
+    logger.addHandler(handler)
+    try:
+        logger.warning("logged")
+    finally:
+        logger.removeHandler(handler)
+    print("printed")
+    print("forced", force=True)
+    print("forced to stdout", force=True, file=sys.stdout)
+    sys.stderr.write("error\n")
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("forced\nforced to stdout\n", "error\n")
+
+
+@pytest.mark.parametrize("rank, environ", [(0, {}), (1, {"DDPIFY_ALL_RANKS": "1"})])
+def test_main_rank_and_ddpify_all_ranks_keep_stdout(rank, environ, output_restored, capsys):
+    terminal = sys.stdout
+    rt._setup_output(rank, environ)
+    assert sys.stdout is terminal
+    sys.stdout.write("progress bar\n")
+    print("printed")
+    print("forced", force=True)
+    assert capsys.readouterr().out == "progress bar\nprinted\nforced\n"
+
+
+# --------------------------------------------------------------------------- random state
+
+
+@pytest.fixture
+def rng_restored():
+    """The test process's torch, random and numpy generators come back after the test."""
+    import random
+
+    import numpy
+
+    python_state, numpy_state = random.getstate(), numpy.random.get_state()
+    with torch.random.fork_rng(devices=[]):
+        yield
+    random.setstate(python_state)
+    numpy.random.set_state(numpy_state)
+
+
+def draws():
+    import random
+
+    import numpy
+
+    return torch.rand(3).tolist(), random.random(), float(numpy.random.rand())
+
+
+def test_diverged_seed_depends_on_seed_and_rank_only(rng_restored):
+    def after_divergence(seed, rank):
+        torch.manual_seed(seed)
+        draws()  # the streams' positions do not matter, only the seed and the rank
+        rt._diverge_random_state(rank)
+        return draws()
+
+    assert after_divergence(7, 1) == after_divergence(7, 1)
+    streams = [after_divergence(7, 1), after_divergence(7, 2), after_divergence(8, 1)]
+    for i, a in enumerate(streams):
+        for b in streams[i + 1:]:
+            assert all(x != y for x, y in zip(a, b))
+
+
+def test_first_set_epoch_reseeds_other_ranks_only(monkeypatch, rng_restored, rank1_of_2):
+    monkeypatch.setattr(rt, "_RANKS_DIVERGED", False)
+    torch.manual_seed(7)
+    rt.set_epoch([], 0)
+    first = draws()
+    torch.manual_seed(7)
+    rt.set_epoch([], 1)  # training has started already: nothing re-seeds
+    assert draws() != first
+    torch.manual_seed(7)
+    rt._diverge_random_state(1)
+    assert draws() == first
+
+    monkeypatch.setattr(rt, "_RANKS_DIVERGED", False)
+    monkeypatch.setattr(rt, "get_rank", lambda: 0)
+    torch.manual_seed(7)
+    state = torch.get_rng_state()
+    rt.set_epoch([], 0)
+    assert torch.equal(torch.get_rng_state(), state), "rank 0 keeps its stream"
+
+
+def test_one_process_set_epoch_never_reseeds(monkeypatch, rng_restored):
+    monkeypatch.setattr(rt, "_RANKS_DIVERGED", False)
+    state = torch.get_rng_state()
+    rt.set_epoch([], 0)
+    assert torch.equal(torch.get_rng_state(), state)
+    assert rt._RANKS_DIVERGED is False
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+def test_without_module_prefix_strips_wrapper_prefixes_carried_by_every_key():
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.BatchNorm1d(3))
+    saved = torch.nn.DataParallel(model).state_dict()
+    assert all(key.startswith("module.") for key in saved)
+    stripped = rt.without_module_prefix(saved)
+    assert list(stripped) == list(model.state_dict())
+    assert all(stripped[key] is saved["module." + key] for key in stripped)
+    assert set(stripped._metadata) == set(model.state_dict()._metadata)
+    fresh = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.BatchNorm1d(3))
+    fresh.load_state_dict(stripped, strict=True)
+    assert torch.equal(fresh[0].weight, model[0].weight)
+    assert list(saved)[0] == "module.0.weight", "the argument is not modified"
+
+
+@pytest.mark.parametrize("keys, expected", [
+    (["module.a", "module.b.c"], ["a", "b.c"]),
+    (["_orig_mod.a", "_orig_mod.b"], ["a", "b"]),
+    (["module._orig_mod.a", "module._orig_mod.b"], ["a", "b"]),
+    (["_orig_mod.module.a", "_orig_mod.module.b"], ["a", "b"]),
+    (["module.module.a"], ["a"]),
+    (["module.a", "_orig_mod.module.b"], ["module.a", "_orig_mod.module.b"]),
+    (["module._orig_mod.a", "module.b"], ["_orig_mod.a", "b"]),
+    (["module.a", "b"], ["module.a", "b"]),
+    (["modules.a", "module_b"], ["modules.a", "module_b"]),
+])
+def test_without_module_prefix_keys(keys, expected):
+    state = {key: i for i, key in enumerate(keys)}
+    result = rt.without_module_prefix(state)
+    assert list(result.items()) == list(zip(expected, range(len(keys))))
+    if expected == keys:
+        assert result is state
+
+
+@pytest.mark.parametrize("value", [{}, {1: "a", 2: "b"}, {"module.a": 1, 2: "b"}, ["module.a"],
+                                   None, "module.a"])
+def test_without_module_prefix_leaves_other_values_alone(value):
+    assert rt.without_module_prefix(value) is value
 
 
 # --------------------------------------------------------------------------- plain python

@@ -3,10 +3,10 @@
     with torch.autocast(...):
         loss = criterion(model(x), y)
     scaler.scale(loss / accum_steps).backward()
-    if (i + 1) % accum_steps == 0:
+    if (i + 1) % accum_steps == 0 or i + 1 == len(loader):
         scaler.step(optimizer)
 ->
-    sync_step = (i + 1) % accum_steps == 0
+    sync_step = (i + 1) % accum_steps == 0 or i + 1 == len(loader)
     with nullcontext() if sync_step else model.no_sync():
         with torch.autocast(...):
             loss = criterion(model(x), y)
@@ -15,10 +15,20 @@
         scaler.step(optimizer)
 
 DDP all-reduces gradients in every backward; on the micro-steps that only accumulate, that
-traffic is wasted. `no_sync()` must enclose the forward AND the backward of those steps.
-Applied when the forward, the backward and the `if` that steps the optimizer sit in one
-block, the optimizer steps nowhere else after the backward, and the condition does not depend
-on what the forward computes. An `if` that only steps a scheduler is no accumulation boundary.
+traffic is wasted. `no_sync()` must enclose the forward AND the backward of those steps, and
+is safe only if no gradient is used before a later backward has synchronised it: a step on
+unsynchronised gradients trains a different model on each process, without an error.
+So the loop is changed only when all of these hold, and left alone otherwise:
+- the forward through the wrapped model, the backward and the `if` that steps the optimizer
+  sit in one block;
+- the `if`'s condition is a periodic counter test, the same on every process
+  (`(i + 1) % k == 0`, `step % k == 0`, also `or`-ed with a last-batch test), and nothing
+  between the forward and the `if` changes what it reads;
+- nothing else that can run after an accumulating backward (the `if`'s `else`, the rest of
+  the loop and of the loops around it, the functions they call) steps an optimizer, touches
+  `.grad`, clips gradients or updates parameters in place: a hand-written step such as
+  `p.add_(p.grad, alpha=-lr)` is a step, not an accumulation micro-step. Scheduler steps and
+  `zero_grad()` are fine.
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ NAME = "accumulate-no-sync"
 SUMMARY = "skip the gradient all-reduce on accumulation micro-steps (model.no_sync())"
 
 FLAG = "sync_step"
+STEPS = {"step", "unscale_"}  # optimizer methods that use gradients, and GradScaler's on an optimizer
 
 
 def rewrite(facts, edits, options) -> None:
@@ -47,20 +58,33 @@ def rewrite(facts, edits, options) -> None:
         after = body[body.index(backward) + 1:]
         step_if = next((s for s in after if isinstance(s, cst.If) and _steps_optimizer(facts, s)), None)
         model, first = _forward(facts, body[:body.index(backward)], refs)
-        if step_if is None or model is None or any(_steps_optimizer(facts, s) for s in after
-                                                   if not isinstance(s, cst.If)):
-            continue  # no accumulation here: the optimizer steps after every backward
-        span = body[body.index(first):body.index(backward) + 1]
-        condition = step_if.test
-        if _assigned_in(span, condition) or FLAG in _names(facts.module.code_for_node(condition)):
-            continue
-        edits.insert_before(first, cst.parse_statement(f"{FLAG} = {facts.module.code_for_node(condition)}\n"))
-        for stmt in span:
-            edits.enclose(stmt, f"with nullcontext() if {FLAG} else {model}.no_sync():")
-        edits.replace(condition, lambda node: cst.Name(FLAG))
-        edits.add_import("contextlib", "nullcontext")
-        edits.record(first, f"gradients of `{model}` are all-reduced only on the micro-step that steps the "
-                     "optimizer (no_sync on the others)")
+        if step_if is None or model is None:
+            continue  # no accumulation here
+        if _accumulates(facts, body[body.index(first):body.index(step_if)], backward, step_if):
+            _skip_sync(facts, edits, model, body[body.index(first):body.index(backward) + 1], step_if.test)
+
+
+def _accumulates(facts, leading, backward, step_if) -> bool:
+    """Is this real accumulation: a periodic `if` decides, from values it reads before the
+    forward (nothing in `leading`, the statements from the forward to the `if`, changes them),
+    and no other path uses the gradients of an accumulating backward?"""
+    condition = step_if.test
+    return _periodic(facts, condition) and not _assigned_in(leading, condition) \
+        and FLAG not in _names(facts.module.code_for_node(condition)) \
+        and not any(_uses_gradients(facts, s, step_if.body) for s in _runs_after(facts, backward))
+
+
+def _skip_sync(facts, edits, model: str, span, condition) -> None:
+    """`sync_step = <condition>` above the forward, `span` (forward to backward) in
+    `model.no_sync()` unless it holds, and the `if` tests `sync_step`."""
+    first = span[0]
+    edits.insert_before(first, cst.parse_statement(f"{FLAG} = {facts.module.code_for_node(condition)}\n"))
+    for stmt in span:
+        edits.enclose(stmt, f"with nullcontext() if {FLAG} else {model}.no_sync():")
+    edits.replace(condition, lambda node: cst.Name(FLAG))
+    edits.add_import("contextlib", "nullcontext")
+    edits.record(first, f"gradients of `{model}` are all-reduced only on the micro-step that steps the "
+                 "optimizer (no_sync on the others)")
 
 
 def _steps_optimizer(facts, stmt) -> bool:
@@ -85,11 +109,104 @@ def _forward(facts, stmts, refs):
     return None, None
 
 
+def _periodic(facts, condition) -> bool:
+    """A counter test, the same on every process, true every k-th micro-step:
+    `(i + 1) % k == 0`, possibly `or`-ed with more such tests (`i + 1 == len(loader)`)."""
+    tests = _or_operands(condition)
+    modulo = m.Comparison(left=m.BinaryOperation(operator=m.Modulo()),
+                          comparisons=[m.ComparisonTarget(operator=m.Equal())])
+    return facts.same_everywhere(condition) and any(m.matches(_unparenthesized(t), modulo) for t in tests)
+
+
+def _or_operands(expr) -> list[cst.BaseExpression]:
+    if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+        return [*_or_operands(expr.left), *_or_operands(expr.right)]
+    return [expr]
+
+
+def _unparenthesized(expr):
+    return expr.with_changes(lpar=(), rpar=()) if expr.lpar else expr
+
+
+def _runs_after(facts, backward) -> list[cst.CSTNode]:
+    """The statements of the backward's function that can run after it and before the next
+    backward: those after it in each block around it, and the whole body of each loop around it."""
+    found = []
+    stmt = backward
+    for anc in facts.ancestors(backward):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            break
+        if isinstance(anc, (cst.IndentedBlock, cst.Module)):
+            found += list(anc.body)[list(anc.body).index(stmt) + 1:]
+        if isinstance(anc, (cst.For, cst.While)):
+            found += list(anc.body.body)
+        if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            stmt = anc
+    return found
+
+
+def _uses_gradients(facts, node, skip, depth: int = 2) -> bool:
+    """Does running `node` (outside `skip`) step an optimizer, read or write `.grad`, clip
+    gradients or update a parameter in place, here or in the functions it calls?"""
+    def counts(n):
+        return facts.is_inside(n, node) and not facts.is_inside(n, skip)
+
+    if any(a.attr.value == "grad" and counts(a) for a in facts.attributes):
+        return True
+    params = _parameter_names(facts, node)
+    if any(isinstance(s, cst.AugAssign) and counts(s) and _is_parameter(t, params) for t, _, s in facts.assigns):
+        return True
+    for call in facts.calls_in(node):
+        if not counts(call):
+            continue
+        if _uses_gradients_call(facts, call, params):
+            return True
+        if depth and any(_uses_gradients(facts, f, skip, depth - 1) for f in facts.user_functions(call)):
+            return True
+    return False
+
+
+def _uses_gradients_call(facts, call, params) -> bool:
+    """`optimizer.step()`, `scaler.unscale_(optimizer)`, `clip_grad_norm_(...)`, `p.data.add_(...)`;
+    not a scheduler's `step()`, not `zero_grad()`."""
+    method = (dotted(call.func) or "").rsplit(".", 1)[-1]
+    if method.startswith("clip_grad"):
+        return True
+    if not isinstance(call.func, cst.Attribute):
+        return False
+    if method in STEPS:
+        return not _is_scheduler(facts, call.func.value)
+    return method.endswith("_") and not method.startswith("_") and _is_parameter(call.func.value, params)
+
+
+def _is_scheduler(facts, receiver) -> bool:
+    """A learning-rate scheduler: by its name, or built by `torch.optim.lr_scheduler`."""
+    if "sched" in (dotted(receiver) or "").lower():
+        return True
+    origins = facts.origins(receiver)
+    return bool(origins) and all(isinstance(o, cst.Call) and (facts.qualify(o.func) or "").startswith(
+        "torch.optim.lr_scheduler.") for o in origins)
+
+
+def _parameter_names(facts, node) -> set[str]:
+    """Names `node` binds to parameters: `for p in model.parameters():`."""
+    return {n.value for loop in m.findall(node, m.For(iter=m.Call(func=mt.PARAMETERS_ATTR)))
+            for n in m.findall(loop.target, m.Name())}
+
+
+def _is_parameter(expr, params) -> bool:
+    """`p`, `p.data` for a parameter `p`, or any `x.data`."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+        return True
+    name = dotted(expr)
+    return name is not None and name.split(".")[0] in params
+
+
 def _assigned_in(stmts, condition) -> bool:
     names = {n.value for n in m.findall(condition, m.Name())}
     for stmt in stmts:
-        for target in m.findall(stmt, m.AssignTarget()):
-            if {n.value for n in m.findall(target, m.Name())} & names:
+        for target in m.findall(stmt, m.AssignTarget()) + m.findall(stmt, m.AugAssign()):
+            if {n.value for n in m.findall(target.target, m.Name())} & names:
                 return True
     return False
 

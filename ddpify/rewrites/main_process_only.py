@@ -28,6 +28,7 @@ import libcst.matchers as m
 
 from ddpify import build
 from ddpify import matchers as mt
+from ddpify.models import holds_wrapper
 from ddpify.names import dotted
 
 NAME = "main-process-only"
@@ -172,9 +173,10 @@ def _forward_through_module(facts, edits, stmt) -> None:
     forward talks to the other processes (buffers): `torch.save(netG(z), p)` -> `netG.module(z)`."""
     for call in facts.calls_in(stmt):
         name = dotted(call.func)
-        if name is not None and facts.ref(call.func) in facts.wrapped_refs:
-            edits.replace(call.func, build.module_of,
-                          f"`{name}(...)` runs on the main process only: through `{name}.module`, "
+        holds = holds_wrapper(facts, call.func) if name is not None else None
+        if holds is not None:
+            edits.replace(call.func, lambda node, holds=holds: build.bare_model(edits, node, holds),
+                          f"`{name}(...)` runs on the main process only: through the bare model, "
                           "as DDP's forward would wait for the other processes")
 
 

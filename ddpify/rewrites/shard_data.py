@@ -20,7 +20,8 @@ custom sampler's weighting and gives every process the same number of batches. `
 (runtime) rebuilds a loader whose arguments are not visible here with a distributed sampler
 that keeps its shuffle setting (`'shuffle'` arriving through a dict only on CUDA stays so).
 Evaluation loaders stay whole. A loader over an `IterableDataset` gets a TODO: it must shard
-in `__iter__`.
+in `__iter__`. So does training that no DataLoader feeds (generated batches, RL rollouts): every
+process then makes its own data, and the TODO says what that means.
 """
 
 from __future__ import annotations
@@ -54,6 +55,22 @@ def rewrite(facts, edits, options) -> None:
     if found.training:
         edits.record(found.training[0], "batch_size is now per process: the global batch is batch_size x "
                      "the number of processes", kind="warning")
+    elif facts.models.wrapped and not found.manual and not found.iterable:
+        loop = _outermost_training_loop(facts)
+        if loop is not None:
+            edits.todo(loop, "no DataLoader feeds this training, so ddpify cannot shard its data: every process "
+                       "trains on all the data it reads (correct, no speed-up), and batches it generates "
+                       "(random batches, RL rollouts) start from the same random state on every process: "
+                       "seed with an offset of get_rank() before this loop if they should differ")
+
+
+def _outermost_training_loop(facts):
+    """The first loop that trains and sits in no other loop of its function."""
+    for loop in facts.loops:
+        if facts.trains(loop) and not any(isinstance(a, (cst.For, cst.While)) for a in facts.ancestors(loop)
+                                          if facts.scope(a) is facts.scope(loop)):
+            return loop
+    return None
 
 
 def _shard(facts, edits, call: cst.Call) -> None:

@@ -16,7 +16,10 @@ requires. `nn.DataParallel(model)` is replaced by the same wrap; `model.module.x
 two points becomes `model.x`, since the model is not wrapped yet there. Modules no optimizer
 trains (frozen teachers, loss networks) are never wrapped. An optimizer whose model cannot be
 found gets a TODO. A model whose optimizer trains only some sub-modules (`model.fc.parameters()`)
-gets `find_unused_parameters=True`: DDP would otherwise wait for gradients of the rest.
+gets `find_unused_parameters=True`: DDP would otherwise wait for gradients of the rest. So
+does a model whose training forward leaves outputs unread (`validity, _, _ = netD(fake)`,
+`model(x)[0]`): the heads behind them get no gradient in that step, and DDP stops at the
+next one with "Expected to have finished reduction in the prior iteration".
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ SUMMARY = "wrap each trained model in DistributedDataParallel (replacing DataPar
 def rewrite(facts, edits, options) -> None:
     for model in facts.models.wrapped:
         name = model.name
-        extra = ", find_unused_parameters=True" if options.find_unused_parameters or model.partial else ""
-        if model.partial and not options.find_unused_parameters:
-            edits.record(model.anchor, f"the optimizer trains only parts of `{name}`: DDP is built with "
-                         "find_unused_parameters=True, since the other parts may get no gradient", kind="warning")
+        unused = _why_unused(facts, model)
+        extra = ", find_unused_parameters=True" if options.find_unused_parameters or unused else ""
+        if unused and not options.find_unused_parameters:
+            edits.record(model.anchor, f"{unused}: DDP is built with find_unused_parameters=True, since the "
+                         "other parts may get no gradient in a step", kind="warning")
         wrap = f"{name} = DistributedDataParallel({name}, device_ids=device_ids({name}){extra})\n"
         lines = [wrap]
         if options.sync_batchnorm:
@@ -46,8 +50,10 @@ def rewrite(facts, edits, options) -> None:
         if model.dataparallel is not None:
             _replace_dataparallel(facts, edits, model, lines)
         else:
-            edits.insert_after(model.anchor, *lines)
-            edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel")
+            (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, *lines)
+            where = f" where {model.defined.name.value}() receives it (the caller keeps the bare model)" \
+                if isinstance(model.defined, cst.FunctionDef) else ""
+            edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel{where}")
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids")
     for name, stmt in _untrained_models(facts):
@@ -60,6 +66,16 @@ def rewrite(facts, edits, options) -> None:
                    f"model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand{unsharded}")
 
 
+def _why_unused(facts, model) -> str | None:
+    """Why some parameters of `model` may get no gradient in a step, or None."""
+    if model.partial:
+        return f"the optimizer trains only parts of `{model.name}`"
+    if model.unused_output is not None:
+        return f"a training step leaves outputs of `{model.name}` unread " \
+               f"(`{facts.module.code_for_node(model.unused_output).strip()}`)"
+    return None
+
+
 def _untrained_models(facts):
     """Modules built and moved to a device (`teacher = Net().to(device)`), called inside a loop
     that trains, that no optimizer covers."""
@@ -70,6 +86,8 @@ def _untrained_models(facts):
         if name in wrapped or name in seen or not isinstance(value, cst.Call) or not mt.is_device_move(value) \
                 or not isinstance(value.func.value, cst.Call) or (dotted(value.func.value.func) or "").endswith("Loss"):
             continue  # not `criterion = nn.CrossEntropyLoss().cuda()`
+        if facts.receivers(facts.ref(target, stmt)) & facts.wrapped_refs.keys():
+            continue  # trained by a function that wraps it on entry
         if any(dotted(c.func) == name and any(facts.is_inside(c, lp) and facts.trains(lp) for lp in facts.loops)
                for c in facts.calls):
             seen.add(name)

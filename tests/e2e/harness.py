@@ -237,8 +237,8 @@ def prefixed_keys(save_event: dict) -> List[str]:
 def check_sharded_passes(probe: Probe, world: int, loader: int) -> List[str]:
     """Problems with one sharded loader's passes across ``world`` ranks (empty: all good).
 
-    Every rank makes the same number of passes, and fetches the same number of samples in
-    each (uneven counts hang DDP). A pass may end early (a step budget, ``next(iter(loader))``
+    Every rank makes the same number of passes over the same data (the same `Subset` of a
+    `random_split`), and fetches the same number of samples in each (uneven counts hang DDP). A pass may end early (a step budget, ``next(iter(loader))``
     to peek at a batch) as long as every rank ends it alike. Without replacement
     (DistributedSampler): the ranks' indices are disjoint except DistributedSampler's padding
     (fewer than ``world`` repeats), and a complete pass covers the dataset (all of it, or all
@@ -254,6 +254,10 @@ def check_sharded_passes(probe: Probe, world: int, loader: int) -> List[str]:
         sizes = [len(p.indices) for p in group]
         info = group[0].info
         where = f"loader {loader} ({info['dataset']}, len {info['dataset_len']}) pass {number}"
+        subsets = {p.info.get("subset") for p in group}
+        if len(subsets) != 1:
+            problems.append(f"{where}: the ranks shard different subsets of the data (an unseeded "
+                            f"random_split?): {sorted(map(str, subsets))}")
         if len(set(sizes)) != 1:
             problems.append(f"{where}: ranks fetched different numbers of samples: {sizes}")
             continue

@@ -1,6 +1,7 @@
 """Every corpus training script, converted by ddpify, trains correctly as DDP under torchrun.
 
-Each of the 12 training scripts (fixtures/<name>/before.py, the corpus files) is converted
+Each training script (fixtures/<name>/before.py: the corpus files, then fixtures of our own for
+failure classes found on real public scripts) is converted
 with ``convert()`` and launched once with ``torchrun --standalone --nproc_per_node=2`` and once
 with plain ``python``, each in a fresh working directory, with the probe
 (probe/sitecustomize.py) recording from inside every process: DataLoader fetches per pass,
@@ -51,6 +52,14 @@ SPECS = {
     "manual_batching": Spec(train={}),  # slices tensors by hand: no loader to shard
     "dict_loaders": Spec(train={512: True}, passes=4),
     "steps_compile_bn": Spec(train={4000: True}, passes=2),  # WeightedRandomSampler
+    # real-world classes found outside the corpus (fixtures of our own)
+    "teacher_student": Spec(train={512: True}, passes=6, models=3),  # train(model, ...) x 3
+    "gan_three_heads": Spec(train={320: True}, passes=2, models=2),  # heads unused in some steps
+    "rebound_model": Spec(train={256: True}, passes=2),  # a whole model reloaded into the same name
+    "step_loop_next": Spec(train={160: True, 192: False}, passes=1),  # next(it), cycle()
+    "dataparallel_resume": Spec(train={256: True}, passes=2),  # resumes from `module.` checkpoints
+    "rank_seed": Spec(train={800: True}, passes=2),  # unseeded random_split
+    "rank_quiet": Spec(train={512: True}, passes=2),  # logging and sys.stdout.write progress
 }
 UNCHANGED = ["already_ddp", "inference_only"]
 NAMES = sorted(SPECS)
@@ -240,6 +249,40 @@ def test_resume_early_stop_chain_under_torchrun(launches, tmp_path):
     assert not h.check_sharded_passes(resumed.probe, h.WORLD, loader)
     assert not h.check_params_identical(resumed.probe, h.WORLD)
     assert {e["rank"] for e in resumed.probe.saves()} == {0}
+
+
+def test_dataparallel_resume_loads_a_checkpoint_of_the_original_script(launches, tmp_path):
+    """The single-GPU DataParallel script's checkpoint (`module.` keys) resumes under torchrun."""
+    runs = launches("dataparallel_resume")
+    runs.require_ok()
+    folder = tmp_path / "resume"
+    shutil.copytree(runs.dirs["torchrun"], folder)
+    shutil.copy(h.FIXTURES / "dataparallel_resume" / "before.py", folder / "original.py")
+    original = h.run_python(folder / "original.py", ["--epochs", "1"], folder, probe_dir=None)
+    assert original.ok, original.tail()
+    resumed = h.run_torchrun(folder / "dataparallel_resume.py", ["--resume", "checkpoint.pt", "--epochs", "2"],
+                             folder, tmp_path / "probe-resume")
+    assert resumed.ok, resumed.tail()
+    assert "resumed from epoch 0" in resumed.rank_output[0], resumed.tail()
+    assert not h.check_params_identical(resumed.probe, h.WORLD)
+
+
+def test_step_loop_reshuffles_each_new_pass(launches):
+    """`labelled_iter = iter(labelled_loader)` restarts 2+ times in 24 steps: new order each time."""
+    runs = launches("step_loop_next")
+    runs.require_ok()
+    probe = runs.probe("torchrun")
+    loader = train_loader(probe, 160, "torchrun")
+    problems = h.check_reshuffled(probe, h.WORLD, loader)
+    assert not problems, "\n".join(problems)
+
+
+def test_rank_quiet_progress_and_logging_come_from_rank_0_only(launches):
+    runs = launches("rank_quiet")
+    runs.require_ok("torchrun")
+    out = runs.runs["torchrun"].rank_output
+    assert "training on 512 samples" in out[0] and "16/16 loss" in out[0], runs.runs["torchrun"].tail()
+    assert "training on" not in out[1] and "loss" not in out[1], out[1]
 
 
 def test_mnist_style_checkpoint_loads_strictly_in_inference_only(launches, tmp_path):

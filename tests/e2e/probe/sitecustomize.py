@@ -21,6 +21,7 @@ environment, 0 without a launcher), first event ``start``, last ``exit``.
 """
 
 import atexit
+import hashlib
 import importlib.abc
 import importlib.machinery
 import json
@@ -30,6 +31,14 @@ import sys
 _DIR = os.environ.get("DDPIFY_PROBE_DIR")
 _FILE = None
 _WRAPPED = []  # (number, module) of every DistributedDataParallel built in this process
+
+
+def _subset_digest(dataset):
+    """A hash of the indices a `Subset` (from `random_split`) takes, None for other datasets."""
+    indices = getattr(dataset, "indices", None)
+    if indices is None:
+        return None
+    return hashlib.sha256(json.dumps([int(i) for i in indices]).encode()).hexdigest()[:16]
 
 
 def _rank():
@@ -109,7 +118,8 @@ def _install():
             dataset_len = None
         _log("pass", loader=number, **{"pass": self._ddpify_probe_passes},
              dataset=type(self.dataset).__name__, dataset_id=id(self.dataset),
-             dataset_len=dataset_len, num_workers=self.num_workers, **_sampler_info(self))
+             dataset_len=dataset_len, subset=_subset_digest(self.dataset),
+             num_workers=self.num_workers, **_sampler_info(self))
         return iterator
 
     fetch_ = fetch._MapDatasetFetcher.fetch

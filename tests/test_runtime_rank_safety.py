@@ -1,0 +1,136 @@
+"""What must be the same on every rank and what must differ, under a real two-process launch.
+
+One torchrun launch (CPU, gloo) of an already-converted style script that never seeds checks:
+random state made before training is the same on both ranks, draws after the first
+``set_epoch`` differ (rank 0's stream untouched), samplers still shard, and only rank 0's
+standard output reaches the terminal (forced prints and stderr excepted). One plain-python run
+checks the hint after DDP's unused-parameter error.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+TIMEOUT_S = 120
+LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+               "LOCAL_WORLD_SIZE", "GROUP_RANK")
+
+
+def clean_env(**extra):
+    """The test's environment without any launcher variable, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in LAUNCH_VARS and not k.startswith(("SLURM_", "TORCHELASTIC_", "DDPIFY_"))}
+    env.update(OMP_NUM_THREADS="1", **extra)
+    return env
+
+
+RANKS_SCRIPT = textwrap.dedent("""
+    import json, logging, random, sys
+    import numpy
+    import torch
+    from torch.utils.data import DistributedSampler, random_split
+    from ddpify_runtime import barrier, get_rank, init_distributed_mode, set_epoch
+
+    init_distributed_mode()  # nothing in this script seeds any generator
+    rank = get_rank()
+    train, val = random_split(range(100), [0.8, 0.2])
+    before = {
+        "split": list(train.indices), "randperm": torch.randperm(50).tolist(),
+        "data": torch.randn(4).tolist(), "random": random.random(),
+        "numpy": float(numpy.random.rand()), "initial_seed": torch.initial_seed(),
+    }
+    sampler = DistributedSampler(range(10), shuffle=True)
+    state = torch.get_rng_state()
+    set_epoch(sampler, 0)  # training starts here
+    untouched = torch.equal(state, torch.get_rng_state())
+    after = {"rand": torch.rand(4).tolist(), "random": random.random(),
+             "numpy": float(numpy.random.rand()),
+             "dropout": torch.nn.functional.dropout(torch.ones(32)).tolist()}
+    set_epoch(sampler, 1)  # only the first call re-seeds
+    again = torch.get_rng_state()
+    set_epoch(sampler, 2)
+
+    logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="%(message)s")
+    logging.info(f"logged by rank {rank}")
+    sys.stdout.write(f"progress of rank {rank}\\n")
+    print(f"printed by rank {rank}")
+    print(f"forced by rank {rank}", force=True)
+    sys.stderr.write(f"stderr of rank {rank}\\n")
+    report = {"rank": rank, "before": before, "after": after, "untouched": untouched,
+              "second_call_untouched": torch.equal(again, torch.get_rng_state()),
+              "shard": list(sampler)}
+    barrier()
+    with open(f"{sys.argv[1]}/rank{rank}.json", "w") as f:
+        json.dump(report, f)
+""")
+
+
+def test_same_state_before_training_different_streams_and_one_voice(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(RANKS_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+         str(script), str(tmp_path)],
+        env=clean_env(), capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert proc.returncode == 0, proc.stderr
+    r0, r1 = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
+
+    # made once before training: the same on both ranks, though nothing was seeded
+    assert r0["before"] == r1["before"]
+    assert sorted(r0["before"]["randperm"]) == list(range(50))
+    # drawn in training: a different stream on each rank, rank 0's own stream kept
+    for name in ("rand", "random", "numpy", "dropout"):
+        assert r0["after"][name] != r1["after"][name], name
+    assert (r0["untouched"], r1["untouched"]) == (True, False)
+    assert r0["second_call_untouched"] and r1["second_call_untouched"]
+    # samplers seed themselves: still disjoint shards covering the data set
+    assert sorted(r0["shard"] + r1["shard"]) == list(range(10))
+
+    # one voice on stdout; forced prints and stderr from every rank
+    for text in ("logged by rank 0", "progress of rank 0", "printed by rank 0",
+                 "forced by rank 0", "forced by rank 1"):
+        assert text in proc.stdout, text
+    for text in ("logged by rank 1", "progress of rank 1", "printed by rank 1"):
+        assert text not in proc.stdout + proc.stderr, text
+    assert "stderr of rank 0" in proc.stderr and "stderr of rank 1" in proc.stderr
+
+
+UNUSED_SCRIPT = textwrap.dedent("""
+    import torch
+    from torch.nn.parallel import DistributedDataParallel
+    from ddpify_runtime import init_distributed_mode
+
+    class TwoHeads(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.used, self.unused = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.used(x), self.unused(x)
+
+    init_distributed_mode()
+    model = DistributedDataParallel(TwoHeads())
+    for step in range(2):  # the second forward raises: the unused head got no gradient
+        model(torch.ones(3, 2))[0].sum().backward()
+""")
+
+
+def test_unused_parameter_error_names_the_flag(tmp_path):
+    script = tmp_path / "unused.py"
+    script.write_text(UNUSED_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script)], env=clean_env(), capture_output=True,
+                          text=True, timeout=TIMEOUT_S)
+    assert proc.returncode == 1
+    traceback, _, hint = proc.stderr.rstrip("\n").rpartition("\n")
+    assert "Traceback" in traceback
+    assert "RuntimeError: Expected to have finished reduction in the prior iteration" in traceback
+    assert hint.startswith("ddpify: some parameters of a DistributedDataParallel model got no "
+                           "gradient")
+    assert "`ddpify convert --find-unused-parameters`" in hint
+    assert "find_unused_parameters=True" in hint
