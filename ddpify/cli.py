@@ -65,8 +65,7 @@ def convert_one(name: str, data: bytes, options: Options) -> Outcome:
     try:
         return Outcome(convert(data, options))
     except cst.ParserSyntaxError as exc:
-        where = f"{name}:{exc.raw_line}:{exc.raw_column + 1}"
-        return Outcome(error=f"{where}: cannot parse: {_one_line(exc.message)}", code=EXIT_INPUT)
+        return Outcome(error=f"{_syntax_error(name, data, exc)}", code=EXIT_INPUT)
     except (SyntaxError, UnicodeDecodeError) as exc:  # a bad encoding cookie or undecodable bytes
         return Outcome(error=f"{name}: cannot parse: {_one_line(str(exc))}", code=EXIT_INPUT)
     except RewriteError as exc:
@@ -75,6 +74,19 @@ def convert_one(name: str, data: bytes, options: Options) -> Outcome:
     except Exception as exc:
         return Outcome(error=f"{name}: internal error: {type(exc).__name__}: {_one_line(str(exc))}",
                        code=EXIT_INTERNAL, traceback=traceback.format_exc())
+
+
+def _syntax_error(name: str, data: bytes, exc) -> str:
+    """`name:line:col: cannot parse: message` where Python itself reports the error (LibCST's
+    parser often points a line or more later); LibCST's words when Python compiles the code."""
+    try:
+        compile(data, name, "exec", dont_inherit=True)
+    except SyntaxError as py:
+        if py.lineno is not None:
+            return f"{name}:{py.lineno}:{py.offset or 1}: cannot parse: {_one_line(py.msg)}"
+    except (ValueError, UnicodeDecodeError):
+        pass
+    return f"{name}:{exc.raw_line}:{exc.raw_column + 1}: cannot parse: {_one_line(exc.message)}"
 
 
 def convert_all(items: list[tuple[str, bytes]], options: Options, jobs: int) -> list[Outcome]:

@@ -13,11 +13,10 @@ from collections import defaultdict
 from typing import Callable, Iterable
 
 import libcst as cst
-import libcst.matchers as m
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
+from ddpify import matchers as mt
 from ddpify.lines import line_numbers
+from ddpify.names import dotted
 from ddpify.report import CHANGE, WARNING, Change
 
 NodeFn = Callable[[cst.CSTNode], cst.CSTNode]
@@ -163,18 +162,54 @@ def apply(module: cst.Module, edits: Edits, parents: dict[cst.CSTNode, cst.CSTNo
 
 
 def _add_imports(module: cst.Module, imports) -> cst.Module:
-    """LibCST's AddImportsVisitor, run on the module's head only (its docstring and leading
-    imports, plus the next statement): the visitor walks all it is given, and adds the new
-    imports after the leading ones."""
-    context = CodemodContext()
-    for mod, name in imports:
-        AddImportsVisitor.add_needed_import(context, mod, name)
+    """Add `from MODULE import NAME` for each of `imports` not imported yet, as LibCST's
+    AddImportsVisitor does (without importing `libcst.codemod`): names join an existing
+    `from MODULE import ...` among the leading imports, sorted, in front; other modules get new
+    lines, sorted by module, after the leading imports (and a blank line before the code)."""
     body = list(module.body)
-    cut = next((i for i, s in enumerate(body) if not m.matches(s, _IMPORT_LINE | _DOCSTRING)), len(body)) + 1
-    head = AddImportsVisitor(context).transform_module(module.with_changes(body=body[:cut]))
-    return head.with_changes(body=[*head.body, *body[cut:]])
+    start = 1 if body and _is_strict_or_docstring(body[0]) else 0
+    leading = start
+    while leading < len(body) and mt.sole(body[leading], (cst.Import, cst.ImportFrom)) is not None:
+        leading += 1
+    wanted: dict[str, set[str]] = {}
+    for mod, name in imports:
+        wanted.setdefault(mod, set()).add(name)
+    present: dict[str, set[str]] = {}
+    for stmt in body[start:leading]:
+        imp = stmt.body[0]
+        if isinstance(imp, cst.ImportFrom) and not imp.relative:
+            names = {"*"} if isinstance(imp.names, cst.ImportStar) else {a.evaluated_name for a in imp.names
+                                                                         if a.asname is None}
+            present.setdefault(dotted(imp.module), set()).update(names)
+    for mod, names in present.items():
+        if mod in wanted:
+            wanted[mod] = set() if "*" in names else wanted[mod] - names
+    wanted = {mod: names for mod, names in sorted(wanted.items()) if names}
+    for i in range(start, leading):
+        imp = body[i].body[0]
+        mod = dotted(imp.module) if isinstance(imp, cst.ImportFrom) and not imp.relative else None
+        if mod in wanted and not isinstance(imp.names, cst.ImportStar):
+            added = [cst.ImportAlias(name=cst.Name(n)) for n in sorted(wanted.pop(mod))]
+            body[i] = body[i].with_changes(body=[imp.with_changes(names=[*added, *imp.names])])
+    if not wanted:
+        return module.with_changes(body=body)
+    new = [cst.parse_statement(f"from {mod} import {', '.join(sorted(names))}", config=module.config_for_parsing)
+           for mod, names in wanted.items()]
+    return module.with_changes(body=[*body[:leading], *new, *_blank_line_before(body[leading:])])
 
 
-_IMPORT_LINE = m.SimpleStatementLine(body=[m.AtLeastN(m.Import() | m.ImportFrom(), n=1)])
-_DOCSTRING = m.SimpleStatementLine(body=[m.Expr(m.SimpleString() | m.ConcatenatedString())])
+def _is_strict_or_docstring(stmt: cst.CSTNode) -> bool:
+    """A module docstring (a plain string) or a `__strict__ = ...` flag: imports go after it."""
+    expr, assign = mt.sole(stmt, cst.Expr), mt.sole(stmt, cst.Assign)
+    return expr is not None and isinstance(expr.value, cst.SimpleString) or assign is not None and \
+        len(assign.targets) == 1 and mt.is_name(assign.targets[0].target, "__strict__")
 
+
+def _blank_line_before(statements: list) -> list:
+    """At least one empty line between the imports and the first statement after them."""
+    if not statements:
+        return statements
+    first = statements[0]
+    if first.leading_lines and first.leading_lines[0].comment is None:
+        return statements
+    return [first.with_changes(leading_lines=(cst.EmptyLine(), *first.leading_lines)), *statements[1:]]

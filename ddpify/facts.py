@@ -19,7 +19,6 @@ from functools import cached_property
 from typing import Iterator
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify import matchers as mt
 from ddpify.names import Imports, dotted
@@ -408,7 +407,6 @@ class Facts:
     # values every process shares --------------------------------------------------------------
     PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "round", "range"})
     DATA_MODULES = ("torch.utils.data.", "torchvision.datasets.")  # loaders and data sets
-    ENUMERATE_LOOP = m.For(iter=m.Call(func=m.Name("enumerate")), target=m.Tuple([m.Element(m.Name()), m.ZeroOrMore()]))
 
     def same_everywhere(self, expr: cst.CSTNode) -> bool:
         """Is `expr` computed only from values every process holds alike? Literals, arguments
@@ -445,7 +443,7 @@ class Facts:
     def _returns_arguments(self, func: cst.FunctionDef) -> bool:
         """Does every `return` of `func` return `parser.parse_args()`?"""
         returns = [r for r in self.returns if self.scope(r) is func]
-        return bool(returns) and all(r.value is not None and m.matches(r.value, mt.PARSE_ARGS) for r in returns)
+        return bool(returns) and all(r.value is not None and mt.is_parse_args(r.value) for r in returns)
 
     def _sized_data(self, expr: cst.BaseExpression) -> bool:
         """A loader or data set from torch or torchvision (`loader.dataset` too): its length is the
@@ -469,7 +467,7 @@ class Facts:
         unpacked = self._unpacking.get(ref, [])
         loop_bound = name.value in self._loop_targets.get(ref.scope, ())
         return bool(writes) and not unpacked and not loop_bound and all(
-            not self._conditional(s) and (m.matches(v, mt.PARSE_ARGS) or self._same(v, proving)) for v, s in writes)
+            not self._conditional(s) and (mt.is_parse_args(v) or self._same(v, proving)) for v, s in writes)
 
     def _counter_target(self, name: cst.Name) -> bool:
         """`i` in `for i in range(...)`, `for i in itertools.count()`, `for i, b in enumerate(...)`."""
@@ -484,7 +482,8 @@ class Facts:
         counting = isinstance(loop.iter, cst.Call) and self.qualify(loop.iter.func) == "itertools.count"
         if counting or mt.is_counting(loop.iter):
             return {n.value for n in _names(loop.target)}
-        if m.matches(loop, self.ENUMERATE_LOOP):
+        if mt.is_call_of(loop.iter, "enumerate") and isinstance(loop.target, cst.Tuple) \
+                and loop.target.elements and isinstance(loop.target.elements[0].value, cst.Name):
             return {loop.target.elements[0].value.value}
         return set()
 
@@ -494,7 +493,7 @@ class Facts:
         default = next((p.default for p in (*func.params.params, *func.params.kwonly_params)
                         if p.name.value == param), None)
         passed = [self.argument_for(c, func, param) or default for c in sites]
-        return bool(sites) and all(p is not None and (m.matches(p, mt.PARSE_ARGS) or self._same(p, proving))
+        return bool(sites) and all(p is not None and (mt.is_parse_args(p) or self._same(p, proving))
                                    for p in passed)
 
     @cached_property

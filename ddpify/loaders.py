@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify import matchers as mt
 from ddpify.facts import Facts, param_names
@@ -95,7 +94,7 @@ def _loader_calls_in(facts, origins, loader_calls) -> list[cst.Call]:
 
 def _shuffles(call: cst.Call) -> bool:
     arg = mt.keyword(call, "shuffle")
-    return arg is not None and m.matches(arg.value, m.Name("True"))
+    return arg is not None and mt.is_literal_true(arg.value)
 
 
 def _evaluates(facts: Facts, call: cst.Call) -> bool:
@@ -139,11 +138,12 @@ def _subclasses_iterable(facts: Facts, name: str | None, depth: int) -> bool:
 
 def _slices_by_hand(facts: Facts, loop: cst.For) -> bool:
     """`for i in range(0, n, bs): idx = perm[i:i + bs]` (or `get_batch(data, i)`) with a backward in reach."""
-    if not m.matches(loop.iter, m.Call(func=m.Name("range"), args=[m.ZeroOrMore(), m.Arg(), m.ZeroOrMore()])):
+    if not (mt.is_call_of(loop.iter, "range") and loop.iter.args):
         return False
     if len(loop.iter.args) < 2 or not facts.trains(loop):
         return False  # `range(0, n, batch_size)` steps through the data; so does slicing by hand
-    return len(loop.iter.args) == 3 or bool(m.findall(loop.body, m.Subscript(slice=[m.SubscriptElement(slice=m.Slice())])))
+    return len(loop.iter.args) == 3 or bool(mt.findall(
+        loop.body, cst.Subscript, lambda s: len(s.slice) == 1 and isinstance(s.slice[0].slice, cst.Slice)))
 
 
 def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
@@ -203,7 +203,7 @@ def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: 
 def _epoch_variable(loop: cst.For | cst.While) -> str | None:
     if isinstance(loop, cst.For):
         target = loop.target
-        if isinstance(target, cst.Tuple) and m.matches(loop.iter, m.Call(func=m.Name("enumerate"))):
+        if isinstance(target, cst.Tuple) and mt.is_call_of(loop.iter, "enumerate"):
             target = target.elements[0].value
         return target.value if isinstance(target, cst.Name) and target.value != "_" else None
     test = loop.test
@@ -215,7 +215,8 @@ def _epoch_variable(loop: cst.For | cst.While) -> str | None:
 def _counter(loop: cst.While) -> str | None:
     """`step` in `while True: ... step += 1`: a counter the loop body steps on every pass."""
     for stmt in loop.body.body:
-        if m.matches(stmt, m.SimpleStatementLine(body=[m.AugAssign(target=m.Name(), operator=m.AddAssign(),
-                                                                    value=m.Integer())])):
-            return stmt.body[0].target.value
+        step = mt.sole(stmt, cst.AugAssign)
+        if step is not None and isinstance(step.target, cst.Name) and isinstance(step.operator, cst.AddAssign) \
+                and isinstance(step.value, cst.Integer):
+            return step.target.value
     return None

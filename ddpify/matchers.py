@@ -1,11 +1,16 @@
-"""Named shapes of code that several rewrites look for, in one place."""
+"""Named shapes of code that several rewrites look for, in one place.
+
+Plain predicates over LibCST nodes rather than `libcst.matchers`, whose import alone costs
+more than parsing a typical script: `findall` walks a subtree, the `is_*` functions test one
+node.
+"""
 
 from __future__ import annotations
 
 import re
+from typing import Callable, Iterator, TypeVar
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify.names import dotted
 
@@ -30,9 +35,66 @@ MODULE_API = frozenset("""
     device_ids dtype __call__ __class__
 """.split())
 
-RANGE_CALL = m.Call(func=m.Name("range"))
-STRING_LIST = m.List() | m.Tuple()
-IS_AVAILABLE_TEST = m.Call(func=m.Attribute(attr=m.Name("is_available")))
+N = TypeVar("N", bound=cst.CSTNode)
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node` and everything below it, in source order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def findall(node: cst.CSTNode, kind: type[N] | tuple[type, ...],
+            where: Callable[[N], bool] | None = None) -> list[N]:
+    """The nodes of type `kind` in `node` (itself included) for which `where` holds."""
+    return [n for n in walk(node) if isinstance(n, kind) and (where is None or where(n))]
+
+
+def is_name(node: cst.CSTNode, *values: str) -> bool:
+    """A Name (one of `values`, when given)."""
+    return isinstance(node, cst.Name) and (not values or node.value in values)
+
+
+def is_attribute(node: cst.CSTNode, *attrs: str) -> bool:
+    """`x.attr` for one of `attrs` (any attribute when none is given)."""
+    return isinstance(node, cst.Attribute) and (not attrs or node.attr.value in attrs)
+
+
+def is_method_call(node: cst.CSTNode, *attrs: str) -> bool:
+    """`x.attr(...)` for one of `attrs`."""
+    return isinstance(node, cst.Call) and is_attribute(node.func, *attrs)
+
+
+def is_call_of(node: cst.CSTNode, *names: str) -> bool:
+    """`name(...)` for one of `names`."""
+    return isinstance(node, cst.Call) and is_name(node.func, *names)
+
+
+def sole(stmt: cst.CSTNode, kind: type[N] | tuple[type, ...]) -> N | None:
+    """The small statement of a one-statement line, when it is of type `kind`: `return x`."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], kind):
+        return stmt.body[0]
+    return None
+
+
+def is_literal_true(node: cst.CSTNode) -> bool:
+    return is_name(node, "True")
+
+
+def is_zero(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Integer) and node.value == "0"
+
+
+def is_string_list(node: cst.CSTNode) -> bool:
+    return isinstance(node, (cst.List, cst.Tuple))
+
+
+def is_available_test(node: cst.CSTNode) -> bool:
+    """`torch.cuda.is_available()`, `cuda.is_available()`."""
+    return is_method_call(node, "is_available")
 
 
 def strip_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -45,18 +107,24 @@ def strip_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def is_counting(iter_expr: cst.BaseExpression) -> bool:
     """`range(...)` or a literal list: a loop over numbers or phases, not over data."""
-    return m.matches(strip_iteration(iter_expr), RANGE_CALL | STRING_LIST)
+    expr = strip_iteration(iter_expr)
+    return is_call_of(expr, "range") or is_string_list(expr)
 
 
 def is_epoch_loop(loop: cst.For | cst.While) -> bool:
     """A loop that can repeat passes over the data: `for epoch in range(...)`, any `while`."""
     if isinstance(loop, cst.While):
         return True
-    return not m.matches(strip_iteration(loop.iter), STRING_LIST)
+    return not is_string_list(strip_iteration(loop.iter))
+
+
+def is_optimizer_factory(func: cst.BaseExpression) -> bool:
+    """`model.configure_optimizers`: nanoGPT/minGPT build the optimizer in a method of the model."""
+    return is_attribute(func, "configure_optimizers")
 
 
 def is_optimizer(qualified: str | None, call: cst.Call) -> bool:
-    if m.matches(call.func, OPTIMIZER_FACTORY):
+    if is_optimizer_factory(call.func):
         return True
     if qualified is None:
         name = dotted(call.func)
@@ -86,61 +154,89 @@ def is_simple_reference(expr: cst.BaseExpression) -> bool:
     return dotted(expr) is not None
 
 
-PARSE_ARGS = m.Call(func=m.Attribute(attr=m.Name("parse_args") | m.Name("parse_known_args")))
+def is_parse_args(node: cst.CSTNode) -> bool:
+    """`parser.parse_args()`, `parser.parse_known_args()`."""
+    return is_method_call(node, "parse_args", "parse_known_args")
 
 
 def parse_args_calls(facts) -> list[cst.Call]:
     """`parser.parse_args()` / `parse_known_args()` on a parser of the `argparse` module."""
     if not facts.imports.imports_module("argparse"):
         return []
-    return [c for c in facts.calls if m.matches(c, PARSE_ARGS)]
+    return [c for c in facts.calls if is_parse_args(c)]
 
 
-MAIN_GUARD = m.If(test=m.Comparison(left=m.Name("__name__")))
-DOCSTRING = m.SimpleStatementLine(body=[m.Expr(m.SimpleString() | m.ConcatenatedString())])
-# What may come before a top-level script's first real statement.
-PREAMBLE = (m.SimpleStatementLine(body=[m.AtLeastN(m.Import() | m.ImportFrom(), n=1)])
-            | DOCSTRING | m.FunctionDef() | m.ClassDef())
+def is_main_guard(stmt: cst.CSTNode) -> bool:
+    """`if __name__ == "__main__":`."""
+    return isinstance(stmt, cst.If) and isinstance(stmt.test, cst.Comparison) and is_name(stmt.test.left, "__name__")
 
 
-PARAMETERS_ATTR = m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters"))
-# nanoGPT/minGPT build the optimizer in a method of the model
-OPTIMIZER_FACTORY = m.Attribute(attr=m.Name("configure_optimizers"))
+def is_docstring(stmt: cst.CSTNode) -> bool:
+    expr = sole(stmt, cst.Expr)
+    return expr is not None and isinstance(expr.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
-def dotted_matcher(name: str) -> m.BaseMatcherNode:
-    """Matches the expression `a.b.c` exactly."""
-    *base, last = name.split(".")
-    if not base:
-        return m.Name(last)
-    return m.Attribute(value=dotted_matcher(".".join(base)), attr=m.Name(last))
+def is_import_line(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and bool(stmt.body) and \
+        all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+
+
+def is_preamble(stmt: cst.CSTNode) -> bool:
+    """What may come before a top-level script's first real statement."""
+    return is_import_line(stmt) or is_docstring(stmt) or isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
+
+
+def is_parameters_attr(node: cst.CSTNode) -> bool:
+    """`model.parameters`, `model.named_parameters`."""
+    return is_attribute(node, "parameters", "named_parameters")
+
+
+def is_dotted(node: cst.CSTNode, name: str) -> bool:
+    """Is `node` the expression `a.b.c` written as `name`?"""
+    return dotted(node) == name
 
 
 def references(node: cst.CSTNode, name: str) -> list[cst.CSTNode]:
     """Uses of the variable `name` (or dotted `self.x`) in `node`: not `args.model`'s attribute
     name, not the keyword of `f(model=...)`."""
     if "." in name:
-        return m.findall(node, dotted_matcher(name))
+        return findall(node, cst.Attribute, lambda a: dotted(a) == name)
     return [n for n in variables(node) if n.value == name]
 
 
 def variables(node: cst.CSTNode) -> list[cst.Name]:
     """The names read as variables in `node` (not attribute names, not keywords)."""
-    not_variables = {id(a.attr) for a in m.findall(node, m.Attribute())}
-    not_variables |= {id(a.keyword) for a in m.findall(node, m.Arg(keyword=m.Name()))}
-    return [n for n in m.findall(node, m.Name()) if id(n) not in not_variables]
+    nodes = list(walk(node))
+    not_variables = {id(a.attr) for a in nodes if isinstance(a, cst.Attribute)}
+    not_variables |= {id(a.keyword) for a in nodes if isinstance(a, cst.Arg) and a.keyword is not None}
+    return [n for n in nodes if isinstance(n, cst.Name) and id(n) not in not_variables]
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every identifier spelled in `node` (variables, attribute names, keywords)."""
+    return {n.value for n in findall(node, cst.Name)}
 
 
 def is_device_move(call: cst.Call) -> bool:
     """`Net().to(device)`, `model.cuda()`: the call moves a module to a device."""
-    return m.matches(call.func, m.Attribute(attr=m.Name("to") | m.Name("cuda")))
+    return is_attribute(call.func, "to", "cuda")
 
 
-_WRITE_MODE = m.SimpleString(value=m.MatchIfTrue(lambda v: any(c in v.strip("'\"") for c in "wax")))
-OPEN_FOR_WRITING = m.Call(func=m.Name("open"), args=[m.Arg(), m.Arg(value=_WRITE_MODE), m.ZeroOrMore()]) | m.Call(
-    func=m.Name("open"), args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("mode"), value=_WRITE_MODE), m.ZeroOrMore()])
-# `if is_main_process():`, `if rank == 0:`, `if args.local_rank in (-1, 0):` ...
-RANK_CHECK = m.Name(value=m.MatchIfTrue(lambda v: "rank" in v or v in ("is_main_process", "is_main"))) | m.Attribute(
-    attr=m.Name(value=m.MatchIfTrue(lambda v: "rank" in v or v in ("is_main_process", "is_main"))))
+def _write_mode(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.SimpleString) and any(c in node.value.strip("'\"") for c in "wax")
+
+
+def is_open_for_writing(node: cst.CSTNode) -> bool:
+    """`open(path, "w")`, `open(path, mode="a")`."""
+    if not is_call_of(node, "open"):
+        return False
+    return len(node.args) > 1 and _write_mode(node.args[1].value) or \
+        any(_write_mode(a.value) for a in node.args if a.keyword is not None and a.keyword.value == "mode")
+
+
+def is_rank_check(test: cst.CSTNode) -> bool:
+    """`if is_main_process():`, `if rank == 0:`, `if args.local_rank in (-1, 0):` ..."""
+    return bool(findall(test, cst.Name, lambda n: "rank" in n.value or n.value in ("is_main_process", "is_main")))
+
 
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*")

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify import matchers as mt
 from ddpify.facts import Facts, Ref, param_names
@@ -119,7 +118,8 @@ def _heads(facts: Facts, model: Model) -> set[int] | None:
     heads = set()
     for value in facts.returned(forwards[0]):
         if isinstance(value, cst.Tuple):
-            used = [{dotted(c.func) for c in m.findall(e.value, m.Call(func=m.Attribute(value=m.Name("self"))))}
+            used = [{dotted(c.func) for c in mt.findall(e.value, cst.Call, lambda c: isinstance(c.func, cst.Attribute)
+                                                         and mt.is_name(c.func.value, "self"))}
                     for e in value.elements]
             heads |= {i for i, mine in enumerate(used) if mine - set().union(*used[:i], *used[i + 1:])}
     return heads
@@ -130,7 +130,7 @@ def _trained_names(facts: Facts, untraced: list) -> list[tuple[str, cst.CSTNode,
     sub-modules are trained), in source order."""
     found = []
     for opt in facts.optimizers:
-        if m.matches(opt.func, mt.OPTIMIZER_FACTORY):  # `model.configure_optimizers(...)`
+        if mt.is_optimizer_factory(opt.func):  # `model.configure_optimizers(...)`
             found.append((_owner(opt.func.value), opt, False))
             continue
         receivers = [c.func.value for c in _parameter_calls(facts, opt)]
@@ -143,8 +143,9 @@ def _trained_names(facts: Facts, untraced: list) -> list[tuple[str, cst.CSTNode,
         found += [(o, opt, all(subs)) for o, subs in owners.items()]
     if not facts.optimizers:  # plain SGD by hand: `for p in model.parameters(): p.data.add_(p.grad, ...)`
         for loop in facts.loops:
-            if m.matches(loop, m.For(iter=m.Call(func=mt.PARAMETERS_ATTR))) and \
-                    m.findall(loop.body, m.Attribute(attr=m.Name("grad"))) and _owner(loop.iter.func.value):
+            if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and mt.is_parameters_attr(loop.iter.func) \
+                    and mt.findall(loop.body, cst.Attribute, lambda a: a.attr.value == "grad") \
+                    and _owner(loop.iter.func.value):
                 found.append((_owner(loop.iter.func.value), loop, False))
     return [f for f in found if f[0]]
 
@@ -156,13 +157,13 @@ def _is_submodule(receiver: cst.BaseExpression) -> bool:
 
 
 def _parameter_calls(facts: Facts, opt: cst.Call) -> list[cst.Call]:
-    calls = [c for c in facts.calls_in(opt) if m.matches(c.func, mt.PARAMETERS_ATTR)]
+    calls = [c for c in facts.calls_in(opt) if mt.is_parameters_attr(c.func)]
     if calls:
         return calls
     # `params = model.parameters()` (or a list of param groups) built first, then passed in
     for arg in opt.args:
         for src in facts.origins(arg.value, depth=2):
-            calls += [c for c in facts.calls_in(src) if m.matches(c.func, mt.PARAMETERS_ATTR)]
+            calls += [c for c in facts.calls_in(src) if mt.is_parameters_attr(c.func)]
     return calls
 
 
@@ -218,7 +219,7 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
         return None
     if any(facts.before(stmt, optimizer) for _, _, stmt in facts.writes(Ref(func, key))):
         return None
-    body = [s for s in func.body.body if not m.matches(s, mt.DOCSTRING)]
+    body = [s for s in func.body.body if not mt.is_docstring(s)]
     if not body:
         return None
     setup, anchor = _setup_in(facts, body, key)
@@ -230,7 +231,7 @@ def _unconditional(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
     under `if use_cuda:` is wrapped after that `if`, on every path."""
     result = stmt
     for anc in facts.ancestors(stmt):
-        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While)) or m.matches(anc, mt.MAIN_GUARD):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While)) or mt.is_main_guard(anc):
             break
         if isinstance(anc, (cst.If, cst.With, cst.Try)):
             result = anc
@@ -276,7 +277,7 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     """Training, compiling, forwarding or returning the model: the wrap must come first."""
     if isinstance(stmt, (cst.For, cst.While)) and facts.trains(stmt):
         return True
-    if m.matches(stmt, m.SimpleStatementLine(body=[m.Return()])):
+    if mt.sole(stmt, cst.Return) is not None:
         return True
     for call in facts.calls_in(stmt):
         if facts.qualify(call.func) == "torch.compile" or dotted(call.func) == name:
@@ -291,7 +292,8 @@ def _neutral(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     calls = facts.calls_in(stmt)
     if any(mt.is_optimizer(facts.qualify(c.func), c) for c in calls):
         return True
-    return m.matches(stmt, m.SimpleStatementLine(body=[m.Expr(m.Call(func=m.Name("print")))]))
+    expr = mt.sole(stmt, cst.Expr)
+    return expr is not None and mt.is_call_of(expr.value, "print")
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:

@@ -386,6 +386,15 @@ def test_syntax_error_is_one_line_and_writes_nothing():
     assert result.stdout == "" and files() == ["bad.py"]
 
 
+@pytest.mark.parametrize("source, where, message", [
+    ("def f(:\n    pass\n", "1:7", "invalid syntax"),
+    ("x = (1,\ny = 2\n", "1:5", "'(' was never closed"),
+])
+def test_syntax_error_is_located_where_python_locates_it(source, where, message):
+    write("bad.py", source)
+    assert cli("diff", "bad.py", code=2).stderr.strip() == f"bad.py:{where}: cannot parse: {message}"
+
+
 def test_one_unparsable_input_means_nothing_is_written():
     write("src/a.py", TRAIN)
     write("src/b.py", BROKEN)

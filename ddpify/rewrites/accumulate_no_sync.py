@@ -34,7 +34,6 @@ So the loop is changed only when all of these hold, and left alone otherwise:
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify import matchers as mt
 from ddpify.names import dotted
@@ -91,7 +90,7 @@ def _steps_optimizer(facts, stmt) -> bool:
     """Does `stmt` step an optimizer (`optimizer.step()`, `scaler.step(optimizer)`), not merely
     a learning-rate scheduler?"""
     for call in facts.calls_in(stmt):
-        if not m.matches(call.func, m.Attribute(attr=m.Name("step"))):
+        if not mt.is_method_call(call, "step"):
             continue
         for candidate in [call.func.value, *(a.value for a in call.args)]:
             if any(isinstance(o, cst.Call) and o in facts.optimizers for o in facts.origins(candidate)):
@@ -113,9 +112,14 @@ def _periodic(facts, condition) -> bool:
     """A counter test, the same on every process, true every k-th micro-step:
     `(i + 1) % k == 0`, possibly `or`-ed with more such tests (`i + 1 == len(loader)`)."""
     tests = _or_operands(condition)
-    modulo = m.Comparison(left=m.BinaryOperation(operator=m.Modulo()),
-                          comparisons=[m.ComparisonTarget(operator=m.Equal())])
-    return facts.same_everywhere(condition) and any(m.matches(_unparenthesized(t), modulo) for t in tests)
+    return facts.same_everywhere(condition) and any(_is_modulo_test(_unparenthesized(t)) for t in tests)
+
+
+def _is_modulo_test(test) -> bool:
+    """`x % k == 0`."""
+    return isinstance(test, cst.Comparison) and isinstance(test.left, cst.BinaryOperation) \
+        and isinstance(test.left.operator, cst.Modulo) and len(test.comparisons) == 1 \
+        and isinstance(test.comparisons[0].operator, cst.Equal)
 
 
 def _or_operands(expr) -> list[cst.BaseExpression]:
@@ -190,8 +194,8 @@ def _is_scheduler(facts, receiver) -> bool:
 
 def _parameter_names(facts, node) -> set[str]:
     """Names `node` binds to parameters: `for p in model.parameters():`."""
-    return {n.value for loop in m.findall(node, m.For(iter=m.Call(func=mt.PARAMETERS_ATTR)))
-            for n in m.findall(loop.target, m.Name())}
+    loops = mt.findall(node, cst.For, lambda lp: isinstance(lp.iter, cst.Call) and mt.is_parameters_attr(lp.iter.func))
+    return {n for loop in loops for n in mt.names_in(loop.target)}
 
 
 def _is_parameter(expr, params) -> bool:
@@ -203,10 +207,10 @@ def _is_parameter(expr, params) -> bool:
 
 
 def _assigned_in(stmts, condition) -> bool:
-    names = {n.value for n in m.findall(condition, m.Name())}
+    names = mt.names_in(condition)
     for stmt in stmts:
-        for target in m.findall(stmt, m.AssignTarget()) + m.findall(stmt, m.AugAssign()):
-            if {n.value for n in m.findall(target.target, m.Name())} & names:
+        for target in mt.findall(stmt, (cst.AssignTarget, cst.AugAssign)):
+            if mt.names_in(target.target) & names:
                 return True
     return False
 

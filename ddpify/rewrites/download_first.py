@@ -13,17 +13,16 @@ other processes, which find the files in place. Adjacent downloads share one blo
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
+
+from ddpify import matchers as mt
 
 NAME = "download-first"
 SUMMARY = "download data sets on each node's first process before the others read them"
 
-DOWNLOAD = m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("download"), value=m.Name("True")), m.ZeroOrMore()])
-
-
 def rewrite(facts, edits, options) -> None:
     for call in facts.calls:
-        if m.matches(call, DOWNLOAD):
+        download = mt.keyword(call, "download")
+        if download is not None and mt.is_literal_true(download.value):
             stmt = facts.statement(call)
             if isinstance(stmt, cst.SimpleStatementLine):
                 edits.enclose(stmt, "with main_process_first():")

@@ -22,7 +22,6 @@ the script gets a TODO too: it would pin every process to one GPU.
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify import matchers as mt
 
@@ -53,15 +52,16 @@ def rewrite(facts, edits, options) -> None:
 def _pinned_gpus(facts):
     """`os.environ["CUDA_VISIBLE_DEVICES"] = "0"` statements."""
     for target, value, stmt in facts.assigns:
-        if m.matches(target, m.Subscript(value=m.Attribute(attr=m.Name("environ")), slice=[
-                m.SubscriptElement(m.Index(m.SimpleString(m.MatchRegex(r"""^['"]CUDA_VISIBLE_DEVICES['"]$"""))))])):
+        if isinstance(target, cst.Subscript) and mt.is_attribute(target.value, "environ") and len(target.slice) == 1 \
+                and isinstance(target.slice[0].slice, cst.Index) and isinstance(target.slice[0].slice.value, cst.SimpleString) \
+                and target.slice[0].slice.value.value[1:-1] == "CUDA_VISIBLE_DEVICES":
             yield facts.statement(stmt)
 
 
 def _is_library(facts) -> bool:
     """No entry point and nothing run at top level: only imports, definitions and constants."""
-    return not any(m.matches(s, mt.MAIN_GUARD) for s in facts.module.body) and all(
-        m.matches(s, mt.PREAMBLE | m.SimpleStatementLine(body=[m.Assign() | m.AnnAssign()]))
+    return not any(mt.is_main_guard(s) for s in facts.module.body) and all(
+        mt.is_preamble(s) or mt.sole(s, (cst.Assign, cst.AnnAssign)) is not None
         for s in facts.module.body) and not any(
         facts.user_functions(c) for c in facts.calls if facts.scope(c) is facts.module)
 
@@ -71,7 +71,7 @@ def _after_parsing(facts):
     if not calls:
         return None
     stmt = facts.statement(calls[0])
-    if m.matches(stmt, m.SimpleStatementLine(body=[m.Return()])):
+    if mt.sole(stmt, cst.Return) is not None:
         func = facts.scope(stmt)
         sites = facts.call_sites(func) if isinstance(func, cst.FunctionDef) else []
         return facts.statement(sites[0]) if sites else None
@@ -79,18 +79,18 @@ def _after_parsing(facts):
 
 
 def _entry_point_start(facts):
-    main_block = next((i for i in facts.module.body if m.matches(i, mt.MAIN_GUARD)), None)
+    main_block = next((i for i in facts.module.body if mt.is_main_guard(i)), None)
     if main_block is not None:
         for call in facts.calls_in(main_block):  # `main()`: its first statement
             if isinstance(call.func, cst.Name) and call.func.value not in facts.classes:
                 for func in facts.user_functions(call):
                     return _first_statement(func.body.body)
         return main_block.body.body[0]
-    return next((s for s in facts.module.body if not m.matches(s, mt.PREAMBLE)), facts.module.body[-1])
+    return next((s for s in facts.module.body if not mt.is_preamble(s)), facts.module.body[-1])
 
 
 def _first_statement(body):
     """The first statement after a docstring."""
-    if len(body) > 1 and m.matches(body[0], mt.DOCSTRING):
+    if len(body) > 1 and mt.is_docstring(body[0]):
         return body[1]
     return body[0]

@@ -12,31 +12,30 @@ process on the first GPU. `RANK` is never used as a device index.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify import matchers as mt
 
 NAME = "local-device"
 SUMMARY = 'turn hard-coded "cuda:0", .cuda(0) and device index 0 into this process\'s GPU'
 
-CUDA0 = m.SimpleString(value=m.MatchIfTrue(lambda v: v[1:-1] == "cuda:0"))
-ZERO = m.Integer("0")
-DEVICE_NAME = m.Name(value=m.MatchRegex(r"(?i)^(?!n_|num_)(\w+_)?(device|gpu|dev)(_?(id|idx|index))?$"))  # not n_gpu
+DEVICE_NAME = re.compile(r"(?i)^(?!n_|num_)(\w+_)?(device|gpu|dev)(_?(id|idx|index))?$")  # not n_gpu
 
 
 def rewrite(facts, edits, options) -> None:
     for string in facts.strings:
-        if m.matches(string, CUDA0):
+        if string.value[1:-1] == "cuda:0":
             quote = string.value[0]
             edits.replace(string, lambda node, q=quote: node.with_changes(value=f"{q}cuda{q}"),
                           '"cuda:0" -> "cuda": the current device, set to this process\'s GPU')
     for call in facts.calls:
-        if m.matches(call, m.Call(func=m.Attribute(attr=m.Name("cuda")), args=[m.Arg(value=ZERO)])):
+        if mt.is_method_call(call, "cuda") and len(call.args) == 1 and mt.is_zero(call.args[0].value):
             edits.replace(call, lambda node: node.with_changes(args=[]),
                           ".cuda(0) -> .cuda(): the current device, set to this process's GPU")
-        elif facts.qualify(call.func) == "torch.device" and m.matches(
-                call, m.Call(args=[m.Arg(value=m.SimpleString()), m.Arg(value=ZERO)])):
+        elif facts.qualify(call.func) == "torch.device" and len(call.args) == 2 and \
+                isinstance(call.args[0].value, cst.SimpleString) and mt.is_zero(call.args[1].value):
             edits.replace(call, lambda node: node.with_changes(args=[node.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)]),
                           'torch.device("cuda", 0) -> torch.device("cuda"): this process\'s GPU')
     for zero in _device_zeros(facts):
@@ -48,10 +47,10 @@ def rewrite(facts, edits, options) -> None:
 def _device_zeros(facts):
     """The `0` of `0 if torch.cuda.is_available() else "cpu"`, `device = 0` and `.to(0)`."""
     for call in facts.calls:
-        if m.matches(call, m.Call(func=m.Attribute(attr=m.Name("to")), args=[m.Arg(value=ZERO), m.ZeroOrMore()])):
+        if mt.is_method_call(call, "to") and call.args and mt.is_zero(call.args[0].value):
             yield call.args[0].value
     for target, value, stmt in facts.assigns:
-        if m.matches(value, m.IfExp(body=ZERO, test=mt.IS_AVAILABLE_TEST)):
+        if isinstance(value, cst.IfExp) and mt.is_zero(value.body) and mt.is_available_test(value.test):
             yield value.body
-        elif m.matches(value, ZERO) and m.matches(target, DEVICE_NAME):
+        elif mt.is_zero(value) and isinstance(target, cst.Name) and DEVICE_NAME.match(target.value):
             yield value

@@ -24,7 +24,6 @@ later `torch.load` in the same function reads what was saved, a `barrier()` foll
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify import build
 from ddpify import matchers as mt
@@ -103,7 +102,7 @@ def _writes(facts, stmt, loggers) -> str | None:
     """What file-writing call `stmt` makes, or None."""
     if isinstance(stmt, cst.With):
         for item in stmt.items:
-            if m.matches(item.item, mt.OPEN_FOR_WRITING):
+            if mt.is_open_for_writing(item.item):
                 return "writing the file"
         return None
     if len(stmt.body) != 1:
@@ -139,7 +138,7 @@ def _bound_and_used_later(facts, stmt) -> str | None:
     """A name a compound write (`with open(...) as f:`) assigns that code after it reads."""
     if not isinstance(stmt, cst.BaseCompoundStatement):
         return None
-    bound = {n.value for t, _, s in facts.assigns if facts.is_inside(s, stmt) for n in m.findall(t, m.Name())}
+    bound = {n.value for t, _, s in facts.assigns if facts.is_inside(s, stmt) for n in mt.findall(t, cst.Name)}
     scope = facts.scope(stmt)
     for target, value, later in facts.assigns:
         if facts.scope(later) is scope and facts.before(stmt, later) and not facts.is_inside(later, stmt):
@@ -183,7 +182,7 @@ def _forward_through_module(facts, edits, stmt) -> None:
 def _already_guarded(facts, stmt, writes) -> bool:
     """Inside a rank check of the user's, or inside another statement being guarded."""
     for anc in facts.ancestors(stmt):
-        if anc in writes or isinstance(anc, cst.If) and m.findall(anc.test, mt.RANK_CHECK):
+        if anc in writes or isinstance(anc, cst.If) and mt.is_rank_check(anc.test):
             return True
     return False
 
@@ -221,7 +220,7 @@ def _harmless(facts, stmt, writes) -> bool:
     if not isinstance(stmt, cst.SimpleStatementLine):
         return False
     small = stmt.body[0]
-    if m.matches(small, m.Expr(m.Call(func=m.Name("print")))):
+    if isinstance(small, cst.Expr) and mt.is_call_of(small.value, "print"):
         return True
     return isinstance(small, cst.Assign) and not any(
         facts.user_functions(c) or dotted(c.func) and facts.ref(c.func) in facts.wrapped_refs

@@ -27,7 +27,6 @@ process then makes its own data, and the TODO says what that means.
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify import build
 from ddpify import matchers as mt
@@ -113,10 +112,10 @@ def _shard(facts, edits, call: cst.Call) -> None:
 
 def _depends_on_comprehension(facts, call, expr) -> bool:
     """Is `expr` computed from the variable of a comprehension around the loader (a phase key)?"""
-    names = {n.value for n in m.findall(expr, m.Name())}
+    names = mt.names_in(expr)
     for anc in facts.ancestors(call):
         if isinstance(anc, (cst.DictComp, cst.ListComp, cst.GeneratorExp)):
-            targets = {n.value for n in m.findall(anc.for_in.target, m.Name())}
+            targets = mt.names_in(anc.for_in.target)
             if names & targets:
                 return True
     return False
@@ -158,8 +157,9 @@ def _wrap_loader(facts, edits, call: cst.Call, why: str) -> None:
                "distributed sampler that keeps its shuffle setting")
     edits.add_import("ddpify_runtime", "shard_loader")
     stmt = facts.statement(call)
-    if m.matches(stmt, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name() | m.Attribute())])])) \
-            and stmt.body[0].value is call:
+    assign = mt.sole(stmt, cst.Assign)
+    if assign is not None and assign.value is call and len(assign.targets) == 1 \
+            and isinstance(assign.targets[0].target, (cst.Name, cst.Attribute)):
         name = facts.module.code_for_node(stmt.body[0].targets[0].target)
         edits.insert_after(stmt, f"{name} = shard_loader({name})\n")
         edits.record(call, message)

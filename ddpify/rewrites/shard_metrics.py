@@ -1,11 +1,13 @@
 """shard-metrics: say where a sum over one process's shard is divided by the full dataset size.
 
     for inputs, labels in dataloaders[phase]:       # sharded: this process sees 1/N of it
+        criterion(model(inputs), labels).backward()
         running_corrects += (preds == labels).sum()
     epoch_acc = running_corrects.double() / dataset_sizes[phase]
 ->
     # TODO(ddpify): `running_corrects` sums this process's shard only, but is divided by the
-    # full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads 1/N ...
+    # full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about
+    # 1/world_size of the true value
     epoch_acc = running_corrects.double() / dataset_sizes[phase]
 
 Training continues correctly (DDP averages gradients); only the printed or logged number is
@@ -16,23 +18,22 @@ loader (a shared train/val loop), so ddpify says so instead of guessing.
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
+
+from ddpify import matchers as mt
 
 NAME = "shard-metrics"
 SUMMARY = "flag metrics summed over one shard but divided by the full dataset size (TODO)"
 
-SUM = m.AugAssign(target=m.Name(), operator=m.AddAssign())
-
-
 def rewrite(facts, edits, options) -> None:
     for loop in facts.loaders.sharded_loops:
-        sums = {node.target.value for node in m.findall(loop.body, SUM)}
+        sums = {node.target.value for node in mt.findall(
+            loop.body, cst.AugAssign, lambda a: isinstance(a.target, cst.Name) and isinstance(a.operator, cst.AddAssign))}
         if not sums:
             continue
         scope = facts.scope(loop)
         for stmt in _later_statements(facts, loop, scope):
-            for division in m.findall(stmt, m.BinaryOperation(operator=m.Divide())):
-                used = {n.value for n in m.findall(division.left, m.Name())} & sums
+            for division in mt.findall(stmt, cst.BinaryOperation, lambda b: isinstance(b.operator, cst.Divide)):
+                used = mt.names_in(division.left) & sums
                 if used and _mentions_full_size(division.right):
                     name = sorted(used)[0]
                     edits.todo(stmt, f"`{name}` sums this process's shard only, but is divided by the full "

@@ -26,8 +26,6 @@ saves without them, and loads both:
 
 from __future__ import annotations
 
-import libcst.matchers as m
-
 from ddpify import build
 from ddpify import matchers as mt
 from ddpify.models import WRAPPER, holds_wrapper
@@ -55,7 +53,7 @@ def rewrite(facts, edits, options) -> None:
         edits.replace(attr, lambda node, holds=holds: node.with_changes(value=build.bare_model(edits, node.value, holds)),
                       f"`{owner}.{name}` -> `{_bare_text(owner, holds)}.{name}` ({why})")
     for call in facts.calls:  # a DataParallel script's old checkpoints have `module.` keys
-        if m.matches(call.func, m.Attribute(attr=m.Name("load_state_dict"))) and call.args:
+        if mt.is_method_call(call, "load_state_dict") and call.args:
             model = facts.wrapped_refs.get(facts.ref(call.func.value))
             if model is not None and model.dataparallel is not None:
                 edits.replace(call.args[0], lambda arg: arg.with_changes(value=build.call("without_module_prefix",

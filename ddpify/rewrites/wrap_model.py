@@ -25,7 +25,6 @@ next one with "Expected to have finished reduction in the prior iteration".
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify import matchers as mt
 from ddpify.names import dotted
@@ -101,7 +100,8 @@ def _replace_dataparallel(facts, edits, model, lines) -> None:
     inner = mt.positional(call, 0) or mt.keyword(call, "module")
     target = model.name
     statement = facts.statement(call)
-    whole = m.matches(statement, m.SimpleStatementLine(body=[m.Assign()])) and statement.body[0].value is call
+    assign = mt.sole(statement, cst.Assign)
+    whole = assign is not None and assign.value is call
     if statement is model.anchor and whole:  # `model = nn.DataParallel(model)`: wrap in place
         edits.replace(statement, lambda node: cst.FlattenSentinel([cst.parse_statement(s) for s in lines]),
                       f"nn.DataParallel replaced by DistributedDataParallel for `{target}`")
@@ -114,7 +114,7 @@ def _replace_dataparallel(facts, edits, model, lines) -> None:
     later = ", wrapped after the set-up that follows it" if model.setup else ""
     edits.record(statement, f"nn.DataParallel replaced by DistributedDataParallel for `{target}`{later}")
     for stmt in model.setup:
-        for attr in m.findall(stmt, m.Attribute(value=mt.dotted_matcher(target), attr=m.Name("module"))):
+        for attr in mt.findall(stmt, cst.Attribute, lambda a: a.attr.value == "module" and dotted(a.value) == target):
             edits.replace(attr, lambda node: node.value)
 
 
