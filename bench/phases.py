@@ -3,9 +3,9 @@
     .venv/bin/python bench/phases.py FILE [REPS]     # e.g. a script from bench/make_large.py
 
 Wraps, in this process only, the steps `ddpify.convert.convert` goes through (parse, the
-`Facts` pass, the lazily computed `Facts.loaders` / `Facts.models`, each rewrite, applying
+`Facts` pass, the lazily computed `Analysis.loaders` / `Analysis.models`, each rewrite, applying
 the edits, the compile check and the report's line numbers) and prints the median seconds
-of each over REPS conversions (after one warm-up). Times are exclusive: `Facts.loaders`,
+of each over REPS conversions (after one warm-up). Times are exclusive: `Analysis.loaders`,
 computed on first use inside a rewrite, counts as itself, not as that rewrite. A step the
 code no longer has is skipped; "other" is the rest of convert() (mostly the final codegen).
 For the functions inside a phase: bench/hotspots.py (cProfile, ddpify's functions only).
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import libcst
 
+import ddpify.analysis as analysis
 import ddpify.convert as conv
 import ddpify.edits as edits
-import ddpify.facts as facts
 
 SPENT: dict[str, float] = defaultdict(float)
 _STACK: list[str] = []
@@ -55,9 +55,9 @@ def _patch(owner, attr: str, name: str) -> None:
 
 def install() -> None:
     libcst.parse_module = timed("parse", libcst.parse_module)
-    _patch(conv, "Facts", "facts: collect pass")
+    _patch(conv, "Analysis", "facts: collect pass")
     for prop in ("loaders", "models", "wrapped_refs"):
-        value = facts.Facts.__dict__.get(prop)
+        value = analysis.Analysis.__dict__.get(prop)
         if isinstance(value, functools.cached_property):
             value.func = timed(f"facts.{prop}", value.func)
     if hasattr(conv, "REWRITES"):
@@ -65,7 +65,7 @@ def install() -> None:
                               for r in conv.REWRITES)
         sys.modules["ddpify.rewrites"].REWRITES = conv.REWRITES
     _patch(edits, "apply", "edits.apply: transform")
-    _patch(edits, "_add_imports", "edits.apply: add imports (AddImportsVisitor)")
+    _patch(edits, "_add_imports", "edits.apply: add imports")
     _patch(edits.Edits, "changes", "report line numbers")
     _patch(conv, "_check_compiles", "compile check (codegen + compile)")
 

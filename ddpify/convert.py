@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpify import edits as edit_set
-from ddpify.facts import Facts
+from ddpify.analysis import Analysis
 from ddpify.report import NOTE, Change
 from ddpify.rewrites import REWRITES, Rewrite
 
@@ -77,7 +77,7 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
         sys.setrecursionlimit(RECURSION_LIMIT)
     data = source.encode("utf-8") if isinstance(source, str) else source
     module = cst.parse_module(data)
-    facts = Facts(module)
+    facts = Analysis(module)
     gate = _leave_alone(facts)
     if gate is not None:
         return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)
@@ -97,7 +97,7 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
     return Result(data, code.encode(output.encoding), edits.changes(), module.encoding)
 
 
-def _leave_alone(facts: Facts) -> str | None:
+def _leave_alone(facts: Analysis) -> str | None:
     """Why the file must not be touched, or None."""
     imports = facts.imports
     if imports.imports_module("ddpify_runtime"):
@@ -123,7 +123,7 @@ def _check_compiles(code: str, module, facts, rewrites, options) -> None:
         raise RewriteError(_culprit(module, facts, rewrites, options), f"output does not compile: {exc}") from exc
 
 
-def _culprit(module: cst.Module, facts: Facts, rewrites, options) -> str:
+def _culprit(module: cst.Module, facts: Analysis, rewrites, options) -> str:
     """The first rewrite whose edits, applied with those of the rewrites before it, break the code."""
     for i in range(1, len(rewrites) + 1):
         edits = edit_set.Edits(module)

@@ -44,6 +44,10 @@ class Edits:
     def record(self, node: cst.CSTNode, message: str, kind: str = CHANGE) -> None:
         self.records.append((self.rewrite, node, message, kind))
 
+    def warn(self, node: cst.CSTNode, message: str) -> None:
+        """A warning in the report: behaviour differs from the single-GPU script, or needs a look."""
+        self.record(node, message, WARNING)
+
     def changes(self) -> list[Change]:
         """The records as report lines, in source order (lines computed once, for these nodes only)."""
         lines = line_numbers(self.module, {node for _, node, _, _ in self.records})

@@ -130,24 +130,11 @@ class Facts:
             found[self.scope(call)].append(call)
         return found
 
-    @cached_property
-    def models(self):
-        """The models that train and where each is wrapped (`ddpify.models`)."""
-        from ddpify import models
-        return models.find(self)
-
-    @cached_property
-    def wrapped_refs(self):
-        from ddpify import models
-        return models.wrapped_refs(self, self.models)
-
-    @cached_property
-    def loaders(self):
-        """The loaders that feed training and their epoch loops (`ddpify.loaders`)."""
-        from ddpify import loaders
-        return loaders.find(self)
-
     # tree navigation ---------------------------------------------------------------------------
+    def code(self, node: cst.CSTNode) -> str:
+        """The source text of `node`, as the script spells it."""
+        return self.module.code_for_node(node)
+
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(node)
 

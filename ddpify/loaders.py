@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ddpify import matchers as mt
 from ddpify.facts import Facts, param_names
 from ddpify.names import dotted
+
+if TYPE_CHECKING:  # the analysis that calls this module
+    from ddpify.analysis import Analysis
 
 EVAL_NAME = re.compile(r"val|test|eval|dev|holdout", re.IGNORECASE)
 DATALOADER = "torch.utils.data.DataLoader"
@@ -40,7 +44,7 @@ class Loaders:
     sharded_loops: list[cst.For]  # batch loops over a sharded loader
 
 
-def find(facts: Facts) -> Loaders:
+def find(facts: "Analysis") -> Loaders:
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
     fed: dict[cst.Call, list[tuple[cst.For | cst.While, cst.BaseExpression]]] = {}
     for loop, expr in [*((lp, lp.iter) for lp in facts.batch_loops()), *_stepped(facts)]:
@@ -161,7 +165,7 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                     continue  # this call site passes another loader (the evaluation one)
                 looped.add(call)
                 entry = loops.setdefault(loop, EpochLoop(loop, _epoch_variable(loop)))
-                text = facts.module.code_for_node(expr)
+                text = facts.code(expr)
                 if text not in entry.loaders:
                     entry.loaders.append(text)
     return list(loops.values()), looped
@@ -174,7 +178,7 @@ def _loader_expression(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpres
         sources = facts.sources(facts.ref(expr))
         stripped = [mt.strip_iteration(s) for s in sources]
         if not sources or any(a is b for a, b in zip(sources, stripped)) or \
-                len({facts.module.code_for_node(s) for s in stripped}) != 1:
+                len({facts.code(s) for s in stripped}) != 1:
             break
         expr = stripped[0]
     return expr.value if isinstance(expr, cst.Subscript) else expr

@@ -15,12 +15,16 @@ was given and the caller keeps the bare model (trained in place) for evaluation 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ddpify import matchers as mt
 from ddpify.facts import Facts, Ref, param_names
 from ddpify.names import dotted
+
+if TYPE_CHECKING:  # the analysis that calls this module
+    from ddpify.analysis import Analysis
 
 
 @dataclass
@@ -314,7 +318,7 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
 WRAPPER, MAYBE = "wrapper", "maybe"
 
 
-def holds_wrapper(facts: Facts, expr: cst.BaseExpression, depth: int = 3) -> str | None:
+def holds_wrapper(facts: "Analysis", expr: cst.BaseExpression, depth: int = 3) -> str | None:
     """What the name `expr` holds where it is read: WRAPPER when it is proven to be a
     DistributedDataParallel wrapper, MAYBE when it may be one or the bare model (rebound after
     the wrap, or a parameter some callers pass a wrapper and others not), None when it is not.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from ddpify.rewrites import (
     accumulate_no_sync,
@@ -31,11 +31,24 @@ from ddpify.rewrites import (
 )
 
 
+if TYPE_CHECKING:  # convert.py imports this registry
+    from ddpify.analysis import Analysis
+    from ddpify.convert import Options
+    from ddpify.edits import Edits
+
+
+class RewriteFn(Protocol):
+    """The contract of every rewrite module's `rewrite`: read the analysis, record edits (and
+    report lines) on `edits`; never transform the tree, never call another rewrite."""
+
+    def __call__(self, facts: "Analysis", edits: "Edits", options: "Options") -> None: ...
+
+
 @dataclass(frozen=True)
 class Rewrite:
     name: str
     summary: str
-    apply: Callable
+    apply: RewriteFn
     doc: str
 
 

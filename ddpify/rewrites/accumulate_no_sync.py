@@ -69,7 +69,7 @@ def _accumulates(facts, leading, backward, step_if) -> bool:
     and no other path uses the gradients of an accumulating backward?"""
     condition = step_if.test
     return _periodic(facts, condition) and not _assigned_in(leading, condition) \
-        and FLAG not in _names(facts.module.code_for_node(condition)) \
+        and FLAG not in _names(facts.code(condition)) \
         and not any(_uses_gradients(facts, s, step_if.body) for s in _runs_after(facts, backward))
 
 
@@ -77,7 +77,7 @@ def _skip_sync(facts, edits, model: str, span, condition) -> None:
     """`sync_step = <condition>` above the forward, `span` (forward to backward) in
     `model.no_sync()` unless it holds, and the `if` tests `sync_step`."""
     first = span[0]
-    edits.insert_before(first, cst.parse_statement(f"{FLAG} = {facts.module.code_for_node(condition)}\n"))
+    edits.insert_before(first, cst.parse_statement(f"{FLAG} = {facts.code(condition)}\n"))
     for stmt in span:
         edits.enclose(stmt, f"with nullcontext() if {FLAG} else {model}.no_sync():")
     edits.replace(condition, lambda node: cst.Name(FLAG))

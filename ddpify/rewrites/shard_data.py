@@ -52,8 +52,8 @@ def rewrite(facts, edits, options) -> None:
         edits.todo(loop, "batches are sliced by hand, so every process trains on all the data (correct, "
                    "no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler")
     if found.training:
-        edits.record(found.training[0], "batch_size is now per process: the global batch is batch_size x "
-                     "the number of processes", kind="warning")
+        edits.warn(found.training[0], "batch_size is now per process: the global batch is batch_size x "
+                     "the number of processes")
     elif facts.models.wrapped and not found.manual and not found.iterable:
         loop = _outermost_training_loop(facts)
         if loop is not None:
@@ -88,8 +88,8 @@ def _shard(facts, edits, call: cst.Call) -> None:
                      else "its dataset is built in the call")
         return
     shuffle = mt.keyword(call, "shuffle")
-    ds = facts.module.code_for_node(dataset.value)
-    value = None if shuffle is None else facts.module.code_for_node(shuffle.value)
+    ds = facts.code(dataset.value)
+    value = None if shuffle is None else facts.code(shuffle.value)
     if value is not None and _depends_on_comprehension(facts, call, shuffle.value):
         sampler = f"DistributedSampler({ds}) if {value} else None"
     elif value == "True":
@@ -140,7 +140,7 @@ def _replace_sampler(facts, edits, sampler: cst.Call) -> None:
     dataset = mt.positional(sampler, 0) or mt.keyword(sampler, "data_source")
     plain = len(sampler.args) == 1 and dataset is not None
     if qualified in SAMPLER_FIXES and plain:
-        text = SAMPLER_FIXES[qualified].format(dataset=facts.module.code_for_node(dataset.value))
+        text = SAMPLER_FIXES[qualified].format(dataset=facts.code(dataset.value))
         edits.replace(sampler, lambda node: cst.parse_expression(text),
                       f"{dotted(sampler.func)} -> {text}: each process draws its own shard")
         edits.add_import("torch.utils.data.distributed", "DistributedSampler")
@@ -160,7 +160,7 @@ def _wrap_loader(facts, edits, call: cst.Call, why: str) -> None:
     assign = mt.sole(stmt, cst.Assign)
     if assign is not None and assign.value is call and len(assign.targets) == 1 \
             and isinstance(assign.targets[0].target, (cst.Name, cst.Attribute)):
-        name = facts.module.code_for_node(stmt.body[0].targets[0].target)
+        name = facts.code(stmt.body[0].targets[0].target)
         edits.insert_after(stmt, f"{name} = shard_loader({name})\n")
         edits.record(call, message)
     else:

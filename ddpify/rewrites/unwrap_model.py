@@ -47,7 +47,7 @@ def rewrite(facts, edits, options) -> None:
         holds = holds_wrapper(facts, attr.value)  # `model.x`, not `model.fc.x`
         if holds is None:
             continue
-        owner = facts.module.code_for_node(attr.value)
+        owner = facts.code(attr.value)
         why = "checkpoint keys stay as in the single-GPU script" if name in STATE else \
             "DistributedDataParallel does not forward custom attributes"
         edits.replace(attr, lambda node, holds=holds: node.with_changes(value=build.bare_model(edits, node.value, holds)),

@@ -39,8 +39,8 @@ def rewrite(facts, edits, options) -> None:
         unused = _why_unused(facts, model)
         extra = ", find_unused_parameters=True" if options.find_unused_parameters or unused else ""
         if unused and not options.find_unused_parameters:
-            edits.record(model.anchor, f"{unused}: DDP is built with find_unused_parameters=True, since the "
-                         "other parts may get no gradient in a step", kind="warning")
+            edits.warn(model.anchor, f"{unused}: DDP is built with find_unused_parameters=True, since the "
+                         "other parts may get no gradient in a step")
         wrap = f"{name} = DistributedDataParallel({name}, device_ids=device_ids({name}){extra})\n"
         lines = [wrap]
         if options.sync_batchnorm:
@@ -56,8 +56,8 @@ def rewrite(facts, edits, options) -> None:
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids")
     for name, stmt in _untrained_models(facts):
-        edits.record(stmt, f"`{name}` runs in training but no optimizer trains it: left unwrapped (right for a "
-                     "frozen or loss-only module; wrap it if it should learn)", kind="warning")
+        edits.warn(stmt, f"`{name}` runs in training but no optimizer trains it: left unwrapped (right for a "
+                     "frozen or loss-only module; wrap it if it should learn)")
     unsharded = "" if facts.models.wrapped else \
         " (until a model is wrapped, ddpify leaves the training data whole too)"
     for optimizer in facts.models.untraced:
@@ -71,7 +71,7 @@ def _why_unused(facts, model) -> str | None:
         return f"the optimizer trains only parts of `{model.name}`"
     if model.unused_output is not None:
         return f"a training step leaves outputs of `{model.name}` unread " \
-               f"(`{facts.module.code_for_node(model.unused_output).strip()}`)"
+               f"(`{facts.code(model.unused_output).strip()}`)"
     return None
 
 
@@ -95,8 +95,8 @@ def _untrained_models(facts):
 
 def _replace_dataparallel(facts, edits, model, lines) -> None:
     call = model.dataparallel
-    edits.record(call, "DataParallel split each batch across GPUs; now every process loads its own "
-                 "batch: divide a total batch size by get_world_size() to keep the old global batch", kind="warning")
+    edits.warn(call, "DataParallel split each batch across GPUs; now every process loads its own "
+                 "batch: divide a total batch size by get_world_size() to keep the old global batch")
     inner = mt.positional(call, 0) or mt.keyword(call, "module")
     target = model.name
     statement = facts.statement(call)
@@ -106,7 +106,7 @@ def _replace_dataparallel(facts, edits, model, lines) -> None:
         edits.replace(statement, lambda node: cst.FlattenSentinel([cst.parse_statement(s) for s in lines]),
                       f"nn.DataParallel replaced by DistributedDataParallel for `{target}`")
         return
-    if whole and facts.module.code_for_node(inner.value) == target:
+    if whole and facts.code(inner.value) == target:
         _remove(facts, edits, statement)
     else:
         edits.replace(call, lambda node: inner.value)
