@@ -3,7 +3,7 @@
 #
 # Converts fixtures/canonical (or fixtures/mnist_style when canonical is absent) and
 # fixtures/equivalence, runs each converted script under `torchrun --standalone --nproc_per_node=1`
-# with the tests/distributed probe on, and prints per run: exit code, process-group backend
+# with the test probe (tests/support/probe) on, and prints per run: exit code, process-group backend
 # (expect nccl), ddpify_runtime.local_device() (expect cuda:LOCAL_RANK = cuda:0), DDP device_ids
 # (expect [0]) and the parameters' device. Exits non-zero when any of these is not as expected.
 #
@@ -39,8 +39,8 @@ for case in "$FIRST" equivalence; do
         echo "FAIL $case: conversion failed"; cat "$WORK/$case.convert.log"; status=1; continue
     fi
     mkdir -p "$WORK/$case.run" "$WORK/$case.probe"
-    (cd "$WORK/$case.run" && DDPIFY_DIST_PROBE_DIR="$WORK/$case.probe" \
-        PYTHONPATH="$REPO/tests/distributed/probe${PYTHONPATH:+:$PYTHONPATH}" \
+    (cd "$WORK/$case.run" && DDPIFY_PROBE_DIR="$WORK/$case.probe" \
+        PYTHONPATH="$REPO/tests/support/probe${PYTHONPATH:+:$PYTHONPATH}" \
         timeout 300 "$PYTHON" -m torch.distributed.run --standalone --nproc_per_node=1 "$script" "${args[@]}" \
         > "$WORK/$case.log" 2>&1)
     rc=$?

@@ -42,14 +42,16 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
+sys.path.insert(0, str(REPO))  # the test-support package: launch environment, probe and its reader
+from tests.support.env import clean_env, with_probe  # noqa: E402
+from tests.support.records import read_bench  # noqa: E402
+
 VENV = REPO / ".venv" / "bin"
 PY = str(VENV / "python") if (VENV / "python").exists() else sys.executable
 DDPIFY = str(VENV / "ddpify") if (VENV / "ddpify").exists() else shutil.which("ddpify")
 TORCHRUN = str(VENV / "torchrun") if (VENV / "torchrun").exists() else shutil.which("torchrun")
 PEERS = Path(os.environ.get("DDPIFY_BENCH_PEERS", "/tmp/peers/bin"))
-ENV = {k: v for k, v in os.environ.items()
-       if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "PYTHONPATH")}
-ENV["OMP_NUM_THREADS"] = "1"
+ENV = {k: v for k, v in clean_env().items() if k != "PYTHONPATH"}  # sets OMP_NUM_THREADS=1
 CORES = os.cpu_count() or 1
 
 
@@ -296,10 +298,9 @@ def axis_5(work: Path, reps: int, quick: bool) -> None:
         probe = work / f"probe-{name}"
         shutil.rmtree(probe, ignore_errors=True)
         probe.mkdir()
-        env = {**ENV, "PYTHONPATH": str(BENCH / "probe"), "DDPIFY_BENCH_PROBE": str(probe),
-               "DDPIFY_BENCH_PROBE_HOOK": "1" if hook else "0"}
+        env = with_probe(ENV, DDPIFY_BENCH_PROBE=str(probe), DDPIFY_BENCH_PROBE_HOOK="1" if hook else "0")
         r = run([TORCHRUN, "--standalone", "--nproc_per_node=2", str(scripts[name]), *args], env=env, cwd=work)
-        ranks = [json.loads((probe / f"rank{i}.json").read_text()) for i in range(2)]
+        ranks = read_bench(probe, 2)
         steps, cpu = ranks[0]["steps"], [rank["cpu"] for rank in ranks]
         return {"wall": r.wall, "steps": len(steps), "rate": (len(steps) - 1) / (steps[-1] - steps[0]),
                 "cpu_per_step": statistics.mean((c[-1] - c[0]) / (len(c) - 1) for c in cpu),

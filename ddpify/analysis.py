@@ -23,7 +23,7 @@ class Analysis(Facts):
     @cached_property
     def wrapped_refs(self) -> dict[Ref, models.Model]:
         """The names that hold a wrapper once the wraps have run."""
-        return models.wrapped_refs(self, self.models)
+        return self.models.refs
 
     @cached_property
     def loaders(self) -> loaders.Loaders:

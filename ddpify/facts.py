@@ -34,69 +34,39 @@ class Ref:
     name: str
 
 
-class _Collect(cst.CSTVisitor):
-    """Gathers the nodes the analyses need, each node's parent, and its span in pre-order."""
+def _collect(facts: "Facts", module: cst.Module) -> None:
+    """One walk in source order: each node's parent and pre-order span, and the nodes the
+    analyses need (a plain loop over the nodes' fields: LibCST's visitor rebuilds every node)."""
+    f = facts
+    handlers = {
+        cst.Call: f.calls.append, cst.For: f.loops.append, cst.While: f.loops.append,
+        cst.Attribute: f.attributes.append, cst.Break: f.breaks.append, cst.Continue: f.continues.append,
+        cst.Return: f.returns.append, cst.SimpleString: f.strings.append,
+        cst.FunctionDef: lambda n: f.functions[n.name.value].append(n),
+        cst.ClassDef: lambda n: f.classes.__setitem__(n.name.value, n),
+        cst.Assign: lambda n: f.assigns.extend((t.target, n.value, n) for t in n.targets),
+        cst.AnnAssign: lambda n: n.value is not None and f.assigns.append((n.target, n.value, n)),
+        cst.AugAssign: lambda n: f.assigns.append((n.target, n.value, n)),
+    }
+    count = 0
+    stack: list = [(module, None)]
+    while stack:
+        node, parent = stack.pop()
+        if parent is _END:
+            f.spans[node][1] = count
+            continue
+        if parent is not None:
+            f.parents[node] = parent
+        f.spans[node] = [count, 0]
+        count += 1
+        handler = handlers.get(type(node))
+        if handler is not None:
+            handler(node)
+        stack.append((node, _END))
+        stack.extend((child, node) for child in reversed(mt.children(node)))
 
-    def __init__(self, facts: "Facts") -> None:
-        super().__init__()
-        self.f = facts
-        self.stack: list[cst.CSTNode] = []
-        self.count = 0
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.stack:
-            self.f.parents[node] = self.stack[-1]
-        self.stack.append(node)
-        self.f.spans[node] = [self.count, 0]
-        self.count += 1
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        self.f.spans[original_node][1] = self.count
-        self.stack.pop()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.f.calls.append(node)
-
-    def visit_For(self, node: cst.For) -> None:
-        self.f.loops.append(node)
-
-    def visit_While(self, node: cst.While) -> None:
-        self.f.loops.append(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.f.functions[node.name.value].append(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.f.classes[node.name.value] = node
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self.f.assigns.append((target.target, node.value, node))
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self.f.assigns.append((node.target, node.value, node))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.f.assigns.append((node.target, node.value, node))
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.f.attributes.append(node)
-
-    def visit_Break(self, node: cst.Break) -> None:
-        self.f.breaks.append(node)
-
-    def visit_Continue(self, node: cst.Continue) -> None:
-        self.f.continues.append(node)
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.f.returns.append(node)
-
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self.f.strings.append(node)
-
+_END = object()  # marks, on the walk's stack, the point where a node's span ends
 
 
 class Facts:
@@ -115,7 +85,7 @@ class Facts:
         self.strings: list[cst.SimpleString] = []
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.spans: dict[cst.CSTNode, list[int]] = {}  # [first, after last] pre-order index
-        module.visit(_Collect(self))
+        _collect(self, module)
         self._call_order = [self.spans[c][0] for c in self.calls]
         self._trains_memo: dict[cst.CSTNode, bool] = {}
         self._bound: dict[cst.FunctionDef, set[str]] = {}
@@ -317,16 +287,43 @@ class Facts:
         found: set[Ref] = set()
         frontier = {ref}
         for _ in range(depth):
-            passed = set()
-            for call in self.calls:
-                for func in self.user_functions(call):
-                    for param in param_names(func):
-                        arg = self.argument_for(call, func, param)
-                        if arg is not None and self.ref(arg) in frontier:
-                            passed.add(Ref(func, param))
-            frontier = passed - found
+            frontier = {param for r in frontier for param in self._passed_to.get(r, ())} - found
             found |= frontier
         return found
+
+    @cached_property
+    def _passed_to(self) -> dict[Ref, set[Ref]]:
+        """For each name passed as an argument, the parameters that receive it."""
+        index: dict[Ref, set[Ref]] = defaultdict(set)
+        for call in self.calls:
+            for func in self.user_functions(call):
+                for param in param_names(func):
+                    arg = self.argument_for(call, func, param)
+                    ref = self.ref(arg) if arg is not None else None
+                    if ref is not None:
+                        index[ref].add(Ref(func, param))
+        return index
+
+    @cached_property
+    def assigned_names(self) -> dict[str, list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]]:
+        """Assignments to `x` or `a.x` (`self.x`), by the last name: where a model may be built."""
+        index: dict[str, list] = defaultdict(list)
+        for target, value, stmt in self.assigns:
+            name = dotted(target)
+            if name is not None and name.count(".") <= 1:
+                index[name.split(".")[-1]].append((target, value, stmt))
+        return index
+
+    def loops_in(self, scope: Scope) -> list[cst.For | cst.While]:
+        """The loops of one function (or of the module's top level)."""
+        return self._loops_by_scope.get(scope, [])
+
+    @cached_property
+    def _loops_by_scope(self) -> dict[Scope, list]:
+        index: dict[Scope, list] = defaultdict(list)
+        for loop in self.loops:
+            index[self.scope(loop)].append(loop)
+        return index
 
     def returned(self, func: cst.FunctionDef) -> list[cst.BaseExpression]:
         return [r.value for r in self.returns if r.value is not None and self.scope(r) is func]

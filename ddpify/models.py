@@ -49,6 +49,7 @@ class Model:
 class Models:
     wrapped: list[Model]
     untraced: list[cst.Call]  # optimizers whose model could not be found
+    refs: dict[Ref, Model] = field(default_factory=dict)  # names that hold a wrapper (`wrapped_refs`)
 
 
 def find(facts: Facts) -> Models:
@@ -62,6 +63,7 @@ def find(facts: Facts) -> Models:
             model.partial = partial
             wrapped.append(model)
     models = Models(wrapped, untraced)
+    models.refs = wrapped_refs(facts, models)
     for call, model in _forwards(facts, models):
         if model.unused_output is None and _leaves_outputs_unread(facts, call, model):
             model.unused_output = facts.statement(call)
@@ -71,7 +73,7 @@ def find(facts: Facts) -> Models:
 def _forwards(facts: Facts, models: Models):
     """(call, model) for every call of a wrapped model in a loop that trains, outside `no_grad`
     (DDP expects a gradient for every parameter only after a forward that records one)."""
-    refs = wrapped_refs(facts, models)
+    refs = models.refs
     for call in facts.calls:
         model = refs.get(facts.ref(call.func)) if dotted(call.func) else None
         if model is not None and any(isinstance(a, (cst.For, cst.While)) and facts.trains(a)
@@ -186,10 +188,8 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     """Where the model named `key` that `optimizer` trains is built; the optimizer's own
     function first (two `main_*()` functions may each build a `model`)."""
     candidates = []
-    for target, value, stmt in facts.assigns:
+    for target, value, stmt in facts.assigned_names.get(key, ()):
         name = dotted(target)
-        if name is None or name.split(".")[-1] != key or len(name.split(".")) > 2:
-            continue
         if name.count(".") == 1 and not name.startswith("self."):
             continue
         if not isinstance(value, cst.Call) or isinstance(stmt, cst.AugAssign):
@@ -253,9 +253,8 @@ def _dataparallel_call(facts: Facts, value: cst.Call) -> cst.Call | None:
 
 def _after_training(facts: Facts, stmt: cst.CSTNode) -> bool:
     """Does `stmt` come after training has started in its own function (a reload, say)?"""
-    scope = facts.scope(stmt)
-    return any(facts.scope(lp) is scope and facts.before(lp, stmt) and not facts.is_inside(stmt, lp)
-               and facts.trains(lp) for lp in facts.loops)
+    return any(facts.before(lp, stmt) and not facts.is_inside(stmt, lp) and facts.trains(lp)
+               for lp in facts.loops_in(facts.scope(stmt)))
 
 
 def _setup_after(facts: Facts, defined: cst.CSTNode, name: str):

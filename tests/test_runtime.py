@@ -16,16 +16,7 @@ from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, Iter
 import ddpify_runtime as rt
 from ddpify_runtime import Launch, ShardedSampler, detect_launch, parse_nodelist
 
-LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-               "LOCAL_WORLD_SIZE", "GROUP_RANK")
-
-
-def clean_env(**extra):
-    """The test's environment without any launcher variable, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in LAUNCH_VARS and not k.startswith(("SLURM_", "TORCHELASTIC_", "DDPIFY_"))}
-    env.update(OMP_NUM_THREADS="1", **extra)
-    return env
+from tests.support.env import clean_env
 
 
 # --------------------------------------------------------------------------- detect_launch

@@ -1,33 +1,17 @@
 """ddpify_runtime under real launches on CPU (gloo): torchrun, and SLURM-style variables only."""
 
 import json
-import os
-import socket
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from tests.support.env import clean_env, free_port, torchrun_job
+
 pytestmark = pytest.mark.slow
 
 TIMEOUT_S = 120
-LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-               "LOCAL_WORLD_SIZE", "GROUP_RANK")
-
-
-def clean_env(**extra):
-    """The test's environment without any launcher variable, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in LAUNCH_VARS and not k.startswith(("SLURM_", "TORCHELASTIC_", "DDPIFY_"))}
-    env.update(OMP_NUM_THREADS="1", **extra)
-    return env
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def read_reports(out_dir, world):
@@ -71,14 +55,7 @@ TORCHRUN_SCRIPT = textwrap.dedent("""
 
 
 def test_torchrun_two_processes(tmp_path):
-    script = tmp_path / "job.py"
-    script.write_text(TORCHRUN_SCRIPT)
-    proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         str(script), str(tmp_path)],
-        env=clean_env(), capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert proc.returncode == 0, proc.stderr
-    r0, r1 = read_reports(tmp_path, 2)
+    proc, (r0, r1) = torchrun_job(TORCHRUN_SCRIPT, tmp_path, timeout=TIMEOUT_S)
     for r, report in enumerate((r0, r1)):
         assert (report["rank"], report["local_rank"], report["world"], report["backend"],
                 report["main"], report["agree"]) == (r, r, 2, "gloo", r == 0, True)

@@ -7,27 +7,17 @@ standard output reaches the terminal (forced prints and stderr excepted). One pl
 checks the hint after DDP's unused-parameter error.
 """
 
-import json
-import os
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from tests.support.env import clean_env, torchrun_job
+
 pytestmark = pytest.mark.slow
 
 TIMEOUT_S = 120
-LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-               "LOCAL_WORLD_SIZE", "GROUP_RANK")
-
-
-def clean_env(**extra):
-    """The test's environment without any launcher variable, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in LAUNCH_VARS and not k.startswith(("SLURM_", "TORCHELASTIC_", "DDPIFY_"))}
-    env.update(OMP_NUM_THREADS="1", **extra)
-    return env
 
 
 RANKS_SCRIPT = textwrap.dedent("""
@@ -72,14 +62,7 @@ RANKS_SCRIPT = textwrap.dedent("""
 
 
 def test_same_state_before_training_different_streams_and_one_voice(tmp_path):
-    script = tmp_path / "job.py"
-    script.write_text(RANKS_SCRIPT)
-    proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         str(script), str(tmp_path)],
-        env=clean_env(), capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert proc.returncode == 0, proc.stderr
-    r0, r1 = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
+    proc, (r0, r1) = torchrun_job(RANKS_SCRIPT, tmp_path, timeout=TIMEOUT_S)
 
     # made once before training: the same on both ranks, though nothing was seeded
     assert r0["before"] == r1["before"]

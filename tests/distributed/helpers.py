@@ -2,39 +2,27 @@
 
 Every launch runs with ``OMP_NUM_THREADS=1``, without any launcher variable inherited from the
 test's environment, in its own session (so a timeout kills the launcher and its workers), and
-with a timeout. The probe (``probe/sitecustomize.py``) is switched on per launch.
+with a timeout. The probe (``tests/support/probe/sitecustomize.py``) is switched on per launch
+and ``tests/support/records.py`` reads what it recorded.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from ddpify.convert import Options, convert
+from tests.support.env import FIXTURES, free_port, probe_env  # noqa: F401 (free_port: for the tests)
+from tests.support.records import Probe
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "fixtures"
-PROBE = Path(__file__).resolve().parent / "probe"
 TIMEOUT_S = 120
-LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_WORLD_SIZE",
-               "GROUP_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE", "GROUP_WORLD_SIZE")
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run"]
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now (bind port 0, read it back, release it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def convert_fixture(name: str, target: Path, options: Options = Options()) -> Path:
@@ -46,17 +34,7 @@ def convert_fixture(name: str, target: Path, options: Options = Options()) -> Pa
 
 def env(probe_dir: Optional[Path] = None, count: bool = False, **extra: str) -> Dict[str, str]:
     """The test's environment minus launcher variables; the probe on when ``probe_dir``."""
-    result = {k: v for k, v in os.environ.items()
-              if k not in LAUNCH_VARS and not k.startswith(("SLURM_", "TORCHELASTIC_", "DDPIFY_",
-                                                            "FAIL_ON_RANK"))}
-    result.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
-    if probe_dir is not None:
-        result["DDPIFY_DIST_PROBE_DIR"] = str(probe_dir)
-        result["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROBE), result.get("PYTHONPATH")]))
-        if count:
-            result["DDPIFY_DIST_PROBE_COUNT"] = "1"
-    result.update(extra)
-    return result
+    return probe_env(probe_dir, count, **extra)
 
 
 @dataclass
@@ -119,64 +97,14 @@ def torchrun(script: Path, *args: str, nproc: int = 2, launcher: Sequence[str] =
     return [*TORCHRUN, *options, f"--nproc_per_node={nproc}", str(script), *args]
 
 
-# --------------------------------------------------------------------------- probe records
-
-
-class Probe:
-    """Events of every worker process of one launch, grouped by global rank."""
-
-    def __init__(self, probe_dir: Path) -> None:
-        self.events: List[dict] = []
-        for path in sorted(probe_dir.glob("*.jsonl")) if probe_dir.is_dir() else []:
-            self.events += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-    def of(self, ev: str, rank: Optional[int] = None) -> List[dict]:
-        return [e for e in self.events if e["ev"] == ev and (rank is None or e["rank"] == rank)]
-
-    def init(self) -> Dict[int, dict]:
-        """rank -> its ``init`` event (fails if two processes claim one rank)."""
-        by_rank: Dict[int, dict] = {}
-        for e in self.of("init"):
-            assert e["rank"] not in by_rank, f"two processes joined as rank {e['rank']}"
-            by_rank[e["rank"]] = e
-        return by_rank
-
-    def first_loader(self) -> Optional[int]:
-        """The first-created loader that fetched anything: the training loader of the fixtures
-        here (``shard_loader`` rebuilds a loader, so the original, never iterated, is skipped)."""
-        return min((e["loader"] for e in self.of("fetch") if e["loader"] is not None), default=None)
-
-    def passes(self, loader: Optional[int] = None) -> Dict[int, List[List[int]]]:
-        """rank -> the indices fetched in each pass over ``loader`` (creation number; default:
-        ``first_loader()``)."""
-        loader = self.first_loader() if loader is None else loader
-        by_rank: Dict[int, Dict[int, List[int]]] = defaultdict(lambda: defaultdict(list))
-        for e in self.of("fetch"):
-            if e["loader"] == loader:
-                by_rank[e["rank"]][e["pass"]].extend(e["idx"])
-        return {r: [p[k] for k in sorted(p)] for r, p in sorted(by_rank.items())}
-
-    def batches(self, loader: Optional[int] = None) -> Dict[int, List[int]]:
-        """rank -> the number of batches fetched in each pass over ``loader`` (as ``passes``)."""
-        loader = self.first_loader() if loader is None else loader
-        by_rank: Dict[int, Dict[int, int]] = defaultdict(lambda: defaultdict(int))
-        for e in self.of("fetch"):
-            if e["loader"] == loader:
-                by_rank[e["rank"]][e["pass"]] += 1
-        return {r: [p[k] for k in sorted(p)] for r, p in sorted(by_rank.items())}
-
-    def saves(self) -> Dict[int, List[str]]:
-        by_rank: Dict[int, List[str]] = defaultdict(list)
-        for e in self.of("save"):
-            by_rank[e["rank"]].append(e["path"])
-        return dict(by_rank)
+# --------------------------------------------------------------------------- checks on the records
 
 
 def shard_problems(probe: Probe, world: int, dataset_len: int, loader: Optional[int] = None) -> List[str]:
     """Every rank makes the same passes with equal counts; within a pass the ranks' indices are
     disjoint (except DistributedSampler's padding, < ``world`` repeats) and cover the dataset."""
     loader = probe.first_loader() if loader is None else loader
-    passes = probe.passes(loader)
+    passes = probe.indices(loader)
     problems = []
     if sorted(passes) != list(range(world)):
         return [f"ranks that fetched from loader {loader}: {sorted(passes)}, expected 0..{world - 1}"]

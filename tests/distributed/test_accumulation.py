@@ -65,7 +65,7 @@ def _rounds_per_step(tmp_path, options):
                             "--num-samples", str(N), "--out", str(tmp_path / "mlp.pt")),
                  tmp_path, h.env(tmp_path / "probe", count=True))
     assert done.returncode == 0, str(done)
-    probe = h.Probe(tmp_path / "probe")
+    probe = h.Probe.read(tmp_path / "probe")
     assert sorted(probe.init()) == [0, 1]
     assert h.shard_problems(probe, 2, N) == []
     steps = {r: [(e["rounds"], e["buckets"], e["all_reduce"]) for e in probe.of("step", r)] for r in (0, 1)}
@@ -143,7 +143,7 @@ def _hand_step_run(tmp_path, code):
                             "--out", str(tmp_path / "classifier.pt")),
                  tmp_path, h.env(tmp_path / "probe", count=True))
     assert done.returncode == 0, str(done)
-    probe = h.Probe(tmp_path / "probe")
+    probe = h.Probe.read(tmp_path / "probe")
     rounds = {r: sum(e["rounds"] for e in probe.of("step", r) + probe.of("exit", r)) for r in (0, 1)}
     params = [torch.load(tmp_path / f"params{r}.pt") for r in (0, 1)]
     drift = max(float((params[0][k] - params[1][k]).abs().max()) for k in params[0])
@@ -179,7 +179,7 @@ def test_accumulation_that_also_steps_on_the_last_batch_keeps_one_round_per_step
                             "--num-samples", str(N), "--out", str(tmp_path / "mlp.pt")),
                  tmp_path, h.env(tmp_path / "probe", count=True))
     assert done.returncode == 0, str(done)
-    probe = h.Probe(tmp_path / "probe")
+    probe = h.Probe.read(tmp_path / "probe")
     steps = {r: [e["rounds"] for e in probe.of("step", r)] for r in (0, 1)}
     print(f"\nk=3 with last-batch steps: rounds per step {steps}, {done.wall_s:.1f} s")
     expected = 3 + 4  # epoch 0: micro-steps 2, 5 and the last batch; epoch 1 (counter at 8): 8, 11, 14, last

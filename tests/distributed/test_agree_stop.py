@@ -34,7 +34,7 @@ def _launch(tmp_path, options, *args):
     script = h.convert_fixture("agree_loss_target", tmp_path / "after.py", options)
     done = h.run(h.torchrun(script, "--out", str(tmp_path / "regressor.pt"), *args), tmp_path,
                  h.env(tmp_path / "probe", DDPIFY_TIMEOUT="20"), timeout=TIMEOUT_S)
-    return done, h.Probe(tmp_path / "probe")
+    return done, h.Probe.read(tmp_path / "probe")
 
 
 def test_agreed_exits_end_every_rank_after_the_same_steps(tmp_path):

@@ -96,9 +96,9 @@ def test_two_processes_with_batch_b_match_one_process_with_batch_2b(runs):
     assert runs["original"].returncode == 0, str(runs["original"])
     assert runs["torchrun"].returncode == 0, str(runs["torchrun"])
 
-    probe = h.Probe(folder / "probe-torchrun")
+    probe = h.Probe.read(folder / "probe-torchrun")
     assert sorted(probe.init()) == [0, 1]
-    assert probe.saves() == {0: [str(folder / "torchrun.pt")]}, "the checkpoint must come from rank 0 only"
+    assert probe.saved_paths() == {0: [str(folder / "torchrun.pt")]}, "the checkpoint must come from rank 0 only"
     original, original_weights = _weights(folder / "original.pt")
     converted, converted_weights = _weights(folder / "torchrun.pt")
     steps = N // (2 * B)
@@ -115,7 +115,7 @@ def test_two_processes_with_batch_b_match_one_process_with_batch_2b(runs):
         problems.append(f"optimizer steps per epoch: original {original['steps_per_epoch']}, converted "
                         f"{converted['steps_per_epoch']}, batches per rank and epoch {probe.batches()}")
     # the alignment the docstring relies on: rank r reads r, r+2, r+4, ... in every epoch
-    passes = probe.passes()
+    passes = probe.indices()
     if sorted(passes) != [0, 1]:
         problems.append(f"ranks that read the training loader: {sorted(passes)}")
     for rank, got in passes.items():
@@ -144,13 +144,13 @@ def test_launcher_forms(runs):
         assert runs[form].returncode == 0, str(runs[form])
         print(f"\n{form}: exit 0 in {runs[form].wall_s:.1f} s", end="")
     # torch.distributed.launch passed --local-rank=N (the script's parser must accept it)
-    launch = h.Probe(folder / "probe-launch").init()
+    launch = h.Probe.read(folder / "probe-launch").init()
     assert sorted(launch) == [0, 1]
     for rank, event in launch.items():
         assert f"--local-rank={rank}" in event["argv"], event["argv"]
         assert event["world"] == 2
     # plain python: one process, no launcher, a one-process group
-    single = h.Probe(folder / "probe-python").init()
+    single = h.Probe.read(folder / "probe-python").init()
     assert list(single) == [0] and single[0]["world"] == 1 and single[0]["env"]["RANK"] is None
     # both two-process launches train the same way
     _, by_torchrun = _weights(folder / "torchrun.pt")
@@ -167,10 +167,10 @@ def test_uneven_dataset_trains_to_the_end_on_both_ranks(tmp_path):
                             "--out", str(tmp_path / "uneven.pt")), tmp_path, h.env(tmp_path / "probe"))
     assert done.returncode == 0, str(done)
     print(f"\n101 samples on 2 ranks: exit 0 in {done.wall_s:.1f} s")
-    probe = h.Probe(tmp_path / "probe")
+    probe = h.Probe.read(tmp_path / "probe")
     assert sorted(e["rank"] for e in probe.of("exit")) == [0, 1], "a rank did not reach the end"
     assert h.shard_problems(probe, 2, n) == []
-    assert {r: [len(p) for p in passes] for r, passes in probe.passes().items()} == \
+    assert {r: [len(p) for p in passes] for r, passes in probe.indices().items()} == \
         {0: [51] * epochs, 1: [51] * epochs}
     assert probe.batches() == {0: [7] * epochs, 1: [7] * epochs}
     checkpoint, _ = _weights(tmp_path / "uneven.pt")

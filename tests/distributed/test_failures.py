@@ -35,9 +35,9 @@ def test_a_failing_rank_ends_the_job(tmp_path, failing):
     assert "injected failure in epoch 1" in done.output, str(done)
     print(f"\nrank {failing} failed: job exit {done.returncode} after {done.wall_s:.1f} s")
 
-    probe = h.Probe(tmp_path / "probe")
+    probe = h.Probe.read(tmp_path / "probe")
     assert sorted(probe.init()) == [0, 1]
-    assert probe.saves() == {0: [str(checkpoints / "epoch0.pt")]}
+    assert probe.saved_paths() == {0: [str(checkpoints / "epoch0.pt")]}
     files = sorted(p.name for p in checkpoints.iterdir())
     assert files == ["epoch0.pt"], files
     for name in files:

@@ -50,8 +50,8 @@ def _check(probe, world, local_ranks, out, master_addr=None):
     runtime_local = {e["rank"]: e["local_rank"] for e in probe.of("ddp")}
     assert runtime_local == local_ranks, "ddpify_runtime.local_rank() (the device index) per global rank"
     assert h.shard_problems(probe, world, N) == []
-    assert len(probe.passes()[0]) == EPOCHS
-    assert probe.saves() == {0: [str(out)]}, f"savers: {probe.saves()}"
+    assert len(probe.indices()[0]) == EPOCHS
+    assert probe.saved_paths() == {0: [str(out)]}, f"savers: {probe.saved_paths()}"
     assert out.is_file()
 
 
@@ -70,7 +70,7 @@ def test_two_nodes(tmp_path, nproc):
     for node in done:
         assert node.returncode == 0, str(node)
     print(f"\n2 nodes x {nproc}: exit 0 in {max(d.wall_s for d in done):.1f} s")
-    probe = h.Probe(tmp_path / "probe")
+    probe = h.Probe.read(tmp_path / "probe")
     world = 2 * nproc
     _check(probe, world, {r: r % nproc for r in range(world)}, out)
     init = probe.init()
@@ -95,6 +95,6 @@ def test_slurm_variables_only(tmp_path, nodelist):
     for task in done:
         assert task.returncode == 0, str(task)
     print(f"\nSLURM {nodelist}: exit 0 in {max(d.wall_s for d in done):.1f} s")
-    probe = h.Probe(tmp_path / "probe")
+    probe = h.Probe.read(tmp_path / "probe")
     _check(probe, 2, {0: 0, 1: 1 if one_node else 0}, out, master_addr="localhost")
     assert {r: e["env"]["SLURM_PROCID"] for r, e in probe.init().items()} == {0: "0", 1: "1"}

@@ -46,7 +46,7 @@ def test_sync_batchnorm_on_cpu_keeps_batchnorm_and_says_why(tmp_path):
     assert done.returncode == 0, str(done)
     print(f"\nsync-batchnorm on CPU: exit 0 in {done.wall_s:.1f} s")
     assert done.output.count(MESSAGE) == 1, str(done)
-    probe = h.Probe(tmp_path / "probe")
+    probe = h.Probe.read(tmp_path / "probe")
     wrapped = {e["rank"]: e["classes"] for e in probe.of("ddp")}
     assert sorted(wrapped) == [0, 1]
     for classes in wrapped.values():

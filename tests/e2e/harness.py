@@ -1,32 +1,28 @@
 """Launch converted scripts (torchrun or plain python) with the probe, and read what it recorded.
 
-The probe (``probe/sitecustomize.py``) logs, from inside every process, which indices each
-DataLoader pass fetched, every ``torch.save``, and a hash of every DDP-wrapped module's
-parameters at exit. The tests assert on those records, not on the scripts' prints.
+The probe (``tests/support/probe/sitecustomize.py``) logs, from inside every process, which
+indices each DataLoader pass fetched, every ``torch.save``, and a hash of every DDP-wrapped
+module's parameters at exit; ``tests/support/records.py`` reads it. The tests assert on those
+records, not on the scripts' prints.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import subprocess
 import sys
 import time
-from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence
 
 from ddpify.convert import convert
+from tests.support.env import FIXTURES, PROBE, probe_env  # noqa: F401 (FIXTURES: for the tests)
+from tests.support.records import Pass, Probe
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "fixtures"
-PROBE = Path(__file__).resolve().parent / "probe"
 WORLD = 2
 TIMEOUT_S = 180
-LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-               "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE")
 WRAPPER_PREFIXES = ("module.", "_orig_mod.")
 
 
@@ -35,17 +31,6 @@ def convert_to(source: Path, target: Path) -> bytes:
     output = convert(source.read_bytes()).output
     target.write_bytes(output)
     return output
-
-
-def launch_env(probe_dir: Optional[Path]) -> Dict[str, str]:
-    """The test's environment without launcher variables; the probe on when ``probe_dir``."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in LAUNCH_VARS and not k.startswith(("SLURM_", "TORCHELASTIC_", "DDPIFY_"))}
-    env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
-    if probe_dir is not None:
-        env["DDPIFY_PROBE_DIR"] = str(probe_dir)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROBE), env.get("PYTHONPATH")]))
-    return env
 
 
 @dataclass
@@ -88,7 +73,7 @@ class Pending:
         self.output = cwd.parent / f"{cwd.name}.output.txt"
         with open(self.output, "w") as out:
             # Own session: on timeout the launcher and all its workers are killed together.
-            self.proc = subprocess.Popen(cmd, cwd=cwd, env=launch_env(probe_dir), stdout=out,
+            self.proc = subprocess.Popen(cmd, cwd=cwd, env=probe_env(probe_dir), stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait(self) -> Run:
@@ -139,84 +124,7 @@ def run_python(*args, **kwargs) -> Run:
     return start_python(*args, **kwargs).wait()
 
 
-# --------------------------------------------------------------------------- probe records
-
-
-@dataclass
-class Pass:
-    """One iteration over one DataLoader on one rank."""
-
-    rank: int
-    loader: int
-    number: int
-    info: dict  # the probe's "pass" event: sampler type, shuffle, expected count, ...
-    indices: List = field(default_factory=list)
-
-    @property
-    def complete(self) -> bool:
-        return self.info.get("expected") is not None and len(self.indices) == self.info["expected"]
-
-
-@dataclass
-class Probe:
-    """All events of one launch, from the worker processes (the launcher's file is ignored)."""
-
-    events: List[dict]
-
-    @classmethod
-    def read(cls, probe_dir: Path) -> "Probe":
-        events = []
-        for path in sorted(probe_dir.glob("*.jsonl")) if probe_dir.is_dir() else []:
-            lines = path.read_text().splitlines()
-            file_events = [json.loads(line) for line in lines if line.strip()]
-            # torchrun's launcher imports torch too (its argv names torch.distributed.run):
-            # keep only the workers, or the plain-python process.
-            if any("torch.distributed.run" in arg or arg.endswith("torchrun")
-                   for e in file_events if e["ev"] == "start" for arg in e["argv"]):
-                continue
-            events.extend(file_events)
-        return cls(events)
-
-    def of(self, ev: str, rank: Optional[int] = None) -> List[dict]:
-        return [e for e in self.events if e["ev"] == ev and (rank is None or e["rank"] == rank)]
-
-    @property
-    def ranks(self) -> List[int]:
-        return sorted({e["rank"] for e in self.of("start")})
-
-    def exited(self) -> Counter:
-        return Counter(e["rank"] for e in self.of("exit"))
-
-    def passes(self) -> Dict[Tuple[int, int], List[Pass]]:
-        """(rank, loader) -> that rank's passes over that loader, in order."""
-        by_key: Dict[Tuple[int, int, int], Pass] = {}
-        for e in self.events:
-            if e["ev"] == "pass":
-                by_key[(e["rank"], e["loader"], e["pass"])] = Pass(e["rank"], e["loader"],
-                                                                   e["pass"], e)
-            elif e["ev"] == "fetch" and e["loader"] is not None:
-                by_key[(e["rank"], e["loader"], e["pass"])].indices.extend(e["idx"])
-        result: Dict[Tuple[int, int], List[Pass]] = defaultdict(list)
-        for (rank, loader, _), p in sorted(by_key.items()):
-            result[(rank, loader)].append(p)
-        return dict(result)
-
-    def loaders(self) -> Dict[int, dict]:
-        """loader number -> its first pass event (on the lowest rank)."""
-        first = {}
-        for e in sorted(self.of("pass"), key=lambda e: (e["rank"], e["pass"])):
-            first.setdefault(e["loader"], e)
-        return first
-
-    def params(self) -> Dict[int, Dict[int, dict]]:
-        """model number (DDP construction order) -> rank -> "params" event."""
-        result: Dict[int, Dict[int, dict]] = defaultdict(dict)
-        for e in self.of("params"):
-            result[e["model"]][e["rank"]] = e
-        return dict(result)
-
-    def saves(self, rank: Optional[int] = None) -> List[dict]:
-        return self.of("save", rank)
+# --------------------------------------------------------------------------- checks on the records
 
 
 SHARDED_SAMPLERS = ("DistributedSampler", "ShardedSampler")
@@ -327,7 +235,7 @@ def sharded_loaders(probe: Probe, dataset_len: int) -> List[int]:
 
 
 def _load_probe_module():
-    spec = importlib.util.spec_from_file_location("ddpify_e2e_probe", PROBE / "sitecustomize.py")
+    spec = importlib.util.spec_from_file_location("ddpify_test_probe", PROBE / "sitecustomize.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -251,13 +251,19 @@ def test_resume_early_stop_chain_under_torchrun(launches, tmp_path):
     assert {e["rank"] for e in resumed.probe.saves()} == {0}
 
 
+def beside_the_run(runs, folder: Path, fixture: str, name: str) -> Path:
+    """A copy of the torchrun run's working directory with ``fixtures/<fixture>/before.py`` in it
+    as ``name`` (an original script that reads what the converted one wrote)."""
+    shutil.copytree(runs.dirs["torchrun"], folder)
+    shutil.copy(h.FIXTURES / fixture / "before.py", folder / name)
+    return folder
+
+
 def test_dataparallel_resume_loads_a_checkpoint_of_the_original_script(launches, tmp_path):
     """The single-GPU DataParallel script's checkpoint (`module.` keys) resumes under torchrun."""
     runs = launches("dataparallel_resume")
     runs.require_ok()
-    folder = tmp_path / "resume"
-    shutil.copytree(runs.dirs["torchrun"], folder)
-    shutil.copy(h.FIXTURES / "dataparallel_resume" / "before.py", folder / "original.py")
+    folder = beside_the_run(runs, tmp_path / "resume", "dataparallel_resume", "original.py")
     original = h.run_python(folder / "original.py", ["--epochs", "1"], folder, probe_dir=None)
     assert original.ok, original.tail()
     resumed = h.run_torchrun(folder / "dataparallel_resume.py", ["--resume", "checkpoint.pt", "--epochs", "2"],
@@ -289,9 +295,7 @@ def test_mnist_style_checkpoint_loads_strictly_in_inference_only(launches, tmp_p
     """The corpus's inference_only.py loads digits_cnn.pt strictly and gets the same loss."""
     runs = launches("mnist_style")
     runs.require_ok()
-    folder = tmp_path / "inference"
-    shutil.copytree(runs.dirs["torchrun"], folder)
-    shutil.copy(h.FIXTURES / "inference_only" / "before.py", folder / "inference_only.py")
+    folder = beside_the_run(runs, tmp_path / "inference", "inference_only", "inference_only.py")
     run = h.run_python(folder / "inference_only.py", ["--checkpoint", "digits_cnn.pt"], folder,
                        probe_dir=None)
     assert run.ok, run.tail()

@@ -1,0 +1,61 @@
+"""init-distributed: `init_distributed_mode()` after argument parsing, at the top of `main()`, or after the imports."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.support.snippets import (EPOCHS, HEADER, IMPORTS, LOADER, MODEL, TRAIN_LOOP, rewrite_tests, run,
+                                    script)
+
+NAME = "init-distributed"
+
+PAIRS = [
+    # a top-level script: after the imports
+    (IMPORTS + LOADER + MODEL + EPOCHS,
+     IMPORTS + "from ddpify_runtime import init_distributed_mode\n\ninit_distributed_mode()\n" + LOADER + MODEL + EPOCHS),
+    # after argument parsing
+    ("import argparse\n" + IMPORTS + "parser = argparse.ArgumentParser()\nargs = parser.parse_args()\n"
+     + LOADER + MODEL + EPOCHS,
+     "import argparse\n" + IMPORTS + "from ddpify_runtime import init_distributed_mode\n\n"
+     "parser = argparse.ArgumentParser()\nargs = parser.parse_args()\ninit_distributed_mode()\n"
+     + LOADER + MODEL + EPOCHS),
+    # no argparse, an entry point: the top of the function it calls, after its docstring
+    (IMPORTS + '\n\ndef main():\n    """Train."""\n' + textwrap.indent(LOADER + MODEL + EPOCHS, "    ")
+     + '\n\nif __name__ == "__main__":\n    main()\n',
+     IMPORTS + 'from ddpify_runtime import init_distributed_mode\n\n\ndef main():\n    """Train."""\n'
+     "    init_distributed_mode()\n" + textwrap.indent(LOADER + MODEL + EPOCHS, "    ")
+     + '\n\nif __name__ == "__main__":\n    main()\n'),
+]
+
+# Every script that trains gets the call or, where nothing runs it (a module that only defines a
+# trainer), a TODO: there is no training script this rewrite leaves as it is.
+UNCHANGED: list = []
+
+test_pairs, _ = rewrite_tests(NAME, PAIRS, UNCHANGED)
+
+
+def test_parse_args_helper_puts_init_after_its_call_site():
+    code, _ = run("import argparse\ndef parse_args():\n    parser = argparse.ArgumentParser()\n"
+                  "    return parser.parse_args()\nargs = parse_args()\n" + script())
+    assert "    return parser.parse_args()\nargs = parse_args()\ninit_distributed_mode()\n" in code
+
+
+def test_without_argparse_init_goes_first_in_main_and_no_launcher_argument():
+    code, _ = run("def main():\n    \"\"\"Train.\"\"\"\n" + textwrap.indent(script(), "    ")
+                  + "\nif __name__ == '__main__':\n    main()\n")
+    assert '"""Train."""\n    init_distributed_mode()\n' in code
+    assert "--local-rank" not in code
+
+
+def test_top_level_script_initialises_after_the_imports():
+    code, _ = run(script())
+    assert code.index("init_distributed_mode()\n") < code.index("ds = TensorDataset")
+
+
+def test_pinned_gpus_and_library_modules_get_todos():
+    code, changes = run("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\n" + script())
+    assert "# TODO(ddpify): CUDA_VISIBLE_DEVICES set here" in code
+    library = HEADER + "def fit(model, train_loader):\n" + textwrap.indent(
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n" + textwrap.dedent(TRAIN_LOOP), "    ")
+    code, _ = run(library)
+    assert "init_distributed_mode()\n" not in code and "runs nothing when imported" in code

@@ -1,0 +1,97 @@
+"""main-process-only: file writes, checkpoints, loggers and progress bars on the main process only."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, rewrite_tests, run, script
+
+NAME = "main-process-only"
+
+WRITES = """\
+    torch.save(model.state_dict(), "m.pt")
+    with open("log.txt", "a") as f:
+        f.write(f"{epoch}\\n")
+"""
+
+PAIRS = [
+    # adjacent writes share one guard
+    (IMPORTS + LOADER + MODEL + EPOCHS + WRITES,
+     IMPORTS + "from ddpify_runtime import is_main_process\n\n" + LOADER + MODEL + EPOCHS
+     + "    if is_main_process():\n" + textwrap.indent(WRITES, "    ")),
+]
+
+UNCHANGED = [
+    IMPORTS + LOADER + MODEL + EPOCHS + '    print(f"epoch {epoch}")\n',  # the runtime silences print
+    IMPORTS + LOADER + MODEL + EPOCHS + '    with open("log.txt") as f:\n        print(f.read())\n',  # reading
+]
+
+test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
+
+
+def test_writes_are_guarded_together_and_a_sole_body_if_absorbs_the_guard():
+    code, _ = run(script(tail="""
+        import json
+        torch.save(model.state_dict(), "a.pt")
+        with open("log.json", "w") as f:
+            json.dump({}, f)
+        if epoch == 2:
+            torch.save(model.state_dict(), "b.pt")
+        """))
+    assert code.count("is_main_process():") == 2
+    assert "if epoch == 2 and is_main_process():" in code
+    assert "if is_main_process():\n    torch.save(model.module.state_dict(), \"a.pt\")\n    with open" in code
+
+
+def test_loggers_bars_and_helpers_that_only_write():
+    code, _ = run("from tqdm import tqdm\nfrom torch.utils.tensorboard import SummaryWriter\n" + script(
+        loop="""
+writer = SummaryWriter()
+def save(path):
+    torch.save(model.state_dict(), path)
+    print("saved")
+for epoch in range(3):
+    for x, y in tqdm(train_loader):
+        loss_fn(model(x), y).backward()
+        writer.add_scalar("loss", 1.0)
+    save("m.pt")
+"""))
+    assert "writer = SummaryWriter() if is_main_process() else None" in code
+    assert "tqdm(train_loader, disable=not is_main_process())" in code
+    assert "if is_main_process():\n            writer.add_scalar" in code
+    assert "if is_main_process():\n        save(\"m.pt\")" in code
+
+
+def test_save_then_reload_waits_for_the_file_and_loads_onto_the_local_device():
+    code, _ = run(script(tail="""
+        torch.save(model.state_dict(), "m.pt")
+        state = torch.load("m.pt", weights_only=True)
+        """))
+    assert "torch.save(model.module.state_dict(), \"m.pt\")\nbarrier()\n" in code
+    assert 'torch.load("m.pt", weights_only=True, map_location=local_device())' in code
+
+
+def test_a_forward_inside_a_guarded_write_bypasses_ddp():
+    code, _ = run(script(tail="""
+        torch.save(model(torch.randn(1, 2)), "sample.pt")
+        def dump():
+            out = model(torch.randn(1, 2))
+            torch.save(out, "dump.pt")
+        dump()
+        """))
+    assert 'torch.save(model.module(torch.randn(1, 2)), "sample.pt")' in code
+    assert "    out = model(torch.randn(1, 2))\n    if is_main_process():\n        torch.save(out" in code
+
+
+def test_a_write_block_that_computes_what_follows_is_not_hidden_from_other_processes():
+    code, changes = run(script(tail="""
+        import json
+        with open("vocab.json", "w") as f:
+            vocab = sorted(set("abc"))
+            json.dump(vocab, f)
+        print(len(vocab))
+        torch.save(model, "whole.pt")
+        """))
+    assert "is_main_process():\n    with open" not in code
+    assert "# TODO(ddpify): every process writes this file, because the block also sets `vocab`" in code
+    assert 'torch.save(model.module, "whole.pt")' in code
