@@ -262,8 +262,9 @@ class Facts:
 
     def sources(self, ref: Ref) -> list[cst.BaseExpression]:
         """Expressions whose value `ref` may hold: assignments (tuple unpacking included, also of
-        a helper's returned tuple), arguments for a parameter."""
+        a helper's returned tuple; items stored into it), arguments for a parameter."""
         found = [value for _, value, stmt in self.writes(ref) if not isinstance(stmt, cst.AugAssign)]
+        found += self._item_writes.get(ref, [])
         for value, i in self._unpacking.get(ref, ()):
             found += self._unpacked(value, i)
         if isinstance(ref.scope, cst.FunctionDef) and "." not in ref.name:
@@ -272,6 +273,15 @@ class Facts:
                 if arg is not None:
                     found.append(arg)
         return found
+
+    @cached_property
+    def _item_writes(self) -> dict[Ref, list[cst.BaseExpression]]:
+        """`loaders["train"] = DataLoader(...)`: values stored into a container by item."""
+        index: dict[Ref, list] = defaultdict(list)
+        for target, value, stmt in self.assigns:
+            if isinstance(target, cst.Subscript) and not isinstance(stmt, cst.AugAssign) and dotted(target.value):
+                index[self.ref(target.value, stmt)].append(value)
+        return index
 
     def _unpacked(self, value: cst.BaseExpression, i: int) -> list[cst.BaseExpression]:
         """Element `i` of a tuple value, or of the tuples a helper function returns."""

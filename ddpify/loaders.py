@@ -59,21 +59,36 @@ def find(facts: "Analysis") -> Loaders:
     training = [c for c in training if c not in iterable]
     loops, looped = _epoch_loops(facts, fed, training)
     unlooped = [c for c in training if c not in looped
-                and not all(_single_pass(facts, lp) for lp, _ in fed.get(c, ()))]
+                and not (fed.get(c) and all(_single_pass(facts, lp) for lp, _ in fed[c]))]
     manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and _slices_by_hand(facts, lp)]
     sharded_loops = list(dict.fromkeys(lp for c in training for lp, _ in fed.get(c, ())))
     return Loaders(training, iterable, loops, unlooped, manual, sharded_loops)
 
 
 def _stepped(facts: Facts):
-    """(loop, iterator) for step loops that pull batches by hand: `batch = next(train_iter)`
-    with `train_iter = iter(train_loader)` (or `itertools.cycle(train_loader)`) in a loop that
-    trains. The loop itself re-iterates the loader (on StopIteration), so it is its epoch loop."""
+    """(loop, iterator) for loops that pull batches by hand: `batch = next(train_iter)` with
+    `train_iter = iter(train_loader)` (or `itertools.cycle(train_loader)`) in a loop that trains.
+    The loop is the one that starts the new passes: around `train_iter = iter(...)` (once per
+    epoch, or on StopIteration inside the step loop), else the loop around `next()`."""
     for call in facts.calls:
         if dotted(call.func) == "next" and call.args:
-            loop = next((a for a in facts.ancestors(call) if isinstance(a, (cst.For, cst.While))), None)
-            if loop is not None and facts.trains(loop):
-                yield loop, call.args[0].value
+            loop = _enclosing_loop(facts, call)
+            if loop is None or not facts.trains(loop):
+                continue
+            iterator = call.args[0].value
+            ref = facts.ref(iterator) if isinstance(iterator, cst.Name) else None
+            restarts = [_enclosing_loop(facts, stmt) for _, _, stmt in facts.writes(ref)] if ref else []
+            yield next((lp for lp in restarts if lp is not None and facts.trains(lp)), loop), iterator
+
+
+def _enclosing_loop(facts: Facts, node: cst.CSTNode) -> cst.For | cst.While | None:
+    """The nearest loop around `node` in its own function."""
+    for anc in facts.ancestors(node):
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+            return None
+        if isinstance(anc, (cst.For, cst.While)):
+            return anc
+    return None
 
 
 def _single_pass(facts: Facts, loop: cst.CSTNode, depth: int = 3) -> bool:
@@ -112,7 +127,7 @@ def _bound_name(facts: Facts, call: cst.Call) -> str | None:
     parent = facts.parent(call)
     if isinstance(parent, (cst.Assign, cst.AnnAssign)):
         target = parent.targets[0].target if isinstance(parent, cst.Assign) else parent.target
-        return dotted(target)
+        return facts.code(target) if isinstance(target, cst.Subscript) else dotted(target)  # `loaders["val"]`
     if isinstance(parent, cst.Return):
         scope = facts.scope(call)
         return scope.name.value if isinstance(scope, cst.FunctionDef) else None

@@ -200,18 +200,16 @@ def _writer_functions(facts, writes) -> set:
 
 
 def _simple_statements(block):
+    """The statements of a function body, looking into `if`/`else`; a `with` (a file write, or
+    not) and loops come whole."""
     for stmt in block.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            yield stmt
-        elif isinstance(stmt, cst.If):
+        if isinstance(stmt, cst.If):
             yield from _simple_statements(stmt.body)
             if stmt.orelse is not None:
                 yield from _simple_statements(stmt.orelse.body if isinstance(stmt.orelse, cst.Else) else
                                               cst.IndentedBlock([stmt.orelse]))
-        elif isinstance(stmt, cst.With) and stmt in writes:
-            continue
         else:
-            yield stmt  # loops and the rest: not a plain writer
+            yield stmt
 
 
 def _harmless(facts, stmt, writes) -> bool:

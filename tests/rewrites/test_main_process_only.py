@@ -95,3 +95,10 @@ def test_a_write_block_that_computes_what_follows_is_not_hidden_from_other_proce
     assert "is_main_process():\n    with open" not in code
     assert "# TODO(ddpify): every process writes this file, because the block also sets `vocab`" in code
     assert 'torch.save(model.module, "whole.pt")' in code
+
+
+def test_a_helper_that_writes_inside_a_with_block_is_guarded_where_it_is_called():
+    """A real script's shape (sweep): `def dump(...): with open(...) as f: ...` called per epoch."""
+    code, _ = run(script(tail='    dump([epoch], "log.txt")\n'
+                                'def dump(values, name):\n    with open(name, "w") as f:\n        f.write(str(values))\n'))
+    assert '    if is_main_process():\n        dump([epoch], "log.txt")' in code
