@@ -226,6 +226,17 @@ class Facts:
                 index[func].append(call)
         return index
 
+    def writes_in(self, scope: Scope) -> list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]:
+        """The assignments a function (or the module's top level) makes: (target, value, statement)."""
+        return self._writes_by_scope.get(scope, [])
+
+    @cached_property
+    def _writes_by_scope(self) -> dict[Scope, list]:
+        index: dict[Scope, list] = defaultdict(list)
+        for target, value, stmt in self.assigns:
+            index[self.scope(stmt)].append((target, value, stmt))
+        return index
+
     def writes(self, ref: Ref) -> list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]:
         """The assignments (augmented ones too) whose target is `ref`: (target, value, statement)."""
         return self._writes.get(ref, [])

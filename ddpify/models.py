@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify import forward
 from ddpify import matchers as mt
 from ddpify.facts import Facts, Ref, param_names
 from ddpify.names import dotted
@@ -34,7 +35,7 @@ class Model:
     anchor: cst.CSTNode  # the wrap goes right after this statement
     dataparallel: cst.Call | None = None  # the `nn.DataParallel(...)` call being replaced
     partial: bool = False  # its optimizer trains some sub-modules only: others may get no gradient
-    unused_output: cst.CSTNode | None = None  # a training forward that leaves some outputs unread
+    unused: str | None = None  # why some parameters may get no gradient in a step (ddpify.forward)
     setup: list[cst.CSTNode] = field(default_factory=list)  # statements between defined and anchor
     before_anchor: bool = False  # the wrap goes right before `anchor` (a function's first statement)
 
@@ -64,10 +65,21 @@ def find(facts: Facts) -> Models:
             wrapped.append(model)
     models = Models(wrapped, untraced)
     models.refs = wrapped_refs(facts, models)
+    for model in wrapped:
+        model.unused = next(filter(None, (forward.idle_parameters(facts, c) for c in _classes(facts, model))), None)
     for call, model in _forwards(facts, models):
-        if model.unused_output is None and _leaves_outputs_unread(facts, call, model):
-            model.unused_output = facts.statement(call)
+        if model.unused is None and _leaves_outputs_unread(facts, call, model):
+            model.unused = f"a training step leaves outputs of `{model.name}` unread (`{facts.code(facts.parent(call))}`)"
     return models
+
+
+def _classes(facts: Facts, model: Model) -> list[cst.ClassDef]:
+    """The classes of this file the model may be: built where it is defined, or passed by every
+    caller of the function that receives it."""
+    if not isinstance(model.defined, cst.FunctionDef):
+        return forward.classes_of(facts, [model.defined])
+    passed = [facts.argument_for(c, model.defined, model.name) for c in facts.call_sites(model.defined)]
+    return forward.classes_of(facts, [o for arg in passed if arg is not None for o in facts.origins(arg)])
 
 
 def _forwards(facts: Facts, models: Models):
@@ -91,15 +103,19 @@ def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:
     """`validity, _, _ = netD(x)`, `out, aux = model(x)` with `aux` never read, `model(x)[0]`:
     the parameters behind the other outputs get no gradient in that step. Where the model's
     class is in this file, only outputs that are heads of their own count (an RNN's discarded
-    hidden state is no head)."""
+    hidden state is no head, nor a logits output the returned loss is computed from); where it is
+    not, only a step that leaves two or more of three or more outputs unread."""
     parent = facts.parent(call)
-    heads = _heads(facts, model)
+    classes = _classes(facts, model)
+    heads = forward.heads(facts, classes[0]) if len(classes) == 1 else None
     if isinstance(parent, cst.Subscript) and parent.value is call:
         return heads is None or len(heads) > 1
     if not (isinstance(parent, cst.Assign) and parent.value is call):
         return False
     scope = facts.scope(call)
     for target in parent.targets:
+        if heads is None and isinstance(target.target, (cst.Tuple, cst.List)) and len(target.target.elements) < 3:
+            continue  # `_, loss = model(x, y)`, `out, _ = rnn(x)`: too common to mean a head, unseen
         if isinstance(target.target, (cst.Tuple, cst.List)):
             for i, element in enumerate(target.target.elements):
                 name = element.value
@@ -108,27 +124,6 @@ def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:
                 if unread and (heads is None or i in heads):
                     return True
     return False
-
-
-def _heads(facts: Facts, model: Model) -> set[int] | None:
-    """Positions of the model's `forward` outputs computed by a sub-module that no other output
-    uses (`return self.adv(h), self.cls(h)`), or None when the class is not in this file."""
-    classes = {dotted(c.func) for c in facts.calls_in(model.defined)} & facts.classes.keys() \
-        if not isinstance(model.defined, cst.FunctionDef) else set()
-    if len(classes) != 1:
-        return None
-    cls = facts.classes[classes.pop()]
-    forwards = [f for f in facts.functions.get("forward", ()) if facts.enclosing_class(f) is cls]
-    if not forwards:
-        return None
-    heads = set()
-    for value in facts.returned(forwards[0]):
-        if isinstance(value, cst.Tuple):
-            used = [{dotted(c.func) for c in mt.findall(e.value, cst.Call, lambda c: isinstance(c.func, cst.Attribute)
-                                                         and mt.is_name(c.func.value, "self"))}
-                    for e in value.elements]
-            heads |= {i for i, mine in enumerate(used) if mine - set().union(*used[:i], *used[i + 1:])}
-    return heads
 
 
 def _trained_names(facts: Facts, untraced: list) -> list[tuple[str, cst.CSTNode, bool]]:

@@ -69,10 +69,7 @@ def _why_unused(facts, model) -> str | None:
     """Why some parameters of `model` may get no gradient in a step, or None."""
     if model.partial:
         return f"the optimizer trains only parts of `{model.name}`"
-    if model.unused_output is not None:
-        return f"a training step leaves outputs of `{model.name}` unread " \
-               f"(`{facts.code(model.unused_output).strip()}`)"
-    return None
+    return model.unused
 
 
 def _untrained_models(facts):

@@ -259,3 +259,75 @@ for epoch in range(2):
         optimizer.step()
 """)
     assert WRAP.format("") in code
+
+
+PARTS = """
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.act = torch.nn.ReLU()
+        {part}
+
+    def forward(self, x, aux=False):
+        {forward}
+
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("part, forward, why", [
+    # shapes of real scripts (sweep): a layer built but never used, a parameter read for its device
+    ("self.bn = torch.nn.BatchNorm1d(1)", "return self.act(self.fc(x))", "`self.bn` is never used in forward()"),
+    ("self.dummy = torch.nn.Parameter(torch.empty(0))", "return self.fc(x.to(self.dummy.device))",
+     "`self.dummy` is read in forward() for its device only"),
+    ("self.aux = torch.nn.Linear(2, 1)", "out = self.fc(x)\n        if aux:\n            out = out + self.aux(x)\n"
+     "        return out", "`self.aux` is used in forward() on some paths only"),
+])
+def test_parameters_a_forward_may_leave_without_gradient_need_find_unused_parameters(part, forward, why):
+    code, changes = run_with_loader(PARTS.format(part=part, forward=forward))
+    assert WRAP.format(", find_unused_parameters=True") in code
+    assert any(w.startswith(why) for w in warnings(changes)), warnings(changes)
+
+
+@pytest.mark.parametrize("part, forward", [
+    ("self.head = torch.nn.Linear(1, 1)", "return self.head(self.act(self.fc(x)))"),  # every part used
+    ("self.drop = torch.nn.Dropout(0.1)", "return self.drop(self.fc(x)) if self.training else self.fc(x)"),
+    # the same sub-module on both paths (DCGAN's `data_parallel(self.main, ...)` / `self.main(x)`)
+    ("self.head = torch.nn.Linear(1, 1)", "if aux:\n            return self.head(self.fc(x)) * 2\n"
+     "        return self.head(self.fc(x))"),
+])
+def test_a_forward_that_uses_every_parameter_keeps_the_default(part, forward):
+    code, changes = run_with_loader(PARTS.format(part=part, forward=forward))
+    assert WRAP.format("") in code, warnings(changes)
+
+
+def test_a_discarded_first_output_of_a_model_from_another_module_keeps_the_default():
+    """`_, loss = model(x, y)` (nanoGPT and its kin: the loss is computed from the logits)."""
+    code, _ = run_with_loader("""
+from gpt import GPT
+model = GPT()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        _, loss = model(x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""")
+    assert WRAP.format("") in code
+
+
+def test_heads_returned_through_names_are_still_heads():
+    """InfoGAN's discriminator: `validity = self.adv(h)` ... `return validity, label`."""
+    code, _ = run_with_loader(HEADS.replace("        return self.adv(h), self.cls(h)",
+                                            "        validity = self.adv(h)\n        label = self.cls(h)\n"
+                                            "        return validity, label")
+                              .format(step="validity, _ = model(x)\n        loss = validity.mean()"))
+    assert WRAP.format(", find_unused_parameters=True") in code

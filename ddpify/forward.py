@@ -1,0 +1,141 @@
+"""What a model's `forward` uses: which outputs are heads of their own, and which parameters
+some training steps may leave without a gradient.
+
+DDP (without `find_unused_parameters=True`) waits, after every forward that records a graph,
+for a gradient of every parameter; one that gets none stops training at the next step with
+"Expected to have finished reduction in the prior iteration". What the source shows of that:
+
+    self.bn1 = nn.BatchNorm2d(64)              # built, never used in forward
+    self.dummy = nn.Parameter(torch.empty(0))  # read only for `.device`
+    if self.use_aux: out = out + self.aux(h)   # a sub-module used on some paths only
+    return self.adv(h), self.cls(h)            # heads: a step may read one of them only
+
+Only classes of this file are read; a model whose class is elsewhere shows nothing here.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify import matchers as mt
+from ddpify.facts import Facts, Ref
+from ddpify.names import dotted
+
+# torch.nn modules without parameters: never the reason a gradient is missing
+PARAMETERLESS = {
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "ReLU", "ReLU6", "LeakyReLU", "GELU",
+    "SiLU", "ELU", "SELU", "CELU", "Mish", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softplus", "Hardtanh",
+    "Hardswish", "Hardsigmoid", "Identity", "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+    "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample", "PixelShuffle", "ZeroPad2d", "ConstantPad2d",
+    "ReflectionPad2d", "Threshold", "Softsign", "Tanhshrink", "LogSigmoid",
+}
+METADATA = {"device", "dtype", "shape", "size", "ndim", "requires_grad", "is_cuda"}
+
+
+def classes_of(facts: Facts, built: list[cst.CSTNode]) -> list[cst.ClassDef]:
+    """The classes of this file instantiated in `built` (statements or expressions)."""
+    names = {dotted(c.func) for node in built for c in facts.calls_in(node)}
+    return [facts.classes[n] for n in sorted(names & facts.classes.keys())]
+
+
+def heads(facts: Facts, cls: cst.ClassDef) -> set[int] | None:
+    """Positions of `forward`'s outputs computed by a sub-module that no other output uses
+    (`return self.adv(h), self.cls(h)`; names assigned in `forward` are followed), or None
+    without a `forward`."""
+    forward = _method(facts, cls, "forward")
+    if forward is None:
+        return None
+    found = set()
+    for value in facts.returned(forward):
+        if isinstance(value, cst.Tuple):
+            exprs = [_resolved(facts, forward, e.value) for e in value.elements]
+            used = [_self_calls(e) for e in exprs]
+            for i, mine in enumerate(used):
+                others = [e for j, e in enumerate(exprs) if j != i]
+                fed = isinstance(value.elements[i].value, cst.Name) and any(
+                    mt.references(e, value.elements[i].value.value) for e in others)
+                if mine - set().union(*used[:i], *used[i + 1:]) and not fed:  # `loss` computed from `logits`
+                    found.add(i)
+    return found
+
+
+def idle_parameters(facts: Facts, cls: cst.ClassDef) -> str | None:
+    """Why some parameters of `cls` may get no gradient in a step (as the source shows it), or None."""
+    init = _method(facts, cls, "__init__")
+    forward = _method(facts, cls, "forward")
+    if init is None or forward is None:
+        return None
+    reached = _reached(facts, cls, forward)
+    for target, value, _ in facts.writes_in(init):
+        name = dotted(target)
+        if not name or not name.startswith("self.") or name.count(".") != 1 or not _has_parameters(facts, value):
+            continue
+        uses = [a for f in reached for a in mt.findall(f, cst.Attribute, lambda a: dotted(a) == name)]
+        if not uses:
+            return f"`{name}` is never used in forward()"
+        if all(isinstance(facts.parent(u), cst.Attribute) and facts.parent(u).attr.value in METADATA for u in uses):
+            return f"`{name}` is read in forward() for its {facts.parent(uses[0]).attr.value} only"
+        if all(facts.scope(u) is forward for u in uses) and all(_on_some_paths(facts, u, uses, forward) for u in uses):
+            return f"`{name}` is used in forward() on some paths only"
+    return None
+
+
+def _method(facts: Facts, cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    return next((f for f in facts.functions.get(name, ()) if facts.enclosing_class(f) is cls), None)
+
+
+def _reached(facts: Facts, cls: cst.ClassDef, forward: cst.FunctionDef) -> list[cst.FunctionDef]:
+    """`forward` and the methods of the class it calls through `self.`, transitively."""
+    reached, todo = [], [forward]
+    while todo:
+        func = todo.pop()
+        if func in reached:
+            continue
+        reached.append(func)
+        for call in facts.calls_in(func):
+            if isinstance(call.func, cst.Attribute) and mt.is_name(call.func.value, "self"):
+                method = _method(facts, cls, call.func.attr.value)
+                if method is not None:
+                    todo.append(method)
+    return reached
+
+
+def _has_parameters(facts: Facts, value: cst.BaseExpression) -> bool:
+    """`nn.Linear(...)`, `nn.Parameter(...)`, an instance of a class of this file; not
+    `nn.ReLU()`, a number or a tensor."""
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = facts.qualify(value.func) or ""
+    last = qualified.rsplit(".", 1)[-1]
+    if qualified.startswith("torch.nn.") and not qualified.startswith("torch.nn.functional"):
+        return last[:1].isupper() and last not in PARAMETERLESS
+    return dotted(value.func) in facts.classes
+
+
+def _on_some_paths(facts: Facts, node: cst.CSTNode, uses: list, func: cst.FunctionDef) -> bool:
+    """Is `node` under an `if` of `func` whose other branch has none of `uses`?"""
+    child = node
+    for anc in facts.ancestors(node):
+        if anc is func:
+            return False
+        if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
+            other = anc.orelse if child is anc.body else anc.body
+            if other is None or not any(facts.is_inside(u, other) for u in uses):
+                return True
+        child = anc
+    return False
+
+
+def _resolved(facts: Facts, func: cst.FunctionDef, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`validity` -> `self.adv_layer(out)` when `forward` assigns it once."""
+    if isinstance(expr, cst.Name):
+        writes = facts.writes(Ref(func, expr.value))
+        if len(writes) == 1:
+            return writes[0][1]
+    return expr
+
+
+def _self_calls(expr: cst.CSTNode) -> set[str]:
+    return {dotted(c.func) for c in mt.findall(expr, cst.Call, lambda c: isinstance(c.func, cst.Attribute)
+                                               and mt.is_name(c.func.value, "self"))}
