@@ -39,6 +39,18 @@ def classes_of(facts: Facts, built: list[cst.CSTNode]) -> list[cst.ClassDef]:
     return [facts.classes[n] for n in sorted(names & facts.classes.keys())]
 
 
+def is_module_class(facts: Facts, cls: cst.ClassDef, depth: int = 4) -> bool:
+    """Does `cls` derive from nn.Module (a base this file cannot see counts as one)?"""
+    for base in cls.bases:
+        name = dotted(base.value)
+        if name in facts.classes:
+            if depth and is_module_class(facts, facts.classes[name], depth - 1):
+                return True
+        elif name != "object":
+            return True
+    return False
+
+
 def heads(facts: Facts, cls: cst.ClassDef) -> set[int] | None:
     """Positions of `forward`'s outputs computed by a sub-module that no other output uses
     (`return self.adv(h), self.cls(h)`; names assigned in `forward` are followed), or None

@@ -58,7 +58,7 @@ def find(facts: Facts) -> Models:
     untraced = []
     for key, optimizer, partial in _trained_names(facts, untraced):
         model = _received(facts, key, optimizer) or _locate(facts, key, optimizer)
-        if model is None:
+        if model is None or _holds_modules_only(facts, model):
             untraced.append(optimizer)
         elif not any(w.defined is model.defined for w in wrapped):
             model.partial = partial
@@ -71,6 +71,13 @@ def find(facts: Facts) -> Models:
         if model.unused is None and _leaves_outputs_unread(facts, call, model):
             model.unused = f"a training step leaves outputs of `{model.name}` unread (`{facts.code(facts.parent(call))}`)"
     return models
+
+
+def _holds_modules_only(facts: Facts, model: Model) -> bool:
+    """A plain object of this file that holds the trained modules (`holder.encoder`): no
+    nn.Module, so DDP cannot wrap it."""
+    classes = _classes(facts, model)
+    return bool(classes) and not any(forward.is_module_class(facts, c) for c in classes)
 
 
 def _classes(facts: Facts, model: Model) -> list[cst.ClassDef]:

@@ -61,8 +61,8 @@ def rewrite(facts, edits, options) -> None:
             edits.todo(stmt, f"every process writes this file, because the block also sets `{needed}`, used "
                        "below: compute that outside the block and guard the write with is_main_process()")
             continue
-        if what == "torch.save":
-            saves.append(stmt)
+        if what == "torch.save" or any(facts.qualify(c.func) == "torch.save" for c in facts.calls_in(stmt)):
+            saves.append(stmt)  # also `with open(path, "wb") as f: torch.save(model, f)`
         owner = _sole_body_of_if(facts, stmt, writes)
         if owner is not None:  # `if args.save_model: torch.save(...)` -> `if args.save_model and ...:`
             edits.replace(owner.test, _and_main, f"{what} runs on the main process only")

@@ -58,11 +58,27 @@ def rewrite(facts, edits, options) -> None:
     for name, stmt in _untrained_models(facts):
         edits.warn(stmt, f"`{name}` runs in training but no optimizer trains it: left unwrapped (right for a "
                      "frozen or loss-only module; wrap it if it should learn)")
+    for call in _penalties(facts):
+        edits.todo(facts.statement(call), "torch.autograd.grad through a model DistributedDataParallel wraps "
+                   "(a gradient penalty): DDP waits after each forward for a gradient of every parameter, which "
+                   "this pass does not give, and training stops with \"Expected to have finished reduction\": "
+                   "compute the penalty through the bare model (`.module`) inside the same backward as the loss")
     unsharded = "" if facts.models.wrapped else \
         " (until a model is wrapped, ddpify leaves the training data whole too)"
     for optimizer in facts.models.untraced:
         edits.todo(facts.statement(optimizer), "could not tell which model this optimizer trains: wrap that "
                    f"model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand{unsharded}")
+
+
+def _penalties(facts):
+    """`torch.autograd.grad(D(x).sum(), x, create_graph=True)` with `D` wrapped."""
+    for call in facts.calls:
+        outputs = mt.positional(call, 0) or mt.keyword(call, "outputs")
+        if facts.qualify(call.func) != "torch.autograd.grad" or outputs is None:
+            continue
+        computed = [outputs.value, *facts.origins(outputs.value)]  # `out = D(x)`, then `grad(out, x)`
+        if any(dotted(c.func) and facts.ref(c.func) in facts.wrapped_refs for e in computed for c in facts.calls_in(e)):
+            yield call
 
 
 def _why_unused(facts, model) -> str | None:

@@ -102,3 +102,12 @@ def test_a_helper_that_writes_inside_a_with_block_is_guarded_where_it_is_called(
     code, _ = run(script(tail='    dump([epoch], "log.txt")\n'
                                 'def dump(values, name):\n    with open(name, "w") as f:\n        f.write(str(values))\n'))
     assert '    if is_main_process():\n        dump([epoch], "log.txt")' in code
+
+
+def test_a_save_through_a_file_handle_that_is_read_back_is_followed_by_a_barrier():
+    """A real script's shape (sweep, word_language_model): `with open(path, "wb") as f:
+    torch.save(model, f)` each epoch, loaded back through a handle after training."""
+    code, _ = run(script(tail='    with open("m.pt", "wb") as f:\n        torch.save(model, f)\n'
+                              'with open("m.pt", "rb") as f:\n    model = torch.load(f)\n'))
+    assert '    if is_main_process():\n        with open("m.pt", "wb") as f:\n' \
+           '            torch.save(model.module, f)\n    barrier()\n' in code

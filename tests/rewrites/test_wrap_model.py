@@ -331,3 +331,47 @@ def test_heads_returned_through_names_are_still_heads():
                                             "        return validity, label")
                               .format(step="validity, _ = model(x)\n        loss = validity.mean()"))
     assert WRAP.format(", find_unused_parameters=True") in code
+
+
+def test_a_plain_object_holding_the_trained_modules_is_not_wrapped():
+    """A real script's shape (sweep, a seq2seq chatbot): optimizers over `holder.encoder` and
+    `holder.decoder` of a plain class; DDP cannot wrap `holder`, so the optimizers get TODOs."""
+    code, changes = run_with_loader("""
+class Holder:
+    def __init__(self, encoder, decoder):
+        self.encoder = encoder
+        self.decoder = decoder
+
+def train(holder):
+    enc_opt = torch.optim.SGD(holder.encoder.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            enc_opt.zero_grad()
+            holder.decoder(holder.encoder(x)).sum().backward()
+            enc_opt.step()
+
+train(Holder(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)))
+""")
+    assert "DistributedDataParallel(holder" not in code
+    assert any("could not tell which model this optimizer trains" in w for w in warnings(changes))
+
+
+@pytest.mark.parametrize("penalty", [
+    "g = torch.autograd.grad(model(xi).sum(), xi, create_graph=True)[0]",
+    "out = model(xi).sum()\n        g = torch.autograd.grad(out, xi, create_graph=True)[0]",
+])
+def test_a_gradient_penalty_through_the_wrapped_model_gets_a_todo(penalty):
+    """A real script's shape (sweep, WGAN-GP): DDP does not support it; say so where it is."""
+    code, changes = run_with_loader(f"""
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        xi = x.clone().requires_grad_(True)
+        {penalty}
+        optimizer.zero_grad()
+        (model(x).mean() + g.norm()).backward()
+        optimizer.step()
+""")
+    todo = next(i for i, line in enumerate(lines(code)) if "torch.autograd.grad through a model" in line)
+    assert "torch.autograd.grad(" in lines(code)[todo + 1] or "torch.autograd.grad(" in lines(code)[todo + 2]
