@@ -15,6 +15,10 @@ from ddpify.facts import Facts, Ref
 
 
 class Analysis(Facts):
+    def __init__(self, module, wraps: bool = True) -> None:
+        super().__init__(module)
+        self.wraps = wraps  # is wrap-model selected? Without it no name holds a wrapper.
+
     @cached_property
     def models(self) -> models.Models:
         """The models that train and where each is wrapped."""
@@ -22,8 +26,9 @@ class Analysis(Facts):
 
     @cached_property
     def wrapped_refs(self) -> dict[Ref, models.Model]:
-        """The names that hold a wrapper once the wraps have run."""
-        return self.models.refs
+        """The names that hold a wrapper once the wraps have run (none when nothing is wrapped:
+        `.module`, `no_sync()` and bare forwards depend on this)."""
+        return self.models.refs if self.wraps else {}
 
     @cached_property
     def loaders(self) -> loaders.Loaders:

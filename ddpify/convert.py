@@ -25,9 +25,12 @@ class Options:
     find_unused_parameters: bool = False
     sync_batchnorm: bool = False
 
+    def runs(self, name: str) -> bool:
+        """Is the rewrite called `name` selected?"""
+        return (self.only is None or name in self.only) and name not in self.skip
+
     def selected(self) -> tuple[Rewrite, ...]:
-        return tuple(r for r in REWRITES
-                     if (self.only is None or r.name in self.only) and r.name not in self.skip)
+        return tuple(r for r in REWRITES if self.runs(r.name))
 
 
 @dataclass
@@ -77,7 +80,7 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
         sys.setrecursionlimit(RECURSION_LIMIT)
     data = source.encode("utf-8") if isinstance(source, str) else source
     module = cst.parse_module(data)
-    facts = Analysis(module)
+    facts = Analysis(module, wraps=options.runs("wrap-model"))
     gate = _leave_alone(facts)
     if gate is not None:
         return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)

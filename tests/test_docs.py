@@ -98,7 +98,7 @@ def train(args, model, device, train_loader, optimizer, epoch):
                          "        ((model(x) - y) ** 2).mean().backward()\n        opt.step()\n",
     "load-map-location": IMPORTS + LOADER + MODEL + "{example}\n" + EPOCHS,
 }
-ALSO = {"unwrap-model": frozenset({"wrap-model"})}
+ALSO = {"unwrap-model": frozenset({"wrap-model"}), "accumulate-no-sync": frozenset({"wrap-model"})}
 
 
 def test_every_rewrite_has_a_context():

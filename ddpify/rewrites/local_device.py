@@ -17,6 +17,7 @@ import re
 import libcst as cst
 
 from ddpify import matchers as mt
+from ddpify.names import dotted
 
 NAME = "local-device"
 SUMMARY = 'turn hard-coded "cuda:0", .cuda(0) and device index 0 into this process\'s GPU'
@@ -26,7 +27,7 @@ DEVICE_NAME = re.compile(r"(?i)^(?!n_|num_)(\w+_)?(device|gpu|dev)(_?(id|idx|ind
 
 def rewrite(facts, edits, options) -> None:
     for string in facts.strings:
-        if string.value[1:-1] == "cuda:0":
+        if string.value[1:-1] == "cuda:0" and not _in_message(facts, string):
             quote = string.value[0]
             edits.replace(string, lambda node, q=quote: node.with_changes(value=f"{q}cuda{q}"),
                           '"cuda:0" -> "cuda": the current device, set to this process\'s GPU')
@@ -54,3 +55,12 @@ def _device_zeros(facts):
             yield value.body
         elif mt.is_zero(value) and isinstance(target, cst.Name) and DEVICE_NAME.match(target.value):
             yield value
+
+
+MESSAGE_CALLS = {"print", "info", "debug", "warning", "warn", "error", "write", "log", "format"}
+
+
+def _in_message(facts, string) -> bool:
+    """Is the string text to show (`print("cuda:0")`, `logger.info(...)`), not a device?"""
+    call = next((a for a in facts.ancestors(string) if isinstance(a, cst.Call)), None)
+    return call is not None and (dotted(call.func) or "").rsplit(".", 1)[-1] in MESSAGE_CALLS

@@ -43,13 +43,14 @@ def rewrite(facts, edits, options) -> None:
 
 
 def _later_statements(facts, loop, scope):
-    """Simple statements of the same function that come after the loop."""
-    for target, value, stmt in facts.assigns:
-        if facts.scope(stmt) is scope and facts.before(loop, stmt) and not facts.is_inside(stmt, loop):
-            yield facts.statement(stmt)
+    """Simple statements of the same function that come after the loop and assign or call
+    something (`avg = total / n`, `print(total / n)`)."""
+    found = [stmt for _, _, stmt in facts.writes_in(scope)] + [c for c in facts.calls if facts.scope(c) is scope]
+    later = {facts.statement(n) for n in found if facts.before(loop, n) and not facts.is_inside(n, loop)}
+    return sorted((s for s in later if isinstance(s, cst.SimpleStatementLine)), key=lambda s: facts.spans[s][0])
 
 
 def _mentions_full_size(node: cst.CSTNode) -> bool:
     """`len(loader.dataset)`, `dataset_sizes[phase]`, `num_samples`..."""
-    code = cst.Module([]).code_for_node(node)
+    code = cst.Module([]).code_for_node(node)  # a bare module: no need for the script's own
     return ".dataset" in code or "size" in code.lower() or "num_samples" in code

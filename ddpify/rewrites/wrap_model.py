@@ -116,7 +116,8 @@ def _replace_dataparallel(facts, edits, model, lines) -> None:
     assign = mt.sole(statement, cst.Assign)
     whole = assign is not None and assign.value is call
     if statement is model.anchor and whole:  # `model = nn.DataParallel(model)`: wrap in place
-        edits.replace(statement, lambda node: cst.FlattenSentinel([cst.parse_statement(s) for s in lines]),
+        built = [] if facts.code(inner.value) == target else [f"{target} = {facts.code(inner.value)}\n"]
+        edits.replace(statement, lambda node: cst.FlattenSentinel([cst.parse_statement(s) for s in built + lines]),
                       f"nn.DataParallel replaced by DistributedDataParallel for `{target}`")
         return
     if whole and facts.code(inner.value) == target:

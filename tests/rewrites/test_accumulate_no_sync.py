@@ -22,7 +22,9 @@ for epoch in range(2):
 
 PAIRS = [
     (IMPORTS + LOADER + MODEL + ACCUMULATE,
-     IMPORTS + "from contextlib import nullcontext\n\n" + LOADER + MODEL + """\
+     IMPORTS + "from contextlib import nullcontext\nfrom ddpify_runtime import device_ids\n"
+     "from torch.nn.parallel import DistributedDataParallel\n\n" + LOADER
+     + MODEL.replace("\nopt", "\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\nopt") + """\
 for epoch in range(2):
     for i, (x, y) in enumerate(loader):
         sync_step = (i + 1) % 2 == 0
@@ -41,7 +43,8 @@ UNCHANGED = [
     IMPORTS + LOADER + MODEL + ACCUMULATE + "    opt.step()\n",
 ]
 
-test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
+# `no_sync()` exists on the DDP wrapper only: the pairs run with wrap-model
+test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED, also=frozenset({"wrap-model"}))
 
 
 def test_gradient_accumulation_skips_all_reduce_on_micro_steps():
