@@ -60,6 +60,7 @@ SPECS = {
     "dataparallel_resume": Spec(train={256: True}, passes=2),  # resumes from `module.` checkpoints
     "rank_seed": Spec(train={800: True}, passes=2),  # unseeded random_split
     "rank_quiet": Spec(train={512: True}, passes=2),  # logging and sys.stdout.write progress
+    "critic_iterator": Spec(train={256: True}, passes=2, models=2),  # iter(loader) per epoch, next() inside
 }
 UNCHANGED = ["already_ddp", "inference_only"]
 NAMES = sorted(SPECS)
