@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import secrets
 import stat
 import sys
 from dataclasses import dataclass
@@ -153,7 +152,7 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         if mode is None and path.exists():
             mode = stat.S_IMODE(path.stat().st_mode)
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.ddpify-tmp")
+        tmp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.ddpify-tmp")  # no `secrets`: 25 ms of imports
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
             with os.fdopen(fd, "wb") as f:
