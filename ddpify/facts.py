@@ -95,10 +95,7 @@ class Facts:
 
     @cached_property
     def _calls_by_func(self) -> dict[cst.CSTNode, list[cst.Call]]:
-        found: dict[cst.CSTNode, list[cst.Call]] = defaultdict(list)
-        for call in self.calls:
-            found[self.scope(call)].append(call)
-        return found
+        return _grouped(self.calls, self.scope)
 
     # tree navigation ---------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
@@ -232,10 +229,7 @@ class Facts:
 
     @cached_property
     def _writes_by_scope(self) -> dict[Scope, list]:
-        index: dict[Scope, list] = defaultdict(list)
-        for target, value, stmt in self.assigns:
-            index[self.scope(stmt)].append((target, value, stmt))
-        return index
+        return _grouped(self.assigns, lambda assign: self.scope(assign[2]))
 
     def writes(self, ref: Ref) -> list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]:
         """The assignments (augmented ones too) whose target is `ref`: (target, value, statement)."""
@@ -243,10 +237,7 @@ class Facts:
 
     @cached_property
     def _writes(self) -> dict[Ref, list]:
-        index: dict[Ref, list] = defaultdict(list)
-        for target, value, stmt in self.assigns:
-            index[self.ref(target, stmt)].append((target, value, stmt))
-        return index
+        return _grouped(self.assigns, lambda assign: self.ref(assign[0], assign[2]))
 
     @cached_property
     def _unpacking(self) -> dict[Ref, list[tuple[cst.BaseExpression, int]]]:
@@ -341,10 +332,7 @@ class Facts:
 
     @cached_property
     def _loops_by_scope(self) -> dict[Scope, list]:
-        index: dict[Scope, list] = defaultdict(list)
-        for loop in self.loops:
-            index[self.scope(loop)].append(loop)
-        return index
+        return _grouped(self.loops, self.scope)
 
     def returned(self, func: cst.FunctionDef) -> list[cst.BaseExpression]:
         return [r.value for r in self.returns if r.value is not None and self.scope(r) is func]
@@ -519,6 +507,14 @@ class Facts:
             if isinstance(anc, (cst.If, cst.IfExp, cst.ExceptHandler)):
                 return True
         return False
+
+
+def _grouped(items, key) -> dict:
+    """`items` in lists by `key(item)`, in their order."""
+    index: dict = defaultdict(list)
+    for item in items:
+        index[key(item)].append(item)
+    return index
 
 
 def param_names(func: cst.FunctionDef) -> list[str]:
