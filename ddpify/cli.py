@@ -1,4 +1,4 @@
-"""The command line: `ddpify convert`, `ddpify diff`, `ddpify rewrites`.
+"""The command line: `ddpify convert`, `ddpify diff`, `ddpify run`, `ddpify rewrites`.
 
 Code and diffs go to stdout, messages to stderr. Exit codes are black's: 0 success (converted,
 nothing to change, or left alone), 1 under `--check` when something would change, 2 usage or
@@ -15,7 +15,7 @@ import os
 import shlex
 import sys
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -26,9 +26,10 @@ from ddpify import __version__, io, report
 
 if TYPE_CHECKING:
     from ddpify.convert import Options, Result
+    from ddpify.notebook import Script
 
-# The engine (LibCST's matchers and codemod helpers) is imported by the commands that use it,
-# so that `ddpify --help` starts as fast as click and LibCST themselves.
+# The engine (LibCST's matchers and codemod helpers), notebooks and launching are imported by
+# the commands that use them, so that `ddpify --help` starts as fast as click and LibCST themselves.
 
 EXIT_OK, EXIT_WOULD_CHANGE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 123
 VERBOSE_HINT = " (rerun with --verbose for the traceback)"
@@ -40,6 +41,7 @@ for torchrun.
   ddpify diff train.py                       preview: unified diff + one line per change
   ddpify convert train.py -o train_ddp.py    write the converted script
   torchrun --nproc_per_node=4 train_ddp.py   run it on 4 GPUs (or: python train_ddp.py)
+  ddpify run --nproc-per-node 4 train.py     or convert and launch in one step
 
 Exit codes: 0 success, 1 --check found changes, 2 usage or input error, 123 internal error.
 """
@@ -134,6 +136,8 @@ def _engine_options(command: Callable) -> Callable:
                      help="Build DDP with find_unused_parameters=True (models with unused branches)."),
         click.option("--sync-batchnorm", is_flag=True,
                      help="Convert BatchNorm layers to SyncBatchNorm (CUDA only)."),
+        click.option("--markdown", is_flag=True,
+                     help="Notebooks (.ipynb): keep markdown cells, as comments."),
         click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
                      help="Convert files in parallel with N processes (0: one per core)."),
         click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors."),
@@ -191,14 +195,16 @@ def main() -> None:
               help="Copy the runtime next to each output as ddpify_runtime.py, for machines "
                    "without ddpify installed.")
 def convert_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm,
-                    jobs, verbose, output, in_place, vendor_runtime) -> None:
+                    markdown, jobs, verbose, output, in_place, vendor_runtime) -> None:
     """Convert SRC (files, directories, or - for stdin) to DDP.
 
     One input without -o prints the converted code on stdout. The inputs are never modified
-    unless --in-place.
+    unless --in-place. A Jupyter notebook (SRC ending in .ipynb, named explicitly) becomes a
+    Python script: on stdout, or -o FILE.py (into -o DIR as NAME.py).
 
     \b
       ddpify convert train.py -o train_ddp.py
+      ddpify convert train.ipynb -o train_ddp.py
       ddpify convert src/ -o src_ddp/ --vendor-runtime
       ddpify convert - < train.py > train_ddp.py
     """
@@ -206,6 +212,8 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
         raise click.UsageError("use either -o or --in-place, not both")
     if in_place and io.STDIN in sources:
         raise click.UsageError("--in-place cannot rewrite standard input")
+    if in_place and any(s.endswith(".ipynb") for s in sources):
+        raise click.UsageError("--in-place cannot rewrite a notebook: its output is a script, use -o FILE.py")
     to_stdout = not (check or in_place or output is not None)
     if to_stdout and (len(sources) > 1 or any(Path(s).is_dir() for s in sources)):
         raise click.UsageError("several inputs or a directory need -o DIR, --in-place or --check")
@@ -216,14 +224,15 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
 
     inputs = _guard(io.collect, sources, Path(output) if output is not None else None)
     dests = [None] * len(inputs.sources) if check else _guard(io.destinations, inputs, output, in_place)
-    loaded, results = _convert_inputs(inputs, _options(only, skip, find_unused_parameters, sync_batchnorm),
-                                      jobs, verbose)
+    dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
+    loaded, results, scripts = _convert_inputs(
+        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm), jobs, verbose, markdown)
     runtime = _guard(io.runtime_source) if vendor_runtime and not check else None
-    for source, dest, load, result in zip(inputs.sources, dests, loaded, results):
+    for source, dest, load, result, script in zip(inputs.sources, dests, loaded, results, scripts):
         if not check:
             _deliver(result, dest, load.mode, in_place, runtime)
         if not as_json:
-            _print_records(source.name, result)
+            _print_records(source.name, result, script)
             if dest is not None and result.changed:
                 _print_run_hint(dest)
     _finish(inputs, results, check, as_json)
@@ -232,23 +241,76 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
 @main.command("diff")
 @_engine_options
 def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm,
-                 jobs, verbose) -> None:
-    """Show what converting SRC would change, as a unified diff; writes nothing.
+                 markdown, jobs, verbose) -> None:
+    """Show what converting SRC would change, as a unified diff; writes nothing. For a notebook
+    (.ipynb), the diff is against its code cells as one script.
 
     \b
       ddpify diff train.py
+      ddpify diff train.ipynb
       ddpify diff --only init-distributed,wrap-model train.py
     """
     inputs = _guard(io.collect, sources)
-    _, results = _convert_inputs(inputs, _options(only, skip, find_unused_parameters, sync_batchnorm),
-                                 jobs, verbose)
+    _, results, scripts = _convert_inputs(
+        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm), jobs, verbose, markdown)
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    for source, result in zip(inputs.sources, results):
+    for source, result, script in zip(inputs.sources, results, scripts):
         if not as_json:
             for line in unified_diff(source.name, result):
                 click.echo(_colour(line) if colour else line, nl=False, color=colour)
-            _print_records(source.name, result)
+            _print_records(source.name, result, script)
     _finish(inputs, results, check, as_json)
+
+
+@main.command("run", context_settings={"ignore_unknown_options": True,
+                                       "allow_interspersed_args": False})
+@click.argument("args", metavar="SCRIPT [ARGS]...", nargs=-1, type=click.UNPROCESSED)
+def run_command(args: tuple[str, ...]) -> None:
+    """Convert SCRIPT (.py or .ipynb) and launch it with torchrun, in one step; SCRIPT itself is
+    not touched.
+
+    The converted copy is written next to SCRIPT as NAME.ddpify.py (so its sibling imports and
+    relative paths work) and removed when the job ends, also on Ctrl-C. ARGS go to the script;
+    the exit code is the job's (torchrun's: 1 when a worker fails; 130 after Ctrl-C).
+
+    \b
+    OPTIONS, before SCRIPT:
+      --keep                      keep NAME.ddpify.py (its path is printed)
+      any torchrun option         passed on, e.g. --nproc-per-node N|gpu|cpu|auto, --nnodes,
+                                  --rdzv-endpoint, --max-restarts, --log-dir
+    Defaults: --nproc-per-node auto (one process per GPU; without CUDA, one per CPU core) and
+    --standalone (unless you give --nnodes, --rdzv-* or --master-* options).
+
+    \b
+      ddpify run train.py --epochs 3
+      ddpify run --nproc-per-node 2 --keep train.py --lr 0.1
+    """
+    from ddpify import launch
+
+    plan = _guard(launch.parse, list(args))
+    if plan.script.is_dir():
+        _fail(EXIT_INPUT, f"{plan.script}: is a directory; ddpify run needs one script")
+    inputs = _guard(io.collect, [str(plan.script)])
+    loaded, results, scripts = _convert_inputs(inputs, _options(frozenset(), frozenset(), False, False),
+                                               1, False, False)
+    source, result = inputs.sources[0], results[0]
+    target = launch.converted_path(plan.script)
+    if not result.changed and scripts[0] is None:  # left alone (already distributed): run it as it is
+        _print_records(source.name, result)
+        click.echo(f"ddpify run: launching {source.name} as it is", err=True)
+        raise click.exceptions.Exit(launch.run_job(launch.torchrun_command(plan, plan.script)))
+    if target.exists() and b"ddpify_runtime" not in target.read_bytes():
+        _fail(EXIT_INPUT, f"{target}: exists and was not written by ddpify: move it away first")
+    click.echo(f"{report.summary(source.name, result.changes, result.changed)} -> {target}", err=True)
+    try:
+        _guard(io.write_atomic, target, result.output, loaded[0].mode)
+        code = launch.run_job(launch.torchrun_command(plan, target))
+    finally:
+        if not plan.keep:
+            target.unlink(missing_ok=True)
+    if plan.keep:
+        click.echo(f"kept {target}", err=True)
+    raise click.exceptions.Exit(code)
 
 
 @main.command("rewrites")
@@ -274,15 +336,25 @@ def _fail(code: int, *lines: str):
     raise click.exceptions.Exit(code)
 
 
-def _convert_inputs(inputs: io.Inputs, options: Options, jobs: int,
-                    verbose: bool) -> tuple[list[io.Loaded], list[Result]]:
-    """Read and convert every input; on any error print them all and exit (2, or 123 if any is ours)."""
-    loaded, errors = [], []
+def _convert_inputs(inputs: io.Inputs, options: Options, jobs: int, verbose: bool, markdown: bool
+                    ) -> tuple[list[io.Loaded], list[Result], list[Script | None]]:
+    """Read and convert every input; on any error print them all and exit (2, or 123 if any is
+    ours). Notebooks are converted as the script of their code cells (`markdown`: with their
+    markdown cells as comments), returned alongside (None for other inputs); their results
+    start with the notebook's own records, on the script's lines."""
+    from ddpify import notebook
+
+    loaded, scripts, errors = [], [], []
     for source in inputs.sources:
         try:
-            loaded.append(io.read(source))
+            load = io.read(source)
+            script = (notebook.to_script(source.name, load.data, markdown)
+                      if notebook.is_notebook(source.name) else None)
         except io.InputError as exc:
             errors.append(str(exc))
+            continue
+        loaded.append(load if script is None else io.Loaded(script.code.encode(), load.mode))
+        scripts.append(script)
     if errors:
         _fail(EXIT_INPUT, *errors)
     outcomes = convert_all([(s.name, ld.data) for s, ld in zip(inputs.sources, loaded)], options, jobs)
@@ -296,7 +368,25 @@ def _convert_inputs(inputs: io.Inputs, options: Options, jobs: int,
             else:
                 lines.append(outcome.error)
         _fail(max(o.code for o in failed), *lines)
-    return loaded, [o.result for o in outcomes]
+    results = [o.result for o in outcomes]
+    for result, script in zip(results, scripts):
+        if script is not None:  # the notebook's own records (IPython lines) come first
+            result.changes = script.changes + result.changes
+    return loaded, results, scripts
+
+
+def _script_dest(source: io.Source, dest: Path | None) -> Path | None:
+    """A notebook's output is a script: NAME.ipynb mirrored into an output directory becomes
+    NAME.py, and `-o` naming a notebook is refused."""
+    from ddpify import notebook
+
+    if dest is None or not notebook.is_notebook(source.name):
+        return dest
+    if dest.name == source.path.name:
+        return dest.with_suffix(".py")
+    if notebook.is_notebook(dest.name):
+        _fail(EXIT_INPUT, f"-o {dest}: a notebook converts to a Python script: name the output .py")
+    return dest
 
 
 def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool,
@@ -313,10 +403,15 @@ def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool
                 click.echo(message, err=True)
 
 
-def _print_records(name: str, result: Result) -> None:
-    """One line per record, then the file's summary, on stderr."""
+def _print_records(name: str, result: Result, script: Script | None = None) -> None:
+    """One line per record, then the file's summary, on stderr. A notebook's records name the
+    cell: `train.ipynb:cell 4:3: ...` is line 3 of cell 4."""
     for change in result.changes:
-        click.echo(change.render(name), err=True)
+        if script is None:
+            click.echo(change.render(name), err=True)
+        else:
+            cell, line = script.locate(change.line)
+            click.echo(replace(change, line=line).render(f"{name}:cell {cell}"), err=True)
     click.echo(report.summary(name, result.changes, result.changed), err=True)
 
 

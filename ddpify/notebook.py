@@ -1,0 +1,261 @@
+"""Jupyter notebooks (`.ipynb`) as scripts: the code cells in order, one `# %% [cell N]` marker
+before each, IPython-only lines turned into comments.
+
+Read with the standard library's `json`, not the Jupyter project's `nbformat`: the nbformat 4
+file is plain, stable JSON and only two fields are needed (`cells[].cell_type` and
+`cells[].source`, a string or a list of strings), so ddpify keeps no extra dependency and
+installs without the network. nbformat 3 and older files (`worksheets`) are refused.
+
+The script keeps one line per line of each cell (the marker adds one line per cell), so any
+line of the script maps back to (cell, line) with `Script.locate`. Cells count from 1 and
+include markdown cells, as they appear in the notebook.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import io
+import json
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+from ddpify.io import InputError
+from ddpify.report import CHANGE, WARNING, Change
+
+SUFFIX = ".ipynb"
+REWRITE = "notebook"  # the name on the records of this translation
+TODO = "# TODO(ddpify):"
+
+# Magics that only change how the notebook shows things: commented out, no TODO.
+DISPLAY_ONLY = frozenset({"matplotlib", "config", "load_ext", "reload_ext", "autoreload", "aimport",
+                          "pylab", "precision", "pprint", "xmode", "pdef", "pdoc", "psource", "who",
+                          "whos", "lsmagic", "magic"})
+# Magics whose argument (line magic) or body (cell magic) is Python: the code is kept.
+PYTHON_BODY = frozenset({"time", "timeit", "capture", "prun"})
+MAGIC = re.compile(r"(?P<indent>[ \t]*)(?:(?P<target>[\w.]+)\s*=\s*)?(?P<kind>%%|%|!!|!)(?P<name>\w*)")
+
+
+class NotebookError(InputError):
+    """The file is not a notebook ddpify can read, or a cell does not parse (exit 2). One line."""
+
+
+@dataclass
+class Script:
+    """A notebook as one Python script, and where each cell starts in it."""
+
+    code: str
+    starts: list[int] = field(default_factory=list)  # script line of each marker, in order
+    cells: list[int] = field(default_factory=list)  # the notebook cell number of each marker
+    changes: list[Change] = field(default_factory=list)  # IPython lines commented out
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """(cell number, line within that cell) of a script line (the marker itself is line 0);
+        (0, line) before the first cell, as in a notebook without code cells."""
+        at = bisect.bisect_right(self.starts, line) - 1
+        return (self.cells[at], line - self.starts[at]) if at >= 0 else (0, line)
+
+
+def is_notebook(name: str) -> bool:
+    return name.endswith(SUFFIX)
+
+
+def to_script(name: str, data: bytes, markdown: bool = False) -> Script:
+    """The code cells of the notebook `data` as a script (`markdown`: markdown cells kept as
+    comments). Raises `NotebookError` naming `name` and, for a cell that does not parse, the
+    cell and the line within it."""
+    script = Script("")
+    lines: list[str] = []
+    for number, (kind, source) in enumerate(_cells(name, data), 1):
+        if kind == "markdown" and markdown:
+            body, notes = [f"# {line}".rstrip() for line in source.splitlines()], []
+        elif kind == "code":
+            body, notes = _translate(source.splitlines())
+            _check_cell(name, number, "\n".join(body))
+        else:
+            continue
+        if lines:
+            lines.append("")
+        marker = len(lines) + 1
+        script.starts.append(marker)
+        script.cells.append(number)
+        lines += [f"# %% [cell {number}]" + (" (markdown)" if kind == "markdown" else ""), *body]
+        script.changes += [Change(REWRITE, marker + at, message, k) for at, k, message in notes]
+    script.code = "\n".join(lines) + "\n"
+    script.changes = sorted(script.changes + _comment_display(script.code, lines), key=lambda c: c.line)
+    script.code = "\n".join(lines) + "\n"
+    return script
+
+
+def _cells(name: str, data: bytes) -> list[tuple[str, str]]:
+    """(cell_type, source) of every cell, in order."""
+    try:
+        notebook = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise NotebookError(f"{name}: not a notebook: not UTF-8 text ({exc.reason})") from exc
+    except json.JSONDecodeError as exc:
+        raise NotebookError(f"{name}: not a notebook: invalid JSON at line {exc.lineno}, "
+                            f"column {exc.colno}: {exc.msg}") from exc
+    if not isinstance(notebook, dict):
+        raise NotebookError(f"{name}: not a notebook: the JSON is not an object")
+    version = notebook.get("nbformat", 4)
+    if "worksheets" in notebook or not isinstance(version, int) or version < 4:
+        raise NotebookError(f"{name}: nbformat {version} notebooks are not "
+                            "supported: open and save it in Jupyter to upgrade it to version 4")
+    cells = notebook.get("cells")
+    if not isinstance(cells, list):
+        raise NotebookError(f'{name}: not a notebook: no "cells" list')
+    result = []
+    for number, cell in enumerate(cells, 1):
+        source = cell.get("source", "") if isinstance(cell, dict) else None
+        if isinstance(source, list) and all(isinstance(s, str) for s in source):
+            source = "".join(source)
+        if not isinstance(source, str) or not isinstance(cell.get("cell_type"), str):
+            raise NotebookError(f"{name}:cell {number}: not a notebook cell "
+                                '(needs "cell_type" and "source" as text)')
+        result.append((cell["cell_type"], source))
+    return result
+
+
+def _check_cell(name: str, number: int, code: str) -> None:
+    """`NAME:cell N:LINE:COL: cannot parse: ...` (as Python reports it) when the cell does not compile."""
+    try:
+        compile(code, f"{name} cell {number}", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise NotebookError(f"{name}:cell {number}:{exc.lineno or 1}:{exc.offset or 1}: cannot parse: "
+                            f"{' '.join(exc.msg.split())}") from exc
+    except ValueError as exc:  # a NUL byte
+        raise NotebookError(f"{name}:cell {number}: cannot parse: {exc}") from exc
+
+
+# ---- IPython-only lines -----------------------------------------------------------------------
+
+def _translate(lines: list[str]) -> tuple[list[str], list[tuple[int, str, str]]]:
+    """The cell's lines with IPython syntax commented out, line for line, and a note
+    (line in the cell, kind, message) for each commented line."""
+    out, notes = list(lines), []
+    first = lines[0].strip() if lines else ""
+    if first.startswith("%%"):
+        name = MAGIC.match(first).group("name")
+        if name not in PYTHON_BODY:
+            out = [f"# {line}".rstrip() for line in lines]
+            out[0] = (f"# IPython cell magic: {first}  {TODO} this cell is not Python and does not run: "
+                      "do it by hand")
+            return out, [(1, WARNING, f"cell magic %%{name}: the cell is commented out and does not run")]
+        out[0] = f"# IPython cell magic: {first} (the cell's code runs as is, once)"
+        notes.append((1, CHANGE, f"cell magic %%{name} commented out: the cell's code runs as is, once"))
+    i = 1 if first.startswith("%%") else 0
+    while i < len(out):
+        if not _ipython_line(out, i):
+            i += 1
+            continue
+        end = i
+        while out[end].rstrip().endswith("\\") and end + 1 < len(out):
+            end += 1
+        command = " ".join(line.strip().rstrip("\\").strip() for line in out[i:end + 1])
+        kind, what, keep = _describe(out[i], command, continued=end > i)
+        indent = re.match(r"[ \t]*", out[i]).group()
+        if keep is not None:
+            out[i] = f"{indent}{keep}  # IPython: {command}"
+        else:
+            out[i] = f"{indent}{'pass  ' if indent else ''}# {out[i].strip()}"
+            for j in range(i + 1, end + 1):
+                out[j] = f"{indent}# {out[j].strip()}"
+            if kind == WARNING:
+                out[end] += f"  {TODO} {what}"
+        notes.append((i + 1, kind, f"`{command}`: {what}"))
+        i = end + 1
+    return out, notes
+
+
+def _ipython_line(lines: list[str], i: int) -> bool:
+    """Whether line `i` is IPython syntax (a magic, a shell escape, `x?` help) that starts a
+    statement, not a line inside a string or a bracket."""
+    text = lines[i].strip()
+    if not (MAGIC.match(lines[i]) or text.endswith("?")) or _is_python(text):
+        return False
+    return not _open(lines[:i])
+
+
+def _is_python(text: str) -> bool:
+    """`x = 5 % 2`, `a != b` and friends match the magic pattern but are Python."""
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True
+
+
+def _open(lines: list[str]) -> bool:
+    """Whether these lines end inside a string, a bracket or a backslash continuation."""
+    text = "\n".join(lines) + "\n"
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO(text).readline):
+            pass
+    except IndentationError:  # a dedent tokenize cannot match: not an open bracket or string
+        return False
+    except (tokenize.TokenError, SyntaxError):
+        return True
+    return False
+
+
+def _describe(line: str, command: str, continued: bool) -> tuple[str, str, str | None]:
+    """(kind, what happens to it, Python to keep or None) for the IPython `command` that
+    starts on `line` (`continued` on the next lines by backslashes)."""
+    match = MAGIC.match(line)
+    if match is None:
+        return CHANGE, "IPython help, commented out", None
+    kind, name, target = match.group("kind"), match.group("name"), match.group("target")
+    rest = line.strip()[match.end() - len(match.group("indent")):].strip()
+    unset = f"; `{target}` is not set" if target else ""
+    if kind.startswith("!"):
+        return WARNING, f"a shell command, which the script does not run{unset}: run it before launching", None
+    if name in DISPLAY_ONLY and not target:
+        return CHANGE, "an IPython display setting, not needed in a script: commented out", None
+    if name in PYTHON_BODY and rest and not continued and not target:
+        return CHANGE, f"IPython %{name} removed: the code runs as is, once", rest
+    return WARNING, f"an IPython magic, which the script does not run{unset}: do it by hand", None
+
+
+def _comment_display(code: str, lines: list[str]) -> list[Change]:
+    """`display(...)` statements of `code`, when nothing in it defines `display` (IPython does):
+    commented out in `lines` (its lines, a TODO on their first line), one record each."""
+    tree = ast.parse(code)
+    if any(_binds(node, "display") for node in ast.walk(tree)):
+        return []
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Name) and node.func.id == "display"]
+    alone = {id(node.value): node for node in ast.walk(tree)
+             if isinstance(node, ast.Expr) and node.value in calls and _alone(lines, node)}
+    changes = []
+    for call in calls:
+        statement = alone.get(id(call))
+        if statement is None:
+            changes.append(Change(REWRITE, call.lineno, "display(...) is IPython's and is not defined in a "
+                                  "script: define it, or remove this call", WARNING))
+            continue
+        first, last = statement.lineno - 1, statement.end_lineno - 1
+        indent = re.match(r"[ \t]*", lines[first]).group()
+        for i in range(first, last + 1):
+            lines[i] = f"{indent}{'pass  ' if indent and i == first else ''}# {lines[i].strip()}"
+        lines[first] += f"  {TODO} display() is IPython's: print() what you want to see"
+        changes.append(Change(REWRITE, call.lineno, "display(...) is IPython's and is not defined in a "
+                              "script: commented out", WARNING))
+    return changes
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return any((alias.asname or alias.name.split(".")[0]) == name or alias.name == "*"
+                   for alias in node.names)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == name
+    return isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name
+
+
+def _alone(lines: list[str], node: ast.stmt) -> bool:
+    """Whether the statement fills its lines alone (no `;` neighbours). Offsets are in bytes."""
+    first, last = lines[node.lineno - 1], lines[node.end_lineno - 1].encode()
+    after = last[node.end_col_offset:].decode().strip(" \t;").split("#")[0]
+    return node.col_offset == len(first) - len(first.lstrip()) and not after

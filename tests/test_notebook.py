@@ -1,0 +1,211 @@
+"""Notebooks: `ddpify convert|diff NAME.ipynb` reads the code cells in order, comments out
+IPython-only lines, refuses what is not a notebook (exit 2, nothing written), and the result
+trains as DDP (the launch: `ddpify run`, under torchrun x2, with the probe)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ddpify import notebook
+from ddpify.cli import main
+from tests.e2e import harness as h
+from tests.support.env import FIXTURES, probe_env
+from tests.support.records import Probe
+
+NOTEBOOK = FIXTURES / "notebook_train" / "train.ipynb"
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def cli(*args: str, code: int = 0):
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr, result.exception)
+    return result
+
+
+def make(path: str, *cells: tuple[str, str], **top) -> Path:
+    """A notebook of (cell_type, source) cells; sources as lists of lines, as Jupyter saves them."""
+    body = {"cells": [{"cell_type": kind, "metadata": {}, "source": source.splitlines(keepends=True)}
+                      for kind, source in cells],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5, **top}
+    Path(path).write_text(json.dumps(body))
+    return Path(path)
+
+
+def files() -> list[str]:
+    return sorted(str(p) for p in Path(".").rglob("*") if p.is_file())
+
+
+def script(*cells: tuple[str, str], markdown: bool = False) -> notebook.Script:
+    return notebook.to_script("nb.ipynb", make("nb.ipynb", *cells).read_bytes(), markdown)
+
+
+# ---- the command line ------------------------------------------------------------------------
+
+def test_convert_writes_the_code_cells_as_one_script():
+    result = cli("convert", str(NOTEBOOK), "-o", "train_ddp.py")
+    code = Path("train_ddp.py").read_text()
+    compile(code, "train_ddp.py", "exec")
+    assert [line for line in code.splitlines() if line.startswith("# %% [")] == [
+        "# %% [cell 2]", "# %% [cell 4]", "# %% [cell 5]", "# %% [cell 7]", "# %% [cell 8]"]
+    assert "# Training a small classifier" not in code  # markdown dropped
+    assert "# %matplotlib inline\n" in code  # display only: no TODO
+    assert "# !pip install --quiet tqdm  # TODO(ddpify): a shell command" in code
+    assert "# IPython cell magic: %%time (the cell's code runs as is, once)" in code
+    assert "# display(len(dataset))  # TODO(ddpify): display() is IPython's" in code
+    assert "DistributedDataParallel(model" in code and "init_distributed_mode()" in code
+    # records name the cell and the line within it
+    assert f"{NOTEBOOK}:cell 2:2: warning: [notebook] `!pip install --quiet tqdm`" in result.stderr
+    assert f"{NOTEBOOK}:cell 5:4: [wrap-model]" in result.stderr
+    assert "run it: torchrun" in result.stderr
+
+
+def test_without_output_prints_the_script_and_diff_shows_the_change():
+    out = cli("convert", str(NOTEBOOK)).stdout
+    assert out.startswith("# %% [cell 2]\n") and "DistributedDataParallel" in out
+    diff = cli("diff", str(NOTEBOOK)).stdout
+    assert "+model = DistributedDataParallel(model, device_ids=device_ids(model))" in diff
+    assert files() == []
+
+
+def test_markdown_flag_keeps_markdown_cells_as_comments():
+    out = cli("convert", "--markdown", str(NOTEBOOK)).stdout
+    assert out.startswith("# %% [cell 1] (markdown)\n# # Training a small classifier\n#\n# Synthetic data")
+
+
+def test_output_directory_gets_a_py_file():
+    Path("out").mkdir()
+    cli("convert", str(NOTEBOOK), "-o", "out")
+    assert files() == ["out/train.py"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-o", "x.ipynb"], "name the output .py"),
+    (["--in-place"], "--in-place cannot rewrite a notebook"),
+])
+def test_notebook_output_must_be_a_script(args, message):
+    shutil.copy(NOTEBOOK, "train.ipynb")
+    result = cli("convert", "train.ipynb", *args, code=2)
+    assert message in result.stderr
+    assert files() == ["train.ipynb"]
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"cells": [', "bad.ipynb: not a notebook: invalid JSON at line 1, column 12"),
+    ('[1, 2]', "bad.ipynb: not a notebook: the JSON is not an object"),
+    ('{"nbformat": 4}', 'bad.ipynb: not a notebook: no "cells" list'),
+    ('{"nbformat": 3, "worksheets": []}', "bad.ipynb: nbformat 3 notebooks are not supported"),
+    ('{"nbformat": 4, "cells": [{"cell_type": "code", "source": 5}]}', "bad.ipynb:cell 1: not a notebook cell"),
+    (b'\xff\xfe{}', "bad.ipynb: not a notebook: not UTF-8 text"),
+])
+def test_invalid_notebook_exits_2_and_writes_nothing(content, message):
+    Path("bad.ipynb").write_bytes(content.encode() if isinstance(content, str) else content)
+    result = cli("convert", "bad.ipynb", "-o", "out.py", code=2)
+    assert result.stderr.startswith(message) and result.stderr.count("\n") == 1, result.stderr
+    assert files() == ["bad.ipynb"]
+
+
+def test_a_cell_that_does_not_parse_is_named_with_its_line():
+    make("bad.ipynb", ("markdown", "# t"), ("code", "import torch\n"),
+         ("code", "%matplotlib inline\nx = 1\nfor i in range(3)\n    x += i\n"))
+    result = cli("convert", "bad.ipynb", "-o", "out.py", code=2)
+    assert result.stderr == "bad.ipynb:cell 3:3:18: cannot parse: expected ':'\n"
+    assert files() == ["bad.ipynb"]
+    assert cli("diff", "bad.ipynb", code=2).stderr == result.stderr
+
+
+# ---- the translation ---------------------------------------------------------------------------
+
+def test_ipython_lines_become_comments_line_for_line():
+    s = script(("code", "!pip install a \\\n    b\nfiles = !ls\nx = 5 % 2\ny = a != b\ntorch.nn?\n"
+                        "%time z = x + 1\n%cd /data\nif x:\n    !echo hi\ns = '''\n!not a magic\n%nor this\n'''"))
+    lines = s.code.splitlines()
+    assert lines == [
+        "# %% [cell 1]",
+        "# !pip install a \\",
+        "# b  # TODO(ddpify): a shell command, which the script does not run: run it before launching",
+        "# files = !ls  # TODO(ddpify): a shell command, which the script does not run; `files` is "
+        "not set: run it before launching",
+        "x = 5 % 2",
+        "y = a != b",
+        "# torch.nn?",
+        "z = x + 1  # IPython: %time z = x + 1",
+        "# %cd /data  # TODO(ddpify): an IPython magic, which the script does not run: do it by hand",
+        "if x:",
+        "    pass  # !echo hi  # TODO(ddpify): a shell command, which the script does not run: run it "
+        "before launching",
+        "s = '''", "!not a magic", "%nor this", "'''"]
+    assert [(c.line, c.kind) for c in s.changes] == [
+        (2, "warning"), (4, "warning"), (7, "change"), (8, "change"), (9, "warning"), (11, "warning")]
+    assert s.changes[0].message.startswith("`!pip install a b`: a shell command")
+
+
+def test_cell_magics():
+    s = script(("code", "%%time\nx = 1"), ("code", "%%bash\necho hi\nls"), ("code", "%%writefile f.py\nprint(1)"))
+    assert s.code.splitlines() == [
+        "# %% [cell 1]", "# IPython cell magic: %%time (the cell's code runs as is, once)", "x = 1", "",
+        "# %% [cell 2]",
+        "# IPython cell magic: %%bash  # TODO(ddpify): this cell is not Python and does not run: do it by hand",
+        "# echo hi", "# ls", "",
+        "# %% [cell 3]",
+        "# IPython cell magic: %%writefile f.py  # TODO(ddpify): this cell is not Python and does not run: "
+        "do it by hand",
+        "# print(1)"]
+
+
+def test_display_is_commented_out_only_where_ipython_provides_it():
+    s = script(("code", "display(1)\nfor i in range(2):\n    display(\n        i)\nprint(1); display(2)"))
+    assert s.code.splitlines()[1:] == [
+        "# display(1)  # TODO(ddpify): display() is IPython's: print() what you want to see",
+        "for i in range(2):",
+        "    pass  # display(  # TODO(ddpify): display() is IPython's: print() what you want to see",
+        "    # i)",
+        "print(1); display(2)"]
+    assert [c.message.split(": ")[-1] for c in s.changes] == [
+        "commented out", "commented out", "define it, or remove this call"]
+    imported = "from IPython.display import display\ndisplay(1)"
+    assert script(("code", imported)).code == f"# %% [cell 1]\n{imported}\n"
+
+
+def test_locate_maps_script_lines_back_to_cells():
+    s = script(("code", "a = 1\nb = 2"), ("markdown", "text"), ("raw", "x"), ("code", "c = 3"))
+    assert s.code == "# %% [cell 1]\na = 1\nb = 2\n\n# %% [cell 4]\nc = 3\n"
+    assert [s.locate(n) for n in (2, 3, 6)] == [(1, 1), (1, 2), (4, 1)]
+
+
+def test_a_notebook_without_code_converts_to_an_empty_script():
+    make("notes.ipynb", ("markdown", "just text"))
+    result = cli("convert", "notes.ipynb")
+    assert result.stdout == "\n"
+    assert "notes.ipynb:cell 0:1: [ddpify]" in result.stderr
+
+
+# ---- the result trains -------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_converted_notebook_trains_with_disjoint_shards_under_torchrun(tmp_path):
+    job, probe_dir = tmp_path / "job", tmp_path / "probe"
+    job.mkdir()
+    shutil.copy(NOTEBOOK, job / "train.ipynb")
+    proc = subprocess.run([sys.executable, "-m", "ddpify", "run", "--nproc-per-node", "2", "train.ipynb"],
+                          cwd=job, env=probe_env(probe_dir), capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert "train.ipynb: 8 change(s), 4 warning(s) -> train.ddpify.py" in proc.stderr
+    probe = Probe.read(probe_dir)
+    assert probe.ranks == [0, 1]
+    loader = probe.first_loader()
+    assert h.check_sharded_passes(probe, 2, loader) == []
+    assert [len(p) for p in probe.indices(loader).values()] == [2, 2]  # two epochs on each rank
+    assert {r: [Path(p).name for p in paths] for r, paths in probe.saved_paths().items()} == {
+        0: ["notebook_model.pt"]}
+    assert sorted(p.name for p in job.iterdir()) == ["notebook_model.pt", "train.ipynb"]  # no converted file
