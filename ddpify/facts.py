@@ -356,9 +356,10 @@ class Facts:
 
     # what trains ------------------------------------------------------------------------------
     def is_backward(self, call: cst.Call) -> bool:
-        """`loss.backward()`, `scaler.scale(loss).backward(retain_graph=True)`; not `turtle.backward(90)`."""
+        """`loss.backward()`, `scaler.scale(loss).backward(retain_graph=True)`, `out.backward(grad)`
+        (a gradient tensor); not `turtle.backward(90)` (a number)."""
         return isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward" \
-            and all(a.keyword is not None for a in call.args)
+            and not any(isinstance(a.value, (cst.Integer, cst.Float, cst.UnaryOperation)) for a in call.args)
 
     def trains(self, node: cst.CSTNode, depth: int = 3) -> bool:
         """Does running `node` call `.backward()` (here or in a function of this file it calls)?"""

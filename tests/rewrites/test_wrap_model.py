@@ -373,3 +373,17 @@ for epoch in range(2):
 """)
     todo = next(i for i, line in enumerate(lines(code)) if "torch.autograd.grad through a model" in line)
     assert "torch.autograd.grad(" in lines(code)[todo + 1] or "torch.autograd.grad(" in lines(code)[todo + 2]
+
+
+def test_a_backward_with_a_gradient_tensor_trains():
+    """A real script's shape (sweep, WGAN): `validity.backward(valid)`; `turtle.backward(90)` is no training."""
+    code, _ = run_with_loader("""
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        model(x).backward(torch.ones(x.size(0), 1))
+        optimizer.step()
+""")
+    assert WRAP.format("") in code and "set_epoch(loader, epoch)" in code
