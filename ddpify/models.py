@@ -111,7 +111,7 @@ def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:
     the parameters behind the other outputs get no gradient in that step. Where the model's
     class is in this file, only outputs that are heads of their own count (an RNN's discarded
     hidden state is no head, nor a logits output the returned loss is computed from); where it is
-    not, only a step that leaves two or more of three or more outputs unread."""
+    not, only an unpacking into three or more names counts."""
     parent = facts.parent(call)
     classes = _classes(facts, model)
     heads = forward.heads(facts, classes[0]) if len(classes) == 1 else None
