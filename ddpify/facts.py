@@ -389,6 +389,17 @@ class Facts:
                  and self.trains(lp)]
         return [lp for lp in loops if not any(o is not lp and self.is_inside(o, lp) for o in loops)]
 
+    def enclosing_loops(self, node: cst.CSTNode) -> Iterator[cst.For | cst.While]:
+        """The loops of `node`'s function whose body holds `node`, innermost first (a loop's `else`
+        runs after it, so a `break` there leaves the next loop out)."""
+        child = node
+        for anc in self.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return
+            if isinstance(anc, (cst.For, cst.While)) and child is anc.body:
+                yield anc
+            child = anc
+
     def epoch_loop(self, inner: cst.CSTNode) -> cst.For | cst.While | None:
         """The nearest loop around `inner`, in its own function, that repeats passes over data."""
         for anc in self.ancestors(inner):

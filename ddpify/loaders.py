@@ -72,23 +72,13 @@ def _stepped(facts: Facts):
     epoch, or on StopIteration inside the step loop), else the loop around `next()`."""
     for call in facts.calls:
         if dotted(call.func) == "next" and call.args:
-            loop = _enclosing_loop(facts, call)
+            loop = next(facts.enclosing_loops(call), None)
             if loop is None or not facts.trains(loop):
                 continue
             iterator = call.args[0].value
             ref = facts.ref(iterator) if isinstance(iterator, cst.Name) else None
-            restarts = [_enclosing_loop(facts, stmt) for _, _, stmt in facts.writes(ref)] if ref else []
+            restarts = [next(facts.enclosing_loops(stmt), None) for _, _, stmt in facts.writes(ref)] if ref else []
             yield next((lp for lp in restarts if lp is not None and facts.trains(lp)), loop), iterator
-
-
-def _enclosing_loop(facts: Facts, node: cst.CSTNode) -> cst.For | cst.While | None:
-    """The nearest loop around `node` in its own function."""
-    for anc in facts.ancestors(node):
-        if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
-            return None
-        if isinstance(anc, (cst.For, cst.While)):
-            return anc
-    return None
 
 
 def _single_pass(facts: Facts, loop: cst.CSTNode, depth: int = 3) -> bool:
@@ -173,7 +163,7 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
     for call in training:
         for batch_loop, iterated in fed.get(call, ()):
             loader = _loader_expression(facts, iterated)
-            stepped = batch_loop.iter is not iterated if isinstance(batch_loop, cst.For) else True
+            stepped = iterated is not getattr(batch_loop, "iter", None)  # by next(): it starts the passes
             found = [(batch_loop, loader)] if stepped else _climb(facts, batch_loop, loader, depth=4)
             for loop, expr in found:
                 if not any(facts.is_inside(call, o) for o in facts.origins(expr)):

@@ -8,7 +8,6 @@ node.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Callable, Iterator, TypeVar
 
 import libcst as cst
@@ -271,5 +270,3 @@ def is_rank_check(test: cst.CSTNode) -> bool:
     """`if is_main_process():`, `if rank == 0:`, `if args.local_rank in (-1, 0):` ..."""
     return bool(findall(test, cst.Name, lambda n: "rank" in n.value or n.value in ("is_main_process", "is_main")))
 
-
-IDENTIFIER = re.compile(r"[A-Za-z_]\w*")

@@ -69,7 +69,7 @@ def _accumulates(facts, leading, backward, step_if) -> bool:
     and no other path uses the gradients of an accumulating backward?"""
     condition = step_if.test
     return _periodic(facts, condition) and not _assigned_in(leading, condition) \
-        and FLAG not in _names(facts.code(condition)) \
+        and FLAG not in mt.names_in(condition) \
         and not any(_uses_gradients(facts, s, step_if.body) for s in _runs_after(facts, backward))
 
 
@@ -213,7 +213,3 @@ def _assigned_in(stmts, condition) -> bool:
             if mt.names_in(target.target) & names:
                 return True
     return False
-
-
-def _names(code: str) -> set[str]:
-    return set(mt.IDENTIFIER.findall(code))

@@ -28,9 +28,9 @@ What is agreed, in every loop that trains (its body, or a function it calls, run
 `.backward()`; epoch loops and batch loops over sharded loaders included) when a model is
 wrapped: the test of a `while`, and every `if` between the loop and a `break` that leaves it, a
 `continue` that skips the rest of an iteration (`if torch.isnan(loss): continue` before the
-backward), or a `return` from inside it. Conditions that read only values all processes share are left as
-they are (`Facts.same_everywhere`): arguments, loop and step counters, literals, `len()` of a
-loader or data set, as in `if args.dry_run:` or `if step >= args.max_steps:`.
+backward), or a `return` from inside it. Conditions that read only values all processes share
+are left as they are (`Facts.same_everywhere`): arguments, loop and step counters, literals,
+`len()` of a loader or data set, as in `if args.dry_run:` or `if step >= args.max_steps:`.
 
 Not agreed: `except StopIteration: break` after `next(it)` on a loader. The sharded loaders
 give every process the same number of batches (DistributedSampler pads the last shard), so
@@ -75,24 +75,12 @@ def _loop_left(facts, exit_: cst.Break | cst.Continue | cst.Return, loops) -> cs
     """The training loop an exit leaves: a `break` its own loop (a `continue` skips the rest of
     its iteration, and the backward in it), a `return` the outermost loop of its function around it."""
     left = None
-    for loop in _enclosing_loops(facts, exit_):
+    for loop in facts.enclosing_loops(exit_):
         if isinstance(exit_, (cst.Break, cst.Continue)):
             return loop if loop in loops else None
         if loop in loops:
             left = loop
     return left
-
-
-def _enclosing_loops(facts, node):
-    """The loops of `node`'s function whose body holds `node`, innermost first (a loop's `else`
-    runs after it, so a `break` there leaves the next loop out)."""
-    child = node
-    for anc in facts.ancestors(node):
-        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return
-        if isinstance(anc, (cst.For, cst.While)) and child is anc.body:
-            yield anc
-        child = anc
 
 
 def _between(facts, node, loop):

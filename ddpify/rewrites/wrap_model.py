@@ -17,9 +17,14 @@ two points becomes `model.x`, since the model is not wrapped yet there. Modules 
 trains (frozen teachers, loss networks) are never wrapped. An optimizer whose model cannot be
 found gets a TODO. A model whose optimizer trains only some sub-modules (`model.fc.parameters()`)
 gets `find_unused_parameters=True`: DDP would otherwise wait for gradients of the rest. So
-does a model whose training forward leaves outputs unread (`validity, _, _ = netD(fake)`,
-`model(x)[0]`): the heads behind them get no gradient in that step, and DDP stops at the
-next one with "Expected to have finished reduction in the prior iteration".
+does a model some of whose parameters a step may leave without gradient (`ddpify.forward`):
+outputs a training forward leaves unread (`validity, _, _ = netD(fake)`), layers `forward`
+never uses, parameters read for their device only, sub-modules used on some paths; without it
+DDP stops at the next step with "Expected to have finished reduction in the prior iteration".
+A gradient penalty (`torch.autograd.grad` through the wrapper) gets a TODO: DDP does not
+support it as written. A model received by the function that builds its optimizer
+(`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
+function is entered, after its set-up: the parameter is rebound, callers keep the bare model.
 """
 
 from __future__ import annotations
@@ -61,8 +66,8 @@ def rewrite(facts, edits, options) -> None:
     for call in _penalties(facts):
         edits.todo(facts.statement(call), "torch.autograd.grad through a model DistributedDataParallel wraps "
                    "(a gradient penalty): DDP waits after each forward for a gradient of every parameter, which "
-                   "this pass does not give, and training stops with \"Expected to have finished reduction\": "
-                   "compute the penalty through the bare model (`.module`) inside the same backward as the loss")
+                   "this pass does not give, and training stops with \"Expected to have finished reduction\"; "
+                   "ddpify cannot convert this safely: restructure it by hand")
     unsharded = "" if facts.models.wrapped else \
         " (until a model is wrapped, ddpify leaves the training data whole too)"
     for optimizer in facts.models.untraced:
