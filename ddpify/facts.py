@@ -42,6 +42,7 @@ def _collect(facts: "Facts", module: cst.Module) -> None:
         cst.Call: f.calls.append, cst.For: f.loops.append, cst.While: f.loops.append,
         cst.Attribute: f.attributes.append, cst.Break: f.breaks.append, cst.Continue: f.continues.append,
         cst.Return: f.returns.append, cst.SimpleString: f.strings.append,
+        cst.FormattedString: f.fstrings.append,
         cst.FunctionDef: lambda n: f.functions[n.name.value].append(n),
         cst.ClassDef: lambda n: f.classes.__setitem__(n.name.value, n),
         cst.Assign: lambda n: f.assigns.extend((t.target, n.value, n) for t in n.targets),
@@ -83,6 +84,7 @@ class Facts:
         self.continues: list[cst.Continue] = []
         self.returns: list[cst.Return] = []
         self.strings: list[cst.SimpleString] = []
+        self.fstrings: list[cst.FormattedString] = []
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.spans: dict[cst.CSTNode, list[int]] = {}  # [first, after last] pre-order index
         _collect(self, module)

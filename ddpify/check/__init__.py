@@ -1,0 +1,133 @@
+"""`ddpify check`: find the classic DDP bugs in scripts that are already distributed.
+
+The driver parses once, builds the facts once (`Facts`, one walk) and the questions the rules
+share (`Context`), runs the selected rules, drops what `# noqa` silences, and locates what is
+left (line and column from one code-generation pass). `fix` applies the safe, mechanical fixes
+in one pass over the tree (`ddpify.edits`), and checks the result again.
+
+Nothing here reads or writes files; the CLI does.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ddpify import edits as edit_set
+from ddpify.check import checkpoints, collectives, devices, process_group, sampling, wrapper
+from ddpify.check.context import Context
+from ddpify.check.rule import Hit, Rule
+from ddpify.convert import RECURSION_LIMIT
+from ddpify.facts import Facts
+from ddpify.lines import positions
+
+RULES: tuple[Rule, ...] = (  # in code order: reports list a line's findings in this order
+    devices.rank_as_device,
+    sampling.no_set_epoch,
+    sampling.shuffle_with_sampler,
+    collectives.collective_on_some_ranks,
+    collectives.data_dependent_exit,
+    checkpoints.save_on_every_rank,
+    checkpoints.save_wrapper,
+    wrapper.wrapper_attribute,
+    collectives.no_sync_backward_only,
+    sampling.padded_evaluation,
+    process_group.no_destroy,
+    process_group.set_device_after_init,
+    process_group.nccl_on_cpu,
+)
+CODES = {r.code: r for r in RULES}
+
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
+NOT_DISTRIBUTED = "not distributed (no torch.distributed): `ddpify convert` makes it a DDP script"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the report: `train.py:12:27: DDP001 message`."""
+
+    code: str
+    line: int
+    column: int
+    message: str
+    fixable: bool = False
+
+    def render(self, path: str) -> str:
+        return f"{path}:{self.line}:{self.column}: {self.code} {self.message}"
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    note: str | None = None  # about the whole file (a single-GPU script), not a finding
+
+
+@dataclass
+class Fixed:
+    output: bytes
+    fixed: int  # findings fixed
+    report: Report  # what is left in `output`
+
+
+def select(codes_in: frozenset[str] | None = None, codes_out: frozenset[str] = frozenset()) -> tuple[Rule, ...]:
+    """The rules to run: those of `codes_in` (all when None) but not of `codes_out`. A code may be a
+    prefix (`DDP01` selects DDP010 to DDP013)."""
+    def matches(rule: Rule, codes) -> bool:
+        return any(rule.code.startswith(c) for c in codes)
+    return tuple(r for r in RULES if (codes_in is None or matches(r, codes_in)) and not matches(r, codes_out))
+
+
+def check(source: str | bytes, rules: tuple[Rule, ...] = RULES) -> Report:
+    """Check one script. Raises `libcst.ParserSyntaxError` (or `SyntaxError` for bytes that do not
+    decode) on code that does not parse."""
+    run = _Run(source, rules)
+    found = {Finding(code, line, column, hit.message, hit.fix is not None) for code, hit, (line, column) in run.hits}
+    return Report(sorted(found, key=lambda f: (f.line, f.column, f.code)), run.note)
+
+
+def fix(source: str | bytes, rules: tuple[Rule, ...] = RULES) -> Fixed:
+    """Apply the fixes of the findings `# noqa` does not silence; the report is of the fixed code."""
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    run = _Run(data, rules)
+    fixes = [(code, hit) for code, hit, _ in run.hits if hit.fix is not None]
+    if not fixes:
+        return Fixed(data, 0, check(data, rules))
+    edits = edit_set.Edits(run.module)
+    for code, hit in fixes:
+        hit.fix(edits.for_rewrite(code))
+    output = edit_set.apply(run.module, edits, run.context.facts.parents).code.encode(run.module.encoding)
+    return Fixed(output, len(fixes), check(output, rules))
+
+
+class _Run:
+    """One script parsed and checked: its (code, hit, (line, column)) triples that `# noqa`
+    does not silence, or the note that it is not distributed."""
+
+    def __init__(self, source: str | bytes, rules: tuple[Rule, ...]) -> None:
+        if sys.getrecursionlimit() < RECURSION_LIMIT:
+            sys.setrecursionlimit(RECURSION_LIMIT)
+        self.module = cst.parse_module(source)
+        self.context = Context(Facts(self.module))
+        self.hits: list[tuple[str, Hit, tuple[int, int]]] = []
+        self.note = None
+        if not self.context.distributed:
+            self.note = NOT_DISTRIBUTED if self.context.facts.has_training else None
+            return
+        hits = [(rule.code, hit) for rule in rules for hit in rule.find(self.context)]
+        if hits:
+            located = positions(self.module, {hit.node for _, hit in hits})
+            lines = self.module.code.splitlines()
+            self.hits = [(code, hit, located[hit.node]) for code, hit in hits
+                         if not _silenced(lines, located[hit.node][0], code)]
+
+
+def _silenced(lines: list[str], line: int, code: str) -> bool:
+    """`# noqa` (everything) or `# noqa: DDP001, DDP004` on the finding's line."""
+    match = NOQA.search(lines[line - 1]) if line <= len(lines) else None
+    if match is None:
+        return False
+    codes = match.group("codes")
+    return codes is None or code.upper() in {c.strip().upper() for c in codes.split(",")}

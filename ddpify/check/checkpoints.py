@@ -1,0 +1,107 @@
+"""Checkpoints: written once, loadable without the wrapper."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from ddpify import matchers as mt
+from ddpify.check.context import ALWAYS, Context
+from ddpify.check.rule import Hit, rule
+from ddpify.names import dotted
+
+
+@rule("DDP006", "save-on-every-rank", fixable=True)
+def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
+    """`torch.save` on every rank.
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("gloo")
+        torch.save(model.module.state_dict(), "model.pt")
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("gloo")
+        if dist.get_rank() == 0:
+            torch.save(model.module.state_dict(), "model.pt")
+
+    Every process writes the same file at the same time: N times the I/O, and on a shared file
+    system a reader can see a half-written or interleaved checkpoint. Save on rank 0. Found for a
+    `torch.save` that runs on every process: not under a rank test, not after an early
+    `if rank != 0: return`, and in a function that some call reaches on every process (or
+    that is handed to `mp.spawn`). `--fix` puts it under `if not dist.is_initialized() or
+    dist.get_rank() == 0:`.
+    """
+    if not ctx.distributed:
+        return
+    f = ctx.facts
+    dist = ctx.spelled("torch.distributed")
+    for call in ctx.calls_of("torch.save"):
+        func = f.scope(call)
+        if ctx.on_some_ranks(call) or isinstance(func, cst.FunctionDef) and not ctx.entry_point(func):
+            continue
+        stmt = f.statement(call)
+        alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
+        fix = _guard(stmt, dist) if alone and dist is not None else None
+        yield Hit(call, "every rank writes this checkpoint: save on rank 0 only", fix)
+
+
+def _guard(stmt: cst.CSTNode, dist: str):
+    def fix(edits) -> None:
+        edits.guard(stmt, f"not {dist}.is_initialized() or {dist}.get_rank() == 0", "saved on rank 0 only")
+    return fix
+
+
+@rule("DDP007", "save-wrapper", fixable=True)
+def save_wrapper(ctx: Context) -> Iterator[Hit]:
+    """A checkpoint of the DDP wrapper (`module.` keys) instead of the model.
+
+    Wrong:
+
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(Net().cuda())
+        torch.save(model.state_dict(), "model.pt")
+
+    Right:
+
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(Net().cuda())
+        torch.save(model.module.state_dict(), "model.pt")
+
+    The wrapper's `state_dict()` names every weight `module.<name>`: the checkpoint does not load
+    into the plain model (evaluation, export, a single-GPU run) without renaming the keys, and
+    `torch.save(model)` pickles the wrapper, which needs a process group to load. Save
+    `model.module`. `--fix` adds `.module` where the name holds the wrapper on every path.
+    """
+    f = ctx.facts
+    if not ctx.ddp_refs:
+        return
+    for call in ctx.calls_of("torch.save"):
+        saved = mt.positional(call, 0)
+        if saved is None:
+            continue
+        if dotted(saved.value):
+            candidates = [saved.value]
+        else:
+            candidates = [c.func.value for c in f.calls_in(saved.value) if mt.is_method_call(c, "state_dict")]
+        for expr in candidates:
+            holds = ctx.holds_ddp(expr)
+            if holds is None:
+                continue
+            what = "the DDP wrapper" if expr is saved.value else f"`{f.code(expr)}.state_dict()`, whose keys start with `module.`"
+            yield Hit(expr, f"this checkpoint saves {what}: it does not load into the model itself; save "
+                            f"`{f.code(expr)}.module`", _module_of(expr) if holds == ALWAYS else None)
+
+
+def _module_of(expr: cst.BaseExpression):
+    def fix(edits) -> None:
+        edits.replace(expr, lambda node: cst.Attribute(value=node, attr=cst.Name("module")), "saves `.module`")
+    return fix

@@ -1,0 +1,187 @@
+"""Collectives every process must reach: barriers, all-reduces, DDP's forward and backward."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from ddpify import matchers as mt
+from ddpify.check.context import Context
+from ddpify.check.rule import Hit, rule
+from ddpify.names import dotted
+
+
+@rule("DDP004", "collective-on-some-ranks")
+def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
+    """A collective (`barrier`, `all_reduce`, a DDP forward or backward) that only some ranks reach.
+
+    Wrong:
+
+        import torch.distributed as dist
+        if dist.get_rank() == 0:
+            save_samples()
+            dist.barrier()
+
+    Right:
+
+        import torch.distributed as dist
+        if dist.get_rank() == 0:
+            save_samples()
+        dist.barrier()
+
+    A collective returns when every process of the group has called it: one that only the
+    processes passing `if rank == 0:` call waits forever (until the timeout kills the job). A
+    DDP backward all-reduces gradients, and a DDP forward with gradients on synchronises
+    buffers: under a rank test they hang the same way (evaluate through `model.module`, under
+    `torch.no_grad()`). Found under an `if` that reads the rank, also through a function of this
+    file that runs a collective, unless the other ranks reach the same call in the other branch
+    or under another rank test (`if rank != 0: dist.barrier()` ... `if rank == 0:
+    dist.barrier()`, "main process first").
+    """
+    if not ctx.distributed:
+        return
+    f = ctx.facts
+    ddp_used = bool(ctx.ddp_refs)
+    for call in f.calls:
+        guard = ctx.rank_guard(call)
+        if guard is None:
+            continue
+        if ctx.is_collective(call):
+            if not _paired(ctx, call, guard):
+                yield Hit(call, f"`{_name(f, call)}` is a collective, but only the ranks where "
+                                f"`{f.code(guard.test)}` holds reach it: the others never call it (deadlock)")
+        elif ddp_used and f.is_backward(call):
+            yield Hit(call, f"a DDP backward all-reduces gradients, but only the ranks where `{f.code(guard.test)}` "
+                            "holds run it (deadlock)")
+        elif ctx.holds_ddp(call.func) and not ctx.grad_disabled(call):
+            yield Hit(call, f"a DDP forward with gradients on is a collective, but only the ranks where "
+                            f"`{f.code(guard.test)}` holds run it: use `{f.code(call.func)}.module` under "
+                            "torch.no_grad()")
+
+
+def _name(f, call: cst.Call) -> str:
+    return f"{dotted(call.func) or f.code(call.func)}()"
+
+
+def _paired(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
+    """Do the other ranks reach the same collective: in the other branch of `guard`, or under
+    another rank test of the same function?"""
+    f = ctx.facts
+    key = _name(f, call)
+    for other in f.calls_in(f.scope(call)) if isinstance(f.scope(call), cst.FunctionDef) else f.calls:
+        if other is call or _name(f, other) != key or f.scope(other) is not f.scope(call):
+            continue
+        other_guard = ctx.rank_guard(other)
+        if other_guard is not None and (other_guard is not guard or _branch(f, other, guard) != _branch(f, call, guard)):
+            return True
+    return False
+
+
+def _branch(f, node: cst.CSTNode, guard: cst.If) -> bool:
+    """Is `node` in the `if` branch (True) or the `else` branch (False) of `guard`?"""
+    return f.is_inside(node, guard.body)
+
+
+@rule("DDP005", "data-dependent-exit")
+def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
+    """A `break` or `return` that some ranks take out of a loop that runs collectives: a hang.
+
+    Wrong:
+
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(net)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            if loss.item() < 0.01:
+                break
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(net)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            done = torch.tensor(float(loss.item() < 0.01))
+            dist.all_reduce(done)
+            if done.item() > 0:
+                break
+
+    Each process sees its own shard, so its loss, metric or NaN check differs: the process that
+    leaves the loop stops calling the backward's all-reduce and the others wait for it forever.
+    Decide together (`all_reduce` the flag, or ddpify_runtime's `agree_on(...)`). Conditions on
+    arguments, counters, constants and `len()` of a loader are the same everywhere and fine.
+    Found for loops that run a DDP backward or a collective, here or in a function they call.
+    """
+    if not ctx.distributed:
+        return
+    f = ctx.facts
+    ddp_used = bool(ctx.ddp_refs)
+    loops = {lp for lp in f.loops if (ddp_used and f.trains(lp)) or any(ctx.is_collective(c) for c in f.calls_in(lp.body))}
+    seen = set()
+    for exit_ in [*f.breaks, *f.returns]:
+        left = None
+        for loop in f.enclosing_loops(exit_):
+            if isinstance(exit_, cst.Break):
+                left = loop if loop in loops else None
+                break
+            if loop in loops:
+                left = loop
+        if left is None:
+            continue
+        for anc in f.ancestors(exit_):
+            if anc is left:
+                break
+            if isinstance(anc, cst.If) and anc not in seen and not ctx.same_everywhere(anc.test):
+                seen.add(anc)
+                kind = "break" if isinstance(exit_, cst.Break) else "return"
+                yield Hit(anc.test, f"`{f.code(anc.test)}` can differ between ranks, and the `{kind}` it decides "
+                                    "leaves a loop that runs collectives: the ranks that stay wait forever; agree "
+                                    "on it first (all_reduce the flag)")
+    for loop in loops:
+        if isinstance(loop, cst.While) and not ctx.same_everywhere(loop.test) and not mt.is_literal_true(loop.test):
+            yield Hit(loop.test, f"`{f.code(loop.test)}` can differ between ranks and ends a loop that runs "
+                                 "collectives: the ranks that stay wait forever; agree on it first")
+
+
+@rule("DDP009", "no-sync-backward-only")
+def no_sync_backward_only(ctx: Context) -> Iterator[Hit]:
+    """`with model.no_sync():` around the backward only: gradients are still all-reduced.
+
+    Wrong:
+
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(net)
+        loss = criterion(model(x), y)
+        with model.no_sync():
+            loss.backward()
+
+    Right:
+
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(net)
+        with model.no_sync():
+            loss = criterion(model(x), y)
+            loss.backward()
+
+    DDP decides in its forward whether the next backward synchronises: `no_sync()` must enclose
+    the forward too, or the accumulation steps all-reduce every time (no speed-up) and the
+    gradients are not what the script means. Found for a `no_sync()` block that runs a
+    backward but no call of the model.
+    """
+    f = ctx.facts
+    for call in f.calls:
+        if not mt.is_method_call(call, "no_sync") or not isinstance(f.parent(call), cst.WithItem):
+            continue
+        block = f.parent(f.parent(call)).body
+        model = dotted(call.func.value)
+        inside = f.calls_in(block)
+        forwards = [c for c in inside if dotted(c.func) in (model, f"{model}.forward") or any(
+            dotted(a.value) == model for a in c.args if f.user_functions(c))]
+        if model and not forwards and any(f.is_backward(c) for c in inside):
+            yield Hit(call, f"the forward of `{model}` runs outside `no_sync()`, so the backward in it still "
+                            "all-reduces: put the forward inside the block too")

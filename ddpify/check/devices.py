@@ -1,0 +1,87 @@
+"""Which GPU a process uses."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from ddpify import matchers as mt
+from ddpify.check.context import DDP, Context, string_value
+from ddpify.check.rule import Hit, rule
+from ddpify.names import dotted
+
+LOCAL_RANK = 'int(os.environ["LOCAL_RANK"])'
+
+
+@rule("DDP001", "rank-as-device", fixable=True)
+def rank_as_device(ctx: Context) -> Iterator[Hit]:
+    """The global rank picks the GPU: right on the first node only.
+
+    Wrong:
+
+        import os
+        import torch
+        import torch.distributed as dist
+        rank = int(os.environ["RANK"])
+        torch.cuda.set_device(rank)
+        dist.init_process_group("nccl")
+
+    Right:
+
+        import os
+        import torch
+        import torch.distributed as dist
+        local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group("nccl")
+
+    Ranks number the processes of the whole job: on the second node of 8 GPUs they run from 8
+    to 15, and `set_device(8)` fails (or, with `% device_count()` missing, picks a GPU another
+    process already uses). A GPU index is the process's rank on its node: `LOCAL_RANK`. Found
+    where `dist.get_rank()`, `os.environ["RANK"]`, `args.rank` or a name holding one of them is
+    a device: `set_device(...)`, `device_ids=[...]`, `output_device=`, `torch.device("cuda", ...)`,
+    `f"cuda:{...}"`, `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there instead (the script
+    imports `os` and is launched by torchrun, which sets it).
+    """
+    f = ctx.facts
+    if not ctx.distributed:
+        return
+    for expr in _device_indices(ctx):
+        if ctx.is_global_rank(expr):
+            fix = _read_local_rank(expr) if f.imports.aliases.get("os") == "os" else None
+            yield Hit(expr, f"`{f.code(expr)}` is the global rank, used as a GPU index: on every node but the "
+                            "first it names a GPU that does not exist; use the local rank (LOCAL_RANK)", fix)
+
+
+def _device_indices(ctx: Context) -> Iterator[cst.BaseExpression]:
+    """Expressions the script uses as a GPU index."""
+    f = ctx.facts
+    for call in f.calls:
+        name = f.qualify(call.func)
+        first = mt.positional(call, 0)
+        if name in ("torch.cuda.set_device", "torch.cuda.device") and first is not None:
+            yield first.value
+        elif name == DDP:
+            ids, out = mt.keyword(call, "device_ids"), mt.keyword(call, "output_device")
+            if ids is not None and isinstance(ids.value, (cst.List, cst.Tuple)):
+                yield from (e.value for e in ids.value.elements)
+            if out is not None:
+                yield out.value
+        elif name == "torch.device" and len(call.args) == 2 and string_value(call.args[0].value) == "cuda":
+            yield call.args[1].value
+        elif mt.is_method_call(call, "cuda", "to") and first is not None and name is None \
+                and isinstance(first.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            yield first.value
+    for string in f.fstrings:
+        parts = string.parts
+        if len(parts) == 2 and isinstance(parts[0], cst.FormattedStringText) and parts[0].value == "cuda:" \
+                and isinstance(parts[1], cst.FormattedStringExpression):
+            yield parts[1].expression
+
+
+def _read_local_rank(expr: cst.BaseExpression):
+    def fix(edits) -> None:
+        edits.replace(expr, lambda _: cst.parse_expression(LOCAL_RANK),
+                      f"`{dotted(expr) or 'the global rank'}` -> {LOCAL_RANK} as the device")
+    return fix

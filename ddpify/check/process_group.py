@@ -1,0 +1,149 @@
+"""Starting and ending the process group."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from ddpify import matchers as mt
+from ddpify.check.context import DDP, INIT, Context, string_value
+from ddpify.check.rule import Hit, rule
+
+DESTROY = "torch.distributed.destroy_process_group"
+
+
+@rule("DDP011", "no-destroy-process-group")
+def no_destroy(ctx: Context) -> Iterator[Hit]:
+    """`init_process_group` without `destroy_process_group`.
+
+    Wrong:
+
+        import torch.distributed as dist
+        dist.init_process_group("gloo")
+        train()
+
+    Right:
+
+        import torch.distributed as dist
+        dist.init_process_group("gloo")
+        train()
+        dist.destroy_process_group()
+
+    A process group left open at exit leaks its communicators: NCCL can hang the exit or abort
+    it, and torch warns "process group has NOT been destroyed". Found when the file starts a
+    group and nothing in it calls or names `destroy_process_group` (`atexit.register(...)`
+    counts).
+    """
+    f = ctx.facts
+    inits = ctx.calls_of(INIT)
+    if inits and not _destroys(ctx):
+        yield Hit(inits[0].func, "the process group is never destroyed: call dist.destroy_process_group() "
+                                 "when training ends")
+
+
+def _destroys(ctx: Context) -> bool:
+    f = ctx.facts
+    return DESTROY in f.imports.aliases.values() or any(
+        f.qualify(a) == DESTROY for a in f.attributes if a.attr.value == "destroy_process_group")
+
+
+@rule("DDP012", "set-device-after-init")
+def set_device_after_init(ctx: Context) -> Iterator[Hit]:
+    """`torch.cuda.set_device` after a collective on an NCCL process group: GPU 0 for every process.
+
+    Wrong:
+
+        import os
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        dist.barrier()
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+
+    Right:
+
+        import os
+        import torch
+        import torch.distributed as dist
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        dist.init_process_group("nccl")
+        dist.barrier()
+
+    NCCL creates a process's communicator on the current GPU at the group's first collective.
+    Until `set_device` runs that is GPU 0 on every process: a barrier, a broadcast or a DDP
+    construction before it puts every process's NCCL context on GPU 0 (out of memory, or a
+    hang). Set the device before `init_process_group` (or pass it `device_id=`). Found in one
+    function, for a backend that is `"nccl"` as written, when a collective runs between the two.
+    `set_device` right after `init_process_group`, before any collective, is fine: the
+    communicator does not exist yet.
+    """
+    f = ctx.facts
+    for init in ctx.calls_of(INIT):
+        if not _nccl(ctx, init) or mt.keyword(init, "device_id") is not None:
+            continue
+        scope = f.scope(init)
+        for call in ctx.calls_of("torch.cuda.set_device"):
+            if f.scope(call) is not scope or not f.before(init, call):
+                continue
+            between = [c for c in f.calls if f.scope(c) is scope and f.before(init, c) and f.before(c, call)]
+            first = next((c for c in between if ctx.is_collective(c) or f.qualify(c.func) == DDP), None)
+            if first is not None:
+                yield Hit(call, f"set_device runs after `{f.code(first.func)}(...)` on an NCCL group, which already "
+                                "bound this process's communicator to GPU 0: set the device before "
+                                "init_process_group")
+                break
+
+
+@rule("DDP013", "nccl-on-cpu", fixable=True)
+def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
+    """A hard-coded `"nccl"` backend in a script that also runs on CPU.
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+    NCCL works on GPUs only: where the script falls back to the CPU (it tests
+    `torch.cuda.is_available()` or names a `"cpu"` device), the process group fails to start.
+    `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
+    """
+    f = ctx.facts
+    falls_back = any(mt.is_available_test(c) for c in f.calls) or any(
+        string_value(s) == "cpu" for s in f.strings)
+    torch = ctx.spelled("torch")
+    for init in ctx.calls_of(INIT):
+        backend = _backend(init)
+        if falls_back and backend is not None and string_value(backend) == "nccl":
+            fix = None if torch is None else _choose_backend(backend, torch)
+            yield Hit(backend, "the backend is always NCCL, but this script also runs on CPU, where NCCL "
+                               "cannot start: use gloo there", fix)
+
+
+def _backend(init: cst.Call) -> cst.BaseExpression | None:
+    arg = mt.keyword(init, "backend") or mt.positional(init, 0)
+    return None if arg is None else arg.value
+
+
+def _nccl(ctx: Context, init: cst.Call) -> bool:
+    backend = _backend(init)
+    return backend is not None and any(
+        string_value(s) == "nccl" for o in ctx.facts.origins(backend) for s in mt.findall(o, cst.SimpleString))
+
+
+def _choose_backend(backend: cst.BaseExpression, torch: str):
+    def fix(edits) -> None:
+        quote = backend.quote
+        edits.replace(backend, lambda _: cst.parse_expression(
+            f"{quote}nccl{quote} if {torch}.cuda.is_available() else {quote}gloo{quote}"),
+            "NCCL on GPUs, gloo on CPU")
+    return fix

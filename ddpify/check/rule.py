@@ -1,0 +1,67 @@
+"""A rule of `ddpify check`: a code, a name, and a function that reports what it finds.
+
+A rule's docstring is its documentation (`ddpify check --explain CODE`, README's rules table):
+the first line says what it finds; a `Wrong:` and a `Right:` block (indented code, each a whole
+small script that the tests check) and a paragraph on why it breaks and what the fix is.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from ddpify.check.context import Context
+    from ddpify.edits import Edits
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule found: the node to point at, the message, and the edit that fixes it, when
+    one is safe and mechanical."""
+
+    node: cst.CSTNode
+    message: str
+    fix: Callable[["Edits"], None] | None = None
+
+
+Finder = Callable[["Context"], Iterable[Hit]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str  # DDP###
+    name: str  # kebab-case, as in README's table
+    find: Finder
+    fixable: bool  # does the rule offer fixes (for some of its findings)?
+
+    @property
+    def doc(self) -> str:
+        return inspect.cleandoc(self.find.__doc__ or "")
+
+    @property
+    def summary(self) -> str:
+        return self.doc.splitlines()[0]
+
+    def example(self, label: str) -> str:
+        """The code of the docstring's `Wrong:` or `Right:` block."""
+        text = self.doc.split(f"\n{label}:\n", 1)[1]
+        lines = []
+        for line in text.splitlines():
+            if line and not line.startswith("    "):
+                if lines:
+                    break
+                continue
+            lines.append(line)
+        return textwrap.dedent("\n".join(lines)).strip() + "\n"
+
+
+def rule(code: str, name: str, fixable: bool = False) -> Callable[[Finder], Rule]:
+    """Make a finder function a `Rule`."""
+    def register(find: Finder) -> Rule:
+        return Rule(code, name, find, fixable)
+    return register

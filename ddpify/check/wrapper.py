@@ -1,0 +1,68 @@
+"""The DistributedDataParallel wrapper and the model inside it."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from ddpify.check.context import ALWAYS, Context
+from ddpify.check.rule import Hit, rule
+
+
+@rule("DDP008", "wrapper-attribute", fixable=True)
+def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
+    """A custom attribute or method of the model read on the DDP wrapper.
+
+    Wrong:
+
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(RNN().cuda())
+        hidden = model.init_hidden(batch_size)
+
+    Right:
+
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(RNN().cuda())
+        hidden = model.module.init_hidden(batch_size)
+
+    DistributedDataParallel answers nn.Module's own API (`parameters()`, `train()`, `to()`, ...)
+    and passes calls to `forward`, nothing else: `model.init_hidden`, `model.num_classes` raise
+    `AttributeError` once the model is wrapped. Reach them through `model.module`. `--fix` adds
+    `.module` where the name holds the wrapper on every path.
+    """
+    f = ctx.facts
+    if not ctx.ddp_refs:
+        return
+    for attr in f.attributes:
+        name = attr.attr.value
+        if ctx.module_api(name) or _assigned(ctx, attr) or _probed(ctx, attr):
+            continue
+        holds = ctx.holds_ddp(attr.value)
+        if holds is None:
+            continue
+        owner = f.code(attr.value)
+        yield Hit(attr, f"`{owner}` holds the DDP wrapper, which has no `{name}`: use `{owner}.module.{name}`",
+                  _through_module(attr) if holds == ALWAYS else None)
+
+
+def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
+    """`model.x = ...`: sets an attribute of the wrapper, which works."""
+    return any(target is attr for target, _, _ in ctx.facts.assigns)
+
+
+def _probed(ctx: Context, attr: cst.Attribute) -> bool:
+    """Inside `hasattr(...)`/`getattr(...)` or a `try`: the script expects it may be missing."""
+    for anc in ctx.facts.ancestors(attr):
+        if isinstance(anc, cst.Call) and isinstance(anc.func, cst.Name) and anc.func.value in ("hasattr", "getattr"):
+            return True
+        if isinstance(anc, (cst.Try, cst.FunctionDef)):
+            return isinstance(anc, cst.Try)
+    return False
+
+
+def _through_module(attr: cst.Attribute):
+    def fix(edits) -> None:
+        edits.replace(attr, lambda node: node.with_changes(value=cst.Attribute(value=node.value, attr=cst.Name("module"))),
+                      "through `.module`")
+    return fix
