@@ -1,0 +1,47 @@
+"""What must come out clean: every script ddpify converted (each `fixtures/*/after.py` that differs
+from its `before.py`, so goldens added later are covered), a careful hand-written DDP script, and
+single-GPU scripts (a note suggesting `ddpify convert`, no finding)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ddpify.check import NOT_DISTRIBUTED, check
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "fixtures"
+CONVERTED = [p.parent.name for p in sorted(FIXTURES.glob("*/after.py"))
+             if p.read_bytes() != (p.parent / "before.py").read_bytes()]
+SINGLE_GPU = [p.parent.name for p in sorted(FIXTURES.glob("*/before.py"))
+              if b"torch.distributed" not in p.read_bytes()]
+
+
+def test_the_corpus_has_converted_and_single_gpu_scripts():
+    assert len(CONVERTED) >= 30 and len(SINGLE_GPU) >= 30
+
+
+@pytest.mark.parametrize("case", CONVERTED)
+def test_ddpify_output_is_clean(case):
+    report = check((FIXTURES / case / "after.py").read_bytes())
+    assert report.findings == [] and report.note is None
+
+
+def test_a_handwritten_ddp_script_is_clean():
+    report = check((REPO / "bench" / "handwritten_ddp.py").read_bytes())
+    assert report.findings == [] and report.note is None
+
+
+@pytest.mark.parametrize("case", SINGLE_GPU)
+def test_single_gpu_scripts_get_a_note_and_no_finding(case):
+    report = check((FIXTURES / case / "before.py").read_bytes())
+    assert report.findings == []
+    assert report.note == (None if case == "inference_only" else NOT_DISTRIBUTED)  # no note without training
+
+
+def test_the_already_distributed_fixture_pads_its_validation_set():
+    """fixtures/already_ddp is hand-written DDP that ddpify leaves alone: its validation
+    DistributedSampler repeats samples whenever 512 does not divide by the number of processes."""
+    report = check((FIXTURES / "already_ddp" / "before.py").read_bytes())
+    assert [(f.code, f.line, f.column) for f in report.findings] == [("DDP010", 74, 19)]

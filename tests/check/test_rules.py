@@ -1,0 +1,54 @@
+"""Each rule on its fixtures: `fixtures/check/<CODE>/trigger.py` gives exactly the findings below
+(code, line, column), and `near_miss.py`, the correct shapes closest to the bug, gives none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ddpify.check import CODES, RULES, check
+
+CASES = Path(__file__).resolve().parents[2] / "fixtures" / "check"
+
+TRIGGERS = {
+    "DDP001": [(12, 27), (22, 40), (23, 36), (24, 35), (25, 69)],  # RANK, args.rank, get_rank(), f-string, .get
+    "DDP002": [(16, 51)],
+    "DDP003": [(7, 39), (9, 22)],  # sampler=, batch_sampler=
+    "DDP004": [(17, 23), (18, 9), (19, 17), (20, 9)],  # helper that all-reduces, barrier, forward, backward
+    "DDP005": [(15, 12), (17, 12), (24, 11)],  # return on NaN, break on time, while on loss
+    "DDP006": [(9, 5), (18, 5)],  # in a helper every rank calls, in a spawned worker
+    "DDP007": [(8, 47), (15, 20), (16, 20)],  # state_dict() through a parameter, state_dict(), the wrapper
+    "DDP008": [(20, 19), (27, 14), (28, 38)],
+    "DDP009": [(12, 18)],
+    "DDP010": [(20, 37), (22, 20)],  # read by a loop here, passed to a test function
+    "DDP011": [(7, 5)],
+    "DDP012": [(11, 5)],
+    "DDP013": [(8, 37)],
+}
+
+
+def found(path: Path) -> list[tuple[str, int, int]]:
+    return [(f.code, f.line, f.column) for f in check(path.read_bytes()).findings]
+
+
+def test_every_rule_has_a_trigger_and_a_near_miss():
+    assert set(TRIGGERS) == set(CODES)
+    assert sorted(p.name for p in CASES.iterdir()) == sorted(CODES)
+    for code in CODES:
+        assert {p.name for p in (CASES / code).iterdir()} >= {"trigger.py", "near_miss.py"}
+
+
+@pytest.mark.parametrize("code", sorted(TRIGGERS))
+def test_trigger(code):
+    assert found(CASES / code / "trigger.py") == [(code, line, column) for line, column in TRIGGERS[code]]
+
+
+@pytest.mark.parametrize("code", sorted(TRIGGERS))
+def test_near_miss(code):
+    assert found(CASES / code / "near_miss.py") == []
+
+
+def test_rules_are_in_code_order_with_unique_names():
+    assert [r.code for r in RULES] == sorted(r.code for r in RULES)
+    assert len({r.name for r in RULES}) == len(RULES)
