@@ -98,7 +98,9 @@ def fix(source: str | bytes, rules: tuple[Rule, ...] = RULES) -> Fixed:
     edits = edit_set.Edits(run.module)
     for code, hit in fixes:
         hit.fix(edits.for_rewrite(code))
-    output = edit_set.apply(run.module, edits, run.context.facts.parents).code.encode(run.module.encoding)
+    code = edit_set.apply(run.module, edits, run.context.facts.parents).code
+    compile(code, "<ddpify check --fix>", "exec")  # a fix that breaks the code is our bug: write nothing
+    output = code.encode(run.module.encoding)
     return Fixed(output, len(fixes), check(output, rules))
 
 

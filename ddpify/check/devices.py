@@ -11,8 +11,6 @@ from ddpify.check.context import DDP, Context, string_value
 from ddpify.check.rule import Hit, rule
 from ddpify.names import dotted
 
-LOCAL_RANK = 'int(os.environ["LOCAL_RANK"])'
-
 
 @rule("DDP001", "rank-as-device", fixable=True)
 def rank_as_device(ctx: Context) -> Iterator[Hit]:
@@ -47,41 +45,44 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     f = ctx.facts
     if not ctx.distributed:
         return
-    for expr in _device_indices(ctx):
+    for expr, quote in _device_indices(ctx):
         if ctx.is_global_rank(expr):
-            fix = _read_local_rank(expr) if f.imports.aliases.get("os") == "os" else None
+            fix = _read_local_rank(expr, quote) if f.imports.aliases.get("os") == "os" else None
             yield Hit(expr, f"`{f.code(expr)}` is the global rank, used as a GPU index: on every node but the "
                             "first it names a GPU that does not exist; use the local rank (LOCAL_RANK)", fix)
 
 
-def _device_indices(ctx: Context) -> Iterator[cst.BaseExpression]:
-    """Expressions the script uses as a GPU index."""
+def _device_indices(ctx: Context) -> Iterator[tuple[cst.BaseExpression, str]]:
+    """Expressions the script uses as a GPU index, with the quote a string in their place takes
+    (the other one inside an f-string: Python before 3.12 refuses the same)."""
     f = ctx.facts
     for call in f.calls:
         name = f.qualify(call.func)
         first = mt.positional(call, 0)
         if name in ("torch.cuda.set_device", "torch.cuda.device") and first is not None:
-            yield first.value
+            yield first.value, '"'
         elif name == DDP:
             ids, out = mt.keyword(call, "device_ids"), mt.keyword(call, "output_device")
             if ids is not None and isinstance(ids.value, (cst.List, cst.Tuple)):
-                yield from (e.value for e in ids.value.elements)
+                yield from ((e.value, '"') for e in ids.value.elements)
             if out is not None:
-                yield out.value
+                yield out.value, '"'
         elif name == "torch.device" and len(call.args) == 2 and string_value(call.args[0].value) == "cuda":
-            yield call.args[1].value
+            yield call.args[1].value, '"'
         elif mt.is_method_call(call, "cuda", "to") and first is not None and name is None \
                 and isinstance(first.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-            yield first.value
+            yield first.value, '"'
     for string in f.fstrings:
         parts = string.parts
         if len(parts) == 2 and isinstance(parts[0], cst.FormattedStringText) and parts[0].value == "cuda:" \
                 and isinstance(parts[1], cst.FormattedStringExpression):
-            yield parts[1].expression
+            yield parts[1].expression, "'" if '"' in string.start else '"'
 
 
-def _read_local_rank(expr: cst.BaseExpression):
+def _read_local_rank(expr: cst.BaseExpression, quote: str):
+    local_rank = f"int(os.environ[{quote}LOCAL_RANK{quote}])"
+
     def fix(edits) -> None:
-        edits.replace(expr, lambda _: cst.parse_expression(LOCAL_RANK),
-                      f"`{dotted(expr) or 'the global rank'}` -> {LOCAL_RANK} as the device")
+        edits.replace(expr, lambda _: cst.parse_expression(local_rank),
+                      f"`{dotted(expr) or 'the global rank'}` -> {local_rank} as the device")
     return fix

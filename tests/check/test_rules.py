@@ -19,7 +19,7 @@ TRIGGERS = {
     "DDP005": [(15, 12), (17, 12), (24, 11)],  # return on NaN, break on time, while on loss
     "DDP006": [(9, 5), (18, 5)],  # in a helper every rank calls, in a spawned worker
     "DDP007": [(8, 47), (15, 20), (16, 20)],  # state_dict() through a parameter, state_dict(), the wrapper
-    "DDP008": [(20, 19), (27, 14), (28, 38)],
+    "DDP008": [(20, 19), (25, 42), (32, 14), (33, 38)],  # through a parameter, after a wrap, after a conditional wrap
     "DDP009": [(12, 18)],
     "DDP010": [(20, 37), (22, 20)],  # read by a loop here, passed to a test function
     "DDP011": [(7, 5)],
