@@ -10,6 +10,7 @@ and exits with 128 + the signal's number. Nothing here imports torch.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -70,7 +71,15 @@ def parse(args: list[str]) -> Plan:
         i += 1
     if i >= len(args):
         raise InputError("ddpify run: no script given (usage: ddpify run [OPTIONS] SCRIPT [ARGS]...)")
+    if not torch_installed():
+        raise InputError("ddpify run: torch is not installed (torchrun comes with it): pip install 'ddpify[torch]'")
     return Plan(Path(args[i]), list(args[i + 1:]), torchrun, keep)
+
+
+def torch_installed() -> bool:
+    """Is torch importable here? Found without importing it (`ddpify check` and `convert` need
+    only LibCST and click; torch is what `run` and the converted scripts need)."""
+    return importlib.util.find_spec("torch") is not None
 
 
 def converted_path(script: Path) -> Path:
