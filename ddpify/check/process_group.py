@@ -114,12 +114,12 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
     NCCL works on GPUs only: where the script falls back to the CPU (it tests
-    `torch.cuda.is_available()` or names a `"cpu"` device), the process group fails to start.
+    `torch.cuda.is_available()`), the process group fails to start. (A `"cpu"` device alone is no
+    fallback: scripts move results to the CPU.)
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
     """
     f = ctx.facts
-    falls_back = any(mt.is_available_test(c) for c in f.calls) or any(
-        string_value(s) == "cpu" for s in f.strings)
+    falls_back = any(mt.is_available_test(c) for c in f.calls)
     torch = ctx.spelled("torch")
     for init in ctx.calls_of(INIT):
         backend = _backend(init)

@@ -14,6 +14,7 @@ from ddpify.names import dotted
 
 LOADER = "torch.utils.data.DataLoader"
 EVALUATES = re.compile(r"eval|valid|test", re.I)  # names of functions that evaluate
+TRAINS = re.compile(r"train|fit", re.I)
 
 
 @rule("DDP002", "sampler-without-set-epoch")
@@ -130,27 +131,32 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     ones until the data set divides by the number of processes: 10,001 validation images on 8
     GPUs are scored as 10,008, and the metric is not the single-GPU number. Shard evaluation
     without padding (a strided `Subset`, summing counts with `all_reduce`), or evaluate the
-    whole set on every process. Found for a sampler that does not shuffle (evaluation) and does
-    not drop the tail, unless a loop that trains reads its loader.
+    whole set on every process. Found for a sampler that does not drop the tail and whose loader
+    only evaluation reads: loops here that do not train, or functions named for it
+    (`evaluate(val_loader)`).
     """
     f = ctx.facts
     for call in ctx.calls_of(SAMPLER):
-        shuffle, drop = mt.keyword(call, "shuffle"), mt.keyword(call, "drop_last")
-        if shuffle is None or not mt.is_name(shuffle.value, "False") or (
-                drop is not None and not mt.is_name(drop.value, "False")):
+        drop = mt.keyword(call, "drop_last")
+        if drop is not None and not mt.is_name(drop.value, "False"):
             continue
         loops, passed = _readers(ctx, call)
-        if any(f.trains(loop) for loop in loops) or not (loops or passed):
-            continue
-        yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
-                        "number of processes: metrics count them twice; shard without padding or evaluate "
-                        "the whole set")
+        evaluated = [c for c in passed if EVALUATES.search(_called(c))]
+        trained = any(f.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
+        if (loops or evaluated) and not trained:
+            yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
+                            "number of processes: metrics count them twice; shard without padding or evaluate "
+                            "the whole set")
+
+
+def _called(call: cst.Call) -> str:
+    return (dotted(call.func) or "").split(".")[-1]
 
 
 def _readers(ctx: Context, sampler: cst.Call) -> tuple[list[cst.For], list[cst.Call]]:
     """The loops over the loaders that draw from `sampler` (here or in functions of this file they
-    are passed to), and the calls of functions named for evaluation that they are passed to
-    (`evaluate(val_loader, model)`, defined in another file)."""
+    are passed to), and the calls they are passed to (`evaluate(val_loader, model)`, a function
+    of another file, tells by its name)."""
     f = ctx.facts
     held = {f.ref(t, s) for t, v, s in f.assigns if v is sampler}
     loaders = set()
@@ -163,6 +169,5 @@ def _readers(ctx: Context, sampler: cst.Call) -> tuple[list[cst.For], list[cst.C
         refs |= f.receivers(ref)
     loops = [lp for lp in f.loops if isinstance(lp, cst.For) and dotted(mt.strip_iteration(lp.iter))
              and f.ref(mt.strip_iteration(lp.iter)) in refs]
-    passed = [c for c in f.calls if EVALUATES.search((dotted(c.func) or "").split(".")[-1])
-              and any(dotted(a.value) and f.ref(a.value) in refs for a in c.args)]
+    passed = [c for c in f.calls if any(dotted(a.value) and f.ref(a.value) in refs for a in c.args)]
     return loops, passed
