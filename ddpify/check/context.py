@@ -38,6 +38,7 @@ MAIN_PROCESS_WORDS = frozenset({"is_main_process", "is_main", "is_master", "mast
                                 "main_process", "is_master_process", "is_rank_zero", "is_global_zero"})
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 
+SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
 ALWAYS, MAYBE = "always", "maybe"  # what a name holds: a DDP wrapper on every path, or on some
 
 
@@ -196,12 +197,53 @@ class Context:
 
     def same_everywhere(self, test: cst.BaseExpression) -> bool:
         """`Facts.same_everywhere`, plus values agreed by a collective (`agree_on(...)`, a tensor
-        passed to `dist.all_reduce` before)."""
+        passed to `dist.all_reduce` before), attributes every assignment of which is shared
+        (`self.iter_num = 0` ... `self.iter_num += 1`), and what a checkpoint holds (`torch.load`
+        reads the same file on every process)."""
         f = self.facts
-        if f.same_everywhere(test):
+        if f.same_everywhere(test) or self._shared(test, frozenset()):
             return True
         return any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in mt.findall(test, cst.Call)) or any(
             dotted(n) in self.agreed_names for n in mt.findall(test, (cst.Name, cst.Attribute)))
+
+    def _shared(self, node: cst.CSTNode, proving: frozenset) -> bool:
+        f = self.facts
+        if f.same_everywhere(node):
+            return True
+        if len(proving) > SHARED_DEPTH:
+            return False
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            ref = f.ref(node)
+            if ref is None or ref in proving:
+                return ref is not None
+            proving = proving | {ref}
+            writes = f.writes(ref)
+            if writes:
+                return all(self._shared(value, proving) for _, value, _ in writes)
+            if isinstance(node, cst.Attribute):
+                return self._shared(node.value, proving)
+            return self._shared_parameter(ref, proving)
+        if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`
+            return self._shared(node.value, proving)
+        if isinstance(node, cst.Call):
+            funcs = [] if dotted(node.func) in f.classes else f.user_functions(node)
+            if funcs:  # `args = get_args()`: what it returns
+                return all(f.returned(func) and all(self._shared(r, proving) for r in f.returned(func))
+                           for func in funcs)
+            return f.qualify(node.func) == "torch.load" or mt.is_parse_args(node)
+        if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return False
+        return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
+                   or isinstance(child, (cst.ComparisonTarget, cst.Arg)))
+
+    def _shared_parameter(self, ref: Ref, proving: frozenset) -> bool:
+        """A parameter every call of this file passes a shared value (`Trainer(args)`)."""
+        f = self.facts
+        if not isinstance(ref.scope, cst.FunctionDef):
+            return False
+        sites = f.call_sites(ref.scope)
+        passed = [f.argument_for(call, ref.scope, ref.name) for call in sites]
+        return bool(sites) and all(p is not None and self._shared(p, proving) for p in passed)
 
     def grad_disabled(self, node: cst.CSTNode) -> bool:
         """Inside `with torch.no_grad():` or a function decorated with it."""

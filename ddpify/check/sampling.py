@@ -158,11 +158,10 @@ def _readers(ctx: Context, sampler: cst.Call) -> tuple[list[cst.For], list[cst.C
     are passed to), and the calls they are passed to (`evaluate(val_loader, model)`, a function
     of another file, tells by its name)."""
     f = ctx.facts
-    held = {f.ref(t, s) for t, v, s in f.assigns if v is sampler}
     loaders = set()
     for call in ctx.calls_of(LOADER):
         arg = mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler")
-        if arg is not None and (arg.value is sampler or dotted(arg.value) and f.ref(arg.value) in held):
+        if arg is not None and any(f.is_inside(sampler, o) for o in f.origins(arg.value)):
             loaders |= {f.ref(t, s) for t, v, s in f.assigns if v is call}
     refs = {r for r in loaders if r is not None}
     for ref in list(refs):

@@ -21,7 +21,7 @@ TRIGGERS = {
     "DDP007": [(8, 47), (15, 20), (16, 20)],  # state_dict() through a parameter, state_dict(), the wrapper
     "DDP008": [(20, 19), (25, 42), (32, 14), (33, 38)],  # through a parameter, after a wrap, after a conditional wrap
     "DDP009": [(12, 18)],
-    "DDP010": [(20, 37), (22, 20)],  # read by a loop here, passed to a test function
+    "DDP010": [(20, 37), (22, 20), (28, 43)],  # read by a loop here, passed to a test function, from a helper
     "DDP011": [(7, 5)],
     "DDP012": [(11, 5)],
     "DDP013": [(8, 37)],
