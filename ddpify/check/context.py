@@ -75,7 +75,8 @@ class Context:
     def is_global_rank(self, expr: cst.CSTNode) -> bool:
         """Is `expr` the process's rank among all processes of the job (not its index on this node)?
         `dist.get_rank()`, `int(os.environ["RANK"])`, `args.rank` from the command line, a name every
-        assignment of which is one of those (`rank = dist.get_rank()`), `args.rank * ngpus + gpu`.
+        assignment of which is one of those (`rank = dist.get_rank()`, `rank = setup()` where
+        `setup` returns one), `args.rank * ngpus + gpu`.
         A parameter no call in this file passes (`def worker(rank, world)` started by
         `mp.spawn`) is not: there it counts the processes of one node."""
         if expr not in self._global:
@@ -88,6 +89,9 @@ class Context:
         if mt.is_call_of(expr, "int") and expr.args:
             return self.is_global_rank(expr.args[0].value)
         if isinstance(expr, cst.Call):
+            returned = [r for func in f.user_functions(expr) for r in f.returned(func)]
+            if returned and dotted(expr.func) not in f.classes:  # `rank = setup()`: what it returns
+                return all(self.is_global_rank(r) for r in returned)
             return f.qualify(expr.func) in GLOBAL_RANK_CALLS or self._reads_rank_variable(expr)
         if isinstance(expr, cst.Subscript):
             return self._reads_rank_variable(expr)
@@ -198,8 +202,9 @@ class Context:
     def same_everywhere(self, test: cst.BaseExpression) -> bool:
         """`Facts.same_everywhere`, plus values agreed by a collective (`agree_on(...)`, a tensor
         passed to `dist.all_reduce` before), attributes every assignment of which is shared
-        (`self.iter_num = 0` ... `self.iter_num += 1`), and what a checkpoint holds (`torch.load`
-        reads the same file on every process)."""
+        (`self.iter_num = 0` ... `self.iter_num += 1`), objects of this file's classes built from
+        shared values (a config dataclass), and what a checkpoint holds (`torch.load` reads the
+        same file on every process)."""
         f = self.facts
         if f.same_everywhere(test) or self._shared(test, frozenset()):
             return True
@@ -226,7 +231,9 @@ class Context:
         if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`
             return self._shared(node.value, proving)
         if isinstance(node, cst.Call):
-            funcs = [] if dotted(node.func) in f.classes else f.user_functions(node)
+            if dotted(node.func) in f.classes:  # `config = Hyperparameters()`: built from shared values
+                return all(self._shared(a.value, proving) for a in node.args)
+            funcs = f.user_functions(node)
             if funcs:  # `args = get_args()`: what it returns
                 return all(f.returned(func) and all(self._shared(r, proving) for r in f.returned(func))
                            for func in funcs)

@@ -9,6 +9,7 @@ import libcst as cst
 from ddpify import matchers as mt
 from ddpify.check.context import DDP, INIT, Context, string_value
 from ddpify.check.rule import Hit, rule
+from ddpify.names import dotted
 
 DESTROY = "torch.distributed.destroy_process_group"
 
@@ -114,12 +115,13 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
     NCCL works on GPUs only: where the script falls back to the CPU (it tests
-    `torch.cuda.is_available()`), the process group fails to start. (A `"cpu"` device alone is no
-    fallback: scripts move results to the CPU.)
+    `torch.cuda.is_available()` to choose), the process group fails to start. A script that
+    demands CUDA (`assert torch.cuda.is_available()`, or exits without it) or only moves results
+    to a `"cpu"` device has no CPU path.
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
     """
     f = ctx.facts
-    falls_back = any(mt.is_available_test(c) for c in f.calls)
+    falls_back = any(mt.is_available_test(c) and not _requires(ctx, c) for c in f.calls)
     torch = ctx.spelled("torch")
     for init in ctx.calls_of(INIT):
         backend = _backend(init)
@@ -127,6 +129,21 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
             fix = None if torch is None else _choose_backend(backend, torch)
             yield Hit(backend, "the backend is always NCCL, but this script also runs on CPU, where NCCL "
                                "cannot start: use gloo there", fix)
+
+
+def _requires(ctx: Context, test: cst.Call) -> bool:
+    """`assert torch.cuda.is_available()`, `if not torch.cuda.is_available(): sys.exit(...)`: the
+    script demands CUDA rather than falling back."""
+    f = ctx.facts
+    stmt = f.statement(test)
+    if mt.sole(stmt, cst.Assert) is not None:
+        return True
+    guard = next((a for a in f.ancestors(test) if isinstance(a, cst.If)), None)
+    if guard is None or not f.is_inside(test, guard.test) or not guard.body.body:
+        return False
+    last = guard.body.body[-1]
+    return mt.sole(last, cst.Raise) is not None or any(
+        dotted(c.func) in ("sys.exit", "exit", "os.sys.exit", "quit") for c in f.calls_in(last))
 
 
 def _backend(init: cst.Call) -> cst.BaseExpression | None:
