@@ -116,12 +116,13 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
 
     NCCL works on GPUs only: where the script falls back to the CPU (it tests
     `torch.cuda.is_available()` to choose), the process group fails to start. A script that
-    demands CUDA (`assert torch.cuda.is_available()`, or exits without it) or only moves results
-    to a `"cpu"` device has no CPU path.
+    demands CUDA (`assert torch.cuda.is_available()`, an exit without it, a `set_device` that
+    runs on every path) or only moves results to a `"cpu"` device has no CPU path.
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
     """
     f = ctx.facts
-    falls_back = any(mt.is_available_test(c) and not _requires(ctx, c) for c in f.calls)
+    gpu_only = any(not _conditional(f, c) for c in ctx.calls_of("torch.cuda.set_device"))
+    falls_back = not gpu_only and any(mt.is_available_test(c) and not _requires(ctx, c) for c in f.calls)
     torch = ctx.spelled("torch")
     for init in ctx.calls_of(INIT):
         backend = _backend(init)
@@ -144,6 +145,16 @@ def _requires(ctx: Context, test: cst.Call) -> bool:
     last = guard.body.body[-1]
     return mt.sole(last, cst.Raise) is not None or any(
         dotted(c.func) in ("sys.exit", "exit", "os.sys.exit", "quit") for c in f.calls_in(last))
+
+
+def _conditional(f, node: cst.CSTNode) -> bool:
+    """Does `node` run under an `if` (or a conditional expression) of its function?"""
+    for anc in f.ancestors(node):
+        if isinstance(anc, (cst.FunctionDef, cst.Module)):
+            return False
+        if isinstance(anc, (cst.If, cst.IfExp)):
+            return True
+    return False
 
 
 def _backend(init: cst.Call) -> cst.BaseExpression | None:
