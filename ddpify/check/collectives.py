@@ -45,7 +45,7 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     ddp_used = bool(ctx.ddp_refs)
     for call in f.calls:
         guard = ctx.rank_guard(call)
-        if guard is None:
+        if guard is None or ctx.undistributed(call):
             continue
         if ctx.is_collective(call):
             if not _paired(ctx, call, guard):

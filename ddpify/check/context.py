@@ -139,6 +139,21 @@ class Context:
         return any(self.rank_dependent(child, depth) for child in mt.children(test)
                    if isinstance(child, cst.BaseExpression) or isinstance(child, cst.ComparisonTarget))
 
+    def undistributed(self, node: cst.CSTNode) -> bool:
+        """Does `node` run only when the script is not distributed: in the branch of
+        `if args.local_rank == -1 ...:` (also `and`-ed with more), or the `else` of `!= -1`?"""
+        child = node
+        for anc in self.facts.ancestors(node):
+            if isinstance(anc, cst.If) and child is not anc.test:
+                in_body = child is anc.body
+                for test in _conjuncts(anc.test) if in_body else [anc.test]:
+                    if isinstance(test, cst.Comparison) and _rank_word(test.left) and len(test.comparisons) == 1 \
+                            and _minus_one_or_none(test.comparisons[0].comparator) and isinstance(
+                                test.comparisons[0].operator, cst.Equal if in_body else cst.NotEqual):
+                        return True
+            child = anc
+        return False
+
     def rank_guard(self, node: cst.CSTNode) -> cst.If | None:
         """The innermost `if` of `node`'s own function whose test depends on the rank and that
         runs `node` in one of its branches."""
@@ -179,14 +194,15 @@ class Context:
     # collectives --------------------------------------------------------------------------------
     def is_collective(self, call: cst.Call, depth: int = 3) -> bool:
         """A call every process must make: a torch.distributed collective, ddpify_runtime's
-        `barrier`/`agree_on`, or a function of this file that makes one."""
+        `barrier`/`agree_on`, or a function of this file that makes one on every rank (one under
+        a rank test of its own, as in "main process first", follows a protocol of its own)."""
         if self.facts.qualify(call.func) in COLLECTIVES:
             return True
         if call in self._collective:
             return self._collective[call]
         self._collective[call] = False  # recursion adds nothing
-        found = depth > 0 and any(self.is_collective(c, depth - 1) for func in self.facts.user_functions(call)
-                                  for c in self.facts.calls_in(func.body))
+        found = depth > 0 and any(self.is_collective(c, depth - 1) and self.rank_guard(c) is None
+                                  for func in self.facts.user_functions(call) for c in self.facts.calls_in(func.body))
         self._collective[call] = found
         return found
 
@@ -203,8 +219,8 @@ class Context:
         """`Facts.same_everywhere`, plus values agreed by a collective (`agree_on(...)`, a tensor
         passed to `dist.all_reduce` before), attributes every assignment of which is shared
         (`self.iter_num = 0` ... `self.iter_num += 1`), objects of this file's classes built from
-        shared values (a config dataclass), and what a checkpoint holds (`torch.load` reads the
-        same file on every process)."""
+        shared values (a config dataclass), methods of shared values (`args.path.split("-")`),
+        and what a checkpoint holds (`torch.load` reads the same file on every process)."""
         f = self.facts
         if f.same_everywhere(test) or self._shared(test, frozenset()):
             return True
@@ -231,8 +247,12 @@ class Context:
         if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`
             return self._shared(node.value, proving)
         if isinstance(node, cst.Call):
-            if dotted(node.func) in f.classes:  # `config = Hyperparameters()`: built from shared values
-                return all(self._shared(a.value, proving) for a in node.args)
+            arguments = all(self._shared(a.value, proving) for a in node.args)
+            if dotted(node.func) in f.classes or dotted(node.func) in f.PURE_BUILTINS:  # `Config()`, `int(x)`
+                return arguments
+            if isinstance(node.func, cst.Attribute) and not f.user_functions(node) and \
+                    self._shared(node.func.value, proving):  # `args.path.split("-")`
+                return arguments
             funcs = f.user_functions(node)
             if funcs:  # `args = get_args()`: what it returns
                 return all(f.returned(func) and all(self._shared(r, proving) for r in f.returned(func))
@@ -347,6 +367,13 @@ def _rank_word(node: cst.CSTNode) -> bool:
 def _minus_one_or_none(node: cst.CSTNode) -> bool:
     return mt.is_name(node, "None") or isinstance(node, cst.UnaryOperation) and isinstance(
         node.operator, cst.Minus) and isinstance(node.expression, cst.Integer) and node.expression.value == "1"
+
+
+def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`a and b and c` -> [a, b, c]."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _conjuncts(test.left) + _conjuncts(test.right)
+    return [test]
 
 
 def _keeps(ref: Ref, value: cst.BaseExpression) -> bool:

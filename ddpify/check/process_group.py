@@ -117,7 +117,8 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     NCCL works on GPUs only: where the script falls back to the CPU (it tests
     `torch.cuda.is_available()` to choose), the process group fails to start. A script that
     demands CUDA (`assert torch.cuda.is_available()`, an exit without it, a `set_device` that
-    runs on every path) or only moves results to a `"cpu"` device has no CPU path.
+    runs on every path, or on the path that starts the group) or only moves results to a
+    `"cpu"` device has no CPU path.
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
     """
     f = ctx.facts
@@ -126,7 +127,7 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     torch = ctx.spelled("torch")
     for init in ctx.calls_of(INIT):
         backend = _backend(init)
-        if falls_back and backend is not None and string_value(backend) == "nccl":
+        if falls_back and backend is not None and string_value(backend) == "nccl" and not _binds_gpu(ctx, init):
             fix = None if torch is None else _choose_backend(backend, torch)
             yield Hit(backend, "the backend is always NCCL, but this script also runs on CPU, where NCCL "
                                "cannot start: use gloo there", fix)
@@ -145,6 +146,14 @@ def _requires(ctx: Context, test: cst.Call) -> bool:
     last = guard.body.body[-1]
     return mt.sole(last, cst.Raise) is not None or any(
         dotted(c.func) in ("sys.exit", "exit", "os.sys.exit", "quit") for c in f.calls_in(last))
+
+
+def _binds_gpu(ctx: Context, init: cst.Call) -> bool:
+    """Does a `set_device` run on the path to `init` (in its block or a block around it)? Then the
+    branch that starts NCCL uses a GPU (`else: torch.cuda.set_device(args.local_rank) ...`)."""
+    f = ctx.facts
+    return any(f.scope(c) is f.scope(init) and f.is_inside(init, f.parent(f.statement(c)))
+               for c in ctx.calls_of("torch.cuda.set_device"))
 
 
 def _conditional(f, node: cst.CSTNode) -> bool:
