@@ -36,7 +36,6 @@ def no_destroy(ctx: Context) -> Iterator[Hit]:
     group and nothing in it calls or names `destroy_process_group` (`atexit.register(...)`
     counts).
     """
-    f = ctx.facts
     inits = ctx.calls_of(INIT)
     if inits and not _destroys(ctx):
         yield Hit(inits[0].func, "the process group is never destroyed: call dist.destroy_process_group() "
@@ -122,7 +121,7 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
     """
     f = ctx.facts
-    gpu_only = any(not _conditional(f, c) for c in ctx.calls_of("torch.cuda.set_device"))
+    gpu_only = any(not _under_if(f, c) for c in ctx.calls_of("torch.cuda.set_device"))
     falls_back = not gpu_only and any(mt.is_available_test(c) and not _requires(ctx, c) for c in f.calls)
     torch = ctx.spelled("torch")
     for init in ctx.calls_of(INIT):
@@ -156,7 +155,7 @@ def _binds_gpu(ctx: Context, init: cst.Call) -> bool:
                for c in ctx.calls_of("torch.cuda.set_device"))
 
 
-def _conditional(f, node: cst.CSTNode) -> bool:
+def _under_if(f, node: cst.CSTNode) -> bool:
     """Does `node` run under an `if` (or a conditional expression) of its function?"""
     for anc in f.ancestors(node):
         if isinstance(anc, (cst.FunctionDef, cst.Module)):
