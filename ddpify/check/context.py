@@ -8,12 +8,15 @@
   call is);
 - which calls are collectives (`dist.barrier()`, `all_reduce`, ddpify_runtime's `barrier` and
   `agree_on`, or a helper of this file that runs one);
+- which values are the same on every process (`Facts.same_everywhere`, plus what a collective
+  agreed, counters kept on `self`, checkpoints, config objects);
 - which names hold a `DistributedDataParallel` wrapper, and whether on every path.
 """
 
 from __future__ import annotations
 
 from functools import cached_property
+
 import libcst as cst
 
 from ddpify import matchers as mt
@@ -250,13 +253,12 @@ class Context:
             arguments = all(self._shared(a.value, proving) for a in node.args)
             if dotted(node.func) in f.classes or dotted(node.func) in f.PURE_BUILTINS:  # `Config()`, `int(x)`
                 return arguments
-            if isinstance(node.func, cst.Attribute) and not f.user_functions(node) and \
-                    self._shared(node.func.value, proving):  # `args.path.split("-")`
-                return arguments
             funcs = f.user_functions(node)
             if funcs:  # `args = get_args()`: what it returns
                 return all(f.returned(func) and all(self._shared(r, proving) for r in f.returned(func))
                            for func in funcs)
+            if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving):
+                return arguments  # `args.path.split("-")`
             return f.qualify(node.func) == "torch.load" or mt.is_parse_args(node)
         if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return False
