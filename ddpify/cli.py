@@ -398,7 +398,12 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
             if outcome.report.note:
                 click.echo(f"{source.name}: note: {outcome.report.note}", err=True)
     for outcome in errors:
-        click.echo(outcome.traceback.rstrip() if verbose and outcome.traceback else outcome.error, err=True)
+        if outcome.code != EXIT_INTERNAL:
+            click.echo(outcome.error, err=True)
+        elif verbose:
+            click.echo(f"{outcome.traceback.rstrip()}\n{outcome.error}", err=True)
+        else:
+            click.echo(outcome.error + VERBOSE_HINT, err=True)
     if errors:
         raise click.exceptions.Exit(max(o.code for o in errors))
     left = sum(len(o.report.findings) for _, o in good)
@@ -440,8 +445,8 @@ def _check_one(source: io.Source, rules, fix: bool) -> _Checked:
     except (SyntaxError, UnicodeDecodeError) as exc:
         return _Checked(error=f"{name}: cannot parse: {_one_line(str(exc))}", code=EXIT_INPUT)
     except Exception as exc:
-        return _Checked(error=f"{name}: internal error: {type(exc).__name__}: {_one_line(str(exc))}"
-                              + VERBOSE_HINT, code=EXIT_INTERNAL, traceback=traceback.format_exc())
+        return _Checked(error=f"{name}: internal error: {type(exc).__name__}: {_one_line(str(exc))}",
+                        code=EXIT_INTERNAL, traceback=traceback.format_exc())
 
 
 def _check_summary(checked: list, fix: bool) -> str:

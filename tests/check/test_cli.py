@@ -126,3 +126,16 @@ def test_the_check_command_never_imports_torch():
         ''')
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_bug_of_ours_is_one_line_and_exit_123(monkeypatch):
+    Path("bad.py").write_text(BAD)
+
+    def broken(data, rules):
+        raise KeyError("boom")
+    monkeypatch.setattr("ddpify.check.check", broken)
+    result = cli("bad.py", code=123)
+    assert result.stderr == "bad.py: internal error: KeyError: 'boom' (rerun with --verbose for the traceback)\n"
+    verbose = cli("bad.py", "--verbose", code=123).stderr.splitlines()
+    assert verbose[0] == "Traceback (most recent call last):"
+    assert verbose[-1] == "bad.py: internal error: KeyError: 'boom'"
