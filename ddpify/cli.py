@@ -382,7 +382,9 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
     inputs = _guard(io.collect, sources)
     outcomes = [_check_one(source, rules, fix) for source in inputs.sources]
     errors = [o for o in outcomes if o.error]
-    if fix and not errors:
+    if fix and errors:  # nothing is written: report the files as they are
+        outcomes = [o if o.error else _check_one(s, rules, False) for s, o in zip(inputs.sources, outcomes)]
+    elif fix:
         for source, outcome in zip(inputs.sources, outcomes):
             if outcome.fixed:
                 _guard(io.write_atomic, source.path, outcome.output, outcome.mode)

@@ -97,6 +97,7 @@ def test_fix_writes_nothing_when_an_input_does_not_parse():
     Path("broken.py").write_text("def f(:\n    pass\n")
     result = cli("--fix", "bad.py", "broken.py", code=2)
     assert Path("bad.py").read_text() == BAD
+    assert result.stdout.startswith(BAD_LINE)  # reported as it is, since nothing was fixed
     assert result.stderr.splitlines()[-1] == "broken.py:1:7: cannot parse: invalid syntax"
     assert "--fix cannot rewrite standard input" in cli("--fix", "-", input=BAD, code=2).stderr
 
