@@ -24,6 +24,11 @@ class Options:
     skip: frozenset[str] = frozenset()
     find_unused_parameters: bool = False
     sync_batchnorm: bool = False
+    strategy: str = "ddp"  # "ddp": DistributedDataParallel; "fsdp": FSDP2's fully_shard
+
+    @property
+    def fsdp(self) -> bool:
+        return self.strategy == "fsdp"
 
     def runs(self, name: str) -> bool:
         """Is the rewrite called `name` selected?"""

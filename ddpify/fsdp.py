@@ -1,0 +1,105 @@
+"""What `--strategy fsdp` reads beyond the DDP rewrites: sharded models, the optimizers over
+them, their state dicts (collectives under FSDP2) and the blocks `shard_model` shards.
+
+FSDP2's `fully_shard` keeps the model's class (no `.module`), replaces its parameters with
+sharded ones (an optimizer must be built over those), and makes every forward and every full
+state dict a collective: all ranks run them, the main process only writes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddpify import forward
+from ddpify import matchers as mt
+from ddpify.models import Model, holds_wrapper, model_classes
+from ddpify.names import dotted
+
+if TYPE_CHECKING:  # the analysis the rewrites pass in
+    from ddpify.analysis import Analysis
+
+CONTAINERS = {"torch.nn.ModuleList": "nn.ModuleList", "torch.nn.Sequential": "nn.Sequential"}
+ANY_BLOCKS = "the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root"
+
+
+def sharded_name(facts: "Analysis", expr: cst.BaseExpression) -> str | None:
+    """The sharded model `expr` reads, as code (`model` also for `model.module`, a DataParallel
+    script's spelling), or None. A name that may hold the bare model too counts: the runtime's
+    state-dict helpers accept both."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
+        expr = expr.value
+    name = dotted(expr)
+    return name if name is not None and holds_wrapper(facts, expr) is not None else None
+
+
+def optimizer_models(facts: "Analysis", expr: cst.BaseExpression) -> list[Model]:
+    """The sharded models that the optimizer `expr` (`optimizer`, `self.opt`) trains."""
+    optimizers = [o for o in facts.origins(expr) if isinstance(o, cst.Call) and o in facts.optimizers]
+    return [m for m in facts.models.wrapped if any(o in m.optimizers for o in optimizers)]
+
+
+def model_name_at(facts: "Analysis", model: Model, node: cst.CSTNode) -> str | None:
+    """How `node`'s function names the sharded `model` (`model`, `self.model`), or None."""
+    visible = (facts.scope(node), facts.enclosing_class(node), facts.module)
+    names = {ref.name for ref, m in facts.wrapped_refs.items() if m is model and ref.scope in visible}
+    return names.pop() if len(names) == 1 else None
+
+
+def gather(facts: "Analysis", call: cst.Call) -> str | None:
+    """The collective that replaces `call`, as code, or None: `model.state_dict()` ->
+    `full_state_dict(model)`, `optimizer.state_dict()` -> `full_optimizer_state_dict(model,
+    optimizer)` for an optimizer over a sharded model whose name is known here."""
+    if not mt.is_method_call(call, "state_dict") or call.args:
+        return None
+    receiver = call.func.value
+    model = sharded_name(facts, receiver)
+    if model is not None:
+        return f"full_state_dict({model})"
+    models = optimizer_models(facts, receiver)
+    name = model_name_at(facts, models[0], call) if len(models) == 1 else None
+    return f"full_optimizer_state_dict({name}, {facts.code(receiver)})" if name else None
+
+
+def sharded_forward(facts: "Analysis", call: cst.Call) -> str | None:
+    """`model(x)` (or `model.module(x)`) of a sharded model: the model's name, or None."""
+    return sharded_name(facts, call.func) if dotted(call.func) else None
+
+
+def blocks(facts: "Analysis", model: Model) -> str:
+    """Which modules `shard_model` shards before the root, as far as the source shows it."""
+    built = [] if isinstance(model.defined, cst.FunctionDef) else [model.defined]
+    if any(facts.qualify(c.func) == "torch.nn.Sequential" for node in built for c in facts.calls_in(node)):
+        return "each layer with parameters of the nn.Sequential, then the root"
+    classes = model_classes(facts, model)
+    if len(classes) != 1:
+        return ANY_BLOCKS
+    found = _containers(facts, classes[0], model.name)
+    if found:
+        return f"each block of {', '.join(found)}, then the root"
+    return f"the root only ({classes[0].name.value} holds no nn.ModuleList/nn.Sequential)"
+
+
+def _containers(facts: "Analysis", cls: cst.ClassDef, prefix: str, depth: int = 2) -> list[str]:
+    """`model.layers` (nn.ModuleList) and the like, assigned in `cls.__init__`, also inside
+    attributes that are module classes of this file (`model.encoder.layers`); `model` itself
+    for a subclass of nn.Sequential. `prefix` names an instance of `cls`."""
+    for base in cls.bases:
+        kind = CONTAINERS.get(facts.qualify(base.value) or "")
+        if kind is not None:
+            return [f"`{prefix}` ({kind})"]
+    init = next((f for f in facts.functions.get("__init__", ()) if facts.enclosing_class(f) is cls), None)
+    found: list[str] = []
+    for target, value, _ in facts.writes_in(init) if init is not None else ():
+        name = dotted(target)
+        if not (name and name.startswith("self.") and name.count(".") == 1 and isinstance(value, cst.Call)):
+            continue
+        path = prefix + name[len("self"):]
+        kind = CONTAINERS.get(facts.qualify(value.func) or "")
+        if kind is not None:
+            found.append(f"`{path}` ({kind})")
+        elif depth and dotted(value.func) in facts.classes and forward.is_module_class(
+                facts, facts.classes[dotted(value.func)]):
+            found += _containers(facts, facts.classes[dotted(value.func)], path, depth - 1)
+    return found
