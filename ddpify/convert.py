@@ -85,7 +85,7 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
         sys.setrecursionlimit(RECURSION_LIMIT)
     data = source.encode("utf-8") if isinstance(source, str) else source
     module = cst.parse_module(data)
-    facts = Analysis(module, wraps=options.runs("wrap-model"))
+    facts = Analysis(module, wraps=options.runs("wrap-model"), fsdp=options.fsdp)
     gate = _leave_alone(facts)
     if gate is not None:
         return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)

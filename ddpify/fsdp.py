@@ -4,6 +4,13 @@ them, their state dicts (collectives under FSDP2) and the blocks `shard_model` s
 FSDP2's `fully_shard` keeps the model's class (no `.module`), replaces its parameters with
 sharded ones (an optimizer must be built over those), and makes every forward and every full
 state dict a collective: all ranks run them, the main process only writes.
+
+Where a model is sharded: where DDP would wrap it (`ddpify.models`), unless an optimizer of it
+is built before that point. Such an optimizer moves after the sharding, with the statements up
+to there that use it, when none of them also sets the model up; otherwise the sharding moves
+up, right before the optimizer, when what follows it in the set-up is fine on a sharded model
+(loading a checkpoint, which then loads a full state dict; `train()`, `eval()`); otherwise a
+TODO (`place_shard`).
 """
 
 from __future__ import annotations
@@ -22,6 +29,64 @@ if TYPE_CHECKING:  # the analysis the rewrites pass in
 
 CONTAINERS = {"torch.nn.ModuleList": "nn.ModuleList", "torch.nn.Sequential": "nn.Sequential"}
 ANY_BLOCKS = "the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root"
+
+
+def place_shard(facts: "Analysis", model: Model) -> None:
+    """Under FSDP2 the optimizers of `model` are built after the sharding: move those built
+    before it down (`model.moved`), or the sharding up to the first of them, or list them in
+    `model.blocked` (a TODO)."""
+    early = [s for s in dict.fromkeys(facts.statement(o) for o in model.optimizers)
+             if not model.before_anchor and facts.scope(s) is facts.scope(model.anchor)
+             and facts.before(s, model.anchor)]
+    groups = [_movable(facts, stmt, model) for stmt in early]
+    if all(g is not None for g in groups):
+        model.moved = [s for g in groups for s in g]
+        return
+    first = early[0]
+    _, body = facts.block(first)
+    if model.anchor in body and all(_fine_sharded(facts, s, model.name) for s in
+                                    body[body.index(first):body.index(model.anchor) + 1]):
+        model.anchor, model.before_anchor = first, True
+        model.setup = [s for s in model.setup if facts.before(s, first)]
+        return
+    model.blocked = [s for s, g in zip(early, groups) if g is None]
+    model.moved = [s for g in groups if g is not None for s in g]
+
+
+def _movable(facts: "Analysis", stmt: cst.CSTNode, model: Model) -> list[cst.CSTNode] | None:
+    """`stmt` and the statements up to the sharding point that use what it binds, when none of
+    them sets the model up; None otherwise (or when `stmt` is in another block)."""
+    _, body = facts.block(stmt)
+    if model.anchor not in body:
+        return None
+    group, bound = [stmt], _bound(stmt)
+    for later in body[body.index(stmt) + 1:body.index(model.anchor) + 1]:
+        if not any(mt.references(later, n) for n in bound):
+            continue
+        if later is model.anchor or mt.references(later, model.name):
+            return None
+        group.append(later)
+        bound |= _bound(later)
+    return group
+
+
+def _bound(stmt: cst.CSTNode) -> set[str]:
+    """The names (and `self.x` attributes) a simple statement assigns."""
+    return {dotted(t.target) for t in mt.findall(stmt, cst.AssignTarget) if dotted(t.target)}
+
+
+SHARDED_OK = {"load_state_dict", "train", "eval", "parameters", "named_parameters"}
+
+
+def _fine_sharded(facts: "Analysis", stmt: cst.CSTNode, name: str) -> bool:
+    """Does `stmt` use the model only in ways a sharded model supports as they are
+    (`model.load_state_dict(...)`, `model.train()`)?"""
+    for use in mt.references(stmt, name):
+        attr = facts.parent(use)
+        if not (isinstance(attr, cst.Attribute) and attr.value is use and attr.attr.value in SHARDED_OK
+                and isinstance(facts.parent(attr), cst.Call)):
+            return False
+    return True
 
 
 def sharded_name(facts: "Analysis", expr: cst.BaseExpression) -> str | None:

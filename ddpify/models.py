@@ -10,6 +10,7 @@ A model that arrives as a parameter of the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
 function is entered: the parameter is rebound to the wrapper, so each call wraps the model it
 was given and the caller keeps the bare model (trained in place) for evaluation and later calls.
+Under `--strategy fsdp`, `ddpify.fsdp.place_shard` may move that point up (see there).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Model:
     setup: list[cst.CSTNode] = field(default_factory=list)  # statements between defined and anchor
     before_anchor: bool = False  # the wrap goes right before `anchor` (a function's first statement)
     optimizers: list[cst.CSTNode] = field(default_factory=list)  # what trains it (optimizer calls)
+    moved: list[cst.CSTNode] = field(default_factory=list)  # FSDP: statements moved after the sharding
+    blocked: list[cst.CSTNode] = field(default_factory=list)  # FSDP: optimizers built before it, unmovable
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""

@@ -27,13 +27,13 @@ shards), so they run on every process, before the guard, and only the write is g
     save_image(netG(fixed_noise), "sample.png")
 ->
     model_state = full_state_dict(model)
-    if is_main_process():
-        torch.save(model_state, "model.pt")
     netG_output = netG(fixed_noise)
     if is_main_process():
+        torch.save(model_state, "model.pt")
         save_image(netG_output, "sample.png")
 
-An `if` whose body writes such a checkpoint keeps its condition and guards the write inside it;
+They go before the run of writes they belong to, which stays one guarded block. An `if` whose
+body writes such a checkpoint keeps its condition and guards the write inside it;
 a helper that gathers or runs the model is not guarded at its call but inside, statement by
 statement. A collective that reads a name the write itself binds (`with open(...) as f:`) gets a
 TODO.
@@ -70,7 +70,7 @@ def rewrite(facts, edits, options) -> None:
         stmt = facts.statement(call)
         if isinstance(stmt, cst.SimpleStatementLine) and any(f in writers for f in facts.user_functions(call)):
             writes[stmt] = f"{dotted(call.func)}()"
-    saves = []
+    saves, guarded = [], []
     for stmt, what in list(writes.items()):
         if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):
             continue
@@ -95,10 +95,12 @@ def rewrite(facts, edits, options) -> None:
                 f"{what} created on the main process only (None elsewhere)")
         else:
             edits.guard(stmt, GUARD, f"{what} runs on the main process only")
-        if options.fsdp:
-            _hoist_collectives(facts, edits, stmt)
-        else:
+            guarded.append(stmt)
+        if not options.fsdp:
             _forward_through_module(facts, edits, stmt)
+    taken: dict = {}
+    for stmt in guarded if options.fsdp else ():
+        _hoist_collectives(facts, edits, stmt, guarded, taken)
     for stmt in saves:
         if _read_back_later(facts, stmt):
             edits.insert_after(stmt, "barrier()\n")
@@ -213,22 +215,28 @@ def _collectives(facts, node) -> list[tuple[cst.Call, str]]:
     return found
 
 
-def _hoist_collectives(facts, edits, stmt) -> None:
-    """`torch.save(model.state_dict(), p)` -> `model_state = full_state_dict(model)` before the
-    statement, on every process, and `torch.save(model_state, p)` under the guard."""
-    bound = _bound_inside(stmt)
-    taken: set[str] = set()
+def _hoist_collectives(facts, edits, stmt, guarded, taken) -> None:
+    """`torch.save(model.state_dict(), p)` -> `model_state = full_state_dict(model)` on every
+    process and `torch.save(model_state, p)` under the guard. The collectives go before the run
+    of guarded statements `stmt` ends, so that the run stays one `if is_main_process():` block."""
+    _, body = facts.block(stmt)
+    start = body.index(stmt)
+    while start and body[start - 1] in guarded:
+        start -= 1
     for call, code in _collectives(facts, stmt):
-        if {n.value for n in mt.variables(call)} & bound:
+        reads = {n.value for n in mt.variables(call)}
+        if reads & _bound_inside(stmt):
             edits.todo(stmt, f"`{facts.code(call)}` is a collective under FSDP2 (every process must run it), but "
                        "it reads a name this write binds: compute it before the write, on every process")
             continue
-        name = _fresh(facts, stmt, _result_name(facts, call), taken)
+        first = next(s for s in body[start:] if s is stmt or not reads & _bound_inside(s))
+        names = taken.setdefault(first, set())
+        name = _fresh(facts, stmt, _result_name(facts, call), names)
         hoisted = cst.parse_statement(f"{name} = {code}\n")
-        if not taken - {name}:  # the first one takes the blank lines and comments above the write
-            hoisted = hoisted.with_changes(leading_lines=stmt.leading_lines)
-            edits.replace(stmt, lambda node: node.with_changes(leading_lines=()))
-        edits.insert_before(stmt, hoisted)
+        if len(names) == 1:  # the first one takes the blank lines and comments above the run
+            hoisted = hoisted.with_changes(leading_lines=first.leading_lines)
+            edits.replace(first, lambda node: node.with_changes(leading_lines=()))
+        edits.insert_before(first, hoisted)
         edits.replace(call, lambda node, name=name: cst.Name(name),
                       f"`{code}` runs on every process before the write (a collective under FSDP2)")
         if code.startswith("full_"):

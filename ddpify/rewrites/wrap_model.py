@@ -113,60 +113,34 @@ def _shard(facts, edits, model, options) -> None:
     if options.sync_batchnorm:
         lines.insert(0, f"{name} = convert_sync_batchnorm({name})\n")
         edits.add_import("ddpify_runtime", "convert_sync_batchnorm")
-    lines += _optimizers_before(facts, edits, model)
+    lines += _move_optimizers(facts, edits, model)
     if model.dataparallel is not None:
         _replace_dataparallel(facts, edits, model, lines, "fully_shard (FSDP2)")
     else:
         (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, *lines)
-        where = f" where {model.defined.name.value}() receives it" if isinstance(model.defined, cst.FunctionDef) else ""
+        if isinstance(model.defined, cst.FunctionDef):
+            where = f" where {model.defined.name.value}() receives it"
+        elif model.before_anchor:  # moved up by the analysis (models._place_shard)
+            where = " before its optimizer is built (what follows loads into the shards)"
+        else:
+            where = ""
         edits.record(model.anchor, f"`{name}` sharded with fully_shard (FSDP2){where}: {fsdp.blocks(facts, model)}")
     edits.add_import("ddpify_runtime", "shard_model")
 
 
-def _optimizers_before(facts, edits, model) -> list[cst.CSTNode]:
-    """The statements building an optimizer of `model` before it is sharded (and those using
-    that optimizer up to there), removed to be re-inserted after the sharding; a TODO where
-    that is not safe."""
-    moved: list[cst.CSTNode] = []
-    for optimizer in model.optimizers:
-        stmt = facts.statement(optimizer)
-        if model.before_anchor or stmt in moved or facts.scope(stmt) is not facts.scope(model.anchor) \
-                or not facts.before(stmt, model.anchor):
-            continue
-        group = _movable(facts, stmt, model)
-        if group is None:
-            edits.todo(stmt, f"this optimizer is built before `{model.name}` is sharded, and ddpify cannot move it "
-                       f"safely: FSDP2 replaces the parameters, so build it after `{model.name} = "
-                       f"shard_model({model.name})`")
-            continue
-        for s in group:
-            edits.replace(s, lambda node: cst.RemoveFromParent())
-        moved += group
-        edits.record(stmt, f"optimizer built after `{model.name}` is sharded (moved down): FSDP2 replaces the "
-                     "parameters it trains")
-    return moved
-
-
-def _movable(facts, stmt, model) -> list[cst.CSTNode] | None:
-    """`stmt` and the statements up to the sharding point that use what it binds, when none of
-    them sets the model up; None otherwise (or when `stmt` is in another block)."""
-    block, body = facts.block(stmt)
-    if model.anchor not in body:
-        return None
-    group, bound = [stmt], _bound(stmt)
-    for later in body[body.index(stmt) + 1:body.index(model.anchor) + 1]:
-        if not any(mt.references(later, n) for n in bound):
-            continue
-        if later is model.anchor or mt.references(later, model.name):
-            return None
-        group.append(later)
-        bound |= _bound(later)
-    return group
-
-
-def _bound(stmt) -> set[str]:
-    """The names (and `self.x` attributes) a simple statement assigns."""
-    return {dotted(t.target) for t in mt.findall(stmt, cst.AssignTarget) if dotted(t.target)}
+def _move_optimizers(facts, edits, model) -> list[cst.CSTNode]:
+    """The statements that build an optimizer of `model` before the sharding (`model.moved`,
+    decided by the analysis), removed to be re-inserted after it; a TODO on those that cannot move."""
+    for stmt in model.moved:
+        edits.replace(stmt, lambda node: cst.RemoveFromParent())
+        if any(facts.is_inside(o, stmt) for o in model.optimizers):
+            edits.record(stmt, f"optimizer built after `{model.name}` is sharded (moved down): FSDP2 replaces "
+                         "the parameters it trains")
+    for stmt in model.blocked:
+        edits.todo(stmt, f"this optimizer is built before `{model.name}` is sharded, and ddpify cannot move it "
+                   f"safely: FSDP2 replaces the parameters, so build it after `{model.name} = "
+                   f"shard_model({model.name})`")
+    return model.moved
 
 
 def _penalties(facts):
@@ -224,7 +198,7 @@ def _replace_dataparallel(facts, edits, model, lines, by) -> None:
         _remove(facts, edits, statement)
     else:
         edits.replace(call, lambda node: inner.value)
-    edits.insert_after(model.anchor, *lines)
+    (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, *lines)
     later = ", wrapped after the set-up that follows it" if model.setup else ""
     edits.record(statement, f"nn.DataParallel replaced by {by} for `{target}`{later}")
     for stmt in model.setup:
