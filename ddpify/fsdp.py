@@ -21,7 +21,7 @@ import libcst as cst
 
 from ddpify import forward
 from ddpify import matchers as mt
-from ddpify.models import Model, holds_wrapper, model_classes
+from ddpify.models import Model, holds_wrapper, model_classes, parameter_calls
 from ddpify.names import dotted
 
 if TYPE_CHECKING:  # the analysis the rewrites pass in
@@ -33,11 +33,12 @@ ANY_BLOCKS = "the runtime shards the blocks of each nn.ModuleList/nn.Sequential 
 
 def place_shard(facts: "Analysis", model: Model) -> None:
     """Under FSDP2 the optimizers of `model` are built after the sharding: move those built
-    before it down (`model.moved`), or the sharding up to the first of them, or list them in
-    `model.blocked` (a TODO)."""
-    early = [s for s in dict.fromkeys(facts.statement(o) for o in model.optimizers)
-             if not model.before_anchor and facts.scope(s) is facts.scope(model.anchor)
-             and facts.before(s, model.anchor)]
+    before it (and the parameter lists they are given) down (`model.moved`), or the sharding up
+    to the first of them, or list them in `model.blocked` (a TODO)."""
+    built = [c for o in model.optimizers if isinstance(o, cst.Call) for c in [o, *parameter_calls(facts, o)]]
+    early = sorted({s for s in map(facts.statement, built)  # `params = [p for p in model.parameters() ...]` too
+                    if not model.before_anchor and facts.scope(s) is facts.scope(model.anchor)
+                    and not facts.before(model.anchor, s)}, key=lambda s: facts.spans[s][0])
     groups = [_movable(facts, stmt, model) for stmt in early]
     if all(g is not None for g in groups):
         model.moved = [s for g in groups for s in g]

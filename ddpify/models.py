@@ -148,7 +148,7 @@ def _trained_names(facts: Facts, untraced: list) -> list[tuple[str, cst.CSTNode,
         if mt.is_optimizer_factory(opt.func):  # `model.configure_optimizers(...)`
             found.append((_owner(opt.func.value), opt, False))
             continue
-        receivers = [c.func.value for c in _parameter_calls(facts, opt)]
+        receivers = [c.func.value for c in parameter_calls(facts, opt)]
         owners = {o: [] for o in map(_owner, receivers) if o}
         for receiver in receivers:
             if _owner(receiver):
@@ -171,7 +171,7 @@ def _is_submodule(receiver: cst.BaseExpression) -> bool:
     return len(parts) > (2 if parts[0] == "self" else 1)
 
 
-def _parameter_calls(facts: Facts, opt: cst.Call) -> list[cst.Call]:
+def parameter_calls(facts: Facts, opt: cst.Call) -> list[cst.Call]:
     calls = [c for c in facts.calls_in(opt) if mt.is_parameters_attr(c.func)]
     if calls:
         return calls

@@ -621,17 +621,27 @@ def shard_model(model: torch.nn.Module) -> torch.nn.Module:
     kept); build its optimizers afterwards, over the sharded parameters.
 
     Works with one process too (a one-rank mesh), so the converted script runs under plain
-    ``python``. The mesh is on the device type of the model's parameters.
+    ``python``. The mesh is on the device type of the model's parameters. RNN layers re-read
+    their gathered weights before each forward (``_refresh_flat_weights``).
     """
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
 
     device = next(model.parameters()).device
     mesh = init_device_mesh(device.type, (get_world_size(),))
+    for module in model.modules():
+        if isinstance(module, torch.nn.RNNBase):
+            module.register_forward_pre_hook(_refresh_flat_weights)
     for block in sharded_blocks(model):
         fully_shard(block, mesh=mesh)
     fully_shard(model, mesh=mesh)
     return model
+
+
+def _refresh_flat_weights(rnn: torch.nn.RNNBase, args: Any) -> None:
+    """An RNN (``nn.LSTM``, ``nn.GRU``) caches its weights in ``_flat_weights``; FSDP2 swaps in
+    the gathered parameters without telling it, so it would run on the shards."""
+    rnn._init_flat_weights()
 
 
 def sharded_blocks(model: torch.nn.Module) -> List[torch.nn.Module]:

@@ -133,9 +133,9 @@ def _move_optimizers(facts, edits, model) -> list[cst.CSTNode]:
     decided by the analysis), removed to be re-inserted after it; a TODO on those that cannot move."""
     for stmt in model.moved:
         edits.replace(stmt, lambda node: cst.RemoveFromParent())
-        if any(facts.is_inside(o, stmt) for o in model.optimizers):
-            edits.record(stmt, f"optimizer built after `{model.name}` is sharded (moved down): FSDP2 replaces "
-                         "the parameters it trains")
+    if model.moved:
+        edits.record(model.moved[0], f"optimizer built after `{model.name}` is sharded (moved down): FSDP2 "
+                     "replaces the parameters it trains")
     for stmt in model.blocked:
         edits.todo(stmt, f"this optimizer is built before `{model.name}` is sharded, and ddpify cannot move it "
                    f"safely: FSDP2 replaces the parameters, so build it after `{model.name} = "
