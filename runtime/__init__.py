@@ -638,10 +638,19 @@ def shard_model(model: torch.nn.Module) -> torch.nn.Module:
     return model
 
 
-def _refresh_flat_weights(rnn: torch.nn.RNNBase, args: Any) -> None:
+def _refresh_flat_weights(rnn: torch.nn.RNNBase, args: Any) -> Any:
     """An RNN (``nn.LSTM``, ``nn.GRU``) caches its weights in ``_flat_weights``; FSDP2 swaps in
-    the gathered parameters without telling it, so it would run on the shards."""
+    the gathered parameters without telling it, so it would run on the shards. A hidden state
+    made from a parameter outside the forward (``next(model.parameters()).new_zeros(...)``, the
+    word-language-model idiom) is sharded too: it is gathered (every rank runs the forward)."""
     rnn._init_flat_weights()
+
+    def gathered(value: Any) -> Any:
+        if isinstance(value, (tuple, list)):
+            return type(value)(gathered(v) for v in value)
+        return value.full_tensor() if hasattr(value, "full_tensor") else value
+
+    return gathered(args)
 
 
 def sharded_blocks(model: torch.nn.Module) -> List[torch.nn.Module]:

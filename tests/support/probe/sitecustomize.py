@@ -30,7 +30,8 @@ group's rank once it exists, the environment's before. Events:
   class. At exit every root of the sharded modules (one that no other sharded module contains)
   gets a ``params`` event too, numbered after the DDP-wrapped ones: the hash of its FULL
   parameters (gathered from the shards: a collective, run by every rank at exit, before the
-  runtime destroys the process group), ``full`` and ``local`` (this rank's shard) element counts.
+  runtime destroys the process group), ``full`` and ``local`` (this rank's shard, once resharded:
+  FSDP2 keeps a root gathered after a forward that no backward follows) element counts.
 * ``exit``: rounds and buckets left since the last step.
 
 With ``DDPIFY_PROBE_COUNT=1`` every DDP also gets a comm hook that counts gradient buckets and
@@ -195,6 +196,8 @@ def _dump_params():
 
 def _sharded_roots():
     """Log ``params`` for each root of the modules fully_shard sharded (see the docstring)."""
+    for module in _SHARDED:  # FSDP2 keeps the root gathered after a forward without backward
+        module.reshard()
     inner = {id(m) for root in _SHARDED for m in root.modules() if m is not root}
     for number, module in enumerate((m for m in _SHARDED if id(m) not in inner), len(_WRAPPED)):
         params = list(module.named_parameters())
