@@ -625,7 +625,11 @@ def shard_model(model: torch.nn.Module) -> torch.nn.Module:
     their gathered weights before each forward (``_refresh_flat_weights``).
     """
     from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.fsdp import fully_shard
+    try:
+        from torch.distributed.fsdp import fully_shard
+    except ImportError:  # public from torch 2.6 on
+        raise RuntimeError(f"ddpify: --strategy fsdp needs torch >= 2.6 (FSDP2's fully_shard); this is "
+                           f"torch {torch.__version__}: convert with --strategy ddp") from None
 
     device = next(model.parameters()).device
     mesh = init_device_mesh(device.type, (get_world_size(),))
