@@ -278,6 +278,7 @@ def run_command(args: tuple[str, ...]) -> None:
     \b
     OPTIONS, before SCRIPT:
       --keep                      keep NAME.ddpify.py (its path is printed)
+      --strategy ddp|fsdp         as for `ddpify convert` (default ddp)
       any torchrun option         passed on, e.g. --nproc-per-node N|gpu|cpu|auto, --nnodes,
                                   --rdzv-endpoint, --max-restarts, --log-dir
     Defaults: --nproc-per-node auto (one process per GPU; without CUDA, one per CPU core) and
@@ -293,7 +294,7 @@ def run_command(args: tuple[str, ...]) -> None:
     if plan.script.is_dir():
         _fail(EXIT_INPUT, f"{plan.script}: is a directory; ddpify run needs one script")
     inputs = _guard(io.collect, [str(plan.script)])
-    loaded, results, scripts = _convert_inputs(inputs, _options(frozenset(), frozenset(), False, False, "ddp"),
+    loaded, results, scripts = _convert_inputs(inputs, _options(frozenset(), frozenset(), False, False, plan.strategy),
                                                1, False, False)
     source, result = inputs.sources[0], results[0]
     target = launch.converted_path(plan.script)
