@@ -621,16 +621,19 @@ def shard_model(model: torch.nn.Module) -> torch.nn.Module:
     kept); build its optimizers afterwards, over the sharded parameters.
 
     Works with one process too (a one-rank mesh), so the converted script runs under plain
-    ``python``. The mesh is on the device type of the model's parameters. RNN layers re-read
+    ``python``. The mesh is on the device type of the model's parameters. A model sharded
+    already is returned as it is. RNN layers re-read
     their gathered weights before each forward (``_refresh_flat_weights``).
     """
     from torch.distributed.device_mesh import init_device_mesh
     try:
-        from torch.distributed.fsdp import fully_shard
+        from torch.distributed.fsdp import FSDPModule, fully_shard
     except ImportError:  # public from torch 2.6 on
         raise RuntimeError(f"ddpify: --strategy fsdp needs torch >= 2.6 (FSDP2's fully_shard); this is "
                            f"torch {torch.__version__}: convert with --strategy ddp") from None
 
+    if isinstance(model, FSDPModule):  # a training function entered a second time with it
+        return model
     device = next(model.parameters()).device
     mesh = init_device_mesh(device.type, (get_world_size(),))
     for module in model.modules():

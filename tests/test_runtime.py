@@ -583,6 +583,7 @@ FSDP_SCRIPT = textwrap.dedent("""
     model.load_state_dict(plain.state_dict())
     blocks = [type(b).__name__ for b in rt.sharded_blocks(model)]
     model = rt.shard_model(model)
+    again = rt.shard_model(model) is model
     optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
     plain_optimizer = torch.optim.Adam(plain.parameters(), lr=0.1)
     x = torch.randn(4, 5, 3)
@@ -599,7 +600,7 @@ FSDP_SCRIPT = textwrap.dedent("""
     rt.load_full_state_dict(fresh, plain.state_dict())
     rt.load_full_optimizer_state_dict(fresh, fresh_optimizer, plain_optimizer.state_dict())
     print(json.dumps({
-        "blocks": blocks, "class": type(model).__name__, "same_class": isinstance(model, Net),
+        "blocks": blocks, "class": type(model).__name__, "same_class": isinstance(model, Net), "again": again,
         "plain_tensors": all(type(t) is torch.Tensor for t in state.values()),
         "weights_match": all(torch.allclose(state[k], v) for k, v in plain.state_dict().items()),
         "optimizer_numbered": sorted(optimizer_state["state"]) == sorted(plain_optimizer.state_dict()["state"]),
@@ -625,7 +626,8 @@ def test_fsdp_helpers_under_plain_python_keep_the_single_gpu_checkpoint_format(t
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.splitlines()[-1]) == {
-        "blocks": ["Sequential", "Sequential"], "class": "FSDPNet", "same_class": True, "plain_tensors": True,
+        "blocks": ["Sequential", "Sequential"], "class": "FSDPNet", "same_class": True, "again": True,
+        "plain_tensors": True,
         "weights_match": True, "optimizer_numbered": True, "exp_avg_match": True, "reload_matches": True,
         "reload_optimizer_matches": True,
     }

@@ -32,6 +32,12 @@ So the loop is changed only when all of these hold, and left alone otherwise:
 
 With `--strategy fsdp` the same micro-steps skip FSDP2's gradient reduce-scatter instead:
 
+    with torch.autocast(...):
+        loss = criterion(model(x), y)
+    scaler.scale(loss / accum_steps).backward()
+    if (i + 1) % accum_steps == 0 or i + 1 == len(loader):
+        scaler.step(optimizer)
+->
     sync_step = (i + 1) % accum_steps == 0 or i + 1 == len(loader)
     model.set_requires_gradient_sync(sync_step)
     with torch.autocast(...):
