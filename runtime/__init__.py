@@ -615,15 +615,15 @@ __all__ += ["shard_model", "sharded_blocks", "full_state_dict", "load_full_state
 
 
 def shard_model(model: torch.nn.Module) -> torch.nn.Module:
-    """Shard ``model`` across the ranks with FSDP2: every child with parameters of an
-    ``nn.ModuleList``/``nn.Sequential`` (transformer layers, the stages of a Sequential) becomes
-    its own unit, innermost first, then the root. Returns ``model`` (sharded in place, its class
-    kept); build its optimizers afterwards, over the sharded parameters.
+    """Shard ``model`` across the ranks with FSDP2: the blocks ``sharded_blocks`` finds (the
+    layers of its ``nn.ModuleList``/``nn.Sequential`` containers) become units of their own, then
+    the root takes the rest. Returns ``model`` (sharded in place, its class kept); build its
+    optimizers afterwards, over the sharded parameters.
 
     Works with one process too (a one-rank mesh), so the converted script runs under plain
     ``python``. The mesh is on the device type of the model's parameters. A model sharded
-    already is returned as it is. RNN layers re-read
-    their gathered weights before each forward (``_refresh_flat_weights``).
+    already is returned as it is. RNN layers re-read their gathered weights before each forward
+    (``_refresh_flat_weights``).
     """
     from torch.distributed.device_mesh import init_device_mesh
     try:
