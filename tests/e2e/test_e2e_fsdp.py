@@ -3,8 +3,9 @@
 Each script below is converted with ``Options(strategy="fsdp")`` and launched once with
 ``torchrun --standalone --nproc_per_node=2`` (the plain-python form of the same code is the
 equivalence test's, ``tests/distributed/test_fsdp.py``), with the probe recording from inside
-both processes. One test per script checks everything on that one launch, to keep the suite's
-time in check:
+both processes. To keep the suite's time in check, launches run two at a time (start-up and
+imports of one overlap the other's training) and one test per script checks everything on its
+one launch:
 
 * both ranks exit 0 (no hang: the launch has the harness's timeout);
 * the training data is sharded per pass as under DDP (``check_sharded_passes``);
@@ -18,9 +19,10 @@ time in check:
 plain state dict the original script writes: loaded strictly into the original ``TinyLM``, it
 hashes like the parameters the ranks gathered at exit.
 
-Not here: ``rebound_model`` pickles the whole model (``torch.save(model, path)``), which the fsdp
-conversion leaves with a TODO (a sharded module is not a checkpoint); ``manual_batching`` and the
-fixtures of our own beyond the corpus run under DDP only (``test_e2e_corpus.py``), for time.
+Here: the twelve corpus scripts of ``test_e2e_corpus.py`` and ``transformer_blocks``. Not here:
+``rebound_model`` pickles the whole model (``torch.save(model, path)``), which the fsdp
+conversion leaves with a TODO (a sharded module is not a checkpoint); the other fixtures of our
+own beyond the corpus run under DDP only (``test_e2e_corpus.py``), for time.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ pytestmark = pytest.mark.slow
 FSDP = Options(strategy="fsdp")
 NAMES = ["mnist_style", "quickstart_toplevel", "trainer_class", "gan_two_models", "explicit_sampler",
          "dataparallel_legacy", "amp_accumulation", "resume_early_stop", "rnn_custom_methods",
-         "dict_loaders", "steps_compile_bn", "transformer_blocks"]
+         "manual_batching", "dict_loaders", "steps_compile_bn", "transformer_blocks"]
 TRANSFORMER = {"args": ["--epochs", "2"], "train": {512: True}, "models": 1}
 
 
@@ -50,17 +52,33 @@ def spec(name: str):
     return {"args": list(s.args), "train": s.train, "models": s.models}
 
 
-def launch(name: str, root) -> h.Run:
+def start(name: str, root) -> h.Pending:
     folder = root / "torchrun"
     folder.mkdir()
     script = folder / f"{name}.py"
     h.convert_to(h.FIXTURES / name / "before.py", script, FSDP)
-    return h.run_torchrun(script, spec(name)["args"], folder, root / "probe")
+    return h.start_torchrun(script, spec(name)["args"], folder, root / "probe")
+
+
+@pytest.fixture(scope="module")
+def launches(tmp_path_factory):
+    """name -> its Run; a script is launched with its neighbour in NAMES, on first use."""
+    cache = {}
+
+    def get(name: str) -> h.Run:
+        if name not in cache:
+            i = NAMES.index(name) // 2 * 2
+            pair = NAMES[i:i + 2]
+            pending = [start(n, tmp_path_factory.mktemp(n)) for n in pair]
+            cache.update(zip(pair, (p.wait() for p in pending)))
+        return cache[name]
+
+    return get
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_fsdp_conversion_trains_sharded_under_torchrun(name, tmp_path):
-    run = launch(name, tmp_path)
+def test_fsdp_conversion_trains_sharded_under_torchrun(name, launches):
+    run = launches(name)
     assert run.ok, run.tail()
     probe = run.probe
     assert probe.exited() == {0: 1, 1: 1}, run.tail()
