@@ -128,6 +128,17 @@ def gather(facts: "Analysis", call: cst.Call) -> str | None:
     return f"full_optimizer_state_dict({name}, {facts.code(receiver)})" if name else None
 
 
+def collectives(facts: "Analysis") -> list[cst.Call]:
+    """The calls that are collectives under FSDP2 only: forwards of sharded models, and the
+    state dicts of sharded models and their optimizers (gathered, or loaded after the sharding)."""
+    found = []
+    for call in facts.calls:
+        if sharded_forward(facts, call) or gather(facts, call) or mt.is_method_call(call, "load_state_dict") and (
+                sharded_name(facts, call.func.value) or optimizer_models(facts, call.func.value)):
+            found.append(call)
+    return found
+
+
 def sharded_forward(facts: "Analysis", call: cst.Call) -> str | None:
     """`model(x)` (or `model.module(x)`) of a sharded model: the model's name, or None."""
     return sharded_name(facts, call.func) if dotted(call.func) else None

@@ -104,7 +104,7 @@ def train(args, model, device, train_loader, optimizer, epoch):
     "load-map-location": IMPORTS + LOADER + MODEL + "{example}\n" + EPOCHS,
 }
 ALSO = {"unwrap-model": frozenset({"wrap-model"}), "accumulate-no-sync": frozenset({"wrap-model"})}
-ALSO_FSDP = {"main-process-only": frozenset({"wrap-model", "unwrap-model"})}
+ALSO_FSDP = {"main-process-only": frozenset({"wrap-model", "unwrap-model"}), "agree-stop": frozenset({"wrap-model"})}
 
 
 def test_every_rewrite_has_a_context():

@@ -144,6 +144,6 @@ def _load(edits, call, helper: str, *leading: str) -> None:
     """`x.load_state_dict(args)` -> `helper(leading..., args)`."""
     edits.replace(call, lambda node: cst.Call(cst.Name(helper), [
         *(cst.Arg(cst.parse_expression(code)) for code in leading), *node.args]),
-        f"`{' '.join(leading[-1:])}.load_state_dict(...)` -> `{helper}(...)`: loads a full state dict into "
+        f"`{leading[-1]}.load_state_dict(...)` -> `{helper}(...)`: loads a full state dict into "
         "the shards (a collective)")
     edits.add_import("ddpify_runtime", helper)
