@@ -125,3 +125,25 @@ def _checkpoint_is_the_plain_state_dict(run: h.Run, gathered: str) -> None:
     optimizer.load_state_dict(checkpoint["optimizer"])  # the single-GPU format: numbered parameters
     assert h.digest(model.named_parameters()) == gathered, "the checkpoint is not the gathered model"
     assert sorted(p.name for p in (run.cwd / "lm_out").iterdir()) == ["lm.pt", "sample_0.pt", "sample_1.pt"]
+
+
+def test_fsdp_checkpoint_resumes_the_original_script_and_the_converted_one(launches, tmp_path):
+    """``last.pt`` written by the fsdp run (model and Adam state) resumes the single-GPU script
+    (its strict ``load_state_dict`` calls), and resumes the fsdp script itself under torchrun
+    (``load_full_state_dict``/``load_full_optimizer_state_dict``): both ranks continue from it."""
+    import shutil
+
+    run = launches("resume_early_stop")
+    assert run.ok, run.tail()
+    original_dir, converted_dir = tmp_path / "original", tmp_path / "converted"
+    shutil.copytree(run.cwd, original_dir)
+    shutil.copytree(run.cwd, converted_dir)
+    args = ["--resume", "last.pt", "--patience", "5"]
+    pending = [h.start_python(h.FIXTURES / "resume_early_stop" / "before.py", args, original_dir, None),
+               h.start_torchrun(converted_dir / "resume_early_stop.py", args, converted_dir, tmp_path / "probe")]
+    original, resumed = (p.wait() for p in pending)
+    assert original.ok and "=> resumed from epoch" in original.output, original.tail()
+    assert resumed.ok and "=> resumed from epoch" in resumed.rank_output[0], resumed.tail()
+    assert resumed.probe.exited() == {0: 1, 1: 1}
+    assert not h.check_params_identical(resumed.probe, h.WORLD)
+    assert {e["rank"] for e in resumed.probe.saves()} == {0}
