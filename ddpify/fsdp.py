@@ -93,11 +93,24 @@ def _fine_sharded(facts: "Analysis", stmt: cst.CSTNode, name: str) -> bool:
 def sharded_name(facts: "Analysis", expr: cst.BaseExpression) -> str | None:
     """The sharded model `expr` reads, as code (`model` also for `model.module`, a DataParallel
     script's spelling), or None. A name that may hold the bare model too counts: the runtime's
-    state-dict helpers accept both."""
+    state-dict helpers accept both. So does a name passed to a function that shards the model
+    it receives (`train(student, ...)`): FSDP2 shards the object itself, the caller's too."""
     if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
         expr = expr.value
     name = dotted(expr)
-    return name if name is not None and holds_wrapper(facts, expr) is not None else None
+    if name is None:
+        return None
+    return name if holds_wrapper(facts, expr) is not None or _passed_to_sharding(facts, expr) else None
+
+
+def _passed_to_sharding(facts: "Analysis", expr: cst.BaseExpression) -> bool:
+    """Is `expr` read after a call that passed it to a function that shards what it receives?"""
+    ref = facts.ref(expr)
+    return ref is not None and any(
+        facts.before(call, expr) and facts.ref(arg) == ref
+        for model in facts.models.wrapped if isinstance(model.defined, cst.FunctionDef)
+        for call in facts.call_sites(model.defined)
+        for arg in [facts.argument_for(call, model.defined, model.name)] if arg is not None)
 
 
 def optimizer_models(facts: "Analysis", expr: cst.BaseExpression) -> list[Model]:

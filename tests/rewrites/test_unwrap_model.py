@@ -149,3 +149,23 @@ def test_fsdp_drops_the_module_of_a_dataparallel_script_and_todos_a_pickled_mode
     code = only(NAME, before, ALSO, strategy="fsdp")
     assert "print(model.weight)\n" in code
     assert "# TODO(ddpify): this pickles the sharded `model`" in code
+
+
+def test_fsdp_a_model_sharded_by_the_function_it_was_passed_to_is_gathered_by_the_caller():
+    before = IMPORTS + LOADER + """\
+def fit(model, loader):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+
+
+student = torch.nn.Linear(2, 1)
+init = student.state_dict()
+fit(student, loader)
+final = student.state_dict()
+"""
+    code = only(NAME, before, ALSO, strategy="fsdp")
+    assert "init = student.state_dict()\n" in code  # before the call: not sharded yet
+    assert "final = full_state_dict(student)\n" in code

@@ -18,8 +18,9 @@ group's rank once it exists, the environment's before. Events:
   world size, drop_last, batch size, indices a full pass yields) and the data set.
 * ``fetch`` (``_MapDatasetFetcher.fetch``): the indices of every batch, tagged with the loader
   and pass of the iterator that owns the fetcher (num_workers=0 loaders only).
-* ``save`` (``torch.save``): path as given, absolute path, and the keys of the saved mapping
-  (and of nested mappings).
+* ``save`` (``torch.save``): path as given, absolute path, the keys of the saved mapping (and
+  of nested mappings), and whether any of their values is sharded (a DTensor: FSDP2's
+  ``state_dict()``, not a plain checkpoint).
 * ``ddp`` (``DistributedDataParallel.__init__``): model number, module class,
   ``find_unused_parameters``, ``device_ids``, the parameters' devices,
   ``ddpify_runtime.local_rank()``/``local_device()`` and the module classes inside.
@@ -313,11 +314,14 @@ def _record():
     def probed_save(obj, f, *args, **kwargs):
         path = os.fspath(f) if isinstance(f, (str, bytes, os.PathLike)) else repr(type(f))
         keys = nested = None
+        sharded = False
         if isinstance(obj, dict):
             keys = [str(k) for k in obj]
             nested = {str(k): [str(kk) for kk in v] for k, v in obj.items() if isinstance(v, dict)}
+            values = [*obj.values(), *(vv for v in obj.values() if isinstance(v, dict) for vv in v.values())]
+            sharded = any(hasattr(v, "to_local") for v in values)
         _log("save", path=str(path), abspath=os.path.abspath(path), type=type(obj).__name__,
-             keys=keys, nested=nested)
+             keys=keys, nested=nested, sharded=sharded)
         return save(obj, f, *args, **kwargs)
 
     dist.init_process_group = probed_init
