@@ -93,14 +93,25 @@ def _fine_sharded(facts: "Analysis", stmt: cst.CSTNode, name: str) -> bool:
 def sharded_name(facts: "Analysis", expr: cst.BaseExpression) -> str | None:
     """The sharded model `expr` reads, as code (`model` also for `model.module`, a DataParallel
     script's spelling), or None. A name that may hold the bare model too counts: the runtime's
-    state-dict helpers accept both. So does a name passed to a function that shards the model
-    it receives (`train(student, ...)`): FSDP2 shards the object itself, the caller's too."""
+    state-dict helpers accept both. So do the other names of the same object, which FSDP2
+    shards in place: one passed to a function that shards the model it receives
+    (`train(student, ...)`), an alias (`raw_model = model`)."""
     if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
         expr = expr.value
     name = dotted(expr)
     if name is None:
         return None
-    return name if holds_wrapper(facts, expr) is not None or _passed_to_sharding(facts, expr) else None
+    sharded = holds_wrapper(facts, expr) is not None or _passed_to_sharding(facts, expr) or _alias(facts, expr)
+    return name if sharded else None
+
+
+def _alias(facts: "Analysis", expr: cst.BaseExpression) -> bool:
+    """`raw_model` after `raw_model = model` (a handle kept for saving, nanoGPT's): the same
+    object, which FSDP2 shards in place, also where the alias was taken before the sharding."""
+    ref = facts.ref(expr)
+    writes = facts.writes(ref) if ref is not None else []
+    return bool(writes) and all(dotted(value) is not None and facts.ref(value, stmt) in facts.wrapped_refs
+                                for _, value, stmt in writes)
 
 
 def _passed_to_sharding(facts: "Analysis", expr: cst.BaseExpression) -> bool:

@@ -602,6 +602,7 @@ FSDP_SCRIPT = textwrap.dedent("""
     print(json.dumps({
         "blocks": blocks, "class": type(model).__name__, "same_class": isinstance(model, Net), "again": again,
         "plain_tensors": all(type(t) is torch.Tensor for t in state.values()),
+        "compiled_keys": list(rt.full_state_dict(torch.compile(model))) == list(plain.state_dict()),
         "weights_match": all(torch.allclose(state[k], v) for k, v in plain.state_dict().items()),
         "optimizer_numbered": sorted(optimizer_state["state"]) == sorted(plain_optimizer.state_dict()["state"]),
         "exp_avg_match": all(torch.allclose(optimizer_state["state"][i]["exp_avg"], s["exp_avg"])
@@ -619,7 +620,8 @@ FSDP_SCRIPT = textwrap.dedent("""
 @pytest.mark.slow  # importing torch.distributed.fsdp and its first DTensor ops take seconds
 def test_fsdp_helpers_under_plain_python_keep_the_single_gpu_checkpoint_format(tmp_path):
     """One process (no launcher): shard_model shards on a one-rank mesh, full state dicts are the
-    plain model's and optimizer's (numbered parameters), and load back into a sharded model."""
+    plain model's and optimizer's (numbered parameters; also through torch.compile, which
+    converted scripts may apply after the sharding), and load back into a sharded model."""
     script = tmp_path / "fsdp.py"
     script.write_text(FSDP_SCRIPT)
     proc = subprocess.run([sys.executable, str(script)], env=clean_env(), capture_output=True, text=True,
@@ -627,7 +629,7 @@ def test_fsdp_helpers_under_plain_python_keep_the_single_gpu_checkpoint_format(t
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.splitlines()[-1]) == {
         "blocks": ["Sequential", "Sequential"], "class": "FSDPNet", "same_class": True, "again": True,
-        "plain_tensors": True,
+        "plain_tensors": True, "compiled_keys": True,
         "weights_match": True, "optimizer_numbered": True, "exp_avg_match": True, "reload_matches": True,
         "reload_optimizer_matches": True,
     }

@@ -169,3 +169,9 @@ final = student.state_dict()
     code = only(NAME, before, ALSO, strategy="fsdp")
     assert "init = student.state_dict()\n" in code  # before the call: not sharded yet
     assert "final = full_state_dict(student)\n" in code
+
+
+def test_fsdp_an_alias_taken_before_the_sharding_is_the_sharded_model_too():
+    code = only(NAME, IMPORTS + LOADER + MODEL.replace("opt =", "raw_model = model\nopt =") + EPOCHS
+                + "torch.save(raw_model.state_dict(), 'm.pt')\n", ALSO, strategy="fsdp")
+    assert code.endswith("torch.save(full_state_dict(raw_model), 'm.pt')\n")
