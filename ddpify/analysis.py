@@ -10,19 +10,23 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from ddpify import loaders, models
+from ddpify import fsdp, loaders, models
 from ddpify.facts import Facts, Ref
 
 
 class Analysis(Facts):
-    def __init__(self, module, wraps: bool = True) -> None:
+    def __init__(self, module, wraps: bool = True, fsdp: bool = False) -> None:
         super().__init__(module)
         self.wraps = wraps  # is wrap-model selected? Without it no name holds a wrapper.
+        self.fsdp = fsdp  # --strategy fsdp: models are sharded, and optimizers built after that
 
     @cached_property
     def models(self) -> models.Models:
-        """The models that train and where each is wrapped."""
-        return models.find(self)
+        """The models that train and where each is wrapped (or sharded)."""
+        found = models.find(self)
+        for model in found.wrapped if self.fsdp else ():
+            fsdp.place_shard(self, model)
+        return found
 
     @cached_property
     def wrapped_refs(self) -> dict[Ref, models.Model]:

@@ -136,6 +136,8 @@ def _engine_options(command: Callable) -> Callable:
                      help="Build DDP with find_unused_parameters=True (models with unused branches)."),
         click.option("--sync-batchnorm", is_flag=True,
                      help="Convert BatchNorm layers to SyncBatchNorm (CUDA only)."),
+        click.option("--strategy", type=click.Choice(["ddp", "fsdp"]), default="ddp", show_default=True,
+                     help="ddp: a full model per process; fsdp: shard the model with FSDP2 (fully_shard)."),
         click.option("--markdown", is_flag=True,
                      help="Notebooks (.ipynb): keep markdown cells, as comments."),
         click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
@@ -162,11 +164,11 @@ def _internal_errors(command: Callable) -> Callable:
 
 
 def _options(only: frozenset[str], skip: frozenset[str], find_unused_parameters: bool,
-             sync_batchnorm: bool) -> Options:
+             sync_batchnorm: bool, strategy: str) -> Options:
     from ddpify.convert import Options
 
     return Options(only=only or None, skip=skip, find_unused_parameters=find_unused_parameters,
-                   sync_batchnorm=sync_batchnorm)
+                   sync_batchnorm=sync_batchnorm, strategy=strategy)
 
 
 def _list_rewrites(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -194,7 +196,7 @@ def main() -> None:
 @click.option("--vendor-runtime", is_flag=True,
               help="Copy the runtime next to each output as ddpify_runtime.py, for machines "
                    "without ddpify installed.")
-def convert_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm,
+def convert_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
                     markdown, jobs, verbose, output, in_place, vendor_runtime) -> None:
     """Convert SRC (files, directories, or - for stdin) to DDP.
 
@@ -226,7 +228,7 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     dests = [None] * len(inputs.sources) if check else _guard(io.destinations, inputs, output, in_place)
     dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
     loaded, results, scripts = _convert_inputs(
-        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm), jobs, verbose, markdown)
+        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm, strategy), jobs, verbose, markdown)
     runtime = _guard(io.runtime_source) if vendor_runtime and not check else None
     for source, dest, load, result, script in zip(inputs.sources, dests, loaded, results, scripts):
         if not check:
@@ -240,7 +242,7 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
 
 @main.command("diff")
 @_engine_options
-def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm,
+def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
                  markdown, jobs, verbose) -> None:
     """Show what converting SRC would change, as a unified diff; writes nothing. For a notebook
     (.ipynb), the diff is against its code cells as one script.
@@ -252,7 +254,7 @@ def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sy
     """
     inputs = _guard(io.collect, sources)
     _, results, scripts = _convert_inputs(
-        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm), jobs, verbose, markdown)
+        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm, strategy), jobs, verbose, markdown)
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     for source, result, script in zip(inputs.sources, results, scripts):
         if not as_json:
@@ -276,6 +278,7 @@ def run_command(args: tuple[str, ...]) -> None:
     \b
     OPTIONS, before SCRIPT:
       --keep                      keep NAME.ddpify.py (its path is printed)
+      --strategy ddp|fsdp         as for `ddpify convert` (default ddp)
       any torchrun option         passed on, e.g. --nproc-per-node N|gpu|cpu|auto, --nnodes,
                                   --rdzv-endpoint, --max-restarts, --log-dir
     Defaults: --nproc-per-node auto (one process per GPU; without CUDA, one per CPU core) and
@@ -291,7 +294,7 @@ def run_command(args: tuple[str, ...]) -> None:
     if plan.script.is_dir():
         _fail(EXIT_INPUT, f"{plan.script}: is a directory; ddpify run needs one script")
     inputs = _guard(io.collect, [str(plan.script)])
-    loaded, results, scripts = _convert_inputs(inputs, _options(frozenset(), frozenset(), False, False),
+    loaded, results, scripts = _convert_inputs(inputs, _options(frozenset(), frozenset(), False, False, plan.strategy),
                                                1, False, False)
     source, result = inputs.sources[0], results[0]
     target = launch.converted_path(plan.script)

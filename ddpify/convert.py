@@ -24,6 +24,11 @@ class Options:
     skip: frozenset[str] = frozenset()
     find_unused_parameters: bool = False
     sync_batchnorm: bool = False
+    strategy: str = "ddp"  # "ddp": DistributedDataParallel; "fsdp": FSDP2's fully_shard
+
+    @property
+    def fsdp(self) -> bool:
+        return self.strategy == "fsdp"
 
     def runs(self, name: str) -> bool:
         """Is the rewrite called `name` selected?"""
@@ -80,7 +85,7 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
         sys.setrecursionlimit(RECURSION_LIMIT)
     data = source.encode("utf-8") if isinstance(source, str) else source
     module = cst.parse_module(data)
-    facts = Analysis(module, wraps=options.runs("wrap-model"))
+    facts = Analysis(module, wraps=options.runs("wrap-model"), fsdp=options.fsdp)
     gate = _leave_alone(facts)
     if gate is not None:
         return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)

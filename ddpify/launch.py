@@ -22,6 +22,7 @@ from ddpify.io import InputError
 
 CONVERTED_SUFFIX = ".ddpify.py"
 OWN_FLAGS = frozenset({"--keep"})
+STRATEGIES = ("ddp", "fsdp")  # `--strategy S`, ddpify's own option with a value
 # torchrun's options that take no value; every other option takes one (`--opt V` or `--opt=V`).
 TORCHRUN_FLAGS = frozenset({"--standalone", "--virtual-local-rank", "--virtual_local_rank"})
 # torchrun's options that do not run a Python file, which ddpify needs to convert.
@@ -42,13 +43,14 @@ class Plan:
     script_args: list[str] = field(default_factory=list)
     torchrun_args: list[str] = field(default_factory=list)
     keep: bool = False
+    strategy: str = "ddp"
 
 
 def parse(args: list[str]) -> Plan:
     """Split `ddpify run`'s arguments; `InputError` for a missing script or an option ddpify
     cannot honour."""
     torchrun: list[str] = []
-    keep = False
+    keep, strategy = False, "ddp"
     i = 0
     while i < len(args) and args[i].startswith("-") and args[i] != "-":
         arg = args[i]
@@ -61,6 +63,11 @@ def parse(args: list[str]) -> Plan:
                              "so give its path")
         if arg in OWN_FLAGS:
             keep = True
+        elif name == "--strategy":
+            strategy = arg.split("=", 1)[1] if "=" in arg else (args[i + 1] if i + 1 < len(args) else "")
+            i += "=" not in arg
+            if strategy not in STRATEGIES:
+                raise InputError(f"ddpify run: --strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
         elif "=" in arg or arg in TORCHRUN_FLAGS:
             torchrun.append(arg)
         elif i + 1 < len(args):
@@ -73,7 +80,7 @@ def parse(args: list[str]) -> Plan:
         raise InputError("ddpify run: no script given (usage: ddpify run [OPTIONS] SCRIPT [ARGS]...)")
     if not torch_installed():
         raise InputError("ddpify run: torch is not installed (torchrun comes with it): pip install 'ddpify[torch]'")
-    return Plan(Path(args[i]), list(args[i + 1:]), torchrun, keep)
+    return Plan(Path(args[i]), list(args[i + 1:]), torchrun, keep, strategy)
 
 
 def torch_installed() -> bool:

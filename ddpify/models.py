@@ -10,6 +10,7 @@ A model that arrives as a parameter of the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
 function is entered: the parameter is rebound to the wrapper, so each call wraps the model it
 was given and the caller keeps the bare model (trained in place) for evaluation and later calls.
+Under `--strategy fsdp`, `ddpify.fsdp.place_shard` may move that point up (see there).
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ class Model:
     unused: str | None = None  # why some parameters may get no gradient in a step (ddpify.forward)
     setup: list[cst.CSTNode] = field(default_factory=list)  # statements between defined and anchor
     before_anchor: bool = False  # the wrap goes right before `anchor` (a function's first statement)
+    optimizers: list[cst.CSTNode] = field(default_factory=list)  # what trains it (optimizer calls)
+    moved: list[cst.CSTNode] = field(default_factory=list)  # FSDP: statements moved after the sharding
+    blocked: list[cst.CSTNode] = field(default_factory=list)  # FSDP: optimizers built before it, unmovable
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -60,13 +64,16 @@ def find(facts: Facts) -> Models:
         model = _received(facts, key, optimizer) or _locate(facts, key, optimizer)
         if model is None or _holds_modules_only(facts, model):
             untraced.append(optimizer)
-        elif not any(w.defined is model.defined for w in wrapped):
+            continue
+        known = next((w for w in wrapped if w.defined is model.defined), None)
+        if known is None:
             model.partial = partial
             wrapped.append(model)
+        (known or model).optimizers.append(optimizer)
     models = Models(wrapped, untraced)
     models.refs = wrapped_refs(facts, models)
     for model in wrapped:
-        model.unused = next(filter(None, (forward.idle_parameters(facts, c) for c in _classes(facts, model))), None)
+        model.unused = next(filter(None, (forward.idle_parameters(facts, c) for c in model_classes(facts, model))), None)
     for call, model in _forwards(facts, models):
         if model.unused is None and _leaves_outputs_unread(facts, call, model):
             model.unused = f"a training step leaves outputs of `{model.name}` unread (`{facts.code(facts.parent(call))}`)"
@@ -76,11 +83,11 @@ def find(facts: Facts) -> Models:
 def _holds_modules_only(facts: Facts, model: Model) -> bool:
     """A plain object of this file that holds the trained modules (`holder.encoder`): no
     nn.Module, so DDP cannot wrap it."""
-    classes = _classes(facts, model)
+    classes = model_classes(facts, model)
     return bool(classes) and not any(forward.is_module_class(facts, c) for c in classes)
 
 
-def _classes(facts: Facts, model: Model) -> list[cst.ClassDef]:
+def model_classes(facts: Facts, model: Model) -> list[cst.ClassDef]:
     """The classes of this file the model may be: built where it is defined, or passed by every
     caller of the function that receives it."""
     if not isinstance(model.defined, cst.FunctionDef):
@@ -113,7 +120,7 @@ def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:
     hidden state is no head, nor a logits output the returned loss is computed from); where it is
     not, only an unpacking into three or more names counts."""
     parent = facts.parent(call)
-    classes = _classes(facts, model)
+    classes = model_classes(facts, model)
     heads = forward.heads(facts, classes[0]) if len(classes) == 1 else None
     if isinstance(parent, cst.Subscript) and parent.value is call:
         return heads is None or len(heads) > 1
@@ -141,7 +148,7 @@ def _trained_names(facts: Facts, untraced: list) -> list[tuple[str, cst.CSTNode,
         if mt.is_optimizer_factory(opt.func):  # `model.configure_optimizers(...)`
             found.append((_owner(opt.func.value), opt, False))
             continue
-        receivers = [c.func.value for c in _parameter_calls(facts, opt)]
+        receivers = [c.func.value for c in parameter_calls(facts, opt)]
         owners = {o: [] for o in map(_owner, receivers) if o}
         for receiver in receivers:
             if _owner(receiver):
@@ -164,7 +171,7 @@ def _is_submodule(receiver: cst.BaseExpression) -> bool:
     return len(parts) > (2 if parts[0] == "self" else 1)
 
 
-def _parameter_calls(facts: Facts, opt: cst.Call) -> list[cst.Call]:
+def parameter_calls(facts: Facts, opt: cst.Call) -> list[cst.Call]:
     calls = [c for c in facts.calls_in(opt) if mt.is_parameters_attr(c.func)]
     if calls:
         return calls

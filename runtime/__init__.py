@@ -600,3 +600,137 @@ def _shard(sampler: Any, dataset: Any) -> Any:
         return DistributedSampler(dataset, num_replicas=world, rank=rank,
                                   shuffle=plain_permutation)
     return ShardedSampler(sampler, num_replicas=world, rank=rank)
+
+
+# ---- fsdp: FSDP2 (``ddpify convert --strategy fsdp``)
+#
+# ``shard_model`` shards a model with ``fully_shard``; checkpoints go through full state dicts,
+# gathered on every rank (a collective) and written by the main process, so the file is the plain
+# state dict the single-GPU script wrote. ``torch.distributed.fsdp`` and
+# ``torch.distributed.checkpoint`` are imported inside the helpers: ``import ddpify_runtime``
+# stays fast for DDP scripts.
+
+__all__ += ["shard_model", "sharded_blocks", "full_state_dict", "load_full_state_dict",
+            "full_optimizer_state_dict", "load_full_optimizer_state_dict"]
+
+
+def shard_model(model: torch.nn.Module) -> torch.nn.Module:
+    """Shard ``model`` across the ranks with FSDP2: the blocks ``sharded_blocks`` finds (the
+    layers of its ``nn.ModuleList``/``nn.Sequential`` containers) become units of their own, then
+    the root takes the rest. Returns ``model`` (sharded in place, its class kept); build its
+    optimizers afterwards, over the sharded parameters.
+
+    Works with one process too (a one-rank mesh), so the converted script runs under plain
+    ``python``. The mesh is on the device type of the model's parameters. A model sharded
+    already is returned as it is. RNN layers re-read their gathered weights before each forward
+    (``_refresh_flat_weights``).
+    """
+    from torch.distributed.device_mesh import init_device_mesh
+    try:
+        from torch.distributed.fsdp import FSDPModule, fully_shard
+    except ImportError:  # public from torch 2.6 on
+        raise RuntimeError(f"ddpify: --strategy fsdp needs torch >= 2.6 (FSDP2's fully_shard); this is "
+                           f"torch {torch.__version__}: convert with --strategy ddp") from None
+
+    if isinstance(model, FSDPModule):  # a training function entered a second time with it
+        return model
+    device = next(model.parameters()).device
+    mesh = init_device_mesh(device.type, (get_world_size(),))
+    for module in model.modules():
+        if isinstance(module, torch.nn.RNNBase):
+            module.register_forward_pre_hook(_refresh_flat_weights)
+    for block in sharded_blocks(model):
+        fully_shard(block, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    return model
+
+
+def _refresh_flat_weights(rnn: torch.nn.RNNBase, args: Any) -> Any:
+    """An RNN (``nn.LSTM``, ``nn.GRU``) caches its weights in ``_flat_weights``; FSDP2 swaps in
+    the gathered parameters without telling it, so it would run on the shards. A hidden state
+    made from a parameter outside the forward (``next(model.parameters()).new_zeros(...)``, the
+    word-language-model idiom) is sharded too: it is gathered (every rank runs the forward)."""
+    rnn._init_flat_weights()
+
+    def gathered(value: Any) -> Any:
+        if isinstance(value, (tuple, list)):
+            return type(value)(gathered(v) for v in value)
+        return value.full_tensor() if hasattr(value, "full_tensor") else value
+
+    return gathered(args)
+
+
+def sharded_blocks(model: torch.nn.Module) -> List[torch.nn.Module]:
+    """The modules ``shard_model`` shards before the root: the children with parameters of the
+    outermost ``nn.ModuleList``/``nn.Sequential`` containers of ``model`` (the model itself
+    included), in order; containers inside a block are left to the block's unit."""
+    blocks: List[torch.nn.Module] = []
+
+    def visit(module: torch.nn.Module) -> None:
+        container = isinstance(module, (torch.nn.ModuleList, torch.nn.Sequential))
+        for child in module.children():
+            if container and any(True for _ in child.parameters()):
+                if all(child is not b for b in blocks):
+                    blocks.append(child)
+            elif not container:
+                visit(child)
+
+    visit(model)
+    return blocks
+
+
+def _full_options(**kwargs: Any) -> Any:
+    from torch.distributed.checkpoint.state_dict import StateDictOptions
+
+    return StateDictOptions(full_state_dict=True, **kwargs)
+
+
+def full_state_dict(model: torch.nn.Module) -> Any:
+    """The full (unsharded) state dict of a sharded ``model``, on the CPU, with the single-GPU
+    key names: on the main process; ``{}`` elsewhere. A collective: call it on every rank, and
+    save what it returns on the main process."""
+    from torch.distributed.checkpoint.state_dict import get_model_state_dict
+
+    return get_model_state_dict(model, options=_full_options(cpu_offload=True))
+
+
+def load_full_state_dict(model: torch.nn.Module, state_dict: Any, strict: bool = True) -> Any:
+    """Load a full state dict (a single-GPU checkpoint, or ``full_state_dict``'s) into the
+    sharded ``model``; the main process's copy is the one loaded (the others may pass ``{}``).
+    A collective. Returns the missing and unexpected keys, as ``load_state_dict``."""
+    from torch.distributed.checkpoint.state_dict import set_model_state_dict
+
+    return set_model_state_dict(model, state_dict,
+                                options=_full_options(broadcast_from_rank0=True, strict=strict))
+
+
+def full_optimizer_state_dict(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> Any:
+    """The full state of ``optimizer`` over the sharded ``model``, on the CPU, in the format of
+    ``optimizer.state_dict()`` (parameters numbered across the param groups, in order), so the
+    single-GPU script loads it: on the main process; ``{}`` elsewhere. A collective."""
+    from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
+
+    state = get_optimizer_state_dict(model, optimizer, options=_full_options(cpu_offload=True))
+    if not state:
+        return state
+    numbers = {name: i for i, name in enumerate(n for g in state["param_groups"] for n in g["params"])}
+    return {"state": {numbers[name]: value for name, value in state["state"].items()},
+            "param_groups": [{**g, "params": [numbers[n] for n in g["params"]]}
+                             for g in state["param_groups"]]}
+
+
+def load_full_optimizer_state_dict(model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                                   state_dict: Any) -> None:
+    """Load a full optimizer state (``optimizer.state_dict()`` of the single-GPU script, or
+    ``full_optimizer_state_dict``'s) into ``optimizer`` over the sharded ``model``; the main
+    process's copy is the one loaded. A collective."""
+    from torch.distributed.checkpoint.state_dict import set_optimizer_state_dict
+
+    if state_dict:  # parameter numbers -> names, in the order optimizer.state_dict() numbers them
+        names = {id(p): name for name, p in model.named_parameters()}
+        ordered = [names[id(p)] for g in optimizer.param_groups for p in g["params"]]
+        state_dict = {"state": {ordered[i]: value for i, value in state_dict["state"].items()},
+                      "param_groups": [{**g, "params": [ordered[i] for i in g["params"]]}
+                                       for g in state_dict["param_groups"]]}
+    set_optimizer_state_dict(model, optimizer, state_dict,
+                             options=_full_options(broadcast_from_rank0=True))

@@ -300,6 +300,16 @@ def test_check_writes_nothing_and_exits_1_when_something_would_change():
     assert files() == ["train.py"]
 
 
+def test_strategy_fsdp_shards_instead_of_wrapping_and_a_bad_strategy_is_a_usage_error():
+    write("train.py", TRAIN)
+    fsdp = cli("convert", "--strategy", "fsdp", "train.py").stdout
+    assert "shard_model(model)" in fsdp and "DistributedDataParallel" not in fsdp
+    assert "DistributedDataParallel(model" in cli("convert", "train.py").stdout  # ddp stays the default
+    assert "+    model = shard_model(model)\n" in cli("diff", "--strategy", "fsdp", "train.py").stdout
+    bad = cli("convert", "--strategy", "zero3", "train.py", code=2)
+    assert "Invalid value for '--strategy'" in bad.stderr and bad.stdout == ""
+
+
 def test_diff_prints_a_unified_diff_on_stdout_and_records_on_stderr():
     write("train.py", TRAIN)
     result = cli("diff", "train.py")

@@ -5,7 +5,8 @@ README show) run through that rewrite.
 Each example is a fragment; ``CONTEXTS`` puts it into a small training script (``{example}``,
 indented to where it stands), which is converted with that rewrite alone (unwrap-model: with
 wrap-model, which makes the wrapper it looks behind). The after side must appear in the output,
-``...`` standing for code the docstring leaves out.
+``...`` standing for code the docstring leaves out. Examples of the ``--strategy fsdp`` form are
+converted with that strategy (main-process-only's with the rewrites that shard and gather).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ CONTEXTS = {
         IMPORTS + TRAIN + "if use_best:\n    model = torch.load('best.pt')\n{example}\n",
         IMPORTS + LOADER + "model = torch.nn.DataParallel(Net())\nmodel.to('cpu')\n"
         "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + EPOCHS + "{example}\n",
-    ],
+    ] + [IMPORTS + TRAIN.replace("opt", "optimizer") + "{example}\n"] * 4,
     "set-epoch": IMPORTS + TRAIN_LOADER.split("for epoch")[0] + """
 
 def train(args, model, device, train_loader, optimizer, epoch):
@@ -93,12 +94,17 @@ def train(args, model, device, train_loader, optimizer, epoch):
                      "dataloaders = {{x: DataLoader(image_datasets[x], batch_size=4, shuffle=(x == 'train')) for x in phases}}\n"
                      "dataset_sizes = {{x: len(image_datasets[x]) for x in phases}}\n" + MODEL
                      + "for epoch in range(2):\n    for phase in phases:\n        running_corrects = 0\n{example:8}\n",
-    "main-process-only": "from tqdm import tqdm\n" + IMPORTS + TRAIN_LOADER.split("for epoch")[0]
-                         + "for epoch in range(2):\n{example:4}\n        opt.zero_grad()\n"
-                         "        ((model(x) - y) ** 2).mean().backward()\n        opt.step()\n",
+    "main-process-only": ["from tqdm import tqdm\n" + IMPORTS + TRAIN_LOADER.split("for epoch")[0]
+                          + "for epoch in range(2):\n{example:4}\n        opt.zero_grad()\n"
+                          "        ((model(x) - y) ** 2).mean().backward()\n        opt.step()\n",
+                          "from torchvision.utils import save_image\n" + IMPORTS + LOADER
+                          + "model = torch.nn.Linear(2, 1)\nnetG = torch.nn.Linear(2, 1)\n"
+                          "opt = torch.optim.SGD([*model.parameters(), *netG.parameters()], lr=0.1)\n"
+                          + EPOCHS + "{example}\n"],
     "load-map-location": IMPORTS + LOADER + MODEL + "{example}\n" + EPOCHS,
 }
 ALSO = {"unwrap-model": frozenset({"wrap-model"}), "accumulate-no-sync": frozenset({"wrap-model"})}
+ALSO_FSDP = {"main-process-only": frozenset({"wrap-model", "unwrap-model"}), "agree-stop": frozenset({"wrap-model"})}
 
 
 def test_every_rewrite_has_a_context():
@@ -124,5 +130,7 @@ def place(context: str, example: str) -> str:
 
 @pytest.mark.parametrize("name, example, context", list(cases()))
 def test_docstring_example(name, example, context):
-    code = only(name, place(context, example.before), ALSO.get(name, frozenset()))
+    also = ALSO_FSDP if example.strategy == "fsdp" else ALSO
+    code = only(name, place(context, example.before), also.get(name, ALSO.get(name, frozenset())),
+                strategy=example.strategy)
     assert example.pattern().search(code), f"{name}: expected\n{example.after}\nin\n{code}"

@@ -44,11 +44,21 @@ def test_parse_splits_ddpify_torchrun_and_script_arguments(args, torchrun, scrip
     assert launch.parse(args) == launch.Plan(Path("train.py"), script_args, torchrun, keep)
 
 
+@pytest.mark.parametrize("args", [["--strategy", "fsdp", "train.py", "--strategy", "x"],
+                                  ["--strategy=fsdp", "--standalone", "train.py", "--strategy", "x"]])
+def test_parse_takes_the_strategy_before_the_script(args):
+    plan = launch.parse(args)
+    assert (plan.strategy, plan.script_args) == ("fsdp", ["--strategy", "x"])
+    assert "--strategy" not in plan.torchrun_args
+
+
 @pytest.mark.parametrize("args, message", [
     ([], "no script given"),
     (["--nproc-per-node"], "--nproc-per-node needs a value"),
     (["-m", "pkg.train"], "-m is not supported"),
     (["--no-python", "train.sh"], "--no-python is not supported"),
+    (["--strategy", "zero3", "train.py"], "--strategy must be one of ddp, fsdp, not 'zero3'"),
+    (["--strategy"], "--strategy must be one of ddp, fsdp, not ''"),
 ])
 def test_parse_refuses(args, message):
     with pytest.raises(InputError, match=message):

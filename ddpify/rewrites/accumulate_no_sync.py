@@ -29,6 +29,22 @@ So the loop is changed only when all of these hold, and left alone otherwise:
   `.grad`, clips gradients or updates parameters in place: a hand-written step such as
   `p.add_(p.grad, alpha=-lr)` is a step, not an accumulation micro-step. Scheduler steps and
   `zero_grad()` are fine.
+
+With `--strategy fsdp` the same micro-steps skip FSDP2's gradient reduce-scatter instead:
+
+    with torch.autocast(...):
+        loss = criterion(model(x), y)
+    scaler.scale(loss / accum_steps).backward()
+    if (i + 1) % accum_steps == 0 or i + 1 == len(loader):
+        scaler.step(optimizer)
+->
+    sync_step = (i + 1) % accum_steps == 0 or i + 1 == len(loader)
+    model.set_requires_gradient_sync(sync_step)
+    with torch.autocast(...):
+        loss = criterion(model(x), y)
+    scaler.scale(loss / accum_steps).backward()
+    if sync_step:
+        scaler.step(optimizer)
 """
 
 from __future__ import annotations
@@ -60,7 +76,8 @@ def rewrite(facts, edits, options) -> None:
         if step_if is None or model is None:
             continue  # no accumulation here
         if _accumulates(facts, body[body.index(first):body.index(step_if)], backward, step_if):
-            _skip_sync(facts, edits, model, body[body.index(first):body.index(backward) + 1], step_if.test)
+            _skip_sync(facts, edits, model, body[body.index(first):body.index(backward) + 1], step_if.test,
+                       options.fsdp)
 
 
 def _accumulates(facts, leading, backward, step_if) -> bool:
@@ -73,14 +90,20 @@ def _accumulates(facts, leading, backward, step_if) -> bool:
         and not any(_uses_gradients(facts, s, step_if.body) for s in _runs_after(facts, backward))
 
 
-def _skip_sync(facts, edits, model: str, span, condition) -> None:
+def _skip_sync(facts, edits, model: str, span, condition, fsdp: bool) -> None:
     """`sync_step = <condition>` above the forward, `span` (forward to backward) in
-    `model.no_sync()` unless it holds, and the `if` tests `sync_step`."""
+    `model.no_sync()` unless it holds (FSDP2: `model.set_requires_gradient_sync(sync_step)`
+    before it), and the `if` tests `sync_step`."""
     first = span[0]
     edits.insert_before(first, cst.parse_statement(f"{FLAG} = {facts.code(condition)}\n"))
+    edits.replace(condition, lambda node: cst.Name(FLAG))
+    if fsdp:
+        edits.insert_before(first, cst.parse_statement(f"{model}.set_requires_gradient_sync({FLAG})\n"))
+        edits.record(first, f"gradients of `{model}` are reduce-scattered only on the micro-step that steps the "
+                     "optimizer (set_requires_gradient_sync)")
+        return
     for stmt in span:
         edits.enclose(stmt, f"with nullcontext() if {FLAG} else {model}.no_sync():")
-    edits.replace(condition, lambda node: cst.Name(FLAG))
     edits.add_import("contextlib", "nullcontext")
     edits.record(first, f"gradients of `{model}` are all-reduced only on the micro-step that steps the "
                  "optimizer (no_sync on the others)")

@@ -32,6 +32,16 @@ backward), or a `return` from inside it. Conditions that read only values all pr
 are left as they are (`Facts.same_everywhere`): arguments, loop and step counters, literals,
 `len()` of a loader or data set, as in `if args.dry_run:` or `if step >= args.max_steps:`.
 
+With `--strategy fsdp` a forward and a full state dict are collectives too (FSDP2 gathers the
+shards), so every `if` around one, in any loop or none, is agreed unless its test reads only
+values all processes share:
+
+    if val_loss < best_val_loss:
+        torch.save(model.state_dict(), "best.pt")
+->
+    if agree_on(val_loss < best_val_loss):
+        torch.save(model.state_dict(), "best.pt")
+
 Not agreed: `except StopIteration: break` after `next(it)` on a loader. The sharded loaders
 give every process the same number of batches (DistributedSampler pads the last shard), so
 all processes run out in the same iteration.
@@ -41,12 +51,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify import build
+from ddpify import build, fsdp
 
 NAME = "agree-stop"
 SUMMARY = "make data-dependent loop exits the same on every process (agree_on)"
 
 MESSAGE = "loop exit agreed across processes (agree_on): all leave in the same iteration"
+BRANCH = "condition agreed across processes (agree_on): under FSDP2 the forward or state dict in it is a collective"
 
 
 def rewrite(facts, edits, options) -> None:
@@ -58,9 +69,17 @@ def rewrite(facts, edits, options) -> None:
         left = _loop_left(facts, exit_, loops)
         if left is not None:
             tests += [anc.test for anc in _between(facts, exit_, left) if isinstance(anc, cst.If)]
+    branches = []
+    for call in fsdp.collectives(facts) if options.fsdp else ():
+        branches += [a.test for a in facts.ancestors(call) if isinstance(a, cst.If) and a.test not in tests
+                     and not facts.is_inside(call, a.test) and facts.scope(a) is facts.scope(call)]
     for test in dict.fromkeys(tests):  # an `if` above two exits is agreed once
         if not facts.same_everywhere(test):
             edits.replace(test, lambda node: build.call("agree_on", node), MESSAGE)
+            edits.add_import("ddpify_runtime", "agree_on")
+    for test in dict.fromkeys(branches):
+        if not facts.same_everywhere(test):
+            edits.replace(test, lambda node: build.call("agree_on", node), BRANCH)
             edits.add_import("ddpify_runtime", "agree_on")
 
 

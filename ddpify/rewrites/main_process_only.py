@@ -19,13 +19,31 @@ whose body only writes takes the condition (`if args.save_model and is_main_proc
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
 later `torch.load` in the same function reads what was saved, a `barrier()` follows the save.
 `print` needs nothing: the runtime silences it off the main process.
+
+With `--strategy fsdp` a forward and a full state dict are collectives (FSDP2 all-gathers the
+shards), so they run on every process, before the guard, and only the write is guarded:
+
+    torch.save(model.state_dict(), "model.pt")
+    save_image(netG(fixed_noise), "sample.png")
+->
+    model_state = full_state_dict(model)
+    netG_output = netG(fixed_noise)
+    if is_main_process():
+        torch.save(model_state, "model.pt")
+        save_image(netG_output, "sample.png")
+
+They go before the run of writes they belong to, which stays one guarded block. An `if` whose
+body writes such a checkpoint keeps its condition and guards the write inside it;
+a helper that gathers or runs the model is not guarded at its call but inside, statement by
+statement. A collective that reads a name the write itself binds (`with open(...) as f:`) gets a
+TODO.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from ddpify import build
+from ddpify import build, fsdp
 from ddpify import matchers as mt
 from ddpify.models import holds_wrapper
 from ddpify.names import dotted
@@ -47,12 +65,12 @@ LOGGERS = {"torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter"
 def rewrite(facts, edits, options) -> None:
     loggers = _logger_refs(facts)
     writes = {stmt: what for stmt in _statements(facts) if (what := _writes(facts, stmt, loggers))}
-    writers = _writer_functions(facts, writes)
+    writers = _writer_functions(facts, writes, options)
     for call in facts.calls:  # a helper that only writes files is guarded where it is called
         stmt = facts.statement(call)
         if isinstance(stmt, cst.SimpleStatementLine) and any(f in writers for f in facts.user_functions(call)):
             writes[stmt] = f"{dotted(call.func)}()"
-    saves = []
+    saves, guarded = [], []
     for stmt, what in list(writes.items()):
         if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):
             continue
@@ -64,6 +82,8 @@ def rewrite(facts, edits, options) -> None:
         if what == "torch.save" or any(facts.qualify(c.func) == "torch.save" for c in facts.calls_in(stmt)):
             saves.append(stmt)  # also `with open(path, "wb") as f: torch.save(model, f)`
         owner = _sole_body_of_if(facts, stmt, writes)
+        if owner is not None and options.fsdp and _collectives(facts, owner):
+            owner = None  # the gathers stay on every process: the write is guarded inside the `if`
         if owner is not None:  # `if args.save_model: torch.save(...)` -> `if args.save_model and ...:`
             edits.replace(owner.test, _and_main, f"{what} runs on the main process only")
             writes[owner] = what
@@ -75,7 +95,12 @@ def rewrite(facts, edits, options) -> None:
                 f"{what} created on the main process only (None elsewhere)")
         else:
             edits.guard(stmt, GUARD, f"{what} runs on the main process only")
-        _forward_through_module(facts, edits, stmt)
+            guarded.append(stmt)
+        if not options.fsdp:
+            _forward_through_module(facts, edits, stmt)
+    taken: dict = {}
+    for stmt in guarded if options.fsdp else ():
+        _hoist_collectives(facts, edits, stmt, guarded, taken)
     for stmt in saves:
         if _read_back_later(facts, stmt):
             edits.insert_after(stmt, "barrier()\n")
@@ -179,6 +204,73 @@ def _forward_through_module(facts, edits, stmt) -> None:
                           "as DDP's forward would wait for the other processes")
 
 
+def _collectives(facts, node) -> list[tuple[cst.Call, str]]:
+    """The outermost FSDP2 collectives in `node`: (call, the code that computes it) for a full
+    state dict (`full_state_dict(model)`) or a forward of a sharded model (`netG(z)`)."""
+    found: list[tuple[cst.Call, str]] = []
+    for call in facts.calls_in(node):
+        code = fsdp.gather(facts, call) or (facts.code(call) if fsdp.sharded_forward(facts, call) else None)
+        if code is not None and not any(facts.is_inside(call, c) for c, _ in found):
+            found.append((call, code))
+    return found
+
+
+def _hoist_collectives(facts, edits, stmt, guarded, taken) -> None:
+    """`torch.save(model.state_dict(), p)` -> `model_state = full_state_dict(model)` on every
+    process and `torch.save(model_state, p)` under the guard. The collectives go before the run
+    of guarded statements `stmt` ends, so that the run stays one `if is_main_process():` block."""
+    _, body = facts.block(stmt)
+    start = body.index(stmt)
+    while start and body[start - 1] in guarded:
+        start -= 1
+    for call, code in _collectives(facts, stmt):
+        reads = {n.value for n in mt.variables(call)}
+        if reads & _bound_inside(stmt):
+            edits.todo(stmt, f"`{facts.code(call)}` is a collective under FSDP2 (every process must run it), but "
+                       "it reads a name this write binds: compute it before the write, on every process")
+            continue
+        first = next(s for s in body[start:] if s is stmt or not reads & _bound_inside(s))
+        names = taken.setdefault(first, set())
+        name = _fresh(facts, stmt, _result_name(facts, call), names)
+        hoisted = cst.parse_statement(f"{name} = {code}\n")
+        if len(names) == 1:  # the first one takes the blank lines and comments above the run
+            hoisted = hoisted.with_changes(leading_lines=first.leading_lines)
+            edits.replace(first, lambda node: node.with_changes(leading_lines=()))
+        edits.insert_before(first, hoisted)
+        edits.replace(call, lambda node, name=name: cst.Name(name),
+                      f"`{code}` runs on every process before the write (a collective under FSDP2)")
+        if code.startswith("full_"):
+            edits.add_import("ddpify_runtime", code.split("(")[0])
+
+
+def _result_name(facts, call) -> str:
+    """`model_state` for `model.state_dict()`, `netG_output` for `netG(z)`."""
+    if mt.is_method_call(call, "state_dict"):
+        receiver = call.func.value
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "module":
+            receiver = receiver.value
+        return f"{dotted(receiver).rsplit('.', 1)[-1]}_state"
+    return f"{dotted(call.func).rsplit('.', 1)[-1]}_output"
+
+
+def _fresh(facts, stmt, name: str, taken: set[str]) -> str:
+    """`name`, or `name_2`, ... when the function already uses it (or this statement took it)."""
+    scope, candidate, n = facts.scope(stmt), name, 1
+    while candidate in taken or mt.references(scope, candidate):
+        n += 1
+        candidate = f"{name}_{n}"
+    taken.add(candidate)
+    return candidate
+
+
+def _bound_inside(stmt) -> set[str]:
+    """The names a statement binds in itself: `with ... as f`, loop and comprehension targets,
+    assignments in its block."""
+    targets = [a.name for a in mt.findall(stmt, cst.AsName)]
+    targets += [t.target for t in mt.findall(stmt, (cst.AssignTarget, cst.For, cst.CompFor))]
+    return {n.value for t in targets for n in mt.findall(t, cst.Name)}
+
+
 def _already_guarded(facts, stmt, writes) -> bool:
     """Inside a rank check of the user's, or inside another statement being guarded."""
     for anc in facts.ancestors(stmt):
@@ -187,12 +279,15 @@ def _already_guarded(facts, stmt, writes) -> bool:
     return False
 
 
-def _writer_functions(facts, writes) -> set:
-    """Functions whose every statement writes, prints or computes a path: `save_checkpoint(...)`."""
+def _writer_functions(facts, writes, options) -> set:
+    """Functions whose every statement writes, prints or computes a path: `save_checkpoint(...)`;
+    under FSDP2 not one that gathers a state dict or runs a model (every process must)."""
     found = set()
     for funcs in facts.functions.values():
         for func in funcs:
             if not any(facts.scope(w) is func for w in writes) or facts.returned(func):
+                continue
+            if options.fsdp and _collectives(facts, func):
                 continue
             if all(_harmless(facts, s, writes) for s in _simple_statements(func.body)):
                 found.add(func)

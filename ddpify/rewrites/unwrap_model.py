@@ -22,11 +22,26 @@ A script that used `nn.DataParallel` saved checkpoints with `module.` keys; the 
 saves without them, and loads both:
 
     model.load_state_dict(ckpt["model"])      ->  model.module.load_state_dict(without_module_prefix(ckpt["model"]))
+
+With `--strategy fsdp` the model keeps its class (FSDP2 has no `.module`: custom attributes stay
+as written, a DataParallel script's `model.module.x` becomes `model.x`), and its state dicts are
+sharded, so checkpoints go through full state dicts, gathered and loaded by every rank:
+
+    model.state_dict()                        ->  full_state_dict(model)
+    optimizer.state_dict()                    ->  full_optimizer_state_dict(model, optimizer)
+    model.load_state_dict(ckpt["model"])      ->  load_full_state_dict(model, ckpt["model"])
+    optimizer.load_state_dict(ckpt["opt"])    ->  load_full_optimizer_state_dict(model, optimizer, ckpt["opt"])
+
+The file stays the plain state dict the single-GPU script writes and loads (main-process-only
+keeps the gathers on every rank and only the write on the main process). Loads in the model's
+set-up, before the sharding, stay as written. Pickling a whole sharded model gets a TODO.
 """
 
 from __future__ import annotations
 
-from ddpify import build
+import libcst as cst
+
+from ddpify import build, fsdp
 from ddpify import matchers as mt
 from ddpify.models import WRAPPER, holds_wrapper
 from ddpify.names import dotted
@@ -39,6 +54,9 @@ STATE = {"state_dict", "load_state_dict"}
 
 def rewrite(facts, edits, options) -> None:
     if not facts.wrapped_refs:
+        return
+    if options.fsdp:
+        _full_state_dicts(facts, edits)
         return
     for attr in facts.attributes:
         name = attr.attr.value
@@ -73,3 +91,59 @@ def rewrite(facts, edits, options) -> None:
 
 def _bare_text(owner: str, holds: str) -> str:
     return f"{owner}.module" if holds == WRAPPER else f"unwrap({owner})"
+
+
+def _full_state_dicts(facts, edits) -> None:
+    """The `--strategy fsdp` form: no `.module`; state dicts of sharded models and of their
+    optimizers through the runtime's full-state-dict helpers."""
+    for attr in facts.attributes:  # `model.module.x` of a DataParallel script: the model itself now
+        if attr.attr.value == "module" and holds_wrapper(facts, attr.value) is not None:
+            edits.replace(attr, lambda node: node.value, f"`{facts.code(attr)}` -> `{facts.code(attr.value)}` "
+                          "(FSDP2 keeps the model's class: there is no .module)")
+    for call in facts.calls:
+        if not mt.is_method_call(call, "state_dict", "load_state_dict"):
+            continue
+        receiver = call.func.value
+        if call.func.attr.value == "state_dict":
+            code = fsdp.gather(facts, call)
+            if code is not None:
+                edits.replace(call, lambda node, code=code: cst.parse_expression(code),
+                              f"`{facts.code(call)}` -> `{code}`: the full state dict, gathered from the shards "
+                              "by every process (a collective), with the single-GPU key names")
+                edits.add_import("ddpify_runtime", code.split("(")[0])
+            elif fsdp.optimizer_models(facts, receiver):
+                edits.todo(facts.statement(call), _UNNAMED.format(code=facts.code(receiver), what="state_dict()"))
+            continue
+        model = fsdp.sharded_name(facts, receiver)
+        if model is not None:
+            _load(edits, call, "load_full_state_dict", model)
+            owner = facts.wrapped_refs.get(facts.ref(cst.parse_expression(model), call))
+            if owner is not None and owner.dataparallel is not None and call.args:
+                edits.replace(call.args[0], lambda arg: arg.with_changes(
+                    value=build.call("without_module_prefix", arg.value)))
+                edits.add_import("ddpify_runtime", "without_module_prefix")
+        elif fsdp.optimizer_models(facts, receiver):
+            models = fsdp.optimizer_models(facts, receiver)
+            name = fsdp.model_name_at(facts, models[0], call) if len(models) == 1 else None
+            if name is None:
+                edits.todo(facts.statement(call), _UNNAMED.format(code=facts.code(receiver), what="load_state_dict()"))
+            else:
+                _load(edits, call, "load_full_optimizer_state_dict", name, facts.code(receiver))
+    for call in facts.calls:
+        saved = mt.positional(call, 0)
+        if facts.qualify(call.func) == "torch.save" and saved is not None and fsdp.sharded_name(facts, saved.value):
+            edits.todo(facts.statement(call), f"this pickles the sharded `{facts.code(saved.value)}` (its parameters "
+                       "are shards): save `full_state_dict(...)` instead, or gather it first")
+
+
+_UNNAMED = ("`{code}` trains a sharded model whose name ddpify cannot tell here, and its {what} is sharded: "
+            "use full_optimizer_state_dict(model, {code}) / load_full_optimizer_state_dict(model, {code}, state)")
+
+
+def _load(edits, call, helper: str, *leading: str) -> None:
+    """`x.load_state_dict(args)` -> `helper(leading..., args)`."""
+    edits.replace(call, lambda node: cst.Call(cst.Name(helper), [
+        *(cst.Arg(cst.parse_expression(code)) for code in leading), *node.args]),
+        f"`{leading[-1]}.load_state_dict(...)` -> `{helper}(...)`: loads a full state dict into "
+        "the shards (a collective)")
+    edits.add_import("ddpify_runtime", helper)

@@ -25,12 +25,31 @@ A gradient penalty (`torch.autograd.grad` through the wrapper) gets a TODO: DDP 
 support it as written. A model received by the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
 function is entered, after its set-up: the parameter is rebound, callers keep the bare model.
+
+With `--strategy fsdp` the model is sharded with FSDP2 at the same point instead, and an
+optimizer built before that point moves after it (`fully_shard` replaces the parameters, so an
+optimizer over the old ones would train nothing):
+
+    model = Net()
+    optimizer = optim.Adam(model.parameters())
+    model.to(device)
+->
+    model = Net()
+    model.to(device)
+    model = shard_model(model)
+    optimizer = optim.Adam(model.parameters())
+
+`shard_model` (runtime) shards each block of the model's `nn.ModuleList`/`nn.Sequential`
+containers, then the root; the report names the containers where the model's class is in the
+file. The statements that use the optimizer before that point move with it; one that also
+sets the model up, or an optimizer in another block, gets a TODO instead.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from ddpify import fsdp
 from ddpify import matchers as mt
 from ddpify.names import dotted
 
@@ -41,6 +60,9 @@ SUMMARY = "wrap each trained model in DistributedDataParallel (replacing DataPar
 def rewrite(facts, edits, options) -> None:
     for model in facts.models.wrapped:
         name = model.name
+        if options.fsdp:
+            _shard(facts, edits, model, options)
+            continue
         unused = _why_unused(facts, model)
         extra = ", find_unused_parameters=True" if options.find_unused_parameters or unused else ""
         if unused and not options.find_unused_parameters:
@@ -52,7 +74,7 @@ def rewrite(facts, edits, options) -> None:
             lines.insert(0, f"{name} = convert_sync_batchnorm({name})\n")
             edits.add_import("ddpify_runtime", "convert_sync_batchnorm")
         if model.dataparallel is not None:
-            _replace_dataparallel(facts, edits, model, lines)
+            _replace_dataparallel(facts, edits, model, lines, "DistributedDataParallel")
         else:
             (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, *lines)
             where = f" where {model.defined.name.value}() receives it (the caller keeps the bare model)" \
@@ -60,19 +82,65 @@ def rewrite(facts, edits, options) -> None:
             edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel{where}")
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids")
+    left = "unsharded" if options.fsdp else "unwrapped"
     for name, stmt in _untrained_models(facts):
-        edits.warn(stmt, f"`{name}` runs in training but no optimizer trains it: left unwrapped (right for a "
+        edits.warn(stmt, f"`{name}` runs in training but no optimizer trains it: left {left} (right for a "
                      "frozen or loss-only module; wrap it if it should learn)")
     for call in _penalties(facts):
-        edits.todo(facts.statement(call), "torch.autograd.grad through a model DistributedDataParallel wraps "
-                   "(a gradient penalty): DDP waits after each forward for a gradient of every parameter, which "
-                   "this pass does not give, and training stops with \"Expected to have finished reduction\"; "
-                   "ddpify cannot convert this safely: restructure it by hand")
+        edits.todo(facts.statement(call), _PENALTY_FSDP if options.fsdp else _PENALTY_DDP)
     unsharded = "" if facts.models.wrapped else \
         " (until a model is wrapped, ddpify leaves the training data whole too)"
+    wrap = "shard it with `model = shard_model(model)` before building the optimizer" if options.fsdp else \
+        "wrap that model in DistributedDataParallel(model, device_ids=device_ids(model))"
     for optimizer in facts.models.untraced:
-        edits.todo(facts.statement(optimizer), "could not tell which model this optimizer trains: wrap that "
-                   f"model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand{unsharded}")
+        edits.todo(facts.statement(optimizer), f"could not tell which model this optimizer trains: {wrap} "
+                   f"by hand{unsharded}")
+
+
+_PENALTY_DDP = ("torch.autograd.grad through a model DistributedDataParallel wraps (a gradient penalty): DDP "
+                "waits after each forward for a gradient of every parameter, which this pass does not give, "
+                "and training stops with \"Expected to have finished reduction\"; ddpify cannot convert this "
+                "safely: restructure it by hand")
+_PENALTY_FSDP = ("torch.autograd.grad through a sharded model (a gradient penalty): FSDP2 reduce-scatters "
+                 "gradients in its backward hooks, which this pass runs too; ddpify has not verified this "
+                 "form: check it by hand")
+
+
+def _shard(facts, edits, model, options) -> None:
+    """`model = shard_model(model)` where DDP would wrap it; optimizers built before move after it."""
+    name = model.name
+    lines = [f"{name} = shard_model({name})\n"]
+    if options.sync_batchnorm:
+        lines.insert(0, f"{name} = convert_sync_batchnorm({name})\n")
+        edits.add_import("ddpify_runtime", "convert_sync_batchnorm")
+    lines += _move_optimizers(facts, edits, model)
+    if model.dataparallel is not None:
+        _replace_dataparallel(facts, edits, model, lines, "fully_shard (FSDP2)")
+    else:
+        (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, *lines)
+        if isinstance(model.defined, cst.FunctionDef):
+            where = f" where {model.defined.name.value}() receives it"
+        elif model.before_anchor:  # moved up by the analysis (models._place_shard)
+            where = " before its optimizer is built (what follows loads into the shards)"
+        else:
+            where = ""
+        edits.record(model.anchor, f"`{name}` sharded with fully_shard (FSDP2){where}: {fsdp.blocks(facts, model)}")
+    edits.add_import("ddpify_runtime", "shard_model")
+
+
+def _move_optimizers(facts, edits, model) -> list[cst.CSTNode]:
+    """The statements that build an optimizer of `model` before the sharding (`model.moved`,
+    decided by the analysis), removed to be re-inserted after it; a TODO on those that cannot move."""
+    for stmt in model.moved:
+        edits.replace(stmt, lambda node: cst.RemoveFromParent())
+    if model.moved:
+        edits.record(model.moved[0], f"optimizer built after `{model.name}` is sharded (moved down): FSDP2 "
+                     "replaces the parameters it trains")
+    for stmt in model.blocked:
+        edits.todo(stmt, f"this optimizer is built before `{model.name}` is sharded, and ddpify cannot move it "
+                   f"safely: FSDP2 replaces the parameters, so build it after `{model.name} = "
+                   f"shard_model({model.name})`")
+    return model.moved
 
 
 def _penalties(facts):
@@ -111,7 +179,7 @@ def _untrained_models(facts):
             yield name, facts.statement(stmt)
 
 
-def _replace_dataparallel(facts, edits, model, lines) -> None:
+def _replace_dataparallel(facts, edits, model, lines, by) -> None:
     call = model.dataparallel
     edits.warn(call, "DataParallel split each batch across GPUs; now every process loads its own "
                  "batch: divide a total batch size by get_world_size() to keep the old global batch")
@@ -122,16 +190,17 @@ def _replace_dataparallel(facts, edits, model, lines) -> None:
     whole = assign is not None and assign.value is call
     if statement is model.anchor and whole:  # `model = nn.DataParallel(model)`: wrap in place
         built = [] if facts.code(inner.value) == target else [f"{target} = {facts.code(inner.value)}\n"]
-        edits.replace(statement, lambda node: cst.FlattenSentinel([cst.parse_statement(s) for s in built + lines]),
-                      f"nn.DataParallel replaced by DistributedDataParallel for `{target}`")
+        edits.replace(statement, lambda node: cst.FlattenSentinel(
+            [cst.parse_statement(s) if isinstance(s, str) else s for s in built + lines]),
+                      f"nn.DataParallel replaced by {by} for `{target}`")
         return
     if whole and facts.code(inner.value) == target:
         _remove(facts, edits, statement)
     else:
         edits.replace(call, lambda node: inner.value)
-    edits.insert_after(model.anchor, *lines)
+    (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, *lines)
     later = ", wrapped after the set-up that follows it" if model.setup else ""
-    edits.record(statement, f"nn.DataParallel replaced by DistributedDataParallel for `{target}`{later}")
+    edits.record(statement, f"nn.DataParallel replaced by {by} for `{target}`{later}")
     for stmt in model.setup:
         for attr in mt.findall(stmt, cst.Attribute, lambda a: a.attr.value == "module" and dotted(a.value) == target):
             edits.replace(attr, lambda node: node.value)

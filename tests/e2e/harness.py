@@ -2,8 +2,9 @@
 
 The probe (``tests/support/probe/sitecustomize.py``) logs, from inside every process, which
 indices each DataLoader pass fetched, every ``torch.save``, and a hash of every DDP-wrapped
-module's parameters at exit; ``tests/support/records.py`` reads it. The tests assert on those
-records, not on the scripts' prints.
+module's parameters at exit (of FSDP2-sharded ones: the full parameters, gathered);
+``tests/support/records.py`` reads it. The tests assert on those records, not on the scripts'
+prints.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from ddpify.convert import convert
+from ddpify.convert import Options, convert
 from tests.support.env import FIXTURES, PROBE, probe_env  # noqa: F401 (FIXTURES: for the tests)
 from tests.support.records import Pass, Probe
 
@@ -26,9 +27,9 @@ TIMEOUT_S = 180
 WRAPPER_PREFIXES = ("module.", "_orig_mod.")
 
 
-def convert_to(source: Path, target: Path) -> bytes:
-    """Convert ``source`` with ddpify and write the output to ``target``."""
-    output = convert(source.read_bytes()).output
+def convert_to(source: Path, target: Path, options: Options = Options()) -> bytes:
+    """Convert ``source`` with ddpify (``options``) and write the output to ``target``."""
+    output = convert(source.read_bytes(), options).output
     target.write_bytes(output)
     return output
 

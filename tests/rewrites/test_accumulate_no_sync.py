@@ -167,3 +167,22 @@ def test_a_counter_changed_between_the_backward_and_the_if_gets_no_no_sync():
                     optimizer.zero_grad()
         """)
     assert "no_sync" not in code
+
+
+def test_fsdp_micro_steps_skip_the_reduce_scatter_with_set_requires_gradient_sync():
+    from tests.support.snippets import assert_rewrites
+
+    after = IMPORTS + "from ddpify_runtime import shard_model\n\n" + LOADER + "model = torch.nn.Linear(2, 1)\n" \
+        "model = shard_model(model)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + """\
+for epoch in range(2):
+    for i, (x, y) in enumerate(loader):
+        sync_step = (i + 1) % 2 == 0
+        model.set_requires_gradient_sync(sync_step)
+        loss = ((model(x) - y) ** 2).mean() / 2
+        loss.backward()
+        if sync_step:
+            opt.step()
+            opt.zero_grad()
+"""
+    assert_rewrites(NAME, IMPORTS + LOADER + MODEL + ACCUMULATE, after, also=frozenset({"wrap-model"}),
+                    strategy="fsdp")

@@ -235,3 +235,21 @@ def test_without_a_wrapped_model_nothing_is_agreed():
                 break
         """, header)
     assert "model = DistributedDataParallel(" not in code and "agree_on" not in code
+
+
+def test_fsdp_branches_around_a_gather_or_a_forward_are_agreed_unless_shared():
+    from tests.support.snippets import only
+
+    script = IMPORTS + LOADER + MODEL + "best = 1.0\n" + STOPS.replace("    if loss.item() < 0.01:\n        break\n", """\
+    if loss.item() < best:
+        torch.save(model.state_dict(), 'best.pt')
+    if epoch == 1:
+        torch.save(model.state_dict(), 'last.pt')
+    if x.sum() > 0:
+        print(model(x))
+""")
+    code = only(NAME, script, frozenset({"wrap-model"}), strategy="fsdp")
+    assert "    if agree_on(loss.item() < best):\n" in code and "    if agree_on(x.sum() > 0):\n" in code
+    assert "    if epoch == 1:\n" in code  # a loop counter: the same on every process
+    ddp = only(NAME, script, frozenset({"wrap-model"}))
+    assert "agree_on" not in ddp  # under DDP the save runs on the main process only: no collective

@@ -111,3 +111,64 @@ def test_a_save_through_a_file_handle_that_is_read_back_is_followed_by_a_barrier
                               'with open("m.pt", "rb") as f:\n    model = torch.load(f)\n'))
     assert '    if is_main_process():\n        with open("m.pt", "wb") as f:\n' \
            '            torch.save(model.module, f)\n    barrier()\n' in code
+
+
+# --- --strategy fsdp: gathers and forwards are collectives, run before the guard -----------------
+
+FSDP_ALSO = frozenset({"wrap-model", "unwrap-model"})
+
+
+def _fsdp(code: str) -> str:
+    from tests.support.snippets import only
+
+    return only(NAME, code, FSDP_ALSO, strategy="fsdp")
+
+
+def test_fsdp_gathers_run_on_every_process_before_one_guarded_block_of_writes():
+    code = _fsdp(IMPORTS + LOADER + MODEL + EPOCHS + "    # checkpoint\n" + WRITES)
+    assert code.endswith("""\
+    # checkpoint
+    model_state = full_state_dict(model)
+    if is_main_process():
+        torch.save(model_state, "m.pt")
+        with open("log.txt", "a") as f:
+            f.write(f"{epoch}\\n")
+""")
+
+
+def test_fsdp_an_if_that_only_saves_keeps_its_condition_and_guards_the_write_inside():
+    code = _fsdp(IMPORTS + LOADER + MODEL + EPOCHS + "if save:\n    torch.save(model.state_dict(), 'm.pt')\n")
+    assert code.endswith("""\
+if save:
+    model_state = full_state_dict(model)
+    if is_main_process():
+        torch.save(model_state, 'm.pt')
+""")
+
+
+def test_fsdp_a_forward_inside_a_write_runs_everywhere_and_names_do_not_clash():
+    code = _fsdp(IMPORTS + LOADER + MODEL + EPOCHS + "model_output = 1\ntorch.save(model(x), 'sample.pt')\n")
+    assert code.endswith("""\
+model_output = 1
+model_output_2 = model(x)
+if is_main_process():
+    torch.save(model_output_2, 'sample.pt')
+""")
+
+
+def test_fsdp_a_helper_that_gathers_is_guarded_inside_not_where_it_is_called():
+    helper = "def save_checkpoint(model, path):\n    torch.save(model.state_dict(), path)\n\n\n"
+    code = _fsdp(IMPORTS + helper + LOADER + MODEL + EPOCHS + "save_checkpoint(model, 'm.pt')\n")
+    assert """\
+def save_checkpoint(model, path):
+    model_state = full_state_dict(model)
+    if is_main_process():
+        torch.save(model_state, path)
+""" in code
+    assert code.endswith("\nsave_checkpoint(model, 'm.pt')\n")
+
+
+def test_fsdp_a_gather_that_reads_what_the_write_binds_gets_a_todo():
+    code = _fsdp(IMPORTS + LOADER + MODEL + EPOCHS
+                 + "with open('w.txt', 'w') as f:\n    f.write(str(model(torch.ones(len(f.name), 2))))\n")
+    assert "# TODO(ddpify): `model(torch.ones(len(f.name), 2))` is a collective under FSDP2" in code

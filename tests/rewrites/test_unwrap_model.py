@@ -116,3 +116,62 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
 """ + STEP)
     assert 'model.load_state_dict(without_module_prefix(torch.load("old.pt", map_location=local_device())))' in code
+
+
+# --- --strategy fsdp: no .module; state dicts through the full-state-dict helpers -----------------
+
+FSDP_TAIL = """\
+hidden = model.init_hidden(2)
+torch.save({"model": model.state_dict(), "opt": opt.state_dict()}, "last.pt")
+ckpt = torch.load("last.pt")
+model.load_state_dict(ckpt["model"], strict=False)
+opt.load_state_dict(ckpt["opt"])
+"""
+
+
+def test_fsdp_keeps_custom_attributes_and_gathers_and_loads_full_state_dicts():
+    code = only(NAME, IMPORTS + LOADER + MODEL + EPOCHS + FSDP_TAIL, ALSO, strategy="fsdp")
+    assert code.endswith("""\
+hidden = model.init_hidden(2)
+torch.save({"model": full_state_dict(model), "opt": full_optimizer_state_dict(model, opt)}, "last.pt")
+ckpt = torch.load("last.pt")
+load_full_state_dict(model, ckpt["model"], strict=False)
+load_full_optimizer_state_dict(model, opt, ckpt["opt"])
+""")
+    assert "from ddpify_runtime import full_optimizer_state_dict, full_state_dict, load_full_optimizer_state_dict, " \
+        "load_full_state_dict, shard_model\n" in code
+
+
+def test_fsdp_drops_the_module_of_a_dataparallel_script_and_todos_a_pickled_model():
+    before = IMPORTS + LOADER + "model = torch.nn.DataParallel(torch.nn.Linear(2, 1))\n" \
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + EPOCHS \
+        + "print(model.module.weight)\ntorch.save(model, 'whole.pt')\n"
+    code = only(NAME, before, ALSO, strategy="fsdp")
+    assert "print(model.weight)\n" in code
+    assert "# TODO(ddpify): this pickles the sharded `model`" in code
+
+
+def test_fsdp_a_model_sharded_by_the_function_it_was_passed_to_is_gathered_by_the_caller():
+    before = IMPORTS + LOADER + """\
+def fit(model, loader):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+
+
+student = torch.nn.Linear(2, 1)
+init = student.state_dict()
+fit(student, loader)
+final = student.state_dict()
+"""
+    code = only(NAME, before, ALSO, strategy="fsdp")
+    assert "init = student.state_dict()\n" in code  # before the call: not sharded yet
+    assert "final = full_state_dict(student)\n" in code
+
+
+def test_fsdp_an_alias_taken_before_the_sharding_is_the_sharded_model_too():
+    code = only(NAME, IMPORTS + LOADER + MODEL.replace("opt =", "raw_model = model\nopt =") + EPOCHS
+                + "torch.save(raw_model.state_dict(), 'm.pt')\n", ALSO, strategy="fsdp")
+    assert code.endswith("torch.save(full_state_dict(raw_model), 'm.pt')\n")

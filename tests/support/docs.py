@@ -4,7 +4,8 @@ Two forms are read. A block: indented lines, a line ``->`` alone, indented lines
 ``    before  ->  after`` (two spaces either side of the arrow), where a following line that is
 blank up to the arrow's column continues the after side (or, with ``->`` in it, starts the after
 side of the indented line above). ``...`` in an example stands for code left out; a comment
-wrapped over several lines stands for one line.
+wrapped over several lines stands for one line. Examples after a line that mentions
+``--strategy fsdp`` show that strategy's form (``Example.strategy``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class Example:
     before: str  # dedented
     after: str  # dedented
     inline: bool  # the one-line form: ``after`` may be a part of its line only
+    strategy: str = "ddp"  # "fsdp": converted with --strategy fsdp
 
     def pattern(self) -> "re.Pattern[str]":
         """``after`` as a regular expression over the converted code: ``...`` matches anything on
@@ -42,13 +44,16 @@ class Example:
 def examples(doc: str) -> List[Example]:
     lines = doc.splitlines()
     found: List[Example] = []
+    strategy = "ddp"
     i = 0
     while i < len(lines):
         line = lines[i]
+        if "--strategy fsdp" in line:
+            strategy = "fsdp"
         if line.strip() == "->" and not line.startswith(" "):
             before = _indented_run(lines, i - 1, -1)
             after = _indented_run(lines, i + 1, 1)
-            found.append(Example(_dedent(before), _dedent(after), inline=False))
+            found.append(Example(_dedent(before), _dedent(after), inline=False, strategy=strategy))
             i += 1 + len(after)
             continue
         if line.startswith("    ") and "->" in line:
@@ -62,7 +67,7 @@ def examples(doc: str) -> List[Example]:
                     and "->" not in lines[j]:
                 after_lines.append(lines[j][column:].strip())
                 j += 1
-            found.append(Example(left.strip(), "\n".join(after_lines), inline=True))
+            found.append(Example(left.strip(), "\n".join(after_lines), inline=True, strategy=strategy))
             i = j
             continue
         i += 1

@@ -18,14 +18,21 @@ group's rank once it exists, the environment's before. Events:
   world size, drop_last, batch size, indices a full pass yields) and the data set.
 * ``fetch`` (``_MapDatasetFetcher.fetch``): the indices of every batch, tagged with the loader
   and pass of the iterator that owns the fetcher (num_workers=0 loaders only).
-* ``save`` (``torch.save``): path as given, absolute path, and the keys of the saved mapping
-  (and of nested mappings).
+* ``save`` (``torch.save``): path as given, absolute path, the keys of the saved mapping (and
+  of nested mappings), and whether any of their values is sharded (a DTensor: FSDP2's
+  ``state_dict()``, not a plain checkpoint).
 * ``ddp`` (``DistributedDataParallel.__init__``): model number, module class,
   ``find_unused_parameters``, ``device_ids``, the parameters' devices,
   ``ddpify_runtime.local_rank()``/``local_device()`` and the module classes inside.
 * ``step`` (a global optimizer step pre-hook): gradient all-reduce rounds and buckets, and
   ``torch.distributed.all_reduce`` calls (the comm hook's included), since the previous step.
 * ``params`` (at exit, per wrapped module): a sha256 of its parameters (names, dtypes, bytes).
+* ``fsdp`` (``fully_shard``, FSDP2, once ``torch.distributed.fsdp`` is imported): the module's
+  class. At exit every root of the sharded modules (one that no other sharded module contains)
+  gets a ``params`` event too, numbered after the DDP-wrapped ones: the hash of its FULL
+  parameters (gathered from the shards: a collective, run by every rank at exit, before the
+  runtime destroys the process group), ``full`` and ``local`` (this rank's shard, once resharded:
+  FSDP2 keeps a root gathered after a forward that no backward follows) element counts.
 * ``exit``: rounds and buckets left since the last step.
 
 With ``DDPIFY_PROBE_COUNT=1`` every DDP also gets a comm hook that counts gradient buckets and
@@ -58,6 +65,7 @@ _BENCH_DIR = os.environ.get("DDPIFY_BENCH_PROBE")
 _STATE = {"file": None, "rank": None, "rounds": 0, "buckets": 0, "all_reduce": 0, "loaders": 0,
           "in_hook": False}
 _WRAPPED = []  # (number, module) of every DistributedDataParallel built in this process
+_SHARDED = []  # every module fully_shard was called on, in order
 _BENCH = {"steps": [], "cpu": [], "events": []}  # perf_counter, process_time, (collective, steps)
 COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "broadcast",
                "broadcast_object_list", "_broadcast_coalesced", "barrier", "monitored_barrier", "reduce",
@@ -167,12 +175,13 @@ def _sampler_info(loader):
 
 
 def digest(named_parameters):
-    """sha256 over (name, dtype, shape, bytes) of every parameter, in order (tests reuse it)."""
+    """sha256 over (name, dtype, shape, bytes) of every parameter, in order (tests reuse it); a
+    sharded parameter (DTensor) is gathered first, a collective."""
     import torch
 
     h = hashlib.sha256()
     for name, p in named_parameters:
-        t = p.detach().cpu().contiguous()
+        t = (p.full_tensor() if hasattr(p, "full_tensor") else p).detach().cpu().contiguous()
         h.update(f"{name}:{t.dtype}:{tuple(t.shape)};".encode())
         h.update(t.view(-1).view(torch.uint8).numpy().tobytes())
     return h.hexdigest()
@@ -184,6 +193,37 @@ def _dump_params():
              sha256=digest(module.named_parameters()),
              names=[name for name, _ in module.named_parameters()],
              sum=float(sum(p.detach().double().sum() for p in module.parameters())))
+
+
+def _sharded_roots():
+    """Log ``params`` for each root of the modules fully_shard sharded (see the docstring)."""
+    for module in _SHARDED:  # FSDP2 keeps the root gathered after a forward without backward
+        module.reshard()
+    inner = {id(m) for root in _SHARDED for m in root.modules() if m is not root}
+    for number, module in enumerate((m for m in _SHARDED if id(m) not in inner), len(_WRAPPED)):
+        params = list(module.named_parameters())
+        full = [(name, p.full_tensor() if hasattr(p, "full_tensor") else p) for name, p in params]
+        _log("params", model=number, module=type(module).__name__, sha256=digest(full),
+             names=[name for name, _ in params], sum=float(sum(t.detach().double().sum() for _, t in full)),
+             full=sum(t.numel() for _, t in full),
+             local=sum((p.to_local() if hasattr(p, "to_local") else p).numel() for _, p in params))
+
+
+def _record_fsdp():
+    """Patch ``torch.distributed.fsdp.fully_shard`` (the name scripts and the runtime import)."""
+    import torch.distributed.fsdp as fsdp
+
+    fully_shard = fsdp.fully_shard
+
+    def probed_fully_shard(module, *args, **kwargs):
+        result = fully_shard(module, *args, **kwargs)
+        if not _SHARDED:  # after ddpify_runtime's destroy hook, so it runs before it (LIFO)
+            atexit.register(_sharded_roots)
+        _SHARDED.append(module)
+        _log("fsdp", module=type(module).__name__)
+        return result
+
+    fsdp.fully_shard = probed_fully_shard
 
 
 def _record():
@@ -274,11 +314,14 @@ def _record():
     def probed_save(obj, f, *args, **kwargs):
         path = os.fspath(f) if isinstance(f, (str, bytes, os.PathLike)) else repr(type(f))
         keys = nested = None
+        sharded = False
         if isinstance(obj, dict):
             keys = [str(k) for k in obj]
             nested = {str(k): [str(kk) for kk in v] for k, v in obj.items() if isinstance(v, dict)}
+            values = [*obj.values(), *(vv for v in obj.values() if isinstance(v, dict) for vv in v.values())]
+            sharded = any(hasattr(v, "to_local") for v in values)
         _log("save", path=str(path), abspath=os.path.abspath(path), type=type(obj).__name__,
-             keys=keys, nested=nested)
+             keys=keys, nested=nested, sharded=sharded)
         return save(obj, f, *args, **kwargs)
 
     dist.init_process_group = probed_init
@@ -289,6 +332,7 @@ def _record():
     DataLoader.__iter__ = probed_iter
     fetch._MapDatasetFetcher.fetch = probed_fetch
     torch.save = probed_save
+    sys.meta_path.insert(0, _AfterImport("torch.distributed.fsdp", _record_fsdp))
     _log("start", argv=getattr(sys, "orig_argv", sys.argv), cwd=os.getcwd(),
          world=os.environ.get("WORLD_SIZE"), local_rank=os.environ.get("LOCAL_RANK"))
 
@@ -322,14 +366,15 @@ def _bench_dump():
 
 # --------------------------------------------------------------------------- start-up
 
-class _AfterTorch(importlib.abc.MetaPathFinder):
-    """Finds ``torch`` like the normal path finder, and runs ``install`` once its module has run."""
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Finds the module ``name`` like the normal path finder, and runs ``install`` once its
+    module has run."""
 
-    def __init__(self, install):
-        self.install = install
+    def __init__(self, name, install):
+        self.name, self.install = name, install
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != "torch":
+        if fullname != self.name:
             return None
         sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
@@ -347,10 +392,10 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
 
 if __name__ == "sitecustomize":  # not when a test imports this file for digest()
     if _DIR:
-        sys.meta_path.insert(0, _AfterTorch(_record))
+        sys.meta_path.insert(0, _AfterImport("torch", _record))
         atexit.register(lambda: _STATE["file"] is not None and _log(
             "exit", rounds=_STATE["rounds"], buckets=_STATE["buckets"]))
     elif _BENCH_DIR and "LOCAL_RANK" in os.environ:
-        sys.meta_path.insert(0, _AfterTorch(_bench))
+        sys.meta_path.insert(0, _AfterImport("torch", _bench))
         atexit.register(_bench_dump)
 
