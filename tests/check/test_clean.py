@@ -1,6 +1,8 @@
-"""What must come out clean: every script ddpify converted (each `fixtures/*/after.py` that differs
-from its `before.py`, so goldens added later are covered), a careful hand-written DDP script, and
-single-GPU scripts (a note suggesting `ddpify convert`, no finding)."""
+"""What must come out clean: every script ddpify converted (each `fixtures/*/after.py` and
+`after_fsdp.py` that differs from its `before.py`, so goldens added later are covered), a careful
+hand-written DDP script, and single-GPU scripts (a note suggesting `ddpify convert`, no finding).
+The one exception is a statement ddpify itself marked with a `# TODO(ddpify): ...` line: what it
+could not convert may well be a finding."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from ddpify.check import NOT_DISTRIBUTED, check
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
-CONVERTED = [p.parent.name for p in sorted(FIXTURES.glob("*/after.py"))
+CONVERTED = [f"{p.parent.name}/{p.name}" for p in sorted(FIXTURES.glob("*/after*.py"))
              if p.read_bytes() != (p.parent / "before.py").read_bytes()]
 SINGLE_GPU = [p.parent.name for p in sorted(FIXTURES.glob("*/before.py"))
               if b"torch.distributed" not in p.read_bytes()]
@@ -24,8 +26,11 @@ def test_the_corpus_has_converted_and_single_gpu_scripts():
 
 @pytest.mark.parametrize("case", CONVERTED)
 def test_ddpify_output_is_clean(case):
-    report = check((FIXTURES / case / "after.py").read_bytes())
-    assert report.findings == [] and report.note is None
+    source = (FIXTURES / case).read_bytes()
+    report = check(source)
+    lines = source.decode().splitlines()
+    unmarked = [f for f in report.findings if "TODO(ddpify)" not in lines[f.line - 2]]
+    assert unmarked == [] and report.note is None
 
 
 def test_a_handwritten_ddp_script_is_clean():
