@@ -42,8 +42,9 @@ for torchrun.
   ddpify convert train.py -o train_ddp.py    write the converted script
   torchrun --nproc_per_node=4 train_ddp.py   run it on 4 GPUs (or: python train_ddp.py)
   ddpify run --nproc-per-node 4 train.py     or convert and launch in one step
+  ddpify check ddp_train.py                  find DDP bugs in a script already distributed
 
-Exit codes: 0 success, 1 --check found changes, 2 usage or input error, 123 internal error.
+Exit codes: 0 success, 1 --check found changes or `check` found problems, 2 usage or input error, 123 internal error.
 """
 
 
