@@ -55,7 +55,7 @@ def find(facts: "Analysis") -> Loaders:
         training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
     if not facts.models.wrapped:  # without DDP, sharded data would train a different model per process
         training = []
-    iterable = [c for c in training if _is_iterable_dataset(facts, c)]
+    iterable = [c for c in training if is_iterable_dataset(facts, c)]
     training = [c for c in training if c not in iterable]
     loops, looped = _epoch_loops(facts, fed, training)
     unlooped = [c for c in training if c not in looped
@@ -124,7 +124,7 @@ def _bound_name(facts: Facts, call: cst.Call) -> str | None:
     return None
 
 
-def _is_iterable_dataset(facts: Facts, call: cst.Call) -> bool:
+def is_iterable_dataset(facts: Facts, call: cst.Call) -> bool:
     dataset = mt.positional(call, 0) or mt.keyword(call, "dataset")
     if dataset is None:
         return False
