@@ -220,11 +220,14 @@ def split_problems(probe: Probe, world: int, loader: int) -> List[str]:
 
 
 def whole_problems(probe: Probe, world: int, loader: int) -> List[str]:
-    """Problems with a loader evaluated whole: every complete pass on every rank fetches each sample once."""
+    """Problems with a loader evaluated whole: every complete pass on every rank fetches each sample
+    once (all of them, or all but the tail a ``drop_last`` loader leaves)."""
     problems = []
     for rank in range(world):
         for p in complete_passes(probe, rank, loader):
-            if sorted(map(str, p.indices)) != sorted(map(str, range(p.info["dataset_len"]))):
+            everything = range(p.info["dataset_len"])
+            if len(set(p.indices)) != len(p.indices) or not set(p.indices) <= set(everything) or \
+                    not p.info["drop_last"] and len(p.indices) != len(everything):
                 problems.append(f"loader {loader} rank {rank} pass {p.number}: {len(p.indices)} samples, "
                                 f"not the whole set of {p.info['dataset_len']}")
     return problems
