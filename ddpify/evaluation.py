@@ -119,6 +119,8 @@ def _check_runs_everywhere(facts, node, depth: int = 3) -> None:
             break
         if isinstance(anc, (cst.If, cst.While)) and not mt.is_main_guard(anc) and not facts.same_everywhere(anc.test):
             raise Kept(f"it runs only while `{facts.code(anc.test)}`, which may differ between processes")
+        if isinstance(anc, cst.ExceptHandler):
+            raise Kept("it runs in an `except` block, which may run on some processes only")
         if isinstance(anc, cst.With) and any(mt.is_open_for_writing(i.item) for i in anc.items):
             raise Kept("it runs inside a file write, which only the main process makes")
     func = facts.scope(node)
@@ -128,9 +130,10 @@ def _check_runs_everywhere(facts, node, depth: int = 3) -> None:
 
 
 def _check_exits(facts, loop) -> None:
+    """A `return` anywhere in the loop, or a `break` of the loop itself (not of a loop inside it)."""
     for exit_ in [*facts.breaks, *facts.returns]:
         if facts.is_inside(exit_, loop.body) and facts.scope(exit_) is facts.scope(loop) and \
-                next(facts.enclosing_loops(exit_), loop) is loop:
+                (isinstance(exit_, cst.Return) or next(facts.enclosing_loops(exit_), loop) is loop):
             raise Kept(f"the loop may stop early (`{facts.code(exit_).strip()}`)")
 
 
@@ -141,7 +144,11 @@ def _check_batch_averages(facts, entry: EvalLoop) -> None:
     for call in facts.calls:
         if dotted(call.func) == "len" and call.args and facts.scope(call) is scope and \
                 facts.code(call.args[0].value) == name and not facts.before(call, loop):
-            raise Kept(f"the loss is averaged per batch (`len({name})`), and the batches differ once split")
+            division = facts.parent(call)
+            if isinstance(division, cst.BinaryOperation) and isinstance(division.operator, cst.Divide):
+                raise Kept(f"the loss is averaged per batch (`{facts.code(division)}`), and the batches "
+                           "differ once split")
+            raise Kept(f"it reads `len({name})`, the number of batches, which differs once split")
     targets = {n.value for n in _targets(loop.target)}
     for target in targets:
         if _read_after(facts, loop, target):
@@ -165,7 +172,8 @@ def _visit(facts, entry: EvalLoop, small) -> None:
             raise Kept(f"`{facts.code(small).strip()}` is not a sum")
         _accumulator(facts, entry, target.value, small)
         if target is not small.target and target.value not in entry.tensors:  # `total[c] += ...`
-            raise Kept(f"`{facts.code(small.target)}` accumulates into `{target.value}`, which does not start as a tensor")
+            raise Kept(f"`{facts.code(small.target)}` accumulates into `{target.value}`, which does not start "
+                       "as a tensor")
     elif isinstance(small, (cst.Assign, cst.AnnAssign)):
         targets = small.targets if isinstance(small, cst.Assign) else [small]
         for target in (n for t in targets for n in _targets(t.target)):
@@ -280,7 +288,13 @@ def _counts_samples(facts, expr, loop, depth: int = 2) -> bool:
 
 def _check_only_concatenated(facts, loop, name: str) -> None:
     """A list of one item per batch is exact only when it is read as one concatenation."""
-    for node in _reads_after(facts, loop, name):
+    uses = _reads_after(facts, loop, name)
+    store = next((n for n in uses if _is_store(facts, n)), None)  # `preds = torch.cat(preds)`: the list ends
+    for node in uses:
+        if store is not None and not facts.before(node, store) and not facts.is_inside(node, facts.statement(store)):
+            break
+        if node is store:
+            continue
         arg, call = facts.parent(node), facts.parent(facts.parent(node))
         if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and facts.qualify(call.func) in CONCATENATIONS):
             raise Kept(f"`{name}` holds one item per batch (`{name}.append(...)`), and the batches differ once split")
@@ -303,7 +317,8 @@ def _is_store(facts, name: cst.Name) -> bool:
     node, parent = name, facts.parent(name)
     while isinstance(parent, (cst.Element, cst.Tuple, cst.List)):
         node, parent = parent, facts.parent(parent)
-    return isinstance(parent, cst.AssignTarget) or isinstance(parent, (cst.For, cst.AnnAssign)) and parent.target is node
+    return isinstance(parent, cst.AssignTarget) or \
+        isinstance(parent, (cst.For, cst.AnnAssign)) and parent.target is node
 
 
 def _carried(facts, loop, target: cst.Name, stmt) -> bool:

@@ -10,7 +10,8 @@ from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, rewrite_tests
 
 NAME = "shard-eval"
 
-TEST_LOADER = "test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)\n"
+TEST_LOADER = ("from tqdm import tqdm\n"
+               "test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)\n")
 HEAD = IMPORTS + LOADER + MODEL + EPOCHS + TEST_LOADER
 
 
@@ -70,7 +71,9 @@ def whole(loop: str) -> str:
 # each form a split would change, and the reason the note gives
 KEPT = [
     ("total = 0.0\nfor x, y in test_loader:\n    total += ((model(x) - y) ** 2).mean().item()\n"
-     "print(total / len(test_loader))\n", "the loss is averaged per batch (`len(test_loader)`)"),
+     "print(total / len(test_loader))\n", "the loss is averaged per batch (`total / len(test_loader)`)"),
+    ("total = 0.0\nfor x, y in tqdm(test_loader, total=len(test_loader)):\n    total += ((model(x) - y) ** 2).sum().item()\n"
+     "print(total)\n", "it reads `len(test_loader)`, the number of batches"),
     ("total = 0.0\nfor x, y in test_loader:\n    total += ((model(x) - y) ** 2).mean().item()\n"
      "print(total / len(test_loader.dataset))\n", "`total` adds one value per batch"),
     ("total, batches = 0.0, 0\nfor x, y in test_loader:\n    total += ((model(x) - y) ** 2).sum().item()\n"
@@ -83,6 +86,11 @@ KEPT = [
      "`meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))` may accumulate where ddpify cannot reduce it"),
     ("total = 0.0\nfor x, y in test_loader:\n    total += ((model(x) - y) ** 2).sum().item()\n    if total > 5:\n"
      "        break\nprint(total)\n", "the loop may stop early (`break`)"),
+    ("def first_bad(model, test_loader):\n    bad = 0\n    for x, y in test_loader:\n        for o, t in zip(model(x), y):\n"
+     "            bad += int(o.item() > t.item())\n            if bad > 3:\n                return bad\n    return bad\n\n\n"
+     "print(first_bad(model, test_loader))\n", "the loop may stop early (`return bad`)"),
+    ("try:\n    print(len(test_loader))\nexcept RuntimeError:\n    total = 0.0\n    for x, y in test_loader:\n"
+     "        total += ((model(x) - y) ** 2).sum().item()\n    print(total)\n", "it runs in an `except` block"),
     ("correct, n = 0, 0\nfor x, y in test_loader:\n    correct += (model(x).sign() == y.sign()).sum().item()\n"
      "    n += y.size(0)\n    running = correct / n\n", "`correct` is read inside the loop"),
     ("total = 0.0\nfor x, y in test_loader:\n    loss = ((model(x) - y) ** 2).sum().item()\n    total += loss\n"
