@@ -3,8 +3,8 @@
 A `DataLoader(...)` trains when its value reaches a loop that runs `.backward()` — through
 assignments, helper functions that return it, dicts keyed by phase, `self.` attributes and
 arguments of the functions that own the loop. A loader that no training loop reads, or whose
-name says it evaluates, is left unsharded: every process evaluates the full set and gets the
-numbers the single-GPU script printed. A loader that trains with `shuffle=False` is sharded
+name says it evaluates, is left unsharded here; its evaluation loops are split where that is
+exact (ddpify.evaluation), and read whole elsewhere. A loader that trains with `shuffle=False` is sharded
 with `DistributedSampler(..., shuffle=False)`. No loader is sharded when no model is wrapped.
 """
 

@@ -701,25 +701,33 @@ def _collective_device() -> torch.device:
 
 
 def reduce_sum(*values: Any) -> Any:
-    """The sum over all ranks of each value: an int stays an int (exact), a float a float (added
-    in float64), a tensor a tensor of its dtype and device. One value in, one out; several in, a
-    tuple out. A collective: every rank calls it, with the same kinds of values."""
-    if get_world_size() > 1:
-        values = tuple(_sum_over_ranks(v) for v in values)
-    return values[0] if len(values) == 1 else values
+    """The sum over all ranks of each value, the same on every rank: ints exactly (Python ints),
+    floats added in rank order, tensors all-reduced in their dtype and on their device. A rank
+    whose value is still a number where another's is a tensor (``total = 0``, no batch read here)
+    adds that number to every element. One value in, one out; several in, a tuple out. A
+    collective: every rank calls it with as many values."""
+    if get_world_size() == 1:
+        return values[0] if len(values) == 1 else values
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, (int, float, torch.Tensor)):
+            raise TypeError(f"ddpify: reduce_sum() adds ints, floats and tensors, not {type(value).__name__}")
+    described = [(tuple(v.shape), v.dtype) if isinstance(v, torch.Tensor) else v for v in values]
+    parts: List[Any] = [None] * get_world_size()
+    dist.all_gather_object(parts, described)
+    sums = tuple(_sum_over_ranks(value, [part[i] for part in parts]) for i, value in enumerate(values))
+    return sums[0] if len(sums) == 1 else sums
 
 
-def _sum_over_ranks(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        total = value.detach().to(_collective_device(), copy=True)
-        dist.all_reduce(total)
-        return total.to(value.device)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"ddpify: reduce_sum() adds ints, floats and tensors, not {type(value).__name__}")
-    total = torch.tensor(value, dtype=torch.int64 if isinstance(value, int) else torch.float64,
-                         device=_collective_device())
+def _sum_over_ranks(value: Any, seen: List[Any]) -> Any:
+    """``value`` summed with the other ranks' (``seen``: each rank's number, or (shape, dtype))."""
+    tensors = [s for s in seen if isinstance(s, tuple)]
+    if not tensors:
+        return sum(seen[1:], seen[0])
+    shape, dtype = tensors[0]
+    local = value.detach() if isinstance(value, torch.Tensor) else torch.full(shape, value, dtype=dtype)
+    total = local.to(_collective_device(), copy=True)
     dist.all_reduce(total)
-    return type(value)(total.item())
+    return total.to(value.device if isinstance(value, torch.Tensor) else local.device)
 
 
 def gather_ordered(items: Any) -> List[Any]:

@@ -63,9 +63,10 @@ def test_a_drop_last_loader_keeps_the_full_batches_of_one_process(monkeypatch):
         rt._split_for_evaluation(DataLoader(range(4), sampler=DistributedSampler(range(4), 2, 0)))
 
 
-def test_reduce_sum_refuses_what_it_cannot_add():
+def test_reduce_sum_refuses_what_it_cannot_add(monkeypatch):
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
     with pytest.raises(TypeError, match="not str"):
-        rt._sum_over_ranks("3")
+        reduce_sum(1, "3")
 
 
 TWO_RANKS = textwrap.dedent("""
@@ -88,8 +89,9 @@ TWO_RANKS = textwrap.dedent("""
             preds.append(torch.stack([batch, batch * 10], 1))  # shape (batch, 2)
             labels.extend(f"x{i}" for i in batch.tolist())
         count, total, vector = reduce_sum(count, total, vector)
+        late = reduce_sum(torch.ones(2) if seen else 0)  # still 0 on a rank that read nothing
         report[str(n)] = {"seen": seen, "count": count, "count_type": type(count).__name__,
-                          "total": total, "vector": vector.tolist(),
+                          "total": total, "vector": vector.tolist(), "late": late.tolist(),
                           "preds": [p.tolist() for p in gather_ordered(preds)],
                           "labels": gather_ordered(labels), "same_copy": shard_eval(loader) is shard_eval(loader)}
     norm = torch.nn.BatchNorm1d(2)
@@ -113,5 +115,6 @@ def test_two_ranks_split_reduce_and_gather_in_order(tmp_path):
         assert report["3"]["preds"] == [[[0, 0], [1, 10]], [[2, 20]]]
         assert report["3"]["labels"] == ["x0", "x1", "x2"]
         assert report["1"]["count"] == 1 and report["1"]["preds"] == [[[0, 0]]] and report["1"]["labels"] == ["x0"]
+        assert report["3"]["late"] == [2.0, 2.0] and report["1"]["late"] == [1.0, 1.0]
         assert report["3"]["same_copy"] is True
         assert report["running_mean"] == [1.0, 1.0]  # rank 0's buffers
