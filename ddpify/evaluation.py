@@ -141,9 +141,10 @@ def _check_batch_averages(facts, entry: EvalLoop) -> None:
     """`len(loader)` next to the loop (a mean of per-batch means) or the loop index read after it."""
     loop, scope = entry.loop, facts.scope(entry.loop)
     name = facts.code(entry.loader)
-    for call in facts.calls:
-        if dotted(call.func) == "len" and call.args and facts.scope(call) is scope and \
-                facts.code(call.args[0].value) == name and not facts.before(call, loop):
+    for func in facts.uses("len", scope):
+        call = facts.parent(func)
+        if isinstance(call, cst.Call) and call.func is func and call.args and not facts.before(call, loop) \
+                and facts.code(call.args[0].value) == name:
             division = facts.parent(call)
             if isinstance(division, cst.BinaryOperation) and isinstance(division.operator, cst.Divide):
                 raise Kept(f"the loss is averaged per batch (`{facts.code(division)}`), and the batches "
@@ -255,7 +256,7 @@ def _kind(facts, value, name: str) -> str:
 
 def _check_unread_inside(facts, loop, name: str) -> None:
     """The accumulator appears in the loop only as what it updates."""
-    for node in mt.references(loop.body, name):
+    for node in _uses_in(facts, loop, name):
         parent = facts.parent(node)
         if isinstance(parent, cst.Subscript) and parent.value is node:  # `total[c] += ...`
             node, parent = parent, facts.parent(parent)
@@ -300,11 +301,13 @@ def _check_only_concatenated(facts, loop, name: str) -> None:
             raise Kept(f"`{name}` holds one item per batch (`{name}.append(...)`), and the batches differ once split")
 
 
+def _uses_in(facts, loop, name: str) -> list[cst.Name]:
+    return [n for n in facts.uses(name, facts.scope(loop)) if facts.is_inside(n, loop.body)]
+
+
 def _reads_after(facts, loop, name: str) -> list[cst.Name]:
-    scope = facts.scope(loop)
-    body = scope if isinstance(scope, cst.Module) else scope.body
-    return [n for n in mt.references(body, name) if facts.scope(n) is scope and facts.before(loop, n)
-            and not facts.is_inside(n, loop)]
+    """The uses of `name` after the loop, in its function."""
+    return [n for n in facts.uses(name, facts.scope(loop)) if facts.before(loop, n) and not facts.is_inside(n, loop)]
 
 
 def _read_after(facts, loop, name: str) -> bool:
@@ -326,7 +329,7 @@ def _carried(facts, loop, target: cst.Name, stmt) -> bool:
     set there: `best = max(best, acc)`) or out of the loop (read after it)."""
     if target.value in {n.value for n in _targets(loop.target)}:
         return _read_after(facts, loop, target.value)
-    earlier = [n for n in mt.references(loop.body, target.value) if facts.before(n, stmt) or facts.is_inside(n, stmt)]
+    earlier = [n for n in _uses_in(facts, loop, target.value) if facts.before(n, stmt) or facts.is_inside(n, stmt)]
     return any(not _is_store(facts, n) for n in earlier) or _read_after(facts, loop, target.value)
 
 
