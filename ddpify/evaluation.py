@@ -97,6 +97,8 @@ def _judge(facts, entry: EvalLoop, origins, calls) -> None:
     if any(is_iterable_dataset(facts, c) for c in calls):
         raise Kept("it reads an IterableDataset, which a sampler cannot split")
     _check_runs_everywhere(facts, loop)
+    if loop.orelse is not None:
+        raise Kept("its `else` block runs before the processes' shares could be added up")
     _check_exits(facts, loop)
     _check_batch_averages(facts, entry)
     for stmt in _simple_statements(facts, loop):

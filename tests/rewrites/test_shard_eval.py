@@ -91,6 +91,8 @@ KEPT = [
      "print(first_bad(model, test_loader))\n", "the loop may stop early (`return bad`)"),
     ("try:\n    print(len(test_loader))\nexcept RuntimeError:\n    total = 0.0\n    for x, y in test_loader:\n"
      "        total += ((model(x) - y) ** 2).sum().item()\n    print(total)\n", "it runs in an `except` block"),
+    ("total = 0.0\nfor x, y in test_loader:\n    total += ((model(x) - y) ** 2).sum().item()\nelse:\n    print(total)\n",
+     "its `else` block runs before"),
     ("correct, n = 0, 0\nfor x, y in test_loader:\n    correct += (model(x).sign() == y.sign()).sum().item()\n"
      "    n += y.size(0)\n    running = correct / n\n", "`correct` is read inside the loop"),
     ("total = 0.0\nfor x, y in test_loader:\n    loss = ((model(x) - y) ** 2).sum().item()\n    total += loss\n"
