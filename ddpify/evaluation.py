@@ -210,8 +210,15 @@ def _accumulator(facts, entry: EvalLoop, name: str, update) -> None:
         what = "counts batches" if isinstance(update.value, cst.Integer) else \
             f"adds one value per batch (`{facts.code(update.value)}`)"
         raise Kept(f"`{name}` {what}, and the batches differ once split")
-    if kind == "list" and mt.is_method_call(getattr(update, "value", None), "append") and not per_item:
+    if kind == "list" and not per_item and _adds_one_item(update):
         _check_only_concatenated(facts, loop, name)
+
+
+def _adds_one_item(update) -> bool:
+    """`xs.append(v)`, `xs.extend([v])`, `xs += [v]`: one item per batch, unlike `xs.extend(batch.tolist())`."""
+    added = update.value if isinstance(update, cst.AugAssign) else update.value.args[0].value \
+        if update.value.args else None
+    return mt.is_method_call(update.value, "append") or isinstance(added, (cst.List, cst.Tuple))
 
 
 def _start(facts, loop, name: str):
@@ -300,7 +307,7 @@ def _check_only_concatenated(facts, loop, name: str) -> None:
             continue
         arg, call = facts.parent(node), facts.parent(facts.parent(node))
         if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and facts.qualify(call.func) in CONCATENATIONS):
-            raise Kept(f"`{name}` holds one item per batch (`{name}.append(...)`), and the batches differ once split")
+            raise Kept(f"`{name}` holds one item per batch, and the batches differ once split")
 
 
 def _uses_in(facts, loop, name: str) -> list[cst.Name]:

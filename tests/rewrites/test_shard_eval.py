@@ -99,6 +99,8 @@ KEPT = [
      "    print(loss)\nprint(total)\n", "it prints inside the loop"),
     ("accs = []\nfor x, y in test_loader:\n    accs.append((model(x).sign() == y.sign()).float().mean().item())\n"
      "print(sum(accs) / len(accs))\n", "`accs` holds one item per batch"),
+    ("accs = []\nfor x, y in test_loader:\n    accs += [(model(x).sign() == y.sign()).float().mean().item()]\n"
+     "print(sum(accs) / len(accs))\n", "`accs` holds one item per batch"),
     ("if ((model(torch.randn(2)) - 1) ** 2).item() < 1:\n    total = 0.0\n    for x, y in test_loader:\n"
      "        total += ((model(x) - y) ** 2).sum().item()\n    print(total)\n", "which may differ between processes"),
     ("total = 0.0\nfor i, (x, y) in enumerate(test_loader):\n    total += ((model(x) - y) ** 2).sum().item()\n"
