@@ -83,7 +83,7 @@ def run(cmd, cwd) -> tuple[float, list[str]]:
     out = subprocess.run(cmd, cwd=cwd, env=clean_env(PYTHONPATH=str(REPO / "runtime")), capture_output=True,
                          text=True, timeout=600)
     if out.returncode != 0:
-        sys.exit(f"{' '.join(map(str, cmd))} failed:\n{out.stderr[-2000:]}")
+        sys.exit(f"{' '.join(map(str, cmd))} failed:\n{out.stdout[-2000:]}\n{out.stderr[-6000:]}")
     passes = re.findall(r"^eval ([0-9.]+) s: (.*)$", out.stdout, re.M)
     return statistics.median(float(t) for t, _ in passes[1:]), [numbers for _, numbers in passes]
 
