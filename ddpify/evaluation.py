@@ -42,7 +42,7 @@ class Kept(Exception):
 
 @dataclass
 class EvalLoop:
-    loop: cst.For
+    loop: cst.For | cst.Call  # a call for a comprehension (kept whole)
     loader: cst.BaseExpression  # what the loop iterates (inside `enumerate(...)`, `tqdm(...)`)
     sums: list[str] = field(default_factory=list)  # reduced with reduce_sum after the loop
     lists: list[str] = field(default_factory=list)  # gathered with gather_ordered after the loop
@@ -73,7 +73,25 @@ def find(facts: "Analysis") -> list[EvalLoop]:
         except Kept as why:
             entry.kept = str(why)
         found.append(entry)
-    return found
+    return found + list(_unsplit(facts, loader_calls))
+
+
+def _unsplit(facts, loader_calls):
+    """Evaluations no `for` loop of their own runs: through a loop that also trains (a shared
+    `run_epoch(model, val_loader, train=False)`), or in a comprehension (`sum(... for x, y in
+    val_loader)`). They stay whole, and say so."""
+    shared = [(lp, lp.iter) for lp in facts.batch_loops()]
+    comprehensions = [(c, a.value.for_in.iter) for c in facts.calls for a in c.args
+                      if isinstance(a.value, (cst.GeneratorExp, cst.ListComp))]
+    for node, iterated in [*shared, *comprehensions]:
+        loader = mt.strip_iteration(iterated)
+        origins = facts.origins(loader)
+        calls = [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
+        if not any(c not in facts.loaders.training and c not in facts.loaders.iterable for c in calls):
+            continue
+        why = "it runs through a loop that also trains" if isinstance(node, cst.For) else \
+            f"it runs in a comprehension (`{facts.code(node)}`), not in a loop ddpify splits"
+        yield EvalLoop(node, loader, kept=why)
 
 
 def _leaves_values(facts, loop) -> bool:

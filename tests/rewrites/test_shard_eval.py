@@ -93,6 +93,7 @@ KEPT = [
      "        total += ((model(x) - y) ** 2).sum().item()\n    print(total)\n", "it runs in an `except` block"),
     ("total = 0.0\nfor x, y in test_loader:\n    total += ((model(x) - y) ** 2).sum().item()\nelse:\n    print(total)\n",
      "its `else` block runs before"),
+    ("print(sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader))\n", "it runs in a comprehension"),
     ("correct, n = 0, 0\nfor x, y in test_loader:\n    correct += (model(x).sign() == y.sign()).sum().item()\n"
      "    n += y.size(0)\n    running = correct / n\n", "`correct` is read inside the loop"),
     ("total = 0.0\nfor x, y in test_loader:\n    loss = ((model(x) - y) ** 2).sum().item()\n    total += loss\n"
@@ -137,3 +138,25 @@ def test_a_training_loader_evaluated_again_is_no_evaluation_loader():
                   + "correct = 0\nfor x, y in train_loader:\n    correct += (model(x).sign() == y.sign()).sum().item()\n"
                   "print(correct)\n")
     assert "shard_eval" not in code
+
+
+def test_an_evaluation_through_a_loop_that_also_trains_stays_whole_with_a_note():
+    _, changes = run(IMPORTS + TEST_LOADER + LOADER + MODEL + """
+def run_epoch(data, train):
+    total = 0.0
+    for x, y in data:
+        loss = ((model(x) - y) ** 2).mean()
+        if train:
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        total += loss.item()
+    return total
+
+
+for epoch in range(2):
+    run_epoch(loader, True)
+    print(run_epoch(test_loader, False))
+""")
+    notes = [c.message for c in changes if c.rewrite == NAME]
+    assert notes == ["evaluation of `data` kept whole: it runs through a loop that also trains"]
