@@ -229,7 +229,8 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     dests = [None] * len(inputs.sources) if check else _guard(io.destinations, inputs, output, in_place)
     dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
     loaded, results, scripts = _convert_inputs(
-        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm, no_shard_eval), jobs, verbose, markdown)
+        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm, no_shard_eval), jobs, verbose,
+        markdown)
     runtime = _guard(io.runtime_source) if vendor_runtime and not check else None
     for source, dest, load, result, script in zip(inputs.sources, dests, loaded, results, scripts):
         if not check:
@@ -255,7 +256,8 @@ def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sy
     """
     inputs = _guard(io.collect, sources)
     _, results, scripts = _convert_inputs(
-        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm, no_shard_eval), jobs, verbose, markdown)
+        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm, no_shard_eval), jobs, verbose,
+        markdown)
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     for source, result, script in zip(inputs.sources, results, scripts):
         if not as_json:
