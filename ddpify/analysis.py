@@ -2,15 +2,16 @@
 
 `Facts` (ddpify.facts) knows the syntax: calls, loops, assignments, data flow. `Analysis`
 adds, each computed on first use, which models train and where they are wrapped
-(ddpify.models) and which loaders feed training (ddpify.loaders). Those two modules read
-`Facts`; this one ties them together, so no module imports one that imports it back.
+(ddpify.models), which loaders feed training (ddpify.loaders) and which loops evaluate
+(ddpify.evaluation). Those modules read `Facts`; this one ties them together, so no module
+imports one that imports it back.
 """
 
 from __future__ import annotations
 
 from functools import cached_property
 
-from ddpify import fsdp, loaders, models
+from ddpify import evaluation, fsdp, loaders, models
 from ddpify.facts import Facts, Ref
 
 
@@ -38,3 +39,8 @@ class Analysis(Facts):
     def loaders(self) -> loaders.Loaders:
         """The loaders that feed training and their epoch loops."""
         return loaders.find(self)
+
+    @cached_property
+    def evaluation(self) -> list[evaluation.EvalLoop]:
+        """The evaluation loops over loaders the training leaves whole: split, or kept whole and why."""
+        return evaluation.find(self)

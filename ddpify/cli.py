@@ -139,6 +139,8 @@ def _engine_options(command: Callable) -> Callable:
                      help="Convert BatchNorm layers to SyncBatchNorm (CUDA only)."),
         click.option("--strategy", type=click.Choice(["ddp", "fsdp"]), default="ddp", show_default=True,
                      help="ddp: a full model per process; fsdp: shard the model with FSDP2 (fully_shard)."),
+        click.option("--no-shard-eval", is_flag=True,
+                     help="Keep every evaluation loop whole (the same as --skip shard-eval)."),
         click.option("--markdown", is_flag=True,
                      help="Notebooks (.ipynb): keep markdown cells, as comments."),
         click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
@@ -165,9 +167,10 @@ def _internal_errors(command: Callable) -> Callable:
 
 
 def _options(only: frozenset[str], skip: frozenset[str], find_unused_parameters: bool,
-             sync_batchnorm: bool, strategy: str) -> Options:
+             sync_batchnorm: bool, strategy: str, no_shard_eval: bool = False) -> Options:
     from ddpify.convert import Options
 
+    skip = skip | {"shard-eval"} if no_shard_eval else skip
     return Options(only=only or None, skip=skip, find_unused_parameters=find_unused_parameters,
                    sync_batchnorm=sync_batchnorm, strategy=strategy)
 
@@ -198,7 +201,7 @@ def main() -> None:
               help="Copy the runtime next to each output as ddpify_runtime.py, for machines "
                    "without ddpify installed.")
 def convert_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
-                    markdown, jobs, verbose, output, in_place, vendor_runtime) -> None:
+                    no_shard_eval, markdown, jobs, verbose, output, in_place, vendor_runtime) -> None:
     """Convert SRC (files, directories, or - for stdin) to DDP.
 
     One input without -o prints the converted code on stdout. The inputs are never modified
@@ -229,7 +232,8 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     dests = [None] * len(inputs.sources) if check else _guard(io.destinations, inputs, output, in_place)
     dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
     loaded, results, scripts = _convert_inputs(
-        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm, strategy), jobs, verbose, markdown)
+        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
+        verbose, markdown)
     runtime = _guard(io.runtime_source) if vendor_runtime and not check else None
     for source, dest, load, result, script in zip(inputs.sources, dests, loaded, results, scripts):
         if not check:
@@ -244,7 +248,7 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
 @main.command("diff")
 @_engine_options
 def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
-                 markdown, jobs, verbose) -> None:
+                 no_shard_eval, markdown, jobs, verbose) -> None:
     """Show what converting SRC would change, as a unified diff; writes nothing. For a notebook
     (.ipynb), the diff is against its code cells as one script.
 
@@ -255,7 +259,8 @@ def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sy
     """
     inputs = _guard(io.collect, sources)
     _, results, scripts = _convert_inputs(
-        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm, strategy), jobs, verbose, markdown)
+        inputs, _options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
+        verbose, markdown)
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     for source, result, script in zip(inputs.sources, results, scripts):
         if not as_json:

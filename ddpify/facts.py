@@ -41,7 +41,7 @@ def _collect(facts: "Facts", module: cst.Module) -> None:
     handlers = {
         cst.Call: f.calls.append, cst.For: f.loops.append, cst.While: f.loops.append,
         cst.Attribute: f.attributes.append, cst.Break: f.breaks.append, cst.Continue: f.continues.append,
-        cst.Return: f.returns.append, cst.SimpleString: f.strings.append,
+        cst.Return: f.returns.append, cst.SimpleString: f.strings.append, cst.Name: f.names.append,
         cst.FormattedString: f.fstrings.append,
         cst.FunctionDef: lambda n: f.functions[n.name.value].append(n),
         cst.ClassDef: lambda n: f.classes.__setitem__(n.name.value, n),
@@ -85,6 +85,7 @@ class Facts:
         self.returns: list[cst.Return] = []
         self.strings: list[cst.SimpleString] = []
         self.fstrings: list[cst.FormattedString] = []
+        self.names: list[cst.Name] = []
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.spans: dict[cst.CSTNode, list[int]] = {}  # [first, after last] pre-order index
         _collect(self, module)
@@ -327,6 +328,19 @@ class Facts:
             if name is not None and name.count(".") <= 1:
                 index[name.split(".")[-1]].append((target, value, stmt))
         return index
+
+    def uses(self, name: str, scope: Scope) -> list[cst.Name]:
+        """The variable `name` where `scope` reads or binds it (not in nested functions), in source order."""
+        return [n for n in self._variables.get(name, ()) if self.scope(n) is scope]
+
+    @cached_property
+    def _variables(self) -> dict[str, list[cst.Name]]:
+        """Names used as variables (not `a.attr`'s attribute, not `f(key=...)`'s keyword), by name."""
+        def variable(name: cst.Name) -> bool:
+            parent = self.parents.get(name)
+            return not (isinstance(parent, cst.Attribute) and parent.attr is name
+                        or isinstance(parent, cst.Arg) and parent.keyword is name)
+        return _grouped(filter(variable, self.names), lambda n: n.value)
 
     def loops_in(self, scope: Scope) -> list[cst.For | cst.While]:
         """The loops of one function (or of the module's top level)."""

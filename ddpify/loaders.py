@@ -3,8 +3,8 @@
 A `DataLoader(...)` trains when its value reaches a loop that runs `.backward()` — through
 assignments, helper functions that return it, dicts keyed by phase, `self.` attributes and
 arguments of the functions that own the loop. A loader that no training loop reads, or whose
-name says it evaluates, is left unsharded: every process evaluates the full set and gets the
-numbers the single-GPU script printed. A loader that trains with `shuffle=False` is sharded
+name says it evaluates, is left unsharded here; its evaluation loops are split where that is
+exact (ddpify.evaluation), and read whole elsewhere. A loader that trains with `shuffle=False` is sharded
 with `DistributedSampler(..., shuffle=False)`. No loader is sharded when no model is wrapped.
 """
 
@@ -55,7 +55,7 @@ def find(facts: "Analysis") -> Loaders:
         training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
     if not facts.models.wrapped:  # without DDP, sharded data would train a different model per process
         training = []
-    iterable = [c for c in training if _is_iterable_dataset(facts, c)]
+    iterable = [c for c in training if is_iterable_dataset(facts, c)]
     training = [c for c in training if c not in iterable]
     loops, looped = _epoch_loops(facts, fed, training)
     unlooped = [c for c in training if c not in looped
@@ -124,7 +124,7 @@ def _bound_name(facts: Facts, call: cst.Call) -> str | None:
     return None
 
 
-def _is_iterable_dataset(facts: Facts, call: cst.Call) -> bool:
+def is_iterable_dataset(facts: Facts, call: cst.Call) -> bool:
     dataset = mt.positional(call, 0) or mt.keyword(call, "dataset")
     if dataset is None:
         return False

@@ -41,6 +41,7 @@ import os
 import random
 import sys
 import warnings
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterator, List, Mapping, Optional
@@ -569,15 +570,7 @@ def shard_loader(loader: DataLoader) -> DataLoader:
                       "sampler; every rank sees the same data unless the dataset shards itself "
                       "in __iter__ (by get_rank() and get_world_size())", stacklevel=2)
         return loader
-    kwargs = dict(num_workers=loader.num_workers, collate_fn=loader.collate_fn,
-                  pin_memory=loader.pin_memory, pin_memory_device=loader.pin_memory_device,
-                  timeout=loader.timeout, worker_init_fn=loader.worker_init_fn,
-                  multiprocessing_context=loader.multiprocessing_context,
-                  generator=loader.generator, persistent_workers=loader.persistent_workers)
-    if loader.num_workers > 0:
-        kwargs["prefetch_factor"] = loader.prefetch_factor
-    if hasattr(loader, "in_order"):
-        kwargs["in_order"] = loader.in_order
+    kwargs = _loader_kwargs(loader)
     batch_sampler = loader.batch_sampler
     if batch_sampler is None or loader.batch_size is not None:
         kwargs.update(sampler=_shard(loader.sampler, loader.dataset),
@@ -588,6 +581,20 @@ def shard_loader(loader: DataLoader) -> DataLoader:
     else:
         kwargs["batch_sampler"] = _shard(batch_sampler, loader.dataset)
     return DataLoader(loader.dataset, **kwargs)
+
+
+def _loader_kwargs(loader: DataLoader) -> dict:
+    """What a rebuilt copy of ``loader`` keeps: everything but the dataset, sampling and batching."""
+    kwargs = dict(num_workers=loader.num_workers, collate_fn=loader.collate_fn,
+                  pin_memory=loader.pin_memory, pin_memory_device=loader.pin_memory_device,
+                  timeout=loader.timeout, worker_init_fn=loader.worker_init_fn,
+                  multiprocessing_context=loader.multiprocessing_context,
+                  generator=loader.generator, persistent_workers=loader.persistent_workers)
+    if loader.num_workers > 0:
+        kwargs["prefetch_factor"] = loader.prefetch_factor
+    if hasattr(loader, "in_order"):
+        kwargs["in_order"] = loader.in_order
+    return kwargs
 
 
 def _shard(sampler: Any, dataset: Any) -> Any:
@@ -602,7 +609,7 @@ def _shard(sampler: Any, dataset: Any) -> Any:
     return ShardedSampler(sampler, num_replicas=world, rank=rank)
 
 
-# ---- fsdp: FSDP2 (``ddpify convert --strategy fsdp``)
+# ------------------------------------------ fsdp: FSDP2 (``ddpify convert --strategy fsdp``)
 #
 # ``shard_model`` shards a model with ``fully_shard``; checkpoints go through full state dicts,
 # gathered on every rank (a collective) and written by the main process, so the file is the plain
@@ -734,3 +741,164 @@ def load_full_optimizer_state_dict(model: torch.nn.Module, optimizer: torch.opti
                                        for g in state_dict["param_groups"]]}
     set_optimizer_state_dict(model, optimizer, state_dict,
                              options=_full_options(broadcast_from_rank0=True))
+# --------------------------------------------------------------------------- evaluation
+#
+# An evaluation pass split across ranks gives the single-process numbers: ``shard_eval`` hands
+# every sample to exactly one rank (no padding, nothing dropped), forwards go through the bare
+# module (no collective inside the loop, so uneven batch counts cannot hang), and after the loop
+# ``reduce_sum`` adds up sums and counts, ``gather_ordered`` puts collected predictions back in the
+# loader's order. With one process every helper returns its argument.
+
+__all__ += ["ExactSplitSampler", "shard_eval", "reduce_sum", "gather_ordered"]
+
+
+class ExactSplitSampler(Sampler):
+    """Every item of ``sampler``'s pass to exactly one rank, in the sampler's order.
+
+    Rank r takes the r-th of ``num_replicas`` contiguous blocks, whose sizes differ by at most
+    one (101 on 2 ranks: 51 + 50); nothing is padded or dropped, so the ranks' blocks in rank
+    order are the whole pass. A random sampler draws the same stream on every rank (seeded with
+    ``seed`` + the number of passes so far). ``keep``: only the first ``keep`` items of each pass
+    (the full batches of a ``drop_last`` loader). Works for batch samplers too (whole batches).
+    """
+
+    def __init__(self, sampler: Any, num_replicas: Optional[int] = None,
+                 rank: Optional[int] = None, seed: int = 0, keep: Optional[int] = None) -> None:
+        super().__init__()
+        self.sampler = sampler
+        self.num_replicas = get_world_size() if num_replicas is None else num_replicas
+        self.rank = get_rank() if rank is None else rank
+        if not 0 <= self.rank < self.num_replicas:
+            raise ValueError(f"rank {self.rank} is outside num_replicas {self.num_replicas}")
+        self.seed, self.keep, self.passes = seed, keep, 0
+
+    def _block(self, n: int) -> slice:
+        base, extra = divmod(n if self.keep is None else min(n, self.keep), self.num_replicas)
+        start = self.rank * base + min(self.rank, extra)
+        return slice(start, start + base + (self.rank < extra))
+
+    def __len__(self) -> int:
+        block = self._block(len(self.sampler))
+        return block.stop - block.start
+
+    def __iter__(self) -> Iterator:
+        with _seeded(self.sampler, self.seed + self.passes):
+            stream = list(self.sampler)
+        self.passes += 1
+        return iter(stream[self._block(len(stream))])
+
+
+_EVAL_SPLITS: "weakref.WeakKeyDictionary[DataLoader, DataLoader]" = weakref.WeakKeyDictionary()
+
+
+def shard_eval(loader: DataLoader, *models: Any) -> DataLoader:
+    """``loader`` for one evaluation pass split across ranks (``ExactSplitSampler``), keeping its
+    batch size and workers; the same copy on every later pass. ``loader`` itself with one process.
+
+    ``models`` (wrapped or not) first get the main process's buffers, such as BatchNorm running
+    statistics, as DDP's own forward would broadcast them: every rank evaluates the same model.
+    A ``drop_last`` loader keeps the batches the single process would use. A loader over an
+    ``IterableDataset`` or one already sharded is refused (its sums would not be the full set's).
+    A collective when ``models`` are given: every rank calls it.
+    """
+    if get_world_size() == 1:
+        return loader
+    for model in models:
+        for buffer in unwrap(model).buffers():
+            dist.broadcast(buffer, src=0)
+    if loader not in _EVAL_SPLITS:
+        _EVAL_SPLITS[loader] = _split_for_evaluation(loader)
+    return _EVAL_SPLITS[loader]
+
+
+def _split_for_evaluation(loader: DataLoader) -> DataLoader:
+    batch_sampler = loader.batch_sampler
+    inner = loader.sampler if batch_sampler is None else getattr(batch_sampler, "sampler", batch_sampler)
+    if isinstance(loader.dataset, IterableDataset) or isinstance(inner, (DistributedSampler, ShardedSampler)):
+        raise TypeError("ddpify: shard_eval() needs a DataLoader over a map-style dataset that no "
+                        "sampler shards yet; convert with --no-shard-eval to evaluate it whole")
+    kwargs = _loader_kwargs(loader)
+    world, rank = get_world_size(), get_rank()
+    if batch_sampler is None or loader.batch_size is not None:
+        size = loader.batch_size
+        keep = len(loader.sampler) // size * size if loader.drop_last else None
+        kwargs.update(sampler=ExactSplitSampler(loader.sampler, world, rank, keep=keep), batch_size=size)
+    else:  # a batch sampler of the user's: whole batches to each rank
+        kwargs["batch_sampler"] = ExactSplitSampler(batch_sampler, world, rank)
+    return DataLoader(loader.dataset, **kwargs)
+
+
+def _collective_device() -> torch.device:
+    return local_device() if dist.get_backend() == "nccl" else torch.device("cpu")
+
+
+def reduce_sum(*values: Any) -> Any:
+    """The sum over all ranks of each value, the same on every rank: ints exactly (Python ints),
+    floats added in rank order, tensors all-reduced in their dtype and on their device. A rank
+    whose value is still a number where another's is a tensor (``total = 0``, no batch read here)
+    adds that number to every element. One value in, one out; several in, a tuple out. A
+    collective: every rank calls it with as many values."""
+    if get_world_size() == 1:
+        return values[0] if len(values) == 1 else values
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, (int, float, torch.Tensor)):
+            raise TypeError(f"ddpify: reduce_sum() adds ints, floats and tensors, not {type(value).__name__}")
+    described = [(tuple(v.shape), v.dtype) if isinstance(v, torch.Tensor) else v for v in values]
+    parts: List[Any] = [None] * get_world_size()
+    dist.all_gather_object(parts, described)
+    sums = tuple(_sum_over_ranks(value, [part[i] for part in parts]) for i, value in enumerate(values))
+    return sums[0] if len(sums) == 1 else sums
+
+
+def _sum_over_ranks(value: Any, seen: List[Any]) -> Any:
+    """``value`` summed with the other ranks' (``seen``: each rank's number, or (shape, dtype))."""
+    tensors = [s for s in seen if isinstance(s, tuple)]
+    if not tensors:
+        return sum(seen[1:], seen[0])
+    shape, dtype = tensors[0]
+    local = value.detach() if isinstance(value, torch.Tensor) else torch.full(shape, value, dtype=dtype)
+    total = local.to(_collective_device(), copy=True)
+    dist.all_reduce(total)
+    return total.to(value.device if isinstance(value, torch.Tensor) else local.device)
+
+
+def gather_ordered(items: Any) -> List[Any]:
+    """Every rank's list, concatenated in rank order: after a ``shard_eval`` pass (contiguous
+    blocks), the order one process would have collected. Lists of tensors travel as tensors
+    (shapes may differ per item and per rank); anything else is pickled. A collective."""
+    items = list(items)
+    world = get_world_size()
+    if world == 1:
+        return items
+    tensors = bool(items) and all(isinstance(i, torch.Tensor) for i in items)
+    described = [(tuple(t.shape), t.dtype) for t in items] if tensors else items
+    parts: List[Any] = [None] * world
+    dist.all_gather_object(parts, (tensors, described))
+    if not any(t for t, _ in parts):
+        return [item for _, part in parts for item in part]
+    if not all(t or not part for t, part in parts):
+        raise TypeError("ddpify: gather_ordered() got tensors on some ranks and other values on others")
+    return _gather_tensors(items, [part for _, part in parts])
+
+
+def _gather_tensors(items: List[torch.Tensor], shapes: List[List[Any]]) -> List[torch.Tensor]:
+    """All ranks' tensors, as one flat all_gather padded to the longest rank."""
+    dtypes = {dtype for part in shapes for _, dtype in part}
+    if len(dtypes) != 1:
+        raise TypeError(f"ddpify: gather_ordered() got tensors of several dtypes: {sorted(map(str, dtypes))}")
+    dtype, device = dtypes.pop(), items[0].device if items else torch.device("cpu")
+    sizes = [sum(math.prod(shape) for shape, _ in part) for part in shapes]
+    flat = torch.zeros(max(sizes), dtype=dtype, device=_collective_device())
+    if items:
+        mine = torch.cat([t.detach().reshape(-1) for t in items])
+        flat[:mine.numel()] = mine
+    gathered = [torch.empty_like(flat) for _ in shapes]
+    dist.all_gather(gathered, flat)
+    result = []
+    for part, data in zip(shapes, gathered):
+        offset = 0
+        for shape, _ in part:
+            n = math.prod(shape)
+            result.append(data[offset:offset + n].reshape(shape).to(device))
+            offset += n
+    return result

@@ -25,6 +25,8 @@ from ddpify.cli import main, unified_diff
 from ddpify.convert import Result
 from ddpify.rewrites import NAMES, REWRITES
 
+from tests.support.env import FIXTURES
+
 TRAIN = textwrap.dedent('''\
     import argparse
 
@@ -371,6 +373,16 @@ def test_engine_flags_reach_the_rewrites(flag, text):
     assert text not in cli("convert", "train.py").stdout
     assert text in cli("diff", flag, "train.py").stdout
     assert text in cli("convert", flag, "train.py").stdout
+
+
+@pytest.mark.parametrize("command", ["convert", "diff"])
+def test_no_shard_eval_keeps_evaluation_whole(command):
+    before = (FIXTURES / "canonical" / "before.py").read_text()
+    write("train.py", before)
+    assert "shard_eval(test_loader, model)" in cli(command, "train.py").stdout
+    kept = cli(command, "--no-shard-eval", "train.py")
+    assert "shard_eval" not in kept.stdout and "reduce_sum" not in kept.stdout and "[shard-eval]" not in kept.stderr
+    assert "wrapped in DistributedDataParallel" in kept.stderr  # the other rewrites still run
 
 
 @pytest.mark.parametrize("option", ["--only", "--skip"])

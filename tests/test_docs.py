@@ -94,6 +94,9 @@ def train(args, model, device, train_loader, optimizer, epoch):
                      "dataloaders = {{x: DataLoader(image_datasets[x], batch_size=4, shuffle=(x == 'train')) for x in phases}}\n"
                      "dataset_sizes = {{x: len(image_datasets[x]) for x in phases}}\n" + MODEL
                      + "for epoch in range(2):\n    for phase in phases:\n        running_corrects = 0\n{example:8}\n",
+    "shard-eval": "import torch.nn.functional as F\n" + IMPORTS + TRAIN
+                  + "test_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randint(0, 2, (8,))), batch_size=4)\n"
+                  "{example}\n",
     "main-process-only": ["from tqdm import tqdm\n" + IMPORTS + TRAIN_LOADER.split("for epoch")[0]
                           + "for epoch in range(2):\n{example:4}\n        opt.zero_grad()\n"
                           "        ((model(x) - y) ** 2).mean().backward()\n        opt.step()\n",
@@ -103,7 +106,8 @@ def train(args, model, device, train_loader, optimizer, epoch):
                           + EPOCHS + "{example}\n"],
     "load-map-location": IMPORTS + LOADER + MODEL + "{example}\n" + EPOCHS,
 }
-ALSO = {"unwrap-model": frozenset({"wrap-model"}), "accumulate-no-sync": frozenset({"wrap-model"})}
+ALSO = {"unwrap-model": frozenset({"wrap-model"}), "accumulate-no-sync": frozenset({"wrap-model"}),
+        "shard-eval": frozenset({"wrap-model"})}
 ALSO_FSDP = {"main-process-only": frozenset({"wrap-model", "unwrap-model"}), "agree-stop": frozenset({"wrap-model"})}
 
 

@@ -5,7 +5,9 @@ for the order of statements inserted at the same place:
 - `init-distributed` before `wrap-model`: the process group exists before DDP is built;
 - `shard-data` before `set-epoch`: `set_epoch` is inserted for the loaders `shard-data` shards;
 - `wrap-model` before `unwrap-model`: `.module` is added only where a wrapped model is used;
-- `accumulate-no-sync` before `main-process-only`: both may enclose statements in new blocks.
+- `accumulate-no-sync` before `main-process-only`: both may enclose statements in new blocks;
+- `shard-eval` before `set-epoch`: an evaluation loop may end an epoch's body, and its
+  reductions must come right after it, before the epoch's `barrier()`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ddpify.rewrites import (
     main_process_only,
     set_epoch,
     shard_data,
+    shard_eval,
     shard_metrics,
     unwrap_model,
     wrap_model,
@@ -64,6 +67,7 @@ REWRITES: tuple[Rewrite, ...] = tuple(_load(m) for m in (
     shard_data,
     wrap_model,
     unwrap_model,
+    shard_eval,
     set_epoch,
     accumulate_no_sync,
     agree_stop,

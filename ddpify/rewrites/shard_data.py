@@ -19,9 +19,10 @@ A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (ru
 custom sampler's weighting and gives every process the same number of batches. `shard_loader`
 (runtime) rebuilds a loader whose arguments are not visible here with a distributed sampler
 that keeps its shuffle setting (`'shuffle'` arriving through a dict only on CUDA stays so).
-Evaluation loaders stay whole. A loader over an `IterableDataset` gets a TODO: it must shard
-in `__iter__`. So does training that no DataLoader feeds (generated batches, RL rollouts): every
-process then makes its own data, and the TODO says what that means.
+Evaluation loaders stay whole here (shard-eval splits their loops where the numbers stay
+exact). A loader over an `IterableDataset` gets a TODO: it must shard in `__iter__`. So does
+training that no DataLoader feeds (generated batches, RL rollouts): every process then makes its
+own data, and the TODO says what that means.
 """
 
 from __future__ import annotations

@@ -22,6 +22,16 @@ loaded with ``strict=True`` into the plain model class. As a check that the comp
 the converted script run as one plain process with batch B (the same as the original with batch
 B) must end measurably far (> 1e-3) from the original with batch 2B.
 
+Evaluation (shard-eval). The fixture evaluates a test set of 101 samples (odd: 51 + 50 on two
+ranks, in batches of 10, so the ranks run 6 and 5 batches) before training and after each epoch:
+a sum of squared errors over ``len(loader.dataset)``, a count of correct signs, and the median
+absolute error over collected predictions and targets. Converted, each rank evaluates its own
+contiguous block through the bare module, and ``reduce_sum``/``gather_ordered`` put the numbers
+together. What is asserted, and no more: the lines the script prints are equal (6 decimals);
+counts are equal exactly; the float values in the checkpoint agree within 1e-6 relative (float
+sums grouped per rank, batches of another size and weights equal only within 1e-5 may move the
+last bits). The probe shows every evaluation pass fetched each test index exactly once.
+
 The same converted file must also run under ``python -m torch.distributed.launch`` (which passes
 ``--local-rank=N`` to the script) and as plain ``python``; and a dataset whose size does not divide
 by the world size (101 samples) must train to the end on both ranks.
@@ -34,6 +44,8 @@ import sys
 
 import pytest
 
+from tests.e2e.harness import evaluation_loaders, split_problems
+
 from . import helpers as h
 
 pytestmark = pytest.mark.slow
@@ -42,6 +54,8 @@ B = 4
 EPOCHS = 3
 N = 64
 TOLERANCE = 1e-5
+EVAL_RELATIVE = 1e-6
+N_TEST = 101
 
 
 def _load_fixture_module():
@@ -123,6 +137,35 @@ def test_two_processes_with_batch_b_match_one_process_with_batch_2b(runs):
             problems.append(f"rank {rank} did not read its shard r, r+2, ... in order: {len(got)} passes of "
                             f"{[len(p) for p in got]} samples, the first begins {got[0][:6] if got else None}")
     assert not problems, "\n".join(problems)
+
+
+def _eval_lines(output):
+    return [line.strip() for line in output.splitlines() if line.startswith("eval:")]
+
+
+def test_sharded_evaluation_gives_the_single_process_numbers(runs):
+    folder = runs["folder"]
+    assert runs["original"].returncode == 0, str(runs["original"])
+    assert runs["torchrun"].returncode == 0, str(runs["torchrun"])
+    printed = _eval_lines(runs["original"].output), _eval_lines(runs["torchrun"].output)
+    print("\n" + "\n".join(f"{a}  |  {b}" for a, b in zip(*printed)))
+    assert len(printed[0]) == EPOCHS + 1 and printed[0] == printed[1]
+    original, _ = _weights(folder / "original.pt")
+    converted, _ = _weights(folder / "torchrun.pt")
+    floats = []
+    for (mse, correct, total, median), (mse2, correct2, total2, median2) in zip(
+            original["evaluations"], converted["evaluations"]):
+        assert (correct, total) == (correct2, total2) and total == N_TEST
+        floats += [(mse, mse2), (median, median2)]
+    worst = max(abs(a - b) / abs(a) for a, b in floats)
+    print(f"largest relative difference of the evaluation floats: {worst:.3g}")
+    assert len(floats) == 2 * (EPOCHS + 1) and worst <= EVAL_RELATIVE
+    probe = h.Probe.read(folder / "probe-torchrun")
+    split = [n for n, kind in evaluation_loaders(probe).items() if kind == "split"]
+    assert len(split) == 1, evaluation_loaders(probe)
+    assert split_problems(probe, 2, split[0]) == []
+    shares = {r: [len(p.indices) for p in probe.passes()[(r, split[0])]] for r in range(2)}
+    assert shares == {0: [51] * (EPOCHS + 1), 1: [50] * (EPOCHS + 1)}
 
 
 def test_the_comparison_can_fail(runs):

@@ -195,6 +195,52 @@ def check_sharded_passes(probe: Probe, world: int, loader: int) -> List[str]:
     return problems
 
 
+def split_problems(probe: Probe, world: int, loader: int) -> List[str]:
+    """Problems with one loader split for evaluation (``ExactSplitSampler``) across ``world``
+    ranks: in every pass each sample is fetched by exactly one rank (no padding, nothing
+    dropped), the ranks' shares differ by at most one sample, and each rank reads a contiguous
+    block of the loader's order (so concatenating the ranks' results in rank order restores it)."""
+    problems = []
+    per_rank = [probe.passes().get((r, loader), []) for r in range(world)]
+    counts = [len(p) for p in per_rank]
+    if len(set(counts)) != 1 or not counts[0]:
+        return [f"loader {loader}: passes per rank {counts}"]
+    for number, group in enumerate(zip(*per_rank), 1):
+        info = group[0].info
+        where = f"loader {loader} ({info['dataset']}, len {info['dataset_len']}) pass {number}"
+        everything = [i for p in group for i in p.indices]
+        sizes = [len(p.indices) for p in group]
+        if sorted(everything) != list(range(info["dataset_len"])):
+            problems.append(f"{where}: the ranks fetched {len(everything)} indices, {len(set(everything))} "
+                            f"distinct, of {info['dataset_len']} (expected each exactly once)")
+        if max(sizes) - min(sizes) > 1 or not all(p.complete for p in group):
+            problems.append(f"{where}: shares {sizes}, complete {[p.complete for p in group]}")
+        if info.get("inner") == "SequentialSampler" and everything != sorted(everything):
+            problems.append(f"{where}: a sequential loader's blocks are out of order")
+    return problems
+
+
+def whole_problems(probe: Probe, world: int, loader: int) -> List[str]:
+    """Problems with a loader evaluated whole: every complete pass on every rank fetches each sample
+    once (all of them, or all but the tail a ``drop_last`` loader leaves)."""
+    problems = []
+    for rank in range(world):
+        for p in complete_passes(probe, rank, loader):
+            everything = range(p.info["dataset_len"])
+            if len(set(p.indices)) != len(p.indices) or not set(p.indices) <= set(everything) or \
+                    not p.info["drop_last"] and len(p.indices) != len(everything):
+                problems.append(f"loader {loader} rank {rank} pass {p.number}: {len(p.indices)} samples, "
+                                f"not the whole set of {p.info['dataset_len']}")
+    return problems
+
+
+def evaluation_loaders(probe: Probe) -> Dict[int, str]:
+    """Loader number -> "split" (ExactSplitSampler) or "whole" (any sampler that does not shard),
+    for every iterated loader that training does not shard."""
+    return {number: "split" if info["sampler"] == "ExactSplitSampler" else "whole"
+            for number, info in sorted(probe.loaders().items()) if not is_sharded(info)}
+
+
 def complete_passes(probe: Probe, rank: int, loader: int) -> List[Pass]:
     return [p for p in probe.passes().get((rank, loader), []) if p.complete]
 

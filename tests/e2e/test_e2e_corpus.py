@@ -37,23 +37,25 @@ class Spec:
     train: Dict[int, bool] = field(default_factory=dict)
     passes: int = 2  # complete training passes at least (per rank, and in the plain run)
     models: int = 1  # DDP-wrapped models
+    # dataset length -> how its evaluation runs: "split" (shard-eval) or "whole" (kept, with a note)
+    evals: Dict[int, str] = field(default_factory=dict)
 
 
 SPECS = {
-    "mnist_style": Spec(args=["--save-model"], train={1024: False}),  # shuffles on CUDA only
+    "mnist_style": Spec(args=["--save-model"], train={1024: False}, evals={500: "split"}),  # shuffles on CUDA only
     "quickstart_toplevel": Spec(train={2048: True}, passes=3),
     "trainer_class": Spec(args=["5", "2"], train={2048: True}, passes=5),
     "gan_two_models": Spec(train={512: True}, passes=2, models=2),
     "explicit_sampler": Spec(train={400: True}, passes=3),
-    "dataparallel_legacy": Spec(train={2048: True}, passes=3),
-    "amp_accumulation": Spec(train={1536: True}, passes=3),
-    "resume_early_stop": Spec(train={384: True}, passes=2),
+    "dataparallel_legacy": Spec(train={2048: True}, passes=3, evals={512: "split"}),
+    "amp_accumulation": Spec(train={1536: True}, passes=3, evals={384: "split"}),
+    "resume_early_stop": Spec(train={384: True}, passes=2, evals={256: "whole"}),  # a shared run_epoch
     "rnn_custom_methods": Spec(train={399: True}, passes=3),
     "manual_batching": Spec(train={}),  # slices tensors by hand: no loader to shard
     "dict_loaders": Spec(train={512: True}, passes=4),
     "steps_compile_bn": Spec(train={4000: True}, passes=2),  # WeightedRandomSampler
     # real-world classes found outside the corpus (fixtures of our own)
-    "teacher_student": Spec(train={512: True}, passes=6, models=3),  # train(model, ...) x 3
+    "teacher_student": Spec(train={512: True}, passes=6, models=3, evals={256: "split"}),  # train(model, ...) x 3
     "gan_three_heads": Spec(train={320: True}, passes=2, models=2),  # heads unused in some steps
     "rebound_model": Spec(train={256: True}, passes=2),  # a whole model reloaded into the same name
     "step_loop_next": Spec(train={160: True, 192: False}, passes=1),  # next(it), cycle()
@@ -198,6 +200,23 @@ def test_side_effects_happen_once_with_clean_checkpoints(launches, name):
         for e in probe.saves():
             bad = h.prefixed_keys(e)
             assert not bad, f"{mode}: {e['path']} has DDP/compile-prefixed keys {bad}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_evaluation_is_split_exactly_once_or_read_whole(launches, name):
+    """Every loader training does not shard: split for evaluation, each sample fetched by exactly
+    one rank in every pass (shard-eval), or read whole by every rank."""
+    runs = launches(name)
+    runs.require_ok("torchrun")
+    probe = runs.probe("torchrun")
+    found = h.evaluation_loaders(probe)
+    problems = []
+    for loader, kind in found.items():
+        problems += (h.split_problems if kind == "split" else h.whole_problems)(probe, h.WORLD, loader)
+    assert not problems, "\n".join(problems)
+    by_length = {probe.loaders()[loader]["dataset_len"]: kind for loader, kind in found.items()}
+    for length, kind in runs.spec.evals.items():
+        assert by_length.get(length) == kind, f"evaluation over {length} samples: {by_length.get(length)}, expected {kind}"
 
 
 # --------------------------------------------------------------------------- per script

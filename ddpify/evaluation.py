@@ -1,0 +1,368 @@
+"""Which loops evaluate, what they accumulate, and whether a split across processes is exact.
+
+An evaluation loop is a `for` over a DataLoader that no training loop reads, with no backward in
+reach. Split across processes (every sample to exactly one process), it leaves the single-process
+numbers behind only when each value it carries out of the loop is
+- a sum over samples: `x += ...` from a number or tensor set just before the loop, adding what
+  is visibly a per-sample total (`.sum()`, `reduction="sum"`, `* y.size(0)`, `len(y)`, or
+  anything inside a loop over a batch's items), reduced with `reduce_sum` after the loop;
+- a list of per-sample values: `xs.extend(...)`/`xs += ...`, `xs.append(...)` per item, or per
+  batch when the list is only concatenated afterwards, from `[]`, gathered with `gather_ordered`.
+Anything else keeps the loader whole, and `kept` says why: a value added once per batch
+(a mean of per-batch means), a batch counter, `len(loader)`, a running max or average, a method
+that accumulates elsewhere (`meter.update(...)`), an early exit, an accumulator read inside the
+loop, prints or writes inside it, or a loop that runs only on a condition that may differ
+between processes (its collectives would then hang).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddpify import matchers as mt
+from ddpify.loaders import DATALOADER, is_iterable_dataset
+from ddpify.models import holds_wrapper
+from ddpify.names import dotted
+
+if TYPE_CHECKING:  # the analysis that calls this module
+    from ddpify.analysis import Analysis
+
+PER_SAMPLE = ("sum", "size", "shape", "numel", "len")  # calls and attributes that count samples
+CONCATENATIONS = {"torch.cat", "torch.concat", "torch.vstack", "torch.hstack", "numpy.concatenate",
+                  "numpy.vstack", "numpy.hstack"}
+TENSOR_STARTS = {"torch.zeros", "torch.tensor", "torch.zeros_like"}
+
+
+class Kept(Exception):
+    """Why an evaluation loop stays whole."""
+
+
+@dataclass
+class EvalLoop:
+    loop: cst.For | cst.Call  # a call for a comprehension (kept whole)
+    loader: cst.BaseExpression  # what the loop iterates (inside `enumerate(...)`, `tqdm(...)`)
+    sums: list[str] = field(default_factory=list)  # reduced with reduce_sum after the loop
+    lists: list[str] = field(default_factory=list)  # gathered with gather_ordered after the loop
+    tensors: list[str] = field(default_factory=list)  # sums that start as a tensor (`torch.zeros(3)`)
+    forwards: list[tuple[cst.Call, str]] = field(default_factory=list)  # (model call, holds_wrapper)
+    kept: str | None = None  # why the loader stays whole; None: split
+
+
+def find(facts: "Analysis") -> list[EvalLoop]:
+    """Every evaluation loop over a loader the training leaves whole, split or kept with a reason."""
+    if not facts.models.wrapped:
+        return []
+    loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
+    found = []
+    for loop in facts.loops:
+        if not isinstance(loop, cst.For) or mt.is_counting(loop.iter) or facts.trains(loop):
+            continue
+        loader = mt.strip_iteration(loop.iter)
+        origins = facts.origins(loader)
+        calls = [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
+        if not calls or any(c in facts.loaders.training for c in calls):
+            continue  # not over a loader, or over a sharded training loader (shard-metrics)
+        if not _leaves_values(facts, loop):
+            continue  # nothing to reduce (a peek at one batch, a loop that only prints)
+        entry = EvalLoop(loop, loader)
+        try:
+            _judge(facts, entry, origins, calls)
+        except Kept as why:
+            entry.kept = str(why)
+        found.append(entry)
+    return found + list(_unsplit(facts, loader_calls))
+
+
+def _unsplit(facts, loader_calls):
+    """Evaluations no `for` loop of their own runs: through a loop that also trains (a shared
+    `run_epoch(model, val_loader, train=False)`), or in a comprehension (`sum(... for x, y in
+    val_loader)`). They stay whole, and say so."""
+    shared = [(lp, lp.iter) for lp in facts.batch_loops()]
+    comprehensions = [(c, a.value.for_in.iter) for c in facts.calls for a in c.args
+                      if isinstance(a.value, (cst.GeneratorExp, cst.ListComp))]
+    for node, iterated in [*shared, *comprehensions]:
+        loader = mt.strip_iteration(iterated)
+        origins = facts.origins(loader)
+        calls = [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
+        if not any(c not in facts.loaders.training and c not in facts.loaders.iterable for c in calls):
+            continue
+        why = "it runs through a loop that also trains" if isinstance(node, cst.For) else \
+            f"it runs in a comprehension (`{facts.code(node)}`), not in a loop ddpify splits"
+        yield EvalLoop(node, loader, kept=why)
+
+
+def _leaves_values(facts, loop) -> bool:
+    """Does the loop build something: `x += ...`, `xs.append(...)`, `meter.update(...)`, or a
+    name it sets that is read after it?"""
+    for small in _simple_statements(facts, loop):
+        if isinstance(small, cst.AugAssign) or isinstance(small, cst.Expr) and \
+                isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Attribute):
+            return True
+        if isinstance(small, (cst.Assign, cst.AnnAssign)):
+            targets = small.targets if isinstance(small, cst.Assign) else [small]
+            if any(_carried(facts, loop, n, small) for t in targets for n in _targets(t.target)):
+                return True
+    return False
+
+
+def _judge(facts, entry: EvalLoop, origins, calls) -> None:
+    loop, name = entry.loop, facts.code(entry.loader)
+    if not all(any(facts.is_inside(c, o) for c in calls) for o in origins):
+        raise Kept(f"`{name}` may also hold something other than a DataLoader of this script")
+    if any(is_iterable_dataset(facts, c) for c in calls):
+        raise Kept("it reads an IterableDataset, which a sampler cannot split")
+    _check_runs_everywhere(facts, loop)
+    if loop.orelse is not None:
+        raise Kept("its `else` block runs before the processes' shares could be added up")
+    _check_exits(facts, loop)
+    _check_batch_averages(facts, entry)
+    for stmt in _simple_statements(facts, loop):
+        _visit(facts, entry, stmt)
+    for call in facts.calls_in(loop.body):
+        holds = holds_wrapper(facts, call.func) if dotted(call.func) else None
+        if holds is not None:
+            entry.forwards.append((call, holds))
+        for arg in call.args:
+            if dotted(arg.value) and holds_wrapper(facts, arg.value) is not None:
+                raise Kept(f"the model is passed to `{facts.code(call.func)}(...)` inside the loop, "
+                           "which may run a forward that waits for the other processes")
+
+
+def _check_runs_everywhere(facts, node, depth: int = 3) -> None:
+    """Every condition on the way to `node` (here and around the calls of its function) is the
+    same on every process, and no file is written around it (main-process-only guards that)."""
+    for anc in facts.ancestors(node):
+        if isinstance(anc, cst.FunctionDef):
+            break
+        if isinstance(anc, (cst.If, cst.While)) and not mt.is_main_guard(anc) and not facts.same_everywhere(anc.test):
+            raise Kept(f"it runs only while `{facts.code(anc.test)}`, which may differ between processes")
+        if isinstance(anc, cst.ExceptHandler):
+            raise Kept("it runs in an `except` block, which may run on some processes only")
+        if isinstance(anc, cst.With) and any(mt.is_open_for_writing(i.item) for i in anc.items):
+            raise Kept("it runs inside a file write, which only the main process makes")
+    func = facts.scope(node)
+    if isinstance(func, cst.FunctionDef) and depth > 0:
+        for call in facts.call_sites(func):
+            _check_runs_everywhere(facts, call, depth - 1)
+
+
+def _check_exits(facts, loop) -> None:
+    """A `return` anywhere in the loop, or a `break` of the loop itself (not of a loop inside it)."""
+    for exit_ in [*facts.breaks, *facts.returns]:
+        if facts.is_inside(exit_, loop.body) and facts.scope(exit_) is facts.scope(loop) and \
+                (isinstance(exit_, cst.Return) or next(facts.enclosing_loops(exit_), loop) is loop):
+            raise Kept(f"the loop may stop early (`{facts.code(exit_).strip()}`)")
+
+
+def _check_batch_averages(facts, entry: EvalLoop) -> None:
+    """`len(loader)` next to the loop (a mean of per-batch means) or the loop index read after it."""
+    loop, scope = entry.loop, facts.scope(entry.loop)
+    name = facts.code(entry.loader)
+    for func in facts.uses("len", scope):
+        call = facts.parent(func)
+        if isinstance(call, cst.Call) and call.func is func and call.args and not facts.before(call, loop) \
+                and facts.code(call.args[0].value) == name:
+            division = facts.parent(call)
+            if isinstance(division, cst.BinaryOperation) and isinstance(division.operator, cst.Divide):
+                raise Kept(f"the loss is averaged per batch (`{facts.code(division)}`), and the batches "
+                           "differ once split")
+            raise Kept(f"it reads `len({name})`, the number of batches, which differs once split")
+    targets = {n.value for n in _targets(loop.target)}
+    for target in targets:
+        if _read_after(facts, loop, target):
+            raise Kept(f"`{target}` (the batch) is read after the loop")
+
+
+def _simple_statements(facts, loop):
+    for stmt in mt.findall(loop.body, cst.SimpleStatementLine):
+        if facts.scope(stmt) is facts.scope(loop):
+            yield from stmt.body
+
+
+def _visit(facts, entry: EvalLoop, small) -> None:
+    """One statement of the loop body: an accumulation, a per-batch temporary, or a reason to stay whole."""
+    loop = entry.loop
+    if isinstance(small, cst.AugAssign):
+        target = small.target.value if isinstance(small.target, cst.Subscript) else small.target
+        if not isinstance(target, cst.Name):
+            raise Kept(f"`{facts.code(small.target)}` accumulates where ddpify cannot reduce it")
+        if not isinstance(small.operator, cst.AddAssign):
+            raise Kept(f"`{facts.code(small).strip()}` is not a sum")
+        _accumulator(facts, entry, target.value, small)
+        if target is not small.target and target.value not in entry.tensors:  # `total[c] += ...`
+            raise Kept(f"`{facts.code(small.target)}` accumulates into `{target.value}`, which does not start "
+                       "as a tensor")
+    elif isinstance(small, (cst.Assign, cst.AnnAssign)):
+        targets = small.targets if isinstance(small, cst.Assign) else [small]
+        for target in (n for t in targets for n in _targets(t.target)):
+            if _carried(facts, loop, target, small):
+                raise Kept(f"`{target.value}` is carried out of the loop by `{facts.code(small).strip()}`, "
+                           "which is not a sum over samples")
+    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        if mt.is_call_of(call, "print"):
+            raise Kept("it prints inside the loop (the main process would print its share only)")
+        if mt.is_method_call(call, "append", "extend") and isinstance(call.func.value, cst.Name):
+            _accumulator(facts, entry, call.func.value.value, small)
+        else:
+            raise Kept(f"`{facts.code(call)}` may accumulate where ddpify cannot reduce it")
+
+
+def _accumulator(facts, entry: EvalLoop, name: str, update) -> None:
+    loop = entry.loop
+    if name in entry.sums or name in entry.lists:
+        kind = "list" if name in entry.lists else "sum"
+    else:
+        start = _start(facts, loop, name)
+        kind = _kind(facts, start, name)
+        _check_unread_inside(facts, loop, name)
+        (entry.lists if kind == "list" else entry.sums).append(name)
+        if isinstance(start, cst.Call):
+            entry.tensors.append(name)
+    per_item = _in_item_loop(facts, update, loop)
+    if kind == "sum" and isinstance(update, cst.AugAssign) and not per_item and \
+            not _counts_samples(facts, update.value, loop):
+        what = "counts batches" if isinstance(update.value, cst.Integer) else \
+            f"adds one value per batch (`{facts.code(update.value)}`)"
+        raise Kept(f"`{name}` {what}, and the batches differ once split")
+    if kind == "list" and not per_item and _adds_one_item(update):
+        _check_only_concatenated(facts, loop, name)
+
+
+def _adds_one_item(update) -> bool:
+    """`xs.append(v)`, `xs.extend([v])`, `xs += [v]`: one item per batch, unlike `xs.extend(batch.tolist())`."""
+    added = update.value if isinstance(update, cst.AugAssign) else update.value.args[0].value \
+        if update.value.args else None
+    return mt.is_method_call(update.value, "append") or isinstance(added, (cst.List, cst.Tuple))
+
+
+def _start(facts, loop, name: str):
+    """The assignment that sets `name` before the loop, each time the loop is reached."""
+    writes = _assignments(facts, facts.scope(loop), name)
+    before = [(v, s) for v, s in writes if facts.before(s, loop) and not facts.is_inside(s, loop)]
+    if not before:
+        raise Kept(f"`{name}` has no start value before the loop")
+    value, stmt = before[-1]
+    line = facts.statement(stmt)
+    reached = facts.parent(line)  # the block that sets it must hold the loop, inside every loop around it
+    if not facts.is_inside(loop, reached) or any(not facts.is_inside(line, lp) for lp in facts.enclosing_loops(loop)):
+        raise Kept(f"`{name}` is not set to its start value every time the loop runs")
+    if value is None or isinstance(stmt, cst.AugAssign):
+        raise Kept(f"`{name}` changes between its start value and the loop")
+    return value
+
+
+def _assignments(facts, scope, name: str) -> list[tuple[cst.BaseExpression | None, cst.CSTNode]]:
+    """(value, statement) of every write of `name` in `scope`; `a, b = 0, []` gives each its element
+    (None where the value cannot be split)."""
+    found = []
+    for target, value, stmt in facts.writes_in(scope):
+        if isinstance(target, cst.Name) and target.value == name:
+            found.append((value, stmt))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            names = [e.value for e in target.elements]
+            if any(isinstance(n, cst.Name) and n.value == name for n in names):
+                i = next(i for i, n in enumerate(names) if isinstance(n, cst.Name) and n.value == name)
+                split = isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names)
+                found.append((value.elements[i].value if split else None, stmt))
+    return found
+
+
+def _kind(facts, value, name: str) -> str:
+    if isinstance(value, cst.List) and not value.elements or mt.is_call_of(value, "list") and not value.args:
+        return "list"
+    number = value.expression if isinstance(value, cst.UnaryOperation) else value
+    if isinstance(number, (cst.Integer, cst.Float)) or isinstance(value, cst.Call) and \
+            facts.qualify(value.func) in TENSOR_STARTS:
+        return "sum"
+    raise Kept(f"`{name}` starts as `{facts.code(value)}`, not a number, tensor or empty list")
+
+
+def _check_unread_inside(facts, loop, name: str) -> None:
+    """The accumulator appears in the loop only as what it updates."""
+    for node in _uses_in(facts, loop, name):
+        parent = facts.parent(node)
+        if isinstance(parent, cst.Subscript) and parent.value is node:  # `total[c] += ...`
+            node, parent = parent, facts.parent(parent)
+        updated = isinstance(parent, cst.AugAssign) and parent.target is node or \
+            isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in ("append", "extend")
+        if not updated:
+            raise Kept(f"`{name}` is read inside the loop, before every process has added its share")
+
+
+def _in_item_loop(facts, node, loop) -> bool:
+    """Inside a loop over a batch's items (not a counting loop) within the evaluation loop."""
+    inner = next(facts.enclosing_loops(node), loop)
+    return inner is not loop and not mt.is_counting(inner.iter)
+
+
+def _counts_samples(facts, expr, loop, depth: int = 2) -> bool:
+    """Is `expr` visibly a total over the batch's samples (following names set in the loop)?"""
+    for node in mt.walk(expr):
+        if isinstance(node, cst.Attribute) and node.attr.value in PER_SAMPLE or \
+                mt.is_call_of(node, "len", "sum") or isinstance(node, cst.Arg) and node.keyword is not None \
+                and node.keyword.value == "reduction" and "sum" in facts.code(node.value):
+            return True
+    for name in mt.variables(expr) if depth else ():
+        ref = facts.ref(name)
+        if any(facts.is_inside(s, loop) and _counts_samples(facts, v, loop, depth - 1)
+               for _, v, s in facts.writes(ref)):
+            return True
+    return False
+
+
+def _check_only_concatenated(facts, loop, name: str) -> None:
+    """A list of one item per batch is exact only when it is read as one concatenation."""
+    uses = _reads_after(facts, loop, name)
+    store = next((n for n in uses if _is_store(facts, n)), None)  # `preds = torch.cat(preds)`: the list ends
+    for node in uses:
+        if store is not None and not facts.before(node, store) and not facts.is_inside(node, facts.statement(store)):
+            break
+        if node is store:
+            continue
+        arg, call = facts.parent(node), facts.parent(facts.parent(node))
+        if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and facts.qualify(call.func) in CONCATENATIONS):
+            raise Kept(f"`{name}` holds one item per batch, and the batches differ once split")
+
+
+def _uses_in(facts, loop, name: str) -> list[cst.Name]:
+    return [n for n in facts.uses(name, facts.scope(loop)) if facts.is_inside(n, loop.body)]
+
+
+def _reads_after(facts, loop, name: str) -> list[cst.Name]:
+    """The uses of `name` after the loop, in its function."""
+    return [n for n in facts.uses(name, facts.scope(loop)) if facts.before(loop, n) and not facts.is_inside(n, loop)]
+
+
+def _read_after(facts, loop, name: str) -> bool:
+    """Is the value `name` has after the loop read (its next use after the loop is no assignment)?"""
+    uses = _reads_after(facts, loop, name)
+    return bool(uses) and not _is_store(facts, uses[0])
+
+
+def _is_store(facts, name: cst.Name) -> bool:
+    node, parent = name, facts.parent(name)
+    while isinstance(parent, (cst.Element, cst.Tuple, cst.List)):
+        node, parent = parent, facts.parent(parent)
+    return isinstance(parent, cst.AssignTarget) or \
+        isinstance(parent, (cst.For, cst.AnnAssign)) and parent.target is node
+
+
+def _carried(facts, loop, target: cst.Name, stmt) -> bool:
+    """A name set in the loop that carries state from batch to batch (read in the loop before it is
+    set there: `best = max(best, acc)`) or out of the loop (read after it)."""
+    if target.value in {n.value for n in _targets(loop.target)}:
+        return _read_after(facts, loop, target.value)
+    earlier = [n for n in _uses_in(facts, loop, target.value) if facts.before(n, stmt) or facts.is_inside(n, stmt)]
+    return any(not _is_store(facts, n) for n in earlier) or _read_after(facts, loop, target.value)
+
+
+def _targets(node):
+    if isinstance(node, cst.Name):
+        yield node
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for el in node.elements:
+            yield from _targets(el.value)

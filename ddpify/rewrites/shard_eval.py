@@ -1,0 +1,75 @@
+"""shard-eval: split evaluation across processes where the numbers stay the single-process ones.
+
+    test_loss, correct = 0.0, 0
+    with torch.no_grad():
+        for data, target in test_loader:
+            output = model(data)
+            test_loss += F.nll_loss(output, target, reduction="sum").item()
+            correct += (output.argmax(1) == target).sum().item()
+    test_loss /= len(test_loader.dataset)
+->
+    test_loss, correct = 0.0, 0
+    with torch.no_grad():
+        for data, target in shard_eval(test_loader, model):
+            output = model.module(data)
+            test_loss += F.nll_loss(output, target, reduction="sum").item()
+            correct += (output.argmax(1) == target).sum().item()
+        test_loss, correct = reduce_sum(test_loss, correct)
+    test_loss /= len(test_loader.dataset)
+
+`shard_eval` (runtime) gives every sample to exactly one process (101 on 2: 51 + 50, no padding,
+nothing dropped), and first copies the main process's buffers (BatchNorm statistics) into the
+models the loop runs, as DDP's forward would. Forwards go through the bare module, so the loop
+holds no collective and uneven batch counts cannot hang. After the loop, sums and counts are added up over the processes
+(`reduce_sum`) and lists of per-sample values are gathered in the loader's order
+(`gather_ordered`): `preds = gather_ordered(preds)`. Every process then holds the same numbers,
+so decisions made from them (best checkpoint, early stop) agree. Integer counts are exact; float
+sums are added in another grouping, so they may differ from the single process in the last bits.
+
+Where a split would change a number, the loader stays whole and the report says why
+(ddpify.evaluation): `evaluation of `test_loader` kept whole: the loss is averaged per batch
+(`len(test_loader)`), and the batches differ once split`. `--no-shard-eval` keeps every
+evaluation whole.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify import build
+from ddpify.report import NOTE
+
+NAME = "shard-eval"
+SUMMARY = "split evaluation loops across processes and reduce their sums and lists, where that is exact"
+
+
+def rewrite(facts, edits, options) -> None:
+    for entry in facts.evaluation:
+        name = facts.code(entry.loader)
+        if entry.kept:
+            edits.record(entry.loop, f"evaluation of `{name}` kept whole: {entry.kept}", NOTE)
+            continue
+        models = [cst.parse_expression(m) for m in dict.fromkeys(facts.code(c.func) for c, _ in entry.forwards)]
+        edits.replace(entry.loader, lambda node, models=models: build.call("shard_eval", node, *models))
+        edits.add_import("ddpify_runtime", "shard_eval")
+        lines = []
+        if entry.sums:
+            names = ", ".join(entry.sums)
+            lines.append(f"{names} = reduce_sum({names})\n")
+            edits.add_import("ddpify_runtime", "reduce_sum")
+        for xs in entry.lists:
+            lines.append(f"{xs} = gather_ordered({xs})\n")
+            edits.add_import("ddpify_runtime", "gather_ordered")
+        edits.insert_after(entry.loop, *lines)
+        reduced = [f"{_names(entry.sums)} summed over the processes (reduce_sum)"] if entry.sums else []
+        reduced += [f"{_names(entry.lists)} gathered in order (gather_ordered)"] if entry.lists else []
+        edits.record(entry.loop, f"evaluation of `{name}` split across processes, each sample read once "
+                     f"(shard_eval); after the loop {' and '.join(reduced)}")
+        for call, holds in entry.forwards:
+            model = facts.code(call.func)
+            edits.replace(call.func, lambda node, holds=holds: build.bare_model(edits, node, holds),
+                          f"`{model}(...)` in evaluation runs the bare module: no collective inside the loop")
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
