@@ -20,16 +20,17 @@
 `shard_eval` (runtime) gives every sample to exactly one process (101 on 2: 51 + 50, no padding,
 nothing dropped), and first copies the main process's buffers (BatchNorm statistics) into the
 models the loop runs, as DDP's forward would. Forwards go through the bare module, so the loop
-holds no collective and uneven batch counts cannot hang. After the loop, sums and counts are added up over the processes
-(`reduce_sum`) and lists of per-sample values are gathered in the loader's order
-(`gather_ordered`): `preds = gather_ordered(preds)`. Every process then holds the same numbers,
+holds no collective and uneven batch counts cannot hang. After the loop, sums and counts are
+added up over the processes (`reduce_sum`) and lists of per-sample values are gathered in the
+loader's order (`gather_ordered`): `preds = gather_ordered(preds)`. Every process then holds the same numbers,
 so decisions made from them (best checkpoint, early stop) agree. Integer counts are exact; float
 sums are added in another grouping, so they may differ from the single process in the last bits.
 
 Where a split would change a number, the loader stays whole and the report says why
 (ddpify.evaluation): `evaluation of `test_loader` kept whole: the loss is averaged per batch
 (`len(test_loader)`), and the batches differ once split`. `--no-shard-eval` keeps every
-evaluation whole.
+evaluation whole, and so does `--strategy fsdp`: there every forward is a collective (the
+parameters are gathered from the shards), so every process runs every batch.
 """
 
 from __future__ import annotations
@@ -41,13 +42,15 @@ from ddpify.report import NOTE
 
 NAME = "shard-eval"
 SUMMARY = "split evaluation loops across processes and reduce their sums and lists, where that is exact"
+FSDP_KEEPS_WHOLE = "under FSDP every forward gathers the parameters from all processes, so each runs every batch"
 
 
 def rewrite(facts, edits, options) -> None:
     for entry in facts.evaluation:
         name = facts.code(entry.loader)
-        if entry.kept:
-            edits.record(entry.loop, f"evaluation of `{name}` kept whole: {entry.kept}", NOTE)
+        kept = FSDP_KEEPS_WHOLE if options.fsdp else entry.kept
+        if kept:
+            edits.record(entry.loop, f"evaluation of `{name}` kept whole: {kept}", NOTE)
             continue
         models = [cst.parse_expression(m) for m in dict.fromkeys(facts.code(c.func) for c, _ in entry.forwards)]
         edits.replace(entry.loader, lambda node, models=models: build.call("shard_eval", node, *models))

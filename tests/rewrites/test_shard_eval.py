@@ -132,6 +132,16 @@ def test_no_shard_eval_keeps_today_s_whole_evaluation():
     assert not any(c.rewrite == NAME for c in changes)
 
 
+def test_fsdp_keeps_every_evaluation_whole_with_a_note():
+    """Under FSDP2 each forward gathers the parameters from every process: a split evaluation
+    (uneven batch counts, forwards on some processes only) would hang."""
+    code, changes = run(HEAD + SUMS.format(loader="test_loader", reduced=""), strategy="fsdp")
+    assert "shard_eval" not in code and "reduce_sum" not in code and "shard_model(model)" in code
+    assert [c.message for c in changes if c.rewrite == NAME] == [
+        "evaluation of `test_loader` kept whole: under FSDP every forward gathers the parameters from all "
+        "processes, so each runs every batch"]
+
+
 def test_a_training_loader_evaluated_again_is_no_evaluation_loader():
     """Accuracy over the (sharded) training loader is shard-metrics' business: no shard_eval on it."""
     code, _ = run(HEAD.replace("loader =", "train_loader =").replace("in loader", "in train_loader")
