@@ -487,6 +487,15 @@ def _set_epoch(obj: Any, epoch: int, seen: set) -> None:
             _set_epoch(getattr(obj, name, None), epoch, seen)
 
 
+def _placement(num_replicas: Optional[int], rank: Optional[int]) -> "tuple[int, int]":
+    """(number of replicas, this rank) of a sampler: the process group's unless given."""
+    num_replicas = get_world_size() if num_replicas is None else num_replicas
+    rank = get_rank() if rank is None else rank
+    if not 0 <= rank < num_replicas:
+        raise ValueError(f"rank {rank} is outside num_replicas {num_replicas}")
+    return num_replicas, rank
+
+
 class ShardedSampler(Sampler):
     """Shard any sampler (weighted, custom, a batch sampler) across ranks, keeping its draws.
 
@@ -499,10 +508,7 @@ class ShardedSampler(Sampler):
                  rank: Optional[int] = None, seed: int = 0) -> None:
         super().__init__()
         self.sampler = sampler
-        self.num_replicas = get_world_size() if num_replicas is None else num_replicas
-        self.rank = get_rank() if rank is None else rank
-        if not 0 <= self.rank < self.num_replicas:
-            raise ValueError(f"rank {self.rank} is outside num_replicas {self.num_replicas}")
+        self.num_replicas, self.rank = _placement(num_replicas, rank)
         self.seed = seed
         self.epoch = 0
 
@@ -773,10 +779,7 @@ class ExactSplitSampler(Sampler):
                  rank: Optional[int] = None, seed: int = 0, keep: Optional[int] = None) -> None:
         super().__init__()
         self.sampler = sampler
-        self.num_replicas = get_world_size() if num_replicas is None else num_replicas
-        self.rank = get_rank() if rank is None else rank
-        if not 0 <= self.rank < self.num_replicas:
-            raise ValueError(f"rank {self.rank} is outside num_replicas {self.num_replicas}")
+        self.num_replicas, self.rank = _placement(num_replicas, rank)
         self.seed, self.keep, self.passes = seed, keep, 0
 
     def _block(self, n: int) -> slice:
