@@ -639,7 +639,7 @@ def _shard(sampler: Any, dataset: Any) -> Any:
     return ShardedSampler(sampler, num_replicas=world, rank=rank)
 
 
-# ------------------------------------------ fsdp: FSDP2 (``ddpify convert --strategy fsdp``)
+# ----------------------------------------------- FSDP2 (``ddpify convert --strategy fsdp``)
 #
 # ``shard_model`` shards a model with ``fully_shard``; checkpoints go through full state dicts,
 # gathered on every rank (a collective) and written by the main process, so the file is the plain

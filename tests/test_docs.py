@@ -1,6 +1,7 @@
-"""The documentation of the rewrites against the code: README's table against the registry, and
-every before -> after example in a rewrite's docstring (what ``ddpify rewrites NAME`` and the
-README show) run through that rewrite.
+"""The documentation against the code: the generated pages of docs/ are up to date
+(`scripts/gen_docs.py`), their links resolve, README stays a landing page, and every before ->
+after example in a rewrite's docstring (what ``ddpify rewrites NAME`` and docs/rewrites.md show)
+is run through that rewrite.
 
 Each example is a fragment; ``CONTEXTS`` puts it into a small training script (``{example}``,
 indented to where it stands), which is converted with that rewrite alone (unwrap-model: with
@@ -11,6 +12,7 @@ converted with that strategy (main-process-only's with the rewrites that shard a
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import textwrap
 from pathlib import Path
@@ -21,19 +23,69 @@ from ddpify.rewrites import NAMES, REWRITES
 from tests.support.docs import examples
 from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, only
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 
 
-def test_readme_rewrite_table_matches_the_registry():
-    """Names and order as the registry runs them; each row says what the rewrite's summary says
-    (README's wording is longer, so the row must share the summary's key words)."""
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gen_docs = _generator()
+
+
+def test_generated_docs_are_up_to_date(request):
+    """Every generated block says what the code says now; `--update-goldens` rewrites them (as
+    `python scripts/gen_docs.py` does)."""
+    stale = gen_docs.stale()
+    if request.config.getoption("--update-goldens"):
+        for page, text in stale.items():
+            page.write_text(text, encoding="utf-8")
+        stale = gen_docs.stale()
+    assert not stale, f"stale: {', '.join(p.name for p in stale)}: run `python scripts/gen_docs.py`"
+
+
+def test_every_generated_block_is_on_one_page():
+    assert sorted(gen_docs.blocks_used()) == sorted(gen_docs.GENERATORS)
+
+
+def test_rewrites_page_lists_the_registry_in_order_with_each_summary():
+    text = (DOCS / "rewrites.md").read_text()
+    rows = re.findall(r"^\| \[`([a-z-]+)`\]\(#([a-z-]+)\) \| (.+) \|$", text, re.M)
+    assert [(name, anchor, summary) for name, anchor, summary in rows] == \
+        [(r.name, r.name, r.summary) for r in REWRITES]
+    sections = re.findall(r"^### ([a-z-]+)$", text, re.M)
+    assert sections == [r.name for r in REWRITES]
+
+
+def _anchors(text: str) -> set:
+    """GitHub's anchors for the headings of a Markdown page."""
+    found = set()
+    for heading in re.findall(r"^#+ (.+)$", re.sub(r"```.*?```", "", text, flags=re.S), re.M):
+        found.add(re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-"))
+    return found
+
+
+@pytest.mark.parametrize("page", [README, *sorted(DOCS.glob("*.md"))], ids=lambda p: p.name)
+def test_links_resolve(page):
+    """Relative links name a file that exists, and a heading of it when they have an anchor."""
+    text = page.read_text()
+    for target, anchor in re.findall(r"\]\((?!https?:)([^)#]*)(?:#([^)]+))?\)", re.sub(r"```.*?```", "", text, flags=re.S)):
+        path = (page.parent / target).resolve() if target else page
+        assert path.exists(), f"{page.name}: link to {target}"
+        if anchor:
+            assert anchor in _anchors(path.read_text()), f"{page.name}: no heading for #{anchor} in {path.name}"
+
+
+def test_readme_is_a_landing_page_that_links_every_docs_page():
     text = README.read_text()
-    table = text[text.index("| rewrite | what it does |"):].split("\n\n", 1)[0]
-    rows = re.findall(r"^\| `([a-z-]+)` \| (.+) \|$", table, re.M)
-    assert [name for name, _ in rows] == [r.name for r in REWRITES]
-    for (name, what), rewrite in zip(rows, REWRITES):
-        shared = set(re.findall(r"[a-z_]{5,}", rewrite.summary.lower())) & set(re.findall(r"[a-z_]{5,}", what.lower()))
-        assert shared, f"{name}: README says {what!r}, the summary {rewrite.summary!r}"
+    assert len(text.splitlines()) < 200
+    linked = set(re.findall(r"\]\(docs/([a-z-]+\.md)", text))
+    assert linked == {p.name for p in DOCS.glob("*.md")}
 
 
 TRAIN = LOADER + MODEL + EPOCHS

@@ -48,5 +48,5 @@ def test_each_name_is_defined_under_the_banner_its_all_group_names():
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in grouped:
             banner = [title for line, title in banners if line < node.lineno][-1]
-            assert grouped[node.name] is not None and banner.startswith(grouped[node.name]), (node.name, banner)
+            assert grouped[node.name] is not None and banner.lower().startswith(grouped[node.name]), (node.name, banner)
     assert set(grouped) == set(ast.literal_eval(text[start + len("__all__ = "):text.index("]\n", start) + 1]))
