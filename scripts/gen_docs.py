@@ -140,6 +140,60 @@ def rule_sections() -> str:
     return "\n\n".join(parts)
 
 
+# --------------------------------------------------------------------------- TODOs and warnings
+
+def todos() -> str:
+    """Every TODO and warning a rewrite can write, read from the `edits.todo(...)` and
+    `edits.warn(...)` calls of its module (`…` stands for what the script supplies)."""
+    from ddpify.rewrites import REWRITES
+    rows: List[str] = []
+    for rewrite in REWRITES:
+        for kind, message in messages(rewrite_path(rewrite.name)):
+            shown = _code(f"# TODO(ddpify): {message}") if kind == "todo" else message
+            row = f"| `{rewrite.name}` | {'TODO' if kind == 'todo' else 'warning'} | {cell(shown)} |"
+            if row not in rows:
+                rows.append(row)
+    return "\n".join(["| rewrite | kind | message |", "|---|---|---|", *rows])
+
+
+def rewrite_path(name: str) -> Path:
+    return ROOT / "ddpify" / "rewrites" / (name.replace("-", "_") + ".py")
+
+
+def _code(text: str) -> str:
+    """`text` as a Markdown code span, also when it holds backquotes itself."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+def messages(path: Path) -> Iterator["tuple[str, str]"]:
+    """(`todo` or `warn`, message) of each such call in the module at `path`, in source order."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    constants = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                 for t in node.targets if isinstance(t, ast.Name)}
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr in ("todo", "warn") and len(n.args) == 2]
+    for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
+        for text in _texts(call.args[1], constants):
+            yield call.func.attr, text
+
+
+def _texts(node: ast.AST, constants: Dict[str, ast.AST]) -> List[str]:
+    """The strings `node` may evaluate to, with `…` for the parts computed at run time."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        return ["".join(v.value if isinstance(v, ast.Constant) else "…" for v in node.values)]
+    if isinstance(node, ast.Name) and node.id in constants:
+        return _texts(constants[node.id], constants)
+    if isinstance(node, ast.IfExp):
+        return _texts(node.body, constants) + _texts(node.orelse, constants)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        return [re.sub(r"\{\w*\}", "…", text) for text in _texts(node.func.value, constants)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return [a + b for a in _texts(node.left, constants) for b in _texts(node.right, constants)]
+    return ["…"]
+
+
 # -------------------------------------------------------------------------------------- runtime
 
 def runtime_api() -> str:
@@ -218,6 +272,7 @@ GENERATORS: Dict[str, Callable[[], str]] = {
     "rewrites": rewrite_sections,
     "rule-table": rule_table,
     "rules": rule_sections,
+    "todos": todos,
     "runtime-api": runtime_api,
     "layout": layout,
 }

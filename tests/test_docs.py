@@ -62,6 +62,40 @@ def test_rewrites_page_lists_the_registry_in_order_with_each_summary():
     assert sections == [r.name for r in REWRITES]
 
 
+def _could_be(quote: str, message: str) -> bool:
+    """Can `quote` (`...` for text left out) be a quotation of `message` (`…` for what the script
+    supplies)? Backquoted names count as one (`model` quotes `…`)."""
+    def pattern(text, gap):
+        return re.sub(r"\s*" + re.escape(gap) + r"\s*", "*", re.sub(r"`[^`]*`", "`_`", text.strip()))
+    a, b = pattern(quote, "..."), pattern(message, "…")
+    meets = [[False] * (len(b) + 1) for _ in range(len(a) + 1)]  # meets[i][j]: a[i:] and b[j:] can be equal
+    meets[len(a)][len(b)] = True
+    for i in range(len(a), -1, -1):
+        for j in range(len(b), -1, -1):
+            if i < len(a) and a[i] == "*":
+                meets[i][j] = meets[i + 1][j] or (j < len(b) and meets[i][j + 1])
+            elif j < len(b) and b[j] == "*":
+                meets[i][j] = meets[i][j + 1] or (i < len(a) and meets[i + 1][j])
+            elif i < len(a) and j < len(b):
+                meets[i][j] = a[i] == b[j] and meets[i + 1][j + 1]
+    return meets[0][0]
+
+
+def test_todos_quoted_in_the_shapes_table_are_ones_a_rewrite_writes():
+    """The hand-written shapes table quotes TODOs; each must be (the start of) one the code writes."""
+    written = [m for r in REWRITES for kind, m in gen_docs.messages(gen_docs.rewrite_path(r.name)) if kind == "todo"]
+    text = (DOCS / "shapes.md").read_text().split("\n## ", 1)[0]
+    rows = [row for row in text.splitlines() if row.startswith("| ") and not row.startswith("| Jupyter notebooks")]
+    quotes = []
+    for cell in (c for row in rows for c in row.split(" | ") if "# TODO(ddpify): " in c):
+        found = re.search(r"# TODO\(ddpify\): (.*?) \.\.\.`", cell) or \
+            re.search(r"# TODO\(ddpify\): (.*?)`(?=[;:,]? |$)", cell)
+        quotes.append(found.group(1) + " ..." if found.group(0).endswith("...`") else found.group(1))
+    assert len(quotes) >= 10
+    for quote in quotes:
+        assert any(_could_be(quote, message) for message in written), quote
+
+
 def _anchors(text: str) -> set:
     """GitHub's anchors for the headings of a Markdown page."""
     found = set()
