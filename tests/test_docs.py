@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -47,6 +49,17 @@ def test_generated_docs_are_up_to_date(request):
             page.write_text(text, encoding="utf-8")
         stale = gen_docs.stale()
     assert not stale, f"stale: {', '.join(p.name for p in stale)}: run `python scripts/gen_docs.py`"
+
+
+def test_generator_runs_from_anywhere_without_torch(tmp_path):
+    """`python scripts/gen_docs.py --check` from another folder: exit 0 (nothing stale), and torch
+    never imported (the runtime is read with `ast`)."""
+    code = ("import runpy, sys\nsys.argv = [sys.argv[1], '--check']\ntry:\n"
+            "    runpy.run_path(sys.argv[0], run_name='__main__')\nexcept SystemExit as end:\n"
+            "    print(end.code, 'torch' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(ROOT / "scripts" / "gen_docs.py")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.stdout, proc.stderr) == ("0 False\n", "")
 
 
 def test_every_generated_block_is_on_one_page():
