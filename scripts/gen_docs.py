@@ -7,7 +7,8 @@ A page is hand-written prose with generated blocks in it, each between two marke
     <!-- end generated -->
 
 The script fills every block from its source: the rewrites' registry and module docstrings
-(`ddpify.rewrites.REWRITES`), the check rules' registry and docstrings (`ddpify.check.RULES`),
+(`ddpify.rewrites.REWRITES`), the TODOs and warnings each rewrite module writes (its
+`edits.todo`/`edits.warn` calls), the check rules' registry and docstrings (`ddpify.check.RULES`),
 the runtime's `__all__` and docstrings (read with `ast`: no torch import), and the first
 sentence of every module's docstring (the layout). Prose outside the markers is left alone.
 
@@ -24,7 +25,10 @@ import re
 import sys
 import textwrap
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List
+
+if TYPE_CHECKING:
+    from ddpify.rewrites import Rewrite
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere: import the ddpify of this checkout
@@ -148,7 +152,7 @@ def todos() -> str:
     from ddpify.rewrites import REWRITES
     rows: List[str] = []
     for rewrite in REWRITES:
-        for kind, message in messages(rewrite_path(rewrite.name)):
+        for kind, message in messages(rewrite_path(rewrite)):
             shown = _code(f"# TODO(ddpify): {message}") if kind == "todo" else message
             row = f"| `{rewrite.name}` | {'TODO' if kind == 'todo' else 'warning'} | {cell(shown)} |"
             if row not in rows:
@@ -156,8 +160,9 @@ def todos() -> str:
     return "\n".join(["| rewrite | kind | message |", "|---|---|---|", *rows])
 
 
-def rewrite_path(name: str) -> Path:
-    return ROOT / "ddpify" / "rewrites" / (name.replace("-", "_") + ".py")
+def rewrite_path(rewrite: "Rewrite") -> Path:
+    """The source file of `rewrite`'s module."""
+    return Path(sys.modules[rewrite.apply.__module__].__file__)
 
 
 def _code(text: str) -> str:

@@ -96,7 +96,7 @@ def _could_be(quote: str, message: str) -> bool:
 
 def test_todos_quoted_in_the_shapes_table_are_ones_a_rewrite_writes():
     """The hand-written shapes table quotes TODOs; each must be (the start of) one the code writes."""
-    written = [m for r in REWRITES for kind, m in gen_docs.messages(gen_docs.rewrite_path(r.name)) if kind == "todo"]
+    written = [m for r in REWRITES for kind, m in gen_docs.messages(gen_docs.rewrite_path(r)) if kind == "todo"]
     text = (DOCS / "shapes.md").read_text().split("\n## ", 1)[0]
     rows = [row for row in text.splitlines() if row.startswith("| ") and not row.startswith("| Jupyter notebooks")]
     quotes = []
