@@ -9,8 +9,8 @@ A page is hand-written prose with generated blocks in it, each between two marke
 The script fills every block from its source: the rewrites' registry and module docstrings
 (`ddpify.rewrites.REWRITES`), the TODOs and warnings each rewrite module writes (its
 `edits.todo`/`edits.warn` calls), the check rules' registry and docstrings (`ddpify.check.RULES`),
-the runtime's `__all__` and docstrings (read with `ast`: no torch import), and the first
-sentence of every module's docstring (the layout). Prose outside the markers is left alone.
+the runtime's `__all__` and docstrings (read with `ast`: no torch import), the commands'
+`--help`, and the first sentence of every module's docstring (the layout). Prose outside the markers is left alone.
 
     python scripts/gen_docs.py           # rewrite the pages whose generated blocks are stale
     python scripts/gen_docs.py --check   # exit 1, naming the stale pages; write nothing
@@ -246,6 +246,23 @@ def _signature(node: ast.AST) -> str:
     return f"{node.name}({ast.unparse(node.args)}){returns}"
 
 
+# ---------------------------------------------------------------------------------- command line
+
+def cli_help() -> str:
+    """`ddpify --help` and each command's `--help`, as click prints them at 100 columns."""
+    import click
+
+    from ddpify.cli import main
+    width = {"terminal_width": 100, "max_content_width": 100}
+    parts = []
+    with click.Context(main, info_name="ddpify", **{**main.context_settings, **width}) as ctx:
+        parts.append(("ddpify --help", main.get_help(ctx)))
+        for name, command in main.commands.items():
+            with click.Context(command, info_name=name, parent=ctx, **width) as sub:
+                parts.append((f"ddpify {name} --help", command.get_help(sub)))
+    return "\n\n".join(f"### `{title}`\n\n```\n{text}\n```" for title, text in parts)
+
+
 # --------------------------------------------------------------------------------------- layout
 
 def layout() -> str:
@@ -279,6 +296,7 @@ GENERATORS: Dict[str, Callable[[], str]] = {
     "rules": rule_sections,
     "todos": todos,
     "runtime-api": runtime_api,
+    "cli-help": cli_help,
     "layout": layout,
 }
 
