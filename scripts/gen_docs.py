@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List
 
 if TYPE_CHECKING:
+    from ddpify.check.rule import Rule
     from ddpify.rewrites import Rewrite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,9 +130,19 @@ def rewrite_sections() -> str:
 
 def rule_table() -> str:
     from ddpify.check import RULES
-    rows = [f"| [`{r.code}`](#{r.code.lower()}-{r.name}) | `{r.name}` | {cell(r.summary)} | {'yes' if r.fixable else ''} |"
+    rows = [f"| [`{r.code}`](#{r.code.lower()}-{r.name}) | `{r.name}` | {cell(r.summary)} | {cell(fix_sentence(r))} |"
             for r in RULES]
-    return "\n".join(["| code | name | what it finds | fix |", "|---|---|---|---|", *rows])
+    return "\n".join(["| code | name | what it finds | `--fix` |", "|---|---|---|---|", *rows])
+
+
+def fix_sentence(rule: "Rule") -> str:
+    """What `--fix` does for `rule`: the sentence of its docstring that starts with `--fix`
+    ("yes" for a fixable rule whose docstring has none; "" for a rule without fixes)."""
+    if not rule.fixable:
+        return ""
+    sentences = re.split(r"(?<=\.)\s+", " ".join(rule.doc.split()))
+    found = [s for s in sentences if s.startswith("`--fix` ")]
+    return found[0][len("`--fix` "):] if found else "yes"
 
 
 def rule_sections() -> str:
