@@ -48,6 +48,8 @@ TORCHRUN_SCRIPT = textwrap.dedent("""
         "agree": rt.agree_on(rank == 0), "shard": list(sharded), "full": list(full),
         "printed": printed.getvalue(), "found_download": found_download,
     }
+    rt.set_epoch([], 0)  # the first call says, once, that batch sizes are per process
+    rt.set_epoch([], 1)
     rt.barrier()
     with open(f"{sys.argv[1]}/rank{rank}.json", "w") as f:
         json.dump(report, f)
@@ -65,9 +67,10 @@ def test_torchrun_two_processes(tmp_path):
     assert len(r0["shard"]) == len(r1["shard"]) == 6
     padded = r0["full"] + r0["full"][:1]
     assert r0["shard"] == padded[0::2] and r1["shard"] == padded[1::2]
-    banner = "ddpify: 2 processes (torchrun, gloo); batch sizes are per process: " \
-             "global batch = batch_size x 2"
-    assert proc.stderr.count(banner) == 1
+    banner, batch = "ddpify: 2 processes (torchrun, gloo)\n", \
+        "ddpify: batch sizes are per process: global batch = batch_size x 2\n"
+    assert (proc.stderr.count(banner), proc.stderr.count(batch)) == (1, 1)
+    assert proc.stderr.index(banner) < proc.stderr.index(batch)
 
 
 SLURM_SCRIPT = textwrap.dedent("""
