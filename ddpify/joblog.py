@@ -3,9 +3,11 @@ job fails, the first failing process's own traceback and one line, instead of ev
 
 torchrun writes each worker's stdout and stderr into `LOG/<run>/attempt_<n>/<local rank>/`
 (`--redirects=3 --log-dir LOG`) and its own messages into a file of ddpify's. `Relay` copies
-local rank 0's two files to ddpify's stdout and stderr while the job runs; a traceback there is
-held back for `HOLD_S` seconds, because when the job is failing it is usually the echo of
-another rank's failure ("Connection closed by peer"), and the summary shows the cause instead.
+local rank 0's two files to ddpify's stdout and stderr while the job runs. A traceback there is
+held back: when the job is failing it is usually the echo of another rank's failure
+("Connection closed by peer"), and the summary shows the cause instead. It is shown after all
+when the worker lives on: when it writes a line after the exception's, when `HOLD_S` seconds
+pass without a line, or when the job succeeds.
 `first_failure` finds the cause: the earliest error file (the runtime writes one per uncaught
 exception, with the time to the microsecond), else the rank torchrun names as its root cause.
 """
@@ -21,11 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-HOLD_S = 3.0
+HOLD_S = 60.0
 POLL_S = 0.1
 TRACEBACK = "Traceback (most recent call last):"
+CHAINED = (b"During handling of the above exception", b"The above exception was the direct cause")
 TRACEBACK_LINE = re.compile(rb"(\[rank\d+\]: )?" + re.escape(TRACEBACK.encode()))  # torch may prefix [rankN]:
 RANK_PREFIX = re.compile(r"^\[rank\d+\]: ")
+RANK_PREFIX_BYTES = re.compile(rb"\[rank\d+\]: ")
 MAX_TRACEBACK_LINES = 26  # with the summary line, a failure reads in at most 30 lines
 ROOT_CAUSE = re.compile(r"Root Cause.*?rank\s*:\s*(\d+) \(local_rank: (\d+)\).*?exitcode\s*:\s*(-?\d+)", re.S)
 FRAME = re.compile(r'^(\s*File "(?P<file>[^"]+)", line (?P<line>\d+))')
@@ -46,8 +50,10 @@ class Relay(threading.Thread):
         self.log_dir = log_dir
         self.offsets: dict[Path, int] = {}
         self.held = b""
-        self.held_since: float | None = None
+        self.held_since: float | None = None  # when the last line was held
+        self.raised = False  # the held traceback has reached its exception line
         self.at_line_start = True
+        self.pending = b""  # the start of a line whose end has not come yet
         self.done = threading.Event()
         self.muted = False
 
@@ -58,24 +64,33 @@ class Relay(threading.Thread):
     def finish(self, failed: bool) -> None:
         """Stop, after copying what is left; a held traceback is shown only if the job succeeded."""
         self.done.set()
-        self.join()
+        if self.ident is not None:
+            self.join()
         self.pump()
+        self._line(self.pending)
         if not failed:
             self._write(sys.stderr, self.held)
-        self.held = b""
+        self.held = self.pending = b""
 
     def mute(self) -> None:
         """Show nothing more (after Ctrl-C: the workers' last words are the interruption's)."""
         self.muted = True
 
     def pump(self) -> None:
+        got = b""
         for attempt in attempts(self.log_dir):
-            for name, stream in (("stdout.log", sys.stdout), ("stderr.log", sys.stderr)):
-                data = self._read(attempt / "0" / name)
-                if data and not self.muted:
-                    self._write(stream, data) if name == "stdout.log" else self._from_stderr(data)
-        if self.held_since is not None and time.monotonic() - self.held_since > HOLD_S and not self.muted:
-            self._write(sys.stderr, self.held)  # the job lives on: it was no failure
+            out, err = self._read(attempt / "0" / "stdout.log"), self._read(attempt / "0" / "stderr.log")
+            if not self.muted:
+                self._write(sys.stdout, out)
+                self._from_stderr(err)
+            got += err
+        if self.muted:
+            return
+        if not got and self.pending and not _may_begin_traceback(self.pending):
+            self._line(self.pending)  # a line in the making (a progress bar): show it now
+            self.pending = b""
+        if self.held_since is not None and time.monotonic() - self.held_since > HOLD_S:
+            self._write(sys.stderr, self.held)  # the job lives on, silent: it was no failure
             self.held, self.held_since = b"", None
 
     def _read(self, path: Path) -> bytes:
@@ -89,14 +104,30 @@ class Relay(threading.Thread):
         return data
 
     def _from_stderr(self, data: bytes) -> None:
-        for piece in data.splitlines(keepends=True):
-            if self.at_line_start and TRACEBACK_LINE.match(piece) and self.held_since is None:
-                self.held_since = time.monotonic()
+        """Show whole lines (a worker writes a line in several pieces); keep the rest pending."""
+        lines = (self.pending + data).splitlines(keepends=True)
+        self.pending = lines.pop() if lines and not lines[-1].endswith((b"\n", b"\r")) else b""
+        for line in lines:
+            self._line(line)
+
+    def _line(self, piece: bytes) -> None:
+        if self.at_line_start and self.held_since is None and TRACEBACK_LINE.match(piece):
+            self.held_since, self.raised = time.monotonic(), False
+        elif self.at_line_start and self.held_since is not None:
+            text = piece[m.end():] if (m := RANK_PREFIX_BYTES.match(piece)) else piece
+            if self.raised and text.strip() and not text[:1].isspace() and not TRACEBACK_LINE.match(text) \
+                    and not text.startswith(CHAINED):  # output after the exception: the worker lives on
+                self._write(sys.stderr, self.held)
+                self.held, self.held_since = b"", None
+            self.raised = self.raised or bool(text.strip()) and not text[:1].isspace()
             if self.held_since is not None:
-                self.held += piece
-            else:
-                self._write(sys.stderr, piece)
-            self.at_line_start = piece.endswith(b"\n")
+                self.held_since = time.monotonic()
+        if self.held_since is not None:
+            self.held += piece
+        else:
+            self._write(sys.stderr, piece)
+        if piece:
+            self.at_line_start = piece.endswith((b"\n", b"\r"))
 
     @staticmethod
     def _write(stream, data: bytes) -> None:
@@ -107,6 +138,12 @@ class Relay(threading.Thread):
             stream.flush()
         except (OSError, ValueError):  # the terminal is gone
             pass
+
+
+def _may_begin_traceback(data: bytes) -> bool:
+    """Whether `data`, the start of a line, may grow into a traceback's first line."""
+    rest = data[RANK_PREFIX_BYTES.match(data).end():] if RANK_PREFIX_BYTES.match(data) else data
+    return TRACEBACK.encode().startswith(rest) or re.fullmatch(rb"\[(r(a(n(k\d*(\]:? ?)?)?)?)?)?", data) is not None
 
 
 @dataclass
@@ -161,8 +198,8 @@ def summary(failure: Failure, code: int, where: str, locate: Callable[[str, int]
         cell = locate(frame.group("file"), int(frame.group("line"))) if frame else None
         lines.append(f"{line} ({cell})" if cell else line)
     if len(lines) > MAX_TRACEBACK_LINES:
-        cut = len(lines) - MAX_TRACEBACK_LINES + 2
-        lines = [lines[0], f"  ... {cut} more lines (see the log)", *lines[cut + 1:]]
+        tail = lines[2 - MAX_TRACEBACK_LINES:]
+        lines = [lines[0], f"  ... {len(lines) - 1 - len(tail)} more lines (see the log)", *tail]
     who = "a process" if failure.local_rank is None else \
         f"rank {failure.rank}" if failure.rank is not None else f"local rank {failure.local_rank}"
     exit_code = f", exit code {failure.exitcode}" if failure.exitcode is not None else ""

@@ -147,7 +147,7 @@ def _launch(launch, plan, options, name: str, result, script) -> int:
                                                           if capture else "")
         if capture:
             failure = joblog.first_failure(log_dir, workspace.path / "torchrun.log")
-            lines = joblog.summary(failure, finished.code, where, _locator(target, name, script))
+            lines = joblog.summary(failure, finished.code, where, _locator(target, name, script, result.code))
         else:
             lines = [f"ddpify run: the job failed (exit {finished.code}). {where}"]
         for line in lines:
@@ -155,13 +155,13 @@ def _launch(launch, plan, options, name: str, result, script) -> int:
     return finished.code
 
 
-def _locator(target: Path, name: str, script):
+def _locator(target: Path, name: str, script, converted: str):
     """`locate(file, line)` for the failure summary: a notebook's cell and line for a frame in
     its converted script."""
     def locate(file: str, line: int) -> str | None:
         if script is None or os.path.abspath(file) != os.path.abspath(target):
             return None
-        cell, at = script.locate(line)
+        cell, at = script.locate_converted(converted, line)
         return f"{name}: cell {cell}, line {at}"
     return locate
 
