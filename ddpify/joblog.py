@@ -72,8 +72,9 @@ class Relay(threading.Thread):
             self._write(sys.stderr, self.held)
         self.held = self.pending = b""
 
-    def mute(self) -> None:
-        """Show nothing more (after Ctrl-C: the workers' last words are the interruption's)."""
+    def mute(self, signum: int) -> None:
+        """Show nothing more: after signal `signum` (Ctrl-C) the workers' last words are the
+        interruption's."""
         self.muted = True
 
     def pump(self) -> None:
