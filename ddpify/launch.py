@@ -178,7 +178,7 @@ def slurm_args(env: Mapping[str, str]) -> list[str]:
             f"--master-port={port}", f"--rdzv-id={job}"]
 
 
-def sbatch_script(plan: Plan, own_args: list[str], env: Mapping[str, str] | None = None) -> str:
+def sbatch_script(plan: Plan, own_args: list[str]) -> str:
     """A batch script that runs the same `ddpify run` on `--nnodes` nodes (default 1) with
     `--nproc-per-node` GPUs each: one srun task per node, each a torchrun of its node."""
     nodes = plan.given(NNODES) or "1"

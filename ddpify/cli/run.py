@@ -56,11 +56,11 @@ def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
     warnings are printed before the launch. ARGS go to the script; the exit code is the job's
     (1 when a process fails; 128 + N after signal N).
 
-    \b
-    Defaults, unless given: --nproc-per-node: one process per GPU, or min(4, cores) without a
-    GPU; OMP_NUM_THREADS: the cores shared between the processes; --standalone, or under
-    `srun` (one task per node) --nnodes, --node-rank, --master-addr (the node list's first
-    host), --master-port and --rdzv-id (the job id) from SLURM's variables.
+    Defaults, unless given: --nproc-per-node: one process per GPU, or min(4, cores)
+    without a GPU; OMP_NUM_THREADS: the cores shared between the processes;
+    --standalone, or under `srun` (one task per node) --nnodes, --node-rank,
+    --master-addr (the node list's first host), --master-port and --rdzv-id (the job
+    id) from SLURM's variables.
 
     \b
       ddpify run train.py --epochs 3
