@@ -231,6 +231,24 @@ def test_strict_prints_the_warnings_and_launches_nothing(tmp_path, monkeypatch):
     assert os.listdir() == ["train.py"]
 
 
+def test_run_converts_with_the_options_given(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("train.py").write_text(WARNED)
+    result = CliRunner().invoke(main, ["run", "--strict", "--skip", "shard-data,set-epoch", "train.py"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == "train.py: 2 change(s), 0 warning(s)"
+    result = CliRunner().invoke(main, ["run", "--strict", "--verbose", "--only", "wrap-model", "train.py"])
+    assert result.stderr.splitlines()[:2] == ["train.py:7: [wrap-model] `model` wrapped in DistributedDataParallel",
+                                              "train.py: 1 change(s), 0 warning(s)"]
+
+
+def test_verbose_or_torchruns_own_output_options_pass_everything_through():
+    plan = launch.parse(["--tee", "3", "train.py"], OWN)
+    assert (launch.captures_output(plan, False), launch.captures_output(launch.parse(["t.py"], OWN), True)) == \
+        (False, False)
+    assert launch.captures_output(launch.parse(["--log-dir", "L", "t.py"], OWN), False)
+
+
 # ---- failures, read back -----------------------------------------------------------------------
 
 def _attempt(log_dir: Path, errors: dict[int, tuple[float, str]], stderr: dict[int, str]) -> None:

@@ -104,6 +104,8 @@ def test_slurm_variables_alone_form_the_group(tmp_path):
             proc.kill()
     for proc, (_, err) in zip(procs, outputs):
         assert proc.returncode == 0, err
+        assert "batch" not in err  # no set_epoch, no sharded loader: no word about batch sizes
+    assert "ddpify: 2 processes (slurm, gloo)\n" in outputs[0][1]
     r0, r1 = read_reports(tmp_path, 2)
     assert [(r0["rank"], r0["world"]), (r1["rank"], r1["world"])] == [(0, 2), (1, 2)]
     assert not set(r0["shard"]) & set(r1["shard"])
