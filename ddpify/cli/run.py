@@ -6,12 +6,18 @@ import ast
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ddpify import io, report
 from ddpify.cli.engine import conversion_options, convert_inputs, make_options, print_records
 from ddpify.cli.shared import EXIT_INPUT, EXIT_OK, fail, guard
+
+if TYPE_CHECKING:
+    from ddpify.convert import Result
+    from ddpify.launch import Plan
+    from ddpify.notebook import Script
 
 
 @click.command("ddpify run", context_settings={"help_option_names": ["-h", "--help"]})
@@ -98,13 +104,13 @@ def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
         click.echo(file_note, err=True)
     if options["strict"] and (warnings or file_note):
         fail(EXIT_INPUT, f"ddpify run: --strict: {len(warnings) + bool(file_note)} warning(s) above; nothing launched")
-    code = _launch(launch, plan, options, source.name, result, script)
+    code = _launch(plan, options, source.name, result, script)
     raise click.exceptions.Exit(code)
 
 
-def _launch(launch, plan, options, name: str, result, script) -> int:
+def _launch(plan: Plan, options: dict[str, Any], name: str, result: Result, script: Script | None) -> int:
     """Write the converted script into a new run folder, run torchrun on it, report the end."""
-    from ddpify import joblog
+    from ddpify import joblog, launch
 
     workspace = launch.Workspace()
     keep = options["keep"]
@@ -155,7 +161,7 @@ def _launch(launch, plan, options, name: str, result, script) -> int:
     return finished.code
 
 
-def _locator(target: Path, name: str, script, converted: str):
+def _locator(target: Path, name: str, script: Script | None, converted: str):
     """`locate(file, line)` for the failure summary: a notebook's cell and line for a frame in
     its converted script."""
     def locate(file: str, line: int) -> str | None:
@@ -166,7 +172,7 @@ def _locator(target: Path, name: str, script, converted: str):
     return locate
 
 
-def _file_warning(name: str, code: str, script) -> str | None:
+def _file_warning(name: str, code: str, script: Script | None) -> str | None:
     """A warning when the script reads `__file__`: it names the converted copy in the run's
     folder, so paths built from it point there, not next to the script."""
     try:
