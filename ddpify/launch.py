@@ -164,8 +164,11 @@ def slurm_args(env: Mapping[str, str]) -> list[str]:
     node (then `--standalone`)."""
     if "SLURM_STEP_NUM_NODES" not in env or "SLURM_NODEID" not in env:
         return []
-    nodes = int(env["SLURM_STEP_NUM_NODES"])
-    tasks = int(env.get("SLURM_STEP_NUM_TASKS", nodes))
+    nodes, tasks = (env.get(name) or "" for name in ("SLURM_STEP_NUM_NODES", "SLURM_STEP_NUM_TASKS"))
+    if not nodes.isdigit() or not (tasks or nodes).isdigit():
+        raise InputError(f"ddpify run: SLURM_STEP_NUM_NODES={nodes!r}, SLURM_STEP_NUM_TASKS={tasks!r}: "
+                         "not node and task counts")
+    nodes, tasks = int(nodes), int(tasks or nodes)
     if tasks != nodes:
         raise InputError(f"ddpify run: srun started {tasks} tasks on {nodes} node(s): start one per node "
                          "(srun --ntasks-per-node=1 ddpify run ...); torchrun starts each node's processes")
@@ -173,7 +176,7 @@ def slurm_args(env: Mapping[str, str]) -> list[str]:
         return []
     job = env.get("SLURM_JOB_ID", "")
     host = first_host(env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST", ""))
-    port = env.get("MASTER_PORT") or str(SLURM_PORTS[0] + int(job or 0) % SLURM_PORTS[1])
+    port = env.get("MASTER_PORT") or str(SLURM_PORTS[0] + (int(job) if job.isdigit() else 0) % SLURM_PORTS[1])
     return [f"--nnodes={nodes}", f"--node-rank={env['SLURM_NODEID']}", f"--master-addr={host}",
             f"--master-port={port}", f"--rdzv-id={job}"]
 

@@ -155,6 +155,8 @@ def test_under_srun_the_rendezvous_comes_from_the_job():
     assert launch.slurm_args(batch) == []
     with pytest.raises(InputError, match=r"srun started 16 tasks on 2 node\(s\): start one per node"):
         launch.slurm_args({**STEP, "SLURM_STEP_NUM_TASKS": "16"})
+    with pytest.raises(InputError, match="SLURM_STEP_NUM_NODES='two', SLURM_STEP_NUM_TASKS='2': not node"):
+        launch.slurm_args({**STEP, "SLURM_STEP_NUM_NODES": "two"})
 
 
 def test_sbatch_prints_a_batch_script(tmp_path, monkeypatch):
