@@ -174,6 +174,8 @@ def _locator(target: Path, name: str, script: Script | None, converted: str):
 def _file_warning(name: str, code: str, script: Script | None) -> str | None:
     """A warning when the script reads `__file__`: it names the converted copy in the run's
     folder, so paths built from it point there, not next to the script."""
+    import ast
+
     try:
         tree = ast.parse(code)
     except SyntaxError:
