@@ -399,28 +399,6 @@ def wait_for(condition, timeout: float) -> bool:
     return False
 
 
-@pytest.mark.slow
-def test_run_trains_a_corpus_script_with_disjoint_shards(tmp_path):
-    job, probe_dir, tmp = tmp_path / "job", tmp_path / "probe", tmp_path / "tmp"
-    job.mkdir()
-    tmp.mkdir()
-    script = job / "train.py"
-    shutil.copy(FIXTURES / "explicit_sampler" / "before.py", script)
-    before = digest(script)
-    proc = ddpify_run(["--nproc-per-node", "2", "--keep", "train.py"], job, probe_env(probe_dir, TMPDIR=str(tmp)))
-    assert proc.returncode == 0, proc.stderr
-    (folder,) = tmp.glob("ddpify-run-*")
-    assert proc.stderr.splitlines()[-1] == f"kept {folder} (the converted script: {folder / 'train.py'})"
-    probe = Probe.read(probe_dir)
-    assert probe.ranks == [0, 1]
-    loader = probe.first_loader()
-    assert h.check_sharded_passes(probe, 2, loader) == []
-    assert all(len(passes) >= 3 for passes in probe.indices(loader).values())
-    assert digest(script) == before
-    assert sorted(os.listdir(job)) == ["model_final.pth", "train.py"]  # its save lands in the working directory
-    assert "ddpify_runtime" in (folder / "train.py").read_text()
-
-
 SIBLING = textwrap.dedent('''\
     import os
     import torch
@@ -442,8 +420,8 @@ SIBLING = textwrap.dedent('''\
 
 
 @pytest.mark.slow
-def test_two_runs_of_one_script_at_once_both_succeed_and_leave_nothing(tmp_path):
-    """Also: a `torch.py` in the working directory is not imported (torchrun's interpreter does
+def test_two_runs_of_one_script_at_once_each_have_their_own_folder(tmp_path):
+    """Both succeed; the one with --keep keeps its folder, the other leaves nothing. Also: a `torch.py` in the working directory is not imported (torchrun's interpreter does
     not put it on sys.path); the script's sibling module imports, relative paths read from the
     working directory; a `NAME.ddpify.py` of the user's (the file name older versions wrote,
     with `ddpify_runtime` in it) is neither read, overwritten nor deleted; no OMP_NUM_THREADS
@@ -460,9 +438,9 @@ def test_two_runs_of_one_script_at_once_both_succeed_and_leave_nothing(tmp_path)
     before = {p: digest(p) for p in job.rglob("*") if p.is_file()}
     env = clean_env(TMPDIR=str(tmp))
     del env["OMP_NUM_THREADS"]
-    runs = [subprocess.Popen([sys.executable, "-m", "ddpify", "run", "--nproc-per-node", "1", "src/train.py"],
+    runs = [subprocess.Popen([sys.executable, "-m", "ddpify", "run", "--nproc-per-node", "1", *keep, "src/train.py"],
                              cwd=job, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for _ in range(2)]
+            for keep in (["--keep"], [])]
     outputs = [run.communicate(timeout=180) for run in runs]
     for run, (out, err) in zip(runs, outputs):
         assert run.returncode == 0, err
@@ -471,10 +449,11 @@ def test_two_runs_of_one_script_at_once_both_succeed_and_leave_nothing(tmp_path)
         assert lines[0].startswith("src/train.py:8: warning: [shard-data]") and \
             lines[2].startswith("src/train.py: converted -> ")
         assert "OMP_NUM_THREADS" not in err
-    targets = {err.splitlines()[2].split(" -> ")[1] for _, err in outputs}
-    assert len(targets) == 2, "each run has its own converted file"
+    kept, removed = (Path(err.splitlines()[2].split(" -> ")[1]) for _, err in outputs)
+    assert kept.parent != removed.parent, "each run has its own folder"
+    assert outputs[0][1].splitlines()[-1] == f"kept {kept.parent} (the converted script: {kept})"
+    assert "ddpify_runtime" in kept.read_text() and runs_left(tmp) == [kept.parent.name]
     assert {p: digest(p) for p in job.rglob("*") if p.is_file()} == before
-    assert runs_left(tmp) == []
 
 
 NOTEBOOK = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
