@@ -85,7 +85,8 @@ def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
     if plan.script.is_dir():
         fail(EXIT_INPUT, f"{plan.script}: is a directory; ddpify run needs one script")
     if options["sbatch"]:
-        plan.script.is_file() or fail(EXIT_INPUT, f"{plan.script}: no such file")
+        if not plan.script.is_file():
+            fail(EXIT_INPUT, f"{plan.script}: no such file or directory")
         own = [a for a in plan.own_args if a != "--sbatch"]
         click.echo(guard(launch.sbatch_script, plan, own), nl=False)
         return
