@@ -253,12 +253,13 @@ LAUNCHER = ("import os, sys; folder = {folder!r}; "
             "from torch.distributed.run import main; main()")
 
 
-def torchrun_command(plan: Plan, target: Path, log_dir: Path | None = None,
+def torchrun_command(plan: Plan, target: Path, log_dir: Path, capture: bool,
                      env: Mapping[str, str] | None = None) -> list[str]:
     """torchrun with the user's options, plus defaults for what they did not set: the
     rendezvous (from SLURM's step variables under `srun`, else `--standalone`), the process
-    count (`default_nproc`) and, with `log_dir`, where the workers' output goes (each worker's
-    stdout and stderr into files there, which `ddpify.joblog` shows)."""
+    count (`default_nproc`), the log folder `log_dir` (torchrun's own default is a folder of
+    its own under $TMPDIR, left behind) and, with `capture`, each worker's stdout and stderr
+    into files there, which `ddpify.joblog` shows."""
     env = os.environ if env is None else env
     given = [a.split("=", 1)[0] for a in plan.torchrun_args if a.startswith("-")]
     defaults = []
@@ -267,8 +268,7 @@ def torchrun_command(plan: Plan, target: Path, log_dir: Path | None = None,
         defaults += slurm_args(env) or ["--standalone"]
     if not any(name in NPROC for name in given) and "PET_NPROC_PER_NODE" not in env:
         defaults.append(f"--nproc-per-node={env.get('SLURM_GPUS_ON_NODE') or default_nproc(env)}")
-    if log_dir is not None:
-        defaults += ["--redirects=3"] + ([] if plan.given(LOG_DIR) else [f"--log-dir={log_dir}"])
+    defaults += (["--redirects=3"] if capture else []) + ([] if plan.given(LOG_DIR) else [f"--log-dir={log_dir}"])
     folder = os.path.abspath(plan.script.parent)
     return [sys.executable, "-c", LAUNCHER.format(folder=folder), *defaults, *plan.torchrun_args,
             str(target), *plan.script_args]

@@ -88,17 +88,17 @@ def test_torchrun_command_defaults(monkeypatch):
     monkeypatch.setattr(launch, "cpu_count", lambda: 64)
     plan = launch.parse(["train.py", "--lr", "1"], OWN)
     python = [sys.executable, "-c", LAUNCHER_CODE]
-    assert launch.torchrun_command(plan, Path("ws/train.py"), Path("ws/logs"), env={}) == [
+    assert launch.torchrun_command(plan, Path("ws/train.py"), Path("ws/logs"), True, env={}) == [
         *python, "--standalone", "--nproc-per-node=4", "--redirects=3", "--log-dir=ws/logs",
         "ws/train.py", "--lr", "1"]
     plan = launch.parse(["--nproc_per_node=4", "--rdzv-endpoint", "h:1", "--nnodes", "2", "--log-dir", "L",
                          "train.py"], OWN)
-    assert launch.torchrun_command(plan, Path("t.py"), Path("L"), env={}) == [
+    assert launch.torchrun_command(plan, Path("t.py"), Path("L"), True, env={}) == [
         *python, "--redirects=3", "--nproc_per_node=4", "--rdzv-endpoint", "h:1", "--nnodes", "2",
         "--log-dir", "L", "t.py"]
     env = {"PET_NPROC_PER_NODE": "2", "PET_MASTER_ADDR": "h"}  # torchrun reads these too
-    assert launch.torchrun_command(launch.parse(["t.py"], OWN), Path("t.py"), None, env=env) == [
-        *python, "t.py"]
+    assert launch.torchrun_command(launch.parse(["t.py"], OWN), Path("t.py"), Path("L"), False, env=env) == [
+        *python, "--log-dir=L", "t.py"]
 
 
 def test_without_a_gpu_the_default_is_a_few_processes_sharing_the_cores(monkeypatch):
@@ -146,9 +146,9 @@ STEP = {"SLURM_JOB_ID": "4242", "SLURM_JOB_NODELIST": "gpu[07-08]", "SLURM_STEP_
 
 def test_under_srun_the_rendezvous_comes_from_the_job():
     plan = launch.parse(["--nproc-per-node", "8", "train.py"], OWN)
-    assert launch.torchrun_command(plan, Path("t.py"), None, env=STEP)[3:] == [
+    assert launch.torchrun_command(plan, Path("t.py"), Path("L"), False, env=STEP)[3:] == [
         "--nnodes=2", "--node-rank=1", "--master-addr=gpu07", "--master-port=24242", "--rdzv-id=4242",
-        "--nproc-per-node", "8", "t.py"]
+        "--log-dir=L", "--nproc-per-node", "8", "t.py"]
     assert launch.slurm_args({**STEP, "MASTER_PORT": "1234"})[3] == "--master-port=1234"
     assert launch.slurm_args({**STEP, "SLURM_STEP_NUM_NODES": "1", "SLURM_STEP_NUM_TASKS": "1"}) == []
     batch = {k: v for k, v in STEP.items() if not k.startswith("SLURM_STEP")}  # a batch script, no srun

@@ -126,7 +126,7 @@ def _launch(plan: Plan, options: dict[str, Any], name: str, result: Result, scri
         nproc = plan.given(launch.NPROC) or os.environ.get("PET_NPROC_PER_NODE") or \
             os.environ.get("SLURM_GPUS_ON_NODE") or launch.default_nproc()
         env = launch.job_env(plan, nproc)
-        command = guard(launch.torchrun_command, plan, target, log_dir if capture else None, env)
+        command = guard(launch.torchrun_command, plan, target, log_dir, capture, env)
         relay = joblog.Relay(log_dir) if capture else None
         if relay is not None:
             relay.start()
