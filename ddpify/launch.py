@@ -4,8 +4,9 @@ the torchrun command (on one machine or under SLURM), run it and forward signals
 The command line is `[ddpify's and torchrun's options] SCRIPT [the script's arguments]`: the
 first argument that is not an option (or an option's value) is the script, everything after it
 belongs to the script. torchrun runs as this interpreter's `torch.distributed.run`, in a process
-group of its own: SIGINT, SIGTERM or SIGHUP reaching ddpify is forwarded to that whole group
-(torchrun and its workers), ddpify waits for it and exits with 128 + the signal's number.
+group of its own: SIGINT, SIGTERM or SIGHUP reaching ddpify is forwarded to that group
+(torchrun, which stops its workers), ddpify waits for it and exits with 128 + the signal's
+number; a third signal, or torchrun's end, kills whatever of the job is left.
 Nothing here imports torch.
 """
 
@@ -41,7 +42,7 @@ LOG_DIR = ("--log-dir", "--log_dir")
 CPU_PROCESSES = 4  # the default number of processes without a GPU (see `default_nproc`)
 SLURM_PORTS = (20000, 10000)  # the rendezvous port under SLURM: 20000 + job id % 10000
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-ESCALATION = (signal.SIGTERM, signal.SIGKILL)  # sent on the 2nd and 3rd signal
+ESCALATION = (signal.SIGTERM,)  # sent on the 2nd signal; the 3rd kills the job (`_kill_job`)
 
 
 @dataclass
@@ -304,9 +305,9 @@ def run_job(command: list[str], env: Mapping[str, str] | None = None, output: Pa
             on_signal=None) -> Finished:
     """Run `command` in a process group of its own (its stdout and stderr into the file `output`
     if given) and wait for it. SIGINT, SIGTERM and SIGHUP are forwarded to the group (a second
-    signal escalates to SIGTERM, a third to SIGKILL; `on_signal` is called at the first); the
-    exit code is then 128 + the first signal's number. Whatever is left of the group when the
-    launcher exits is killed, so no worker outlives the job."""
+    signal escalates to SIGTERM, a third kills every process of the job; `on_signal` is called
+    at the first); the exit code is then 128 + the first signal's number. Whatever is left of
+    the job when the launcher exits is killed, so no worker outlives it."""
     received: list[int] = []
     sink = open(output, "wb") if output is not None else None
     try:
@@ -317,9 +318,12 @@ def run_job(command: list[str], env: Mapping[str, str] | None = None, output: Pa
 
     def forward(signum, frame):
         received.append(signum)
+        if len(received) >= len(ESCALATION) + 1:
+            _kill_job(proc.pid)
+            return
+        _signal_group(proc.pid, signum if len(received) == 1 else ESCALATION[len(received) - 2])
         if len(received) == 1 and on_signal is not None:
             on_signal(signum)
-        _signal_group(proc.pid, signum if len(received) == 1 else ESCALATION[min(len(received), 3) - 2])
 
     previous = {s: signal.signal(s, forward) for s in FORWARDED}
     try:
@@ -327,11 +331,39 @@ def run_job(command: list[str], env: Mapping[str, str] | None = None, output: Pa
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        _signal_group(proc.pid, signal.SIGKILL)
+        _kill_job(proc.pid)
         proc.wait()
     if received:
         return Finished(128 + received[0], received[0])
     return Finished(code if code >= 0 else 128 - code)  # torchrun itself killed by a signal
+
+
+def _kill_job(pid: int) -> None:
+    """SIGKILL the launcher `pid`, its process group, and every process it started: torchrun
+    starts each worker in a session of its own, which a signal to its group does not reach."""
+    for target in [pid, *_descendants(pid)]:
+        try:
+            group = os.getpgid(target)
+        except (ProcessLookupError, PermissionError):
+            continue
+        if group != os.getpgrp():
+            _signal_group(group, signal.SIGKILL)
+    _signal_group(pid, signal.SIGKILL)
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes `pid` started, and theirs, from Linux's /proc (none found elsewhere)."""
+    found, parents = [], [pid]
+    while parents:
+        parent = parents.pop()
+        for children in Path(f"/proc/{parent}/task").glob("*/children"):
+            try:
+                kids = [int(k) for k in children.read_text().split()]
+            except (OSError, ValueError):
+                continue
+            found += kids
+            parents += kids
+    return found
 
 
 def _signal_group(pgid: int, signum: int) -> None:

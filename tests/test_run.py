@@ -362,6 +362,34 @@ def test_signals_reach_the_whole_job_and_leave_no_process(tmp_path, signum):
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+STUBBORN = textwrap.dedent('''\
+    import signal, subprocess, sys, time
+    from pathlib import Path
+    for signum in (signal.SIGHUP, signal.SIGTERM):  # a launcher that does not stop
+        signal.signal(signum, signal.SIG_IGN)
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    Path(sys.argv[1]).write_text(str(worker.pid))  # in a session of its own, as torchrun starts workers
+    time.sleep(600)
+    ''')
+
+
+def test_the_third_signal_kills_the_whole_job_workers_in_their_own_sessions_too(tmp_path):
+    pid_file = tmp_path / "worker.pid"
+    proc = subprocess.Popen([sys.executable, "-c", RUN_JOB, sys.executable, "-c", STUBBORN, str(pid_file)],
+                            cwd=Path(__file__).parents[1], start_new_session=True)
+    try:
+        assert wait_for(pid_file.exists, timeout=30)
+        worker = int(pid_file.read_text())
+        for signum in (signal.SIGHUP, signal.SIGTERM, signal.SIGTERM):
+            proc.send_signal(signum)
+            time.sleep(0.5)
+        assert proc.wait(timeout=30) == 128 + signal.SIGHUP
+        assert wait_for(lambda: not alive(worker), timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
 def test_run_job_returns_the_exit_code():
     assert launch.run_job([sys.executable, "-c", "raise SystemExit(5)"]) == launch.Finished(5)
     assert launch.run_job([sys.executable, "-c", "import os; os.kill(os.getpid(), 9)"]) == launch.Finished(137)
