@@ -35,9 +35,10 @@ ROOT_CAUSE = re.compile(r"Root Cause.*?rank\s*:\s*(\d+) \(local_rank: (\d+)\).*?
 FRAME = re.compile(r'^(\s*File "(?P<file>[^"]+)", line (?P<line>\d+))')
 
 
-def attempts(log_dir: Path) -> list[Path]:
-    """torchrun's attempt folders under `log_dir`, oldest first."""
-    found = log_dir.glob("*/attempt_*")
+def attempts(log_dir: Path, earlier: frozenset[Path] = frozenset()) -> list[Path]:
+    """torchrun's attempt folders under `log_dir`, oldest first, but those of the run folders
+    in `earlier` (there before this job: a `--log-dir` of the user's may hold other jobs')."""
+    found = [p for p in log_dir.glob("*/attempt_*") if p.parent not in earlier]
     return sorted(found, key=lambda p: (p.parent.name, int(p.name.rsplit("_", 1)[1])))
 
 
@@ -48,6 +49,7 @@ class Relay(threading.Thread):
     def __init__(self, log_dir: Path) -> None:
         super().__init__(daemon=True)
         self.log_dir = log_dir
+        self.earlier = frozenset(log_dir.glob("*"))  # other jobs' folders: made before this one starts
         self.offsets: dict[Path, int] = {}
         self.held = b""
         self.held_since: float | None = None  # when the last line was held
@@ -79,7 +81,7 @@ class Relay(threading.Thread):
 
     def pump(self) -> None:
         got = b""
-        for attempt in attempts(self.log_dir):
+        for attempt in attempts(self.log_dir, self.earlier):
             out, err = self._read(attempt / "0" / "stdout.log"), self._read(attempt / "0" / "stderr.log")
             if not self.muted:
                 self._write(sys.stdout, out)
@@ -143,7 +145,7 @@ class Relay(threading.Thread):
 
 def _may_begin_traceback(data: bytes) -> bool:
     """Whether `data`, the start of a line, may grow into a traceback's first line."""
-    rest = data[RANK_PREFIX_BYTES.match(data).end():] if RANK_PREFIX_BYTES.match(data) else data
+    rest = data[prefix.end():] if (prefix := RANK_PREFIX_BYTES.match(data)) else data
     return TRACEBACK.encode().startswith(rest) or re.fullmatch(rb"\[(r(a(n(k\d*(\]:? ?)?)?)?)?)?", data) is not None
 
 
@@ -158,12 +160,12 @@ class Failure:
     traceback: list[str]
 
 
-def first_failure(log_dir: Path, launcher_log: Path) -> Failure:
-    """The failure that came first, from the error files of the last attempt, torchrun's own
-    report and the failing worker's stderr; torchrun's last lines when no worker failed (an
-    option torchrun refused, say)."""
+def first_failure(log_dir: Path, launcher_log: Path, earlier: frozenset[Path] = frozenset()) -> Failure:
+    """The failure that came first, from the error files of the last attempt (the run folders
+    in `earlier` are other jobs'), torchrun's own report and the failing worker's stderr;
+    torchrun's last lines when no worker failed (an option torchrun refused, say)."""
     report = launcher_log.read_text(errors="replace") if launcher_log.exists() else ""
-    attempt = (attempts(log_dir) or [None])[-1]
+    attempt = (attempts(log_dir, earlier) or [None])[-1]
     match = ROOT_CAUSE.search(report)
     rank, local, code = (int(g) for g in match.groups()) if match else (None, None, None)
     errors = []

@@ -277,6 +277,12 @@ def test_the_first_failure_is_the_earliest_error_file_within_the_second(tmp_path
     assert joblog.first_failure(tmp_path, report) == joblog.Failure(1, 1, 1, ["Traceback", "ValueError: boom"])
     report.write_text(ROOT.format(0, 0, 1))  # torchrun's choice differs: the rank is not known
     assert joblog.first_failure(tmp_path, report) == joblog.Failure(None, 1, None, ["Traceback", "ValueError: boom"])
+    earlier = frozenset(tmp_path.glob("*"))  # a job before this one, in a --log-dir of the user's
+    folder = tmp_path / "run_y" / "attempt_0" / "1"
+    folder.mkdir(parents=True)
+    (folder / "error.json").write_text(json.dumps({"message": {"message": "x", "extraInfo": {
+        "py_callstack": "KeyError: 2\n", "timestamp": "200", "ddpify_time": "200.5"}}}))
+    assert joblog.first_failure(tmp_path, report, earlier).traceback == ["KeyError: 2"]
 
 
 def test_without_error_files_the_failure_is_torchruns_root_cause_and_its_stderr(tmp_path):

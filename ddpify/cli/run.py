@@ -152,7 +152,7 @@ def _launch(plan: Plan, options: dict[str, Any], name: str, result: Result, scri
         where = f"Kept: the converted script {target}" + (f", every process's output under {log_dir}"
                                                           if capture else "")
         if capture:
-            failure = joblog.first_failure(log_dir, workspace.path / "torchrun.log")
+            failure = joblog.first_failure(log_dir, workspace.path / "torchrun.log", relay.earlier)
             lines = joblog.summary(failure, finished.code, where, _locator(target, name, script, result.code))
         else:
             lines = [f"ddpify run: the job failed (exit {finished.code}). {where}"]
