@@ -308,9 +308,9 @@ def test_the_summary_names_notebook_cells_and_fits_in_30_lines():
 
 
 def test_rank_0s_traceback_is_held_back_until_the_worker_shows_it_lives_on(tmp_path, capfdbinary):
+    relay = joblog.Relay(tmp_path)  # made before the job starts
     folder = tmp_path / "run_x" / "attempt_0" / "0"
     folder.mkdir(parents=True)
-    relay = joblog.Relay(tmp_path)
 
     def worker_writes(*pieces: bytes) -> bytes:
         for piece in pieces:
