@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpify import edits as edit_set
+from ddpify import evaluation, fsdp, loaders, models
 from ddpify.analysis import Analysis
 from ddpify.options import Options
 from ddpify.parse import parse_module
 from ddpify.report import NOTE, Change
 from ddpify.rewrites import REWRITES, Rewrite
 
-__all__ = ["Options", "Result", "RewriteError", "convert"]
+__all__ = ["Options", "Result", "RewriteError", "analyse", "convert"]
 
 
 @dataclass
@@ -59,7 +60,7 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
     """
     data = source.encode("utf-8") if isinstance(source, str) else source
     module = parse_module(data)
-    facts = Analysis(module, wraps=options.runs("wrap-model"), fsdp=options.fsdp)
+    facts = analyse(module, options)
     gate = _leave_alone(facts)
     if gate is not None:
         return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)
@@ -77,6 +78,18 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
     code = output.code  # generated once: checked, then returned
     _check_compiles(code, module, facts, rewrites, options)
     return Result(data, code.encode(output.encoding), edits.changes(), module.encoding)
+
+
+def analyse(module: cst.Module, options: Options = Options()) -> Analysis:
+    """The analyses of `module`, each given what it needs from those before it."""
+    facts = Analysis(module)
+    facts.models = models.find(facts)
+    for model in facts.models.wrapped if options.fsdp else ():
+        fsdp.place_shard(facts, model)  # FSDP2 shards before the optimizers are built
+    facts.wrapped_refs = facts.models.refs if options.runs("wrap-model") else {}
+    facts.loaders = loaders.find(facts, facts.models)
+    facts.evaluation = evaluation.find(facts, facts.models, facts.loaders, facts.wrapped_refs)
+    return facts
 
 
 def selected(options: Options) -> tuple[Rewrite, ...]:
