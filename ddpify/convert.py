@@ -10,14 +10,15 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpify import edits as edit_set
-from ddpify import evaluation, fsdp, loaders, models
+from ddpify import evaluation, fsdp, loaders, models, reach
 from ddpify.analysis import Analysis
 from ddpify.options import Options
 from ddpify.parse import parse_module
+from ddpify.program import Program
 from ddpify.report import NOTE, Change
 from ddpify.rewrites import REWRITES, Rewrite
 
-__all__ = ["Options", "Result", "RewriteError", "analyse", "convert"]
+__all__ = ["Options", "Result", "RewriteError", "analyse", "convert", "convert_program"]
 
 
 @dataclass
@@ -26,6 +27,9 @@ class Result:
     output: bytes
     changes: list[Change] = field(default_factory=list)
     encoding: str = "utf-8"
+    # a program's other files (ddpify.program) that changed or have records, by their path
+    # relative to the entry's folder (`models/net.py`)
+    modules: dict[str, "Result"] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -59,18 +63,20 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
     do not decode (a bad encoding cookie), and `RewriteError` on a bug of ours.
     """
     data = source.encode("utf-8") if isinstance(source, str) else source
-    module = parse_module(data)
+    return _convert(data, parse_module(data), options)
+
+
+def _convert(data: bytes, module: cst.Module, options: Options, program: Program | None = None) -> Result:
+    """Convert one file; given the one-file `program` it is, with `ddpify.reach`'s warnings."""
     facts = analyse(module, options)
+    edits = edit_set.Edits(module)
+    for node, message in reach.unseen(facts, program) if program is not None else ():
+        edits.for_rewrite("ddpify").warn(node, message)
     gate = _leave_alone(facts)
     if gate is not None:
-        return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)
-    edits = edit_set.Edits(module)
+        return Result(data, data, [Change("ddpify", 1, gate, NOTE), *edits.changes()], module.encoding)
     rewrites = selected(options)
-    for rewrite in rewrites:
-        try:
-            rewrite.apply(facts, edits.for_rewrite(rewrite.name), options)
-        except Exception as exc:  # report which rewrite broke, with the cause chained
-            raise RewriteError(rewrite.name, f"{type(exc).__name__}: {exc}") from exc
+    _run(rewrites, facts, edits, options)
     try:
         output = edit_set.apply(module, edits, facts.parents)
     except Exception as exc:
@@ -80,9 +86,49 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
     return Result(data, code.encode(output.encoding), edits.changes(), module.encoding)
 
 
-def analyse(module: cst.Module, options: Options = Options()) -> Analysis:
-    """The analyses of `module`, each given what it needs from those before it."""
-    facts = Analysis(module)
+def convert_program(program: Program, options: Options = Options()) -> Result:
+    """Convert a program (ddpify.program): the entry script's result, with the project modules
+    it changed (or has something to say about) in `modules`. A program of one file converts as
+    `convert` converts it, with the warnings of `ddpify.reach` added."""
+    entry = program.parts[0]
+    if len(program.parts) == 1:
+        return _convert(entry.data, entry.module, options, program)
+    facts = analyse(program.merged, options, program.local_names)
+    edits = edit_set.Edits(program.merged)
+    for node, message in reach.unseen(facts, program):
+        edits.for_rewrite("ddpify").warn(node, message)
+    gate = _leave_alone(facts)
+    if gate is not None:
+        unseen = edits.changes(entry.module, lambda n: program.part_of(n, facts.parents) is entry)
+        return Result(entry.data, entry.data, [Change("ddpify", 1, gate, NOTE), *unseen], entry.module.encoding)
+    _run(selected(options), facts, edits, options)
+    results = {}
+    for part in program.parts:
+        try:
+            code = edit_set.apply_part(part.module, edits, facts.parents).code
+            compile(code, str(part.rel), "exec")
+        except Exception as exc:
+            raise RewriteError("ddpify", f"{part.rel}: {type(exc).__name__}: {exc}") from exc
+        changes = edits.changes(part.module, lambda n, part=part: program.part_of(n, facts.parents) is part)
+        results[part.rel] = Result(part.data, code.encode(part.module.encoding), changes, part.module.encoding)
+    main = results.pop(entry.rel)
+    main.modules = {str(rel): r for rel, r in results.items() if r.changed or r.changes}
+    return main
+
+
+def _run(rewrites, facts: Analysis, edits: edit_set.Edits, options: Options) -> None:
+    for rewrite in rewrites:
+        try:
+            rewrite.apply(facts, edits.for_rewrite(rewrite.name), options)
+        except Exception as exc:  # report which rewrite broke, with the cause chained
+            raise RewriteError(rewrite.name, f"{type(exc).__name__}: {exc}") from exc
+
+
+def analyse(module: cst.Module, options: Options = Options(), local_modules: frozenset[str] = frozenset()
+            ) -> Analysis:
+    """The analyses of `module`, each given what it needs from those before it (`local_modules`:
+    the names of a program's modules, ddpify.program)."""
+    facts = Analysis(module, local_modules)
     facts.models = models.find(facts)
     for model in facts.models.wrapped if options.fsdp else ():
         fsdp.place_shard(facts, model)  # FSDP2 shards before the optimizers are built

@@ -71,8 +71,9 @@ _END = object()  # marks, on the walk's stack, the point where a node's span end
 
 
 class Facts:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, local_modules: frozenset[str] = frozenset()) -> None:
         self.module = module
+        self.local_modules = local_modules  # names of project modules (ddpify.program): `trainer.fit(...)`
         self.imports = Imports(module)
         self.calls: list[cst.Call] = []
         self.loops: list[cst.For | cst.While] = []
@@ -205,6 +206,8 @@ class Facts:
 
     def _resolve_call(self, call: cst.Call) -> list[cst.FunctionDef]:
         func = call.func
+        if isinstance(func, cst.Attribute) and dotted(func.value) in self.local_modules:
+            func = func.attr  # `trainer.Trainer(...)`: a class of the program's module `trainer`
         if isinstance(func, cst.Name):
             if func.value in self.classes:
                 return [f for f in self.functions.get("__init__", ()) if self.enclosing_class(f) is self.classes[func.value]]
@@ -212,7 +215,22 @@ class Facts:
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             cls = self.enclosing_class(call)
             return [f for f in self.functions.get(func.attr.value, ()) if self.enclosing_class(f) is cls]
+        cls = self._instance_of(func.value) if isinstance(func, cst.Attribute) else None
+        if cls is not None:  # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`
+            return [f for f in self.functions.get(func.attr.value, ()) if self.enclosing_class(f) is cls]
         return []
+
+    def _instance_of(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
+        """The class of this file `expr` is an instance of: `Cls(...)`, or a name every
+        assignment of which is `Cls(...)`."""
+        if isinstance(expr, cst.Call):
+            func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
+                dotted(expr.func.value) in self.local_modules else expr.func
+            return self.classes.get(func.value) if isinstance(func, cst.Name) else None
+        ref = self.ref(expr) if isinstance(expr, cst.Name) else None
+        values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
+        classes = {self._instance_of(v) if isinstance(v, cst.Call) else None for v in values}
+        return classes.pop() if len(classes) == 1 else None
 
     def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
         """The calls of this file that run `func` (`Cls(...)` for an `__init__`)."""

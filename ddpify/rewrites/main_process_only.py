@@ -285,8 +285,8 @@ def _writer_functions(facts, writes, options) -> set:
     found = set()
     for funcs in facts.functions.values():
         for func in funcs:
-            if not any(facts.scope(w) is func for w in writes) or facts.returned(func):
-                continue
+            if not any(facts.scope(w) is func for w in writes) or facts.returned(func) or facts.trains(func):
+                continue  # (one that trains runs on every process: DDP's backward is a collective)
             if options.fsdp and _collectives(facts, func):
                 continue
             if all(_harmless(facts, s, writes) for s in _simple_statements(func.body)):

@@ -1,0 +1,93 @@
+"""Never silent: what on the training path ddpify cannot follow, named in the report.
+
+ddpify reads the entry script and the project modules it imports (ddpify.program), never
+other code. When training is reached through something else, the report says so with a
+warning at the call, so that "0 warning(s)" means the whole training path was read:
+
+    importlib.import_module(f"trainers.{name}")   # warning: code loaded by name is not read
+    engine.train_one_epoch(model, loader, opt)    # warning: `engine` is outside the project
+    TRAINERS[args.trainer](model, opt)            # warning: a callable looked up at run time
+    for x, y in batches:                          # warning (a loop that trains): `batches` is
+                                                  # not traced to a DataLoader: not sharded
+    opt = SGD(model.parameters())                 # warning when no `.backward()` was read
+
+Calls into torch, the standard library and libraries that do not train what they are given
+(numpy, tqdm, wandb, ...) are not warned about; neither are builtins nor the objects' own
+methods (`model.train()`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+from typing import Iterator
+
+import libcst as cst
+
+from ddpify import matchers as mt
+from ddpify.analysis import Analysis
+from ddpify.loaders import DATALOADER
+from ddpify.names import dotted
+from ddpify.program import Program
+
+DYNAMIC = {"importlib.import_module", "importlib.__import__", "__import__", "runpy.run_path",
+           "runpy.run_module", "importlib.util.spec_from_file_location", "exec"}
+# Packages that do not run a training loop on what they are passed.
+PASSIVE = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas",
+                     "sklearn", "matplotlib", "PIL", "tqdm", "wandb", "tensorboardX", "torchinfo",
+                     "torchsummary", "thop", "fvcore", "ddpify_runtime"}) | frozenset(sys.stdlib_module_names)
+BUILTINS = frozenset(dir(builtins))
+
+
+def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str]]:
+    """(node, warning) for every place where training may go through code ddpify does not read."""
+    local = {p.name.split(".")[0] for p in program.parts}
+    for call in facts.calls:
+        name = dotted(call.func)
+        qualified = facts.qualify(call.func) or name
+        if qualified in DYNAMIC:
+            yield facts.statement(call), (f"`{facts.code(call)}` loads code by name, which ddpify does not "
+                                          "follow: training code it loads is neither checked nor converted")
+            continue
+        handed = _training_arguments(facts, call)
+        if not handed or facts.user_functions(call) or _own_method(facts, call):
+            continue
+        what = ", ".join(f"`{h}`" for h in handed)
+        callee = facts.code(call.func)
+        if name is None or facts.qualify(call.func) is None and name not in BUILTINS and "." not in name:
+            yield facts.statement(call), (f"`{callee}(...)` is looked up at run time (a registry, a callback, "
+                                          f"a parameter): ddpify cannot see what it does with {what}; "
+                                          "code it runs is not converted")
+        elif facts.qualify(call.func) is not None and qualified.split(".")[0] not in PASSIVE | local:
+            yield facts.statement(call), (f"`{callee}(...)` comes from `{qualified.rpartition('.')[0]}`, outside "
+                                          f"the project: ddpify cannot see what it does with {what}; "
+                                          "training code there is not converted")
+    if facts.optimizers and not any(facts.is_backward(c) for c in facts.calls):
+        yield facts.statement(facts.optimizers[0]), (
+            "no `.backward()` in the code ddpify read: the training loop runs elsewhere, "
+            "and is not converted (its data is not sharded, its saves run on every process)")
+    loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
+    for loop in facts.batch_loops():
+        iterated = mt.strip_iteration(loop.iter)
+        origins = facts.origins(iterated)
+        if not any(facts.is_inside(c, o) for o in origins for c in loader_calls):
+            yield loop, (f"this loop trains on `{facts.code(iterated)}`, which ddpify cannot trace to a "
+                         "DataLoader in the code it read: its data is not sharded")
+
+
+def _training_arguments(facts: Analysis, call: cst.Call) -> list[str]:
+    """The arguments of `call` that hold a trained model, an optimizer or a DataLoader."""
+    return [facts.code(a.value) for a in call.args if _holds_training(facts, a.value)]
+
+
+def _holds_training(facts: Analysis, expr: cst.BaseExpression) -> bool:
+    if dotted(expr) is None:
+        return False
+    return facts.ref(expr) in facts.models.refs or any(
+        isinstance(o, cst.Call) and (o in facts.optimizers or facts.qualify(o.func) == DATALOADER)
+        for o in facts.origins(expr))
+
+
+def _own_method(facts: Analysis, call: cst.Call) -> bool:
+    """`model.train()`, `optimizer.step()`: a call on the object itself."""
+    return isinstance(call.func, cst.Attribute) and _holds_training(facts, call.func.value)
