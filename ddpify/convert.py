@@ -27,8 +27,8 @@ class Result:
     output: bytes
     changes: list[Change] = field(default_factory=list)
     encoding: str = "utf-8"
-    # a program's other files (ddpify.program) that changed or have records, by their path
-    # relative to the entry's folder (`models/net.py`)
+    # the other files of a program (ddpify.program), changed or not, by their path relative
+    # to the entry's folder (`models/net.py`)
     modules: dict[str, "Result"] = field(default_factory=dict)
 
     @property
@@ -93,7 +93,7 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
     entry = program.parts[0]
     if len(program.parts) == 1:
         return _convert(entry.data, entry.module, options, program)
-    facts = analyse(program.merged, options, program.local_names)
+    facts = analyse(program.merged, options, program)
     edits = edit_set.Edits(program.merged)
     for node, message in reach.unseen(facts, program):
         edits.for_rewrite("ddpify").warn(node, message)
@@ -112,7 +112,7 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
         changes = edits.changes(part.module, lambda n, part=part: program.part_of(n, facts.parents) is part)
         results[part.rel] = Result(part.data, code.encode(part.module.encoding), changes, part.module.encoding)
     main = results.pop(entry.rel)
-    main.modules = {str(rel): r for rel, r in results.items() if r.changed or r.changes}
+    main.modules = {str(rel): r for rel, r in results.items()}
     return main
 
 
@@ -124,11 +124,10 @@ def _run(rewrites, facts: Analysis, edits: edit_set.Edits, options: Options) -> 
             raise RewriteError(rewrite.name, f"{type(exc).__name__}: {exc}") from exc
 
 
-def analyse(module: cst.Module, options: Options = Options(), local_modules: frozenset[str] = frozenset()
-            ) -> Analysis:
-    """The analyses of `module`, each given what it needs from those before it (`local_modules`:
-    the names of a program's modules, ddpify.program)."""
-    facts = Analysis(module, local_modules)
+def analyse(module: cst.Module, options: Options = Options(), program: Program | None = None) -> Analysis:
+    """The analyses of `module`, each given what it needs from those before it (for the merged
+    module of a `program`, which statements are whose)."""
+    facts = Analysis(module) if program is None else Analysis(module, program.local_names, program.library)
     facts.models = models.find(facts)
     for model in facts.models.wrapped if options.fsdp else ():
         fsdp.place_shard(facts, model)  # FSDP2 shards before the optimizers are built

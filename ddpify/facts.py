@@ -71,9 +71,13 @@ _END = object()  # marks, on the walk's stack, the point where a node's span end
 
 
 class Facts:
-    def __init__(self, module: cst.Module, local_modules: frozenset[str] = frozenset()) -> None:
+    def __init__(self, module: cst.Module, local_modules: frozenset[str] = frozenset(),
+                 library: frozenset[cst.CSTNode] = frozenset()) -> None:
         self.module = module
-        self.local_modules = local_modules  # names of project modules (ddpify.program): `trainer.fit(...)`
+        # a program (ddpify.program): the names of its modules (`trainer` in `trainer.fit(...)`),
+        # and the statements of the modules other than the entry, which other code may also run
+        self.local_modules = local_modules
+        self.library = library
         self.imports = Imports(module)
         self.calls: list[cst.Call] = []
         self.loops: list[cst.For | cst.While] = []
@@ -145,6 +149,10 @@ class Facts:
     def following(self, stmt: cst.CSTNode) -> list[cst.CSTNode]:
         _, body = self.block(stmt)
         return body[body.index(stmt) + 1:]
+
+    def in_library(self, node: cst.CSTNode) -> bool:
+        """Is `node` in a module the program's entry imports (code ddpify does not read may call it)?"""
+        return bool(self.library) and any(a in self.library for a in (node, *self.ancestors(node)))
 
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         first, end = self.spans[container]

@@ -333,6 +333,8 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
         return None
     home = facts.ref(cst.parse_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
+        if facts.in_library(ref.scope):
+            return MAYBE  # a module's function: another entry point may pass the bare model
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
             if isinstance(ref.scope, cst.FunctionDef) else []
         verdicts = {holds_wrapper(facts, refs, arg, depth - 1) if depth and arg is not None else MAYBE for arg in passed}

@@ -49,6 +49,11 @@ class Program:
     local_names: frozenset[str]  # names that hold a project module (`import trainer` -> `trainer`)
     top: dict[cst.CSTNode, Part]  # each statement of `merged` -> its part
 
+    @property
+    def library(self) -> frozenset[cst.CSTNode]:
+        """The statements of the modules other than the entry (another entry point may use them)."""
+        return frozenset(stmt for stmt, part in self.top.items() if part is not self.parts[0])
+
     def part_of(self, node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> Part:
         """The file `node` (a node of `merged`) was read from."""
         while node not in self.top:
@@ -56,14 +61,15 @@ class Program:
         return self.top[node]
 
 
-def load(entry: Path, data: bytes) -> Program:
-    """The program `entry` starts (`data`: its bytes, already read). Raises what `parse_module`
-    raises, with `exc.path` set to the file that does not parse, and OSError."""
+def load(entry: Path, data: bytes, follow: bool = True) -> Program:
+    """The program `entry` starts (`data`: its bytes, already read); without `follow`, the
+    entry alone. Raises what `parse_module` raises, with `exc.path` set to the file that does
+    not parse, and OSError."""
     root = entry.resolve().parent
     parts = [Part(PurePosixPath(entry.name), entry, data, _parse(entry, data), entry.stem)]
     seen = {entry.resolve()}
     local: set[str] = set()
-    queue = [parts[0]]
+    queue = [parts[0]] if follow else []
     while queue:
         part = queue.pop(0)
         for bound, name in _imported(part):

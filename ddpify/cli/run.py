@@ -41,6 +41,12 @@ def run_command(args: tuple[str, ...]) -> None:
     loaded, results, scripts = convert_inputs(inputs, make_options(frozenset(), frozenset(), False, False,
                                                                    plan.strategy), 1, False, False)
     source, result = inputs.sources[0], results[0]
+    changed = [rel for rel, module in result.modules.items() if module.changed]
+    if changed:
+        print_records(source.name, result)
+        fail(EXIT_INPUT, f"{source.name}: the conversion also changes {', '.join(changed)}, and ddpify run "
+                         "launches one converted file: convert the program with `ddpify convert "
+                         f"{source.name} -o DIR/` and launch DIR/{source.path.name} with torchrun")
     target = launch.converted_path(plan.script)
     if not result.changed and scripts[0] is None:  # left alone (already distributed): run it as it is
         print_records(source.name, result)
