@@ -314,8 +314,20 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
     for model in models.wrapped:
         home = facts.ref(cst.parse_expression(model.name), model.anchor)
         if home is not None:
-            refs.update(dict.fromkeys([home, *facts.receivers(home)], model))
+            received = facts.receivers(home)
+            kept = {k for r in received for k in _kept_on_self(facts, r)}  # `self.model = model`
+            refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in facts.receivers(k))], model))
     return refs
+
+
+def _kept_on_self(facts: Facts, param: Ref) -> list[Ref]:
+    """`self.model` where a method stores its parameter `model` (`self.model = model` in a
+    trainer's `__init__`): every method of the class reads the same object."""
+    if not isinstance(param.scope, cst.FunctionDef) or facts.enclosing_class(param.scope) is None:
+        return []
+    return [ref for target, value, stmt in facts.writes_in(param.scope)
+            if isinstance(value, cst.Name) and value.value == param.name and (dotted(target) or "").startswith("self.")
+            and (ref := facts.ref(target, stmt)) is not None]
 
 
 WRAPPER, MAYBE = "wrapper", "maybe"
