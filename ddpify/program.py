@@ -35,7 +35,7 @@ class Part:
     """One file of the program."""
 
     rel: PurePosixPath  # relative to the project folder: `models/resnet.py`
-    path: Path
+    path: Path  # beside the entry's path as given
     data: bytes
     module: cst.Module
     name: str  # as imported: `models.resnet` (the entry: its file's stem)
@@ -81,7 +81,9 @@ def load(entry: Path, data: bytes, follow: bool = True) -> Program:
                     continue
                 seen.add(file.resolve())
                 raw = file.read_bytes()
-                new = Part(PurePosixPath(file.relative_to(root).as_posix()), file, raw, _parse(file, raw), module_name)
+                rel = PurePosixPath(file.relative_to(root).as_posix())
+                shown = entry.parent / rel  # as the user named the entry: `proj/trainer.py`
+                new = Part(rel, shown, raw, _parse(shown, raw), module_name)
                 parts.append(new)
                 queue.append(new)
     top = {stmt: part for part in parts for stmt in part.module.body
