@@ -49,6 +49,12 @@ class Program:
     local_names: frozenset[str]  # names that hold a project module (`import trainer` -> `trainer`)
     top: dict[cst.CSTNode, Part]  # each statement of `merged` -> its part
 
+    def with_entry(self, data: bytes) -> "Program":
+        """The same program with the entry's code replaced by `data` (after `check --fix`)."""
+        entry = self.parts[0]
+        return _assemble(self.root, [Part(entry.rel, entry.path, data, parse_module(data), entry.name),
+                                     *self.parts[1:]], self.local_names)
+
     @property
     def library(self) -> frozenset[cst.CSTNode]:
         """The statements of the modules other than the entry (another entry point may use them)."""
@@ -86,10 +92,13 @@ def load(entry: Path, data: bytes, follow: bool = True) -> Program:
                 new = Part(rel, shown, raw, _parse(shown, raw), module_name)
                 parts.append(new)
                 queue.append(new)
+    return _assemble(root, parts, frozenset(local))
+
+
+def _assemble(root: Path, parts: list[Part], local: frozenset[str]) -> Program:
     top = {stmt: part for part in parts for stmt in part.module.body
            if part is parts[0] or not mt.is_main_guard(stmt)}
-    merged = parts[0].module.with_changes(body=list(top))
-    return Program(root, parts, merged, frozenset(local), top)
+    return Program(root, parts, parts[0].module.with_changes(body=list(top)), local, top)
 
 
 def _parse(path: Path, data: bytes) -> cst.Module:

@@ -166,3 +166,55 @@ def test_a_directory_converts_each_file_on_its_own():
     shutil.copytree(PROJECT / "before", "proj")
     cli("convert", "proj", "-o", "out")
     assert Path("out/trainer.py").read_bytes() != (PROJECT / "after" / "trainer.py").read_bytes()
+
+
+# ---- ddpify check on a project -------------------------------------------------------------------
+
+CHECKED = {
+    "helper.py": """\
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+
+        def setup(model):
+            dist.init_process_group("gloo")
+            return DDP(model)
+
+
+        def build_loader():
+            dataset = TensorDataset(torch.randn(8, 2), torch.randn(8, 2))
+            return DataLoader(dataset, sampler=DistributedSampler(dataset))
+        """,
+    "engine.py": """\
+        def train_one_epoch(model, loader, optimizer):
+            for x, y in loader:
+                optimizer.zero_grad()
+                model(x).sum().backward()
+                optimizer.step()
+        """,
+    "train.py": """\
+        import torch
+
+        from engine import train_one_epoch
+        from helper import build_loader, setup
+
+        model = setup(torch.nn.Linear(2, 2))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = build_loader()
+        for epoch in range(3):
+            train_one_epoch(model, loader, optimizer)
+        torch.save(model.state_dict(), "m.pt")
+        """,
+}
+
+
+def test_check_reads_the_wrap_and_the_backward_in_the_modules_a_script_imports():
+    write(CHECKED)
+    alone = CliRunner().invoke(main, ["check", "-"], input=Path("train.py").read_text())
+    assert alone.exit_code == 0 and "not distributed" in alone.stderr  # the script's own text only
+    for args in (["train.py"], ["."]):
+        result = cli("check", *args, code=1)
+        assert "train.py:11:1: DDP006 every rank writes this checkpoint" in result.stdout, result.stdout
+        assert "not distributed" not in result.stderr

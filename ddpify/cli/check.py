@@ -122,20 +122,29 @@ def _check_one(source: io.Source, rules, fix: bool) -> _Checked:
     import libcst as cst
 
     from ddpify import check
+    from ddpify.program import load as load_program
     try:
-        load = io.read(source)
+        loaded = io.read(source)
     except io.InputError as exc:
         return _Checked(error=str(exc), code=EXIT_INPUT)
     name = source.name
     try:
+        # a file is checked with the facts of the project modules it imports (ddpify.program)
+        program = load_program(source.path, loaded.data) if source.path is not None and name.endswith(".py") else None
         if fix:
-            done = check.fix(load.data, rules)
-            return _Checked(done.report, done.output, done.fixed, load.mode)
-        return _Checked(check.check(load.data, rules))
+            done = check.fix(loaded.data, rules, program)
+            return _Checked(done.report, done.output, done.fixed, loaded.mode)
+        return _Checked(check.check(loaded.data, rules, program))
     except cst.ParserSyntaxError as exc:
-        return _Checked(error=syntax_error(name, load.data, exc), code=EXIT_INPUT)
+        path = getattr(exc, "path", None)
+        if path is not None and str(path) != name:  # a module the file imports
+            return _Checked(error=syntax_error(str(path), path.read_bytes(), exc), code=EXIT_INPUT)
+        return _Checked(error=syntax_error(name, loaded.data, exc), code=EXIT_INPUT)
     except (SyntaxError, UnicodeDecodeError) as exc:
-        return _Checked(error=f"{name}: cannot parse: {one_line(str(exc))}", code=EXIT_INPUT)
+        return _Checked(error=f"{getattr(exc, 'path', None) or name}: cannot parse: {one_line(str(exc))}",
+                        code=EXIT_INPUT)
+    except OSError as exc:
+        return _Checked(error=f"{exc.filename or name}: cannot read: {exc.strerror or exc}", code=EXIT_INPUT)
     except Exception as exc:
         return _Checked(error=f"{name}: internal error: {type(exc).__name__}: {one_line(str(exc))}",
                         code=EXIT_INTERNAL, traceback=traceback.format_exc())
