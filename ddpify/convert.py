@@ -105,12 +105,15 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
     results = {}
     for part in program.parts:
         try:
-            code = edit_set.apply_part(part.module, edits, facts.parents).code
-            compile(code, str(part.rel), "exec")
+            output = edit_set.apply_part(part.module, edits, facts.parents)
+            code = None if output is part.module else output.code  # an unchanged file is its bytes
+            if code is not None:
+                compile(code, str(part.rel), "exec")
         except Exception as exc:
             raise RewriteError("ddpify", f"{part.rel}: {type(exc).__name__}: {exc}") from exc
         changes = edits.changes(part.module, lambda n, part=part: program.part_of(n, facts.parents) is part)
-        results[part.rel] = Result(part.data, code.encode(part.module.encoding), changes, part.module.encoding)
+        results[part.rel] = Result(part.data, part.data if code is None else code.encode(part.module.encoding),
+                                   changes, part.module.encoding)
     main = results.pop(entry.rel)
     main.modules = {str(rel): r for rel, r in results.items()}
     return main

@@ -54,6 +54,8 @@ class Edits:
         only); for a program (ddpify.program), those on the nodes `where` accepts, with the
         lines of their file's `module`."""
         records = [r for r in self.records if where is None or where(r[1])]
+        if not records:
+            return []  # (no code generation for a file with nothing to say)
         lines = line_numbers(module or self.module, {node for _, node, _, _ in records})
         changes = [Change(rewrite, lines[node], message, kind) for rewrite, node, message, kind in records]
         return sorted(changes, key=lambda c: c.line)

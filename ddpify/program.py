@@ -135,7 +135,8 @@ def _imported(part: Part):
 
 def _files(root: Path, name: str) -> list[tuple[Path, str]]:
     """The project files importing the dotted `name` runs: each package's `__init__.py` on the
-    way, then the module itself; [] when `name` is not in the project."""
+    way (a folder without one is a namespace package), then the module itself; [] when `name`
+    is not in the project."""
     files = []
     folder = root
     parts = name.split(".")
@@ -144,6 +145,8 @@ def _files(root: Path, name: str) -> list[tuple[Path, str]]:
         package, module = folder / part / "__init__.py", folder / f"{part}.py"
         if package.is_file():
             files.append((package, dotted_name))
+            folder = folder / part
+        elif (folder / part).is_dir() and i < len(parts) - 1:  # a namespace package (no __init__.py)
             folder = folder / part
         elif module.is_file() and i == len(parts) - 1:
             files.append((module, dotted_name))

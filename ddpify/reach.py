@@ -6,10 +6,13 @@ warning at the call, so that "0 warning(s)" means the whole training path was re
 
     importlib.import_module(f"trainers.{name}")   # warning: code loaded by name is not read
     engine.train_one_epoch(model, loader, opt)    # warning: `engine` is outside the project
+    Trainer(model, dataset).run()                 # warning, when nothing trains in what was read:
+                                                  # `Trainer` (another package) may train
     TRAINERS[args.trainer](model, opt)            # warning: a callable looked up at run time
     for x, y in batches:                          # warning (a loop that trains): `batches` is
                                                   # not traced to a DataLoader: not sharded
     opt = SGD(model.parameters())                 # warning when no `.backward()` was read
+    loss.backward()                               # warning when no optimizer was read
 
 Calls into torch, the standard library and libraries that do not train what they are given
 (numpy, tqdm, wandb, ...) are not warned about; neither are builtins nor the objects' own
@@ -42,6 +45,7 @@ BUILTINS = frozenset(dir(builtins))
 def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str]]:
     """(node, warning) for every place where training may go through code ddpify does not read."""
     local = {p.name.split(".")[0] for p in program.parts}
+    seen: set[str] = set()
     for call in facts.calls:
         name = dotted(call.func)
         qualified = facts.qualify(call.func) or name
@@ -49,23 +53,36 @@ def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str
             yield facts.statement(call), (f"`{facts.code(call)}` loads code by name, which ddpify does not "
                                           "follow: training code it loads is neither checked nor converted")
             continue
+        outside = facts.qualify(call.func) is not None and qualified.split(".")[0] not in PASSIVE | local
+        if outside and not facts.has_training and facts.imports.imports_module("torch") \
+                and qualified.rpartition(".")[0] not in seen:
+            seen.add(qualified.rpartition(".")[0])  # nothing trains here: it may happen in there
+            yield facts.statement(call), (f"no training loop in the code ddpify read; `{facts.code(call.func)}(...)` "
+                                          f"comes from `{qualified.rpartition('.')[0]}`, outside the project, and "
+                                          "may train: that code is not converted")
+            continue
         handed = _training_arguments(facts, call)
         if not handed or facts.user_functions(call) or _own_method(facts, call):
             continue
         what = ", ".join(f"`{h}`" for h in handed)
         callee = facts.code(call.func)
-        if name is None or facts.qualify(call.func) is None and name not in BUILTINS and "." not in name:
+        if _looked_up(facts, call.func):
             yield facts.statement(call), (f"`{callee}(...)` is looked up at run time (a registry, a callback, "
                                           f"a parameter): ddpify cannot see what it does with {what}; "
                                           "code it runs is not converted")
-        elif facts.qualify(call.func) is not None and qualified.split(".")[0] not in PASSIVE | local:
+        elif outside:
             yield facts.statement(call), (f"`{callee}(...)` comes from `{qualified.rpartition('.')[0]}`, outside "
                                           f"the project: ddpify cannot see what it does with {what}; "
                                           "training code there is not converted")
-    if facts.optimizers and not any(facts.is_backward(c) for c in facts.calls):
+    backwards = [c for c in facts.calls if facts.is_backward(c)]
+    if facts.optimizers and not backwards:
         yield facts.statement(facts.optimizers[0]), (
             "no `.backward()` in the code ddpify read: the training loop runs elsewhere, "
             "and is not converted (its data is not sharded, its saves run on every process)")
+    if backwards and not facts.optimizers:
+        yield facts.statement(backwards[0]), (
+            "this trains, but no optimizer is built in the code ddpify read (built by code it does not "
+            "read, or by name): no model is wrapped in DistributedDataParallel")
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
     for loop in facts.batch_loops():
         iterated = mt.strip_iteration(loop.iter)
@@ -73,6 +90,15 @@ def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str
         if not any(facts.is_inside(c, o) for o in origins for c in loader_calls):
             yield loop, (f"this loop trains on `{facts.code(iterated)}`, which ddpify cannot trace to a "
                          "DataLoader in the code it read: its data is not sharded")
+
+
+def _looked_up(facts: Analysis, func: cst.BaseExpression) -> bool:
+    """A callee found at run time: `TRAINERS[name]`, `getattr(obj, name)`, or a bare name that no
+    import, definition or builtin binds (a parameter, a variable holding a callable)."""
+    if isinstance(func, cst.Subscript) or isinstance(func, cst.Call) and dotted(func.func) == "getattr":
+        return True
+    return isinstance(func, cst.Name) and func.value not in BUILTINS and facts.qualify(func) is None \
+        and func.value not in facts.classes
 
 
 def _training_arguments(facts: Analysis, call: cst.Call) -> list[str]:
