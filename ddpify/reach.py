@@ -9,6 +9,7 @@ warning at the call, so that "0 warning(s)" means the whole training path was re
     Trainer(model, dataset).run()                 # warning, when nothing trains in what was read:
                                                   # `Trainer` (another package) may train
     TRAINERS[args.trainer](model, opt)            # warning: a callable looked up at run time
+    mp.Process(target=train, args=(model,))       # warning: a function that trains, run elsewhere
     for x, y in batches:                          # warning (a loop that trains): `batches` is
                                                   # not traced to a DataLoader: not sharded
     opt = SGD(model.parameters())                 # warning when no `.backward()` was read
@@ -61,6 +62,10 @@ def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str
                                           f"comes from `{qualified.rpartition('.')[0]}`, outside the project, and "
                                           "may train: that code is not converted")
             continue
+        for func in _training_functions_passed(facts, call):
+            yield facts.statement(call), (f"`{func}`, which trains, is handed to `{facts.code(call.func)}(...)` "
+                                          "to run (a callback, another process, a thread): ddpify cannot follow "
+                                          "when or where it runs, and converts it as if called directly")
         handed = _training_arguments(facts, call)
         if not handed or facts.user_functions(call) or _own_method(facts, call):
             continue
@@ -99,6 +104,19 @@ def _looked_up(facts: Analysis, func: cst.BaseExpression) -> bool:
         return True
     return isinstance(func, cst.Name) and func.value not in BUILTINS and facts.qualify(func) is None \
         and func.value not in facts.classes
+
+
+def _training_functions_passed(facts: Analysis, call: cst.Call) -> list[str]:
+    """Functions of the program that train, passed uncalled to a call that is not theirs
+    (`mp.Process(target=train, ...)`, `trainer.register(train_step)`)."""
+    if facts.user_functions(call):
+        return []
+    found = []
+    for arg in call.args:
+        if isinstance(arg.value, cst.Name) and any(
+                facts.trains(f) for f in facts.functions.get(arg.value.value, ()) if facts.enclosing_class(f) is None):
+            found.append(arg.value.value)
+    return found
 
 
 def _training_arguments(facts: Analysis, call: cst.Call) -> list[str]:

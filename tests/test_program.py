@@ -89,13 +89,15 @@ TRAINS = """\
     ("import importlib", 'importlib.import_module("engine").fit(model, optimizer, loader)', "import_module"),
     ("from engine import fit", "fit(model, optimizer, loader)", "`fit(...)` comes from `engine`"),
     ("TRAINERS = {}", 'TRAINERS["sgd"](model, optimizer, loader)', 'TRAINERS["sgd"]'),
+    ("import torch.multiprocessing as mp\ndef train(m, o, dl):\n    m(dl).sum().backward()\n",
+     "mp.Process(target=train, args=(model, optimizer, loader)).start()", "`train`, which trains, is handed to"),
 ])
 def test_training_through_code_ddpify_does_not_read_is_a_warning_naming_the_call(imports, call, named):
-    write({"train.py": TRAINS.format(imports=imports, call=call)})
+    write({"train.py": textwrap.dedent(TRAINS).format(imports=imports, call=call)})
     result = convert_program(program())
     warnings = [c.message for c in result.changes if c.kind == "warning"]
     assert any(named in w for w in warnings), warnings
-    assert any("no `.backward()`" in w for w in warnings), warnings
+    assert any("no `.backward()`" in w for w in warnings) or "handed" in named, warnings
 
 
 def test_a_loop_over_data_not_traced_to_a_loader_is_a_warning():
