@@ -220,3 +220,15 @@ def test_check_reads_the_wrap_and_the_backward_in_the_modules_a_script_imports()
         result = cli("check", *args, code=1)
         assert "train.py:11:1: DDP006 every rank writes this checkpoint" in result.stdout, result.stdout
         assert "not distributed" not in result.stderr
+
+
+def test_run_refuses_a_program_whose_modules_change_and_launches_nothing(monkeypatch):
+    import ddpify.launch
+
+    def launched(*args, **kwargs):
+        raise AssertionError("nothing may be launched")
+    monkeypatch.setattr(ddpify.launch, "run_job", launched)
+    shutil.copytree(PROJECT / "before", "proj")
+    result = cli("run", "--nproc-per-node", "2", "proj/train.py", code=2)
+    assert "also changes trainer.py, data.py" in result.stderr and "ddpify convert proj/train.py -o DIR/" in result.stderr
+    assert sorted(p.name for p in Path("proj").iterdir()) == sorted(p.name for p in (PROJECT / "before").iterdir())
