@@ -7,7 +7,8 @@ the loader the entry trains on, and is shared with a second entry point, evaluat
 
 Each project is converted as `ddpify convert train.py -o DIR/` does (the changed modules
 written over a copy of the project), then launched once with torchrun (2 processes) and once
-with plain python, all four at the same time; the checks read the probe's records.
+with plain python, all four at the same time; the checks read the probe's records (under
+torchrun it also counts DDP's gradient all-reduce rounds before each optimizer step).
 """
 
 from __future__ import annotations
@@ -47,9 +48,10 @@ def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("projects")
     pending = {}
     for case in PROJECTS:
-        for mode, start in (("torchrun", h.start_torchrun), ("python", h.start_python)):
+        for mode in ("torchrun", "python"):
             entry = converted(case, root / case / mode)
-            pending[case, mode] = start(entry, ["--epochs", str(EPOCHS)], entry.parent, root / f"probe-{case}-{mode}")
+            args = (entry, ["--epochs", str(EPOCHS)], entry.parent, root / f"probe-{case}-{mode}")
+            pending[case, mode] = h.start_torchrun(*args, count=True) if mode == "torchrun" else h.start_python(*args)
     return {key: p.wait() for key, p in pending.items()}
 
 
@@ -64,6 +66,9 @@ def test_torchrun_trains_the_converted_project_as_ddp(runs, case):
         + h.check_reshuffled(run.probe, h.WORLD, loaders[0]) + h.check_params_identical(run.probe, h.WORLD)
     assert not problems, "\n".join(problems)
     assert list(run.probe.params()) == [0], "expected one DDP-wrapped model"
+    for rank in range(h.WORLD):  # gradients averaged before every step, the 2nd included: the
+        rounds = [e["rounds"] for e in run.probe.of("step", rank)]  # replicas stay identical
+        assert len(rounds) >= 2 and all(r >= 1 for r in rounds), f"rank {rank}: all-reduce rounds per step {rounds}"
     saves = [e for e in run.probe.saves() if e["path"] == checkpoint]
     assert [e["rank"] for e in saves] == [0] and not h.prefixed_keys(saves[0]), saves
     assert run.rank_output[0].count(progress) == EPOCHS and progress not in run.rank_output[1], run.tail()
