@@ -66,12 +66,15 @@ def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str
             yield facts.statement(call), (f"`{func}`, which trains, is handed to `{facts.code(call.func)}(...)` "
                                           "to run (a callback, another process, a thread): ddpify cannot follow "
                                           "when or where it runs, and converts it as if called directly")
+        looked_up = _looked_up(facts, call.func)
+        if not (outside or looked_up) or facts.user_functions(call):
+            continue  # (cheap tests first: most calls go to torch, builtins, methods, the program)
         handed = _training_arguments(facts, call)
-        if not handed or facts.user_functions(call) or _own_method(facts, call):
+        if not handed or _own_method(facts, call):
             continue
         what = ", ".join(f"`{h}`" for h in handed)
         callee = facts.code(call.func)
-        if _looked_up(facts, call.func):
+        if looked_up:
             yield facts.statement(call), (f"`{callee}(...)` is looked up at run time (a registry, a callback, "
                                           f"a parameter): ddpify cannot see what it does with {what}; "
                                           "code it runs is not converted")
@@ -109,7 +112,8 @@ def _looked_up(facts: Analysis, func: cst.BaseExpression) -> bool:
 def _training_functions_passed(facts: Analysis, call: cst.Call) -> list[str]:
     """Functions of the program that train, passed uncalled to a call that is not theirs
     (`mp.Process(target=train, ...)`, `trainer.register(train_step)`)."""
-    if facts.user_functions(call):
+    if not any(isinstance(a.value, cst.Name) and a.value.value in facts.functions for a in call.args) \
+            or facts.user_functions(call):
         return []
     found = []
     for arg in call.args:
