@@ -78,7 +78,10 @@ class Facts:
         # and the statements of the modules other than the entry, which other code may also run
         self.local_modules = local_modules
         self.library = library
-        self.imports = Imports(module)
+        self.imports = Imports(module)  # of every file of a program: what the program uses
+        # how the entry's own code spells what it imports (code added to it may use only these)
+        self.own_imports = Imports(module.with_changes(body=[s for s in module.body if s not in library])) \
+            if library else self.imports
         self.calls: list[cst.Call] = []
         self.loops: list[cst.For | cst.While] = []
         self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)

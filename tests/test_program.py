@@ -232,3 +232,11 @@ def test_run_refuses_a_program_whose_modules_change_and_launches_nothing(monkeyp
     result = cli("run", "--nproc-per-node", "2", "proj/train.py", code=2)
     assert "also changes trainer.py, data.py" in result.stderr and "ddpify convert proj/train.py -o DIR/" in result.stderr
     assert sorted(p.name for p in Path("proj").iterdir()) == sorted(p.name for p in (PROJECT / "before").iterdir())
+
+
+def test_check_fix_in_a_program_spells_names_as_the_script_imports_them():
+    write(CHECKED)
+    cli("check", "--fix", "train.py")
+    fixed = Path("train.py").read_text()
+    assert "if not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0:\n    torch.save(" in fixed
+    assert "dist." not in fixed  # `dist` is helper.py's name, not train.py's
