@@ -67,10 +67,12 @@ class Program:
         return self.top[node]
 
 
-def load(entry: Path, data: bytes, follow: bool = True) -> Program:
+def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = None) -> Program:
     """The program `entry` starts (`data`: its bytes, already read); without `follow`, the
-    entry alone. Raises what `parse_module` raises, with `exc.path` set to the file that does
-    not parse, and OSError."""
+    entry alone. `parsed` (resolved path -> (bytes, module)) keeps the modules read across the
+    programs of several entries (`ddpify check src/`), so each file is parsed once. Raises what
+    `parse_module` raises, with `exc.path` set to the file that does not parse, and OSError."""
+    parsed = {} if parsed is None else parsed
     root = entry.resolve().parent
     parts = [Part(PurePosixPath(entry.name), entry, data, _parse(entry, data), entry.stem)]
     seen = {entry.resolve()}
@@ -86,10 +88,12 @@ def load(entry: Path, data: bytes, follow: bool = True) -> Program:
                 if file.resolve() in seen:
                     continue
                 seen.add(file.resolve())
-                raw = file.read_bytes()
                 rel = PurePosixPath(file.relative_to(root).as_posix())
                 shown = entry.parent / rel  # as the user named the entry: `proj/trainer.py`
-                new = Part(rel, shown, raw, _parse(shown, raw), module_name)
+                if file.resolve() not in parsed:
+                    raw = file.read_bytes()
+                    parsed[file.resolve()] = raw, _parse(shown, raw)
+                new = Part(rel, shown, *parsed[file.resolve()], module_name)
                 parts.append(new)
                 queue.append(new)
     return _assemble(root, parts, frozenset(local))

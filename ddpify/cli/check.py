@@ -70,7 +70,8 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
         raise click.UsageError("--fix cannot rewrite standard input")
     rules = check.select(select or None, ignore)
     inputs = guard(io.collect, sources)
-    outcomes = [_check_one(source, rules, fix) for source in inputs.sources]
+    parsed: dict = {}  # the project modules the files import, each parsed once
+    outcomes = [_check_one(source, rules, fix, parsed) for source in inputs.sources]
     errors = [o for o in outcomes if o.error]
     if fix and errors:  # nothing is written: report the files as they are
         outcomes = [o if o.error else _check_one(s, rules, False) for s, o in zip(inputs.sources, outcomes)]
@@ -118,7 +119,7 @@ class _Checked:
     traceback: str = ""
 
 
-def _check_one(source: io.Source, rules, fix: bool) -> _Checked:
+def _check_one(source: io.Source, rules, fix: bool, parsed: dict | None = None) -> _Checked:
     import libcst as cst
 
     from ddpify import check
@@ -130,7 +131,7 @@ def _check_one(source: io.Source, rules, fix: bool) -> _Checked:
     name = source.name
     try:
         # a file is checked with the facts of the project modules it imports (ddpify.program)
-        program = load_program(source.path, loaded.data) if source.path is not None and name.endswith(".py") else None
+        program = load_program(source.path, loaded.data, parsed=parsed) if source.path is not None and name.endswith(".py") else None
         if fix:
             done = check.fix(loaded.data, rules, program)
             return _Checked(done.report, done.output, done.fixed, loaded.mode)
