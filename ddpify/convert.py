@@ -130,7 +130,7 @@ def _run(rewrites, facts: Analysis, edits: edit_set.Edits, options: Options) -> 
 def analyse(module: cst.Module, options: Options = Options(), program: Program | None = None) -> Analysis:
     """The analyses of `module`, each given what it needs from those before it (for the merged
     module of a `program`, which statements are whose)."""
-    facts = Analysis(module) if program is None else Analysis(module, program.local_names, program.library)
+    facts = Analysis(module, program)
     facts.models = models.find(facts)
     for model in facts.models.wrapped if options.fsdp else ():
         fsdp.place_shard(facts, model)  # FSDP2 shards before the optimizers are built

@@ -22,6 +22,7 @@ import libcst as cst
 
 from ddpify import matchers as mt
 from ddpify.names import Imports, dotted
+from ddpify.program import Program
 
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
@@ -71,17 +72,17 @@ _END = object()  # marks, on the walk's stack, the point where a node's span end
 
 
 class Facts:
-    def __init__(self, module: cst.Module, local_modules: frozenset[str] = frozenset(),
-                 library: frozenset[cst.CSTNode] = frozenset()) -> None:
+    def __init__(self, module: cst.Module, program: Program | None = None) -> None:
+        """The facts of `module`; of a `program`'s merged module (ddpify.program) when given."""
         self.module = module
-        # a program (ddpify.program): the names of its modules (`trainer` in `trainer.fit(...)`),
-        # and the statements of the modules other than the entry, which other code may also run
-        self.local_modules = local_modules
-        self.library = library
+        self.program = program
+        # a program's module names (`trainer` in `trainer.fit(...)`), and the statements of the
+        # modules other than the entry, which code ddpify does not read may also run
+        self.local_modules = program.local_names if program is not None else frozenset()
+        self.library = program.library if program is not None else frozenset()
         self.imports = Imports(module)  # of every file of a program: what the program uses
         # how the entry's own code spells what it imports (code added to it may use only these)
-        self.own_imports = Imports(module.with_changes(body=[s for s in module.body if s not in library])) \
-            if library else self.imports
+        self.own_imports = Imports(program.parts[0].module) if program is not None else self.imports
         self.calls: list[cst.Call] = []
         self.loops: list[cst.For | cst.While] = []
         self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
@@ -222,7 +223,8 @@ class Facts:
         if isinstance(func, cst.Name):
             if func.value in self.classes:
                 return [f for f in self.functions.get("__init__", ()) if self.enclosing_class(f) is self.classes[func.value]]
-            return [f for f in self.functions.get(func.value, ()) if self.enclosing_class(f) is None]
+            return self._same_file([f for f in self.functions.get(func.value, ()) if self.enclosing_class(f) is None],
+                                   call)
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             cls = self.enclosing_class(call)
             return [f for f in self.functions.get(func.attr.value, ()) if self.enclosing_class(f) is cls]
@@ -230,6 +232,15 @@ class Facts:
         if cls is not None:  # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`
             return [f for f in self.functions.get(func.attr.value, ()) if self.enclosing_class(f) is cls]
         return []
+
+    def _same_file(self, funcs: list[cst.FunctionDef], call: cst.Call) -> list[cst.FunctionDef]:
+        """In a program, of the functions of one name in several files, those of the file the
+        call names through its imports (`from utils import train`), else of the call's own file."""
+        if len(funcs) < 2 or self.program is None:
+            return funcs
+        qualified = self.qualify(call.func)
+        wanted = qualified.rpartition(".")[0] if qualified else self.program.part_of(call, self.parents).name
+        return [f for f in funcs if self.program.part_of(f, self.parents).name == wanted] or funcs
 
     def _instance_of(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
         """The class of this file `expr` is an instance of: `Cls(...)`, or a name every

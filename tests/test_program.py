@@ -240,3 +240,20 @@ def test_check_fix_in_a_program_spells_names_as_the_script_imports_them():
     fixed = Path("train.py").read_text()
     assert "if not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0:\n    torch.save(" in fixed
     assert "dist." not in fixed  # `dist` is helper.py's name, not train.py's
+
+
+def test_a_call_runs_the_function_its_file_imports_not_a_namesake_in_another_file():
+    from ddpify.facts import Facts
+
+    write({
+        "train.py": "from utils import train\n\ndef test(epoch):\n    pass\n\ntrain(1)\ntest(2)\n",
+        "utils.py": "def train(x):\n    return x\n",
+        "models.py": "def train():\n    pass\n\ndef test():\n    pass\n",
+        "more.py": "import models\n",
+    })
+    Path("train.py").write_text(Path("train.py").read_text() + "import more\n")
+    prog = program()
+    facts = Facts(prog.merged, prog)
+    runs = {facts.code(c): [prog.part_of(f, facts.parents).name for f in facts.user_functions(c)]
+            for c in facts.calls}
+    assert runs == {"train(1)": ["utils"], "test(2)": ["train"]}

@@ -118,7 +118,7 @@ class _Run:
             self.context = Context(Facts(self.module))
         else:  # the facts of the whole program; the findings of the entry's own code
             self.module = program.parts[0].module
-            self.context = Context(Facts(program.merged, program.local_names, program.library))
+            self.context = Context(Facts(program.merged, program))
         self.hits: list[tuple[str, Hit, tuple[int, int]]] = []
         self.note = None
         if not self.context.distributed:
