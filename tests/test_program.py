@@ -4,6 +4,7 @@ what is warned about, and where the converted modules go."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -222,16 +223,26 @@ def test_check_reads_the_wrap_and_the_backward_in_the_modules_a_script_imports()
         assert "not distributed" not in result.stderr
 
 
-def test_run_refuses_a_program_whose_modules_change_and_launches_nothing(monkeypatch):
-    import ddpify.launch
+def test_run_launches_the_converted_modules_from_the_runs_folder_and_touches_no_original(monkeypatch):
+    import ddpify.launch as launch
 
-    def launched(*args, **kwargs):
-        raise AssertionError("nothing may be launched")
-    monkeypatch.setattr(ddpify.launch, "run_job", launched)
+    seen = {}
+
+    def run_job(command, env=None, output=None, on_signal=None):
+        script = Path(next(a for a in command if a.endswith("train.py")))
+        seen["files"] = sorted(str(p.relative_to(script.parent)) for p in script.parent.rglob("*.py"))
+        seen["trainer"] = (script.parent / "trainer.py").read_bytes()
+        seen["pythonpath"] = env["PYTHONPATH"].split(os.pathsep)[0]
+        return launch.Finished(0)
+    monkeypatch.setattr(launch, "run_job", run_job)
     shutil.copytree(PROJECT / "before", "proj")
-    result = cli("run", "--nproc-per-node", "2", "proj/train.py", code=2)
-    assert "also changes trainer.py, data.py" in result.stderr and "ddpify convert proj/train.py -o DIR/" in result.stderr
-    assert sorted(p.name for p in Path("proj").iterdir()) == sorted(p.name for p in (PROJECT / "before").iterdir())
+    result = cli("run", "--nproc-per-node", "2", "proj/train.py")
+    assert seen["files"] == ["data.py", "train.py", "trainer.py"]  # the changed ones, by relative path
+    assert seen["trainer"] == (PROJECT / "after" / "trainer.py").read_bytes()
+    assert seen["pythonpath"] == str(Path("proj").resolve())  # the unchanged modules, after the run's folder
+    assert "converted ->" in result.stderr and "trainer.py" in result.stderr
+    for p in (PROJECT / "before").rglob("*.py"):
+        assert Path("proj", p.relative_to(PROJECT / "before")).read_bytes() == p.read_bytes()
 
 
 def test_check_fix_in_a_program_spells_names_as_the_script_imports_them():

@@ -202,12 +202,15 @@ def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool
 
 
 def _print_run_hint(dest: Path, project: Path | None = None) -> None:
-    """How to launch `dest`; with the folder of the `project` its modules it did not change
-    stay in, on PYTHONPATH after the converted ones (which are first: beside the script)."""
+    """How to launch the output here: `gpu` only where there is one (torchrun refuses it on
+    CPU); with the folder of the `project` whose unchanged modules the output imports, that
+    folder on PYTHONPATH, after the converted ones (first on sys.path: beside the script)."""
+    from ddpify.launch import default_nproc
+
     path = shlex.quote(str(dest))
     env = f"PYTHONPATH={shlex.quote(str(project.resolve()))} " if project is not None \
         and dest.parent.resolve() != project.resolve() else ""
-    click.echo(f"run it: {env}torchrun --standalone --nproc_per_node=gpu {path}", err=True)
+    click.echo(f"run it: {env}torchrun --standalone --nproc_per_node={default_nproc()} {path}", err=True)
     click.echo(f"    or: {env}python {path} (one process)", err=True)
 
 

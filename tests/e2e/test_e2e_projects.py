@@ -7,13 +7,14 @@ the loader the entry trains on, and is shared with a second entry point, evaluat
 
 Each project is converted as `ddpify convert train.py -o DIR/` does (the changed modules
 written over a copy of the project), then launched once with torchrun (2 processes) and once
-with plain python, all four at the same time; the checks read the probe's records (under
+with plain python, all at the same time (and project_trainer once more through `ddpify run`); the checks read the probe's records (under
 torchrun it also counts DDP's gradient all-reduce rounds before each optimizer step).
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,10 @@ def runs(tmp_path_factory):
             entry = converted(case, root / case / mode)
             args = (entry, ["--epochs", str(EPOCHS)], entry.parent, root / f"probe-{case}-{mode}")
             pending[case, mode] = h.start_torchrun(*args, count=True) if mode == "torchrun" else h.start_python(*args)
+    project = root / "ddpify_run"  # the same project through `ddpify run` (its own run folder)
+    shutil.copytree(h.FIXTURES / "project_trainer" / "before", project)
+    pending["ddpify run"] = h.Pending([sys.executable, "-m", "ddpify", "run", "--nproc-per-node", "2", "train.py",
+                                       "--epochs", str(EPOCHS)], project, None, h.TIMEOUT_S)
     return {key: p.wait() for key, p in pending.items()}
 
 
@@ -99,3 +104,14 @@ def test_the_shared_modules_still_serve_the_unconverted_evaluation_entry_point(r
     assert run.ok, run.tail()
     evaluation = h.run_python(run.cwd / "evaluate.py", [], run.cwd, probe_dir=None)
     assert evaluation.ok and "accuracy" in evaluation.output, evaluation.tail()
+
+
+def test_ddpify_run_trains_the_project_from_its_own_folder_and_changes_no_file_of_it(runs):
+    run = runs["ddpify run"]
+    assert run.ok, run.tail()
+    before = h.FIXTURES / "project_trainer" / "before"
+    for path in before.rglob("*.py"):
+        assert (run.cwd / path.relative_to(before)).read_bytes() == path.read_bytes(), path
+    rows = (run.cwd / "history.csv").read_text().splitlines()  # written by rank 0 only: the
+    assert len(rows) == EPOCHS, rows  # converted trainer.py ran, not the original one
+    assert (run.cwd / "trainer_mlp.pt").is_file()  # relative paths: the working directory
