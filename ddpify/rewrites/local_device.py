@@ -13,11 +13,17 @@ process on the first GPU. `RANK` is never used as a device index.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
 from ddpify import matchers as mt
 from ddpify.names import dotted
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
 
 NAME = "local-device"
 SUMMARY = 'turn hard-coded "cuda:0", .cuda(0) and device index 0 into this process\'s GPU'
@@ -25,7 +31,7 @@ SUMMARY = 'turn hard-coded "cuda:0", .cuda(0) and device index 0 into this proce
 DEVICE_NAME = re.compile(r"(?i)^(?!n_|num_)(\w+_)?(device|gpu|dev)(_?(id|idx|index))?$")  # not n_gpu
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     for string in facts.strings:
         if string.value[1:-1] == "cuda:0" and not _in_message(facts, string):
             quote = string.value[0]
@@ -45,7 +51,7 @@ def rewrite(facts, edits, options) -> None:
         edits.add_import("ddpify_runtime", "local_rank")
 
 
-def _device_zeros(facts):
+def _device_zeros(facts: Analysis) -> Iterator[cst.BaseExpression]:
     """The `0` of `0 if torch.cuda.is_available() else "cpu"`, `device = 0` and `.to(0)`."""
     for call in facts.calls:
         if mt.is_method_call(call, "to") and call.args and mt.is_zero(call.args[0].value):
@@ -60,7 +66,7 @@ def _device_zeros(facts):
 MESSAGE_CALLS = {"print", "info", "debug", "warning", "warn", "error", "write", "log", "format"}
 
 
-def _in_message(facts, string) -> bool:
+def _in_message(facts: Analysis, string: cst.SimpleString) -> bool:
     """Is the string text to show (`print("cuda:0")`, `logger.info(...)`), not a device?"""
     call = next((a for a in facts.ancestors(string) if isinstance(a, cst.Call)), None)
     return call is not None and (dotted(call.func) or "").rsplit(".", 1)[-1] in MESSAGE_CALLS
