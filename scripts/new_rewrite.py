@@ -8,8 +8,8 @@ Created, each a skeleton that says what to write and fails its tests until writt
   tests/rewrites/test_NAME.py       an exact before -> after pair, unchanged inputs
   fixtures/NAME/before.py           a whole script with the shape the rewrite is for
 Registered by this script (no hand edit): the module's import and its entry in `REWRITES`
-(ddpify/rewrites/__init__.py; after OTHER, or last), the README's rewrite table and the docstring
-example's context in tests/test_docs.py. What is left is those three files, written by hand, then
+(ddpify/rewrites/__init__.py; after OTHER, or last), and, where they are kept by hand, the
+README's rewrite table and the docstring example's context in tests/test_docs.py. What is left is those three files, written by hand, then
 `pytest --update-goldens tests/test_golden.py -k NAME` and a look at the new after.py.
 """
 
@@ -133,8 +133,11 @@ def scaffold(root: Path, name: str, summary: str, after: str | None) -> list[Pat
         root / "README.md": readme_row,
         root / "tests" / "test_docs.py": docs_context,
     }
-    updates = {path: edit((path).read_text(), name, summary, after) for path, edit in edited.items()}
-    for path, text in [*files.items(), *updates.items()]:
+    updates = {path: edit(path.read_text(), name, summary, after) for path, edit in edited.items()}
+    for path, text in updates.items():
+        if text is None:  # e.g. a README whose tables are generated from the registry
+            print(f"nothing to register in {path.relative_to(root)}")
+    for path, text in [*files.items(), *((p, t) for p, t in updates.items() if t is not None)]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return [p.relative_to(root) for p in files]
@@ -162,12 +165,13 @@ def _index(entries: list[str], module: str) -> int:
     return entries.index(module)
 
 
-def readme_row(text: str, name: str, summary: str, after: str | None) -> str:
-    """README's rewrite table with a row for `name`, where the registry runs it."""
+def readme_row(text: str, name: str, summary: str, after: str | None) -> str | None:
+    """README's hand-kept rewrite table with a row for `name`, where the registry runs it (None:
+    no such table)."""
     head = "| rewrite | what it does |\n|---|---|\n"
     start = text.find(head)
     if start < 0:
-        raise ValueError("README.md: no rewrite table ('| rewrite | what it does |')")
+        return None
     start += len(head)
     table = text[start:].split("\n\n", 1)[0]
     rows = table.splitlines(keepends=True)
@@ -177,12 +181,12 @@ def readme_row(text: str, name: str, summary: str, after: str | None) -> str:
     return text[:start] + "".join(rows) + text[start + len(table):]
 
 
-def docs_context(text: str, name: str, summary: str, after: str | None) -> str:
+def docs_context(text: str, name: str, summary: str, after: str | None) -> str | None:
     """tests/test_docs.py with a context for the example in the new docstring (the smallest
-    training script, the example after it)."""
+    training script, the example after it); None: no such dict."""
     marker = "\n}\nALSO = "
     if marker not in text:
-        raise ValueError("tests/test_docs.py: no CONTEXTS dict closed before ALSO")
+        return None
     entry = f'\n    "{name}": IMPORTS + TRAIN + "{{example}}\\n",'
     return text.replace(marker, entry + marker, 1)
 

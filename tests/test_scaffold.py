@@ -73,3 +73,11 @@ def test_errors_write_nothing(copy, capsys, args, error):
     assert _script().main([*args, "--root", str(copy)]) == 2
     assert error in capsys.readouterr().err
     assert {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()} == before
+
+
+def test_a_readme_without_a_hand_kept_table_is_left_as_it_is(copy, capsys):
+    (copy / "README.md").write_text("# ddpify\n\nThe rewrites are listed in docs/, generated from the registry.\n")
+    assert _script().main(["sync-buffers", "--root", str(copy)]) == 0
+    assert "nothing to register in README.md" in capsys.readouterr().out
+    assert (copy / "README.md").read_text().endswith("generated from the registry.\n")
+    assert "    sync_buffers,\n))" in (copy / "ddpify" / "rewrites" / "__init__.py").read_text()
