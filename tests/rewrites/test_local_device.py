@@ -139,6 +139,43 @@ for epoch in range(3):
         loss_fn(model(x), y).backward()
         optimizer.step()
 """, "bare_device_index_zero_becomes_the_local_rank"),
+    # a comment that names GPU 0 goes with it; other comments on edited lines stay; a call keeps its layout
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+gpu = 0  # shorthand for cuda:0
+model = torch.nn.Linear(2, 1).cuda(0)  # on the first GPU
+device = torch.device("cuda:0")  # where the batches go
+other = torch.device(
+    "cuda",
+    0
+)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import local_rank
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+gpu = local_rank()
+model = torch.nn.Linear(2, 1).cuda()
+device = torch.device("cuda")  # where the batches go
+other = torch.device(
+    "cuda"
+)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "stale_gpu0_comment_dropped"),
 ]
 
 UNCHANGED = [

@@ -599,6 +599,76 @@ for episode in range(100):
 """, "training_without_a_dataloader_says_what_each_process_trains_on", report=[
         "warning: no DataLoader feeds this training, so ddpify cannot shard its data: every process trains on all the data it reads (correct, no speed-up), and batches it generates (random batches, RL rollouts) start from the same random state on every process: seed with an offset of get_rank() before this loop if they should differ",
     ]),
+    # a call over several lines keeps its breaks and its `)` on a line of its own
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(
+    ds,
+    batch_size=4,
+    shuffle=True
+    )
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(
+    ds,
+    batch_size=4,
+    sampler=DistributedSampler(ds, shuffle=True)
+    )
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "multi_line_call_keeps_layout"),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(
+    ds,
+    batch_size=4
+)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(
+    ds,
+    batch_size=4,
+    sampler=DistributedSampler(ds, shuffle=False)
+)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "multi_line_call_keeps_layout-2"),
 ]
 
 # Every script that trains gets its training data sharded or a TODO saying why not; what stays
