@@ -12,7 +12,7 @@ from ddpify.check.rule import Hit, rule
 from ddpify.names import dotted
 
 
-@rule("DDP006", "save-on-every-rank", fixable=True)
+@rule("DDP006", fixable=True)
 def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     """`torch.save` on every rank.
 
@@ -58,7 +58,7 @@ def _guard(stmt: cst.CSTNode, dist: str):
     return fix
 
 
-@rule("DDP007", "save-wrapper", fixable=True)
+@rule("DDP007", fixable=True)
 def save_wrapper(ctx: Context) -> Iterator[Hit]:
     """A checkpoint of the DDP wrapper (`module.` keys) instead of the model.
 

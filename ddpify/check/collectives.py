@@ -12,7 +12,7 @@ from ddpify.check.rule import Hit, rule
 from ddpify.names import dotted
 
 
-@rule("DDP004", "collective-on-some-ranks")
+@rule("DDP004")
 def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     """A collective (`barrier`, `all_reduce`, a DDP forward or backward) that only some ranks reach.
 
@@ -83,7 +83,7 @@ def _branch(f, node: cst.CSTNode, guard: cst.If) -> bool:
     return f.is_inside(node, guard.body)
 
 
-@rule("DDP005", "data-dependent-exit")
+@rule("DDP005")
 def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
     """A `break` or `return` that some ranks take out of a loop that runs collectives: a hang.
 
@@ -148,7 +148,7 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
                                  "collectives: the ranks that stay wait forever; agree on it first")
 
 
-@rule("DDP009", "no-sync-backward-only")
+@rule("DDP009")
 def no_sync_backward_only(ctx: Context) -> Iterator[Hit]:
     """`with model.no_sync():` around the backward only: gradients are still all-reduced.
 

@@ -12,7 +12,7 @@ from ddpify.check.rule import Hit, rule
 from ddpify.names import dotted
 
 
-@rule("DDP001", "rank-as-device", fixable=True)
+@rule("DDP001", fixable=True)
 def rank_as_device(ctx: Context) -> Iterator[Hit]:
     """The global rank picks the GPU: right on the first node only.
 

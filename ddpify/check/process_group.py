@@ -14,8 +14,8 @@ from ddpify.names import dotted
 DESTROY = "torch.distributed.destroy_process_group"
 
 
-@rule("DDP011", "no-destroy-process-group")
-def no_destroy(ctx: Context) -> Iterator[Hit]:
+@rule("DDP011")
+def no_destroy_process_group(ctx: Context) -> Iterator[Hit]:
     """`init_process_group` without `destroy_process_group`.
 
     Wrong:
@@ -48,7 +48,7 @@ def _destroys(ctx: Context) -> bool:
         f.qualify(a) == DESTROY for a in f.attributes if a.attr.value == "destroy_process_group")
 
 
-@rule("DDP012", "set-device-after-init")
+@rule("DDP012")
 def set_device_after_init(ctx: Context) -> Iterator[Hit]:
     """`torch.cuda.set_device` after a collective on an NCCL process group: GPU 0 for every process.
 
@@ -95,7 +95,7 @@ def set_device_after_init(ctx: Context) -> Iterator[Hit]:
                 break
 
 
-@rule("DDP013", "nccl-on-cpu", fixable=True)
+@rule("DDP013", fixable=True)
 def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     """A hard-coded `"nccl"` backend in a script that also runs on CPU.
 

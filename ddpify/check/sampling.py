@@ -17,8 +17,8 @@ EVALUATES = re.compile(r"eval|valid|test", re.I)  # names of functions that eval
 TRAINS = re.compile(r"train|fit", re.I)
 
 
-@rule("DDP002", "sampler-without-set-epoch")
-def no_set_epoch(ctx: Context) -> Iterator[Hit]:
+@rule("DDP002")
+def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     """A shuffling `DistributedSampler` whose epochs never call `set_epoch`.
 
     Wrong:
@@ -58,7 +58,7 @@ def no_set_epoch(ctx: Context) -> Iterator[Hit]:
                             "sees the same order")
 
 
-@rule("DDP003", "shuffle-with-sampler", fixable=True)
+@rule("DDP003", fixable=True)
 def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
     """`DataLoader(..., shuffle=True, sampler=...)`: a `ValueError` at start-up.
 
@@ -98,7 +98,7 @@ def _drop(call: cst.Call, arg: cst.Arg):
     return fix
 
 
-@rule("DDP010", "padded-evaluation")
+@rule("DDP010")
 def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     """Evaluation over a `DistributedSampler`, which pads the data with repeated samples.
 

@@ -10,7 +10,7 @@ from ddpify.check.context import ALWAYS, Context
 from ddpify.check.rule import Hit, rule
 
 
-@rule("DDP008", "wrapper-attribute", fixable=True)
+@rule("DDP008", fixable=True)
 def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     """A custom attribute or method of the model read on the DDP wrapper.
 
