@@ -39,15 +39,16 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     process already uses). A GPU index is the process's rank on its node: `LOCAL_RANK`. Found
     where `dist.get_rank()`, `os.environ["RANK"]`, `args.rank` or a name holding one of them is
     a device: `set_device(...)`, `device_ids=[...]`, `output_device=`, `torch.device("cuda", ...)`,
-    `f"cuda:{...}"`, `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there instead (the script
-    imports `os` and is launched by torchrun, which sets it).
+    `f"cuda:{...}"`, `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there when the launcher
+    sets it (torchrun does) and keeps the script's own expression when not (a single process
+    without a launcher, `srun`): `int(os.environ.get("LOCAL_RANK", rank))`.
     """
     f = ctx.facts
     if not ctx.distributed:
         return
     for expr, quote in _device_indices(ctx):
         if ctx.is_global_rank(expr):
-            fix = _read_local_rank(expr, quote) if f.imports.aliases.get("os") == "os" else None
+            fix = _read_local_rank(expr, quote, f) if f.imports.aliases.get("os") == "os" else None
             yield Hit(expr, f"`{f.code(expr)}` is the global rank, used as a GPU index: on every node but the "
                             "first it names a GPU that does not exist; use the local rank (LOCAL_RANK)", fix)
 
@@ -79,10 +80,10 @@ def _device_indices(ctx: Context) -> Iterator[tuple[cst.BaseExpression, str]]:
             yield parts[1].expression, "'" if '"' in string.start else '"'
 
 
-def _read_local_rank(expr: cst.BaseExpression, quote: str):
-    local_rank = f"int(os.environ[{quote}LOCAL_RANK{quote}])"
+def _read_local_rank(expr: cst.BaseExpression, quote: str, f):
+    local_rank = f"int(os.environ.get({quote}LOCAL_RANK{quote}, {f.code(expr)}))"
 
     def fix(edits) -> None:
         edits.replace(expr, lambda _: cst.parse_expression(local_rank),
-                      f"`{dotted(expr) or 'the global rank'}` -> {local_rank} as the device")
+                      f"`{dotted(expr) or 'the global rank'}` -> LOCAL_RANK (when set) as the device")
     return fix

@@ -74,19 +74,44 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
 
     A DataLoader takes its order from the sampler; `shuffle=True` next to `sampler=` (or
     `batch_sampler=`) raises "sampler option is mutually exclusive with shuffle". The
-    DistributedSampler shuffles already (its `shuffle=True` default). `--fix` removes
-    `shuffle=True`.
+    DistributedSampler shuffles already (its `shuffle=True` default). `--fix` keeps the order of
+    every configuration the script has: `shuffle=(sampler is None)` where the sampler may be
+    `None` (a single process still shuffles), `shuffle=not distributed` for
+    `sampler=DistributedSampler(ds) if distributed else None`, and removes `shuffle=True` where
+    the sampler is always built.
     """
+    f = ctx.facts
     for call in ctx.calls_of(LOADER):
         shuffle = mt.keyword(call, "shuffle")
         sampler = mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler")
         if shuffle is not None and mt.is_literal_true(shuffle.value) and sampler is not None \
                 and not mt.is_name(sampler.value, "None"):
             yield Hit(shuffle, f"shuffle=True with {sampler.keyword.value}=: DataLoader raises ValueError; "
-                               "the sampler decides the order", _drop(call, shuffle))
+                               "the sampler decides the order", _shuffle_fix(f, call, shuffle, sampler.value))
 
 
-def _drop(call: cst.Call, arg: cst.Arg):
+def _shuffle_fix(f, call: cst.Call, shuffle: cst.Arg, sampler: cst.BaseExpression):
+    """The fix that keeps every configuration's order, or None when none is known to."""
+    if isinstance(sampler, cst.IfExp) and (mt.is_name(sampler.orelse, "None") or mt.is_name(sampler.body, "None")):
+        test = f.code(sampler.test)  # `DistributedSampler(ds) if distributed else None`: the flag decides
+        test = test if dotted(sampler.test) or isinstance(sampler.test, cst.Call) else f"({test})"
+        return _set_shuffle(shuffle, f"not {test}" if mt.is_name(sampler.orelse, "None") else test)
+    if isinstance(sampler, cst.Call) or dotted(sampler) and all(
+            isinstance(o, cst.Call) for o in f.origins(sampler)) and f.origins(sampler):
+        return _drop(call)  # always a sampler: the loader never shuffled by itself
+    if dotted(sampler):
+        return _set_shuffle(shuffle, f"({f.code(sampler)} is None)")
+    return None
+
+
+def _set_shuffle(shuffle: cst.Arg, value: str):
+    def fix(edits) -> None:
+        edits.replace(shuffle.value, lambda _: cst.parse_expression(value),
+                      f"shuffle={value}: shuffles where there is no sampler")
+    return fix
+
+
+def _drop(call: cst.Call):
     def fix(edits) -> None:
         def without(node: cst.Call) -> cst.Call:
             args = [a for a in node.args if not (a.keyword is not None and a.keyword.value == "shuffle")]

@@ -85,7 +85,8 @@ def test_fix_rewrites_the_file_keeping_its_mode_and_reports_what_is_left():
     Path("bad.py").write_text(BAD)
     Path("bad.py").chmod(0o755)
     result = cli("--fix", "bad.py", code=1)
-    assert Path("bad.py").read_text() == BAD.replace('"RANK"', '"LOCAL_RANK"')
+    assert Path("bad.py").read_text() == BAD.replace('int(os.environ["RANK"])',
+                                                     'int(os.environ.get("LOCAL_RANK", int(os.environ["RANK"])))')
     assert stat.S_IMODE(Path("bad.py").stat().st_mode) == 0o755
     assert [line.split()[1] for line in result.stdout.splitlines()] == ["DDP011"]  # no fix for it
     assert result.stderr == "fixed 1 problem(s) in 1 file(s); 1 problem(s) in 1 of 1 file(s)\n"
