@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 
 import libcst as cst
@@ -33,12 +34,19 @@ COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
     "ddpify_runtime.barrier", "ddpify_runtime.agree_on"}
 # collectives after which the tensor passed first holds the same value on every process
 AGREEING = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadcast",
-                      "torch.distributed.broadcast_object_list"})
+                      "torch.distributed.broadcast_object_list", "torch.distributed.all_gather",
+                      "torch.distributed.all_gather_object"})
 GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank"})
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
-# spellings of "this is the main process" that carry no `rank` in their name
-MAIN_PROCESS_WORDS = frozenset({"is_main_process", "is_main", "is_master", "master_process", "is_primary",
-                                "main_process", "is_master_process", "is_rank_zero", "is_global_zero"})
+# spellings of "this is the main process" that carry no `rank` in their name: `is_main_process`,
+# `master_process`, `is_root_worker`, `is_global_zero`, `am_chief`, `is_primary()` (not a bare `main`
+# or `root`: a function, a path)
+MAIN_PROCESS_WORDS = re.compile(r"(is_|am_|i_am_)?(main|master|root|primary|chief|leader|global_zero|local_zero)"
+                                r"(_(process|proc|worker|node|gpu|device|host))?")
+PER_PROCESS_VARIABLES = frozenset({"SLURM_PROCID", "SLURM_LOCALID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                   "CUDA_VISIBLE_DEVICES"})
+# methods that read a checkpoint: every process reads the same file
+LOADS = ("load", "resume", "resume_or_load", "load_checkpoint", "restore", "load_state")
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 
 SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
@@ -237,18 +245,27 @@ class Context:
         if len(proving) > SHARED_DEPTH:
             return False
         if isinstance(node, (cst.Name, cst.Attribute)):
+            if dotted(node) in self.agreed_names:  # `flags = [stop]; dist.broadcast_object_list(flags)`
+                return True
             ref = f.ref(node)
             if ref is None or ref in proving:
                 return ref is not None
             proving = proving | {ref}
+            last = self._last_write(ref, node)
+            if last is not None:  # `stop = flags[0]` right before the test: what it holds there
+                return self._shared(last, proving)
             writes = f.writes(ref)
             if writes:
                 return all(self._shared(value, proving) for _, value, _ in writes)
             if isinstance(node, cst.Attribute):
                 return self._shared(node.value, proving)
             return self._shared_parameter(ref, proving)
+        if self._environment(node):  # `os.environ.get("MAX_STEPS")`: one job, one environment
+            return True
         if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`
             return self._shared(node.value, proving)
+        if isinstance(node, cst.Call) and mt.is_method_call(node, *LOADS):
+            return True  # `checkpointer.resume_or_load(path)`: the same file on every process
         if isinstance(node, cst.Call):
             arguments = all(self._shared(a.value, proving) for a in node.args)
             if dotted(node.func) in f.classes or dotted(node.func) in f.PURE_BUILTINS:  # `Config()`, `int(x)`
@@ -265,14 +282,42 @@ class Context:
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg)))
 
+    def _last_write(self, ref: Ref, use: cst.CSTNode) -> cst.BaseExpression | None:
+        """The value of the last assignment to `ref` before `use` in the same loop body or block
+        chain, which runs on every path to `use` (None when there is none)."""
+        f = self.facts
+        for _, value, stmt in reversed(f.writes(ref)):
+            if f.scope(stmt) is f.scope(use) and f.before(stmt, use) and not isinstance(stmt, cst.AugAssign):
+                if not _conditional(f, stmt, use):
+                    return value
+        return None
+
     def _shared_parameter(self, ref: Ref, proving: frozenset) -> bool:
-        """A parameter every call of this file passes a shared value (`Trainer(args)`)."""
+        """A parameter every call of this file passes a shared value (`Trainer(args)`), or one of
+        a function that no call of this file reaches (another file's entry point passes it
+        configuration: `def train(cfg, max_iter)`), unless its name says it is a rank."""
         f = self.facts
         if not isinstance(ref.scope, cst.FunctionDef):
             return False
         sites = f.call_sites(ref.scope)
+        if not sites:
+            return not self.entry_point(ref.scope) and not _rank_word(cst.Name(ref.name))
         passed = [f.argument_for(call, ref.scope, ref.name) for call in sites]
-        return bool(sites) and all(p is not None and self._shared(p, proving) for p in passed)
+        return all(p is not None and self._shared(p, proving) for p in passed)
+
+    def _environment(self, node: cst.CSTNode) -> bool:
+        """`os.environ["X"]`, `os.environ.get("X")`, `os.getenv("X")` for a variable other than a
+        rank (the launcher gives every process the same environment but those)."""
+        f = self.facts
+        if isinstance(node, cst.Subscript) and f.qualify(node.value) == "os.environ" and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Index):
+            key = string_value(node.slice[0].slice.value)
+        elif isinstance(node, cst.Call) and node.args and (f.qualify(node.func) == "os.getenv" or mt.is_attribute(
+                node.func, "get") and f.qualify(node.func.value) == "os.environ"):
+            key = string_value(node.args[0].value)
+        else:
+            return False
+        return key is not None and "RANK" not in key.upper() and key not in PER_PROCESS_VARIABLES
 
     def grad_disabled(self, node: cst.CSTNode) -> bool:
         """Inside `with torch.no_grad():` or a function decorated with it."""
@@ -363,7 +408,7 @@ def _rank_word(node: cst.CSTNode) -> bool:
     name says it is about the rank (`world_size` is not)."""
     name = dotted(node)
     last = name.split(".")[-1].lower() if name else ""
-    return "rank" in last or last in MAIN_PROCESS_WORDS
+    return "rank" in last or MAIN_PROCESS_WORDS.fullmatch(last) is not None and last not in ("main", "root")
 
 
 def _minus_one_or_none(node: cst.CSTNode) -> bool:

@@ -118,6 +118,8 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     demands CUDA (`assert torch.cuda.is_available()`, an exit without it, a `set_device` that
     runs on every path, or on the path that starts the group) or only moves results to a
     `"cpu"` device has no CPU path.
+    A group started only on a branch that tests for GPUs (`if torch.cuda.device_count() > 1:`,
+    `if device.type != "cpu":`) never starts on the CPU path either.
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
     """
     f = ctx.facts
@@ -126,7 +128,8 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     torch = ctx.spelled("torch")
     for init in ctx.calls_of(INIT):
         backend = _backend(init)
-        if falls_back and backend is not None and string_value(backend) == "nccl" and not _binds_gpu(ctx, init):
+        if falls_back and backend is not None and string_value(backend) == "nccl" and not _binds_gpu(ctx, init) \
+                and not _gpu_branch(ctx, init):
             fix = None if torch is None else _choose_backend(backend, torch)
             yield Hit(backend, "the backend is always NCCL, but this script also runs on CPU, where NCCL "
                                "cannot start: use gloo there", fix)
@@ -153,6 +156,19 @@ def _binds_gpu(ctx: Context, init: cst.Call) -> bool:
     f = ctx.facts
     return any(f.scope(c) is f.scope(init) and f.is_inside(init, f.parent(f.statement(c)))
                for c in ctx.calls_of("torch.cuda.set_device"))
+
+
+def _gpu_branch(ctx: Context, init: cst.Call) -> bool:
+    """Does `init` run under an `if` that tests for GPUs (`torch.cuda.*()`, `device.type`, a
+    `"cuda"`/`"cpu"` string), in either branch?"""
+    f = ctx.facts
+    for anc in f.ancestors(init):
+        if isinstance(anc, cst.If) and not f.is_inside(init, anc.test) and (
+                any((f.qualify(c.func) or "").startswith("torch.cuda.") for c in f.calls_in(anc.test))
+                or any(a.attr.value == "type" for a in mt.findall(anc.test, cst.Attribute))
+                or any(string_value(s) in ("cuda", "cpu") for s in mt.findall(anc.test, cst.SimpleString))):
+            return True
+    return False
 
 
 def _under_if(f, node: cst.CSTNode) -> bool:

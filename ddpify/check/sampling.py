@@ -45,7 +45,9 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     The sampler shuffles with a seed plus its epoch; without `set_epoch` the epoch stays 0 and
     every epoch visits the data in the same order, on every process. Found when a file that
     trains builds a sampler that shuffles and calls no `set_epoch` (torch's method or
-    ddpify_runtime's `set_epoch(loader, epoch)`) anywhere.
+    ddpify_runtime's `set_epoch(loader, epoch)`) anywhere. A sampler whose loader only evaluation
+    reads (a loop that does not train, a function named for evaluation) is left alone: the order
+    of an evaluation pass does not change its result.
     """
     f = ctx.facts
     if not f.has_training or any(mt.is_attribute(a, "set_epoch") for a in f.attributes) or any(
@@ -53,7 +55,7 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
         return
     for call in ctx.calls_of(SAMPLER):
         shuffle = mt.keyword(call, "shuffle")
-        if shuffle is None or not mt.is_name(shuffle.value, "False"):
+        if (shuffle is None or not mt.is_name(shuffle.value, "False")) and not _evaluation_only(ctx, call):
             yield Hit(call, "this DistributedSampler shuffles, but nothing calls its set_epoch(epoch): every epoch "
                             "sees the same order")
 
@@ -160,18 +162,23 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     only evaluation reads: loops here that do not train, or functions named for it
     (`evaluate(val_loader)`).
     """
-    f = ctx.facts
     for call in ctx.calls_of(SAMPLER):
         drop = mt.keyword(call, "drop_last")
         if drop is not None and not mt.is_name(drop.value, "False"):
             continue
-        loops, passed = _readers(ctx, call)
-        evaluated = [c for c in passed if EVALUATES.search(_called(c))]
-        trained = any(f.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
-        if (loops or evaluated) and not trained:
+        if _evaluation_only(ctx, call):
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
                             "the whole set")
+
+
+def _evaluation_only(ctx: Context, sampler: cst.Call) -> bool:
+    """Is the loader of `sampler` read by evaluation only: loops here that do not train, or calls
+    of functions named for evaluation, and nothing that trains?"""
+    loops, passed = _readers(ctx, sampler)
+    evaluated = [c for c in passed if EVALUATES.search(_called(c))]
+    trained = any(ctx.facts.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
+    return bool(loops or evaluated) and not trained
 
 
 def _called(call: cst.Call) -> str:

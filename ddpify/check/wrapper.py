@@ -6,8 +6,10 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddpify.check.context import ALWAYS, Context
+from ddpify import matchers as mt
+from ddpify.check.context import ALWAYS, Context, string_value
 from ddpify.check.rule import Hit, rule
+from ddpify.names import dotted
 
 
 @rule("DDP008", fixable=True)
@@ -28,8 +30,9 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
 
     DistributedDataParallel answers nn.Module's own API (`parameters()`, `train()`, `to()`, ...)
     and passes calls to `forward`, nothing else: `model.init_hidden`, `model.num_classes` raise
-    `AttributeError` once the model is wrapped. Reach them through `model.module`. `--fix` adds
-    `.module` where the name holds the wrapper on every path.
+    `AttributeError` once the model is wrapped. Reach them through `model.module`. An attribute
+    the script sets on the wrapper itself (`model.class_weights = w`, `setattr(model, "w", w)`) is
+    there to read. `--fix` adds `.module` where the name holds the wrapper on every path.
     """
     f = ctx.facts
     if not ctx.ddp_refs:
@@ -47,8 +50,14 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
 
 
 def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
-    """`model.x = ...`: sets an attribute of the wrapper, which works."""
-    return any(target is attr for target, _, _ in ctx.facts.assigns)
+    """`model.x = ...`, or a read of `model.x` where the script sets it on the same name (also
+    with `setattr(model, "x", ...)`): an attribute of the wrapper, which works."""
+    f = ctx.facts
+    name, ref = attr.attr.value, f.ref(attr.value) if dotted(attr.value) else None
+    return any(target is attr or ref is not None and isinstance(target, cst.Attribute) and target.attr.value == name
+               and dotted(target.value) and f.ref(target.value) == ref for target, _, _ in f.assigns) or any(
+        ref is not None and len(c.args) == 3 and string_value(c.args[1].value) == name and dotted(c.args[0].value)
+        and f.ref(c.args[0].value) == ref for c in f.calls if mt.is_call_of(c, "setattr"))
 
 
 def _probed(ctx: Context, attr: cst.Attribute) -> bool:
