@@ -49,6 +49,11 @@ PER_PROCESS_VARIABLES = frozenset({"SLURM_PROCID", "SLURM_LOCALID", "OMPI_COMM_W
 LOADS = ("load", "resume", "resume_or_load", "load_checkpoint", "restore", "load_state")
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 
+# what a star import of a project's utilities conventionally brings (see `_assume_star_imports`)
+STAR_NAMES = {"torch": "torch", "dist": "torch.distributed", "nn": "torch.nn", "F": "torch.nn.functional",
+              "DDP": DDP, "DistributedDataParallel": DDP, "DistributedSampler": SAMPLER,
+              "DataLoader": "torch.utils.data.DataLoader", "os": "os"}
+
 SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
 ALWAYS, MAYBE = "always", "maybe"  # what a name holds: a DDP wrapper on every path, or on some
 
@@ -60,6 +65,8 @@ class Context:
         self.facts = facts
         self._global: dict[cst.CSTNode, bool] = {}
         self._collective: dict[cst.CSTNode, bool] = {}
+        if facts.imports.stars:
+            _assume_star_imports(facts)
 
     # what kind of script ------------------------------------------------------------------------
     @cached_property
@@ -108,6 +115,8 @@ class Context:
             return self._reads_rank_variable(expr)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply)):
             return self.is_global_rank(expr.left) or self.is_global_rank(expr.right)
+        if isinstance(expr, cst.IfExp):  # `dist.get_rank() if dist.is_initialized() else 0`
+            return self.is_global_rank(expr.body) or self.is_global_rank(expr.orelse)
         ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
         if ref is None:
             return False
@@ -397,6 +406,17 @@ WRAPPER_API = frozenset("""
     find_unused_parameters gradient_as_bucket_view static_graph reducer logger bucket_bytes_cap
     require_backward_grad_sync require_forward_param_sync parameters_to_ignore mixed_precision
 """.split())
+
+
+def _assume_star_imports(f: Facts) -> None:
+    """A script that star-imports its project's utilities (`from utils.torch_utils import *`)
+    reaches `torch`, `dist` and `DDP` through them: the names of `STAR_NAMES` it uses and binds
+    nowhere itself are taken to be what they conventionally are."""
+    bound = f.imports.aliases.keys() | f.assigned_names.keys() | f.functions.keys() | f.classes.keys()
+    used = {n.value for n in f.names}
+    for name, qualified in STAR_NAMES.items():
+        if name in used and name not in bound:
+            f.imports.aliases[name] = qualified
 
 
 def string_value(node: cst.CSTNode) -> str | None:
