@@ -18,7 +18,7 @@ import libcst as cst
 
 from ddpify import edits as edit_set
 from ddpify.check import (  # noqa: F401 (importing a rule module registers its rules)
-    checkpoints, collectives, devices, process_group, sampling, wrapper)
+    checkpoints, collectives, devices, interactive, process_group, sampling, wrapper)
 from ddpify.check.context import Context
 from ddpify.check.rule import REGISTERED, Hit, Rule
 from ddpify.convert import RECURSION_LIMIT

@@ -7,7 +7,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.check.context import ALWAYS, Context
+from ddpify.check.context import ALWAYS, Context, string_value
 from ddpify.check.rule import Hit, rule
 from ddpify.names import dotted
 
@@ -105,3 +105,74 @@ def _module_of(expr: cst.BaseExpression):
     def fix(edits) -> None:
         edits.replace(expr, lambda node: cst.Attribute(value=node, attr=cst.Name("module")), "saves `.module`")
     return fix
+
+
+@rule("DDP014")
+def load_without_map_location(ctx: Context) -> Iterator[Hit]:
+    """`torch.load` without `map_location` in a DDP script: every rank loads onto GPU 0.
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        state = torch.load("model.pt")
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        state = torch.load("model.pt", map_location="cpu")
+
+    A checkpoint saved from GPU tensors remembers their device, `cuda:0`: loaded without
+    `map_location`, every process allocates its copy on GPU 0 (out of memory there, and a CUDA
+    context on GPU 0 for every process). Load to the CPU or to the process's own device. Found
+    for a `torch.load` with neither `map_location` nor a second positional argument, in a
+    script that uses torch.distributed.
+    """
+    if not ctx.distributed:
+        return
+    for call in ctx.calls_of("torch.load"):
+        if mt.keyword(call, "map_location") is None and mt.positional(call, 1) is None and not mt.has_double_star(call):
+            yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
+                            "GPU 0; pass map_location (\"cpu\" or this process's device)")
+
+
+@rule("DDP017", bug=False)
+def save_on_local_rank_zero(ctx: Context) -> Iterator[Hit]:
+    """`torch.save` under a local-rank test: one writer per node.
+
+    Wrong:
+
+        import os
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        if int(os.environ["LOCAL_RANK"]) == 0:
+            torch.save(model.module.state_dict(), "model.pt")
+
+    Right:
+
+        import os
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        if dist.get_rank() == 0:
+            torch.save(model.module.state_dict(), "model.pt")
+
+    `LOCAL_RANK` is 0 once on every node: with several nodes, several processes write the same
+    file, which a shared file system sees half-written or interleaved. Save on global rank 0.
+    Advice, because a job whose nodes each write to their own local disk means it.
+    Found for a `torch.save` whose innermost rank test reads a name with `local_rank` in it.
+    """
+    if not ctx.distributed:
+        return
+    f = ctx.facts
+    for call in ctx.calls_of("torch.save"):
+        guard = ctx.rank_guard(call)
+        if guard is not None and (any("local_rank" in (dotted(n) or "").lower()
+                                      for n in mt.findall(guard.test, (cst.Name, cst.Attribute))) or any(
+                string_value(s) == "LOCAL_RANK" for s in mt.findall(guard.test, cst.SimpleString))):
+            yield Hit(call, f"saved under `{f.code(guard.test)}`, which holds once per node: on several nodes "
+                            "several processes write this file; save on global rank 0")

@@ -113,6 +113,8 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
 
     Each process sees its own shard, so its loss, metric or NaN check differs: the process that
     leaves the loop stops calling the backward's all-reduce and the others wait for it forever.
+    A `continue` that skips the rest of a step before its backward does the same for one step
+    (the ranks then pair different all-reduces, or hang).
     Decide together (`all_reduce` the flag, or ddpify_runtime's `agree_on(...)`). Conditions on
     arguments, counters, constants and `len()` of a loader are the same everywhere and fine.
     Found for loops that run a DDP backward or a collective, here or in a function they call.
@@ -123,10 +125,12 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
     ddp_used = bool(ctx.ddp_refs)
     loops = {lp for lp in f.loops if (ddp_used and f.trains(lp)) or any(ctx.is_collective(c) for c in f.calls_in(lp.body))}
     seen = set()
-    for exit_ in [*f.breaks, *f.returns]:
+    for exit_ in [*f.breaks, *f.returns, *f.continues]:
+        if isinstance(exit_, cst.Continue) and not _skips_backward(f, exit_, loops):
+            continue
         left = None
         for loop in f.enclosing_loops(exit_):
-            if isinstance(exit_, cst.Break):
+            if isinstance(exit_, (cst.Break, cst.Continue)):
                 left = loop if loop in loops else None
                 break
             if loop in loops:
@@ -138,6 +142,11 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
                 break
             if isinstance(anc, cst.If) and anc not in seen and not ctx.same_everywhere(anc.test):
                 seen.add(anc)
+                if isinstance(exit_, cst.Continue):
+                    yield Hit(anc.test, f"`{f.code(anc.test)}` can differ between ranks, and the `continue` it "
+                                        "decides skips the backward's all-reduce on some ranks only: the others "
+                                        "wait for it; agree on it first (all_reduce the flag)")
+                    continue
                 kind = "break" if isinstance(exit_, cst.Break) else "return"
                 yield Hit(anc.test, f"`{f.code(anc.test)}` can differ between ranks, and the `{kind}` it decides "
                                     "leaves a loop that runs collectives: the ranks that stay wait forever; agree "
@@ -146,6 +155,12 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
         if isinstance(loop, cst.While) and not ctx.same_everywhere(loop.test) and not mt.is_literal_true(loop.test):
             yield Hit(loop.test, f"`{f.code(loop.test)}` can differ between ranks and ends a loop that runs "
                                  "collectives: the ranks that stay wait forever; agree on it first")
+
+
+def _skips_backward(f, cont: cst.Continue, loops) -> bool:
+    """Does a backward of the innermost loop around `cont` come after it in the loop's body?"""
+    loop = next(f.enclosing_loops(cont), None)
+    return loop in loops and any(f.is_backward(c) and f.before(cont, c) for c in f.calls_in(loop.body))
 
 
 @rule("DDP009")
@@ -185,3 +200,62 @@ def no_sync_backward_only(ctx: Context) -> Iterator[Hit]:
         if model and not forwards and any(f.is_backward(c) for c in inside):
             yield Hit(call, f"the forward of `{model}` runs outside `no_sync()`, so the backward in it still "
                             "all-reduces: put the forward inside the block too")
+
+
+NONFINITE = frozenset({"isnan", "isinf", "isfinite"})
+
+
+@rule("DDP018")
+def step_on_some_ranks(ctx: Context) -> Iterator[Hit]:
+    """A rank-local NaN/inf check that skips `optimizer.step()` on some ranks.
+
+    Wrong:
+
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(net)
+        loss = criterion(model(x), y)
+        loss.backward()
+        if torch.isfinite(loss):
+            optimizer.step()
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(net)
+        loss = criterion(model(x), y)
+        loss.backward()
+        finite = torch.isfinite(loss).float()
+        dist.all_reduce(finite, op=dist.ReduceOp.MIN)
+        if finite.item() > 0:
+            optimizer.step()
+
+    The loss is each process's own: where it is NaN on one rank only, that rank skips the step
+    and the others take it, and the replicas silently stop being the same model (DDP only
+    synchronises gradients, not weights). Decide together, or test the gradients, which the
+    backward already all-reduced. Found for an `optimizer.step()` under a test that calls
+    `isnan`/`isinf`/`isfinite` on a value that can differ between ranks.
+    """
+    if not ctx.distributed or not ctx.ddp_refs:
+        return
+    f = ctx.facts
+    optimizers = {f.ref(t, s) for t, v, s in f.assigns if v in f.optimizers}
+    for call in f.calls:
+        if not mt.is_method_call(call, "step") or f.ref(call.func.value) not in optimizers and \
+                "optim" not in (dotted(call.func.value) or "").lower():
+            continue
+        for anc in f.ancestors(call):
+            if isinstance(anc, cst.If) and not f.is_inside(call, anc.test) and any(
+                    (dotted(c.func) or "").split(".")[-1] in NONFINITE for c in f.calls_in(anc.test)) \
+                    and not ctx.same_everywhere(anc.test) and not _tests_gradients(f, anc.test):
+                yield Hit(anc.test, f"`{f.code(anc.test)}` is this rank's own check: where it fails on some ranks "
+                                    "only, they skip optimizer.step() and the replicas drift apart; agree on it first")
+                break
+
+
+def _tests_gradients(f, test: cst.BaseExpression) -> bool:
+    """`p.grad`, `grad_norm`, a scaler's own check: values the backward already all-reduced."""
+    return any("grad" in n.value.lower() for n in mt.findall(test, cst.Name)) or any(
+        "grad" in a.attr.value.lower() for a in mt.findall(test, cst.Attribute))

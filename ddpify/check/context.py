@@ -154,6 +154,8 @@ class Context:
             ref = self.facts.ref(test)
             return depth > 0 and ref is not None and any(
                 self.rank_dependent(s, depth - 1) for s in self.facts.sources(ref))
+        if self._environment_key(test) is not None:  # `os.environ["LOCAL_RANK"]`
+            return "RANK" in self._environment_key(test).upper()
         if isinstance(test, cst.Call):
             return _rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args)
         return any(self.rank_dependent(child, depth) for child in mt.children(test)
@@ -317,16 +319,19 @@ class Context:
     def _environment(self, node: cst.CSTNode) -> bool:
         """`os.environ["X"]`, `os.environ.get("X")`, `os.getenv("X")` for a variable other than a
         rank (the launcher gives every process the same environment but those)."""
+        key = self._environment_key(node)
+        return key is not None and "RANK" not in key.upper() and key not in PER_PROCESS_VARIABLES
+
+    def _environment_key(self, node: cst.CSTNode) -> str | None:
+        """"X" for `os.environ["X"]`, `os.environ.get("X", ...)`, `os.getenv("X")`."""
         f = self.facts
         if isinstance(node, cst.Subscript) and f.qualify(node.value) == "os.environ" and len(node.slice) == 1 \
                 and isinstance(node.slice[0].slice, cst.Index):
-            key = string_value(node.slice[0].slice.value)
-        elif isinstance(node, cst.Call) and node.args and (f.qualify(node.func) == "os.getenv" or mt.is_attribute(
+            return string_value(node.slice[0].slice.value)
+        if isinstance(node, cst.Call) and node.args and (f.qualify(node.func) == "os.getenv" or mt.is_attribute(
                 node.func, "get") and f.qualify(node.func.value) == "os.environ"):
-            key = string_value(node.args[0].value)
-        else:
-            return False
-        return key is not None and "RANK" not in key.upper() and key not in PER_PROCESS_VARIABLES
+            return string_value(node.args[0].value)
+        return None
 
     def grad_disabled(self, node: cst.CSTNode) -> bool:
         """Inside `with torch.no_grad():` or a function decorated with it."""

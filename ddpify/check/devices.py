@@ -7,7 +7,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.check.context import DDP, Context, string_value
+from ddpify.check.context import DDP, INIT, Context, string_value
 from ddpify.check.rule import Hit, rule
 from ddpify.names import dotted
 
@@ -87,3 +87,59 @@ def _read_local_rank(expr: cst.BaseExpression, quote: str, f):
         edits.replace(expr, lambda _: cst.parse_expression(local_rank),
                       f"`{dotted(expr) or 'the global rank'}` -> LOCAL_RANK (when set) as the device")
     return fix
+
+
+@rule("DDP015")
+def hard_coded_gpu(ctx: Context) -> Iterator[Hit]:
+    """GPU 0 written into a DDP script (`"cuda:0"`, `.cuda(0)`, `.to(0)`, `device_ids=[0]`).
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        model = Net().to("cuda:0")
+
+    Right:
+
+        import os
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        model = Net().to(f"cuda:{int(os.environ['LOCAL_RANK'])}")
+
+    Every process of the node then works on GPU 0: the others stay idle, GPU 0 runs out of
+    memory, and NCCL reports a duplicate GPU. Use the process's local rank. Found where every
+    process runs it (not under a rank test, not on the branch of `if args.local_rank == -1:`), in
+    a script that starts a process group or wraps a model in DDP.
+    """
+    f = ctx.facts
+    if not (ctx.calls_of(INIT) or ctx.ddp_refs):
+        return
+    for expr in _gpu_zero(ctx):
+        if not ctx.on_some_ranks(expr) and not ctx.undistributed(expr):
+            yield Hit(expr, f"`{f.code(expr)}` puts every process on GPU 0: use this process's local rank "
+                            "(LOCAL_RANK)")
+
+
+def _gpu_zero(ctx: Context) -> Iterator[cst.BaseExpression]:
+    """`"cuda:0"` anywhere, and a literal 0 as the index of `.cuda()`, `.to()`, `set_device`,
+    `device_ids=[...]`, `output_device=`, `torch.device("cuda", 0)`."""
+    f = ctx.facts
+    yield from (s for s in f.strings if string_value(s) == "cuda:0")
+    for call in f.calls:
+        name = f.qualify(call.func)
+        first = mt.positional(call, 0)
+        if name in ("torch.cuda.set_device", "torch.cuda.device") or mt.is_method_call(call, "cuda", "to") \
+                and name is None:
+            if first is not None and mt.is_zero(first.value):
+                yield first.value
+        elif name == DDP:
+            ids, out = mt.keyword(call, "device_ids"), mt.keyword(call, "output_device")
+            if ids is not None and isinstance(ids.value, (cst.List, cst.Tuple)):
+                yield from (e.value for e in ids.value.elements if mt.is_zero(e.value))
+            if out is not None and mt.is_zero(out.value):
+                yield out.value
+        elif name == "torch.device" and len(call.args) == 2 and string_value(call.args[0].value) == "cuda" \
+                and mt.is_zero(call.args[1].value):
+            yield call.args[1].value
