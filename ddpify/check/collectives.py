@@ -259,3 +259,73 @@ def _tests_gradients(f, test: cst.BaseExpression) -> bool:
     """`p.grad`, `grad_norm`, a scaler's own check: values the backward already all-reduced."""
     return any("grad" in n.value.lower() for n in mt.findall(test, cst.Name)) or any(
         "grad" in a.attr.value.lower() for a in mt.findall(test, cst.Attribute))
+
+
+@rule("DDP019")
+def sync_on_wrong_micro_step(ctx: Context) -> Iterator[Hit]:
+    """Gradient accumulation whose all-reduce lands on the wrong micro-step.
+
+    Wrong:
+
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(net)
+        for micro_step in range(accum):
+            loss = model(x).sum()
+            model.require_backward_grad_sync = micro_step == accum - 1
+            loss.backward()
+
+    Right:
+
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(net)
+        for micro_step in range(accum):
+            model.require_backward_grad_sync = micro_step == accum - 1
+            loss = model(x).sum()
+            loss.backward()
+
+    DDP decides in its forward whether the coming backward all-reduces: a
+    `require_backward_grad_sync` set after the forward acts one micro-step late, so the
+    optimizer steps on gradients that were never averaged (each process trains its own model)
+    or averages the wrong ones. Found for that flag set between the forward and the backward
+    of a loop body; for a flag that can never be true (`micro_step == accum` in `for
+    micro_step in range(accum)`); and for `no_sync()` entered on exactly the test that steps
+    the optimizer (`model.no_sync() if (i + 1) % k == 0 else nullcontext()` ... `if (i + 1) % k
+    == 0: optimizer.step()`), which is inverted.
+    """
+    if not ctx.ddp_refs:
+        return
+    f = ctx.facts
+    for target, value, stmt in f.assigns:
+        if not mt.is_attribute(target, "require_backward_grad_sync") or ctx.holds_ddp(target.value) is None:
+            continue
+        loop = next(f.enclosing_loops(stmt), None)
+        if loop is None:
+            continue
+        model = dotted(target.value)
+        body = f.calls_in(loop.body)
+        if any(dotted(c.func) == model and f.before(c, stmt) for c in body) and any(
+                f.is_backward(c) and f.before(stmt, c) for c in body):
+            yield Hit(target, f"`{model}.require_backward_grad_sync` is set after `{model}`'s forward, which "
+                              "already decided whether this backward all-reduces: set it before the forward")
+        elif _never_true(f, value, loop):
+            yield Hit(value, f"`{f.code(value)}` is never true in `for ... in {f.code(loop.iter)}`: the "
+                             "gradients are never all-reduced; compare with the last micro-step")
+    steps = {f.code(guard.test) for c in f.calls if mt.is_method_call(c, "step") and "optim" in f.code(c.func.value)
+             for guard in [next((a for a in f.ancestors(c) if isinstance(a, cst.If)), None)]
+             if guard is not None and f.is_inside(c, guard.body)}
+    for call in f.calls:
+        if mt.is_method_call(call, "no_sync") and ctx.holds_ddp(call.func.value) is not None:
+            ifexp = f.parent(call)
+            if isinstance(ifexp, cst.IfExp) and ifexp.body is call and f.code(ifexp.test) in steps:
+                yield Hit(ifexp.test, f"`no_sync()` is entered when `{f.code(ifexp.test)}`, the very test that "
+                                      "steps the optimizer: the steps use unsynchronised gradients; swap the branches")
+
+
+def _never_true(f, value: cst.BaseExpression, loop) -> bool:
+    """`i == n` where the loop is `for i in range(n)`: `i` stops at n - 1."""
+    if not (isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and mt.is_call_of(loop.iter, "range")
+            and len(loop.iter.args) == 1):
+        return False
+    return isinstance(value, cst.Comparison) and len(value.comparisons) == 1 \
+        and isinstance(value.comparisons[0].operator, cst.Equal) and mt.is_name(value.left, loop.target.value) \
+        and f.code(value.comparisons[0].comparator) == f.code(loop.iter.args[0].value)

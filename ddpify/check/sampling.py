@@ -202,3 +202,140 @@ def _readers(ctx: Context, sampler: cst.Call) -> tuple[list[cst.For], list[cst.C
              and f.ref(mt.strip_iteration(lp.iter)) in refs]
     passed = [c for c in f.calls if any(dotted(a.value) and f.ref(a.value) in refs for a in c.args)]
     return loops, passed
+
+
+SEEDS = frozenset({"torch.manual_seed", "random.seed", "numpy.random.seed", "torch.cuda.manual_seed",
+                   "torch.cuda.manual_seed_all"})
+AUGMENTS = ("torchvision.transforms.", "torchvision.transforms.v2.")
+
+
+@rule("DDP020", bug=False)
+def same_seed_augmentation(ctx: Context) -> Iterator[Hit]:
+    """The same seed on every rank, with random augmentation in the data path.
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        from torchvision import transforms
+        dist.init_process_group("nccl")
+        torch.manual_seed(42)
+        augment = transforms.RandomResizedCrop(224)
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        from torchvision import transforms
+        dist.init_process_group("nccl")
+        torch.manual_seed(42 + dist.get_rank())
+        augment = transforms.RandomResizedCrop(224)
+
+    Every process then draws the same random numbers: the k-th sample of each process gets the
+    same crop, flip and noise, so the batch holds N copies of one augmentation pattern. Offset
+    the seed by the rank (the DDP wrapper still broadcasts rank 0's weights at construction).
+    Advice, because a script may want identical streams (and seeds its initialisation before
+    the wrap on purpose). Found for a seed call that does not read the rank, in a script that
+    builds a `torchvision.transforms.Random*` augmentation.
+    """
+    if not ctx.distributed:
+        return
+    f = ctx.facts
+    if not any((f.qualify(c.func) or "").startswith(AUGMENTS) and "Random" in (dotted(c.func) or "") for c in f.calls):
+        return
+    for call in f.calls:
+        if f.qualify(call.func) in SEEDS and call.args and not any(
+                ctx.rank_dependent(a.value) or ctx.is_global_rank(a.value) for a in call.args):
+            yield Hit(call, f"`{f.code(call)}` seeds every rank alike, and this script augments at random: every "
+                            "process draws the same augmentations; add the rank to the seed")
+
+
+@rule("DDP021")
+def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
+    """DDP training over a loader that every rank reads whole: no `DistributedSampler`.
+
+    Wrong:
+
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        from torch.utils.data import DataLoader, TensorDataset
+        model = DDP(net)
+        loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
+        for xb, yb in loader:
+            torch.nn.functional.mse_loss(model(xb), yb).backward()
+
+    Right:
+
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+        model = DDP(net)
+        data = TensorDataset(x, y)
+        loader = DataLoader(data, batch_size=32, sampler=DistributedSampler(data))
+        for xb, yb in loader:
+            torch.nn.functional.mse_loss(model(xb), yb).backward()
+
+    Without a sampler that shards the data, every process trains on every sample: N GPUs do
+    the work of one, an epoch is N epochs, and the learning-rate schedule is off. Found for a
+    loader without `sampler=`/`batch_sampler=` that a DDP training loop of this file reads,
+    whose data set is torch's or torchvision's or a class of this file that never mentions a
+    rank, a world size or shards (a data set that shards itself is fine), in a file that
+    builds no sampler at all.
+    """
+    f = ctx.facts
+    if not ctx.ddp_refs or any((dotted(c.func) or "").endswith("Sampler") for c in f.calls):
+        return
+    for call in ctx.calls_of(LOADER):
+        if mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler") or mt.has_double_star(call) \
+                or not _trained_on(ctx, call) or not _whole_data(ctx, call):
+            continue
+        yield Hit(call, "every rank reads this whole loader (no DistributedSampler): each process trains on all "
+                        "the data; shard it with sampler=DistributedSampler(dataset)")
+
+
+def _trained_on(ctx: Context, loader: cst.Call) -> bool:
+    """Does a loop of this file that trains iterate `loader` as it was built: by a name every
+    assignment of which is a DataLoader (`loader = shard_loader(loader)` shards it), or through a
+    parameter of a function every call of which passes that name?"""
+    f = ctx.facts
+    refs = {f.ref(t, s) for t, v, s in f.assigns if v is loader} - {None}
+    if not refs or any(not (isinstance(v, cst.Call) and f.qualify(v.func) == LOADER)
+                       for ref in refs for _, v, _ in f.writes(ref)):
+        return False
+    for ref in list(refs):
+        refs |= {p for p in f.receivers(ref) if _only_passed(f, p, refs)}
+    return any(isinstance(lp, cst.For) and dotted(mt.strip_iteration(lp.iter))
+               and f.ref(mt.strip_iteration(lp.iter)) in refs and f.trains(lp) for lp in f.loops)
+
+
+def _only_passed(f, param, refs) -> bool:
+    """Is the parameter `param` passed one of `refs` by every call (a `run_epoch(model, loader)`
+    that also gets the sharded training loader tells nothing about this one)?"""
+    if not isinstance(param.scope, cst.FunctionDef):
+        return False
+    passed = [f.argument_for(c, param.scope, param.name) for c in f.call_sites(param.scope)]
+    return bool(passed) and all(a is not None and dotted(a) and f.ref(a) in refs for a in passed)
+
+
+SHARDING_WORDS = re.compile(r"rank|world|shard|replica|split_dataset_by_node", re.I)
+
+
+def _whole_data(ctx: Context, loader: cst.Call) -> bool:
+    """Is the loader's data set one that does not shard itself: torch's or torchvision's, or a
+    class of this file whose code never mentions ranks, world sizes or shards?"""
+    f = ctx.facts
+    data = mt.positional(loader, 0) or mt.keyword(loader, "dataset")
+    origins = f.origins(data.value) if data is not None else []
+    if not origins:
+        return False
+    for origin in origins:
+        if not isinstance(origin, cst.Call):
+            return False
+        qualified = f.qualify(origin.func) or ""
+        own = f.classes.get(dotted(origin.func) or "")
+        if own is not None:
+            if SHARDING_WORDS.search(f.code(own)) or "IterableDataset" in f.code(own):
+                return False
+        elif not qualified.startswith(f.DATA_MODULES) or "Iterable" in qualified:
+            return False
+    return True
