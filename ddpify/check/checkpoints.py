@@ -129,14 +129,38 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     `map_location`, every process allocates its copy on GPU 0 (out of memory there, and a CUDA
     context on GPU 0 for every process). Load to the CPU or to the process's own device. Found
     for a `torch.load` with neither `map_location` nor a second positional argument, in a
-    script that uses torch.distributed.
+    script that uses torch.distributed; not where the other branch of its `if` loads with a
+    `map_location` (the script chose: `if args.gpu is None: torch.load(path) else: ...`), nor for
+    a file of this rank's own (`f"queue{rank}.pth"`), which comes back on the device it left.
     """
     if not ctx.distributed:
         return
     for call in ctx.calls_of("torch.load"):
-        if mt.keyword(call, "map_location") is None and mt.positional(call, 1) is None and not mt.has_double_star(call):
+        if not _maps(call) and not _chosen(ctx, call) and not _per_rank_file(ctx, call):
             yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
                             "GPU 0; pass map_location (\"cpu\" or this process's device)")
+
+
+def _maps(call: cst.Call) -> bool:
+    return mt.keyword(call, "map_location") is not None or mt.positional(call, 1) is not None \
+        or mt.has_double_star(call)
+
+
+def _chosen(ctx: Context, call: cst.Call) -> bool:
+    """Is `call` in one branch of an `if` whose other branch loads with a map_location?"""
+    f = ctx.facts
+    for anc in f.ancestors(call):
+        if isinstance(anc, cst.If) and anc.orelse is not None:
+            other = anc.orelse if f.is_inside(call, anc.body) else anc.body
+            if any(f.qualify(c.func) == "torch.load" and _maps(c) for c in f.calls_in(other)):
+                return True
+    return False
+
+
+def _per_rank_file(ctx: Context, call: cst.Call) -> bool:
+    """`torch.load(os.path.join(d, "queue" + str(args.rank) + ".pth"))`: each rank reads its own."""
+    path = mt.positional(call, 0)
+    return path is not None and any(ctx.rank_dependent(o) for o in ctx.facts.origins(path.value))
 
 
 @rule("DDP017", bug=False)
@@ -170,9 +194,20 @@ def save_on_local_rank_zero(ctx: Context) -> Iterator[Hit]:
         return
     f = ctx.facts
     for call in ctx.calls_of("torch.save"):
-        guard = ctx.rank_guard(call)
+        guard = _guard_of(ctx, call)
         if guard is not None and (any("local_rank" in (dotted(n) or "").lower()
                                       for n in mt.findall(guard.test, (cst.Name, cst.Attribute))) or any(
                 string_value(s) == "LOCAL_RANK" for s in mt.findall(guard.test, cst.SimpleString))):
             yield Hit(call, f"saved under `{f.code(guard.test)}`, which holds once per node: on several nodes "
                             "several processes write this file; save on global rank 0")
+
+
+def _guard_of(ctx: Context, node: cst.CSTNode, depth: int = 2) -> cst.If | None:
+    """The rank test `node` runs under: its own, or that of every call of its function
+    (`if self.local_rank == 0: self._save_snapshot(epoch)`)."""
+    guard = ctx.rank_guard(node)
+    func = ctx.facts.scope(node)
+    if guard is not None or depth == 0 or not isinstance(func, cst.FunctionDef):
+        return guard
+    guards = [_guard_of(ctx, site, depth - 1) for site in ctx.facts.call_sites(func)]
+    return guards[0] if guards and all(g is not None for g in guards) else None

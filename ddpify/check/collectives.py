@@ -51,13 +51,19 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
             if not _paired(ctx, call, guard):
                 yield Hit(call, f"`{_name(f, call)}` is a collective, but only the ranks where "
                                 f"`{f.code(guard.test)}` holds reach it: the others never call it (deadlock)")
-        elif ddp_used and f.is_backward(call):
+        elif ddp_used and f.is_backward(call) and _after_a_wrap(ctx, call):
             yield Hit(call, f"a DDP backward all-reduces gradients, but only the ranks where `{f.code(guard.test)}` "
                             "holds run it (deadlock)")
         elif ctx.holds_ddp(call.func) and not ctx.grad_disabled(call):
             yield Hit(call, f"a DDP forward with gradients on is a collective, but only the ranks where "
                             f"`{f.code(guard.test)}` holds run it: use `{f.code(call.func)}.module` under "
                             "torch.no_grad()")
+
+
+def _after_a_wrap(ctx: Context, node: cst.CSTNode) -> bool:
+    """May `node` run after a model is wrapped: a wrap in another function, or earlier in its own?"""
+    f = ctx.facts
+    return any(f.scope(s) is not f.scope(node) or f.before(s, node) for stmts in ctx.ddp_refs.values() for s in stmts)
 
 
 def _name(f, call: cst.Call) -> str:
@@ -135,7 +141,7 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
                 break
             if loop in loops:
                 left = loop
-        if left is None:
+        if left is None or ctx.undistributed(exit_):
             continue
         for anc in f.ancestors(exit_):
             if anc is left:

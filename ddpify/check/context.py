@@ -39,9 +39,9 @@ AGREEING = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadca
 GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank"})
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
 # spellings of "this is the main process" that carry no `rank` in their name: `is_main_process`,
-# `master_process`, `is_root_worker`, `is_global_zero`, `am_chief`, `is_primary()` (not a bare `main`
-# or `root`: a function, a path)
-MAIN_PROCESS_WORDS = re.compile(r"(is_|am_|i_am_)?(main|master|root|primary|chief|leader|global_zero|local_zero)"
+# `master_process`, `is_root_worker`, `is_global_zero`, `is_local_master`, `am_chief`, `is_primary()`
+# (not a bare `main`, `root` or `zero`: a function, a path, a number)
+MAIN_PROCESS_WORDS = re.compile(r"(is_|am_|i_am_)?(local_|global_)?(main|master|root|primary|chief|leader|zero)"
                                 r"(_(process|proc|worker|node|gpu|device|host))?")
 PER_PROCESS_VARIABLES = frozenset({"SLURM_PROCID", "SLURM_LOCALID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
                                    "CUDA_VISIBLE_DEVICES"})
@@ -121,8 +121,9 @@ class Context:
         if ref is None:
             return False
         sources = f.sources(ref)
-        if sources:
-            return all(self.is_global_rank(s) for s in sources)
+        if sources:  # `rank = int(os.environ["RANK"])` ... else `rank = 0` (one process)
+            ranks = [s for s in sources if not isinstance(s, cst.Integer)]
+            return bool(ranks) and all(self.is_global_rank(s) for s in ranks)
         return isinstance(expr, cst.Attribute) and expr.attr.value == "rank" and any(
             mt.is_parse_args(o) for o in f.origins(expr.value))
 
@@ -144,7 +145,7 @@ class Context:
         `rank == 0`, `dist.get_rank() != 0`, `is_main_process()`, `args.local_rank in [-1, 0]`, a
         name assigned such a test (`master = rank == 0`); not a comparison with -1 or None
         (`args.local_rank != -1` asks whether the run is distributed, the same everywhere)."""
-        if isinstance(test, cst.Comparison) and _rank_word(test.left) and all(
+        if isinstance(test, cst.Comparison) and (_rank_word(test.left) or self._reads_rank_environment(test.left)) and all(
                 _minus_one_or_none(t.comparator) and isinstance(t.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
                 for t in test.comparisons):
             return False
@@ -161,6 +162,13 @@ class Context:
         return any(self.rank_dependent(child, depth) for child in mt.children(test)
                    if isinstance(child, cst.BaseExpression) or isinstance(child, cst.ComparisonTarget))
 
+    def _reads_rank_environment(self, expr: cst.CSTNode) -> bool:
+        """`os.environ["LOCAL_RANK"]`, `int(os.environ.get("RANK", -1))`."""
+        if mt.is_call_of(expr, "int") and expr.args:
+            expr = expr.args[0].value
+        key = self._environment_key(expr)
+        return key is not None and "RANK" in key.upper()
+
     def undistributed(self, node: cst.CSTNode) -> bool:
         """Does `node` run only when the script is not distributed: in the branch of
         `if args.local_rank == -1 ...:` (also `and`-ed with more), or the `else` of `!= -1`?"""
@@ -169,7 +177,8 @@ class Context:
             if isinstance(anc, cst.If) and child is not anc.test:
                 in_body = child is anc.body
                 for test in _conjuncts(anc.test) if in_body else [anc.test]:
-                    if isinstance(test, cst.Comparison) and _rank_word(test.left) and len(test.comparisons) == 1 \
+                    if isinstance(test, cst.Comparison) and (_rank_word(test.left) or self._reads_rank_environment(
+                            test.left)) and len(test.comparisons) == 1 \
                             and _minus_one_or_none(test.comparisons[0].comparator) and isinstance(
                                 test.comparisons[0].operator, cst.Equal if in_body else cst.NotEqual):
                         return True
@@ -262,6 +271,11 @@ class Context:
             if ref is None or ref in proving:
                 return ref is not None
             proving = proving | {ref}
+            if any(dotted(n) in self.agreed_names for _, value, _ in f.writes(ref)
+                   for n in mt.findall(value, (cst.Name, cst.Attribute))):
+                return True  # `if RANK != 0: stop = broadcast_list[0]` after the broadcast
+            if self._counts(node):
+                return True
             last = self._last_write(ref, node)
             if last is not None:  # `stop = flags[0]` right before the test: what it holds there
                 return self._shared(last, proving)
@@ -285,13 +299,29 @@ class Context:
             if funcs:  # `args = get_args()`: what it returns
                 return all(f.returned(func) and all(self._shared(r, proving) for r in f.returned(func))
                            for func in funcs)
-            if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving):
-                return arguments  # `args.path.split("-")`
+            if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving) \
+                    or (f.qualify(node.func) or "").startswith(("os.path.", "math.")):
+                return arguments  # `args.path.split("-")`, `os.path.basename(args.ckpt)`
             return f.qualify(node.func) == "torch.load" or mt.is_parse_args(node)
         if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg)))
+
+    def _counts(self, name: cst.CSTNode) -> bool:
+        """`idx` of `for idx in pbar` where `pbar` is a `range(...)`, on some ranks wrapped in a
+        progress bar (`pbar = tqdm(pbar) if rank == 0 else pbar`): a counter all the same."""
+        f = self.facts
+        if not isinstance(name, cst.Name):
+            return False
+        for anc in f.ancestors(name):
+            if isinstance(anc, cst.For) and name.value in {n.value for n in mt.findall(anc.target, cst.Name)}:
+                target = anc.target
+                if isinstance(target, cst.Tuple) and mt.is_call_of(anc.iter, "enumerate"):
+                    return target.elements[0].value is not None and mt.is_name(target.elements[0].value, name.value)
+                origins = [o for o in f.origins(anc.iter) if dotted(o) != dotted(anc.iter)]
+                return isinstance(target, cst.Name) and bool(origins) and all(mt.is_counting(o) for o in origins)
+        return False
 
     def _last_write(self, ref: Ref, use: cst.CSTNode) -> cst.BaseExpression | None:
         """The value of the last assignment to `ref` before `use` in the same loop body or block
@@ -433,7 +463,7 @@ def _rank_word(node: cst.CSTNode) -> bool:
     name says it is about the rank (`world_size` is not)."""
     name = dotted(node)
     last = name.split(".")[-1].lower() if name else ""
-    return "rank" in last or MAIN_PROCESS_WORDS.fullmatch(last) is not None and last not in ("main", "root")
+    return "rank" in last or MAIN_PROCESS_WORDS.fullmatch(last) is not None and last not in ("main", "root", "zero")
 
 
 def _minus_one_or_none(node: cst.CSTNode) -> bool:

@@ -109,17 +109,29 @@ def hard_coded_gpu(ctx: Context) -> Iterator[Hit]:
         model = Net().to(f"cuda:{int(os.environ['LOCAL_RANK'])}")
 
     Every process of the node then works on GPU 0: the others stay idle, GPU 0 runs out of
-    memory, and NCCL reports a duplicate GPU. Use the process's local rank. Found where every
-    process runs it (not under a rank test, not on the branch of `if args.local_rank == -1:`), in
+    memory, and NCCL reports a duplicate GPU. Use the process's local rank. A default that a
+    later assignment replaces (`args.device = "cuda:0"` ... `args.device = f"cuda:{local_rank}"`)
+    is fine. Found where every process runs it (not under a rank test, not on the branch of `if args.local_rank == -1:`), in
     a script that starts a process group or wraps a model in DDP.
     """
     f = ctx.facts
     if not (ctx.calls_of(INIT) or ctx.ddp_refs):
         return
     for expr in _gpu_zero(ctx):
-        if not ctx.on_some_ranks(expr) and not ctx.undistributed(expr):
+        if not ctx.on_some_ranks(expr) and not ctx.undistributed(expr) and not _default(ctx, expr):
             yield Hit(expr, f"`{f.code(expr)}` puts every process on GPU 0: use this process's local rank "
                             "(LOCAL_RANK)")
+
+
+def _default(ctx: Context, expr: cst.BaseExpression) -> bool:
+    """`args.device = "cuda:0"` that a later assignment may replace (`if args.distributed:
+    args.device = f"cuda:{args.local_rank}"`): a default for the one-process run."""
+    f = ctx.facts
+    for target, value, assign in f.assigns:
+        if value is expr and dotted(target):
+            ref = f.ref(target, assign)
+            return ref is not None and any(s is not assign and f.before(assign, s) for _, _, s in f.writes(ref))
+    return False
 
 
 def _gpu_zero(ctx: Context) -> Iterator[cst.BaseExpression]:

@@ -14,7 +14,7 @@ from ddpify.names import dotted
 DESTROY = "torch.distributed.destroy_process_group"
 
 
-@rule("DDP011")
+@rule("DDP011", bug=False)
 def no_destroy_process_group(ctx: Context) -> Iterator[Hit]:
     """`init_process_group` without `destroy_process_group`.
 
@@ -32,9 +32,10 @@ def no_destroy_process_group(ctx: Context) -> Iterator[Hit]:
         dist.destroy_process_group()
 
     A process group left open at exit leaks its communicators: NCCL can hang the exit or abort
-    it, and torch warns "process group has NOT been destroyed". Found when the file starts a
-    group and nothing in it calls or names `destroy_process_group` (`atexit.register(...)`
-    counts).
+    it, and torch warns "process group has NOT been destroyed". Advice, because most exits
+    free the group without harm and some projects drop the call on purpose (YOLOv5 did, after
+    it hung their shutdown). Found when the file starts a group and nothing in it calls or names
+    `destroy_process_group` (`atexit.register(...)` counts).
     """
     inits = ctx.calls_of(INIT)
     if inits and not _destroys(ctx):
