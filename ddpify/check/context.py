@@ -293,6 +293,8 @@ class Context:
             return True  # `checkpointer.resume_or_load(path)`: the same file on every process
         if isinstance(node, cst.Call):
             arguments = all(self._shared(a.value, proving) for a in node.args)
+            if mt.is_call_of(node, "len") and len(node.args) == 1 and self._data(node.args[0].value):
+                return True  # `len(train_sampler)`: a distributed sampler gives every process as many
             if dotted(node.func) in f.classes or dotted(node.func) in f.PURE_BUILTINS:  # `Config()`, `int(x)`
                 return arguments
             funcs = f.user_functions(node)
@@ -322,6 +324,14 @@ class Context:
                 origins = [o for o in f.origins(anc.iter) if dotted(o) != dotted(anc.iter)]
                 return isinstance(target, cst.Name) and bool(origins) and all(mt.is_counting(o) for o in origins)
         return False
+
+    def _data(self, expr: cst.BaseExpression) -> bool:
+        """A sampler, loader or data set (built by a class so named, or a parameter so named): its
+        length is the same on every process, since distributed sampling gives each an equal share."""
+        origins = self.facts.origins(expr)
+        return bool(origins) and all(
+            re.search(r"(sampler|loader|dataset)$", dotted(o.func if isinstance(o, cst.Call) else o) or "", re.I)
+            for o in origins)
 
     def _last_write(self, ref: Ref, use: cst.CSTNode) -> cst.BaseExpression | None:
         """The value of the last assignment to `ref` before `use` in the same loop body or block

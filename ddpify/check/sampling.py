@@ -13,7 +13,7 @@ from ddpify.check.rule import Hit, rule
 from ddpify.names import dotted
 
 LOADER = "torch.utils.data.DataLoader"
-EVALUATES = re.compile(r"eval|valid|test", re.I)  # names of functions that evaluate
+EVALUATES = re.compile(r"eval|valid|test|(^|_)val($|_)", re.I)  # names of what evaluates (`val_sampler`)
 TRAINS = re.compile(r"train|fit", re.I)
 
 
@@ -44,18 +44,21 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
 
     The sampler shuffles with a seed plus its epoch; without `set_epoch` the epoch stays 0 and
     every epoch visits the data in the same order, on every process. Found when a file that
-    trains builds a sampler that shuffles and calls no `set_epoch` (torch's method or
-    ddpify_runtime's `set_epoch(loader, epoch)`) anywhere. A sampler whose loader only evaluation
-    reads (a loop that does not train, a function named for evaluation) is left alone: the order
-    of an evaluation pass does not change its result.
+    trains (or reads the sampler's loader in a loop inside another loop: the training step may
+    live in another module) builds a sampler that shuffles and calls no `set_epoch` (torch's
+    method or ddpify_runtime's `set_epoch(loader, epoch)`) anywhere. A sampler whose loader only
+    evaluation reads (a loop that does not train, a function named for evaluation, a sampler or
+    loader named for it, `val_sampler`) is left alone: the order of an evaluation pass does not
+    change its result.
     """
     f = ctx.facts
-    if not f.has_training or any(mt.is_attribute(a, "set_epoch") for a in f.attributes) or any(
+    if any(mt.is_attribute(a, "set_epoch") for a in f.attributes) or any(
             mt.is_call_of(c, "set_epoch") for c in f.calls):
         return
     for call in ctx.calls_of(SAMPLER):
         shuffle = mt.keyword(call, "shuffle")
-        if (shuffle is None or not mt.is_name(shuffle.value, "False")) and not _evaluation_only(ctx, call):
+        if (shuffle is None or not mt.is_name(shuffle.value, "False")) and not _evaluation_only(ctx, call, True) \
+                and (f.has_training or _epochs(ctx, call)):
             yield Hit(call, "this DistributedSampler shuffles, but nothing calls its set_epoch(epoch): every epoch "
                             "sees the same order")
 
@@ -172,13 +175,31 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
                             "the whole set")
 
 
-def _evaluation_only(ctx: Context, sampler: cst.Call) -> bool:
-    """Is the loader of `sampler` read by evaluation only: loops here that do not train, or calls
-    of functions named for evaluation, and nothing that trains?"""
+def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> bool:
+    """Is the loader of `sampler` read by evaluation only: loops here that do not train (`strict`:
+    that run without gradients or in a function named for evaluation; the training step may be in
+    another module), or calls of functions named for evaluation, and nothing that trains?"""
     loops, passed = _readers(ctx, sampler)
+    if strict:
+        loops = [lp for lp in loops if ctx.grad_disabled(lp) or isinstance(
+            ctx.facts.scope(lp), cst.FunctionDef) and EVALUATES.search(ctx.facts.scope(lp).name.value)]
     evaluated = [c for c in passed if EVALUATES.search(_called(c))]
     trained = any(ctx.facts.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
-    return bool(loops or evaluated) and not trained
+    return bool(loops or evaluated or _named_for_evaluation(ctx, sampler)) and not trained
+
+
+def _named_for_evaluation(ctx: Context, sampler: cst.Call) -> bool:
+    """`val_sampler = DistributedSampler(...)`, `eval_loader = DataLoader(..., sampler=...)`."""
+    f = ctx.facts
+    names = [dotted(t) or "" for t, v, _ in f.assigns if v is sampler or isinstance(v, cst.Call) and any(
+        f.is_inside(sampler, o) for a in v.args if a.keyword and a.keyword.value == "sampler" for o in f.origins(a.value))]
+    return bool(names) and all(EVALUATES.search(n.split(".")[-1]) for n in names)
+
+
+def _epochs(ctx: Context, sampler: cst.Call) -> bool:
+    """Is a loader that draws from `sampler` read by a loop inside another loop (epochs)?"""
+    loops, _ = _readers(ctx, sampler)
+    return any(next(ctx.facts.enclosing_loops(loop), None) is not None for loop in loops)
 
 
 def _called(call: cst.Call) -> str:
