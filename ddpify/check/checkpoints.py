@@ -7,8 +7,9 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.check.context import ALWAYS, Context, string_value
+from ddpify.check.context import Context, string_value
 from ddpify.check.rule import Hit, rule
+from ddpify.models import WRAPPER
 from ddpify.names import dotted
 
 
@@ -98,7 +99,7 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
                 continue
             what = "the DDP wrapper" if expr is saved.value else f"`{f.code(expr)}.state_dict()`, whose keys start with `module.`"
             yield Hit(expr, f"this checkpoint saves {what}: it does not load into the model itself; save "
-                            f"`{f.code(expr)}.module`", _module_of(expr) if holds == ALWAYS else None)
+                            f"`{f.code(expr)}.module`", _module_of(expr) if holds == WRAPPER else None)
 
 
 def _module_of(expr: cst.BaseExpression):
@@ -147,12 +148,15 @@ def _maps(call: cst.Call) -> bool:
 
 
 def _chosen(ctx: Context, call: cst.Call) -> bool:
-    """Is `call` in one branch of an `if` whose other branch loads with a map_location?"""
+    """Is `call` in one branch of an `if` whose other branch loads the same file with a
+    map_location?"""
     f = ctx.facts
+    path = mt.positional(call, 0)
     for anc in f.ancestors(call):
-        if isinstance(anc, cst.If) and anc.orelse is not None:
+        if isinstance(anc, cst.If) and anc.orelse is not None and path is not None:
             other = anc.orelse if f.is_inside(call, anc.body) else anc.body
-            if any(f.qualify(c.func) == "torch.load" and _maps(c) for c in f.calls_in(other)):
+            if any(f.qualify(c.func) == "torch.load" and _maps(c) and mt.positional(c, 0) is not None
+                   and f.code(mt.positional(c, 0).value) == f.code(path.value) for c in f.calls_in(other)):
                 return True
     return False
 

@@ -63,7 +63,7 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
 def _after_a_wrap(ctx: Context, node: cst.CSTNode) -> bool:
     """May `node` run after a model is wrapped: a wrap in another function, or earlier in its own?"""
     f = ctx.facts
-    return any(f.scope(s) is not f.scope(node) or f.before(s, node) for stmts in ctx.ddp_refs.values() for s in stmts)
+    return any(f.scope(m.anchor) is not f.scope(node) or f.before(m.anchor, node) for m in ctx.ddp_refs.values())
 
 
 def _name(f, call: cst.Call) -> str:

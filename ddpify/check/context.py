@@ -10,7 +10,8 @@
   `agree_on`, or a helper of this file that runs one);
 - which values are the same on every process (`Facts.same_everywhere`, plus what a collective
   agreed, counters kept on `self`, checkpoints, config objects);
-- which names hold a `DistributedDataParallel` wrapper, and whether on every path.
+- which names hold a `DistributedDataParallel` wrapper, and whether on every path: the
+  converter's own answer (`ddpify.models.holds_wrapper`) about the wraps the script writes.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ import libcst as cst
 
 from ddpify import matchers as mt
 from ddpify.facts import Facts, Ref
+from ddpify.models import DDP, Model, holds_wrapper, written_wraps
 from ddpify.names import CANONICAL, dotted
 
-DDP = "torch.nn.parallel.DistributedDataParallel"
 SAMPLER = "torch.utils.data.DistributedSampler"
 INIT = "torch.distributed.init_process_group"
 COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
@@ -55,7 +56,6 @@ STAR_NAMES = {"torch": "torch", "dist": "torch.distributed", "nn": "torch.nn", "
               "DataLoader": "torch.utils.data.DataLoader", "os": "os"}
 
 SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
-ALWAYS, MAYBE = "always", "maybe"  # what a name holds: a DDP wrapper on every path, or on some
 
 
 class Context:
@@ -388,53 +388,16 @@ class Context:
 
     # the DDP wrapper ----------------------------------------------------------------------------
     @cached_property
-    def ddp_refs(self) -> dict[Ref, list[cst.CSTNode]]:
-        """Names assigned a `DistributedDataParallel(...)`, with the statements that assign it,
-        and the parameters of this file's functions they are passed to."""
-        found: dict[Ref, list[cst.CSTNode]] = {}
-        for target, value, stmt in self.facts.assigns:
-            if isinstance(value, cst.Call) and self.facts.qualify(value.func) == DDP \
-                    and not isinstance(stmt, cst.AugAssign):
-                ref = self.facts.ref(target, stmt)
-                if ref is not None:
-                    found.setdefault(ref, []).append(stmt)
-        for ref in list(found):
-            for param in self.facts.receivers(ref):
-                found.setdefault(param, [])
-        return found
+    def ddp_refs(self) -> dict[Ref, Model]:
+        """Names that hold a `DistributedDataParallel(...)` the script built, with the parameters of
+        this file's functions they are passed to (`models.written_wraps`)."""
+        return written_wraps(self.facts)
 
-    def holds_ddp(self, expr: cst.BaseExpression, depth: int = 3) -> str | None:
-        """ALWAYS when `expr` holds the wrapper on every path that reaches it, MAYBE when on
-        some (`if args.distributed: model = DDP(model)`), None when never."""
-        f = self.facts
-        ref = f.ref(expr) if dotted(expr) else None
-        if ref is None or ref not in self.ddp_refs:
-            return None
-        wraps = self.ddp_refs[ref]
-        earlier = [(v, s) for _, v, s in f.writes(ref) if f.scope(s) is f.scope(expr) and f.before(s, expr)]
-        if not earlier and (not wraps or f.scope(wraps[0]) is f.scope(expr)):
-            return self._passed(ref, depth)  # before any assignment here: what the caller passed
-        if not earlier:  # assigned in another function (`self.model`, a global): any assignment may be last
-            return ALWAYS if all(s in wraps or _keeps(ref, v) for _, v, s in f.writes(ref)) else MAYBE
-        held = set()  # what the assignments that may be the last before the use leave: wrapper or not
-        for value, stmt in reversed(earlier):
-            if _keeps(ref, value):
-                continue
-            held.add(stmt in wraps)
-            if not _conditional(f, stmt, expr):
-                break
-        else:
-            held.add(False)  # every assignment is conditional: the name may hold what it held before
-        return ALWAYS if held == {True} else MAYBE if True in held else None
-
-    def _passed(self, ref: Ref, depth: int) -> str | None:
-        """What the calls of this file pass for the parameter `ref` (None for other names)."""
-        f = self.facts
-        if not isinstance(ref.scope, cst.FunctionDef) or "." in ref.name:
-            return None
-        passed = [f.argument_for(c, ref.scope, ref.name) for c in f.call_sites(ref.scope)]
-        verdicts = {self.holds_ddp(a, depth - 1) if a is not None and depth else None for a in passed}
-        return ALWAYS if verdicts == {ALWAYS} else MAYBE if verdicts & {ALWAYS, MAYBE} else None
+    def holds_ddp(self, expr: cst.BaseExpression) -> str | None:
+        """WRAPPER when `expr` holds the wrapper on every path that reaches it, MAYBE when on
+        some (`if args.distributed: model = DDP(model)`), None when never: the converter's own
+        answer (`models.holds_wrapper`), about the wraps this script writes."""
+        return holds_wrapper(self.facts, expr, refs=self.ddp_refs) if self.ddp_refs else None
 
     def module_api(self, name: str) -> bool:
         """Does the DDP wrapper itself answer `.name` (nn.Module's API and DDP's own)?"""
@@ -486,12 +449,6 @@ def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return _conjuncts(test.left) + _conjuncts(test.right)
     return [test]
-
-
-def _keeps(ref: Ref, value: cst.BaseExpression) -> bool:
-    """`model = model.to(device)`: the name still holds what it held."""
-    return mt.is_method_call(value, "to", "cuda", "cpu", "train", "eval", "float", "half", "requires_grad_") \
-        and dotted(value.func.value) == ref.name
 
 
 def _conditional(f: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> bool:

@@ -7,8 +7,9 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.check.context import ALWAYS, Context, string_value
+from ddpify.check.context import Context, string_value
 from ddpify.check.rule import Hit, rule
+from ddpify.models import WRAPPER
 from ddpify.names import dotted
 
 
@@ -46,7 +47,7 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
             continue
         owner = f.code(attr.value)
         yield Hit(attr, f"`{owner}` holds the DDP wrapper, which has no `{name}`: use `{owner}.module.{name}`",
-                  _through_module(attr) if holds == ALWAYS else None)
+                  _through_module(attr) if holds == WRAPPER else None)
 
 
 def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
