@@ -36,7 +36,8 @@ class Ref:
 
 def _collect(facts: "Facts", module: cst.Module) -> None:
     """One walk in source order: each node's parent and pre-order span, and the nodes the
-    analyses need (a plain loop over the nodes' fields: LibCST's visitor rebuilds every node)."""
+    analyses need (a plain loop over the nodes' fields: LibCST's visitor rebuilds every node;
+    whitespace, comments and punctuation are not walked)."""
     f = facts
     handlers = {
         cst.Call: f.calls.append, cst.For: f.loops.append, cst.While: f.loops.append,
@@ -64,10 +65,15 @@ def _collect(facts: "Facts", module: cst.Module) -> None:
         if handler is not None:
             handler(node)
         stack.append((node, _END))
-        stack.extend((child, node) for child in reversed(mt.children(node)))
+        stack.extend((child, node) for child in reversed(mt.children(node)) if type(child) not in _TRIVIA)
 
 
 _END = object()  # marks, on the walk's stack, the point where a node's span ends
+# layout nodes no analysis asks about (nearly half of a module's nodes): the walk skips them
+_TRIVIA = frozenset({cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.Newline,
+                     cst.EmptyLine, cst.Comment, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual,
+                     cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+                     cst.LeftCurlyBrace, cst.RightCurlyBrace})
 
 
 class Facts:

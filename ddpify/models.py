@@ -312,7 +312,7 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
     parameters of functions it is passed to, and `self.x` in every method of its class."""
     refs: dict[Ref, Model] = {}
     for model in models.wrapped:
-        home = facts.ref(cst.parse_expression(model.name), model.anchor)
+        home = facts.ref(_expression(model.name), model.anchor)
         if home is not None:
             refs.update(dict.fromkeys([home, *facts.receivers(home)], model))
     return refs
@@ -344,7 +344,7 @@ def holds_wrapper(facts: Facts, expr: cst.BaseExpression, depth: int = 3,
     model = refs.get(ref) if ref is not None else None
     if model is None:
         return None
-    home = facts.ref(cst.parse_expression(model.name), model.anchor)
+    home = facts.ref(_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
             if isinstance(ref.scope, cst.FunctionDef) else []
@@ -363,6 +363,15 @@ def holds_wrapper(facts: Facts, expr: cst.BaseExpression, depth: int = 3,
         unwraps = dotted(value) == f"{dotted(target)}.module"  # `model = model.module`: the bare model
         holds = None if unwraps or not mt.references(value, dotted(target)) else MAYBE  # last rebinding wins
     return holds
+
+
+def _expression(name: str) -> cst.BaseExpression:
+    """`self.model` as an expression (built, not parsed: this runs for every question asked)."""
+    head, *rest = name.split(".")
+    expr: cst.BaseExpression = cst.Name(head)
+    for part in rest:
+        expr = cst.Attribute(value=expr, attr=cst.Name(part))
+    return expr
 
 
 def _is_wrap(facts: Facts, value: cst.BaseExpression) -> bool:

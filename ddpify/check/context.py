@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import re
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import libcst as cst
 
@@ -65,6 +65,7 @@ class Context:
         self.facts = facts
         self._global: dict[cst.CSTNode, bool] = {}
         self._collective: dict[cst.CSTNode, bool] = {}
+        self._rank_tests: dict[cst.If, bool] = {}
         if facts.imports.stars:
             _assume_star_imports(facts)
 
@@ -78,7 +79,18 @@ class Context:
             bool(imported & {DDP, SAMPLER}) or any(f.qualify(c.func) in (DDP, SAMPLER) for c in f.calls)
 
     def calls_of(self, *qualified: str) -> list[cst.Call]:
-        return [c for c in self.facts.calls if self.facts.qualify(c.func) in qualified]
+        """The calls of these qualified names, in source order."""
+        if len(qualified) == 1:
+            return self._calls_by_name.get(qualified[0], [])
+        calls = [c for name in qualified for c in self._calls_by_name.get(name, [])]
+        return sorted(calls, key=lambda c: self.facts.spans[c][0])
+
+    @cached_property
+    def _calls_by_name(self) -> dict[str, list[cst.Call]]:
+        index: dict[str, list[cst.Call]] = {}
+        for call in self.facts.calls:
+            index.setdefault(self.facts.qualify(call.func), []).append(call)
+        return index
 
     def spelled(self, qualified: str) -> str | None:
         """How the script spells a module or name it imports (`dist` for torch.distributed)."""
@@ -193,10 +205,15 @@ class Context:
         for anc in f.ancestors(node):
             if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return None
-            if isinstance(anc, cst.If) and child is not anc.test and self.rank_dependent(anc.test):
+            if isinstance(anc, cst.If) and child is not anc.test and self._rank_test(anc):
                 return anc
             child = anc
         return None
+
+    def _rank_test(self, branch: cst.If) -> bool:
+        if branch not in self._rank_tests:
+            self._rank_tests[branch] = self.rank_dependent(branch.test)
+        return self._rank_tests[branch]
 
     def on_some_ranks(self, node: cst.CSTNode, depth: int = 3) -> bool:
         """Does `node` run on some processes only: under a rank test, after an early `return`
@@ -399,6 +416,16 @@ class Context:
         answer (`models.holds_wrapper`), about the wraps this script writes."""
         return holds_wrapper(self.facts, expr, refs=self.ddp_refs) if self.ddp_refs else None
 
+    @cached_property
+    def set_attributes(self) -> set[tuple[Ref | None, str | None]]:
+        """(where the object lives, attribute name) for every `obj.x = ...` and
+        `setattr(obj, "x", ...)` of the script."""
+        f = self.facts
+        found = {(f.ref(t.value), t.attr.value) for t, _, _ in f.assigns
+                 if isinstance(t, cst.Attribute) and dotted(t.value)}
+        return found | {(f.ref(c.args[0].value), string_value(c.args[1].value)) for c in f.calls
+                        if mt.is_call_of(c, "setattr") and len(c.args) == 3 and dotted(c.args[0].value)}
+
     def module_api(self, name: str) -> bool:
         """Does the DDP wrapper itself answer `.name` (nn.Module's API and DDP's own)?"""
         return name in mt.MODULE_API or name in WRAPPER_API or name.startswith("__")
@@ -435,7 +462,11 @@ def _rank_word(node: cst.CSTNode) -> bool:
     """`rank`, `args.local_rank`, `dist.get_rank`, `is_main_process`, `master_process`: the last
     name says it is about the rank (`world_size` is not)."""
     name = dotted(node)
-    last = name.split(".")[-1].lower() if name else ""
+    return _rank_name(name.split(".")[-1].lower()) if name else False
+
+
+@lru_cache(maxsize=4096)
+def _rank_name(last: str) -> bool:
     return "rank" in last or MAIN_PROCESS_WORDS.fullmatch(last) is not None and last not in ("main", "root", "zero")
 
 

@@ -219,9 +219,12 @@ def _readers(ctx: Context, sampler: cst.Call) -> tuple[list[cst.For], list[cst.C
     refs = {r for r in loaders if r is not None}
     for ref in list(refs):
         refs |= f.receivers(ref)
-    loops = [lp for lp in f.loops if isinstance(lp, cst.For) and dotted(mt.strip_iteration(lp.iter))
-             and f.ref(mt.strip_iteration(lp.iter)) in refs]
-    passed = [c for c in f.calls if any(dotted(a.value) and f.ref(a.value) in refs for a in c.args)]
+    names = {ref.name for ref in refs}  # compared first: cheaper than resolving every name
+
+    def reads(expr: cst.CSTNode) -> bool:
+        return dotted(expr) in names and f.ref(expr) in refs
+    loops = [lp for lp in f.loops if isinstance(lp, cst.For) and reads(mt.strip_iteration(lp.iter))]
+    passed = [c for c in f.calls if any(reads(a.value) for a in c.args)] if refs else []
     return loops, passed
 
 

@@ -6,11 +6,9 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddpify import matchers as mt
-from ddpify.check.context import Context, string_value
+from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.models import WRAPPER
-from ddpify.names import dotted
 
 
 @rule("DDP008", fixable=True)
@@ -40,10 +38,10 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
         return
     for attr in f.attributes:
         name = attr.attr.value
-        if ctx.module_api(name) or _assigned(ctx, attr) or _probed(ctx, attr):
+        if ctx.module_api(name):
             continue
         holds = ctx.holds_ddp(attr.value)
-        if holds is None:
+        if holds is None or _assigned(ctx, attr) or _probed(ctx, attr):
             continue
         owner = f.code(attr.value)
         yield Hit(attr, f"`{owner}` holds the DDP wrapper, which has no `{name}`: use `{owner}.module.{name}`",
@@ -54,11 +52,8 @@ def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
     """`model.x = ...`, or a read of `model.x` where the script sets it on the same name (also
     with `setattr(model, "x", ...)`): an attribute of the wrapper, which works."""
     f = ctx.facts
-    name, ref = attr.attr.value, f.ref(attr.value) if dotted(attr.value) else None
-    return any(target is attr or ref is not None and isinstance(target, cst.Attribute) and target.attr.value == name
-               and dotted(target.value) and f.ref(target.value) == ref for target, _, _ in f.assigns) or any(
-        ref is not None and len(c.args) == 3 and string_value(c.args[1].value) == name and dotted(c.args[0].value)
-        and f.ref(c.args[0].value) == ref for c in f.calls if mt.is_call_of(c, "setattr"))
+    return any(target is attr for target, _, _ in f.assigns) or (
+        f.ref(attr.value), attr.attr.value) in ctx.set_attributes
 
 
 def _probed(ctx: Context, attr: cst.Attribute) -> bool:
