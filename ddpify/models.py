@@ -314,8 +314,20 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
     for model in models.wrapped:
         home = facts.ref(_expression(model.name), model.anchor)
         if home is not None:
-            refs.update(dict.fromkeys([home, *facts.receivers(home)], model))
+            received = facts.receivers(home)
+            kept = {k for r in received for k in _kept_on_self(facts, r)}  # `self.model = model`
+            refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in facts.receivers(k))], model))
     return refs
+
+
+def _kept_on_self(facts: Facts, param: Ref) -> list[Ref]:
+    """`self.model` where a method stores its parameter `model` (`self.model = model` in a
+    trainer's `__init__`): every method of the class reads the same object."""
+    if not isinstance(param.scope, cst.FunctionDef) or facts.enclosing_class(param.scope) is None:
+        return []
+    return [ref for target, value, stmt in facts.writes_in(param.scope)
+            if isinstance(value, cst.Name) and value.value == param.name and (dotted(target) or "").startswith("self.")
+            and (ref := facts.ref(target, stmt)) is not None]
 
 
 WRAPPER, MAYBE = "wrapper", "maybe"
@@ -331,24 +343,24 @@ def written_wraps(facts: Facts) -> dict[Ref, Model]:
     return wrapped_refs(facts, Models(wraps[::-1], []))  # the first wrap of a name wins
 
 
-def holds_wrapper(facts: Facts, expr: cst.BaseExpression, depth: int = 3,
-                  refs: dict[Ref, Model] | None = None) -> str | None:
+def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, depth: int = 3) -> str | None:
     """What the name `expr` holds where it is read: WRAPPER when it is proven to be a
     DistributedDataParallel wrapper, MAYBE when it may be one or the bare model (rebound after
     the wrap, wrapped on some paths only, or a parameter some callers pass a wrapper and others
     not), None when it is not. Edits that depend on it use `.module` for WRAPPER and `unwrap(...)`
-    for MAYBE. `refs` are the names that hold a wrapper: the analysis's `wrapped_refs` (the wraps
-    ddpify places) by default, `written_wraps` for a script that wraps its models itself."""
-    refs = facts.wrapped_refs if refs is None else refs
+    for MAYBE. `refs` are the names that hold a wrapper: `Analysis.wrapped_refs` (the wraps
+    ddpify places), or `written_wraps` for a script that wraps its models itself (`ddpify check`)."""
     ref = facts.ref(expr)
     model = refs.get(ref) if ref is not None else None
     if model is None:
         return None
     home = facts.ref(_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
+        if facts.in_library(ref.scope):
+            return MAYBE  # a module's function: another entry point may pass the bare model
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
             if isinstance(ref.scope, cst.FunctionDef) else []
-        verdicts = {holds_wrapper(facts, arg, depth - 1, refs) if depth and arg is not None else MAYBE
+        verdicts = {holds_wrapper(facts, refs, arg, depth - 1) if depth and arg is not None else MAYBE
                     for arg in passed}
         return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
     if facts.scope(expr) is facts.scope(model.anchor) and not model.sees_wrapper(facts, expr):

@@ -338,7 +338,8 @@ def test_json_report_shape(command):
     assert report["version"] == 1
     assert [(f["path"], f["changed"]) for f in report["files"]] == [("helper.py", False), ("train.py", True)]
     records = report["files"][1]["records"]
-    assert records and all(set(r) == {"rewrite", "line", "message", "kind"} for r in records)
+    assert records and all(set(r) == {"rewrite", "line", "message", "kind", "path"} for r in records)
+    assert {r["path"] for r in records} == {"train.py"}
     assert {"launcher-arg", "init-distributed"} <= {r["rewrite"] for r in records}
     assert all(r["kind"] in ("change", "warning", "note") and isinstance(r["line"], int) for r in records)
     assert "[init-distributed]" not in result.stderr

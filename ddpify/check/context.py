@@ -94,7 +94,7 @@ class Context:
 
     def spelled(self, qualified: str) -> str | None:
         """How the script spells a module or name it imports (`dist` for torch.distributed)."""
-        for local, full in self.facts.imports.aliases.items():
+        for local, full in self.facts.own_imports.aliases.items():
             if full == qualified:
                 return local
         head, _, rest = qualified.rpartition(".")
@@ -414,7 +414,7 @@ class Context:
         """WRAPPER when `expr` holds the wrapper on every path that reaches it, MAYBE when on
         some (`if args.distributed: model = DDP(model)`), None when never: the converter's own
         answer (`models.holds_wrapper`), about the wraps this script writes."""
-        return holds_wrapper(self.facts, expr, refs=self.ddp_refs) if self.ddp_refs else None
+        return holds_wrapper(self.facts, self.ddp_refs, expr) if self.ddp_refs else None
 
     @cached_property
     def set_attributes(self) -> set[tuple[Ref | None, str | None]]:
