@@ -130,9 +130,14 @@ def rewrite_sections() -> str:
 
 def rule_table() -> str:
     from ddpify.check import RULES
-    rows = [f"| [`{r.code}`](#{r.code.lower()}-{r.name}) | `{r.name}` | {cell(r.summary)} | {cell(fix_sentence(r))} |"
+    rows = [f"| [`{r.code}`](#{r.code.lower()}-{r.name}) | `{r.name}` | {cell(finds(r))} | {cell(fix_sentence(r))} |"
             for r in RULES]
     return "\n".join(["| code | name | what it finds | `--fix` |", "|---|---|---|---|", *rows])
+
+
+def finds(rule: "Rule") -> str:
+    """The docstring's first line; for advice, which `--select` turns it on."""
+    return rule.summary if rule.bug else f"advice (`--select {rule.code}`): {rule.summary}"
 
 
 def fix_sentence(rule: "Rule") -> str:
@@ -277,10 +282,10 @@ def cli_help() -> str:
 # --------------------------------------------------------------------------------------- layout
 
 def layout() -> str:
-    """One row per module of ddpify/ and the runtime: the first sentence of its docstring (the
-    rewrite modules, whose docstrings are docs/rewrites.md, as one row)."""
+    """One row per module of ddpify/, the runtime and scripts/: the first sentence of its docstring
+    (the rewrite modules, whose docstrings are docs/rewrites.md, as one row)."""
     rows = []
-    for path in [*sorted((ROOT / "ddpify").rglob("*.py")), RUNTIME]:
+    for path in [*sorted((ROOT / "ddpify").rglob("*.py")), RUNTIME, *sorted((ROOT / "scripts").glob("*.py"))]:
         relative = path.relative_to(ROOT).as_posix()
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
         if not doc:

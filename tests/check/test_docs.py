@@ -17,8 +17,10 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "check.md"
 
 def test_rule_table_lists_every_rule_with_its_summary_and_fix():
     rows = re.findall(r"^\| \[`(DDP\d+)`\]\(#([a-z0-9-]+)\) \| `([a-z-]+)` \| (.+) \| (.*) \|$", PAGE.read_text(), re.M)
-    assert [row[:4] for row in rows] == [(r.code, f"{r.code.lower()}-{r.name}", r.name, r.summary.replace("|", "\\|"))
-                                         for r in RULES]
+    advice = {r.code: f"advice (`--select {r.code}`): " for r in RULES if not r.bug}
+    assert [row[:4] for row in rows] == [(r.code, f"{r.code.lower()}-{r.name}", r.name,
+                                          advice.get(r.code, "") + r.summary.replace("|", "\\|")) for r in RULES]
+    assert len(advice) >= 1
     assert [bool(fix) for *_, fix in rows] == [r.fixable for r in RULES]
 
 
