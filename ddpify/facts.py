@@ -212,7 +212,22 @@ class Facts:
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             cls = self.enclosing_class(call)
             return [f for f in self.functions.get(func.attr.value, ()) if self.enclosing_class(f) is cls]
+        if isinstance(func, cst.Attribute):  # `Trainer(...).fit()`, `trainer.fit()` after `trainer = Trainer(...)`
+            cls = self._instance_of(func.value)
+            return [f for f in self.functions.get(func.attr.value, ()) if cls and self.enclosing_class(f) is cls]
         return []
+
+    def _instance_of(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
+        """The class of this file that `expr` is an instance of: `Cls(...)`, or a name only ever
+        bound to `Cls(...)` (of one class)."""
+        if isinstance(expr, cst.Name):
+            ref = self.ref(expr)
+            found = {self._instance_of(v) if isinstance(v, cst.Call) else None
+                     for _, v, stmt in self.writes(ref) if not isinstance(stmt, cst.AugAssign)}
+            return found.pop() if len(found) == 1 else None
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+            return self.classes.get(expr.func.value)
+        return None
 
     def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
         """The calls of this file that run `func` (`Cls(...)` for an `__init__`)."""

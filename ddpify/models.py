@@ -203,8 +203,6 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
             continue
         if not isinstance(value, cst.Call) or isinstance(stmt, cst.AugAssign):
             continue
-        if _after_training(facts, stmt):
-            continue
         qualified = facts.qualify(value.func)
         dataparallel = _dataparallel_call(facts, value)
         if dataparallel is not None:
@@ -213,6 +211,8 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
             candidates.append((2, stmt, name, None))
         elif not _mentions(value, name) and qualified != "torch.compile":
             candidates.append((1, stmt, name, None))
+    rebuilt = _this_round(facts, candidates, optimizer)
+    candidates = rebuilt or [c for c in candidates if not _after_training(facts, c[1])]
     if not candidates:
         return None
     best = max(c[0] for c in candidates)  # DataParallel > a move to a device > a construction
@@ -237,6 +237,31 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
         return None
     setup, anchor = _setup_in(facts, body, key)
     return Model(key, func, anchor or body[0], setup=setup, before_anchor=anchor is None)
+
+
+def _this_round(facts: Facts, candidates: list, optimizer: cst.CSTNode) -> list:
+    """The candidates of the optimizer's own function that lie between the training before the
+    optimizer and the training after it: a notebook or experiment that trains `model = Net()`,
+    then builds `model = Net()` again with a new optimizer, trains each binding in its round.
+    Empty in the first round (nothing trained before the optimizer), and when the round builds
+    no candidate (the model comes from an earlier round)."""
+    scope = facts.scope(optimizer)
+    at = facts.spans[optimizer][0]
+    points = [facts.spans[t] for t in _training_points(facts, scope) if not facts.is_inside(optimizer, t)]
+    start = max((end for first, end in points if end <= at), default=None)
+    if start is None:
+        return []
+    stop = min((first for first, _ in points if first > at), default=len(facts.spans) + 1)
+    return [c for c in candidates if facts.scope(c[1]) is scope and start <= facts.spans[c[1]][0] < stop]
+
+
+def _training_points(facts: Facts, scope) -> list[cst.CSTNode]:
+    """The loops of `scope` that train, and its statements that call a function that trains."""
+    points: list[cst.CSTNode] = [lp for lp in facts.loops_in(scope) if facts.trains(lp)]
+    for call in facts.calls:
+        if facts.scope(call) is scope and any(facts.trains(f) for f in facts.user_functions(call)):
+            points.append(facts.statement(call))
+    return points
 
 
 def _unconditional(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
@@ -289,7 +314,7 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     """Training, compiling, forwarding or returning the model: the wrap must come first."""
     if isinstance(stmt, (cst.For, cst.While)) and facts.trains(stmt):
         return True
-    if mt.sole(stmt, cst.Return) is not None:
+    if mt.sole(stmt, cst.Return) is not None or _collects(stmt, name):
         return True
     for call in facts.calls_in(stmt):
         if facts.qualify(call.func) == "torch.compile" or dotted(call.func) == name:
@@ -297,6 +322,16 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
         if any(facts.trains(f) for f in facts.user_functions(call)):
             return True
     return False
+
+
+def _collects(stmt: cst.CSTNode, name: str) -> bool:
+    """`nets = [net_a, net_b]`: an alias in a container, which would keep the bare model if the
+    wrap came after it."""
+    assign = mt.sole(stmt, cst.Assign)
+    if assign is None or not isinstance(assign.value, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        return False
+    elements = assign.value.elements
+    return any(dotted(e.value) == name for e in elements)
 
 
 def _neutral(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
@@ -341,8 +376,10 @@ def holds_wrapper(facts: "Analysis", expr: cst.BaseExpression, depth: int = 3) -
             if isinstance(ref.scope, cst.FunctionDef) else []
         verdicts = {holds_wrapper(facts, arg, depth - 1) if depth and arg is not None else MAYBE for arg in passed}
         return WRAPPER if verdicts == {WRAPPER} else MAYBE
-    if facts.scope(expr) is facts.scope(model.anchor) and not model.sees_wrapper(facts, expr):
-        return None
+    if facts.scope(expr) is facts.scope(model.anchor):
+        model = _binding_at(facts, home, expr)
+        if model is None:
+            return None
     holds = WRAPPER
     for target, value, stmt in facts.writes(ref):
         if _keeps_binding(facts, target, value) or not _may_run_between(facts, model, stmt, expr):
@@ -351,6 +388,14 @@ def holds_wrapper(facts: "Analysis", expr: cst.BaseExpression, depth: int = 3) -
             return MAYBE  # rebound somewhere, sometimes: either may be there
         holds = None if not mt.references(value, dotted(target)) else MAYBE  # last rebinding wins
     return holds
+
+
+def _binding_at(facts: "Analysis", home: Ref, expr: cst.CSTNode) -> Model | None:
+    """Of the wraps of one name in one function (a model rebuilt and trained again), the last
+    one before `expr`: the binding `expr` reads."""
+    seen = [m for m in facts.models.wrapped if m.sees_wrapper(facts, expr)
+            and facts.ref(cst.parse_expression(m.name), m.anchor) == home]
+    return max(seen, key=lambda m: facts.spans[m.anchor][0], default=None)
 
 
 def _keeps_binding(facts: Facts, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:

@@ -36,15 +36,17 @@ def rewrite(facts, edits, options) -> None:
         edits.todo(stmt, "CUDA_VISIBLE_DEVICES set here would show every process the same GPU: remove it "
                    "and choose GPUs on the launcher's command line")
     anchor = _after_parsing(facts)
-    if anchor is not None:
-        edits.insert_after(anchor, CALL)
-    elif _is_library(facts):
+    after = anchor is not None
+    if anchor is None and _is_library(facts):
         edits.todo(facts.module.body[0], "this module trains but runs nothing when imported: call "
                    "init_distributed_mode() (from ddpify_runtime) first thing in the script that uses it")
         return
-    else:
+    if anchor is None:
         anchor = _entry_point_start(facts)
-        edits.insert_before(anchor, CALL)
+    earlier = _needed_earlier(facts, anchor)
+    if earlier is not None:
+        anchor, after = earlier, False
+    (edits.insert_after if after else edits.insert_before)(anchor, CALL)
     edits.add_import("ddpify_runtime", "init_distributed_mode")
     edits.record(anchor, "init_distributed_mode() joins the process group (torchrun, SLURM, or one process)")
 
@@ -87,6 +89,42 @@ def _entry_point_start(facts):
                     return _first_statement(func.body.body)
         return main_block.body.body[0]
     return next((s for s in facts.module.body if not mt.is_preamble(s)), facts.module.body[-1])
+
+
+def _needed_earlier(facts, anchor):
+    """Where the call must go instead of `anchor` when `anchor` is inside a function but code at
+    module level wraps a model or shards a loader before that function is entered (a script
+    without `main()` whose `if __name__ == "__main__":` block calls a `train()` helper): the
+    main block's first statement when that code is in the main block, else the module's first
+    statement after the imports. None when `anchor` already comes first."""
+    func = facts.scope(anchor)
+    if not isinstance(func, cst.FunctionDef):
+        return None
+    sites = [m.anchor for m in facts.models.wrapped] + list(facts.loaders.training)
+    for stmt, main_block in _top_level(facts):
+        if _reaches(facts, stmt, lambda node: node is func or facts.is_inside(func, node)):
+            return None  # the function is entered first
+        if _reaches(facts, stmt, lambda node: any(facts.is_inside(site, node) for site in sites)):
+            return main_block.body.body[0] if main_block is not None else \
+                next(s for s in facts.module.body if not mt.is_preamble(s))
+    return None
+
+
+def _top_level(facts):
+    """(statement, the main block holding it or None) for the statements run at import, in order."""
+    for stmt in facts.module.body:
+        if mt.is_main_guard(stmt):
+            yield from ((s, stmt) for s in stmt.body.body)
+        elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            yield stmt, None
+
+
+def _reaches(facts, stmt, found, depth: int = 3) -> bool:
+    """Does running `stmt` run a node for which `found` holds (itself, or a function it calls)?"""
+    if found(stmt):
+        return True
+    return depth > 0 and any(_reaches(facts, f, found, depth - 1)
+                             for c in facts.calls_in(stmt) for f in facts.user_functions(c))
 
 
 def _first_statement(body):
