@@ -17,7 +17,8 @@ A helper that only writes (`save_checkpoint(...)`) is guarded where it is called
 whose body only writes takes the condition (`if args.save_model and is_main_process():`).
 `os.makedirs` stays on every process (harmless), as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
-later `torch.load` in the same function reads what was saved, a `barrier()` follows the save.
+later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.load`, `open(path)`,
+...) may read what was written, a `barrier()` follows the write, whatever wrote it.
 `print` needs nothing: the runtime silences it off the main process.
 
 With `--strategy fsdp` a forward and a full state dict are collectives (FSDP2 all-gathers the
@@ -79,11 +80,11 @@ def rewrite(facts, edits, options) -> None:
             edits.todo(stmt, f"every process writes this file, because the block also sets `{needed}`, used "
                        "below: compute that outside the block and guard the write with is_main_process()")
             continue
-        if what == "torch.save" or any(facts.qualify(c.func) == "torch.save" for c in facts.calls_in(stmt)):
-            saves.append(stmt)  # also `with open(path, "wb") as f: torch.save(model, f)`
         owner = _sole_body_of_if(facts, stmt, writes)
         if owner is not None and options.fsdp and _collectives(facts, owner):
             owner = None  # the gathers stay on every process: the write is guarded inside the `if`
+        if not what.startswith("wandb.") and not _logs(facts, stmt, loggers):
+            saves.append(owner or stmt)  # every process waits there when the file is read back below
         if owner is not None:  # `if args.save_model: torch.save(...)` -> `if args.save_model and ...:`
             edits.replace(owner.test, _and_main, f"{what} runs on the main process only")
             writes[owner] = what
@@ -101,7 +102,7 @@ def rewrite(facts, edits, options) -> None:
     taken: dict = {}
     for stmt in guarded if options.fsdp else ():
         _hoist_collectives(facts, edits, stmt, guarded, taken)
-    for stmt in saves:
+    for stmt in dict.fromkeys(saves):
         if _read_back_later(facts, stmt):
             edits.insert_after(stmt, "barrier()\n")
             edits.add_import("ddpify_runtime", "barrier")
@@ -147,6 +148,12 @@ def _writes(facts, stmt, loggers) -> str | None:
         if facts.ref(call.func.value) in loggers:
             return dotted(call.func)
     return None
+
+
+def _logs(facts, stmt, loggers) -> bool:
+    """A SummaryWriter or wandb run made or used: no file that the script reads back."""
+    return any(_is_logger(facts, c) or isinstance(c.func, cst.Attribute) and facts.ref(c.func.value) in loggers
+               for c in facts.calls_in(stmt))
 
 
 def _is_logger(facts, expr) -> bool:
@@ -320,10 +327,22 @@ def _harmless(facts, stmt, writes) -> bool:
         for c in facts.calls_in(small))  # a helper that calls the model must run everywhere
 
 
+READERS = {"torch.load", "pickle.load", "json.load", "numpy.load", "numpy.loadtxt", "pandas.read_csv",
+           "pandas.read_json", "pandas.read_pickle", "PIL.Image.open", "yaml.safe_load", "yaml.load"}
+
+
 def _read_back_later(facts, stmt) -> bool:
+    """Does the write's function read a file after it (`torch.load`, `pickle.load`, `open(path)`,
+    ...)? The other processes must then wait for the main process's write."""
     scope = facts.scope(stmt)
-    return any(facts.qualify(c.func) == "torch.load" and facts.scope(c) is scope and facts.before(stmt, c)
+    return any(facts.scope(c) is scope and facts.before(stmt, c) and not facts.is_inside(c, stmt) and _reads(facts, c)
                for c in facts.calls)
+
+
+def _reads(facts, call) -> bool:
+    if facts.qualify(call.func) in READERS:
+        return True
+    return mt.is_call_of(call, "open") and not mt.is_open_for_writing(call)
 
 
 

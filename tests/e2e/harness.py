@@ -275,6 +275,23 @@ def check_params_identical(probe: Probe, world: int) -> List[str]:
     return problems
 
 
+def check_optimizers_identical(probe: Probe, world: int) -> List[str]:
+    """Every optimizer's parameters are the same on every rank after its 2nd step and at exit (a
+    model trained bare on each rank's shard, or trained before DDP wrapped it, differs at one of
+    them; DDP's broadcast at the wrap hides the second from the final weights)."""
+    problems = []
+    for when in ("step2", "exit"):
+        for number, by_rank in sorted(probe.optimizers(when).items()):
+            if sorted(by_rank) != list(range(world)):
+                problems.append(f"optimizer {number} ({when}): recorded by ranks {sorted(by_rank)}")
+                continue
+            digests = {r: (e["sha256"] or "sharded")[:12] for r, e in by_rank.items()}
+            if len(set(digests.values())) != 1:
+                problems.append(f"optimizer {number} ({by_rank[0]['optimizer']}, {when}, "
+                                f"{by_rank[0]['steps']} steps): parameters differ across ranks: {digests}")
+    return problems
+
+
 def sharded_loaders(probe: Probe, dataset_len: int) -> List[int]:
     """Numbers of the iterated, sharded loaders over a dataset of ``dataset_len`` samples."""
     return [number for number, info in sorted(probe.loaders().items())

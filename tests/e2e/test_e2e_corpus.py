@@ -181,7 +181,7 @@ def test_replicas_stay_identical(launches, name):
     wrapped = {rank: [e["module"] for e in probe.of("ddp", rank)] for rank in range(h.WORLD)}
     assert wrapped[0] == wrapped[1] and len(wrapped[0]) == runs.spec.models, (
         f"DDP-wrapped models per rank: {wrapped}, expected {runs.spec.models}")
-    problems = h.check_params_identical(probe, h.WORLD)
+    problems = h.check_params_identical(probe, h.WORLD) + h.check_optimizers_identical(probe, h.WORLD)
     assert not problems, "\n".join(problems) + "\n" + runs.runs["torchrun"].tail(8)
 
 
