@@ -102,11 +102,13 @@ def rewrite(facts, edits, options) -> None:
     taken: dict = {}
     for stmt in guarded if options.fsdp else ():
         _hoist_collectives(facts, edits, stmt, guarded, taken)
-    for stmt in dict.fromkeys(saves):
-        if _read_back_later(facts, stmt):
-            edits.insert_after(stmt, "barrier()\n")
-            edits.add_import("ddpify_runtime", "barrier")
-            edits.record(stmt, "barrier() after the save: the file is read back below")
+    points = {stmt: _reached_by_all(facts, stmt) for stmt in saves if _read_back_later(facts, stmt)}
+    for stmt, point in points.items():
+        if _barrier_follows(facts, point, set(points.values()) - {point}):
+            continue
+        edits.insert_after(point, "barrier()\n")
+        edits.add_import("ddpify_runtime", "barrier")
+        edits.record(stmt, "barrier() after the save: the file is read back below")
     for call in facts.calls:
         if facts.qualify(call.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(call, "disable"):
             edits.replace(call, _disable_bar, "progress bar shown on the main process only")
@@ -325,6 +327,28 @@ def _harmless(facts, stmt, writes) -> bool:
     return isinstance(small, cst.Assign) and not any(
         facts.user_functions(c) or dotted(c.func) and facts.ref(c.func) in facts.wrapped_refs
         for c in facts.calls_in(small))  # a helper that calls the model must run everywhere
+
+
+def _reached_by_all(facts, stmt):
+    """Where every process passes after `stmt`: `stmt`, or the outermost `if` around it (in its
+    loop or function) whose test may differ between processes (`if val_loss < best:` on a shard)."""
+    point = stmt
+    for anc in facts.ancestors(stmt):
+        if isinstance(anc, (cst.FunctionDef, cst.For, cst.While, cst.Module)):
+            break
+        if isinstance(anc, cst.If) and not facts.same_everywhere(anc.test):
+            point = anc
+    return point
+
+
+def _barrier_follows(facts, point, others) -> bool:
+    """Does a barrier come right after `point` anyway: another write's, or the one that ends an
+    epoch loop's body (set-epoch)?"""
+    owner = facts.parent(facts.parent(point))
+    body = list(facts.parent(point).body)
+    if body.index(point) + 1 < len(body):
+        return body[body.index(point) + 1] in others
+    return any(entry.loop is owner and entry.epoch is not None for entry in facts.loaders.epoch_loops)
 
 
 READERS = {"torch.load", "pickle.load", "json.load", "numpy.load", "numpy.loadtxt", "pandas.read_csv",

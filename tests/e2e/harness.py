@@ -246,17 +246,19 @@ def complete_passes(probe: Probe, rank: int, loader: int) -> List[Pass]:
 
 
 def check_reshuffled(probe: Probe, world: int, loader: int) -> List[str]:
-    """Every rank's order differs between consecutive complete passes."""
+    """Every complete pass on every rank draws an order no earlier pass drew (also when a second
+    training counts its epochs from 0 again)."""
     problems = []
     for rank in range(world):
         complete = complete_passes(probe, rank, loader)
         if len(complete) < 2:
             problems.append(f"loader {loader} rank {rank}: fewer than 2 complete passes, "
                             "cannot check reshuffling")
-        for a, b in zip(complete, complete[1:]):
-            if a.indices == b.indices:
-                problems.append(f"loader {loader} rank {rank}: passes {a.number} and {b.number} "
-                                "fetched the same order (set_epoch missing?)")
+        for i, b in enumerate(complete):
+            same = [a.number for a in complete[:i] if a.indices == b.indices]
+            if same:
+                problems.append(f"loader {loader} rank {rank}: pass {b.number} fetched the same order as "
+                                f"pass {same[0]} (set_epoch missing, or the same epoch again?)")
     return problems
 
 
