@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 import ddpify
-from ddpify.convert import RECURSION_LIMIT, convert
+from ddpify.convert import convert
+from ddpify.parse import RECURSION_LIMIT
 
 PACKAGE = str(Path(ddpify.__file__).resolve().parent)
 

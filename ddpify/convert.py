@@ -5,37 +5,18 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from ddpify import edits as edit_set
 from ddpify.analysis import Analysis
+from ddpify.options import Options
+from ddpify.parse import parse_module
 from ddpify.report import NOTE, Change
 from ddpify.rewrites import REWRITES, Rewrite
 
-
-@dataclass(frozen=True)
-class Options:
-    """What the user chose on the command line."""
-
-    only: frozenset[str] | None = None  # run only these rewrites (names), None for all
-    skip: frozenset[str] = frozenset()
-    find_unused_parameters: bool = False
-    sync_batchnorm: bool = False
-    strategy: str = "ddp"  # "ddp": DistributedDataParallel; "fsdp": FSDP2's fully_shard
-
-    @property
-    def fsdp(self) -> bool:
-        return self.strategy == "fsdp"
-
-    def runs(self, name: str) -> bool:
-        """Is the rewrite called `name` selected?"""
-        return (self.only is None or name in self.only) and name not in self.skip
-
-    def selected(self) -> tuple[Rewrite, ...]:
-        return tuple(r for r in REWRITES if self.runs(r.name))
+__all__ = ["Options", "Result", "RewriteError", "convert"]
 
 
 @dataclass
@@ -70,27 +51,20 @@ class RewriteError(Exception):
 DISTRIBUTING_FRAMEWORKS = ("accelerate", "lightning", "pytorch_lightning", "deepspeed", "horovod",
                            "fairscale", "colossalai", "ray.train")
 
-# LibCST walks the tree recursively: long implicit string concatenations and deeply nested
-# expressions (pydoc's topics.py) need more than Python's default limit of 1000 frames.
-RECURSION_LIMIT = 20_000
-
-
 def convert(source: str | bytes, options: Options = Options()) -> Result:
     """Convert one script.
 
     Raises `libcst.ParserSyntaxError` on code that does not parse, `SyntaxError` on bytes that
     do not decode (a bad encoding cookie), and `RewriteError` on a bug of ours.
     """
-    if sys.getrecursionlimit() < RECURSION_LIMIT:
-        sys.setrecursionlimit(RECURSION_LIMIT)
     data = source.encode("utf-8") if isinstance(source, str) else source
-    module = cst.parse_module(data)
+    module = parse_module(data)
     facts = Analysis(module, wraps=options.runs("wrap-model"), fsdp=options.fsdp)
     gate = _leave_alone(facts)
     if gate is not None:
         return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)
     edits = edit_set.Edits(module)
-    rewrites = options.selected()
+    rewrites = selected(options)
     for rewrite in rewrites:
         try:
             rewrite.apply(facts, edits.for_rewrite(rewrite.name), options)
@@ -103,6 +77,11 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
     code = output.code  # generated once: checked, then returned
     _check_compiles(code, module, facts, rewrites, options)
     return Result(data, code.encode(output.encoding), edits.changes(), module.encoding)
+
+
+def selected(options: Options) -> tuple[Rewrite, ...]:
+    """The rewrites `options` selects, in the order they run."""
+    return tuple(r for r in REWRITES if options.runs(r.name))
 
 
 def _leave_alone(facts: Analysis) -> str | None:

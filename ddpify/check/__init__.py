@@ -11,18 +11,15 @@ Nothing here reads or writes files; the CLI does.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
-
-import libcst as cst
 
 from ddpify import edits as edit_set
 from ddpify.check import checkpoints, collectives, devices, process_group, sampling, wrapper
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, Rule
-from ddpify.convert import RECURSION_LIMIT
 from ddpify.facts import Facts
 from ddpify.lines import positions
+from ddpify.parse import parse_module
 
 RULES: tuple[Rule, ...] = (  # in code order: reports list a line's findings in this order
     devices.rank_as_device,
@@ -109,9 +106,7 @@ class _Run:
     does not silence, or the note that it is not distributed."""
 
     def __init__(self, source: str | bytes, rules: tuple[Rule, ...]) -> None:
-        if sys.getrecursionlimit() < RECURSION_LIMIT:
-            sys.setrecursionlimit(RECURSION_LIMIT)
-        self.module = cst.parse_module(source)
+        self.module = parse_module(source)
         self.context = Context(Facts(self.module))
         self.hits: list[tuple[str, Hit, tuple[int, int]]] = []
         self.note = None

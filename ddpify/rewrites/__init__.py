@@ -34,10 +34,10 @@ from ddpify.rewrites import (
 )
 
 
-if TYPE_CHECKING:  # convert.py imports this registry
+if TYPE_CHECKING:
     from ddpify.analysis import Analysis
-    from ddpify.convert import Options
     from ddpify.edits import Edits
+    from ddpify.options import Options
 
 
 class RewriteFn(Protocol):

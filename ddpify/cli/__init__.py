@@ -1,0 +1,51 @@
+"""The command line: `ddpify convert`, `diff`, `run`, `check` and `rewrites`, one module each.
+
+Code and diffs go to stdout, messages to stderr. Exit codes are black's: 0 success (converted,
+nothing to change, or left alone), 1 under `--check` when something would change (or `check`
+found problems), 2 usage or input error, 123 internal error. Never imports torch (not even
+through the runtime), and the engine only inside the commands that use it, so that
+`ddpify --help` starts as fast as click and LibCST themselves.
+"""
+
+from __future__ import annotations
+
+import click
+
+from ddpify import __version__
+from ddpify.cli.check import check_command
+from ddpify.cli.convert import convert_command, diff_command, print_rewrites, rewrites_command, unified_diff
+from ddpify.cli.run import run_command
+from ddpify.cli.shared import EXIT_OK
+
+__all__ = ["main", "unified_diff"]
+
+HELP = """Turn a single-GPU PyTorch training script into a DistributedDataParallel script
+for torchrun.
+
+\b
+  ddpify diff train.py                       preview: unified diff + one line per change
+  ddpify convert train.py -o train_ddp.py    write the converted script
+  torchrun --nproc_per_node=4 train_ddp.py   run it on 4 GPUs (or: python train_ddp.py)
+  ddpify run --nproc-per-node 4 train.py     or convert and launch in one step
+  ddpify check ddp_train.py                  find DDP bugs in a script already distributed
+
+Exit codes: 0 success, 1 --check found changes or `check` found problems, 2 usage or input error, 123 internal error.
+"""
+
+
+def _list_rewrites(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        print_rewrites(frozenset())
+        ctx.exit(EXIT_OK)
+
+
+@click.group(help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ddpify")
+@click.option("--list-rewrites", is_flag=True, is_eager=True, expose_value=False, callback=_list_rewrites,
+              help="List the rewrites and exit (same as `ddpify rewrites`).")
+def main() -> None:
+    """The `ddpify` command (also `python -m ddpify`)."""
+
+
+for _command in (convert_command, diff_command, run_command, rewrites_command, check_command):
+    main.add_command(_command)

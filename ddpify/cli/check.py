@@ -1,0 +1,153 @@
+"""`ddpify check`: DDP bugs in scripts that are already distributed."""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import click
+
+from ddpify import io
+from ddpify.cli.shared import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, VERBOSE_HINT, guard, internal_errors
+from ddpify.parse import one_line, syntax_error
+
+if TYPE_CHECKING:
+    from ddpify.check import Report
+
+CHECK_HELP_TAIL = "Exit codes: 0 no findings, 1 findings, 2 usage or input error, 123 internal error."
+
+
+def _rule_codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> frozenset[str]:
+    from ddpify.check import RULES
+
+    codes = frozenset(c.strip().upper() for v in values for c in v.split(",") if c.strip())
+    unknown = sorted(c for c in codes if not any(r.code.startswith(c) for r in RULES))
+    if unknown:
+        raise click.BadParameter(f"unknown code(s) {', '.join(unknown)}; valid codes: "
+                                 + ", ".join(r.code for r in RULES))
+    return codes
+
+
+@click.command("check", epilog=CHECK_HELP_TAIL)
+@click.argument("sources", metavar="PATH...", nargs=-1)
+@click.option("--select", multiple=True, callback=_rule_codes, metavar="CODE[,CODE]",
+              help="Run only these rules (codes, or prefixes such as DDP00; repeatable).")
+@click.option("--ignore", multiple=True, callback=_rule_codes, metavar="CODE[,CODE]",
+              help="Do not run these rules (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON on stdout.")
+@click.option("--fix", is_flag=True, help="Apply the safe fixes to the files, then report what is left.")
+@click.option("--explain", metavar="CODE", help="Show what a rule finds, with a wrong and a right example.")
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors.")
+@internal_errors
+def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> None:
+    """Find the classic DDP bugs in PATH (files, directories, or - for stdin): the global rank
+    as a GPU index, collectives only some ranks reach, checkpoints from every rank, a
+    DistributedSampler without set_epoch, ... (`ddpify check --explain DDP001`).
+
+    Prints `path:line:col: DDP### message` per finding; `# noqa: DDP###` on a line silences it.
+
+    \b
+      ddpify check train.py
+      ddpify check src/ --ignore DDP011
+      ddpify check --fix train.py
+    """
+    import json
+    from dataclasses import asdict
+
+    from ddpify import check
+
+    if explain is not None:
+        rule = check.CODES.get(explain.strip().upper())
+        if rule is None:
+            raise click.BadParameter(f"unknown code {explain}; valid codes: {', '.join(check.CODES)}",
+                                     param_hint="--explain")
+        click.echo(f"{rule.code} ({rule.name}){' [fixable]' if rule.fixable else ''}\n\n{rule.doc}")
+        return
+    if not sources:
+        raise click.UsageError("name the scripts or directories to check (or --explain CODE)")
+    if fix and io.STDIN in sources:
+        raise click.UsageError("--fix cannot rewrite standard input")
+    rules = check.select(select or None, ignore)
+    inputs = guard(io.collect, sources)
+    outcomes = [_check_one(source, rules, fix) for source in inputs.sources]
+    errors = [o for o in outcomes if o.error]
+    if fix and errors:  # nothing is written: report the files as they are
+        outcomes = [o if o.error else _check_one(s, rules, False) for s, o in zip(inputs.sources, outcomes)]
+    elif fix:
+        for source, outcome in zip(inputs.sources, outcomes):
+            if outcome.fixed:
+                guard(io.write_atomic, source.path, outcome.output, outcome.mode)
+    good = [(s, o) for s, o in zip(inputs.sources, outcomes) if not o.error]
+    if as_json:
+        click.echo(json.dumps({"version": 1, "files": [
+            {"path": s.name, "note": o.report.note, "fixed": o.fixed,
+             "findings": [asdict(f) for f in o.report.findings]} for s, o in good]}, indent=2))
+    else:
+        for source, outcome in good:
+            for finding in outcome.report.findings:
+                click.echo(finding.render(source.name))
+            if outcome.report.note:
+                click.echo(f"{source.name}: note: {outcome.report.note}", err=True)
+    for outcome in errors:
+        if outcome.code != EXIT_INTERNAL:
+            click.echo(outcome.error, err=True)
+        elif verbose:
+            click.echo(f"{outcome.traceback.rstrip()}\n{outcome.error}", err=True)
+        else:
+            click.echo(outcome.error + VERBOSE_HINT, err=True)
+    if errors:
+        raise click.exceptions.Exit(max(o.code for o in errors))
+    left = sum(len(o.report.findings) for _, o in good)
+    if not as_json:
+        click.echo(_check_summary(good, fix), err=True)
+    if left:
+        raise click.exceptions.Exit(1)
+
+
+@dataclass
+class _Checked:
+    """Checking one input: its report (after the fixes, under --fix), or a one-line error."""
+
+    report: Report | None = None
+    output: bytes = b""
+    fixed: int = 0
+    mode: int | None = None
+    error: str = ""
+    code: int = EXIT_OK
+    traceback: str = ""
+
+
+def _check_one(source: io.Source, rules, fix: bool) -> _Checked:
+    import libcst as cst
+
+    from ddpify import check
+    try:
+        load = io.read(source)
+    except io.InputError as exc:
+        return _Checked(error=str(exc), code=EXIT_INPUT)
+    name = source.name
+    try:
+        if fix:
+            done = check.fix(load.data, rules)
+            return _Checked(done.report, done.output, done.fixed, load.mode)
+        return _Checked(check.check(load.data, rules))
+    except cst.ParserSyntaxError as exc:
+        return _Checked(error=syntax_error(name, load.data, exc), code=EXIT_INPUT)
+    except (SyntaxError, UnicodeDecodeError) as exc:
+        return _Checked(error=f"{name}: cannot parse: {one_line(str(exc))}", code=EXIT_INPUT)
+    except Exception as exc:
+        return _Checked(error=f"{name}: internal error: {type(exc).__name__}: {one_line(str(exc))}",
+                        code=EXIT_INTERNAL, traceback=traceback.format_exc())
+
+
+def _check_summary(checked: list, fix: bool) -> str:
+    findings = [f for _, o in checked for f in o.report.findings]
+    files = len({s for s, o in checked if o.report.findings})
+    fixed = sum(o.fixed for _, o in checked)
+    done = f"fixed {fixed} problem(s) in {sum(bool(o.fixed) for _, o in checked)} file(s); " if fix else ""
+    if not findings:
+        return f"{done}no DDP problems found in {len(checked)} file(s)"
+    fixable = sum(f.fixable for f in findings)
+    hint = f" ({fixable} fixable with --fix)" if fixable and not fix else ""
+    return f"{done}{len(findings)} problem(s) in {files} of {len(checked)} file(s){hint}"

@@ -1,0 +1,187 @@
+"""`ddpify convert`, `ddpify diff` and `ddpify rewrites`."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+import click
+
+from ddpify import io, report
+from ddpify.cli.engine import convert_inputs, engine_options, make_options, print_records, rewrite_names
+from ddpify.cli.shared import EXIT_INPUT, EXIT_WOULD_CHANGE, fail, guard
+
+if TYPE_CHECKING:
+    from ddpify.convert import Result
+
+
+@click.command("convert")
+@engine_options
+@click.option("-o", "--output", metavar="DST",
+              help="Output file; with several inputs or a directory, an output directory "
+                   "that mirrors the inputs' relative paths.")
+@click.option("--in-place", is_flag=True, help="Rewrite the input files themselves.")
+@click.option("--vendor-runtime", is_flag=True,
+              help="Copy the runtime next to each output as ddpify_runtime.py, for machines "
+                   "without ddpify installed.")
+def convert_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
+                    no_shard_eval, markdown, jobs, verbose, output, in_place, vendor_runtime) -> None:
+    """Convert SRC (files, directories, or - for stdin) to DDP.
+
+    One input without -o prints the converted code on stdout. The inputs are never modified
+    unless --in-place. A Jupyter notebook (SRC ending in .ipynb, named explicitly) becomes a
+    Python script: on stdout, or -o FILE.py (into -o DIR as NAME.py).
+
+    \b
+      ddpify convert train.py -o train_ddp.py
+      ddpify convert train.ipynb -o train_ddp.py
+      ddpify convert src/ -o src_ddp/ --vendor-runtime
+      ddpify convert - < train.py > train_ddp.py
+    """
+    if in_place and output is not None:
+        raise click.UsageError("use either -o or --in-place, not both")
+    if in_place and io.STDIN in sources:
+        raise click.UsageError("--in-place cannot rewrite standard input")
+    if in_place and any(s.endswith(".ipynb") for s in sources):
+        raise click.UsageError("--in-place cannot rewrite a notebook: its output is a script, use -o FILE.py")
+    to_stdout = not (check or in_place or output is not None)
+    if to_stdout and (len(sources) > 1 or any(Path(s).is_dir() for s in sources)):
+        raise click.UsageError("several inputs or a directory need -o DIR, --in-place or --check")
+    if to_stdout and as_json:
+        raise click.UsageError("--json needs -o, --in-place or --check (stdout carries the code)")
+    if to_stdout and vendor_runtime:
+        raise click.UsageError("--vendor-runtime needs -o or --in-place")
+
+    inputs = guard(io.collect, sources, Path(output) if output is not None else None)
+    dests = [None] * len(inputs.sources) if check else guard(io.destinations, inputs, output, in_place)
+    dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
+    loaded, results, scripts = convert_inputs(
+        inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
+        verbose, markdown)
+    runtime = guard(io.runtime_source) if vendor_runtime and not check else None
+    for source, dest, load, result, script in zip(inputs.sources, dests, loaded, results, scripts):
+        if not check:
+            _deliver(result, dest, load.mode, in_place, runtime)
+        if not as_json:
+            print_records(source.name, result, script)
+            if dest is not None and result.changed:
+                _print_run_hint(dest)
+    _finish(inputs, results, check, as_json)
+
+
+@click.command("diff")
+@engine_options
+def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
+                 no_shard_eval, markdown, jobs, verbose) -> None:
+    """Show what converting SRC would change, as a unified diff; writes nothing. For a notebook
+    (.ipynb), the diff is against its code cells as one script.
+
+    \b
+      ddpify diff train.py
+      ddpify diff train.ipynb
+      ddpify diff --only init-distributed,wrap-model train.py
+    """
+    inputs = guard(io.collect, sources)
+    _, results, scripts = convert_inputs(
+        inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
+        verbose, markdown)
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    for source, result, script in zip(inputs.sources, results, scripts):
+        if not as_json:
+            for line in unified_diff(source.name, result):
+                click.echo(_colour(line) if colour else line, nl=False, color=colour)
+            print_records(source.name, result, script)
+    _finish(inputs, results, check, as_json)
+
+
+@click.command("rewrites")
+@click.argument("names", metavar="[NAME]...", nargs=-1, callback=rewrite_names)
+def rewrites_command(names: frozenset[str]) -> None:
+    """List the rewrites in the order they run, or show the full description of NAMEs."""
+    print_rewrites(names)
+
+
+def print_rewrites(names: frozenset[str]) -> None:
+    """The full description of each of `names`; with none, one line per rewrite."""
+    from ddpify.rewrites import REWRITES
+
+    if names:
+        for rewrite in REWRITES:
+            if rewrite.name in names:
+                click.echo(f"{rewrite.name}: {rewrite.summary}\n\n{rewrite.doc.strip()}\n")
+        return
+    width = max(len(r.name) for r in REWRITES)
+    for rewrite in REWRITES:
+        click.echo(f"{rewrite.name:<{width}}  {rewrite.summary}")
+
+
+def unified_diff(name: str, result: Result) -> Iterator[str]:
+    """The diff of one result, with `a/NAME` and `b/NAME` headers; lines keep their endings."""
+    before = result.source.decode(result.encoding).splitlines(keepends=True)
+    after = result.output.decode(result.encoding).splitlines(keepends=True)
+    path = name.lstrip("/")  # as git prints an absolute path: a/tmp/train.py
+    for line in difflib.unified_diff(before, after, f"a/{path}", f"b/{path}"):
+        yield line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+
+
+def _colour(line: str) -> str:
+    if line.startswith(("--- a/", "+++ b/")):
+        return click.style(line, bold=True)
+    if line.startswith("@@"):
+        return click.style(line, fg="cyan")
+    if line.startswith("+"):
+        return click.style(line, fg="green")
+    if line.startswith("-"):
+        return click.style(line, fg="red")
+    return line
+
+
+def _script_dest(source: io.Source, dest: Path | None) -> Path | None:
+    """A notebook's output is a script: NAME.ipynb mirrored into an output directory becomes
+    NAME.py, and `-o` naming a notebook is refused."""
+    from ddpify import notebook
+
+    if dest is None or not notebook.is_notebook(source.name):
+        return dest
+    if dest.name == source.path.name:
+        return dest.with_suffix(".py")
+    if notebook.is_notebook(dest.name):
+        fail(EXIT_INPUT, f"-o {dest}: a notebook converts to a Python script: name the output .py")
+    return dest
+
+
+def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool,
+             runtime: bytes | None) -> None:
+    """Write one result: on stdout (`dest` None) or to `dest` (in place only if it changed),
+    with a copy of the `runtime` next to it if given and the code changed."""
+    if dest is None:
+        click.echo(result.output, nl=False)
+    elif result.changed or not in_place:
+        guard(io.write_atomic, dest, result.output, mode)
+        if runtime is not None and result.changed:
+            message = guard(io.vendor_runtime, dest.parent, runtime)
+            if message:
+                click.echo(message, err=True)
+
+
+def _print_run_hint(dest: Path) -> None:
+    path = shlex.quote(str(dest))
+    click.echo(f"run it: torchrun --standalone --nproc_per_node=gpu {path}", err=True)
+    click.echo(f"    or: python {path} (one process)", err=True)
+
+
+def _finish(inputs: io.Inputs, results: list[Result], check: bool, as_json: bool) -> None:
+    """Print the JSON report if asked; exit 1 under --check when something would change."""
+    if as_json:
+        click.echo(report.to_json((s.name, r.changed, r.changes) for s, r in zip(inputs.sources, results)))
+    if check:
+        changed = sum(r.changed for r in results)
+        if not as_json:
+            click.echo(f"--check: {changed} of {len(results)} file(s) would change; nothing written",
+                       err=True)
+        if changed:
+            raise click.exceptions.Exit(EXIT_WOULD_CHANGE)

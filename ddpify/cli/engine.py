@@ -1,0 +1,165 @@
+"""Converting inputs for the commands that convert (`convert`, `diff`, `run`): their shared
+options, reading and converting every input (in this process or a pool), and the report lines."""
+
+from __future__ import annotations
+
+import functools
+import os
+import traceback
+from dataclasses import dataclass, replace
+from itertools import repeat
+from typing import TYPE_CHECKING, Callable
+
+import click
+
+from ddpify import io, report
+from ddpify.cli.shared import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, VERBOSE_HINT, fail, internal_errors
+from ddpify.options import Options
+from ddpify.parse import one_line, syntax_error
+
+if TYPE_CHECKING:
+    from ddpify.convert import Result
+    from ddpify.notebook import Script
+
+
+@dataclass
+class Outcome:
+    """Converting one input: its result, or a one-line error with its exit code."""
+
+    result: Result | None = None
+    error: str = ""
+    code: int = EXIT_OK
+    traceback: str = ""
+
+
+def convert_one(name: str, data: bytes, options: Options) -> Outcome:
+    """Convert, turning every exception into an `Outcome` (exceptions do not cross processes)."""
+    import libcst as cst
+
+    from ddpify.convert import RewriteError, convert
+    try:
+        return Outcome(convert(data, options))
+    except cst.ParserSyntaxError as exc:
+        return Outcome(error=syntax_error(name, data, exc), code=EXIT_INPUT)
+    except (SyntaxError, UnicodeDecodeError) as exc:  # a bad encoding cookie or undecodable bytes
+        return Outcome(error=f"{name}: cannot parse: {one_line(str(exc))}", code=EXIT_INPUT)
+    except RewriteError as exc:
+        return Outcome(error=f"{name}: internal error in rewrite {exc.rewrite}: {one_line(exc.detail)}",
+                       code=EXIT_INTERNAL, traceback=traceback.format_exc())
+    except Exception as exc:
+        return Outcome(error=f"{name}: internal error: {type(exc).__name__}: {one_line(str(exc))}",
+                       code=EXIT_INTERNAL, traceback=traceback.format_exc())
+
+
+def convert_all(items: list[tuple[str, bytes]], options: Options, jobs: int) -> list[Outcome]:
+    """Convert (name, data) pairs, with up to `jobs` processes (0: one per core)."""
+    jobs = min(jobs or os.cpu_count() or 1, len(items))
+    names, datas = [n for n, _ in items], [d for _, d in items]
+    if jobs <= 1:
+        return list(map(convert_one, names, datas, repeat(options)))
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(convert_one, names, datas, repeat(options)))
+
+
+def convert_inputs(inputs: io.Inputs, options: Options, jobs: int, verbose: bool, markdown: bool
+                   ) -> tuple[list[io.Loaded], list[Result], list[Script | None]]:
+    """Read and convert every input; on any error print them all and exit (2, or 123 if any is
+    ours). Notebooks are converted as the script of their code cells (`markdown`: with their
+    markdown cells as comments), returned alongside (None for other inputs); their results
+    start with the notebook's own records, on the script's lines."""
+    from ddpify import notebook
+
+    loaded, scripts, errors = [], [], []
+    for source in inputs.sources:
+        try:
+            load = io.read(source)
+            script = (notebook.to_script(source.name, load.data, markdown)
+                      if notebook.is_notebook(source.name) else None)
+        except io.InputError as exc:
+            errors.append(str(exc))
+            continue
+        loaded.append(load if script is None else io.Loaded(script.code.encode(), load.mode))
+        scripts.append(script)
+    if errors:
+        fail(EXIT_INPUT, *errors)
+    outcomes = convert_all([(s.name, ld.data) for s, ld in zip(inputs.sources, loaded)], options, jobs)
+    failed = [o for o in outcomes if o.code != EXIT_OK]
+    if failed:
+        lines = []
+        for outcome in failed:
+            if outcome.code == EXIT_INTERNAL:
+                lines += ([outcome.traceback.rstrip(), outcome.error] if verbose
+                          else [outcome.error + VERBOSE_HINT])
+            else:
+                lines.append(outcome.error)
+        fail(max(o.code for o in failed), *lines)
+    results = [o.result for o in outcomes]
+    for result, script in zip(results, scripts):
+        if script is not None:  # the notebook's own records (IPython lines) come first
+            result.changes = script.changes + result.changes
+    return loaded, results, scripts
+
+
+def print_records(name: str, result: Result, script: Script | None = None) -> None:
+    """One line per record, then the file's summary, on stderr. A notebook's records name the
+    cell: `train.ipynb:cell 4:3: ...` is line 3 of cell 4."""
+    for change in result.changes:
+        if script is None:
+            click.echo(change.render(name), err=True)
+        else:
+            cell, line = script.locate(change.line)
+            click.echo(replace(change, line=line).render(f"{name}:cell {cell}"), err=True)
+    click.echo(report.summary(name, result.changes, result.changed), err=True)
+
+
+# ---- options -----------------------------------------------------------------------------------
+
+def rewrite_names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> frozenset[str]:
+    """The click callback of --only/--skip: rewrite names, comma-separated or repeated."""
+    names = frozenset(n.strip() for v in values for n in v.split(",") if n.strip())
+    from ddpify.rewrites import NAMES, REWRITES
+
+    unknown = sorted(names - NAMES)
+    if unknown:
+        raise click.BadParameter(f"unknown rewrite(s) {', '.join(unknown)}; valid names: "
+                                 + ", ".join(r.name for r in REWRITES))
+    return names
+
+
+def engine_options(command: Callable) -> Callable:
+    """The options `convert` and `diff` share."""
+    options = [
+        click.argument("sources", metavar="SRC...", nargs=-1, required=True),
+        click.option("--only", multiple=True, callback=rewrite_names, metavar="NAME[,NAME]",
+                     help="Run only these rewrites (repeatable; see `ddpify rewrites`)."),
+        click.option("--skip", multiple=True, callback=rewrite_names, metavar="NAME[,NAME]",
+                     help="Do not run these rewrites (repeatable)."),
+        click.option("--check", is_flag=True,
+                     help="Write nothing; exit 1 if anything would change, 0 otherwise."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the change records as JSON on stdout instead of text lines."),
+        click.option("--find-unused-parameters", is_flag=True,
+                     help="Build DDP with find_unused_parameters=True (models with unused branches)."),
+        click.option("--sync-batchnorm", is_flag=True,
+                     help="Convert BatchNorm layers to SyncBatchNorm (CUDA only)."),
+        click.option("--strategy", type=click.Choice(["ddp", "fsdp"]), default="ddp", show_default=True,
+                     help="ddp: a full model per process; fsdp: shard the model with FSDP2 (fully_shard)."),
+        click.option("--no-shard-eval", is_flag=True,
+                     help="Keep every evaluation loop whole (the same as --skip shard-eval)."),
+        click.option("--markdown", is_flag=True,
+                     help="Notebooks (.ipynb): keep markdown cells, as comments."),
+        click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
+                     help="Convert files in parallel with N processes (0: one per core)."),
+        click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors."),
+    ]
+    return functools.reduce(lambda cmd, option: option(cmd), reversed(options), internal_errors(command))
+
+
+def make_options(only: frozenset[str], skip: frozenset[str], find_unused_parameters: bool,
+                 sync_batchnorm: bool, strategy: str, no_shard_eval: bool = False) -> Options:
+    """The `Options` of the command-line flags (--no-shard-eval is --skip shard-eval)."""
+    skip = skip | {"shard-eval"} if no_shard_eval else skip
+    return Options(only=only or None, skip=skip, find_unused_parameters=find_unused_parameters,
+                   sync_batchnorm=sync_batchnorm, strategy=strategy)

@@ -1,0 +1,47 @@
+"""What every command shares: exit codes, one-line errors, and the guard that turns an input
+error into its line on stderr and exit 2."""
+
+from __future__ import annotations
+
+import functools
+import traceback
+from typing import Callable, NoReturn
+
+import click
+
+from ddpify import io
+from ddpify.parse import one_line
+
+EXIT_OK, EXIT_WOULD_CHANGE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 123
+VERBOSE_HINT = " (rerun with --verbose for the traceback)"
+
+
+def guard(fn: Callable, *args):
+    """Call `fn`; an `InputError` becomes its one line on stderr and exit 2."""
+    try:
+        return fn(*args)
+    except io.InputError as exc:
+        fail(EXIT_INPUT, str(exc))
+
+
+def fail(code: int, *lines: str) -> NoReturn:
+    """Print `lines` on stderr and exit with `code`."""
+    for line in lines:
+        click.echo(line, err=True)
+    raise click.exceptions.Exit(code)
+
+
+def internal_errors(command: Callable) -> Callable:
+    """Any unexpected exception: one line (the traceback with --verbose) and exit 123."""
+    @functools.wraps(command)
+    def run(**kwargs):
+        try:
+            return command(**kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            error = f"ddpify: internal error: {type(exc).__name__}: {one_line(str(exc))}"
+            if kwargs["verbose"]:
+                fail(EXIT_INTERNAL, traceback.format_exc().rstrip(), error)
+            fail(EXIT_INTERNAL, error + VERBOSE_HINT)
+    return run
