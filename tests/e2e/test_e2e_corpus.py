@@ -371,7 +371,7 @@ def test_file_read_back_every_rank_reads_what_the_main_process_wrote(launches):
     runs.require_ok()
     for rank in range(h.WORLD):  # rank 1's print is silenced: its reads succeeded if it exited 0
         assert runs.probe("torchrun").exited()[rank] == 1
-    assert "vocab 4000, embeddings (400, 16)" in runs.runs["torchrun"].rank_output[0]
+    assert "vocab 200000, embeddings (400, 16)" in runs.runs["torchrun"].rank_output[0]
     lines = (runs.dirs["torchrun"] / "train_log.txt").read_text().splitlines()
     assert len(lines) == 2, f"train_log.txt has {len(lines)} lines, expected one per epoch"
 
