@@ -59,3 +59,29 @@ def test_pinned_gpus_and_library_modules_get_todos():
         "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n" + textwrap.dedent(TRAIN_LOOP), "    ")
     code, _ = run(library)
     assert "init_distributed_mode()\n" not in code and "runs nothing when imported" in code
+
+
+
+HELPER = """
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+"""
+
+
+def test_module_level_set_up_before_a_train_helper_initialises_first():
+    """No main(): the loader and the model are sharded and wrapped at module level, before the
+    main block calls `train()`, so the call goes after the imports, not into `train()`."""
+    code, _ = run(IMPORTS + LOADER + MODEL + HELPER + "\nif __name__ == '__main__':\n    train()\n")
+    assert code.index("init_distributed_mode()\n") < code.index("loader = DataLoader")
+    assert "def train():\n    init_distributed_mode()" not in code
+
+
+def test_set_up_in_the_main_block_before_the_helper_initialises_there():
+    main_block = textwrap.indent(LOADER + MODEL, "    ")
+    code, _ = run(IMPORTS + HELPER + "\nif __name__ == '__main__':\n    print('start')\n" + main_block + "    train()\n")
+    assert "if __name__ == '__main__':\n    init_distributed_mode()\n    print('start')\n" in code
+    assert code.count("init_distributed_mode()\n") == 1

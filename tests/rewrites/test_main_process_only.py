@@ -172,3 +172,41 @@ def test_fsdp_a_gather_that_reads_what_the_write_binds_gets_a_todo():
     code = _fsdp(IMPORTS + LOADER + MODEL + EPOCHS
                  + "with open('w.txt', 'w') as f:\n    f.write(str(model(torch.ones(len(f.name), 2))))\n")
     assert "# TODO(ddpify): `model(torch.ones(len(f.name), 2))` is a collective under FSDP2" in code
+
+
+
+def test_any_write_read_back_later_is_followed_by_a_barrier():
+    code, _ = run("import json\nimport pickle\nimport numpy as np\n" + script(tail="""
+        with open("vocab.pkl", "wb") as f:
+            pickle.dump(vocab, f)
+        with open("vocab.pkl", "rb") as f:
+            vocab = pickle.load(f)
+        np.save("w.npy", w)
+        json.dump(w, open("w.json", "w"))
+        print(np.load("w.npy"), json.load(open("w.json")))
+        """))
+    assert '        pickle.dump(vocab, f)\nbarrier()\nwith open("vocab.pkl", "rb")' in code
+    assert 'json.dump(w, open("w.json", "w"))\nbarrier()\nprint(' in code
+    assert code.count("barrier()\n") == 3, "the epoch's, one after the pickle, one after the two writes in a row"
+
+
+BEST = """
+best = 1e9
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    if loss.item() < best:
+        best = loss.item()
+        torch.save(model, "best.pt")
+    print(epoch)
+model = torch.load("best.pt", weights_only=False)
+"""
+
+
+def test_a_barrier_after_a_write_goes_where_every_process_passes():
+    code, _ = run(script(loop=BEST))
+    assert '            torch.save(model.module, "best.pt")\n    barrier()\n    print(epoch)\n' in code
+    assert code.count("barrier()\n") == 2, "after the `if` (a test that differs between processes), the epoch's"

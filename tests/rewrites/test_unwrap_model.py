@@ -175,3 +175,13 @@ def test_fsdp_an_alias_taken_before_the_sharding_is_the_sharded_model_too():
     code = only(NAME, IMPORTS + LOADER + MODEL.replace("opt =", "raw_model = model\nopt =") + EPOCHS
                 + "torch.save(raw_model.state_dict(), 'm.pt')\n", ALSO, strategy="fsdp")
     assert code.endswith("torch.save(full_state_dict(raw_model), 'm.pt')\n")
+
+
+def test_a_whole_model_inside_a_saved_dict_or_list_is_the_bare_model():
+    saves = "torch.save({'epoch': 2, 'model': model, 'opt': opt}, 'c.pt')\ntorch.save([model, opt], 'p.pt')\n" \
+            "state = {'model': model}\ntorch.save(state, 's.pt')\ntorch.save({'model': model.state_dict()}, 'd.pt')\n"
+    code = only(NAME, IMPORTS + LOADER + MODEL + EPOCHS + saves, ALSO)
+    assert "torch.save({'epoch': 2, 'model': model.module, 'opt': opt}, 'c.pt')" in code
+    assert "torch.save([model.module, opt], 'p.pt')" in code
+    assert "state = {'model': model.module}" in code
+    assert "torch.save({'model': model.module.state_dict()}, 'd.pt')" in code

@@ -443,3 +443,70 @@ def test_fsdp_report_names_the_blocks_of_the_model_class():
     assert [c.message for c in changes if c.rewrite == NAME] == [
         "`model` sharded with fully_shard (FSDP2): the runtime shards the blocks of each nn.ModuleList/nn.Sequential "
         "it finds, then the root"]
+
+
+def test_a_model_rebuilt_and_trained_again_is_wrapped_again():
+    """A notebook's second experiment: the same name bound to a new model, then `model_2`."""
+    again = EPOCHS.replace("model(x)", "model_2(x)").replace("opt.", "opt_2.")
+    code, changes = run(IMPORTS + LOADER + MODEL + EPOCHS + MODEL.replace("(2, 1)", "(2, 1, bias=False)") + EPOCHS
+                        + MODEL.replace("model", "model_2").replace("opt =", "opt_2 =") + again)
+    assert code.count(WRAPPED) == 2 and "model_2 = DistributedDataParallel(model_2" in code
+    assert code.index(WRAPPED, code.index("bias=False")) < code.index("for epoch", code.index("bias=False"))
+    assert not any("could not tell" in w for w in warnings(changes))
+
+
+TRAINER = """
+class Trainer:
+    def __init__(self, model, loader, opt):
+        self.model, self.loader, self.opt = model, loader, opt
+
+    def fit(self):
+        for x, y in self.loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+"""
+
+
+@pytest.mark.parametrize("call", ["Trainer(model, loader, opt).fit()", "trainer = Trainer(model, loader, opt)\ntrainer.fit()"])
+def test_the_wrap_comes_before_a_trainer_method_that_trains(call):
+    code, _ = run(IMPORTS + TRAINER + LOADER + MODEL + call + "\nmodel.train()\n")
+    assert code.index(WRAPPED) < code.index(call.splitlines()[-1])
+
+
+def test_the_wrap_comes_before_a_list_that_aliases_the_model():
+    two = "net_a = torch.nn.Linear(2, 1)\nnet_b = torch.nn.Linear(2, 1)\nnets = [net_a, net_b]\n" \
+          "opts = [torch.optim.SGD(net_a.parameters(), lr=0.1), torch.optim.SGD(net_b.parameters(), lr=0.1)]\n"
+    loop = EPOCHS.replace("opt.zero_grad()\n        ((model(x) - y) ** 2).mean().backward()\n        opt.step()",
+                          "for net, opt in zip(nets, opts):\n            ((net(x) - y) ** 2).mean().backward()\n"
+                          "            opt.step()")
+    code, _ = run(IMPORTS + LOADER + two + loop)
+    assert code.index("net_b = DistributedDataParallel(net_b") < code.index("nets = [net_a, net_b]")
+    assert "set_epoch(loader, epoch)" in code  # the loop over the loader feeds training
+
+
+FLAGGED = """
+class Tower(torch.nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        self.use_norm = use_norm
+        self.inp = torch.nn.Linear(2, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.inp(x)
+        if self.use_norm:
+            h = self.norm(h)
+        return self.out(h)
+
+model = Tower({flag})
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+
+
+@pytest.mark.parametrize("flag, unused", [("use_norm=True", False), ("True", False), ("", True),
+                                          ("use_norm=False", True), ("use_norm=args_flag", True)])
+def test_a_branch_fixed_by_a_constructor_flag(flag, unused):
+    code, _ = run(IMPORTS + "args_flag = True\n" + LOADER + FLAGGED.format(flag=flag) + EPOCHS)
+    assert ("find_unused_parameters=True" in code) is unused
