@@ -55,6 +55,7 @@ class Models:
     wrapped: list[Model]
     untraced: list[cst.Call]  # optimizers whose model could not be found
     refs: dict[Ref, Model] = field(default_factory=dict)  # names that hold a wrapper (`wrapped_refs`)
+    homes: dict[Ref, list[Model]] = field(default_factory=dict)  # each wrapped name's wraps, in order
 
 
 def find(facts: Facts) -> Models:
@@ -355,6 +356,7 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
         home = facts.ref(cst.parse_expression(model.name), model.anchor)
         if home is not None:
             refs.update(dict.fromkeys([home, *facts.receivers(home)], model))
+            models.homes.setdefault(home, []).append(model)
     return refs
 
 
@@ -393,8 +395,7 @@ def holds_wrapper(facts: "Analysis", expr: cst.BaseExpression, depth: int = 3) -
 def _binding_at(facts: "Analysis", home: Ref, expr: cst.CSTNode) -> Model | None:
     """Of the wraps of one name in one function (a model rebuilt and trained again), the last
     one before `expr`: the binding `expr` reads."""
-    seen = [m for m in facts.models.wrapped if m.sees_wrapper(facts, expr)
-            and facts.ref(cst.parse_expression(m.name), m.anchor) == home]
+    seen = [m for m in facts.models.homes.get(home, ()) if m.sees_wrapper(facts, expr)]
     return max(seen, key=lambda m: facts.spans[m.anchor][0], default=None)
 
 
