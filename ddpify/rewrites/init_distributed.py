@@ -92,18 +92,17 @@ def _entry_point_start(facts):
 
 
 def _needed_earlier(facts, anchor):
-    """Where the call must go instead of `anchor` when `anchor` is inside a function but code at
-    module level wraps a model or shards a loader before that function is entered (a script
-    without `main()` whose `if __name__ == "__main__":` block calls a `train()` helper): the
-    main block's first statement when that code is in the main block, else the module's first
-    statement after the imports. None when `anchor` already comes first."""
+    """Where the call must go instead of `anchor` when code at module level wraps a model or
+    shards a loader before `anchor` runs (a script without `main()` whose main block calls a
+    `train()` helper, or starts after a module-level loader): the main block's first statement
+    when that code is in the main block, else the module's first statement after the imports.
+    None when `anchor` already comes first."""
     func = facts.scope(anchor)
-    if not isinstance(func, cst.FunctionDef):
-        return None
+    entered = anchor if not isinstance(func, cst.FunctionDef) else func
     sites = [m.anchor for m in facts.models.wrapped] + list(facts.loaders.training)
     for stmt, main_block in _top_level(facts):
-        if _reaches(facts, stmt, lambda node: node is func or facts.is_inside(func, node)):
-            return None  # the function is entered first
+        if _reaches(facts, stmt, lambda node: node is entered or facts.is_inside(entered, node)):
+            return None  # `anchor` runs first
         if _reaches(facts, stmt, lambda node: any(facts.is_inside(site, node) for site in sites)):
             return main_block.body.body[0] if main_block is not None else \
                 next(s for s in facts.module.body if not mt.is_preamble(s))

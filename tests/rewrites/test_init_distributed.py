@@ -85,3 +85,11 @@ def test_set_up_in_the_main_block_before_the_helper_initialises_there():
     code, _ = run(IMPORTS + HELPER + "\nif __name__ == '__main__':\n    print('start')\n" + main_block + "    train()\n")
     assert "if __name__ == '__main__':\n    init_distributed_mode()\n    print('start')\n" in code
     assert code.count("init_distributed_mode()\n") == 1
+
+
+def test_module_level_set_up_before_the_main_block_initialises_after_the_imports():
+    """The loader is sharded at module level; the main block then trains: initialising at the
+    top of the main block would come after the sampler needs the process group."""
+    code, _ = run(IMPORTS + LOADER + "\nif __name__ == '__main__':\n" + textwrap.indent(MODEL + EPOCHS, "    "))
+    assert code.index("init_distributed_mode()\n") < code.index("loader = DataLoader")
+    assert code.count("init_distributed_mode()\n") == 1
