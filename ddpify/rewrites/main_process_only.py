@@ -104,7 +104,7 @@ def rewrite(facts, edits, options) -> None:
         _hoist_collectives(facts, edits, stmt, guarded, taken)
     points = {stmt: _reached_by_all(facts, stmt) for stmt in saves if _read_back_later(facts, stmt)}
     for stmt, point in points.items():
-        if _barrier_follows(facts, point, set(points.values()) - {point}):
+        if _barrier_follows(facts, point, set(points.values()) - {point}, options.runs("set-epoch")):
             continue
         edits.insert_after(point, "barrier()\n")
         edits.add_import("ddpify_runtime", "barrier")
@@ -341,14 +341,14 @@ def _reached_by_all(facts, stmt):
     return point
 
 
-def _barrier_follows(facts, point, others) -> bool:
+def _barrier_follows(facts, point, others, epoch_barriers: bool) -> bool:
     """Does a barrier come right after `point` anyway: another write's, or the one that ends an
-    epoch loop's body (set-epoch)?"""
+    epoch loop's body (when set-epoch runs)?"""
     owner = facts.parent(facts.parent(point))
     body = list(facts.parent(point).body)
     if body.index(point) + 1 < len(body):
         return body[body.index(point) + 1] in others
-    return any(entry.loop is owner and entry.epoch is not None for entry in facts.loaders.epoch_loops)
+    return epoch_barriers and any(entry.loop is owner and entry.epoch is not None for entry in facts.loaders.epoch_loops)
 
 
 READERS = {"torch.load", "pickle.load", "json.load", "numpy.load", "numpy.loadtxt", "pandas.read_csv",
