@@ -92,21 +92,29 @@ def _entry_point_start(facts):
 
 
 def _needed_earlier(facts, anchor):
-    """Where the call must go instead of `anchor` when code at module level wraps a model or
-    shards a loader before `anchor` runs (a script without `main()` whose main block calls a
-    `train()` helper, or starts after a module-level loader): the main block's first statement
-    when that code is in the main block, else the module's first statement after the imports.
-    None when `anchor` already comes first."""
+    """Where the call must go instead of `anchor` when code at module level wraps a model,
+    shards a loader or draws from numpy's or Python's generator (synthetic data) before `anchor`
+    runs (a script without `main()` whose main block calls a `train()` helper, or starts after a
+    module-level loader): the main block's first statement when that code is in the main block,
+    else the module's first statement after the imports. None when `anchor` already comes first."""
     func = facts.scope(anchor)
     entered = anchor if not isinstance(func, cst.FunctionDef) else func
     sites = [m.anchor for m in facts.models.wrapped] + list(facts.loaders.training)
     for stmt, main_block in _top_level(facts):
         if _reaches(facts, stmt, lambda node: node is entered or facts.is_inside(entered, node)):
             return None  # `anchor` runs first
-        if _reaches(facts, stmt, lambda node: any(facts.is_inside(site, node) for site in sites)):
+        if _reaches(facts, stmt, lambda node: any(facts.is_inside(site, node) for site in sites)
+                    or any(_draws(facts, c) for c in facts.calls_in(node))):
             return main_block.body.body[0] if main_block is not None else \
                 next(s for s in facts.module.body if not mt.is_preamble(s))
     return None
+
+
+def _draws(facts, call) -> bool:
+    """A draw from numpy's or Python's global generator: seeded from the operating system in
+    each process, so one made before `init_distributed_mode()` shares rank 0's state differs
+    between processes (torch's generator starts from one fixed seed everywhere)."""
+    return (facts.qualify(call.func) or "").startswith(("numpy.random.", "random."))
 
 
 def _top_level(facts):

@@ -93,3 +93,11 @@ def test_module_level_set_up_before_the_main_block_initialises_after_the_imports
     code, _ = run(IMPORTS + LOADER + "\nif __name__ == '__main__':\n" + textwrap.indent(MODEL + EPOCHS, "    "))
     assert code.index("init_distributed_mode()\n") < code.index("loader = DataLoader")
     assert code.count("init_distributed_mode()\n") == 1
+
+
+def test_numpy_draws_at_module_level_come_after_the_call():
+    """Synthetic data drawn with numpy at module level: numpy seeds itself per process, so the
+    call (which gives every process rank 0's state) must come first."""
+    data = "import numpy as np\nnoise = np.random.normal(0, 1, (8, 1))\n"
+    code, _ = run(data + IMPORTS + "\nif __name__ == '__main__':\n" + textwrap.indent(LOADER + MODEL + EPOCHS, "    "))
+    assert code.index("init_distributed_mode()\n") < code.index("noise = np.random.normal")
