@@ -22,6 +22,7 @@ import libcst as cst
 
 from ddpify import matchers as mt
 from ddpify.names import Imports, dotted
+from ddpify.program import Program
 
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
@@ -71,9 +72,17 @@ _END = object()  # marks, on the walk's stack, the point where a node's span end
 
 
 class Facts:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, program: Program | None = None) -> None:
+        """The facts of `module`; of a `program`'s merged module (ddpify.program) when given."""
         self.module = module
-        self.imports = Imports(module)
+        self.program = program
+        # a program's module names (`trainer` in `trainer.fit(...)`), and the statements of the
+        # modules other than the entry, which code ddpify does not read may also run
+        self.local_modules = program.local_names if program is not None else frozenset()
+        self.library = program.library if program is not None else frozenset()
+        self.imports = Imports(module)  # of every file of a program: what the program uses
+        # how the entry's own code spells what it imports (code added to it may use only these)
+        self.own_imports = Imports(program.parts[0].module) if program is not None else self.imports
         self.calls: list[cst.Call] = []
         self.loops: list[cst.For | cst.While] = []
         self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
@@ -145,6 +154,10 @@ class Facts:
         _, body = self.block(stmt)
         return body[body.index(stmt) + 1:]
 
+    def in_library(self, node: cst.CSTNode) -> bool:
+        """Is `node` in a module the program's entry imports (code ddpify does not read may call it)?"""
+        return bool(self.library) and any(a in self.library for a in (node, *self.ancestors(node)))
+
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         first, end = self.spans[container]
         return first <= self.spans[node][0] < end
@@ -205,29 +218,41 @@ class Facts:
 
     def _resolve_call(self, call: cst.Call) -> list[cst.FunctionDef]:
         func = call.func
+        if isinstance(func, cst.Attribute) and dotted(func.value) in self.local_modules:
+            func = func.attr  # `trainer.Trainer(...)`: a class of the program's module `trainer`
         if isinstance(func, cst.Name):
             if func.value in self.classes:
                 return [f for f in self.functions.get("__init__", ()) if self.enclosing_class(f) is self.classes[func.value]]
-            return [f for f in self.functions.get(func.value, ()) if self.enclosing_class(f) is None]
+            return self._same_file([f for f in self.functions.get(func.value, ()) if self.enclosing_class(f) is None],
+                                   call)
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             cls = self.enclosing_class(call)
             return [f for f in self.functions.get(func.attr.value, ()) if self.enclosing_class(f) is cls]
-        if isinstance(func, cst.Attribute):  # `Trainer(...).fit()`, `trainer.fit()` after `trainer = Trainer(...)`
-            cls = self._instance_of(func.value)
-            return [f for f in self.functions.get(func.attr.value, ()) if cls and self.enclosing_class(f) is cls]
+        cls = self._instance_of(func.value) if isinstance(func, cst.Attribute) else None
+        if cls is not None:  # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`
+            return [f for f in self.functions.get(func.attr.value, ()) if self.enclosing_class(f) is cls]
         return []
 
+    def _same_file(self, funcs: list[cst.FunctionDef], call: cst.Call) -> list[cst.FunctionDef]:
+        """In a program, of the functions of one name in several files, those of the file the
+        call names through its imports (`from utils import train`), else of the call's own file."""
+        if len(funcs) < 2 or self.program is None:
+            return funcs
+        qualified = self.qualify(call.func)
+        wanted = qualified.rpartition(".")[0] if qualified else self.program.part_of(call, self.parents).name
+        return [f for f in funcs if self.program.part_of(f, self.parents).name == wanted] or funcs
+
     def _instance_of(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
-        """The class of this file that `expr` is an instance of: `Cls(...)`, or a name only ever
-        bound to `Cls(...)` (of one class)."""
-        if isinstance(expr, cst.Name):
-            ref = self.ref(expr)
-            found = {self._instance_of(v) if isinstance(v, cst.Call) else None
-                     for _, v, stmt in self.writes(ref) if not isinstance(stmt, cst.AugAssign)}
-            return found.pop() if len(found) == 1 else None
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
-            return self.classes.get(expr.func.value)
-        return None
+        """The class of this file `expr` is an instance of: `Cls(...)`, or a name every
+        assignment of which is `Cls(...)`."""
+        if isinstance(expr, cst.Call):
+            func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
+                dotted(expr.func.value) in self.local_modules else expr.func
+            return self.classes.get(func.value) if isinstance(func, cst.Name) else None
+        ref = self.ref(expr) if isinstance(expr, cst.Name) else None
+        values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
+        classes = {self._instance_of(v) if isinstance(v, cst.Call) else None for v in values}
+        return classes.pop() if len(classes) == 1 else None
 
     def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
         """The calls of this file that run `func` (`Cls(...)` for an `__init__`)."""

@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from ddpify import matchers as mt
 from ddpify.facts import Facts, param_names
+from ddpify.models import Models
 from ddpify.names import dotted
-
-if TYPE_CHECKING:  # the analysis that calls this module
-    from ddpify.analysis import Analysis
 
 EVAL_NAME = re.compile(r"val|test|eval|dev|holdout", re.IGNORECASE)
 DATALOADER = "torch.utils.data.DataLoader"
@@ -44,7 +40,7 @@ class Loaders:
     sharded_loops: list[cst.For]  # batch loops over a sharded loader
 
 
-def find(facts: "Analysis") -> Loaders:
+def find(facts: Facts, models: Models) -> Loaders:
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
     fed: dict[cst.Call, list[tuple[cst.For | cst.While, cst.BaseExpression]]] = {}
     for loop, expr in [*((lp, lp.iter) for lp in _training_loops(facts)), *_stepped(facts)]:
@@ -53,7 +49,7 @@ def find(facts: "Analysis") -> Loaders:
     training = [c for c in fed if not _evaluates(facts, c)]
     if not fed:
         training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
-    if not facts.models.wrapped:  # without DDP, sharded data would train a different model per process
+    if not models.wrapped:  # without DDP, sharded data would train a different model per process
         training = []
     iterable = [c for c in training if is_iterable_dataset(facts, c)]
     training = [c for c in training if c not in iterable]

@@ -16,17 +16,12 @@ Under `--strategy fsdp`, `ddpify.fsdp.place_shard` may move that point up (see t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from ddpify import forward
 from ddpify import matchers as mt
 from ddpify.facts import Facts, Ref, param_names
 from ddpify.names import dotted
-
-if TYPE_CHECKING:  # the analysis that calls this module
-    from ddpify.analysis import Analysis
 
 
 @dataclass
@@ -42,6 +37,7 @@ class Model:
     optimizers: list[cst.CSTNode] = field(default_factory=list)  # what trains it (optimizer calls)
     moved: list[cst.CSTNode] = field(default_factory=list)  # FSDP: statements moved after the sharding
     blocked: list[cst.CSTNode] = field(default_factory=list)  # FSDP: optimizers built before it, unmovable
+    rebuilds: list["Model"] = field(default_factory=list)  # every wrap of this name here, in order
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -55,7 +51,6 @@ class Models:
     wrapped: list[Model]
     untraced: list[cst.Call]  # optimizers whose model could not be found
     refs: dict[Ref, Model] = field(default_factory=dict)  # names that hold a wrapper (`wrapped_refs`)
-    homes: dict[Ref, list[Model]] = field(default_factory=dict)  # each wrapped name's wraps, in order
 
 
 def find(facts: Facts) -> Models:
@@ -352,34 +347,51 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
     """Names that hold a wrapper once the wraps have run: the wrapped name itself, the
     parameters of functions it is passed to, and `self.x` in every method of its class."""
     refs: dict[Ref, Model] = {}
+    homes: dict[Ref, list[Model]] = {}
     for model in models.wrapped:
         home = facts.ref(cst.parse_expression(model.name), model.anchor)
         if home is not None:
-            refs.update(dict.fromkeys([home, *facts.receivers(home)], model))
-            models.homes.setdefault(home, []).append(model)
+            received = facts.receivers(home)
+            kept = {k for r in received for k in _kept_on_self(facts, r)}  # `self.model = model`
+            refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in facts.receivers(k))], model))
+            model.rebuilds = homes.setdefault(home, [])  # one list, shared by the wraps of one name
+            model.rebuilds.append(model)
     return refs
+
+
+def _kept_on_self(facts: Facts, param: Ref) -> list[Ref]:
+    """`self.model` where a method stores its parameter `model` (`self.model = model` in a
+    trainer's `__init__`): every method of the class reads the same object."""
+    if not isinstance(param.scope, cst.FunctionDef) or facts.enclosing_class(param.scope) is None:
+        return []
+    return [ref for target, value, stmt in facts.writes_in(param.scope)
+            if isinstance(value, cst.Name) and value.value == param.name and (dotted(target) or "").startswith("self.")
+            and (ref := facts.ref(target, stmt)) is not None]
 
 
 WRAPPER, MAYBE = "wrapper", "maybe"
 
 
-def holds_wrapper(facts: "Analysis", expr: cst.BaseExpression, depth: int = 3) -> str | None:
+def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, depth: int = 3) -> str | None:
     """What the name `expr` holds where it is read: WRAPPER when it is proven to be a
     DistributedDataParallel wrapper, MAYBE when it may be one or the bare model (rebound after
     the wrap, or a parameter some callers pass a wrapper and others not), None when it is not.
-    Edits that depend on it use `.module` for WRAPPER and `unwrap(...)` for MAYBE."""
+    Edits that depend on it use `.module` for WRAPPER and `unwrap(...)` for MAYBE. `refs` are the
+    names that hold a wrapper (`Analysis.wrapped_refs`)."""
     ref = facts.ref(expr)
-    model = facts.wrapped_refs.get(ref) if ref is not None else None
+    model = refs.get(ref) if ref is not None else None
     if model is None:
         return None
     home = facts.ref(cst.parse_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
+        if facts.in_library(ref.scope):
+            return MAYBE  # a module's function: another entry point may pass the bare model
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
             if isinstance(ref.scope, cst.FunctionDef) else []
-        verdicts = {holds_wrapper(facts, arg, depth - 1) if depth and arg is not None else MAYBE for arg in passed}
+        verdicts = {holds_wrapper(facts, refs, arg, depth - 1) if depth and arg is not None else MAYBE for arg in passed}
         return WRAPPER if verdicts == {WRAPPER} else MAYBE
     if facts.scope(expr) is facts.scope(model.anchor):
-        model = _binding_at(facts, home, expr)
+        model = _binding_at(facts, model, expr)
         if model is None:
             return None
     holds = WRAPPER
@@ -392,10 +404,10 @@ def holds_wrapper(facts: "Analysis", expr: cst.BaseExpression, depth: int = 3) -
     return holds
 
 
-def _binding_at(facts: "Analysis", home: Ref, expr: cst.CSTNode) -> Model | None:
+def _binding_at(facts: Facts, model: Model, expr: cst.CSTNode) -> Model | None:
     """Of the wraps of one name in one function (a model rebuilt and trained again), the last
     one before `expr`: the binding `expr` reads."""
-    seen = [m for m in facts.models.homes.get(home, ()) if m.sees_wrapper(facts, expr)]
+    seen = [m for m in model.rebuilds or [model] if m.sees_wrapper(facts, expr)]
     return max(seen, key=lambda m: facts.spans[m.anchor][0], default=None)
 
 

@@ -44,7 +44,7 @@ class Imports:
 
     def __init__(self, module: cst.Module) -> None:
         self.aliases: dict[str, str] = {}
-        for node in _import_nodes(module):
+        for node in import_nodes(module):
             if isinstance(node, cst.Import):
                 for alias in node.names:
                     full = dotted(alias.name)
@@ -74,7 +74,7 @@ class Imports:
         return any(v == prefix or v.startswith(prefix + ".") for v in self.aliases.values())
 
 
-def _import_nodes(module: cst.Module):
+def import_nodes(module: cst.Module):
     """Import statements at any depth of the statement tree (scripts import inside functions
     and `try` blocks too), found without walking into expressions."""
     stack: list[cst.CSTNode] = list(module.body)

@@ -190,9 +190,8 @@ def init_distributed_mode() -> None:
     _setup_output(get_rank(), os.environ)
     _install_excepthook()
     if get_rank() == 0 and get_world_size() > 1:
-        n = get_world_size()
-        _BUILTIN_PRINT(f"ddpify: {n} processes ({launch.launcher}, {dist.get_backend()}); batch "
-                       f"sizes are per process: global batch = batch_size x {n}", file=sys.stderr)
+        _BUILTIN_PRINT(f"ddpify: {get_world_size()} processes ({launch.launcher}, {dist.get_backend()})",
+                       file=sys.stderr)
 
 
 def _destroy() -> None:
@@ -210,6 +209,7 @@ def _destroy() -> None:
 
 _IN_PASS = False  # a training pass runs: from a set_epoch() to the barrier() that ends its epoch
 _OWN_STREAMS: Any = None  # ranks > 0: their own generators' states, kept between training passes
+_PASSES = 0  # training passes started so far
 
 
 def _random_states() -> Any:
@@ -251,13 +251,17 @@ def _share_random_state() -> None:
 def _start_pass() -> None:
     """A training pass starts (``set_epoch``): ranks > 0 draw from their own streams, seeded at
     their first pass (``_diverge_random_state``), resumed where their last pass left them after."""
-    global _IN_PASS
+    global _IN_PASS, _PASSES
     _IN_PASS = True
+    _PASSES += 1
     if get_rank() != 0:
         if _OWN_STREAMS is None:
             _diverge_random_state(get_rank())
         else:
             _set_random_states(_OWN_STREAMS)
+    elif _PASSES == 1:  # said here, where a sharded loader exists, not at start-up (a script may have none)
+        _BUILTIN_PRINT(f"ddpify: batch sizes are per process: global batch = batch_size x "
+                       f"{get_world_size()}", file=sys.stderr)
 
 
 def _end_pass() -> None:
@@ -335,11 +339,13 @@ UNUSED_PARAMETERS_HINT = (
 
 
 def _install_excepthook() -> None:
-    """Chain ``sys.excepthook``: after the usual traceback, DDP's unused-parameter error (raised
-    at the step after the one where some parameters got no gradient) gets a line naming the fix."""
+    """Chain ``sys.excepthook``: the exception is recorded in torchrun's error file
+    (``_record_error``); after the usual traceback, DDP's unused-parameter error (raised at the
+    step after the one where some parameters got no gradient) gets a line naming the fix."""
     previous = sys.excepthook
 
     def excepthook(kind: Any, value: Any, traceback: Any) -> None:
+        _record_error(kind, value, traceback)
         previous(kind, value, traceback)
         seen = set()
         while value is not None and id(value) not in seen:
@@ -350,6 +356,27 @@ def _install_excepthook() -> None:
             value = value.__cause__ or value.__context__
 
     sys.excepthook = excepthook
+
+
+def _record_error(kind: Any, value: Any, tb: Any) -> None:
+    """Write the exception to ``TORCHELASTIC_ERROR_FILE`` as torch's ``@record`` does, unless a
+    ``@record`` already did: torchrun then names the first process that failed and shows its
+    traceback, and ``ddpify run`` orders the failures by ``ddpify_time`` (torchrun's
+    ``timestamp`` counts whole seconds)."""
+    path = os.environ.get("TORCHELASTIC_ERROR_FILE")
+    if not path or os.path.exists(path):
+        return
+    import json
+    import time
+    import traceback
+
+    extra = {"py_callstack": "".join(traceback.format_exception(kind, value, tb)),
+             "timestamp": str(int(time.time())), "ddpify_time": repr(time.time())}
+    try:
+        with open(path, "w") as f:
+            json.dump({"message": {"message": f"{kind.__name__}: {value}", "extraInfo": extra}}, f)
+    except OSError:
+        pass
 
 
 def _initialised() -> bool:
@@ -504,7 +531,8 @@ def set_epoch(obj: Any, epoch: int) -> None:
     A call outside a training pass starts one: in a multi-process run ranks > 0 then draw from
     their own generators (``_start_pass``), so that dropout, augmentation and noise differ across
     ranks, until the ``barrier()`` that ends the epoch gives every rank rank 0's state again (so
-    what is drawn between trainings is the same everywhere). Rank 0 keeps its stream.
+    what is drawn between trainings is the same everywhere). Rank 0 keeps its stream, and at the
+    first pass says once that batch sizes are per process.
 
     Each pass gets a new order: a sampler asked for an epoch it has already passed (a second
     training that counts its epochs from 0 again) gets the next epoch number after the last it

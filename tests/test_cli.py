@@ -23,6 +23,7 @@ import ddpify.convert
 from ddpify import io
 from ddpify.cli import main, unified_diff
 from ddpify.convert import Result
+from ddpify.launch import default_nproc
 from ddpify.rewrites import NAMES, REWRITES
 
 from tests.support.env import FIXTURES
@@ -85,7 +86,7 @@ HELPER = "def double(x):\n    return 2 * x\n"
 BROKEN = "def f(:\n    pass\n"
 INIT_CALL = "\n    init_distributed_mode()\n"  # the inserted line (messages name the function too)
 LAUNCHER_FLAG = '"--local-rank"'
-RUN_HINT = "run it: torchrun --standalone --nproc_per_node=gpu"
+RUN_HINT = f"run it: torchrun --standalone --nproc_per_node={default_nproc()}"  # a number without a GPU
 
 
 @pytest.fixture(autouse=True)
@@ -337,7 +338,8 @@ def test_json_report_shape(command):
     assert report["version"] == 1
     assert [(f["path"], f["changed"]) for f in report["files"]] == [("helper.py", False), ("train.py", True)]
     records = report["files"][1]["records"]
-    assert records and all(set(r) == {"rewrite", "line", "message", "kind"} for r in records)
+    assert records and all(set(r) == {"rewrite", "line", "message", "kind", "path"} for r in records)
+    assert {r["path"] for r in records} == {"train.py"}
     assert {"launcher-arg", "init-distributed"} <= {r["rewrite"] for r in records}
     assert all(r["kind"] in ("change", "warning", "note") and isinstance(r["line"], int) for r in records)
     assert "[init-distributed]" not in result.stderr

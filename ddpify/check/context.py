@@ -67,7 +67,7 @@ class Context:
 
     def spelled(self, qualified: str) -> str | None:
         """How the script spells a module or name it imports (`dist` for torch.distributed)."""
-        for local, full in self.facts.imports.aliases.items():
+        for local, full in self.facts.own_imports.aliases.items():
             if full == qualified:
                 return local
         head, _, rest = qualified.rpartition(".")

@@ -47,7 +47,7 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
         return
     for expr, quote in _device_indices(ctx):
         if ctx.is_global_rank(expr):
-            fix = _read_local_rank(expr, quote) if f.imports.aliases.get("os") == "os" else None
+            fix = _read_local_rank(expr, quote) if f.own_imports.aliases.get("os") == "os" else None
             yield Hit(expr, f"`{f.code(expr)}` is the global rank, used as a GPU index: on every node but the "
                             "first it names a GPU that does not exist; use the local rank (LOCAL_RANK)", fix)
 

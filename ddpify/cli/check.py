@@ -70,7 +70,8 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
         raise click.UsageError("--fix cannot rewrite standard input")
     rules = check.select(select or None, ignore)
     inputs = guard(io.collect, sources)
-    outcomes = [_check_one(source, rules, fix) for source in inputs.sources]
+    parsed: dict = {}  # the project modules the files import, each parsed once
+    outcomes = [_check_one(source, rules, fix, parsed) for source in inputs.sources]
     errors = [o for o in outcomes if o.error]
     if fix and errors:  # nothing is written: report the files as they are
         outcomes = [o if o.error else _check_one(s, rules, False) for s, o in zip(inputs.sources, outcomes)]
@@ -118,24 +119,33 @@ class _Checked:
     traceback: str = ""
 
 
-def _check_one(source: io.Source, rules, fix: bool) -> _Checked:
+def _check_one(source: io.Source, rules, fix: bool, parsed: dict | None = None) -> _Checked:
     import libcst as cst
 
     from ddpify import check
+    from ddpify.program import load as load_program
     try:
-        load = io.read(source)
+        loaded = io.read(source)
     except io.InputError as exc:
         return _Checked(error=str(exc), code=EXIT_INPUT)
     name = source.name
     try:
+        # a file is checked with the facts of the project modules it imports (ddpify.program)
+        program = load_program(source.path, loaded.data, parsed=parsed) if source.path is not None and name.endswith(".py") else None
         if fix:
-            done = check.fix(load.data, rules)
-            return _Checked(done.report, done.output, done.fixed, load.mode)
-        return _Checked(check.check(load.data, rules))
+            done = check.fix(loaded.data, rules, program)
+            return _Checked(done.report, done.output, done.fixed, loaded.mode)
+        return _Checked(check.check(loaded.data, rules, program))
     except cst.ParserSyntaxError as exc:
-        return _Checked(error=syntax_error(name, load.data, exc), code=EXIT_INPUT)
+        path = getattr(exc, "path", None)
+        if path is not None and str(path) != name:  # a module the file imports
+            return _Checked(error=syntax_error(str(path), path.read_bytes(), exc), code=EXIT_INPUT)
+        return _Checked(error=syntax_error(name, loaded.data, exc), code=EXIT_INPUT)
     except (SyntaxError, UnicodeDecodeError) as exc:
-        return _Checked(error=f"{name}: cannot parse: {one_line(str(exc))}", code=EXIT_INPUT)
+        return _Checked(error=f"{getattr(exc, 'path', None) or name}: cannot parse: {one_line(str(exc))}",
+                        code=EXIT_INPUT)
+    except OSError as exc:
+        return _Checked(error=f"{exc.filename or name}: cannot read: {exc.strerror or exc}", code=EXIT_INPUT)
     except Exception as exc:
         return _Checked(error=f"{name}: internal error: {type(exc).__name__}: {one_line(str(exc))}",
                         code=EXIT_INTERNAL, traceback=traceback.format_exc())

@@ -8,7 +8,8 @@ import os
 import traceback
 from dataclasses import dataclass, replace
 from itertools import repeat
-from typing import TYPE_CHECKING, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Collection
 
 import click
 
@@ -32,17 +33,28 @@ class Outcome:
     traceback: str = ""
 
 
-def convert_one(name: str, data: bytes, options: Options) -> Outcome:
-    """Convert, turning every exception into an `Outcome` (exceptions do not cross processes)."""
+def convert_one(name: str, data: bytes, options: Options, program: str = "") -> Outcome:
+    """Convert, turning every exception into an `Outcome` (exceptions do not cross processes).
+    `program`: the script's path when it is converted as a program (ddpify.program): "follow"
+    with the project modules it imports, "file" on its own (with the warnings of ddpify.reach)."""
     import libcst as cst
 
-    from ddpify.convert import RewriteError, convert
+    from ddpify.convert import RewriteError, convert, convert_program
+    from ddpify.program import load
     try:
-        return Outcome(convert(data, options))
+        if not program:
+            return Outcome(convert(data, options))
+        return Outcome(convert_program(load(Path(name), data, follow=program == "follow"), options))
     except cst.ParserSyntaxError as exc:
+        path = getattr(exc, "path", None)
+        if path is not None and str(path) != name:  # a module of the program
+            return Outcome(error=syntax_error(str(path), path.read_bytes(), exc), code=EXIT_INPUT)
         return Outcome(error=syntax_error(name, data, exc), code=EXIT_INPUT)
     except (SyntaxError, UnicodeDecodeError) as exc:  # a bad encoding cookie or undecodable bytes
-        return Outcome(error=f"{name}: cannot parse: {one_line(str(exc))}", code=EXIT_INPUT)
+        return Outcome(error=f"{getattr(exc, 'path', None) or name}: cannot parse: {one_line(str(exc))}",
+                       code=EXIT_INPUT)
+    except OSError as exc:
+        return Outcome(error=f"{exc.filename or name}: cannot read: {exc.strerror or exc}", code=EXIT_INPUT)
     except RewriteError as exc:
         return Outcome(error=f"{name}: internal error in rewrite {exc.rewrite}: {one_line(exc.detail)}",
                        code=EXIT_INTERNAL, traceback=traceback.format_exc())
@@ -51,16 +63,17 @@ def convert_one(name: str, data: bytes, options: Options) -> Outcome:
                        code=EXIT_INTERNAL, traceback=traceback.format_exc())
 
 
-def convert_all(items: list[tuple[str, bytes]], options: Options, jobs: int) -> list[Outcome]:
-    """Convert (name, data) pairs, with up to `jobs` processes (0: one per core)."""
+def convert_all(items: list[tuple[str, bytes, str]], options: Options, jobs: int) -> list[Outcome]:
+    """Convert (name, data, program) triples (see `convert_one`), with up to `jobs` processes
+    (0: one per core)."""
     jobs = min(jobs or os.cpu_count() or 1, len(items))
-    names, datas = [n for n, _ in items], [d for _, d in items]
+    names, datas, programs = [n for n, _, _ in items], [d for _, d, _ in items], [p for _, _, p in items]
     if jobs <= 1:
-        return list(map(convert_one, names, datas, repeat(options)))
+        return list(map(convert_one, names, datas, repeat(options), programs))
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(convert_one, names, datas, repeat(options)))
+        return list(pool.map(convert_one, names, datas, repeat(options), programs))
 
 
 def convert_inputs(inputs: io.Inputs, options: Options, jobs: int, verbose: bool, markdown: bool
@@ -84,7 +97,11 @@ def convert_inputs(inputs: io.Inputs, options: Options, jobs: int, verbose: bool
         scripts.append(script)
     if errors:
         fail(EXIT_INPUT, *errors)
-    outcomes = convert_all([(s.name, ld.data) for s, ld in zip(inputs.sources, loaded)], options, jobs)
+    # A script named alone is converted with the project modules it imports; the files of a
+    # directory or a list, each on its own (each may be an entry point of its own).
+    follow = "file" if inputs.tree else "follow"
+    outcomes = convert_all([(s.name, ld.data, "" if s.path is None or sc is not None else follow)
+                            for s, ld, sc in zip(inputs.sources, loaded, scripts)], options, jobs)
     failed = [o for o in outcomes if o.code != EXIT_OK]
     if failed:
         lines = []
@@ -102,16 +119,28 @@ def convert_inputs(inputs: io.Inputs, options: Options, jobs: int, verbose: bool
     return loaded, results, scripts
 
 
-def print_records(name: str, result: Result, script: Script | None = None) -> None:
-    """One line per record, then the file's summary, on stderr. A notebook's records name the
-    cell: `train.ipynb:cell 4:3: ...` is line 3 of cell 4."""
+def print_records(name: str, result: Result, script: Script | None = None,
+                  kinds: Collection[str] | None = None) -> None:
+    """One line per record (of `kinds`, default all), then the file's summary, on stderr. A
+    notebook's records name the cell: `train.ipynb:cell 4:3: ...` is line 3 of cell 4."""
     for change in result.changes:
+        if kinds is not None and change.kind not in kinds:
+            continue
         if script is None:
             click.echo(change.render(name), err=True)
         else:
             cell, line = script.locate(change.line)
             click.echo(replace(change, line=line).render(f"{name}:cell {cell}"), err=True)
     click.echo(report.summary(name, result.changes, result.changed), err=True)
+    for rel, module in result.modules.items():
+        if module.changed or module.changes:
+            print_records(module_name(name, rel), module, kinds=kinds)
+
+
+def module_name(entry: str, rel: str) -> str:
+    """How the report names a program's module: its path beside the entry as given
+    (`proj/train.py`, `models/net.py` -> `proj/models/net.py`)."""
+    return os.path.join(os.path.dirname(entry), rel)
 
 
 # ---- options -----------------------------------------------------------------------------------
@@ -128,18 +157,13 @@ def rewrite_names(ctx: click.Context, param: click.Parameter, values: tuple[str,
     return names
 
 
-def engine_options(command: Callable) -> Callable:
-    """The options `convert` and `diff` share."""
+def conversion_options(command: Callable) -> Callable:
+    """The options that choose what a conversion does: `convert`, `diff` and `run` share them."""
     options = [
-        click.argument("sources", metavar="SRC...", nargs=-1, required=True),
         click.option("--only", multiple=True, callback=rewrite_names, metavar="NAME[,NAME]",
                      help="Run only these rewrites (repeatable; see `ddpify rewrites`)."),
         click.option("--skip", multiple=True, callback=rewrite_names, metavar="NAME[,NAME]",
                      help="Do not run these rewrites (repeatable)."),
-        click.option("--check", is_flag=True,
-                     help="Write nothing; exit 1 if anything would change, 0 otherwise."),
-        click.option("--json", "as_json", is_flag=True,
-                     help="Print the change records as JSON on stdout instead of text lines."),
         click.option("--find-unused-parameters", is_flag=True,
                      help="Build DDP with find_unused_parameters=True (models with unused branches)."),
         click.option("--sync-batchnorm", is_flag=True,
@@ -148,6 +172,19 @@ def engine_options(command: Callable) -> Callable:
                      help="ddp: a full model per process; fsdp: shard the model with FSDP2 (fully_shard)."),
         click.option("--no-shard-eval", is_flag=True,
                      help="Keep every evaluation loop whole (the same as --skip shard-eval)."),
+    ]
+    return functools.reduce(lambda cmd, option: option(cmd), reversed(options), command)
+
+
+def engine_options(command: Callable) -> Callable:
+    """The options `convert` and `diff` share."""
+    options = [
+        click.argument("sources", metavar="SRC...", nargs=-1, required=True),
+        conversion_options,
+        click.option("--check", is_flag=True,
+                     help="Write nothing; exit 1 if anything would change, 0 otherwise."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the change records as JSON on stdout instead of text lines."),
         click.option("--markdown", is_flag=True,
                      help="Notebooks (.ipynb): keep markdown cells, as comments."),
         click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,

@@ -206,7 +206,7 @@ def _forward_through_module(facts, edits, stmt) -> None:
     forward talks to the other processes (buffers): `torch.save(netG(z), p)` -> `netG.module(z)`."""
     for call in facts.calls_in(stmt):
         name = dotted(call.func)
-        holds = holds_wrapper(facts, call.func) if name is not None else None
+        holds = holds_wrapper(facts, facts.wrapped_refs, call.func) if name is not None else None
         if holds is not None:
             edits.replace(call.func, lambda node, holds=holds: build.bare_model(edits, node, holds),
                           f"`{name}(...)` runs on the main process only: through the bare model, "
@@ -294,8 +294,8 @@ def _writer_functions(facts, writes, options) -> set:
     found = set()
     for funcs in facts.functions.values():
         for func in funcs:
-            if not any(facts.scope(w) is func for w in writes) or facts.returned(func):
-                continue
+            if not any(facts.scope(w) is func for w in writes) or facts.returned(func) or facts.trains(func):
+                continue  # (one that trains runs on every process: DDP's backward is a collective)
             if options.fsdp and _collectives(facts, func):
                 continue
             if all(_harmless(facts, s, writes) for s in _simple_statements(func.body)):

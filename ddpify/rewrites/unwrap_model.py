@@ -62,7 +62,7 @@ def rewrite(facts, edits, options) -> None:
         name = attr.attr.value
         if name in mt.MODULE_API and name not in STATE:
             continue
-        holds = holds_wrapper(facts, attr.value)  # `model.x`, not `model.fc.x`
+        holds = holds_wrapper(facts, facts.wrapped_refs, attr.value)  # `model.x`, not `model.fc.x`
         if holds is None:
             continue
         owner = facts.code(attr.value)
@@ -84,7 +84,7 @@ def rewrite(facts, edits, options) -> None:
         if facts.qualify(call.func) != "torch.save" or saved is None:
             continue
         for value in _saved_models(facts, saved.value):
-            holds = holds_wrapper(facts, value)
+            holds = holds_wrapper(facts, facts.wrapped_refs, value)
             if holds is not None:
                 edits.replace(value, lambda node, holds=holds: build.bare_model(edits, node, holds),
                               f"torch.save saves `{_bare_text(dotted(value), holds)}`, the model itself: a "
@@ -115,7 +115,7 @@ def _full_state_dicts(facts, edits) -> None:
     """The `--strategy fsdp` form: no `.module`; state dicts of sharded models and of their
     optimizers through the runtime's full-state-dict helpers."""
     for attr in facts.attributes:  # `model.module.x` of a DataParallel script: the model itself now
-        if attr.attr.value == "module" and holds_wrapper(facts, attr.value) is not None:
+        if attr.attr.value == "module" and holds_wrapper(facts, facts.wrapped_refs, attr.value) is not None:
             edits.replace(attr, lambda node: node.value, f"`{facts.code(attr)}` -> `{facts.code(attr.value)}` "
                           "(FSDP2 keeps the model's class: there is no .module)")
     for call in facts.calls:

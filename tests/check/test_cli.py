@@ -132,7 +132,7 @@ def test_the_check_command_never_imports_torch():
 def test_a_bug_of_ours_is_one_line_and_exit_123(monkeypatch):
     Path("bad.py").write_text(BAD)
 
-    def broken(data, rules):
+    def broken(data, rules, program=None):
         raise KeyError("boom")
     monkeypatch.setattr("ddpify.check.check", broken)
     result = cli("bad.py", code=123)

@@ -66,7 +66,7 @@ class Pending:
     """A started launch; ``wait()`` returns its Run (timeout counted from the start)."""
 
     def __init__(self, cmd: List[str], cwd: Path, probe_dir: Optional[Path], timeout: float,
-                 rank_logs: Optional[Path] = None, nproc: int = 1):
+                 rank_logs: Optional[Path] = None, nproc: int = 1, count: bool = False):
         self.cmd, self.cwd, self.probe_dir, self.timeout = cmd, cwd, probe_dir, timeout
         self.rank_logs, self.nproc = rank_logs, nproc
         self.start = time.monotonic()
@@ -74,7 +74,7 @@ class Pending:
         self.output = cwd.parent / f"{cwd.name}.output.txt"
         with open(self.output, "w") as out:
             # Own session: on timeout the launcher and all its workers are killed together.
-            self.proc = subprocess.Popen(cmd, cwd=cwd, env=probe_env(probe_dir), stdout=out,
+            self.proc = subprocess.Popen(cmd, cwd=cwd, env=probe_env(probe_dir, count), stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait(self) -> Run:
@@ -102,13 +102,14 @@ class Pending:
 
 
 def start_torchrun(script: Path, args: Sequence[str], cwd: Path, probe_dir: Optional[Path],
-                   nproc: int = WORLD, timeout: float = TIMEOUT_S) -> Pending:
-    """Start ``torchrun --standalone --nproc_per_node=N script args`` in ``cwd``."""
+                   nproc: int = WORLD, timeout: float = TIMEOUT_S, count: bool = False) -> Pending:
+    """Start ``torchrun --standalone --nproc_per_node=N script args`` in ``cwd`` (``count``: the
+    probe also counts DDP's gradient all-reduce rounds before each optimizer step)."""
     log_dir = cwd.parent / f"{cwd.name}.torchrun-logs"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            f"--nproc_per_node={nproc}", "--redirects", "3", "--log-dir", str(log_dir),
            str(script), *args]
-    return Pending(cmd, cwd, probe_dir, timeout, log_dir, nproc)
+    return Pending(cmd, cwd, probe_dir, timeout, log_dir, nproc, count)
 
 
 def start_python(script: Path, args: Sequence[str], cwd: Path, probe_dir: Optional[Path],
