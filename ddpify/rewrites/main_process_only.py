@@ -359,14 +359,21 @@ def _read_back_later(facts, stmt) -> bool:
     """Does the write's function read a file after it (`torch.load`, `pickle.load`, `open(path)`,
     ...)? The other processes must then wait for the main process's write."""
     scope = facts.scope(stmt)
-    return any(facts.scope(c) is scope and facts.before(stmt, c) and not facts.is_inside(c, stmt) and _reads(facts, c)
-               for c in facts.calls)
-
-
-def _reads(facts, call) -> bool:
-    if facts.qualify(call.func) in READERS:
+    if any(facts.scope(c) is scope and facts.before(stmt, c) and not facts.is_inside(c, stmt) and _reads(facts, c)
+           for c in facts.calls):
         return True
-    return mt.is_call_of(call, "open") and not mt.is_open_for_writing(call)
+    # `def save(): torch.save(net, "net.pkl")` and `def restore(): torch.load("net.pkl")`, called in
+    # turn: a read in another function, where every call of the writing one runs on every process
+    sites = [facts.statement(c) for c in facts.call_sites(scope)] if isinstance(scope, cst.FunctionDef) else []
+    return bool(sites) and all(_reached_by_all(facts, site) is site for site in sites) and any(
+        facts.scope(c) is not scope and _reads(facts, c) for c in facts.calls)
+
+
+def _reads(facts, call, depth: int = 1) -> bool:
+    """A call that reads a file, itself or in a function of this file it calls (`restore()`)."""
+    if facts.qualify(call.func) in READERS or mt.is_call_of(call, "open") and not mt.is_open_for_writing(call):
+        return True
+    return depth > 0 and any(_reads(facts, c, depth - 1) for f in facts.user_functions(call) for c in facts.calls_in(f))
 
 
 

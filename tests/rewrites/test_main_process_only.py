@@ -210,3 +210,29 @@ def test_a_barrier_after_a_write_goes_where_every_process_passes():
     code, _ = run(script(loop=BEST))
     assert '            torch.save(model.module, "best.pt")\n    barrier()\n    print(epoch)\n' in code
     assert code.count("barrier()\n") == 2, "after the `if` (a test that differs between processes), the epoch's"
+
+
+
+SAVE_RESTORE = """
+def save():
+    out = model(torch.ones(1, 2))
+    torch.save(model, "net.pkl")
+
+def restore():
+    return torch.load("net.pkl", weights_only=False)
+
+save()
+restored = restore()
+"""
+
+
+def test_a_write_read_back_by_another_function_is_followed_by_a_barrier():
+    code, _ = run(script(tail=SAVE_RESTORE))
+    assert '        torch.save(model.module, "net.pkl")\n    barrier()\n' in code
+    skipped = run(script(tail=SAVE_RESTORE.replace("save()\nrestored", "if loss_fn(model(x), y) > 1:\n    save()\nrestored")))[0]
+    assert '"net.pkl")\n    barrier()\n' not in skipped, "a call some processes may skip gets no barrier"
+
+
+def test_a_helper_that_only_writes_is_followed_by_a_barrier_where_it_is_called():
+    code, _ = run(script(tail=SAVE_RESTORE.replace("    out = model(torch.ones(1, 2))\n", "")))
+    assert "if is_main_process():\n    save()\nbarrier()\nrestored = restore()" in code
