@@ -130,7 +130,8 @@ class _Run:
             hits = [(code, hit) for code, hit in hits if program.part_of(hit.node, parents) is program.parts[0]]
         if hits:
             located = positions(self.module, {hit.node for _, hit in hits})
-            lines = self.module.code.splitlines()
+            text = source if isinstance(source, str) else source.decode(self.module.encoding)
+            lines = text.splitlines()  # the source as parsed: no second codegen for `# noqa`
             self.hits = [(code, hit, located[hit.node]) for code, hit in hits
                          if not _silenced(lines, located[hit.node][0], code)]
 
