@@ -18,7 +18,7 @@ from ddpify.program import Program
 from ddpify.report import NOTE, Change
 from ddpify.rewrites import REWRITES, Rewrite
 
-__all__ = ["Options", "Result", "RewriteError", "analyse", "convert", "convert_program"]
+__all__ = ["Options", "Result", "RewriteError", "analyse", "convert", "convert_program", "plan_program"]
 
 
 @dataclass
@@ -93,15 +93,10 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
     entry = program.parts[0]
     if len(program.parts) == 1:
         return _convert(entry.data, entry.module, options, program)
-    facts = analyse(program.merged, options, program)
-    edits = edit_set.Edits(program.merged)
-    for node, message in reach.unseen(facts, program):
-        edits.for_rewrite("ddpify").warn(node, message)
-    gate = _leave_alone(facts)
+    facts, edits, gate = plan_program(program, options)
     if gate is not None:
         unseen = edits.changes(entry.module, lambda n: program.part_of(n, facts.parents) is entry)
         return Result(entry.data, entry.data, [Change("ddpify", 1, gate, NOTE), *unseen], entry.module.encoding)
-    _run(selected(options), facts, edits, options)
     results = {}
     for part in program.parts:
         try:
@@ -117,6 +112,21 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
     main = results.pop(entry.rel)
     main.modules = {str(rel): r for rel, r in results.items()}
     return main
+
+
+def plan_program(program: Program, options: Options = Options()
+                 ) -> tuple[Analysis, edit_set.Edits, str | None]:
+    """The facts of `program`'s merged module and the edits and records the rewrites ask for
+    (none but `ddpify.reach`'s warnings when the program is left alone: then the reason, else
+    None). `convert_program` applies them; `bench/projects_sweep.py` audits them."""
+    facts = analyse(program.merged, options, program)
+    edits = edit_set.Edits(program.merged)
+    for node, message in reach.unseen(facts, program):
+        edits.for_rewrite("ddpify").warn(node, message)
+    gate = _leave_alone(facts)
+    if gate is None:
+        _run(selected(options), facts, edits, options)
+    return facts, edits, gate
 
 
 def _run(rewrites, facts: Analysis, edits: edit_set.Edits, options: Options) -> None:
