@@ -268,3 +268,55 @@ def test_a_call_runs_the_function_its_file_imports_not_a_namesake_in_another_fil
     runs = {facts.code(c): [prog.part_of(f, facts.parents).name for f in facts.user_functions(c)]
             for c in facts.calls}
     assert runs == {"train(1)": ["utils"], "test(2)": ["train"]}
+
+
+# ---- inherited trainers, shared modules, trainers of other packages ------------------------------
+
+INHERITED = {
+    "train.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        from trainer import Trainer
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        data = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))
+        Trainer(model, optimizer, DataLoader(data, batch_size=8, shuffle=True)).train(3)
+        """,
+    "trainer.py": """\
+        from base import BaseTrainer
+        class Trainer(BaseTrainer):
+            def __init__(self, model, optimizer, loader):
+                super().__init__(model, optimizer)
+                self.loader = loader
+            def _train_epoch(self, epoch):
+                for x, y in self.loader:
+                    self.optimizer.zero_grad()
+                    ((self.model(x) - y) ** 2).mean().backward()
+                    self.optimizer.step()
+        """,
+    "base.py": """\
+        import torch
+        class BaseTrainer:
+            def __init__(self, model, optimizer):
+                self.model = model
+                self.optimizer = optimizer
+            def _train_epoch(self, epoch):
+                raise NotImplementedError
+            def train(self, epochs):
+                for epoch in range(epochs):
+                    self._train_epoch(epoch)
+                    torch.save(self.model.state_dict(), "last.pt")
+        """,
+}
+
+
+def test_a_trainer_whose_epoch_loop_is_in_its_base_class_in_another_module_is_followed():
+    write(INHERITED)
+    result = convert_program(program())
+    base = result.modules["base.py"]
+    assert "        for epoch in range(epochs):\n            set_epoch(self.loader, epoch)\n" in base.code
+    assert "if is_main_process():\n                torch.save(unwrap(self.model).state_dict()" in base.code
+    assert "model = DistributedDataParallel(model" in result.code
+    assert "sampler=DistributedSampler(data, shuffle=True)" in result.code
+    assert not [c for r in [result, *result.modules.values()] for c in r.changes if c.kind == "warning"
+                and "set_epoch" in c.message]
