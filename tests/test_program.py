@@ -320,3 +320,30 @@ def test_a_trainer_whose_epoch_loop_is_in_its_base_class_in_another_module_is_fo
     assert "sampler=DistributedSampler(data, shuffle=True)" in result.code
     assert not [c for r in [result, *result.modules.values()] for c in r.changes if c.kind == "warning"
                 and "set_epoch" in c.message]
+
+
+@pytest.mark.parametrize("build", ["fitter = fitlib.Fitter(max_epochs=2)", "fitter = make_fitter()"])
+def test_a_method_of_an_object_built_outside_the_project_that_is_handed_the_model_is_a_warning(build):
+    write({"train.py": f"""\
+        import torch
+        import fitlib
+        from helpers import make_fitter
+        from torch.utils.data import DataLoader, TensorDataset
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+        for x, y in loader:
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+        {build}
+        fitter.fit(model, loader)
+        fitter.summary()
+        """, "helpers.py": """\
+        import fitlib
+        def make_fitter():
+            return fitlib.Fitter(max_epochs=2)
+        """})
+    result = convert_program(program())
+    warnings = [c for c in result.changes if c.kind == "warning" and c.rewrite == "ddpify"]
+    assert [(c.line, c.message.split(":")[0]) for c in warnings] == [
+        (12, "`fitter.fit(...)` is a method of an object built by `fitlib.Fitter(...)`, outside the project")]
