@@ -15,7 +15,7 @@ from ddpify.analysis import Analysis
 from ddpify.options import Options
 from ddpify.parse import parse_module
 from ddpify.program import Program
-from ddpify.report import NOTE, Change
+from ddpify.report import CHANGE, NOTE, Change
 from ddpify.rewrites import REWRITES, Rewrite
 
 __all__ = ["Options", "Result", "RewriteError", "analyse", "convert", "convert_program", "plan_program"]
@@ -126,7 +126,35 @@ def plan_program(program: Program, options: Options = Options()
     gate = _leave_alone(facts)
     if gate is None:
         _run(selected(options), facts, edits, options)
+        _shared_conflicts(program, facts, edits)
     return facts, edits, gate
+
+
+# edits that need a process group: a script that imports the module without joining one fails
+NEEDS_GROUP = (("wrap-model", "wrapped in DistributedDataParallel"),
+               ("shard-data", "training loader sharded with DistributedSampler"))
+
+
+def _shared_conflicts(program: Program, facts: Analysis, edits: edit_set.Edits) -> None:
+    """A TODO at each edit of a module that another entry point imports (ddpify.program's
+    `other_entries`) when the edit is not right for that one too: a DistributedDataParallel or a
+    DistributedSampler needs the process group that only the converted entry joins (the
+    runtime's helpers, no-ops in one process, are right for both)."""
+    others: dict = {}
+    for rewrite, node, message, kind in list(edits.records):
+        if kind != CHANGE or not any(rewrite == r and m in message for r, m in NEEDS_GROUP):
+            continue
+        part = program.part_of(node, facts.parents)
+        if part is program.parts[0]:
+            continue
+        if part.rel not in others:
+            others[part.rel] = program.other_entries(part)
+        if others[part.rel]:
+            names = ", ".join(others[part.rel])
+            edits.for_rewrite("ddpify").todo(facts.statement(node), (
+                f"{names} also import{'s' if len(others[part.rel]) == 1 else ''} this module; this edit, right for "
+                f"{program.parts[0].rel}, needs the process group that {names} never joins: convert "
+                f"{names} too, or move this edit into {program.parts[0].rel}"))
 
 
 def _run(rewrites, facts: Analysis, edits: edit_set.Edits, options: Options) -> None:

@@ -347,3 +347,44 @@ def test_a_method_of_an_object_built_outside_the_project_that_is_handed_the_mode
     warnings = [c for c in result.changes if c.kind == "warning" and c.rewrite == "ddpify"]
     assert [(c.line, c.message.split(":")[0]) for c in warnings] == [
         (12, "`fitter.fit(...)` is a method of an object built by `fitlib.Fitter(...)`, outside the project")]
+
+
+SHARED_BUILD = {
+    "train.py": """\
+        import torch
+        from helpers import build, batches
+        model, optimizer = build()
+        for epoch in range(2):
+            for x, y in batches():
+                optimizer.zero_grad()
+                ((model(x) - y) ** 2).mean().backward()
+                optimizer.step()
+        """,
+    "helpers.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        def build():
+            model = torch.nn.Linear(2, 1)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            return model, optimizer
+        def batches():
+            return DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+        """,
+    "evaluate.py": """\
+        from helpers import build
+        if __name__ == "__main__":
+            model, _ = build()
+        """,
+}
+
+
+def test_an_edit_of_a_shared_module_that_another_entry_point_cannot_run_gets_a_todo_naming_it():
+    write(SHARED_BUILD)
+    helpers = convert_program(program()).modules["helpers.py"]
+    todos = [c for c in helpers.changes if c.rewrite == "ddpify"]
+    assert [c.line for c in todos] == [4] and all(c.message.startswith("evaluate.py also imports this module")
+                                                 for c in todos)  # (shard_loader is right for both)
+    assert "    # TODO(ddpify): evaluate.py also imports this module; this edit, right for train.py, needs the " \
+           "process group" in helpers.code
+    Path("evaluate.py").unlink()  # no other entry point: no TODO
+    assert not [c for c in convert_program(program()).modules["helpers.py"].changes if c.rewrite == "ddpify"]
