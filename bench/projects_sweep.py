@@ -75,6 +75,7 @@ def audit(program, facts, edits) -> dict:
         """A record of one of `rewrites` (the one that owns the gap, or "ddpify", the warnings of
         ddpify.reach) on `node`, on a statement around it, or on a node inside it."""
         around = [node, *facts.ancestors(node)]
+        around += [a.test for a in around if isinstance(a, cst.If)]  # `if save and is_main_process():`
         if any(r in rewrites for n in around for r, _ in by_node.get(n, ())):
             return True
         return any(facts.is_inside(n, node) and any(r in rewrites for r, _ in records)

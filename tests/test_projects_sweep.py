@@ -49,3 +49,19 @@ def test_a_gap_no_record_covers_is_named_with_its_file(skip, kind, where):
 def test_an_unsharded_loader_is_a_gap_unless_a_warning_covers_it():
     found = audit(frozenset({"shard-data"}))
     assert list(found["gaps"]) == ["loaders"] and found["gaps"]["loaders"][0].startswith("trainer.py:")
+
+
+def test_a_write_whose_if_takes_the_guard_is_covered(tmp_path):
+    entry = tmp_path / "train.py"
+    entry.write_text(
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+        "model = torch.nn.Linear(2, 1)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)\n"
+        "def keep(epoch):\n    torch.save(model.state_dict(), f'{epoch}.pt')\n"
+        "for epoch in range(4):\n    for x, y in loader:\n        ((model(x) - y) ** 2).mean().backward()\n"
+        "        optimizer.step()\n    if epoch % 2 == 0:\n        keep(epoch)\n")
+    program = load(entry, entry.read_bytes())
+    for skip, gaps in [(frozenset(), {}), (frozenset({"main-process-only"}), {"writes": ["train.py:torch.save("
+                                                                                      "model.state_dict(), f'{epoch}.pt')"]})]:
+        found = sweep.audit(program, *plan_program(program, Options(skip=skip))[:2])
+        assert found["gaps"] == gaps and found["checked"]["writes"] == 1
