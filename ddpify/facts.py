@@ -37,7 +37,8 @@ class Ref:
 
 def _collect(facts: "Facts", module: cst.Module) -> None:
     """One walk in source order: each node's parent and pre-order span, and the nodes the
-    analyses need (a plain loop over the nodes' fields: LibCST's visitor rebuilds every node)."""
+    analyses need (a plain loop over the nodes' fields: LibCST's visitor rebuilds every node).
+    Whitespace, comments and punctuation are not walked: no analysis asks about them."""
     f = facts
     handlers = {
         cst.Call: f.calls.append, cst.For: f.loops.append, cst.While: f.loops.append,
@@ -65,7 +66,7 @@ def _collect(facts: "Facts", module: cst.Module) -> None:
         if handler is not None:
             handler(node)
         stack.append((node, _END))
-        stack.extend((child, node) for child in reversed(mt.children(node)))
+        stack.extend((child, node) for child in reversed(mt.syntax_children(node)))
 
 
 _END = object()  # marks, on the walk's stack, the point where a node's span ends

@@ -312,7 +312,7 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
     parameters of functions it is passed to, and `self.x` in every method of its class."""
     refs: dict[Ref, Model] = {}
     for model in models.wrapped:
-        home = facts.ref(cst.parse_expression(model.name), model.anchor)
+        home = facts.ref(_expression(model.name), model.anchor)
         if home is not None:
             received = facts.receivers(home)
             kept = {k for r in received for k in _kept_on_self(facts, r)}  # `self.model = model`
@@ -331,36 +331,88 @@ def _kept_on_self(facts: Facts, param: Ref) -> list[Ref]:
 
 
 WRAPPER, MAYBE = "wrapper", "maybe"
+DDP = "torch.nn.parallel.DistributedDataParallel"
+
+
+def written_wraps(facts: Facts) -> dict[Ref, Model]:
+    """The names a script that is already distributed wraps itself (`model = DDP(model, ...)`), as
+    `wrapped_refs` gives them for the wraps ddpify places: `ddpify check` asks `holds_wrapper`
+    about these. The first wrap of a name is its `Model`; later ones are writes that keep it."""
+    wraps = [Model(dotted(target), stmt, stmt) for target, value, stmt in facts.assigns
+             if _is_wrap(facts, value) and dotted(target) and not isinstance(stmt, cst.AugAssign)]
+    return wrapped_refs(facts, Models(wraps[::-1], []))  # the first wrap of a name wins
 
 
 def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, depth: int = 3) -> str | None:
     """What the name `expr` holds where it is read: WRAPPER when it is proven to be a
     DistributedDataParallel wrapper, MAYBE when it may be one or the bare model (rebound after
-    the wrap, or a parameter some callers pass a wrapper and others not), None when it is not.
-    Edits that depend on it use `.module` for WRAPPER and `unwrap(...)` for MAYBE. `refs` are the
-    names that hold a wrapper (`Analysis.wrapped_refs`)."""
+    the wrap, wrapped on some paths only, or a parameter some callers pass a wrapper and others
+    not), None when it is not. Edits that depend on it use `.module` for WRAPPER and `unwrap(...)`
+    for MAYBE. `refs` are the names that hold a wrapper: `Analysis.wrapped_refs` (the wraps
+    ddpify places), or `written_wraps` for a script that wraps its models itself (`ddpify check`)."""
     ref = facts.ref(expr)
     model = refs.get(ref) if ref is not None else None
     if model is None:
         return None
-    home = facts.ref(cst.parse_expression(model.name), model.anchor)
+    home = facts.ref(_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
         if facts.in_library(ref.scope):
             return MAYBE  # a module's function: another entry point may pass the bare model
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
             if isinstance(ref.scope, cst.FunctionDef) else []
-        verdicts = {holds_wrapper(facts, refs, arg, depth - 1) if depth and arg is not None else MAYBE for arg in passed}
-        return WRAPPER if verdicts == {WRAPPER} else MAYBE
+        verdicts = {holds_wrapper(facts, refs, arg, depth - 1) if depth and arg is not None else MAYBE
+                    for arg in passed}
+        return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
     if facts.scope(expr) is facts.scope(model.anchor) and not model.sees_wrapper(facts, expr):
         return None
-    holds = WRAPPER
+    holds = MAYBE if _wrapped_on_some_paths(facts, model, ref, expr) else WRAPPER
     for target, value, stmt in facts.writes(ref):
-        if _keeps_binding(facts, target, value) or not _may_run_between(facts, model, stmt, expr):
+        if _keeps_binding(facts, target, value) or _is_wrap(facts, value) \
+                or not _may_run_between(facts, model, stmt, expr):
             continue
         if facts.scope(stmt) is not facts.scope(expr) or facts.before(expr, stmt) or _conditional_to(facts, stmt, expr):
             return MAYBE  # rebound somewhere, sometimes: either may be there
-        holds = None if not mt.references(value, dotted(target)) else MAYBE  # last rebinding wins
+        unwraps = dotted(value) == f"{dotted(target)}.module"  # `model = model.module`: the bare model
+        holds = None if unwraps or not mt.references(value, dotted(target)) else MAYBE  # last rebinding wins
     return holds
+
+
+def _expression(name: str) -> cst.BaseExpression:
+    """`self.model` as an expression (built, not parsed: this runs for every question asked)."""
+    head, *rest = name.split(".")
+    expr: cst.BaseExpression = cst.Name(head)
+    for part in rest:
+        expr = cst.Attribute(value=expr, attr=cst.Name(part))
+    return expr
+
+
+def _is_wrap(facts: Facts, value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and facts.qualify(value.func) == DDP
+
+
+def _wrapped_on_some_paths(facts: Facts, model: Model, ref: Ref, expr: cst.CSTNode) -> bool:
+    """Does the wrap run on some of the paths to `expr` only (`if args.distributed: model =
+    DDP(model)`), with no other wrap of the name on the remaining ones (`else: model =
+    DDP(model, device_ids=None)`)? ddpify's own wraps never are: they go after the `if`."""
+    if facts.scope(expr) is not facts.scope(model.anchor):
+        return False
+    wraps = [model.anchor, *(s for _, v, s in facts.writes(ref) if _is_wrap(facts, v) and s is not model.anchor
+                             and facts.scope(s) is facts.scope(expr) and facts.before(s, expr))]
+    branches = [_branch_of(facts, w, expr) for w in wraps]
+    if any(b is None for b in branches):
+        return False
+    return not any(a[0] is b[0] and a[1] != b[1] for a in branches for b in branches)
+
+
+def _branch_of(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> tuple[cst.CSTNode, bool] | None:
+    """The innermost `if` or `try` around `stmt` that `expr` is not in, and whether `stmt` is in its
+    body (None when there is none: `stmt` runs on every path to `expr`)."""
+    for anc in facts.ancestors(stmt):
+        if isinstance(anc, (cst.FunctionDef, cst.Module)):
+            return None
+        if isinstance(anc, (cst.If, cst.Try)) and not facts.is_inside(expr, anc):
+            return anc, facts.is_inside(stmt, anc.body)
+    return None
 
 
 def _keeps_binding(facts: Facts, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:

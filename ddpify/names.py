@@ -44,6 +44,7 @@ class Imports:
 
     def __init__(self, module: cst.Module) -> None:
         self.aliases: dict[str, str] = {}
+        self.stars: list[str] = []  # modules imported with `from X import *` (relative ones with their dots)
         for node in import_nodes(module):
             if isinstance(node, cst.Import):
                 for alias in node.names:
@@ -53,7 +54,9 @@ class Imports:
                     else:
                         top = full.split(".")[0]
                         self.aliases[top] = top
-            elif node.module is not None and not node.relative and not isinstance(node.names, cst.ImportStar):
+            elif isinstance(node.names, cst.ImportStar):
+                self.stars.append("." * len(node.relative) + (dotted(node.module) or ""))
+            elif node.module is not None and not node.relative:
                 base = dotted(node.module)
                 for alias in node.names:
                     local = alias.asname.name.value if alias.asname else alias.name.value

@@ -21,9 +21,16 @@ the script gets a TODO too: it would pin every process to one GPU.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, Sequence
+
 import libcst as cst
 
 from ddpify import matchers as mt
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
 
 NAME = "init-distributed"
 SUMMARY = "call init_distributed_mode() after argument parsing (torchrun, SLURM or one plain process)"
@@ -31,7 +38,7 @@ SUMMARY = "call init_distributed_mode() after argument parsing (torchrun, SLURM 
 CALL = "init_distributed_mode()\n"
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     for stmt in _pinned_gpus(facts):
         edits.todo(stmt, "CUDA_VISIBLE_DEVICES set here would show every process the same GPU: remove it "
                    "and choose GPUs on the launcher's command line")
@@ -49,7 +56,7 @@ def rewrite(facts, edits, options) -> None:
     edits.record(anchor, "init_distributed_mode() joins the process group (torchrun, SLURM, or one process)")
 
 
-def _pinned_gpus(facts):
+def _pinned_gpus(facts: Analysis) -> Iterator[cst.CSTNode]:
     """`os.environ["CUDA_VISIBLE_DEVICES"] = "0"` statements."""
     for target, value, stmt in facts.assigns:
         if isinstance(target, cst.Subscript) and mt.is_attribute(target.value, "environ") and len(target.slice) == 1 \
@@ -58,7 +65,7 @@ def _pinned_gpus(facts):
             yield facts.statement(stmt)
 
 
-def _is_library(facts) -> bool:
+def _is_library(facts: Analysis) -> bool:
     """No entry point and nothing run at top level: only imports, definitions and constants."""
     return not any(mt.is_main_guard(s) for s in facts.module.body) and all(
         mt.is_preamble(s) or mt.sole(s, (cst.Assign, cst.AnnAssign)) is not None
@@ -66,7 +73,7 @@ def _is_library(facts) -> bool:
         facts.user_functions(c) for c in facts.calls if facts.scope(c) is facts.module)
 
 
-def _after_parsing(facts):
+def _after_parsing(facts: Analysis) -> cst.CSTNode | None:
     calls = mt.parse_args_calls(facts)
     if not calls:
         return None
@@ -78,7 +85,7 @@ def _after_parsing(facts):
     return stmt
 
 
-def _entry_point_start(facts):
+def _entry_point_start(facts: Analysis) -> cst.CSTNode:
     main_block = next((i for i in facts.module.body if mt.is_main_guard(i)), None)
     if main_block is not None:
         for call in facts.calls_in(main_block):  # `main()`: its first statement
@@ -89,7 +96,7 @@ def _entry_point_start(facts):
     return next((s for s in facts.module.body if not mt.is_preamble(s)), facts.module.body[-1])
 
 
-def _first_statement(body):
+def _first_statement(body: Sequence[cst.BaseStatement]) -> cst.BaseStatement:
     """The first statement after a docstring."""
     if len(body) > 1 and mt.is_docstring(body[0]):
         return body[1]

@@ -41,12 +41,20 @@ TODO.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 import libcst as cst
 
 from ddpify import build, fsdp
 from ddpify import matchers as mt
 from ddpify.models import holds_wrapper
 from ddpify.names import dotted
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.facts import Ref
+    from ddpify.options import Options
 
 NAME = "main-process-only"
 SUMMARY = "run file writes (checkpoints, logs, wandb, TensorBoard) and progress bars on the main process only"
@@ -62,7 +70,7 @@ WRITER_METHODS = {"savefig", "to_csv", "save_pretrained"}
 LOGGERS = {"torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter", "wandb.init"}
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     loggers = _logger_refs(facts)
     writes = {stmt: what for stmt in _statements(facts) if (what := _writes(facts, stmt, loggers))}
     writers = _writer_functions(facts, writes, options)
@@ -114,7 +122,7 @@ def rewrite(facts, edits, options) -> None:
         edits.add_import("ddpify_runtime", "is_main_process")
 
 
-def _statements(facts):
+def _statements(facts: Analysis) -> Iterator[cst.With | cst.SimpleStatementLine]:
     seen = set()
     for call in facts.calls:
         stmt = facts.statement(call)
@@ -123,7 +131,7 @@ def _statements(facts):
             yield stmt
 
 
-def _writes(facts, stmt, loggers) -> str | None:
+def _writes(facts: Analysis, stmt: cst.With | cst.SimpleStatementLine, loggers: set[Ref]) -> str | None:
     """What file-writing call `stmt` makes, or None."""
     if isinstance(stmt, cst.With):
         for item in stmt.items:
@@ -149,17 +157,17 @@ def _writes(facts, stmt, loggers) -> str | None:
     return None
 
 
-def _is_logger(facts, expr) -> bool:
+def _is_logger(facts: Analysis, expr: cst.CSTNode) -> bool:
     return isinstance(expr, cst.Call) and facts.qualify(expr.func) in LOGGERS
 
 
-def _logger_refs(facts) -> set:
+def _logger_refs(facts: Analysis) -> set[Ref]:
     """Names holding a SummaryWriter or wandb run, also as parameters of the functions they reach."""
     refs = {facts.ref(t, s) for t, v, s in facts.assigns if _is_logger(facts, v)} - {None}
     return refs.union(*(facts.receivers(r) for r in refs))
 
 
-def _bound_and_used_later(facts, stmt) -> str | None:
+def _bound_and_used_later(facts: Analysis, stmt: cst.CSTNode) -> str | None:
     """A name a compound write (`with open(...) as f:`) assigns that code after it reads."""
     if not isinstance(stmt, cst.BaseCompoundStatement):
         return None
@@ -178,7 +186,7 @@ def _bound_and_used_later(facts, stmt) -> str | None:
     return None
 
 
-def _sole_body_of_if(facts, stmt, writes) -> cst.If | None:
+def _sole_body_of_if(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> cst.If | None:
     """The `if` (without `else`) whose body is nothing but file writes, `stmt` among them."""
     owner = facts.parent(facts.parent(stmt))
     if isinstance(owner, cst.If) and owner.orelse is None and all(s in writes for s in owner.body.body):
@@ -192,7 +200,7 @@ def _and_main(test: cst.BaseExpression) -> cst.BaseExpression:
     return cst.BooleanOperation(test, cst.And(), cst.parse_expression(GUARD))
 
 
-def _forward_through_module(facts, edits, stmt) -> None:
+def _forward_through_module(facts: Analysis, edits: Edits, stmt: cst.CSTNode) -> None:
     """A forward pass inside a statement that now runs on one process must bypass DDP, whose
     forward talks to the other processes (buffers): `torch.save(netG(z), p)` -> `netG.module(z)`."""
     for call in facts.calls_in(stmt):
@@ -204,7 +212,7 @@ def _forward_through_module(facts, edits, stmt) -> None:
                           "as DDP's forward would wait for the other processes")
 
 
-def _collectives(facts, node) -> list[tuple[cst.Call, str]]:
+def _collectives(facts: Analysis, node: cst.CSTNode) -> list[tuple[cst.Call, str]]:
     """The outermost FSDP2 collectives in `node`: (call, the code that computes it) for a full
     state dict (`full_state_dict(model)`) or a forward of a sharded model (`netG(z)`)."""
     found: list[tuple[cst.Call, str]] = []
@@ -215,7 +223,8 @@ def _collectives(facts, node) -> list[tuple[cst.Call, str]]:
     return found
 
 
-def _hoist_collectives(facts, edits, stmt, guarded, taken) -> None:
+def _hoist_collectives(facts: Analysis, edits: Edits, stmt: cst.CSTNode, guarded: list[cst.CSTNode],
+                       taken: dict[cst.CSTNode, set[str]]) -> None:
     """`torch.save(model.state_dict(), p)` -> `model_state = full_state_dict(model)` on every
     process and `torch.save(model_state, p)` under the guard. The collectives go before the run
     of guarded statements `stmt` ends, so that the run stays one `if is_main_process():` block."""
@@ -243,7 +252,7 @@ def _hoist_collectives(facts, edits, stmt, guarded, taken) -> None:
             edits.add_import("ddpify_runtime", code.split("(")[0])
 
 
-def _result_name(facts, call) -> str:
+def _result_name(facts: Analysis, call: cst.Call) -> str:
     """`model_state` for `model.state_dict()`, `netG_output` for `netG(z)`."""
     if mt.is_method_call(call, "state_dict"):
         receiver = call.func.value
@@ -253,7 +262,7 @@ def _result_name(facts, call) -> str:
     return f"{dotted(call.func).rsplit('.', 1)[-1]}_output"
 
 
-def _fresh(facts, stmt, name: str, taken: set[str]) -> str:
+def _fresh(facts: Analysis, stmt: cst.CSTNode, name: str, taken: set[str]) -> str:
     """`name`, or `name_2`, ... when the function already uses it (or this statement took it)."""
     scope, candidate, n = facts.scope(stmt), name, 1
     while candidate in taken or mt.references(scope, candidate):
@@ -263,7 +272,7 @@ def _fresh(facts, stmt, name: str, taken: set[str]) -> str:
     return candidate
 
 
-def _bound_inside(stmt) -> set[str]:
+def _bound_inside(stmt: cst.CSTNode) -> set[str]:
     """The names a statement binds in itself: `with ... as f`, loop and comprehension targets,
     assignments in its block."""
     targets = [a.name for a in mt.findall(stmt, cst.AsName)]
@@ -271,7 +280,7 @@ def _bound_inside(stmt) -> set[str]:
     return {n.value for t in targets for n in mt.findall(t, cst.Name)}
 
 
-def _already_guarded(facts, stmt, writes) -> bool:
+def _already_guarded(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
     """Inside a rank check of the user's, or inside another statement being guarded."""
     for anc in facts.ancestors(stmt):
         if anc in writes or isinstance(anc, cst.If) and mt.is_rank_check(anc.test):
@@ -279,7 +288,7 @@ def _already_guarded(facts, stmt, writes) -> bool:
     return False
 
 
-def _writer_functions(facts, writes, options) -> set:
+def _writer_functions(facts: Analysis, writes: dict[cst.CSTNode, str], options: Options) -> set[cst.FunctionDef]:
     """Functions whose every statement writes, prints or computes a path: `save_checkpoint(...)`;
     under FSDP2 not one that gathers a state dict or runs a model (every process must)."""
     found = set()
@@ -294,7 +303,7 @@ def _writer_functions(facts, writes, options) -> set:
     return found
 
 
-def _simple_statements(block):
+def _simple_statements(block: cst.BaseSuite) -> Iterator[cst.CSTNode]:
     """The statements of a function body, looking into `if`/`else`; a `with` (a file write, or
     not) and loops come whole."""
     for stmt in block.body:
@@ -307,7 +316,7 @@ def _simple_statements(block):
             yield stmt
 
 
-def _harmless(facts, stmt, writes) -> bool:
+def _harmless(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
     if stmt in writes:
         return True
     if not isinstance(stmt, cst.SimpleStatementLine):
@@ -320,7 +329,7 @@ def _harmless(facts, stmt, writes) -> bool:
         for c in facts.calls_in(small))  # a helper that calls the model must run everywhere
 
 
-def _read_back_later(facts, stmt) -> bool:
+def _read_back_later(facts: Analysis, stmt: cst.CSTNode) -> bool:
     scope = facts.scope(stmt)
     return any(facts.qualify(c.func) == "torch.load" and facts.scope(c) is scope and facts.before(stmt, c)
                for c in facts.calls)

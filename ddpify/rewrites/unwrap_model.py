@@ -39,6 +39,8 @@ set-up, before the sharding, stay as written. Pickling a whole sharded model get
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ddpify import build, fsdp
@@ -46,13 +48,18 @@ from ddpify import matchers as mt
 from ddpify.models import WRAPPER, holds_wrapper
 from ddpify.names import dotted
 
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
+
 NAME = "unwrap-model"
 SUMMARY = "send custom attributes and state_dict()/load_state_dict() of wrapped models through .module"
 
 STATE = {"state_dict", "load_state_dict"}
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     if not facts.wrapped_refs:
         return
     if options.fsdp:
@@ -93,7 +100,7 @@ def _bare_text(owner: str, holds: str) -> str:
     return f"{owner}.module" if holds == WRAPPER else f"unwrap({owner})"
 
 
-def _full_state_dicts(facts, edits) -> None:
+def _full_state_dicts(facts: Analysis, edits: Edits) -> None:
     """The `--strategy fsdp` form: no `.module`; state dicts of sharded models and of their
     optimizers through the runtime's full-state-dict helpers."""
     for attr in facts.attributes:  # `model.module.x` of a DataParallel script: the model itself now
@@ -140,7 +147,7 @@ _UNNAMED = ("`{code}` trains a sharded model whose name ddpify cannot tell here,
             "use full_optimizer_state_dict(model, {code}) / load_full_optimizer_state_dict(model, {code}, state)")
 
 
-def _load(edits, call, helper: str, *leading: str) -> None:
+def _load(edits: Edits, call: cst.Call, helper: str, *leading: str) -> None:
     """`x.load_state_dict(args)` -> `helper(leading..., args)`."""
     edits.replace(call, lambda node: cst.Call(cst.Name(helper), [
         *(cst.Arg(cst.parse_expression(code)) for code in leading), *node.args]),
