@@ -388,3 +388,34 @@ def test_an_edit_of_a_shared_module_that_another_entry_point_cannot_run_gets_a_t
            "process group" in helpers.code
     Path("evaluate.py").unlink()  # no other entry point: no TODO
     assert not [c for c in convert_program(program()).modules["helpers.py"].changes if c.rewrite == "ddpify"]
+
+
+def test_a_local_alias_of_a_wrapped_attribute_reaches_the_models_own_methods_through_unwrap():
+    write({"train.py": """\
+        import torch
+        from torch.utils.data import TensorDataset
+        from trainer import Trainer
+        class Net(torch.nn.Linear):
+            def reset_state(self):
+                self.state = None
+        net = Net(2, 1)
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        Trainer(net, optimizer, TensorDataset(torch.randn(8, 2), torch.randn(8, 1))).run()
+        """, "trainer.py": """\
+        from torch.utils.data import DataLoader
+        class Trainer:
+            def __init__(self, model, optimizer, data):
+                self.model = model
+                self.optimizer = optimizer
+                self.data = data
+            def run(self):
+                model, data = self.model, self.data
+                model.reset_state()
+                for epoch in range(2):
+                    for x, y in DataLoader(data, batch_size=4, shuffle=True):
+                        ((model(x) - y) ** 2).mean().backward()
+                        self.optimizer.step()
+        """})
+    result = convert_program(program())
+    assert "net = DistributedDataParallel(net" in result.code
+    assert "        unwrap(model).reset_state()\n" in result.modules["trainer.py"].code
