@@ -27,7 +27,6 @@ from pathlib import Path
 from new_rewrite import with_row, write
 
 ROOT = Path(__file__).resolve().parent.parent
-NOT_RULE_MODULES = ("__init__", "context", "rule")  # ddpify/check modules that hold no rules
 
 MODULE = '''\
 """{title}."""
@@ -115,10 +114,11 @@ def scaffold(root: Path, code: str, name: str, module: str | None, advice: bool,
         raise ValueError(f"{code!r}: a code is DDP and three digits (DDP022)")
     if not re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", name):
         raise ValueError(f"{name!r}: a name is lower case words joined by '-' (save-twice)")
-    if not module.isidentifier() or module in NOT_RULE_MODULES:
-        raise ValueError(f"--module {module}: not a rule module name")
     check = root / "ddpify" / "check"
-    rules = {p.stem: p.read_text() for p in check.glob("*.py") if p.stem not in NOT_RULE_MODULES}
+    texts = {p.stem: p.read_text() for p in check.glob("*.py")}
+    rules = {stem: text for stem, text in texts.items() if "\n@rule(" in text}  # the driver, context, ... hold none
+    if not module.isidentifier() or module in texts.keys() - rules.keys():
+        raise ValueError(f"--module {module}: not a rule module name")
     for other, text in rules.items():
         if f'@rule("{code}"' in text:
             raise ValueError(f"{code} is taken (ddpify/check/{other}.py)")
