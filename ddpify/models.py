@@ -37,6 +37,7 @@ class Model:
     optimizers: list[cst.CSTNode] = field(default_factory=list)  # what trains it (optimizer calls)
     moved: list[cst.CSTNode] = field(default_factory=list)  # FSDP: statements moved after the sharding
     blocked: list[cst.CSTNode] = field(default_factory=list)  # FSDP: optimizers built before it, unmovable
+    rebuilds: list["Model"] = field(default_factory=list)  # every wrap of this name here, in order
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -198,8 +199,6 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
             continue
         if not isinstance(value, cst.Call) or isinstance(stmt, cst.AugAssign):
             continue
-        if _after_training(facts, stmt):
-            continue
         qualified = facts.qualify(value.func)
         dataparallel = _dataparallel_call(facts, value)
         if dataparallel is not None:
@@ -208,6 +207,8 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
             candidates.append((2, stmt, name, None))
         elif not _mentions(value, name) and qualified != "torch.compile":
             candidates.append((1, stmt, name, None))
+    rebuilt = _this_round(facts, candidates, optimizer)
+    candidates = rebuilt or [c for c in candidates if not _after_training(facts, c[1])]
     if not candidates:
         return None
     best = max(c[0] for c in candidates)  # DataParallel > a move to a device > a construction
@@ -232,6 +233,31 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
         return None
     setup, anchor = _setup_in(facts, body, key)
     return Model(key, func, anchor or body[0], setup=setup, before_anchor=anchor is None)
+
+
+def _this_round(facts: Facts, candidates: list, optimizer: cst.CSTNode) -> list:
+    """The candidates of the optimizer's own function that lie between the training before the
+    optimizer and the training after it: a notebook or experiment that trains `model = Net()`,
+    then builds `model = Net()` again with a new optimizer, trains each binding in its round.
+    Empty in the first round (nothing trained before the optimizer), and when the round builds
+    no candidate (the model comes from an earlier round)."""
+    scope = facts.scope(optimizer)
+    at = facts.spans[optimizer][0]
+    points = [facts.spans[t] for t in _training_points(facts, scope) if not facts.is_inside(optimizer, t)]
+    start = max((end for first, end in points if end <= at), default=None)
+    if start is None:
+        return []
+    stop = min((first for first, _ in points if first > at), default=len(facts.spans) + 1)
+    return [c for c in candidates if facts.scope(c[1]) is scope and start <= facts.spans[c[1]][0] < stop]
+
+
+def _training_points(facts: Facts, scope) -> list[cst.CSTNode]:
+    """The loops of `scope` that train, and its statements that call a function that trains."""
+    points: list[cst.CSTNode] = [lp for lp in facts.loops_in(scope) if facts.trains(lp)]
+    for call in facts.calls:
+        if facts.scope(call) is scope and any(facts.trains(f) for f in facts.user_functions(call)):
+            points.append(facts.statement(call))
+    return points
 
 
 def _unconditional(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
@@ -284,7 +310,7 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     """Training, compiling, forwarding or returning the model: the wrap must come first."""
     if isinstance(stmt, (cst.For, cst.While)) and facts.trains(stmt):
         return True
-    if mt.sole(stmt, cst.Return) is not None:
+    if mt.sole(stmt, cst.Return) is not None or _collects(stmt, name):
         return True
     for call in facts.calls_in(stmt):
         if facts.qualify(call.func) == "torch.compile" or dotted(call.func) == name:
@@ -292,6 +318,16 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
         if any(facts.trains(f) for f in facts.user_functions(call)):
             return True
     return False
+
+
+def _collects(stmt: cst.CSTNode, name: str) -> bool:
+    """`nets = [net_a, net_b]`: an alias in a container, which would keep the bare model if the
+    wrap came after it."""
+    assign = mt.sole(stmt, cst.Assign)
+    if assign is None or not isinstance(assign.value, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        return False
+    elements = assign.value.elements
+    return any(dotted(e.value) == name for e in elements)
 
 
 def _neutral(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
@@ -311,12 +347,15 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
     """Names that hold a wrapper once the wraps have run: the wrapped name itself, the
     parameters of functions it is passed to, and `self.x` in every method of its class."""
     refs: dict[Ref, Model] = {}
+    homes: dict[Ref, list[Model]] = {}
     for model in models.wrapped:
         home = facts.ref(_expression(model.name), model.anchor)
         if home is not None:
             received = facts.receivers(home)
             kept = {k for r in received for k in _kept_on_self(facts, r)}  # `self.model = model`
             refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in facts.receivers(k))], model))
+            model.rebuilds = homes.setdefault(home, [])  # one list, shared by the wraps of one name
+            model.rebuilds.append(model)
     return refs
 
 
@@ -363,8 +402,10 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
         verdicts = {holds_wrapper(facts, refs, arg, depth - 1) if depth and arg is not None else MAYBE
                     for arg in passed}
         return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
-    if facts.scope(expr) is facts.scope(model.anchor) and not model.sees_wrapper(facts, expr):
-        return None
+    if facts.scope(expr) is facts.scope(model.anchor):
+        model = _binding_at(facts, model, expr)
+        if model is None:
+            return None
     holds = MAYBE if _wrapped_on_some_paths(facts, model, ref, expr) else WRAPPER
     for target, value, stmt in facts.writes(ref):
         if _keeps_binding(facts, target, value) or _is_wrap(facts, value) \
@@ -413,6 +454,13 @@ def _branch_of(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> tuple[cst.
         if isinstance(anc, (cst.If, cst.Try)) and not facts.is_inside(expr, anc):
             return anc, facts.is_inside(stmt, anc.body)
     return None
+
+
+def _binding_at(facts: Facts, model: Model, expr: cst.CSTNode) -> Model | None:
+    """Of the wraps of one name in one function (a model rebuilt and trained again), the last
+    one before `expr`: the binding `expr` reads."""
+    seen = [m for m in model.rebuilds or [model] if m.sees_wrapper(facts, expr)]
+    return max(seen, key=lambda m: facts.spans[m.anchor][0], default=None)
 
 
 def _keeps_binding(facts: Facts, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:

@@ -92,12 +92,16 @@ def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str
             "this trains, but no optimizer is built in the code ddpify read (built by code it does not "
             "read, or by name): no model is wrapped in DistributedDataParallel")
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
+
+    def traced(loop) -> bool:
+        origins = facts.origins(mt.strip_iteration(loop.iter))
+        return any(facts.is_inside(c, o) for o in origins for c in loader_calls)
+
     for loop in facts.batch_loops():
-        iterated = mt.strip_iteration(loop.iter)
-        origins = facts.origins(iterated)
-        if not any(facts.is_inside(c, o) for o in origins for c in loader_calls):
-            yield loop, (f"this loop trains on `{facts.code(iterated)}`, which ddpify cannot trace to a "
-                         "DataLoader in the code it read: its data is not sharded")
+        # `for net, opt in zip(nets, optimizers):` inside `for x, y in loader:` trains on the loader's batch
+        if not traced(loop) and not any(isinstance(lp, cst.For) and traced(lp) for lp in facts.enclosing_loops(loop)):
+            yield loop, (f"this loop trains on `{facts.code(mt.strip_iteration(loop.iter))}`, which ddpify cannot "
+                         "trace to a DataLoader in the code it read: its data is not sharded")
 
 
 def _looked_up(facts: Analysis, func: cst.BaseExpression) -> bool:

@@ -17,7 +17,8 @@ A helper that only writes (`save_checkpoint(...)`) is guarded where it is called
 whose body only writes takes the condition (`if args.save_model and is_main_process():`).
 `os.makedirs` stays on every process (harmless), as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
-later `torch.load` in the same function reads what was saved, a `barrier()` follows the save.
+later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.load`, `open(path)`,
+...) may read what was written, a `barrier()` follows the write, whatever wrote it.
 `print` needs nothing: the runtime silences it off the main process.
 
 With `--strategy fsdp` a forward and a full state dict are collectives (FSDP2 all-gathers the
@@ -87,11 +88,11 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
             edits.todo(stmt, f"every process writes this file, because the block also sets `{needed}`, used "
                        "below: compute that outside the block and guard the write with is_main_process()")
             continue
-        if what == "torch.save" or any(facts.qualify(c.func) == "torch.save" for c in facts.calls_in(stmt)):
-            saves.append(stmt)  # also `with open(path, "wb") as f: torch.save(model, f)`
         owner = _sole_body_of_if(facts, stmt, writes)
         if owner is not None and options.fsdp and _collectives(facts, owner):
             owner = None  # the gathers stay on every process: the write is guarded inside the `if`
+        if not what.startswith("wandb.") and not _logs(facts, stmt, loggers):
+            saves.append(owner or stmt)  # every process waits there when the file is read back below
         if owner is not None:  # `if args.save_model: torch.save(...)` -> `if args.save_model and ...:`
             edits.replace(owner.test, _and_main, f"{what} runs on the main process only")
             writes[owner] = what
@@ -109,11 +110,13 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     taken: dict = {}
     for stmt in guarded if options.fsdp else ():
         _hoist_collectives(facts, edits, stmt, guarded, taken)
-    for stmt in saves:
-        if _read_back_later(facts, stmt):
-            edits.insert_after(stmt, "barrier()\n")
-            edits.add_import("ddpify_runtime", "barrier")
-            edits.record(stmt, "barrier() after the save: the file is read back below")
+    points = {stmt: _reached_by_all(facts, stmt) for stmt in saves if _read_back_later(facts, stmt)}
+    for stmt, point in points.items():
+        if _barrier_follows(facts, point, set(points.values()) - {point}, options.runs("set-epoch")):
+            continue
+        edits.insert_after(point, "barrier()\n")
+        edits.add_import("ddpify_runtime", "barrier")
+        edits.record(stmt, "barrier() after the save: the file is read back below")
     for call in facts.calls:
         if facts.qualify(call.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(call, "disable"):
             edits.replace(call, _disable_bar, "progress bar shown on the main process only")
@@ -155,6 +158,12 @@ def _writes(facts: Analysis, stmt: cst.With | cst.SimpleStatementLine, loggers: 
         if facts.ref(call.func.value) in loggers:
             return dotted(call.func)
     return None
+
+
+def _logs(facts: Analysis, stmt: cst.CSTNode, loggers: set[Ref]) -> bool:
+    """A SummaryWriter or wandb run made or used: no file that the script reads back."""
+    return any(_is_logger(facts, c) or isinstance(c.func, cst.Attribute) and facts.ref(c.func.value) in loggers
+               for c in facts.calls_in(stmt))
 
 
 def _is_logger(facts: Analysis, expr: cst.CSTNode) -> bool:
@@ -329,10 +338,51 @@ def _harmless(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]
         for c in facts.calls_in(small))  # a helper that calls the model must run everywhere
 
 
+def _reached_by_all(facts: Analysis, stmt: cst.CSTNode) -> cst.CSTNode:
+    """Where every process passes after `stmt`: `stmt`, or the outermost `if` around it (in its
+    loop or function) whose test may differ between processes (`if val_loss < best:` on a shard)."""
+    point = stmt
+    for anc in facts.ancestors(stmt):
+        if isinstance(anc, (cst.FunctionDef, cst.For, cst.While, cst.Module)):
+            break
+        if isinstance(anc, cst.If) and not facts.same_everywhere(anc.test):
+            point = anc
+    return point
+
+
+def _barrier_follows(facts: Analysis, point: cst.CSTNode, others: set[cst.CSTNode], epoch_barriers: bool) -> bool:
+    """Does a barrier come right after `point` anyway: another write's, or the one that ends an
+    epoch loop's body (when set-epoch runs)?"""
+    owner = facts.parent(facts.parent(point))
+    body = list(facts.parent(point).body)
+    if body.index(point) + 1 < len(body):
+        return body[body.index(point) + 1] in others
+    return epoch_barriers and any(entry.loop is owner and entry.epoch is not None for entry in facts.loaders.epoch_loops)
+
+
+READERS = {"torch.load", "pickle.load", "json.load", "numpy.load", "numpy.loadtxt", "pandas.read_csv",
+           "pandas.read_json", "pandas.read_pickle", "PIL.Image.open", "yaml.safe_load", "yaml.load"}
+
+
 def _read_back_later(facts: Analysis, stmt: cst.CSTNode) -> bool:
+    """Does the write's function read a file after it (`torch.load`, `pickle.load`, `open(path)`,
+    ...)? The other processes must then wait for the main process's write."""
     scope = facts.scope(stmt)
-    return any(facts.qualify(c.func) == "torch.load" and facts.scope(c) is scope and facts.before(stmt, c)
-               for c in facts.calls)
+    if any(facts.scope(c) is scope and facts.before(stmt, c) and not facts.is_inside(c, stmt) and _reads(facts, c)
+           for c in facts.calls):
+        return True
+    # `def save(): torch.save(net, "net.pkl")` and `def restore(): torch.load("net.pkl")`, called in
+    # turn: a read in another function, where every call of the writing one runs on every process
+    sites = [facts.statement(c) for c in facts.call_sites(scope)] if isinstance(scope, cst.FunctionDef) else []
+    return bool(sites) and all(_reached_by_all(facts, site) is site for site in sites) and any(
+        facts.scope(c) is not scope and _reads(facts, c) for c in facts.calls)
+
+
+def _reads(facts: Analysis, call: cst.Call, depth: int = 1) -> bool:
+    """A call that reads a file, itself or in a function of this file it calls (`restore()`)."""
+    if facts.qualify(call.func) in READERS or mt.is_call_of(call, "open") and not mt.is_open_for_writing(call):
+        return True
+    return depth > 0 and any(_reads(facts, c, depth - 1) for f in facts.user_functions(call) for c in facts.calls_in(f))
 
 
 

@@ -88,12 +88,30 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
                 edits.add_import("ddpify_runtime", "without_module_prefix")
     for call in facts.calls:  # `torch.save(model, path)` would pickle the wrapper
         saved = mt.positional(call, 0)
-        if facts.qualify(call.func) == "torch.save" and saved is not None and dotted(saved.value):
-            holds = holds_wrapper(facts, facts.wrapped_refs, saved.value)
+        if facts.qualify(call.func) != "torch.save" or saved is None:
+            continue
+        for value in _saved_models(facts, saved.value):
+            holds = holds_wrapper(facts, facts.wrapped_refs, value)
             if holds is not None:
-                edits.replace(saved.value, lambda node, holds=holds: build.bare_model(edits, node, holds),
-                              f"torch.save saves `{_bare_text(dotted(saved.value), holds)}`, the model itself: a "
+                edits.replace(value, lambda node, holds=holds: build.bare_model(edits, node, holds),
+                              f"torch.save saves `{_bare_text(dotted(value), holds)}`, the model itself: a "
                               "pickled DistributedDataParallel would not load without a process group")
+
+
+def _saved_models(facts: Analysis, saved: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The names `torch.save` may pickle whole: the saved name itself, or the values of a dict,
+    list or tuple saved (`{"epoch": e, "model": model}`), written in the call or assigned to the
+    saved name just before (`checkpoint = {...}`, then `torch.save(checkpoint, path)`)."""
+    if dotted(saved):
+        ref = facts.ref(saved)
+        writes = facts.writes(ref) if ref is not None else []
+        if len(writes) != 1 or facts.scope(writes[0][2]) is not facts.scope(saved) or \
+                not isinstance(writes[0][1], (cst.Dict, cst.List, cst.Tuple)):
+            return [saved]
+        saved = writes[0][1]
+    if isinstance(saved, (cst.Dict, cst.List, cst.Tuple)):
+        return [e.value for e in saved.elements if dotted(e.value) and not isinstance(e, cst.StarredElement)]
+    return []
 
 
 def _bare_text(owner: str, holds: str) -> str:

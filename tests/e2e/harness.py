@@ -247,17 +247,19 @@ def complete_passes(probe: Probe, rank: int, loader: int) -> List[Pass]:
 
 
 def check_reshuffled(probe: Probe, world: int, loader: int) -> List[str]:
-    """Every rank's order differs between consecutive complete passes."""
+    """Every complete pass on every rank draws an order no earlier pass drew (also when a second
+    training counts its epochs from 0 again)."""
     problems = []
     for rank in range(world):
         complete = complete_passes(probe, rank, loader)
         if len(complete) < 2:
             problems.append(f"loader {loader} rank {rank}: fewer than 2 complete passes, "
                             "cannot check reshuffling")
-        for a, b in zip(complete, complete[1:]):
-            if a.indices == b.indices:
-                problems.append(f"loader {loader} rank {rank}: passes {a.number} and {b.number} "
-                                "fetched the same order (set_epoch missing?)")
+        for i, b in enumerate(complete):
+            same = [a.number for a in complete[:i] if a.indices == b.indices]
+            if same:
+                problems.append(f"loader {loader} rank {rank}: pass {b.number} fetched the same order as "
+                                f"pass {same[0]} (set_epoch missing, or the same epoch again?)")
     return problems
 
 
@@ -273,6 +275,23 @@ def check_params_identical(probe: Probe, world: int) -> List[str]:
             sums = {r: e["sum"] for r, e in by_rank.items()}
             problems.append(f"model {model} ({by_rank[0]['module']}): parameters differ across "
                             f"ranks: sha256 {digests}, sums {sums}")
+    return problems
+
+
+def check_optimizers_identical(probe: Probe, world: int) -> List[str]:
+    """Every optimizer's parameters are the same on every rank after its 2nd step and at exit (a
+    model trained bare on each rank's shard, or trained before DDP wrapped it, differs at one of
+    them; DDP's broadcast at the wrap hides the second from the final weights)."""
+    problems = []
+    for when in ("step2", "exit"):
+        for number, by_rank in sorted(probe.optimizers(when).items()):
+            if sorted(by_rank) != list(range(world)):
+                problems.append(f"optimizer {number} ({when}): recorded by ranks {sorted(by_rank)}")
+                continue
+            digests = {r: (e["sha256"] or "sharded")[:12] for r, e in by_rank.items()}
+            if len(set(digests.values())) != 1:
+                problems.append(f"optimizer {number} ({by_rank[0]['optimizer']}, {when}, "
+                                f"{by_rank[0]['steps']} steps): parameters differ across ranks: {digests}")
     return problems
 
 

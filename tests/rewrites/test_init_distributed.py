@@ -300,6 +300,150 @@ def fit(model, train_loader):
             loss_fn(model(x), y).backward()
             optimizer.step()
 """, "pinned_gpus_and_library_modules_get_todos-2"),
+    # no main(): the loader and the model are sharded and wrapped at module level, before the main
+    # block calls `train()`: the call goes after the imports, not into `train()`
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+if __name__ == '__main__':
+    train()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import init_distributed_mode
+
+init_distributed_mode()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+if __name__ == '__main__':
+    train()
+""", "module_level_set_up_before_a_train_helper_initialises_first"),
+    # the set-up is in the main block, before it calls `train()`: the call opens the main block
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+if __name__ == '__main__':
+    print('start')
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import init_distributed_mode
+
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+if __name__ == '__main__':
+    init_distributed_mode()
+    print('start')
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train()
+""", "set_up_in_the_main_block_before_the_helper_initialises_there"),
+    # the loader is sharded at module level and the main block then trains: initialising at the top
+    # of the main block would come after the sampler needs the process group
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+if __name__ == '__main__':
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import init_distributed_mode
+
+init_distributed_mode()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+if __name__ == '__main__':
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+""", "module_level_set_up_before_the_main_block_initialises_after_the_imports"),
+    # synthetic data drawn with numpy at module level: numpy seeds itself per process, so the call
+    # (which gives every process rank 0's state) must come first
+    pair("""\
+import numpy as np
+noise = np.random.normal(0, 1, (8, 1))
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+if __name__ == '__main__':
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+""", """\
+import numpy as np
+from ddpify_runtime import init_distributed_mode
+
+init_distributed_mode()
+noise = np.random.normal(0, 1, (8, 1))
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+if __name__ == '__main__':
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+""", "numpy_draws_at_module_level_come_after_the_call"),
 ]
 
 # Every script that trains gets the call or, where nothing runs it (a module that only defines a

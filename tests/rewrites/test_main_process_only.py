@@ -541,6 +541,295 @@ for epoch in range(2):
 with open('w.txt', 'w') as f:
     f.write(str(model(torch.ones(len(f.name), 2))))
 """, "fsdp_a_gather_that_reads_what_the_write_binds_gets_a_todo", also={"unwrap-model", "wrap-model"}, strategy="fsdp"),
+    # any write read back later is followed by a barrier: one after the pickle, one after the two
+    # writes in a row (the epoch's barrier comes from set-epoch)
+    pair("""\
+import json
+import pickle
+import numpy as np
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+with open("vocab.pkl", "wb") as f:
+    pickle.dump(vocab, f)
+with open("vocab.pkl", "rb") as f:
+    vocab = pickle.load(f)
+np.save("w.npy", w)
+json.dump(w, open("w.json", "w"))
+print(np.load("w.npy"), json.load(open("w.json")))
+""", """\
+import json
+import pickle
+import numpy as np
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import barrier, is_main_process, set_epoch
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    set_epoch(train_loader, epoch)
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    barrier()
+
+if is_main_process():
+    with open("vocab.pkl", "wb") as f:
+        pickle.dump(vocab, f)
+barrier()
+with open("vocab.pkl", "rb") as f:
+    vocab = pickle.load(f)
+if is_main_process():
+    np.save("w.npy", w)
+    json.dump(w, open("w.json", "w"))
+barrier()
+print(np.load("w.npy"), json.load(open("w.json")))
+""", "any_write_read_back_later_is_followed_by_a_barrier", also={"set-epoch"}),
+    # a barrier after a write goes where every process passes: after the `if` (a test that differs
+    # between processes), besides the epoch's
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+best = 1e9
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    if loss.item() < best:
+        best = loss.item()
+        torch.save(model, "best.pt")
+    print(epoch)
+model = torch.load("best.pt", weights_only=False)
+""", """\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import barrier, device_ids, is_main_process, set_epoch
+from torch.nn.parallel import DistributedDataParallel
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+best = 1e9
+for epoch in range(3):
+    set_epoch(train_loader, epoch)
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    if loss.item() < best:
+        best = loss.item()
+        if is_main_process():
+            torch.save(model.module, "best.pt")
+    barrier()
+    print(epoch)
+    barrier()
+model = torch.load("best.pt", weights_only=False)
+""", "a_barrier_after_a_write_goes_where_every_process_passes", also={"set-epoch", "unwrap-model", "wrap-model"}),
+    # a write read back by another function (save() then restore()) is followed by a barrier
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+def save():
+    out = model(torch.ones(1, 2))
+    torch.save(model, "net.pkl")
+
+def restore():
+    return torch.load("net.pkl", weights_only=False)
+
+save()
+restored = restore()
+""", """\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import barrier, device_ids, is_main_process
+from torch.nn.parallel import DistributedDataParallel
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+def save():
+    out = model(torch.ones(1, 2))
+    if is_main_process():
+        torch.save(model.module, "net.pkl")
+    barrier()
+
+def restore():
+    return torch.load("net.pkl", weights_only=False)
+
+save()
+restored = restore()
+""", "a_write_read_back_by_another_function_is_followed_by_a_barrier", also={"unwrap-model", "wrap-model"}),
+    # ... but not when some processes may skip the call of the writing function
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+def save():
+    out = model(torch.ones(1, 2))
+    torch.save(model, "net.pkl")
+
+def restore():
+    return torch.load("net.pkl", weights_only=False)
+
+if loss_fn(model(x), y) > 1:
+    save()
+restored = restore()
+""", """\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids, is_main_process
+from torch.nn.parallel import DistributedDataParallel
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+def save():
+    out = model(torch.ones(1, 2))
+    if is_main_process():
+        torch.save(model.module, "net.pkl")
+
+def restore():
+    return torch.load("net.pkl", weights_only=False)
+
+if loss_fn(model(x), y) > 1:
+    save()
+restored = restore()
+""", "a_write_read_back_by_another_function_is_followed_by_a_barrier-2", also={"unwrap-model", "wrap-model"}),
+    # a helper that only writes is guarded, and followed by a barrier, where it is called
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+def save():
+    torch.save(model, "net.pkl")
+
+def restore():
+    return torch.load("net.pkl", weights_only=False)
+
+save()
+restored = restore()
+""", """\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import barrier, is_main_process
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+def save():
+    torch.save(model, "net.pkl")
+
+def restore():
+    return torch.load("net.pkl", weights_only=False)
+
+if is_main_process():
+    save()
+barrier()
+restored = restore()
+""", "a_helper_that_only_writes_is_followed_by_a_barrier_where_it_is_called"),
 ]
 
 UNCHANGED = [

@@ -532,6 +532,44 @@ for epoch in range(2):
         opt.step()
 torch.save(full_state_dict(raw_model), 'm.pt')
 """, "fsdp_an_alias_taken_before_the_sharding_is_the_sharded_model_too", also={"wrap-model"}, strategy="fsdp"),
+    # a whole model inside a saved dict or list is the bare model
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+torch.save({'epoch': 2, 'model': model, 'opt': opt}, 'c.pt')
+torch.save([model, opt], 'p.pt')
+state = {'model': model}
+torch.save(state, 's.pt')
+torch.save({'model': model.state_dict()}, 'd.pt')
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+torch.save({'epoch': 2, 'model': model.module, 'opt': opt}, 'c.pt')
+torch.save([model.module, opt], 'p.pt')
+state = {'model': model.module}
+torch.save(state, 's.pt')
+torch.save({'model': model.module.state_dict()}, 'd.pt')
+""", "a_whole_model_inside_a_saved_dict_or_list_is_the_bare_model"),
 ]
 
 UNCHANGED = [

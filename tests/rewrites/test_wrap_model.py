@@ -2162,6 +2162,489 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, "dataparallel_line_comment_naming_it_dropped"),
+    # a notebook's second experiment: the same name bound to a new model, then `model_2`; each is
+    # wrapped before it trains (and no 'could not tell' TODO)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+model = torch.nn.Linear(2, 1, bias=False)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+model_2 = torch.nn.Linear(2, 1)
+opt_2 = torch.optim.SGD(model_2.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt_2.zero_grad()
+        ((model_2(x) - y) ** 2).mean().backward()
+        opt_2.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+model = torch.nn.Linear(2, 1, bias=False)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+model_2 = torch.nn.Linear(2, 1)
+model_2 = DistributedDataParallel(model_2, device_ids=device_ids(model_2))
+opt_2 = torch.optim.SGD(model_2.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt_2.zero_grad()
+        ((model_2(x) - y) ** 2).mean().backward()
+        opt_2.step()
+""", "a_model_rebuilt_and_trained_again_is_wrapped_again", report=[
+        "change: `model` wrapped in DistributedDataParallel",
+        "change: `model` wrapped in DistributedDataParallel",
+        "change: `model_2` wrapped in DistributedDataParallel",
+    ]),
+    # the wrap comes before a trainer's method that trains the model
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+class Trainer:
+    def __init__(self, model, loader, opt):
+        self.model, self.loader, self.opt = model, loader, opt
+
+    def fit(self):
+        for x, y in self.loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+Trainer(model, loader, opt).fit()
+model.train()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+class Trainer:
+    def __init__(self, model, loader, opt):
+        self.model, self.loader, self.opt = model, loader, opt
+
+    def fit(self):
+        for x, y in self.loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+Trainer(model, loader, opt).fit()
+model.train()
+""", "the_wrap_comes_before_a_trainer_method_that_trains"),
+    # the wrap comes before a trainer's method that trains the model (an instance kept in a name)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+class Trainer:
+    def __init__(self, model, loader, opt):
+        self.model, self.loader, self.opt = model, loader, opt
+
+    def fit(self):
+        for x, y in self.loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+trainer = Trainer(model, loader, opt)
+trainer.fit()
+model.train()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+class Trainer:
+    def __init__(self, model, loader, opt):
+        self.model, self.loader, self.opt = model, loader, opt
+
+    def fit(self):
+        for x, y in self.loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+trainer = Trainer(model, loader, opt)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+trainer.fit()
+model.train()
+""", "the_wrap_comes_before_a_trainer_method_that_trains-2"),
+    # the wrap comes before a list that aliases the models (set-epoch: the loop over the
+    # loader around the loop over the models feeds training)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+net_a = torch.nn.Linear(2, 1)
+net_b = torch.nn.Linear(2, 1)
+nets = [net_a, net_b]
+opts = [torch.optim.SGD(net_a.parameters(), lr=0.1), torch.optim.SGD(net_b.parameters(), lr=0.1)]
+for epoch in range(2):
+    for x, y in loader:
+        for net, opt in zip(nets, opts):
+            ((net(x) - y) ** 2).mean().backward()
+            opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import barrier, device_ids, set_epoch
+from torch.nn.parallel import DistributedDataParallel
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+net_a = torch.nn.Linear(2, 1)
+net_a = DistributedDataParallel(net_a, device_ids=device_ids(net_a))
+net_b = torch.nn.Linear(2, 1)
+net_b = DistributedDataParallel(net_b, device_ids=device_ids(net_b))
+nets = [net_a, net_b]
+opts = [torch.optim.SGD(net_a.parameters(), lr=0.1), torch.optim.SGD(net_b.parameters(), lr=0.1)]
+for epoch in range(2):
+    set_epoch(loader, epoch)
+    for x, y in loader:
+        for net, opt in zip(nets, opts):
+            ((net(x) - y) ** 2).mean().backward()
+            opt.step()
+    barrier()
+""", "the_wrap_comes_before_a_list_that_aliases_the_model", also={"set-epoch"}),
+    # a branch chosen by a constructor flag set alike everywhere, `Tower(use_norm=True)`: no unused parameters
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+args_flag = True
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+class Tower(torch.nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        self.use_norm = use_norm
+        self.inp = torch.nn.Linear(2, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.inp(x)
+        if self.use_norm:
+            h = self.norm(h)
+        return self.out(h)
+
+model = Tower(use_norm=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+args_flag = True
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+class Tower(torch.nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        self.use_norm = use_norm
+        self.inp = torch.nn.Linear(2, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.inp(x)
+        if self.use_norm:
+            h = self.norm(h)
+        return self.out(h)
+
+model = Tower(use_norm=True)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "a_branch_fixed_by_a_constructor_flag"),
+    # a branch chosen by a constructor flag set alike everywhere, `Tower(True)`: no unused parameters
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+args_flag = True
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+class Tower(torch.nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        self.use_norm = use_norm
+        self.inp = torch.nn.Linear(2, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.inp(x)
+        if self.use_norm:
+            h = self.norm(h)
+        return self.out(h)
+
+model = Tower(True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+args_flag = True
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+class Tower(torch.nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        self.use_norm = use_norm
+        self.inp = torch.nn.Linear(2, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.inp(x)
+        if self.use_norm:
+            h = self.norm(h)
+        return self.out(h)
+
+model = Tower(True)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "a_branch_fixed_by_a_constructor_flag-2"),
+    # a branch chosen by a constructor flag, `Tower()`, may not run: find_unused_parameters=True
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+args_flag = True
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+class Tower(torch.nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        self.use_norm = use_norm
+        self.inp = torch.nn.Linear(2, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.inp(x)
+        if self.use_norm:
+            h = self.norm(h)
+        return self.out(h)
+
+model = Tower()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+args_flag = True
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+class Tower(torch.nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        self.use_norm = use_norm
+        self.inp = torch.nn.Linear(2, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.inp(x)
+        if self.use_norm:
+            h = self.norm(h)
+        return self.out(h)
+
+model = Tower()
+model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "a_branch_fixed_by_a_constructor_flag-3"),
+    # a branch chosen by a constructor flag, `Tower(use_norm=False)`, may not run: find_unused_parameters=True
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+args_flag = True
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+class Tower(torch.nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        self.use_norm = use_norm
+        self.inp = torch.nn.Linear(2, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.inp(x)
+        if self.use_norm:
+            h = self.norm(h)
+        return self.out(h)
+
+model = Tower(use_norm=False)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+args_flag = True
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+class Tower(torch.nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        self.use_norm = use_norm
+        self.inp = torch.nn.Linear(2, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.inp(x)
+        if self.use_norm:
+            h = self.norm(h)
+        return self.out(h)
+
+model = Tower(use_norm=False)
+model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "a_branch_fixed_by_a_constructor_flag-4"),
+    # a branch chosen by a constructor flag, `Tower(use_norm=args_flag)`, may not run: find_unused_parameters=True
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+args_flag = True
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+class Tower(torch.nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        self.use_norm = use_norm
+        self.inp = torch.nn.Linear(2, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.inp(x)
+        if self.use_norm:
+            h = self.norm(h)
+        return self.out(h)
+
+model = Tower(use_norm=args_flag)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+args_flag = True
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+class Tower(torch.nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        self.use_norm = use_norm
+        self.inp = torch.nn.Linear(2, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.inp(x)
+        if self.use_norm:
+            h = self.norm(h)
+        return self.out(h)
+
+model = Tower(use_norm=args_flag)
+model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "a_branch_fixed_by_a_constructor_flag-5"),
 ]
 
 # A script that trains a model its optimizer names gets the wrap; one whose optimizer names no
