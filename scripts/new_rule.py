@@ -20,6 +20,7 @@ table. What is left is those three files, written by hand, then
 from __future__ import annotations
 
 import argparse
+import keyword
 import re
 import sys
 from pathlib import Path
@@ -112,12 +113,12 @@ def scaffold(root: Path, code: str, name: str, module: str | None, advice: bool,
     module = module or function
     if not re.fullmatch(r"DDP[0-9]{3}", code):
         raise ValueError(f"{code!r}: a code is DDP and three digits (DDP022)")
-    if not re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", name):
+    if not re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", name) or keyword.iskeyword(function):
         raise ValueError(f"{name!r}: a name is lower case words joined by '-' (save-twice)")
     check = root / "ddpify" / "check"
     texts = {p.stem: p.read_text() for p in check.glob("*.py")}
     rules = {stem: text for stem, text in texts.items() if "\n@rule(" in text}  # the driver, context, ... hold none
-    if not module.isidentifier() or module in texts.keys() - rules.keys():
+    if not module.isidentifier() or keyword.iskeyword(module) or module in texts.keys() - rules.keys():
         raise ValueError(f"--module {module}: not a rule module name")
     for other, text in rules.items():
         if f'@rule("{code}"' in text:

@@ -136,6 +136,7 @@ def test_a_new_rule_registers_explains_itself_and_fails_its_skeleton_tests_until
     (["DDP099", "Save_Twice"], "'Save_Twice': a name is lower case words joined by '-'"),
     (["DDP099", "save-twice", "--module", "context"], "--module context: not a rule module name"),
     (["DDP099", "save-twice", "--module", "ranks"], "--module ranks: not a rule module name"),
+    (["DDP099", "save-twice", "--module", "class"], "--module class: not a rule module name"),
 ])
 def test_rule_errors_write_nothing(rules_copy, capsys, args, error):
     before = {p: p.read_bytes() for p in rules_copy.rglob("*") if p.is_file()}
