@@ -15,10 +15,10 @@ from ddpify.analysis import Analysis
 from ddpify.options import Options
 from ddpify.parse import parse_module
 from ddpify.program import Program
-from ddpify.report import NOTE, Change
+from ddpify.report import CHANGE, NOTE, Change
 from ddpify.rewrites import REWRITES, Rewrite
 
-__all__ = ["Options", "Result", "RewriteError", "analyse", "convert", "convert_program"]
+__all__ = ["Options", "Result", "RewriteError", "analyse", "convert", "convert_program", "plan_program"]
 
 
 @dataclass
@@ -93,15 +93,10 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
     entry = program.parts[0]
     if len(program.parts) == 1:
         return _convert(entry.data, entry.module, options, program)
-    facts = analyse(program.merged, options, program)
-    edits = edit_set.Edits(program.merged)
-    for node, message in reach.unseen(facts, program):
-        edits.for_rewrite("ddpify").warn(node, message)
-    gate = _leave_alone(facts)
+    facts, edits, gate = plan_program(program, options)
     if gate is not None:
         unseen = edits.changes(entry.module, lambda n: program.part_of(n, facts.parents) is entry)
         return Result(entry.data, entry.data, [Change("ddpify", 1, gate, NOTE), *unseen], entry.module.encoding)
-    _run(selected(options), facts, edits, options)
     results = {}
     for part in program.parts:
         try:
@@ -117,6 +112,49 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
     main = results.pop(entry.rel)
     main.modules = {str(rel): r for rel, r in results.items()}
     return main
+
+
+def plan_program(program: Program, options: Options = Options()
+                 ) -> tuple[Analysis, edit_set.Edits, str | None]:
+    """The facts of `program`'s merged module and the edits and records the rewrites ask for
+    (none but `ddpify.reach`'s warnings when the program is left alone: then the reason, else
+    None). `convert_program` applies them; `bench/projects_sweep.py` audits them."""
+    facts = analyse(program.merged, options, program)
+    edits = edit_set.Edits(program.merged)
+    for node, message in reach.unseen(facts, program):
+        edits.for_rewrite("ddpify").warn(node, message)
+    gate = _leave_alone(facts)
+    if gate is None:
+        _run(selected(options), facts, edits, options)
+        _shared_conflicts(program, facts, edits)
+    return facts, edits, gate
+
+
+# edits that need a process group: a script that imports the module without joining one fails
+NEEDS_GROUP = (("wrap-model", "wrapped in DistributedDataParallel"),
+               ("shard-data", "training loader sharded with DistributedSampler"))
+
+
+def _shared_conflicts(program: Program, facts: Analysis, edits: edit_set.Edits) -> None:
+    """A TODO at each edit of a module that another entry point imports (ddpify.program's
+    `other_entries`) when the edit is not right for that one too: a DistributedDataParallel or a
+    DistributedSampler needs the process group that only the converted entry joins (the
+    runtime's helpers, no-ops in one process, are right for both)."""
+    others: dict = {}
+    for rewrite, node, message, kind in list(edits.records):
+        if kind != CHANGE or not any(rewrite == r and m in message for r, m in NEEDS_GROUP):
+            continue
+        part = program.part_of(node, facts.parents)
+        if part is program.parts[0]:
+            continue
+        if part.rel not in others:
+            others[part.rel] = program.other_entries(part)
+        if others[part.rel]:
+            names = ", ".join(others[part.rel])
+            edits.for_rewrite("ddpify").todo(facts.statement(node), (
+                f"{names} also import{'s' if len(others[part.rel]) == 1 else ''} this module; this edit, right for "
+                f"{program.parts[0].rel}, needs the process group that {names} never joins: convert "
+                f"{names} too, or move this edit into {program.parts[0].rel}"))
 
 
 def _run(rewrites, facts: Analysis, edits: edit_set.Edits, options: Options) -> None:

@@ -204,7 +204,7 @@ class Facts:
         func = self.scope(at)
         if head == "self" and "." in name:
             cls = self.enclosing_class(at)
-            return Ref(cls, name) if cls else None
+            return Ref(self._root_class(cls), name) if cls else None
         while isinstance(func, cst.FunctionDef):
             if head in self._bound_names(func):
                 return Ref(func, name)
@@ -223,15 +223,61 @@ class Facts:
             func = func.attr  # `trainer.Trainer(...)`: a class of the program's module `trainer`
         if isinstance(func, cst.Name):
             if func.value in self.classes:
-                return [f for f in self.functions.get("__init__", ()) if self.enclosing_class(f) is self.classes[func.value]]
+                return self._constructor(self.classes[func.value])
             return self._same_file([f for f in self.functions.get(func.value, ()) if self.enclosing_class(f) is None],
                                    call)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
+            cls = self.enclosing_class(call)  # `super().__init__(model, optimizer)`
+            base = self._base(cls) if cls is not None else None
+            return [] if base is None else self._constructor(base) if func.attr.value == "__init__" else \
+                [f for f in self._methods(base, func.attr.value) if self.enclosing_class(f) in self._lineage(base)]
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             cls = self.enclosing_class(call)
-            return [f for f in self.functions.get(func.attr.value, ()) if self.enclosing_class(f) is cls]
+            return self._methods(cls, func.attr.value) if cls is not None else []
         cls = self._instance_of(func.value) if isinstance(func, cst.Attribute) else None
         if cls is not None:  # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`
-            return [f for f in self.functions.get(func.attr.value, ()) if self.enclosing_class(f) is cls]
+            return self._methods(cls, func.attr.value)
+        return []
+
+    def _base(self, cls: cst.ClassDef) -> cst.ClassDef | None:
+        """The first base of `cls` that is a class of the program (`BaseTrainer`, `base.BaseTrainer`)."""
+        for arg in cls.bases:
+            name = (dotted(arg.value) or "").rpartition(".")[2]
+            if self.classes.get(name) not in (None, cls):
+                return self.classes[name]
+        return None
+
+    def _lineage(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
+        """`cls` and its bases in the program, nearest first."""
+        line = [cls]
+        while (base := self._base(line[-1])) is not None and base not in line:
+            line.append(base)
+        return line
+
+    def _root_class(self, cls: cst.ClassDef) -> cst.ClassDef:
+        """The program's topmost base of `cls`: `self.x` is one attribute in a class and its bases."""
+        return self._lineage(cls)[-1]
+
+    def _methods(self, cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
+        """What `obj.name(...)` may run on an instance of `cls` or of a subclass: the method of
+        the nearest class of its lineage that defines it (`BaseTrainer.train`, in another module),
+        and the overrides in the subclasses of the program (`self._train_epoch()` in a base class
+        runs the subclass's)."""
+        root = self._root_class(cls)
+        found = [f for f in self.functions.get(name, ()) if self.enclosing_class(f) is not None
+                 and self._root_class(self.enclosing_class(f)) is root]
+        lineage = self._lineage(cls)
+        own = next(([f for f in found if self.enclosing_class(f) is c] for c in lineage
+                    if any(self.enclosing_class(f) is c for f in found)), [])
+        below = [f for f in found if self.enclosing_class(f) not in lineage]
+        return own + below
+
+    def _constructor(self, cls: cst.ClassDef) -> list[cst.FunctionDef]:
+        """The `__init__` `Cls(...)` runs: its own, else the nearest base's."""
+        for c in self._lineage(cls):
+            init = [f for f in self.functions.get("__init__", ()) if self.enclosing_class(f) is c]
+            if init:
+                return init
         return []
 
     def _same_file(self, funcs: list[cst.FunctionDef], call: cst.Call) -> list[cst.FunctionDef]:

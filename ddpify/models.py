@@ -392,7 +392,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     ref = facts.ref(expr)
     model = refs.get(ref) if ref is not None else None
     if model is None:
-        return None
+        return _alias_holds(facts, refs, ref, depth) if ref is not None and depth else None
     home = facts.ref(_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
         if facts.in_library(ref.scope):
@@ -454,6 +454,18 @@ def _branch_of(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> tuple[cst.
         if isinstance(anc, (cst.If, cst.Try)) and not facts.is_inside(expr, anc):
             return anc, facts.is_inside(stmt, anc.body)
     return None
+
+
+def _alias_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> str | None:
+    """MAYBE for a local name (not a parameter) of a function every value of which is a name that
+    may hold a wrapper (`model, config = self.model, self.config`): `unwrap(model)` takes either."""
+    if not isinstance(ref.scope, cst.FunctionDef) or "." in ref.name or ref.name in param_names(ref.scope):
+        return None
+    values = facts.sources(ref)
+    if not values or not all(dotted(value) is not None for value in values):
+        return None
+    verdicts = {holds_wrapper(facts, refs, value, depth - 1) for value in values}
+    return MAYBE if verdicts <= {WRAPPER, MAYBE} else None
 
 
 def _binding_at(facts: Facts, model: Model, expr: cst.CSTNode) -> Model | None:

@@ -20,6 +20,7 @@ loop in its method. `Program.part_of` tells which file a node of that module bel
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -59,6 +60,22 @@ class Program:
     def library(self) -> frozenset[cst.CSTNode]:
         """The statements of the modules other than the entry (another entry point may use them)."""
         return frozenset(stmt for stmt, part in self.top.items() if part is not self.parts[0])
+
+    def other_entries(self, part: Part) -> list[str]:
+        """The scripts beside the entry (`evaluate.py`: a `__main__` block) that import `part`'s
+        module too: another entry point runs that module's code, maybe in one plain process."""
+        pattern = re.compile(rf"^\s*(from\s+{re.escape(part.name)}\s+import|import\s+{re.escape(part.name)}\b)", re.M)
+        found = []
+        for file in sorted(self.root.glob("*.py")):
+            if file.name == self.parts[0].rel.name or file.name == part.rel.name:
+                continue
+            try:
+                text = file.read_text(errors="replace")
+            except OSError:
+                continue
+            if "__main__" in text and pattern.search(text):
+                found.append(file.name)
+        return found
 
     def part_of(self, node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> Part:
         """The file `node` (a node of `merged`) was read from."""

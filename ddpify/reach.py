@@ -6,6 +6,8 @@ warning at the call, so that "0 warning(s)" means the whole training path was re
 
     importlib.import_module(f"trainers.{name}")   # warning: code loaded by name is not read
     engine.train_one_epoch(model, loader, opt)    # warning: `engine` is outside the project
+    fitter = pl.Trainer(max_epochs=2)
+    fitter.fit(model, loader)                     # warning: a method of an object built outside
     Trainer(model, dataset).run()                 # warning, when nothing trains in what was read:
                                                   # `Trainer` (another package) may train
     TRAINERS[args.trainer](model, opt)            # warning: a callable looked up at run time
@@ -67,14 +69,21 @@ def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str
                                           "to run (a callback, another process, a thread): ddpify cannot follow "
                                           "when or where it runs, and converts it as if called directly")
         looked_up = _looked_up(facts, call.func)
-        if not (outside or looked_up) or facts.user_functions(call):
+        method = not (outside or looked_up) and isinstance(call.func, cst.Attribute) and bool(call.args)
+        if not (outside or looked_up or method) or facts.user_functions(call):
             continue  # (cheap tests first: most calls go to torch, builtins, methods, the program)
         handed = _training_arguments(facts, call)
         if not handed or _own_method(facts, call):
             continue
         what = ", ".join(f"`{h}`" for h in handed)
         callee = facts.code(call.func)
-        if looked_up:
+        if method:  # `fitter.fit(model, loader)`, `fitter` built by `pkg.Fitter(...)`, outside the project
+            maker = _built_outside(facts, call.func.value, local)
+            if maker is not None:
+                yield facts.statement(call), (f"`{callee}(...)` is a method of an object built by `{maker}(...)`, "
+                                              f"outside the project: ddpify cannot see what it does with {what}; "
+                                              "training code there is not converted")
+        elif looked_up:
             yield facts.statement(call), (f"`{callee}(...)` is looked up at run time (a registry, a callback, "
                                           f"a parameter): ddpify cannot see what it does with {what}; "
                                           "code it runs is not converted")
@@ -111,6 +120,16 @@ def _looked_up(facts: Analysis, func: cst.BaseExpression) -> bool:
         return True
     return isinstance(func, cst.Name) and func.value not in BUILTINS and facts.qualify(func) is None \
         and func.value not in facts.classes
+
+
+def _built_outside(facts: Analysis, obj: cst.BaseExpression, local: set[str]) -> str | None:
+    """The callable outside the project (and not a passive library) that built `obj`, if every
+    value it may hold comes from a call: `pl.Trainer` for `trainer = pl.Trainer(max_epochs=2)`."""
+    for origin in facts.origins(obj):
+        qualified = facts.qualify(origin.func) if isinstance(origin, cst.Call) else None
+        if qualified is not None and qualified.split(".")[0] not in PASSIVE | local:
+            return qualified
+    return None
 
 
 def _training_functions_passed(facts: Analysis, call: cst.Call) -> list[str]:
