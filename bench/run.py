@@ -4,7 +4,7 @@
     .venv/bin/python bench/run.py --quick    # fewer repetitions, smaller training run (~3 min)
     .venv/bin/python bench/run.py --axes 1,6 # a subset (axis 3 needs /tmp/peers, see below)
 
-Axes (README "Performance" section; bench/RESULTS.md has the numbers and the commands):
+Axes (README "Benchmarks" section; bench/RESULTS.md has the numbers and the commands):
  1 convert a typical script: `ddpify convert F -o OUT` vs `python -c "import libcst, click;
    libcst.parse_module(src).code"`, whole processes, fixtures of 100-400 lines that convert
  2 a large script (bench/make_large.py): in-process convert() vs parse_module().code, and

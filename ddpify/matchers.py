@@ -252,11 +252,6 @@ def is_parameters_attr(node: cst.CSTNode) -> bool:
     return is_attribute(node, "parameters", "named_parameters")
 
 
-def is_dotted(node: cst.CSTNode, name: str) -> bool:
-    """Is `node` the expression `a.b.c` written as `name`?"""
-    return dotted(node) == name
-
-
 def references(node: cst.CSTNode, name: str) -> list[cst.CSTNode]:
     """Uses of the variable `name` (or dotted `self.x`) in `node`: not `args.model`'s attribute
     name, not the keyword of `f(model=...)`."""

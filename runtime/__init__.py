@@ -55,11 +55,25 @@ import torch.distributed as dist
 from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, IterableDataset,
                               RandomSampler, Sampler, SequentialSampler)
 
+# What a script may import, by section (the `# ---- title` banners below, and docs/runtime.md).
+# The upper-case constants are the runtime's own settings, not API.
 __all__ = [
-    "Launch", "detect_launch", "parse_nodelist", "init_distributed_mode", "is_main_process",
-    "get_rank", "get_world_size", "local_rank", "local_device", "device_ids", "unwrap",
-    "without_module_prefix", "set_epoch", "barrier", "agree_on", "ShardedSampler", "shard_loader",
-    "convert_sync_batchnorm", "main_process_first",
+    # launch detection
+    "Launch", "detect_launch", "parse_nodelist",
+    # process group
+    "init_distributed_mode",
+    # ranks and collectives
+    "get_rank", "get_world_size", "is_main_process", "local_rank", "local_device", "barrier",
+    "main_process_first", "agree_on",
+    # models
+    "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix",
+    # data
+    "set_epoch", "ShardedSampler", "shard_loader",
+    # fsdp
+    "shard_model", "sharded_blocks", "full_state_dict", "load_full_state_dict",
+    "full_optimizer_state_dict", "load_full_optimizer_state_dict",
+    # evaluation
+    "ExactSplitSampler", "shard_eval", "reduce_sum", "gather_ordered",
 ]
 
 DEFAULT_PORT = 29500
@@ -377,6 +391,9 @@ def _record_error(kind: Any, value: Any, tb: Any) -> None:
             json.dump({"message": {"message": f"{kind.__name__}: {value}", "extraInfo": extra}}, f)
     except OSError:
         pass
+
+
+# ------------------------------------------------------------------------ ranks and collectives
 
 
 def _initialised() -> bool:
@@ -705,16 +722,13 @@ def _shard(sampler: Any, dataset: Any) -> Any:
     return ShardedSampler(sampler, num_replicas=world, rank=rank)
 
 
-# ------------------------------------------ fsdp: FSDP2 (``ddpify convert --strategy fsdp``)
+# ----------------------------------------------- FSDP2 (``ddpify convert --strategy fsdp``)
 #
 # ``shard_model`` shards a model with ``fully_shard``; checkpoints go through full state dicts,
 # gathered on every rank (a collective) and written by the main process, so the file is the plain
 # state dict the single-GPU script wrote. ``torch.distributed.fsdp`` and
 # ``torch.distributed.checkpoint`` are imported inside the helpers: ``import ddpify_runtime``
 # stays fast for DDP scripts.
-
-__all__ += ["shard_model", "sharded_blocks", "full_state_dict", "load_full_state_dict",
-            "full_optimizer_state_dict", "load_full_optimizer_state_dict"]
 
 
 def shard_model(model: torch.nn.Module) -> torch.nn.Module:
@@ -844,8 +858,6 @@ def load_full_optimizer_state_dict(model: torch.nn.Module, optimizer: torch.opti
 # module (no collective inside the loop, so uneven batch counts cannot hang), and after the loop
 # ``reduce_sum`` adds up sums and counts, ``gather_ordered`` puts collected predictions back in the
 # loader's order. With one process every helper returns its argument.
-
-__all__ += ["ExactSplitSampler", "shard_eval", "reduce_sum", "gather_ordered"]
 
 
 class ExactSplitSampler(Sampler):

@@ -8,15 +8,18 @@ Created, each a skeleton that says what to write and fails its tests until writt
   tests/rewrites/test_NAME.py       an exact before -> after pair, unchanged inputs
   fixtures/NAME/before.py           a whole script with the shape the rewrite is for
 Registered by this script (no hand edit): the module's import and its entry in `REWRITES`
-(ddpify/rewrites/__init__.py; after OTHER, or last), and, where they are kept by hand, the
-README's rewrite table and the docstring example's context in tests/test_docs.py. What is left is those three files, written by hand, then
-`pytest --update-goldens tests/test_golden.py -k NAME` and a look at the new after.py.
+(ddpify/rewrites/__init__.py; after OTHER, or last), the docstring example's context in
+tests/test_docs.py, and the rewrite's row and section in docs/rewrites.md (generated from the
+registry and the docstring by scripts/gen_docs.py, which this script runs). What is left is those
+three files, written by hand, then `python scripts/gen_docs.py` (the docs from the docstring
+written), `pytest --update-goldens tests/test_golden.py -k NAME` and a look at the new after.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -109,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"new_rewrite.py: {exc}", file=sys.stderr)
         return 2
     print("created, to write by hand:\n" + "".join(f"  {p}\n" for p in created))
-    print(f"then: pytest --update-goldens tests/test_golden.py -k {_module(args.name)} (and read the diff)")
+    print(f"then: python scripts/gen_docs.py (docs/rewrites.md from the docstring), "
+          f"pytest --update-goldens tests/test_golden.py -k {_module(args.name)} (and read the diff)")
     return 0
 
 
@@ -130,7 +134,6 @@ def scaffold(root: Path, name: str, summary: str, after: str | None) -> list[Pat
         raise ValueError(f"already exists: {', '.join(existing)}")
     edited = {
         root / "ddpify" / "rewrites" / "__init__.py": register,
-        root / "README.md": readme_row,
         root / "tests" / "test_docs.py": docs_context,
     }
     write(root, files, {path: edit(path.read_text(), name, summary, after) for path, edit in edited.items()})
@@ -147,6 +150,7 @@ def write(root: Path, files: dict[Path, str], updates: dict[Path, str | None]) -
     for path, text in [*files.items(), *((p, t) for p, t in updates.items() if t is not None)]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    subprocess.run([sys.executable, str(root / "scripts" / "gen_docs.py")], check=True)  # docs/*.md tables
 
 
 def register(text: str, name: str, summary: str, after: str | None) -> str:
@@ -169,14 +173,6 @@ def _index(entries: list[str], module: str) -> int:
     if module not in entries:
         raise ValueError(f"--after: no rewrite module {module!r} in REWRITES")
     return entries.index(module)
-
-
-def readme_row(text: str, name: str, summary: str, after: str | None) -> str | None:
-    """README's hand-kept rewrite table with a row for `name`, where the registry runs it (None:
-    no such table)."""
-    def at(names: list[str]) -> int:
-        return names.index(after) + 1 if after in names else len(names)
-    return with_row(text, "| rewrite | what it does |\n|---|---|\n", f"| `{name}` | {summary} |\n", at)
 
 
 def with_row(text: str, head: str, row: str, at) -> str | None:

@@ -1,6 +1,7 @@
-"""The documentation of the rewrites against the code: README's table against the registry, and
-every before -> after example in a rewrite's docstring (what ``ddpify rewrites NAME`` and the
-README show) run through that rewrite.
+"""The documentation against the code: the generated pages of docs/ are up to date
+(`scripts/gen_docs.py`), their links resolve, README stays a landing page, and every before ->
+after example in a rewrite's docstring (what ``ddpify rewrites NAME`` and docs/rewrites.md show)
+is run through that rewrite.
 
 Each example is a fragment; ``CONTEXTS`` puts it into a small training script (``{example}``,
 indented to where it stands), which is converted with that rewrite alone (unwrap-model: with
@@ -11,7 +12,10 @@ converted with that strategy (main-process-only's with the rewrites that shard a
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -21,19 +25,115 @@ from ddpify.rewrites import NAMES, REWRITES
 from tests.support.docs import examples
 from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, only
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 
 
-def test_readme_rewrite_table_matches_the_registry():
-    """Names and order as the registry runs them; each row says what the rewrite's summary says
-    (README's wording is longer, so the row must share the summary's key words)."""
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gen_docs = _generator()
+
+
+def test_generated_docs_are_up_to_date(request):
+    """Every generated block says what the code says now; `--update-goldens` rewrites them (as
+    `python scripts/gen_docs.py` does)."""
+    stale = gen_docs.stale()
+    if request.config.getoption("--update-goldens"):
+        for page, text in stale.items():
+            page.write_text(text, encoding="utf-8")
+        stale = gen_docs.stale()
+    assert not stale, f"stale: {', '.join(p.name for p in stale)}: run `python scripts/gen_docs.py`"
+
+
+def test_generator_runs_from_anywhere_without_torch(tmp_path):
+    """`python scripts/gen_docs.py --check` from another folder: exit 0 (nothing stale), and torch
+    never imported (the runtime is read with `ast`)."""
+    code = ("import runpy, sys\nsys.argv = [sys.argv[1], '--check']\ntry:\n"
+            "    runpy.run_path(sys.argv[0], run_name='__main__')\nexcept SystemExit as end:\n"
+            "    print(end.code, 'torch' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(ROOT / "scripts" / "gen_docs.py")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.stdout, proc.stderr) == ("0 False\n", "")
+
+
+def test_every_generated_block_is_on_one_page():
+    assert sorted(gen_docs.blocks_used()) == sorted(gen_docs.GENERATORS)
+
+
+def test_rewrites_page_lists_the_registry_in_order_with_each_summary():
+    text = (DOCS / "rewrites.md").read_text()
+    rows = re.findall(r"^\| \[`([a-z-]+)`\]\(#([a-z-]+)\) \| (.+) \|$", text, re.M)
+    assert [(name, anchor, summary) for name, anchor, summary in rows] == \
+        [(r.name, r.name, r.summary) for r in REWRITES]
+    sections = re.findall(r"^### ([a-z-]+)$", text, re.M)
+    assert sections == [r.name for r in REWRITES]
+
+
+def _could_be(quote: str, message: str) -> bool:
+    """Can `quote` (`...` for text left out) be a quotation of `message` (`…` for what the script
+    supplies)? Backquoted names count as one (`model` quotes `…`)."""
+    def pattern(text, gap):
+        return re.sub(r"\s*" + re.escape(gap) + r"\s*", "*", re.sub(r"`[^`]*`", "`_`", text.strip()))
+    a, b = pattern(quote, "..."), pattern(message, "…")
+    meets = [[False] * (len(b) + 1) for _ in range(len(a) + 1)]  # meets[i][j]: a[i:] and b[j:] can be equal
+    meets[len(a)][len(b)] = True
+    for i in range(len(a), -1, -1):
+        for j in range(len(b), -1, -1):
+            if i < len(a) and a[i] == "*":
+                meets[i][j] = meets[i + 1][j] or (j < len(b) and meets[i][j + 1])
+            elif j < len(b) and b[j] == "*":
+                meets[i][j] = meets[i][j + 1] or (i < len(a) and meets[i + 1][j])
+            elif i < len(a) and j < len(b):
+                meets[i][j] = a[i] == b[j] and meets[i + 1][j + 1]
+    return meets[0][0]
+
+
+def test_todos_quoted_in_the_shapes_table_are_ones_a_rewrite_writes():
+    """The hand-written shapes table quotes TODOs; each must be (the start of) one the code writes."""
+    written = [m for r in REWRITES for kind, m in gen_docs.messages(gen_docs.rewrite_path(r)) if kind == "todo"]
+    text = (DOCS / "shapes.md").read_text().split("\n## ", 1)[0]
+    rows = [row for row in text.splitlines() if row.startswith("| ") and not row.startswith("| Jupyter notebooks")]
+    quotes = []
+    for cell in (c for row in rows for c in row.split(" | ") if "# TODO(ddpify): " in c):
+        found = re.search(r"# TODO\(ddpify\): (.*?) \.\.\.`", cell) or \
+            re.search(r"# TODO\(ddpify\): (.*?)`(?=[;:,]? |$)", cell)
+        quotes.append(found.group(1) + " ..." if found.group(0).endswith("...`") else found.group(1))
+    assert len(quotes) >= 10
+    for quote in quotes:
+        assert any(_could_be(quote, message) for message in written), quote
+
+
+def _anchors(text: str) -> set:
+    """GitHub's anchors for the headings of a Markdown page."""
+    found = set()
+    for heading in re.findall(r"^#+ (.+)$", re.sub(r"```.*?```", "", text, flags=re.S), re.M):
+        found.add(re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-"))
+    return found
+
+
+@pytest.mark.parametrize("page", [README, *sorted(DOCS.glob("*.md"))], ids=lambda p: p.name)
+def test_links_resolve(page):
+    """Relative links name a file that exists, and a heading of it when they have an anchor."""
+    text = page.read_text()
+    prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))  # no code blocks or spans
+    for target, anchor in re.findall(r"\]\((?!https?:)([^)#]*)(?:#([^)]+))?\)", prose):
+        path = (page.parent / target).resolve() if target else page
+        assert path.exists(), f"{page.name}: link to {target}"
+        if anchor:
+            assert anchor in _anchors(path.read_text()), f"{page.name}: no heading for #{anchor} in {path.name}"
+
+
+def test_readme_is_a_landing_page_that_links_every_docs_page():
     text = README.read_text()
-    table = text[text.index("| rewrite | what it does |"):].split("\n\n", 1)[0]
-    rows = re.findall(r"^\| `([a-z-]+)` \| (.+) \|$", table, re.M)
-    assert [name for name, _ in rows] == [r.name for r in REWRITES]
-    for (name, what), rewrite in zip(rows, REWRITES):
-        shared = set(re.findall(r"[a-z_]{5,}", rewrite.summary.lower())) & set(re.findall(r"[a-z_]{5,}", what.lower()))
-        assert shared, f"{name}: README says {what!r}, the summary {rewrite.summary!r}"
+    assert len(text.splitlines()) < 200
+    linked = set(re.findall(r"\]\(docs/([a-z-]+\.md)", text))
+    assert linked == {p.name for p in DOCS.glob("*.md")}
 
 
 TRAIN = LOADER + MODEL + EPOCHS

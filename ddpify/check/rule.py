@@ -5,7 +5,7 @@
 takes to add its rules. A rule is a bug (reported by default) or advice (`bug=False`: reported
 only when `--select` names it), and its explanation says which.
 
-A rule's docstring is its documentation (`ddpify check --explain CODE`, README's rules table):
+A rule's docstring is its documentation (`ddpify check --explain CODE`, docs/check.md):
 the first line says what it finds; a `Wrong:` and a `Right:` block (indented code, each a whole
 small script that the tests check) and a paragraph on why it breaks and what the fix is.
 """
@@ -40,7 +40,7 @@ Finder = Callable[["Context"], Iterable[Hit]]
 @dataclass(frozen=True)
 class Rule:
     code: str  # DDP###
-    name: str  # kebab-case, as in README's table
+    name: str  # kebab-case, as in docs/check.md's table
     find: Finder
     fixable: bool  # does the rule offer fixes (for some of its findings)?
     bug: bool = True  # a bug (found by default) or advice (found only when `--select` names it)

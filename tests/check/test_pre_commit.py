@@ -46,9 +46,9 @@ def test_the_hook_reports_findings_and_passes_clean_files(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_readme_snippet_works_as_written(tmp_path):
-    """README's `.pre-commit-config.yaml`, copied as it is, with the installed `ddpify` on PATH."""
-    text = (ROOT / "README.md").read_text()
+def test_the_documented_snippet_works_as_written(tmp_path):
+    """docs/check.md's `.pre-commit-config.yaml`, copied as it is, with the installed `ddpify` on PATH."""
+    text = (ROOT / "docs" / "check.md").read_text()
     start = text.index("```yaml\n", text.index("As a [pre-commit]")) + len("```yaml\n")
     (tmp_path / ".pre-commit-config.yaml").write_text(text[start:text.index("```", start)])
     (tmp_path / "bad.py").write_text(BAD)
