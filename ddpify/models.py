@@ -3,8 +3,9 @@
 A model trains when an optimizer is built over its `parameters()`. It is wrapped once it is
 ready: after the statement that builds or moves it (`model = Net().to(device)`) and after the
 set-up that follows in the same block (weight init, `load_state_dict` of a resumed checkpoint,
-freezing, `raw_model = model`), but before it is compiled, trained or handed to a training
-function. A `DataParallel` wrap is replaced at that same point.
+freezing, `raw_model = model`), but before it is compiled, trained, handed to a training
+function, or stored where training reads it (`self.model = model`, `Trainer(model)` whose
+`__init__` does that). A `DataParallel` wrap is replaced at that same point.
 
 A model that arrives as a parameter of the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
@@ -310,14 +311,29 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     """Training, compiling, forwarding or returning the model: the wrap must come first."""
     if isinstance(stmt, (cst.For, cst.While)) and facts.trains(stmt):
         return True
-    if mt.sole(stmt, cst.Return) is not None or _collects(stmt, name):
+    if mt.sole(stmt, cst.Return) is not None or _collects(stmt, name) or _stores(stmt, name):
         return True
     for call in facts.calls_in(stmt):
         if facts.qualify(call.func) == "torch.compile" or dotted(call.func) == name:
             return True
-        if any(facts.trains(f) for f in facts.user_functions(call)):
+        if any(facts.trains(f) or _keeps_argument(facts, call, f, name) for f in facts.user_functions(call)):
             return True
     return False
+
+
+def _stores(stmt: cst.CSTNode, name: str) -> bool:
+    """`self.model = model`: an attribute that would keep the bare model if the wrap came after
+    it (a trainer's methods train `self.model`)."""
+    assign = mt.sole(stmt, cst.Assign)
+    return assign is not None and dotted(assign.value) == name \
+        and any(isinstance(t.target, cst.Attribute) for t in assign.targets)
+
+
+def _keeps_argument(facts: Facts, call: cst.Call, func: cst.FunctionDef, name: str) -> bool:
+    """Does `call` hand `name` to a function that stores it on `self` (`trainer = Trainer(model)`
+    with `self.model = model` in `__init__`)? The instance would keep the bare model."""
+    return any(dotted(facts.argument_for(call, func, param) or cst.Name("_")) == name
+               and _kept_on_self(facts, Ref(func, param)) for param in param_names(func))
 
 
 def _collects(stmt: cst.CSTNode, name: str) -> bool:
@@ -352,7 +368,7 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
         home = facts.ref(_expression(model.name), model.anchor)
         if home is not None:
             received = facts.receivers(home)
-            kept = {k for r in received for k in _kept_on_self(facts, r)}  # `self.model = model`
+            kept = {k for r in [home, *received] for k in _kept_on_self(facts, r)}  # `self.model = model`
             refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in facts.receivers(k))], model))
             model.rebuilds = homes.setdefault(home, [])  # one list, shared by the wraps of one name
             model.rebuilds.append(model)
