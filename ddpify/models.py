@@ -402,7 +402,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     """What the name `expr` holds where it is read: WRAPPER when it is proven to be a
     DistributedDataParallel wrapper, MAYBE when it may be one or the bare model (rebound after
     the wrap, wrapped on some paths only, or a parameter some callers pass a wrapper and others
-    not), None when it is not. Edits that depend on it use `.module` for WRAPPER and `unwrap(...)`
+    not; `self.model` a method stores holds what every such store is given), None when it is not. Edits that depend on it use `.module` for WRAPPER and `unwrap(...)`
     for MAYBE. `refs` are the names that hold a wrapper: `Analysis.wrapped_refs` (the wraps
     ddpify places), or `written_wraps` for a script that wraps its models itself (`ddpify check`)."""
     ref = facts.ref(expr)
@@ -413,6 +413,10 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     if ref != home:  # a parameter the wrapper is passed to
         if facts.in_library(ref.scope):
             return MAYBE  # a module's function: another entry point may pass the bare model
+        if isinstance(ref.scope, cst.ClassDef):  # `self.model` a method stores: what it was given
+            verdicts = {holds_wrapper(facts, refs, value, depth - 1) if depth else MAYBE
+                        for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)}
+            return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
             if isinstance(ref.scope, cst.FunctionDef) else []
         verdicts = {holds_wrapper(facts, refs, arg, depth - 1) if depth and arg is not None else MAYBE
