@@ -39,6 +39,7 @@ class Model:
     moved: list[cst.CSTNode] = field(default_factory=list)  # FSDP: statements moved after the sharding
     blocked: list[cst.CSTNode] = field(default_factory=list)  # FSDP: optimizers built before it, unmovable
     rebuilds: list["Model"] = field(default_factory=list)  # every wrap of this name here, in order
+    param: str | None = None  # the parameter a received model arrives as, when `name` is where it is kept
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -89,7 +90,7 @@ def model_classes(facts: Facts, model: Model) -> list[cst.ClassDef]:
     caller of the function that receives it."""
     if not isinstance(model.defined, cst.FunctionDef):
         return forward.classes_of(facts, [model.defined])
-    passed = [facts.argument_for(c, model.defined, model.name) for c in facts.call_sites(model.defined)]
+    passed = [facts.argument_for(c, model.defined, model.param or model.name) for c in facts.call_sites(model.defined)]
     return forward.classes_of(facts, [o for arg in passed if arg is not None for o in facts.origins(arg)])
 
 
@@ -233,7 +234,20 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     if not body:
         return None
     setup, anchor = _setup_in(facts, body, key)
+    kept = [target for stmt in setup if (target := _moved_onto(stmt, key))]
+    if kept:  # `self.model = model.to(device)`: the attribute is what trains, wrapped after its set-up
+        return Model(kept[-1], func, anchor, setup=setup, param=key)
     return Model(key, func, anchor or body[0], setup=setup, before_anchor=anchor is None)
+
+
+def _moved_onto(stmt: cst.CSTNode, name: str) -> str | None:
+    """`self.model` of `self.model = model.to(device)`: an attribute that keeps the moved model."""
+    assign = mt.sole(stmt, cst.Assign)
+    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Attribute):
+        return None
+    value = assign.value
+    moved = isinstance(value, cst.Call) and mt.is_device_move(value) and dotted(value.func.value) == name
+    return dotted(assign.targets[0].target) if moved else None
 
 
 def _this_round(facts: Facts, candidates: list, optimizer: cst.CSTNode) -> list:
@@ -402,7 +416,8 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     """What the name `expr` holds where it is read: WRAPPER when it is proven to be a
     DistributedDataParallel wrapper, MAYBE when it may be one or the bare model (rebound after
     the wrap, wrapped on some paths only, or a parameter some callers pass a wrapper and others
-    not; `self.model` a method stores holds what every such store is given), None when it is not. Edits that depend on it use `.module` for WRAPPER and `unwrap(...)`
+    not; `self.model` a method stores holds what every such store is given), None when it is
+    not. Edits that depend on it use `.module` for WRAPPER and `unwrap(...)`
     for MAYBE. `refs` are the names that hold a wrapper: `Analysis.wrapped_refs` (the wraps
     ddpify places), or `written_wraps` for a script that wraps its models itself (`ddpify check`)."""
     ref = facts.ref(expr)

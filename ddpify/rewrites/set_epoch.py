@@ -53,7 +53,8 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
         edits.add_import("ddpify_runtime", "set_epoch")
         edits.add_import("ddpify_runtime", "barrier")
         calls = ", ".join([*(f"set_epoch({loader}, {entry.epoch})" for loader in entry.loaders),
-                           *(f"set_epoch({facts.code(b)}, {entry.epoch}) where the loop builds it" for b in entry.built)])
+                           *(f"set_epoch({facts.code(b)}, {entry.epoch}) where the loop builds it"
+                             for b in entry.built)])
         if calls:
             edits.record(loop, f"{calls} reshuffles each epoch; barrier() ends it")
     for call in found.unlooped:
