@@ -59,7 +59,7 @@ def find(facts: Facts) -> Models:
     wrapped: list[Model] = []
     untraced = []
     for key, optimizer, partial in _trained_names(facts, untraced):
-        model = _received(facts, key, optimizer) or _locate(facts, key, optimizer)
+        model = _received(facts, key, optimizer) or _handed_in(facts, key, optimizer) or _locate(facts, key, optimizer)
         if model is None or _holds_modules_only(facts, model):
             untraced.append(optimizer)
             continue
@@ -248,6 +248,22 @@ def _moved_onto(stmt: cst.CSTNode, name: str) -> str | None:
     value = assign.value
     moved = isinstance(value, cst.Call) and mt.is_device_move(value) and dotted(value.func.value) == name
     return dotted(assign.targets[0].target) if moved else None
+
+
+def _handed_in(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
+    """`self.model` of a class whose method stores its parameter there (`self.model = net`): the
+    model the one call of that method passes (`Fitter(scaled, loader)`: `scaled`), not another
+    `model` of the file that shares the attribute's last name."""
+    ref = facts.ref(_expression(f"self.{key}"), optimizer) if facts.enclosing_class(optimizer) else None
+    writes = facts.writes(ref) if ref is not None else []
+    if len(writes) != 1 or not isinstance(writes[0][1], cst.Name):
+        return None
+    param, func = writes[0][1].value, facts.scope(writes[0][2])
+    if not isinstance(func, cst.FunctionDef) or param not in param_names(func) or len(facts.call_sites(func)) != 1:
+        return None
+    site = facts.call_sites(func)[0]
+    arg = facts.argument_for(site, func, param)
+    return _locate(facts, arg.value, site) if isinstance(arg, cst.Name) else None
 
 
 def _this_round(facts: Facts, candidates: list, optimizer: cst.CSTNode) -> list:
