@@ -133,14 +133,20 @@ def scaffold(root: Path, name: str, summary: str, after: str | None) -> list[Pat
         root / "README.md": readme_row,
         root / "tests" / "test_docs.py": docs_context,
     }
-    updates = {path: edit(path.read_text(), name, summary, after) for path, edit in edited.items()}
+    write(root, files, {path: edit(path.read_text(), name, summary, after) for path, edit in edited.items()})
+    return [p.relative_to(root) for p in files]
+
+
+def write(root: Path, files: dict[Path, str], updates: dict[Path, str | None]) -> None:
+    """Write the new `files` and the `updates` of existing ones (None: nothing to register there,
+    e.g. a README whose tables are generated from the registry). Called once every text is
+    computed, so that an error writes nothing."""
     for path, text in updates.items():
-        if text is None:  # e.g. a README whose tables are generated from the registry
+        if text is None:
             print(f"nothing to register in {path.relative_to(root)}")
     for path, text in [*files.items(), *((p, t) for p, t in updates.items() if t is not None)]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    return [p.relative_to(root) for p in files]
 
 
 def register(text: str, name: str, summary: str, after: str | None) -> str:
@@ -168,17 +174,23 @@ def _index(entries: list[str], module: str) -> int:
 def readme_row(text: str, name: str, summary: str, after: str | None) -> str | None:
     """README's hand-kept rewrite table with a row for `name`, where the registry runs it (None:
     no such table)."""
-    head = "| rewrite | what it does |\n|---|---|\n"
+    def at(names: list[str]) -> int:
+        return names.index(after) + 1 if after in names else len(names)
+    return with_row(text, "| rewrite | what it does |\n|---|---|\n", f"| `{name}` | {summary} |\n", at)
+
+
+def with_row(text: str, head: str, row: str, at) -> str | None:
+    """`text` with `row` added to the hand-kept table under `head`, at the index that `at` gives
+    for the table's keys (each row's first `code` cell); None: no such table."""
     start = text.find(head)
     if start < 0:
         return None
     start += len(head)
-    table = text[start:].split("\n\n", 1)[0]
-    rows = table.splitlines(keepends=True)
-    names = [row.split("`")[1] for row in rows]
-    at = names.index(after) + 1 if after in names else len(rows)
-    rows.insert(at, f"| `{name}` | {summary} |\n")
-    return text[:start] + "".join(rows) + text[start + len(table):]
+    end = text.find("\n\n", start)
+    end = len(text) if end < 0 else end + 1  # the last row's line end included
+    rows = text[start:end].splitlines(keepends=True)
+    rows.insert(at([row.split("`")[1] for row in rows]), row)
+    return text[:start] + "".join(rows) + text[end:]
 
 
 def docs_context(text: str, name: str, summary: str, after: str | None) -> str | None:

@@ -7,8 +7,9 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.check.context import Context, string_value
+from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
+from ddpify.check.script import string_value
 from ddpify.models import WRAPPER
 from ddpify.names import dotted
 

@@ -7,8 +7,10 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.check.context import DDP, INIT, Context, string_value
+from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
+from ddpify.check.script import INIT, string_value
+from ddpify.models import DDP
 from ddpify.names import dotted
 
 

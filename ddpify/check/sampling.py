@@ -8,8 +8,9 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.check.context import SAMPLER, Context
+from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
+from ddpify.check.script import SAMPLER
 from ddpify.names import dotted
 
 LOADER = "torch.utils.data.DataLoader"
