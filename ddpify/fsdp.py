@@ -123,7 +123,7 @@ def _passed_to_sharding(facts: "Analysis", expr: cst.BaseExpression) -> bool:
         facts.before(call, expr) and facts.ref(arg) == ref
         for model in facts.models.wrapped if isinstance(model.defined, cst.FunctionDef)
         for call in facts.call_sites(model.defined)
-        for arg in [facts.argument_for(call, model.defined, model.name)] if arg is not None)
+        for arg in [facts.argument_for(call, model.defined, model.param or model.name)] if arg is not None)
 
 
 def optimizer_models(facts: "Analysis", expr: cst.BaseExpression) -> list[Model]:

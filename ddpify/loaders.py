@@ -28,6 +28,8 @@ class EpochLoop:
     loop: cst.For | cst.While
     epoch: str | None  # the expression that numbers the pass, None when there is none
     loaders: list[str] = field(default_factory=list)  # expressions to call set_epoch on
+    built: list[cst.BaseExpression] = field(default_factory=list)  # loaders built in the loop, where they are
+    unreached: list[cst.BaseExpression] = field(default_factory=list)  # built once, before the loop, unnamed
 
 
 @dataclass
@@ -174,6 +176,11 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                     continue  # this call site passes another loader (the evaluation one)
                 looped.add(call)
                 entry = loops.setdefault(loop, EpochLoop(loop, _epoch_variable(loop)))
+                if not mt.is_simple_reference(expr):  # `for x in DataLoader(...)`: naming it builds another
+                    built = entry.built if facts.is_inside(expr, loop) else entry.unreached
+                    if expr not in built:
+                        built.append(expr)
+                    continue
                 text = facts.code(expr)
                 if text not in entry.loaders:
                     entry.loaders.append(text)

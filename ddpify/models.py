@@ -3,8 +3,9 @@
 A model trains when an optimizer is built over its `parameters()`. It is wrapped once it is
 ready: after the statement that builds or moves it (`model = Net().to(device)`) and after the
 set-up that follows in the same block (weight init, `load_state_dict` of a resumed checkpoint,
-freezing, `raw_model = model`), but before it is compiled, trained or handed to a training
-function. A `DataParallel` wrap is replaced at that same point.
+freezing, `raw_model = model`), but before it is compiled, trained, handed to a training
+function, or stored where training reads it (`self.model = model`, `Trainer(model)` whose
+`__init__` does that). A `DataParallel` wrap is replaced at that same point.
 
 A model that arrives as a parameter of the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
@@ -38,6 +39,7 @@ class Model:
     moved: list[cst.CSTNode] = field(default_factory=list)  # FSDP: statements moved after the sharding
     blocked: list[cst.CSTNode] = field(default_factory=list)  # FSDP: optimizers built before it, unmovable
     rebuilds: list["Model"] = field(default_factory=list)  # every wrap of this name here, in order
+    param: str | None = None  # the parameter a received model arrives as, when `name` is where it is kept
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -57,7 +59,7 @@ def find(facts: Facts) -> Models:
     wrapped: list[Model] = []
     untraced = []
     for key, optimizer, partial in _trained_names(facts, untraced):
-        model = _received(facts, key, optimizer) or _locate(facts, key, optimizer)
+        model = _received(facts, key, optimizer) or _handed_in(facts, key, optimizer) or _locate(facts, key, optimizer)
         if model is None or _holds_modules_only(facts, model):
             untraced.append(optimizer)
             continue
@@ -88,7 +90,7 @@ def model_classes(facts: Facts, model: Model) -> list[cst.ClassDef]:
     caller of the function that receives it."""
     if not isinstance(model.defined, cst.FunctionDef):
         return forward.classes_of(facts, [model.defined])
-    passed = [facts.argument_for(c, model.defined, model.name) for c in facts.call_sites(model.defined)]
+    passed = [facts.argument_for(c, model.defined, model.param or model.name) for c in facts.call_sites(model.defined)]
     return forward.classes_of(facts, [o for arg in passed if arg is not None for o in facts.origins(arg)])
 
 
@@ -232,7 +234,36 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     if not body:
         return None
     setup, anchor = _setup_in(facts, body, key)
+    kept = [target for stmt in setup if (target := _moved_onto(stmt, key))]
+    if kept:  # `self.model = model.to(device)`: the attribute is what trains, wrapped after its set-up
+        return Model(kept[-1], func, anchor, setup=setup, param=key)
     return Model(key, func, anchor or body[0], setup=setup, before_anchor=anchor is None)
+
+
+def _moved_onto(stmt: cst.CSTNode, name: str) -> str | None:
+    """`self.model` of `self.model = model.to(device)`: an attribute that keeps the moved model."""
+    assign = mt.sole(stmt, cst.Assign)
+    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Attribute):
+        return None
+    value = assign.value
+    moved = isinstance(value, cst.Call) and mt.is_device_move(value) and dotted(value.func.value) == name
+    return dotted(assign.targets[0].target) if moved else None
+
+
+def _handed_in(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
+    """`self.model` of a class whose method stores its parameter there (`self.model = net`): the
+    model the one call of that method passes (`Fitter(scaled, loader)`: `scaled`), not another
+    `model` of the file that shares the attribute's last name."""
+    ref = facts.ref(_expression(f"self.{key}"), optimizer) if facts.enclosing_class(optimizer) else None
+    writes = facts.writes(ref) if ref is not None else []
+    if len(writes) != 1 or not isinstance(writes[0][1], cst.Name):
+        return None
+    param, func = writes[0][1].value, facts.scope(writes[0][2])
+    if not isinstance(func, cst.FunctionDef) or param not in param_names(func) or len(facts.call_sites(func)) != 1:
+        return None
+    site = facts.call_sites(func)[0]
+    arg = facts.argument_for(site, func, param)
+    return _locate(facts, arg.value, site) if isinstance(arg, cst.Name) else None
 
 
 def _this_round(facts: Facts, candidates: list, optimizer: cst.CSTNode) -> list:
@@ -310,14 +341,29 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     """Training, compiling, forwarding or returning the model: the wrap must come first."""
     if isinstance(stmt, (cst.For, cst.While)) and facts.trains(stmt):
         return True
-    if mt.sole(stmt, cst.Return) is not None or _collects(stmt, name):
+    if mt.sole(stmt, cst.Return) is not None or _collects(stmt, name) or _stores(stmt, name):
         return True
     for call in facts.calls_in(stmt):
         if facts.qualify(call.func) == "torch.compile" or dotted(call.func) == name:
             return True
-        if any(facts.trains(f) for f in facts.user_functions(call)):
+        if any(facts.trains(f) or _keeps_argument(facts, call, f, name) for f in facts.user_functions(call)):
             return True
     return False
+
+
+def _stores(stmt: cst.CSTNode, name: str) -> bool:
+    """`self.model = model`: an attribute that would keep the bare model if the wrap came after
+    it (a trainer's methods train `self.model`)."""
+    assign = mt.sole(stmt, cst.Assign)
+    return assign is not None and dotted(assign.value) == name \
+        and any(isinstance(t.target, cst.Attribute) for t in assign.targets)
+
+
+def _keeps_argument(facts: Facts, call: cst.Call, func: cst.FunctionDef, name: str) -> bool:
+    """Does `call` hand `name` to a function that stores it on `self` (`trainer = Trainer(model)`
+    with `self.model = model` in `__init__`)? The instance would keep the bare model."""
+    return any(dotted(facts.argument_for(call, func, param) or cst.Name("_")) == name
+               and _kept_on_self(facts, Ref(func, param)) for param in param_names(func))
 
 
 def _collects(stmt: cst.CSTNode, name: str) -> bool:
@@ -352,7 +398,7 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
         home = facts.ref(_expression(model.name), model.anchor)
         if home is not None:
             received = facts.receivers(home)
-            kept = {k for r in received for k in _kept_on_self(facts, r)}  # `self.model = model`
+            kept = {k for r in [home, *received] for k in _kept_on_self(facts, r)}  # `self.model = model`
             refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in facts.receivers(k))], model))
             model.rebuilds = homes.setdefault(home, [])  # one list, shared by the wraps of one name
             model.rebuilds.append(model)
@@ -386,7 +432,8 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     """What the name `expr` holds where it is read: WRAPPER when it is proven to be a
     DistributedDataParallel wrapper, MAYBE when it may be one or the bare model (rebound after
     the wrap, wrapped on some paths only, or a parameter some callers pass a wrapper and others
-    not), None when it is not. Edits that depend on it use `.module` for WRAPPER and `unwrap(...)`
+    not; `self.model` a method stores holds what every such store is given), None when it is
+    not. Edits that depend on it use `.module` for WRAPPER and `unwrap(...)`
     for MAYBE. `refs` are the names that hold a wrapper: `Analysis.wrapped_refs` (the wraps
     ddpify places), or `written_wraps` for a script that wraps its models itself (`ddpify check`)."""
     ref = facts.ref(expr)
@@ -397,6 +444,10 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     if ref != home:  # a parameter the wrapper is passed to
         if facts.in_library(ref.scope):
             return MAYBE  # a module's function: another entry point may pass the bare model
+        if isinstance(ref.scope, cst.ClassDef):  # `self.model` a method stores: what it was given
+            verdicts = {holds_wrapper(facts, refs, value, depth - 1) if depth else MAYBE
+                        for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)}
+            return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
             if isinstance(ref.scope, cst.FunctionDef) else []
         verdicts = {holds_wrapper(facts, refs, arg, depth - 1) if depth and arg is not None else MAYBE

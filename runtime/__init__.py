@@ -539,11 +539,13 @@ def without_module_prefix(state_dict: Any) -> Any:
 # --------------------------------------------------------------------------- data
 
 
-def set_epoch(obj: Any, epoch: int) -> None:
-    """Call ``set_epoch(epoch)`` on every sampler behind ``obj``.
+def set_epoch(obj: Any, epoch: int) -> Any:
+    """Call ``set_epoch(epoch)`` on every sampler behind ``obj``, and return ``obj``.
 
     ``obj``: a DataLoader (its ``.sampler`` and ``.batch_sampler.sampler``), a sampler, a batch
     sampler, or a dict/list/tuple of those. Objects without ``set_epoch`` are skipped silently.
+    Returning ``obj`` lets a loop that builds its loader in its own header reshuffle it:
+    ``for x, y in set_epoch(DataLoader(...), epoch):``.
 
     A call outside a training pass starts one: in a multi-process run ranks > 0 then draw from
     their own generators (``_start_pass``), so that dropout, augmentation and noise differ across
@@ -558,6 +560,7 @@ def set_epoch(obj: Any, epoch: int) -> None:
     if not _IN_PASS and get_world_size() > 1:
         _start_pass()
     _set_epoch(obj, epoch, set())
+    return obj
 
 
 def _set_epoch(obj: Any, epoch: int, seen: set) -> None:

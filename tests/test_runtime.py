@@ -122,6 +122,14 @@ def test_set_epoch_reaches_sampler_behind_loader():
     assert sampler.epoch == 3
 
 
+def test_set_epoch_returns_what_it_was_given_for_a_loop_that_builds_its_loader():
+    """`for x, y in set_epoch(DataLoader(...), epoch):` iterates the loader whose sampler got the epoch."""
+    sampler = DistributedSampler(DATA, num_replicas=2, rank=0)
+    loader = DataLoader(DATA, sampler=sampler, batch_size=4)
+    assert rt.set_epoch(loader, 6) is loader
+    assert sampler.epoch == 6
+
+
 def test_set_epoch_reaches_sampler_behind_batch_sampler():
     sampler = DistributedSampler(DATA, num_replicas=2, rank=1)
     loader = DataLoader(DATA, batch_sampler=BatchSampler(sampler, 4, drop_last=False))

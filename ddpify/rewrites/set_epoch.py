@@ -12,12 +12,17 @@ Without `set_epoch` a DistributedSampler draws the same order every epoch. The e
 found through the functions that own the batch loop (`train(...)`, `Trainer._run_epoch`), and
 the loader is named as that loop sees it. A `while step < max_steps:` loop numbers its passes
 with `step`. `set_epoch` (runtime) finds the sampler behind `sampler=` or `batch_sampler=`, and
-takes dicts of loaders. A sharded loader that no epoch loop re-iterates gets a TODO.
+takes dicts of loaders. A loader the loop builds itself (`for x, y in DataLoader(ds, ...):`,
+`for x, y in batches():`) is reshuffled where it is built, since naming it again would build
+another: `for x, y in set_epoch(DataLoader(ds, ...), epoch):` (set_epoch returns its loader).
+A sharded loader that no epoch loop re-iterates gets a TODO.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+import libcst as cst
 
 if TYPE_CHECKING:
     from ddpify.analysis import Analysis
@@ -38,11 +43,27 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
             continue
         body = loop.body.body
         edits.insert_before(body[0], *[f"set_epoch({loader}, {entry.epoch})\n" for loader in entry.loaders])
+        for built in entry.built:
+            edits.replace(built, lambda node, epoch=entry.epoch: _with_epoch(node, epoch))
+        for built in entry.unreached:
+            edits.todo(loop, f"this loop iterates a loader built once, before it (`{facts.code(built)}`), that no "
+                       f"name holds: bind it to a name and call set_epoch(name, {entry.epoch}) here, or every "
+                       "epoch draws the same order")
         edits.insert_after(body[-1], "barrier()\n")
         edits.add_import("ddpify_runtime", "set_epoch")
         edits.add_import("ddpify_runtime", "barrier")
-        calls = ", ".join(f"set_epoch({loader}, {entry.epoch})" for loader in entry.loaders)
-        edits.record(loop, f"{calls} reshuffles each epoch; barrier() ends it")
+        calls = ", ".join([*(f"set_epoch({loader}, {entry.epoch})" for loader in entry.loaders),
+                           *(f"set_epoch({facts.code(b)}, {entry.epoch}) where the loop builds it"
+                             for b in entry.built)])
+        if calls:
+            edits.record(loop, f"{calls} reshuffles each epoch; barrier() ends it")
     for call in found.unlooped:
         edits.todo(facts.statement(call), "no epoch loop found for this loader: call set_epoch(loader, epoch) "
                    "at the start of each epoch, or every epoch draws the same order")
+
+
+def _with_epoch(node: cst.BaseExpression, epoch: str) -> cst.Call:
+    """`DataLoader(...)` -> `set_epoch(DataLoader(...), epoch)`: the loader a loop builds in its
+    own header is reshuffled where it is built (a second `DataLoader(...)` would be another one)."""
+    return cst.Call(cst.Name("set_epoch"), [cst.Arg(node, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                                            cst.Arg(cst.parse_expression(epoch))])

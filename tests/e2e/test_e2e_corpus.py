@@ -66,7 +66,7 @@ SPECS = {
     # experiments that train more than once, scripts without main(), files read back (issue 20)
     "toplevel_helper_train": Spec(train={320: True}, passes=2),  # module-level set-up, train() helper
     "retrained_models": Spec(train={256: True}, passes=6, models=3),  # `model = MLP()` rebuilt, retrained
-    "trainer_before_wrap": Spec(train={288: True}, passes=4, models=3),  # Trainer(...).train(), aliases
+    "trainer_before_wrap": Spec(train={288: True}, passes=4, models=4),  # Trainer(...).train(), aliases, Fitter
     "checkpoint_whole_model": Spec(train={256: True}, passes=2),  # {"model": model} saved, loaded back
     "file_read_back": Spec(train={320: True}, passes=2),  # pickle/json/np/text written, then read
     "permutation_between_trainings": Spec(train={480: True, 240: True}, passes=2, models=2),

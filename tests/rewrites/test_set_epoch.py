@@ -276,6 +276,110 @@ for epoch in range(3):
 """, "an_iterator_made_each_epoch_and_read_with_next_gets_set_epoch_in_that_epoch_loop", report=[
         "change: set_epoch(loader, epoch) reshuffles each epoch; barrier() ends it",
     ]),
+    # a loader the loop builds in its header: set_epoch reaches it where it is built (a second
+    # `DataLoader(...)` at the top of the epoch would be another loader, and the one iterated
+    # would draw the same order every epoch)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in DataLoader(ds, batch_size=4, shuffle=True):
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import barrier, set_epoch
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in set_epoch(DataLoader(ds, batch_size=4, shuffle=True), epoch):
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    barrier()
+""", "a_loader_built_in_the_for_statement_is_reshuffled_where_it_is_built",
+         report=["change: set_epoch(DataLoader(ds, batch_size=4, shuffle=True), epoch) where the loop builds it "
+                 "reshuffles each epoch; barrier() ends it"]),
+    # so is the fresh loader a helper returns
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def batches():
+    return DataLoader(ds, batch_size=4, shuffle=True)
+
+
+for epoch in range(2):
+    for x, y in batches():
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import barrier, set_epoch
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def batches():
+    return DataLoader(ds, batch_size=4, shuffle=True)
+
+
+for epoch in range(2):
+    for x, y in set_epoch(batches(), epoch):
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    barrier()
+""", "a_loader_a_helper_builds_in_the_for_statement_is_reshuffled_where_it_is_built"),
+    # a loader built once before the loop that no name holds: a TODO (naming `DataLoader(...)` again
+    # at the top of the epoch would reshuffle another loader)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = enumerate(DataLoader(ds, batch_size=4, shuffle=True))
+for epoch in range(2):
+    for i, (x, y) in batches:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import barrier, set_epoch
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = enumerate(DataLoader(ds, batch_size=4, shuffle=True))
+# TODO(ddpify): this loop iterates a loader built once, before it (`DataLoader(ds, batch_size=4, shuffle=True)`), that no name holds: bind it to a name and call set_epoch(name, epoch) here, or every epoch draws the same order
+for epoch in range(2):
+    for i, (x, y) in batches:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    barrier()
+""", "a_loader_built_before_the_loop_that_no_name_holds_gets_a_todo",
+         report=["warning: this loop iterates a loader built once, before it (`DataLoader(ds, batch_size=4, "
+                 "shuffle=True)`), that no name holds: bind it to a name and call set_epoch(name, epoch) here, "
+                 "or every epoch draws the same order"]),
 ]
 
 UNCHANGED = [

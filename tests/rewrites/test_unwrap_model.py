@@ -570,6 +570,77 @@ state = {'model': model.module}
 torch.save(state, 's.pt')
 torch.save({'model': model.module.state_dict()}, 'd.pt')
 """, "a_whole_model_inside_a_saved_dict_or_list_is_the_bare_model"),
+    # `self.model` of a trainer of this file that stores the wrapper it is given holds the wrapper
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def init_hidden(self):
+        return torch.zeros(1)
+
+class Trainer:
+    def __init__(self, net, loader):
+        self.model = net
+        self.loader = loader
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                h = self.model.init_hidden()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = Net()
+trainer = Trainer(model, loader)
+trainer.fit()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def init_hidden(self):
+        return torch.zeros(1)
+
+class Trainer:
+    def __init__(self, net, loader):
+        self.model = net
+        self.loader = loader
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                h = self.model.module.init_hidden()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+trainer = Trainer(model, loader)
+trainer.fit()
+""", "a_trainer_that_stores_the_wrapper_it_is_given_holds_it_on_self", also={"wrap-model"}),
 ]
 
 UNCHANGED = [

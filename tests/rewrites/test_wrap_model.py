@@ -2645,6 +2645,149 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, "a_branch_fixed_by_a_constructor_flag-5"),
+    # a trainer of this file keeps its argument (`self.model = net`) and trains it: the wrap comes
+    # before the instance is built, or `self.model` would train the bare model
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+class Trainer:
+    def __init__(self, net, loader):
+        self.model = net
+        self.loader = loader
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+trainer = Trainer(model, loader)
+trainer.fit()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+class Trainer:
+    def __init__(self, net, loader):
+        self.model = net
+        self.loader = loader
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+trainer = Trainer(model, loader)
+trainer.fit()
+""", "a_trainer_that_keeps_its_argument_is_built_after_the_wrap"),
+    # the trainer's own parameter is wrapped before it is stored on `self`
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+class Trainer:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+trainer = Trainer(model, loader)
+trainer.fit()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+class Trainer:
+    def __init__(self, model, loader):
+        model = DistributedDataParallel(model, device_ids=device_ids(model))
+        self.model = model
+        self.loader = loader
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+trainer = Trainer(model, loader)
+trainer.fit()
+""", "a_received_model_is_wrapped_before_it_is_stored_on_self"),
+    # a received model the trainer moves onto `self` (`self.model = model.to(device)`): the
+    # attribute is wrapped after that statement (the parameter keeps the bare model)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+class Trainer:
+    def __init__(self, model, loader):
+        self.model = model.to("cpu")
+        self.loader = loader
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+trainer = Trainer(model, loader)
+trainer.fit()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids
+from torch.nn.parallel import DistributedDataParallel
+
+class Trainer:
+    def __init__(self, model, loader):
+        self.model = model.to("cpu")
+        self.model = DistributedDataParallel(self.model, device_ids=device_ids(self.model))
+        self.loader = loader
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+trainer = Trainer(model, loader)
+trainer.fit()
+""", "a_received_model_moved_onto_self_is_wrapped_there"),
 ]
 
 # A script that trains a model its optimizer names gets the wrap; one whose optimizer names no
