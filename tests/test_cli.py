@@ -430,7 +430,7 @@ def test_one_unparsable_input_means_nothing_is_written():
 
 def test_undecodable_bytes_are_an_input_error():
     write("latin.py", b'x = "caf\xe9"\n')  # latin-1 bytes without a coding cookie
-    assert_one_line(cli("convert", "latin.py", code=2).stderr, r"latin\.py: cannot parse: .+")
+    assert_one_line(cli("convert", "latin.py", code=2).stderr, r"latin\.py:1:\d+: cannot parse: .+")
 
 
 @pytest.mark.parametrize("existing, args, pattern", [

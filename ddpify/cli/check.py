@@ -10,7 +10,7 @@ import click
 
 from ddpify import io
 from ddpify.cli.shared import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, VERBOSE_HINT, guard, internal_errors
-from ddpify.parse import one_line, syntax_error
+from ddpify.parse import INPUT_ERRORS, input_error, one_line
 
 if TYPE_CHECKING:
     from ddpify.check import Report
@@ -119,7 +119,6 @@ class _Checked:
 
 
 def _check_one(source: io.Source, rules, fix: bool) -> _Checked:
-    import libcst as cst
 
     from ddpify import check
     try:
@@ -132,10 +131,8 @@ def _check_one(source: io.Source, rules, fix: bool) -> _Checked:
             done = check.fix(load.data, rules)
             return _Checked(done.report, done.output, done.fixed, load.mode)
         return _Checked(check.check(load.data, rules))
-    except cst.ParserSyntaxError as exc:
-        return _Checked(error=syntax_error(name, load.data, exc), code=EXIT_INPUT)
-    except (SyntaxError, UnicodeDecodeError) as exc:
-        return _Checked(error=f"{name}: cannot parse: {one_line(str(exc))}", code=EXIT_INPUT)
+    except INPUT_ERRORS as exc:
+        return _Checked(error=input_error(name, load.data, exc), code=EXIT_INPUT)
     except Exception as exc:
         return _Checked(error=f"{name}: internal error: {type(exc).__name__}: {one_line(str(exc))}",
                         code=EXIT_INTERNAL, traceback=traceback.format_exc())

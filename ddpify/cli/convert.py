@@ -29,7 +29,7 @@ if TYPE_CHECKING:
               help="Copy the runtime next to each output as ddpify_runtime.py, for machines "
                    "without ddpify installed.")
 def convert_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
-                    no_shard_eval, markdown, jobs, verbose, output, in_place, vendor_runtime) -> None:
+                    no_shard_eval, markdown, jobs, timeout, verbose, output, in_place, vendor_runtime) -> None:
     """Convert SRC (files, directories, or - for stdin) to DDP.
 
     One input without -o prints the converted code on stdout. The inputs are never modified
@@ -61,7 +61,7 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
     loaded, results, scripts = convert_inputs(
         inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
-        verbose, markdown)
+        verbose, markdown, timeout)
     runtime = guard(io.runtime_source) if vendor_runtime and not check else None
     for source, dest, load, result, script in zip(inputs.sources, dests, loaded, results, scripts):
         if not check:
@@ -76,7 +76,7 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
 @click.command("diff")
 @engine_options
 def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
-                 no_shard_eval, markdown, jobs, verbose) -> None:
+                 no_shard_eval, markdown, jobs, timeout, verbose) -> None:
     """Show what converting SRC would change, as a unified diff; writes nothing. For a notebook
     (.ipynb), the diff is against its code cells as one script.
 
@@ -88,7 +88,7 @@ def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sy
     inputs = guard(io.collect, sources)
     _, results, scripts = convert_inputs(
         inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
-        verbose, markdown)
+        verbose, markdown, timeout)
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     for source, result, script in zip(inputs.sources, results, scripts):
         if not as_json:
