@@ -38,6 +38,8 @@ def parse_module(source: str | bytes) -> cst.Module:
         module = cst.parse_module(source)
     except cst.CSTLogicError as exc:  # LibCST's own failure on code CPython accepts
         raise SyntaxError(f"LibCST cannot parse this code: {one_line(str(exc))}") from exc
+    if source[-1:] in ("\r", b"\r") and not module.has_trailing_newline:
+        module = module.with_changes(has_trailing_newline=True)  # LibCST drops a CR-only file's last CR
     if module.default_indent.strip(" \t"):
         raise SyntaxError("a form feed in the indentation, which ddpify cannot rewrite: use spaces",
                           ("", _form_feed_line(module.code), 1, "", None, None))

@@ -585,10 +585,11 @@ def test_vendor_runtime_copies_the_runtime_next_to_each_output():
     assert not Path("out/tools/ddpify_runtime.py").exists()  # nothing there imports it
     assert "replaced" not in result.stderr
 
-    write("out/ddpify_runtime.py", "# an old copy\n")
+    older = runtime.split(b"\n", 1)[0] + b"\n# an older version\n"
+    write("out/ddpify_runtime.py", older)
     result = cli("convert", "--vendor-runtime", "src/train.py", "-o", "out/train.py")
     assert Path("out/ddpify_runtime.py").read_bytes() == runtime
-    assert "out/ddpify_runtime.py: replaced a different copy of the runtime" in result.stderr
+    assert "out/ddpify_runtime.py: replaced an older copy of the runtime" in result.stderr
 
 
 # ---- the real process: python -m ddpify, no torch, colour --------------------------------------

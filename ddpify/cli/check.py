@@ -74,10 +74,8 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
     errors = [o for o in outcomes if o.error]
     if fix and errors:  # nothing is written: report the files as they are
         outcomes = [o if o.error else _check_one(s, rules, False) for s, o in zip(inputs.sources, outcomes)]
-    elif fix:
-        for source, outcome in zip(inputs.sources, outcomes):
-            if outcome.fixed:
-                guard(io.write_atomic, source.path, outcome.output, outcome.mode)
+    elif fix:  # all files or none: one rename phase after every fixed file is written
+        guard(io.write_all_atomic, [(s.path, o.output, o.mode) for s, o in zip(inputs.sources, outcomes) if o.fixed])
     good = [(s, o) for s, o in zip(inputs.sources, outcomes) if not o.error]
     if as_json:
         click.echo(json.dumps({"version": 1, "files": [

@@ -59,10 +59,13 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     inputs = guard(io.collect, sources, Path(output) if output is not None else None)
     dests = [None] * len(inputs.sources) if check else guard(io.destinations, inputs, output, in_place)
     dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
+    guard(io.distinct, inputs.sources, dests)
     loaded, results, scripts = convert_inputs(
         inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
         verbose, markdown, timeout)
     runtime = guard(io.runtime_source) if vendor_runtime and not check else None
+    for folder in {d.parent for d, r in zip(dests, results) if d is not None and r.changed} if runtime else ():
+        guard(io.vendor_target, folder, runtime)  # before anything is written
     for source, dest, load, result, script in zip(inputs.sources, dests, loaded, results, scripts):
         if not check:
             _deliver(result, dest, load.mode, in_place, runtime)
