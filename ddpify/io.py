@@ -180,22 +180,22 @@ def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]]) -> None:
     """`write_atomic` for several files in two phases: every file is written to its temporary
     file first, then all are renamed at once, so that a failure or a kill while writing leaves
     every target as it was (and no temporary file after a failure)."""
-    staged: list[tuple[Path, Path]] = []
+    staged: list[tuple[Path, Path, Path]] = []  # (temporary file, target, the path as given)
     try:
         for path, data, mode in files:
             target = Path(os.path.realpath(path))
             try:
                 writable(target)
-                staged.append((_stage(target, data, mode), target))
+                staged.append((_stage(target, data, mode), target, path))
             except OSError as exc:
                 raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
-        for tmp, target in staged:
+        for tmp, target, path in staged:
             try:
                 os.replace(tmp, target)
             except OSError as exc:
-                raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from exc
+                raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
     finally:
-        for tmp, _ in staged:
+        for tmp, _, _ in staged:
             tmp.unlink(missing_ok=True)
 
 
