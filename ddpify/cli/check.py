@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import click
@@ -13,7 +13,8 @@ from ddpify.cli.shared import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, VERBOSE_HINT, 
 from ddpify.parse import INPUT_ERRORS, input_error, one_line
 
 if TYPE_CHECKING:
-    from ddpify.check import Report
+    from ddpify.check import Finding, Report
+    from ddpify.notebook import Script
 
 CHECK_HELP_TAIL = "Exit codes: 0 no findings, 1 findings, 2 usage or input error, 123 internal error."
 
@@ -55,7 +56,7 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
     import json
     from dataclasses import asdict
 
-    from ddpify import check
+    from ddpify import check, notebook
 
     if explain is not None:
         rule = check.CODES.get(explain.strip().upper())
@@ -68,6 +69,8 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
         raise click.UsageError("name the scripts or directories to check (or --explain CODE)")
     if fix and io.STDIN in sources:
         raise click.UsageError("--fix cannot rewrite standard input")
+    if fix and any(notebook.is_notebook(s) for s in sources):
+        raise click.UsageError("--fix cannot rewrite a notebook: convert it to a script first")
     rules = check.select(select or None, ignore)
     inputs = guard(io.collect, sources)
     outcomes = [_check_one(source, rules, fix) for source in inputs.sources]
@@ -84,7 +87,7 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
     else:
         for source, outcome in good:
             for finding in outcome.report.findings:
-                click.echo(finding.render(source.name))
+                click.echo(_render(source.name, finding, outcome.script))
             if outcome.report.note:
                 click.echo(f"{source.name}: note: {outcome.report.note}", err=True)
     for outcome in errors:
@@ -114,20 +117,32 @@ class _Checked:
     error: str = ""
     code: int = EXIT_OK
     traceback: str = ""
+    script: Script | None = None  # a notebook's code cells, as checked
+
+
+def _render(name: str, finding: Finding, script: Script | None) -> str:
+    """`train.py:12:5: DDP001 ...`; in a notebook `train.ipynb:cell 4:3:5: ...` (line 3 of cell 4)."""
+    if script is None:
+        return finding.render(name)
+    cell, line = script.locate(finding.line)
+    return replace(finding, line=line).render(f"{name}:cell {cell}")
 
 
 def _check_one(source: io.Source, rules, fix: bool) -> _Checked:
 
-    from ddpify import check
+    from ddpify import check, notebook
+    name = source.name
     try:
         load = io.read(source)
+        script = notebook.to_script(name, load.data) if notebook.is_notebook(name) else None
     except io.InputError as exc:
         return _Checked(error=str(exc), code=EXIT_INPUT)
-    name = source.name
     try:
         if fix:
             done = check.fix(load.data, rules)
             return _Checked(done.report, done.output, done.fixed, load.mode)
+        if script is not None:  # the same cells `convert` reads; findings name the cell
+            return _Checked(check.check(script.code.encode(), rules), script=script)
         return _Checked(check.check(load.data, rules))
     except INPUT_ERRORS as exc:
         return _Checked(error=input_error(name, load.data, exc), code=EXIT_INPUT)
