@@ -56,7 +56,7 @@ __all__ = [
     "Launch", "detect_launch", "parse_nodelist", "init_distributed_mode", "is_main_process",
     "get_rank", "get_world_size", "local_rank", "local_device", "device_ids", "unwrap",
     "without_module_prefix", "set_epoch", "barrier", "agree_on", "ShardedSampler", "shard_loader",
-    "convert_sync_batchnorm", "main_process_first",
+    "convert_sync_batchnorm", "main_process_first", "atomic_write",
 ]
 
 DEFAULT_PORT = 29500
@@ -362,6 +362,41 @@ def main_process_first() -> Iterator[None]:
     yield
     if local_rank() == 0:
         barrier()
+
+
+@contextlib.contextmanager
+def atomic_write(path: Any) -> Iterator[Any]:
+    """Write a file whole or not at all: ``with atomic_write("last.pt") as tmp_path:
+    torch.save(state, tmp_path)``. The block writes a temporary file in the same folder; when it
+    ends normally the file is synced to disk and renamed over ``path`` (through a symlink, keeping
+    the old file's permission bits), so a kill during the save (preemption, an OOM kill, a
+    restart) leaves the previous checkpoint whole; when it raises, the temporary file is removed.
+    Anything that is not a path (an open file, a buffer) is handed to the block as it is."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        yield path
+        return
+    target = os.fsdecode(path)
+    if os.path.islink(target):
+        target = os.path.realpath(target)
+    folder, name = os.path.split(target)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        yield tmp
+        if not os.path.exists(tmp):  # the block wrote nothing
+            return
+        if os.path.exists(target):
+            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+        folder_fd = os.open(folder or ".", os.O_RDONLY)
+        try:
+            os.fsync(folder_fd)  # the rename itself survives a power cut
+        finally:
+            os.close(folder_fd)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 def agree_on(flag: Any) -> bool:

@@ -15,10 +15,25 @@ WRITES = """\
 """
 
 PAIRS = [
-    # adjacent writes share one guard
+    # adjacent writes share one guard; the checkpoint is written to a temporary file and renamed
     (IMPORTS + LOADER + MODEL + EPOCHS + WRITES,
-     IMPORTS + "from ddpify_runtime import is_main_process\n\n" + LOADER + MODEL + EPOCHS
-     + "    if is_main_process():\n" + textwrap.indent(WRITES, "    ")),
+     IMPORTS + "from ddpify_runtime import atomic_write, is_main_process\n\n" + LOADER + MODEL + EPOCHS
+     + """\
+    if is_main_process():
+        with atomic_write("m.pt") as tmp_path:
+            torch.save(model.state_dict(), tmp_path)
+        with open("log.txt", "a") as f:
+            f.write(f"{epoch}\\n")
+"""),
+    # a helper that only writes: guarded where it is called, its save atomic inside
+    (IMPORTS + "def save(m, path):\n    torch.save(m, path)\n\n\n" + LOADER + MODEL + EPOCHS + "save(model, 'm.pt')\n",
+     IMPORTS + "from ddpify_runtime import atomic_write, is_main_process\n\n"
+     + "def save(m, path):\n    with atomic_write(path) as tmp_path:\n        torch.save(m, tmp_path)\n\n\n"
+     + LOADER + MODEL + EPOCHS + "if is_main_process():\n    save(model, 'm.pt')\n"),
+    # not a file: an in-memory buffer, or an open file (guarded as a whole)
+    ("import io\n" + IMPORTS + LOADER + MODEL + EPOCHS + "buffer = io.BytesIO()\ntorch.save(model, buffer)\n",
+     "import io\n" + IMPORTS + "from ddpify_runtime import is_main_process\n\n" + LOADER + MODEL + EPOCHS
+     + "buffer = io.BytesIO()\nif is_main_process():\n    torch.save(model, buffer)\n"),
 ]
 
 UNCHANGED = [
@@ -40,7 +55,8 @@ def test_writes_are_guarded_together_and_a_sole_body_if_absorbs_the_guard():
         """))
     assert code.count("is_main_process():") == 2
     assert "if epoch == 2 and is_main_process():" in code
-    assert "if is_main_process():\n    torch.save(model.module.state_dict(), \"a.pt\")\n    with open" in code
+    assert "if is_main_process():\n    with atomic_write(\"a.pt\") as tmp_path:\n" \
+           "        torch.save(model.module.state_dict(), tmp_path)\n    with open" in code
 
 
 def test_loggers_bars_and_helpers_that_only_write():
@@ -67,7 +83,7 @@ def test_save_then_reload_waits_for_the_file_and_loads_onto_the_local_device():
         torch.save(model.state_dict(), "m.pt")
         state = torch.load("m.pt", weights_only=True)
         """))
-    assert "torch.save(model.module.state_dict(), \"m.pt\")\nbarrier()\n" in code
+    assert "torch.save(model.module.state_dict(), tmp_path)\nbarrier()\n" in code
     assert 'torch.load("m.pt", weights_only=True, map_location=local_device())' in code
 
 
@@ -79,8 +95,8 @@ def test_a_forward_inside_a_guarded_write_bypasses_ddp():
             torch.save(out, "dump.pt")
         dump()
         """))
-    assert 'torch.save(model.module(torch.randn(1, 2)), "sample.pt")' in code
-    assert "    out = model(torch.randn(1, 2))\n    if is_main_process():\n        torch.save(out" in code
+    assert 'torch.save(model.module(torch.randn(1, 2)), tmp_path)' in code
+    assert "    out = model(torch.randn(1, 2))\n    if is_main_process():\n        with atomic_write(\"dump.pt\")" in code
 
 
 def test_a_write_block_that_computes_what_follows_is_not_hidden_from_other_processes():
@@ -94,7 +110,7 @@ def test_a_write_block_that_computes_what_follows_is_not_hidden_from_other_proce
         """))
     assert "is_main_process():\n    with open" not in code
     assert "# TODO(ddpify): every process writes this file, because the block also sets `vocab`" in code
-    assert 'torch.save(model.module, "whole.pt")' in code
+    assert 'with atomic_write("whole.pt") as tmp_path:\n        torch.save(model.module, tmp_path)' in code
 
 
 def test_a_helper_that_writes_inside_a_with_block_is_guarded_where_it_is_called():
@@ -130,7 +146,8 @@ def test_fsdp_gathers_run_on_every_process_before_one_guarded_block_of_writes():
     # checkpoint
     model_state = full_state_dict(model)
     if is_main_process():
-        torch.save(model_state, "m.pt")
+        with atomic_write("m.pt") as tmp_path:
+            torch.save(model_state, tmp_path)
         with open("log.txt", "a") as f:
             f.write(f"{epoch}\\n")
 """)
@@ -142,7 +159,8 @@ def test_fsdp_an_if_that_only_saves_keeps_its_condition_and_guards_the_write_ins
 if save:
     model_state = full_state_dict(model)
     if is_main_process():
-        torch.save(model_state, 'm.pt')
+        with atomic_write('m.pt') as tmp_path:
+            torch.save(model_state, tmp_path)
 """)
 
 
@@ -152,7 +170,8 @@ def test_fsdp_a_forward_inside_a_write_runs_everywhere_and_names_do_not_clash():
 model_output = 1
 model_output_2 = model(x)
 if is_main_process():
-    torch.save(model_output_2, 'sample.pt')
+    with atomic_write('sample.pt') as tmp_path:
+        torch.save(model_output_2, tmp_path)
 """)
 
 
@@ -163,7 +182,8 @@ def test_fsdp_a_helper_that_gathers_is_guarded_inside_not_where_it_is_called():
 def save_checkpoint(model, path):
     model_state = full_state_dict(model)
     if is_main_process():
-        torch.save(model_state, path)
+        with atomic_write(path) as tmp_path:
+            torch.save(model_state, tmp_path)
 """ in code
     assert code.endswith("\nsave_checkpoint(model, 'm.pt')\n")
 
