@@ -60,7 +60,10 @@ __all__ = [
 ]
 
 DEFAULT_PORT = 29500
-DEFAULT_TIMEOUT_S = 1800
+# A rank that stops dead (SIGSTOP, a hung GPU) ends the job after this long: torch's own default
+# for NCCL. Raise it with DDPIFY_TIMEOUT where one process works alone for longer between
+# collectives (a large download in main_process_first, a very long save).
+DEFAULT_TIMEOUT_S = 600
 MATERIALISE_UP_TO = 10_000_000  # ShardedSampler holds a stream up to this length in memory
 
 # --------------------------------------------------------------------------- launch detection
@@ -159,7 +162,7 @@ def init_distributed_mode() -> None:
     (``_share_random_state``); ranks > 0 silence their standard output unless
     ``DDPIFY_ALL_RANKS=1`` (``_setup_output``); and a hint follows DDP's unused-parameter error
     (``_install_excepthook``). ``DDPIFY_BACKEND`` overrides the backend, ``DDPIFY_TIMEOUT``
-    (seconds) the 30 min timeout.
+    (seconds) the 10 min timeout of every collective.
     """
     global _LAUNCH
     if _LAUNCH is not None:
