@@ -13,6 +13,7 @@ parser with room to recurse.
 from __future__ import annotations
 
 import sys
+import warnings
 
 import libcst as cst
 
@@ -52,7 +53,9 @@ def python_compile(source: str | bytes) -> None:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(PYTHON_RECURSION_LIMIT)
     try:
-        compile(source, "<input>", "exec", dont_inherit=True)
+        with warnings.catch_warnings():  # the user's code's SyntaxWarnings are not ddpify's to show
+            warnings.simplefilter("ignore")
+            compile(source, "<input>", "exec", dont_inherit=True)
     except (RecursionError, MemoryError) as exc:
         raise SyntaxError(f"too deeply nested for Python to compile ({type(exc).__name__})") from None
     except ValueError as exc:  # a NUL byte
