@@ -30,6 +30,7 @@ from ddpify.check import check
 from ddpify.convert import convert
 from ddpify.options import Options
 from ddpify.parse import INPUT_ERRORS
+from ddpify.report import WARNING
 
 KINDS = ("internal", "not compiling", "not idempotent", "findings")
 
@@ -50,8 +51,9 @@ def _alarm(signum, frame):
     raise Timeout()
 
 
-def sweep_one(job: tuple[str, str, float]) -> tuple[str, str, str, str]:
-    """(path, strategy, outcome, detail): outcome "refused", "same", "changed" or one of KINDS."""
+def sweep_one(job: tuple[str, str, float]) -> tuple[str, str, str, str, int]:
+    """(path, strategy, outcome, detail, warnings of the conversion): outcome "refused", "same",
+    "changed" or one of KINDS."""
     path, strategy, timeout = job
     data = Path(path).read_bytes()
     options = Options(strategy=strategy)
@@ -61,24 +63,26 @@ def sweep_one(job: tuple[str, str, float]) -> tuple[str, str, str, str]:
         try:
             first = convert(data, options)
         except INPUT_ERRORS:
-            return path, strategy, "refused", ""
+            return path, strategy, "refused", "", 0
+        warnings = sum(c.kind == WARNING for c in first.changes)
         if not first.changed:
-            return path, strategy, "same", ""
+            return path, strategy, "same", "", warnings
         try:
             compile(first.output, path, "exec", dont_inherit=True)
         except SyntaxError as exc:
-            return path, strategy, "not compiling", str(exc)
+            return path, strategy, "not compiling", str(exc), warnings
         second = convert(first.output, options)
         if second.output != first.output:
-            return path, strategy, "not idempotent", _first_difference(first.output, second.output)
+            return path, strategy, "not idempotent", _first_difference(first.output, second.output), warnings
         unmarked = [f for f in check(first.output).findings if not _marked(first.code, f.line)]
         if unmarked:
-            return path, strategy, "findings", "; ".join(f"{f.line}: {f.code} {f.message}"[:160] for f in unmarked)
-        return path, strategy, "changed", ""
+            return path, strategy, "findings", "; ".join(f"{f.line}: {f.code} {f.message}"[:160] for f in unmarked), \
+                warnings
+        return path, strategy, "changed", "", warnings
     except Timeout:
-        return path, strategy, "internal", f"took longer than {timeout:g} s"
+        return path, strategy, "internal", f"took longer than {timeout:g} s", 0
     except Exception as exc:
-        return path, strategy, "internal", f"{type(exc).__name__}: {exc}"[:300]
+        return path, strategy, "internal", f"{type(exc).__name__}: {exc}"[:300], 0
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
@@ -105,7 +109,7 @@ def _first_difference(a: bytes, b: bytes) -> str:
     return f"{len(a.splitlines())} -> {len(b.splitlines())} lines"
 
 
-def sweep(files: list[str], strategies: list[str], jobs: int, timeout: float) -> list[tuple[str, str, str, str]]:
+def sweep(files: list[str], strategies: list[str], jobs: int, timeout: float) -> list[tuple]:
     work = [(f, s, timeout) for f in files for s in strategies]
     with ProcessPoolExecutor(max_workers=jobs or os.cpu_count()) as pool:
         return list(pool.map(sweep_one, work, chunksize=8))
@@ -123,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     results = sweep(files, strategies, args.jobs, args.timeout)
     failures = [r for r in results if r[2] in KINDS]
-    for path, strategy, outcome, detail in failures:
+    for path, strategy, outcome, detail, _ in failures:
         print(f"{path} [{strategy}]: {outcome}: {detail}")
     count = {k: sum(r[2] == k for r in results) for k in ("refused", "same", "changed", *KINDS)}
     print(f"{len(files)} files x {len(strategies)} strategies = {len(results)} conversions in "
