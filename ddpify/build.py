@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 NO_SPACE = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
@@ -28,6 +30,20 @@ def append_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
     last = last.with_changes(comma=cst.Comma(whitespace_after=separator),
                              whitespace_after_arg=cst.SimpleWhitespace(""))
     return call.with_changes(args=[*args[:-1], last, arg.with_changes(whitespace_after_arg=args[-1].whitespace_after_arg)])
+
+
+def drop_stale_comment(edits, stmt: cst.CSTNode, stale: re.Pattern, why: str) -> None:
+    """Drop the comment at the end of the statement `stmt` when it matches `stale`: it describes
+    what an edit in the statement replaced (`device = 0  # shorthand for cuda:0` once 0 is
+    `local_rank()`). Call it once per statement."""
+    comment = stmt.trailing_whitespace.comment if isinstance(stmt, cst.SimpleStatementLine) else None
+    if comment is not None and stale.search(comment.value):
+        edits.replace(stmt, _without_comment, f"comment `{comment.value}` dropped: {why}")
+
+
+def _without_comment(stmt: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+    trailing = stmt.trailing_whitespace.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
+    return stmt.with_changes(trailing_whitespace=trailing)
 
 
 def module_of(wrapped: cst.BaseExpression) -> cst.Attribute:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import difflib
 import io
 import json
 import re
@@ -56,6 +57,18 @@ class Script:
         (0, line) before the first cell, as in a notebook without code cells."""
         at = bisect.bisect_right(self.starts, line) - 1
         return (self.cells[at], line - self.starts[at]) if at >= 0 else (0, line)
+
+    def locate_converted(self, converted: str, line: int) -> tuple[int, int]:
+        """`locate` for a line of the script's conversion `converted`, which has lines added and
+        changed: a kept line maps to itself, a changed one to the line it replaced, an added
+        one to the line before it."""
+        matcher = difflib.SequenceMatcher(None, self.code.splitlines(), converted.splitlines(), autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if j1 < line <= j2:
+                if tag == "equal":
+                    return self.locate(i1 + line - j1)
+                return self.locate(i1 + min(line - j1, i2 - i1) if tag == "replace" else max(i1, 1))
+        return self.locate(line)
 
 
 def is_notebook(name: str) -> bool:

@@ -190,9 +190,8 @@ def init_distributed_mode() -> None:
     _setup_output(get_rank(), os.environ)
     _install_excepthook()
     if get_rank() == 0 and get_world_size() > 1:
-        n = get_world_size()
-        _BUILTIN_PRINT(f"ddpify: {n} processes ({launch.launcher}, {dist.get_backend()}); batch "
-                       f"sizes are per process: global batch = batch_size x {n}", file=sys.stderr)
+        _BUILTIN_PRINT(f"ddpify: {get_world_size()} processes ({launch.launcher}, {dist.get_backend()})",
+                       file=sys.stderr)
 
 
 def _destroy() -> None:
@@ -298,11 +297,13 @@ UNUSED_PARAMETERS_HINT = (
 
 
 def _install_excepthook() -> None:
-    """Chain ``sys.excepthook``: after the usual traceback, DDP's unused-parameter error (raised
-    at the step after the one where some parameters got no gradient) gets a line naming the fix."""
+    """Chain ``sys.excepthook``: the exception is recorded in torchrun's error file
+    (``_record_error``); after the usual traceback, DDP's unused-parameter error (raised at the
+    step after the one where some parameters got no gradient) gets a line naming the fix."""
     previous = sys.excepthook
 
     def excepthook(kind: Any, value: Any, traceback: Any) -> None:
+        _record_error(kind, value, traceback)
         previous(kind, value, traceback)
         seen = set()
         while value is not None and id(value) not in seen:
@@ -313,6 +314,27 @@ def _install_excepthook() -> None:
             value = value.__cause__ or value.__context__
 
     sys.excepthook = excepthook
+
+
+def _record_error(kind: Any, value: Any, tb: Any) -> None:
+    """Write the exception to ``TORCHELASTIC_ERROR_FILE`` as torch's ``@record`` does, unless a
+    ``@record`` already did: torchrun then names the first process that failed and shows its
+    traceback, and ``ddpify run`` orders the failures by ``ddpify_time`` (torchrun's
+    ``timestamp`` counts whole seconds)."""
+    path = os.environ.get("TORCHELASTIC_ERROR_FILE")
+    if not path or os.path.exists(path):
+        return
+    import json
+    import time
+    import traceback
+
+    extra = {"py_callstack": "".join(traceback.format_exception(kind, value, tb)),
+             "timestamp": str(int(time.time())), "ddpify_time": repr(time.time())}
+    try:
+        with open(path, "w") as f:
+            json.dump({"message": {"message": f"{kind.__name__}: {value}", "extraInfo": extra}}, f)
+    except OSError:
+        pass
 
 
 def _initialised() -> bool:
@@ -499,13 +521,17 @@ def set_epoch(obj: Any, epoch: int) -> None:
     The first call of a multi-process run marks the start of training: there ranks > 0 re-seed
     their global generators (``_diverge_random_state``), so that random draws in training differ
     across ranks while everything drawn before is the same on every rank. Rank 0 keeps its
-    stream; the samplers' own seeds are unaffected.
+    stream; the samplers' own seeds are unaffected. Rank 0 then says once that batch sizes are
+    per process.
     """
     global _RANKS_DIVERGED
     if not _RANKS_DIVERGED and get_world_size() > 1:
         _RANKS_DIVERGED = True
         if get_rank() != 0:
             _diverge_random_state(get_rank())
+        else:  # said here, where a sharded loader exists, not at start-up (a script may have none)
+            _BUILTIN_PRINT(f"ddpify: batch sizes are per process: global batch = batch_size x "
+                           f"{get_world_size()}", file=sys.stderr)
     _set_epoch(obj, epoch, set())
 
 

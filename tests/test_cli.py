@@ -23,6 +23,7 @@ import ddpify.convert
 from ddpify import io
 from ddpify.cli import main, unified_diff
 from ddpify.convert import Result
+from ddpify.launch import default_nproc
 from ddpify.rewrites import NAMES, REWRITES
 
 from tests.support.env import FIXTURES
@@ -85,7 +86,7 @@ HELPER = "def double(x):\n    return 2 * x\n"
 BROKEN = "def f(:\n    pass\n"
 INIT_CALL = "\n    init_distributed_mode()\n"  # the inserted line (messages name the function too)
 LAUNCHER_FLAG = '"--local-rank"'
-RUN_HINT = "run it: torchrun --standalone --nproc_per_node=gpu"
+RUN_HINT = f"run it: torchrun --standalone --nproc_per_node={default_nproc()}"  # a number without a GPU
 
 
 @pytest.fixture(autouse=True)

@@ -48,6 +48,8 @@ TORCHRUN_SCRIPT = textwrap.dedent("""
         "agree": rt.agree_on(rank == 0), "shard": list(sharded), "full": list(full),
         "printed": printed.getvalue(), "found_download": found_download,
     }
+    rt.set_epoch([], 0)  # the first call says, once, that batch sizes are per process
+    rt.set_epoch([], 1)
     rt.barrier()
     with open(f"{sys.argv[1]}/rank{rank}.json", "w") as f:
         json.dump(report, f)
@@ -65,9 +67,10 @@ def test_torchrun_two_processes(tmp_path):
     assert len(r0["shard"]) == len(r1["shard"]) == 6
     padded = r0["full"] + r0["full"][:1]
     assert r0["shard"] == padded[0::2] and r1["shard"] == padded[1::2]
-    banner = "ddpify: 2 processes (torchrun, gloo); batch sizes are per process: " \
-             "global batch = batch_size x 2"
-    assert proc.stderr.count(banner) == 1
+    banner, batch = "ddpify: 2 processes (torchrun, gloo)\n", \
+        "ddpify: batch sizes are per process: global batch = batch_size x 2\n"
+    assert (proc.stderr.count(banner), proc.stderr.count(batch)) == (1, 1)
+    assert proc.stderr.index(banner) < proc.stderr.index(batch)
 
 
 SLURM_SCRIPT = textwrap.dedent("""
@@ -101,6 +104,8 @@ def test_slurm_variables_alone_form_the_group(tmp_path):
             proc.kill()
     for proc, (_, err) in zip(procs, outputs):
         assert proc.returncode == 0, err
+        assert "batch" not in err  # no set_epoch, no sharded loader: no word about batch sizes
+    assert "ddpify: 2 processes (slurm, gloo)\n" in outputs[0][1]
     r0, r1 = read_reports(tmp_path, 2)
     assert [(r0["rank"], r0["world"]), (r1["rank"], r1["world"])] == [(0, 2), (1, 2)]
     assert not set(r0["shard"]) & set(r1["shard"])

@@ -172,8 +172,11 @@ def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool
 
 
 def _print_run_hint(dest: Path) -> None:
+    """How to launch the output here: `gpu` only where there is one (torchrun refuses it on CPU)."""
+    from ddpify.launch import default_nproc
+
     path = shlex.quote(str(dest))
-    click.echo(f"run it: torchrun --standalone --nproc_per_node=gpu {path}", err=True)
+    click.echo(f"run it: torchrun --standalone --nproc_per_node={default_nproc()} {path}", err=True)
     click.echo(f"    or: python {path} (one process)", err=True)
 
 

@@ -10,7 +10,7 @@ import signal
 import threading
 import traceback
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Collection, Iterator
 
 import click
 
@@ -143,10 +143,13 @@ def convert_inputs(inputs: io.Inputs, options: Options, jobs: int, verbose: bool
     return loaded, results, scripts
 
 
-def print_records(name: str, result: Result, script: Script | None = None) -> None:
-    """One line per record, then the file's summary, on stderr. A notebook's records name the
-    cell: `train.ipynb:cell 4:3: ...` is line 3 of cell 4."""
+def print_records(name: str, result: Result, script: Script | None = None,
+                  kinds: Collection[str] | None = None) -> None:
+    """One line per record (of `kinds`, default all), then the file's summary, on stderr. A
+    notebook's records name the cell: `train.ipynb:cell 4:3: ...` is line 3 of cell 4."""
     for change in result.changes:
+        if kinds is not None and change.kind not in kinds:
+            continue
         if script is None:
             click.echo(change.render(name), err=True)
         else:
@@ -169,18 +172,13 @@ def rewrite_names(ctx: click.Context, param: click.Parameter, values: tuple[str,
     return names
 
 
-def engine_options(command: Callable) -> Callable:
-    """The options `convert` and `diff` share."""
+def conversion_options(command: Callable) -> Callable:
+    """The options that choose what a conversion does: `convert`, `diff` and `run` share them."""
     options = [
-        click.argument("sources", metavar="SRC...", nargs=-1, required=True),
         click.option("--only", multiple=True, callback=rewrite_names, metavar="NAME[,NAME]",
                      help="Run only these rewrites (repeatable; see `ddpify rewrites`)."),
         click.option("--skip", multiple=True, callback=rewrite_names, metavar="NAME[,NAME]",
                      help="Do not run these rewrites (repeatable)."),
-        click.option("--check", is_flag=True,
-                     help="Write nothing; exit 1 if anything would change, 0 otherwise."),
-        click.option("--json", "as_json", is_flag=True,
-                     help="Print the change records as JSON on stdout instead of text lines."),
         click.option("--find-unused-parameters", is_flag=True,
                      help="Build DDP with find_unused_parameters=True (models with unused branches)."),
         click.option("--sync-batchnorm", is_flag=True,
@@ -189,6 +187,19 @@ def engine_options(command: Callable) -> Callable:
                      help="ddp: a full model per process; fsdp: shard the model with FSDP2 (fully_shard)."),
         click.option("--no-shard-eval", is_flag=True,
                      help="Keep every evaluation loop whole (the same as --skip shard-eval)."),
+    ]
+    return functools.reduce(lambda cmd, option: option(cmd), reversed(options), command)
+
+
+def engine_options(command: Callable) -> Callable:
+    """The options `convert` and `diff` share."""
+    options = [
+        click.argument("sources", metavar="SRC...", nargs=-1, required=True),
+        conversion_options,
+        click.option("--check", is_flag=True,
+                     help="Write nothing; exit 1 if anything would change, 0 otherwise."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the change records as JSON on stdout instead of text lines."),
         click.option("--markdown", is_flag=True,
                      help="Notebooks (.ipynb): keep markdown cells, as comments."),
         click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,

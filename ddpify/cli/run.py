@@ -1,60 +1,197 @@
-"""`ddpify run`: convert a script and launch it with torchrun, in one step."""
+"""`ddpify run`: convert a script into a folder of the run's own and launch it with torchrun."""
 
 from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ddpify import io, report
-from ddpify.cli.engine import convert_inputs, make_options, print_records
-from ddpify.cli.shared import EXIT_INPUT, fail, guard
+from ddpify.cli.engine import conversion_options, convert_inputs, make_options, print_records
+from ddpify.cli.shared import EXIT_INPUT, EXIT_OK, fail, guard
+
+if TYPE_CHECKING:
+    from ddpify.convert import Result
+    from ddpify.launch import Plan
+    from ddpify.notebook import Script
 
 
-@click.command("run", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.command("ddpify run", context_settings={"help_option_names": ["-h", "--help"]})
+@conversion_options
+@click.option("--keep", is_flag=True, help="Keep the run's folder (the converted script, the logs) and print its path.")
+@click.option("--strict", is_flag=True, help="Launch nothing when the conversion has warnings (exit 2).")
+@click.option("--sbatch", is_flag=True,
+              help="Print a SLURM batch script that runs this command on --nnodes nodes (default 1), "
+                   "--nproc-per-node GPUs each, and exit.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Print every change, and all of torchrun's and every process's output.")
+def own_options(**options):
+    """ddpify's own options of `ddpify run` (those before SCRIPT that are not torchrun's)."""
+    return options
+
+
+OWN = {name: not (isinstance(p, click.Option) and p.is_flag)
+       for p in own_options.params for name in [*p.opts, *p.secondary_opts]}
+
+
+class RunCommand(click.Command):
+    """Its arguments are split by `launch.parse`; --help lists ddpify's own options from `own_options`."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        records = [p.get_help_record(ctx) for p in own_options.params]
+        with formatter.section("Options of ddpify (before SCRIPT; all others go to torchrun)"):
+            formatter.write_dl([r for r in records if r] + [("-h, --help", "Show this message and exit.")])
+
+
+@click.command("run", cls=RunCommand, add_help_option=False,
+               context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("args", metavar="SCRIPT [ARGS]...", nargs=-1, type=click.UNPROCESSED)
-def run_command(args: tuple[str, ...]) -> None:
+@click.pass_context
+def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Convert SCRIPT (.py or .ipynb) and launch it with torchrun, in one step; SCRIPT itself is
-    not touched.
+    not touched, and nothing is written next to it.
 
-    The converted copy is written next to SCRIPT as NAME.ddpify.py (so its sibling imports and
-    relative paths work) and removed when the job ends, also on Ctrl-C. ARGS go to the script;
-    the exit code is the job's (torchrun's: 1 when a worker fails; 130 after Ctrl-C).
+    The converted script goes into a new private folder of this run's (under $TMPDIR), which
+    comes first on the script's sys.path, before SCRIPT's own folder (sibling imports work); the
+    working directory stays yours (relative paths work). The folder is removed when the job
+    succeeds or is stopped (Ctrl-C, SIGTERM, SIGHUP), and kept when it fails. The conversion's
+    warnings are printed before the launch. ARGS go to the script; the exit code is the job's
+    (1 when a process fails; 128 + N after signal N).
 
-    \b
-    OPTIONS, before SCRIPT:
-      --keep                      keep NAME.ddpify.py (its path is printed)
-      --strategy ddp|fsdp         as for `ddpify convert` (default ddp)
-      any torchrun option         passed on, e.g. --nproc-per-node N|gpu|cpu|auto, --nnodes,
-                                  --rdzv-endpoint, --max-restarts, --log-dir
-    Defaults: --nproc-per-node auto (one process per GPU; without CUDA, one per CPU core) and
-    --standalone (unless you give --nnodes, --rdzv-* or --master-* options).
+    Defaults, unless given: --nproc-per-node: one process per GPU, or min(4, cores)
+    without a GPU; OMP_NUM_THREADS: the cores shared between the processes;
+    --standalone, or under `srun` (one task per node) --nnodes, --node-rank,
+    --master-addr (the node list's first host), --master-port and --rdzv-id (the job
+    id) from SLURM's variables.
 
     \b
       ddpify run train.py --epochs 3
       ddpify run --nproc-per-node 2 --keep train.py --lr 0.1
+      ddpify run --sbatch --nnodes 2 --nproc-per-node 8 train.py > job.sh && sbatch job.sh
     """
+    if any(a in ("-h", "--help") for a in args[:1]):
+        click.echo(ctx.get_help())
+        ctx.exit(EXIT_OK)
     from ddpify import launch
 
-    plan = guard(launch.parse, list(args))
+    plan = guard(launch.parse, list(args), OWN)
+    try:
+        options = own_options.make_context("ddpify run", list(plan.own_args)).params
+    except click.UsageError as exc:
+        fail(EXIT_INPUT, f"ddpify run: {exc.format_message()}")
     if plan.script.is_dir():
         fail(EXIT_INPUT, f"{plan.script}: is a directory; ddpify run needs one script")
+    if options["sbatch"]:
+        if not plan.script.is_file():
+            fail(EXIT_INPUT, f"{plan.script}: no such file or directory")
+        own = [a for a in plan.own_args if a != "--sbatch"]
+        click.echo(guard(launch.sbatch_script, plan, own), nl=False)
+        return
+    if not launch.torch_installed():
+        fail(EXIT_INPUT, "ddpify run: torch is not installed (torchrun comes with it): pip install 'ddpify[torch]'")
     inputs = guard(io.collect, [str(plan.script)])
-    loaded, results, scripts = convert_inputs(inputs, make_options(frozenset(), frozenset(), False, False,
-                                                                   plan.strategy), 1, False, False)
-    source, result = inputs.sources[0], results[0]
-    target = launch.converted_path(plan.script)
-    if not result.changed and scripts[0] is None:  # left alone (already distributed): run it as it is
-        print_records(source.name, result)
-        click.echo(f"ddpify run: launching {source.name} as it is", err=True)
-        raise click.exceptions.Exit(launch.run_job(launch.torchrun_command(plan, plan.script)))
-    if target.exists() and b"ddpify_runtime" not in target.read_bytes():
-        fail(EXIT_INPUT, f"{target}: exists and was not written by ddpify: move it away first")
-    click.echo(f"{report.summary(source.name, result.changes, result.changed)} -> {target}", err=True)
-    try:
-        guard(io.write_atomic, target, result.output, loaded[0].mode)
-        code = launch.run_job(launch.torchrun_command(plan, target))
-    finally:
-        if not plan.keep:
-            target.unlink(missing_ok=True)
-    if plan.keep:
-        click.echo(f"kept {target}", err=True)
+    conversion = make_options(options["only"], options["skip"], options["find_unused_parameters"],
+                              options["sync_batchnorm"], options["strategy"], options["no_shard_eval"])
+    loaded, results, scripts = convert_inputs(inputs, conversion, 1, False, False)
+    source, result, script = inputs.sources[0], results[0], scripts[0]
+    print_records(source.name, result, script, kinds=None if options["verbose"] else {report.WARNING})
+    warnings = [c for c in result.changes if c.kind == report.WARNING]
+    file_note = _file_warning(source.name, loaded[0].data.decode("utf-8", "replace"), script)
+    if file_note:
+        click.echo(file_note, err=True)
+    if options["strict"] and (warnings or file_note):
+        fail(EXIT_INPUT, f"ddpify run: --strict: {len(warnings) + bool(file_note)} warning(s) above; nothing launched")
+    code = _launch(plan, options, source.name, result, script)
     raise click.exceptions.Exit(code)
+
+
+def _launch(plan: Plan, options: dict[str, Any], name: str, result: Result, script: Script | None) -> int:
+    """Write the converted script into a new run folder, run torchrun on it, report the end."""
+    from ddpify import joblog, launch
+
+    workspace = launch.Workspace()
+    keep = options["keep"]
+    try:
+        if result.changed or script is not None:
+            target = workspace.add({launch.script_name(plan.script): result.output})[0]
+            click.echo(f"{name}: converted -> {target}", err=True)
+        else:  # left alone (already distributed): run it as it is
+            target = plan.script
+            click.echo(f"ddpify run: launching {name} as it is", err=True)
+        capture = launch.captures_output(plan, options["verbose"])
+        log_dir = Path(plan.given(launch.LOG_DIR) or workspace.path / "logs")
+        nproc = plan.given(launch.NPROC) or os.environ.get("PET_NPROC_PER_NODE") or \
+            os.environ.get("SLURM_GPUS_ON_NODE") or launch.default_nproc()
+        env = launch.job_env(plan, nproc)
+        command = guard(launch.torchrun_command, plan, target, log_dir, capture, env)
+        relay = joblog.Relay(log_dir) if capture else None
+        if relay is not None:
+            relay.start()
+        finished = launch.run_job(command, env, workspace.path / "torchrun.log" if capture else None,
+                                  on_signal=relay.mute if relay is not None else None)
+        if relay is not None:
+            relay.finish(failed=finished.code != 0)
+    except BaseException:
+        workspace.remove()
+        raise
+    kept = f"kept {workspace.path} (the converted script: {target})"
+    if finished.signal:
+        if not keep:
+            workspace.remove()
+        _say(f"ddpify run: stopped by {signal.Signals(finished.signal).name}; torchrun and its processes "
+             f"have ended" + (f"; {kept}" if keep else ""))
+    elif finished.code == 0:
+        if keep:
+            _say(kept)
+        else:
+            workspace.remove()
+    else:
+        where = f"Kept: the converted script {target}" + (f", every process's output under {log_dir}"
+                                                          if capture else "")
+        if capture:
+            failure = joblog.first_failure(log_dir, workspace.path / "torchrun.log", relay.earlier)
+            lines = joblog.summary(failure, finished.code, where, _locator(target, name, script, result.code))
+        else:
+            lines = [f"ddpify run: the job failed (exit {finished.code}). {where}"]
+        for line in lines:
+            _say(line)
+    return finished.code
+
+
+def _locator(target: Path, name: str, script: Script | None, converted: str):
+    """`locate(file, line)` for the failure summary: a notebook's cell and line for a frame in
+    its converted script."""
+    def locate(file: str, line: int) -> str | None:
+        if script is None or os.path.abspath(file) != os.path.abspath(target):
+            return None
+        cell, at = script.locate_converted(converted, line)
+        return f"{name}: cell {cell}, line {at}"
+    return locate
+
+
+def _file_warning(name: str, code: str, script: Script | None) -> str | None:
+    """A warning when the script reads `__file__`: it names the converted copy in the run's
+    folder, so paths built from it point there, not next to the script."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    line = next((n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "__file__"), None)
+    if line is None:
+        return None
+    where = f"{name}:{line}" if script is None else "{}:cell {}:{}".format(name, *script.locate(line))
+    return (f"{where}: warning: [run] __file__ names the converted copy in the run's own folder, so paths "
+            "built from it point there, not next to the script: to keep them, convert with `ddpify convert "
+            "-o` into the script's folder and launch that with torchrun")
+
+
+def _say(line: str) -> None:
+    try:
+        click.echo(line, err=True)
+    except OSError:  # the terminal is gone (SIGHUP)
+        pass

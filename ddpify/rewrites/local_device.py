@@ -4,10 +4,12 @@
     model.cuda(0)                                            ->  model.cuda()
     device = 0 if torch.cuda.is_available() else "cpu"       ->  local_rank() if ... else "cpu"
     device = 0; model.to(0)                                  ->  device = local_rank(); model.to(local_rank())
+    device = 0  # shorthand for cuda:0                       ->  device = local_rank()
 
 `init_distributed_mode()` makes each process's GPU (`LOCAL_RANK`) the current CUDA device,
 so plain `"cuda"` and `.cuda()` mean the right GPU; a hard-coded index 0 would put every
-process on the first GPU. `RANK` is never used as a device index.
+process on the first GPU. `RANK` is never used as a device index. A comment at the end of an
+edited line that names GPU 0 is dropped (it would describe the old value).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 
 import libcst as cst
 
+from ddpify import build
 from ddpify import matchers as mt
 from ddpify.names import dotted
 
@@ -25,24 +28,44 @@ SUMMARY = 'turn hard-coded "cuda:0", .cuda(0) and device index 0 into this proce
 DEVICE_NAME = re.compile(r"(?i)^(?!n_|num_)(\w+_)?(device|gpu|dev)(_?(id|idx|index))?$")  # not n_gpu
 
 
+# A comment that names GPU 0 ("cuda:0", "GPU 0", "the first GPU", "device 0"), stale once the
+# line means this process's GPU.
+STALE_COMMENT = re.compile(r"(?i)\bcuda\s*(:\s*|\(\s*)0\b|\bgpu\s*[:#]?\s*0\b|\bfirst\s+gpu\b|\bdevice\s*[:#]?\s*0\b")
+STALE_WHY = "it named GPU 0, which this line no longer means"
+
+
 def rewrite(facts, edits, options) -> None:
+    edited = []
     for string in facts.strings:
         if string.value[1:-1] == "cuda:0" and not _in_message(facts, string):
             quote = string.value[0]
             edits.replace(string, lambda node, q=quote: node.with_changes(value=f"{q}cuda{q}"),
                           '"cuda:0" -> "cuda": the current device, set to this process\'s GPU')
+            edited.append(string)
     for call in facts.calls:
         if mt.is_method_call(call, "cuda") and len(call.args) == 1 and mt.is_zero(call.args[0].value):
             edits.replace(call, lambda node: node.with_changes(args=[]),
                           ".cuda(0) -> .cuda(): the current device, set to this process's GPU")
+            edited.append(call)
         elif facts.qualify(call.func) == "torch.device" and len(call.args) == 2 and \
                 isinstance(call.args[0].value, cst.SimpleString) and mt.is_zero(call.args[1].value):
-            edits.replace(call, lambda node: node.with_changes(args=[node.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)]),
+            edits.replace(call, _drop_index,
                           'torch.device("cuda", 0) -> torch.device("cuda"): this process\'s GPU')
+            edited.append(call)
     for zero in _device_zeros(facts):
         edits.replace(zero, lambda node: cst.parse_expression("local_rank()"),
                       "device index 0 -> local_rank(): this process's GPU")
         edits.add_import("ddpify_runtime", "local_rank")
+        edited.append(zero)
+    for stmt in dict.fromkeys(facts.statement(node) for node in edited):
+        build.drop_stale_comment(edits, stmt, STALE_COMMENT, STALE_WHY)
+
+
+def _drop_index(call: cst.Call) -> cst.Call:
+    """`torch.device("cuda", 0)` -> `torch.device("cuda")`, a line break before `)` kept."""
+    kind, index = call.args
+    return call.with_changes(args=[kind.with_changes(comma=cst.MaybeSentinel.DEFAULT,
+                                                     whitespace_after_arg=index.whitespace_after_arg)])
 
 
 def _device_zeros(facts):

@@ -104,7 +104,7 @@ def _shard(facts, edits, call: cst.Call) -> None:
         idx = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "shuffle"), None)
         if idx is None:
             return build.append_arg(node, new_arg)
-        args[idx] = new_arg.with_changes(comma=args[idx].comma)
+        args[idx] = new_arg.with_changes(comma=args[idx].comma, whitespace_after_arg=args[idx].whitespace_after_arg)
         return node.with_changes(args=args)
 
     edits.replace(call, fix, f"training loader sharded with {sampler}")

@@ -47,6 +47,8 @@ sets the model up, or an optimizer in another block, gets a TODO instead.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ddpify import fsdp
@@ -179,6 +181,9 @@ def _untrained_models(facts):
             yield name, facts.statement(stmt)
 
 
+STALE_COMMENT = re.compile(r"(?<!Distributed)DataParallel")  # a comment on a replaced DataParallel line
+
+
 def _replace_dataparallel(facts, edits, model, lines, by) -> None:
     call = model.dataparallel
     edits.warn(call, "DataParallel split each batch across GPUs; now every process loads its own "
@@ -190,9 +195,19 @@ def _replace_dataparallel(facts, edits, model, lines, by) -> None:
     whole = assign is not None and assign.value is call
     if statement is model.anchor and whole:  # `model = nn.DataParallel(model)`: wrap in place
         built = [] if facts.code(inner.value) == target else [f"{target} = {facts.code(inner.value)}\n"]
-        edits.replace(statement, lambda node: cst.FlattenSentinel(
-            [cst.parse_statement(s) if isinstance(s, str) else s for s in built + lines]),
-                      f"nn.DataParallel replaced by {by} for `{target}`")
+        comment = statement.trailing_whitespace.comment
+        stale = comment is not None and STALE_COMMENT.search(comment.value) is not None
+
+        def in_place(node: cst.SimpleStatementLine) -> cst.FlattenSentinel:
+            """The new lines, with the comments above the old one and (unless stale) its own."""
+            new = [cst.parse_statement(s) if isinstance(s, str) else s for s in built + lines]
+            new[0] = new[0].with_changes(leading_lines=node.leading_lines)
+            if not stale:
+                new[-1] = new[-1].with_changes(trailing_whitespace=node.trailing_whitespace)
+            return cst.FlattenSentinel(new)
+
+        edits.replace(statement, in_place, f"nn.DataParallel replaced by {by} for `{target}`"
+                      + (f" (comment `{comment.value}` dropped: it named DataParallel)" if stale else ""))
         return
     if whole and facts.code(inner.value) == target:
         _remove(facts, edits, statement)

@@ -21,6 +21,12 @@ PAIRS = [
                  'other = torch.device("cuda", 0)\n'),
      with_device('gpu = local_rank() if torch.cuda.is_available() else "cpu"\nmodel = torch.nn.Linear(2, 1).cuda()\n'
                  'other = torch.device("cuda")\n', imports="from ddpify_runtime import local_rank\n\n")),
+    # a comment that names GPU 0 goes with it; other comments on edited lines stay; a call keeps its layout
+    (with_device('gpu = 0  # shorthand for cuda:0\nmodel = torch.nn.Linear(2, 1).cuda(0)  # on the first GPU\n'
+                 'device = torch.device("cuda:0")  # where the batches go\nother = torch.device(\n    "cuda",\n    0\n)\n'),
+     with_device('gpu = local_rank()\nmodel = torch.nn.Linear(2, 1).cuda()\n'
+                 'device = torch.device("cuda")  # where the batches go\nother = torch.device(\n    "cuda"\n)\n',
+                 imports="from ddpify_runtime import local_rank\n\n")),
 ]
 
 UNCHANGED = [

@@ -30,6 +30,13 @@ PAIRS = [
      IMPORTS + "from ddpify_runtime import shard_loader\n\n" + DS
      + "kwargs = {'batch_size': 4, 'shuffle': True}\nloader = DataLoader(ds, **kwargs)\nloader = shard_loader(loader)\n"
      + MODEL + EPOCHS),
+    # a call over several lines keeps its breaks and its `)` on a line of its own
+    (IMPORTS + DS + "loader = DataLoader(\n    ds,\n    batch_size=4,\n    shuffle=True\n    )\n" + MODEL + EPOCHS,
+     IMPORTS + SAMPLER_IMPORT + DS + "loader = DataLoader(\n    ds,\n    batch_size=4,\n"
+     "    sampler=DistributedSampler(ds, shuffle=True)\n    )\n" + MODEL + EPOCHS),
+    (IMPORTS + DS + "loader = DataLoader(\n    ds,\n    batch_size=4\n)\n" + MODEL + EPOCHS,
+     IMPORTS + SAMPLER_IMPORT + DS + "loader = DataLoader(\n    ds,\n    batch_size=4,\n"
+     "    sampler=DistributedSampler(ds, shuffle=False)\n)\n" + MODEL + EPOCHS),
 ]
 
 # Every script that trains gets its training data sharded or a TODO saying why not; what stays

@@ -26,6 +26,14 @@ PAIRS = [
     # (a DataParallel built right before the optimizer once lost the model it wrapped: NameError)
     (IMPORTS + LOADER + "model = torch.nn.DataParallel(torch.nn.Linear(2, 1))\n" + OPT + EPOCHS,
      DDP_IMPORTS + LOADER + "model = torch.nn.Linear(2, 1)\n" + WRAPPED + OPT + EPOCHS),
+    # the comments around a DataParallel line replaced in place stay, but one that names DataParallel
+    (IMPORTS + LOADER + MODEL.replace(OPT, "") + "# one copy per GPU\nmodel = torch.nn.DataParallel(model)  # all GPUs\n"
+     + OPT + EPOCHS,
+     DDP_IMPORTS + LOADER + MODEL.replace(OPT, "") + "# one copy per GPU\n" + WRAPPED.replace("\n", "  # all GPUs\n")
+     + OPT + EPOCHS),
+    (IMPORTS + LOADER + MODEL.replace(OPT, "") + "model = torch.nn.DataParallel(model)  # DataParallel: all GPUs\n"
+     + OPT + EPOCHS,
+     DDP_IMPORTS + LOADER + MODEL.replace(OPT, "") + WRAPPED + OPT + EPOCHS),
 ]
 
 # A script that trains a model its optimizer names gets the wrap; one whose optimizer names no
