@@ -31,10 +31,10 @@ def files() -> list[str]:
     return sorted(str(p) for p in Path(".").rglob("*") if p.is_file())
 
 
-def refused(name: str, *args: str, check: bool = True) -> str:
+def refused(name: str, *args: str, check: bool = True, good: str = TRAINS) -> str:
     """Convert and check `name` (also alongside a good file under -j 2): exit 2, one line on
     stderr naming the file, nothing written; returns that line."""
-    Path("good.py").write_text(TRAINS)
+    Path("good.py").write_text(good)
     before = files()
     line = cli("convert", name, "-o", "out.py", *args, code=2).stderr
     assert line.count("\n") == 1 and line.startswith(f"{name}:"), line
@@ -90,5 +90,5 @@ def test_a_future_import_in_a_later_notebook_cell_is_named_with_its_cell():
 def test_a_file_that_takes_too_long_is_given_up_by_name():
     # 8,000 list items compile at once but take seconds to convert (LibCST is super-linear here)
     Path("slow.py").write_text(TRAINS + "x = [" + ", ".join(["a"] * 8000) + "]\n")
-    assert refused("slow.py", "--timeout", "0.2", check=False) == \
-        "slow.py: gave up after 0.2 s (the limit per file; --timeout SECONDS raises it)"
+    assert refused("slow.py", "--timeout", "0.5", check=False, good="x = 1\n") == \
+        "slow.py: gave up after 0.5 s (the limit per file; --timeout SECONDS raises it)"
