@@ -88,7 +88,7 @@ def test_a_future_import_in_a_later_notebook_cell_is_named_with_its_cell():
 
 
 def test_a_file_that_takes_too_long_is_given_up_by_name():
-    # 8,000 list items compile at once but take seconds to convert (LibCST is super-linear here)
-    Path("slow.py").write_text(TRAINS + "x = [" + ", ".join(["a"] * 8000) + "]\n")
+    # 15,000 list items compile at once but take seconds to convert (LibCST is super-linear here)
+    Path("slow.py").write_text(TRAINS + "x = [" + ", ".join(["a"] * 15_000) + "]\n")
     assert refused("slow.py", "--timeout", "0.5", check=False, good="x = 1\n") == \
         "slow.py: gave up after 0.5 s (the limit per file; --timeout SECONDS raises it)"
