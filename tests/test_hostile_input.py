@@ -5,13 +5,14 @@ and never a crash, an internal error or a stall."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from ddpify.cli import main
+from ddpify.cli import engine, main
 
 TRAINS = "import torch\nopt = torch.optim.SGD([], lr=0.1)\nloss.backward()\n"  # lines 1-3
 
@@ -92,3 +93,18 @@ def test_a_file_that_takes_too_long_is_given_up_by_name():
     Path("slow.py").write_text(TRAINS + "x = [" + ", ".join(["a"] * 15_000) + "]\n")
     assert refused("slow.py", "--timeout", "0.5", check=False, good="x = 1\n") == \
         "slow.py: gave up after 0.5 s (the limit per file; --timeout SECONDS raises it)"
+
+
+def die(name, data, options, timeout):
+    """A conversion that kills its process, as a crash in native code would."""
+    os._exit(139)
+
+
+def test_a_worker_that_dies_names_its_files(monkeypatch):
+    monkeypatch.setattr(engine, "convert_one", die)
+    Path("a.py").write_text(TRAINS)
+    Path("b.py").write_text(TRAINS)
+    lines = cli("convert", "a.py", "b.py", "-j", "2", "-o", "out", code=123).stderr.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["a.py", "b.py"]
+    assert all("internal error: the process converting it died" in line for line in lines), lines
+    assert files() == ["a.py", "b.py"]
