@@ -23,7 +23,6 @@ from pathlib import Path
 
 import libcst
 
-import ddpify.analysis as analysis
 import ddpify.convert as conv
 import ddpify.edits as edits
 
@@ -56,10 +55,8 @@ def _patch(owner, attr: str, name: str) -> None:
 def install() -> None:
     libcst.parse_module = timed("parse", libcst.parse_module)
     _patch(conv, "Analysis", "facts: collect pass")
-    for prop in ("loaders", "models", "wrapped_refs"):
-        value = analysis.Analysis.__dict__.get(prop)
-        if isinstance(value, functools.cached_property):
-            value.func = timed(f"facts.{prop}", value.func)
+    for module in (conv.models, conv.loaders, conv.evaluation):
+        _patch(module, "find", f"{module.__name__}.find")
     if hasattr(conv, "REWRITES"):
         conv.REWRITES = tuple(dataclasses.replace(r, apply=timed(f"rewrite {r.name}", r.apply))
                               for r in conv.REWRITES)

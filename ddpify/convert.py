@@ -10,13 +10,15 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpify import edits as edit_set
+from ddpify import evaluation, fsdp, loaders, models, reach
 from ddpify.analysis import Analysis
 from ddpify.options import Options
 from ddpify.parse import parse_module
-from ddpify.report import NOTE, Change
+from ddpify.program import Program
+from ddpify.report import CHANGE, NOTE, Change
 from ddpify.rewrites import REWRITES, Rewrite
 
-__all__ = ["Options", "Result", "RewriteError", "convert"]
+__all__ = ["Options", "Result", "RewriteError", "analyse", "convert", "convert_program", "plan_program"]
 
 
 @dataclass
@@ -25,6 +27,9 @@ class Result:
     output: bytes
     changes: list[Change] = field(default_factory=list)
     encoding: str = "utf-8"
+    # the other files of a program (ddpify.program), changed or not, by their path relative
+    # to the entry's folder (`models/net.py`)
+    modules: dict[str, "Result"] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -58,18 +63,20 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
     do not decode (a bad encoding cookie), and `RewriteError` on a bug of ours.
     """
     data = source.encode("utf-8") if isinstance(source, str) else source
-    module = parse_module(data)
-    facts = Analysis(module, wraps=options.runs("wrap-model"), fsdp=options.fsdp)
+    return _convert(data, parse_module(data), options)
+
+
+def _convert(data: bytes, module: cst.Module, options: Options, program: Program | None = None) -> Result:
+    """Convert one file; given the one-file `program` it is, with `ddpify.reach`'s warnings."""
+    facts = analyse(module, options)
+    edits = edit_set.Edits(module)
+    for node, message in reach.unseen(facts, program) if program is not None else ():
+        edits.for_rewrite("ddpify").warn(node, message)
     gate = _leave_alone(facts)
     if gate is not None:
-        return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)
-    edits = edit_set.Edits(module)
+        return Result(data, data, [Change("ddpify", 1, gate, NOTE), *edits.changes()], module.encoding)
     rewrites = selected(options)
-    for rewrite in rewrites:
-        try:
-            rewrite.apply(facts, edits.for_rewrite(rewrite.name), options)
-        except Exception as exc:  # report which rewrite broke, with the cause chained
-            raise RewriteError(rewrite.name, f"{type(exc).__name__}: {exc}") from exc
+    _run(rewrites, facts, edits, options)
     try:
         output = edit_set.apply(module, edits, facts.parents)
     except Exception as exc:
@@ -77,6 +84,98 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
     code = output.code  # generated once: checked, then returned
     _check_compiles(code, module, facts, rewrites, options)
     return Result(data, code.encode(output.encoding), edits.changes(), module.encoding)
+
+
+def convert_program(program: Program, options: Options = Options()) -> Result:
+    """Convert a program (ddpify.program): the entry script's result, with the project modules
+    it changed (or has something to say about) in `modules`. A program of one file converts as
+    `convert` converts it, with the warnings of `ddpify.reach` added."""
+    entry = program.parts[0]
+    if len(program.parts) == 1:
+        return _convert(entry.data, entry.module, options, program)
+    facts, edits, gate = plan_program(program, options)
+    if gate is not None:
+        unseen = edits.changes(entry.module, lambda n: program.part_of(n, facts.parents) is entry)
+        return Result(entry.data, entry.data, [Change("ddpify", 1, gate, NOTE), *unseen], entry.module.encoding)
+    results = {}
+    for part in program.parts:
+        try:
+            output = edit_set.apply_part(part.module, edits, facts.parents)
+            code = None if output is part.module else output.code  # an unchanged file is its bytes
+            if code is not None:
+                compile(code, str(part.rel), "exec")
+        except Exception as exc:
+            raise RewriteError("ddpify", f"{part.rel}: {type(exc).__name__}: {exc}") from exc
+        changes = edits.changes(part.module, lambda n, part=part: program.part_of(n, facts.parents) is part)
+        results[part.rel] = Result(part.data, part.data if code is None else code.encode(part.module.encoding),
+                                   changes, part.module.encoding)
+    main = results.pop(entry.rel)
+    main.modules = {str(rel): r for rel, r in results.items()}
+    return main
+
+
+def plan_program(program: Program, options: Options = Options()
+                 ) -> tuple[Analysis, edit_set.Edits, str | None]:
+    """The facts of `program`'s merged module and the edits and records the rewrites ask for
+    (none but `ddpify.reach`'s warnings when the program is left alone: then the reason, else
+    None). `convert_program` applies them; `bench/projects_sweep.py` audits them."""
+    facts = analyse(program.merged, options, program)
+    edits = edit_set.Edits(program.merged)
+    for node, message in reach.unseen(facts, program):
+        edits.for_rewrite("ddpify").warn(node, message)
+    gate = _leave_alone(facts)
+    if gate is None:
+        _run(selected(options), facts, edits, options)
+        _shared_conflicts(program, facts, edits)
+    return facts, edits, gate
+
+
+# edits that need a process group: a script that imports the module without joining one fails
+NEEDS_GROUP = (("wrap-model", "wrapped in DistributedDataParallel"),
+               ("shard-data", "training loader sharded with DistributedSampler"))
+
+
+def _shared_conflicts(program: Program, facts: Analysis, edits: edit_set.Edits) -> None:
+    """A TODO at each edit of a module that another entry point imports (ddpify.program's
+    `other_entries`) when the edit is not right for that one too: a DistributedDataParallel or a
+    DistributedSampler needs the process group that only the converted entry joins (the
+    runtime's helpers, no-ops in one process, are right for both)."""
+    others: dict = {}
+    for rewrite, node, message, kind in list(edits.records):
+        if kind != CHANGE or not any(rewrite == r and m in message for r, m in NEEDS_GROUP):
+            continue
+        part = program.part_of(node, facts.parents)
+        if part is program.parts[0]:
+            continue
+        if part.rel not in others:
+            others[part.rel] = program.other_entries(part)
+        if others[part.rel]:
+            names = ", ".join(others[part.rel])
+            edits.for_rewrite("ddpify").todo(facts.statement(node), (
+                f"{names} also import{'s' if len(others[part.rel]) == 1 else ''} this module; this edit, right for "
+                f"{program.parts[0].rel}, needs the process group that {names} never joins: convert "
+                f"{names} too, or move this edit into {program.parts[0].rel}"))
+
+
+def _run(rewrites, facts: Analysis, edits: edit_set.Edits, options: Options) -> None:
+    for rewrite in rewrites:
+        try:
+            rewrite.apply(facts, edits.for_rewrite(rewrite.name), options)
+        except Exception as exc:  # report which rewrite broke, with the cause chained
+            raise RewriteError(rewrite.name, f"{type(exc).__name__}: {exc}") from exc
+
+
+def analyse(module: cst.Module, options: Options = Options(), program: Program | None = None) -> Analysis:
+    """The analyses of `module`, each given what it needs from those before it (for the merged
+    module of a `program`, which statements are whose)."""
+    facts = Analysis(module, program)
+    facts.models = models.find(facts)
+    for model in facts.models.wrapped if options.fsdp else ():
+        fsdp.place_shard(facts, model)  # FSDP2 shards before the optimizers are built
+    facts.wrapped_refs = facts.models.refs if options.runs("wrap-model") else {}
+    facts.loaders = loaders.find(facts, facts.models)
+    facts.evaluation = evaluation.find(facts, facts.models, facts.loaders, facts.wrapped_refs)
+    return facts
 
 
 def selected(options: Options) -> tuple[Rewrite, ...]:

@@ -9,7 +9,7 @@ an edited statement is never lost.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import ChainMap, defaultdict
 from typing import Callable, Iterable
 
 import libcst as cst
@@ -49,10 +49,16 @@ class Edits:
         """A warning in the report: behaviour differs from the single-GPU script, or needs a look."""
         self.record(node, message, WARNING)
 
-    def changes(self) -> list[Change]:
-        """The records as report lines, in source order (lines computed once, for these nodes only)."""
-        lines = line_numbers(self.module, {node for _, node, _, _ in self.records})
-        changes = [Change(rewrite, lines[node], message, kind) for rewrite, node, message, kind in self.records]
+    def changes(self, module: cst.Module | None = None, where: Callable[[cst.CSTNode], bool] | None = None
+                ) -> list[Change]:
+        """The records as report lines, in source order (lines computed once, for these nodes
+        only); for a program (ddpify.program), those on the nodes `where` accepts, with the
+        lines of their file's `module`."""
+        records = [r for r in self.records if where is None or where(r[1])]
+        if not records:
+            return []  # (no code generation for a file with nothing to say)
+        lines = line_numbers(module or self.module, {node for _, node, _, _ in records})
+        changes = [Change(rewrite, lines[node], message, kind) for rewrite, node, message, kind in records]
         return sorted(changes, key=lambda c: c.line)
 
     def todo(self, stmt: cst.CSTNode, message: str) -> None:
@@ -172,6 +178,18 @@ def apply(module: cst.Module, edits: Edits, parents: dict[cst.CSTNode, cst.CSTNo
     """Apply every edit in one walk over the edited paths, then add the imports the edits need."""
     module = module.visit(_Apply(edits, parents))
     return _add_imports(module, edits.imports) if edits.imports else module
+
+
+def apply_part(module: cst.Module, edits: Edits, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.Module:
+    """`apply` for one file of a program: `edits` and `parents` are over the program's merged
+    module (ddpify.program), whose statements include `module`'s. Applies the edits on this
+    file's nodes, and adds the imports of the names its new code uses."""
+    output = module.visit(_Apply(edits, ChainMap(dict.fromkeys(module.body, module), parents)))
+    if output is module:  # no edit in this file
+        return module
+    used = {n.value for n in mt.findall(output, cst.Name)}
+    needed = [(mod, name) for mod, name in edits.imports if name in used]
+    return _add_imports(output, needed) if needed else output
 
 
 def _add_imports(module: cst.Module, imports) -> cst.Module:

@@ -18,17 +18,13 @@ between processes (its collectives would then hang).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.loaders import DATALOADER, is_iterable_dataset
-from ddpify.models import holds_wrapper
+from ddpify.facts import Facts, Ref
+from ddpify.loaders import DATALOADER, Loaders, is_iterable_dataset
+from ddpify.models import Model, Models, holds_wrapper
 from ddpify.names import dotted
-
-if TYPE_CHECKING:  # the analysis that calls this module
-    from ddpify.analysis import Analysis
 
 PER_SAMPLE = ("sum", "size", "shape", "numel", "len")  # calls and attributes that count samples
 CONCATENATIONS = {"torch.cat", "torch.concat", "torch.vstack", "torch.hstack", "numpy.concatenate",
@@ -51,9 +47,10 @@ class EvalLoop:
     kept: str | None = None  # why the loader stays whole; None: split
 
 
-def find(facts: "Analysis") -> list[EvalLoop]:
-    """Every evaluation loop over a loader the training leaves whole, split or kept with a reason."""
-    if not facts.models.wrapped:
+def find(facts: Facts, models: Models, loaders: Loaders, refs: dict[Ref, Model]) -> list[EvalLoop]:
+    """Every evaluation loop over a loader the training leaves whole (`loaders.training` are
+    sharded), split or kept with a reason. `refs` are the names that hold a wrapper."""
+    if not models.wrapped:
         return []
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
     found = []
@@ -63,20 +60,20 @@ def find(facts: "Analysis") -> list[EvalLoop]:
         loader = mt.strip_iteration(loop.iter)
         origins = facts.origins(loader)
         calls = [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
-        if not calls or any(c in facts.loaders.training for c in calls):
+        if not calls or any(c in loaders.training for c in calls):
             continue  # not over a loader, or over a sharded training loader (shard-metrics)
         if not _leaves_values(facts, loop):
             continue  # nothing to reduce (a peek at one batch, a loop that only prints)
         entry = EvalLoop(loop, loader)
         try:
-            _judge(facts, entry, origins, calls)
+            _judge(facts, refs, entry, origins, calls)
         except Kept as why:
             entry.kept = str(why)
         found.append(entry)
-    return found + list(_unsplit(facts, loader_calls))
+    return found + list(_unsplit(facts, loaders, loader_calls))
 
 
-def _unsplit(facts, loader_calls):
+def _unsplit(facts, loaders, loader_calls):
     """Evaluations no `for` loop of their own runs: through a loop that also trains (a shared
     `run_epoch(model, val_loader, train=False)`), or in a comprehension (`sum(... for x, y in
     val_loader)`). They stay whole, and say so."""
@@ -87,7 +84,7 @@ def _unsplit(facts, loader_calls):
         loader = mt.strip_iteration(iterated)
         origins = facts.origins(loader)
         calls = [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
-        if not any(c not in facts.loaders.training and c not in facts.loaders.iterable for c in calls):
+        if not any(c not in loaders.training and c not in loaders.iterable for c in calls):
             continue
         why = "it runs through a loop that also trains" if isinstance(node, cst.For) else \
             f"it runs in a comprehension (`{facts.code(node)}`), not in a loop ddpify splits"
@@ -108,7 +105,7 @@ def _leaves_values(facts, loop) -> bool:
     return False
 
 
-def _judge(facts, entry: EvalLoop, origins, calls) -> None:
+def _judge(facts, refs, entry: EvalLoop, origins, calls) -> None:
     loop, name = entry.loop, facts.code(entry.loader)
     if not all(any(facts.is_inside(c, o) for c in calls) for o in origins):
         raise Kept(f"`{name}` may also hold something other than a DataLoader of this script")
@@ -122,11 +119,11 @@ def _judge(facts, entry: EvalLoop, origins, calls) -> None:
     for stmt in _simple_statements(facts, loop):
         _visit(facts, entry, stmt)
     for call in facts.calls_in(loop.body):
-        holds = holds_wrapper(facts, call.func) if dotted(call.func) else None
+        holds = holds_wrapper(facts, refs, call.func) if dotted(call.func) else None
         if holds is not None:
             entry.forwards.append((call, holds))
         for arg in call.args:
-            if dotted(arg.value) and holds_wrapper(facts, arg.value) is not None:
+            if dotted(arg.value) and holds_wrapper(facts, refs, arg.value) is not None:
                 raise Kept(f"the model is passed to `{facts.code(call.func)}(...)` inside the loop, "
                            "which may run a forward that waits for the other processes")
 

@@ -22,6 +22,7 @@ import libcst as cst
 
 from ddpify import matchers as mt
 from ddpify.names import Imports, dotted
+from ddpify.program import Program
 
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
@@ -36,7 +37,8 @@ class Ref:
 
 def _collect(facts: "Facts", module: cst.Module) -> None:
     """One walk in source order: each node's parent and pre-order span, and the nodes the
-    analyses need (a plain loop over the nodes' fields: LibCST's visitor rebuilds every node)."""
+    analyses need (a plain loop over the nodes' fields: LibCST's visitor rebuilds every node).
+    Whitespace, comments and punctuation are not walked: no analysis asks about them."""
     f = facts
     handlers = {
         cst.Call: f.calls.append, cst.For: f.loops.append, cst.While: f.loops.append,
@@ -64,16 +66,24 @@ def _collect(facts: "Facts", module: cst.Module) -> None:
         if handler is not None:
             handler(node)
         stack.append((node, _END))
-        stack.extend((child, node) for child in reversed(mt.children(node)))
+        stack.extend((child, node) for child in reversed(mt.syntax_children(node)))
 
 
 _END = object()  # marks, on the walk's stack, the point where a node's span ends
 
 
 class Facts:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, program: Program | None = None) -> None:
+        """The facts of `module`; of a `program`'s merged module (ddpify.program) when given."""
         self.module = module
-        self.imports = Imports(module)
+        self.program = program
+        # a program's module names (`trainer` in `trainer.fit(...)`), and the statements of the
+        # modules other than the entry, which code ddpify does not read may also run
+        self.local_modules = program.local_names if program is not None else frozenset()
+        self.library = program.library if program is not None else frozenset()
+        self.imports = Imports(module)  # of every file of a program: what the program uses
+        # how the entry's own code spells what it imports (code added to it may use only these)
+        self.own_imports = Imports(program.parts[0].module) if program is not None else self.imports
         self.calls: list[cst.Call] = []
         self.loops: list[cst.For | cst.While] = []
         self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
@@ -145,6 +155,10 @@ class Facts:
         _, body = self.block(stmt)
         return body[body.index(stmt) + 1:]
 
+    def in_library(self, node: cst.CSTNode) -> bool:
+        """Is `node` in a module the program's entry imports (code ddpify does not read may call it)?"""
+        return bool(self.library) and any(a in self.library for a in (node, *self.ancestors(node)))
+
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         first, end = self.spans[container]
         return first <= self.spans[node][0] < end
@@ -190,7 +204,7 @@ class Facts:
         func = self.scope(at)
         if head == "self" and "." in name:
             cls = self.enclosing_class(at)
-            return Ref(cls, name) if cls else None
+            return Ref(self._root_class(cls), name) if cls else None
         while isinstance(func, cst.FunctionDef):
             if head in self._bound_names(func):
                 return Ref(func, name)
@@ -205,14 +219,87 @@ class Facts:
 
     def _resolve_call(self, call: cst.Call) -> list[cst.FunctionDef]:
         func = call.func
+        if isinstance(func, cst.Attribute) and dotted(func.value) in self.local_modules:
+            func = func.attr  # `trainer.Trainer(...)`: a class of the program's module `trainer`
         if isinstance(func, cst.Name):
             if func.value in self.classes:
-                return [f for f in self.functions.get("__init__", ()) if self.enclosing_class(f) is self.classes[func.value]]
-            return [f for f in self.functions.get(func.value, ()) if self.enclosing_class(f) is None]
+                return self._constructor(self.classes[func.value])
+            return self._same_file([f for f in self.functions.get(func.value, ()) if self.enclosing_class(f) is None],
+                                   call)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
+            cls = self.enclosing_class(call)  # `super().__init__(model, optimizer)`
+            base = self._base(cls) if cls is not None else None
+            return [] if base is None else self._constructor(base) if func.attr.value == "__init__" else \
+                [f for f in self._methods(base, func.attr.value) if self.enclosing_class(f) in self._lineage(base)]
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             cls = self.enclosing_class(call)
-            return [f for f in self.functions.get(func.attr.value, ()) if self.enclosing_class(f) is cls]
+            return self._methods(cls, func.attr.value) if cls is not None else []
+        cls = self._instance_of(func.value) if isinstance(func, cst.Attribute) else None
+        if cls is not None:  # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`
+            return self._methods(cls, func.attr.value)
         return []
+
+    def _base(self, cls: cst.ClassDef) -> cst.ClassDef | None:
+        """The first base of `cls` that is a class of the program (`BaseTrainer`, `base.BaseTrainer`)."""
+        for arg in cls.bases:
+            name = (dotted(arg.value) or "").rpartition(".")[2]
+            if self.classes.get(name) not in (None, cls):
+                return self.classes[name]
+        return None
+
+    def _lineage(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
+        """`cls` and its bases in the program, nearest first."""
+        line = [cls]
+        while (base := self._base(line[-1])) is not None and base not in line:
+            line.append(base)
+        return line
+
+    def _root_class(self, cls: cst.ClassDef) -> cst.ClassDef:
+        """The program's topmost base of `cls`: `self.x` is one attribute in a class and its bases."""
+        return self._lineage(cls)[-1]
+
+    def _methods(self, cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
+        """What `obj.name(...)` may run on an instance of `cls` or of a subclass: the method of
+        the nearest class of its lineage that defines it (`BaseTrainer.train`, in another module),
+        and the overrides in the subclasses of the program (`self._train_epoch()` in a base class
+        runs the subclass's)."""
+        root = self._root_class(cls)
+        found = [f for f in self.functions.get(name, ()) if self.enclosing_class(f) is not None
+                 and self._root_class(self.enclosing_class(f)) is root]
+        lineage = self._lineage(cls)
+        own = next(([f for f in found if self.enclosing_class(f) is c] for c in lineage
+                    if any(self.enclosing_class(f) is c for f in found)), [])
+        below = [f for f in found if self.enclosing_class(f) not in lineage]
+        return own + below
+
+    def _constructor(self, cls: cst.ClassDef) -> list[cst.FunctionDef]:
+        """The `__init__` `Cls(...)` runs: its own, else the nearest base's."""
+        for c in self._lineage(cls):
+            init = [f for f in self.functions.get("__init__", ()) if self.enclosing_class(f) is c]
+            if init:
+                return init
+        return []
+
+    def _same_file(self, funcs: list[cst.FunctionDef], call: cst.Call) -> list[cst.FunctionDef]:
+        """In a program, of the functions of one name in several files, those of the file the
+        call names through its imports (`from utils import train`), else of the call's own file."""
+        if len(funcs) < 2 or self.program is None:
+            return funcs
+        qualified = self.qualify(call.func)
+        wanted = qualified.rpartition(".")[0] if qualified else self.program.part_of(call, self.parents).name
+        return [f for f in funcs if self.program.part_of(f, self.parents).name == wanted] or funcs
+
+    def _instance_of(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
+        """The class of this file `expr` is an instance of: `Cls(...)`, or a name every
+        assignment of which is `Cls(...)`."""
+        if isinstance(expr, cst.Call):
+            func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
+                dotted(expr.func.value) in self.local_modules else expr.func
+            return self.classes.get(func.value) if isinstance(func, cst.Name) else None
+        ref = self.ref(expr) if isinstance(expr, cst.Name) else None
+        values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
+        classes = {self._instance_of(v) if isinstance(v, cst.Call) else None for v in values}
+        return classes.pop() if len(classes) == 1 else None
 
     def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
         """The calls of this file that run `func` (`Cls(...)` for an `__init__`)."""

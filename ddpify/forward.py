@@ -18,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.facts import Facts, Ref
+from ddpify.facts import Facts, Ref, param_names
 from ddpify.names import dotted
 
 # torch.nn modules without parameters: never the reason a gradient is missing
@@ -88,7 +88,7 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef) -> str | None:
             return f"`{name}` is never used in forward()"
         if all(isinstance(facts.parent(u), cst.Attribute) and facts.parent(u).attr.value in METADATA for u in uses):
             return f"`{name}` is read in forward() for its {facts.parent(uses[0]).attr.value} only"
-        if all(facts.scope(u) is forward for u in uses) and all(_on_some_paths(facts, u, uses, forward) for u in uses):
+        if all(facts.scope(u) is forward for u in uses) and all(_on_some_paths(facts, cls, u, uses, forward) for u in uses):
             return f"`{name}` is used in forward() on some paths only"
     return None
 
@@ -125,18 +125,60 @@ def _has_parameters(facts: Facts, value: cst.BaseExpression) -> bool:
     return dotted(value.func) in facts.classes
 
 
-def _on_some_paths(facts: Facts, node: cst.CSTNode, uses: list, func: cst.FunctionDef) -> bool:
-    """Is `node` under an `if` of `func` whose other branch has none of `uses`?"""
+def _on_some_paths(facts: Facts, cls: cst.ClassDef, node: cst.CSTNode, uses: list, func: cst.FunctionDef) -> bool:
+    """Is `node` under an `if` of `func` whose other branch has none of `uses`? Not when the
+    test is a flag fixed at construction (`if self.use_bn:`) whose value at every construction
+    of the class takes `node`'s branch: every step of every model then uses it."""
     child = node
     for anc in facts.ancestors(node):
         if anc is func:
             return False
         if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
             other = anc.orelse if child is anc.body else anc.body
+            taken = _construction_flag(facts, cls, anc.test)
+            if taken is not None and taken == (child is anc.body):
+                child = anc
+                continue
             if other is None or not any(facts.is_inside(u, other) for u in uses):
                 return True
         child = anc
     return False
+
+
+def _construction_flag(facts: Facts, cls: cst.ClassDef, test: cst.BaseExpression) -> bool | None:
+    """The truth of `self.flag` (or `not self.flag`) in every model of `cls` built in this file,
+    where `__init__` sets the flag once, from a literal or a parameter that every construction
+    passes (or defaults) as a literal; None when it is not known or differs between models."""
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    name = dotted(test.expression if negated else test)
+    init = _method(facts, cls, "__init__")
+    if init is None or not name or not name.startswith("self.") or name.count(".") != 1:
+        return None
+    writes = [(v, stmt) for t, v, stmt in facts.assigns if dotted(t) == name and facts.enclosing_class(stmt) is cls]
+    if len(writes) != 1 or facts.scope(writes[0][1]) is not init:
+        return None
+    value = writes[0][0]
+    if isinstance(value, cst.Name) and value.value in param_names(init):
+        default = next((p.default for p in (*init.params.params, *init.params.kwonly_params)
+                        if p.name.value == value.value), None)
+        sites = facts.call_sites(init)
+        values = [facts.argument_for(c, init, value.value) or default for c in sites]
+        if any(a.star for c in sites for a in c.args):
+            return None
+    else:
+        values = [value]
+    truths = {_literal_truth(v) for v in values}
+    if len(truths) != 1 or None in truths:
+        return None
+    return truths.pop() != negated
+
+
+def _literal_truth(value: cst.BaseExpression | None) -> bool | None:
+    if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+        return value.value == "True"
+    if isinstance(value, cst.Integer):
+        return int(value.value, 0) != 0
+    return None
 
 
 def _resolved(facts: Facts, func: cst.FunctionDef, expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -21,17 +21,18 @@ import libcst as cst
 
 from ddpify import forward
 from ddpify import matchers as mt
+from ddpify.facts import Facts
 from ddpify.models import Model, holds_wrapper, model_classes, parameter_calls
 from ddpify.names import dotted
 
-if TYPE_CHECKING:  # the analysis the rewrites pass in
+if TYPE_CHECKING:  # the analysis the rewrites pass in (it does not import this module)
     from ddpify.analysis import Analysis
 
 CONTAINERS = {"torch.nn.ModuleList": "nn.ModuleList", "torch.nn.Sequential": "nn.Sequential"}
 ANY_BLOCKS = "the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root"
 
 
-def place_shard(facts: "Analysis", model: Model) -> None:
+def place_shard(facts: Facts, model: Model) -> None:
     """Under FSDP2 the optimizers of `model` are built after the sharding: move those built
     before it (and the parameter lists they are given) down (`model.moved`), or the sharding up
     to the first of them, or list them in `model.blocked` (a TODO)."""
@@ -54,7 +55,7 @@ def place_shard(facts: "Analysis", model: Model) -> None:
     model.moved = [s for g in groups if g is not None for s in g]
 
 
-def _movable(facts: "Analysis", stmt: cst.CSTNode, model: Model) -> list[cst.CSTNode] | None:
+def _movable(facts: Facts, stmt: cst.CSTNode, model: Model) -> list[cst.CSTNode] | None:
     """`stmt` and the statements up to the sharding point that use what it binds, when none of
     them sets the model up; None otherwise (or when `stmt` is in another block)."""
     _, body = facts.block(stmt)
@@ -79,7 +80,7 @@ def _bound(stmt: cst.CSTNode) -> set[str]:
 SHARDED_OK = {"load_state_dict", "train", "eval", "parameters", "named_parameters"}
 
 
-def _fine_sharded(facts: "Analysis", stmt: cst.CSTNode, name: str) -> bool:
+def _fine_sharded(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     """Does `stmt` use the model only in ways a sharded model supports as they are
     (`model.load_state_dict(...)`, `model.train()`)?"""
     for use in mt.references(stmt, name):
@@ -101,7 +102,8 @@ def sharded_name(facts: "Analysis", expr: cst.BaseExpression) -> str | None:
     name = dotted(expr)
     if name is None:
         return None
-    sharded = holds_wrapper(facts, expr) is not None or _passed_to_sharding(facts, expr) or _alias(facts, expr)
+    sharded = holds_wrapper(facts, facts.wrapped_refs, expr) is not None or _passed_to_sharding(facts, expr) \
+        or _alias(facts, expr)
     return name if sharded else None
 
 

@@ -112,9 +112,12 @@ def destinations(inputs: Inputs, output: str | None, in_place: bool) -> list[Pat
                              "(several inputs or a directory need an output directory)")
         _parent_exists(out, output)
         dests = [out / s.rel for s in sources]
-    elif out.is_dir():
+    elif out.is_dir() or output.endswith(("/", os.sep)):  # `-o OUT/`: a directory, created if need be
         if sources[0].path is None:
             raise InputError(f"-o {output}: is a directory; name the output file when reading standard input")
+        if out.exists() and not out.is_dir():
+            raise InputError(f"-o {output}: not a directory")
+        _parent_exists(out, output)
         dests = [out / sources[0].path.name]
     else:
         _parent_exists(out, output)

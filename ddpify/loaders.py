@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from ddpify import matchers as mt
 from ddpify.facts import Facts, param_names
+from ddpify.models import Models
 from ddpify.names import dotted
-
-if TYPE_CHECKING:  # the analysis that calls this module
-    from ddpify.analysis import Analysis
 
 EVAL_NAME = re.compile(r"val|test|eval|dev|holdout", re.IGNORECASE)
 DATALOADER = "torch.utils.data.DataLoader"
@@ -44,16 +40,16 @@ class Loaders:
     sharded_loops: list[cst.For]  # batch loops over a sharded loader
 
 
-def find(facts: "Analysis") -> Loaders:
+def find(facts: Facts, models: Models) -> Loaders:
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
     fed: dict[cst.Call, list[tuple[cst.For | cst.While, cst.BaseExpression]]] = {}
-    for loop, expr in [*((lp, lp.iter) for lp in facts.batch_loops()), *_stepped(facts)]:
+    for loop, expr in [*((lp, lp.iter) for lp in _training_loops(facts)), *_stepped(facts)]:
         for call in _loader_calls_in(facts, facts.origins(expr), loader_calls):
             fed.setdefault(call, []).append((loop, expr))
     training = [c for c in fed if not _evaluates(facts, c)]
     if not fed:
         training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
-    if not facts.models.wrapped:  # without DDP, sharded data would train a different model per process
+    if not models.wrapped:  # without DDP, sharded data would train a different model per process
         training = []
     iterable = [c for c in training if is_iterable_dataset(facts, c)]
     training = [c for c in training if c not in iterable]
@@ -63,6 +59,14 @@ def find(facts: "Analysis") -> Loaders:
     manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and _slices_by_hand(facts, lp)]
     sharded_loops = list(dict.fromkeys(lp for c in training for lp, _ in fed.get(c, ())))
     return Loaders(training, iterable, loops, unlooped, manual, sharded_loops)
+
+
+def _training_loops(facts: Facts) -> list[cst.For]:
+    """The batch loops, and the loops around them that iterate data too (`for x, y in loader:`
+    around `for net, opt in zip(nets, optimizers):`, which trains each model on the batch)."""
+    inner = facts.batch_loops()
+    return inner + [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in inner
+                    and not mt.is_counting(lp.iter) and any(facts.is_inside(b, lp) for b in inner)]
 
 
 def _stepped(facts: Facts):

@@ -16,17 +16,12 @@ Under `--strategy fsdp`, `ddpify.fsdp.place_shard` may move that point up (see t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from ddpify import forward
 from ddpify import matchers as mt
 from ddpify.facts import Facts, Ref, param_names
 from ddpify.names import dotted
-
-if TYPE_CHECKING:  # the analysis that calls this module
-    from ddpify.analysis import Analysis
 
 
 @dataclass
@@ -42,6 +37,7 @@ class Model:
     optimizers: list[cst.CSTNode] = field(default_factory=list)  # what trains it (optimizer calls)
     moved: list[cst.CSTNode] = field(default_factory=list)  # FSDP: statements moved after the sharding
     blocked: list[cst.CSTNode] = field(default_factory=list)  # FSDP: optimizers built before it, unmovable
+    rebuilds: list["Model"] = field(default_factory=list)  # every wrap of this name here, in order
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -203,8 +199,6 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
             continue
         if not isinstance(value, cst.Call) or isinstance(stmt, cst.AugAssign):
             continue
-        if _after_training(facts, stmt):
-            continue
         qualified = facts.qualify(value.func)
         dataparallel = _dataparallel_call(facts, value)
         if dataparallel is not None:
@@ -213,6 +207,8 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
             candidates.append((2, stmt, name, None))
         elif not _mentions(value, name) and qualified != "torch.compile":
             candidates.append((1, stmt, name, None))
+    rebuilt = _this_round(facts, candidates, optimizer)
+    candidates = rebuilt or [c for c in candidates if not _after_training(facts, c[1])]
     if not candidates:
         return None
     best = max(c[0] for c in candidates)  # DataParallel > a move to a device > a construction
@@ -237,6 +233,31 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
         return None
     setup, anchor = _setup_in(facts, body, key)
     return Model(key, func, anchor or body[0], setup=setup, before_anchor=anchor is None)
+
+
+def _this_round(facts: Facts, candidates: list, optimizer: cst.CSTNode) -> list:
+    """The candidates of the optimizer's own function that lie between the training before the
+    optimizer and the training after it: a notebook or experiment that trains `model = Net()`,
+    then builds `model = Net()` again with a new optimizer, trains each binding in its round.
+    Empty in the first round (nothing trained before the optimizer), and when the round builds
+    no candidate (the model comes from an earlier round)."""
+    scope = facts.scope(optimizer)
+    at = facts.spans[optimizer][0]
+    points = [facts.spans[t] for t in _training_points(facts, scope) if not facts.is_inside(optimizer, t)]
+    start = max((end for first, end in points if end <= at), default=None)
+    if start is None:
+        return []
+    stop = min((first for first, _ in points if first > at), default=len(facts.spans) + 1)
+    return [c for c in candidates if facts.scope(c[1]) is scope and start <= facts.spans[c[1]][0] < stop]
+
+
+def _training_points(facts: Facts, scope) -> list[cst.CSTNode]:
+    """The loops of `scope` that train, and its statements that call a function that trains."""
+    points: list[cst.CSTNode] = [lp for lp in facts.loops_in(scope) if facts.trains(lp)]
+    for call in facts.calls:
+        if facts.scope(call) is scope and any(facts.trains(f) for f in facts.user_functions(call)):
+            points.append(facts.statement(call))
+    return points
 
 
 def _unconditional(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
@@ -289,7 +310,7 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     """Training, compiling, forwarding or returning the model: the wrap must come first."""
     if isinstance(stmt, (cst.For, cst.While)) and facts.trains(stmt):
         return True
-    if mt.sole(stmt, cst.Return) is not None:
+    if mt.sole(stmt, cst.Return) is not None or _collects(stmt, name):
         return True
     for call in facts.calls_in(stmt):
         if facts.qualify(call.func) == "torch.compile" or dotted(call.func) == name:
@@ -297,6 +318,16 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
         if any(facts.trains(f) for f in facts.user_functions(call)):
             return True
     return False
+
+
+def _collects(stmt: cst.CSTNode, name: str) -> bool:
+    """`nets = [net_a, net_b]`: an alias in a container, which would keep the bare model if the
+    wrap came after it."""
+    assign = mt.sole(stmt, cst.Assign)
+    if assign is None or not isinstance(assign.value, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        return False
+    elements = assign.value.elements
+    return any(dotted(e.value) == name for e in elements)
 
 
 def _neutral(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
@@ -316,41 +347,132 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
     """Names that hold a wrapper once the wraps have run: the wrapped name itself, the
     parameters of functions it is passed to, and `self.x` in every method of its class."""
     refs: dict[Ref, Model] = {}
+    homes: dict[Ref, list[Model]] = {}
     for model in models.wrapped:
-        home = facts.ref(cst.parse_expression(model.name), model.anchor)
+        home = facts.ref(_expression(model.name), model.anchor)
         if home is not None:
-            refs.update(dict.fromkeys([home, *facts.receivers(home)], model))
+            received = facts.receivers(home)
+            kept = {k for r in received for k in _kept_on_self(facts, r)}  # `self.model = model`
+            refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in facts.receivers(k))], model))
+            model.rebuilds = homes.setdefault(home, [])  # one list, shared by the wraps of one name
+            model.rebuilds.append(model)
     return refs
 
 
+def _kept_on_self(facts: Facts, param: Ref) -> list[Ref]:
+    """`self.model` where a method stores its parameter `model` (`self.model = model` in a
+    trainer's `__init__`): every method of the class reads the same object."""
+    if not isinstance(param.scope, cst.FunctionDef) or facts.enclosing_class(param.scope) is None:
+        return []
+    return [ref for target, value, stmt in facts.writes_in(param.scope)
+            if isinstance(value, cst.Name) and value.value == param.name and (dotted(target) or "").startswith("self.")
+            and (ref := facts.ref(target, stmt)) is not None]
+
+
 WRAPPER, MAYBE = "wrapper", "maybe"
+DDP = "torch.nn.parallel.DistributedDataParallel"
 
 
-def holds_wrapper(facts: "Analysis", expr: cst.BaseExpression, depth: int = 3) -> str | None:
+def written_wraps(facts: Facts) -> dict[Ref, Model]:
+    """The names a script that is already distributed wraps itself (`model = DDP(model, ...)`), as
+    `wrapped_refs` gives them for the wraps ddpify places: `ddpify check` asks `holds_wrapper`
+    about these. The first wrap of a name is its `Model`; later ones are writes that keep it."""
+    wraps = [Model(dotted(target), stmt, stmt) for target, value, stmt in facts.assigns
+             if _is_wrap(facts, value) and dotted(target) and not isinstance(stmt, cst.AugAssign)]
+    return wrapped_refs(facts, Models(wraps[::-1], []))  # the first wrap of a name wins
+
+
+def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, depth: int = 3) -> str | None:
     """What the name `expr` holds where it is read: WRAPPER when it is proven to be a
     DistributedDataParallel wrapper, MAYBE when it may be one or the bare model (rebound after
-    the wrap, or a parameter some callers pass a wrapper and others not), None when it is not.
-    Edits that depend on it use `.module` for WRAPPER and `unwrap(...)` for MAYBE."""
+    the wrap, wrapped on some paths only, or a parameter some callers pass a wrapper and others
+    not), None when it is not. Edits that depend on it use `.module` for WRAPPER and `unwrap(...)`
+    for MAYBE. `refs` are the names that hold a wrapper: `Analysis.wrapped_refs` (the wraps
+    ddpify places), or `written_wraps` for a script that wraps its models itself (`ddpify check`)."""
     ref = facts.ref(expr)
-    model = facts.wrapped_refs.get(ref) if ref is not None else None
+    model = refs.get(ref) if ref is not None else None
     if model is None:
-        return None
-    home = facts.ref(cst.parse_expression(model.name), model.anchor)
+        return _alias_holds(facts, refs, ref, depth) if ref is not None and depth else None
+    home = facts.ref(_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
+        if facts.in_library(ref.scope):
+            return MAYBE  # a module's function: another entry point may pass the bare model
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
             if isinstance(ref.scope, cst.FunctionDef) else []
-        verdicts = {holds_wrapper(facts, arg, depth - 1) if depth and arg is not None else MAYBE for arg in passed}
-        return WRAPPER if verdicts == {WRAPPER} else MAYBE
-    if facts.scope(expr) is facts.scope(model.anchor) and not model.sees_wrapper(facts, expr):
-        return None
-    holds = WRAPPER
+        verdicts = {holds_wrapper(facts, refs, arg, depth - 1) if depth and arg is not None else MAYBE
+                    for arg in passed}
+        return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
+    if facts.scope(expr) is facts.scope(model.anchor):
+        model = _binding_at(facts, model, expr)
+        if model is None:
+            return None
+    holds = MAYBE if _wrapped_on_some_paths(facts, model, ref, expr) else WRAPPER
     for target, value, stmt in facts.writes(ref):
-        if _keeps_binding(facts, target, value) or not _may_run_between(facts, model, stmt, expr):
+        if _keeps_binding(facts, target, value) or _is_wrap(facts, value) \
+                or not _may_run_between(facts, model, stmt, expr):
             continue
         if facts.scope(stmt) is not facts.scope(expr) or facts.before(expr, stmt) or _conditional_to(facts, stmt, expr):
             return MAYBE  # rebound somewhere, sometimes: either may be there
-        holds = None if not mt.references(value, dotted(target)) else MAYBE  # last rebinding wins
+        unwraps = dotted(value) == f"{dotted(target)}.module"  # `model = model.module`: the bare model
+        holds = None if unwraps or not mt.references(value, dotted(target)) else MAYBE  # last rebinding wins
     return holds
+
+
+def _expression(name: str) -> cst.BaseExpression:
+    """`self.model` as an expression (built, not parsed: this runs for every question asked)."""
+    head, *rest = name.split(".")
+    expr: cst.BaseExpression = cst.Name(head)
+    for part in rest:
+        expr = cst.Attribute(value=expr, attr=cst.Name(part))
+    return expr
+
+
+def _is_wrap(facts: Facts, value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and facts.qualify(value.func) == DDP
+
+
+def _wrapped_on_some_paths(facts: Facts, model: Model, ref: Ref, expr: cst.CSTNode) -> bool:
+    """Does the wrap run on some of the paths to `expr` only (`if args.distributed: model =
+    DDP(model)`), with no other wrap of the name on the remaining ones (`else: model =
+    DDP(model, device_ids=None)`)? ddpify's own wraps never are: they go after the `if`."""
+    if facts.scope(expr) is not facts.scope(model.anchor):
+        return False
+    wraps = [model.anchor, *(s for _, v, s in facts.writes(ref) if _is_wrap(facts, v) and s is not model.anchor
+                             and facts.scope(s) is facts.scope(expr) and facts.before(s, expr))]
+    branches = [_branch_of(facts, w, expr) for w in wraps]
+    if any(b is None for b in branches):
+        return False
+    return not any(a[0] is b[0] and a[1] != b[1] for a in branches for b in branches)
+
+
+def _branch_of(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> tuple[cst.CSTNode, bool] | None:
+    """The innermost `if` or `try` around `stmt` that `expr` is not in, and whether `stmt` is in its
+    body (None when there is none: `stmt` runs on every path to `expr`)."""
+    for anc in facts.ancestors(stmt):
+        if isinstance(anc, (cst.FunctionDef, cst.Module)):
+            return None
+        if isinstance(anc, (cst.If, cst.Try)) and not facts.is_inside(expr, anc):
+            return anc, facts.is_inside(stmt, anc.body)
+    return None
+
+
+def _alias_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> str | None:
+    """MAYBE for a local name (not a parameter) of a function every value of which is a name that
+    may hold a wrapper (`model, config = self.model, self.config`): `unwrap(model)` takes either."""
+    if not isinstance(ref.scope, cst.FunctionDef) or "." in ref.name or ref.name in param_names(ref.scope):
+        return None
+    values = facts.sources(ref)
+    if not values or not all(dotted(value) is not None for value in values):
+        return None
+    verdicts = {holds_wrapper(facts, refs, value, depth - 1) for value in values}
+    return MAYBE if verdicts <= {WRAPPER, MAYBE} else None
+
+
+def _binding_at(facts: Facts, model: Model, expr: cst.CSTNode) -> Model | None:
+    """Of the wraps of one name in one function (a model rebuilt and trained again), the last
+    one before `expr`: the binding `expr` reads."""
+    seen = [m for m in model.rebuilds or [model] if m.sees_wrapper(facts, expr)]
+    return max(seen, key=lambda m: facts.spans[m.anchor][0], default=None)
 
 
 def _keeps_binding(facts: Facts, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:

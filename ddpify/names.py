@@ -44,7 +44,8 @@ class Imports:
 
     def __init__(self, module: cst.Module) -> None:
         self.aliases: dict[str, str] = {}
-        for node in _import_nodes(module):
+        self.stars: list[str] = []  # modules imported with `from X import *` (relative ones with their dots)
+        for node in import_nodes(module):
             if isinstance(node, cst.Import):
                 for alias in node.names:
                     full = dotted(alias.name)
@@ -53,7 +54,9 @@ class Imports:
                     else:
                         top = full.split(".")[0]
                         self.aliases[top] = top
-            elif node.module is not None and not node.relative and not isinstance(node.names, cst.ImportStar):
+            elif isinstance(node.names, cst.ImportStar):
+                self.stars.append("." * len(node.relative) + (dotted(node.module) or ""))
+            elif node.module is not None and not node.relative:
                 base = dotted(node.module)
                 for alias in node.names:
                     local = alias.asname.name.value if alias.asname else alias.name.value
@@ -74,7 +77,7 @@ class Imports:
         return any(v == prefix or v.startswith(prefix + ".") for v in self.aliases.values())
 
 
-def _import_nodes(module: cst.Module):
+def import_nodes(module: cst.Module):
     """Import statements at any depth of the statement tree (scripts import inside functions
     and `try` blocks too), found without walking into expressions."""
     stack: list[cst.CSTNode] = list(module.body)

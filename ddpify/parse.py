@@ -65,7 +65,11 @@ def python_compile(source: str | bytes) -> None:
 
 
 def input_error(name: str, data: bytes, exc: Exception) -> str:
-    """The one line (`name:line:col: cannot parse: message`) for an exception of `INPUT_ERRORS`."""
+    """The one line (`name:line:col: cannot parse: message`) for an exception of `INPUT_ERRORS`;
+    located in the imported module that raised it when `exc.path` names one (ddpify.program)."""
+    path = getattr(exc, "path", None)
+    if path is not None and str(path) != name:
+        name, data = str(path), path.read_bytes()
     if isinstance(exc, cst.ParserSyntaxError):
         return syntax_error(name, data, exc)
     if isinstance(exc, SyntaxError) and exc.lineno is not None:

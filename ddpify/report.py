@@ -39,14 +39,15 @@ def summary(path: str, changes: Iterable[Change], changed: bool) -> str:
 
 
 def to_json(files: Iterable[tuple[str, bool, Iterable[Change]]]) -> str:
-    """The documented `--json` format: {"files": [{"path", "changed", "records": [...]}]}."""
+    """The documented `--json` format: {"files": [{"path", "changed", "records": [...]}]}; each
+    record names its file's path too (a program's modules are files of their own)."""
     payload = {
         "version": 1,
         "files": [
             {
                 "path": path,
                 "changed": changed,
-                "records": [asdict(c) for c in changes],
+                "records": [{**asdict(c), "path": path} for c in changes],
             }
             for path, changed, changes in files
         ],

@@ -13,12 +13,15 @@ With more than one process the runtime keeps the script's single-process meaning
 * Random state: what a single process would make once is the same on every rank, what is drawn
   per sample differs. ``init_distributed_mode()`` gives every rank rank 0's state of the torch
   (CPU), ``random`` and numpy generators, so data splits, synthetic data and random targets made
-  before training agree even when the script never seeds. Training starts at the first
-  ``set_epoch()``: there ranks > 0 re-seed those generators (and torch's CUDA ones) from
-  ``torch.initial_seed()`` and their rank, so dropout, augmentation, generator noise and
-  DataLoader worker seeds are not one stream copied N times. Rank 0 is never touched: it draws
+  before training agree even when the script never seeds. A training pass starts at a
+  ``set_epoch()``: there ranks > 0 switch to their own streams (seeded from
+  ``torch.initial_seed()`` and their rank at the first pass, resumed at later ones), so dropout,
+  augmentation, generator noise and DataLoader worker seeds are not one stream copied N times.
+  The ``barrier()`` that ends the epoch gives every rank rank 0's state again, so draws between
+  trainings (a permutation, a new model's weights) agree too. Rank 0 is never touched: it draws
   exactly what the single-process run draws. A script that seeds after ``init_distributed_mode()``
-  keeps that seed; samplers (``DistributedSampler``, ``ShardedSampler``) seed their own streams.
+  keeps that seed; samplers (``DistributedSampler``, ``ShardedSampler``) seed their own streams,
+  and a sampler asked for an epoch again (a second training from epoch 0) gets a new one.
 * Terminal: on ranks > 0 ``print`` and ``sys.stdout`` (progress bars written with
   ``sys.stdout.write``, logging to stdout) are silenced; ``print(..., force=True)`` still prints
   and ``sys.stderr`` (warnings, tracebacks) is left alone. ``DDPIFY_ALL_RANKS=1`` shows every
@@ -207,29 +210,71 @@ def _destroy() -> None:
 
 # ---------------------------------------------------------------- random state across ranks
 
-_RANKS_DIVERGED = False
+_IN_PASS = False  # a training pass runs: from a set_epoch() to the barrier() that ends its epoch
+_OWN_STREAMS: Any = None  # ranks > 0: their own generators' states, kept between training passes
+_PASSES = 0  # training passes started so far
+
+
+def _random_states() -> Any:
+    """This process's torch (CPU, and CUDA on this device once CUDA is in use), ``random`` and
+    numpy generator states, as plain values (pickling a tensor would go through torch.save)."""
+    numpy = sys.modules.get("numpy")  # imported by torch when installed; optional here
+    cuda = torch.cuda.get_rng_state().tolist() if torch.cuda.is_available() and torch.cuda.is_initialized() \
+        else None
+    return (torch.get_rng_state().tolist(), cuda, random.getstate(),
+            numpy.random.get_state() if numpy is not None else None)
+
+
+def _set_random_states(states: Any) -> None:
+    torch_state, cuda_state, python_state, numpy_state = states
+    torch.set_rng_state(torch.tensor(torch_state, dtype=torch.uint8))
+    if cuda_state is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state(torch.tensor(cuda_state, dtype=torch.uint8))
+    random.setstate(python_state)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and numpy_state is not None:
+        numpy.random.set_state(numpy_state)
 
 
 def _share_random_state() -> None:
-    """Give every rank rank 0's torch (CPU), ``random`` and numpy generator states.
+    """Give every rank rank 0's torch, ``random`` and numpy generator states.
 
-    Before training, a single process would draw once what every rank now draws: a
-    ``random_split``, a synthetic data set, random targets. Copying rank 0's states (rather than
-    re-seeding) leaves rank 0 exactly as the single-process run and keeps a seed the script set
-    before ``init_distributed_mode()``. CUDA generators start from a fixed seed in every process
-    and need no copy. A collective: every rank calls it, after the group exists.
+    Outside training passes a single process would draw once what every rank now draws: a
+    ``random_split``, a synthetic data set, random targets, a permutation or a new model's
+    initial weights between two trainings. Copying rank 0's states (rather than re-seeding)
+    leaves rank 0 exactly as the single-process run and keeps a seed the script set before
+    ``init_distributed_mode()``. A collective: every rank calls it, after the group exists.
     """
-    numpy = sys.modules.get("numpy")  # imported by torch when installed; optional here
-    # torch's state as plain ints: pickling a tensor would go through torch.save
-    states = [(torch.get_rng_state().tolist(), random.getstate(),
-               numpy.random.get_state() if numpy is not None else None)]
+    states = [_random_states()]
     dist.broadcast_object_list(states, src=0)
-    torch_state, python_state, numpy_state = states[0]
     if get_rank() != 0:
-        torch.set_rng_state(torch.tensor(torch_state, dtype=torch.uint8))
-        random.setstate(python_state)
-        if numpy is not None and numpy_state is not None:
-            numpy.random.set_state(numpy_state)
+        _set_random_states(states[0])
+
+
+def _start_pass() -> None:
+    """A training pass starts (``set_epoch``): ranks > 0 draw from their own streams, seeded at
+    their first pass (``_diverge_random_state``), resumed where their last pass left them after."""
+    global _IN_PASS, _PASSES
+    _IN_PASS = True
+    _PASSES += 1
+    if get_rank() != 0:
+        if _OWN_STREAMS is None:
+            _diverge_random_state(get_rank())
+        else:
+            _set_random_states(_OWN_STREAMS)
+    elif _PASSES == 1:  # said here, where a sharded loader exists, not at start-up (a script may have none)
+        _BUILTIN_PRINT(f"ddpify: batch sizes are per process: global batch = batch_size x "
+                       f"{get_world_size()}", file=sys.stderr)
+
+
+def _end_pass() -> None:
+    """The training pass ends (the ``barrier()`` at the end of its epoch): ranks > 0 keep their
+    own streams for the next pass and take rank 0's, the single process's, until then."""
+    global _IN_PASS, _OWN_STREAMS
+    _IN_PASS = False
+    if get_rank() != 0:
+        _OWN_STREAMS = _random_states()
+    _share_random_state()
 
 
 def _diverge_random_state(rank: int) -> None:
@@ -369,9 +414,12 @@ def local_device() -> torch.device:
 
 
 def barrier() -> None:
-    """Wait for every rank; does nothing before initialisation."""
+    """Wait for every rank; does nothing before initialisation. One that ends a training pass
+    (the first after a ``set_epoch``) also gives every rank rank 0's random state again."""
     if not _initialised():
         return
+    if _IN_PASS:
+        _end_pass()
     if dist.get_backend() == "nccl":
         dist.barrier(device_ids=[torch.cuda.current_device()])
     else:
@@ -518,20 +566,18 @@ def set_epoch(obj: Any, epoch: int) -> None:
     ``obj``: a DataLoader (its ``.sampler`` and ``.batch_sampler.sampler``), a sampler, a batch
     sampler, or a dict/list/tuple of those. Objects without ``set_epoch`` are skipped silently.
 
-    The first call of a multi-process run marks the start of training: there ranks > 0 re-seed
-    their global generators (``_diverge_random_state``), so that random draws in training differ
-    across ranks while everything drawn before is the same on every rank. Rank 0 keeps its
-    stream; the samplers' own seeds are unaffected. Rank 0 then says once that batch sizes are
-    per process.
+    A call outside a training pass starts one: in a multi-process run ranks > 0 then draw from
+    their own generators (``_start_pass``), so that dropout, augmentation and noise differ across
+    ranks, until the ``barrier()`` that ends the epoch gives every rank rank 0's state again (so
+    what is drawn between trainings is the same everywhere). Rank 0 keeps its stream, and at the
+    first pass says once that batch sizes are per process.
+
+    Each pass gets a new order: a sampler asked for an epoch it has already passed (a second
+    training that counts its epochs from 0 again) gets the next epoch number after the last it
+    was given (``_fresh_epoch``), as a single process draws a new order at every pass.
     """
-    global _RANKS_DIVERGED
-    if not _RANKS_DIVERGED and get_world_size() > 1:
-        _RANKS_DIVERGED = True
-        if get_rank() != 0:
-            _diverge_random_state(get_rank())
-        else:  # said here, where a sharded loader exists, not at start-up (a script may have none)
-            _BUILTIN_PRINT(f"ddpify: batch sizes are per process: global batch = batch_size x "
-                           f"{get_world_size()}", file=sys.stderr)
+    if not _IN_PASS and get_world_size() > 1:
+        _start_pass()
     _set_epoch(obj, epoch, set())
 
 
@@ -545,10 +591,21 @@ def _set_epoch(obj: Any, epoch: int, seen: set) -> None:
         for item in obj:
             _set_epoch(item, epoch, seen)
     elif callable(getattr(obj, "set_epoch", None)):
-        obj.set_epoch(epoch)
+        obj.set_epoch(_fresh_epoch(obj, epoch))
     else:
         for name in ("sampler", "batch_sampler"):
             _set_epoch(getattr(obj, name, None), epoch, seen)
+
+
+def _fresh_epoch(sampler: Any, epoch: int) -> int:
+    """The epoch to give ``sampler``: ``epoch`` while the epochs asked for increase (a resumed
+    run that starts at epoch 5 gets 5), and after an epoch that does not increase (a new training
+    pass counting from 0) the numbers continue after the last one given: 0, 1, then 2, 3."""
+    last = getattr(sampler, "_ddpify_epochs", None)  # (the epoch asked for, the epoch given)
+    shift = 0 if last is None else last[1] - last[0] if epoch > last[0] else last[1] + 1 - epoch
+    with contextlib.suppress(AttributeError):  # a sampler with __slots__ keeps the plain numbering
+        sampler._ddpify_epochs = (epoch, epoch + shift)
+    return epoch + shift
 
 
 def _placement(num_replicas: Optional[int], rank: Optional[int]) -> "tuple[int, int]":

@@ -338,7 +338,8 @@ def test_json_report_shape(command):
     assert report["version"] == 1
     assert [(f["path"], f["changed"]) for f in report["files"]] == [("helper.py", False), ("train.py", True)]
     records = report["files"][1]["records"]
-    assert records and all(set(r) == {"rewrite", "line", "message", "kind"} for r in records)
+    assert records and all(set(r) == {"rewrite", "line", "message", "kind", "path"} for r in records)
+    assert {r["path"] for r in records} == {"train.py"}
     assert {"launcher-arg", "init-distributed"} <= {r["rewrite"] for r in records}
     assert all(r["kind"] in ("change", "warning", "note") and isinstance(r["line"], int) for r in records)
     assert "[init-distributed]" not in result.stderr
@@ -565,7 +566,7 @@ def test_an_unexpected_error_outside_the_engine_is_123(monkeypatch):
     def fail(*args):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(io, "write_atomic", fail)
+    monkeypatch.setattr(io, "write_all_atomic", fail)
     write("train.py", TRAIN)
     result = cli("convert", "train.py", "-o", "out.py", code=123)
     assert_one_line(result.stderr,

@@ -8,25 +8,33 @@ that named what an edit replaced), and that the report matches report.txt.
 A case with an `after_fsdp.py` also converts with `--strategy fsdp` to exactly that file (and
 `report_fsdp.txt`), with the same checks; to add one, create an empty `after_fsdp.py` and run
 `pytest --update-goldens`.
+
+A project case (several modules, ddpify.program) is a folder `fixtures/<case>/before/` whose
+entry script is `train.py`: its `after/` holds exactly the files the conversion changes, at
+their paths relative to `before/`, and `report.txt` the records of every file, each line
+naming its file.
 """
 
 from __future__ import annotations
 
 import io
 import re
+import shutil
 import tokenize
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from ddpify.convert import Options, convert
+from ddpify.convert import Options, convert, convert_program
+from ddpify.program import load
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted(p.parent.name for p in FIXTURES.glob("*/before.py"))
 FSDP_CASES = sorted(p.parent.name for p in FIXTURES.glob("*/after_fsdp.py"))
 STRATEGIES = [(case, "ddp") for case in CASES] + [(case, "fsdp") for case in FSDP_CASES]
 SUFFIX = {"ddp": "", "fsdp": "_fsdp"}
+PROJECTS = sorted(p.parent.parent.name for p in FIXTURES.glob("*/before/train.py"))
 
 
 def comments(code: str) -> Counter:
@@ -61,3 +69,47 @@ def test_output_compiles_keeps_comments_and_is_stable(case, strategy):
     assert comments(before) - comments(result.code) == dropped, "a comment of the input was lost"
     again = convert(result.output, Options(strategy=strategy))
     assert again.output == result.output, "converting the output again changed it"
+
+
+def convert_project(folder: Path) -> dict:
+    """Convert the program `folder/train.py` starts: {relative path: result} of the entry and
+    of each module it imports (changed or not)."""
+    entry = folder / "train.py"
+    result = convert_program(load(entry, entry.read_bytes()))
+    return {"train.py": result, **result.modules}
+
+
+def project_files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*.py"))
+
+
+@pytest.mark.parametrize("case", PROJECTS)
+def test_project_golden(case, request):
+    folder = FIXTURES / case
+    results = convert_project(folder / "before")
+    changed = {rel: r for rel, r in results.items() if r.changed}
+    expected_report = "".join(c.render(rel) + "\n" for rel, r in results.items() for c in r.changes)
+    if request.config.getoption("--update-goldens"):
+        shutil.rmtree(folder / "after", ignore_errors=True)
+        for rel, result in changed.items():
+            (folder / "after" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / "after" / rel).write_bytes(result.output)
+        (folder / "report.txt").write_text(expected_report)
+    assert sorted(changed) == project_files(folder / "after")
+    for rel, result in changed.items():
+        assert result.output == (folder / "after" / rel).read_bytes(), rel
+    assert expected_report == (folder / "report.txt").read_text()
+
+
+@pytest.mark.parametrize("case", PROJECTS)
+def test_project_output_compiles_keeps_comments_and_is_stable(case, tmp_path):
+    """The converted program (before/ with after/ over it) compiles, keeps every comment, and
+    converting it again changes no file."""
+    shutil.copytree(FIXTURES / case / "before", tmp_path, dirs_exist_ok=True)
+    shutil.copytree(FIXTURES / case / "after", tmp_path, dirs_exist_ok=True)
+    for rel in project_files(FIXTURES / case / "after"):
+        code = (tmp_path / rel).read_text()
+        compile(code, rel, "exec")
+        assert not comments((FIXTURES / case / "before" / rel).read_text()) - comments(code), rel
+    again = convert_project(tmp_path)
+    assert [rel for rel, r in again.items() if r.changed] == []

@@ -417,19 +417,20 @@ def test_diverged_seed_depends_on_seed_and_rank_only(rng_restored):
             assert all(x != y for x, y in zip(a, b))
 
 
-def test_first_set_epoch_reseeds_other_ranks_only(monkeypatch, rng_restored, rank1_of_2):
-    monkeypatch.setattr(rt, "_RANKS_DIVERGED", False)
+def test_set_epoch_starts_a_pass_that_reseeds_other_ranks_only(monkeypatch, rng_restored, rank1_of_2):
+    monkeypatch.setattr(rt, "_IN_PASS", False)
+    monkeypatch.setattr(rt, "_OWN_STREAMS", None)
     torch.manual_seed(7)
     rt.set_epoch([], 0)
     first = draws()
     torch.manual_seed(7)
-    rt.set_epoch([], 1)  # training has started already: nothing re-seeds
+    rt.set_epoch([], 1)  # the pass runs already (no barrier yet): nothing re-seeds
     assert draws() != first
     torch.manual_seed(7)
     rt._diverge_random_state(1)
     assert draws() == first
 
-    monkeypatch.setattr(rt, "_RANKS_DIVERGED", False)
+    monkeypatch.setattr(rt, "_IN_PASS", False)
     monkeypatch.setattr(rt, "get_rank", lambda: 0)
     torch.manual_seed(7)
     state = torch.get_rng_state()
@@ -437,12 +438,45 @@ def test_first_set_epoch_reseeds_other_ranks_only(monkeypatch, rng_restored, ran
     assert torch.equal(torch.get_rng_state(), state), "rank 0 keeps its stream"
 
 
+def test_a_later_pass_resumes_the_rank_own_stream(monkeypatch, rng_restored, rank1_of_2):
+    monkeypatch.setattr(rt, "_IN_PASS", False)
+    torch.manual_seed(7)
+    rt._diverge_random_state(1)
+    draws()
+    monkeypatch.setattr(rt, "_OWN_STREAMS", rt._random_states())
+    expected = draws()
+    torch.manual_seed(3)  # the shared stream, between two trainings
+    rt.set_epoch([], 0)
+    assert draws() == expected
+
+
 def test_one_process_set_epoch_never_reseeds(monkeypatch, rng_restored):
-    monkeypatch.setattr(rt, "_RANKS_DIVERGED", False)
+    monkeypatch.setattr(rt, "_IN_PASS", False)
     state = torch.get_rng_state()
     rt.set_epoch([], 0)
     assert torch.equal(torch.get_rng_state(), state)
-    assert rt._RANKS_DIVERGED is False
+    assert rt._IN_PASS is False
+
+
+class _Sampler:
+    def __init__(self):
+        self.epochs = []
+
+    def set_epoch(self, epoch):
+        self.epochs.append(epoch)
+
+
+def test_each_pass_gets_a_new_epoch_number():
+    sampler = _Sampler()
+    for training in range(3):  # three trainings, each counting its epochs from 0
+        for epoch in range(2):
+            rt.set_epoch(sampler, epoch)
+    assert sampler.epochs == [0, 1, 2, 3, 4, 5]
+    resumed = _Sampler()
+    for epoch in (5, 6, 7):  # a resumed run keeps its numbers
+        rt.set_epoch(resumed, epoch)
+    rt.set_epoch(resumed, 0)
+    assert resumed.epochs == [5, 6, 7, 8]
 
 
 # --------------------------------------------------------------------------- checkpoints

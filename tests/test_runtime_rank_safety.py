@@ -2,7 +2,9 @@
 
 One torchrun launch (CPU, gloo) of an already-converted style script that never seeds checks:
 random state made before training is the same on both ranks, draws after the first
-``set_epoch`` differ (rank 0's stream untouched), samplers still shard, and only rank 0's
+``set_epoch`` differ (rank 0's stream untouched), draws after the ``barrier()`` that ends the
+training pass are the same again, a second training's passes get new orders, samplers still
+shard, and only rank 0's
 standard output reaches the terminal (forced prints and stderr excepted). One plain-python run
 checks the hint after DDP's unused-parameter error.
 """
@@ -39,12 +41,23 @@ RANKS_SCRIPT = textwrap.dedent("""
     state = torch.get_rng_state()
     set_epoch(sampler, 0)  # training starts here
     untouched = torch.equal(state, torch.get_rng_state())
+    orders = [list(sampler)]
     after = {"rand": torch.rand(4).tolist(), "random": random.random(),
              "numpy": float(numpy.random.rand()),
              "dropout": torch.nn.functional.dropout(torch.ones(32)).tolist()}
-    set_epoch(sampler, 1)  # only the first call re-seeds
+    set_epoch(sampler, 1)  # the pass runs on (no barrier yet): nothing re-seeds
     again = torch.get_rng_state()
+    orders.append(list(sampler))
     set_epoch(sampler, 2)
+    second_call_untouched = torch.equal(again, torch.get_rng_state())
+    barrier()  # the end of the epoch ends the training pass
+    between = {"randperm": torch.randperm(50).tolist(), "random": random.random(),
+               "numpy": float(numpy.random.rand()), "init": torch.nn.Linear(3, 2).weight.tolist()}
+    for epoch in range(2):  # a second training, counting its epochs from 0 again
+        set_epoch(sampler, epoch)
+        orders.append(list(sampler))
+    second = {"rand": torch.rand(4).tolist(), "random": random.random()}
+    barrier()
 
     logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="%(message)s")
     logging.info(f"logged by rank {rank}")
@@ -53,7 +66,8 @@ RANKS_SCRIPT = textwrap.dedent("""
     print(f"forced by rank {rank}", force=True)
     sys.stderr.write(f"stderr of rank {rank}\\n")
     report = {"rank": rank, "before": before, "after": after, "untouched": untouched,
-              "second_call_untouched": torch.equal(again, torch.get_rng_state()),
+              "between": between, "second": second, "orders": orders,
+              "second_call_untouched": second_call_untouched,
               "shard": list(sampler)}
     barrier()
     with open(f"{sys.argv[1]}/rank{rank}.json", "w") as f:
@@ -72,6 +86,14 @@ def test_same_state_before_training_different_streams_and_one_voice(tmp_path):
         assert r0["after"][name] != r1["after"][name], name
     assert (r0["untouched"], r1["untouched"]) == (True, False)
     assert r0["second_call_untouched"] and r1["second_call_untouched"]
+    # drawn between two trainings (a permutation, a new model's weights): the same again
+    assert r0["between"] == r1["between"]
+    for name in ("rand", "random"):
+        assert r0["second"][name] != r1["second"][name], name
+    # the second training's passes get new orders, not the first training's again
+    for report in (r0, r1):
+        first, second = report["orders"][:2], report["orders"][2:]
+        assert all(order not in first for order in second), report["orders"]
     # samplers seed themselves: still disjoint shards covering the data set
     assert sorted(r0["shard"] + r1["shard"]) == list(range(10))
 

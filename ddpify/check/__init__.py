@@ -14,28 +14,18 @@ import re
 from dataclasses import dataclass, field
 
 from ddpify import edits as edit_set
-from ddpify.check import checkpoints, collectives, devices, process_group, sampling, wrapper
+from ddpify.check import (  # noqa: F401 (importing a rule module registers its rules)
+    checkpoints, collectives, devices, interactive, process_group, sampling, wrapper)
 from ddpify.check.context import Context
-from ddpify.check.rule import Hit, Rule
+from ddpify.check.rule import REGISTERED, Hit, Rule
 from ddpify.facts import Facts
 from ddpify.lines import positions
 from ddpify.parse import parse_module
+from ddpify.program import Program
 
-RULES: tuple[Rule, ...] = (  # in code order: reports list a line's findings in this order
-    devices.rank_as_device,
-    sampling.no_set_epoch,
-    sampling.shuffle_with_sampler,
-    collectives.collective_on_some_ranks,
-    collectives.data_dependent_exit,
-    checkpoints.save_on_every_rank,
-    checkpoints.save_wrapper,
-    wrapper.wrapper_attribute,
-    collectives.no_sync_backward_only,
-    sampling.padded_evaluation,
-    process_group.no_destroy,
-    process_group.set_device_after_init,
-    process_group.nccl_on_cpu,
-)
+# every rule, in code order (reports list a line's findings in this order); importing the rule
+# modules above registers them
+RULES: tuple[Rule, ...] = tuple(sorted(REGISTERED.values(), key=lambda r: r.code))
 CODES = {r.code: r for r in RULES}
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
@@ -70,53 +60,71 @@ class Fixed:
 
 
 def select(codes_in: frozenset[str] | None = None, codes_out: frozenset[str] = frozenset()) -> tuple[Rule, ...]:
-    """The rules to run: those of `codes_in` (all when None) but not of `codes_out`. A code may be a
-    prefix (`DDP01` selects DDP010 to DDP013)."""
+    """The rules to run: those of `codes_in` (when None: every bug rule, no advice) but not of
+    `codes_out`. A code may be a prefix (`DDP01` selects DDP010 to DDP019, advice included)."""
     def matches(rule: Rule, codes) -> bool:
         return any(rule.code.startswith(c) for c in codes)
-    return tuple(r for r in RULES if (codes_in is None or matches(r, codes_in)) and not matches(r, codes_out))
+    return tuple(r for r in RULES if (r.bug if codes_in is None else matches(r, codes_in))
+                 and not matches(r, codes_out))
 
 
-def check(source: str | bytes, rules: tuple[Rule, ...] = RULES) -> Report:
-    """Check one script. Raises `libcst.ParserSyntaxError` (or `SyntaxError` for bytes that do not
+BUGS = select()
+
+
+def check(source: str | bytes, rules: tuple[Rule, ...] = BUGS, program: Program | None = None) -> Report:
+    """Check one script; given the `program` it starts (ddpify.program), with the facts of every
+    module it imports (a backward in trainer.py, a DDP wrap in a helper), reporting what is in
+    the script itself. Raises `libcst.ParserSyntaxError` (or `SyntaxError` for bytes that do not
     decode) on code that does not parse."""
-    run = _Run(source, rules)
+    run = _Run(source, rules, program)
     found = {Finding(code, line, column, hit.message, hit.fix is not None) for code, hit, (line, column) in run.hits}
     return Report(sorted(found, key=lambda f: (f.line, f.column, f.code)), run.note)
 
 
-def fix(source: str | bytes, rules: tuple[Rule, ...] = RULES) -> Fixed:
-    """Apply the fixes of the findings `# noqa` does not silence; the report is of the fixed code."""
+def fix(source: str | bytes, rules: tuple[Rule, ...] = BUGS, program: Program | None = None) -> Fixed:
+    """Apply the fixes of the findings `# noqa` does not silence; the report is of the fixed code.
+    With a `program`, `source` is its entry's code and only the entry is fixed."""
     data = source.encode("utf-8") if isinstance(source, str) else source
-    run = _Run(data, rules)
+    run = _Run(data, rules, program)
     fixes = [(code, hit) for code, hit, _ in run.hits if hit.fix is not None]
     if not fixes:
-        return Fixed(data, 0, check(data, rules))
+        return Fixed(data, 0, check(data, rules, program))
     edits = edit_set.Edits(run.module)
     for code, hit in fixes:
         hit.fix(edits.for_rewrite(code))
-    code = edit_set.apply(run.module, edits, run.context.facts.parents).code
+    if program is None:
+        code = edit_set.apply(run.module, edits, run.context.facts.parents).code
+    else:
+        code = edit_set.apply_part(run.module, edits, run.context.facts.parents).code
     compile(code, "<ddpify check --fix>", "exec")  # a fix that breaks the code is our bug: write nothing
     output = code.encode(run.module.encoding)
-    return Fixed(output, len(fixes), check(output, rules))
+    return Fixed(output, len(fixes), check(output, rules, program and program.with_entry(output)))
 
 
 class _Run:
     """One script parsed and checked: its (code, hit, (line, column)) triples that `# noqa`
     does not silence, or the note that it is not distributed."""
 
-    def __init__(self, source: str | bytes, rules: tuple[Rule, ...]) -> None:
-        self.module = parse_module(source)
-        self.context = Context(Facts(self.module))
+    def __init__(self, source: str | bytes, rules: tuple[Rule, ...], program: Program | None = None) -> None:
+        if program is None:
+            self.module = parse_module(source)
+            self.context = Context(Facts(self.module))
+        else:  # the facts of the whole program; the findings of the entry's own code
+            self.module = program.parts[0].module
+            self.context = Context(Facts(program.merged, program))
         self.hits: list[tuple[str, Hit, tuple[int, int]]] = []
         self.note = None
         if not self.context.distributed:
             self.note = NOT_DISTRIBUTED if self.context.facts.has_training else None
             return
         hits = [(rule.code, hit) for rule in rules for hit in rule.find(self.context)]
+        if program is not None:
+            parents = self.context.facts.parents
+            hits = [(code, hit) for code, hit in hits if program.part_of(hit.node, parents) is program.parts[0]]
         if hits:
             located = positions(self.module, {hit.node for _, hit in hits})
-            lines = self.module.code.splitlines()
+            text = source if isinstance(source, str) else source.decode(self.module.encoding)
+            lines = text.splitlines()  # the source as parsed: no second codegen for `# noqa`
             self.hits = [(code, hit, located[hit.node]) for code, hit in hits
                          if not _silenced(lines, located[hit.node][0], code)]
 

@@ -1,16 +1,13 @@
 """What the rules of `ddpify check` ask about a script, answered from one `Facts` walk.
 
-- which expressions are the global rank (`dist.get_rank()`, `os.environ["RANK"]`, `args.rank`,
-  and names that only ever hold one of those), and which tests depend on the rank
-  (`if rank == 0:`, `if is_main_process():`; not `if args.local_rank != -1:`, which only asks
-  whether the run is distributed);
-- which statements run on some processes only (under such a test, or in a function whose every
-  call is);
-- which calls are collectives (`dist.barrier()`, `all_reduce`, ddpify_runtime's `barrier` and
-  `agree_on`, or a helper of this file that runs one);
-- which values are the same on every process (`Facts.same_everywhere`, plus what a collective
-  agreed, counters kept on `self`, checkpoints, config objects);
-- which names hold a `DistributedDataParallel` wrapper, and whether on every path.
+`Context` is the one object a rule receives; its questions live by concern:
+- `check/script.py` (`Script`): the facts, whether the script is distributed, its calls by
+  qualified name, how it spells an import, code under `torch.no_grad()`;
+- `check/ranks.py` (`Ranks`): which expressions are the global rank, which tests depend on it,
+  which statements run on some processes only, which calls are collectives;
+- `check/same_values.py` (`SameValues`): which values are the same on every process;
+- here: which names hold a `DistributedDataParallel` wrapper, and whether on every path: the
+  converter's own answer (`ddpify.models.holds_wrapper`) about the wraps the script writes.
 """
 
 from __future__ import annotations
@@ -20,322 +17,37 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.facts import Facts, Ref
-from ddpify.names import CANONICAL, dotted
-
-DDP = "torch.nn.parallel.DistributedDataParallel"
-SAMPLER = "torch.utils.data.DistributedSampler"
-INIT = "torch.distributed.init_process_group"
-COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
-    barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor reduce
-    reduce_scatter reduce_scatter_tensor broadcast broadcast_object_list gather gather_object scatter
-    scatter_object_list all_to_all all_to_all_single new_group""".split()) | {
-    "ddpify_runtime.barrier", "ddpify_runtime.agree_on"}
-# collectives after which the tensor passed first holds the same value on every process
-AGREEING = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadcast",
-                      "torch.distributed.broadcast_object_list"})
-GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank"})
-GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
-# spellings of "this is the main process" that carry no `rank` in their name
-MAIN_PROCESS_WORDS = frozenset({"is_main_process", "is_main", "is_master", "master_process", "is_primary",
-                                "main_process", "is_master_process", "is_rank_zero", "is_global_zero"})
-NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
-
-SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
-ALWAYS, MAYBE = "always", "maybe"  # what a name holds: a DDP wrapper on every path, or on some
+from ddpify.check.same_values import SameValues
+from ddpify.check.script import string_value
+from ddpify.facts import Ref
+from ddpify.models import Model, holds_wrapper, written_wraps
+from ddpify.names import dotted
 
 
-class Context:
+class Context(SameValues):
     """The facts of one script and the questions the rules share (each answered once)."""
 
-    def __init__(self, facts: Facts) -> None:
-        self.facts = facts
-        self._global: dict[cst.CSTNode, bool] = {}
-        self._collective: dict[cst.CSTNode, bool] = {}
-
-    # what kind of script ------------------------------------------------------------------------
     @cached_property
-    def distributed(self) -> bool:
-        """Does the script use torch.distributed, DDP or ddpify_runtime itself?"""
-        f = self.facts
-        imported = {CANONICAL.get(v, v) for v in f.imports.aliases.values()}
-        return f.imports.imports_module("torch.distributed") or f.imports.imports_module("ddpify_runtime") or \
-            bool(imported & {DDP, SAMPLER}) or any(f.qualify(c.func) in (DDP, SAMPLER) for c in f.calls)
+    def ddp_refs(self) -> dict[Ref, Model]:
+        """Names that hold a `DistributedDataParallel(...)` the script built, with the parameters of
+        this file's functions they are passed to (`models.written_wraps`)."""
+        return written_wraps(self.facts)
 
-    def calls_of(self, *qualified: str) -> list[cst.Call]:
-        return [c for c in self.facts.calls if self.facts.qualify(c.func) in qualified]
-
-    def spelled(self, qualified: str) -> str | None:
-        """How the script spells a module or name it imports (`dist` for torch.distributed)."""
-        for local, full in self.facts.imports.aliases.items():
-            if full == qualified:
-                return local
-        head, _, rest = qualified.rpartition(".")
-        spelled_head = self.spelled(head) if head else None
-        return f"{spelled_head}.{rest}" if spelled_head else None
-
-    # ranks --------------------------------------------------------------------------------------
-    def is_global_rank(self, expr: cst.CSTNode) -> bool:
-        """Is `expr` the process's rank among all processes of the job (not its index on this node)?
-        `dist.get_rank()`, `int(os.environ["RANK"])`, `args.rank` from the command line, a name every
-        assignment of which is one of those (`rank = dist.get_rank()`, `rank = setup()` where
-        `setup` returns one), `args.rank * ngpus + gpu`.
-        A parameter no call in this file passes (`def worker(rank, world)` started by
-        `mp.spawn`) is not: there it counts the processes of one node."""
-        if expr not in self._global:
-            self._global[expr] = True  # `args.rank = args.rank * n + gpu` refers to itself
-            self._global[expr] = self._global_rank(expr)
-        return self._global[expr]
-
-    def _global_rank(self, expr: cst.CSTNode) -> bool:
-        f = self.facts
-        if mt.is_call_of(expr, "int") and expr.args:
-            return self.is_global_rank(expr.args[0].value)
-        if isinstance(expr, cst.Call):
-            returned = [r for func in f.user_functions(expr) for r in f.returned(func)]
-            if returned and dotted(expr.func) not in f.classes:  # `rank = setup()`: what it returns
-                return all(self.is_global_rank(r) for r in returned)
-            return f.qualify(expr.func) in GLOBAL_RANK_CALLS or self._reads_rank_variable(expr)
-        if isinstance(expr, cst.Subscript):
-            return self._reads_rank_variable(expr)
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply)):
-            return self.is_global_rank(expr.left) or self.is_global_rank(expr.right)
-        ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
-        if ref is None:
-            return False
-        sources = f.sources(ref)
-        if sources:
-            return all(self.is_global_rank(s) for s in sources)
-        return isinstance(expr, cst.Attribute) and expr.attr.value == "rank" and any(
-            mt.is_parse_args(o) for o in f.origins(expr.value))
-
-    def _reads_rank_variable(self, expr: cst.CSTNode) -> bool:
-        """`os.environ["RANK"]`, `os.environ.get("RANK")`, `os.getenv("RANK", 0)`."""
-        f = self.facts
-        if isinstance(expr, cst.Subscript):
-            key = expr.slice[0].slice if len(expr.slice) == 1 else None
-            return f.qualify(expr.value) == "os.environ" and isinstance(key, cst.Index) and string_value(key.value) \
-                in GLOBAL_RANK_VARIABLES
-        if isinstance(expr, cst.Call) and expr.args and (
-                f.qualify(expr.func) == "os.getenv" or mt.is_attribute(expr.func, "get")
-                and f.qualify(expr.func.value) == "os.environ"):
-            return string_value(expr.args[0].value) in GLOBAL_RANK_VARIABLES
-        return False
-
-    def rank_dependent(self, test: cst.CSTNode, depth: int = 2) -> bool:
-        """Can `test` come out differently on different processes because it reads the rank?
-        `rank == 0`, `dist.get_rank() != 0`, `is_main_process()`, `args.local_rank in [-1, 0]`, a
-        name assigned such a test (`master = rank == 0`); not a comparison with -1 or None
-        (`args.local_rank != -1` asks whether the run is distributed, the same everywhere)."""
-        if isinstance(test, cst.Comparison) and _rank_word(test.left) and all(
-                _minus_one_or_none(t.comparator) and isinstance(t.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
-                for t in test.comparisons):
-            return False
-        if isinstance(test, (cst.Name, cst.Attribute)):
-            if _rank_word(test):
-                return True
-            ref = self.facts.ref(test)
-            return depth > 0 and ref is not None and any(
-                self.rank_dependent(s, depth - 1) for s in self.facts.sources(ref))
-        if isinstance(test, cst.Call):
-            return _rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args)
-        return any(self.rank_dependent(child, depth) for child in mt.children(test)
-                   if isinstance(child, cst.BaseExpression) or isinstance(child, cst.ComparisonTarget))
-
-    def undistributed(self, node: cst.CSTNode) -> bool:
-        """Does `node` run only when the script is not distributed: in the branch of
-        `if args.local_rank == -1 ...:` (also `and`-ed with more), or the `else` of `!= -1`?"""
-        child = node
-        for anc in self.facts.ancestors(node):
-            if isinstance(anc, cst.If) and child is not anc.test:
-                in_body = child is anc.body
-                for test in _conjuncts(anc.test) if in_body else [anc.test]:
-                    if isinstance(test, cst.Comparison) and _rank_word(test.left) and len(test.comparisons) == 1 \
-                            and _minus_one_or_none(test.comparisons[0].comparator) and isinstance(
-                                test.comparisons[0].operator, cst.Equal if in_body else cst.NotEqual):
-                        return True
-            child = anc
-        return False
-
-    def rank_guard(self, node: cst.CSTNode) -> cst.If | None:
-        """The innermost `if` of `node`'s own function whose test depends on the rank and that
-        runs `node` in one of its branches."""
-        f = self.facts
-        child = node
-        for anc in f.ancestors(node):
-            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                return None
-            if isinstance(anc, cst.If) and child is not anc.test and self.rank_dependent(anc.test):
-                return anc
-            child = anc
-        return None
-
-    def on_some_ranks(self, node: cst.CSTNode, depth: int = 3) -> bool:
-        """Does `node` run on some processes only: under a rank test, after an early `return`
-        of its function on a rank test, or in a function every call of which is?"""
-        if self.rank_guard(node) is not None or self._after_rank_return(node):
-            return True
-        func = self.facts.scope(node)
-        if not isinstance(func, cst.FunctionDef) or depth == 0:
-            return False
-        sites = self.facts.call_sites(func)
-        return bool(sites) and all(self.on_some_ranks(site, depth - 1) for site in sites)
-
-    def _after_rank_return(self, node: cst.CSTNode) -> bool:
-        """`if rank != 0: return` earlier in the same function."""
-        func = self.facts.scope(node)
-        return any(self.facts.scope(r) is func and self.facts.before(r, node) and self.rank_guard(r) is not None
-                   and not self.facts.is_inside(node, self.rank_guard(r)) for r in self.facts.returns)
-
-    def entry_point(self, func: cst.FunctionDef) -> bool:
-        """Is `func` run by this script: called here, or handed on by name (`mp.spawn(worker, ...)`)?
-        A helper nobody here calls belongs to another file's control flow."""
-        name = func.name.value
-        return bool(self.facts.call_sites(func)) or any(
-            isinstance(a.value, cst.Name) and a.value.value == name for c in self.facts.calls for a in c.args)
-
-    # collectives --------------------------------------------------------------------------------
-    def is_collective(self, call: cst.Call, depth: int = 3) -> bool:
-        """A call every process must make: a torch.distributed collective, ddpify_runtime's
-        `barrier`/`agree_on`, or a function of this file that makes one on every rank (one under
-        a rank test of its own, as in "main process first", follows a protocol of its own)."""
-        if self.facts.qualify(call.func) in COLLECTIVES:
-            return True
-        if call in self._collective:
-            return self._collective[call]
-        self._collective[call] = False  # recursion adds nothing
-        found = depth > 0 and any(self.is_collective(c, depth - 1) and self.rank_guard(c) is None
-                                  for func in self.facts.user_functions(call) for c in self.facts.calls_in(func.body))
-        self._collective[call] = found
-        return found
+    def holds_ddp(self, expr: cst.BaseExpression) -> str | None:
+        """WRAPPER when `expr` holds the wrapper on every path that reaches it, MAYBE when on
+        some (`if args.distributed: model = DDP(model)`), None when never: the converter's own
+        answer (`models.holds_wrapper`), about the wraps this script writes."""
+        return holds_wrapper(self.facts, self.ddp_refs, expr) if self.ddp_refs else None
 
     @cached_property
-    def agreed_names(self) -> set[str]:
-        """Names whose value was made the same on every process (`dist.all_reduce(loss)`)."""
-        names = set()
-        for call in self.calls_of(*AGREEING):
-            if call.args and dotted(call.args[0].value):
-                names.add(dotted(call.args[0].value))
-        return names
-
-    def same_everywhere(self, test: cst.BaseExpression) -> bool:
-        """`Facts.same_everywhere`, plus values agreed by a collective (`agree_on(...)`, a tensor
-        passed to `dist.all_reduce` before), attributes every assignment of which is shared
-        (`self.iter_num = 0` ... `self.iter_num += 1`), objects of this file's classes built from
-        shared values (a config dataclass), methods of shared values (`args.path.split("-")`),
-        and what a checkpoint holds (`torch.load` reads the same file on every process)."""
+    def set_attributes(self) -> set[tuple[Ref | None, str | None]]:
+        """(where the object lives, attribute name) for every `obj.x = ...` and
+        `setattr(obj, "x", ...)` of the script."""
         f = self.facts
-        if f.same_everywhere(test) or self._shared(test, frozenset()):
-            return True
-        return any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in mt.findall(test, cst.Call)) or any(
-            dotted(n) in self.agreed_names for n in mt.findall(test, (cst.Name, cst.Attribute)))
-
-    def _shared(self, node: cst.CSTNode, proving: frozenset) -> bool:
-        f = self.facts
-        if f.same_everywhere(node):
-            return True
-        if len(proving) > SHARED_DEPTH:
-            return False
-        if isinstance(node, (cst.Name, cst.Attribute)):
-            ref = f.ref(node)
-            if ref is None or ref in proving:
-                return ref is not None
-            proving = proving | {ref}
-            writes = f.writes(ref)
-            if writes:
-                return all(self._shared(value, proving) for _, value, _ in writes)
-            if isinstance(node, cst.Attribute):
-                return self._shared(node.value, proving)
-            return self._shared_parameter(ref, proving)
-        if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`
-            return self._shared(node.value, proving)
-        if isinstance(node, cst.Call):
-            arguments = all(self._shared(a.value, proving) for a in node.args)
-            if dotted(node.func) in f.classes or dotted(node.func) in f.PURE_BUILTINS:  # `Config()`, `int(x)`
-                return arguments
-            funcs = f.user_functions(node)
-            if funcs:  # `args = get_args()`: what it returns
-                return all(f.returned(func) and all(self._shared(r, proving) for r in f.returned(func))
-                           for func in funcs)
-            if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving):
-                return arguments  # `args.path.split("-")`
-            return f.qualify(node.func) == "torch.load" or mt.is_parse_args(node)
-        if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-            return False
-        return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
-                   or isinstance(child, (cst.ComparisonTarget, cst.Arg)))
-
-    def _shared_parameter(self, ref: Ref, proving: frozenset) -> bool:
-        """A parameter every call of this file passes a shared value (`Trainer(args)`)."""
-        f = self.facts
-        if not isinstance(ref.scope, cst.FunctionDef):
-            return False
-        sites = f.call_sites(ref.scope)
-        passed = [f.argument_for(call, ref.scope, ref.name) for call in sites]
-        return bool(sites) and all(p is not None and self._shared(p, proving) for p in passed)
-
-    def grad_disabled(self, node: cst.CSTNode) -> bool:
-        """Inside `with torch.no_grad():` or a function decorated with it."""
-        f = self.facts
-        for anc in f.ancestors(node):
-            if isinstance(anc, cst.With) and any(
-                    isinstance(i.item, cst.Call) and f.qualify(i.item.func) in NO_GRAD for i in anc.items):
-                return True
-            if isinstance(anc, cst.FunctionDef) and any(
-                    f.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in NO_GRAD
-                    for d in anc.decorators):
-                return True
-        return False
-
-    # the DDP wrapper ----------------------------------------------------------------------------
-    @cached_property
-    def ddp_refs(self) -> dict[Ref, list[cst.CSTNode]]:
-        """Names assigned a `DistributedDataParallel(...)`, with the statements that assign it,
-        and the parameters of this file's functions they are passed to."""
-        found: dict[Ref, list[cst.CSTNode]] = {}
-        for target, value, stmt in self.facts.assigns:
-            if isinstance(value, cst.Call) and self.facts.qualify(value.func) == DDP \
-                    and not isinstance(stmt, cst.AugAssign):
-                ref = self.facts.ref(target, stmt)
-                if ref is not None:
-                    found.setdefault(ref, []).append(stmt)
-        for ref in list(found):
-            for param in self.facts.receivers(ref):
-                found.setdefault(param, [])
-        return found
-
-    def holds_ddp(self, expr: cst.BaseExpression, depth: int = 3) -> str | None:
-        """ALWAYS when `expr` holds the wrapper on every path that reaches it, MAYBE when on
-        some (`if args.distributed: model = DDP(model)`), None when never."""
-        f = self.facts
-        ref = f.ref(expr) if dotted(expr) else None
-        if ref is None or ref not in self.ddp_refs:
-            return None
-        wraps = self.ddp_refs[ref]
-        earlier = [(v, s) for _, v, s in f.writes(ref) if f.scope(s) is f.scope(expr) and f.before(s, expr)]
-        if not earlier and (not wraps or f.scope(wraps[0]) is f.scope(expr)):
-            return self._passed(ref, depth)  # before any assignment here: what the caller passed
-        if not earlier:  # assigned in another function (`self.model`, a global): any assignment may be last
-            return ALWAYS if all(s in wraps or _keeps(ref, v) for _, v, s in f.writes(ref)) else MAYBE
-        held = set()  # what the assignments that may be the last before the use leave: wrapper or not
-        for value, stmt in reversed(earlier):
-            if _keeps(ref, value):
-                continue
-            held.add(stmt in wraps)
-            if not _conditional(f, stmt, expr):
-                break
-        else:
-            held.add(False)  # every assignment is conditional: the name may hold what it held before
-        return ALWAYS if held == {True} else MAYBE if True in held else None
-
-    def _passed(self, ref: Ref, depth: int) -> str | None:
-        """What the calls of this file pass for the parameter `ref` (None for other names)."""
-        f = self.facts
-        if not isinstance(ref.scope, cst.FunctionDef) or "." in ref.name:
-            return None
-        passed = [f.argument_for(c, ref.scope, ref.name) for c in f.call_sites(ref.scope)]
-        verdicts = {self.holds_ddp(a, depth - 1) if a is not None and depth else None for a in passed}
-        return ALWAYS if verdicts == {ALWAYS} else MAYBE if verdicts & {ALWAYS, MAYBE} else None
+        found = {(f.ref(t.value), t.attr.value) for t, _, _ in f.assigns
+                 if isinstance(t, cst.Attribute) and dotted(t.value)}
+        return found | {(f.ref(c.args[0].value), string_value(c.args[1].value)) for c in f.calls
+                        if mt.is_call_of(c, "setattr") and len(c.args) == 3 and dotted(c.args[0].value)}
 
     def module_api(self, name: str) -> bool:
         """Does the DDP wrapper itself answer `.name` (nn.Module's API and DDP's own)?"""
@@ -352,44 +64,3 @@ WRAPPER_API = frozenset("""
     find_unused_parameters gradient_as_bucket_view static_graph reducer logger bucket_bytes_cap
     require_backward_grad_sync require_forward_param_sync parameters_to_ignore mixed_precision
 """.split())
-
-
-def string_value(node: cst.CSTNode) -> str | None:
-    return node.evaluated_value if isinstance(node, cst.SimpleString) else None
-
-
-def _rank_word(node: cst.CSTNode) -> bool:
-    """`rank`, `args.local_rank`, `dist.get_rank`, `is_main_process`, `master_process`: the last
-    name says it is about the rank (`world_size` is not)."""
-    name = dotted(node)
-    last = name.split(".")[-1].lower() if name else ""
-    return "rank" in last or last in MAIN_PROCESS_WORDS
-
-
-def _minus_one_or_none(node: cst.CSTNode) -> bool:
-    return mt.is_name(node, "None") or isinstance(node, cst.UnaryOperation) and isinstance(
-        node.operator, cst.Minus) and isinstance(node.expression, cst.Integer) and node.expression.value == "1"
-
-
-def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """`a and b and c` -> [a, b, c]."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _conjuncts(test.left) + _conjuncts(test.right)
-    return [test]
-
-
-def _keeps(ref: Ref, value: cst.BaseExpression) -> bool:
-    """`model = model.to(device)`: the name still holds what it held."""
-    return mt.is_method_call(value, "to", "cuda", "cpu", "train", "eval", "float", "half", "requires_grad_") \
-        and dotted(value.func.value) == ref.name
-
-
-def _conditional(f: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> bool:
-    """Does `stmt` run on some of the paths to `expr` only (an `if`, `try` or loop that `expr` is
-    not in)?"""
-    for anc in f.ancestors(stmt):
-        if isinstance(anc, (cst.FunctionDef, cst.Module)):
-            return False
-        if isinstance(anc, (cst.If, cst.For, cst.While, cst.Try)) and not f.is_inside(expr, anc):
-            return True
-    return False

@@ -7,12 +7,14 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.check.context import DDP, Context, string_value
+from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
+from ddpify.check.script import INIT, string_value
+from ddpify.models import DDP
 from ddpify.names import dotted
 
 
-@rule("DDP001", "rank-as-device", fixable=True)
+@rule("DDP001", fixable=True)
 def rank_as_device(ctx: Context) -> Iterator[Hit]:
     """The global rank picks the GPU: right on the first node only.
 
@@ -39,15 +41,16 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     process already uses). A GPU index is the process's rank on its node: `LOCAL_RANK`. Found
     where `dist.get_rank()`, `os.environ["RANK"]`, `args.rank` or a name holding one of them is
     a device: `set_device(...)`, `device_ids=[...]`, `output_device=`, `torch.device("cuda", ...)`,
-    `f"cuda:{...}"`, `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there instead (the script
-    imports `os` and is launched by torchrun, which sets it).
+    `f"cuda:{...}"`, `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there when the launcher
+    sets it (torchrun does) and keeps the script's own expression when not (a single process
+    without a launcher, `srun`): `int(os.environ.get("LOCAL_RANK", rank))`.
     """
     f = ctx.facts
     if not ctx.distributed:
         return
     for expr, quote in _device_indices(ctx):
         if ctx.is_global_rank(expr):
-            fix = _read_local_rank(expr, quote) if f.imports.aliases.get("os") == "os" else None
+            fix = _read_local_rank(expr, quote, f) if f.own_imports.aliases.get("os") == "os" else None
             yield Hit(expr, f"`{f.code(expr)}` is the global rank, used as a GPU index: on every node but the "
                             "first it names a GPU that does not exist; use the local rank (LOCAL_RANK)", fix)
 
@@ -79,10 +82,78 @@ def _device_indices(ctx: Context) -> Iterator[tuple[cst.BaseExpression, str]]:
             yield parts[1].expression, "'" if '"' in string.start else '"'
 
 
-def _read_local_rank(expr: cst.BaseExpression, quote: str):
-    local_rank = f"int(os.environ[{quote}LOCAL_RANK{quote}])"
+def _read_local_rank(expr: cst.BaseExpression, quote: str, f):
+    local_rank = f"int(os.environ.get({quote}LOCAL_RANK{quote}, {f.code(expr)}))"
 
     def fix(edits) -> None:
         edits.replace(expr, lambda _: cst.parse_expression(local_rank),
-                      f"`{dotted(expr) or 'the global rank'}` -> {local_rank} as the device")
+                      f"`{dotted(expr) or 'the global rank'}` -> LOCAL_RANK (when set) as the device")
     return fix
+
+
+@rule("DDP015")
+def hard_coded_gpu(ctx: Context) -> Iterator[Hit]:
+    """GPU 0 written into a DDP script (`"cuda:0"`, `.cuda(0)`, `.to(0)`, `device_ids=[0]`).
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        model = Net().to("cuda:0")
+
+    Right:
+
+        import os
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        model = Net().to(f"cuda:{int(os.environ['LOCAL_RANK'])}")
+
+    Every process of the node then works on GPU 0: the others stay idle, GPU 0 runs out of
+    memory, and NCCL reports a duplicate GPU. Use the process's local rank. A default that a
+    later assignment replaces (`args.device = "cuda:0"` ... `args.device = f"cuda:{local_rank}"`)
+    is fine. Found where every process runs it (not under a rank test, not on the branch of `if args.local_rank == -1:`), in
+    a script that starts a process group or wraps a model in DDP.
+    """
+    f = ctx.facts
+    if not (ctx.calls_of(INIT) or ctx.ddp_refs):
+        return
+    for expr in _gpu_zero(ctx):
+        if not ctx.on_some_ranks(expr) and not ctx.undistributed(expr) and not _default(ctx, expr):
+            yield Hit(expr, f"`{f.code(expr)}` puts every process on GPU 0: use this process's local rank "
+                            "(LOCAL_RANK)")
+
+
+def _default(ctx: Context, expr: cst.BaseExpression) -> bool:
+    """`args.device = "cuda:0"` that a later assignment may replace (`if args.distributed:
+    args.device = f"cuda:{args.local_rank}"`): a default for the one-process run."""
+    f = ctx.facts
+    for target, value, assign in f.assigns:
+        if value is expr and dotted(target):
+            ref = f.ref(target, assign)
+            return ref is not None and any(s is not assign and f.before(assign, s) for _, _, s in f.writes(ref))
+    return False
+
+
+def _gpu_zero(ctx: Context) -> Iterator[cst.BaseExpression]:
+    """`"cuda:0"` anywhere, and a literal 0 as the index of `.cuda()`, `.to()`, `set_device`,
+    `device_ids=[...]`, `output_device=`, `torch.device("cuda", 0)`."""
+    f = ctx.facts
+    yield from (s for s in f.strings if string_value(s) == "cuda:0")
+    for call in f.calls:
+        name = f.qualify(call.func)
+        first = mt.positional(call, 0)
+        if name in ("torch.cuda.set_device", "torch.cuda.device") or mt.is_method_call(call, "cuda", "to") \
+                and name is None:
+            if first is not None and mt.is_zero(first.value):
+                yield first.value
+        elif name == DDP:
+            ids, out = mt.keyword(call, "device_ids"), mt.keyword(call, "output_device")
+            if ids is not None and isinstance(ids.value, (cst.List, cst.Tuple)):
+                yield from (e.value for e in ids.value.elements if mt.is_zero(e.value))
+            if out is not None and mt.is_zero(out.value):
+                yield out.value
+        elif name == "torch.device" and len(call.args) == 2 and string_value(call.args[0].value) == "cuda" \
+                and mt.is_zero(call.args[1].value):
+            yield call.args[1].value

@@ -7,15 +7,17 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.check.context import DDP, INIT, Context, string_value
+from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
+from ddpify.check.script import INIT, string_value
+from ddpify.models import DDP
 from ddpify.names import dotted
 
 DESTROY = "torch.distributed.destroy_process_group"
 
 
-@rule("DDP011", "no-destroy-process-group")
-def no_destroy(ctx: Context) -> Iterator[Hit]:
+@rule("DDP011", bug=False)
+def no_destroy_process_group(ctx: Context) -> Iterator[Hit]:
     """`init_process_group` without `destroy_process_group`.
 
     Wrong:
@@ -32,9 +34,10 @@ def no_destroy(ctx: Context) -> Iterator[Hit]:
         dist.destroy_process_group()
 
     A process group left open at exit leaks its communicators: NCCL can hang the exit or abort
-    it, and torch warns "process group has NOT been destroyed". Found when the file starts a
-    group and nothing in it calls or names `destroy_process_group` (`atexit.register(...)`
-    counts).
+    it, and torch warns "process group has NOT been destroyed". Advice, because most exits
+    free the group without harm and some projects drop the call on purpose (YOLOv5 did, after
+    it hung their shutdown). Found when the file starts a group and nothing in it calls or names
+    `destroy_process_group` (`atexit.register(...)` counts).
     """
     inits = ctx.calls_of(INIT)
     if inits and not _destroys(ctx):
@@ -48,7 +51,7 @@ def _destroys(ctx: Context) -> bool:
         f.qualify(a) == DESTROY for a in f.attributes if a.attr.value == "destroy_process_group")
 
 
-@rule("DDP012", "set-device-after-init")
+@rule("DDP012")
 def set_device_after_init(ctx: Context) -> Iterator[Hit]:
     """`torch.cuda.set_device` after a collective on an NCCL process group: GPU 0 for every process.
 
@@ -95,7 +98,7 @@ def set_device_after_init(ctx: Context) -> Iterator[Hit]:
                 break
 
 
-@rule("DDP013", "nccl-on-cpu", fixable=True)
+@rule("DDP013", fixable=True)
 def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     """A hard-coded `"nccl"` backend in a script that also runs on CPU.
 
@@ -118,6 +121,8 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     demands CUDA (`assert torch.cuda.is_available()`, an exit without it, a `set_device` that
     runs on every path, or on the path that starts the group) or only moves results to a
     `"cpu"` device has no CPU path.
+    A group started only on a branch that tests for GPUs (`if torch.cuda.device_count() > 1:`,
+    `if device.type != "cpu":`) never starts on the CPU path either.
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
     """
     f = ctx.facts
@@ -126,7 +131,8 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     torch = ctx.spelled("torch")
     for init in ctx.calls_of(INIT):
         backend = _backend(init)
-        if falls_back and backend is not None and string_value(backend) == "nccl" and not _binds_gpu(ctx, init):
+        if falls_back and backend is not None and string_value(backend) == "nccl" and not _binds_gpu(ctx, init) \
+                and not _gpu_branch(ctx, init):
             fix = None if torch is None else _choose_backend(backend, torch)
             yield Hit(backend, "the backend is always NCCL, but this script also runs on CPU, where NCCL "
                                "cannot start: use gloo there", fix)
@@ -153,6 +159,19 @@ def _binds_gpu(ctx: Context, init: cst.Call) -> bool:
     f = ctx.facts
     return any(f.scope(c) is f.scope(init) and f.is_inside(init, f.parent(f.statement(c)))
                for c in ctx.calls_of("torch.cuda.set_device"))
+
+
+def _gpu_branch(ctx: Context, init: cst.Call) -> bool:
+    """Does `init` run under an `if` that tests for GPUs (`torch.cuda.*()`, `device.type`, a
+    `"cuda"`/`"cpu"` string), in either branch?"""
+    f = ctx.facts
+    for anc in f.ancestors(init):
+        if isinstance(anc, cst.If) and not f.is_inside(init, anc.test) and (
+                any((f.qualify(c.func) or "").startswith("torch.cuda.") for c in f.calls_in(anc.test))
+                or any(a.attr.value == "type" for a in mt.findall(anc.test, cst.Attribute))
+                or any(string_value(s) in ("cuda", "cpu") for s in mt.findall(anc.test, cst.SimpleString))):
+            return True
+    return False
 
 
 def _under_if(f, node: cst.CSTNode) -> bool:

@@ -1,5 +1,10 @@
 """A rule of `ddpify check`: a code, a name, and a function that reports what it finds.
 
+`@rule("DDP001")` over a function `rank_as_device` registers the rule `rank-as-device` in
+`REGISTERED` (the rule's name is its function's, with dashes): importing a rule module is all it
+takes to add its rules. A rule is a bug (reported by default) or advice (`bug=False`: reported
+only when `--select` names it), and its explanation says which.
+
 A rule's docstring is its documentation (`ddpify check --explain CODE`, README's rules table):
 the first line says what it finds; a `Wrong:` and a `Right:` block (indented code, each a whole
 small script that the tests check) and a paragraph on why it breaks and what the fix is.
@@ -38,10 +43,14 @@ class Rule:
     name: str  # kebab-case, as in README's table
     find: Finder
     fixable: bool  # does the rule offer fixes (for some of its findings)?
+    bug: bool = True  # a bug (found by default) or advice (found only when `--select` names it)
 
     @property
     def doc(self) -> str:
-        return inspect.cleandoc(self.find.__doc__ or "")
+        """The docstring, and a last paragraph saying whether it is a bug or advice."""
+        kind = "A bug: reported by default." if self.bug else \
+            f"Advice: reported only when `--select` names it (`--select {self.code}`)."
+        return inspect.cleandoc(self.find.__doc__ or "") + "\n\n" + kind
 
     @property
     def summary(self) -> str:
@@ -60,8 +69,14 @@ class Rule:
         return textwrap.dedent("\n".join(lines)).strip() + "\n"
 
 
-def rule(code: str, name: str, fixable: bool = False) -> Callable[[Finder], Rule]:
-    """Make a finder function a `Rule`."""
+REGISTERED: dict[str, Rule] = {}  # code -> rule, filled by `@rule` as the rule modules are imported
+
+
+def rule(code: str, fixable: bool = False, bug: bool = True) -> Callable[[Finder], Rule]:
+    """Make a finder function a `Rule` named after it, and register it under `code`."""
     def register(find: Finder) -> Rule:
-        return Rule(code, name, find, fixable)
+        if code in REGISTERED:
+            raise ValueError(f"{code} is registered twice ({REGISTERED[code].name}, {find.__name__})")
+        REGISTERED[code] = Rule(code, find.__name__.replace("_", "-"), find, fixable, bug)
+        return REGISTERED[code]
     return register

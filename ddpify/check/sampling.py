@@ -8,17 +8,18 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify import matchers as mt
-from ddpify.check.context import SAMPLER, Context
+from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
+from ddpify.check.script import SAMPLER
 from ddpify.names import dotted
 
 LOADER = "torch.utils.data.DataLoader"
-EVALUATES = re.compile(r"eval|valid|test", re.I)  # names of functions that evaluate
+EVALUATES = re.compile(r"eval|valid|test|(^|_)val($|_)", re.I)  # names of what evaluates (`val_sampler`)
 TRAINS = re.compile(r"train|fit", re.I)
 
 
-@rule("DDP002", "sampler-without-set-epoch")
-def no_set_epoch(ctx: Context) -> Iterator[Hit]:
+@rule("DDP002")
+def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     """A shuffling `DistributedSampler` whose epochs never call `set_epoch`.
 
     Wrong:
@@ -44,21 +45,26 @@ def no_set_epoch(ctx: Context) -> Iterator[Hit]:
 
     The sampler shuffles with a seed plus its epoch; without `set_epoch` the epoch stays 0 and
     every epoch visits the data in the same order, on every process. Found when a file that
-    trains builds a sampler that shuffles and calls no `set_epoch` (torch's method or
-    ddpify_runtime's `set_epoch(loader, epoch)`) anywhere.
+    trains (or reads the sampler's loader in a loop inside another loop: the training step may
+    live in another module) builds a sampler that shuffles and calls no `set_epoch` (torch's
+    method or ddpify_runtime's `set_epoch(loader, epoch)`) anywhere. A sampler whose loader only
+    evaluation reads (a loop that does not train, a function named for evaluation, a sampler or
+    loader named for it, `val_sampler`) is left alone: the order of an evaluation pass does not
+    change its result.
     """
     f = ctx.facts
-    if not f.has_training or any(mt.is_attribute(a, "set_epoch") for a in f.attributes) or any(
+    if any(mt.is_attribute(a, "set_epoch") for a in f.attributes) or any(
             mt.is_call_of(c, "set_epoch") for c in f.calls):
         return
     for call in ctx.calls_of(SAMPLER):
         shuffle = mt.keyword(call, "shuffle")
-        if shuffle is None or not mt.is_name(shuffle.value, "False"):
+        if (shuffle is None or not mt.is_name(shuffle.value, "False")) and not _evaluation_only(ctx, call, True) \
+                and (f.has_training or _epochs(ctx, call)):
             yield Hit(call, "this DistributedSampler shuffles, but nothing calls its set_epoch(epoch): every epoch "
                             "sees the same order")
 
 
-@rule("DDP003", "shuffle-with-sampler", fixable=True)
+@rule("DDP003", fixable=True)
 def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
     """`DataLoader(..., shuffle=True, sampler=...)`: a `ValueError` at start-up.
 
@@ -74,19 +80,44 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
 
     A DataLoader takes its order from the sampler; `shuffle=True` next to `sampler=` (or
     `batch_sampler=`) raises "sampler option is mutually exclusive with shuffle". The
-    DistributedSampler shuffles already (its `shuffle=True` default). `--fix` removes
-    `shuffle=True`.
+    DistributedSampler shuffles already (its `shuffle=True` default). `--fix` keeps the order of
+    every configuration the script has: `shuffle=(sampler is None)` where the sampler may be
+    `None` (a single process still shuffles), `shuffle=not distributed` for
+    `sampler=DistributedSampler(ds) if distributed else None`, and removes `shuffle=True` where
+    the sampler is always built.
     """
+    f = ctx.facts
     for call in ctx.calls_of(LOADER):
         shuffle = mt.keyword(call, "shuffle")
         sampler = mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler")
         if shuffle is not None and mt.is_literal_true(shuffle.value) and sampler is not None \
                 and not mt.is_name(sampler.value, "None"):
             yield Hit(shuffle, f"shuffle=True with {sampler.keyword.value}=: DataLoader raises ValueError; "
-                               "the sampler decides the order", _drop(call, shuffle))
+                               "the sampler decides the order", _shuffle_fix(f, call, shuffle, sampler.value))
 
 
-def _drop(call: cst.Call, arg: cst.Arg):
+def _shuffle_fix(f, call: cst.Call, shuffle: cst.Arg, sampler: cst.BaseExpression):
+    """The fix that keeps every configuration's order, or None when none is known to."""
+    if isinstance(sampler, cst.IfExp) and (mt.is_name(sampler.orelse, "None") or mt.is_name(sampler.body, "None")):
+        test = f.code(sampler.test)  # `DistributedSampler(ds) if distributed else None`: the flag decides
+        test = test if dotted(sampler.test) or isinstance(sampler.test, cst.Call) else f"({test})"
+        return _set_shuffle(shuffle, f"not {test}" if mt.is_name(sampler.orelse, "None") else test)
+    if isinstance(sampler, cst.Call) or dotted(sampler) and all(
+            isinstance(o, cst.Call) for o in f.origins(sampler)) and f.origins(sampler):
+        return _drop(call)  # always a sampler: the loader never shuffled by itself
+    if dotted(sampler):
+        return _set_shuffle(shuffle, f"({f.code(sampler)} is None)")
+    return None
+
+
+def _set_shuffle(shuffle: cst.Arg, value: str):
+    def fix(edits) -> None:
+        edits.replace(shuffle.value, lambda _: cst.parse_expression(value),
+                      f"shuffle={value}: shuffles where there is no sampler")
+    return fix
+
+
+def _drop(call: cst.Call):
     def fix(edits) -> None:
         def without(node: cst.Call) -> cst.Call:
             args = [a for a in node.args if not (a.keyword is not None and a.keyword.value == "shuffle")]
@@ -98,7 +129,7 @@ def _drop(call: cst.Call, arg: cst.Arg):
     return fix
 
 
-@rule("DDP010", "padded-evaluation")
+@rule("DDP010")
 def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     """Evaluation over a `DistributedSampler`, which pads the data with repeated samples.
 
@@ -135,18 +166,41 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     only evaluation reads: loops here that do not train, or functions named for it
     (`evaluate(val_loader)`).
     """
-    f = ctx.facts
     for call in ctx.calls_of(SAMPLER):
         drop = mt.keyword(call, "drop_last")
         if drop is not None and not mt.is_name(drop.value, "False"):
             continue
-        loops, passed = _readers(ctx, call)
-        evaluated = [c for c in passed if EVALUATES.search(_called(c))]
-        trained = any(f.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
-        if (loops or evaluated) and not trained:
+        if _evaluation_only(ctx, call):
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
                             "the whole set")
+
+
+def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> bool:
+    """Is the loader of `sampler` read by evaluation only: loops here that do not train (`strict`:
+    that run without gradients or in a function named for evaluation; the training step may be in
+    another module), or calls of functions named for evaluation, and nothing that trains?"""
+    loops, passed = _readers(ctx, sampler)
+    if strict:
+        loops = [lp for lp in loops if ctx.grad_disabled(lp) or isinstance(
+            ctx.facts.scope(lp), cst.FunctionDef) and EVALUATES.search(ctx.facts.scope(lp).name.value)]
+    evaluated = [c for c in passed if EVALUATES.search(_called(c))]
+    trained = any(ctx.facts.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
+    return bool(loops or evaluated or _named_for_evaluation(ctx, sampler)) and not trained
+
+
+def _named_for_evaluation(ctx: Context, sampler: cst.Call) -> bool:
+    """`val_sampler = DistributedSampler(...)`, `eval_loader = DataLoader(..., sampler=...)`."""
+    f = ctx.facts
+    names = [dotted(t) or "" for t, v, _ in f.assigns if v is sampler or isinstance(v, cst.Call) and any(
+        f.is_inside(sampler, o) for a in v.args if a.keyword and a.keyword.value == "sampler" for o in f.origins(a.value))]
+    return bool(names) and all(EVALUATES.search(n.split(".")[-1]) for n in names)
+
+
+def _epochs(ctx: Context, sampler: cst.Call) -> bool:
+    """Is a loader that draws from `sampler` read by a loop inside another loop (epochs)?"""
+    loops, _ = _readers(ctx, sampler)
+    return any(next(ctx.facts.enclosing_loops(loop), None) is not None for loop in loops)
 
 
 def _called(call: cst.Call) -> str:
@@ -166,7 +220,147 @@ def _readers(ctx: Context, sampler: cst.Call) -> tuple[list[cst.For], list[cst.C
     refs = {r for r in loaders if r is not None}
     for ref in list(refs):
         refs |= f.receivers(ref)
-    loops = [lp for lp in f.loops if isinstance(lp, cst.For) and dotted(mt.strip_iteration(lp.iter))
-             and f.ref(mt.strip_iteration(lp.iter)) in refs]
-    passed = [c for c in f.calls if any(dotted(a.value) and f.ref(a.value) in refs for a in c.args)]
+    names = {ref.name for ref in refs}  # compared first: cheaper than resolving every name
+
+    def reads(expr: cst.CSTNode) -> bool:
+        return dotted(expr) in names and f.ref(expr) in refs
+    loops = [lp for lp in f.loops if isinstance(lp, cst.For) and reads(mt.strip_iteration(lp.iter))]
+    passed = [c for c in f.calls if any(reads(a.value) for a in c.args)] if refs else []
     return loops, passed
+
+
+SEEDS = frozenset({"torch.manual_seed", "random.seed", "numpy.random.seed", "torch.cuda.manual_seed",
+                   "torch.cuda.manual_seed_all"})
+AUGMENTS = ("torchvision.transforms.", "torchvision.transforms.v2.")
+
+
+@rule("DDP020", bug=False)
+def same_seed_augmentation(ctx: Context) -> Iterator[Hit]:
+    """The same seed on every rank, with random augmentation in the data path.
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        from torchvision import transforms
+        dist.init_process_group("nccl")
+        torch.manual_seed(42)
+        augment = transforms.RandomResizedCrop(224)
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        from torchvision import transforms
+        dist.init_process_group("nccl")
+        torch.manual_seed(42 + dist.get_rank())
+        augment = transforms.RandomResizedCrop(224)
+
+    Every process then draws the same random numbers: the k-th sample of each process gets the
+    same crop, flip and noise, so the batch holds N copies of one augmentation pattern. Offset
+    the seed by the rank (the DDP wrapper still broadcasts rank 0's weights at construction).
+    Advice, because a script may want identical streams (and seeds its initialisation before
+    the wrap on purpose). Found for a seed call that does not read the rank, in a script that
+    builds a `torchvision.transforms.Random*` augmentation.
+    """
+    if not ctx.distributed:
+        return
+    f = ctx.facts
+    if not any((f.qualify(c.func) or "").startswith(AUGMENTS) and "Random" in (dotted(c.func) or "") for c in f.calls):
+        return
+    for call in f.calls:
+        if f.qualify(call.func) in SEEDS and call.args and not any(
+                ctx.rank_dependent(a.value) or ctx.is_global_rank(a.value) for a in call.args):
+            yield Hit(call, f"`{f.code(call)}` seeds every rank alike, and this script augments at random: every "
+                            "process draws the same augmentations; add the rank to the seed")
+
+
+@rule("DDP021")
+def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
+    """DDP training over a loader that every rank reads whole: no `DistributedSampler`.
+
+    Wrong:
+
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        from torch.utils.data import DataLoader, TensorDataset
+        model = DDP(net)
+        loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
+        for xb, yb in loader:
+            torch.nn.functional.mse_loss(model(xb), yb).backward()
+
+    Right:
+
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+        model = DDP(net)
+        data = TensorDataset(x, y)
+        loader = DataLoader(data, batch_size=32, sampler=DistributedSampler(data))
+        for xb, yb in loader:
+            torch.nn.functional.mse_loss(model(xb), yb).backward()
+
+    Without a sampler that shards the data, every process trains on every sample: N GPUs do
+    the work of one, an epoch is N epochs, and the learning-rate schedule is off. Found for a
+    loader without `sampler=`/`batch_sampler=` that a DDP training loop of this file reads,
+    whose data set is torch's or torchvision's or a class of this file that never mentions a
+    rank, a world size or shards (a data set that shards itself is fine), in a file that
+    builds no sampler at all.
+    """
+    f = ctx.facts
+    if not ctx.ddp_refs or any((dotted(c.func) or "").endswith("Sampler") for c in f.calls):
+        return
+    for call in ctx.calls_of(LOADER):
+        if mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler") or mt.has_double_star(call) \
+                or not _trained_on(ctx, call) or not _whole_data(ctx, call):
+            continue
+        yield Hit(call, "every rank reads this whole loader (no DistributedSampler): each process trains on all "
+                        "the data; shard it with sampler=DistributedSampler(dataset)")
+
+
+def _trained_on(ctx: Context, loader: cst.Call) -> bool:
+    """Does a loop of this file that trains iterate `loader` as it was built: by a name every
+    assignment of which is a DataLoader (`loader = shard_loader(loader)` shards it), or through a
+    parameter of a function every call of which passes that name?"""
+    f = ctx.facts
+    refs = {f.ref(t, s) for t, v, s in f.assigns if v is loader} - {None}
+    if not refs or any(not (isinstance(v, cst.Call) and f.qualify(v.func) == LOADER)
+                       for ref in refs for _, v, _ in f.writes(ref)):
+        return False
+    for ref in list(refs):
+        refs |= {p for p in f.receivers(ref) if _only_passed(f, p, refs)}
+    return any(isinstance(lp, cst.For) and dotted(mt.strip_iteration(lp.iter))
+               and f.ref(mt.strip_iteration(lp.iter)) in refs and f.trains(lp) for lp in f.loops)
+
+
+def _only_passed(f, param, refs) -> bool:
+    """Is the parameter `param` passed one of `refs` by every call (a `run_epoch(model, loader)`
+    that also gets the sharded training loader tells nothing about this one)?"""
+    if not isinstance(param.scope, cst.FunctionDef):
+        return False
+    passed = [f.argument_for(c, param.scope, param.name) for c in f.call_sites(param.scope)]
+    return bool(passed) and all(a is not None and dotted(a) and f.ref(a) in refs for a in passed)
+
+
+SHARDING_WORDS = re.compile(r"rank|world|shard|replica|split_dataset_by_node", re.I)
+
+
+def _whole_data(ctx: Context, loader: cst.Call) -> bool:
+    """Is the loader's data set one that does not shard itself: torch's or torchvision's, or a
+    class of this file whose code never mentions ranks, world sizes or shards?"""
+    f = ctx.facts
+    data = mt.positional(loader, 0) or mt.keyword(loader, "dataset")
+    origins = f.origins(data.value) if data is not None else []
+    if not origins:
+        return False
+    for origin in origins:
+        if not isinstance(origin, cst.Call):
+            return False
+        qualified = f.qualify(origin.func) or ""
+        own = f.classes.get(dotted(origin.func) or "")
+        if own is not None:
+            if SHARDING_WORDS.search(f.code(own)) or "IterableDataset" in f.code(own):
+                return False
+        elif not qualified.startswith(f.DATA_MODULES) or "Iterable" in qualified:
+            return False
+    return True

@@ -6,11 +6,12 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddpify.check.context import ALWAYS, Context
+from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
+from ddpify.models import WRAPPER
 
 
-@rule("DDP008", "wrapper-attribute", fixable=True)
+@rule("DDP008", fixable=True)
 def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     """A custom attribute or method of the model read on the DDP wrapper.
 
@@ -28,27 +29,31 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
 
     DistributedDataParallel answers nn.Module's own API (`parameters()`, `train()`, `to()`, ...)
     and passes calls to `forward`, nothing else: `model.init_hidden`, `model.num_classes` raise
-    `AttributeError` once the model is wrapped. Reach them through `model.module`. `--fix` adds
-    `.module` where the name holds the wrapper on every path.
+    `AttributeError` once the model is wrapped. Reach them through `model.module`. An attribute
+    the script sets on the wrapper itself (`model.class_weights = w`, `setattr(model, "w", w)`) is
+    there to read. `--fix` adds `.module` where the name holds the wrapper on every path.
     """
     f = ctx.facts
     if not ctx.ddp_refs:
         return
     for attr in f.attributes:
         name = attr.attr.value
-        if ctx.module_api(name) or _assigned(ctx, attr) or _probed(ctx, attr):
+        if ctx.module_api(name):
             continue
         holds = ctx.holds_ddp(attr.value)
-        if holds is None:
+        if holds is None or _assigned(ctx, attr) or _probed(ctx, attr):
             continue
         owner = f.code(attr.value)
         yield Hit(attr, f"`{owner}` holds the DDP wrapper, which has no `{name}`: use `{owner}.module.{name}`",
-                  _through_module(attr) if holds == ALWAYS else None)
+                  _through_module(attr) if holds == WRAPPER else None)
 
 
 def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
-    """`model.x = ...`: sets an attribute of the wrapper, which works."""
-    return any(target is attr for target, _, _ in ctx.facts.assigns)
+    """`model.x = ...`, or a read of `model.x` where the script sets it on the same name (also
+    with `setattr(model, "x", ...)`): an attribute of the wrapper, which works."""
+    f = ctx.facts
+    return any(target is attr for target, _, _ in f.assigns) or (
+        f.ref(attr.value), attr.attr.value) in ctx.set_attributes
 
 
 def _probed(ctx: Context, attr: cst.Attribute) -> bool:

@@ -73,7 +73,8 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
         raise click.UsageError("--fix cannot rewrite a notebook: convert it to a script first")
     rules = check.select(select or None, ignore)
     inputs = guard(io.collect, sources)
-    outcomes = [_check_one(source, rules, fix) for source in inputs.sources]
+    parsed: dict = {}  # the project modules the files import, each parsed once
+    outcomes = [_check_one(source, rules, fix, parsed) for source in inputs.sources]
     errors = [o for o in outcomes if o.error]
     if fix and errors:  # nothing is written: report the files as they are
         outcomes = [o if o.error else _check_one(s, rules, False) for s, o in zip(inputs.sources, outcomes)]
@@ -128,24 +129,28 @@ def _render(name: str, finding: Finding, script: Script | None) -> str:
     return replace(finding, line=line).render(f"{name}:cell {cell}")
 
 
-def _check_one(source: io.Source, rules, fix: bool) -> _Checked:
-
+def _check_one(source: io.Source, rules, fix: bool, parsed: dict | None = None) -> _Checked:
     from ddpify import check, notebook
+    from ddpify.program import load as load_program
     name = source.name
     try:
-        load = io.read(source)
-        script = notebook.to_script(name, load.data) if notebook.is_notebook(name) else None
+        loaded = io.read(source)
+        script = notebook.to_script(name, loaded.data) if notebook.is_notebook(name) else None
     except io.InputError as exc:
         return _Checked(error=str(exc), code=EXIT_INPUT)
     try:
+        # a file is checked with the facts of the project modules it imports (ddpify.program)
+        program = load_program(source.path, loaded.data, parsed=parsed) if source.path is not None and name.endswith(".py") else None
         if fix:
-            done = check.fix(load.data, rules)
-            return _Checked(done.report, done.output, done.fixed, load.mode)
+            done = check.fix(loaded.data, rules, program)
+            return _Checked(done.report, done.output, done.fixed, loaded.mode)
         if script is not None:  # the same cells `convert` reads; findings name the cell
             return _Checked(check.check(script.code.encode(), rules), script=script)
-        return _Checked(check.check(load.data, rules))
-    except INPUT_ERRORS as exc:
-        return _Checked(error=input_error(name, load.data, exc), code=EXIT_INPUT)
+        return _Checked(check.check(loaded.data, rules, program))
+    except INPUT_ERRORS as exc:  # in the file, or in a module it imports (`exc.path`)
+        return _Checked(error=input_error(name, loaded.data, exc), code=EXIT_INPUT)
+    except OSError as exc:
+        return _Checked(error=f"{exc.filename or name}: cannot read: {exc.strerror or exc}", code=EXIT_INPUT)
     except Exception as exc:
         return _Checked(error=f"{name}: internal error: {type(exc).__name__}: {one_line(str(exc))}",
                         code=EXIT_INTERNAL, traceback=traceback.format_exc())

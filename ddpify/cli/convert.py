@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Iterator
 import click
 
 from ddpify import io, report
-from ddpify.cli.engine import convert_inputs, engine_options, make_options, print_records, rewrite_names
+from ddpify.cli.engine import (
+    convert_inputs,
+    engine_options,
+    make_options,
+    module_name,
+    print_records,
+    rewrite_names,
+)
 from ddpify.cli.shared import EXIT_INPUT, EXIT_WOULD_CHANGE, fail, guard
 
 if TYPE_CHECKING:
@@ -64,15 +71,17 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
         inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
         verbose, markdown, timeout)
     runtime = guard(io.runtime_source) if vendor_runtime and not check else None
+    modules = [] if check else [_module_dests(source, dest, result, in_place)
+                                for source, dest, result in zip(inputs.sources, dests, results)]
     for folder in {d.parent for d, r in zip(dests, results) if d is not None and r.changed} if runtime else ():
         guard(io.vendor_target, folder, runtime)  # before anything is written
     for source, dest, load, result, script in zip(inputs.sources, dests, loaded, results, scripts):
         if not check:
-            _deliver(result, dest, load.mode, in_place, runtime)
+            _deliver(result, dest, load.mode, in_place, runtime, modules.pop(0))
         if not as_json:
             print_records(source.name, result, script)
             if dest is not None and result.changed:
-                _print_run_hint(dest)
+                _print_run_hint(dest, source.path.parent if result.modules and not in_place else None)
     _finish(inputs, results, check, as_json)
 
 
@@ -95,8 +104,10 @@ def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sy
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     for source, result, script in zip(inputs.sources, results, scripts):
         if not as_json:
-            for line in unified_diff(source.name, result):
-                click.echo(_colour(line) if colour else line, nl=False, color=colour)
+            for name, each in [(source.name, result), *((module_name(source.name, rel), m)
+                                                        for rel, m in result.modules.items())]:
+                for line in unified_diff(name, each):
+                    click.echo(_colour(line) if colour else line, nl=False, color=colour)
             print_records(source.name, result, script)
     _finish(inputs, results, check, as_json)
 
@@ -157,37 +168,66 @@ def _script_dest(source: io.Source, dest: Path | None) -> Path | None:
     return dest
 
 
+def _module_dests(source: io.Source, dest: Path | None, result: Result, in_place: bool
+                  ) -> list[tuple[Result, Path]]:
+    """Where a program's changed modules go: at their paths relative to the entry's output (in
+    place: their own files). Refuses stdout, and an output that would overwrite a module."""
+    changed = {rel: module for rel, module in result.modules.items() if module.changed}
+    if not changed:
+        return []
+    if dest is None:
+        fail(EXIT_INPUT, f"{source.name}: the conversion also changes {', '.join(changed)}: "
+                         "write the program with -o DIR/ (or --in-place); `ddpify diff` shows every change")
+    found = []
+    for rel, module in changed.items():
+        target = (source.path.parent if in_place else dest.parent) / rel
+        if not in_place and target.resolve() == (source.path.parent / rel).resolve():
+            fail(EXIT_INPUT, f"{target}: -o would overwrite this module of the program; write it to "
+                             "another directory (-o DIR/) or use --in-place")
+        found.append((module, target))
+    return found
+
+
 def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool,
-             runtime: bytes | None) -> None:
+             runtime: bytes | None, modules: list[tuple[Result, Path]]) -> None:
     """Write one result: on stdout (`dest` None) or to `dest` (in place only if it changed),
-    with a copy of the `runtime` next to it if given and the code changed."""
+    with its program's changed `modules` (all of these files or none: io.write_all_atomic), and
+    a copy of the `runtime` next to it if given and the code changed."""
     if dest is None:
         click.echo(result.output, nl=False)
-    elif result.changed or not in_place:
-        guard(io.write_atomic, dest, result.output, mode)
-        if runtime is not None and result.changed:
-            message = guard(io.vendor_runtime, dest.parent, runtime)
-            if message:
-                click.echo(message, err=True)
+        return
+    entry = [(dest, result.output, mode)] if result.changed or not in_place else []
+    guard(io.write_all_atomic, [*entry, *((d, m.output, None) for m, d in modules)])
+    if runtime is not None and result.changed:
+        message = guard(io.vendor_runtime, dest.parent, runtime)
+        if message:
+            click.echo(message, err=True)
 
 
-def _print_run_hint(dest: Path) -> None:
-    """How to launch the output here: `gpu` only where there is one (torchrun refuses it on CPU)."""
+def _print_run_hint(dest: Path, project: Path | None = None) -> None:
+    """How to launch the output here: `gpu` only where there is one (torchrun refuses it on
+    CPU); with the folder of the `project` whose unchanged modules the output imports, that
+    folder on PYTHONPATH, after the converted ones (first on sys.path: beside the script)."""
     from ddpify.launch import default_nproc
 
     path = shlex.quote(str(dest))
-    click.echo(f"run it: torchrun --standalone --nproc_per_node={default_nproc()} {path}", err=True)
-    click.echo(f"    or: python {path} (one process)", err=True)
+    env = f"PYTHONPATH={shlex.quote(str(project.resolve()))} " if project is not None \
+        and dest.parent.resolve() != project.resolve() else ""
+    click.echo(f"run it: {env}torchrun --standalone --nproc_per_node={default_nproc()} {path}", err=True)
+    click.echo(f"    or: {env}python {path} (one process)", err=True)
 
 
 def _finish(inputs: io.Inputs, results: list[Result], check: bool, as_json: bool) -> None:
     """Print the JSON report if asked; exit 1 under --check when something would change."""
+    files = [(name, r) for s, result in zip(inputs.sources, results)
+             for name, r in [(s.name, result), *((module_name(s.name, rel), m) for rel, m in result.modules.items()
+                                                 if m.changed or m.changes)]]
     if as_json:
-        click.echo(report.to_json((s.name, r.changed, r.changes) for s, r in zip(inputs.sources, results)))
+        click.echo(report.to_json((name, r.changed, r.changes) for name, r in files))
     if check:
-        changed = sum(r.changed for r in results)
+        changed = sum(r.changed for _, r in files)
         if not as_json:
-            click.echo(f"--check: {changed} of {len(results)} file(s) would change; nothing written",
+            click.echo(f"--check: {changed} of {len(files)} file(s) would change; nothing written",
                        err=True)
         if changed:
             raise click.exceptions.Exit(EXIT_WOULD_CHANGE)

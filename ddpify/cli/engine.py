@@ -10,6 +10,7 @@ import signal
 import threading
 import traceback
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Iterator
 
 import click
@@ -63,17 +64,26 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def convert_one(name: str, data: bytes, options: Options, timeout: float | None = FILE_TIMEOUT_S) -> Outcome:
-    """Convert, turning every exception into an `Outcome` (exceptions do not cross processes)."""
-    from ddpify.convert import RewriteError, convert
+def convert_one(name: str, data: bytes, options: Options, program: str = "",
+                timeout: float | None = FILE_TIMEOUT_S) -> Outcome:
+    """Convert, turning every exception into an `Outcome` (exceptions do not cross processes).
+    `program`: the script's path when it is converted as a program (ddpify.program): "follow"
+    with the project modules it imports, "file" on its own (with the warnings of ddpify.reach).
+    `timeout`: the seconds it may take (with the modules of its program)."""
+    from ddpify.convert import RewriteError, convert, convert_program
+    from ddpify.program import load
     try:
         with time_limit(timeout):
-            return Outcome(convert(data, options))
-    except INPUT_ERRORS as exc:
+            if not program:
+                return Outcome(convert(data, options))
+            return Outcome(convert_program(load(Path(name), data, follow=program == "follow"), options))
+    except INPUT_ERRORS as exc:  # in the script, or in a module of its program (`exc.path`)
         return Outcome(error=input_error(name, data, exc), code=EXIT_INPUT)
     except FileTimeout:
         return Outcome(error=f"{name}: gave up after {timeout:g} s (the limit per file; --timeout SECONDS "
                              "raises it)", code=EXIT_INPUT)
+    except OSError as exc:
+        return Outcome(error=f"{exc.filename or name}: cannot read: {exc.strerror or exc}", code=EXIT_INPUT)
     except RewriteError as exc:
         return Outcome(error=f"{name}: internal error in rewrite {exc.rewrite}: {one_line(exc.detail)}",
                        code=EXIT_INTERNAL, traceback=traceback.format_exc())
@@ -82,20 +92,21 @@ def convert_one(name: str, data: bytes, options: Options, timeout: float | None 
                        code=EXIT_INTERNAL, traceback=traceback.format_exc())
 
 
-def convert_all(items: list[tuple[str, bytes]], options: Options, jobs: int,
+def convert_all(items: list[tuple[str, bytes, str]], options: Options, jobs: int,
                 timeout: float | None = FILE_TIMEOUT_S) -> list[Outcome]:
-    """Convert (name, data) pairs, with up to `jobs` processes (0: one per core), each within
-    `timeout` seconds. A worker process that dies fails the files it had not finished, by name."""
+    """Convert (name, data, program) triples (see `convert_one`), with up to `jobs` processes
+    (0: one per core), each within `timeout` seconds. A worker process that dies fails the files
+    it had not finished, by name."""
     jobs = min(jobs or os.cpu_count() or 1, len(items))
     if jobs <= 1:
-        return [convert_one(name, data, options, timeout) for name, data in items]
+        return [convert_one(name, data, options, program, timeout) for name, data, program in items]
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     outcomes = []
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(convert_one, name, data, options, timeout) for name, data in items]
-        for (name, _), future in zip(items, futures):
+        futures = [pool.submit(convert_one, name, data, options, program, timeout) for name, data, program in items]
+        for (name, _, _), future in zip(items, futures):
             try:
                 outcomes.append(future.result())
             except BrokenProcessPool as exc:
@@ -125,7 +136,11 @@ def convert_inputs(inputs: io.Inputs, options: Options, jobs: int, verbose: bool
         scripts.append(script)
     if errors:
         fail(EXIT_INPUT, *errors)
-    outcomes = convert_all([(s.name, ld.data) for s, ld in zip(inputs.sources, loaded)], options, jobs, timeout)
+    # A script named alone is converted with the project modules it imports; the files of a
+    # directory or a list, each on its own (each may be an entry point of its own).
+    follow = "file" if inputs.tree else "follow"
+    outcomes = convert_all([(s.name, ld.data, "" if s.path is None or sc is not None else follow)
+                            for s, ld, sc in zip(inputs.sources, loaded, scripts)], options, jobs, timeout)
     failed = [o for o in outcomes if o.code != EXIT_OK]
     if failed:
         lines = []
@@ -156,6 +171,15 @@ def print_records(name: str, result: Result, script: Script | None = None,
             cell, line = script.locate(change.line)
             click.echo(replace(change, line=line).render(f"{name}:cell {cell}"), err=True)
     click.echo(report.summary(name, result.changes, result.changed), err=True)
+    for rel, module in result.modules.items():
+        if module.changed or module.changes:
+            print_records(module_name(name, rel), module, kinds=kinds)
+
+
+def module_name(entry: str, rel: str) -> str:
+    """How the report names a program's module: its path beside the entry as given
+    (`proj/train.py`, `models/net.py` -> `proj/models/net.py`)."""
+    return os.path.join(os.path.dirname(entry), rel)
 
 
 # ---- options -----------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
     loaded, results, scripts = convert_inputs(inputs, conversion, 1, False, False)
     source, result, script = inputs.sources[0], results[0], scripts[0]
     print_records(source.name, result, script, kinds=None if options["verbose"] else {report.WARNING})
-    warnings = [c for c in result.changes if c.kind == report.WARNING]
+    warnings = [c for r in (result, *result.modules.values()) for c in r.changes if c.kind == report.WARNING]
     file_note = _file_warning(source.name, loaded[0].data.decode("utf-8", "replace"), script)
     if file_note:
         click.echo(file_note, err=True)
@@ -115,9 +115,12 @@ def _launch(plan: Plan, options: dict[str, Any], name: str, result: Result, scri
     workspace = launch.Workspace()
     keep = options["keep"]
     try:
-        if result.changed or script is not None:
-            target = workspace.add({launch.script_name(plan.script): result.output})[0]
-            click.echo(f"{name}: converted -> {target}", err=True)
+        modules = {rel: module.output for rel, module in result.modules.items() if module.changed}
+        if result.changed or script is not None or modules:
+            # a project's changed modules too, at their paths beside the script: the run's folder
+            # comes first on sys.path, the script's own folder (its unchanged modules) after it
+            target = workspace.add({launch.script_name(plan.script): result.output, **modules})[0]
+            click.echo(f"{name}: converted -> {target}" + "".join(f", {rel}" for rel in modules), err=True)
         else:  # left alone (already distributed): run it as it is
             target = plan.script
             click.echo(f"ddpify run: launching {name} as it is", err=True)

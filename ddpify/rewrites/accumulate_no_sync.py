@@ -49,10 +49,19 @@ With `--strategy fsdp` the same micro-steps skip FSDP2's gradient reduce-scatter
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ddpify import matchers as mt
 from ddpify.names import dotted
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.facts import Ref
+    from ddpify.models import Model
+    from ddpify.options import Options
 
 NAME = "accumulate-no-sync"
 SUMMARY = "skip the gradient all-reduce on accumulation micro-steps (model.no_sync())"
@@ -61,7 +70,7 @@ FLAG = "sync_step"
 STEPS = {"step", "unscale_"}  # optimizer methods that use gradients, and GradScaler's on an optimizer
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     refs = facts.wrapped_refs
     for call in facts.calls:
         if not facts.is_backward(call):
@@ -80,7 +89,7 @@ def rewrite(facts, edits, options) -> None:
                        options.fsdp)
 
 
-def _accumulates(facts, leading, backward, step_if) -> bool:
+def _accumulates(facts: Analysis, leading: list[cst.CSTNode], backward: cst.CSTNode, step_if: cst.If) -> bool:
     """Is this real accumulation: a periodic `if` decides, from values it reads before the
     forward (nothing in `leading`, the statements from the forward to the `if`, changes them),
     and no other path uses the gradients of an accumulating backward?"""
@@ -90,7 +99,8 @@ def _accumulates(facts, leading, backward, step_if) -> bool:
         and not any(_uses_gradients(facts, s, step_if.body) for s in _runs_after(facts, backward))
 
 
-def _skip_sync(facts, edits, model: str, span, condition, fsdp: bool) -> None:
+def _skip_sync(facts: Analysis, edits: Edits, model: str, span: list[cst.CSTNode], condition: cst.BaseExpression,
+               fsdp: bool) -> None:
     """`sync_step = <condition>` above the forward, `span` (forward to backward) in
     `model.no_sync()` unless it holds (FSDP2: `model.set_requires_gradient_sync(sync_step)`
     before it), and the `if` tests `sync_step`."""
@@ -109,7 +119,7 @@ def _skip_sync(facts, edits, model: str, span, condition, fsdp: bool) -> None:
                  "optimizer (no_sync on the others)")
 
 
-def _steps_optimizer(facts, stmt) -> bool:
+def _steps_optimizer(facts: Analysis, stmt: cst.CSTNode) -> bool:
     """Does `stmt` step an optimizer (`optimizer.step()`, `scaler.step(optimizer)`), not merely
     a learning-rate scheduler?"""
     for call in facts.calls_in(stmt):
@@ -121,7 +131,8 @@ def _steps_optimizer(facts, stmt) -> bool:
     return False
 
 
-def _forward(facts, stmts, refs):
+def _forward(facts: Analysis, stmts: list[cst.CSTNode], refs: dict[Ref, Model]
+             ) -> tuple[str | None, cst.CSTNode | None]:
     """The wrapped model called in `stmts`, and the first statement that calls it."""
     for stmt in stmts:
         for call in facts.calls_in(stmt):
@@ -131,31 +142,31 @@ def _forward(facts, stmts, refs):
     return None, None
 
 
-def _periodic(facts, condition) -> bool:
+def _periodic(facts: Analysis, condition: cst.BaseExpression) -> bool:
     """A counter test, the same on every process, true every k-th micro-step:
     `(i + 1) % k == 0`, possibly `or`-ed with more such tests (`i + 1 == len(loader)`)."""
     tests = _or_operands(condition)
     return facts.same_everywhere(condition) and any(_is_modulo_test(_unparenthesized(t)) for t in tests)
 
 
-def _is_modulo_test(test) -> bool:
+def _is_modulo_test(test: cst.BaseExpression) -> bool:
     """`x % k == 0`."""
     return isinstance(test, cst.Comparison) and isinstance(test.left, cst.BinaryOperation) \
         and isinstance(test.left.operator, cst.Modulo) and len(test.comparisons) == 1 \
         and isinstance(test.comparisons[0].operator, cst.Equal)
 
 
-def _or_operands(expr) -> list[cst.BaseExpression]:
+def _or_operands(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
         return [*_or_operands(expr.left), *_or_operands(expr.right)]
     return [expr]
 
 
-def _unparenthesized(expr):
+def _unparenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.with_changes(lpar=(), rpar=()) if expr.lpar else expr
 
 
-def _runs_after(facts, backward) -> list[cst.CSTNode]:
+def _runs_after(facts: Analysis, backward: cst.CSTNode) -> list[cst.CSTNode]:
     """The statements of the backward's function that can run after it and before the next
     backward: those after it in each block around it, and the whole body of each loop around it."""
     found = []
@@ -172,10 +183,10 @@ def _runs_after(facts, backward) -> list[cst.CSTNode]:
     return found
 
 
-def _uses_gradients(facts, node, skip, depth: int = 2) -> bool:
+def _uses_gradients(facts: Analysis, node: cst.CSTNode, skip: cst.CSTNode, depth: int = 2) -> bool:
     """Does running `node` (outside `skip`) step an optimizer, read or write `.grad`, clip
     gradients or update a parameter in place, here or in the functions it calls?"""
-    def counts(n):
+    def counts(n: cst.CSTNode) -> bool:
         return facts.is_inside(n, node) and not facts.is_inside(n, skip)
 
     if any(a.attr.value == "grad" and counts(a) for a in facts.attributes):
@@ -193,7 +204,7 @@ def _uses_gradients(facts, node, skip, depth: int = 2) -> bool:
     return False
 
 
-def _uses_gradients_call(facts, call, params) -> bool:
+def _uses_gradients_call(facts: Analysis, call: cst.Call, params: set[str]) -> bool:
     """`optimizer.step()`, `scaler.unscale_(optimizer)`, `clip_grad_norm_(...)`, `p.data.add_(...)`;
     not a scheduler's `step()`, not `zero_grad()`."""
     method = (dotted(call.func) or "").rsplit(".", 1)[-1]
@@ -206,7 +217,7 @@ def _uses_gradients_call(facts, call, params) -> bool:
     return method.endswith("_") and not method.startswith("_") and _is_parameter(call.func.value, params)
 
 
-def _is_scheduler(facts, receiver) -> bool:
+def _is_scheduler(facts: Analysis, receiver: cst.BaseExpression) -> bool:
     """A learning-rate scheduler: by its name, or built by `torch.optim.lr_scheduler`."""
     if "sched" in (dotted(receiver) or "").lower():
         return True
@@ -215,13 +226,13 @@ def _is_scheduler(facts, receiver) -> bool:
         "torch.optim.lr_scheduler.") for o in origins)
 
 
-def _parameter_names(facts, node) -> set[str]:
+def _parameter_names(facts: Analysis, node: cst.CSTNode) -> set[str]:
     """Names `node` binds to parameters: `for p in model.parameters():`."""
     loops = mt.findall(node, cst.For, lambda lp: isinstance(lp.iter, cst.Call) and mt.is_parameters_attr(lp.iter.func))
     return {n for loop in loops for n in mt.names_in(loop.target)}
 
 
-def _is_parameter(expr, params) -> bool:
+def _is_parameter(expr: cst.BaseExpression, params: set[str]) -> bool:
     """`p`, `p.data` for a parameter `p`, or any `x.data`."""
     if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
         return True
@@ -229,7 +240,7 @@ def _is_parameter(expr, params) -> bool:
     return name is not None and name.split(".")[0] in params
 
 
-def _assigned_in(stmts, condition) -> bool:
+def _assigned_in(stmts: list[cst.CSTNode], condition: cst.BaseExpression) -> bool:
     names = mt.names_in(condition)
     for stmt in stmts:
         for target in mt.findall(stmt, (cst.AssignTarget, cst.AugAssign)):

@@ -49,9 +49,16 @@ all processes run out in the same iteration.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 import libcst as cst
 
 from ddpify import build, fsdp
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
 
 NAME = "agree-stop"
 SUMMARY = "make data-dependent loop exits the same on every process (agree_on)"
@@ -60,7 +67,7 @@ MESSAGE = "loop exit agreed across processes (agree_on): all leave in the same i
 BRANCH = "condition agreed across processes (agree_on): under FSDP2 the forward or state dict in it is a collective"
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     if not facts.models.wrapped:
         return  # no DDP, no collective to wait in
     loops = _training_loops(facts)
@@ -83,14 +90,15 @@ def rewrite(facts, edits, options) -> None:
             edits.add_import("ddpify_runtime", "agree_on")
 
 
-def _training_loops(facts) -> set[cst.For | cst.While]:
+def _training_loops(facts: Analysis) -> set[cst.For | cst.While]:
     """Loops whose iterations run a backward: found by `trains`, or driving a sharded loader
     (also when the backward sits behind a call `trains` cannot follow)."""
     loops = {lp for lp in facts.loops if facts.trains(lp)}
     return loops | {entry.loop for entry in facts.loaders.epoch_loops} | set(facts.loaders.sharded_loops)
 
 
-def _loop_left(facts, exit_: cst.Break | cst.Continue | cst.Return, loops) -> cst.For | cst.While | None:
+def _loop_left(facts: Analysis, exit_: cst.Break | cst.Continue | cst.Return, loops: set[cst.For | cst.While]
+               ) -> cst.For | cst.While | None:
     """The training loop an exit leaves: a `break` its own loop (a `continue` skips the rest of
     its iteration, and the backward in it), a `return` the outermost loop of its function around it."""
     left = None
@@ -102,7 +110,7 @@ def _loop_left(facts, exit_: cst.Break | cst.Continue | cst.Return, loops) -> cs
     return left
 
 
-def _between(facts, node, loop):
+def _between(facts: Analysis, node: cst.CSTNode, loop: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The nodes from `node` up to, not including, `loop`."""
     for anc in facts.ancestors(node):
         if anc is loop:

@@ -12,14 +12,21 @@ other processes, which find the files in place. Adjacent downloads share one blo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ddpify import matchers as mt
 
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
+
 NAME = "download-first"
 SUMMARY = "download data sets on each node's first process before the others read them"
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     for call in facts.calls:
         download = mt.keyword(call, "download")
         if download is not None and mt.is_literal_true(download.value):

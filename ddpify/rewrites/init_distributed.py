@@ -21,9 +21,16 @@ the script gets a TODO too: it would pin every process to one GPU.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+
 import libcst as cst
 
 from ddpify import matchers as mt
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
 
 NAME = "init-distributed"
 SUMMARY = "call init_distributed_mode() after argument parsing (torchrun, SLURM or one plain process)"
@@ -31,25 +38,27 @@ SUMMARY = "call init_distributed_mode() after argument parsing (torchrun, SLURM 
 CALL = "init_distributed_mode()\n"
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     for stmt in _pinned_gpus(facts):
         edits.todo(stmt, "CUDA_VISIBLE_DEVICES set here would show every process the same GPU: remove it "
                    "and choose GPUs on the launcher's command line")
     anchor = _after_parsing(facts)
-    if anchor is not None:
-        edits.insert_after(anchor, CALL)
-    elif _is_library(facts):
+    after = anchor is not None
+    if anchor is None and _is_library(facts):
         edits.todo(facts.module.body[0], "this module trains but runs nothing when imported: call "
                    "init_distributed_mode() (from ddpify_runtime) first thing in the script that uses it")
         return
-    else:
+    if anchor is None:
         anchor = _entry_point_start(facts)
-        edits.insert_before(anchor, CALL)
+    earlier = _needed_earlier(facts, anchor)
+    if earlier is not None:
+        anchor, after = earlier, False
+    (edits.insert_after if after else edits.insert_before)(anchor, CALL)
     edits.add_import("ddpify_runtime", "init_distributed_mode")
     edits.record(anchor, "init_distributed_mode() joins the process group (torchrun, SLURM, or one process)")
 
 
-def _pinned_gpus(facts):
+def _pinned_gpus(facts: Analysis) -> Iterator[cst.CSTNode]:
     """`os.environ["CUDA_VISIBLE_DEVICES"] = "0"` statements."""
     for target, value, stmt in facts.assigns:
         if isinstance(target, cst.Subscript) and mt.is_attribute(target.value, "environ") and len(target.slice) == 1 \
@@ -58,7 +67,7 @@ def _pinned_gpus(facts):
             yield facts.statement(stmt)
 
 
-def _is_library(facts) -> bool:
+def _is_library(facts: Analysis) -> bool:
     """No entry point and nothing run at top level: only imports, definitions and constants."""
     return not any(mt.is_main_guard(s) for s in facts.module.body) and all(
         mt.is_preamble(s) or mt.sole(s, (cst.Assign, cst.AnnAssign)) is not None
@@ -66,7 +75,7 @@ def _is_library(facts) -> bool:
         facts.user_functions(c) for c in facts.calls if facts.scope(c) is facts.module)
 
 
-def _after_parsing(facts):
+def _after_parsing(facts: Analysis) -> cst.CSTNode | None:
     calls = mt.parse_args_calls(facts)
     if not calls:
         return None
@@ -78,7 +87,7 @@ def _after_parsing(facts):
     return stmt
 
 
-def _entry_point_start(facts):
+def _entry_point_start(facts: Analysis) -> cst.CSTNode:
     main_block = next((i for i in facts.module.body if mt.is_main_guard(i)), None)
     if main_block is not None:
         for call in facts.calls_in(main_block):  # `main()`: its first statement
@@ -89,7 +98,50 @@ def _entry_point_start(facts):
     return next((s for s in facts.module.body if not mt.is_preamble(s)), facts.module.body[-1])
 
 
-def _first_statement(body):
+def _needed_earlier(facts: Analysis, anchor: cst.CSTNode) -> cst.BaseStatement | None:
+    """Where the call must go instead of `anchor` when code at module level wraps a model,
+    shards a loader or draws from numpy's or Python's generator (synthetic data) before `anchor`
+    runs (a script without `main()` whose main block calls a `train()` helper, or starts after a
+    module-level loader): the main block's first statement when that code is in the main block,
+    else the module's first statement after the imports. None when `anchor` already comes first."""
+    func = facts.scope(anchor)
+    entered = anchor if not isinstance(func, cst.FunctionDef) else func
+    sites = [m.anchor for m in facts.models.wrapped] + list(facts.loaders.training)
+    for stmt, main_block in _top_level(facts):
+        if _reaches(facts, stmt, lambda node: node is entered or facts.is_inside(entered, node)):
+            return None  # `anchor` runs first
+        if _reaches(facts, stmt, lambda node: any(facts.is_inside(site, node) for site in sites)
+                    or any(_draws(facts, c) for c in facts.calls_in(node))):
+            return main_block.body.body[0] if main_block is not None else \
+                next(s for s in facts.module.body if not mt.is_preamble(s))
+    return None
+
+
+def _draws(facts: Analysis, call: cst.Call) -> bool:
+    """A draw from numpy's or Python's global generator: seeded from the operating system in
+    each process, so one made before `init_distributed_mode()` shares rank 0's state differs
+    between processes (torch's generator starts from one fixed seed everywhere)."""
+    return (facts.qualify(call.func) or "").startswith(("numpy.random.", "random."))
+
+
+def _top_level(facts: Analysis) -> Iterator[tuple[cst.BaseStatement, cst.If | None]]:
+    """(statement, the main block holding it or None) for the statements run at import, in order."""
+    for stmt in facts.module.body:
+        if mt.is_main_guard(stmt):
+            yield from ((s, stmt) for s in stmt.body.body)
+        elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            yield stmt, None
+
+
+def _reaches(facts: Analysis, stmt: cst.CSTNode, found: Callable[[cst.CSTNode], bool], depth: int = 3) -> bool:
+    """Does running `stmt` run a node for which `found` holds (itself, or a function it calls)?"""
+    if found(stmt):
+        return True
+    return depth > 0 and any(_reaches(facts, f, found, depth - 1)
+                             for c in facts.calls_in(stmt) for f in facts.user_functions(c))
+
+
+def _first_statement(body: Sequence[cst.BaseStatement]) -> cst.BaseStatement:
     """The first statement after a docstring."""
     if len(body) > 1 and mt.is_docstring(body[0]):
         return body[1]

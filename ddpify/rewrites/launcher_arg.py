@@ -18,10 +18,17 @@ argparse get nothing: torchrun needs no argument.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ddpify import matchers as mt
 from ddpify.names import dotted
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
 
 NAME = "launcher-arg"
 SUMMARY = "accept --local-rank/--local_rank from torch.distributed.launch on the script's argparse parser"
@@ -32,7 +39,7 @@ ALIAS = ('{parser}.add_argument("{flag}", dest="local_rank", type=int, '
          'help="set by torch.distributed.launch")')
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     done: set[str] = set()
     for call in mt.parse_args_calls(facts):
         parser, stmt = _parser(facts, call)
@@ -50,7 +57,7 @@ def rewrite(facts, edits, options) -> None:
         edits.record(stmt, f"`{parser}` accepts --local-rank/--local_rank (passed by torch.distributed.launch)")
 
 
-def _parser(facts, call: cst.Call):
+def _parser(facts: Analysis, call: cst.Call) -> tuple[str | None, cst.CSTNode | None]:
     """The parser's name, and the statement before which it still exists: `parser.parse_args()`,
     or `get_parser().parse_args()` where the helper ends with `return parser`."""
     receiver = call.func.value
@@ -64,7 +71,7 @@ def _parser(facts, call: cst.Call):
     return None, None
 
 
-def _known_flags(facts, parser: str) -> set[str]:
+def _known_flags(facts: Analysis, parser: str) -> set[str]:
     """The spellings of the launcher argument the parser already defines."""
     known = set()
     for call in facts.calls:

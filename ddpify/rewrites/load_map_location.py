@@ -11,14 +11,21 @@ existing `map_location` is kept (`"cuda"` already means this process's GPU once
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ddpify import build
 from ddpify import matchers as mt
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
 
 NAME = "load-map-location"
 SUMMARY = "give torch.load a map_location to this process's device"
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     for call in facts.calls:
         if facts.qualify(call.func) != "torch.load":
             continue

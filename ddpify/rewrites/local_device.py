@@ -15,12 +15,18 @@ edited line that names GPU 0 is dropped (it would describe the old value).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
 from ddpify import build
 from ddpify import matchers as mt
 from ddpify.names import dotted
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
 
 NAME = "local-device"
 SUMMARY = 'turn hard-coded "cuda:0", .cuda(0) and device index 0 into this process\'s GPU'
@@ -34,7 +40,7 @@ STALE_COMMENT = re.compile(r"(?i)\bcuda\s*(:\s*|\(\s*)0\b|\bgpu\s*[:#]?\s*0\b|\b
 STALE_WHY = "it named GPU 0, which this line no longer means"
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     edited = []
     for string in facts.strings:
         if string.value[1:-1] == "cuda:0" and not _in_message(facts, string):
@@ -68,7 +74,7 @@ def _drop_index(call: cst.Call) -> cst.Call:
                                                      whitespace_after_arg=index.whitespace_after_arg)])
 
 
-def _device_zeros(facts):
+def _device_zeros(facts: Analysis) -> Iterator[cst.BaseExpression]:
     """The `0` of `0 if torch.cuda.is_available() else "cpu"`, `device = 0` and `.to(0)`."""
     for call in facts.calls:
         if mt.is_method_call(call, "to") and call.args and mt.is_zero(call.args[0].value):
@@ -83,7 +89,7 @@ def _device_zeros(facts):
 MESSAGE_CALLS = {"print", "info", "debug", "warning", "warn", "error", "write", "log", "format"}
 
 
-def _in_message(facts, string) -> bool:
+def _in_message(facts: Analysis, string: cst.SimpleString) -> bool:
     """Is the string text to show (`print("cuda:0")`, `logger.info(...)`), not a device?"""
     call = next((a for a in facts.ancestors(string) if isinstance(a, cst.Call)), None)
     return call is not None and (dotted(call.func) or "").rsplit(".", 1)[-1] in MESSAGE_CALLS

@@ -23,7 +23,8 @@ A helper that only writes (`save_checkpoint(...)`) is guarded where it is called
 whose body only writes takes the condition (`if args.save_model and is_main_process():`).
 `os.makedirs` stays on every process (harmless), as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
-later `torch.load` in the same function reads what was saved, a `barrier()` follows the save.
+later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.load`, `open(path)`,
+...) may read what was written, a `barrier()` follows the write, whatever wrote it.
 `print` needs nothing: the runtime silences it off the main process.
 
 With `--strategy fsdp` a forward and a full state dict are collectives (FSDP2 all-gathers the
@@ -48,12 +49,20 @@ TODO.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 import libcst as cst
 
 from ddpify import build, fsdp
 from ddpify import matchers as mt
 from ddpify.models import holds_wrapper
 from ddpify.names import dotted
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.facts import Ref
+    from ddpify.options import Options
 
 NAME = "main-process-only"
 SUMMARY = "run file writes (checkpoints, logs, wandb, TensorBoard) and progress bars on the main process only"
@@ -69,7 +78,7 @@ WRITER_METHODS = {"savefig", "to_csv", "save_pretrained"}
 LOGGERS = {"torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter", "wandb.init"}
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     loggers = _logger_refs(facts)
     writes = {stmt: what for stmt in _statements(facts) if (what := _writes(facts, stmt, loggers))}
     writers = _writer_functions(facts, writes, options)
@@ -77,7 +86,7 @@ def rewrite(facts, edits, options) -> None:
         stmt = facts.statement(call)
         if isinstance(stmt, cst.SimpleStatementLine) and any(f in writers for f in facts.user_functions(call)):
             writes[stmt] = f"{dotted(call.func)}()"
-    saves, guarded = [], []
+    saves, guarded, files = [], [], []
     for stmt, what in list(writes.items()):
         if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):
             continue
@@ -86,11 +95,12 @@ def rewrite(facts, edits, options) -> None:
             edits.todo(stmt, f"every process writes this file, because the block also sets `{needed}`, used "
                        "below: compute that outside the block and guard the write with is_main_process()")
             continue
-        if what == "torch.save" or any(facts.qualify(c.func) == "torch.save" for c in facts.calls_in(stmt)):
-            saves.append(stmt)  # also `with open(path, "wb") as f: torch.save(model, f)`
+        files.append(stmt)  # `torch.save(state, path)` among them is written atomically
         owner = _sole_body_of_if(facts, stmt, writes)
         if owner is not None and options.fsdp and _collectives(facts, owner):
             owner = None  # the gathers stay on every process: the write is guarded inside the `if`
+        if not what.startswith("wandb.") and not _logs(facts, stmt, loggers):
+            saves.append(owner or stmt)  # every process waits there when the file is read back below
         if owner is not None:  # `if args.save_model: torch.save(...)` -> `if args.save_model and ...:`
             edits.replace(owner.test, _and_main, f"{what} runs on the main process only")
             writes[owner] = what
@@ -108,13 +118,15 @@ def rewrite(facts, edits, options) -> None:
     taken: dict = {}
     for stmt in guarded if options.fsdp else ():
         _hoist_collectives(facts, edits, stmt, guarded, taken)
-    for stmt in [*saves, *(s for s in writes if facts.scope(s) in writers)]:
+    for stmt in [*files, *(s for s in writes if facts.scope(s) in writers)]:
         _write_atomically(facts, edits, stmt)
-    for stmt in saves:
-        if _read_back_later(facts, stmt):
-            edits.insert_after(stmt, "barrier()\n")
-            edits.add_import("ddpify_runtime", "barrier")
-            edits.record(stmt, "barrier() after the save: the file is read back below")
+    points = {stmt: _reached_by_all(facts, stmt) for stmt in saves if _read_back_later(facts, stmt)}
+    for stmt, point in points.items():
+        if _barrier_follows(facts, point, set(points.values()) - {point}, options.runs("set-epoch")):
+            continue
+        edits.insert_after(point, "barrier()\n")
+        edits.add_import("ddpify_runtime", "barrier")
+        edits.record(stmt, "barrier() after the save: the file is read back below")
     for call in facts.calls:
         if facts.qualify(call.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(call, "disable"):
             edits.replace(call, _disable_bar, "progress bar shown on the main process only")
@@ -123,7 +135,7 @@ def rewrite(facts, edits, options) -> None:
         edits.add_import("ddpify_runtime", "is_main_process")
 
 
-def _statements(facts):
+def _statements(facts: Analysis) -> Iterator[cst.With | cst.SimpleStatementLine]:
     seen = set()
     for call in facts.calls:
         stmt = facts.statement(call)
@@ -132,7 +144,7 @@ def _statements(facts):
             yield stmt
 
 
-def _writes(facts, stmt, loggers) -> str | None:
+def _writes(facts: Analysis, stmt: cst.With | cst.SimpleStatementLine, loggers: set[Ref]) -> str | None:
     """What file-writing call `stmt` makes, or None."""
     if isinstance(stmt, cst.With):
         for item in stmt.items:
@@ -158,17 +170,23 @@ def _writes(facts, stmt, loggers) -> str | None:
     return None
 
 
-def _is_logger(facts, expr) -> bool:
+def _logs(facts: Analysis, stmt: cst.CSTNode, loggers: set[Ref]) -> bool:
+    """A SummaryWriter or wandb run made or used: no file that the script reads back."""
+    return any(_is_logger(facts, c) or isinstance(c.func, cst.Attribute) and facts.ref(c.func.value) in loggers
+               for c in facts.calls_in(stmt))
+
+
+def _is_logger(facts: Analysis, expr: cst.CSTNode) -> bool:
     return isinstance(expr, cst.Call) and facts.qualify(expr.func) in LOGGERS
 
 
-def _logger_refs(facts) -> set:
+def _logger_refs(facts: Analysis) -> set[Ref]:
     """Names holding a SummaryWriter or wandb run, also as parameters of the functions they reach."""
     refs = {facts.ref(t, s) for t, v, s in facts.assigns if _is_logger(facts, v)} - {None}
     return refs.union(*(facts.receivers(r) for r in refs))
 
 
-def _bound_and_used_later(facts, stmt) -> str | None:
+def _bound_and_used_later(facts: Analysis, stmt: cst.CSTNode) -> str | None:
     """A name a compound write (`with open(...) as f:`) assigns that code after it reads."""
     if not isinstance(stmt, cst.BaseCompoundStatement):
         return None
@@ -187,7 +205,7 @@ def _bound_and_used_later(facts, stmt) -> str | None:
     return None
 
 
-def _sole_body_of_if(facts, stmt, writes) -> cst.If | None:
+def _sole_body_of_if(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> cst.If | None:
     """The `if` (without `else`) whose body is nothing but file writes, `stmt` among them."""
     owner = facts.parent(facts.parent(stmt))
     if isinstance(owner, cst.If) and owner.orelse is None and all(s in writes for s in owner.body.body):
@@ -201,19 +219,19 @@ def _and_main(test: cst.BaseExpression) -> cst.BaseExpression:
     return cst.BooleanOperation(test, cst.And(), cst.parse_expression(GUARD))
 
 
-def _forward_through_module(facts, edits, stmt) -> None:
+def _forward_through_module(facts: Analysis, edits: Edits, stmt: cst.CSTNode) -> None:
     """A forward pass inside a statement that now runs on one process must bypass DDP, whose
     forward talks to the other processes (buffers): `torch.save(netG(z), p)` -> `netG.module(z)`."""
     for call in facts.calls_in(stmt):
         name = dotted(call.func)
-        holds = holds_wrapper(facts, call.func) if name is not None else None
+        holds = holds_wrapper(facts, facts.wrapped_refs, call.func) if name is not None else None
         if holds is not None:
             edits.replace(call.func, lambda node, holds=holds: build.bare_model(edits, node, holds),
                           f"`{name}(...)` runs on the main process only: through the bare model, "
                           "as DDP's forward would wait for the other processes")
 
 
-def _collectives(facts, node) -> list[tuple[cst.Call, str]]:
+def _collectives(facts: Analysis, node: cst.CSTNode) -> list[tuple[cst.Call, str]]:
     """The outermost FSDP2 collectives in `node`: (call, the code that computes it) for a full
     state dict (`full_state_dict(model)`) or a forward of a sharded model (`netG(z)`)."""
     found: list[tuple[cst.Call, str]] = []
@@ -224,7 +242,8 @@ def _collectives(facts, node) -> list[tuple[cst.Call, str]]:
     return found
 
 
-def _hoist_collectives(facts, edits, stmt, guarded, taken) -> None:
+def _hoist_collectives(facts: Analysis, edits: Edits, stmt: cst.CSTNode, guarded: list[cst.CSTNode],
+                       taken: dict[cst.CSTNode, set[str]]) -> None:
     """`torch.save(model.state_dict(), p)` -> `model_state = full_state_dict(model)` on every
     process and `torch.save(model_state, p)` under the guard. The collectives go before the run
     of guarded statements `stmt` ends, so that the run stays one `if is_main_process():` block."""
@@ -252,7 +271,7 @@ def _hoist_collectives(facts, edits, stmt, guarded, taken) -> None:
             edits.add_import("ddpify_runtime", code.split("(")[0])
 
 
-def _result_name(facts, call) -> str:
+def _result_name(facts: Analysis, call: cst.Call) -> str:
     """`model_state` for `model.state_dict()`, `netG_output` for `netG(z)`."""
     if mt.is_method_call(call, "state_dict"):
         receiver = call.func.value
@@ -262,7 +281,7 @@ def _result_name(facts, call) -> str:
     return f"{dotted(call.func).rsplit('.', 1)[-1]}_output"
 
 
-def _fresh(facts, stmt, name: str, taken: set[str]) -> str:
+def _fresh(facts: Analysis, stmt: cst.CSTNode, name: str, taken: set[str]) -> str:
     """`name`, or `name_2`, ... when the function already uses it (or this statement took it)."""
     scope, candidate, n = facts.scope(stmt), name, 1
     while candidate in taken or mt.references(scope, candidate):
@@ -272,7 +291,7 @@ def _fresh(facts, stmt, name: str, taken: set[str]) -> str:
     return candidate
 
 
-def _bound_inside(stmt) -> set[str]:
+def _bound_inside(stmt: cst.CSTNode) -> set[str]:
     """The names a statement binds in itself: `with ... as f`, loop and comprehension targets,
     assignments in its block."""
     targets = [a.name for a in mt.findall(stmt, cst.AsName)]
@@ -280,7 +299,7 @@ def _bound_inside(stmt) -> set[str]:
     return {n.value for t in targets for n in mt.findall(t, cst.Name)}
 
 
-def _already_guarded(facts, stmt, writes) -> bool:
+def _already_guarded(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
     """Inside a rank check of the user's, or inside another statement being guarded."""
     for anc in facts.ancestors(stmt):
         if anc in writes or isinstance(anc, cst.If) and mt.is_rank_check(anc.test):
@@ -288,14 +307,14 @@ def _already_guarded(facts, stmt, writes) -> bool:
     return False
 
 
-def _writer_functions(facts, writes, options) -> set:
+def _writer_functions(facts: Analysis, writes: dict[cst.CSTNode, str], options: Options) -> set[cst.FunctionDef]:
     """Functions whose every statement writes, prints or computes a path: `save_checkpoint(...)`;
     under FSDP2 not one that gathers a state dict or runs a model (every process must)."""
     found = set()
     for funcs in facts.functions.values():
         for func in funcs:
-            if not any(facts.scope(w) is func for w in writes) or facts.returned(func):
-                continue
+            if not any(facts.scope(w) is func for w in writes) or facts.returned(func) or facts.trains(func):
+                continue  # (one that trains runs on every process: DDP's backward is a collective)
             if options.fsdp and _collectives(facts, func):
                 continue
             if all(_harmless(facts, s, writes) for s in _simple_statements(func.body)):
@@ -303,7 +322,7 @@ def _writer_functions(facts, writes, options) -> set:
     return found
 
 
-def _simple_statements(block):
+def _simple_statements(block: cst.BaseSuite) -> Iterator[cst.CSTNode]:
     """The statements of a function body, looking into `if`/`else`; a `with` (a file write, or
     not) and loops come whole."""
     for stmt in block.body:
@@ -316,7 +335,7 @@ def _simple_statements(block):
             yield stmt
 
 
-def _harmless(facts, stmt, writes) -> bool:
+def _harmless(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
     if stmt in writes:
         return True
     if not isinstance(stmt, cst.SimpleStatementLine):
@@ -329,7 +348,7 @@ def _harmless(facts, stmt, writes) -> bool:
         for c in facts.calls_in(small))  # a helper that calls the model must run everywhere
 
 
-def _write_atomically(facts, edits, stmt) -> None:
+def _write_atomically(facts: Analysis, edits: Edits, stmt: cst.CSTNode) -> None:
     """`torch.save(state, path)` -> `with atomic_write(path) as tmp_path: torch.save(state, tmp_path)`:
     the runtime renames the finished file over `path`, so a kill during the save keeps the last one."""
     small = mt.sole(stmt, cst.Expr)
@@ -349,7 +368,7 @@ def _save_target(call: cst.Call) -> cst.Arg | None:
     return mt.positional(call, 1) or mt.keyword(call, "f")
 
 
-def _is_buffer(facts, expr) -> bool:
+def _is_buffer(facts: Analysis, expr: cst.BaseExpression) -> bool:
     """An in-memory buffer (`io.BytesIO()`, or a name assigned one), not a file to replace."""
     values = [v for t, v, _ in facts.assigns if isinstance(expr, cst.Name) and mt.is_name(t, expr.value)]
     return any(isinstance(v, cst.Call) and (facts.qualify(v.func) or "").endswith("BytesIO") for v in [expr, *values])
@@ -367,10 +386,51 @@ def _atomic(node: cst.SimpleStatementLine, name: str) -> cst.With:
                               body=shell.body.with_changes(body=[inner]), leading_lines=node.leading_lines)
 
 
-def _read_back_later(facts, stmt) -> bool:
+def _reached_by_all(facts: Analysis, stmt: cst.CSTNode) -> cst.CSTNode:
+    """Where every process passes after `stmt`: `stmt`, or the outermost `if` around it (in its
+    loop or function) whose test may differ between processes (`if val_loss < best:` on a shard)."""
+    point = stmt
+    for anc in facts.ancestors(stmt):
+        if isinstance(anc, (cst.FunctionDef, cst.For, cst.While, cst.Module)):
+            break
+        if isinstance(anc, cst.If) and not facts.same_everywhere(anc.test):
+            point = anc
+    return point
+
+
+def _barrier_follows(facts: Analysis, point: cst.CSTNode, others: set[cst.CSTNode], epoch_barriers: bool) -> bool:
+    """Does a barrier come right after `point` anyway: another write's, or the one that ends an
+    epoch loop's body (when set-epoch runs)?"""
+    owner = facts.parent(facts.parent(point))
+    body = list(facts.parent(point).body)
+    if body.index(point) + 1 < len(body):
+        return body[body.index(point) + 1] in others
+    return epoch_barriers and any(entry.loop is owner and entry.epoch is not None for entry in facts.loaders.epoch_loops)
+
+
+READERS = {"torch.load", "pickle.load", "json.load", "numpy.load", "numpy.loadtxt", "pandas.read_csv",
+           "pandas.read_json", "pandas.read_pickle", "PIL.Image.open", "yaml.safe_load", "yaml.load"}
+
+
+def _read_back_later(facts: Analysis, stmt: cst.CSTNode) -> bool:
+    """Does the write's function read a file after it (`torch.load`, `pickle.load`, `open(path)`,
+    ...)? The other processes must then wait for the main process's write."""
     scope = facts.scope(stmt)
-    return any(facts.qualify(c.func) == "torch.load" and facts.scope(c) is scope and facts.before(stmt, c)
-               for c in facts.calls)
+    if any(facts.scope(c) is scope and facts.before(stmt, c) and not facts.is_inside(c, stmt) and _reads(facts, c)
+           for c in facts.calls):
+        return True
+    # `def save(): torch.save(net, "net.pkl")` and `def restore(): torch.load("net.pkl")`, called in
+    # turn: a read in another function, where every call of the writing one runs on every process
+    sites = [facts.statement(c) for c in facts.call_sites(scope)] if isinstance(scope, cst.FunctionDef) else []
+    return bool(sites) and all(_reached_by_all(facts, site) is site for site in sites) and any(
+        facts.scope(c) is not scope and _reads(facts, c) for c in facts.calls)
+
+
+def _reads(facts: Analysis, call: cst.Call, depth: int = 1) -> bool:
+    """A call that reads a file, itself or in a function of this file it calls (`restore()`)."""
+    if facts.qualify(call.func) in READERS or mt.is_call_of(call, "open") and not mt.is_open_for_writing(call):
+        return True
+    return depth > 0 and any(_reads(facts, c, depth - 1) for f in facts.user_functions(call) for c in facts.calls_in(f))
 
 
 

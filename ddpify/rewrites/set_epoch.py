@@ -17,11 +17,18 @@ takes dicts of loaders. A sharded loader that no epoch loop re-iterates gets a T
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
+
 NAME = "set-epoch"
 SUMMARY = "call set_epoch(loader, epoch) at the top of each epoch and barrier() at its end"
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     found = facts.loaders
     for entry in found.epoch_loops:
         loop = entry.loop

@@ -27,11 +27,18 @@ own data, and the TODO says what that means.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ddpify import build
 from ddpify import matchers as mt
 from ddpify.names import dotted
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
 
 NAME = "shard-data"
 SUMMARY = "give each process a disjoint shard of every training loader (evaluation loaders stay whole)"
@@ -42,7 +49,7 @@ SAMPLER_FIXES = {
 }
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     found = facts.loaders
     for call in found.iterable:
         edits.todo(facts.statement(call), "this loader reads an IterableDataset, which a sampler cannot shard: "
@@ -64,7 +71,7 @@ def rewrite(facts, edits, options) -> None:
                        "seed with an offset of get_rank() before this loop if they should differ")
 
 
-def _outermost_training_loop(facts):
+def _outermost_training_loop(facts: Analysis) -> cst.For | cst.While | None:
     """The first loop that trains and sits in no other loop of its function."""
     for loop in facts.loops:
         if facts.trains(loop) and not any(isinstance(a, (cst.For, cst.While)) for a in facts.ancestors(loop)
@@ -73,7 +80,7 @@ def _outermost_training_loop(facts):
     return None
 
 
-def _shard(facts, edits, call: cst.Call) -> None:
+def _shard(facts: Analysis, edits: Edits, call: cst.Call) -> None:
     for key in ("batch_sampler", "sampler"):
         arg = mt.keyword(call, key)
         if arg is not None:
@@ -111,7 +118,7 @@ def _shard(facts, edits, call: cst.Call) -> None:
     edits.add_import("torch.utils.data.distributed", "DistributedSampler")
 
 
-def _depends_on_comprehension(facts, call, expr) -> bool:
+def _depends_on_comprehension(facts: Analysis, call: cst.Call, expr: cst.BaseExpression) -> bool:
     """Is `expr` computed from the variable of a comprehension around the loader (a phase key)?"""
     names = mt.names_in(expr)
     for anc in facts.ancestors(call):
@@ -122,7 +129,7 @@ def _depends_on_comprehension(facts, call, expr) -> bool:
     return False
 
 
-def _sampler_call(facts, expr, unbatch: bool) -> cst.Call | None:
+def _sampler_call(facts: Analysis, expr: cst.BaseExpression, unbatch: bool) -> cst.Call | None:
     """The constructor call of the sampler behind `sampler=`/`batch_sampler=`."""
     for origin in facts.origins(expr, depth=3):
         if not isinstance(origin, cst.Call):
@@ -136,7 +143,7 @@ def _sampler_call(facts, expr, unbatch: bool) -> cst.Call | None:
     return None
 
 
-def _replace_sampler(facts, edits, sampler: cst.Call) -> None:
+def _replace_sampler(facts: Analysis, edits: Edits, sampler: cst.Call) -> None:
     qualified = facts.qualify(sampler.func)
     dataset = mt.positional(sampler, 0) or mt.keyword(sampler, "data_source")
     plain = len(sampler.args) == 1 and dataset is not None
@@ -153,7 +160,7 @@ def _replace_sampler(facts, edits, sampler: cst.Call) -> None:
     edits.add_import("ddpify_runtime", "ShardedSampler")
 
 
-def _wrap_loader(facts, edits, call: cst.Call, why: str) -> None:
+def _wrap_loader(facts: Analysis, edits: Edits, call: cst.Call, why: str) -> None:
     message = (f"training loader passed through shard_loader() ({why}): it is rebuilt with a "
                "distributed sampler that keeps its shuffle setting")
     edits.add_import("ddpify_runtime", "shard_loader")

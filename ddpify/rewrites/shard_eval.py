@@ -35,17 +35,24 @@ parameters are gathered from the shards), so every process runs every batch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ddpify import build
 from ddpify.report import NOTE
+
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
 
 NAME = "shard-eval"
 SUMMARY = "split evaluation loops across processes and reduce their sums and lists, where that is exact"
 FSDP_KEEPS_WHOLE = "under FSDP every forward gathers the parameters from all processes, so each runs every batch"
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     for entry in facts.evaluation:
         name = facts.code(entry.loader)
         kept = FSDP_KEEPS_WHOLE if options.fsdp else entry.kept

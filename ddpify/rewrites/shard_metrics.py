@@ -17,14 +17,21 @@ loader (a shared train/val loop), so ddpify says so instead of guessing.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ddpify import matchers as mt
 
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
+
 NAME = "shard-metrics"
 SUMMARY = "flag metrics summed over one shard but divided by the full dataset size (TODO)"
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     for loop in facts.loaders.sharded_loops:
         sums = {node.target.value for node in mt.findall(
             loop.body, cst.AugAssign, lambda a: isinstance(a.target, cst.Name) and isinstance(a.operator, cst.AddAssign))}
@@ -42,7 +49,7 @@ def rewrite(facts, edits, options) -> None:
                     break
 
 
-def _later_statements(facts, loop, scope):
+def _later_statements(facts: Analysis, loop: cst.For | cst.While, scope: cst.CSTNode) -> list[cst.SimpleStatementLine]:
     """Simple statements of the same function that come after the loop and assign or call
     something (`avg = total / n`, `print(total / n)`)."""
     found = [stmt for _, _, stmt in facts.writes_in(scope)] + [c for c in facts.calls if facts.scope(c) is scope]

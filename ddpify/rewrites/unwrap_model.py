@@ -39,6 +39,8 @@ set-up, before the sharding, stay as written. Pickling a whole sharded model get
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ddpify import build, fsdp
@@ -46,13 +48,18 @@ from ddpify import matchers as mt
 from ddpify.models import WRAPPER, holds_wrapper
 from ddpify.names import dotted
 
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.options import Options
+
 NAME = "unwrap-model"
 SUMMARY = "send custom attributes and state_dict()/load_state_dict() of wrapped models through .module"
 
 STATE = {"state_dict", "load_state_dict"}
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     if not facts.wrapped_refs:
         return
     if options.fsdp:
@@ -62,7 +69,7 @@ def rewrite(facts, edits, options) -> None:
         name = attr.attr.value
         if name in mt.MODULE_API and name not in STATE:
             continue
-        holds = holds_wrapper(facts, attr.value)  # `model.x`, not `model.fc.x`
+        holds = holds_wrapper(facts, facts.wrapped_refs, attr.value)  # `model.x`, not `model.fc.x`
         if holds is None:
             continue
         owner = facts.code(attr.value)
@@ -81,23 +88,41 @@ def rewrite(facts, edits, options) -> None:
                 edits.add_import("ddpify_runtime", "without_module_prefix")
     for call in facts.calls:  # `torch.save(model, path)` would pickle the wrapper
         saved = mt.positional(call, 0)
-        if facts.qualify(call.func) == "torch.save" and saved is not None and dotted(saved.value):
-            holds = holds_wrapper(facts, saved.value)
+        if facts.qualify(call.func) != "torch.save" or saved is None:
+            continue
+        for value in _saved_models(facts, saved.value):
+            holds = holds_wrapper(facts, facts.wrapped_refs, value)
             if holds is not None:
-                edits.replace(saved.value, lambda node, holds=holds: build.bare_model(edits, node, holds),
-                              f"torch.save saves `{_bare_text(dotted(saved.value), holds)}`, the model itself: a "
+                edits.replace(value, lambda node, holds=holds: build.bare_model(edits, node, holds),
+                              f"torch.save saves `{_bare_text(dotted(value), holds)}`, the model itself: a "
                               "pickled DistributedDataParallel would not load without a process group")
+
+
+def _saved_models(facts: Analysis, saved: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The names `torch.save` may pickle whole: the saved name itself, or the values of a dict,
+    list or tuple saved (`{"epoch": e, "model": model}`), written in the call or assigned to the
+    saved name just before (`checkpoint = {...}`, then `torch.save(checkpoint, path)`)."""
+    if dotted(saved):
+        ref = facts.ref(saved)
+        writes = facts.writes(ref) if ref is not None else []
+        if len(writes) != 1 or facts.scope(writes[0][2]) is not facts.scope(saved) or \
+                not isinstance(writes[0][1], (cst.Dict, cst.List, cst.Tuple)):
+            return [saved]
+        saved = writes[0][1]
+    if isinstance(saved, (cst.Dict, cst.List, cst.Tuple)):
+        return [e.value for e in saved.elements if dotted(e.value) and not isinstance(e, cst.StarredElement)]
+    return []
 
 
 def _bare_text(owner: str, holds: str) -> str:
     return f"{owner}.module" if holds == WRAPPER else f"unwrap({owner})"
 
 
-def _full_state_dicts(facts, edits) -> None:
+def _full_state_dicts(facts: Analysis, edits: Edits) -> None:
     """The `--strategy fsdp` form: no `.module`; state dicts of sharded models and of their
     optimizers through the runtime's full-state-dict helpers."""
     for attr in facts.attributes:  # `model.module.x` of a DataParallel script: the model itself now
-        if attr.attr.value == "module" and holds_wrapper(facts, attr.value) is not None:
+        if attr.attr.value == "module" and holds_wrapper(facts, facts.wrapped_refs, attr.value) is not None:
             edits.replace(attr, lambda node: node.value, f"`{facts.code(attr)}` -> `{facts.code(attr.value)}` "
                           "(FSDP2 keeps the model's class: there is no .module)")
     for call in facts.calls:
@@ -140,7 +165,7 @@ _UNNAMED = ("`{code}` trains a sharded model whose name ddpify cannot tell here,
             "use full_optimizer_state_dict(model, {code}) / load_full_optimizer_state_dict(model, {code}, state)")
 
 
-def _load(edits, call, helper: str, *leading: str) -> None:
+def _load(edits: Edits, call: cst.Call, helper: str, *leading: str) -> None:
     """`x.load_state_dict(args)` -> `helper(leading..., args)`."""
     edits.replace(call, lambda node: cst.Call(cst.Name(helper), [
         *(cst.Arg(cst.parse_expression(code)) for code in leading), *node.args]),

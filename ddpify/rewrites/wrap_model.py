@@ -48,6 +48,7 @@ sets the model up, or an optimizer in another block, gets a TODO instead.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -55,11 +56,17 @@ from ddpify import fsdp
 from ddpify import matchers as mt
 from ddpify.names import dotted
 
+if TYPE_CHECKING:
+    from ddpify.analysis import Analysis
+    from ddpify.edits import Edits
+    from ddpify.models import Model
+    from ddpify.options import Options
+
 NAME = "wrap-model"
 SUMMARY = "wrap each trained model in DistributedDataParallel (replacing DataParallel) after its set-up"
 
 
-def rewrite(facts, edits, options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     for model in facts.models.wrapped:
         name = model.name
         if options.fsdp:
@@ -108,7 +115,7 @@ _PENALTY_FSDP = ("torch.autograd.grad through a sharded model (a gradient penalt
                  "form: check it by hand")
 
 
-def _shard(facts, edits, model, options) -> None:
+def _shard(facts: Analysis, edits: Edits, model: Model, options: Options) -> None:
     """`model = shard_model(model)` where DDP would wrap it; optimizers built before move after it."""
     name = model.name
     lines = [f"{name} = shard_model({name})\n"]
@@ -130,7 +137,7 @@ def _shard(facts, edits, model, options) -> None:
     edits.add_import("ddpify_runtime", "shard_model")
 
 
-def _move_optimizers(facts, edits, model) -> list[cst.CSTNode]:
+def _move_optimizers(facts: Analysis, edits: Edits, model: Model) -> list[cst.CSTNode]:
     """The statements that build an optimizer of `model` before the sharding (`model.moved`,
     decided by the analysis), removed to be re-inserted after it; a TODO on those that cannot move."""
     for stmt in model.moved:
@@ -145,7 +152,7 @@ def _move_optimizers(facts, edits, model) -> list[cst.CSTNode]:
     return model.moved
 
 
-def _penalties(facts):
+def _penalties(facts: Analysis) -> Iterator[cst.Call]:
     """`torch.autograd.grad(D(x).sum(), x, create_graph=True)` with `D` wrapped."""
     for call in facts.calls:
         outputs = mt.positional(call, 0) or mt.keyword(call, "outputs")
@@ -156,14 +163,14 @@ def _penalties(facts):
             yield call
 
 
-def _why_unused(facts, model) -> str | None:
+def _why_unused(facts: Analysis, model: Model) -> str | None:
     """Why some parameters of `model` may get no gradient in a step, or None."""
     if model.partial:
         return f"the optimizer trains only parts of `{model.name}`"
     return model.unused
 
 
-def _untrained_models(facts):
+def _untrained_models(facts: Analysis) -> Iterator[tuple[str, cst.CSTNode]]:
     """Modules built and moved to a device (`teacher = Net().to(device)`), called inside a loop
     that trains, that no optimizer covers."""
     wrapped = {w.name for w in facts.models.wrapped}
@@ -184,7 +191,7 @@ def _untrained_models(facts):
 STALE_COMMENT = re.compile(r"(?<!Distributed)DataParallel")  # a comment on a replaced DataParallel line
 
 
-def _replace_dataparallel(facts, edits, model, lines, by) -> None:
+def _replace_dataparallel(facts: Analysis, edits: Edits, model: Model, lines: list[str], by: str) -> None:
     call = model.dataparallel
     edits.warn(call, "DataParallel split each batch across GPUs; now every process loads its own "
                  "batch: divide a total batch size by get_world_size() to keep the old global batch")
@@ -221,7 +228,7 @@ def _replace_dataparallel(facts, edits, model, lines, by) -> None:
             edits.replace(attr, lambda node: node.value)
 
 
-def _remove(facts, edits, statement) -> None:
+def _remove(facts: Analysis, edits: Edits, statement: cst.CSTNode) -> None:
     """Drop `model = nn.DataParallel(model)`; and the `if n_gpu > 1:` around it when nothing else
     is left in it (the wrap that replaces it applies on every path)."""
     block = facts.parent(statement)

@@ -19,7 +19,7 @@ from ddpify.cli import main
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "check"
 FIXTURES = CASES.parent
 BAD = "import torch.distributed as dist\nimport torch\nimport os\n" \
-      'torch.cuda.set_device(int(os.environ["RANK"]))\ndist.init_process_group("gloo")\n'
+      'torch.cuda.set_device(int(os.environ["RANK"]))\ndist.init_process_group("gloo")\nstate = torch.load("x.pt")\n'
 BAD_LINE = "bad.py:4:23: DDP001 "
 
 
@@ -38,7 +38,7 @@ def test_findings_go_to_stdout_one_per_line_with_a_summary_on_stderr_and_exit_1(
     Path("bad.py").write_text(BAD)
     result = cli("bad.py", code=1)
     lines = result.stdout.splitlines()
-    assert [line.split(" ")[:2] for line in lines] == [["bad.py:4:23:", "DDP001"], ["bad.py:5:1:", "DDP011"]]
+    assert [line.split(" ")[:2] for line in lines] == [["bad.py:4:23:", "DDP001"], ["bad.py:6:9:", "DDP014"]]
     assert result.stderr == "2 problem(s) in 1 of 1 file(s) (1 fixable with --fix)\n"
 
 
@@ -61,7 +61,11 @@ def test_directories_are_searched_and_stdin_is_read():
 
 
 def test_select_and_ignore_take_codes_and_prefixes():
+    """Advice (DDP011) is reported only when selected, by its code or a prefix."""
     Path("bad.py").write_text(BAD)
+    assert "DDP011" not in cli("bad.py", code=1).stdout
+    assert [line.split()[1] for line in cli("bad.py", "--select", "DDP01", code=1).stdout.splitlines()] == [
+        "DDP011", "DDP014"]
     assert [line.split()[1] for line in cli("bad.py", "--select", "DDP011", code=1).stdout.splitlines()] == ["DDP011"]
     assert [line.split()[1] for line in cli("bad.py", "--ignore", "DDP01", code=1).stdout.splitlines()] == ["DDP001"]
     assert cli("bad.py", "--select", "ddp001,DDP011", "--ignore", "DDP001,DDP011", code=0).stdout == ""
@@ -78,16 +82,17 @@ def test_json():
     assert first["message"].startswith('`int(os.environ["RANK"])` is the global rank')
     assert {k: v for k, v in first.items() if k != "message"} == {"code": "DDP001", "line": 4, "column": 23,
                                                                   "fixable": True}
-    assert [f["code"] for f in entry["findings"]] == ["DDP001", "DDP011"]
+    assert [f["code"] for f in entry["findings"]] == ["DDP001", "DDP014"]
 
 
 def test_fix_rewrites_the_file_keeping_its_mode_and_reports_what_is_left():
     Path("bad.py").write_text(BAD)
     Path("bad.py").chmod(0o755)
     result = cli("--fix", "bad.py", code=1)
-    assert Path("bad.py").read_text() == BAD.replace('"RANK"', '"LOCAL_RANK"')
+    assert Path("bad.py").read_text() == BAD.replace('int(os.environ["RANK"])',
+                                                     'int(os.environ.get("LOCAL_RANK", int(os.environ["RANK"])))')
     assert stat.S_IMODE(Path("bad.py").stat().st_mode) == 0o755
-    assert [line.split()[1] for line in result.stdout.splitlines()] == ["DDP011"]  # no fix for it
+    assert [line.split()[1] for line in result.stdout.splitlines()] == ["DDP014"]  # no fix for it
     assert result.stderr == "fixed 1 problem(s) in 1 file(s); 1 problem(s) in 1 of 1 file(s)\n"
     assert sorted(os.listdir()) == ["bad.py"]  # no temporary file left
 
@@ -132,7 +137,7 @@ def test_the_check_command_never_imports_torch():
 def test_a_bug_of_ours_is_one_line_and_exit_123(monkeypatch):
     Path("bad.py").write_text(BAD)
 
-    def broken(data, rules):
+    def broken(data, rules, program=None):
         raise KeyError("boom")
     monkeypatch.setattr("ddpify.check.check", broken)
     result = cli("bad.py", code=123)

@@ -1,5 +1,6 @@
-"""`--fix`: each fixable rule's trigger fixture becomes exactly `fixed.py` (that rule alone), which
-compiles and has no fixable finding left; correct code and `# noqa` lines are left as they are."""
+"""`--fix`: each fixable rule's trigger fixture becomes exactly `fixed.py` (that rule alone;
+`pytest --update-goldens` rewrites it, read the diff), which compiles and has no fixable finding
+left; correct code and `# noqa` lines are left as they are."""
 
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ def test_the_fixable_rules_are_those_with_a_fixed_fixture():
 
 
 @pytest.mark.parametrize("code", FIXABLE)
-def test_fix(code):
+def test_fix(code, request):
     rules = select(frozenset({code}))
     done = fix((CASES / code / "trigger.py").read_bytes(), rules)
+    if request.config.getoption("--update-goldens"):
+        (CASES / code / "fixed.py").write_bytes(done.output)
     expected = (CASES / code / "fixed.py").read_bytes()
     assert done.output == expected
     compile(expected, "fixed.py", "exec")
@@ -45,8 +48,8 @@ def test_noqa_silences_a_finding_and_its_fix():
     source = (CASES / "DDP003" / "trigger.py").read_text()
     line = "loader = DataLoader(ds, batch_size=8, shuffle=True, sampler=sampler)"
     silenced = source.replace(line, line + "  # noqa: DDP003")
-    assert [f.line for f in check(silenced).findings] == [9]
-    assert [f.line for f in check(source.replace(line, line + "  # noqa")).findings] == [9]
+    assert [f.line for f in check(silenced).findings] == [10, 13, 14]
+    assert [f.line for f in check(source.replace(line, line + "  # noqa")).findings] == [10, 13, 14]
     assert check(source.replace(line, line + "  # noqa: DDP001")).findings == check(source).findings
     done = fix(silenced)
-    assert line + "  # noqa: DDP003" in done.output.decode() and done.fixed == 1
+    assert line + "  # noqa: DDP003" in done.output.decode() and done.fixed == 3

@@ -43,3 +43,19 @@ def test_the_hook_reports_findings_and_passes_clean_files(tmp_path):
     good = hook("good.py")
     assert good.returncode == 0, good.stdout + good.stderr
     assert re.search(r"ddpify check\.+Passed", good.stdout)
+
+
+@pytest.mark.slow
+def test_the_readme_snippet_works_as_written(tmp_path):
+    """README's `.pre-commit-config.yaml`, copied as it is, with the installed `ddpify` on PATH."""
+    text = (ROOT / "README.md").read_text()
+    start = text.index("```yaml\n", text.index("As a [pre-commit]")) + len("```yaml\n")
+    (tmp_path / ".pre-commit-config.yaml").write_text(text[start:text.index("```", start)])
+    (tmp_path / "bad.py").write_text(BAD)
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_CONFIG_NOSYSTEM": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, env=env)
+    subprocess.run(["git", "add", "."], cwd=tmp_path, check=True, env=env)
+    done = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--files", "bad.py"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "bad.py:4:23: DDP001 " in done.stdout, done.stdout + done.stderr

@@ -66,7 +66,7 @@ class Pending:
     """A started launch; ``wait()`` returns its Run (timeout counted from the start)."""
 
     def __init__(self, cmd: List[str], cwd: Path, probe_dir: Optional[Path], timeout: float,
-                 rank_logs: Optional[Path] = None, nproc: int = 1):
+                 rank_logs: Optional[Path] = None, nproc: int = 1, count: bool = False):
         self.cmd, self.cwd, self.probe_dir, self.timeout = cmd, cwd, probe_dir, timeout
         self.rank_logs, self.nproc = rank_logs, nproc
         self.start = time.monotonic()
@@ -74,7 +74,7 @@ class Pending:
         self.output = cwd.parent / f"{cwd.name}.output.txt"
         with open(self.output, "w") as out:
             # Own session: on timeout the launcher and all its workers are killed together.
-            self.proc = subprocess.Popen(cmd, cwd=cwd, env=probe_env(probe_dir), stdout=out,
+            self.proc = subprocess.Popen(cmd, cwd=cwd, env=probe_env(probe_dir, count), stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait(self) -> Run:
@@ -102,13 +102,14 @@ class Pending:
 
 
 def start_torchrun(script: Path, args: Sequence[str], cwd: Path, probe_dir: Optional[Path],
-                   nproc: int = WORLD, timeout: float = TIMEOUT_S) -> Pending:
-    """Start ``torchrun --standalone --nproc_per_node=N script args`` in ``cwd``."""
+                   nproc: int = WORLD, timeout: float = TIMEOUT_S, count: bool = False) -> Pending:
+    """Start ``torchrun --standalone --nproc_per_node=N script args`` in ``cwd`` (``count``: the
+    probe also counts DDP's gradient all-reduce rounds before each optimizer step)."""
     log_dir = cwd.parent / f"{cwd.name}.torchrun-logs"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            f"--nproc_per_node={nproc}", "--redirects", "3", "--log-dir", str(log_dir),
            str(script), *args]
-    return Pending(cmd, cwd, probe_dir, timeout, log_dir, nproc)
+    return Pending(cmd, cwd, probe_dir, timeout, log_dir, nproc, count)
 
 
 def start_python(script: Path, args: Sequence[str], cwd: Path, probe_dir: Optional[Path],
@@ -246,17 +247,19 @@ def complete_passes(probe: Probe, rank: int, loader: int) -> List[Pass]:
 
 
 def check_reshuffled(probe: Probe, world: int, loader: int) -> List[str]:
-    """Every rank's order differs between consecutive complete passes."""
+    """Every complete pass on every rank draws an order no earlier pass drew (also when a second
+    training counts its epochs from 0 again)."""
     problems = []
     for rank in range(world):
         complete = complete_passes(probe, rank, loader)
         if len(complete) < 2:
             problems.append(f"loader {loader} rank {rank}: fewer than 2 complete passes, "
                             "cannot check reshuffling")
-        for a, b in zip(complete, complete[1:]):
-            if a.indices == b.indices:
-                problems.append(f"loader {loader} rank {rank}: passes {a.number} and {b.number} "
-                                "fetched the same order (set_epoch missing?)")
+        for i, b in enumerate(complete):
+            same = [a.number for a in complete[:i] if a.indices == b.indices]
+            if same:
+                problems.append(f"loader {loader} rank {rank}: pass {b.number} fetched the same order as "
+                                f"pass {same[0]} (set_epoch missing, or the same epoch again?)")
     return problems
 
 
@@ -272,6 +275,23 @@ def check_params_identical(probe: Probe, world: int) -> List[str]:
             sums = {r: e["sum"] for r, e in by_rank.items()}
             problems.append(f"model {model} ({by_rank[0]['module']}): parameters differ across "
                             f"ranks: sha256 {digests}, sums {sums}")
+    return problems
+
+
+def check_optimizers_identical(probe: Probe, world: int) -> List[str]:
+    """Every optimizer's parameters are the same on every rank after its 2nd step and at exit (a
+    model trained bare on each rank's shard, or trained before DDP wrapped it, differs at one of
+    them; DDP's broadcast at the wrap hides the second from the final weights)."""
+    problems = []
+    for when in ("step2", "exit"):
+        for number, by_rank in sorted(probe.optimizers(when).items()):
+            if sorted(by_rank) != list(range(world)):
+                problems.append(f"optimizer {number} ({when}): recorded by ranks {sorted(by_rank)}")
+                continue
+            digests = {r: (e["sha256"] or "sharded")[:12] for r, e in by_rank.items()}
+            if len(set(digests.values())) != 1:
+                problems.append(f"optimizer {number} ({by_rank[0]['optimizer']}, {when}, "
+                                f"{by_rank[0]['steps']} steps): parameters differ across ranks: {digests}")
     return problems
 
 

@@ -63,6 +63,15 @@ SPECS = {
     "rank_seed": Spec(train={800: True}, passes=2),  # unseeded random_split
     "rank_quiet": Spec(train={512: True}, passes=2),  # logging and sys.stdout.write progress
     "critic_iterator": Spec(train={256: True}, passes=2, models=2),  # iter(loader) per epoch, next() inside
+    # experiments that train more than once, scripts without main(), files read back (issue 20)
+    "toplevel_helper_train": Spec(train={320: True}, passes=2),  # module-level set-up, train() helper
+    "retrained_models": Spec(train={256: True}, passes=6, models=3),  # `model = MLP()` rebuilt, retrained
+    "trainer_before_wrap": Spec(train={288: True}, passes=4, models=3),  # Trainer(...).train(), aliases
+    "checkpoint_whole_model": Spec(train={256: True}, passes=2),  # {"model": model} saved, loaded back
+    "file_read_back": Spec(train={320: True}, passes=2),  # pickle/json/np/text written, then read
+    "permutation_between_trainings": Spec(train={480: True, 240: True}, passes=2, models=2),
+    "repeated_passes": Spec(train={240: True}, passes=4),  # two phases, each from epoch 0
+    "constructor_flag_branch": Spec(train={300: True}, passes=2),  # `if self.use_norm:` fixed per model
 }
 UNCHANGED = ["already_ddp", "inference_only"]
 NAMES = sorted(SPECS)
@@ -174,14 +183,15 @@ def test_plain_python_trains_on_the_full_dataset(launches, name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_replicas_stay_identical(launches, name):
-    """Every DDP-wrapped model (both GAN nets) ends with the same parameters on every rank."""
+    """Every DDP-wrapped model (both GAN nets) ends with the same parameters on every rank, and
+    every optimizer's parameters are the same on every rank after its 2nd step and at exit."""
     runs = launches(name)
     runs.require_ok("torchrun")
     probe = runs.probe("torchrun")
     wrapped = {rank: [e["module"] for e in probe.of("ddp", rank)] for rank in range(h.WORLD)}
     assert wrapped[0] == wrapped[1] and len(wrapped[0]) == runs.spec.models, (
         f"DDP-wrapped models per rank: {wrapped}, expected {runs.spec.models}")
-    problems = h.check_params_identical(probe, h.WORLD)
+    problems = h.check_params_identical(probe, h.WORLD) + h.check_optimizers_identical(probe, h.WORLD)
     assert not problems, "\n".join(problems) + "\n" + runs.runs["torchrun"].tail(8)
 
 
@@ -346,6 +356,34 @@ def test_quickstart_toplevel_reloads_on_both_ranks(launches):
     runs.require_ok()
     assert "Predicted:" in runs.runs["torchrun"].rank_output[0], runs.runs["torchrun"].tail()
     assert runs.probe("torchrun").exited() == {0: 1, 1: 1}
+
+
+def test_checkpoint_whole_model_pickles_the_bare_model(launches):
+    """`torch.save({"model": model, ...})` and `torch.save([model, ...])` hold the user's module."""
+    runs = launches("checkpoint_whole_model")
+    runs.require_ok()
+    for mode in ("torchrun", "python"):
+        assert "restored a Classifier and a Classifier" in runs.runs[mode].rank_output[0], runs.runs[mode].tail()
+
+
+def test_file_read_back_every_rank_reads_what_the_main_process_wrote(launches):
+    runs = launches("file_read_back")
+    runs.require_ok()
+    for rank in range(h.WORLD):  # rank 1's print is silenced: its reads succeeded if it exited 0
+        assert runs.probe("torchrun").exited()[rank] == 1
+    assert "vocab 200000, embeddings (400, 16)" in runs.runs["torchrun"].rank_output[0]
+    lines = (runs.dirs["torchrun"] / "train_log.txt").read_text().splitlines()
+    assert len(lines) == 2, f"train_log.txt has {len(lines)} lines, expected one per epoch"
+
+
+def test_constructor_flag_branch_needs_no_unused_parameter_search(launches):
+    """`if self.use_norm:` with every model built `use_norm=True`: every step uses every parameter."""
+    runs = launches("constructor_flag_branch")
+    runs.require_ok()
+    ddp = runs.probe("torchrun").of("ddp")
+    assert ddp and not any(e["find_unused_parameters"] for e in ddp), ddp
+    output = runs.runs["torchrun"].output + "".join(runs.runs["torchrun"].rank_output.values())
+    assert "did not find any unused parameters" not in output
 
 
 @pytest.mark.parametrize("name", UNCHANGED)

@@ -2,35 +2,117 @@
 
 from __future__ import annotations
 
-import textwrap
+import pytest
 
-from tests.support.snippets import EPOCHS, IMPORTS, MODEL, rewrite_tests, run, script
+from tests.support.snippets import pair, rewrite_tests
 
 NAME = "download-first"
 
-DOWNLOADS = ("ds = datasets.MNIST('data', train=True, download=True)\n"
-             "val = datasets.MNIST('data', train=False, download=True)\n")
-REST = "loader = DataLoader(ds, batch_size=4, shuffle=True)\n" + MODEL + EPOCHS
-
 PAIRS = [
     # adjacent downloads share one block
-    ("from torchvision import datasets\n" + IMPORTS + DOWNLOADS + REST,
-     "from torchvision import datasets\n" + IMPORTS + "from ddpify_runtime import main_process_first\n\n"
-     "with main_process_first():\n" + textwrap.indent(DOWNLOADS, "    ") + REST),
+    pair("""\
+from torchvision import datasets
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = datasets.MNIST('data', train=True, download=True)
+val = datasets.MNIST('data', train=False, download=True)
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+from torchvision import datasets
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import main_process_first
+
+with main_process_first():
+    ds = datasets.MNIST('data', train=True, download=True)
+    val = datasets.MNIST('data', train=False, download=True)
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "adjacent_downloads_share_one_block"),
+    pair("""\
+from torchvision import datasets
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+ds = datasets.MNIST('data', train=True, download=True)
+val = datasets.MNIST('data', train=False, download=True)
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+from torchvision import datasets
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import main_process_first
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+with main_process_first():
+    ds = datasets.MNIST('data', train=True, download=True)
+    val = datasets.MNIST('data', train=False, download=True)
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "dataset_downloads_run_on_the_first_process_of_each_node_first"),
 ]
 
 UNCHANGED = [
-    "from torchvision import datasets\n" + IMPORTS + "ds = datasets.MNIST('data', train=True, download=False)\n" + REST,
-    "from torchvision import datasets\n" + IMPORTS + "ds = datasets.MNIST('data', train=True)\n" + REST,
+    pytest.param("""\
+from torchvision import datasets
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = datasets.MNIST('data', train=True, download=False)
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", id="unchanged-1"),
+    pytest.param("""\
+from torchvision import datasets
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = datasets.MNIST('data', train=True)
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", id="unchanged-2"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
-
-
-def test_dataset_downloads_run_on_the_first_process_of_each_node_first():
-    code, _ = run("from torchvision import datasets\n" + script(
-        loader="ds = datasets.MNIST('data', train=True, download=True)\n"
-               "val = datasets.MNIST('data', train=False, download=True)\n"
-               "train_loader = DataLoader(ds, batch_size=4, shuffle=True)"))
-    assert ("with main_process_first():\n    ds = datasets.MNIST('data', train=True, download=True)\n"
-            "    val = datasets.MNIST('data', train=False, download=True)\n") in code

@@ -2,60 +2,453 @@
 
 from __future__ import annotations
 
-import textwrap
-
-from tests.support.snippets import (EPOCHS, HEADER, IMPORTS, LOADER, MODEL, TRAIN_LOOP, rewrite_tests, run,
-                                    script)
+from tests.support.snippets import pair, rewrite_tests
 
 NAME = "init-distributed"
 
 PAIRS = [
     # a top-level script: after the imports
-    (IMPORTS + LOADER + MODEL + EPOCHS,
-     IMPORTS + "from ddpify_runtime import init_distributed_mode\n\ninit_distributed_mode()\n" + LOADER + MODEL + EPOCHS),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import init_distributed_mode
+
+init_distributed_mode()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "a_top_level_script"),
     # after argument parsing
-    ("import argparse\n" + IMPORTS + "parser = argparse.ArgumentParser()\nargs = parser.parse_args()\n"
-     + LOADER + MODEL + EPOCHS,
-     "import argparse\n" + IMPORTS + "from ddpify_runtime import init_distributed_mode\n\n"
-     "parser = argparse.ArgumentParser()\nargs = parser.parse_args()\ninit_distributed_mode()\n"
-     + LOADER + MODEL + EPOCHS),
+    pair("""\
+import argparse
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+parser = argparse.ArgumentParser()
+args = parser.parse_args()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import argparse
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import init_distributed_mode
+
+parser = argparse.ArgumentParser()
+args = parser.parse_args()
+init_distributed_mode()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "after_argument_parsing"),
     # no argparse, an entry point: the top of the function it calls, after its docstring
-    (IMPORTS + '\n\ndef main():\n    """Train."""\n' + textwrap.indent(LOADER + MODEL + EPOCHS, "    ")
-     + '\n\nif __name__ == "__main__":\n    main()\n',
-     IMPORTS + 'from ddpify_runtime import init_distributed_mode\n\n\ndef main():\n    """Train."""\n'
-     "    init_distributed_mode()\n" + textwrap.indent(LOADER + MODEL + EPOCHS, "    ")
-     + '\n\nif __name__ == "__main__":\n    main()\n'),
+    pair('''\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def main():
+    """Train."""
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+
+if __name__ == "__main__":
+    main()
+''', '''\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import init_distributed_mode
+
+
+def main():
+    """Train."""
+    init_distributed_mode()
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+
+if __name__ == "__main__":
+    main()
+''', "no_argparse_an_entry_point"),
+    pair("""\
+import argparse
+def parse_args():
+    parser = argparse.ArgumentParser()
+    return parser.parse_args()
+args = parse_args()
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+import argparse
+from ddpify_runtime import init_distributed_mode
+
+def parse_args():
+    parser = argparse.ArgumentParser()
+    return parser.parse_args()
+args = parse_args()
+init_distributed_mode()
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "parse_args_helper_puts_init_after_its_call_site"),
+    pair('''\
+def main():
+    """Train."""
+
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+    loss_fn = torch.nn.MSELoss()
+    train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    for epoch in range(3):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+
+if __name__ == '__main__':
+    main()
+''', '''\
+from ddpify_runtime import init_distributed_mode
+
+def main():
+    """Train."""
+    init_distributed_mode()
+
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+    loss_fn = torch.nn.MSELoss()
+    train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    for epoch in range(3):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+
+if __name__ == '__main__':
+    main()
+''', "without_argparse_init_goes_first_in_main_and_no_launcher_argument"),
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import init_distributed_mode
+
+init_distributed_mode()
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "top_level_script_initialises_after_the_imports"),
+    pair("""\
+import os
+os.environ['CUDA_VISIBLE_DEVICES'] = '0'
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+import os
+from ddpify_runtime import init_distributed_mode
+
+init_distributed_mode()
+# TODO(ddpify): CUDA_VISIBLE_DEVICES set here would show every process the same GPU: remove it and choose GPUs on the launcher's command line
+os.environ['CUDA_VISIBLE_DEVICES'] = '0'
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "pinned_gpus_and_library_modules_get_todos-1"),
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+def fit(model, train_loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    for epoch in range(3):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+""", """\
+
+# TODO(ddpify): this module trains but runs nothing when imported: call init_distributed_mode() (from ddpify_runtime) first thing in the script that uses it
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+def fit(model, train_loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    for epoch in range(3):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+""", "pinned_gpus_and_library_modules_get_todos-2"),
+    # no main(): the loader and the model are sharded and wrapped at module level, before the main
+    # block calls `train()`: the call goes after the imports, not into `train()`
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+if __name__ == '__main__':
+    train()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import init_distributed_mode
+
+init_distributed_mode()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+if __name__ == '__main__':
+    train()
+""", "module_level_set_up_before_a_train_helper_initialises_first"),
+    # the set-up is in the main block, before it calls `train()`: the call opens the main block
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+if __name__ == '__main__':
+    print('start')
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import init_distributed_mode
+
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+if __name__ == '__main__':
+    init_distributed_mode()
+    print('start')
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train()
+""", "set_up_in_the_main_block_before_the_helper_initialises_there"),
+    # the loader is sharded at module level and the main block then trains: initialising at the top
+    # of the main block would come after the sampler needs the process group
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+if __name__ == '__main__':
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import init_distributed_mode
+
+init_distributed_mode()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+if __name__ == '__main__':
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+""", "module_level_set_up_before_the_main_block_initialises_after_the_imports"),
+    # synthetic data drawn with numpy at module level: numpy seeds itself per process, so the call
+    # (which gives every process rank 0's state) must come first
+    pair("""\
+import numpy as np
+noise = np.random.normal(0, 1, (8, 1))
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+if __name__ == '__main__':
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+""", """\
+import numpy as np
+from ddpify_runtime import init_distributed_mode
+
+init_distributed_mode()
+noise = np.random.normal(0, 1, (8, 1))
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+if __name__ == '__main__':
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+""", "numpy_draws_at_module_level_come_after_the_call"),
 ]
 
 # Every script that trains gets the call or, where nothing runs it (a module that only defines a
 # trainer), a TODO: there is no training script this rewrite leaves as it is.
-UNCHANGED: list = []
+UNCHANGED = [
+]
 
 test_pairs, _ = rewrite_tests(NAME, PAIRS, UNCHANGED)
-
-
-def test_parse_args_helper_puts_init_after_its_call_site():
-    code, _ = run("import argparse\ndef parse_args():\n    parser = argparse.ArgumentParser()\n"
-                  "    return parser.parse_args()\nargs = parse_args()\n" + script())
-    assert "    return parser.parse_args()\nargs = parse_args()\ninit_distributed_mode()\n" in code
-
-
-def test_without_argparse_init_goes_first_in_main_and_no_launcher_argument():
-    code, _ = run("def main():\n    \"\"\"Train.\"\"\"\n" + textwrap.indent(script(), "    ")
-                  + "\nif __name__ == '__main__':\n    main()\n")
-    assert '"""Train."""\n    init_distributed_mode()\n' in code
-    assert "--local-rank" not in code
-
-
-def test_top_level_script_initialises_after_the_imports():
-    code, _ = run(script())
-    assert code.index("init_distributed_mode()\n") < code.index("ds = TensorDataset")
-
-
-def test_pinned_gpus_and_library_modules_get_todos():
-    code, changes = run("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\n" + script())
-    assert "# TODO(ddpify): CUDA_VISIBLE_DEVICES set here" in code
-    library = HEADER + "def fit(model, train_loader):\n" + textwrap.indent(
-        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n" + textwrap.dedent(TRAIN_LOOP), "    ")
-    code, _ = run(library)
-    assert "init_distributed_mode()\n" not in code and "runs nothing when imported" in code

@@ -2,51 +2,245 @@
 
 from __future__ import annotations
 
-import textwrap
+import pytest
 
-from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, rewrite_tests, run, script
+from tests.support.snippets import pair, rewrite_tests
 
 NAME = "launcher-arg"
 
-PARSER = "import argparse\n" + IMPORTS + "parser = argparse.ArgumentParser()\n"
-REST = "args = parser.parse_args()\n" + LOADER + MODEL + EPOCHS
-
 PAIRS = [
-    (PARSER + "parser.add_argument('--lr', type=float, default=0.1)\n" + REST,
-     PARSER + "parser.add_argument('--lr', type=float, default=0.1)\n"
-     'parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help="set by torch.distributed.launch")\n'
-     + REST),
+    pair("""\
+import argparse
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+parser = argparse.ArgumentParser()
+parser.add_argument('--lr', type=float, default=0.1)
+args = parser.parse_args()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import argparse
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+parser = argparse.ArgumentParser()
+parser.add_argument('--lr', type=float, default=0.1)
+parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help="set by torch.distributed.launch")
+args = parser.parse_args()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "pair-1"),
     # one spelling known: the other joins it under the same dest
-    (PARSER + "parser.add_argument('--local_rank', type=int, default=-1)\n" + REST,
-     PARSER + "parser.add_argument('--local_rank', type=int, default=-1)\n"
-     'parser.add_argument("--local-rank", dest="local_rank", type=int, help="set by torch.distributed.launch")\n'
-     + REST),
+    pair("""\
+import argparse
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+parser = argparse.ArgumentParser()
+parser.add_argument('--local_rank', type=int, default=-1)
+args = parser.parse_args()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import argparse
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+parser = argparse.ArgumentParser()
+parser.add_argument('--local_rank', type=int, default=-1)
+parser.add_argument("--local-rank", dest="local_rank", type=int, help="set by torch.distributed.launch")
+args = parser.parse_args()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "one_spelling_known"),
+    pair("""\
+import argparse
+def main():
+    parser = argparse.ArgumentParser()
+    args = parser.parse_args()
+
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+    loss_fn = torch.nn.MSELoss()
+    train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    for epoch in range(3):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+
+if __name__ == '__main__':
+    main()
+""", """\
+import argparse
+from ddpify_runtime import init_distributed_mode
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help="set by torch.distributed.launch")
+    args = parser.parse_args()
+    init_distributed_mode()
+
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+    loss_fn = torch.nn.MSELoss()
+    train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    for epoch in range(3):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+
+if __name__ == '__main__':
+    main()
+""", "argparse_gets_both_launcher_spellings_and_init_follows_parsing", also={"init-distributed"}),
+    pair("""\
+import argparse
+p = argparse.ArgumentParser()
+p.add_argument('--local_rank', type=int)
+args = p.parse_args()
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+import argparse
+p = argparse.ArgumentParser()
+p.add_argument('--local_rank', type=int)
+p.add_argument("--local-rank", dest="local_rank", type=int, help="set by torch.distributed.launch")
+args = p.parse_args()
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "a_parser_with_one_spelling_gets_the_other_under_the_same_dest"),
+    pair("""\
+import argparse
+def get_parser():
+    parser = argparse.ArgumentParser()
+    return parser
+opts = get_parser().parse_args()
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+import argparse
+from ddpify_runtime import init_distributed_mode
+
+def get_parser():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help="set by torch.distributed.launch")
+    return parser
+opts = get_parser().parse_args()
+init_distributed_mode()
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "a_parser_built_by_a_helper_gets_the_launcher_argument_and_init_follows_parsing", also={"init-distributed"}),
 ]
 
 UNCHANGED = [
-    IMPORTS + LOADER + MODEL + EPOCHS,  # no argparse: torchrun needs no argument
-    PARSER + "parser.add_argument('--local-rank', '--local_rank', type=int)\n" + REST,  # both spellings known
+    # no argparse: torchrun needs no argument
+    pytest.param("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", id="no_argparse"),
+    # both spellings known
+    pytest.param("""\
+import argparse
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+parser = argparse.ArgumentParser()
+parser.add_argument('--local-rank', '--local_rank', type=int)
+args = parser.parse_args()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", id="both_spellings_known"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
-
-
-def test_argparse_gets_both_launcher_spellings_and_init_follows_parsing():
-    body = "parser = argparse.ArgumentParser()\nargs = parser.parse_args()\n" + script()
-    code, _ = run("import argparse\ndef main():\n" + textwrap.indent(body, "    ")
-                  + "\nif __name__ == '__main__':\n    main()\n")
-    assert '"--local-rank", "--local_rank"' in code
-    assert "args = parser.parse_args()\n    init_distributed_mode()\n" in code
-
-
-def test_a_parser_with_one_spelling_gets_the_other_under_the_same_dest():
-    code, _ = run("import argparse\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\n"
-                  "args = p.parse_args()\n" + script())
-    assert 'p.add_argument("--local-rank", dest="local_rank"' in code
-
-
-def test_a_parser_built_by_a_helper_gets_the_launcher_argument_and_init_follows_parsing():
-    code, _ = run("import argparse\ndef get_parser():\n    parser = argparse.ArgumentParser()\n    return parser\n"
-                  "opts = get_parser().parse_args()\n" + script())
-    assert '    parser.add_argument("--local-rank", "--local_rank"' in code
-    assert "opts = get_parser().parse_args()\ninit_distributed_mode()\n" in code

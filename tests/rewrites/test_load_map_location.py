@@ -2,25 +2,98 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, rewrite_tests
+import pytest
+
+from tests.support.snippets import pair, rewrite_tests
 
 NAME = "load-map-location"
 
-LOADS = 'model.load_state_dict(torch.load("init.pt"))\n'
-
 PAIRS = [
-    (IMPORTS + LOADER + MODEL + LOADS + EPOCHS,
-     IMPORTS + "from ddpify_runtime import local_device\n\n" + LOADER + MODEL
-     + 'model.load_state_dict(torch.load("init.pt", map_location=local_device()))\n' + EPOCHS),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+model.load_state_dict(torch.load("init.pt"))
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import local_device
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+model.load_state_dict(torch.load("init.pt", map_location=local_device()))
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "pair-1"),
     # weights_only is never touched
-    (IMPORTS + LOADER + MODEL + 'state = torch.load("s.pt", weights_only=True)\n' + EPOCHS,
-     IMPORTS + "from ddpify_runtime import local_device\n\n" + LOADER + MODEL
-     + 'state = torch.load("s.pt", weights_only=True, map_location=local_device())\n' + EPOCHS),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+state = torch.load("s.pt", weights_only=True)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import local_device
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+state = torch.load("s.pt", weights_only=True, map_location=local_device())
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "weights_only_is_never_touched"),
 ]
 
 UNCHANGED = [
-    IMPORTS + LOADER + MODEL + 'state = torch.load("s.pt", map_location="cpu")\n' + EPOCHS,  # kept as written
-    IMPORTS + LOADER + MODEL + 'state = torch.load("s.pt", map_location="cuda")\n' + EPOCHS,
+    # kept as written
+    pytest.param("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+state = torch.load("s.pt", map_location="cpu")
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", id="kept_as_written"),
+    pytest.param("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+state = torch.load("s.pt", map_location="cuda")
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", id="unchanged-2"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)

@@ -2,131 +2,582 @@
 
 from __future__ import annotations
 
-import pytest
-
-from tests.support.snippets import (EPOCHS, IMPORTS, MODEL, lines, rewrite_tests, run, run_with_loader,
-                                    script, warnings)
+from tests.support.snippets import pair, rewrite_tests
 
 NAME = "shard-data"
 
-DS = "ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))\n"
-SAMPLER_IMPORT = "from torch.utils.data.distributed import DistributedSampler\n\n"
-
 PAIRS = [
-    (IMPORTS + DS + "loader = DataLoader(ds, batch_size=4, shuffle=True)\n" + MODEL + EPOCHS,
-     IMPORTS + SAMPLER_IMPORT + DS + "loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))\n"
-     + MODEL + EPOCHS),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "pair-1"),
     # an evaluation loader beside it stays whole
-    (IMPORTS + DS + "loader = DataLoader(ds, batch_size=4)\nval_loader = DataLoader(ds, batch_size=4)\n" + MODEL + EPOCHS
-     + "for x, y in val_loader:\n    print(model(x))\n",
-     IMPORTS + SAMPLER_IMPORT + DS + "loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=False))\n"
-     "val_loader = DataLoader(ds, batch_size=4)\n" + MODEL + EPOCHS + "for x, y in val_loader:\n    print(model(x))\n"),
-    ("from torch.utils.data import RandomSampler\n" + IMPORTS + DS
-     + "loader = DataLoader(ds, batch_size=4, sampler=RandomSampler(ds))\n" + MODEL + EPOCHS,
-     "from torch.utils.data import RandomSampler\n" + IMPORTS + SAMPLER_IMPORT + DS
-     + "loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds))\n" + MODEL + EPOCHS),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4)
+val_loader = DataLoader(ds, batch_size=4)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+for x, y in val_loader:
+    print(model(x))
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=False))
+val_loader = DataLoader(ds, batch_size=4)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+for x, y in val_loader:
+    print(model(x))
+""", "an_evaluation_loader_beside_it_stays_whole"),
+    pair("""\
+from torch.utils.data import RandomSampler
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, sampler=RandomSampler(ds))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+from torch.utils.data import RandomSampler
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "pair-3"),
     # arguments this file cannot see: the loader is rebuilt at run time
-    (IMPORTS + DS + "kwargs = {'batch_size': 4, 'shuffle': True}\nloader = DataLoader(ds, **kwargs)\n" + MODEL + EPOCHS,
-     IMPORTS + "from ddpify_runtime import shard_loader\n\n" + DS
-     + "kwargs = {'batch_size': 4, 'shuffle': True}\nloader = DataLoader(ds, **kwargs)\nloader = shard_loader(loader)\n"
-     + MODEL + EPOCHS),
-    # a call over several lines keeps its breaks and its `)` on a line of its own
-    (IMPORTS + DS + "loader = DataLoader(\n    ds,\n    batch_size=4,\n    shuffle=True\n    )\n" + MODEL + EPOCHS,
-     IMPORTS + SAMPLER_IMPORT + DS + "loader = DataLoader(\n    ds,\n    batch_size=4,\n"
-     "    sampler=DistributedSampler(ds, shuffle=True)\n    )\n" + MODEL + EPOCHS),
-    (IMPORTS + DS + "loader = DataLoader(\n    ds,\n    batch_size=4\n)\n" + MODEL + EPOCHS,
-     IMPORTS + SAMPLER_IMPORT + DS + "loader = DataLoader(\n    ds,\n    batch_size=4,\n"
-     "    sampler=DistributedSampler(ds, shuffle=False)\n)\n" + MODEL + EPOCHS),
-]
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+kwargs = {'batch_size': 4, 'shuffle': True}
+loader = DataLoader(ds, **kwargs)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import shard_loader
 
-# Every script that trains gets its training data sharded or a TODO saying why not; what stays
-# whole (evaluation loaders) is in the pairs above.
-UNCHANGED: list = []
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+kwargs = {'batch_size': 4, 'shuffle': True}
+loader = DataLoader(ds, **kwargs)
+loader = shard_loader(loader)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "arguments_this_file_cannot_see"),
+    pair("""\
+args_shuffle = True
 
-test_pairs, _ = rewrite_tests(NAME, PAIRS, UNCHANGED)
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+from torch.utils.data.distributed import DistributedSampler
 
-@pytest.mark.parametrize("shuffle, sampler", [
-    ("shuffle=True", "sampler=DistributedSampler(ds, shuffle=True)"),
-    ("shuffle=args_shuffle", "sampler=DistributedSampler(ds, shuffle=args_shuffle)"),
-    ("drop_last=True", "drop_last=True, sampler=DistributedSampler(ds, shuffle=False)"),
-])
-def test_shuffle_moves_into_the_sampler_with_its_original_value(shuffle, sampler):
-    code, _ = run("args_shuffle = True\n" + script(loader=f"train_loader = DataLoader(ds, batch_size=4, {shuffle})"))
-    assert f"DataLoader(ds, batch_size=4, {sampler})" in code
+args_shuffle = True
 
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
-def test_evaluation_loaders_stay_whole():
-    code, _ = run(script(tail="""
-        val_loader = DataLoader(ds, batch_size=4)
-        test_loader = DataLoader(ds, batch_size=4, shuffle=False)
-        for x, y in val_loader:
-            print(model(x))
-        """))
-    assert "val_loader = DataLoader(ds, batch_size=4)\n" in code
-    assert "test_loader = DataLoader(ds, batch_size=4, shuffle=False)\n" in code
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "shuffle_moves_into_the_sampler_with_its_original_value-1"),
+    pair("""\
+args_shuffle = True
 
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=args_shuffle)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
-def test_opaque_loader_arguments_go_through_shard_loader():
-    code, _ = run(script(loader="kw = {'batch_size': 4}\nkw.update(shuffle=True)\ntrain_loader = DataLoader(ds, **kw)"))
-    assert "train_loader = DataLoader(ds, **kw)\ntrain_loader = shard_loader(train_loader)\n" in code
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+from torch.utils.data.distributed import DistributedSampler
 
+args_shuffle = True
 
-@pytest.mark.parametrize("sampler, expected", [
-    ("RandomSampler(ds)", "DistributedSampler(ds)"),
-    ("SequentialSampler(ds)", "DistributedSampler(ds, shuffle=False)"),
-    ("WeightedRandomSampler([1.0] * 8, 8)", "ShardedSampler(WeightedRandomSampler([1.0] * 8, 8))"),
-])
-def test_explicit_samplers_are_replaced_or_sharded(sampler, expected):
-    code, _ = run("from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler\n"
-                  + script(loader=f"s = {sampler}\ntrain_loader = DataLoader(ds, batch_size=4, sampler=s)"))
-    assert f"s = {expected}\n" in code
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=args_shuffle))
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "shuffle_moves_into_the_sampler_with_its_original_value-2"),
+    pair("""\
+args_shuffle = True
 
-def test_batch_sampler_keeps_its_batching_around_a_distributed_sampler():
-    code, _ = run("from torch.utils.data import BatchSampler, RandomSampler\n" + script(
-        loader="bs = BatchSampler(RandomSampler(ds), 4, drop_last=True)\n"
-               "train_loader = DataLoader(ds, batch_sampler=bs)"))
-    assert "bs = BatchSampler(DistributedSampler(ds), 4, drop_last=True)" in code
-    assert "DataLoader(ds, batch_sampler=bs)" in code
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, drop_last=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+from torch.utils.data.distributed import DistributedSampler
 
-def test_iterable_dataset_and_manual_batching_get_a_todo_and_a_warning():
-    code, changes = run("""
-        import torch
-        from torch.utils.data import DataLoader, IterableDataset
-        class Stream(IterableDataset):
-            def __iter__(self):
-                yield torch.randn(2)
-        model = torch.nn.Linear(2, 1)
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        loader = DataLoader(Stream(), batch_size=2)
-        X = torch.randn(8, 2)
-        for epoch in range(2):
-            for x in loader:
-                model(x).sum().backward()
-            for i in range(0, 8, 4):
-                model(X[i:i + 4]).sum().backward()
-        """)
-    assert code.count("# TODO(ddpify):") == 2
-    assert any("IterableDataset" in w for w in warnings(changes))
-    assert any("sliced by hand" in w for w in warnings(changes))
+args_shuffle = True
 
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, drop_last=True, sampler=DistributedSampler(ds, shuffle=False))
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
-def test_per_process_batch_size_is_said_once():
-    _, changes = run(script(tail="extra = DataLoader(ds, batch_size=2, shuffle=True)\n"
-                                 "for x, y in extra:\n    model(x).sum().backward()\n"))
-    assert sum("per process" in w for w in warnings(changes)) == 1
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "shuffle_moves_into_the_sampler_with_its_original_value-3"),
+    pair("""\
 
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
-def test_without_a_wrapped_model_the_data_stays_whole():
-    code, _ = run(script(optimizer="optimizer = torch.optim.SGD(get_params(), lr=0.1)"))
-    assert "DistributedSampler" not in code and "shard_loader" not in code
-    assert "leaves the training data whole too" in code
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
 
+val_loader = DataLoader(ds, batch_size=4)
+test_loader = DataLoader(ds, batch_size=4, shuffle=False)
+for x, y in val_loader:
+    print(model(x))
+""", """\
 
-def test_training_without_a_dataloader_says_what_each_process_trains_on():
-    code, changes = run_with_loader("""
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+val_loader = DataLoader(ds, batch_size=4)
+test_loader = DataLoader(ds, batch_size=4, shuffle=False)
+for x, y in val_loader:
+    print(model(x))
+""", "evaluation_loaders_stay_whole"),
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+kw = {'batch_size': 4}
+kw.update(shuffle=True)
+train_loader = DataLoader(ds, **kw)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import shard_loader
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+kw = {'batch_size': 4}
+kw.update(shuffle=True)
+train_loader = DataLoader(ds, **kw)
+train_loader = shard_loader(train_loader)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "opaque_loader_arguments_go_through_shard_loader"),
+    pair("""\
+from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+s = RandomSampler(ds)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+s = DistributedSampler(ds)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "explicit_samplers_are_replaced_or_sharded-1"),
+    pair("""\
+from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+s = SequentialSampler(ds)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+s = DistributedSampler(ds, shuffle=False)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "explicit_samplers_are_replaced_or_sharded-2"),
+    pair("""\
+from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+s = WeightedRandomSampler([1.0] * 8, 8)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import ShardedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+s = ShardedSampler(WeightedRandomSampler([1.0] * 8, 8))
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "explicit_samplers_are_replaced_or_sharded-3"),
+    pair("""\
+from torch.utils.data import BatchSampler, RandomSampler
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+bs = BatchSampler(RandomSampler(ds), 4, drop_last=True)
+train_loader = DataLoader(ds, batch_sampler=bs)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+from torch.utils.data import BatchSampler, RandomSampler
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+bs = BatchSampler(DistributedSampler(ds), 4, drop_last=True)
+train_loader = DataLoader(ds, batch_sampler=bs)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "batch_sampler_keeps_its_batching_around_a_distributed_sampler"),
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader, IterableDataset
+class Stream(IterableDataset):
+    def __iter__(self):
+        yield torch.randn(2)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(Stream(), batch_size=2)
+X = torch.randn(8, 2)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+    for i in range(0, 8, 4):
+        model(X[i:i + 4]).sum().backward()
+""", """\
+
+import torch
+from torch.utils.data import DataLoader, IterableDataset
+class Stream(IterableDataset):
+    def __iter__(self):
+        yield torch.randn(2)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+# TODO(ddpify): this loader reads an IterableDataset, which a sampler cannot shard: split the stream in its __iter__ by ddpify_runtime.get_rank()/get_world_size()
+loader = DataLoader(Stream(), batch_size=2)
+X = torch.randn(8, 2)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+    # TODO(ddpify): batches are sliced by hand, so every process trains on all the data (correct, no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler
+    for i in range(0, 8, 4):
+        model(X[i:i + 4]).sum().backward()
+""", "iterable_dataset_and_manual_batching_get_a_todo_and_a_warning", report=[
+        "warning: this loader reads an IterableDataset, which a sampler cannot shard: split the stream in its __iter__ by ddpify_runtime.get_rank()/get_world_size()",
+        "warning: batches are sliced by hand, so every process trains on all the data (correct, no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler",
+    ]),
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+extra = DataLoader(ds, batch_size=2, shuffle=True)
+for x, y in extra:
+    model(x).sum().backward()
+""", """\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+extra = DataLoader(ds, batch_size=2, sampler=DistributedSampler(ds, shuffle=True))
+for x, y in extra:
+    model(x).sum().backward()
+""", "per_process_batch_size_is_said_once", report=[
+        "change: training loader sharded with DistributedSampler(ds, shuffle=True)",
+        "warning: batch_size is now per process: the global batch is batch_size x the number of processes",
+        "change: training loader sharded with DistributedSampler(ds, shuffle=True)",
+    ]),
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(get_params(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", """\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+# TODO(ddpify): could not tell which model this optimizer trains: wrap that model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand (until a model is wrapped, ddpify leaves the training data whole too)
+optimizer = torch.optim.SGD(get_params(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""", "without_a_wrapped_model_the_data_stays_whole", also={"wrap-model"}),
+    pair("""\
+import torch
+
 policy = torch.nn.Linear(4, 2)
 opt = torch.optim.Adam(policy.parameters(), lr=1e-2)
 for episode in range(100):
@@ -134,7 +585,95 @@ for episode in range(100):
     opt.zero_grad()
     loss.backward()
     opt.step()
-""", header="import torch\n")
-    assert any("no DataLoader feeds this training" in w for w in warnings(changes))
-    todo = next(i for i, line in enumerate(lines(code)) if "no DataLoader feeds" in line)
-    assert lines(code)[todo + 1] == "for episode in range(100):"
+""", """\
+import torch
+
+policy = torch.nn.Linear(4, 2)
+opt = torch.optim.Adam(policy.parameters(), lr=1e-2)
+# TODO(ddpify): no DataLoader feeds this training, so ddpify cannot shard its data: every process trains on all the data it reads (correct, no speed-up), and batches it generates (random batches, RL rollouts) start from the same random state on every process: seed with an offset of get_rank() before this loop if they should differ
+for episode in range(100):
+    loss = policy(torch.randn(32, 4)).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""", "training_without_a_dataloader_says_what_each_process_trains_on", report=[
+        "warning: no DataLoader feeds this training, so ddpify cannot shard its data: every process trains on all the data it reads (correct, no speed-up), and batches it generates (random batches, RL rollouts) start from the same random state on every process: seed with an offset of get_rank() before this loop if they should differ",
+    ]),
+    # a call over several lines keeps its breaks and its `)` on a line of its own
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(
+    ds,
+    batch_size=4,
+    shuffle=True
+    )
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(
+    ds,
+    batch_size=4,
+    sampler=DistributedSampler(ds, shuffle=True)
+    )
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "multi_line_call_keeps_layout"),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(
+    ds,
+    batch_size=4
+)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(
+    ds,
+    batch_size=4,
+    sampler=DistributedSampler(ds, shuffle=False)
+)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "multi_line_call_keeps_layout-2"),
+]
+
+# Every script that trains gets its training data sharded or a TODO saying why not; what stays
+# whole (evaluation loaders) is in the pairs above.
+UNCHANGED = [
+]
+
+test_pairs, _ = rewrite_tests(NAME, PAIRS, UNCHANGED)

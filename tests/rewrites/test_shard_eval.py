@@ -5,153 +5,954 @@ from __future__ import annotations
 
 import pytest
 
-from ddpify.report import NOTE
-from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, rewrite_tests, run
+from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, pair, rewrite_tests, run
 
 NAME = "shard-eval"
 
-TEST_LOADER = ("from tqdm import tqdm\n"
-               "test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)\n")
-HEAD = IMPORTS + LOADER + MODEL + EPOCHS + TEST_LOADER
-
-
-def imported(names: str) -> str:
-    """HEAD with `from ddpify_runtime import names` after its imports, as the rewrite adds it."""
-    return HEAD.replace(IMPORTS, IMPORTS + f"from ddpify_runtime import {names}\n\n")
-
-
-SUMS = """\
+PAIRS = [
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total, correct, n = 0.0, 0, 0
 with torch.no_grad():
-    for x, y in {loader}:
+    for x, y in test_loader:
         out = model(x)
         total += ((out - y) ** 2).sum().item()
         correct += (out.sign() == y.sign()).sum().item()
         n += y.size(0)
-{reduced}print(total / len(test_loader.dataset), correct / n)
-"""
-LISTS = """\
+print(total / len(test_loader.dataset), correct / n)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import reduce_sum, shard_eval
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total, correct, n = 0.0, 0, 0
+with torch.no_grad():
+    for x, y in shard_eval(test_loader):
+        out = model(x)
+        total += ((out - y) ** 2).sum().item()
+        correct += (out.sign() == y.sign()).sum().item()
+        n += y.size(0)
+    total, correct, n = reduce_sum(total, correct, n)
+print(total / len(test_loader.dataset), correct / n)
+""", "pair-1"),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 preds, targets = [], []
 with torch.no_grad():
-    for x, y in {loader}:
+    for x, y in test_loader:
         preds.append(model(x))
         targets.extend(y.view(-1).tolist())
-{reduced}error = (torch.cat(preds).view(-1) - torch.tensor(targets)).abs().median()
-"""
-PER_CLASS = """\
+error = (torch.cat(preds).view(-1) - torch.tensor(targets)).abs().median()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import gather_ordered, shard_eval
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+preds, targets = [], []
+with torch.no_grad():
+    for x, y in shard_eval(test_loader):
+        preds.append(model(x))
+        targets.extend(y.view(-1).tolist())
+    preds = gather_ordered(preds)
+    targets = gather_ordered(targets)
+error = (torch.cat(preds).view(-1) - torch.tensor(targets)).abs().median()
+""", "pair-2"),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 seen = torch.zeros(2)
 hits = 0
-for x, y in {loader}:
+for x, y in test_loader:
     pred = model(x).view(-1) > 0
     for c in range(2):
         seen[c] += (pred == c).sum()
     for p, t in zip(pred, y.view(-1)):
         hits += int(p == (t > 0))
-{reduced}print(seen.tolist(), hits / len(test_loader.dataset))
-"""
+print(seen.tolist(), hits / len(test_loader.dataset))
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import reduce_sum, shard_eval
 
-PAIRS = [
-    (HEAD + SUMS.format(loader="test_loader", reduced=""),
-     imported("reduce_sum, shard_eval") + SUMS.format(
-         loader="shard_eval(test_loader)", reduced="    total, correct, n = reduce_sum(total, correct, n)\n")),
-    (HEAD + LISTS.format(loader="test_loader", reduced=""),
-     imported("gather_ordered, shard_eval") + LISTS.format(
-         loader="shard_eval(test_loader)",
-         reduced="    preds = gather_ordered(preds)\n    targets = gather_ordered(targets)\n")),
-    (HEAD + PER_CLASS.format(loader="test_loader", reduced=""),
-     imported("reduce_sum, shard_eval") + PER_CLASS.format(
-         loader="shard_eval(test_loader)", reduced="seen, hits = reduce_sum(seen, hits)\n")),
-]
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+seen = torch.zeros(2)
+hits = 0
+for x, y in shard_eval(test_loader):
+    pred = model(x).view(-1) > 0
+    for c in range(2):
+        seen[c] += (pred == c).sum()
+    for p, t in zip(pred, y.view(-1)):
+        hits += int(p == (t > 0))
+seen, hits = reduce_sum(seen, hits)
+print(seen.tolist(), hits / len(test_loader.dataset))
+""", "pair-3"),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in test_loader:
+    total += ((model(x) - y) ** 2).mean().item()
+print(total / len(test_loader))
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in test_loader:
+    total += ((model(x) - y) ** 2).mean().item()
+print(total / len(test_loader))
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-1", report=[
+        "note: evaluation of `test_loader` kept whole: the loss is averaged per batch (`total / len(test_loader)`), and the batches differ once split",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in tqdm(test_loader, total=len(test_loader)):
+    total += ((model(x) - y) ** 2).sum().item()
+print(total)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in tqdm(test_loader, total=len(test_loader)):
+    total += ((model(x) - y) ** 2).sum().item()
+print(total)
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-2", report=[
+        "note: evaluation of `test_loader` kept whole: it reads `len(test_loader)`, the number of batches, which differs once split",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in test_loader:
+    total += ((model(x) - y) ** 2).mean().item()
+print(total / len(test_loader.dataset))
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in test_loader:
+    total += ((model(x) - y) ** 2).mean().item()
+print(total / len(test_loader.dataset))
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-3", report=[
+        "note: evaluation of `test_loader` kept whole: `total` adds one value per batch (`((model(x) - y) ** 2).mean().item()`), and the batches differ once split",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total, batches = 0.0, 0
+for x, y in test_loader:
+    total += ((model(x) - y) ** 2).sum().item()
+    batches += 1
+print(total / batches)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total, batches = 0.0, 0
+for x, y in test_loader:
+    total += ((model(x) - y) ** 2).sum().item()
+    batches += 1
+print(total / batches)
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-4", report=[
+        "note: evaluation of `test_loader` kept whole: `batches` counts batches, and the batches differ once split",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+best = 0.0
+for x, y in test_loader:
+    best = max(best, model(x).max().item())
+print(best)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+best = 0.0
+for x, y in test_loader:
+    best = max(best, model(x).max().item())
+print(best)
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-5", report=[
+        "note: evaluation of `test_loader` kept whole: `best` is carried out of the loop by `best = max(best, model(x).max().item())`, which is not a sum over samples",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+avg = 0.0
+for x, y in test_loader:
+    avg = 0.9 * avg + 0.1 * ((model(x) - y) ** 2).mean().item()
+print(avg)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+avg = 0.0
+for x, y in test_loader:
+    avg = 0.9 * avg + 0.1 * ((model(x) - y) ** 2).mean().item()
+print(avg)
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-6", report=[
+        "note: evaluation of `test_loader` kept whole: `avg` is carried out of the loop by `avg = 0.9 * avg + 0.1 * ((model(x) - y) ** 2).mean().item()`, which is not a sum over samples",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+for x, y in test_loader:
+    meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))
+print(meter.avg)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+for x, y in test_loader:
+    meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))
+print(meter.avg)
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-7", report=[
+        "note: evaluation of `test_loader` kept whole: `meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))` may accumulate where ddpify cannot reduce it",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in test_loader:
+    total += ((model(x) - y) ** 2).sum().item()
+    if total > 5:
+        break
+print(total)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in test_loader:
+    total += ((model(x) - y) ** 2).sum().item()
+    if total > 5:
+        break
+print(total)
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-8", report=[
+        "note: evaluation of `test_loader` kept whole: the loop may stop early (`break`)",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+def first_bad(model, test_loader):
+    bad = 0
+    for x, y in test_loader:
+        for o, t in zip(model(x), y):
+            bad += int(o.item() > t.item())
+            if bad > 3:
+                return bad
+    return bad
 
 
-def whole(loop: str) -> str:
-    return HEAD + loop
+print(first_bad(model, test_loader))
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+def first_bad(model, test_loader):
+    bad = 0
+    for x, y in test_loader:
+        for o, t in zip(model(x), y):
+            bad += int(o.item() > t.item())
+            if bad > 3:
+                return bad
+    return bad
 
 
-# each form a split would change, and the reason the note gives
-KEPT = [
-    ("total = 0.0\nfor x, y in test_loader:\n    total += ((model(x) - y) ** 2).mean().item()\n"
-     "print(total / len(test_loader))\n", "the loss is averaged per batch (`total / len(test_loader)`)"),
-    ("total = 0.0\nfor x, y in tqdm(test_loader, total=len(test_loader)):\n    total += ((model(x) - y) ** 2).sum().item()\n"
-     "print(total)\n", "it reads `len(test_loader)`, the number of batches"),
-    ("total = 0.0\nfor x, y in test_loader:\n    total += ((model(x) - y) ** 2).mean().item()\n"
-     "print(total / len(test_loader.dataset))\n", "`total` adds one value per batch"),
-    ("total, batches = 0.0, 0\nfor x, y in test_loader:\n    total += ((model(x) - y) ** 2).sum().item()\n"
-     "    batches += 1\nprint(total / batches)\n", "`batches` counts batches"),
-    ("best = 0.0\nfor x, y in test_loader:\n    best = max(best, model(x).max().item())\nprint(best)\n",
-     "`best` is carried out of the loop by `best = max(best, model(x).max().item())`"),
-    ("avg = 0.0\nfor x, y in test_loader:\n    avg = 0.9 * avg + 0.1 * ((model(x) - y) ** 2).mean().item()\n"
-     "print(avg)\n", "`avg` is carried out of the loop"),
-    ("for x, y in test_loader:\n    meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))\nprint(meter.avg)\n",
-     "`meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))` may accumulate where ddpify cannot reduce it"),
-    ("total = 0.0\nfor x, y in test_loader:\n    total += ((model(x) - y) ** 2).sum().item()\n    if total > 5:\n"
-     "        break\nprint(total)\n", "the loop may stop early (`break`)"),
-    ("def first_bad(model, test_loader):\n    bad = 0\n    for x, y in test_loader:\n        for o, t in zip(model(x), y):\n"
-     "            bad += int(o.item() > t.item())\n            if bad > 3:\n                return bad\n    return bad\n\n\n"
-     "print(first_bad(model, test_loader))\n", "the loop may stop early (`return bad`)"),
-    ("try:\n    print(len(test_loader))\nexcept RuntimeError:\n    total = 0.0\n    for x, y in test_loader:\n"
-     "        total += ((model(x) - y) ** 2).sum().item()\n    print(total)\n", "it runs in an `except` block"),
-    ("total = 0.0\nfor x, y in test_loader:\n    total += ((model(x) - y) ** 2).sum().item()\nelse:\n    print(total)\n",
-     "its `else` block runs before"),
-    ("print(sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader))\n", "it runs in a comprehension"),
-    ("correct, n = 0, 0\nfor x, y in test_loader:\n    correct += (model(x).sign() == y.sign()).sum().item()\n"
-     "    n += y.size(0)\n    running = correct / n\n", "`correct` is read inside the loop"),
-    ("total = 0.0\nfor x, y in test_loader:\n    loss = ((model(x) - y) ** 2).sum().item()\n    total += loss\n"
-     "    print(loss)\nprint(total)\n", "it prints inside the loop"),
-    ("accs = []\nfor x, y in test_loader:\n    accs.append((model(x).sign() == y.sign()).float().mean().item())\n"
-     "print(sum(accs) / len(accs))\n", "`accs` holds one item per batch"),
-    ("accs = []\nfor x, y in test_loader:\n    accs += [(model(x).sign() == y.sign()).float().mean().item()]\n"
-     "print(sum(accs) / len(accs))\n", "`accs` holds one item per batch"),
-    ("if ((model(torch.randn(2)) - 1) ** 2).item() < 1:\n    total = 0.0\n    for x, y in test_loader:\n"
-     "        total += ((model(x) - y) ** 2).sum().item()\n    print(total)\n", "which may differ between processes"),
-    ("total = 0.0\nfor i, (x, y) in enumerate(test_loader):\n    total += ((model(x) - y) ** 2).sum().item()\n"
-     "print(total / (i + 1))\n", "`i` (the batch) is read after the loop"),
-]
+print(first_bad(model, test_loader))
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-9", report=[
+        "note: evaluation of `test_loader` kept whole: the loop may stop early (`return bad`)",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+try:
+    print(len(test_loader))
+except RuntimeError:
+    total = 0.0
+    for x, y in test_loader:
+        total += ((model(x) - y) ** 2).sum().item()
+    print(total)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+try:
+    print(len(test_loader))
+except RuntimeError:
+    total = 0.0
+    for x, y in test_loader:
+        total += ((model(x) - y) ** 2).sum().item()
+    print(total)
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-10", report=[
+        "note: evaluation of `test_loader` kept whole: it runs in an `except` block, which may run on some processes only",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in test_loader:
+    total += ((model(x) - y) ** 2).sum().item()
+else:
+    print(total)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in test_loader:
+    total += ((model(x) - y) ** 2).sum().item()
+else:
+    print(total)
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-11", report=[
+        "note: evaluation of `test_loader` kept whole: its `else` block runs before the processes' shares could be added up",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+print(sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader))
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+print(sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader))
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-12", report=[
+        "note: evaluation of `test_loader` kept whole: it runs in a comprehension (`sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader)`), not in a loop ddpify splits",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+correct, n = 0, 0
+for x, y in test_loader:
+    correct += (model(x).sign() == y.sign()).sum().item()
+    n += y.size(0)
+    running = correct / n
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+correct, n = 0, 0
+for x, y in test_loader:
+    correct += (model(x).sign() == y.sign()).sum().item()
+    n += y.size(0)
+    running = correct / n
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-13", report=[
+        "note: evaluation of `test_loader` kept whole: `correct` is read inside the loop, before every process has added its share",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in test_loader:
+    loss = ((model(x) - y) ** 2).sum().item()
+    total += loss
+    print(loss)
+print(total)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in test_loader:
+    loss = ((model(x) - y) ** 2).sum().item()
+    total += loss
+    print(loss)
+print(total)
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-14", report=[
+        "note: evaluation of `test_loader` kept whole: it prints inside the loop (the main process would print its share only)",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+accs = []
+for x, y in test_loader:
+    accs.append((model(x).sign() == y.sign()).float().mean().item())
+print(sum(accs) / len(accs))
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+accs = []
+for x, y in test_loader:
+    accs.append((model(x).sign() == y.sign()).float().mean().item())
+print(sum(accs) / len(accs))
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-15", report=[
+        "note: evaluation of `test_loader` kept whole: `accs` holds one item per batch, and the batches differ once split",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+accs = []
+for x, y in test_loader:
+    accs += [(model(x).sign() == y.sign()).float().mean().item()]
+print(sum(accs) / len(accs))
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+accs = []
+for x, y in test_loader:
+    accs += [(model(x).sign() == y.sign()).float().mean().item()]
+print(sum(accs) / len(accs))
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-16", report=[
+        "note: evaluation of `test_loader` kept whole: `accs` holds one item per batch, and the batches differ once split",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+if ((model(torch.randn(2)) - 1) ** 2).item() < 1:
+    total = 0.0
+    for x, y in test_loader:
+        total += ((model(x) - y) ** 2).sum().item()
+    print(total)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+if ((model(torch.randn(2)) - 1) ** 2).item() < 1:
+    total = 0.0
+    for x, y in test_loader:
+        total += ((model(x) - y) ** 2).sum().item()
+    print(total)
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-17", report=[
+        "note: evaluation of `test_loader` kept whole: it runs only while `((model(torch.randn(2)) - 1) ** 2).item() < 1`, which may differ between processes",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for i, (x, y) in enumerate(test_loader):
+    total += ((model(x) - y) ** 2).sum().item()
+print(total / (i + 1))
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for i, (x, y) in enumerate(test_loader):
+    total += ((model(x) - y) ** 2).sum().item()
+print(total / (i + 1))
+""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-18", report=[
+        "note: evaluation of `test_loader` kept whole: `i` (the batch) is read after the loop",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total, correct, n = 0.0, 0, 0
+with torch.no_grad():
+    for x, y in test_loader:
+        out = model(x)
+        total += ((out - y) ** 2).sum().item()
+        correct += (out.sign() == y.sign()).sum().item()
+        n += y.size(0)
+print(total / len(test_loader.dataset), correct / n)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import device_ids, reduce_sum, shard_eval
+from torch.nn.parallel import DistributedDataParallel
 
-test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, [whole(code) for code, _ in KEPT])
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total, correct, n = 0.0, 0, 0
+with torch.no_grad():
+    for x, y in shard_eval(test_loader, model):
+        out = model.module(x)
+        total += ((out - y) ** 2).sum().item()
+        correct += (out.sign() == y.sign()).sum().item()
+        n += y.size(0)
+    total, correct, n = reduce_sum(total, correct, n)
+print(total / len(test_loader.dataset), correct / n)
+""", "forwards_go_through_the_bare_module_and_its_buffers_come_from_the_main_process", also={"wrap-model"}, report=[
+        "change: `model` wrapped in DistributedDataParallel",
+        "change: evaluation of `test_loader` split across processes, each sample read once (shard_eval); after the loop `total`, `correct`, `n` summed over the processes (reduce_sum)",
+        "change: `model(...)` in evaluation runs the bare module: no collective inside the loop",
+    ]),
+    # Under FSDP2 each forward gathers the parameters from every process: a split evaluation
+    # (uneven batch counts, forwards on some processes only) would hang.
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total, correct, n = 0.0, 0, 0
+with torch.no_grad():
+    for x, y in test_loader:
+        out = model(x)
+        total += ((out - y) ** 2).sum().item()
+        correct += (out.sign() == y.sign()).sum().item()
+        n += y.size(0)
+print(total / len(test_loader.dataset), correct / n)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import shard_model
 
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = shard_model(model)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total, correct, n = 0.0, 0, 0
+with torch.no_grad():
+    for x, y in test_loader:
+        out = model(x)
+        total += ((out - y) ** 2).sum().item()
+        correct += (out.sign() == y.sign()).sum().item()
+        n += y.size(0)
+print(total / len(test_loader.dataset), correct / n)
+""", "fsdp_keeps_every_evaluation_whole_with_a_note", also={"wrap-model"}, strategy="fsdp", report=[
+        "change: `model` sharded with fully_shard (FSDP2): the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root",
+        "note: evaluation of `test_loader` kept whole: under FSDP every forward gathers the parameters from all processes, so each runs every batch",
+    ]),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
 
-@pytest.mark.parametrize("code, reason", KEPT)
-def test_a_form_a_split_would_change_keeps_the_loader_whole_with_a_note(code, reason):
-    _, changes = run(whole(code))
-    notes = [c.message for c in changes if c.rewrite == NAME]
-    assert len(notes) == 1 and notes[0].startswith("evaluation of `test_loader` kept whole: ") and reason in notes[0], notes
-    assert [c.kind for c in changes if c.rewrite == NAME] == [NOTE]
-
-
-def test_forwards_go_through_the_bare_module_and_its_buffers_come_from_the_main_process():
-    code, changes = run(HEAD + SUMS.format(loader="test_loader", reduced=""))
-    assert "    for x, y in shard_eval(test_loader, model):\n        out = model.module(x)\n" in code
-    assert "    total, correct, n = reduce_sum(total, correct, n)\n" in code
-    assert any(c.rewrite == NAME and "runs the bare module" in c.message for c in changes)
-
-
-def test_no_shard_eval_keeps_today_s_whole_evaluation():
-    code, changes = run(HEAD + SUMS.format(loader="test_loader", reduced=""), skip=frozenset({NAME}))
-    assert "shard_eval" not in code and "reduce_sum" not in code and "model.module(x)" not in code
-    assert not any(c.rewrite == NAME for c in changes)
-
-
-def test_fsdp_keeps_every_evaluation_whole_with_a_note():
-    """Under FSDP2 each forward gathers the parameters from every process: a split evaluation
-    (uneven batch counts, forwards on some processes only) would hang."""
-    code, changes = run(HEAD + SUMS.format(loader="test_loader", reduced=""), strategy="fsdp")
-    assert "shard_eval" not in code and "reduce_sum" not in code and "shard_model(model)" in code
-    assert [c.message for c in changes if c.rewrite == NAME] == [
-        "evaluation of `test_loader` kept whole: under FSDP every forward gathers the parameters from all "
-        "processes, so each runs every batch"]
-
-
-def test_a_training_loader_evaluated_again_is_no_evaluation_loader():
-    """Accuracy over the (sharded) training loader is shard-metrics' business: no shard_eval on it."""
-    code, _ = run(HEAD.replace("loader =", "train_loader =").replace("in loader", "in train_loader")
-                  + "correct = 0\nfor x, y in train_loader:\n    correct += (model(x).sign() == y.sign()).sum().item()\n"
-                  "print(correct)\n")
-    assert "shard_eval" not in code
-
-
-def test_an_evaluation_through_a_loop_that_also_trains_stays_whole_with_a_note():
-    _, changes = run(IMPORTS + TEST_LOADER + LOADER + MODEL + """
 def run_epoch(data, train):
     total = 0.0
     for x, y in data:
@@ -167,6 +968,76 @@ def run_epoch(data, train):
 for epoch in range(2):
     run_epoch(loader, True)
     print(run_epoch(test_loader, False))
-""")
-    notes = [c.message for c in changes if c.rewrite == NAME]
-    assert notes == ["evaluation of `data` kept whole: it runs through a loop that also trains"]
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+def run_epoch(data, train):
+    total = 0.0
+    for x, y in data:
+        loss = ((model(x) - y) ** 2).mean()
+        if train:
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        total += loss.item()
+    return total
+
+
+for epoch in range(2):
+    run_epoch(loader, True)
+    print(run_epoch(test_loader, False))
+""", "an_evaluation_through_a_loop_that_also_trains_stays_whole_with_a_note", report=[
+        "note: evaluation of `data` kept whole: it runs through a loop that also trains",
+    ]),
+]
+
+UNCHANGED = [
+    # Accuracy over the (sharded) training loader is shard-metrics' business: no shard_eval on it.
+    pytest.param("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in train_loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+from tqdm import tqdm
+test_train_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+correct = 0
+for x, y in train_loader:
+    correct += (model(x).sign() == y.sign()).sum().item()
+print(correct)
+""", id="a_training_loader_evaluated_again_is_no_evaluation_loader"),
+]
+
+test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
+
+TEST_LOADER = ("from tqdm import tqdm\n"
+               "test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)\n")
+HEAD = IMPORTS + LOADER + MODEL + EPOCHS + TEST_LOADER
+
+SUMS = """\
+total, correct, n = 0.0, 0, 0
+with torch.no_grad():
+    for x, y in {loader}:
+        out = model(x)
+        total += ((out - y) ** 2).sum().item()
+        correct += (out.sign() == y.sign()).sum().item()
+        n += y.size(0)
+{reduced}print(total / len(test_loader.dataset), correct / n)
+"""
+
+
+def test_no_shard_eval_keeps_today_s_whole_evaluation():
+    code, changes = run(HEAD + SUMS.format(loader="test_loader", reduced=""), skip=frozenset({NAME}))
+    assert "shard_eval" not in code and "reduce_sum" not in code and "model.module(x)" not in code
+    assert not any(c.rewrite == NAME for c in changes)

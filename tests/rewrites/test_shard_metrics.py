@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import IMPORTS, LOADER, MODEL, rewrite_tests, run, script, warnings
+from tests.support.snippets import pair, rewrite_tests
 
 NAME = "shard-metrics"
 
-SUM = """\
+PAIRS = [
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     total = 0.0
     for x, y in loader:
@@ -17,27 +23,67 @@ for epoch in range(2):
         loss.backward()
         opt.step()
         total += loss.item()
-"""
-TODO = ("    # TODO(ddpify): `total` sums this process's shard only, but is divided by the full dataset size: "
-        "all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value\n")
-
-PAIRS = [
-    (IMPORTS + LOADER + MODEL + SUM + "    avg = total / len(loader.dataset)\n",
-     IMPORTS + LOADER + MODEL + SUM + TODO + "    avg = total / len(loader.dataset)\n"),
+    avg = total / len(loader.dataset)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    total = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    # TODO(ddpify): `total` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
+    avg = total / len(loader.dataset)
+""", "pair-1"),
     # the usual "average loss" line (once flagged only when assigned)
-    (IMPORTS + LOADER + MODEL + SUM + "    print(total / len(loader.dataset))\n",
-     IMPORTS + LOADER + MODEL + SUM + TODO + "    print(total / len(loader.dataset))\n"),
-]
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    total = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    print(total / len(loader.dataset))
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    total = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    # TODO(ddpify): `total` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
+    print(total / len(loader.dataset))
+""", "the_usual_average_loss_line_once_flagged"),
+    pair("""\
 
-UNCHANGED = [
-    IMPORTS + LOADER + MODEL + SUM + "    avg = total / len(loader)\n",  # a mean over this shard's batches
-]
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
-test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
-
-
-def test_a_shard_sum_divided_by_the_full_dataset_size_gets_a_todo():
-    code, changes = run(script(loop="""
 for epoch in range(3):
     correct = 0
     for x, y in train_loader:
@@ -46,6 +92,48 @@ for epoch in range(3):
         correct += (model(x) > 0).sum().item()
     accuracy = correct / len(train_loader.dataset)
     batches = correct / len(train_loader)
-"""))
-    assert code.count("# TODO(ddpify): `correct` sums this process's shard only") == 1
-    assert any("divided by the full dataset size" in w for w in warnings(changes))
+""", """\
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    correct = 0
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        correct += (model(x) > 0).sum().item()
+    # TODO(ddpify): `correct` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
+    accuracy = correct / len(train_loader.dataset)
+    batches = correct / len(train_loader)
+""", "a_shard_sum_divided_by_the_full_dataset_size_gets_a_todo", report=[
+        "warning: `correct` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value",
+    ]),
+]
+
+UNCHANGED = [
+    # a mean over this shard's batches
+    pytest.param("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    total = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    avg = total / len(loader)
+""", id="a_mean_over_this_shard_s_batches"),
+]
+
+test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)

@@ -126,6 +126,15 @@ class Probe:
             result[e["model"]][e["rank"]] = e
         return dict(result)
 
+    def optimizers(self, when: str) -> Dict[int, Dict[int, dict]]:
+        """optimizer number (creation order) -> rank -> its "optimizer" event at ``when``
+        ("step2": after its 2nd step, "exit")."""
+        result: Dict[int, Dict[int, dict]] = defaultdict(dict)
+        for e in self.of("optimizer"):
+            if e["when"] == when:
+                result[e["model"]][e["rank"]] = e
+        return dict(result)
+
     def saves(self, rank: Optional[int] = None) -> List[dict]:
         return self.of("save", rank)
 

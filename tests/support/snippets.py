@@ -1,8 +1,10 @@
 """Small scripts for the rewrite tests, and ways to convert them (like LibCST's ``CodemodTest``).
 
 ``assert_rewrites(name, before, after)`` checks an exact before -> after pair with only that
-rewrite selected; ``assert_unchanged(name, code)`` checks an input that rewrite must leave as it is.
-``run``/``converted`` convert with every rewrite, for tests that read parts of the output.
+rewrite selected; ``assert_unchanged(name, code)`` checks an input that rewrite must leave as it is;
+``rewrite_tests`` makes both tests of a ``tests/rewrites/test_<name>.py`` from its lists, whose
+entries are ``(before, after)`` or ``pair(before, after, id, also=..., report=..., **options)``.
+``run``/``converted`` convert with every rewrite, for tests of whole conversions.
 """
 
 from __future__ import annotations
@@ -114,17 +116,28 @@ def converted(body: str, header: str = ARGS_HEADER) -> str:
     return code
 
 
-def only(name: str, code: str, also: frozenset = frozenset(), **options) -> str:
-    """``code`` (dedented) converted with the rewrite ``name`` alone (and those in ``also``)."""
+def rewritten(name: str, code: str, also: frozenset = frozenset(), **options):
+    """The ``Result`` of ``code`` (dedented) converted with the rewrite ``name`` alone (and those in
+    ``also``); its output compiles."""
     result = convert(textwrap.dedent(code), Options(only=frozenset({name}) | also, **options))
     compile(result.code, "<converted>", "exec")
-    return result.code
+    return result
 
 
-def assert_rewrites(name: str, before: str, after: str, **options) -> None:
-    """``before`` becomes exactly ``after`` (both dedented) with only ``name`` selected (idempotence
+def only(name: str, code: str, also: frozenset = frozenset(), **options) -> str:
+    """``code`` (dedented) converted with the rewrite ``name`` alone (and those in ``also``)."""
+    return rewritten(name, code, also, **options).code
+
+
+def assert_rewrites(name: str, before: str, after: str, also: frozenset = frozenset(),
+                    report: list[str] | None = None, **options) -> None:
+    """``before`` becomes exactly ``after`` (both dedented) with only ``name`` (and ``also``)
+    selected; with ``report``, the report is exactly those ``"kind: message"`` lines (idempotence
     of whole conversions is the goldens' check)."""
-    assert only(name, before, **options) == textwrap.dedent(after)
+    result = rewritten(name, before, also, **options)
+    assert result.code == textwrap.dedent(after)
+    if report is not None:
+        assert [f"{c.kind}: {c.message}" for c in result.changes] == report
 
 
 def assert_unchanged(name: str, code: str, **options) -> None:
@@ -132,6 +145,22 @@ def assert_unchanged(name: str, code: str, **options) -> None:
     alone leaves it as it is."""
     assert convert(textwrap.dedent(code), Options(**options)).changed, "a gate leaves it alone"
     assert only(name, code, **options) == textwrap.dedent(code)
+
+
+def pair(before: str, after: str, id: str, also: set[str] | None = None, report: list[str] | None = None,
+         **options):
+    """One exact case of a rewrite's ``PAIRS``: ``before`` becomes ``after`` with the rewrite and
+    those in ``also`` selected (default: the file's), under ``options`` (``strategy="fsdp"``);
+    ``report``: its exact lines."""
+    settings = {"report": report, **options} if also is None else {"also": frozenset(also), "report": report, **options}
+    return pytest.param(before, after, settings, id=id)
+
+
+def _with_settings(case):
+    """A ``PAIRS`` entry as ``(before, after, settings)``."""
+    if not hasattr(case, "marks"):  # a plain (before, after)
+        return pytest.param(*case, {})
+    return case if len(case.values) == 3 else pytest.param(*case.values, {}, marks=case.marks, id=case.id)
 
 
 def lines(code: str) -> list[str]:
@@ -145,11 +174,13 @@ def warnings(changes) -> list[str]:
 def rewrite_tests(name: str, pairs, unchanged, also: frozenset = frozenset()):
     """The two tests every ``tests/rewrites/test_<name>.py`` has, as module attributes:
     ``test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)``. ``pairs`` holds
-    (before, after) scripts or ``pytest.param``s of them (an xfail for a known bug); ``also``:
-    rewrites selected with ``name`` (what they add is all an unchanged input may show)."""
-    @pytest.mark.parametrize("before, after", pairs)
-    def test_pairs(before, after):
-        assert_rewrites(name, before, after, also=also)
+    (before, after) scripts, ``pair(...)``s, or ``pytest.param``s of them (an xfail for a known bug);
+    ``also``: rewrites selected with ``name`` in every case that names none itself (what they add is
+    all an unchanged input may show)."""
+    @pytest.mark.parametrize("before, after, settings", [_with_settings(case) for case in pairs])
+    def test_pairs(before, after, settings):
+        settings = {"also": also, **settings}  # a pair's own `also` replaces the file's
+        assert_rewrites(name, before, after, **settings)
 
     @pytest.mark.parametrize("code", unchanged)
     def test_unchanged(code):

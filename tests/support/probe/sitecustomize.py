@@ -27,6 +27,11 @@ group's rank once it exists, the environment's before. Events:
 * ``step`` (a global optimizer step pre-hook): gradient all-reduce rounds and buckets, and
   ``torch.distributed.all_reduce`` calls (the comm hook's included), since the previous step.
 * ``params`` (at exit, per wrapped module): a sha256 of its parameters (names, dtypes, bytes).
+* ``optimizer`` (after each optimizer's 2nd step, and at exit): optimizers are numbered in
+  creation order; a sha256 of the parameters it trains (as ``params``; None when any is a
+  DTensor, whose full value only a collective gives), with ``when`` = ``"step2"`` or ``"exit"``
+  and the steps taken. A model an optimizer trains bare on each rank's shard, or trains before
+  DDP wraps it (DDP then copies rank 0's weights over the others), shows here.
 * ``fsdp`` (``fully_shard``, FSDP2, once ``torch.distributed.fsdp`` is imported): the module's
   class. At exit every root of the sharded modules (one that no other sharded module contains)
   gets a ``params`` event too, numbered after the DDP-wrapped ones: the hash of its FULL
@@ -68,6 +73,7 @@ _STATE = {"file": None, "rank": None, "rounds": 0, "buckets": 0, "all_reduce": 0
           "in_hook": False}
 _WRAPPED = []  # (number, module) of every DistributedDataParallel built in this process
 _SHARDED = []  # every module fully_shard was called on, in order
+_OPTIMIZERS = []  # every torch.optim.Optimizer built in this process, in order
 _BENCH = {"steps": [], "cpu": [], "events": []}  # perf_counter, process_time, (collective, steps)
 COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "broadcast",
                "broadcast_object_list", "_broadcast_coalesced", "barrier", "monitored_barrier", "reduce",
@@ -197,6 +203,19 @@ def _dump_params():
              sum=float(sum(p.detach().double().sum() for p in module.parameters())))
 
 
+def _log_optimizer(number, optimizer, when):
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    sharded = any(hasattr(p, "to_local") for p in params)
+    _log("optimizer", model=number, optimizer=type(optimizer).__name__, when=when,
+         steps=optimizer._ddpify_probe_steps,
+         sha256=None if sharded else digest((str(i), p) for i, p in enumerate(params)))
+
+
+def _dump_optimizers():
+    for number, optimizer in enumerate(_OPTIMIZERS):
+        _log_optimizer(number, optimizer, "exit")
+
+
 def _sharded_roots():
     """Log ``params`` for each root of the modules fully_shard sharded (see the docstring)."""
     for module in _SHARDED:  # FSDP2 keeps the root gathered after a forward without backward
@@ -231,7 +250,7 @@ def _record_fsdp():
 def _record():
     import torch
     import torch.distributed as dist
-    from torch.optim.optimizer import register_optimizer_step_pre_hook
+    from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
     from torch.utils.data import DataLoader
     from torch.utils.data._utils import fetch
 
@@ -275,6 +294,22 @@ def _record():
     def step_pre_hook(optimizer, args, kwargs):
         _log("step", rounds=_STATE["rounds"], buckets=_STATE["buckets"], all_reduce=_STATE["all_reduce"])
         _STATE.update(rounds=0, buckets=0, all_reduce=0)
+
+    optimizer_init = torch.optim.Optimizer.__init__
+
+    def probed_optimizer_init(self, *args, **kwargs):
+        optimizer_init(self, *args, **kwargs)
+        if not hasattr(self, "_ddpify_probe_steps"):  # not again for a subclass's own super() chain
+            if not _OPTIMIZERS:  # registered after ddpify_runtime's destroy hook: runs before it
+                atexit.register(_dump_optimizers)
+            self._ddpify_probe_steps = 0
+            _OPTIMIZERS.append(self)
+
+    def step_post_hook(optimizer, args, kwargs):
+        if hasattr(optimizer, "_ddpify_probe_steps"):
+            optimizer._ddpify_probe_steps += 1
+            if optimizer._ddpify_probe_steps == 2:
+                _log_optimizer(_OPTIMIZERS.index(optimizer), optimizer, "step2")
 
     loader_init = DataLoader.__init__
 
@@ -333,6 +368,8 @@ def _record():
     _wrap_collectives(("all_reduce",), count_all_reduce)
     _after_ddp_init(after_ddp_init)
     register_optimizer_step_pre_hook(step_pre_hook)
+    register_optimizer_step_post_hook(step_post_hook)
+    torch.optim.Optimizer.__init__ = probed_optimizer_init
     DataLoader.__init__ = probed_loader_init
     DataLoader.__iter__ = probed_iter
     fetch._MapDatasetFetcher.fetch = probed_fetch

@@ -1,0 +1,228 @@
+"""Which process runs what: which expressions are the global rank (`dist.get_rank()`,
+`os.environ["RANK"]`, `args.rank`, and names that only ever hold one of those), which tests
+depend on the rank (`if rank == 0:`, `if is_main_process():`; not `if args.local_rank != -1:`,
+which only asks whether the run is distributed), which statements run on some processes only
+(under such a test, or in a function whose every call is), and which calls are collectives
+(`dist.barrier()`, `all_reduce`, ddpify_runtime's `barrier` and `agree_on`, or a helper of this
+file that runs one)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import libcst as cst
+
+from ddpify import matchers as mt
+from ddpify.check.script import Script, string_value
+from ddpify.facts import Facts
+from ddpify.names import dotted
+
+COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
+    barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor reduce
+    reduce_scatter reduce_scatter_tensor broadcast broadcast_object_list gather gather_object scatter
+    scatter_object_list all_to_all all_to_all_single new_group""".split()) | {
+    "ddpify_runtime.barrier", "ddpify_runtime.agree_on"}
+GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank"})
+GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+# spellings of "this is the main process" that carry no `rank` in their name: `is_main_process`,
+# `master_process`, `is_root_worker`, `is_global_zero`, `is_local_master`, `am_chief`, `is_primary()`
+# (not a bare `main`, `root` or `zero`: a function, a path, a number)
+MAIN_PROCESS_WORDS = re.compile(r"(is_|am_|i_am_)?(local_|global_)?(main|master|root|primary|chief|leader|zero)"
+                                r"(_(process|proc|worker|node|gpu|device|host))?")
+
+
+class Ranks(Script):
+    """The rank questions of `Context`, each answer kept."""
+
+    def __init__(self, facts: Facts) -> None:
+        super().__init__(facts)
+        self._global: dict[cst.CSTNode, bool] = {}
+        self._collective: dict[cst.CSTNode, bool] = {}
+        self._rank_tests: dict[cst.If, bool] = {}
+
+    def is_global_rank(self, expr: cst.CSTNode) -> bool:
+        """Is `expr` the process's rank among all processes of the job (not its index on this node)?
+        `dist.get_rank()`, `int(os.environ["RANK"])`, `args.rank` from the command line, a name every
+        assignment of which is one of those (`rank = dist.get_rank()`, `rank = setup()` where
+        `setup` returns one), `args.rank * ngpus + gpu`.
+        A parameter no call in this file passes (`def worker(rank, world)` started by
+        `mp.spawn`) is not: there it counts the processes of one node."""
+        if expr not in self._global:
+            self._global[expr] = True  # `args.rank = args.rank * n + gpu` refers to itself
+            self._global[expr] = self._global_rank(expr)
+        return self._global[expr]
+
+    def _global_rank(self, expr: cst.CSTNode) -> bool:
+        f = self.facts
+        if mt.is_call_of(expr, "int") and expr.args:
+            return self.is_global_rank(expr.args[0].value)
+        if isinstance(expr, cst.Call):
+            returned = [r for func in f.user_functions(expr) for r in f.returned(func)]
+            if returned and dotted(expr.func) not in f.classes:  # `rank = setup()`: what it returns
+                return all(self.is_global_rank(r) for r in returned)
+            return f.qualify(expr.func) in GLOBAL_RANK_CALLS or self._reads_rank_variable(expr)
+        if isinstance(expr, cst.Subscript):
+            return self._reads_rank_variable(expr)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply)):
+            return self.is_global_rank(expr.left) or self.is_global_rank(expr.right)
+        if isinstance(expr, cst.IfExp):  # `dist.get_rank() if dist.is_initialized() else 0`
+            return self.is_global_rank(expr.body) or self.is_global_rank(expr.orelse)
+        ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+        if ref is None:
+            return False
+        sources = f.sources(ref)
+        if sources:  # `rank = int(os.environ["RANK"])` ... else `rank = 0` (one process)
+            ranks = [s for s in sources if not isinstance(s, cst.Integer)]
+            return bool(ranks) and all(self.is_global_rank(s) for s in ranks)
+        return isinstance(expr, cst.Attribute) and expr.attr.value == "rank" and any(
+            mt.is_parse_args(o) for o in f.origins(expr.value))
+
+    def _reads_rank_variable(self, expr: cst.CSTNode) -> bool:
+        """`os.environ["RANK"]`, `os.environ.get("RANK")`, `os.getenv("RANK", 0)`."""
+        f = self.facts
+        if isinstance(expr, cst.Subscript):
+            key = expr.slice[0].slice if len(expr.slice) == 1 else None
+            return f.qualify(expr.value) == "os.environ" and isinstance(key, cst.Index) and string_value(key.value) \
+                in GLOBAL_RANK_VARIABLES
+        if isinstance(expr, cst.Call) and expr.args and (
+                f.qualify(expr.func) == "os.getenv" or mt.is_attribute(expr.func, "get")
+                and f.qualify(expr.func.value) == "os.environ"):
+            return string_value(expr.args[0].value) in GLOBAL_RANK_VARIABLES
+        return False
+
+    def rank_dependent(self, test: cst.CSTNode, depth: int = 2) -> bool:
+        """Can `test` come out differently on different processes because it reads the rank?
+        `rank == 0`, `dist.get_rank() != 0`, `is_main_process()`, `args.local_rank in [-1, 0]`, a
+        name assigned such a test (`master = rank == 0`); not a comparison with -1 or None
+        (`args.local_rank != -1` asks whether the run is distributed, the same everywhere)."""
+        if isinstance(test, cst.Comparison) and (rank_word(test.left) or self._reads_rank_environment(test.left)) and all(
+                _minus_one_or_none(t.comparator) and isinstance(t.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
+                for t in test.comparisons):
+            return False
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            if rank_word(test):
+                return True
+            ref = self.facts.ref(test)
+            return depth > 0 and ref is not None and any(
+                self.rank_dependent(s, depth - 1) for s in self.facts.sources(ref))
+        if self._environment_key(test) is not None:  # `os.environ["LOCAL_RANK"]`
+            return "RANK" in self._environment_key(test).upper()
+        if isinstance(test, cst.Call):
+            return rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args)
+        return any(self.rank_dependent(child, depth) for child in mt.children(test)
+                   if isinstance(child, cst.BaseExpression) or isinstance(child, cst.ComparisonTarget))
+
+    def _reads_rank_environment(self, expr: cst.CSTNode) -> bool:
+        """`os.environ["LOCAL_RANK"]`, `int(os.environ.get("RANK", -1))`."""
+        if mt.is_call_of(expr, "int") and expr.args:
+            expr = expr.args[0].value
+        key = self._environment_key(expr)
+        return key is not None and "RANK" in key.upper()
+
+    def undistributed(self, node: cst.CSTNode) -> bool:
+        """Does `node` run only when the script is not distributed: in the branch of
+        `if args.local_rank == -1 ...:` (also `and`-ed with more), or the `else` of `!= -1`?"""
+        child = node
+        for anc in self.facts.ancestors(node):
+            if isinstance(anc, cst.If) and child is not anc.test:
+                in_body = child is anc.body
+                for test in _conjuncts(anc.test) if in_body else [anc.test]:
+                    if isinstance(test, cst.Comparison) and (rank_word(test.left) or self._reads_rank_environment(
+                            test.left)) and len(test.comparisons) == 1 \
+                            and _minus_one_or_none(test.comparisons[0].comparator) and isinstance(
+                                test.comparisons[0].operator, cst.Equal if in_body else cst.NotEqual):
+                        return True
+            child = anc
+        return False
+
+    def rank_guard(self, node: cst.CSTNode) -> cst.If | None:
+        """The innermost `if` of `node`'s own function whose test depends on the rank and that
+        runs `node` in one of its branches."""
+        f = self.facts
+        child = node
+        for anc in f.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return None
+            if isinstance(anc, cst.If) and child is not anc.test and self._rank_test(anc):
+                return anc
+            child = anc
+        return None
+
+    def _rank_test(self, branch: cst.If) -> bool:
+        if branch not in self._rank_tests:
+            self._rank_tests[branch] = self.rank_dependent(branch.test)
+        return self._rank_tests[branch]
+
+    def on_some_ranks(self, node: cst.CSTNode, depth: int = 3) -> bool:
+        """Does `node` run on some processes only: under a rank test, after an early `return`
+        of its function on a rank test, or in a function every call of which is?"""
+        if self.rank_guard(node) is not None or self._after_rank_return(node):
+            return True
+        func = self.facts.scope(node)
+        if not isinstance(func, cst.FunctionDef) or depth == 0:
+            return False
+        sites = self.facts.call_sites(func)
+        return bool(sites) and all(self.on_some_ranks(site, depth - 1) for site in sites)
+
+    def _after_rank_return(self, node: cst.CSTNode) -> bool:
+        """`if rank != 0: return` earlier in the same function."""
+        func = self.facts.scope(node)
+        return any(self.facts.scope(r) is func and self.facts.before(r, node) and self.rank_guard(r) is not None
+                   and not self.facts.is_inside(node, self.rank_guard(r)) for r in self.facts.returns)
+
+    def entry_point(self, func: cst.FunctionDef) -> bool:
+        """Is `func` run by this script: called here, or handed on by name (`mp.spawn(worker, ...)`)?
+        A helper nobody here calls belongs to another file's control flow."""
+        name = func.name.value
+        return bool(self.facts.call_sites(func)) or any(
+            isinstance(a.value, cst.Name) and a.value.value == name for c in self.facts.calls for a in c.args)
+
+    def is_collective(self, call: cst.Call, depth: int = 3) -> bool:
+        """A call every process must make: a torch.distributed collective, ddpify_runtime's
+        `barrier`/`agree_on`, or a function of this file that makes one on every rank (one under
+        a rank test of its own, as in "main process first", follows a protocol of its own)."""
+        if self.facts.qualify(call.func) in COLLECTIVES:
+            return True
+        if call in self._collective:
+            return self._collective[call]
+        self._collective[call] = False  # recursion adds nothing
+        found = depth > 0 and any(self.is_collective(c, depth - 1) and self.rank_guard(c) is None
+                                  for func in self.facts.user_functions(call) for c in self.facts.calls_in(func.body))
+        self._collective[call] = found
+        return found
+
+    def _environment_key(self, node: cst.CSTNode) -> str | None:
+        """"X" for `os.environ["X"]`, `os.environ.get("X", ...)`, `os.getenv("X")`."""
+        f = self.facts
+        if isinstance(node, cst.Subscript) and f.qualify(node.value) == "os.environ" and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Index):
+            return string_value(node.slice[0].slice.value)
+        if isinstance(node, cst.Call) and node.args and (f.qualify(node.func) == "os.getenv" or mt.is_attribute(
+                node.func, "get") and f.qualify(node.func.value) == "os.environ"):
+            return string_value(node.args[0].value)
+        return None
+
+
+def rank_word(node: cst.CSTNode) -> bool:
+    """`rank`, `args.local_rank`, `dist.get_rank`, `is_main_process`, `master_process`: the last
+    name says it is about the rank (`world_size` is not)."""
+    name = dotted(node)
+    return _rank_name(name.split(".")[-1].lower()) if name else False
+
+
+@lru_cache(maxsize=4096)
+def _rank_name(last: str) -> bool:
+    return "rank" in last or MAIN_PROCESS_WORDS.fullmatch(last) is not None and last not in ("main", "root", "zero")
+
+
+def _minus_one_or_none(node: cst.CSTNode) -> bool:
+    return mt.is_name(node, "None") or isinstance(node, cst.UnaryOperation) and isinstance(
+        node.operator, cst.Minus) and isinstance(node.expression, cst.Integer) and node.expression.value == "1"
+
+
+def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`a and b and c` -> [a, b, c]."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _conjuncts(test.left) + _conjuncts(test.right)
+    return [test]

@@ -1,0 +1,167 @@
+"""Which values are the same on every process: `Facts.same_everywhere`, plus what a collective
+agreed (`dist.all_reduce(loss)`, `agree_on(...)`), counters kept on `self`, what a checkpoint
+holds, configuration objects and arguments, the environment the launcher gives every process.
+Used to tell a rank's own decision (a NaN test, a timer) from one every process makes alike."""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+
+import libcst as cst
+
+from ddpify import matchers as mt
+from ddpify.check.ranks import Ranks, rank_word
+from ddpify.facts import Facts, Ref
+from ddpify.names import dotted
+
+# collectives after which the tensor passed first holds the same value on every process
+AGREEING = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadcast",
+                      "torch.distributed.broadcast_object_list", "torch.distributed.all_gather",
+                      "torch.distributed.all_gather_object"})
+PER_PROCESS_VARIABLES = frozenset({"SLURM_PROCID", "SLURM_LOCALID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                   "CUDA_VISIBLE_DEVICES"})
+# methods that read a checkpoint: every process reads the same file
+LOADS = ("load", "resume", "resume_or_load", "load_checkpoint", "restore", "load_state")
+
+SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
+
+
+class SameValues(Ranks):
+    """The shared-value questions of `Context`."""
+
+    @cached_property
+    def agreed_names(self) -> set[str]:
+        """Names whose value was made the same on every process (`dist.all_reduce(loss)`)."""
+        names = set()
+        for call in self.calls_of(*AGREEING):
+            if call.args and dotted(call.args[0].value):
+                names.add(dotted(call.args[0].value))
+        return names
+
+    def same_everywhere(self, test: cst.BaseExpression) -> bool:
+        """`Facts.same_everywhere`, plus values agreed by a collective (`agree_on(...)`, a tensor
+        passed to `dist.all_reduce` before), attributes every assignment of which is shared
+        (`self.iter_num = 0` ... `self.iter_num += 1`), objects of this file's classes built from
+        shared values (a config dataclass), methods of shared values (`args.path.split("-")`),
+        and what a checkpoint holds (`torch.load` reads the same file on every process)."""
+        f = self.facts
+        if f.same_everywhere(test) or self._shared(test, frozenset()):
+            return True
+        return any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in mt.findall(test, cst.Call)) or any(
+            dotted(n) in self.agreed_names for n in mt.findall(test, (cst.Name, cst.Attribute)))
+
+    def _shared(self, node: cst.CSTNode, proving: frozenset) -> bool:
+        f = self.facts
+        if f.same_everywhere(node):
+            return True
+        if len(proving) > SHARED_DEPTH:
+            return False
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            if dotted(node) in self.agreed_names:  # `flags = [stop]; dist.broadcast_object_list(flags)`
+                return True
+            ref = f.ref(node)
+            if ref is None or ref in proving:
+                return ref is not None
+            proving = proving | {ref}
+            if any(dotted(n) in self.agreed_names for _, value, _ in f.writes(ref)
+                   for n in mt.findall(value, (cst.Name, cst.Attribute))):
+                return True  # `if RANK != 0: stop = broadcast_list[0]` after the broadcast
+            if self._counts(node):
+                return True
+            last = self._last_write(ref, node)
+            if last is not None:  # `stop = flags[0]` right before the test: what it holds there
+                return self._shared(last, proving)
+            writes = f.writes(ref)
+            if writes:
+                return all(self._shared(value, proving) for _, value, _ in writes)
+            if isinstance(node, cst.Attribute):
+                return self._shared(node.value, proving)
+            return self._shared_parameter(ref, proving)
+        if self._environment(node):  # `os.environ.get("MAX_STEPS")`: one job, one environment
+            return True
+        if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`
+            return self._shared(node.value, proving)
+        if isinstance(node, cst.Call) and mt.is_method_call(node, *LOADS):
+            return True  # `checkpointer.resume_or_load(path)`: the same file on every process
+        if isinstance(node, cst.Call):
+            arguments = all(self._shared(a.value, proving) for a in node.args)
+            if mt.is_call_of(node, "len") and len(node.args) == 1 and self._data(node.args[0].value):
+                return True  # `len(train_sampler)`: a distributed sampler gives every process as many
+            if dotted(node.func) in f.classes or dotted(node.func) in f.PURE_BUILTINS:  # `Config()`, `int(x)`
+                return arguments
+            funcs = f.user_functions(node)
+            if funcs:  # `args = get_args()`: what it returns
+                return all(f.returned(func) and all(self._shared(r, proving) for r in f.returned(func))
+                           for func in funcs)
+            if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving) \
+                    or (f.qualify(node.func) or "").startswith(("os.path.", "math.")):
+                return arguments  # `args.path.split("-")`, `os.path.basename(args.ckpt)`
+            return f.qualify(node.func) == "torch.load" or mt.is_parse_args(node)
+        if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return False
+        return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
+                   or isinstance(child, (cst.ComparisonTarget, cst.Arg)))
+
+    def _counts(self, name: cst.CSTNode) -> bool:
+        """`idx` of `for idx in pbar` where `pbar` is a `range(...)`, on some ranks wrapped in a
+        progress bar (`pbar = tqdm(pbar) if rank == 0 else pbar`): a counter all the same."""
+        f = self.facts
+        if not isinstance(name, cst.Name):
+            return False
+        for anc in f.ancestors(name):
+            if isinstance(anc, cst.For) and name.value in {n.value for n in mt.findall(anc.target, cst.Name)}:
+                target = anc.target
+                if isinstance(target, cst.Tuple) and mt.is_call_of(anc.iter, "enumerate"):
+                    return target.elements[0].value is not None and mt.is_name(target.elements[0].value, name.value)
+                origins = [o for o in f.origins(anc.iter) if dotted(o) != dotted(anc.iter)]
+                return isinstance(target, cst.Name) and bool(origins) and all(mt.is_counting(o) for o in origins)
+        return False
+
+    def _data(self, expr: cst.BaseExpression) -> bool:
+        """A sampler, loader or data set (built by a class so named, or a parameter so named): its
+        length is the same on every process, since distributed sampling gives each an equal share."""
+        origins = self.facts.origins(expr)
+        return bool(origins) and all(
+            re.search(r"(sampler|loader|dataset)$", dotted(o.func if isinstance(o, cst.Call) else o) or "", re.I)
+            for o in origins)
+
+    def _last_write(self, ref: Ref, use: cst.CSTNode) -> cst.BaseExpression | None:
+        """The value of the last assignment to `ref` before `use` in the same loop body or block
+        chain, which runs on every path to `use` (None when there is none)."""
+        f = self.facts
+        for _, value, stmt in reversed(f.writes(ref)):
+            if f.scope(stmt) is f.scope(use) and f.before(stmt, use) and not isinstance(stmt, cst.AugAssign):
+                if not _conditional(f, stmt, use):
+                    return value
+        return None
+
+    def _shared_parameter(self, ref: Ref, proving: frozenset) -> bool:
+        """A parameter every call of this file passes a shared value (`Trainer(args)`), or one of
+        a function that no call of this file reaches (another file's entry point passes it
+        configuration: `def train(cfg, max_iter)`), unless its name says it is a rank."""
+        f = self.facts
+        if not isinstance(ref.scope, cst.FunctionDef):
+            return False
+        sites = f.call_sites(ref.scope)
+        if not sites:
+            return not self.entry_point(ref.scope) and not rank_word(cst.Name(ref.name))
+        passed = [f.argument_for(call, ref.scope, ref.name) for call in sites]
+        return all(p is not None and self._shared(p, proving) for p in passed)
+
+    def _environment(self, node: cst.CSTNode) -> bool:
+        """`os.environ["X"]`, `os.environ.get("X")`, `os.getenv("X")` for a variable other than a
+        rank (the launcher gives every process the same environment but those)."""
+        key = self._environment_key(node)
+        return key is not None and "RANK" not in key.upper() and key not in PER_PROCESS_VARIABLES
+
+
+def _conditional(f: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> bool:
+    """Does `stmt` run on some of the paths to `expr` only (an `if`, `try` or loop that `expr` is
+    not in)?"""
+    for anc in f.ancestors(stmt):
+        if isinstance(anc, (cst.FunctionDef, cst.Module)):
+            return False
+        if isinstance(anc, (cst.If, cst.For, cst.While, cst.Try)) and not f.is_inside(expr, anc):
+            return True
+    return False

@@ -1,0 +1,91 @@
+"""The script `ddpify check` reads: its facts, whether it is distributed, its calls by qualified
+name, how it spells what it imports. The base of the questions the rules share (`Context`:
+`check/ranks.py`, `check/same_values.py`, `check/context.py` build on it)."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import libcst as cst
+
+from ddpify.facts import Facts
+from ddpify.models import DDP
+from ddpify.names import CANONICAL
+
+SAMPLER = "torch.utils.data.DistributedSampler"
+INIT = "torch.distributed.init_process_group"
+NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
+
+# what a star import of a project's utilities conventionally brings (see `_assume_star_imports`)
+STAR_NAMES = {"torch": "torch", "dist": "torch.distributed", "nn": "torch.nn", "F": "torch.nn.functional",
+              "DDP": DDP, "DistributedDataParallel": DDP, "DistributedSampler": SAMPLER,
+              "DataLoader": "torch.utils.data.DataLoader", "os": "os"}
+
+
+class Script:
+    """One script's facts (a star import of the project's utilities assumed to bring the usual
+    names) and the lookups every question uses."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        if facts.imports.stars:
+            _assume_star_imports(facts)
+
+    @cached_property
+    def distributed(self) -> bool:
+        """Does the script use torch.distributed, DDP or ddpify_runtime itself?"""
+        f = self.facts
+        imported = {CANONICAL.get(v, v) for v in f.imports.aliases.values()}
+        return f.imports.imports_module("torch.distributed") or f.imports.imports_module("ddpify_runtime") or \
+            bool(imported & {DDP, SAMPLER}) or any(f.qualify(c.func) in (DDP, SAMPLER) for c in f.calls)
+
+    def calls_of(self, *qualified: str) -> list[cst.Call]:
+        """The calls of these qualified names, in source order."""
+        if len(qualified) == 1:
+            return self._calls_by_name.get(qualified[0], [])
+        calls = [c for name in qualified for c in self._calls_by_name.get(name, [])]
+        return sorted(calls, key=lambda c: self.facts.spans[c][0])
+
+    @cached_property
+    def _calls_by_name(self) -> dict[str, list[cst.Call]]:
+        index: dict[str, list[cst.Call]] = {}
+        for call in self.facts.calls:
+            index.setdefault(self.facts.qualify(call.func), []).append(call)
+        return index
+
+    def spelled(self, qualified: str) -> str | None:
+        """How the script spells a module or name it imports (`dist` for torch.distributed)."""
+        for local, full in self.facts.own_imports.aliases.items():
+            if full == qualified:
+                return local
+        head, _, rest = qualified.rpartition(".")
+        spelled_head = self.spelled(head) if head else None
+        return f"{spelled_head}.{rest}" if spelled_head else None
+
+    def grad_disabled(self, node: cst.CSTNode) -> bool:
+        """Inside `with torch.no_grad():` or a function decorated with it."""
+        f = self.facts
+        for anc in f.ancestors(node):
+            if isinstance(anc, cst.With) and any(
+                    isinstance(i.item, cst.Call) and f.qualify(i.item.func) in NO_GRAD for i in anc.items):
+                return True
+            if isinstance(anc, cst.FunctionDef) and any(
+                    f.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in NO_GRAD
+                    for d in anc.decorators):
+                return True
+        return False
+
+
+def _assume_star_imports(f: Facts) -> None:
+    """A script that star-imports its project's utilities (`from utils.torch_utils import *`)
+    reaches `torch`, `dist` and `DDP` through them: the names of `STAR_NAMES` it uses and binds
+    nowhere itself are taken to be what they conventionally are."""
+    bound = f.imports.aliases.keys() | f.assigned_names.keys() | f.functions.keys() | f.classes.keys()
+    used = {n.value for n in f.names}
+    for name, qualified in STAR_NAMES.items():
+        if name in used and name not in bound:
+            f.imports.aliases[name] = qualified
+
+
+def string_value(node: cst.CSTNode) -> str | None:
+    return node.evaluated_value if isinstance(node, cst.SimpleString) else None

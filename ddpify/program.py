@@ -1,0 +1,176 @@
+"""A program, not a file: the entry script and the modules of its project that it imports.
+
+The project is the entry script's folder: what `python train.py` puts first on `sys.path`.
+From the entry, every import statement at any depth that names a `.py` file or a package of
+that folder is followed, transitively, each file read and parsed once:
+
+    import trainer                      ->  trainer.py
+    from utils import build_loaders     ->  utils.py (or utils/__init__.py)
+    from models.resnet import ResNet    ->  models/__init__.py, models/resnet.py
+    from models import resnet           ->  models/__init__.py, models/resnet.py
+    from .layers import Block           ->  models/layers.py (inside models/resnet.py)
+
+Nothing else is followed (the standard library, site-packages, a name no file of the project
+has), and nothing is imported or executed. The analysis then reads one module made of the
+files' statements, the entry's first; a helper's `if __name__ == "__main__":` block is left
+out, as it does not run on import. So the single-file analyses see through the files: a
+loader a helper returns, a trainer class that receives the model (`self.model = model`), the
+loop in its method. `Program.part_of` tells which file a node of that module belongs to.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import libcst as cst
+
+from ddpify import matchers as mt
+from ddpify.names import dotted, import_nodes
+from ddpify.parse import INPUT_ERRORS, parse_module
+
+
+@dataclass
+class Part:
+    """One file of the program."""
+
+    rel: PurePosixPath  # relative to the project folder: `models/resnet.py`
+    path: Path  # beside the entry's path as given
+    data: bytes
+    module: cst.Module
+    name: str  # as imported: `models.resnet` (the entry: its file's stem)
+
+
+@dataclass
+class Program:
+    root: Path  # the entry's folder
+    parts: list[Part]  # the entry first, then in the order they were reached
+    merged: cst.Module  # the statements of every part, in that order
+    local_names: frozenset[str]  # names that hold a project module (`import trainer` -> `trainer`)
+    top: dict[cst.CSTNode, Part]  # each statement of `merged` -> its part
+
+    def with_entry(self, data: bytes) -> "Program":
+        """The same program with the entry's code replaced by `data` (after `check --fix`)."""
+        entry = self.parts[0]
+        return _assemble(self.root, [Part(entry.rel, entry.path, data, parse_module(data), entry.name),
+                                     *self.parts[1:]], self.local_names)
+
+    @property
+    def library(self) -> frozenset[cst.CSTNode]:
+        """The statements of the modules other than the entry (another entry point may use them)."""
+        return frozenset(stmt for stmt, part in self.top.items() if part is not self.parts[0])
+
+    def other_entries(self, part: Part) -> list[str]:
+        """The scripts beside the entry (`evaluate.py`: a `__main__` block) that import `part`'s
+        module too: another entry point runs that module's code, maybe in one plain process."""
+        pattern = re.compile(rf"^\s*(from\s+{re.escape(part.name)}\s+import|import\s+{re.escape(part.name)}\b)", re.M)
+        found = []
+        for file in sorted(self.root.glob("*.py")):
+            if file.name == self.parts[0].rel.name or file.name == part.rel.name:
+                continue
+            try:
+                text = file.read_text(errors="replace")
+            except OSError:
+                continue
+            if "__main__" in text and pattern.search(text):
+                found.append(file.name)
+        return found
+
+    def part_of(self, node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> Part:
+        """The file `node` (a node of `merged`) was read from."""
+        while node not in self.top:
+            node = parents[node]
+        return self.top[node]
+
+
+def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = None) -> Program:
+    """The program `entry` starts (`data`: its bytes, already read); without `follow`, the
+    entry alone. `parsed` (resolved path -> (bytes, module)) keeps the modules read across the
+    programs of several entries (`ddpify check src/`), so each file is parsed once. Raises what
+    `parse_module` raises, with `exc.path` set to the file that does not parse, and OSError."""
+    parsed = {} if parsed is None else parsed
+    root = entry.resolve().parent
+    parts = [Part(PurePosixPath(entry.name), entry, data, _parse(entry, data), entry.stem)]
+    seen = {entry.resolve()}
+    local: set[str] = set()
+    queue = [parts[0]] if follow else []
+    while queue:
+        part = queue.pop(0)
+        for bound, name in _imported(part):
+            files = _files(root, name)
+            if files and files[-1][1] == name and bound:
+                local.add(bound)  # a module, not a name defined in one
+            for file, module_name in files:
+                if file.resolve() in seen:
+                    continue
+                seen.add(file.resolve())
+                rel = PurePosixPath(file.relative_to(root).as_posix())
+                shown = entry.parent / rel  # as the user named the entry: `proj/trainer.py`
+                if file.resolve() not in parsed:
+                    raw = file.read_bytes()
+                    parsed[file.resolve()] = raw, _parse(shown, raw)
+                new = Part(rel, shown, *parsed[file.resolve()], module_name)
+                parts.append(new)
+                queue.append(new)
+    return _assemble(root, parts, frozenset(local))
+
+
+def _assemble(root: Path, parts: list[Part], local: frozenset[str]) -> Program:
+    top = {stmt: part for part in parts for stmt in part.module.body
+           if part is parts[0] or not mt.is_main_guard(stmt)}
+    return Program(root, parts, parts[0].module.with_changes(body=list(top)), local, top)
+
+
+def _parse(path: Path, data: bytes) -> cst.Module:
+    try:
+        return parse_module(data)
+    except INPUT_ERRORS as exc:
+        exc.path = path
+        raise
+
+
+def _imported(part: Part):
+    """(the name the import binds or None, the dotted module it names) for each import of
+    `part`; `from X import a` names `X` and `X.a` (a submodule or not: `_files` decides)."""
+    package = part.name.rpartition(".")[0] if part.path.name != "__init__.py" else part.name
+    for node in import_nodes(part.module):
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted(alias.name)
+                yield (alias.asname.name.value if alias.asname else full), full
+            continue
+        base = dotted(node.module) if node.module is not None else ""
+        if node.relative:
+            up = package.split(".") if package else []
+            up = up[:len(up) - (len(node.relative) - 1)] if len(node.relative) > 1 else up
+            base = ".".join(filter(None, [*up, base]))
+        if base:
+            yield None, base
+        if isinstance(node.names, cst.ImportStar):
+            continue
+        for alias in node.names:
+            bound = alias.asname.name.value if alias.asname else alias.name.value
+            yield bound, f"{base}.{alias.name.value}" if base else alias.name.value
+
+
+def _files(root: Path, name: str) -> list[tuple[Path, str]]:
+    """The project files importing the dotted `name` runs: each package's `__init__.py` on the
+    way (a folder without one is a namespace package), then the module itself; [] when `name`
+    is not in the project."""
+    files = []
+    folder = root
+    parts = name.split(".")
+    for i, part in enumerate(parts):
+        dotted_name = ".".join(parts[:i + 1])
+        package, module = folder / part / "__init__.py", folder / f"{part}.py"
+        if package.is_file():
+            files.append((package, dotted_name))
+            folder = folder / part
+        elif (folder / part).is_dir() and i < len(parts) - 1:  # a namespace package (no __init__.py)
+            folder = folder / part
+        elif module.is_file() and i == len(parts) - 1:
+            files.append((module, dotted_name))
+        else:
+            return files if i == len(parts) - 1 and files else []
+    return files

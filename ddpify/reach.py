@@ -1,0 +1,164 @@
+"""Never silent: what on the training path ddpify cannot follow, named in the report.
+
+ddpify reads the entry script and the project modules it imports (ddpify.program), never
+other code. When training is reached through something else, the report says so with a
+warning at the call, so that "0 warning(s)" means the whole training path was read:
+
+    importlib.import_module(f"trainers.{name}")   # warning: code loaded by name is not read
+    engine.train_one_epoch(model, loader, opt)    # warning: `engine` is outside the project
+    fitter = pl.Trainer(max_epochs=2)
+    fitter.fit(model, loader)                     # warning: a method of an object built outside
+    Trainer(model, dataset).run()                 # warning, when nothing trains in what was read:
+                                                  # `Trainer` (another package) may train
+    TRAINERS[args.trainer](model, opt)            # warning: a callable looked up at run time
+    mp.Process(target=train, args=(model,))       # warning: a function that trains, run elsewhere
+    for x, y in batches:                          # warning (a loop that trains): `batches` is
+                                                  # not traced to a DataLoader: not sharded
+    opt = SGD(model.parameters())                 # warning when no `.backward()` was read
+    loss.backward()                               # warning when no optimizer was read
+
+Calls into torch, the standard library and libraries that do not train what they are given
+(numpy, tqdm, wandb, ...) are not warned about; neither are builtins nor the objects' own
+methods (`model.train()`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+from typing import Iterator
+
+import libcst as cst
+
+from ddpify import matchers as mt
+from ddpify.analysis import Analysis
+from ddpify.loaders import DATALOADER
+from ddpify.names import dotted
+from ddpify.program import Program
+
+DYNAMIC = {"importlib.import_module", "importlib.__import__", "__import__", "runpy.run_path",
+           "runpy.run_module", "importlib.util.spec_from_file_location", "exec"}
+# Packages that do not run a training loop on what they are passed.
+PASSIVE = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas",
+                     "sklearn", "matplotlib", "PIL", "tqdm", "wandb", "tensorboardX", "torchinfo",
+                     "torchsummary", "thop", "fvcore", "ddpify_runtime"}) | frozenset(sys.stdlib_module_names)
+BUILTINS = frozenset(dir(builtins))
+
+
+def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str]]:
+    """(node, warning) for every place where training may go through code ddpify does not read."""
+    local = {p.name.split(".")[0] for p in program.parts}
+    seen: set[str] = set()
+    for call in facts.calls:
+        name = dotted(call.func)
+        qualified = facts.qualify(call.func) or name
+        if qualified in DYNAMIC:
+            yield facts.statement(call), (f"`{facts.code(call)}` loads code by name, which ddpify does not "
+                                          "follow: training code it loads is neither checked nor converted")
+            continue
+        outside = facts.qualify(call.func) is not None and qualified.split(".")[0] not in PASSIVE | local
+        if outside and not facts.has_training and facts.imports.imports_module("torch") \
+                and qualified.rpartition(".")[0] not in seen:
+            seen.add(qualified.rpartition(".")[0])  # nothing trains here: it may happen in there
+            yield facts.statement(call), (f"no training loop in the code ddpify read; `{facts.code(call.func)}(...)` "
+                                          f"comes from `{qualified.rpartition('.')[0]}`, outside the project, and "
+                                          "may train: that code is not converted")
+            continue
+        for func in _training_functions_passed(facts, call):
+            yield facts.statement(call), (f"`{func}`, which trains, is handed to `{facts.code(call.func)}(...)` "
+                                          "to run (a callback, another process, a thread): ddpify cannot follow "
+                                          "when or where it runs, and converts it as if called directly")
+        looked_up = _looked_up(facts, call.func)
+        method = not (outside or looked_up) and isinstance(call.func, cst.Attribute) and bool(call.args)
+        if not (outside or looked_up or method) or facts.user_functions(call):
+            continue  # (cheap tests first: most calls go to torch, builtins, methods, the program)
+        handed = _training_arguments(facts, call)
+        if not handed or _own_method(facts, call):
+            continue
+        what = ", ".join(f"`{h}`" for h in handed)
+        callee = facts.code(call.func)
+        if method:  # `fitter.fit(model, loader)`, `fitter` built by `pkg.Fitter(...)`, outside the project
+            maker = _built_outside(facts, call.func.value, local)
+            if maker is not None:
+                yield facts.statement(call), (f"`{callee}(...)` is a method of an object built by `{maker}(...)`, "
+                                              f"outside the project: ddpify cannot see what it does with {what}; "
+                                              "training code there is not converted")
+        elif looked_up:
+            yield facts.statement(call), (f"`{callee}(...)` is looked up at run time (a registry, a callback, "
+                                          f"a parameter): ddpify cannot see what it does with {what}; "
+                                          "code it runs is not converted")
+        elif outside:
+            yield facts.statement(call), (f"`{callee}(...)` comes from `{qualified.rpartition('.')[0]}`, outside "
+                                          f"the project: ddpify cannot see what it does with {what}; "
+                                          "training code there is not converted")
+    backwards = [c for c in facts.calls if facts.is_backward(c)]
+    if facts.optimizers and not backwards:
+        yield facts.statement(facts.optimizers[0]), (
+            "no `.backward()` in the code ddpify read: the training loop runs elsewhere, "
+            "and is not converted (its data is not sharded, its saves run on every process)")
+    if backwards and not facts.optimizers:
+        yield facts.statement(backwards[0]), (
+            "this trains, but no optimizer is built in the code ddpify read (built by code it does not "
+            "read, or by name): no model is wrapped in DistributedDataParallel")
+    loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
+
+    def traced(loop) -> bool:
+        origins = facts.origins(mt.strip_iteration(loop.iter))
+        return any(facts.is_inside(c, o) for o in origins for c in loader_calls)
+
+    for loop in facts.batch_loops():
+        # `for net, opt in zip(nets, optimizers):` inside `for x, y in loader:` trains on the loader's batch
+        if not traced(loop) and not any(isinstance(lp, cst.For) and traced(lp) for lp in facts.enclosing_loops(loop)):
+            yield loop, (f"this loop trains on `{facts.code(mt.strip_iteration(loop.iter))}`, which ddpify cannot "
+                         "trace to a DataLoader in the code it read: its data is not sharded")
+
+
+def _looked_up(facts: Analysis, func: cst.BaseExpression) -> bool:
+    """A callee found at run time: `TRAINERS[name]`, `getattr(obj, name)`, or a bare name that no
+    import, definition or builtin binds (a parameter, a variable holding a callable)."""
+    if isinstance(func, cst.Subscript) or isinstance(func, cst.Call) and dotted(func.func) == "getattr":
+        return True
+    return isinstance(func, cst.Name) and func.value not in BUILTINS and facts.qualify(func) is None \
+        and func.value not in facts.classes
+
+
+def _built_outside(facts: Analysis, obj: cst.BaseExpression, local: set[str]) -> str | None:
+    """The callable outside the project (and not a passive library) that built `obj`, if every
+    value it may hold comes from a call: `pl.Trainer` for `trainer = pl.Trainer(max_epochs=2)`."""
+    for origin in facts.origins(obj):
+        qualified = facts.qualify(origin.func) if isinstance(origin, cst.Call) else None
+        if qualified is not None and qualified.split(".")[0] not in PASSIVE | local:
+            return qualified
+    return None
+
+
+def _training_functions_passed(facts: Analysis, call: cst.Call) -> list[str]:
+    """Functions of the program that train, passed uncalled to a call that is not theirs
+    (`mp.Process(target=train, ...)`, `trainer.register(train_step)`)."""
+    if not any(isinstance(a.value, cst.Name) and a.value.value in facts.functions for a in call.args) \
+            or facts.user_functions(call):
+        return []
+    found = []
+    for arg in call.args:
+        if isinstance(arg.value, cst.Name) and any(
+                facts.trains(f) for f in facts.functions.get(arg.value.value, ()) if facts.enclosing_class(f) is None):
+            found.append(arg.value.value)
+    return found
+
+
+def _training_arguments(facts: Analysis, call: cst.Call) -> list[str]:
+    """The arguments of `call` that hold a trained model, an optimizer or a DataLoader."""
+    return [facts.code(a.value) for a in call.args if _holds_training(facts, a.value)]
+
+
+def _holds_training(facts: Analysis, expr: cst.BaseExpression) -> bool:
+    if dotted(expr) is None:
+        return False
+    return facts.ref(expr) in facts.models.refs or any(
+        isinstance(o, cst.Call) and (o in facts.optimizers or facts.qualify(o.func) == DATALOADER)
+        for o in facts.origins(expr))
+
+
+def _own_method(facts: Analysis, call: cst.Call) -> bool:
+    """`model.train()`, `optimizer.step()`: a call on the object itself."""
+    return isinstance(call.func, cst.Attribute) and _holds_training(facts, call.func.value)

@@ -1,0 +1,57 @@
+"""What every rewrite module owes the driver: it is registered, and its functions are typed
+(`rewrite(facts: Analysis, edits: Edits, options: Options) -> None`, helpers alike), with
+annotations that name real types."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import typing
+from pathlib import Path
+
+import pytest
+
+import ddpify.rewrites
+from ddpify.rewrites import REWRITES
+
+FOLDER = Path(ddpify.rewrites.__file__).parent
+MODULES = sorted(p.stem for p in FOLDER.glob("*.py") if p.stem != "__init__")
+
+
+def test_every_rewrite_module_is_registered():
+    assert sorted(r.apply.__module__.rsplit(".", 1)[1] for r in REWRITES) == MODULES
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_function_is_annotated(module):
+    tree = ast.parse((FOLDER / f"{module}.py").read_text())
+    untyped = [f"{module}.py:{node.lineno} {node.name}" for node in ast.walk(tree)
+               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and (node.returns is None or any(a.annotation is None for a in _arguments(node.args)))]
+    assert not untyped
+
+
+def _arguments(args: ast.arguments) -> list[ast.arg]:
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_annotations_name_real_types(module):
+    """Every annotation resolves, with the module's TYPE_CHECKING imports run (they are never run
+    otherwise, so a typo there would pass unnoticed)."""
+    mod = getattr(ddpify.rewrites, module)
+    namespace = dict(vars(mod))
+    for node in ast.parse(inspect.getsource(mod)).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            exec(compile(ast.Module(node.body, []), module, "exec"), namespace)
+    for func in _functions(mod):
+        typing.get_type_hints(func, namespace)
+    assert str(inspect.signature(mod.rewrite)) == \
+        "(facts: 'Analysis', edits: 'Edits', options: 'Options') -> 'None'"
+    hints = typing.get_type_hints(mod.rewrite, namespace)
+    assert [h.__name__ for h in hints.values()] == ["Analysis", "Edits", "Options", "NoneType"]
+
+
+def _functions(mod) -> list:
+    """The module's own top-level functions."""
+    return [f for f in vars(mod).values() if inspect.isfunction(f) and f.__module__ == mod.__name__]

@@ -1,0 +1,54 @@
+"""The two passes every conversion and every check pays for besides LibCST's own: the collect
+walk (syntax only) and the line numbers (one plain codegen), held against LibCST itself."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ddpify import matchers as mt
+from ddpify.facts import Facts
+from ddpify.lines import positions
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+TRIVIA = {"BaseParenthesizableWhitespace", "SimpleWhitespace", "ParenthesizedWhitespace", "TrailingWhitespace",
+          "EmptyLine", "Newline", "Comment", "Comma", "Dot", "AssignEqual", "Semicolon", "Colon", "LeftParen",
+          "RightParen", "LeftSquareBracket", "RightSquareBracket", "LeftCurlyBrace", "RightCurlyBrace"}
+
+
+def test_the_fields_the_walk_skips_hold_whitespace_comments_and_punctuation_only():
+    """From the annotations of every LibCST node class: a field is skipped exactly when every
+    node type it may hold is trivia (a LibCST release that mixes syntax into one fails here)."""
+    trivia_only, mixed = set(), set()
+    for node_type in vars(cst).values():
+        if inspect.isclass(node_type) and issubclass(node_type, cst.CSTNode) and dataclasses.is_dataclass(node_type):
+            for f in dataclasses.fields(node_type):
+                held = set(re.findall(r"\b[A-Z]\w+", str(f.type))) - {"Sequence", "Union", "Optional",
+                                                                       "MaybeSentinel", "None", "Literal", "DEFAULT"}
+                if held:
+                    (trivia_only if held <= TRIVIA else mixed).add(f.name)
+    skipped = {n for n in trivia_only | mixed if n in mt.TRIVIA_FIELDS or n.startswith("whitespace_")}
+    assert skipped == trivia_only - mixed
+
+
+@pytest.mark.parametrize("case", ["canonical", "gan_two_models", "variant_import_spellings"])
+def test_the_walk_reaches_every_syntax_node_and_line_numbers_match_libcst(case):
+    module = cst.parse_module((FIXTURES / case / "before.py").read_text())
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    found = wrapper.resolve(PositionProvider)
+    syntax = [n for n in mt.walk(module) if not _trivia(n)]
+    assert set(Facts(module).spans) == set(syntax)
+    wanted = [n for n in syntax if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement, cst.Call,
+                                                  cst.Attribute, cst.Name, cst.Arg))]
+    expected = {n: (found[n].start.line, found[n].start.column + 1) for n in wanted}
+    assert positions(module, wanted) == expected
+
+
+def _trivia(node: cst.CSTNode) -> bool:
+    return any(t.__name__ in TRIVIA for t in type(node).__mro__)
