@@ -115,3 +115,28 @@ def test_check_fix_writes_every_file_or_none(monkeypatch):
     monkeypatch.setattr(io, "_stage", real_stage)
     cli("check", "--fix", "a.py", "b.py")
     assert Path("a.py").read_bytes() == Path("b.py").read_bytes() == FIXED
+
+
+PROJECT = FIXTURES / "project_trainer"
+
+
+def test_a_programs_modules_are_written_through_symlinks_and_refused_read_only():
+    """`convert --in-place train.py` rewrites the changed modules of its program too: with the
+    same protections as the entry, and all of its files or none."""
+    import shutil
+
+    shutil.copytree(PROJECT / "before", "proj")
+    Path("proj/trainer.py").rename("trainer_real.py")
+    Path("proj/trainer.py").symlink_to(Path("trainer_real.py").resolve())
+    Path("proj/data.py").chmod(0o444)
+    before = {p: Path(p).read_bytes() for p in files()}
+    result = cli("convert", "--in-place", "proj/train.py", code=2)
+    assert result.stderr.endswith("data.py: is read-only; not rewritten (make it writable, or write elsewhere "
+                                  "with -o)\n"), result.stderr
+    assert {p: Path(p).read_bytes() for p in files()} == before  # not the entry, not trainer.py
+    Path("proj/data.py").chmod(0o644)
+    cli("convert", "--in-place", "proj/train.py")
+    assert Path("proj/trainer.py").is_symlink()
+    for rel in ("train.py", "data.py"):
+        assert Path("proj", rel).read_bytes() == (PROJECT / "after" / rel).read_bytes()
+    assert Path("trainer_real.py").read_bytes() == (PROJECT / "after" / "trainer.py").read_bytes()

@@ -108,3 +108,13 @@ def test_a_worker_that_dies_names_its_files(monkeypatch):
     assert [line.split(":")[0] for line in lines] == ["a.py", "b.py"]
     assert all("internal error: the process converting it died" in line for line in lines), lines
     assert files() == ["a.py", "b.py"]
+
+
+def test_a_module_of_the_program_that_does_not_compile_is_named_at_its_place():
+    """`convert train.py` and `check train.py` read the project modules it imports: CPython's
+    message, located in that module."""
+    Path("helpers.py").write_text("def save():\n    pass\nreturn 1\n")
+    Path("train.py").write_text("import helpers\n" + TRAINS)
+    for command in (["convert", "train.py", "-o", "out/"], ["check", "train.py"]):
+        assert cli(*command, code=2).stderr == "helpers.py:3:1: cannot parse: 'return' outside function\n"
+    assert files() == ["helpers.py", "train.py"]
