@@ -31,6 +31,7 @@ class Edits:
         self.before: dict[cst.CSTNode, list[cst.BaseStatement]] = defaultdict(list)
         self.after: dict[cst.CSTNode, list[cst.BaseStatement]] = defaultdict(list)
         self.comments: dict[cst.CSTNode, list[str]] = defaultdict(list)
+        self.todos: set[tuple[cst.CSTNode, str]] = set()
         self.enclosed: dict[cst.CSTNode, str] = {}
         self.imports: list[tuple[str, str | None]] = []
         self.records: list[tuple[str, cst.CSTNode, str, str]] = []
@@ -61,10 +62,18 @@ class Edits:
         return sorted(changes, key=lambda c: c.line)
 
     def todo(self, stmt: cst.CSTNode, message: str) -> None:
-        """A `# TODO(ddpify): message` above `stmt`, and a warning in the report."""
-        if message not in self.comments[stmt]:
+        """A `# TODO(ddpify): message` above `stmt`, and a warning in the report. The warning
+        stays when a conversion before put the same TODO there already; the line is not repeated."""
+        if (stmt, message) in self.todos:
+            return
+        self.todos.add((stmt, message))
+        self.record(stmt, message, WARNING)
+        comment = f"# TODO(ddpify): {message}"
+        above = [*getattr(stmt, "leading_lines", ())]
+        if self.module.body and stmt is self.module.body[0]:  # comments opening the file are the module's header
+            above += self.module.header
+        if not any(line.comment is not None and line.comment.value == comment for line in above):
             self.comments[stmt].append(message)
-            self.record(stmt, message, WARNING)
 
     # edits ------------------------------------------------------------------------------------
     def replace(self, node: cst.CSTNode, fn: NodeFn, message: str | None = None) -> None:
@@ -114,13 +123,13 @@ class _Apply(cst.CSTTransformer):
             updated_node = fn(updated_node)
         if isinstance(updated_node, cst.RemovalSentinel):
             return _flatten(e.before.get(original_node, ()), e.after.get(original_node, ()))
+        if original_node in e.comments:  # before `enclosed` records the node: a TODO'd statement is guarded too
+            lines = [cst.EmptyLine(comment=cst.Comment(f"# TODO(ddpify): {m}")) for m in e.comments[original_node]]
+            updated_node = updated_node.with_changes(leading_lines=[*updated_node.leading_lines, *lines])
         if original_node in e.enclosed:
             self.enclosed[updated_node] = e.enclosed[original_node]
         if isinstance(updated_node, (cst.Module, cst.IndentedBlock)) and self.enclosed:
             updated_node = updated_node.with_changes(body=self._group(updated_node.body))
-        if original_node in e.comments:
-            lines = [cst.EmptyLine(comment=cst.Comment(f"# TODO(ddpify): {m}")) for m in e.comments[original_node]]
-            updated_node = updated_node.with_changes(leading_lines=[*updated_node.leading_lines, *lines])
         before, after = e.before.get(original_node, ()), e.after.get(original_node, ())
         if before or after:
             return cst.FlattenSentinel([*before, updated_node, *after])

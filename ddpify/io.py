@@ -100,6 +100,8 @@ def destinations(inputs: Inputs, output: str | None, in_place: bool) -> list[Pat
     unless `in_place`."""
     sources = inputs.sources
     if in_place:
+        for source in sources:
+            writable(source.path)
         return [s.path for s in sources]
     if output is None:
         return [None] * len(sources)
@@ -134,6 +136,28 @@ def _parent_exists(out: Path, given: str) -> None:
         raise InputError(f"-o {given}: directory {parent} does not exist")
 
 
+def writable(path: Path) -> None:
+    """Refuse to replace a read-only file (no write permission for its owner), as an editor would."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if not mode & stat.S_IWUSR:
+        raise InputError(f"{path}: is read-only; not rewritten (make it writable, or write elsewhere with -o)")
+
+
+def distinct(sources: Sequence[Source], dests: Sequence[Path | None]) -> None:
+    """Refuse two inputs whose outputs are one file (`x.py` and `x.ipynb` into one directory)."""
+    seen: dict[str, Source] = {}
+    for source, dest in zip(sources, dests):
+        if dest is None:
+            continue
+        first = seen.setdefault(os.path.realpath(dest), source)
+        if first is not source:
+            raise InputError(f"{dest}: both {first.name} and {source.name} would be written here; "
+                             "convert them separately")
+
+
 def read(source: Source) -> Loaded:
     """The source's bytes and permission bits."""
     if source.path is None:
@@ -147,29 +171,55 @@ def read(source: Source) -> Loaded:
 
 def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write `data` to `path` exactly, through a temporary file in the same directory and
-    `os.replace`: readers see the old file or the new one, never half of one.
+    `os.replace`: readers see the old file or the new one, never half of one. A symlink is
+    written through (its target is replaced, the link stays); a read-only file is refused.
 
     `mode`: the permission bits; None keeps those of an existing file, else the umask's default.
     Raises `InputError` when the file cannot be written."""
+    write_all_atomic([(path, data, mode)])
+
+
+def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]]) -> None:
+    """`write_atomic` for several files in two phases: every file is written to its temporary
+    file first, then all are renamed at once, so that a failure or a kill while writing leaves
+    every target as it was (and no temporary file after a failure)."""
+    staged: list[tuple[Path, Path, Path]] = []  # (temporary file, target, the path as given)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if mode is None and path.exists():
-            mode = stat.S_IMODE(path.stat().st_mode)
-        tmp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.ddpify-tmp")  # no `secrets`: 25 ms of imports
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                if mode is not None:
-                    os.fchmod(f.fileno(), mode)
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
+        for path, data, mode in files:
+            target = Path(os.path.realpath(path))
+            try:
+                writable(target)
+                staged.append((_stage(target, data, mode), target, path))
+            except OSError as exc:
+                raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+        for tmp, target, path in staged:
+            try:
+                os.replace(tmp, target)
+            except OSError as exc:
+                raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+    finally:
+        for tmp, _, _ in staged:
             tmp.unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+
+
+def _stage(path: Path, data: bytes, mode: int | None) -> Path:
+    """`data` in a new temporary file next to `path`, synced, with `path`'s permission bits."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None and path.exists():
+        mode = stat.S_IMODE(path.stat().st_mode)
+    tmp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.ddpify-tmp")  # no `secrets`: 25 ms of imports
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
+            os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
 
 
 def runtime_source() -> bytes:
@@ -182,10 +232,26 @@ def runtime_source() -> bytes:
 
 def vendor_runtime(folder: Path, code: bytes) -> str | None:
     """Copy the runtime into `folder` as `ddpify_runtime.py`; a message when an older copy was
-    replaced, None when it was new or already the same."""
-    target = folder / RUNTIME_NAME
-    previous = target.read_bytes() if target.is_file() else None
+    replaced, None when it was new or already the same. A file there that is not a copy of
+    the runtime (see `vendor_target`) is never replaced."""
+    target = vendor_target(folder, code)
+    previous = target.read_bytes() if target.exists() else None
     if previous == code:
         return None
     write_atomic(target, code)
-    return None if previous is None else f"{target}: replaced a different copy of the runtime"
+    return None if previous is None else f"{target}: replaced an older copy of the runtime"
+
+
+def vendor_target(folder: Path, code: bytes) -> Path:
+    """`folder/ddpify_runtime.py`, where it is new or a copy of some version of the runtime (it
+    starts with the runtime's first line); raises `InputError` for a file of the user's own."""
+    target = folder / RUNTIME_NAME
+    if target.exists() or target.is_symlink():
+        try:
+            ours = target.is_file() and target.read_bytes().startswith(code.split(b"\n", 1)[0] + b"\n")
+        except OSError:
+            ours = False
+        if not ours:
+            raise InputError(f"{target}: exists and is not ddpify's runtime: not replaced (move it away, "
+                             "or convert without --vendor-runtime)")
+    return target

@@ -23,6 +23,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from ddpify.io import InputError
+from ddpify.parse import one_line, python_compile
 from ddpify.report import CHANGE, WARNING, Change
 
 SUFFIX = ".ipynb"
@@ -96,8 +97,9 @@ def to_script(name: str, data: bytes, markdown: bool = False) -> Script:
         lines += [f"# %% [cell {number}]" + (" (markdown)" if kind == "markdown" else ""), *body]
         script.changes += [Change(REWRITE, marker + at, message, k) for at, k, message in notes]
     script.code = "\n".join(lines) + "\n"
+    _check_script(name, script)
     script.changes = sorted(script.changes + _comment_display(script.code, lines), key=lambda c: c.line)
-    script.code = "\n".join(lines) + "\n"
+    script.code = "\n".join(lines) + "\n"  # with display(...) lines commented out
     return script
 
 
@@ -134,12 +136,19 @@ def _cells(name: str, data: bytes) -> list[tuple[str, str]]:
 def _check_cell(name: str, number: int, code: str) -> None:
     """`NAME:cell N:LINE:COL: cannot parse: ...` (as Python reports it) when the cell does not compile."""
     try:
-        compile(code, f"{name} cell {number}", "exec", dont_inherit=True)
+        python_compile(code)
     except SyntaxError as exc:
         raise NotebookError(f"{name}:cell {number}:{exc.lineno or 1}:{exc.offset or 1}: cannot parse: "
-                            f"{' '.join(exc.msg.split())}") from exc
-    except ValueError as exc:  # a NUL byte
-        raise NotebookError(f"{name}:cell {number}: cannot parse: {exc}") from exc
+                            f"{one_line(exc.msg)}") from exc
+
+
+def _check_script(name: str, script: Script) -> None:
+    """The cells together must compile too (a `from __future__` import in a later cell does not)."""
+    try:
+        python_compile(script.code)
+    except SyntaxError as exc:
+        cell, line = script.locate(exc.lineno or 1)
+        raise NotebookError(f"{name}:cell {cell}:{line}:{exc.offset or 1}: cannot parse: {one_line(exc.msg)}") from exc
 
 
 # ---- IPython-only lines -----------------------------------------------------------------------

@@ -1,42 +1,100 @@
-"""Parsing a script, for `convert` and `check` alike: LibCST's parser with room to recurse, and
-syntax errors located where Python itself locates them.
+"""Parsing a script, for `convert` and `check` alike: Python's own judgement first (code that
+CPython does not compile is an input error, located where CPython locates it), then LibCST's
+parser with room to recurse.
 
     >>> parse_module("x = 1\\n").code
     'x = 1\\n'
-    >>> syntax_error("t.py", b"x = (\\n", cst.ParserSyntaxError("", lines=["x = (\\n"], raw_line=2, raw_column=0))
+    >>> input_error("t.py", b"x = (\\n", cst.ParserSyntaxError("", lines=["x = (\\n"], raw_line=2, raw_column=0))
     "t.py:1:5: cannot parse: '(' was never closed"
+    >>> input_error("t.py", b"return 1\\n", SyntaxError("'return' outside function", ("t.py", 1, 1, "", 1, 9)))
+    "t.py:1:1: cannot parse: 'return' outside function"
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 
 import libcst as cst
 
 # LibCST walks the tree recursively: long implicit string concatenations and deeply nested
 # expressions (pydoc's topics.py) need more than Python's default limit of 1000 frames.
 RECURSION_LIMIT = 20_000
+# What `python script.py` compiles under: deeper code does not run, so it is not converted
+# (and CPython's compiler, which recurses in C, must not run under RECURSION_LIMIT).
+PYTHON_RECURSION_LIMIT = 1000
+
+# Exceptions of `parse_module` that mean "the input is not a script ddpify can read" (exit 2).
+INPUT_ERRORS = (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError)
 
 
 def parse_module(source: str | bytes) -> cst.Module:
-    """Parse `source` with LibCST; raises `libcst.ParserSyntaxError` (and `SyntaxError` for
-    bytes whose encoding cookie is wrong)."""
+    """Parse `source` with LibCST, once CPython has compiled it. Raises `SyntaxError` (CPython's,
+    with its location) for code that does not compile, or that is nested too deeply to;
+    `libcst.ParserSyntaxError` for code LibCST cannot parse; `UnicodeDecodeError`."""
+    python_compile(source)
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
-    return cst.parse_module(source)
+    try:
+        module = cst.parse_module(source)
+    except cst.CSTLogicError as exc:  # LibCST's own failure on code CPython accepts
+        raise SyntaxError(f"LibCST cannot parse this code: {one_line(str(exc))}") from exc
+    if source[-1:] in ("\r", b"\r") and not module.has_trailing_newline:
+        module = module.with_changes(has_trailing_newline=True)  # LibCST drops a CR-only file's last CR
+    if module.default_indent.strip(" \t"):
+        raise SyntaxError("a form feed in the indentation, which ddpify cannot rewrite: use spaces",
+                          ("", _form_feed_line(module.code), 1, "", None, None))
+    return module
+
+
+def python_compile(source: str | bytes) -> None:
+    """Compile `source` as `python script.py` would; raise its `SyntaxError` (a `RecursionError`
+    or `MemoryError` of the compiler becomes one: "too deeply nested")."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(PYTHON_RECURSION_LIMIT)
+    try:
+        with warnings.catch_warnings():  # the user's code's SyntaxWarnings are not ddpify's to show
+            warnings.simplefilter("ignore")
+            compile(source, "<input>", "exec", dont_inherit=True)
+    except (RecursionError, MemoryError) as exc:
+        raise SyntaxError(f"too deeply nested for Python to compile ({type(exc).__name__})") from None
+    except ValueError as exc:  # a NUL byte
+        raise SyntaxError(one_line(str(exc))) from None
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def input_error(name: str, data: bytes, exc: Exception) -> str:
+    """The one line (`name:line:col: cannot parse: message`) for an exception of `INPUT_ERRORS`;
+    located in the imported module that raised it when `exc.path` names one (ddpify.program)."""
+    path = getattr(exc, "path", None)
+    if path is not None and str(path) != name:
+        name, data = str(path), path.read_bytes()
+    if isinstance(exc, cst.ParserSyntaxError):
+        return syntax_error(name, data, exc)
+    if isinstance(exc, SyntaxError) and exc.lineno is not None:
+        return f"{name}:{exc.lineno}:{exc.offset or 1}: cannot parse: {one_line(exc.msg)}"
+    if isinstance(exc, SyntaxError):
+        return f"{name}: cannot parse: {one_line(exc.msg or str(exc))}"
+    return f"{name}: cannot parse: {one_line(str(exc))}"
 
 
 def syntax_error(name: str, data: bytes, exc: cst.ParserSyntaxError) -> str:
     """`name:line:col: cannot parse: message` where Python itself reports the error (LibCST's
     parser often points a line or more later); LibCST's words when Python compiles the code."""
     try:
-        compile(data, name, "exec", dont_inherit=True)
+        python_compile(data)
     except SyntaxError as py:
         if py.lineno is not None:
             return f"{name}:{py.lineno}:{py.offset or 1}: cannot parse: {one_line(py.msg)}"
-    except (ValueError, UnicodeDecodeError):
+    except UnicodeDecodeError:
         pass
     return f"{name}:{exc.raw_line}:{exc.raw_column + 1}: cannot parse: {one_line(exc.message)}"
+
+
+def _form_feed_line(code: str) -> int:
+    return next((n for n, line in enumerate(code.split("\n"), 1)
+                 if "\f" in line[:len(line) - len(line.lstrip())] and line.strip()), 1)
 
 
 def one_line(text: str) -> str:

@@ -28,7 +28,7 @@ import libcst as cst
 
 from ddpify import matchers as mt
 from ddpify.names import dotted, import_nodes
-from ddpify.parse import parse_module
+from ddpify.parse import INPUT_ERRORS, parse_module
 
 
 @dataclass
@@ -125,7 +125,7 @@ def _assemble(root: Path, parts: list[Part], local: frozenset[str]) -> Program:
 def _parse(path: Path, data: bytes) -> cst.Module:
     try:
         return parse_module(data)
-    except (cst.ParserSyntaxError, SyntaxError) as exc:
+    except INPUT_ERRORS as exc:
         exc.path = path
         raise
 

@@ -64,7 +64,7 @@ __all__ = [
     "init_distributed_mode",
     # ranks and collectives
     "get_rank", "get_world_size", "is_main_process", "local_rank", "local_device", "barrier",
-    "main_process_first", "agree_on",
+    "main_process_first", "agree_on", "atomic_write",
     # models
     "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix",
     # data
@@ -77,7 +77,10 @@ __all__ = [
 ]
 
 DEFAULT_PORT = 29500
-DEFAULT_TIMEOUT_S = 1800
+# A rank that stops dead (SIGSTOP, a hung GPU) ends the job after this long: torch's own default
+# for NCCL. Raise it with DDPIFY_TIMEOUT where one process works alone for longer between
+# collectives (a large download in main_process_first, a very long save).
+DEFAULT_TIMEOUT_S = 600
 MATERIALISE_UP_TO = 10_000_000  # ShardedSampler holds a stream up to this length in memory
 
 # --------------------------------------------------------------------------- launch detection
@@ -176,7 +179,7 @@ def init_distributed_mode() -> None:
     (``_share_random_state``); ranks > 0 silence their standard output unless
     ``DDPIFY_ALL_RANKS=1`` (``_setup_output``); and a hint follows DDP's unused-parameter error
     (``_install_excepthook``). ``DDPIFY_BACKEND`` overrides the backend, ``DDPIFY_TIMEOUT``
-    (seconds) the 30 min timeout.
+    (seconds) the 10 min timeout of every collective.
     """
     global _LAUNCH
     if _LAUNCH is not None:
@@ -449,6 +452,41 @@ def main_process_first() -> Iterator[None]:
     yield
     if local_rank() == 0:
         barrier()
+
+
+@contextlib.contextmanager
+def atomic_write(path: Any) -> Iterator[Any]:
+    """Write a file whole or not at all: ``with atomic_write("last.pt") as tmp_path:
+    torch.save(state, tmp_path)``. The block writes a temporary file in the same folder; when it
+    ends normally the file is synced to disk and renamed over ``path`` (through a symlink, keeping
+    the old file's permission bits), so a kill during the save (preemption, an OOM kill, a
+    restart) leaves the previous checkpoint whole; when it raises, the temporary file is removed.
+    Anything that is not a path (an open file, a buffer) is handed to the block as it is."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        yield path
+        return
+    target = os.fsdecode(path)
+    if os.path.islink(target):
+        target = os.path.realpath(target)
+    folder, name = os.path.split(target)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        yield tmp
+        if not os.path.exists(tmp):  # the block wrote nothing
+            return
+        if os.path.exists(target):
+            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+        folder_fd = os.open(folder or ".", os.O_RDONLY)
+        try:
+            os.fsync(folder_fd)  # the rename itself survives a power cut
+        finally:
+            os.close(folder_fd)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 def agree_on(flag: Any) -> bool:

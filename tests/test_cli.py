@@ -432,7 +432,7 @@ def test_one_unparsable_input_means_nothing_is_written():
 
 def test_undecodable_bytes_are_an_input_error():
     write("latin.py", b'x = "caf\xe9"\n')  # latin-1 bytes without a coding cookie
-    assert_one_line(cli("convert", "latin.py", code=2).stderr, r"latin\.py: cannot parse: .+")
+    assert_one_line(cli("convert", "latin.py", code=2).stderr, r"latin\.py:1:\d+: cannot parse: .+")
 
 
 @pytest.mark.parametrize("existing, args, pattern", [
@@ -566,7 +566,7 @@ def test_an_unexpected_error_outside_the_engine_is_123(monkeypatch):
     def fail(*args):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(io, "write_atomic", fail)
+    monkeypatch.setattr(io, "write_all_atomic", fail)
     write("train.py", TRAIN)
     result = cli("convert", "train.py", "-o", "out.py", code=123)
     assert_one_line(result.stderr,
@@ -587,10 +587,11 @@ def test_vendor_runtime_copies_the_runtime_next_to_each_output():
     assert not Path("out/tools/ddpify_runtime.py").exists()  # nothing there imports it
     assert "replaced" not in result.stderr
 
-    write("out/ddpify_runtime.py", "# an old copy\n")
+    older = runtime.split(b"\n", 1)[0] + b"\n# an older version\n"
+    write("out/ddpify_runtime.py", older)
     result = cli("convert", "--vendor-runtime", "src/train.py", "-o", "out/train.py")
     assert Path("out/ddpify_runtime.py").read_bytes() == runtime
-    assert "out/ddpify_runtime.py: replaced a different copy of the runtime" in result.stderr
+    assert "out/ddpify_runtime.py: replaced an older copy of the runtime" in result.stderr
 
 
 # ---- the real process: python -m ddpify, no torch, colour --------------------------------------

@@ -124,6 +124,20 @@ def test_a_cell_that_does_not_parse_is_named_with_its_line():
     assert cli("diff", "bad.ipynb", code=2).stderr == result.stderr
 
 
+def test_check_reads_the_code_cells_and_names_the_cell():
+    trigger = (FIXTURES / "check" / "DDP001" / "trigger.py").read_text()
+    setup, main = trigger.split("\n\n\ndef main")
+    make("ddp.ipynb", ("markdown", "# a DDP notebook"), ("code", "%matplotlib inline\n" + setup),
+         ("code", "def main" + main))
+    lines = [line.split(" DDP001 ")[0] for line in cli("check", "ddp.ipynb", code=1).stdout.splitlines()]
+    assert lines == ["ddp.ipynb:cell 2:13:27:", "ddp.ipynb:cell 3:6:40:", "ddp.ipynb:cell 3:7:36:",
+                     "ddp.ipynb:cell 3:8:35:", "ddp.ipynb:cell 3:9:69:"]  # trigger.py's line 12 is cell 2's 13th
+    assert cli("check", "--fix", "ddp.ipynb", code=2).stderr.endswith(
+        "--fix cannot rewrite a notebook: convert it to a script first\n")
+    make("bad.ipynb", ("code", "import torch\n"), ("code", "x = (\n"))
+    assert cli("check", "bad.ipynb", code=2).stderr == "bad.ipynb:cell 2:1:5: cannot parse: '(' was never closed\n"
+
+
 # ---- the translation ---------------------------------------------------------------------------
 
 def test_ipython_lines_become_comments_line_for_line():

@@ -132,7 +132,7 @@ def test_convert_writes_the_entry_and_the_changed_modules_only():
     for rel in written:
         assert Path("out", rel).read_bytes() == (PROJECT / "after" / rel).read_bytes()
     assert "proj/trainer.py:43: [main-process-only] torch.save runs on the main process only" in result.stderr
-    assert "proj/trainer.py: 6 change(s), 0 warning(s)" in result.stderr
+    assert "proj/trainer.py: 7 change(s), 0 warning(s)" in result.stderr
     assert "PYTHONPATH=" in result.stderr  # the unchanged modules stay in proj/
     assert sorted(str(p.relative_to("proj")) for p in Path("proj").rglob("*.py")) == \
         sorted(str(p.relative_to(PROJECT / "before")) for p in (PROJECT / "before").rglob("*.py"))
@@ -315,7 +315,8 @@ def test_a_trainer_whose_epoch_loop_is_in_its_base_class_in_another_module_is_fo
     result = convert_program(program())
     base = result.modules["base.py"]
     assert "        for epoch in range(epochs):\n            set_epoch(self.loader, epoch)\n" in base.code
-    assert "if is_main_process():\n                torch.save(unwrap(self.model).state_dict()" in base.code
+    assert "if is_main_process():\n                with atomic_write(" in base.code
+    assert "torch.save(unwrap(self.model).state_dict(), tmp_path)" in base.code
     assert "model = DistributedDataParallel(model" in result.code
     assert "sampler=DistributedSampler(data, shuffle=True)" in result.code
     assert not [c for r in [result, *result.modules.values()] for c in r.changes if c.kind == "warning"

@@ -1,7 +1,9 @@
 """Robustness: convert every .py file of the standard library shipped with this interpreter.
 
 No crash, every output parses and compiles wherever the input does, and every file without a
-training loop comes back byte-identical. Deselect locally with `-m "not stdlib"`; CI runs it.
+training loop comes back byte-identical; a changed one would also have to settle (converting it
+again changes nothing) and check clean: the sweep of bench/sweep.py, as in tests/test_sweep.py.
+Deselect locally with `-m "not stdlib"`; CI runs it.
 """
 
 from __future__ import annotations
@@ -11,30 +13,21 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import libcst
 import pytest
 
-from ddpify.convert import convert
-from ddpify.report import WARNING
+from tests.test_sweep import sweep
 
 pytestmark = pytest.mark.stdlib
 
 
 def _check(path: str) -> tuple[str, str, int]:
     """(path, outcome, warnings): outcome is "unparsable", "same", "changed" or a failure."""
-    data = Path(path).read_bytes()
-    try:
-        result = convert(data)
-    except (libcst.ParserSyntaxError, SyntaxError):
+    _, _, outcome, detail, warnings = sweep.sweep_one((path, "ddp", 120.0))
+    if outcome in sweep.KINDS:
+        return path, f"{outcome}: {detail}", warnings
+    if outcome == "refused":
         return path, "unparsable", 0  # test data with deliberate syntax or encoding errors
-    warnings = sum(c.kind == WARNING for c in result.changes)
-    if not result.changed:
-        return path, "same", warnings
-    try:
-        compile(result.output, path, "exec")
-    except SyntaxError as exc:
-        return path, f"output does not compile: {exc}", warnings
-    return path, "changed", warnings
+    return path, outcome, warnings
 
 
 def test_standard_library_converts_without_damage(capsys):

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import click
 
 from ddpify import io
 from ddpify.cli.shared import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, VERBOSE_HINT, guard, internal_errors
-from ddpify.parse import one_line, syntax_error
+from ddpify.parse import INPUT_ERRORS, input_error, one_line
 
 if TYPE_CHECKING:
-    from ddpify.check import Report
+    from ddpify.check import Finding, Report
+    from ddpify.notebook import Script
 
 CHECK_HELP_TAIL = "Exit codes: 0 no findings, 1 findings, 2 usage or input error, 123 internal error."
 
@@ -55,7 +56,7 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
     import json
     from dataclasses import asdict
 
-    from ddpify import check
+    from ddpify import check, notebook
 
     if explain is not None:
         rule = check.CODES.get(explain.strip().upper())
@@ -68,6 +69,8 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
         raise click.UsageError("name the scripts or directories to check (or --explain CODE)")
     if fix and io.STDIN in sources:
         raise click.UsageError("--fix cannot rewrite standard input")
+    if fix and any(notebook.is_notebook(s) for s in sources):
+        raise click.UsageError("--fix cannot rewrite a notebook: convert it to a script first")
     rules = check.select(select or None, ignore)
     inputs = guard(io.collect, sources)
     parsed: dict = {}  # the project modules the files import, each parsed once
@@ -75,10 +78,8 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
     errors = [o for o in outcomes if o.error]
     if fix and errors:  # nothing is written: report the files as they are
         outcomes = [o if o.error else _check_one(s, rules, False) for s, o in zip(inputs.sources, outcomes)]
-    elif fix:
-        for source, outcome in zip(inputs.sources, outcomes):
-            if outcome.fixed:
-                guard(io.write_atomic, source.path, outcome.output, outcome.mode)
+    elif fix:  # all files or none: one rename phase after every fixed file is written
+        guard(io.write_all_atomic, [(s.path, o.output, o.mode) for s, o in zip(inputs.sources, outcomes) if o.fixed])
     good = [(s, o) for s, o in zip(inputs.sources, outcomes) if not o.error]
     if as_json:
         click.echo(json.dumps({"version": 1, "files": [
@@ -87,7 +88,7 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
     else:
         for source, outcome in good:
             for finding in outcome.report.findings:
-                click.echo(finding.render(source.name))
+                click.echo(_render(source.name, finding, outcome.script))
             if outcome.report.note:
                 click.echo(f"{source.name}: note: {outcome.report.note}", err=True)
     for outcome in errors:
@@ -117,33 +118,37 @@ class _Checked:
     error: str = ""
     code: int = EXIT_OK
     traceback: str = ""
+    script: Script | None = None  # a notebook's code cells, as checked
+
+
+def _render(name: str, finding: Finding, script: Script | None) -> str:
+    """`train.py:12:5: DDP001 ...`; in a notebook `train.ipynb:cell 4:3:5: ...` (line 3 of cell 4)."""
+    if script is None:
+        return finding.render(name)
+    cell, line = script.locate(finding.line)
+    return replace(finding, line=line).render(f"{name}:cell {cell}")
 
 
 def _check_one(source: io.Source, rules, fix: bool, parsed: dict | None = None) -> _Checked:
-    import libcst as cst
-
-    from ddpify import check
+    from ddpify import check, notebook
     from ddpify.program import load as load_program
+    name = source.name
     try:
         loaded = io.read(source)
+        script = notebook.to_script(name, loaded.data) if notebook.is_notebook(name) else None
     except io.InputError as exc:
         return _Checked(error=str(exc), code=EXIT_INPUT)
-    name = source.name
     try:
         # a file is checked with the facts of the project modules it imports (ddpify.program)
         program = load_program(source.path, loaded.data, parsed=parsed) if source.path is not None and name.endswith(".py") else None
         if fix:
             done = check.fix(loaded.data, rules, program)
             return _Checked(done.report, done.output, done.fixed, loaded.mode)
+        if script is not None:  # the same cells `convert` reads; findings name the cell
+            return _Checked(check.check(script.code.encode(), rules), script=script)
         return _Checked(check.check(loaded.data, rules, program))
-    except cst.ParserSyntaxError as exc:
-        path = getattr(exc, "path", None)
-        if path is not None and str(path) != name:  # a module the file imports
-            return _Checked(error=syntax_error(str(path), path.read_bytes(), exc), code=EXIT_INPUT)
-        return _Checked(error=syntax_error(name, loaded.data, exc), code=EXIT_INPUT)
-    except (SyntaxError, UnicodeDecodeError) as exc:
-        return _Checked(error=f"{getattr(exc, 'path', None) or name}: cannot parse: {one_line(str(exc))}",
-                        code=EXIT_INPUT)
+    except INPUT_ERRORS as exc:  # in the file, or in a module it imports (`exc.path`)
+        return _Checked(error=input_error(name, loaded.data, exc), code=EXIT_INPUT)
     except OSError as exc:
         return _Checked(error=f"{exc.filename or name}: cannot read: {exc.strerror or exc}", code=EXIT_INPUT)
     except Exception as exc:

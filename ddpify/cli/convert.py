@@ -36,7 +36,7 @@ if TYPE_CHECKING:
               help="Copy the runtime next to each output as ddpify_runtime.py, for machines "
                    "without ddpify installed.")
 def convert_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
-                    no_shard_eval, markdown, jobs, verbose, output, in_place, vendor_runtime) -> None:
+                    no_shard_eval, markdown, jobs, timeout, verbose, output, in_place, vendor_runtime) -> None:
     """Convert SRC (files, directories, or - for stdin) to DDP.
 
     One input without -o prints the converted code on stdout. The inputs are never modified
@@ -66,17 +66,18 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     inputs = guard(io.collect, sources, Path(output) if output is not None else None)
     dests = [None] * len(inputs.sources) if check else guard(io.destinations, inputs, output, in_place)
     dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
+    guard(io.distinct, inputs.sources, dests)
     loaded, results, scripts = convert_inputs(
         inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
-        verbose, markdown)
+        verbose, markdown, timeout)
     runtime = guard(io.runtime_source) if vendor_runtime and not check else None
     modules = [] if check else [_module_dests(source, dest, result, in_place)
                                 for source, dest, result in zip(inputs.sources, dests, results)]
+    for folder in {d.parent for d, r in zip(dests, results) if d is not None and r.changed} if runtime else ():
+        guard(io.vendor_target, folder, runtime)  # before anything is written
     for source, dest, load, result, script in zip(inputs.sources, dests, loaded, results, scripts):
         if not check:
-            _deliver(result, dest, load.mode, in_place, runtime)
-            for module, module_dest in modules.pop(0):
-                _deliver(module, module_dest, None, in_place, None)
+            _deliver(result, dest, load.mode, in_place, runtime, modules.pop(0))
         if not as_json:
             print_records(source.name, result, script)
             if dest is not None and result.changed:
@@ -87,7 +88,7 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
 @click.command("diff")
 @engine_options
 def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
-                 no_shard_eval, markdown, jobs, verbose) -> None:
+                 no_shard_eval, markdown, jobs, timeout, verbose) -> None:
     """Show what converting SRC would change, as a unified diff; writes nothing. For a notebook
     (.ipynb), the diff is against its code cells as one script.
 
@@ -99,7 +100,7 @@ def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sy
     inputs = guard(io.collect, sources)
     _, results, scripts = convert_inputs(
         inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
-        verbose, markdown)
+        verbose, markdown, timeout)
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     for source, result, script in zip(inputs.sources, results, scripts):
         if not as_json:
@@ -188,17 +189,19 @@ def _module_dests(source: io.Source, dest: Path | None, result: Result, in_place
 
 
 def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool,
-             runtime: bytes | None) -> None:
+             runtime: bytes | None, modules: list[tuple[Result, Path]]) -> None:
     """Write one result: on stdout (`dest` None) or to `dest` (in place only if it changed),
-    with a copy of the `runtime` next to it if given and the code changed."""
+    with its program's changed `modules` (all of these files or none: io.write_all_atomic), and
+    a copy of the `runtime` next to it if given and the code changed."""
     if dest is None:
         click.echo(result.output, nl=False)
-    elif result.changed or not in_place:
-        guard(io.write_atomic, dest, result.output, mode)
-        if runtime is not None and result.changed:
-            message = guard(io.vendor_runtime, dest.parent, runtime)
-            if message:
-                click.echo(message, err=True)
+        return
+    entry = [(dest, result.output, mode)] if result.changed or not in_place else []
+    guard(io.write_all_atomic, [*entry, *((d, m.output, None) for m, d in modules)])
+    if runtime is not None and result.changed:
+        message = guard(io.vendor_runtime, dest.parent, runtime)
+        if message:
+            click.echo(message, err=True)
 
 
 def _print_run_hint(dest: Path, project: Path | None = None) -> None:

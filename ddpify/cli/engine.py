@@ -3,20 +3,22 @@ options, reading and converting every input (in this process or a pool), and the
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import signal
+import threading
 import traceback
 from dataclasses import dataclass, replace
-from itertools import repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Collection
+from typing import TYPE_CHECKING, Callable, Collection, Iterator
 
 import click
 
 from ddpify import io, report
 from ddpify.cli.shared import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, VERBOSE_HINT, fail, internal_errors
 from ddpify.options import Options
-from ddpify.parse import one_line, syntax_error
+from ddpify.parse import INPUT_ERRORS, input_error, one_line
 
 if TYPE_CHECKING:
     from ddpify.convert import Result
@@ -33,26 +35,53 @@ class Outcome:
     traceback: str = ""
 
 
-def convert_one(name: str, data: bytes, options: Options, program: str = "") -> Outcome:
+# The time one file may take to convert: a generated file or a pathological expression ends with
+# one line naming it, instead of stalling a run over a repository.
+FILE_TIMEOUT_S = 120.0
+
+
+class FileTimeout(Exception):
+    """Converting one file took longer than its time limit."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise `FileTimeout` in the block after `seconds` (a timer signal: only in the main thread,
+    and where LibCST's native parser returns to Python; elsewhere, or for None, no limit)."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise FileTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def convert_one(name: str, data: bytes, options: Options, program: str = "",
+                timeout: float | None = FILE_TIMEOUT_S) -> Outcome:
     """Convert, turning every exception into an `Outcome` (exceptions do not cross processes).
     `program`: the script's path when it is converted as a program (ddpify.program): "follow"
-    with the project modules it imports, "file" on its own (with the warnings of ddpify.reach)."""
-    import libcst as cst
-
+    with the project modules it imports, "file" on its own (with the warnings of ddpify.reach).
+    `timeout`: the seconds it may take (with the modules of its program)."""
     from ddpify.convert import RewriteError, convert, convert_program
     from ddpify.program import load
     try:
-        if not program:
-            return Outcome(convert(data, options))
-        return Outcome(convert_program(load(Path(name), data, follow=program == "follow"), options))
-    except cst.ParserSyntaxError as exc:
-        path = getattr(exc, "path", None)
-        if path is not None and str(path) != name:  # a module of the program
-            return Outcome(error=syntax_error(str(path), path.read_bytes(), exc), code=EXIT_INPUT)
-        return Outcome(error=syntax_error(name, data, exc), code=EXIT_INPUT)
-    except (SyntaxError, UnicodeDecodeError) as exc:  # a bad encoding cookie or undecodable bytes
-        return Outcome(error=f"{getattr(exc, 'path', None) or name}: cannot parse: {one_line(str(exc))}",
-                       code=EXIT_INPUT)
+        with time_limit(timeout):
+            if not program:
+                return Outcome(convert(data, options))
+            return Outcome(convert_program(load(Path(name), data, follow=program == "follow"), options))
+    except INPUT_ERRORS as exc:  # in the script, or in a module of its program (`exc.path`)
+        return Outcome(error=input_error(name, data, exc), code=EXIT_INPUT)
+    except FileTimeout:
+        return Outcome(error=f"{name}: gave up after {timeout:g} s (the limit per file; --timeout SECONDS "
+                             "raises it)", code=EXIT_INPUT)
     except OSError as exc:
         return Outcome(error=f"{exc.filename or name}: cannot read: {exc.strerror or exc}", code=EXIT_INPUT)
     except RewriteError as exc:
@@ -63,21 +92,31 @@ def convert_one(name: str, data: bytes, options: Options, program: str = "") -> 
                        code=EXIT_INTERNAL, traceback=traceback.format_exc())
 
 
-def convert_all(items: list[tuple[str, bytes, str]], options: Options, jobs: int) -> list[Outcome]:
+def convert_all(items: list[tuple[str, bytes, str]], options: Options, jobs: int,
+                timeout: float | None = FILE_TIMEOUT_S) -> list[Outcome]:
     """Convert (name, data, program) triples (see `convert_one`), with up to `jobs` processes
-    (0: one per core)."""
+    (0: one per core), each within `timeout` seconds. A worker process that dies fails the files
+    it had not finished, by name."""
     jobs = min(jobs or os.cpu_count() or 1, len(items))
-    names, datas, programs = [n for n, _, _ in items], [d for _, d, _ in items], [p for _, _, p in items]
     if jobs <= 1:
-        return list(map(convert_one, names, datas, repeat(options), programs))
+        return [convert_one(name, data, options, program, timeout) for name, data, program in items]
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
+    outcomes = []
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(convert_one, names, datas, repeat(options), programs))
+        futures = [pool.submit(convert_one, name, data, options, program, timeout) for name, data, program in items]
+        for (name, _, _), future in zip(items, futures):
+            try:
+                outcomes.append(future.result())
+            except BrokenProcessPool as exc:
+                outcomes.append(Outcome(error=f"{name}: internal error: the process converting it died "
+                                              f"({one_line(str(exc))})", code=EXIT_INTERNAL))
+    return outcomes
 
 
-def convert_inputs(inputs: io.Inputs, options: Options, jobs: int, verbose: bool, markdown: bool
-                   ) -> tuple[list[io.Loaded], list[Result], list[Script | None]]:
+def convert_inputs(inputs: io.Inputs, options: Options, jobs: int, verbose: bool, markdown: bool,
+                   timeout: float | None = FILE_TIMEOUT_S) -> tuple[list[io.Loaded], list[Result], list[Script | None]]:
     """Read and convert every input; on any error print them all and exit (2, or 123 if any is
     ours). Notebooks are converted as the script of their code cells (`markdown`: with their
     markdown cells as comments), returned alongside (None for other inputs); their results
@@ -101,7 +140,7 @@ def convert_inputs(inputs: io.Inputs, options: Options, jobs: int, verbose: bool
     # directory or a list, each on its own (each may be an entry point of its own).
     follow = "file" if inputs.tree else "follow"
     outcomes = convert_all([(s.name, ld.data, "" if s.path is None or sc is not None else follow)
-                            for s, ld, sc in zip(inputs.sources, loaded, scripts)], options, jobs)
+                            for s, ld, sc in zip(inputs.sources, loaded, scripts)], options, jobs, timeout)
     failed = [o for o in outcomes if o.code != EXIT_OK]
     if failed:
         lines = []
@@ -189,6 +228,8 @@ def engine_options(command: Callable) -> Callable:
                      help="Notebooks (.ipynb): keep markdown cells, as comments."),
         click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
                      help="Convert files in parallel with N processes (0: one per core)."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=FILE_TIMEOUT_S,
+                     show_default=True, metavar="SECONDS", help="Give up on a file that takes longer than this."),
         click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors."),
     ]
     return functools.reduce(lambda cmd, option: option(cmd), reversed(options), internal_errors(command))

@@ -6,10 +6,16 @@
     for x, y in tqdm(train_loader):
 ->
     if is_main_process():
-        torch.save(model.state_dict(), "model.pt")
+        with atomic_write("model.pt") as tmp_path:
+            torch.save(model.state_dict(), tmp_path)
         with open("log.csv", "a") as f:
             f.write(row)
     for x, y in tqdm(train_loader, disable=not is_main_process()):
+
+A `torch.save` to a path it guards (also inside a helper that only writes) goes through
+`atomic_write`: the file is written next to its target, synced, and renamed over it, so a kill
+during the save (preemption, an OOM kill, a restart) leaves the previous checkpoint whole
+instead of a truncated one. The script's own `torch.save` call stays as it was, but for its path.
 
 Guarded: `torch.save`, files opened for writing, json/pickle/numpy dumps, `shutil` copies,
 `savefig`, `save_image`, wandb calls and `SummaryWriter` logging (the writer is None elsewhere).
@@ -30,7 +36,8 @@ shards), so they run on every process, before the guard, and only the write is g
     model_state = full_state_dict(model)
     netG_output = netG(fixed_noise)
     if is_main_process():
-        torch.save(model_state, "model.pt")
+        with atomic_write("model.pt") as tmp_path:
+            torch.save(model_state, tmp_path)
         save_image(netG_output, "sample.png")
 
 They go before the run of writes they belong to, which stays one guarded block. An `if` whose
@@ -79,7 +86,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
         stmt = facts.statement(call)
         if isinstance(stmt, cst.SimpleStatementLine) and any(f in writers for f in facts.user_functions(call)):
             writes[stmt] = f"{dotted(call.func)}()"
-    saves, guarded = [], []
+    saves, guarded, files = [], [], []
     for stmt, what in list(writes.items()):
         if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):
             continue
@@ -88,6 +95,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
             edits.todo(stmt, f"every process writes this file, because the block also sets `{needed}`, used "
                        "below: compute that outside the block and guard the write with is_main_process()")
             continue
+        files.append(stmt)  # `torch.save(state, path)` among them is written atomically
         owner = _sole_body_of_if(facts, stmt, writes)
         if owner is not None and options.fsdp and _collectives(facts, owner):
             owner = None  # the gathers stay on every process: the write is guarded inside the `if`
@@ -110,6 +118,8 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     taken: dict = {}
     for stmt in guarded if options.fsdp else ():
         _hoist_collectives(facts, edits, stmt, guarded, taken)
+    for stmt in [*files, *(s for s in writes if facts.scope(s) in writers)]:
+        _write_atomically(facts, edits, stmt)
     points = {stmt: _reached_by_all(facts, stmt) for stmt in saves if _read_back_later(facts, stmt)}
     for stmt, point in points.items():
         if _barrier_follows(facts, point, set(points.values()) - {point}, options.runs("set-epoch")):
@@ -336,6 +346,44 @@ def _harmless(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]
     return isinstance(small, cst.Assign) and not any(
         facts.user_functions(c) or dotted(c.func) and facts.ref(c.func) in facts.wrapped_refs
         for c in facts.calls_in(small))  # a helper that calls the model must run everywhere
+
+
+def _write_atomically(facts: Analysis, edits: Edits, stmt: cst.CSTNode) -> None:
+    """`torch.save(state, path)` -> `with atomic_write(path) as tmp_path: torch.save(state, tmp_path)`:
+    the runtime renames the finished file over `path`, so a kill during the save keeps the last one."""
+    small = mt.sole(stmt, cst.Expr)
+    if small is None or not isinstance(small.value, cst.Call) or facts.qualify(small.value.func) != "torch.save":
+        return
+    target = _save_target(small.value)
+    if target is None or _is_buffer(facts, target.value):
+        return
+    name = _fresh(facts, stmt, "tmp_path", set())
+    edits.replace(stmt, lambda node: _atomic(node, name),
+                  f"`{facts.code(target.value)}` written whole or not at all (a temporary file renamed over it)")
+    edits.add_import("ddpify_runtime", "atomic_write")
+
+
+def _save_target(call: cst.Call) -> cst.Arg | None:
+    """The file argument of `torch.save(obj, f)`."""
+    return mt.positional(call, 1) or mt.keyword(call, "f")
+
+
+def _is_buffer(facts: Analysis, expr: cst.BaseExpression) -> bool:
+    """An in-memory buffer (`io.BytesIO()`, or a name assigned one), not a file to replace."""
+    values = [v for t, v, _ in facts.assigns if isinstance(expr, cst.Name) and mt.is_name(t, expr.value)]
+    return any(isinstance(v, cst.Call) and (facts.qualify(v.func) or "").endswith("BytesIO") for v in [expr, *values])
+
+
+def _atomic(node: cst.SimpleStatementLine, name: str) -> cst.With:
+    save = node.body[0]
+    target = _save_target(save.value)
+    call = save.value.with_changes(args=[a.with_changes(value=cst.Name(name)) if a is target else a
+                                         for a in save.value.args])
+    shell = cst.parse_statement(f"with atomic_write(PATH) as {name}:\n    pass\n")
+    opener = shell.items[0].item.with_changes(args=[cst.Arg(target.value)])
+    inner = node.with_changes(body=[save.with_changes(value=call)], leading_lines=())
+    return shell.with_changes(items=[shell.items[0].with_changes(item=opener)],
+                              body=shell.body.with_changes(body=[inner]), leading_lines=node.leading_lines)
 
 
 def _reached_by_all(facts: Analysis, stmt: cst.CSTNode) -> cst.CSTNode:

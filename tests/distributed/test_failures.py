@@ -4,7 +4,7 @@
 epoch, plus the test's fault injection: it raises in epoch 1 (third batch) in the process whose
 ``RANK`` equals ``FAIL_ON_RANK``. Converted and run under ``torchrun --nproc_per_node=2``, the other
 rank is then blocked in a collective (the gradient all-reduce); the runtime's collective
-timeout is 30 min (``DDPIFY_TIMEOUT=60`` here as a safety net), so the job ends in time only
+timeout is 10 min (``DDPIFY_TIMEOUT=60`` here as a safety net), so the job ends in time only
 because torchrun tears the group down when a worker dies. Rank 0 saves after each epoch
 (``epoch0.pt``); it must not have started ``epoch1.pt``, and every checkpoint file present must
 load with ``torch.load``.

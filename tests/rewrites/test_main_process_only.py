@@ -9,7 +9,7 @@ from tests.support.snippets import pair, rewrite_tests
 NAME = "main-process-only"
 
 PAIRS = [
-    # adjacent writes share one guard
+    # adjacent writes share one guard; the checkpoint is written to a temporary file and renamed
     pair("""\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -27,7 +27,7 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import is_main_process
+from ddpify_runtime import atomic_write, is_main_process
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -38,7 +38,8 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
     if is_main_process():
-        torch.save(model.state_dict(), "m.pt")
+        with atomic_write("m.pt") as tmp_path:
+            torch.save(model.state_dict(), tmp_path)
         with open("log.txt", "a") as f:
             f.write(f"{epoch}\\n")
 """, "adjacent_writes_share_one_guard"),
@@ -68,7 +69,7 @@ if epoch == 2:
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids, is_main_process
+from ddpify_runtime import atomic_write, device_ids, is_main_process
 from torch.nn.parallel import DistributedDataParallel
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -86,11 +87,13 @@ for epoch in range(3):
 
 import json
 if is_main_process():
-    torch.save(model.module.state_dict(), "a.pt")
+    with atomic_write("a.pt") as tmp_path:
+        torch.save(model.module.state_dict(), tmp_path)
     with open("log.json", "w") as f:
         json.dump({}, f)
 if epoch == 2 and is_main_process():
-    torch.save(model.module.state_dict(), "b.pt")
+    with atomic_write("b.pt") as tmp_path:
+        torch.save(model.module.state_dict(), tmp_path)
 """, "writes_are_guarded_together_and_a_sole_body_if_absorbs_the_guard", also={"unwrap-model", "wrap-model"}),
     pair("""\
 from tqdm import tqdm
@@ -119,7 +122,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import is_main_process
+from ddpify_runtime import atomic_write, is_main_process
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -129,7 +132,8 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 writer = SummaryWriter() if is_main_process() else None
 def save(path):
-    torch.save(model.state_dict(), path)
+    with atomic_write(path) as tmp_path:
+        torch.save(model.state_dict(), tmp_path)
     print("saved")
 for epoch in range(3):
     for x, y in tqdm(train_loader, disable=not is_main_process()):
@@ -161,7 +165,7 @@ state = torch.load("m.pt", weights_only=True)
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import barrier, device_ids, is_main_process, local_device
+from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process, local_device
 from torch.nn.parallel import DistributedDataParallel
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -178,7 +182,8 @@ for epoch in range(3):
         optimizer.step()
 
 if is_main_process():
-    torch.save(model.module.state_dict(), "m.pt")
+    with atomic_write("m.pt") as tmp_path:
+        torch.save(model.module.state_dict(), tmp_path)
 barrier()
 state = torch.load("m.pt", weights_only=True, map_location=local_device())
 """, "save_then_reload_waits_for_the_file_and_loads_onto_the_local_device", also={"load-map-location", "unwrap-model", "wrap-model"}),
@@ -207,7 +212,7 @@ dump()
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids, is_main_process
+from ddpify_runtime import atomic_write, device_ids, is_main_process
 from torch.nn.parallel import DistributedDataParallel
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -224,11 +229,13 @@ for epoch in range(3):
         optimizer.step()
 
 if is_main_process():
-    torch.save(model.module(torch.randn(1, 2)), "sample.pt")
+    with atomic_write("sample.pt") as tmp_path:
+        torch.save(model.module(torch.randn(1, 2)), tmp_path)
 def dump():
     out = model(torch.randn(1, 2))
     if is_main_process():
-        torch.save(out, "dump.pt")
+        with atomic_write("dump.pt") as tmp_path:
+            torch.save(out, tmp_path)
 dump()
 """, "a_forward_inside_a_guarded_write_bypasses_ddp", also={"wrap-model"}),
     pair("""\
@@ -257,7 +264,7 @@ torch.save(model, "whole.pt")
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids, is_main_process
+from ddpify_runtime import atomic_write, device_ids, is_main_process
 from torch.nn.parallel import DistributedDataParallel
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -280,7 +287,8 @@ with open("vocab.json", "w") as f:
     json.dump(vocab, f)
 print(len(vocab))
 if is_main_process():
-    torch.save(model.module, "whole.pt")
+    with atomic_write("whole.pt") as tmp_path:
+        torch.save(model.module, tmp_path)
 """, "a_write_block_that_computes_what_follows_is_not_hidden_from_other_processes", also={"unwrap-model", "wrap-model"}),
     # A real script's shape (sweep): `def dump(...): with open(...) as f: ...` called per epoch.
     pair("""\
@@ -390,7 +398,7 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import full_state_dict, is_main_process, shard_model
+from ddpify_runtime import atomic_write, full_state_dict, is_main_process, shard_model
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -404,7 +412,8 @@ for epoch in range(2):
     # checkpoint
     model_state = full_state_dict(model)
     if is_main_process():
-        torch.save(model_state, "m.pt")
+        with atomic_write("m.pt") as tmp_path:
+            torch.save(model_state, tmp_path)
         with open("log.txt", "a") as f:
             f.write(f"{epoch}\\n")
 """, "fsdp_gathers_run_on_every_process_before_one_guarded_block_of_writes", also={"unwrap-model", "wrap-model"}, strategy="fsdp"),
@@ -424,7 +433,7 @@ if save:
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import full_state_dict, is_main_process, shard_model
+from ddpify_runtime import atomic_write, full_state_dict, is_main_process, shard_model
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -438,7 +447,8 @@ for epoch in range(2):
 if save:
     model_state = full_state_dict(model)
     if is_main_process():
-        torch.save(model_state, 'm.pt')
+        with atomic_write('m.pt') as tmp_path:
+            torch.save(model_state, tmp_path)
 """, "fsdp_an_if_that_only_saves_keeps_its_condition_and_guards_the_write_inside", also={"unwrap-model", "wrap-model"}, strategy="fsdp"),
     pair("""\
 import torch
@@ -456,7 +466,7 @@ torch.save(model(x), 'sample.pt')
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import is_main_process, shard_model
+from ddpify_runtime import atomic_write, is_main_process, shard_model
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -470,7 +480,8 @@ for epoch in range(2):
 model_output = 1
 model_output_2 = model(x)
 if is_main_process():
-    torch.save(model_output_2, 'sample.pt')
+    with atomic_write('sample.pt') as tmp_path:
+        torch.save(model_output_2, tmp_path)
 """, "fsdp_a_forward_inside_a_write_runs_everywhere_and_names_do_not_clash", also={"unwrap-model", "wrap-model"}, strategy="fsdp"),
     pair("""\
 import torch
@@ -491,12 +502,13 @@ save_checkpoint(model, 'm.pt')
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import full_state_dict, is_main_process, shard_model
+from ddpify_runtime import atomic_write, full_state_dict, is_main_process, shard_model
 
 def save_checkpoint(model, path):
     model_state = full_state_dict(model)
     if is_main_process():
-        torch.save(model_state, path)
+        with atomic_write(path) as tmp_path:
+            torch.save(model_state, tmp_path)
 
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
@@ -538,8 +550,9 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 # TODO(ddpify): `model(torch.ones(len(f.name), 2))` is a collective under FSDP2 (every process must run it), but it reads a name this write binds: compute it before the write, on every process
-with open('w.txt', 'w') as f:
-    f.write(str(model(torch.ones(len(f.name), 2))))
+if is_main_process():
+    with open('w.txt', 'w') as f:
+        f.write(str(model(torch.ones(len(f.name), 2))))
 """, "fsdp_a_gather_that_reads_what_the_write_binds_gets_a_todo", also={"unwrap-model", "wrap-model"}, strategy="fsdp"),
     # any write read back later is followed by a barrier: one after the pickle, one after the two
     # writes in a row (the epoch's barrier comes from set-epoch)
@@ -632,7 +645,7 @@ model = torch.load("best.pt", weights_only=False)
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import barrier, device_ids, is_main_process, set_epoch
+from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process, set_epoch
 from torch.nn.parallel import DistributedDataParallel
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -653,7 +666,8 @@ for epoch in range(3):
     if loss.item() < best:
         best = loss.item()
         if is_main_process():
-            torch.save(model.module, "best.pt")
+            with atomic_write("best.pt") as tmp_path:
+                torch.save(model.module, tmp_path)
     barrier()
     print(epoch)
     barrier()
@@ -689,7 +703,7 @@ restored = restore()
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import barrier, device_ids, is_main_process
+from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process
 from torch.nn.parallel import DistributedDataParallel
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -708,7 +722,8 @@ for epoch in range(3):
 def save():
     out = model(torch.ones(1, 2))
     if is_main_process():
-        torch.save(model.module, "net.pkl")
+        with atomic_write("net.pkl") as tmp_path:
+            torch.save(model.module, tmp_path)
     barrier()
 
 def restore():
@@ -748,7 +763,7 @@ restored = restore()
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids, is_main_process
+from ddpify_runtime import atomic_write, device_ids, is_main_process
 from torch.nn.parallel import DistributedDataParallel
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -767,7 +782,8 @@ for epoch in range(3):
 def save():
     out = model(torch.ones(1, 2))
     if is_main_process():
-        torch.save(model.module, "net.pkl")
+        with atomic_write("net.pkl") as tmp_path:
+            torch.save(model.module, tmp_path)
 
 def restore():
     return torch.load("net.pkl", weights_only=False)
@@ -805,7 +821,7 @@ restored = restore()
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import barrier, is_main_process
+from ddpify_runtime import atomic_write, barrier, is_main_process
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -820,7 +836,8 @@ for epoch in range(3):
         optimizer.step()
 
 def save():
-    torch.save(model, "net.pkl")
+    with atomic_write("net.pkl") as tmp_path:
+        torch.save(model, tmp_path)
 
 def restore():
     return torch.load("net.pkl", weights_only=False)
@@ -830,6 +847,77 @@ if is_main_process():
 barrier()
 restored = restore()
 """, "a_helper_that_only_writes_is_followed_by_a_barrier_where_it_is_called"),
+    # a helper that only writes: guarded where it is called, its save atomic inside; a save into
+    # an in-memory buffer is not a file to replace (guarded, not atomic)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+def save(m, path):
+    torch.save(m, path)
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+save(model, 'm.pt')
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import atomic_write, is_main_process
+
+def save(m, path):
+    with atomic_write(path) as tmp_path:
+        torch.save(m, tmp_path)
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+if is_main_process():
+    save(model, 'm.pt')
+""", "a_helper_that_only_writes_is_guarded_where_it_is_called_and_its_save_is_atomic"),
+    pair("""\
+import io
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+buffer = io.BytesIO()
+torch.save(model, buffer)
+""", """\
+import io
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import is_main_process
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+buffer = io.BytesIO()
+if is_main_process():
+    torch.save(model, buffer)
+""", "a_save_into_an_in_memory_buffer_is_guarded_but_not_atomic"),
 ]
 
 UNCHANGED = [

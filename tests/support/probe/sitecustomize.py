@@ -18,7 +18,7 @@ group's rank once it exists, the environment's before. Events:
   world size, drop_last, batch size, indices a full pass yields) and the data set.
 * ``fetch`` (``_MapDatasetFetcher.fetch``): the indices of every batch, tagged with the loader
   and pass of the iterator that owns the fetcher (num_workers=0 loaders only).
-* ``save`` (``torch.save``): path as given, absolute path, the keys of the saved mapping (and
+* ``save`` (``torch.save``): path as given (the target's, for the temporary file of ``atomic_write``), absolute path, the keys of the saved mapping (and
   of nested mappings), and whether any of their values is sharded (a DTensor: FSDP2's
   ``state_dict()``, not a plain checkpoint).
 * ``ddp`` (``DistributedDataParallel.__init__``): model number, module class,
@@ -62,10 +62,12 @@ import importlib.abc
 import importlib.machinery
 import json
 import os
+import re
 import sys
 import time
 
 _DIR = os.environ.get("DDPIFY_PROBE_DIR")
+ATOMIC_TMP = re.compile(r"\.(.+)\.\d+\.[0-9a-f]{8}\.tmp")
 _BENCH_DIR = os.environ.get("DDPIFY_BENCH_PROBE")
 _STATE = {"file": None, "rank": None, "rounds": 0, "buckets": 0, "all_reduce": 0, "loaders": 0,
           "in_hook": False}
@@ -348,6 +350,9 @@ def _record():
 
     def probed_save(obj, f, *args, **kwargs):
         path = os.fspath(f) if isinstance(f, (str, bytes, os.PathLike)) else repr(type(f))
+        folder, name = os.path.split(str(path))
+        atomic = ATOMIC_TMP.fullmatch(name)  # ddpify_runtime.atomic_write's file for `folder/NAME`
+        path = os.path.join(folder, atomic.group(1)) if atomic else path
         keys = nested = None
         sharded = False
         if isinstance(obj, dict):

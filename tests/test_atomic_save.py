@@ -1,0 +1,96 @@
+"""Checkpoints are written whole or not at all: `atomic_write` in the runtime, and a converted
+script killed in the middle of a save still has its previous checkpoint."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from ddpify.convert import convert
+from ddpify_runtime import atomic_write
+
+from tests.support.env import clean_env
+
+
+def test_atomic_write_replaces_the_file_only_when_the_block_ends(tmp_path):
+    target = tmp_path / "last.pt"
+    torch.save({"epoch": 0}, target)
+    target.chmod(0o640)
+    with pytest.raises(RuntimeError):
+        with atomic_write(str(target)) as tmp:
+            torch.save({"epoch": 1}, tmp)
+            assert Path(tmp).parent == tmp_path and torch.load(target) == {"epoch": 0}
+            raise RuntimeError("killed")
+    assert torch.load(target) == {"epoch": 0} and os.listdir(tmp_path) == ["last.pt"]
+    with atomic_write(target) as tmp:  # a Path too
+        torch.save({"epoch": 2}, tmp)
+    assert torch.load(target) == {"epoch": 2} and os.listdir(tmp_path) == ["last.pt"]
+    assert target.stat().st_mode & 0o777 == 0o640
+
+
+def test_atomic_write_goes_through_a_symlink_and_passes_buffers_on(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "last.pt").symlink_to("runs/last.pt")
+    with atomic_write(str(tmp_path / "last.pt")) as tmp:
+        torch.save(3, tmp)
+    assert (tmp_path / "last.pt").is_symlink() and torch.load(tmp_path / "runs" / "last.pt") == 3
+    with open(tmp_path / "f.pt", "wb") as f, atomic_write(f) as same:
+        assert same is f
+
+
+TRAIN = textwrap.dedent('''\
+    import time
+    from pathlib import Path
+
+    import torch
+
+
+    class SlowToSave:
+        """Pickling it takes a minute: the test kills the process meanwhile."""
+
+        def __reduce__(self):
+            Path("saving").touch()
+            time.sleep(60)
+            return (int, (0,))
+
+
+    def main():
+        model = torch.nn.Linear(2, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(2):
+            model(torch.randn(4, 2)).sum().backward()
+            opt.step()
+            state = {"epoch": epoch, "model": model.state_dict()}
+            if epoch == 1:
+                state["extra"] = SlowToSave()
+            torch.save(state, "last.pt")
+
+
+    if __name__ == "__main__":
+        main()
+    ''')
+
+
+@pytest.mark.slow
+def test_a_kill_during_a_save_keeps_the_previous_checkpoint(tmp_path):
+    code = convert(TRAIN).code
+    assert 'with atomic_write("last.pt") as tmp_path:\n                torch.save(state, tmp_path)' in code
+    (tmp_path / "train_ddp.py").write_text(code)
+    job = subprocess.Popen([sys.executable, "train_ddp.py"], cwd=tmp_path, env=clean_env(),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "saving").exists():
+        assert job.poll() is None and time.monotonic() < deadline, job.communicate()[0].decode()[-2000:]
+        time.sleep(0.1)
+    job.send_signal(signal.SIGKILL)  # rank 0 dies in the middle of the second save
+    job.wait(timeout=30)
+    state = torch.load(tmp_path / "last.pt")
+    assert state["epoch"] == 0 and set(state["model"]) == {"weight", "bias"}

@@ -1,0 +1,142 @@
+"""What ddpify writes never costs the user a file: symlinks are written through, read-only files
+and a user's own `ddpify_runtime.py` are left alone, two inputs never share an output, line
+endings survive, and `check --fix` changes all its files or none."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ddpify import io
+from ddpify.cli import main
+
+from tests.support.env import FIXTURES
+
+TRAIN = (FIXTURES / "mnist_style" / "before.py").read_bytes()
+FIXABLE = (FIXTURES / "check" / "DDP001" / "trigger.py").read_bytes()
+FIXED = (FIXTURES / "check" / "DDP001" / "fixed.py").read_bytes()
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def cli(*args: str, code: int = 0):
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr, result.exception)
+    return result
+
+
+def files() -> list[str]:
+    return sorted(str(p) for p in Path(".").rglob("*") if p.is_file() or p.is_symlink())
+
+
+def converted(data: bytes) -> bytes:
+    Path("scratch.py").write_bytes(data)
+    cli("convert", "scratch.py", "-o", "scratch_out.py")
+    out = Path("scratch_out.py").read_bytes()
+    Path("scratch.py").unlink(), Path("scratch_out.py").unlink()
+    return out
+
+
+@pytest.mark.parametrize("command", [["convert", "--in-place"], ["check", "--fix"]])
+def test_rewriting_through_a_symlink_writes_its_target_and_keeps_the_link(command):
+    data = TRAIN if command[0] == "convert" else FIXABLE
+    want = converted(TRAIN) if command[0] == "convert" else FIXED
+    Path("real").mkdir()
+    Path("real/train.py").write_bytes(data)
+    Path("train.py").symlink_to("real/train.py")
+    cli(*command, "train.py")
+    assert Path("train.py").is_symlink() and os.readlink("train.py") == "real/train.py"
+    assert Path("real/train.py").read_bytes() == want
+    assert files() == ["real/train.py", "train.py"]
+
+
+@pytest.mark.parametrize("command", [["convert", "--in-place"], ["check", "--fix"]])
+def test_a_read_only_file_is_not_rewritten(command):
+    Path("a.py").write_bytes(TRAIN if command[0] == "convert" else FIXABLE)
+    Path("b.py").write_bytes(TRAIN if command[0] == "convert" else FIXABLE)
+    Path("b.py").chmod(0o444)
+    before = {p: Path(p).read_bytes() for p in files()}
+    result = cli(*command, "a.py", "b.py", code=2)
+    assert result.stderr.endswith("b.py: is read-only; not rewritten (make it writable, or write elsewhere "
+                                  "with -o)\n"), result.stderr
+    assert {p: Path(p).read_bytes() for p in files()} == before  # not even a.py: nothing half-done
+    assert Path("b.py").stat().st_mode & 0o777 == 0o444
+
+
+def test_two_inputs_with_one_output_are_refused():
+    Path("x.py").write_bytes(TRAIN)
+    Path("x.ipynb").write_bytes((FIXTURES / "notebook_train" / "train.ipynb").read_bytes())
+    Path("d").mkdir()
+    result = cli("convert", "x.py", "x.ipynb", "-o", "d", code=2)
+    assert result.stderr == "d/x.py: both x.py and x.ipynb would be written here; convert them separately\n"
+    assert files() == ["x.ipynb", "x.py"]
+
+
+def test_vendor_runtime_never_replaces_a_users_own_module():
+    Path("train.py").write_bytes(TRAIN)
+    Path("out").mkdir()
+    Path("out/ddpify_runtime.py").write_text("def is_main_process():\n    return True\n")
+    result = cli("convert", "--vendor-runtime", "train.py", "-o", "out/train.py", code=2)
+    assert result.stderr == ("out/ddpify_runtime.py: exists and is not ddpify's runtime: not replaced (move it "
+                             "away, or convert without --vendor-runtime)\n")
+    assert files() == ["out/ddpify_runtime.py", "train.py"]  # and the conversion was not written either
+    assert Path("out/ddpify_runtime.py").read_text().startswith("def is_main_process")
+
+
+@pytest.mark.parametrize("newline", [b"\r", b"\n", b"\r\n"])
+def test_a_file_keeps_its_final_line_ending(newline):
+    out = converted(TRAIN.replace(b"\n", newline))
+    assert out.endswith(b"main()" + newline)
+    assert (b"\n" in out) == (newline != b"\r") and (b"\r" in out) == (newline != b"\n")
+
+
+def test_check_fix_writes_every_file_or_none(monkeypatch):
+    for name in ("a.py", "b.py"):
+        Path(name).write_bytes(FIXABLE)
+    staged = []
+
+    def stage_then_fail(path, data, mode):
+        if staged:
+            raise OSError(28, "No space left on device")
+        staged.append(real_stage(path, data, mode))
+        return staged[-1]
+
+    real_stage = io._stage
+    monkeypatch.setattr(io, "_stage", stage_then_fail)
+    result = cli("check", "--fix", "a.py", "b.py", code=2)
+    assert result.stderr.endswith("b.py: cannot write: No space left on device\n")
+    assert files() == ["a.py", "b.py"] and Path("a.py").read_bytes() == FIXABLE  # a.py's staged copy removed
+    monkeypatch.setattr(io, "_stage", real_stage)
+    cli("check", "--fix", "a.py", "b.py")
+    assert Path("a.py").read_bytes() == Path("b.py").read_bytes() == FIXED
+
+
+PROJECT = FIXTURES / "project_trainer"
+
+
+def test_a_programs_modules_are_written_through_symlinks_and_refused_read_only():
+    """`convert --in-place train.py` rewrites the changed modules of its program too: with the
+    same protections as the entry, and all of its files or none."""
+    import shutil
+
+    shutil.copytree(PROJECT / "before", "proj")
+    Path("proj/trainer.py").rename("trainer_real.py")
+    Path("proj/trainer.py").symlink_to(Path("trainer_real.py").resolve())
+    Path("proj/data.py").chmod(0o444)
+    before = {p: Path(p).read_bytes() for p in files()}
+    result = cli("convert", "--in-place", "proj/train.py", code=2)
+    assert result.stderr.endswith("data.py: is read-only; not rewritten (make it writable, or write elsewhere "
+                                  "with -o)\n"), result.stderr
+    assert {p: Path(p).read_bytes() for p in files()} == before  # not the entry, not trainer.py
+    Path("proj/data.py").chmod(0o644)
+    cli("convert", "--in-place", "proj/train.py")
+    assert Path("proj/trainer.py").is_symlink()
+    for rel in ("train.py", "data.py"):
+        assert Path("proj", rel).read_bytes() == (PROJECT / "after" / rel).read_bytes()
+    assert Path("trainer_real.py").read_bytes() == (PROJECT / "after" / "trainer.py").read_bytes()

@@ -1,0 +1,120 @@
+"""Input that is not a script ddpify can convert, however it is hostile: one line naming the file
+and where (CPython's own message and location when CPython refuses it), exit 2, nothing written,
+and never a crash, an internal error or a stall."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ddpify.cli import engine, main
+
+TRAINS = "import torch\nopt = torch.optim.SGD([], lr=0.1)\nloss.backward()\n"  # lines 1-3
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def cli(*args: str, code: int):
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr, result.exception)
+    return result
+
+
+def files() -> list[str]:
+    return sorted(str(p) for p in Path(".").rglob("*") if p.is_file())
+
+
+def refused(name: str, *args: str, check: bool = True, good: str = TRAINS) -> str:
+    """Convert and check `name` (also alongside a good file under -j 2): exit 2, one line on
+    stderr naming the file, nothing written; returns that line."""
+    Path("good.py").write_text(good)
+    before = files()
+    line = cli("convert", name, "-o", "out.py", *args, code=2).stderr
+    assert line.count("\n") == 1 and line.startswith(f"{name}:"), line
+    assert cli("convert", name, "good.py", "-j", "2", "-o", "out", *args, code=2).stderr == line
+    if check and name.endswith(".py"):
+        assert cli("check", name, code=2).stderr == line
+    assert files() == before
+    return line.rstrip("\n")
+
+
+@pytest.mark.parametrize("expression", [
+    "(" * 3000 + "1" + ")" * 3000,   # CPython's tokenizer stops at 200 brackets
+    "[" * 3000 + "]" * 3000,
+    "-" * 3000 + "1",                # no brackets: CPython's compiler runs out of recursion
+    " + ".join(["a"] * 20_000),      # a 20,000-term sum is as deep
+])
+def test_deeply_nested_code_is_an_input_error_not_a_crash(expression):
+    Path("deep.py").write_text(TRAINS + f"x = {expression}\n")
+    assert re.fullmatch(r"deep\.py(:4:\d+: cannot parse: too many nested parentheses"
+                        r"|: cannot parse: too deeply nested for Python to compile \(RecursionError\))",
+                        refused("deep.py"))
+
+
+@pytest.mark.parametrize("code, message", [
+    ("from __future__ import annotations\n", "4:1: cannot parse: from __future__ imports must occur at the "
+                                             "beginning of the file"),
+    ("return 1\n", "4:1: cannot parse: 'return' outside function"),
+    ("yield 1\n", "4:1: cannot parse: 'yield' outside function"),
+    ("await x\n", "4:1: cannot parse: 'await' outside function"),
+    ("nonlocal x\n", "4:1: cannot parse: nonlocal declaration not allowed at module level"),
+    ("def f(a, a):\n    pass\n", "4:10: cannot parse: duplicate argument 'a' in function definition"),
+    ("x = t'{opt}'\n", "4:6: cannot parse: invalid syntax"),  # a t-string, before Python 3.14
+])
+def test_code_that_parses_but_does_not_compile_gets_cpythons_message_and_place(code, message):
+    Path("bad.py").write_text(TRAINS + code)
+    assert refused("bad.py") == f"bad.py:{message}"
+
+
+def test_form_feed_indentation_is_named_at_its_line():
+    Path("ff.py").write_text("import torch\nif True:\n\f    opt = torch.optim.SGD([], lr=0.1)\n    loss.backward()\n")
+    assert refused("ff.py") == "ff.py:3:1: cannot parse: a form feed in the indentation, which ddpify cannot " \
+                               "rewrite: use spaces"
+
+
+def test_a_future_import_in_a_later_notebook_cell_is_named_with_its_cell():
+    cells = [("code", TRAINS), ("markdown", "# later"), ("code", "x = 1\nfrom __future__ import annotations\n")]
+    Path("nb.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": kind, "metadata": {}, "source": source} for kind, source in cells]}))
+    assert refused("nb.ipynb") == ("nb.ipynb:cell 3:2:1: cannot parse: from __future__ imports must occur at "
+                                   "the beginning of the file")
+
+
+def test_a_file_that_takes_too_long_is_given_up_by_name():
+    # 15,000 list items compile at once but take seconds to convert (LibCST is super-linear here)
+    Path("slow.py").write_text(TRAINS + "x = [" + ", ".join(["a"] * 15_000) + "]\n")
+    assert refused("slow.py", "--timeout", "0.5", check=False, good="x = 1\n") == \
+        "slow.py: gave up after 0.5 s (the limit per file; --timeout SECONDS raises it)"
+
+
+def die(name, data, options, program, timeout):
+    """A conversion that kills its process, as a crash in native code would."""
+    os._exit(139)
+
+
+def test_a_worker_that_dies_names_its_files(monkeypatch):
+    monkeypatch.setattr(engine, "convert_one", die)
+    Path("a.py").write_text(TRAINS)
+    Path("b.py").write_text(TRAINS)
+    lines = cli("convert", "a.py", "b.py", "-j", "2", "-o", "out", code=123).stderr.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["a.py", "b.py"]
+    assert all("internal error: the process converting it died" in line for line in lines), lines
+    assert files() == ["a.py", "b.py"]
+
+
+def test_a_module_of_the_program_that_does_not_compile_is_named_at_its_place():
+    """`convert train.py` and `check train.py` read the project modules it imports: CPython's
+    message, located in that module."""
+    Path("helpers.py").write_text("def save():\n    pass\nreturn 1\n")
+    Path("train.py").write_text("import helpers\n" + TRAINS)
+    for command in (["convert", "train.py", "-o", "out/"], ["check", "train.py"]):
+        assert cli(*command, code=2).stderr == "helpers.py:3:1: cannot parse: 'return' outside function\n"
+    assert files() == ["helpers.py", "train.py"]
