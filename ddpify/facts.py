@@ -416,6 +416,10 @@ class Facts:
                 index[name.split(".")[-1]].append((target, value, stmt))
         return index
 
+    def used_inside(self, name: str, node: cst.CSTNode) -> bool:
+        """Is the variable `name` read or bound anywhere in `node`, nested functions included?"""
+        return any(self.is_inside(n, node) for n in self._variables.get(name, ()))
+
     def uses(self, name: str, scope: Scope) -> list[cst.Name]:
         """The variable `name` where `scope` reads or binds it (not in nested functions), in source order."""
         return [n for n in self._variables.get(name, ()) if self.scope(n) is scope]

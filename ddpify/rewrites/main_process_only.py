@@ -284,7 +284,7 @@ def _result_name(facts: Analysis, call: cst.Call) -> str:
 def _fresh(facts: Analysis, stmt: cst.CSTNode, name: str, taken: set[str]) -> str:
     """`name`, or `name_2`, ... when the function already uses it (or this statement took it)."""
     scope, candidate, n = facts.scope(stmt), name, 1
-    while candidate in taken or mt.references(scope, candidate):
+    while candidate in taken or facts.used_inside(candidate, scope):
         n += 1
         candidate = f"{name}_{n}"
     taken.add(candidate)
