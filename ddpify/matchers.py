@@ -60,14 +60,7 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     if names is None:
         names = _FIELDS[type(node)] = _SOURCE_ORDER.get(type(node), ()) + tuple(
             f.name for f in dataclasses.fields(node) if f.name not in _SOURCE_ORDER.get(type(node), ()))
-    found = []
-    for name in names:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            found.append(value)
-        elif isinstance(value, (list, tuple)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return found
+    return _nodes_in(node, names)
 
 
 # Fields that hold only whitespace, comments and punctuation (LibCST's own names: checked
@@ -89,6 +82,11 @@ def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
         children(node)  # fills _FIELDS for this type
         names = _SYNTAX_FIELDS[type(node)] = tuple(
             n for n in _FIELDS[type(node)] if n not in TRIVIA_FIELDS and not n.startswith("whitespace_"))
+    return _nodes_in(node, names)
+
+
+def _nodes_in(node: cst.CSTNode, names: tuple[str, ...]) -> list[cst.CSTNode]:
+    """The nodes held by the fields `names` of `node`, in that order (lists flattened)."""
     found = []
     for name in names:
         value = getattr(node, name)
