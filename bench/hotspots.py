@@ -18,7 +18,7 @@ from pathlib import Path
 
 import ddpify
 from ddpify.convert import convert
-from ddpify.parse import RECURSION_LIMIT
+from ddpify.syntax.parse import RECURSION_LIMIT
 
 PACKAGE = str(Path(ddpify.__file__).resolve().parent)
 

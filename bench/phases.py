@@ -24,7 +24,7 @@ from pathlib import Path
 import libcst
 
 import ddpify.convert as conv
-import ddpify.edits as edits
+import ddpify.output.edits as edits
 
 SPENT: dict[str, float] = defaultdict(float)
 _STACK: list[str] = []

@@ -1,4 +1,4 @@
-"""Converting a project (ddpify.program): in-process `load` + `convert_program` of an entry
+"""Converting a project (ddpify.inputs.program): in-process `load` + `convert_program` of an entry
 script against LibCST's own parse + codegen of the same files, alternately, ratio of medians.
 
     python bench/program.py [ENTRY] [--reps N]
@@ -21,7 +21,7 @@ from pathlib import Path
 import libcst
 
 from ddpify.convert import convert_program
-from ddpify.program import load
+from ddpify.inputs.program import load
 
 MODEL = '''\
 """Model {i} of the generated project."""

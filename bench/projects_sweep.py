@@ -31,14 +31,14 @@ from pathlib import Path
 
 import libcst as cst
 
-from ddpify import matchers as mt
+from ddpify.syntax import matchers as mt
 from ddpify.convert import convert_program, plan_program
-from ddpify.loaders import DATALOADER
-from ddpify.program import load
-from ddpify.report import WARNING
+from ddpify.analysis.loaders import DATALOADER
+from ddpify.inputs.program import load
+from ddpify.output.report import WARNING
 from ddpify.rewrites import main_process_only as mpo
 
-# the records that may cover each kind of gap: the rewrite that owns it, ddpify.reach's warnings
+# the records that may cover each kind of gap: the rewrite that owns it, ddpify.analysis.reach's warnings
 MODELS = ("wrap-model", "ddpify")
 LOADERS = ("shard-data", "ddpify")
 EPOCHS = ("set-epoch", "ddpify")
@@ -73,7 +73,7 @@ def audit(program, facts, edits) -> dict:
 
     def recorded(node, *rewrites) -> bool:
         """A record of one of `rewrites` (the one that owns the gap, or "ddpify", the warnings of
-        ddpify.reach) on `node`, on a statement around it, or on a node inside it."""
+        ddpify.analysis.reach) on `node`, on a statement around it, or on a node inside it."""
         around = [node, *facts.ancestors(node)]
         around += [a.test for a in around if isinstance(a, cst.If)]  # `if save and is_main_process():`
         if any(r in rewrites for n in around for r, _ in by_node.get(n, ())):

@@ -29,8 +29,8 @@ from pathlib import Path
 from ddpify.check import check
 from ddpify.convert import convert
 from ddpify.options import Options
-from ddpify.parse import INPUT_ERRORS
-from ddpify.report import WARNING
+from ddpify.syntax.parse import INPUT_ERRORS
+from ddpify.output.report import WARNING
 
 KINDS = ("internal", "not compiling", "not idempotent", "findings")
 

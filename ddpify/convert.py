@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ddpify import edits as edit_set
-from ddpify import evaluation, fsdp, loaders, models, reach
-from ddpify.analysis import Analysis
+from ddpify.output import edits as edit_set
+from ddpify.analysis import evaluation, fsdp, loaders, models, reach
+from ddpify.analysis.result import Analysis
 from ddpify.options import Options
-from ddpify.parse import parse_module
-from ddpify.program import Program
-from ddpify.report import CHANGE, NOTE, Change
+from ddpify.syntax.parse import parse_module
+from ddpify.inputs.program import Program
+from ddpify.output.report import CHANGE, NOTE, Change
 from ddpify.rewrites import REWRITES, Rewrite
 
 __all__ = ["Options", "Result", "RewriteError", "analyse", "convert", "convert_program", "plan_program"]
@@ -27,7 +27,7 @@ class Result:
     output: bytes
     changes: list[Change] = field(default_factory=list)
     encoding: str = "utf-8"
-    # the other files of a program (ddpify.program), changed or not, by their path relative
+    # the other files of a program (ddpify.inputs.program), changed or not, by their path relative
     # to the entry's folder (`models/net.py`)
     modules: dict[str, "Result"] = field(default_factory=dict)
 
@@ -67,7 +67,7 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
 
 
 def _convert(data: bytes, module: cst.Module, options: Options, program: Program | None = None) -> Result:
-    """Convert one file; given the one-file `program` it is, with `ddpify.reach`'s warnings."""
+    """Convert one file; given the one-file `program` it is, with `ddpify.analysis.reach`'s warnings."""
     facts = analyse(module, options)
     edits = edit_set.Edits(module)
     for node, message in reach.unseen(facts, program) if program is not None else ():
@@ -87,9 +87,9 @@ def _convert(data: bytes, module: cst.Module, options: Options, program: Program
 
 
 def convert_program(program: Program, options: Options = Options()) -> Result:
-    """Convert a program (ddpify.program): the entry script's result, with the project modules
+    """Convert a program (ddpify.inputs.program): the entry script's result, with the project modules
     it changed (or has something to say about) in `modules`. A program of one file converts as
-    `convert` converts it, with the warnings of `ddpify.reach` added."""
+    `convert` converts it, with the warnings of `ddpify.analysis.reach` added."""
     entry = program.parts[0]
     if len(program.parts) == 1:
         return _convert(entry.data, entry.module, options, program)
@@ -117,7 +117,7 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
 def plan_program(program: Program, options: Options = Options()
                  ) -> tuple[Analysis, edit_set.Edits, str | None]:
     """The facts of `program`'s merged module and the edits and records the rewrites ask for
-    (none but `ddpify.reach`'s warnings when the program is left alone: then the reason, else
+    (none but `ddpify.analysis.reach`'s warnings when the program is left alone: then the reason, else
     None). `convert_program` applies them; `bench/projects_sweep.py` audits them."""
     facts = analyse(program.merged, options, program)
     edits = edit_set.Edits(program.merged)
@@ -136,7 +136,7 @@ NEEDS_GROUP = (("wrap-model", "wrapped in DistributedDataParallel"),
 
 
 def _shared_conflicts(program: Program, facts: Analysis, edits: edit_set.Edits) -> None:
-    """A TODO at each edit of a module that another entry point imports (ddpify.program's
+    """A TODO at each edit of a module that another entry point imports (ddpify.inputs.program's
     `other_entries`) when the edit is not right for that one too: a DistributedDataParallel or a
     DistributedSampler needs the process group that only the converted entry joins (the
     runtime's helpers, no-ops in one process, are right for both)."""

@@ -5,7 +5,7 @@
 CODE is `DDP` and three digits; NAME is the rule's name as `--explain` shows it (`save-twice`),
 its function `save_twice`. Created, each a skeleton that says what to write and fails its tests
 until written:
-  ddpify/check/MODULE.py              the rule function, `@rule(CODE)` (bug, or advice with
+  ddpify/check/rules/MODULE.py        the rule function, `@rule(CODE)` (bug, or advice with
                                       --advice), docstring: what it finds, Wrong:, Right:, why;
                                       appended to MODULE when it is a rule module, else a new
                                       module (default: named after the rule)
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("code", help="DDP and three digits (DDP022)")
     parser.add_argument("name", help="the rule's name, lower case words joined by '-' (save-twice)")
-    parser.add_argument("--module", help="the rule module in ddpify/check/ to add it to, or a new one "
+    parser.add_argument("--module", help="the rule module in ddpify/check/rules/ to add it to, or a new one "
                                          "(default: a new module named after the rule)")
     parser.add_argument("--advice", action="store_true", help="advice, found only when --select names it "
                                                                  "(default: a bug, found by default)")
@@ -116,26 +116,27 @@ def scaffold(root: Path, code: str, name: str, module: str | None, advice: bool,
         raise ValueError(f"{code!r}: a code is DDP and three digits (DDP022)")
     if not re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", name) or keyword.iskeyword(function):
         raise ValueError(f"{name!r}: a name is lower case words joined by '-' (save-twice)")
-    check = root / "ddpify" / "check"
-    texts = {p.stem: p.read_text() for p in check.glob("*.py")}
-    rules = {stem: text for stem, text in texts.items() if "\n@rule(" in text}  # the driver, context, ... hold none
-    if not module.isidentifier() or keyword.iskeyword(module) or module in texts.keys() - rules.keys():
+    rules_dir = root / "ddpify" / "check" / "rules"
+    texts = {p.stem: p.read_text() for p in rules_dir.glob("*.py")}
+    rules = {stem: text for stem, text in texts.items() if "\n@rule(" in text}  # the package docstring holds none
+    infrastructure = {p.stem for p in rules_dir.parent.glob("*.py")} | (texts.keys() - rules.keys())
+    if not module.isidentifier() or keyword.iskeyword(module) or module in infrastructure:
         raise ValueError(f"--module {module}: not a rule module name")
     for other, text in rules.items():
         if f'@rule("{code}"' in text:
-            raise ValueError(f"{code} is taken (ddpify/check/{other}.py)")
+            raise ValueError(f"{code} is taken (ddpify/check/rules/{other}.py)")
         if re.search(rf"^def {function}\(", text, re.M):
-            raise ValueError(f"the rule name {name} is taken (ddpify/check/{other}.py)")
+            raise ValueError(f"the rule name {name} is taken (ddpify/check/rules/{other}.py)")
     fixtures = root / "fixtures" / "check" / code
     if fixtures.exists():
         raise ValueError(f"already exists: {fixtures}")
     rule_text = RULE.format(code=code, advice=", bug=False" if advice else "", function=function, summary=summary)
-    path = check / f"{module}.py"
+    path = rules_dir / f"{module}.py"
     if module in rules:
         missing = [n for n in ("Context", "Hit", "rule", "Iterator") if not re.search(rf"^(from|import) .*\b{n}\b",
                                                                                       rules[module], re.M)]
         if missing:
-            raise ValueError(f"ddpify/check/{module}.py does not import {', '.join(missing)}: add them first")
+            raise ValueError(f"ddpify/check/rules/{module}.py does not import {', '.join(missing)}: add them first")
         files = {path: rules[module].rstrip("\n") + "\n" + rule_text}
     else:
         files = {path: MODULE.format(title=summary) + rule_text}
@@ -145,7 +146,7 @@ def scaffold(root: Path, code: str, name: str, module: str | None, advice: bool,
     updates: dict[Path, str | None] = {root / "README.md": readme_row(
         (root / "README.md").read_text(), code, name, advice, summary)}
     if module not in rules:
-        init = check / "__init__.py"
+        init = root / "ddpify" / "check" / "__init__.py"
         updates[init] = register(init.read_text(), module)
     write(root, files, updates)
     return [p.relative_to(root) for p in files if p.suffix == ".py"]
@@ -153,7 +154,7 @@ def scaffold(root: Path, code: str, name: str, module: str | None, advice: bool,
 
 def register(text: str, module: str) -> str:
     """ddpify/check/__init__.py importing the rule module `module` too (the list stays sorted)."""
-    imports = re.search(r"from ddpify\.check import \(  # noqa[^\n]*\n((?:    [\w, ]+\n?)+?)\)", text)
+    imports = re.search(r"from ddpify\.check\.rules import \(  # noqa[^\n]*\n((?:    [\w, ]+\n?)+?)\)", text)
     if imports is None:
         raise ValueError("ddpify/check/__init__.py: the import of the rule modules has a new shape")
     names = sorted({*re.findall(r"\w+", imports.group(1)), module})

@@ -20,10 +20,10 @@ from click.testing import CliRunner
 
 import ddpify.cli
 import ddpify.convert
-from ddpify import io
+from ddpify.inputs import files as input_files
 from ddpify.cli import main, unified_diff
 from ddpify.convert import Result
-from ddpify.launch import default_nproc
+from ddpify.run.launch import default_nproc
 from ddpify.rewrites import NAMES, REWRITES
 
 from tests.support.env import FIXTURES
@@ -461,7 +461,7 @@ def test_unreadable_file_is_an_input_error(monkeypatch):
     def deny(path, *args):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(io, "open", deny, raising=False)  # also as root, who may read anything
+    monkeypatch.setattr(input_files, "open", deny, raising=False)  # also as root, who may read anything
     write("train.py", TRAIN)
     assert_one_line(cli("convert", "train.py", code=2).stderr, r"train\.py: cannot read: .+")
 
@@ -566,7 +566,7 @@ def test_an_unexpected_error_outside_the_engine_is_123(monkeypatch):
     def fail(*args):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(io, "write_all_atomic", fail)
+    monkeypatch.setattr(input_files, "write_all_atomic", fail)
     write("train.py", TRAIN)
     result = cli("convert", "train.py", "-o", "out.py", code=123)
     assert_one_line(result.stderr,
@@ -577,7 +577,7 @@ def test_an_unexpected_error_outside_the_engine_is_123(monkeypatch):
 # ---- the runtime next to the output -----------------------------------------------------------
 
 def test_vendor_runtime_copies_the_runtime_next_to_each_output():
-    runtime = io.runtime_source()
+    runtime = input_files.runtime_source()
     write("src/train.py", TRAIN)
     write("src/sub/train.py", TRAIN)
     write("src/tools/helper.py", HELPER)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ddpify.convert import convert
-from ddpify.report import NOTE
+from ddpify.output.report import NOTE
 from tests.support.snippets import run, script
 
 

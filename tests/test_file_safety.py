@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ddpify import io
+from ddpify.inputs import files as input_files
 from ddpify.cli import main
 
 from tests.support.env import FIXTURES
@@ -107,12 +107,12 @@ def test_check_fix_writes_every_file_or_none(monkeypatch):
         staged.append(real_stage(path, data, mode))
         return staged[-1]
 
-    real_stage = io._stage
-    monkeypatch.setattr(io, "_stage", stage_then_fail)
+    real_stage = input_files._stage
+    monkeypatch.setattr(input_files, "_stage", stage_then_fail)
     result = cli("check", "--fix", "a.py", "b.py", code=2)
     assert result.stderr.endswith("b.py: cannot write: No space left on device\n")
     assert files() == ["a.py", "b.py"] and Path("a.py").read_bytes() == FIXABLE  # a.py's staged copy removed
-    monkeypatch.setattr(io, "_stage", real_stage)
+    monkeypatch.setattr(input_files, "_stage", real_stage)
     cli("check", "--fix", "a.py", "b.py")
     assert Path("a.py").read_bytes() == Path("b.py").read_bytes() == FIXED
 

@@ -9,7 +9,7 @@ A case with an `after_fsdp.py` also converts with `--strategy fsdp` to exactly t
 `report_fsdp.txt`), with the same checks; to add one, create an empty `after_fsdp.py` and run
 `pytest --update-goldens`.
 
-A project case (several modules, ddpify.program) is a folder `fixtures/<case>/before/` whose
+A project case (several modules, ddpify.inputs.program) is a folder `fixtures/<case>/before/` whose
 entry script is `train.py`: its `after/` holds exactly the files the conversion changes, at
 their paths relative to `before/`, and `report.txt` the records of every file, each line
 naming its file.
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from ddpify.convert import Options, convert, convert_program
-from ddpify.program import load
+from ddpify.inputs.program import load
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted(p.parent.name for p in FIXTURES.glob("*/before.py"))

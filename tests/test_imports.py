@@ -63,7 +63,7 @@ def test_find_cycle_reports_a_circle():
 
 def test_graph_sees_type_only_and_relative_imports():
     graph = import_graph()
-    assert "ddpify.facts" in graph["ddpify.models"]
+    assert "ddpify.syntax.facts" in graph["ddpify.analysis.models"]
     assert "ddpify.check.context" in graph["ddpify.check.rule"]  # under TYPE_CHECKING
 
 

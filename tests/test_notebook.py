@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ddpify import notebook
+from ddpify.inputs import notebook
 from ddpify.cli import main
 from tests.e2e import harness as h
 from tests.support.env import FIXTURES, probe_env

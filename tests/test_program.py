@@ -1,4 +1,4 @@
-"""Programs (ddpify.program, ddpify.reach, the CLI on a project): which files are followed,
+"""Programs (ddpify.inputs.program, ddpify.analysis.reach, the CLI on a project): which files are followed,
 what is warned about, and where the converted modules go."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from ddpify.cli import main
 from ddpify.convert import convert_program
-from ddpify.program import load
+from ddpify.inputs.program import load
 
 from tests.support.env import FIXTURES
 
@@ -224,7 +224,7 @@ def test_check_reads_the_wrap_and_the_backward_in_the_modules_a_script_imports()
 
 
 def test_run_launches_the_converted_modules_from_the_runs_folder_and_touches_no_original(monkeypatch):
-    import ddpify.launch as launch
+    import ddpify.run.launch as launch
 
     seen = {}
 
@@ -254,7 +254,7 @@ def test_check_fix_in_a_program_spells_names_as_the_script_imports_them():
 
 
 def test_a_call_runs_the_function_its_file_imports_not_a_namesake_in_another_file():
-    from ddpify.facts import Facts
+    from ddpify.syntax.facts import Facts
 
     write({
         "train.py": "from utils import train\n\ndef test(epoch):\n    pass\n\ntrain(1)\ntest(2)\n",

@@ -10,7 +10,7 @@ import pytest
 
 from ddpify.convert import plan_program
 from ddpify.options import Options
-from ddpify.program import load
+from ddpify.inputs.program import load
 
 from tests.support.env import FIXTURES
 

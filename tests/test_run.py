@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ddpify import joblog, launch, notebook
+from ddpify.run import joblog, launch
+from ddpify.inputs import notebook
 from ddpify.cli import main
 from ddpify.cli.run import OWN
 from ddpify.convert import Options, convert
-from ddpify.io import InputError
+from ddpify.inputs.files import InputError
 from tests.e2e import harness as h
 from tests.support.env import FIXTURES, clean_env, free_port, probe_env
 from tests.support.records import Probe
@@ -349,7 +350,7 @@ CHILDREN = textwrap.dedent('''\
     Path(sys.argv[1]).write_text(str(worker.pid))
     time.sleep(600)
     ''')
-RUN_JOB = "import sys; from ddpify import launch; sys.exit(launch.run_job(sys.argv[1:]).code)"
+RUN_JOB = "import sys; from ddpify.run import launch; sys.exit(launch.run_job(sys.argv[1:]).code)"
 
 
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM])

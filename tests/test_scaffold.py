@@ -96,7 +96,7 @@ def test_a_new_rule_registers_explains_itself_and_fails_its_skeleton_tests_until
     assert _script("new_rule").main(["DDP000", "grad-twice", "--advice", "--summary", "Gradients twice.",
                                      "--root", str(copy)]) == 0
     created = capsys.readouterr().out
-    for path in ["ddpify/check/sampling.py", "ddpify/check/grad_twice.py", "fixtures/check/DDP099/trigger.py",
+    for path in ["ddpify/check/rules/sampling.py", "ddpify/check/rules/grad_twice.py", "fixtures/check/DDP099/trigger.py",
                  "fixtures/check/DDP099/near_miss.py", "fixtures/check/DDP000/trigger.py"]:
         assert (copy / path).is_file() and path in created
     probe = ("from ddpify.check import BUGS, CODES\n"
@@ -105,8 +105,8 @@ def test_a_new_rule_registers_explains_itself_and_fails_its_skeleton_tests_until
              "    print(code, r.name, r.find.__module__, r in BUGS, r.summary)\n")
     out = subprocess.run([sys.executable, "-c", probe], cwd=copy, env=clean_env(), capture_output=True,
                          text=True, check=True).stdout
-    assert out.splitlines() == ["DDP000 grad-twice ddpify.check.grad_twice False Gradients twice.",
-                                "DDP099 save-twice ddpify.check.sampling True What the rule finds, in one line."]
+    assert out.splitlines() == ["DDP000 grad-twice ddpify.check.rules.grad_twice False Gradients twice.",
+                                "DDP099 save-twice ddpify.check.rules.sampling True What the rule finds, in one line."]
     explained = subprocess.run([sys.executable, "-m", "ddpify", "check", "--explain", "DDP000"], cwd=copy,
                                env=clean_env(), capture_output=True, text=True, check=True).stdout
     assert explained.startswith("DDP000 (grad-twice)\n\nGradients twice.\n\nWrong:\n")
@@ -127,7 +127,7 @@ def test_a_new_rule_registers_explains_itself_and_fails_its_skeleton_tests_until
 
 
 @pytest.mark.parametrize("args, error", [
-    (["DDP001", "save-twice"], "DDP001 is taken (ddpify/check/devices.py)"),
+    (["DDP001", "save-twice"], "DDP001 is taken (ddpify/check/rules/devices.py)"),
     (["DDP099", "rank-as-device", "--module", "sampling"], "the rule name rank-as-device is taken"),
     (["DDP99", "save-twice"], "'DDP99': a code is DDP and three digits"),
     (["DDP099", "Save_Twice"], "'Save_Twice': a name is lower case words joined by '-'"),

@@ -12,9 +12,9 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ddpify import matchers as mt
-from ddpify.facts import Facts
-from ddpify.lines import positions
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Facts
+from ddpify.syntax.lines import positions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TRIVIA = {"BaseParenthesizableWhitespace", "SimpleWhitespace", "ParenthesizedWhitespace", "TrailingWhitespace",

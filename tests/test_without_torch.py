@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from ddpify import launch
+from ddpify.run import launch
 from ddpify.cli import main
 
 

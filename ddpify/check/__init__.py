@@ -3,7 +3,7 @@
 The driver parses once, builds the facts once (`Facts`, one walk) and the questions the rules
 share (`Context`), runs the selected rules, drops what `# noqa` silences, and locates what is
 left (line and column from one code-generation pass). `fix` applies the safe, mechanical fixes
-in one pass over the tree (`ddpify.edits`), and checks the result again.
+in one pass over the tree (`ddpify.output.edits`), and checks the result again.
 
 Nothing here reads or writes files; the CLI does.
 """
@@ -13,15 +13,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ddpify import edits as edit_set
-from ddpify.check import (  # noqa: F401 (importing a rule module registers its rules)
+from ddpify.output import edits as edit_set
+from ddpify.check.rules import (  # noqa: F401 (importing a rule module registers its rules)
     checkpoints, collectives, devices, interactive, process_group, sampling, wrapper)
 from ddpify.check.context import Context
 from ddpify.check.rule import REGISTERED, Hit, Rule
-from ddpify.facts import Facts
-from ddpify.lines import positions
-from ddpify.parse import parse_module
-from ddpify.program import Program
+from ddpify.syntax.facts import Facts
+from ddpify.syntax.lines import positions
+from ddpify.syntax.parse import parse_module
+from ddpify.inputs.program import Program
 
 # every rule, in code order (reports list a line's findings in this order); importing the rule
 # modules above registers them
@@ -72,7 +72,7 @@ BUGS = select()
 
 
 def check(source: str | bytes, rules: tuple[Rule, ...] = BUGS, program: Program | None = None) -> Report:
-    """Check one script; given the `program` it starts (ddpify.program), with the facts of every
+    """Check one script; given the `program` it starts (ddpify.inputs.program), with the facts of every
     module it imports (a backward in trainer.py, a DDP wrap in a helper), reporting what is in
     the script itself. Raises `libcst.ParserSyntaxError` (or `SyntaxError` for bytes that do not
     decode) on code that does not parse."""

@@ -7,7 +7,7 @@
   which statements run on some processes only, which calls are collectives;
 - `check/same_values.py` (`SameValues`): which values are the same on every process;
 - here: which names hold a `DistributedDataParallel` wrapper, and whether on every path: the
-  converter's own answer (`ddpify.models.holds_wrapper`) about the wraps the script writes.
+  converter's own answer (`ddpify.analysis.models.holds_wrapper`) about the wraps the script writes.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from functools import cached_property
 
 import libcst as cst
 
-from ddpify import matchers as mt
+from ddpify.syntax import matchers as mt
 from ddpify.check.same_values import SameValues
 from ddpify.check.script import string_value
-from ddpify.facts import Ref
-from ddpify.models import Model, holds_wrapper, written_wraps
-from ddpify.names import dotted
+from ddpify.syntax.facts import Ref
+from ddpify.analysis.models import Model, holds_wrapper, written_wraps
+from ddpify.syntax.names import dotted
 
 
 class Context(SameValues):

@@ -13,10 +13,10 @@ from functools import lru_cache
 
 import libcst as cst
 
-from ddpify import matchers as mt
+from ddpify.syntax import matchers as mt
 from ddpify.check.script import Script, string_value
-from ddpify.facts import Facts
-from ddpify.names import dotted
+from ddpify.syntax.facts import Facts
+from ddpify.syntax.names import dotted
 
 COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
     barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor reduce

@@ -21,7 +21,7 @@ import libcst as cst
 
 if TYPE_CHECKING:
     from ddpify.check.context import Context
-    from ddpify.edits import Edits
+    from ddpify.output.edits import Edits
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ from functools import cached_property
 
 import libcst as cst
 
-from ddpify import matchers as mt
+from ddpify.syntax import matchers as mt
 from ddpify.check.ranks import Ranks, rank_word
-from ddpify.facts import Facts, Ref
-from ddpify.names import dotted
+from ddpify.syntax.facts import Facts, Ref
+from ddpify.syntax.names import dotted
 
 # collectives after which the tensor passed first holds the same value on every process
 AGREEING = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadcast",

@@ -8,9 +8,9 @@ from functools import cached_property
 
 import libcst as cst
 
-from ddpify.facts import Facts
-from ddpify.models import DDP
-from ddpify.names import CANONICAL
+from ddpify.syntax.facts import Facts
+from ddpify.analysis.models import DDP
+from ddpify.syntax.names import CANONICAL
 
 SAMPLER = "torch.utils.data.DistributedSampler"
 INIT = "torch.distributed.init_process_group"

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ddpify import io
+from ddpify.inputs import files
 from ddpify.cli.shared import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, VERBOSE_HINT, guard, internal_errors
-from ddpify.parse import INPUT_ERRORS, input_error, one_line
+from ddpify.syntax.parse import INPUT_ERRORS, input_error, one_line
 
 if TYPE_CHECKING:
     from ddpify.check import Finding, Report
-    from ddpify.notebook import Script
+    from ddpify.inputs.notebook import Script
 
 CHECK_HELP_TAIL = "Exit codes: 0 no findings, 1 findings, 2 usage or input error, 123 internal error."
 
@@ -56,7 +56,8 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
     import json
     from dataclasses import asdict
 
-    from ddpify import check, notebook
+    from ddpify import check
+    from ddpify.inputs import notebook
 
     if explain is not None:
         rule = check.CODES.get(explain.strip().upper())
@@ -67,19 +68,19 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
         return
     if not sources:
         raise click.UsageError("name the scripts or directories to check (or --explain CODE)")
-    if fix and io.STDIN in sources:
+    if fix and files.STDIN in sources:
         raise click.UsageError("--fix cannot rewrite standard input")
     if fix and any(notebook.is_notebook(s) for s in sources):
         raise click.UsageError("--fix cannot rewrite a notebook: convert it to a script first")
     rules = check.select(select or None, ignore)
-    inputs = guard(io.collect, sources)
+    inputs = guard(files.collect, sources)
     parsed: dict = {}  # the project modules the files import, each parsed once
     outcomes = [_check_one(source, rules, fix, parsed) for source in inputs.sources]
     errors = [o for o in outcomes if o.error]
     if fix and errors:  # nothing is written: report the files as they are
         outcomes = [o if o.error else _check_one(s, rules, False) for s, o in zip(inputs.sources, outcomes)]
     elif fix:  # all files or none: one rename phase after every fixed file is written
-        guard(io.write_all_atomic, [(s.path, o.output, o.mode) for s, o in zip(inputs.sources, outcomes) if o.fixed])
+        guard(files.write_all_atomic, [(s.path, o.output, o.mode) for s, o in zip(inputs.sources, outcomes) if o.fixed])
     good = [(s, o) for s, o in zip(inputs.sources, outcomes) if not o.error]
     if as_json:
         click.echo(json.dumps({"version": 1, "files": [
@@ -129,17 +130,18 @@ def _render(name: str, finding: Finding, script: Script | None) -> str:
     return replace(finding, line=line).render(f"{name}:cell {cell}")
 
 
-def _check_one(source: io.Source, rules, fix: bool, parsed: dict | None = None) -> _Checked:
-    from ddpify import check, notebook
-    from ddpify.program import load as load_program
+def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = None) -> _Checked:
+    from ddpify import check
+    from ddpify.inputs import notebook
+    from ddpify.inputs.program import load as load_program
     name = source.name
     try:
-        loaded = io.read(source)
+        loaded = files.read(source)
         script = notebook.to_script(name, loaded.data) if notebook.is_notebook(name) else None
-    except io.InputError as exc:
+    except files.InputError as exc:
         return _Checked(error=str(exc), code=EXIT_INPUT)
     try:
-        # a file is checked with the facts of the project modules it imports (ddpify.program)
+        # a file is checked with the facts of the project modules it imports (ddpify.inputs.program)
         program = load_program(source.path, loaded.data, parsed=parsed) if source.path is not None and name.endswith(".py") else None
         if fix:
             done = check.fix(loaded.data, rules, program)

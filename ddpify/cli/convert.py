@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Iterator
 
 import click
 
-from ddpify import io, report
+from ddpify.inputs import files
+from ddpify.output import report
 from ddpify.cli.engine import (
     convert_inputs,
     engine_options,
@@ -51,7 +52,7 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     """
     if in_place and output is not None:
         raise click.UsageError("use either -o or --in-place, not both")
-    if in_place and io.STDIN in sources:
+    if in_place and files.STDIN in sources:
         raise click.UsageError("--in-place cannot rewrite standard input")
     if in_place and any(s.endswith(".ipynb") for s in sources):
         raise click.UsageError("--in-place cannot rewrite a notebook: its output is a script, use -o FILE.py")
@@ -63,18 +64,18 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     if to_stdout and vendor_runtime:
         raise click.UsageError("--vendor-runtime needs -o or --in-place")
 
-    inputs = guard(io.collect, sources, Path(output) if output is not None else None)
-    dests = [None] * len(inputs.sources) if check else guard(io.destinations, inputs, output, in_place)
+    inputs = guard(files.collect, sources, Path(output) if output is not None else None)
+    dests = [None] * len(inputs.sources) if check else guard(files.destinations, inputs, output, in_place)
     dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
-    guard(io.distinct, inputs.sources, dests)
+    guard(files.distinct, inputs.sources, dests)
     loaded, results, scripts = convert_inputs(
         inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
         verbose, markdown, timeout)
-    runtime = guard(io.runtime_source) if vendor_runtime and not check else None
+    runtime = guard(files.runtime_source) if vendor_runtime and not check else None
     modules = [] if check else [_module_dests(source, dest, result, in_place)
                                 for source, dest, result in zip(inputs.sources, dests, results)]
     for folder in {d.parent for d, r in zip(dests, results) if d is not None and r.changed} if runtime else ():
-        guard(io.vendor_target, folder, runtime)  # before anything is written
+        guard(files.vendor_target, folder, runtime)  # before anything is written
     for source, dest, load, result, script in zip(inputs.sources, dests, loaded, results, scripts):
         if not check:
             _deliver(result, dest, load.mode, in_place, runtime, modules.pop(0))
@@ -97,7 +98,7 @@ def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sy
       ddpify diff train.ipynb
       ddpify diff --only init-distributed,wrap-model train.py
     """
-    inputs = guard(io.collect, sources)
+    inputs = guard(files.collect, sources)
     _, results, scripts = convert_inputs(
         inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
         verbose, markdown, timeout)
@@ -154,10 +155,10 @@ def _colour(line: str) -> str:
     return line
 
 
-def _script_dest(source: io.Source, dest: Path | None) -> Path | None:
+def _script_dest(source: files.Source, dest: Path | None) -> Path | None:
     """A notebook's output is a script: NAME.ipynb mirrored into an output directory becomes
     NAME.py, and `-o` naming a notebook is refused."""
-    from ddpify import notebook
+    from ddpify.inputs import notebook
 
     if dest is None or not notebook.is_notebook(source.name):
         return dest
@@ -168,7 +169,7 @@ def _script_dest(source: io.Source, dest: Path | None) -> Path | None:
     return dest
 
 
-def _module_dests(source: io.Source, dest: Path | None, result: Result, in_place: bool
+def _module_dests(source: files.Source, dest: Path | None, result: Result, in_place: bool
                   ) -> list[tuple[Result, Path]]:
     """Where a program's changed modules go: at their paths relative to the entry's output (in
     place: their own files). Refuses stdout, and an output that would overwrite a module."""
@@ -191,15 +192,15 @@ def _module_dests(source: io.Source, dest: Path | None, result: Result, in_place
 def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool,
              runtime: bytes | None, modules: list[tuple[Result, Path]]) -> None:
     """Write one result: on stdout (`dest` None) or to `dest` (in place only if it changed),
-    with its program's changed `modules` (all of these files or none: io.write_all_atomic), and
+    with its program's changed `modules` (all of these files or none: files.write_all_atomic), and
     a copy of the `runtime` next to it if given and the code changed."""
     if dest is None:
         click.echo(result.output, nl=False)
         return
     entry = [(dest, result.output, mode)] if result.changed or not in_place else []
-    guard(io.write_all_atomic, [*entry, *((d, m.output, None) for m, d in modules)])
+    guard(files.write_all_atomic, [*entry, *((d, m.output, None) for m, d in modules)])
     if runtime is not None and result.changed:
-        message = guard(io.vendor_runtime, dest.parent, runtime)
+        message = guard(files.vendor_runtime, dest.parent, runtime)
         if message:
             click.echo(message, err=True)
 
@@ -208,7 +209,7 @@ def _print_run_hint(dest: Path, project: Path | None = None) -> None:
     """How to launch the output here: `gpu` only where there is one (torchrun refuses it on
     CPU); with the folder of the `project` whose unchanged modules the output imports, that
     folder on PYTHONPATH, after the converted ones (first on sys.path: beside the script)."""
-    from ddpify.launch import default_nproc
+    from ddpify.run.launch import default_nproc
 
     path = shlex.quote(str(dest))
     env = f"PYTHONPATH={shlex.quote(str(project.resolve()))} " if project is not None \
@@ -217,7 +218,7 @@ def _print_run_hint(dest: Path, project: Path | None = None) -> None:
     click.echo(f"    or: {env}python {path} (one process)", err=True)
 
 
-def _finish(inputs: io.Inputs, results: list[Result], check: bool, as_json: bool) -> None:
+def _finish(inputs: files.Inputs, results: list[Result], check: bool, as_json: bool) -> None:
     """Print the JSON report if asked; exit 1 under --check when something would change."""
     files = [(name, r) for s, result in zip(inputs.sources, results)
              for name, r in [(s.name, result), *((module_name(s.name, rel), m) for rel, m in result.modules.items()

@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING, Callable, Collection, Iterator
 
 import click
 
-from ddpify import io, report
+from ddpify.inputs import files
+from ddpify.output import report
 from ddpify.cli.shared import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, VERBOSE_HINT, fail, internal_errors
 from ddpify.options import Options
-from ddpify.parse import INPUT_ERRORS, input_error, one_line
+from ddpify.syntax.parse import INPUT_ERRORS, input_error, one_line
 
 if TYPE_CHECKING:
     from ddpify.convert import Result
-    from ddpify.notebook import Script
+    from ddpify.inputs.notebook import Script
 
 
 @dataclass
@@ -67,11 +68,11 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 def convert_one(name: str, data: bytes, options: Options, program: str = "",
                 timeout: float | None = FILE_TIMEOUT_S) -> Outcome:
     """Convert, turning every exception into an `Outcome` (exceptions do not cross processes).
-    `program`: the script's path when it is converted as a program (ddpify.program): "follow"
-    with the project modules it imports, "file" on its own (with the warnings of ddpify.reach).
+    `program`: the script's path when it is converted as a program (ddpify.inputs.program): "follow"
+    with the project modules it imports, "file" on its own (with the warnings of ddpify.analysis.reach).
     `timeout`: the seconds it may take (with the modules of its program)."""
     from ddpify.convert import RewriteError, convert, convert_program
-    from ddpify.program import load
+    from ddpify.inputs.program import load
     try:
         with time_limit(timeout):
             if not program:
@@ -115,24 +116,24 @@ def convert_all(items: list[tuple[str, bytes, str]], options: Options, jobs: int
     return outcomes
 
 
-def convert_inputs(inputs: io.Inputs, options: Options, jobs: int, verbose: bool, markdown: bool,
-                   timeout: float | None = FILE_TIMEOUT_S) -> tuple[list[io.Loaded], list[Result], list[Script | None]]:
+def convert_inputs(inputs: files.Inputs, options: Options, jobs: int, verbose: bool, markdown: bool,
+                   timeout: float | None = FILE_TIMEOUT_S) -> tuple[list[files.Loaded], list[Result], list[Script | None]]:
     """Read and convert every input; on any error print them all and exit (2, or 123 if any is
     ours). Notebooks are converted as the script of their code cells (`markdown`: with their
     markdown cells as comments), returned alongside (None for other inputs); their results
     start with the notebook's own records, on the script's lines."""
-    from ddpify import notebook
+    from ddpify.inputs import notebook
 
     loaded, scripts, errors = [], [], []
     for source in inputs.sources:
         try:
-            load = io.read(source)
+            load = files.read(source)
             script = (notebook.to_script(source.name, load.data, markdown)
                       if notebook.is_notebook(source.name) else None)
-        except io.InputError as exc:
+        except files.InputError as exc:
             errors.append(str(exc))
             continue
-        loaded.append(load if script is None else io.Loaded(script.code.encode(), load.mode))
+        loaded.append(load if script is None else files.Loaded(script.code.encode(), load.mode))
         scripts.append(script)
     if errors:
         fail(EXIT_INPUT, *errors)

@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ddpify import io, report
+from ddpify.inputs import files
+from ddpify.output import report
 from ddpify.cli.engine import conversion_options, convert_inputs, make_options, print_records
 from ddpify.cli.shared import EXIT_INPUT, EXIT_OK, fail, guard
 
 if TYPE_CHECKING:
     from ddpify.convert import Result
-    from ddpify.launch import Plan
-    from ddpify.notebook import Script
+    from ddpify.run.launch import Plan
+    from ddpify.inputs.notebook import Script
 
 
 @click.command("ddpify run", context_settings={"help_option_names": ["-h", "--help"]})
@@ -75,7 +76,7 @@ def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
     if any(a in ("-h", "--help") for a in args[:1]):
         click.echo(ctx.get_help())
         ctx.exit(EXIT_OK)
-    from ddpify import launch
+    from ddpify.run import launch
 
     plan = guard(launch.parse, list(args), OWN)
     try:
@@ -92,7 +93,7 @@ def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
         return
     if not launch.torch_installed():
         fail(EXIT_INPUT, "ddpify run: torch is not installed (torchrun comes with it): pip install 'ddpify[torch]'")
-    inputs = guard(io.collect, [str(plan.script)])
+    inputs = guard(files.collect, [str(plan.script)])
     conversion = make_options(options["only"], options["skip"], options["find_unused_parameters"],
                               options["sync_batchnorm"], options["strategy"], options["no_shard_eval"])
     loaded, results, scripts = convert_inputs(inputs, conversion, 1, False, False)
@@ -110,7 +111,7 @@ def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
 
 def _launch(plan: Plan, options: dict[str, Any], name: str, result: Result, script: Script | None) -> int:
     """Write the converted script into a new run folder, run torchrun on it, report the end."""
-    from ddpify import joblog, launch
+    from ddpify.run import joblog, launch
 
     workspace = launch.Workspace()
     keep = options["keep"]

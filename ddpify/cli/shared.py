@@ -9,8 +9,8 @@ from typing import Callable, NoReturn
 
 import click
 
-from ddpify import io
-from ddpify.parse import one_line
+from ddpify.inputs import files
+from ddpify.syntax.parse import one_line
 
 EXIT_OK, EXIT_WOULD_CHANGE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 123
 VERBOSE_HINT = " (rerun with --verbose for the traceback)"
@@ -20,7 +20,7 @@ def guard(fn: Callable, *args):
     """Call `fn`; an `InputError` becomes its one line on stderr and exit 2."""
     try:
         return fn(*args)
-    except io.InputError as exc:
+    except files.InputError as exc:
         fail(EXIT_INPUT, str(exc))
 
 

@@ -35,8 +35,8 @@ from ddpify.rewrites import (
 
 
 if TYPE_CHECKING:
-    from ddpify.analysis import Analysis
-    from ddpify.edits import Edits
+    from ddpify.analysis.result import Analysis
+    from ddpify.output.edits import Edits
     from ddpify.options import Options
 
 

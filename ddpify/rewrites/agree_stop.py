@@ -53,11 +53,12 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from ddpify import build, fsdp
+from ddpify.output import build
+from ddpify.analysis import fsdp
 
 if TYPE_CHECKING:
-    from ddpify.analysis import Analysis
-    from ddpify.edits import Edits
+    from ddpify.analysis.result import Analysis
+    from ddpify.output.edits import Edits
     from ddpify.options import Options
 
 NAME = "agree-stop"

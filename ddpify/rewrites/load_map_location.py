@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ddpify import build
-from ddpify import matchers as mt
+from ddpify.output import build
+from ddpify.syntax import matchers as mt
 
 if TYPE_CHECKING:
-    from ddpify.analysis import Analysis
-    from ddpify.edits import Edits
+    from ddpify.analysis.result import Analysis
+    from ddpify.output.edits import Edits
     from ddpify.options import Options
 
 NAME = "load-map-location"

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from ddpify import build
-from ddpify import matchers as mt
-from ddpify.names import dotted
+from ddpify.output import build
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
-    from ddpify.analysis import Analysis
-    from ddpify.edits import Edits
+    from ddpify.analysis.result import Analysis
+    from ddpify.output.edits import Edits
     from ddpify.options import Options
 
 NAME = "local-device"

@@ -53,15 +53,16 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from ddpify import build, fsdp
-from ddpify import matchers as mt
-from ddpify.models import holds_wrapper
-from ddpify.names import dotted
+from ddpify.output import build
+from ddpify.analysis import fsdp
+from ddpify.syntax import matchers as mt
+from ddpify.analysis.models import holds_wrapper
+from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
-    from ddpify.analysis import Analysis
-    from ddpify.edits import Edits
-    from ddpify.facts import Ref
+    from ddpify.analysis.result import Analysis
+    from ddpify.output.edits import Edits
+    from ddpify.syntax.facts import Ref
     from ddpify.options import Options
 
 NAME = "main-process-only"

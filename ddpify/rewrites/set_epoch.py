@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 if TYPE_CHECKING:
-    from ddpify.analysis import Analysis
-    from ddpify.edits import Edits
+    from ddpify.analysis.result import Analysis
+    from ddpify.output.edits import Edits
     from ddpify.options import Options
 
 NAME = "set-epoch"

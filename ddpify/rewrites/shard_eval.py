@@ -27,7 +27,7 @@ so decisions made from them (best checkpoint, early stop) agree. Integer counts 
 sums are added in another grouping, so they may differ from the single process in the last bits.
 
 Where a split would change a number, the loader stays whole and the report says why
-(ddpify.evaluation): `evaluation of `test_loader` kept whole: the loss is averaged per batch
+(ddpify.analysis.evaluation): `evaluation of `test_loader` kept whole: the loss is averaged per batch
 (`len(test_loader)`), and the batches differ once split`. `--no-shard-eval` keeps every
 evaluation whole, and so does `--strategy fsdp`: there every forward is a collective (the
 parameters are gathered from the shards), so every process runs every batch.
@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddpify import build
-from ddpify.report import NOTE
+from ddpify.output import build
+from ddpify.output.report import NOTE
 
 if TYPE_CHECKING:
-    from ddpify.analysis import Analysis
-    from ddpify.edits import Edits
+    from ddpify.analysis.result import Analysis
+    from ddpify.output.edits import Edits
     from ddpify.options import Options
 
 NAME = "shard-eval"

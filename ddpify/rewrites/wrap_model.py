@@ -17,7 +17,7 @@ two points becomes `model.x`, since the model is not wrapped yet there. Modules 
 trains (frozen teachers, loss networks) are never wrapped. An optimizer whose model cannot be
 found gets a TODO. A model whose optimizer trains only some sub-modules (`model.fc.parameters()`)
 gets `find_unused_parameters=True`: DDP would otherwise wait for gradients of the rest. So
-does a model some of whose parameters a step may leave without gradient (`ddpify.forward`):
+does a model some of whose parameters a step may leave without gradient (`ddpify.analysis.forward`):
 outputs a training forward leaves unread (`validity, _, _ = netD(fake)`), layers `forward`
 never uses, parameters read for their device only, sub-modules used on some paths; without it
 DDP stops at the next step with "Expected to have finished reduction in the prior iteration".
@@ -52,14 +52,14 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from ddpify import fsdp
-from ddpify import matchers as mt
-from ddpify.names import dotted
+from ddpify.analysis import fsdp
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
-    from ddpify.analysis import Analysis
-    from ddpify.edits import Edits
-    from ddpify.models import Model
+    from ddpify.analysis.result import Analysis
+    from ddpify.output.edits import Edits
+    from ddpify.analysis.models import Model
     from ddpify.options import Options
 
 NAME = "wrap-model"

@@ -1,4 +1,4 @@
-"""Converted projects (several modules, ddpify.program) really train as DDP under torchrun.
+"""Converted projects (several modules, ddpify.inputs.program) really train as DDP under torchrun.
 
 fixtures/project_trainer: the entry builds the model (models package) and the optimizer, the
 loaders come from data.py, and a Trainer class (trainer.py) that receives model and optimizer
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from ddpify.convert import convert_program
-from ddpify.program import load
+from ddpify.inputs.program import load
 
 from . import harness as h
 

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from ddpify.convert import Options, convert
-from ddpify.report import WARNING
+from ddpify.output.report import WARNING
 
 # --- a script that trains: loader, model, optimizer, epoch loop ---------------------------------
 

@@ -11,7 +11,7 @@ A model that arrives as a parameter of the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
 function is entered: the parameter is rebound to the wrapper, so each call wraps the model it
 was given and the caller keeps the bare model (trained in place) for evaluation and later calls.
-Under `--strategy fsdp`, `ddpify.fsdp.place_shard` may move that point up (see there).
+Under `--strategy fsdp`, `ddpify.analysis.fsdp.place_shard` may move that point up (see there).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import libcst as cst
 
-from ddpify import forward
-from ddpify import matchers as mt
-from ddpify.facts import Facts, Ref, param_names
-from ddpify.names import dotted
+from ddpify.analysis import forward
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Facts, Ref, param_names
+from ddpify.syntax.names import dotted
 
 
 @dataclass
@@ -32,7 +32,7 @@ class Model:
     anchor: cst.CSTNode  # the wrap goes right after this statement
     dataparallel: cst.Call | None = None  # the `nn.DataParallel(...)` call being replaced
     partial: bool = False  # its optimizer trains some sub-modules only: others may get no gradient
-    unused: str | None = None  # why some parameters may get no gradient in a step (ddpify.forward)
+    unused: str | None = None  # why some parameters may get no gradient in a step (ddpify.analysis.forward)
     setup: list[cst.CSTNode] = field(default_factory=list)  # statements between defined and anchor
     before_anchor: bool = False  # the wrap goes right before `anchor` (a function's first statement)
     optimizers: list[cst.CSTNode] = field(default_factory=list)  # what trains it (optimizer calls)

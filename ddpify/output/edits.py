@@ -14,10 +14,10 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
-from ddpify import matchers as mt
-from ddpify.lines import line_numbers
-from ddpify.names import dotted
-from ddpify.report import CHANGE, WARNING, Change
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.lines import line_numbers
+from ddpify.syntax.names import dotted
+from ddpify.output.report import CHANGE, WARNING, Change
 
 NodeFn = Callable[[cst.CSTNode], cst.CSTNode]
 
@@ -52,7 +52,7 @@ class Edits:
     def changes(self, module: cst.Module | None = None, where: Callable[[cst.CSTNode], bool] | None = None
                 ) -> list[Change]:
         """The records as report lines, in source order (lines computed once, for these nodes
-        only); for a program (ddpify.program), those on the nodes `where` accepts, with the
+        only); for a program (ddpify.inputs.program), those on the nodes `where` accepts, with the
         lines of their file's `module`."""
         records = [r for r in self.records if where is None or where(r[1])]
         if not records:
@@ -182,7 +182,7 @@ def apply(module: cst.Module, edits: Edits, parents: dict[cst.CSTNode, cst.CSTNo
 
 def apply_part(module: cst.Module, edits: Edits, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.Module:
     """`apply` for one file of a program: `edits` and `parents` are over the program's merged
-    module (ddpify.program), whose statements include `module`'s. Applies the edits on this
+    module (ddpify.inputs.program), whose statements include `module`'s. Applies the edits on this
     file's nodes, and adds the imports of the names its new code uses."""
     output = module.visit(_Apply(edits, ChainMap(dict.fromkeys(module.body, module), parents)))
     if output is module:  # no edit in this file

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify import matchers as mt
-from ddpify.facts import Facts, Ref, param_names
-from ddpify.names import dotted
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Facts, Ref, param_names
+from ddpify.syntax.names import dotted
 
 # torch.nn modules without parameters: never the reason a gradient is missing
 PARAMETERLESS = {

@@ -22,9 +22,9 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-from ddpify.io import InputError
-from ddpify.parse import one_line, python_compile
-from ddpify.report import CHANGE, WARNING, Change
+from ddpify.inputs.files import InputError
+from ddpify.syntax.parse import one_line, python_compile
+from ddpify.output.report import CHANGE, WARNING, Change
 
 SUFFIX = ".ipynb"
 REWRITE = "notebook"  # the name on the records of this translation

@@ -1,6 +1,6 @@
 """Never silent: what on the training path ddpify cannot follow, named in the report.
 
-ddpify reads the entry script and the project modules it imports (ddpify.program), never
+ddpify reads the entry script and the project modules it imports (ddpify.inputs.program), never
 other code. When training is reached through something else, the report says so with a
 warning at the call, so that "0 warning(s)" means the whole training path was read:
 
@@ -30,11 +30,11 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddpify import matchers as mt
-from ddpify.analysis import Analysis
-from ddpify.loaders import DATALOADER
-from ddpify.names import dotted
-from ddpify.program import Program
+from ddpify.syntax import matchers as mt
+from ddpify.analysis.result import Analysis
+from ddpify.analysis.loaders import DATALOADER
+from ddpify.syntax.names import dotted
+from ddpify.inputs.program import Program
 
 DYNAMIC = {"importlib.import_module", "importlib.__import__", "__import__", "runpy.run_path",
            "runpy.run_module", "importlib.util.spec_from_file_location", "exec"}

@@ -26,9 +26,9 @@ from pathlib import Path, PurePosixPath
 
 import libcst as cst
 
-from ddpify import matchers as mt
-from ddpify.names import dotted, import_nodes
-from ddpify.parse import INPUT_ERRORS, parse_module
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.names import dotted, import_nodes
+from ddpify.syntax.parse import INPUT_ERRORS, parse_module
 
 
 @dataclass

@@ -5,7 +5,7 @@ FSDP2's `fully_shard` keeps the model's class (no `.module`), replaces its param
 sharded ones (an optimizer must be built over those), and makes every forward and every full
 state dict a collective: all ranks run them, the main process only writes.
 
-Where a model is sharded: where DDP would wrap it (`ddpify.models`), unless an optimizer of it
+Where a model is sharded: where DDP would wrap it (`ddpify.analysis.models`), unless an optimizer of it
 is built before that point. Such an optimizer moves after the sharding, with the statements up
 to there that use it, when none of them also sets the model up; otherwise the sharding moves
 up, right before the optimizer, when what follows it in the set-up is fine on a sharded model
@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddpify import forward
-from ddpify import matchers as mt
-from ddpify.facts import Facts
-from ddpify.models import Model, holds_wrapper, model_classes, parameter_calls
-from ddpify.names import dotted
+from ddpify.analysis import forward
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Facts
+from ddpify.analysis.models import Model, holds_wrapper, model_classes, parameter_calls
+from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:  # the analysis the rewrites pass in (it does not import this module)
-    from ddpify.analysis import Analysis
+    from ddpify.analysis.result import Analysis
 
 CONTAINERS = {"torch.nn.ModuleList": "nn.ModuleList", "torch.nn.Sequential": "nn.Sequential"}
 ANY_BLOCKS = "the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root"

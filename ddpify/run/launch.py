@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Mapping
 
-from ddpify.io import InputError
+from ddpify.inputs.files import InputError
 
 # torchrun's options that take no value; every other option takes one (`--opt V` or `--opt=V`).
 TORCHRUN_FLAGS = frozenset({"--standalone", "--virtual-local-rank", "--virtual_local_rank"})
@@ -260,7 +260,7 @@ def torchrun_command(plan: Plan, target: Path, log_dir: Path, capture: bool,
     rendezvous (from SLURM's step variables under `srun`, else `--standalone`), the process
     count (`default_nproc`), the log folder `log_dir` (torchrun's own default is a folder of
     its own under $TMPDIR, left behind) and, with `capture`, each worker's stdout and stderr
-    into files there, which `ddpify.joblog` shows."""
+    into files there, which `ddpify.run.joblog` shows."""
     env = os.environ if env is None else env
     given = [a.split("=", 1)[0] for a in plan.torchrun_args if a.startswith("-")]
     defaults = []

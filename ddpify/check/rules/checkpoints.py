@@ -6,12 +6,12 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddpify import matchers as mt
+from ddpify.syntax import matchers as mt
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.check.script import string_value
-from ddpify.models import WRAPPER
-from ddpify.names import dotted
+from ddpify.analysis.models import WRAPPER
+from ddpify.syntax.names import dotted
 
 
 @rule("DDP006", fixable=True)

@@ -20,9 +20,9 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddpify import matchers as mt
-from ddpify.names import Imports, dotted
-from ddpify.program import Program
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.names import Imports, dotted
+from ddpify.inputs.program import Program
 
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
@@ -74,7 +74,7 @@ _END = object()  # marks, on the walk's stack, the point where a node's span end
 
 class Facts:
     def __init__(self, module: cst.Module, program: Program | None = None) -> None:
-        """The facts of `module`; of a `program`'s merged module (ddpify.program) when given."""
+        """The facts of `module`; of a `program`'s merged module (ddpify.inputs.program) when given."""
         self.module = module
         self.program = program
         # a program's module names (`trainer` in `trainer.fit(...)`), and the statements of the

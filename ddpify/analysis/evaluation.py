@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import libcst as cst
 
-from ddpify import matchers as mt
-from ddpify.facts import Facts, Ref
-from ddpify.loaders import DATALOADER, Loaders, is_iterable_dataset
-from ddpify.models import Model, Models, holds_wrapper
-from ddpify.names import dotted
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Facts, Ref
+from ddpify.analysis.loaders import DATALOADER, Loaders, is_iterable_dataset
+from ddpify.analysis.models import Model, Models, holds_wrapper
+from ddpify.syntax.names import dotted
 
 PER_SAMPLE = ("sum", "size", "shape", "numel", "len")  # calls and attributes that count samples
 CONCATENATIONS = {"torch.cat", "torch.concat", "torch.vstack", "torch.hstack", "numpy.concatenate",

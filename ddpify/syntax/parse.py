@@ -66,7 +66,7 @@ def python_compile(source: str | bytes) -> None:
 
 def input_error(name: str, data: bytes, exc: Exception) -> str:
     """The one line (`name:line:col: cannot parse: message`) for an exception of `INPUT_ERRORS`;
-    located in the imported module that raised it when `exc.path` names one (ddpify.program)."""
+    located in the imported module that raised it when `exc.path` names one (ddpify.inputs.program)."""
     path = getattr(exc, "path", None)
     if path is not None and str(path) != name:
         name, data = str(path), path.read_bytes()

@@ -7,11 +7,11 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddpify import matchers as mt
+from ddpify.syntax import matchers as mt
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.check.script import SAMPLER
-from ddpify.names import dotted
+from ddpify.syntax.names import dotted
 
 LOADER = "torch.utils.data.DataLoader"
 EVALUATES = re.compile(r"eval|valid|test|(^|_)val($|_)", re.I)  # names of what evaluates (`val_sampler`)

@@ -6,10 +6,10 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddpify import matchers as mt
+from ddpify.syntax import matchers as mt
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
-from ddpify.names import dotted
+from ddpify.syntax.names import dotted
 
 
 @rule("DDP004")

@@ -4,7 +4,7 @@ A `DataLoader(...)` trains when its value reaches a loop that runs `.backward()`
 assignments, helper functions that return it, dicts keyed by phase, `self.` attributes and
 arguments of the functions that own the loop. A loader that no training loop reads, or whose
 name says it evaluates, is left unsharded here; its evaluation loops are split where that is
-exact (ddpify.evaluation), and read whole elsewhere. A loader that trains with `shuffle=False` is sharded
+exact (ddpify.analysis.evaluation), and read whole elsewhere. A loader that trains with `shuffle=False` is sharded
 with `DistributedSampler(..., shuffle=False)`. No loader is sharded when no model is wrapped.
 """
 
@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, field
 import libcst as cst
 
-from ddpify import matchers as mt
-from ddpify.facts import Facts, param_names
-from ddpify.models import Models
-from ddpify.names import dotted
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Facts, param_names
+from ddpify.analysis.models import Models
+from ddpify.syntax.names import dotted
 
 EVAL_NAME = re.compile(r"val|test|eval|dev|holdout", re.IGNORECASE)
 DATALOADER = "torch.utils.data.DataLoader"

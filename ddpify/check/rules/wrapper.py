@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
-from ddpify.models import WRAPPER
+from ddpify.analysis.models import WRAPPER
 
 
 @rule("DDP008", fixable=True)

@@ -1,6 +1,6 @@
 """What trains in one module: its syntax facts plus what the analyses found from them.
 
-`Facts` (ddpify.facts) knows the syntax: calls, loops, assignments, data flow. Each analysis
+`Facts` (ddpify.syntax.facts) knows the syntax: calls, loops, assignments, data flow. Each analysis
 takes its inputs explicitly and returns its findings: which models train and where they are
 wrapped (`models.find(facts)`), which loaders feed training (`loaders.find(facts, models)`),
 which loops evaluate (`evaluation.find(facts, models, loaders, wrapped_refs)`). The driver runs
@@ -10,10 +10,10 @@ This module imports those analyses for their types only; none of them imports it
 
 from __future__ import annotations
 
-from ddpify.evaluation import EvalLoop
-from ddpify.facts import Facts, Ref
-from ddpify.loaders import Loaders
-from ddpify.models import Model, Models
+from ddpify.analysis.evaluation import EvalLoop
+from ddpify.syntax.facts import Facts, Ref
+from ddpify.analysis.loaders import Loaders
+from ddpify.analysis.models import Model, Models
 
 
 class Analysis(Facts):

@@ -12,7 +12,7 @@ from typing import Callable, Iterator, TypeVar
 
 import libcst as cst
 
-from ddpify.names import dotted
+from ddpify.syntax.names import dotted
 
 # Loops over data are often written through one of these; the loader is the first argument.
 ITERATION_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "list", "trange", "cycle"}

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
-from ddpify.names import dotted
+from ddpify.syntax.names import dotted
 
 PROMPTS = frozenset({"input", "breakpoint", "pdb.set_trace", "ipdb.set_trace", "code.interact"})
 

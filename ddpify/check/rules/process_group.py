@@ -6,12 +6,12 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddpify import matchers as mt
+from ddpify.syntax import matchers as mt
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.check.script import INIT, string_value
-from ddpify.models import DDP
-from ddpify.names import dotted
+from ddpify.analysis.models import DDP
+from ddpify.syntax.names import dotted
 
 DESTROY = "torch.distributed.destroy_process_group"
 

@@ -1,0 +1,1 @@
+"""What trains, what feeds it and what evaluates: the questions rewrites and rules ask."""

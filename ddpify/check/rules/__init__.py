@@ -1,0 +1,1 @@
+"""The rules of `ddpify check`, one module per topic; importing one registers its rules."""

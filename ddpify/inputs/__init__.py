@@ -1,0 +1,1 @@
+"""What ddpify reads: files and folders, notebooks, programs of several modules."""

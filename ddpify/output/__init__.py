@@ -1,0 +1,1 @@
+"""What ddpify writes: edits against the original tree, built nodes and the report."""

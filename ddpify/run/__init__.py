@@ -1,0 +1,1 @@
+"""`ddpify run`: the launcher and the job's log as the user sees it."""
