@@ -1,0 +1,126 @@
+"""Recall and precision of `ddpify check` on real DDP code it was not written on (issue 29).
+
+    python bench/check_sweep.py bench/check_sweep.jsonl CACHE --half tuning
+    python bench/check_sweep.py bench/check_sweep.jsonl CACHE --half heldout   # once, at the end
+    python bench/check_sweep.py bench/check_sweep.jsonl CACHE --fill-from MIRRORS   # fill CACHE
+
+The manifest (one JSON object a line) names public file versions, never their code: `repo`,
+`commit`, `path`, `kind` (`buggy`: the parent of a commit that fixed a DDP bug, `fixed`: that
+commit, `clean`: a well-kept trainer at its newest commit), `key` (the file's name in CACHE),
+`expected` (the bugs the file has: `code` and the lines a finding may sit on; `code` null with a
+`class` for a bug no rule claims) and, once a finding that matches no expected bug has been read,
+`judged` (`code`, `line`, `true`, `why`). The code itself is never committed: `--fill-from`
+copies each version out of git clones kept under MIRRORS (`MIRRORS/owner+name` or
+`MIRRORS/owner+name/repo`), and every other run reads CACHE only.
+
+The halves were fixed before `check` ran on any of it, by the repository's name (files of one
+project stay together): `sha256(repo)` odd is held-out, even is tuning. Scores, for the half:
+- recall: expected bugs of claimed classes that a finding of the same code on one of the listed
+  lines reports, over all such bugs; unclaimed bugs are listed apart;
+- precision: findings of the default rules that match an expected bug or were judged true,
+  over all findings that are matched or judged; findings nobody has judged yet are printed
+  (and counted) apart, so a figure with unjudged findings is not final.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from ddpify.check import check  # noqa: E402
+
+
+def half(repo: str) -> str:
+    return "heldout" if int(hashlib.sha256(repo.encode()).hexdigest(), 16) % 2 else "tuning"
+
+
+def fill(rows: list[dict], cache: Path, mirrors: Path) -> None:
+    cache.mkdir(parents=True, exist_ok=True)
+    for row in rows:
+        target = cache / row["key"]
+        if target.exists():
+            continue
+        name = row["repo"].replace("/", "+")
+        git = next((d for d in (mirrors / name / "repo", mirrors / name) if d.exists()), None)
+        if git is None:
+            print(f"no clone of {row['repo']} under {mirrors}", file=sys.stderr)
+            continue
+        target.write_bytes(subprocess.check_output(["git", "-C", str(git), "show", f"{row['commit']}:{row['path']}"]))
+
+
+def score(row: dict, findings) -> dict:
+    """Match one file's findings against what it is known to hold."""
+    expected = row["expected"]
+    found_bugs, matched = [], set()
+    for bug in expected:
+        hit = next((f for f in findings if bug["code"] == f.code and f.line in bug["lines"]), None)
+        found_bugs.append(hit is not None)
+        if hit is not None:
+            matched.add((hit.code, hit.line))
+    # a finding on another listed line of a found bug reports the same bug again: not false
+    same_bug = {(b["code"], line) for b, ok in zip(expected, found_bugs) if ok for line in b["lines"]}
+    judged = {(j["code"], j["line"]): j for j in row.get("judged", [])}
+    true, false, unjudged = [], [], []
+    for f in findings:
+        key = (f.code, f.line)
+        if key in matched or key in same_bug:
+            true.append(f)
+        elif key in judged:
+            (true if judged[key]["true"] else false).append((f, judged[key]["why"]))
+        else:
+            unjudged.append(f)
+    return {"found": found_bugs, "true": true, "false": false, "unjudged": unjudged}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("manifest", type=Path)
+    parser.add_argument("cache", type=Path)
+    parser.add_argument("--half", choices=("tuning", "heldout", "all"), default="tuning")
+    parser.add_argument("--fill-from", type=Path, metavar="MIRRORS")
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in args.manifest.read_text().splitlines() if line.strip()]
+    if args.fill_from:
+        fill(rows, args.cache, args.fill_from)
+        return 0
+    rows = [r for r in rows if args.half == "all" or half(r["repo"]) == args.half]
+    claimed = found = unclaimed = n_true = n_false = n_unjudged = 0
+    misses, false_alarms = [], []
+    for row in rows:
+        report = check((args.cache / row["key"]).read_bytes())
+        result = score(row, report.findings)
+        name = f"{row['repo']}@{row['commit'][:7]}:{row['path']}"
+        for bug, ok in zip(row["expected"], result["found"]):
+            if bug["code"] is None:
+                unclaimed += 1
+                misses.append(f"{name}:{bug['lines'][0]}: unclaimed ({bug['class']})")
+                continue
+            claimed += 1
+            found += ok
+            if not ok:
+                misses.append(f"{name}:{bug['lines'][0]}: {bug['code']} missed")
+        n_true += len(result["true"])
+        n_false += len(result["false"])
+        n_unjudged += len(result["unjudged"])
+        false_alarms += [f"{name}:{f.line}: {f.code} false: {why}" for f, why in result["false"]]
+        for f in result["unjudged"]:
+            print(f"UNJUDGED {name}:{f.line}:{f.column}: {f.code} {f.message}")
+        note = f" ({report.note})" if report.note else ""
+        print(f"{row['kind']:6} {name}: {len(report.findings)} findings{note}")
+    print(*misses, sep="\n")
+    print(*false_alarms, sep="\n")
+    judged = n_true + n_false
+    print(f"{args.half}: {len(rows)} files; recall {found}/{claimed} claimed bugs"
+          f" ({100 * found / max(claimed, 1):.0f} %), {unclaimed} unclaimed;"
+          f" precision {n_true}/{judged} ({100 * n_true / max(judged, 1):.0f} %), {n_unjudged} unjudged")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
