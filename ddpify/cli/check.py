@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ddpify.inputs.notebook import Script
 
 CHECK_HELP_TAIL = "Exit codes: 0 no findings, 1 findings, 2 usage or input error, 123 internal error."
+FORMATS = ("text", "json", "github", "sarif")
 
 
 def _rule_codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> frozenset[str]:
@@ -36,12 +37,15 @@ def _rule_codes(ctx: click.Context, param: click.Parameter, values: tuple[str, .
               help="Run only these rules (codes, or prefixes such as DDP00; repeatable).")
 @click.option("--ignore", multiple=True, callback=_rule_codes, metavar="CODE[,CODE]",
               help="Do not run these rules (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON on stdout.")
+@click.option("--output-format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="How findings are printed: text lines, JSON, GitHub workflow annotations, or SARIF 2.1.0.")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON on stdout (--output-format json).")
 @click.option("--fix", is_flag=True, help="Apply the safe fixes to the files, then report what is left.")
+@click.option("--diff", is_flag=True, help="With --fix: print the fixes as a unified diff; write nothing.")
 @click.option("--explain", metavar="CODE", help="Show what a rule finds, with a wrong and a right example.")
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors.")
 @internal_errors
-def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> None:
+def check_command(sources, select, ignore, output_format, as_json, fix, diff, explain, verbose) -> None:
     """Find the classic DDP bugs in PATH (files, directories, or - for stdin): the global rank
     as a GPU index, collectives only some ranks reach, checkpoints from every rank, a
     DistributedSampler without set_epoch, ... (`ddpify check --explain DDP001`).
@@ -52,11 +56,14 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
       ddpify check train.py
       ddpify check src/ --ignore DDP011
       ddpify check --fix train.py
+      ddpify check --fix --diff train.py
+      ddpify check --output-format github src/
     """
     import json
     from dataclasses import asdict
 
     from ddpify import check
+    from ddpify.check import formats
     from ddpify.inputs import notebook
 
     if explain is not None:
@@ -68,8 +75,16 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
         return
     if not sources:
         raise click.UsageError("name the scripts or directories to check (or --explain CODE)")
-    if fix and files.STDIN in sources:
-        raise click.UsageError("--fix cannot rewrite standard input")
+    if as_json:
+        if output_format not in ("text", "json"):
+            raise click.UsageError("--json is --output-format json: give one of them")
+        output_format = "json"
+    if diff and not fix:
+        raise click.UsageError("--diff shows what --fix would change: use --fix --diff")
+    if diff and output_format != "text":
+        raise click.UsageError("--diff prints a diff: it takes no --output-format")
+    if fix and not diff and files.STDIN in sources:
+        raise click.UsageError("--fix cannot rewrite standard input (--fix --diff shows the fixes)")
     if fix and any(notebook.is_notebook(s) for s in sources):
         raise click.UsageError("--fix cannot rewrite a notebook: convert it to a script first")
     rules = check.select(select or None, ignore)
@@ -79,17 +94,28 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
     errors = [o for o in outcomes if o.error]
     if fix and errors:  # nothing is written: report the files as they are
         outcomes = [o if o.error else _check_one(s, rules, False) for s, o in zip(inputs.sources, outcomes)]
+    elif diff:
+        for source, outcome in zip(inputs.sources, outcomes):
+            if outcome.fixed:
+                click.echo(_diff(source.name, outcome.original, outcome.output), nl=False)
     elif fix:  # all files or none: one rename phase after every fixed file is written
-        guard(files.write_all_atomic, [(s.path, o.output, o.mode) for s, o in zip(inputs.sources, outcomes) if o.fixed])
+        guard(files.write_all_atomic, [(s.path, o.output, o.mode) for s, o in zip(inputs.sources, outcomes) if o.fixed],
+              None)  # check has no -o to suggest
     good = [(s, o) for s, o in zip(inputs.sources, outcomes) if not o.error]
-    if as_json:
+    if output_format == "json":
         click.echo(json.dumps({"version": 1, "files": [
             {"path": s.name, "note": o.report.note, "fixed": o.fixed,
              "findings": [asdict(f) for f in o.report.findings]} for s, o in good]}, indent=2))
-    else:
+    elif output_format == "sarif":
+        click.echo(formats.sarif_text(rules, [(*_place(s.name, f, o.script), f.code, f.message)
+                                              for s, o in good for f in o.report.findings]))
+    elif not diff:
         for source, outcome in good:
             for finding in outcome.report.findings:
-                click.echo(_render(source.name, finding, outcome.script))
+                if output_format == "github":
+                    click.echo(_annotation(source.name, finding, outcome.script, check.CODES[finding.code].bug))
+                else:
+                    click.echo(_render(source.name, finding, outcome.script))
             if outcome.report.note:
                 click.echo(f"{source.name}: note: {outcome.report.note}", err=True)
     for outcome in errors:
@@ -102,9 +128,9 @@ def check_command(sources, select, ignore, as_json, fix, explain, verbose) -> No
     if errors:
         raise click.exceptions.Exit(max(o.code for o in errors))
     left = sum(len(o.report.findings) for _, o in good)
-    if not as_json:
-        click.echo(_check_summary(good, fix), err=True)
-    if left:
+    if output_format in ("text", "github"):
+        click.echo(_check_summary(good, fix, diff), err=True)
+    if left or diff and any(o.fixed for _, o in good):
         raise click.exceptions.Exit(1)
 
 
@@ -113,7 +139,8 @@ class _Checked:
     """Checking one input: its report (after the fixes, under --fix), or a one-line error."""
 
     report: Report | None = None
-    output: bytes = b""
+    output: bytes = b""  # under --fix: the fixed file
+    original: bytes = b""  # under --fix: the file as read
     fixed: int = 0
     mode: int | None = None
     error: str = ""
@@ -124,10 +151,37 @@ class _Checked:
 
 def _render(name: str, finding: Finding, script: Script | None) -> str:
     """`train.py:12:5: DDP001 ...`; in a notebook `train.ipynb:cell 4:3:5: ...` (line 3 of cell 4)."""
+    path, line, column = _place(name, finding, script)
+    return f"{path}:{line}:{column}: {finding.code} {finding.message}"
+
+
+def _annotation(name: str, finding: Finding, script: Script | None, bug: bool) -> str:
+    """A GitHub annotation on the file's line; a notebook's names the cell in its message (the
+    annotation's line would count the notebook's JSON lines)."""
+    from ddpify.check import formats
+
     if script is None:
-        return finding.render(name)
+        return formats.github(name, finding.line, finding.column, finding.code, finding.message, bug)
     cell, line = script.locate(finding.line)
-    return replace(finding, line=line).render(f"{name}:cell {cell}")
+    return formats.github(name, None, None, finding.code, f"cell {cell}, line {line}: {finding.message}", bug)
+
+
+def _place(name: str, finding: Finding, script: Script | None) -> tuple[str, int, int]:
+    """(path, line, column) of a finding; in a notebook the path names the cell
+    (`train.ipynb:cell 4`) and the line is the cell's."""
+    if script is None:
+        return name, finding.line, finding.column
+    cell, line = script.locate(finding.line)
+    return f"{name}:cell {cell}", line, finding.column
+
+
+def _diff(name: str, before: bytes, after: bytes) -> str:
+    """The fixes of one file as a unified diff (`--- train.py` / `+++ train.py`)."""
+    import difflib
+
+    return "".join(difflib.unified_diff(before.decode("utf-8", "surrogateescape").splitlines(keepends=True),
+                                        after.decode("utf-8", "surrogateescape").splitlines(keepends=True),
+                                        name, name))
 
 
 def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = None) -> _Checked:
@@ -145,7 +199,7 @@ def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = Non
         program = load_program(source.path, loaded.data, parsed=parsed) if source.path is not None and name.endswith(".py") else None
         if fix:
             done = check.fix(loaded.data, rules, program)
-            return _Checked(done.report, done.output, done.fixed, loaded.mode)
+            return _Checked(done.report, done.output, loaded.data, done.fixed, loaded.mode)
         if script is not None:  # the same cells `convert` reads; findings name the cell
             return _Checked(check.check(script.code.encode(), rules), script=script)
         return _Checked(check.check(loaded.data, rules, program))
@@ -158,13 +212,14 @@ def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = Non
                         code=EXIT_INTERNAL, traceback=traceback.format_exc())
 
 
-def _check_summary(checked: list, fix: bool) -> str:
+def _check_summary(checked: list, fix: bool, diff: bool = False) -> str:
     findings = [f for _, o in checked for f in o.report.findings]
     files = len({s for s, o in checked if o.report.findings})
     fixed = sum(o.fixed for _, o in checked)
-    done = f"fixed {fixed} problem(s) in {sum(bool(o.fixed) for _, o in checked)} file(s); " if fix else ""
+    verb = "would fix" if diff else "fixed"
+    done = f"{verb} {fixed} problem(s) in {sum(bool(o.fixed) for _, o in checked)} file(s); " if fix else ""
     if not findings:
-        return f"{done}no DDP problems found in {len(checked)} file(s)"
+        return f"{done}no DDP problems {'would be left' if diff else 'found'} in {len(checked)} file(s)"
     fixable = sum(f.fixable for f in findings)
     hint = f" ({fixable} fixable with --fix)" if fixable and not fix else ""
-    return f"{done}{len(findings)} problem(s) in {files} of {len(checked)} file(s){hint}"
+    return f"{done}{len(findings)} problem(s) {'would be left ' if diff else ''}in {files} of {len(checked)} file(s){hint}"

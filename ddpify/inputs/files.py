@@ -136,14 +136,19 @@ def _parent_exists(out: Path, given: str) -> None:
         raise InputError(f"-o {given}: directory {parent} does not exist")
 
 
-def writable(path: Path) -> None:
-    """Refuse to replace a read-only file (no write permission for its owner), as an editor would."""
+WRITE_ELSEWHERE = "write elsewhere with -o"  # convert's way around a read-only input
+
+
+def writable(path: Path, elsewhere: str | None = WRITE_ELSEWHERE) -> None:
+    """Refuse to replace a read-only file (no write permission for its owner), as an editor would;
+    the message offers `elsewhere` where the command has one (`check --fix` has no `-o`)."""
     try:
         mode = path.stat().st_mode
     except OSError:
         return
     if not mode & stat.S_IWUSR:
-        raise InputError(f"{path}: is read-only; not rewritten (make it writable, or write elsewhere with -o)")
+        hint = f"make it writable, or {elsewhere}" if elsewhere else "make it writable"
+        raise InputError(f"{path}: is read-only; not rewritten ({hint})")
 
 
 def distinct(sources: Sequence[Source], dests: Sequence[Path | None]) -> None:
@@ -179,16 +184,16 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     write_all_atomic([(path, data, mode)])
 
 
-def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]]) -> None:
+def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]], elsewhere: str | None = WRITE_ELSEWHERE) -> None:
     """`write_atomic` for several files in two phases: every file is written to its temporary
     file first, then all are renamed at once, so that a failure or a kill while writing leaves
-    every target as it was (and no temporary file after a failure)."""
+    every target as it was (and no temporary file after a failure). `elsewhere`: see `writable`."""
     staged: list[tuple[Path, Path, Path]] = []  # (temporary file, target, the path as given)
     try:
         for path, data, mode in files:
             target = Path(os.path.realpath(path))
             try:
-                writable(target)
+                writable(target, elsewhere)
                 staged.append((_stage(target, data, mode), target, path))
             except OSError as exc:
                 raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
