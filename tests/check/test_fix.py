@@ -48,8 +48,23 @@ def test_noqa_silences_a_finding_and_its_fix():
     source = (CASES / "DDP003" / "trigger.py").read_text()
     line = "loader = DataLoader(ds, batch_size=8, shuffle=True, sampler=sampler)"
     silenced = source.replace(line, line + "  # noqa: DDP003")
-    assert [f.line for f in check(silenced).findings] == [10, 13, 14]
-    assert [f.line for f in check(source.replace(line, line + "  # noqa")).findings] == [10, 13, 14]
+    assert [f.line for f in check(silenced).findings] == [10, 13, 14, 25]
+    assert [f.line for f in check(source.replace(line, line + "  # noqa")).findings] == [10, 13, 14, 25]
     assert check(source.replace(line, line + "  # noqa: DDP001")).findings == check(source).findings
     done = fix(silenced)
-    assert line + "  # noqa: DDP003" in done.output.decode() and done.fixed == 3
+    assert line + "  # noqa: DDP003" in done.output.decode() and done.fixed == 4
+
+
+def test_a_rank_used_as_a_device_several_times_is_bound_once():
+    """The DDP001 fix of one function's repeated `dist.get_rank()` binds `local_rank` once, before
+    the first use (issue 31 item 11); it still does when that first use is silenced."""
+    fixed = (CASES / "DDP001" / "fixed.py").read_text()
+    assert fixed.count('local_rank = int(os.environ.get("LOCAL_RANK", dist.get_rank()))') == 1
+    assert "device_ids=[local_rank]" in fixed and 'f"cuda:{local_rank}"' in fixed
+    source = (CASES / "DDP001" / "trigger.py").read_text()
+    first = "model = DDP(model, device_ids=[dist.get_rank()])"
+    done = fix(source.replace(first, first + "  # noqa: DDP001"), select(frozenset({"DDP001"})))
+    output = done.output.decode()
+    assert f"    local_rank = int(os.environ.get(\"LOCAL_RANK\", dist.get_rank()))\n    {first}  # noqa" in output
+    assert 'f"cuda:{local_rank}"' in output
+    compile(output, "fixed.py", "exec")

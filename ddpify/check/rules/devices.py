@@ -43,16 +43,62 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     a device: `set_device(...)`, `device_ids=[...]`, `output_device=`, `torch.device("cuda", ...)`,
     `f"cuda:{...}"`, `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there when the launcher
     sets it (torchrun does) and keeps the script's own expression when not (a single process
-    without a launcher, `srun`): `int(os.environ.get("LOCAL_RANK", rank))`.
+    without a launcher, `srun`): `int(os.environ.get("LOCAL_RANK", rank))`, bound once to
+    `local_rank` where one function uses the same rank as a device several times.
     """
     f = ctx.facts
     if not ctx.distributed:
         return
-    for expr, quote in _device_indices(ctx):
-        if ctx.is_global_rank(expr):
-            fix = _read_local_rank(expr, quote, f) if f.own_imports.aliases.get("os") == "os" else None
-            yield Hit(expr, f"`{f.code(expr)}` is the global rank, used as a GPU index: on every node but the "
-                            "first it names a GPU that does not exist; use the local rank (LOCAL_RANK)", fix)
+    sites = [(expr, quote) for expr, quote in _device_indices(ctx) if ctx.is_global_rank(expr)]
+    shared = _bindings(f, [expr for expr, _ in sites])
+    for expr, quote in sites:
+        fix = None
+        if f.own_imports.aliases.get("os") == "os":
+            fix = _read_local_rank(expr, quote, f) if expr not in shared else _bound_local_rank(expr, *shared[expr], f)
+        yield Hit(expr, f"`{f.code(expr)}` is the global rank, used as a GPU index: on every node but the "
+                        "first it names a GPU that does not exist; use the local rank (LOCAL_RANK)", fix)
+
+
+def _bindings(f, exprs: list[cst.BaseExpression]) -> dict[cst.BaseExpression, tuple[str, cst.CSTNode, dict]]:
+    """Where one function uses the same rank expression as a device several times, its fix binds
+    the local rank once (`local_rank = int(os.environ.get("LOCAL_RANK", rank))`, before the first
+    use) and every use reads that name: for each such expression, (the name, the statement the
+    binding goes before, the state its fixes share). Only where that statement's block holds
+    every later use, so the binding runs before each of them."""
+    groups: dict[tuple, list[cst.BaseExpression]] = {}
+    for expr in exprs:
+        groups.setdefault((f.scope(expr), f.code(expr)), []).append(expr)
+    found = {}
+    for (scope, _), uses in groups.items():
+        uses = sorted(uses, key=lambda e: f.spans[e][0])
+        first = f.statement(uses[0])
+        if len(uses) < 2 or not all(_in_block_after(f, first, e) for e in uses[1:]):
+            continue
+        name, n = "local_rank", 1
+        while f.used_inside(name, scope):
+            n += 1
+            name = f"local_rank_{n}"
+        state: dict = {}
+        found.update({e: (name, first, state) for e in uses})
+    return found
+
+
+def _in_block_after(f, stmt: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Is `node` in a statement of `stmt`'s block that comes after `stmt` (or in `stmt` itself)?"""
+    parent, body = f.block(stmt)
+    return any(s is stmt or f.before(stmt, s) and f.is_inside(node, s) for s in body if f.is_inside(node, s))
+
+
+def _bound_local_rank(expr: cst.BaseExpression, name: str, first: cst.CSTNode, state: dict, f):
+    binding = f"{name} = int(os.environ.get(\"LOCAL_RANK\", {f.code(expr)}))"
+
+    def fix(edits) -> None:
+        if state.get("edits") is not edits:  # the first of these fixes that runs binds the name
+            state["edits"] = edits
+            edits.insert_before(first, binding)
+        edits.replace(expr, lambda _: cst.Name(name), f"`{dotted(expr) or 'the global rank'}` -> `{name}`, "
+                                                    "LOCAL_RANK (when set) as the device")
+    return fix
 
 
 def _device_indices(ctx: Context) -> Iterator[tuple[cst.BaseExpression, str]]:

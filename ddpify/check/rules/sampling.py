@@ -82,7 +82,8 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
     `batch_sampler=`) raises "sampler option is mutually exclusive with shuffle". The
     DistributedSampler shuffles already (its `shuffle=True` default). `--fix` keeps the order of
     every configuration the script has: `shuffle=(sampler is None)` where the sampler may be
-    `None` (a single process still shuffles), `shuffle=not distributed` for
+    `None` (a single process still shuffles; also a sampler from a helper that may return `None`),
+    `shuffle=not distributed` for
     `sampler=DistributedSampler(ds) if distributed else None`, and removes `shuffle=True` where
     the sampler is always built.
     """
@@ -102,12 +103,35 @@ def _shuffle_fix(f, call: cst.Call, shuffle: cst.Arg, sampler: cst.BaseExpressio
         test = f.code(sampler.test)  # `DistributedSampler(ds) if distributed else None`: the flag decides
         test = test if dotted(sampler.test) or isinstance(sampler.test, cst.Call) else f"({test})"
         return _set_shuffle(shuffle, f"not {test}" if mt.is_name(sampler.orelse, "None") else test)
-    if isinstance(sampler, cst.Call) or dotted(sampler) and all(
-            isinstance(o, cst.Call) for o in f.origins(sampler)) and f.origins(sampler):
+    if _always_built(f, sampler):
         return _drop(call)  # always a sampler: the loader never shuffled by itself
     if dotted(sampler):
         return _set_shuffle(shuffle, f"({f.code(sampler)} is None)")
     return None
+
+
+def _always_built(f, expr: cst.BaseExpression, depth: int = 4) -> bool:
+    """Is `expr` a sampler on every path: a constructor's call, a name every assignment of which
+    is one, a helper of this file every path of which returns one? Not `None`, a conditional
+    expression with a `None` branch, or a helper that may return None (`if distributed: return
+    DistributedSampler(ds)` then `return None`, or falling off its end)."""
+    if depth == 0 or mt.is_name(expr, "None") or isinstance(expr, cst.IfExp):
+        return False
+    if isinstance(expr, cst.Call):
+        helpers = [] if dotted(expr.func) in f.classes else f.user_functions(expr)
+        return all(not _may_fall_through(func) and all(
+            r.value is not None and _always_built(f, r.value, depth - 1) for r in f.returns if f.scope(r) is func)
+            for func in helpers)
+    ref = f.ref(expr) if dotted(expr) else None
+    sources = f.sources(ref) if ref is not None else []
+    return bool(sources) and all(_always_built(f, s, depth - 1) for s in sources)
+
+
+def _may_fall_through(func: cst.FunctionDef) -> bool:
+    """Can `func` end without a `return` (and so return None)? Its last statement decides."""
+    last = func.body.body[-1] if func.body.body else None
+    ends = last is not None and (mt.sole(last, cst.Return) is not None or mt.sole(last, cst.Raise) is not None)
+    return not ends
 
 
 def _set_shuffle(shuffle: cst.Arg, value: str):
