@@ -30,6 +30,7 @@ CODES = {r.code: r for r in RULES}
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 NOT_DISTRIBUTED = "not distributed (no torch.distributed): `ddpify convert` makes it a DDP script"
+ONE_PROCESS = "one process (init_process_group(world_size=1)): rules about several processes skipped"
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,9 @@ class _Run:
         if not self.context.distributed:
             self.note = NOT_DISTRIBUTED if self.context.facts.has_training else None
             return
+        if self.context.one_process:  # what only several processes get wrong cannot happen
+            self.note = ONE_PROCESS
+            rules = tuple(r for r in rules if not r.several)
         hits = [(rule.code, hit) for rule in rules for hit in rule.find(self.context)]
         if program is not None:
             parents = self.context.facts.parents

@@ -8,15 +8,14 @@ file that runs one)."""
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
+from functools import cached_property
 
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.check.script import Script, string_value
 from ddpify.syntax.facts import Facts
-from ddpify.syntax.names import dotted
+from ddpify.syntax.names import dotted, rank_word
 
 COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
     barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor reduce
@@ -25,13 +24,6 @@ COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
     "ddpify_runtime.barrier", "ddpify_runtime.agree_on"}
 GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank"})
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
-# spellings of "this is the main process" that carry no `rank` in their name: `is_main_process`,
-# `master_process`, `is_root_worker`, `is_global_zero`, `is_local_master`, `am_chief`, `is_primary()`
-# (not a bare `main`, `root` or `zero`: a function, a path, a number)
-MAIN_PROCESS_WORDS = re.compile(r"(is_|am_|i_am_)?(local_|global_)?(main|master|root|primary|chief|leader|zero)"
-                                r"(_(process|proc|worker|node|gpu|device|host))?")
-
-
 class Ranks(Script):
     """The rank questions of `Context`, each answer kept."""
 
@@ -76,7 +68,53 @@ class Ranks(Script):
             ranks = [s for s in sources if not isinstance(s, cst.Integer)]
             return bool(ranks) and all(self.is_global_rank(s) for s in ranks)
         return isinstance(expr, cst.Attribute) and expr.attr.value == "rank" and any(
-            mt.is_parse_args(o) for o in f.origins(expr.value))
+            mt.is_parse_args(o) for o in f.origins(expr.value)) and not self._launcher_local(expr)
+
+    def is_local_rank(self, expr: cst.CSTNode, depth: int = 4) -> bool:
+        """Is `expr` the process's index on its node: `os.environ["LOCAL_RANK"]`, `args.local_rank`,
+        `args.rank` of an option also spelled `--local_rank` (torch.distributed.launch fills it),
+        `dist.get_node_local_rank()`, or a name every assignment of which is one of those?"""
+        f = self.facts
+        if mt.is_call_of(expr, "int") and expr.args:
+            return self.is_local_rank(expr.args[0].value, depth)
+        key = self.environment_key(expr)
+        if key is not None:
+            return key in ("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK")
+        if isinstance(expr, cst.Call):
+            return f.qualify(expr.func) == "torch.distributed.get_node_local_rank"
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return False
+        if "local_rank" in (dotted(expr) or "").split(".")[-1].lower() or self._launcher_local(expr):
+            return True
+        ref = f.ref(expr)
+        sources = [s for s in f.sources(ref) if not isinstance(s, cst.Integer)] if ref is not None and depth else []
+        return bool(sources) and all(self.is_local_rank(s, depth - 1) for s in sources)
+
+    def _launcher_local(self, expr: cst.CSTNode) -> bool:
+        """`args.rank` where the parser also spells the option `--local_rank`/`--local-rank`
+        (`add_argument("--rank", "--local_rank", type=int)`): the launcher fills it with the local
+        rank, so it is this node's index, whatever its name."""
+        if not isinstance(expr, cst.Attribute):
+            return False
+        return any("local" in option for option in self._option_strings().get(expr.attr.value, ()))
+
+    @cached_property
+    def _option_strings_index(self) -> dict[str, set[str]]:
+        index: dict[str, set[str]] = {}
+        for call in self.facts.calls:
+            if not mt.is_method_call(call, "add_argument"):
+                continue
+            options = [v for a in call.args if a.keyword is None for v in [string_value(a.value)] if v]
+            dest = mt.keyword(call, "dest")
+            name = string_value(dest.value) if dest is not None else next(
+                (o.lstrip("-").replace("-", "_") for o in options if o.startswith("--")), None)
+            if name:
+                index.setdefault(name, set()).update(options)
+        return index
+
+    def _option_strings(self) -> dict[str, set[str]]:
+        """Each command-line option's destination and its spellings (`rank`: {"--rank", "--local_rank"})."""
+        return self._option_strings_index
 
     def _reads_rank_variable(self, expr: cst.CSTNode) -> bool:
         """`os.environ["RANK"]`, `os.environ.get("RANK")`, `os.getenv("RANK", 0)`."""
@@ -106,18 +144,36 @@ class Ranks(Script):
             ref = self.facts.ref(test)
             return depth > 0 and ref is not None and any(
                 self.rank_dependent(s, depth - 1) for s in self.facts.sources(ref))
-        if self._environment_key(test) is not None:  # `os.environ["LOCAL_RANK"]`
-            return "RANK" in self._environment_key(test).upper()
+        entries = self.dict_entries(test)
+        if entries is not None:  # `cfg["amp"]` of `cfg = {"amp": True, "main": rank == 0}`: that entry only
+            return any(self.rank_dependent(e, depth) for e in entries)
+        if self.environment_key(test) is not None:  # `os.environ["LOCAL_RANK"]`
+            return "RANK" in self.environment_key(test).upper()
         if isinstance(test, cst.Call):
             return rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args)
         return any(self.rank_dependent(child, depth) for child in mt.children(test)
                    if isinstance(child, cst.BaseExpression) or isinstance(child, cst.ComparisonTarget))
 
+    def dict_entries(self, expr: cst.CSTNode) -> list[cst.BaseExpression] | None:
+        """The values `d["key"]` can be, where every assignment of `d` is a dict literal (with
+        that key): the entry followed, not the whole dict. None for anything else."""
+        if not (isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+                and isinstance(expr.value, (cst.Name, cst.Attribute))):
+            return None
+        key = string_value(expr.slice[0].slice.value)
+        ref = self.facts.ref(expr.value) if key is not None else None
+        sources = self.facts.sources(ref) if ref is not None else []
+        if not sources or not all(isinstance(s, cst.Dict) for s in sources):
+            return None
+        entries = [e.value for d in sources for e in d.elements
+                   if isinstance(e, cst.DictElement) and string_value(e.key) == key]
+        return entries or None
+
     def _reads_rank_environment(self, expr: cst.CSTNode) -> bool:
         """`os.environ["LOCAL_RANK"]`, `int(os.environ.get("RANK", -1))`."""
         if mt.is_call_of(expr, "int") and expr.args:
             expr = expr.args[0].value
-        key = self._environment_key(expr)
+        key = self.environment_key(expr)
         return key is not None and "RANK" in key.upper()
 
     def undistributed(self, node: cst.CSTNode) -> bool:
@@ -166,10 +222,17 @@ class Ranks(Script):
         return bool(sites) and all(self.on_some_ranks(site, depth - 1) for site in sites)
 
     def _after_rank_return(self, node: cst.CSTNode) -> bool:
-        """`if rank != 0: return` earlier in the same function."""
+        return self.rank_return_guard(node) is not None
+
+    def rank_return_guard(self, node: cst.CSTNode) -> cst.If | None:
+        """The rank test of an `if rank != 0: return` earlier in `node`'s function (not around
+        `node`): the ranks that return never reach `node`."""
         func = self.facts.scope(node)
-        return any(self.facts.scope(r) is func and self.facts.before(r, node) and self.rank_guard(r) is not None
-                   and not self.facts.is_inside(node, self.rank_guard(r)) for r in self.facts.returns)
+        for r in self.facts.returns:
+            guard = self.rank_guard(r) if self.facts.scope(r) is func and self.facts.before(r, node) else None
+            if guard is not None and not self.facts.is_inside(node, guard):
+                return guard
+        return None
 
     def entry_point(self, func: cst.FunctionDef) -> bool:
         """Is `func` run by this script: called here, or handed on by name (`mp.spawn(worker, ...)`)?
@@ -192,7 +255,7 @@ class Ranks(Script):
         self._collective[call] = found
         return found
 
-    def _environment_key(self, node: cst.CSTNode) -> str | None:
+    def environment_key(self, node: cst.CSTNode) -> str | None:
         """"X" for `os.environ["X"]`, `os.environ.get("X", ...)`, `os.getenv("X")`."""
         f = self.facts
         if isinstance(node, cst.Subscript) and f.qualify(node.value) == "os.environ" and len(node.slice) == 1 \
@@ -202,18 +265,6 @@ class Ranks(Script):
                 node.func, "get") and f.qualify(node.func.value) == "os.environ"):
             return string_value(node.args[0].value)
         return None
-
-
-def rank_word(node: cst.CSTNode) -> bool:
-    """`rank`, `args.local_rank`, `dist.get_rank`, `is_main_process`, `master_process`: the last
-    name says it is about the rank (`world_size` is not)."""
-    name = dotted(node)
-    return _rank_name(name.split(".")[-1].lower()) if name else False
-
-
-@lru_cache(maxsize=4096)
-def _rank_name(last: str) -> bool:
-    return "rank" in last or MAIN_PROCESS_WORDS.fullmatch(last) is not None and last not in ("main", "root", "zero")
 
 
 def _minus_one_or_none(node: cst.CSTNode) -> bool:

@@ -44,6 +44,7 @@ class Rule:
     find: Finder
     fixable: bool  # does the rule offer fixes (for some of its findings)?
     bug: bool = True  # a bug (found by default) or advice (found only when `--select` names it)
+    several: bool = False  # a bug only with several processes (not run where the group has one)
 
     @property
     def doc(self) -> str:
@@ -72,11 +73,13 @@ class Rule:
 REGISTERED: dict[str, Rule] = {}  # code -> rule, filled by `@rule` as the rule modules are imported
 
 
-def rule(code: str, fixable: bool = False, bug: bool = True) -> Callable[[Finder], Rule]:
-    """Make a finder function a `Rule` named after it, and register it under `code`."""
+def rule(code: str, fixable: bool = False, bug: bool = True, several: bool = False) -> Callable[[Finder], Rule]:
+    """Make a finder function a `Rule` named after it, and register it under `code`; `several`:
+    what it finds goes wrong only between processes (a script whose process group is hard-coded
+    to one process, `world_size=1`, is not checked for it)."""
     def register(find: Finder) -> Rule:
         if code in REGISTERED:
             raise ValueError(f"{code} is registered twice ({REGISTERED[code].name}, {find.__name__})")
-        REGISTERED[code] = Rule(code, find.__name__.replace("_", "-"), find, fixable, bug)
+        REGISTERED[code] = Rule(code, find.__name__.replace("_", "-"), find, fixable, bug, several)
         return REGISTERED[code]
     return register

@@ -11,9 +11,9 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.check.ranks import Ranks, rank_word
+from ddpify.check.ranks import Ranks
 from ddpify.syntax.facts import Facts, Ref
-from ddpify.syntax.names import dotted
+from ddpify.syntax.names import dotted, rank_word
 
 # collectives after which the tensor passed first holds the same value on every process
 AGREEING = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadcast",
@@ -51,8 +51,20 @@ class SameValues(Ranks):
         return any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in mt.findall(test, cst.Call)) or any(
             dotted(n) in self.agreed_names for n in mt.findall(test, (cst.Name, cst.Attribute)))
 
+    def _rank_test(self, branch: cst.If) -> bool:
+        """A test that reads the rank and is not proven the same on every process: the one answer
+        to "do the processes part ways here" (a config entry next to a rank test is not one)."""
+        if branch not in self._rank_tests:
+            self._rank_tests[branch] = self.rank_dependent(branch.test) and not self.same_everywhere(branch.test)
+        return self._rank_tests[branch]
+
     def _shared(self, node: cst.CSTNode, proving: frozenset) -> bool:
         f = self.facts
+        if isinstance(node, (cst.Name, cst.Attribute)) and rank_word(node) or self.is_global_rank(node):
+            return False  # `args.local_rank`, `dist.get_rank()`: each process has its own
+        entries = self.dict_entries(node)
+        if entries is not None:
+            return all(self._shared(e, proving) for e in entries)
         if f.same_everywhere(node):
             return True
         if len(proving) > SHARED_DEPTH:
@@ -152,7 +164,7 @@ class SameValues(Ranks):
     def _environment(self, node: cst.CSTNode) -> bool:
         """`os.environ["X"]`, `os.environ.get("X")`, `os.getenv("X")` for a variable other than a
         rank (the launcher gives every process the same environment but those)."""
-        key = self._environment_key(node)
+        key = self.environment_key(node)
         return key is not None and "RANK" not in key.upper() and key not in PER_PROCESS_VARIABLES
 
 

@@ -8,6 +8,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
 from ddpify.analysis.models import DDP
 from ddpify.syntax.names import CANONICAL
@@ -39,6 +40,16 @@ class Script:
         return f.imports.imports_module("torch.distributed") or f.imports.imports_module("ddpify_runtime") or \
             bool(imported & {DDP, SAMPLER}) or any(f.qualify(c.func) in (DDP, SAMPLER) for c in f.calls)
 
+    @cached_property
+    def one_process(self) -> bool:
+        """Is the process group hard-coded to one process (`init_process_group(..., world_size=1,
+        rank=0)`, every call)? Then no other process can disagree or wait."""
+        f = self.facts
+        inits = [c for c in f.calls if f.qualify(c.func) == INIT]
+        sizes = [mt.keyword(c, "world_size") for c in inits]
+        return bool(inits) and all(s is not None and isinstance(s.value, cst.Integer) and s.value.value == "1"
+                                   for s in sizes)
+
     def calls_of(self, *qualified: str) -> list[cst.Call]:
         """The calls of these qualified names, in source order."""
         if len(qualified) == 1:
@@ -48,10 +59,27 @@ class Script:
 
     @cached_property
     def _calls_by_name(self) -> dict[str, list[cst.Call]]:
+        """Each call under every name it may call: `(DistributedSampler if ddp else RandomSampler)(ds)`,
+        or `cls(ds)` after `cls = DistributedSampler if ddp else RandomSampler`, under both."""
         index: dict[str, list[cst.Call]] = {}
         for call in self.facts.calls:
-            index.setdefault(self.facts.qualify(call.func), []).append(call)
+            for name in dict.fromkeys(self.callees(call.func)):
+                index.setdefault(name, []).append(call)
         return index
+
+    def callees(self, func: cst.BaseExpression, depth: int = 3) -> list[str | None]:
+        """The qualified names a called expression may be: itself, both branches of a conditional
+        expression, what a local name is assigned (`cls = A if x else B`)."""
+        f = self.facts
+        if isinstance(func, cst.IfExp) and depth:
+            return self.callees(func.body, depth - 1) + self.callees(func.orelse, depth - 1)
+        name = f.qualify(func)
+        if name is None and isinstance(func, cst.Name) and depth:
+            ref = f.ref(func)
+            sources = f.sources(ref) if ref is not None else []
+            if sources and all(isinstance(s, (cst.IfExp, cst.Name, cst.Attribute)) for s in sources):
+                return [n for s in sources for n in self.callees(s, depth - 1)]
+        return [name]
 
     def spelled(self, qualified: str) -> str | None:
         """How the script spells a module or name it imports (`dist` for torch.distributed)."""

@@ -21,7 +21,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.names import Imports, dotted
+from ddpify.syntax.names import Imports, dotted, rank_word
 from ddpify.inputs.program import Program
 
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
@@ -522,7 +522,8 @@ class Facts:
 
     def same_everywhere(self, expr: cst.CSTNode) -> bool:
         """Is `expr` computed only from values every process holds alike? Literals, arguments
-        (`args.x`, parameters every caller passes such values), loop counters (`range`,
+        (`args.x`, parameters every caller passes such values; not a rank, `args.local_rank`,
+        which the launcher gives each process its own), loop counters (`range`,
         `itertools.count()`, `enumerate`'s index), step counters (`step = 0` ... `step += 1`,
         written on every path), `len()` of a loader or data set (sharded loaders have equal
         lengths), and builtins or `math` functions of those. Anything else (a loss, a metric, a
@@ -530,6 +531,8 @@ class Facts:
         return self._same(expr, frozenset())
 
     def _same(self, node: cst.CSTNode, proving: frozenset) -> bool:
+        if isinstance(node, (cst.Name, cst.Attribute)) and rank_word(node):
+            return False  # `args.local_rank`: an argument, but each process is given its own
         if isinstance(node, cst.Name):
             return self._same_name(node, proving)
         if isinstance(node, cst.Attribute):  # `args.lr`: as shared as `args`
@@ -594,10 +597,21 @@ class Facts:
         counting = isinstance(loop.iter, cst.Call) and self.qualify(loop.iter.func) == "itertools.count"
         if counting or mt.is_counting(loop.iter):
             return {n.value for n in _names(loop.target)}
-        if mt.is_call_of(loop.iter, "enumerate") and isinstance(loop.target, cst.Tuple) \
+        if self._enumerated(loop.iter) and isinstance(loop.target, cst.Tuple) \
                 and loop.target.elements and isinstance(loop.target.elements[0].value, cst.Name):
             return {loop.target.elements[0].value.value}
         return set()
+
+    def _enumerated(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
+        """`enumerate(...)`, also inside a progress bar or held in a name first (`pbar =
+        tqdm(enumerate(loader))` ... `for i, batch in pbar`): its first item counts."""
+        if mt.is_call_of(expr, "enumerate"):
+            return True
+        if isinstance(expr, cst.Call) and (dotted(expr.func) or "").split(".")[-1] in ("tqdm", "iter") and expr.args:
+            return depth > 0 and self._enumerated(expr.args[0].value, depth - 1)
+        ref = self.ref(expr) if isinstance(expr, cst.Name) and depth else None
+        sources = self.sources(ref) if ref is not None else []
+        return len(sources) == 1 and self._enumerated(sources[0], depth - 1)
 
     def _same_parameter(self, func: cst.FunctionDef, param: str, proving: frozenset) -> bool:
         """Every call of `func` passes (or defaults) a shared value for `param`."""

@@ -8,6 +8,9 @@ parse; the names a training script imports are few, so a dictionary does.
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 import libcst as cst
 
 # Public spellings re-exported elsewhere in torch, mapped to the name ddpify matches on.
@@ -27,6 +30,30 @@ CANONICAL = {
     "tqdm.auto.tqdm": "tqdm.tqdm",
     "tqdm.notebook.tqdm": "tqdm.tqdm",
 }
+
+
+# "this is the main process" without `rank` in the name: `is_main_process`, `master_process`,
+# `is_root_worker`, `is_global_zero`, `is_local_master`, `am_chief`, `is_primary()` (not a bare
+# `main`, `root` or `zero`: a function, a path, a number)
+MAIN_PROCESS_WORDS = re.compile(r"(is_|am_|i_am_)?(local_|global_)?(main|master|root|primary|chief|leader|zero)"
+                                r"(_(process|proc|worker|node|gpu|device|host))?")
+# `rank` as a word of the name (`rank`, `local_rank`, `get_rank`, `rank0`, `myrank`), not as the
+# start of another word (`ranking_loss`, `ranks`)
+RANK_WORD = re.compile(r"rank(?![a-z])")
+
+
+def rank_word(node: cst.CSTNode) -> bool:
+    """`rank`, `args.local_rank`, `dist.get_rank`, `is_main_process`, `master_process`: the last
+    name says it is a process's rank or asks for the main one (`world_size`, `args.ranking_loss`
+    are not)."""
+    name = dotted(node)
+    return _rank_name(name.split(".")[-1].lower()) if name else False
+
+
+@lru_cache(maxsize=4096)
+def _rank_name(last: str) -> bool:
+    return RANK_WORD.search(last) is not None or MAIN_PROCESS_WORDS.fullmatch(last) is not None \
+        and last not in ("main", "root", "zero")
 
 
 def dotted(node: cst.CSTNode) -> str | None:

@@ -57,3 +57,17 @@ def test_rules_are_in_code_order_with_unique_names():
 
 def test_advice_rules_run_only_when_selected():
     assert BUGS == tuple(r for r in RULES if r.bug)
+
+
+def test_a_one_process_group_is_checked_only_for_what_one_process_gets_wrong():
+    """`init_process_group(..., world_size=1)`: no other process writes, waits or disagrees (the
+    rules marked `several` are skipped, with a note), but the wrapper's own bugs remain."""
+    from ddpify.check import ONE_PROCESS
+
+    source = (CASES / "DDP006" / "near_miss_one_process.py").read_text()
+    assert check(source).findings == [] and check(source).note == ONE_PROCESS
+    wrapper_bug = source.replace('torch.save(model.module.state_dict(), "model.pt")',
+                                 'torch.save(model.state_dict(), "model.pt")')
+    assert [f.code for f in check(wrapper_bug).findings] == ["DDP007"]
+    several = {r.code for r in RULES if r.several}
+    assert {"DDP004", "DDP005", "DDP006", "DDP014"} <= several and not several & {"DDP002", "DDP007", "DDP008"}

@@ -14,9 +14,9 @@ from ddpify.analysis.models import WRAPPER
 from ddpify.syntax.names import dotted
 
 
-@rule("DDP006", fixable=True)
+@rule("DDP006", fixable=True, several=True)
 def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
-    """`torch.save` on every rank.
+    """`torch.save` (or another file write) on every rank.
 
     Wrong:
 
@@ -35,7 +35,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
 
     Every process writes the same file at the same time: N times the I/O, and on a shared file
     system a reader can see a half-written or interleaved checkpoint. Save on rank 0. Found for a
-    `torch.save` that runs on every process: not under a rank test, not after an early
+    `torch.save`, `torch.jit.save`, a scripted model's `.save(path)`, `save_pretrained(...)`,
+    `np.save`/`np.savez`/`np.savetxt` or `json.dump` that runs on every process (not for a path
+    that names the rank, `f"preds_{rank}.npy"`): not under a rank test, not after an early
     `if rank != 0: return`, and in a function that some call reaches on every process (or
     that is handed to `mp.spawn`). `--fix` puts it under `if not dist.is_initialized() or
     dist.get_rank() == 0:`.
@@ -44,14 +46,49 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
         return
     f = ctx.facts
     dist = ctx.spelled("torch.distributed")
-    for call in ctx.calls_of("torch.save"):
+    for call, path, what in _file_writes(ctx):
         func = f.scope(call)
-        if ctx.on_some_ranks(call) or isinstance(func, cst.FunctionDef) and not ctx.entry_point(func):
+        if ctx.on_some_ranks(call) or isinstance(func, cst.FunctionDef) and not ctx.entry_point(func) \
+                or path is not None and _per_rank(ctx, path):
             continue
         stmt = f.statement(call)
         alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
         fix = _guard(stmt, dist) if alone and dist is not None else None
-        yield Hit(call, "every rank writes this checkpoint: save on rank 0 only", fix)
+        message = "every rank writes this checkpoint: save on rank 0 only" if what == "torch.save" else \
+            f"every rank writes this file ({what}): write it on rank 0 only"
+        yield Hit(call, message, fix)
+
+
+# calls that write a file, with the position of the path (or file) they write to
+WRITES = {"torch.save": 1, "torch.jit.save": 1, "numpy.save": 0, "numpy.savez": 0, "numpy.savez_compressed": 0,
+          "numpy.savetxt": 0, "json.dump": 1}
+
+
+def _file_writes(ctx: Context):
+    """(call, the path or file it writes, what it is) for each call of the script that writes a
+    file: `torch.save`, `torch.jit.save`, a scripted model's `.save(path)`, `save_pretrained`,
+    NumPy's `save`/`savez`/`savetxt`, `json.dump`."""
+    f = ctx.facts
+    for name, at in WRITES.items():
+        for call in ctx.calls_of(name):
+            path = mt.positional(call, at)
+            yield call, path.value if path is not None else None, name.replace("numpy.", "np.")
+    for call in f.calls:
+        if mt.is_method_call(call, "save_pretrained") or mt.is_method_call(call, "save") and any(
+                isinstance(o, cst.Call) and f.qualify(o.func) in ("torch.jit.script", "torch.jit.trace")
+                for o in f.origins(call.func.value)):
+            path = mt.positional(call, 0)
+            yield call, path.value if path is not None else None, f".{call.func.attr.value}()"
+
+
+def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:
+    """A path (or a file opened on one: `with open(f"m_{rank}.json", "w") as f`) that names this
+    rank: `f"preds_{rank}.npy"`, each its own."""
+    f = ctx.facts
+    opened = [item.item for anc in f.ancestors(path) if isinstance(anc, cst.With) for item in anc.items
+              if item.asname is not None and f.code(item.asname.name) == f.code(path)]
+    return any(_per_rank(ctx, o) for o in opened) or any(ctx.rank_dependent(o) or any(ctx.rank_dependent(n) for n in mt.findall(o, (cst.Name, cst.Attribute)))
+               for o in ctx.facts.origins(path))
 
 
 def _guard(stmt: cst.CSTNode, dist: str):
@@ -90,11 +127,12 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
         saved = mt.positional(call, 0)
         if saved is None:
             continue
-        if dotted(saved.value):
-            candidates = [saved.value]
-        else:
-            candidates = [c.func.value for c in f.calls_in(saved.value) if mt.is_method_call(c, "state_dict")]
-        for expr in candidates:
+        # the saved object, or the `state_dict()`s it is made of, followed through names
+        # (`state = {"model": model.state_dict()}` ... `torch.save(state, path)`)
+        candidates = [saved.value] if dotted(saved.value) else []
+        for built in dict.fromkeys([saved.value, *f.origins(saved.value)]):
+            candidates += [c.func.value for c in f.calls_in(built) if mt.is_method_call(c, "state_dict")]
+        for expr in dict.fromkeys(candidates):
             holds = ctx.holds_ddp(expr)
             if holds is None:
                 continue
@@ -109,7 +147,7 @@ def _module_of(expr: cst.BaseExpression):
     return fix
 
 
-@rule("DDP014")
+@rule("DDP014", several=True)
 def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     """`torch.load` without `map_location` in a DDP script: every rank loads onto GPU 0.
 
@@ -131,14 +169,17 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     `map_location`, every process allocates its copy on GPU 0 (out of memory there, and a CUDA
     context on GPU 0 for every process). Load to the CPU or to the process's own device. Found
     for a `torch.load` with neither `map_location` nor a second positional argument, in a
-    script that uses torch.distributed; not where the other branch of its `if` loads with a
-    `map_location` (the script chose: `if args.gpu is None: torch.load(path) else: ...`), nor for
-    a file of this rank's own (`f"queue{rank}.pth"`), which comes back on the device it left.
+    script that uses torch.distributed; not where the other branch of an `if` on a missing GPU
+    index loads with a `map_location` (the script chose: `if args.gpu is None: torch.load(path)
+    else: ...`; but `if torch.cuda.is_available(): torch.load(path)` is the bug itself), not for
+    a file of this rank's own (`f"queue{rank}.pth"`), which comes back on the device it left,
+    and not under a rank test (`if rank == 0:`): one process loads, onto its own GPU.
     """
     if not ctx.distributed:
         return
     for call in ctx.calls_of("torch.load"):
-        if not _maps(call) and not _chosen(ctx, call) and not _per_rank_file(ctx, call):
+        if not _maps(call) and not _chosen(ctx, call) and not _per_rank_file(ctx, call) \
+                and not ctx.on_some_ranks(call):
             yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
                             "GPU 0; pass map_location (\"cpu\" or this process's device)")
 
@@ -154,7 +195,7 @@ def _chosen(ctx: Context, call: cst.Call) -> bool:
     f = ctx.facts
     path = mt.positional(call, 0)
     for anc in f.ancestors(call):
-        if isinstance(anc, cst.If) and anc.orelse is not None and path is not None:
+        if isinstance(anc, cst.If) and anc.orelse is not None and path is not None and _none_test(anc.test):
             other = anc.orelse if f.is_inside(call, anc.body) else anc.body
             if any(f.qualify(c.func) == "torch.load" and _maps(c) and mt.positional(c, 0) is not None
                    and f.code(mt.positional(c, 0).value) == f.code(path.value) for c in f.calls_in(other)):
@@ -162,13 +203,19 @@ def _chosen(ctx: Context, call: cst.Call) -> bool:
     return False
 
 
+def _none_test(test: cst.BaseExpression) -> bool:
+    """`args.gpu is None`, `gpu is not None`: which GPU is not known (one process drives them all)."""
+    return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
+        test.comparisons[0].operator, (cst.Is, cst.IsNot)) and mt.is_name(test.comparisons[0].comparator, "None")
+
+
 def _per_rank_file(ctx: Context, call: cst.Call) -> bool:
     """`torch.load(os.path.join(d, "queue" + str(args.rank) + ".pth"))`: each rank reads its own."""
     path = mt.positional(call, 0)
-    return path is not None and any(ctx.rank_dependent(o) for o in ctx.facts.origins(path.value))
+    return path is not None and _per_rank(ctx, path.value)
 
 
-@rule("DDP017", bug=False)
+@rule("DDP017", bug=False, several=True)
 def save_on_local_rank_zero(ctx: Context) -> Iterator[Hit]:
     """`torch.save` under a local-rank test: one writer per node.
 

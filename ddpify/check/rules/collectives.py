@@ -6,13 +6,14 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddpify.syntax import matchers as mt
+from ddpify.analysis.models import DDP
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
+from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
 
-@rule("DDP004")
+@rule("DDP004", several=True)
 def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     """A collective (`barrier`, `all_reduce`, a DDP forward or backward) that only some ranks reach.
 
@@ -34,30 +35,46 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     processes passing `if rank == 0:` call waits forever (until the timeout kills the job). A
     DDP backward all-reduces gradients, and a DDP forward with gradients on synchronises
     buffers: under a rank test they hang the same way (evaluate through `model.module`, under
-    `torch.no_grad()`). Found under an `if` that reads the rank, also through a function of this
-    file that runs a collective, unless the other ranks reach the same call in the other branch
-    or under another rank test (`if rank != 0: dist.barrier()` ... `if rank == 0:
-    dist.barrier()`, "main process first").
+    `torch.no_grad()`). After a training step, the next forward broadcasts the buffers
+    (BatchNorm statistics) even under `no_grad`: so is a DDP forward on rank 0 alone, unless the
+    wrap says `broadcast_buffers=False`. Found under an `if` that reads the rank (not one proven
+    the same everywhere: an entry of a configuration dict), or after an early `if rank != 0:
+    return` of its function, also through a function of this file that runs a collective,
+    unless the other ranks reach the same call in the other branch or under another rank test
+    (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`, "main process first").
     """
     if not ctx.distributed:
         return
     f = ctx.facts
     ddp_used = bool(ctx.ddp_refs)
+    # after a training step (a backward) DDP's next forward broadcasts buffers, even under no_grad
+    buffers = any(_broadcasts_buffers(ctx, c) for c in ctx.calls_of(DDP)) and any(f.is_backward(c) for c in f.calls)
     for call in f.calls:
         guard = ctx.rank_guard(call)
+        returned = guard is None and (guard := ctx.rank_return_guard(call)) is not None
         if guard is None or ctx.undistributed(call):
             continue
+        some = f"that return at `{f.code(guard.test)}`" if returned else f"where `{f.code(guard.test)}` holds"
+        some = f"the ranks {'other than those ' if returned else ''}{some}"
         if ctx.is_collective(call):
             if not _paired(ctx, call, guard):
-                yield Hit(call, f"`{_name(f, call)}` is a collective, but only the ranks where "
-                                f"`{f.code(guard.test)}` holds reach it: the others never call it (deadlock)")
+                yield Hit(call, f"`{_name(f, call)}` is a collective, but only {some} reach it: the others never "
+                                "call it (deadlock)")
         elif ddp_used and f.is_backward(call) and _after_a_wrap(ctx, call):
-            yield Hit(call, f"a DDP backward all-reduces gradients, but only the ranks where `{f.code(guard.test)}` "
-                            "holds run it (deadlock)")
+            yield Hit(call, f"a DDP backward all-reduces gradients, but only {some} run it (deadlock)")
         elif ctx.holds_ddp(call.func) and not ctx.grad_disabled(call):
-            yield Hit(call, f"a DDP forward with gradients on is a collective, but only the ranks where "
-                            f"`{f.code(guard.test)}` holds run it: use `{f.code(call.func)}.module` under "
-                            "torch.no_grad()")
+            yield Hit(call, f"a DDP forward with gradients on is a collective, but only {some} run it: use "
+                            f"`{f.code(call.func)}.module` under torch.no_grad()")
+        elif ctx.holds_ddp(call.func) and buffers:
+            yield Hit(call, f"a DDP forward after a training step broadcasts the model's buffers (BatchNorm "
+                            f"statistics), even under no_grad, but only {some} run it (deadlock): evaluate "
+                            f"`{f.code(call.func)}.module`")
+
+
+def _broadcasts_buffers(ctx: Context, wrap: cst.Call) -> bool:
+    """Does this DDP wrap broadcast buffers in its forward (the default, `broadcast_buffers=True`)?"""
+    flag = mt.keyword(wrap, "broadcast_buffers")
+    return flag is None or not mt.is_name(flag.value, "False")
 
 
 def _after_a_wrap(ctx: Context, node: cst.CSTNode) -> bool:
@@ -89,7 +106,7 @@ def _branch(f, node: cst.CSTNode, guard: cst.If) -> bool:
     return f.is_inside(node, guard.body)
 
 
-@rule("DDP005")
+@rule("DDP005", several=True)
 def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
     """A `break` or `return` that some ranks take out of a loop that runs collectives: a hang.
 
@@ -191,14 +208,13 @@ def no_sync_backward_only(ctx: Context) -> Iterator[Hit]:
 
     DDP decides in its forward whether the next backward synchronises: `no_sync()` must enclose
     the forward too, or the accumulation steps all-reduce every time (no speed-up) and the
-    gradients are not what the script means. Found for a `no_sync()` block that runs a
+    gradients are not what the script means. Found for a `no_sync()` block (written in the
+    `with`, picked by a conditional expression, or held in a name first) that runs a
     backward but no call of the model.
     """
     f = ctx.facts
-    for call in f.calls:
-        if not mt.is_method_call(call, "no_sync") or not isinstance(f.parent(call), cst.WithItem):
-            continue
-        block = f.parent(f.parent(call)).body
+    for with_, call in _no_sync_items(ctx):
+        block = with_.body
         model = dotted(call.func.value)
         inside = f.calls_in(block)
         forwards = [c for c in inside if dotted(c.func) in (model, f"{model}.forward") or any(
@@ -208,10 +224,31 @@ def no_sync_backward_only(ctx: Context) -> Iterator[Hit]:
                             "all-reduces: put the forward inside the block too")
 
 
+def _no_sync_items(ctx: Context):
+    """(`with` statement, `no_sync()` call) for each `with` that may enter a `no_sync()`: written in the
+    `with`, picked by a conditional expression (`model.no_sync() if accumulating else
+    nullcontext()`), or held in a name first (`sync_context = ...; with sync_context:`)."""
+    f = ctx.facts
+
+    def entered(expr: cst.BaseExpression, depth: int = 3):
+        if isinstance(expr, cst.Call) and mt.is_method_call(expr, "no_sync"):
+            yield expr
+        elif isinstance(expr, cst.IfExp) and depth:
+            yield from entered(expr.body, depth - 1)
+            yield from entered(expr.orelse, depth - 1)
+        elif isinstance(expr, cst.Name) and depth and (ref := f.ref(expr)) is not None:
+            for source in f.sources(ref):
+                yield from entered(source, depth - 1)
+    for node in f.parents:
+        if isinstance(node, cst.With):
+            for item in node.items:
+                yield from ((node, call) for call in entered(item.item))
+
+
 NONFINITE = frozenset({"isnan", "isinf", "isfinite"})
 
 
-@rule("DDP018")
+@rule("DDP018", several=True)
 def step_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     """A rank-local NaN/inf check that skips `optimizer.step()` on some ranks.
 
@@ -335,3 +372,102 @@ def _never_true(f, value: cst.BaseExpression, loop) -> bool:
     return isinstance(value, cst.Comparison) and len(value.comparisons) == 1 \
         and isinstance(value.comparisons[0].operator, cst.Equal) and mt.is_name(value.left, loop.target.value) \
         and f.code(value.comparisons[0].comparator) == f.code(loop.iter.args[0].value)
+
+
+@rule("DDP024", several=True)
+def sum_not_averaged(ctx: Context) -> Iterator[Hit]:
+    """A mean all-reduced with SUM and never divided by the number of processes.
+
+    Wrong:
+
+        import torch.distributed as dist
+        import torch.nn.functional as F
+        dist.init_process_group("nccl")
+        loss = F.cross_entropy(model(x), y)
+        reduced = loss.detach().clone()
+        dist.all_reduce(reduced)
+        print(f"loss {reduced.item():.4f}")
+
+    Right:
+
+        import torch.distributed as dist
+        import torch.nn.functional as F
+        dist.init_process_group("nccl")
+        loss = F.cross_entropy(model(x), y)
+        reduced = loss.detach().clone()
+        dist.all_reduce(reduced)
+        reduced /= dist.get_world_size()
+        print(f"loss {reduced.item():.4f}")
+
+    `all_reduce` sums by default: the mean loss (or accuracy) of N processes comes back N times
+    too large, and the logged curve, the best-checkpoint test or the early stop that reads it
+    changes with the number of GPUs. Divide by `dist.get_world_size()` or reduce with
+    `op=dist.ReduceOp.AVG`. Found for a value that is a mean (a loss, `.mean()`, a quotient)
+    all-reduced with the default or SUM op, when nothing in its function divides it afterwards
+    or hands it to another function; a sum of counts (`correct`, `total`) is what SUM is for.
+    """
+    f = ctx.facts
+    for call in ctx.calls_of("torch.distributed.all_reduce"):
+        value = mt.positional(call, 0)
+        op = mt.keyword(call, "op") or mt.positional(call, 1)
+        if value is None or not isinstance(value.value, cst.Name) or op is not None and not (
+                dotted(op.value) or "").endswith("SUM"):
+            continue
+        name, scope = value.value.value, f.scope(call)
+        uses = [u for u in f.uses(name, scope) if u is not value.value]
+        later = [u for u in uses if f.before(call, u)]
+        if _a_mean(ctx, value.value) and later and not any(_divided_or_handed_on(ctx, u) for u in uses):
+            yield Hit(call, f"`{name}` is a mean, and all_reduce sums it over the processes: it comes back "
+                            f"multiplied by their number; divide by dist.get_world_size() (or op=ReduceOp.AVG)")
+
+
+def _a_mean(ctx: Context, expr: cst.BaseExpression, depth: int = 8) -> bool:
+    """Is `expr` a mean: `.mean()`, a quotient, what a loss function or an `nn.*Loss` object
+    returns, followed through names and `.detach()`, `.clone()`, `.float()`?"""
+    f = ctx.facts
+    if depth == 0:
+        return False
+    if isinstance(expr, cst.BinaryOperation):  # a quotient, unless already by the number of processes
+        return isinstance(expr.operator, cst.Divide) and not _world_size(ctx, expr.right)
+    if isinstance(expr, cst.Call):
+        if mt.is_method_call(expr, "detach", "clone", "float", "double", "cpu", "cuda", "to"):
+            return _a_mean(ctx, expr.func.value, depth - 1)
+        qualified = f.qualify(expr.func) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if mt.is_method_call(expr, "mean") or qualified == "torch.mean" or qualified.startswith(
+                "torch.nn.functional.") and ("loss" in last or "entropy" in last):
+            return True
+        if qualified == "torch.tensor":
+            return bool(expr.args) and _a_mean(ctx, expr.args[0].value, depth - 1)
+        return any(isinstance(o, cst.Call) and (f.qualify(o.func) or "").startswith("torch.nn.")
+                   and (f.qualify(o.func) or "").endswith("Loss") for o in f.origins(expr.func))
+    ref = f.ref(expr) if isinstance(expr, cst.Name) else None
+    sources = f.sources(ref) if ref is not None else []
+    return bool(sources) and all(_a_mean(ctx, s, depth - 1) for s in sources)
+
+
+def _world_size(ctx: Context, expr: cst.BaseExpression) -> bool:
+    """`dist.get_world_size()`, `args.world_size`, `int(os.environ["WORLD_SIZE"])`, `world_size`."""
+    f = ctx.facts
+    if mt.is_call_of(expr, "int", "float") and expr.args:
+        expr = expr.args[0].value
+    if isinstance(expr, cst.Call) and f.qualify(expr.func) == "torch.distributed.get_world_size":
+        return True
+    key = ctx.environment_key(expr)
+    return key == "WORLD_SIZE" or (dotted(expr) or "").split(".")[-1] == "world_size"
+
+
+def _divided_or_handed_on(ctx: Context, use: cst.Name) -> bool:
+    """Is this use of the value (before or after the reduce) a division (`x / n`, `x /= n`,
+    `x.div_(n)`), or does it go somewhere this function cannot see (an argument of a call other
+    than a print, a return, another name)?"""
+    f = ctx.facts
+    parent = f.parent(use)
+    if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Divide, cst.FloorDivide)) \
+            or isinstance(parent, cst.AugAssign) and isinstance(parent.operator, (cst.DivideAssign, cst.FloorDivideAssign)):
+        return True
+    if isinstance(parent, cst.Attribute) and parent.attr.value in ("div", "div_", "true_divide", "true_divide_"):
+        return True
+    return isinstance(parent, cst.Return) or isinstance(parent, cst.Assign) and parent.value is use \
+        or isinstance(parent, cst.Arg) and not mt.is_call_of(f.parent(parent), "print") \
+        and not ctx.is_collective(f.parent(parent))

@@ -14,7 +14,7 @@ from ddpify.analysis.models import DDP
 from ddpify.syntax.names import dotted
 
 
-@rule("DDP001", fixable=True)
+@rule("DDP001", fixable=True, several=True)
 def rank_as_device(ctx: Context) -> Iterator[Hit]:
     """The global rank picks the GPU: right on the first node only.
 
@@ -39,7 +39,8 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     Ranks number the processes of the whole job: on the second node of 8 GPUs they run from 8
     to 15, and `set_device(8)` fails (or, with `% device_count()` missing, picks a GPU another
     process already uses). A GPU index is the process's rank on its node: `LOCAL_RANK`. Found
-    where `dist.get_rank()`, `os.environ["RANK"]`, `args.rank` or a name holding one of them is
+    where `dist.get_rank()`, `os.environ["RANK"]`, `args.rank` (not an option also spelled
+    `--local_rank`, which the launcher fills with the local rank) or a name holding one of them is
     a device: `set_device(...)`, `device_ids=[...]`, `output_device=`, `torch.device("cuda", ...)`,
     `f"cuda:{...}"`, `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there when the launcher
     sets it (torchrun does) and keeps the script's own expression when not (a single process
@@ -137,7 +138,7 @@ def _read_local_rank(expr: cst.BaseExpression, quote: str, f):
     return fix
 
 
-@rule("DDP015")
+@rule("DDP015", several=True)
 def hard_coded_gpu(ctx: Context) -> Iterator[Hit]:
     """GPU 0 written into a DDP script (`"cuda:0"`, `.cuda(0)`, `.to(0)`, `device_ids=[0]`).
 
@@ -172,11 +173,13 @@ def hard_coded_gpu(ctx: Context) -> Iterator[Hit]:
 
 
 def _default(ctx: Context, expr: cst.BaseExpression) -> bool:
-    """`args.device = "cuda:0"` that a later assignment may replace (`if args.distributed:
-    args.device = f"cuda:{args.local_rank}"`): a default for the one-process run."""
+    """`args.device = "cuda:0"` (or `device = torch.device("cuda:0")`) that a later assignment
+    may replace (`if args.distributed: args.device = f"cuda:{args.local_rank}"`): a default for
+    the one-process run."""
     f = ctx.facts
+    stmt = f.statement(expr)
     for target, value, assign in f.assigns:
-        if value is expr and dotted(target):
+        if f.statement(value) is stmt and f.is_inside(expr, value) and dotted(target):
             ref = f.ref(target, assign)
             return ref is not None and any(s is not assign and f.before(assign, s) for _, _, s in f.writes(ref))
     return False

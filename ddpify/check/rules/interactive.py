@@ -13,7 +13,7 @@ from ddpify.syntax.names import dotted
 PROMPTS = frozenset({"input", "breakpoint", "pdb.set_trace", "ipdb.set_trace", "code.interact"})
 
 
-@rule("DDP016")
+@rule("DDP016", several=True)
 def prompt_on_every_rank(ctx: Context) -> Iterator[Hit]:
     """`input()` or `breakpoint()` that every rank reaches.
 

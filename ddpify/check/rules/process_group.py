@@ -51,7 +51,7 @@ def _destroys(ctx: Context) -> bool:
         f.qualify(a) == DESTROY for a in f.attributes if a.attr.value == "destroy_process_group")
 
 
-@rule("DDP012")
+@rule("DDP012", several=True)
 def set_device_after_init(ctx: Context) -> Iterator[Hit]:
     """`torch.cuda.set_device` after a collective on an NCCL process group: GPU 0 for every process.
 

@@ -44,7 +44,9 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
                 model(x).sum().backward()
 
     The sampler shuffles with a seed plus its epoch; without `set_epoch` the epoch stays 0 and
-    every epoch visits the data in the same order, on every process. Found when a file that
+    every epoch visits the data in the same order, on every process. Found (also for a sampler
+    class picked by a conditional expression: `(DistributedSampler if ddp else RandomSampler)(ds)`)
+    when a file that
     trains (or reads the sampler's loader in a loop inside another loop: the training step may
     live in another module) builds a sampler that shuffles and calls no `set_epoch` (torch's
     method or ddpify_runtime's `set_epoch(loader, epoch)`) anywhere. A sampler whose loader only
@@ -153,7 +155,7 @@ def _drop(call: cst.Call):
     return fix
 
 
-@rule("DDP010")
+@rule("DDP010", several=True)
 def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     """Evaluation over a `DistributedSampler`, which pads the data with repeated samples.
 
@@ -188,8 +190,11 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     without padding (a strided `Subset`, summing counts with `all_reduce`), or evaluate the
     whole set on every process. Found for a sampler that does not drop the tail and whose loader
     only evaluation reads: loops here that do not train, or functions named for it
-    (`evaluate(val_loader)`).
+    (`evaluate(val_loader)`); not where a function that gathers the results cuts them back to
+    the data set's length (`torch.cat(gathered)[:len(dataset)]`).
     """
+    if _trims_gathered(ctx):
+        return
     for call in ctx.calls_of(SAMPLER):
         drop = mt.keyword(call, "drop_last")
         if drop is not None and not mt.is_name(drop.value, "False"):
@@ -198,6 +203,21 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
                             "the whole set")
+
+
+GATHERS = frozenset(f"torch.distributed.{name}" for name in (
+    "all_gather", "all_gather_object", "all_gather_into_tensor", "gather", "gather_object"))
+
+
+def _trims_gathered(ctx: Context) -> bool:
+    """Are the gathered results cut back to the data set's size (`preds = torch.cat(gathered)[:len(
+    dataset)]`), in a function that gathers? The padding's repeats are dropped there."""
+    f = ctx.facts
+    scopes = {f.scope(c) for c in ctx.calls_of(*GATHERS)}
+    return bool(scopes) and any(
+        f.scope(sub) in scopes and any(isinstance(e.slice, cst.Slice) and e.slice.lower is None
+                                       and mt.is_call_of(e.slice.upper, "len") for e in sub.slice)
+        for sub in mt.findall(f.module, cst.Subscript))
 
 
 def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> bool:
@@ -258,7 +278,7 @@ SEEDS = frozenset({"torch.manual_seed", "random.seed", "numpy.random.seed", "tor
 AUGMENTS = ("torchvision.transforms.", "torchvision.transforms.v2.")
 
 
-@rule("DDP020", bug=False)
+@rule("DDP020", bug=False, several=True)
 def same_seed_augmentation(ctx: Context) -> Iterator[Hit]:
     """The same seed on every rank, with random augmentation in the data path.
 
@@ -299,7 +319,7 @@ def same_seed_augmentation(ctx: Context) -> Iterator[Hit]:
                             "process draws the same augmentations; add the rank to the seed")
 
 
-@rule("DDP021")
+@rule("DDP021", several=True)
 def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     """DDP training over a loader that every rank reads whole: no `DistributedSampler`.
 
@@ -388,3 +408,40 @@ def _whole_data(ctx: Context, loader: cst.Call) -> bool:
         elif not qualified.startswith(f.DATA_MODULES) or "Iterable" in qualified:
             return False
     return True
+
+
+@rule("DDP023", several=True)
+def local_rank_as_rank(ctx: Context) -> Iterator[Hit]:
+    """The local rank where the global one belongs: `DistributedSampler(rank=local_rank)`.
+
+    Wrong:
+
+        import os
+        import torch.distributed as dist
+        from torch.utils.data import DistributedSampler
+        dist.init_process_group("nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+        sampler = DistributedSampler(train_set, num_replicas=dist.get_world_size(), rank=local_rank)
+
+    Right:
+
+        import os
+        import torch.distributed as dist
+        from torch.utils.data import DistributedSampler
+        dist.init_process_group("nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+        sampler = DistributedSampler(train_set, num_replicas=dist.get_world_size(), rank=dist.get_rank())
+
+    The sampler gives shard `rank` of `num_replicas` to this process. The local rank runs from 0
+    on every node: on two nodes, GPU 0 of each node reads shard 0 and half the data is never
+    seen (the other half twice). A sampler's rank is the global one (`dist.get_rank()`, or
+    leave it out: the sampler asks the process group). Found for `rank=` (or the third
+    positional argument) holding `LOCAL_RANK`, `args.local_rank`, an option also spelled
+    `--local_rank`, or a name that only ever holds one of those.
+    """
+    for call in ctx.calls_of(SAMPLER):
+        rank = mt.keyword(call, "rank") or mt.positional(call, 2)
+        if rank is not None and ctx.is_local_rank(rank.value) and not ctx.is_global_rank(rank.value):
+            yield Hit(rank.value, f"`{ctx.facts.code(rank.value)}` is this process's index on its node, not in the "
+                                  "job: on several nodes their processes read the same shard; use the global rank "
+                                  "(dist.get_rank())")

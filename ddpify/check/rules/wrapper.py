@@ -6,9 +6,12 @@ from typing import Iterator
 
 import libcst as cst
 
+from ddpify.analysis.models import DDP, WRAPPER
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
-from ddpify.analysis.models import WRAPPER
+from ddpify.check.script import string_value
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.names import dotted
 
 
 @rule("DDP008", fixable=True)
@@ -31,17 +34,21 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     and passes calls to `forward`, nothing else: `model.init_hidden`, `model.num_classes` raise
     `AttributeError` once the model is wrapped. Reach them through `model.module`. An attribute
     the script sets on the wrapper itself (`model.class_weights = w`, `setattr(model, "w", w)`) is
-    there to read. `--fix` adds `.module` where the name holds the wrapper on every path.
+    there to read, and so is one read where the object is not the wrapper: the `else` of the
+    test the script wraps under (`if args.distributed:`), of `isinstance(model, DDP)`, or under
+    `if hasattr(model, "x"):`. `--fix` adds `.module` where the name holds the wrapper on every
+    path.
     """
     f = ctx.facts
     if not ctx.ddp_refs:
         return
+    wrap_tests = _wrap_tests(ctx)
     for attr in f.attributes:
         name = attr.attr.value
         if ctx.module_api(name):
             continue
         holds = ctx.holds_ddp(attr.value)
-        if holds is None or _assigned(ctx, attr) or _probed(ctx, attr):
+        if holds is None or _assigned(ctx, attr) or _probed(ctx, attr) or _unwrapped_branch(ctx, attr, wrap_tests):
             continue
         owner = f.code(attr.value)
         yield Hit(attr, f"`{owner}` holds the DDP wrapper, which has no `{name}`: use `{owner}.module.{name}`",
@@ -57,13 +64,63 @@ def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
 
 
 def _probed(ctx: Context, attr: cst.Attribute) -> bool:
-    """Inside `hasattr(...)`/`getattr(...)` or a `try`: the script expects it may be missing."""
-    for anc in ctx.facts.ancestors(attr):
+    """Inside `hasattr(...)`/`getattr(...)`, a `try`, or the branch of `if hasattr(model, "x"):`:
+    the script expects it may be missing."""
+    f = ctx.facts
+    for anc in f.ancestors(attr):
         if isinstance(anc, cst.Call) and isinstance(anc.func, cst.Name) and anc.func.value in ("hasattr", "getattr"):
+            return True
+        if isinstance(anc, cst.If) and f.is_inside(attr, anc.body) and any(
+                mt.is_call_of(c, "hasattr") and len(c.args) == 2 and f.code(c.args[0].value) == f.code(attr.value)
+                and string_value(c.args[1].value) == attr.attr.value for c in f.calls_in(anc.test)):
             return True
         if isinstance(anc, (cst.Try, cst.FunctionDef)):
             return isinstance(anc, cst.Try)
     return False
+
+
+def _wrap_tests(ctx: Context) -> set[str]:
+    """The tests the script wraps its models under (`if args.distributed: model = DDP(model)`)."""
+    f = ctx.facts
+    tests = set()
+    for wrap in ctx.calls_of(DDP):
+        guard = next((a for a in f.ancestors(wrap) if isinstance(a, cst.If)), None)
+        if guard is not None and f.is_inside(wrap, guard.body):
+            tests.add(f.code(guard.test))
+    return tests
+
+
+def _unwrapped_branch(ctx: Context, attr: cst.Attribute, wrap_tests: set[str]) -> bool:
+    """Is `attr` on a branch where its object is not the wrapper: the `else` of
+    `isinstance(model, DDP)` (or of `hasattr(model, "module")`), or of the very test the script
+    wraps under (`if args.distributed: model.module.x else: model.x`)?"""
+    f = ctx.facts
+    owner = f.code(attr.value)
+    child = attr
+    for anc in f.ancestors(attr):
+        if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
+            test, negated = anc.test, False
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, negated = test.expression, True
+            in_else = (child is not anc.body) != negated
+            if in_else and (f.code(test) in wrap_tests or _is_wrapper_test(ctx, test, owner)):
+                return True
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        child = anc
+    return False
+
+
+def _is_wrapper_test(ctx: Context, test: cst.BaseExpression, owner: str) -> bool:
+    """`isinstance(model, DDP)` (also with a tuple of wrappers), `hasattr(model, "module")`."""
+    f = ctx.facts
+    if not (isinstance(test, cst.Call) and len(test.args) == 2 and f.code(test.args[0].value) == owner):
+        return False
+    if mt.is_call_of(test, "hasattr"):
+        return string_value(test.args[1].value) == "module"
+    kinds = test.args[1].value
+    names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+    return mt.is_call_of(test, "isinstance") and any(f.qualify(n) == DDP for n in names)
 
 
 def _through_module(attr: cst.Attribute):
@@ -71,3 +128,74 @@ def _through_module(attr: cst.Attribute):
         edits.replace(attr, lambda node: node.with_changes(value=cst.Attribute(value=node.value, attr=cst.Name("module"))),
                       "through `.module`")
     return fix
+
+
+@rule("DDP022")
+def wrap_before_device(ctx: Context) -> Iterator[Hit]:
+    """A model wrapped in DDP before it is moved to its GPU.
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        dist.init_process_group("nccl")
+        model = DDP(Net())
+        model.to(device)
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        dist.init_process_group("nccl")
+        model = DDP(Net().to(device))
+
+    DDP builds its gradient buckets, and broadcasts rank 0's weights, for the parameters as they
+    are when it is constructed: on the CPU. Moving the wrapper afterwards leaves those buckets
+    behind (an error in the first backward, or gradients all-reduced on the CPU), and
+    `device_ids` cannot name a GPU the module is not on. Move the model first, then wrap it.
+    Found for `.to(...)` or `.cuda(...)` on the wrapper (not `.to(torch.float16)`), when the
+    model it wraps was not moved before the wrap.
+    """
+    f = ctx.facts
+    for wrap in ctx.calls_of(DDP):
+        inner = mt.positional(wrap, 0)
+        targets = [t for t, v, _ in f.assigns if v is wrap and dotted(t)]
+        if inner is None or not targets or _moved(ctx, inner.value, wrap):
+            continue
+        names = {f.code(t) for t in targets}
+        for call in f.calls:
+            if mt.is_method_call(call, "to", "cuda") and f.code(call.func.value) in names and f.before(wrap, call) \
+                    and not _dtype_only(f, call) and ctx.holds_ddp(call.func.value) is not None:
+                yield Hit(call, f"`{f.code(call.func.value)}` is moved after DDP wrapped it: DDP set up its "
+                                "buckets for the parameters where they were; move the model before wrapping it")
+
+
+def _moved(ctx: Context, model: cst.BaseExpression, wrap: cst.Call) -> bool:
+    """Was `model` put on a device before `wrap`: `DDP(net.cuda())`, `net.to(device)` before it,
+    `net = Net().to(device)`, or built there (`Net(device=...)`)? A parameter, or what a helper
+    of this file returns, counts as placed (by the caller, by the helper)."""
+    f = ctx.facts
+    if isinstance(model, cst.Call):  # built right there: on the CPU, unless told or a helper of ours moves it
+        return mt.is_method_call(model, "to", "cuda") or mt.keyword(model, "device") is not None or bool(
+            f.user_functions(model)) and dotted(model.func) not in f.classes
+    name = dotted(model)
+    if name is None:
+        return True
+    ref = f.ref(model)
+    if ref is None or isinstance(ref.scope, cst.FunctionDef) and name in {p.name.value for p in ref.scope.params.params}:
+        return True  # handed in: placed by the caller
+    moves = [c for c in f.calls if mt.is_method_call(c, "to", "cuda") and f.before(c, wrap) and (
+        f.code(c.func.value) == name or any(mt.is_method_call(s, "to", "cuda") for s in mt.findall(c, cst.Call)))]
+    built = [v for _, v, s in f.writes(ref) if f.before(s, wrap)]
+    return any(f.code(c.func.value) == name for c in moves) or any(
+        mt.findall(v, cst.Call, lambda c: mt.is_method_call(c, "to", "cuda")) for v in built) or not built
+
+
+def _dtype_only(f, call: cst.Call) -> bool:
+    """`.to(torch.float16)`, `.to(dtype=...)`, `.to(memory_format=...)`: not a device."""
+    first = mt.positional(call, 0)
+    if first is None:
+        return mt.keyword(call, "device") is None and bool(call.args)
+    return (f.qualify(first.value) or "").startswith("torch.") and "device" not in (f.qualify(first.value) or "")
