@@ -1,0 +1,564 @@
+"""The fresh sweep (issue 27): real public training programs nobody here had used, each
+converted by `ddpify convert` and launched under `torchrun --standalone --nproc_per_node=2`
+(gloo, CPU), judged from the outside.
+
+    .venv/bin/python bench/fresh_sweep.py build [--mirrors /work/.mirror] [--cache DIR] [--dest /work/sweep]
+    .venv/bin/python bench/fresh_sweep.py run --half tuning [--dest /work/sweep] [--only NAME,...] [--json OUT]
+
+The programs are listed in bench/fresh_sweep.json (repository, commit, the files taken, entry,
+arguments, environment, and `prep`: the few literal edits that make a program run here,
+each with its reason: no GPU, no downloads, no torchvision, a short step budget). Their code
+is never committed: `build` copies the files from the snapshots the library's `fetch` tool
+brings (`--mirrors`: `OWNER+NAME/repo`, a git directory) or from a folder of earlier copies
+(`--cache`: `OWNER+NAME/PATH`, filled by every build), applies the edits (each must match
+exactly once, or `count` times) and writes `DEST/NAME/`.
+
+The set was split before any conversion was looked at (the manifest's `split`): repositories
+ordered by the sha1 of their name, alternately tuning and held out; a program goes with its
+repository. `run` refuses the held-out half unless `--half heldout` is given (the lead runs it
+once: bench/RUN_HELDOUT.md).
+
+For each program, in a fresh temporary folder:
+1. `original`: the unconverted entry under plain `python` (the stand-ins only): whether the
+   program runs here at all; a program whose original fails is not judged;
+2. `ddpify convert ENTRY -o out/ --json` (program mode), timed; and, in this process, the
+   conversion (`load` + `convert_program`) against LibCST's parse + codegen of the files it
+   read (medians of 3): files and lines read, the ratio;
+3. the converted program under `torchrun --standalone --nproc_per_node=2` with
+   `bench/fresh_sweep_env/probe` (sitecustomize: the test probe plus the sites of loaders,
+   optimizers, saves, writes and rank-1 prints) and the stand-ins on PYTHONPATH, each rank's
+   stdout kept apart (`--redirects 1`);
+4. the converted program under plain `python`.
+
+Verdicts (torchrun), each `ok`, `FAIL` or `n/a`:
+- `runs`: exit 0 within the time limit, 2 processes;
+- `sharded`: every loader that fed an optimizer step (a step after its batch) was split across
+  the 2 processes: a distributed sampler of 2 replicas on different ranks, or, where the
+  indices are seen, passes whose index sets overlap by at most 1 per process (padding);
+  n/a without a DataLoader in training;
+- `reshuffled`: where the original drew a training loader at random, the converted one's
+  order changes from its 1st to its 2nd pass on rank 0; n/a with one pass;
+- `params`: every optimizer's parameters are bitwise identical on both ranks after its 2nd
+  step and at exit (the test probe's checksums);
+- `saves`: no `torch.save` and no file write (open for writing, images, plots, loggers) on
+  rank 1; no saved key starting with `module.`; no DistributedDataParallel saved whole;
+- `voice`: rank 1 writes nothing on stdout;
+- `python`: the converted program exits 0 under plain `python`.
+`selfcheck`: the problems the runtime's own check (issue 28) printed, if any (information,
+not a verdict). A failed verdict is `silent` when the conversion's report has no warning on its
+path: none in a function (or, for module-level code, at the module level) of a file on the
+user's stack at the failing site (the loader's or optimizer's construction, the save, the
+write, the print, the crash's traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+MANIFEST = HERE / "fresh_sweep.json"
+ENV_DIR = HERE / "fresh_sweep_env"
+sys.path.insert(0, str(ROOT / "tests" / "support"))  # records.Probe, the test probe's reader
+from records import Probe  # noqa: E402
+
+VERDICTS = ("runs", "sharded", "reshuffled", "params", "saves", "voice", "python")
+RANDOM_SAMPLERS = ("RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler")
+SELF_CHECK = re.compile(r"ddpify self-check: (\d+) problem")
+
+
+# --------------------------------------------------------------------------- manifest, build
+
+def manifest() -> dict:
+    return json.loads(MANIFEST.read_text())
+
+
+def split(repos: list[str]) -> dict[str, str]:
+    """repo -> "tuning" | "heldout": ordered by sha1 of the name, alternately (the manifest's rule)."""
+    ordered = sorted(set(repos), key=lambda r: hashlib.sha1(r.encode()).hexdigest())
+    return {repo: ("tuning", "heldout")[i % 2] for i, repo in enumerate(ordered)}
+
+
+def _git_dir(mirrors: Path, repo: str) -> Path | None:
+    base = mirrors / repo.replace("/", "+") / "repo"
+    for candidate in (base / ".git", base):
+        if (candidate / "HEAD").is_file():
+            return candidate
+    return None
+
+
+def _blobs(git_dir: Path, commit: str, prefixes: list[str]) -> list[str]:
+    out = subprocess.run(["git", f"--git-dir={git_dir}", "ls-tree", "-r", "--name-only", commit, "--", *prefixes],
+                         capture_output=True, text=True, check=True).stdout
+    return [line for line in out.splitlines() if line]
+
+
+def build_one(program: dict, mirrors: Path, cache: Path | None, dest: Path) -> str:
+    """Copy the program's files into dest/NAME and apply its prep edits; '' or why not."""
+    repo, commit = program["repo"], program["commit"]
+    target = dest / program["name"]
+    cached = cache / repo.replace("/", "+") if cache else None
+    git_dir = _git_dir(mirrors, repo)
+    files: dict[str, bytes] = {}
+    if git_dir is not None:
+        for path in _blobs(git_dir, commit, program["files"]):
+            files[path] = subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "blob", f"{commit}:{path}"],
+                                         capture_output=True, check=True).stdout
+        if cached is not None:
+            for path, data in files.items():
+                (cached / path).parent.mkdir(parents=True, exist_ok=True)
+                (cached / path).write_bytes(data)
+    elif cached is not None and cached.is_dir():
+        for prefix in program["files"]:
+            root = cached / prefix
+            for path in ([root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())):
+                files[str(path.relative_to(cached))] = path.read_bytes()
+    if not files:
+        return f"no snapshot of {repo} (fetch it: the library's fetch tool, github:{repo}) and no cache"
+    if target.exists():
+        shutil.rmtree(target)
+    for path, data in files.items():
+        (target / path).parent.mkdir(parents=True, exist_ok=True)
+        (target / path).write_bytes(data)
+    for edit in program.get("prep", []):
+        path = target / edit["file"]
+        text = path.read_text() if path.exists() else ""
+        if "old" not in edit:  # a new file (synthetic data)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(edit["new"])
+            continue
+        count = edit.get("count", 1)
+        if text.count(edit["old"]) != count:
+            return f"prep of {edit['file']}: {edit['old']!r} found {text.count(edit['old'])} times, not {count}"
+        path.write_text(text.replace(edit["old"], edit["new"]))
+    return ""
+
+
+# --------------------------------------------------------------------------- running
+
+def _env(program: dict, probe_dir: Path | None, roots: list[Path], pythonpath: list[Path]) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DDPIFY_", "PYTHON"))}
+    env.update(OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", CUDA_VISIBLE_DEVICES="",
+               MPLBACKEND="Agg", FRESH_SWEEP_SAMPLES="256", TORCH_CPP_LOG_LEVEL="ERROR")
+    env.update(program.get("env", {}))
+    env["PYTHONPATH"] = os.pathsep.join(map(str, [ENV_DIR / "probe", ENV_DIR / "stubs", *pythonpath]))
+    env["FRESH_SWEEP_USER_ROOTS"] = os.pathsep.join(map(str, roots))
+    if probe_dir is not None:
+        env["DDPIFY_PROBE_DIR"] = str(probe_dir)
+    return env
+
+
+def _run(cmd: list[str], cwd: Path, env: dict, timeout: float) -> tuple[int, str, float]:
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                              errors="replace")
+        return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"") + (exc.stderr or b"")
+        return 124, out.decode(errors="replace") if isinstance(out, bytes) else out, time.perf_counter() - start
+
+
+def _python() -> str:
+    return sys.executable
+
+
+def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: bool = False) -> dict:
+    name, entry = program["name"], program["entry"]
+    src = dest / name
+    row: dict = {"name": name, "repo": program["repo"], "entry": entry, "shape": program.get("shape", "")}
+    timeout = program.get("timeout", 240)
+    tmp = Path(tempfile.mkdtemp(prefix=f"fresh-{name}-"))
+    try:
+        entry_dir = Path(entry).parent
+        cwd_rel = Path(program.get("cwd", str(entry_dir)))
+        args = program.get("args", [])
+        # 1. the original, plain python, with the probe (which training loaders drew at random)
+        rc, out, secs = run_original(program, src, tmp, timeout)
+        row["original"] = {"rc": rc, "seconds": round(secs, 1), "tail": _tail(out)}
+        if rc != 0 or original_only:
+            row["verdict"] = "not judged: the original fails here" if rc else "original runs"
+            return row
+        # 2. conversion
+        out_dir = tmp / "out"
+        start = time.perf_counter()
+        proc = subprocess.run([str(Path(_python()).parent / "ddpify"), "convert", str(src / entry), "-o",
+                               str(out_dir) + "/", "--json"], capture_output=True, text=True, timeout=600)
+        row["convert"] = {"rc": proc.returncode, "seconds": round(time.perf_counter() - start, 2),
+                          "stderr": _tail(proc.stderr, 6)}
+        if proc.returncode != 0:
+            row["verdict"] = "FAIL: convert"
+            return row
+        report = json.loads(proc.stdout)
+        row["report"] = _report_summary(report)
+        row["speed"] = speed(src / entry)
+        converted = out_dir / (Path(entry).stem + ".py" if entry.endswith(".ipynb") else Path(entry).name)
+        if not converted.exists():
+            converted = src / entry  # left unchanged: run the original file
+        # 3. torchrun
+        ddp = tmp / "ddp"
+        shutil.copytree(src, ddp)
+        probe_dir, logs = tmp / "probe", tmp / "logs"
+        env = _env(program, probe_dir, [out_dir, ddp], [ddp / entry_dir])
+        env["DDPIFY_VERIFY_JSON"] = str(tmp / "verify.json")
+        torchrun = str(Path(_python()).parent / "torchrun")
+        rc, out, secs = _run([torchrun, "--standalone", "--nproc_per_node=2", "--redirects", "1",
+                              "--log-dir", str(logs), str(converted), *args], ddp / cwd_rel, env, timeout)
+        stdout = _rank_stdout(logs)
+        row["torchrun"] = {"rc": rc, "seconds": round(secs, 1), "tail": _tail(out)}
+        # 4. plain python, converted
+        py = tmp / "py"
+        shutil.copytree(src, py)
+        prc, pout, psecs = _run([_python(), str(converted), *args], py / cwd_rel,
+                                _env(program, None, [out_dir, py], [py / entry_dir]), timeout)
+        row["python"] = {"rc": prc, "seconds": round(psecs, 1), "tail": _tail(pout)}
+        base_probe = Probe.read(tmp / "orig_probe")
+        row["checks"], sites = judge(Probe.read(probe_dir), base_probe, rc, stdout, prc)
+        if rc != 0:
+            sites["runs"] = _traceback_sites(out, [out_dir, ddp])
+        if prc != 0:
+            sites["python"] = _traceback_sites(pout, [out_dir, py])
+        joined = "\n".join(stdout.values()) + out
+        found = [int(n) for n in SELF_CHECK.findall(joined)]
+        row["selfcheck"] = max(found) if found else 0
+        if (tmp / "verify.json").exists():
+            row["selfcheck_json"] = _tail((tmp / "verify.json").read_text(), 20)
+        row["silent"] = silent(row["checks"], sites, report, src, entry, {out_dir: src, ddp: src, py: src})
+        row["sites"] = {k: v[:3] for k, v in sites.items() if row["checks"].get(k) == "FAIL"}
+        failed = [k for k in VERDICTS if row["checks"].get(k) == "FAIL"]
+        row["verdict"] = "pass" if not failed else "FAIL: " + ", ".join(failed)
+        return row
+    finally:
+        if keep is not None:
+            shutil.copytree(tmp, keep / name, dirs_exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_original(program: dict, src: Path, tmp: Path, timeout: float) -> tuple[int, str, float]:
+    """The unconverted program under plain python with the probe (tmp/orig_probe). A notebook
+    runs as the script of its code cells (ddpify's own extraction, which turns IPython lines into
+    comments: what a kernel runs, minus the magics)."""
+    orig = tmp / "orig"
+    shutil.copytree(src, orig)
+    entry = orig / program["entry"]
+    if entry.suffix == ".ipynb":
+        from ddpify.notebook import to_script
+        script = entry.with_name(entry.stem + "_original.py")
+        script.write_text(to_script(entry.name, entry.read_bytes()).code)
+        entry = script
+    cwd = orig / program.get("cwd", str(Path(program["entry"]).parent))
+    return _run([_python(), str(entry), *program.get("args", [])], cwd,
+                _env(program, tmp / "orig_probe", [orig], [entry.parent]), timeout)
+
+
+def _rank_stdout(logs: Path) -> dict[int, str]:
+    """rank -> what it wrote on stdout (torchrun --redirects 1 --log-dir: .../attempt_0/RANK/stdout.log)."""
+    result = {}
+    for path in logs.rglob("stdout.log"):
+        try:
+            result[int(path.parent.name)] = path.read_text(errors="replace")
+        except ValueError:
+            continue
+    return result
+
+
+def _tail(text: str, lines: int = 8) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _traceback_sites(output: str, roots: list[Path]) -> list[list]:
+    """The user's frames of the last traceback in `output`, innermost first."""
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', output)
+    real = tuple(os.path.realpath(r) + os.sep for r in roots)
+    user = [[os.path.realpath(f), int(n), fn] for f, n, fn in frames if os.path.realpath(f).startswith(real)]
+    return [list(reversed(user))] if user else []
+
+
+# --------------------------------------------------------------------------- judging
+
+def training_loaders(probe: Probe, rank: int) -> set[int]:
+    """Loaders (probe numbers) a batch of which an optimizer step followed on `rank`."""
+    last, found = None, set()
+    for event in probe.events:
+        if event["rank"] != rank:
+            continue
+        if event["ev"] in ("fetch", "pass") and event.get("loader") is not None:
+            last = event["loader"]
+        elif event["ev"] == "step" and last is not None:
+            found.add(last)
+    return found
+
+
+def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python_rc: int) -> tuple[dict, dict]:
+    """{verdict: ok | FAIL | n/a}, {verdict: [user stacks at the failing sites]}."""
+    checks, sites = {}, defaultdict(list)
+    ranks = probe.ranks
+    checks["runs"] = "ok" if rc == 0 and len(ranks) == 2 else "FAIL"
+    made = {(e["kind"], e["number"]): e["stack"] for e in probe.of("made") if e["rank"] == 0}
+    # sharded
+    train = training_loaders(probe, 0) | training_loaders(probe, 1)
+    passes = probe.passes()
+    if not train:
+        checks["sharded"] = "n/a"
+    else:
+        bad = []
+        for loader in sorted(train):
+            first = {r: passes.get((r, loader), []) for r in (0, 1)}
+            infos = [p[0].info for p in first.values() if p]
+            by_sampler = len(infos) == 2 and all(i.get("num_replicas") == 2 for i in infos) and \
+                {i.get("sampler_rank") for i in infos} == {0, 1}
+            seen = [set(map(str, first[r][0].indices)) for r in (0, 1) if first[r] and first[r][0].indices]
+            by_indices = len(seen) == 2 and len(seen[0] & seen[1]) <= 1
+            if not (by_sampler or by_indices):
+                bad.append(loader)
+                sites["sharded"].append(made.get(("loader", loader), []))
+        checks["sharded"] = "FAIL" if bad else "ok"
+    # reshuffled: needed where the original drew a training loader at random
+    random_before = any(e.get("sampler") in RANDOM_SAMPLERS for e in original.of("pass")
+                        if e["loader"] in training_loaders(original, 0))
+    orders = [[p.indices for p in passes.get((0, loader), []) if p.indices] for loader in sorted(train)]
+    if not random_before or not train:
+        checks["reshuffled"] = "n/a"
+    elif not any(len(o) >= 2 for o in orders):
+        checks["reshuffled"] = "n/a"  # one pass only (or indices not seen: worker processes)
+    else:
+        same = [loader for loader, o in zip(sorted(train), orders) if len(o) >= 2 and o[0] == o[1]]
+        checks["reshuffled"] = "FAIL" if same else "ok"
+        sites["reshuffled"] += [made.get(("loader", loader), []) for loader in same]
+    # params
+    differ = []
+    for when in ("step2", "exit"):
+        for number, by_rank in probe.optimizers(when).items():
+            if len(by_rank) == 2 and len({e["sha256"] for e in by_rank.values()}) > 1:
+                differ.append(number)
+    steps2 = probe.optimizers("step2")
+    checks["params"] = "FAIL" if differ else ("ok" if steps2 else "n/a")
+    sites["params"] += [made.get(("optimizer", n), []) for n in sorted(set(differ))]
+    # saves and writes
+    bad_saves = [e for e in probe.of("save_site") if e["rank"] != 0 or e.get("wrapper")]
+    keyed = [e for e in probe.saves() if any(str(k).startswith("module.") for k in
+                                             (e.get("keys") or []) + [kk for v in (e.get("nested") or {}).values()
+                                                                      for kk in v])]
+    writes = [e for e in probe.of("write") if e["rank"] != 0]
+    checks["saves"] = "FAIL" if bad_saves or keyed or writes else \
+        ("ok" if probe.of("save_site") or probe.of("write") else "n/a")
+    sites["saves"] += [e["stack"] for e in bad_saves + writes]
+    if keyed:
+        by_path = {e["path"]: e["stack"] for e in probe.of("save_site")}
+        sites["saves"] += [by_path.get(e["path"], []) for e in keyed]
+    # one voice
+    spoken = stdout.get(1, "").strip()
+    checks["voice"] = "FAIL" if spoken else ("ok" if stdout else "n/a")
+    sites["voice"] += [e["stack"] for e in probe.of("print") if e["rank"] != 0]
+    checks["python"] = "ok" if python_rc == 0 else "FAIL"
+    return checks, dict(sites)
+
+
+def _report_summary(report: dict) -> dict:
+    records = [r for f in report["files"] for r in f["records"]]
+    return {"files": len(report["files"]), "changed": sum(f["changed"] for f in report["files"]),
+            "warnings": sum(r["kind"] == "warning" for r in records),
+            "records": [(r["path"], r["line"], r["kind"], r["rewrite"], r["message"][:160]) for r in records]}
+
+
+def _scopes(path: Path, entry_is_notebook: bool) -> dict[str, tuple[int, int]]:
+    """qualname -> (first, last line) of every function of a file (a notebook: its script)."""
+    if entry_is_notebook:
+        from ddpify.notebook import to_script
+        code = to_script(path.name, path.read_bytes()).code
+    else:
+        code = path.read_text(errors="replace")
+    scopes: dict[str, tuple[int, int]] = {}
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    scopes[name] = (child.lineno, child.end_lineno or child.lineno)
+                visit(child, name + "." if isinstance(child, ast.ClassDef) else name + ".<locals>.")
+    try:
+        visit(ast.parse(code), "")
+    except SyntaxError:
+        pass
+    return scopes
+
+
+def silent(checks: dict, sites: dict, report: dict, src: Path, entry: str, copies: dict[Path, Path]) -> dict:
+    """verdict -> True when it failed and no warning of the report lies on the path of any of
+    its failing sites (see the module docstring)."""
+    warnings = defaultdict(list)  # report path (relative to the entry's folder) -> lines
+    for f in report["files"]:
+        for r in f["records"]:
+            if r["kind"] == "warning":
+                warnings[r["path"]].append(r["line"])
+    entry_dir = (src / entry).parent
+    entry_name = Path(entry).name
+    result = {}
+    for verdict, state in checks.items():
+        if state != "FAIL":
+            continue
+        stacks = [s for s in sites.get(verdict, []) if s]
+        named = False
+        for stack in stacks:
+            for path, line, qualname in stack:
+                rel = _relative(Path(path), copies, src, entry)
+                if rel is None:
+                    continue
+                rel_to_entry = os.path.relpath(src / rel, entry_dir) if rel != entry else entry_name
+                lines = warnings.get(rel_to_entry, []) + (warnings.get(entry_name, []) if rel == entry else [])
+                if not lines:
+                    continue
+                scopes = _scopes(src / rel, rel.endswith(".ipynb"))
+                if qualname == "<module>":
+                    inside = [s for s in scopes.values()]
+                    named |= any(not any(a <= ln <= b for a, b in inside) for ln in lines)
+                else:
+                    span = scopes.get(qualname)
+                    named |= span is not None and any(span[0] <= ln <= span[1] for ln in lines)
+        result[verdict] = not named
+    return result
+
+
+def _relative(path: Path, copies: dict[Path, Path], src: Path, entry: str) -> str | None:
+    """The project path (relative to the program's folder) of a frame's file, in a copy or in the
+    conversion's output (out/NAME.py is the entry; out/REL is the module REL beside the entry)."""
+    path = Path(os.path.realpath(path))
+    entry_dir = Path(entry).parent
+    for copy in copies:
+        copy = Path(os.path.realpath(copy))
+        if path.is_relative_to(copy):
+            rel = path.relative_to(copy)
+            if copy.name == "out":
+                if entry.endswith(".ipynb") and rel == Path(Path(entry).stem + ".py"):
+                    return entry
+                return str(entry_dir / rel)
+            return str(rel)
+    return None
+
+
+# --------------------------------------------------------------------------- speed
+
+def speed(entry: Path, reps: int = 3) -> dict:
+    """Files and lines the conversion reads; in-process conversion against LibCST's parse +
+    codegen of those files (medians of `reps`, alternately)."""
+    import libcst
+
+    from ddpify.convert import convert_program
+    from ddpify.notebook import is_notebook, to_script
+    from ddpify.program import load
+
+    if is_notebook(entry.name):
+        code = to_script(entry.name, entry.read_bytes()).code.encode()
+        sources = [code]
+
+        def ours():
+            from ddpify.convert import convert
+            convert(code)
+    else:
+        program = load(entry, entry.read_bytes())
+        sources = [p.path.read_bytes() for p in program.parts]
+
+        def ours():
+            convert_program(load(entry, entry.read_bytes()))
+
+    def floor():
+        for data in sources:
+            libcst.parse_module(data).code
+
+    times: dict = {ours: [], floor: []}
+    ours(), floor()
+    for _ in range(reps):
+        for fn in times:
+            start = time.perf_counter()
+            fn()
+            times[fn].append(time.perf_counter() - start)
+    a, b = statistics.median(times[ours]), statistics.median(times[floor])
+    return {"files": len(sources), "lines": sum(len(s.splitlines()) for s in sources),
+            "convert_s": round(a, 3), "floor_s": round(b, 3), "ratio": round(a / b, 2)}
+
+
+# --------------------------------------------------------------------------- table
+
+def table(rows: list[dict]) -> str:
+    head = ["program", "shape", "conv", *VERDICTS, "silent", "self", "warn", "files/lines", "ratio"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        checks = r.get("checks", {})
+        sil = [k for k, v in r.get("silent", {}).items() if v]
+        rep, sp = r.get("report", {}), r.get("speed", {})
+        conv = "-" if "convert" not in r else ("ok" if r["convert"]["rc"] == 0 else f"rc {r['convert']['rc']}")
+        cells = [r["name"], r.get("shape", ""), conv, *[checks.get(k, "-") for k in VERDICTS],
+                 ",".join(sil) or ("-" if checks else ""), str(r.get("selfcheck", "-")), str(rep.get("warnings", "-")),
+                 f"{sp['files']}/{sp['lines']}" if sp else "-", str(sp.get("ratio", "-"))]
+        if "checks" not in r:
+            cells[3] = r.get("verdict", "")
+        out.append("| " + " | ".join(cells) + " |")
+    judged = [r for r in rows if "checks" in r]
+    passed = [r for r in judged if r["verdict"] == "pass"]
+    silent_n = sum(any(r.get("silent", {}).values()) for r in judged)
+    ratios = [r["speed"]["ratio"] for r in rows if r.get("speed")]
+    out.append("")
+    out.append(f"{len(rows)} programs: {len(judged)} judged, {len(passed)} pass every check, "
+               f"{len(judged) - len(passed)} fail ({silent_n} with a silent failure), "
+               f"{len(rows) - len(judged)} not judged"
+               + (f"; conversion / LibCST floor: median {statistics.median(ratios):.2f}, max {max(ratios):.2f}"
+                  if ratios else ""))
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    b.add_argument("--cache", type=Path)
+    b.add_argument("--dest", type=Path, default=Path("/work/sweep"))
+    r = sub.add_parser("run")
+    r.add_argument("--half", choices=("tuning", "heldout"), required=True)
+    r.add_argument("--dest", type=Path, default=Path("/work/sweep"))
+    r.add_argument("--only", default="")
+    r.add_argument("--json", type=Path, help="write the rows here (JSON lines)")
+    r.add_argument("--keep", type=Path, help="keep each program's run folder here")
+    r.add_argument("--original-only", action="store_true", help="run the originals only (checks the prep)")
+    args = parser.parse_args(argv)
+    data = manifest()
+    halves = split([p["repo"] for p in data["programs"]])
+    for program in data["programs"]:
+        assert program["half"] == halves[program["repo"]], f"{program['name']}: half differs from the rule"
+    if args.command == "build":
+        failed = 0
+        for program in data["programs"]:
+            why = build_one(program, args.mirrors, args.cache, args.dest)
+            print(f"{program['name']}: {why or 'built'}")
+            failed += bool(why)
+        return 1 if failed else 0
+    only = set(filter(None, args.only.split(",")))
+    programs = [p for p in data["programs"] if p["half"] == args.half and (not only or p["name"] in only)]
+    rows = []
+    for program in programs:
+        row = run_one(program, args.dest, args.keep, args.original_only)
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)
+        if args.json:
+            with args.json.open("a") as f:
+                f.write(json.dumps(row) + "\n")
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""Stand-ins for the plotting and logging packages this machine lacks (matplotlib, PIL,
+tensorboard, tensorflow's summaries, scipy, imageio, visdom, pandas, ...; not sklearn: programs
+try it and do without): any attribute is an object
+that accepts any call, so a program's plots and logs run as no-ops, except the calls that write
+a file, which are recorded (``sitecustomize.record_write``: the process and the caller) and then
+skipped. ``torch.utils.tensorboard`` is served too (the real one imports tensorboard).
+``add_graph`` on a DistributedDataParallel raises as the real tracer does (it cannot trace the
+process group). ``install()`` puts the finder first on ``sys.meta_path``; real packages that are
+installed are never shadowed."""
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import types
+
+STUBBED = ("matplotlib", "PIL", "tensorboard_logger", "tensorboardX", "tensorflow", "scipy",
+           "imageio", "visdom", "seaborn", "skimage", "cv2", "IPython", "ipdb", "wandb", "pandas", "watermark")
+WRITES = {"savefig", "imsave", "imwrite", "mimsave", "savemat", "log_value", "configure", "add_scalar",
+          "add_scalars", "add_image", "add_images", "add_histogram", "add_text", "scalar", "image",
+          "histogram", "create_file_writer", "FileWriter", "Logger", "save", "log", "init"}
+
+
+def _record(what, path=None):
+    record = getattr(sys.modules.get("sitecustomize"), "record_write", None)
+    if record is not None:
+        record(str(path) if path is not None else what, what)
+
+
+class Anything:
+    """Accepts every call, attribute, item, iteration (empty), context and arithmetic."""
+
+    def __init__(self, name="stub"):
+        object.__setattr__(self, "_name", name)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return Anything(name)
+
+    def __call__(self, *args, **kwargs):
+        if self._name == "subplots":  # fig, ax = plt.subplots(...)
+            return Anything("figure"), Anything("axes")
+        if self._name in WRITES:
+            _record(self._name, args[0] if args and isinstance(args[0], (str, os.PathLike)) and
+                    self._name in ("savefig", "imsave", "imwrite", "mimsave", "savemat", "save") else None)
+        return Anything(self._name + "()")
+
+    def __setattr__(self, name, value):
+        pass
+
+    def __getitem__(self, key):
+        return Anything("item")
+
+    def __setitem__(self, key, value):
+        pass
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self):
+        return 0
+
+    def __bool__(self):
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __mro_entries__(self, bases):
+        return (object,)
+
+    def _same(self, *args):
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __neg__ = _same
+
+    def __float__(self):
+        return 0.0
+
+    def __int__(self):
+        return 0
+
+    def __index__(self):
+        return 0
+
+    def __repr__(self):
+        return f"<stub {self._name}>"
+
+
+class SummaryWriter:
+    """torch.utils.tensorboard.SummaryWriter / tensorboardX: records its creation as a write."""
+
+    def __init__(self, log_dir=None, comment="", *args, **kwargs):
+        self.log_dir = log_dir or os.path.join("runs", "stub" + comment)
+        _record("SummaryWriter", self.log_dir)
+        os.makedirs(self.log_dir, exist_ok=True)
+
+    def add_graph(self, model, *args, **kwargs):
+        if type(model).__name__ in ("DistributedDataParallel", "FullyShardedDataParallel"):
+            raise RuntimeError("Tried to trace <torch.distributed.ProcessGroup> but it is not part of the "
+                               "active trace (fresh-sweep stub: add_graph traces the model, as the real one)")
+
+    def __getattr__(self, name):
+        return Anything(name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class StubModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        if name in ("SummaryWriter",):
+            return SummaryWriter
+        return Anything(name)
+
+
+class _Loader(importlib.abc.Loader):
+    def create_module(self, spec):
+        module = StubModule(spec.name)
+        module.__path__ = []  # a package: its submodules are stubs too
+        module.__version__ = "0.0-stub"
+        return module
+
+    def exec_module(self, module):
+        if module.__name__ in ("torch.utils.tensorboard", "tensorboardX"):
+            module.SummaryWriter = SummaryWriter
+        if module.__name__ == "matplotlib":
+            module.use = lambda *a, **k: None
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path, target=None):
+        top = fullname.split(".")[0]
+        if fullname == "torch.utils.tensorboard" or fullname.startswith("torch.utils.tensorboard."):
+            return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=True)
+        if top not in STUBBED:
+            return None
+        if fullname == top:
+            sys.meta_path.remove(self)
+            try:
+                real = importlib.util.find_spec(top)
+            finally:
+                sys.meta_path.insert(0, self)
+            if real is not None:
+                STUBBED_REAL.add(top)
+                return None
+        elif top in STUBBED_REAL:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=True)
+
+
+STUBBED_REAL = set()
+
+
+def install():
+    sys.meta_path.insert(0, _Finder())

@@ -1,0 +1,68 @@
+"""Synthetic stand-ins for the torchvision data sets: images are float tensors (C, H, W) in [0, 1]
+with a label-dependent pattern (so a model can learn), fixed by the data set's name and split."""
+
+import os
+import zlib
+
+import torch
+
+SHAPES = {"MNIST": (1, 28, 28, 10), "FashionMNIST": (1, 28, 28, 10), "KMNIST": (1, 28, 28, 10),
+          "EMNIST": (1, 28, 28, 26), "QMNIST": (1, 28, 28, 10), "CIFAR10": (3, 32, 32, 10),
+          "CIFAR100": (3, 32, 32, 100), "SVHN": (3, 32, 32, 10), "STL10": (3, 32, 32, 10),
+          "ImageFolder": (3, 32, 32, 2), "CelebA": (3, 32, 32, 2), "FakeData": (3, 32, 32, 10),
+          "LSUN": (3, 32, 32, 2)}
+
+
+def _count(train):
+    n = int(os.environ.get("FRESH_SWEEP_SAMPLES", "256"))
+    return n if train else max(n // 4, 16)
+
+
+class VisionDataset(torch.utils.data.Dataset):
+    _name = "FakeData"
+
+    def __init__(self, root=None, train=True, transform=None, target_transform=None, download=False,
+                 split=None, size=None, image_size=None, num_classes=None, loader=None, **kwargs):
+        if split is not None:
+            train = split in ("train", "train+unlabeled", "unlabeled", "extra")
+        c, h, w, classes = SHAPES[self._name]
+        if image_size is not None:
+            c, h, w = image_size
+        classes = num_classes or classes
+        n = size or _count(train)
+        g = torch.Generator().manual_seed(zlib.crc32(f"{self._name}:{train}".encode()))
+        self.targets = torch.randint(0, classes, (n,), generator=g)
+        base = torch.rand(classes, c, h, w, generator=g)
+        noise = torch.rand(n, c, h, w, generator=g)
+        self._images = (0.6 * base[self.targets] + 0.4 * noise).clamp(0, 1)
+        self.data = (self._images * 255).to(torch.uint8).squeeze(1) if c == 1 else \
+            (self._images * 255).to(torch.uint8).permute(0, 2, 3, 1).numpy()
+        if self._name == "SVHN":
+            self.labels = self.targets.numpy()
+        self.train_data = self.test_data = self.data  # the names of torchvision < 0.2.2
+        self.train_labels = self.test_labels = self.targets
+        self.classes = [str(i) for i in range(classes)]
+        self.class_to_idx = {k: i for i, k in enumerate(self.classes)}
+        self.samples = self.imgs = [(f"{i}.png", int(t)) for i, t in enumerate(self.targets)]
+        self.root, self.train = root, train
+        self.transform, self.target_transform = transform, target_transform
+
+    def __len__(self):
+        return len(self.targets)
+
+    def __getitem__(self, index):
+        image, target = self._images[index], int(self.targets[index])
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
+
+
+def _make(name):
+    return type(name, (VisionDataset,), {"_name": name})
+
+
+for _name in SHAPES:
+    globals()[_name] = _make(_name)
+DatasetFolder = ImageFolder  # noqa: F821

@@ -1,0 +1,1 @@
+from . import inception_v3  # noqa: F401

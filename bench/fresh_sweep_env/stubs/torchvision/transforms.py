@@ -1,0 +1,123 @@
+"""Tensor-only transforms: the stub data sets yield float tensors (C, H, W) in [0, 1]."""
+
+import torch
+import torch.nn.functional as F
+
+
+class _T:
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+    def __call__(self, x):
+        return x
+
+
+class Compose:
+    def __init__(self, transforms):
+        self.transforms = transforms
+
+    def __call__(self, x):
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+
+class ToTensor(_T):
+    def __call__(self, x):
+        return x if torch.is_tensor(x) else torch.as_tensor(x, dtype=torch.float32)
+
+
+class Normalize:
+    def __init__(self, mean, std, inplace=False):
+        self.mean, self.std = mean, std
+
+    def __call__(self, x):  # per channel, as torchvision < 0.3 zipped them: extra values unused
+        mean = torch.as_tensor(self.mean, dtype=x.dtype).view(-1)[:x.shape[0]].view(-1, 1, 1)
+        std = torch.as_tensor(self.std, dtype=x.dtype).view(-1)[:x.shape[0]].view(-1, 1, 1)
+        return (x - mean) / std
+
+
+def _size(size):
+    return (size, size) if isinstance(size, int) else tuple(size)
+
+
+class Resize:
+    def __init__(self, size, *args, **kwargs):
+        self.size = size
+
+    def __call__(self, x):
+        h, w = x.shape[-2:]
+        if isinstance(self.size, int):  # the shorter side
+            size = (self.size, round(w * self.size / h)) if h <= w else (round(h * self.size / w), self.size)
+        else:
+            size = tuple(self.size)
+        return F.interpolate(x.unsqueeze(0), size=size, mode="bilinear", align_corners=False).squeeze(0)
+
+
+Scale = Resize
+
+
+class CenterCrop:
+    def __init__(self, size):
+        self.size = _size(size)
+
+    def __call__(self, x):
+        h, w = x.shape[-2:]
+        th, tw = self.size
+        if th > h or tw > w:
+            x = Resize((max(th, h), max(tw, w)))(x)
+            h, w = x.shape[-2:]
+        top, left = (h - th) // 2, (w - tw) // 2
+        return x[..., top:top + th, left:left + tw]
+
+
+class RandomCrop(CenterCrop):
+    def __init__(self, size, padding=None, *args, **kwargs):
+        super().__init__(size)
+        self.padding = padding or 0
+
+    def __call__(self, x):
+        if self.padding:
+            x = F.pad(x, (self.padding,) * 4)
+        return super().__call__(x)
+
+
+class RandomResizedCrop(Resize):
+    def __init__(self, size, *args, **kwargs):
+        super().__init__(_size(size))
+
+
+class RandomHorizontalFlip(_T):
+    pass
+
+
+RandomVerticalFlip = RandomRotation = ColorJitter = RandomAffine = RandomErasing = RandomHorizontalFlip
+AutoAugment = RandomGrayscale = GaussianBlur = RandomHorizontalFlip
+
+
+class ToPILImage(_T):
+    pass
+
+
+class Grayscale:
+    def __init__(self, num_output_channels=1):
+        self.n = num_output_channels
+
+    def __call__(self, x):
+        return x.mean(0, keepdim=True).expand(self.n, *x.shape[1:]).clone()
+
+
+class Lambda:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, x):
+        return self.fn(x)
+
+
+class Pad:
+    def __init__(self, padding, fill=0, *args, **kwargs):
+        self.padding = padding if isinstance(padding, (tuple, list)) else (padding,) * 4
+
+    def __call__(self, x):
+        return F.pad(x, tuple(self.padding) * (2 if len(self.padding) == 2 else 1), value=0.0)

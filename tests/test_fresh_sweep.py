@@ -1,0 +1,150 @@
+"""bench/fresh_sweep.py: the split rule the manifest records, the verdicts read from the probe's
+events, the silent-failure rule, and the build's prep edits (no torchrun, no public code)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.env import FIXTURES
+
+ROOT = FIXTURES.parent
+_spec = importlib.util.spec_from_file_location("fresh_sweep", ROOT / "bench" / "fresh_sweep.py")
+sweep = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sweep)
+Probe = sweep.Probe
+
+
+def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository():
+    data = sweep.manifest()
+    repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
+    assert data["split"]["tuning"] == repos[0::2] and data["split"]["heldout"] == repos[1::2]
+    for program in data["programs"]:
+        assert program["half"] == ("tuning" if program["repo"] in repos[0::2] else "heldout")
+    assert len(data["programs"]) >= 24 and len({p["name"] for p in data["programs"]}) == len(data["programs"])
+
+
+def _events(*events):
+    return Probe([dict(pid=1, **e) for e in events])
+
+
+def _pass(rank, loader, number, **info):
+    return dict(ev="pass", rank=rank, loader=loader, **{"pass": number}, **info)
+
+
+def _fetch(rank, loader, number, idx):
+    return dict(ev="fetch", rank=rank, loader=loader, **{"pass": number}, idx=idx)
+
+
+def _step(rank):
+    return dict(ev="step", rank=rank)
+
+
+def _optimizer(rank, when, sha):
+    return dict(ev="optimizer", rank=rank, model=0, when=when, sha256=sha)
+
+
+def _trained(sampler0, sampler1, idx0, idx1, sha1="a", extra=()):
+    """Two ranks, one loader of two passes feeding steps, one optimizer."""
+    events = [dict(ev="start", rank=r, argv=["x.py"]) for r in (0, 1)]
+    events += [dict(ev="made", rank=0, kind="loader", number=1, stack=[["/r/train.py", 9, "main"]]),
+               dict(ev="made", rank=0, kind="optimizer", number=0, stack=[["/r/train.py", 7, "main"]])]
+    for rank, sampler, idx in ((0, sampler0, idx0), (1, sampler1, idx1)):
+        for number, order in enumerate(idx, 1):
+            events += [_pass(rank, 1, number, **sampler), _fetch(rank, 1, number, order), _step(rank)]
+    events += [_optimizer(0, "step2", "a"), _optimizer(1, "step2", sha1),
+               _optimizer(0, "exit", "a"), _optimizer(1, "exit", sha1), *extra]
+    return _events(*events)
+
+
+DIST = {"sampler": "DistributedSampler", "num_replicas": 2, "shuffle": True}
+RANDOM = _events(_pass(0, 1, 1, sampler="RandomSampler"), _fetch(0, 1, 1, [0, 1]), _step(0))
+
+
+def test_a_sharded_reshuffled_identical_program_passes_every_check():
+    probe = _trained(dict(DIST, sampler_rank=0), dict(DIST, sampler_rank=1),
+                     [[0, 2], [2, 0]], [[1, 3], [3, 1]])
+    checks, sites = sweep.judge(probe, RANDOM, 0, {0: "loss 1\n", 1: ""}, 0)
+    assert checks == {"runs": "ok", "sharded": "ok", "reshuffled": "ok", "params": "ok", "saves": "n/a",
+                      "voice": "ok", "python": "ok"}
+
+
+def test_each_gap_fails_its_own_check_and_names_the_site():
+    whole = {"sampler": "RandomSampler"}
+    saves = [dict(ev="save_site", rank=1, path="m.pt", wrapper=False, stack=[["/r/trainer.py", 40, "Stopper.save"]]),
+             dict(ev="save", rank=0, path="m.pt", keys=["module.fc.weight"], nested={})]
+    probe = _trained(whole, whole, [[0, 1, 2, 3], [0, 1, 2, 3]], [[0, 1, 2, 3], [0, 1, 2, 3]], sha1="b",
+                     extra=saves)
+    checks, sites = sweep.judge(probe, RANDOM, 0, {0: "x\n", 1: "x\n"}, 1)
+    assert checks == {"runs": "ok", "sharded": "FAIL", "reshuffled": "FAIL", "params": "FAIL", "saves": "FAIL",
+                      "voice": "FAIL", "python": "FAIL"}
+    assert sites["sharded"] == [[["/r/train.py", 9, "main"]]] and sites["params"] == [[["/r/train.py", 7, "main"]]]
+    assert [["/r/trainer.py", 40, "Stopper.save"]] in sites["saves"]
+
+
+def test_reshuffling_is_asked_only_where_the_original_drew_at_random():
+    probe = _trained(dict(DIST, sampler_rank=0, shuffle=False), dict(DIST, sampler_rank=1, shuffle=False),
+                     [[0, 2], [0, 2]], [[1, 3], [1, 3]])
+    sequential = _events(_pass(0, 1, 1, sampler="SequentialSampler"), _fetch(0, 1, 1, [0, 1]), _step(0))
+    assert sweep.judge(probe, sequential, 0, {}, 0)[0]["reshuffled"] == "n/a"
+    assert sweep.judge(probe, RANDOM, 0, {}, 0)[0]["reshuffled"] == "FAIL"
+
+
+def test_a_failure_is_silent_unless_a_warning_lies_in_a_function_on_its_stack(tmp_path):
+    src = tmp_path / "prog"
+    src.mkdir()
+    (src / "train.py").write_text("import trainer\n\ndef main():\n    x = 1\n    trainer.fit()\n\nmain()\n")
+    (src / "trainer.py").write_text("def fit():\n    save()\n\n\ndef save():\n    pass\n")
+    copy = tmp_path / "ddp"
+    stack = [[str(copy / "trainer.py"), 6, "save"], [str(copy / "trainer.py"), 2, "fit"],
+             [str(copy / "train.py"), 5, "main"]]
+
+    def report(path, line):
+        return {"files": [{"path": path, "changed": True,
+                           "records": [{"path": path, "line": line, "kind": "warning", "rewrite": "x", "message": ""}]}]}
+
+    checks, sites = {"saves": "FAIL"}, {"saves": [stack]}
+    copies = {copy: src}
+    assert sweep.silent(checks, sites, report("trainer.py", 2), src, "train.py", copies) == {"saves": False}
+    assert sweep.silent(checks, sites, report("train.py", 4), src, "train.py", copies) == {"saves": False}
+    assert sweep.silent(checks, sites, report("train.py", 7), src, "train.py", copies) == {"saves": True}
+    assert sweep.silent(checks, {"saves": []}, report("trainer.py", 2), src, "train.py", copies) == {"saves": True}
+
+
+def _repo(tmp_path: Path) -> tuple[Path, str]:
+    mirrors = tmp_path / "mirrors"
+    work = mirrors / "someone+proj" / "repo"
+    work.mkdir(parents=True)
+    (work / "train.py").write_text("EPOCHS = 100\nprint(EPOCHS)\n")
+    run = lambda *a: subprocess.run(["git", "-C", str(work), *a], check=True, capture_output=True, text=True)
+    run("init", "-q")
+    run("add", "train.py")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    return mirrors, run("rev-parse", "HEAD").stdout.strip()
+
+
+def test_build_copies_the_files_applies_each_edit_once_and_rebuilds_from_its_cache(tmp_path):
+    mirrors, commit = _repo(tmp_path)
+    program = {"name": "p", "repo": "someone/proj", "commit": commit, "files": ["train.py"], "entry": "train.py",
+               "prep": [{"file": "train.py", "old": "EPOCHS = 100", "new": "EPOCHS = 2", "why": "budget"}]}
+    cache, dest = tmp_path / "cache", tmp_path / "sweep"
+    assert sweep.build_one(program, mirrors, cache, dest) == ""
+    assert (dest / "p" / "train.py").read_text() == "EPOCHS = 2\nprint(EPOCHS)\n"
+    assert (cache / "someone+proj" / "train.py").read_text().startswith("EPOCHS = 100")
+    assert sweep.build_one(program, tmp_path / "none", cache, tmp_path / "again") == ""
+    assert (tmp_path / "again" / "p" / "train.py").read_text().startswith("EPOCHS = 2")
+    broken = dict(program, prep=[{"file": "train.py", "old": "EPOCHS = 7", "new": "", "why": ""}])
+    assert "found 0 times, not 1" in sweep.build_one(broken, mirrors, None, tmp_path / "x")
+
+
+@pytest.mark.parametrize("name", ["DistributedSampler", "RandomSampler"])
+def test_training_loaders_are_those_a_step_follows(name):
+    probe = _events(_pass(0, 1, 1, sampler=name), _fetch(0, 1, 1, [0]), _step(0),
+                    _pass(0, 2, 1, sampler=name), _fetch(0, 2, 1, [0]))
+    assert sweep.training_loaders(probe, 0) == {1}
+    assert json.dumps(sorted(sweep.training_loaders(probe, 1))) == "[]"
