@@ -6,8 +6,8 @@ converted by `ddpify convert` and launched under `torchrun --standalone --nproc_
     .venv/bin/python bench/fresh_sweep.py run --half tuning [--dest /work/sweep] [--only NAME,...] [--json OUT]
 
 The programs are listed in bench/fresh_sweep.json (repository, commit, the files taken, entry,
-arguments, environment, and `prep`: the few literal edits that make a program run here,
-each with its reason: no GPU, no downloads, no torchvision, a short step budget). Their code
+arguments, environment, and `prep`: the few literal edits that make a program run here
+(or a file to add, `new` written `times` times, where it needs an input), each with its reason: no GPU, no downloads, no torchvision, a short step budget). Their code
 is never committed: `build` copies the files from the snapshots the library's `fetch` tool
 brings (`--mirrors`: `OWNER+NAME/repo`, a git directory) or from a folder of earlier copies
 (`--cache`: `OWNER+NAME/PATH`, filled by every build), applies the edits (each must match
@@ -37,7 +37,8 @@ Verdicts (torchrun), each `ok`, `FAIL` or `n/a`:
   indices are seen, passes whose index sets overlap by at most 1 per process (padding);
   n/a without a DataLoader in training;
 - `reshuffled`: where the original drew a training loader at random, the converted one's
-  order changes from its 1st to its 2nd pass on rank 0; n/a with one pass;
+  order changes from its 1st to its 2nd pass on rank 0 (where worker processes fetch, unseen:
+  its sampler's `epoch` changes); n/a with one pass;
 - `params`: every optimizer's parameters are bitwise identical on both ranks after its 2nd
   step and at exit (the test probe's checksums);
 - `saves`: no `torch.save` and no file write (open for writing, images, plots, loggers) on
@@ -138,7 +139,7 @@ def build_one(program: dict, mirrors: Path, cache: Path | None, dest: Path) -> s
         text = path.read_text() if path.exists() else ""
         if "old" not in edit:  # a new file (synthetic data)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(edit["new"])
+            path.write_text(edit["new"] * edit.get("times", 1))
             continue
         count = edit.get("count", 1)
         if text.count(edit["old"]) != count:
@@ -330,14 +331,20 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     random_before = any(e.get("sampler") in RANDOM_SAMPLERS for e in original.of("pass")
                         if e["loader"] in training_loaders(original, 0))
     orders = [[p.indices for p in passes.get((0, loader), []) if p.indices] for loader in sorted(train)]
+    epochs = {loader: [e["epoch"] for e in sorted(probe.of("pass_epoch", 0), key=lambda e: e["number"] or 0)
+                       if e["loader"] == loader] for loader in train}
     if not random_before or not train:
         checks["reshuffled"] = "n/a"
-    elif not any(len(o) >= 2 for o in orders):
-        checks["reshuffled"] = "n/a"  # one pass only (or indices not seen: worker processes)
-    else:
+    elif any(len(o) >= 2 for o in orders):
         same = [loader for loader, o in zip(sorted(train), orders) if len(o) >= 2 and o[0] == o[1]]
         checks["reshuffled"] = "FAIL" if same else "ok"
         sites["reshuffled"] += [made.get(("loader", loader), []) for loader in same]
+    elif any(len(e) >= 2 and e[0] is not None for e in epochs.values()):  # indices unseen: the sampler's epoch
+        same = [loader for loader, e in epochs.items() if len(e) >= 2 and e[0] == e[1]]
+        checks["reshuffled"] = "FAIL" if same else "ok"
+        sites["reshuffled"] += [made.get(("loader", loader), []) for loader in same]
+    else:
+        checks["reshuffled"] = "n/a"  # one pass only, or an unsharded loader whose indices are unseen
     # params
     differ = []
     for when in ("step2", "exit"):

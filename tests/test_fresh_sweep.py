@@ -148,3 +148,14 @@ def test_training_loaders_are_those_a_step_follows(name):
                     _pass(0, 2, 1, sampler=name), _fetch(0, 2, 1, [0]))
     assert sweep.training_loaders(probe, 0) == {1}
     assert json.dumps(sorted(sweep.training_loaders(probe, 1))) == "[]"
+
+
+@pytest.mark.parametrize("epochs, verdict", [((0, 1), "ok"), ((0, 0), "FAIL")])
+def test_where_workers_hide_the_indices_the_sampler_epoch_tells_a_reshuffle(epochs, verdict):
+    events = []
+    for rank in (0, 1):
+        for number, epoch in enumerate(epochs, 1):
+            events += [_pass(rank, 1, number, **DIST, sampler_rank=rank),
+                       dict(ev="pass_epoch", rank=rank, loader=1, number=number, epoch=epoch), _step(rank)]
+    checks, _ = sweep.judge(_events(*events), RANDOM, 0, {}, 0)
+    assert checks["sharded"] == "ok" and checks["reshuffled"] == verdict

@@ -5,6 +5,8 @@ judging a program from the outside and naming the code behind a failed check:
 
 * ``made`` (a DataLoader or an optimizer built): its number in the test probe's order and the
   user's stack where it was built (the runtime's ``shard_loader`` rebuilds a loader: its caller);
+* ``pass_epoch`` (a loader's pass): its sampler's ``epoch`` (what ``set_epoch`` set), for the
+  loaders whose indices the test probe cannot see (worker processes fetch them);
 * ``save_site`` (torch.save): the user's stack, and whether the object saved holds a
   DistributedDataParallel (a whole-model save of the wrapper);
 * ``write`` (a file a program writes itself: ``open`` for writing, called from the user's code,
@@ -87,7 +89,18 @@ def _extras():
                    wrapper=_holds_wrapper(obj), stack=_user_stack(2))
         return save(obj, f, *args, **kwargs)
 
+    loader_iter = DataLoader.__iter__
+
+    def epoch_of_pass(self):
+        iterator = loader_iter(self)
+        sampler = getattr(self.batch_sampler, "sampler", None) or self.sampler
+        probe._log("pass_epoch", loader=getattr(self, "_ddpify_probe_number", None),
+                   number=getattr(self, "_ddpify_probe_passes", None), epoch=getattr(sampler, "epoch", None),
+                   seed=getattr(sampler, "seed", None))
+        return iterator
+
     DataLoader.__init__ = made_loader
+    DataLoader.__iter__ = epoch_of_pass
     torch.optim.Optimizer.__init__ = made_optimizer
     torch.save = saved
 
