@@ -256,7 +256,7 @@ def run_original(program: dict, src: Path, tmp: Path, timeout: float) -> tuple[i
     shutil.copytree(src, orig)
     entry = orig / program["entry"]
     if entry.suffix == ".ipynb":
-        from ddpify.notebook import to_script
+        from ddpify.inputs.notebook import to_script
         script = entry.with_name(entry.stem + "_original.py")
         script.write_text(to_script(entry.name, entry.read_bytes()).code)
         entry = script
@@ -384,7 +384,7 @@ def _report_summary(report: dict) -> dict:
 def _scopes(path: Path, entry_is_notebook: bool) -> dict[str, tuple[int, int]]:
     """qualname -> (first, last line) of every function of a file (a notebook: its script)."""
     if entry_is_notebook:
-        from ddpify.notebook import to_script
+        from ddpify.inputs.notebook import to_script
         code = to_script(path.name, path.read_bytes()).code
     else:
         code = path.read_text(errors="replace")
@@ -407,12 +407,13 @@ def _scopes(path: Path, entry_is_notebook: bool) -> dict[str, tuple[int, int]]:
 def silent(checks: dict, sites: dict, report: dict, src: Path, entry: str, copies: dict[Path, Path]) -> dict:
     """verdict -> True when it failed and no warning of the report lies on the path of any of
     its failing sites (see the module docstring)."""
-    warnings = defaultdict(list)  # report path (relative to the entry's folder) -> lines
+    entry_dir = (src / entry).parent
+    warnings = defaultdict(list)  # path relative to the entry's folder -> lines
     for f in report["files"]:
         for r in f["records"]:
             if r["kind"] == "warning":
-                warnings[r["path"]].append(r["line"])
-    entry_dir = (src / entry).parent
+                path = os.path.relpath(r["path"], entry_dir) if os.path.isabs(r["path"]) else r["path"]
+                warnings[path].append(r["line"])
     entry_name = Path(entry).name
     result = {}
     for verdict, state in checks.items():
@@ -465,8 +466,8 @@ def speed(entry: Path, reps: int = 3) -> dict:
     import libcst
 
     from ddpify.convert import convert_program
-    from ddpify.notebook import is_notebook, to_script
-    from ddpify.program import load
+    from ddpify.inputs.notebook import is_notebook, to_script
+    from ddpify.inputs.program import load
 
     if is_notebook(entry.name):
         code = to_script(entry.name, entry.read_bytes()).code.encode()

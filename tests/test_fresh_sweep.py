@@ -112,6 +112,7 @@ def test_a_failure_is_silent_unless_a_warning_lies_in_a_function_on_its_stack(tm
     copies = {copy: src}
     assert sweep.silent(checks, sites, report("trainer.py", 2), src, "train.py", copies) == {"saves": False}
     assert sweep.silent(checks, sites, report("train.py", 4), src, "train.py", copies) == {"saves": False}
+    assert sweep.silent(checks, sites, report(str(src / "train.py"), 4), src, "train.py", copies) == {"saves": False}
     assert sweep.silent(checks, sites, report("train.py", 7), src, "train.py", copies) == {"saves": True}
     assert sweep.silent(checks, {"saves": []}, report("trainer.py", 2), src, "train.py", copies) == {"saves": True}
 
