@@ -45,7 +45,9 @@ Verdicts (torchrun), each `ok`, `FAIL` or `n/a`:
   rank 1; no saved key starting with `module.`; no DistributedDataParallel saved whole;
 - `voice`: rank 1 writes nothing on stdout;
 - `python`: the converted program exits 0 under plain `python`.
-`selfcheck`: the problems the runtime's own check (issue 28) printed, if any (information,
+`wrapped` (information): `no` where an optimizer steps parameters of no DDP- or FSDP-wrapped
+module after its 2nd step (identical data on every process keeps such replicas equal, so
+`params` can pass). `selfcheck`: the problems the runtime's own check (issue 28) printed, if any (information,
 not a verdict). A failed verdict is `silent` when the conversion's report has no warning on its
 path: none in a function (or, for module-level code, at the module level) of a file on the
 user's stack at the failing site (the loader's or optimizer's construction, the save, the
@@ -238,7 +240,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         if (tmp / "verify.json").exists():
             row["selfcheck_json"] = _tail((tmp / "verify.json").read_text(), 20)
         row["silent"] = silent(row["checks"], sites, report, src, entry, {out_dir: src, ddp: src, py: src})
-        row["sites"] = {k: v[:3] for k, v in sites.items() if row["checks"].get(k) == "FAIL"}
+        row["sites"] = {k: v[:3] for k, v in sites.items() if row["checks"].get(k) in ("FAIL", "no")}
         failed = [k for k in VERDICTS if row["checks"].get(k) == "FAIL"]
         row["verdict"] = "pass" if not failed else "FAIL: " + ", ".join(failed)
         return row
@@ -354,6 +356,10 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     steps2 = probe.optimizers("step2")
     checks["params"] = "FAIL" if differ else ("ok" if steps2 else "n/a")
     sites["params"] += [made.get(("optimizer", n), []) for n in sorted(set(differ))]
+    # wrapped (information, not one of issue 27's verdicts): optimizers that step bare parameters
+    bare = sorted({e["number"] for e in probe.of("coverage", 0) if e["bare"]})
+    checks["wrapped"] = "no" if bare else ("ok" if probe.of("coverage", 0) else "n/a")
+    sites["wrapped"] = [made.get(("optimizer", n), []) for n in bare]
     # saves and writes
     bad_saves = [e for e in probe.of("save_site") if e["rank"] != 0 or e.get("wrapper")]
     keyed = [e for e in probe.saves() if any(str(k).startswith("module.") for k in
@@ -417,7 +423,7 @@ def silent(checks: dict, sites: dict, report: dict, src: Path, entry: str, copie
     entry_name = Path(entry).name
     result = {}
     for verdict, state in checks.items():
-        if state != "FAIL":
+        if state not in ("FAIL", "no"):
             continue
         stacks = [s for s in sites.get(verdict, []) if s]
         named = False
@@ -502,7 +508,7 @@ def speed(entry: Path, reps: int = 3) -> dict:
 # --------------------------------------------------------------------------- table
 
 def table(rows: list[dict]) -> str:
-    head = ["program", "shape", "conv", *VERDICTS, "silent", "self", "warn", "files/lines", "ratio"]
+    head = ["program", "shape", "conv", *VERDICTS, "silent", "wrapped", "self", "warn", "files/lines", "ratio"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         checks = r.get("checks", {})
@@ -510,14 +516,14 @@ def table(rows: list[dict]) -> str:
         rep, sp = r.get("report", {}), r.get("speed", {})
         conv = "-" if "convert" not in r else ("ok" if r["convert"]["rc"] == 0 else f"rc {r['convert']['rc']}")
         cells = [r["name"], r.get("shape", ""), conv, *[checks.get(k, "-") for k in VERDICTS],
-                 ",".join(sil) or ("-" if checks else ""), str(r.get("selfcheck", "-")), str(rep.get("warnings", "-")),
+                 ",".join(sil) or ("-" if checks else ""), checks.get("wrapped", "-"), str(r.get("selfcheck", "-")), str(rep.get("warnings", "-")),
                  f"{sp['files']}/{sp['lines']}" if sp else "-", str(sp.get("ratio", "-"))]
         if "checks" not in r:
             cells[3] = r.get("verdict", "")
         out.append("| " + " | ".join(cells) + " |")
     judged = [r for r in rows if "checks" in r]
     passed = [r for r in judged if r["verdict"] == "pass"]
-    silent_n = sum(any(r.get("silent", {}).values()) for r in judged)
+    silent_n = sum(any(v for k, v in r.get("silent", {}).items() if k in VERDICTS) for r in judged)
     ratios = [r["speed"]["ratio"] for r in rows if r.get("speed")]
     out.append("")
     out.append(f"{len(rows)} programs: {len(judged)} judged, {len(passed)} pass every check, "

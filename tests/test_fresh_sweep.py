@@ -71,7 +71,7 @@ def test_a_sharded_reshuffled_identical_program_passes_every_check():
                      [[0, 2], [2, 0]], [[1, 3], [3, 1]])
     checks, sites = sweep.judge(probe, RANDOM, 0, {0: "loss 1\n", 1: ""}, 0)
     assert checks == {"runs": "ok", "sharded": "ok", "reshuffled": "ok", "params": "ok", "saves": "n/a",
-                      "voice": "ok", "python": "ok"}
+                      "voice": "ok", "python": "ok", "wrapped": "n/a"}
 
 
 def test_each_gap_fails_its_own_check_and_names_the_site():
@@ -82,7 +82,7 @@ def test_each_gap_fails_its_own_check_and_names_the_site():
                      extra=saves)
     checks, sites = sweep.judge(probe, RANDOM, 0, {0: "x\n", 1: "x\n"}, 1)
     assert checks == {"runs": "ok", "sharded": "FAIL", "reshuffled": "FAIL", "params": "FAIL", "saves": "FAIL",
-                      "voice": "FAIL", "python": "FAIL"}
+                      "voice": "FAIL", "python": "FAIL", "wrapped": "n/a"}
     assert sites["sharded"] == [[["/r/train.py", 9, "main"]]] and sites["params"] == [[["/r/train.py", 7, "main"]]]
     assert [["/r/trainer.py", 40, "Stopper.save"]] in sites["saves"]
 
@@ -160,3 +160,13 @@ def test_where_workers_hide_the_indices_the_sampler_epoch_tells_a_reshuffle(epoc
                        dict(ev="pass_epoch", rank=rank, loader=1, number=number, epoch=epoch), _step(rank)]
     checks, _ = sweep.judge(_events(*events), RANDOM, 0, {}, 0)
     assert checks["sharded"] == "ok" and checks["reshuffled"] == verdict
+
+
+def test_an_optimizer_stepping_bare_parameters_is_told_apart_from_a_wrapped_one():
+    probe = _trained(dict(DIST, sampler_rank=0), dict(DIST, sampler_rank=1), [[0, 2], [2, 0]], [[1, 3], [3, 1]],
+                     extra=[dict(ev="coverage", rank=0, number=0, params=4, bare=4, shapes=[[2, 2]])])
+    checks, sites = sweep.judge(probe, RANDOM, 0, {}, 0)
+    assert checks["params"] == "ok" and checks["wrapped"] == "no" and sites["wrapped"] == [[["/r/train.py", 7, "main"]]]
+    covered = _trained(dict(DIST, sampler_rank=0), dict(DIST, sampler_rank=1), [[0, 2], [2, 0]], [[1, 3], [3, 1]],
+                       extra=[dict(ev="coverage", rank=0, number=0, params=4, bare=0, shapes=[])])
+    assert sweep.judge(covered, RANDOM, 0, {}, 0)[0]["wrapped"] == "ok"

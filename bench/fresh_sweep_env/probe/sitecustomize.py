@@ -7,6 +7,8 @@ judging a program from the outside and naming the code behind a failed check:
   user's stack where it was built (the runtime's ``shard_loader`` rebuilds a loader: its caller);
 * ``pass_epoch`` (a loader's pass): its sampler's ``epoch`` (what ``set_epoch`` set), for the
   loaders whose indices the test probe cannot see (worker processes fetch them);
+* ``coverage`` (an optimizer's 2nd step): how many of the parameters it steps belong to no
+  DDP- or FSDP-wrapped module (issue 28's first check, seen from outside);
 * ``save_site`` (torch.save): the user's stack, and whether the object saved holds a
   DistributedDataParallel (a whole-model save of the wrapper);
 * ``write`` (a file a program writes itself: ``open`` for writing, called from the user's code,
@@ -99,8 +101,20 @@ def _extras():
                    seed=getattr(sampler, "seed", None))
         return iterator
 
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    def coverage(optimizer, args, kwargs):
+        if getattr(optimizer, "_ddpify_probe_steps", None) == 2:  # the test probe's hook ran first
+            wrapped = {id(p) for _, m in probe._WRAPPED for p in m.parameters()}
+            wrapped |= {id(p) for m in probe._SHARDED for p in m.parameters()}
+            params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
+            bare = [p for p in params if id(p) not in wrapped]
+            probe._log("coverage", number=probe._OPTIMIZERS.index(optimizer), params=len(params), bare=len(bare),
+                       shapes=[list(p.shape) for p in bare[:4]])
+
     DataLoader.__init__ = made_loader
     DataLoader.__iter__ = epoch_of_pass
+    register_optimizer_step_post_hook(coverage)
     torch.optim.Optimizer.__init__ = made_optimizer
     torch.save = saved
 
