@@ -227,12 +227,21 @@ class Ranks(Script):
     def rank_return_guard(self, node: cst.CSTNode) -> cst.If | None:
         """The rank test of an `if rank != 0: return` earlier in `node`'s function (not around
         `node`): the ranks that return never reach `node`."""
-        func = self.facts.scope(node)
-        for r in self.facts.returns:
-            guard = self.rank_guard(r) if self.facts.scope(r) is func and self.facts.before(r, node) else None
-            if guard is not None and not self.facts.is_inside(node, guard):
+        f = self.facts
+        for r, guard in self._rank_returns.get(f.scope(node), ()):
+            if f.before(r, node) and not f.is_inside(node, guard):
                 return guard
         return None
+
+    @cached_property
+    def _rank_returns(self) -> dict:
+        """Each function's `return`s under a rank test, with that test's `if`."""
+        found: dict = {}
+        for r in self.facts.returns:
+            guard = self.rank_guard(r)
+            if guard is not None:
+                found.setdefault(self.facts.scope(r), []).append((r, guard))
+        return found
 
     def entry_point(self, func: cst.FunctionDef) -> bool:
         """Is `func` run by this script: called here, or handed on by name (`mp.spawn(worker, ...)`)?

@@ -239,6 +239,8 @@ def _no_sync_items(ctx: Context):
         elif isinstance(expr, cst.Name) and depth and (ref := f.ref(expr)) is not None:
             for source in f.sources(ref):
                 yield from entered(source, depth - 1)
+    if not any(mt.is_method_call(c, "no_sync") for c in f.calls):
+        return
     for node in f.parents:
         if isinstance(node, cst.With):
             for item in node.items:

@@ -159,20 +159,20 @@ def wrap_before_device(ctx: Context) -> Iterator[Hit]:
     model it wraps was not moved before the wrap.
     """
     f = ctx.facts
-    for wrap in ctx.calls_of(DDP):
+    moves = [c for c in f.calls if mt.is_method_call(c, "to", "cuda") and dotted(c.func.value)]
+    for wrap in ctx.calls_of(DDP) if moves else ():
         inner = mt.positional(wrap, 0)
-        targets = [t for t, v, _ in f.assigns if v is wrap and dotted(t)]
-        if inner is None or not targets or _moved(ctx, inner.value, wrap):
+        names = {f.code(t) for t, v, _ in f.assigns if v is wrap and dotted(t)}
+        later = [c for c in moves if dotted(c.func.value) in names and f.before(wrap, c) and not _dtype_only(f, c)]
+        if inner is None or not later or _moved(ctx, inner.value, wrap, moves):
             continue
-        names = {f.code(t) for t in targets}
-        for call in f.calls:
-            if mt.is_method_call(call, "to", "cuda") and f.code(call.func.value) in names and f.before(wrap, call) \
-                    and not _dtype_only(f, call) and ctx.holds_ddp(call.func.value) is not None:
+        for call in later:
+            if ctx.holds_ddp(call.func.value) is not None:
                 yield Hit(call, f"`{f.code(call.func.value)}` is moved after DDP wrapped it: DDP set up its "
                                 "buckets for the parameters where they were; move the model before wrapping it")
 
 
-def _moved(ctx: Context, model: cst.BaseExpression, wrap: cst.Call) -> bool:
+def _moved(ctx: Context, model: cst.BaseExpression, wrap: cst.Call, moves: list[cst.Call]) -> bool:
     """Was `model` put on a device before `wrap`: `DDP(net.cuda())`, `net.to(device)` before it,
     `net = Net().to(device)`, or built there (`Net(device=...)`)? A parameter, or what a helper
     of this file returns, counts as placed (by the caller, by the helper)."""
@@ -186,10 +186,8 @@ def _moved(ctx: Context, model: cst.BaseExpression, wrap: cst.Call) -> bool:
     ref = f.ref(model)
     if ref is None or isinstance(ref.scope, cst.FunctionDef) and name in {p.name.value for p in ref.scope.params.params}:
         return True  # handed in: placed by the caller
-    moves = [c for c in f.calls if mt.is_method_call(c, "to", "cuda") and f.before(c, wrap) and (
-        f.code(c.func.value) == name or any(mt.is_method_call(s, "to", "cuda") for s in mt.findall(c, cst.Call)))]
     built = [v for _, v, s in f.writes(ref) if f.before(s, wrap)]
-    return any(f.code(c.func.value) == name for c in moves) or any(
+    return any(dotted(c.func.value) == name and f.before(c, wrap) for c in moves) or any(
         mt.findall(v, cst.Call, lambda c: mt.is_method_call(c, "to", "cuda")) for v in built) or not built
 
 
