@@ -134,16 +134,20 @@ class Ranks(Script):
         `rank == 0`, `dist.get_rank() != 0`, `is_main_process()`, `args.local_rank in [-1, 0]`, a
         name assigned such a test (`master = rank == 0`); not a comparison with -1 or None
         (`args.local_rank != -1` asks whether the run is distributed, the same everywhere)."""
+        if isinstance(test, cst.Comparison) and isinstance(test.left, cst.SimpleString) and all(
+                isinstance(t.operator, (cst.In, cst.NotIn)) for t in test.comparisons):
+            return False  # `"SLURM_PROCID" in os.environ`: which keys there are, not what they hold
         if isinstance(test, cst.Comparison) and (rank_word(test.left) or self._reads_rank_environment(test.left)) and all(
                 _minus_one_or_none(t.comparator) and isinstance(t.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
                 for t in test.comparisons):
             return False
         if isinstance(test, (cst.Name, cst.Attribute)):
-            if rank_word(test):
-                return True
             ref = self.facts.ref(test)
-            return depth > 0 and ref is not None and any(
-                self.rank_dependent(s, depth - 1) for s in self.facts.sources(ref))
+            sources = self.facts.sources(ref) if ref is not None else []
+            if sources and depth > 0:  # what it holds, not what it is called (`do_multi_rank_gather`)
+                return any(self.rank_dependent(s, depth - 1) for s in sources)
+            return rank_word(test) or bool(sources) and any(rank_word(n) for s in sources
+                                                             for n in mt.findall(s, (cst.Name, cst.Attribute)))
         entries = self.dict_entries(test)
         if entries is not None:  # `cfg["amp"]` of `cfg = {"amp": True, "main": rank == 0}`: that entry only
             return any(self.rank_dependent(e, depth) for e in entries)
@@ -229,15 +233,39 @@ class Ranks(Script):
         `node`): the ranks that return never reach `node`."""
         f = self.facts
         for r, guard in self._rank_returns.get(f.scope(node), ()):
-            if f.before(r, node) and not f.is_inside(node, guard):
+            if f.before(r, node) and not f.is_inside(node, guard) and not self._excluded(node, guard.test):
                 return guard
         return None
 
+    def _excluded(self, node: cst.CSTNode, returned: cst.BaseExpression) -> bool:
+        """Does `node` run only where a condition of the return's test is false, so the ranks
+        that returned would not reach it anyway: `if not use_fsdp and not is_rank0: return` ...
+        `if use_fsdp: dist.broadcast(...)`?"""
+        f = self.facts
+        conditions = {f.code(c) for c in _conjuncts(returned)}
+        child = node
+        for anc in f.ancestors(node):
+            if isinstance(anc, cst.If) and child is not anc.test:
+                test, negated = anc.test, False
+                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    test, negated = test.expression, True
+                # in the body of `if X:` where the return needs `not X`, or in the else of `if X:` where it needs X
+                in_body = child is anc.body
+                needs = f"not {f.code(test)}" if in_body != negated else f.code(test)
+                if needs in conditions:
+                    return True
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            child = anc
+        return False
+
     @cached_property
     def _rank_returns(self) -> dict:
-        """Each function's `return`s under a rank test, with that test's `if`."""
+        """Each function's `return`s under a rank test, with that test's `if` (not error exits)."""
         found: dict = {}
         for r in self.facts.returns:
+            if _error_code(r.value):
+                continue  # `return -1` after an error: the job is failing there, not waiting
             guard = self.rank_guard(r)
             if guard is not None:
                 found.setdefault(self.facts.scope(r), []).append((r, guard))
@@ -274,6 +302,12 @@ class Ranks(Script):
                 node.func, "get") and f.qualify(node.func.value) == "os.environ"):
             return string_value(node.args[0].value)
         return None
+
+
+def _error_code(value: cst.BaseExpression | None) -> bool:
+    """`-1`, `-2`: what a function returns to say it failed."""
+    return isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
+        and isinstance(value.expression, cst.Integer)
 
 
 def _minus_one_or_none(node: cst.CSTNode) -> bool:

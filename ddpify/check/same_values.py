@@ -60,7 +60,8 @@ class SameValues(Ranks):
 
     def _shared(self, node: cst.CSTNode, proving: frozenset) -> bool:
         f = self.facts
-        if isinstance(node, (cst.Name, cst.Attribute)) and rank_word(node) or self.is_global_rank(node):
+        if isinstance(node, (cst.Name, cst.Attribute)) and rank_word(node) and not self._assigned(node) \
+                or self.is_global_rank(node):
             return False  # `args.local_rank`, `dist.get_rank()`: each process has its own
         entries = self.dict_entries(node)
         if entries is not None:
@@ -114,6 +115,11 @@ class SameValues(Ranks):
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg)))
+
+    def _assigned(self, node: cst.CSTNode) -> bool:
+        """Does the script assign `node` (so what it holds tells, not what it is called)?"""
+        ref = self.facts.ref(node)
+        return ref is not None and bool(self.facts.sources(ref))
 
     def _counts(self, name: cst.CSTNode) -> bool:
         """`idx` of `for idx in pbar` where `pbar` is a `range(...)`, on some ranks wrapped in a

@@ -531,7 +531,8 @@ class Facts:
         return self._same(expr, frozenset())
 
     def _same(self, node: cst.CSTNode, proving: frozenset) -> bool:
-        if isinstance(node, (cst.Name, cst.Attribute)) and rank_word(node):
+        if isinstance(node, (cst.Name, cst.Attribute)) and rank_word(node) and not (
+                isinstance(node, cst.Name) and (ref := self.ref(node)) is not None and self.writes(ref)):
             return False  # `args.local_rank`: an argument, but each process is given its own
         if isinstance(node, cst.Name):
             return self._same_name(node, proving)
