@@ -101,7 +101,8 @@ class SameValues(Ranks):
             arguments = all(self._shared(a.value, proving) for a in node.args)
             if mt.is_call_of(node, "len") and len(node.args) == 1 and self._data(node.args[0].value):
                 return True  # `len(train_sampler)`: a distributed sampler gives every process as many
-            if dotted(node.func) in f.classes or dotted(node.func) in f.PURE_BUILTINS:  # `Config()`, `int(x)`
+            if dotted(node.func) in f.classes or dotted(node.func) in f.PURE_BUILTINS \
+                    or mt.is_call_of(node, "getattr", "hasattr"):  # `Config()`, `int(x)`, `getattr(args, "fsdp", False)`
                 return arguments
             funcs = f.user_functions(node)
             if funcs:  # `args = get_args()`: what it returns

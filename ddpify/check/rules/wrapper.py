@@ -43,12 +43,14 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     if not ctx.ddp_refs:
         return
     wrap_tests = _wrap_tests(ctx)
+    containers = _containers(ctx)
     for attr in f.attributes:
         name = attr.attr.value
         if ctx.module_api(name):
             continue
         holds = ctx.holds_ddp(attr.value)
-        if holds is None or _assigned(ctx, attr) or _probed(ctx, attr) or _unwrapped_branch(ctx, attr, wrap_tests):
+        if holds is None or _assigned(ctx, attr) or _probed(ctx, attr) or _unwrapped_branch(ctx, attr, wrap_tests) \
+                or holds != WRAPPER and f.code(attr.value) in containers:
             continue
         owner = f.code(attr.value)
         yield Hit(attr, f"`{owner}` holds the DDP wrapper, which has no `{name}`: use `{owner}.module.{name}`",
@@ -77,6 +79,15 @@ def _probed(ctx: Context, attr: cst.Attribute) -> bool:
         if isinstance(anc, (cst.Try, cst.FunctionDef)):
             return isinstance(anc, cst.Try)
     return False
+
+
+def _containers(ctx: Context) -> set[str]:
+    """Names the script treats as holding the model rather than being it: it wraps their
+    attribute (`algo.model = DDP(algo.model)`). Where such a name is also wrapped itself on some
+    other path only, that path is not the one to judge its reads by."""
+    f = ctx.facts
+    return {f.code(t.value) for wrap in ctx.calls_of(DDP) for t, v, _ in f.assigns
+            if v is wrap and isinstance(t, cst.Attribute) and dotted(t.value)}
 
 
 def _wrap_tests(ctx: Context) -> set[str]:
