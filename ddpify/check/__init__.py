@@ -51,6 +51,7 @@ class Finding:
 class Report:
     findings: list[Finding] = field(default_factory=list)
     note: str | None = None  # about the whole file (a single-GPU script), not a finding
+    distributed: bool = False  # checked as DDP code (it uses torch.distributed, or a DDP script imports it)
 
 
 @dataclass
@@ -72,24 +73,29 @@ def select(codes_in: frozenset[str] | None = None, codes_out: frozenset[str] = f
 BUGS = select()
 
 
-def check(source: str | bytes, rules: tuple[Rule, ...] = BUGS, program: Program | None = None) -> Report:
+def check(source: str | bytes, rules: tuple[Rule, ...] = BUGS, program: Program | None = None,
+          imported_by_ddp: bool = False) -> Report:
     """Check one script; given the `program` it starts (ddpify.inputs.program), with the facts of every
     module it imports (a backward in trainer.py, a DDP wrap in a helper), reporting what is in
-    the script itself. Raises `libcst.ParserSyntaxError` (or `SyntaxError` for bytes that do not
+    the script itself. `imported_by_ddp`: a distributed script imports this module, so its code
+    runs in every process even where it never names torch.distributed (a helper's
+    `torch.load`). Raises `libcst.ParserSyntaxError` (or `SyntaxError` for bytes that do not
     decode) on code that does not parse."""
-    run = _Run(source, rules, program)
+    run = _Run(source, rules, program, imported_by_ddp)
     found = {Finding(code, line, column, hit.message, hit.fix is not None) for code, hit, (line, column) in run.hits}
-    return Report(sorted(found, key=lambda f: (f.line, f.column, f.code)), run.note)
+    return Report(sorted(found, key=lambda f: (f.line, f.column, f.code)), run.note, run.context.distributed)
 
 
-def fix(source: str | bytes, rules: tuple[Rule, ...] = BUGS, program: Program | None = None) -> Fixed:
+def fix(source: str | bytes, rules: tuple[Rule, ...] = BUGS, program: Program | None = None,
+        imported_by_ddp: bool = False) -> Fixed:
     """Apply the fixes of the findings `# noqa` does not silence; the report is of the fixed code.
-    With a `program`, `source` is its entry's code and only the entry is fixed."""
+    With a `program`, `source` is its entry's code and only the entry is fixed. `imported_by_ddp`:
+    as for `check`."""
     data = source.encode("utf-8") if isinstance(source, str) else source
-    run = _Run(data, rules, program)
+    run = _Run(data, rules, program, imported_by_ddp)
     fixes = [(code, hit) for code, hit, _ in run.hits if hit.fix is not None]
     if not fixes:
-        return Fixed(data, 0, check(data, rules, program))
+        return Fixed(data, 0, check(data, rules, program, imported_by_ddp))
     edits = edit_set.Edits(run.module)
     for code, hit in fixes:
         hit.fix(edits.for_rewrite(code))
@@ -99,20 +105,21 @@ def fix(source: str | bytes, rules: tuple[Rule, ...] = BUGS, program: Program | 
         code = edit_set.apply_part(run.module, edits, run.context.facts.parents).code
     compile(code, "<ddpify check --fix>", "exec")  # a fix that breaks the code is our bug: write nothing
     output = code.encode(run.module.encoding)
-    return Fixed(output, len(fixes), check(output, rules, program and program.with_entry(output)))
+    return Fixed(output, len(fixes), check(output, rules, program and program.with_entry(output), imported_by_ddp))
 
 
 class _Run:
     """One script parsed and checked: its (code, hit, (line, column)) triples that `# noqa`
     does not silence, or the note that it is not distributed."""
 
-    def __init__(self, source: str | bytes, rules: tuple[Rule, ...], program: Program | None = None) -> None:
+    def __init__(self, source: str | bytes, rules: tuple[Rule, ...], program: Program | None = None,
+                 imported_by_ddp: bool = False) -> None:
         if program is None:
             self.module = parse_module(source)
-            self.context = Context(Facts(self.module))
+            self.context = Context(Facts(self.module), imported_by_ddp)
         else:  # the facts of the whole program; the findings of the entry's own code
             self.module = program.parts[0].module
-            self.context = Context(Facts(program.merged, program))
+            self.context = Context(Facts(program.merged, program), imported_by_ddp)
         self.hits: list[tuple[str, Hit, tuple[int, int]]] = []
         self.note = None
         if not self.context.distributed:

@@ -27,8 +27,8 @@ GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK
 class Ranks(Script):
     """The rank questions of `Context`, each answer kept."""
 
-    def __init__(self, facts: Facts) -> None:
-        super().__init__(facts)
+    def __init__(self, facts: Facts, imported_by_ddp: bool = False) -> None:
+        super().__init__(facts, imported_by_ddp)
         self._global: dict[cst.CSTNode, bool] = {}
         self._collective: dict[cst.CSTNode, bool] = {}
         self._rank_tests: dict[cst.If, bool] = {}

@@ -27,15 +27,19 @@ class Script:
     """One script's facts (a star import of the project's utilities assumed to bring the usual
     names) and the lookups every question uses."""
 
-    def __init__(self, facts: Facts) -> None:
+    def __init__(self, facts: Facts, imported_by_ddp: bool = False) -> None:
         self.facts = facts
+        self.imported_by_ddp = imported_by_ddp  # a module a distributed script of the same run imports
         if facts.imports.stars:
             _assume_star_imports(facts)
 
     @cached_property
     def distributed(self) -> bool:
-        """Does the script use torch.distributed, DDP or ddpify_runtime itself?"""
+        """Does the script use torch.distributed, DDP or ddpify_runtime itself, or is it a module
+        that a distributed script imports (its code runs in every process of that job)?"""
         f = self.facts
+        if self.imported_by_ddp:
+            return True
         imported = {CANONICAL.get(v, v) for v in f.imports.aliases.values()}
         return f.imports.imports_module("torch.distributed") or f.imports.imports_module("ddpify_runtime") or \
             bool(imported & {DDP, SAMPLER}) or any(f.qualify(c.func) in (DDP, SAMPLER) for c in f.calls)

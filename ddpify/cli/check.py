@@ -91,6 +91,12 @@ def check_command(sources, select, ignore, output_format, as_json, fix, diff, ex
     inputs = guard(files.collect, sources)
     parsed: dict = {}  # the project modules the files import, each parsed once
     outcomes = [_check_one(source, rules, fix, parsed) for source in inputs.sources]
+    # a module that a distributed script of this run imports runs in every process of its job:
+    # checked as DDP code even where it never names torch.distributed (a helper's torch.load)
+    imported = {m for o in outcomes if o.report is not None and o.report.distributed for m in o.modules}
+    outcomes = [_check_one(s, rules, fix, parsed, imported_by_ddp=True)
+                if o.report is not None and not o.report.distributed and s.path is not None
+                and s.path.resolve() in imported else o for s, o in zip(inputs.sources, outcomes)]
     errors = [o for o in outcomes if o.error]
     if fix and errors:  # nothing is written: report the files as they are
         outcomes = [o if o.error else _check_one(s, rules, False) for s, o in zip(inputs.sources, outcomes)]
@@ -147,6 +153,7 @@ class _Checked:
     code: int = EXIT_OK
     traceback: str = ""
     script: Script | None = None  # a notebook's code cells, as checked
+    modules: frozenset = frozenset()  # the resolved paths of the project modules it imports
 
 
 def _render(name: str, finding: Finding, script: Script | None) -> str:
@@ -184,7 +191,8 @@ def _diff(name: str, before: bytes, after: bytes) -> str:
                                         name, name))
 
 
-def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = None) -> _Checked:
+def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = None,
+               imported_by_ddp: bool = False) -> _Checked:
     from ddpify import check
     from ddpify.inputs import notebook
     from ddpify.inputs.program import load as load_program
@@ -197,12 +205,13 @@ def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = Non
     try:
         # a file is checked with the facts of the project modules it imports (ddpify.inputs.program)
         program = load_program(source.path, loaded.data, parsed=parsed) if source.path is not None and name.endswith(".py") else None
+        modules = frozenset(p.path.resolve() for p in program.parts[1:]) if program is not None else frozenset()
         if fix:
-            done = check.fix(loaded.data, rules, program)
-            return _Checked(done.report, done.output, loaded.data, done.fixed, loaded.mode)
+            done = check.fix(loaded.data, rules, program, imported_by_ddp)
+            return _Checked(done.report, done.output, loaded.data, done.fixed, loaded.mode, modules=modules)
         if script is not None:  # the same cells `convert` reads; findings name the cell
             return _Checked(check.check(script.code.encode(), rules), script=script)
-        return _Checked(check.check(loaded.data, rules, program))
+        return _Checked(check.check(loaded.data, rules, program, imported_by_ddp), modules=modules)
     except INPUT_ERRORS as exc:  # in the file, or in a module it imports (`exc.path`)
         return _Checked(error=input_error(name, loaded.data, exc), code=EXIT_INPUT)
     except OSError as exc:

@@ -137,7 +137,7 @@ def test_the_check_command_never_imports_torch():
 def test_a_bug_of_ours_is_one_line_and_exit_123(monkeypatch):
     Path("bad.py").write_text(BAD)
 
-    def broken(data, rules, program=None):
+    def broken(data, rules, program=None, imported_by_ddp=False):
         raise KeyError("boom")
     monkeypatch.setattr("ddpify.check.check", broken)
     result = cli("bad.py", code=123)
@@ -145,3 +145,16 @@ def test_a_bug_of_ours_is_one_line_and_exit_123(monkeypatch):
     verbose = cli("bad.py", "--verbose", code=123).stderr.splitlines()
     assert verbose[0] == "Traceback (most recent call last):"
     assert verbose[-1] == "bad.py: internal error: KeyError: 'boom'"
+
+
+def test_a_helper_module_a_ddp_script_imports_is_checked_as_ddp_code():
+    """utils.py never names torch.distributed, but train.py, checked in the same run, imports
+    it: its `torch.load` runs in every process (issue 29). Alone, utils.py is not DDP code."""
+    import shutil
+
+    shutil.copytree(CASES / "DDP014" / "program", "proj")
+    found = "proj/utils.py:6:27: DDP014 torch.load without map_location"
+    assert found in cli("proj/train.py", "proj/utils.py", code=1).stdout
+    assert found in cli("proj", code=1).stdout
+    assert cli("proj/utils.py", code=0).stdout == ""
+    assert "utils.py" not in cli("proj/train.py", code=0).stdout
