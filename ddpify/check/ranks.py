@@ -1,10 +1,12 @@
 """Which process runs what: which expressions are the global rank (`dist.get_rank()`,
-`os.environ["RANK"]`, `args.rank`, and names that only ever hold one of those), which tests
-depend on the rank (`if rank == 0:`, `if is_main_process():`; not `if args.local_rank != -1:`,
-which only asks whether the run is distributed), which statements run on some processes only
-(under such a test, or in a function whose every call is), and which calls are collectives
-(`dist.barrier()`, `all_reduce`, ddpify_runtime's `barrier` and `agree_on`, or a helper of this
-file that runs one)."""
+`os.environ["RANK"]`, `args.rank`, and names that only ever hold one of those) or the local one
+(`LOCAL_RANK`, `args.local_rank`, an option also spelled `--local_rank`), which tests depend on
+the rank (`if rank == 0:`, `if is_main_process():`; a name is judged by what it holds where the
+script assigns it, by its name where not; not `if args.local_rank != -1:`, which only asks
+whether the run is distributed), which statements run on some processes only (under such a
+test, after an early `if rank != 0: return`, or in a function whose every call is), and which
+calls are collectives (`dist.barrier()`, `all_reduce`, ddpify_runtime's `barrier` and
+`agree_on`, or a helper of this file that runs one)."""
 
 from __future__ import annotations
 
@@ -96,10 +98,11 @@ class Ranks(Script):
         rank, so it is this node's index, whatever its name."""
         if not isinstance(expr, cst.Attribute):
             return False
-        return any("local" in option for option in self._option_strings().get(expr.attr.value, ()))
+        return any("local" in option for option in self._option_strings.get(expr.attr.value, ()))
 
     @cached_property
-    def _option_strings_index(self) -> dict[str, set[str]]:
+    def _option_strings(self) -> dict[str, set[str]]:
+        """Each command-line option's destination and its spellings (`rank`: {"--rank", "--local_rank"})."""
         index: dict[str, set[str]] = {}
         for call in self.facts.calls:
             if not mt.is_method_call(call, "add_argument"):
@@ -111,10 +114,6 @@ class Ranks(Script):
             if name:
                 index.setdefault(name, set()).update(options)
         return index
-
-    def _option_strings(self) -> dict[str, set[str]]:
-        """Each command-line option's destination and its spellings (`rank`: {"--rank", "--local_rank"})."""
-        return self._option_strings_index
 
     def _reads_rank_variable(self, expr: cst.CSTNode) -> bool:
         """`os.environ["RANK"]`, `os.environ.get("RANK")`, `os.getenv("RANK", 0)`."""
