@@ -1,0 +1,52 @@
+"""bench/check_sweep.py scores `ddpify check` against a manifest (issue 29): a bug is found by a
+finding of its code on one of its lines, a finding is true when it matches a bug or was judged
+true, and findings nobody judged are counted apart. Here on a manifest and cache of our own
+fixtures (the real set's code is never committed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+
+from tests.support.env import FIXTURES, REPO
+
+_spec = importlib.util.spec_from_file_location("check_sweep", REPO / "bench" / "check_sweep.py")
+check_sweep = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(check_sweep)
+
+
+def test_the_split_is_by_repository_and_fixed():
+    assert {check_sweep.half("owner/a"), check_sweep.half("owner/b"), check_sweep.half("owner/c")} == \
+        {"tuning", "heldout"}
+    assert check_sweep.half("owner/a") == check_sweep.half("owner/a")
+
+
+def test_recall_precision_and_unjudged_findings(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    shutil.copy(FIXTURES / "check" / "DDP003" / "trigger.py", cache / "shuffle.py")
+    shutil.copy(FIXTURES / "check" / "DDP003" / "near_miss.py", cache / "clean.py")
+    repo = next(r for r in (f"owner/r{i}" for i in range(20)) if check_sweep.half(r) == "tuning")
+    rows = [
+        {"repo": repo, "commit": "0" * 40, "path": "a.py", "kind": "buggy", "key": "shuffle.py",
+         "expected": [{"code": "DDP003", "lines": [8]}, {"code": "DDP006", "lines": [3]},
+                      {"code": None, "lines": [4], "class": "something-unclaimed"}],
+         "judged": [{"code": "DDP003", "line": 10, "true": True, "why": "a batch sampler too"},
+                    {"code": "DDP003", "line": 13, "true": False, "why": "for the test"}]},
+        {"repo": repo, "commit": "1" * 40, "path": "b.py", "kind": "clean", "key": "clean.py", "expected": []},
+    ]
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = subprocess.run([sys.executable, str(REPO / "bench" / "check_sweep.py"), str(manifest), str(cache),
+                          "--half", "tuning"], capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    # DDP003 on line 8 found, DDP006 missed; 5 findings: 8 and 10 true, 13 false, 14 and 25 unjudged
+    assert lines[-1] == ("tuning: 2 files; recall 1/2 claimed bugs (50 %), 1 unclaimed; precision 2/3 (67 %),"
+                         " 2 unjudged")
+    assert any(line.endswith(":3: DDP006 missed") for line in lines)
+    assert any(line.endswith(":4: unclaimed (something-unclaimed)") for line in lines)
+    assert any(line.endswith(":13: DDP003 false: for the test") for line in lines)
+    assert sum(line.startswith("UNJUDGED") for line in lines) == 2
