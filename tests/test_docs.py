@@ -169,7 +169,7 @@ CONTEXTS = {
     ],
     "wrap-model": "from torch import optim\n" + IMPORTS + LOADER + "{example}\n"
                   + EPOCHS.replace("opt.", "optimizer."),
-    "unwrap-model": [WRAPPED] * 6 + [
+    "unwrap-model": [WRAPPED] * 7 + [
         IMPORTS + TRAIN + "if use_best:\n    model = torch.load('best.pt')\n{example}\n",
         IMPORTS + LOADER + "model = torch.nn.DataParallel(Net())\nmodel.to('cpu')\n"
         "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + EPOCHS + "{example}\n",

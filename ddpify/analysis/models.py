@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import libcst as cst
 
-from ddpify.analysis import forward
+from ddpify.analysis import forward, objects
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, param_names
 from ddpify.syntax.names import dotted
@@ -170,14 +170,8 @@ def _is_submodule(receiver: cst.BaseExpression) -> bool:
 
 
 def parameter_calls(facts: Facts, opt: cst.Call) -> list[cst.Call]:
-    calls = [c for c in facts.calls_in(opt) if mt.is_parameters_attr(c.func)]
-    if calls:
-        return calls
-    # `params = model.parameters()` (or a list of param groups) built first, then passed in
-    for arg in opt.args:
-        for src in facts.origins(arg.value, depth=2):
-            calls += [c for c in facts.calls_in(src) if mt.is_parameters_attr(c.func)]
-    return calls
+    """The `x.parameters()` calls `opt` is given, through derived iterables (ddpify.analysis.objects)."""
+    return objects.of(facts).parameter_calls(opt)
 
 
 def _owner(expr: cst.BaseExpression) -> str | None:
@@ -397,9 +391,10 @@ def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
     for model in models.wrapped:
         home = facts.ref(_expression(model.name), model.anchor)
         if home is not None:
-            received = facts.receivers(home)
+            flow = objects.of(facts)
+            received = flow.receivers(home)
             kept = {k for r in [home, *received] for k in _kept_on_self(facts, r)}  # `self.model = model`
-            refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in facts.receivers(k))], model))
+            refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in flow.receivers(k))], model))
             model.rebuilds = homes.setdefault(home, [])  # one list, shared by the wraps of one name
             model.rebuilds.append(model)
     return refs
@@ -458,7 +453,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
         if model is None:
             return None
     holds = MAYBE if _wrapped_on_some_paths(facts, model, ref, expr) else WRAPPER
-    for target, value, stmt in facts.writes(ref):
+    for target, value, stmt in [*facts.writes(ref), *_unpacked_writes(facts, ref)]:
         if _keeps_binding(facts, target, value) or _is_wrap(facts, value) \
                 or not _may_run_between(facts, model, stmt, expr):
             continue
@@ -467,6 +462,22 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
         unwraps = dotted(value) == f"{dotted(target)}.module"  # `model = model.module`: the bare model
         holds = None if unwraps or not mt.references(value, dotted(target)) else MAYBE  # last rebinding wins
     return holds
+
+
+def _unpacked_writes(facts: Facts, ref: Ref) -> list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]:
+    """`model, opt = torch.load(f, weights_only=False)`: (target, the object it unpacks to, statement)
+    for each unpacking that binds `ref`; the object is the element of a literal tuple, else what
+    the whole value is made of (a reloaded whole model is not the wrapper)."""
+    found = []
+    for value, i in facts._unpacking.get(ref, ()):
+        stmt = facts.parent(value)
+        elements = facts._unpacked(value, i)
+        tuples = [t.target for t in stmt.targets if isinstance(t.target, (cst.Tuple, cst.List))] \
+            if isinstance(stmt, cst.Assign) else []
+        target = next((t.elements[i].value for t in tuples if i < len(t.elements)), None)
+        if target is not None:
+            found += [(target, e, stmt) for e in elements] or [(target, value, stmt)]
+    return found
 
 
 def _expression(name: str) -> cst.BaseExpression:

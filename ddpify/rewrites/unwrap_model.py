@@ -4,8 +4,11 @@
     loss = criterion(out.view(-1, model.ntoken))  ->  ... model.module.ntoken ...
     torch.save(model.state_dict(), path)      ->  torch.save(model.module.state_dict(), path)
     torch.save(model, path)                   ->  torch.save(model.module, path)
+    torch.jit.trace(model, x)                 ->  torch.jit.trace(model.module, x)
     model.load_state_dict(best_weights)       ->  model.module.load_state_dict(best_weights)
 
+Tracing and exporting (`torch.jit.trace`, `torch.onnx.export`, `torch.export.export`, a
+SummaryWriter's `add_graph`) get the module too: tracing the wrapper fails on its process group.
 DDP answers nn.Module's own API (forward, train(), eval(), parameters(), to(), ...) but not
 the model's custom methods and attributes. State dicts go through the module so checkpoints
 keep the single-GPU key names (no `module.` prefix) and load into a plain model. Only uses
@@ -44,7 +47,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.output import build
-from ddpify.analysis import fsdp
+from ddpify.analysis import fsdp, objects
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
 from ddpify.syntax.names import dotted
@@ -58,6 +61,8 @@ NAME = "unwrap-model"
 SUMMARY = "send custom attributes and state_dict()/load_state_dict() of wrapped models through .module"
 
 STATE = {"state_dict", "load_state_dict"}
+TRACERS = frozenset({"torch.jit.trace", "torch.jit.trace_module", "torch.jit.script", "torch.onnx.export",
+                     "torch.onnx.dynamo_export", "torch.export.export"})
 
 
 def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
@@ -97,6 +102,28 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
                 edits.replace(value, lambda node, holds=holds: build.bare_model(edits, node, holds),
                               f"torch.save saves `{_bare_text(dotted(value), holds)}`, the model itself: a "
                               "pickled DistributedDataParallel would not load without a process group")
+    for call, traced in _traced_models(facts):
+        holds = holds_wrapper(facts, facts.wrapped_refs, traced) if dotted(traced) else None
+        if holds is not None:
+            edits.replace(traced, lambda node, holds=holds: build.bare_model(edits, node, holds),
+                          f"`{dotted(call.func)}` traces `{_bare_text(dotted(traced), holds)}`, the model itself: "
+                          "tracing the DistributedDataParallel wrapper fails on its process group")
+
+
+def _traced_models(facts: Analysis) -> list[tuple[cst.Call, cst.BaseExpression]]:
+    """(call, model argument) of the calls that trace or export a module: `torch.jit.trace(model,
+    x)`, `torch.onnx.export(model, ...)`, `torch.export.export(model, ...)`, `writer.add_graph(model,
+    x)` on a SummaryWriter. They run the module outside DDP's forward (tracing the wrapper fails on
+    its process group) and must be given the module itself."""
+    found = []
+    for call in facts.calls:
+        traced = mt.positional(call, 0) or mt.keyword(call, "model") or mt.keyword(call, "mod")
+        if traced is None:
+            continue
+        if facts.qualify(call.func) in TRACERS or mt.is_method_call(call, "add_graph") and \
+                objects.of(facts).of_kind(call.func.value, objects.WRITER):
+            found.append((call, traced.value))
+    return found
 
 
 def _saved_models(facts: Analysis, saved: cst.BaseExpression) -> list[cst.BaseExpression]:

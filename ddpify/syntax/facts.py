@@ -224,6 +224,8 @@ class Facts:
         if isinstance(func, cst.Name):
             if func.value in self.classes:
                 return self._constructor(self.classes[func.value])
+            if func.value not in self.functions and (cls := self._instance_of(func)) is not None:
+                return self._methods(cls, "__call__")  # `stopper(val_loss, model)`: its `__call__`
             return self._same_file([f for f in self.functions.get(func.value, ()) if self.enclosing_class(f) is None],
                                    call)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":

@@ -1,0 +1,275 @@
+"""Objects, not names: where each value of the program may have been made.
+
+An object is abstracted by the call that constructs it, its *site*: `Net()`, `DataLoader(...)`,
+`torch.optim.Adam(...)`, `SummaryWriter(...)`, `torch.load(...)`. A container literal
+(`[model, opt]`, `{"params": ...}`) or a comprehension is a site of its own. `values(expr)`
+gives the sites `expr` may hold, following
+
+- names and `self.x` through every assignment (tuple unpacking and stores by item included);
+- `obj.x` on an instance of a class of the program: the class's `self.x`
+  (`data.trainloader`, with `data = DataModule(...)` in another module);
+- calls of the program's functions to what they return, arguments to parameters (bound
+  methods, `__call__` of instances and base classes' methods as `Facts.user_functions` resolves
+  them), `with cm as x` to `cm`;
+- calls that hand back the object they are given: `model.to(device)`, `.cuda()`, `.train()`,
+  and iterator adapters (`iter(loader)`, `tqdm(loader)`, `enumerate`, `filter`,
+  `itertools.chain`, `list`): a loop over `tqdm(loader)` is fed by `loader`.
+
+Each node's and each name's value is computed once and memoised, so the cost is linear in the
+program. Inside a cycle of assignments (`a = f(b)` ... `b = g(a)`) the value first asked for
+sees what the cycle adds on its first pass only.
+
+The questions answered from it: what kind an object is (`kind`), which objects' parameters an
+optimizer steps, through derived iterables (`parameter_calls`, `trained`), which parameters
+a value reaches through calls at any depth (`receivers`), and whether a name read holds a
+given object (`holds`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import cached_property
+
+import libcst as cst
+
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Facts, Ref, _names
+from ddpify.syntax.names import dotted
+
+MODEL, LOADER, OPTIMIZER, WRITER = "model", "loader", "optimizer", "writer"
+
+# methods that return the object they are called on
+SELF_RETURNING = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
+                            "requires_grad_", "share_memory", "to_empty"})
+# calls whose value is made of (or iterates) the objects they are given
+ADAPTERS = frozenset({"iter", "enumerate", "filter", "list", "tuple", "sorted", "reversed", "zip",
+                      "itertools.chain", "itertools.cycle", "itertools.chain.from_iterable",
+                      "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.rich.tqdm"})
+WRITERS = ("torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter")
+CONTAINERS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+Sites = frozenset
+
+
+class Objects:
+    """The object flow of one module (of a program's merged module)."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self._values: dict[object, Sites] = {}
+        self._params: dict[object, tuple[cst.Call, ...]] = {}
+
+    # the flow -----------------------------------------------------------------------------------
+    def values(self, expr: cst.BaseExpression) -> Sites:
+        """The sites of the objects `expr` may hold (empty: made where ddpify does not see)."""
+        return self._memo(expr, self._compute)
+
+    def ref_values(self, ref: Ref) -> Sites:
+        """The sites of the objects a name (`model` in `main()`, `self.G` of a class) may hold."""
+        return self._memo(ref, self._compute_ref)
+
+    def _memo(self, key, compute) -> Sites:
+        found = self._values.get(key)
+        if found is None:
+            self._values[key] = Sites()  # a cycle back to `key` adds nothing on this pass
+            found = self._values[key] = compute(key)
+        return found
+
+    def _compute(self, expr: cst.BaseExpression) -> Sites:
+        f = self.facts
+        if isinstance(expr, cst.Attribute) and dotted(expr.value) != "self":
+            held = self._attribute(expr)
+            if held:
+                return held
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            ref = f.ref(expr) if dotted(expr) else None
+            return self.ref_values(ref) if ref is not None else Sites()
+        if isinstance(expr, cst.Call):
+            return self._call(expr)
+        if isinstance(expr, cst.IfExp):
+            return self.values(expr.body) | self.values(expr.orelse)
+        if isinstance(expr, cst.BooleanOperation):
+            return self.values(expr.left) | self.values(expr.right)
+        if isinstance(expr, cst.Subscript):  # an item: what the container holds
+            return Sites().union(*(self.elements(s) for s in self.values(expr.value)), self.values(expr.value))
+        if isinstance(expr, CONTAINERS):
+            return Sites({expr})
+        return Sites()
+
+    def _call(self, call: cst.Call) -> Sites:
+        f = self.facts
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in SELF_RETURNING:
+            return self.values(func.value)
+        qualified = f.qualify(func) or dotted(func)
+        if qualified in ADAPTERS:
+            return Sites().union(*(self.values(a.value) for a in call.args if a.keyword is None))
+        callees = f.user_functions(call)
+        if callees and not self.constructs(call):
+            return Sites().union(*(self.values(r) for c in callees for r in f.returned(c)))
+        return Sites({call})
+
+    def _attribute(self, expr: cst.Attribute) -> Sites:
+        """`obj.x` where `obj` is an instance of a class of the program: that class's `self.x`."""
+        f = self.facts
+        found = Sites()
+        for site in self.values(expr.value):
+            cls = self.constructs(site) if isinstance(site, cst.Call) else None
+            if cls is not None:
+                found |= self.ref_values(Ref(f._root_class(cls), f"self.{expr.attr.value}"))
+        return found
+
+    def _compute_ref(self, ref: Ref) -> Sites:
+        f = self.facts
+        found = Sites().union(*(self.values(s) for s in f.sources(ref)))
+        for value, i in f._unpacking.get(ref, ()):  # `model, opt = torch.load(f)`: made by the load
+            if not f._unpacked(value, i):
+                found |= Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s}
+                                         for s in self.values(value)))
+        for item in self._with_targets.get(ref, ()):
+            found |= self.values(item)
+        return found
+
+    def elements(self, site: cst.CSTNode) -> Sites:
+        """What a container site holds: its elements' objects (a dict's values)."""
+        if isinstance(site, (cst.List, cst.Tuple, cst.Set)):
+            return Sites().union(*(self.values(e.value) for e in site.elements if isinstance(e, cst.Element)))
+        if isinstance(site, cst.Dict):
+            return Sites().union(*(self.values(e.value) for e in site.elements if isinstance(e, cst.DictElement)))
+        if isinstance(site, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return self.values(site.elt)
+        return Sites()
+
+    @cached_property
+    def _with_targets(self) -> dict[Ref, list[cst.BaseExpression]]:
+        """`with tqdm(loader) as bar`: `bar` holds what the context manager is (its `__enter__`
+        is taken to return itself, as a file's, a progress bar's and a writer's do)."""
+        f = self.facts
+        index: dict[Ref, list] = defaultdict(list)
+        for node in mt.findall(f.module, cst.With):
+            for item in node.items:
+                if item.asname is not None:
+                    for name in _names(item.asname.name):
+                        ref = f.ref(name, node)
+                        if ref is not None:
+                            index[ref].append(item.item)
+        return index
+
+    # what an object is ------------------------------------------------------------------------
+    def constructs(self, call: cst.CSTNode) -> cst.ClassDef | None:
+        """The class of the program `call` builds an instance of (`Net()`, `models.Net()`)."""
+        if not isinstance(call, cst.Call):
+            return None
+        f = self.facts
+        func = call.func
+        if isinstance(func, cst.Attribute) and dotted(func.value) in f.local_modules:
+            func = func.attr
+        return f.classes.get(func.value) if isinstance(func, cst.Name) else None
+
+    def kind(self, site: cst.CSTNode) -> str | None:
+        """MODEL, LOADER, OPTIMIZER or WRITER for a site of one, else None."""
+        if not isinstance(site, cst.Call):
+            return None
+        f = self.facts
+        qualified = f.qualify(site.func) or ""
+        cls = self.constructs(site)
+        if cls is not None:
+            from ddpify.analysis.forward import is_module_class  # forward imports facts only
+            return MODEL if is_module_class(f, cls) else None
+        if qualified == "torch.utils.data.DataLoader":
+            return LOADER
+        if qualified.startswith(WRITERS) or qualified.endswith(".SummaryWriter"):
+            return WRITER
+        if mt.is_optimizer(f.qualify(site.func), site):
+            return OPTIMIZER
+        head, _, last = qualified.rpartition(".")
+        if head.startswith(("torch.nn", "torchvision.models")) and last[:1].isupper() or \
+                head.startswith("torchvision.models") or qualified == "timm.create_model":
+            return MODEL
+        return None
+
+    def of_kind(self, expr: cst.BaseExpression, kind: str) -> Sites:
+        return Sites(s for s in self.values(expr) if self.kind(s) == kind)
+
+    # which optimizer steps which model's parameters ---------------------------------------------
+    def parameter_calls(self, optimizer: cst.Call) -> list[cst.Call]:
+        """The `x.parameters()` / `x.named_parameters()` calls whose parameters `optimizer` is
+        given, through what derives an iterable from them: `filter(lambda p: ...,
+        G.parameters())`, `itertools.chain(a.parameters(), b.parameters())`, param-group dicts,
+        comprehensions over `named_parameters()`, names and helpers that build those."""
+        found = [c for a in optimizer.args for c in self._parameters_in(a.value)]
+        return list(dict.fromkeys(found))
+
+    def _parameters_in(self, node: cst.CSTNode) -> tuple[cst.Call, ...]:
+        found = self._params.get(node)
+        if found is not None:
+            return found
+        self._params[node] = ()
+        f = self.facts
+        calls: list[cst.Call] = []
+        for call in f.calls_in(node):
+            if mt.is_parameters_attr(call.func):
+                calls.append(call)
+            elif not self.constructs(call):
+                for callee in f.user_functions(call):  # `get_params(model)`
+                    for r in f.returned(callee):
+                        calls += self._parameters_in(r)
+        for name in mt.findall(node, (cst.Name, cst.Attribute), lambda n: dotted(n) is not None):
+            ref = f.ref(name)
+            for source in f.sources(ref) if ref is not None and not isinstance(f.parent(name), cst.Attribute) else ():
+                calls += self._parameters_in(source)
+            if ref is not None:  # `params += list(model.parameters())`, `params.extend(...)`
+                calls += [c for stmt in self._growth.get(ref, ()) for c in self._parameters_in(stmt)]
+        self._params[node] = tuple(dict.fromkeys(calls))
+        return self._params[node]
+
+    @cached_property
+    def _growth(self) -> dict[Ref, list[cst.CSTNode]]:
+        """`params += ...`, `params.append(...)` / `.extend(...)`: what is added to a list by name."""
+        f = self.facts
+        index: dict[Ref, list] = defaultdict(list)
+        for target, value, stmt in f.assigns:
+            if isinstance(stmt, cst.AugAssign) and dotted(target):
+                index[f.ref(target, stmt)].append(value)
+        for call in f.calls:
+            if mt.is_method_call(call, "append", "extend", "add_param_group") and dotted(call.func.value):
+                index[f.ref(call.func.value)].extend(a.value for a in call.args)
+        return index
+
+    def trained(self, optimizer: cst.Call) -> Sites:
+        """The model objects whose parameters `optimizer` steps (a sub-module's parameters count
+        for the model it belongs to: `self.G.main.parameters()` for `self.G`)."""
+        found = Sites()
+        for call in self.parameter_calls(optimizer):
+            receiver = call.func.value
+            while True:
+                models = self.of_kind(receiver, MODEL)
+                if models and not (isinstance(receiver, cst.Attribute) and self.of_kind(receiver.value, MODEL)):
+                    found |= models
+                    break
+                if not isinstance(receiver, cst.Attribute):
+                    break
+                receiver = receiver.value
+        return found
+
+    # values handed down calls -----------------------------------------------------------------
+    def receivers(self, ref: Ref) -> set[Ref]:
+        """The parameters `ref` is passed to, directly or on through further calls, at any depth
+        (one visit per parameter)."""
+        passed = self.facts._passed_to
+        found: set[Ref] = set()
+        frontier = [ref]
+        while frontier:
+            for param in passed.get(frontier.pop(), ()):
+                if param not in found:
+                    found.add(param)
+                    frontier.append(param)
+        return found
+
+
+def of(facts: Facts) -> Objects:
+    """The object flow of `facts`, built once per module."""
+    found = facts.__dict__.get("_objects")
+    if found is None:
+        found = facts.__dict__["_objects"] = Objects(facts)
+    return found

@@ -1,0 +1,139 @@
+"""The object core (ddpify.analysis.objects) asked directly: which objects a value may hold,
+what kind each is, which models an optimizer steps, which parameters a value reaches. Each
+table row is a small program and the answer expected; near misses sit next to the positives."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from ddpify.analysis import objects
+from ddpify.syntax.facts import Facts
+from ddpify.syntax.names import dotted
+from ddpify.syntax.parse import parse_module
+
+HEAD = "import itertools\nimport torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader\n" \
+       "from torch.utils.tensorboard import SummaryWriter\nfrom tqdm import tqdm\n"
+NET = "class Net(nn.Module):\n    def forward(self, x):\n        return x\n"
+
+
+def core(source: str) -> tuple[Facts, objects.Objects]:
+    facts = Facts(parse_module(HEAD + NET + textwrap.dedent(source)))  # raises the recursion limit
+    return facts, objects.of(facts)
+
+
+def last_use(facts: Facts, code: str) -> cst.BaseExpression:
+    """The last expression of the module spelled `code` (a read, after the assignments)."""
+    found = [n for n in [*facts.names, *facts.attributes] if dotted(n) == code]
+    return max(found, key=lambda n: facts.spans[n][0])
+
+
+def spelled(facts: Facts, sites) -> set[str]:
+    return {facts.code(s) for s in sites}
+
+
+@pytest.mark.parametrize("source, expr, made", [
+    ("m = Net()\nm = m.to('cpu')\n", "m", {"Net()"}),  # a method that returns its object
+    ("def build():\n    return Net()\nm = build()\n", "m", {"Net()"}),  # a helper's return
+    ("m, o = Net(), 1\n", "m", {"Net()"}),  # unpacking a literal tuple
+    ("class S:\n    def build(self):\n        self.G = Net()\n    def run(self):\n        return self.G\n",
+     "self.G", {"Net()"}),  # an attribute set in another method
+    ("class Data:\n    def __init__(self):\n        self.trainloader = DataLoader([1, 2])\n"
+     "data = Data()\nx = data.trainloader\n", "data.trainloader", {"DataLoader([1, 2])"}),  # obj.x of an instance
+    ("loader = DataLoader([1])\nwith tqdm(loader) as bar:\n    pass\n", "bar", {"DataLoader([1])"}),  # adapters
+    ("loader = DataLoader([1])\nit = iter(loader)\n", "it", {"DataLoader([1])"}),
+    ("def f(model):\n    return model\nf(Net())\n", "model", {"Net()"}),  # argument to parameter
+    ("m = Net() if True else nn.Linear(1, 1)\n", "m", {"Net()", "nn.Linear(1, 1)"}),
+    ("m = Net()\nm, o = torch.load('f.pt', weights_only=False)\n", "m",
+     {"Net()", "torch.load('f.pt', weights_only=False)"}),  # a whole-object reload is another object
+])
+def test_values_follow_objects(source, expr, made):
+    facts, flow = core(source)
+    assert spelled(facts, flow.values(last_use(facts, expr))) == made
+
+
+@pytest.mark.parametrize("source, expr", [
+    ("class Data:\n    def __init__(self):\n        self.trainloader = DataLoader([1, 2])\n"
+     "class Other:\n    pass\nd = Other()\nx = d.trainloader\n", "d.trainloader"),  # another class's instance
+    ("m = unknown_factory()\nx = m.encoder\n", "m.encoder"),  # not a class of the program
+])
+def test_values_near_misses(source, expr):
+    facts, flow = core(source)
+    assert not any(flow.kind(s) for s in flow.values(last_use(facts, expr)))
+
+
+@pytest.mark.parametrize("source, expr, kind", [
+    ("x = Net()\n", "x", objects.MODEL),
+    ("x = nn.Linear(2, 2)\n", "x", objects.MODEL),
+    ("x = DataLoader([1])\n", "x", objects.LOADER),
+    ("x = torch.optim.Adam(Net().parameters())\n", "x", objects.OPTIMIZER),
+    ("x = SummaryWriter('runs')\n", "x", objects.WRITER),
+    ("class Plain:\n    pass\nx = Plain()\n", "x", None),  # a plain object of the program
+    ("x = nn.functional.relu(torch.ones(1))\n", "x", None),  # a function, not a module
+])
+def test_kind(source, expr, kind):
+    facts, flow = core(source)
+    assert {flow.kind(s) for s in flow.values(last_use(facts, expr))} == {kind}
+
+
+TRAINED = [  # optimizer source, the models it steps
+    ("G = Net()\nD = Net()\nopt = torch.optim.Adam(filter(lambda p: p.requires_grad, G.parameters()))\n", "G"),
+    ("G = Net()\nD = Net()\nopt = torch.optim.SGD(itertools.chain(G.parameters(), D.parameters()), lr=1)\n",
+     "G D"),
+    ("G = Net()\nD = Net()\nopt = torch.optim.SGD([{'params': G.parameters()}, {'params': D.parameters(), "
+     "'lr': 1}], lr=1)\n", "G D"),
+    ("G = Net()\nD = Net()\nps = [p for n, p in D.named_parameters() if 'bias' not in n]\n"
+     "opt = torch.optim.SGD(ps, lr=1)\n", "D"),
+    ("G = Net()\nD = Net()\ndef trainable(m):\n    return [p for p in m.parameters() if p.requires_grad]\n"
+     "opt = torch.optim.SGD(trainable(G), lr=1)\n", "G"),  # through a helper
+    ("G = Net()\nD = Net()\nps = []\nps += list(G.parameters())\nopt = torch.optim.SGD(ps, lr=1)\n", "G"),
+    ("class Solver:\n    def build_model(self):\n        self.G = Net()\n        self.D = Net()\n"
+     "        self.g_opt = torch.optim.Adam(self.G.parameters())\n", "self.G"),
+    ("G = Net()\nG.fc = nn.Linear(1, 1)\nopt = torch.optim.SGD(G.fc.parameters(), lr=1)\n", "G"),  # a sub-module
+]
+
+
+@pytest.mark.parametrize("source, models", TRAINED)
+def test_which_models_an_optimizer_steps(source, models):
+    facts, flow = core(source)
+    (opt,) = [c for c in facts.calls if (facts.qualify(c.func) or "").startswith("torch.optim.")]
+    expected = set().union(*(flow.values(last_use(facts, m)) for m in models.split()))
+    assert flow.trained(opt) == expected and expected
+
+
+def test_an_optimizer_over_other_parameters_steps_no_model():
+    facts, flow = core("w = torch.zeros(3, requires_grad=True)\nopt = torch.optim.SGD([w], lr=1)\n")
+    (opt,) = [c for c in facts.calls if (facts.qualify(c.func) or "").startswith("torch.optim.")]
+    assert flow.trained(opt) == frozenset()
+
+
+@pytest.mark.parametrize("levels", [1, 4, 6])
+def test_receivers_reach_any_depth(levels):
+    chain = "".join(f"def f{i}(m):\n    f{i + 1}(m)\n" for i in range(levels)) + \
+        f"def f{levels}(m):\n    torch.save(m.state_dict(), 'x.pt')\n"
+    facts, flow = core(chain + "model = Net()\nf0(model)\n")
+    home = facts.ref(last_use(facts, "model"))
+    assert {(r.scope.name.value, r.name) for r in flow.receivers(home)} == {(f"f{i}", "m") for i in range(levels + 1)}
+
+
+def test_an_instance_call_runs_its_dunder_call_and_passes_on():
+    facts, flow = core("class Stopper:\n    def __call__(self, loss, model):\n        self.save(model)\n"
+                       "    def save(self, model):\n        torch.save(model.state_dict(), 'b.pt')\n"
+                       "stopper = Stopper()\nmodel = Net()\nstopper(1.0, model)\n")
+    home = facts.ref(last_use(facts, "model"))
+    assert {(r.scope.name.value, r.name) for r in flow.receivers(home)} == {("__call__", "model"), ("save", "model")}
+
+
+def test_a_function_value_is_no_instance_call():
+    facts, _ = core("def stopper(loss, model):\n    pass\nmodel = Net()\nstopper(1.0, model)\n")
+    (call,) = [c for c in facts.calls if dotted(c.func) == "stopper"]
+    assert [f.name.value for f in facts.user_functions(call)] == ["stopper"]
+
+
+def test_cost_is_linear_in_a_long_chain_of_assignments():
+    """Every name's value is computed once: a chain of 300 rebindings with two sources each
+    would take 2**300 steps re-expanded per path."""
+    lines = ["x0 = Net()"] + [f"x{i} = x{i - 1} if c else x{i - 1}" for i in range(1, 300)]
+    facts, flow = core("\n".join(lines) + "\n")
+    assert spelled(facts, flow.values(last_use(facts, "x299"))) == {"Net()"}
