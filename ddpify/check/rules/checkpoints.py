@@ -118,11 +118,14 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     The wrapper's `state_dict()` names every weight `module.<name>`: the checkpoint does not load
     into the plain model (evaluation, export, a single-GPU run) without renaming the keys, and
     `torch.save(model)` pickles the wrapper, which needs a process group to load. Save
-    `model.module`. `--fix` adds `.module` where the name holds the wrapper on every path.
+    `model.module`. Not reported where the script resumes by loading a checkpoint, as read, back
+    into the same wrapper (its own resume expects the `module.` keys). `--fix` adds `.module`
+    where the name holds the wrapper on every path.
     """
     f = ctx.facts
     if not ctx.ddp_refs:
         return
+    resumed = _resumed_into_wrapper(ctx)
     for call in ctx.calls_of("torch.save"):
         saved = mt.positional(call, 0)
         if saved is None:
@@ -134,11 +137,27 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
             candidates += [c.func.value for c in f.calls_in(built) if mt.is_method_call(c, "state_dict")]
         for expr in dict.fromkeys(candidates):
             holds = ctx.holds_ddp(expr)
-            if holds is None:
+            if holds is None or f.code(expr) in resumed:
                 continue
             what = "the DDP wrapper" if expr is saved.value else f"`{f.code(expr)}.state_dict()`, whose keys start with `module.`"
             yield Hit(expr, f"this checkpoint saves {what}: it does not load into the model itself; save "
                             f"`{f.code(expr)}.module`", _module_of(expr) if holds == WRAPPER else None)
+
+
+def _resumed_into_wrapper(ctx: Context) -> set[str]:
+    """The wrappers the script loads a checkpoint back into as it was read
+    (`model.load_state_dict(torch.load(path)["model"])`, `model` being the wrapper): its own
+    resume expects the `module.` keys, and saving `.module` would break it. Not where the keys
+    are rewritten first (`{k[7:]: v ...}`): that loader expects the model's own."""
+    f = ctx.facts
+    found = set()
+    for call in f.calls:
+        arg = mt.positional(call, 0)
+        if mt.is_method_call(call, "load_state_dict") and arg is not None and ctx.holds_ddp(call.func.value) == WRAPPER:
+            origins = f.origins(arg.value)
+            if origins and all(isinstance(o, cst.Call) and f.qualify(o.func) == "torch.load" for o in origins):
+                found.add(f.code(call.func.value))
+    return found
 
 
 def _module_of(expr: cst.BaseExpression):
