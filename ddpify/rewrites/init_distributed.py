@@ -43,7 +43,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
         edits.todo(stmt, "CUDA_VISIBLE_DEVICES set here would show every process the same GPU: remove it "
                    "and choose GPUs on the launcher's command line")
     anchor = _after_parsing(facts)
-    after = anchor is not None
+    after = anchor is not None and not _runs_entry(facts, anchor)
     if anchor is None and _is_library(facts):
         edits.todo(facts.module.body[0], "this module trains but runs nothing when imported: call "
                    "init_distributed_mode() (from ddpify_runtime) first thing in the script that uses it")
@@ -85,6 +85,14 @@ def _after_parsing(facts: Analysis) -> cst.CSTNode | None:
         sites = facts.call_sites(func) if isinstance(func, cst.FunctionDef) else []
         return facts.statement(sites[0]) if sites else None
     return stmt
+
+
+def _runs_entry(facts: Analysis, stmt: cst.CSTNode) -> bool:
+    """`main(parser.parse_args())`: the statement that parses also enters the program's code, so
+    the call goes before it (it reads the environment, not the arguments)."""
+    parsing = mt.parse_args_calls(facts)[0]
+    return any(not facts.is_inside(parsing, f) for c in facts.calls_in(stmt) if not facts.is_inside(c, parsing)
+               for f in facts.user_functions(c))  # not the helper that parses (`args = get_args()`)
 
 
 def _entry_point_start(facts: Analysis) -> cst.CSTNode:

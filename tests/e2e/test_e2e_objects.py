@@ -1,0 +1,69 @@
+"""Issue 27's object classes, converted and launched under torchrun (2 processes, gloo).
+
+fixtures/objects_solver (classes 1, 2): a solver builds `self.G` and `self.D` in `build_model()`,
+each with an optimizer over a derived iterable (`filter(...)`, `itertools.chain(...)`): both
+must be wrapped, or one trains bare on each shard and the replicas diverge.
+fixtures/objects_stopper (classes 5, 8, 9, 11): the model goes to an early-stopping helper's
+`__call__` in a package module and four call levels down to a save (main process only, no
+`module.` keys), is traced (the module, not the wrapper), pickled whole and reloaded (the
+reloaded model is bare: no `.module`).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from . import harness as h
+from .test_e2e_projects import converted
+
+pytestmark = pytest.mark.slow
+
+EPOCHS = 3
+CASES = {  # case: (training set size, the files main-process saves write)
+    "objects_solver": (64, {"1-G.ckpt", "1-D.ckpt"}),
+    "objects_stopper": (64, {"best.pt", "deep.pt"}),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("objects")
+    pending = {}
+    for case in CASES:
+        entry = converted(case, root / case)
+        pending[case] = h.start_torchrun(entry, ["--epochs", str(EPOCHS)], entry.parent, root / f"probe-{case}",
+                                         count=True)
+    return {case: p.wait() for case, p in pending.items()}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_model_is_wrapped_sharded_and_saved_once_without_prefix(runs, case):
+    size, saved = CASES[case]
+    run = runs[case]
+    assert run.ok and run.probe.ranks == [0, 1] and run.probe.exited() == {0: 1, 1: 1}, run.tail()
+    (loader,) = h.sharded_loaders(run.probe, size)
+    problems = h.check_sharded_passes(run.probe, h.WORLD, loader) + h.check_reshuffled(run.probe, h.WORLD, loader) \
+        + h.check_params_identical(run.probe, h.WORLD)
+    assert not problems, "\n".join(problems)
+    for rank in range(h.WORLD):  # gradients averaged before every step, the 2nd included
+        rounds = [e["rounds"] for e in run.probe.of("step", rank)]
+        assert len(rounds) >= 2 and all(r >= 1 for r in rounds), f"rank {rank}: all-reduce rounds per step {rounds}"
+    saves = [e for e in run.probe.saves() if os.path.basename(e["path"]) in saved]
+    assert {e["rank"] for e in saves} == {0} and {os.path.basename(e["path"]) for e in saves} == saved, saves
+    assert not any(h.prefixed_keys(e) for e in saves), saves
+
+
+def test_both_models_of_the_solver_train_as_ddp(runs):
+    run = runs["objects_solver"]
+    assert run.ok, run.tail()
+    assert len(run.probe.params()) == 2, "expected self.G and self.D wrapped"
+
+
+def test_the_traced_and_reloaded_model_run_on_every_process(runs):
+    run = runs["objects_stopper"]
+    assert run.ok, run.tail()
+    for rank in range(h.WORLD):
+        assert "torch.Size([1, 4])" in run.rank_output[rank] or rank, run.tail()  # rank 0 prints
+    assert "traced torch.Size([1, 1])" in run.rank_output[0], run.tail()
