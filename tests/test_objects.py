@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
+import libcst as cst
 import pytest
 
 from ddpify.analysis import objects
@@ -137,3 +138,22 @@ def test_cost_is_linear_in_a_long_chain_of_assignments():
     lines = ["x0 = Net()"] + [f"x{i} = x{i - 1} if c else x{i - 1}" for i in range(1, 300)]
     facts, flow = core("\n".join(lines) + "\n")
     assert spelled(facts, flow.values(last_use(facts, "x299"))) == {"Net()"}
+
+
+@pytest.mark.parametrize("source, fed", [
+    ("class Data:\n    def __init__(self):\n        self.train = DataLoader([1])\n        self.val = DataLoader([2])\n"
+     "data = Data()\nwith tqdm(data.train) as bar:\n    for x in bar:\n        pass\n", {"DataLoader([1])"}),
+    ("loader = DataLoader([1])\nother = DataLoader([2])\nit = iter(loader)\nfor step in range(3):\n"
+     "    try:\n        x = next(it)\n    except StopIteration:\n        it = iter(loader)\n", {"DataLoader([1])"}),
+    ("loaders = {p: DataLoader([p]) for p in ['train', 'val']}\nfor x in loaders['train']:\n    pass\n",
+     {"DataLoader([p])"}),
+    ("loader = DataLoader([1])\nfor x in [1, 2]:\n    pass\n", set()),  # near miss: a list, not the loader
+])
+def test_which_loader_a_loop_iterates(source, fed):
+    from ddpify.analysis.loaders import loaders_of
+    facts, _ = core(source)
+    loop = facts.loops[0]
+    it = loop.iter if not isinstance(loop.iter, cst.Call) or dotted(loop.iter.func) != "range" else \
+        [c for c in facts.calls if dotted(c.func) == "next"][0].args[0].value
+    loader_calls = [c for c in facts.calls if dotted(c.func) == "DataLoader"]
+    assert {facts.code(c) for c in loaders_of(facts, it, loader_calls)} == fed

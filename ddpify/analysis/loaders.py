@@ -16,6 +16,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, param_names
+from ddpify.analysis import objects
 from ddpify.analysis.models import Models
 from ddpify.syntax.names import dotted
 
@@ -46,7 +47,7 @@ def find(facts: Facts, models: Models) -> Loaders:
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
     fed: dict[cst.Call, list[tuple[cst.For | cst.While, cst.BaseExpression]]] = {}
     for loop, expr in [*((lp, lp.iter) for lp in _training_loops(facts)), *_stepped(facts)]:
-        for call in _loader_calls_in(facts, facts.origins(expr), loader_calls):
+        for call in loaders_of(facts, expr, loader_calls):
             fed.setdefault(call, []).append((loop, expr))
     training = [c for c in fed if not _evaluates(facts, c)]
     if not fed:
@@ -100,11 +101,13 @@ def _single_pass(facts: Facts, loop: cst.CSTNode, depth: int = 3) -> bool:
     return depth > 0 and bool(sites) and all(_single_pass(facts, c, depth - 1) for c in sites)
 
 
-def _loader_calls_in(facts, origins, loader_calls) -> list[cst.Call]:
-    found = []
-    for origin in origins:
-        found += [c for c in loader_calls if facts.is_inside(c, origin)]
-    return list(dict.fromkeys(found))
+def loaders_of(facts: Facts, expr: cst.BaseExpression, loader_calls: list[cst.Call]) -> list[cst.Call]:
+    """The `DataLoader(...)` objects `expr` may be or iterate (ddpify.analysis.objects): through
+    names, `self.x` and `obj.x`, helpers' returns, containers, `with tqdm(loader) as bar`, `iter()`."""
+    flow = objects.of(facts)
+    sites = flow.values(expr)
+    held = sites.union(*(flow.elements(s) for s in sites))
+    return [c for c in loader_calls if c in held]
 
 
 def _shuffles(call: cst.Call) -> bool:
@@ -172,7 +175,7 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
             stepped = iterated is not getattr(batch_loop, "iter", None)  # by next(): it starts the passes
             found = [(batch_loop, loader)] if stepped else _climb(facts, batch_loop, loader, depth=4)
             for loop, expr in found:
-                if not any(facts.is_inside(call, o) for o in facts.origins(expr)):
+                if call not in loaders_of(facts, expr, [call]):
                     continue  # this call site passes another loader (the evaluation one)
                 looped.add(call)
                 entry = loops.setdefault(loop, EpochLoop(loop, _epoch_variable(loop)))
@@ -191,7 +194,8 @@ def _loader_expression(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpres
     """The loader a batch loop iterates, as a name: `pbar = tqdm(train_loader)` -> `train_loader`."""
     expr = mt.strip_iteration(expr)
     while isinstance(expr, cst.Name):  # `it = iter(loader)`, also re-assigned on StopIteration
-        sources = facts.sources(facts.ref(expr))
+        ref = facts.ref(expr)  # `with tqdm(loader) as bar`: `loader`
+        sources = facts.sources(ref) or objects.of(facts).entered(ref)
         stripped = [mt.strip_iteration(s) for s in sources]
         if not sources or any(a is b for a, b in zip(sources, stripped)) or \
                 len({facts.code(s) for s in stripped}) != 1:

@@ -102,7 +102,7 @@ class Objects:
         if isinstance(func, cst.Attribute) and func.attr.value in SELF_RETURNING:
             return self.values(func.value)
         qualified = f.qualify(func) or dotted(func)
-        if qualified in ADAPTERS:
+        if qualified in ADAPTERS or (dotted(func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
             return Sites().union(*(self.values(a.value) for a in call.args if a.keyword is None))
         callees = f.user_functions(call)
         if callees and not self.constructs(call):
@@ -138,7 +138,13 @@ class Objects:
             return Sites().union(*(self.values(e.value) for e in site.elements if isinstance(e, cst.DictElement)))
         if isinstance(site, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
             return self.values(site.elt)
+        if isinstance(site, cst.DictComp):
+            return self.values(site.value)
         return Sites()
+
+    def entered(self, ref: Ref) -> list[cst.BaseExpression]:
+        """The context managers `ref` is bound to by `with ... as`."""
+        return self._with_targets.get(ref, [])
 
     @cached_property
     def _with_targets(self) -> dict[Ref, list[cst.BaseExpression]]:

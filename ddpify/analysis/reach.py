@@ -32,7 +32,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.result import Analysis
-from ddpify.analysis.loaders import DATALOADER
+from ddpify.analysis.loaders import DATALOADER, loaders_of
 from ddpify.syntax.names import dotted
 from ddpify.inputs.program import Program
 
@@ -103,8 +103,7 @@ def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
 
     def traced(loop) -> bool:
-        origins = facts.origins(mt.strip_iteration(loop.iter))
-        return any(facts.is_inside(c, o) for o in origins for c in loader_calls)
+        return bool(loaders_of(facts, loop.iter, loader_calls))
 
     for loop in facts.batch_loops():
         # `for net, opt in zip(nets, optimizers):` inside `for x, y in loader:` trains on the loader's batch

@@ -21,9 +21,10 @@ from .test_e2e_projects import converted
 pytestmark = pytest.mark.slow
 
 EPOCHS = 3
-CASES = {  # case: (training set size, the files main-process saves write)
-    "objects_solver": (64, {"1-G.ckpt", "1-D.ckpt"}),
-    "objects_stopper": (64, {"best.pt", "deep.pt"}),
+CASES = {  # case: (training set sizes, the files main-process saves write)
+    "objects_solver": ((64,), {"1-G.ckpt", "1-D.ckpt"}),
+    "objects_stopper": ((64,), {"best.pt", "deep.pt"}),
+    "objects_loaders": ((64, 48), {"model.pt", "head.pt"}),
 }
 
 
@@ -40,12 +41,13 @@ def runs(tmp_path_factory):
 
 @pytest.mark.parametrize("case", CASES)
 def test_every_model_is_wrapped_sharded_and_saved_once_without_prefix(runs, case):
-    size, saved = CASES[case]
+    sizes, saved = CASES[case]
     run = runs[case]
     assert run.ok and run.probe.ranks == [0, 1] and run.probe.exited() == {0: 1, 1: 1}, run.tail()
-    (loader,) = h.sharded_loaders(run.probe, size)
-    problems = h.check_sharded_passes(run.probe, h.WORLD, loader) + h.check_reshuffled(run.probe, h.WORLD, loader) \
-        + h.check_params_identical(run.probe, h.WORLD)
+    problems = h.check_params_identical(run.probe, h.WORLD)
+    for size in sizes:
+        (loader,) = h.sharded_loaders(run.probe, size)
+        problems += h.check_sharded_passes(run.probe, h.WORLD, loader) + h.check_reshuffled(run.probe, h.WORLD, loader)
     assert not problems, "\n".join(problems)
     for rank in range(h.WORLD):  # gradients averaged before every step, the 2nd included
         rounds = [e["rounds"] for e in run.probe.of("step", rank)]
