@@ -157,3 +157,18 @@ def test_which_loader_a_loop_iterates(source, fed):
         [c for c in facts.calls if dotted(c.func) == "next"][0].args[0].value
     loader_calls = [c for c in facts.calls if dotted(c.func) == "DataLoader"]
     assert {facts.code(c) for c in loaders_of(facts, it, loader_calls)} == fed
+
+
+def test_names_a_value_comes_through():
+    """`self.model = model.to(gpu)` holds what the caller's `model` holds (unpacked from a
+    helper's return); a helper's own `model`, built by the same factory as the trainer's
+    `self.model`, does not come through it."""
+    facts, flow = core("def load():\n    net = Net()\n    return net, 1\nmodel, opt = load()\n"
+                       "class T:\n    def __init__(self, model):\n        self.model = model.to('cpu')\nT(model)\n")
+    (value,) = [c for c in facts.calls if facts.code(c) == "model.to('cpu')"]
+    refs = {(type(r.scope).__name__, r.name) for r in flow.names_through(value)}
+    assert {("Module", "model"), ("FunctionDef", "net")} <= refs
+    facts, flow = core("def build():\n    return Net()\ndef load_experiment():\n    model = build().to('cpu')\n"
+                       "    return model\nclass T:\n    def __init__(self):\n        self.model = build()\n")
+    (value,) = [c for c in facts.calls if facts.code(c) == "build().to('cpu')"]
+    assert not any(r.name == "self.model" for r in flow.names_through(value))

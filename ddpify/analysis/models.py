@@ -203,6 +203,11 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
             candidates.append((2, stmt, name, None))
         elif not _mentions(value, name) and qualified != "torch.compile":
             candidates.append((1, stmt, name, None))
+    trained = _trained_refs(facts, key, optimizer) if isinstance(optimizer, cst.Call) else set()
+    flow = objects.of(facts)
+    own = [c for c in candidates if facts.ref(_expression(c[2]), c[1]) in trained
+           or trained & flow.names_through(_assigned_value(c[1]))]  # `self.model = model.to(gpu)`
+    candidates = own or candidates  # `self.model = build_model()` it steps, not a `model` a helper loads
     rebuilt = _this_round(facts, candidates, optimizer)
     candidates = rebuilt or [c for c in candidates if not _after_training(facts, c[1])]
     if not candidates:
@@ -214,6 +219,22 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     defined = _unconditional(facts, facts.statement(stmt))
     setup, anchor = _setup_after(facts, defined, name)
     return Model(name, defined, anchor, dataparallel=dp, setup=setup)
+
+
+def _assigned_value(stmt: cst.CSTNode) -> cst.BaseExpression:
+    return stmt.value if isinstance(stmt, (cst.Assign, cst.AnnAssign)) else cst.Name("_")
+
+
+def _trained_refs(facts: Facts, key: str, optimizer: cst.Call) -> set[Ref]:
+    """The names (`self.model` of a trainer, `model` of a function) whose `parameters()` the
+    optimizer is given, of those whose last name is `key`."""
+    refs = set()
+    for call in parameter_calls(facts, optimizer):
+        parts = (dotted(call.func.value) or "").split(".")
+        head = parts[:2] if parts[0] == "self" else parts[:1]
+        if head[-1] == key and (ref := facts.ref(_expression(".".join(head)), call)) is not None:
+            refs.add(ref)
+    return refs
 
 
 def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:

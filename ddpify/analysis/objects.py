@@ -58,6 +58,7 @@ class Objects:
         self.facts = facts
         self._values: dict[object, Sites] = {}
         self._params: dict[object, tuple[cst.Call, ...]] = {}
+        self._names: dict[object, frozenset[Ref]] = {}
 
     # the flow -----------------------------------------------------------------------------------
     def values(self, expr: cst.BaseExpression) -> Sites:
@@ -129,6 +130,46 @@ class Objects:
         for item in self._with_targets.get(ref, ()):
             found |= self.values(item)
         return found
+
+    def names_through(self, expr: cst.BaseExpression) -> frozenset[Ref]:
+        """The names whose values `expr` may take, by the same paths as `values`: `self.model`
+        of `self.model = model.to(gpu)` comes through the parameter `model` and every name the
+        callers passed for it. Memoised like `values`."""
+        return self._memo_names(expr)
+
+    def _memo_names(self, key) -> frozenset[Ref]:
+        found = self._names.get(key)
+        if found is None:
+            self._names[key] = frozenset()
+            found = self._names[key] = self._ref_names(key) if isinstance(key, Ref) else self._expr_names(key)
+        return found
+
+    def _expr_names(self, expr: cst.BaseExpression) -> frozenset[Ref]:
+        f = self.facts
+        if isinstance(expr, (cst.Name, cst.Attribute)) and dotted(expr):
+            ref = f.ref(expr)
+            return frozenset() if ref is None else frozenset({ref}) | self._memo_names(ref)
+        parts: list = []
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            qualified = f.qualify(func) or dotted(func)
+            if isinstance(func, cst.Attribute) and func.attr.value in SELF_RETURNING:
+                parts = [func.value]
+            elif qualified in ADAPTERS or (dotted(func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
+                parts = [a.value for a in expr.args if a.keyword is None]
+            elif not self.constructs(expr):
+                parts = [r for c in f.user_functions(expr) for r in f.returned(c)]
+        elif isinstance(expr, cst.IfExp):
+            parts = [expr.body, expr.orelse]
+        elif isinstance(expr, cst.BooleanOperation):
+            parts = [expr.left, expr.right]
+        elif isinstance(expr, cst.Subscript):
+            parts = [expr.value]
+        return frozenset().union(*(self._memo_names(p) for p in parts))
+
+    def _ref_names(self, ref: Ref) -> frozenset[Ref]:
+        sources = [*self.facts.sources(ref), *self._with_targets.get(ref, ())]
+        return frozenset().union(*(self._memo_names(s) for s in sources))
 
     def elements(self, site: cst.CSTNode) -> Sites:
         """What a container site holds: its elements' objects (a dict's values)."""

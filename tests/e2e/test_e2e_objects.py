@@ -25,6 +25,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_solver": ((64,), {"1-G.ckpt", "1-D.ckpt"}),
     "objects_stopper": ((64,), {"best.pt", "deep.pt"}),
     "objects_loaders": ((64, 48), {"model.pt", "head.pt"}),
+    "objects_experiment": ((64,), {"exp.pt"}),
 }
 
 
@@ -61,6 +62,13 @@ def test_both_models_of_the_solver_train_as_ddp(runs):
     run = runs["objects_solver"]
     assert run.ok, run.tail()
     assert len(run.probe.params()) == 2, "expected self.G and self.D wrapped"
+
+
+def test_the_trained_model_is_the_wrapped_one(runs):
+    run = runs["objects_experiment"]
+    assert run.ok, run.tail()
+    assert len(run.probe.params()) == 1, "expected the Trainer's model wrapped"
+    assert "reloaded 49" in run.rank_output[0], run.tail()  # the helper's model stays bare
 
 
 def test_the_traced_and_reloaded_model_run_on_every_process(runs):
