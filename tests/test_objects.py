@@ -46,6 +46,10 @@ def spelled(facts: Facts, sites) -> set[str]:
     ("loader = DataLoader([1])\nit = iter(loader)\n", "it", {"DataLoader([1])"}),
     ("def f(model):\n    return model\nf(Net())\n", "model", {"Net()"}),  # argument to parameter
     ("m = Net() if True else nn.Linear(1, 1)\n", "m", {"Net()", "nn.Linear(1, 1)"}),
+    ("class S:\n    def __init__(self):\n        self.netG = Net()\n        self.lr = 1\n"
+     "    def save(self, name):\n        net = getattr(self, 'net' + name)\n        return net\n", "net",
+     {"Net()"}),  # a computed getattr: any attribute of the class
+    ("G = Net()\nD = nn.Linear(1, 1)\nfor net in [G, D]:\n    pass\n", "net", {"Net()", "nn.Linear(1, 1)"}),
     ("m = Net()\nm, o = torch.load('f.pt', weights_only=False)\n", "m",
      {"Net()", "torch.load('f.pt', weights_only=False)"}),  # a whole-object reload is another object
 ])

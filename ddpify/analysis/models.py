@@ -455,7 +455,9 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     ref = facts.ref(expr)
     model = refs.get(ref) if ref is not None else None
     if model is None:
-        return _alias_holds(facts, refs, ref, depth) if ref is not None and depth else None
+        if ref is None or not depth:
+            return None
+        return _alias_holds(facts, refs, ref, depth) or _object_holds(facts, refs, expr, ref)
     home = facts.ref(_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
         if facts.in_library(ref.scope):
@@ -549,6 +551,34 @@ def _alias_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> 
         return None
     verdicts = {holds_wrapper(facts, refs, value, depth - 1) for value in values}
     return MAYBE if verdicts <= {WRAPPER, MAYBE} else None
+
+
+def _object_holds(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, ref: Ref) -> str | None:
+    """MAYBE for a local name the name-based flow cannot see into, bound only by `getattr(...)`,
+    an item or a loop over a container (`net = getattr(self, "net" + name)`, `for net in
+    [self.G, self.D]:`), when the object core finds it may hold a model that is wrapped."""
+    if not isinstance(expr, cst.Name) or not isinstance(ref.scope, cst.FunctionDef) or \
+            ref.name in param_names(ref.scope):
+        return None
+    flow = objects.of(facts)
+    sources = facts.sources(ref)
+    unseen = all(isinstance(s, cst.Subscript) or isinstance(s, cst.Call) and dotted(s.func) == "getattr"
+                 for s in sources) and (sources or flow.loop_bound(ref))
+    if not unseen:
+        return None  # names and calls: the name-based flow answers
+    wrapped = frozenset().union(*(_made(facts, m) for m in {id(m): m for m in refs.values()}.values()))
+    return MAYBE if flow.values(expr) & wrapped else None
+
+
+def _made(facts: Facts, model: Model) -> frozenset:
+    """The objects a model wrapped where it is built is made from (none for a model wrapped where a
+    function receives it: its callers keep the bare one)."""
+    if isinstance(model.defined, cst.FunctionDef):
+        return frozenset()
+    home = facts.ref(_expression(model.name), model.anchor)
+    flow = objects.of(facts)
+    return frozenset().union(*(flow.values(value) for _, value, stmt in facts.writes(home)
+                               if facts.is_inside(stmt, model.defined)))
 
 
 def _binding_at(facts: Facts, model: Model, expr: cst.CSTNode) -> Model | None:

@@ -105,6 +105,8 @@ class Objects:
         qualified = f.qualify(func) or dotted(func)
         if qualified in ADAPTERS or (dotted(func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
             return Sites().union(*(self.values(a.value) for a in call.args if a.keyword is None))
+        if qualified == "getattr" and len(call.args) >= 2:
+            return self._getattr(call.args[0].value, call.args[1].value)
         callees = f.user_functions(call)
         if callees and not self.constructs(call):
             return Sites().union(*(self.values(r) for c in callees for r in f.returned(c)))
@@ -120,9 +122,31 @@ class Objects:
                 found |= self.ref_values(Ref(f._root_class(cls), f"self.{expr.attr.value}"))
         return found
 
+    def _getattr(self, obj: cst.BaseExpression, name: cst.BaseExpression) -> Sites:
+        """`getattr(self, "net" + name)`: the attribute named, or any attribute of the object's
+        class when the name is computed."""
+        literal = name.evaluated_value if isinstance(name, cst.SimpleString) else None
+        return self._self_attributes(obj, literal if isinstance(literal, str) else None)
+
+    def _self_attributes(self, obj: cst.BaseExpression, name: str | None) -> Sites:
+        f = self.facts
+        classes = [f._root_class(c) for c in [f.enclosing_class(obj)] if c is not None] if dotted(obj) == "self" \
+            else [f._root_class(c) for s in self.values(obj) if (c := self.constructs(s)) is not None]
+        refs = [r for r in self._class_attributes if r.scope in classes and (name is None or r.name == f"self.{name}")]
+        return Sites().union(*(self.ref_values(r) for r in refs))
+
+    @cached_property
+    def _class_attributes(self) -> list[Ref]:
+        """Every `self.x` a class of the program assigns."""
+        f = self.facts
+        refs = [f.ref(t, s) for t, _, s in f.assigns if (dotted(t) or "").count(".") == 1 and dotted(t).startswith("self.")]
+        return list(dict.fromkeys(r for r in refs if r is not None))
+
     def _compute_ref(self, ref: Ref) -> Sites:
         f = self.facts
         found = Sites().union(*(self.values(s) for s in f.sources(ref)))
+        for loop in self._loop_targets.get(ref, ()):  # `for net in [self.G, self.D]:`
+            found |= Sites().union(*(self.elements(s) for s in self.values(loop.iter)))
         for value, i in f._unpacking.get(ref, ()):  # `model, opt = torch.load(f)`: made by the load
             if not f._unpacked(value, i):
                 found |= Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s}
@@ -182,6 +206,22 @@ class Objects:
         if isinstance(site, cst.DictComp):
             return self.values(site.value)
         return Sites()
+
+    @cached_property
+    def _loop_targets(self) -> dict[Ref, list[cst.For]]:
+        """The loops that bind a name as their whole target (`for net in nets:`)."""
+        f = self.facts
+        index: dict[Ref, list] = defaultdict(list)
+        for loop in f.loops:
+            if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name):
+                ref = f.ref(loop.target, loop)
+                if ref is not None:
+                    index[ref].append(loop)
+        return index
+
+    def loop_bound(self, ref: Ref) -> bool:
+        """Is `ref` the whole target of a `for` loop?"""
+        return ref in self._loop_targets
 
     def entered(self, ref: Ref) -> list[cst.BaseExpression]:
         """The context managers `ref` is bound to by `with ... as`."""

@@ -26,6 +26,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_stopper": ((64,), {"best.pt", "deep.pt"}),
     "objects_loaders": ((64, 48), {"model.pt", "head.pt"}),
     "objects_experiment": ((64,), {"exp.pt"}),
+    "objects_cycle": ((64,), {f"1_net_{n}.pth" for n in ("G_A", "G_B", "D_A", "D_B")}),
 }
 
 
@@ -62,6 +63,12 @@ def test_both_models_of_the_solver_train_as_ddp(runs):
     run = runs["objects_solver"]
     assert run.ok, run.tail()
     assert len(run.probe.params()) == 2, "expected self.G and self.D wrapped"
+
+
+def test_all_four_models_of_the_cycle_train_as_ddp(runs):
+    run = runs["objects_cycle"]
+    assert run.ok, run.tail()
+    assert len(run.probe.params()) == 4, "expected netG_A, netG_B, netD_A and netD_B wrapped"
 
 
 def test_the_trained_model_is_the_wrapped_one(runs):
