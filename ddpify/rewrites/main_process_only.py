@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from ddpify.output import build
-from ddpify.analysis import fsdp
+from ddpify.analysis import fsdp, objects
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import holds_wrapper
 from ddpify.syntax.names import dotted
@@ -184,7 +184,7 @@ def _is_logger(facts: Analysis, expr: cst.CSTNode) -> bool:
 def _logger_refs(facts: Analysis) -> set[Ref]:
     """Names holding a SummaryWriter or wandb run, also as parameters of the functions they reach."""
     refs = {facts.ref(t, s) for t, v, s in facts.assigns if _is_logger(facts, v)} - {None}
-    return refs.union(*(facts.receivers(r) for r in refs))
+    return refs.union(*(objects.of(facts).receivers(r) for r in refs))
 
 
 def _bound_and_used_later(facts: Analysis, stmt: cst.CSTNode) -> str | None:

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from ddpify.analysis import fsdp
+from ddpify.analysis import fsdp, objects
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
@@ -180,7 +180,7 @@ def _untrained_models(facts: Analysis) -> Iterator[tuple[str, cst.CSTNode]]:
         if name in wrapped or name in seen or not isinstance(value, cst.Call) or not mt.is_device_move(value) \
                 or not isinstance(value.func.value, cst.Call) or (dotted(value.func.value.func) or "").endswith("Loss"):
             continue  # not `criterion = nn.CrossEntropyLoss().cuda()`
-        if facts.receivers(facts.ref(target, stmt)) & facts.wrapped_refs.keys():
+        if objects.of(facts).receivers(facts.ref(target, stmt)) & facts.wrapped_refs.keys():
             continue  # trained by a function that wraps it on entry
         if any(dotted(c.func) == name and any(facts.is_inside(c, lp) and facts.trains(lp) for lp in facts.loops)
                for c in facts.calls):
