@@ -46,7 +46,8 @@ def test_every_model_is_wrapped_sharded_and_saved_once_without_prefix(runs, case
     sizes, saved = CASES[case]
     run = runs[case]
     assert run.ok and run.probe.ranks == [0, 1] and run.probe.exited() == {0: 1, 1: 1}, run.tail()
-    problems = h.check_params_identical(run.probe, h.WORLD)
+    problems = h.check_params_identical(run.probe, h.WORLD) + h.check_optimizers_identical(run.probe, h.WORLD)
+    assert run.probe.optimizers("step2"), "expected optimizers recorded after their 2nd step"
     for size in sizes:
         (loader,) = h.sharded_loaders(run.probe, size)
         problems += h.check_sharded_passes(run.probe, h.WORLD, loader) + h.check_reshuffled(run.probe, h.WORLD, loader)
