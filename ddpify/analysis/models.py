@@ -245,6 +245,8 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
         return None
     if any(facts.before(stmt, optimizer) for _, _, stmt in facts.writes(Ref(func, key))):
         return None
+    if not facts.trains(func):  # `build_optimizer(model, lr)`: the caller trains what it passed
+        return _passed_by_caller(facts, func, key)
     body = [s for s in func.body.body if not mt.is_docstring(s)]
     if not body:
         return None
@@ -253,6 +255,16 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     if kept:  # `self.model = model.to(device)`: the attribute is what trains, wrapped after its set-up
         return Model(kept[-1], func, anchor, setup=setup, param=key)
     return Model(key, func, anchor or body[0], setup=setup, before_anchor=anchor is None)
+
+
+def _passed_by_caller(facts: Facts, func: cst.FunctionDef, param: str) -> Model | None:
+    """The model the one call of a function that only builds the optimizer passes for `param`
+    (`optimizer = build_optimizer(net, lr)`: `net`, where the caller builds it). Wrapping the
+    parameter there would leave the caller training its bare model."""
+    sites = facts.call_sites(func)
+    arg = facts.argument_for(sites[0], func, param) if len(sites) == 1 else None
+    owner = _owner(arg) if arg is not None and dotted(arg) else None
+    return _locate(facts, owner, sites[0]) if owner else None
 
 
 def _moved_onto(stmt: cst.CSTNode, name: str) -> str | None:

@@ -27,6 +27,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_loaders": ((64, 48), {"model.pt", "head.pt"}),
     "objects_experiment": ((64,), {"exp.pt"}),
     "objects_cycle": ((64,), {f"1_net_{n}.pth" for n in ("G_A", "G_B", "D_A", "D_B")}),
+    "objects_optimizer_factory": ((64,), {"net.pt"}),
 }
 
 
