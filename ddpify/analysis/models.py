@@ -245,7 +245,8 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
         return None
     if any(facts.before(stmt, optimizer) for _, _, stmt in facts.writes(Ref(func, key))):
         return None
-    if not facts.trains(func):  # `build_optimizer(model, lr)`: the caller trains what it passed
+    if not facts.trains(func) and not _kept_on_self(facts, Ref(func, key)):
+        # `build_optimizer(model, lr)`: the caller trains what it passed
         return _passed_by_caller(facts, func, key)
     body = [s for s in func.body.body if not mt.is_docstring(s)]
     if not body:
