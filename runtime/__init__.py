@@ -461,15 +461,30 @@ def atomic_write(path: Any) -> Iterator[Any]:
     ends normally the file is synced to disk and renamed over ``path`` (through a symlink, keeping
     the old file's permission bits), so a kill during the save (preemption, an OOM kill, a
     restart) leaves the previous checkpoint whole; when it raises, the temporary file is removed.
-    Anything that is not a path (an open file, a buffer) is handed to the block as it is."""
+    Temporary files that killed saves of ``path`` left behind are removed first.
+
+    Anything that is not a path (an open file, a buffer) is handed to the block as it is, and so
+    is a device or a FIFO (``os.devnull``): written into, never renamed over. Where a rename
+    cannot work (a read-only folder with a writable file, a bind-mounted file), the block writes
+    ``path`` itself, with a warning: as ``torch.save`` would."""
     if not isinstance(path, (str, bytes, os.PathLike)):
         yield path
         return
-    target = os.fsdecode(path)
-    if os.path.islink(target):
-        target = os.path.realpath(target)
+    target = os.path.realpath(os.fsdecode(path)) if os.path.islink(path) else os.fsdecode(path)
+    if os.path.exists(target) and not os.path.isfile(target):  # a device or a FIFO
+        yield path
+        return
     folder, name = os.path.split(target)
-    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    prefix = f".{name[:64]}."  # within any file system's name limit, whatever the name's length
+    _remove_killed_saves(folder, prefix)
+    tmp = os.path.join(folder, f"{prefix}{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.remove(tmp)
+    except OSError as exc:
+        _warn_in_place(target, f"cannot create a temporary file beside it ({exc.strerror})")
+        yield path
+        return
     try:
         yield tmp
         if not os.path.exists(tmp):  # the block wrote nothing
@@ -478,8 +493,18 @@ def atomic_write(path: Any) -> Iterator[Any]:
             os.chmod(tmp, os.stat(target).st_mode & 0o7777)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
-        os.replace(tmp, target)
-        folder_fd = os.open(folder or ".", os.O_RDONLY)
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:  # EBUSY: a bind-mounted file cannot be renamed over
+            _warn_in_place(target, f"cannot rename over it ({exc.strerror})")
+            with open(tmp, "rb") as src, open(target, "wb") as dst:
+                while chunk := src.read(1 << 20):
+                    dst.write(chunk)
+            return
+        try:
+            folder_fd = os.open(folder or ".", os.O_RDONLY)
+        except OSError:  # a folder we may write but not read: the rename is done, unsynced
+            return
         try:
             os.fsync(folder_fd)  # the rename itself survives a power cut
         finally:
@@ -487,6 +512,34 @@ def atomic_write(path: Any) -> Iterator[Any]:
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def _remove_killed_saves(folder: str, prefix: str) -> None:
+    """Remove this file's temporary files whose writing process is gone (a killed save)."""
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return
+    for entry in names:
+        pid = entry[len(prefix):].split(".", 1)[0]
+        if entry.startswith(prefix) and entry.endswith(".tmp") and pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(folder, entry))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+def _warn_in_place(target: str, why: str) -> None:
+    warnings.warn(f"ddpify: {target}: {why}; written in place, so a kill during this save can "
+                  "leave it half-written", RuntimeWarning, stacklevel=4)
 
 
 def agree_on(flag: Any) -> bool:

@@ -140,3 +140,47 @@ def test_a_programs_modules_are_written_through_symlinks_and_refused_read_only()
     for rel in ("train.py", "data.py"):
         assert Path("proj", rel).read_bytes() == (PROJECT / "after" / rel).read_bytes()
     assert Path("trainer_real.py").read_bytes() == (PROJECT / "after" / "trainer.py").read_bytes()
+
+
+# ---- special files: devices and FIFOs are written into or refused, never replaced or read ------
+
+def test_output_onto_a_device_writes_into_it_and_keeps_the_node():
+    import stat
+    Path("train.py").write_bytes(TRAIN)
+    os.mknod("null.py", stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a /dev/null of the test's own
+    cli("convert", "train.py", "-o", "null.py")
+    assert Path("null.py").is_char_device()
+
+
+def test_output_onto_a_fifo_nobody_reads_is_refused_in_one_line():
+    Path("train.py").write_bytes(TRAIN)
+    os.mkfifo("out.py")
+    result = cli("convert", "train.py", "-o", "out.py", code=2)
+    assert result.stderr.strip().splitlines()[-1] == "out.py: cannot write: a FIFO that nobody reads"
+    assert Path("out.py").is_fifo()
+
+
+def test_fifos_and_link_loops_named_py_are_not_sources(tmp_path):
+    import subprocess
+    import sys
+    Path("proj").mkdir()
+    Path("proj/train.py").write_bytes(TRAIN)
+    os.mkfifo("proj/pipe.py")  # opening it to read would wait for a writer forever
+    Path("proj/loop.py").symlink_to("loop.py")
+    for args in (["check", "proj"], ["convert", "proj", "-o", "out"], ["convert", "proj/train.py", "-o", "one.py"]):
+        done = subprocess.run([sys.executable, "-m", "ddpify", *args], capture_output=True, text=True, timeout=120)
+        assert done.returncode in (0, 1), (args, done.stderr)
+        assert "internal error" not in done.stderr
+    assert sorted(str(p) for p in Path("out").rglob("*.py")) == ["out/train.py"]
+
+
+def test_a_closed_pipe_on_stdout_ends_quietly(tmp_path):
+    import subprocess
+    import sys
+    Path("many").mkdir()
+    for i in range(30):  # more diff than a pipe's buffer
+        Path(f"many/t{i}.py").write_bytes(TRAIN)
+    done = subprocess.run(f"{sys.executable} -m ddpify diff many | head -1", shell=True, capture_output=True,
+                          text=True, timeout=300)
+    assert done.stdout == "--- a/many/t0.py\n"
+    assert "Error" not in done.stderr and "internal error" not in done.stderr

@@ -4,6 +4,8 @@ error into its line on stderr and exit 2."""
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import traceback
 from typing import Callable, NoReturn
 
@@ -13,6 +15,7 @@ from ddpify.inputs import files
 from ddpify.syntax.parse import one_line
 
 EXIT_OK, EXIT_WOULD_CHANGE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 123
+EXIT_BROKEN_PIPE = 128 + 13  # as a tool killed by SIGPIPE: the reader of stdout went away
 VERBOSE_HINT = " (rerun with --verbose for the traceback)"
 
 
@@ -39,6 +42,9 @@ def internal_errors(command: Callable) -> Callable:
             return command(**kwargs)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:  # `ddpify diff f | head -1`: the reader has all it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
+            raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
         except Exception as exc:
             error = f"ddpify: internal error: {type(exc).__name__}: {one_line(str(exc))}"
             if kwargs["verbose"]:

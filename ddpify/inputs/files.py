@@ -6,6 +6,7 @@ whose message is one line, ready for stderr.
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
 import stat
@@ -82,9 +83,20 @@ def collect(args: Sequence[str], exclude: Path | None = None) -> Inputs:
 
 
 def _python_files(root: Path) -> Iterator[Path]:
+    """The `*.py` files under `root` that are regular files (or links to one): a FIFO or a
+    device named `x.py` would block the read or never end, and a link loop has no file."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
-        yield from (Path(folder, f) for f in files if f.endswith(".py"))
+        yield from (Path(folder, f) for f in files if f.endswith(".py") and os.path.isfile(os.path.join(folder, f)))
+
+
+def is_special(path: Path) -> bool:
+    """A device, a FIFO or a socket (through links): written into, never renamed over."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -189,8 +201,11 @@ def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]], elsewhere:
     file first, then all are renamed at once, so that a failure or a kill while writing leaves
     every target as it was (and no temporary file after a failure). `elsewhere`: see `writable`."""
     staged: list[tuple[Path, Path, Path]] = []  # (temporary file, target, the path as given)
+    special = [(path, data) for path, data, _ in files if is_special(path)]
     try:
         for path, data, mode in files:
+            if is_special(path):
+                continue
             target = Path(os.path.realpath(path))
             try:
                 writable(target, elsewhere)
@@ -202,9 +217,27 @@ def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]], elsewhere:
                 os.replace(tmp, target)
             except OSError as exc:
                 raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+        for path, data in special:
+            _write_into(path, data)
     finally:
         for tmp, _, _ in staged:
             tmp.unlink(missing_ok=True)
+
+
+def _write_into(path: Path, data: bytes) -> None:
+    """Write into a device or a FIFO (`-o /dev/null`), never replacing the node itself; a FIFO
+    that nobody reads is refused rather than waited on."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        reason = "a FIFO that nobody reads" if exc.errno == errno.ENXIO else exc.strerror or exc
+        raise InputError(f"{path}: cannot write: {reason}") from exc
+    try:
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
 
 
 def _stage(path: Path, data: bytes, mode: int | None) -> Path:

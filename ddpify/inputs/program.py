@@ -67,8 +67,8 @@ class Program:
         pattern = re.compile(rf"^\s*(from\s+{re.escape(part.name)}\s+import|import\s+{re.escape(part.name)}\b)", re.M)
         found = []
         for file in sorted(self.root.glob("*.py")):
-            if file.name == self.parts[0].rel.name or file.name == part.rel.name:
-                continue
+            if file.name == self.parts[0].rel.name or file.name == part.rel.name or not file.is_file():
+                continue  # a FIFO or a device named `x.py` would block the read
             try:
                 text = file.read_text(errors="replace")
             except OSError:
