@@ -10,6 +10,8 @@ import libcst as cst
 import pytest
 
 from ddpify.analysis import objects
+from ddpify.analysis.models import WRAPPER, holds_wrapper
+from ddpify.convert import analyse
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.names import dotted
 from ddpify.syntax.parse import parse_module
@@ -176,3 +178,32 @@ def test_names_a_value_comes_through():
                        "    return model\nclass T:\n    def __init__(self):\n        self.model = build()\n")
     (value,) = [c for c in facts.calls if facts.code(c) == "build().to('cpu')"]
     assert not any(r.name == "self.model" for r in flow.names_through(value))
+
+
+RUNNER = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+class Runner:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+    def run(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.optimizer.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.optimizer.step()
+runner = Runner(torch.nn.Linear(2, 1), DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), shuffle=True))
+runner.run()
+print(runner.model, runner.loader)
+"""
+
+
+@pytest.mark.parametrize("read, holds", [("runner.model", WRAPPER), ("runner.loader", None)])
+def test_an_attribute_of_an_instance_holds_what_its_class_keeps(read, holds):
+    """`runner.model` after `Runner(model, ...)` wrapped `self.model`: the wrapper (its state dict
+    has `module.` keys); `runner.loader` is no model."""
+    facts = analyse(parse_module(RUNNER))
+    expr = last_use(facts, read)
+    assert holds_wrapper(facts, facts.wrapped_refs, expr) == holds

@@ -466,6 +466,8 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     for MAYBE. `refs` are the names that hold a wrapper: `Analysis.wrapped_refs` (the wraps
     ddpify places), or `written_wraps` for a script that wraps its models itself (`ddpify check`)."""
     ref = facts.ref(expr)
+    if ref not in refs and isinstance(expr, cst.Attribute) and dotted(expr.value) not in (None, "self"):
+        ref = _instance_attribute(facts, refs, expr) or ref  # `runner.model`: the class's `self.model`
     model = refs.get(ref) if ref is not None else None
     if model is None:
         if ref is None or not depth:
@@ -564,6 +566,18 @@ def _alias_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> 
         return None
     verdicts = {holds_wrapper(facts, refs, value, depth - 1) for value in values}
     return MAYBE if verdicts <= {WRAPPER, MAYBE} else None
+
+
+def _instance_attribute(facts: Facts, refs: dict[Ref, Model], expr: cst.Attribute) -> Ref | None:
+    """`self.x` of the class of the program `obj` of `obj.x` is an instance of (ddpify.analysis.objects),
+    when that attribute holds a wrapper."""
+    flow = objects.of(facts)
+    for site in flow.values(expr.value):
+        cls = flow.constructs(site)
+        ref = Ref(facts._root_class(cls), f"self.{expr.attr.value}") if cls is not None else None
+        if ref in refs:
+            return ref
+    return None
 
 
 def _object_holds(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, ref: Ref) -> str | None:
