@@ -46,6 +46,9 @@ def spelled(facts: Facts, sites) -> set[str]:
      "data = Data()\nx = data.trainloader\n", "data.trainloader", {"DataLoader([1, 2])"}),  # obj.x of an instance
     ("loader = DataLoader([1])\nwith tqdm(loader) as bar:\n    pass\n", "bar", {"DataLoader([1])"}),  # adapters
     ("loader = DataLoader([1])\nit = iter(loader)\n", "it", {"DataLoader([1])"}),
+    ("class Data:\n    def loader(self):\n        return DataLoader([1])\nclass R:\n    def __init__(self, data):\n"
+     "        self.data = data\n    def run(self):\n        x = self.data.loader()\n        return x\nR(Data())\n",
+     "x", {"DataLoader([1])"}),  # a method of an object kept on self
     ("def f(model):\n    return model\nf(Net())\n", "model", {"Net()"}),  # argument to parameter
     ("m = Net() if True else nn.Linear(1, 1)\n", "m", {"Net()", "nn.Linear(1, 1)"}),
     ("class S:\n    def __init__(self):\n        self.netG = Net()\n        self.lr = 1\n"

@@ -107,10 +107,19 @@ class Objects:
             return Sites().union(*(self.values(a.value) for a in call.args if a.keyword is None))
         if qualified == "getattr" and len(call.args) >= 2:
             return self._getattr(call.args[0].value, call.args[1].value)
-        callees = f.user_functions(call)
+        callees = f.user_functions(call) or self.methods(call)
         if callees and not self.constructs(call):
             return Sites().union(*(self.values(r) for c in callees for r in f.returned(c)))
         return Sites({call})
+
+    def methods(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """The methods `obj.f(...)` may run where `obj` holds an instance of a class of the program
+        that the name-based resolution does not see (`self.data.train_dataloader()`)."""
+        f = self.facts
+        if not isinstance(call.func, cst.Attribute):
+            return []
+        classes = {c for s in self.values(call.func.value) if (c := self.constructs(s)) is not None}
+        return [m for c in classes for m in f._methods(c, call.func.attr.value)]
 
     def _attribute(self, expr: cst.Attribute) -> Sites:
         """`obj.x` where `obj` is an instance of a class of the program: that class's `self.x`."""

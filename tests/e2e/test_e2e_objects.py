@@ -28,7 +28,9 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_experiment": ((64,), {"exp.pt"}),
     "objects_cycle": ((64,), {f"1_net_{n}.pth" for n in ("G_A", "G_B", "D_A", "D_B")}),
     "objects_optimizer_factory": ((64,), {"net.pt"}),
+    "objects_runner": ((64,), {"r.pt"}),
 }
+REBUILT = {"objects_runner"}  # cases that build their training loader again every epoch
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +52,16 @@ def test_every_model_is_wrapped_sharded_and_saved_once_without_prefix(runs, case
     problems = h.check_params_identical(run.probe, h.WORLD) + h.check_optimizers_identical(run.probe, h.WORLD)
     assert run.probe.optimizers("step2"), "expected optimizers recorded after their 2nd step"
     for size in sizes:
-        (loader,) = h.sharded_loaders(run.probe, size)
+        loaders = h.sharded_loaders(run.probe, size)
+        if case in REBUILT:  # one loader per epoch: each sharded, and each epoch's order new
+            assert len(loaders) == EPOCHS, run.probe.loaders()
+            problems += [p for lo in loaders for p in h.check_sharded_passes(run.probe, h.WORLD, lo)]
+            for rank in range(h.WORLD):
+                orders = [tuple(p.indices) for lo in loaders for p in h.complete_passes(run.probe, rank, lo)]
+                if len(orders) != EPOCHS or len(set(orders)) != EPOCHS:
+                    problems.append(f"rank {rank}: an epoch drew the order of an earlier one: {orders}")
+            continue
+        (loader,) = loaders
         problems += h.check_sharded_passes(run.probe, h.WORLD, loader) + h.check_reshuffled(run.probe, h.WORLD, loader)
     assert not problems, "\n".join(problems)
     for rank in range(h.WORLD):  # gradients averaged before every step, the 2nd included
