@@ -74,6 +74,8 @@ __all__ = [
     "full_optimizer_state_dict", "load_full_optimizer_state_dict",
     # evaluation
     "ExactSplitSampler", "shard_eval", "reduce_sum", "gather_ordered",
+    # self-check
+    "SelfCheckError",
 ]
 
 DEFAULT_PORT = 29500
@@ -185,6 +187,7 @@ def init_distributed_mode() -> None:
     if _LAUNCH is not None:
         return
     launch = detect_launch(os.environ)
+    verify = _verify_mode(os.environ, launch.world_size)
     if torch.cuda.is_available():
         torch.cuda.set_device(launch.local_rank % torch.cuda.device_count())
     backend = os.environ.get("DDPIFY_BACKEND") or ("nccl" if torch.cuda.is_available() else "gloo")
@@ -206,6 +209,7 @@ def init_distributed_mode() -> None:
         _share_random_state()
     _setup_output(get_rank(), os.environ)
     _install_excepthook()
+    _install_self_check(verify, timeout.total_seconds())
     if get_rank() == 0 and get_world_size() > 1:
         _BUILTIN_PRINT(f"ddpify: {get_world_size()} processes ({launch.launcher}, {dist.get_backend()})",
                        file=sys.stderr)
@@ -437,10 +441,11 @@ def barrier() -> None:
         return
     if _IN_PASS:
         _end_pass()
-    if dist.get_backend() == "nccl":
-        dist.barrier(device_ids=[torch.cuda.current_device()])
-    else:
-        dist.barrier()
+    with _waiting("barrier()"):
+        if dist.get_backend() == "nccl":
+            dist.barrier(device_ids=[torch.cuda.current_device()])
+        else:
+            dist.barrier()
 
 
 @contextlib.contextmanager
@@ -551,7 +556,8 @@ def agree_on(flag: Any) -> bool:
         return bool(flag)
     device = local_device() if dist.get_backend() == "nccl" else torch.device("cpu")
     value = torch.tensor(int(bool(flag)), device=device)
-    dist.broadcast(value, src=0)
+    with _waiting("agree_on()"):
+        dist.broadcast(value, src=0)
     return bool(value.item())
 
 
@@ -1002,9 +1008,10 @@ def shard_eval(loader: DataLoader, *models: Any) -> DataLoader:
     """
     if get_world_size() == 1:
         return loader
-    for model in models:
-        for buffer in unwrap(model).buffers():
-            dist.broadcast(buffer, src=0)
+    with _waiting("shard_eval()"):
+        for model in models:
+            for buffer in unwrap(model).buffers():
+                dist.broadcast(buffer, src=0)
     if loader not in _EVAL_SPLITS:
         _EVAL_SPLITS[loader] = _split_for_evaluation(loader)
     return _EVAL_SPLITS[loader]
@@ -1044,7 +1051,8 @@ def reduce_sum(*values: Any) -> Any:
             raise TypeError(f"ddpify: reduce_sum() adds ints, floats and tensors, not {type(value).__name__}")
     described = [(tuple(v.shape), v.dtype) if isinstance(v, torch.Tensor) else v for v in values]
     parts: List[Any] = [None] * get_world_size()
-    dist.all_gather_object(parts, described)
+    with _waiting("reduce_sum()"):
+        dist.all_gather_object(parts, described)
     sums = tuple(_sum_over_ranks(value, [part[i] for part in parts]) for i, value in enumerate(values))
     return sums[0] if len(sums) == 1 else sums
 
@@ -1072,7 +1080,8 @@ def gather_ordered(items: Any) -> List[Any]:
     tensors = bool(items) and all(isinstance(i, torch.Tensor) for i in items)
     described = [(tuple(t.shape), t.dtype) for t in items] if tensors else items
     parts: List[Any] = [None] * world
-    dist.all_gather_object(parts, (tensors, described))
+    with _waiting("gather_ordered()"):
+        dist.all_gather_object(parts, (tensors, described))
     if not any(t for t, _ in parts):
         return [item for _, part in parts for item in part]
     if not all(t or not part for t, part in parts):
@@ -1101,3 +1110,634 @@ def _gather_tensors(items: List[torch.Tensor], shapes: List[List[Any]]) -> List[
             result.append(data[offset:offset + n].reshape(shape).to(device))
             offset += n
     return result
+# --------------------------------------------------------------------------- self-check
+#
+# With more than one process (or ``DDPIFY_VERIFY=1``), ``init_distributed_mode()`` installs hooks
+# that watch the first training steps for the mistakes that train on quietly wrong: parameters
+# stepped outside DDP/FSDP, a training loader every process reads whole, the same order in two
+# training passes, parameters that differ between processes after the 2nd step. Then the per-step
+# hooks remove themselves. The main process prints one block per moment of finding (a fixed header,
+# one ``file:line: check: what; way out`` line each) and, where ``DDPIFY_VERIFY_JSON`` names a
+# file, writes every finding so far there as JSON. ``DDPIFY_VERIFY=strict`` raises
+# ``SelfCheckError`` after the block. A hang names where each process waits (``_Watchdog``).
+# docs/runtime.md#self-check and docs/decisions/0010-runtime-self-check.md say why and what not.
+
+VERIFY_HEADER = "ddpify self-check: {} problem(s) found"
+VERIFY_DOCS = "docs/runtime.md#self-check"
+HANG_PREFIX = "ddpify hang:"
+SHOWN_NAMES = 4  # parameter names shown per finding, then "(+N more)"
+CHECKED_STEPS = 50  # the per-step checks end here at the latest (an optimizer that never steps)
+
+
+class SelfCheckError(RuntimeError):
+    """Raised under ``DDPIFY_VERIFY=strict`` where the self-check finds a problem (on every
+    process that knows it). ``findings``: the block's findings, each with ``check`` (the name of
+    the check that found it), ``file``, ``line``, ``message`` and ``fix``."""
+
+    def __init__(self, text: str, findings: List[Any]) -> None:
+        super().__init__(text)
+        self.findings = findings
+
+
+@dataclass(frozen=True)
+class _Finding:
+    """One problem at the user's ``file:line``. ``agree``: reported only where every process
+    found it with an equal value (a loader's data: a Subset's indices differ when sharded by hand)."""
+
+    check: str
+    file: str
+    line: int
+    message: str
+    fix: str
+    agree: Any = None
+
+    def __str__(self) -> str:
+        return (f"{self.file}:{self.line}: {self.check}: {self.message}; {self.fix}; "
+                f"DDPIFY_VERIFY=0 turns the self-check off ({VERIFY_DOCS})")
+
+    def as_json(self) -> dict:
+        return {"check": self.check, "file": self.file, "line": self.line,
+                "message": self.message, "fix": self.fix}
+
+
+def _verify_mode(environ: Mapping[str, str], world_size: int) -> str:
+    """"off", "warn" or "strict" from ``DDPIFY_VERIFY`` (unset: "warn" with more than one process)."""
+    value = environ.get("DDPIFY_VERIFY", "").strip().lower()
+    if value == "":
+        return "warn" if world_size > 1 else "off"
+    modes = {"0": "off", "off": "off", "1": "warn", "on": "warn", "strict": "strict"}
+    if value not in modes:
+        raise ValueError(f"ddpify: DDPIFY_VERIFY={environ['DDPIFY_VERIFY']!r} is not 0, 1 or strict")
+    return modes[value]
+
+
+_SELF_CHECK: Any = None  # the installed _SelfCheck, while any of its hooks is in place
+_WATCHDOG: Any = None
+
+
+def _install_self_check(mode: str, timeout: float) -> None:
+    """Called by ``init_distributed_mode()``: unless ``mode`` is "off", install the checks and,
+    with more than one process, the hang watchdog."""
+    global _SELF_CHECK, _WATCHDOG
+    if mode == "off":
+        return
+    _SELF_CHECK = _SelfCheck(strict=mode == "strict")
+    _SELF_CHECK.install()
+    if get_world_size() > 1 and _WATCHDOG is None:
+        _WATCHDOG = _Watchdog.start(timeout)
+
+
+# Where the user is: the innermost frame outside torch, the standard library and this file
+
+_LIBRARY_DIRS: Optional[tuple] = None
+_SHOWN: dict = {}
+
+
+def _is_library(filename: str) -> bool:
+    global _LIBRARY_DIRS
+    if _LIBRARY_DIRS is None:
+        import sysconfig
+        paths = sysconfig.get_paths()
+        dirs = {os.path.dirname(torch.__file__), *(paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))}
+        _LIBRARY_DIRS = tuple(os.path.join(d, "") for d in dirs)
+    return filename == __file__ or filename.startswith(_LIBRARY_DIRS) or filename.startswith("<frozen")
+
+
+def _shown_path(filename: str) -> str:
+    """``filename`` relative to the working directory when it lies inside it."""
+    if filename not in _SHOWN:
+        absolute, cwd = os.path.abspath(filename), os.path.join(os.getcwd(), "")
+        _SHOWN[filename] = os.path.relpath(absolute) if absolute.startswith(cwd) else filename
+    return _SHOWN[filename]
+
+
+def _user_frame(frame: Any) -> Any:
+    """The innermost frame of the user's code from ``frame`` outwards (``frame`` when none is)."""
+    first = frame
+    while frame is not None and _is_library(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame or first
+
+
+def _site(frame: Any = None) -> "tuple[str, int]":
+    """(file, line) of the user's code that called into here."""
+    frame = _user_frame(frame or sys._getframe(1))
+    return _shown_path(frame.f_code.co_filename), frame.f_lineno
+
+
+def _patch(owner: Any, name: str, make: Any) -> Any:
+    """Replace ``owner.name`` with ``make(original)``; returns the undo."""
+    import functools
+    original = vars(owner)[name]
+    setattr(owner, name, functools.wraps(original)(make(original)))
+    return lambda: setattr(owner, name, original)
+
+
+def _optimizer_module() -> Any:
+    import torch.optim.optimizer  # the module (``torch.optim.optimizer`` is a function's name too)
+    return sys.modules["torch.optim.optimizer"]
+
+
+def _remember(table: "weakref.WeakKeyDictionary", obj: Any, value: Any) -> None:
+    with contextlib.suppress(TypeError):  # an object that cannot be weakly referenced or hashed
+        table[obj] = value
+
+
+# What a loader and a parameter are
+
+_PLAIN_SAMPLERS = (RandomSampler, SequentialSampler, torch.utils.data.SubsetRandomSampler,
+                   torch.utils.data.WeightedRandomSampler)
+_SHUFFLING_SAMPLERS = (RandomSampler, torch.utils.data.SubsetRandomSampler,
+                       torch.utils.data.WeightedRandomSampler)
+
+
+def _samplers(loader: DataLoader) -> List[Any]:
+    batch_sampler = loader.batch_sampler
+    return [loader.sampler, batch_sampler, getattr(batch_sampler, "sampler", None)]
+
+
+def _sharded(loader: DataLoader) -> Optional[bool]:
+    """True: a sampler shards ``loader``; False: a plain torch sampler reads its whole map-style
+    data set on every process; None: cannot tell (an IterableDataset, a custom sampler)."""
+    if isinstance(loader.dataset, IterableDataset):
+        return None
+    samplers = _samplers(loader)
+    if any(isinstance(s, (DistributedSampler, ShardedSampler, ExactSplitSampler))
+           or (hasattr(s, "num_replicas") and hasattr(s, "rank")) for s in samplers):
+        return True
+    if type(loader.sampler) in _PLAIN_SAMPLERS and type(loader.batch_sampler) in (BatchSampler, type(None)):
+        return False
+    return None
+
+
+def _order(loader: DataLoader) -> Any:
+    """What fixes the order of a sharded, shuffling loader's pass: (seed, epoch) of its sampler;
+    None for a loader whose order is meant to stay (no shuffle) or is not the sampler's to fix."""
+    for sampler in _samplers(loader):
+        if type(sampler) is DistributedSampler and sampler.shuffle:
+            return (sampler.seed, sampler.epoch)
+        if type(sampler) is ShardedSampler:
+            inner = getattr(sampler.sampler, "sampler", sampler.sampler)
+            return (sampler.seed, sampler.epoch) if type(inner) in _SHUFFLING_SAMPLERS else None
+    return None
+
+
+def _data_fingerprint(loader: DataLoader) -> Any:
+    """Equal on every process reading the same data: a Subset's indices (a hand-made shard
+    differs), else the data set's class and length."""
+    dataset = loader.dataset
+    if isinstance(dataset, torch.utils.data.Subset):
+        return hashlib.sha256(repr(list(dataset.indices)).encode()).hexdigest()
+    return (type(dataset).__name__, len(dataset) if hasattr(dataset, "__len__") else None)
+
+
+def _batch_fingerprint(batch: Any) -> str:
+    """A digest of a batch's values (tensors by shape and ``_checksum``): equal on every process
+    that was given the same batch."""
+    parts: List[Any] = []
+
+    def visit(value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            parts.append((tuple(value.shape), int(_checksum(value))))
+        elif isinstance(value, Mapping):
+            for item in value.values():
+                visit(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item)
+        else:
+            parts.append(value if isinstance(value, (int, float, str, bytes, bool, type(None)))
+                         else type(value).__name__)
+
+    visit(batch)
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def _synchronised_elsewhere(param: torch.Tensor) -> bool:
+    """A parameter FSDP or tensor parallelism owns: a DTensor (FSDP2) or a flat parameter (FSDP1)."""
+    dtensor = getattr(sys.modules.get("torch.distributed.tensor"), "DTensor", ())
+    return isinstance(param, dtensor) or getattr(param, "_is_flat_param", False)
+
+
+def _checksum(param: torch.Tensor) -> torch.Tensor:
+    """The sum of the bit patterns of ``param``'s elements, as int64: differs after any bit flip."""
+    data = param.detach()
+    if data.is_complex():
+        data = torch.view_as_real(data)
+    as_int = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[data.element_size()]
+    return data.contiguous().reshape(-1).view(as_int).sum(dtype=torch.int64)
+
+
+def _owners(params: List[torch.Tensor], wrapped: Any) -> "dict[int, tuple[str, str]]":
+    """id(param) -> (class of the outermost module holding it, its name there). Only on the way
+    to a finding: searches the DDP wrappers, then every live module (the garbage collector's list)."""
+    wanted, found = {id(p) for p in params}, {}
+    modules = [m.module for m in wrapped]
+    ddp = torch.nn.parallel.DistributedDataParallel
+    modules += sorted((o for o in gc.get_objects() if issubclass(type(o), torch.nn.Module) and not issubclass(type(o), ddp)),
+                      key=lambda m: -sum(1 for _ in m.parameters()))
+    for module in modules:
+        for name, param in module.named_parameters():
+            if id(param) in wanted and id(param) not in found:
+                found[id(param)] = (type(unwrap(module)).__name__, name)
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def _names(names: List[str]) -> str:
+    shown = ", ".join(names[:SHOWN_NAMES])
+    return shown + (f" (+{len(names) - SHOWN_NAMES} more)" if len(names) > SHOWN_NAMES else "")
+
+
+# The checks
+
+@dataclass
+class _Stepped:
+    """An optimizer the checks have seen step: where it was built, the parameters it stepped."""
+
+    site: "tuple[str, int]"
+    params: List[torch.Tensor]
+    count: int = 0
+
+
+class _SelfCheck:
+    """The checks' hooks and what they have seen. Per-step hooks (optimizer steps, backward,
+    loader batches, optimizer and DDP construction) go once every optimizer that stepped has
+    stepped twice; per-pass hooks (a loader's construction and ``iter()``) once every sharded
+    training loader has started its second pass. Nothing stays after both."""
+
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+        self.reported: List[_Finding] = []
+        self.pending: List[_Finding] = []
+        self.sites: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # optimizer/loader -> site
+        self.wrapped: "weakref.WeakSet" = weakref.WeakSet()  # DistributedDataParallel instances
+        self.stepped: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # optimizer -> _Stepped
+        self.training: dict = {}  # loader key -> order at its first training pass (None: nothing to compare)
+        self.lengths: "dict[str, int]" = {}  # "file:line" of a training loader -> its batches per pass
+        self.optimizers: "weakref.WeakSet" = weakref.WeakSet()  # built while the checks run
+        self.backwards = self.steps = 0
+        self.step_undo: List[Any] = []
+        self.pass_undo: List[Any] = []
+
+    def install(self) -> None:
+        from torch.utils.data.dataloader import _BaseDataLoaderIter
+        check = self
+
+        def loader_init(original: Any) -> Any:
+            def __init__(loader: Any, *args: Any, **kwargs: Any) -> None:
+                original(loader, *args, **kwargs)
+                _remember(check.sites, loader, _site())
+            return __init__
+
+        def loader_iter(original: Any) -> Any:
+            def __iter__(loader: Any) -> Any:
+                iterator = original(loader)
+                check.pass_starts(loader, iterator)
+                return iterator
+            return __iter__
+
+        def loader_next(original: Any) -> Any:
+            def __next__(iterator: Any) -> Any:
+                batch = original(iterator)
+                check.batch(iterator, batch)
+                return batch
+            return __next__
+
+        def optimizer_init(original: Any) -> Any:
+            def __init__(optimizer: Any, *args: Any, **kwargs: Any) -> None:
+                original(optimizer, *args, **kwargs)
+                _remember(check.sites, optimizer, _site())
+                with contextlib.suppress(TypeError):
+                    check.optimizers.add(optimizer)
+            return __init__
+
+        def ddp_init(original: Any) -> Any:
+            def __init__(model: Any, *args: Any, **kwargs: Any) -> None:
+                original(model, *args, **kwargs)
+                check.wrapped.add(model)
+            return __init__
+
+        def backward(original: Any) -> Any:
+            def backward(*args: Any, **kwargs: Any) -> Any:
+                check.backwards += 1
+                return original(*args, **kwargs)
+            return backward
+
+        self.pass_undo = [_patch(DataLoader, "__init__", loader_init), _patch(DataLoader, "__iter__", loader_iter)]
+        self.step_undo = [
+            _patch(_BaseDataLoaderIter, "__next__", loader_next),
+            _patch(torch.optim.Optimizer, "__init__", optimizer_init),
+            _patch(torch.nn.parallel.DistributedDataParallel, "__init__", ddp_init),
+            _patch(torch.autograd, "backward", backward),
+            _optimizer_module().register_optimizer_step_pre_hook(self.before_step).remove,
+            _optimizer_module().register_optimizer_step_post_hook(self.after_step).remove,
+        ]
+        atexit.register(self.at_exit)
+
+    # -- loaders
+
+    def loader_key(self, loader: DataLoader) -> Any:
+        """A loader's identity across passes: its construction site and data set, so a loader
+        rebuilt at every epoch (``for x in DataLoader(...)``) is the same loader."""
+        return self.sites.get(loader, id(loader)), id(loader.dataset)
+
+    def pass_starts(self, loader: DataLoader, iterator: Any) -> None:
+        key = self.loader_key(loader)
+        order = _order(loader)
+        if key in self.training:
+            first = self.training[key]
+            if first is not None:
+                self.training[key] = None
+                if order == first:
+                    file, line = self.sites.get(loader, _site())
+                    self.report([_Finding(
+                        "same-order", file, line,
+                        "this training loader's second pass draws the same order as its first "
+                        "(its sampler's epoch did not change): every epoch repeats one order",
+                        "call set_epoch(loader, epoch) before each pass (rewrite set-epoch)")])
+            self.end_passes_when_done()
+        if self.step_undo:  # the per-step checks still run: watch this pass's batches
+            with contextlib.suppress(AttributeError):
+                iterator._ddpify_pass = [weakref.ref(loader), key, order, 0, 0]
+
+    def batch(self, iterator: Any, batch: Any) -> None:
+        """A batch: a backward since the pass's previous batch makes the loader a training one."""
+        record = getattr(iterator, "_ddpify_pass", None)
+        if record is None:
+            return
+        ref, key, order, batches, backwards = record
+        if batches and self.backwards > backwards:
+            iterator._ddpify_pass = None
+            loader = ref()
+            if loader is not None and key not in self.training:
+                self.training_loader(loader, key, order, batch)
+        else:
+            record[3:] = [batches + 1, self.backwards]
+
+    def training_loader(self, loader: DataLoader, key: Any, order: Any, batch: Any) -> None:
+        sharded = _sharded(loader)
+        self.training[key] = order if sharded else None
+        file, line = self.sites.get(loader, _site())
+        with contextlib.suppress(TypeError):  # an IterableDataset without __len__
+            self.lengths[f"{file}:{line}"] = len(loader)
+        if sharded is None and get_world_size() > 1:  # the data set may shard itself: compare a batch
+            self.pending.append(_Finding(
+                "unsharded-loader", file, line,
+                "this training loader gave every process the same batch: every process trains on "
+                "all the data",
+                "shard the data set across processes (by get_rank() and get_world_size() in its "
+                "__iter__), or give a map-style data set a DistributedSampler (rewrite shard-data)",
+                agree=_batch_fingerprint(batch)))
+        if sharded is False:
+            self.pending.append(_Finding(
+                "unsharded-loader", file, line,
+                f"this training loader's {type(loader.sampler).__name__} reads the whole data set in "
+                f"every process: every process trains on all the data",
+                "give it a DistributedSampler (rewrite shard-data), or wrap it: "
+                "loader = shard_loader(loader)", agree=_data_fingerprint(loader)))
+
+    # -- optimizers
+
+    def before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if optimizer in self.stepped:
+            return
+        params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+        record = _Stepped(self.sites.get(optimizer) or _site(), params)
+        _remember(self.stepped, optimizer, record)
+        synced = {id(p) for model in self.wrapped for p in model.module.parameters()}
+        loose = [p for p in params if id(p) not in synced and not _synchronised_elsewhere(p)]
+        if loose:
+            loose = self.not_in_other_wrappers(loose)
+        if loose:
+            record.params = [p for p in params if all(p is not q for q in loose)]
+            owners = _owners(loose, self.wrapped)
+            by_class: "dict[str, List[str]]" = {}
+            for p in loose:
+                owner, name = owners.get(id(p), ("a tensor outside any module", f"a {tuple(p.shape)} tensor"))
+                by_class.setdefault(owner, []).append(name)
+            for owner, names in by_class.items():
+                self.pending.append(_Finding(
+                    "unwrapped-parameters", *record.site,
+                    f"this optimizer steps {len(names)} parameter(s) of {owner} ({_names(names)}) that "
+                    f"no DistributedDataParallel or FSDP wraps: each process trains its own copy; they diverge",
+                    "wrap the module before building its optimizer: model = DistributedDataParallel("
+                    "model, device_ids=device_ids(model)) (rewrite wrap-model), or freeze them "
+                    "with requires_grad_(False)"))
+
+    def not_in_other_wrappers(self, loose: List[torch.Tensor]) -> List[torch.Tensor]:
+        """Of ``loose``, those no wrapper made before the checks started holds (DDP, FSDP1)."""
+        fsdp = getattr(sys.modules.get("torch.distributed.fsdp"), "FullyShardedDataParallel", ())
+        kinds = (torch.nn.parallel.DistributedDataParallel, fsdp) if fsdp else torch.nn.parallel.DistributedDataParallel
+        held = {id(p) for o in gc.get_objects() if issubclass(type(o), kinds) for p in o.parameters()}
+        return [p for p in loose if id(p) not in held]
+
+    def after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        record = self.stepped.get(optimizer)
+        if record is None:
+            return
+        record.count += 1
+        self.steps += 1
+        if record.count == 2:
+            self.compare(record)
+        waiting = [o for o in self.optimizers if o not in self.stepped]  # built, not stepped yet
+        if self.step_undo and ((not waiting and all(r.count >= 2 for r in self.stepped.values()))
+                               or self.steps >= CHECKED_STEPS):
+            self.end_steps()
+
+    def compare(self, record: _Stepped) -> None:
+        """After an optimizer's 2nd step: one all_gather of every process's findings so far and
+        the checksums of the parameters it steps; report the findings and any parameter whose
+        checksum differs between processes."""
+        params = [p for p in record.params if not _synchronised_elsewhere(p)]
+        sums = torch.stack([_checksum(p).cpu() for p in params]).tolist() if params else []
+        parts: List[Any] = [(self.pending, sums, self.lengths)]
+        if get_world_size() > 1:
+            parts = [None] * get_world_size()
+            with _waiting("the self-check's all_gather"):
+                dist.all_gather_object(parts, (self.pending, sums, self.lengths))
+        self.pending = []
+        findings = _merge([part[0] for part in parts])
+        for where in set.intersection(*(set(part[2]) for part in parts)):
+            counts = [part[2][where] for part in parts]
+            if len(set(counts)) > 1:
+                file, _, line = where.rpartition(":")
+                findings.append(_Finding(
+                    "uneven-batches", file, int(line),
+                    f"this training loader gives the processes {', '.join(map(str, counts))} batches "
+                    f"per pass: at the end of a pass the processes with more wait for the others "
+                    f"forever (a hang)",
+                    "give every process as many batches: a DistributedSampler pads to equal shards "
+                    "(rewrite shard-data); or drop_last=True on equal-sized shards"))
+        differ = [p for i, p in enumerate(params) if len({part[1][i] for part in parts}) > 1]
+        if differ:
+            owners = _owners(differ, self.wrapped)
+            names = [owners.get(id(p), ("", f"a {tuple(p.shape)} tensor"))[1] for p in differ]
+            findings.append(_Finding(
+                "diverged-parameters", *record.site,
+                f"after this optimizer's 2nd step {len(differ)} of {len(params)} parameters differ "
+                f"between processes ({_names(names)}): the processes now train different models",
+                "a manual change: change the weights only by the optimizer's step on the gradients "
+                "DDP averages, or alike on every process (noise from a torch.Generator seeded the "
+                "same everywhere, no update that depends on the rank)"))
+        self.report(findings)
+
+    # -- ending
+
+    def end_steps(self) -> None:
+        for undo in self.step_undo:
+            undo()
+        self.step_undo = []
+        pending, self.pending = _local(self.pending), []
+        self.end_passes_when_done()
+        self.report(pending)
+
+    def end_passes_when_done(self) -> None:
+        global _SELF_CHECK
+        if not self.step_undo and all(order is None for order in self.training.values()):
+            for undo in self.pass_undo:
+                undo()
+            self.pass_undo = []
+            atexit.unregister(self.at_exit)
+            if _SELF_CHECK is self:
+                _SELF_CHECK = None
+
+    def remove(self) -> None:
+        """Take every hook away now."""
+        self.training = {}
+        if self.step_undo:
+            self.end_steps()
+        self.end_passes_when_done()
+
+    def at_exit(self) -> None:
+        """The program ends within the checks: what is pending is this process's own (no
+        collective), less what only all processes together can confirm."""
+        pending, self.pending = _local(self.pending), []
+        self.strict = False  # an exception here would not change the exit code: the block is said
+        self.remove()
+        self.report(pending)
+
+    def report(self, findings: List[_Finding]) -> None:
+        """The main process prints the new findings as one block (and writes every finding so far
+        to ``DDPIFY_VERIFY_JSON``); under strict every process that has them raises."""
+        findings = [f for f in _merge([findings]) if f not in self.reported]
+        if not findings:
+            return
+        self.reported.extend(findings)
+        text = "\n".join([VERIFY_HEADER.format(len(findings)), *map(str, findings)])
+        if is_main_process():
+            _BUILTIN_PRINT(text, file=sys.stderr, flush=True)
+            path = os.environ.get("DDPIFY_VERIFY_JSON")
+            if path:
+                import json
+                with atomic_write(path) as tmp:
+                    with open(tmp, "w") as out:
+                        json.dump([finding.as_json() for finding in self.reported], out, indent=1)
+        if self.strict:
+            self.remove()
+            raise SelfCheckError(text, findings)
+
+
+def _local(findings: List[_Finding]) -> List[_Finding]:
+    """The findings one process may report alone: with more than one process, not those that
+    need every process's agreement."""
+    return [f for f in findings if f.agree is None or get_world_size() == 1]
+
+
+def _merge(per_process: List[List[_Finding]]) -> List[_Finding]:
+    """Every process's findings once, in the main process's order; a finding with ``agree`` only
+    where every process has it with the same value."""
+    merged: List[_Finding] = []
+    for findings in per_process:
+        for finding in findings:
+            if finding.agree is not None and not all(finding in other for other in per_process):
+                continue
+            if finding not in merged:
+                merged.append(finding)
+    return merged
+
+
+# Hangs
+
+_WAITING: Any = None  # (what, (file, line), since): this process waits in a runtime collective
+
+
+@contextlib.contextmanager
+def _waiting(what: str) -> Iterator[None]:
+    """Mark a collective of the runtime's (``barrier()``...) for the hang watchdog."""
+    global _WAITING
+    if _WATCHDOG is None:
+        yield
+        return
+    import time
+    _WAITING = (what, _site(), time.monotonic())
+    try:
+        yield
+    finally:
+        _WAITING = None
+
+
+class _Watchdog:
+    """A thread that wakes every ``poll`` seconds. When this process has waited in one of the
+    runtime's collectives for nearly the collective timeout, it raises a flag in the process
+    group's store; every process that sees the flag prints where its main thread is, user frames
+    first, as ``ddpify hang: rank R ...`` lines on stderr, before the timeout ends the job."""
+
+    def __init__(self, timeout: float, store: Any) -> None:
+        self.poll = min(10.0, max(0.5, timeout / 30))
+        self.report_after = timeout - 3 * self.poll
+        self.store = store
+
+    @classmethod
+    def start(cls, timeout: float) -> Any:
+        import threading
+        try:
+            store = dist.distributed_c10d._get_default_store()
+        except (AttributeError, ValueError, RuntimeError):
+            return None
+        watchdog = cls(timeout, store)
+        threading.Thread(target=watchdog.run, name="ddpify-hang-watchdog", daemon=True).start()
+        return watchdog
+
+    def run(self) -> None:
+        import time
+        try:
+            while True:
+                time.sleep(self.poll)
+                waiting = _WAITING
+                if waiting is not None and time.monotonic() - waiting[2] > self.report_after:
+                    self.store.set("ddpify/hang", str(get_rank()))
+                if self.store.check(["ddpify/hang"]):
+                    sys.stderr.write(_stack_report(get_rank(), _WAITING))
+                    sys.stderr.flush()
+                    return
+        except Exception:  # the store went away: the job is ending
+            return
+
+
+def _stack_report(rank: int, waiting: Any) -> str:
+    """Where the main thread is: one summary line, then its frames, the user's innermost first,
+    then the libraries', each ``ddpify hang: rank R   file:line in function``."""
+    import threading
+    import time
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    frames = []
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    user = [f for f in frames if not _is_library(f.f_code.co_filename)]
+    library = [f for f in frames if _is_library(f.f_code.co_filename)]
+    if waiting is not None:
+        what, (file, line), since = waiting
+        head = f"{HANG_PREFIX} rank {rank} waits in {what} at {file}:{line} ({time.monotonic() - since:.0f} s)"
+    elif user:
+        head = f"{HANG_PREFIX} rank {rank} is at {_shown_path(user[0].f_code.co_filename)}:{user[0].f_lineno}"
+    else:
+        head = f"{HANG_PREFIX} rank {rank} is outside the script's code"
+    lines = [head]
+    for f in user:
+        lines.append(f"{HANG_PREFIX} rank {rank}   {_shown_path(f.f_code.co_filename)}:{f.f_lineno} in {f.f_code.co_name}")
+    for f in library:
+        lines.append(f"{HANG_PREFIX} rank {rank}   (library) {f.f_code.co_filename}:{f.f_lineno} in {f.f_code.co_name}")
+    return "\n".join(lines) + "\n"

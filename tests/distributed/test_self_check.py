@@ -1,0 +1,132 @@
+"""The self-check under real two-process launches (torchrun, CPU, gloo).
+
+Every check has a trigger (the converted program of ``tests/support/self_check_programs.py``
+with exactly one gap) and a near miss (a correct program of the same shape): the trigger's
+finding names the gap's line and its check, once, from the main process, in the block and in
+the JSON file; the near miss prints nothing. Three launches hold everything (``import torch``
+costs seconds): the checks on by default (one program under ``DDPIFY_VERIFY=strict``), the same
+programs with ``DDPIFY_VERIFY=0`` (the correct program's output then is exactly the same), and
+a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.support import self_check_programs as programs
+from tests.support.env import REPO
+
+from . import helpers as h
+
+pytestmark = pytest.mark.slow
+
+JOB = REPO / "tests" / "support" / "self_check_job.py"
+HEADER = "ddpify self-check: 1 problem(s) found"
+# the trigger that would hang with the checks off (its finding says so) runs under strict only
+HANGS_WITHOUT_CHECKS = "uneven-batches"
+
+
+def launch(tmp_path, names, **environ):
+    for name in names:
+        (tmp_path / f"{name.partition(':')[0]}.py").write_text(programs.program(name.partition(":")[0]))
+    out = tmp_path / "out"
+    out.mkdir()
+    done = h.run(h.torchrun(JOB, str(out), *names), tmp_path, h.env(**environ))
+    assert done.returncode == 0, str(done)
+    results = {}
+    for name in names:
+        name = name.partition(":")[0]
+        results[name] = [json.loads((out / f"{name}.rank{r}.json").read_text()) for r in (0, 1)]
+        json_file = out / f"{name}.json"
+        results[name].append(json.loads(json_file.read_text()) if json_file.exists() else None)
+    return done, results
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    """Every program with the checks on (the default with two processes)."""
+    names = [name for name in programs.NAMES if name != HANGS_WITHOUT_CHECKS]
+    return launch(tmp_path_factory.mktemp("checked"), [*names, f"{HANGS_WITHOUT_CHECKS}:strict"])
+
+
+@pytest.fixture(scope="module")
+def unchecked(tmp_path_factory):
+    """The correct program and the triggers under DDPIFY_VERIFY=0."""
+    names = ["correct", *(name for name in programs.CASES if name != HANGS_WITHOUT_CHECKS)]
+    return launch(tmp_path_factory.mktemp("unchecked"), names, DDPIFY_VERIFY="0")
+
+
+@pytest.mark.parametrize("name", [name for name in programs.CASES if name != HANGS_WITHOUT_CHECKS])
+def test_a_trigger_is_one_finding_at_its_gap_from_the_main_process(checked, name):
+    _, results = checked
+    rank0, rank1, written = results[name]
+    block = [line for line in rank0["stderr"].splitlines() if line.startswith(("ddpify self-check:", f"{name}.py:"))]
+    line = programs.gap_line(name)
+    check = programs.CHECK[name]
+    assert block[0] == HEADER and len(block) == 2, rank0["stderr"]
+    assert block[1].startswith(f"{name}.py:{line}: {check}: ")
+    assert "DDPIFY_VERIFY=0" in block[1] and "docs/runtime.md" in block[1]
+    assert re.search(r"\(rewrite [a-z-]+\)|a manual change: ", block[1])
+    assert "ddpify self-check" not in rank1["stderr"]  # one block, from the main process
+    assert [(f["check"], f["file"], f["line"]) for f in written] == [(check, f"{name}.py", line)]
+    assert rank0["error"] is None and rank1["error"] is None
+
+
+@pytest.mark.parametrize("name", ["correct", *(f"{name}-near" for name in programs.CASES)])
+def test_a_correct_program_prints_no_finding(checked, name):
+    _, results = checked
+    rank0, rank1, written = results[name]
+    assert "self-check" not in rank0["stderr"] + rank1["stderr"], rank0["stderr"]
+    assert written is None
+    assert re.search(r"^epoch 1: loss \d", rank0["stdout"], re.M)
+
+
+def test_strict_raises_on_every_process_after_the_one_block(checked):
+    _, results = checked
+    rank0, rank1, written = results[HANGS_WITHOUT_CHECKS]
+    line = programs.gap_line(HANGS_WITHOUT_CHECKS)
+    for rank in (rank0, rank1):
+        assert rank["error"]["class"] == "SelfCheckError"
+        assert [(f["check"], f["line"]) for f in rank["error"]["findings"]] == [("uneven-batches", line)]
+    assert rank0["stderr"].startswith(f"{HEADER}\n{HANGS_WITHOUT_CHECKS}.py:{line}: uneven-batches: ")
+    assert "3, 2 batches per pass" in rank0["stderr"]
+    assert "self-check" not in rank1["stderr"]
+    assert written == rank0["error"]["findings"]
+
+
+def test_off_prints_nothing_and_a_correct_program_prints_exactly_what_it_prints_unchecked(checked, unchecked):
+    _, on = checked
+    _, off = unchecked
+    for name in off:
+        rank0, rank1, written = off[name]
+        assert "self-check" not in rank0["stderr"] + rank1["stderr"] and written is None, name
+    for rank in (0, 1):
+        assert on["correct"][rank]["stdout"] == off["correct"][rank]["stdout"]
+        assert on["correct"][rank]["stderr"] == off["correct"][rank]["stderr"]
+    assert "epoch 1: loss" in on["correct"][0]["stdout"]
+
+
+HANG = """\
+import time
+from ddpify_runtime import barrier, get_rank, init_distributed_mode
+
+init_distributed_mode()
+if get_rank() == 1:
+    time.sleep(60)  # rank 1 is here
+barrier()  # rank 0 waits here
+"""
+
+
+def test_a_hang_names_where_each_process_is(tmp_path):
+    script = tmp_path / "hang.py"
+    script.write_text(HANG)
+    done = h.run(h.torchrun(script), tmp_path, h.env(DDPIFY_TIMEOUT="8"), timeout=60)
+    assert done.returncode not in (0, None), str(done)
+    lines = [line for line in done.output.splitlines() if line.startswith("ddpify hang:")]
+    assert any(re.match(r"ddpify hang: rank 0 waits in barrier\(\) at hang\.py:7 \(\d+ s\)$", line) for line in lines), done
+    assert "ddpify hang: rank 1 is at hang.py:6" in lines, done
+    assert "ddpify hang: rank 1   hang.py:6 in <module>" in lines
+    assert "ddpify hang: rank 0   hang.py:7 in <module>" in lines

@@ -1,0 +1,220 @@
+"""The runtime's self-check in one process: its setting, what it takes a loader and a parameter
+to be, how a finding reads, and that its hooks go when the checks are done. The checks against
+real two-process runs (a trigger and a near miss each) are in tests/distributed/test_self_check.py.
+"""
+
+import json
+import textwrap
+
+import pytest
+import torch
+from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, IterableDataset, Subset,
+                              TensorDataset, WeightedRandomSampler)
+from torch.utils.data.dataloader import _BaseDataLoaderIter
+
+import ddpify_runtime as rt
+
+DATA = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))
+INIT, ITER, NEXT, BACKWARD = DataLoader.__init__, DataLoader.__iter__, _BaseDataLoaderIter.__next__, torch.autograd.backward
+
+
+# --------------------------------------------------------------------------- the setting
+
+@pytest.mark.parametrize("value, world, mode", [
+    (None, 1, "off"), (None, 2, "warn"), ("0", 2, "off"), ("1", 1, "warn"), ("1", 2, "warn"),
+    ("strict", 1, "strict"), (" Strict ", 4, "strict"), ("", 2, "warn"),
+])
+def test_on_by_default_with_more_than_one_process(value, world, mode):
+    environ = {} if value is None else {"DDPIFY_VERIFY": value}
+    assert rt._verify_mode(environ, world) == mode
+
+
+def test_an_unknown_setting_is_one_clear_error():
+    with pytest.raises(ValueError, match=r"^ddpify: DDPIFY_VERIFY='yes' is not 0, 1 or strict$"):
+        rt._verify_mode({"DDPIFY_VERIFY": "yes"}, 2)
+
+
+# --------------------------------------------------------------------------- loaders and parameters
+
+class Stream(IterableDataset):
+    def __iter__(self):
+        return iter(range(4))
+
+
+class Custom(torch.utils.data.Sampler):
+    def __iter__(self):
+        return iter(range(32))
+
+    def __len__(self):
+        return 32
+
+
+@pytest.mark.parametrize("loader, sharded", [
+    (DataLoader(DATA, batch_size=8, shuffle=True), False),
+    (DataLoader(DATA, batch_size=8), False),
+    (DataLoader(DATA, sampler=WeightedRandomSampler([1.0] * 32, 32)), False),
+    (DataLoader(DATA, sampler=DistributedSampler(DATA, num_replicas=2, rank=0)), True),
+    (DataLoader(DATA, batch_sampler=BatchSampler(DistributedSampler(DATA, num_replicas=2, rank=1), 4, False)), True),
+    (DataLoader(DATA, sampler=rt.ShardedSampler(range(32), num_replicas=2, rank=0)), True),
+    (rt.shard_loader(DataLoader(DATA, batch_size=8, shuffle=True)), True),
+    (DataLoader(Stream()), None),
+    (DataLoader(DATA, sampler=Custom()), None),
+])
+def test_which_loaders_are_sharded(loader, sharded):
+    assert rt._sharded(loader) is sharded
+
+
+def test_the_order_of_a_pass_is_its_samplers_seed_and_epoch_where_it_shuffles():
+    shuffled = DistributedSampler(DATA, num_replicas=2, rank=0, shuffle=True, seed=3)
+    loader = DataLoader(DATA, sampler=shuffled)
+    assert rt._order(loader) == (3, 0)
+    shuffled.set_epoch(1)
+    assert rt._order(loader) == (3, 1)
+    ordered = DataLoader(DATA, sampler=DistributedSampler(DATA, num_replicas=2, rank=0, shuffle=False))
+    assert rt._order(ordered) is None  # the same order every pass is meant
+    random_inner = DataLoader(DATA, sampler=rt.ShardedSampler(WeightedRandomSampler([1.0] * 32, 32), 2, 0))
+    assert rt._order(random_inner) == (0, 0)
+    assert rt._order(DataLoader(DATA, sampler=rt.ShardedSampler(range(32), 2, 0))) is None
+
+
+def test_a_hand_made_shard_is_told_apart_by_its_indices():
+    halves = [DataLoader(Subset(DATA, range(16 * r, 16 * r + 16))) for r in (0, 1)]
+    assert rt._data_fingerprint(halves[0]) != rt._data_fingerprint(halves[1])
+    whole = [DataLoader(DATA, shuffle=True), DataLoader(DATA)]
+    assert rt._data_fingerprint(whole[0]) == rt._data_fingerprint(whole[1])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64, torch.bfloat16,
+                                   torch.complex64, torch.int64])
+def test_a_checksum_sees_one_bit(dtype):
+    values = (torch.randn(5, 3) * 10).to(dtype)
+    flipped = values.clone()
+    flipped.view(-1).view(torch.uint8)[13] ^= 1  # one bit of one element
+    assert not torch.equal(values, flipped)
+    assert int(rt._checksum(values)) == int(rt._checksum(values.clone()))
+    assert int(rt._checksum(values)) != int(rt._checksum(flipped))
+    assert int(rt._checksum(values.t())) == int(rt._checksum(values.t().contiguous()))
+
+
+def test_a_batch_fingerprint_is_its_values():
+    batch = (torch.arange(6).reshape(2, 3), {"text": ["a", "b"], "weight": torch.ones(2)})
+    same = (torch.arange(6).reshape(2, 3), {"text": ["a", "b"], "weight": torch.ones(2)})
+    other = (torch.arange(6).reshape(2, 3), {"text": ["a", "c"], "weight": torch.ones(2)})
+    assert rt._batch_fingerprint(batch) == rt._batch_fingerprint(same) != rt._batch_fingerprint(other)
+
+
+# --------------------------------------------------------------------------- findings
+
+def finding(**changes):
+    fields = dict(check="same-order", file="train.py", line=42, message="what", fix="way out")
+    return rt._Finding(**{**fields, **changes})
+
+
+def test_a_finding_is_one_line_at_the_users_place_naming_the_way_out_the_setting_and_the_page():
+    assert str(finding()) == ("train.py:42: same-order: what; way out; DDPIFY_VERIFY=0 turns the "
+                              "self-check off (docs/runtime.md#self-check)")
+    assert finding(agree="x").as_json() == {"check": "same-order", "file": "train.py", "line": 42,
+                                            "message": "what", "fix": "way out"}
+
+
+def test_findings_of_all_processes_merge_once_and_agreement_is_needed_where_asked():
+    a, b = finding(), finding(line=7)
+    same_data, other_data = finding(check="unsharded-loader", agree=1), finding(check="unsharded-loader", agree=2)
+    assert rt._merge([[a, b], [b, a]]) == [a, b]
+    assert rt._merge([[a], [], [b]]) == [a, b]  # a finding of one process only is reported too
+    assert rt._merge([[same_data], [same_data]]) == [same_data]
+    assert rt._merge([[same_data], [other_data]]) == []
+
+
+# --------------------------------------------------------------------------- one process, the hooks
+
+PROGRAM = textwrap.dedent("""\
+    import torch
+    from torch.utils.data import DataLoader, DistributedSampler
+    loader = DataLoader(DATA, batch_size=8, sampler=DistributedSampler(DATA, num_replicas=1, rank=0))
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(PASSES):
+        for x, y in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+            SEEN.append(rt._SELF_CHECK is not None and bool(rt._SELF_CHECK.step_undo))
+""")
+
+
+def run(check, passes, seen=None):
+    """Run PROGRAM as train.py under ``check`` (installed as the runtime installs it)."""
+    rt._SELF_CHECK = check
+    check.install()
+    scope = {"DATA": DATA, "PASSES": passes, "SEEN": [] if seen is None else seen, "rt": rt}
+    exec(compile(PROGRAM, "train.py", "exec"), scope)
+    return scope
+
+
+def line_of(text):
+    return next(n for n, line in enumerate(PROGRAM.splitlines(), 1) if line.lstrip().startswith(text))
+
+
+@pytest.fixture
+def check(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DDPIFY_VERIFY_JSON", str(tmp_path / "findings.json"))
+    optimizer_init = torch.optim.Optimizer.__init__
+    made = []
+    yield lambda strict=False: made.append(rt._SelfCheck(strict)) or made[-1]
+    for check in made:
+        check.remove()
+    rt._SELF_CHECK = None
+    assert (DataLoader.__init__, DataLoader.__iter__, _BaseDataLoaderIter.__next__,
+            torch.optim.Optimizer.__init__, torch.autograd.backward) == (INIT, ITER, NEXT, optimizer_init, BACKWARD)
+
+
+def test_findings_print_as_one_block_with_a_header_and_go_to_the_json_file(check, capsys, tmp_path):
+    run(check(), passes=2)
+    err = capsys.readouterr().err.splitlines()
+    unwrapped = f"train.py:{line_of('optimizer = ')}: unwrapped-parameters: this optimizer steps 2 parameter(s) of Linear"
+    same_order = f"train.py:{line_of('loader = ')}: same-order: "
+    assert err[0] == "ddpify self-check: 1 problem(s) found"
+    assert err[1].startswith(unwrapped) and "(weight, bias)" in err[1]
+    assert err[2] == "ddpify self-check: 1 problem(s) found"  # the second pass: a block of its own
+    assert err[3].startswith(same_order)
+    assert len(err) == 4
+    written = json.loads((tmp_path / "findings.json").read_text())
+    assert [(f["check"], f["file"], f["line"]) for f in written] == [
+        ("unwrapped-parameters", "train.py", line_of("optimizer = ")), ("same-order", "train.py", line_of("loader = "))]
+
+
+def test_the_hooks_go_after_the_second_step_and_the_second_pass(check, capsys):
+    seen = []
+    scope = run(check(), passes=1, seen=seen)
+    assert seen == [True, False, False, False]  # the per-step hooks go at the 2nd step
+    module = rt._optimizer_module()
+    assert not module._global_optimizer_pre_hooks and not module._global_optimizer_post_hooks
+    assert torch.autograd.backward is BACKWARD and _BaseDataLoaderIter.__next__ is NEXT
+    assert DataLoader.__iter__ is not ITER, "the per-pass hook waits for the loader's 2nd pass"
+    for _ in DataLoader(DATA):  # another loader's pass changes nothing
+        pass
+    assert DataLoader.__iter__ is not ITER
+    for _ in scope["loader"]:  # the training loader's 2nd pass (same order: a finding)
+        pass
+    assert DataLoader.__iter__ is ITER and DataLoader.__init__ is INIT and rt._SELF_CHECK is None
+    assert "same-order" in capsys.readouterr().err
+
+
+def test_strict_raises_the_block_and_removes_every_hook(check, capsys):
+    with pytest.raises(rt.SelfCheckError) as raised:
+        run(check(strict=True), passes=2)
+    assert [f.check for f in raised.value.findings] == ["unwrapped-parameters"]
+    assert str(raised.value).startswith("ddpify self-check: 1 problem(s) found\ntrain.py:")
+    assert capsys.readouterr().err.rstrip("\n") == str(raised.value)
+    assert rt._SELF_CHECK is None
+
+
+def test_a_hang_report_names_the_wait_then_the_users_frames_then_the_libraries():
+    report = rt._stack_report(1, ("barrier()", ("train.py", 120), 0.0)).splitlines()
+    assert report[0].startswith("ddpify hang: rank 1 waits in barrier() at train.py:120 (")
+    assert all(line.startswith("ddpify hang: rank 1   ") for line in report[1:])
+    assert "test_runtime_verify.py:" in report[1] and report[1].endswith(" in " + test_a_hang_report_names_the_wait_then_the_users_frames_then_the_libraries.__name__)
+    libraries = [i for i, line in enumerate(report) if "(library)" in line]
+    assert libraries and libraries == list(range(libraries[0], len(report)))  # pytest's frames, last
