@@ -3,7 +3,8 @@
     OMP_NUM_THREADS=1 .venv/bin/python bench/verify_overhead.py              # 5 rounds (~1 min on 2 cores)
     OMP_NUM_THREADS=1 .venv/bin/python bench/verify_overhead.py --rounds 9 --nproc 2
 
-A converted training program (written below: an MLP, a DistributedSampler loader, DDP,
+The model runs on ``local_device()``: a GPU where CUDA is visible (one process per GPU; hide
+them with ``CUDA_VISIBLE_DEVICES=`` for CPU processes). A converted training program (written below: an MLP, a DistributedSampler loader, DDP,
 ``set_epoch`` and a ``barrier()`` per epoch, 4 epochs of 50 steps) runs under ``torchrun
 --standalone`` with ``DDPIFY_VERIFY=1`` and ``=0``, alternately. Each run times, on the main
 process, the whole training (from before the loader is built to the last step: every hook, the
@@ -33,24 +34,28 @@ import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
-from ddpify_runtime import barrier, device_ids, init_distributed_mode, is_main_process, set_epoch
+from ddpify_runtime import barrier, device_ids, init_distributed_mode, is_main_process, local_device, set_epoch
 
 init_distributed_mode()
 torch.manual_seed(0)
 start = time.perf_counter()
 data = TensorDataset(torch.randn(100 * 32, 64), torch.randint(0, 10, (100 * 32,)))
 loader = DataLoader(data, batch_size=32, sampler=DistributedSampler(data, shuffle=True))
+device = local_device()
 model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256),
-                            torch.nn.ReLU(), torch.nn.Linear(256, 10))
+                            torch.nn.ReLU(), torch.nn.Linear(256, 10)).to(device)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 steps = []
 for epoch in range(4):
     set_epoch(loader, epoch)
     for x, y in loader:
+        x, y = x.to(device), y.to(device)
         optimizer.zero_grad()
         F.cross_entropy(model(x), y).backward()
         optimizer.step()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
         steps.append(time.perf_counter())
     barrier()
 if is_main_process():
