@@ -34,12 +34,13 @@ import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
-from ddpify_runtime import barrier, device_ids, init_distributed_mode, is_main_process, local_device, set_epoch
+from ddpify_runtime import barrier, device_ids, get_world_size, init_distributed_mode, is_main_process, local_device, set_epoch
 
 init_distributed_mode()
 torch.manual_seed(0)
 start = time.perf_counter()
-data = TensorDataset(torch.randn(100 * 32, 64), torch.randint(0, 10, (100 * 32,)))
+n = 50 * 32 * get_world_size()  # 50 steps per epoch on every process
+data = TensorDataset(torch.randn(n, 64), torch.randint(0, 10, (n,)))
 loader = DataLoader(data, batch_size=32, sampler=DistributedSampler(data, shuffle=True))
 device = local_device()
 model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256),
