@@ -28,6 +28,11 @@ With more than one process the runtime keeps the script's single-process meaning
   rank's output, for debugging.
 * Errors: an uncaught DDP error about parameters that got no gradient ends with a line naming
   ``ddpify convert --find-unused-parameters``.
+* Self-check (``DDPIFY_VERIFY``): during the first training steps the runtime checks that every
+  stepped parameter is in DDP or FSDP, that training loaders are sharded and reshuffled, that the
+  processes' parameters agree after the 2nd step and that their batch counts do; then its hooks
+  go. The main process prints one block per finding time, at the user's lines. A process waiting
+  in a runtime collective for nearly the timeout makes every process print where it is.
 
 Stdlib and torch only, one file with no relative imports: it can be copied next to a converted
 script as ``ddpify_runtime.py`` on machines where ddpify is not installed.
