@@ -210,3 +210,12 @@ def test_an_attribute_of_an_instance_holds_what_its_class_keeps(read, holds):
     facts = analyse(parse_module(RUNNER))
     expr = last_use(facts, read)
     assert holds_wrapper(facts, facts.wrapped_refs, expr) == holds
+
+
+def test_names_bound_by_unpacking_are_indexed_by_their_last_name():
+    facts, flow = core("class S:\n    def __init__(self):\n        self.G, self.D = build(4)\n"
+                       "enc, dec = Net(), nn.Linear(1, 1)\nfirst, *rest = [1, 2]\n")
+    found = {name: [(facts.code(t), facts.code(v)) for t, v, _ in entries]
+             for name, entries in flow.unpacked_names.items()}
+    assert found == {"G": [("self.G", "build(4)")], "D": [("self.D", "build(4)")],
+                     "enc": [("enc", "Net()")], "dec": [("dec", "nn.Linear(1, 1)")], "first": [("first", "[1, 2]")]}

@@ -63,7 +63,7 @@ def find(facts: Facts) -> Models:
         if model is None or _holds_modules_only(facts, model):
             untraced.append(optimizer)
             continue
-        known = next((w for w in wrapped if w.defined is model.defined), None)
+        known = next((w for w in wrapped if w.defined is model.defined and w.name == model.name), None)
         if known is None:
             model.partial = partial
             wrapped.append(model)
@@ -189,7 +189,8 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     """Where the model named `key` that `optimizer` trains is built; the optimizer's own
     function first (two `main_*()` functions may each build a `model`)."""
     candidates = []
-    for target, value, stmt in facts.assigned_names.get(key, ()):
+    unpacked = objects.of(facts).unpacked_names.get(key, ())  # `self.G, self.D = build_models(cfg)`
+    for target, value, stmt in [*facts.assigned_names.get(key, ()), *unpacked]:
         name = dotted(target)
         if name.count(".") == 1 and not name.startswith("self."):
             continue

@@ -217,6 +217,25 @@ class Objects:
         return Sites()
 
     @cached_property
+    def unpacked_names(self) -> dict[str, list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]]:
+        """`self.G, self.D = build_models(cfg)`: (target, value, statement) for each name or `a.x`
+        bound by unpacking, by its last name, as `Facts.assigned_names` gives plain assignments; the
+        value is the element of a literal tuple, else the whole value."""
+        index: dict[str, list] = defaultdict(list)
+        for target, value, stmt in self.facts.assigns:
+            if not isinstance(target, (cst.Tuple, cst.List)) or isinstance(stmt, cst.AugAssign):
+                continue
+            starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
+            for i, element in enumerate(target.elements):
+                name = dotted(element.value)
+                if name is None or name.count(".") > 1 or isinstance(element, cst.StarredElement):
+                    continue
+                literal = isinstance(value, (cst.Tuple, cst.List)) and not starred and i < len(value.elements) \
+                    and isinstance(value.elements[i], cst.Element)
+                index[name.split(".")[-1]].append((element.value, value.elements[i].value if literal else value, stmt))
+        return index
+
+    @cached_property
     def _loop_targets(self) -> dict[Ref, list[cst.For]]:
         """The loops that bind a name as their whole target (`for net in nets:`)."""
         f = self.facts
