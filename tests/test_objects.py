@@ -98,6 +98,9 @@ TRAINED = [  # optimizer source, the models it steps
     ("G = Net()\nD = Net()\ndef trainable(m):\n    return [p for p in m.parameters() if p.requires_grad]\n"
      "opt = torch.optim.SGD(trainable(G), lr=1)\n", "G"),  # through a helper
     ("G = Net()\nD = Net()\nps = []\nps += list(G.parameters())\nopt = torch.optim.SGD(ps, lr=1)\n", "G"),
+    ("G = Net()\nD = Net()\ndecay, rest = [], []\nfor n, p in D.named_parameters():\n    if 'bias' in n:\n"
+     "        rest.append(p)\n    else:\n        decay.append(p)\n"
+     "opt = torch.optim.AdamW([{'params': decay}, {'params': rest, 'weight_decay': 0}])\n", "D"),  # groups built in a loop
     ("class Solver:\n    def build_model(self):\n        self.G = Net()\n        self.D = Net()\n"
      "        self.g_opt = torch.optim.Adam(self.G.parameters())\n", "self.G"),
     ("G = Net()\nG.fc = nn.Linear(1, 1)\nopt = torch.optim.SGD(G.fc.parameters(), lr=1)\n", "G"),  # a sub-module

@@ -236,6 +236,19 @@ class Objects:
         return index
 
     @cached_property
+    def _loop_bindings(self) -> dict[Ref, list[cst.For]]:
+        """The loops that bind a name in their target (`p` of `for n, p in ...`)."""
+        f = self.facts
+        index: dict[Ref, list] = defaultdict(list)
+        for loop in f.loops:
+            if isinstance(loop, cst.For):
+                for name in _names(loop.target):
+                    ref = f.ref(name, loop)
+                    if ref is not None:
+                        index[ref].append(loop)
+        return index
+
+    @cached_property
     def _loop_targets(self) -> dict[Ref, list[cst.For]]:
         """The loops that bind a name as their whole target (`for net in nets:`)."""
         f = self.facts
@@ -335,6 +348,8 @@ class Objects:
                 calls += self._parameters_in(source)
             if ref is not None:  # `params += list(model.parameters())`, `params.extend(...)`
                 calls += [c for stmt in self._growth.get(ref, ()) for c in self._parameters_in(stmt)]
+                # `for name, p in model.named_parameters(): decay.append(p)`
+                calls += [c for loop in self._loop_bindings.get(ref, ()) for c in self._parameters_in(loop.iter)]
         self._params[node] = tuple(dict.fromkeys(calls))
         return self._params[node]
 

@@ -30,6 +30,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_optimizer_factory": ((64,), {"net.pt"}),
     "objects_runner": ((64,), {"r.pt"}),
     "objects_pair": ((64,), {"enc.pt", "gan.pt"}),
+    "objects_param_groups": ((64,), {"net.pt"}),
 }
 REBUILT = {"objects_runner"}
 SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
