@@ -32,3 +32,60 @@ def test_only_and_skip_select_rewrites():
 def test_scripts_distributed_by_a_framework_are_left_alone(framework):
     result = convert(framework + "\n" + script())
     assert not result.changed and "distributed by" in result.changes[0].message
+
+
+# ---- the runtime's import: wrapped as a person writes it, and one line where it is missing ----
+
+RUNTIME_IMPORT = '''\
+try:
+    from ddpify_runtime import (
+        atomic_write, barrier, device_ids, init_distributed_mode,
+        is_main_process, set_epoch,
+    )
+except ModuleNotFoundError as exc:  # ddpify_runtime or torch not installed
+    raise SystemExit(f"{exc}: pip install 'ddpify[torch]', "
+                     "or convert with --vendor-runtime") from None
+'''
+SAVING_SCRIPT = script(loop="""
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    torch.save(model.state_dict(), "m.pt")
+""")
+
+
+def test_the_runtime_import_is_wrapped_within_79_columns_after_the_other_imports():
+    code = convert(SAVING_SCRIPT).code
+    start = code.index("try:\n")
+    assert code[start:start + len(RUNTIME_IMPORT)] == RUNTIME_IMPORT
+    assert code[:start].endswith("from torch.utils.data.distributed import DistributedSampler\n")
+    assert max(len(line) for line in RUNTIME_IMPORT.splitlines()) <= 79
+
+
+def test_a_short_runtime_import_stays_on_one_line():
+    code = convert(script(loop="""
+for x, y in train_loader:
+    optimizer.zero_grad()
+    loss_fn(model(x), y).backward()
+    optimizer.step()
+""")).code
+    assert "try:\n    from ddpify_runtime import device_ids, init_distributed_mode\nexcept" in code
+
+
+def test_a_converted_script_without_the_runtime_fails_in_one_line_naming_both_fixes(tmp_path):
+    import subprocess
+    import sys
+    (tmp_path / "train_ddp.py").write_text(convert(SAVING_SCRIPT).code)
+    block = ("import runpy, sys\n"
+             "class NoRuntime:  # as where ddpify_runtime is not installed\n"
+             "    def find_spec(self, name, path=None, target=None):\n"
+             "        if name == 'ddpify_runtime':\n"
+             "            raise ModuleNotFoundError(\"No module named 'ddpify_runtime'\", name=name)\n"
+             "sys.meta_path.insert(0, NoRuntime())\n"
+             "runpy.run_path('train_ddp.py', run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == ("No module named 'ddpify_runtime': pip install 'ddpify[torch]', "
+                           "or convert with --vendor-runtime\n")

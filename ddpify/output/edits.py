@@ -215,7 +215,8 @@ def _add_imports(module: cst.Module, imports) -> cst.Module:
     for mod, names in present.items():
         if mod in wanted:
             wanted[mod] = set() if "*" in names else wanted[mod] - names
-    wanted = {mod: names for mod, names in sorted(wanted.items()) if names}
+    wanted = {mod: names for mod, names in sorted(wanted.items(), key=lambda item: (item[0] == RUNTIME, item[0]))
+              if names}  # the runtime's `try` last, after the plain imports
     for i in range(start, leading):
         imp = body[i].body[0]
         mod = dotted(imp.module) if isinstance(imp, cst.ImportFrom) and not imp.relative else None
@@ -224,9 +225,47 @@ def _add_imports(module: cst.Module, imports) -> cst.Module:
             body[i] = body[i].with_changes(body=[imp.with_changes(names=[*added, *imp.names])])
     if not wanted:
         return module.with_changes(body=body)
-    new = [cst.parse_statement(f"from {mod} import {', '.join(sorted(names))}", config=module.config_for_parsing)
+    new = [cst.parse_statement(_import_text(module, mod, sorted(names)), config=module.config_for_parsing)
            for mod, names in wanted.items()]
     return module.with_changes(body=[*body[:leading], *new, *_blank_line_before(body[leading:])])
+
+
+RUNTIME = "ddpify_runtime"
+LINE_LENGTH = 79
+MISSING_RUNTIME = (  # one line where the runtime (or torch) is not installed, naming both ways out
+    "except ModuleNotFoundError as exc:  # ddpify_runtime or torch not installed\n"
+    "{i}raise SystemExit(f\"{{exc}}: pip install 'ddpify[torch]', \"\n"
+    "{i}                 \"or convert with --vendor-runtime\") from None\n")
+
+
+def _import_text(module: cst.Module, mod: str, names: list[str]) -> str:
+    """`from MOD import NAMES`, wrapped in parentheses as a person would past the line length;
+    the runtime's import inside a `try` whose failure is one line.
+
+    Before: (nothing)
+    After:
+        try:
+            from ddpify_runtime import (
+                atomic_write, barrier, init_distributed_mode, is_main_process,
+                set_epoch, shard_loader,
+            )
+        except ModuleNotFoundError as exc:  # ddpify_runtime or torch not installed
+            raise SystemExit(f"{exc}: pip install 'ddpify[torch]', "
+                             "or convert with --vendor-runtime") from None
+    """
+    indent = module.default_indent if mod == RUNTIME else ""
+    line = f"{indent}from {mod} import {', '.join(names)}"
+    if len(line) > LINE_LENGTH:
+        rows = [""]
+        for name in names:
+            word = f"{name},"
+            if rows[-1] and len(indent * 2) + len(rows[-1]) + 1 + len(word) > LINE_LENGTH:
+                rows.append("")
+            rows[-1] += f" {word}" if rows[-1] else word
+        line = f"{indent}from {mod} import (\n" + "".join(f"{indent * 2}{r}\n" for r in rows) + f"{indent})"
+    if mod != RUNTIME:
+        return line + "\n"
+    return f"try:\n{line}\n" + MISSING_RUNTIME.format(i=indent)
 
 
 def _is_strict_or_docstring(stmt: cst.CSTNode) -> bool:

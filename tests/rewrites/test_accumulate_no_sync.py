@@ -26,8 +26,8 @@ for epoch in range(2):
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 from contextlib import nullcontext
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -65,8 +65,8 @@ for epoch in range(3):
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 from contextlib import nullcontext
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -151,8 +151,8 @@ import itertools
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 from contextlib import nullcontext
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 args = argparse.ArgumentParser().parse_args()
 train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)

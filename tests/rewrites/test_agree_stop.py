@@ -632,8 +632,8 @@ for epoch in range(10):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)

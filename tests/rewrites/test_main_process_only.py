@@ -69,8 +69,8 @@ if epoch == 2:
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import atomic_write, device_ids, is_main_process
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import atomic_write, device_ids, is_main_process
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -165,8 +165,8 @@ state = torch.load("m.pt", weights_only=True)
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process, local_device
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process, local_device
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -212,8 +212,8 @@ dump()
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import atomic_write, device_ids, is_main_process
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import atomic_write, device_ids, is_main_process
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -264,8 +264,8 @@ torch.save(model, "whole.pt")
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import atomic_write, device_ids, is_main_process
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import atomic_write, device_ids, is_main_process
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -358,8 +358,8 @@ with open("m.pt", "rb") as f:
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import barrier, device_ids, is_main_process
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import barrier, device_ids, is_main_process
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -645,8 +645,8 @@ model = torch.load("best.pt", weights_only=False)
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process, set_epoch
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process, set_epoch
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -703,8 +703,8 @@ restored = restore()
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -763,8 +763,8 @@ restored = restore()
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import atomic_write, device_ids, is_main_process
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import atomic_write, device_ids, is_main_process
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()

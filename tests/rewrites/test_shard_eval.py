@@ -865,8 +865,8 @@ print(total / len(test_loader.dataset), correct / n)
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids, reduce_sum, shard_eval
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids, reduce_sum, shard_eval
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)

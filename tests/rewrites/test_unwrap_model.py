@@ -26,8 +26,8 @@ print(model.weight, model.training)
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -66,8 +66,8 @@ model.load_state_dict(torch.load("m.pt"))
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -121,8 +121,8 @@ torch.save(model, 'm.pt')
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -190,8 +190,8 @@ print(generate(Net()))
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids, unwrap
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids, unwrap
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -316,8 +316,8 @@ print(model.size)
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -373,8 +373,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids, local_device, without_module_prefix
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids, local_device, without_module_prefix
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -552,8 +552,8 @@ torch.save({'model': model.state_dict()}, 'd.pt')
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -607,8 +607,8 @@ trainer.fit()
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 class Net(torch.nn.Module):
     def __init__(self):

@@ -21,8 +21,8 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -50,8 +50,8 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 teacher = torch.nn.Linear(2, 1)
@@ -80,8 +80,8 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -114,8 +114,8 @@ for epoch in range(3):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -155,8 +155,8 @@ for epoch in range(3):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -196,8 +196,8 @@ for epoch in range(3):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -237,8 +237,8 @@ for epoch in range(3):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -311,8 +311,8 @@ for epoch in range(3):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -346,8 +346,8 @@ for epoch in range(3):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import convert_sync_batchnorm, device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import convert_sync_batchnorm, device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -384,8 +384,8 @@ for epoch in range(3):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -422,8 +422,8 @@ for epoch in range(3):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -459,8 +459,8 @@ for epoch in range(3):
         optimizer.step()
 """, """\
 import argparse
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 args = argparse.ArgumentParser().parse_args()
 
@@ -498,8 +498,8 @@ for epoch in range(3):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -533,8 +533,8 @@ for epoch in range(3):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -568,8 +568,8 @@ for epoch in range(3):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -620,8 +620,8 @@ def main_b():
             loss_fn(model(x), y).backward()
             optimizer.step()
 """, """\
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 def main_a():
 
@@ -678,8 +678,8 @@ for epoch in range(3):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -734,9 +734,9 @@ print(teacher.size, student.size)
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data.distributed import DistributedSampler
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
@@ -804,8 +804,8 @@ distill(Net(), Net(), loader, "cpu")
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -864,8 +864,8 @@ fit(None, loader)
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -922,8 +922,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -984,8 +984,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1045,8 +1045,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1106,8 +1106,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1168,8 +1168,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1228,8 +1228,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1283,8 +1283,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1339,8 +1339,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1398,8 +1398,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1458,8 +1458,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1513,8 +1513,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1571,8 +1571,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1621,8 +1621,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1672,8 +1672,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1771,8 +1771,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1810,8 +1810,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1848,8 +1848,8 @@ for epoch in range(2):
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import barrier, device_ids, set_epoch
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import barrier, device_ids, set_epoch
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -2120,8 +2120,8 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -2149,8 +2149,8 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -2192,8 +2192,8 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -2247,8 +2247,8 @@ model.train()
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 class Trainer:
     def __init__(self, model, loader, opt):
@@ -2289,8 +2289,8 @@ model.train()
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 class Trainer:
     def __init__(self, model, loader, opt):
@@ -2327,8 +2327,8 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import barrier, device_ids, set_epoch
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import barrier, device_ids, set_epoch
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 net_a = torch.nn.Linear(2, 1)
@@ -2376,8 +2376,8 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 args_flag = True
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
@@ -2436,8 +2436,8 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 args_flag = True
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
@@ -2496,8 +2496,8 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 args_flag = True
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
@@ -2556,8 +2556,8 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 args_flag = True
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
@@ -2616,8 +2616,8 @@ for epoch in range(2):
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 args_flag = True
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
@@ -2671,8 +2671,8 @@ trainer.fit()
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 class Trainer:
     def __init__(self, net, loader):
@@ -2718,8 +2718,8 @@ trainer.fit()
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 class Trainer:
     def __init__(self, model, loader):
@@ -2766,8 +2766,8 @@ trainer.fit()
 """, """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import device_ids
 from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
 
 class Trainer:
     def __init__(self, model, loader):

@@ -9,6 +9,8 @@ entries are ``(before, after)`` or ``pair(before, after, id, also=..., report=..
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import textwrap
 
 import pytest
@@ -99,11 +101,24 @@ def script(loader: str = "train_loader = DataLoader(ds, batch_size=4, shuffle=Tr
 
 # --- converting ---------------------------------------------------------------------------------
 
+RUNTIME_TRY = re.compile(r"^try:\n    from ddpify_runtime import (?P<names>[^)]*?\)?)\n"
+                         r"except ModuleNotFoundError as exc:.*\n.*\n.*\n", re.M)
+
+
+def plain_runtime_import(code: str) -> str:
+    """``code`` with the runtime's guarded import as the one line a pair spells out:
+    ``from ddpify_runtime import a, b`` (its exact form is tested once, in test_convert)."""
+    def one_line(match: re.Match) -> str:
+        names = re.findall(r"\w+", match.group("names"))
+        return f"from ddpify_runtime import {', '.join(names)}\n"
+    return RUNTIME_TRY.sub(one_line, code)
+
+
 def run(code: str, header: str = "", **options):
     """(converted code, change records) of ``header + code`` (dedented) with every rewrite."""
     result = convert(textwrap.dedent(header + code), Options(**options))
     compile(result.code, "<converted>", "exec")
-    return result.code, result.changes
+    return plain_runtime_import(result.code), result.changes
 
 
 def run_with_loader(code: str, header: str = LOADER_HEADER, **options):
@@ -113,7 +128,7 @@ def run_with_loader(code: str, header: str = LOADER_HEADER, **options):
 def converted(body: str, header: str = ARGS_HEADER) -> str:
     code = convert(header + textwrap.dedent(body)).code
     compile(code, "<converted>", "exec")
-    return code
+    return plain_runtime_import(code)
 
 
 def rewritten(name: str, code: str, also: frozenset = frozenset(), **options):
@@ -121,7 +136,7 @@ def rewritten(name: str, code: str, also: frozenset = frozenset(), **options):
     ``also``); its output compiles."""
     result = convert(textwrap.dedent(code), Options(only=frozenset({name}) | also, **options))
     compile(result.code, "<converted>", "exec")
-    return result
+    return dataclasses.replace(result, output=plain_runtime_import(result.code).encode(result.encoding))
 
 
 def only(name: str, code: str, also: frozenset = frozenset(), **options) -> str:
@@ -185,7 +200,7 @@ def rewrite_tests(name: str, pairs, unchanged, also: frozenset = frozenset()):
     @pytest.mark.parametrize("code", unchanged)
     def test_unchanged(code):
         if also:
-            assert only(name, code, also) == convert(textwrap.dedent(code), Options(only=also)).code
+            assert only(name, code, also) == plain_runtime_import(convert(textwrap.dedent(code), Options(only=also)).code)
         else:
             assert_unchanged(name, code)
 
