@@ -274,7 +274,7 @@ class Objects:
         is taken to return itself, as a file's, a progress bar's and a writer's do)."""
         f = self.facts
         index: dict[Ref, list] = defaultdict(list)
-        for node in mt.findall(f.module, cst.With):
+        for node in (n for n in f.spans if type(n) is cst.With):  # every node, without a tree walk
             for item in node.items:
                 if item.asname is not None:
                     for name in _names(item.asname.name):
