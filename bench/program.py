@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 

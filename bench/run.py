@@ -135,7 +135,8 @@ def ms(seconds: float) -> str:
 def print_table() -> None:
     header = ("axis", "measured (median)", "target", "ratio", "verdict")
     widths = [max(len(r[i]) for r in ROWS + [header]) for i in range(5)]
-    line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
+    def line(cells):
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
     print("\n" + line(header))
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in ROWS:
@@ -329,7 +330,7 @@ def axis_5(work: Path, reps: int, quick: bool) -> None:
         steps, cpu = ranks[0]["steps"], [rank["cpu"] for rank in ranks]
         return {"wall": r.wall, "steps": len(steps), "rate": (len(steps) - 1) / (steps[-1] - steps[0]),
                 "cpu_per_step": statistics.mean((c[-1] - c[0]) / (len(c) - 1) for c in cpu),
-                "events": ranks[0]["events"], "losses": [l for l in r.out.splitlines() if "loss" in l]}
+                "events": ranks[0]["events"], "losses": [line for line in r.out.splitlines() if "loss" in line]}
 
     timed = {name: [] for name in scripts}
     for rep in range(reps):

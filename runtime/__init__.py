@@ -1239,7 +1239,7 @@ def _patch(owner: Any, name: str, make: Any) -> Any:
 
 
 def _optimizer_module() -> Any:
-    import torch.optim.optimizer  # the module (``torch.optim.optimizer`` is a function's name too)
+    import torch.optim.optimizer  # noqa: F401 (the module: ``torch.optim.optimizer`` names a function too)
     return sys.modules["torch.optim.optimizer"]
 
 

@@ -122,7 +122,8 @@ def _repo(tmp_path: Path) -> tuple[Path, str]:
     work = mirrors / "someone+proj" / "repo"
     work.mkdir(parents=True)
     (work / "train.py").write_text("EPOCHS = 100\nprint(EPOCHS)\n")
-    run = lambda *a: subprocess.run(["git", "-C", str(work), *a], check=True, capture_output=True, text=True)
+    def run(*a):
+        return subprocess.run(["git", "-C", str(work), *a], check=True, capture_output=True, text=True)
     run("init", "-q")
     run("add", "train.py")
     run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")

@@ -4,7 +4,6 @@ edit or warning covers is named (a rewrite left out stands in for a rewrite that
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import pytest
 

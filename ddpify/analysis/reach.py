@@ -45,7 +45,7 @@ PASSIVE = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "numpy",
 BUILTINS = frozenset(dir(builtins))
 
 
-def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str]]:
+def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str]]:  # noqa: C901 (16: to split)
     """(node, warning) for every place where training may go through code ddpify does not read."""
     local = {p.name.split(".")[0] for p in program.parts}
     seen: set[str] = set()

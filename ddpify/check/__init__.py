@@ -135,7 +135,7 @@ class _Run:
         if hits:
             located = positions(self.module, {hit.node for _, hit in hits})
             text = source if isinstance(source, str) else source.decode(self.module.encoding)
-            lines = text.splitlines()  # the source as parsed: no second codegen for `# noqa`
+            lines = text.splitlines()  # the source as parsed: no second codegen for the noqa comments
             self.hits = [(code, hit, located[hit.node]) for code, hit in hits
                          if not _silenced(lines, located[hit.node][0], code)]
 

@@ -45,7 +45,7 @@ def _rule_codes(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--explain", metavar="CODE", help="Show what a rule finds, with a wrong and a right example.")
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors.")
 @internal_errors
-def check_command(sources, select, ignore, output_format, as_json, fix, diff, explain, verbose) -> None:
+def check_command(sources, select, ignore, output_format, as_json, fix, diff, explain, verbose) -> None:  # noqa: C901 (28: to split)
     """Find the classic DDP bugs in PATH (files, directories, or - for stdin): the global rank
     as a GPU index, collectives only some ranks reach, checkpoints from every rank, a
     DistributedSampler without set_epoch, ... (`ddpify check --explain DDP001`).

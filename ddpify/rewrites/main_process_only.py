@@ -79,7 +79,7 @@ WRITER_METHODS = {"savefig", "to_csv", "save_pretrained"}
 LOGGERS = {"torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter", "wandb.init"}
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
+def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:  # noqa: C901 (18: to split)
     loggers = _logger_refs(facts)
     writes = {stmt: what for stmt in _statements(facts) if (what := _writes(facts, stmt, loggers))}
     writers = _writer_functions(facts, writes, options)

@@ -453,7 +453,7 @@ class Facts:
             expr = expr.value
         if depth == 0:
             return [expr]
-        if isinstance(expr, cst.Call) and self.user_functions(expr) and not dotted(expr.func) in self.classes:
+        if isinstance(expr, cst.Call) and self.user_functions(expr) and dotted(expr.func) not in self.classes:
             return [o for f in self.user_functions(expr) for r in self.returned(f) for o in self.origins(r, depth - 1)]
         ref = self.ref(expr)
         if ref is None:
