@@ -184,3 +184,67 @@ def test_a_closed_pipe_on_stdout_ends_quietly(tmp_path):
                           text=True, timeout=300)
     assert done.stdout == "--- a/many/t0.py\n"
     assert "Error" not in done.stderr and "internal error" not in done.stderr
+
+
+# ---- a program's output folder: only ddpify's own files are overwritten --------------------------
+
+PROJECT = FIXTURES / "project_trainer"
+
+
+def project() -> None:
+    import shutil
+    shutil.copytree(PROJECT / "before", "proj")
+
+
+def test_o_naming_a_module_of_the_program_is_refused():
+    project()
+    before = Path("proj/data.py").read_bytes()
+    result = cli("convert", "proj/train.py", "-o", "proj/data.py", code=2)
+    assert result.stderr.strip().splitlines()[-1] == ("proj/data.py: -o would overwrite a module of the program; "
+                                                      "write it to another file or directory")
+    assert Path("proj/data.py").read_bytes() == before
+
+
+def test_a_file_ddpify_did_not_write_is_never_overwritten():
+    project()
+    Path("elsewhere").mkdir()
+    Path("elsewhere/data.py").write_text("# the user's own data.py\n")
+    result = cli("convert", "proj/train.py", "-o", "elsewhere/train_ddp.py", code=2)
+    assert result.stderr.strip().splitlines()[-1] == (
+        "elsewhere/data.py: exists and was not written by ddpify (or was edited since): not overwritten; "
+        "convert train_ddp.py into a folder of its own (-o DIR/)")
+    assert sorted(os.listdir("elsewhere")) == ["data.py"]
+
+
+def test_converting_again_into_the_same_folder_overwrites_only_what_ddpify_wrote():
+    project()
+    cli("convert", "proj/train.py", "-o", "out/")
+    cli("convert", "proj/train.py", "-o", "out/")  # the record says these are ddpify's
+    assert Path("out/data.py").read_bytes() == (PROJECT / "after" / "data.py").read_bytes()
+    Path("out/data.py").write_text("# edited by hand since\n")
+    cli("convert", "proj/train.py", "-o", "out/", code=2)
+    assert Path("out/data.py").read_text() == "# edited by hand since\n"
+
+
+def test_a_second_entry_may_not_replace_a_shared_module_with_another_version():
+    project()
+    cli("convert", "proj/train.py", "-o", "out/")
+    before = Path("out/data.py").read_bytes()
+    Path("proj/other.py").write_text((PROJECT / "before" / "train.py").read_text())
+    Path("proj/data.py").write_text(Path("proj/data.py").read_text() + "\nEXTRA = 1\n")  # another version now
+    result = cli("convert", "proj/other.py", "-o", "out/", code=2)
+    assert "out/data.py: the conversion of train.py wrote another version of this module" in result.stderr
+    assert Path("out/data.py").read_bytes() == before
+
+
+def test_what_an_earlier_conversion_wrote_and_this_one_does_not_is_removed_where_unchanged(tmp_path):
+    from ddpify.inputs import written
+    Path("out").mkdir()
+    Path("out/old.py").write_bytes(b"converted once\n")
+    Path("out/edited.py").write_bytes(b"edited since\n")
+    record = {"entries": {"train.py": {"old.py": written.digest(b"converted once\n"),
+                                       "edited.py": written.digest(b"converted once\n")}}}
+    Path("out", written.RECORD).write_text(__import__("json").dumps(record))
+    plan = written.plan(Path("out"), "train.py", {"data.py": b"new\n"})
+    assert plan.stale == [Path("out/old.py")]  # the edited one is the user's now
+    assert __import__("json").loads(plan.record[1]) == {"entries": {"train.py": {"data.py": written.digest(b"new\n")}}}

@@ -128,8 +128,8 @@ def test_convert_writes_the_entry_and_the_changed_modules_only():
     shutil.copytree(PROJECT / "before", "proj")
     result = cli("convert", "proj/train.py", "-o", "out/")
     written = sorted(str(p.relative_to("out")) for p in Path("out").rglob("*") if p.is_file())
-    assert written == ["data.py", "train.py", "trainer.py"]  # models/ did not change
-    for rel in written:
+    assert written == [".ddpify-written.json", "data.py", "train.py", "trainer.py"]  # models/ did not change
+    for rel in written[1:]:
         assert Path("out", rel).read_bytes() == (PROJECT / "after" / rel).read_bytes()
     assert "proj/trainer.py:43: [main-process-only] torch.save runs on the main process only" in result.stderr
     assert "proj/trainer.py: 7 change(s), 0 warning(s)" in result.stderr

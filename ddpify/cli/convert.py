@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import click
 
-from ddpify.inputs import files
+from ddpify.inputs import files, written
 from ddpify.output import report
 from ddpify.cli.engine import (
     convert_inputs,
@@ -173,6 +173,10 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
                   ) -> list[tuple[Result, Path]]:
     """Where a program's changed modules go: at their paths relative to the entry's output (in
     place: their own files). Refuses stdout, and an output that would overwrite a module."""
+    program = _program_files(source, result) if source.path is not None else set()
+    if not in_place and dest is not None and dest.resolve() in program:
+        fail(EXIT_INPUT, f"{dest}: -o would overwrite a module of the program; write it to "
+                         "another file or directory")
     changed = {rel: module for rel, module in result.modules.items() if module.changed}
     if not changed:
         return []
@@ -182,11 +186,16 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
     found = []
     for rel, module in changed.items():
         target = (source.path.parent if in_place else dest.parent) / rel
-        if not in_place and target.resolve() == (source.path.parent / rel).resolve():
-            fail(EXIT_INPUT, f"{target}: -o would overwrite this module of the program; write it to "
+        if not in_place and target.resolve() in program:
+            fail(EXIT_INPUT, f"{target}: -o would overwrite a module of the program; write it to "
                              "another directory (-o DIR/) or use --in-place")
         found.append((module, target))
     return found
+
+
+def _program_files(source: files.Source, result: Result) -> set[Path]:
+    """The files of the program `source` starts: the entry and every module it reads."""
+    return {(source.path.parent / rel).resolve() for rel in result.modules} | {source.path.resolve()}
 
 
 def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool,
@@ -198,7 +207,16 @@ def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool
         click.echo(result.output, nl=False)
         return
     entry = [(dest, result.output, mode)] if result.changed or not in_place else []
-    guard(files.write_all_atomic, [*entry, *((d, m.output, None) for m, d in modules)])
+    record: list = []
+    stale: list[Path] = []
+    if not in_place and (modules or (dest.parent / written.RECORD).exists()):
+        plan = guard(written.plan, dest.parent, dest.name,
+                     {str(d.relative_to(dest.parent)): m.output for m, d in modules})
+        record, stale = [(*plan.record, None)], plan.stale
+    guard(files.write_all_atomic, [*entry, *((d, m.output, None) for m, d in modules), *record])
+    for path in stale:  # what the previous conversion wrote and this one does not: it would shadow
+        path.unlink(missing_ok=True)
+        click.echo(f"{path}: removed (written by an earlier conversion, no longer changed)", err=True)
     if runtime is not None and result.changed:
         message = guard(files.vendor_runtime, dest.parent, runtime)
         if message:
