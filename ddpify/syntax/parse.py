@@ -12,6 +12,7 @@ parser with room to recurse.
 
 from __future__ import annotations
 
+import ast
 import sys
 import warnings
 
@@ -24,6 +25,10 @@ RECURSION_LIMIT = 20_000
 # (and CPython's compiler, which recurses in C, must not run under RECURSION_LIMIT).
 PYTHON_RECURSION_LIMIT = 1000
 
+# The most terms of one `and`/`or` chain: CPython keeps a chain flat, LibCST's native parser nests
+# it and overflows the C stack (a segfault) somewhere past 5,000 terms.
+BOOL_CHAIN_LIMIT = 3000
+
 # Exceptions of `parse_module` that mean "the input is not a script ddpify can read" (exit 2).
 INPUT_ERRORS = (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError)
 
@@ -33,18 +38,36 @@ def parse_module(source: str | bytes) -> cst.Module:
     with its location) for code that does not compile, or that is nested too deeply to;
     `libcst.ParserSyntaxError` for code LibCST cannot parse; `UnicodeDecodeError`."""
     python_compile(source)
+    _refuse_long_chains(source)
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
     try:
         module = cst.parse_module(source)
     except cst.CSTLogicError as exc:  # LibCST's own failure on code CPython accepts
-        raise SyntaxError(f"LibCST cannot parse this code: {one_line(str(exc))}") from exc
+        raise SyntaxError(f"not supported: LibCST cannot parse this code ({one_line(str(exc))})") from exc
+    except cst.ParserSyntaxError as exc:  # valid Python (CPython compiled it) that LibCST cannot read
+        raise SyntaxError(f"not supported: valid Python that LibCST, which ddpify rewrites with, cannot "
+                          f"parse ({one_line(exc.message)})", ("", exc.raw_line, exc.raw_column + 1, "", None, None)
+                          ) from None
     if source[-1:] in ("\r", b"\r") and not module.has_trailing_newline:
         module = module.with_changes(has_trailing_newline=True)  # LibCST drops a CR-only file's last CR
     if module.default_indent.strip(" \t"):
         raise SyntaxError("a form feed in the indentation, which ddpify cannot rewrite: use spaces",
                           ("", _form_feed_line(module.code), 1, "", None, None))
     return module
+
+
+def _refuse_long_chains(source: str | bytes) -> None:
+    """Raise `SyntaxError` for an `and`/`or` chain of more than `BOOL_CHAIN_LIMIT` terms, which
+    would crash LibCST's parser (the walk runs only for sources with that many of the words)."""
+    text = source.decode("latin-1") if isinstance(source, bytes) else source
+    if text.count(" and ") + text.count(" or ") <= BOOL_CHAIN_LIMIT:
+        return
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.BoolOp) and len(node.values) > BOOL_CHAIN_LIMIT:
+            raise SyntaxError(f"not supported: an `{'and' if isinstance(node.op, ast.And) else 'or'}` chain of "
+                              f"{len(node.values)} terms (ddpify's parser reads up to {BOOL_CHAIN_LIMIT})",
+                              ("", node.lineno, node.col_offset + 1, "", None, None))
 
 
 def python_compile(source: str | bytes) -> None:
