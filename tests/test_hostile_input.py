@@ -64,6 +64,17 @@ def test_deeply_nested_code_is_an_input_error_not_a_crash(expression):
                         refused("deep.py"))
 
 
+
+def test_a_ten_thousand_term_and_chain_is_one_line_not_a_segfault():
+    import subprocess
+    import sys
+    Path("chain.py").write_text(TRAINS + "ok = " + " and ".join(["x"] * 10_000) + "\n")
+    for command in (["convert", "chain.py", "-o", "out.py"], ["check", "chain.py"]):
+        done = subprocess.run([sys.executable, "-m", "ddpify", *command], capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stderr) == (2, "chain.py:4:6: cannot parse: an `and`/`or` chain of 10000 terms, "
+                                                     "longer than ddpify can rewrite (2000)\n")
+    assert not Path("out.py").exists()
+
 @pytest.mark.parametrize("code, message", [
     ("from __future__ import annotations\n", "4:1: cannot parse: from __future__ imports must occur at the "
                                              "beginning of the file"),

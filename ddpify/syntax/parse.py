@@ -24,6 +24,8 @@ RECURSION_LIMIT = 20_000
 # What `python script.py` compiles under: deeper code does not run, so it is not converted
 # (and CPython's compiler, which recurses in C, must not run under RECURSION_LIMIT).
 PYTHON_RECURSION_LIMIT = 1000
+# LibCST nests `a and b and c` one level per term: past this many, its parser and codegen overflow.
+LONGEST_CHAIN = 2000
 
 # The most terms of one `and`/`or` chain: CPython keeps a chain flat, LibCST's native parser nests
 # it and overflows the C stack (a segfault) somewhere past 5,000 terms.
@@ -85,6 +87,19 @@ def python_compile(source: str | bytes) -> None:
         raise SyntaxError(one_line(str(exc))) from None
     finally:
         sys.setrecursionlimit(limit)
+
+
+def _refuse_long_chains(source: str | bytes) -> None:
+    """Raise `SyntaxError` for an `and`/`or` chain longer than `LONGEST_CHAIN` terms: CPython
+    keeps it flat, LibCST nests it one level per term, and 10,000 levels overflow the C stack
+    (a segfault, not an exception). The exact count (`ast`) runs only where a crude one is high."""
+    text = source if isinstance(source, bytes) else source.encode("utf-8", "replace")
+    if text.count(b" and ") + text.count(b" or ") < LONGEST_CHAIN:
+        return
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.BoolOp) and len(node.values) > LONGEST_CHAIN:
+            raise SyntaxError(f"an `and`/`or` chain of {len(node.values)} terms, longer than ddpify can "
+                              f"rewrite ({LONGEST_CHAIN})", ("", node.lineno, node.col_offset + 1, "", None, None))
 
 
 def input_error(name: str, data: bytes, exc: Exception) -> str:
