@@ -8,10 +8,12 @@ import json
 import os
 import pty
 import re
+import signal
 import stat
 import subprocess
 import sys
 import textwrap
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -245,9 +247,9 @@ def test_parallel_jobs_use_a_process_pool_and_give_the_same_outputs(monkeypatch)
     pools = []
 
     class Pool(ProcessPoolExecutor):
-        def __init__(self, max_workers):
+        def __init__(self, max_workers, **kwargs):
             pools.append(max_workers)
-            super().__init__(max_workers)
+            super().__init__(max_workers, **kwargs)
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
     for i in range(3):
@@ -261,6 +263,47 @@ def test_parallel_jobs_use_a_process_pool_and_give_the_same_outputs(monkeypatch)
     for name in files("one"):
         assert Path("two", name).read_bytes() == Path("one", name).read_bytes()
         assert Path("all", name).read_bytes() == Path("one", name).read_bytes()
+
+
+SLOW_WORKERS = """
+import os, sys, time
+from ddpify.cli import engine, main
+
+def stuck(*args, **kwargs):  # a file that takes forever: the worker reports itself and waits
+    with open(f"worker.{os.getpid()}", "w"):
+        pass
+    time.sleep(600)
+
+engine.convert_one = stuck
+sys.argv = ["ddpify", "convert", "a.py", "b.py", "-j", "2", "-o", "out"]
+main()
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_of_convert_jobs_exit_when_the_main_process_is_killed(sig):
+    write("a.py", TRAIN)
+    write("b.py", TRAIN)
+    job = subprocess.Popen([sys.executable, "-c", SLOW_WORKERS], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(workers := [int(p.suffix[1:]) for p in Path(".").glob("worker.*")]) < 2:
+        assert job.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    job.send_signal(sig)
+    job.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while any(alive(pid) for pid in workers):
+        assert time.monotonic() < deadline, f"workers {workers} outlive their parent"
+        time.sleep(0.2)
+    assert not Path("out").exists()
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/status").read_text().find("State:\tZ") < 0
 
 
 def test_in_place_rewrites_changed_inputs_only():

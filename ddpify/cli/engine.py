@@ -8,6 +8,7 @@ import functools
 import os
 import signal
 import threading
+import time
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -105,7 +106,7 @@ def convert_all(items: list[tuple[str, bytes, str]], options: Options, jobs: int
     from concurrent.futures.process import BrokenProcessPool
 
     outcomes = []
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(convert_one, name, data, options, program, timeout) for name, data, program in items]
         for (name, _, _), future in zip(items, futures):
             try:
@@ -114,6 +115,17 @@ def convert_all(items: list[tuple[str, bytes, str]], options: Options, jobs: int
                 outcomes.append(Outcome(error=f"{name}: internal error: the process converting it died "
                                               f"({one_line(str(exc))})", code=EXIT_INTERNAL))
     return outcomes
+
+
+def _die_with_parent(parent: int) -> None:
+    """In each worker of `convert -j N`: exit as soon as the main process is gone (SIGKILL, or a
+    SIGTERM that ends it without closing the pool), instead of waiting forever for more work."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ddpify-parent-watch", daemon=True).start()
 
 
 def convert_inputs(inputs: files.Inputs, options: Options, jobs: int, verbose: bool, markdown: bool,
