@@ -27,10 +27,6 @@ PYTHON_RECURSION_LIMIT = 1000
 # LibCST nests `a and b and c` one level per term: past this many, its parser and codegen overflow.
 LONGEST_CHAIN = 2000
 
-# The most terms of one `and`/`or` chain: CPython keeps a chain flat, LibCST's native parser nests
-# it and overflows the C stack (a segfault) somewhere past 5,000 terms.
-BOOL_CHAIN_LIMIT = 3000
-
 # Exceptions of `parse_module` that mean "the input is not a script ddpify can read" (exit 2).
 INPUT_ERRORS = (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError)
 
@@ -57,19 +53,6 @@ def parse_module(source: str | bytes) -> cst.Module:
         raise SyntaxError("a form feed in the indentation, which ddpify cannot rewrite: use spaces",
                           ("", _form_feed_line(module.code), 1, "", None, None))
     return module
-
-
-def _refuse_long_chains(source: str | bytes) -> None:
-    """Raise `SyntaxError` for an `and`/`or` chain of more than `BOOL_CHAIN_LIMIT` terms, which
-    would crash LibCST's parser (the walk runs only for sources with that many of the words)."""
-    text = source.decode("latin-1") if isinstance(source, bytes) else source
-    if text.count(" and ") + text.count(" or ") <= BOOL_CHAIN_LIMIT:
-        return
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.BoolOp) and len(node.values) > BOOL_CHAIN_LIMIT:
-            raise SyntaxError(f"not supported: an `{'and' if isinstance(node.op, ast.And) else 'or'}` chain of "
-                              f"{len(node.values)} terms (ddpify's parser reads up to {BOOL_CHAIN_LIMIT})",
-                              ("", node.lineno, node.col_offset + 1, "", None, None))
 
 
 def python_compile(source: str | bytes) -> None:
