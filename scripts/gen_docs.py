@@ -10,7 +10,8 @@ The script fills every block from its source: the rewrites' registry and module 
 (`ddpify.rewrites.REWRITES`), the TODOs and warnings each rewrite module writes (its
 `edits.todo`/`edits.warn` calls), the check rules' registry and docstrings (`ddpify.check.RULES`),
 the runtime's `__all__` and docstrings (read with `ast`: no torch import), the commands'
-`--help`, and the first sentence of every module's docstring (the layout). Prose outside the markers is left alone.
+`--help`, the first sentence of every module's docstring (the layout), and the title of every decision
+record in docs/decisions/ (the index in docs/design.md). Prose outside the markers is left alone.
 
     python scripts/gen_docs.py           # rewrite the pages whose generated blocks are stale
     python scripts/gen_docs.py --check   # exit 1, naming the stale pages; write nothing
@@ -305,6 +306,19 @@ def _first_sentence(doc: str) -> str:
     return paragraph[:match.start() + 1] if match else paragraph
 
 
+# ------------------------------------------------------------------------------------ decisions
+
+def decisions() -> str:
+    """One line per decision record in docs/decisions/, in number order: a link and its title
+    (the record's first line, without its `# NNNN: `)."""
+    lines = []
+    for path in sorted((ROOT / "docs" / "decisions").glob("*.md")):
+        title = path.read_text(encoding="utf-8").split("\n", 1)[0].lstrip("# ")
+        number, _, rest = title.partition(": ")
+        lines.append(f"- [{number}](decisions/{path.name}): {rest or number}")
+    return "\n".join(lines)
+
+
 GENERATORS: Dict[str, Callable[[], str]] = {
     "rewrite-table": rewrite_table,
     "rewrites": rewrite_sections,
@@ -314,6 +328,7 @@ GENERATORS: Dict[str, Callable[[], str]] = {
     "runtime-api": runtime_api,
     "cli-help": cli_help,
     "layout": layout,
+    "decisions": decisions,
 }
 
 

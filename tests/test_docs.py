@@ -117,7 +117,8 @@ def _anchors(text: str) -> set:
     return found
 
 
-@pytest.mark.parametrize("page", [README, *sorted(DOCS.glob("*.md"))], ids=lambda p: p.name)
+@pytest.mark.parametrize("page", [README, README.parent / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md")),
+                                  *sorted((DOCS / "decisions").glob("*.md"))], ids=lambda p: p.name)
 def test_links_resolve(page):
     """Relative links name a file that exists, and a heading of it when they have an anchor."""
     text = page.read_text()

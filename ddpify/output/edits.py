@@ -23,7 +23,8 @@ NodeFn = Callable[[cst.CSTNode], cst.CSTNode]
 
 
 class Edits:
-    """Collects edits and report records; `for_rewrite` gives each rewrite a view that signs its records."""
+    """Collects edits and report records; `for_rewrite` names the rewrite whose records follow (it
+    returns this same object, not a copy)."""
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module

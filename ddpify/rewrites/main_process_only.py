@@ -21,7 +21,8 @@ Guarded: `torch.save`, files opened for writing, json/pickle/numpy dumps, `shuti
 `savefig`, `save_image`, wandb calls and `SummaryWriter` logging (the writer is None elsewhere).
 A helper that only writes (`save_checkpoint(...)`) is guarded where it is called, and an `if`
 whose body only writes takes the condition (`if args.save_model and is_main_process():`).
-`os.makedirs` stays on every process (harmless), as do forward passes: a model call under a
+`os.makedirs(..., exist_ok=True)` stays on every process (harmless; without `exist_ok` it is
+guarded, as the processes would race to create the folder), as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
 later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.load`, `open(path)`,
 ...) may read what was written, a `barrier()` follows the write, whatever wrote it.

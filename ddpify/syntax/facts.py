@@ -1,4 +1,4 @@
-"""One analysis pass over the script; the rewrites read these facts and never re-walk the tree.
+"""One walk over the script: the facts every analysis and rewrite starts from (a rewrite may still walk the parts of the tree it edits).
 
 What is found:
 - the imports (`names.Imports`), each node's parent and its place in source order;
