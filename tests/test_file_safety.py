@@ -4,6 +4,7 @@ endings survive, and `check --fix` changes all its files or none."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -248,3 +249,50 @@ def test_what_an_earlier_conversion_wrote_and_this_one_does_not_is_removed_where
     plan = written.plan(Path("out"), "train.py", {"data.py": b"new\n"})
     assert plan.stale == [Path("out/old.py")]  # the edited one is the user's now
     assert __import__("json").loads(plan.record[1]) == {"entries": {"train.py": {"data.py": written.digest(b"new\n")}}}
+
+
+def full_disk_at(monkeypatch, name: str) -> None:
+    """Staging `name`'s temporary file fails as on a full disk."""
+    stage = input_files._stage
+
+    def staged(path, data, mode):
+        if path.name == name:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return stage(path, data, mode)
+
+    monkeypatch.setattr(input_files, "_stage", staged)
+
+
+def test_in_place_over_several_inputs_writes_all_or_none(monkeypatch):
+    Path("a.py").write_bytes(TRAIN)
+    Path("b.py").write_bytes(TRAIN)
+    full_disk_at(monkeypatch, "b.py")
+    result = cli("convert", "--in-place", "a.py", "b.py", code=2)
+    assert result.stderr.strip().splitlines()[-1] == "b.py: cannot write: No space left on device"
+    assert Path("a.py").read_bytes() == TRAIN and Path("b.py").read_bytes() == TRAIN
+    assert files() == ["a.py", "b.py"]
+
+
+def test_vendor_runtime_that_does_not_fit_leaves_the_sources_as_they_were(monkeypatch):
+    Path("train.py").write_bytes(TRAIN)
+    full_disk_at(monkeypatch, "ddpify_runtime.py")
+    result = cli("convert", "--in-place", "--vendor-runtime", "train.py", code=2)
+    assert result.stderr.strip().splitlines()[-1] == "ddpify_runtime.py: cannot write: No space left on device"
+    assert Path("train.py").read_bytes() == TRAIN and files() == ["train.py"]
+
+
+def test_a_rename_that_fails_midway_says_which_files_were_replaced(monkeypatch):
+    Path("a.py").write_bytes(TRAIN)
+    Path("b.py").write_bytes(TRAIN)
+    replace = os.replace
+
+    def failing(src, dst):
+        if Path(dst).name == "b.py":
+            raise OSError(errno.EIO, "Input/output error")
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing)
+    result = cli("convert", "--in-place", "a.py", "b.py", code=2)
+    assert result.stderr.strip().splitlines()[-1] == (
+        "b.py: cannot write: Input/output error; already replaced: a.py, the other files are as they were")
+    assert Path("b.py").read_bytes() == TRAIN and files() == ["a.py", "b.py"]

@@ -74,11 +74,24 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     runtime = guard(files.runtime_source) if vendor_runtime and not check else None
     modules = [] if check else [_module_dests(source, dest, result, in_place)
                                 for source, dest, result in zip(inputs.sources, dests, results)]
-    for folder in {d.parent for d, r in zip(dests, results) if d is not None and r.changed} if runtime else ():
-        guard(files.vendor_target, folder, runtime)  # before anything is written
-    for source, dest, load, result, script in zip(inputs.sources, dests, loaded, results, scripts):
-        if not check:
-            _deliver(result, dest, load.mode, in_place, runtime, modules.pop(0))
+    # Every file of every input, and the runtime's copies, are written together: all or none.
+    records: dict[Path, bytes] = {}  # each output folder's record, as the plans so far leave it
+    planned = [] if check else [_writes(result, dest, load.mode, in_place, program, records)
+                                for dest, load, result, program in zip(dests, loaded, results, modules)]
+    copies = [guard(files.vendor_runtime, folder, runtime) for folder in sorted(
+        {d.parent for d, r in zip(dests, results) if d is not None and r.changed})] if runtime else []
+    guard(files.write_all_atomic, [*(w for writes, _ in planned for w in writes),
+                                   *((path, record, None) for path, record in records.items()),
+                                   *((path, runtime, None) for path, _ in filter(None, copies))])
+    for path in (p for _, stale in planned for p in stale):  # it would shadow this conversion's modules
+        path.unlink(missing_ok=True)
+        click.echo(f"{path}: removed (written by an earlier conversion, no longer changed)", err=True)
+    for _, message in filter(None, copies):
+        if message:
+            click.echo(message, err=True)
+    for source, dest, result, script in zip(inputs.sources, dests, results, scripts):
+        if dest is None and not check:
+            click.echo(result.output, nl=False)
         if not as_json:
             print_records(source.name, result, script)
             if dest is not None and result.changed:
@@ -198,29 +211,23 @@ def _program_files(source: files.Source, result: Result) -> set[Path]:
     return {(source.path.parent / rel).resolve() for rel in result.modules} | {source.path.resolve()}
 
 
-def _deliver(result: Result, dest: Path | None, mode: int | None, in_place: bool,
-             runtime: bytes | None, modules: list[tuple[Result, Path]]) -> None:
-    """Write one result: on stdout (`dest` None) or to `dest` (in place only if it changed),
-    with its program's changed `modules` (all of these files or none: files.write_all_atomic), and
-    a copy of the `runtime` next to it if given and the code changed."""
+def _writes(result: Result, dest: Path | None, mode: int | None, in_place: bool,
+            modules: list[tuple[Result, Path]], records: dict[Path, bytes]
+            ) -> tuple[list[tuple[Path, bytes, int | None]], list[Path]]:
+    """The files one result writes, and the files an earlier conversion into the same folder wrote
+    that this one no longer does (see ddpify.inputs.written): `dest` (in place only if it
+    changed) and its program's changed `modules`; nothing for standard output (`dest` None).
+    The folder's updated record goes into `records`, written with them."""
     if dest is None:
-        click.echo(result.output, nl=False)
-        return
+        return [], []
     entry = [(dest, result.output, mode)] if result.changed or not in_place else []
-    record: list = []
     stale: list[Path] = []
-    if not in_place and (modules or (dest.parent / written.RECORD).exists()):
+    record = dest.parent / written.RECORD
+    if not in_place and (modules or record in records or record.exists()):
         plan = guard(written.plan, dest.parent, dest.name,
-                     {str(d.relative_to(dest.parent)): m.output for m, d in modules})
-        record, stale = [(*plan.record, None)], plan.stale
-    guard(files.write_all_atomic, [*entry, *((d, m.output, None) for m, d in modules), *record])
-    for path in stale:  # what the previous conversion wrote and this one does not: it would shadow
-        path.unlink(missing_ok=True)
-        click.echo(f"{path}: removed (written by an earlier conversion, no longer changed)", err=True)
-    if runtime is not None and result.changed:
-        message = guard(files.vendor_runtime, dest.parent, runtime)
-        if message:
-            click.echo(message, err=True)
+                     {str(d.relative_to(dest.parent)): m.output for m, d in modules}, records.get(record))
+        records[record], stale = plan.record[1], plan.stale
+    return [*entry, *((d, m.output, None) for m, d in modules)], stale
 
 
 def _print_run_hint(dest: Path, project: Path | None = None) -> None:

@@ -212,11 +212,13 @@ def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]], elsewhere:
                 staged.append((_stage(target, data, mode), target, path))
             except OSError as exc:
                 raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
-        for tmp, target, path in staged:
+        for done, (tmp, target, path) in enumerate(staged):
             try:
                 os.replace(tmp, target)
             except OSError as exc:
-                raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+                written = f"; already replaced: {', '.join(str(p) for _, _, p in staged[:done])}, " \
+                          "the other files are as they were" if done else ""
+                raise InputError(f"{path}: cannot write: {exc.strerror or exc}{written}") from exc
         for path, data in special:
             _write_into(path, data)
     finally:
@@ -268,16 +270,16 @@ def runtime_source() -> bytes:
     return Path(spec.origin).read_bytes()
 
 
-def vendor_runtime(folder: Path, code: bytes) -> str | None:
-    """Copy the runtime into `folder` as `ddpify_runtime.py`; a message when an older copy was
-    replaced, None when it was new or already the same. A file there that is not a copy of
-    the runtime (see `vendor_target`) is never replaced."""
+def vendor_runtime(folder: Path, code: bytes) -> tuple[Path, str | None] | None:
+    """The copy of the runtime to write into `folder` as `ddpify_runtime.py` (written with the
+    converted files, all or none): its path and a message when an older copy is replaced; None
+    when the same copy is there. A file there that is not a copy of the runtime (see
+    `vendor_target`) is never replaced."""
     target = vendor_target(folder, code)
     previous = target.read_bytes() if target.exists() else None
     if previous == code:
         return None
-    write_atomic(target, code)
-    return None if previous is None else f"{target}: replaced an older copy of the runtime"
+    return target, None if previous is None else f"{target}: replaced an older copy of the runtime"
 
 
 def vendor_target(folder: Path, code: bytes) -> Path:

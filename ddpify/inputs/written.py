@@ -41,11 +41,12 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def plan(folder: Path, entry: str, modules: dict[str, bytes]) -> Plan:
+def plan(folder: Path, entry: str, modules: dict[str, bytes], pending: bytes | None = None) -> Plan:
     """Check that the conversion of `entry` (its name in `folder`) may write `modules` (paths
-    relative to `folder`) there; raises `InputError` naming the first file it must not touch."""
+    relative to `folder`) there; raises `InputError` naming the first file it must not touch.
+    `pending`: the record as an earlier plan of the same run left it (not written yet)."""
     path = folder / RECORD
-    entries = _read(path)
+    entries = _read(path, pending)
     mine = entries.get(entry, {})
     for rel, data in modules.items():
         target = folder / rel
@@ -68,8 +69,8 @@ def plan(folder: Path, entry: str, modules: dict[str, bytes]) -> Plan:
     return Plan((path, text.encode()), stale)
 
 
-def _read(path: Path) -> dict[str, dict[str, str]]:
-    data = _bytes(path)
+def _read(path: Path, pending: bytes | None = None) -> dict[str, dict[str, str]]:
+    data = _bytes(path) if pending is None else pending
     if data is None:
         return {}
     try:
