@@ -105,6 +105,7 @@ def test_notebook_output_must_be_a_script(args, message):
     ('[1, 2]', "bad.ipynb: not a notebook: the JSON is not an object"),
     ('{"nbformat": 4}', 'bad.ipynb: not a notebook: no "cells" list'),
     ('{"nbformat": 3, "worksheets": []}', "bad.ipynb: nbformat 3 notebooks are not supported"),
+    ('{"nbformat": "4", "cells": []}', 'bad.ipynb: not a notebook: "nbformat" is \'4\', not a number'),
     ('{"nbformat": 4, "cells": [{"cell_type": "code", "source": 5}]}', "bad.ipynb:cell 1: not a notebook cell"),
     (b'\xff\xfe{}', "bad.ipynb: not a notebook: not UTF-8 text"),
 ])
@@ -195,13 +196,15 @@ def test_locate_maps_script_lines_back_to_cells():
     s = script(("code", "a = 1\nb = 2"), ("markdown", "text"), ("raw", "x"), ("code", "c = 3"))
     assert s.code == "# %% [cell 1]\na = 1\nb = 2\n\n# %% [cell 4]\nc = 3\n"
     assert [s.locate(n) for n in (2, 3, 6)] == [(1, 1), (1, 2), (4, 1)]
+    assert [s.locate(n) for n in (0, 1, 5)] == [(1, 1), (1, 1), (4, 1)]  # before the cells, and markers
+    assert script(("markdown", "text")).locate(1) == (0, 0)
 
 
 def test_a_notebook_without_code_converts_to_an_empty_script():
     make("notes.ipynb", ("markdown", "just text"))
     result = cli("convert", "notes.ipynb")
     assert result.stdout == "\n"
-    assert "notes.ipynb:cell 0:1: [ddpify]" in result.stderr
+    assert "notes.ipynb: [ddpify]" in result.stderr
 
 
 # ---- the result trains -------------------------------------------------------------------------

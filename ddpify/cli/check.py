@@ -178,8 +178,8 @@ def _place(name: str, finding: Finding, script: Script | None) -> tuple[str, int
     (`train.ipynb:cell 4`) and the line is the cell's."""
     if script is None:
         return name, finding.line, finding.column
-    cell, line = script.locate(finding.line)
-    return f"{name}:cell {cell}", line, finding.column
+    where, line = script.where(name, finding.line)
+    return where, line, finding.column
 
 
 def _diff(name: str, before: bytes, after: bytes) -> str:

@@ -181,8 +181,8 @@ def print_records(name: str, result: Result, script: Script | None = None,
         if script is None:
             click.echo(change.render(name), err=True)
         else:
-            cell, line = script.locate(change.line)
-            click.echo(replace(change, line=line).render(f"{name}:cell {cell}"), err=True)
+            where, line = script.where(name, change.line)
+            click.echo(replace(change, line=line).render(where), err=True)
     click.echo(report.summary(name, result.changes, result.changed), err=True)
     for rel, module in result.modules.items():
         if module.changed or module.changes:

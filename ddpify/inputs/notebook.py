@@ -53,10 +53,19 @@ class Script:
     changes: list[Change] = field(default_factory=list)  # IPython lines commented out
 
     def locate(self, line: int) -> tuple[int, int]:
-        """(cell number, line within that cell) of a script line (the marker itself is line 0);
-        (0, line) before the first cell, as in a notebook without code cells."""
-        at = bisect.bisect_right(self.starts, line) - 1
-        return (self.cells[at], line - self.starts[at]) if at >= 0 else (0, line)
+        """(cell number, line within that cell) of a script line: a marker, or a line before the
+        first (where an added import goes), is the cell's first line; (0, 0) in a notebook
+        without code cells, which records name as a whole."""
+        if not self.cells:
+            return 0, 0
+        at = max(bisect.bisect_right(self.starts, line) - 1, 0)
+        return self.cells[at], max(line - self.starts[at], 1)
+
+    def where(self, name: str, line: int) -> tuple[str, int]:
+        """(`nb.ipynb:cell 4`, line in that cell) for a record of the script's `line`; (`nb.ipynb`,
+        0) where there is no cell to name."""
+        cell, at = self.locate(line)
+        return (f"{name}:cell {cell}", at) if cell else (name, 0)
 
     def locate_converted(self, converted: str, line: int) -> tuple[int, int]:
         """`locate` for a line of the script's conversion `converted`, which has lines added and
@@ -115,7 +124,9 @@ def _cells(name: str, data: bytes) -> list[tuple[str, str]]:
     if not isinstance(notebook, dict):
         raise NotebookError(f"{name}: not a notebook: the JSON is not an object")
     version = notebook.get("nbformat", 4)
-    if "worksheets" in notebook or not isinstance(version, int) or version < 4:
+    if not isinstance(version, int):
+        raise NotebookError(f'{name}: not a notebook: "nbformat" is {version!r}, not a number')
+    if "worksheets" in notebook or version < 4:
         raise NotebookError(f"{name}: nbformat {version} notebooks are not "
                             "supported: open and save it in Jupyter to upgrade it to version 4")
     cells = notebook.get("cells")

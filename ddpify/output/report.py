@@ -25,7 +25,8 @@ class Change:
 
     def render(self, path: str) -> str:
         tag = "warning: " if self.kind == WARNING else ""
-        return f"{path}:{self.line}: {tag}[{self.rewrite}] {self.message}"
+        where = f"{path}:{self.line}" if self.line else path  # line 0: the file as a whole
+        return f"{where}: {tag}[{self.rewrite}] {self.message}"
 
 
 def summary(path: str, changes: Iterable[Change], changed: bool) -> str:
