@@ -68,8 +68,8 @@ def audit(program, facts, edits) -> dict:
     """{category: [file:line of each gap no record covers]}, `silent`: their count, and the
     number of each kind checked."""
     by_node: dict[cst.CSTNode, list[tuple[str, str]]] = {}
-    for rewrite, node, _, kind in edits.records:
-        by_node.setdefault(node, []).append((rewrite, kind))
+    for record in edits.records:
+        by_node.setdefault(record.node, []).append((record.rewrite, record.kind))
 
     def recorded(node, *rewrites) -> bool:
         """A record of one of `rewrites` (the one that owns the gap, or "ddpify", the warnings of
@@ -110,7 +110,7 @@ def audit(program, facts, edits) -> dict:
         elif not verdict:
             gaps["writes"].append(where(stmt))
     models_warned = not facts.models.wrapped and any(
-        kind == WARNING for rewrite, _, _, kind in edits.records if rewrite in MODELS)
+        r.kind == WARNING for r in edits.records if r.rewrite in MODELS)
     wrapped_at = {o for m in facts.models.wrapped if _changed(by_node, m.anchor, "wrap-model") or m.dataparallel
                   for o in m.optimizers}
     for optimizer in facts.optimizers:

@@ -130,20 +130,16 @@ def plan_program(program: Program, options: Options = Options()
     return facts, edits, gate
 
 
-# edits that need a process group: a script that imports the module without joining one fails
-NEEDS_GROUP = (("wrap-model", "wrapped in DistributedDataParallel"),
-               ("shard-data", "training loader sharded with DistributedSampler"))
-
-
 def _shared_conflicts(program: Program, facts: Analysis, edits: edit_set.Edits) -> None:
     """A TODO at each edit of a module that another entry point imports (ddpify.inputs.program's
-    `other_entries`) when the edit is not right for that one too: a DistributedDataParallel or a
+    `other_entries`) when the edit is not right for that one too (its record `needs_group`): a DistributedDataParallel or a
     DistributedSampler needs the process group that only the converted entry joins (the
     runtime's helpers, no-ops in one process, are right for both)."""
     others: dict = {}
-    for rewrite, node, message, kind in list(edits.records):
-        if kind != CHANGE or not any(rewrite == r and m in message for r, m in NEEDS_GROUP):
+    for record in list(edits.records):
+        if record.kind != CHANGE or not record.needs_group:
             continue
+        node = record.node
         part = program.part_of(node, facts.parents)
         if part is program.parts[0]:
             continue

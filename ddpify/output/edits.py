@@ -10,7 +10,7 @@ an edited statement is never lost.
 from __future__ import annotations
 
 from collections import ChainMap, defaultdict
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 import libcst as cst
 
@@ -20,6 +20,18 @@ from ddpify.syntax.names import dotted
 from ddpify.output.report import CHANGE, WARNING, Change
 
 NodeFn = Callable[[cst.CSTNode], cst.CSTNode]
+
+
+class Record(NamedTuple):
+    """What a rewrite says about a node of the original tree: a report line before it has a line
+    number, and whether the edit needs the process group (`needs_group`: a script that imports the
+    edited module without joining a group would fail on it, as on a DistributedDataParallel)."""
+
+    rewrite: str
+    node: cst.CSTNode
+    message: str
+    kind: str
+    needs_group: bool = False
 
 
 class Edits:
@@ -35,7 +47,7 @@ class Edits:
         self.todos: set[tuple[cst.CSTNode, str]] = set()
         self.enclosed: dict[cst.CSTNode, str] = {}
         self.imports: list[tuple[str, str | None]] = []
-        self.records: list[tuple[str, cst.CSTNode, str, str]] = []
+        self.records: list[Record] = []
         self.rewrite = ""
 
     def for_rewrite(self, name: str) -> "Edits":
@@ -43,8 +55,8 @@ class Edits:
         return self
 
     # report -----------------------------------------------------------------------------------
-    def record(self, node: cst.CSTNode, message: str, kind: str = CHANGE) -> None:
-        self.records.append((self.rewrite, node, message, kind))
+    def record(self, node: cst.CSTNode, message: str, kind: str = CHANGE, *, needs_group: bool = False) -> None:
+        self.records.append(Record(self.rewrite, node, message, kind, needs_group))
 
     def warn(self, node: cst.CSTNode, message: str) -> None:
         """A warning in the report: behaviour differs from the single-GPU script, or needs a look."""
@@ -55,11 +67,11 @@ class Edits:
         """The records as report lines, in source order (lines computed once, for these nodes
         only); for a program (ddpify.inputs.program), those on the nodes `where` accepts, with the
         lines of their file's `module`."""
-        records = [r for r in self.records if where is None or where(r[1])]
+        records = [r for r in self.records if where is None or where(r.node)]
         if not records:
             return []  # (no code generation for a file with nothing to say)
-        lines = line_numbers(module or self.module, {node for _, node, _, _ in records})
-        changes = [Change(rewrite, lines[node], message, kind) for rewrite, node, message, kind in records]
+        lines = line_numbers(module or self.module, {r.node for r in records})
+        changes = [Change(r.rewrite, lines[r.node], r.message, r.kind) for r in records]
         return sorted(changes, key=lambda c: c.line)
 
     def todo(self, stmt: cst.CSTNode, message: str) -> None:
@@ -77,10 +89,11 @@ class Edits:
             self.comments[stmt].append(message)
 
     # edits ------------------------------------------------------------------------------------
-    def replace(self, node: cst.CSTNode, fn: NodeFn, message: str | None = None) -> None:
+    def replace(self, node: cst.CSTNode, fn: NodeFn, message: str | None = None, *, needs_group: bool = False
+                ) -> None:
         self.replacements[node].append(fn)
         if message:
-            self.record(node, message)
+            self.record(node, message, needs_group=needs_group)
 
     def insert_before(self, stmt: cst.CSTNode, *new: cst.BaseStatement | str) -> None:
         self.before[stmt].extend(_statements(new))

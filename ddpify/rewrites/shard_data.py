@@ -114,7 +114,7 @@ def _shard(facts: Analysis, edits: Edits, call: cst.Call) -> None:
         args[idx] = new_arg.with_changes(comma=args[idx].comma, whitespace_after_arg=args[idx].whitespace_after_arg)
         return node.with_changes(args=args)
 
-    edits.replace(call, fix, f"training loader sharded with {sampler}")
+    edits.replace(call, fix, f"training loader sharded with {sampler}", needs_group=True)
     edits.add_import("torch.utils.data.distributed", "DistributedSampler")
 
 

@@ -88,7 +88,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
             (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, *lines)
             where = f" where {model.defined.name.value}() receives it (the caller keeps the bare model)" \
                 if isinstance(model.defined, cst.FunctionDef) else ""
-            edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel{where}")
+            edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel{where}", needs_group=True)
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids")
     left = "unsharded" if options.fsdp else "unwrapped"
