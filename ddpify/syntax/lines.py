@@ -15,7 +15,8 @@ from bisect import bisect_right
 from typing import Collection
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState  # the state LibCST's own position providers extend
+# LibCST's private API, as its own position providers use it: pyproject.toml pins the tested range
+from libcst._nodes.internal import CodegenState
 
 
 class _Marks(CodegenState):
