@@ -19,6 +19,8 @@ from ddpify.cli.convert import convert_command, diff_command, print_rewrites, re
 from ddpify.cli.run import run_command
 from ddpify.cli.shared import EXIT_OK
 
+EXIT_INTERRUPTED = 128 + 2  # SIGINT
+
 __all__ = ["main", "unified_diff"]
 
 HELP = """Turn a single-GPU PyTorch training script into a DistributedDataParallel script
@@ -31,7 +33,8 @@ for torchrun.
   ddpify run --nproc-per-node 4 train.py     or convert and launch in one step
   ddpify check ddp_train.py                  find DDP bugs in a script already distributed
 
-Exit codes: 0 success, 1 --check found changes or `check` found problems, 2 usage or input error, 123 internal error.
+Exit codes: 0 success, 1 --check found changes or `check` found problems, 2 usage or input error, 123 internal error,
+130 interrupted (Ctrl-C).
 """
 
 
@@ -41,7 +44,18 @@ def _list_rewrites(ctx: click.Context, param: click.Parameter, value: bool) -> N
         ctx.exit(EXIT_OK)
 
 
-@click.group(help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
+class Group(click.Group):
+    """ddpify's command group: Ctrl-C during any command exits 130 (128 + SIGINT, as `run` and
+    shells do) without click's `Aborted!`."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+
+
+@click.group(cls=Group, help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ddpify")
 @click.option("--list-rewrites", is_flag=True, is_eager=True, expose_value=False, callback=_list_rewrites,
               help="List the rewrites and exit (same as `ddpify rewrites`).")

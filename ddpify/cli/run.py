@@ -113,14 +113,15 @@ def _launch(plan: Plan, options: dict[str, Any], name: str, result: Result, scri
     """Write the converted script into a new run folder, run torchrun on it, report the end."""
     from ddpify.run import joblog, launch
 
-    workspace = launch.Workspace()
+    workspace = _private(launch.Workspace)
     keep = options["keep"]
     try:
         modules = {rel: module.output for rel, module in result.modules.items() if module.changed}
         if result.changed or script is not None or modules:
             # a project's changed modules too, at their paths beside the script: the run's folder
             # comes first on sys.path, the script's own folder (its unchanged modules) after it
-            target = workspace.add({launch.script_name(plan.script): result.output, **modules})[0]
+            files = {launch.script_name(plan.script): result.output, **modules}
+            target = _private(workspace.add, files)[0]
             click.echo(f"{name}: converted -> {target}" + "".join(f", {rel}" for rel in modules), err=True)
         else:  # left alone (already distributed): run it as it is
             target = plan.script
@@ -129,7 +130,7 @@ def _launch(plan: Plan, options: dict[str, Any], name: str, result: Result, scri
         log_dir = Path(plan.given(launch.LOG_DIR) or workspace.path / "logs")
         nproc = plan.given(launch.NPROC) or os.environ.get("PET_NPROC_PER_NODE") or \
             os.environ.get("SLURM_GPUS_ON_NODE") or launch.default_nproc()
-        env = launch.job_env(plan, nproc)
+        env = launch.job_env(plan, nproc, workspace=workspace.path)
         command = guard(launch.torchrun_command, plan, target, log_dir, capture, env)
         relay = joblog.Relay(log_dir) if capture else None
         if relay is not None:
@@ -163,6 +164,18 @@ def _launch(plan: Plan, options: dict[str, Any], name: str, result: Result, scri
         for line in lines:
             _say(line)
     return finished.code
+
+
+def _private(make, *args):
+    """`make(*args)`, which writes the run's private folder under $TMPDIR; where that cannot be
+    written (a full disk, no permission) one line and exit 2 (the caller removes the folder)."""
+    try:
+        return make(*args)
+    except OSError as exc:
+        import tempfile
+
+        fail(EXIT_INPUT, f"ddpify run: cannot write the run's folder in {tempfile.gettempdir()}: "
+                         f"{exc.strerror or exc}: free space there, or set TMPDIR to another folder")
 
 
 def _locator(target: Path, name: str, script: Script | None, converted: str):

@@ -184,8 +184,12 @@ def slurm_args(env: Mapping[str, str]) -> list[str]:
 
 def sbatch_script(plan: Plan, own_args: list[str]) -> str:
     """A batch script that runs the same `ddpify run` on `--nnodes` nodes (default 1) with
-    `--nproc-per-node` GPUs each: one srun task per node, each a torchrun of its node."""
+    `--nproc-per-node` GPUs each: one srun task per node, each a torchrun of its node. Every
+    word of the command is shell-quoted; the script's name in `#SBATCH` lines (which no shell
+    reads) keeps only letters, digits, `.`, `_` and `-`."""
     nodes = plan.given(NNODES) or "1"
+    if not re.fullmatch(r"[0-9]+(:[0-9]+)?", nodes):
+        raise InputError(f"ddpify run: --nnodes {nodes!r}: not a node count (N or MIN:MAX)")
     nproc = plan.given(NPROC)
     rest, skip = [], False
     for arg in plan.torchrun_args:  # --nnodes becomes #SBATCH --nodes; srun's variables give the rest
@@ -197,11 +201,12 @@ def sbatch_script(plan: Plan, own_args: list[str]) -> str:
             continue
         rest.append(arg)
     command = [sys.executable, "-m", "ddpify", "run", *own_args, *rest, str(plan.script), *plan.script_args]
-    lines = ["#!/bin/bash", f"#SBATCH --job-name={plan.script.stem}", f"#SBATCH --nodes={nodes}",
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", plan.script.stem) or "ddpify"  # #SBATCH lines are not shell
+    lines = ["#!/bin/bash", f"#SBATCH --job-name={name}", f"#SBATCH --nodes={nodes}",
              "#SBATCH --ntasks-per-node=1"]
     if nproc and nproc.isdigit():
         lines.append(f"#SBATCH --gpus-per-node={nproc}")
-    lines += [f"#SBATCH --output={plan.script.stem}-%j.out", "",
+    lines += [f"#SBATCH --output={name}-%j.out", "",
               "# one task per node; each runs torchrun, which starts that node's processes",
               f"cd {shlex.quote(os.getcwd())}", f"srun {shlex.join(command)}"]
     return "\n".join(lines) + "\n"
@@ -250,7 +255,7 @@ def script_name(script: Path) -> str:
 # (a `torch.py` there would be imported); the entry is dropped, as is the script's folder, which
 # PYTHONPATH carries for the workers only. What remains is what the `torchrun` command sees.
 LAUNCHER = ("import os, sys; folder = {folder!r}; "
-            "sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != folder]; "
+            "sys.path[:] = [p for p in sys.path if p and os.path.realpath(p) != folder]; "
             "from torch.distributed.run import main; main()")
 
 
@@ -270,8 +275,7 @@ def torchrun_command(plan: Plan, target: Path, log_dir: Path, capture: bool,
     if not any(name in NPROC for name in given) and "PET_NPROC_PER_NODE" not in env:
         defaults.append(f"--nproc-per-node={env.get('SLURM_GPUS_ON_NODE') or default_nproc(env)}")
     defaults += (["--redirects=3"] if capture else []) + ([] if plan.given(LOG_DIR) else [f"--log-dir={log_dir}"])
-    folder = os.path.abspath(plan.script.parent)
-    return [sys.executable, "-c", LAUNCHER.format(folder=folder), *defaults, *plan.torchrun_args,
+    return [sys.executable, "-c", LAUNCHER.format(folder=script_folder(plan)), *defaults, *plan.torchrun_args,
             str(target), *plan.script_args]
 
 
@@ -282,12 +286,25 @@ def captures_output(plan: Plan, verbose: bool) -> bool:
     return not verbose and not any(a.split("=", 1)[0] in OUTPUT_OPTIONS for a in plan.torchrun_args)
 
 
-def job_env(plan: Plan, nproc: str, env: Mapping[str, str] | None = None) -> dict[str, str]:
+def script_folder(plan: Plan) -> str:
+    """The folder the script really lives in, as `python SCRIPT` puts on sys.path: a symlinked
+    script's siblings are those of the file it links to."""
+    return os.path.dirname(os.path.realpath(plan.script))
+
+
+def job_env(plan: Plan, nproc: str, env: Mapping[str, str] | None = None,
+            workspace: Path | None = None) -> dict[str, str]:
     """The job's environment: the script's folder first on PYTHONPATH (the run's folder comes
     before it, as the folder of the script that runs), and OMP_NUM_THREADS unless the user set
-    it (torchrun would set 1 with a four-line notice)."""
+    it (torchrun would set 1 with a four-line notice). PYTHONPATH splits on `:`, so a folder
+    named with one (`exp_12:30`) is reached through a link to it in the run's `workspace`."""
     env = dict(os.environ if env is None else env)
-    folder = os.path.abspath(plan.script.parent)
+    folder = script_folder(plan)
+    if os.pathsep in folder and workspace is not None:
+        link = workspace / "script-folder"
+        if not link.is_symlink():
+            link.symlink_to(folder, target_is_directory=True)
+        folder = str(link)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, env.get("PYTHONPATH")]))
     env.setdefault("OMP_NUM_THREADS", omp_threads(nproc, env))
     return env
@@ -307,11 +324,14 @@ def run_job(command: list[str], env: Mapping[str, str] | None = None, output: Pa
     if given) and wait for it. SIGINT, SIGTERM and SIGHUP are forwarded to the group (a second
     signal escalates to SIGTERM, a third kills every process of the job; `on_signal` is called
     at the first); the exit code is then 128 + the first signal's number. Whatever is left of
-    the job when the launcher exits is killed, so no worker outlives it."""
+    the job when the launcher exits is killed, so no worker outlives it; where ddpify itself is
+    killed (SIGKILL, which it cannot catch), Linux sends the launcher SIGTERM, on which torchrun
+    stops its workers."""
     received: list[int] = []
     sink = open(output, "wb") if output is not None else None
     try:
-        proc = subprocess.Popen(command, env=env, start_new_session=True, stdout=sink, stderr=sink)
+        proc = subprocess.Popen(command, env=env, start_new_session=True, stdout=sink, stderr=sink,
+                                preexec_fn=_parent_death_signal())
     finally:
         if sink is not None:
             sink.close()
@@ -336,6 +356,23 @@ def run_job(command: list[str], env: Mapping[str, str] | None = None, output: Pa
     if received:
         return Finished(128 + received[0], received[0])
     return Finished(code if code >= 0 else 128 - code)  # torchrun itself killed by a signal
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that started it ends
+
+
+def _parent_death_signal():
+    """A `preexec_fn` that has the launcher sent SIGTERM when ddpify dies, or None off Linux.
+    libc's prctl is looked up here, before the fork: the child only calls it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return lambda: prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _kill_job(pid: int) -> None:
