@@ -109,7 +109,7 @@ def test_a_file_that_takes_too_long_is_given_up_by_name():
         "slow.py: gave up after 0.5 s (the limit per file; --timeout SECONDS raises it)"
 
 
-def die(name, data, options, program, timeout):
+def die(name, data, options, scope, timeout):
     """A conversion that kills its process, as a crash in native code would."""
     os._exit(139)
 

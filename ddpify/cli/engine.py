@@ -11,6 +11,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, replace
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Iterator
 
@@ -42,6 +43,14 @@ class Outcome:
 FILE_TIMEOUT_S = 120.0
 
 
+class Scope(Enum):
+    """What a conversion reads of an input (`convert_one`)."""
+
+    TEXT = "text"      # the text alone (a notebook's code, standard input): not a program
+    FILE = "file"      # the script as a program of one file (with ddpify.analysis.reach's warnings)
+    FOLLOW = "follow"  # the script with the project modules it imports (ddpify.inputs.program)
+
+
 class FileTimeout(Exception):
     """Converting one file took longer than its time limit."""
 
@@ -66,19 +75,18 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def convert_one(name: str, data: bytes, options: Options, program: str = "",
+def convert_one(name: str, data: bytes, options: Options, scope: Scope = Scope.TEXT,
                 timeout: float | None = FILE_TIMEOUT_S) -> Outcome:
     """Convert, turning every exception into an `Outcome` (exceptions do not cross processes).
-    `program`: the script's path when it is converted as a program (ddpify.inputs.program): "follow"
-    with the project modules it imports, "file" on its own (with the warnings of ddpify.analysis.reach).
-    `timeout`: the seconds it may take (with the modules of its program)."""
+    `scope`: what is read (`name` is the script's path unless it is `Scope.TEXT`). `timeout`: the
+    seconds it may take (with the modules of its program)."""
     from ddpify.convert import RewriteError, convert, convert_program
     from ddpify.inputs.program import load
     try:
         with time_limit(timeout):
-            if not program:
+            if scope is Scope.TEXT:
                 return Outcome(convert(data, options))
-            return Outcome(convert_program(load(Path(name), data, follow=program == "follow"), options))
+            return Outcome(convert_program(load(Path(name), data, follow=scope is Scope.FOLLOW), options))
     except INPUT_ERRORS as exc:  # in the script, or in a module of its program (`exc.path`)
         return Outcome(error=input_error(name, data, exc), code=EXIT_INPUT)
     except FileTimeout:
@@ -94,20 +102,20 @@ def convert_one(name: str, data: bytes, options: Options, program: str = "",
                        code=EXIT_INTERNAL, traceback=traceback.format_exc())
 
 
-def convert_all(items: list[tuple[str, bytes, str]], options: Options, jobs: int,
+def convert_all(items: list[tuple[str, bytes, Scope]], options: Options, jobs: int,
                 timeout: float | None = FILE_TIMEOUT_S) -> list[Outcome]:
-    """Convert (name, data, program) triples (see `convert_one`), with up to `jobs` processes
+    """Convert (name, data, scope) triples (see `convert_one`), with up to `jobs` processes
     (0: one per core), each within `timeout` seconds. A worker process that dies fails the files
     it had not finished, by name."""
     jobs = min(jobs or os.cpu_count() or 1, len(items))
     if jobs <= 1:
-        return [convert_one(name, data, options, program, timeout) for name, data, program in items]
+        return [convert_one(name, data, options, scope, timeout) for name, data, scope in items]
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     outcomes = []
     with ProcessPoolExecutor(max_workers=jobs, initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
-        futures = [pool.submit(convert_one, name, data, options, program, timeout) for name, data, program in items]
+        futures = [pool.submit(convert_one, name, data, options, scope, timeout) for name, data, scope in items]
         for (name, _, _), future in zip(items, futures):
             try:
                 outcomes.append(future.result())
@@ -151,8 +159,8 @@ def convert_inputs(inputs: files.Inputs, options: Options, jobs: int, verbose: b
         fail(EXIT_INPUT, *errors)
     # A script named alone is converted with the project modules it imports; the files of a
     # directory or a list, each on its own (each may be an entry point of its own).
-    follow = "file" if inputs.tree else "follow"
-    outcomes = convert_all([(s.name, ld.data, "" if s.path is None or sc is not None else follow)
+    follow = Scope.FILE if inputs.tree else Scope.FOLLOW
+    outcomes = convert_all([(s.name, ld.data, Scope.TEXT if s.path is None or sc is not None else follow)
                             for s, ld, sc in zip(inputs.sources, loaded, scripts)], options, jobs, timeout)
     failed = [o for o in outcomes if o.code != EXIT_OK]
     if failed:
