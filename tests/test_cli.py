@@ -695,3 +695,26 @@ def test_diff_is_coloured_on_a_terminal_unless_no_color():
     assert b"\x1b[36m@@ " in coloured
     plain = diff_on_a_terminal(NO_COLOR="1")
     assert b"\x1b[" not in plain and b"+    init_distributed_mode()" in plain
+
+
+def test_a_file_of_a_folder_that_runs_past_the_timeout_is_skipped_and_the_others_written(monkeypatch):
+    convert_program = ddpify.convert.convert_program
+
+    def slow_on_marker(program, options=None):  # a file whose analysis never ends
+        if b"SLOW" in program.parts[0].data:
+            time.sleep(60)
+        return convert_program(program, options)
+
+    monkeypatch.setattr(ddpify.convert, "convert_program", slow_on_marker)
+    write("src/a.py", TRAIN)
+    write("src/slow.py", "SLOW = 1\n" + TRAIN)
+    write("src/z.py", TRAIN)
+    started = time.monotonic()
+    result = cli("convert", "src", "-o", "out", "--timeout", "0.5", code=2)
+    assert time.monotonic() - started < 30
+    assert files("out") == ["a.py", "z.py"] and INIT_CALL in Path("out/z.py").read_text()
+    assert result.stderr.splitlines()[0] == ("src/slow.py: gave up after 0.5 s (the limit per file; --timeout SECONDS "
+                                             "raises it); skipped, the other files are written")
+    assert result.stderr.splitlines()[-1] == "1 file(s) skipped after running past --timeout 0.5 s"
+    cli("convert", "src/slow.py", "-o", "one.py", "--timeout", "0.5", code=2)  # one file: nothing to go on with
+    assert not Path("one.py").exists()

@@ -6,6 +6,7 @@ import difflib
 import os
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -68,27 +69,18 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     dests = [None] * len(inputs.sources) if check else guard(files.destinations, inputs, output, in_place)
     dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
     guard(files.distinct, inputs.sources, dests)
+    skipped: list[files.Source] = []  # files of a tree that ran past --timeout: the others are written
     loaded, results, scripts = convert_inputs(
         inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
-        verbose, markdown, timeout)
+        verbose, markdown, timeout, skipped if inputs.tree else None)
+    if skipped:
+        dests = [d for s, d in zip(inputs.sources, dests) if s not in skipped]
+        inputs = replace(inputs, sources=[s for s in inputs.sources if s not in skipped])
     runtime = guard(files.runtime_source) if vendor_runtime and not check else None
     modules = [] if check else [_module_dests(source, dest, result, in_place)
                                 for source, dest, result in zip(inputs.sources, dests, results)]
-    # Every file of every input, and the runtime's copies, are written together: all or none.
-    records: dict[Path, bytes] = {}  # each output folder's record, as the plans so far leave it
-    planned = [] if check else [_writes(result, dest, load.mode, in_place, program, records)
-                                for dest, load, result, program in zip(dests, loaded, results, modules)]
-    copies = [guard(files.vendor_runtime, folder, runtime) for folder in sorted(
-        {d.parent for d, r in zip(dests, results) if d is not None and r.changed})] if runtime else []
-    guard(files.write_all_atomic, [*(w for writes, _ in planned for w in writes),
-                                   *((path, record, None) for path, record in records.items()),
-                                   *((path, runtime, None) for path, _ in filter(None, copies))])
-    for path in (p for _, stale in planned for p in stale):  # it would shadow this conversion's modules
-        path.unlink(missing_ok=True)
-        click.echo(f"{path}: removed (written by an earlier conversion, no longer changed)", err=True)
-    for _, message in filter(None, copies):
-        if message:
-            click.echo(message, err=True)
+    if not check:
+        _write_outputs(dests, loaded, results, modules, in_place, runtime)
     for source, dest, result, script in zip(inputs.sources, dests, results, scripts):
         if dest is None and not check:
             click.echo(result.output, nl=False)
@@ -97,6 +89,8 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
             if dest is not None and result.changed:
                 _print_run_hint(dest, source.path.parent if result.modules and not in_place else None)
     _finish(inputs, results, check, as_json)
+    if skipped:
+        fail(EXIT_INPUT, f"{len(skipped)} file(s) skipped after running past --timeout {timeout:g} s")
 
 
 @click.command("diff")
@@ -209,6 +203,27 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
 def _program_files(source: files.Source, result: Result) -> set[Path]:
     """The files of the program `source` starts: the entry and every module it reads."""
     return {(source.path.parent / rel).resolve() for rel in result.modules} | {source.path.resolve()}
+
+
+def _write_outputs(dests: list[Path | None], loaded: list[files.Loaded], results: list[Result],
+                   modules: list[list[tuple[Result, Path]]], in_place: bool, runtime: bytes | None) -> None:
+    """Write every input's files, their programs' modules, the output folders' records and the
+    runtime's copies (`runtime`: its code, or None) in one two-phase step: all or none. Then remove
+    what earlier conversions wrote and these no longer do."""
+    records: dict[Path, bytes] = {}  # each output folder's record, as the plans so far leave it
+    planned = [_writes(result, dest, load.mode, in_place, program, records)
+               for dest, load, result, program in zip(dests, loaded, results, modules)]
+    copies = [guard(files.vendor_runtime, folder, runtime) for folder in sorted(
+        {d.parent for d, r in zip(dests, results) if d is not None and r.changed})] if runtime else []
+    guard(files.write_all_atomic, [*(w for writes, _ in planned for w in writes),
+                                   *((path, record, None) for path, record in records.items()),
+                                   *((path, runtime, None) for path, _ in filter(None, copies))])
+    for path in (p for _, stale in planned for p in stale):  # it would shadow this conversion's modules
+        path.unlink(missing_ok=True)
+        click.echo(f"{path}: removed (written by an earlier conversion, no longer changed)", err=True)
+    for _, message in filter(None, copies):
+        if message:
+            click.echo(message, err=True)
 
 
 def _writes(result: Result, dest: Path | None, mode: int | None, in_place: bool,

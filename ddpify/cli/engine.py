@@ -36,6 +36,7 @@ class Outcome:
     error: str = ""
     code: int = EXIT_OK
     traceback: str = ""
+    timed_out: bool = False
 
 
 # The time one file may take to convert: a generated file or a pathological expression ends with
@@ -91,7 +92,7 @@ def convert_one(name: str, data: bytes, options: Options, scope: Scope = Scope.T
         return Outcome(error=input_error(name, data, exc), code=EXIT_INPUT)
     except FileTimeout:
         return Outcome(error=f"{name}: gave up after {timeout:g} s (the limit per file; --timeout SECONDS "
-                             "raises it)", code=EXIT_INPUT)
+                             "raises it)", code=EXIT_INPUT, timed_out=True)
     except OSError as exc:
         return Outcome(error=f"{exc.filename or name}: cannot read: {exc.strerror or exc}", code=EXIT_INPUT)
     except RewriteError as exc:
@@ -137,11 +138,16 @@ def _die_with_parent(parent: int) -> None:
 
 
 def convert_inputs(inputs: files.Inputs, options: Options, jobs: int, verbose: bool, markdown: bool,
-                   timeout: float | None = FILE_TIMEOUT_S) -> tuple[list[files.Loaded], list[Result], list[Script | None]]:
+                   timeout: float | None = FILE_TIMEOUT_S, skipped: list[files.Source] | None = None
+                   ) -> tuple[list[files.Loaded], list[Result], list[Script | None]]:
     """Read and convert every input; on any error print them all and exit (2, or 123 if any is
     ours). Notebooks are converted as the script of their code cells (`markdown`: with their
     markdown cells as comments), returned alongside (None for other inputs); their results
-    start with the notebook's own records, on the script's lines."""
+    start with the notebook's own records, on the script's lines.
+
+    `skipped`: where given, inputs that run past `timeout` are reported (one line each), left out
+    of the lists returned and added to it, so that the others are still written, as long as no
+    input failed otherwise; the caller exits 2 at the end."""
     from ddpify.inputs import notebook
 
     loaded, scripts, errors = [], [], []
@@ -163,6 +169,13 @@ def convert_inputs(inputs: files.Inputs, options: Options, jobs: int, verbose: b
     outcomes = convert_all([(s.name, ld.data, Scope.TEXT if s.path is None or sc is not None else follow)
                             for s, ld, sc in zip(inputs.sources, loaded, scripts)], options, jobs, timeout)
     failed = [o for o in outcomes if o.code != EXIT_OK]
+    if skipped is not None and failed and all(o.timed_out for o in failed):
+        for outcome in failed:
+            click.echo(outcome.error + "; skipped, the other files are written", err=True)
+        kept = [i for i, o in enumerate(outcomes) if not o.timed_out]
+        skipped += [s for s, o in zip(inputs.sources, outcomes) if o.timed_out]
+        outcomes, loaded, scripts = [outcomes[i] for i in kept], [loaded[i] for i in kept], [scripts[i] for i in kept]
+        failed = []
     if failed:
         lines = []
         for outcome in failed:
