@@ -105,6 +105,8 @@ class Facts:
         self._scopes: dict[cst.CSTNode, Scope] = {}
         self._classes: dict[cst.CSTNode, cst.ClassDef | None] = {}
         self._callees: dict[cst.Call, list[cst.FunctionDef]] = {}
+        self._origins: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
+        self._unpacked_memo: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
 
     @cached_property
     def _calls_by_func(self) -> dict[cst.CSTNode, list[cst.Call]]:
@@ -379,6 +381,12 @@ class Facts:
 
     def _unpacked(self, value: cst.BaseExpression, i: int) -> list[cst.BaseExpression]:
         """Element `i` of a tuple value, or of the tuples a helper function returns."""
+        if (value, i) not in self._unpacked_memo:
+            self._unpacked_memo[value, i] = []  # a function that returns its own call adds nothing
+            self._unpacked_memo[value, i] = list(dict.fromkeys(self._unpacked_of(value, i)))
+        return self._unpacked_memo[value, i]
+
+    def _unpacked_of(self, value: cst.BaseExpression, i: int) -> list[cst.BaseExpression]:
         if isinstance(value, (cst.Tuple, cst.List)):
             return [value.elements[i].value] if i < len(value.elements) else []
         if isinstance(value, cst.Call):
@@ -444,10 +452,22 @@ class Facts:
         return _grouped(self.loops, self.scope)
 
     def returned(self, func: cst.FunctionDef) -> list[cst.BaseExpression]:
-        return [r.value for r in self.returns if r.value is not None and self.scope(r) is func]
+        return self._returned.get(func, [])
+
+    @cached_property
+    def _returned(self) -> dict[Scope, list[cst.BaseExpression]]:
+        return _grouped((r.value for r in self.returns if r.value is not None), self.scope)
 
     def origins(self, expr: cst.BaseExpression, depth: int = 6) -> list[cst.BaseExpression]:
-        """The expressions `expr` ultimately comes from, following names, calls and returns."""
+        """The expressions `expr` ultimately comes from, following names, calls and returns, each
+        once. Memoised per (expression, depth), so that each is expanded once however many
+        paths reach it: the walk is linear in the program, not in its paths."""
+        key = (expr, depth)
+        if key not in self._origins:
+            self._origins[key] = list(dict.fromkeys(self._origins_of(expr, depth)))
+        return self._origins[key]
+
+    def _origins_of(self, expr: cst.BaseExpression, depth: int) -> list[cst.BaseExpression]:
         expr = mt.strip_iteration(expr)
         if isinstance(expr, cst.Subscript):
             expr = expr.value
