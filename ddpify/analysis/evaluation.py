@@ -23,7 +23,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.analysis.loaders import DATALOADER, Loaders, is_iterable_dataset
-from ddpify.analysis.models import Model, Models, holds_wrapper
+from ddpify.analysis.models import Holds, Model, Models, holds_wrapper
 from ddpify.syntax.names import dotted
 
 PER_SAMPLE = ("sum", "size", "shape", "numel", "len")  # calls and attributes that count samples
@@ -43,7 +43,7 @@ class EvalLoop:
     sums: list[str] = field(default_factory=list)  # reduced with reduce_sum after the loop
     lists: list[str] = field(default_factory=list)  # gathered with gather_ordered after the loop
     tensors: list[str] = field(default_factory=list)  # sums that start as a tensor (`torch.zeros(3)`)
-    forwards: list[tuple[cst.Call, str]] = field(default_factory=list)  # (model call, holds_wrapper)
+    forwards: list[tuple[cst.Call, Holds | None]] = field(default_factory=list)  # (model call, holds_wrapper)
     kept: str | None = None  # why the loader stays whole; None: split
 
 

@@ -17,6 +17,7 @@ Under `--strategy fsdp`, `ddpify.analysis.fsdp.place_shard` may move that point 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 import libcst as cst
 
 from ddpify.analysis import forward, objects
@@ -445,7 +446,14 @@ def _kept_on_self(facts: Facts, param: Ref) -> list[Ref]:
             and (ref := facts.ref(target, stmt)) is not None]
 
 
-WRAPPER, MAYBE = "wrapper", "maybe"
+class Holds(Enum):
+    """What a name holds where it is read (`holds_wrapper`; None: never the wrapper)."""
+
+    WRAPPER = "wrapper"  # the DistributedDataParallel wrapper, on every path that reaches the read
+    MAYBE = "maybe"      # the wrapper on some paths, the bare model on others
+
+
+WRAPPER, MAYBE = Holds.WRAPPER, Holds.MAYBE
 DDP = "torch.nn.parallel.DistributedDataParallel"
 
 
@@ -458,7 +466,7 @@ def written_wraps(facts: Facts) -> dict[Ref, Model]:
     return wrapped_refs(facts, Models(wraps[::-1], []))  # the first wrap of a name wins
 
 
-def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, depth: int = 3) -> str | None:
+def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, depth: int = 3) -> Holds | None:
     """What the name `expr` holds where it is read: WRAPPER when it is proven to be a
     DistributedDataParallel wrapper, MAYBE when it may be one or the bare model (rebound after
     the wrap, wrapped on some paths only, or a parameter some callers pass a wrapper and others
@@ -557,7 +565,7 @@ def _branch_of(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> tuple[cst.
     return None
 
 
-def _alias_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> str | None:
+def _alias_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> Holds | None:
     """MAYBE for a local name (not a parameter) of a function every value of which is a name that
     may hold a wrapper (`model, config = self.model, self.config`): `unwrap(model)` takes either."""
     if not isinstance(ref.scope, cst.FunctionDef) or "." in ref.name or ref.name in param_names(ref.scope):
@@ -581,7 +589,7 @@ def _instance_attribute(facts: Facts, refs: dict[Ref, Model], expr: cst.Attribut
     return None
 
 
-def _object_holds(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, ref: Ref) -> str | None:
+def _object_holds(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, ref: Ref) -> Holds | None:
     """MAYBE for a local name the name-based flow cannot see into, bound only by `getattr(...)`,
     an item or a loop over a container (`net = getattr(self, "net" + name)`, `for net in
     [self.G, self.D]:`), when the object core finds it may hold a model that is wrapped."""

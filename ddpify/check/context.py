@@ -20,7 +20,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.check.same_values import SameValues
 from ddpify.check.script import string_value
 from ddpify.syntax.facts import Ref
-from ddpify.analysis.models import Model, holds_wrapper, written_wraps
+from ddpify.analysis.models import Holds, Model, holds_wrapper, written_wraps
 from ddpify.syntax.names import dotted
 
 
@@ -33,7 +33,7 @@ class Context(SameValues):
         this file's functions they are passed to (`models.written_wraps`)."""
         return written_wraps(self.facts)
 
-    def holds_ddp(self, expr: cst.BaseExpression) -> str | None:
+    def holds_ddp(self, expr: cst.BaseExpression) -> Holds | None:
         """WRAPPER when `expr` holds the wrapper on every path that reaches it, MAYBE when on
         some (`if args.distributed: model = DDP(model)`), None when never: the converter's own
         answer (`models.holds_wrapper`), about the wraps this script writes."""

@@ -51,11 +51,11 @@ def module_of(wrapped: cst.BaseExpression) -> cst.Attribute:
     return cst.Attribute(value=wrapped, attr=cst.Name("module"))
 
 
-def bare_model(edits, expr: cst.BaseExpression, holds: str) -> cst.BaseExpression:
-    """The user's model behind `expr`: `model.module` where `model` is proven to hold the
-    wrapper (`holds == "wrapper"`, see `models.holds_wrapper`), `unwrap(model)` where it may
-    also hold the bare model."""
-    if holds == "wrapper":
+def bare_model(edits, expr: cst.BaseExpression, proven: bool) -> cst.BaseExpression:
+    """The user's model behind `expr`: `model.module` where `model` is `proven` to hold the
+    wrapper (`models.holds_wrapper` says WRAPPER), `unwrap(model)` where it may also hold the
+    bare model."""
+    if proven:
         return module_of(expr)
     edits.add_import("ddpify_runtime", "unwrap")
     return call("unwrap", expr)

@@ -57,7 +57,7 @@ import libcst as cst
 from ddpify.output import build
 from ddpify.analysis import fsdp, objects
 from ddpify.syntax import matchers as mt
-from ddpify.analysis.models import holds_wrapper
+from ddpify.analysis.models import WRAPPER, holds_wrapper
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
@@ -228,7 +228,7 @@ def _forward_through_module(facts: Analysis, edits: Edits, stmt: cst.CSTNode) ->
         name = dotted(call.func)
         holds = holds_wrapper(facts, facts.wrapped_refs, call.func) if name is not None else None
         if holds is not None:
-            edits.replace(call.func, lambda node, holds=holds: build.bare_model(edits, node, holds),
+            edits.replace(call.func, lambda node, holds=holds: build.bare_model(edits, node, holds is WRAPPER),
                           f"`{name}(...)` runs on the main process only: through the bare model, "
                           "as DDP's forward would wait for the other processes")
 

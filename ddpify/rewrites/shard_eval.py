@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis.models import WRAPPER
 from ddpify.output import build
 from ddpify.output.report import NOTE
 
@@ -77,7 +78,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
                      f"(shard_eval); after the loop {' and '.join(reduced)}")
         for call, holds in entry.forwards:
             model = facts.code(call.func)
-            edits.replace(call.func, lambda node, holds=holds: build.bare_model(edits, node, holds),
+            edits.replace(call.func, lambda node, holds=holds: build.bare_model(edits, node, holds is WRAPPER),
                           f"`{model}(...)` in evaluation runs the bare module: no collective inside the loop")
 
 

@@ -49,7 +49,7 @@ import libcst as cst
 from ddpify.output import build
 from ddpify.analysis import fsdp, objects
 from ddpify.syntax import matchers as mt
-from ddpify.analysis.models import WRAPPER, holds_wrapper
+from ddpify.analysis.models import WRAPPER, Holds, holds_wrapper
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
         owner = facts.code(attr.value)
         why = "checkpoint keys stay as in the single-GPU script" if name in STATE else \
             "DistributedDataParallel does not forward custom attributes"
-        edits.replace(attr, lambda node, holds=holds: node.with_changes(value=build.bare_model(edits, node.value, holds)),
+        edits.replace(attr, lambda node, holds=holds: node.with_changes(value=build.bare_model(edits, node.value, holds is WRAPPER)),
                       f"`{owner}.{name}` -> `{_bare_text(owner, holds)}.{name}` ({why})")
     for call in facts.calls:  # a DataParallel script's old checkpoints have `module.` keys
         if mt.is_method_call(call, "load_state_dict") and call.args:
@@ -99,13 +99,13 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
         for value in _saved_models(facts, saved.value):
             holds = holds_wrapper(facts, facts.wrapped_refs, value)
             if holds is not None:
-                edits.replace(value, lambda node, holds=holds: build.bare_model(edits, node, holds),
+                edits.replace(value, lambda node, holds=holds: build.bare_model(edits, node, holds is WRAPPER),
                               f"torch.save saves `{_bare_text(dotted(value), holds)}`, the model itself: a "
                               "pickled DistributedDataParallel would not load without a process group")
     for call, traced in _traced_models(facts):
         holds = holds_wrapper(facts, facts.wrapped_refs, traced) if dotted(traced) else None
         if holds is not None:
-            edits.replace(traced, lambda node, holds=holds: build.bare_model(edits, node, holds),
+            edits.replace(traced, lambda node, holds=holds: build.bare_model(edits, node, holds is WRAPPER),
                           f"`{dotted(call.func)}` traces `{_bare_text(dotted(traced), holds)}`, the model itself: "
                           "tracing the DistributedDataParallel wrapper fails on its process group")
 
@@ -142,7 +142,7 @@ def _saved_models(facts: Analysis, saved: cst.BaseExpression) -> list[cst.BaseEx
     return []
 
 
-def _bare_text(owner: str, holds: str) -> str:
+def _bare_text(owner: str, holds: Holds | None) -> str:
     return f"{owner}.module" if holds == WRAPPER else f"unwrap({owner})"
 
 
