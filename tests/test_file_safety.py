@@ -127,8 +127,8 @@ def test_a_programs_modules_are_written_through_symlinks_and_refused_read_only()
     import shutil
 
     shutil.copytree(PROJECT / "before", "proj")
-    Path("proj/trainer.py").rename("trainer_real.py")
-    Path("proj/trainer.py").symlink_to(Path("trainer_real.py").resolve())
+    Path("proj/trainer.py").rename("proj/trainer_real.py")
+    Path("proj/trainer.py").symlink_to(Path("proj/trainer_real.py").resolve())
     Path("proj/data.py").chmod(0o444)
     before = {p: Path(p).read_bytes() for p in files()}
     result = cli("convert", "--in-place", "proj/train.py", code=2)
@@ -140,7 +140,7 @@ def test_a_programs_modules_are_written_through_symlinks_and_refused_read_only()
     assert Path("proj/trainer.py").is_symlink()
     for rel in ("train.py", "data.py"):
         assert Path("proj", rel).read_bytes() == (PROJECT / "after" / rel).read_bytes()
-    assert Path("trainer_real.py").read_bytes() == (PROJECT / "after" / "trainer.py").read_bytes()
+    assert Path("proj/trainer_real.py").read_bytes() == (PROJECT / "after" / "trainer.py").read_bytes()
 
 
 # ---- special files: devices and FIFOs are written into or refused, never replaced or read ------
@@ -296,3 +296,26 @@ def test_a_rename_that_fails_midway_says_which_files_were_replaced(monkeypatch):
     assert result.stderr.strip().splitlines()[-1] == (
         "b.py: cannot write: Input/output error; already replaced: a.py, the other files are as they were")
     assert Path("b.py").read_bytes() == TRAIN and files() == ["a.py", "b.py"]
+
+
+def test_in_place_through_a_linked_entry_converts_the_program_where_it_lives():
+    project()
+    Path("link").mkdir()
+    Path("link/train.py").symlink_to("../proj/train.py")
+    Path("link/data.py").write_text("# the user's own data.py beside the link\n")
+    cli("convert", "--in-place", "link/train.py")
+    assert Path("link/data.py").read_text() == "# the user's own data.py beside the link\n"
+    assert sorted(os.listdir("link")) == ["data.py", "train.py"]
+    for name in ("train.py", "data.py"):
+        assert Path("proj", name).read_bytes() == (PROJECT / "after" / name).read_bytes()
+
+
+def test_a_module_linked_from_outside_the_project_is_not_followed():
+    project()
+    Path("shared").mkdir()
+    Path("proj/data.py").rename("shared/data.py")
+    Path("proj/data.py").symlink_to("../shared/data.py")
+    before = Path("shared/data.py").read_bytes()
+    result = cli("convert", "--in-place", "proj/train.py")
+    assert Path("shared/data.py").read_bytes() == before and Path("proj/data.py").is_symlink()
+    assert "ddpify cannot trace to a DataLoader in the code it read" in result.stderr

@@ -192,7 +192,8 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
                          "write the program with -o DIR/ (or --in-place); `ddpify diff` shows every change")
     found = []
     for rel, module in changed.items():
-        target = (source.path.parent if in_place else dest.parent) / rel
+        # in place: beside the entry's real file, where the program was read (past a link to it)
+        target = (Path(os.path.realpath(source.path)).parent if in_place else dest.parent) / rel
         if not in_place and target.resolve() in program:
             fail(EXIT_INPUT, f"{target}: -o would overwrite a module of the program; write it to "
                              "another directory (-o DIR/) or use --in-place")
@@ -202,7 +203,8 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
 
 def _program_files(source: files.Source, result: Result) -> set[Path]:
     """The files of the program `source` starts: the entry and every module it reads."""
-    return {(source.path.parent / rel).resolve() for rel in result.modules} | {source.path.resolve()}
+    project = Path(os.path.realpath(source.path)).parent
+    return {(project / rel).resolve() for rel in result.modules} | {source.path.resolve()}
 
 
 def _write_outputs(dests: list[Path | None], loaded: list[files.Loaded], results: list[Result],

@@ -102,8 +102,8 @@ def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = No
             if files and files[-1][1] == name and bound:
                 local.add(bound)  # a module, not a name defined in one
             for file, module_name in files:
-                if file.resolve() in seen:
-                    continue
+                if file.resolve() in seen or not file.resolve().is_relative_to(root):
+                    continue  # read already, or a link out of the project: not followed
                 seen.add(file.resolve())
                 rel = PurePosixPath(file.relative_to(root).as_posix())
                 shown = entry.parent / rel  # as the user named the entry: `proj/trainer.py`
