@@ -23,7 +23,11 @@ if TYPE_CHECKING:
 @click.command("ddpify run", context_settings={"help_option_names": ["-h", "--help"]})
 @conversion_options
 @click.option("--keep", is_flag=True, help="Keep the run's folder (the converted script, the logs) and print its path.")
-@click.option("--strict", is_flag=True, help="Launch nothing when the conversion has warnings (exit 2).")
+@click.option("--strict", is_flag=True,
+              help="Launch nothing when the conversion has warnings or shards no training loader (exit 2).")
+@click.option("--dry-run", is_flag=True,
+              help="Convert, print the torchrun command, the environment it sets and the run's folder "
+                   "(kept), and launch nothing.")
 @click.option("--sbatch", is_flag=True,
               help="Print a SLURM batch script that runs this command on --nnodes nodes (default 1), "
                    "--nproc-per-node GPUs each, and exit.")
@@ -93,6 +97,11 @@ def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
         return
     if not launch.torch_installed():
         fail(EXIT_INPUT, "ddpify run: torch is not installed (torchrun comes with it): pip install 'ddpify[torch]'")
+    nproc = plan.given(launch.NPROC) or os.environ.get("PET_NPROC_PER_NODE") or \
+        os.environ.get("SLURM_GPUS_ON_NODE") or launch.default_nproc()
+    too_many = guard(launch.check_nproc, nproc)  # before converting: a mistake shows at once
+    if too_many:
+        click.echo(too_many, err=True)
     inputs = guard(files.collect, [str(plan.script)])
     conversion = make_options(options["only"], options["skip"], options["find_unused_parameters"],
                               options["sync_batchnorm"], options["strategy"], options["no_shard_eval"])
@@ -103,13 +112,22 @@ def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
     file_note = _file_warning(source.name, loaded[0].data.decode("utf-8", "replace"), script)
     if file_note:
         click.echo(file_note, err=True)
-    if options["strict"] and (warnings or file_note):
-        fail(EXIT_INPUT, f"ddpify run: --strict: {len(warnings) + bool(file_note)} warning(s) above; nothing launched")
-    code = _launch(plan, options, source.name, result, script)
+    unsharded = result.changed and not any(c.rewrite == "shard-data" and c.kind == report.CHANGE
+                                           for r in (result, *result.modules.values()) for c in r.changes)
+    if unsharded:
+        click.echo(click.style(NO_SPEEDUP, bold=True), err=True)
+    if options["strict"] and (warnings or file_note or unsharded):
+        count = len(warnings) + bool(file_note) + unsharded
+        fail(EXIT_INPUT, f"ddpify run: --strict: {count} warning(s) above; nothing launched")
+    code = _launch(plan, nproc, options, source.name, result, script)
     raise click.exceptions.Exit(code)
 
 
-def _launch(plan: Plan, options: dict[str, Any], name: str, result: Result, script: Script | None) -> int:
+NO_SPEEDUP = ("ddpify run: NO SPEED-UP: no training loader could be sharded, so every process trains on all "
+              "the data (see the warnings above); --strict refuses to launch")
+
+
+def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: Result, script: Script | None) -> int:
     """Write the converted script into a new run folder, run torchrun on it, report the end."""
     from ddpify.run import joblog, launch
 
@@ -128,10 +146,14 @@ def _launch(plan: Plan, options: dict[str, Any], name: str, result: Result, scri
             click.echo(f"ddpify run: launching {name} as it is", err=True)
         capture = launch.captures_output(plan, options["verbose"])
         log_dir = Path(plan.given(launch.LOG_DIR) or workspace.path / "logs")
-        nproc = plan.given(launch.NPROC) or os.environ.get("PET_NPROC_PER_NODE") or \
-            os.environ.get("SLURM_GPUS_ON_NODE") or launch.default_nproc()
         env = launch.job_env(plan, nproc, workspace=workspace.path)
         command = guard(launch.torchrun_command, plan, target, log_dir, capture, env)
+        if options["dry_run"]:
+            _dry_run(command, env, workspace.path)
+            return 0
+        count = launch.local_processes(nproc, env)
+        _say(f"ddpify run: starting {count} process{'es' if count > 1 else ''} with torchrun; each imports torch "
+             "before its first line (a few seconds)")
         relay = joblog.Relay(log_dir) if capture else None
         if relay is not None:
             relay.start()
@@ -164,6 +186,16 @@ def _launch(plan: Plan, options: dict[str, Any], name: str, result: Result, scri
         for line in lines:
             _say(line)
     return finished.code
+
+
+def _dry_run(command: list[str], env: dict[str, str], folder: Path) -> None:
+    """`--dry-run`: the command, the variables it sets or changes, the folder; stdout."""
+    import shlex
+
+    changed = {k: v for k, v in env.items() if os.environ.get(k) != v}
+    click.echo("# the run's folder (kept): " + str(folder))
+    click.echo(" ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(changed.items())) + " \\")
+    click.echo("  " + shlex.join(command))
 
 
 def _private(make, *args):

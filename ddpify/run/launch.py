@@ -39,6 +39,11 @@ RENDEZVOUS_ENV = ("PET_RDZV_ENDPOINT", "PET_RDZV_BACKEND", "PET_MASTER_ADDR", "P
 # With any of these the user chose where the workers' output goes: ddpify passes it through.
 OUTPUT_OPTIONS = ("--redirects", "-r", "--tee", "-t", "--local-ranks-filter", "--local_ranks_filter")
 LOG_DIR = ("--log-dir", "--log_dir")
+NPROC_WORDS = ("auto", "cpu", "gpu", "cuda", "xpu")  # torchrun's --nproc-per-node words
+# torchrun's and ddpify's options that a script hardly takes: after the script, a mistake.
+LAUNCH_ONLY = frozenset({*NPROC, *NNODES, "--standalone", "--node-rank", "--node_rank", "--master-addr",
+                         "--master_addr", "--master-port", "--master_port", "--rdzv-backend", "--rdzv_backend",
+                         "--rdzv-endpoint", "--rdzv_endpoint", "--rdzv-id", "--rdzv_id", "--sbatch", "--dry-run"})
 CPU_PROCESSES = 4  # the default number of processes without a GPU (see `default_nproc`)
 SLURM_PORTS = (20000, 10000)  # the rendezvous port under SLURM: 20000 + job id % 10000
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -91,7 +96,29 @@ def parse(args: list[str], own: Mapping[str, bool]) -> Plan:
         i += 1
     if i >= len(args):
         raise InputError("ddpify run: no script given (usage: ddpify run [OPTIONS] SCRIPT [ARGS]...)")
+    if args[i - 1:i] != ["--"]:
+        late = next((a for a in args[i + 1:] if a.split("=", 1)[0] in LAUNCH_ONLY), None)
+        if late is not None:
+            name = late.split("=", 1)[0]
+            raise InputError(f"ddpify run: {name} comes after the script, so it would go to {Path(args[i]).name}: "
+                             f"put it before the script (ddpify run {name} ... {args[i]}), or `--` before "
+                             "the script to pass it on")
     return Plan(Path(args[i]), list(args[i + 1:]), torchrun, mine)
+
+
+def check_nproc(nproc: str) -> str | None:
+    """`InputError` for a process count torchrun would reject with a traceback; a warning (or
+    None) where more processes than cores would share this machine's cores."""
+    if nproc.isdigit():
+        if int(nproc) < 1:
+            raise InputError(f"ddpify run: --nproc-per-node {nproc}: at least 1 process")
+        if int(nproc) > cpu_count():
+            return (f"ddpify run: warning: {nproc} processes on {cpu_count()} core(s): each waits for a core "
+                    "(slower than fewer processes)")
+        return None
+    if nproc not in NPROC_WORDS:
+        raise InputError(f"ddpify run: --nproc-per-node {nproc!r}: a number, or one of {', '.join(NPROC_WORDS)}")
+    return None
 
 
 def torch_installed() -> bool:
