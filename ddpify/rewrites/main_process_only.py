@@ -389,13 +389,17 @@ def _atomic(node: cst.SimpleStatementLine, name: str) -> cst.With:
 
 
 def _reached_by_all(facts: Analysis, stmt: cst.CSTNode) -> cst.CSTNode:
-    """Where every process passes after `stmt`: `stmt`, or the outermost `if` around it (in its
-    loop or function) whose test may differ between processes (`if val_loss < best:` on a shard)."""
+    """Where every process passes after `stmt`: `stmt`, or the outermost statement around it (in
+    its loop or function) that some processes may leave early: an `if` whose test may differ
+    between processes (`if val_loss < best:` on a shard), a `try` (`try: os.makedirs(out)` /
+    `except OSError: pass`: the main process raises, the others do not) or a `with` (which may
+    swallow what its body raises, `contextlib.suppress`)."""
     point = stmt
     for anc in facts.ancestors(stmt):
         if isinstance(anc, (cst.FunctionDef, cst.For, cst.While, cst.Module)):
             break
-        if isinstance(anc, cst.If) and not facts.same_everywhere(anc.test):
+        if isinstance(anc, (cst.Try, cst.TryStar, cst.With)) or isinstance(anc, cst.If) \
+                and not facts.same_everywhere(anc.test):
             point = anc
     return point
 

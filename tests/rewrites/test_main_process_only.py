@@ -380,6 +380,47 @@ for epoch in range(3):
 with open("m.pt", "rb") as f:
     model = torch.load(f)
 """, "a_save_through_a_file_handle_that_is_read_back_is_followed_by_a_barrier", also={"unwrap-model", "wrap-model"}),
+    # pytorch/examples dcgan: the main process raises (the folder exists) and leaves the `try`;
+    # a barrier inside it would wait for the main process forever.
+    pair("""\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+
+try:
+    os.makedirs("out")
+except OSError:
+    pass
+model.load_state_dict(torch.load("init.pt"))
+for x, y in train_loader:
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+""", """\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import barrier, is_main_process
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+
+try:
+    if is_main_process():
+        os.makedirs("out")
+except OSError:
+    pass
+barrier()
+model.load_state_dict(torch.load("init.pt"))
+for x, y in train_loader:
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+""", "a_barrier_after_a_write_in_a_try_goes_after_the_whole_try"),
     pair("""\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
