@@ -718,3 +718,12 @@ def test_a_file_of_a_folder_that_runs_past_the_timeout_is_skipped_and_the_others
     assert result.stderr.splitlines()[-1] == "1 file(s) skipped after running past --timeout 0.5 s"
     cli("convert", "src/slow.py", "-o", "one.py", "--timeout", "0.5", code=2)  # one file: nothing to go on with
     assert not Path("one.py").exists()
+
+
+@pytest.mark.parametrize("output", ["src", "."])
+def test_tree_output_that_is_or_holds_the_input_folder_is_refused_by_name(output):
+    write("src/train.py", TRAIN)
+    result = cli("convert", "src", "-o", output, code=2)
+    assert result.stderr == (f"-o {output}: is the input directory src (or holds it); write elsewhere, "
+                             "or use --in-place to rewrite inputs\n")
+    assert files() == ["src/train.py"]

@@ -226,3 +226,10 @@ def test_converted_notebook_trains_with_disjoint_shards_under_torchrun(tmp_path)
     assert {r: [Path(p).name for p in paths] for r, paths in probe.saved_paths().items()} == {
         0: ["notebook_model.pt"]}
     assert sorted(p.name for p in job.iterdir()) == ["notebook_model.pt", "train.ipynb"]  # no converted file
+
+
+def test_a_notebook_converted_into_its_own_folder_writes_name_py():
+    shutil.copy(NOTEBOOK, "train.ipynb")
+    before = Path("train.ipynb").read_bytes()
+    cli("convert", "train.ipynb", "-o", ".")
+    assert Path("train.py").is_file() and Path("train.ipynb").read_bytes() == before

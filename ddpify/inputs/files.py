@@ -62,6 +62,9 @@ def collect(args: Sequence[str], exclude: Path | None = None) -> Inputs:
     for arg in args:
         path = Path(arg)
         if path.is_dir():
+            if exclude is not None and _within(path, exclude):
+                raise InputError(f"-o {exclude}: is the input directory {arg} (or holds it); write elsewhere, "
+                                 "or use --in-place to rewrite inputs")
             files = sorted(f for f in _python_files(path) if exclude is None or not _within(f, exclude))
             if not files:
                 raise InputError(f"{arg}: no .py files in this directory")
@@ -137,7 +140,7 @@ def destinations(inputs: Inputs, output: str | None, in_place: bool) -> list[Pat
     inputs_by_path = {s.path.resolve(): s for s in sources if s.path is not None}
     for dest in dests:
         clash = inputs_by_path.get(dest.resolve())
-        if clash is not None:
+        if clash is not None and not dest.name.endswith(".ipynb"):  # a notebook's output is NAME.py
             raise InputError(f"{clash.name}: -o would overwrite this input; use --in-place to rewrite inputs")
     return dests
 
