@@ -154,7 +154,8 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
         count = launch.local_processes(nproc, env)
         _say(f"ddpify run: starting {count} process{'es' if count > 1 else ''} with torchrun; each imports torch "
              "before its first line (a few seconds)")
-        relay = joblog.Relay(log_dir) if capture else None
+        frames = _frames(plan, target, result, script)
+        relay = joblog.Relay(log_dir, frames.bytes) if capture else None
         if relay is not None:
             relay.start()
         finished = launch.run_job(command, env, workspace.path / "torchrun.log" if capture else None,
@@ -180,7 +181,7 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
                                                           if capture else "")
         if capture:
             failure = joblog.first_failure(log_dir, workspace.path / "torchrun.log", relay.earlier)
-            lines = joblog.summary(failure, finished.code, where, _locator(target, name, script, result.code))
+            lines = joblog.summary(failure, finished.code, where, _locator(target, name, script, result.code), frames)
         else:
             lines = [f"ddpify run: the job failed (exit {finished.code}). {where}"]
         for line in lines:
@@ -208,6 +209,23 @@ def _private(make, *args):
 
         fail(EXIT_INPUT, f"ddpify run: cannot write the run's folder in {tempfile.gettempdir()}: "
                          f"{exc.strerror or exc}: free space there, or set TMPDIR to another folder")
+
+
+def _frames(plan: Plan, target: Path, result: Result, script: Script | None):
+    """Traceback frames of the converted copies in the run's folder, named as the user's files
+    and lines (a notebook's frames are located by cell instead: `_locator`)."""
+    from ddpify.run.frames import Frames
+
+    copies = {}
+    folder = Path(os.path.realpath(plan.script)).parent
+    if script is None and target != plan.script:
+        copies[str(target)] = (os.path.abspath(plan.script), result.source.decode(result.encoding, "replace"),
+                               result.code)
+    for rel, module in result.modules.items():
+        if module.changed:
+            copies[str(target.parent / rel)] = (str(folder / rel), module.source.decode(module.encoding, "replace"),
+                                                module.code)
+    return Frames(copies)
 
 
 def _locator(target: Path, name: str, script: Script | None, converted: str):

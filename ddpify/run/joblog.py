@@ -46,9 +46,10 @@ class Relay(threading.Thread):
     """Copies local rank 0's output from torchrun's log files to this process's stdout and
     stderr until `finish`."""
 
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, rewrite: Callable[[bytes], bytes] = lambda line: line) -> None:
         super().__init__(daemon=True)
         self.log_dir = log_dir
+        self.rewrite = rewrite  # a traceback frame of the private copy -> the user's file and line
         self.earlier = frozenset(log_dir.glob("*"))  # other jobs' folders: made before this one starts
         self.offsets: dict[Path, int] = {}
         self.held = b""
@@ -114,6 +115,7 @@ class Relay(threading.Thread):
             self._line(line)
 
     def _line(self, piece: bytes) -> None:
+        piece = self.rewrite(piece)
         if self.at_line_start and self.held_since is None and TRACEBACK_LINE.match(piece):
             self.held_since, self.raised = time.monotonic(), False
         elif self.at_line_start and self.held_since is not None:
@@ -191,12 +193,13 @@ def first_failure(log_dir: Path, launcher_log: Path, earlier: frozenset[Path] = 
     return Failure(None, None, None, report.rstrip().splitlines()[-10:])
 
 
-def summary(failure: Failure, code: int, where: str, locate: Callable[[str, int], str | None]
-            ) -> list[str]:
-    """The lines to print for a failed job: the traceback (frames in a converted notebook
-    annotated by `locate(file, line)` with their cell), cut to `MAX_TRACEBACK_LINES`, then one line."""
+def summary(failure: Failure, code: int, where: str, locate: Callable[[str, int], str | None],
+            rewrite: Callable[[str], str] = lambda line: line) -> list[str]:
+    """The lines to print for a failed job: the traceback (frames of a converted copy named by
+    `rewrite` as the user's file and line, frames in a converted notebook annotated by
+    `locate(file, line)` with their cell), cut to `MAX_TRACEBACK_LINES`, then one line."""
     lines = []
-    for line in failure.traceback:
+    for line in map(rewrite, failure.traceback):
         frame = FRAME.match(line)
         cell = locate(frame.group("file"), int(frame.group("line"))) if frame else None
         lines.append(f"{line} ({cell})" if cell else line)
