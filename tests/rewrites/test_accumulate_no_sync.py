@@ -42,7 +42,7 @@ for epoch in range(2):
         if sync_step:
             opt.step()
             opt.zero_grad()
-""", "pair-1"),
+""", "skipped_syncs_between_steps_go_under_no_sync"),
     pair("""\
 
 import torch

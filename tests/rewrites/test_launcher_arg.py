@@ -40,7 +40,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", "pair-1"),
+""", "argparse_gains_both_spellings_of_local_rank"),
     # one spelling known: the other joins it under the same dest
     pair("""\
 import argparse

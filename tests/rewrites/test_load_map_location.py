@@ -35,7 +35,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", "pair-1"),
+""", "torch_load_maps_to_the_local_device"),
     # weights_only is never touched
     pair("""\
 import torch

@@ -33,7 +33,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", "pair-1"),
+""", "cuda_0_string_becomes_cuda"),
     pair("""\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -62,7 +62,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", "pair-2"),
+""", "gpu_index_0_becomes_local_rank_or_the_current_device"),
     pair("""\
 
 import torch

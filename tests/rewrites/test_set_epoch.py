@@ -35,7 +35,7 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
     barrier()
-""", "pair-1"),
+""", "epoch_loop_sets_the_epoch_and_ends_with_a_barrier"),
     pair("""\
 
 import torch

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import pair, rewrite_tests
+from tests.support.snippets import pair, pair_tests
 
 NAME = "shard-data"
 
@@ -33,7 +33,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", "pair-1"),
+""", "shuffle_true_becomes_a_shuffling_distributed_sampler"),
     # an evaluation loader beside it stays whole
     pair("""\
 import torch
@@ -96,7 +96,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", "pair-3"),
+""", "random_sampler_becomes_a_distributed_sampler"),
     # arguments this file cannot see: the loader is rebuilt at run time
     pair("""\
 import torch
@@ -673,7 +673,5 @@ for epoch in range(2):
 
 # Every script that trains gets its training data sharded or a TODO saying why not; what stays
 # whole (evaluation loaders) is in the pairs above.
-UNCHANGED = [
-]
-
-test_pairs, _ = rewrite_tests(NAME, PAIRS, UNCHANGED)
+# every script that trains gets this rewrite's edit or its TODO: no unchanged case passes the gate
+test_pairs = pair_tests(NAME, PAIRS)

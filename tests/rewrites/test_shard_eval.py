@@ -55,7 +55,7 @@ with torch.no_grad():
         n += y.size(0)
     total, correct, n = reduce_sum(total, correct, n)
 print(total / len(test_loader.dataset), correct / n)
-""", "pair-1"),
+""", "sums_over_samples_are_reduced_after_the_loop"),
     pair("""\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -98,7 +98,7 @@ with torch.no_grad():
     preds = gather_ordered(preds)
     targets = gather_ordered(targets)
 error = (torch.cat(preds).view(-1) - torch.tensor(targets)).abs().median()
-""", "pair-2"),
+""", "per_sample_lists_are_gathered_in_order"),
     pair("""\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -146,7 +146,7 @@ for x, y in shard_eval(test_loader):
         hits += int(p == (t > 0))
 seen, hits = reduce_sum(seen, hits)
 print(seen.tolist(), hits / len(test_loader.dataset))
-""", "pair-3"),
+""", "indexed_and_nested_sums_are_reduced"),
     pair("""\
 import torch
 from torch.utils.data import DataLoader, TensorDataset

@@ -40,7 +40,7 @@ for epoch in range(2):
         total += loss.item()
     # TODO(ddpify): `total` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
     avg = total / len(loader.dataset)
-""", "pair-1"),
+""", "shard_total_divided_by_full_dataset_size_gets_a_todo"),
     # the usual "average loss" line (once flagged only when assigned)
     pair("""\
 import torch

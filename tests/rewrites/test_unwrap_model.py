@@ -40,7 +40,7 @@ for epoch in range(2):
         opt.step()
 torch.save(model.module.state_dict(), 'm.pt')
 print(model.module.weight, model.training)
-""", "pair-1"),
+""", "state_dict_and_attributes_go_through_module"),
     pair("""\
 
 import torch

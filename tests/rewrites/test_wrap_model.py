@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import pair, rewrite_tests
+from tests.support.snippets import pair, pair_tests
 
 NAME = "wrap-model"
 
@@ -33,7 +33,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", "pair-1"),
+""", "trained_model_is_wrapped_before_its_optimizer"),
     # a frozen teacher is not wrapped
     pair("""\
 import torch
@@ -2792,7 +2792,5 @@ trainer.fit()
 
 # A script that trains a model its optimizer names gets the wrap; one whose optimizer names no
 # model gets a TODO: no training script is left as it is.
-UNCHANGED = [
-]
-
-test_pairs, _ = rewrite_tests(NAME, PAIRS, UNCHANGED)
+# every script that trains gets this rewrite's edit or its TODO: no unchanged case passes the gate
+test_pairs = pair_tests(NAME, PAIRS)
