@@ -233,3 +233,39 @@ def test_a_notebook_converted_into_its_own_folder_writes_name_py():
     before = Path("train.ipynb").read_bytes()
     cli("convert", "train.ipynb", "-o", ".")
     assert Path("train.py").is_file() and Path("train.ipynb").read_bytes() == before
+
+
+# ---- a notebook is a program, as a script is -----------------------------------------------
+
+def test_a_notebook_whose_loop_lives_in_a_helper_module_converts_the_module_too():
+    """Issue 27 class 6: the loop in helper.py gave "no training loop found; left unchanged"."""
+    project = FIXTURES / "notebook_helper"
+    result = cli("convert", str(project / "train.ipynb"), "-o", "out/")
+    assert files() == ["out/.ddpify-written.json", "out/helper.py", "out/train.py"]  # (the record of modules written)
+    helper = Path("out/helper.py").read_text()
+    assert "DistributedDataParallel(model" in helper and "shard_loader(" in helper
+    assert "set_epoch(loader, epoch)" in helper and "if is_main_process():" in helper
+    assert "init_distributed_mode()" in Path("out/train.py").read_text()
+    assert "no training loop found" not in result.stderr
+    assert f"{project / 'helper.py'}:" in result.stderr
+
+
+def test_a_notebook_calling_a_trainer_class_of_the_project_is_converted_whole():
+    """Issue 27 class 6: `Trainer(model).fit(loader)` from trainer.py was half converted."""
+    Path("proj").mkdir()
+    Path("proj/trainer.py").write_text(
+        "import torch\n\n\nclass Trainer:\n    def __init__(self, model):\n        self.model = model\n"
+        "        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n"
+        "    def fit(self, loader):\n        for epoch in range(2):\n            for x, y in loader:\n"
+        "                self.opt.zero_grad()\n"
+        "                torch.nn.functional.mse_loss(self.model(x), y).backward()\n"
+        "                self.opt.step()\n")
+    make("proj/nb.ipynb", ("code", "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+                                   "from trainer import Trainer\n"),
+         ("code", "data = TensorDataset(torch.randn(16, 2), torch.randn(16, 1))\n"
+                  "loader = DataLoader(data, batch_size=4, shuffle=True)\n"),
+         ("code", "Trainer(torch.nn.Linear(2, 1)).fit(loader)\n"))
+    cli("convert", "proj/nb.ipynb", "-o", "out/")
+    notebook_code, trainer = Path("out/nb.py").read_text(), Path("out/trainer.py").read_text()
+    assert "sampler=DistributedSampler(data, shuffle=True)" in notebook_code and "init_distributed_mode()" in notebook_code
+    assert "DistributedDataParallel(" in trainer and "set_epoch(loader, epoch)" in trainer

@@ -142,7 +142,7 @@ def convert_inputs(inputs: files.Inputs, options: Options, jobs: int, verbose: b
                    ) -> tuple[list[files.Loaded], list[Result], list[Script | None]]:
     """Read and convert every input; on any error print them all and exit (2, or 123 if any is
     ours). Notebooks are converted as the script of their code cells (`markdown`: with their
-    markdown cells as comments), returned alongside (None for other inputs); their results
+    markdown cells as comments), with the project modules they import as a script's are, returned alongside (None for other inputs); their results
     start with the notebook's own records, on the script's lines.
 
     `skipped`: where given, inputs that run past `timeout` are reported (one line each), left out
@@ -166,7 +166,8 @@ def convert_inputs(inputs: files.Inputs, options: Options, jobs: int, verbose: b
     # A script named alone is converted with the project modules it imports; the files of a
     # directory or a list, each on its own (each may be an entry point of its own).
     follow = Scope.FILE if inputs.tree else Scope.FOLLOW
-    outcomes = convert_all([(s.name, ld.data, Scope.TEXT if s.path is None or sc is not None else follow)
+    # A notebook is converted as a program exactly as a script is: its code with the modules it imports.
+    outcomes = convert_all([(s.name, ld.data, Scope.TEXT if s.path is None else follow)
                             for s, ld, sc in zip(inputs.sources, loaded, scripts)], options, jobs, timeout)
     failed = [o for o in outcomes if o.code != EXIT_OK]
     if skipped is not None and failed and all(o.timed_out for o in failed):
