@@ -11,6 +11,7 @@ import libcst as cst
 
 from ddpify.output import edits as edit_set
 from ddpify.analysis import evaluation, fsdp, loaders, models, reach
+from ddpify.analysis.distributed import is_distributed
 from ddpify.analysis.result import Analysis
 from ddpify.options import Options
 from ddpify.syntax.parse import parse_module
@@ -184,11 +185,7 @@ def _leave_alone(facts: Analysis) -> str | None:
     imports = facts.imports
     if imports.imports_module("ddpify_runtime"):
         return "already converted by ddpify; left unchanged"
-    distributed = {"torch.distributed.init_process_group", "torch.nn.parallel.DistributedDataParallel",
-                   "torch.utils.data.DistributedSampler"}
-    if any(facts.qualify(c.func) in distributed for c in facts.calls) or (
-            imports.imports_module("torch.distributed") and any(
-                (facts.qualify(c.func) or "").startswith("torch.distributed.") for c in facts.calls)):
+    if is_distributed(facts):
         return "already distributed (uses torch.distributed); left unchanged"
     framework = next((f for f in DISTRIBUTING_FRAMEWORKS if imports.imports_module(f)), None)
     if framework is not None:

@@ -10,10 +10,9 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
+from ddpify.analysis.distributed import SAMPLER, is_distributed
 from ddpify.analysis.models import DDP
-from ddpify.syntax.names import CANONICAL
 
-SAMPLER = "torch.utils.data.DistributedSampler"
 INIT = "torch.distributed.init_process_group"
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 
@@ -35,14 +34,11 @@ class Script:
 
     @cached_property
     def distributed(self) -> bool:
-        """Does the script use torch.distributed, DDP or ddpify_runtime itself, or is it a module
+        """Does the script do something distributed (`ddpify.analysis.distributed`: a call of
+        torch.distributed, a DDP wrap, a DistributedSampler), import ddpify_runtime, or is it a module
         that a distributed script imports (its code runs in every process of that job)?"""
-        f = self.facts
-        if self.imported_by_ddp:
-            return True
-        imported = {CANONICAL.get(v, v) for v in f.imports.aliases.values()}
-        return f.imports.imports_module("torch.distributed") or f.imports.imports_module("ddpify_runtime") or \
-            bool(imported & {DDP, SAMPLER}) or any(f.qualify(c.func) in (DDP, SAMPLER) for c in f.calls)
+        return self.imported_by_ddp or self.facts.imports.imports_module("ddpify_runtime") or \
+            is_distributed(self.facts)
 
     @cached_property
     def one_process(self) -> bool:
