@@ -69,3 +69,12 @@ def test_graph_sees_type_only_and_relative_imports():
 
 def test_ddpify_has_no_import_circle():
     assert find_cycle(import_graph()) is None
+
+
+def test_the_syntax_layer_imports_no_later_stage():
+    """syntax/ is the first stage of the pipeline: it reads what it needs of a program through
+    `facts.Files`, not by importing the layer that reads files."""
+    graph = import_graph()
+    syntax = {name for name in graph if name.startswith("ddpify.syntax")}
+    later = {name: sorted(t for t in graph[name] if t not in syntax and t != "ddpify") for name in syntax}
+    assert {name: targets for name, targets in later.items() if targets} == {}

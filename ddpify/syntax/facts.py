@@ -16,15 +16,36 @@ import bisect
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator
+from typing import Iterator, Protocol, Sequence
 
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import Imports, dotted, rank_word
-from ddpify.inputs.program import Program
-
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
+
+
+class File(Protocol):
+    """What the facts read of one file of a program."""
+
+    @property
+    def module(self) -> cst.Module: ...
+    @property
+    def name(self) -> str: ...  # as imported: `models.resnet`
+
+
+class Files(Protocol):
+    """What the facts read of a program of several files (`ddpify.inputs.program.Program` is one):
+    declared here so that the syntax layer imports nothing of the layer that reads files."""
+
+    @property
+    def parts(self) -> Sequence[File]: ...  # the entry first
+    @property
+    def local_names(self) -> frozenset[str]: ...  # names that hold a project module
+    @property
+    def library(self) -> frozenset[cst.CSTNode]: ...  # the statements of the files other than the entry
+
+    def part_of(self, node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> File: ...
 
 
 @dataclass(frozen=True)
@@ -73,7 +94,7 @@ _END = object()  # marks, on the walk's stack, the point where a node's span end
 
 
 class Facts:
-    def __init__(self, module: cst.Module, program: Program | None = None) -> None:
+    def __init__(self, module: cst.Module, program: Files | None = None) -> None:
         """The facts of `module`; of a `program`'s merged module (ddpify.inputs.program) when given."""
         self.module = module
         self.program = program
