@@ -3,6 +3,7 @@ of positives and near misses, asked directly, and each answer as both commands s
 
 import pytest
 
+from ddpify.analysis import writes
 from ddpify.analysis.distributed import is_distributed
 from ddpify.check import NOT_DISTRIBUTED, check
 from ddpify.convert import convert
@@ -63,3 +64,63 @@ def test_convert_and_check_agree(name):
     report = check(code)
     assert report.distributed is distributed
     assert (report.note == NOT_DISTRIBUTED) is not distributed
+
+
+WRITES = {
+    "torch_save": ("import torch\ntorch.save(model.state_dict(), 'm.pt')\n", "torch.save", "'m.pt'"),
+    "jit_save": ("import torch\ntorch.jit.save(scripted, 'm.pt')\n", "torch.jit.save", "'m.pt'"),
+    "scripted_save": ("import torch\ns = torch.jit.script(model)\ns.save('m.pt')\n", ".save()", "'m.pt'"),
+    "traced_save": ("import torch\ntorch.jit.trace(model, x).save('m.pt')\n", ".save()", "'m.pt'"),
+    "np_save": ("import numpy as np\nnp.save('a.npy', a)\n", "np.save", "'a.npy'"),
+    "np_savez": ("from numpy import savez\nsavez('a.npz', a=a)\n", "np.savez", "'a.npz'"),
+    "json_dump": ("import json\njson.dump(d, f)\n", "json.dump", "f"),
+    "pickle_dump": ("import pickle\npickle.dump(d, f)\n", "pickle.dump", "f"),
+    "shutil_copy": ("import shutil\nshutil.copyfile('a', 'b')\n", "shutil.copyfile", "'b'"),
+    "save_image": ("from torchvision.utils import save_image\nsave_image(x, 'x.png')\n",
+                   "torchvision.utils.save_image", "'x.png'"),
+    "savefig": ("import matplotlib.pyplot as plt\nplt.savefig('p.png')\n", "matplotlib.pyplot.savefig", "'p.png'"),
+    "save_pretrained": ("model.save_pretrained('out')\n", ".save_pretrained()", "'out'"),
+    "to_csv": ("df.to_csv('t.csv')\n", ".to_csv()", "'t.csv'"),
+}
+
+NOT_WRITES = {
+    "own_save": "class Saver:\n    def save(self, p):\n        pass\nSaver().save('m.pt')\n",
+    "json_dumps": "import json\ns = json.dumps(d)\n",
+    "np_load": "import numpy as np\na = np.load('a.npy')\n",
+    "torch_load": "import torch\nm = torch.load('m.pt')\n",
+    "step": "opt.step()\n",
+    "print": "print('saved')\n",
+}
+
+
+def _last_call(code):
+    facts = Facts(parse_module(code))
+    return facts, facts.statement(facts.calls[-1]).body[0].value
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_file_write(name):
+    code, what, path = WRITES[name]
+    facts, call = _last_call(code)
+    assert writes.file_write(facts, call) == what
+    assert facts.code(writes.written_path(facts, call)) == path
+
+
+@pytest.mark.parametrize("name", sorted(NOT_WRITES))
+def test_not_a_file_write(name):
+    facts = Facts(parse_module(NOT_WRITES[name]))
+    assert not any(writes.file_write(facts, c) for c in facts.calls)
+
+
+DDP_HEAD = "import torch\nimport torch.distributed as dist\ndist.init_process_group('gloo')\n"
+SINGLE_HEAD = "import torch\nmodel = torch.nn.Linear(2, 2)\n" + TRAIN
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_check_finds_and_convert_guards_the_same_writes(name):
+    """Every file write is DDP006 on every rank for check, and under is_main_process() after convert."""
+    code = WRITES[name][0]
+    assert [f.code for f in check(DDP_HEAD + code).findings] == ["DDP006"]
+    converted = convert(SINGLE_HEAD + code).code
+    assert "if is_main_process():" in converted
+    assert ("atomic_write" in converted) is (name == "torch_save")

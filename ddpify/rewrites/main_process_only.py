@@ -17,8 +17,10 @@ A `torch.save` to a path it guards (also inside a helper that only writes) goes 
 during the save (preemption, an OOM kill, a restart) leaves the previous checkpoint whole
 instead of a truncated one. The script's own `torch.save` call stays as it was, but for its path.
 
-Guarded: `torch.save`, files opened for writing, json/pickle/numpy dumps, `shutil` copies,
-`savefig`, `save_image`, wandb calls and `SummaryWriter` logging (the writer is None elsewhere).
+Guarded: the file writes `ddpify.analysis.writes` lists (the ones `ddpify check` looks for:
+`torch.save`, `torch.jit.save`, a scripted model's `.save(path)`, `save_pretrained`,
+json/pickle/numpy dumps, `shutil` copies, `savefig`, `save_image`, `to_csv`), files opened for
+writing, wandb calls and `SummaryWriter` logging (the writer is None elsewhere).
 A helper that only writes (`save_checkpoint(...)`) is guarded where it is called, and an `if`
 whose body only writes takes the condition (`if args.save_model and is_main_process():`).
 `os.makedirs(..., exist_ok=True)` stays on every process (harmless; without `exist_ok` it is
@@ -55,7 +57,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from ddpify.output import build
-from ddpify.analysis import fsdp, objects
+from ddpify.analysis import fsdp, objects, writes
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
 from ddpify.syntax.names import dotted
@@ -70,13 +72,8 @@ NAME = "main-process-only"
 SUMMARY = "run file writes (checkpoints, logs, wandb, TensorBoard) and progress bars on the main process only"
 
 GUARD = "is_main_process()"
-WRITERS = {
-    "torch.save", "json.dump", "pickle.dump", "numpy.save", "numpy.savez", "numpy.savetxt",
-    "numpy.savez_compressed", "shutil.copyfile", "shutil.copy", "shutil.copy2", "shutil.move",
-    "torchvision.utils.save_image", "matplotlib.pyplot.savefig", "wandb.init", "wandb.log",
-    "wandb.save", "wandb.finish", "wandb.watch", "os.mkdir",
-}
-WRITER_METHODS = {"savefig", "to_csv", "save_pretrained"}
+# once only, though not a file write (`ddpify.analysis.writes` says what is)
+ONCE = {"wandb.init", "wandb.log", "wandb.save", "wandb.finish", "wandb.watch", "os.mkdir"}
 LOGGERS = {"torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter", "wandb.init"}
 
 
@@ -162,13 +159,12 @@ def _writes(facts: Analysis, stmt: cst.With | cst.SimpleStatementLine, loggers: 
     qualified = facts.qualify(call.func)
     if qualified == "os.makedirs" and not mt.keyword(call, "exist_ok"):  # raced by every process
         return "os.makedirs"
-    if qualified in WRITERS or _is_logger(facts, call):
+    if qualified in ONCE or _is_logger(facts, call):
         return dotted(call.func)
-    if isinstance(call.func, cst.Attribute):
-        if call.func.attr.value in WRITER_METHODS:
-            return dotted(call.func) or call.func.attr.value
-        if facts.ref(call.func.value) in loggers:
-            return dotted(call.func)
+    if (what := writes.file_write(facts, call)) is not None:
+        return dotted(call.func) or what.strip(".()")
+    if isinstance(call.func, cst.Attribute) and facts.ref(call.func.value) in loggers:
+        return dotted(call.func)
     return None
 
 

@@ -10,6 +10,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.check.script import string_value
+from ddpify.analysis import writes
 from ddpify.analysis.models import WRAPPER
 from ddpify.syntax.names import dotted
 
@@ -35,8 +36,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
 
     Every process writes the same file at the same time: N times the I/O, and on a shared file
     system a reader can see a half-written or interleaved checkpoint. Save on rank 0. Found for a
-    `torch.save`, `torch.jit.save`, a scripted model's `.save(path)`, `save_pretrained(...)`,
-    `np.save`/`np.savez`/`np.savetxt` or `json.dump` that runs on every process (not for a path
+    file write (the list `convert` guards: `torch.save`, `torch.jit.save`, a scripted model's
+    `.save(path)`, `save_pretrained(...)`, `np.save`/`np.savez`/`np.savetxt`, `json.dump`,
+    `pickle.dump`, `shutil` copies, `save_image`, `savefig`, `to_csv`) that runs on every process (not for a path
     that names the rank, `f"preds_{rank}.npy"`): not under a rank test, not after an early
     `if rank != 0: return`, and in a function that some call reaches on every process (or
     that is handed to `mp.spawn`). `--fix` puts it under `if not dist.is_initialized() or
@@ -59,26 +61,14 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
         yield Hit(call, message, fix)
 
 
-# calls that write a file, with the position of the path (or file) they write to
-WRITES = {"torch.save": 1, "torch.jit.save": 1, "numpy.save": 0, "numpy.savez": 0, "numpy.savez_compressed": 0,
-          "numpy.savetxt": 0, "json.dump": 1}
-
-
 def _file_writes(ctx: Context):
     """(call, the path or file it writes, what it is) for each call of the script that writes a
-    file: `torch.save`, `torch.jit.save`, a scripted model's `.save(path)`, `save_pretrained`,
-    NumPy's `save`/`savez`/`savetxt`, `json.dump`."""
+    file (`ddpify.analysis.writes`: the list convert's main-process-only guards)."""
     f = ctx.facts
-    for name, at in WRITES.items():
-        for call in ctx.calls_of(name):
-            path = mt.positional(call, at)
-            yield call, path.value if path is not None else None, name.replace("numpy.", "np.")
     for call in f.calls:
-        if mt.is_method_call(call, "save_pretrained") or mt.is_method_call(call, "save") and any(
-                isinstance(o, cst.Call) and f.qualify(o.func) in ("torch.jit.script", "torch.jit.trace")
-                for o in f.origins(call.func.value)):
-            path = mt.positional(call, 0)
-            yield call, path.value if path is not None else None, f".{call.func.attr.value}()"
+        what = writes.file_write(f, call)
+        if what is not None:
+            yield call, writes.written_path(f, call), what
 
 
 def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:

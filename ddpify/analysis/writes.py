@@ -1,0 +1,56 @@
+"""What counts as a file write? The one list `convert` (main-process-only guards these to the
+main process) and `check` (DDP006: a write that runs on every rank) both use.
+
+A call writes a file when it is
+- one of `FILE_WRITES` by qualified name (`torch.save`, `torch.jit.save`, `json.dump`,
+  `pickle.dump`, NumPy's `save`/`savez`/`savez_compressed`/`savetxt`, `shutil` copies and moves,
+  `torchvision.utils.save_image`, `matplotlib.pyplot.savefig`);
+- a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`);
+- or `.save(path)` on a TorchScript module (a value made by `torch.jit.script` or
+  `torch.jit.trace`, followed through names: `scripted = torch.jit.script(m)` ... `scripted.save(p)`).
+
+Near misses, not writes: `optimizer.step()`, a `.save()` of the script's own objects,
+`json.dumps` (a string), `np.load`, `torch.load`, `print`.
+
+What stays each command's own: `convert` also guards what is not a file write but must happen
+once (wandb calls, SummaryWriter logging, `os.mkdir` and `os.makedirs` without `exist_ok`, which
+the processes would race) and files opened for writing (a `with open(p, "w")` block).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Facts
+
+# calls that write a file, with the position of the path (or open file) they write to
+FILE_WRITES = {
+    "torch.save": 1, "torch.jit.save": 1, "json.dump": 1, "pickle.dump": 1,
+    "numpy.save": 0, "numpy.savez": 0, "numpy.savez_compressed": 0, "numpy.savetxt": 0,
+    "shutil.copyfile": 1, "shutil.copy": 1, "shutil.copy2": 1, "shutil.move": 1,
+    "torchvision.utils.save_image": 1, "matplotlib.pyplot.savefig": 0,
+}
+FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv"})
+SCRIPTED = frozenset({"torch.jit.script", "torch.jit.trace"})
+
+
+def file_write(facts: Facts, call: cst.Call) -> str | None:
+    """What `call` is, when it writes a file (`torch.save`, `np.save`, `.save_pretrained()`), or None."""
+    qualified = facts.qualify(call.func)
+    if qualified in FILE_WRITES:
+        return qualified.replace("numpy.", "np.")
+    if not isinstance(call.func, cst.Attribute):
+        return None
+    method = call.func.attr.value
+    if method in FILE_WRITE_METHODS or method == "save" and any(
+            isinstance(o, cst.Call) and facts.qualify(o.func) in SCRIPTED for o in facts.origins(call.func.value)):
+        return f".{method}()"
+    return None
+
+
+def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
+    """The path (or open file) a file write writes to, where it is passed."""
+    at = FILE_WRITES.get(facts.qualify(call.func) or "", 0)
+    arg = mt.positional(call, at)
+    return arg.value if arg is not None else None
