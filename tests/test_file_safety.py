@@ -319,3 +319,12 @@ def test_a_module_linked_from_outside_the_project_is_not_followed():
     result = cli("convert", "--in-place", "proj/train.py")
     assert Path("shared/data.py").read_bytes() == before and Path("proj/data.py").is_symlink()
     assert "ddpify cannot trace to a DataLoader in the code it read" in result.stderr
+
+
+def test_the_runtime_vendored_is_never_a_copy_in_the_current_folder(monkeypatch):
+    Path("ddpify_runtime.py").write_text("# the user's own, or an old vendored copy\n")
+    monkeypatch.syspath_prepend("")  # as `python -m ddpify` starts
+    assert input_files.runtime_source().startswith(b'"""')
+    Path("train.py").write_bytes(TRAIN)
+    cli("convert", "--in-place", "--vendor-runtime", "train.py", code=2)
+    assert Path("train.py").read_bytes() == TRAIN

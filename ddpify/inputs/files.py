@@ -266,8 +266,16 @@ def _stage(path: Path, data: bytes, mode: int | None) -> Path:
 
 
 def runtime_source() -> bytes:
-    """The runtime module's source, found without importing it (it imports torch)."""
-    spec = importlib.util.find_spec("ddpify_runtime")
+    """The runtime module's source, found without importing it (it imports torch), and not in the
+    current folder (`python -m ddpify` puts it first on sys.path), where a vendored copy, maybe
+    older or the user's own, would pass for it."""
+    here = {"", ".", os.getcwd()}
+    saved = sys.path[:]
+    sys.path[:] = [p for p in sys.path if p not in here]
+    try:
+        spec = importlib.util.find_spec("ddpify_runtime")
+    finally:
+        sys.path[:] = saved
     if spec is None or not spec.origin:
         raise InputError("cannot find the ddpify_runtime package: is ddpify installed?")
     return Path(spec.origin).read_bytes()

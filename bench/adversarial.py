@@ -1,0 +1,452 @@
+"""Adversarial sweep of ddpify's file safety, processes and hostile input (issue 30).
+
+Each attempt is a small scenario in a fresh temporary folder: files, links, FIFOs and device nodes
+(made with mknod there, never /dev/*), then one ddpify command (or a converted script's save) in a
+subprocess with a time limit. Its outcome is classified:
+
+- ok;
+- data loss: a file the scenario does not allow to change was changed, removed or replaced (a
+  node by a regular file), or a temporary file was left behind;
+- wrong program: a .py file ddpify wrote does not compile, or an exit 0 that should not be;
+- crash: a traceback, exit 123, or death by a signal;
+- hang: the command ran past its limit.
+
+    OMP_NUM_THREADS=1 .venv/bin/python bench/adversarial.py [--jobs 2] [--only AREA]
+
+Prints one line per defect and a table of attempts and defects per area. Runs as root for the
+device nodes (skipped otherwise). Not part of the test suite: it takes a few minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+REPO = Path(__file__).resolve().parent.parent
+TRAIN = (REPO / "fixtures" / "mnist_style" / "before.py").read_text()
+PROJECT = REPO / "fixtures" / "project_trainer" / "before"
+LIMIT_S = 60
+CLASSES = ("ok", "data loss", "wrong program", "crash", "hang")
+
+
+@dataclass
+class Attempt:
+    area: str
+    name: str
+    setup: Callable[[Path], None]
+    command: list[str]  # ddpify's arguments, or ["python", ...] for a script
+    may_change: tuple[str, ...] = ()  # paths (relative) the command may write or replace
+    want_exit: tuple[int, ...] = (0, 1, 2)
+    stdout_to: str | None = None  # a shell pipeline's tail: "head -1"
+    kill: Callable[[subprocess.Popen, Path], None] | None = None
+    check: Callable[[Path], str] | None = None  # extra: returns a class name or ""
+    extra: dict = field(default_factory=dict)
+
+
+# ---- building blocks ---------------------------------------------------------------------------
+
+def w(path: Path, text: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    (path.write_bytes if isinstance(text, bytes) else path.write_text)(text)
+
+
+def project(root: Path, at: str = "proj") -> None:
+    import shutil
+    shutil.copytree(PROJECT, root / at)
+
+
+def node(path: Path, kind: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:  # the null, zero and full devices' numbers, in this folder
+        minor = {"null": 3, "zero": 5, "full": 7}[kind]
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
+
+
+def snapshot(root: Path) -> dict[str, tuple[str, bytes | None]]:
+    seen = {}
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        for name in dirs + names:
+            p = Path(folder, name)
+            rel = str(p.relative_to(root))
+            mode = os.lstat(p).st_mode
+            if stat.S_ISLNK(mode):
+                seen[rel] = ("link", os.readlink(p).encode())
+            elif stat.S_ISREG(mode):
+                seen[rel] = ("file", p.read_bytes())
+            elif stat.S_ISDIR(mode):
+                seen[rel] = ("dir", None)
+            else:
+                seen[rel] = ("node", None)
+    return seen
+
+
+# ---- running and classifying -------------------------------------------------------------------
+
+def run(attempt: Attempt) -> tuple[str, str]:
+    with tempfile.TemporaryDirectory(prefix="adv-") as tmp:
+        root = Path(tmp)
+        attempt.setup(root)
+        before = snapshot(root)
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+        if attempt.command[0] == "python":
+            argv = [sys.executable, *attempt.command[1:]]
+        else:
+            argv = [sys.executable, "-m", "ddpify", *attempt.command]
+        started = time.monotonic()
+        if attempt.stdout_to:
+            shell = " ".join(map(_quote, argv)) + " | " + attempt.stdout_to
+            job = subprocess.Popen(["bash", "-o", "pipefail", "-c", shell], cwd=root, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        else:
+            job = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, start_new_session=True)
+        if attempt.kill:
+            attempt.kill(job, root)
+        try:
+            out, err = job.communicate(timeout=LIMIT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.communicate()
+            return "hang", f"ran past {LIMIT_S} s"
+        took = time.monotonic() - started
+        stderr = err.decode(errors="replace")
+        rc = job.returncode
+        if attempt.stdout_to and rc == 141:
+            rc = 0
+        if "Traceback (most recent call last)" in stderr or rc == 123 or (rc < 0 and not attempt.kill):
+            return "crash", f"exit {rc}: {stderr.strip().splitlines()[-1:] if stderr.strip() else ''}"
+        after = snapshot(root)
+        lost = [rel for rel, (kind, data) in before.items()
+                if not _allowed(rel, attempt.may_change) and after.get(rel) != (kind, data)]
+        leftovers = [rel for rel in after if rel not in before and ("tmp" in rel.rsplit("/", 1)[-1])]
+        if lost:
+            return "data loss", f"changed or removed: {', '.join(sorted(lost))}"
+        if leftovers:
+            return "data loss", f"temporary files left: {', '.join(sorted(leftovers))}"
+        for rel, (kind, data) in after.items():
+            if kind == "file" and rel.endswith(".py") and before.get(rel) != (kind, data):
+                try:
+                    compile(data, rel, "exec")
+                except (SyntaxError, ValueError) as exc:
+                    return "wrong program", f"{rel} does not compile: {exc}"
+        if attempt.check:
+            verdict = attempt.check(root)
+            if verdict:
+                return verdict.split(":")[0], verdict
+        if not attempt.kill and rc not in attempt.want_exit:
+            return "wrong program", f"exit {rc} (want {attempt.want_exit}): {stderr.strip()[-300:]}"
+        return "ok", f"exit {rc} in {took:.1f} s"
+
+
+def _allowed(rel: str, may: tuple[str, ...]) -> bool:
+    return any(rel == m or rel.startswith(m.rstrip("/") + "/") for m in may)
+
+
+def _quote(arg: str) -> str:
+    import shlex
+    return shlex.quote(arg)
+
+
+# ---- the areas ---------------------------------------------------------------------------------
+
+def special_files() -> list[Attempt]:
+    """Devices and FIFOs as outputs and as sources (item 1, 9)."""
+    attempts = []
+    for kind in ("null", "full", "fifo"):
+        attempts.append(Attempt("special files", f"-o onto a {kind} node", lambda r, k=kind: (
+            w(r / "train.py", TRAIN), node(r / "out.py", k)), ["convert", "train.py", "-o", "out.py"]))
+        attempts.append(Attempt("special files", f"tree -o with a {kind} node at an output name", lambda r, k=kind: (
+            w(r / "src/train.py", TRAIN), node(r / "out/train.py", k)), ["convert", "src", "-o", "out"]))
+    for kind in ("null", "zero", "fifo"):
+        for command in (["convert", "src", "-o", "out"], ["diff", "src"], ["check", "src"],
+                        ["convert", "--in-place", "src"]):
+            attempts.append(Attempt("special files", f"{kind} named x.py in a folder: {command[0]} {command[1]}",
+                                    lambda r, k=kind: (w(r / "src/train.py", TRAIN), node(r / "src/x.py", k)),
+                                    command, may_change=("out", "src/train.py")))
+        for command in (["convert", "train.py", "-o", "out/"], ["diff", "train.py"], ["check", "train.py"]):
+            attempts.append(Attempt("special files", f"{kind} named data.py beside the entry: {command[0]}",
+                                    lambda r, k=kind: (w(r / "train.py", TRAIN.replace("import torch\n",
+                                                       "import torch\nimport data\n", 1)), node(r / "data.py", k)),
+                                    command, may_change=("out",)))
+        attempts.append(Attempt("special files", f"{kind} named train.py given as the input", lambda r, k=kind:
+                                node(r / "train.py", k), ["convert", "train.py", "-o", "out.py"]))
+    return attempts
+
+
+def links() -> list[Attempt]:
+    """Symlinks: a linked entry, loops, dangling links, links out of the project (items 4, 16)."""
+    def linked_entry(r: Path) -> None:
+        project(r)
+        (r / "link").mkdir()
+        (r / "link/train.py").symlink_to("../proj/train.py")
+        w(r / "link/data.py", "# the user's own\n")
+
+    def loop(r: Path) -> None:
+        w(r / "src/train.py", TRAIN)
+        (r / "src/a.py").symlink_to("b.py")
+        (r / "src/b.py").symlink_to("a.py")
+        (r / "src/sub").mkdir()
+        (r / "src/sub/up").symlink_to("..")
+
+    def dangling(r: Path) -> None:
+        w(r / "src/train.py", TRAIN)
+        (r / "src/gone.py").symlink_to("nowhere.py")
+
+    def out_of_project(r: Path) -> None:
+        project(r)
+        (r / "shared").mkdir()
+        (r / "proj/data.py").rename(r / "shared/data.py")
+        (r / "proj/data.py").symlink_to("../shared/data.py")
+
+    attempts = [Attempt("links", "--in-place through a linked entry", linked_entry,
+                        ["convert", "--in-place", "link/train.py"], may_change=("proj",)),
+                Attempt("links", "-o through a linked entry", linked_entry,
+                        ["convert", "link/train.py", "-o", "out/"], may_change=("out",)),
+                Attempt("links", "a module linked out of the project, --in-place", out_of_project,
+                        ["convert", "--in-place", "proj/train.py"], may_change=("proj/train.py", "proj/trainer.py",
+                                                                                "proj/models"))]
+    for setup, label in ((loop, "a link loop"), (dangling, "a dangling link")):
+        for command in (["convert", "src", "-o", "out"], ["diff", "src"], ["check", "src"],
+                        ["convert", "--in-place", "src"]):
+            attempts.append(Attempt("links", f"{label} in a folder: {' '.join(command[:2])}", setup, command,
+                                    may_change=("out", "src/train.py")))
+    return attempts
+
+
+def clobber() -> list[Attempt]:
+    """Writes nobody asked for; stale output (items 2, 3, 6 and cosmetics)."""
+    def with_user_data(r: Path) -> None:
+        project(r)
+        w(r / "elsewhere/data.py", "# the user's own\n")
+
+    def converted_twice(r: Path) -> None:
+        project(r)
+        subprocess.run([sys.executable, "-m", "ddpify", "convert", "proj/train.py", "-o", "out/"], cwd=r,
+                       capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+        w(r / "out/data.py", "# edited by hand\n")
+
+    def notebook(r: Path) -> None:
+        cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": TRAIN}
+        w(r / "x.ipynb", json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell]}))
+
+    return [
+        Attempt("clobber", "-o naming a module of the program", project, ["convert", "proj/train.py", "-o",
+                                                                          "proj/data.py"]),
+        Attempt("clobber", "-o naming the entry", project, ["convert", "proj/train.py", "-o", "proj/train.py"]),
+        Attempt("clobber", "-o DIR inside the project", project, ["convert", "proj/train.py", "-o", "proj/models/"],
+                may_change=("proj/models/train.py",)),
+        Attempt("clobber", "-o FILE beside a user's data.py", with_user_data,
+                ["convert", "proj/train.py", "-o", "elsewhere/train_ddp.py"], may_change=("elsewhere/train_ddp.py",)),
+        Attempt("clobber", "reconvert over a hand-edited module", converted_twice,
+                ["convert", "proj/train.py", "-o", "out/"], may_change=("out/train.py", "out/trainer.py",
+                                                                       "out/.ddpify-written.json")),
+        Attempt("clobber", "tree -o equal to the input", lambda r: w(r / "src/train.py", TRAIN),
+                ["convert", "src", "-o", "src"]),
+        Attempt("clobber", "tree -o holding the input", lambda r: w(r / "src/train.py", TRAIN),
+                ["convert", "src", "-o", "."]),
+        Attempt("clobber", "notebook -o .", notebook, ["convert", "x.ipynb", "-o", "."], may_change=("x.py",)),
+        Attempt("clobber", "notebook -o itself", notebook, ["convert", "x.ipynb", "-o", "x.ipynb"],
+                may_change=("x.py",)),
+        Attempt("clobber", "two inputs, one output", lambda r: (w(r / "a/t.py", TRAIN), w(r / "b/t.py", TRAIN)),
+                ["convert", "a/t.py", "b/t.py", "-o", "out"], may_change=("out",)),
+        Attempt("clobber", "--vendor-runtime beside a user's ddpify_runtime.py",
+                lambda r: (w(r / "train.py", TRAIN), w(r / "ddpify_runtime.py", "# mine\n")),
+                ["convert", "--in-place", "--vendor-runtime", "train.py"]),
+    ]
+
+
+def all_or_none() -> list[Attempt]:
+    """Several files written together (item 5)."""
+    def read_only_b(r: Path) -> None:
+        w(r / "a.py", TRAIN)
+        w(r / "b.py", TRAIN)
+        (r / "b.py").chmod(0o444)
+
+    def read_only_module(r: Path) -> None:
+        project(r)
+        (r / "proj/data.py").chmod(0o444)
+
+    def full_output(r: Path) -> None:
+        w(r / "a.py", TRAIN)
+        w(r / "b.py", TRAIN)
+        node(r / "out/b.py", "full")
+
+    return [
+        Attempt("all or none", "--in-place a.py b.py, b read-only", read_only_b,
+                ["convert", "--in-place", "a.py", "b.py"]),
+        Attempt("all or none", "--in-place a program with a read-only module", read_only_module,
+                ["convert", "--in-place", "proj/train.py"]),
+        Attempt("all or none", "check --fix a.py b.py, b read-only", read_only_b, ["check", "--fix", "a.py", "b.py"]),
+        Attempt("all or none", "-o DIR whose b.py is a full device", full_output,
+                ["convert", "a.py", "b.py", "-o", "out"], may_change=("out/a.py",)),
+        Attempt("all or none", "--in-place a folder with a read-only file", lambda r: (read_only_b(r / "src")),
+                ["convert", "--in-place", "src"]),
+    ]
+
+
+def hostile() -> list[Attempt]:
+    """Input that is not a script ddpify can convert (items 11 and the parse cosmetics)."""
+    sources = {
+        "10,000-term and": "x = " + " and ".join(["a"] * 10_000) + "\n",
+        "10,000-term or": "x = " + " or ".join(["a"] * 10_000) + "\n",
+        "2,500-term and": "x = " + " and ".join(["a"] * 2_500) + "\n",
+        "20,000-term sum": "x = " + " + ".join(["a"] * 20_000) + "\n",
+        "3,000 brackets": "x = " + "(" * 3000 + "1" + ")" * 3000 + "\n",
+        "NUL byte": "x = 1\0\n",
+        "binary garbage": bytes(range(256)) * 4,
+        "undecodable latin-1": b"# caf\xe9\nx = 1\n",
+        "empty file": "",
+        "BOM and CRLF": "\ufeffimport torch\r\nx = 1\r\n",
+        "form feed indentation": "if x:\n\f    y = 1\n",
+        "from .... beyond the top": "from .... import x\nimport torch\n",
+        "relative import in a script": "from . import data\nimport torch\n",
+        "a 100,000-character line": "x = '" + "a" * 100_000 + "'\n",
+    }
+    attempts = []
+    for label, text in sources.items():
+        for command in (["convert", "t.py", "-o", "out.py"], ["diff", "t.py"], ["check", "t.py"]):
+            attempts.append(Attempt("hostile input", f"{label}: {command[0]}", lambda r, t=text: w(r / "t.py", t),
+                                    command, may_change=("out.py",)))
+    return attempts
+
+
+def notebooks() -> list[Attempt]:
+    def nb(body: object) -> Callable[[Path], None]:
+        return lambda r: w(r / "n.ipynb", body if isinstance(body, (str, bytes)) else json.dumps(body))
+
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": "x = 1\n"}
+    bodies = {
+        '"nbformat": "4"': {"nbformat": "4", "cells": [cell]},
+        "nbformat 3": {"nbformat": 3, "worksheets": []},
+        "no cells": {"nbformat": 4},
+        "markdown only": {"nbformat": 4, "cells": [{"cell_type": "markdown", "metadata": {}, "source": "hi"}]},
+        "not JSON": "{",
+        "a list": "[]",
+        "source a number": {"nbformat": 4, "cells": [{**cell, "source": 5}]},
+        "IPython magics": {"nbformat": 4, "cells": [{**cell, "source": "%matplotlib inline\n!ls\nx = 1\n"}]},
+    }
+    return [Attempt("notebooks", f"{label}: {command[0]}", nb(body), command, may_change=("out.py",))
+            for label, body in bodies.items()
+            for command in (["convert", "n.ipynb", "-o", "out.py"], ["check", "n.ipynb"])]
+
+
+def processes() -> list[Attempt]:
+    """Killing ddpify, closed pipes (items 8, 17)."""
+    slow = ("import os, sys, time\nfrom ddpify.cli import engine, main\n"
+            "def stuck(*a, **k):\n    open(f'worker.{os.getpid()}', 'w').close()\n    time.sleep(300)\n"
+            "engine.convert_one = stuck\nsys.argv = ['ddpify', 'convert', 'a.py', 'b.py', '-j', '2', '-o', 'out']\n"
+            "main()\n")
+
+    def kill_with(sig: int) -> Callable[[subprocess.Popen, Path], None]:
+        def kill(job: subprocess.Popen, root: Path) -> None:
+            deadline = time.monotonic() + 30
+            while len(list(root.glob("worker.*"))) < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            job.send_signal(sig)
+        return kill
+
+    def workers_gone(root: Path) -> str:
+        deadline = time.monotonic() + 10
+        pids = [int(p.suffix[1:]) for p in root.glob("worker.*")]
+        while time.monotonic() < deadline:
+            alive = [p for p in pids if _alive(p)]
+            if not alive:
+                return ""
+            time.sleep(0.2)
+        for pid in alive:
+            os.kill(pid, signal.SIGKILL)
+        return f"hang: workers {alive} outlived their parent"
+
+    def two(r: Path) -> None:
+        w(r / "a.py", TRAIN)
+        w(r / "b.py", TRAIN)
+        w(r / "slow.py", slow)
+
+    attempts = [Attempt("processes", f"convert -j 2, {signal.Signals(s).name} to the main process", two,
+                        ["python", "slow.py"], may_change=("worker.",), kill=kill_with(s), check=workers_gone)
+                for s in (signal.SIGKILL, signal.SIGTERM)]
+    for command in (["diff", "train.py"], ["convert", "train.py"], ["rewrites"], ["check", "train.py"]):
+        attempts.append(Attempt("processes", f"{command[0]} into a closed pipe", lambda r: w(r / "train.py", TRAIN),
+                                command, stdout_to="head -1"))
+    return attempts
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+
+
+def saves() -> list[Attempt]:
+    """The runtime's atomic_write where torch.save works (items 1, 15)."""
+    def script(target: str, before: str = "") -> Callable[[Path], None]:
+        return lambda r: w(r / "save.py", "import torch\nfrom ddpify_runtime import atomic_write\n" + before
+                           + f"with atomic_write({target!r}) as tmp:\n    torch.save({{'a': 1}}, tmp)\n")
+
+    long_name = "c" * 237 + ".pt"
+    return [
+        Attempt("saves", "into a null device node", lambda r: (node(r / "null", "null"), script("null")(r)),
+                ["python", "save.py"]),
+        Attempt("saves", "into a FIFO with a reader", lambda r: (node(r / "p", "fifo"), script(
+            "p", "import subprocess\nreader = subprocess.Popen(['cat', 'p'], stdout=subprocess.DEVNULL)\n")(r)),
+                ["python", "save.py"]),
+        Attempt("saves", "a 240-character name", script(long_name), ["python", "save.py"], may_change=(long_name,)),
+        Attempt("saves", "over a killed save's temporary file", lambda r: (
+            w(r / ".last.pt.999999999.00000000.tmp", b"half"), script("last.pt")(r)), ["python", "save.py"],
+            may_change=("last.pt", ".last.pt.999999999.00000000.tmp")),
+        Attempt("saves", "through a symlink", lambda r: (w(r / "runs/last.pt", b"old"), (r / "last.pt").symlink_to(
+            "runs/last.pt"), script("last.pt")(r)), ["python", "save.py"], may_change=("runs/last.pt",)),
+        Attempt("saves", "a write+execute-only folder", lambda r: (w(r / "wx/keep", "x"), (r / "wx").chmod(0o333),
+                                                                  script("wx/last.pt")(r)),
+                ["python", "save.py"], may_change=("wx/last.pt",)),
+    ]
+
+
+AREAS = {"special files": special_files, "links": links, "clobber": clobber, "all or none": all_or_none,
+         "hostile input": hostile, "notebooks": notebooks, "processes": processes, "saves": saves}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", choices=sorted(AREAS))
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("run as root: the device nodes need mknod")
+    attempts = [a for area, make in AREAS.items() if args.only in (None, area) for a in make()]
+    started = time.monotonic()
+    with ThreadPoolExecutor(args.jobs) as pool:
+        outcomes = list(pool.map(run, attempts))
+    table: dict[str, dict[str, int]] = {}
+    for attempt, (verdict, detail) in zip(attempts, outcomes):
+        row = table.setdefault(attempt.area, dict.fromkeys(CLASSES, 0))
+        row[verdict] += 1
+        if verdict != "ok":
+            print(f"{verdict}: {attempt.area}: {attempt.name}: {detail}")
+    print(f"\n{len(attempts)} attempts in {time.monotonic() - started:.0f} s\n")
+    print("| area | attempts | " + " | ".join(CLASSES[1:]) + " |")
+    print("|---|---|" + "---|" * (len(CLASSES) - 1))
+    for area, row in [*table.items(), ("total", {c: sum(r[c] for r in table.values()) for c in CLASSES})]:
+        print(f"| {area} | {sum(row.values())} | " + " | ".join(str(row[c]) for c in CLASSES[1:]) + " |")
+
+
+if __name__ == "__main__":
+    main()
