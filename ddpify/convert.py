@@ -71,11 +71,11 @@ def _convert(data: bytes, module: cst.Module, options: Options, program: Program
     """Convert one file; given the one-file `program` it is, with `ddpify.analysis.reach`'s warnings."""
     facts = analyse(module, options)
     edits = edit_set.Edits(module)
+    gate = _leave_alone(facts)
+    if gate is not None:  # no warnings about a conversion that does not happen
+        return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)
     for node, message in reach.unseen(facts, program) if program is not None else ():
         edits.for_rewrite("ddpify").warn(node, message)
-    gate = _leave_alone(facts)
-    if gate is not None:
-        return Result(data, data, [Change("ddpify", 1, gate, NOTE), *edits.changes()], module.encoding)
     rewrites = selected(options)
     _run(rewrites, facts, edits, options)
     try:
@@ -122,10 +122,10 @@ def plan_program(program: Program, options: Options = Options()
     None). `convert_program` applies them; `bench/projects_sweep.py` audits them."""
     facts = analyse(program.merged, options, program)
     edits = edit_set.Edits(program.merged)
-    for node, message in reach.unseen(facts, program):
-        edits.for_rewrite("ddpify").warn(node, message)
     gate = _leave_alone(facts)
-    if gate is None:
+    if gate is None:  # no warnings about a conversion that does not happen
+        for node, message in reach.unseen(facts, program):
+            edits.for_rewrite("ddpify").warn(node, message)
         _run(selected(options), facts, edits, options)
         _shared_conflicts(program, facts, edits)
     return facts, edits, gate
@@ -186,7 +186,7 @@ def _leave_alone(facts: Analysis) -> str | None:
     if imports.imports_module("ddpify_runtime"):
         return "already converted by ddpify; left unchanged"
     if is_distributed(facts):
-        return "already distributed (uses torch.distributed); left unchanged"
+        return "already distributed (uses torch.distributed); left unchanged: `ddpify check` finds DDP bugs in it"
     framework = next((f for f in DISTRIBUTING_FRAMEWORKS if imports.imports_module(f)), None)
     if framework is not None:
         return f"distributed by {framework}, which ddpify does not convert; left unchanged"

@@ -13,6 +13,7 @@ parser with room to recurse.
 from __future__ import annotations
 
 import ast
+import os
 import sys
 import warnings
 
@@ -85,12 +86,19 @@ def _refuse_long_chains(source: str | bytes) -> None:
                               f"rewrite ({LONGEST_CHAIN})", ("", node.lineno, node.col_offset + 1, "", None, None))
 
 
+PYTHON_SUFFIXES = ("", ".py", ".pyw", ".ipynb")  # a file named otherwise that does not parse is no script
+
+
 def input_error(name: str, data: bytes, exc: Exception) -> str:
     """The one line (`name:line:col: cannot parse: message`) for an exception of `INPUT_ERRORS`;
     located in the imported module that raised it when `exc.path` names one (ddpify.inputs.program)."""
     path = getattr(exc, "path", None)
     if path is not None and str(path) != name:
         name, data = str(path), path.read_bytes()
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix not in PYTHON_SUFFIXES:  # README.md given by mistake: not a Python error
+        return f"{name}: not a Python file ({suffix} does not parse as Python): ddpify converts .py scripts " \
+               "and .ipynb notebooks"
     if isinstance(exc, cst.ParserSyntaxError):
         return syntax_error(name, data, exc)
     if isinstance(exc, SyntaxError) and exc.lineno is not None:
