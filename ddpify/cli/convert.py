@@ -198,6 +198,13 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
             fail(EXIT_INPUT, f"{target}: -o would overwrite a module of the program; write it to "
                              "another directory (-o DIR/) or use --in-place")
         found.append((module, target))
+    if not in_place:  # `out/engine/loop.py` is imported only with `out/engine/__init__.py` beside it
+        from ddpify.convert import Result
+        from ddpify.output.packages import init_files
+
+        project = Path(os.path.realpath(source.path)).parent
+        for rel, code in init_files(project, changed).items():
+            found.append((Result((project / rel).read_bytes(), code), dest.parent / rel))
     return found
 
 
