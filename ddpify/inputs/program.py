@@ -11,7 +11,10 @@ that folder is followed, transitively, each file read and parsed once:
     from .layers import Block           ->  models/layers.py (inside models/resnet.py)
 
 Nothing else is followed (the standard library, site-packages, a name no file of the project
-has), and nothing is imported or executed. The analysis then reads one module made of the
+has), and nothing is imported or executed. A script that lies in the standard library or among
+the installed packages (`ddpify convert /usr/lib/python3.11/asyncore.py`) is read alone: that
+folder is not the user's project, and its siblings (the whole standard library: 298 files,
+194k lines from asyncore.py) are not part of any training path. The analysis then reads one module made of the
 files' statements, the entry's first; a helper's `if __name__ == "__main__":` block is left
 out, as it does not run on import. So the single-file analyses see through the files: a
 loader a helper returns, a trainer class that receives the model (`self.model = model`), the
@@ -21,6 +24,7 @@ loop in its method. `Program.part_of` tells which file a node of that module bel
 from __future__ import annotations
 
 import re
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -94,7 +98,7 @@ def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = No
     parts = [Part(PurePosixPath(entry.name), entry, data, _parse(entry, data), entry.stem)]
     seen = {entry.resolve()}
     local: set[str] = set()
-    queue = [parts[0]] if follow else []
+    queue = [parts[0]] if follow and not _installed(root) else []
     while queue:
         part = queue.pop(0)
         for bound, name in _imported(part):
@@ -114,6 +118,16 @@ def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = No
                 parts.append(new)
                 queue.append(new)
     return _assemble(root, parts, frozenset(local))
+
+
+def _installed(folder: Path) -> bool:
+    """Is `folder` in the standard library or among the installed packages?"""
+    paths = sysconfig.get_paths()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        library = Path(paths[key]).resolve()
+        if folder == library or library in folder.parents:
+            return True
+    return False
 
 
 def _assemble(root: Path, parts: list[Part], local: frozenset[str]) -> Program:

@@ -60,6 +60,7 @@ from ddpify.output import build
 from ddpify.analysis import fsdp, objects, writes
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
+from ddpify.analysis.ranks import is_rank_test
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
@@ -300,7 +301,7 @@ def _bound_inside(stmt: cst.CSTNode) -> set[str]:
 def _already_guarded(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
     """Inside a rank check of the user's, or inside another statement being guarded."""
     for anc in facts.ancestors(stmt):
-        if anc in writes or isinstance(anc, cst.If) and mt.is_rank_check(anc.test):
+        if anc in writes or isinstance(anc, cst.If) and is_rank_test(facts, anc.test):
             return True
     return False
 

@@ -286,9 +286,3 @@ def is_open_for_writing(node: cst.CSTNode) -> bool:
         return False
     return len(node.args) > 1 and _write_mode(node.args[1].value) or \
         any(_write_mode(a.value) for a in node.args if a.keyword is not None and a.keyword.value == "mode")
-
-
-def is_rank_check(test: cst.CSTNode) -> bool:
-    """`if is_main_process():`, `if rank == 0:`, `if args.local_rank in (-1, 0):` ..."""
-    return bool(findall(test, cst.Name, lambda n: "rank" in n.value or n.value in ("is_main_process", "is_main")))
-

@@ -1,0 +1,64 @@
+"""Which tests ask which process this is: one answer, for every rewrite (and check) that asks.
+
+A test is a rank test by what its values are, not by a substring of a name:
+
+    if rank == 0:                         # a name that is a rank (`rank`, `local_rank`, `myrank`)
+    if dist.get_rank() == 0:              # a call that returns one
+    if is_main_process():                 # a call that asks for the main process
+    if int(os.environ["RANK"]) == 0:      # the launcher's environment
+    if me == 0:  (me = int(os.environ.get("LOCAL_RANK", 0)))   # a value that comes from one of those
+    if args.ranking_loss > 0:             # NOT a rank test: `ranking` is another word
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.analysis.result import Analysis
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.names import dotted, rank_word
+
+# The launcher's variables that differ between processes.
+RANK_VARIABLES = frozenset({"RANK", "LOCAL_RANK", "GROUP_RANK", "NODE_RANK", "SLURM_PROCID", "SLURM_LOCALID",
+                            "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK"})
+
+
+def is_rank_test(facts: Analysis, test: cst.CSTNode) -> bool:
+    """Does `test` read a value that differs by process: a rank, the main-process question, or
+    the launcher's RANK variables, directly or through the assignments it comes from?"""
+    return any(is_rank_value(facts, node) for node in mt.findall(test, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)))
+
+
+def is_rank_value(facts: Analysis, expr: cst.CSTNode) -> bool:
+    """`rank`, `args.local_rank`, `dist.get_rank()`, `os.environ["RANK"]`, or a name assigned one."""
+    if isinstance(expr, cst.Call):
+        return rank_word(expr.func) or _reads_rank_variable(facts, expr)
+    if isinstance(expr, cst.Subscript):
+        return _reads_rank_variable(facts, expr)
+    if rank_word(expr):
+        return True
+    if not isinstance(expr, cst.Name) or facts.ref(expr) is None:
+        return False
+    return any(o is not expr and any(_direct(facts, n) for n in mt.findall(o, (cst.Call, cst.Subscript)))
+               for o in facts.origins(expr))
+
+
+def _direct(facts: Analysis, node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) and rank_word(node.func) or _reads_rank_variable(facts, node)
+
+
+def _reads_rank_variable(facts: Analysis, node: cst.CSTNode) -> bool:
+    """`os.environ["RANK"]`, `os.environ.get("LOCAL_RANK", 0)`, `os.getenv("RANK")`."""
+    if isinstance(node, cst.Subscript):
+        holder, key = node.value, node.slice[0].slice if node.slice and isinstance(node.slice[0].slice, cst.Index) else None
+        key = key.value if key is not None else None
+    elif isinstance(node, cst.Call) and node.args:
+        name = facts.qualify(node.func) or dotted(node.func) or ""
+        if name not in ("os.environ.get", "os.getenv", "os.environ.__getitem__"):
+            return False
+        holder, key = None, node.args[0].value
+    else:
+        return False
+    if holder is not None and (facts.qualify(holder) or dotted(holder)) != "os.environ":
+        return False
+    return isinstance(key, cst.SimpleString) and key.evaluated_value in RANK_VARIABLES
