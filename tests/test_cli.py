@@ -727,3 +727,17 @@ def test_tree_output_that_is_or_holds_the_input_folder_is_refused_by_name(output
     assert result.stderr == (f"-o {output}: is the input directory src (or holds it); write elsewhere, "
                              "or use --in-place to rewrite inputs\n")
     assert files() == ["src/train.py"]
+
+
+def test_the_documented_shell_completion_lines_print_a_completion_script():
+    """docs/cli.md's lines, as written, for bash, zsh and fish (issue 31 item 12)."""
+    docs = (Path(__file__).parents[1] / "docs" / "cli.md").read_text()
+    found = re.findall(r"_DDPIFY_COMPLETE=(\w+_source) ddpify", docs.split("## Shell completion")[1].split("\n## ")[0])
+    assert sorted(set(found)) == ["bash_source", "fish_source", "zsh_source"]
+    ddpify = Path(sys.executable).parent / "ddpify"  # the console script that pip installs
+    starts = {"bash_source": "_ddpify_completion() {", "zsh_source": "#compdef ddpify",
+              "fish_source": "function _ddpify_completion"}
+    for shell in sorted(set(found)):
+        out = subprocess.run([str(ddpify)], env={**os.environ, "_DDPIFY_COMPLETE": shell}, capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 0 and out.stdout.lstrip().startswith(starts[shell]), (shell, out.stderr)

@@ -614,3 +614,20 @@ def test_the_sbatch_script_runs_two_nodes_under_slurm(tmp_path, monkeypatch):
         {0: ("0", "0"), 1: ("1", "0")}, "one node each"
     assert h.check_sharded_passes(probe, 2, probe.first_loader()) == []
     assert runs_left(tmp_path) == []
+
+
+def test_a_failed_script_run_as_it_is_is_not_called_the_converted_script(tmp_path, monkeypatch):
+    """An already-distributed script is launched as the user's own file: its failure keeps no
+    "converted script" (issue 31 item 4)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setattr(launch, "run_job", lambda *a, **k: launch.Finished(1))
+    shutil.copy(FIXTURES / "already_ddp" / "before.py", "train.py")
+    result = CliRunner().invoke(main, ["run", "--verbose", "--nproc-per-node", "1", "train.py"])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert "ddpify run: launching train.py as it is" in lines
+    assert lines[-1] == "ddpify run: the job failed (exit 1)."
+    assert joblog.summary(joblog.Failure(1, 1, 1, ["KeyError: 2"]), 1, "", lambda f, n: None)[-1] == \
+        "ddpify run: rank 1 failed first, exit code 1; the job exits 1."

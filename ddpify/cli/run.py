@@ -177,13 +177,14 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
         else:
             workspace.remove()
     else:
-        where = f"Kept: the converted script {target}" + (f", every process's output under {log_dir}"
-                                                          if capture else "")
+        kept_parts = [f"the converted script {target}" if target != plan.script else "",  # none: run as it is
+                      f"every process's output under {log_dir}" if capture else ""]
+        where = "Kept: " + ", ".join(filter(None, kept_parts)) if any(kept_parts) else ""
         if capture:
             failure = joblog.first_failure(log_dir, workspace.path / "torchrun.log", relay.earlier)
             lines = joblog.summary(failure, finished.code, where, _locator(target, name, script, result.code), frames)
         else:
-            lines = [f"ddpify run: the job failed (exit {finished.code}). {where}"]
+            lines = [f"ddpify run: the job failed (exit {finished.code})." + (f" {where}" if where else "")]
         for line in lines:
             _say(line)
     return finished.code

@@ -209,4 +209,4 @@ def summary(failure: Failure, code: int, where: str, locate: Callable[[str, int]
     who = "a process" if failure.local_rank is None else \
         f"rank {failure.rank}" if failure.rank is not None else f"local rank {failure.local_rank}"
     exit_code = f", exit code {failure.exitcode}" if failure.exitcode is not None else ""
-    return [*lines, f"ddpify run: {who} failed first{exit_code}; the job exits {code}. {where}"]
+    return [*lines, f"ddpify run: {who} failed first{exit_code}; the job exits {code}." + (f" {where}" if where else "")]
