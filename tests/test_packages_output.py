@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+import pytest
 
 from click.testing import CliRunner
-
 from ddpify.cli import main
 from ddpify.output.packages import EXTEND, extended
 
@@ -64,3 +67,22 @@ def test_the_path_line_goes_after_the_docstring_and_future_imports():
                                        + EXTEND + b"\nVERSION = 1\n")
     assert extended(b"") == EXTEND
     assert extended(b"x = (\n") == b"x = (\n"  # does not parse: copied as it is
+
+
+@pytest.mark.slow
+def test_under_ddpify_run_the_converted_module_of_a_package_is_imported(tmp_path):
+    project = tmp_path / "proj"
+    (project / "engine").mkdir(parents=True)
+    (project / "engine" / "__init__.py").write_text(INIT)
+    (project / "engine" / "loop.py").write_text(LOOP)
+    (project / "engine" / "util.py").write_text("def helper():\n    return 2\n")
+    (project / "train.py").write_text(ENTRY + "import engine.loop, engine.util\n"
+                                      "print(engine.loop.__file__, engine.util.__file__)\n")
+    run = subprocess.run([sys.executable, "-m", "ddpify", "run", "--nproc-per-node", "1", "--keep", "train.py"],
+                         cwd=project, capture_output=True, text=True, timeout=240,
+                         env={**os.environ, "TMPDIR": str(tmp_path)})  # the kept run folder, in tmp_path
+    assert run.returncode == 0, run.stderr
+    loop, util = (Path(p) for p in run.stdout.split())
+    kept = Path(run.stderr.splitlines()[-1].split("(the converted script: ")[1].rstrip(")")).parent
+    assert loop == kept / "engine" / "loop.py" and "set_epoch" in loop.read_text()
+    assert util == project / "engine" / "util.py"
