@@ -1,11 +1,13 @@
 """The questions `convert` and `check` both ask, answered once (`ddpify.analysis`): table tests
 of positives and near misses, asked directly, and each answer as both commands see it."""
 
+import libcst as cst
 import pytest
 
 from ddpify.analysis import writes
 from ddpify.analysis.distributed import is_distributed
 from ddpify.check import NOT_DISTRIBUTED, check
+from ddpify.check.context import Context
 from ddpify.convert import convert
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.parse import parse_module
@@ -124,3 +126,51 @@ def test_check_finds_and_convert_guards_the_same_writes(name):
     converted = convert(SINGLE_HEAD + code).code
     assert "if is_main_process():" in converted
     assert ("atomic_write" in converted) is (name == "torch_save")
+
+
+# "same on every process": the base both commands ask (Facts.same_everywhere) and check's wider
+# answer (SameValues) agree on these; decision 0017 says where they still differ
+SAME_HEAD = ("import argparse\nimport os\nimport torch\nimport torch.distributed as dist\n"
+             "args = argparse.ArgumentParser().parse_args()\nloader = torch.utils.data.DataLoader(ds)\n")
+SHARED = {
+    "argument": "args.epochs > 3",
+    "ranking_option": "args.ranking_loss > 0",  # names are not meaning: not a rank
+    "loader_length": "len(loader) > 10",
+    "literal": "True",
+    "counter": "step % 10 == 0",
+}
+DIFFERS = {
+    "loss": "loss.item() > 1.0",
+    "rank_call": "dist.get_rank() == 0",
+    "local_rank": "args.local_rank == 0",
+    "rank_environment": "int(os.environ['RANK']) == 0",
+}
+ONLY_CHECK_PROVES = {  # the documented difference: convert stays conservative here
+    "checkpoint_entry": "ckpt['stop']",
+}
+
+
+def _test_of(expression):
+    code = SAME_HEAD + ("step = 0\nfor i in range(5):\n    step += 1\n    loss = model(x)\n"
+                        "    ckpt = torch.load('c.pt')\n    if " + expression + ":\n        pass\n")
+    facts = Facts(parse_module(code))
+    test = next(n for n in facts.loops[-1].body.body if isinstance(n, cst.If)).test
+    return facts, Context(facts), test
+
+
+@pytest.mark.parametrize("name", sorted(SHARED))
+def test_same_on_every_process(name):
+    facts, context, test = _test_of(SHARED[name])
+    assert facts.same_everywhere(test) and context.same_everywhere(test)
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERS))
+def test_differs_between_processes(name):
+    facts, context, test = _test_of(DIFFERS[name])
+    assert not facts.same_everywhere(test) and not context.same_everywhere(test)
+
+
+@pytest.mark.parametrize("name", sorted(ONLY_CHECK_PROVES))
+def test_only_check_proves(name):
+    facts, context, test = _test_of(ONLY_CHECK_PROVES[name])
+    assert not facts.same_everywhere(test) and context.same_everywhere(test)
