@@ -51,3 +51,4 @@ def test_a_markdown_file_is_not_a_python_file(tmp_path, monkeypatch):
     assert not Path("out.py").exists()
     Path("script.txt").write_text("print('a script named .txt still converts')\n")
     assert CliRunner().invoke(main, ["diff", "script.txt"]).exit_code == 0
+
