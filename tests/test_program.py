@@ -66,6 +66,14 @@ def test_every_spelling_of_a_project_import_is_followed_and_nothing_else():
     assert program().local_names == {"trainer", "heads", "late", "extra"}  # modules, not `build`
 
 
+def test_a_relative_import_beyond_the_top_package_is_not_followed():
+    write({"train.py": "import pkg.a.b\n", "pkg/__init__.py": "", "pkg/a/__init__.py": "",
+           "pkg/a/b.py": "from .... import data\nfrom ... import near\nfrom .. import up\n",  # pkg.a: `..` is pkg
+           "pkg/data.py": "", "data.py": "", "near.py": "", "pkg/up.py": ""})
+    found = sorted(str(p.rel) for p in program().parts)
+    assert found == ["pkg/__init__.py", "pkg/a/__init__.py", "pkg/a/b.py", "pkg/up.py", "train.py"]
+
+
 def test_a_file_is_parsed_once_and_a_syntax_error_names_its_file():
     write({"train.py": "import a\nimport b\n", "a.py": "import b\n", "b.py": "def broken(:\n"})
     result = cli("convert", "train.py", "-o", "out/", code=2)

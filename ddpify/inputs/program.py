@@ -157,7 +157,9 @@ def _imported(part: Part):
         base = dotted(node.module) if node.module is not None else ""
         if node.relative:
             up = package.split(".") if package else []
-            up = up[:len(up) - (len(node.relative) - 1)] if len(node.relative) > 1 else up
+            if up and len(node.relative) > len(up):
+                continue  # beyond the top package: Python's ImportError, nothing to follow
+            up = up[:len(up) - (len(node.relative) - 1)]
             base = ".".join(filter(None, [*up, base]))
         if base:
             yield None, base
