@@ -328,3 +328,14 @@ def test_the_runtime_vendored_is_never_a_copy_in_the_current_folder(monkeypatch)
     Path("train.py").write_bytes(TRAIN)
     cli("convert", "--in-place", "--vendor-runtime", "train.py", code=2)
     assert Path("train.py").read_bytes() == TRAIN
+
+
+def test_a_write_removes_the_temporary_files_of_killed_runs():
+    Path("train.py").write_bytes(TRAIN)
+    killed = Path(".train.py.0a1b2c3d.ddpify-tmp")
+    killed.write_bytes(b"half")
+    os.utime(killed, (1, 1))
+    fresh = Path(".train.py.00000000.ddpify-tmp")  # another run's, staged moments ago
+    fresh.write_bytes(b"staging")
+    cli("convert", "--in-place", "train.py")
+    assert files() == [".train.py.00000000.ddpify-tmp", "train.py"]

@@ -6,11 +6,13 @@ whose message is one line, ready for stderr.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib.util
 import os
 import stat
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -245,11 +247,32 @@ def _write_into(path: Path, data: bytes) -> None:
         raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
 
 
+KILLED_AFTER_S = 60.0  # a temporary file this old is a killed run's: staging renames within seconds
+
+
+def _remove_killed_runs(path: Path) -> None:
+    """Remove the temporary files that runs killed between staging and renaming left beside
+    `path` (`.NAME.XXXXXXXX.ddpify-tmp`, older than `KILLED_AFTER_S`)."""
+    prefix, now = f".{path.name}.", time.time()
+    try:
+        entries = os.listdir(path.parent)
+    except OSError:
+        return
+    for entry in entries:
+        middle = entry[len(prefix):-len(".ddpify-tmp")]
+        if entry.startswith(prefix) and entry.endswith(".ddpify-tmp") and len(middle) == 8 \
+                and all(c in "0123456789abcdef" for c in middle):
+            with contextlib.suppress(OSError):
+                if now - os.lstat(path.parent / entry).st_mtime > KILLED_AFTER_S:
+                    os.unlink(path.parent / entry)
+
+
 def _stage(path: Path, data: bytes, mode: int | None) -> Path:
     """`data` in a new temporary file next to `path`, synced, with `path`'s permission bits."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None and path.exists():
         mode = stat.S_IMODE(path.stat().st_mode)
+    _remove_killed_runs(path)
     tmp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.ddpify-tmp")  # no `secrets`: 25 ms of imports
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
