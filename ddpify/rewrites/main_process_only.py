@@ -23,6 +23,9 @@ json/pickle/numpy dumps, `shutil` copies, `savefig`, `save_image`, `to_csv`), fi
 writing, wandb calls and `SummaryWriter` logging (the writer is None elsewhere).
 A helper that only writes (`save_checkpoint(...)`) is guarded where it is called, and an `if`
 whose body only writes takes the condition (`if args.save_model and is_main_process():`).
+A function that sets an attribute (`__init__` building `self.writer`) is not such a helper: other
+code reads that state. A logger exists on the main process only, so a read of its attribute
+outside a guard (`run_dir = self.writer.log_dir`) gets a TODO: elsewhere it is None.
 `os.makedirs(..., exist_ok=True)` stays on every process (harmless; without `exist_ok` it is
 guarded, as the processes would race to create the folder), as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
@@ -127,6 +130,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:  # noqa: C
         edits.insert_after(point, "barrier()\n")
         edits.add_import("ddpify_runtime", "barrier")
         edits.record(stmt, "barrier() after the save: the file is read back below")
+    _reads_of_main_only(facts, edits, loggers, writes)
     for call in facts.calls:
         if facts.qualify(call.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(call, "disable"):
             edits.replace(call, _disable_bar, "progress bar shown on the main process only")
@@ -183,6 +187,22 @@ def _logger_refs(facts: Analysis) -> set[Ref]:
     """Names holding a SummaryWriter or wandb run, also as parameters of the functions they reach."""
     refs = {facts.ref(t, s) for t, v, s in facts.assigns if _is_logger(facts, v)} - {None}
     return refs.union(*(objects.of(facts).receivers(r) for r in refs))
+
+
+def _reads_of_main_only(facts: Analysis, edits: Edits, loggers: set[Ref], writes: dict[cst.CSTNode, str]) -> None:
+    """A TODO at each read of a logger's attribute outside a guard (`run_dir = self.writer.log_dir`):
+    the logger exists on the main process only (None elsewhere), so that read raises
+    AttributeError on the other processes; what they should use instead is the user's choice."""
+    for attr in facts.attributes:
+        if facts.ref(attr.value) not in loggers:
+            continue
+        stmt = facts.statement(attr)
+        if stmt in writes or _already_guarded(facts, stmt, writes) or any(
+                isinstance(c.func, cst.Attribute) and c.func is attr for c in facts.calls_in(stmt)):
+            continue  # a method call of the logger is guarded with its statement
+        edits.todo(stmt, f"`{facts.code(attr)}` is read on every process, but `{facts.code(attr.value)}` exists "
+                   "on the main process only (None elsewhere): read it under `if is_main_process():` or "
+                   "compute the value without the logger")
 
 
 def _bound_and_used_later(facts: Analysis, stmt: cst.CSTNode) -> str | None:
@@ -344,7 +364,8 @@ def _harmless(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]
         return True
     return isinstance(small, cst.Assign) and not any(
         facts.user_functions(c) or dotted(c.func) and facts.ref(c.func) in facts.wrapped_refs
-        for c in facts.calls_in(small))  # a helper that calls the model must run everywhere
+        for c in facts.calls_in(small)) and not any(  # a helper that calls the model must run everywhere
+        isinstance(t.target, cst.Attribute) for t in small.targets)  # `self.writer = ...`: state read later
 
 
 def _write_atomically(facts: Analysis, edits: Edits, stmt: cst.CSTNode) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import pair, rewrite_tests
+from tests.support.snippets import only, pair, rewrite_tests
 
 NAME = "main-process-only"
 
@@ -1005,3 +1005,50 @@ def _fsdp(code: str) -> str:
     from tests.support.snippets import only
 
     return only(NAME, code, FSDP_ALSO, strategy="fsdp")
+
+
+# --- objects that exist on the main process only (issue 27, class 10) ---------------------------
+
+TRAINER_WITH_WRITER = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.tensorboard import SummaryWriter
+
+
+class Trainer:
+    def __init__(self):
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+        self.writer = SummaryWriter()
+
+    def fit(self):
+        for x, y in self.loader:
+            self.opt.zero_grad()
+            loss = ((self.model(x) - y) ** 2).mean()
+            loss.backward()
+            self.opt.step()
+            self.writer.add_scalar("loss", loss.item())
+        run_dir = self.writer.log_dir
+        print(run_dir)
+
+
+Trainer().fit()
+"""
+
+
+def test_a_constructor_that_builds_a_writer_runs_on_every_process():
+    """`__init__` builds the writer, the model and the loader: it is not a helper that only writes
+    (`Trainer().fit()` was guarded whole, so that the main process trained alone)."""
+    out = only(NAME, TRAINER_WITH_WRITER)
+    assert "\nTrainer().fit()" in out
+    assert "self.writer = SummaryWriter() if is_main_process() else None" in out
+
+
+def test_a_read_of_a_main_process_only_writer_is_a_todo():
+    """`self.writer.log_dir` on every process raised AttributeError off the main process, silently
+    converted; its method calls are guarded, its attribute reads get a TODO naming the choice."""
+    out = only(NAME, TRAINER_WITH_WRITER)
+    assert "# TODO(ddpify): `self.writer.log_dir` is read on every process" in out
+    assert "        if is_main_process():\n                self.writer.add_scalar" in out
+    assert "TODO" not in only(NAME, TRAINER_WITH_WRITER.replace("run_dir = self.writer.log_dir", "run_dir = 'runs'"))
