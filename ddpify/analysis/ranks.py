@@ -26,7 +26,8 @@ RANK_VARIABLES = frozenset({"RANK", "LOCAL_RANK", "GROUP_RANK", "NODE_RANK", "SL
 def is_rank_test(facts: Analysis, test: cst.CSTNode) -> bool:
     """Does `test` read a value that differs by process: a rank, the main-process question, or
     the launcher's RANK variables, directly or through the assignments it comes from?"""
-    return any(is_rank_value(facts, node) for node in mt.findall(test, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)))
+    nodes: list[cst.CSTNode] = mt.findall(test, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
+    return any(is_rank_value(facts, node) for node in nodes)
 
 
 def is_rank_value(facts: Analysis, expr: cst.CSTNode) -> bool:
@@ -39,8 +40,10 @@ def is_rank_value(facts: Analysis, expr: cst.CSTNode) -> bool:
         return True
     if not isinstance(expr, cst.Name) or facts.ref(expr) is None:
         return False
-    return any(o is not expr and any(_direct(facts, n) for n in mt.findall(o, (cst.Call, cst.Subscript)))
-               for o in facts.origins(expr))
+    def direct_in(origin: cst.CSTNode) -> bool:
+        found: list[cst.CSTNode] = mt.findall(origin, (cst.Call, cst.Subscript))
+        return any(_direct(facts, n) for n in found)
+    return any(o is not expr and direct_in(o) for o in facts.origins(expr))
 
 
 def _direct(facts: Analysis, node: cst.CSTNode) -> bool:
@@ -49,9 +52,11 @@ def _direct(facts: Analysis, node: cst.CSTNode) -> bool:
 
 def _reads_rank_variable(facts: Analysis, node: cst.CSTNode) -> bool:
     """`os.environ["RANK"]`, `os.environ.get("LOCAL_RANK", 0)`, `os.getenv("RANK")`."""
+    holder: cst.BaseExpression | None
+    key: cst.BaseExpression | None
     if isinstance(node, cst.Subscript):
-        holder, key = node.value, node.slice[0].slice if node.slice and isinstance(node.slice[0].slice, cst.Index) else None
-        key = key.value if key is not None else None
+        index = node.slice[0].slice if node.slice else None
+        holder, key = node.value, index.value if isinstance(index, cst.Index) else None
     elif isinstance(node, cst.Call) and node.args:
         name = facts.qualify(node.func) or dotted(node.func) or ""
         if name not in ("os.environ.get", "os.getenv", "os.environ.__getitem__"):
