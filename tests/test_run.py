@@ -631,3 +631,22 @@ def test_a_failed_script_run_as_it_is_is_not_called_the_converted_script(tmp_pat
     assert lines[-1] == "ddpify run: the job failed (exit 1)."
     assert joblog.summary(joblog.Failure(1, 1, 1, ["KeyError: 2"]), 1, "", lambda f, n: None)[-1] == \
         "ddpify run: rank 1 failed first, exit code 1; the job exits 1."
+
+
+def test_a_hang_names_the_rank_that_did_not_arrive_from_every_process_log(tmp_path):
+    """The self-check's `ddpify hang:` lines of every rank, not local rank 0's echo of a closed
+    connection (issue 31 item 3)."""
+    _attempt(tmp_path, {}, {
+        0: "step 1\n[rank0]: ddpify hang: rank 0 waits in barrier() at train.py:120 (597 s)\n"
+           "ddpify hang: rank 0   train.py:120 in <module>\nRuntimeError: Connection closed by peer\n",
+        1: "ddpify hang: rank 1 is at train.py:88\nddpify hang: rank 1   train.py:88 in <module>\n",
+        2: "ddpify hang: rank 2 waits in barrier() at train.py:120 (598 s)\n"})
+    report = joblog.hang_report(tmp_path)
+    assert report == ["ddpify hang: rank 0 waits in barrier() at train.py:120 (597 s)",
+                      "ddpify hang: rank 1 is at train.py:88",
+                      "ddpify hang: rank 2 waits in barrier() at train.py:120 (598 s)"]
+    assert joblog.hang_summary(report, 1, "Kept: /ws")[-1] == \
+        "ddpify run: the job hung: rank 1 never reached the collective the others waited in; the job exits 1. Kept: /ws"
+    assert joblog.hang_report(tmp_path / "none") == []
+    _attempt(tmp_path / "fails", {}, {0: "Traceback (most recent call last):\nValueError: boom\n"})
+    assert joblog.hang_report(tmp_path / "fails") == []

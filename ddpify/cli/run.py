@@ -183,8 +183,13 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
                       f"every process's output under {log_dir}" if capture else ""]
         where = "Kept: " + ", ".join(filter(None, kept_parts)) if any(kept_parts) else ""
         if capture:
-            failure = joblog.first_failure(log_dir, workspace.path / "torchrun.log", relay.earlier)
-            lines = joblog.summary(failure, finished.code, where, _locator(target, name, script, result.code), frames)
+            hang = joblog.hang_report(log_dir, relay.earlier)
+            if hang:
+                lines = joblog.hang_summary(hang, finished.code, where, frames)
+            else:
+                failure = joblog.first_failure(log_dir, workspace.path / "torchrun.log", relay.earlier)
+                lines = joblog.summary(failure, finished.code, where, _locator(target, name, script, result.code),
+                                       frames)
         else:
             lines = [f"ddpify run: the job failed (exit {finished.code})." + (f" {where}" if where else "")]
         for line in lines:

@@ -210,3 +210,32 @@ def summary(failure: Failure, code: int, where: str, locate: Callable[[str, int]
         f"rank {failure.rank}" if failure.rank is not None else f"local rank {failure.local_rank}"
     exit_code = f", exit code {failure.exitcode}" if failure.exitcode is not None else ""
     return [*lines, f"ddpify run: {who} failed first{exit_code}; the job exits {code}." + (f" {where}" if where else "")]
+
+
+HANG_HEAD = re.compile(r"ddpify hang: rank (?P<rank>\d+) (?P<state>waits in|is at) .*")
+
+
+def hang_report(log_dir: Path, earlier: frozenset[Path] = frozenset()) -> list[str]:
+    """The self-check's `ddpify hang: rank R waits in ... / is at ...` lines of every process of
+    the last attempt, by rank: each process writes its own into its own stderr, and only rank
+    0's is shown live. Empty when the job did not hang in a collective."""
+    attempt = (attempts(log_dir, earlier) or [None])[-1]
+    found = {}
+    for path in attempt.glob("*/stderr.log") if attempt is not None else ():
+        for line in path.read_text(errors="replace").splitlines():
+            head = HANG_HEAD.fullmatch(RANK_PREFIX.sub("", line))
+            if head:
+                found.setdefault(int(head.group("rank")), head.group(0))
+    return [found[rank] for rank in sorted(found)]
+
+
+def hang_summary(report: list[str], code: int, where: str, rewrite: Callable[[str], str] = lambda line: line
+                 ) -> list[str]:
+    """The lines to print for a job that hung: where each process was, then one line naming the
+    ranks that never reached the collective the others waited in (not the rank whose timeout
+    ended the job, nor the echo of its closed connection)."""
+    late = [HANG_HEAD.fullmatch(line).group("rank") for line in report if " is at " in line]
+    who = f"rank {', '.join(late)} never reached the collective the others waited in" if late else \
+        "every process waited in a collective"
+    return [*map(rewrite, report), f"ddpify run: the job hung: {who}; the job exits {code}." +
+            (f" {where}" if where else "")]
