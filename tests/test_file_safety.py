@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -339,3 +340,19 @@ def test_a_write_removes_the_temporary_files_of_killed_runs():
     fresh.write_bytes(b"staging")
     cli("convert", "--in-place", "train.py")
     assert files() == [".train.py.00000000.ddpify-tmp", "train.py"]
+
+
+def test_ctrl_c_during_the_renames_lets_them_all_finish(monkeypatch):
+    want = converted(TRAIN)
+    Path("a.py").write_bytes(TRAIN)
+    Path("b.py").write_bytes(TRAIN)
+    replace = os.replace
+
+    def interrupted(src, dst):
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C after the first rename has begun
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    result = CliRunner().invoke(main, ["convert", "--in-place", "a.py", "b.py"])
+    assert result.exit_code == 130  # the interrupt arrives, after the renames
+    assert Path("a.py").read_bytes() == want and Path("b.py").read_bytes() == want

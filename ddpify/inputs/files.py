@@ -10,6 +10,7 @@ import contextlib
 import errno
 import importlib.util
 import os
+import signal
 import stat
 import sys
 import time
@@ -217,18 +218,31 @@ def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]], elsewhere:
                 staged.append((_stage(target, data, mode), target, path))
             except OSError as exc:
                 raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
-        for done, (tmp, target, path) in enumerate(staged):
-            try:
-                os.replace(tmp, target)
-            except OSError as exc:
-                written = f"; already replaced: {', '.join(str(p) for _, _, p in staged[:done])}, " \
-                          "the other files are as they were" if done else ""
-                raise InputError(f"{path}: cannot write: {exc.strerror or exc}{written}") from exc
+        with _signals_held():
+            for done, (tmp, target, path) in enumerate(staged):
+                try:
+                    os.replace(tmp, target)
+                except OSError as exc:
+                    written = f"; already replaced: {', '.join(str(p) for _, _, p in staged[:done])}, " \
+                              "the other files are as they were" if done else ""
+                    raise InputError(f"{path}: cannot write: {exc.strerror or exc}{written}") from exc
         for path, data in special:
             _write_into(path, data)
     finally:
         for tmp, _, _ in staged:
             tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP during the block (the renames, microseconds each): the
+    files are all renamed, then the signal arrives. Only SIGKILL can cut the renames short."""
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _write_into(path: Path, data: bytes) -> None:
