@@ -650,3 +650,39 @@ def test_a_hang_names_the_rank_that_did_not_arrive_from_every_process_log(tmp_pa
     assert joblog.hang_report(tmp_path / "none") == []
     _attempt(tmp_path / "fails", {}, {0: "Traceback (most recent call last):\nValueError: boom\n"})
     assert joblog.hang_report(tmp_path / "fails") == []
+
+
+def test_a_quiet_job_is_said_to_be_running_once_per_quiet_stretch(tmp_path, capfdbinary, monkeypatch):
+    """After SILENT_S seconds without a byte from rank 0, one line (issue 31 item 3)."""
+    relay = joblog.Relay(tmp_path)
+    folder = tmp_path / "run_x" / "attempt_0" / "0"
+    folder.mkdir(parents=True)
+    clock = [1000.0]
+    monkeypatch.setattr(joblog.time, "monotonic", lambda: clock[0])
+    relay.last_output = clock[0]
+    clock[0] += joblog.SILENT_S - 1
+    relay.pump()
+    assert capfdbinary.readouterr().err == b"" and not relay.stalled
+    clock[0] += 2
+    relay.pump()
+    relay.pump()  # once
+    assert capfdbinary.readouterr().err == (f"ddpify run: no output for {joblog.SILENT_S + 1:.0f} s; the job is "
+                                            f"still running (every process's output: {tmp_path})\n").encode()
+    assert relay.stalled
+    (folder / "stdout.log").write_bytes(b"step 9\n")
+    relay.pump()
+    assert capfdbinary.readouterr().out == b"step 9\n" and not relay.stalled
+
+
+def test_a_job_stopped_while_quiet_keeps_its_logs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setattr(joblog, "SILENT_S", 0.0)
+    monkeypatch.setattr(launch, "run_job", lambda *a, **k: (time.sleep(0.5), launch.Finished(130, signal.SIGINT))[1])
+    shutil.copy(FIXTURES / "explicit_sampler" / "before.py", "train.py")
+    result = CliRunner().invoke(main, ["run", "--nproc-per-node", "1", "train.py"])
+    (folder,) = tmp_path.glob("ddpify-run-*")
+    assert result.exit_code == 130
+    assert result.stderr.splitlines()[-1] == ("ddpify run: stopped by SIGINT; torchrun and its processes have ended; "
+                                              f"kept its logs: {folder / 'logs'}")

@@ -169,10 +169,11 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
         raise
     kept = f"kept {workspace.path} (the converted script: {target})"
     if finished.signal:
-        if not keep:
+        stalled = relay is not None and relay.stalled  # stopped while quiet: its logs say where it was
+        if not keep and not stalled:
             workspace.remove()
         _say(f"ddpify run: stopped by {signal.Signals(finished.signal).name}; torchrun and its processes "
-             f"have ended" + (f"; {kept}" if keep else ""))
+             f"have ended" + (f"; {kept}" if keep else f"; kept its logs: {log_dir}" if stalled else ""))
     elif finished.code == 0:
         if keep:
             _say(kept)

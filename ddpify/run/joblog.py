@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 HOLD_S = 60.0
+SILENT_S = 120.0  # rank 0 quiet this long: say so, once per quiet stretch
 POLL_S = 0.1
 TRACEBACK = "Traceback (most recent call last):"
 CHAINED = (b"During handling of the above exception", b"The above exception was the direct cause")
@@ -59,6 +60,8 @@ class Relay(threading.Thread):
         self.pending = b""  # the start of a line whose end has not come yet
         self.done = threading.Event()
         self.muted = False
+        self.last_output = time.monotonic()
+        self.stalled = False  # rank 0 has been quiet for SILENT_S (said once; kept if then stopped)
 
     def run(self) -> None:
         while not self.done.wait(POLL_S):
@@ -81,21 +84,32 @@ class Relay(threading.Thread):
         self.muted = True
 
     def pump(self) -> None:
-        got = b""
+        got, printed = b"", False
         for attempt in attempts(self.log_dir, self.earlier):
             out, err = self._read(attempt / "0" / "stdout.log"), self._read(attempt / "0" / "stderr.log")
             if not self.muted:
                 self._write(sys.stdout, out)
                 self._from_stderr(err)
-            got += err
+            got, printed = got + err, printed or bool(out)
         if self.muted:
             return
+        self._note_silence(printed or bool(got))
         if not got and self.pending and not _may_begin_traceback(self.pending):
             self._line(self.pending)  # a line in the making (a progress bar): show it now
             self.pending = b""
         if self.held_since is not None and time.monotonic() - self.held_since > HOLD_S:
             self._write(sys.stderr, self.held)  # the job lives on, silent: it was no failure
             self.held, self.held_since = b"", None
+
+    def _note_silence(self, spoke: bool) -> None:
+        """After `SILENT_S` seconds without a byte from rank 0, one line saying so."""
+        now = time.monotonic()
+        if spoke:
+            self.last_output, self.stalled = now, False
+        elif not self.stalled and now - self.last_output >= SILENT_S:
+            self.stalled = True
+            self._write(sys.stderr, f"ddpify run: no output for {now - self.last_output:.0f} s; the job is still "
+                                    f"running (every process's output: {self.log_dir})\n".encode())
 
     def _read(self, path: Path) -> bytes:
         try:
