@@ -686,3 +686,29 @@ def test_a_job_stopped_while_quiet_keeps_its_logs(tmp_path, monkeypatch):
     assert result.exit_code == 130
     assert result.stderr.splitlines()[-1] == ("ddpify run: stopped by SIGINT; torchrun and its processes have ended; "
                                               f"kept its logs: {folder / 'logs'}")
+
+
+def test_the_self_checks_findings_are_repeated_at_the_end(tmp_path, monkeypatch):
+    """The job's DDPIFY_VERIFY_JSON is a file in the run's folder; its findings come again
+    before the failure's last line, where the block printed mid-training has scrolled away
+    (issue 31 item 3)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.delenv("DDPIFY_VERIFY_JSON", raising=False)
+    finding = {"check": "unsharded-loader", "file": "train.py", "line": 6, "message": "every process trains on "
+               "all the data", "fix": "give it a DistributedSampler"}
+
+    def job(command, env, *args, **kwargs):
+        Path(env["DDPIFY_VERIFY_JSON"]).write_text(json.dumps([finding]))
+        return launch.Finished(1)
+
+    monkeypatch.setattr(launch, "run_job", job)
+    shutil.copy(FIXTURES / "explicit_sampler" / "before.py", "train.py")
+    result = CliRunner().invoke(main, ["run", "--verbose", "--nproc-per-node", "1", "train.py"])
+    (folder,) = tmp_path.glob("ddpify-run-*")
+    assert result.stderr.splitlines()[-3:] == [
+        "ddpify run: the self-check found 1 problem(s) during the job:",
+        "  train.py:6: unsharded-loader: every process trains on all the data; give it a DistributedSampler",
+        f"ddpify run: the job failed (exit 1). Kept: the converted script {folder / 'train.py'}"]
+    assert joblog.self_check_lines(tmp_path / "none.json") == []

@@ -81,8 +81,8 @@ def test_dry_run_prints_the_command_its_environment_and_the_kept_folder_and_laun
     folder = Path(first.split("# the run's folder (kept): ")[1])
     assert runs_left(job / "tmp") == [folder.name] and (folder / "train.py").is_file()
     words = shlex.split(variables.removesuffix("\\") + command)  # one shell command on two lines
-    assert dict(w.split("=", 1) for w in words[:2]) == {
-        "OMP_NUM_THREADS": "2", "PYTHONPATH": os.pathsep.join(filter(None, [str(job), os.environ.get("PYTHONPATH")]))}
+    assert dict(w.split("=", 1) for w in words[:3]) == {
+        "DDPIFY_VERIFY_JSON": str(folder / "self-check.json"), "OMP_NUM_THREADS": "2", "PYTHONPATH": os.pathsep.join(filter(None, [str(job), os.environ.get("PYTHONPATH")]))}
     assert words[words.index("--nproc-per-node"):] == ["--nproc-per-node", "2", str(folder / "train.py"),
                                                       "--nproc-per-node", "x y"]
     assert "starting" not in result.stderr

@@ -149,6 +149,8 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
         capture = launch.captures_output(plan, options["verbose"])
         log_dir = Path(plan.given(launch.LOG_DIR) or workspace.path / "logs")
         env = launch.job_env(plan, nproc, workspace=workspace.path)
+        env.setdefault("DDPIFY_VERIFY_JSON", str(workspace.path / "self-check.json"))  # repeated at the end
+        findings = Path(env["DDPIFY_VERIFY_JSON"])
         command = guard(launch.torchrun_command, plan, target, log_dir, capture, env)
         if options["dry_run"]:
             _dry_run(command, env, workspace.path)
@@ -175,6 +177,8 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
         _say(f"ddpify run: stopped by {signal.Signals(finished.signal).name}; torchrun and its processes "
              f"have ended" + (f"; {kept}" if keep else f"; kept its logs: {log_dir}" if stalled else ""))
     elif finished.code == 0:
+        for line in joblog.self_check_lines(findings):
+            _say(line)
         if keep:
             _say(kept)
         else:
@@ -193,7 +197,7 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
                                        frames)
         else:
             lines = [f"ddpify run: the job failed (exit {finished.code})." + (f" {where}" if where else "")]
-        for line in lines:
+        for line in [*lines[:-1], *joblog.self_check_lines(findings), lines[-1]]:
             _say(line)
     return finished.code
 
