@@ -4,6 +4,7 @@ item 1): in rank 0's relayed output and in the failure summary."""
 from __future__ import annotations
 
 import os
+import json
 import subprocess
 import sys
 import textwrap
@@ -69,6 +70,23 @@ def test_frames_of_the_private_copy_name_the_users_file_and_only_those():
     lines = joblog.summary(failure, 1, "Kept: ...", lambda file, line: None, frames)
     assert lines[1] == f'  File "/home/me/train.py", line {CALL_LINE}, in <module>'
 
+
+
+def test_places_named_path_colon_line_in_hang_lines_and_findings_name_the_users_file(tmp_path):
+    """The self-check's findings and `ddpify hang:` lines name a place as PATH:LINE (issue 31 items 1, 3)."""
+    converted = convert(FAILING.encode(), Options()).code
+    at = converted.splitlines().index("        check(step)") + 1
+    frames = Frames({"/tmp/ddpify-run-x/train.py": ("/home/me/train.py", FAILING, converted)})
+    report = [f"ddpify hang: rank 0 waits in barrier() at /tmp/ddpify-run-x/train.py:{at} (12 s)",
+              f"ddpify hang: rank 1 is at /tmp/ddpify-run-x/train.py:{at}"]
+    assert joblog.hang_summary(report, 1, "", frames)[:2] == [
+        f"ddpify hang: rank 0 waits in barrier() at /home/me/train.py:{CALL_LINE} (12 s)",
+        f"ddpify hang: rank 1 is at /home/me/train.py:{CALL_LINE}"]
+    (tmp_path / "f.json").write_text(json.dumps([{"check": "c", "file": "/tmp/ddpify-run-x/train.py", "line": at,
+                                                  "message": "m", "fix": "f"}]))
+    assert joblog.self_check_lines(tmp_path / "f.json", frames)[1] == f"  /home/me/train.py:{CALL_LINE}: c: m; f"
+    assert frames("elsewhere.py:3 and /tmp/ddpify-run-x/train.pyc:3") == "elsewhere.py:3 and /tmp/ddpify-run-x/train.pyc:3"
+    assert Frames({})("a.py:1") == "a.py:1"
 
 @pytest.mark.slow
 def test_a_failing_run_shows_the_users_file_and_lines(tmp_path):

@@ -177,7 +177,7 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
         _say(f"ddpify run: stopped by {signal.Signals(finished.signal).name}; torchrun and its processes "
              f"have ended" + (f"; {kept}" if keep else f"; kept its logs: {log_dir}" if stalled else ""))
     elif finished.code == 0:
-        for line in joblog.self_check_lines(findings):
+        for line in joblog.self_check_lines(findings, frames):
             _say(line)
         if keep:
             _say(kept)
@@ -197,7 +197,7 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
                                        frames)
         else:
             lines = [f"ddpify run: the job failed (exit {finished.code})." + (f" {where}" if where else "")]
-        for line in [*lines[:-1], *joblog.self_check_lines(findings), lines[-1]]:
+        for line in [*lines[:-1], *joblog.self_check_lines(findings, frames), lines[-1]]:
             _say(line)
     return finished.code
 

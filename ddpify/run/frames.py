@@ -1,6 +1,7 @@
 """Tracebacks of a `ddpify run` job in the user's own terms: a frame of the converted copy in the
 run's private folder (`/tmp/ddpify-run-x1/train.py", line 75`) names the user's file and the line
-it came from (`/home/me/train.py", line 71`).
+it came from (`/home/me/train.py", line 71`); so does a place named `PATH:LINE`, as in the
+self-check's findings and its `ddpify hang:` lines.
 
 The converted file's lines map to the original's through a diff of the two: a kept line maps to
 itself, a changed one to the line it replaced, an added one to the line before it (the line the
@@ -38,13 +39,23 @@ class Frames:
     def __init__(self, copies: Mapping[str, tuple[str, str, str]]) -> None:
         self.copies = {path: (user, line_map(original, converted)) for path, (user, original, converted)
                        in copies.items()}
+        # `PATH:LINE`, as the self-check's findings and `ddpify hang:` lines name a place
+        self.at = re.compile("(?P<file>" + "|".join(map(re.escape, sorted(self.copies, key=len, reverse=True)))
+                             + r"):(?P<line>\d+)") if self.copies else None
 
     def __call__(self, text: str) -> str:
-        return FRAME.sub(self._frame, text) if 'File "' in text else text
+        if 'File "' in text:
+            text = FRAME.sub(self._frame, text)
+        return self.at.sub(self._at, text) if self.at is not None and ":" in text else text
 
     def bytes(self, data: bytes) -> bytes:
         return self(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape") \
-            if b'File "' in data else data
+            if b'File "' in data or self.at is not None and b":" in data else data
+
+    def _at(self, match: re.Match) -> str:
+        user, lines = self.copies[match.group("file")]
+        line = int(match.group("line"))
+        return f"{user}:{lines[line - 1] if 0 < line <= len(lines) else line}"
 
     def _frame(self, match: re.Match) -> str:
         found = self.copies.get(match.group("file"))

@@ -255,13 +255,13 @@ def hang_summary(report: list[str], code: int, where: str, rewrite: Callable[[st
             (f" {where}" if where else "")]
 
 
-def self_check_lines(path: Path) -> list[str]:
+def self_check_lines(path: Path, rewrite: Callable[[str], str] = lambda line: line) -> list[str]:
     """The converted program's self-check findings (the runtime writes them to
     `DDPIFY_VERIFY_JSON`), repeated at the job's end, where the block printed during training
     may have scrolled away: a heading, then one line each. Empty when there were none."""
     try:
         findings = json.loads(path.read_text())
-        shown = [f"  {f['file']}:{f['line']}: {f['check']}: {f['message']}; {f['fix']}" for f in findings]
+        shown = [rewrite(f"  {f['file']}:{f['line']}: {f['check']}: {f['message']}; {f['fix']}") for f in findings]
     except (OSError, ValueError, KeyError, TypeError):
         return []
     return [f"ddpify run: the self-check found {len(shown)} problem(s) during the job:", *shown] if shown else []
