@@ -213,6 +213,7 @@ def init_distributed_mode() -> None:
     if get_world_size() > 1:
         _share_random_state()
     _setup_output(get_rank(), os.environ)
+    _share_terminal_size(get_rank(), os.environ)
     _install_excepthook()
     _install_self_check(verify, timeout.total_seconds())
     if get_rank() == 0 and get_world_size() > 1:
@@ -338,6 +339,27 @@ def _setup_output(rank: int, environ: Mapping[str, str]) -> None:
     if quiet:
         _STDOUT, _SINK = sys.stdout, open(os.devnull, "w")
         sys.stdout = _SINK
+
+
+def _share_terminal_size(rank: int, environ: Mapping[str, str]) -> None:
+    """Under ``ddpify run``, rank 0's output reaches the user's terminal through a log file, so
+    ``os.get_terminal_size`` of its stdout and stderr fails and progress bars take a width that
+    wraps in a narrow window. ``DDPIFY_TERMINAL_SIZE=COLSxLINES`` (set by ``ddpify run`` from its
+    own terminal) answers that question on rank 0 instead; a real terminal still answers first."""
+    cols, _, lines = environ.get("DDPIFY_TERMINAL_SIZE", "").partition("x")
+    if rank != 0 or not (cols.isdigit() and lines.isdigit()):
+        return
+    real = os.get_terminal_size
+
+    def get_terminal_size(fd: int = 1) -> os.terminal_size:
+        try:
+            return real(fd)
+        except OSError:
+            if fd not in (1, 2):
+                raise
+            return os.terminal_size((int(cols), int(lines)))
+
+    os.get_terminal_size = get_terminal_size
 
 
 def _setup_print(quiet: bool) -> None:

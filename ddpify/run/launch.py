@@ -324,7 +324,9 @@ def job_env(plan: Plan, nproc: str, env: Mapping[str, str] | None = None,
     """The job's environment: the script's folder first on PYTHONPATH (the run's folder comes
     before it, as the folder of the script that runs), and OMP_NUM_THREADS unless the user set
     it (torchrun would set 1 with a four-line notice). PYTHONPATH splits on `:`, so a folder
-    named with one (`exp_12:30`) is reached through a link to it in the run's `workspace`."""
+    named with one (`exp_12:30`) is reached through a link to it in the run's `workspace`.
+    From a terminal, DDPIFY_TERMINAL_SIZE tells rank 0 (whose output is relayed from a file) the
+    window's size, so its progress bars fit it as under torchrun."""
     env = dict(os.environ if env is None else env)
     folder = script_folder(plan)
     if os.pathsep in folder and workspace is not None:
@@ -334,6 +336,9 @@ def job_env(plan: Plan, nproc: str, env: Mapping[str, str] | None = None,
         folder = str(link)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, env.get("PYTHONPATH")]))
     env.setdefault("OMP_NUM_THREADS", omp_threads(nproc, env))
+    if sys.stdout.isatty():  # rank 0's output is relayed from a file: tell it the window's size
+        size = shutil.get_terminal_size()
+        env.setdefault("DDPIFY_TERMINAL_SIZE", f"{size.columns}x{size.lines}")
     return env
 
 
