@@ -34,6 +34,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.convert import convert_program, plan_program
 from ddpify.analysis.loaders import DATALOADER
+from ddpify.analysis.ranks import is_rank_test
 from ddpify.inputs.program import load
 from ddpify.output.report import WARNING
 from ddpify.rewrites import main_process_only as mpo
@@ -89,7 +90,7 @@ def audit(program, facts, edits) -> dict:
     writes, unreached = _writes(facts), 0
 
     def covered_write(stmt, depth=4) -> bool | None:  # None: not reached from the program
-        if recorded(stmt, mpo.NAME, "ddpify") or any(isinstance(a, cst.If) and mt.is_rank_check(a.test)
+        if recorded(stmt, mpo.NAME, "ddpify") or any(isinstance(a, cst.If) and is_rank_test(facts, a.test)
                                            for a in facts.ancestors(stmt)):
             return True
         func = next((a for a in facts.ancestors(stmt) if isinstance(a, cst.FunctionDef)), None)
