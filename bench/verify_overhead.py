@@ -97,6 +97,9 @@ def main() -> None:
           f"ratio {on['total'] / off['total']:.3f}")
     print(f"  step after 20    checks on {on['after'] * 1e3:8.3f} ms   off {off['after'] * 1e3:8.3f} ms   "
           f"ratio {on['after'] / off['after']:.3f}")
+    for key, name in (("1", "on"), ("0", "off")):
+        rounds = " ".join(f"{t * 1e3:.0f}" for t in figures[key]["total"])
+        print(f"  whole training, checks {name}, each round (ms): {rounds}")
 
 
 if __name__ == "__main__":
