@@ -5,6 +5,7 @@ fixtures (the real set's code is never committed)."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import shutil
@@ -50,3 +51,31 @@ def test_recall_precision_and_unjudged_findings(tmp_path):
     assert any(line.endswith(":4: unclaimed (something-unclaimed)") for line in lines)
     assert any(line.endswith(":13: DDP003 false: for the test") for line in lines)
     assert sum(line.startswith("UNJUDGED") for line in lines) == 2
+
+
+def test_a_rows_own_half_wins_over_the_hash(tmp_path):
+    """The second set (bench/check_sweep2.jsonl) was split by another digest and records each
+    row's half; the hash decides only for rows without one."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    shutil.copy(FIXTURES / "check" / "DDP003" / "near_miss.py", cache / "clean.py")
+    repo = next(r for r in (f"owner/r{i}" for i in range(20)) if check_sweep.half(r) == "tuning")
+    row = {"repo": repo, "commit": "0" * 40, "path": "a.py", "kind": "clean", "key": "clean.py", "expected": []}
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps({**row, "half": "heldout"}) + "\n" + json.dumps(row) + "\n")
+
+    def files(half):
+        out = subprocess.run([sys.executable, str(REPO / "bench" / "check_sweep.py"), str(manifest), str(cache),
+                              "--half", half], capture_output=True, text=True, check=True).stdout
+        return out.splitlines()[-1].split(":")[1].split(";")[0].strip()
+
+    assert files("heldout") == "1 files"
+    assert files("tuning") == "1 files"
+    assert files("all") == "2 files"
+
+
+def test_the_second_set_records_the_sha1_split_of_its_rows():
+    rows = [json.loads(line) for line in (REPO / "bench" / "check_sweep2.jsonl").read_text().splitlines()]
+    for row in rows:
+        digest = int(hashlib.sha1(row["repo"].encode()).hexdigest(), 16)
+        assert row["half"] == ("heldout" if digest % 2 else "tuning"), row["repo"]
