@@ -723,12 +723,27 @@ def _placement(num_replicas: Optional[int], rank: Optional[int]) -> "tuple[int, 
     return num_replicas, rank
 
 
-class ShardedSampler(Sampler):
+class _InnerSampler(Sampler):
+    """A sampler around the program's own (``self.sampler``): what the program reads of the one it
+    built and no longer holds (``loader.sampler.indices`` of a ``SubsetRandomSampler``,
+    ``.weights``, ``.data_source``) is the inner sampler's."""
+
+    sampler: Any
+
+    def __getattr__(self, name: str) -> Any:
+        inner = self.__dict__.get("sampler")  # (absent while unpickling: no recursion)
+        if inner is None or name.startswith("_"):  # (ddpify's own marks stay the wrapper's)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(inner, name)
+
+
+class ShardedSampler(_InnerSampler):
     """Shard any sampler (weighted, custom, a batch sampler) across ranks, keeping its draws.
 
     Every rank draws the same full stream (the sampler's ``generator`` and the global torch and
     ``random`` RNGs are seeded with ``seed + epoch`` meanwhile, then restored), pads it by
     repetition to a multiple of the world size, and takes ``stream[rank::num_replicas]``.
+    Other attributes are the inner sampler's (``loader.sampler.indices``: the whole subset).
     """
 
     def __init__(self, sampler: Any, num_replicas: Optional[int] = None,
@@ -987,7 +1002,7 @@ def load_full_optimizer_state_dict(model: torch.nn.Module, optimizer: torch.opti
 # loader's order. With one process every helper returns its argument.
 
 
-class ExactSplitSampler(Sampler):
+class ExactSplitSampler(_InnerSampler):
     """Every item of ``sampler``'s pass to exactly one rank, in the sampler's order.
 
     Rank r takes the r-th of ``num_replicas`` contiguous blocks, whose sizes differ by at most
@@ -995,6 +1010,7 @@ class ExactSplitSampler(Sampler):
     order are the whole pass. A random sampler draws the same stream on every rank (seeded with
     ``seed`` + the number of passes so far). ``keep``: only the first ``keep`` items of each pass
     (the full batches of a ``drop_last`` loader). Works for batch samplers too (whole batches).
+    Other attributes are the inner sampler's.
     """
 
     def __init__(self, sampler: Any, num_replicas: Optional[int] = None,

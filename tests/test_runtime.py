@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 import torch
 from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, IterableDataset,
-                              RandomSampler, SequentialSampler, WeightedRandomSampler)
+                              RandomSampler, SequentialSampler, SubsetRandomSampler, WeightedRandomSampler)
 
 import ddpify_runtime as rt
 from ddpify_runtime import Launch, ShardedSampler, detect_launch, parse_nodelist
@@ -675,3 +675,17 @@ def test_fsdp_helpers_under_plain_python_keep_the_single_gpu_checkpoint_format(t
         "weights_match": True, "optimizer_numbered": True, "exp_avg_match": True, "reload_matches": True,
         "reload_optimizer_matches": True,
     }
+
+
+def test_a_replaced_sampler_answers_for_the_one_the_program_built(rank1_of_2):
+    """`len(loader.sampler.indices)` on a loader built with a SubsetRandomSampler keeps working
+    after shard_loader/shard_eval replaced the sampler: the whole subset, as the program built it."""
+    subset = SubsetRandomSampler(list(range(0, 20, 2)))
+    sharded = rt.shard_loader(DataLoader(DATA, sampler=subset, batch_size=2))
+    assert isinstance(sharded.sampler, ShardedSampler) and len(sharded.sampler.indices) == 10
+    split = rt._split_for_evaluation(DataLoader(DATA, sampler=subset, batch_size=2))
+    assert split.sampler.indices is subset.indices
+    with pytest.raises(AttributeError, match="'ShardedSampler' object has no attribute '_own'"):
+        sharded.sampler._own
+    with pytest.raises(AttributeError, match="no attribute 'weights'"):
+        sharded.sampler.weights
