@@ -69,19 +69,22 @@ for epoch in range(2):
 '''
 
 TEST = '''\
-"""{name}: what its pairs pin down (each: a script, and exactly what {name} alone makes of it)."""
+"""{name}: what its pairs pin down (each: the lines that change in a script that trains, and
+exactly what {name} alone makes of them; the harness writes the rest of the script around them)."""
 
 from __future__ import annotations
 
-from tests.support.snippets import rewrite_tests
+from tests.support.snippets import TRAINS, pair, rewrite_tests
 
 NAME = "{name}"
 
 PAIRS = [
-    ("""\\
-{script}""", """\\
-{script}# TODO(new rewrite): exactly what {name} makes of the script above
-"""),
+    pair("""\\
+model = torch.nn.Linear(2, 1)
+""", """\\
+model = torch.nn.Linear(2, 1)
+# TODO(new rewrite): exactly what {name} makes of these lines
+""", "what_it_does_name_the_case", scaffold=TRAINS.instead_of("model")),
 ]
 
 UNCHANGED = [
@@ -126,7 +129,7 @@ def scaffold(root: Path, name: str, summary: str, after: str | None) -> list[Pat
     module = _module(name)
     files = {
         root / "ddpify" / "rewrites" / f"{module}.py": MODULE.format(name=name, summary=summary),
-        root / "tests" / "rewrites" / f"test_{module}.py": TEST.format(name=name, script=SCRIPT),
+        root / "tests" / "rewrites" / f"test_{module}.py": TEST.format(name=name),
         root / "fixtures" / module / "before.py": FIXTURE.format(name=name, module=module, script=SCRIPT),
     }
     existing = [str(p) for p in files if p.exists()]

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import pair, rewrite_tests
+from tests.support.snippets import ARGS, SCRIPT, TRAINS, pair, rewrite_tests
 
 NAME = "accumulate-no-sync"
 
 PAIRS = [
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for i, (x, y) in enumerate(loader):
@@ -23,14 +19,10 @@ for epoch in range(2):
             opt.step()
             opt.zero_grad()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from contextlib import nullcontext
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -42,15 +34,8 @@ for epoch in range(2):
         if sync_step:
             opt.step()
             opt.zero_grad()
-""", "skipped_syncs_between_steps_go_under_no_sync"),
+""", "skipped_syncs_between_steps_go_under_no_sync", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
@@ -61,17 +46,10 @@ for epoch in range(3):
             optimizer.step()
             optimizer.zero_grad()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from contextlib import nullcontext
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
@@ -84,16 +62,8 @@ for epoch in range(3):
         if sync_step:
             optimizer.step()
             optimizer.zero_grad()
-""", "gradient_accumulation_skips_all_reduce_on_micro_steps", also={"wrap-model"}),
+""", "gradient_accumulation_skips_all_reduce_on_micro_steps", also={"wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
     for i, (x, y) in enumerate(train_loader):
@@ -103,27 +73,14 @@ for epoch in range(3):
             scheduler.step()
 """, """\
 
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
 for epoch in range(3):
     for i, (x, y) in enumerate(train_loader):
         loss_fn(model(x), y).backward()
         optimizer.step()
         if scheduler is not None:
             scheduler.step()
-""", "an_if_that_only_steps_a_scheduler_is_no_accumulation_boundary", also=set()),
+""", "an_if_that_only_steps_a_scheduler_is_no_accumulation_boundary", also=set(), scaffold=SCRIPT.instead_of("loop")),
     pair("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 args = argparse.ArgumentParser().parse_args()
 train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -145,11 +102,6 @@ for epoch in range(3):
         micro_step += 1
     scheduler.step()
 """, """\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from contextlib import nullcontext
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
@@ -177,20 +129,10 @@ for epoch in range(3):
             optimizer.zero_grad()
         micro_step += 1
     scheduler.step()
-""", "accumulation_that_also_steps_on_the_last_batch_gets_no_sync", also={"wrap-model"}),
+""", "accumulation_that_also_steps_on_the_last_batch_gets_no_sync", also={"wrap-model"}, scaffold=ARGS.instead_of("setup")),
     # hand-written SGD on the other steps
     pair("""\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -209,16 +151,6 @@ for epoch in range(3):
         step += 1
 """, """\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -235,19 +167,9 @@ for epoch in range(3):
                     p.add_(p.grad, alpha=-0.1)
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-1", also=set()),
+""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-1", also=set(), scaffold=ARGS.at_end),
     pair("""\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -266,16 +188,6 @@ for epoch in range(3):
         step += 1
 """, """\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -292,20 +204,10 @@ for epoch in range(3):
                     p.add_(p.grad, alpha=-0.1)
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-2", also=set()),
+""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-2", also=set(), scaffold=ARGS.at_end),
     # through a helper
     pair("""\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -322,16 +224,6 @@ for epoch in range(3):
         step += 1
 """, """\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -346,19 +238,9 @@ for epoch in range(3):
             sgd_by_hand(model)
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-3", also=set()),
+""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-3", also=set(), scaffold=ARGS.at_end),
     pair("""\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -375,16 +257,6 @@ for epoch in range(3):
         step += 1
 """, """\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -399,20 +271,10 @@ for epoch in range(3):
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-4", also=set()),
+""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-4", also=set(), scaffold=ARGS.at_end),
     # reads the gradients
     pair("""\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -429,16 +291,6 @@ for epoch in range(3):
         step += 1
 """, """\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -453,19 +305,9 @@ for epoch in range(3):
             print(sum(p.grad.norm() for p in model.parameters()))
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-5", also=set()),
+""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-5", also=set(), scaffold=ARGS.at_end),
     pair("""\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -483,16 +325,6 @@ for epoch in range(3):
         step += 1
 """, """\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -508,20 +340,10 @@ for epoch in range(3):
                 p.data -= 0.1 * p.data.sign()
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-6", also=set()),
+""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-6", also=set(), scaffold=ARGS.at_end),
     # not periodic
     pair("""\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -540,16 +362,6 @@ for epoch in range(3):
         step += 1
 """, """\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -566,20 +378,10 @@ for epoch in range(3):
                     p.add_(p.grad, alpha=-0.1)
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-7", also=set()),
+""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-7", also=set(), scaffold=ARGS.at_end),
     # data-dependent
     pair("""\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -596,16 +398,6 @@ for epoch in range(3):
         step += 1
 """, """\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 def sgd_by_hand(net):
     for p in net.parameters():
         p.data.add_(p.grad, alpha=-0.1)
@@ -620,18 +412,8 @@ for epoch in range(3):
             pass
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-8", also=set()),
+""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-8", also=set(), scaffold=ARGS.at_end),
     pair("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 for epoch in range(3):
     for i, (x, y) in enumerate(train_loader):
@@ -643,16 +425,6 @@ for epoch in range(3):
     optimizer.step()  # the micro-steps left at the end of an epoch
 """, """\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 for epoch in range(3):
     for i, (x, y) in enumerate(train_loader):
         loss = loss_fn(model(x), y)
@@ -661,18 +433,8 @@ for epoch in range(3):
             optimizer.step()
             optimizer.zero_grad()
     optimizer.step()  # the micro-steps left at the end of an epoch
-""", "a_step_after_the_batch_loop_reads_unsynchronised_gradients-1", also=set()),
+""", "a_step_after_the_batch_loop_reads_unsynchronised_gradients-1", also=set(), scaffold=ARGS.at_end),
     pair("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 for epoch in range(3):
     for i, (x, y) in enumerate(train_loader):
@@ -684,16 +446,6 @@ for epoch in range(3):
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
 """, """\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 for epoch in range(3):
     for i, (x, y) in enumerate(train_loader):
         loss = loss_fn(model(x), y)
@@ -702,18 +454,8 @@ for epoch in range(3):
             optimizer.step()
             optimizer.zero_grad()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-""", "a_step_after_the_batch_loop_reads_unsynchronised_gradients-2", also=set()),
+""", "a_step_after_the_batch_loop_reads_unsynchronised_gradients-2", also=set(), scaffold=ARGS.at_end),
     pair("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 micro_step = 0
 for epoch in range(3):
@@ -726,16 +468,6 @@ for epoch in range(3):
             optimizer.zero_grad()
 """, """\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 micro_step = 0
 for epoch in range(3):
     for x, y in train_loader:
@@ -745,12 +477,8 @@ for epoch in range(3):
         if micro_step % 4 == 0:
             optimizer.step()
             optimizer.zero_grad()
-""", "a_counter_changed_between_the_backward_and_the_if_gets_no_no_sync", also=set()),
+""", "a_counter_changed_between_the_backward_and_the_if_gets_no_no_sync", also=set(), scaffold=ARGS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for i, (x, y) in enumerate(loader):
@@ -760,12 +488,8 @@ for epoch in range(2):
             opt.step()
             opt.zero_grad()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = shard_model(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -777,7 +501,7 @@ for epoch in range(2):
         if sync_step:
             opt.step()
             opt.zero_grad()
-""", "fsdp_micro_steps_skip_the_reduce_scatter_with_set_requires_gradient_sync", also={"wrap-model"}, strategy="fsdp"),
+""", "fsdp_micro_steps_skip_the_reduce_scatter_with_set_requires_gradient_sync", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
 ]
 
 UNCHANGED = [

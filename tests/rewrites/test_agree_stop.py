@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import pair, rewrite_tests
+from tests.support.snippets import ARGS, SCRIPT, TRAINS, pair, rewrite_tests
 
 NAME = "agree-stop"
 
 PAIRS = [
     # the loss target is agreed; the counter test is the same everywhere and stays
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(10):
     for x, y in loader:
         opt.zero_grad()
@@ -27,13 +22,8 @@ for epoch in range(10):
     if epoch == 5:
         break
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import agree_on
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(10):
     for x, y in loader:
         opt.zero_grad()
@@ -44,16 +34,8 @@ for epoch in range(10):
         break
     if epoch == 5:
         break
-""", "the_loss_target_is_agreed_the_counter"),
+""", "the_loss_target_is_agreed_the_counter", scaffold=TRAINS.instead_of("loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
     for x, y in train_loader:
@@ -63,16 +45,8 @@ for epoch in range(3):
     if loss_fn(model(x), y) < 0.1:
         break
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import agree_on
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
     for x, y in train_loader:
@@ -81,7 +55,7 @@ for epoch in range(3):
         optimizer.step()
     if agree_on(loss_fn(model(x), y) < 0.1):
         break
-""", "early_stop_is_agreed_across_processes"),
+""", "early_stop_is_agreed_across_processes", scaffold=SCRIPT.instead_of("loop")),
     pair("""\
 import argparse
 args = argparse.ArgumentParser().parse_args()
@@ -131,16 +105,6 @@ for epoch in range(3):
 """, "a_data_dependent_break_in_a_sharded_batch_loop_is_agreed_but_shared_conditions_are_not"),
     pair("""\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 it = iter(train_loader)
 for step in itertools.count():
     try:
@@ -155,18 +119,8 @@ for step in itertools.count():
     if step >= args.max_steps:
         break
 """, """\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import agree_on
 
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 it = iter(train_loader)
 for step in itertools.count():
@@ -181,18 +135,8 @@ for step in itertools.count():
         break
     if step >= args.max_steps:
         break
-""", "a_loss_target_in_a_step_loop_is_agreed_but_the_step_limit_and_stop_iteration_are_not-1"),
+""", "a_loss_target_in_a_step_loop_is_agreed_but_the_step_limit_and_stop_iteration_are_not-1", scaffold=ARGS.at_end),
     pair("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 it = iter(train_loader)
 step = 0
@@ -210,18 +154,8 @@ while True:
     if step >= args.max_steps:
         break
 """, """\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import agree_on
 
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 it = iter(train_loader)
 step = 0
@@ -238,18 +172,8 @@ while True:
         break
     if step >= args.max_steps:
         break
-""", "a_loss_target_in_a_step_loop_is_agreed_but_the_step_limit_and_stop_iteration_are_not-2"),
+""", "a_loss_target_in_a_step_loop_is_agreed_but_the_step_limit_and_stop_iteration_are_not-2", scaffold=ARGS.at_end),
     pair("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 for epoch in range(3):
     for x, y in train_loader:
@@ -259,18 +183,8 @@ for epoch in range(3):
         loss.backward()
         optimizer.step()
 """, """\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import agree_on
 
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 for epoch in range(3):
     for x, y in train_loader:
@@ -279,18 +193,8 @@ for epoch in range(3):
             continue
         loss.backward()
         optimizer.step()
-""", "a_continue_that_skips_the_backward_is_agreed"),
+""", "a_continue_that_skips_the_backward_is_agreed", scaffold=ARGS.at_end),
     pair("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 loss = torch.tensor(1.0)
 while loss > 0.01:
@@ -299,18 +203,8 @@ while loss > 0.01:
         loss.backward()
         optimizer.step()
 """, """\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import agree_on
 
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 loss = torch.tensor(1.0)
 while agree_on(loss > 0.01):
@@ -318,18 +212,8 @@ while agree_on(loss > 0.01):
         loss = loss_fn(model(x), y)
         loss.backward()
         optimizer.step()
-""", "a_data_dependent_while_condition_is_agreed"),
+""", "a_data_dependent_while_condition_is_agreed", scaffold=ARGS.at_end),
     pair("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 def train(model, loader, target):
     for epoch in range(10):
@@ -344,18 +228,8 @@ def train(model, loader, target):
     return 10
 train(model, train_loader, args.target)
 """, """\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import agree_on
 
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 def train(model, loader, target):
     for epoch in range(10):
@@ -369,19 +243,9 @@ def train(model, loader, target):
             return epoch
     return 10
 train(model, train_loader, args.target)
-""", "a_return_from_inside_a_training_loop_is_agreed"),
+""", "a_return_from_inside_a_training_loop_is_agreed", scaffold=ARGS.at_end),
     # a counter and a loss: agreed whole
     pair("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 step = 0
 for epoch in range(3):
@@ -393,18 +257,8 @@ for epoch in range(3):
         if loss < 1e-3 or step >= args.max_steps:
             break
 """, """\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import agree_on
 
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 step = 0
 for epoch in range(3):
@@ -415,20 +269,10 @@ for epoch in range(3):
         step += 1
         if agree_on(loss < 1e-3 or step >= args.max_steps):
             break
-""", "a_condition_on_data_is_agreed_whole-1"),
+""", "a_condition_on_data_is_agreed_whole-1", scaffold=ARGS.at_end),
     # a counter written from data or on some paths only
     pair("""\
 
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
-
 step = 0
 for epoch in range(3):
     for x, y in train_loader:
@@ -440,18 +284,8 @@ for epoch in range(3):
         if step >= 100:
             break
 """, """\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import agree_on
 
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 step = 0
 for epoch in range(3):
@@ -463,18 +297,8 @@ for epoch in range(3):
             step += 1
         if agree_on(step >= 100):
             break
-""", "a_condition_on_data_is_agreed_whole-2"),
+""", "a_condition_on_data_is_agreed_whole-2", scaffold=ARGS.at_end),
     pair("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 step = 0
 for epoch in range(3):
@@ -486,18 +310,8 @@ for epoch in range(3):
         if step >= 100:
             break
 """, """\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import agree_on
 
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 step = 0
 for epoch in range(3):
@@ -508,18 +322,8 @@ for epoch in range(3):
         step = int(loss.item())
         if agree_on(step >= 100):
             break
-""", "a_condition_on_data_is_agreed_whole-3"),
+""", "a_condition_on_data_is_agreed_whole-3", scaffold=ARGS.at_end),
     pair("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 for epoch in range(3):
     for x, y in train_loader:
@@ -535,18 +339,8 @@ for epoch in range(3):
         return_value = epoch
         break
 """, """\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import agree_on
 
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 for epoch in range(3):
     for x, y in train_loader:
@@ -561,12 +355,8 @@ for epoch in range(3):
             break
         return_value = epoch
         break
-""", "every_if_between_the_loop_and_the_exit_is_agreed_once"),
+""", "every_if_between_the_loop_and_the_exit_is_agreed_once", scaffold=ARGS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 best = 1.0
 for epoch in range(10):
@@ -584,12 +374,8 @@ for epoch in range(10):
     if epoch == 5:
         break
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import agree_on, shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = shard_model(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 best = 1.0
@@ -607,12 +393,8 @@ for epoch in range(10):
         print(model(x))
     if epoch == 5:
         break
-""", "fsdp_branches_around_a_gather_or_a_forward_are_agreed_unless_shared-1", also={"wrap-model"}, strategy="fsdp"),
+""", "fsdp_branches_around_a_gather_or_a_forward_are_agreed_unless_shared-1", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 best = 1.0
 for epoch in range(10):
@@ -630,13 +412,9 @@ for epoch in range(10):
     if epoch == 5:
         break
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 best = 1.0
@@ -654,7 +432,7 @@ for epoch in range(10):
         print(model(x))
     if epoch == 5:
         break
-""", "fsdp_branches_around_a_gather_or_a_forward_are_agreed_unless_shared-2", also={"wrap-model"}),
+""", "fsdp_branches_around_a_gather_or_a_forward_are_agreed_unless_shared-2", also={"wrap-model"}, scaffold=TRAINS.instead_of("opt", "loop")),
 ]
 
 UNCHANGED = [

@@ -2,38 +2,20 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import pair, pair_tests
+from tests.support.snippets import SCRIPT, TRAINS, pair, pair_tests
 
 NAME = "init-distributed"
 
 PAIRS = [
     # a top-level script: after the imports
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import init_distributed_mode
 
 init_distributed_mode()
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "a_top_level_script"),
+""", "a_top_level_script", scaffold=TRAINS.instead_of("loader")),
     # after argument parsing
     pair("""\
 import argparse
@@ -69,8 +51,6 @@ for epoch in range(2):
 """, "after_argument_parsing"),
     # no argparse, an entry point: the top of the function it calls, after its docstring
     pair('''\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 
 
 def main():
@@ -88,9 +68,8 @@ def main():
 if __name__ == "__main__":
     main()
 ''', '''\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import init_distributed_mode
+
 
 
 def main():
@@ -108,7 +87,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-''', "no_argparse_an_entry_point"),
+''', "no_argparse_an_entry_point", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 import argparse
 def parse_args():
@@ -198,39 +177,15 @@ if __name__ == '__main__':
     main()
 ''', "without_argparse_init_goes_first_in_main_and_no_launcher_argument"),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import init_distributed_mode
 
 init_distributed_mode()
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "top_level_script_initialises_after_the_imports"),
+""", "top_level_script_initialises_after_the_imports", scaffold=SCRIPT.instead_of("data")),
     pair("""\
 import os
 os.environ['CUDA_VISIBLE_DEVICES'] = '0'
@@ -303,8 +258,6 @@ def fit(model, train_loader):
     # no main(): the loader and the model are sharded and wrapped at module level, before the main
     # block calls `train()`: the call goes after the imports, not into `train()`
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -319,8 +272,6 @@ def train():
 if __name__ == '__main__':
     train()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import init_distributed_mode
 
 init_distributed_mode()
@@ -337,11 +288,9 @@ def train():
 
 if __name__ == '__main__':
     train()
-""", "module_level_set_up_before_a_train_helper_initialises_first"),
+""", "module_level_set_up_before_a_train_helper_initialises_first", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # the set-up is in the main block, before it calls `train()`: the call opens the main block
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 
 def train():
     for epoch in range(2):
@@ -357,8 +306,6 @@ if __name__ == '__main__':
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     train()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import init_distributed_mode
 
 def train():
@@ -375,12 +322,10 @@ if __name__ == '__main__':
     model = torch.nn.Linear(2, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     train()
-""", "set_up_in_the_main_block_before_the_helper_initialises_there"),
+""", "set_up_in_the_main_block_before_the_helper_initialises_there", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # the loader is sharded at module level and the main block then trains: initialising at the top
     # of the main block would come after the sampler needs the process group
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 
 if __name__ == '__main__':
@@ -392,8 +337,6 @@ if __name__ == '__main__':
             ((model(x) - y) ** 2).mean().backward()
             opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import init_distributed_mode
 
 init_distributed_mode()
@@ -407,7 +350,7 @@ if __name__ == '__main__':
             opt.zero_grad()
             ((model(x) - y) ** 2).mean().backward()
             opt.step()
-""", "module_level_set_up_before_the_main_block_initialises_after_the_imports"),
+""", "module_level_set_up_before_the_main_block_initialises_after_the_imports", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # synthetic data drawn with numpy at module level: numpy seeds itself per process, so the call
     # (which gives every process rank 0's state) must come first
     pair("""\

@@ -4,66 +4,30 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import pair, rewrite_tests
+from tests.support.snippets import TRAINS, pair, rewrite_tests
 
 NAME = "load-map-location"
 
 PAIRS = [
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 model.load_state_dict(torch.load("init.pt"))
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import local_device
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 model.load_state_dict(torch.load("init.pt", map_location=local_device()))
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "torch_load_maps_to_the_local_device"),
+""", "torch_load_maps_to_the_local_device", scaffold=TRAINS.instead_of("opt")),
     # weights_only is never touched
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 state = torch.load("s.pt", weights_only=True)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import local_device
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 state = torch.load("s.pt", weights_only=True, map_location=local_device())
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "weights_only_is_never_touched"),
+""", "weights_only_is_never_touched", scaffold=TRAINS.instead_of("opt")),
 ]
 
 UNCHANGED = [

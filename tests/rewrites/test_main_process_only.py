@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import only, pair, rewrite_tests
+from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests
 
 NAME = "main-process-only"
 
 PAIRS = [
     # adjacent writes share one guard; the checkpoint is written to a temporary file and renamed
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         opt.zero_grad()
@@ -25,13 +20,8 @@ for epoch in range(2):
     with open("log.txt", "a") as f:
         f.write(f"{epoch}\\n")
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import atomic_write, is_main_process
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         opt.zero_grad()
@@ -42,15 +32,8 @@ for epoch in range(2):
             torch.save(model.state_dict(), tmp_path)
         with open("log.txt", "a") as f:
             f.write(f"{epoch}\\n")
-""", "adjacent_writes_share_one_guard"),
+""", "adjacent_writes_share_one_guard", scaffold=TRAINS.instead_of("loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
@@ -66,16 +49,9 @@ with open("log.json", "w") as f:
 if epoch == 2:
     torch.save(model.state_dict(), "b.pt")
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import atomic_write, device_ids, is_main_process
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
@@ -94,7 +70,7 @@ if is_main_process():
 if epoch == 2 and is_main_process():
     with atomic_write("b.pt") as tmp_path:
         torch.save(model.module.state_dict(), tmp_path)
-""", "writes_are_guarded_together_and_a_sole_body_if_absorbs_the_guard", also={"unwrap-model", "wrap-model"}),
+""", "writes_are_guarded_together_and_a_sole_body_if_absorbs_the_guard", also={"unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
 from tqdm import tqdm
 from torch.utils.tensorboard import SummaryWriter
@@ -144,13 +120,6 @@ for epoch in range(3):
         save("m.pt")
 """, "loggers_bars_and_helpers_that_only_write"),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
@@ -162,16 +131,9 @@ for epoch in range(3):
 torch.save(model.state_dict(), "m.pt")
 state = torch.load("m.pt", weights_only=True)
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process, local_device
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
@@ -186,15 +148,8 @@ if is_main_process():
         torch.save(model.module.state_dict(), tmp_path)
 barrier()
 state = torch.load("m.pt", weights_only=True, map_location=local_device())
-""", "save_then_reload_waits_for_the_file_and_loads_onto_the_local_device", also={"load-map-location", "unwrap-model", "wrap-model"}),
+""", "save_then_reload_waits_for_the_file_and_loads_onto_the_local_device", also={"load-map-location", "unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
@@ -209,16 +164,9 @@ def dump():
     torch.save(out, "dump.pt")
 dump()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import atomic_write, device_ids, is_main_process
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
@@ -237,15 +185,8 @@ def dump():
         with atomic_write("dump.pt") as tmp_path:
             torch.save(out, tmp_path)
 dump()
-""", "a_forward_inside_a_guarded_write_bypasses_ddp", also={"wrap-model"}),
+""", "a_forward_inside_a_guarded_write_bypasses_ddp", also={"wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
@@ -261,16 +202,9 @@ with open("vocab.json", "w") as f:
 print(len(vocab))
 torch.save(model, "whole.pt")
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import atomic_write, device_ids, is_main_process
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
@@ -289,60 +223,25 @@ print(len(vocab))
 if is_main_process():
     with atomic_write("whole.pt") as tmp_path:
         torch.save(model.module, tmp_path)
-""", "a_write_block_that_computes_what_follows_is_not_hidden_from_other_processes", also={"unwrap-model", "wrap-model"}),
+""", "a_write_block_that_computes_what_follows_is_not_hidden_from_other_processes", also={"unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # A real script's shape (sweep): `def dump(...): with open(...) as f: ...` called per epoch.
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
     dump([epoch], "log.txt")
 def dump(values, name):
     with open(name, "w") as f:
         f.write(str(values))
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import is_main_process
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
     if is_main_process():
         dump([epoch], "log.txt")
 def dump(values, name):
     with open(name, "w") as f:
         f.write(str(values))
-""", "a_helper_that_writes_inside_a_with_block_is_guarded_where_it_is_called"),
+""", "a_helper_that_writes_inside_a_with_block_is_guarded_where_it_is_called", scaffold=SCRIPT.at_end),
     # A real script's shape (sweep, word_language_model): `with open(path, "wb") as f:
     # torch.save(model, f)` each epoch, loaded back through a handle after training.
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
@@ -355,16 +254,9 @@ for epoch in range(3):
 with open("m.pt", "rb") as f:
     model = torch.load(f)
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import barrier, device_ids, is_main_process
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
@@ -379,7 +271,7 @@ for epoch in range(3):
     barrier()
 with open("m.pt", "rb") as f:
     model = torch.load(f)
-""", "a_save_through_a_file_handle_that_is_read_back_is_followed_by_a_barrier", also={"unwrap-model", "wrap-model"}),
+""", "a_save_through_a_file_handle_that_is_read_back_is_followed_by_a_barrier", also={"unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # pytorch/examples dcgan: the main process raises (the folder exists) and leaves the `try`;
     # a barrier inside it would wait for the main process forever.
     pair("""\
@@ -422,10 +314,6 @@ for x, y in train_loader:
     optimizer.step()
 """, "a_barrier_after_a_write_in_a_try_goes_after_the_whole_try"),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
@@ -437,12 +325,8 @@ for epoch in range(2):
     with open("log.txt", "a") as f:
         f.write(f"{epoch}\\n")
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import atomic_write, full_state_dict, is_main_process, shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = shard_model(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -457,12 +341,8 @@ for epoch in range(2):
             torch.save(model_state, tmp_path)
         with open("log.txt", "a") as f:
             f.write(f"{epoch}\\n")
-""", "fsdp_gathers_run_on_every_process_before_one_guarded_block_of_writes", also={"unwrap-model", "wrap-model"}, strategy="fsdp"),
+""", "fsdp_gathers_run_on_every_process_before_one_guarded_block_of_writes", also={"unwrap-model", "wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
@@ -472,12 +352,8 @@ for epoch in range(2):
 if save:
     torch.save(model.state_dict(), 'm.pt')
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import atomic_write, full_state_dict, is_main_process, shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = shard_model(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -490,12 +366,8 @@ if save:
     if is_main_process():
         with atomic_write('m.pt') as tmp_path:
             torch.save(model_state, tmp_path)
-""", "fsdp_an_if_that_only_saves_keeps_its_condition_and_guards_the_write_inside", also={"unwrap-model", "wrap-model"}, strategy="fsdp"),
+""", "fsdp_an_if_that_only_saves_keeps_its_condition_and_guards_the_write_inside", also={"unwrap-model", "wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
@@ -505,12 +377,8 @@ for epoch in range(2):
 model_output = 1
 torch.save(model(x), 'sample.pt')
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import atomic_write, is_main_process, shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = shard_model(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -523,10 +391,8 @@ model_output_2 = model(x)
 if is_main_process():
     with atomic_write('sample.pt') as tmp_path:
         torch.save(model_output_2, tmp_path)
-""", "fsdp_a_forward_inside_a_write_runs_everywhere_and_names_do_not_clash", also={"unwrap-model", "wrap-model"}, strategy="fsdp"),
+""", "fsdp_a_forward_inside_a_write_runs_everywhere_and_names_do_not_clash", also={"unwrap-model", "wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 def save_checkpoint(model, path):
     torch.save(model.state_dict(), path)
 
@@ -541,8 +407,6 @@ for epoch in range(2):
         opt.step()
 save_checkpoint(model, 'm.pt')
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import atomic_write, full_state_dict, is_main_process, shard_model
 
 def save_checkpoint(model, path):
@@ -562,12 +426,8 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 save_checkpoint(model, 'm.pt')
-""", "fsdp_a_helper_that_gathers_is_guarded_inside_not_where_it_is_called", also={"unwrap-model", "wrap-model"}, strategy="fsdp"),
+""", "fsdp_a_helper_that_gathers_is_guarded_inside_not_where_it_is_called", also={"unwrap-model", "wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
@@ -577,12 +437,8 @@ for epoch in range(2):
 with open('w.txt', 'w') as f:
     f.write(str(model(torch.ones(len(f.name), 2))))
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import is_main_process, shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = shard_model(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -594,7 +450,7 @@ for epoch in range(2):
 if is_main_process():
     with open('w.txt', 'w') as f:
         f.write(str(model(torch.ones(len(f.name), 2))))
-""", "fsdp_a_gather_that_reads_what_the_write_binds_gets_a_todo", also={"unwrap-model", "wrap-model"}, strategy="fsdp"),
+""", "fsdp_a_gather_that_reads_what_the_write_binds_gets_a_todo", also={"unwrap-model", "wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     # any write read back later is followed by a barrier: one after the pickle, one after the two
     # writes in a row (the epoch's barrier comes from set-epoch)
     pair("""\
@@ -661,13 +517,6 @@ print(np.load("w.npy"), json.load(open("w.json")))
     # a barrier after a write goes where every process passes: after the `if` (a test that differs
     # between processes), besides the epoch's
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 best = 1e9
@@ -683,16 +532,9 @@ for epoch in range(3):
     print(epoch)
 model = torch.load("best.pt", weights_only=False)
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process, set_epoch
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
@@ -713,16 +555,9 @@ for epoch in range(3):
     print(epoch)
     barrier()
 model = torch.load("best.pt", weights_only=False)
-""", "a_barrier_after_a_write_goes_where_every_process_passes", also={"set-epoch", "unwrap-model", "wrap-model"}),
+""", "a_barrier_after_a_write_goes_where_every_process_passes", also={"set-epoch", "unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # a write read back by another function (save() then restore()) is followed by a barrier
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
@@ -741,16 +576,9 @@ def restore():
 save()
 restored = restore()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
@@ -772,16 +600,9 @@ def restore():
 
 save()
 restored = restore()
-""", "a_write_read_back_by_another_function_is_followed_by_a_barrier", also={"unwrap-model", "wrap-model"}),
+""", "a_write_read_back_by_another_function_is_followed_by_a_barrier", also={"unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # ... but not when some processes may skip the call of the writing function
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
@@ -801,16 +622,9 @@ if loss_fn(model(x), y) > 1:
     save()
 restored = restore()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import atomic_write, device_ids, is_main_process
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
@@ -832,23 +646,9 @@ def restore():
 if loss_fn(model(x), y) > 1:
     save()
 restored = restore()
-""", "a_write_read_back_by_another_function_is_followed_by_a_barrier-2", also={"unwrap-model", "wrap-model"}),
+""", "a_write_read_back_by_another_function_is_followed_by_a_barrier-2", also={"unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # a helper that only writes is guarded, and followed by a barrier, where it is called
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 
 def save():
     torch.save(model, "net.pkl")
@@ -859,22 +659,8 @@ def restore():
 save()
 restored = restore()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import atomic_write, barrier, is_main_process
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 
 def save():
     with atomic_write("net.pkl") as tmp_path:
@@ -887,12 +673,10 @@ if is_main_process():
     save()
 barrier()
 restored = restore()
-""", "a_helper_that_only_writes_is_followed_by_a_barrier_where_it_is_called"),
+""", "a_helper_that_only_writes_is_followed_by_a_barrier_where_it_is_called", scaffold=SCRIPT.at_end),
     # a helper that only writes: guarded where it is called, its save atomic inside; a save into
     # an in-memory buffer is not a file to replace (guarded, not atomic)
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 def save(m, path):
     torch.save(m, path)
 
@@ -907,8 +691,6 @@ for epoch in range(2):
         opt.step()
 save(model, 'm.pt')
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import atomic_write, is_main_process
 
 def save(m, path):
@@ -926,7 +708,7 @@ for epoch in range(2):
         opt.step()
 if is_main_process():
     save(model, 'm.pt')
-""", "a_helper_that_only_writes_is_guarded_where_it_is_called_and_its_save_is_atomic"),
+""", "a_helper_that_only_writes_is_guarded_where_it_is_called_and_its_save_is_atomic", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 import io
 import torch

@@ -4,30 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import pair, rewrite_tests
+from tests.support.snippets import ARGS, SCRIPT, TRAINS, pair, rewrite_tests
 
 NAME = "set-epoch"
 
 PAIRS = [
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import barrier, set_epoch
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     set_epoch(loader, epoch)
     for x, y in loader:
@@ -35,13 +25,8 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
     barrier()
-""", "epoch_loop_sets_the_epoch_and_ends_with_a_barrier"),
+""", "epoch_loop_sets_the_epoch_and_ends_with_a_barrier", scaffold=TRAINS.instead_of("loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -54,13 +39,8 @@ while step < 10:
     train_one(train_loader)
     step += 1
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import barrier, set_epoch
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -74,14 +54,9 @@ while step < 10:
     train_one(train_loader)
     step += 1
     barrier()
-""", "set_epoch_names_the_loader_as_the_epoch_loop_sees_it"),
+""", "set_epoch_names_the_loader_as_the_epoch_loop_sees_it", scaffold=SCRIPT.instead_of("train_loader", "model", "optimizer", "loop")),
     # A batch loop in a function this file never calls may run once per epoch of its caller.
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -89,11 +64,6 @@ def train_epoch():
     for x, y in train_loader:
         loss_fn(model(x), y).backward()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 # TODO(ddpify): no epoch loop found for this loader: call set_epoch(loader, epoch) at the start of each epoch, or every epoch draws the same order
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -103,26 +73,16 @@ def train_epoch():
         loss_fn(model(x), y).backward()
 """, "loader_without_epoch_loop_gets_a_todo", report=[
         "warning: no epoch loop found for this loader: call set_epoch(loader, epoch) at the start of each epoch, or every epoch draws the same order",
-    ]),
+    ], scaffold=SCRIPT.instead_of("train_loader", "model", "optimizer", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for x, y in train_loader:
     loss_fn(model(x), y).backward()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -131,18 +91,8 @@ for x, y in train_loader:
 """, "loader_read_in_one_pass_needs_no_set_epoch", also={"shard-data"}, report=[
         "change: training loader sharded with DistributedSampler(ds, shuffle=True)",
         "warning: batch_size is now per process: the global batch is batch_size x the number of processes",
-    ]),
+    ], scaffold=SCRIPT.instead_of("train_loader", "model", "optimizer", "loop")),
     pair("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 it = iter(train_loader)
 step = 0
@@ -160,18 +110,8 @@ while True:
     if step >= args.max_steps:
         break
 """, """\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import barrier, set_epoch
 
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
 
 it = iter(train_loader)
 step = 0
@@ -190,13 +130,10 @@ while True:
     if step >= args.max_steps:
         break
     barrier()
-""", "a_while_true_step_loop_numbers_its_passes_with_its_counter"),
+""", "a_while_true_step_loop_numbers_its_passes_with_its_counter", scaffold=ARGS.at_end),
     # A real script's shape (sweep): `dataloaders["train"] = DataLoader(...)` at top level, read
     # as `dataloaders[phase]` by a `train_model()` that owns the epoch loop.
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 
 def train_model(model, optimizer, num_epochs):
     for epoch in range(num_epochs):
@@ -214,9 +151,6 @@ dataloaders["val"] = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 
 model = torch.nn.Linear(2, 1)
 train_model(model, torch.optim.SGD(model.parameters(), lr=0.1), 3)
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import barrier, set_epoch, shard_loader
 
 def train_model(model, optimizer, num_epochs):
@@ -236,15 +170,10 @@ dataloaders["train"] = shard_loader(DataLoader(TensorDataset(torch.randn(8, 2), 
 dataloaders["val"] = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
 model = torch.nn.Linear(2, 1)
 train_model(model, torch.optim.SGD(model.parameters(), lr=0.1), 3)
-""", "loaders_stored_by_key_in_a_global_dict_get_set_epoch_in_the_function_that_trains", also={"shard-data"}),
+""", "loaders_stored_by_key_in_a_global_dict_get_set_epoch_in_the_function_that_trains", also={"shard-data"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # A real script's shape (sweep, WGAN): `data_iter = iter(loader)` per epoch, `next()` in
     # an inner critic loop.
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
     data_iter = iter(loader)
@@ -255,13 +184,8 @@ for epoch in range(3):
             ((model(x) - y) ** 2).mean().backward()
             opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import barrier, set_epoch
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
     set_epoch(loader, epoch)
@@ -275,13 +199,11 @@ for epoch in range(3):
     barrier()
 """, "an_iterator_made_each_epoch_and_read_with_next_gets_set_epoch_in_that_epoch_loop", report=[
         "change: set_epoch(loader, epoch) reshuffles each epoch; barrier() ends it",
-    ]),
+    ], scaffold=TRAINS.instead_of("loop")),
     # a loader the loop builds in its header: set_epoch reaches it where it is built (a second
     # `DataLoader(...)` at the top of the epoch would be another loader, and the one iterated
     # would draw the same order every epoch)
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -291,8 +213,6 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import barrier, set_epoch
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -306,11 +226,9 @@ for epoch in range(2):
     barrier()
 """, "a_loader_built_in_the_for_statement_is_reshuffled_where_it_is_built",
          report=["change: set_epoch(DataLoader(ds, batch_size=4, shuffle=True), epoch) where the loop builds it "
-                 "reshuffles each epoch; barrier() ends it"]),
+                 "reshuffles each epoch; barrier() ends it"], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # so is the fresh loader a helper returns
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -326,8 +244,6 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import barrier, set_epoch
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -345,12 +261,10 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
     barrier()
-""", "a_loader_a_helper_builds_in_the_for_statement_is_reshuffled_where_it_is_built"),
+""", "a_loader_a_helper_builds_in_the_for_statement_is_reshuffled_where_it_is_built", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # a loader built once before the loop that no name holds: a TODO (naming `DataLoader(...)` again
     # at the top of the epoch would reshuffle another loader)
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -361,8 +275,6 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import barrier, set_epoch
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -379,7 +291,7 @@ for epoch in range(2):
 """, "a_loader_built_before_the_loop_that_no_name_holds_gets_a_todo",
          report=["warning: this loop iterates a loader built once, before it (`DataLoader(ds, batch_size=4, "
                  "shuffle=True)`), that no name holds: bind it to a name and call set_epoch(name, epoch) here, "
-                 "or every epoch draws the same order"]),
+                 "or every epoch draws the same order"], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
 ]
 
 UNCHANGED = [

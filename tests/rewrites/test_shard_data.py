@@ -2,42 +2,22 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import pair, pair_tests
+from tests.support.snippets import SCRIPT, TRAINS, pair, pair_tests
 
 NAME = "shard-data"
 
 PAIRS = [
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "shuffle_true_becomes_a_shuffling_distributed_sampler"),
+""", "shuffle_true_becomes_a_shuffling_distributed_sampler", scaffold=TRAINS.instead_of("loader")),
     # an evaluation loader beside it stays whole
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4)
 val_loader = DataLoader(ds, batch_size=4)
@@ -51,8 +31,6 @@ for epoch in range(2):
 for x, y in val_loader:
     print(model(x))
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -67,7 +45,7 @@ for epoch in range(2):
         opt.step()
 for x, y in val_loader:
     print(model(x))
-""", "an_evaluation_loader_beside_it_stays_whole"),
+""", "an_evaluation_loader_beside_it_stays_whole", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 from torch.utils.data import RandomSampler
 import torch
@@ -99,35 +77,17 @@ for epoch in range(2):
 """, "random_sampler_becomes_a_distributed_sampler"),
     # arguments this file cannot see: the loader is rebuilt at run time
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 kwargs = {'batch_size': 4, 'shuffle': True}
 loader = DataLoader(ds, **kwargs)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import shard_loader
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 kwargs = {'batch_size': 4, 'shuffle': True}
 loader = DataLoader(ds, **kwargs)
 loader = shard_loader(loader)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "arguments_this_file_cannot_see"),
+""", "arguments_this_file_cannot_see", scaffold=TRAINS.instead_of("loader")),
     pair("""\
 args_shuffle = True
 
@@ -234,11 +194,6 @@ for epoch in range(3):
         optimizer.step()
 """, "shuffle_moves_into_the_sampler_with_its_original_value-3"),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -254,13 +209,8 @@ test_loader = DataLoader(ds, batch_size=4, shuffle=False)
 for x, y in val_loader:
     print(model(x))
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -275,45 +225,19 @@ val_loader = DataLoader(ds, batch_size=4)
 test_loader = DataLoader(ds, batch_size=4, shuffle=False)
 for x, y in val_loader:
     print(model(x))
-""", "evaluation_loaders_stay_whole"),
+""", "evaluation_loaders_stay_whole", scaffold=SCRIPT.instead_of("train_loader", "model", "optimizer", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 kw = {'batch_size': 4}
 kw.update(shuffle=True)
 train_loader = DataLoader(ds, **kw)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import shard_loader
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 kw = {'batch_size': 4}
 kw.update(shuffle=True)
 train_loader = DataLoader(ds, **kw)
 train_loader = shard_loader(train_loader)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "opaque_loader_arguments_go_through_shard_loader"),
+""", "opaque_loader_arguments_go_through_shard_loader", scaffold=SCRIPT.instead_of("train_loader")),
     pair("""\
 from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
 
@@ -501,11 +425,6 @@ for epoch in range(2):
         "warning: batches are sliced by hand, so every process trains on all the data (correct, no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler",
     ]),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -519,13 +438,8 @@ extra = DataLoader(ds, batch_size=2, shuffle=True)
 for x, y in extra:
     model(x).sum().backward()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -542,39 +456,13 @@ for x, y in extra:
         "change: training loader sharded with DistributedSampler(ds, shuffle=True)",
         "warning: batch_size is now per process: the global batch is batch_size x the number of processes",
         "change: training loader sharded with DistributedSampler(ds, shuffle=True)",
-    ]),
+    ], scaffold=SCRIPT.instead_of("train_loader", "model", "optimizer", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(get_params(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 # TODO(ddpify): could not tell which model this optimizer trains: wrap that model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand (until a model is wrapped, ddpify leaves the training data whole too)
 optimizer = torch.optim.SGD(get_params(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "without_a_wrapped_model_the_data_stays_whole", also={"wrap-model"}),
+""", "without_a_wrapped_model_the_data_stays_whole", also={"wrap-model"}, scaffold=SCRIPT.instead_of("optimizer")),
     pair("""\
 import torch
 
@@ -601,24 +489,13 @@ for episode in range(100):
     ]),
     # a call over several lines keeps its breaks and its `)` on a line of its own
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(
     ds,
     batch_size=4,
     shuffle=True
     )
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -627,32 +504,14 @@ loader = DataLoader(
     batch_size=4,
     sampler=DistributedSampler(ds, shuffle=True)
     )
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "multi_line_call_keeps_layout"),
+""", "multi_line_call_keeps_layout", scaffold=TRAINS.instead_of("loader")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(
     ds,
     batch_size=4
 )
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -661,14 +520,7 @@ loader = DataLoader(
     batch_size=4,
     sampler=DistributedSampler(ds, shuffle=False)
 )
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "multi_line_call_keeps_layout-2"),
+""", "multi_line_call_keeps_layout-2", scaffold=TRAINS.instead_of("loader")),
 ]
 
 # Every script that trains gets its training data sharded or a TODO saying why not; what stays

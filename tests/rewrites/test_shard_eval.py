@@ -5,22 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, pair, rewrite_tests, run
+from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, TRAINS, pair, rewrite_tests, run
 
 NAME = "shard-eval"
 
 PAIRS = [
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total, correct, n = 0.0, 0, 0
@@ -32,18 +22,8 @@ with torch.no_grad():
         n += y.size(0)
 print(total / len(test_loader.dataset), correct / n)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import reduce_sum, shard_eval
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total, correct, n = 0.0, 0, 0
@@ -55,18 +35,8 @@ with torch.no_grad():
         n += y.size(0)
     total, correct, n = reduce_sum(total, correct, n)
 print(total / len(test_loader.dataset), correct / n)
-""", "sums_over_samples_are_reduced_after_the_loop"),
+""", "sums_over_samples_are_reduced_after_the_loop", scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 preds, targets = [], []
@@ -76,18 +46,8 @@ with torch.no_grad():
         targets.extend(y.view(-1).tolist())
 error = (torch.cat(preds).view(-1) - torch.tensor(targets)).abs().median()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import gather_ordered, shard_eval
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 preds, targets = [], []
@@ -98,18 +58,8 @@ with torch.no_grad():
     preds = gather_ordered(preds)
     targets = gather_ordered(targets)
 error = (torch.cat(preds).view(-1) - torch.tensor(targets)).abs().median()
-""", "per_sample_lists_are_gathered_in_order"),
+""", "per_sample_lists_are_gathered_in_order", scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 seen = torch.zeros(2)
@@ -122,18 +72,8 @@ for x, y in test_loader:
         hits += int(p == (t > 0))
 print(seen.tolist(), hits / len(test_loader.dataset))
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import reduce_sum, shard_eval
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 seen = torch.zeros(2)
@@ -146,18 +86,8 @@ for x, y in shard_eval(test_loader):
         hits += int(p == (t > 0))
 seen, hits = reduce_sum(seen, hits)
 print(seen.tolist(), hits / len(test_loader.dataset))
-""", "indexed_and_nested_sums_are_reduced"),
+""", "indexed_and_nested_sums_are_reduced", scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -165,16 +95,6 @@ for x, y in test_loader:
     total += ((model(x) - y) ** 2).mean().item()
 print(total / len(test_loader))
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -183,18 +103,8 @@ for x, y in test_loader:
 print(total / len(test_loader))
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-1", report=[
         "note: evaluation of `test_loader` kept whole: the loss is averaged per batch (`total / len(test_loader)`), and the batches differ once split",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -202,16 +112,6 @@ for x, y in tqdm(test_loader, total=len(test_loader)):
     total += ((model(x) - y) ** 2).sum().item()
 print(total)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -220,18 +120,8 @@ for x, y in tqdm(test_loader, total=len(test_loader)):
 print(total)
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-2", report=[
         "note: evaluation of `test_loader` kept whole: it reads `len(test_loader)`, the number of batches, which differs once split",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -239,16 +129,6 @@ for x, y in test_loader:
     total += ((model(x) - y) ** 2).mean().item()
 print(total / len(test_loader.dataset))
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -257,18 +137,8 @@ for x, y in test_loader:
 print(total / len(test_loader.dataset))
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-3", report=[
         "note: evaluation of `test_loader` kept whole: `total` adds one value per batch (`((model(x) - y) ** 2).mean().item()`), and the batches differ once split",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total, batches = 0.0, 0
@@ -277,16 +147,6 @@ for x, y in test_loader:
     batches += 1
 print(total / batches)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total, batches = 0.0, 0
@@ -296,18 +156,8 @@ for x, y in test_loader:
 print(total / batches)
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-4", report=[
         "note: evaluation of `test_loader` kept whole: `batches` counts batches, and the batches differ once split",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 best = 0.0
@@ -315,16 +165,6 @@ for x, y in test_loader:
     best = max(best, model(x).max().item())
 print(best)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 best = 0.0
@@ -333,18 +173,8 @@ for x, y in test_loader:
 print(best)
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-5", report=[
         "note: evaluation of `test_loader` kept whole: `best` is carried out of the loop by `best = max(best, model(x).max().item())`, which is not a sum over samples",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 avg = 0.0
@@ -352,16 +182,6 @@ for x, y in test_loader:
     avg = 0.9 * avg + 0.1 * ((model(x) - y) ** 2).mean().item()
 print(avg)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 avg = 0.0
@@ -370,34 +190,14 @@ for x, y in test_loader:
 print(avg)
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-6", report=[
         "note: evaluation of `test_loader` kept whole: `avg` is carried out of the loop by `avg = 0.9 * avg + 0.1 * ((model(x) - y) ** 2).mean().item()`, which is not a sum over samples",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 for x, y in test_loader:
     meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))
 print(meter.avg)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 for x, y in test_loader:
@@ -405,18 +205,8 @@ for x, y in test_loader:
 print(meter.avg)
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-7", report=[
         "note: evaluation of `test_loader` kept whole: `meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))` may accumulate where ddpify cannot reduce it",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -426,16 +216,6 @@ for x, y in test_loader:
         break
 print(total)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -446,18 +226,8 @@ for x, y in test_loader:
 print(total)
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-8", report=[
         "note: evaluation of `test_loader` kept whole: the loop may stop early (`break`)",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 def first_bad(model, test_loader):
@@ -472,16 +242,6 @@ def first_bad(model, test_loader):
 
 print(first_bad(model, test_loader))
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 def first_bad(model, test_loader):
@@ -497,18 +257,8 @@ def first_bad(model, test_loader):
 print(first_bad(model, test_loader))
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-9", report=[
         "note: evaluation of `test_loader` kept whole: the loop may stop early (`return bad`)",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 try:
@@ -519,16 +269,6 @@ except RuntimeError:
         total += ((model(x) - y) ** 2).sum().item()
     print(total)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 try:
@@ -540,18 +280,8 @@ except RuntimeError:
     print(total)
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-10", report=[
         "note: evaluation of `test_loader` kept whole: it runs in an `except` block, which may run on some processes only",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -560,16 +290,6 @@ for x, y in test_loader:
 else:
     print(total)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -579,49 +299,19 @@ else:
     print(total)
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-11", report=[
         "note: evaluation of `test_loader` kept whole: its `else` block runs before the processes' shares could be added up",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 print(sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader))
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 print(sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader))
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-12", report=[
         "note: evaluation of `test_loader` kept whole: it runs in a comprehension (`sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader)`), not in a loop ddpify splits",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 correct, n = 0, 0
@@ -630,16 +320,6 @@ for x, y in test_loader:
     n += y.size(0)
     running = correct / n
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 correct, n = 0, 0
@@ -649,18 +329,8 @@ for x, y in test_loader:
     running = correct / n
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-13", report=[
         "note: evaluation of `test_loader` kept whole: `correct` is read inside the loop, before every process has added its share",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -670,16 +340,6 @@ for x, y in test_loader:
     print(loss)
 print(total)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -690,18 +350,8 @@ for x, y in test_loader:
 print(total)
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-14", report=[
         "note: evaluation of `test_loader` kept whole: it prints inside the loop (the main process would print its share only)",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 accs = []
@@ -709,16 +359,6 @@ for x, y in test_loader:
     accs.append((model(x).sign() == y.sign()).float().mean().item())
 print(sum(accs) / len(accs))
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 accs = []
@@ -727,18 +367,8 @@ for x, y in test_loader:
 print(sum(accs) / len(accs))
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-15", report=[
         "note: evaluation of `test_loader` kept whole: `accs` holds one item per batch, and the batches differ once split",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 accs = []
@@ -746,16 +376,6 @@ for x, y in test_loader:
     accs += [(model(x).sign() == y.sign()).float().mean().item()]
 print(sum(accs) / len(accs))
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 accs = []
@@ -764,18 +384,8 @@ for x, y in test_loader:
 print(sum(accs) / len(accs))
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-16", report=[
         "note: evaluation of `test_loader` kept whole: `accs` holds one item per batch, and the batches differ once split",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 if ((model(torch.randn(2)) - 1) ** 2).item() < 1:
@@ -784,16 +394,6 @@ if ((model(torch.randn(2)) - 1) ** 2).item() < 1:
         total += ((model(x) - y) ** 2).sum().item()
     print(total)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 if ((model(torch.randn(2)) - 1) ** 2).item() < 1:
@@ -803,18 +403,8 @@ if ((model(torch.randn(2)) - 1) ** 2).item() < 1:
     print(total)
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-17", report=[
         "note: evaluation of `test_loader` kept whole: it runs only while `((model(torch.randn(2)) - 1) ** 2).item() < 1`, which may differ between processes",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -822,16 +412,6 @@ for i, (x, y) in enumerate(test_loader):
     total += ((model(x) - y) ** 2).sum().item()
 print(total / (i + 1))
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -840,12 +420,8 @@ for i, (x, y) in enumerate(test_loader):
 print(total / (i + 1))
 """, "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-18", report=[
         "note: evaluation of `test_loader` kept whole: `i` (the batch) is read after the loop",
-    ]),
+    ], scaffold=TRAINS.at_end),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
@@ -863,13 +439,9 @@ with torch.no_grad():
         n += y.size(0)
 print(total / len(test_loader.dataset), correct / n)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids, reduce_sum, shard_eval
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -892,14 +464,10 @@ print(total / len(test_loader.dataset), correct / n)
         "change: `model` wrapped in DistributedDataParallel",
         "change: evaluation of `test_loader` split across processes, each sample read once (shard_eval); after the loop `total`, `correct`, `n` summed over the processes (reduce_sum)",
         "change: `model(...)` in evaluation runs the bare module: no collective inside the loop",
-    ]),
+    ], scaffold=TRAINS.instead_of("opt", "loop")),
     # Under FSDP2 each forward gathers the parameters from every process: a split evaluation
     # (uneven batch counts, forwards on some processes only) would hang.
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
@@ -917,12 +485,8 @@ with torch.no_grad():
         n += y.size(0)
 print(total / len(test_loader.dataset), correct / n)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = shard_model(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -943,7 +507,7 @@ print(total / len(test_loader.dataset), correct / n)
 """, "fsdp_keeps_every_evaluation_whole_with_a_note", also={"wrap-model"}, strategy="fsdp", report=[
         "change: `model` sharded with fully_shard (FSDP2): the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root",
         "note: evaluation of `test_loader` kept whole: under FSDP every forward gathers the parameters from all processes, so each runs every batch",
-    ]),
+    ], scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
 import torch
 from torch.utils.data import DataLoader, TensorDataset

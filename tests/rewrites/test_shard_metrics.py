@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import pair, rewrite_tests
+from tests.support.snippets import SCRIPT, TRAINS, pair, rewrite_tests
 
 NAME = "shard-metrics"
 
 PAIRS = [
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     total = 0.0
     for x, y in loader:
@@ -25,11 +20,6 @@ for epoch in range(2):
         total += loss.item()
     avg = total / len(loader.dataset)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     total = 0.0
     for x, y in loader:
@@ -40,14 +30,9 @@ for epoch in range(2):
         total += loss.item()
     # TODO(ddpify): `total` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
     avg = total / len(loader.dataset)
-""", "shard_total_divided_by_full_dataset_size_gets_a_todo"),
+""", "shard_total_divided_by_full_dataset_size_gets_a_todo", scaffold=TRAINS.instead_of("loop")),
     # the usual "average loss" line (once flagged only when assigned)
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     total = 0.0
     for x, y in loader:
@@ -58,11 +43,6 @@ for epoch in range(2):
         total += loss.item()
     print(total / len(loader.dataset))
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     total = 0.0
     for x, y in loader:
@@ -73,16 +53,8 @@ for epoch in range(2):
         total += loss.item()
     # TODO(ddpify): `total` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
     print(total / len(loader.dataset))
-""", "the_usual_average_loss_line_once_flagged"),
+""", "the_usual_average_loss_line_once_flagged", scaffold=TRAINS.instead_of("loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
     correct = 0
@@ -93,14 +65,6 @@ for epoch in range(3):
     accuracy = correct / len(train_loader.dataset)
     batches = correct / len(train_loader)
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
     correct = 0
@@ -113,7 +77,7 @@ for epoch in range(3):
     batches = correct / len(train_loader)
 """, "a_shard_sum_divided_by_the_full_dataset_size_gets_a_todo", report=[
         "warning: `correct` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value",
-    ]),
+    ], scaffold=SCRIPT.instead_of("loop")),
 ]
 
 UNCHANGED = [

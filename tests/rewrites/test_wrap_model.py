@@ -2,43 +2,22 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import pair, pair_tests
+from tests.support.snippets import SCRIPT, TRAINS, pair, pair_tests
 
 NAME = "wrap-model"
 
 PAIRS = [
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "trained_model_is_wrapped_before_its_optimizer"),
+""", "trained_model_is_wrapped_before_its_optimizer", scaffold=TRAINS.instead_of("model")),
     # a frozen teacher is not wrapped
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 teacher = torch.nn.Linear(2, 1)
 model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -48,12 +27,9 @@ for epoch in range(2):
         ((model(x) - teacher(x)) ** 2).mean().backward()
         opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 teacher = torch.nn.Linear(2, 1)
 model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
@@ -63,383 +39,131 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - teacher(x)) ** 2).mean().backward()
         opt.step()
-""", "a_frozen_teacher_is_not_wrapped"),
+""", "a_frozen_teacher_is_not_wrapped", scaffold=TRAINS.instead_of("model", "opt", "loop")),
     # DataParallel is replaced by the wrap
     # (a DataParallel built right before the optimizer once lost the model it wrapped: NameError)
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.DataParallel(torch.nn.Linear(2, 1))
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "dataparallel_is_replaced_by_the_wrap"),
+""", "dataparallel_is_replaced_by_the_wrap", scaffold=TRAINS.instead_of("model")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 teacher = torch.nn.Linear(2, 1)
 teacher.requires_grad_(False)
 model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 teacher = torch.nn.Linear(2, 1)
 teacher.requires_grad_(False)
 model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "frozen_and_loss_only_modules_are_not_wrapped"),
+""", "frozen_and_loss_only_modules_are_not_wrapped", scaffold=SCRIPT.instead_of("model")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 
 model = torch.nn.Linear(2, 1)
 model.load_state_dict(torch.load("init.pt"))
 raw_model = model
 model = torch.compile(model)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 
 model = torch.nn.Linear(2, 1)
 model.load_state_dict(torch.load("init.pt"))
 raw_model = model
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 model = torch.compile(model)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "wrap_follows_set_up_and_precedes_compile"),
+""", "wrap_follows_set_up_and_precedes_compile", scaffold=SCRIPT.instead_of("model")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 if torch.cuda.is_available():
     model = model.cuda()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 if torch.cuda.is_available():
     model = model.cuda()
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "model_moved_under_a_condition_is_wrapped_on_every_path"),
+""", "model_moved_under_a_condition_is_wrapped_on_every_path", scaffold=SCRIPT.instead_of("model")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 
 model = torch.nn.DataParallel(torch.nn.Linear(2, 1))
 if torch.cuda.is_available():
     model.cuda()
 model.module.weight.requires_grad_(False)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 
 model = torch.nn.Linear(2, 1)
 if torch.cuda.is_available():
     model.cuda()
 model.weight.requires_grad_(False)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, "dataparallel_is_replaced_and_module_access_before_the_wrap_is_unwrapped", report=[
         "warning: DataParallel split each batch across GPUs; now every process loads its own batch: divide a total batch size by get_world_size() to keep the old global batch",
         "change: nn.DataParallel replaced by DistributedDataParallel for `model`, wrapped after the set-up that follows it",
-    ]),
+    ], scaffold=SCRIPT.instead_of("model")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(get_params(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 # TODO(ddpify): could not tell which model this optimizer trains: wrap that model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand (until a model is wrapped, ddpify leaves the training data whole too)
 optimizer = torch.optim.SGD(get_params(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "untraceable_optimizer_gets_a_todo"),
+""", "untraceable_optimizer_gets_a_todo", scaffold=SCRIPT.instead_of("optimizer")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "wrap_options-1", find_unused_parameters=True),
+""", "wrap_options-1", find_unused_parameters=True, scaffold=SCRIPT.instead_of("model")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import convert_sync_batchnorm, device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 model = convert_sync_batchnorm(model)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "wrap_options-2", sync_batchnorm=True),
+""", "wrap_options-2", sync_batchnorm=True, scaffold=SCRIPT.instead_of("model")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 if torch.cuda.device_count() > 1:
     model = torch.nn.DataParallel(model)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "dataparallel_under_a_gpu_count_check_becomes_an_unconditional_wrap-1"),
+""", "dataparallel_under_a_gpu_count_check_becomes_an_unconditional_wrap-1", scaffold=SCRIPT.instead_of("model")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 if torch.cuda.device_count() > 1:
     print('GPUs')
     model = torch.nn.DataParallel(model)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 if torch.cuda.device_count() > 1:
     print('GPUs')
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "dataparallel_under_a_gpu_count_check_becomes_an_unconditional_wrap-2"),
+""", "dataparallel_under_a_gpu_count_check_becomes_an_unconditional_wrap-2", scaffold=SCRIPT.instead_of("model")),
     pair("""\
 import argparse
 args = argparse.ArgumentParser().parse_args()
@@ -480,48 +204,15 @@ for epoch in range(3):
         optimizer.step()
 """, "model_named_after_an_argument_attribute_is_still_wrapped"),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = model.configure_optimizers(0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = model.configure_optimizers(0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "configure_optimizers_and_hand_written_sgd_count_as_training_the_model-1"),
+""", "configure_optimizers_and_hand_written_sgd_count_as_training_the_model-1", scaffold=SCRIPT.instead_of("optimizer")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 
 
 for epoch in range(3):
@@ -530,16 +221,9 @@ for epoch in range(3):
         for p in model.parameters():
             p.data.add_(p.grad, alpha=-0.1)
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 
 
@@ -548,45 +232,19 @@ for epoch in range(3):
         loss_fn(model(x), y).backward()
         for p in model.parameters():
             p.data.add_(p.grad, alpha=-0.1)
-""", "configure_optimizers_and_hand_written_sgd_count_as_training_the_model-2"),
+""", "configure_optimizers_and_hand_written_sgd_count_as_training_the_model-2", scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.fc.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
 optimizer = torch.optim.SGD(model.fc.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, "an_optimizer_over_part_of_a_model_needs_find_unused_parameters", report=[
         "warning: the optimizer trains only parts of `model`: DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=SCRIPT.instead_of("optimizer")),
     pair("""\
 def main_a():
 
@@ -658,12 +316,6 @@ def main_b():
             optimizer.step()
 """, "two_functions_each_training_their_own_model_wrap_both"),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 teacher = torch.nn.Linear(2, 1).to('cpu')
 criterion = torch.nn.MSELoss().to('cpu')
 model = torch.nn.Linear(2, 1)
@@ -675,15 +327,9 @@ for epoch in range(3):
         criterion(model(x), teacher(x)).backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 teacher = torch.nn.Linear(2, 1).to('cpu')
 criterion = torch.nn.MSELoss().to('cpu')
 model = torch.nn.Linear(2, 1)
@@ -698,11 +344,8 @@ for epoch in range(3):
 """, "a_module_that_runs_in_training_without_an_optimizer_is_reported_not_wrapped", report=[
         "warning: `teacher` runs in training but no optimizer trains it: left unwrapped (right for a frozen or loss-only module; wrap it if it should learn)",
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=SCRIPT.instead_of("model", "optimizer", "loop")),
     pair('''\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -731,9 +374,6 @@ student = Net()
 fit(student, loader, 2)
 print(teacher.size, student.size)
 ''', '''\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data.distributed import DistributedSampler
 from ddpify_runtime import device_ids
@@ -770,11 +410,8 @@ print(teacher.size, student.size)
         "change: training loader sharded with DistributedSampler(ds, shuffle=True)",
         "warning: batch_size is now per process: the global batch is batch_size x the number of processes",
         "change: `model` wrapped in DistributedDataParallel where fit() receives it (the caller keeps the bare model)",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -801,9 +438,6 @@ def distill(teacher, student, loader, device):
 
 distill(Net(), Net(), loader, "cpu")
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -833,11 +467,8 @@ def distill(teacher, student, loader, device):
     return student.module.size
 
 distill(Net(), Net(), loader, "cpu")
-""", "the_wrap_on_entry_follows_the_set_up_and_leaves_an_evaluated_model_alone", also={"unwrap-model"}),
+""", "the_wrap_on_entry_follows_the_set_up_and_leaves_an_evaluated_model_alone", also={"unwrap-model"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -861,9 +492,6 @@ def fit(model, loader):
 
 fit(None, loader)
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -890,11 +518,8 @@ def fit(model, loader):
         optimizer.step()
 
 fit(None, loader)
-""", "a_model_rebound_before_the_optimizer_is_not_the_argument"),
+""", "a_model_rebound_before_the_optimizer_is_not_the_argument", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -919,9 +544,6 @@ for epoch in range(2):
         loss.backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -952,11 +574,8 @@ for epoch in range(2):
 """, "a_head_left_unread_builds_ddp_that_finds_unused_parameters-1", report=[
         "warning: a training step leaves outputs of `model` unread (`validity, _ = model(x)`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -981,9 +600,6 @@ for epoch in range(2):
         loss.backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1014,11 +630,8 @@ for epoch in range(2):
 """, "a_head_left_unread_builds_ddp_that_finds_unused_parameters-2", report=[
         "warning: a training step leaves outputs of `model` unread (`validity, logits = model(x)`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1042,9 +655,6 @@ for epoch in range(2):
         loss.backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1074,11 +684,8 @@ for epoch in range(2):
 """, "a_head_left_unread_builds_ddp_that_finds_unused_parameters-3", report=[
         "warning: a training step leaves outputs of `model` unread (`model(x)[0]`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1103,9 +710,6 @@ for epoch in range(2):
         loss.backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1135,11 +739,8 @@ for epoch in range(2):
         optimizer.step()
 """, "every_head_read_or_only_evaluated_keeps_the_default-1", report=[
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1165,9 +766,6 @@ for epoch in range(2):
         loss.backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1198,11 +796,8 @@ for epoch in range(2):
         optimizer.step()
 """, "every_head_read_or_only_evaluated_keeps_the_default-2", report=[
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1225,9 +820,6 @@ for epoch in range(2):
         out.mean().backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1253,12 +845,9 @@ for epoch in range(2):
         optimizer.zero_grad()
         out.mean().backward()
         optimizer.step()
-""", "a_discarded_hidden_state_is_no_head"),
+""", "a_discarded_hidden_state_is_no_head", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # shapes of real scripts (sweep): a layer built but never used, a parameter read for its device
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1280,9 +869,6 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1310,11 +896,8 @@ for epoch in range(2):
 """, "parameters_a_forward_may_leave_without_gradient_need_find_unused_parameters-1", report=[
         "warning: `self.bn` is never used in forward(): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1336,9 +919,6 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1366,11 +946,8 @@ for epoch in range(2):
 """, "parameters_a_forward_may_leave_without_gradient_need_find_unused_parameters-2", report=[
         "warning: `self.dummy` is read in forward() for its device only: DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1395,9 +972,6 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1428,12 +1002,9 @@ for epoch in range(2):
 """, "parameters_a_forward_may_leave_without_gradient_need_find_unused_parameters-3", report=[
         "warning: `self.aux` is used in forward() on some paths only: DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # every part used
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1455,9 +1026,6 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1484,11 +1052,8 @@ for epoch in range(2):
         optimizer.step()
 """, "a_forward_that_uses_every_parameter_keeps_the_default-1", report=[
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1510,9 +1075,6 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1539,12 +1101,9 @@ for epoch in range(2):
         optimizer.step()
 """, "a_forward_that_uses_every_parameter_keeps_the_default-2", report=[
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # the same sub-module on both paths (DCGAN's `data_parallel(self.main, ...)` / `self.main(x)`)
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1568,9 +1127,6 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1599,12 +1155,9 @@ for epoch in range(2):
         optimizer.step()
 """, "a_forward_that_uses_every_parameter_keeps_the_default-3", report=[
         "change: `model` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # `_, loss = model(x, y)` (nanoGPT and its kin: the loss is computed from the logits).
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1618,9 +1171,6 @@ for epoch in range(2):
         loss.backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1637,12 +1187,9 @@ for epoch in range(2):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-""", "a_discarded_first_output_of_a_model_from_another_module_keeps_the_default"),
+""", "a_discarded_first_output_of_a_model_from_another_module_keeps_the_default", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # InfoGAN's discriminator: `validity = self.adv(h)` ... `return validity, label`.
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1669,9 +1216,6 @@ for epoch in range(2):
         loss.backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1701,13 +1245,10 @@ for epoch in range(2):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-""", "heads_returned_through_names_are_still_heads"),
+""", "heads_returned_through_names_are_still_heads", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # A real script's shape (sweep, a seq2seq chatbot): optimizers over `holder.encoder` and
     # `holder.decoder` of a plain class; DDP cannot wrap `holder`, so the optimizers get TODOs.
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1726,9 +1267,6 @@ def train(holder):
 
 train(Holder(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)))
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1749,12 +1287,9 @@ def train(holder):
 train(Holder(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)))
 """, "a_plain_object_holding_the_trained_modules_is_not_wrapped", report=[
         "warning: could not tell which model this optimizer trains: wrap that model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand (until a model is wrapped, ddpify leaves the training data whole too)",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # A real script's shape (sweep, WGAN-GP): DDP does not support it; say so where it is.
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1768,9 +1303,6 @@ for epoch in range(2):
         (model(x).mean() + g.norm()).backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1788,11 +1320,8 @@ for epoch in range(2):
         optimizer.zero_grad()
         (model(x).mean() + g.norm()).backward()
         optimizer.step()
-""", "a_gradient_penalty_through_the_wrapped_model_gets_a_todo-1"),
+""", "a_gradient_penalty_through_the_wrapped_model_gets_a_todo-1", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1807,9 +1336,6 @@ for epoch in range(2):
         (model(x).mean() + g.norm()).backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -1828,12 +1354,9 @@ for epoch in range(2):
         optimizer.zero_grad()
         (model(x).mean() + g.norm()).backward()
         optimizer.step()
-""", "a_gradient_penalty_through_the_wrapped_model_gets_a_todo-2"),
+""", "a_gradient_penalty_through_the_wrapped_model_gets_a_todo-2", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # A real script's shape (sweep, WGAN): `validity.backward(valid)`; `turtle.backward(90)` is no training.
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1845,9 +1368,6 @@ for epoch in range(2):
         model(x).backward(torch.ones(x.size(0), 1))
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import barrier, device_ids, set_epoch
 
@@ -1864,120 +1384,53 @@ for epoch in range(2):
         model(x).backward(torch.ones(x.size(0), 1))
         optimizer.step()
     barrier()
-""", "a_backward_with_a_gradient_tensor_trains", also={"set-epoch"}),
+""", "a_backward_with_a_gradient_tensor_trains", also={"set-epoch"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 model = shard_model(model)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "fsdp_shards_where_ddp_would_wrap", strategy="fsdp"),
+""", "fsdp_shards_where_ddp_would_wrap", strategy="fsdp", scaffold=TRAINS.instead_of("model")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 sched = torch.optim.lr_scheduler.StepLR(opt, 1)
 model.to('cpu')
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model.to('cpu')
 model = shard_model(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 sched = torch.optim.lr_scheduler.StepLR(opt, 1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "fsdp_moves_an_optimizer_built_before_the_move_after_the_sharding_with_its_scheduler", strategy="fsdp"),
+""", "fsdp_moves_an_optimizer_built_before_the_move_after_the_sharding_with_its_scheduler", strategy="fsdp", scaffold=TRAINS.instead_of("opt")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 if resume:
     ckpt = torch.load("last.pt")
     model.load_state_dict(ckpt["model"])
     opt.load_state_dict(ckpt["opt"])
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = shard_model(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 if resume:
     ckpt = torch.load("last.pt")
     model.load_state_dict(ckpt["model"])
     opt.load_state_dict(ckpt["opt"])
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "fsdp_shards_before_the_optimizer_when_the_set_up_after_it_only_loads", strategy="fsdp"),
+""", "fsdp_shards_before_the_optimizer_when_the_set_up_after_it_only_loads", strategy="fsdp", scaffold=TRAINS.instead_of("opt")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 if resume:
     ckpt = torch.load("last.pt")
     model.load_state_dict(ckpt["model"])
     opt.load_state_dict(ckpt["opt"])
 model.apply(lambda m: None)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 # TODO(ddpify): this optimizer is built before `model` is sharded, and ddpify cannot move it safely: FSDP2 replaces the parameters, so build it after `model = shard_model(model)`
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 if resume:
@@ -1986,19 +1439,11 @@ if resume:
     opt.load_state_dict(ckpt["opt"])
 model.apply(lambda m: None)
 model = shard_model(model)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, "fsdp_optimizer_that_cannot_move_gets_a_todo", strategy="fsdp", report=[
         "warning: this optimizer is built before `model` is sharded, and ddpify cannot move it safely: FSDP2 replaces the parameters, so build it after `model = shard_model(model)`",
         "change: `model` sharded with fully_shard (FSDP2): the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root",
-    ]),
+    ], scaffold=TRAINS.instead_of("opt")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -2020,9 +1465,6 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import shard_model
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -2048,11 +1490,8 @@ for epoch in range(2):
         optimizer.step()
 """, "fsdp_report_names_the_blocks_of_the_model_class-1", strategy="fsdp", report=[
         "change: `model` sharded with fully_shard (FSDP2): each block of `model.layers` (nn.ModuleList), then the root",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -2074,9 +1513,6 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import shard_model
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -2102,73 +1538,33 @@ for epoch in range(2):
         optimizer.step()
 """, "fsdp_report_names_the_blocks_of_the_model_class-2", strategy="fsdp", report=[
         "change: `model` sharded with fully_shard (FSDP2): the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root",
-    ]),
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # the comments around a DataParallel line replaced in place stay, but one that names DataParallel
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 # one copy per GPU
 model = torch.nn.DataParallel(model)  # all GPUs
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 # one copy per GPU
 model = DistributedDataParallel(model, device_ids=device_ids(model))  # all GPUs
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "dataparallel_line_comments_kept"),
+""", "dataparallel_line_comments_kept", scaffold=TRAINS.instead_of("model")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 model = torch.nn.DataParallel(model)  # DataParallel: all GPUs
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "dataparallel_line_comment_naming_it_dropped"),
+""", "dataparallel_line_comment_naming_it_dropped", scaffold=TRAINS.instead_of("model")),
     # a notebook's second experiment: the same name bound to a new model, then `model_2`; each is
     # wrapped before it trains (and no 'could not tell' TODO)
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
@@ -2190,13 +1586,9 @@ for epoch in range(2):
         ((model_2(x) - y) ** 2).mean().backward()
         opt_2.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -2224,11 +1616,9 @@ for epoch in range(2):
         "change: `model` wrapped in DistributedDataParallel",
         "change: `model` wrapped in DistributedDataParallel",
         "change: `model_2` wrapped in DistributedDataParallel",
-    ]),
+    ], scaffold=TRAINS.instead_of("opt", "loop")),
     # the wrap comes before a trainer's method that trains the model
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 
 class Trainer:
     def __init__(self, model, loader, opt):
@@ -2245,8 +1635,6 @@ opt = torch.optim.SGD(model.parameters(), lr=0.1)
 Trainer(model, loader, opt).fit()
 model.train()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -2265,11 +1653,9 @@ model = DistributedDataParallel(model, device_ids=device_ids(model))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 Trainer(model, loader, opt).fit()
 model.train()
-""", "the_wrap_comes_before_a_trainer_method_that_trains"),
+""", "the_wrap_comes_before_a_trainer_method_that_trains", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # the wrap comes before a trainer's method that trains the model (an instance kept in a name)
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 
 class Trainer:
     def __init__(self, model, loader, opt):
@@ -2287,8 +1673,6 @@ trainer = Trainer(model, loader, opt)
 trainer.fit()
 model.train()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -2308,13 +1692,10 @@ trainer = Trainer(model, loader, opt)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 trainer.fit()
 model.train()
-""", "the_wrap_comes_before_a_trainer_method_that_trains-2"),
+""", "the_wrap_comes_before_a_trainer_method_that_trains-2", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # the wrap comes before a list that aliases the models (set-epoch: the loop over the
     # loader around the loop over the models feeds training)
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 net_a = torch.nn.Linear(2, 1)
 net_b = torch.nn.Linear(2, 1)
 nets = [net_a, net_b]
@@ -2325,12 +1706,9 @@ for epoch in range(2):
             ((net(x) - y) ** 2).mean().backward()
             opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import barrier, device_ids, set_epoch
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 net_a = torch.nn.Linear(2, 1)
 net_a = DistributedDataParallel(net_a, device_ids=device_ids(net_a))
 net_b = torch.nn.Linear(2, 1)
@@ -2344,11 +1722,9 @@ for epoch in range(2):
             ((net(x) - y) ** 2).mean().backward()
             opt.step()
     barrier()
-""", "the_wrap_comes_before_a_list_that_aliases_the_model", also={"set-epoch"}),
+""", "the_wrap_comes_before_a_list_that_aliases_the_model", also={"set-epoch"}, scaffold=TRAINS.instead_of("model", "opt", "loop")),
     # a branch chosen by a constructor flag set alike everywhere, `Tower(use_norm=True)`: no unused parameters
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 args_flag = True
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 
@@ -2367,15 +1743,7 @@ class Tower(torch.nn.Module):
         return self.out(h)
 
 model = Tower(use_norm=True)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -2398,17 +1766,9 @@ class Tower(torch.nn.Module):
 
 model = Tower(use_norm=True)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "a_branch_fixed_by_a_constructor_flag"),
+""", "a_branch_fixed_by_a_constructor_flag", scaffold=TRAINS.instead_of("loader", "model")),
     # a branch chosen by a constructor flag set alike everywhere, `Tower(True)`: no unused parameters
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 args_flag = True
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 
@@ -2427,15 +1787,7 @@ class Tower(torch.nn.Module):
         return self.out(h)
 
 model = Tower(True)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -2458,17 +1810,9 @@ class Tower(torch.nn.Module):
 
 model = Tower(True)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "a_branch_fixed_by_a_constructor_flag-2"),
+""", "a_branch_fixed_by_a_constructor_flag-2", scaffold=TRAINS.instead_of("loader", "model")),
     # a branch chosen by a constructor flag, `Tower()`, may not run: find_unused_parameters=True
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 args_flag = True
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 
@@ -2487,15 +1831,7 @@ class Tower(torch.nn.Module):
         return self.out(h)
 
 model = Tower()
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -2518,17 +1854,9 @@ class Tower(torch.nn.Module):
 
 model = Tower()
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "a_branch_fixed_by_a_constructor_flag-3"),
+""", "a_branch_fixed_by_a_constructor_flag-3", scaffold=TRAINS.instead_of("loader", "model")),
     # a branch chosen by a constructor flag, `Tower(use_norm=False)`, may not run: find_unused_parameters=True
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 args_flag = True
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 
@@ -2547,15 +1875,7 @@ class Tower(torch.nn.Module):
         return self.out(h)
 
 model = Tower(use_norm=False)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -2578,17 +1898,9 @@ class Tower(torch.nn.Module):
 
 model = Tower(use_norm=False)
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "a_branch_fixed_by_a_constructor_flag-4"),
+""", "a_branch_fixed_by_a_constructor_flag-4", scaffold=TRAINS.instead_of("loader", "model")),
     # a branch chosen by a constructor flag, `Tower(use_norm=args_flag)`, may not run: find_unused_parameters=True
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 args_flag = True
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 
@@ -2607,15 +1919,7 @@ class Tower(torch.nn.Module):
         return self.out(h)
 
 model = Tower(use_norm=args_flag)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -2638,18 +1942,10 @@ class Tower(torch.nn.Module):
 
 model = Tower(use_norm=args_flag)
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "a_branch_fixed_by_a_constructor_flag-5"),
+""", "a_branch_fixed_by_a_constructor_flag-5", scaffold=TRAINS.instead_of("loader", "model")),
     # a trainer of this file keeps its argument (`self.model = net`) and trains it: the wrap comes
     # before the instance is built, or `self.model` would train the bare model
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 
 class Trainer:
     def __init__(self, net, loader):
@@ -2669,8 +1965,6 @@ model = torch.nn.Linear(2, 1)
 trainer = Trainer(model, loader)
 trainer.fit()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -2692,11 +1986,9 @@ model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 trainer = Trainer(model, loader)
 trainer.fit()
-""", "a_trainer_that_keeps_its_argument_is_built_after_the_wrap"),
+""", "a_trainer_that_keeps_its_argument_is_built_after_the_wrap", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # the trainer's own parameter is wrapped before it is stored on `self`
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 
 class Trainer:
     def __init__(self, model, loader):
@@ -2716,8 +2008,6 @@ model = torch.nn.Linear(2, 1)
 trainer = Trainer(model, loader)
 trainer.fit()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -2739,12 +2029,10 @@ loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_s
 model = torch.nn.Linear(2, 1)
 trainer = Trainer(model, loader)
 trainer.fit()
-""", "a_received_model_is_wrapped_before_it_is_stored_on_self"),
+""", "a_received_model_is_wrapped_before_it_is_stored_on_self", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # a received model the trainer moves onto `self` (`self.model = model.to(device)`): the
     # attribute is wrapped after that statement (the parameter keeps the bare model)
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 
 class Trainer:
     def __init__(self, model, loader):
@@ -2764,8 +2052,6 @@ model = torch.nn.Linear(2, 1)
 trainer = Trainer(model, loader)
 trainer.fit()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -2787,7 +2073,7 @@ loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_s
 model = torch.nn.Linear(2, 1)
 trainer = Trainer(model, loader)
 trainer.fit()
-""", "a_received_model_moved_onto_self_is_wrapped_there"),
+""", "a_received_model_moved_onto_self_is_wrapped_there", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
 ]
 
 # A script that trains a model its optimizer names gets the wrap; one whose optimizer names no

@@ -3,7 +3,10 @@
 ``assert_rewrites(name, before, after)`` checks an exact before -> after pair with only that
 rewrite selected; ``assert_unchanged(name, code)`` checks an input that rewrite must leave as it is;
 ``rewrite_tests`` makes both tests of a ``tests/rewrites/test_<name>.py`` from its lists, whose
-entries are ``(before, after)`` or ``pair(before, after, id, also=..., report=..., **options)``.
+entries are ``(before, after)`` or ``pair(before, after, id, also=..., report=..., scaffold=...,
+**options)``. A pair is the few lines that change: its ``scaffold`` (a `Scaffold` of `TRAINS`,
+`SCRIPT` or `ARGS`) writes the rest of a script that trains around them, on both sides, and the
+rewrite must leave that rest as it is.
 ``run``/``converted`` convert with every rewrite, for tests of whole conversions.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import textwrap
+from dataclasses import dataclass
 
 import pytest
 
@@ -99,6 +103,57 @@ def script(loader: str = "train_loader = DataLoader(ds, batch_size=4, shuffle=Tr
     return HEADER + "\n".join([loader, model, optimizer]) + "\n" + textwrap.dedent(loop) + textwrap.dedent(tail)
 
 
+# --- scaffolds: the script that trains around a pair's lines ------------------------------------
+
+IMPORT_LINE = re.compile(r"(import|from \S+ import) ")
+
+
+@dataclass(frozen=True)
+class Scaffold:
+    """The lines of a script that trains that the harness writes around a pair's own: ``imports``
+    and ``setup`` before them, ``tail`` after. The rewrite must leave all three as they are, but
+    for the imports it adds after ``imports``: a pair's ``after`` opens with those, then one empty
+    line (as the rewrite writes them above the setup of a whole script)."""
+
+    imports: str
+    setup: str = ""
+    tail: str = ""
+
+    def around(self, code: str) -> str:
+        """The whole script ``code`` (dedented) stands for."""
+        return self.imports + self.setup + textwrap.dedent(code) + self.tail
+
+    def expected(self, after: str) -> str:
+        """The whole converted script ``after`` (dedented) stands for: its opening imports go
+        after the scaffold's, with an empty line before the code."""
+        lines = textwrap.dedent(after).splitlines(keepends=True)
+        n = next((i for i, line in enumerate(lines) if not IMPORT_LINE.match(line)), len(lines))
+        added, body = ("".join(lines[:n]), "".join(lines[n + 1:])) if n and lines[n:n + 1] == ["\n"] \
+            else ("", "".join(lines))
+        rest = self.setup + body + self.tail
+        return self.imports + added + ("\n" if added and not rest.startswith("\n") else "") + rest
+
+
+class Script:
+    """A script that trains, in named parts, the first its imports; `at_end` and `instead_of` are
+    the scaffolds of pairs written after it or in place of some of its parts."""
+
+    def __init__(self, **parts: str) -> None:
+        self.parts = parts
+
+    @property
+    def at_end(self) -> Scaffold:
+        """The whole script, the pair's lines after it."""
+        return self.instead_of()
+
+    def instead_of(self, *names: str) -> Scaffold:
+        """The script with the pair's lines in place of the parts ``names`` (adjacent, in order)."""
+        keys, texts = list(self.parts), list(self.parts.values())
+        start, stop = (keys.index(names[0]), keys.index(names[-1]) + 1) if names else (len(keys), len(keys))
+        assert 0 < start and keys[start:stop] == list(names), names
+        return Scaffold(texts[0], "".join(texts[1:start]), "".join(texts[stop:]))
+
+
 # --- converting ---------------------------------------------------------------------------------
 
 RUNTIME_TRY = re.compile(r"^try:\n    from ddpify_runtime import (?P<names>[^)]*?\)?)\n"
@@ -145,11 +200,15 @@ def only(name: str, code: str, also: frozenset = frozenset(), **options) -> str:
 
 
 def assert_rewrites(name: str, before: str, after: str, also: frozenset = frozenset(),
-                    report: list[str] | None = None, **options) -> None:
-    """``before`` becomes exactly ``after`` (both dedented) with only ``name`` (and ``also``)
-    selected; with ``report``, the report is exactly those ``"kind: message"`` lines (idempotence
-    of whole conversions is the goldens' check)."""
+                    report: list[str] | None = None, scaffold: Scaffold | None = None, **options) -> None:
+    """``before`` becomes exactly ``after`` (both dedented, written in ``scaffold`` if given) with
+    only ``name`` (and ``also``) selected; with ``report``, the report is exactly those
+    ``"kind: message"`` lines (idempotence of whole conversions is the goldens' check)."""
+    if scaffold is not None:
+        before, after = scaffold.around(before), scaffold.expected(after)
     result = rewritten(name, before, also, **options)
+    if scaffold is not None:
+        assert result.code.endswith(scaffold.tail) and scaffold.setup in result.code, "the scaffold changed"
     assert result.code == textwrap.dedent(after)
     if report is not None:
         assert [f"{c.kind}: {c.message}" for c in result.changes] == report
@@ -163,11 +222,13 @@ def assert_unchanged(name: str, code: str, **options) -> None:
 
 
 def pair(before: str, after: str, id: str, also: set[str] | None = None, report: list[str] | None = None,
-         **options):
+         scaffold: Scaffold | None = None, **options):
     """One exact case of a rewrite's ``PAIRS``: ``before`` becomes ``after`` with the rewrite and
     those in ``also`` selected (default: the file's), under ``options`` (``strategy="fsdp"``);
-    ``report``: its exact lines."""
-    settings = {"report": report, **options} if also is None else {"also": frozenset(also), "report": report, **options}
+    ``report``: its exact lines; ``scaffold``: the script around them (else each is whole)."""
+    settings = {"report": report, "scaffold": scaffold, **options}
+    if also is not None:
+        settings["also"] = frozenset(also)
     return pytest.param(before, after, settings, id=id)
 
 
@@ -230,3 +291,15 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """
+
+# the scripts pairs are written in (`Script.at_end`, `Script.instead_of`): the smallest script that
+# trains; `script()`'s, with a dataset and a loss function; `ARGS_HEADER`'s, after which a pair
+# writes the loop
+TRAINS = Script(imports=IMPORTS, loader=LOADER, model="model = torch.nn.Linear(2, 1)\n",
+                opt="opt = torch.optim.SGD(model.parameters(), lr=0.1)\n", loop=EPOCHS)
+SCRIPT = Script(imports=IMPORTS,
+                data="ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))\nloss_fn = torch.nn.MSELoss()\n",
+                train_loader="train_loader = DataLoader(ds, batch_size=4, shuffle=True)\n",
+                model="model = torch.nn.Linear(2, 1)\n",
+                optimizer="optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n", loop=TRAIN_LOOP)
+ARGS = Script(imports="import argparse\nimport itertools\n" + IMPORTS, setup=ARGS_HEADER.split(IMPORTS)[1])
