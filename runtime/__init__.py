@@ -53,7 +53,7 @@ import warnings
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Iterator, List, Mapping, Optional
+from typing import Any, Callable, Iterator, List, Mapping, Optional
 
 import torch
 import torch.distributed as dist
@@ -69,9 +69,9 @@ __all__ = [
     "init_distributed_mode",
     # ranks and collectives
     "get_rank", "get_world_size", "is_main_process", "local_rank", "local_device", "barrier",
-    "main_process_first", "agree_on", "atomic_write",
+    "main_process_first", "agree_on", "from_main_process", "atomic_write",
     # models
-    "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix",
+    "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix", "penalty_gradients",
     # data
     "set_epoch", "ShardedSampler", "shard_loader",
     # fsdp
@@ -588,6 +588,19 @@ def agree_on(flag: Any) -> bool:
     return bool(value.item())
 
 
+def from_main_process(compute: Callable[[], Any]) -> Any:
+    """The main process's ``compute()``, on every process: what the program reads of an object
+    that exists on the main process only (``from_main_process(lambda: writer.log_dir)``, the
+    writer being None elsewhere). The value is pickled; a collective: every rank calls it.
+    """
+    if get_world_size() == 1:
+        return compute()
+    box = [compute() if is_main_process() else None]
+    with _waiting("from_main_process()"):
+        dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
 # --------------------------------------------------------------------------- models
 
 
@@ -599,6 +612,25 @@ def device_ids(model: torch.nn.Module) -> Optional[List[int]]:
         if device.type == "cuda":
             return [device.index]
     return None
+
+
+def penalty_gradients(model: Any, gradients: Any) -> Any:
+    """``torch.autograd.grad(...)``'s result for a gradient penalty through ``model``, tied to
+    every trainable parameter of a DDP ``model`` with a zero weight.
+
+    DDP waits, after a forward, for a gradient of all its parameters or of none; the penalty's
+    own backward reaches only those its gradients depend on (not the biases), and training
+    stopped with "Expected to have finished reduction". With the tie, that backward gives each
+    parameter a gradient (zero more than the penalty's), so DDP averages the whole gradient
+    across ranks. Any other ``model``: ``gradients`` unchanged.
+    """
+    if not isinstance(model, torch.nn.parallel.DistributedDataParallel):
+        return gradients
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        return gradients
+    zero = sum(p.sum() for p in params) * 0.0
+    return type(gradients)(g if g is None else g + zero for g in gradients)
 
 
 def convert_sync_batchnorm(model: torch.nn.Module) -> torch.nn.Module:

@@ -47,6 +47,7 @@ TORCHRUN_SCRIPT = textwrap.dedent("""
         "backend": dist.get_backend(), "main": rt.is_main_process(),
         "agree": rt.agree_on(rank == 0), "shard": list(sharded), "full": list(full),
         "printed": printed.getvalue(), "found_download": found_download,
+        "from_main": rt.from_main_process(lambda: f"runs/{rank}"),  # rank 1's writer is None
     }
     rt.set_epoch([], 0)  # the first call says, once, that batch sizes are per process
     rt.set_epoch([], 1)
@@ -61,6 +62,7 @@ def test_torchrun_two_processes(tmp_path):
     for r, report in enumerate((r0, r1)):
         assert (report["rank"], report["local_rank"], report["world"], report["backend"],
                 report["main"], report["agree"]) == (r, r, 2, "gloo", r == 0, True)
+        assert report["from_main"] == "runs/0"
     assert r0["printed"] == "plain print\n" and r1["printed"] == ""
     assert (r0["found_download"], r1["found_download"]) == (False, True), "main_process_first ordering"
     assert r0["full"] == r1["full"] and len(r0["full"]) == 11

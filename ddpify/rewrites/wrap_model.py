@@ -21,8 +21,10 @@ does a model some of whose parameters a step may leave without gradient (`ddpify
 outputs a training forward leaves unread (`validity, _, _ = netD(fake)`), layers `forward`
 never uses, parameters read for their device only, sub-modules used on some paths; without it
 DDP stops at the next step with "Expected to have finished reduction in the prior iteration".
-A gradient penalty (`torch.autograd.grad` through the wrapper) gets a TODO: DDP does not
-support it as written. A model received by the function that builds its optimizer
+A gradient penalty (`torch.autograd.grad` through the wrapper) gets its gradients tied to every
+parameter of the model (`penalty_gradients(D, torch.autograd.grad(D(x), x, ...))`, a zero
+weight): DDP waits after a forward for a gradient of all its parameters or none, and the
+penalty's own backward reaches only some (not the biases). A model received by the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
 function is entered, after its set-up: the parameter is rebound, callers keep the bare model.
 
@@ -95,8 +97,16 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     for name, stmt in _untrained_models(facts):
         edits.warn(stmt, f"`{name}` runs in training but no optimizer trains it: left {left} (right for a "
                      "frozen or loss-only module; wrap it if it should learn)")
-    for call in _penalties(facts):
-        edits.todo(facts.statement(call), _PENALTY_FSDP if options.fsdp else _PENALTY_DDP)
+    for call, model in _penalties(facts):
+        if options.fsdp or model is None:
+            edits.todo(facts.statement(call), _PENALTY_FSDP if options.fsdp else _PENALTY_DDP)
+            continue
+        code = facts.code(model)
+        edits.replace(call, lambda node, code=code: cst.Call(cst.Name("penalty_gradients"), [
+            cst.Arg(cst.parse_expression(code)), cst.Arg(node)]),
+            f"the gradient penalty's gradients tied to every parameter of `{code}` (penalty_gradients): DDP "
+            "waits for a gradient of all of them after its forward, and the penalty's backward gives some only")
+        edits.add_import("ddpify_runtime", "penalty_gradients")
     unsharded = "" if facts.models.wrapped else \
         " (until a model is wrapped, ddpify leaves the training data whole too)"
     wrap = "shard it with `model = shard_model(model)` before building the optimizer" if options.fsdp else \
@@ -106,10 +116,10 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
                    f"by hand{unsharded}")
 
 
-_PENALTY_DDP = ("torch.autograd.grad through a model DistributedDataParallel wraps (a gradient penalty): DDP "
-                "waits after each forward for a gradient of every parameter, which this pass does not give, "
-                "and training stops with \"Expected to have finished reduction\"; ddpify cannot convert this "
-                "safely: restructure it by hand")
+_PENALTY_DDP = ("torch.autograd.grad through a model DistributedDataParallel wraps (a gradient penalty), run in "
+                "another function than the model's forward: DDP waits after each forward for a gradient of every "
+                "parameter, which the penalty's backward does not give, and training stops with \"Expected to "
+                "have finished reduction\"; wrap the result: penalty_gradients(model, torch.autograd.grad(...))")
 _PENALTY_FSDP = ("torch.autograd.grad through a sharded model (a gradient penalty): FSDP2 reduce-scatters "
                  "gradients in its backward hooks, which this pass runs too; ddpify has not verified this "
                  "form: check it by hand")
@@ -152,15 +162,19 @@ def _move_optimizers(facts: Analysis, edits: Edits, model: Model) -> list[cst.CS
     return model.moved
 
 
-def _penalties(facts: Analysis) -> Iterator[cst.Call]:
-    """`torch.autograd.grad(D(x).sum(), x, create_graph=True)` with `D` wrapped."""
+def _penalties(facts: Analysis) -> Iterator[tuple[cst.Call, cst.BaseExpression | None]]:
+    """`torch.autograd.grad(D(x).sum(), x, create_graph=True)` with `D` wrapped, and `D` where the
+    forward runs in the function of the `grad` call (None elsewhere: its name may not hold it there)."""
     for call in facts.calls:
         outputs = mt.positional(call, 0) or mt.keyword(call, "outputs")
         if facts.qualify(call.func) != "torch.autograd.grad" or outputs is None:
             continue
         computed = [outputs.value, *facts.origins(outputs.value)]  # `out = D(x)`, then `grad(out, x)`
-        if any(dotted(c.func) and facts.ref(c.func) in facts.wrapped_refs for e in computed for c in facts.calls_in(e)):
-            yield call
+        forwards = [c for e in computed for c in facts.calls_in(e)
+                    if dotted(c.func) and facts.ref(c.func) in facts.wrapped_refs]
+        if forwards:
+            here = [c.func for c in forwards if facts.scope(c) is facts.scope(call)]
+            yield call, here[0] if len({facts.code(f) for f in here}) == 1 else None
 
 
 def _why_unused(facts: Analysis, model: Model) -> str | None:

@@ -1288,7 +1288,8 @@ train(Holder(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)))
 """, "a_plain_object_holding_the_trained_modules_is_not_wrapped", report=[
         "warning: could not tell which model this optimizer trains: wrap that model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand (until a model is wrapped, ddpify leaves the training data whole too)",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
-    # A real script's shape (sweep, WGAN-GP): DDP does not support it; say so where it is.
+    # A real script's shape (sweep, WGAN-GP): the penalty's gradients are tied to every parameter,
+    # as DDP waits for all or none (its own backward would give the weights only, not the biases).
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1304,7 +1305,7 @@ for epoch in range(2):
         optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
-from ddpify_runtime import device_ids
+from ddpify_runtime import device_ids, penalty_gradients
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1315,12 +1316,11 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         xi = x.clone().requires_grad_(True)
-        # TODO(ddpify): torch.autograd.grad through a model DistributedDataParallel wraps (a gradient penalty): DDP waits after each forward for a gradient of every parameter, which this pass does not give, and training stops with "Expected to have finished reduction"; ddpify cannot convert this safely: restructure it by hand
-        g = torch.autograd.grad(model(xi).sum(), xi, create_graph=True)[0]
+        g = penalty_gradients(model, torch.autograd.grad(model(xi).sum(), xi, create_graph=True))[0]
         optimizer.zero_grad()
         (model(x).mean() + g.norm()).backward()
         optimizer.step()
-""", "a_gradient_penalty_through_the_wrapped_model_gets_a_todo-1", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "a_gradient_penalty_through_the_wrapped_model_reaches_every_parameter-1", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1337,7 +1337,7 @@ for epoch in range(2):
         optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
-from ddpify_runtime import device_ids
+from ddpify_runtime import device_ids, penalty_gradients
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1349,12 +1349,11 @@ for epoch in range(2):
     for x, y in loader:
         xi = x.clone().requires_grad_(True)
         out = model(xi).sum()
-        # TODO(ddpify): torch.autograd.grad through a model DistributedDataParallel wraps (a gradient penalty): DDP waits after each forward for a gradient of every parameter, which this pass does not give, and training stops with "Expected to have finished reduction"; ddpify cannot convert this safely: restructure it by hand
-        g = torch.autograd.grad(out, xi, create_graph=True)[0]
+        g = penalty_gradients(model, torch.autograd.grad(out, xi, create_graph=True))[0]
         optimizer.zero_grad()
         (model(x).mean() + g.norm()).backward()
         optimizer.step()
-""", "a_gradient_penalty_through_the_wrapped_model_gets_a_todo-2", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "a_gradient_penalty_through_the_wrapped_model_reaches_every_parameter-2", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # A real script's shape (sweep, WGAN): `validity.backward(valid)`; `turtle.backward(90)` is no training.
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
