@@ -167,7 +167,7 @@ for epoch in range(3):
                     p.add_(p.grad, alpha=-0.1)
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-1", also=set(), scaffold=ARGS.at_end),
+""", "no_no_sync_where_warmup_steps_by_hand", also=set(), scaffold=ARGS.at_end),
     pair("""\
 
 def sgd_by_hand(net):
@@ -204,7 +204,7 @@ for epoch in range(3):
                     p.add_(p.grad, alpha=-0.1)
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-2", also=set(), scaffold=ARGS.at_end),
+""", "no_no_sync_where_the_other_path_steps_by_hand", also=set(), scaffold=ARGS.at_end),
     # through a helper
     pair("""\
 
@@ -238,7 +238,7 @@ for epoch in range(3):
             sgd_by_hand(model)
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-3", also=set(), scaffold=ARGS.at_end),
+""", "no_no_sync_where_the_other_path_steps_through_a_helper", also=set(), scaffold=ARGS.at_end),
     pair("""\
 
 def sgd_by_hand(net):
@@ -271,7 +271,7 @@ for epoch in range(3):
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-4", also=set(), scaffold=ARGS.at_end),
+""", "no_no_sync_where_the_other_path_clips_the_gradients", also=set(), scaffold=ARGS.at_end),
     # reads the gradients
     pair("""\
 
@@ -305,7 +305,7 @@ for epoch in range(3):
             print(sum(p.grad.norm() for p in model.parameters()))
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-5", also=set(), scaffold=ARGS.at_end),
+""", "no_no_sync_where_the_other_path_reads_the_gradients", also=set(), scaffold=ARGS.at_end),
     pair("""\
 
 def sgd_by_hand(net):
@@ -340,7 +340,7 @@ for epoch in range(3):
                 p.data -= 0.1 * p.data.sign()
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-6", also=set(), scaffold=ARGS.at_end),
+""", "no_no_sync_where_the_other_path_updates_weights_by_hand", also=set(), scaffold=ARGS.at_end),
     # not periodic
     pair("""\
 
@@ -378,7 +378,7 @@ for epoch in range(3):
                     p.add_(p.grad, alpha=-0.1)
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-7", also=set(), scaffold=ARGS.at_end),
+""", "no_no_sync_where_the_step_is_not_periodic", also=set(), scaffold=ARGS.at_end),
     # data-dependent
     pair("""\
 
@@ -412,7 +412,7 @@ for epoch in range(3):
             pass
         optimizer.zero_grad()
         step += 1
-""", "an_if_with_another_step_on_its_other_path_gets_no_no_sync-8", also=set(), scaffold=ARGS.at_end),
+""", "no_no_sync_where_the_step_depends_on_the_data", also=set(), scaffold=ARGS.at_end),
     pair("""\
 
 for epoch in range(3):
@@ -433,7 +433,7 @@ for epoch in range(3):
             optimizer.step()
             optimizer.zero_grad()
     optimizer.step()  # the micro-steps left at the end of an epoch
-""", "a_step_after_the_batch_loop_reads_unsynchronised_gradients-1", also=set(), scaffold=ARGS.at_end),
+""", "no_no_sync_where_a_step_follows_the_batch_loop", also=set(), scaffold=ARGS.at_end),
     pair("""\
 
 for epoch in range(3):
@@ -454,7 +454,7 @@ for epoch in range(3):
             optimizer.step()
             optimizer.zero_grad()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-""", "a_step_after_the_batch_loop_reads_unsynchronised_gradients-2", also=set(), scaffold=ARGS.at_end),
+""", "no_no_sync_where_a_gradient_clip_follows_the_batch_loop", also=set(), scaffold=ARGS.at_end),
     pair("""\
 
 micro_step = 0

@@ -135,7 +135,7 @@ for step in itertools.count():
         break
     if step >= args.max_steps:
         break
-""", "a_loss_target_in_a_step_loop_is_agreed_but_the_step_limit_and_stop_iteration_are_not-1", scaffold=ARGS.at_end),
+""", "a_loss_target_in_a_counted_step_loop_is_agreed_but_the_step_limit_and_stop_iteration_are_not", scaffold=ARGS.at_end),
     pair("""\
 
 it = iter(train_loader)
@@ -172,7 +172,7 @@ while True:
         break
     if step >= args.max_steps:
         break
-""", "a_loss_target_in_a_step_loop_is_agreed_but_the_step_limit_and_stop_iteration_are_not-2", scaffold=ARGS.at_end),
+""", "a_loss_target_in_a_while_loop_is_agreed_but_the_step_limit_and_stop_iteration_are_not", scaffold=ARGS.at_end),
     pair("""\
 
 for epoch in range(3):
@@ -269,7 +269,7 @@ for epoch in range(3):
         step += 1
         if agree_on(loss < 1e-3 or step >= args.max_steps):
             break
-""", "a_condition_on_data_is_agreed_whole-1", scaffold=ARGS.at_end),
+""", "a_loss_or_step_limit_is_agreed_whole", scaffold=ARGS.at_end),
     # a counter written from data or on some paths only
     pair("""\
 
@@ -297,7 +297,7 @@ for epoch in range(3):
             step += 1
         if agree_on(step >= 100):
             break
-""", "a_condition_on_data_is_agreed_whole-2", scaffold=ARGS.at_end),
+""", "a_step_count_that_depends_on_the_batches_is_agreed", scaffold=ARGS.at_end),
     pair("""\
 
 step = 0
@@ -322,7 +322,7 @@ for epoch in range(3):
         step = int(loss.item())
         if agree_on(step >= 100):
             break
-""", "a_condition_on_data_is_agreed_whole-3", scaffold=ARGS.at_end),
+""", "a_step_count_read_from_the_loss_is_agreed", scaffold=ARGS.at_end),
     pair("""\
 
 for epoch in range(3):
@@ -393,7 +393,7 @@ for epoch in range(10):
         print(model(x))
     if epoch == 5:
         break
-""", "fsdp_branches_around_a_gather_or_a_forward_are_agreed_unless_shared-1", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
+""", "fsdp_branches_around_a_gather_or_a_forward_are_agreed_unless_shared", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 best = 1.0
@@ -432,7 +432,7 @@ for epoch in range(10):
         print(model(x))
     if epoch == 5:
         break
-""", "fsdp_branches_around_a_gather_or_a_forward_are_agreed_unless_shared-2", also={"wrap-model"}, scaffold=TRAINS.instead_of("opt", "loop")),
+""", "ddp_branches_around_a_save_or_a_forward_are_left_alone", also={"wrap-model"}, scaffold=TRAINS.instead_of("opt", "loop")),
 ]
 
 UNCHANGED = [
@@ -447,7 +447,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", id="unchanged-1"),
+""", id="a_loop_without_an_exit"),
     pytest.param("""\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -462,7 +462,7 @@ for epoch in range(10):
         opt.step()
     if epoch == 5:
         break
-""", id="unchanged-2"),
+""", id="a_break_on_the_epoch_count"),
     pytest.param("""\
 
 import argparse
@@ -485,7 +485,7 @@ for epoch in range(3):
         step = step + 1
         if args.dry_run:
             break
-""", id="conditions_every_process_shares_stay-1"),
+""", id="a_dry_run_flag_stays"),
     pytest.param("""\
 
 import argparse
@@ -508,7 +508,7 @@ for epoch in range(3):
         step = step + 1
         if i == 3:
             break
-""", id="conditions_every_process_shares_stay-2"),
+""", id="a_batch_index_stays"),
     pytest.param("""\
 
 import argparse
@@ -531,7 +531,7 @@ for epoch in range(3):
         step = step + 1
         if i + 1 == len(train_loader):
             break
-""", id="conditions_every_process_shares_stay-3"),
+""", id="the_last_batch_by_len_of_the_loader_stays"),
     pytest.param("""\
 
 import argparse
@@ -554,7 +554,7 @@ for epoch in range(3):
         step = step + 1
         if epoch >= args.epochs - 1 and i > len(train_loader.dataset) // 8:
             break
-""", id="conditions_every_process_shares_stay-4"),
+""", id="an_epoch_and_dataset_size_condition_stays"),
     pytest.param("""\
 
 import argparse
@@ -577,7 +577,7 @@ for epoch in range(3):
         step = step + 1
         if step >= limit:
             break
-""", id="conditions_every_process_shares_stay-5"),
+""", id="a_step_limit_from_the_arguments_stays"),
     pytest.param("""\
 
 import argparse
@@ -600,7 +600,7 @@ for epoch in range(3):
         step = step + 1
         if step >= max(limit, 1):
             break
-""", id="conditions_every_process_shares_stay-6"),
+""", id="a_step_limit_through_max_stays"),
     pytest.param("""\
 
 import argparse
@@ -644,7 +644,7 @@ for epoch in range(3):
         for p in model.parameters():
             if p.grad is None:
                 break
-""", id="exits_that_leave_no_training_loop_stay-1"),
+""", id="a_break_out_of_a_loop_over_parameters_stays"),
     # a return in a function defined inside the loop leaves that function only
     pytest.param("""\
 
@@ -667,7 +667,7 @@ for epoch in range(3):
         loss.backward()
         optimizer.step()
         check(loss)
-""", id="exits_that_leave_no_training_loop_stay-2"),
+""", id="a_return_from_a_nested_function_stays"),
     pytest.param("""\
 
 import argparse

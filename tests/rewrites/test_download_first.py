@@ -98,7 +98,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", id="unchanged-1"),
+""", id="a_dataset_that_does_not_download"),
     pytest.param("""\
 from torchvision import datasets
 import torch
@@ -112,7 +112,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", id="unchanged-2"),
+""", id="a_dataset_without_a_download_argument"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)

@@ -224,7 +224,7 @@ for epoch in range(3):
         optimizer.zero_grad()
         loss_fn(model(x), y).backward()
         optimizer.step()
-""", "pinned_gpus_and_library_modules_get_todos-1"),
+""", "a_pinned_gpu_gets_a_todo"),
     pair("""\
 
 import torch
@@ -254,7 +254,7 @@ def fit(model, train_loader):
             optimizer.zero_grad()
             loss_fn(model(x), y).backward()
             optimizer.step()
-""", "pinned_gpus_and_library_modules_get_todos-2"),
+""", "a_library_module_that_runs_nothing_gets_a_todo"),
     # no main(): the loader and the model are sharded and wrapped at module level, before the main
     # block calls `train()`: the call goes after the imports, not into `train()`
     pair("""\

@@ -57,7 +57,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", id="unchanged-2"),
+""", id="an_explicit_map_location_to_cuda_is_kept"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)

@@ -85,7 +85,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", id="unchanged-1"),
+""", id="a_device_chosen_by_availability_is_kept"),
     # an explicit other GPU is the user's choice
     pytest.param("""\
 import torch

@@ -646,7 +646,7 @@ def restore():
 if loss_fn(model(x), y) > 1:
     save()
 restored = restore()
-""", "a_write_read_back_by_another_function_is_followed_by_a_barrier-2", also={"unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+""", "a_write_under_a_condition_read_back_by_another_function_is_followed_by_a_barrier", also={"unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # a helper that only writes is guarded, and followed by a barrier, where it is called
     pair("""\
 

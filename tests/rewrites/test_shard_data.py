@@ -122,7 +122,7 @@ for epoch in range(3):
         optimizer.zero_grad()
         loss_fn(model(x), y).backward()
         optimizer.step()
-""", "shuffle_moves_into_the_sampler_with_its_original_value-1"),
+""", "shuffle_true_moves_into_the_sampler"),
     pair("""\
 args_shuffle = True
 
@@ -157,7 +157,7 @@ for epoch in range(3):
         optimizer.zero_grad()
         loss_fn(model(x), y).backward()
         optimizer.step()
-""", "shuffle_moves_into_the_sampler_with_its_original_value-2"),
+""", "a_shuffle_expression_moves_into_the_sampler"),
     pair("""\
 args_shuffle = True
 
@@ -192,7 +192,7 @@ for epoch in range(3):
         optimizer.zero_grad()
         loss_fn(model(x), y).backward()
         optimizer.step()
-""", "shuffle_moves_into_the_sampler_with_its_original_value-3"),
+""", "no_shuffle_gives_a_sampler_that_does_not_shuffle"),
     pair("""\
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -274,7 +274,7 @@ for epoch in range(3):
         optimizer.zero_grad()
         loss_fn(model(x), y).backward()
         optimizer.step()
-""", "explicit_samplers_are_replaced_or_sharded-1"),
+""", "a_random_sampler_is_replaced"),
     pair("""\
 from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
 
@@ -311,7 +311,7 @@ for epoch in range(3):
         optimizer.zero_grad()
         loss_fn(model(x), y).backward()
         optimizer.step()
-""", "explicit_samplers_are_replaced_or_sharded-2"),
+""", "a_sequential_sampler_is_replaced_by_one_that_does_not_shuffle"),
     pair("""\
 from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
 
@@ -348,7 +348,7 @@ for epoch in range(3):
         optimizer.zero_grad()
         loss_fn(model(x), y).backward()
         optimizer.step()
-""", "explicit_samplers_are_replaced_or_sharded-3"),
+""", "a_weighted_sampler_is_sharded_keeping_its_weights"),
     pair("""\
 from torch.utils.data import BatchSampler, RandomSampler
 
@@ -504,7 +504,7 @@ loader = DataLoader(
     batch_size=4,
     sampler=DistributedSampler(ds, shuffle=True)
     )
-""", "multi_line_call_keeps_layout", scaffold=TRAINS.instead_of("loader")),
+""", "a_multi_line_call_with_shuffle_keeps_its_layout", scaffold=TRAINS.instead_of("loader")),
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(
@@ -520,7 +520,7 @@ loader = DataLoader(
     batch_size=4,
     sampler=DistributedSampler(ds, shuffle=False)
 )
-""", "multi_line_call_keeps_layout-2", scaffold=TRAINS.instead_of("loader")),
+""", "a_multi_line_call_without_shuffle_keeps_its_layout", scaffold=TRAINS.instead_of("loader")),
 ]
 
 # Every script that trains gets its training data sharded or a TODO saying why not; what stays

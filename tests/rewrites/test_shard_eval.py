@@ -101,7 +101,7 @@ total = 0.0
 for x, y in test_loader:
     total += ((model(x) - y) ** 2).mean().item()
 print(total / len(test_loader))
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-1", report=[
+""", "kept_whole_for_a_loss_averaged_per_batch", report=[
         "note: evaluation of `test_loader` kept whole: the loss is averaged per batch (`total / len(test_loader)`), and the batches differ once split",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -118,7 +118,7 @@ total = 0.0
 for x, y in tqdm(test_loader, total=len(test_loader)):
     total += ((model(x) - y) ** 2).sum().item()
 print(total)
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-2", report=[
+""", "kept_whole_for_a_read_of_the_number_of_batches", report=[
         "note: evaluation of `test_loader` kept whole: it reads `len(test_loader)`, the number of batches, which differs once split",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -135,7 +135,7 @@ total = 0.0
 for x, y in test_loader:
     total += ((model(x) - y) ** 2).mean().item()
 print(total / len(test_loader.dataset))
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-3", report=[
+""", "kept_whole_for_a_total_of_one_value_per_batch", report=[
         "note: evaluation of `test_loader` kept whole: `total` adds one value per batch (`((model(x) - y) ** 2).mean().item()`), and the batches differ once split",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -154,7 +154,7 @@ for x, y in test_loader:
     total += ((model(x) - y) ** 2).sum().item()
     batches += 1
 print(total / batches)
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-4", report=[
+""", "kept_whole_for_a_count_of_batches", report=[
         "note: evaluation of `test_loader` kept whole: `batches` counts batches, and the batches differ once split",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -171,7 +171,7 @@ best = 0.0
 for x, y in test_loader:
     best = max(best, model(x).max().item())
 print(best)
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-5", report=[
+""", "kept_whole_for_a_maximum_carried_out_of_the_loop", report=[
         "note: evaluation of `test_loader` kept whole: `best` is carried out of the loop by `best = max(best, model(x).max().item())`, which is not a sum over samples",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -188,7 +188,7 @@ avg = 0.0
 for x, y in test_loader:
     avg = 0.9 * avg + 0.1 * ((model(x) - y) ** 2).mean().item()
 print(avg)
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-6", report=[
+""", "kept_whole_for_a_running_average_carried_out_of_the_loop", report=[
         "note: evaluation of `test_loader` kept whole: `avg` is carried out of the loop by `avg = 0.9 * avg + 0.1 * ((model(x) - y) ** 2).mean().item()`, which is not a sum over samples",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -203,7 +203,7 @@ test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), ba
 for x, y in test_loader:
     meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))
 print(meter.avg)
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-7", report=[
+""", "kept_whole_for_a_meter_update", report=[
         "note: evaluation of `test_loader` kept whole: `meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))` may accumulate where ddpify cannot reduce it",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -224,7 +224,7 @@ for x, y in test_loader:
     if total > 5:
         break
 print(total)
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-8", report=[
+""", "kept_whole_for_a_break", report=[
         "note: evaluation of `test_loader` kept whole: the loop may stop early (`break`)",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -255,7 +255,7 @@ def first_bad(model, test_loader):
 
 
 print(first_bad(model, test_loader))
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-9", report=[
+""", "kept_whole_for_a_return_from_the_loop", report=[
         "note: evaluation of `test_loader` kept whole: the loop may stop early (`return bad`)",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -278,7 +278,7 @@ except RuntimeError:
     for x, y in test_loader:
         total += ((model(x) - y) ** 2).sum().item()
     print(total)
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-10", report=[
+""", "kept_whole_for_a_loop_in_an_except_block", report=[
         "note: evaluation of `test_loader` kept whole: it runs in an `except` block, which may run on some processes only",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -297,7 +297,7 @@ for x, y in test_loader:
     total += ((model(x) - y) ** 2).sum().item()
 else:
     print(total)
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-11", report=[
+""", "kept_whole_for_a_loop_else_block", report=[
         "note: evaluation of `test_loader` kept whole: its `else` block runs before the processes' shares could be added up",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -308,7 +308,7 @@ print(sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader))
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 print(sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader))
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-12", report=[
+""", "kept_whole_for_a_comprehension_over_the_loader", report=[
         "note: evaluation of `test_loader` kept whole: it runs in a comprehension (`sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader)`), not in a loop ddpify splits",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -327,7 +327,7 @@ for x, y in test_loader:
     correct += (model(x).sign() == y.sign()).sum().item()
     n += y.size(0)
     running = correct / n
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-13", report=[
+""", "kept_whole_for_a_total_read_inside_the_loop", report=[
         "note: evaluation of `test_loader` kept whole: `correct` is read inside the loop, before every process has added its share",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -348,7 +348,7 @@ for x, y in test_loader:
     total += loss
     print(loss)
 print(total)
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-14", report=[
+""", "kept_whole_for_a_print_inside_the_loop", report=[
         "note: evaluation of `test_loader` kept whole: it prints inside the loop (the main process would print its share only)",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -365,7 +365,7 @@ accs = []
 for x, y in test_loader:
     accs.append((model(x).sign() == y.sign()).float().mean().item())
 print(sum(accs) / len(accs))
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-15", report=[
+""", "kept_whole_for_a_list_appended_once_per_batch", report=[
         "note: evaluation of `test_loader` kept whole: `accs` holds one item per batch, and the batches differ once split",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -382,7 +382,7 @@ accs = []
 for x, y in test_loader:
     accs += [(model(x).sign() == y.sign()).float().mean().item()]
 print(sum(accs) / len(accs))
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-16", report=[
+""", "kept_whole_for_a_list_extended_once_per_batch", report=[
         "note: evaluation of `test_loader` kept whole: `accs` holds one item per batch, and the batches differ once split",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -401,7 +401,7 @@ if ((model(torch.randn(2)) - 1) ** 2).item() < 1:
     for x, y in test_loader:
         total += ((model(x) - y) ** 2).sum().item()
     print(total)
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-17", report=[
+""", "kept_whole_for_a_condition_that_may_differ_between_processes", report=[
         "note: evaluation of `test_loader` kept whole: it runs only while `((model(torch.randn(2)) - 1) ** 2).item() < 1`, which may differ between processes",
     ], scaffold=TRAINS.at_end),
     pair("""\
@@ -418,7 +418,7 @@ total = 0.0
 for i, (x, y) in enumerate(test_loader):
     total += ((model(x) - y) ** 2).sum().item()
 print(total / (i + 1))
-""", "a_form_a_split_would_change_keeps_the_loader_whole_with_a_note-18", report=[
+""", "kept_whole_for_the_batch_read_after_the_loop", report=[
         "note: evaluation of `test_loader` kept whole: `i` (the batch) is read after the loop",
     ], scaffold=TRAINS.at_end),
     pair("""\

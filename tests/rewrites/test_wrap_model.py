@@ -128,7 +128,7 @@ from ddpify_runtime import device_ids
 
 model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-""", "wrap_options-1", find_unused_parameters=True, scaffold=SCRIPT.instead_of("model")),
+""", "find_unused_parameters_option", find_unused_parameters=True, scaffold=SCRIPT.instead_of("model")),
     pair("""\
 model = torch.nn.Linear(2, 1)
 """, """\
@@ -138,7 +138,7 @@ from ddpify_runtime import convert_sync_batchnorm, device_ids
 model = torch.nn.Linear(2, 1)
 model = convert_sync_batchnorm(model)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-""", "wrap_options-2", sync_batchnorm=True, scaffold=SCRIPT.instead_of("model")),
+""", "sync_batchnorm_option", sync_batchnorm=True, scaffold=SCRIPT.instead_of("model")),
     pair("""\
 model = torch.nn.Linear(2, 1)
 if torch.cuda.device_count() > 1:
@@ -149,7 +149,7 @@ from ddpify_runtime import device_ids
 
 model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-""", "dataparallel_under_a_gpu_count_check_becomes_an_unconditional_wrap-1", scaffold=SCRIPT.instead_of("model")),
+""", "dataparallel_under_a_gpu_count_check_becomes_an_unconditional_wrap", scaffold=SCRIPT.instead_of("model")),
     pair("""\
 model = torch.nn.Linear(2, 1)
 if torch.cuda.device_count() > 1:
@@ -163,7 +163,7 @@ model = torch.nn.Linear(2, 1)
 if torch.cuda.device_count() > 1:
     print('GPUs')
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-""", "dataparallel_under_a_gpu_count_check_becomes_an_unconditional_wrap-2", scaffold=SCRIPT.instead_of("model")),
+""", "dataparallel_in_a_longer_gpu_count_branch_becomes_an_unconditional_wrap", scaffold=SCRIPT.instead_of("model")),
     pair("""\
 import argparse
 args = argparse.ArgumentParser().parse_args()
@@ -211,7 +211,7 @@ from ddpify_runtime import device_ids
 
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = model.configure_optimizers(0.1)
-""", "configure_optimizers_and_hand_written_sgd_count_as_training_the_model-1", scaffold=SCRIPT.instead_of("optimizer")),
+""", "configure_optimizers_counts_as_training_the_model", scaffold=SCRIPT.instead_of("optimizer")),
     pair("""\
 
 
@@ -232,7 +232,7 @@ for epoch in range(3):
         loss_fn(model(x), y).backward()
         for p in model.parameters():
             p.data.add_(p.grad, alpha=-0.1)
-""", "configure_optimizers_and_hand_written_sgd_count_as_training_the_model-2", scaffold=SCRIPT.instead_of("optimizer", "loop")),
+""", "hand_written_sgd_counts_as_training_the_model", scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
 optimizer = torch.optim.SGD(model.fc.parameters(), lr=0.1)
 """, """\
@@ -571,7 +571,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-""", "a_head_left_unread_builds_ddp_that_finds_unused_parameters-1", report=[
+""", "a_head_unpacked_into_underscore_finds_unused_parameters", report=[
         "warning: a training step leaves outputs of `model` unread (`validity, _ = model(x)`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
@@ -627,7 +627,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-""", "a_head_left_unread_builds_ddp_that_finds_unused_parameters-2", report=[
+""", "a_head_unpacked_but_never_read_finds_unused_parameters", report=[
         "warning: a training step leaves outputs of `model` unread (`validity, logits = model(x)`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
@@ -681,7 +681,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-""", "a_head_left_unread_builds_ddp_that_finds_unused_parameters-3", report=[
+""", "a_head_dropped_by_indexing_finds_unused_parameters", report=[
         "warning: a training step leaves outputs of `model` unread (`model(x)[0]`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
@@ -737,7 +737,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-""", "every_head_read_or_only_evaluated_keeps_the_default-1", report=[
+""", "every_head_read_keeps_the_default", report=[
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
@@ -794,7 +794,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-""", "every_head_read_or_only_evaluated_keeps_the_default-2", report=[
+""", "heads_run_only_without_gradient_keep_the_default", report=[
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
@@ -893,7 +893,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
-""", "parameters_a_forward_may_leave_without_gradient_need_find_unused_parameters-1", report=[
+""", "a_layer_forward_never_uses_finds_unused_parameters", report=[
         "warning: `self.bn` is never used in forward(): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
@@ -943,7 +943,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
-""", "parameters_a_forward_may_leave_without_gradient_need_find_unused_parameters-2", report=[
+""", "a_parameter_read_for_its_device_only_finds_unused_parameters", report=[
         "warning: `self.dummy` is read in forward() for its device only: DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
@@ -999,7 +999,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
-""", "parameters_a_forward_may_leave_without_gradient_need_find_unused_parameters-3", report=[
+""", "a_layer_used_on_some_paths_finds_unused_parameters", report=[
         "warning: `self.aux` is used in forward() on some paths only: DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
@@ -1050,7 +1050,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
-""", "a_forward_that_uses_every_parameter_keeps_the_default-1", report=[
+""", "a_forward_through_every_layer_keeps_the_default", report=[
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
@@ -1099,7 +1099,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
-""", "a_forward_that_uses_every_parameter_keeps_the_default-2", report=[
+""", "a_dropout_used_in_training_only_keeps_the_default", report=[
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # the same sub-module on both paths (DCGAN's `data_parallel(self.main, ...)` / `self.main(x)`)
@@ -1153,7 +1153,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
-""", "a_forward_that_uses_every_parameter_keeps_the_default-3", report=[
+""", "a_layer_used_on_every_path_keeps_the_default", report=[
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # `_, loss = model(x, y)` (nanoGPT and its kin: the loss is computed from the logits).
@@ -1320,7 +1320,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         (model(x).mean() + g.norm()).backward()
         optimizer.step()
-""", "a_gradient_penalty_through_the_wrapped_model_reaches_every_parameter-1", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "a_gradient_penalty_through_the_wrapped_model_reaches_every_parameter", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1353,7 +1353,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         (model(x).mean() + g.norm()).backward()
         optimizer.step()
-""", "a_gradient_penalty_through_the_wrapped_model_reaches_every_parameter-2", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "a_gradient_penalty_through_a_forward_kept_in_a_name_reaches_every_parameter", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # A real script's shape (sweep, WGAN): `validity.backward(valid)`; `turtle.backward(90)` is no training.
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -1487,7 +1487,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
-""", "fsdp_report_names_the_blocks_of_the_model_class-1", strategy="fsdp", report=[
+""", "fsdp_report_names_the_blocks_of_the_model_class", strategy="fsdp", report=[
         "change: `model` sharded with fully_shard (FSDP2): each block of `model.layers` (nn.ModuleList), then the root",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
@@ -1535,7 +1535,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
-""", "fsdp_report_names_the_blocks_of_the_model_class-2", strategy="fsdp", report=[
+""", "fsdp_report_of_a_model_from_a_factory_names_no_class", strategy="fsdp", report=[
         "change: `model` sharded with fully_shard (FSDP2): the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # the comments around a DataParallel line replaced in place stay, but one that names DataParallel
@@ -1691,7 +1691,7 @@ trainer = Trainer(model, loader, opt)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 trainer.fit()
 model.train()
-""", "the_wrap_comes_before_a_trainer_method_that_trains-2", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "the_wrap_comes_before_a_trainer_method_called_through_a_name", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # the wrap comes before a list that aliases the models (set-epoch: the loop over the
     # loader around the loop over the models feeds training)
     pair("""\
@@ -1765,7 +1765,7 @@ class Tower(torch.nn.Module):
 
 model = Tower(use_norm=True)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-""", "a_branch_fixed_by_a_constructor_flag", scaffold=TRAINS.instead_of("loader", "model")),
+""", "a_branch_switched_on_by_a_keyword_flag_keeps_the_default", scaffold=TRAINS.instead_of("loader", "model")),
     # a branch chosen by a constructor flag set alike everywhere, `Tower(True)`: no unused parameters
     pair("""\
 args_flag = True
@@ -1809,7 +1809,7 @@ class Tower(torch.nn.Module):
 
 model = Tower(True)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-""", "a_branch_fixed_by_a_constructor_flag-2", scaffold=TRAINS.instead_of("loader", "model")),
+""", "a_branch_switched_on_by_a_positional_flag_keeps_the_default", scaffold=TRAINS.instead_of("loader", "model")),
     # a branch chosen by a constructor flag, `Tower()`, may not run: find_unused_parameters=True
     pair("""\
 args_flag = True
@@ -1853,7 +1853,7 @@ class Tower(torch.nn.Module):
 
 model = Tower()
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-""", "a_branch_fixed_by_a_constructor_flag-3", scaffold=TRAINS.instead_of("loader", "model")),
+""", "a_branch_left_off_by_the_flag_default_finds_unused_parameters", scaffold=TRAINS.instead_of("loader", "model")),
     # a branch chosen by a constructor flag, `Tower(use_norm=False)`, may not run: find_unused_parameters=True
     pair("""\
 args_flag = True
@@ -1897,7 +1897,7 @@ class Tower(torch.nn.Module):
 
 model = Tower(use_norm=False)
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-""", "a_branch_fixed_by_a_constructor_flag-4", scaffold=TRAINS.instead_of("loader", "model")),
+""", "a_branch_switched_off_by_a_keyword_flag_finds_unused_parameters", scaffold=TRAINS.instead_of("loader", "model")),
     # a branch chosen by a constructor flag, `Tower(use_norm=args_flag)`, may not run: find_unused_parameters=True
     pair("""\
 args_flag = True
@@ -1941,7 +1941,7 @@ class Tower(torch.nn.Module):
 
 model = Tower(use_norm=args_flag)
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-""", "a_branch_fixed_by_a_constructor_flag-5", scaffold=TRAINS.instead_of("loader", "model")),
+""", "a_branch_under_a_flag_read_at_run_time_finds_unused_parameters", scaffold=TRAINS.instead_of("loader", "model")),
     # a trainer of this file keeps its argument (`self.model = net`) and trains it: the wrap comes
     # before the instance is built, or `self.model` would train the bare model
     pair("""\
