@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import ARGS, SCRIPT, TRAINS, pair, rewrite_tests
+from tests.support.snippets import ARGS, SCRIPT, TRAINS, kept, pair, rewrite_tests
 
 NAME = "accumulate-no-sync"
 
@@ -63,15 +63,7 @@ for epoch in range(3):
             optimizer.step()
             optimizer.zero_grad()
 """, "gradient_accumulation_skips_all_reduce_on_micro_steps", also={"wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
-    pair("""\
-
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-        if scheduler is not None:
-            scheduler.step()
-""", """\
+    kept("""\
 
 for epoch in range(3):
     for i, (x, y) in enumerate(train_loader):
@@ -131,25 +123,7 @@ for epoch in range(3):
     scheduler.step()
 """, "accumulation_that_also_steps_on_the_last_batch_gets_no_sync", also={"wrap-model"}, scaffold=ARGS.instead_of("setup")),
     # hand-written SGD on the other steps
-    pair("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if step >= args.warmup_steps:
-            optimizer.step()
-        else:
-            with torch.no_grad():
-                for p in model.parameters():
-                    p.add_(p.grad, alpha=-0.1)
-        optimizer.zero_grad()
-        step += 1
-""", """\
+    kept("""\
 
 def sgd_by_hand(net):
     for p in net.parameters():
@@ -168,25 +142,7 @@ for epoch in range(3):
         optimizer.zero_grad()
         step += 1
 """, "no_no_sync_where_warmup_steps_by_hand", also=set(), scaffold=ARGS.at_end),
-    pair("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-        else:
-            with torch.no_grad():
-                for p in model.parameters():
-                    p.add_(p.grad, alpha=-0.1)
-        optimizer.zero_grad()
-        step += 1
-""", """\
+    kept("""\
 
 def sgd_by_hand(net):
     for p in net.parameters():
@@ -206,23 +162,7 @@ for epoch in range(3):
         step += 1
 """, "no_no_sync_where_the_other_path_steps_by_hand", also=set(), scaffold=ARGS.at_end),
     # through a helper
-    pair("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-        else:
-            sgd_by_hand(model)
-        optimizer.zero_grad()
-        step += 1
-""", """\
+    kept("""\
 
 def sgd_by_hand(net):
     for p in net.parameters():
@@ -239,23 +179,7 @@ for epoch in range(3):
         optimizer.zero_grad()
         step += 1
 """, "no_no_sync_where_the_other_path_steps_through_a_helper", also=set(), scaffold=ARGS.at_end),
-    pair("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-        else:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.zero_grad()
-        step += 1
-""", """\
+    kept("""\
 
 def sgd_by_hand(net):
     for p in net.parameters():
@@ -273,23 +197,7 @@ for epoch in range(3):
         step += 1
 """, "no_no_sync_where_the_other_path_clips_the_gradients", also=set(), scaffold=ARGS.at_end),
     # reads the gradients
-    pair("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-        else:
-            print(sum(p.grad.norm() for p in model.parameters()))
-        optimizer.zero_grad()
-        step += 1
-""", """\
+    kept("""\
 
 def sgd_by_hand(net):
     for p in net.parameters():
@@ -306,24 +214,7 @@ for epoch in range(3):
         optimizer.zero_grad()
         step += 1
 """, "no_no_sync_where_the_other_path_reads_the_gradients", also=set(), scaffold=ARGS.at_end),
-    pair("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-        else:
-            for p in model.parameters():
-                p.data -= 0.1 * p.data.sign()
-        optimizer.zero_grad()
-        step += 1
-""", """\
+    kept("""\
 
 def sgd_by_hand(net):
     for p in net.parameters():
@@ -342,25 +233,7 @@ for epoch in range(3):
         step += 1
 """, "no_no_sync_where_the_other_path_updates_weights_by_hand", also=set(), scaffold=ARGS.at_end),
     # not periodic
-    pair("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if args.use_optimizer:
-            optimizer.step()
-        else:
-            with torch.no_grad():
-                for p in model.parameters():
-                    p.add_(p.grad, alpha=-0.1)
-        optimizer.zero_grad()
-        step += 1
-""", """\
+    kept("""\
 
 def sgd_by_hand(net):
     for p in net.parameters():
@@ -380,23 +253,7 @@ for epoch in range(3):
         step += 1
 """, "no_no_sync_where_the_step_is_not_periodic", also=set(), scaffold=ARGS.at_end),
     # data-dependent
-    pair("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if loss.item() < 0.5:
-            optimizer.step()
-        else:
-            pass
-        optimizer.zero_grad()
-        step += 1
-""", """\
+    kept("""\
 
 def sgd_by_hand(net):
     for p in net.parameters():
@@ -413,17 +270,7 @@ for epoch in range(3):
         optimizer.zero_grad()
         step += 1
 """, "no_no_sync_where_the_step_depends_on_the_data", also=set(), scaffold=ARGS.at_end),
-    pair("""\
-
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-            optimizer.zero_grad()
-    optimizer.step()  # the micro-steps left at the end of an epoch
-""", """\
+    kept("""\
 
 for epoch in range(3):
     for i, (x, y) in enumerate(train_loader):
@@ -434,17 +281,7 @@ for epoch in range(3):
             optimizer.zero_grad()
     optimizer.step()  # the micro-steps left at the end of an epoch
 """, "no_no_sync_where_a_step_follows_the_batch_loop", also=set(), scaffold=ARGS.at_end),
-    pair("""\
-
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-            optimizer.zero_grad()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-""", """\
+    kept("""\
 
 for epoch in range(3):
     for i, (x, y) in enumerate(train_loader):
@@ -455,18 +292,7 @@ for epoch in range(3):
             optimizer.zero_grad()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
 """, "no_no_sync_where_a_gradient_clip_follows_the_batch_loop", also=set(), scaffold=ARGS.at_end),
-    pair("""\
-
-micro_step = 0
-for epoch in range(3):
-    for x, y in train_loader:
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        micro_step += 1
-        if micro_step % 4 == 0:
-            optimizer.step()
-            optimizer.zero_grad()
-""", """\
+    kept("""\
 
 micro_step = 0
 for epoch in range(3):

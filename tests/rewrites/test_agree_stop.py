@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import ARGS, SCRIPT, TRAINS, pair, rewrite_tests
+from tests.support.snippets import ARGS, SCRIPT, TRAINS, pair, rewrite_tests, unchanged
 
 NAME = "agree-stop"
 
@@ -463,17 +463,7 @@ for epoch in range(10):
     if epoch == 5:
         break
 """, id="a_break_on_the_epoch_count"),
-    pytest.param("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
+    unchanged("""\
 
 limit = args.max_steps * 2
 step = 0
@@ -485,18 +475,8 @@ for epoch in range(3):
         step = step + 1
         if args.dry_run:
             break
-""", id="a_dry_run_flag_stays"),
-    pytest.param("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
+""", "a_dry_run_flag_stays", ARGS.at_end),
+    unchanged("""\
 
 limit = args.max_steps * 2
 step = 0
@@ -508,18 +488,8 @@ for epoch in range(3):
         step = step + 1
         if i == 3:
             break
-""", id="a_batch_index_stays"),
-    pytest.param("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
+""", "a_batch_index_stays", ARGS.at_end),
+    unchanged("""\
 
 limit = args.max_steps * 2
 step = 0
@@ -531,18 +501,8 @@ for epoch in range(3):
         step = step + 1
         if i + 1 == len(train_loader):
             break
-""", id="the_last_batch_by_len_of_the_loader_stays"),
-    pytest.param("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
+""", "the_last_batch_by_len_of_the_loader_stays", ARGS.at_end),
+    unchanged("""\
 
 limit = args.max_steps * 2
 step = 0
@@ -554,18 +514,8 @@ for epoch in range(3):
         step = step + 1
         if epoch >= args.epochs - 1 and i > len(train_loader.dataset) // 8:
             break
-""", id="an_epoch_and_dataset_size_condition_stays"),
-    pytest.param("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
+""", "an_epoch_and_dataset_size_condition_stays", ARGS.at_end),
+    unchanged("""\
 
 limit = args.max_steps * 2
 step = 0
@@ -577,18 +527,8 @@ for epoch in range(3):
         step = step + 1
         if step >= limit:
             break
-""", id="a_step_limit_from_the_arguments_stays"),
-    pytest.param("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
+""", "a_step_limit_from_the_arguments_stays", ARGS.at_end),
+    unchanged("""\
 
 limit = args.max_steps * 2
 step = 0
@@ -600,18 +540,8 @@ for epoch in range(3):
         step = step + 1
         if step >= max(limit, 1):
             break
-""", id="a_step_limit_through_max_stays"),
-    pytest.param("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
+""", "a_step_limit_through_max_stays", ARGS.at_end),
+    unchanged("""\
 
 def fit(model, loader, max_steps, epochs=3):
     step = 0
@@ -623,19 +553,9 @@ def fit(model, loader, max_steps, epochs=3):
             if step == max_steps or step > epochs * len(loader):
                 return step
 fit(model, train_loader, args.max_steps)
-""", id="a_parameter_every_caller_passes_from_the_arguments_stays"),
+""", "a_parameter_every_caller_passes_from_the_arguments_stays", ARGS.at_end),
     # a loop that does not train: leaving it decides nothing about collectives
-    pytest.param("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
+    unchanged("""\
 
 for epoch in range(3):
     for x, y in train_loader:
@@ -644,19 +564,9 @@ for epoch in range(3):
         for p in model.parameters():
             if p.grad is None:
                 break
-""", id="a_break_out_of_a_loop_over_parameters_stays"),
+""", "a_break_out_of_a_loop_over_parameters_stays", ARGS.at_end),
     # a return in a function defined inside the loop leaves that function only
-    pytest.param("""\
-
-import argparse
-import itertools
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-args = argparse.ArgumentParser().parse_args()
-train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loss_fn = torch.nn.MSELoss()
+    unchanged("""\
 
 for epoch in range(3):
     def check(v):
@@ -667,7 +577,7 @@ for epoch in range(3):
         loss.backward()
         optimizer.step()
         check(loss)
-""", id="a_return_from_a_nested_function_stays"),
+""", "a_return_from_a_nested_function_stays", ARGS.at_end),
     pytest.param("""\
 
 import argparse

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests
+from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, unchanged
 
 NAME = "main-process-only"
 
@@ -745,34 +743,14 @@ if is_main_process():
 
 UNCHANGED = [
     # the runtime silences print
-    pytest.param("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
+    unchanged("""\
     print(f"epoch {epoch}")
-""", id="the_runtime_silences_print"),
+""", "the_runtime_silences_print", TRAINS.at_end),
     # reading
-    pytest.param("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
+    unchanged("""\
     with open("log.txt") as f:
         print(f.read())
-""", id="reading"),
+""", "reading", TRAINS.at_end),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)

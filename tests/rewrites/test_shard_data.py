@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import SCRIPT, TRAINS, pair, pair_tests
+from tests.support.snippets import SCRIPT, TRAINS, pair, rewrite_tests, unchanged
 
 NAME = "shard-data"
 
@@ -523,7 +523,30 @@ loader = DataLoader(
 """, "a_multi_line_call_without_shuffle_keeps_its_layout", scaffold=TRAINS.instead_of("loader")),
 ]
 
-# Every script that trains gets its training data sharded or a TODO saying why not; what stays
-# whole (evaluation loaders) is in the pairs above.
-# every script that trains gets this rewrite's edit or its TODO: no unchanged case passes the gate
-test_pairs = pair_tests(NAME, PAIRS)
+# Every script that trains gets its training data sharded or a TODO saying why not, so the near
+# misses follow one that does: loaders no training reads stay whole.
+UNCHANGED = [
+    unchanged("""\
+val_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+with torch.no_grad():
+    for x, y in val_loader:
+        print(model(x))
+""", "a_loader_only_evaluated", TRAINS.at_end),
+    unchanged("""\
+train_eval_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+with torch.no_grad():
+    for x, y in train_eval_loader:
+        print(((model(x) - y) ** 2).mean())
+""", "a_shuffled_loader_only_evaluated", TRAINS.at_end),
+    unchanged("""\
+stats_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=8)
+mean = sum(x.mean() for x, _ in stats_loader)
+""", "a_loader_read_for_statistics", TRAINS.at_end),
+    unchanged("""\
+def predict(dl):
+    return [model(x) for x, _ in dl]
+preds = predict(DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4))
+""", "a_loader_handed_to_a_function_that_predicts", TRAINS.at_end),
+]
+
+test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, TRAINS, pair, rewrite_tests, run
+from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, TRAINS, kept, pair, rewrite_tests, run
 
 NAME = "shard-eval"
 
@@ -87,14 +87,7 @@ for x, y in shard_eval(test_loader):
 seen, hits = reduce_sum(seen, hits)
 print(seen.tolist(), hits / len(test_loader.dataset))
 """, "indexed_and_nested_sums_are_reduced", scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-total = 0.0
-for x, y in test_loader:
-    total += ((model(x) - y) ** 2).mean().item()
-print(total / len(test_loader))
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -104,14 +97,7 @@ print(total / len(test_loader))
 """, "kept_whole_for_a_loss_averaged_per_batch", report=[
         "note: evaluation of `test_loader` kept whole: the loss is averaged per batch (`total / len(test_loader)`), and the batches differ once split",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-total = 0.0
-for x, y in tqdm(test_loader, total=len(test_loader)):
-    total += ((model(x) - y) ** 2).sum().item()
-print(total)
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -121,14 +107,7 @@ print(total)
 """, "kept_whole_for_a_read_of_the_number_of_batches", report=[
         "note: evaluation of `test_loader` kept whole: it reads `len(test_loader)`, the number of batches, which differs once split",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-total = 0.0
-for x, y in test_loader:
-    total += ((model(x) - y) ** 2).mean().item()
-print(total / len(test_loader.dataset))
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -138,15 +117,7 @@ print(total / len(test_loader.dataset))
 """, "kept_whole_for_a_total_of_one_value_per_batch", report=[
         "note: evaluation of `test_loader` kept whole: `total` adds one value per batch (`((model(x) - y) ** 2).mean().item()`), and the batches differ once split",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-total, batches = 0.0, 0
-for x, y in test_loader:
-    total += ((model(x) - y) ** 2).sum().item()
-    batches += 1
-print(total / batches)
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total, batches = 0.0, 0
@@ -157,14 +128,7 @@ print(total / batches)
 """, "kept_whole_for_a_count_of_batches", report=[
         "note: evaluation of `test_loader` kept whole: `batches` counts batches, and the batches differ once split",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-best = 0.0
-for x, y in test_loader:
-    best = max(best, model(x).max().item())
-print(best)
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 best = 0.0
@@ -174,14 +138,7 @@ print(best)
 """, "kept_whole_for_a_maximum_carried_out_of_the_loop", report=[
         "note: evaluation of `test_loader` kept whole: `best` is carried out of the loop by `best = max(best, model(x).max().item())`, which is not a sum over samples",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-avg = 0.0
-for x, y in test_loader:
-    avg = 0.9 * avg + 0.1 * ((model(x) - y) ** 2).mean().item()
-print(avg)
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 avg = 0.0
@@ -191,13 +148,7 @@ print(avg)
 """, "kept_whole_for_a_running_average_carried_out_of_the_loop", report=[
         "note: evaluation of `test_loader` kept whole: `avg` is carried out of the loop by `avg = 0.9 * avg + 0.1 * ((model(x) - y) ** 2).mean().item()`, which is not a sum over samples",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-for x, y in test_loader:
-    meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))
-print(meter.avg)
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 for x, y in test_loader:
@@ -206,16 +157,7 @@ print(meter.avg)
 """, "kept_whole_for_a_meter_update", report=[
         "note: evaluation of `test_loader` kept whole: `meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))` may accumulate where ddpify cannot reduce it",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-total = 0.0
-for x, y in test_loader:
-    total += ((model(x) - y) ** 2).sum().item()
-    if total > 5:
-        break
-print(total)
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -227,21 +169,7 @@ print(total)
 """, "kept_whole_for_a_break", report=[
         "note: evaluation of `test_loader` kept whole: the loop may stop early (`break`)",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-def first_bad(model, test_loader):
-    bad = 0
-    for x, y in test_loader:
-        for o, t in zip(model(x), y):
-            bad += int(o.item() > t.item())
-            if bad > 3:
-                return bad
-    return bad
-
-
-print(first_bad(model, test_loader))
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 def first_bad(model, test_loader):
@@ -258,17 +186,7 @@ print(first_bad(model, test_loader))
 """, "kept_whole_for_a_return_from_the_loop", report=[
         "note: evaluation of `test_loader` kept whole: the loop may stop early (`return bad`)",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-try:
-    print(len(test_loader))
-except RuntimeError:
-    total = 0.0
-    for x, y in test_loader:
-        total += ((model(x) - y) ** 2).sum().item()
-    print(total)
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 try:
@@ -281,15 +199,7 @@ except RuntimeError:
 """, "kept_whole_for_a_loop_in_an_except_block", report=[
         "note: evaluation of `test_loader` kept whole: it runs in an `except` block, which may run on some processes only",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-total = 0.0
-for x, y in test_loader:
-    total += ((model(x) - y) ** 2).sum().item()
-else:
-    print(total)
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -300,26 +210,14 @@ else:
 """, "kept_whole_for_a_loop_else_block", report=[
         "note: evaluation of `test_loader` kept whole: its `else` block runs before the processes' shares could be added up",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-print(sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader))
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 print(sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader))
 """, "kept_whole_for_a_comprehension_over_the_loader", report=[
         "note: evaluation of `test_loader` kept whole: it runs in a comprehension (`sum(((model(x) - y) ** 2).sum().item() for x, y in test_loader)`), not in a loop ddpify splits",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-correct, n = 0, 0
-for x, y in test_loader:
-    correct += (model(x).sign() == y.sign()).sum().item()
-    n += y.size(0)
-    running = correct / n
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 correct, n = 0, 0
@@ -330,16 +228,7 @@ for x, y in test_loader:
 """, "kept_whole_for_a_total_read_inside_the_loop", report=[
         "note: evaluation of `test_loader` kept whole: `correct` is read inside the loop, before every process has added its share",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-total = 0.0
-for x, y in test_loader:
-    loss = ((model(x) - y) ** 2).sum().item()
-    total += loss
-    print(loss)
-print(total)
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -351,14 +240,7 @@ print(total)
 """, "kept_whole_for_a_print_inside_the_loop", report=[
         "note: evaluation of `test_loader` kept whole: it prints inside the loop (the main process would print its share only)",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-accs = []
-for x, y in test_loader:
-    accs.append((model(x).sign() == y.sign()).float().mean().item())
-print(sum(accs) / len(accs))
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 accs = []
@@ -368,14 +250,7 @@ print(sum(accs) / len(accs))
 """, "kept_whole_for_a_list_appended_once_per_batch", report=[
         "note: evaluation of `test_loader` kept whole: `accs` holds one item per batch, and the batches differ once split",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-accs = []
-for x, y in test_loader:
-    accs += [(model(x).sign() == y.sign()).float().mean().item()]
-print(sum(accs) / len(accs))
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 accs = []
@@ -385,15 +260,7 @@ print(sum(accs) / len(accs))
 """, "kept_whole_for_a_list_extended_once_per_batch", report=[
         "note: evaluation of `test_loader` kept whole: `accs` holds one item per batch, and the batches differ once split",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-if ((model(torch.randn(2)) - 1) ** 2).item() < 1:
-    total = 0.0
-    for x, y in test_loader:
-        total += ((model(x) - y) ** 2).sum().item()
-    print(total)
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 if ((model(torch.randn(2)) - 1) ** 2).item() < 1:
@@ -404,14 +271,7 @@ if ((model(torch.randn(2)) - 1) ** 2).item() < 1:
 """, "kept_whole_for_a_condition_that_may_differ_between_processes", report=[
         "note: evaluation of `test_loader` kept whole: it runs only while `((model(torch.randn(2)) - 1) ** 2).item() < 1`, which may differ between processes",
     ], scaffold=TRAINS.at_end),
-    pair("""\
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-total = 0.0
-for i, (x, y) in enumerate(test_loader):
-    total += ((model(x) - y) ** 2).sum().item()
-print(total / (i + 1))
-""", """\
+    kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total = 0.0
@@ -508,31 +368,7 @@ print(total / len(test_loader.dataset), correct / n)
         "change: `model` sharded with fully_shard (FSDP2): the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root",
         "note: evaluation of `test_loader` kept whole: under FSDP every forward gathers the parameters from all processes, so each runs every batch",
     ], scaffold=TRAINS.instead_of("opt", "loop")),
-    pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-from tqdm import tqdm
-test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-
-def run_epoch(data, train):
-    total = 0.0
-    for x, y in data:
-        loss = ((model(x) - y) ** 2).mean()
-        if train:
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        total += loss.item()
-    return total
-
-
-for epoch in range(2):
-    run_epoch(loader, True)
-    print(run_epoch(test_loader, False))
-""", """\
+    kept("""\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 from tqdm import tqdm

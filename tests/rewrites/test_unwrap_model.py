@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
-
 from ddpify.convert import Options, convert
-from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, only, pair, rewrite_tests
+from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, SCRIPT, TRAINS, kept, only, pair, rewrite_tests, unchanged
 
 NAME = "unwrap-model"
 
 PAIRS = [
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
@@ -24,13 +18,9 @@ for epoch in range(2):
 torch.save(model.state_dict(), 'm.pt')
 print(model.weight, model.training)
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -40,15 +30,8 @@ for epoch in range(2):
         opt.step()
 torch.save(model.module.state_dict(), 'm.pt')
 print(model.module.weight, model.training)
-""", "state_dict_and_attributes_go_through_module"),
+""", "state_dict_and_attributes_go_through_module", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
@@ -63,16 +46,9 @@ torch.save(model.state_dict(), "m.pt")
 model = torch.nn.Linear(2, 1)
 model.load_state_dict(torch.load("m.pt"))
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
@@ -87,11 +63,8 @@ print(model.module.custom_scale, model.parameters())
 torch.save(model.module.state_dict(), "m.pt")
 model = torch.nn.Linear(2, 1)
 model.load_state_dict(torch.load("m.pt"))
-""", "custom_attributes_and_state_dicts_go_through_module_but_module_api_does_not", also={"wrap-model"}),
+""", "custom_attributes_and_state_dicts_go_through_module_but_module_api_does_not", also={"wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -118,9 +91,6 @@ for epoch in range(2):
     print(generate(model), model.size)
 torch.save(model, 'm.pt')
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -150,11 +120,8 @@ for epoch in range(2):
         optimizer.step()
     print(generate(model), model.module.size)
 torch.save(model.module, 'm.pt')
-""", "a_proven_wrapper_goes_through_module", also={"wrap-model"}),
+""", "a_proven_wrapper_goes_through_module", also={"wrap-model"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -187,9 +154,6 @@ model = model.module
 print(model.size)
 print(generate(Net()))
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids, unwrap
 
@@ -225,11 +189,8 @@ for epoch in range(2):
 model = model.module
 print(unwrap(model).size)
 print(generate(Net()))
-""", "a_name_that_may_hold_the_bare_model_goes_through_unwrap", also={"wrap-model"}),
-    pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
+""", "a_name_that_may_hold_the_bare_model_goes_through_unwrap", also={"wrap-model"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    kept("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -255,40 +216,8 @@ for epoch in range(2):
         optimizer.step()
 model = torch.load('best.pt')
 print(model.size)
-""", """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
-def generate(net):
-    return net.size
-
-model = Net()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
-model = torch.load('best.pt')
-print(model.size)
-""", "a_name_rebound_to_a_fresh_model_is_left_as_it_is", also=set()),
+""", "a_name_rebound_to_a_fresh_model_is_left_as_it_is", also=set(), scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -313,9 +242,6 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 model = train(model)
 print(model.size)
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -343,11 +269,8 @@ model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 model = train(model)
 print(model.module.size)
-""", "a_function_that_returns_the_model_it_trains_keeps_the_wrapper", also={"wrap-model"}),
+""", "a_function_that_returns_the_model_it_trains_keeps_the_wrapper", also={"wrap-model"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -370,9 +293,6 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
 """, """\
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids, local_device, without_module_prefix
 
@@ -398,12 +318,8 @@ for epoch in range(2):
         optimizer.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
-""", "a_dataparallel_script_loads_old_checkpoints_without_module_prefix", also={"load-map-location", "wrap-model"}),
+""", "a_dataparallel_script_loads_old_checkpoints_without_module_prefix", also={"load-map-location", "wrap-model"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
@@ -416,12 +332,8 @@ ckpt = torch.load("last.pt")
 model.load_state_dict(ckpt["model"], strict=False)
 opt.load_state_dict(ckpt["opt"])
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import full_optimizer_state_dict, full_state_dict, load_full_optimizer_state_dict, load_full_state_dict, shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = shard_model(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -434,11 +346,8 @@ torch.save({"model": full_state_dict(model), "opt": full_optimizer_state_dict(mo
 ckpt = torch.load("last.pt")
 load_full_state_dict(model, ckpt["model"], strict=False)
 load_full_optimizer_state_dict(model, opt, ckpt["opt"])
-""", "fsdp_keeps_custom_attributes_and_gathers_and_loads_full_state_dicts", also={"wrap-model"}, strategy="fsdp"),
+""", "fsdp_keeps_custom_attributes_and_gathers_and_loads_full_state_dicts", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.DataParallel(torch.nn.Linear(2, 1))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -449,11 +358,8 @@ for epoch in range(2):
 print(model.module.weight)
 torch.save(model, 'whole.pt')
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 model = shard_model(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -465,11 +371,8 @@ for epoch in range(2):
 print(model.weight)
 # TODO(ddpify): this pickles the sharded `model` (its parameters are shards): save `full_state_dict(...)` instead, or gather it first
 torch.save(model, 'whole.pt')
-""", "fsdp_drops_the_module_of_a_dataparallel_script_and_todos_a_pickled_model", also={"wrap-model"}, strategy="fsdp"),
+""", "fsdp_drops_the_module_of_a_dataparallel_script_and_todos_a_pickled_model", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("model", "opt", "loop")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 def fit(model, loader):
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     for x, y in loader:
@@ -483,11 +386,8 @@ init = student.state_dict()
 fit(student, loader)
 final = student.state_dict()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import full_state_dict, shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 def fit(model, loader):
     model = shard_model(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -501,12 +401,8 @@ student = torch.nn.Linear(2, 1)
 init = student.state_dict()
 fit(student, loader)
 final = full_state_dict(student)
-""", "fsdp_a_model_sharded_by_the_function_it_was_passed_to_is_gathered_by_the_caller", also={"wrap-model"}, strategy="fsdp"),
+""", "fsdp_a_model_sharded_by_the_function_it_was_passed_to_is_gathered_by_the_caller", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("model", "opt", "loop")),
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 raw_model = model
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -516,12 +412,8 @@ for epoch in range(2):
         opt.step()
 torch.save(raw_model.state_dict(), 'm.pt')
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import full_state_dict, shard_model
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 raw_model = model
 model = shard_model(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -531,13 +423,9 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 torch.save(full_state_dict(raw_model), 'm.pt')
-""", "fsdp_an_alias_taken_before_the_sharding_is_the_sharded_model_too", also={"wrap-model"}, strategy="fsdp"),
+""", "fsdp_an_alias_taken_before_the_sharding_is_the_sharded_model_too", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     # a whole model inside a saved dict or list is the bare model
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
@@ -550,13 +438,9 @@ state = {'model': model}
 torch.save(state, 's.pt')
 torch.save({'model': model.state_dict()}, 'd.pt')
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -569,11 +453,9 @@ torch.save([model.module, opt], 'p.pt')
 state = {'model': model.module}
 torch.save(state, 's.pt')
 torch.save({'model': model.module.state_dict()}, 'd.pt')
-""", "a_whole_model_inside_a_saved_dict_or_list_is_the_bare_model"),
+""", "a_whole_model_inside_a_saved_dict_or_list_is_the_bare_model", scaffold=TRAINS.instead_of("opt", "loop")),
     # `self.model` of a trainer of this file that stores the wrapper it is given holds the wrapper
     pair("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 
 class Net(torch.nn.Module):
     def __init__(self):
@@ -605,8 +487,6 @@ model = Net()
 trainer = Trainer(model, loader)
 trainer.fit()
 """, """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
@@ -640,25 +520,15 @@ model = Net()
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 trainer = Trainer(model, loader)
 trainer.fit()
-""", "a_trainer_that_stores_the_wrapper_it_is_given_holds_it_on_self", also={"wrap-model"}),
+""", "a_trainer_that_stores_the_wrapper_it_is_given_holds_it_on_self", also={"wrap-model"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
 ]
 
 UNCHANGED = [
     # nn.Module's own API is answered by DDP itself: only the wrap itself is added
-    pytest.param("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
+    unchanged("""\
 model.eval()
 print(model.training, list(model.parameters()))
-""", id="nn_module_s_own_api_is_answered"),
+""", "nn_module_s_own_api_is_answered", TRAINS.at_end),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED, also=frozenset({"wrap-model"}))

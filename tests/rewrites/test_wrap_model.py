@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import SCRIPT, TRAINS, pair, pair_tests
+from tests.support.snippets import SCRIPT, TRAINS, pair, rewrite_tests, unchanged
 
 NAME = "wrap-model"
 
@@ -2075,7 +2075,28 @@ trainer.fit()
 """, "a_received_model_moved_onto_self_is_wrapped_there", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
 ]
 
-# A script that trains a model its optimizer names gets the wrap; one whose optimizer names no
-# model gets a TODO: no training script is left as it is.
-# every script that trains gets this rewrite's edit or its TODO: no unchanged case passes the gate
-test_pairs = pair_tests(NAME, PAIRS)
+# Every script that trains gets the wrap or a TODO, so the near misses follow one that does: models
+# no optimizer trains stay bare.
+UNCHANGED = [
+    unchanged("""\
+critic = torch.nn.Linear(2, 1)
+critic.eval()
+with torch.no_grad():
+    print(critic(torch.randn(1, 2)))
+""", "a_model_built_and_only_evaluated", TRAINS.at_end),
+    unchanged("""\
+best = torch.nn.Linear(2, 1)
+best.load_state_dict(torch.load("best.pt"))
+print(best(torch.randn(1, 2)))
+""", "a_model_loaded_for_inference", TRAINS.at_end),
+    unchanged("""\
+frozen = torch.nn.Linear(2, 1).requires_grad_(False)
+print(frozen(torch.randn(1, 2)))
+""", "a_frozen_model", TRAINS.at_end),
+    unchanged("""\
+ema = torch.optim.swa_utils.AveragedModel(model)
+ema.update_parameters(model)
+""", "an_average_of_the_model_from_torch_optim_is_no_optimizer", TRAINS.at_end),
+]
+
+test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)

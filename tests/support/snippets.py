@@ -6,7 +6,10 @@ rewrite selected; ``assert_unchanged(name, code)`` checks an input that rewrite 
 entries are ``(before, after)`` or ``pair(before, after, id, also=..., report=..., scaffold=...,
 **options)``. A pair is the few lines that change: its ``scaffold`` (a `Scaffold` of `TRAINS`,
 `SCRIPT` or `ARGS`) writes the rest of a script that trains around them, on both sides, and the
-rewrite must leave that rest as it is.
+rewrite must leave that rest as it is. ``kept(code, id, ...)`` is a pair the rewrite leaves as it
+is (written once, for its report); ``unchanged(code, id, scaffold)`` an ``UNCHANGED`` case after a
+whole script that trains, which the rewrite may edit while it leaves ``code`` alone (the near
+misses of a rewrite that edits every script that trains).
 ``run``/``converted`` convert with every rewrite, for tests of whole conversions.
 """
 
@@ -232,6 +235,20 @@ def pair(before: str, after: str, id: str, also: set[str] | None = None, report:
     return pytest.param(before, after, settings, id=id)
 
 
+def kept(code: str, id: str, **settings):
+    """A case of ``PAIRS`` the rewrite leaves as it is, written once: `pair` ``(code, code)``, for
+    its ``report`` (a note that says why) or its ``also``."""
+    return pair(code, code, id, **settings)
+
+
+def unchanged(code: str, id: str, scaffold: Scaffold):
+    """A case of ``UNCHANGED`` written after a whole script that trains (``scaffold``, a
+    `Script.at_end`): the rewrite leaves ``code`` as it is, whatever it makes of the script before
+    it, so that a rewrite that edits every script that trains has near misses too."""
+    assert not scaffold.tail, "the lines a rewrite must leave alone come last"
+    return pytest.param(code, scaffold, id=id)
+
+
 def _with_settings(case):
     """A ``PAIRS`` entry as ``(before, after, settings)``."""
     if not hasattr(case, "marks"):  # a plain (before, after)
@@ -250,15 +267,15 @@ def warnings(changes) -> list[str]:
 def rewrite_tests(name: str, pairs, unchanged, also: frozenset = frozenset()):
     """The two tests of a ``tests/rewrites/test_<name>.py``, as module attributes:
     ``test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)``. ``pairs`` holds
-    (before, after) scripts, ``pair(...)``s, or ``pytest.param``s of them (an xfail for a known bug);
+    (before, after) scripts, ``pair(...)``s, ``kept(...)``s, or ``pytest.param``s of them (an xfail
+    for a known bug); ``unchanged`` holds scripts, ``pytest.param``s of them, or ``unchanged(...)``s;
     ``also``: rewrites selected with ``name`` in every case that names none itself (what they add is
     all an unchanged input may show)."""
     return pair_tests(name, pairs, also), unchanged_tests(name, unchanged, also)
 
 
 def pair_tests(name: str, pairs, also: frozenset = frozenset()):
-    """The test of ``pairs`` alone (see `rewrite_tests`): for a rewrite that edits, or writes a TODO
-    in, every script that trains, so that no script it leaves unchanged passes the gate."""
+    """The test of ``pairs`` (see `rewrite_tests`)."""
     @pytest.mark.parametrize("before, after, settings", [_with_settings(case) for case in pairs])
     def test_pairs(before, after, settings):
         settings = {"also": also, **settings}  # a pair's own `also` replaces the file's
@@ -269,14 +286,24 @@ def pair_tests(name: str, pairs, also: frozenset = frozenset()):
 
 def unchanged_tests(name: str, unchanged, also: frozenset = frozenset()):
     """The test that ``name`` leaves each script of ``unchanged`` as it is (see `rewrite_tests`)."""
-    @pytest.mark.parametrize("code", unchanged)
-    def test_unchanged(code):
-        if also:
+    @pytest.mark.parametrize("code, scaffold", [_with_scaffold(case) for case in unchanged])
+    def test_unchanged(code, scaffold):
+        if scaffold is not None:
+            assert convert(scaffold.around(code)).changed, "a gate leaves it alone"
+            assert only(name, scaffold.around(code), also) == only(name, scaffold.around(""), also) + textwrap.dedent(code)
+        elif also:
             assert only(name, code, also) == plain_runtime_import(convert(textwrap.dedent(code), Options(only=also)).code)
         else:
             assert_unchanged(name, code)
 
     return test_unchanged
+
+
+def _with_scaffold(case):
+    """An ``UNCHANGED`` entry as ``(code, scaffold)``."""
+    if not hasattr(case, "values"):  # a plain script
+        return pytest.param(case, None)
+    return case if len(case.values) == 2 else pytest.param(*case.values, None, marks=case.marks, id=case.id)
 
 
 # the smallest script that trains, in pieces: imports, a shuffled loader, a model and its optimizer,
