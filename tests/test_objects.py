@@ -80,6 +80,16 @@ def test_values_near_misses(source, expr):
     ("x = torch.optim.Adam(Net().parameters())\n", "x", objects.OPTIMIZER),
     ("x = SummaryWriter('runs')\n", "x", objects.WRITER),
     ("class Plain:\n    pass\nx = Plain()\n", "x", None),  # a plain object of the program
+    # a logger class of the program: it holds a writer and no model, loader or optimizer
+    ("class Log:\n    def __init__(self, d):\n        self.w = SummaryWriter(d)\nx = Log('runs')\n", "x", objects.WRITER),
+    ("import tensorflow as tf\nclass Log:\n    def __init__(self, d):\n        self.w = tf.summary.create_file_writer(d)\n"
+     "x = Log('runs')\n", "x", objects.WRITER),
+    ("class T:\n    def __init__(self):\n        self.w = SummaryWriter()\n        self.net = Net()\nx = T()\n",
+     "x", None),  # a trainer that keeps a writer
+    ("class T:\n    def __init__(self):\n        self.w = SummaryWriter()\n    def fit(self, m):\n"
+     "        m(1).backward()\nx = T()\n", "x", None),  # one of its methods trains
+    ("class A:\n    def __init__(self):\n        self.w = SummaryWriter()\n        self.me = A()\nx = A()\n",
+     "x", objects.WRITER),  # holding an instance of itself: no endless question
     ("x = nn.functional.relu(torch.ones(1))\n", "x", None),  # a function, not a module
 ])
 def test_kind(source, expr, kind):

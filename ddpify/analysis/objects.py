@@ -45,7 +45,8 @@ SELF_RETURNING = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half
 ADAPTERS = frozenset({"iter", "enumerate", "filter", "list", "tuple", "sorted", "reversed", "zip",
                       "itertools.chain", "itertools.cycle", "itertools.chain.from_iterable",
                       "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.rich.tqdm"})
-WRITERS = ("torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter")
+WRITERS = ("torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter", "tensorflow.summary.create_file_writer",
+           "tensorflow.summary.FileWriter", "tensorflow.compat.v1.summary.FileWriter", "tensorboard_logger.Logger")
 CONTAINERS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 Sites = frozenset
@@ -59,6 +60,7 @@ class Objects:
         self._values: dict[object, Sites] = {}
         self._params: dict[object, tuple[cst.Call, ...]] = {}
         self._names: dict[object, frozenset[Ref]] = {}
+        self._loggers: dict[cst.ClassDef, bool] = {}
 
     # the flow -----------------------------------------------------------------------------------
     def values(self, expr: cst.BaseExpression) -> Sites:
@@ -303,7 +305,7 @@ class Objects:
         cls = self.constructs(site)
         if cls is not None:
             from ddpify.analysis.forward import is_module_class  # forward imports facts only
-            return MODEL if is_module_class(f, cls) else None
+            return MODEL if is_module_class(f, cls) else WRITER if self.logger_class(cls) else None
         if qualified == "torch.utils.data.DataLoader":
             return LOADER
         if qualified.startswith(WRITERS) or qualified.endswith(".SummaryWriter"):
@@ -315,6 +317,21 @@ class Objects:
                 head.startswith("torchvision.models") or qualified == "timm.create_model":
             return MODEL
         return None
+
+    def logger_class(self, cls: cst.ClassDef) -> bool:
+        """A logger class of the program: its instances hold a writer (`self.writer =
+        tf.summary.create_file_writer(log_dir)`) and no model, loader or optimizer, and none of
+        its methods trains. (A trainer that keeps a SummaryWriter in `self.writer` is not one.)"""
+        root = self.facts._root_class(cls)
+        found = self._loggers.get(root)
+        if found is None:
+            self._loggers[root] = False  # a class that holds an instance of itself adds nothing
+            kinds = {self.kind(s) for r in self._class_attributes if r.scope is root for s in self.ref_values(r)}
+            methods = [m for fs in self.facts.functions.values() for m in fs
+                       if (c := self.facts.enclosing_class(m)) is not None and self.facts._root_class(c) is root]
+            found = self._loggers[root] = WRITER in kinds and not kinds & {MODEL, LOADER, OPTIMIZER} and \
+                not any(self.facts.trains(m) for m in methods)
+        return found
 
     def of_kind(self, expr: cst.BaseExpression, kind: str) -> Sites:
         return Sites(s for s in self.values(expr) if self.kind(s) == kind)

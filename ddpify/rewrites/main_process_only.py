@@ -24,8 +24,17 @@ writing, wandb calls and `SummaryWriter` logging (the writer is None elsewhere).
 A helper that only writes (`save_checkpoint(...)`) is guarded where it is called, and an `if`
 whose body only writes takes the condition (`if args.save_model and is_main_process():`).
 A function that sets an attribute (`__init__` building `self.writer`) is not such a helper: other
-code reads that state. A logger exists on the main process only, so a read of its attribute
-outside a guard (`run_dir = self.writer.log_dir`) gets a TODO: elsewhere it is None.
+code reads that state. A logger (a SummaryWriter, TensorFlow's summary writer, a wandb run, an
+instance of a logger class of the program such as `Logger(log_dir)` whose `__init__` makes a
+writer, a file opened for writing that is only written and closed) exists on the main process
+only, None elsewhere; its method calls are guarded, and a read of its attribute outside a guard
+takes the main process's value on every process:
+
+    run_dir = self.writer.log_dir
+->
+    run_dir = from_main_process(lambda: self.writer.log_dir)
+
+(a broadcast: where some processes may not reach the read, a TODO instead).
 `os.makedirs(..., exist_ok=True)` stays on every process (harmless; without `exist_ok` it is
 guarded, as the processes would race to create the folder), as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
@@ -78,12 +87,14 @@ SUMMARY = "run file writes (checkpoints, logs, wandb, TensorBoard) and progress 
 GUARD = "is_main_process()"
 # once only, though not a file write (`ddpify.analysis.writes` says what is)
 ONCE = {"wandb.init", "wandb.log", "wandb.save", "wandb.finish", "wandb.watch", "os.mkdir"}
-LOGGERS = {"torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter", "wandb.init"}
+LOGGERS = {"wandb.init"}  # and what `objects` calls a writer (SummaryWriter, a logger class of the program)
+FILE_METHODS = {"write", "writelines", "flush", "close"}
 
 
 def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:  # noqa: C901 (18: to split)
-    loggers = _logger_refs(facts)
-    writes = {stmt: what for stmt in _statements(facts) if (what := _writes(facts, stmt, loggers))}
+    opened = _opened_for_writing(facts)
+    loggers = _logger_refs(facts, opened)
+    writes = {stmt: what for stmt in _statements(facts) if (what := _writes(facts, stmt, loggers, opened))}
     writers = _writer_functions(facts, writes, options)
     for call in facts.calls:  # a helper that only writes files is guarded where it is called
         stmt = facts.statement(call)
@@ -109,10 +120,11 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:  # noqa: C
             writes[owner] = what
             continue
         assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) else None
-        if isinstance(assign, cst.Assign) and _is_logger(facts, assign.value):
+        if isinstance(assign, cst.Assign) and _is_logger(facts, assign.value, opened):
+            made = "file opened for writing" if assign.value in opened else f"{what} created"
             edits.replace(assign.value, lambda node: cst.IfExp(
                 test=cst.parse_expression(GUARD), body=node, orelse=cst.Name("None")),
-                f"{what} created on the main process only (None elsewhere)")
+                f"{made} on the main process only (None elsewhere)")
         else:
             edits.guard(stmt, GUARD, f"{what} runs on the main process only")
             guarded.append(stmt)
@@ -148,7 +160,8 @@ def _statements(facts: Analysis) -> Iterator[cst.With | cst.SimpleStatementLine]
             yield stmt
 
 
-def _writes(facts: Analysis, stmt: cst.With | cst.SimpleStatementLine, loggers: set[Ref]) -> str | None:
+def _writes(facts: Analysis, stmt: cst.With | cst.SimpleStatementLine, loggers: set[Ref],
+            opened: frozenset[cst.Call]) -> str | None:
     """What file-writing call `stmt` makes, or None."""
     if isinstance(stmt, cst.With):
         for item in stmt.items:
@@ -164,45 +177,115 @@ def _writes(facts: Analysis, stmt: cst.With | cst.SimpleStatementLine, loggers: 
     qualified = facts.qualify(call.func)
     if qualified == "os.makedirs" and not mt.keyword(call, "exist_ok"):  # raced by every process
         return "os.makedirs"
-    if qualified in ONCE or _is_logger(facts, call):
+    if qualified in ONCE or _is_logger(facts, call, opened):
         return dotted(call.func)
     if (what := writes.file_write(facts, call)) is not None:
         return dotted(call.func) or what.strip(".()")
-    if isinstance(call.func, cst.Attribute) and facts.ref(call.func.value) in loggers:
+    if isinstance(call.func, cst.Attribute) and _on_logger(facts, call.func.value, loggers):
         return dotted(call.func)
     return None
 
 
+def _on_logger(facts: Analysis, expr: cst.BaseExpression, loggers: set[Ref]) -> bool:
+    """Is `expr` a logger or reached through one (`self.logger.writer` of `self.logger.writer.flush()`)?"""
+    while True:
+        if facts.ref(expr) in loggers:
+            return True
+        if not isinstance(expr, cst.Attribute):
+            return False
+        expr = expr.value
+
+
 def _logs(facts: Analysis, stmt: cst.CSTNode, loggers: set[Ref]) -> bool:
     """A SummaryWriter or wandb run made or used: no file that the script reads back."""
-    return any(_is_logger(facts, c) or isinstance(c.func, cst.Attribute) and facts.ref(c.func.value) in loggers
+    return any(_is_logger(facts, c) or isinstance(c.func, cst.Attribute) and _on_logger(facts, c.func.value, loggers)
                for c in facts.calls_in(stmt))
 
 
-def _is_logger(facts: Analysis, expr: cst.CSTNode) -> bool:
-    return isinstance(expr, cst.Call) and facts.qualify(expr.func) in LOGGERS
+def _is_logger(facts: Analysis, expr: cst.CSTNode, opened: frozenset[cst.Call] = frozenset()) -> bool:
+    """A call that makes a logger: a SummaryWriter, TensorFlow's summary writer, a wandb run, an
+    instance of a logger class of the program (`Logger(log_dir)`, whose `__init__` makes a writer:
+    its methods log), a file opened for writing that is only written and closed (`opened`)."""
+    return isinstance(expr, cst.Call) and (facts.qualify(expr.func) in LOGGERS or expr in opened
+                                           or objects.of(facts).kind(expr) == objects.WRITER)
 
 
-def _logger_refs(facts: Analysis) -> set[Ref]:
-    """Names holding a SummaryWriter or wandb run, also as parameters of the functions they reach."""
-    refs = {facts.ref(t, s) for t, v, s in facts.assigns if _is_logger(facts, v)} - {None}
+def _logger_refs(facts: Analysis, opened: frozenset[cst.Call]) -> set[Ref]:
+    """Names holding a logger, also as parameters of the functions they reach."""
+    refs = {facts.ref(t, s) for t, v, s in facts.assigns if _is_logger(facts, v, opened)} - {None}
     return refs.union(*(objects.of(facts).receivers(r) for r in refs))
 
 
+def _opened_for_writing(facts: Analysis) -> frozenset[cst.Call]:
+    """`self.file = open(path, "w")` whose every later use is a statement of its own writing to it or
+    closing it (`self.file.write(line)`, `self.file.close()`): a logger like any other, made on the
+    main process only. (One handed to `csv.writer(f)` stays on every process.)"""
+    found = []
+    for target, value, stmt in facts.assigns:
+        ref = facts.ref(target, stmt) if mt.is_open_for_writing(value) and dotted(target) else None
+        if ref is None:
+            continue
+        uses = [n for n in (*facts.attributes, *facts.uses(dotted(target), ref.scope)) if n is not target
+                and dotted(n) == dotted(target) and facts.ref(n) == ref]
+        if all(_file_method_statement(facts, n) for n in uses):
+            found.append(value)
+    return frozenset(found)
+
+
+def _file_method_statement(facts: Analysis, node: cst.CSTNode) -> bool:
+    attr, call = facts.parent(node), facts.parent(facts.parent(node))
+    return isinstance(attr, cst.Attribute) and attr.attr.value in FILE_METHODS and isinstance(call, cst.Call) \
+        and call.func is attr and isinstance(facts.parent(call), cst.Expr)
+
+
 def _reads_of_main_only(facts: Analysis, edits: Edits, loggers: set[Ref], writes: dict[cst.CSTNode, str]) -> None:
-    """A TODO at each read of a logger's attribute outside a guard (`run_dir = self.writer.log_dir`):
-    the logger exists on the main process only (None elsewhere), so that read raises
-    AttributeError on the other processes; what they should use instead is the user's choice."""
+    """A read of a logger's attribute outside a guard (`run_dir = self.writer.log_dir`): the logger
+    exists on the main process only (None elsewhere), so every process takes the main process's
+    value, `from_main_process(lambda: self.writer.log_dir)` (a broadcast). Where some processes may
+    not reach the read (under a test that may differ between them, in a `try`, in a function called
+    under a guard), a broadcast could wait forever: a TODO instead."""
+    done: set[cst.CSTNode] = set()
     for attr in facts.attributes:
-        if facts.ref(attr.value) not in loggers:
+        if not _on_logger(facts, attr.value, loggers):
             continue
         stmt = facts.statement(attr)
         if stmt in writes or _already_guarded(facts, stmt, writes) or any(
                 isinstance(c.func, cst.Attribute) and c.func is attr for c in facts.calls_in(stmt)):
             continue  # a method call of the logger is guarded with its statement
-        edits.todo(stmt, f"`{facts.code(attr)}` is read on every process, but `{facts.code(attr.value)}` exists "
-                   "on the main process only (None elsewhere): read it under `if is_main_process():` or "
-                   "compute the value without the logger")
+        read = _whole_read(facts, attr)
+        if read in done or any(facts.is_inside(read, d) for d in done):
+            continue
+        done.add(read)
+        if _reached_by_all(facts, stmt) is stmt and _callers_unguarded(facts, stmt, writes):
+            edits.replace(read, lambda node: cst.Call(cst.Name("from_main_process"), [cst.Arg(cst.Lambda(
+                cst.Parameters(), node))]), f"`{facts.code(read)}` is the main process's on every process "
+                f"(`{facts.code(attr.value)}` exists there only: None elsewhere)")
+            edits.add_import("ddpify_runtime", "from_main_process")
+            continue
+        edits.todo(stmt, f"`{facts.code(read)}` is read on every process, but `{facts.code(attr.value)}` exists "
+                   "on the main process only (None elsewhere), and not every process may reach this line: read it "
+                   "under `if is_main_process():` or compute the value without the logger")
+
+
+def _whole_read(facts: Analysis, attr: cst.Attribute) -> cst.BaseExpression:
+    """The chain `attr` starts: `self.writer.file_writer.get_logdir()` for `self.writer.file_writer`."""
+    node: cst.BaseExpression = attr
+    while True:
+        parent = facts.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node or isinstance(parent, cst.Call) and \
+                parent.func is node or isinstance(parent, cst.Subscript) and parent.value is node:
+            node = parent
+        else:
+            return node
+
+
+def _callers_unguarded(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
+    """Does every call of the function around `stmt` run on every process (none is guarded)?"""
+    scope = facts.scope(stmt)
+    if not isinstance(scope, cst.FunctionDef):
+        return True
+    sites = [facts.statement(c) for c in facts.call_sites(scope)]
+    return not any(site in writes or _already_guarded(facts, site, writes) for site in sites)
 
 
 def _bound_and_used_later(facts: Analysis, stmt: cst.CSTNode) -> str | None:

@@ -805,10 +805,72 @@ def test_a_constructor_that_builds_a_writer_runs_on_every_process():
     assert "self.writer = SummaryWriter() if is_main_process() else None" in out
 
 
-def test_a_read_of_a_main_process_only_writer_is_a_todo():
+def test_a_read_of_a_main_process_only_writer_is_the_main_process_value():
     """`self.writer.log_dir` on every process raised AttributeError off the main process, silently
-    converted; its method calls are guarded, its attribute reads get a TODO naming the choice."""
-    out = only(NAME, TRAINER_WITH_WRITER)
-    assert "# TODO(ddpify): `self.writer.log_dir` is read on every process" in out
+    converted; its method calls are guarded, and its attribute reads take the main process's value
+    (a broadcast), whole chains included; a read some processes may skip gets a TODO."""
+    out = only(NAME, TRAINER_WITH_WRITER.replace("print(run_dir)", "print(run_dir, self.writer.file_writer.get_logdir())"))
+    assert "        run_dir = from_main_process(lambda: self.writer.log_dir)\n" in out
+    assert "print(run_dir, from_main_process(lambda: self.writer.file_writer.get_logdir()))" in out
     assert "        if is_main_process():\n                self.writer.add_scalar" in out
-    assert "TODO" not in only(NAME, TRAINER_WITH_WRITER.replace("run_dir = self.writer.log_dir", "run_dir = 'runs'"))
+    assert "from_main_process" not in only(NAME, TRAINER_WITH_WRITER.replace("run_dir = self.writer.log_dir", "run_dir = 'runs'"))
+    skipped = only(NAME, TRAINER_WITH_WRITER.replace("        run_dir = self.writer.log_dir",
+                                                     "        if loss.item() > 1:\n            run_dir = self.writer.log_dir"))
+    assert "# TODO(ddpify): `self.writer.log_dir` is read on every process" in skipped and "lambda" not in skipped
+
+
+LOGGER_CLASS = """\
+import tensorflow as tf
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Logger:
+    def __init__(self, log_dir):
+        self.writer = tf.summary.create_file_writer(log_dir)
+
+    def scalar_summary(self, tag, value, step):
+        with self.writer.as_default():
+            tf.summary.scalar(tag, data=value, step=step)
+
+
+class Solver:
+    def __init__(self):
+        self.net = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+        self.logger = Logger("./logs")
+        self.logger.writer.flush()
+
+    def train(self, loader):
+        self.file = open("scores.txt", "w")
+        for i, (x, y) in enumerate(loader):
+            self.opt.zero_grad()
+            loss = (self.net(x) - y).pow(2).mean()
+            loss.backward()
+            self.opt.step()
+            self.logger.scalar_summary("loss", loss.item(), i)
+            self.file.write(f"{loss.item()}\\n")
+        self.file.close()
+
+
+Solver().train(DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4))
+"""
+
+
+def test_a_logger_class_of_the_program_and_a_file_written_line_by_line_are_loggers():
+    """`Logger(log_dir)`, whose `__init__` makes TensorFlow's summary writer, and `self.file =
+    open(p, "w")` only written and closed, wrote on every process (the held-out sweep's wgan_gp and
+    wgan_dcgan): each is made on the main process only, and what uses it is guarded."""
+    out = only(NAME, LOGGER_CLASS)
+    assert 'self.logger = Logger("./logs") if is_main_process() else None' in out
+    assert "        if is_main_process():\n            self.logger.writer.flush()" in out
+    assert 'self.file = open("scores.txt", "w") if is_main_process() else None' in out
+    assert "            if is_main_process():\n                self.logger.scalar_summary" in out
+    assert "        if is_main_process():\n            self.file.close()" in out
+    assert "self.writer = tf.summary.create_file_writer(log_dir)\n" in out  # guarded where Logger() is called
+    handed = only(NAME, LOGGER_CLASS.replace('        self.file = open("scores.txt", "w")',
+                                             '        self.file = open("scores.txt", "w")\n        rows = csv.writer(self.file)'))
+    assert 'self.file = open("scores.txt", "w")\n' in handed  # csv.writer(None) would fail: every process
+    trainer = only(NAME, LOGGER_CLASS.replace("class Logger:", "class Logger:\n    net = None").replace(
+        "        self.writer = tf", "        self.net = torch.nn.Linear(2, 1)\n        self.writer = tf"))
+    assert 'self.logger = Logger("./logs")\n' in trainer  # it holds a model: not a logger
