@@ -7,6 +7,7 @@ A test is a rank test by what its values are, not by a substring of a name:
     if is_main_process():                 # a call that asks for the main process
     if int(os.environ["RANK"]) == 0:      # the launcher's environment
     if me == 0:  (me = int(os.environ.get("LOCAL_RANK", 0)))   # a value that comes from one of those
+    if gpu == 0:  (init_process_group(..., rank=gpu))         # a name the script hands on as the rank
     if args.ranking_loss > 0:             # NOT a rank test: `ranking` is another word
 """
 
@@ -16,7 +17,12 @@ import libcst as cst
 
 from ddpify.analysis.result import Analysis
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted, rank_word
+
+# Calls whose `rank=` argument is the calling process's rank.
+RANK_TAKERS = frozenset({"torch.distributed.init_process_group", "torch.utils.data.DistributedSampler",
+                         "torch.utils.data.distributed.DistributedSampler"})
 
 # The launcher's variables that differ between processes.
 RANK_VARIABLES = frozenset({"RANK", "LOCAL_RANK", "GROUP_RANK", "NODE_RANK", "SLURM_PROCID", "SLURM_LOCALID",
@@ -67,3 +73,20 @@ def _reads_rank_variable(facts: Analysis, node: cst.CSTNode) -> bool:
     if holder is not None and (facts.qualify(holder) or dotted(holder)) != "os.environ":
         return False
     return isinstance(key, cst.SimpleString) and key.evaluated_value in RANK_VARIABLES
+
+
+def ranks_by_role(facts: Facts) -> frozenset[Ref]:
+    """The names the script hands on as its process's rank, whatever they are called:
+    `def train(gpu, args): dist.init_process_group("nccl", rank=gpu)` makes `gpu` a rank in
+    `train`, so `if gpu == 0:` is a rank test there. `rank=0` (a constant) names nothing.
+
+    Before: `gpu` was a rank only by its name, so `if gpu == 0: torch.save(...)` read as every
+    rank saving. After: the name's role in the script decides."""
+    found = set()
+    for call in facts.calls:
+        if facts.qualify(call.func) in RANK_TAKERS:
+            arg = mt.keyword(call, "rank")
+            ref = facts.ref(arg.value) if arg is not None and isinstance(arg.value, (cst.Name, cst.Attribute)) else None
+            if ref is not None:
+                found.add(ref)
+    return frozenset(found)

@@ -18,6 +18,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.check.script import Script, string_value
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.names import dotted, rank_word
+from ddpify.analysis.ranks import ranks_by_role
 
 COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
     barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor reduce
@@ -128,6 +129,18 @@ class Ranks(Script):
             return string_value(expr.args[0].value) in GLOBAL_RANK_VARIABLES
         return False
 
+    @cached_property
+    def _ranks_by_role(self) -> frozenset:
+        return ranks_by_role(self.facts)
+
+    def rank_name(self, expr: cst.CSTNode) -> bool:
+        """Is this name a rank: by its words (`rank`, `local_rank`, `is_main_process`) or by its
+        role (`gpu` where the script calls `init_process_group(rank=gpu)`)?"""
+        if rank_word(expr):
+            return True
+        ref = self.facts.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+        return ref is not None and ref in self._ranks_by_role
+
     def rank_dependent(self, test: cst.CSTNode, depth: int = 2) -> bool:
         """Can `test` come out differently on different processes because it reads the rank?
         `rank == 0`, `dist.get_rank() != 0`, `is_main_process()`, `args.local_rank in [-1, 0]`, a
@@ -136,16 +149,18 @@ class Ranks(Script):
         if isinstance(test, cst.Comparison) and isinstance(test.left, cst.SimpleString) and all(
                 isinstance(t.operator, (cst.In, cst.NotIn)) for t in test.comparisons):
             return False  # `"SLURM_PROCID" in os.environ`: which keys there are, not what they hold
-        if isinstance(test, cst.Comparison) and (rank_word(test.left) or self._reads_rank_environment(test.left)) and all(
+        if isinstance(test, cst.Comparison) and (self.rank_name(test.left) or self._reads_rank_environment(test.left)) and all(
                 _minus_one_or_none(t.comparator) and isinstance(t.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
                 for t in test.comparisons):
             return False
         if isinstance(test, (cst.Name, cst.Attribute)):
             ref = self.facts.ref(test)
+            if ref is not None and ref in self._ranks_by_role:  # handed on as the rank: whatever it holds
+                return True
             sources = self.facts.sources(ref) if ref is not None else []
             if sources and depth > 0:  # what it holds, not what it is called (`do_multi_rank_gather`)
                 return any(self.rank_dependent(s, depth - 1) for s in sources)
-            return rank_word(test) or bool(sources) and any(rank_word(n) for s in sources
+            return self.rank_name(test) or bool(sources) and any(rank_word(n) for s in sources
                                                              for n in mt.findall(s, (cst.Name, cst.Attribute)))
         entries = self.dict_entries(test)
         if entries is not None:  # `cfg["amp"]` of `cfg = {"amp": True, "main": rank == 0}`: that entry only

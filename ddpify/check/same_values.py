@@ -46,10 +46,16 @@ class SameValues(Ranks):
         shared values (a config dataclass), methods of shared values (`args.path.split("-")`),
         and what a checkpoint holds (`torch.load` reads the same file on every process)."""
         f = self.facts
+        if self._reads_rank_by_role(test):
+            return False  # `gpu == 0` where `gpu` is handed to init_process_group as the rank
         if f.same_everywhere(test) or self._shared(test, frozenset()):
             return True
         return any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in mt.findall(test, cst.Call)) or any(
             dotted(n) in self.agreed_names for n in mt.findall(test, (cst.Name, cst.Attribute)))
+
+    def _reads_rank_by_role(self, test: cst.BaseExpression) -> bool:
+        nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else mt.findall(test, (cst.Name, cst.Attribute))
+        return any(r is not None and r in self._ranks_by_role for r in map(self.facts.ref, nodes))
 
     def _rank_test(self, branch: cst.If) -> bool:
         """A test that reads the rank and is not proven the same on every process: the one answer
@@ -60,7 +66,7 @@ class SameValues(Ranks):
 
     def _shared(self, node: cst.CSTNode, proving: frozenset) -> bool:  # noqa: C901 (22: one case per node type)
         f = self.facts
-        if isinstance(node, (cst.Name, cst.Attribute)) and rank_word(node) and not self._assigned(node) \
+        if isinstance(node, (cst.Name, cst.Attribute)) and self.rank_name(node) and not self._assigned(node) \
                 or self.is_global_rank(node):
             return False  # `args.local_rank`, `dist.get_rank()`: each process has its own
         entries = self.dict_entries(node)
@@ -164,7 +170,8 @@ class SameValues(Ranks):
             return False
         sites = f.call_sites(ref.scope)
         if not sites:
-            return not self.entry_point(ref.scope) and not rank_word(cst.Name(ref.name))
+            return not self.entry_point(ref.scope) and not rank_word(cst.Name(ref.name)) \
+                and ref not in self._ranks_by_role
         passed = [f.argument_for(call, ref.scope, ref.name) for call in sites]
         return all(p is not None and self._shared(p, proving) for p in passed)
 
