@@ -20,7 +20,11 @@ a name of the script's own that merely contains "distributed".
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import libcst as cst
+
+from ddpify.syntax import matchers as mt
 
 from ddpify.analysis.models import DDP
 from ddpify.syntax.facts import Facts
@@ -50,3 +54,91 @@ def _distributed_name(name: str | None, called: bool) -> bool:
     if name in WRAPPERS:
         return True
     return called and name.startswith("torch.distributed.") and name not in NOT_DISTRIBUTED_CALLS
+
+
+# calls that start worker processes, with where they take the worker function
+SPAWNERS = {"torch.multiprocessing.spawn": 0, "torch.multiprocessing.start_processes": 0,
+            "multiprocessing.Process": "target", "torch.multiprocessing.Process": "target"}
+
+
+class Launcher:
+    """Which code of a script that starts its own workers (`mp.spawn(train, ...)`,
+    `mp.Process(target=train)`) runs in the launching process only: what the `if __name__ ==
+    "__main__":` block runs, and the functions it reaches that no worker reaches.
+
+        def train(gpu, args): ...               # a worker: every process
+        def test(args): torch.load(p)           # reached from the main block only: one process
+        if __name__ == "__main__":
+            args = check_args(parse())          # one process
+            mp.spawn(train, nprocs=n, args=(args,))
+            test(args)
+
+    Code outside the main block (module level, functions nobody here calls) is not counted:
+    with the spawn start method every worker imports the module again and runs it. A script
+    that starts no workers has no launcher-only code (torchrun starts every process the same).
+    """
+
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+
+    @cached_property
+    def _workers(self) -> frozenset[cst.FunctionDef]:
+        targets = []
+        for call in self.facts.calls:
+            where = SPAWNERS.get(self.facts.qualify(call.func) or "")
+            if where is None:
+                continue
+            arg = mt.keyword(call, where) if isinstance(where, str) else mt.positional(call, where)
+            if arg is not None and isinstance(arg.value, cst.Name):
+                targets += self._named(arg.value.value)
+        return self._reach(targets)
+
+    @cached_property
+    def _main_blocks(self) -> tuple[cst.If, ...]:
+        return tuple(s for s in self.facts.module.body if isinstance(s, cst.If) and _is_main_test(s.test)
+                     and not self.facts.in_library(s))  # an imported module's main block does not run
+
+    @cached_property
+    def _launcher(self) -> frozenset[cst.FunctionDef]:
+        roots = [g for block in self._main_blocks for call in self.facts.calls_in(block.body)
+                 for g in self.facts.user_functions(call)]
+        return self._reach(roots) - self._workers
+
+    def only(self, node: cst.CSTNode) -> bool:
+        """Does `node` run in the launching process only (never in a worker it starts)?"""
+        if not self._workers:
+            return False
+        for anc in self.facts.ancestors(node):
+            if isinstance(anc, cst.FunctionDef):
+                if anc in self._workers:
+                    return False
+                if anc in self._launcher:
+                    return True
+            if anc in self._main_blocks:
+                return True
+        return False
+
+    def _named(self, name: str) -> list[cst.FunctionDef]:
+        return [f for f in self.facts.functions.get(name, ()) if self.facts.enclosing_class(f) is None]
+
+    def _reach(self, roots: list[cst.FunctionDef]) -> frozenset[cst.FunctionDef]:
+        """`roots` and every function of the script their calls reach (or hand on by name)."""
+        seen: set[cst.FunctionDef] = set()
+        todo = list(roots)
+        while todo:
+            func = todo.pop()
+            if func in seen:
+                continue
+            seen.add(func)
+            for call in self.facts.calls_in(func.body):
+                todo += self.facts.user_functions(call)
+                todo += [g for a in call.args if isinstance(a.value, cst.Name) for g in self._named(a.value.value)]
+        return frozenset(seen)
+
+
+def _is_main_test(test: cst.BaseExpression) -> bool:
+    """`__name__ == "__main__"`."""
+    return isinstance(test, cst.Comparison) and mt.is_name(test.left, "__name__") and len(test.comparisons) == 1 \
+        and isinstance(test.comparisons[0].operator, cst.Equal) \
+        and isinstance(test.comparisons[0].comparator, cst.SimpleString) \
+        and test.comparisons[0].comparator.evaluated_value == "__main__"

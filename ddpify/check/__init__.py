@@ -128,7 +128,8 @@ class _Run:
         if self.context.one_process:  # what only several processes get wrong cannot happen
             self.note = ONE_PROCESS
             rules = tuple(r for r in rules if not r.several)
-        hits = [(rule.code, hit) for rule in rules for hit in rule.find(self.context)]
+        hits = [(rule.code, hit) for rule in rules for hit in rule.find(self.context)
+                if not (rule.several and self.context.launcher.only(hit.node))]  # one process runs it
         if program is not None:
             parents = self.context.facts.parents
             hits = [(code, hit) for code, hit in hits if program.part_of(hit.node, parents) is program.parts[0]]

@@ -10,7 +10,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
-from ddpify.analysis.distributed import SAMPLER, is_distributed
+from ddpify.analysis.distributed import SAMPLER, Launcher, is_distributed
 from ddpify.analysis.models import DDP
 
 INIT = "torch.distributed.init_process_group"
@@ -39,6 +39,12 @@ class Script:
         that a distributed script imports (its code runs in every process of that job)?"""
         return self.imported_by_ddp or self.facts.imports.imports_module("ddpify_runtime") or \
             is_distributed(self.facts)
+
+    @cached_property
+    def launcher(self) -> Launcher:
+        """The code that runs in the launching process only, where the script starts its own
+        workers (`ddpify.analysis.distributed.Launcher`): rules about several processes skip it."""
+        return Launcher(self.facts)
 
     @cached_property
     def one_process(self) -> bool:
