@@ -28,6 +28,7 @@ DISTRIBUTED = {
     "launcher_api": "from torch.distributed.launcher.api import elastic_launch, LaunchConfig\n"
                     "elastic_launch(LaunchConfig(1, 2, 2), main)()\n",
     "fsdp": "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nmodel = FSDP(model)\n",
+    "helper_barrier": "from project.distrib import DistribTorch\ndistr = DistribTorch.instance()\ndistr.barrier()\n",
 }
 
 NOT_DISTRIBUTED_SCRIPTS = {
@@ -37,6 +38,7 @@ NOT_DISTRIBUTED_SCRIPTS = {
     "spawn_only": "import torch.multiprocessing as mp\nmp.spawn(train, nprocs=2)\n",
     "own_name": "def distributed_sampler(ds):\n    return ds\ns = distributed_sampler(ds)\n",
     "data_parallel": "import torch.nn as nn\nmodel = nn.DataParallel(model)\n",
+    "thread_barrier": "import threading\nb = threading.Barrier(2)\nb.wait()\n",
 }
 
 

@@ -7,7 +7,9 @@ A script is distributed when it *does* something distributed, not when it merely
   `torch.distributed.is_available()`, which asks what the build supports;
 - or it wraps in `DistributedDataParallel` or builds a `DistributedSampler`, called directly,
   picked by a conditional expression (`(DistributedSampler if ddp else RandomSampler)(ds)`)
-  or handed to a call (`functools.partial(DDP, device_ids=...)`).
+  or handed to a call (`functools.partial(DDP, device_ids=...)`);
+- or it waits at the barrier of a process-group helper of the project (`distr.barrier()` after
+  `distr = DistribTorch.instance()`, the helper's module doing the torch.distributed calls).
 
 Before (two answers): `import torch.distributed as dist` and no call of it was distributed for
 `check` (it ran the rules) and not for `convert` (it converted the script).
@@ -35,8 +37,21 @@ NOT_DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_available"})
 
 
 def is_distributed(facts: Facts) -> bool:
-    """Does the script call torch.distributed, or wrap in DDP, or build a DistributedSampler?"""
-    return any(_distributed_call(facts, call) for call in facts.calls)
+    """Does the script call torch.distributed, or wrap in DDP, or build a DistributedSampler, or
+    wait at a barrier of an object the project made (`distr.barrier()`)?"""
+    return any(_distributed_call(facts, call) or barrier_method(facts, call) for call in facts.calls)
+
+
+def barrier_method(facts: Facts, call: cst.Call) -> bool:
+    """`distr.barrier()`, `self.comm.barrier()`: a barrier of a process-group helper the project
+    wraps torch.distributed in (`distr = DistribTorch.instance()`), seen from a module that
+    imports only the helper. Every process must reach it, as `dist.barrier()`. Not
+    `threading.Barrier(n).wait()` (another name), not a module-level function of another
+    library (`hvd.barrier`, qualified: one of its own)."""
+    if not mt.is_method_call(call, "barrier"):
+        return False
+    name = facts.qualify(call.func)
+    return name is None or name.startswith("torch.distributed.")
 
 
 def _distributed_call(facts: Facts, call: cst.Call) -> bool:

@@ -6,7 +6,8 @@ script assigns it, by its name where not; not `if args.local_rank != -1:`, which
 whether the run is distributed), which statements run on some processes only (under such a
 test, after an early `if rank != 0: return`, or in a function whose every call is), and which
 calls are collectives (`dist.barrier()`, `all_reduce`, ddpify_runtime's `barrier` and
-`agree_on`, or a helper of this file that runs one)."""
+`agree_on`, the barrier of a process-group helper, `distr.barrier()`, or a helper of this file
+that runs one)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.check.script import Script, string_value
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.names import dotted, rank_word
+from ddpify.analysis.distributed import barrier_method
 from ddpify.analysis.ranks import ranks_by_role
 
 COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
@@ -296,7 +298,7 @@ class Ranks(Script):
         """A call every process must make: a torch.distributed collective, ddpify_runtime's
         `barrier`/`agree_on`, or a function of this file that makes one on every rank (one under
         a rank test of its own, as in "main process first", follows a protocol of its own)."""
-        if self.facts.qualify(call.func) in COLLECTIVES:
+        if self.facts.qualify(call.func) in COLLECTIVES or barrier_method(self.facts, call):
             return True
         if call in self._collective:
             return self._collective[call]
