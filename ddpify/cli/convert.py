@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import shlex
 import sys
@@ -143,6 +142,8 @@ def print_rewrites(names: frozenset[str]) -> None:
 
 def unified_diff(name: str, result: Result) -> Iterator[str]:
     """The diff of one result, with `a/NAME` and `b/NAME` headers; lines keep their endings."""
+    import difflib  # here: only `diff` needs it
+
     before = result.source.decode(result.encoding).splitlines(keepends=True)
     after = result.output.decode(result.encoding).splitlines(keepends=True)
     path = name.lstrip("/")  # as git prints an absolute path: a/tmp/train.py

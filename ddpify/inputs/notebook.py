@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import difflib
 import io
 import json
 import re
@@ -71,6 +70,8 @@ class Script:
         """`locate` for a line of the script's conversion `converted`, which has lines added and
         changed: a kept line maps to itself, a changed one to the line it replaced, an added
         one to the line before it."""
+        import difflib  # here: a script's conversion never asks
+
         matcher = difflib.SequenceMatcher(None, self.code.splitlines(), converted.splitlines(), autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             if j1 < line <= j2:

@@ -21,7 +21,6 @@ them, all or none) and the stale files to remove afterwards.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,8 @@ class Plan:
 
 
 def digest(data: bytes) -> str:
+    import hashlib  # here: loading OpenSSL costs a conversion that writes no record a few ms
+
     return hashlib.sha256(data).hexdigest()
 
 

@@ -16,11 +16,9 @@ import importlib.util
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Mapping
@@ -248,6 +246,8 @@ class Workspace:
     `add` writes files into it by relative path; `remove` deletes it and only it."""
 
     def __init__(self) -> None:
+        import tempfile  # here, as shutil below: `ddpify convert` imports this module for `default_nproc`
+
         self.path = Path(tempfile.mkdtemp(prefix="ddpify-run-"))
 
     def add(self, files: Mapping[str, bytes], mode: int | None = None) -> list[Path]:
@@ -266,6 +266,8 @@ class Workspace:
         return written
 
     def remove(self) -> None:
+        import shutil
+
         shutil.rmtree(self.path, ignore_errors=True)
 
 
@@ -337,6 +339,8 @@ def job_env(plan: Plan, nproc: str, env: Mapping[str, str] | None = None,
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, env.get("PYTHONPATH")]))
     env.setdefault("OMP_NUM_THREADS", omp_threads(nproc, env))
     if sys.stdout.isatty():  # rank 0's output is relayed from a file: tell it the window's size
+        import shutil
+
         size = shutil.get_terminal_size()
         env.setdefault("DDPIFY_TERMINAL_SIZE", f"{size.columns}x{size.lines}")
     return env
