@@ -20,7 +20,12 @@ Axes (README "Benchmarks" section; bench/RESULTS.md has the numbers and the comm
  8 `ddpify check` on one file (the axis-1 files, converted: DDP scripts) vs the axis-1 floor
 
 Every comparison runs its candidates alternately, side by side in the same loop, and reports
-the ratio of the medians: other work on the machine slows both alike. Wall time is the
+the ratio of the medians: other work on the machine slows both alike. Children run from
+bytecode, as an installed ddpify does (pip compiles a wheel's modules at install): Python
+writes it once under the work folder (PYTHONPYCACHEPREFIX), and every timed command runs once
+untimed first. Axis 1 also shows, for information, ddpify compiling its own source on every
+run (PYTHONDONTWRITEBYTECODE in an editable checkout without __pycache__), as the rows before
+0027's bytecode note were measured. Wall time is the
 measure; CPU time (user+sys of the child and its children, from wait4) is shown beside it, as
 it is less disturbed by other load. Every child runs with OMP_NUM_THREADS=1. Generated inputs
 and outputs live in a temporary folder that is deleted at the end (--keep to keep it).
@@ -53,6 +58,7 @@ DDPIFY = str(VENV / "ddpify") if (VENV / "ddpify").exists() else shutil.which("d
 TORCHRUN = str(VENV / "torchrun") if (VENV / "torchrun").exists() else shutil.which("torchrun")
 PEERS = Path(os.environ.get("DDPIFY_BENCH_PEERS", "/tmp/peers/bin"))
 ENV = {k: v for k, v in clean_env().items() if k != "PYTHONPATH"}  # sets OMP_NUM_THREADS=1
+TORCH_ENV = dict(ENV)  # for the children that import torch: no bytecode of torch's thousands of modules written
 CORES = os.cpu_count() or 1
 
 
@@ -84,11 +90,17 @@ def run(cmd: list[str], cwd=None, env=None, check=True) -> Run:
     return result
 
 
-def alternate(candidates: dict, reps: int, before=None) -> dict[str, list[Run]]:
+def alternate(candidates: dict, reps: int, before=None, warm: bool = False) -> dict[str, list[Run]]:
     """Run every candidate (name -> command or callable returning a Run) `reps` times,
-    rotating the order each repetition so that none always runs first."""
+    rotating the order each repetition so that none always runs first (`warm`: each once
+    first, untimed, so that what it imports is compiled to bytecode before it is timed)."""
     names = list(candidates)
     runs = {name: [] for name in names}
+    for name in names if warm else ():
+        if before:
+            before(name)
+        what = candidates[name]
+        what() if callable(what) else run(what)
     for rep in range(reps):
         shift = rep % len(names)
         for name in names[shift:] + names[:shift]:
@@ -179,16 +191,19 @@ def axes_1_and_3(work: Path, files: list[Path], reps: int, peers: bool) -> None:
     floor = "import libcst, click, sys; libcst.parse_module(open(sys.argv[1], 'rb').read()).code"
     totals: dict[str, list[float]] = {}
     per_file = []
+    source_env = compiling_ddpify(work)
     for path in files:
         candidates = {"ddpify": [DDPIFY, "convert", str(path), "-o", str(out)],
-                      "floor": [PY, "-c", floor, str(path)]}
+                      "floor": [PY, "-c", floor, str(path)],
+                      "from source": lambda path=path: run([DDPIFY, "convert", str(path), "-o", str(out)],
+                                                           env=source_env)}
         if peers:
             candidates["torchfix"] = [str(PEERS / "torchfix"), "--fix", "-j", "1", str(copy)]
             candidates["libcst-noop"] = lambda: run(
                 [PY, "-m", "libcst.tool", "codemod", "-x", "bench_noop.NoOpCommand", "--no-format",
                  "-j", "1", "--hide-progress", str(copy)], cwd=copy.parent,
                 env={**ENV, "PYTHONPATH": str(BENCH)})
-        runs = alternate(candidates, reps, before=lambda name: shutil.copyfile(path, copy))
+        runs = alternate(candidates, reps, before=lambda name: shutil.copyfile(path, copy), warm=True)
         for name, rs in runs.items():
             totals.setdefault(name, []).append(med(rs))
             totals.setdefault(name + ":cpu", []).append(med(rs, "cpu"))
@@ -201,12 +216,27 @@ def axes_1_and_3(work: Path, files: list[Path], reps: int, peers: bool) -> None:
     row("1 typical script: ddpify convert / parse+codegen floor",
         f"{ms(total['ddpify'])} vs {ms(total['floor'])} per file (CPU {total['ddpify:cpu'] / total['floor:cpu']:.2f}x; "
         f"worst {worst[0]} {worst[1]:.2f}x)", "<= 1.20x", ratio, 1.2)
+    row("1 the same, ddpify compiling its own source each run (no bytecode; info)",
+        f"{ms(total['from source'])} vs {ms(total['floor'])} per file "
+        f"(CPU {total['from source:cpu'] / total['floor:cpu']:.2f}x)", "info", total["from source"] / total["floor"])
     if peers:
         for peer in ("torchfix", "libcst-noop"):
             r = total["ddpify"] / total[peer]
             row(f"3 peers: ddpify / {peer}",
                 f"{ms(total['ddpify'])} vs {ms(total[peer])} per file (CPU {total['ddpify:cpu'] / total[peer + ':cpu']:.2f}x)",
                 "report", r)
+
+
+def compiling_ddpify(work: Path) -> dict[str, str]:
+    """The environment of a child that runs ddpify from its source, compiling every module it
+    imports (LibCST, click and the standard library from bytecode, as in the floor): the
+    bytecode folder without ddpify's own files, written to no more."""
+    prefix = Path(ENV["PYTHONPYCACHEPREFIX"])
+    run([DDPIFY, "--help"])  # ddpify's and click's bytecode is there, as the other children's
+    own = prefix / (REPO / "ddpify").resolve().relative_to("/")  # the bytecode of the package benchmarked
+    without = work / "pycache-without-ddpify"
+    shutil.copytree(prefix, without, ignore=lambda folder, names: [own.name] if Path(folder) == own.parent else [])
+    return {**ENV, "PYTHONPYCACHEPREFIX": str(without), "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def axis_1_no_torch(work: Path, files: list[Path]) -> None:
@@ -239,7 +269,7 @@ def axis_8(work: Path, files: list[Path], reps: int) -> None:
     for path in files:
         script = work / "typical" / f"{path.parent.name}.py"  # written by typical_fixtures
         runs = alternate({"check": lambda: run([DDPIFY, "check", str(script)], check=False),
-                          "floor": [PY, "-c", floor, str(script)]}, reps)
+                          "floor": [PY, "-c", floor, str(script)]}, reps, warm=True)
         for name, rs in runs.items():
             totals.setdefault(name, []).append(med(rs))
             totals.setdefault(name + ":cpu", []).append(med(rs, "cpu"))
@@ -324,7 +354,7 @@ def axis_5(work: Path, reps: int, quick: bool) -> None:
         probe = work / f"probe-{name}"
         shutil.rmtree(probe, ignore_errors=True)
         probe.mkdir()
-        env = with_probe(ENV, DDPIFY_BENCH_PROBE=str(probe), DDPIFY_BENCH_PROBE_HOOK="1" if hook else "0")
+        env = with_probe(TORCH_ENV, DDPIFY_BENCH_PROBE=str(probe), DDPIFY_BENCH_PROBE_HOOK="1" if hook else "0")
         r = run([TORCHRUN, "--standalone", "--nproc_per_node=2", str(scripts[name]), *args], env=env, cwd=work)
         ranks = read_bench(probe, 2)
         steps, cpu = ranks[0]["steps"], [rank["cpu"] for rank in ranks]
@@ -404,20 +434,20 @@ def import_breakdown(reps: int) -> None:
 def axis_6(reps: int) -> None:
     print(f"\n[6] start-up, {reps} reps each (load {os.getloadavg()[0]:.1f})", flush=True)
     runs = alternate({"ddpify --help": [DDPIFY, "--help"], "import libcst, click": [PY, "-c", "import libcst, click"]},
-                     reps)
+                     reps, warm=True)
     a, b = med(runs["ddpify --help"]), med(runs["import libcst, click"])
     row("6 start-up: ddpify --help / python -c 'import libcst, click'",
         f"{ms(a)} vs {ms(b)} (CPU {med(runs['ddpify --help'], 'cpu') / med(runs['import libcst, click'], 'cpu'):.2f}x)",
         "<= 1.20x", a / b, 1.2)
     import_breakdown(max(3, reps // 4))
 
-    runs = alternate({"torch": [PY, "-c", "import torch"], "torch+runtime": [PY, "-c", "import torch, ddpify_runtime"]},
-                     reps)
+    runs = alternate({"torch": lambda: run([PY, "-c", "import torch"], env=TORCH_ENV),
+                      "torch+runtime": lambda: run([PY, "-c", "import torch, ddpify_runtime"], env=TORCH_ENV)}, reps)
     diffs = [b.wall - a.wall for a, b in zip(runs["torch"], runs["torch+runtime"])]
     cpu_diffs = [b.cpu - a.cpu for a, b in zip(runs["torch"], runs["torch+runtime"])]
     cum = []
     for _ in range(max(3, reps // 3)):
-        err = run([PY, "-X", "importtime", "-c", "import torch, ddpify_runtime"]).err
+        err = run([PY, "-X", "importtime", "-c", "import torch, ddpify_runtime"], env=TORCH_ENV).err
         cum += [int(m.group(1)) / 1e6 for m in re.finditer(r"\|\s*(\d+) \| ddpify_runtime$", err, re.M)]
     row("6 import ddpify_runtime on top of import torch",
         f"-X importtime cumulative {ms(statistics.median(cum))}; median paired difference wall "
@@ -441,6 +471,8 @@ def main() -> None:
         note(f"axis 3 skipped: no {PEERS / 'torchfix'} (python3 -m venv /tmp/peers && /tmp/peers/bin/pip install torchfix)")
 
     work = Path(tempfile.mkdtemp(prefix="ddpify-bench-"))
+    ENV.pop("PYTHONDONTWRITEBYTECODE", None)  # children run from bytecode, written once there
+    ENV["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=REPO, capture_output=True,
                             text=True).stdout.strip()
     print(f"ddpify bench: {commit}, {CORES} cores, load {os.getloadavg()[0]:.1f}, "
