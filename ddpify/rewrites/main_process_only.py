@@ -28,13 +28,9 @@ code reads that state. A logger (a SummaryWriter, TensorFlow's summary writer, a
 instance of a logger class of the program such as `Logger(log_dir)` whose `__init__` makes a
 writer, a file opened for writing that is only written and closed) exists on the main process
 only, None elsewhere; its method calls are guarded, and a read of its attribute outside a guard
-takes the main process's value on every process:
-
-    run_dir = self.writer.log_dir
-->
-    run_dir = from_main_process(lambda: self.writer.log_dir)
-
-(a broadcast: where some processes may not reach the read, a TODO instead).
+takes the main process's value on every process: `run_dir = self.writer.log_dir` becomes
+`run_dir = from_main_process(lambda: self.writer.log_dir)` (a broadcast; where some processes
+may not reach the read, a TODO instead).
 `os.makedirs(..., exist_ok=True)` stays on every process (harmless; without `exist_ok` it is
 guarded, as the processes would race to create the folder), as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
