@@ -16,7 +16,7 @@ import astroid
 from astroid import nodes
 import libcst as cst
 
-from ddpify.convert import analyse
+from ddpify.analysis.result import analyse
 
 ROOT = Path(__file__).resolve().parent.parent
 # (fixture folder, module, question: (function name, expression text), expected class name)

@@ -3,10 +3,10 @@
     .venv/bin/python bench/phases.py FILE [REPS]     # e.g. a script from bench/make_large.py
 
 Wraps, in this process only, the steps `ddpify.convert.convert` goes through (parse, the
-`Facts` pass, the lazily computed `Analysis.loaders` / `Analysis.models`, each rewrite, applying
+`Facts` pass, the analyses `ddpify.analysis.result.analyse` runs, each rewrite, applying
 the edits, the compile check and the report's line numbers) and prints the median seconds
-of each over REPS conversions (after one warm-up). Times are exclusive: `Analysis.loaders`,
-computed on first use inside a rewrite, counts as itself, not as that rewrite. A step the
+of each over REPS conversions (after one warm-up). Times are exclusive: what the facts compute
+on first use inside a rewrite counts as that rewrite. A step the
 code no longer has is skipped; "other" is the rest of convert() (mostly the final codegen).
 For the functions inside a phase: bench/hotspots.py (cProfile, ddpify's functions only).
 """
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import libcst
 
+import ddpify.analysis.result as result
 import ddpify.convert as conv
 import ddpify.output.edits as edits
 
@@ -54,8 +55,8 @@ def _patch(owner, attr: str, name: str) -> None:
 
 def install() -> None:
     libcst.parse_module = timed("parse", libcst.parse_module)
-    _patch(conv, "Analysis", "facts: collect pass")
-    for module in (conv.models, conv.loaders, conv.evaluation):
+    _patch(result, "Facts", "facts: collect pass")
+    for module in (result.models, result.loaders, result.evaluation):
         _patch(module, "find", f"{module.__name__}.find")
     if hasattr(conv, "REWRITES"):
         conv.REWRITES = tuple(dataclasses.replace(r, apply=timed(f"rewrite {r.name}", r.apply))

@@ -59,15 +59,16 @@ def sweep(entry: Path) -> dict:
            "warnings": len(warnings), "unseen": sum(w.rewrite == "ddpify" for w in warnings),
            "note": next((c.message for c in result.changes if c.kind == "note"), ""),
            "seconds": round(seconds, 2)}
-    facts, edits, gate = plan_program(program)
+    analysis, edits, gate = plan_program(program)
     if gate is None:
-        row.update(audit(program, facts, edits))
+        row.update(audit(program, analysis, edits))
     return row
 
 
-def audit(program, facts, edits) -> dict:
+def audit(program, analysis, edits) -> dict:
     """{category: [file:line of each gap no record covers]}, `silent`: their count, and the
     number of each kind checked."""
+    facts = analysis.facts
     by_node: dict[cst.CSTNode, list[tuple[str, str]]] = {}
     for record in edits.records:
         by_node.setdefault(record.node, []).append((record.rewrite, record.kind))
@@ -110,9 +111,9 @@ def audit(program, facts, edits) -> dict:
             unreached += 1
         elif not verdict:
             gaps["writes"].append(where(stmt))
-    models_warned = not facts.models.wrapped and any(
+    models_warned = not analysis.models.wrapped and any(
         r.kind == WARNING for r in edits.records if r.rewrite in MODELS)
-    wrapped_at = {o for m in facts.models.wrapped if _changed(by_node, m.anchor, "wrap-model") or m.dataparallel
+    wrapped_at = {o for m in analysis.models.wrapped if _changed(by_node, m.anchor, "wrap-model") or m.dataparallel
                   for o in m.optimizers}
     for optimizer in facts.optimizers:
         if optimizer not in wrapped_at and not recorded(facts.statement(optimizer), *MODELS):

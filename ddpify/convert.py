@@ -1,4 +1,4 @@
-"""The driver: parse once -> find facts -> apply rewrites -> code + report.
+"""The driver: parse once -> analyse (ddpify.analysis.result) -> apply rewrites -> code + report.
 
 `convert` never touches the file system; the CLI reads and writes.
 """
@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpify.output import edits as edit_set
-from ddpify.analysis import evaluation, fsdp, loaders, models, reach
+from ddpify.analysis import reach
 from ddpify.analysis.distributed import is_distributed
-from ddpify.analysis.result import Analysis
+from ddpify.analysis.result import Analysis, analyse
 from ddpify.options import Options
+from ddpify.syntax.facts import Facts
 from ddpify.syntax.parse import parse_module
 from ddpify.inputs.program import Program
 from ddpify.output.report import CHANGE, NOTE, Change
@@ -69,21 +70,21 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
 
 def _convert(data: bytes, module: cst.Module, options: Options, program: Program | None = None) -> Result:
     """Convert one file; given the one-file `program` it is, with `ddpify.analysis.reach`'s warnings."""
-    facts = analyse(module, options)
+    analysis = analyse(module, options.fsdp)
     edits = edit_set.Edits(module)
-    gate = _leave_alone(facts)
+    gate = _leave_alone(analysis.facts)
     if gate is not None:  # no warnings about a conversion that does not happen
         return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)
-    for node, message in reach.unseen(facts, program) if program is not None else ():
+    for node, message in reach.unseen(analysis, program) if program is not None else ():
         edits.for_rewrite("ddpify").warn(node, message)
     rewrites = selected(options)
-    _run(rewrites, facts, edits, options)
+    _run(rewrites, analysis, edits, options)
     try:
-        output = edit_set.apply(module, edits, facts.parents)
+        output = edit_set.apply(module, edits, analysis.facts.parents)
     except Exception as exc:
-        raise RewriteError(_culprit(module, facts, rewrites, options), f"{type(exc).__name__}: {exc}") from exc
+        raise RewriteError(_culprit(module, analysis, rewrites, options), f"{type(exc).__name__}: {exc}") from exc
     code = output.code  # generated once: checked, then returned
-    _check_compiles(code, module, facts, rewrites, options)
+    _check_compiles(code, module, analysis, rewrites, options)
     return Result(data, code.encode(output.encoding), edits.changes(), module.encoding)
 
 
@@ -94,7 +95,8 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
     entry = program.parts[0]
     if len(program.parts) == 1:
         return _convert(entry.data, entry.module, options, program)
-    facts, edits, gate = plan_program(program, options)
+    analysis, edits, gate = plan_program(program, options)
+    facts = analysis.facts
     if gate is not None:
         unseen = edits.changes(entry.module, lambda n: program.part_of(n, facts.parents) is entry)
         return Result(entry.data, entry.data, [Change("ddpify", 1, gate, NOTE), *unseen], entry.module.encoding)
@@ -117,21 +119,21 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
 
 def plan_program(program: Program, options: Options = Options()
                  ) -> tuple[Analysis, edit_set.Edits, str | None]:
-    """The facts of `program`'s merged module and the edits and records the rewrites ask for
+    """The analysis of `program`'s merged module and the edits and records the rewrites ask for
     (none but `ddpify.analysis.reach`'s warnings when the program is left alone: then the reason, else
     None). `convert_program` applies them; `bench/projects_sweep.py` audits them."""
-    facts = analyse(program.merged, options, program)
+    analysis = analyse(program.merged, options.fsdp, program)
     edits = edit_set.Edits(program.merged)
-    gate = _leave_alone(facts)
+    gate = _leave_alone(analysis.facts)
     if gate is None:  # no warnings about a conversion that does not happen
-        for node, message in reach.unseen(facts, program):
+        for node, message in reach.unseen(analysis, program):
             edits.for_rewrite("ddpify").warn(node, message)
-        _run(selected(options), facts, edits, options)
-        _shared_conflicts(program, facts, edits)
-    return facts, edits, gate
+        _run(selected(options), analysis, edits, options)
+        _shared_conflicts(program, analysis.facts, edits)
+    return analysis, edits, gate
 
 
-def _shared_conflicts(program: Program, facts: Analysis, edits: edit_set.Edits) -> None:
+def _shared_conflicts(program: Program, facts: Facts, edits: edit_set.Edits) -> None:
     """A TODO at each edit of a module that another entry point imports (ddpify.inputs.program's
     `other_entries`) when the edit is not right for that one too (its record `needs_group`): a DistributedDataParallel or a
     DistributedSampler needs the process group that only the converted entry joins (the
@@ -154,25 +156,12 @@ def _shared_conflicts(program: Program, facts: Analysis, edits: edit_set.Edits) 
                 f"{names} too, or move this edit into {program.parts[0].rel}"))
 
 
-def _run(rewrites, facts: Analysis, edits: edit_set.Edits, options: Options) -> None:
+def _run(rewrites: tuple[Rewrite, ...], analysis: Analysis, edits: edit_set.Edits, options: Options) -> None:
     for rewrite in rewrites:
         try:
-            rewrite.apply(facts, edits.for_rewrite(rewrite.name), options)
+            rewrite.apply(analysis, edits.for_rewrite(rewrite.name), options)
         except Exception as exc:  # report which rewrite broke, with the cause chained
             raise RewriteError(rewrite.name, f"{type(exc).__name__}: {exc}") from exc
-
-
-def analyse(module: cst.Module, options: Options = Options(), program: Program | None = None) -> Analysis:
-    """The analyses of `module`, each given what it needs from those before it (for the merged
-    module of a `program`, which statements are whose)."""
-    facts = Analysis(module, program)
-    facts.models = models.find(facts)
-    for model in facts.models.wrapped if options.fsdp else ():
-        fsdp.place_shard(facts, model)  # FSDP2 shards before the optimizers are built
-    facts.wrapped_refs = facts.models.refs if options.runs("wrap-model") else {}
-    facts.loaders = loaders.find(facts, facts.models)
-    facts.evaluation = evaluation.find(facts, facts.models, facts.loaders, facts.wrapped_refs)
-    return facts
 
 
 def selected(options: Options) -> tuple[Rewrite, ...]:
@@ -180,7 +169,7 @@ def selected(options: Options) -> tuple[Rewrite, ...]:
     return tuple(r for r in REWRITES if options.runs(r.name))
 
 
-def _leave_alone(facts: Analysis) -> str | None:
+def _leave_alone(facts: Facts) -> str | None:
     """Why the file must not be touched, or None."""
     imports = facts.imports
     if imports.imports_module("ddpify_runtime"):
@@ -195,21 +184,22 @@ def _leave_alone(facts: Analysis) -> str | None:
     return None
 
 
-def _check_compiles(code: str, module, facts, rewrites, options) -> None:
+def _check_compiles(code: str, module: cst.Module, analysis: Analysis, rewrites: tuple[Rewrite, ...],
+                    options: Options) -> None:
     try:
         compile(code, "<ddpify output>", "exec")
     except SyntaxError as exc:
-        raise RewriteError(_culprit(module, facts, rewrites, options), f"output does not compile: {exc}") from exc
+        raise RewriteError(_culprit(module, analysis, rewrites, options), f"output does not compile: {exc}") from exc
 
 
-def _culprit(module: cst.Module, facts: Analysis, rewrites, options) -> str:
+def _culprit(module: cst.Module, analysis: Analysis, rewrites: tuple[Rewrite, ...], options: Options) -> str:
     """The first rewrite whose edits, applied with those of the rewrites before it, break the code."""
     for i in range(1, len(rewrites) + 1):
         edits = edit_set.Edits(module)
         try:
             for rewrite in rewrites[:i]:
-                rewrite.apply(facts, edits.for_rewrite(rewrite.name), options)
-            compile(edit_set.apply(module, edits, facts.parents).code, "<ddpify output>", "exec")
+                rewrite.apply(analysis, edits.for_rewrite(rewrite.name), options)
+            compile(edit_set.apply(module, edits, analysis.facts.parents).code, "<ddpify output>", "exec")
         except Exception:
             return rewrites[i - 1].name
     return "ddpify"

@@ -49,8 +49,8 @@ NAME = "{name}"
 SUMMARY = "{summary}"
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
-    """Read `facts`; ask `edits` for each change (`replace`, `insert_before`, `insert_after`,
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    """Read `analysis` (`analysis.facts`, `analysis.models`, ...); ask `edits` for each change (`replace`, `insert_before`, `insert_after`,
     `enclose`, `todo`) with its report line; never transform the tree, never call another rewrite."""
 '''
 

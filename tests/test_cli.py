@@ -570,7 +570,7 @@ def broken_rewrites(monkeypatch, apply) -> str:
 
 
 def test_a_crashing_rewrite_is_exit_123_one_line_and_writes_nothing(monkeypatch):
-    def crash(facts, edits, options):
+    def crash(analysis, edits, options):
         raise KeyError("boom")
 
     name = broken_rewrites(monkeypatch, crash)
@@ -585,8 +585,8 @@ def test_a_crashing_rewrite_is_exit_123_one_line_and_writes_nothing(monkeypatch)
 
 
 def test_a_rewrite_whose_output_does_not_compile_is_named(monkeypatch):
-    def emit_return(facts, edits, options):
-        edits.insert_after(facts.module.body[0], "return 1\n")  # parses, does not compile
+    def emit_return(analysis, edits, options):
+        edits.insert_after(analysis.facts.module.body[0], "return 1\n")  # parses, does not compile
 
     name = broken_rewrites(monkeypatch, emit_return)
     write("train.py", TRAIN)
@@ -597,7 +597,7 @@ def test_a_rewrite_whose_output_does_not_compile_is_named(monkeypatch):
 
 
 def test_internal_error_beats_input_error_and_both_are_reported(monkeypatch):
-    broken_rewrites(monkeypatch, lambda facts, edits, options: 1 / 0)
+    broken_rewrites(monkeypatch, lambda analysis, edits, options: 1 / 0)
     write("src/a.py", BROKEN)
     write("src/b.py", TRAIN)
     stderr = cli("convert", "src", "-o", "out", code=123).stderr

@@ -11,7 +11,7 @@ import pytest
 
 from ddpify.analysis import objects
 from ddpify.analysis.models import WRAPPER, holds_wrapper
-from ddpify.convert import analyse
+from ddpify.analysis.result import analyse
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.names import dotted
 from ddpify.syntax.parse import parse_module
@@ -220,9 +220,9 @@ print(runner.model, runner.loader)
 def test_an_attribute_of_an_instance_holds_what_its_class_keeps(read, holds):
     """`runner.model` after `Runner(model, ...)` wrapped `self.model`: the wrapper (its state dict
     has `module.` keys); `runner.loader` is no model."""
-    facts = analyse(parse_module(RUNNER))
-    expr = last_use(facts, read)
-    assert holds_wrapper(facts, facts.wrapped_refs, expr) == holds
+    analysis = analyse(parse_module(RUNNER))
+    expr = last_use(analysis.facts, read)
+    assert holds_wrapper(analysis.facts, analysis.models.refs, expr) == holds
 
 
 def test_names_bound_by_unpacking_are_indexed_by_their_last_name():

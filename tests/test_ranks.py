@@ -7,7 +7,7 @@ import libcst as cst
 import pytest
 
 from ddpify.analysis.ranks import is_rank_test
-from ddpify.analysis.result import Analysis
+from ddpify.syntax.facts import Facts
 from ddpify.syntax import matchers as mt
 from tests.support.snippets import only
 
@@ -45,7 +45,7 @@ CASES = [
 @pytest.mark.parametrize("test, expected", CASES, ids=[c[0] for c in CASES])
 def test_rank_tests_are_recognised_by_value(test, expected):
     module = cst.parse_module(HEADER + f"if {test}:\n    pass\n")
-    facts = Analysis(module)
+    facts = Facts(module)
     branch = mt.findall(module, cst.If)[-1]
     assert is_rank_test(facts, branch.test) is expected
 

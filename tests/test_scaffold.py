@@ -56,7 +56,7 @@ def test_a_new_rewrite_is_registered_imports_and_fails_its_skeleton_tests_until_
     out = subprocess.run([sys.executable, "-c", probe], cwd=copy, env=clean_env(), capture_output=True,
                          text=True, check=True).stdout
     assert out.splitlines() == ["['shard-data', 'sync-buffers', 'wrap-model']",
-                                "(facts: 'Analysis', edits: 'Edits', options: 'Options') -> 'None'", "True"]
+                                "(analysis: 'Analysis', edits: 'Edits', options: 'Options') -> 'None'", "True"]
     rewrites = (copy / "docs" / "rewrites.md").read_text()
     assert "| [`shard-data`](#shard-data) |" in rewrites.split("| [`sync-buffers`](#sync-buffers) | broadcast buffers once |")[0]
     tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "-k",

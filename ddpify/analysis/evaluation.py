@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref
+from ddpify.syntax.facts import Facts
 from ddpify.analysis.loaders import DATALOADER, Loaders, is_iterable_dataset
-from ddpify.analysis.models import Holds, Model, Models, holds_wrapper
+from ddpify.analysis.models import Holds, Models, holds_wrapper
 from ddpify.syntax.names import dotted
 
 PER_SAMPLE = ("sum", "size", "shape", "numel", "len")  # calls and attributes that count samples
@@ -45,11 +45,13 @@ class EvalLoop:
     tensors: list[str] = field(default_factory=list)  # sums that start as a tensor (`torch.zeros(3)`)
     forwards: list[tuple[cst.Call, Holds | None]] = field(default_factory=list)  # (model call, holds_wrapper)
     kept: str | None = None  # why the loader stays whole; None: split
+    kept_wrapped: str | None = None  # why it stays whole once the model is wrapped (a forward elsewhere)
 
 
-def find(facts: Facts, models: Models, loaders: Loaders, refs: dict[Ref, Model]) -> list[EvalLoop]:
+def find(facts: Facts, models: Models, loaders: Loaders) -> list[EvalLoop]:
     """Every evaluation loop over a loader the training leaves whole (`loaders.training` are
-    sharded), split or kept with a reason. `refs` are the names that hold a wrapper."""
+    sharded), split or kept with a reason; the forwards of wrapped models in it (`models.refs`),
+    and a reason it stays whole that holds only once the models are wrapped (`kept_wrapped`)."""
     if not models.wrapped:
         return []
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
@@ -66,7 +68,7 @@ def find(facts: Facts, models: Models, loaders: Loaders, refs: dict[Ref, Model])
             continue  # nothing to reduce (a peek at one batch, a loop that only prints)
         entry = EvalLoop(loop, loader)
         try:
-            _judge(facts, refs, entry, origins, calls)
+            _judge(facts, models.refs, entry, origins, calls)
         except Kept as why:
             entry.kept = str(why)
         found.append(entry)
@@ -123,9 +125,9 @@ def _judge(facts, refs, entry: EvalLoop, origins, calls) -> None:
         if holds is not None:
             entry.forwards.append((call, holds))
         for arg in call.args:
-            if dotted(arg.value) and holds_wrapper(facts, refs, arg.value) is not None:
-                raise Kept(f"the model is passed to `{facts.code(call.func)}(...)` inside the loop, "
-                           "which may run a forward that waits for the other processes")
+            if entry.kept_wrapped is None and dotted(arg.value) and holds_wrapper(facts, refs, arg.value) is not None:
+                entry.kept_wrapped = (f"the model is passed to `{facts.code(call.func)}(...)` inside the loop, "
+                                      "which may run a forward that waits for the other processes")
 
 
 def _check_runs_everywhere(facts, node, depth: int = 3) -> None:

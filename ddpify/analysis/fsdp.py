@@ -15,44 +15,38 @@ TODO (`place_shard`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 import libcst as cst
 
 from ddpify.analysis import forward
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts
-from ddpify.analysis.models import Model, holds_wrapper, model_classes, parameter_calls
+from ddpify.syntax.facts import Facts, Ref
+from ddpify.analysis.models import Model, Models, holds_wrapper, model_classes, parameter_calls
 from ddpify.syntax.names import dotted
-
-if TYPE_CHECKING:  # the analysis the rewrites pass in (it does not import this module)
-    from ddpify.analysis.result import Analysis
 
 CONTAINERS = {"torch.nn.ModuleList": "nn.ModuleList", "torch.nn.Sequential": "nn.Sequential"}
 ANY_BLOCKS = "the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root"
 
 
-def place_shard(facts: Facts, model: Model) -> None:
-    """Under FSDP2 the optimizers of `model` are built after the sharding: move those built
-    before it (and the parameter lists they are given) down (`model.moved`), or the sharding up
-    to the first of them, or list them in `model.blocked` (a TODO)."""
+def place_shard(facts: Facts, model: Model) -> Model:
+    """`model` as FSDP2 shards it, whose optimizers are built after the sharding: with those built
+    before it (and the parameter lists they are given) moved down (`moved`), or the sharding
+    moved up to the first of them, or those listed in `blocked` (a TODO)."""
     built = [c for o in model.optimizers if isinstance(o, cst.Call) for c in [o, *parameter_calls(facts, o)]]
     early = sorted({s for s in map(facts.statement, built)  # `params = [p for p in model.parameters() ...]` too
                     if not model.before_anchor and facts.scope(s) is facts.scope(model.anchor)
                     and not facts.before(model.anchor, s)}, key=lambda s: facts.spans[s][0])
     groups = [_movable(facts, stmt, model) for stmt in early]
     if all(g is not None for g in groups):
-        model.moved = [s for g in groups for s in g]
-        return
+        return replace(model, moved=[s for g in groups if g is not None for s in g])
     first = early[0]
     _, body = facts.block(first)
     if model.anchor in body and all(_fine_sharded(facts, s, model.name) for s in
                                     body[body.index(first):body.index(model.anchor) + 1]):
-        model.anchor, model.before_anchor = first, True
-        model.setup = [s for s in model.setup if facts.before(s, first)]
-        return
-    model.blocked = [s for s, g in zip(early, groups) if g is None]
-    model.moved = [s for g in groups if g is not None for s in g]
+        return replace(model, anchor=first, before_anchor=True, setup=[s for s in model.setup if facts.before(s, first)])
+    return replace(model, blocked=[s for s, g in zip(early, groups) if g is None],
+                   moved=[s for g in groups if g is not None for s in g])
 
 
 def _movable(facts: Facts, stmt: cst.CSTNode, model: Model) -> list[cst.CSTNode] | None:
@@ -91,86 +85,88 @@ def _fine_sharded(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     return True
 
 
-def sharded_name(facts: "Analysis", expr: cst.BaseExpression) -> str | None:
+def sharded_name(facts: Facts, models: Models, refs: dict[Ref, Model], expr: cst.BaseExpression) -> str | None:
     """The sharded model `expr` reads, as code (`model` also for `model.module`, a DataParallel
     script's spelling), or None. A name that may hold the bare model too counts: the runtime's
     state-dict helpers accept both. So do the other names of the same object, which FSDP2
     shards in place: one passed to a function that shards the model it receives
-    (`train(student, ...)`), an alias (`raw_model = model`)."""
+    (`train(student, ...)`), an alias (`raw_model = model`). `refs`: the names that hold a sharded
+    model in this conversion (`ddpify.rewrites.wrap_model.wrapped_refs`)."""
     if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
         expr = expr.value
     name = dotted(expr)
     if name is None:
         return None
-    sharded = holds_wrapper(facts, facts.wrapped_refs, expr) is not None or _passed_to_sharding(facts, expr) \
-        or _alias(facts, expr)
+    sharded = holds_wrapper(facts, refs, expr) is not None or _passed_to_sharding(facts, models, expr) \
+        or _alias(facts, refs, expr)
     return name if sharded else None
 
 
-def _alias(facts: "Analysis", expr: cst.BaseExpression) -> bool:
+def _alias(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression) -> bool:
     """`raw_model` after `raw_model = model` (a handle kept for saving, nanoGPT's): the same
     object, which FSDP2 shards in place, also where the alias was taken before the sharding."""
     ref = facts.ref(expr)
     writes = facts.writes(ref) if ref is not None else []
-    return bool(writes) and all(dotted(value) is not None and facts.ref(value, stmt) in facts.wrapped_refs
+    return bool(writes) and all(dotted(value) is not None and facts.ref(value, stmt) in refs
                                 for _, value, stmt in writes)
 
 
-def _passed_to_sharding(facts: "Analysis", expr: cst.BaseExpression) -> bool:
+def _passed_to_sharding(facts: Facts, models: Models, expr: cst.BaseExpression) -> bool:
     """Is `expr` read after a call that passed it to a function that shards what it receives?"""
     ref = facts.ref(expr)
     return ref is not None and any(
         facts.before(call, expr) and facts.ref(arg) == ref
-        for model in facts.models.wrapped if isinstance(model.defined, cst.FunctionDef)
+        for model in models.wrapped if isinstance(model.defined, cst.FunctionDef)
         for call in facts.call_sites(model.defined)
         for arg in [facts.argument_for(call, model.defined, model.param or model.name)] if arg is not None)
 
 
-def optimizer_models(facts: "Analysis", expr: cst.BaseExpression) -> list[Model]:
+def optimizer_models(facts: Facts, models: Models, expr: cst.BaseExpression) -> list[Model]:
     """The sharded models that the optimizer `expr` (`optimizer`, `self.opt`) trains."""
     optimizers = [o for o in facts.origins(expr) if isinstance(o, cst.Call) and o in facts.optimizers]
-    return [m for m in facts.models.wrapped if any(o in m.optimizers for o in optimizers)]
+    return [m for m in models.wrapped if any(o in m.optimizers for o in optimizers)]
 
 
-def model_name_at(facts: "Analysis", model: Model, node: cst.CSTNode) -> str | None:
+def model_name_at(facts: Facts, refs: dict[Ref, Model], model: Model, node: cst.CSTNode) -> str | None:
     """How `node`'s function names the sharded `model` (`model`, `self.model`), or None."""
     visible = (facts.scope(node), facts.enclosing_class(node), facts.module)
-    names = {ref.name for ref, m in facts.wrapped_refs.items() if m is model and ref.scope in visible}
+    names = {ref.name for ref, m in refs.items() if m is model and ref.scope in visible}
     return names.pop() if len(names) == 1 else None
 
 
-def gather(facts: "Analysis", call: cst.Call) -> str | None:
+def gather(facts: Facts, models: Models, refs: dict[Ref, Model], call: cst.Call) -> str | None:
     """The collective that replaces `call`, as code, or None: `model.state_dict()` ->
     `full_state_dict(model)`, `optimizer.state_dict()` -> `full_optimizer_state_dict(model,
     optimizer)` for an optimizer over a sharded model whose name is known here."""
     if not mt.is_method_call(call, "state_dict") or call.args:
         return None
     receiver = call.func.value
-    model = sharded_name(facts, receiver)
+    model = sharded_name(facts, models, refs, receiver)
     if model is not None:
         return f"full_state_dict({model})"
-    models = optimizer_models(facts, receiver)
-    name = model_name_at(facts, models[0], call) if len(models) == 1 else None
+    trained = optimizer_models(facts, models, receiver)
+    name = model_name_at(facts, refs, trained[0], call) if len(trained) == 1 else None
     return f"full_optimizer_state_dict({name}, {facts.code(receiver)})" if name else None
 
 
-def collectives(facts: "Analysis") -> list[cst.Call]:
+def collectives(facts: Facts, models: Models, refs: dict[Ref, Model]) -> list[cst.Call]:
     """The calls that are collectives under FSDP2 only: forwards of sharded models, and the
     state dicts of sharded models and their optimizers (gathered, or loaded after the sharding)."""
     found = []
     for call in facts.calls:
-        if sharded_forward(facts, call) or gather(facts, call) or mt.is_method_call(call, "load_state_dict") and (
-                sharded_name(facts, call.func.value) or optimizer_models(facts, call.func.value)):
+        if sharded_forward(facts, models, refs, call) or gather(facts, models, refs, call) or \
+                mt.is_method_call(call, "load_state_dict") and (sharded_name(facts, models, refs, call.func.value)
+                                                                or optimizer_models(facts, models, call.func.value)):
             found.append(call)
     return found
 
 
-def sharded_forward(facts: "Analysis", call: cst.Call) -> str | None:
+def sharded_forward(facts: Facts, models: Models, refs: dict[Ref, Model], call: cst.Call) -> str | None:
     """`model(x)` (or `model.module(x)`) of a sharded model: the model's name, or None."""
-    return sharded_name(facts, call.func) if dotted(call.func) else None
+    return sharded_name(facts, models, refs, call.func) if dotted(call.func) else None
 
 
-def blocks(facts: "Analysis", model: Model) -> str:
+def blocks(facts: Facts, model: Model) -> str:
     """Which modules `shard_model` shards before the root, as far as the source shows it."""
     built = [] if isinstance(model.defined, cst.FunctionDef) else [model.defined]
     if any(facts.qualify(c.func) == "torch.nn.Sequential" for node in built for c in facts.calls_in(node)):
@@ -184,7 +180,7 @@ def blocks(facts: "Analysis", model: Model) -> str:
     return f"the root only ({classes[0].name.value} holds no nn.ModuleList/nn.Sequential)"
 
 
-def _containers(facts: "Analysis", cls: cst.ClassDef, prefix: str, depth: int = 2) -> list[str]:
+def _containers(facts: Facts, cls: cst.ClassDef, prefix: str, depth: int = 2) -> list[str]:
     """`model.layers` (nn.ModuleList) and the like, assigned in `cls.__init__`, also inside
     attributes that are module classes of this file (`model.encoder.layers`); `model` itself
     for a subclass of nn.Sequential. `prefix` names an instance of `cls`."""

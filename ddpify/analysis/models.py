@@ -16,6 +16,7 @@ Under `--strategy fsdp`, `ddpify.analysis.fsdp.place_shard` may move that point 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 import libcst as cst
@@ -49,14 +50,16 @@ class Model:
         return facts.before(self.anchor, node) and not facts.is_inside(node, self.anchor)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Models:
     wrapped: list[Model]
     untraced: list[cst.Call]  # optimizers whose model could not be found
-    refs: dict[Ref, Model] = field(default_factory=dict)  # names that hold a wrapper (`wrapped_refs`)
+    refs: dict[Ref, Model]  # names that hold a wrapper once the wraps have run (`wrapped_refs`)
 
 
-def find(facts: Facts) -> Models:
+def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
+    """The models that train, each wrapped where it is ready, or where `place` moves it
+    (`ddpify.analysis.fsdp.place_shard`), before the names that hold it are followed from there."""
     wrapped: list[Model] = []
     untraced = []
     for key, optimizer, partial in _trained_names(facts, untraced):
@@ -69,8 +72,9 @@ def find(facts: Facts) -> Models:
             model.partial = partial
             wrapped.append(model)
         (known or model).optimizers.append(optimizer)
-    models = Models(wrapped, untraced)
-    models.refs = wrapped_refs(facts, models)
+    if place is not None:
+        wrapped = [place(model) for model in wrapped]
+    models = Models(wrapped, untraced, wrapped_refs(facts, wrapped))
     for model in wrapped:
         model.unused = next(filter(None, (forward.idle_parameters(facts, c) for c in model_classes(facts, model))), None)
     for call, model in _forwards(facts, models):
@@ -419,12 +423,12 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
     return bool(mt.references(node, name))
 
 
-def wrapped_refs(facts: Facts, models: Models) -> dict[Ref, Model]:
+def wrapped_refs(facts: Facts, wrapped: list[Model]) -> dict[Ref, Model]:
     """Names that hold a wrapper once the wraps have run: the wrapped name itself, the
     parameters of functions it is passed to, and `self.x` in every method of its class."""
     refs: dict[Ref, Model] = {}
     homes: dict[Ref, list[Model]] = {}
-    for model in models.wrapped:
+    for model in wrapped:
         home = facts.ref(_expression(model.name), model.anchor)
         if home is not None:
             flow = objects.of(facts)
@@ -463,7 +467,7 @@ def written_wraps(facts: Facts) -> dict[Ref, Model]:
     about these. The first wrap of a name is its `Model`; later ones are writes that keep it."""
     wraps = [Model(dotted(target), stmt, stmt) for target, value, stmt in facts.assigns
              if _is_wrap(facts, value) and dotted(target) and not isinstance(stmt, cst.AugAssign)]
-    return wrapped_refs(facts, Models(wraps[::-1], []))  # the first wrap of a name wins
+    return wrapped_refs(facts, wraps[::-1])  # the first wrap of a name wins
 
 
 def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, depth: int = 3) -> Holds | None:
@@ -472,7 +476,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     the wrap, wrapped on some paths only, or a parameter some callers pass a wrapper and others
     not; `self.model` a method stores holds what every such store is given), None when it is
     not. Edits that depend on it use `.module` for WRAPPER and `unwrap(...)`
-    for MAYBE. `refs` are the names that hold a wrapper: `Analysis.wrapped_refs` (the wraps
+    for MAYBE. `refs` are the names that hold a wrapper: `Models.refs` (the wraps
     ddpify places), or `written_wraps` for a script that wraps its models itself (`ddpify check`)."""
     ref = facts.ref(expr)
     if ref not in refs and isinstance(expr, cst.Attribute) and dotted(expr.value) not in (None, "self"):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.analysis.result import Analysis
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted, rank_word
@@ -29,14 +28,14 @@ RANK_VARIABLES = frozenset({"RANK", "LOCAL_RANK", "GROUP_RANK", "NODE_RANK", "SL
                             "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK"})
 
 
-def is_rank_test(facts: Analysis, test: cst.CSTNode) -> bool:
+def is_rank_test(facts: Facts, test: cst.CSTNode) -> bool:
     """Does `test` read a value that differs by process: a rank, the main-process question, or
     the launcher's RANK variables, directly or through the assignments it comes from?"""
     nodes: list[cst.CSTNode] = mt.findall(test, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
     return any(is_rank_value(facts, node) for node in nodes)
 
 
-def is_rank_value(facts: Analysis, expr: cst.CSTNode) -> bool:
+def is_rank_value(facts: Facts, expr: cst.CSTNode) -> bool:
     """`rank`, `args.local_rank`, `dist.get_rank()`, `os.environ["RANK"]`, or a name assigned one."""
     if isinstance(expr, cst.Call):
         return rank_word(expr.func) or _reads_rank_variable(facts, expr)
@@ -52,11 +51,11 @@ def is_rank_value(facts: Analysis, expr: cst.CSTNode) -> bool:
     return any(o is not expr and direct_in(o) for o in facts.origins(expr))
 
 
-def _direct(facts: Analysis, node: cst.CSTNode) -> bool:
+def _direct(facts: Facts, node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Call) and rank_word(node.func) or _reads_rank_variable(facts, node)
 
 
-def _reads_rank_variable(facts: Analysis, node: cst.CSTNode) -> bool:
+def _reads_rank_variable(facts: Facts, node: cst.CSTNode) -> bool:
     """`os.environ["RANK"]`, `os.environ.get("LOCAL_RANK", 0)`, `os.getenv("RANK")`."""
     holder: cst.BaseExpression | None
     key: cst.BaseExpression | None

@@ -33,6 +33,8 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.result import Analysis
 from ddpify.analysis.loaders import DATALOADER, loaders_of
+from ddpify.analysis.models import Model
+from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted
 from ddpify.inputs.program import Program
 
@@ -45,8 +47,9 @@ PASSIVE = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "numpy",
 BUILTINS = frozenset(dir(builtins))
 
 
-def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str]]:  # noqa: C901 (16: to split)
+def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str]]:  # noqa: C901 (16: to split)
     """(node, warning) for every place where training may go through code ddpify does not read."""
+    facts, refs = analysis.facts, analysis.models.refs
     local = {p.name.split(".")[0] for p in program.parts}
     seen: set[str] = set()
     for call in facts.calls:
@@ -72,8 +75,8 @@ def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str
         method = not (outside or looked_up) and isinstance(call.func, cst.Attribute) and bool(call.args)
         if not (outside or looked_up or method) or facts.user_functions(call):
             continue  # (cheap tests first: most calls go to torch, builtins, methods, the program)
-        handed = _training_arguments(facts, call)
-        if not handed or _own_method(facts, call):
+        handed = _training_arguments(facts, refs, call)
+        if not handed or _own_method(facts, refs, call):
             continue
         what = ", ".join(f"`{h}`" for h in handed)
         callee = facts.code(call.func)
@@ -112,7 +115,7 @@ def unseen(facts: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str
                          "trace to a DataLoader in the code it read: its data is not sharded")
 
 
-def _looked_up(facts: Analysis, func: cst.BaseExpression) -> bool:
+def _looked_up(facts: Facts, func: cst.BaseExpression) -> bool:
     """A callee found at run time: `TRAINERS[name]`, `getattr(obj, name)`, or a bare name that no
     import, definition or builtin binds (a parameter, a variable holding a callable)."""
     if isinstance(func, cst.Subscript) or isinstance(func, cst.Call) and dotted(func.func) == "getattr":
@@ -121,7 +124,7 @@ def _looked_up(facts: Analysis, func: cst.BaseExpression) -> bool:
         and func.value not in facts.classes
 
 
-def _built_outside(facts: Analysis, obj: cst.BaseExpression, local: set[str]) -> str | None:
+def _built_outside(facts: Facts, obj: cst.BaseExpression, local: set[str]) -> str | None:
     """The callable outside the project (and not a passive library) that built `obj`, if every
     value it may hold comes from a call: `pl.Trainer` for `trainer = pl.Trainer(max_epochs=2)`."""
     for origin in facts.origins(obj):
@@ -131,7 +134,7 @@ def _built_outside(facts: Analysis, obj: cst.BaseExpression, local: set[str]) ->
     return None
 
 
-def _training_functions_passed(facts: Analysis, call: cst.Call) -> list[str]:
+def _training_functions_passed(facts: Facts, call: cst.Call) -> list[str]:
     """Functions of the program that train, passed uncalled to a call that is not theirs
     (`mp.Process(target=train, ...)`, `trainer.register(train_step)`)."""
     if not any(isinstance(a.value, cst.Name) and a.value.value in facts.functions for a in call.args) \
@@ -145,19 +148,19 @@ def _training_functions_passed(facts: Analysis, call: cst.Call) -> list[str]:
     return found
 
 
-def _training_arguments(facts: Analysis, call: cst.Call) -> list[str]:
-    """The arguments of `call` that hold a trained model, an optimizer or a DataLoader."""
-    return [facts.code(a.value) for a in call.args if _holds_training(facts, a.value)]
+def _training_arguments(facts: Facts, refs: dict[Ref, Model], call: cst.Call) -> list[str]:
+    """The arguments of `call` that hold a trained model (`refs`), an optimizer or a DataLoader."""
+    return [facts.code(a.value) for a in call.args if _holds_training(facts, refs, a.value)]
 
 
-def _holds_training(facts: Analysis, expr: cst.BaseExpression) -> bool:
+def _holds_training(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression) -> bool:
     if dotted(expr) is None:
         return False
-    return facts.ref(expr) in facts.models.refs or any(
+    return facts.ref(expr) in refs or any(
         isinstance(o, cst.Call) and (o in facts.optimizers or facts.qualify(o.func) == DATALOADER)
         for o in facts.origins(expr))
 
 
-def _own_method(facts: Analysis, call: cst.Call) -> bool:
+def _own_method(facts: Facts, refs: dict[Ref, Model], call: cst.Call) -> bool:
     """`model.train()`, `optimizer.step()`: a call on the object itself."""
-    return isinstance(call.func, cst.Attribute) and _holds_training(facts, call.func.value)
+    return isinstance(call.func, cst.Attribute) and _holds_training(facts, refs, call.func.value)

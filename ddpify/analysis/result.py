@@ -1,26 +1,49 @@
-"""What trains in one module: its syntax facts plus what the analyses found from them.
+"""What trains in one module: its syntax facts and what the analyses found from them, built once.
 
-`Facts` (ddpify.syntax.facts) knows the syntax: calls, loops, assignments, data flow. Each analysis
-takes its inputs explicitly and returns its findings: which models train and where they are
-wrapped (`models.find(facts)`), which loaders feed training (`loaders.find(facts, models)`),
-which loops evaluate (`evaluation.find(facts, models, loaders, wrapped_refs)`). The driver runs
-them in that order (`ddpify.convert.analyse`) and stores the findings here for the rewrites.
-This module imports those analyses for their types only; none of them imports it.
+`analyse(module)` runs the analyses in order, each given what it needs from those before it:
+which models train and where they are wrapped or sharded (`models.find`, with
+`fsdp.place_shard` under `--strategy fsdp`), which loaders feed training (`loaders.find`),
+which loops evaluate (`evaluation.find`). It returns them composed in one frozen `Analysis`,
+which the driver hands every rewrite, as LibCST hands a codemod its frozen `CodemodContext`:
+
+    analysis = analyse(module, options)
+    analysis.facts.calls            # the syntax (ddpify.syntax.facts)
+    analysis.models.wrapped         # the findings
+    analysis.loaders.training
+
+Nothing is assigned after construction, and nothing here depends on which rewrites the user
+selected: a rewrite that adapts to another asks that one (`wrap_model.wrapped_refs`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import partial
+
+import libcst as cst
+
+from ddpify.analysis import evaluation, fsdp, loaders, models
 from ddpify.analysis.evaluation import EvalLoop
-from ddpify.syntax.facts import Facts, Ref
 from ddpify.analysis.loaders import Loaders
-from ddpify.analysis.models import Model, Models
+from ddpify.analysis.models import Models
+from ddpify.syntax.facts import Facts, Files
 
 
-class Analysis(Facts):
+@dataclass(frozen=True)
+class Analysis:
     """The facts of one module and the analyses' findings, which the rewrites read."""
 
-    models: Models  # the models that train and where each is wrapped (or sharded)
-    wrapped_refs: dict[Ref, Model]  # names that hold a wrapper once the wraps have run; none
-    # when wrap-model is not selected (`.module`, `no_sync()` and bare forwards depend on this)
+    facts: Facts  # the syntax: calls, loops, assignments, data flow
+    models: Models  # the models that train, where each is wrapped (or sharded), the names that hold it
     loaders: Loaders  # the loaders that feed training and their epoch loops
-    evaluation: list[EvalLoop]  # evaluation loops over loaders the training leaves whole
+    evaluation: tuple[EvalLoop, ...]  # evaluation loops over loaders the training leaves whole
+
+
+def analyse(module: cst.Module, fsdp_strategy: bool = False, program: Files | None = None) -> Analysis:
+    """The analyses of `module` (for the merged module of a `program`, which statements are
+    whose); under FSDP2 (`fsdp_strategy`) each sharding is placed before the optimizers over it
+    are built, before the names that hold the model are followed from that place."""
+    facts = Facts(module, program)
+    found = models.find(facts, partial(fsdp.place_shard, facts) if fsdp_strategy else None)
+    fed = loaders.find(facts, found)
+    return Analysis(facts, found, fed, tuple(evaluation.find(facts, found, fed)))

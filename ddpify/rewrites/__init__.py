@@ -44,7 +44,7 @@ class RewriteFn(Protocol):
     """The contract of every rewrite module's `rewrite`: read the analysis, record edits (and
     report lines) on `edits`; never transform the tree, never call another rewrite."""
 
-    def __call__(self, facts: "Analysis", edits: "Edits", options: "Options") -> None: ...
+    def __call__(self, analysis: "Analysis", edits: "Edits", options: "Options") -> None: ...
 
 
 @dataclass(frozen=True)

@@ -53,13 +53,14 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.rewrites.wrap_model import wrapped_refs
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
     from ddpify.output.edits import Edits
-    from ddpify.syntax.facts import Ref
+    from ddpify.syntax.facts import Facts, Ref
     from ddpify.analysis.models import Model
     from ddpify.options import Options
 
@@ -70,8 +71,9 @@ FLAG = "sync_step"
 STEPS = {"step", "unscale_"}  # optimizer methods that use gradients, and GradScaler's on an optimizer
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
-    refs = facts.wrapped_refs
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts = analysis.facts
+    refs = wrapped_refs(analysis, options)
     for call in facts.calls:
         if not facts.is_backward(call):
             continue
@@ -89,7 +91,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
                        options.fsdp)
 
 
-def _accumulates(facts: Analysis, leading: list[cst.CSTNode], backward: cst.CSTNode, step_if: cst.If) -> bool:
+def _accumulates(facts: Facts, leading: list[cst.CSTNode], backward: cst.CSTNode, step_if: cst.If) -> bool:
     """Is this real accumulation: a periodic `if` decides, from values it reads before the
     forward (nothing in `leading`, the statements from the forward to the `if`, changes them),
     and no other path uses the gradients of an accumulating backward?"""
@@ -99,7 +101,7 @@ def _accumulates(facts: Analysis, leading: list[cst.CSTNode], backward: cst.CSTN
         and not any(_uses_gradients(facts, s, step_if.body) for s in _runs_after(facts, backward))
 
 
-def _skip_sync(facts: Analysis, edits: Edits, model: str, span: list[cst.CSTNode], condition: cst.BaseExpression,
+def _skip_sync(facts: Facts, edits: Edits, model: str, span: list[cst.CSTNode], condition: cst.BaseExpression,
                fsdp: bool) -> None:
     """`sync_step = <condition>` above the forward, `span` (forward to backward) in
     `model.no_sync()` unless it holds (FSDP2: `model.set_requires_gradient_sync(sync_step)`
@@ -119,7 +121,7 @@ def _skip_sync(facts: Analysis, edits: Edits, model: str, span: list[cst.CSTNode
                  "optimizer (no_sync on the others)")
 
 
-def _steps_optimizer(facts: Analysis, stmt: cst.CSTNode) -> bool:
+def _steps_optimizer(facts: Facts, stmt: cst.CSTNode) -> bool:
     """Does `stmt` step an optimizer (`optimizer.step()`, `scaler.step(optimizer)`), not merely
     a learning-rate scheduler?"""
     for call in facts.calls_in(stmt):
@@ -131,7 +133,7 @@ def _steps_optimizer(facts: Analysis, stmt: cst.CSTNode) -> bool:
     return False
 
 
-def _forward(facts: Analysis, stmts: list[cst.CSTNode], refs: dict[Ref, Model]
+def _forward(facts: Facts, stmts: list[cst.CSTNode], refs: dict[Ref, Model]
              ) -> tuple[str | None, cst.CSTNode | None]:
     """The wrapped model called in `stmts`, and the first statement that calls it."""
     for stmt in stmts:
@@ -142,7 +144,7 @@ def _forward(facts: Analysis, stmts: list[cst.CSTNode], refs: dict[Ref, Model]
     return None, None
 
 
-def _periodic(facts: Analysis, condition: cst.BaseExpression) -> bool:
+def _periodic(facts: Facts, condition: cst.BaseExpression) -> bool:
     """A counter test, the same on every process, true every k-th micro-step:
     `(i + 1) % k == 0`, possibly `or`-ed with more such tests (`i + 1 == len(loader)`)."""
     tests = _or_operands(condition)
@@ -166,7 +168,7 @@ def _unparenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.with_changes(lpar=(), rpar=()) if expr.lpar else expr
 
 
-def _runs_after(facts: Analysis, backward: cst.CSTNode) -> list[cst.CSTNode]:
+def _runs_after(facts: Facts, backward: cst.CSTNode) -> list[cst.CSTNode]:
     """The statements of the backward's function that can run after it and before the next
     backward: those after it in each block around it, and the whole body of each loop around it."""
     found = []
@@ -183,7 +185,7 @@ def _runs_after(facts: Analysis, backward: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
-def _uses_gradients(facts: Analysis, node: cst.CSTNode, skip: cst.CSTNode, depth: int = 2) -> bool:
+def _uses_gradients(facts: Facts, node: cst.CSTNode, skip: cst.CSTNode, depth: int = 2) -> bool:
     """Does running `node` (outside `skip`) step an optimizer, read or write `.grad`, clip
     gradients or update a parameter in place, here or in the functions it calls?"""
     def counts(n: cst.CSTNode) -> bool:
@@ -204,7 +206,7 @@ def _uses_gradients(facts: Analysis, node: cst.CSTNode, skip: cst.CSTNode, depth
     return False
 
 
-def _uses_gradients_call(facts: Analysis, call: cst.Call, params: set[str]) -> bool:
+def _uses_gradients_call(facts: Facts, call: cst.Call, params: set[str]) -> bool:
     """`optimizer.step()`, `scaler.unscale_(optimizer)`, `clip_grad_norm_(...)`, `p.data.add_(...)`;
     not a scheduler's `step()`, not `zero_grad()`."""
     method = (dotted(call.func) or "").rsplit(".", 1)[-1]
@@ -217,7 +219,7 @@ def _uses_gradients_call(facts: Analysis, call: cst.Call, params: set[str]) -> b
     return method.endswith("_") and not method.startswith("_") and _is_parameter(call.func.value, params)
 
 
-def _is_scheduler(facts: Analysis, receiver: cst.BaseExpression) -> bool:
+def _is_scheduler(facts: Facts, receiver: cst.BaseExpression) -> bool:
     """A learning-rate scheduler: by its name, or built by `torch.optim.lr_scheduler`."""
     if "sched" in (dotted(receiver) or "").lower():
         return True
@@ -226,7 +228,7 @@ def _is_scheduler(facts: Analysis, receiver: cst.BaseExpression) -> bool:
         "torch.optim.lr_scheduler.") for o in origins)
 
 
-def _parameter_names(facts: Analysis, node: cst.CSTNode) -> set[str]:
+def _parameter_names(facts: Facts, node: cst.CSTNode) -> set[str]:
     """Names `node` binds to parameters: `for p in model.parameters():`."""
     loops = mt.findall(node, cst.For, lambda lp: isinstance(lp.iter, cst.Call) and mt.is_parameters_attr(lp.iter.func))
     return {n for loop in loops for n in mt.names_in(loop.target)}

@@ -55,9 +55,12 @@ import libcst as cst
 
 from ddpify.output import build
 from ddpify.analysis import fsdp
+from ddpify.rewrites.wrap_model import wrapped_refs
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
+    from ddpify.analysis.loaders import Loaders
+    from ddpify.syntax.facts import Facts
     from ddpify.output.edits import Edits
     from ddpify.options import Options
 
@@ -68,17 +71,18 @@ MESSAGE = "loop exit agreed across processes (agree_on): all leave in the same i
 BRANCH = "condition agreed across processes (agree_on): under FSDP2 the forward or state dict in it is a collective"
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
-    if not facts.models.wrapped:
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts = analysis.facts
+    if not analysis.models.wrapped:
         return  # no DDP, no collective to wait in
-    loops = _training_loops(facts)
+    loops = _training_loops(facts, analysis.loaders)
     tests = [lp.test for lp in facts.loops if lp in loops and isinstance(lp, cst.While)]
     for exit_ in [*facts.breaks, *facts.continues, *facts.returns]:
         left = _loop_left(facts, exit_, loops)
         if left is not None:
             tests += [anc.test for anc in _between(facts, exit_, left) if isinstance(anc, cst.If)]
     branches = []
-    for call in fsdp.collectives(facts) if options.fsdp else ():
+    for call in fsdp.collectives(facts, analysis.models, wrapped_refs(analysis, options)) if options.fsdp else ():
         branches += [a.test for a in facts.ancestors(call) if isinstance(a, cst.If) and a.test not in tests
                      and not facts.is_inside(call, a.test) and facts.scope(a) is facts.scope(call)]
     for test in dict.fromkeys(tests):  # an `if` above two exits is agreed once
@@ -91,14 +95,14 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
             edits.add_import("ddpify_runtime", "agree_on")
 
 
-def _training_loops(facts: Analysis) -> set[cst.For | cst.While]:
-    """Loops whose iterations run a backward: found by `trains`, or driving a sharded loader
-    (also when the backward sits behind a call `trains` cannot follow)."""
+def _training_loops(facts: Facts, loaders: Loaders) -> set[cst.For | cst.While]:
+    """Loops whose iterations run a backward: found by `trains`, or driving a sharded loader of
+    `loaders` (also when the backward sits behind a call `trains` cannot follow)."""
     loops = {lp for lp in facts.loops if facts.trains(lp)}
-    return loops | {entry.loop for entry in facts.loaders.epoch_loops} | set(facts.loaders.sharded_loops)
+    return loops | {entry.loop for entry in loaders.epoch_loops} | set(loaders.sharded_loops)
 
 
-def _loop_left(facts: Analysis, exit_: cst.Break | cst.Continue | cst.Return, loops: set[cst.For | cst.While]
+def _loop_left(facts: Facts, exit_: cst.Break | cst.Continue | cst.Return, loops: set[cst.For | cst.While]
                ) -> cst.For | cst.While | None:
     """The training loop an exit leaves: a `break` its own loop (a `continue` skips the rest of
     its iteration, and the backward in it), a `return` the outermost loop of its function around it."""
@@ -111,7 +115,7 @@ def _loop_left(facts: Analysis, exit_: cst.Break | cst.Continue | cst.Return, lo
     return left
 
 
-def _between(facts: Analysis, node: cst.CSTNode, loop: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def _between(facts: Facts, node: cst.CSTNode, loop: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The nodes from `node` up to, not including, `loop`."""
     for anc in facts.ancestors(node):
         if anc is loop:

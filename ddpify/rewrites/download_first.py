@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 NAME = "download-first"
 SUMMARY = "download data sets on each node's first process before the others read them"
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts = analysis.facts
     for call in facts.calls:
         download = mt.keyword(call, "download")
         if download is not None and mt.is_literal_true(download.value):

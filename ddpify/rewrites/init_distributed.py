@@ -29,6 +29,7 @@ from ddpify.syntax import matchers as mt
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
+    from ddpify.syntax.facts import Facts
     from ddpify.output.edits import Edits
     from ddpify.options import Options
 
@@ -38,7 +39,8 @@ SUMMARY = "call init_distributed_mode() after argument parsing (torchrun, SLURM 
 CALL = "init_distributed_mode()\n"
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts = analysis.facts
     for stmt in _pinned_gpus(facts):
         edits.todo(stmt, "CUDA_VISIBLE_DEVICES set here would show every process the same GPU: remove it "
                    "and choose GPUs on the launcher's command line")
@@ -50,7 +52,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
         return
     if anchor is None:
         anchor = _entry_point_start(facts)
-    earlier = _needed_earlier(facts, anchor)
+    earlier = _needed_earlier(facts, analysis, anchor)
     if earlier is not None:
         anchor, after = earlier, False
     (edits.insert_after if after else edits.insert_before)(anchor, CALL)
@@ -58,7 +60,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     edits.record(anchor, "init_distributed_mode() joins the process group (torchrun, SLURM, or one process)")
 
 
-def _pinned_gpus(facts: Analysis) -> Iterator[cst.CSTNode]:
+def _pinned_gpus(facts: Facts) -> Iterator[cst.CSTNode]:
     """`os.environ["CUDA_VISIBLE_DEVICES"] = "0"` statements."""
     for target, value, stmt in facts.assigns:
         if isinstance(target, cst.Subscript) and mt.is_attribute(target.value, "environ") and len(target.slice) == 1 \
@@ -67,7 +69,7 @@ def _pinned_gpus(facts: Analysis) -> Iterator[cst.CSTNode]:
             yield facts.statement(stmt)
 
 
-def _is_library(facts: Analysis) -> bool:
+def _is_library(facts: Facts) -> bool:
     """No entry point and nothing run at top level: only imports, definitions and constants."""
     return not any(mt.is_main_guard(s) for s in facts.module.body) and all(
         mt.is_preamble(s) or mt.sole(s, (cst.Assign, cst.AnnAssign)) is not None
@@ -75,7 +77,7 @@ def _is_library(facts: Analysis) -> bool:
         facts.user_functions(c) for c in facts.calls if facts.scope(c) is facts.module)
 
 
-def _after_parsing(facts: Analysis) -> cst.CSTNode | None:
+def _after_parsing(facts: Facts) -> cst.CSTNode | None:
     calls = mt.parse_args_calls(facts)
     if not calls:
         return None
@@ -87,7 +89,7 @@ def _after_parsing(facts: Analysis) -> cst.CSTNode | None:
     return stmt
 
 
-def _runs_entry(facts: Analysis, stmt: cst.CSTNode) -> bool:
+def _runs_entry(facts: Facts, stmt: cst.CSTNode) -> bool:
     """`main(parser.parse_args())`: the statement that parses also enters the program's code, so
     the call goes before it (it reads the environment, not the arguments)."""
     parsing = mt.parse_args_calls(facts)[0]
@@ -95,7 +97,7 @@ def _runs_entry(facts: Analysis, stmt: cst.CSTNode) -> bool:
                for f in facts.user_functions(c))  # not the helper that parses (`args = get_args()`)
 
 
-def _entry_point_start(facts: Analysis) -> cst.CSTNode:
+def _entry_point_start(facts: Facts) -> cst.CSTNode:
     main_block = next((i for i in facts.module.body if mt.is_main_guard(i)), None)
     if main_block is not None:
         for call in facts.calls_in(main_block):  # `main()`: its first statement
@@ -106,7 +108,7 @@ def _entry_point_start(facts: Analysis) -> cst.CSTNode:
     return next((s for s in facts.module.body if not mt.is_preamble(s)), facts.module.body[-1])
 
 
-def _needed_earlier(facts: Analysis, anchor: cst.CSTNode) -> cst.BaseStatement | None:
+def _needed_earlier(facts: Facts, analysis: Analysis, anchor: cst.CSTNode) -> cst.BaseStatement | None:
     """Where the call must go instead of `anchor` when code at module level wraps a model,
     shards a loader or draws from numpy's or Python's generator (synthetic data) before `anchor`
     runs (a script without `main()` whose main block calls a `train()` helper, or starts after a
@@ -114,7 +116,7 @@ def _needed_earlier(facts: Analysis, anchor: cst.CSTNode) -> cst.BaseStatement |
     else the module's first statement after the imports. None when `anchor` already comes first."""
     func = facts.scope(anchor)
     entered = anchor if not isinstance(func, cst.FunctionDef) else func
-    sites = [m.anchor for m in facts.models.wrapped] + list(facts.loaders.training)
+    sites = [m.anchor for m in analysis.models.wrapped] + list(analysis.loaders.training)
     for stmt, main_block in _top_level(facts):
         if _reaches(facts, stmt, lambda node: node is entered or facts.is_inside(entered, node)):
             return None  # `anchor` runs first
@@ -125,14 +127,14 @@ def _needed_earlier(facts: Analysis, anchor: cst.CSTNode) -> cst.BaseStatement |
     return None
 
 
-def _draws(facts: Analysis, call: cst.Call) -> bool:
+def _draws(facts: Facts, call: cst.Call) -> bool:
     """A draw from numpy's or Python's global generator: seeded from the operating system in
     each process, so one made before `init_distributed_mode()` shares rank 0's state differs
     between processes (torch's generator starts from one fixed seed everywhere)."""
     return (facts.qualify(call.func) or "").startswith(("numpy.random.", "random."))
 
 
-def _top_level(facts: Analysis) -> Iterator[tuple[cst.BaseStatement, cst.If | None]]:
+def _top_level(facts: Facts) -> Iterator[tuple[cst.BaseStatement, cst.If | None]]:
     """(statement, the main block holding it or None) for the statements run at import, in order."""
     for stmt in facts.module.body:
         if mt.is_main_guard(stmt):
@@ -141,7 +143,7 @@ def _top_level(facts: Analysis) -> Iterator[tuple[cst.BaseStatement, cst.If | No
             yield stmt, None
 
 
-def _reaches(facts: Analysis, stmt: cst.CSTNode, found: Callable[[cst.CSTNode], bool], depth: int = 3) -> bool:
+def _reaches(facts: Facts, stmt: cst.CSTNode, found: Callable[[cst.CSTNode], bool], depth: int = 3) -> bool:
     """Does running `stmt` run a node for which `found` holds (itself, or a function it calls)?"""
     if found(stmt):
         return True

@@ -27,6 +27,7 @@ from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
+    from ddpify.syntax.facts import Facts
     from ddpify.output.edits import Edits
     from ddpify.options import Options
 
@@ -39,7 +40,8 @@ ALIAS = ('{parser}.add_argument("{flag}", dest="local_rank", type=int, '
          'help="set by torch.distributed.launch")')
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts = analysis.facts
     done: set[str] = set()
     for call in mt.parse_args_calls(facts):
         parser, stmt = _parser(facts, call)
@@ -57,7 +59,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
         edits.record(stmt, f"`{parser}` accepts --local-rank/--local_rank (passed by torch.distributed.launch)")
 
 
-def _parser(facts: Analysis, call: cst.Call) -> tuple[str | None, cst.CSTNode | None]:
+def _parser(facts: Facts, call: cst.Call) -> tuple[str | None, cst.CSTNode | None]:
     """The parser's name, and the statement before which it still exists: `parser.parse_args()`,
     or `get_parser().parse_args()` where the helper ends with `return parser`."""
     receiver = call.func.value
@@ -71,7 +73,7 @@ def _parser(facts: Analysis, call: cst.Call) -> tuple[str | None, cst.CSTNode | 
     return None, None
 
 
-def _known_flags(facts: Analysis, parser: str) -> set[str]:
+def _known_flags(facts: Facts, parser: str) -> set[str]:
     """The spellings of the launcher argument the parser already defines."""
     known = set()
     for call in facts.calls:

@@ -25,7 +25,8 @@ NAME = "load-map-location"
 SUMMARY = "give torch.load a map_location to this process's device"
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts = analysis.facts
     for call in facts.calls:
         if facts.qualify(call.func) != "torch.load":
             continue

@@ -25,6 +25,7 @@ from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
+    from ddpify.syntax.facts import Facts
     from ddpify.output.edits import Edits
     from ddpify.options import Options
 
@@ -40,7 +41,8 @@ STALE_COMMENT = re.compile(r"(?i)\bcuda\s*(:\s*|\(\s*)0\b|\bgpu\s*[:#]?\s*0\b|\b
 STALE_WHY = "it named GPU 0, which this line no longer means"
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts = analysis.facts
     edited = []
     for string in facts.strings:
         if string.value[1:-1] == "cuda:0" and not _in_message(facts, string):
@@ -74,7 +76,7 @@ def _drop_index(call: cst.Call) -> cst.Call:
                                                      whitespace_after_arg=index.whitespace_after_arg)])
 
 
-def _device_zeros(facts: Analysis) -> Iterator[cst.BaseExpression]:
+def _device_zeros(facts: Facts) -> Iterator[cst.BaseExpression]:
     """The `0` of `0 if torch.cuda.is_available() else "cpu"`, `device = 0` and `.to(0)`."""
     for call in facts.calls:
         if mt.is_method_call(call, "to") and call.args and mt.is_zero(call.args[0].value):
@@ -89,7 +91,7 @@ def _device_zeros(facts: Analysis) -> Iterator[cst.BaseExpression]:
 MESSAGE_CALLS = {"print", "info", "debug", "warning", "warn", "error", "write", "log", "format"}
 
 
-def _in_message(facts: Analysis, string: cst.SimpleString) -> bool:
+def _in_message(facts: Facts, string: cst.SimpleString) -> bool:
     """Is the string text to show (`print("cuda:0")`, `logger.info(...)`), not a device?"""
     call = next((a for a in facts.ancestors(string) if isinstance(a, cst.Call)), None)
     return call is not None and (dotted(call.func) or "").rsplit(".", 1)[-1] in MESSAGE_CALLS

@@ -69,12 +69,15 @@ from ddpify.analysis import fsdp, objects, writes
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
 from ddpify.analysis.ranks import is_rank_test
+from ddpify.rewrites.wrap_model import wrapped_refs
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
     from ddpify.output.edits import Edits
-    from ddpify.syntax.facts import Ref
+    from ddpify.analysis.loaders import EpochLoop
+    from ddpify.analysis.models import Model, Models
+    from ddpify.syntax.facts import Facts, Ref
     from ddpify.options import Options
 
 NAME = "main-process-only"
@@ -87,11 +90,12 @@ LOGGERS = {"wandb.init"}  # and what `objects` calls a writer (SummaryWriter, a 
 FILE_METHODS = {"write", "writelines", "flush", "close"}
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:  # noqa: C901 (18: to split)
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa: C901 (18: to split)
+    facts, models, refs = analysis.facts, analysis.models, wrapped_refs(analysis, options)
     opened = _opened_for_writing(facts)
     loggers = _logger_refs(facts, opened)
     writes = {stmt: what for stmt in _statements(facts) if (what := _writes(facts, stmt, loggers, opened))}
-    writers = _writer_functions(facts, writes, options)
+    writers = _writer_functions(facts, models, refs, writes, options)
     for call in facts.calls:  # a helper that only writes files is guarded where it is called
         stmt = facts.statement(call)
         if isinstance(stmt, cst.SimpleStatementLine) and any(f in writers for f in facts.user_functions(call)):
@@ -107,7 +111,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:  # noqa: C
             continue
         files.append(stmt)  # `torch.save(state, path)` among them is written atomically
         owner = _sole_body_of_if(facts, stmt, writes)
-        if owner is not None and options.fsdp and _collectives(facts, owner):
+        if owner is not None and options.fsdp and _collectives(facts, models, refs, owner):
             owner = None  # the gathers stay on every process: the write is guarded inside the `if`
         if not what.startswith("wandb.") and not _logs(facts, stmt, loggers):
             saves.append(owner or stmt)  # every process waits there when the file is read back below
@@ -125,15 +129,16 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:  # noqa: C
             edits.guard(stmt, GUARD, f"{what} runs on the main process only")
             guarded.append(stmt)
         if not options.fsdp:
-            _forward_through_module(facts, edits, stmt)
+            _forward_through_module(facts, refs, edits, stmt)
     taken: dict = {}
     for stmt in guarded if options.fsdp else ():
-        _hoist_collectives(facts, edits, stmt, guarded, taken)
+        _hoist_collectives(facts, models, refs, edits, stmt, guarded, taken)
     for stmt in [*files, *(s for s in writes if facts.scope(s) in writers)]:
         _write_atomically(facts, edits, stmt)
     points = {stmt: _reached_by_all(facts, stmt) for stmt in saves if _read_back_later(facts, stmt)}
     for stmt, point in points.items():
-        if _barrier_follows(facts, point, set(points.values()) - {point}, options.runs("set-epoch")):
+        if _barrier_follows(facts, point, set(points.values()) - {point},
+                            analysis.loaders.epoch_loops if options.runs("set-epoch") else []):
             continue
         edits.insert_after(point, "barrier()\n")
         edits.add_import("ddpify_runtime", "barrier")
@@ -147,7 +152,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:  # noqa: C
         edits.add_import("ddpify_runtime", "is_main_process")
 
 
-def _statements(facts: Analysis) -> Iterator[cst.With | cst.SimpleStatementLine]:
+def _statements(facts: Facts) -> Iterator[cst.With | cst.SimpleStatementLine]:
     seen = set()
     for call in facts.calls:
         stmt = facts.statement(call)
@@ -156,7 +161,7 @@ def _statements(facts: Analysis) -> Iterator[cst.With | cst.SimpleStatementLine]
             yield stmt
 
 
-def _writes(facts: Analysis, stmt: cst.With | cst.SimpleStatementLine, loggers: set[Ref],
+def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine, loggers: set[Ref],
             opened: frozenset[cst.Call]) -> str | None:
     """What file-writing call `stmt` makes, or None."""
     if isinstance(stmt, cst.With):
@@ -182,7 +187,7 @@ def _writes(facts: Analysis, stmt: cst.With | cst.SimpleStatementLine, loggers: 
     return None
 
 
-def _on_logger(facts: Analysis, expr: cst.BaseExpression, loggers: set[Ref]) -> bool:
+def _on_logger(facts: Facts, expr: cst.BaseExpression, loggers: set[Ref]) -> bool:
     """Is `expr` a logger or reached through one (`self.logger.writer` of `self.logger.writer.flush()`)?"""
     while True:
         if facts.ref(expr) in loggers:
@@ -192,13 +197,13 @@ def _on_logger(facts: Analysis, expr: cst.BaseExpression, loggers: set[Ref]) -> 
         expr = expr.value
 
 
-def _logs(facts: Analysis, stmt: cst.CSTNode, loggers: set[Ref]) -> bool:
+def _logs(facts: Facts, stmt: cst.CSTNode, loggers: set[Ref]) -> bool:
     """A SummaryWriter or wandb run made or used: no file that the script reads back."""
     return any(_is_logger(facts, c) or isinstance(c.func, cst.Attribute) and _on_logger(facts, c.func.value, loggers)
                for c in facts.calls_in(stmt))
 
 
-def _is_logger(facts: Analysis, expr: cst.CSTNode, opened: frozenset[cst.Call] = frozenset()) -> bool:
+def _is_logger(facts: Facts, expr: cst.CSTNode, opened: frozenset[cst.Call] = frozenset()) -> bool:
     """A call that makes a logger: a SummaryWriter, TensorFlow's summary writer, a wandb run, an
     instance of a logger class of the program (`Logger(log_dir)`, whose `__init__` makes a writer:
     its methods log), a file opened for writing that is only written and closed (`opened`)."""
@@ -206,13 +211,13 @@ def _is_logger(facts: Analysis, expr: cst.CSTNode, opened: frozenset[cst.Call] =
                                            or objects.of(facts).kind(expr) == objects.WRITER)
 
 
-def _logger_refs(facts: Analysis, opened: frozenset[cst.Call]) -> set[Ref]:
+def _logger_refs(facts: Facts, opened: frozenset[cst.Call]) -> set[Ref]:
     """Names holding a logger, also as parameters of the functions they reach."""
     refs = {facts.ref(t, s) for t, v, s in facts.assigns if _is_logger(facts, v, opened)} - {None}
     return refs.union(*(objects.of(facts).receivers(r) for r in refs))
 
 
-def _opened_for_writing(facts: Analysis) -> frozenset[cst.Call]:
+def _opened_for_writing(facts: Facts) -> frozenset[cst.Call]:
     """`self.file = open(path, "w")` whose every later use is a statement of its own writing to it or
     closing it (`self.file.write(line)`, `self.file.close()`): a logger like any other, made on the
     main process only. (One handed to `csv.writer(f)` stays on every process.)"""
@@ -228,13 +233,13 @@ def _opened_for_writing(facts: Analysis) -> frozenset[cst.Call]:
     return frozenset(found)
 
 
-def _file_method_statement(facts: Analysis, node: cst.CSTNode) -> bool:
+def _file_method_statement(facts: Facts, node: cst.CSTNode) -> bool:
     attr, call = facts.parent(node), facts.parent(facts.parent(node))
     return isinstance(attr, cst.Attribute) and attr.attr.value in FILE_METHODS and isinstance(call, cst.Call) \
         and call.func is attr and isinstance(facts.parent(call), cst.Expr)
 
 
-def _reads_of_main_only(facts: Analysis, edits: Edits, loggers: set[Ref], writes: dict[cst.CSTNode, str]) -> None:
+def _reads_of_main_only(facts: Facts, edits: Edits, loggers: set[Ref], writes: dict[cst.CSTNode, str]) -> None:
     """A read of a logger's attribute outside a guard (`run_dir = self.writer.log_dir`): the logger
     exists on the main process only (None elsewhere), so every process takes the main process's
     value, `from_main_process(lambda: self.writer.log_dir)` (a broadcast). Where some processes may
@@ -263,7 +268,7 @@ def _reads_of_main_only(facts: Analysis, edits: Edits, loggers: set[Ref], writes
                    "under `if is_main_process():` or compute the value without the logger")
 
 
-def _whole_read(facts: Analysis, attr: cst.Attribute) -> cst.BaseExpression:
+def _whole_read(facts: Facts, attr: cst.Attribute) -> cst.BaseExpression:
     """The chain `attr` starts: `self.writer.file_writer.get_logdir()` for `self.writer.file_writer`."""
     node: cst.BaseExpression = attr
     while True:
@@ -275,7 +280,7 @@ def _whole_read(facts: Analysis, attr: cst.Attribute) -> cst.BaseExpression:
             return node
 
 
-def _callers_unguarded(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
+def _callers_unguarded(facts: Facts, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
     """Does every call of the function around `stmt` run on every process (none is guarded)?"""
     scope = facts.scope(stmt)
     if not isinstance(scope, cst.FunctionDef):
@@ -284,7 +289,7 @@ def _callers_unguarded(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTN
     return not any(site in writes or _already_guarded(facts, site, writes) for site in sites)
 
 
-def _bound_and_used_later(facts: Analysis, stmt: cst.CSTNode) -> str | None:
+def _bound_and_used_later(facts: Facts, stmt: cst.CSTNode) -> str | None:
     """A name a compound write (`with open(...) as f:`) assigns that code after it reads."""
     if not isinstance(stmt, cst.BaseCompoundStatement):
         return None
@@ -303,7 +308,7 @@ def _bound_and_used_later(facts: Analysis, stmt: cst.CSTNode) -> str | None:
     return None
 
 
-def _sole_body_of_if(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> cst.If | None:
+def _sole_body_of_if(facts: Facts, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> cst.If | None:
     """The `if` (without `else`) whose body is nothing but file writes, `stmt` among them."""
     owner = facts.parent(facts.parent(stmt))
     if isinstance(owner, cst.If) and owner.orelse is None and all(s in writes for s in owner.body.body):
@@ -317,31 +322,33 @@ def _and_main(test: cst.BaseExpression) -> cst.BaseExpression:
     return cst.BooleanOperation(test, cst.And(), cst.parse_expression(GUARD))
 
 
-def _forward_through_module(facts: Analysis, edits: Edits, stmt: cst.CSTNode) -> None:
+def _forward_through_module(facts: Facts, refs: dict[Ref, Model], edits: Edits, stmt: cst.CSTNode) -> None:
     """A forward pass inside a statement that now runs on one process must bypass DDP, whose
     forward talks to the other processes (buffers): `torch.save(netG(z), p)` -> `netG.module(z)`."""
     for call in facts.calls_in(stmt):
         name = dotted(call.func)
-        holds = holds_wrapper(facts, facts.wrapped_refs, call.func) if name is not None else None
+        holds = holds_wrapper(facts, refs, call.func) if name is not None else None
         if holds is not None:
             edits.replace(call.func, lambda node, holds=holds: build.bare_model(edits, node, holds is WRAPPER),
                           f"`{name}(...)` runs on the main process only: through the bare model, "
                           "as DDP's forward would wait for the other processes")
 
 
-def _collectives(facts: Analysis, node: cst.CSTNode) -> list[tuple[cst.Call, str]]:
+def _collectives(facts: Facts, models: Models, refs: dict[Ref, Model], node: cst.CSTNode
+                 ) -> list[tuple[cst.Call, str]]:
     """The outermost FSDP2 collectives in `node`: (call, the code that computes it) for a full
     state dict (`full_state_dict(model)`) or a forward of a sharded model (`netG(z)`)."""
     found: list[tuple[cst.Call, str]] = []
     for call in facts.calls_in(node):
-        code = fsdp.gather(facts, call) or (facts.code(call) if fsdp.sharded_forward(facts, call) else None)
+        code = fsdp.gather(facts, models, refs, call) or (
+            facts.code(call) if fsdp.sharded_forward(facts, models, refs, call) else None)
         if code is not None and not any(facts.is_inside(call, c) for c, _ in found):
             found.append((call, code))
     return found
 
 
-def _hoist_collectives(facts: Analysis, edits: Edits, stmt: cst.CSTNode, guarded: list[cst.CSTNode],
-                       taken: dict[cst.CSTNode, set[str]]) -> None:
+def _hoist_collectives(facts: Facts, models: Models, refs: dict[Ref, Model], edits: Edits, stmt: cst.CSTNode,
+                       guarded: list[cst.CSTNode], taken: dict[cst.CSTNode, set[str]]) -> None:
     """`torch.save(model.state_dict(), p)` -> `model_state = full_state_dict(model)` on every
     process and `torch.save(model_state, p)` under the guard. The collectives go before the run
     of guarded statements `stmt` ends, so that the run stays one `if is_main_process():` block."""
@@ -349,7 +356,7 @@ def _hoist_collectives(facts: Analysis, edits: Edits, stmt: cst.CSTNode, guarded
     start = body.index(stmt)
     while start and body[start - 1] in guarded:
         start -= 1
-    for call, code in _collectives(facts, stmt):
+    for call, code in _collectives(facts, models, refs, stmt):
         reads = {n.value for n in mt.variables(call)}
         if reads & _bound_inside(stmt):
             edits.todo(stmt, f"`{facts.code(call)}` is a collective under FSDP2 (every process must run it), but "
@@ -369,7 +376,7 @@ def _hoist_collectives(facts: Analysis, edits: Edits, stmt: cst.CSTNode, guarded
             edits.add_import("ddpify_runtime", code.split("(")[0])
 
 
-def _result_name(facts: Analysis, call: cst.Call) -> str:
+def _result_name(facts: Facts, call: cst.Call) -> str:
     """`model_state` for `model.state_dict()`, `netG_output` for `netG(z)`."""
     if mt.is_method_call(call, "state_dict"):
         receiver = call.func.value
@@ -379,7 +386,7 @@ def _result_name(facts: Analysis, call: cst.Call) -> str:
     return f"{dotted(call.func).rsplit('.', 1)[-1]}_output"
 
 
-def _fresh(facts: Analysis, stmt: cst.CSTNode, name: str, taken: set[str]) -> str:
+def _fresh(facts: Facts, stmt: cst.CSTNode, name: str, taken: set[str]) -> str:
     """`name`, or `name_2`, ... when the function already uses it (or this statement took it)."""
     scope, candidate, n = facts.scope(stmt), name, 1
     while candidate in taken or facts.used_inside(candidate, scope):
@@ -397,7 +404,7 @@ def _bound_inside(stmt: cst.CSTNode) -> set[str]:
     return {n.value for t in targets for n in mt.findall(t, cst.Name)}
 
 
-def _already_guarded(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
+def _already_guarded(facts: Facts, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
     """Inside a rank check of the user's, or inside another statement being guarded."""
     for anc in facts.ancestors(stmt):
         if anc in writes or isinstance(anc, cst.If) and is_rank_test(facts, anc.test):
@@ -405,7 +412,8 @@ def _already_guarded(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNod
     return False
 
 
-def _writer_functions(facts: Analysis, writes: dict[cst.CSTNode, str], options: Options) -> set[cst.FunctionDef]:
+def _writer_functions(facts: Facts, models: Models, refs: dict[Ref, Model], writes: dict[cst.CSTNode, str],
+                      options: Options) -> set[cst.FunctionDef]:
     """Functions whose every statement writes, prints or computes a path: `save_checkpoint(...)`;
     under FSDP2 not one that gathers a state dict or runs a model (every process must)."""
     found = set()
@@ -413,9 +421,9 @@ def _writer_functions(facts: Analysis, writes: dict[cst.CSTNode, str], options: 
         for func in funcs:
             if not any(facts.scope(w) is func for w in writes) or facts.returned(func) or facts.trains(func):
                 continue  # (one that trains runs on every process: DDP's backward is a collective)
-            if options.fsdp and _collectives(facts, func):
+            if options.fsdp and _collectives(facts, models, refs, func):
                 continue
-            if all(_harmless(facts, s, writes) for s in _simple_statements(func.body)):
+            if all(_harmless(facts, refs, s, writes) for s in _simple_statements(func.body)):
                 found.add(func)
     return found
 
@@ -433,7 +441,7 @@ def _simple_statements(block: cst.BaseSuite) -> Iterator[cst.CSTNode]:
             yield stmt
 
 
-def _harmless(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
+def _harmless(facts: Facts, refs: dict[Ref, Model], stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
     if stmt in writes:
         return True
     if not isinstance(stmt, cst.SimpleStatementLine):
@@ -442,12 +450,12 @@ def _harmless(facts: Analysis, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]
     if isinstance(small, cst.Expr) and mt.is_call_of(small.value, "print"):
         return True
     return isinstance(small, cst.Assign) and not any(
-        facts.user_functions(c) or dotted(c.func) and facts.ref(c.func) in facts.wrapped_refs
+        facts.user_functions(c) or dotted(c.func) and facts.ref(c.func) in refs
         for c in facts.calls_in(small)) and not any(  # a helper that calls the model must run everywhere
         isinstance(t.target, cst.Attribute) for t in small.targets)  # `self.writer = ...`: state read later
 
 
-def _write_atomically(facts: Analysis, edits: Edits, stmt: cst.CSTNode) -> None:
+def _write_atomically(facts: Facts, edits: Edits, stmt: cst.CSTNode) -> None:
     """`torch.save(state, path)` -> `with atomic_write(path) as tmp_path: torch.save(state, tmp_path)`:
     the runtime renames the finished file over `path`, so a kill during the save keeps the last one."""
     small = mt.sole(stmt, cst.Expr)
@@ -467,7 +475,7 @@ def _save_target(call: cst.Call) -> cst.Arg | None:
     return mt.positional(call, 1) or mt.keyword(call, "f")
 
 
-def _is_buffer(facts: Analysis, expr: cst.BaseExpression) -> bool:
+def _is_buffer(facts: Facts, expr: cst.BaseExpression) -> bool:
     """An in-memory buffer (`io.BytesIO()`, or a name assigned one), not a file to replace."""
     values = [v for t, v, _ in facts.assigns if isinstance(expr, cst.Name) and mt.is_name(t, expr.value)]
     return any(isinstance(v, cst.Call) and (facts.qualify(v.func) or "").endswith("BytesIO") for v in [expr, *values])
@@ -485,7 +493,7 @@ def _atomic(node: cst.SimpleStatementLine, name: str) -> cst.With:
                               body=shell.body.with_changes(body=[inner]), leading_lines=node.leading_lines)
 
 
-def _reached_by_all(facts: Analysis, stmt: cst.CSTNode) -> cst.CSTNode:
+def _reached_by_all(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
     """Where every process passes after `stmt`: `stmt`, or the outermost statement around it (in
     its loop or function) that some processes may leave early: an `if` whose test may differ
     between processes (`if val_loss < best:` on a shard), a `try` (`try: os.makedirs(out)` /
@@ -501,21 +509,21 @@ def _reached_by_all(facts: Analysis, stmt: cst.CSTNode) -> cst.CSTNode:
     return point
 
 
-def _barrier_follows(facts: Analysis, point: cst.CSTNode, others: set[cst.CSTNode], epoch_barriers: bool) -> bool:
-    """Does a barrier come right after `point` anyway: another write's, or the one that ends an
-    epoch loop's body (when set-epoch runs)?"""
+def _barrier_follows(facts: Facts, point: cst.CSTNode, others: set[cst.CSTNode], epoch_loops: list[EpochLoop]) -> bool:
+    """Does a barrier come right after `point` anyway: another write's, or the one that ends the
+    body of one of the `epoch_loops` set-epoch edits?"""
     owner = facts.parent(facts.parent(point))
     body = list(facts.parent(point).body)
     if body.index(point) + 1 < len(body):
         return body[body.index(point) + 1] in others
-    return epoch_barriers and any(entry.loop is owner and entry.epoch is not None for entry in facts.loaders.epoch_loops)
+    return any(entry.loop is owner and entry.epoch is not None for entry in epoch_loops)
 
 
 READERS = {"torch.load", "pickle.load", "json.load", "numpy.load", "numpy.loadtxt", "pandas.read_csv",
            "pandas.read_json", "pandas.read_pickle", "PIL.Image.open", "yaml.safe_load", "yaml.load"}
 
 
-def _read_back_later(facts: Analysis, stmt: cst.CSTNode) -> bool:
+def _read_back_later(facts: Facts, stmt: cst.CSTNode) -> bool:
     """Does the write's function read a file after it (`torch.load`, `pickle.load`, `open(path)`,
     ...)? The other processes must then wait for the main process's write."""
     scope = facts.scope(stmt)
@@ -529,7 +537,7 @@ def _read_back_later(facts: Analysis, stmt: cst.CSTNode) -> bool:
         facts.scope(c) is not scope and _reads(facts, c) for c in facts.calls)
 
 
-def _reads(facts: Analysis, call: cst.Call, depth: int = 1) -> bool:
+def _reads(facts: Facts, call: cst.Call, depth: int = 1) -> bool:
     """A call that reads a file, itself or in a function of this file it calls (`restore()`)."""
     if facts.qualify(call.func) in READERS or mt.is_call_of(call, "open") and not mt.is_open_for_writing(call):
         return True

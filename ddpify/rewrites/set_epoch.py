@@ -33,8 +33,9 @@ NAME = "set-epoch"
 SUMMARY = "call set_epoch(loader, epoch) at the top of each epoch and barrier() at its end"
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
-    found = facts.loaders
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts = analysis.facts
+    found = analysis.loaders
     for entry in found.epoch_loops:
         loop = entry.loop
         if entry.epoch is None:

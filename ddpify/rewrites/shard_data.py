@@ -37,6 +37,7 @@ from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
+    from ddpify.syntax.facts import Facts
     from ddpify.output.edits import Edits
     from ddpify.options import Options
 
@@ -49,8 +50,9 @@ SAMPLER_FIXES = {
 }
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
-    found = facts.loaders
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts = analysis.facts
+    found = analysis.loaders
     for call in found.iterable:
         edits.todo(facts.statement(call), "this loader reads an IterableDataset, which a sampler cannot shard: "
                    "split the stream in its __iter__ by ddpify_runtime.get_rank()/get_world_size()")
@@ -62,7 +64,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
     if found.training:
         edits.warn(found.training[0], "batch_size is now per process: the global batch is batch_size x "
                      "the number of processes")
-    elif facts.models.wrapped and not found.manual and not found.iterable:
+    elif analysis.models.wrapped and not found.manual and not found.iterable:
         loop = _outermost_training_loop(facts)
         if loop is not None:
             edits.todo(loop, "no DataLoader feeds this training, so ddpify cannot shard its data: every process "
@@ -71,7 +73,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
                        "seed with an offset of get_rank() before this loop if they should differ")
 
 
-def _outermost_training_loop(facts: Analysis) -> cst.For | cst.While | None:
+def _outermost_training_loop(facts: Facts) -> cst.For | cst.While | None:
     """The first loop that trains and sits in no other loop of its function."""
     for loop in facts.loops:
         if facts.trains(loop) and not any(isinstance(a, (cst.For, cst.While)) for a in facts.ancestors(loop)
@@ -80,7 +82,7 @@ def _outermost_training_loop(facts: Analysis) -> cst.For | cst.While | None:
     return None
 
 
-def _shard(facts: Analysis, edits: Edits, call: cst.Call) -> None:
+def _shard(facts: Facts, edits: Edits, call: cst.Call) -> None:
     for key in ("batch_sampler", "sampler"):
         arg = mt.keyword(call, key)
         if arg is not None:
@@ -118,7 +120,7 @@ def _shard(facts: Analysis, edits: Edits, call: cst.Call) -> None:
     edits.add_import("torch.utils.data.distributed", "DistributedSampler")
 
 
-def _depends_on_comprehension(facts: Analysis, call: cst.Call, expr: cst.BaseExpression) -> bool:
+def _depends_on_comprehension(facts: Facts, call: cst.Call, expr: cst.BaseExpression) -> bool:
     """Is `expr` computed from the variable of a comprehension around the loader (a phase key)?"""
     names = mt.names_in(expr)
     for anc in facts.ancestors(call):
@@ -129,7 +131,7 @@ def _depends_on_comprehension(facts: Analysis, call: cst.Call, expr: cst.BaseExp
     return False
 
 
-def _sampler_call(facts: Analysis, expr: cst.BaseExpression, unbatch: bool) -> cst.Call | None:
+def _sampler_call(facts: Facts, expr: cst.BaseExpression, unbatch: bool) -> cst.Call | None:
     """The constructor call of the sampler behind `sampler=`/`batch_sampler=`."""
     for origin in facts.origins(expr, depth=3):
         if not isinstance(origin, cst.Call):
@@ -143,7 +145,7 @@ def _sampler_call(facts: Analysis, expr: cst.BaseExpression, unbatch: bool) -> c
     return None
 
 
-def _replace_sampler(facts: Analysis, edits: Edits, sampler: cst.Call) -> None:
+def _replace_sampler(facts: Facts, edits: Edits, sampler: cst.Call) -> None:
     qualified = facts.qualify(sampler.func)
     dataset = mt.positional(sampler, 0) or mt.keyword(sampler, "data_source")
     plain = len(sampler.args) == 1 and dataset is not None
@@ -160,7 +162,7 @@ def _replace_sampler(facts: Analysis, edits: Edits, sampler: cst.Call) -> None:
     edits.add_import("ddpify_runtime", "ShardedSampler")
 
 
-def _wrap_loader(facts: Analysis, edits: Edits, call: cst.Call, why: str) -> None:
+def _wrap_loader(facts: Facts, edits: Edits, call: cst.Call, why: str) -> None:
     message = (f"training loader passed through shard_loader() ({why}): it is rebuilt with a "
                "distributed sampler that keeps its shuffle setting")
     edits.add_import("ddpify_runtime", "shard_loader")

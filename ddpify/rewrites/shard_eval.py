@@ -42,6 +42,7 @@ import libcst as cst
 from ddpify.analysis.models import WRAPPER
 from ddpify.output import build
 from ddpify.output.report import NOTE
+from ddpify.rewrites.wrap_model import wrapped_refs
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
@@ -53,14 +54,16 @@ SUMMARY = "split evaluation loops across processes and reduce their sums and lis
 FSDP_KEEPS_WHOLE = "under FSDP every forward gathers the parameters from all processes, so each runs every batch"
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
-    for entry in facts.evaluation:
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts, wrapped = analysis.facts, bool(wrapped_refs(analysis, options))
+    for entry in analysis.evaluation:
         name = facts.code(entry.loader)
-        kept = FSDP_KEEPS_WHOLE if options.fsdp else entry.kept
+        kept = FSDP_KEEPS_WHOLE if options.fsdp else entry.kept or (entry.kept_wrapped if wrapped else None)
         if kept:
             edits.record(entry.loop, f"evaluation of `{name}` kept whole: {kept}", NOTE)
             continue
-        models = [cst.parse_expression(m) for m in dict.fromkeys(facts.code(c.func) for c, _ in entry.forwards)]
+        forwards = entry.forwards if wrapped else []  # a model the user keeps unwrapped runs as it is
+        models = [cst.parse_expression(m) for m in dict.fromkeys(facts.code(c.func) for c, _ in forwards)]
         edits.replace(entry.loader, lambda node, models=models: build.call("shard_eval", node, *models))
         edits.add_import("ddpify_runtime", "shard_eval")
         lines = []
@@ -76,7 +79,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
         reduced += [f"{_names(entry.lists)} gathered in order (gather_ordered)"] if entry.lists else []
         edits.record(entry.loop, f"evaluation of `{name}` split across processes, each sample read once "
                      f"(shard_eval); after the loop {' and '.join(reduced)}")
-        for call, holds in entry.forwards:
+        for call, holds in forwards:
             model = facts.code(call.func)
             edits.replace(call.func, lambda node, holds=holds: build.bare_model(edits, node, holds is WRAPPER),
                           f"`{model}(...)` in evaluation runs the bare module: no collective inside the loop")

@@ -25,14 +25,16 @@ from ddpify.syntax import matchers as mt
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
+    from ddpify.syntax.facts import Facts
     from ddpify.output.edits import Edits
     from ddpify.options import Options
 
 NAME = "shard-metrics"
 SUMMARY = "flag metrics summed over one shard but divided by the full dataset size (TODO)"
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
-    for loop in facts.loaders.sharded_loops:
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts = analysis.facts
+    for loop in analysis.loaders.sharded_loops:
         sums = {node.target.value for node in mt.findall(
             loop.body, cst.AugAssign, lambda a: isinstance(a.target, cst.Name) and isinstance(a.operator, cst.AddAssign))}
         if not sums:
@@ -49,7 +51,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
                     break
 
 
-def _later_statements(facts: Analysis, loop: cst.For | cst.While, scope: cst.CSTNode) -> list[cst.SimpleStatementLine]:
+def _later_statements(facts: Facts, loop: cst.For | cst.While, scope: cst.CSTNode) -> list[cst.SimpleStatementLine]:
     """Simple statements of the same function that come after the loop and assign or call
     something (`avg = total / n`, `print(total / n)`)."""
     found = [stmt for _, _, stmt in facts.writes_in(scope)] + [c for c in facts.calls if facts.scope(c) is scope]

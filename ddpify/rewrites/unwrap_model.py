@@ -50,10 +50,13 @@ from ddpify.output import build
 from ddpify.analysis import fsdp, objects
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, Holds, holds_wrapper
+from ddpify.rewrites.wrap_model import wrapped_refs
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
+    from ddpify.analysis.models import Model, Models
+    from ddpify.syntax.facts import Facts, Ref
     from ddpify.output.edits import Edits
     from ddpify.options import Options
 
@@ -65,17 +68,18 @@ TRACERS = frozenset({"torch.jit.trace", "torch.jit.trace_module", "torch.jit.scr
                      "torch.onnx.dynamo_export", "torch.export.export"})
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
-    if not facts.wrapped_refs:
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts, refs = analysis.facts, wrapped_refs(analysis, options)
+    if not refs:
         return
     if options.fsdp:
-        _full_state_dicts(facts, edits)
+        _full_state_dicts(facts, analysis.models, refs, edits)
         return
     for attr in facts.attributes:
         name = attr.attr.value
         if name in mt.MODULE_API and name not in STATE:
             continue
-        holds = holds_wrapper(facts, facts.wrapped_refs, attr.value)  # `model.x`, not `model.fc.x`
+        holds = holds_wrapper(facts, refs, attr.value)  # `model.x`, not `model.fc.x`
         if holds is None:
             continue
         owner = facts.code(attr.value)
@@ -85,7 +89,7 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
                       f"`{owner}.{name}` -> `{_bare_text(owner, holds)}.{name}` ({why})")
     for call in facts.calls:  # a DataParallel script's old checkpoints have `module.` keys
         if mt.is_method_call(call, "load_state_dict") and call.args:
-            model = facts.wrapped_refs.get(facts.ref(call.func.value))
+            model = refs.get(facts.ref(call.func.value))
             if model is not None and model.dataparallel is not None:
                 edits.replace(call.args[0], lambda arg: arg.with_changes(value=build.call("without_module_prefix",
                                                                                           arg.value)),
@@ -97,20 +101,20 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
         if facts.qualify(call.func) != "torch.save" or saved is None:
             continue
         for value in _saved_models(facts, saved.value):
-            holds = holds_wrapper(facts, facts.wrapped_refs, value)
+            holds = holds_wrapper(facts, refs, value)
             if holds is not None:
                 edits.replace(value, lambda node, holds=holds: build.bare_model(edits, node, holds is WRAPPER),
                               f"torch.save saves `{_bare_text(dotted(value), holds)}`, the model itself: a "
                               "pickled DistributedDataParallel would not load without a process group")
     for call, traced in _traced_models(facts):
-        holds = holds_wrapper(facts, facts.wrapped_refs, traced) if dotted(traced) else None
+        holds = holds_wrapper(facts, refs, traced) if dotted(traced) else None
         if holds is not None:
             edits.replace(traced, lambda node, holds=holds: build.bare_model(edits, node, holds is WRAPPER),
                           f"`{dotted(call.func)}` traces `{_bare_text(dotted(traced), holds)}`, the model itself: "
                           "tracing the DistributedDataParallel wrapper fails on its process group")
 
 
-def _traced_models(facts: Analysis) -> list[tuple[cst.Call, cst.BaseExpression]]:
+def _traced_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
     """(call, model argument) of the calls that trace or export a module: `torch.jit.trace(model,
     x)`, `torch.onnx.export(model, ...)`, `torch.export.export(model, ...)`, `writer.add_graph(model,
     x)` on a SummaryWriter. They run the module outside DDP's forward (tracing the wrapper fails on
@@ -126,7 +130,7 @@ def _traced_models(facts: Analysis) -> list[tuple[cst.Call, cst.BaseExpression]]
     return found
 
 
-def _saved_models(facts: Analysis, saved: cst.BaseExpression) -> list[cst.BaseExpression]:
+def _saved_models(facts: Facts, saved: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The names `torch.save` may pickle whole: the saved name itself, or the values of a dict,
     list or tuple saved (`{"epoch": e, "model": model}`), written in the call or assigned to the
     saved name just before (`checkpoint = {...}`, then `torch.save(checkpoint, path)`)."""
@@ -146,11 +150,11 @@ def _bare_text(owner: str, holds: Holds | None) -> str:
     return f"{owner}.module" if holds == WRAPPER else f"unwrap({owner})"
 
 
-def _full_state_dicts(facts: Analysis, edits: Edits) -> None:
-    """The `--strategy fsdp` form: no `.module`; state dicts of sharded models and of their
-    optimizers through the runtime's full-state-dict helpers."""
+def _full_state_dicts(facts: Facts, models: Models, refs: dict[Ref, Model], edits: Edits) -> None:
+    """The `--strategy fsdp` form: no `.module`; state dicts of sharded models (held by `refs`) and
+    of their optimizers through the runtime's full-state-dict helpers."""
     for attr in facts.attributes:  # `model.module.x` of a DataParallel script: the model itself now
-        if attr.attr.value == "module" and holds_wrapper(facts, facts.wrapped_refs, attr.value) is not None:
+        if attr.attr.value == "module" and holds_wrapper(facts, refs, attr.value) is not None:
             edits.replace(attr, lambda node: node.value, f"`{facts.code(attr)}` -> `{facts.code(attr.value)}` "
                           "(FSDP2 keeps the model's class: there is no .module)")
     for call in facts.calls:
@@ -158,33 +162,33 @@ def _full_state_dicts(facts: Analysis, edits: Edits) -> None:
             continue
         receiver = call.func.value
         if call.func.attr.value == "state_dict":
-            code = fsdp.gather(facts, call)
+            code = fsdp.gather(facts, models, refs, call)
             if code is not None:
                 edits.replace(call, lambda node, code=code: cst.parse_expression(code),
                               f"`{facts.code(call)}` -> `{code}`: the full state dict, gathered from the shards "
                               "by every process (a collective), with the single-GPU key names")
                 edits.add_import("ddpify_runtime", code.split("(")[0])
-            elif fsdp.optimizer_models(facts, receiver):
+            elif fsdp.optimizer_models(facts, models, receiver):
                 edits.todo(facts.statement(call), _UNNAMED.format(code=facts.code(receiver), what="state_dict()"))
             continue
-        model = fsdp.sharded_name(facts, receiver)
+        model = fsdp.sharded_name(facts, models, refs, receiver)
         if model is not None:
             _load(edits, call, "load_full_state_dict", model)
-            owner = facts.wrapped_refs.get(facts.ref(cst.parse_expression(model), call))
+            owner = refs.get(facts.ref(cst.parse_expression(model), call))
             if owner is not None and owner.dataparallel is not None and call.args:
                 edits.replace(call.args[0], lambda arg: arg.with_changes(
                     value=build.call("without_module_prefix", arg.value)))
                 edits.add_import("ddpify_runtime", "without_module_prefix")
-        elif fsdp.optimizer_models(facts, receiver):
-            models = fsdp.optimizer_models(facts, receiver)
-            name = fsdp.model_name_at(facts, models[0], call) if len(models) == 1 else None
+        elif fsdp.optimizer_models(facts, models, receiver):
+            trained = fsdp.optimizer_models(facts, models, receiver)
+            name = fsdp.model_name_at(facts, refs, trained[0], call) if len(trained) == 1 else None
             if name is None:
                 edits.todo(facts.statement(call), _UNNAMED.format(code=facts.code(receiver), what="load_state_dict()"))
             else:
                 _load(edits, call, "load_full_optimizer_state_dict", name, facts.code(receiver))
     for call in facts.calls:
         saved = mt.positional(call, 0)
-        if facts.qualify(call.func) == "torch.save" and saved is not None and fsdp.sharded_name(facts, saved.value):
+        if facts.qualify(call.func) == "torch.save" and saved is not None and fsdp.sharded_name(facts, models, refs, saved.value):
             edits.todo(facts.statement(call), f"this pickles the sharded `{facts.code(saved.value)}` (its parameters "
                        "are shards): save `full_state_dict(...)` instead, or gather it first")
 

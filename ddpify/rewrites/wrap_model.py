@@ -60,16 +60,18 @@ from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
+    from ddpify.syntax.facts import Facts, Ref
     from ddpify.output.edits import Edits
-    from ddpify.analysis.models import Model
+    from ddpify.analysis.models import Model, Models
     from ddpify.options import Options
 
 NAME = "wrap-model"
 SUMMARY = "wrap each trained model in DistributedDataParallel (replacing DataParallel) after its set-up"
 
 
-def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
-    for model in facts.models.wrapped:
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts, models = analysis.facts, analysis.models
+    for model in models.wrapped:
         name = model.name
         if options.fsdp:
             _shard(facts, edits, model, options)
@@ -94,10 +96,10 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids")
     left = "unsharded" if options.fsdp else "unwrapped"
-    for name, stmt in _untrained_models(facts):
+    for name, stmt in _untrained_models(facts, models):
         edits.warn(stmt, f"`{name}` runs in training but no optimizer trains it: left {left} (right for a "
                      "frozen or loss-only module; wrap it if it should learn)")
-    for call, model in _penalties(facts):
+    for call, model in _penalties(facts, models.refs):
         if options.fsdp or model is None:
             edits.todo(facts.statement(call), _PENALTY_FSDP if options.fsdp else _PENALTY_DDP)
             continue
@@ -107,11 +109,11 @@ def rewrite(facts: Analysis, edits: Edits, options: Options) -> None:
             f"the gradient penalty's gradients tied to every parameter of `{code}` (penalty_gradients): DDP "
             "waits for a gradient of all of them after its forward, and the penalty's backward gives some only")
         edits.add_import("ddpify_runtime", "penalty_gradients")
-    unsharded = "" if facts.models.wrapped else \
+    unsharded = "" if models.wrapped else \
         " (until a model is wrapped, ddpify leaves the training data whole too)"
     wrap = "shard it with `model = shard_model(model)` before building the optimizer" if options.fsdp else \
         "wrap that model in DistributedDataParallel(model, device_ids=device_ids(model))"
-    for optimizer in facts.models.untraced:
+    for optimizer in models.untraced:
         edits.todo(facts.statement(optimizer), f"could not tell which model this optimizer trains: {wrap} "
                    f"by hand{unsharded}")
 
@@ -125,7 +127,7 @@ _PENALTY_FSDP = ("torch.autograd.grad through a sharded model (a gradient penalt
                  "form: check it by hand")
 
 
-def _shard(facts: Analysis, edits: Edits, model: Model, options: Options) -> None:
+def _shard(facts: Facts, edits: Edits, model: Model, options: Options) -> None:
     """`model = shard_model(model)` where DDP would wrap it; optimizers built before move after it."""
     name = model.name
     lines = [f"{name} = shard_model({name})\n"]
@@ -147,7 +149,7 @@ def _shard(facts: Analysis, edits: Edits, model: Model, options: Options) -> Non
     edits.add_import("ddpify_runtime", "shard_model")
 
 
-def _move_optimizers(facts: Analysis, edits: Edits, model: Model) -> list[cst.CSTNode]:
+def _move_optimizers(facts: Facts, edits: Edits, model: Model) -> list[cst.CSTNode]:
     """The statements that build an optimizer of `model` before the sharding (`model.moved`,
     decided by the analysis), removed to be re-inserted after it; a TODO on those that cannot move."""
     for stmt in model.moved:
@@ -162,39 +164,47 @@ def _move_optimizers(facts: Analysis, edits: Edits, model: Model) -> list[cst.CS
     return model.moved
 
 
-def _penalties(facts: Analysis) -> Iterator[tuple[cst.Call, cst.BaseExpression | None]]:
-    """`torch.autograd.grad(D(x).sum(), x, create_graph=True)` with `D` wrapped, and `D` where the
-    forward runs in the function of the `grad` call (None elsewhere: its name may not hold it there)."""
+def wrapped_refs(analysis: Analysis, options: Options) -> dict[Ref, Model]:
+    """The names that hold a wrapper in this conversion: those the analysis follows from the
+    wraps (`analysis.models.refs`) when this rewrite places them, none when it is not selected
+    (`--skip wrap-model`). The rewrites that adapt to the wrapper ask this."""
+    return analysis.models.refs if options.runs(NAME) else {}
+
+
+def _penalties(facts: Facts, refs: dict[Ref, Model]) -> Iterator[tuple[cst.Call, cst.BaseExpression | None]]:
+    """`torch.autograd.grad(D(x).sum(), x, create_graph=True)` with `D` wrapped (held by `refs`), and
+    `D` where the forward runs in the function of the `grad` call (None elsewhere: its name may not
+    hold it there)."""
     for call in facts.calls:
         outputs = mt.positional(call, 0) or mt.keyword(call, "outputs")
         if facts.qualify(call.func) != "torch.autograd.grad" or outputs is None:
             continue
         computed = [outputs.value, *facts.origins(outputs.value)]  # `out = D(x)`, then `grad(out, x)`
         forwards = [c for e in computed for c in facts.calls_in(e)
-                    if dotted(c.func) and facts.ref(c.func) in facts.wrapped_refs]
+                    if dotted(c.func) and facts.ref(c.func) in refs]
         if forwards:
             here = [c.func for c in forwards if facts.scope(c) is facts.scope(call)]
             yield call, here[0] if len({facts.code(f) for f in here}) == 1 else None
 
 
-def _why_unused(facts: Analysis, model: Model) -> str | None:
+def _why_unused(facts: Facts, model: Model) -> str | None:
     """Why some parameters of `model` may get no gradient in a step, or None."""
     if model.partial:
         return f"the optimizer trains only parts of `{model.name}`"
     return model.unused
 
 
-def _untrained_models(facts: Analysis) -> Iterator[tuple[str, cst.CSTNode]]:
+def _untrained_models(facts: Facts, models: Models) -> Iterator[tuple[str, cst.CSTNode]]:
     """Modules built and moved to a device (`teacher = Net().to(device)`), called inside a loop
-    that trains, that no optimizer covers."""
-    wrapped = {w.name for w in facts.models.wrapped}
+    that trains, that no optimizer covers (none of `models`)."""
+    wrapped = {w.name for w in models.wrapped}
     seen = set()
     for target, value, stmt in facts.assigns:
         name = dotted(target)
         if name in wrapped or name in seen or not isinstance(value, cst.Call) or not mt.is_device_move(value) \
                 or not isinstance(value.func.value, cst.Call) or (dotted(value.func.value.func) or "").endswith("Loss"):
             continue  # not `criterion = nn.CrossEntropyLoss().cuda()`
-        if objects.of(facts).receivers(facts.ref(target, stmt)) & facts.wrapped_refs.keys():
+        if objects.of(facts).receivers(facts.ref(target, stmt)) & models.refs.keys():
             continue  # trained by a function that wraps it on entry
         if any(dotted(c.func) == name and any(facts.is_inside(c, lp) and facts.trains(lp) for lp in facts.loops)
                for c in facts.calls):
@@ -205,7 +215,7 @@ def _untrained_models(facts: Analysis) -> Iterator[tuple[str, cst.CSTNode]]:
 STALE_COMMENT = re.compile(r"(?<!Distributed)DataParallel")  # a comment on a replaced DataParallel line
 
 
-def _replace_dataparallel(facts: Analysis, edits: Edits, model: Model, lines: list[str], by: str) -> None:
+def _replace_dataparallel(facts: Facts, edits: Edits, model: Model, lines: list[str], by: str) -> None:
     call = model.dataparallel
     edits.warn(call, "DataParallel split each batch across GPUs; now every process loads its own "
                  "batch: divide a total batch size by get_world_size() to keep the old global batch")
@@ -242,7 +252,7 @@ def _replace_dataparallel(facts: Analysis, edits: Edits, model: Model, lines: li
             edits.replace(attr, lambda node: node.value)
 
 
-def _remove(facts: Analysis, edits: Edits, statement: cst.CSTNode) -> None:
+def _remove(facts: Facts, edits: Edits, statement: cst.CSTNode) -> None:
     """Drop `model = nn.DataParallel(model)`; and the `if n_gpu > 1:` around it when nothing else
     is left in it (the wrap that replaces it applies on every path)."""
     block = facts.parent(statement)

@@ -1,5 +1,5 @@
 """What every rewrite module owes the driver: it is registered, and its functions are typed
-(`rewrite(facts: Analysis, edits: Edits, options: Options) -> None`, helpers alike), with
+(`rewrite(analysis: Analysis, edits: Edits, options: Options) -> None`, helpers alike), with
 annotations that name real types."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_annotations_name_real_types(module):
     for func in _functions(mod):
         typing.get_type_hints(func, namespace)
     assert str(inspect.signature(mod.rewrite)) == \
-        "(facts: 'Analysis', edits: 'Edits', options: 'Options') -> 'None'"
+        "(analysis: 'Analysis', edits: 'Edits', options: 'Options') -> 'None'"
     hints = typing.get_type_hints(mod.rewrite, namespace)
     assert [h.__name__ for h in hints.values()] == ["Analysis", "Edits", "Options", "NoneType"]
 
