@@ -72,8 +72,8 @@ def _distributed_name(name: str | None, called: bool) -> bool:
 
 
 # calls that start worker processes, with where they take the worker function
-SPAWNERS = {"torch.multiprocessing.spawn": 0, "torch.multiprocessing.start_processes": 0,
-            "multiprocessing.Process": "target", "torch.multiprocessing.Process": "target"}
+SPAWNERS: dict[str, int | str] = {"torch.multiprocessing.spawn": 0, "torch.multiprocessing.start_processes": 0,
+                              "multiprocessing.Process": "target", "torch.multiprocessing.Process": "target"}
 
 
 class Launcher:
