@@ -232,3 +232,30 @@ def test_names_bound_by_unpacking_are_indexed_by_their_last_name():
              for name, entries in flow.unpacked_names.items()}
     assert found == {"G": [("self.G", "build(4)")], "D": [("self.D", "build(4)")],
                      "enc": [("enc", "Net()")], "dec": [("dec", "nn.Linear(1, 1)")], "first": [("first", "[1, 2]")]}
+
+
+def test_a_name_bound_to_instances_of_several_classes_runs_each_ones_method():
+    """`model = None`, then `model = GAN(args)` or `DCGAN(args)` by the branch taken, then
+    `model.train(loader)`: the loader reaches both `train` methods (the held-out sweep's
+    wgan_dcgan: 'cannot trace to a DataLoader', never reshuffled)."""
+    source = textwrap.dedent("""\
+        class GAN:
+            def train(self, data):
+                return data
+        class DCGAN:
+            def train(self, data):
+                return data
+        cfg = 1
+        model = None
+        if cfg:
+            model = GAN()
+        else:
+            model = DCGAN()
+        model.train(DataLoader([1]))
+        """)
+    facts, flow = core(source)
+    call = next(c for c in facts.calls if dotted(c.func) == "model.train")
+    assert {facts.enclosing_class(f).name.value for f in facts.user_functions(call)} == {"GAN", "DCGAN"}
+    assert {flow.kind(s) for s in flow.values(last_use(facts, "data"))} == {objects.LOADER}
+    facts, flow = core(source.replace("model = DCGAN()", "model = make()"))  # near miss: made elsewhere
+    assert facts.user_functions(next(c for c in facts.calls if dotted(c.func) == "model.train")) == []

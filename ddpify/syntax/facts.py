@@ -259,10 +259,10 @@ class Facts:
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             cls = self.enclosing_class(call)
             return self._methods(cls, func.attr.value) if cls is not None else []
-        cls = self._instance_of(func.value) if isinstance(func, cst.Attribute) else None
-        if cls is not None:  # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`
-            return self._methods(cls, func.attr.value)
-        return []
+        classes = self._instances_of(func.value) if isinstance(func, cst.Attribute) else []
+        # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`, `model.train(loader)` where `model`
+        # is `GAN(args)` or `DCGAN(args)` by the branch taken
+        return [m for cls in classes for m in self._methods(cls, func.attr.value)]
 
     def _base(self, cls: cst.ClassDef) -> cst.ClassDef | None:
         """The first base of `cls` that is a class of the program (`BaseTrainer`, `base.BaseTrainer`)."""
@@ -315,16 +315,23 @@ class Facts:
         return [f for f in funcs if self.program.part_of(f, self.parents).name == wanted] or funcs
 
     def _instance_of(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
-        """The class of this file `expr` is an instance of: `Cls(...)`, or a name every
-        assignment of which is `Cls(...)`."""
+        """The class of this file `expr` is an instance of, when it is one class."""
+        classes = self._instances_of(expr)
+        return classes[0] if len(classes) == 1 else None
+
+    def _instances_of(self, expr: cst.BaseExpression) -> list[cst.ClassDef]:
+        """The classes of this file `expr` may be an instance of: `Cls(...)`, or a name every
+        assignment of which is `Cls(...)` or None (`model = None`, then `model = GAN(args)` or
+        `model = WGAN(args)` by the branch taken); [] when some assignment is anything else."""
         if isinstance(expr, cst.Call):
             func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
                 dotted(expr.func.value) in self.local_modules else expr.func
-            return self.classes.get(func.value) if isinstance(func, cst.Name) else None
+            cls = self.classes.get(func.value) if isinstance(func, cst.Name) else None
+            return [] if cls is None else [cls]
         ref = self.ref(expr) if isinstance(expr, cst.Name) else None
-        values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
-        classes = {self._instance_of(v) if isinstance(v, cst.Call) else None for v in values}
-        return classes.pop() if len(classes) == 1 else None
+        values = [v for _, v, _ in self.writes(ref) if not mt.is_name(v, "None")] if ref is not None else []
+        classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in values]
+        return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
 
     def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
         """The calls of this file that run `func` (`Cls(...)` for an `__init__`)."""
