@@ -18,6 +18,7 @@ from ddpify.convert import convert
 from ddpify_runtime import atomic_write
 
 from tests.support.env import clean_env
+from tests.support.goldens import assert_golden
 
 
 def test_atomic_write_replaces_the_file_only_when_the_block_ends(tmp_path):
@@ -161,9 +162,9 @@ TRAIN = textwrap.dedent('''\
 
 
 @pytest.mark.slow
-def test_a_kill_during_a_save_keeps_the_previous_checkpoint(tmp_path):
+def test_a_kill_during_a_save_keeps_the_previous_checkpoint(tmp_path, request):
     code = convert(TRAIN).code
-    assert 'with atomic_write("last.pt") as tmp_path:\n                torch.save(state, tmp_path)' in code
+    assert_golden("atomic_save_train.py", code, request)  # the save: `with atomic_write("last.pt") as tmp_path:`
     (tmp_path / "train_ddp.py").write_text(code)
     job = subprocess.Popen([sys.executable, "train_ddp.py"], cwd=tmp_path, env=clean_env(),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

@@ -17,6 +17,7 @@ from ddpify.convert import convert_program
 from ddpify.inputs.program import load
 
 from tests.support.env import FIXTURES
+from tests.support.goldens import assert_golden, assert_program_golden
 
 PROJECT = FIXTURES / "project_trainer"
 
@@ -256,11 +257,11 @@ def test_run_launches_the_converted_modules_from_the_runs_folder_and_touches_no_
         assert Path("proj", p.relative_to(PROJECT / "before")).read_bytes() == p.read_bytes()
 
 
-def test_check_fix_in_a_program_spells_names_as_the_script_imports_them():
+def test_check_fix_in_a_program_spells_names_as_the_script_imports_them(request):
     write(CHECKED)
     cli("check", "--fix", "train.py")
     fixed = Path("train.py").read_text()
-    assert "if not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0:\n    torch.save(" in fixed
+    assert_golden("check_fix_program.py", fixed, request)  # the save under `torch.distributed.get_rank() == 0`
     assert "dist." not in fixed  # `dist` is helper.py's name, not train.py's
 
 
@@ -321,15 +322,11 @@ INHERITED = {
 }
 
 
-def test_a_trainer_whose_epoch_loop_is_in_its_base_class_in_another_module_is_followed():
+def test_a_trainer_whose_epoch_loop_is_in_its_base_class_in_another_module_is_followed(request):
     write(INHERITED)
     result = convert_program(program())
-    base = result.modules["base.py"]
-    assert "        for epoch in range(epochs):\n            set_epoch(self.loader, epoch)\n" in base.code
-    assert "if is_main_process():\n                with atomic_write(" in base.code
-    assert "torch.save(unwrap(self.model).state_dict(), tmp_path)" in base.code
-    assert "model = DistributedDataParallel(model" in result.code
-    assert "sampler=DistributedSampler(data, shuffle=True)" in result.code
+    # base.py: set_epoch(self.loader, epoch) in the epoch loop, the save on the main process
+    assert_program_golden("inherited_epoch_loop", result, request)
     assert not [c for r in [result, *result.modules.values()] for c in r.changes if c.kind == "warning"
                 and "set_epoch" in c.message]
 
@@ -390,19 +387,18 @@ SHARED_BUILD = {
 }
 
 
-def test_an_edit_of_a_shared_module_that_another_entry_point_cannot_run_gets_a_todo_naming_it():
+def test_an_edit_of_a_shared_module_that_another_entry_point_cannot_run_gets_a_todo_naming_it(request):
     write(SHARED_BUILD)
-    helpers = convert_program(program()).modules["helpers.py"]
-    todos = [c for c in helpers.changes if c.rewrite == "ddpify"]
+    result = convert_program(program())
+    todos = [c for c in result.modules["helpers.py"].changes if c.rewrite == "ddpify"]
     assert [c.line for c in todos] == [4] and all(c.message.startswith("evaluate.py also imports this module")
                                                  for c in todos)  # (shard_loader is right for both)
-    assert "    # TODO(ddpify): evaluate.py also imports this module; this edit, right for train.py, needs the " \
-           "process group" in helpers.code
+    assert_program_golden("shared_module_todo", result, request)  # the TODO in helpers.py
     Path("evaluate.py").unlink()  # no other entry point: no TODO
     assert not [c for c in convert_program(program()).modules["helpers.py"].changes if c.rewrite == "ddpify"]
 
 
-def test_a_local_alias_of_a_wrapped_attribute_reaches_the_models_own_methods_through_unwrap():
+def test_a_local_alias_of_a_wrapped_attribute_reaches_the_models_own_methods_through_unwrap(request):
     write({"train.py": """\
         import torch
         from torch.utils.data import TensorDataset
@@ -429,8 +425,7 @@ def test_a_local_alias_of_a_wrapped_attribute_reaches_the_models_own_methods_thr
                         self.optimizer.step()
         """})
     result = convert_program(program())
-    assert "net = DistributedDataParallel(net" in result.code
-    assert "        unwrap(model).reset_state()\n" in result.modules["trainer.py"].code
+    assert_program_golden("local_alias_of_a_wrapped_attribute", result, request)  # unwrap(model).reset_state()
 
 
 def test_a_script_of_the_standard_library_is_read_alone():
