@@ -180,7 +180,7 @@ def _runs_after(facts: Facts, backward: cst.CSTNode) -> list[cst.CSTNode]:
             found += list(anc.body)[list(anc.body).index(stmt) + 1:]
         if isinstance(anc, (cst.For, cst.While)):
             found += list(anc.body.body)
-        if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        if type(anc) in mt.STATEMENTS:
             stmt = anc
     return found
 

@@ -150,7 +150,7 @@ class Facts:
     def statement(self, node: cst.CSTNode) -> cst.CSTNode:
         """The statement (simple line or compound) that holds `node`, as it sits in its block."""
         for candidate in [node, *self.ancestors(node)]:
-            if isinstance(candidate, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            if type(candidate) in mt.STATEMENTS:
                 return candidate
         raise ValueError("node outside any statement")
 

@@ -90,11 +90,38 @@ def _nodes_in(node: cst.CSTNode, names: tuple[str, ...]) -> list[cst.CSTNode]:
     found = []
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        if kind is list or kind is tuple:
+            found.extend(v for v in value if _NODE_TYPES.get(type(v)) or _is_node_type(type(v)))
+        elif _NODE_TYPES.get(kind) or _is_node_type(kind):
             found.append(value)
-        elif isinstance(value, (list, tuple)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode))
     return found
+
+
+# Whether a type is a LibCST node, by type. `isinstance(value, cst.CSTNode)` asks LibCST's
+# abstract base class, a Python call each time, and the first time it answers no for a type
+# (a `str`, a `MaybeSentinel`) it checks that type against every node class there is.
+_NODE_TYPES: dict[type, bool] = {}
+
+
+def _is_node_type(kind: type) -> bool:
+    _NODE_TYPES[kind] = cst.CSTNode in kind.__mro__
+    return _NODE_TYPES[kind]
+
+
+def _subclasses(base: type) -> frozenset[type]:
+    found, todo = {base}, [base]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found:
+                found.add(sub)
+                todo.append(sub)
+    return frozenset(found)
+
+
+# A statement as it sits in a block: `type(node) in STATEMENTS` answers as `isinstance(node,
+# (cst.SimpleStatementLine, cst.BaseCompoundStatement))` without asking LibCST's abstract classes.
+STATEMENTS = frozenset({cst.SimpleStatementLine, *_subclasses(cst.BaseCompoundStatement)})
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
