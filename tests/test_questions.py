@@ -38,6 +38,8 @@ NOT_DISTRIBUTED_SCRIPTS = {
     "spawn_only": "import torch.multiprocessing as mp\nmp.spawn(train, nprocs=2)\n",
     "own_name": "def distributed_sampler(ds):\n    return ds\ns = distributed_sampler(ds)\n",
     "data_parallel": "import torch.nn as nn\nmodel = nn.DataParallel(model)\n",
+    "isinstance_only": "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                       "inner = model.module if isinstance(model, DDP) else model\n",
     "thread_barrier": "import threading\nb = threading.Barrier(2)\nb.wait()\n",
 }
 

@@ -16,6 +16,7 @@ Before (two answers): `import torch.distributed as dist` and no call of it was d
 After: neither; both treat it as a single-process script.
 
 Near misses, not distributed: the import alone, `dist.is_available()` alone,
+`isinstance(model, DistributedDataParallel)` (a library that accepts a wrapped model),
 `torch.multiprocessing.spawn` alone (Hogwild training shares one model without a group),
 a name of the script's own that merely contains "distributed".
 """
@@ -59,6 +60,8 @@ def _distributed_call(facts: Facts, call: cst.Call) -> bool:
     callees = [func.body, func.orelse] if isinstance(func, cst.IfExp) else [func]
     if any(_distributed_name(facts.qualify(c), called=True) for c in callees):
         return True
+    if mt.is_call_of(call, "isinstance", "issubclass"):
+        return False  # `isinstance(unet, DistributedDataParallel)` asks, wraps nothing
     return any(_distributed_name(facts.qualify(a.value), called=False) for a in call.args
                if isinstance(a.value, (cst.Name, cst.Attribute)))
 

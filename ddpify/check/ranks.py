@@ -20,7 +20,7 @@ from ddpify.check.script import Script, string_value
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.names import dotted, rank_word
 from ddpify.analysis.distributed import barrier_method
-from ddpify.analysis.ranks import ranks_by_role
+from ddpify.analysis.ranks import RANK_VARIABLES, ranks_by_role
 
 COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
     barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor reduce
@@ -167,8 +167,8 @@ class Ranks(Script):
         entries = self.dict_entries(test)
         if entries is not None:  # `cfg["amp"]` of `cfg = {"amp": True, "main": rank == 0}`: that entry only
             return any(self.rank_dependent(e, depth) for e in entries)
-        if self.environment_key(test) is not None:  # `os.environ["LOCAL_RANK"]`
-            return "RANK" in self.environment_key(test).upper()
+        if self.environment_key(test) is not None:  # `os.environ["LOCAL_RANK"]`, `os.environ["SLURM_LOCALID"]`
+            return "RANK" in self.environment_key(test).upper() or self.environment_key(test) in RANK_VARIABLES
         if isinstance(test, cst.Call):
             return rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args)
         return any(self.rank_dependent(child, depth) for child in mt.children(test)
@@ -307,6 +307,14 @@ class Ranks(Script):
                                   for func in self.facts.user_functions(call) for c in self.facts.calls_in(func.body))
         self._collective[call] = found
         return found
+
+    @cached_property
+    def own_gpu_only(self) -> bool:
+        """Does each process see its own GPU only: the script sets `CUDA_VISIBLE_DEVICES` to a
+        value that differs by process (`os.environ["CUDA_VISIBLE_DEVICES"] =
+        os.environ["SLURM_LOCALID"]`, `= str(devices[rank])`)? Then `cuda:0` is that GPU."""
+        return any(self.environment_key(target) == "CUDA_VISIBLE_DEVICES" and self.rank_dependent(value)
+                   for target, value, _ in self.facts.assigns)
 
     def environment_key(self, node: cst.CSTNode) -> str | None:
         """"X" for `os.environ["X"]`, `os.environ.get("X", ...)`, `os.getenv("X")`."""

@@ -109,7 +109,9 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     into the plain model (evaluation, export, a single-GPU run) without renaming the keys, and
     `torch.save(model)` pickles the wrapper, which needs a process group to load. Save
     `model.module`. Not reported where the script resumes by loading a checkpoint, as read, back
-    into the same wrapper (its own resume expects the `module.` keys). `--fix` adds `.module`
+    into the same wrapper (its own resume expects the `module.` keys), or hands the wrapper to a
+    loader of another module that ddpify does not read (`load_checkpoint(path, encoder=encoder)`:
+    what keys it expects is not known here). `--fix` adds `.module`
     where the name holds the wrapper on every path.
     """
     f = ctx.facts
@@ -147,7 +149,19 @@ def _resumed_into_wrapper(ctx: Context) -> set[str]:
             origins = f.origins(arg.value)
             if origins and all(isinstance(o, cst.Call) and f.qualify(o.func) == "torch.load" for o in origins):
                 found.add(f.code(call.func.value))
+        elif _unread_loader(ctx, call):
+            found.update(f.code(a.value) for a in call.args if ctx.holds_ddp(a.value) == WRAPPER)
     return found
+
+
+def _unread_loader(ctx: Context, call: cst.Call) -> bool:
+    """A loading function of another module that ddpify does not read (`load_checkpoint(...)`,
+    `utils.restore(...)`, imported from the project): not a method of an object, not torch's."""
+    f = ctx.facts
+    name = f.qualify(call.func) or ""
+    last = (dotted(call.func) or "").rsplit(".", 1)[-1].lower()
+    return not f.user_functions(call) and bool(name) and not name.startswith("torch.") \
+        and any(word in last for word in ("load", "resume", "restore"))
 
 
 def _module_of(expr: cst.BaseExpression):

@@ -160,11 +160,12 @@ def hard_coded_gpu(ctx: Context) -> Iterator[Hit]:
     Every process of the node then works on GPU 0: the others stay idle, GPU 0 runs out of
     memory, and NCCL reports a duplicate GPU. Use the process's local rank. A default that a
     later assignment replaces (`args.device = "cuda:0"` ... `args.device = f"cuda:{local_rank}"`)
-    is fine. Found where every process runs it (not under a rank test, not on the branch of `if args.local_rank == -1:`), in
+    is fine, and so is `cuda:0` where the script gives each process its own GPU only
+    (`os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["SLURM_LOCALID"]`). Found where every process runs it (not under a rank test, not on the branch of `if args.local_rank == -1:`), in
     a script that starts a process group or wraps a model in DDP.
     """
     f = ctx.facts
-    if not (ctx.calls_of(INIT) or ctx.ddp_refs):
+    if not (ctx.calls_of(INIT) or ctx.ddp_refs) or ctx.own_gpu_only:
         return
     for expr in _gpu_zero(ctx):
         if not ctx.on_some_ranks(expr) and not ctx.undistributed(expr) and not _default(ctx, expr):
