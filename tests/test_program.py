@@ -438,3 +438,46 @@ def test_a_script_of_the_standard_library_is_read_alone():
     assert [p.path for p in load(entry, entry.read_bytes()).parts] == [entry]
     beside = stdlib / "socket.py"  # imported by both, and converted where it lies when named itself
     assert b"import os" in beside.read_bytes() and len(load(beside, beside.read_bytes()).parts) == 1
+
+
+# ---- where a model is wrapped: the object the optimizer steps, in the file that binds it -------
+
+def test_the_wrap_follows_the_binding_the_optimizer_steps_not_a_later_one_or_the_next_file():
+    """udacity_part6 (held-out sweep): a notebook builds `model`, its optimizer, trains it with
+    `fc_model.train(model, ...)`, then binds `model` again (a new Network, `load_checkpoint(...)`).
+    The wrap went after the last binding, and past it into fc_model.py's statements of the merged
+    module: `model = DistributedDataParallel(model, ...)` at the end of fc_model.py, where `model`
+    is not defined (NameError on import)."""
+    write({"fc_model.py": """\
+        import torch
+
+
+        def train(model, loader, optimizer, epochs=2):
+            for e in range(epochs):
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    ((model(x) - y) ** 2).mean().backward()
+                    optimizer.step()
+        """, "train.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        import fc_model
+
+        loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
+        fc_model.train(model, loader, optimizer)
+        model = torch.nn.Linear(2, 1)
+
+
+        def load_checkpoint():
+            model = torch.nn.Linear(2, 1)
+            return model
+
+
+        model = load_checkpoint()
+        """})
+    result = convert_program(program())
+    assert "model = torch.nn.Linear(2, 1)\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" \
+           "optimizer = torch.optim.Adam(" in result.code
+    assert "DistributedDataParallel" not in result.modules["fc_model.py"].code

@@ -216,6 +216,7 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     candidates = own or candidates  # `self.model = build_model()` it steps, not a `model` a helper loads
     rebuilt = _this_round(facts, candidates, optimizer)
     candidates = rebuilt or [c for c in candidates if not _after_training(facts, c[1])]
+    candidates = _reaching(facts, candidates, optimizer)
     if not candidates:
         return None
     best = max(c[0] for c in candidates)  # DataParallel > a move to a device > a construction
@@ -225,6 +226,21 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     defined = _unconditional(facts, facts.statement(stmt))
     setup, anchor = _setup_after(facts, defined, name)
     return Model(name, defined, anchor, dataparallel=dp, setup=setup)
+
+
+def _reaching(facts: Facts, candidates: list, optimizer: cst.CSTNode) -> list:
+    """Without the candidates that cannot be the object the optimizer steps: in the optimizer's own
+    function, a new object bound to the name after it (`model = Network(...)` rebuilt, `model =
+    load_checkpoint(path)` after a training in another module: that binding is not yet made when
+    the optimizer reads `model.parameters()`), when one is bound before it. A later move or
+    DataParallel wrap of the same object stays (`model = nn.DataParallel(model)`)."""
+    scope = facts.scope(optimizer)
+    here = [c for c in candidates if facts.scope(c[1]) is scope]
+    if not any(facts.before(c[1], optimizer) for c in here):
+        return candidates
+    loops = [lp for lp in facts.enclosing_loops(optimizer)]
+    return [c for c in candidates if facts.scope(c[1]) is not scope or facts.before(c[1], optimizer)
+            or _mentions(_assigned_value(c[1]), c[2]) or any(facts.is_inside(c[1], lp) for lp in loops)]
 
 
 def _assigned_value(stmt: cst.CSTNode) -> cst.BaseExpression:
@@ -365,6 +381,8 @@ def _setup_in(facts: Facts, stmts: list[cst.CSTNode], name: str):
     for stmt in stmts:
         if _stops(facts, stmt, name):
             break
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue  # `def train(model, ...)` defines a function; its parameter is another name
         if _mentions(stmt, name) and not _neutral(facts, stmt, name):
             setup.append(stmt)
             anchor = stmt

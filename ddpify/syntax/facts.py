@@ -13,6 +13,7 @@ What is found:
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -175,8 +176,14 @@ class Facts:
         return parent, list(parent.body)
 
     def following(self, stmt: cst.CSTNode) -> list[cst.CSTNode]:
+        """The statements after `stmt` in its block; at the top of a program's merged module, those
+        of its own file (the next file's statements are not what runs after it)."""
         _, body = self.block(stmt)
-        return body[body.index(stmt) + 1:]
+        after = body[body.index(stmt) + 1:]
+        if self.program is not None and isinstance(self.parents.get(stmt), cst.Module):
+            part = self.program.part_of(stmt, self.parents)
+            after = list(itertools.takewhile(lambda s: self.program.part_of(s, self.parents) is part, after))
+        return after
 
     def in_library(self, node: cst.CSTNode) -> bool:
         """Is `node` in a module the program's entry imports (code ddpify does not read may call it)?"""
