@@ -5,7 +5,7 @@
 
 The model runs on ``local_device()``: a GPU where CUDA is visible (one process per GPU; hide
 them with ``CUDA_VISIBLE_DEVICES=`` for CPU processes). A converted training program (written below: an MLP, a DistributedSampler loader, DDP,
-``set_epoch`` and a ``barrier()`` per epoch, 4 epochs of 50 steps) runs under ``torchrun
+``set_epoch`` and an ``end_epoch()`` per epoch, 4 epochs of 50 steps) runs under ``torchrun
 --standalone`` with ``DDPIFY_VERIFY=1`` and ``=0``, alternately. Each run times, on the main
 process, the whole training (from before the loader is built to the last step: every hook, the
 2nd step's gather and the hooks' removal included) and each step. Before the clock starts, the
@@ -38,7 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
-from ddpify_runtime import barrier, device_ids, get_world_size, init_distributed_mode, is_main_process, local_device, set_epoch
+from ddpify_runtime import device_ids, end_epoch, get_world_size, init_distributed_mode, is_main_process, local_device, set_epoch
 
 init_distributed_mode()
 import torch._dynamo  # DDP's first construction imports it: seconds, the same with the checks or without
@@ -64,7 +64,7 @@ for epoch in range(4):
         if device.type == "cuda":
             torch.cuda.synchronize()
         steps.append(time.perf_counter())
-    barrier()
+    end_epoch()
 if is_main_process():
     with open(sys.argv[1], "w") as f:
         json.dump({"total": steps[-1] - start, "steps": [b - a for a, b in zip(steps, steps[1:])]}, f)

@@ -17,7 +17,7 @@ With more than one process the runtime keeps the script's single-process meaning
   ``set_epoch()``: there ranks > 0 switch to their own streams (seeded from
   ``torch.initial_seed()`` and their rank at the first pass, resumed at later ones), so dropout,
   augmentation, generator noise and DataLoader worker seeds are not one stream copied N times.
-  The ``barrier()`` that ends the epoch gives every rank rank 0's state again, so draws between
+  The ``end_epoch()`` that ends the epoch gives every rank rank 0's state again, so draws between
   trainings (a permutation, a new model's weights) agree too. Rank 0 is never touched: it draws
   exactly what the single-process run draws. A script that seeds after ``init_distributed_mode()``
   keeps that seed; samplers (``DistributedSampler``, ``ShardedSampler``) seed their own streams,
@@ -42,6 +42,7 @@ import atexit
 import builtins
 import contextlib
 import datetime
+import functools
 import gc
 import hashlib
 import itertools
@@ -73,7 +74,7 @@ __all__ = [
     # models
     "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix", "penalty_gradients",
     # data
-    "set_epoch", "ShardedSampler", "shard_loader",
+    "set_epoch", "end_epoch", "ShardedSampler", "shard_loader",
     # fsdp
     "shard_model", "sharded_blocks", "full_state_dict", "load_full_state_dict",
     "full_optimizer_state_dict", "load_full_optimizer_state_dict",
@@ -173,9 +174,45 @@ def _expand_host(pattern: str) -> List[str]:
     return [head + choice + suffix for choice in choices for suffix in _expand_host(tail)]
 
 
+# --------------------------------------------------------------------------- the runtime's state
+
+
+class _State:
+    """What the runtime remembers in this process, in one object (as Accelerate's ``PartialState``):
+    the runtime's functions write it, tests read it, ``_reset_for_tests()`` sets it back to its
+    start. The process group itself is torch's."""
+
+    def __init__(self) -> None:
+        self.launch: Optional[Launch] = None  # set by init_distributed_mode()
+        # random state across ranks (docs/decisions/0007): a training pass runs from a
+        # set_epoch() to the end_epoch() that ends its epoch
+        self.in_pass = False
+        self.passes = 0  # training passes started so far
+        self.own_streams: Any = None  # ranks > 0: their own generators' states between passes
+        # terminal output
+        self.stdout: Any = None  # the real standard output, where print(..., force=True) goes
+        self.sink: Any = None  # what sys.stdout became on a quiet rank
+        self.eval_splits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # shard_eval's copies
+        # self-check
+        self.self_check: Any = None  # the installed _SelfCheck, while any of its hooks is in place
+        self.watchdog: Any = None
+        self.waiting: Any = None  # (what, (file, line), since): this process waits in a runtime collective
+        self.shown: "dict[str, str]" = {}  # file name -> as a finding or a hang report shows it
+
+
+_STATE = _State()
+
+
+def _reset_for_tests() -> None:
+    """Set the runtime's state back to its start, as a fresh import has it (for tests); the
+    self-check's hooks go first. The process group, ``print`` and ``sys.stdout`` stay as they are."""
+    if _STATE.self_check is not None:
+        _STATE.self_check.remove()
+    _STATE.__init__()
+
+
 # --------------------------------------------------------------------------- process group
 
-_LAUNCH: Optional[Launch] = None
 _BUILTIN_PRINT = builtins.print
 
 
@@ -188,8 +225,7 @@ def init_distributed_mode() -> None:
     (``_install_excepthook``). ``DDPIFY_BACKEND`` overrides the backend, ``DDPIFY_TIMEOUT``
     (seconds) the 10 min timeout of every collective.
     """
-    global _LAUNCH
-    if _LAUNCH is not None:
+    if _STATE.launch is not None:
         return
     launch = detect_launch(os.environ)
     verify = _verify_mode(os.environ, launch.world_size)
@@ -209,7 +245,7 @@ def init_distributed_mode() -> None:
                 os.environ.setdefault(name, str(value))
             dist.init_process_group(backend, init_method="env://", timeout=timeout)
         atexit.register(_destroy)
-    _LAUNCH = launch
+    _STATE.launch = launch
     if get_world_size() > 1:
         _share_random_state()
     _setup_output(get_rank(), os.environ)
@@ -233,10 +269,6 @@ def _destroy() -> None:
 
 
 # ---------------------------------------------------------------- random state across ranks
-
-_IN_PASS = False  # a training pass runs: from a set_epoch() to the barrier() that ends its epoch
-_OWN_STREAMS: Any = None  # ranks > 0: their own generators' states, kept between training passes
-_PASSES = 0  # training passes started so far
 
 
 def _random_states() -> Any:
@@ -278,26 +310,24 @@ def _share_random_state() -> None:
 def _start_pass() -> None:
     """A training pass starts (``set_epoch``): ranks > 0 draw from their own streams, seeded at
     their first pass (``_diverge_random_state``), resumed where their last pass left them after."""
-    global _IN_PASS, _PASSES
-    _IN_PASS = True
-    _PASSES += 1
+    _STATE.in_pass = True
+    _STATE.passes += 1
     if get_rank() != 0:
-        if _OWN_STREAMS is None:
+        if _STATE.own_streams is None:
             _diverge_random_state(get_rank())
         else:
-            _set_random_states(_OWN_STREAMS)
-    elif _PASSES == 1:  # said here, where a sharded loader exists, not at start-up (a script may have none)
+            _set_random_states(_STATE.own_streams)
+    elif _STATE.passes == 1:  # said here, where a sharded loader exists, not at start-up (a script may have none)
         _BUILTIN_PRINT(f"ddpify: batch sizes are per process: global batch = batch_size x "
                        f"{get_world_size()}", file=sys.stderr)
 
 
 def _end_pass() -> None:
-    """The training pass ends (the ``barrier()`` at the end of its epoch): ranks > 0 keep their
-    own streams for the next pass and take rank 0's, the single process's, until then."""
-    global _IN_PASS, _OWN_STREAMS
-    _IN_PASS = False
+    """The training pass ends (``end_epoch()``): ranks > 0 keep their own streams for the next
+    pass and take rank 0's, the single process's, until then."""
+    _STATE.in_pass = False
     if get_rank() != 0:
-        _OWN_STREAMS = _random_states()
+        _STATE.own_streams = _random_states()
     _share_random_state()
 
 
@@ -319,9 +349,6 @@ def _diverge_random_state(rank: int) -> None:
 
 # --------------------------------------------------------------------------- terminal output
 
-_STDOUT: Any = None  # the real standard output, where print(..., force=True) goes
-_SINK: Any = None  # what sys.stdout became on a quiet rank
-
 
 def _quiet(rank: int, environ: Mapping[str, str]) -> bool:
     """True when this process's output is silenced: ranks > 0 unless ``DDPIFY_ALL_RANKS`` is
@@ -333,12 +360,11 @@ def _setup_output(rank: int, environ: Mapping[str, str]) -> None:
     """Install ``print`` (``_setup_print``) and, on a quiet rank, swap ``sys.stdout`` for
     ``os.devnull``: writes that bypass ``print`` (progress bars, logging handlers created later
     on ``sys.stdout``, library chatter) vanish too. ``sys.stderr`` is left alone."""
-    global _STDOUT, _SINK
     quiet = _quiet(rank, environ)
     _setup_print(quiet)
     if quiet:
-        _STDOUT, _SINK = sys.stdout, open(os.devnull, "w")
-        sys.stdout = _SINK
+        _STATE.stdout, _STATE.sink = sys.stdout, open(os.devnull, "w")
+        sys.stdout = _STATE.sink
 
 
 def _share_terminal_size(rank: int, environ: Mapping[str, str]) -> None:
@@ -370,8 +396,8 @@ def _setup_print(quiet: bool) -> None:
     def print(*args: Any, force: bool = False, **kwargs: Any) -> None:
         if force or not quiet:
             file = kwargs.get("file")
-            if _SINK is not None and (sys.stdout if file is None else file) is _SINK:
-                kwargs["file"] = _STDOUT
+            if _STATE.sink is not None and (sys.stdout if file is None else file) is _STATE.sink:
+                kwargs["file"] = _STATE.stdout
             _BUILTIN_PRINT(*args, **kwargs)
 
     builtins.print = print
@@ -451,7 +477,7 @@ def is_main_process() -> bool:
 
 def local_rank() -> int:
     """Rank of this process on its node (selects the GPU)."""
-    return (_LAUNCH or detect_launch(os.environ)).local_rank
+    return (_STATE.launch or detect_launch(os.environ)).local_rank
 
 
 def local_device() -> torch.device:
@@ -462,13 +488,17 @@ def local_device() -> torch.device:
 
 
 def barrier() -> None:
-    """Wait for every rank; does nothing before initialisation. One that ends a training pass
-    (the first after a ``set_epoch``) also gives every rank rank 0's random state again."""
+    """Wait for every rank; does nothing before initialisation. Only a barrier: the end of an
+    epoch, with its random state, is ``end_epoch()`` (scripts converted before it existed call
+    ``barrier()`` there; see docs/runtime.md#earlier-conversions)."""
+    _wait_for_all("barrier()")
+
+
+def _wait_for_all(what: str) -> None:
+    """The barrier of ``barrier()`` and ``end_epoch()`` (``what``, for a hang report)."""
     if not _initialised():
         return
-    if _IN_PASS:
-        _end_pass()
-    with _waiting("barrier()"):
+    with _waiting(what):
         if dist.get_backend() == "nccl":
             dist.barrier(device_ids=[torch.cuda.current_device()])
         else:
@@ -705,7 +735,7 @@ def set_epoch(obj: Any, epoch: int) -> Any:
 
     A call outside a training pass starts one: in a multi-process run ranks > 0 then draw from
     their own generators (``_start_pass``), so that dropout, augmentation and noise differ across
-    ranks, until the ``barrier()`` that ends the epoch gives every rank rank 0's state again (so
+    ranks, until the ``end_epoch()`` that ends the epoch gives every rank rank 0's state again (so
     what is drawn between trainings is the same everywhere). Rank 0 keeps its stream, and at the
     first pass says once that batch sizes are per process.
 
@@ -713,10 +743,25 @@ def set_epoch(obj: Any, epoch: int) -> Any:
     training that counts its epochs from 0 again) gets the next epoch number after the last it
     was given (``_fresh_epoch``), as a single process draws a new order at every pass.
     """
-    if not _IN_PASS and get_world_size() > 1:
+    if not _STATE.in_pass and get_world_size() > 1:
         _start_pass()
     _set_epoch(obj, epoch, set())
     return obj
+
+
+def end_epoch() -> None:
+    """End an epoch: the training pass its ``set_epoch`` started ends, then every process waits
+    for the others (a barrier). The last line of an epoch's body in a converted script.
+
+    With more than one process, ranks > 0 keep their own random streams for the next pass and
+    take rank 0's states again (torch CPU and CUDA, ``random``, numpy: one
+    ``broadcast_object_list``), so what is drawn between two trainings (a permutation, a
+    ``random_split``, a new model's weights) is the same on every process, as one process draws
+    it once. Outside a pass it is a barrier; before initialisation it does nothing.
+    """
+    if _STATE.in_pass:
+        _end_pass()
+    _wait_for_all("end_epoch()")
 
 
 def _set_epoch(obj: Any, epoch: int, seen: set) -> None:
@@ -1068,9 +1113,6 @@ class ExactSplitSampler(_InnerSampler):
         return iter(stream[self._block(len(stream))])
 
 
-_EVAL_SPLITS: "weakref.WeakKeyDictionary[DataLoader, DataLoader]" = weakref.WeakKeyDictionary()
-
-
 def shard_eval(loader: DataLoader, *models: Any) -> DataLoader:
     """``loader`` for one evaluation pass split across ranks (``ExactSplitSampler``), keeping its
     batch size and workers; the same copy on every later pass. ``loader`` itself with one process.
@@ -1087,9 +1129,10 @@ def shard_eval(loader: DataLoader, *models: Any) -> DataLoader:
         for model in models:
             for buffer in unwrap(model).buffers():
                 dist.broadcast(buffer, src=0)
-    if loader not in _EVAL_SPLITS:
-        _EVAL_SPLITS[loader] = _split_for_evaluation(loader)
-    return _EVAL_SPLITS[loader]
+    splits = _STATE.eval_splits
+    if loader not in splits:
+        splits[loader] = _split_for_evaluation(loader)
+    return splits[loader]
 
 
 def _split_for_evaluation(loader: DataLoader) -> DataLoader:
@@ -1246,44 +1289,39 @@ def _verify_mode(environ: Mapping[str, str], world_size: int) -> str:
     return modes[value]
 
 
-_SELF_CHECK: Any = None  # the installed _SelfCheck, while any of its hooks is in place
-_WATCHDOG: Any = None
-
-
 def _install_self_check(mode: str, timeout: float) -> None:
     """Called by ``init_distributed_mode()``: unless ``mode`` is "off", install the checks and,
     with more than one process, the hang watchdog."""
-    global _SELF_CHECK, _WATCHDOG
     if mode == "off":
         return
-    _SELF_CHECK = _SelfCheck(strict=mode == "strict")
-    _SELF_CHECK.install()
-    if get_world_size() > 1 and _WATCHDOG is None:
-        _WATCHDOG = _Watchdog.start(timeout)
+    _STATE.self_check = _SelfCheck(strict=mode == "strict")
+    _STATE.self_check.install()
+    if get_world_size() > 1 and _STATE.watchdog is None:
+        _STATE.watchdog = _Watchdog.start(timeout)
 
 
 # Where the user is: the innermost frame outside torch, the standard library and this file
 
-_LIBRARY_DIRS: Optional[tuple] = None
-_SHOWN: dict = {}
-
-
 def _is_library(filename: str) -> bool:
-    global _LIBRARY_DIRS
-    if _LIBRARY_DIRS is None:
-        import sysconfig
-        paths = sysconfig.get_paths()
-        dirs = {os.path.dirname(torch.__file__), *(paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))}
-        _LIBRARY_DIRS = tuple(os.path.join(d, "") for d in dirs)
-    return filename == __file__ or filename.startswith(_LIBRARY_DIRS) or filename.startswith("<frozen")
+    return filename == __file__ or filename.startswith(_library_dirs()) or filename.startswith("<frozen")
+
+
+@functools.lru_cache(maxsize=None)
+def _library_dirs() -> tuple:
+    """torch's folder and the standard library's and site-packages' folders, each ending in a separator."""
+    import sysconfig
+    paths = sysconfig.get_paths()
+    dirs = {os.path.dirname(torch.__file__), *(paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))}
+    return tuple(os.path.join(d, "") for d in dirs)
 
 
 def _shown_path(filename: str) -> str:
     """``filename`` relative to the working directory when it lies inside it."""
-    if filename not in _SHOWN:
+    shown = _STATE.shown
+    if filename not in shown:
         absolute, cwd = os.path.abspath(filename), os.path.join(os.getcwd(), "")
-        _SHOWN[filename] = os.path.relpath(absolute) if absolute.startswith(cwd) else filename
-    return _SHOWN[filename]
+        shown[filename] = os.path.relpath(absolute) if absolute.startswith(cwd) else filename
+    return shown[filename]
 
 
 def _user_frame(frame: Any) -> Any:
@@ -1302,7 +1340,6 @@ def _site(frame: Any = None) -> "tuple[str, int]":
 
 def _patch(owner: Any, name: str, make: Any) -> Any:
     """Replace ``owner.name`` with ``make(original)``; returns the undo."""
-    import functools
     original = vars(owner)[name]
     setattr(owner, name, functools.wraps(original)(make(original)))
     return lambda: setattr(owner, name, original)
@@ -1669,14 +1706,13 @@ class _SelfCheck:
         self.report(pending)
 
     def end_passes_when_done(self) -> None:
-        global _SELF_CHECK
         if not self.step_undo and all(order is None for order in self.training.values()):
             for undo in self.pass_undo:
                 undo()
             self.pass_undo = []
             atexit.unregister(self.at_exit)
-            if _SELF_CHECK is self:
-                _SELF_CHECK = None
+            if _STATE.self_check is self:
+                _STATE.self_check = None
 
     def remove(self) -> None:
         """Take every hook away now."""
@@ -1735,22 +1771,19 @@ def _merge(per_process: List[List[_Finding]]) -> List[_Finding]:
 
 # Hangs
 
-_WAITING: Any = None  # (what, (file, line), since): this process waits in a runtime collective
-
 
 @contextlib.contextmanager
 def _waiting(what: str) -> Iterator[None]:
     """Mark a collective of the runtime's (``barrier()``...) for the hang watchdog."""
-    global _WAITING
-    if _WATCHDOG is None:
+    if _STATE.watchdog is None:
         yield
         return
     import time
-    _WAITING = (what, _site(), time.monotonic())
+    _STATE.waiting = (what, _site(), time.monotonic())
     try:
         yield
     finally:
-        _WAITING = None
+        _STATE.waiting = None
 
 
 class _Watchdog:
@@ -1780,11 +1813,11 @@ class _Watchdog:
         try:
             while True:
                 time.sleep(self.poll)
-                waiting = _WAITING
+                waiting = _STATE.waiting
                 if waiting is not None and time.monotonic() - waiting[2] > self.report_after:
                     self.store.set("ddpify/hang", str(get_rank()))
                 if self.store.check(["ddpify/hang"]):
-                    sys.stderr.write(_stack_report(get_rank(), _WAITING))
+                    sys.stderr.write(_stack_report(get_rank(), _STATE.waiting))
                     sys.stderr.flush()
                     return
         except Exception:  # the store went away: the job is ending

@@ -39,7 +39,7 @@ def test_scripts_distributed_by_a_framework_are_left_alone(framework):
 RUNTIME_IMPORT = '''\
 try:
     from ddpify_runtime import (
-        atomic_write, barrier, device_ids, init_distributed_mode,
+        atomic_write, device_ids, end_epoch, init_distributed_mode,
         is_main_process, set_epoch,
     )
 except ModuleNotFoundError as exc:  # ddpify_runtime or torch not installed

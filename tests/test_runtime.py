@@ -341,15 +341,21 @@ def test_quiet_ranks(rank, environ, quiet):
 
 
 @pytest.fixture
-def output_restored(monkeypatch):
+def fresh_state():
+    """The runtime's state as a fresh import has it, during the test and after it."""
+    rt._reset_for_tests()
+    yield rt._STATE
+    rt._reset_for_tests()
+
+
+@pytest.fixture
+def output_restored(monkeypatch, fresh_state):
     """``print``, ``sys.stdout`` and the runtime's saved streams come back after the test."""
     monkeypatch.setattr(builtins, "print", builtins.print)
     monkeypatch.setattr(sys, "stdout", sys.stdout)
-    monkeypatch.setattr(rt, "_STDOUT", None)
-    monkeypatch.setattr(rt, "_SINK", None)
     yield
-    if rt._SINK is not None:
-        rt._SINK.close()
+    if fresh_state.sink is not None:
+        fresh_state.sink.close()
 
 
 def test_other_ranks_stdout_goes_to_a_sink_but_forced_prints_reach_the_terminal(output_restored,
@@ -425,20 +431,19 @@ def test_diverged_seed_depends_on_seed_and_rank_only(rng_restored):
             assert all(x != y for x, y in zip(a, b))
 
 
-def test_set_epoch_starts_a_pass_that_reseeds_other_ranks_only(monkeypatch, rng_restored, rank1_of_2):
-    monkeypatch.setattr(rt, "_IN_PASS", False)
-    monkeypatch.setattr(rt, "_OWN_STREAMS", None)
+def test_set_epoch_starts_a_pass_that_reseeds_other_ranks_only(monkeypatch, rng_restored, rank1_of_2, fresh_state):
     torch.manual_seed(7)
     rt.set_epoch([], 0)
     first = draws()
+    assert fresh_state.in_pass and fresh_state.passes == 1
     torch.manual_seed(7)
-    rt.set_epoch([], 1)  # the pass runs already (no barrier yet): nothing re-seeds
-    assert draws() != first
+    rt.set_epoch([], 1)  # the pass runs already (no end_epoch() yet): nothing re-seeds
+    assert draws() != first and fresh_state.passes == 1
     torch.manual_seed(7)
     rt._diverge_random_state(1)
     assert draws() == first
 
-    monkeypatch.setattr(rt, "_IN_PASS", False)
+    rt._reset_for_tests()
     monkeypatch.setattr(rt, "get_rank", lambda: 0)
     torch.manual_seed(7)
     state = torch.get_rng_state()
@@ -446,24 +451,22 @@ def test_set_epoch_starts_a_pass_that_reseeds_other_ranks_only(monkeypatch, rng_
     assert torch.equal(torch.get_rng_state(), state), "rank 0 keeps its stream"
 
 
-def test_a_later_pass_resumes_the_rank_own_stream(monkeypatch, rng_restored, rank1_of_2):
-    monkeypatch.setattr(rt, "_IN_PASS", False)
+def test_a_later_pass_resumes_the_rank_own_stream(rng_restored, rank1_of_2, fresh_state):
     torch.manual_seed(7)
     rt._diverge_random_state(1)
     draws()
-    monkeypatch.setattr(rt, "_OWN_STREAMS", rt._random_states())
+    fresh_state.own_streams = rt._random_states()
     expected = draws()
     torch.manual_seed(3)  # the shared stream, between two trainings
     rt.set_epoch([], 0)
     assert draws() == expected
 
 
-def test_one_process_set_epoch_never_reseeds(monkeypatch, rng_restored):
-    monkeypatch.setattr(rt, "_IN_PASS", False)
+def test_one_process_set_epoch_never_reseeds(rng_restored, fresh_state):
     state = torch.get_rng_state()
     rt.set_epoch([], 0)
     assert torch.equal(torch.get_rng_state(), state)
-    assert rt._IN_PASS is False
+    assert fresh_state.in_pass is False
 
 
 class _Sampler:

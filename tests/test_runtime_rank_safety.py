@@ -2,10 +2,10 @@
 
 One torchrun launch (CPU, gloo) of an already-converted style script that never seeds checks:
 random state made before training is the same on both ranks, draws after the first
-``set_epoch`` differ (rank 0's stream untouched), draws after the ``barrier()`` that ends the
-training pass are the same again, a second training's passes get new orders, samplers still
-shard, and only rank 0's
-standard output reaches the terminal (forced prints and stderr excepted). One plain-python run
+``set_epoch`` differ (rank 0's stream untouched) and still do after a plain ``barrier()``, draws
+after the ``end_epoch()`` that ends the training pass are the same again, a second training's
+passes get new orders, samplers still shard, and only rank 0's standard output reaches the
+terminal (forced prints and stderr excepted). One plain-python run
 checks the hint after DDP's unused-parameter error.
 """
 
@@ -27,7 +27,7 @@ RANKS_SCRIPT = textwrap.dedent("""
     import numpy
     import torch
     from torch.utils.data import DistributedSampler, random_split
-    from ddpify_runtime import barrier, get_rank, init_distributed_mode, set_epoch
+    from ddpify_runtime import barrier, end_epoch, get_rank, init_distributed_mode, set_epoch
 
     init_distributed_mode()  # nothing in this script seeds any generator
     rank = get_rank()
@@ -45,19 +45,21 @@ RANKS_SCRIPT = textwrap.dedent("""
     after = {"rand": torch.rand(4).tolist(), "random": random.random(),
              "numpy": float(numpy.random.rand()),
              "dropout": torch.nn.functional.dropout(torch.ones(32)).tolist()}
-    set_epoch(sampler, 1)  # the pass runs on (no barrier yet): nothing re-seeds
+    set_epoch(sampler, 1)  # the pass runs on (no end_epoch() yet): nothing re-seeds
     again = torch.get_rng_state()
     orders.append(list(sampler))
     set_epoch(sampler, 2)
     second_call_untouched = torch.equal(again, torch.get_rng_state())
-    barrier()  # the end of the epoch ends the training pass
+    barrier()  # only a barrier (a file written, then read back): the pass runs on
+    in_pass = {"rand": torch.rand(4).tolist(), "random": random.random()}
+    end_epoch()  # the end of the epoch ends the training pass
     between = {"randperm": torch.randperm(50).tolist(), "random": random.random(),
                "numpy": float(numpy.random.rand()), "init": torch.nn.Linear(3, 2).weight.tolist()}
     for epoch in range(2):  # a second training, counting its epochs from 0 again
         set_epoch(sampler, epoch)
         orders.append(list(sampler))
     second = {"rand": torch.rand(4).tolist(), "random": random.random()}
-    barrier()
+    end_epoch()
 
     logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="%(message)s")
     logging.info(f"logged by rank {rank}")
@@ -66,7 +68,7 @@ RANKS_SCRIPT = textwrap.dedent("""
     print(f"forced by rank {rank}", force=True)
     sys.stderr.write(f"stderr of rank {rank}\\n")
     report = {"rank": rank, "before": before, "after": after, "untouched": untouched,
-              "between": between, "second": second, "orders": orders,
+              "in_pass": in_pass, "between": between, "second": second, "orders": orders,
               "second_call_untouched": second_call_untouched,
               "shard": list(sampler)}
     barrier()
@@ -86,6 +88,8 @@ def test_same_state_before_training_different_streams_and_one_voice(tmp_path):
         assert r0["after"][name] != r1["after"][name], name
     assert (r0["untouched"], r1["untouched"]) == (True, False)
     assert r0["second_call_untouched"] and r1["second_call_untouched"]
+    for name in ("rand", "random"):  # a barrier() within the pass leaves the streams as they are
+        assert r0["in_pass"][name] != r1["in_pass"][name], name
     # drawn between two trainings (a permutation, a new model's weights): the same again
     assert r0["between"] == r1["between"]
     for name in ("rand", "random"):

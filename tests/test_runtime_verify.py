@@ -139,13 +139,13 @@ PROGRAM = textwrap.dedent("""\
             optimizer.zero_grad()
             torch.nn.functional.mse_loss(model(x), y).backward()
             optimizer.step()
-            SEEN.append(rt._SELF_CHECK is not None and bool(rt._SELF_CHECK.step_undo))
+            SEEN.append(rt._STATE.self_check is not None and bool(rt._STATE.self_check.step_undo))
 """)
 
 
 def run(check, passes, seen=None):
     """Run PROGRAM as train.py under ``check`` (installed as the runtime installs it)."""
-    rt._SELF_CHECK = check
+    rt._STATE.self_check = check
     check.install()
     scope = {"DATA": DATA, "PASSES": passes, "SEEN": [] if seen is None else seen, "rt": rt}
     exec(compile(PROGRAM, "train.py", "exec"), scope)
@@ -165,7 +165,7 @@ def check(monkeypatch, tmp_path):
     yield lambda strict=False: made.append(rt._SelfCheck(strict)) or made[-1]
     for check in made:
         check.remove()
-    rt._SELF_CHECK = None
+    rt._STATE.self_check = None
     assert (DataLoader.__init__, DataLoader.__iter__, _BaseDataLoaderIter.__next__,
             torch.optim.Optimizer.__init__, torch.autograd.backward) == (INIT, ITER, NEXT, optimizer_init, BACKWARD)
 
@@ -198,7 +198,7 @@ def test_the_hooks_go_after_the_second_step_and_the_second_pass(check, capsys):
     assert DataLoader.__iter__ is not ITER
     for _ in scope["loader"]:  # the training loader's 2nd pass (same order: a finding)
         pass
-    assert DataLoader.__iter__ is ITER and DataLoader.__init__ is INIT and rt._SELF_CHECK is None
+    assert DataLoader.__iter__ is ITER and DataLoader.__init__ is INIT and rt._STATE.self_check is None
     assert "same-order" in capsys.readouterr().err
 
 
@@ -208,7 +208,7 @@ def test_strict_raises_the_block_and_removes_every_hook(check, capsys):
     assert [f.check for f in raised.value.findings] == ["unwrapped-parameters"]
     assert str(raised.value).startswith("ddpify self-check: 1 problem(s) found\ntrain.py:")
     assert capsys.readouterr().err.rstrip("\n") == str(raised.value)
-    assert rt._SELF_CHECK is None
+    assert rt._STATE.self_check is None
 
 
 def test_a_hang_report_names_the_wait_then_the_users_frames_then_the_libraries():

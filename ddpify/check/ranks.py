@@ -5,9 +5,9 @@ the rank (`if rank == 0:`, `if is_main_process():`; a name is judged by what it 
 script assigns it, by its name where not; not `if args.local_rank != -1:`, which only asks
 whether the run is distributed), which statements run on some processes only (under such a
 test, after an early `if rank != 0: return`, or in a function whose every call is), and which
-calls are collectives (`dist.barrier()`, `all_reduce`, ddpify_runtime's `barrier` and
-`agree_on`, the barrier of a process-group helper, `distr.barrier()`, or a helper of this file
-that runs one)."""
+calls are collectives (`dist.barrier()`, `all_reduce`, ddpify_runtime's `barrier`, `end_epoch`
+and `agree_on`, the barrier of a process-group helper, `distr.barrier()`, or a helper of this
+file that runs one)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
     barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor reduce
     reduce_scatter reduce_scatter_tensor broadcast broadcast_object_list gather gather_object scatter
     scatter_object_list all_to_all all_to_all_single new_group""".split()) | {
-    "ddpify_runtime.barrier", "ddpify_runtime.agree_on"}
+    "ddpify_runtime.barrier", "ddpify_runtime.end_epoch", "ddpify_runtime.agree_on"}
 GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank"})
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
 class Ranks(Script):
@@ -296,7 +296,7 @@ class Ranks(Script):
 
     def is_collective(self, call: cst.Call, depth: int = 3) -> bool:
         """A call every process must make: a torch.distributed collective, ddpify_runtime's
-        `barrier`/`agree_on`, or a function of this file that makes one on every rank (one under
+        `barrier`/`end_epoch`/`agree_on`, or a function of this file that makes one on every rank (one under
         a rank test of its own, as in "main process first", follows a protocol of its own)."""
         if self.facts.qualify(call.func) in COLLECTIVES or barrier_method(self.facts, call):
             return True

@@ -260,7 +260,7 @@ def _import_text(module: cst.Module, mod: str, names: list[str]) -> str:
     After:
         try:
             from ddpify_runtime import (
-                atomic_write, barrier, init_distributed_mode, is_main_process,
+                atomic_write, end_epoch, init_distributed_mode, is_main_process,
                 set_epoch, shard_loader,
             )
         except ModuleNotFoundError as exc:  # ddpify_runtime or torch not installed

@@ -7,7 +7,7 @@ for the order of statements inserted at the same place:
 - `wrap-model` before `unwrap-model`: `.module` is added only where a wrapped model is used;
 - `accumulate-no-sync` before `main-process-only`: both may enclose statements in new blocks;
 - `shard-eval` before `set-epoch`: an evaluation loop may end an epoch's body, and its
-  reductions must come right after it, before the epoch's `barrier()`.
+  reductions must come right after it, before the epoch's `end_epoch()`.
 """
 
 from __future__ import annotations

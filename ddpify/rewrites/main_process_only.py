@@ -510,8 +510,8 @@ def _reached_by_all(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
 
 
 def _barrier_follows(facts: Facts, point: cst.CSTNode, others: set[cst.CSTNode], epoch_loops: list[EpochLoop]) -> bool:
-    """Does a barrier come right after `point` anyway: another write's, or the one that ends the
-    body of one of the `epoch_loops` set-epoch edits?"""
+    """Does a barrier come right after `point` anyway: another write's, or the `end_epoch()` that
+    ends the body of one of the `epoch_loops` set-epoch edits?"""
     owner = facts.parent(facts.parent(point))
     body = list(facts.parent(point).body)
     if body.index(point) + 1 < len(body):

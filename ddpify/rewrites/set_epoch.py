@@ -1,4 +1,4 @@
-"""set-epoch: reshuffle every epoch, and keep the processes in step.
+"""set-epoch: reshuffle every epoch, end it alike on every process.
 
     for epoch in range(1, args.epochs + 1):
         train(args, model, device, train_loader, optimizer, epoch)
@@ -6,9 +6,12 @@
     for epoch in range(1, args.epochs + 1):
         set_epoch(train_loader, epoch)
         train(args, model, device, train_loader, optimizer, epoch)
-        barrier()
+        end_epoch()
 
-Without `set_epoch` a DistributedSampler draws the same order every epoch. The epoch loop is
+Without `set_epoch` a DistributedSampler draws the same order every epoch. `end_epoch()` ends
+the training pass that `set_epoch` started (processes other than the main one drew their own
+random numbers during it, and take the main process's again: what is drawn between two
+trainings is the same everywhere) and waits for every process (a barrier). The epoch loop is
 found through the functions that own the batch loop (`train(...)`, `Trainer._run_epoch`), and
 the loader is named as that loop sees it. A `while step < max_steps:` loop numbers its passes
 with `step`. `set_epoch` (runtime) finds the sampler behind `sampler=` or `batch_sampler=`, and
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
     from ddpify.options import Options
 
 NAME = "set-epoch"
-SUMMARY = "call set_epoch(loader, epoch) at the top of each epoch and barrier() at its end"
+SUMMARY = "call set_epoch(loader, epoch) at the top of each epoch and end_epoch() at its end"
 
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
@@ -50,14 +53,14 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             edits.todo(loop, f"this loop iterates a loader built once, before it (`{facts.code(built)}`), that no "
                        f"name holds: bind it to a name and call set_epoch(name, {entry.epoch}) here, or every "
                        "epoch draws the same order")
-        edits.insert_after(body[-1], "barrier()\n")
+        edits.insert_after(body[-1], "end_epoch()\n")
         edits.add_import("ddpify_runtime", "set_epoch")
-        edits.add_import("ddpify_runtime", "barrier")
+        edits.add_import("ddpify_runtime", "end_epoch")
         calls = ", ".join([*(f"set_epoch({loader}, {entry.epoch})" for loader in entry.loaders),
                            *(f"set_epoch({facts.code(b)}, {entry.epoch}) where the loop builds it"
                              for b in entry.built)])
         if calls:
-            edits.record(loop, f"{calls} reshuffles each epoch; barrier() ends it")
+            edits.record(loop, f"{calls} reshuffles each epoch; end_epoch() ends it")
     for call in found.unlooped:
         edits.todo(facts.statement(call), "no epoch loop found for this loader: call set_epoch(loader, epoch) "
                    "at the start of each epoch, or every epoch draws the same order")

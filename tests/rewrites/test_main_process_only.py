@@ -450,7 +450,7 @@ if is_main_process():
         f.write(str(model(torch.ones(len(f.name), 2))))
 """, "fsdp_a_gather_that_reads_what_the_write_binds_gets_a_todo", also={"unwrap-model", "wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     # any write read back later is followed by a barrier: one after the pickle, one after the two
-    # writes in a row (the epoch's barrier comes from set-epoch)
+    # writes in a row (the epoch's end_epoch() comes from set-epoch)
     pair("""\
 import json
 import pickle
@@ -484,7 +484,7 @@ import numpy as np
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import barrier, is_main_process, set_epoch
+from ddpify_runtime import barrier, end_epoch, is_main_process, set_epoch
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
@@ -498,7 +498,7 @@ for epoch in range(3):
         optimizer.zero_grad()
         loss_fn(model(x), y).backward()
         optimizer.step()
-    barrier()
+    end_epoch()
 
 if is_main_process():
     with open("vocab.pkl", "wb") as f:
@@ -531,7 +531,7 @@ for epoch in range(3):
 model = torch.load("best.pt", weights_only=False)
 """, """\
 from torch.nn.parallel import DistributedDataParallel
-from ddpify_runtime import atomic_write, barrier, device_ids, is_main_process, set_epoch
+from ddpify_runtime import atomic_write, barrier, device_ids, end_epoch, is_main_process, set_epoch
 
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -551,7 +551,7 @@ for epoch in range(3):
                 torch.save(model.module, tmp_path)
     barrier()
     print(epoch)
-    barrier()
+    end_epoch()
 model = torch.load("best.pt", weights_only=False)
 """, "a_barrier_after_a_write_goes_where_every_process_passes", also={"set-epoch", "unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # a write read back by another function (save() then restore()) is followed by a barrier

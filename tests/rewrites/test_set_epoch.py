@@ -1,4 +1,4 @@
-"""set-epoch: `set_epoch(loader, epoch)` at the top of each epoch loop, `barrier()` at its end."""
+"""set-epoch: `set_epoch(loader, epoch)` at the top of each epoch loop, `end_epoch()` at its end."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, """\
-from ddpify_runtime import barrier, set_epoch
+from ddpify_runtime import end_epoch, set_epoch
 
 for epoch in range(2):
     set_epoch(loader, epoch)
@@ -24,8 +24,8 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-    barrier()
-""", "epoch_loop_sets_the_epoch_and_ends_with_a_barrier", scaffold=TRAINS.instead_of("loop")),
+    end_epoch()
+""", "epoch_loop_sets_the_epoch_and_ends_with_end_epoch", scaffold=TRAINS.instead_of("loop")),
     pair("""\
 
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -39,7 +39,7 @@ while step < 10:
     train_one(train_loader)
     step += 1
 """, """\
-from ddpify_runtime import barrier, set_epoch
+from ddpify_runtime import end_epoch, set_epoch
 
 
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -53,7 +53,7 @@ while step < 10:
     set_epoch(train_loader, step)
     train_one(train_loader)
     step += 1
-    barrier()
+    end_epoch()
 """, "set_epoch_names_the_loader_as_the_epoch_loop_sees_it", scaffold=SCRIPT.instead_of("train_loader", "model", "optimizer", "loop")),
     # A batch loop in a function this file never calls may run once per epoch of its caller.
     pair("""\
@@ -110,7 +110,7 @@ while True:
     if step >= args.max_steps:
         break
 """, """\
-from ddpify_runtime import barrier, set_epoch
+from ddpify_runtime import end_epoch, set_epoch
 
 
 it = iter(train_loader)
@@ -129,7 +129,7 @@ while True:
         break
     if step >= args.max_steps:
         break
-    barrier()
+    end_epoch()
 """, "a_while_true_step_loop_numbers_its_passes_with_its_counter", scaffold=ARGS.at_end),
     # A real script's shape (sweep): `dataloaders["train"] = DataLoader(...)` at top level, read
     # as `dataloaders[phase]` by a `train_model()` that owns the epoch loop.
@@ -151,7 +151,7 @@ dataloaders["val"] = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 
 model = torch.nn.Linear(2, 1)
 train_model(model, torch.optim.SGD(model.parameters(), lr=0.1), 3)
 """, """\
-from ddpify_runtime import barrier, set_epoch, shard_loader
+from ddpify_runtime import end_epoch, set_epoch, shard_loader
 
 def train_model(model, optimizer, num_epochs):
     for epoch in range(num_epochs):
@@ -163,7 +163,7 @@ def train_model(model, optimizer, num_epochs):
                 if phase == "train":
                     loss.backward()
                     optimizer.step()
-        barrier()
+        end_epoch()
 
 dataloaders = {}
 dataloaders["train"] = shard_loader(DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True))
@@ -184,7 +184,7 @@ for epoch in range(3):
             ((model(x) - y) ** 2).mean().backward()
             opt.step()
 """, """\
-from ddpify_runtime import barrier, set_epoch
+from ddpify_runtime import end_epoch, set_epoch
 
 
 for epoch in range(3):
@@ -196,9 +196,9 @@ for epoch in range(3):
             opt.zero_grad()
             ((model(x) - y) ** 2).mean().backward()
             opt.step()
-    barrier()
+    end_epoch()
 """, "an_iterator_made_each_epoch_and_read_with_next_gets_set_epoch_in_that_epoch_loop", report=[
-        "change: set_epoch(loader, epoch) reshuffles each epoch; barrier() ends it",
+        "change: set_epoch(loader, epoch) reshuffles each epoch; end_epoch() ends it",
     ], scaffold=TRAINS.instead_of("loop")),
     # a loader the loop builds in its header: set_epoch reaches it where it is built (a second
     # `DataLoader(...)` at the top of the epoch would be another loader, and the one iterated
@@ -213,7 +213,7 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, """\
-from ddpify_runtime import barrier, set_epoch
+from ddpify_runtime import end_epoch, set_epoch
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 model = torch.nn.Linear(2, 1)
@@ -223,10 +223,10 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-    barrier()
+    end_epoch()
 """, "a_loader_built_in_the_for_statement_is_reshuffled_where_it_is_built",
          report=["change: set_epoch(DataLoader(ds, batch_size=4, shuffle=True), epoch) where the loop builds it "
-                 "reshuffles each epoch; barrier() ends it"], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+                 "reshuffles each epoch; end_epoch() ends it"], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # so is the fresh loader a helper returns
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -244,7 +244,7 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, """\
-from ddpify_runtime import barrier, set_epoch
+from ddpify_runtime import end_epoch, set_epoch
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 model = torch.nn.Linear(2, 1)
@@ -260,7 +260,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-    barrier()
+    end_epoch()
 """, "a_loader_a_helper_builds_in_the_for_statement_is_reshuffled_where_it_is_built", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # a loader built once before the loop that no name holds: a TODO (naming `DataLoader(...)` again
     # at the top of the epoch would reshuffle another loader)
@@ -275,7 +275,7 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, """\
-from ddpify_runtime import barrier, set_epoch
+from ddpify_runtime import end_epoch, set_epoch
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 model = torch.nn.Linear(2, 1)
@@ -287,7 +287,7 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-    barrier()
+    end_epoch()
 """, "a_loader_built_before_the_loop_that_no_name_holds_gets_a_todo",
          report=["warning: this loop iterates a loader built once, before it (`DataLoader(ds, batch_size=4, "
                  "shuffle=True)`), that no name holds: bind it to a name and call set_epoch(name, epoch) here, "

@@ -1368,7 +1368,7 @@ for epoch in range(2):
         optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
-from ddpify_runtime import barrier, device_ids, set_epoch
+from ddpify_runtime import device_ids, end_epoch, set_epoch
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1382,7 +1382,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         model(x).backward(torch.ones(x.size(0), 1))
         optimizer.step()
-    barrier()
+    end_epoch()
 """, "a_backward_with_a_gradient_tensor_trains", also={"set-epoch"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 model = torch.nn.Linear(2, 1)
@@ -1706,7 +1706,7 @@ for epoch in range(2):
             opt.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
-from ddpify_runtime import barrier, device_ids, set_epoch
+from ddpify_runtime import device_ids, end_epoch, set_epoch
 
 net_a = torch.nn.Linear(2, 1)
 net_a = DistributedDataParallel(net_a, device_ids=device_ids(net_a))
@@ -1720,7 +1720,7 @@ for epoch in range(2):
         for net, opt in zip(nets, opts):
             ((net(x) - y) ** 2).mean().backward()
             opt.step()
-    barrier()
+    end_epoch()
 """, "the_wrap_comes_before_a_list_that_aliases_the_model", also={"set-epoch"}, scaffold=TRAINS.instead_of("model", "opt", "loop")),
     # a branch chosen by a constructor flag set alike everywhere, `Tower(use_norm=True)`: no unused parameters
     pair("""\

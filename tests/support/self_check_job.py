@@ -30,8 +30,8 @@ def main() -> None:
             os.environ["DDPIFY_VERIFY"] = mode or launch_mode
         os.environ["DDPIFY_VERIFY_JSON"] = os.path.join(out, f"{name}.json")
         if dist.is_initialized():  # the first program's init_distributed_mode() installs it
-            if rt._SELF_CHECK is not None:
-                rt._SELF_CHECK.remove()
+            if rt._STATE.self_check is not None:
+                rt._STATE.self_check.remove()
             rt._install_self_check(rt._verify_mode(os.environ, dist.get_world_size()), 60)
         stdout, stderr, error = io.StringIO(), io.StringIO(), None
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
