@@ -8,6 +8,32 @@ from tests.support.snippets import ARGS, SCRIPT, TRAINS, kept, pair, rewrite_tes
 
 NAME = "accumulate-no-sync"
 
+# the lines several pairs below share, around theirs
+BRANCHED_STEP = ARGS.at_end.enclosing(setup="""\
+
+def sgd_by_hand(net):
+    for p in net.parameters():
+        p.data.add_(p.grad, alpha=-0.1)
+step = 0
+for epoch in range(3):
+    for i, (x, y) in enumerate(train_loader):
+        loss = loss_fn(model(x), y)
+        loss.backward()
+""", tail="""\
+        optimizer.zero_grad()
+        step += 1
+""", indent="        ")
+ACCUMULATED = ARGS.at_end.enclosing(setup="""\
+
+for epoch in range(3):
+    for i, (x, y) in enumerate(train_loader):
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        if (i + 1) % 4 == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""", indent="    ")
+
 PAIRS = [
     pair("""\
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -124,174 +150,70 @@ for epoch in range(3):
 """, "accumulation_that_also_steps_on_the_last_batch_gets_no_sync", also={"wrap-model"}, scaffold=ARGS.instead_of("setup")),
     # hand-written SGD on the other steps
     kept("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if step >= args.warmup_steps:
-            optimizer.step()
-        else:
-            with torch.no_grad():
-                for p in model.parameters():
-                    p.add_(p.grad, alpha=-0.1)
-        optimizer.zero_grad()
-        step += 1
-""", "no_no_sync_where_warmup_steps_by_hand", also=set(), scaffold=ARGS.at_end),
+if step >= args.warmup_steps:
+    optimizer.step()
+else:
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(p.grad, alpha=-0.1)
+""", "no_no_sync_where_warmup_steps_by_hand", also=set(), scaffold=BRANCHED_STEP),
     kept("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-        else:
-            with torch.no_grad():
-                for p in model.parameters():
-                    p.add_(p.grad, alpha=-0.1)
-        optimizer.zero_grad()
-        step += 1
-""", "no_no_sync_where_the_other_path_steps_by_hand", also=set(), scaffold=ARGS.at_end),
+if (i + 1) % 4 == 0:
+    optimizer.step()
+else:
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(p.grad, alpha=-0.1)
+""", "no_no_sync_where_the_other_path_steps_by_hand", also=set(), scaffold=BRANCHED_STEP),
     # through a helper
     kept("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-        else:
-            sgd_by_hand(model)
-        optimizer.zero_grad()
-        step += 1
-""", "no_no_sync_where_the_other_path_steps_through_a_helper", also=set(), scaffold=ARGS.at_end),
+if (i + 1) % 4 == 0:
+    optimizer.step()
+else:
+    sgd_by_hand(model)
+""", "no_no_sync_where_the_other_path_steps_through_a_helper", also=set(), scaffold=BRANCHED_STEP),
     kept("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-        else:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.zero_grad()
-        step += 1
-""", "no_no_sync_where_the_other_path_clips_the_gradients", also=set(), scaffold=ARGS.at_end),
+if (i + 1) % 4 == 0:
+    optimizer.step()
+else:
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+""", "no_no_sync_where_the_other_path_clips_the_gradients", also=set(), scaffold=BRANCHED_STEP),
     # reads the gradients
     kept("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-        else:
-            print(sum(p.grad.norm() for p in model.parameters()))
-        optimizer.zero_grad()
-        step += 1
-""", "no_no_sync_where_the_other_path_reads_the_gradients", also=set(), scaffold=ARGS.at_end),
+if (i + 1) % 4 == 0:
+    optimizer.step()
+else:
+    print(sum(p.grad.norm() for p in model.parameters()))
+""", "no_no_sync_where_the_other_path_reads_the_gradients", also=set(), scaffold=BRANCHED_STEP),
     kept("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-        else:
-            for p in model.parameters():
-                p.data -= 0.1 * p.data.sign()
-        optimizer.zero_grad()
-        step += 1
-""", "no_no_sync_where_the_other_path_updates_weights_by_hand", also=set(), scaffold=ARGS.at_end),
+if (i + 1) % 4 == 0:
+    optimizer.step()
+else:
+    for p in model.parameters():
+        p.data -= 0.1 * p.data.sign()
+""", "no_no_sync_where_the_other_path_updates_weights_by_hand", also=set(), scaffold=BRANCHED_STEP),
     # not periodic
     kept("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if args.use_optimizer:
-            optimizer.step()
-        else:
-            with torch.no_grad():
-                for p in model.parameters():
-                    p.add_(p.grad, alpha=-0.1)
-        optimizer.zero_grad()
-        step += 1
-""", "no_no_sync_where_the_step_is_not_periodic", also=set(), scaffold=ARGS.at_end),
+if args.use_optimizer:
+    optimizer.step()
+else:
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(p.grad, alpha=-0.1)
+""", "no_no_sync_where_the_step_is_not_periodic", also=set(), scaffold=BRANCHED_STEP),
     # data-dependent
     kept("""\
-
-def sgd_by_hand(net):
-    for p in net.parameters():
-        p.data.add_(p.grad, alpha=-0.1)
-step = 0
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if loss.item() < 0.5:
-            optimizer.step()
-        else:
-            pass
-        optimizer.zero_grad()
-        step += 1
-""", "no_no_sync_where_the_step_depends_on_the_data", also=set(), scaffold=ARGS.at_end),
+if loss.item() < 0.5:
+    optimizer.step()
+else:
+    pass
+""", "no_no_sync_where_the_step_depends_on_the_data", also=set(), scaffold=BRANCHED_STEP),
     kept("""\
-
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-            optimizer.zero_grad()
-    optimizer.step()  # the micro-steps left at the end of an epoch
-""", "no_no_sync_where_a_step_follows_the_batch_loop", also=set(), scaffold=ARGS.at_end),
+optimizer.step()  # the micro-steps left at the end of an epoch
+""", "no_no_sync_where_a_step_follows_the_batch_loop", also=set(), scaffold=ACCUMULATED),
     kept("""\
-
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        if (i + 1) % 4 == 0:
-            optimizer.step()
-            optimizer.zero_grad()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-""", "no_no_sync_where_a_gradient_clip_follows_the_batch_loop", also=set(), scaffold=ARGS.at_end),
+torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+""", "no_no_sync_where_a_gradient_clip_follows_the_batch_loop", also=set(), scaffold=ACCUMULATED),
     kept("""\
 
 micro_step = 0

@@ -8,6 +8,17 @@ from tests.support.snippets import ARGS, SCRIPT, TRAINS, pair, rewrite_tests, un
 
 NAME = "agree-stop"
 
+# the lines several pairs below share, around theirs
+COUNTED_STEPS = ARGS.at_end.enclosing(setup="""\
+
+step = 0
+for epoch in range(3):
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+""", indent="        ")
+
 PAIRS = [
     # the loss target is agreed; the counter test is the same everywhere and stays
     pair("""\
@@ -246,83 +257,41 @@ train(model, train_loader, args.target)
 """, "a_return_from_inside_a_training_loop_is_agreed", scaffold=ARGS.at_end),
     # a counter and a loss: agreed whole
     pair("""\
-
-step = 0
-for epoch in range(3):
-    for x, y in train_loader:
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        optimizer.step()
-        step += 1
-        if loss < 1e-3 or step >= args.max_steps:
-            break
+step += 1
+if loss < 1e-3 or step >= args.max_steps:
+    break
 """, """\
 from ddpify_runtime import agree_on
 
-
-step = 0
-for epoch in range(3):
-    for x, y in train_loader:
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        optimizer.step()
-        step += 1
-        if agree_on(loss < 1e-3 or step >= args.max_steps):
-            break
-""", "a_loss_or_step_limit_is_agreed_whole", scaffold=ARGS.at_end),
+step += 1
+if agree_on(loss < 1e-3 or step >= args.max_steps):
+    break
+""", "a_loss_or_step_limit_is_agreed_whole", scaffold=COUNTED_STEPS),
     # a counter written from data or on some paths only
     pair("""\
-
-step = 0
-for epoch in range(3):
-    for x, y in train_loader:
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        optimizer.step()
-        if x.sum() > 0:
-            step += 1
-        if step >= 100:
-            break
+if x.sum() > 0:
+    step += 1
+if step >= 100:
+    break
 """, """\
 from ddpify_runtime import agree_on
 
-
-step = 0
-for epoch in range(3):
-    for x, y in train_loader:
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        optimizer.step()
-        if x.sum() > 0:
-            step += 1
-        if agree_on(step >= 100):
-            break
-""", "a_step_count_that_depends_on_the_batches_is_agreed", scaffold=ARGS.at_end),
+if x.sum() > 0:
+    step += 1
+if agree_on(step >= 100):
+    break
+""", "a_step_count_that_depends_on_the_batches_is_agreed", scaffold=COUNTED_STEPS),
     pair("""\
-
-step = 0
-for epoch in range(3):
-    for x, y in train_loader:
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        optimizer.step()
-        step = int(loss.item())
-        if step >= 100:
-            break
+step = int(loss.item())
+if step >= 100:
+    break
 """, """\
 from ddpify_runtime import agree_on
 
-
-step = 0
-for epoch in range(3):
-    for x, y in train_loader:
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        optimizer.step()
-        step = int(loss.item())
-        if agree_on(step >= 100):
-            break
-""", "a_step_count_read_from_the_loss_is_agreed", scaffold=ARGS.at_end),
+step = int(loss.item())
+if agree_on(step >= 100):
+    break
+""", "a_step_count_read_from_the_loss_is_agreed", scaffold=COUNTED_STEPS),
     pair("""\
 
 for epoch in range(3):

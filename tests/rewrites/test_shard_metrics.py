@@ -8,52 +8,32 @@ from tests.support.snippets import SCRIPT, TRAINS, pair, rewrite_tests
 
 NAME = "shard-metrics"
 
+# the lines several pairs below share, around theirs
+SUMMED_LOSS = TRAINS.instead_of("loop").enclosing(setup="""\
+for epoch in range(2):
+    total = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+""", indent="    ")
+
 PAIRS = [
     pair("""\
-for epoch in range(2):
-    total = 0.0
-    for x, y in loader:
-        opt.zero_grad()
-        loss = ((model(x) - y) ** 2).mean()
-        loss.backward()
-        opt.step()
-        total += loss.item()
-    avg = total / len(loader.dataset)
+avg = total / len(loader.dataset)
 """, """\
-for epoch in range(2):
-    total = 0.0
-    for x, y in loader:
-        opt.zero_grad()
-        loss = ((model(x) - y) ** 2).mean()
-        loss.backward()
-        opt.step()
-        total += loss.item()
-    # TODO(ddpify): `total` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
-    avg = total / len(loader.dataset)
-""", "shard_total_divided_by_full_dataset_size_gets_a_todo", scaffold=TRAINS.instead_of("loop")),
+# TODO(ddpify): `total` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
+avg = total / len(loader.dataset)
+""", "shard_total_divided_by_full_dataset_size_gets_a_todo", scaffold=SUMMED_LOSS),
     # the usual "average loss" line (once flagged only when assigned)
     pair("""\
-for epoch in range(2):
-    total = 0.0
-    for x, y in loader:
-        opt.zero_grad()
-        loss = ((model(x) - y) ** 2).mean()
-        loss.backward()
-        opt.step()
-        total += loss.item()
-    print(total / len(loader.dataset))
+print(total / len(loader.dataset))
 """, """\
-for epoch in range(2):
-    total = 0.0
-    for x, y in loader:
-        opt.zero_grad()
-        loss = ((model(x) - y) ** 2).mean()
-        loss.backward()
-        opt.step()
-        total += loss.item()
-    # TODO(ddpify): `total` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
-    print(total / len(loader.dataset))
-""", "the_usual_average_loss_line_once_flagged", scaffold=TRAINS.instead_of("loop")),
+# TODO(ddpify): `total` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
+print(total / len(loader.dataset))
+""", "the_usual_average_loss_line_once_flagged", scaffold=SUMMED_LOSS),
     pair("""\
 
 for epoch in range(3):

@@ -7,6 +7,22 @@ from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, SCRIPT, TRAIN
 
 NAME = "unwrap-model"
 
+# the lines several pairs below share, around theirs
+NET = TRAINS.instead_of("loader", "model", "opt", "loop").enclosing(setup="""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.size = 1
+
+    def forward(self, x):
+        return self.fc(x)
+
+""")
+
 PAIRS = [
     pair("""\
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -65,18 +81,6 @@ model = torch.nn.Linear(2, 1)
 model.load_state_dict(torch.load("m.pt"))
 """, "custom_attributes_and_state_dicts_go_through_module_but_module_api_does_not", also={"wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
 def generate(net):
     return net.size
 
@@ -94,18 +98,6 @@ torch.save(model, 'm.pt')
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
 def generate(net):
     return net.module.size
 
@@ -120,20 +112,8 @@ for epoch in range(2):
         optimizer.step()
     print(generate(model), model.module.size)
 torch.save(model.module, 'm.pt')
-""", "a_proven_wrapper_goes_through_module", also={"wrap-model"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "a_proven_wrapper_goes_through_module", also={"wrap-model"}, scaffold=NET),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
 def generate(net):
     return net.size
 
@@ -157,18 +137,6 @@ print(generate(Net()))
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids, unwrap
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
 def generate(net):
     return unwrap(net).size
 
@@ -189,20 +157,8 @@ for epoch in range(2):
 model = model.module
 print(unwrap(model).size)
 print(generate(Net()))
-""", "a_name_that_may_hold_the_bare_model_goes_through_unwrap", also={"wrap-model"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "a_name_that_may_hold_the_bare_model_goes_through_unwrap", also={"wrap-model"}, scaffold=NET),
     kept("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
 def generate(net):
     return net.size
 
@@ -216,20 +172,8 @@ for epoch in range(2):
         optimizer.step()
 model = torch.load('best.pt')
 print(model.size)
-""", "a_name_rebound_to_a_fresh_model_is_left_as_it_is", also=set(), scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "a_name_rebound_to_a_fresh_model_is_left_as_it_is", also=set(), scaffold=NET),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
 def train(model):
     for x, y in loader:
         optimizer.zero_grad()
@@ -245,18 +189,6 @@ print(model.size)
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
 def train(model):
     for x, y in loader:
         optimizer.zero_grad()
@@ -269,20 +201,8 @@ model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 model = train(model)
 print(model.module.size)
-""", "a_function_that_returns_the_model_it_trains_keeps_the_wrapper", also={"wrap-model"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "a_function_that_returns_the_model_it_trains_keeps_the_wrapper", also={"wrap-model"}, scaffold=NET),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
 model = torch.nn.DataParallel(Net())
 model.load_state_dict(torch.load("old.pt"))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -296,18 +216,6 @@ for epoch in range(2):
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids, local_device, without_module_prefix
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
 model = Net()
 model.load_state_dict(without_module_prefix(torch.load("old.pt", map_location=local_device())))
 model = DistributedDataParallel(model, device_ids=device_ids(model))
@@ -318,7 +226,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
-""", "a_dataparallel_script_loads_old_checkpoints_without_module_prefix", also={"load-map-location", "wrap-model"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "a_dataparallel_script_loads_old_checkpoints_without_module_prefix", also={"load-map-location", "wrap-model"}, scaffold=NET),
     pair("""\
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):

@@ -6,6 +6,96 @@ from tests.support.snippets import SCRIPT, TRAINS, pair, rewrite_tests, unchange
 
 NAME = "wrap-model"
 
+# the lines several pairs below share, around theirs
+HEADS = TRAINS.instead_of("loader", "model", "opt", "loop").enclosing(setup="""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+
+class Heads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = torch.nn.Linear(2, 4)
+        self.adv = torch.nn.Linear(4, 1)
+        self.cls = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.trunk(x)
+        return self.adv(h), self.cls(h)
+
+model = Heads()
+""", tail="""\
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""")
+TOWER = TRAINS.instead_of("loader", "model").enclosing(setup="""\
+args_flag = True
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+class Tower(torch.nn.Module):
+    def __init__(self, use_norm=False):
+        super().__init__()
+        self.use_norm = use_norm
+        self.inp = torch.nn.Linear(2, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.inp(x)
+        if self.use_norm:
+            h = self.norm(h)
+        return self.out(h)
+
+""")
+OWN_CLASS = TRAINS.instead_of("loader", "model", "opt", "loop").enclosing(setup="""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+
+""", tail="""\
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+""")
+BLOCKS = TRAINS.instead_of("loader", "model", "opt", "loop").enclosing(setup="""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2) for _ in range(3)])
+        self.fc = torch.nn.Linear(2, 1)
+        self.size = 1
+
+    def forward(self, x):
+        return self.fc(x)
+""", tail="""\
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+
+    for x, y in loader:
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+""")
+NET = TRAINS.instead_of("loader", "model", "opt", "loop").enclosing(setup="""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.size = 1
+
+    def forward(self, x):
+        return self.fc(x)
+
+""")
+
 PAIRS = [
     pair("""\
 model = torch.nn.Linear(2, 1)
@@ -412,18 +502,6 @@ print(teacher.size, student.size)
         "change: `model` wrapped in DistributedDataParallel where fit() receives it (the caller keeps the bare model)",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
 def distill(teacher, student, loader, device):
     teacher.eval()
     student.to(device)
@@ -441,18 +519,6 @@ distill(Net(), Net(), loader, "cpu")
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
 def distill(teacher, student, loader, device):
     teacher.eval()
     student.to(device)
@@ -467,20 +533,8 @@ def distill(teacher, student, loader, device):
     return student.module.size
 
 distill(Net(), Net(), loader, "cpu")
-""", "the_wrap_on_entry_follows_the_set_up_and_leaves_an_evaluated_model_alone", also={"unwrap-model"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "the_wrap_on_entry_follows_the_set_up_and_leaves_an_evaluated_model_alone", also={"unwrap-model"}, scaffold=NET),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
-
 def fit(model, loader):
     model = Net()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -494,18 +548,6 @@ fit(None, loader)
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
-
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
 
 def fit(model, loader):
     model = Net()
@@ -518,272 +560,95 @@ def fit(model, loader):
         optimizer.step()
 
 fit(None, loader)
-""", "a_model_rebound_before_the_optimizer_is_not_the_argument", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "a_model_rebound_before_the_optimizer_is_not_the_argument", scaffold=NET),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Heads(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = torch.nn.Linear(2, 4)
-        self.adv = torch.nn.Linear(4, 1)
-        self.cls = torch.nn.Linear(4, 3)
-
-    def forward(self, x):
-        h = self.trunk(x)
-        return self.adv(h), self.cls(h)
-
-model = Heads()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         validity, _ = model(x)
         loss = validity.mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Heads(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = torch.nn.Linear(2, 4)
-        self.adv = torch.nn.Linear(4, 1)
-        self.cls = torch.nn.Linear(4, 3)
-
-    def forward(self, x):
-        h = self.trunk(x)
-        return self.adv(h), self.cls(h)
-
-model = Heads()
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         validity, _ = model(x)
         loss = validity.mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
 """, "a_head_unpacked_into_underscore_finds_unused_parameters", report=[
         "warning: a training step leaves outputs of `model` unread (`validity, _ = model(x)`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=HEADS),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Heads(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = torch.nn.Linear(2, 4)
-        self.adv = torch.nn.Linear(4, 1)
-        self.cls = torch.nn.Linear(4, 3)
-
-    def forward(self, x):
-        h = self.trunk(x)
-        return self.adv(h), self.cls(h)
-
-model = Heads()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         validity, logits = model(x)
         loss = validity.mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Heads(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = torch.nn.Linear(2, 4)
-        self.adv = torch.nn.Linear(4, 1)
-        self.cls = torch.nn.Linear(4, 3)
-
-    def forward(self, x):
-        h = self.trunk(x)
-        return self.adv(h), self.cls(h)
-
-model = Heads()
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         validity, logits = model(x)
         loss = validity.mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
 """, "a_head_unpacked_but_never_read_finds_unused_parameters", report=[
         "warning: a training step leaves outputs of `model` unread (`validity, logits = model(x)`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=HEADS),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Heads(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = torch.nn.Linear(2, 4)
-        self.adv = torch.nn.Linear(4, 1)
-        self.cls = torch.nn.Linear(4, 3)
-
-    def forward(self, x):
-        h = self.trunk(x)
-        return self.adv(h), self.cls(h)
-
-model = Heads()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         loss = model(x)[0].mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Heads(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = torch.nn.Linear(2, 4)
-        self.adv = torch.nn.Linear(4, 1)
-        self.cls = torch.nn.Linear(4, 3)
-
-    def forward(self, x):
-        h = self.trunk(x)
-        return self.adv(h), self.cls(h)
-
-model = Heads()
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         loss = model(x)[0].mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
 """, "a_head_dropped_by_indexing_finds_unused_parameters", report=[
         "warning: a training step leaves outputs of `model` unread (`model(x)[0]`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=HEADS),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Heads(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = torch.nn.Linear(2, 4)
-        self.adv = torch.nn.Linear(4, 1)
-        self.cls = torch.nn.Linear(4, 3)
-
-    def forward(self, x):
-        h = self.trunk(x)
-        return self.adv(h), self.cls(h)
-
-model = Heads()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         validity, logits = model(x)
         loss = validity.mean() + logits.mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Heads(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = torch.nn.Linear(2, 4)
-        self.adv = torch.nn.Linear(4, 1)
-        self.cls = torch.nn.Linear(4, 3)
-
-    def forward(self, x):
-        h = self.trunk(x)
-        return self.adv(h), self.cls(h)
-
-model = Heads()
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         validity, logits = model(x)
         loss = validity.mean() + logits.mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
 """, "every_head_read_keeps_the_default", report=[
         "change: `model` wrapped in DistributedDataParallel",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=HEADS),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Heads(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = torch.nn.Linear(2, 4)
-        self.adv = torch.nn.Linear(4, 1)
-        self.cls = torch.nn.Linear(4, 3)
-
-    def forward(self, x):
-        h = self.trunk(x)
-        return self.adv(h), self.cls(h)
-
-model = Heads()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         with torch.no_grad():
             _, logits = model(x)
         loss = logits.mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Heads(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = torch.nn.Linear(2, 4)
-        self.adv = torch.nn.Linear(4, 1)
-        self.cls = torch.nn.Linear(4, 3)
-
-    def forward(self, x):
-        h = self.trunk(x)
-        return self.adv(h), self.cls(h)
-
-model = Heads()
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -791,12 +656,9 @@ for epoch in range(2):
         with torch.no_grad():
             _, logits = model(x)
         loss = logits.mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
 """, "heads_run_only_without_gradient_keep_the_default", report=[
         "change: `model` wrapped in DistributedDataParallel",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=HEADS),
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -848,9 +710,6 @@ for epoch in range(2):
 """, "a_discarded_hidden_state_is_no_head", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # shapes of real scripts (sweep): a layer built but never used, a parameter read for its device
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -862,18 +721,9 @@ class Net(torch.nn.Module):
         return self.act(self.fc(x))
 
 model = Net()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
-
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
 
 class Net(torch.nn.Module):
     def __init__(self):
@@ -887,20 +737,11 @@ class Net(torch.nn.Module):
 
 model = Net()
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, "a_layer_forward_never_uses_finds_unused_parameters", report=[
         "warning: `self.bn` is never used in forward(): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=OWN_CLASS),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -912,18 +753,9 @@ class Net(torch.nn.Module):
         return self.fc(x.to(self.dummy.device))
 
 model = Net()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
-
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
 
 class Net(torch.nn.Module):
     def __init__(self):
@@ -937,20 +769,11 @@ class Net(torch.nn.Module):
 
 model = Net()
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, "a_parameter_read_for_its_device_only_finds_unused_parameters", report=[
         "warning: `self.dummy` is read in forward() for its device only: DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=OWN_CLASS),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -965,18 +788,9 @@ class Net(torch.nn.Module):
         return out
 
 model = Net()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
-
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
 
 class Net(torch.nn.Module):
     def __init__(self):
@@ -993,21 +807,12 @@ class Net(torch.nn.Module):
 
 model = Net()
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, "a_layer_used_on_some_paths_finds_unused_parameters", report=[
         "warning: `self.aux` is used in forward() on some paths only: DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=OWN_CLASS),
     # every part used
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -1019,18 +824,9 @@ class Net(torch.nn.Module):
         return self.head(self.act(self.fc(x)))
 
 model = Net()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
-
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
 
 class Net(torch.nn.Module):
     def __init__(self):
@@ -1044,19 +840,10 @@ class Net(torch.nn.Module):
 
 model = Net()
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, "a_forward_through_every_layer_keeps_the_default", report=[
         "change: `model` wrapped in DistributedDataParallel",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=OWN_CLASS),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -1068,18 +855,9 @@ class Net(torch.nn.Module):
         return self.drop(self.fc(x)) if self.training else self.fc(x)
 
 model = Net()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
-
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
 
 class Net(torch.nn.Module):
     def __init__(self):
@@ -1093,20 +871,11 @@ class Net(torch.nn.Module):
 
 model = Net()
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, "a_dropout_used_in_training_only_keeps_the_default", report=[
         "change: `model` wrapped in DistributedDataParallel",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=OWN_CLASS),
     # the same sub-module on both paths (DCGAN's `data_parallel(self.main, ...)` / `self.main(x)`)
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -1120,18 +889,9 @@ class Net(torch.nn.Module):
         return self.head(self.fc(x))
 
 model = Net()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
-
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
 
 class Net(torch.nn.Module):
     def __init__(self):
@@ -1147,15 +907,9 @@ class Net(torch.nn.Module):
 
 model = Net()
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, "a_layer_used_on_every_path_keeps_the_default", report=[
         "change: `model` wrapped in DistributedDataParallel",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=OWN_CLASS),
     # `_, loss = model(x, y)` (nanoGPT and its kin: the loss is computed from the logits).
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -1443,101 +1197,25 @@ model = shard_model(model)
         "change: `model` sharded with fully_shard (FSDP2): the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root",
     ], scaffold=TRAINS.instead_of("opt")),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2) for _ in range(3)])
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
 model = Net()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, """\
 from ddpify_runtime import shard_model
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2) for _ in range(3)])
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
 model = Net()
 model = shard_model(model)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, "fsdp_report_names_the_blocks_of_the_model_class", strategy="fsdp", report=[
         "change: `model` sharded with fully_shard (FSDP2): each block of `model.layers` (nn.ModuleList), then the root",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=BLOCKS),
     pair("""\
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2) for _ in range(3)])
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
 model = make_model()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, """\
 from ddpify_runtime import shard_model
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loader = DataLoader(ds, batch_size=4, shuffle=True)
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2) for _ in range(3)])
-        self.fc = torch.nn.Linear(2, 1)
-        self.size = 1
-
-    def forward(self, x):
-        return self.fc(x)
 model = make_model()
 model = shard_model(model)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
 """, "fsdp_report_of_a_model_from_a_factory_names_no_class", strategy="fsdp", report=[
         "change: `model` sharded with fully_shard (FSDP2): the runtime shards the blocks of each nn.ModuleList/nn.Sequential it finds, then the root",
-    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    ], scaffold=BLOCKS),
     # the comments around a DataParallel line replaced in place stay, but one that names DataParallel
     pair("""\
 model = torch.nn.Linear(2, 1)
@@ -1724,224 +1402,54 @@ for epoch in range(2):
 """, "the_wrap_comes_before_a_list_that_aliases_the_model", also={"set-epoch"}, scaffold=TRAINS.instead_of("model", "opt", "loop")),
     # a branch chosen by a constructor flag set alike everywhere, `Tower(use_norm=True)`: no unused parameters
     pair("""\
-args_flag = True
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-
-class Tower(torch.nn.Module):
-    def __init__(self, use_norm=False):
-        super().__init__()
-        self.use_norm = use_norm
-        self.inp = torch.nn.Linear(2, 4)
-        self.norm = torch.nn.LayerNorm(4)
-        self.out = torch.nn.Linear(4, 1)
-
-    def forward(self, x):
-        h = self.inp(x)
-        if self.use_norm:
-            h = self.norm(h)
-        return self.out(h)
-
 model = Tower(use_norm=True)
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-args_flag = True
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-
-class Tower(torch.nn.Module):
-    def __init__(self, use_norm=False):
-        super().__init__()
-        self.use_norm = use_norm
-        self.inp = torch.nn.Linear(2, 4)
-        self.norm = torch.nn.LayerNorm(4)
-        self.out = torch.nn.Linear(4, 1)
-
-    def forward(self, x):
-        h = self.inp(x)
-        if self.use_norm:
-            h = self.norm(h)
-        return self.out(h)
-
 model = Tower(use_norm=True)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-""", "a_branch_switched_on_by_a_keyword_flag_keeps_the_default", scaffold=TRAINS.instead_of("loader", "model")),
+""", "a_branch_switched_on_by_a_keyword_flag_keeps_the_default", scaffold=TOWER),
     # a branch chosen by a constructor flag set alike everywhere, `Tower(True)`: no unused parameters
     pair("""\
-args_flag = True
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-
-class Tower(torch.nn.Module):
-    def __init__(self, use_norm=False):
-        super().__init__()
-        self.use_norm = use_norm
-        self.inp = torch.nn.Linear(2, 4)
-        self.norm = torch.nn.LayerNorm(4)
-        self.out = torch.nn.Linear(4, 1)
-
-    def forward(self, x):
-        h = self.inp(x)
-        if self.use_norm:
-            h = self.norm(h)
-        return self.out(h)
-
 model = Tower(True)
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
-
-args_flag = True
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-
-class Tower(torch.nn.Module):
-    def __init__(self, use_norm=False):
-        super().__init__()
-        self.use_norm = use_norm
-        self.inp = torch.nn.Linear(2, 4)
-        self.norm = torch.nn.LayerNorm(4)
-        self.out = torch.nn.Linear(4, 1)
-
-    def forward(self, x):
-        h = self.inp(x)
-        if self.use_norm:
-            h = self.norm(h)
-        return self.out(h)
 
 model = Tower(True)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-""", "a_branch_switched_on_by_a_positional_flag_keeps_the_default", scaffold=TRAINS.instead_of("loader", "model")),
+""", "a_branch_switched_on_by_a_positional_flag_keeps_the_default", scaffold=TOWER),
     # a branch chosen by a constructor flag, `Tower()`, may not run: find_unused_parameters=True
     pair("""\
-args_flag = True
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-
-class Tower(torch.nn.Module):
-    def __init__(self, use_norm=False):
-        super().__init__()
-        self.use_norm = use_norm
-        self.inp = torch.nn.Linear(2, 4)
-        self.norm = torch.nn.LayerNorm(4)
-        self.out = torch.nn.Linear(4, 1)
-
-    def forward(self, x):
-        h = self.inp(x)
-        if self.use_norm:
-            h = self.norm(h)
-        return self.out(h)
-
 model = Tower()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-args_flag = True
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-
-class Tower(torch.nn.Module):
-    def __init__(self, use_norm=False):
-        super().__init__()
-        self.use_norm = use_norm
-        self.inp = torch.nn.Linear(2, 4)
-        self.norm = torch.nn.LayerNorm(4)
-        self.out = torch.nn.Linear(4, 1)
-
-    def forward(self, x):
-        h = self.inp(x)
-        if self.use_norm:
-            h = self.norm(h)
-        return self.out(h)
-
 model = Tower()
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-""", "a_branch_left_off_by_the_flag_default_finds_unused_parameters", scaffold=TRAINS.instead_of("loader", "model")),
+""", "a_branch_left_off_by_the_flag_default_finds_unused_parameters", scaffold=TOWER),
     # a branch chosen by a constructor flag, `Tower(use_norm=False)`, may not run: find_unused_parameters=True
     pair("""\
-args_flag = True
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-
-class Tower(torch.nn.Module):
-    def __init__(self, use_norm=False):
-        super().__init__()
-        self.use_norm = use_norm
-        self.inp = torch.nn.Linear(2, 4)
-        self.norm = torch.nn.LayerNorm(4)
-        self.out = torch.nn.Linear(4, 1)
-
-    def forward(self, x):
-        h = self.inp(x)
-        if self.use_norm:
-            h = self.norm(h)
-        return self.out(h)
-
 model = Tower(use_norm=False)
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-args_flag = True
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-
-class Tower(torch.nn.Module):
-    def __init__(self, use_norm=False):
-        super().__init__()
-        self.use_norm = use_norm
-        self.inp = torch.nn.Linear(2, 4)
-        self.norm = torch.nn.LayerNorm(4)
-        self.out = torch.nn.Linear(4, 1)
-
-    def forward(self, x):
-        h = self.inp(x)
-        if self.use_norm:
-            h = self.norm(h)
-        return self.out(h)
-
 model = Tower(use_norm=False)
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-""", "a_branch_switched_off_by_a_keyword_flag_finds_unused_parameters", scaffold=TRAINS.instead_of("loader", "model")),
+""", "a_branch_switched_off_by_a_keyword_flag_finds_unused_parameters", scaffold=TOWER),
     # a branch chosen by a constructor flag, `Tower(use_norm=args_flag)`, may not run: find_unused_parameters=True
     pair("""\
-args_flag = True
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-
-class Tower(torch.nn.Module):
-    def __init__(self, use_norm=False):
-        super().__init__()
-        self.use_norm = use_norm
-        self.inp = torch.nn.Linear(2, 4)
-        self.norm = torch.nn.LayerNorm(4)
-        self.out = torch.nn.Linear(4, 1)
-
-    def forward(self, x):
-        h = self.inp(x)
-        if self.use_norm:
-            h = self.norm(h)
-        return self.out(h)
-
 model = Tower(use_norm=args_flag)
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-args_flag = True
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-
-class Tower(torch.nn.Module):
-    def __init__(self, use_norm=False):
-        super().__init__()
-        self.use_norm = use_norm
-        self.inp = torch.nn.Linear(2, 4)
-        self.norm = torch.nn.LayerNorm(4)
-        self.out = torch.nn.Linear(4, 1)
-
-    def forward(self, x):
-        h = self.inp(x)
-        if self.use_norm:
-            h = self.norm(h)
-        return self.out(h)
-
 model = Tower(use_norm=args_flag)
 model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
-""", "a_branch_under_a_flag_read_at_run_time_finds_unused_parameters", scaffold=TRAINS.instead_of("loader", "model")),
+""", "a_branch_under_a_flag_read_at_run_time_finds_unused_parameters", scaffold=TOWER),
     # a trainer of this file keeps its argument (`self.model = net`) and trains it: the wrap comes
     # before the instance is built, or `self.model` would train the bare model
     pair("""\

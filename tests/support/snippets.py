@@ -114,17 +114,24 @@ IMPORT_LINE = re.compile(r"(import|from \S+ import) ")
 @dataclass(frozen=True)
 class Scaffold:
     """The lines of a script that trains that the harness writes around a pair's own: ``imports``
-    and ``setup`` before them, ``tail`` after. The rewrite must leave all three as they are, but
-    for the imports it adds after ``imports``: a pair's ``after`` opens with those, then one empty
-    line (as the rewrite writes them above the setup of a whole script)."""
+    and ``setup`` before them, ``tail`` after, the pair's lines indented by ``indent`` (inside a
+    block of the setup). The rewrite must leave all three as they are, but for the imports it adds
+    after ``imports``: a pair's ``after`` opens with those, then one empty line (as the rewrite
+    writes them above the setup of a whole script)."""
 
     imports: str
     setup: str = ""
     tail: str = ""
+    indent: str = ""
+
+    def enclosing(self, setup: str = "", tail: str = "", indent: str = "") -> Scaffold:
+        """This scaffold with ``setup`` after its own and ``tail`` before its own (both as
+        written), the pair's lines indented by ``indent``: the lines several pairs of a file share."""
+        return Scaffold(self.imports, self.setup + setup, tail + self.tail, indent)
 
     def around(self, code: str) -> str:
         """The whole script ``code`` (dedented) stands for."""
-        return self.imports + self.setup + textwrap.dedent(code) + self.tail
+        return self.imports + self.setup + textwrap.indent(textwrap.dedent(code), self.indent) + self.tail
 
     def expected(self, after: str) -> str:
         """The whole converted script ``after`` (dedented) stands for: its opening imports go
@@ -133,7 +140,7 @@ class Scaffold:
         n = next((i for i, line in enumerate(lines) if not IMPORT_LINE.match(line)), len(lines))
         added, body = ("".join(lines[:n]), "".join(lines[n + 1:])) if n and lines[n:n + 1] == ["\n"] \
             else ("", "".join(lines))
-        rest = self.setup + body + self.tail
+        rest = self.setup + textwrap.indent(body, self.indent) + self.tail
         return self.imports + added + ("\n" if added and not rest.startswith("\n") else "") + rest
 
 
