@@ -47,26 +47,14 @@ for epoch in range(10):
         break
 """, "the_loss_target_is_agreed_the_counter", scaffold=TRAINS.instead_of("loop")),
     pair("""\
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-    if loss_fn(model(x), y) < 0.1:
-        break
+if loss_fn(model(x), y) < 0.1:
+    break
 """, """\
 from ddpify_runtime import agree_on
 
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-    if agree_on(loss_fn(model(x), y) < 0.1):
-        break
-""", "early_stop_is_agreed_across_processes", scaffold=SCRIPT.instead_of("loop")),
+if agree_on(loss_fn(model(x), y) < 0.1):
+    break
+""", "early_stop_is_agreed_across_processes", scaffold=SCRIPT.end_of_epoch),
     pair("""\
 import argparse
 args = argparse.ArgumentParser().parse_args()

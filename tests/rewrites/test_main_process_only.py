@@ -9,28 +9,18 @@ NAME = "main-process-only"
 PAIRS = [
     # adjacent writes share one guard; the checkpoint is written to a temporary file and renamed
     pair("""\
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-    torch.save(model.state_dict(), "m.pt")
-    with open("log.txt", "a") as f:
-        f.write(f"{epoch}\\n")
+torch.save(model.state_dict(), "m.pt")
+with open("log.txt", "a") as f:
+    f.write(f"{epoch}\\n")
 """, """\
 from ddpify_runtime import atomic_write, is_main_process
 
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-    if is_main_process():
-        with atomic_write("m.pt") as tmp_path:
-            torch.save(model.state_dict(), tmp_path)
-        with open("log.txt", "a") as f:
-            f.write(f"{epoch}\\n")
-""", "adjacent_writes_share_one_guard", scaffold=TRAINS.instead_of("loop")),
+if is_main_process():
+    with atomic_write("m.pt") as tmp_path:
+        torch.save(model.state_dict(), tmp_path)
+    with open("log.txt", "a") as f:
+        f.write(f"{epoch}\\n")
+""", "adjacent_writes_share_one_guard", scaffold=TRAINS.end_of_epoch),
     pair("""\
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 

@@ -145,8 +145,9 @@ class Scaffold:
 
 
 class Script:
-    """A script that trains, in named parts, the first its imports; `at_end` and `instead_of` are
-    the scaffolds of pairs written after it or in place of some of its parts."""
+    """A script that trains, in named parts, the first its imports, the last its loop (but
+    `ARGS`'s); `at_end`, `end_of_epoch`, `after_step` and `instead_of` are the scaffolds of pairs
+    written after it, inside its loop, or in place of some of its parts."""
 
     def __init__(self, **parts: str) -> None:
         self.parts = parts
@@ -155,6 +156,16 @@ class Script:
     def at_end(self) -> Scaffold:
         """The whole script, the pair's lines after it."""
         return self.instead_of()
+
+    @property
+    def end_of_epoch(self) -> Scaffold:
+        """The whole script, the pair's lines at the end of its epoch loop, after the batch loop."""
+        return dataclasses.replace(self.at_end, indent="    ")
+
+    @property
+    def after_step(self) -> Scaffold:
+        """The whole script, the pair's lines in its batch loop, after the optimizer's step."""
+        return dataclasses.replace(self.at_end, indent="        ")
 
     def instead_of(self, *names: str) -> Scaffold:
         """The script with the pair's lines in place of the parts ``names`` (adjacent, in order)."""
