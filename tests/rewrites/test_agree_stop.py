@@ -59,14 +59,6 @@ if agree_on(loss_fn(model(x), y) < 0.1):
 import argparse
 args = argparse.ArgumentParser().parse_args()
 
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
 step = 0
 for epoch in range(3):
     for i, (x, y) in enumerate(train_loader):
@@ -78,18 +70,10 @@ for epoch in range(3):
         if args.dry_run or step >= 100 or i == 3:
             break
 """, """\
-import argparse
 from ddpify_runtime import agree_on
 
+import argparse
 args = argparse.ArgumentParser().parse_args()
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 step = 0
 for epoch in range(3):
@@ -101,7 +85,7 @@ for epoch in range(3):
             break
         if args.dry_run or step >= 100 or i == 3:
             break
-""", "a_data_dependent_break_in_a_sharded_batch_loop_is_agreed_but_shared_conditions_are_not"),
+""", "a_data_dependent_break_in_a_sharded_batch_loop_is_agreed_but_shared_conditions_are_not", scaffold=SCRIPT.instead_of("loop")),
     pair("""\
 
 it = iter(train_loader)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import pair, rewrite_tests
+from tests.support.snippets import SCRIPT, TRAINS, pair, rewrite_tests
 
 NAME = "download-first"
 
@@ -12,76 +12,32 @@ PAIRS = [
     # adjacent downloads share one block
     pair("""\
 from torchvision import datasets
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = datasets.MNIST('data', train=True, download=True)
 val = datasets.MNIST('data', train=False, download=True)
 loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
 from torchvision import datasets
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import main_process_first
 
 with main_process_first():
     ds = datasets.MNIST('data', train=True, download=True)
     val = datasets.MNIST('data', train=False, download=True)
 loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "adjacent_downloads_share_one_block"),
+""", "adjacent_downloads_share_one_block", scaffold=TRAINS.instead_of("loader")),
     pair("""\
 from torchvision import datasets
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 ds = datasets.MNIST('data', train=True, download=True)
 val = datasets.MNIST('data', train=False, download=True)
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-from torchvision import datasets
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import main_process_first
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
+from torchvision import datasets
 with main_process_first():
     ds = datasets.MNIST('data', train=True, download=True)
     val = datasets.MNIST('data', train=False, download=True)
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "dataset_downloads_run_on_the_first_process_of_each_node_first"),
+""", "dataset_downloads_run_on_the_first_process_of_each_node_first", scaffold=SCRIPT.instead_of("train_loader")),
 ]
 
 UNCHANGED = [

@@ -19,36 +19,18 @@ loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_s
     # after argument parsing
     pair("""\
 import argparse
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 parser = argparse.ArgumentParser()
 args = parser.parse_args()
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
 import argparse
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import init_distributed_mode
 
 parser = argparse.ArgumentParser()
 args = parser.parse_args()
 init_distributed_mode()
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "after_argument_parsing"),
+""", "after_argument_parsing", scaffold=TRAINS.instead_of("loader")),
     # no argparse, an entry point: the top of the function it calls, after its docstring
     pair('''\
 
@@ -94,44 +76,18 @@ def parse_args():
     parser = argparse.ArgumentParser()
     return parser.parse_args()
 args = parse_args()
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-import argparse
 from ddpify_runtime import init_distributed_mode
 
+import argparse
 def parse_args():
     parser = argparse.ArgumentParser()
     return parser.parse_args()
 args = parse_args()
 init_distributed_mode()
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "parse_args_helper_puts_init_after_its_call_site"),
+""", "parse_args_helper_puts_init_after_its_call_site", scaffold=SCRIPT.instead_of("train_loader")),
     pair('''\
 def main():
     """Train."""
@@ -189,20 +145,8 @@ loss_fn = torch.nn.MSELoss()
     pair("""\
 import os
 os.environ['CUDA_VISIBLE_DEVICES'] = '0'
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
 import os
 from ddpify_runtime import init_distributed_mode
@@ -210,21 +154,9 @@ from ddpify_runtime import init_distributed_mode
 init_distributed_mode()
 # TODO(ddpify): CUDA_VISIBLE_DEVICES set here would show every process the same GPU: remove it and choose GPUs on the launcher's command line
 os.environ['CUDA_VISIBLE_DEVICES'] = '0'
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "a_pinned_gpu_gets_a_todo"),
+""", "a_pinned_gpu_gets_a_todo", scaffold=SCRIPT.instead_of("data")),
     pair("""\
 
 import torch

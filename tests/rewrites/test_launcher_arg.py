@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import pair, rewrite_tests
+from tests.support.snippets import SCRIPT, pair, rewrite_tests
 
 NAME = "launcher-arg"
 
@@ -128,86 +128,34 @@ import argparse
 p = argparse.ArgumentParser()
 p.add_argument('--local_rank', type=int)
 args = p.parse_args()
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
 import argparse
 p = argparse.ArgumentParser()
 p.add_argument('--local_rank', type=int)
 p.add_argument("--local-rank", dest="local_rank", type=int, help="set by torch.distributed.launch")
 args = p.parse_args()
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "a_parser_with_one_spelling_gets_the_other_under_the_same_dest"),
+""", "a_parser_with_one_spelling_gets_the_other_under_the_same_dest", scaffold=SCRIPT.instead_of("train_loader")),
     pair("""\
 import argparse
 def get_parser():
     parser = argparse.ArgumentParser()
     return parser
 opts = get_parser().parse_args()
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-import argparse
 from ddpify_runtime import init_distributed_mode
 
+import argparse
 def get_parser():
     parser = argparse.ArgumentParser()
     parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help="set by torch.distributed.launch")
     return parser
 opts = get_parser().parse_args()
 init_distributed_mode()
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "a_parser_built_by_a_helper_gets_the_launcher_argument_and_init_follows_parsing", also={"init-distributed"}),
+""", "a_parser_built_by_a_helper_gets_the_launcher_argument_and_init_follows_parsing", also={"init-distributed"}, scaffold=SCRIPT.instead_of("train_loader")),
 ]
 
 UNCHANGED = [

@@ -63,14 +63,6 @@ if epoch == 2 and is_main_process():
 from tqdm import tqdm
 from torch.utils.tensorboard import SummaryWriter
 
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
 writer = SummaryWriter()
 def save(path):
     torch.save(model.state_dict(), path)
@@ -81,18 +73,10 @@ for epoch in range(3):
         writer.add_scalar("loss", 1.0)
     save("m.pt")
 """, """\
-from tqdm import tqdm
-from torch.utils.tensorboard import SummaryWriter
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import atomic_write, is_main_process
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+from tqdm import tqdm
+from torch.utils.tensorboard import SummaryWriter
 
 writer = SummaryWriter() if is_main_process() else None
 def save(path):
@@ -106,7 +90,7 @@ for epoch in range(3):
             writer.add_scalar("loss", 1.0)
     if is_main_process():
         save("m.pt")
-""", "loggers_bars_and_helpers_that_only_write"),
+""", "loggers_bars_and_helpers_that_only_write", scaffold=SCRIPT.instead_of("loop")),
     pair("""\
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
@@ -264,8 +248,6 @@ with open("m.pt", "rb") as f:
     # a barrier inside it would wait for the main process forever.
     pair("""\
 import os
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
@@ -281,8 +263,6 @@ for x, y in train_loader:
     optimizer.step()
 """, """\
 import os
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import barrier, is_main_process
 
 model = torch.nn.Linear(2, 1)
@@ -300,7 +280,7 @@ for x, y in train_loader:
     optimizer.zero_grad()
     torch.nn.functional.mse_loss(model(x), y).backward()
     optimizer.step()
-""", "a_barrier_after_a_write_in_a_try_goes_after_the_whole_try"),
+""", "a_barrier_after_a_write_in_a_try_goes_after_the_whole_try", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -446,14 +426,6 @@ import json
 import pickle
 import numpy as np
 
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
 for epoch in range(3):
     for x, y in train_loader:
         optimizer.zero_grad()
@@ -468,19 +440,11 @@ np.save("w.npy", w)
 json.dump(w, open("w.json", "w"))
 print(np.load("w.npy"), json.load(open("w.json")))
 """, """\
+from ddpify_runtime import barrier, end_epoch, is_main_process, set_epoch
+
 import json
 import pickle
 import numpy as np
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import barrier, end_epoch, is_main_process, set_epoch
-
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
     set_epoch(train_loader, epoch)
@@ -501,7 +465,7 @@ if is_main_process():
     json.dump(w, open("w.json", "w"))
 barrier()
 print(np.load("w.npy"), json.load(open("w.json")))
-""", "any_write_read_back_later_is_followed_by_a_barrier", also={"set-epoch"}),
+""", "any_write_read_back_later_is_followed_by_a_barrier", also={"set-epoch"}, scaffold=SCRIPT.instead_of("loop")),
     # a barrier after a write goes where every process passes: after the `if` (a test that differs
     # between processes), besides the epoch's
     pair("""\
@@ -699,36 +663,16 @@ if is_main_process():
 """, "a_helper_that_only_writes_is_guarded_where_it_is_called_and_its_save_is_atomic", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 import io
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 buffer = io.BytesIO()
 torch.save(model, buffer)
 """, """\
-import io
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import is_main_process
 
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
+import io
 buffer = io.BytesIO()
 if is_main_process():
     torch.save(model, buffer)
-""", "a_save_into_an_in_memory_buffer_is_guarded_but_not_atomic"),
+""", "a_save_into_an_in_memory_buffer_is_guarded_but_not_atomic", scaffold=TRAINS.at_end),
 ]
 
 UNCHANGED = [

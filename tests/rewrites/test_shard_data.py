@@ -48,33 +48,15 @@ for x, y in val_loader:
 """, "an_evaluation_loader_beside_it_stays_whole", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 from torch.utils.data import RandomSampler
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, sampler=RandomSampler(ds))
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
 """, """\
 from torch.utils.data import RandomSampler
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds))
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    for x, y in loader:
-        opt.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        opt.step()
-""", "random_sampler_becomes_a_distributed_sampler"),
+""", "random_sampler_becomes_a_distributed_sampler", scaffold=TRAINS.instead_of("loader")),
     # arguments this file cannot see: the loader is rebuilt at run time
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
@@ -90,109 +72,31 @@ loader = shard_loader(loader)
 """, "arguments_this_file_cannot_see", scaffold=TRAINS.instead_of("loader")),
     pair("""\
 args_shuffle = True
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
 from torch.utils.data.distributed import DistributedSampler
 
 args_shuffle = True
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "shuffle_true_moves_into_the_sampler"),
+""", "shuffle_true_moves_into_the_sampler", scaffold=SCRIPT.instead_of("train_loader")),
     pair("""\
 args_shuffle = True
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, shuffle=args_shuffle)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
 from torch.utils.data.distributed import DistributedSampler
 
 args_shuffle = True
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=args_shuffle))
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "a_shuffle_expression_moves_into_the_sampler"),
+""", "a_shuffle_expression_moves_into_the_sampler", scaffold=SCRIPT.instead_of("train_loader")),
     pair("""\
 args_shuffle = True
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, drop_last=True)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
 from torch.utils.data.distributed import DistributedSampler
 
 args_shuffle = True
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, drop_last=True, sampler=DistributedSampler(ds, shuffle=False))
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "no_shuffle_gives_a_sampler_that_does_not_shuffle"),
+""", "no_shuffle_gives_a_sampler_that_does_not_shuffle", scaffold=SCRIPT.instead_of("train_loader")),
     pair("""\
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
@@ -240,152 +144,48 @@ train_loader = shard_loader(train_loader)
 """, "opaque_loader_arguments_go_through_shard_loader", scaffold=SCRIPT.instead_of("train_loader")),
     pair("""\
 from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 s = RandomSampler(ds)
 train_loader = DataLoader(ds, batch_size=4, sampler=s)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
+from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
 s = DistributedSampler(ds)
 train_loader = DataLoader(ds, batch_size=4, sampler=s)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "a_random_sampler_is_replaced"),
+""", "a_random_sampler_is_replaced", scaffold=SCRIPT.instead_of("train_loader")),
     pair("""\
 from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 s = SequentialSampler(ds)
 train_loader = DataLoader(ds, batch_size=4, sampler=s)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
+from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
 s = DistributedSampler(ds, shuffle=False)
 train_loader = DataLoader(ds, batch_size=4, sampler=s)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "a_sequential_sampler_is_replaced_by_one_that_does_not_shuffle"),
+""", "a_sequential_sampler_is_replaced_by_one_that_does_not_shuffle", scaffold=SCRIPT.instead_of("train_loader")),
     pair("""\
 from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 s = WeightedRandomSampler([1.0] * 8, 8)
 train_loader = DataLoader(ds, batch_size=4, sampler=s)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import ShardedSampler
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
+from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
 s = ShardedSampler(WeightedRandomSampler([1.0] * 8, 8))
 train_loader = DataLoader(ds, batch_size=4, sampler=s)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "a_weighted_sampler_is_sharded_keeping_its_weights"),
+""", "a_weighted_sampler_is_sharded_keeping_its_weights", scaffold=SCRIPT.instead_of("train_loader")),
     pair("""\
 from torch.utils.data import BatchSampler, RandomSampler
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 bs = BatchSampler(RandomSampler(ds), 4, drop_last=True)
 train_loader = DataLoader(ds, batch_sampler=bs)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-from torch.utils.data import BatchSampler, RandomSampler
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
+from torch.utils.data import BatchSampler, RandomSampler
 bs = BatchSampler(DistributedSampler(ds), 4, drop_last=True)
 train_loader = DataLoader(ds, batch_sampler=bs)
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "batch_sampler_keeps_its_batching_around_a_distributed_sampler"),
+""", "batch_sampler_keeps_its_batching_around_a_distributed_sampler", scaffold=SCRIPT.instead_of("train_loader")),
     pair("""\
 
 import torch

@@ -257,42 +257,16 @@ model = DistributedDataParallel(model, device_ids=device_ids(model))
     pair("""\
 import argparse
 args = argparse.ArgumentParser().parse_args()
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = make(args.model, pretrained=True)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
 """, """\
-import argparse
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
+import argparse
 args = argparse.ArgumentParser().parse_args()
-
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = make(args.model, pretrained=True)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-
-for epoch in range(3):
-    for x, y in train_loader:
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-""", "model_named_after_an_argument_attribute_is_still_wrapped"),
+""", "model_named_after_an_argument_attribute_is_still_wrapped", scaffold=SCRIPT.instead_of("model")),
     pair("""\
 optimizer = model.configure_optimizers(0.1)
 """, """\
