@@ -12,6 +12,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.check.ranks import Ranks
+from ddpify.check.script import string_value
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted, rank_word
 
@@ -99,6 +100,8 @@ class SameValues(Ranks):
             return self._shared_parameter(ref, proving)
         if self._environment(node):  # `os.environ.get("MAX_STEPS")`: one job, one environment
             return True
+        if isinstance(node, cst.Subscript) and _learning_rate(node):  # `optimizer.param_groups[0]["lr"]`
+            return self._stepped_with_shared(None, proving)
         if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`
             return self._shared(node.value, proving)
         if isinstance(node, cst.Call) and mt.is_method_call(node, *LOADS):
@@ -110,6 +113,8 @@ class SameValues(Ranks):
             if dotted(node.func) in f.classes or dotted(node.func) in f.PURE_BUILTINS \
                     or mt.is_call_of(node, "getattr", "hasattr"):  # `Config()`, `int(x)`, `getattr(args, "fsdp", False)`
                 return arguments
+            if mt.is_method_call(node, "get_last_lr", "get_lr"):  # a scheduler's rate: what its steps were given
+                return self._stepped_with_shared(node.func.value, proving)
             funcs = f.user_functions(node)
             if funcs:  # `args = get_args()`: what it returns
                 return all(f.returned(func) and all(self._shared(r, proving) for r in f.returned(func))
@@ -122,6 +127,18 @@ class SameValues(Ranks):
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg)))
+
+    def _stepped_with_shared(self, scheduler: cst.BaseExpression | None, proving: frozenset) -> bool:
+        """Is the learning rate the same on every process: every `.step(...)` of `scheduler` (of
+        every torch.optim.lr_scheduler the script builds, for an optimizer's `param_groups[i]["lr"]`)
+        is given shared values (`lr_scheduler.step(val_loss)`, `val_loss` summed by all_reduce) or
+        nothing? A plateau scheduler stepped on one process's own loss is not."""
+        f = self.facts
+        names = {dotted(scheduler)} if scheduler is not None else {
+            dotted(target) for target, value, _ in f.assigns
+            if isinstance(value, cst.Call) and (f.qualify(value.func) or "").startswith("torch.optim.lr_scheduler.")}
+        steps = [c for c in f.calls if mt.is_method_call(c, "step") and dotted(c.func.value) in names - {None}]
+        return (bool(steps) or scheduler is None) and all(self._shared(a.value, proving) for c in steps for a in c.args)
 
     def _assigned(self, node: cst.CSTNode) -> bool:
         """Does the script assign `node` (so what it holds tells, not what it is called)?"""
@@ -153,10 +170,13 @@ class SameValues(Ranks):
 
     def _last_write(self, ref: Ref, use: cst.CSTNode) -> cst.BaseExpression | None:
         """The value of the last assignment to `ref` before `use` in the same loop body or block
-        chain, which runs on every path to `use` (None when there is none)."""
+        chain, which runs on every path to `use` (None when there is none, or when an augmented
+        assignment comes after it: `val_loss = 0.0` ... `val_loss += loss.item()` holds both)."""
         f = self.facts
         for _, value, stmt in reversed(f.writes(ref)):
-            if f.scope(stmt) is f.scope(use) and f.before(stmt, use) and not isinstance(stmt, cst.AugAssign):
+            if f.scope(stmt) is f.scope(use) and f.before(stmt, use):
+                if isinstance(stmt, cst.AugAssign):
+                    return None
                 if not _conditional(f, stmt, use):
                     return value
         return None
@@ -191,3 +211,11 @@ def _conditional(f: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> bool:
         if isinstance(anc, (cst.If, cst.For, cst.While, cst.Try)) and not f.is_inside(expr, anc):
             return True
     return False
+
+
+def _learning_rate(node: cst.Subscript) -> bool:
+    """`optimizer.param_groups[0]["lr"]` (or `"initial_lr"`)."""
+    key = node.slice[0].slice if len(node.slice) == 1 else None
+    inner = node.value
+    return isinstance(key, cst.Index) and string_value(key.value) in ("lr", "initial_lr") \
+        and isinstance(inner, cst.Subscript) and mt.is_attribute(inner.value, "param_groups")
