@@ -82,7 +82,8 @@ SPAWNERS: dict[str, int | str] = {"torch.multiprocessing.spawn": 0, "torch.multi
 class Launcher:
     """Which code of a script that starts its own workers (`mp.spawn(train, ...)`,
     `mp.Process(target=train)`) runs in the launching process only: what the `if __name__ ==
-    "__main__":` block runs, and the functions it reaches that no worker reaches.
+    "__main__":` block runs, the function that starts the workers (a test that spawns them and
+    then reads their results), and the functions these reach that no worker reaches.
 
         def train(gpu, args): ...               # a worker: every process
         def test(args): torch.load(p)           # reached from the main block only: one process
@@ -100,12 +101,14 @@ class Launcher:
         self.facts = facts
 
     @cached_property
+    def _spawns(self) -> tuple[cst.Call, ...]:
+        return tuple(c for c in self.facts.calls if (self.facts.qualify(c.func) or "") in SPAWNERS)
+
+    @cached_property
     def _workers(self) -> frozenset[cst.FunctionDef]:
         targets = []
-        for call in self.facts.calls:
-            where = SPAWNERS.get(self.facts.qualify(call.func) or "")
-            if where is None:
-                continue
+        for call in self._spawns:
+            where = SPAWNERS[self.facts.qualify(call.func)]
             arg = mt.keyword(call, where) if isinstance(where, str) else mt.positional(call, where)
             if arg is not None and isinstance(arg.value, cst.Name):
                 targets += self._named(arg.value.value)
@@ -120,6 +123,7 @@ class Launcher:
     def _launcher(self) -> frozenset[cst.FunctionDef]:
         roots = [g for block in self._main_blocks for call in self.facts.calls_in(block.body)
                  for g in self.facts.user_functions(call)]
+        roots += [s for s in map(self.facts.scope, self._spawns) if isinstance(s, cst.FunctionDef)]
         return self._reach(roots) - self._workers
 
     def only(self, node: cst.CSTNode) -> bool:

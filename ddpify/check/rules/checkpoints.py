@@ -138,19 +138,20 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
 
 def _resumed_into_wrapper(ctx: Context) -> set[str]:
     """The wrappers the script loads a checkpoint back into as it was read
-    (`model.load_state_dict(torch.load(path)["model"])`, `model` being the wrapper): its own
-    resume expects the `module.` keys, and saving `.module` would break it. Not where the keys
-    are rewritten first (`{k[7:]: v ...}`): that loader expects the model's own."""
+    (`model.load_state_dict(torch.load(path)["model"])`, `model` being the wrapper, on every path
+    or on the same paths as the save: `if world_size > 1: model = DDP(model)`): its own resume
+    expects the keys it saves, and saving `.module` would break it. Not where the keys are
+    rewritten first (`{k[7:]: v ...}`): that loader expects the model's own."""
     f = ctx.facts
     found = set()
     for call in f.calls:
         arg = mt.positional(call, 0)
-        if mt.is_method_call(call, "load_state_dict") and arg is not None and ctx.holds_ddp(call.func.value) == WRAPPER:
+        if mt.is_method_call(call, "load_state_dict") and arg is not None and ctx.holds_ddp(call.func.value) is not None:
             origins = f.origins(arg.value)
             if origins and all(isinstance(o, cst.Call) and f.qualify(o.func) == "torch.load" for o in origins):
                 found.add(f.code(call.func.value))
         elif _unread_loader(ctx, call):
-            found.update(f.code(a.value) for a in call.args if ctx.holds_ddp(a.value) == WRAPPER)
+            found.update(f.code(a.value) for a in call.args if ctx.holds_ddp(a.value) is not None)
     return found
 
 

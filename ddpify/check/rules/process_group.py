@@ -122,12 +122,14 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     runs on every path, or on the path that starts the group) or only moves results to a
     `"cpu"` device has no CPU path.
     A group started only on a branch that tests for GPUs (`if torch.cuda.device_count() > 1:`,
-    `if device.type != "cpu":`) never starts on the CPU path either.
+    `if device.type != "cpu":`) never starts on the CPU path either. `dist.is_available()` asks
+    about the build's distributed support, not about a GPU.
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
     """
     f = ctx.facts
     gpu_only = any(not _under_if(f, c) for c in ctx.calls_of("torch.cuda.set_device"))
-    falls_back = not gpu_only and any(mt.is_available_test(c) and not _requires(ctx, c) for c in f.calls)
+    falls_back = not gpu_only and any(mt.is_available_test(c) and not _requires(ctx, c)
+                                      and f.qualify(c.func) != "torch.distributed.is_available" for c in f.calls)
     torch = ctx.spelled("torch")
     for init in ctx.calls_of(INIT):
         backend = _backend(init)
