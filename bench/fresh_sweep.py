@@ -2,10 +2,11 @@
 converted by `ddpify convert` and launched under `torchrun --standalone --nproc_per_node=2`
 (gloo, CPU), judged from the outside.
 
-    .venv/bin/python bench/fresh_sweep.py build [--mirrors /work/.mirror] [--cache DIR] [--dest /work/sweep]
-    .venv/bin/python bench/fresh_sweep.py run --half tuning [--dest /work/sweep] [--only NAME,...] [--json OUT]
+    .venv/bin/python bench/fresh_sweep.py build [--manifest M] [--mirrors /work/.mirror] [--cache DIR] [--dest /work/sweep]
+    .venv/bin/python bench/fresh_sweep.py run --half tuning [--manifest M] [--dest /work/sweep] [--only NAME,...] [--json OUT]
 
-The programs are listed in bench/fresh_sweep.json (repository, commit, the files taken, entry,
+The programs are listed in bench/fresh_sweep.json (`--manifest`: another set of the same schema,
+bench/fresh_sweep2.json the second sweep's) (repository, commit, the files taken, entry,
 arguments, environment, and `prep`: the few literal edits that make a program run here
 (or a file to add, `new` written `times` times, where it needs an input), each with its reason: no GPU, no downloads, no torchvision, a short step budget). Their code
 is never committed: `build` copies the files from the snapshots the library's `fetch` tool
@@ -85,8 +86,8 @@ SELF_CHECK = re.compile(r"ddpify self-check: (\d+) problem")
 
 # --------------------------------------------------------------------------- manifest, build
 
-def manifest() -> dict:
-    return json.loads(MANIFEST.read_text())
+def manifest(path: Path = MANIFEST) -> dict:
+    return json.loads(path.read_text())
 
 
 def split(repos: list[str]) -> dict[str, str]:
@@ -538,18 +539,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build")
+    b.add_argument("--manifest", type=Path, default=MANIFEST)
     b.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     b.add_argument("--cache", type=Path)
     b.add_argument("--dest", type=Path, default=Path("/work/sweep"))
     r = sub.add_parser("run")
     r.add_argument("--half", choices=("tuning", "heldout"), required=True)
+    r.add_argument("--manifest", type=Path, default=MANIFEST)
     r.add_argument("--dest", type=Path, default=Path("/work/sweep"))
     r.add_argument("--only", default="")
     r.add_argument("--json", type=Path, help="write the rows here (JSON lines)")
     r.add_argument("--keep", type=Path, help="keep each program's run folder here")
     r.add_argument("--original-only", action="store_true", help="run the originals only (checks the prep)")
     args = parser.parse_args(argv)
-    data = manifest()
+    data = manifest(args.manifest)
     halves = split([p["repo"] for p in data["programs"]])
     for program in data["programs"]:
         assert program["half"] == halves[program["repo"]], f"{program['name']}: half differs from the rule"

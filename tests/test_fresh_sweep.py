@@ -20,13 +20,20 @@ _spec.loader.exec_module(sweep)
 Probe = sweep.Probe
 
 
-def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository():
-    data = sweep.manifest()
+@pytest.mark.parametrize("name, size", [("fresh_sweep.json", 24), ("fresh_sweep2.json", 20)])
+def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
+    data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
     assert data["split"]["tuning"] == repos[0::2] and data["split"]["heldout"] == repos[1::2]
     for program in data["programs"]:
         assert program["half"] == ("tuning" if program["repo"] in repos[0::2] else "heldout")
-    assert len(data["programs"]) >= 24 and len({p["name"] for p in data["programs"]}) == len(data["programs"])
+    assert len(data["programs"]) >= size and len({p["name"] for p in data["programs"]}) == len(data["programs"])
+
+
+def test_the_second_sweep_uses_no_repository_of_the_first():
+    first = {p["repo"] for p in sweep.manifest()["programs"]}
+    second = {p["repo"] for p in sweep.manifest(ROOT / "bench" / "fresh_sweep2.json")["programs"]}
+    assert second and not first & second
 
 
 def _events(*events):

@@ -1,6 +1,7 @@
 """Stand-ins for the plotting and logging packages this machine lacks (matplotlib, PIL,
 tensorboard, tensorflow's summaries, scipy, imageio, visdom, pandas, ...; not sklearn: programs
-try it and do without): any attribute is an object
+try it and do without; a program's manifest entry adds more, such as sklearn or torchtext, with
+``FRESH_SWEEP_EXTRA_STUBS=a,b``): any attribute is an object
 that accepts any call, so a program's plots and logs run as no-ops, except the calls that write
 a file, which are recorded (``sitecustomize.record_write``: the process and the caller) and then
 skipped. ``torch.utils.tensorboard`` is served too (the real one imports tensorboard).
@@ -40,8 +41,8 @@ class Anything:
         return Anything(name)
 
     def __call__(self, *args, **kwargs):
-        if self._name == "subplots":  # fig, ax = plt.subplots(...)
-            return Anything("figure"), Anything("axes")
+        if self._name in ("subplots", "legend_elements"):  # fig, ax = plt.subplots(...); handles, labels = ...
+            return Anything(self._name + "[0]"), Anything(self._name + "[1]")
         if self._name in WRITES:
             _record(self._name, args[0] if args and isinstance(args[0], (str, os.PathLike)) and
                     self._name in ("savefig", "imsave", "imwrite", "mimsave", "savemat", "save") else None)
@@ -92,6 +93,27 @@ class Anything:
         return f"<stub {self._name}>"
 
 
+class Picture(Anything):
+    """``PIL.Image.fromarray(a)``: an image that keeps its pixels (``numpy.asarray`` gives them
+    back, so a data set that goes through PIL still yields its data)."""
+
+    def __init__(self, array, mode=None):
+        super().__init__("image")
+        object.__setattr__(self, "_array", array)
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy
+        return numpy.asarray(self._array, dtype=dtype)
+
+    def convert(self, *args, **kwargs):
+        return self
+
+
+class _PILImage(Anything):
+    def fromarray(self, array, mode=None):
+        return Picture(array, mode)
+
+
 class SummaryWriter:
     """torch.utils.tensorboard.SummaryWriter / tensorboardX: records its creation as a write."""
 
@@ -121,6 +143,8 @@ class StubModule(types.ModuleType):
             raise AttributeError(name)
         if name in ("SummaryWriter",):
             return SummaryWriter
+        if (self.__name__, name) in (("PIL", "Image"), ("PIL.Image", "fromarray")):
+            return _PILImage("Image") if name == "Image" else _PILImage("Image").fromarray
         return Anything(name)
 
 
@@ -143,7 +167,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         top = fullname.split(".")[0]
         if fullname == "torch.utils.tensorboard" or fullname.startswith("torch.utils.tensorboard."):
             return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=True)
-        if top not in STUBBED:
+        if top not in STUBBED and top not in EXTRA:
             return None
         if fullname == top:
             sys.meta_path.remove(self)
@@ -160,6 +184,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 
 STUBBED_REAL = set()
+EXTRA = tuple(filter(None, os.environ.get("FRESH_SWEEP_EXTRA_STUBS", "").split(",")))
 
 
 def install():

@@ -1,5 +1,8 @@
 """Tensor-only transforms: the stub data sets yield float tensors (C, H, W) in [0, 1]."""
 
+import sys
+
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -24,7 +27,15 @@ class Compose:
 
 class ToTensor(_T):
     def __call__(self, x):
-        return x if torch.is_tensor(x) else torch.as_tensor(x, dtype=torch.float32)
+        if torch.is_tensor(x):
+            return x
+        if hasattr(x, "__array__"):  # a numpy array, or the stand-in PIL's image of one
+            x = np.asarray(x)
+        if hasattr(x, "ndim") and x.ndim in (2, 3):  # a numpy image (H, W[, C]), as the real one takes it
+            scale = 255.0 if str(getattr(x, "dtype", "")) == "uint8" else 1.0
+            x = torch.as_tensor(x.copy(), dtype=torch.float32) / scale
+            return x.unsqueeze(0) if x.dim() == 2 else x.permute(2, 0, 1).contiguous()
+        return torch.as_tensor(x, dtype=torch.float32)
 
 
 class Normalize:
@@ -92,7 +103,7 @@ class RandomHorizontalFlip(_T):
 
 
 RandomVerticalFlip = RandomRotation = ColorJitter = RandomAffine = RandomErasing = RandomHorizontalFlip
-AutoAugment = RandomGrayscale = GaussianBlur = RandomHorizontalFlip
+AutoAugment = RandomGrayscale = GaussianBlur = RandomApply = RandomHorizontalFlip
 
 
 class ToPILImage(_T):
@@ -121,3 +132,6 @@ class Pad:
 
     def __call__(self, x):
         return F.pad(x, tuple(self.padding) * (2 if len(self.padding) == 2 else 1), value=0.0)
+
+
+transforms = sys.modules[__name__]  # `from torchvision.transforms import transforms` (the real submodule)
