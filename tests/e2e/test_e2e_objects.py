@@ -7,6 +7,10 @@ fixtures/objects_stopper (classes 5, 8, 9, 11): the model goes to an early-stopp
 `__call__` in a package module and four call levels down to a save (main process only, no
 `module.` keys), is traced (the module, not the wrapper), pickled whole and reloaded (the
 reloaded model is bare: no `.module`).
+fixtures/objects_main_only (classes 10, 13, and the held-out sweep's WGAN-GP): a writer made on
+the main process only whose `log_dir` every process reads, a logger class of the project, a file
+written line by line, a save under `if args.ranking_loss > 0:`, a gradient penalty with its own
+backward.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_runner": ((64,), {"r.pt"}),
     "objects_pair": ((64,), {"enc.pt", "gan.pt"}),
     "objects_param_groups": ((64,), {"net.pt"}),
+    "objects_main_only": ((64,), {"G.pt", "D.pt"}),
 }
 REBUILT = {"objects_runner"}
 SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
@@ -108,3 +113,20 @@ def test_the_traced_and_reloaded_model_run_on_every_process(runs):
     for rank in range(h.WORLD):
         assert "torch.Size([1, 4])" in run.rank_output[rank] or rank, run.tail()  # rank 0 prints
     assert "traced torch.Size([1, 1])" in run.rank_output[0], run.tail()
+
+
+def test_what_exists_on_the_main_process_only_is_read_everywhere_and_written_once(runs):
+    """Class 10: rank 1 has no SummaryWriter (None), yet reads `self.writer.log_dir` (the main
+    process's, broadcast); the project's Logger and `scores.txt` are made on rank 0 only; G.pt lands
+    in rank 0's run folder. Class 13: `if args.ranking_loss > 0: torch.save(...)` saves once. The
+    gradient penalty's own backward did not stop DDP ("Expected to have finished reduction")."""
+    run = runs["objects_main_only"]
+    assert run.ok, run.tail()
+    folder = run.cwd
+    (run_dir,) = (folder / "runs").iterdir()  # one writer: the main process's
+    events = {p.name for p in run_dir.iterdir() if p.name.startswith("events.")}
+    assert len(events) == 1 and {p.name for p in (folder / "logs").iterdir()} == events, "rank 0's Logger only"
+    assert len((folder / "scores.txt").read_text().splitlines()) == EPOCHS
+    (g_save,) = [e for e in run.probe.saves() if e["path"].endswith("G.pt")]
+    assert (folder / os.path.dirname(g_save["path"])).resolve() == run_dir.resolve()  # rank 0's folder
+    assert len(run.probe.params()) == 2, "expected self.G and self.D wrapped"

@@ -14,6 +14,7 @@ from typing import Dict, Optional
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
 PROBE = Path(__file__).resolve().parent / "probe"  # holds sitecustomize.py: put it on PYTHONPATH
+STANDINS = Path(__file__).resolve().parent / "standins"  # packages not installed here (tensorboardX), beside it
 
 # What torchrun, torch.distributed.launch and ddpify_runtime read; SLURM_*, TORCHELASTIC_*,
 # DDPIFY_* and the fixtures' FAIL_ON_RANK* switches are dropped by prefix.
@@ -32,8 +33,9 @@ def clean_env(**extra: str) -> Dict[str, str]:
 
 
 def with_probe(env: Dict[str, str], **switches: str) -> Dict[str, str]:
-    """``env`` with the probe first on ``PYTHONPATH`` and ``switches`` (``DDPIFY_PROBE_DIR=...``)."""
-    path = os.pathsep.join(filter(None, [str(PROBE), env.get("PYTHONPATH")]))
+    """``env`` with the probe first on ``PYTHONPATH`` (then the stand-ins) and ``switches``
+    (``DDPIFY_PROBE_DIR=...``)."""
+    path = os.pathsep.join(filter(None, [str(PROBE), str(STANDINS), env.get("PYTHONPATH")]))
     return {**env, "PYTHONPATH": path, **switches}
 
 
