@@ -108,7 +108,7 @@ class Launcher:
     def _workers(self) -> frozenset[cst.FunctionDef]:
         targets = []
         for call in self._spawns:
-            where = SPAWNERS[self.facts.qualify(call.func)]
+            where = SPAWNERS[self.facts.qualify(call.func) or ""]
             arg = mt.keyword(call, where) if isinstance(where, str) else mt.positional(call, where)
             if arg is not None and isinstance(arg.value, cst.Name):
                 targets += self._named(arg.value.value)
