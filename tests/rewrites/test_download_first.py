@@ -28,7 +28,6 @@ loader = DataLoader(ds, batch_size=4, shuffle=True)
 from torchvision import datasets
 ds = datasets.MNIST('data', train=True, download=True)
 val = datasets.MNIST('data', train=False, download=True)
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 """, """\
 from ddpify_runtime import main_process_first
 
@@ -36,8 +35,7 @@ from torchvision import datasets
 with main_process_first():
     ds = datasets.MNIST('data', train=True, download=True)
     val = datasets.MNIST('data', train=False, download=True)
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-""", "dataset_downloads_run_on_the_first_process_of_each_node_first", scaffold=SCRIPT.instead_of("train_loader")),
+""", "dataset_downloads_run_on_the_first_process_of_each_node_first", scaffold=SCRIPT.before("train_loader")),
 ]
 
 UNCHANGED = [

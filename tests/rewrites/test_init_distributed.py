@@ -21,7 +21,6 @@ loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_s
 import argparse
 parser = argparse.ArgumentParser()
 args = parser.parse_args()
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 """, """\
 import argparse
 from ddpify_runtime import init_distributed_mode
@@ -29,8 +28,7 @@ from ddpify_runtime import init_distributed_mode
 parser = argparse.ArgumentParser()
 args = parser.parse_args()
 init_distributed_mode()
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-""", "after_argument_parsing", scaffold=TRAINS.instead_of("loader")),
+""", "after_argument_parsing", scaffold=TRAINS.before("loader")),
     # no argparse, an entry point: the top of the function it calls, after its docstring
     pair('''\
 
@@ -76,7 +74,6 @@ def parse_args():
     parser = argparse.ArgumentParser()
     return parser.parse_args()
 args = parse_args()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 """, """\
 from ddpify_runtime import init_distributed_mode
 
@@ -86,8 +83,7 @@ def parse_args():
     return parser.parse_args()
 args = parse_args()
 init_distributed_mode()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-""", "parse_args_helper_puts_init_after_its_call_site", scaffold=SCRIPT.instead_of("train_loader")),
+""", "parse_args_helper_puts_init_after_its_call_site", scaffold=SCRIPT.before("train_loader")),
     pair('''\
 def main():
     """Train."""
@@ -145,8 +141,6 @@ loss_fn = torch.nn.MSELoss()
     pair("""\
 import os
 os.environ['CUDA_VISIBLE_DEVICES'] = '0'
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
 """, """\
 import os
 from ddpify_runtime import init_distributed_mode
@@ -154,9 +148,7 @@ from ddpify_runtime import init_distributed_mode
 init_distributed_mode()
 # TODO(ddpify): CUDA_VISIBLE_DEVICES set here would show every process the same GPU: remove it and choose GPUs on the launcher's command line
 os.environ['CUDA_VISIBLE_DEVICES'] = '0'
-ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
-loss_fn = torch.nn.MSELoss()
-""", "a_pinned_gpu_gets_a_todo", scaffold=SCRIPT.instead_of("data")),
+""", "a_pinned_gpu_gets_a_todo", scaffold=SCRIPT.before("data")),
     pair("""\
 
 import torch

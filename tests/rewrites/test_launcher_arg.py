@@ -128,22 +128,19 @@ import argparse
 p = argparse.ArgumentParser()
 p.add_argument('--local_rank', type=int)
 args = p.parse_args()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 """, """\
 import argparse
 p = argparse.ArgumentParser()
 p.add_argument('--local_rank', type=int)
 p.add_argument("--local-rank", dest="local_rank", type=int, help="set by torch.distributed.launch")
 args = p.parse_args()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-""", "a_parser_with_one_spelling_gets_the_other_under_the_same_dest", scaffold=SCRIPT.instead_of("train_loader")),
+""", "a_parser_with_one_spelling_gets_the_other_under_the_same_dest", scaffold=SCRIPT.before("train_loader")),
     pair("""\
 import argparse
 def get_parser():
     parser = argparse.ArgumentParser()
     return parser
 opts = get_parser().parse_args()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 """, """\
 from ddpify_runtime import init_distributed_mode
 
@@ -154,8 +151,7 @@ def get_parser():
     return parser
 opts = get_parser().parse_args()
 init_distributed_mode()
-train_loader = DataLoader(ds, batch_size=4, shuffle=True)
-""", "a_parser_built_by_a_helper_gets_the_launcher_argument_and_init_follows_parsing", also={"init-distributed"}, scaffold=SCRIPT.instead_of("train_loader")),
+""", "a_parser_built_by_a_helper_gets_the_launcher_argument_and_init_follows_parsing", also={"init-distributed"}, scaffold=SCRIPT.before("train_loader")),
 ]
 
 UNCHANGED = [

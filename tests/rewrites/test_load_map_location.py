@@ -10,24 +10,20 @@ NAME = "load-map-location"
 
 PAIRS = [
     pair("""\
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 model.load_state_dict(torch.load("init.pt"))
 """, """\
 from ddpify_runtime import local_device
 
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 model.load_state_dict(torch.load("init.pt", map_location=local_device()))
-""", "torch_load_maps_to_the_local_device", scaffold=TRAINS.instead_of("opt")),
+""", "torch_load_maps_to_the_local_device", scaffold=TRAINS.before("loop")),
     # weights_only is never touched
     pair("""\
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 state = torch.load("s.pt", weights_only=True)
 """, """\
 from ddpify_runtime import local_device
 
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 state = torch.load("s.pt", weights_only=True, map_location=local_device())
-""", "weights_only_is_never_touched", scaffold=TRAINS.instead_of("opt")),
+""", "weights_only_is_never_touched", scaffold=TRAINS.before("loop")),
 ]
 
 UNCHANGED = [

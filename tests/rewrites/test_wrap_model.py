@@ -172,18 +172,16 @@ model = DistributedDataParallel(model, device_ids=device_ids(model))
 model = torch.compile(model)
 """, "wrap_follows_set_up_and_precedes_compile", scaffold=SCRIPT.instead_of("model")),
     pair("""\
-model = torch.nn.Linear(2, 1)
 if torch.cuda.is_available():
     model = model.cuda()
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-model = torch.nn.Linear(2, 1)
 if torch.cuda.is_available():
     model = model.cuda()
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-""", "model_moved_under_a_condition_is_wrapped_on_every_path", scaffold=SCRIPT.instead_of("model")),
+""", "model_moved_under_a_condition_is_wrapped_on_every_path", scaffold=SCRIPT.before("optimizer")),
     pair("""\
 
 model = torch.nn.DataParallel(torch.nn.Linear(2, 1))
@@ -230,18 +228,15 @@ model = convert_sync_batchnorm(model)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 """, "sync_batchnorm_option", sync_batchnorm=True, scaffold=SCRIPT.instead_of("model")),
     pair("""\
-model = torch.nn.Linear(2, 1)
 if torch.cuda.device_count() > 1:
     model = torch.nn.DataParallel(model)
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-""", "dataparallel_under_a_gpu_count_check_becomes_an_unconditional_wrap", scaffold=SCRIPT.instead_of("model")),
+""", "dataparallel_under_a_gpu_count_check_becomes_an_unconditional_wrap", scaffold=SCRIPT.before("optimizer")),
     pair("""\
-model = torch.nn.Linear(2, 1)
 if torch.cuda.device_count() > 1:
     print('GPUs')
     model = torch.nn.DataParallel(model)
@@ -249,11 +244,10 @@ if torch.cuda.device_count() > 1:
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-model = torch.nn.Linear(2, 1)
 if torch.cuda.device_count() > 1:
     print('GPUs')
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-""", "dataparallel_in_a_longer_gpu_count_branch_becomes_an_unconditional_wrap", scaffold=SCRIPT.instead_of("model")),
+""", "dataparallel_in_a_longer_gpu_count_branch_becomes_an_unconditional_wrap", scaffold=SCRIPT.before("optimizer")),
     pair("""\
 import argparse
 args = argparse.ArgumentParser().parse_args()
@@ -1192,27 +1186,23 @@ model = shard_model(model)
     ], scaffold=BLOCKS),
     # the comments around a DataParallel line replaced in place stay, but one that names DataParallel
     pair("""\
-model = torch.nn.Linear(2, 1)
 # one copy per GPU
 model = torch.nn.DataParallel(model)  # all GPUs
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-model = torch.nn.Linear(2, 1)
 # one copy per GPU
 model = DistributedDataParallel(model, device_ids=device_ids(model))  # all GPUs
-""", "dataparallel_line_comments_kept", scaffold=TRAINS.instead_of("model")),
+""", "dataparallel_line_comments_kept", scaffold=TRAINS.before("opt")),
     pair("""\
-model = torch.nn.Linear(2, 1)
 model = torch.nn.DataParallel(model)  # DataParallel: all GPUs
 """, """\
 from torch.nn.parallel import DistributedDataParallel
 from ddpify_runtime import device_ids
 
-model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
-""", "dataparallel_line_comment_naming_it_dropped", scaffold=TRAINS.instead_of("model")),
+""", "dataparallel_line_comment_naming_it_dropped", scaffold=TRAINS.before("opt")),
     # a notebook's second experiment: the same name bound to a new model, then `model_2`; each is
     # wrapped before it trains (and no 'could not tell' TODO)
     pair("""\

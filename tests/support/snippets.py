@@ -146,8 +146,8 @@ class Scaffold:
 
 class Script:
     """A script that trains, in named parts, the first its imports, the last its loop (but
-    `ARGS`'s); `at_end`, `end_of_epoch`, `after_step` and `instead_of` are the scaffolds of pairs
-    written after it, inside its loop, or in place of some of its parts."""
+    `ARGS`'s); `at_end`, `end_of_epoch`, `after_step`, `before` and `instead_of` are the scaffolds
+    of pairs written after it, inside its loop, before one of its parts or in place of some."""
 
     def __init__(self, **parts: str) -> None:
         self.parts = parts
@@ -166,6 +166,13 @@ class Script:
     def after_step(self) -> Scaffold:
         """The whole script, the pair's lines in its batch loop, after the optimizer's step."""
         return dataclasses.replace(self.at_end, indent="        ")
+
+    def before(self, name: str) -> Scaffold:
+        """The whole script, the pair's lines before its part ``name``."""
+        keys, texts = list(self.parts), list(self.parts.values())
+        start = keys.index(name)
+        assert start > 0, name
+        return Scaffold(texts[0], "".join(texts[1:start]), "".join(texts[start:]))
 
     def instead_of(self, *names: str) -> Scaffold:
         """The script with the pair's lines in place of the parts ``names`` (adjacent, in order)."""
