@@ -58,10 +58,9 @@ def install() -> None:
     _patch(result, "Facts", "facts: collect pass")
     for module in (result.models, result.loaders, result.evaluation):
         _patch(module, "find", f"{module.__name__}.find")
-    if hasattr(conv, "REWRITES"):
-        conv.REWRITES = tuple(dataclasses.replace(r, apply=timed(f"rewrite {r.name}", r.apply))
-                              for r in conv.REWRITES)
-        sys.modules["ddpify.rewrites"].REWRITES = conv.REWRITES
+    registry = sys.modules["ddpify.rewrites"]
+    registry.REWRITES = tuple(dataclasses.replace(r, apply=timed(f"rewrite {r.name}", r.apply))
+                              for r in registry.REWRITES)
     _patch(edits, "apply", "edits.apply: transform")
     _patch(edits, "_add_imports", "edits.apply: add imports")
     _patch(edits.Edits, "changes", "report line numbers")

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -18,7 +18,7 @@ from ddpify.syntax.facts import Facts
 from ddpify.syntax.parse import parse_module
 from ddpify.inputs.program import Program
 from ddpify.output.report import CHANGE, NOTE, Change
-from ddpify.rewrites import REWRITES, Rewrite
+from ddpify.rewrites import Rewrite, select
 
 __all__ = ["Options", "Result", "RewriteError", "analyse", "convert", "convert_program", "plan_program"]
 
@@ -77,8 +77,8 @@ def _convert(data: bytes, module: cst.Module, options: Options, program: Program
         return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)
     for node, message in reach.unseen(analysis, program) if program is not None else ():
         edits.for_rewrite("ddpify").warn(node, message)
-    rewrites = selected(options)
-    _run(rewrites, analysis, edits, options)
+    rewrites, options = selected(options)
+    _run(rewrites, options, analysis, edits)
     try:
         output = edit_set.apply(module, edits, analysis.facts.parents)
     except Exception as exc:
@@ -128,7 +128,7 @@ def plan_program(program: Program, options: Options = Options()
     if gate is None:  # no warnings about a conversion that does not happen
         for node, message in reach.unseen(analysis, program):
             edits.for_rewrite("ddpify").warn(node, message)
-        _run(selected(options), analysis, edits, options)
+        _run(*selected(options), analysis, edits)
         _shared_conflicts(program, analysis.facts, edits)
     return analysis, edits, gate
 
@@ -156,7 +156,7 @@ def _shared_conflicts(program: Program, facts: Facts, edits: edit_set.Edits) -> 
                 f"{names} too, or move this edit into {program.parts[0].rel}"))
 
 
-def _run(rewrites: tuple[Rewrite, ...], analysis: Analysis, edits: edit_set.Edits, options: Options) -> None:
+def _run(rewrites: tuple[Rewrite, ...], options: Options, analysis: Analysis, edits: edit_set.Edits) -> None:
     for rewrite in rewrites:
         try:
             rewrite.apply(analysis, edits.for_rewrite(rewrite.name), options)
@@ -164,9 +164,11 @@ def _run(rewrites: tuple[Rewrite, ...], analysis: Analysis, edits: edit_set.Edit
             raise RewriteError(rewrite.name, f"{type(exc).__name__}: {exc}") from exc
 
 
-def selected(options: Options) -> tuple[Rewrite, ...]:
-    """The rewrites `options` selects, in the order they run."""
-    return tuple(r for r in REWRITES if options.runs(r.name))
+def selected(options: Options) -> tuple[tuple[Rewrite, ...], Options]:
+    """The rewrites `options` selects, in the order they run (`ddpify.rewrites.select`: with what
+    they require), and the options they are given: these, with that selection resolved."""
+    rewrites = select(options.only, options.skip)
+    return rewrites, replace(options, only=frozenset(r.name for r in rewrites), skip=frozenset())
 
 
 def _leave_alone(facts: Facts) -> str | None:

@@ -21,5 +21,7 @@ class Options:
         return self.strategy == "fsdp"
 
     def runs(self, name: str) -> bool:
-        """Is the rewrite called `name` selected?"""
+        """Is the rewrite called `name` selected? The options a rewrite is given answer this for
+        the selection the driver resolved (`ddpify.rewrites.select`: with what the selected
+        rewrites require, without what requires a skipped one)."""
         return (self.only is None or name in self.only) and name not in self.skip

@@ -116,6 +116,14 @@ def rewrite_table() -> str:
     return "\n".join(["| rewrite | what it does |", "|---|---|", *rows])
 
 
+def requires(rewrite) -> str:
+    """The sentence a rewrite's section ends with when it builds on others (`Rewrite.requires`)."""
+    if not rewrite.requires:
+        return ""
+    names = ", ".join(f"`{n}`" for n in sorted(rewrite.requires))
+    return f"\n\nRequires {names}: `--only {rewrite.name}` runs it too, and skipping it skips {rewrite.name}."
+
+
 def rewrite_sections() -> str:
     from ddpify.rewrites import REWRITES
     parts = []
@@ -123,7 +131,7 @@ def rewrite_sections() -> str:
         doc = rewrite.doc.strip()
         first, _, rest = doc.partition("\n")
         title = first.split(":", 1)[1].strip() if first.startswith(f"{rewrite.name}:") else first
-        parts.append(f"### {rewrite.name}\n\n{title[:1].upper() + title[1:]}\n\n{markdown(rest)}")
+        parts.append(f"### {rewrite.name}\n\n{title[:1].upper() + title[1:]}\n\n{markdown(rest)}{requires(rewrite)}")
     return "\n\n".join(parts)
 
 

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 import ddpify.cli
 import ddpify.convert
+import ddpify.rewrites
 from ddpify.inputs import files as input_files
 from ddpify.cli import main, unified_diff
 from ddpify.convert import Result
@@ -577,8 +578,8 @@ def test_encoding_bom_and_line_endings_are_kept(prefix, newline):
 
 def broken_rewrites(monkeypatch, apply) -> str:
     """Make the first rewrite run `apply`; its name."""
-    rewrite = dataclasses.replace(ddpify.convert.REWRITES[0], apply=apply)
-    monkeypatch.setattr(ddpify.convert, "REWRITES", (rewrite, *ddpify.convert.REWRITES[1:]))
+    rewrite = dataclasses.replace(ddpify.rewrites.REWRITES[0], apply=apply)
+    monkeypatch.setattr(ddpify.rewrites, "REWRITES", (rewrite, *ddpify.rewrites.REWRITES[1:]))
     return rewrite.name
 
 

@@ -133,7 +133,8 @@ def print_rewrites(names: frozenset[str]) -> None:
     if names:
         for rewrite in REWRITES:
             if rewrite.name in names:
-                click.echo(f"{rewrite.name}: {rewrite.summary}\n\n{rewrite.doc.strip()}\n")
+                needs = f"\n\nrequires: {', '.join(sorted(rewrite.requires))}" if rewrite.requires else ""
+                click.echo(f"{rewrite.name}: {rewrite.summary}\n\n{rewrite.doc.strip()}{needs}\n")
         return
     width = max(len(r.name) for r in REWRITES)
     for rewrite in REWRITES:

@@ -235,9 +235,9 @@ def conversion_options(command: Callable) -> Callable:
     """The options that choose what a conversion does: `convert`, `diff` and `run` share them."""
     options = [
         click.option("--only", multiple=True, callback=rewrite_names, metavar="NAME[,NAME]",
-                     help="Run only these rewrites (repeatable; see `ddpify rewrites`)."),
+                     help="Run only these rewrites and those they require (repeatable; see `ddpify rewrites`)."),
         click.option("--skip", multiple=True, callback=rewrite_names, metavar="NAME[,NAME]",
-                     help="Do not run these rewrites (repeatable)."),
+                     help="Do not run these rewrites, nor those that require them (repeatable)."),
         click.option("--find-unused-parameters", is_flag=True,
                      help="Build DDP with find_unused_parameters=True (models with unused branches)."),
         click.option("--sync-batchnorm", is_flag=True,

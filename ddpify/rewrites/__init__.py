@@ -8,6 +8,13 @@ for the order of statements inserted at the same place:
 - `accumulate-no-sync` before `main-process-only`: both may enclose statements in new blocks;
 - `shard-eval` before `set-epoch`: an evaluation loop may end an epoch's body, and its
   reductions must come right after it, before the epoch's `end_epoch()`.
+
+A rewrite that builds on another's edits names it in `REQUIRES` (`unwrap-model` and
+`accumulate-no-sync` on `wrap-model`: `.module` and `no_sync()` exist only on the wrapper), and
+`select` resolves a selection with it: `--only unwrap-model` runs `wrap-model` too, and
+`--skip wrap-model` skips the rewrites that require it. A rewrite that only adapts to another
+(`main-process-only` leaves out a barrier where `set-epoch`'s `end_epoch()` follows) asks whether that one
+runs (`options.runs`), which the driver answers for the resolved selection.
 """
 
 from __future__ import annotations
@@ -53,10 +60,12 @@ class Rewrite:
     summary: str
     apply: RewriteFn
     doc: str
+    requires: frozenset[str] = frozenset()  # the rewrites whose edits this one builds on (earlier ones)
 
 
 def _load(module: ModuleType) -> Rewrite:
-    return Rewrite(module.NAME, module.SUMMARY, module.rewrite, module.__doc__ or "")
+    return Rewrite(module.NAME, module.SUMMARY, module.rewrite, module.__doc__ or "",
+                   frozenset(getattr(module, "REQUIRES", ())))
 
 
 REWRITES: tuple[Rewrite, ...] = tuple(_load(m) for m in (
@@ -77,3 +86,18 @@ REWRITES: tuple[Rewrite, ...] = tuple(_load(m) for m in (
 ))
 
 NAMES = frozenset(r.name for r in REWRITES)
+
+
+def select(only: frozenset[str] | None = None, skip: frozenset[str] = frozenset()) -> tuple[Rewrite, ...]:
+    """The rewrites a selection runs, in order: those of `only` (None: all) with the rewrites they
+    require, less those of `skip` and the rewrites that require a skipped one (with nothing to
+    build on, they would change nothing)."""
+    chosen = set(NAMES if only is None else only)
+    for rewrite in reversed(REWRITES):  # a requirement runs earlier: one pass from the end pulls all in
+        if rewrite.name in chosen:
+            chosen |= rewrite.requires
+    dropped = set(skip)
+    for rewrite in REWRITES:
+        if rewrite.requires & dropped:
+            dropped.add(rewrite.name)
+    return tuple(r for r in REWRITES if r.name in chosen - dropped)

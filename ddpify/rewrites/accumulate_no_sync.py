@@ -53,7 +53,6 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddpify.rewrites.wrap_model import wrapped_refs
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
@@ -66,6 +65,7 @@ if TYPE_CHECKING:
 
 NAME = "accumulate-no-sync"
 SUMMARY = "skip the gradient all-reduce on accumulation micro-steps (model.no_sync())"
+REQUIRES = frozenset({"wrap-model"})  # `no_sync()` is the wrapper's: selected with it, skipped without it
 
 FLAG = "sync_step"
 STEPS = {"step", "unscale_"}  # optimizer methods that use gradients, and GradScaler's on an optimizer
@@ -73,7 +73,7 @@ STEPS = {"step", "unscale_"}  # optimizer methods that use gradients, and GradSc
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
-    refs = wrapped_refs(analysis, options)
+    refs = analysis.models.refs
     for call in facts.calls:
         if not facts.is_backward(call):
             continue

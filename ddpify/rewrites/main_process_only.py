@@ -69,6 +69,7 @@ from ddpify.analysis import fsdp, objects, writes
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
 from ddpify.analysis.ranks import is_rank_test
+from ddpify.rewrites.set_epoch import NAME as SET_EPOCH
 from ddpify.rewrites.wrap_model import wrapped_refs
 from ddpify.syntax.names import dotted
 
@@ -138,7 +139,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     points = {stmt: _reached_by_all(facts, stmt) for stmt in saves if _read_back_later(facts, stmt)}
     for stmt, point in points.items():
         if _barrier_follows(facts, point, set(points.values()) - {point},
-                            analysis.loaders.epoch_loops if options.runs("set-epoch") else []):
+                            analysis.loaders.epoch_loops if options.runs(SET_EPOCH) else []):
             continue
         edits.insert_after(point, "barrier()\n")
         edits.add_import("ddpify_runtime", "barrier")

@@ -50,7 +50,6 @@ from ddpify.output import build
 from ddpify.analysis import fsdp, objects
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, Holds, holds_wrapper
-from ddpify.rewrites.wrap_model import wrapped_refs
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
@@ -62,6 +61,7 @@ if TYPE_CHECKING:
 
 NAME = "unwrap-model"
 SUMMARY = "send custom attributes and state_dict()/load_state_dict() of wrapped models through .module"
+REQUIRES = frozenset({"wrap-model"})  # `.module` is the wrapper's: selected with it, skipped without it
 
 STATE = {"state_dict", "load_state_dict"}
 TRACERS = frozenset({"torch.jit.trace", "torch.jit.trace_module", "torch.jit.script", "torch.onnx.export",
@@ -69,7 +69,7 @@ TRACERS = frozenset({"torch.jit.trace", "torch.jit.trace_module", "torch.jit.scr
 
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
-    facts, refs = analysis.facts, wrapped_refs(analysis, options)
+    facts, refs = analysis.facts, analysis.models.refs
     if not refs:
         return
     if options.fsdp:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import ARGS, SCRIPT, TRAINS, kept, pair, rewrite_tests
+from tests.support.snippets import ARGS, SCRIPT, TRAINS, pair, rewrite_tests
 
 NAME = "accumulate-no-sync"
 
@@ -88,16 +88,7 @@ for epoch in range(3):
         if sync_step:
             optimizer.step()
             optimizer.zero_grad()
-""", "gradient_accumulation_skips_all_reduce_on_micro_steps", also={"wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
-    kept("""\
-
-for epoch in range(3):
-    for i, (x, y) in enumerate(train_loader):
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-        if scheduler is not None:
-            scheduler.step()
-""", "an_if_that_only_steps_a_scheduler_is_no_accumulation_boundary", also=set(), scaffold=SCRIPT.instead_of("loop")),
+""", "gradient_accumulation_skips_all_reduce_on_micro_steps", scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
 args = argparse.ArgumentParser().parse_args()
 train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
@@ -147,85 +138,7 @@ for epoch in range(3):
             optimizer.zero_grad()
         micro_step += 1
     scheduler.step()
-""", "accumulation_that_also_steps_on_the_last_batch_gets_no_sync", also={"wrap-model"}, scaffold=ARGS.instead_of("setup")),
-    # hand-written SGD on the other steps
-    kept("""\
-if step >= args.warmup_steps:
-    optimizer.step()
-else:
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(p.grad, alpha=-0.1)
-""", "no_no_sync_where_warmup_steps_by_hand", also=set(), scaffold=BRANCHED_STEP),
-    kept("""\
-if (i + 1) % 4 == 0:
-    optimizer.step()
-else:
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(p.grad, alpha=-0.1)
-""", "no_no_sync_where_the_other_path_steps_by_hand", also=set(), scaffold=BRANCHED_STEP),
-    # through a helper
-    kept("""\
-if (i + 1) % 4 == 0:
-    optimizer.step()
-else:
-    sgd_by_hand(model)
-""", "no_no_sync_where_the_other_path_steps_through_a_helper", also=set(), scaffold=BRANCHED_STEP),
-    kept("""\
-if (i + 1) % 4 == 0:
-    optimizer.step()
-else:
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-""", "no_no_sync_where_the_other_path_clips_the_gradients", also=set(), scaffold=BRANCHED_STEP),
-    # reads the gradients
-    kept("""\
-if (i + 1) % 4 == 0:
-    optimizer.step()
-else:
-    print(sum(p.grad.norm() for p in model.parameters()))
-""", "no_no_sync_where_the_other_path_reads_the_gradients", also=set(), scaffold=BRANCHED_STEP),
-    kept("""\
-if (i + 1) % 4 == 0:
-    optimizer.step()
-else:
-    for p in model.parameters():
-        p.data -= 0.1 * p.data.sign()
-""", "no_no_sync_where_the_other_path_updates_weights_by_hand", also=set(), scaffold=BRANCHED_STEP),
-    # not periodic
-    kept("""\
-if args.use_optimizer:
-    optimizer.step()
-else:
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(p.grad, alpha=-0.1)
-""", "no_no_sync_where_the_step_is_not_periodic", also=set(), scaffold=BRANCHED_STEP),
-    # data-dependent
-    kept("""\
-if loss.item() < 0.5:
-    optimizer.step()
-else:
-    pass
-""", "no_no_sync_where_the_step_depends_on_the_data", also=set(), scaffold=BRANCHED_STEP),
-    kept("""\
-optimizer.step()  # the micro-steps left at the end of an epoch
-""", "no_no_sync_where_a_step_follows_the_batch_loop", also=set(), scaffold=ACCUMULATED),
-    kept("""\
-torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-""", "no_no_sync_where_a_gradient_clip_follows_the_batch_loop", also=set(), scaffold=ACCUMULATED),
-    kept("""\
-
-micro_step = 0
-for epoch in range(3):
-    for x, y in train_loader:
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        micro_step += 1
-        if micro_step % 4 == 0:
-            optimizer.step()
-            optimizer.zero_grad()
-""", "a_counter_changed_between_the_backward_and_the_if_gets_no_no_sync", also=set(), scaffold=ARGS.at_end),
+""", "accumulation_that_also_steps_on_the_last_batch_gets_no_sync", scaffold=ARGS.instead_of("setup")),
     pair("""\
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -249,7 +162,7 @@ for epoch in range(2):
         if sync_step:
             opt.step()
             opt.zero_grad()
-""", "fsdp_micro_steps_skip_the_reduce_scatter_with_set_requires_gradient_sync", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
+""", "fsdp_micro_steps_skip_the_reduce_scatter_with_set_requires_gradient_sync", strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
 ]
 
 UNCHANGED = [
@@ -282,7 +195,93 @@ for epoch in range(2):
             opt.zero_grad()
     opt.step()
 """, id="the_micro_steps_left_at_the_end"),
+    pytest.param(SCRIPT.instead_of("loop").around("""\
+
+for epoch in range(3):
+    for i, (x, y) in enumerate(train_loader):
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+"""), id="an_if_that_only_steps_a_scheduler_is_no_accumulation_boundary"),
+    # hand-written SGD on the other steps
+    pytest.param(BRANCHED_STEP.around("""\
+if step >= args.warmup_steps:
+    optimizer.step()
+else:
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(p.grad, alpha=-0.1)
+"""), id="no_no_sync_where_warmup_steps_by_hand"),
+    pytest.param(BRANCHED_STEP.around("""\
+if (i + 1) % 4 == 0:
+    optimizer.step()
+else:
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(p.grad, alpha=-0.1)
+"""), id="no_no_sync_where_the_other_path_steps_by_hand"),
+    # through a helper
+    pytest.param(BRANCHED_STEP.around("""\
+if (i + 1) % 4 == 0:
+    optimizer.step()
+else:
+    sgd_by_hand(model)
+"""), id="no_no_sync_where_the_other_path_steps_through_a_helper"),
+    pytest.param(BRANCHED_STEP.around("""\
+if (i + 1) % 4 == 0:
+    optimizer.step()
+else:
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+"""), id="no_no_sync_where_the_other_path_clips_the_gradients"),
+    # reads the gradients
+    pytest.param(BRANCHED_STEP.around("""\
+if (i + 1) % 4 == 0:
+    optimizer.step()
+else:
+    print(sum(p.grad.norm() for p in model.parameters()))
+"""), id="no_no_sync_where_the_other_path_reads_the_gradients"),
+    pytest.param(BRANCHED_STEP.around("""\
+if (i + 1) % 4 == 0:
+    optimizer.step()
+else:
+    for p in model.parameters():
+        p.data -= 0.1 * p.data.sign()
+"""), id="no_no_sync_where_the_other_path_updates_weights_by_hand"),
+    # not periodic
+    pytest.param(BRANCHED_STEP.around("""\
+if args.use_optimizer:
+    optimizer.step()
+else:
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(p.grad, alpha=-0.1)
+"""), id="no_no_sync_where_the_step_is_not_periodic"),
+    # data-dependent
+    pytest.param(BRANCHED_STEP.around("""\
+if loss.item() < 0.5:
+    optimizer.step()
+else:
+    pass
+"""), id="no_no_sync_where_the_step_depends_on_the_data"),
+    pytest.param(ACCUMULATED.around("""\
+optimizer.step()  # the micro-steps left at the end of an epoch
+"""), id="no_no_sync_where_a_step_follows_the_batch_loop"),
+    pytest.param(ACCUMULATED.around("""\
+torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+"""), id="no_no_sync_where_a_gradient_clip_follows_the_batch_loop"),
+    pytest.param(ARGS.at_end.around("""\
+
+micro_step = 0
+for epoch in range(3):
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        micro_step += 1
+        if micro_step % 4 == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+"""), id="a_counter_changed_between_the_backward_and_the_if_gets_no_no_sync"),
 ]
 
-# `no_sync()` exists on the DDP wrapper only: the pairs run with wrap-model
-test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED, also=frozenset({"wrap-model"}))
+test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)  # with wrap-model, which it requires

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import ddpify.rewrites
-from ddpify.rewrites import REWRITES
+from ddpify.convert import Options, selected
+from ddpify.rewrites import REWRITES, select
 
 FOLDER = Path(ddpify.rewrites.__file__).parent
 MODULES = sorted(p.stem for p in FOLDER.glob("*.py") if p.stem != "__init__")
@@ -55,3 +56,36 @@ def test_annotations_name_real_types(module):
 def _functions(mod) -> list:
     """The module's own top-level functions."""
     return [f for f in vars(mod).values() if inspect.isfunction(f) and f.__module__ == mod.__name__]
+
+
+def test_a_rewrite_requires_registered_rewrites_that_run_before_it():
+    order = [r.name for r in REWRITES]
+    for rewrite in REWRITES:
+        assert all(order.index(n) < order.index(rewrite.name) for n in rewrite.requires), rewrite.name
+    assert {r.name: r.requires for r in REWRITES if r.requires} == {
+        "unwrap-model": {"wrap-model"}, "accumulate-no-sync": {"wrap-model"}}
+
+
+@pytest.mark.parametrize("only, skip, runs", [
+    ({"unwrap-model"}, set(), ["wrap-model", "unwrap-model"]),  # pulled in
+    ({"main-process-only", "accumulate-no-sync"}, set(), ["wrap-model", "accumulate-no-sync", "main-process-only"]),
+    ({"unwrap-model"}, {"wrap-model"}, []),  # a skip wins, and takes what requires it along
+    ({"wrap-model", "shard-eval"}, {"unwrap-model"}, ["wrap-model", "shard-eval"]),
+])
+def test_a_selection_runs_what_its_rewrites_require_and_a_skip_drops_what_requires_it(only, skip, runs):
+    assert [r.name for r in select(frozenset(only), frozenset(skip))] == runs
+
+
+def test_skipping_a_required_rewrite_skips_the_rewrites_that_require_it():
+    everything = [r.name for r in REWRITES]
+    kept = [r.name for r in select(None, frozenset({"wrap-model"}))]
+    assert sorted(set(everything) - set(kept)) == ["accumulate-no-sync", "unwrap-model", "wrap-model"]
+
+
+def test_the_rewrites_are_given_the_resolved_selection():
+    """`options.runs` in a rewrite answers for what runs, a pulled-in rewrite included (the
+    main-process-only pairs with `also={"unwrap-model"}` show it in the output)."""
+    rewrites, options = selected(Options(only=frozenset({"unwrap-model"})))
+    assert [r.name for r in rewrites] == ["wrap-model", "unwrap-model"]
+    assert options == Options(only=frozenset({"wrap-model", "unwrap-model"}))
+    assert options.runs("wrap-model") and not Options(only=frozenset({"unwrap-model"})).runs("wrap-model")

@@ -58,7 +58,7 @@ if is_main_process():
 if epoch == 2 and is_main_process():
     with atomic_write("b.pt") as tmp_path:
         torch.save(model.module.state_dict(), tmp_path)
-""", "writes_are_guarded_together_and_a_sole_body_if_absorbs_the_guard", also={"unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+""", "writes_are_guarded_together_and_a_sole_body_if_absorbs_the_guard", also={"unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
 from tqdm import tqdm
 from torch.utils.tensorboard import SummaryWriter
@@ -120,7 +120,7 @@ if is_main_process():
         torch.save(model.module.state_dict(), tmp_path)
 barrier()
 state = torch.load("m.pt", weights_only=True, map_location=local_device())
-""", "save_then_reload_waits_for_the_file_and_loads_onto_the_local_device", also={"load-map-location", "unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+""", "save_then_reload_waits_for_the_file_and_loads_onto_the_local_device", also={"load-map-location", "unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
@@ -195,7 +195,7 @@ print(len(vocab))
 if is_main_process():
     with atomic_write("whole.pt") as tmp_path:
         torch.save(model.module, tmp_path)
-""", "a_write_block_that_computes_what_follows_is_not_hidden_from_other_processes", also={"unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+""", "a_write_block_that_computes_what_follows_is_not_hidden_from_other_processes", also={"unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # A real script's shape (sweep): `def dump(...): with open(...) as f: ...` called per epoch.
     pair("""\
     dump([epoch], "log.txt")
@@ -243,7 +243,7 @@ for epoch in range(3):
     barrier()
 with open("m.pt", "rb") as f:
     model = torch.load(f)
-""", "a_save_through_a_file_handle_that_is_read_back_is_followed_by_a_barrier", also={"unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+""", "a_save_through_a_file_handle_that_is_read_back_is_followed_by_a_barrier", also={"unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # pytorch/examples dcgan: the main process raises (the folder exists) and leaves the `try`;
     # a barrier inside it would wait for the main process forever.
     pair("""\
@@ -309,7 +309,7 @@ for epoch in range(2):
             torch.save(model_state, tmp_path)
         with open("log.txt", "a") as f:
             f.write(f"{epoch}\\n")
-""", "fsdp_gathers_run_on_every_process_before_one_guarded_block_of_writes", also={"unwrap-model", "wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
+""", "fsdp_gathers_run_on_every_process_before_one_guarded_block_of_writes", also={"unwrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -334,7 +334,7 @@ if save:
     if is_main_process():
         with atomic_write('m.pt') as tmp_path:
             torch.save(model_state, tmp_path)
-""", "fsdp_an_if_that_only_saves_keeps_its_condition_and_guards_the_write_inside", also={"unwrap-model", "wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
+""", "fsdp_an_if_that_only_saves_keeps_its_condition_and_guards_the_write_inside", also={"unwrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -359,7 +359,7 @@ model_output_2 = model(x)
 if is_main_process():
     with atomic_write('sample.pt') as tmp_path:
         torch.save(model_output_2, tmp_path)
-""", "fsdp_a_forward_inside_a_write_runs_everywhere_and_names_do_not_clash", also={"unwrap-model", "wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
+""", "fsdp_a_forward_inside_a_write_runs_everywhere_and_names_do_not_clash", also={"unwrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
 def save_checkpoint(model, path):
     torch.save(model.state_dict(), path)
@@ -394,7 +394,7 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 save_checkpoint(model, 'm.pt')
-""", "fsdp_a_helper_that_gathers_is_guarded_inside_not_where_it_is_called", also={"unwrap-model", "wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "fsdp_a_helper_that_gathers_is_guarded_inside_not_where_it_is_called", also={"unwrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -418,7 +418,7 @@ for epoch in range(2):
 if is_main_process():
     with open('w.txt', 'w') as f:
         f.write(str(model(torch.ones(len(f.name), 2))))
-""", "fsdp_a_gather_that_reads_what_the_write_binds_gets_a_todo", also={"unwrap-model", "wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
+""", "fsdp_a_gather_that_reads_what_the_write_binds_gets_a_todo", also={"unwrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     # any write read back later is followed by a barrier: one after the pickle, one after the two
     # writes in a row (the epoch's end_epoch() comes from set-epoch)
     pair("""\
@@ -507,7 +507,7 @@ for epoch in range(3):
     print(epoch)
     end_epoch()
 model = torch.load("best.pt", weights_only=False)
-""", "a_barrier_after_a_write_goes_where_every_process_passes", also={"set-epoch", "unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+""", "a_barrier_after_a_write_goes_where_every_process_passes", also={"set-epoch", "unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # a write read back by another function (save() then restore()) is followed by a barrier
     pair("""\
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -552,7 +552,7 @@ def restore():
 
 save()
 restored = restore()
-""", "a_write_read_back_by_another_function_is_followed_by_a_barrier", also={"unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+""", "a_write_read_back_by_another_function_is_followed_by_a_barrier", also={"unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # ... but not when some processes may skip the call of the writing function
     pair("""\
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -598,7 +598,7 @@ def restore():
 if loss_fn(model(x), y) > 1:
     save()
 restored = restore()
-""", "a_write_under_a_condition_read_back_by_another_function_is_followed_by_a_barrier", also={"unwrap-model", "wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+""", "a_write_under_a_condition_read_back_by_another_function_is_followed_by_a_barrier", also={"unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # a helper that only writes is guarded, and followed by a barrier, where it is called
     pair("""\
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ddpify.convert import Options, convert
-from tests.support.snippets import EPOCHS, IMPORTS, LOADER, MODEL, SCRIPT, TRAINS, kept, only, pair, rewrite_tests, unchanged
+from tests.support.snippets import (EPOCHS, IMPORTS, LOADER, MODEL, SCRIPT, TRAINS, only, pair,
+                                    plain_runtime_import, rewrite_tests, unchanged)
 
 NAME = "unwrap-model"
 
@@ -79,7 +82,7 @@ print(model.module.custom_scale, model.parameters())
 torch.save(model.module.state_dict(), "m.pt")
 model = torch.nn.Linear(2, 1)
 model.load_state_dict(torch.load("m.pt"))
-""", "custom_attributes_and_state_dicts_go_through_module_but_module_api_does_not", also={"wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+""", "custom_attributes_and_state_dicts_go_through_module_but_module_api_does_not", scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
 def generate(net):
     return net.size
@@ -112,7 +115,7 @@ for epoch in range(2):
         optimizer.step()
     print(generate(model), model.module.size)
 torch.save(model.module, 'm.pt')
-""", "a_proven_wrapper_goes_through_module", also={"wrap-model"}, scaffold=NET),
+""", "a_proven_wrapper_goes_through_module", scaffold=NET),
     pair("""\
 def generate(net):
     return net.size
@@ -157,22 +160,7 @@ for epoch in range(2):
 model = model.module
 print(unwrap(model).size)
 print(generate(Net()))
-""", "a_name_that_may_hold_the_bare_model_goes_through_unwrap", also={"wrap-model"}, scaffold=NET),
-    kept("""\
-def generate(net):
-    return net.size
-
-model = Net()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-
-    for x, y in loader:
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
-model = torch.load('best.pt')
-print(model.size)
-""", "a_name_rebound_to_a_fresh_model_is_left_as_it_is", also=set(), scaffold=NET),
+""", "a_name_that_may_hold_the_bare_model_goes_through_unwrap", scaffold=NET),
     pair("""\
 def train(model):
     for x, y in loader:
@@ -201,7 +189,7 @@ model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 model = train(model)
 print(model.module.size)
-""", "a_function_that_returns_the_model_it_trains_keeps_the_wrapper", also={"wrap-model"}, scaffold=NET),
+""", "a_function_that_returns_the_model_it_trains_keeps_the_wrapper", scaffold=NET),
     pair("""\
 model = torch.nn.DataParallel(Net())
 model.load_state_dict(torch.load("old.pt"))
@@ -226,7 +214,7 @@ for epoch in range(2):
         optimizer.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         optimizer.step()
-""", "a_dataparallel_script_loads_old_checkpoints_without_module_prefix", also={"load-map-location", "wrap-model"}, scaffold=NET),
+""", "a_dataparallel_script_loads_old_checkpoints_without_module_prefix", also={"load-map-location"}, scaffold=NET),
     pair("""\
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
@@ -254,7 +242,7 @@ torch.save({"model": full_state_dict(model), "opt": full_optimizer_state_dict(mo
 ckpt = torch.load("last.pt")
 load_full_state_dict(model, ckpt["model"], strict=False)
 load_full_optimizer_state_dict(model, opt, ckpt["opt"])
-""", "fsdp_keeps_custom_attributes_and_gathers_and_loads_full_state_dicts", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
+""", "fsdp_keeps_custom_attributes_and_gathers_and_loads_full_state_dicts", strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
 model = torch.nn.DataParallel(torch.nn.Linear(2, 1))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -279,7 +267,7 @@ for epoch in range(2):
 print(model.weight)
 # TODO(ddpify): this pickles the sharded `model` (its parameters are shards): save `full_state_dict(...)` instead, or gather it first
 torch.save(model, 'whole.pt')
-""", "fsdp_drops_the_module_of_a_dataparallel_script_and_todos_a_pickled_model", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("model", "opt", "loop")),
+""", "fsdp_drops_the_module_of_a_dataparallel_script_and_todos_a_pickled_model", strategy="fsdp", scaffold=TRAINS.instead_of("model", "opt", "loop")),
     pair("""\
 def fit(model, loader):
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -309,7 +297,7 @@ student = torch.nn.Linear(2, 1)
 init = student.state_dict()
 fit(student, loader)
 final = full_state_dict(student)
-""", "fsdp_a_model_sharded_by_the_function_it_was_passed_to_is_gathered_by_the_caller", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("model", "opt", "loop")),
+""", "fsdp_a_model_sharded_by_the_function_it_was_passed_to_is_gathered_by_the_caller", strategy="fsdp", scaffold=TRAINS.instead_of("model", "opt", "loop")),
     pair("""\
 raw_model = model
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -331,7 +319,7 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 torch.save(full_state_dict(raw_model), 'm.pt')
-""", "fsdp_an_alias_taken_before_the_sharding_is_the_sharded_model_too", also={"wrap-model"}, strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
+""", "fsdp_an_alias_taken_before_the_sharding_is_the_sharded_model_too", strategy="fsdp", scaffold=TRAINS.instead_of("opt", "loop")),
     # a whole model inside a saved dict or list is the bare model
     pair("""\
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -428,7 +416,7 @@ model = Net()
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 trainer = Trainer(model, loader)
 trainer.fit()
-""", "a_trainer_that_stores_the_wrapper_it_is_given_holds_it_on_self", also={"wrap-model"}, scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+""", "a_trainer_that_stores_the_wrapper_it_is_given_holds_it_on_self", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
 ]
 
 UNCHANGED = [
@@ -437,15 +425,33 @@ UNCHANGED = [
 model.eval()
 print(model.training, list(model.parameters()))
 """, "nn_module_s_own_api_is_answered", TRAINS.at_end),
+    pytest.param(NET.around("""\
+def generate(net):
+    return net.size
+
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+
+    for x, y in loader:
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+model = torch.load('best.pt')
+print(model.size)
+"""), id="a_name_rebound_to_a_fresh_model_is_left_as_it_is"),
 ]
 
-test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED, also=frozenset({"wrap-model"}))
+test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)  # with wrap-model, which it requires
 
 SAVE = "torch.save(model.state_dict(), 'm.pt')\nprint(model.weight, model.training)\n"
 
 
-def test_without_wrap_model_nothing_goes_through_module():
-    """With wrap-model not selected (--only unwrap-model, --skip wrap-model) no model is wrapped."""
+def test_it_runs_with_wrap_model_which_it_requires():
+    """`.module` is the wrapper's: `--only unwrap-model` runs wrap-model too, and `--skip wrap-model`
+    skips unwrap-model (and accumulate-no-sync, which requires it too)."""
     code = IMPORTS + LOADER + MODEL + EPOCHS + SAVE
-    assert only(NAME, code) == code
-    assert ".module" not in convert(code, Options(skip=frozenset({"wrap-model"}))).code
+    assert only(NAME, code) == plain_runtime_import(convert(code, Options(only=frozenset({NAME, "wrap-model"}))).code)
+    assert only(NAME, code).endswith("torch.save(model.module.state_dict(), 'm.pt')\nprint(model.module.weight, model.training)\n")
+    assert convert(code, Options(skip=frozenset({"wrap-model"}))).code == \
+        convert(code, Options(skip=frozenset({"wrap-model", NAME, "accumulate-no-sync"}))).code

@@ -24,6 +24,7 @@ import pytest
 
 from ddpify.convert import Options, convert
 from ddpify.output.report import WARNING
+from ddpify.rewrites import select
 
 # --- a script that trains: loader, model, optimizer, epoch loop ---------------------------------
 
@@ -310,14 +311,18 @@ def pair_tests(name: str, pairs, also: frozenset = frozenset()):
 
 
 def unchanged_tests(name: str, unchanged, also: frozenset = frozenset()):
-    """The test that ``name`` leaves each script of ``unchanged`` as it is (see `rewrite_tests`)."""
+    """The test that ``name`` leaves each script of ``unchanged`` as it is (see `rewrite_tests`): it
+    adds nothing to what ``also`` and the rewrites it requires (`Rewrite.requires`) do."""
+    others = also | frozenset(r.name for r in select(frozenset({name}))) - {name}
+
     @pytest.mark.parametrize("code, scaffold", [_with_scaffold(case) for case in unchanged])
     def test_unchanged(code, scaffold):
         if scaffold is not None:
             assert convert(scaffold.around(code)).changed, "a gate leaves it alone"
             assert only(name, scaffold.around(code), also) == only(name, scaffold.around(""), also) + textwrap.dedent(code)
-        elif also:
-            assert only(name, code, also) == plain_runtime_import(convert(textwrap.dedent(code), Options(only=also)).code)
+        elif others:
+            assert convert(textwrap.dedent(code)).changed, "a gate leaves it alone"
+            assert only(name, code, also) == plain_runtime_import(convert(textwrap.dedent(code), Options(only=others)).code)
         else:
             assert_unchanged(name, code)
 
