@@ -13,8 +13,8 @@ A rewrite that builds on another's edits names it in `REQUIRES` (`unwrap-model` 
 `accumulate-no-sync` on `wrap-model`: `.module` and `no_sync()` exist only on the wrapper), and
 `select` resolves a selection with it: `--only unwrap-model` runs `wrap-model` too, and
 `--skip wrap-model` skips the rewrites that require it. A rewrite that only adapts to another
-(`main-process-only` leaves out a barrier where `set-epoch`'s `end_epoch()` follows) asks whether that one
-runs (`options.runs`), which the driver answers for the resolved selection.
+(`main-process-only` leaves out a barrier where set-epoch's `end_epoch()` follows) asks whether that
+one runs (`options.runs`), which the driver answers for the resolved selection.
 """
 
 from __future__ import annotations
