@@ -67,6 +67,21 @@ def test_every_spelling_of_a_project_import_is_followed_and_nothing_else():
     assert program().local_names == {"trainer", "heads", "late", "extra"}  # modules, not `build`
 
 
+def test_modules_imported_by_computed_names_are_followed_to_their_package():
+    write({
+        "main.py": "from agents import *\nimport importlib\nnet = importlib.import_module(f'models.{arch}')\n"
+                   "importlib.import_module('data.mnist')\n__import__(name)\n",
+        "agents/__init__.py": "import os\nfor py in os.listdir('.'):\n    __import__('.'.join([__name__, py]))\n",
+        "agents/gan.py": "", "agents/mnist.py": "",
+        "models/__init__.py": "", "models/resnet.py": "", "models/vgg.py": "",
+        "data/__init__.py": "", "data/mnist.py": "", "data/cifar.py": "", "other/__init__.py": "", "other/x.py": "",
+    })
+    found = sorted(str(p.rel) for p in program("main.py").parts)
+    assert found == ["agents/__init__.py", "agents/gan.py", "agents/mnist.py", "data/__init__.py", "data/mnist.py",
+                     "main.py", "models/__init__.py", "models/resnet.py", "models/vgg.py"]
+    assert len(program("main.py").by_name) == 3  # the call of an unknown name (`__import__(name)`) read nothing
+
+
 def test_a_relative_import_beyond_the_top_package_is_not_followed():
     write({"train.py": "import pkg.a.b\n", "pkg/__init__.py": "", "pkg/a/__init__.py": "",
            "pkg/a/b.py": "from .... import data\nfrom ... import near\nfrom .. import up\n",  # pkg.a: `..` is pkg

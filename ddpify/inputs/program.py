@@ -10,6 +10,12 @@ that folder is followed, transitively, each file read and parsed once:
     from models import resnet           ->  models/__init__.py, models/resnet.py
     from .layers import Block           ->  models/layers.py (inside models/resnet.py)
 
+A module imported by a name computed at run time is followed too, as any module of its package
+may run: a package whose `__init__.py` imports its own modules in a loop
+(`__import__(".".join([__name__, py]))` over `os.listdir`, as project templates register their
+agents) gives every module of that package; `importlib.import_module(f"models.{args.arch}")`
+every module of `models/`; a literal `importlib.import_module("models.resnet")` that module.
+
 Nothing else is followed (the standard library, site-packages, a name no file of the project
 has), and nothing is imported or executed. A script that lies in the standard library or among
 the installed packages (`ddpify convert /usr/lib/python3.11/asyncore.py`) is read alone: that
@@ -53,12 +59,13 @@ class Program:
     merged: cst.Module  # the statements of every part, in that order
     local_names: frozenset[str]  # names that hold a project module (`import trainer` -> `trainer`)
     top: dict[cst.CSTNode, Part]  # each statement of `merged` -> its part
+    by_name: frozenset[cst.Call] = frozenset()  # the calls importing by a computed name whose modules were read
 
     def with_entry(self, data: bytes) -> "Program":
         """The same program with the entry's code replaced by `data` (after `check --fix`)."""
         entry = self.parts[0]
         return _assemble(self.root, [Part(entry.rel, entry.path, data, parse_module(data), entry.name),
-                                     *self.parts[1:]], self.local_names)
+                                     *self.parts[1:]], self.local_names, self.by_name)
 
     @property
     def library(self) -> frozenset[cst.CSTNode]:
@@ -98,10 +105,13 @@ def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = No
     parts = [Part(PurePosixPath(entry.name), entry, data, _parse(entry, data), entry.stem)]
     seen = {entry.resolve()}
     local: set[str] = set()
+    by_name: set[cst.Call] = set()
     queue = [parts[0]] if follow and not _installed(root) else []
     while queue:
         part = queue.pop(0)
-        for bound, name in _imported(part):
+        computed = _computed_imports(part, root)
+        by_name.update(call for call, names in computed if any(_files(root, n) for n in names))
+        for bound, name in [*_imported(part), *((None, n) for _, names in computed for n in names)]:
             files = _files(root, name)
             if files and files[-1][1] == name and bound:
                 local.add(bound)  # a module, not a name defined in one
@@ -117,7 +127,7 @@ def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = No
                 new = Part(rel, shown, *parsed[file.resolve()], module_name)
                 parts.append(new)
                 queue.append(new)
-    return _assemble(root, parts, frozenset(local))
+    return _assemble(root, parts, frozenset(local), frozenset(by_name))
 
 
 def _installed(folder: Path) -> bool:
@@ -142,10 +152,10 @@ def _under(folder: Path, prefix: Path) -> bool:
     return any(folder == p or p in folder.parents for p in {prefix, prefix.resolve()})
 
 
-def _assemble(root: Path, parts: list[Part], local: frozenset[str]) -> Program:
+def _assemble(root: Path, parts: list[Part], local: frozenset[str], by_name: frozenset[cst.Call]) -> Program:
     top = {stmt: part for part in parts for stmt in part.module.body
            if part is parts[0] or not mt.is_main_guard(stmt)}
-    return Program(root, parts, parts[0].module.with_changes(body=list(top)), local, top)
+    return Program(root, parts, parts[0].module.with_changes(body=list(top)), local, top, by_name)
 
 
 def _parse(path: Path, data: bytes) -> cst.Module:
@@ -180,6 +190,40 @@ def _imported(part: Part):
         for alias in node.names:
             bound = alias.asname.name.value if alias.asname else alias.name.value
             yield bound, f"{base}.{alias.name.value}" if base else alias.name.value
+
+
+DYNAMIC_IMPORTS = frozenset({"__import__", "importlib.import_module", "import_module"})
+
+
+def _computed_imports(part: Part, root: Path) -> list[tuple[cst.Call, list[str]]]:
+    """(call, the modules it may import) for each call of `part` that imports by name
+    (`__import__`, `importlib.import_module`): the name given as a string, else every module of
+    the package the computed name lies in (a literal prefix `"models."` of an f-string or a
+    concatenation, or the package itself where its `__init__.py` computes the name)."""
+    if b"__import__" not in part.data and b"import_module" not in part.data:
+        return []  # the walk below only where such a call may be
+    found = []
+    for call in mt.findall(part.module, cst.Call, lambda c: dotted(c.func) in DYNAMIC_IMPORTS and bool(c.args)):
+        first = call.args[0].value
+        if isinstance(first, cst.SimpleString):
+            found.append((call, [str(first.evaluated_value)]))
+            continue
+        prefix = _literal_prefix(first)
+        package = prefix.rpartition(".")[0] if "." in prefix else \
+            (part.name if part.path.name == "__init__.py" else "")
+        folder = root.joinpath(*package.split(".")) if package else None
+        if folder is not None and folder.is_dir():
+            found.append((call, [f"{package}.{f.stem}" for f in sorted(folder.glob("*.py")) if f.name != "__init__.py"]))
+    return found
+
+
+def _literal_prefix(node: cst.BaseExpression) -> str:
+    """The text a computed string starts with: `f"models.{arch}"`, `"models." + arch`."""
+    if isinstance(node, cst.FormattedString) and node.parts and isinstance(node.parts[0], cst.FormattedStringText):
+        return node.parts[0].value
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.left, cst.SimpleString):
+        return str(node.left.evaluated_value)
+    return ""
 
 
 def _files(root: Path, name: str) -> list[tuple[Path, str]]:
