@@ -38,7 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
-from ddpify_runtime import device_ids, end_epoch, get_world_size, init_distributed_mode, is_main_process, local_device, set_epoch
+from ddpify_runtime import barrier, device_ids, end_epoch, get_world_size, init_distributed_mode, is_main_process, local_device, set_epoch
 
 init_distributed_mode()
 import torch._dynamo  # DDP's first construction imports it: seconds, the same with the checks or without
