@@ -143,3 +143,42 @@ def test_ddpify_killed_by_sigkill_leaves_no_launcher_and_no_worker(tmp_path):
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+# `ddpify run`, SIGKILLed where it launches the job: its run folder is made and written
+KILLED_AT_LAUNCH = """\
+import os, signal, sys
+from ddpify.cli import main
+from ddpify.run import launch
+launch.run_job = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
+sys.argv = ["ddpify", "run", "--nproc-per-node", "1", "train.py"]
+main()
+"""
+
+
+def test_the_next_run_removes_the_folders_of_runs_killed_and_keeps_the_others(tmp_path, monkeypatch):
+    """Issue 30 item 7: a run folder whose ddpify was SIGKILLed is removed by the next run; the
+    folder of a running ddpify, a folder kept for the user and a folder ddpify did not make stay."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    Path("train.py").write_text(TRAIN)
+    Path("helper.py").write_text("def scale(x):\n    return x\n")
+    killed = subprocess.run([sys.executable, "-c", KILLED_AT_LAUNCH], env=clean_env(TMPDIR=str(tmp_path), PYTHONPATH=str(
+        Path(__file__).parents[1])), capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    (stale,) = tmp_path.glob("ddpify-run-*")
+    assert (stale / "train.py").exists() and (stale / launch.MARKER).exists()
+    running = launch.Workspace()  # this process's: running
+    kept = launch.Workspace()
+    kept.keep()
+    users = tmp_path / "ddpify-run-mine"
+    users.mkdir()
+    monkeypatch.setattr(launch, "run_job", lambda *a, **k: launch.Finished(0))
+    result = CliRunner().invoke(main, ["run", "--keep", "--nproc-per-node", "1", "train.py"])
+    assert result.exit_code == 0, result.output
+    assert f"ddpify run: removed 1 run folder(s) of earlier runs that were killed: {stale}" in result.stderr
+    (mine,) = set(tmp_path.glob("ddpify-run-*")) - {stale, running.path, kept.path, users}
+    assert sorted(runs_left(tmp_path)) == sorted(p.name for p in (running.path, kept.path, users, mine))
+    assert not (mine / launch.MARKER).exists()  # --keep: the user's now, never taken for stale
+    assert launch.remove_stale() == []

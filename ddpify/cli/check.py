@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import click
 
 from ddpify.inputs import files
-from ddpify.cli.shared import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, VERBOSE_HINT, guard, internal_errors
+from ddpify.cli.shared import (EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, VERBOSE_HINT, finish_killed_writes, guard,
+                               internal_errors)
 from ddpify.syntax.parse import INPUT_ERRORS, input_error, one_line
 
 if TYPE_CHECKING:
@@ -89,6 +90,8 @@ def check_command(sources, select, ignore, output_format, as_json, fix, diff, ex
         raise click.UsageError("--fix cannot rewrite a notebook: convert it to a script first")
     rules = check.select(select or None, ignore)
     inputs = guard(files.collect, sources)
+    if finish_killed_writes(s.path for s in inputs.sources):
+        inputs = guard(files.collect, sources)
     parsed: dict = {}  # the project modules the files import, each parsed once
     outcomes = [_check_one(source, rules, fix, parsed) for source in inputs.sources]
     # a module that a distributed script of this run imports runs in every process of its job:

@@ -21,7 +21,7 @@ from ddpify.cli.engine import (
     print_records,
     rewrite_names,
 )
-from ddpify.cli.shared import EXIT_INPUT, EXIT_WOULD_CHANGE, fail, guard
+from ddpify.cli.shared import EXIT_INPUT, EXIT_WOULD_CHANGE, fail, finish_killed_writes, guard
 
 if TYPE_CHECKING:
     from ddpify.convert import Result
@@ -64,10 +64,9 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     if to_stdout and vendor_runtime:
         raise click.UsageError("--vendor-runtime needs -o or --in-place")
 
-    inputs = guard(files.collect, sources, Path(output) if output is not None else None)
-    dests = [None] * len(inputs.sources) if check else guard(files.destinations, inputs, output, in_place)
-    dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
-    guard(files.distinct, inputs.sources, dests)
+    inputs, dests = _inputs(sources, output, in_place, check)
+    if finish_killed_writes([*(s.path for s in inputs.sources), *dests]):
+        inputs, dests = _inputs(sources, output, in_place, check)
     skipped: list[files.Source] = []  # files of a tree that ran past --timeout: the others are written
     loaded, results, scripts = convert_inputs(
         inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
@@ -105,6 +104,8 @@ def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sy
       ddpify diff --only init-distributed,wrap-model train.py
     """
     inputs = guard(files.collect, sources)
+    if finish_killed_writes(s.path for s in inputs.sources):
+        inputs = guard(files.collect, sources)
     _, results, scripts = convert_inputs(
         inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
         verbose, markdown, timeout)
@@ -162,6 +163,16 @@ def _colour(line: str) -> str:
     if line.startswith("-"):
         return click.style(line, fg="red")
     return line
+
+
+def _inputs(sources: tuple[str, ...], output: str | None, in_place: bool, check: bool
+            ) -> tuple[files.Inputs, list[Path | None]]:
+    """The inputs and where each one's output goes (None: nowhere, or standard output)."""
+    inputs = guard(files.collect, sources, Path(output) if output is not None else None)
+    dests = [None] * len(inputs.sources) if check else guard(files.destinations, inputs, output, in_place)
+    dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
+    guard(files.distinct, inputs.sources, dests)
+    return inputs, dests
 
 
 def _script_dest(source: files.Source, dest: Path | None) -> Path | None:
@@ -226,11 +237,13 @@ def _write_outputs(dests: list[Path | None], loaded: list[files.Loaded], results
                for dest, load, result, program in zip(dests, loaded, results, modules)]
     copies = [guard(files.vendor_runtime, folder, runtime) for folder in sorted(
         {d.parent for d, r in zip(dests, results) if d is not None and r.changed})] if runtime else []
+    stale = [p for _, paths in planned for p in paths]  # they would shadow this conversion's modules
+    entries = {Path(os.path.realpath(d)).parent for d in dests if d is not None} if in_place else set()
     guard(files.write_all_atomic, [*(w for writes, _ in planned for w in writes),
                                    *((path, record, None) for path, record in records.items()),
-                                   *((path, runtime, None) for path, _ in filter(None, copies))])
-    for path in (p for _, stale in planned for p in stale):  # it would shadow this conversion's modules
-        path.unlink(missing_ok=True)
+                                   *((path, runtime, None) for path, _ in filter(None, copies))],
+          files.WRITE_ELSEWHERE, stale, entries)  # the journal of a kill also beside the entries
+    for path in stale:
         click.echo(f"{path}: removed (written by an earlier conversion, no longer changed)", err=True)
     for _, message in filter(None, copies):
         if message:

@@ -12,7 +12,7 @@ import click
 from ddpify.inputs import files
 from ddpify.output import report
 from ddpify.cli.engine import conversion_options, convert_inputs, make_options, print_records
-from ddpify.cli.shared import EXIT_INPUT, EXIT_OK, fail, guard
+from ddpify.cli.shared import EXIT_INPUT, EXIT_OK, fail, finish_killed_writes, guard
 
 if TYPE_CHECKING:
     from ddpify.convert import Result
@@ -103,6 +103,7 @@ def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
     if too_many:
         click.echo(too_many, err=True)
     inputs = guard(files.collect, [str(plan.script)])
+    finish_killed_writes([inputs.sources[0].path])
     conversion = make_options(options["only"], options["skip"], options["find_unused_parameters"],
                               options["sync_batchnorm"], options["strategy"], options["no_shard_eval"])
     loaded, results, scripts = convert_inputs(inputs, conversion, 1, False, False)
@@ -132,7 +133,7 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
     from ddpify.output.packages import init_files
     from ddpify.run import joblog, launch
 
-    workspace = _private(launch.Workspace)
+    workspace = _new_workspace()
     keep = options["keep"]
     try:
         modules = {rel: module.output for rel, module in result.modules.items() if module.changed}
@@ -154,6 +155,7 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
         command = guard(launch.torchrun_command, plan, target, log_dir, capture, env)
         if options["dry_run"]:
             _dry_run(command, env, workspace.path)
+            workspace.keep()
             return 0
         count = launch.local_processes(nproc, env)
         _say(f"ddpify run: starting {count} process{'es' if count > 1 else ''} with torchrun; each imports torch "
@@ -199,7 +201,21 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
             lines = [f"ddpify run: the job failed (exit {finished.code})." + (f" {where}" if where else "")]
         for line in [*lines[:-1], *joblog.self_check_lines(findings, frames), lines[-1]]:
             _say(line)
+    if workspace.path.exists():
+        workspace.keep()
     return finished.code
+
+
+def _new_workspace():
+    """This run's folder, made after removing those of earlier runs that were killed (SIGKILL
+    leaves them: ddpify cannot clean up), one line naming them."""
+    from ddpify.run import launch
+
+    stale = launch.remove_stale()
+    if stale:
+        click.echo(f"ddpify run: removed {len(stale)} run folder(s) of earlier runs that were killed: "
+                   f"{', '.join(map(str, stale))}", err=True)
+    return _private(launch.Workspace)
 
 
 def _dry_run(command: list[str], env: dict[str, str], folder: Path) -> None:

@@ -7,7 +7,8 @@ import functools
 import os
 import sys
 import traceback
-from typing import Callable, NoReturn
+from pathlib import Path
+from typing import Callable, Iterable, NoReturn
 
 import click
 
@@ -25,6 +26,20 @@ def guard(fn: Callable, *args):
         return fn(*args)
     except files.InputError as exc:
         fail(EXIT_INPUT, str(exc))
+
+
+def finish_killed_writes(paths: Iterable[Path | None]) -> bool:
+    """Finish the writes of earlier ddpify commands killed during their renames in the folders of
+    `paths` (see ddpify.inputs.journal), before this command reads them: one line each on stderr.
+    Whether there was one (the caller lists its inputs again)."""
+    from ddpify.inputs import journal
+
+    folders = [folder for path in paths if path is not None
+               for folder in (path.parent, Path(os.path.realpath(path)).parent)]
+    lines = journal.finish(folders)
+    for line in lines:
+        click.echo(line, err=True)
+    return bool(lines)
 
 
 def fail(code: int, *lines: str) -> NoReturn:

@@ -16,7 +16,9 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
+
+from ddpify.inputs import journal
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -202,12 +204,17 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     write_all_atomic([(path, data, mode)])
 
 
-def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]], elsewhere: str | None = WRITE_ELSEWHERE) -> None:
+def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]], elsewhere: str | None = WRITE_ELSEWHERE,
+                     remove: Sequence[Path] = (), also_in: Iterable[Path] = ()) -> None:
     """`write_atomic` for several files in two phases: every file is written to its temporary
     file first, then all are renamed at once, so that a failure or a kill while writing leaves
-    every target as it was (and no temporary file after a failure). `elsewhere`: see `writable`."""
+    every target as it was (and no temporary file after a failure). `remove`: files removed
+    after the renames (where they exist). A kill during the renames leaves a journal
+    (`ddpify.inputs.journal`) in each folder written and in each of `also_in`, from which the
+    next command finishes them. `elsewhere`: see `writable`."""
     staged: list[tuple[Path, Path, Path]] = []  # (temporary file, target, the path as given)
     special = [(path, data) for path, data, _ in files if is_special(path)]
+    journals: list[Path] = []
     try:
         for path, data, mode in files:
             if is_special(path):
@@ -218,6 +225,12 @@ def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]], elsewhere:
                 staged.append((_stage(target, data, mode), target, path))
             except OSError as exc:
                 raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+        removed = [Path(os.path.abspath(p)) for p in remove if os.path.lexists(p)]
+        if staged or removed:
+            try:
+                journals = journal.begin([(tmp, target) for tmp, target, _ in staged], removed, also_in)
+            except OSError as exc:
+                raise InputError(f"{exc.filename}: cannot write: {exc.strerror or exc}") from exc
         with _signals_held():
             for done, (tmp, target, path) in enumerate(staged):
                 try:
@@ -226,9 +239,14 @@ def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]], elsewhere:
                     written = f"; already replaced: {', '.join(str(p) for _, _, p in staged[:done])}, " \
                               "the other files are as they were" if done else ""
                     raise InputError(f"{path}: cannot write: {exc.strerror or exc}{written}") from exc
+            for path in removed:
+                path.unlink(missing_ok=True)
+            journal.end(journals)
+            journals = []
         for path, data in special:
             _write_into(path, data)
     finally:
+        journal.end(journals)
         for tmp, _, _ in staged:
             tmp.unlink(missing_ok=True)
 

@@ -13,6 +13,7 @@ Nothing here imports torch.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Mapping
 
+from ddpify.inputs import owner
 from ddpify.inputs.files import InputError
 
 # torchrun's options that take no value; every other option takes one (`--opt V` or `--opt=V`).
@@ -243,12 +245,19 @@ class Workspace:
     """A folder of one run's own: the converted script (and, for a project, its converted
     modules), torchrun's logs. Made with `tempfile.mkdtemp`, so it is new, private (0700) and
     unique: two runs of one script never share a file, and nothing in it belongs to the user.
-    `add` writes files into it by relative path; `remove` deletes it and only it."""
+    `add` writes files into it by relative path; `remove` deletes it and only it; `keep` leaves it
+    to the user. Until then its marker (`MARKER`) names the ddpify process it is for, so that a
+    later run removes it where that process was killed (`remove_stale`)."""
 
     def __init__(self) -> None:
         import tempfile  # here, as shutil below: `ddpify convert` imports this module for `default_nproc`
 
-        self.path = Path(tempfile.mkdtemp(prefix="ddpify-run-"))
+        self.path = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
+        try:
+            (self.path / MARKER).write_text(json.dumps(owner.me()))
+        except OSError:
+            self.remove()
+            raise
 
     def add(self, files: Mapping[str, bytes], mode: int | None = None) -> list[Path]:
         """Write `files` ({relative POSIX path: bytes}) into the folder; the paths written."""
@@ -269,6 +278,41 @@ class Workspace:
         import shutil
 
         shutil.rmtree(self.path, ignore_errors=True)
+
+    def keep(self) -> None:
+        """The folder is the user's now (kept after a failure, `--keep`, `--dry-run`): never a stale one."""
+        (self.path / MARKER).unlink(missing_ok=True)
+
+
+RUN_PREFIX = "ddpify-run-"
+MARKER = ".ddpify-run.json"  # in a run's folder while its ddpify runs: {"host", "pid", "started"}
+
+
+def remove_stale() -> list[Path]:
+    """Remove the folders that runs killed by SIGKILL left in $TMPDIR: this user's
+    `ddpify-run-*` folders whose marker names a process that has ended. The folders of running
+    jobs, the folders kept for the user and anything without the marker stay; the folders removed."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.gettempdir())
+    removed = []
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(RUN_PREFIX)]
+    except OSError:
+        return []
+    for name in names:
+        path = folder / name
+        try:
+            if os.lstat(path).st_uid != os.getuid() or not path.is_dir() or path.is_symlink():
+                continue
+            ours = json.loads((path / MARKER).read_text())
+        except (OSError, ValueError):
+            continue
+        if owner.gone(ours):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
 
 
 def script_name(script: Path) -> str:
