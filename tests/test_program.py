@@ -82,6 +82,31 @@ def test_modules_imported_by_computed_names_are_followed_to_their_package():
     assert len(program("main.py").by_name) == 3  # the call of an unknown name (`__import__(name)`) read nothing
 
 
+def test_a_method_called_on_self_runs_the_overrides_below_its_class_never_a_siblings():
+    from ddpify.syntax.facts import Facts
+    from ddpify.syntax.parse import parse_module
+
+    facts = Facts(parse_module(textwrap.dedent("""\
+        class Base:
+            def run(self):
+                self.epoch()
+        class Mnist(Base):
+            def train(self):
+                self.epoch()
+            def epoch(self):
+                pass
+        class Gan(Base):
+            def epoch(self):
+                pass
+        class Small(Mnist):
+            def epoch(self):
+                pass
+        """).encode()))
+    owner = {c: facts.enclosing_class(c).name.value for c in facts.calls}
+    runs = {owner[c]: sorted(facts.enclosing_class(f).name.value for f in facts.user_functions(c)) for c in facts.calls}
+    assert runs == {"Base": ["Gan", "Mnist", "Small"], "Mnist": ["Mnist", "Small"]}
+
+
 def test_a_relative_import_beyond_the_top_package_is_not_followed():
     write({"train.py": "import pkg.a.b\n", "pkg/__init__.py": "", "pkg/a/__init__.py": "",
            "pkg/a/b.py": "from .... import data\nfrom ... import near\nfrom .. import up\n",  # pkg.a: `..` is pkg

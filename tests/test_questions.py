@@ -85,6 +85,10 @@ WRITES = {
     "save_image": ("from torchvision.utils import save_image\nsave_image(x, 'x.png')\n",
                    "torchvision.utils.save_image", "'x.png'"),
     "savefig": ("import matplotlib.pyplot as plt\nplt.savefig('p.png')\n", "matplotlib.pyplot.savefig", "'p.png'"),
+    "mimsave": ("import imageio\nimageio.mimsave('a.gif', frames, fps=5)\n", "imageio.mimsave", "'a.gif'"),
+    "scipy_imsave": ("import scipy.misc\nscipy.misc.imsave(path, image)\n", "scipy.misc.imsave", "path"),
+    "plt_imsave": ("from matplotlib.pyplot import imsave\nimsave('s.jpg', img, cmap='gray')\n",
+                   "matplotlib.pyplot.imsave", "'s.jpg'"),
     "save_pretrained": ("model.save_pretrained('out')\n", ".save_pretrained()", "'out'"),
     "to_csv": ("df.to_csv('t.csv')\n", ".to_csv()", "'t.csv'"),
 }
@@ -96,6 +100,7 @@ NOT_WRITES = {
     "torch_load": "import torch\nm = torch.load('m.pt')\n",
     "step": "opt.step()\n",
     "print": "print('saved')\n",
+    "imread": "import imageio\nimg = imageio.imread('a.png')\n",
 }
 
 

@@ -4,7 +4,8 @@ main process) and `check` (DDP006: a write that runs on every rank) both use.
 A call writes a file when it is
 - one of `FILE_WRITES` by qualified name (`torch.save`, `torch.jit.save`, `json.dump`,
   `pickle.dump`, NumPy's `save`/`savez`/`savez_compressed`/`savetxt`, `shutil` copies and moves,
-  `torchvision.utils.save_image`, `matplotlib.pyplot.savefig`);
+  `torchvision.utils.save_image`, `matplotlib.pyplot.savefig`, the image writers of imageio,
+  scipy, scikit-image, OpenCV and matplotlib: `imageio.mimsave`, `scipy.misc.imsave`, ...);
 - a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`);
 - or `.save(path)` on a TorchScript module (a value made by `torch.jit.script` or
   `torch.jit.trace`, followed through names: `scripted = torch.jit.script(m)` ... `scripted.save(p)`).
@@ -30,6 +31,10 @@ FILE_WRITES = {
     "numpy.save": 0, "numpy.savez": 0, "numpy.savez_compressed": 0, "numpy.savetxt": 0,
     "shutil.copyfile": 1, "shutil.copy": 1, "shutil.copy2": 1, "shutil.move": 1,
     "torchvision.utils.save_image": 1, "matplotlib.pyplot.savefig": 0,
+    # image writers: the path first
+    "imageio.imwrite": 0, "imageio.imsave": 0, "imageio.mimwrite": 0, "imageio.mimsave": 0,
+    "imageio.v2.imwrite": 0, "imageio.v2.mimwrite": 0, "imageio.v3.imwrite": 0,
+    "scipy.misc.imsave": 0, "skimage.io.imsave": 0, "cv2.imwrite": 0, "matplotlib.pyplot.imsave": 0,
 }
 FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv"})
 SCRIPTED = frozenset({"torch.jit.script", "torch.jit.trace"})

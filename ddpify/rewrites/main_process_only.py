@@ -21,7 +21,9 @@ Guarded: the file writes `ddpify.analysis.writes` lists (the ones `ddpify check`
 `torch.save`, `torch.jit.save`, a scripted model's `.save(path)`, `save_pretrained`,
 json/pickle/numpy dumps, `shutil` copies, `savefig`, `save_image`, `to_csv`), files opened for
 writing, wandb calls and `SummaryWriter` logging (the writer is None elsewhere).
-A helper that only writes (`save_checkpoint(...)`) is guarded where it is called, and an `if`
+A helper that ends by returning what a file write returns (`return imageio.imwrite(path, img)`)
+has that statement guarded: the other processes return None. A helper that only writes
+(`save_checkpoint(...)`) is guarded where it is called, and an `if`
 whose body only writes takes the condition (`if args.save_model and is_main_process():`).
 A function that sets an attribute (`__init__` building `self.writer`) is not such a helper: other
 code reads that state. A logger (a SummaryWriter, TensorFlow's summary writer, a wandb run, an
@@ -173,8 +175,13 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine, loggers: set
     if len(stmt.body) != 1:
         return None
     small = stmt.body[0]
-    call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    # `return scipy.misc.imsave(path, image)` ending a helper: guarded, the others return None
+    ends = isinstance(small, cst.Return) and isinstance(scope := facts.scope(stmt), cst.FunctionDef) \
+        and isinstance(scope.body, cst.IndentedBlock) and scope.body.body[-1] is stmt
+    call = small.value if isinstance(small, (cst.Expr, cst.Assign)) or ends else None
     if not isinstance(call, cst.Call):
+        return None
+    if ends and writes.file_write(facts, call) is None:
         return None
     qualified = facts.qualify(call.func)
     if qualified == "os.makedirs" and not mt.keyword(call, "exist_ok"):  # raced by every process

@@ -293,15 +293,17 @@ class Facts:
     def _methods(self, cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
         """What `obj.name(...)` may run on an instance of `cls` or of a subclass: the method of
         the nearest class of its lineage that defines it (`BaseTrainer.train`, in another module),
-        and the overrides in the subclasses of the program (`self._train_epoch()` in a base class
-        runs the subclass's)."""
+        and the overrides in the subclasses of `cls` (`self._train_epoch()` in a base class runs
+        the subclasses'; in one subclass, never a sibling's: `MnistAgent.train` does not run
+        `DCGANAgent.train_one_epoch`)."""
         root = self._root_class(cls)
         found = [f for f in self.functions.get(name, ()) if self.enclosing_class(f) is not None
                  and self._root_class(self.enclosing_class(f)) is root]
         lineage = self._lineage(cls)
         own = next(([f for f in found if self.enclosing_class(f) is c] for c in lineage
                     if any(self.enclosing_class(f) is c for f in found)), [])
-        below = [f for f in found if self.enclosing_class(f) not in lineage]
+        below = [f for f in found if self.enclosing_class(f) not in lineage
+                 and cls in self._lineage(self.enclosing_class(f))]  # a subclass's, not a sibling's
         return own + below
 
     def _constructor(self, cls: cst.ClassDef) -> list[cst.FunctionDef]:

@@ -808,3 +808,33 @@ def test_a_logger_class_of_the_program_and_a_file_written_line_by_line_are_logge
     trainer = only(NAME, LOGGER_CLASS.replace("class Logger:", "class Logger:\n    net = None").replace(
         "        self.writer = tf", "        self.net = torch.nn.Linear(2, 1)\n        self.writer = tf"))
     assert 'self.logger = Logger("./logs")\n' in trainer  # it holds a model: not a logger
+
+
+def test_a_helper_returning_what_an_image_writer_returns_guards_that_return():
+    """`return scipy.misc.imsave(path, image)` ending a helper was written by every process (the
+    fresh sweep's GAN collection: utils.imsave); a return before the end is not guarded."""
+    code = """\
+import numpy as np
+import scipy.misc
+import torch
+
+
+def imsave(images, path):
+    image = np.squeeze(images)
+    return scipy.misc.imsave(path, image)
+
+
+def first(images, path):
+    return scipy.misc.imsave(path, images)
+    print(path)
+
+
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+model(torch.randn(4, 2)).sum().backward()
+opt.step()
+imsave(np.zeros((2, 2)), "w.png")
+"""
+    out = only(NAME, code)
+    assert "    if is_main_process():\n        return scipy.misc.imsave(path, image)\n" in out
+    assert "def first(images, path):\n    return scipy.misc.imsave(path, images)\n" in out
