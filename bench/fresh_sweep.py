@@ -473,7 +473,8 @@ def speed(entry: Path, reps: int = 3) -> dict:
     import libcst
 
     from ddpify.convert import convert_program
-    from ddpify.inputs.notebook import is_notebook, to_script
+    from ddpify.inputs.files import is_notebook
+    from ddpify.inputs.notebook import to_script
     from ddpify.inputs.program import load
 
     if is_notebook(entry.name):

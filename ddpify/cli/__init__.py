@@ -64,6 +64,10 @@ def main() -> None:
     # What is loaded by now (click, LibCST's hundreds of node classes) lives as long as the process:
     # frozen, it is no longer walked by every full garbage collection that parsing a script triggers.
     gc.freeze()
+    # A conversion allocates some hundred thousand objects, nearly all freed by their reference
+    # counts: a young-generation collection every 10,000 allocations instead of every 700 finds
+    # the same cycles, and a typical conversion runs ~5% faster (docs/decisions/0027-speed.md).
+    gc.set_threshold(10_000, 10, 10)
 
 
 for _command in (convert_command, diff_command, run_command, rewrites_command, check_command):

@@ -65,7 +65,6 @@ def check_command(sources, select, ignore, output_format, as_json, fix, diff, ex
 
     from ddpify import check
     from ddpify.check import formats
-    from ddpify.inputs import notebook
 
     if explain is not None:
         rule = check.CODES.get(explain.strip().upper())
@@ -86,7 +85,7 @@ def check_command(sources, select, ignore, output_format, as_json, fix, diff, ex
         raise click.UsageError("--diff prints a diff: it takes no --output-format")
     if fix and not diff and files.STDIN in sources:
         raise click.UsageError("--fix cannot rewrite standard input (--fix --diff shows the fixes)")
-    if fix and any(notebook.is_notebook(s) for s in sources):
+    if fix and any(files.is_notebook(s) for s in sources):
         raise click.UsageError("--fix cannot rewrite a notebook: convert it to a script first")
     rules = check.select(select or None, ignore)
     inputs = guard(files.collect, sources)
@@ -202,7 +201,7 @@ def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = Non
     name = source.name
     try:
         loaded = files.read(source)
-        script = notebook.to_script(name, loaded.data) if notebook.is_notebook(name) else None
+        script = notebook.to_script(name, loaded.data) if files.is_notebook(name) else None
     except files.InputError as exc:
         return _Checked(error=str(exc), code=EXIT_INPUT)
     try:

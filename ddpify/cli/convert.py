@@ -178,13 +178,11 @@ def _inputs(sources: tuple[str, ...], output: str | None, in_place: bool, check:
 def _script_dest(source: files.Source, dest: Path | None) -> Path | None:
     """A notebook's output is a script: NAME.ipynb mirrored into an output directory becomes
     NAME.py, and `-o` naming a notebook is refused."""
-    from ddpify.inputs import notebook
-
-    if dest is None or not notebook.is_notebook(source.name):
+    if dest is None or not files.is_notebook(source.name):
         return dest
     if dest.name == source.path.name:
         return dest.with_suffix(".py")
-    if notebook.is_notebook(dest.name):
+    if files.is_notebook(dest.name):
         fail(EXIT_INPUT, f"-o {dest}: a notebook converts to a Python script: name the output .py")
     return dest
 

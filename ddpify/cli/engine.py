@@ -137,6 +137,12 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="ddpify-parent-watch", daemon=True).start()
 
 
+def _notebook_script(name: str, data: bytes, markdown: bool) -> Script:
+    from ddpify.inputs import notebook
+
+    return notebook.to_script(name, data, markdown)
+
+
 def convert_inputs(inputs: files.Inputs, options: Options, jobs: int, verbose: bool, markdown: bool,
                    timeout: float | None = FILE_TIMEOUT_S, skipped: list[files.Source] | None = None
                    ) -> tuple[list[files.Loaded], list[Result], list[Script | None]]:
@@ -148,14 +154,11 @@ def convert_inputs(inputs: files.Inputs, options: Options, jobs: int, verbose: b
     `skipped`: where given, inputs that run past `timeout` are reported (one line each), left out
     of the lists returned and added to it, so that the others are still written, as long as no
     input failed otherwise; the caller exits 2 at the end."""
-    from ddpify.inputs import notebook
-
     loaded, scripts, errors = [], [], []
     for source in inputs.sources:
         try:
             load = files.read(source)
-            script = (notebook.to_script(source.name, load.data, markdown)
-                      if notebook.is_notebook(source.name) else None)
+            script = _notebook_script(source.name, load.data, markdown) if files.is_notebook(source.name) else None
         except files.InputError as exc:
             errors.append(str(exc))
             continue

@@ -26,6 +26,12 @@ RUNTIME_NAME = "ddpify_runtime.py"
 SKIPPED_DIRS = frozenset({"__pycache__", ".venv"})  # hidden directories are skipped too
 
 
+def is_notebook(name: str) -> bool:
+    """A Jupyter notebook, by its name (ddpify.inputs.notebook reads it; asked here, so that a
+    script's conversion does not import that module)."""
+    return name.endswith(".ipynb")
+
+
 class InputError(Exception):
     """A problem with the user's inputs or outputs (exit 2). `str()` is one line."""
 

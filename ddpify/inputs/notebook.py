@@ -25,7 +25,6 @@ from ddpify.inputs.files import InputError
 from ddpify.syntax.parse import one_line, python_compile
 from ddpify.output.report import CHANGE, WARNING, Change
 
-SUFFIX = ".ipynb"
 REWRITE = "notebook"  # the name on the records of this translation
 TODO = "# TODO(ddpify):"
 
@@ -79,10 +78,6 @@ class Script:
                     return self.locate(i1 + line - j1)
                 return self.locate(i1 + min(line - j1, i2 - i1) if tag == "replace" else max(i1, 1))
         return self.locate(line)
-
-
-def is_notebook(name: str) -> bool:
-    return name.endswith(SUFFIX)
 
 
 def to_script(name: str, data: bytes, markdown: bool = False) -> Script:
