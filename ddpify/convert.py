@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import libcst as cst
 
@@ -16,7 +17,7 @@ from ddpify.analysis.result import Analysis, analyse
 from ddpify.options import Options
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.parse import parse_module
-from ddpify.inputs.program import Program
+from ddpify.inputs.program import Part, Program
 from ddpify.output.report import CHANGE, NOTE, Change
 from ddpify.rewrites import Rewrite, select
 
@@ -109,7 +110,7 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
                 compile(code, str(part.rel), "exec")
         except Exception as exc:
             raise RewriteError("ddpify", f"{part.rel}: {type(exc).__name__}: {exc}") from exc
-        changes = edits.changes(part.module, lambda n, part=part: program.part_of(n, facts.parents) is part)
+        changes = edits.changes(part.module, partial(_in_part, program, facts.parents, part))
         results[part.rel] = Result(part.data, part.data if code is None else code.encode(part.module.encoding),
                                    changes, part.module.encoding)
     main = results.pop(entry.rel)
@@ -131,6 +132,11 @@ def plan_program(program: Program, options: Options = Options()
         _run(*selected(options), analysis, edits)
         _shared_conflicts(program, analysis.facts, edits)
     return analysis, edits, gate
+
+
+def _in_part(program: Program, parents: dict[cst.CSTNode, cst.CSTNode], part: Part, node: cst.CSTNode) -> bool:
+    """Is `node` of the merged module in `part` of `program`?"""
+    return program.part_of(node, parents) is part
 
 
 def _shared_conflicts(program: Program, facts: Facts, edits: edit_set.Edits) -> None:

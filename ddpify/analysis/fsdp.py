@@ -68,7 +68,7 @@ def _movable(facts: Facts, stmt: cst.CSTNode, model: Model) -> list[cst.CSTNode]
 
 def _bound(stmt: cst.CSTNode) -> set[str]:
     """The names (and `self.x` attributes) a simple statement assigns."""
-    return {dotted(t.target) for t in mt.findall(stmt, cst.AssignTarget) if dotted(t.target)}
+    return {name for t in mt.findall(stmt, cst.AssignTarget) if (name := dotted(t.target))}
 
 
 SHARDED_OK = {"load_state_dict", "train", "eval", "parameters", "named_parameters"}
@@ -138,7 +138,7 @@ def gather(facts: Facts, models: Models, refs: dict[Ref, Model], call: cst.Call)
     """The collective that replaces `call`, as code, or None: `model.state_dict()` ->
     `full_state_dict(model)`, `optimizer.state_dict()` -> `full_optimizer_state_dict(model,
     optimizer)` for an optimizer over a sharded model whose name is known here."""
-    if not mt.is_method_call(call, "state_dict") or call.args:
+    if not mt.is_method_call(call, "state_dict") or call.args or not isinstance(call.func, cst.Attribute):
         return None
     receiver = call.func.value
     model = sharded_name(facts, models, refs, receiver)
@@ -154,9 +154,10 @@ def collectives(facts: Facts, models: Models, refs: dict[Ref, Model]) -> list[cs
     state dicts of sharded models and their optimizers (gathered, or loaded after the sharding)."""
     found = []
     for call in facts.calls:
-        if sharded_forward(facts, models, refs, call) or gather(facts, models, refs, call) or \
-                mt.is_method_call(call, "load_state_dict") and (sharded_name(facts, models, refs, call.func.value)
-                                                                or optimizer_models(facts, models, call.func.value)):
+        loaded = call.func.value if mt.is_method_call(call, "load_state_dict") and isinstance(
+            call.func, cst.Attribute) else None
+        if sharded_forward(facts, models, refs, call) or gather(facts, models, refs, call) or loaded is not None and (
+                sharded_name(facts, models, refs, loaded) or optimizer_models(facts, models, loaded)):
             found.append(call)
     return found
 
@@ -198,7 +199,7 @@ def _containers(facts: Facts, cls: cst.ClassDef, prefix: str, depth: int = 2) ->
         kind = CONTAINERS.get(facts.qualify(value.func) or "")
         if kind is not None:
             found.append(f"`{path}` ({kind})")
-        elif depth and dotted(value.func) in facts.classes and forward.is_module_class(
-                facts, facts.classes[dotted(value.func)]):
-            found += _containers(facts, facts.classes[dotted(value.func)], path, depth - 1)
+        elif depth and (inner := facts.classes.get(dotted(value.func) or "")) is not None and \
+                forward.is_module_class(facts, inner):
+            found += _containers(facts, inner, path, depth - 1)
     return found

@@ -56,7 +56,7 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
     seen: set[str] = set()
     for call in facts.calls:
         name = dotted(call.func)
-        qualified = facts.qualify(call.func) or name
+        qualified = facts.qualify(call.func) or name or ""
         if qualified in DYNAMIC and call not in program.by_name:  # (`program` read what it may load)
             yield facts.statement(call), (f"`{facts.code(call)}` loads code by name, which ddpify does not "
                                           "follow: training code it loads is neither checked nor converted")
@@ -82,7 +82,7 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
             continue
         what = ", ".join(f"`{h}`" for h in handed)
         callee = facts.code(call.func)
-        if method:  # `fitter.fit(model, loader)`, `fitter` built by `pkg.Fitter(...)`, outside the project
+        if method and isinstance(call.func, cst.Attribute):  # `fitter.fit(model, loader)`, `fitter` built by `pkg.Fitter(...)`, outside the project
             maker = _built_outside(facts, call.func.value, local)
             if maker is not None:
                 yield facts.statement(call), (f"`{callee}(...)` is a method of an object built by `{maker}(...)`, "
@@ -107,7 +107,7 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
             "read, or by name): no model is wrapped in DistributedDataParallel")
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
 
-    def traced(loop) -> bool:
+    def traced(loop: cst.For) -> bool:
         return bool(loaders_of(facts, loop.iter, loader_calls))
 
     for loop in facts.batch_loops():

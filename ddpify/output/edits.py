@@ -10,7 +10,7 @@ an edited statement is never lost.
 from __future__ import annotations
 
 from collections import ChainMap, defaultdict
-from typing import Callable, Iterable, NamedTuple
+from typing import Callable, Iterable, NamedTuple, TypeVar
 
 import libcst as cst
 
@@ -20,6 +20,7 @@ from ddpify.syntax.names import dotted
 from ddpify.output.report import CHANGE, WARNING, Change
 
 NodeFn = Callable[[cst.CSTNode], cst.CSTNode]
+N = TypeVar("N", bound=cst.CSTNode)
 
 
 class Record(NamedTuple):
@@ -89,7 +90,7 @@ class Edits:
             self.comments[stmt].append(message)
 
     # edits ------------------------------------------------------------------------------------
-    def replace(self, node: cst.CSTNode, fn: NodeFn, message: str | None = None, *, needs_group: bool = False
+    def replace(self, node: N, fn: Callable[[N], cst.CSTNode], message: str | None = None, *, needs_group: bool = False
                 ) -> None:
         self.replacements[node].append(fn)
         if message:

@@ -77,7 +77,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         return  # no DDP, no collective to wait in
     loops = _training_loops(facts, analysis.loaders)
     tests = [lp.test for lp in facts.loops if lp in loops and isinstance(lp, cst.While)]
-    for exit_ in [*facts.breaks, *facts.continues, *facts.returns]:
+    exits: list[cst.Break | cst.Continue | cst.Return] = [*facts.breaks, *facts.continues, *facts.returns]
+    for exit_ in exits:
         left = _loop_left(facts, exit_, loops)
         if left is not None:
             tests += [anc.test for anc in _between(facts, exit_, left) if isinstance(anc, cst.If)]

@@ -44,9 +44,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
     done: set[str] = set()
     for call in mt.parse_args_calls(facts):
-        parser, stmt = _parser(facts, call)
-        if parser is None or parser in done:
+        found = _parser(facts, call)
+        if found is None or found[0] in done:
             continue
+        parser, stmt = found
         done.add(parser)
         known = _known_flags(facts, parser)
         if not known:
@@ -59,26 +60,27 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.record(stmt, f"`{parser}` accepts --local-rank/--local_rank (passed by torch.distributed.launch)")
 
 
-def _parser(facts: Facts, call: cst.Call) -> tuple[str | None, cst.CSTNode | None]:
+def _parser(facts: Facts, call: cst.Call) -> tuple[str, cst.CSTNode] | None:
     """The parser's name, and the statement before which it still exists: `parser.parse_args()`,
     or `get_parser().parse_args()` where the helper ends with `return parser`."""
-    receiver = call.func.value
-    if dotted(receiver) is not None:
-        return dotted(receiver), facts.statement(call)
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    name = dotted(receiver) if receiver is not None else None
+    if name is not None:
+        return name, facts.statement(call)
     if isinstance(receiver, cst.Call):
         for func in facts.user_functions(receiver):
             for ret in facts.returns:
                 if facts.scope(ret) is func and isinstance(ret.value, cst.Name):
                     return ret.value.value, facts.statement(ret)
-    return None, None
+    return None
 
 
 def _known_flags(facts: Facts, parser: str) -> set[str]:
     """The spellings of the launcher argument the parser already defines."""
-    known = set()
+    known: set[str] = set()
     for call in facts.calls:
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument" \
                 and dotted(call.func.value) == parser:
-            known |= {a.value.evaluated_value for a in call.args
-                      if a.keyword is None and isinstance(a.value, cst.SimpleString)}
+            known |= {flag for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)
+                      and isinstance(flag := a.value.evaluated_value, str)}
     return known & {"--local-rank", "--local_rank"}

@@ -43,11 +43,10 @@ STALE_WHY = "it named GPU 0, which this line no longer means"
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
-    edited = []
+    edited: list[cst.CSTNode] = []
     for string in facts.strings:
         if string.value[1:-1] == "cuda:0" and not _in_message(facts, string):
-            quote = string.value[0]
-            edits.replace(string, lambda node, q=quote: node.with_changes(value=f"{q}cuda{q}"),
+            edits.replace(string, lambda node: node.with_changes(value=f"{node.value[0]}cuda{node.value[0]}"),
                           '"cuda:0" -> "cuda": the current device, set to this process\'s GPU')
             edited.append(string)
     for call in facts.calls:

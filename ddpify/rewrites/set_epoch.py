@@ -23,6 +23,7 @@ A sharded loader that no epoch loop re-iterates gets a TODO.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -48,7 +49,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         body = loop.body.body
         edits.insert_before(body[0], *[f"set_epoch({loader}, {entry.epoch})\n" for loader in entry.loaders])
         for built in entry.built:
-            edits.replace(built, lambda node, epoch=entry.epoch: _with_epoch(node, epoch))
+            edits.replace(built, partial(_with_epoch, epoch=entry.epoch))
         for built in entry.unreached:
             edits.todo(loop, f"this loop iterates a loader built once, before it (`{facts.code(built)}`), that no "
                        f"name holds: bind it to a name and call set_epoch(name, {entry.epoch}) here, or every "

@@ -35,6 +35,7 @@ parameters are gathered from the shards), so every process runs every batch.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -64,7 +65,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             continue
         forwards = entry.forwards if wrapped else []  # a model the user keeps unwrapped runs as it is
         models = [cst.parse_expression(m) for m in dict.fromkeys(facts.code(c.func) for c, _ in forwards)]
-        edits.replace(entry.loader, lambda node, models=models: build.call("shard_eval", node, *models))
+        edits.replace(entry.loader, partial(_shard_eval, models))
         edits.add_import("ddpify_runtime", "shard_eval")
         lines = []
         if entry.sums:
@@ -81,8 +82,13 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                      f"(shard_eval); after the loop {' and '.join(reduced)}")
         for call, holds in forwards:
             model = facts.code(call.func)
-            edits.replace(call.func, lambda node, holds=holds: build.bare_model(edits, node, holds is WRAPPER),
+            edits.replace(call.func, partial(build.bare_model, edits, proven=holds is WRAPPER),
                           f"`{model}(...)` in evaluation runs the bare module: no collective inside the loop")
+
+
+def _shard_eval(models: list[cst.BaseExpression], loader: cst.BaseExpression) -> cst.Call:
+    """`test_loader` -> `shard_eval(test_loader, model)`."""
+    return build.call("shard_eval", loader, *models)
 
 
 def _names(names: list[str]) -> str:

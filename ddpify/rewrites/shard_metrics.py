@@ -35,8 +35,8 @@ SUMMARY = "flag metrics summed over one shard but divided by the full dataset si
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
     for loop in analysis.loaders.sharded_loops:
-        sums = {node.target.value for node in mt.findall(
-            loop.body, cst.AugAssign, lambda a: isinstance(a.target, cst.Name) and isinstance(a.operator, cst.AddAssign))}
+        sums = {node.target.value for node in mt.findall(loop.body, cst.AugAssign)
+                if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign)}
         if not sums:
             continue
         scope = facts.scope(loop)

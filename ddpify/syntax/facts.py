@@ -549,7 +549,7 @@ class Facts:
     def optimizers(self) -> list[cst.Call]:
         return [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c)]
 
-    def batch_loops(self) -> list[cst.For | cst.While]:
+    def batch_loops(self) -> list[cst.For]:
         """Innermost loops over data that train: `for x, y in loader:` with a backward in reach."""
         loops = [lp for lp in self.loops if isinstance(lp, cst.For) and not mt.is_counting(lp.iter)
                  and self.trains(lp)]
