@@ -57,6 +57,9 @@ def spelled(facts: Facts, sites) -> set[str]:
     ("G = Net()\nD = nn.Linear(1, 1)\nfor net in [G, D]:\n    pass\n", "net", {"Net()", "nn.Linear(1, 1)"}),
     ("m = Net()\nm, o = torch.load('f.pt', weights_only=False)\n", "m",
      {"Net()", "torch.load('f.pt', weights_only=False)"}),  # a whole-object reload is another object
+    ("class T:\n    def __init__(self, *args, **kwargs):\n        self.model = kwargs['model'].to('cpu')\n"
+     "        self.opt = kwargs.get('optimizer')\n    def run(self):\n        return self.model\n"
+     "m = Net()\nT(model=m, optimizer=1)\n", "self.model", {"Net()"}),  # a `**kwargs` item: the callers' `model=`
 ])
 def test_values_follow_objects(source, expr, made):
     facts, flow = core(source)
@@ -67,6 +70,8 @@ def test_values_follow_objects(source, expr, made):
     ("class Data:\n    def __init__(self):\n        self.trainloader = DataLoader([1, 2])\n"
      "class Other:\n    pass\nd = Other()\nx = d.trainloader\n", "d.trainloader"),  # another class's instance
     ("m = unknown_factory()\nx = m.encoder\n", "m.encoder"),  # not a class of the program
+    ("class T:\n    def __init__(self, cfg, **kwargs):\n        self.model = cfg['model']\n"
+     "    def run(self):\n        return self.model\nT({}, model=Net())\n", "self.model"),  # an item of another dict
 ])
 def test_values_near_misses(source, expr):
     facts, flow = core(source)

@@ -8,7 +8,8 @@ gives the sites `expr` may hold, following
 - names and `self.x` through every assignment (tuple unpacking and stores by item included);
 - `obj.x` on an instance of a class of the program: the class's `self.x`
   (`data.trainloader`, with `data = DataModule(...)` in another module);
-- calls of the program's functions to what they return, arguments to parameters (bound
+- calls of the program's functions to what they return, arguments to parameters (and to
+  `kwargs["model"]` of a `**kwargs` parameter: the callers' `model=`) (bound
   methods, `__call__` of instances and base classes' methods as `Facts.user_functions` resolves
   them), `with cm as x` to `cm`;
 - calls that hand back the object they are given: `model.to(device)`, `.cuda()`, `.train()`,
@@ -80,6 +81,9 @@ class Objects:
 
     def _compute(self, expr: cst.BaseExpression) -> Sites:
         f = self.facts
+        passed = f.keyword_arguments(expr)  # `kwargs["model"]`: what the callers pass as `model=`
+        if passed is not None:
+            return Sites().union(*(self.values(a) for a in passed))
         if isinstance(expr, cst.Attribute) and dotted(expr.value) != "self":
             held = self._attribute(expr)
             if held:
@@ -181,6 +185,9 @@ class Objects:
 
     def _expr_names(self, expr: cst.BaseExpression) -> frozenset[Ref]:
         f = self.facts
+        passed = f.keyword_arguments(expr)
+        if passed is not None:
+            return frozenset().union(*(self._memo_names(a) for a in passed))
         if isinstance(expr, (cst.Name, cst.Attribute)) and dotted(expr):
             ref = f.ref(expr)
             return frozenset() if ref is None else frozenset({ref}) | self._memo_names(ref)

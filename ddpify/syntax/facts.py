@@ -380,6 +380,26 @@ class Facts:
                     index[self.ref(element.value, stmt)].append((value, i))
         return index
 
+    def keyword_arguments(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        """`kwargs["model"]` (or `kwargs.get("model")`, `kwargs.pop("model")`) where `kwargs` is the
+        function's `**` parameter: what its callers pass by that keyword (`Trainer(model=model)`);
+        None for any other expression."""
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            key, holder = expr.slice[0].slice.value, expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+                expr.func.attr.value in ("get", "pop") and expr.args:
+            key, holder = expr.args[0].value, expr.func.value
+        else:
+            return None
+        func = self.scope(expr)
+        star = func.params.star_kwarg if isinstance(func, cst.FunctionDef) else None
+        if not isinstance(key, cst.SimpleString) or not isinstance(holder, cst.Name) or \
+                not isinstance(star, cst.Param) or star.name.value != holder.value:
+            return None
+        name = key.evaluated_value
+        return [a.value for call in self.call_sites(func) for a in call.args
+                if a.keyword is not None and a.keyword.value == name]
+
     def argument_for(self, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
         """The expression a call passes for `param` of `func`."""
         names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]

@@ -455,3 +455,30 @@ def test_it_runs_with_wrap_model_which_it_requires():
     assert only(NAME, code).endswith("torch.save(model.module.state_dict(), 'm.pt')\nprint(model.module.weight, model.training)\n")
     assert convert(code, Options(skip=frozenset({"wrap-model"}))).code == \
         convert(code, Options(skip=frozenset({"wrap-model", NAME, "accumulate-no-sync"}))).code
+
+
+def test_a_model_handed_to_a_trainer_through_kwargs_is_saved_through_module():
+    """`self.model = kwargs['model']` held the wrapper the script made, unseen: its state_dict was
+    saved with `module.` keys (the fresh sweep's SimCLR trainer class)."""
+    code = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, *args, **kwargs):
+        self.model = kwargs['model'].to('cpu')
+        self.optimizer = kwargs['optimizer']
+
+    def train(self, xs):
+        for x in xs:
+            self.optimizer.zero_grad()
+            self.model(x).sum().backward()
+            self.optimizer.step()
+        torch.save({'state_dict': self.model.state_dict()}, 'm.pt')
+
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+Trainer(model=model, optimizer=optimizer).train([torch.randn(4, 2)])
+"""
+    assert "torch.save({'state_dict': self.model.module.state_dict()}, 'm.pt')" in only(NAME, code)
