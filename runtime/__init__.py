@@ -30,8 +30,9 @@ With more than one process the runtime keeps the script's single-process meaning
   ``ddpify convert --find-unused-parameters``.
 * Self-check (``DDPIFY_VERIFY``): during the first training steps the runtime checks that every
   stepped parameter is in DDP or FSDP, that training loaders are sharded and reshuffled, that the
-  processes' parameters agree after the 2nd step and that their batch counts do; then its hooks
-  go. The main process prints one block per finding time, at the user's lines. A process waiting
+  processes' parameters agree after the 2nd step (exchanged through the store, a bounded wait:
+  a process that never gets there is a finding, not a hang) and that their batch counts do; then
+  its hooks go. The main process prints one block per finding time, at the user's lines. A process waiting
   in a runtime collective for nearly the timeout makes every process print where it is.
 
 Stdlib and torch only, one file with no relative imports: it can be copied next to a converted
@@ -195,6 +196,7 @@ class _State:
         self.eval_splits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # shard_eval's copies
         # self-check
         self.self_check: Any = None  # the installed _SelfCheck, while any of its hooks is in place
+        self.installs = 0  # self-checks installed so far: names their exchanges in the store
         self.watchdog: Any = None
         self.waiting: Any = None  # (what, (file, line), since): this process waits in a runtime collective
         self.shown: "dict[str, str]" = {}  # file name -> as a finding or a hang report shows it
@@ -1233,18 +1235,21 @@ def _gather_tensors(items: List[torch.Tensor], shapes: List[List[Any]]) -> List[
 # With more than one process (or ``DDPIFY_VERIFY=1``), ``init_distributed_mode()`` installs hooks
 # that watch the first training steps for the mistakes that train on quietly wrong: parameters
 # stepped outside DDP/FSDP, a training loader every process reads whole, the same order in two
-# training passes, parameters that differ between processes after the 2nd step. Then the per-step
-# hooks remove themselves. The main process prints one block per moment of finding (a fixed header,
+# training passes, parameters that differ between processes after the 2nd step (exchanged through
+# the store with a bounded wait, ``_SelfCheck.exchange``: a process that never steps there is a
+# finding, never a hang). Then the per-step hooks remove themselves. The main process prints one block per moment of finding (a fixed header,
 # one ``file:line: check: what; way out`` line each) and, where ``DDPIFY_VERIFY_JSON`` names a
 # file, writes every finding so far there as JSON. ``DDPIFY_VERIFY=strict`` raises
 # ``SelfCheckError`` after the block. A hang names where each process waits (``_Watchdog``).
-# docs/runtime.md#self-check and docs/decisions/0010-runtime-self-check.md say why and what not.
+# docs/runtime.md#self-check and docs/decisions/0010-runtime-self-check.md (and 0031) say why
+# and what not.
 
 VERIFY_HEADER = "ddpify self-check: {} problem(s) found"
 VERIFY_DOCS = "docs/runtime.md#self-check"
 HANG_PREFIX = "ddpify hang:"
 SHOWN_NAMES = 4  # parameter names shown per finding, then "(+N more)"
 CHECKED_STEPS = 50  # the per-step checks end here at the latest (an optimizer that never steps)
+EXCHANGE_WAIT_S = 30.0  # the longest wait for another process's checksums (less with a short DDPIFY_TIMEOUT)
 
 
 class SelfCheckError(RuntimeError):
@@ -1294,7 +1299,7 @@ def _install_self_check(mode: str, timeout: float) -> None:
     with more than one process, the hang watchdog."""
     if mode == "off":
         return
-    _STATE.self_check = _SelfCheck(strict=mode == "strict")
+    _STATE.self_check = _SelfCheck(strict=mode == "strict", wait=min(EXCHANGE_WAIT_S, timeout / 20))
     _STATE.self_check.install()
     if get_world_size() > 1 and _STATE.watchdog is None:
         _STATE.watchdog = _Watchdog.start(timeout)
@@ -1466,10 +1471,12 @@ def _names(names: List[str]) -> str:
 
 @dataclass
 class _Stepped:
-    """An optimizer the checks have seen step: where it was built, the parameters it stepped."""
+    """An optimizer the checks have seen step: where it was built, the parameters it stepped, the
+    name of its exchange (``_SelfCheck.exchange``)."""
 
     site: "tuple[str, int]"
     params: List[torch.Tensor]
+    key: str
     count: int = 0
 
 
@@ -1479,8 +1486,12 @@ class _SelfCheck:
     stepped twice; per-pass hooks (a loader's construction and ``iter()``) once every sharded
     training loader has started its second pass. Nothing stays after both."""
 
-    def __init__(self, strict: bool) -> None:
+    def __init__(self, strict: bool, wait: float = EXCHANGE_WAIT_S) -> None:
         self.strict = strict
+        self.wait = wait  # seconds the 2nd step waits for the other processes' checksums
+        self.prefix = ""  # of this installation's keys in the store
+        self.keys: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # optimizer -> exchange name
+        self.built: "dict[tuple[str, int], int]" = {}  # optimizer site -> optimizers built there
         self.reported: List[_Finding] = []
         self.pending: List[_Finding] = []
         self.sites: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # optimizer/loader -> site
@@ -1495,6 +1506,8 @@ class _SelfCheck:
 
     def install(self) -> None:
         from torch.utils.data.dataloader import _BaseDataLoaderIter
+        _STATE.installs += 1  # every process installs as often: the same prefix everywhere
+        self.prefix = f"ddpify/verify/{_STATE.installs}/"
         check = self
 
         def loader_init(original: Any) -> Any:
@@ -1520,7 +1533,9 @@ class _SelfCheck:
         def optimizer_init(original: Any) -> Any:
             def __init__(optimizer: Any, *args: Any, **kwargs: Any) -> None:
                 original(optimizer, *args, **kwargs)
-                _remember(check.sites, optimizer, _site())
+                site = _site()
+                _remember(check.sites, optimizer, site)
+                _remember(check.keys, optimizer, check.exchange_key(site))
                 with contextlib.suppress(TypeError):
                     check.optimizers.add(optimizer)
             return __init__
@@ -1616,7 +1631,8 @@ class _SelfCheck:
         if optimizer in self.stepped:
             return
         params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
-        record = _Stepped(self.sites.get(optimizer) or _site(), params)
+        site = self.sites.get(optimizer) or _site()
+        record = _Stepped(site, params, self.keys.get(optimizer) or self.exchange_key(site))
         _remember(self.stepped, optimizer, record)
         synced = {id(p) for model in self.wrapped for p in model.module.parameters()}
         loose = [p for p in params if id(p) not in synced and not _synchronised_elsewhere(p)]
@@ -1658,19 +1674,55 @@ class _SelfCheck:
                                or self.steps >= CHECKED_STEPS):
             self.end_steps()
 
+    def exchange_key(self, site: "tuple[str, int]") -> str:
+        """The name of an optimizer's exchange: its site and how many were built there before it
+        (the same on every process that builds the same optimizers, whichever of them step)."""
+        number = self.built[site] = self.built.get(site, -1) + 1
+        return f"{site[0]}:{site[1]}#{number}"
+
+    def exchange(self, key: str, payload: Any) -> "tuple[List[Any], List[int]]":
+        """Every process's ``payload`` for ``key``, through the process group's store, not a
+        collective: this process sets its own, then waits at most ``self.wait`` seconds for the
+        others'. Returns the payloads there (rank order) and the ranks whose payload is not (a
+        process that never steps this optimizer twice cannot make the others wait longer).
+        Without a store (torch's private accessor gone), this process's payload alone."""
+        import pickle
+        import time
+        world, rank = get_world_size(), get_rank()
+        store = _default_store() if world > 1 else None
+        if store is None:
+            return [payload], []
+        keys = [f"{self.prefix}{key}/{r}" for r in range(world)]
+        store.set(keys[rank], pickle.dumps(payload))
+        deadline, pause = time.monotonic() + self.wait, 0.001
+        while not store.check(keys) and time.monotonic() < deadline:  # store.wait would warn in C++
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
+        here = [r for r in range(world) if store.check([keys[r]])]
+        parts = [payload if r == rank else pickle.loads(store.get(keys[r])) for r in here]
+        return parts, [r for r in range(world) if r not in here]
+
     def compare(self, record: _Stepped) -> None:
-        """After an optimizer's 2nd step: one all_gather of every process's findings so far and
-        the checksums of the parameters it steps; report the findings and any parameter whose
-        checksum differs between processes."""
+        """After an optimizer's 2nd step: exchange every process's findings so far and the
+        checksums of the parameters it steps (``exchange``); report the findings, any parameter
+        whose checksum differs between processes, and the processes that did not reach this
+        step in time."""
         params = [p for p in record.params if not _synchronised_elsewhere(p)]
         sums = torch.stack([_checksum(p).cpu() for p in params]).tolist() if params else []
-        parts: List[Any] = [(self.pending, sums, self.lengths)]
-        if get_world_size() > 1:
-            parts = [None] * get_world_size()
-            with _waiting("the self-check's all_gather"):
-                dist.all_gather_object(parts, (self.pending, sums, self.lengths))
+        parts, missing = self.exchange(record.key, (self.pending, sums, self.lengths))
+        parts = [part for part in parts if len(part[1]) == len(sums)]  # the same parameters
         self.pending = []
         findings = _merge([part[0] for part in parts])
+        if missing:
+            file, line = _site()
+            who = ", ".join(map(str, missing))
+            findings.append(_Finding(
+                "missing-step", file, line,
+                f"process(es) {who} did not reach this optimizer's 2nd step within {self.wait:g} s of "
+                f"process {get_rank()}: it steps on some processes only (under a rank test, or a "
+                f"condition that differs between processes), so their parameters differ; they were "
+                f"not compared", "a manual change: step the optimizer on every process at the same "
+                "steps (a condition that may differ between processes goes through agree_on(flag))"))
         for where in set.intersection(*(set(part[2]) for part in parts)):
             counts = [part[2][where] for part in parts]
             if len(set(counts)) > 1:
@@ -1693,7 +1745,8 @@ class _SelfCheck:
                 "a manual change: change the weights only by the optimizer's step on the gradients "
                 "DDP averages, or alike on every process (noise from a torch.Generator seeded the "
                 "same everywhere, no update that depends on the rank)"))
-        self.report(findings)
+        here = [r for r in range(get_world_size()) if r not in missing]
+        self.report(findings, speaker=get_rank() == here[0])
 
     # -- ending
 
@@ -1729,15 +1782,16 @@ class _SelfCheck:
         self.remove()
         self.report(pending)
 
-    def report(self, findings: List[_Finding]) -> None:
-        """The main process prints the new findings as one block (and writes every finding so far
-        to ``DDPIFY_VERIFY_JSON``); under strict every process that has them raises."""
+    def report(self, findings: List[_Finding], speaker: Optional[bool] = None) -> None:
+        """The ``speaker`` (by default the main process; the first process that knows, where the
+        main process missed an exchange) prints the new findings as one block and writes every
+        finding so far to ``DDPIFY_VERIFY_JSON``; under strict every process that has them raises."""
         findings = [f for f in _merge([findings]) if f not in self.reported]
         if not findings:
             return
         self.reported.extend(findings)
         text = "\n".join([VERIFY_HEADER.format(len(findings)), *map(str, findings)])
-        if is_main_process():
+        if is_main_process() if speaker is None else speaker:
             _BUILTIN_PRINT(text, file=sys.stderr, flush=True)
             path = os.environ.get("DDPIFY_VERIFY_JSON")
             if path:
@@ -1767,6 +1821,14 @@ def _merge(per_process: List[List[_Finding]]) -> List[_Finding]:
             if finding not in merged:
                 merged.append(finding)
     return merged
+
+
+def _default_store() -> Any:
+    """The process group's key-value store (torch's private ``_get_default_store``), or None."""
+    try:
+        return dist.distributed_c10d._get_default_store()
+    except (AttributeError, ValueError, RuntimeError):
+        return None
 
 
 # Hangs
@@ -1800,9 +1862,8 @@ class _Watchdog:
     @classmethod
     def start(cls, timeout: float) -> Any:
         import threading
-        try:
-            store = dist.distributed_c10d._get_default_store()
-        except (AttributeError, ValueError, RuntimeError):
+        store = _default_store()
+        if store is None:
             return None
         watchdog = cls(timeout, store)
         threading.Thread(target=watchdog.run, name="ddpify-hang-watchdog", daemon=True).start()

@@ -211,6 +211,44 @@ def test_strict_raises_the_block_and_removes_every_hook(check, capsys):
     assert rt._STATE.self_check is None
 
 
+@pytest.fixture
+def rank0_of_2_with_a_store(monkeypatch):
+    """Rank 0 of 2, exchanging through an in-memory store that the test fills for rank 1."""
+    store = torch.distributed.HashStore()
+    monkeypatch.setattr(rt, "_default_store", lambda: store)
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    return store
+
+
+def test_a_process_that_never_reaches_the_2nd_step_is_a_finding_after_a_bounded_wait(check, capsys, rank0_of_2_with_a_store):
+    waiting = check()
+    waiting.wait = 0.2  # rank 1 never sets its checksums
+    run(waiting, passes=1)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ddpify self-check: 2 problem(s) found"
+    assert err[1].startswith(f"train.py:{line_of('optimizer = ')}: unwrapped-parameters: ")
+    assert err[2].startswith(f"train.py:{line_of('optimizer.step()')}: missing-step: process(es) 1 did not "
+                             "reach this optimizer's 2nd step within 0.2 s of process 0: ")
+    assert "a manual change: step the optimizer on every process" in err[2] and len(err) == 3
+
+
+def test_the_checksums_of_another_process_come_from_the_store(check, capsys, rank0_of_2_with_a_store):
+    import pickle
+
+    model = torch.nn.Linear(4, 1)
+    comparing = check()
+    comparing.prefix = "ddpify/verify/test/"
+    record = rt._Stepped(("train.py", 5), list(model.parameters()), comparing.exchange_key(("train.py", 5)))
+    assert record.key == "train.py:5#0" and comparing.exchange_key(("train.py", 5)) == "train.py:5#1"
+    rank1 = ([], [int(rt._checksum(model.weight)), 0], {})  # the same weight, another bias
+    rank0_of_2_with_a_store.set("ddpify/verify/test/train.py:5#0/1", pickle.dumps(rank1))
+    comparing.compare(record)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ddpify self-check: 1 problem(s) found" and len(err) == 2
+    assert err[1].startswith("train.py:5: diverged-parameters: after this optimizer's 2nd step 1 of 2 "
+                             "parameters differ between processes (bias)")
+
+
 def test_a_hang_report_names_the_wait_then_the_users_frames_then_the_libraries():
     report = rt._stack_report(1, ("barrier()", ("train.py", 120), 0.0)).splitlines()
     assert report[0].startswith("ddpify hang: rank 1 waits in barrier() at train.py:120 (")

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler, IterableDataset, Subset, TensorDataset
-from ddpify_runtime import (barrier, device_ids, get_rank, get_world_size, init_distributed_mode,
+from ddpify_runtime import (device_ids, end_epoch, get_rank, get_world_size, init_distributed_mode,
                             set_epoch, shard_loader)
 
 
@@ -58,10 +58,10 @@ for epoch in range(2):
         optimizer.zero_grad()
         loss = F.mse_loss(model({input}), y)
         loss.backward()
-        optimizer.step()
+        {step}
         {after_step}
         total += loss.item()
-    barrier()
+    end_epoch()
     print(f"epoch {{epoch}}: loss {{total:.4f}}")
 '''
 
@@ -72,6 +72,7 @@ CORRECT = dict(
     params="[*model.parameters(), *embed.parameters()]",
     set_epoch="set_epoch(train_loader, epoch)",
     input="embed(x)",
+    step="optimizer.step()",
     after_step="pass",
 )
 
@@ -94,6 +95,8 @@ CASES: Dict[str, tuple] = {
     "uneven-batches": (dict(loader="DataLoader(Subset(train_set, range(0, 20) if get_rank() == 0 else "
                                    "range(20, 32)), batch_size=8, shuffle=True)"),
                        dict(loader=_HALVES)),
+    "missing-step": (dict(step="if get_rank() == 0: optimizer.step()"),
+                     dict(step="if torch.isfinite(loss): optimizer.step()")),
 }
 
 # the check whose name a trigger's finding carries (the iterable case is an unsharded loader)
@@ -102,7 +105,8 @@ CHECK = {name: "unsharded-loader" if name == "unsharded-iterable" else name for 
 # the slot whose line a finding names
 WHERE = {"unwrapped-parameters": "optimizer = ", "unsharded-loader": "train_loader = ",
          "unsharded-iterable": "train_loader = ", "same-order": "train_loader = ",
-         "diverged-parameters": "optimizer = ", "uneven-batches": "train_loader = "}
+         "diverged-parameters": "optimizer = ", "uneven-batches": "train_loader = ",
+         "missing-step": "if get_rank() == 0: "}
 
 
 def slots(name: str) -> dict:
@@ -121,7 +125,7 @@ def program(name: str) -> str:
 def gap_line(name: str) -> int:
     """The 1-based line of ``program(name)`` that its finding names."""
     lines = program(name).splitlines()
-    return next(n for n, line in enumerate(lines, 1) if line.startswith(WHERE[name]))
+    return next(n for n, line in enumerate(lines, 1) if line.lstrip().startswith(WHERE[name]))
 
 
 NAMES = ["correct", *CASES, *(f"{name}-near" for name in CASES)]
