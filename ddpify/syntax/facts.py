@@ -207,11 +207,21 @@ class Facts:
         return self.imports.qualify(node)
 
     def _bound_names(self, func: cst.FunctionDef) -> set[str]:
-        """Names a function binds: parameters, assignment targets and loop targets."""
+        """Names a function binds: parameters, assignment targets and loop targets, but for the
+        names it declares `global` (`model_load()` rebinding the script's `model`)."""
         if func not in self._bound:
             stars = [x.name.value for x in (func.params.star_arg, func.params.star_kwarg) if isinstance(x, cst.Param)]
-            self._bound[func] = {*param_names(func), *stars, *self._assigned_in[func]}
+            self._bound[func] = {*param_names(func), *stars, *self._assigned_in[func]} - self._globals[func]
         return self._bound[func]
+
+    @cached_property
+    def _globals(self) -> dict[Scope, set[str]]:
+        """The names each function declares `global`."""
+        index: dict[Scope, set[str]] = defaultdict(set)
+        for node in self.spans:
+            if type(node) is cst.Global:
+                index[self.scope(node)].update(n.name.value for n in node.names)
+        return index
 
     @cached_property
     def _assigned_in(self) -> dict[Scope, set[str]]:

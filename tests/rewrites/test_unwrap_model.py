@@ -482,3 +482,44 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 Trainer(model=model, optimizer=optimizer).train([torch.randn(4, 2)])
 """
     assert "torch.save({'state_dict': self.model.module.state_dict()}, 'm.pt')" in only(NAME, code)
+
+
+def test_a_model_a_function_rebinds_as_global_may_be_bare_after_it():
+    """`model_load()` declares `global model` and reloads the whole object: the model read
+    afterwards may be the bare one, so its own methods go through unwrap (`model.module.init_hidden`
+    raised AttributeError after the reload, even in one process: awd-lstm-lm, issue 27 class 8)."""
+    code = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def init_hidden(self, n):
+        return torch.zeros(n)
+
+
+def model_load(fn):
+    global model, optimizer
+    model, optimizer = torch.load(fn, weights_only=False)
+
+
+def evaluate():
+    return model.init_hidden(2)
+
+
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model(torch.randn(4, 2)).sum().backward()
+optimizer.step()
+evaluate()
+model_load('m.pt')
+evaluate()
+"""
+    assert "    return unwrap(model).init_hidden(2)" in only(NAME, code)
+    assert "    return model.module.init_hidden(2)" in only(NAME, code.replace("    global model, optimizer\n", ""))
