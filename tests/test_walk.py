@@ -52,3 +52,23 @@ def test_the_walk_reaches_every_syntax_node_and_line_numbers_match_libcst(case):
 
 def _trivia(node: cst.CSTNode) -> bool:
     return any(t.__name__ in TRIVIA for t in type(node).__mro__)
+
+
+KINDS = [cst.Name, cst.Attribute, cst.For, cst.SimpleStatementLine, cst.BaseSmallStatement, cst.BaseExpression,
+         (cst.AssignTarget, cst.AugAssign), (cst.Name, cst.Attribute, cst.Subscript, cst.Call), cst.AsName]
+
+
+@pytest.mark.parametrize("case", ["canonical", "gan_two_models", "amp_accumulation"])
+def test_the_index_of_the_collect_pass_answers_as_a_walk_of_the_subtree(case):
+    """`Facts.findall`, `references` and `variables_in` read the nodes the collect pass indexed by
+    type; for every node of the file they give what walking its subtree gives, in the same order."""
+    module = cst.parse_module((FIXTURES / case / "before.py").read_text())
+    facts = Facts(module)
+    for node in facts.spans:
+        assert [facts.findall(node, kind) for kind in KINDS] == [mt.findall(node, kind) for kind in KINDS]
+        assert facts.variables_in(node) == mt.variables(node)
+        for name in ("model", "self.model", "loader", "x"):
+            assert facts.references(node, name) == mt.references(node, name)
+    built = cst.parse_expression("model(x).y")  # a node of no collected tree: walked
+    assert facts.findall(built, cst.Name) == mt.findall(built, cst.Name)
+    assert facts.references(built, "model") == mt.references(built, "model")

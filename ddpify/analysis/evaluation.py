@@ -176,7 +176,7 @@ def _check_batch_averages(facts, entry: EvalLoop) -> None:
 
 
 def _simple_statements(facts, loop):
-    for stmt in mt.findall(loop.body, cst.SimpleStatementLine):
+    for stmt in facts.findall(loop.body, cst.SimpleStatementLine):
         if facts.scope(stmt) is facts.scope(loop):
             yield from stmt.body
 
@@ -305,7 +305,7 @@ def _counts_samples(facts, expr, loop, depth: int = 2) -> bool:
                 mt.is_call_of(node, "len", "sum") or isinstance(node, cst.Arg) and node.keyword is not None \
                 and node.keyword.value == "reduction" and "sum" in facts.code(node.value):
             return True
-    for name in mt.variables(expr) if depth else ():
+    for name in facts.variables_in(expr) if depth else ():
         ref = facts.ref(name)
         if any(facts.is_inside(s, loop) and _counts_samples(facts, v, loop, depth - 1)
                for _, v, s in facts.writes(ref)):

@@ -66,7 +66,7 @@ def heads(facts: Facts, cls: cst.ClassDef) -> set[int] | None:
             for i, mine in enumerate(used):
                 others = [e for j, e in enumerate(exprs) if j != i]
                 fed = isinstance(value.elements[i].value, cst.Name) and any(
-                    mt.references(e, value.elements[i].value.value) for e in others)
+                    facts.references(e, value.elements[i].value.value) for e in others)
                 if mine - set().union(*used[:i], *used[i + 1:]) and not fed:  # `loss` computed from `logits`
                     found.add(i)
     return found
@@ -83,7 +83,7 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef) -> str | None:
         name = dotted(target)
         if not name or not name.startswith("self.") or name.count(".") != 1 or not _has_parameters(facts, value):
             continue
-        uses = [a for f in reached for a in mt.findall(f, cst.Attribute, lambda a: dotted(a) == name)]
+        uses = [a for f in reached for a in facts.findall(f, cst.Attribute, lambda a: dotted(a) == name)]
         if not uses:
             return f"`{name}` is never used in forward()"
         if all(isinstance(facts.parent(u), cst.Attribute) and facts.parent(u).attr.value in METADATA for u in uses):

@@ -57,9 +57,9 @@ def _movable(facts: Facts, stmt: cst.CSTNode, model: Model) -> list[cst.CSTNode]
         return None
     group, bound = [stmt], _bound(stmt)
     for later in body[body.index(stmt) + 1:body.index(model.anchor) + 1]:
-        if not any(mt.references(later, n) for n in bound):
+        if not any(facts.references(later, n) for n in bound):
             continue
-        if later is model.anchor or mt.references(later, model.name):
+        if later is model.anchor or facts.references(later, model.name):
             return None
         group.append(later)
         bound |= _bound(later)
@@ -77,7 +77,7 @@ SHARDED_OK = {"load_state_dict", "train", "eval", "parameters", "named_parameter
 def _fine_sharded(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     """Does `stmt` use the model only in ways a sharded model supports as they are
     (`model.load_state_dict(...)`, `model.train()`)?"""
-    for use in mt.references(stmt, name):
+    for use in facts.references(stmt, name):
         attr = facts.parent(use)
         if not (isinstance(attr, cst.Attribute) and attr.value is use and attr.attr.value in SHARDED_OK
                 and isinstance(facts.parent(attr), cst.Call)):

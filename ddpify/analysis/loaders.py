@@ -160,7 +160,7 @@ def _slices_by_hand(facts: Facts, loop: cst.For) -> bool:
         return False
     if len(loop.iter.args) < 2 or not facts.trains(loop):
         return False  # `range(0, n, batch_size)` steps through the data; so does slicing by hand
-    return len(loop.iter.args) == 3 or bool(mt.findall(
+    return len(loop.iter.args) == 3 or bool(facts.findall(
         loop.body, cst.Subscript, lambda s: len(s.slice) == 1 and isinstance(s.slice[0].slice, cst.Slice)))
 
 

@@ -137,7 +137,7 @@ def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:
             for i, element in enumerate(target.target.elements):
                 name = element.value
                 unread = isinstance(name, cst.Name) and (
-                    name.value.startswith("_") or len(mt.references(scope, name.value)) == 1)
+                    name.value.startswith("_") or len(facts.references(scope, name.value)) == 1)
                 if unread and (heads is None or i in heads):
                     return True
     return False
@@ -162,7 +162,7 @@ def _trained_names(facts: Facts, untraced: list) -> list[tuple[str, cst.CSTNode,
     if not facts.optimizers:  # plain SGD by hand: `for p in model.parameters(): p.data.add_(p.grad, ...)`
         for loop in facts.loops:
             if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and mt.is_parameters_attr(loop.iter.func) \
-                    and mt.findall(loop.body, cst.Attribute, lambda a: a.attr.value == "grad") \
+                    and facts.findall(loop.body, cst.Attribute, lambda a: a.attr.value == "grad") \
                     and _owner(loop.iter.func.value):
                 found.append((_owner(loop.iter.func.value), loop, False))
     return [f for f in found if f[0]]
@@ -207,7 +207,7 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
             candidates.append((3, stmt, name, dataparallel))
         elif mt.is_device_move(value):
             candidates.append((2, stmt, name, None))
-        elif not _mentions(value, name) and qualified != "torch.compile":
+        elif not _mentions(facts, value, name) and qualified != "torch.compile":
             candidates.append((1, stmt, name, None))
     trained = _trained_refs(facts, key, optimizer) if isinstance(optimizer, cst.Call) else set()
     flow = objects.of(facts)
@@ -240,7 +240,7 @@ def _reaching(facts: Facts, candidates: list, optimizer: cst.CSTNode) -> list:
         return candidates
     loops = [lp for lp in facts.enclosing_loops(optimizer)]
     return [c for c in candidates if facts.scope(c[1]) is not scope or facts.before(c[1], optimizer)
-            or _mentions(_assigned_value(c[1]), c[2]) or any(facts.is_inside(c[1], lp) for lp in loops)]
+            or _mentions(facts, _assigned_value(c[1]), c[2]) or any(facts.is_inside(c[1], lp) for lp in loops)]
 
 
 def _assigned_value(stmt: cst.CSTNode) -> cst.BaseExpression:
@@ -383,7 +383,7 @@ def _setup_in(facts: Facts, stmts: list[cst.CSTNode], name: str):
             break
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             continue  # `def train(model, ...)` defines a function; its parameter is another name
-        if _mentions(stmt, name) and not _neutral(facts, stmt, name):
+        if _mentions(facts, stmt, name) and not _neutral(facts, stmt, name):
             setup.append(stmt)
             anchor = stmt
     return setup, anchor
@@ -437,8 +437,8 @@ def _neutral(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     return expr is not None and mt.is_call_of(expr.value, "print")
 
 
-def _mentions(node: cst.CSTNode, name: str) -> bool:
-    return bool(mt.references(node, name))
+def _mentions(facts: Facts, node: cst.CSTNode, name: str) -> bool:
+    return bool(facts.references(node, name))
 
 
 def wrapped_refs(facts: Facts, wrapped: list[Model]) -> dict[Ref, Model]:
@@ -529,7 +529,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
         if facts.scope(stmt) is not facts.scope(expr) or facts.before(expr, stmt) or _conditional_to(facts, stmt, expr):
             return MAYBE  # rebound somewhere, sometimes: either may be there
         unwraps = dotted(value) == f"{dotted(target)}.module"  # `model = model.module`: the bare model
-        holds = None if unwraps or not mt.references(value, dotted(target)) else MAYBE  # last rebinding wins
+        holds = None if unwraps or not facts.references(value, dotted(target)) else MAYBE  # last rebinding wins
     return holds
 
 

@@ -366,7 +366,7 @@ class Objects:
                 for callee in f.user_functions(call):  # `get_params(model)`
                     for r in f.returned(callee):
                         calls += self._parameters_in(r)
-        for name in mt.findall(node, (cst.Name, cst.Attribute), lambda n: dotted(n) is not None):
+        for name in f.findall(node, (cst.Name, cst.Attribute), lambda n: dotted(n) is not None):
             ref = f.ref(name)
             for source in f.sources(ref) if ref is not None and not isinstance(f.parent(name), cst.Attribute) else ():
                 calls += self._parameters_in(source)

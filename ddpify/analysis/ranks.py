@@ -31,7 +31,7 @@ RANK_VARIABLES = frozenset({"RANK", "LOCAL_RANK", "GROUP_RANK", "NODE_RANK", "SL
 def is_rank_test(facts: Facts, test: cst.CSTNode) -> bool:
     """Does `test` read a value that differs by process: a rank, the main-process question, or
     the launcher's RANK variables, directly or through the assignments it comes from?"""
-    nodes: list[cst.CSTNode] = mt.findall(test, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
+    nodes: list[cst.CSTNode] = facts.findall(test, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
     return any(is_rank_value(facts, node) for node in nodes)
 
 
@@ -46,7 +46,7 @@ def is_rank_value(facts: Facts, expr: cst.CSTNode) -> bool:
     if not isinstance(expr, cst.Name) or facts.ref(expr) is None:
         return False
     def direct_in(origin: cst.CSTNode) -> bool:
-        found: list[cst.CSTNode] = mt.findall(origin, (cst.Call, cst.Subscript))
+        found: list[cst.CSTNode] = facts.findall(origin, (cst.Call, cst.Subscript))
         return any(_direct(facts, n) for n in found)
     return any(o is not expr and direct_in(o) for o in facts.origins(expr))
 

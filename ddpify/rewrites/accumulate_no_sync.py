@@ -191,10 +191,10 @@ def _uses_gradients(facts: Facts, node: cst.CSTNode, skip: cst.CSTNode, depth: i
     def counts(n: cst.CSTNode) -> bool:
         return facts.is_inside(n, node) and not facts.is_inside(n, skip)
 
-    if any(a.attr.value == "grad" and counts(a) for a in facts.attributes):
+    if any(a.attr.value == "grad" and counts(a) for a in facts.findall(node, cst.Attribute)):
         return True
     params = _parameter_names(facts, node)
-    if any(isinstance(s, cst.AugAssign) and counts(s) and _is_parameter(t, params) for t, _, s in facts.assigns):
+    if any(counts(s) and _is_parameter(s.target, params) for s in facts.findall(node, cst.AugAssign)):
         return True
     for call in facts.calls_in(node):
         if not counts(call):
@@ -230,7 +230,7 @@ def _is_scheduler(facts: Facts, receiver: cst.BaseExpression) -> bool:
 
 def _parameter_names(facts: Facts, node: cst.CSTNode) -> set[str]:
     """Names `node` binds to parameters: `for p in model.parameters():`."""
-    loops = mt.findall(node, cst.For, lambda lp: isinstance(lp.iter, cst.Call) and mt.is_parameters_attr(lp.iter.func))
+    loops = facts.findall(node, cst.For, lambda lp: isinstance(lp.iter, cst.Call) and mt.is_parameters_attr(lp.iter.func))
     return {n for loop in loops for n in mt.names_in(loop.target)}
 
 

@@ -301,16 +301,16 @@ def _bound_and_used_later(facts: Facts, stmt: cst.CSTNode) -> str | None:
     """A name a compound write (`with open(...) as f:`) assigns that code after it reads."""
     if not isinstance(stmt, cst.BaseCompoundStatement):
         return None
-    bound = {n.value for t, _, s in facts.assigns if facts.is_inside(s, stmt) for n in mt.findall(t, cst.Name)}
+    bound = {n.value for t, _, s in facts.assigns if facts.is_inside(s, stmt) for n in facts.findall(t, cst.Name)}
     scope = facts.scope(stmt)
     for target, value, later in facts.assigns:
         if facts.scope(later) is scope and facts.before(stmt, later) and not facts.is_inside(later, stmt):
-            used = {n for n in bound if mt.references(later, n)}
+            used = {n for n in bound if facts.references(later, n)}
             if used:
                 return sorted(used)[0]
     for call in facts.calls:
         if facts.scope(call) is scope and facts.before(stmt, call) and not facts.is_inside(call, stmt):
-            used = {n for n in bound if mt.references(call, n)}
+            used = {n for n in bound if facts.references(call, n)}
             if used:
                 return sorted(used)[0]
     return None
@@ -365,7 +365,7 @@ def _hoist_collectives(facts: Facts, models: Models, refs: dict[Ref, Model], edi
     while start and body[start - 1] in guarded:
         start -= 1
     for call, code in _collectives(facts, models, refs, stmt):
-        reads = {n.value for n in mt.variables(call)}
+        reads = {n.value for n in facts.variables_in(call)}
         if reads & _bound_inside(stmt):
             edits.todo(stmt, f"`{facts.code(call)}` is a collective under FSDP2 (every process must run it), but "
                        "it reads a name this write binds: compute it before the write, on every process")

@@ -35,13 +35,13 @@ SUMMARY = "flag metrics summed over one shard but divided by the full dataset si
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
     for loop in analysis.loaders.sharded_loops:
-        sums = {node.target.value for node in mt.findall(loop.body, cst.AugAssign)
+        sums = {node.target.value for node in facts.findall(loop.body, cst.AugAssign)
                 if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign)}
         if not sums:
             continue
         scope = facts.scope(loop)
         for stmt in _later_statements(facts, loop, scope):
-            for division in mt.findall(stmt, cst.BinaryOperation, lambda b: isinstance(b.operator, cst.Divide)):
+            for division in facts.findall(stmt, cst.BinaryOperation, lambda b: isinstance(b.operator, cst.Divide)):
                 used = mt.names_in(division.left) & sums
                 if used and _mentions_full_size(division.right):
                     name = sorted(used)[0]

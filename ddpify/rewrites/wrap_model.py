@@ -248,7 +248,7 @@ def _replace_dataparallel(facts: Facts, edits: Edits, model: Model, lines: list[
     later = ", wrapped after the set-up that follows it" if model.setup else ""
     edits.record(statement, f"nn.DataParallel replaced by {by} for `{target}`{later}")
     for stmt in model.setup:
-        for attr in mt.findall(stmt, cst.Attribute, lambda a: a.attr.value == "module" and dotted(a.value) == target):
+        for attr in facts.findall(stmt, cst.Attribute, lambda a: a.attr.value == "module" and dotted(a.value) == target):
             edits.replace(attr, lambda node: node.value)
 
 

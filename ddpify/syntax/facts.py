@@ -74,6 +74,7 @@ def _collect(facts: "Facts", module: cst.Module) -> None:
         cst.AugAssign: lambda n: f.assigns.append((n.target, n.value, n)),
     }
     count = 0
+    by_type = f.by_type
     stack: list = [(module, None)]
     while stack:
         node, parent = stack.pop()
@@ -84,7 +85,13 @@ def _collect(facts: "Facts", module: cst.Module) -> None:
             f.parents[node] = parent
         f.spans[node] = [count, 0]
         count += 1
-        handler = handlers.get(type(node))
+        kind = type(node)
+        same = by_type.get(kind)
+        if same is None:
+            by_type[kind] = [node]
+        else:
+            same.append(node)
+        handler = handlers.get(kind)
         if handler is not None:
             handler(node)
         stack.append((node, _END))
@@ -120,7 +127,10 @@ class Facts:
         self.names: list[cst.Name] = []
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.spans: dict[cst.CSTNode, list[int]] = {}  # [first, after last] pre-order index
+        self.by_type: dict[type, list[cst.CSTNode]] = {}  # every node, by its type, in source order
         _collect(self, module)
+        self._orders: dict[type, list[int]] = {}
+        self._kinds: dict[type | tuple[type, ...], list[type]] = {}
         self._call_order = [self.spans[c][0] for c in self.calls]
         self._trains_memo: dict[cst.CSTNode, bool] = {}
         self._bound: dict[cst.FunctionDef, set[str]] = {}
@@ -201,6 +211,57 @@ class Facts:
         """The calls within `node`, itself included (calls were collected in pre-order)."""
         first, end = self.spans[node]
         return self.calls[bisect.bisect_left(self._call_order, first):bisect.bisect_left(self._call_order, end)]
+
+    # the nodes of a subtree, from the collect pass (no walk) -----------------------------------
+    def findall(self, node: cst.CSTNode, kind: type | tuple[type, ...], where=None) -> list:
+        """`mt.findall(node, kind, where)`, answered from the nodes the collect pass indexed by
+        type when `node` is of this tree: the nodes of type `kind` in `node` (itself included),
+        in source order."""
+        span = self.spans.get(node)
+        if span is None:
+            return mt.findall(node, kind, where)
+        types = self._types_of(kind)
+        found = [n for t in types for n in self._within(t, span)]
+        if len(types) > 1:
+            found.sort(key=lambda n: self.spans[n][0])
+        return found if where is None else [n for n in found if where(n)]
+
+    def references(self, node: cst.CSTNode, name: str) -> list[cst.CSTNode]:
+        """`mt.references(node, name)` from the index: uses of the variable `name` (or dotted
+        `self.x`) in `node`."""
+        if "." in name:
+            return self.findall(node, cst.Attribute, lambda a: dotted(a) == name)
+        if node not in self.spans:
+            return mt.references(node, name)
+        if isinstance(node, cst.Name):
+            return [node] if node.value == name else []
+        first, end = self.spans[node]
+        return [n for n in self._variables.get(name, ()) if first <= self.spans[n][0] < end]
+
+    def variables_in(self, node: cst.CSTNode) -> list[cst.Name]:
+        """`mt.variables(node)` from the index: the names read as variables in `node`."""
+        span = self.spans.get(node)
+        if span is None:
+            return mt.variables(node)
+        return [n for n in self._within(cst.Name, span) if n is node or _is_variable(n, self.parents.get(n))]
+
+    def _within(self, kind: type, span: list[int]) -> list[cst.CSTNode]:
+        nodes = self.by_type.get(kind)
+        if not nodes:
+            return []
+        order = self._orders.get(kind)
+        if order is None:
+            order = self._orders[kind] = [self.spans[n][0] for n in nodes]
+        return nodes[bisect.bisect_left(order, span[0]):bisect.bisect_left(order, span[1])]
+
+    def _types_of(self, kind: type | tuple[type, ...]) -> list[type]:
+        """The node types of this tree that are `kind` (by their bases: no isinstance against
+        LibCST's abstract classes)."""
+        types = self._kinds.get(kind)
+        if types is None:
+            wanted = kind if isinstance(kind, tuple) else (kind,)
+            types = self._kinds[kind] = [t for t in self.by_type if any(k in t.__mro__ for k in wanted)]
+        return types
 
     # names and data flow ---------------------------------------------------------------------
     def qualify(self, node: cst.CSTNode) -> str | None:
@@ -504,11 +565,7 @@ class Facts:
     @cached_property
     def _variables(self) -> dict[str, list[cst.Name]]:
         """Names used as variables (not `a.attr`'s attribute, not `f(key=...)`'s keyword), by name."""
-        def variable(name: cst.Name) -> bool:
-            parent = self.parents.get(name)
-            return not (isinstance(parent, cst.Attribute) and parent.attr is name
-                        or isinstance(parent, cst.Arg) and parent.keyword is name)
-        return _grouped(filter(variable, self.names), lambda n: n.value)
+        return _grouped((n for n in self.names if _is_variable(n, self.parents.get(n))), lambda n: n.value)
 
     def loops_in(self, scope: Scope) -> list[cst.For | cst.While]:
         """The loops of one function (or of the module's top level)."""
@@ -730,6 +787,12 @@ class Facts:
             if isinstance(anc, (cst.If, cst.IfExp, cst.ExceptHandler)):
                 return True
         return False
+
+
+def _is_variable(name: cst.Name, parent: cst.CSTNode | None) -> bool:
+    """Not `a.attr`'s attribute name, not `f(key=...)`'s keyword."""
+    return not (isinstance(parent, cst.Attribute) and parent.attr is name
+                or isinstance(parent, cst.Arg) and parent.keyword is name)
 
 
 def _grouped(items, key) -> dict:
