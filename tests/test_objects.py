@@ -89,6 +89,9 @@ def test_values_near_misses(source, expr):
     ("class Log:\n    def __init__(self, d):\n        self.w = SummaryWriter(d)\nx = Log('runs')\n", "x", objects.WRITER),
     ("import tensorflow as tf\nclass Log:\n    def __init__(self, d):\n        self.w = tf.summary.create_file_writer(d)\n"
      "x = Log('runs')\n", "x", objects.WRITER),
+    ("import csv\nclass CSVLogger:\n    def __init__(self, p):\n        self.f = open(p, 'w')\n"
+     "        self.w = csv.writer(self.f)\nx = CSVLogger('log.csv')\n", "x", objects.WRITER),  # a file it writes
+    ("class Reader:\n    def __init__(self, p):\n        self.f = open(p)\nx = Reader('log.csv')\n", "x", None),
     ("class T:\n    def __init__(self):\n        self.w = SummaryWriter()\n        self.net = Net()\nx = T()\n",
      "x", None),  # a trainer that keeps a writer
     ("class T:\n    def __init__(self):\n        self.w = SummaryWriter()\n    def fit(self, m):\n"

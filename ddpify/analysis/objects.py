@@ -327,13 +327,14 @@ class Objects:
 
     def logger_class(self, cls: cst.ClassDef) -> bool:
         """A logger class of the program: its instances hold a writer (`self.writer =
-        tf.summary.create_file_writer(log_dir)`) and no model, loader or optimizer, and none of
+        tf.summary.create_file_writer(log_dir)`, a file opened for writing: a CSV logger) and no model, loader or optimizer, and none of
         its methods trains. (A trainer that keeps a SummaryWriter in `self.writer` is not one.)"""
         root = self.facts._root_class(cls)
         found = self._loggers.get(root)
         if found is None:
             self._loggers[root] = False  # a class that holds an instance of itself adds nothing
-            kinds = {self.kind(s) for r in self._class_attributes if r.scope is root for s in self.ref_values(r)}
+            kinds = {WRITER if mt.is_open_for_writing(s) else self.kind(s)  # `self.csv_file = open(p, "w")`
+                     for r in self._class_attributes if r.scope is root for s in self.ref_values(r)}
             methods = [m for fs in self.facts.functions.values() for m in fs
                        if (c := self.facts.enclosing_class(m)) is not None and self.facts._root_class(c) is root]
             found = self._loggers[root] = WRITER in kinds and not kinds & {MODEL, LOADER, OPTIMIZER} and \
