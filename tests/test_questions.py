@@ -170,16 +170,16 @@ def _test_of(expression):
 @pytest.mark.parametrize("name", sorted(SHARED))
 def test_same_on_every_process(name):
     facts, context, test = _test_of(SHARED[name])
-    assert facts.same_everywhere(test) and context.same_everywhere(test)
+    assert facts.same_everywhere(test) and context.values.same_everywhere(test)
 
 
 @pytest.mark.parametrize("name", sorted(DIFFERS))
 def test_differs_between_processes(name):
     facts, context, test = _test_of(DIFFERS[name])
-    assert not facts.same_everywhere(test) and not context.same_everywhere(test)
+    assert not facts.same_everywhere(test) and not context.values.same_everywhere(test)
 
 
 @pytest.mark.parametrize("name", sorted(ONLY_CHECK_PROVES))
 def test_only_check_proves(name):
     facts, context, test = _test_of(ONLY_CHECK_PROVES[name])
-    assert not facts.same_everywhere(test) and context.same_everywhere(test)
+    assert not facts.same_everywhere(test) and context.values.same_everywhere(test)

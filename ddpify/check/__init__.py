@@ -83,7 +83,7 @@ def check(source: str | bytes, rules: tuple[Rule, ...] = BUGS, program: Program 
     decode) on code that does not parse."""
     run = _Run(source, rules, program, imported_by_ddp)
     found = {Finding(code, line, column, hit.message, hit.fix is not None) for code, hit, (line, column) in run.hits}
-    return Report(sorted(found, key=lambda f: (f.line, f.column, f.code)), run.note, run.context.distributed)
+    return Report(sorted(found, key=lambda f: (f.line, f.column, f.code)), run.note, run.context.script.distributed)
 
 
 def fix(source: str | bytes, rules: tuple[Rule, ...] = BUGS, program: Program | None = None,
@@ -122,14 +122,14 @@ class _Run:
             self.context = Context(Facts(program.merged, program), imported_by_ddp)
         self.hits: list[tuple[str, Hit, tuple[int, int]]] = []
         self.note = None
-        if not self.context.distributed:
+        if not self.context.script.distributed:
             self.note = NOT_DISTRIBUTED if self.context.facts.has_training else None
             return
-        if self.context.one_process:  # what only several processes get wrong cannot happen
+        if self.context.script.one_process:  # what only several processes get wrong cannot happen
             self.note = ONE_PROCESS
             rules = tuple(r for r in rules if not r.several)
         hits = [(rule.code, hit) for rule in rules for hit in rule.find(self.context)
-                if not (rule.several and self.context.launcher.only(hit.node))]  # one process runs it
+                if not (rule.several and self.context.script.launcher.only(hit.node))]  # one process runs it
         if program is not None:
             parents = self.context.facts.parents
             hits = [(code, hit) for code, hit in hits if program.part_of(hit.node, parents) is program.parts[0]]

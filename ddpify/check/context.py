@@ -1,13 +1,18 @@
 """What the rules of `ddpify check` ask about a script, answered from one `Facts` walk.
 
-`Context` is the one object a rule receives; its questions live by concern:
-- `check/script.py` (`Script`): the facts, whether the script is distributed, its calls by
+`Context` is the one object a rule receives; it is composed of the questions by concern:
+- `ctx.script` (`check/script.py`, `Script`): whether the script is distributed, its calls by
   qualified name, how it spells an import, code under `torch.no_grad()`;
-- `check/ranks.py` (`Ranks`): which expressions are the global rank, which tests depend on it,
-  which statements run on some processes only, which calls are collectives;
-- `check/same_values.py` (`SameValues`): which values are the same on every process;
-- here: which names hold a `DistributedDataParallel` wrapper, and whether on every path: the
-  converter's own answer (`ddpify.analysis.models.holds_wrapper`) about the wraps the script writes.
+- `ctx.ranks` (`check/ranks.py`, `Ranks`): which expressions are the global rank, which tests
+  depend on it, which statements run on some processes only, which calls are collectives;
+- `ctx.values` (`check/same_values.py`, `SameValues`): which values are the same on every process;
+- `ctx.facts`, and here: which names hold a `DistributedDataParallel` wrapper, and whether on
+  every path: the converter's own answer (`ddpify.analysis.models.holds_wrapper`) about the wraps
+  the script writes.
+
+Each part holds what it asks (`SameValues` asks the script and the ranks), none is another's
+subclass; a rank test parts the processes unless the values prove it the same on every one,
+which `Ranks` is told by the function it is given.
 """
 
 from __future__ import annotations
@@ -17,15 +22,22 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
+from ddpify.check.ranks import Ranks
 from ddpify.check.same_values import SameValues
-from ddpify.check.script import string_value
-from ddpify.syntax.facts import Ref
+from ddpify.check.script import Script, string_value
+from ddpify.syntax.facts import Facts, Ref
 from ddpify.analysis.models import Holds, Model, holds_wrapper, written_wraps
 from ddpify.syntax.names import dotted
 
 
-class Context(SameValues):
+class Context:
     """The facts of one script and the questions the rules share (each answered once)."""
+
+    def __init__(self, facts: Facts, imported_by_ddp: bool = False) -> None:
+        self.script = Script(facts, imported_by_ddp)  # first: it completes a star import's names
+        self.facts = facts
+        self.ranks = Ranks(facts, shared=lambda test: self.values.same_everywhere(test))
+        self.values = SameValues(self.script, self.ranks)
 
     @cached_property
     def ddp_refs(self) -> dict[Ref, Model]:

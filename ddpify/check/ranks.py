@@ -11,13 +11,14 @@ file that runs one)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.check.script import Script, string_value
-from ddpify.syntax.facts import Facts
+from ddpify.check.script import string_value
+from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted, rank_word
 from ddpify.analysis.distributed import barrier_method
 from ddpify.analysis.ranks import RANK_VARIABLES, ranks_by_role
@@ -29,11 +30,14 @@ COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
     "ddpify_runtime.barrier", "ddpify_runtime.end_epoch", "ddpify_runtime.agree_on"}
 GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank"})
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
-class Ranks(Script):
-    """The rank questions of `Context`, each answer kept."""
+class Ranks:
+    """The rank questions of `Context`, each answer kept. `shared` tells a test proven the same on
+    every process (`SameValues.same_everywhere`; none without it): one that also reads the rank
+    does not part the processes."""
 
-    def __init__(self, facts: Facts, imported_by_ddp: bool = False) -> None:
-        super().__init__(facts, imported_by_ddp)
+    def __init__(self, facts: Facts, shared: Callable[[cst.BaseExpression], bool] = lambda test: False) -> None:
+        self.facts = facts
+        self._proven_shared = shared
         self._global: dict[cst.CSTNode, bool] = {}
         self._collective: dict[cst.CSTNode, bool] = {}
         self._rank_tests: dict[cst.If, bool] = {}
@@ -132,7 +136,9 @@ class Ranks(Script):
         return False
 
     @cached_property
-    def _ranks_by_role(self) -> frozenset:
+    def ranks_by_role(self) -> frozenset[Ref]:
+        """The names the script hands on as a rank (`init_process_group(rank=gpu)`): ranks, whatever
+        they are called (`ddpify.analysis.ranks.ranks_by_role`)."""
         return ranks_by_role(self.facts)
 
     def rank_name(self, expr: cst.CSTNode) -> bool:
@@ -141,7 +147,7 @@ class Ranks(Script):
         if rank_word(expr):
             return True
         ref = self.facts.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
-        return ref is not None and ref in self._ranks_by_role
+        return ref is not None and ref in self.ranks_by_role
 
     def rank_dependent(self, test: cst.CSTNode, depth: int = 2) -> bool:
         """Can `test` come out differently on different processes because it reads the rank?
@@ -157,7 +163,7 @@ class Ranks(Script):
             return False
         if isinstance(test, (cst.Name, cst.Attribute)):
             ref = self.facts.ref(test)
-            if ref is not None and ref in self._ranks_by_role:  # handed on as the rank: whatever it holds
+            if ref is not None and ref in self.ranks_by_role:  # handed on as the rank: whatever it holds
                 return True
             sources = self.facts.sources(ref) if ref is not None else []
             if sources and depth > 0:  # what it holds, not what it is called (`do_multi_rank_gather`)
@@ -226,8 +232,10 @@ class Ranks(Script):
         return None
 
     def _rank_test(self, branch: cst.If) -> bool:
+        """A test that reads the rank and is not proven the same on every process: the one answer
+        to "do the processes part ways here" (a config entry next to a rank test is not one)."""
         if branch not in self._rank_tests:
-            self._rank_tests[branch] = self.rank_dependent(branch.test)
+            self._rank_tests[branch] = self.rank_dependent(branch.test) and not self._proven_shared(branch.test)
         return self._rank_tests[branch]
 
     def on_some_ranks(self, node: cst.CSTNode, depth: int = 3) -> bool:

@@ -12,7 +12,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.check.ranks import Ranks
-from ddpify.check.script import string_value
+from ddpify.check.script import Script, string_value
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted, rank_word
 
@@ -28,14 +28,17 @@ LOADS = ("load", "resume", "resume_or_load", "load_checkpoint", "restore", "load
 SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
 
 
-class SameValues(Ranks):
-    """The shared-value questions of `Context`."""
+class SameValues:
+    """The shared-value questions of `Context`, asked of its `script` and its `ranks`."""
+
+    def __init__(self, script: Script, ranks: Ranks) -> None:
+        self.facts, self.script, self.ranks = script.facts, script, ranks
 
     @cached_property
     def agreed_names(self) -> set[str]:
         """Names whose value was made the same on every process (`dist.all_reduce(loss)`)."""
         names = set()
-        for call in self.calls_of(*AGREEING):
+        for call in self.script.calls_of(*AGREEING):
             if call.args and dotted(call.args[0].value):
                 names.add(dotted(call.args[0].value))
         return names
@@ -56,21 +59,14 @@ class SameValues(Ranks):
 
     def _reads_rank_by_role(self, test: cst.BaseExpression) -> bool:
         nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else mt.findall(test, (cst.Name, cst.Attribute))
-        return any(r is not None and r in self._ranks_by_role for r in map(self.facts.ref, nodes))
-
-    def _rank_test(self, branch: cst.If) -> bool:
-        """A test that reads the rank and is not proven the same on every process: the one answer
-        to "do the processes part ways here" (a config entry next to a rank test is not one)."""
-        if branch not in self._rank_tests:
-            self._rank_tests[branch] = self.rank_dependent(branch.test) and not self.same_everywhere(branch.test)
-        return self._rank_tests[branch]
+        return any(r is not None and r in self.ranks.ranks_by_role for r in map(self.facts.ref, nodes))
 
     def _shared(self, node: cst.CSTNode, proving: frozenset) -> bool:  # noqa: C901 (22: one case per node type)
         f = self.facts
-        if isinstance(node, (cst.Name, cst.Attribute)) and self.rank_name(node) and not self._assigned(node) \
-                or self.is_global_rank(node):
+        if isinstance(node, (cst.Name, cst.Attribute)) and self.ranks.rank_name(node) and not self._assigned(node) \
+                or self.ranks.is_global_rank(node):
             return False  # `args.local_rank`, `dist.get_rank()`: each process has its own
-        entries = self.dict_entries(node)
+        entries = self.ranks.dict_entries(node)
         if entries is not None:
             return all(self._shared(e, proving) for e in entries)
         if f.same_everywhere(node):
@@ -190,15 +186,15 @@ class SameValues(Ranks):
             return False
         sites = f.call_sites(ref.scope)
         if not sites:
-            return not self.entry_point(ref.scope) and not rank_word(cst.Name(ref.name)) \
-                and ref not in self._ranks_by_role
+            return not self.ranks.entry_point(ref.scope) and not rank_word(cst.Name(ref.name)) \
+                and ref not in self.ranks.ranks_by_role
         passed = [f.argument_for(call, ref.scope, ref.name) for call in sites]
         return all(p is not None and self._shared(p, proving) for p in passed)
 
     def _environment(self, node: cst.CSTNode) -> bool:
         """`os.environ["X"]`, `os.environ.get("X")`, `os.getenv("X")` for a variable other than a
         rank (the launcher gives every process the same environment but those)."""
-        key = self.environment_key(node)
+        key = self.ranks.environment_key(node)
         return key is not None and "RANK" not in key.upper() and key not in PER_PROCESS_VARIABLES
 
 

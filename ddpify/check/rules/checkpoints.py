@@ -44,13 +44,13 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     that is handed to `mp.spawn`). `--fix` puts it under `if not dist.is_initialized() or
     dist.get_rank() == 0:`.
     """
-    if not ctx.distributed:
+    if not ctx.script.distributed:
         return
     f = ctx.facts
-    dist = ctx.spelled("torch.distributed")
+    dist = ctx.script.spelled("torch.distributed")
     for call, path, what in _file_writes(ctx):
         func = f.scope(call)
-        if ctx.on_some_ranks(call) or isinstance(func, cst.FunctionDef) and not ctx.entry_point(func) \
+        if ctx.ranks.on_some_ranks(call) or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
                 or path is not None and _per_rank(ctx, path):
             continue
         stmt = f.statement(call)
@@ -77,7 +77,7 @@ def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:
     f = ctx.facts
     opened = [item.item for anc in f.ancestors(path) if isinstance(anc, cst.With) for item in anc.items
               if item.asname is not None and f.code(item.asname.name) == f.code(path)]
-    return any(_per_rank(ctx, o) for o in opened) or any(ctx.rank_dependent(o) or any(ctx.rank_dependent(n) for n in mt.findall(o, (cst.Name, cst.Attribute)))
+    return any(_per_rank(ctx, o) for o in opened) or any(ctx.ranks.rank_dependent(o) or any(ctx.ranks.rank_dependent(n) for n in mt.findall(o, (cst.Name, cst.Attribute)))
                for o in ctx.facts.origins(path))
 
 
@@ -118,7 +118,7 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     if not ctx.ddp_refs:
         return
     resumed = _resumed_into_wrapper(ctx)
-    for call in ctx.calls_of("torch.save"):
+    for call in ctx.script.calls_of("torch.save"):
         saved = mt.positional(call, 0)
         if saved is None:
             continue
@@ -199,11 +199,11 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     a file of this rank's own (`f"queue{rank}.pth"`), which comes back on the device it left,
     and not under a rank test (`if rank == 0:`): one process loads, onto its own GPU.
     """
-    if not ctx.distributed:
+    if not ctx.script.distributed:
         return
-    for call in ctx.calls_of("torch.load"):
+    for call in ctx.script.calls_of("torch.load"):
         if not _maps(call) and not _chosen(ctx, call) and not _per_rank_file(ctx, call) \
-                and not ctx.on_some_ranks(call):
+                and not ctx.ranks.on_some_ranks(call):
             yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
                             "GPU 0; pass map_location (\"cpu\" or this process's device)")
 
@@ -266,10 +266,10 @@ def save_on_local_rank_zero(ctx: Context) -> Iterator[Hit]:
     Advice, because a job whose nodes each write to their own local disk means it.
     Found for a `torch.save` whose innermost rank test reads a name with `local_rank` in it.
     """
-    if not ctx.distributed:
+    if not ctx.script.distributed:
         return
     f = ctx.facts
-    for call in ctx.calls_of("torch.save"):
+    for call in ctx.script.calls_of("torch.save"):
         guard = _guard_of(ctx, call)
         if guard is not None and (any("local_rank" in (dotted(n) or "").lower()
                                       for n in mt.findall(guard.test, (cst.Name, cst.Attribute))) or any(
@@ -281,7 +281,7 @@ def save_on_local_rank_zero(ctx: Context) -> Iterator[Hit]:
 def _guard_of(ctx: Context, node: cst.CSTNode, depth: int = 2) -> cst.If | None:
     """The rank test `node` runs under: its own, or that of every call of its function
     (`if self.local_rank == 0: self._save_snapshot(epoch)`)."""
-    guard = ctx.rank_guard(node)
+    guard = ctx.ranks.rank_guard(node)
     func = ctx.facts.scope(node)
     if guard is not None or depth == 0 or not isinstance(func, cst.FunctionDef):
         return guard

@@ -43,26 +43,26 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     unless the other ranks reach the same call in the other branch or under another rank test
     (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`, "main process first").
     """
-    if not ctx.distributed:
+    if not ctx.script.distributed:
         return
     f = ctx.facts
     ddp_used = bool(ctx.ddp_refs)
     # after a training step (a backward) DDP's next forward broadcasts buffers, even under no_grad
-    buffers = any(_broadcasts_buffers(ctx, c) for c in ctx.calls_of(DDP)) and any(f.is_backward(c) for c in f.calls)
+    buffers = any(_broadcasts_buffers(ctx, c) for c in ctx.script.calls_of(DDP)) and any(f.is_backward(c) for c in f.calls)
     for call in f.calls:
-        guard = ctx.rank_guard(call)
-        returned = guard is None and (guard := ctx.rank_return_guard(call)) is not None
-        if guard is None or ctx.undistributed(call):
+        guard = ctx.ranks.rank_guard(call)
+        returned = guard is None and (guard := ctx.ranks.rank_return_guard(call)) is not None
+        if guard is None or ctx.ranks.undistributed(call):
             continue
         some = f"that return at `{f.code(guard.test)}`" if returned else f"where `{f.code(guard.test)}` holds"
         some = f"the ranks {'other than those ' if returned else ''}{some}"
-        if ctx.is_collective(call):
+        if ctx.ranks.is_collective(call):
             if not _paired(ctx, call, guard):
                 yield Hit(call, f"`{_name(f, call)}` is a collective, but only {some} reach it: the others never "
                                 "call it (deadlock)")
         elif ddp_used and f.is_backward(call) and _after_a_wrap(ctx, call):
             yield Hit(call, f"a DDP backward all-reduces gradients, but only {some} run it (deadlock)")
-        elif ctx.holds_ddp(call.func) and not ctx.grad_disabled(call):
+        elif ctx.holds_ddp(call.func) and not ctx.script.grad_disabled(call):
             yield Hit(call, f"a DDP forward with gradients on is a collective, but only {some} run it: use "
                             f"`{f.code(call.func)}.module` under torch.no_grad()")
         elif ctx.holds_ddp(call.func) and buffers:
@@ -95,7 +95,7 @@ def _paired(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
     for other in f.calls_in(f.scope(call)) if isinstance(f.scope(call), cst.FunctionDef) else f.calls:
         if other is call or _name(f, other) != key or f.scope(other) is not f.scope(call):
             continue
-        other_guard = ctx.rank_guard(other)
+        other_guard = ctx.ranks.rank_guard(other)
         if other_guard is not None and (other_guard is not guard or _branch(f, other, guard) != _branch(f, call, guard)):
             return True
     return False
@@ -142,11 +142,11 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
     arguments, counters, constants and `len()` of a loader are the same everywhere and fine.
     Found for loops that run a DDP backward or a collective, here or in a function they call.
     """
-    if not ctx.distributed:
+    if not ctx.script.distributed:
         return
     f = ctx.facts
     ddp_used = bool(ctx.ddp_refs)
-    loops = {lp for lp in f.loops if (ddp_used and f.trains(lp)) or any(ctx.is_collective(c) for c in f.calls_in(lp.body))}
+    loops = {lp for lp in f.loops if (ddp_used and f.trains(lp)) or any(ctx.ranks.is_collective(c) for c in f.calls_in(lp.body))}
     seen = set()
     for exit_ in [*f.breaks, *f.returns, *f.continues]:
         if isinstance(exit_, cst.Continue) and not _skips_backward(f, exit_, loops):
@@ -158,12 +158,12 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
                 break
             if loop in loops:
                 left = loop
-        if left is None or ctx.undistributed(exit_):
+        if left is None or ctx.ranks.undistributed(exit_):
             continue
         for anc in f.ancestors(exit_):
             if anc is left:
                 break
-            if isinstance(anc, cst.If) and anc not in seen and not ctx.same_everywhere(anc.test):
+            if isinstance(anc, cst.If) and anc not in seen and not ctx.values.same_everywhere(anc.test):
                 seen.add(anc)
                 if isinstance(exit_, cst.Continue):
                     yield Hit(anc.test, f"`{f.code(anc.test)}` can differ between ranks, and the `continue` it "
@@ -175,7 +175,7 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
                                     "leaves a loop that runs collectives: the ranks that stay wait forever; agree "
                                     "on it first (all_reduce the flag)")
     for loop in loops:
-        if isinstance(loop, cst.While) and not ctx.same_everywhere(loop.test) and not mt.is_literal_true(loop.test):
+        if isinstance(loop, cst.While) and not ctx.values.same_everywhere(loop.test) and not mt.is_literal_true(loop.test):
             yield Hit(loop.test, f"`{f.code(loop.test)}` can differ between ranks and ends a loop that runs "
                                  "collectives: the ranks that stay wait forever; agree on it first")
 
@@ -283,7 +283,7 @@ def step_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     backward already all-reduced. Found for an `optimizer.step()` under a test that calls
     `isnan`/`isinf`/`isfinite` on a value that can differ between ranks.
     """
-    if not ctx.distributed or not ctx.ddp_refs:
+    if not ctx.script.distributed or not ctx.ddp_refs:
         return
     f = ctx.facts
     optimizers = {f.ref(t, s) for t, v, s in f.assigns if v in f.optimizers}
@@ -294,7 +294,7 @@ def step_on_some_ranks(ctx: Context) -> Iterator[Hit]:
         for anc in f.ancestors(call):
             if isinstance(anc, cst.If) and not f.is_inside(call, anc.test) and any(
                     (dotted(c.func) or "").split(".")[-1] in NONFINITE for c in f.calls_in(anc.test)) \
-                    and not ctx.same_everywhere(anc.test) and not _tests_gradients(f, anc.test):
+                    and not ctx.values.same_everywhere(anc.test) and not _tests_gradients(f, anc.test):
                 yield Hit(anc.test, f"`{f.code(anc.test)}` is this rank's own check: where it fails on some ranks "
                                     "only, they skip optimizer.step() and the replicas drift apart; agree on it first")
                 break
@@ -409,7 +409,7 @@ def sum_not_averaged(ctx: Context) -> Iterator[Hit]:
     or hands it to another function; a sum of counts (`correct`, `total`) is what SUM is for.
     """
     f = ctx.facts
-    for call in ctx.calls_of("torch.distributed.all_reduce"):
+    for call in ctx.script.calls_of("torch.distributed.all_reduce"):
         value = mt.positional(call, 0)
         op = mt.keyword(call, "op") or mt.positional(call, 1)
         if value is None or not isinstance(value.value, cst.Name) or op is not None and not (
@@ -455,7 +455,7 @@ def _world_size(ctx: Context, expr: cst.BaseExpression) -> bool:
         expr = expr.args[0].value
     if isinstance(expr, cst.Call) and f.qualify(expr.func) == "torch.distributed.get_world_size":
         return True
-    key = ctx.environment_key(expr)
+    key = ctx.ranks.environment_key(expr)
     return key == "WORLD_SIZE" or (dotted(expr) or "").split(".")[-1] == "world_size"
 
 
@@ -472,4 +472,4 @@ def _divided_or_handed_on(ctx: Context, use: cst.Name) -> bool:
         return True
     return isinstance(parent, cst.Return) or isinstance(parent, cst.Assign) and parent.value is use \
         or isinstance(parent, cst.Arg) and not mt.is_call_of(f.parent(parent), "print") \
-        and not ctx.is_collective(f.parent(parent))
+        and not ctx.ranks.is_collective(f.parent(parent))

@@ -48,9 +48,9 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     `local_rank` where one function uses the same rank as a device several times.
     """
     f = ctx.facts
-    if not ctx.distributed:
+    if not ctx.script.distributed:
         return
-    sites = [(expr, quote) for expr, quote in _device_indices(ctx) if ctx.is_global_rank(expr)]
+    sites = [(expr, quote) for expr, quote in _device_indices(ctx) if ctx.ranks.is_global_rank(expr)]
     shared = _bindings(f, [expr for expr, _ in sites])
     for expr, quote in sites:
         fix = None
@@ -165,10 +165,10 @@ def hard_coded_gpu(ctx: Context) -> Iterator[Hit]:
     a script that starts a process group or wraps a model in DDP.
     """
     f = ctx.facts
-    if not (ctx.calls_of(INIT) or ctx.ddp_refs) or ctx.own_gpu_only:
+    if not (ctx.script.calls_of(INIT) or ctx.ddp_refs) or ctx.ranks.own_gpu_only:
         return
     for expr in _gpu_zero(ctx):
-        if not ctx.on_some_ranks(expr) and not ctx.undistributed(expr) and not _default(ctx, expr):
+        if not ctx.ranks.on_some_ranks(expr) and not ctx.ranks.undistributed(expr) and not _default(ctx, expr):
             yield Hit(expr, f"`{f.code(expr)}` puts every process on GPU 0: use this process's local rank "
                             "(LOCAL_RANK)")
 

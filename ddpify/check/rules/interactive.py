@@ -39,12 +39,12 @@ def prompt_on_every_rank(ctx: Context) -> Iterator[Hit]:
     (`if dist.get_rank() == 0: breakpoint()`). Found for `input()`, `breakpoint()`,
     `pdb.set_trace()` not under a rank test, in a script that uses torch.distributed.
     """
-    if not ctx.distributed:
+    if not ctx.script.distributed:
         return
     f = ctx.facts
     for call in f.calls:
         name = f.qualify(call.func) or dotted(call.func)
-        if name in PROMPTS and not ctx.on_some_ranks(call) and not ctx.undistributed(call) and not any(
-                isinstance(a, cst.IfExp) and ctx.rank_dependent(a.test) for a in f.ancestors(call)):
+        if name in PROMPTS and not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call) and not any(
+                isinstance(a, cst.IfExp) and ctx.ranks.rank_dependent(a.test) for a in f.ancestors(call)):
             yield Hit(call, f"`{f.code(call.func)}()` runs on every rank, but only rank 0 has the terminal: the "
                             "others fail or wait forever; ask on rank 0 and broadcast the answer")

@@ -39,7 +39,7 @@ def no_destroy_process_group(ctx: Context) -> Iterator[Hit]:
     it hung their shutdown). Found when the file starts a group and nothing in it calls or names
     `destroy_process_group` (`atexit.register(...)` counts).
     """
-    inits = ctx.calls_of(INIT)
+    inits = ctx.script.calls_of(INIT)
     if inits and not _destroys(ctx):
         yield Hit(inits[0].func, "the process group is never destroyed: call dist.destroy_process_group() "
                                  "when training ends")
@@ -82,15 +82,15 @@ def set_device_after_init(ctx: Context) -> Iterator[Hit]:
     communicator does not exist yet.
     """
     f = ctx.facts
-    for init in ctx.calls_of(INIT):
+    for init in ctx.script.calls_of(INIT):
         if not _nccl(ctx, init) or mt.keyword(init, "device_id") is not None:
             continue
         scope = f.scope(init)
-        for call in ctx.calls_of("torch.cuda.set_device"):
+        for call in ctx.script.calls_of("torch.cuda.set_device"):
             if f.scope(call) is not scope or not f.before(init, call):
                 continue
             between = [c for c in f.calls if f.scope(c) is scope and f.before(init, c) and f.before(c, call)]
-            first = next((c for c in between if ctx.is_collective(c) or f.qualify(c.func) == DDP), None)
+            first = next((c for c in between if ctx.ranks.is_collective(c) or f.qualify(c.func) == DDP), None)
             if first is not None:
                 yield Hit(call, f"set_device runs after `{f.code(first.func)}(...)` on an NCCL group, which already "
                                 "bound this process's communicator to GPU 0: set the device before "
@@ -127,11 +127,11 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
     """
     f = ctx.facts
-    gpu_only = any(not _under_if(f, c) for c in ctx.calls_of("torch.cuda.set_device"))
+    gpu_only = any(not _under_if(f, c) for c in ctx.script.calls_of("torch.cuda.set_device"))
     falls_back = not gpu_only and any(mt.is_available_test(c) and not _requires(ctx, c)
                                       and f.qualify(c.func) != "torch.distributed.is_available" for c in f.calls)
-    torch = ctx.spelled("torch")
-    for init in ctx.calls_of(INIT):
+    torch = ctx.script.spelled("torch")
+    for init in ctx.script.calls_of(INIT):
         backend = _backend(init)
         if falls_back and backend is not None and string_value(backend) == "nccl" and not _binds_gpu(ctx, init) \
                 and not _gpu_branch(ctx, init):
@@ -160,7 +160,7 @@ def _binds_gpu(ctx: Context, init: cst.Call) -> bool:
     branch that starts NCCL uses a GPU (`else: torch.cuda.set_device(args.local_rank) ...`)."""
     f = ctx.facts
     return any(f.scope(c) is f.scope(init) and f.is_inside(init, f.parent(f.statement(c)))
-               for c in ctx.calls_of("torch.cuda.set_device"))
+               for c in ctx.script.calls_of("torch.cuda.set_device"))
 
 
 def _gpu_branch(ctx: Context, init: cst.Call) -> bool:

@@ -58,7 +58,7 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     if any(mt.is_attribute(a, "set_epoch") for a in f.attributes) or any(
             mt.is_call_of(c, "set_epoch") for c in f.calls):
         return
-    for call in ctx.calls_of(SAMPLER):
+    for call in ctx.script.calls_of(SAMPLER):
         shuffle = mt.keyword(call, "shuffle")
         if (shuffle is None or not mt.is_name(shuffle.value, "False")) and not _evaluation_only(ctx, call, True) \
                 and (f.has_training or _epochs(ctx, call)):
@@ -90,7 +90,7 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
     the sampler is always built.
     """
     f = ctx.facts
-    for call in ctx.calls_of(LOADER):
+    for call in ctx.script.calls_of(LOADER):
         shuffle = mt.keyword(call, "shuffle")
         sampler = mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler")
         if shuffle is not None and mt.is_literal_true(shuffle.value) and sampler is not None \
@@ -195,7 +195,7 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     """
     if _trims_gathered(ctx):
         return
-    for call in ctx.calls_of(SAMPLER):
+    for call in ctx.script.calls_of(SAMPLER):
         drop = mt.keyword(call, "drop_last")
         if drop is not None and not mt.is_name(drop.value, "False"):
             continue
@@ -213,7 +213,7 @@ def _trims_gathered(ctx: Context) -> bool:
     """Are the gathered results cut back to the data set's size (`preds = torch.cat(gathered)[:len(
     dataset)]`), in a function that gathers? The padding's repeats are dropped there."""
     f = ctx.facts
-    scopes = {f.scope(c) for c in ctx.calls_of(*GATHERS)}
+    scopes = {f.scope(c) for c in ctx.script.calls_of(*GATHERS)}
     return bool(scopes) and any(
         f.scope(sub) in scopes and any(isinstance(e.slice, cst.Slice) and e.slice.lower is None
                                        and mt.is_call_of(e.slice.upper, "len") for e in sub.slice)
@@ -226,7 +226,7 @@ def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> b
     another module), or calls of functions named for evaluation, and nothing that trains?"""
     loops, passed = _readers(ctx, sampler)
     if strict:
-        loops = [lp for lp in loops if ctx.grad_disabled(lp) or isinstance(
+        loops = [lp for lp in loops if ctx.script.grad_disabled(lp) or isinstance(
             ctx.facts.scope(lp), cst.FunctionDef) and EVALUATES.search(ctx.facts.scope(lp).name.value)]
     evaluated = [c for c in passed if EVALUATES.search(_called(c))]
     trained = any(ctx.facts.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
@@ -257,7 +257,7 @@ def _readers(ctx: Context, sampler: cst.Call) -> tuple[list[cst.For], list[cst.C
     of another file, tells by its name)."""
     f = ctx.facts
     loaders = set()
-    for call in ctx.calls_of(LOADER):
+    for call in ctx.script.calls_of(LOADER):
         arg = mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler")
         if arg is not None and any(f.is_inside(sampler, o) for o in f.origins(arg.value)):
             loaders |= {f.ref(t, s) for t, v, s in f.assigns if v is call}
@@ -307,14 +307,14 @@ def same_seed_augmentation(ctx: Context) -> Iterator[Hit]:
     the wrap on purpose). Found for a seed call that does not read the rank, in a script that
     builds a `torchvision.transforms.Random*` augmentation.
     """
-    if not ctx.distributed:
+    if not ctx.script.distributed:
         return
     f = ctx.facts
     if not any((f.qualify(c.func) or "").startswith(AUGMENTS) and "Random" in (dotted(c.func) or "") for c in f.calls):
         return
     for call in f.calls:
         if f.qualify(call.func) in SEEDS and call.args and not any(
-                ctx.rank_dependent(a.value) or ctx.is_global_rank(a.value) for a in call.args):
+                ctx.ranks.rank_dependent(a.value) or ctx.ranks.is_global_rank(a.value) for a in call.args):
             yield Hit(call, f"`{f.code(call)}` seeds every rank alike, and this script augments at random: every "
                             "process draws the same augmentations; add the rank to the seed")
 
@@ -354,7 +354,7 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     f = ctx.facts
     if not ctx.ddp_refs or any((dotted(c.func) or "").endswith("Sampler") for c in f.calls):
         return
-    for call in ctx.calls_of(LOADER):
+    for call in ctx.script.calls_of(LOADER):
         if mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler") or mt.has_double_star(call) \
                 or not _trained_on(ctx, call) or not _whole_data(ctx, call):
             continue
@@ -439,9 +439,9 @@ def local_rank_as_rank(ctx: Context) -> Iterator[Hit]:
     positional argument) holding `LOCAL_RANK`, `args.local_rank`, an option also spelled
     `--local_rank`, or a name that only ever holds one of those.
     """
-    for call in ctx.calls_of(SAMPLER):
+    for call in ctx.script.calls_of(SAMPLER):
         rank = mt.keyword(call, "rank") or mt.positional(call, 2)
-        if rank is not None and ctx.is_local_rank(rank.value) and not ctx.is_global_rank(rank.value):
+        if rank is not None and ctx.ranks.is_local_rank(rank.value) and not ctx.ranks.is_global_rank(rank.value):
             yield Hit(rank.value, f"`{ctx.facts.code(rank.value)}` is this process's index on its node, not in the "
                                   "job: on several nodes their processes read the same shard; use the global rank "
                                   "(dist.get_rank())")

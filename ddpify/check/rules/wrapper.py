@@ -86,7 +86,7 @@ def _containers(ctx: Context) -> set[str]:
     attribute (`algo.model = DDP(algo.model)`). Where such a name is also wrapped itself on some
     other path only, that path is not the one to judge its reads by."""
     f = ctx.facts
-    return {f.code(t.value) for wrap in ctx.calls_of(DDP) for t, v, _ in f.assigns
+    return {f.code(t.value) for wrap in ctx.script.calls_of(DDP) for t, v, _ in f.assigns
             if v is wrap and isinstance(t, cst.Attribute) and dotted(t.value)}
 
 
@@ -94,7 +94,7 @@ def _wrap_tests(ctx: Context) -> set[str]:
     """The tests the script wraps its models under (`if args.distributed: model = DDP(model)`)."""
     f = ctx.facts
     tests = set()
-    for wrap in ctx.calls_of(DDP):
+    for wrap in ctx.script.calls_of(DDP):
         guard = next((a for a in f.ancestors(wrap) if isinstance(a, cst.If)), None)
         if guard is not None and f.is_inside(wrap, guard.body):
             tests.add(f.code(guard.test))
@@ -171,7 +171,7 @@ def wrap_before_device(ctx: Context) -> Iterator[Hit]:
     """
     f = ctx.facts
     moves = [c for c in f.calls if mt.is_method_call(c, "to", "cuda") and dotted(c.func.value)]
-    for wrap in ctx.calls_of(DDP) if moves else ():
+    for wrap in ctx.script.calls_of(DDP) if moves else ():
         inner = mt.positional(wrap, 0)
         names = {f.code(t) for t, v, _ in f.assigns if v is wrap and dotted(t)}
         later = [c for c in moves if dotted(c.func.value) in names and f.before(wrap, c) and not _dtype_only(f, c)]
