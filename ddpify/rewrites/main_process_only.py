@@ -139,12 +139,15 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     for stmt in [*files, *(s for s in writes if facts.scope(s) in writers)]:
         _write_atomically(facts, edits, stmt)
     points = {stmt: _reached_by_all(facts, stmt) for stmt in saves if _read_back_later(facts, stmt)}
+    placed: set[cst.CSTNode] = set()
     for stmt, point in points.items():
         if _barrier_follows(facts, point, set(points.values()) - {point},
                             analysis.loaders.epoch_loops if options.runs(SET_EPOCH) else []):
             continue
-        edits.insert_after(point, "barrier()\n")
-        edits.add_import("ddpify_runtime", "barrier")
+        if point not in placed:  # several saves that every process reaches at one point: one barrier there
+            placed.add(point)
+            edits.insert_after(point, "barrier()\n")
+            edits.add_import("ddpify_runtime", "barrier")
         edits.record(stmt, "barrier() after the save: the file is read back below")
     _reads_of_main_only(facts, edits, loggers, writes)
     for call in facts.calls:

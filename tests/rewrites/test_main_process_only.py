@@ -838,3 +838,24 @@ imsave(np.zeros((2, 2)), "w.png")
     out = only(NAME, code)
     assert "    if is_main_process():\n        return scipy.misc.imsave(path, image)\n" in out
     assert "def first(images, path):\n    return scipy.misc.imsave(path, images)\n" in out
+
+
+def test_saves_that_every_process_reaches_at_one_point_get_one_barrier_there():
+    """Two writes of a `__main__` block, a load after them: a barrier after the block for each, one
+    after another (fresh sweep 2's WassersteinGAN: generator_config.json written twice)."""
+    code = """\
+import json
+import torch
+
+if __name__ == '__main__':
+    model = torch.nn.Linear(2, 1)
+    with open('config.json', 'w') as f:
+        f.write(json.dumps({'a': 1}))
+    with open('config.json', 'w') as f:
+        f.write(json.dumps({'a': 2}))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.load_state_dict(torch.load('m.pt'))
+    model(torch.randn(4, 2)).sum().backward()
+    opt.step()
+"""
+    assert only(NAME, code).count("barrier()\n") == 1
