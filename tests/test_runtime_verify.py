@@ -202,6 +202,17 @@ def test_the_hooks_go_after_the_second_step_and_the_second_pass(check, capsys):
     assert "same-order" in capsys.readouterr().err
 
 
+def test_reset_for_tests_takes_the_hooks_away_and_starts_afresh(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    rt._install_self_check("warn", 600.0)
+    state = rt._STATE
+    assert state.self_check is not None and state.installs >= 1 and DataLoader.__iter__ is not ITER
+    rt._reset_for_tests()
+    assert rt._STATE is state and vars(state) | {"eval_splits": None} == vars(rt._State()) | {"eval_splits": None}
+    assert (DataLoader.__init__, DataLoader.__iter__, _BaseDataLoaderIter.__next__, torch.autograd.backward) == (
+        INIT, ITER, NEXT, BACKWARD)
+
+
 def test_strict_raises_the_block_and_removes_every_hook(check, capsys):
     with pytest.raises(rt.SelfCheckError) as raised:
         run(check(strict=True), passes=2)
