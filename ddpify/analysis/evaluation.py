@@ -17,13 +17,14 @@ between processes (its collectives would then hang).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts
+from ddpify.syntax.facts import Facts, Ref, Scope
 from ddpify.analysis.loaders import DATALOADER, Loaders, is_iterable_dataset
-from ddpify.analysis.models import Holds, Models, holds_wrapper
+from ddpify.analysis.models import Holds, Model, Models, holds_wrapper
 from ddpify.syntax.names import dotted
 
 PER_SAMPLE = ("sum", "size", "shape", "numel", "len")  # calls and attributes that count samples
@@ -68,21 +69,22 @@ def find(facts: Facts, models: Models, loaders: Loaders) -> list[EvalLoop]:
             continue  # nothing to reduce (a peek at one batch, a loop that only prints)
         entry = EvalLoop(loop, loader)
         try:
-            _judge(facts, models.refs, entry, origins, calls)
+            _judge(facts, models.refs, entry, loop, origins, calls)
         except Kept as why:
             entry.kept = str(why)
         found.append(entry)
     return found + list(_unsplit(facts, loaders, loader_calls))
 
 
-def _unsplit(facts, loaders, loader_calls):
+def _unsplit(facts: Facts, loaders: Loaders, loader_calls: list[cst.Call]) -> Iterator[EvalLoop]:
     """Evaluations no `for` loop of their own runs: through a loop that also trains (a shared
     `run_epoch(model, val_loader, train=False)`), or in a comprehension (`sum(... for x, y in
     val_loader)`). They stay whole, and say so."""
     shared = [(lp, lp.iter) for lp in facts.batch_loops()]
     comprehensions = [(c, a.value.for_in.iter) for c in facts.calls for a in c.args
                       if isinstance(a.value, (cst.GeneratorExp, cst.ListComp))]
-    for node, iterated in [*shared, *comprehensions]:
+    found: list[tuple[cst.For | cst.Call, cst.BaseExpression]] = [*shared, *comprehensions]
+    for node, iterated in found:
         loader = mt.strip_iteration(iterated)
         origins = facts.origins(loader)
         calls = [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
@@ -93,7 +95,7 @@ def _unsplit(facts, loaders, loader_calls):
         yield EvalLoop(node, loader, kept=why)
 
 
-def _leaves_values(facts, loop) -> bool:
+def _leaves_values(facts: Facts, loop: cst.For) -> bool:
     """Does the loop build something: `x += ...`, `xs.append(...)`, `meter.update(...)`, or a
     name it sets that is read after it?"""
     for small in _simple_statements(facts, loop):
@@ -107,8 +109,10 @@ def _leaves_values(facts, loop) -> bool:
     return False
 
 
-def _judge(facts, refs, entry: EvalLoop, origins, calls) -> None:
-    loop, name = entry.loop, facts.code(entry.loader)
+def _judge(facts: Facts, refs: dict[Ref, Model], entry: EvalLoop, loop: cst.For,
+           origins: list[cst.BaseExpression], calls: list[cst.Call]) -> None:
+    """Why `entry`, the evaluation `loop`, stays whole (raises `Kept`), or what it reduces."""
+    name = facts.code(entry.loader)
     if not all(any(facts.is_inside(c, o) for c in calls) for o in origins):
         raise Kept(f"`{name}` may also hold something other than a DataLoader of this script")
     if any(is_iterable_dataset(facts, c) for c in calls):
@@ -117,9 +121,9 @@ def _judge(facts, refs, entry: EvalLoop, origins, calls) -> None:
     if loop.orelse is not None:
         raise Kept("its `else` block runs before the processes' shares could be added up")
     _check_exits(facts, loop)
-    _check_batch_averages(facts, entry)
+    _check_batch_averages(facts, entry, loop)
     for stmt in _simple_statements(facts, loop):
-        _visit(facts, entry, stmt)
+        _visit(facts, entry, loop, stmt)
     for call in facts.calls_in(loop.body):
         holds = holds_wrapper(facts, refs, call.func) if dotted(call.func) else None
         if holds is not None:
@@ -130,7 +134,7 @@ def _judge(facts, refs, entry: EvalLoop, origins, calls) -> None:
                                       "which may run a forward that waits for the other processes")
 
 
-def _check_runs_everywhere(facts, node, depth: int = 3) -> None:
+def _check_runs_everywhere(facts: Facts, node: cst.CSTNode, depth: int = 3) -> None:
     """Every condition on the way to `node` (here and around the calls of its function) is the
     same on every process, and no file is written around it (main-process-only guards that)."""
     for anc in facts.ancestors(node):
@@ -148,7 +152,7 @@ def _check_runs_everywhere(facts, node, depth: int = 3) -> None:
             _check_runs_everywhere(facts, call, depth - 1)
 
 
-def _check_exits(facts, loop) -> None:
+def _check_exits(facts: Facts, loop: cst.For) -> None:
     """A `return` anywhere in the loop, or a `break` of the loop itself (not of a loop inside it)."""
     for exit_ in [*facts.breaks, *facts.returns]:
         if facts.is_inside(exit_, loop.body) and facts.scope(exit_) is facts.scope(loop) and \
@@ -156,9 +160,9 @@ def _check_exits(facts, loop) -> None:
             raise Kept(f"the loop may stop early (`{facts.code(exit_).strip()}`)")
 
 
-def _check_batch_averages(facts, entry: EvalLoop) -> None:
+def _check_batch_averages(facts: Facts, entry: EvalLoop, loop: cst.For) -> None:
     """`len(loader)` next to the loop (a mean of per-batch means) or the loop index read after it."""
-    loop, scope = entry.loop, facts.scope(entry.loop)
+    scope = facts.scope(loop)
     name = facts.code(entry.loader)
     for func in facts.uses("len", scope):
         call = facts.parent(func)
@@ -175,22 +179,22 @@ def _check_batch_averages(facts, entry: EvalLoop) -> None:
             raise Kept(f"`{target}` (the batch) is read after the loop")
 
 
-def _simple_statements(facts, loop):
+def _simple_statements(facts: Facts, loop: cst.For) -> Iterator[cst.BaseSmallStatement]:
+    """The simple statements of the loop's body, in its own scope."""
     for stmt in facts.findall(loop.body, cst.SimpleStatementLine):
         if facts.scope(stmt) is facts.scope(loop):
             yield from stmt.body
 
 
-def _visit(facts, entry: EvalLoop, small) -> None:
+def _visit(facts: Facts, entry: EvalLoop, loop: cst.For, small: cst.BaseSmallStatement) -> None:
     """One statement of the loop body: an accumulation, a per-batch temporary, or a reason to stay whole."""
-    loop = entry.loop
     if isinstance(small, cst.AugAssign):
         target = small.target.value if isinstance(small.target, cst.Subscript) else small.target
         if not isinstance(target, cst.Name):
             raise Kept(f"`{facts.code(small.target)}` accumulates where ddpify cannot reduce it")
         if not isinstance(small.operator, cst.AddAssign):
             raise Kept(f"`{facts.code(small).strip()}` is not a sum")
-        _accumulator(facts, entry, target.value, small)
+        _accumulator(facts, entry, loop, target.value, small)
         if target is not small.target and target.value not in entry.tensors:  # `total[c] += ...`
             raise Kept(f"`{facts.code(small.target)}` accumulates into `{target.value}`, which does not start "
                        "as a tensor")
@@ -204,14 +208,14 @@ def _visit(facts, entry: EvalLoop, small) -> None:
         call = small.value
         if mt.is_call_of(call, "print"):
             raise Kept("it prints inside the loop (the main process would print its share only)")
-        if mt.is_method_call(call, "append", "extend") and isinstance(call.func.value, cst.Name):
-            _accumulator(facts, entry, call.func.value.value, small)
+        if mt.is_method_call(call, "append", "extend") and isinstance(call.func, cst.Attribute) and \
+                isinstance(call.func.value, cst.Name):
+            _accumulator(facts, entry, loop, call.func.value.value, small)
         else:
             raise Kept(f"`{facts.code(call)}` may accumulate where ddpify cannot reduce it")
 
 
-def _accumulator(facts, entry: EvalLoop, name: str, update) -> None:
-    loop = entry.loop
+def _accumulator(facts: Facts, entry: EvalLoop, loop: cst.For, name: str, update: cst.AugAssign | cst.Expr) -> None:
     if name in entry.sums or name in entry.lists:
         kind = "list" if name in entry.lists else "sum"
     else:
@@ -231,14 +235,15 @@ def _accumulator(facts, entry: EvalLoop, name: str, update) -> None:
         _check_only_concatenated(facts, loop, name)
 
 
-def _adds_one_item(update) -> bool:
+def _adds_one_item(update: cst.AugAssign | cst.Expr) -> bool:
     """`xs.append(v)`, `xs.extend([v])`, `xs += [v]`: one item per batch, unlike `xs.extend(batch.tolist())`."""
-    added = update.value if isinstance(update, cst.AugAssign) else update.value.args[0].value \
-        if update.value.args else None
+    call = update.value
+    added = call if isinstance(update, cst.AugAssign) else \
+        call.args[0].value if isinstance(call, cst.Call) and call.args else None
     return mt.is_method_call(update.value, "append") or isinstance(added, (cst.List, cst.Tuple))
 
 
-def _start(facts, loop, name: str):
+def _start(facts: Facts, loop: cst.For, name: str) -> cst.BaseExpression:
     """The assignment that sets `name` before the loop, each time the loop is reached."""
     writes = _assignments(facts, facts.scope(loop), name)
     before = [(v, s) for v, s in writes if facts.before(s, loop) and not facts.is_inside(s, loop)]
@@ -247,17 +252,17 @@ def _start(facts, loop, name: str):
     value, stmt = before[-1]
     line = facts.statement(stmt)
     reached = facts.parent(line)  # the block that sets it must hold the loop, inside every loop around it
-    if not facts.is_inside(loop, reached) or any(not facts.is_inside(line, lp) for lp in facts.enclosing_loops(loop)):
+    if reached is None or not facts.is_inside(loop, reached) or any(not facts.is_inside(line, lp) for lp in facts.enclosing_loops(loop)):
         raise Kept(f"`{name}` is not set to its start value every time the loop runs")
     if value is None or isinstance(stmt, cst.AugAssign):
         raise Kept(f"`{name}` changes between its start value and the loop")
     return value
 
 
-def _assignments(facts, scope, name: str) -> list[tuple[cst.BaseExpression | None, cst.CSTNode]]:
+def _assignments(facts: Facts, scope: Scope, name: str) -> list[tuple[cst.BaseExpression | None, cst.CSTNode]]:
     """(value, statement) of every write of `name` in `scope`; `a, b = 0, []` gives each its element
     (None where the value cannot be split)."""
-    found = []
+    found: list[tuple[cst.BaseExpression | None, cst.CSTNode]] = []
     for target, value, stmt in facts.writes_in(scope):
         if isinstance(target, cst.Name) and target.value == name:
             found.append((value, stmt))
@@ -266,12 +271,14 @@ def _assignments(facts, scope, name: str) -> list[tuple[cst.BaseExpression | Non
             if any(isinstance(n, cst.Name) and n.value == name for n in names):
                 i = next(i for i, n in enumerate(names) if isinstance(n, cst.Name) and n.value == name)
                 split = isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names)
-                found.append((value.elements[i].value if split else None, stmt))
+                found.append((value.elements[i].value if split and isinstance(value, (cst.Tuple, cst.List)) else None,
+                              stmt))
     return found
 
 
-def _kind(facts, value, name: str) -> str:
-    if isinstance(value, cst.List) and not value.elements or mt.is_call_of(value, "list") and not value.args:
+def _kind(facts: Facts, value: cst.BaseExpression, name: str) -> str:
+    if isinstance(value, cst.List) and not value.elements or isinstance(value, cst.Call) and \
+            mt.is_call_of(value, "list") and not value.args:
         return "list"
     number = value.expression if isinstance(value, cst.UnaryOperation) else value
     if isinstance(number, (cst.Integer, cst.Float)) or isinstance(value, cst.Call) and \
@@ -280,9 +287,10 @@ def _kind(facts, value, name: str) -> str:
     raise Kept(f"`{name}` starts as `{facts.code(value)}`, not a number, tensor or empty list")
 
 
-def _check_unread_inside(facts, loop, name: str) -> None:
+def _check_unread_inside(facts: Facts, loop: cst.For, name: str) -> None:
     """The accumulator appears in the loop only as what it updates."""
-    for node in _uses_in(facts, loop, name):
+    for use in _uses_in(facts, loop, name):
+        node: cst.CSTNode = use
         parent = facts.parent(node)
         if isinstance(parent, cst.Subscript) and parent.value is node:  # `total[c] += ...`
             node, parent = parent, facts.parent(parent)
@@ -292,13 +300,13 @@ def _check_unread_inside(facts, loop, name: str) -> None:
             raise Kept(f"`{name}` is read inside the loop, before every process has added its share")
 
 
-def _in_item_loop(facts, node, loop) -> bool:
+def _in_item_loop(facts: Facts, node: cst.CSTNode, loop: cst.For) -> bool:
     """Inside a loop over a batch's items (not a counting loop) within the evaluation loop."""
     inner = next(facts.enclosing_loops(node), loop)
-    return inner is not loop and not mt.is_counting(inner.iter)
+    return isinstance(inner, cst.For) and inner is not loop and not mt.is_counting(inner.iter)
 
 
-def _counts_samples(facts, expr, loop, depth: int = 2) -> bool:
+def _counts_samples(facts: Facts, expr: cst.BaseExpression, loop: cst.For, depth: int = 2) -> bool:
     """Is `expr` visibly a total over the batch's samples (following names set in the loop)?"""
     for node in mt.walk(expr):
         if isinstance(node, cst.Attribute) and node.attr.value in PER_SAMPLE or \
@@ -307,13 +315,13 @@ def _counts_samples(facts, expr, loop, depth: int = 2) -> bool:
             return True
     for name in facts.variables_in(expr) if depth else ():
         ref = facts.ref(name)
-        if any(facts.is_inside(s, loop) and _counts_samples(facts, v, loop, depth - 1)
+        if ref is not None and any(facts.is_inside(s, loop) and _counts_samples(facts, v, loop, depth - 1)
                for _, v, s in facts.writes(ref)):
             return True
     return False
 
 
-def _check_only_concatenated(facts, loop, name: str) -> None:
+def _check_only_concatenated(facts: Facts, loop: cst.For, name: str) -> None:
     """A list of one item per batch is exact only when it is read as one concatenation."""
     uses = _reads_after(facts, loop, name)
     store = next((n for n in uses if _is_store(facts, n)), None)  # `preds = torch.cat(preds)`: the list ends
@@ -322,35 +330,37 @@ def _check_only_concatenated(facts, loop, name: str) -> None:
             break
         if node is store:
             continue
-        arg, call = facts.parent(node), facts.parent(facts.parent(node))
+        arg = facts.parent(node)
+        call = facts.parent(arg) if arg is not None else None
         if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and facts.qualify(call.func) in CONCATENATIONS):
             raise Kept(f"`{name}` holds one item per batch, and the batches differ once split")
 
 
-def _uses_in(facts, loop, name: str) -> list[cst.Name]:
+def _uses_in(facts: Facts, loop: cst.For, name: str) -> list[cst.Name]:
     return [n for n in facts.uses(name, facts.scope(loop)) if facts.is_inside(n, loop.body)]
 
 
-def _reads_after(facts, loop, name: str) -> list[cst.Name]:
+def _reads_after(facts: Facts, loop: cst.For, name: str) -> list[cst.Name]:
     """The uses of `name` after the loop, in its function."""
     return [n for n in facts.uses(name, facts.scope(loop)) if facts.before(loop, n) and not facts.is_inside(n, loop)]
 
 
-def _read_after(facts, loop, name: str) -> bool:
+def _read_after(facts: Facts, loop: cst.For, name: str) -> bool:
     """Is the value `name` has after the loop read (its next use after the loop is no assignment)?"""
     uses = _reads_after(facts, loop, name)
     return bool(uses) and not _is_store(facts, uses[0])
 
 
-def _is_store(facts, name: cst.Name) -> bool:
-    node, parent = name, facts.parent(name)
+def _is_store(facts: Facts, name: cst.Name) -> bool:
+    node: cst.CSTNode | None = name
+    parent = facts.parent(name)
     while isinstance(parent, (cst.Element, cst.Tuple, cst.List)):
         node, parent = parent, facts.parent(parent)
     return isinstance(parent, cst.AssignTarget) or \
         isinstance(parent, (cst.For, cst.AnnAssign)) and parent.target is node
 
 
-def _carried(facts, loop, target: cst.Name, stmt) -> bool:
+def _carried(facts: Facts, loop: cst.For, target: cst.Name, stmt: cst.CSTNode) -> bool:
     """A name set in the loop that carries state from batch to batch (read in the loop before it is
     set there: `best = max(best, acc)`) or out of the loop (read after it)."""
     if target.value in {n.value for n in _targets(loop.target)}:
@@ -359,7 +369,8 @@ def _carried(facts, loop, target: cst.Name, stmt) -> bool:
     return any(not _is_store(facts, n) for n in earlier) or _read_after(facts, loop, target.value)
 
 
-def _targets(node):
+def _targets(node: cst.BaseExpression) -> Iterator[cst.Name]:
+    """The names an assignment target binds: `a`, `a, (b, c)`."""
     if isinstance(node, cst.Name):
         yield node
     elif isinstance(node, (cst.Tuple, cst.List)):
