@@ -16,6 +16,7 @@ from ddpify.analysis.distributed import is_distributed
 from ddpify.analysis.result import Analysis, analyse
 from ddpify.options import Options
 from ddpify.syntax.facts import Facts
+from ddpify.syntax.names import dotted
 from ddpify.syntax.parse import parse_module
 from ddpify.inputs.program import Part, Program
 from ddpify.output.report import CHANGE, NOTE, Change
@@ -131,12 +132,34 @@ def plan_program(program: Program, options: Options = Options()
             edits.for_rewrite("ddpify").warn(node, message)
         _run(*selected(options), analysis, edits)
         _shared_conflicts(program, analysis.facts, edits)
+        _own_folder_first(program, analysis.facts, edits)
     return analysis, edits, gate
 
 
 def _in_part(program: Program, parents: dict[cst.CSTNode, cst.CSTNode], part: Part, node: cst.CSTNode) -> bool:
     """Is `node` of the merged module in `part` of `program`?"""
     return program.part_of(node, parents) is part
+
+
+def _own_folder_first(program: Program, facts: Facts, edits: edit_set.Edits) -> None:
+    """`sys.path.insert(0, "..")` -> `sys.path.insert(1, "..")` where a module read from that folder
+    is converted: the converted module is written beside the converted entry (ddpify.inputs.program),
+    in the script's own folder, which Python searches first unless an insert at 0 goes before it."""
+    changed = [program.part_of(r.node, facts.parents) for r in edits.records if r.kind == CHANGE]
+    done: list[cst.Call] = []
+    for part in program.parts:
+        call = part.via
+        if call is None or any(c is call for c in done) or not any(p is part for p in changed) or \
+                dotted(call.func) != "sys.path.insert" or not _is_zero(call.args[0].value):
+            continue
+        done.append(call)
+        edits.for_rewrite("ddpify").replace(call.args[0].value, lambda node: cst.Integer("1"),
+                                            f"the script's own folder stays first on sys.path: the converted "
+                                            f"{part.rel} is written there, beside it (read from {part.path.parent})")
+
+
+def _is_zero(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Integer) and expr.evaluated_value == 0
 
 
 def _shared_conflicts(program: Program, facts: Facts, edits: edit_set.Edits) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -521,3 +523,74 @@ def test_the_wrap_follows_the_binding_the_optimizer_steps_not_a_later_one_or_the
     assert "model = torch.nn.Linear(2, 1)\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" \
            "optimizer = torch.optim.Adam(" in result.code
     assert "DistributedDataParallel" not in result.modules["fc_model.py"].code
+
+
+# ---- folders the program puts on sys.path -------------------------------------------------------
+
+HELPER_TRAIN = """\
+    import torch
+
+
+    def train(model, loader, optimizer, epochs=2):
+        print("helper", __file__)
+        for epoch in range(epochs):
+            for x, y in loader:
+                optimizer.zero_grad()
+                ((model(x) - y) ** 2).mean().backward()
+                optimizer.step()
+    """
+NOTEBOOK_SCRIPT = """\
+    import os
+    import sys
+
+    sys.path.insert(0, "..")  # to include ../helper_train.py
+    sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "more"))
+    sys.path.insert(0, os.environ.get("EXTRA", "x"))  # computed at run time: not followed
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    from helper_train import train
+    from helper_data import make_loader
+
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, make_loader(), optimizer)
+    """
+
+
+def test_a_helper_reached_through_sys_path_insert_is_read_converted_and_imported():
+    """rasbt_alexnet (held-out sweep): a notebook's training loop lives in `../helper_train.py`,
+    reached by `sys.path.insert(0, "..")`; it was not read, so the data stayed whole and the model
+    bare. Now it is followed (a literal path, from the entry's folder or from `__file__`), converted,
+    written beside the converted entry, and the entry's own folder stays first on sys.path, so the
+    converted helper is the one a run imports."""
+    write({"nb/train.py": NOTEBOOK_SCRIPT, "helper_train.py": HELPER_TRAIN, "more/helper_data.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+
+        def make_loader():
+            return DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+        """})
+    prog = program("nb/train.py")
+    assert sorted((str(p.rel), str(p.path)) for p in prog.parts[1:]) == [
+        ("helper_data.py", "nb/../more/helper_data.py"), ("helper_train.py", "nb/../helper_train.py")]
+    result = convert_program(prog)
+    assert 'sys.path.insert(1, "..")  # to include ../helper_train.py' in result.code
+    assert 'sys.path.insert(0, os.environ.get("EXTRA", "x"))' in result.code
+    assert "set_epoch(loader, epoch)" in result.modules["helper_train.py"].code
+    assert "return shard_loader(DataLoader(" in result.modules["helper_data.py"].code
+    assert not [c for c in result.changes if c.kind == "warning" and "cannot trace" in c.message]
+    cli("convert", "nb/train.py", "-o", "out/")
+    assert sorted(p.name for p in Path("out").glob("*.py")) == ["helper_data.py", "helper_train.py", "train.py"]
+    run = subprocess.run([sys.executable, "../out/train.py"], cwd="nb", capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "runtime")})
+    assert run.returncode == 0, run.stderr
+    assert os.path.samefile(run.stdout.split("helper ")[1].split()[0], "out/helper_train.py")
+
+
+def test_a_folder_put_on_sys_path_whose_modules_stay_unchanged_keeps_its_place():
+    write({"nb/train.py": NOTEBOOK_SCRIPT.replace("    from helper_train import train\n", "").replace(
+        "train(model, make_loader(), optimizer)", "print(model, optimizer)"), "helper_train.py": HELPER_TRAIN,
+        "more/helper_data.py": "def make_loader():\n    return None\n"})
+    result = convert_program(program("nb/train.py"))
+    assert 'sys.path.insert(0, "..")' in result.code and not any(m.changed for m in result.modules.values())

@@ -16,6 +16,13 @@ may run: a package whose `__init__.py` imports its own modules in a loop
 agents) gives every module of that package; `importlib.import_module(f"models.{args.arch}")`
 every module of `models/`; a literal `importlib.import_module("models.resnet")` that module.
 
+A folder the program puts on `sys.path` (`sys.path.insert(0, "..")`, `sys.path.append("../helper")`,
+`os.path.join(os.path.dirname(__file__), "..")`: a literal path, relative to the entry's folder,
+where the program runs, or to the file's own) is searched too, after the project's: its modules
+are read and converted like the project's, and written beside the converted entry (`-o DIR/`:
+`DIR/helper_train.py`; in place: beside the entry), where the program's own folder comes first
+on `sys.path` (ddpify.convert moves an insert at 0 to 1 so that it does).
+
 Nothing else is followed (the standard library, site-packages, a name no file of the project
 has), and nothing is imported or executed. A script that lies in the standard library or among
 the installed packages (`ddpify convert /usr/lib/python3.11/asyncore.py`) is read alone: that
@@ -29,6 +36,7 @@ loop in its method. `Program.part_of` tells which file a node of that module bel
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -50,6 +58,7 @@ class Part:
     data: bytes
     module: cst.Module
     name: str  # as imported: `models.resnet` (the entry: its file's stem)
+    via: cst.Call | None = None  # the `sys.path.insert(...)` that put its folder on the path, if that
 
 
 @dataclass
@@ -107,27 +116,79 @@ def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = No
     local: set[str] = set()
     by_name: set[cst.Call] = set()
     queue = [parts[0]] if follow and not _installed(root) else []
+    folders: dict[Path, cst.Call] = {}  # what `sys.path.insert(...)` calls add, in order
     while queue:
         part = queue.pop(0)
         computed = _computed_imports(part, root)
         by_name.update(call for call, names in computed if any(_files(root, n) for n in names))
+        for folder, call in _path_additions(part, root):
+            folders.setdefault(folder, call)
         for bound, name in [*_imported(part), *((None, n) for _, names in computed for n in names)]:
-            files = _files(root, name)
+            base, via, files = root, None, _files(root, name)
+            for folder, call in folders.items():
+                if files:
+                    break
+                base, via, files = folder, call, _files(folder, name)
             if files and files[-1][1] == name and bound:
                 local.add(bound)  # a module, not a name defined in one
             for file, module_name in files:
-                if file.resolve() in seen or not file.resolve().is_relative_to(root):
+                if file.resolve() in seen or not file.resolve().is_relative_to(base):
                     continue  # read already, or a link out of the project: not followed
                 seen.add(file.resolve())
-                rel = PurePosixPath(file.relative_to(root).as_posix())
-                shown = entry.parent / rel  # as the user named the entry: `proj/trainer.py`
+                rel = PurePosixPath(file.relative_to(base).as_posix())
+                # as the user named the entry: `proj/trainer.py`, `proj/../helper_train.py`
+                shown = entry.parent / (rel if via is None else Path(os.path.relpath(file, root)))
                 if file.resolve() not in parsed:
                     raw = file.read_bytes()
                     parsed[file.resolve()] = raw, _parse(shown, raw)
-                new = Part(rel, shown, *parsed[file.resolve()], module_name)
+                new = Part(rel, shown, *parsed[file.resolve()], module_name, via)
                 parts.append(new)
                 queue.append(new)
     return _assemble(root, parts, frozenset(local), frozenset(by_name))
+
+
+PATH_CALLS = {"sys.path.insert": 1, "sys.path.append": 0}  # the position of the folder argument
+
+
+def _path_additions(part: Part, root: Path) -> list[tuple[Path, cst.Call]]:
+    """The folders outside the project that `part` puts on `sys.path`, with the call that does."""
+    if b"sys.path" not in part.data:
+        return []
+    found = []
+    for call in mt.findall(part.module, cst.Call, lambda c: dotted(c.func) in PATH_CALLS):
+        arg = mt.positional(call, PATH_CALLS[dotted(call.func)])
+        folder = _folder(arg.value, root, root / part.rel.parent) if arg is not None else None
+        if folder is not None and folder.is_dir() and folder != root and not _installed(folder):
+            found.append((folder, call))
+    return found
+
+
+def _folder(expr: cst.BaseExpression, root: Path, here: Path) -> Path | None:
+    """The folder a literal path expression names: `".."` (from the entry's folder, where the program
+    runs), `os.path.join(os.path.dirname(__file__), "..")` (from the file's own), `os.path.abspath(...)`."""
+    if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
+        return (root / expr.evaluated_value).resolve()
+    if not isinstance(expr, cst.Call):
+        return None
+    func, args = dotted(expr.func), [a.value for a in expr.args]
+    if func in ("os.path.abspath", "os.path.realpath", "os.path.normpath") and len(args) == 1:
+        return _folder(args[0], root, here)
+    if func == "os.path.dirname" and len(args) == 1 and (
+            mt.is_name(args[0], "__file__") or _folder_of_file(args[0])):
+        return here.resolve()
+    if func == "os.path.join" and args:
+        first = _folder(args[0], root, here)
+        rest = [a.evaluated_value for a in args[1:] if isinstance(a, cst.SimpleString)]
+        if first is None or len(rest) != len(args) - 1 or not all(isinstance(r, str) for r in rest):
+            return None
+        return first.joinpath(*rest).resolve()
+    return None
+
+
+def _folder_of_file(expr: cst.BaseExpression) -> bool:
+    """`os.path.abspath(__file__)`, `os.path.realpath(__file__)`."""
+    return isinstance(expr, cst.Call) and dotted(expr.func) in ("os.path.abspath", "os.path.realpath") \
+        and len(expr.args) == 1 and mt.is_name(expr.args[0].value, "__file__")
 
 
 def _installed(folder: Path) -> bool:
