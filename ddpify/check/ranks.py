@@ -204,7 +204,9 @@ class Ranks:
 
     def undistributed(self, node: cst.CSTNode) -> bool:
         """Does `node` run only when the script is not distributed: in the branch of
-        `if args.local_rank == -1 ...:` (also `and`-ed with more), or the `else` of `!= -1`?"""
+        `if args.local_rank == -1 ...:` (also `and`-ed with more), or the `else` of `!= -1`, or
+        the `else` of a test that the run has several processes (`if multi_gpu:` ... `else:`
+        with `multi_gpu = int(os.environ.get("WORLD_SIZE", 1)) > 1`, `if dist.is_initialized():`)?"""
         child = node
         for anc in self.facts.ancestors(node):
             if isinstance(anc, cst.If) and child is not anc.test:
@@ -215,8 +217,41 @@ class Ranks:
                             and _minus_one_or_none(test.comparisons[0].comparator) and isinstance(
                                 test.comparisons[0].operator, cst.Equal if in_body else cst.NotEqual):
                         return True
+                if not in_body and self.several_processes(anc.test):
+                    return True
             child = anc
         return False
+
+    def several_processes(self, test: cst.BaseExpression, depth: int = 2) -> bool:
+        """Does `test` say the run has more than one process: `dist.is_initialized()`,
+        `world_size > 1`, `int(os.environ.get("WORLD_SIZE", 1)) > 1`, `dist.get_world_size() != 1`,
+        either side of an `and` (`dist.is_available() and dist.is_initialized()`), or a name
+        every assignment of which is one of those (`multi_gpu = ...`)?"""
+        f = self.facts
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self.several_processes(test.left, depth) or self.several_processes(test.right, depth)
+        if isinstance(test, cst.Call):
+            return f.qualify(test.func) == "torch.distributed.is_initialized"
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+            bound = right.value if isinstance(right, cst.Integer) else None
+            return self._world_size(test.left) and (isinstance(op, cst.GreaterThan) and bound == "1" or isinstance(
+                op, cst.GreaterThanEqual) and bound == "2" or isinstance(op, cst.NotEqual) and bound == "1")
+        if isinstance(test, cst.Name) and depth:
+            ref = f.ref(test)
+            sources = f.sources(ref) if ref is not None else []
+            return bool(sources) and all(self.several_processes(s, depth - 1) for s in sources)
+        return False
+
+    def _world_size(self, expr: cst.BaseExpression) -> bool:
+        """`world_size`, `args.world_size`, `dist.get_world_size()`, `int(os.environ["WORLD_SIZE"])`."""
+        if mt.is_call_of(expr, "int") and expr.args:
+            expr = expr.args[0].value
+        if self.environment_key(expr) == "WORLD_SIZE":
+            return True
+        if isinstance(expr, cst.Call):
+            return self.facts.qualify(expr.func) == "torch.distributed.get_world_size"
+        return (dotted(expr) or "").rsplit(".", 1)[-1].lower() == "world_size"
 
     def rank_guard(self, node: cst.CSTNode) -> cst.If | None:
         """The innermost `if` of `node`'s own function whose test depends on the rank and that

@@ -12,7 +12,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.check.ranks import Ranks
-from ddpify.check.script import Script, string_value
+from ddpify.check.script import Script, reads_saved_state, string_value
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted, rank_word
 
@@ -23,7 +23,11 @@ AGREEING = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadca
 PER_PROCESS_VARIABLES = frozenset({"SLURM_PROCID", "SLURM_LOCALID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
                                    "CUDA_VISIBLE_DEVICES"})
 # methods that read a checkpoint: every process reads the same file
-LOADS = ("load", "resume", "resume_or_load", "load_checkpoint", "restore", "load_state")
+
+# what every process of a job answers alike
+JOB_QUESTIONS = frozenset({"torch.distributed.get_world_size", "torch.distributed.is_initialized",
+                           "torch.distributed.is_available", "torch.distributed.get_backend",
+                           "torch.cuda.is_available", "torch.cuda.device_count"})
 
 SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
 
@@ -88,9 +92,11 @@ class SameValues:
             last = self._last_write(ref, node)
             if last is not None:  # `stop = flags[0]` right before the test: what it holds there
                 return self._shared(last, proving)
-            writes = f.writes(ref)
-            if writes:
-                return all(self._shared(value, proving) for _, value, _ in writes)
+            # what the one-process branch assigns does not count (`else: reduced = loss` of `if multi_gpu:`)
+            writes = [w for w in f.writes(ref) if not self.ranks.undistributed(w[2])]
+            unpacked = f.unpacked_from(ref)  # `epoch, var = load_state(path)`: a part of a shared whole
+            if writes or unpacked:
+                return all(self._shared(value, proving) for value in [v for _, v, _ in writes] + unpacked)
             if isinstance(node, cst.Attribute):
                 return self._shared(node.value, proving)
             return self._shared_parameter(ref, proving)
@@ -100,8 +106,10 @@ class SameValues:
             return self._stepped_with_shared(None, proving)
         if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`
             return self._shared(node.value, proving)
-        if isinstance(node, cst.Call) and mt.is_method_call(node, *LOADS):
-            return True  # `checkpointer.resume_or_load(path)`: the same file on every process
+        if isinstance(node, cst.Call) and reads_saved_state(f, node):
+            return True  # `checkpointer.resume_or_load(path)`, `load_state(path)`: the same file everywhere
+        if isinstance(node, cst.Call) and f.qualify(node.func) in JOB_QUESTIONS:
+            return True  # `dist.get_world_size()`: one answer for the whole job
         if isinstance(node, cst.Call):
             arguments = all(self._shared(a.value, proving) for a in node.args)
             if mt.is_call_of(node, "len") and len(node.args) == 1 and self._data(node.args[0].value):
@@ -116,8 +124,8 @@ class SameValues:
                 return all(f.returned(func) and all(self._shared(r, proving) for r in f.returned(func))
                            for func in funcs)
             if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving) \
-                    or (f.qualify(node.func) or "").startswith(("os.path.", "math.")):
-                return arguments  # `args.path.split("-")`, `os.path.basename(args.ckpt)`
+                    or (f.qualify(node.func) or "").startswith(("os.path.", "math.")) or _torch_function(f.qualify(node.func)):
+                return arguments  # `args.path.split("-")`, `os.path.basename(args.ckpt)`, `torch.isnan(reduced)`
             return f.qualify(node.func) == "torch.load" or mt.is_parse_args(node)
         if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return False
@@ -169,6 +177,9 @@ class SameValues:
         chain, which runs on every path to `use` (None when there is none, or when an augmented
         assignment comes after it: `val_loss = 0.0` ... `val_loss += loss.item()` holds both)."""
         f = self.facts
+        loops = [lp for lp in f.ancestors(use) if isinstance(lp, (cst.For, cst.While))]
+        if any(not f.before(stmt, use) and any(f.is_inside(stmt, lp) for lp in loops) for _, _, stmt in f.writes(ref)):
+            return None  # `while loss.item() > t:` ... `loss = ...` in the body: the next test reads that
         for _, value, stmt in reversed(f.writes(ref)):
             if f.scope(stmt) is f.scope(use) and f.before(stmt, use):
                 if isinstance(stmt, cst.AugAssign):
@@ -215,3 +226,12 @@ def _learning_rate(node: cst.Subscript) -> bool:
     inner = node.value
     return isinstance(key, cst.Index) and string_value(key.value) in ("lr", "initial_lr") \
         and isinstance(inner, cst.Subscript) and mt.is_attribute(inner.value, "param_groups")
+
+
+def _torch_function(name: str | None) -> bool:
+    """A function of torch that computes from its arguments alone (`torch.isnan`, `torch.stack`),
+    not a random draw nor a question about this process or its device."""
+    if name is None or not name.startswith("torch.") or name.startswith(("torch.distributed.", "torch.cuda.")):
+        return False
+    last = name.rsplit(".", 1)[-1]
+    return not last.startswith(("rand", "normal", "bernoulli", "multinomial", "poisson", "manual_seed", "seed"))

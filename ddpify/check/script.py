@@ -4,12 +4,14 @@ name, how it spells what it imports. The base of the questions the rules share (
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
+from ddpify.syntax.names import dotted
 from ddpify.analysis.distributed import SAMPLER, Launcher, is_distributed
 from ddpify.analysis.models import DDP
 
@@ -108,6 +110,21 @@ class Script:
                     for d in anc.decorators):
                 return True
         return False
+
+
+LOAD_WORD = re.compile(r"(?:^|_)(?:load|resume|restore)(?:_|$)")
+
+
+def reads_saved_state(facts: Facts, call: cst.Call) -> bool:
+    """A call that reads saved state ddpify does not follow: a method or an unread function
+    (another module's, not torch's) whose name has the word load, resume or restore
+    (`checkpointer.resume_or_load(p)`, `load_state(path, model)`, `load_checkpoint(...)`; not
+    `DataLoader(...)`, not `get_loader()`). Every process reads the same file; what the loaded
+    objects expect is that loader's business."""
+    name = (dotted(call.func) or "").rsplit(".", 1)[-1].lower()
+    if not name or not LOAD_WORD.search(name) or (facts.qualify(call.func) or "").startswith("torch."):
+        return False
+    return isinstance(call.func, cst.Attribute) or not facts.user_functions(call)
 
 
 def _assume_star_imports(f: Facts) -> None:

@@ -471,6 +471,10 @@ class Facts:
         return [a.value for call in self.call_sites(func) for a in call.args
                 if a.keyword is not None and a.keyword.value == name]
 
+    def unpacked_from(self, ref: Ref) -> list[cst.BaseExpression]:
+        """The values `ref` is unpacked from (`epoch, var = load_state(path)`: `load_state(path)`)."""
+        return [value for value, _ in self._unpacking.get(ref, ())]
+
     def argument_for(self, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
         """The expression a call passes for `param` of `func`."""
         names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]

@@ -9,7 +9,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
-from ddpify.check.script import string_value
+from ddpify.check.script import reads_saved_state, string_value
 from ddpify.analysis import writes
 from ddpify.analysis.models import WRAPPER
 from ddpify.syntax.names import dotted
@@ -150,19 +150,9 @@ def _resumed_into_wrapper(ctx: Context) -> set[str]:
             origins = f.origins(arg.value)
             if origins and all(isinstance(o, cst.Call) and f.qualify(o.func) == "torch.load" for o in origins):
                 found.add(f.code(call.func.value))
-        elif _unread_loader(ctx, call):
+        elif reads_saved_state(f, call):
             found.update(f.code(a.value) for a in call.args if ctx.holds_ddp(a.value) is not None)
     return found
-
-
-def _unread_loader(ctx: Context, call: cst.Call) -> bool:
-    """A loading function of another module that ddpify does not read (`load_checkpoint(...)`,
-    `utils.restore(...)`, imported from the project): not a method of an object, not torch's."""
-    f = ctx.facts
-    name = f.qualify(call.func) or ""
-    last = (dotted(call.func) or "").rsplit(".", 1)[-1].lower()
-    return not f.user_functions(call) and bool(name) and not name.startswith("torch.") \
-        and any(word in last for word in ("load", "resume", "restore"))
 
 
 def _module_of(expr: cst.BaseExpression):

@@ -140,7 +140,8 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
     (the ranks then pair different all-reduces, or hang).
     Decide together (`all_reduce` the flag, or ddpify_runtime's `agree_on(...)`). Conditions on
     arguments, counters, constants and `len()` of a loader are the same everywhere and fine.
-    Found for loops that run a DDP backward or a collective, here or in a function they call.
+    Found for loops that run a DDP backward or a collective, here or in a function they call;
+    reported once per exit, at the innermost test around it that can differ.
     """
     if not ctx.script.distributed:
         return
@@ -160,20 +161,21 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
                 left = loop
         if left is None or ctx.ranks.undistributed(exit_):
             continue
-        for anc in f.ancestors(exit_):
-            if anc is left:
+        for anc in f.ancestors(exit_):  # the innermost test that can differ decides: one finding per exit
+            if anc is left or isinstance(anc, cst.If) and anc in seen:
                 break
-            if isinstance(anc, cst.If) and anc not in seen and not ctx.values.same_everywhere(anc.test):
+            if isinstance(anc, cst.If) and not ctx.values.same_everywhere(anc.test):
                 seen.add(anc)
                 if isinstance(exit_, cst.Continue):
                     yield Hit(anc.test, f"`{f.code(anc.test)}` can differ between ranks, and the `continue` it "
                                         "decides skips the backward's all-reduce on some ranks only: the others "
                                         "wait for it; agree on it first (all_reduce the flag)")
-                    continue
+                    break
                 kind = "break" if isinstance(exit_, cst.Break) else "return"
                 yield Hit(anc.test, f"`{f.code(anc.test)}` can differ between ranks, and the `{kind}` it decides "
                                     "leaves a loop that runs collectives: the ranks that stay wait forever; agree "
                                     "on it first (all_reduce the flag)")
+                break
     for loop in loops:
         if isinstance(loop, cst.While) and not ctx.values.same_everywhere(loop.test) and not mt.is_literal_true(loop.test):
             yield Hit(loop.test, f"`{f.code(loop.test)}` can differ between ranks and ends a loop that runs "
