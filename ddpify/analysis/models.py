@@ -335,8 +335,8 @@ def _this_round(facts: Facts, candidates: list, optimizer: cst.CSTNode) -> list:
 def _training_points(facts: Facts, scope) -> list[cst.CSTNode]:
     """The loops of `scope` that train, and its statements that call a function that trains."""
     points: list[cst.CSTNode] = [lp for lp in facts.loops_in(scope) if facts.trains(lp)]
-    for call in facts.calls:
-        if facts.scope(call) is scope and any(facts.trains(f) for f in facts.user_functions(call)):
+    for call in facts.calls_of(scope):
+        if any(facts.trains(f) for f in facts.user_functions(call)):
             points.append(facts.statement(call))
     return points
 

@@ -138,7 +138,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         _hoist_collectives(facts, models, refs, edits, stmt, guarded, taken)
     for stmt in [*files, *(s for s in writes if facts.scope(s) in writers)]:
         _write_atomically(facts, edits, stmt)
-    points = {stmt: _reached_by_all(facts, stmt) for stmt in saves if _read_back_later(facts, stmt)}
+    readers = [c for c in facts.calls if _reads(facts, c)] if saves else []
+    points = {stmt: _reached_by_all(facts, stmt) for stmt in saves if _read_back_later(facts, stmt, readers)}
     placed: set[cst.CSTNode] = set()
     for stmt, point in points.items():
         if _barrier_follows(facts, point, set(points.values()) - {point},
@@ -306,13 +307,13 @@ def _bound_and_used_later(facts: Facts, stmt: cst.CSTNode) -> str | None:
         return None
     bound = {n.value for t, _, s in facts.assigns if facts.is_inside(s, stmt) for n in facts.findall(t, cst.Name)}
     scope = facts.scope(stmt)
-    for target, value, later in facts.assigns:
-        if facts.scope(later) is scope and facts.before(stmt, later) and not facts.is_inside(later, stmt):
+    for target, value, later in facts.writes_in(scope):
+        if facts.before(stmt, later) and not facts.is_inside(later, stmt):
             used = {n for n in bound if facts.references(later, n)}
             if used:
                 return sorted(used)[0]
-    for call in facts.calls:
-        if facts.scope(call) is scope and facts.before(stmt, call) and not facts.is_inside(call, stmt):
+    for call in facts.calls_of(scope):
+        if facts.before(stmt, call) and not facts.is_inside(call, stmt):
             used = {n for n in bound if facts.references(call, n)}
             if used:
                 return sorted(used)[0]
@@ -534,18 +535,18 @@ READERS = {"torch.load", "pickle.load", "json.load", "numpy.load", "numpy.loadtx
            "pandas.read_json", "pandas.read_pickle", "PIL.Image.open", "yaml.safe_load", "yaml.load"}
 
 
-def _read_back_later(facts: Facts, stmt: cst.CSTNode) -> bool:
+def _read_back_later(facts: Facts, stmt: cst.CSTNode, readers: list[cst.Call]) -> bool:
     """Does the write's function read a file after it (`torch.load`, `pickle.load`, `open(path)`,
-    ...)? The other processes must then wait for the main process's write."""
+    ...; `readers`: the calls that read one)? The other processes must then wait for the main
+    process's write."""
     scope = facts.scope(stmt)
-    if any(facts.scope(c) is scope and facts.before(stmt, c) and not facts.is_inside(c, stmt) and _reads(facts, c)
-           for c in facts.calls):
+    if any(facts.scope(c) is scope and facts.before(stmt, c) and not facts.is_inside(c, stmt) for c in readers):
         return True
     # `def save(): torch.save(net, "net.pkl")` and `def restore(): torch.load("net.pkl")`, called in
     # turn: a read in another function, where every call of the writing one runs on every process
     sites = [facts.statement(c) for c in facts.call_sites(scope)] if isinstance(scope, cst.FunctionDef) else []
     return bool(sites) and all(_reached_by_all(facts, site) is site for site in sites) and any(
-        facts.scope(c) is not scope and _reads(facts, c) for c in facts.calls)
+        facts.scope(c) is not scope for c in readers)
 
 
 def _reads(facts: Facts, call: cst.Call, depth: int = 1) -> bool:

@@ -54,7 +54,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
 def _later_statements(facts: Facts, loop: cst.For | cst.While, scope: cst.CSTNode) -> list[cst.SimpleStatementLine]:
     """Simple statements of the same function that come after the loop and assign or call
     something (`avg = total / n`, `print(total / n)`)."""
-    found = [stmt for _, _, stmt in facts.writes_in(scope)] + [c for c in facts.calls if facts.scope(c) is scope]
+    found = [stmt for _, _, stmt in facts.writes_in(scope)] + facts.calls_of(scope)
     later = {facts.statement(n) for n in found if facts.before(loop, n) and not facts.is_inside(n, loop)}
     return sorted((s for s in later if isinstance(s, cst.SimpleStatementLine)), key=lambda s: facts.spans[s][0])
 

@@ -130,6 +130,7 @@ class Facts:
         self.by_type: dict[type, list[cst.CSTNode]] = {}  # every node, by its type, in source order
         _collect(self, module)
         self._orders: dict[type, list[int]] = {}
+        self._variable_orders: dict[str, list[int]] = {}
         self._kinds: dict[type | tuple[type, ...], list[type]] = {}
         self._call_order = [self.spans[c][0] for c in self.calls]
         self._trains_memo: dict[cst.CSTNode, bool] = {}
@@ -143,6 +144,10 @@ class Facts:
     @cached_property
     def _calls_by_func(self) -> dict[cst.CSTNode, list[cst.Call]]:
         return _grouped(self.calls, self.scope)
+
+    def calls_of(self, scope: Scope) -> list[cst.Call]:
+        """The calls one function (or the module's top level) runs itself, in source order."""
+        return self._calls_by_func.get(scope, [])
 
     # tree navigation ---------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
@@ -235,8 +240,14 @@ class Facts:
             return mt.references(node, name)
         if isinstance(node, cst.Name):
             return [node] if node.value == name else []
+        uses = self._variables.get(name)
+        if not uses:
+            return []
+        order = self._variable_orders.get(name)
+        if order is None:
+            order = self._variable_orders[name] = [self.spans[n][0] for n in uses]
         first, end = self.spans[node]
-        return [n for n in self._variables.get(name, ()) if first <= self.spans[n][0] < end]
+        return uses[bisect.bisect_left(order, first):bisect.bisect_left(order, end)]
 
     def variables_in(self, node: cst.CSTNode) -> list[cst.Name]:
         """`mt.variables(node)` from the index: the names read as variables in `node`."""
