@@ -2,11 +2,14 @@
 
 Each attempt is a small scenario in a fresh temporary folder: files, links, FIFOs and device nodes
 (made with mknod there, never /dev/*), then one ddpify command (or a converted script's save) in a
-subprocess with a time limit. Its outcome is classified:
+subprocess with a time limit; where the scenario is a command killed at a fault-injection point
+(a write SIGKILLed during its renames, `ddpify run` SIGKILLed), the next ddpify command runs
+after it, as a user would run one. Its outcome is classified:
 
 - ok;
 - data loss: a file the scenario does not allow to change was changed, removed or replaced (a
-  node by a regular file), or a temporary file was left behind;
+  node by a regular file), a temporary file or a journal was left behind, a program left half
+  converted after the next command, or a killed run's folder left after the next run;
 - wrong program: a .py file ddpify wrote does not compile, or an exit 0 that should not be;
 - crash: a traceback, exit 123, or death by a signal;
 - hang: the command ran past its limit.
@@ -52,6 +55,9 @@ class Attempt:
     kill: Callable[[subprocess.Popen, Path], None] | None = None
     check: Callable[[Path], str] | None = None  # extra: returns a class name or ""
     extra: dict = field(default_factory=dict)
+    signalled: bool = False  # the command kills itself (a fault-injection point): death by a signal is expected
+    then: list[list[str]] = field(default_factory=list)  # the next commands, after it (their stderr: next.err)
+    env: dict[str, str] = field(default_factory=dict)  # with "{root}" for the scenario's folder
 
 
 # ---- building blocks ---------------------------------------------------------------------------
@@ -100,11 +106,9 @@ def run(attempt: Attempt) -> tuple[str, str]:
         root = Path(tmp)
         attempt.setup(root)
         before = snapshot(root)
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-        if attempt.command[0] == "python":
-            argv = [sys.executable, *attempt.command[1:]]
-        else:
-            argv = [sys.executable, "-m", "ddpify", *attempt.command]
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO),
+               **{k: v.format(root=root) for k, v in attempt.env.items()}}
+        argv = _argv(attempt.command)
         started = time.monotonic()
         if attempt.stdout_to:
             shell = " ".join(map(_quote, argv)) + " | " + attempt.stdout_to
@@ -126,12 +130,27 @@ def run(attempt: Attempt) -> tuple[str, str]:
         rc = job.returncode
         if attempt.stdout_to and rc == 141:
             rc = 0
-        if "Traceback (most recent call last)" in stderr or rc == 123 or (rc < 0 and not attempt.kill):
+        if "Traceback (most recent call last)" in stderr or rc == 123 or (rc < 0 and not (attempt.kill or
+                                                                                       attempt.signalled)):
             return "crash", f"exit {rc}: {stderr.strip().splitlines()[-1:] if stderr.strip() else ''}"
+        if attempt.signalled and rc >= 0:
+            return "wrong program", f"exit {rc}: the fault-injection point was never reached: {stderr.strip()[-300:]}"
+        for command in attempt.then:  # the next run on the files the first one left
+            try:
+                done = subprocess.run(_argv(command), cwd=root, env=env, stdin=subprocess.DEVNULL,
+                                      capture_output=True, timeout=LIMIT_S)
+            except subprocess.TimeoutExpired:
+                return "hang", f"{' '.join(command)} ran past {LIMIT_S} s"
+            next_err = done.stderr.decode(errors="replace")
+            with open(root / "next.err", "a") as log:
+                log.write(next_err)
+            if "Traceback (most recent call last)" in next_err or done.returncode not in (0, 1, 2):
+                return "crash", f"{' '.join(command)}: exit {done.returncode}: {next_err.strip()[-300:]}"
         after = snapshot(root)
         lost = [rel for rel, (kind, data) in before.items()
                 if not _allowed(rel, attempt.may_change) and after.get(rel) != (kind, data)]
-        leftovers = [rel for rel in after if rel not in before and ("tmp" in rel.rsplit("/", 1)[-1])]
+        leftovers = [rel for rel in after if rel not in before and ("tmp" in rel.rsplit("/", 1)[-1] or
+                                                                    ".ddpify-journal." in rel)]
         if lost:
             return "data loss", f"changed or removed: {', '.join(sorted(lost))}"
         if leftovers:
@@ -146,9 +165,13 @@ def run(attempt: Attempt) -> tuple[str, str]:
             verdict = attempt.check(root)
             if verdict:
                 return verdict.split(":")[0], verdict
-        if not attempt.kill and rc not in attempt.want_exit:
+        if not (attempt.kill or attempt.signalled) and rc not in attempt.want_exit:
             return "wrong program", f"exit {rc} (want {attempt.want_exit}): {stderr.strip()[-300:]}"
         return "ok", f"exit {rc} in {took:.1f} s"
+
+
+def _argv(command: list[str]) -> list[str]:
+    return [sys.executable, *command[1:]] if command[0] == "python" else [sys.executable, "-m", "ddpify", *command]
 
 
 def _allowed(rel: str, may: tuple[str, ...]) -> bool:
@@ -420,8 +443,270 @@ def saves() -> list[Attempt]:
     ]
 
 
+# ddpify, killed by signal SIG from a fault-injection point before rename number AT (0: right
+# after the journal is written; AT past the last rename: before the journal is removed)
+KILLER = """\
+import os, signal, sys
+from ddpify.cli import main
+from ddpify.inputs import journal
+at, sig, renamed, replace, end = int(sys.argv[1]), getattr(signal, sys.argv[2]), [], os.replace, journal.end
+def rename(src, dst):
+    if len(renamed) == at:
+        os.kill(os.getpid(), sig)
+    renamed.append(dst)
+    replace(src, dst)
+def end_journal(paths):
+    paths = list(paths)
+    if paths and len(renamed) == at:
+        os.kill(os.getpid(), sig)
+    end(paths)
+os.replace, journal.end = rename, end_journal
+sys.argv = ["ddpify", *sys.argv[3:]]
+main()
+"""
+MODULES = 50  # the program of `program51`: an entry and 50 modules, all changed by a conversion
+
+
+def program51(root: Path, at: str = "p") -> None:
+    for i in range(MODULES):
+        w(root / at / f"save_{i}.py", f"import torch\n\n\ndef save_{i}(model, path):\n"
+                                     f"    torch.save(model.state_dict(), path)\n    print('saved', path)\n")
+    w(root / at / "train.py", "".join(f"from save_{i} import save_{i}\n" for i in range(MODULES)) + TRAIN +
+      "\n\ndef finish(model):\n" + "".join(f"    save_{i}(model, 'm{i}.pt')\n" for i in range(MODULES)))
+
+
+def ddpify(root: Path, *args: str) -> None:
+    subprocess.run([sys.executable, "-m", "ddpify", *args], cwd=root, capture_output=True, check=True,
+                   env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"})
+
+
+def same_tree(root: Path, got: str, want: str, said: str | None, edited: str | None = None) -> str:
+    """`got` holds what `want` holds (the conversion as a run not killed writes it), but `edited`,
+    which kept its edit; the next run's stderr says `said`."""
+    for path in sorted((root / want).rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".json"):
+            rel = path.relative_to(root / want)
+            mine = (root / got / rel).read_bytes() if (root / got / rel).is_file() else None
+            if str(Path(got, rel)) == edited:
+                if not mine or not mine.endswith(b"# edited after the kill\n"):
+                    return f"data loss: {got}/{rel}: the edit made after the kill is gone"
+            elif mine != path.read_bytes():
+                return f"data loss: {got}/{rel} is not the conversion (half-converted program)"
+    err = (root / "next.err").read_text() if (root / "next.err").exists() else ""
+    if said and said not in err:
+        return f"wrong program: the next run did not say '{said}': {err.strip()[-300:]}"
+    return ""
+
+
+def killed_writes() -> list[Attempt]:
+    """SIGKILL (and SIGINT) from a fault-injection point during the rename phase of a 51-file
+    write, then the next ddpify command on those files (item 5, last bullet)."""
+    finished = "finished a ddpify write that was killed during its renames"
+    in_place = ["convert", "--in-place", "p/train.py"]
+
+    def with_reference(r: Path) -> None:
+        program51(r)
+        program51(r, "ref")
+        ddpify(r, *in_place[:2], "ref/train.py")
+        w(r / "killer.py", KILLER)
+        (r / "tmp").mkdir()
+
+    def killed(at: int, command: list[str], sig: str = "SIGKILL") -> list[str]:
+        return ["python", "killer.py", str(at), sig, *command]
+
+    attempts = []
+    nexts = [["diff", "p/train.py"], ["check", "p/train.py"], in_place, ["convert", "p/train.py", "--check"]]
+    for n, at in enumerate((0, 1, 10, 25, 50, 51)):
+        for command in (nexts[n % 4], nexts[(n + 1) % 4]):
+            attempts.append(Attempt("killed writes", f"--in-place, 51 files, SIGKILL before rename {at}; next: "
+                                    f"{' '.join(command[:2])}", with_reference, killed(at, in_place),
+                                    may_change=("p", "next.err"), signalled=True, then=[command],
+                                    check=lambda r: same_tree(r, "p", "ref", finished)))
+    for at in (3, 48):
+        attempts.append(Attempt("killed writes", f"--in-place, 51 files, SIGKILL before rename {at}; next: run "
+                                "--dry-run", with_reference, killed(at, in_place), may_change=("p", "next.err", "tmp"),
+                                signalled=True, then=[["run", "--dry-run", "p/train.py"]], env={"TMPDIR": "{root}/tmp"},
+                                check=lambda r: same_tree(r, "p", "ref", finished)))
+    edit = ["python", "-c", "open('p/save_40.py', 'a').write('# edited after the kill\\n')"]
+    attempts.append(Attempt("killed writes", "--in-place, SIGKILL before rename 10, a pending module edited; next: "
+                            "diff", with_reference, killed(10, in_place), may_change=("p", "next.err"), signalled=True,
+                            then=[edit, ["diff", "p/train.py"]],
+                            check=lambda r: same_tree(r, "p", "ref", "(changed since the kill): p/save_40.py",
+                                                      edited="p/save_40.py")))
+    for at in (1, 25, 51):
+        attempts.append(Attempt("killed writes", f"--in-place, 51 files, SIGINT before rename {at} (held)",
+                                with_reference, killed(at, in_place, "SIGINT"), may_change=("p",), want_exit=(130,),
+                                check=lambda r: same_tree(r, "p", "ref", None)))
+
+    def into_folder(r: Path) -> None:
+        program51(r)
+        ddpify(r, "convert", "p/train.py", "-o", "ref/")
+        w(r / "killer.py", KILLER)
+
+    for at in (0, 26, 52):  # 51 files and the folder's record
+        attempts.append(Attempt("killed writes", f"-o out/, 52 files, SIGKILL before rename {at}; next: convert -o out/",
+                                into_folder, killed(at, ["convert", "p/train.py", "-o", "out/"]),
+                                may_change=("out", "next.err"), signalled=True,
+                                then=[["convert", "p/train.py", "-o", "out/"]],
+                                check=lambda r: same_tree(r, "out", "ref", finished)))
+
+    def tree(r: Path) -> None:
+        for i in range(20):
+            w(r / ("src/sub" if i % 2 else "src") / f"t{i}.py", TRAIN)
+            w(r / ("ref/sub" if i % 2 else "ref") / f"t{i}.py", TRAIN)
+        ddpify(r, "convert", "--in-place", "ref")
+        w(r / "killer.py", KILLER)
+
+    for at in (0, 7, 20):
+        attempts.append(Attempt("killed writes", f"tree --in-place, 20 files in 2 folders, SIGKILL before rename {at}; "
+                                "next: diff of a file in the other folder", tree,
+                                killed(at, ["convert", "--in-place", "src"]), may_change=("src", "next.err"),
+                                signalled=True, then=[["diff", "src/sub/t1.py"]],
+                                check=lambda r: same_tree(r, "src", "ref", finished)))
+
+    def fixable(r: Path) -> None:
+        code = (REPO / "fixtures" / "check" / "DDP001" / "trigger.py").read_text()
+        for i in range(10):
+            w(r / f"src/f{i}.py", code)
+            w(r / f"ref/f{i}.py", code)
+        ddpify(r, "check", "--fix", "ref")
+        w(r / "killer.py", KILLER)
+
+    for at in (0, 5, 10):
+        attempts.append(Attempt("killed writes", f"check --fix, 10 files, SIGKILL before rename {at}; next: check",
+                                fixable, killed(at, ["check", "--fix", "src"]), may_change=("src", "next.err"),
+                                signalled=True, then=[["check", "src"]],
+                                check=lambda r: same_tree(r, "src", "ref", finished)))
+    return attempts
+
+
+SLEEPER = "import os, time\nopen('started', 'w').write(str(os.getpid()))\ntime.sleep(300)\n"
+# `ddpify run`, SIGKILLed where it launches the job: its run folder made and written
+KILLED_AT_LAUNCH = """\
+import os, signal, sys
+from ddpify.cli import main
+from ddpify.run import launch
+launch.run_job = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
+sys.argv = ["ddpify", "run", "--nproc-per-node", "1", *sys.argv[1:]]
+main()
+"""
+
+
+def run_folders() -> list[Attempt]:
+    """Run folders that killed `ddpify run`s left in $TMPDIR, removed by the next run; those of
+    running jobs, kept for the user, not ddpify's, another user's or behind a link stay (item 7)."""
+    tmpdir = {"TMPDIR": "{root}/tmp"}
+
+    def base(r: Path) -> None:
+        (r / "tmp").mkdir()
+        w(r / "train.py", TRAIN)
+        w(r / "killer.py", KILLED_AT_LAUNCH)
+        w(r / "sleeper.py", SLEEPER)
+        w(r / "fail.py", "raise SystemExit('failing on purpose')\n")
+
+    def folders(r: Path) -> list[Path]:
+        return sorted((r / "tmp").glob("ddpify-run-*"))
+
+    def stale_removed(r: Path) -> str:
+        left = [f for f in folders(r) if (f / ".ddpify-run.json").exists()]
+        if left:
+            return f"data loss: run folders of killed runs left: {[f.name for f in left]}"
+        if "run folder(s) of earlier runs that were killed" not in (r / "next.err").read_text():
+            return "wrong program: the next run did not say it removed a folder"
+        return ""
+
+    def dead_marker() -> str:
+        child = subprocess.Popen([sys.executable, "-c", ""])
+        child.wait()
+        return json.dumps({"host": os.uname().nodename, "pid": child.pid, "started": None})
+
+    def others(r: Path) -> None:
+        base(r)
+        w(r / "tmp/ddpify-run-mine/notes.txt", "the user's own folder\n")
+        w(r / "tmp/ddpify-run-bad/.ddpify-run.json", "not JSON")
+        w(r / "tmp/ddpify-run-host/.ddpify-run.json", json.dumps({**json.loads(dead_marker()), "host": "elsewhere"}))
+        w(r / "keepme/.ddpify-run.json", dead_marker())
+        w(r / "keepme/data.txt", "behind a link\n")
+        (r / "tmp/ddpify-run-link").symlink_to("../keepme")
+        w(r / "tmp/ddpify-run-nobody/.ddpify-run.json", dead_marker())
+        os.chown(r / "tmp/ddpify-run-nobody", 65534, 65534)
+        w(r / "tmp/ddpify-run-dead/.ddpify-run.json", dead_marker())
+        w(r / "tmp/ddpify-run-dead/train.py", "x = 1\n")
+
+    def others_kept(r: Path) -> str:
+        names = [f.name for f in folders(r)]
+        if "ddpify-run-dead" in names:
+            return "data loss: the folder of a run that ended was left (a temporary file of ddpify's)"
+        return ""
+
+    def while_running(job: subprocess.Popen, root: Path) -> None:
+        deadline = time.monotonic() + 50
+        while not (root / "started").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "TMPDIR": str(root / "tmp")}
+        live = [f for f in folders(root) if (f / ".ddpify-run.json").exists()]
+        subprocess.run([sys.executable, "-m", "ddpify", "run", "--dry-run", "train.py"], cwd=root, env=env,
+                       capture_output=True, timeout=LIMIT_S)
+        (root / "live.txt").write_text("\n".join(str(f) for f in live if f.exists()) + "\n")
+        job.send_signal(signal.SIGINT)
+
+    def live_kept(r: Path) -> str:
+        lines = (r / "live.txt").read_text().split()
+        if len(lines) != 1:
+            return f"data loss: the running job's folder was removed by another run: {lines}"
+        if Path(lines[0]).exists():
+            return "data loss: the folder of a run stopped by Ctrl-C was left"
+        return ""
+
+    def kill_when_started(job: subprocess.Popen, root: Path) -> None:
+        deadline = time.monotonic() + 50
+        while not (root / "started").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        job.send_signal(signal.SIGKILL)  # ddpify alone, as the OOM killer would
+
+    def workers_and_folder_gone(r: Path) -> str:
+        worker = int((r / "started").read_text())
+        deadline = time.monotonic() + 20
+        while _alive(worker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if _alive(worker):
+            os.kill(worker, signal.SIGKILL)
+            return "hang: the worker outlived the killed ddpify run"
+        return stale_removed(r)
+
+    def kept_stays(r: Path) -> str:
+        kept = [f for f in folders(r) if not (f / ".ddpify-run.json").exists()]
+        return "" if len(kept) >= 2 else f"data loss: a folder kept for the user was removed: {folders(r)}"
+
+    return [
+        Attempt("run folders", "killed at the launch; next: run --dry-run", base, ["python", "killer.py", "train.py"],
+                may_change=("tmp", "next.err"), signalled=True, then=[["run", "--dry-run", "train.py"]], env=tmpdir,
+                check=stale_removed),
+        Attempt("run folders", "killed at the launch; next: a real run that fails", base,
+                ["python", "killer.py", "train.py"], may_change=("tmp", "next.err"), signalled=True,
+                then=[["run", "--nproc-per-node", "1", "fail.py"]], env=tmpdir,
+                check=lambda r: stale_removed(r) if len(folders(r)) == 1 else
+                f"data loss: {len(folders(r))} folders left, want the failed run's"),
+        Attempt("run folders", "ddpify run SIGKILLed during the job; next: run --dry-run", base,
+                ["run", "--nproc-per-node", "1", "sleeper.py"], may_change=("tmp", "next.err", "started"),
+                kill=kill_when_started, then=[["run", "--dry-run", "train.py"]], env=tmpdir,
+                check=workers_and_folder_gone),
+        Attempt("run folders", "another run while a job runs keeps its folder", base,
+                ["run", "--nproc-per-node", "1", "sleeper.py"], may_change=("tmp", "started", "live.txt"),
+                kill=while_running, env=tmpdir, check=live_kept),
+        Attempt("run folders", "a failed run's and a dry run's folders survive the next run", base,
+                ["run", "--nproc-per-node", "1", "fail.py"], may_change=("tmp", "next.err"),
+                then=[["run", "--dry-run", "train.py"], ["run", "--dry-run", "train.py"]], env=tmpdir,
+                check=kept_stays),
+        Attempt("run folders", "folders not ddpify's, another user's, another host's, behind a link, unreadable",
+                others, ["run", "--dry-run", "train.py"], may_change=("tmp/ddpify-run-dead",),
+                env=tmpdir, check=others_kept),
+    ]
+
+
 AREAS = {"special files": special_files, "links": links, "clobber": clobber, "all or none": all_or_none,
-         "hostile input": hostile, "notebooks": notebooks, "processes": processes, "saves": saves}
+         "hostile input": hostile, "notebooks": notebooks, "processes": processes, "saves": saves,
+         "killed writes": killed_writes, "run folders": run_folders}
 
 
 def main() -> None:
