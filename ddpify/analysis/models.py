@@ -16,7 +16,7 @@ Under `--strategy fsdp`, `ddpify.analysis.fsdp.place_shard` may move that point 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 import libcst as cst
@@ -53,7 +53,7 @@ class Model:
 @dataclass(frozen=True)
 class Models:
     wrapped: list[Model]
-    untraced: list[cst.Call]  # optimizers whose model could not be found
+    untraced: list[cst.CSTNode]  # optimizers (or loops that step by hand) whose model could not be found
     refs: dict[Ref, Model]  # names that hold a wrapper once the wraps have run (`wrapped_refs`)
 
 
@@ -61,7 +61,7 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     """The models that train, each wrapped where it is ready, or where `place` moves it
     (`ddpify.analysis.fsdp.place_shard`), before the names that hold it are followed from there."""
     wrapped: list[Model] = []
-    untraced = []
+    untraced: list[cst.CSTNode] = []
     for key, optimizer, partial in _trained_names(facts, untraced):
         model = _received(facts, key, optimizer) or _handed_in(facts, key, optimizer) or _locate(facts, key, optimizer)
         if model is None or _holds_modules_only(facts, model):
@@ -79,7 +79,7 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
         model.unused = next(filter(None, (forward.idle_parameters(facts, c) for c in model_classes(facts, model))), None)
     for call, model in _forwards(facts, models):
         if model.unused is None and _leaves_outputs_unread(facts, call, model):
-            model.unused = f"a training step leaves outputs of `{model.name}` unread (`{facts.code(facts.parent(call))}`)"
+            model.unused = f"a training step leaves outputs of `{model.name}` unread (`{facts.code(facts.parent(call) or call)}`)"
     return models
 
 
@@ -99,12 +99,13 @@ def model_classes(facts: Facts, model: Model) -> list[cst.ClassDef]:
     return forward.classes_of(facts, [o for arg in passed if arg is not None for o in facts.origins(arg)])
 
 
-def _forwards(facts: Facts, models: Models):
+def _forwards(facts: Facts, models: Models) -> Iterator[tuple[cst.Call, Model]]:
     """(call, model) for every call of a wrapped model in a loop that trains, outside `no_grad`
     (DDP expects a gradient for every parameter only after a forward that records one)."""
     refs = models.refs
     for call in facts.calls:
-        model = refs.get(facts.ref(call.func)) if dotted(call.func) else None
+        ref = facts.ref(call.func) if dotted(call.func) else None
+        model = refs.get(ref) if ref is not None else None
         if model is not None and any(isinstance(a, (cst.For, cst.While)) and facts.trains(a)
                                      for a in facts.ancestors(call)) and not _without_grad(facts, call):
             yield call, model
@@ -143,29 +144,30 @@ def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:
     return False
 
 
-def _trained_names(facts: Facts, untraced: list) -> list[tuple[str, cst.CSTNode, bool]]:
+def _trained_names(facts: Facts, untraced: list[cst.CSTNode]) -> list[tuple[str, cst.CSTNode, bool]]:
     """(last name component of each trained model, what trains it, whether only some of its
     sub-modules are trained), in source order."""
-    found = []
+    found: list[tuple[str | None, cst.CSTNode, bool]] = []
     for opt in facts.optimizers:
-        if mt.is_optimizer_factory(opt.func):  # `model.configure_optimizers(...)`
+        if mt.is_optimizer_factory(opt.func) and isinstance(opt.func, cst.Attribute):  # `model.configure_optimizers(...)`
             found.append((_owner(opt.func.value), opt, False))
             continue
-        receivers = [c.func.value for c in parameter_calls(facts, opt)]
-        owners = {o: [] for o in map(_owner, receivers) if o}
+        receivers = [c.func.value for c in parameter_calls(facts, opt) if isinstance(c.func, cst.Attribute)]
+        owners: dict[str, list[bool]] = {o: [] for o in map(_owner, receivers) if o}
         for receiver in receivers:
-            if _owner(receiver):
-                owners[_owner(receiver)].append(_is_submodule(receiver))
+            if owner := _owner(receiver):
+                owners[owner].append(_is_submodule(receiver))
         if not owners:
             untraced.append(opt)
         found += [(o, opt, all(subs)) for o, subs in owners.items()]
     if not facts.optimizers:  # plain SGD by hand: `for p in model.parameters(): p.data.add_(p.grad, ...)`
         for loop in facts.loops:
-            if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and mt.is_parameters_attr(loop.iter.func) \
+            if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Attribute) \
+                    and mt.is_parameters_attr(loop.iter.func) \
                     and facts.findall(loop.body, cst.Attribute, lambda a: a.attr.value == "grad") \
                     and _owner(loop.iter.func.value):
                 found.append((_owner(loop.iter.func.value), loop, False))
-    return [f for f in found if f[0]]
+    return [(owner, node, partial) for owner, node, partial in found if owner]
 
 
 def _is_submodule(receiver: cst.BaseExpression) -> bool:
@@ -190,14 +192,19 @@ def _owner(expr: cst.BaseExpression) -> str | None:
     return parts[0]
 
 
+# where a trained model may be built: (3 for a DataParallel wrap, 2 a move to a device, 1 a
+# construction; the statement; the name; the DataParallel call)
+Candidate = tuple[int, cst.CSTNode, str, cst.Call | None]
+
+
 def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     """Where the model named `key` that `optimizer` trains is built; the optimizer's own
     function first (two `main_*()` functions may each build a `model`)."""
-    candidates = []
+    candidates: list[Candidate] = []
     unpacked = objects.of(facts).unpacked_names.get(key, ())  # `self.G, self.D = build_models(cfg)`
     for target, value, stmt in [*facts.assigned_names.get(key, ()), *unpacked]:
         name = dotted(target)
-        if name.count(".") == 1 and not name.startswith("self."):
+        if name is None or name.count(".") == 1 and not name.startswith("self."):
             continue
         if not isinstance(value, cst.Call) or isinstance(stmt, cst.AugAssign):
             continue
@@ -211,7 +218,7 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
             candidates.append((1, stmt, name, None))
     trained = _trained_refs(facts, key, optimizer) if isinstance(optimizer, cst.Call) else set()
     flow = objects.of(facts)
-    own = [c for c in candidates if facts.ref(_expression(c[2]), c[1]) in trained
+    own = [c for c in candidates if (ref := facts.ref(_expression(c[2]), c[1])) is not None and ref in trained
            or trained & flow.names_through(_assigned_value(c[1]))]  # `self.model = model.to(gpu)`
     candidates = own or candidates  # `self.model = build_model()` it steps, not a `model` a helper loads
     rebuilt = _this_round(facts, candidates, optimizer)
@@ -228,7 +235,7 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     return Model(name, defined, anchor, dataparallel=dp, setup=setup)
 
 
-def _reaching(facts: Facts, candidates: list, optimizer: cst.CSTNode) -> list:
+def _reaching(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode) -> list[Candidate]:
     """Without the candidates that cannot be the object the optimizer steps: in the optimizer's own
     function, a new object bound to the name after it (`model = Network(...)` rebuilt, `model =
     load_checkpoint(path)` after a training in another module: that binding is not yet made when
@@ -244,7 +251,8 @@ def _reaching(facts: Facts, candidates: list, optimizer: cst.CSTNode) -> list:
 
 
 def _assigned_value(stmt: cst.CSTNode) -> cst.BaseExpression:
-    return stmt.value if isinstance(stmt, (cst.Assign, cst.AnnAssign)) else cst.Name("_")
+    value = stmt.value if isinstance(stmt, (cst.Assign, cst.AnnAssign)) else None
+    return cst.Name("_") if value is None else value
 
 
 def _trained_refs(facts: Facts, key: str, optimizer: cst.Call) -> set[Ref]:
@@ -252,7 +260,7 @@ def _trained_refs(facts: Facts, key: str, optimizer: cst.Call) -> set[Ref]:
     optimizer is given, of those whose last name is `key`."""
     refs = set()
     for call in parameter_calls(facts, optimizer):
-        parts = (dotted(call.func.value) or "").split(".")
+        parts = ((dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None) or "").split(".")
         head = parts[:2] if parts[0] == "self" else parts[:1]
         if head[-1] == key and (ref := facts.ref(_expression(".".join(head)), call)) is not None:
             refs.add(ref)
@@ -275,7 +283,7 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
         return None
     setup, anchor = _setup_in(facts, body, key)
     kept = [target for stmt in setup if (target := _moved_onto(stmt, key))]
-    if kept:  # `self.model = model.to(device)`: the attribute is what trains, wrapped after its set-up
+    if kept and anchor is not None:  # `self.model = model.to(device)`: the attribute is what trains, wrapped after its set-up
         return Model(kept[-1], func, anchor, setup=setup, param=key)
     return Model(key, func, anchor or body[0], setup=setup, before_anchor=anchor is None)
 
@@ -296,7 +304,8 @@ def _moved_onto(stmt: cst.CSTNode, name: str) -> str | None:
     if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Attribute):
         return None
     value = assign.value
-    moved = isinstance(value, cst.Call) and mt.is_device_move(value) and dotted(value.func.value) == name
+    moved = isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and mt.is_device_move(value) \
+        and dotted(value.func.value) == name
     return dotted(assign.targets[0].target) if moved else None
 
 
@@ -355,10 +364,11 @@ def _unconditional(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
 
 def _dataparallel_call(facts: Facts, value: cst.Call) -> cst.Call | None:
     """`nn.DataParallel(model)`, also inside `nn.DataParallel(model).to(device)`."""
-    while isinstance(value, cst.Call):
-        if facts.qualify(value.func) == "torch.nn.DataParallel":
-            return value
-        value = value.func.value if isinstance(value.func, cst.Attribute) else None
+    call: cst.BaseExpression | None = value
+    while isinstance(call, cst.Call):
+        if facts.qualify(call.func) == "torch.nn.DataParallel":
+            return call
+        call = call.func.value if isinstance(call.func, cst.Attribute) else None
     return None
 
 
@@ -368,16 +378,17 @@ def _after_training(facts: Facts, stmt: cst.CSTNode) -> bool:
                for lp in facts.loops_in(facts.scope(stmt)))
 
 
-def _setup_after(facts: Facts, defined: cst.CSTNode, name: str):
+def _setup_after(facts: Facts, defined: cst.CSTNode, name: str) -> tuple[list[cst.CSTNode], cst.CSTNode]:
     """The set-up statements after `defined` that must run before the wrap, and the last of them."""
     setup, anchor = _setup_in(facts, facts.following(defined), name)
     return setup, anchor or defined
 
 
-def _setup_in(facts: Facts, stmts: list[cst.CSTNode], name: str):
+def _setup_in(facts: Facts, stmts: Sequence[cst.CSTNode], name: str) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
     """The leading statements of `stmts` that set `name` up before it can be wrapped, and the
     last of them (None when there is none)."""
-    setup, anchor = [], None
+    setup: list[cst.CSTNode] = []
+    anchor = None
     for stmt in stmts:
         if _stops(facts, stmt, name):
             break
@@ -483,8 +494,8 @@ def written_wraps(facts: Facts) -> dict[Ref, Model]:
     """The names a script that is already distributed wraps itself (`model = DDP(model, ...)`), as
     `wrapped_refs` gives them for the wraps ddpify places: `ddpify check` asks `holds_wrapper`
     about these. The first wrap of a name is its `Model`; later ones are writes that keep it."""
-    wraps = [Model(dotted(target), stmt, stmt) for target, value, stmt in facts.assigns
-             if _is_wrap(facts, value) and dotted(target) and not isinstance(stmt, cst.AugAssign)]
+    wraps = [Model(name, stmt, stmt) for target, value, stmt in facts.assigns
+             if _is_wrap(facts, value) and (name := dotted(target)) and not isinstance(stmt, cst.AugAssign)]
     return wrapped_refs(facts, wraps[::-1])  # the first wrap of a name wins
 
 
@@ -500,7 +511,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     if ref not in refs and isinstance(expr, cst.Attribute) and dotted(expr.value) not in (None, "self"):
         ref = _instance_attribute(facts, refs, expr) or ref  # `runner.model`: the class's `self.model`
     model = refs.get(ref) if ref is not None else None
-    if model is None:
+    if model is None or ref is None:
         if ref is None or not depth:
             return None
         return _alias_holds(facts, refs, ref, depth) or _object_holds(facts, refs, expr, ref)
@@ -521,7 +532,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
         model = _binding_at(facts, model, expr)
         if model is None:
             return None
-    holds = MAYBE if _wrapped_on_some_paths(facts, model, ref, expr) else WRAPPER
+    holds: Holds | None = MAYBE if _wrapped_on_some_paths(facts, model, ref, expr) else WRAPPER
     for target, value, stmt in [*facts.writes(ref), *_unpacked_writes(facts, ref)]:
         if _keeps_binding(facts, target, value) or _is_wrap(facts, value) \
                 or not _may_run_between(facts, model, stmt, expr):
@@ -529,7 +540,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
         if facts.scope(stmt) is not facts.scope(expr) or facts.before(expr, stmt) or _conditional_to(facts, stmt, expr):
             return MAYBE  # rebound somewhere, sometimes: either may be there
         unwraps = dotted(value) == f"{dotted(target)}.module"  # `model = model.module`: the bare model
-        holds = None if unwraps or not facts.references(value, dotted(target)) else MAYBE  # last rebinding wins
+        holds = None if unwraps or not facts.references(value, dotted(target) or "") else MAYBE  # last rebinding wins
     return holds
 
 
@@ -537,9 +548,11 @@ def _unpacked_writes(facts: Facts, ref: Ref) -> list[tuple[cst.BaseExpression, c
     """`model, opt = torch.load(f, weights_only=False)`: (target, the object it unpacks to, statement)
     for each unpacking that binds `ref`; the object is the element of a literal tuple, else what
     the whole value is made of (a reloaded whole model is not the wrapper)."""
-    found = []
+    found: list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]] = []
     for value, i in facts._unpacking.get(ref, ()):
         stmt = facts.parent(value)
+        if stmt is None:
+            continue
         elements = facts._unpacked(value, i)
         tuples = [t.target for t in stmt.targets if isinstance(t.target, (cst.Tuple, cst.List))] \
             if isinstance(stmt, cst.Assign) else []
@@ -570,8 +583,9 @@ def _wrapped_on_some_paths(facts: Facts, model: Model, ref: Ref, expr: cst.CSTNo
         return False
     wraps = [model.anchor, *(s for _, v, s in facts.writes(ref) if _is_wrap(facts, v) and s is not model.anchor
                              and facts.scope(s) is facts.scope(expr) and facts.before(s, expr))]
-    branches = [_branch_of(facts, w, expr) for w in wraps]
-    if any(b is None for b in branches):
+    found = [_branch_of(facts, w, expr) for w in wraps]
+    branches = [b for b in found if b is not None]
+    if len(branches) < len(found):
         return False
     return not any(a[0] is b[0] and a[1] != b[1] for a in branches for b in branches)
 
@@ -634,6 +648,8 @@ def _made(facts: Facts, model: Model) -> frozenset:
     if isinstance(model.defined, cst.FunctionDef):
         return frozenset()
     home = facts.ref(_expression(model.name), model.anchor)
+    if home is None:
+        return frozenset()
     flow = objects.of(facts)
     return frozenset().union(*(flow.values(value) for _, value, stmt in facts.writes(home)
                                if facts.is_inside(stmt, model.defined)))
