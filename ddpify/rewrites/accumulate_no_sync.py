@@ -84,7 +84,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         after = body[body.index(backward) + 1:]
         step_if = next((s for s in after if isinstance(s, cst.If) and _steps_optimizer(facts, s)), None)
         model, first = _forward(facts, body[:body.index(backward)], refs)
-        if step_if is None or model is None:
+        if step_if is None or model is None or first is None:
             continue  # no accumulation here
         if _accumulates(facts, body[body.index(first):body.index(step_if)], backward, step_if):
             _skip_sync(facts, edits, model, body[body.index(first):body.index(backward) + 1], step_if.test,
@@ -125,7 +125,7 @@ def _steps_optimizer(facts: Facts, stmt: cst.CSTNode) -> bool:
     """Does `stmt` step an optimizer (`optimizer.step()`, `scaler.step(optimizer)`), not merely
     a learning-rate scheduler?"""
     for call in facts.calls_in(stmt):
-        if not mt.is_method_call(call, "step"):
+        if not mt.is_method_call(call, "step") or not isinstance(call.func, cst.Attribute):
             continue
         for candidate in [call.func.value, *(a.value for a in call.args)]:
             if any(isinstance(o, cst.Call) and o in facts.optimizers for o in facts.origins(candidate)):
@@ -171,15 +171,16 @@ def _unparenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
 def _runs_after(facts: Facts, backward: cst.CSTNode) -> list[cst.CSTNode]:
     """The statements of the backward's function that can run after it and before the next
     backward: those after it in each block around it, and the whole body of each loop around it."""
-    found = []
+    found: list[cst.CSTNode] = []
     stmt = backward
     for anc in facts.ancestors(backward):
         if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
             break
         if isinstance(anc, (cst.IndentedBlock, cst.Module)):
-            found += list(anc.body)[list(anc.body).index(stmt) + 1:]
+            block: list[cst.CSTNode] = list(anc.body)
+            found += block[block.index(stmt) + 1:]
         if isinstance(anc, (cst.For, cst.While)):
-            found += list(anc.body.body)
+            found += anc.body.body
         if type(anc) in mt.STATEMENTS:
             stmt = anc
     return found
@@ -245,7 +246,8 @@ def _is_parameter(expr: cst.BaseExpression, params: set[str]) -> bool:
 def _assigned_in(stmts: list[cst.CSTNode], condition: cst.BaseExpression) -> bool:
     names = mt.names_in(condition)
     for stmt in stmts:
-        for target in mt.findall(stmt, (cst.AssignTarget, cst.AugAssign)):
+        targets: list[cst.AssignTarget | cst.AugAssign] = mt.findall(stmt, (cst.AssignTarget, cst.AugAssign))
+        for target in targets:
             if mt.names_in(target.target) & names:
                 return True
     return False

@@ -98,7 +98,7 @@ def _runs_entry(facts: Facts, stmt: cst.CSTNode) -> bool:
 
 
 def _entry_point_start(facts: Facts) -> cst.CSTNode:
-    main_block = next((i for i in facts.module.body if mt.is_main_guard(i)), None)
+    main_block = next((i for i in facts.module.body if isinstance(i, cst.If) and mt.is_main_guard(i)), None)
     if main_block is not None:
         for call in facts.calls_in(main_block):  # `main()`: its first statement
             if isinstance(call.func, cst.Name) and call.func.value not in facts.classes:
@@ -108,7 +108,7 @@ def _entry_point_start(facts: Facts) -> cst.CSTNode:
     return next((s for s in facts.module.body if not mt.is_preamble(s)), facts.module.body[-1])
 
 
-def _needed_earlier(facts: Facts, analysis: Analysis, anchor: cst.CSTNode) -> cst.BaseStatement | None:
+def _needed_earlier(facts: Facts, analysis: Analysis, anchor: cst.CSTNode) -> cst.CSTNode | None:
     """Where the call must go instead of `anchor` when code at module level wraps a model,
     shards a loader or draws from numpy's or Python's generator (synthetic data) before `anchor`
     runs (a script without `main()` whose main block calls a `train()` helper, or starts after a
@@ -134,10 +134,10 @@ def _draws(facts: Facts, call: cst.Call) -> bool:
     return (facts.qualify(call.func) or "").startswith(("numpy.random.", "random."))
 
 
-def _top_level(facts: Facts) -> Iterator[tuple[cst.BaseStatement, cst.If | None]]:
+def _top_level(facts: Facts) -> Iterator[tuple[cst.CSTNode, cst.If | None]]:
     """(statement, the main block holding it or None) for the statements run at import, in order."""
     for stmt in facts.module.body:
-        if mt.is_main_guard(stmt):
+        if isinstance(stmt, cst.If) and mt.is_main_guard(stmt):
             yield from ((s, stmt) for s in stmt.body.body)
         elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             yield stmt, None
@@ -151,7 +151,7 @@ def _reaches(facts: Facts, stmt: cst.CSTNode, found: Callable[[cst.CSTNode], boo
                              for c in facts.calls_in(stmt) for f in facts.user_functions(c))
 
 
-def _first_statement(body: Sequence[cst.BaseStatement]) -> cst.BaseStatement:
+def _first_statement(body: Sequence[cst.CSTNode]) -> cst.CSTNode:
     """The first statement after a docstring."""
     if len(body) > 1 and mt.is_docstring(body[0]):
         return body[1]
