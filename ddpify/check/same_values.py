@@ -102,6 +102,8 @@ class SameValues:
             return self._shared_parameter(ref, proving)
         if self._environment(node):  # `os.environ.get("MAX_STEPS")`: one job, one environment
             return True
+        if _batch_size(node):
+            return True  # `batch.shape[0]`: a DistributedSampler gives every process batches of one size
         if isinstance(node, cst.Subscript) and _learning_rate(node):  # `optimizer.param_groups[0]["lr"]`
             return self._stepped_with_shared(None, proving)
         if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`
@@ -235,3 +237,12 @@ def _torch_function(name: str | None) -> bool:
         return False
     last = name.rsplit(".", 1)[-1]
     return not last.startswith(("rand", "normal", "bernoulli", "multinomial", "poisson", "manual_seed", "seed"))
+
+
+def _batch_size(node: cst.CSTNode) -> bool:
+    """`x.shape[0]`, `x.size(0)`, `x.size()[0]`: the size of a batch's first dimension."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+            and mt.is_zero(node.slice[0].slice.value):
+        inner = node.value
+        return mt.is_attribute(inner, "shape") or mt.is_method_call(inner, "size") and not inner.args
+    return mt.is_method_call(node, "size") and len(node.args) == 1 and mt.is_zero(node.args[0].value)
