@@ -464,6 +464,24 @@ os.replace, journal.end = rename, end_journal
 sys.argv = ["ddpify", *sys.argv[3:]]
 main()
 """
+# ddpify, SIGKILLed while staging file number AT (before its journal); then the files it staged
+# are made two minutes old, as the next command a while later finds them
+STAGE_KILLER = """\
+import os, signal, sys
+from ddpify.cli import main
+from ddpify.inputs import files
+at, staged, stage = int(sys.argv[1]), [], files._stage
+def staging(*args):
+    if len(staged) == at:
+        os.kill(os.getpid(), signal.SIGKILL)
+    staged.append(stage(*args))
+    return staged[-1]
+files._stage = staging
+sys.argv = ["ddpify", *sys.argv[2:]]
+main()
+"""
+AGED = ("import os, pathlib, time\nfor p in pathlib.Path('.').rglob('*.ddpify-tmp'):\n"
+        "    os.utime(p, (time.time() - 120,) * 2)\n")
 MODULES = 50  # the program of `program51`: an entry and 50 modules, all changed by a conversion
 
 
@@ -533,6 +551,16 @@ def killed_writes() -> list[Attempt]:
                             then=[edit, ["diff", "p/train.py"]],
                             check=lambda r: same_tree(r, "p", "ref", "(changed since the kill): p/save_40.py",
                                                       edited="p/save_40.py")))
+    def original(r: Path) -> None:
+        program51(r)
+        program51(r, "ref")
+        w(r / "killer.py", STAGE_KILLER)
+
+    for at, command in ((1, ["diff", "p/train.py"]), (30, ["check", "p/train.py"])):
+        attempts.append(Attempt("killed writes", f"--in-place, 51 files, SIGKILL while staging file {at}; a while "
+                                f"later: {command[0]}", original, ["python", "killer.py", str(at), *in_place],
+                                may_change=("next.err",), signalled=True, then=[["python", "-c", AGED], command],
+                                check=lambda r: same_tree(r, "p", "ref", None)))
     for at in (1, 25, 51):
         attempts.append(Attempt("killed writes", f"--in-place, 51 files, SIGINT before rename {at} (held)",
                                 with_reference, killed(at, in_place, "SIGINT"), may_change=("p",), want_exit=(130,),

@@ -30,13 +30,16 @@ def guard(fn: Callable, *args):
 
 def finish_killed_writes(paths: Iterable[Path | None]) -> bool:
     """Finish the writes of earlier ddpify commands killed during their renames in the folders of
-    `paths` (see ddpify.inputs.journal), before this command reads them: one line each on stderr.
-    Whether there was one (the caller lists its inputs again)."""
+    `paths` (see ddpify.inputs.journal), before this command reads them: one line each on stderr;
+    remove the temporary files of those killed before. Whether one was finished (the caller lists
+    its inputs again)."""
     from ddpify.inputs import journal
 
     folders = [folder for path in paths if path is not None
                for folder in (path.parent, Path(os.path.realpath(path)).parent)]
     lines = journal.finish(folders)
+    for folder in dict.fromkeys(folders):  # and what runs killed while staging left
+        files.remove_killed_temporaries(folder)
     for line in lines:
         click.echo(line, err=True)
     return bool(lines)

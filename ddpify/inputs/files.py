@@ -10,6 +10,7 @@ import contextlib
 import errno
 import importlib.util
 import os
+import re
 import signal
 import stat
 import sys
@@ -288,21 +289,21 @@ def _write_into(path: Path, data: bytes) -> None:
 KILLED_AFTER_S = 60.0  # a temporary file this old is a killed run's: staging renames within seconds
 
 
-def _remove_killed_runs(path: Path) -> None:
-    """Remove the temporary files that runs killed between staging and renaming left beside
-    `path` (`.NAME.XXXXXXXX.ddpify-tmp`, older than `KILLED_AFTER_S`)."""
-    prefix, now = f".{path.name}.", time.time()
+def remove_killed_temporaries(folder: Path, name: str | None = None) -> None:
+    """Remove the temporary files that runs killed between staging and renaming left in `folder`
+    (`.NAME.XXXXXXXX.ddpify-tmp`, older than `KILLED_AFTER_S`; only those of `name` if given).
+    A journal names the staged files of a kill during the renames; those are finished first."""
+    now = time.time()
     try:
-        entries = os.listdir(path.parent)
+        entries = os.listdir(folder)
     except OSError:
         return
     for entry in entries:
-        middle = entry[len(prefix):-len(".ddpify-tmp")]
-        if entry.startswith(prefix) and entry.endswith(".ddpify-tmp") and len(middle) == 8 \
-                and all(c in "0123456789abcdef" for c in middle):
+        match = re.fullmatch(r"\.(.+)\.[0-9a-f]{8}\.ddpify-tmp", entry)
+        if match and name in (None, match[1]):
             with contextlib.suppress(OSError):
-                if now - os.lstat(path.parent / entry).st_mtime > KILLED_AFTER_S:
-                    os.unlink(path.parent / entry)
+                if now - os.lstat(os.path.join(folder, entry)).st_mtime > KILLED_AFTER_S:
+                    os.unlink(os.path.join(folder, entry))
 
 
 def _stage(path: Path, data: bytes, mode: int | None) -> Path:
@@ -310,7 +311,7 @@ def _stage(path: Path, data: bytes, mode: int | None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None and path.exists():
         mode = stat.S_IMODE(path.stat().st_mode)
-    _remove_killed_runs(path)
+    remove_killed_temporaries(path.parent, path.name)
     tmp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.ddpify-tmp")  # no `secrets`: 25 ms of imports
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
