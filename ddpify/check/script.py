@@ -72,7 +72,8 @@ class Script:
         index: dict[str, list[cst.Call]] = {}
         for call in self.facts.calls:
             for name in dict.fromkeys(self.callees(call.func)):
-                index.setdefault(name, []).append(call)
+                if name is not None:
+                    index.setdefault(name, []).append(call)
         return index
 
     def callees(self, func: cst.BaseExpression, depth: int = 3) -> list[str | None]:
@@ -139,4 +140,5 @@ def _assume_star_imports(f: Facts) -> None:
 
 
 def string_value(node: cst.CSTNode) -> str | None:
-    return node.evaluated_value if isinstance(node, cst.SimpleString) else None
+    value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
+    return value if isinstance(value, str) else None  # a bytes literal is no name

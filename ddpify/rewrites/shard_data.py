@@ -65,9 +65,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.warn(found.training[0], "batch_size is now per process: the global batch is batch_size x "
                      "the number of processes")
     elif analysis.models.wrapped and not found.manual and not found.iterable:
-        loop = _outermost_training_loop(facts)
-        if loop is not None:
-            edits.todo(loop, "no DataLoader feeds this training, so ddpify cannot shard its data: every process "
+        outer = _outermost_training_loop(facts)
+        if outer is not None:
+            edits.todo(outer, "no DataLoader feeds this training, so ddpify cannot shard its data: every process "
                        "trains on all the data it reads (correct, no speed-up), and batches it generates "
                        "(random batches, RL rollouts) start from the same random state on every process: "
                        "seed with an offset of get_rank() before this loop if they should differ")
@@ -86,9 +86,9 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call) -> None:
     for key in ("batch_sampler", "sampler"):
         arg = mt.keyword(call, key)
         if arg is not None:
-            sampler = _sampler_call(facts, arg.value, unbatch=(key == "batch_sampler"))
-            if sampler is not None:
-                _replace_sampler(facts, edits, sampler)
+            given = _sampler_call(facts, arg.value, unbatch=(key == "batch_sampler"))
+            if given is not None:
+                _replace_sampler(facts, edits, given)
             else:
                 _wrap_loader(facts, edits, call, f"its {key} is built elsewhere")
             return
@@ -100,7 +100,7 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call) -> None:
     shuffle = mt.keyword(call, "shuffle")
     ds = facts.code(dataset.value)
     value = None if shuffle is None else facts.code(shuffle.value)
-    if value is not None and _depends_on_comprehension(facts, call, shuffle.value):
+    if shuffle is not None and value is not None and _depends_on_comprehension(facts, call, shuffle.value):
         sampler = f"DistributedSampler({ds}) if {value} else None"
     elif value == "True":
         sampler = f"DistributedSampler({ds}, shuffle=True)"
@@ -149,7 +149,7 @@ def _replace_sampler(facts: Facts, edits: Edits, sampler: cst.Call) -> None:
     qualified = facts.qualify(sampler.func)
     dataset = mt.positional(sampler, 0) or mt.keyword(sampler, "data_source")
     plain = len(sampler.args) == 1 and dataset is not None
-    if qualified in SAMPLER_FIXES and plain:
+    if qualified in SAMPLER_FIXES and plain and dataset is not None:
         text = SAMPLER_FIXES[qualified].format(dataset=facts.code(dataset.value))
         edits.replace(sampler, lambda node: cst.parse_expression(text),
                       f"{dotted(sampler.func)} -> {text}: each process draws its own shard")
@@ -170,7 +170,7 @@ def _wrap_loader(facts: Facts, edits: Edits, call: cst.Call, why: str) -> None:
     assign = mt.sole(stmt, cst.Assign)
     if assign is not None and assign.value is call and len(assign.targets) == 1 \
             and isinstance(assign.targets[0].target, (cst.Name, cst.Attribute)):
-        name = facts.code(stmt.body[0].targets[0].target)
+        name = facts.code(assign.targets[0].target)
         edits.insert_after(stmt, f"{name} = shard_loader({name})\n")
         edits.record(call, message)
     else:
