@@ -277,12 +277,13 @@ def cli_help() -> str:
     """`ddpify --help` and each command's `--help`, as click prints them at 100 columns."""
     import click
 
-    from ddpify.cli import main
+    from ddpify.cli import COMMANDS, main
     width = {"terminal_width": 100, "max_content_width": 100}
     parts = []
     with click.Context(main, info_name="ddpify", **{**main.context_settings, **width}) as ctx:
         parts.append(("ddpify --help", main.get_help(ctx)))
-        for name, command in main.commands.items():
+        for name in COMMANDS:
+            command = main.get_command(ctx, name)
             with click.Context(command, info_name=name, parent=ctx, **width) as sub:
                 parts.append((f"ddpify {name} --help", command.get_help(sub)))
     return "\n\n".join(f"### `{title}`\n\n```\n{text}\n```" for title, text in parts)

@@ -10,13 +10,12 @@ through the runtime), and the engine only inside the commands that use it, so th
 from __future__ import annotations
 
 import gc
+import importlib
 
 import click
 
 from ddpify import __version__
-from ddpify.cli.check import check_command
-from ddpify.cli.convert import convert_command, diff_command, print_rewrites, rewrites_command, unified_diff
-from ddpify.cli.run import run_command
+from ddpify.cli.convert import print_rewrites, unified_diff
 from ddpify.cli.shared import EXIT_OK
 
 EXIT_INTERRUPTED = 128 + 2  # SIGINT
@@ -44,9 +43,29 @@ def _list_rewrites(ctx: click.Context, param: click.Parameter, value: bool) -> N
         ctx.exit(EXIT_OK)
 
 
+# The commands, in the order the docs show them: (module, attribute), each imported when asked
+# for, so that `ddpify convert` does not import (nor, without bytecode, compile) `run` and `check`.
+COMMANDS = {
+    "convert": ("ddpify.cli.convert", "convert_command"),
+    "diff": ("ddpify.cli.convert", "diff_command"),
+    "run": ("ddpify.cli.run", "run_command"),
+    "rewrites": ("ddpify.cli.convert", "rewrites_command"),
+    "check": ("ddpify.cli.check", "check_command"),
+}
+
+
 class Group(click.Group):
     """ddpify's command group: Ctrl-C during any command exits 130 (128 + SIGINT, as `run` and
-    shells do) without click's `Aborted!`."""
+    shells do) without click's `Aborted!`; each command's module is imported when it is asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            module, attribute = COMMANDS[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -69,6 +88,3 @@ def main() -> None:
     # the same cycles, and a typical conversion runs ~5% faster (docs/decisions/0027-speed.md).
     gc.set_threshold(10_000, 10, 10)
 
-
-for _command in (convert_command, diff_command, run_command, rewrites_command, check_command):
-    main.add_command(_command)
