@@ -4,12 +4,14 @@ The probe (``tests/support/probe/sitecustomize.py``) logs, from inside every pro
 indices each DataLoader pass fetched, every ``torch.save``, and a hash of every DDP-wrapped
 module's parameters at exit (of FSDP2-sharded ones: the full parameters, gathered);
 ``tests/support/records.py`` reads it. The tests assert on those records, not on the scripts'
-prints.
+prints. ``start_batch`` runs many scripts in one launch (``tests/support/batch_job.py``: a process
+of its own for each, forked after ``import torch``) and gives each its Run as its own launch would.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -116,6 +118,82 @@ def start_python(script: Path, args: Sequence[str], cwd: Path, probe_dir: Option
                  timeout: float = TIMEOUT_S) -> Pending:
     """Start ``python script args`` in ``cwd``: one process, no launcher."""
     return Pending([sys.executable, str(script), *args], cwd, probe_dir, timeout)
+
+
+BATCH_JOB = Path(__file__).resolve().parents[1] / "support" / "batch_job.py"
+
+
+@dataclass
+class Program:
+    """One program of a batch: ``script args`` run in ``cwd``, the probe recording into ``probe_dir``."""
+
+    script: Path
+    args: Sequence[str]
+    cwd: Path
+    probe_dir: Path
+
+
+def _logs(program: Program) -> Path:
+    return program.cwd.parent / f"{program.cwd.name}.logs"
+
+
+class PendingBatch:
+    """A started batch (``tests/support/batch_job.py``): every program in one launch, each in its
+    own process forked from the launched one; ``wait()`` returns a Run per program, as separate
+    launches would."""
+
+    def __init__(self, programs: Dict[str, Program], root: Path, nproc: Optional[int],
+                 timeout: float = TIMEOUT_S, count: bool = False):
+        self.programs, self.nproc, self.timeout = programs, nproc or 1, timeout
+        root.mkdir(parents=True, exist_ok=True)
+        spec = []
+        for p in programs.values():
+            _logs(p).mkdir()
+            spec.append({"script": str(p.script), "args": list(p.args), "cwd": str(p.cwd),
+                         "probe_dir": str(p.probe_dir), "logs": str(_logs(p))})
+        (root / "batch.json").write_text(json.dumps(spec, indent=1))
+        self.launch = [sys.executable]
+        if nproc is not None:
+            self.launch += ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}"]
+        # Each program gets `timeout` (batch_job kills it past that); the launch, all of theirs.
+        self.pending = Pending([*self.launch, str(BATCH_JOB), str(root / "batch.json"), str(timeout)], root,
+                               root / "probe-launch", timeout * len(programs) + 60, count=count)
+
+    def wait(self) -> Dict[str, Run]:
+        launch = self.pending.wait()
+        return {key: self._run(p, launch) for key, p in self.programs.items()}
+
+    def _run(self, program: Program, launch: Run) -> Run:
+        """Program ``program``'s Run, from what batch_job left in its logs folder."""
+        results, rank_output, notes = {}, {}, []
+        for rank in range(self.nproc):
+            result, log = _logs(program) / f"{rank}.json", _logs(program) / f"{rank}.log"
+            rank_output[rank] = log.read_text(errors="replace") if log.is_file() else ""
+            if not result.is_file():
+                results[rank] = {"returncode": None, "wall_s": launch.wall_s}
+                notes.append(f"rank {rank}: the batch launch ended (rc {launch.returncode}) before this "
+                             f"program did:\n{launch.tail()}")
+                continue
+            results[rank] = json.loads(result.read_text())
+            if results[rank]["returncode"] is None:
+                notes.append(f"rank {rank}: killed: past {self.timeout:g} s, or it failed on another rank")
+        returncode = next((r["returncode"] for r in results.values() if r["returncode"] != 0), 0)
+        cmd = [*self.launch, str(program.script), *program.args]
+        wall_s = max(r["wall_s"] for r in results.values())
+        if self.nproc == 1 and not notes:  # one process: its output is the run's, as start_python's
+            run = Run(cmd, program.cwd, returncode, wall_s, rank_output[0])
+            run.rank_output = {0: run.output}
+        else:
+            run = Run(cmd, program.cwd, returncode, wall_s, "\n".join(notes), rank_output)
+        run.probe = Probe.read(program.probe_dir)
+        return run
+
+
+def start_batch(programs: Dict[str, Program], root: Path, nproc: Optional[int] = WORLD,
+                count: bool = False) -> PendingBatch:
+    """Start ``programs`` in one launch: ``torchrun --standalone --nproc_per_node=nproc`` (None:
+    plain ``python``, one process per program); ``count`` as for ``start_torchrun``."""
+    return PendingBatch(programs, root, nproc, count=count)
 
 
 def run_torchrun(*args, **kwargs) -> Run:

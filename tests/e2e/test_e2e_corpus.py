@@ -2,12 +2,14 @@
 
 Each training script (fixtures/<name>/before.py: the corpus files, then fixtures of our own for
 failure classes found on real public scripts) is converted
-with ``convert()`` and launched once with ``torchrun --standalone --nproc_per_node=2`` and once
+with ``convert()`` and run once under ``torchrun --standalone --nproc_per_node=2`` and once
 with plain ``python``, each in a fresh working directory, with the probe
 (probe/sitecustomize.py) recording from inside every process: DataLoader fetches per pass,
 ``torch.save`` calls, DDP-wrapped models and their final parameters. All tests below assert on
-those records; the launches are cached per script (``launches`` fixture), so each script runs
-once per mode whatever the number of tests.
+those records; each script runs once per mode whatever the number of tests (``launches``
+fixture). To keep the suite's time in check the scripts run as two batches, one per mode
+(``harness.start_batch``): one torchrun launch whose workers run every script, each in a
+process of its own forked after ``import torch``, and one plain-python process doing the same.
 
 already_ddp.py and inference_only.py must come out of ``convert()`` byte-identical.
 """
@@ -80,21 +82,9 @@ NAMES = sorted(SPECS)
 class Launches:
     """Both launches of one converted script: ``torchrun`` (2 ranks) and ``python``."""
 
-    def __init__(self, name: str, root: Path):
-        self.name, self.root, self.spec = name, root, SPECS[name]
-        self.runs: Dict[str, h.Run] = {}
-        self.dirs: Dict[str, Path] = {}
-        pending = {}
-        # Both at once: the plain run uses the core that torchrun's launcher leaves idle.
-        for mode in ("torchrun", "python"):
-            folder = root / mode
-            folder.mkdir()
-            script = folder / f"{name}.py"
-            h.convert_to(h.FIXTURES / name / "before.py", script)
-            start = h.start_torchrun if mode == "torchrun" else h.start_python
-            pending[mode] = start(script, list(self.spec.args), folder, root / f"probe-{mode}")
-            self.dirs[mode] = folder
-        self.runs = {mode: p.wait() for mode, p in pending.items()}
+    def __init__(self, name: str, runs: Dict[str, h.Run]):
+        self.name, self.spec, self.runs = name, SPECS[name], runs
+        self.dirs = {mode: run.cwd for mode, run in runs.items()}
 
     def require_ok(self, mode: str = "both") -> None:
         for m in ("torchrun", "python") if mode == "both" else (mode,):
@@ -108,14 +98,36 @@ class Launches:
         return [f for f in h.files_under(self.dirs[mode]) if f != f"{self.name}.py"]
 
 
+def launch_all(names: Sequence[str], root: Path) -> Dict[str, Launches]:
+    """Convert every script of ``names`` twice, then run them all: one torchrun batch and, at the
+    same time (on the core torchrun's launcher leaves idle), one plain-python batch."""
+    pending = {}
+    for mode in ("torchrun", "python"):
+        programs = {}
+        for name in names:
+            folder = root / name / mode
+            folder.mkdir(parents=True)
+            script = folder / f"{name}.py"
+            h.convert_to(h.FIXTURES / name / "before.py", script)
+            programs[name] = h.Program(script, SPECS[name].args, folder, root / name / f"probe-{mode}")
+        pending[mode] = h.start_batch(programs, root / f"batch-{mode}", h.WORLD if mode == "torchrun" else None)
+    runs = {mode: p.wait() for mode, p in pending.items()}
+    return {name: Launches(name, {mode: runs[mode][name] for mode in runs}) for name in names}
+
+
 @pytest.fixture(scope="module")
-def launches(tmp_path_factory):
-    """name -> Launches, launched on first use and cached for the module."""
+def launches(request, tmp_path_factory):
+    """name -> Launches. The first use launches every script a selected test of this module is
+    parametrized with (one batch per mode); a script outside them is launched alone on first use."""
+    wanted = sorted({item.callspec.params["name"] for item in request.session.items
+                     if item.module is request.module and hasattr(item, "callspec")
+                     and item.callspec.params.get("name") in SPECS})
     cache: Dict[str, Launches] = {}
 
     def get(name: str) -> Launches:
         if name not in cache:
-            cache[name] = Launches(name, tmp_path_factory.mktemp(name))
+            batch = [n for n in wanted if n not in cache] if name in wanted else [name]
+            cache.update(launch_all(batch, tmp_path_factory.mktemp("corpus")))
         return cache[name]
 
     return get

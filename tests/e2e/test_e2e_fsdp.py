@@ -3,9 +3,9 @@
 Each script below is converted with ``Options(strategy="fsdp")`` and launched once with
 ``torchrun --standalone --nproc_per_node=2`` (the plain-python form of the same code is the
 equivalence test's, ``tests/distributed/test_fsdp.py``), with the probe recording from inside
-both processes. To keep the suite's time in check, launches run two at a time (start-up and
-imports of one overlap the other's training) and one test per script checks everything on its
-one launch:
+both processes. To keep the suite's time in check, the scripts run as one batch
+(``harness.start_batch``: one torchrun launch whose workers run every script, each in a process
+of its own forked after ``import torch``) and one test per script checks everything on its run:
 
 * both ranks exit 0 (no hang: the launch has the harness's timeout);
 * the training data is sharded per pass as under DDP (``check_sharded_passes``);
@@ -53,25 +53,28 @@ def spec(name: str):
     return {"args": list(s.args), "train": s.train, "models": s.models}
 
 
-def start(name: str, root) -> h.Pending:
-    folder = root / "torchrun"
-    folder.mkdir()
+def program(name: str, root) -> h.Program:
+    folder = root / name / "torchrun"
+    folder.mkdir(parents=True)
     script = folder / f"{name}.py"
     h.convert_to(h.FIXTURES / name / "before.py", script, FSDP)
-    return h.start_torchrun(script, spec(name)["args"], folder, root / "probe")
+    return h.Program(script, spec(name)["args"], folder, root / name / "probe")
 
 
 @pytest.fixture(scope="module")
-def launches(tmp_path_factory):
-    """name -> its Run; a script is launched with its neighbour in NAMES, on first use."""
+def launches(request, tmp_path_factory):
+    """name -> its Run. The first use runs every script a selected test of this module is
+    parametrized with, in one batch; a script outside them runs alone on first use."""
+    wanted = [name for name in NAMES if any(
+        item.module is request.module and hasattr(item, "callspec") and item.callspec.params.get("name") == name
+        for item in request.session.items)]
     cache = {}
 
     def get(name: str) -> h.Run:
         if name not in cache:
-            i = NAMES.index(name) // 2 * 2
-            pair = NAMES[i:i + 2]
-            pending = [start(n, tmp_path_factory.mktemp(n)) for n in pair]
-            cache.update(zip(pair, (p.wait() for p in pending)))
+            batch = [n for n in wanted if n not in cache] if name in wanted else [name]
+            root = tmp_path_factory.mktemp("fsdp")
+            cache.update(h.start_batch({n: program(n, root) for n in batch}, root / "batch").wait())
         return cache[name]
 
     return get

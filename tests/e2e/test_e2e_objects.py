@@ -43,13 +43,13 @@ SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one b
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
+    """case -> its Run: every case converted, then all run in one torchrun batch (``harness.start_batch``)."""
     root = tmp_path_factory.mktemp("objects")
-    pending = {}
+    programs = {}
     for case in CASES:
         entry = converted(case, root / case)
-        pending[case] = h.start_torchrun(entry, ["--epochs", str(EPOCHS)], entry.parent, root / f"probe-{case}",
-                                         count=True)
-    return {case: p.wait() for case, p in pending.items()}
+        programs[case] = h.Program(entry, ["--epochs", str(EPOCHS)], entry.parent, root / f"probe-{case}")
+    return h.start_batch(programs, root / "batch", count=True).wait()
 
 
 @pytest.mark.parametrize("case", CASES)

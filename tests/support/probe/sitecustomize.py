@@ -40,6 +40,10 @@ group's rank once it exists, the environment's before. Events:
   FSDP2 keeps a root gathered after a forward that no backward follows) element counts.
 * ``exit``: rounds and buckets left since the last step.
 
+A batch of programs in one launch (``tests/support/batch_job.py``) imports torch, and so installs
+the patches, once; each program's process, forked from it, calls ``restart(DIR, argv)`` to record
+into its own ``DIR`` as a fresh process would.
+
 With ``DDPIFY_PROBE_COUNT=1`` every DDP also gets a comm hook that counts gradient buckets and
 rounds (a round is one backward's buckets, closed by ``bucket.is_last()``), then runs torch's
 own ``allreduce_hook``: DDP's all-reduce goes through the C++ reducer, so a Python wrapper of
@@ -377,6 +381,18 @@ def _record():
     sys.meta_path.insert(0, _AfterImport("torch.distributed.fsdp", _record_fsdp))
     _log("start", argv=getattr(sys, "orig_argv", sys.argv), cwd=os.getcwd(),
          world=os.environ.get("WORLD_SIZE"), local_rank=os.environ.get("LOCAL_RANK"))
+
+
+def restart(directory, argv):
+    """In a process forked to run one program of a batch (``tests/support/batch_job.py``): record
+    from here on into ``directory`` as a fresh process would, ``start`` event first. The patches
+    stay (installed when the batch's process imported torch); what the probe counted is reset."""
+    global _DIR
+    _DIR = str(directory)
+    _STATE.update(file=None, rank=None, rounds=0, buckets=0, all_reduce=0, loaders=0, in_hook=False)
+    del _WRAPPED[:], _SHARDED[:], _OPTIMIZERS[:]
+    _log("start", argv=list(argv), cwd=os.getcwd(), world=os.environ.get("WORLD_SIZE"),
+         local_rank=os.environ.get("LOCAL_RANK"))
 
 
 # --------------------------------------------------------------------------- DDPIFY_BENCH_PROBE
