@@ -180,11 +180,12 @@ def _python() -> str:
     return sys.executable
 
 
-def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: bool = False) -> dict:
+def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: bool = False,
+            timeout_scale: float = 1.0) -> dict:
     name, entry = program["name"], program["entry"]
     src = dest / name
     row: dict = {"name": name, "repo": program["repo"], "entry": entry, "shape": program.get("shape", "")}
-    timeout = program.get("timeout", 240)
+    timeout = program.get("timeout", 240) * timeout_scale
     tmp = Path(tempfile.mkdtemp(prefix=f"fresh-{name}-"))
     try:
         entry_dir = Path(entry).parent
@@ -552,6 +553,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--json", type=Path, help="write the rows here (JSON lines)")
     r.add_argument("--keep", type=Path, help="keep each program's run folder here")
     r.add_argument("--original-only", action="store_true", help="run the originals only (checks the prep)")
+    r.add_argument("--timeout-scale", type=float, default=1.0,
+                   help="multiply each program's time limit (a machine busier than the one the limits were set on)")
     args = parser.parse_args(argv)
     data = manifest(args.manifest)
     halves = split([p["repo"] for p in data["programs"]])
@@ -568,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     programs = [p for p in data["programs"] if p["half"] == args.half and (not only or p["name"] in only)]
     rows = []
     for program in programs:
-        row = run_one(program, args.dest, args.keep, args.original_only)
+        row = run_one(program, args.dest, args.keep, args.original_only, args.timeout_scale)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
         if args.json:
