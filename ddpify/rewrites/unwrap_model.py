@@ -42,6 +42,7 @@ set-up, before the sharding, stay as written. Pickling a whole sharded model get
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -85,11 +86,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         owner = facts.code(attr.value)
         why = "checkpoint keys stay as in the single-GPU script" if name in STATE else \
             "DistributedDataParallel does not forward custom attributes"
-        edits.replace(attr, lambda node, holds=holds: node.with_changes(value=build.bare_model(edits, node.value, holds is WRAPPER)),
+        edits.replace(attr, partial(_through_bare_model, edits, holds is WRAPPER),
                       f"`{owner}.{name}` -> `{_bare_text(owner, holds)}.{name}` ({why})")
     for call in facts.calls:  # a DataParallel script's old checkpoints have `module.` keys
-        if mt.is_method_call(call, "load_state_dict") and call.args:
-            model = refs.get(facts.ref(call.func.value))
+        if mt.is_method_call(call, "load_state_dict") and call.args and isinstance(call.func, cst.Attribute):
+            ref = facts.ref(call.func.value)
+            model = refs.get(ref) if ref is not None else None
             if model is not None and model.dataparallel is not None:
                 edits.replace(call.args[0], lambda arg: arg.with_changes(value=build.call("without_module_prefix",
                                                                                           arg.value)),
@@ -103,15 +105,25 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         for value in _saved_models(facts, saved.value):
             holds = holds_wrapper(facts, refs, value)
             if holds is not None:
-                edits.replace(value, lambda node, holds=holds: build.bare_model(edits, node, holds is WRAPPER),
-                              f"torch.save saves `{_bare_text(dotted(value), holds)}`, the model itself: a "
+                edits.replace(value, partial(build.bare_model, edits, proven=holds is WRAPPER),
+                              f"torch.save saves `{_bare_text(dotted(value) or facts.code(value), holds)}`, the model itself: a "
                               "pickled DistributedDataParallel would not load without a process group")
     for call, traced in _traced_models(facts):
         holds = holds_wrapper(facts, refs, traced) if dotted(traced) else None
         if holds is not None:
-            edits.replace(traced, lambda node, holds=holds: build.bare_model(edits, node, holds is WRAPPER),
-                          f"`{dotted(call.func)}` traces `{_bare_text(dotted(traced), holds)}`, the model itself: "
+            edits.replace(traced, partial(build.bare_model, edits, proven=holds is WRAPPER),
+                          f"`{dotted(call.func)}` traces `{_bare_text(dotted(traced) or facts.code(traced), holds)}`, the model itself: "
                           "tracing the DistributedDataParallel wrapper fails on its process group")
+
+
+def _through_bare_model(edits: Edits, proven: bool, attr: cst.Attribute) -> cst.Attribute:
+    """`model.x` -> `model.module.x` (`proven` to hold the wrapper), else `unwrap(model).x`."""
+    return attr.with_changes(value=build.bare_model(edits, attr.value, proven))
+
+
+def _parsed(code: str, node: cst.CSTNode) -> cst.BaseExpression:
+    """What replaces `node`: `code`, as an expression."""
+    return cst.parse_expression(code)
 
 
 def _traced_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
@@ -125,7 +137,7 @@ def _traced_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
         if traced is None:
             continue
         if facts.qualify(call.func) in TRACERS or mt.is_method_call(call, "add_graph") and \
-                objects.of(facts).of_kind(call.func.value, objects.WRITER):
+                isinstance(call.func, cst.Attribute) and objects.of(facts).of_kind(call.func.value, objects.WRITER):
             found.append((call, traced.value))
     return found
 
@@ -158,13 +170,13 @@ def _full_state_dicts(facts: Facts, models: Models, refs: dict[Ref, Model], edit
             edits.replace(attr, lambda node: node.value, f"`{facts.code(attr)}` -> `{facts.code(attr.value)}` "
                           "(FSDP2 keeps the model's class: there is no .module)")
     for call in facts.calls:
-        if not mt.is_method_call(call, "state_dict", "load_state_dict"):
+        if not mt.is_method_call(call, "state_dict", "load_state_dict") or not isinstance(call.func, cst.Attribute):
             continue
         receiver = call.func.value
         if call.func.attr.value == "state_dict":
             code = fsdp.gather(facts, models, refs, call)
             if code is not None:
-                edits.replace(call, lambda node, code=code: cst.parse_expression(code),
+                edits.replace(call, partial(_parsed, code),
                               f"`{facts.code(call)}` -> `{code}`: the full state dict, gathered from the shards "
                               "by every process (a collective), with the single-GPU key names")
                 edits.add_import("ddpify_runtime", code.split("(")[0])
@@ -174,7 +186,8 @@ def _full_state_dicts(facts: Facts, models: Models, refs: dict[Ref, Model], edit
         model = fsdp.sharded_name(facts, models, refs, receiver)
         if model is not None:
             _load(edits, call, "load_full_state_dict", model)
-            owner = refs.get(facts.ref(cst.parse_expression(model), call))
+            ref = facts.ref(cst.parse_expression(model), call)
+            owner = refs.get(ref) if ref is not None else None
             if owner is not None and owner.dataparallel is not None and call.args:
                 edits.replace(call.args[0], lambda arg: arg.with_changes(
                     value=build.call("without_module_prefix", arg.value)))
