@@ -7,6 +7,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.analysis.models import DDP
+from ddpify.analysis.objects import of
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.syntax import matchers as mt
@@ -37,7 +38,8 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     buffers: under a rank test they hang the same way (evaluate through `model.module`, under
     `torch.no_grad()`). After a training step, the next forward broadcasts the buffers
     (BatchNorm statistics) even under `no_grad`: so is a DDP forward on rank 0 alone, unless the
-    wrap says `broadcast_buffers=False`. Found under an `if` that reads the rank (not one proven
+    wrap says `broadcast_buffers=False` or wraps a torch.nn layer without buffers (an
+    `nn.Linear` classifier). Found under an `if` that reads the rank (not one proven
     the same everywhere: an entry of a configuration dict), or after an early `if rank != 0:
     return` of its function, also through a function of this file that runs a collective,
     unless the other ranks reach the same call in the other branch or under another rank test
@@ -65,10 +67,25 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
         elif ctx.holds_ddp(call.func) and not ctx.script.grad_disabled(call):
             yield Hit(call, f"a DDP forward with gradients on is a collective, but only {some} run it: use "
                             f"`{f.code(call.func)}.module` under torch.no_grad()")
-        elif ctx.holds_ddp(call.func) and buffers:
+        elif ctx.holds_ddp(call.func) and buffers and _has_buffers(ctx, call.func):
             yield Hit(call, f"a DDP forward after a training step broadcasts the model's buffers (BatchNorm "
                             f"statistics), even under no_grad, but only {some} run it (deadlock): evaluate "
                             f"`{f.code(call.func)}.module`")
+
+
+# torch.nn layers that hold parameters only (no buffers): their DDP forward broadcasts nothing
+NO_BUFFERS = frozenset(f"torch.nn.{name}" for name in """
+    Linear Bilinear LazyLinear Identity Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d
+    Embedding EmbeddingBag LSTM GRU RNN MultiheadAttention LayerNorm GroupNorm""".split())
+
+
+def _has_buffers(ctx: Context, wrapper: cst.BaseExpression) -> bool:
+    """May the model inside this DDP wrapper hold buffers? Not where every model the object core
+    traces into its wraps is a torch.nn layer without buffers (`DDP(nn.Linear(2048, 1000))`)."""
+    f, objects = ctx.facts, of(ctx.facts)
+    wraps = [s for s in objects.values(wrapper) if isinstance(s, cst.Call) and f.qualify(s.func) == DDP and s.args]
+    inner = [m for w in wraps for m in objects.values(w.args[0].value) if m not in wraps]  # `m = DDP(m)` names both
+    return not (wraps and inner and all(isinstance(m, cst.Call) and f.qualify(m.func) in NO_BUFFERS for m in inner))
 
 
 def _broadcasts_buffers(ctx: Context, wrap: cst.Call) -> bool:
