@@ -461,6 +461,9 @@ def _relative(path: Path, copies: dict[Path, Path], src: Path, entry: str) -> st
             if copy.name == "out":
                 if entry.endswith(".ipynb") and rel == Path(Path(entry).stem + ".py"):
                     return entry
+                if not (src / entry_dir / rel).is_file():  # a module read through a folder on sys.path
+                    found = [up / rel for up in entry_dir.parents if (src / up / rel).is_file()]
+                    return str(found[0]) if found else None
                 return str(entry_dir / rel)
             return str(rel)
     return None

@@ -34,6 +34,9 @@ class Result:
     # the other files of a program (ddpify.inputs.program), changed or not, by their path relative
     # to the entry's folder (`models/net.py`)
     modules: dict[str, "Result"] = field(default_factory=dict)
+    # where a module read through a folder on sys.path lies, as the report names it
+    # (`nb/../helper_train.py`; its output goes beside the entry, at its key in `modules`)
+    read_from: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -113,7 +116,7 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
             raise RewriteError("ddpify", f"{part.rel}: {type(exc).__name__}: {exc}") from exc
         changes = edits.changes(part.module, partial(_in_part, program, facts.parents, part))
         results[part.rel] = Result(part.data, part.data if code is None else code.encode(part.module.encoding),
-                                   changes, part.module.encoding)
+                                   changes, part.module.encoding, read_from=str(part.path) if part.via is not None else None)
     main = results.pop(entry.rel)
     main.modules = {str(rel): r for rel, r in results.items()}
     return main

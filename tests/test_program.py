@@ -580,7 +580,8 @@ def test_a_helper_reached_through_sys_path_insert_is_read_converted_and_imported
     assert "set_epoch(loader, epoch)" in result.modules["helper_train.py"].code
     assert "return shard_loader(DataLoader(" in result.modules["helper_data.py"].code
     assert not [c for c in result.changes if c.kind == "warning" and "cannot trace" in c.message]
-    cli("convert", "nb/train.py", "-o", "out/")
+    shown = cli("convert", "nb/train.py", "-o", "out/").stderr
+    assert "nb/../helper_train.py: 1 change(s)" in shown  # named where it lies
     assert sorted(p.name for p in Path("out").glob("*.py")) == ["helper_data.py", "helper_train.py", "train.py"]
     run = subprocess.run([sys.executable, "../out/train.py"], cwd="nb", capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "runtime")})

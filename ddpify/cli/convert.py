@@ -112,7 +112,7 @@ def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sy
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     for source, result, script in zip(inputs.sources, results, scripts):
         if not as_json:
-            for name, each in [(source.name, result), *((module_name(source.name, rel), m)
+            for name, each in [(source.name, result), *((module_name(source.name, rel, m), m)
                                                         for rel, m in result.modules.items())]:
                 for line in unified_diff(name, each):
                     click.echo(_colour(line) if colour else line, nl=False, color=colour)
@@ -283,7 +283,7 @@ def _print_run_hint(dest: Path, project: Path | None = None) -> None:
 def _finish(inputs: files.Inputs, results: list[Result], check: bool, as_json: bool) -> None:
     """Print the JSON report if asked; exit 1 under --check when something would change."""
     files = [(name, r) for s, result in zip(inputs.sources, results)
-             for name, r in [(s.name, result), *((module_name(s.name, rel), m) for rel, m in result.modules.items()
+             for name, r in [(s.name, result), *((module_name(s.name, rel, m), m) for rel, m in result.modules.items()
                                                  if m.changed or m.changes)]]
     if as_json:
         click.echo(report.to_json((name, r.changed, r.changes) for name, r in files))

@@ -211,12 +211,15 @@ def print_records(name: str, result: Result, script: Script | None = None,
     click.echo(report.summary(name, result.changes, result.changed), err=True)
     for rel, module in result.modules.items():
         if module.changed or module.changes:
-            print_records(module_name(name, rel), module, kinds=kinds)
+            print_records(module_name(name, rel, module), module, kinds=kinds)
 
 
-def module_name(entry: str, rel: str) -> str:
+def module_name(entry: str, rel: str, module: "Result | None" = None) -> str:
     """How the report names a program's module: its path beside the entry as given
-    (`proj/train.py`, `models/net.py` -> `proj/models/net.py`)."""
+    (`proj/train.py`, `models/net.py` -> `proj/models/net.py`), or where it was read through a
+    folder on sys.path (`proj/../helper_train.py`)."""
+    if module is not None and module.read_from is not None:
+        return module.read_from
     return os.path.join(os.path.dirname(entry), rel)
 
 
