@@ -106,16 +106,29 @@ def _name(f, call: cst.Call) -> str:
 
 def _paired(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
     """Do the other ranks reach the same collective: in the other branch of `guard`, or under
-    another rank test of the same function?"""
+    another rank test of the same function, or of the function that defines it (a closure whose
+    rank 0 broadcasts a signal that the others receive in the caller's `else`)?"""
     f = ctx.facts
     key = _name(f, call)
-    for other in f.calls_in(f.scope(call)) if isinstance(f.scope(call), cst.FunctionDef) else f.calls:
-        if other is call or _name(f, other) != key or f.scope(other) is not f.scope(call):
+    unit = _outermost_function(f, call)
+    for other in f.calls_in(unit) if unit is not None else f.calls:
+        if other is call or _name(f, other) != key or _outermost_function(f, other) is not unit:
             continue
         other_guard = ctx.ranks.rank_guard(other)
         if other_guard is not None and (other_guard is not guard or _branch(f, other, guard) != _branch(f, call, guard)):
             return True
     return False
+
+
+def _outermost_function(f, node: cst.CSTNode) -> cst.FunctionDef | None:
+    """The outermost function around `node` (a closure and the function that defines it are one)."""
+    found = None
+    for anc in f.ancestors(node):
+        if isinstance(anc, cst.FunctionDef):
+            found = anc
+        elif isinstance(anc, cst.ClassDef):
+            break
+    return found
 
 
 def _branch(f, node: cst.CSTNode, guard: cst.If) -> bool:
