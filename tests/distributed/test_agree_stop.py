@@ -18,6 +18,8 @@ shown to fail on its own: ``--max-steps 1`` makes the step loop stop after one s
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from ddpify.convert import Options
@@ -31,15 +33,26 @@ ONLY_WARMUP = ("--max-steps", "1")
 ONLY_STEP_LOOP = ("--warmup-target", "0")
 
 
-def _launch(tmp_path, options, *args):
-    script = h.convert_fixture("agree_loss_target", tmp_path / "after.py", options)
-    done = h.run(h.torchrun(script, "--out", str(tmp_path / "regressor.pt"), *args), tmp_path,
-                 h.env(tmp_path / "probe", DDPIFY_TIMEOUT="20"), timeout=TIMEOUT_S)
-    return done, h.Probe.read(tmp_path / "probe")
+SKIP = Options(skip=frozenset({"agree-stop"}))
+LAUNCHES = {"agreed": (Options(), ()), "warm-up": (SKIP, ONLY_WARMUP), "step-loop": (SKIP, ONLY_STEP_LOOP)}
 
 
-def test_agreed_exits_end_every_rank_after_the_same_steps(tmp_path):
-    done, probe = _launch(tmp_path, Options())
+@pytest.fixture(scope="module")
+def launches(tmp_path_factory):
+    """name -> (Done, Probe) of each conversion's launch. All three start at once: most of a launch
+    is start-up and a rank waiting for the other, which the other launches overlap on 2 cores."""
+    jobs = {}
+    for name, (options, args) in LAUNCHES.items():
+        folder = tmp_path_factory.mktemp(name)
+        script = h.convert_fixture("agree_loss_target", folder / "after.py", options)
+        jobs[name] = folder, h.Job(h.torchrun(script, "--out", str(folder / "regressor.pt"), *args), folder,
+                                   h.env(folder / "probe", DDPIFY_TIMEOUT="20"))
+    return {name: (job.wait(TIMEOUT_S - (time.monotonic() - job.start)), h.Probe.read(folder / "probe"))
+            for name, (folder, job) in jobs.items()}
+
+
+def test_agreed_exits_end_every_rank_after_the_same_steps(launches):
+    done, probe = launches["agreed"]
     assert done.returncode == 0, str(done)
     assert sorted(probe.init()) == [0, 1]
     steps = {rank: len(probe.of("step", rank)) for rank in (0, 1)}
@@ -47,10 +60,10 @@ def test_agreed_exits_end_every_rank_after_the_same_steps(tmp_path):
     assert steps[0] == steps[1] > 0, steps
 
 
-@pytest.mark.parametrize("args", [ONLY_WARMUP, ONLY_STEP_LOOP], ids=["warm-up", "step-loop"])
-def test_without_agreement_one_rank_leaves_and_the_job_fails(tmp_path, args):
-    done, _ = _launch(tmp_path, Options(skip=frozenset({"agree-stop"})), *args)
-    print(f"\nskip agree-stop {args}: rc={done.returncode} after {done.wall_s:.1f} s")
+@pytest.mark.parametrize("name", ["warm-up", "step-loop"])
+def test_without_agreement_one_rank_leaves_and_the_job_fails(launches, name):
+    done, _ = launches[name]
+    print(f"\nskip agree-stop {LAUNCHES[name][1]}: rc={done.returncode} after {done.wall_s:.1f} s")
     assert done.returncode is not None, f"the job hung: killed after {TIMEOUT_S} s, not ended by the " \
         f"collective's timeout or the peer's exit\n{done}"
     assert done.returncode != 0, str(done)
