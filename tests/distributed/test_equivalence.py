@@ -88,19 +88,22 @@ def runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("equivalence")
     script = h.convert_fixture("equivalence", folder / "after.py")
     common = ["--epochs", str(EPOCHS), "--num-samples", str(N)]
-    result = {}
-    result["original"] = h.run([sys.executable, h.FIXTURES / "equivalence" / "before.py", *common,
-                                "--batch-size", str(2 * B), "--out", folder / "original.pt"], folder, h.env())
-    result["torchrun"] = h.run(h.torchrun(script, *common, "--batch-size", str(B), "--out",
-                                          str(folder / "torchrun.pt")),
-                               folder, h.env(folder / "probe-torchrun"))
     port = h.free_port()
-    result["launch"] = h.run([sys.executable, "-m", "torch.distributed.launch", "--nproc_per_node=2",
-                              "--master_addr=127.0.0.1", f"--master_port={port}", script, *common,
-                              "--batch-size", str(B), "--out", folder / "launch.pt"],
-                             folder, h.env(folder / "probe-launch"))
-    result["python"] = h.run([sys.executable, script, *common, "--batch-size", str(B), "--out",
-                              folder / "python.pt"], folder, h.env(folder / "probe-python"))
+    # All four at once (each writes only its own checkpoint and probe folder): the one-process
+    # runs use the core a launch's start-up leaves idle.
+    launches = {
+        "original": ([sys.executable, h.FIXTURES / "equivalence" / "before.py", *common, "--batch-size",
+                      str(2 * B), "--out", folder / "original.pt"], h.env()),
+        "torchrun": (h.torchrun(script, *common, "--batch-size", str(B), "--out", str(folder / "torchrun.pt")),
+                     h.env(folder / "probe-torchrun")),
+        "launch": ([sys.executable, "-m", "torch.distributed.launch", "--nproc_per_node=2",
+                    "--master_addr=127.0.0.1", f"--master_port={port}", script, *common,
+                    "--batch-size", str(B), "--out", folder / "launch.pt"], h.env(folder / "probe-launch")),
+        "python": ([sys.executable, script, *common, "--batch-size", str(B), "--out", folder / "python.pt"],
+                   h.env(folder / "probe-python")),
+    }
+    done = h.run_all([cmd for cmd, _ in launches.values()], folder, [e for _, e in launches.values()])
+    result = dict(zip(launches, done))
     result["folder"] = folder
     return result
 
