@@ -234,12 +234,17 @@ def _opened_for_writing(facts: Facts) -> frozenset[cst.Call]:
     closing it (`self.file.write(line)`, `self.file.close()`): a logger like any other, made on the
     main process only. (One handed to `csv.writer(f)` stays on every process.)"""
     found = []
+    attributes: dict[str | None, list[cst.Attribute]] | None = None  # by dotted name, made for the first file
     for target, value, stmt in facts.assigns:
         ref = facts.ref(target, stmt) if mt.is_open_for_writing(value) and dotted(target) else None
         if ref is None:
             continue
-        uses = [n for n in (*facts.attributes, *facts.uses(dotted(target), ref.scope)) if n is not target
-                and dotted(n) == dotted(target) and facts.ref(n) == ref]
+        if attributes is None:
+            attributes = {}
+            for attribute in facts.attributes:
+                attributes.setdefault(dotted(attribute), []).append(attribute)
+        uses = [n for n in (*attributes.get(dotted(target), ()), *facts.uses(dotted(target), ref.scope))
+                if n is not target and dotted(n) == dotted(target) and facts.ref(n) == ref]
         if all(_file_method_statement(facts, n) for n in uses):
             found.append(value)
     return frozenset(found)
