@@ -231,6 +231,28 @@ def test_a_notebook_converted_into_its_own_folder_writes_name_py():
     assert Path("train.py").is_file() and Path("train.ipynb").read_bytes() == before
 
 
+def test_a_notebook_named_as_a_module_beside_it_is_written_as_name_ddp_py():
+    """`unet.ipynb` importing the project's `unet.py`: out/unet.py would be the converted notebook,
+    and its `import unet` would import itself ("partially initialized module"). Seen on the
+    second fresh sweep's held-out half (decision 0033)."""
+    Path("proj").mkdir()
+    Path("proj/unet.py").write_text("import torch\n\n\nclass Net(torch.nn.Linear):\n"
+                                    "    def __init__(self):\n        super().__init__(2, 1)\n")
+    make("proj/unet.ipynb", ("code", "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+                                     "import unet\n"),
+         ("code", "model = unet.Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                  "loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)\n"
+                  "for epoch in range(2):\n    for x, y in loader:\n        opt.zero_grad()\n"
+                  "        torch.nn.functional.mse_loss(model(x), y).backward()\n        opt.step()\n"
+                  "print('trained', type(model).__name__)\n"))
+    cli("convert", "proj/unet.ipynb", "-o", "out/")
+    assert files() == ["out/unet_ddp.py", "proj/unet.ipynb", "proj/unet.py"]
+    run = subprocess.run([sys.executable, str(Path("out/unet_ddp.py").resolve())], capture_output=True, text=True, timeout=120,
+                         cwd="proj", env=probe_env(None, PYTHONPATH=str(Path("proj").resolve())))
+    assert run.returncode == 0, run.stderr
+    assert "trained DistributedDataParallel" in run.stdout or "trained Net" in run.stdout, run.stdout
+
+
 # ---- a notebook is a program, as a script is -----------------------------------------------
 
 def test_a_notebook_whose_loop_lives_in_a_helper_module_converts_the_module_too(request):

@@ -177,11 +177,15 @@ def _inputs(sources: tuple[str, ...], output: str | None, in_place: bool, check:
 
 def _script_dest(source: files.Source, dest: Path | None) -> Path | None:
     """A notebook's output is a script: NAME.ipynb mirrored into an output directory becomes
-    NAME.py, and `-o` naming a notebook is refused."""
+    NAME.py, or NAME_ddp.py where a module NAME.py lies beside the notebook (`import NAME`
+    in the converted script would import the script itself); `-o` naming a notebook is refused."""
     if dest is None or not files.is_notebook(source.name):
         return dest
     if dest.name == source.path.name:
-        return dest.with_suffix(".py")
+        script = dest.with_suffix(".py")
+        if source.path.with_suffix(".py").exists():
+            return script.with_name(f"{script.stem}_ddp.py")
+        return script
     if files.is_notebook(dest.name):
         fail(EXIT_INPUT, f"-o {dest}: a notebook converts to a Python script: name the output .py")
     return dest
