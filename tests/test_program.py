@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from ddpify.cli import main
 from ddpify.convert import convert_program
 from ddpify.inputs.program import load
+from ddpify.output import packages
 
 from tests.support.env import FIXTURES
 from tests.support.goldens import assert_golden, assert_program_golden
@@ -587,6 +588,45 @@ def test_a_helper_reached_through_sys_path_insert_is_read_converted_and_imported
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "runtime")})
     assert run.returncode == 0, run.stderr
     assert os.path.samefile(run.stdout.split("helper ")[1].split()[0], "out/helper_train.py")
+
+
+def test_a_package_reached_through_sys_path_is_written_with_its_init_so_it_is_the_one_imported():
+    """d2l_mlp (second fresh sweep, held out; decision 0033): `sys.path.append("..")` then
+    `from d2lpkg import utils`, a regular package beside the notebook's folder. Its converted
+    `utils.py` was written as `out/d2lpkg/utils.py` without `out/d2lpkg/__init__.py`: a folder
+    without one loses to the regular package later on sys.path, so the original ran unsharded."""
+    write({"nb/train.py": """\
+        import sys
+
+        sys.path.append("..")
+        import torch
+        from d2lpkg import utils
+
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        utils.train(model, optimizer)
+        """, "d2lpkg/__init__.py": '"""Helpers of the book."""\nNAME = "d2l"\n', "d2lpkg/utils.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+
+        def train(model, optimizer):
+            loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+            print("utils", __file__)
+            for epoch in range(2):
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    ((model(x) - y) ** 2).mean().backward()
+                    optimizer.step()
+        """})
+    cli("convert", "nb/train.py", "-o", "out/")
+    assert sorted(str(p) for p in Path("out").rglob("*.py")) == [
+        "out/d2lpkg/__init__.py", "out/d2lpkg/utils.py", "out/train.py"]
+    assert Path("out/d2lpkg/__init__.py").read_bytes() == packages.extended(Path("d2lpkg/__init__.py").read_bytes())
+    run = subprocess.run([sys.executable, "../out/train.py"], cwd="nb", capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "runtime")})
+    assert run.returncode == 0, run.stderr
+    assert os.path.samefile(run.stdout.split("utils ")[1].split()[0], "out/d2lpkg/utils.py")
 
 
 def test_a_folder_put_on_sys_path_whose_modules_stay_unchanged_keeps_its_place():

@@ -215,11 +215,12 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
         found.append((module, target))
     if not in_place:  # `out/engine/loop.py` is imported only with `out/engine/__init__.py` beside it
         from ddpify.convert import Result
-        from ddpify.output.packages import init_files
+        from ddpify.output.packages import init_files_where_read
 
         project = Path(os.path.realpath(source.path)).parent
-        for rel, code in init_files(project, changed).items():
-            found.append((Result((project / rel).read_bytes(), code), dest.parent / rel))
+        read = {rel: module.read_from for rel, module in changed.items()}
+        for rel, (original, code) in init_files_where_read(project, read).items():
+            found.append((Result(original.read_bytes(), code), dest.parent / rel))
     return found
 
 

@@ -130,14 +130,17 @@ NO_SPEEDUP = ("ddpify run: NO SPEED-UP: no training loader could be sharded, so 
 
 def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: Result, script: Script | None) -> int:
     """Write the converted script into a new run folder, run torchrun on it, report the end."""
-    from ddpify.output.packages import init_files
+    from ddpify.output.packages import init_files_where_read
     from ddpify.run import joblog, launch
 
     workspace = _new_workspace()
     keep = options["keep"]
     try:
-        modules = {rel: module.output for rel, module in result.modules.items() if module.changed}
-        modules |= init_files(Path(launch.script_folder(plan)), modules)  # so that they are the ones imported
+        changed = {rel: module for rel, module in result.modules.items() if module.changed}
+        modules = {rel: module.output for rel, module in changed.items()}
+        inits = init_files_where_read(Path(launch.script_folder(plan)),  # so that they are the ones imported
+                                      {rel: module.read_from for rel, module in changed.items()})
+        modules |= {rel: code for rel, (_, code) in inits.items()}
         if result.changed or script is not None or modules:
             # a project's changed modules too, at their paths beside the script: the run's folder
             # comes first on sys.path, the script's own folder (its unchanged modules) after it

@@ -38,6 +38,22 @@ def init_files(project: Path, written: Iterable[str]) -> dict[str, bytes]:
     return found
 
 
+def init_files_where_read(project: Path, written: dict[str, str | None]) -> dict[str, tuple[Path, bytes]]:
+    """`{rel: (its original, content)}` as `init_files`, for modules of `written` (rel -> the
+    path a module was read from where a folder the program puts on `sys.path` holds it, e.g.
+    `nb/../lib/pkg/utils.py`; None: under `project`): each package's `__init__.py` is taken
+    from where its module lies, so `lib/pkg/__init__.py` comes with `pkg/utils.py`."""
+    bases: dict[Path, list[str]] = {}
+    for rel, read_from in written.items():
+        base = project if read_from is None else Path(read_from).resolve().parents[len(PurePosixPath(rel).parts) - 1]
+        bases.setdefault(base, []).append(rel)
+    found: dict[str, tuple[Path, bytes]] = {}
+    for base, rels in bases.items():
+        for rel, code in init_files(base, rels).items():
+            found.setdefault(rel, (base / rel, code))
+    return found
+
+
 def extended(code: bytes) -> bytes:
     """`code` with `EXTEND` after its docstring and `from __future__` imports (unchanged if it
     does not parse)."""
