@@ -116,8 +116,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         owner = _sole_body_of_if(facts, stmt, writes)
         if owner is not None and options.fsdp and _collectives(facts, models, refs, owner):
             owner = None  # the gathers stay on every process: the write is guarded inside the `if`
-        if not what.startswith("wandb.") and not _logs(facts, stmt, loggers):
+        returns = isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)
+        if not what.startswith("wandb.") and not _logs(facts, stmt, loggers) and not returns:
             saves.append(owner or stmt)  # every process waits there when the file is read back below
+            # (not after a guarded `return <write>`: the main process leaves there, the others would wait)
         if owner is not None:  # `if args.save_model: torch.save(...)` -> `if args.save_model and ...:`
             edits.replace(owner.test, _and_main, f"{what} runs on the main process only")
             writes[owner] = what

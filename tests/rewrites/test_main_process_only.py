@@ -836,8 +836,10 @@ opt.step()
 imsave(np.zeros((2, 2)), "w.png")
 """
     out = only(NAME, code)
-    assert "    if is_main_process():\n        return scipy.misc.imsave(path, image)\n" in out
+    assert "    if is_main_process():\n        return scipy.misc.imsave(path, image)\n\n" in out
     assert "def first(images, path):\n    return scipy.misc.imsave(path, images)\n" in out
+    # read back later: still no barrier after the return the main process leaves by (it hung there)
+    assert "barrier" not in only(NAME, code + "def restore():\n    return open('w.png', 'rb').read()\nrestore()\n")
 
 
 def test_saves_that_every_process_reaches_at_one_point_get_one_barrier_there():
