@@ -1248,7 +1248,7 @@ VERIFY_HEADER = "ddpify self-check: {} problem(s) found"
 VERIFY_DOCS = "docs/runtime.md#self-check"
 HANG_PREFIX = "ddpify hang:"
 SHOWN_NAMES = 4  # parameter names shown per finding, then "(+N more)"
-CHECKED_STEPS = 50  # the per-step checks end here at the latest (an optimizer that never steps)
+CHECKED_STEPS = 50  # the per-step checks end after this many optimizer steps, or backward passes without one
 EXCHANGE_WAIT_S = 30.0  # the longest wait for another process's checksums (less with a short DDPIFY_TIMEOUT)
 
 
@@ -1549,7 +1549,10 @@ class _SelfCheck:
         def backward(original: Any) -> Any:
             def backward(*args: Any, **kwargs: Any) -> Any:
                 check.backwards += 1
-                return original(*args, **kwargs)
+                result = original(*args, **kwargs)
+                if check.backwards >= CHECKED_STEPS and not check.optimizers and check.step_undo:
+                    check.end_without_optimizer()
+                return result
             return backward
 
         self.pass_undo = [_patch(DataLoader, "__init__", loader_init), _patch(DataLoader, "__iter__", loader_iter)]
@@ -1749,6 +1752,17 @@ class _SelfCheck:
         self.report(findings, speaker=get_rank() == here[0])
 
     # -- ending
+
+    def end_without_optimizer(self) -> None:
+        """``CHECKED_STEPS`` backward passes and no torch optimizer was built (the update is
+        written by hand): exchange what is pending, as an optimizer's 2nd step does, and end the
+        per-step checks (a training loader every process reads whole is still said)."""
+        parts, missing = self.exchange("backward", (self.pending, [], self.lengths))
+        agreed = [] if missing else _merge([part[0] for part in parts])
+        if not missing:  # else end_steps says this process's own
+            self.pending = []
+        self.end_steps()
+        self.report(agreed)
 
     def end_steps(self) -> None:
         for undo in self.step_undo:
