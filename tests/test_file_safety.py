@@ -73,11 +73,21 @@ def test_a_read_only_file_is_not_rewritten(command):
 
 def test_two_inputs_with_one_output_are_refused():
     Path("x.py").write_bytes(TRAIN)
+    Path("x_ddp.py").write_bytes(TRAIN)
     Path("x.ipynb").write_bytes((FIXTURES / "notebook_train" / "train.ipynb").read_bytes())
     Path("d").mkdir()
-    result = cli("convert", "x.py", "x.ipynb", "-o", "d", code=2)
-    assert result.stderr == "d/x.py: both x.py and x.ipynb would be written here; convert them separately\n"
-    assert files() == ["x.ipynb", "x.py"]
+    # x.ipynb becomes x_ddp.py (a module x.py lies beside it), as does x_ddp.py
+    result = cli("convert", "x_ddp.py", "x.ipynb", "-o", "d", code=2)
+    assert result.stderr == "d/x_ddp.py: both x_ddp.py and x.ipynb would be written here; convert them separately\n"
+    assert files() == ["x.ipynb", "x.py", "x_ddp.py"]
+
+
+def test_a_script_and_the_notebook_of_the_same_name_are_written_side_by_side():
+    Path("x.py").write_bytes(TRAIN)
+    Path("x.ipynb").write_bytes((FIXTURES / "notebook_train" / "train.ipynb").read_bytes())
+    Path("d").mkdir()
+    cli("convert", "x.py", "x.ipynb", "-o", "d")
+    assert files() == ["d/x.py", "d/x_ddp.py", "x.ipynb", "x.py"]
 
 
 def test_vendor_runtime_never_replaces_a_users_own_module():
