@@ -3,6 +3,7 @@
     python bench/check_sweep.py bench/check_sweep.jsonl CACHE --half tuning
     python bench/check_sweep.py bench/check_sweep.jsonl CACHE --half heldout   # once, at the end
     python bench/check_sweep.py bench/check_sweep.jsonl CACHE --fill-from MIRRORS   # fill CACHE
+    python bench/check_sweep.py bench/check_sweep3.jsonl CACHE --whole-repo [--fill-from MIRRORS]
 
 The manifest (one JSON object a line) names public file versions, never their code: `repo`,
 `commit`, `path`, `kind` (`buggy`: the parent of a commit that fixed a DDP bug, `fixed`: that
@@ -12,6 +13,11 @@ commit, `clean`: a well-kept trainer at its newest commit), `key` (the file's na
 `judged` (`code`, `line`, `true`, `why`). The code itself is never committed: `--fill-from`
 copies each version out of git clones kept under MIRRORS (`MIRRORS/owner+name` or
 `MIRRORS/owner+name/repo`), and every other run reads CACHE only.
+
+With `--whole-repo` (the third set, `bench/check_sweep3.jsonl`, decision 0035) CACHE holds each
+repository's tree at the commit (`CACHE/KEY/`: its Python files), and each file is
+checked as a user would check it, `ddpify check --output-format json PATH` run in that tree, so
+the modules and packages the file imports are read with it.
 
 The halves were fixed before `check` ran on any of it, by the repository's name (files of one
 project stay together): `sha256(repo)` odd is held-out, even is tuning; a row's own `half`, where
@@ -29,9 +35,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -54,6 +62,49 @@ def fill(rows: list[dict], cache: Path, mirrors: Path) -> None:
             print(f"no clone of {row['repo']} under {mirrors}", file=sys.stderr)
             continue
         target.write_bytes(subprocess.check_output(["git", "-C", str(git), "show", f"{row['commit']}:{row['path']}"]))
+
+
+def fill_trees(rows: list[dict], cache: Path, mirrors: Path) -> None:
+    """Each row's whole repository at its commit, once per (repository, commit): its Python
+    files (what `check` reads; a snapshot may lack its large binary files, so no `git archive`)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    for row in rows:
+        target = cache / row["key"]
+        if target.exists():
+            continue
+        name = row["repo"].replace("/", "+")
+        git = next((d for d in (mirrors / name / "repo", mirrors / name) if d.exists()), None)
+        if git is None:
+            print(f"no clone of {row['repo']} under {mirrors}", file=sys.stderr)
+            continue
+        listing = subprocess.check_output(["git", "-C", str(git), "ls-tree", "-r", "-z", row["commit"]])
+        blobs = [(entry.split(b"\t", 1)[1].decode(), entry.split()[2].decode()) for entry in listing.split(b"\0")
+                 if entry and entry.split()[1] == b"blob" and entry.endswith(b".py")]
+        partial = cache / (row["key"] + ".partial")
+        for path, blob in blobs:
+            (partial / path).parent.mkdir(parents=True, exist_ok=True)
+            (partial / path).write_bytes(subprocess.check_output(["git", "-C", str(git), "cat-file", "blob", blob]))
+        partial.rename(target)
+
+
+class Found(NamedTuple):
+    """A finding as `ddpify check --output-format json` prints it."""
+
+    code: str
+    line: int
+    column: int
+    message: str
+
+
+def check_in_tree(tree: Path, path: str) -> tuple[list[Found], str | None]:
+    """`ddpify check PATH` run in the repository's tree, as a user runs it."""
+    run = subprocess.run([sys.executable, "-m", "ddpify", "check", "--output-format", "json", path], cwd=tree,
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    if run.returncode not in (0, 1):
+        return [], f"check failed ({run.returncode}): {run.stderr.strip().splitlines()[-1] if run.stderr.strip() else ''}"
+    files = json.loads(run.stdout)["files"]
+    findings = [Found(f["code"], f["line"], f["column"], f["message"]) for entry in files for f in entry["findings"]]
+    return findings, next((entry["note"] for entry in files if entry.get("note")), None)
 
 
 def score(row: dict, findings) -> dict:
@@ -86,17 +137,23 @@ def main() -> int:
     parser.add_argument("cache", type=Path)
     parser.add_argument("--half", choices=("tuning", "heldout", "all"), default="tuning")
     parser.add_argument("--fill-from", type=Path, metavar="MIRRORS")
+    parser.add_argument("--whole-repo", action="store_true",
+                        help="CACHE/KEY is the repository's tree; run `ddpify check PATH` inside it")
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.manifest.read_text().splitlines() if line.strip()]
     if args.fill_from:
-        fill(rows, args.cache, args.fill_from)
+        (fill_trees if args.whole_repo else fill)(rows, args.cache, args.fill_from)
         return 0
     rows = [r for r in rows if args.half in ("all", r.get("half") or half(r["repo"]))]
     claimed = found = unclaimed = n_true = n_false = n_unjudged = 0
     misses, false_alarms = [], []
     for row in rows:
-        report = check((args.cache / row["key"]).read_bytes())
-        result = score(row, report.findings)
+        if args.whole_repo:
+            findings, note = check_in_tree(args.cache / row["key"], row["path"])
+        else:
+            report = check((args.cache / row["key"]).read_bytes())
+            findings, note = report.findings, report.note
+        result = score(row, findings)
         name = f"{row['repo']}@{row['commit'][:7]}:{row['path']}"
         for bug, ok in zip(row["expected"], result["found"]):
             if bug["code"] is None:
@@ -113,8 +170,8 @@ def main() -> int:
         false_alarms += [f"{name}:{f.line}: {f.code} false: {why}" for f, why in result["false"]]
         for f in result["unjudged"]:
             print(f"UNJUDGED {name}:{f.line}:{f.column}: {f.code} {f.message}")
-        note = f" ({report.note})" if report.note else ""
-        print(f"{row['kind']:6} {name}: {len(report.findings)} findings{note}")
+        note = f" ({note})" if note else ""
+        print(f"{row['kind']:6} {name}: {len(findings)} findings{note}")
     print(*misses, sep="\n")
     print(*false_alarms, sep="\n")
     judged = n_true + n_false

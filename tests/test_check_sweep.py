@@ -79,3 +79,38 @@ def test_the_second_set_records_the_sha1_split_of_its_rows():
     for row in rows:
         digest = int(hashlib.sha1(row["repo"].encode()).hexdigest(), 16)
         assert row["half"] == ("heldout" if digest % 2 else "tuning"), row["repo"]
+
+
+def test_the_third_set_records_the_sha1_split_of_its_rows():
+    rows = [json.loads(line) for line in (REPO / "bench" / "check_sweep3.jsonl").read_text().splitlines()]
+    for row in rows:
+        digest = int(hashlib.sha1(row["repo"].encode()).hexdigest(), 16)
+        assert row["half"] == ("heldout" if digest % 2 else "tuning"), row["repo"]
+
+
+def test_whole_repo_mode_checks_a_file_inside_its_repositorys_tree(tmp_path):
+    """--whole-repo fills CACHE/KEY with the repository's Python files at the commit and runs
+    `ddpify check PATH` in that tree (decision 0035)."""
+    mirrors = tmp_path / "mirrors"
+    git = mirrors / "owner+proj" / "repo"
+    (git / "pkg").mkdir(parents=True)
+    shutil.copy(FIXTURES / "check" / "DDP003" / "trigger.py", git / "pkg" / "train.py")
+    (git / "pkg" / "__init__.py").write_text("")
+    (git / "notes.txt").write_text("not Python: left out of the tree\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    for command in (["init", "-q"], ["add", "."], ["commit", "-qm", "x"]):
+        subprocess.run(["git", "-C", str(git), *command], check=True, env=env)
+    commit = subprocess.check_output(["git", "-C", str(git), "rev-parse", "HEAD"], text=True).strip()
+    row = {"half": "tuning", "repo": "owner/proj", "commit": commit, "path": "pkg/train.py", "kind": "buggy",
+           "key": f"owner+proj@{commit[:12]}", "expected": [{"code": "DDP003", "lines": [8]}]}
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps(row) + "\n")
+    cache = tmp_path / "cache"
+    sweep = [sys.executable, str(REPO / "bench" / "check_sweep.py"), str(manifest), str(cache), "--whole-repo"]
+    subprocess.run([*sweep, "--fill-from", str(mirrors)], check=True)
+    tree = cache / row["key"]
+    assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()) == \
+        ["pkg/__init__.py", "pkg/train.py"]
+    out = subprocess.run(sweep, capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[-1].startswith("tuning: 1 files; recall 1/1 claimed bugs (100 %), 0 unclaimed;")
