@@ -819,10 +819,12 @@ class _InnerSampler(Sampler):
 class ShardedSampler(_InnerSampler):
     """Shard any sampler (weighted, custom, a batch sampler) across ranks, keeping its draws.
 
-    Every rank draws the same full stream (the sampler's ``generator`` and the global torch and
-    ``random`` RNGs are seeded with ``seed + epoch`` meanwhile, then restored), pads it by
-    repetition to a multiple of the world size, and takes ``stream[rank::num_replicas]``.
-    Other attributes are the inner sampler's (``loader.sampler.indices``: the whole subset).
+    Every rank draws the same full stream (the sampler's ``generator`` and the global torch,
+    ``random`` and numpy RNGs are seeded with ``seed + epoch`` meanwhile, then restored), pads it
+    by repetition to a multiple of the world size, and takes ``stream[rank::num_replicas]``: a
+    batch sampler of the program gives each rank every ``num_replicas``-th batch of its stream,
+    the same number of batches on every rank. Other attributes are the inner sampler's
+    (``loader.sampler.indices``: the whole subset).
     """
 
     def __init__(self, sampler: Any, num_replicas: Optional[int] = None,
@@ -873,8 +875,13 @@ class ShardedSampler(_InnerSampler):
 
 @contextlib.contextmanager
 def _seeded(sampler: Any, seed: int) -> Iterator[None]:
-    """Make ``sampler`` draw the same stream on every rank, whatever the global RNG state."""
+    """Make ``sampler`` draw the same stream on every rank, whatever the global RNG state: its
+    ``generator``, torch's, ``random``'s and numpy's global generators (a batch sampler of the
+    program that draws with ``np.random.choice``) are seeded with ``seed`` meanwhile, then restored,
+    so each rank's own stream for dropout and augmentation goes on where it was."""
     python_state = random.getstate()
+    numpy = sys.modules.get("numpy")  # imported by torch when installed; optional here
+    numpy_state = numpy.random.get_state() if numpy is not None else None
     has_generator = hasattr(sampler, "generator")
     if has_generator:
         generator = sampler.generator
@@ -883,9 +890,13 @@ def _seeded(sampler: Any, seed: int) -> Iterator[None]:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             random.seed(seed)
+            if numpy is not None:
+                numpy.random.seed(seed % 2**32)
             yield
     finally:
         random.setstate(python_state)
+        if numpy is not None:
+            numpy.random.set_state(numpy_state)
         if has_generator:
             sampler.generator = generator
 

@@ -303,6 +303,74 @@ def test_shard_loader_keeps_batch_samplers(rank1_of_2):
     assert [b.tolist() for b in new] == [[2, 3, 4], [6, 7], [0, 1]]  # padded to 6 batches
 
 
+class LabelBatches(BatchSampler):
+    """A batch sampler of a program (issue 27, siamese_nb): `n_labels` labels drawn with numpy's
+    global generator per batch, `per_label` indices each, from per-label pools shuffled in place
+    and reshuffled when used up (state carried from one pass into the next)."""
+
+    def __init__(self, labels, n_labels, per_label):
+        import numpy
+
+        self.pools = {lab: numpy.flatnonzero(numpy.asarray(labels) == lab) for lab in sorted(set(labels))}
+        for pool in self.pools.values():
+            numpy.random.shuffle(pool)
+        self.used = dict.fromkeys(self.pools, 0)
+        self.n_labels, self.per_label = n_labels, per_label
+
+    def __iter__(self):
+        import numpy
+
+        for _ in range(len(self)):
+            batch = []
+            for lab in numpy.random.choice(sorted(self.pools), self.n_labels, replace=False):
+                pool = self.pools[lab]
+                batch += pool[self.used[lab]:self.used[lab] + self.per_label].tolist()
+                self.used[lab] += self.per_label
+                if self.used[lab] + self.per_label > len(pool):
+                    numpy.random.shuffle(pool)
+                    self.used[lab] = 0
+            yield batch
+
+    def __len__(self):
+        return 5
+
+
+def test_a_programs_batch_sampler_drawing_from_numpy_is_split_batch_by_batch(rng_restored):
+    """Each rank takes every 2nd batch of one stream, though the ranks' numpy generators differ
+    during a training pass (rank 1 draws its own stream for dropout): the sampler is seeded alike
+    on every rank while it draws, and the rank's own numpy stream is left where it was."""
+    import numpy
+
+    labels = [i % 4 for i in range(40)]
+
+    def passes(rank, own_seed):
+        numpy.random.seed(7)  # what every rank holds where the sampler is built (rank 0's state)
+        sharded = ShardedSampler(LabelBatches(labels, n_labels=2, per_label=3), num_replicas=2, rank=rank)
+        numpy.random.seed(own_seed)  # the rank's own stream during the pass
+        drawn = []
+        for epoch in (0, 1):
+            sharded.set_epoch(epoch)
+            drawn.append(list(sharded))
+        return drawn, numpy.random.rand()
+
+    (rank0, after0), (rank1, after1) = passes(0, own_seed=1), passes(1, own_seed=2)
+    for epoch in (0, 1):
+        assert len(rank0[epoch]) == len(rank1[epoch]) == 3  # 5 batches padded to 6: equal counts
+        mine = [i for batch in rank0[epoch][:2] + rank1[epoch][:2] for i in batch]
+        assert len(mine) == len(set(mine)) == 24  # the first 4 batches of one stream: no index twice
+    assert rank0[0] != rank0[1]  # a new stream each epoch
+    numpy.random.seed(1)
+    assert after0 == numpy.random.rand()  # the rank's own stream, untouched by the draws
+
+
+def test_shard_loader_splits_a_programs_batch_sampler_subclass(rank1_of_2):
+    batches = LabelBatches([i % 4 for i in range(40)], n_labels=2, per_label=3)
+    new = rt.shard_loader(DataLoader(list(range(40)), batch_sampler=batches))
+    assert isinstance(new.batch_sampler, ShardedSampler) and new.batch_sampler.sampler is batches
+    assert new.batch_sampler.rank == 1 and len(new) == 3
+    assert [len(b) for b in new] == [6, 6, 6]
+
+
 def test_shard_loader_warns_on_iterable_dataset(rank1_of_2):
     class Stream(IterableDataset):
         def __iter__(self):

@@ -18,7 +18,9 @@ refuses both). Other shapes:
 A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (runtime) keeps a
 custom sampler's weighting and gives every process the same number of batches. `shard_loader`
 (runtime) rebuilds a loader whose arguments are not visible here with a distributed sampler
-that keeps its shuffle setting (`'shuffle'` arriving through a dict only on CUDA stays so).
+that keeps its shuffle setting (`'shuffle'` arriving through a dict only on CUDA stays so); a
+batch sampler of another class (`batch_sampler=BalancedBatchSampler(labels, ...)`) has its
+batches dealt out in turn to the processes, drawn alike on every process.
 Evaluation loaders stay whole here (shard-eval splits their loops where the numbers stay
 exact). A loader over an `IterableDataset` gets a TODO: it must shard in `__iter__`. So does
 training that no DataLoader feeds (generated batches, RL rollouts): every process then makes its
@@ -89,6 +91,9 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call) -> None:
             given = _sampler_call(facts, arg.value, unbatch=(key == "batch_sampler"))
             if given is not None:
                 _replace_sampler(facts, edits, given)
+            elif key == "batch_sampler":  # a batch sampler of the program's own class, say
+                _wrap_loader(facts, edits, call, "its batch_sampler is built elsewhere",
+                             "its batch sampler's batches are dealt out in turn, the same number to each process")
             else:
                 _wrap_loader(facts, edits, call, f"its {key} is built elsewhere")
             return
@@ -162,9 +167,9 @@ def _replace_sampler(facts: Facts, edits: Edits, sampler: cst.Call) -> None:
     edits.add_import("ddpify_runtime", "ShardedSampler")
 
 
-def _wrap_loader(facts: Facts, edits: Edits, call: cst.Call, why: str) -> None:
-    message = (f"training loader passed through shard_loader() ({why}): it is rebuilt with a "
-               "distributed sampler that keeps its shuffle setting")
+def _wrap_loader(facts: Facts, edits: Edits, call: cst.Call, why: str,
+                 how: str = "it is rebuilt with a distributed sampler that keeps its shuffle setting") -> None:
+    message = f"training loader passed through shard_loader() ({why}): {how}"
     edits.add_import("ddpify_runtime", "shard_loader")
     stmt = facts.statement(call)
     assign = mt.sole(stmt, cst.Assign)

@@ -186,6 +186,34 @@ from torch.utils.data import BatchSampler, RandomSampler
 bs = BatchSampler(DistributedSampler(ds), 4, drop_last=True)
 train_loader = DataLoader(ds, batch_sampler=bs)
 """, "batch_sampler_keeps_its_batching_around_a_distributed_sampler", scaffold=SCRIPT.instead_of("train_loader")),
+    # a batch sampler of the program's own class: its batches dealt out in turn (runtime ShardedSampler)
+    pair("""\
+from torch.utils.data import BatchSampler
+class LabelBatches(BatchSampler):
+    def __init__(self, n):
+        self.n = n
+    def __iter__(self):
+        return iter([[0, 1], [2, 3]])
+    def __len__(self):
+        return 2
+train_loader = DataLoader(ds, batch_sampler=LabelBatches(8))
+""", """\
+from ddpify_runtime import shard_loader
+
+from torch.utils.data import BatchSampler
+class LabelBatches(BatchSampler):
+    def __init__(self, n):
+        self.n = n
+    def __iter__(self):
+        return iter([[0, 1], [2, 3]])
+    def __len__(self):
+        return 2
+train_loader = DataLoader(ds, batch_sampler=LabelBatches(8))
+train_loader = shard_loader(train_loader)
+""", "a_programs_batch_sampler_has_its_batches_dealt_out_in_turn", scaffold=SCRIPT.instead_of("train_loader"),
+         report=["change: training loader passed through shard_loader() (its batch_sampler is built elsewhere): "
+                 "its batch sampler's batches are dealt out in turn, the same number to each process",
+                 "warning: batch_size is now per process: the global batch is batch_size x the number of processes"]),
     pair("""\
 
 import torch
