@@ -1248,7 +1248,8 @@ def _gather_tensors(items: List[torch.Tensor], shapes: List[List[Any]]) -> List[
 # stepped outside DDP/FSDP, a training loader every process reads whole, the same order in two
 # training passes, parameters that differ between processes after the 2nd step (exchanged through
 # the store with a bounded wait, ``_SelfCheck.exchange``: a process that never steps there is a
-# finding, never a hang). Then the per-step hooks remove themselves. The main process prints one block per moment of finding (a fixed header,
+# finding, never a hang). Then the per-step hooks remove themselves, and an optimizer built later
+# (the next training) arms them again. The main process prints one block per moment of finding (a fixed header,
 # one ``file:line: check: what; way out`` line each) and, where ``DDPIFY_VERIFY_JSON`` names a
 # file, writes every finding so far there as JSON. ``DDPIFY_VERIFY=strict`` raises
 # ``SelfCheckError`` after the block. A hang names where each process waits (``_Watchdog``).
@@ -1308,6 +1309,8 @@ def _verify_mode(environ: Mapping[str, str], world_size: int) -> str:
 def _install_self_check(mode: str, timeout: float) -> None:
     """Called by ``init_distributed_mode()``: unless ``mode`` is "off", install the checks and,
     with more than one process, the hang watchdog."""
+    if _STATE.self_check is not None:  # installed again (tests, benchmarks): the new one replaces it
+        _STATE.self_check.remove()
     if mode == "off":
         return
     _STATE.self_check = _SelfCheck(strict=mode == "strict", wait=min(EXCHANGE_WAIT_S, timeout / 20))
@@ -1493,9 +1496,13 @@ class _Stepped:
 
 class _SelfCheck:
     """The checks' hooks and what they have seen. Per-step hooks (optimizer steps, backward,
-    loader batches, optimizer and DDP construction) go once every optimizer that stepped has
-    stepped twice; per-pass hooks (a loader's construction and ``iter()``) once every sharded
-    training loader has started its second pass. Nothing stays after both."""
+    loader batches) go once every optimizer built since the checks were armed has stepped twice;
+    per-pass hooks (a loader's ``iter()``) once every sharded training loader has started its
+    second pass. Then the checks are dormant: only the construction hooks of optimizers, DDP and
+    loaders stay (nothing of them runs in a step), and an optimizer built later arms them again
+    (``arm``), so each training gets its own check. Every process builds the same optimizers, so
+    every process arms at the same ones: the exchanges are named by the optimizer, never by how
+    often a process armed."""
 
     def __init__(self, strict: bool, wait: float = EXCHANGE_WAIT_S) -> None:
         self.strict = strict
@@ -1510,13 +1517,15 @@ class _SelfCheck:
         self.stepped: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # optimizer -> _Stepped
         self.training: dict = {}  # loader key -> order at its first training pass (None: nothing to compare)
         self.lengths: "dict[str, int]" = {}  # "file:line" of a training loader -> its batches per pass
-        self.optimizers: "weakref.WeakSet" = weakref.WeakSet()  # built while the checks run
-        self.backwards = self.steps = 0
+        self.optimizers: "weakref.WeakSet" = weakref.WeakSet()  # built since the checks were armed
+        self.backwards = self.steps = 0  # backward passes in all; optimizer steps since armed
+        self.armed_at = 0  # backward passes before the checks were armed
+        self.armings = 0  # times the checks were armed (the same on every process)
+        self.build_undo: List[Any] = []  # construction hooks: stay until remove()
         self.step_undo: List[Any] = []
         self.pass_undo: List[Any] = []
 
     def install(self) -> None:
-        from torch.utils.data.dataloader import _BaseDataLoaderIter
         _STATE.installs += 1  # every process installs as often: the same prefix everywhere
         self.prefix = f"ddpify/verify/{_STATE.installs}/"
         check = self
@@ -1526,6 +1535,40 @@ class _SelfCheck:
                 original(loader, *args, **kwargs)
                 _remember(check.sites, loader, _site())
             return __init__
+
+        def optimizer_init(original: Any) -> Any:
+            def __init__(optimizer: Any, *args: Any, **kwargs: Any) -> None:
+                original(optimizer, *args, **kwargs)
+                site = _site()
+                _remember(check.sites, optimizer, site)
+                _remember(check.keys, optimizer, check.exchange_key(site))
+                if not check.step_undo:  # a new training after the checks ended: arm them again
+                    check.arm()
+                with contextlib.suppress(TypeError):
+                    check.optimizers.add(optimizer)
+            return __init__
+
+        def ddp_init(original: Any) -> Any:
+            def __init__(model: Any, *args: Any, **kwargs: Any) -> None:
+                original(model, *args, **kwargs)
+                check.wrapped.add(model)
+            return __init__
+
+        self.build_undo = [
+            _patch(DataLoader, "__init__", loader_init),
+            _patch(torch.optim.Optimizer, "__init__", optimizer_init),
+            _patch(torch.nn.parallel.DistributedDataParallel, "__init__", ddp_init),
+        ]
+        self.arm()
+
+    def arm(self) -> None:
+        """Install the per-step and per-pass hooks (those not in place) for a training that
+        starts: what it steps and iterates is checked as the first training's was."""
+        from torch.utils.data.dataloader import _BaseDataLoaderIter
+        check = self
+        self.armings += 1
+        self.optimizers = weakref.WeakSet()
+        self.steps, self.armed_at, self.lengths = 0, self.backwards, {}
 
         def loader_iter(original: Any) -> Any:
             def __iter__(loader: Any) -> Any:
@@ -1541,40 +1584,25 @@ class _SelfCheck:
                 return batch
             return __next__
 
-        def optimizer_init(original: Any) -> Any:
-            def __init__(optimizer: Any, *args: Any, **kwargs: Any) -> None:
-                original(optimizer, *args, **kwargs)
-                site = _site()
-                _remember(check.sites, optimizer, site)
-                _remember(check.keys, optimizer, check.exchange_key(site))
-                with contextlib.suppress(TypeError):
-                    check.optimizers.add(optimizer)
-            return __init__
-
-        def ddp_init(original: Any) -> Any:
-            def __init__(model: Any, *args: Any, **kwargs: Any) -> None:
-                original(model, *args, **kwargs)
-                check.wrapped.add(model)
-            return __init__
-
         def backward(original: Any) -> Any:
             def backward(*args: Any, **kwargs: Any) -> Any:
                 check.backwards += 1
                 result = original(*args, **kwargs)
-                if check.backwards >= CHECKED_STEPS and not check.optimizers and check.step_undo:
+                if check.backwards - check.armed_at >= CHECKED_STEPS and not check.optimizers and check.step_undo:
                     check.end_without_optimizer()
                 return result
             return backward
 
-        self.pass_undo = [_patch(DataLoader, "__init__", loader_init), _patch(DataLoader, "__iter__", loader_iter)]
-        self.step_undo = [
-            _patch(_BaseDataLoaderIter, "__next__", loader_next),
-            _patch(torch.optim.Optimizer, "__init__", optimizer_init),
-            _patch(torch.nn.parallel.DistributedDataParallel, "__init__", ddp_init),
-            _patch(torch.autograd, "backward", backward),
-            _optimizer_module().register_optimizer_step_pre_hook(self.before_step).remove,
-            _optimizer_module().register_optimizer_step_post_hook(self.after_step).remove,
-        ]
+        if not self.pass_undo:
+            self.pass_undo = [_patch(DataLoader, "__iter__", loader_iter)]
+        if not self.step_undo:
+            self.step_undo = [
+                _patch(_BaseDataLoaderIter, "__next__", loader_next),
+                _patch(torch.autograd, "backward", backward),
+                _optimizer_module().register_optimizer_step_pre_hook(self.before_step).remove,
+                _optimizer_module().register_optimizer_step_post_hook(self.after_step).remove,
+            ]
+        atexit.unregister(self.at_exit)
         atexit.register(self.at_exit)
 
     # -- loaders
@@ -1768,7 +1796,7 @@ class _SelfCheck:
         """``CHECKED_STEPS`` backward passes and no torch optimizer was built (the update is
         written by hand): exchange what is pending, as an optimizer's 2nd step does, and end the
         per-step checks (a training loader every process reads whole is still said)."""
-        parts, missing = self.exchange("backward", (self.pending, [], self.lengths))
+        parts, missing = self.exchange(f"backward#{self.armings}", (self.pending, [], self.lengths))
         agreed = [] if missing else _merge([part[0] for part in parts])
         if not missing:  # else end_steps says this process's own
             self.pending = []
@@ -1784,20 +1812,25 @@ class _SelfCheck:
         self.report(pending)
 
     def end_passes_when_done(self) -> None:
+        """Once the per-step checks ended and every training loader began its second pass: the
+        per-pass hooks go too, and the checks are dormant until the next optimizer is built."""
         if not self.step_undo and all(order is None for order in self.training.values()):
             for undo in self.pass_undo:
                 undo()
             self.pass_undo = []
             atexit.unregister(self.at_exit)
-            if _STATE.self_check is self:
-                _STATE.self_check = None
 
     def remove(self) -> None:
-        """Take every hook away now."""
+        """Take every hook away now, the construction hooks too: nothing arms the checks again."""
         self.training = {}
         if self.step_undo:
             self.end_steps()
         self.end_passes_when_done()
+        for undo in self.build_undo:
+            undo()
+        self.build_undo = []
+        if _STATE.self_check is self:
+            _STATE.self_check = None
 
     def at_exit(self) -> None:
         """The program ends within the checks: what is pending is this process's own (no

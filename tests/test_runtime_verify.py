@@ -16,6 +16,7 @@ import ddpify_runtime as rt
 
 DATA = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))
 INIT, ITER, NEXT, BACKWARD = DataLoader.__init__, DataLoader.__iter__, _BaseDataLoaderIter.__next__, torch.autograd.backward
+OPTIMIZER_INIT = torch.optim.Optimizer.__init__
 
 
 # --------------------------------------------------------------------------- the setting
@@ -198,8 +199,10 @@ def test_the_hooks_go_after_the_second_step_and_the_second_pass(check, capsys):
     assert DataLoader.__iter__ is not ITER
     for _ in scope["loader"]:  # the training loader's 2nd pass (same order: a finding)
         pass
-    assert DataLoader.__iter__ is ITER and DataLoader.__init__ is INIT and rt._STATE.self_check is None
-    assert "same-order" in capsys.readouterr().err
+    assert DataLoader.__iter__ is ITER and "same-order" in capsys.readouterr().err
+    # dormant: only the constructors stay hooked (an optimizer built later arms the checks again)
+    assert rt._STATE.self_check is scope["rt"]._STATE.self_check is not None
+    assert DataLoader.__init__ is not INIT and torch.optim.Optimizer.__init__ is not OPTIMIZER_INIT
 
 
 def test_reset_for_tests_takes_the_hooks_away_and_starts_afresh(monkeypatch, tmp_path):
@@ -220,6 +223,84 @@ def test_strict_raises_the_block_and_removes_every_hook(check, capsys):
     assert str(raised.value).startswith("ddpify self-check: 1 problem(s) found\ntrain.py:")
     assert capsys.readouterr().err.rstrip("\n") == str(raised.value)
     assert rt._STATE.self_check is None
+
+
+TWO_TRAININGS = textwrap.dedent("""\
+    import torch
+    from torch.utils.data import DataLoader, DistributedSampler
+    loader = DataLoader(DATA, batch_size=8, sampler=DistributedSampler(DATA, num_replicas=1, rank=0))
+
+
+    def train(model, optimizer):
+        for epoch in range(2):
+            loader.sampler.set_epoch(epoch)
+            for x, y in loader:
+                optimizer.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                optimizer.step()
+                ARMED.append(bool(rt._STATE.self_check.step_undo))
+
+
+    first = WRAP_FIRST(torch.nn.Linear(4, 1))
+    train(first, torch.optim.SGD(first.parameters(), lr=0.1))
+    second = WRAP_SECOND(torch.nn.Linear(4, 1))
+    train(second, torch.optim.SGD(second.parameters(), lr=0.1))
+""")
+
+
+class Wrapper:
+    """Stands for a DistributedDataParallel around ``module`` (one process has no process group)."""
+
+    def __init__(self, module):
+        self.module = module
+
+
+def two_trainings(checking, wrap_second):
+    """Run TWO_TRAININGS as train.py; the first model counts as wrapped, the second where asked."""
+    rt._STATE.self_check = checking
+    checking.install()
+    wrappers = []
+
+    def wrap(model):
+        wrappers.append(Wrapper(model))
+        checking.wrapped.add(wrappers[-1])
+        return model
+
+    scope = {"DATA": DATA, "ARMED": [], "rt": rt, "WRAP_FIRST": wrap,
+             "WRAP_SECOND": wrap if wrap_second else (lambda model: model)}
+    exec(compile(TWO_TRAININGS, "train.py", "exec"), scope)
+    return scope
+
+
+def test_a_second_training_is_checked_on_its_own_armed_by_its_optimizer(check, capsys, monkeypatch):
+    """siamese_nb (second fresh sweep): five trainings one after another in one notebook, the
+    checks watched the first only. An optimizer built after the checks ended arms them again:
+    the second training's bare model is one finding at its optimizer's line, in a block of its
+    own, and its exchange is named by that optimizer (every process builds it), not by how often
+    a process armed; then the step hooks go again."""
+    store = MirrorStore()
+    monkeypatch.setattr(rt, "_default_store", lambda: store)
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    checking = check()
+    scope = two_trainings(checking, wrap_second=False)
+    assert scope["ARMED"] == [True, *[False] * 7, True, *[False] * 7]  # 8 steps each; armed again at the 2nd
+    assert checking.armings == 2 and not checking.step_undo and not checking.pass_undo
+    assert torch.autograd.backward is BACKWARD and _BaseDataLoaderIter.__next__ is NEXT
+    assert DataLoader.__iter__ is ITER
+    second = next(n for n, line in enumerate(TWO_TRAININGS.splitlines(), 1) if line.startswith("train(second"))
+    first = second - 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ddpify self-check: 1 problem(s) found" and len(err) == 2
+    assert err[1].startswith(f"train.py:{second}: unwrapped-parameters: this optimizer steps 2 parameter(s) of Linear")
+    keys = sorted(key.rpartition("/")[0] for key in store.values if key.endswith("/0"))
+    assert keys == [f"{checking.prefix}train.py:{first}#0", f"{checking.prefix}train.py:{second}#0"]
+
+
+def test_a_second_training_of_a_wrapped_model_prints_nothing(check, capsys):
+    checking = check()
+    scope = two_trainings(checking, wrap_second=True)
+    assert scope["ARMED"].count(True) == 2 and checking.armings == 2
+    assert capsys.readouterr().err == ""
 
 
 @pytest.fixture

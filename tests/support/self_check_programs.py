@@ -63,7 +63,21 @@ for epoch in range(2):
         total += loss.item()
     end_epoch()
     print(f"epoch {{epoch}}: loss {{total:.4f}}")
-'''
+{after}'''
+
+# a second training after the first one's checks ended (a notebook's next section)
+_SECOND_TRAINING = """\
+model2 = Net()
+model2 = {}
+optimizer2 = torch.optim.SGD(model2.parameters(), lr=0.1)
+for epoch in range(2):
+    set_epoch(train_loader, epoch)
+    for x, y in train_loader:
+        optimizer2.zero_grad()
+        F.mse_loss(model2(x), y).backward()
+        optimizer2.step()
+    end_epoch()
+"""
 
 CORRECT = dict(
     loader="DataLoader(train_set, batch_size=8, sampler=DistributedSampler(train_set, shuffle=True))",
@@ -74,6 +88,7 @@ CORRECT = dict(
     input="embed(x)",
     step="optimizer.step()",
     after_step="pass",
+    after="",
 )
 
 _SHUFFLED = "DataLoader(train_set, batch_size=8, shuffle=True)"
@@ -81,7 +96,8 @@ _ITERABLE = "DataLoader(Stream(points, targets, shard={}), batch_size=8)"
 _HALVES = "DataLoader(Subset(train_set, range(16 * get_rank(), 16 * get_rank() + 16)), batch_size=8, shuffle=True)"
 
 # check -> (the trigger's slots, the near miss's slots): each differs from CORRECT in one place
-# (the unwrapped module and its near miss add a module in `extra`, stepped through `params`).
+# (the unwrapped module and its near miss add a module in `extra`, stepped through `params`; the
+# second training's pair adds a training after the first, its model bare or wrapped).
 CASES: Dict[str, tuple] = {
     "unwrapped-parameters": (dict(extra="embed = torch.nn.Linear(4, 4)"),
                              dict(extra="embed = torch.nn.Linear(4, 4).requires_grad_(False)")),
@@ -97,16 +113,20 @@ CASES: Dict[str, tuple] = {
                        dict(loader=_HALVES)),
     "missing-step": (dict(step="if get_rank() == 0: optimizer.step()"),
                      dict(step="if torch.isfinite(loss): optimizer.step()")),
+    # the checks arm again at the second training's optimizer: its bare model is found there
+    "second-training": (dict(after=_SECOND_TRAINING.format("model2")),
+                        dict(after=_SECOND_TRAINING.format("DistributedDataParallel(model2, device_ids=device_ids(model2))"))),
 }
 
 # the check whose name a trigger's finding carries (the iterable case is an unsharded loader)
-CHECK = {name: "unsharded-loader" if name == "unsharded-iterable" else name for name in CASES}
+CHECK = {**{name: name for name in CASES}, "unsharded-iterable": "unsharded-loader",
+         "second-training": "unwrapped-parameters"}
 
 # the slot whose line a finding names
 WHERE = {"unwrapped-parameters": "optimizer = ", "unsharded-loader": "train_loader = ",
          "unsharded-iterable": "train_loader = ", "same-order": "train_loader = ",
          "diverged-parameters": "optimizer = ", "uneven-batches": "train_loader = ",
-         "missing-step": "if get_rank() == 0: "}
+         "missing-step": "if get_rank() == 0: ", "second-training": "optimizer2 = "}
 
 
 def slots(name: str) -> dict:
