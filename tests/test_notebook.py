@@ -284,3 +284,32 @@ def test_a_notebook_calling_a_trainer_class_of_the_project_is_converted_whole(re
     cli("convert", "proj/nb.ipynb", "-o", "out/")
     assert_golden("notebook_trainer_class/nb.py", Path("out/nb.py").read_text(), request)
     assert_golden("notebook_trainer_class/trainer.py", Path("out/trainer.py").read_text(), request)
+
+
+def test_each_model_a_notebook_trains_in_turn_is_wrapped_aliases_included():
+    """Issue 27 (siamese_nb): a notebook trains one model per section through `fit()` of the
+    project's trainer.py, rebinding `model`; sections that bind `model = embedding_net` (an
+    alias) trained bare. Each trained binding is wrapped, where the training reads it."""
+    Path("proj").mkdir()
+    Path("proj/trainer.py").write_text(
+        "import torch\n\n\ndef fit(loader, model, opt):\n    for epoch in range(2):\n"
+        "        for x, y in loader:\n            opt.zero_grad()\n"
+        "            torch.nn.functional.mse_loss(model(x), y).backward()\n            opt.step()\n")
+    make("proj/nb.ipynb", ("code", "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+                                   "from trainer import fit\n"
+                                   "data = TensorDataset(torch.randn(16, 2), torch.randn(16, 1))\n"
+                                   "loader = DataLoader(data, batch_size=4, shuffle=True)\n"),
+         ("code", "body = torch.nn.Linear(2, 1)\nmodel = torch.nn.Sequential(body)\n"
+                  "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"),
+         ("code", "fit(loader, model, optimizer)\n"),
+         ("code", "body = torch.nn.Linear(2, 1)\nmodel = body\n"
+                  "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"),
+         ("code", "fit(loader, model, optimizer)\n"),
+         ("code", "net = torch.nn.Linear(2, 1)\noptimizer = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+                  "model = net\n"),
+         ("code", "fit(loader, model, optimizer)\nprint(model.weight)\n"))
+    cli("convert", "proj/nb.ipynb", "-o", "out/")
+    lines = Path("out/nb.py").read_text().splitlines()
+    wraps = [i for i, line in enumerate(lines) if line == "model = DistributedDataParallel(model, device_ids=device_ids(model))"]
+    assert [lines[i - 1] for i in wraps] == ["model = torch.nn.Sequential(body)", "model = body", "model = net"], lines
+    assert "print(model.module.weight)" in lines

@@ -207,6 +207,8 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
         if name is None or name.count(".") == 1 and not name.startswith("self."):
             continue
         if not isinstance(value, cst.Call) or isinstance(stmt, cst.AugAssign):
+            if _trained_alias(facts, stmt, alias=name):  # `model = embedding_net`, and the training reads `model`
+                candidates.append((1, stmt, name, None))
             continue
         qualified = facts.qualify(value.func)
         dataparallel = _dataparallel_call(facts, value)
@@ -232,7 +234,40 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     _, stmt, name, dp = [c for c in candidates if c[0] == best][-1]
     defined = _unconditional(facts, facts.statement(stmt))
     setup, anchor = _setup_after(facts, defined, name)
+    alias = next((s for s in setup if _trained_alias(facts, s, of=name)), None)
+    if alias is not None and dp is None:  # `model = net` in the set-up, and the training reads `model`
+        name, defined = _alias_of(alias)[0], _unconditional(facts, alias)
+        setup, anchor = _setup_after(facts, defined, name)
     return Model(name, defined, anchor, dataparallel=dp, setup=setup)
+
+
+def _alias_of(stmt: cst.CSTNode) -> tuple[str, cst.Name] | None:
+    """(`model`, the name `embedding_net`) of `model = embedding_net`: a second name bound to an object."""
+    assign = stmt if isinstance(stmt, cst.Assign) else mt.sole(stmt, cst.Assign)
+    if assign is None or len(assign.targets) != 1:
+        return None
+    target, value = assign.targets[0].target, assign.value
+    if isinstance(target, cst.Name) and isinstance(value, cst.Name) and target.value != value.value:
+        return target.value, value
+    return None
+
+
+def _trained_alias(facts: Facts, stmt: cst.CSTNode, alias: str | None = None, of: str | None = None) -> bool:
+    """Is `stmt` an alias binding `alias = name` (of `of`, when given) of an object the program
+    makes, whose new name is the one the training after it reads (the first statement that trains,
+    hands the model on or forwards it names `alias`, not `name`)? The wrap then goes on `alias`: the
+    training steps the wrapper, and `name` keeps the bare model, trained in place (a read of either
+    is then right as written). `raw_model = model` before `model = torch.compile(model)` is not
+    one: what follows reads `model`."""
+    pair = _alias_of(stmt)
+    if pair is None or alias is not None and pair[0] != alias or of is not None and pair[1].value != of \
+            or not objects.of(facts).values(pair[1]):
+        return False
+    names = (pair[0], pair[1].value)
+    for later in facts.following(facts.statement(stmt)):
+        if any(_stops(facts, later, n) for n in names):
+            return [_mentions(facts, later, n) for n in names] == [True, False]
+    return False
 
 
 def _reaching(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode) -> list[Candidate]:

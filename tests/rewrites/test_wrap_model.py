@@ -1545,6 +1545,128 @@ model = torch.nn.Linear(2, 1)
 trainer = Trainer(model, loader)
 trainer.fit()
 """, "a_received_model_moved_onto_self_is_wrapped_there", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # issue 27 (siamese_nb): a notebook trains one model per round, rebinding `model`; a round that
+    # binds `model = body`, an alias of the object `body` names, wraps that binding, after its set-up
+    pair("""\
+
+def fit(loader, model, opt):
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+body = torch.nn.Linear(2, 1)
+model = torch.nn.Sequential(body)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+fit(loader, model, optimizer)
+
+body = torch.nn.Linear(2, 1)
+model = body
+if torch.cuda.is_available():
+    model.cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+fit(loader, model, optimizer)
+print(body.weight)
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+def fit(loader, model, opt):
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+body = torch.nn.Linear(2, 1)
+model = torch.nn.Sequential(body)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+fit(loader, model, optimizer)
+
+body = torch.nn.Linear(2, 1)
+model = body
+if torch.cuda.is_available():
+    model.cuda()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+fit(loader, model, optimizer)
+print(body.weight)
+""", "a_round_that_aliases_its_model_wraps_the_alias_it_trains", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # the optimizer is built over `net`, and the training reads its alias `model`: the wrap goes
+    # on `model` (what the training steps); `net` keeps the bare model, trained in place
+    pair("""\
+
+def fit(loader, model, opt):
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+net = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+model = net
+fit(loader, model, optimizer)
+torch.save(net.state_dict(), "net.pt")
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+def fit(loader, model, opt):
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+net = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+model = net
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+fit(loader, model, optimizer)
+torch.save(net.state_dict(), "net.pt")
+""", "the_alias_the_training_reads_is_wrapped_not_the_name_the_optimizer_reads", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # near miss: the training reads `net`; `model = net` (kept for saving) is set-up and stays bare
+    pair("""\
+
+def fit(loader, model, opt):
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+net = torch.nn.Linear(2, 1)
+model = net
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+fit(loader, net, optimizer)
+torch.save(model.state_dict(), "net.pt")
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+def fit(loader, model, opt):
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+net = torch.nn.Linear(2, 1)
+model = net
+net = DistributedDataParallel(net, device_ids=device_ids(net))
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+fit(loader, net, optimizer)
+torch.save(model.state_dict(), "net.pt")
+""", "an_alias_the_training_does_not_read_stays_bare", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
 ]
 
 # Every script that trains gets the wrap or a TODO, so the near misses follow one that does: models
