@@ -1,12 +1,13 @@
-"""cProfile of convert(), narrowed to ddpify's own functions: where to optimise.
+"""cProfile of a conversion, narrowed to ddpify's own functions: where to optimise.
 
-    .venv/bin/python bench/hotspots.py FILE [REPS] [TOP]
+    .venv/bin/python bench/hotspots.py ENTRY [REPS] [TOP]
 
-Converts FILE once to warm up, then REPS times (default 1) under cProfile, and prints ddpify's
-TOP (default 25) functions by cumulative time, as a share of convert()'s total: `cum` includes
-what the function calls (libcst included), `self` is its own code. cProfile slows LibCST's
-many small calls more than plain Python, so read shares, not seconds (bench/phases.py times
-the phases without a profiler).
+Converts ENTRY (a script or a notebook, with the project modules it imports, as `ddpify convert
+ENTRY` does: bench/real_speed.py's `jobs`) once to warm up, then REPS times (default 1) under
+cProfile, and prints ddpify's TOP (default 25) functions by cumulative time, as a share of the
+conversion's total: `cum` includes what the function calls (libcst included), `self` is its own
+code. cProfile slows LibCST's many small calls more than plain Python, and its native parser not
+at all, so read shares, not seconds (bench/phases.py times the phases without a profiler).
 """
 
 from __future__ import annotations
@@ -17,27 +18,26 @@ import sys
 from pathlib import Path
 
 import ddpify
-from ddpify.convert import convert
 from ddpify.syntax.parse import RECURSION_LIMIT
+from real_speed import jobs
 
 PACKAGE = str(Path(ddpify.__file__).resolve().parent)
 
 
 def main(path: str, reps: int = 1, top: int = 25) -> None:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
-    data = Path(path).read_bytes()
-    convert(data)
+    convert, _, files, lines = jobs(Path(path))
+    convert()
     profile = cProfile.Profile()
     profile.enable()
     for _ in range(reps):
-        convert(data)
+        convert()
     profile.disable()
     stats = pstats.Stats(profile).stats  # (file, line, name) -> (prim calls, calls, self, cum, callers)
-    total = max(cum for (file, _, name), (_, _, _, cum, _) in stats.items()
-                if name == "convert" and file.endswith("convert.py") and file.startswith(PACKAGE))
+    total = sum(own for _, _, own, _, _ in stats.values())
     ours = sorted(((cum, own, calls, key) for key, (_, calls, own, cum, _) in stats.items()
                    if key[0].startswith(PACKAGE)), reverse=True)
-    print(f"{path}: {len(data.splitlines())} lines; convert() {total / reps:.3f} s per call under cProfile")
+    print(f"{path}: {files} files, {lines} lines; {total / reps:.3f} s per conversion under cProfile")
     print("   cum   self      calls  function")
     for cum, own, calls, (file, line, name) in ours[:top]:
         where = f"ddpify/{Path(file).relative_to(PACKAGE)}:{line}"

@@ -1,0 +1,116 @@
+"""Conversion cost on real programs: in-process CPU time against LibCST's parse + codegen of the
+files the conversion reads (issue 27 "Speed": typical <= 1.2x, none above 3x).
+
+    python bench/real_speed.py [ENTRY|FOLDER ...] [--manifest JSON --root DIR] [--reps N] [--json OUT]
+
+Each ENTRY (a script or a notebook; a FOLDER gives its `*.py` and `*.ipynb`, not recursively) and
+each program of a fresh-sweep manifest (`bench/fresh_sweep2.json`, built under `--root`, as
+`bench/fresh_sweep.py build` lays them out: ROOT/NAME/ENTRY) is converted as `ddpify convert
+ENTRY` converts it: `load` + `convert_program`, with the project modules it imports; a notebook's
+code cells first (`to_script`), then the modules it imports, as the CLI does since 0015. The
+floor is LibCST's `parse_module(...).code` of every file read (a notebook: its cells' script).
+Both run once untimed (lazy imports, first-call caches), then REPS times each, alternately, timed
+with `time.process_time` (CPU: the machine is shared; wall time counts the other jobs). Prints
+per program the files and lines read, both medians and the ratio, then the median and the
+maximum ratio. What a whole `ddpify convert` process adds (interpreter start, imports) is
+bench/run.py's figure; this one is the conversion alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import libcst
+
+from ddpify.convert import convert_program
+from ddpify.inputs.files import is_notebook
+from ddpify.inputs.program import load
+from ddpify.syntax.parse import RECURSION_LIMIT
+
+
+def jobs(entry: Path):
+    """(convert, floor, files read, lines read) for `entry`: the two functions timed."""
+    if is_notebook(entry.name):
+        from ddpify.inputs.notebook import to_script
+
+        def code() -> bytes:
+            return to_script(str(entry), entry.read_bytes()).code.encode()
+    else:
+        def code() -> bytes:
+            return entry.read_bytes()
+
+    def convert():
+        convert_program(load(entry, code()))
+
+    parts = load(entry, code()).parts
+    sources = [part.data for part in parts]
+
+    def floor():
+        for data in sources:
+            libcst.parse_module(data).code
+
+    return convert, floor, len(sources), sum(len(data.splitlines()) for data in sources)
+
+
+def measure(entry: Path, reps: int) -> dict:
+    """Files and lines read; medians of CPU seconds of the conversion and of the floor; the ratio."""
+    convert, floor, files, lines = jobs(entry)
+    times: dict = {convert: [], floor: []}
+    convert(), floor()  # warm-up
+    for rep in range(reps):
+        for fn in (list(times) if rep % 2 == 0 else list(times)[::-1]):
+            start = time.process_time()
+            fn()
+            times[fn].append(time.process_time() - start)
+    ours, base = statistics.median(times[convert]), statistics.median(times[floor])
+    return {"entry": str(entry), "files": files, "lines": lines, "convert_s": round(ours, 4),
+            "floor_s": round(base, 4), "ratio": round(ours / base, 2)}
+
+
+def entries(paths: list[Path], manifest: Path | None, root: Path | None) -> list[tuple[str, Path]]:
+    """(name, entry) for each path (a folder: its scripts and notebooks) and manifest program."""
+    found = []
+    for path in paths:
+        if path.is_dir():
+            found += [(p.stem, p) for p in sorted(path.iterdir()) if p.suffix in (".py", ".ipynb")]
+        else:
+            found.append((path.stem, path))
+    if manifest is not None:
+        for program in json.loads(manifest.read_text())["programs"]:
+            found.append((program["name"], root / program["name"] / program["entry"]))
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", type=Path)
+    parser.add_argument("--manifest", type=Path)
+    parser.add_argument("--root", type=Path, help="where the manifest's programs are built")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="write the rows here too")
+    args = parser.parse_args()
+    if args.manifest is not None and args.root is None:
+        parser.error("--manifest needs --root")
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+    rows = []
+    for name, entry in entries(args.paths, args.manifest, args.root):
+        row = {"name": name, **measure(entry, args.reps)}
+        rows.append(row)
+        print(f"{name:24} {row['files']:3} files {row['lines']:6} lines  convert {row['convert_s']:.3f} s  "
+              f"floor {row['floor_s']:.3f} s  ratio {row['ratio']:.2f}", flush=True)
+    ratios = [r["ratio"] for r in rows]
+    worst = max(rows, key=lambda r: r["ratio"])
+    print(f"{len(rows)} programs, {sum(r['files'] for r in rows)} files, {sum(r['lines'] for r in rows)} lines: "
+          f"ratio median {statistics.median(ratios):.2f}, max {worst['ratio']:.2f} ({worst['name']}) "
+          f"(CPU, medians of {args.reps}; target: typical <= 1.2, max <= 3)")
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
