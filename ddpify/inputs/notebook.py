@@ -250,12 +250,14 @@ def _describe(line: str, command: str, continued: bool) -> tuple[str, str, str |
 def _comment_display(code: str, lines: list[str]) -> list[Change]:
     """`display(...)` statements of `code`, when nothing in it defines `display` (IPython does):
     commented out in `lines` (its lines, a TODO on their first line), one record each."""
-    tree = ast.parse(code)
-    if any(_binds(node, "display") for node in ast.walk(tree)):
+    if "display" not in code:  # most notebooks: the tree below costs what the rest of to_script does
         return []
-    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+    nodes = list(ast.walk(ast.parse(code)))
+    if any(_binds(node, "display") for node in nodes):
+        return []
+    calls = [node for node in nodes if isinstance(node, ast.Call)
              and isinstance(node.func, ast.Name) and node.func.id == "display"]
-    alone = {id(node.value): node for node in ast.walk(tree)
+    alone = {id(node.value): node for node in nodes
              if isinstance(node, ast.Expr) and node.value in calls and _alone(lines, node)}
     changes = []
     for call in calls:
