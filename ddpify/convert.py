@@ -106,9 +106,10 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
         unseen = edits.changes(entry.module, lambda n: program.part_of(n, facts.parents) is entry)
         return Result(entry.data, entry.data, [Change("ddpify", 1, gate, NOTE), *unseen], entry.module.encoding)
     results = {}
+    on_path = edit_set.edited_paths(edits, facts.parents)
     for part in program.parts:
         try:
-            output = edit_set.apply_part(part.module, edits, facts.parents)
+            output = edit_set.apply_part(part.module, edits, facts, on_path)
             code = None if output is part.module else output.code  # an unchanged file is its bytes
             if code is not None:
                 compile(code, str(part.rel), "exec")

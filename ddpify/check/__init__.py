@@ -102,7 +102,7 @@ def fix(source: str | bytes, rules: tuple[Rule, ...] = BUGS, program: Program | 
     if program is None:
         code = edit_set.apply(run.module, edits, run.context.facts.parents).code
     else:
-        code = edit_set.apply_part(run.module, edits, run.context.facts.parents).code
+        code = edit_set.apply_part(run.module, edits, run.context.facts).code
     compile(code, "<ddpify check --fix>", "exec")  # a fix that breaks the code is our bug: write nothing
     output = code.encode(run.module.encoding)
     return Fixed(output, len(fixes), check(output, rules, program and program.with_entry(output), imported_by_ddp))

@@ -9,12 +9,13 @@ an edited statement is never lost.
 
 from __future__ import annotations
 
-from collections import ChainMap, defaultdict
-from typing import Callable, Iterable, NamedTuple, TypeVar
+from collections import defaultdict
+from typing import Callable, Iterable, Mapping, NamedTuple, TypeVar
 
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Facts
 from ddpify.syntax.lines import line_numbers
 from ddpify.syntax.names import dotted
 from ddpify.output.report import CHANGE, WARNING, Change
@@ -123,14 +124,15 @@ def _statements(items: Iterable[cst.BaseStatement | str]) -> list[cst.BaseStatem
 
 
 class _Apply(cst.CSTTransformer):
-    def __init__(self, edits: Edits, parents: dict[cst.CSTNode, cst.CSTNode]) -> None:
+    def __init__(self, edits: Edits, on_path: set[cst.CSTNode], root: cst.Module) -> None:
         super().__init__()
         self.edits = edits
         self.enclosed: dict[cst.CSTNode, str] = {}  # updated statement -> its compound's header
-        self.on_path = _on_path_to(edits, parents)
+        self.on_path = on_path
+        self.root = root
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        return node in self.on_path  # subtrees without edits are kept as they are
+        return node in self.on_path or node is self.root  # subtrees without edits are kept as they are
 
     def on_leave(self, original_node, updated_node):
         e = self.edits
@@ -178,8 +180,9 @@ def _flatten(before, after):
     return cst.FlattenSentinel([*before, *after]) if before or after else cst.RemoveFromParent()
 
 
-def _on_path_to(edits: Edits, parents) -> set[cst.CSTNode]:
-    """The edited nodes and all their ancestors: the only nodes the walk has to enter."""
+def edited_paths(edits: Edits, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> set[cst.CSTNode]:
+    """The edited nodes and all their ancestors: the only nodes the walk has to enter (for a
+    program, computed once for all its files: `apply_part`'s `on_path`)."""
     path: set[cst.CSTNode] = set()
     targets = [*edits.replacements, *edits.before, *edits.after, *edits.comments, *edits.enclosed]
     for node in targets:
@@ -191,20 +194,40 @@ def _on_path_to(edits: Edits, parents) -> set[cst.CSTNode]:
 
 def apply(module: cst.Module, edits: Edits, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.Module:
     """Apply every edit in one walk over the edited paths, then add the imports the edits need."""
-    module = module.visit(_Apply(edits, parents))
+    module = module.visit(_Apply(edits, edited_paths(edits, parents), module))
     return _add_imports(module, edits.imports) if edits.imports else module
 
 
-def apply_part(module: cst.Module, edits: Edits, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.Module:
-    """`apply` for one file of a program: `edits` and `parents` are over the program's merged
-    module (ddpify.inputs.program), whose statements include `module`'s. Applies the edits on this
-    file's nodes, and adds the imports of the names its new code uses."""
-    output = module.visit(_Apply(edits, ChainMap(dict.fromkeys(module.body, module), parents)))
-    if output is module:  # no edit in this file
+def apply_part(module: cst.Module, edits: Edits, facts: Facts, on_path: set[cst.CSTNode] | None = None
+               ) -> cst.Module:
+    """`apply` for one file of a program: `edits` and `facts` are over the program's merged
+    module (ddpify.inputs.program), whose statements include `module`'s (`on_path`: their
+    `edited_paths`, when computed already). Applies the edits on this file's nodes, and adds the
+    imports of the names its code uses."""
+    on_path = edited_paths(edits, facts.parents) if on_path is None else on_path
+    if not any(stmt in on_path for stmt in module.body):  # no edit in this file
         return module
-    used = {n.value for n in mt.findall(output, cst.Name)}
+    output = module.visit(_Apply(edits, on_path, module))
+    used = _names_used(output, {name for _, name in edits.imports}, facts)
     needed = [(mod, name) for mod, name in edits.imports if name in used]
     return _add_imports(output, needed) if needed else output
+
+
+def _names_used(tree: cst.CSTNode, names: set[str], facts: Facts) -> set[str]:
+    """Which of `names` are the value of some Name in `tree`: walked where it is new, answered
+    from `facts`' index in the subtrees it kept of the tree `facts` describes (immutable)."""
+    found: set[str] = set()
+    stack = [tree]
+    while stack and found != names:
+        node = stack.pop()
+        if node in facts.spans:
+            found.update(name for name in names if facts.has_name(node, name))
+        elif type(node) is cst.Name:
+            if node.value in names:
+                found.add(node.value)
+        else:
+            stack.extend(mt.children(node))
+    return found
 
 
 def _add_imports(module: cst.Module, imports) -> cst.Module:

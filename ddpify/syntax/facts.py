@@ -249,6 +249,24 @@ class Facts:
         first, end = self.spans[node]
         return uses[bisect.bisect_left(order, first):bisect.bisect_left(order, end)]
 
+    def has_name(self, node: cst.CSTNode, value: str) -> bool:
+        """Is there a Name `value` in `node` (of this tree; itself included), as a variable, an
+        attribute, a keyword or a definition's name alike?"""
+        starts = self._name_starts.get(value)
+        if not starts:
+            return False
+        first, end = self.spans[node]
+        i = bisect.bisect_left(starts, first)
+        return i < len(starts) and starts[i] < end
+
+    @cached_property
+    def _name_starts(self) -> dict[str, list[int]]:
+        """Where each Name starts (pre-order index), by its value, in source order."""
+        index: dict[str, list[int]] = defaultdict(list)
+        for name in self.names:
+            index[name.value].append(self.spans[name][0])
+        return index
+
     def variables_in(self, node: cst.CSTNode) -> list[cst.Name]:
         """`mt.variables(node)` from the index: the names read as variables in `node`."""
         span = self.spans.get(node)
