@@ -41,6 +41,7 @@ class Ranks:
         self._global: dict[cst.CSTNode, bool] = {}
         self._collective: dict[cst.CSTNode, bool] = {}
         self._rank_tests: dict[cst.If, bool] = {}
+        self._reached: dict[tuple[cst.CSTNode, int], frozenset[str]] = {}
 
     def is_global_rank(self, expr: cst.CSTNode) -> bool:
         """Is `expr` the process's rank among all processes of the job (not its index on this node)?
@@ -350,6 +351,44 @@ class Ranks:
                                   for func in self.facts.user_functions(call) for c in self.facts.calls_in(func.body))
         self._collective[call] = found
         return found
+
+    def collectives_run(self, call: cst.Call, depth: int = 3) -> frozenset[str]:
+        """The collectives a call may run, by qualified name: itself (`torch.distributed.broadcast`),
+        or what the functions of this file it runs reach (`closure()`), or those it is handed
+        and runs (`optimizer.step(closure)`: the optimizer calls the closure)."""
+        name = self.facts.qualify(call.func)
+        if name in COLLECTIVES or barrier_method(self.facts, call):
+            return frozenset({name or "barrier"})
+        funcs = [*self.facts.user_functions(call), *self.handed_functions(call)] if depth > 0 else []
+        return frozenset().union(*(self.collectives_reached(func.body, depth - 1) for func in funcs))
+
+    def collectives_reached(self, node: cst.CSTNode, depth: int = 3) -> frozenset[str]:
+        """The collectives a block may run (`collectives_run` of each call in it)."""
+        key = (node, depth)
+        if key not in self._reached:
+            self._reached[key] = frozenset()  # recursion adds nothing
+            self._reached[key] = frozenset().union(*(self.collectives_run(c, depth) for c in self.facts.calls_in(node)))
+        return self._reached[key]
+
+    def handed_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """The functions of this file a call is handed by name (`optimizer.step(closure)`,
+        `mp.spawn(worker, ...)`): defined where the call can see them."""
+        f = self.facts
+        return [func for a in call.args if isinstance(a.value, cst.Name)
+                for func in f.functions.get(a.value.value, ())
+                if f.scope(func) is f.module or f.is_inside(call, f.scope(func))]
+
+    def matched_across_branches(self, call: cst.Call, guard: cst.If) -> bool:
+        """Do the processes on the other side of the rank test `guard` reach what `call` runs:
+        every other branch runs each of its collectives (rank 0 broadcasts in `if rank == 0:`
+        and the others receive in `else:`; rank 0 hands a closure that broadcasts to
+        `optimizer.step` and the others call it in a loop)? Not where a branch is missing: the
+        others go on past the `if`."""
+        f = self.facts
+        branches = [guard.body, guard.orelse]
+        others = [b for b in branches if b is None or not f.is_inside(call, b)]
+        runs = self.collectives_run(call)
+        return bool(runs) and all(b is not None and runs <= self.collectives_reached(b) for b in others)
 
     @cached_property
     def own_gpu_only(self) -> bool:

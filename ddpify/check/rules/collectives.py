@@ -56,7 +56,8 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
         returned = guard is None and (guard := ctx.ranks.rank_return_guard(call)) is not None
         if guard is None or ctx.ranks.undistributed(call):
             continue
-        some = f"that return at `{f.code(guard.test)}`" if returned else f"where `{f.code(guard.test)}` holds"
+        holds = "does not hold" if not returned and not f.is_inside(call, guard.body) else "holds"
+        some = f"that return at `{f.code(guard.test)}`" if returned else f"where `{f.code(guard.test)}` {holds}"
         some = f"the ranks {'other than those ' if returned else ''}{some}"
         if ctx.ranks.is_collective(call):
             if not _paired(ctx, call, guard):
@@ -105,17 +106,19 @@ def _name(f, call: cst.Call) -> str:
 
 
 def _paired(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
-    """Do the other ranks reach the same collective: in the other branch of `guard`, or under
-    another rank test of the same function, or of the function that defines it (a closure whose
-    rank 0 broadcasts a signal that the others receive in the caller's `else`)?"""
+    """Do the other ranks reach the same collective: in the other branch of `guard`
+    (`Ranks.matched_across_branches`), or under another rank test of the same function, or of
+    the function that defines it (a closure whose rank 0 broadcasts a signal that the others
+    receive in the caller's `else`)?"""
+    if ctx.ranks.matched_across_branches(call, guard):
+        return True
     f = ctx.facts
     key = _name(f, call)
     unit = _outermost_function(f, call)
     for other in f.calls_in(unit) if unit is not None else f.calls:
         if other is call or _name(f, other) != key or _outermost_function(f, other) is not unit:
             continue
-        other_guard = ctx.ranks.rank_guard(other)
-        if other_guard is not None and (other_guard is not guard or _branch(f, other, guard) != _branch(f, call, guard)):
+        if ctx.ranks.rank_guard(other) not in (None, guard):
             return True
     return False
 
@@ -129,11 +132,6 @@ def _outermost_function(f, node: cst.CSTNode) -> cst.FunctionDef | None:
         elif isinstance(anc, cst.ClassDef):
             break
     return found
-
-
-def _branch(f, node: cst.CSTNode, guard: cst.If) -> bool:
-    """Is `node` in the `if` branch (True) or the `else` branch (False) of `guard`?"""
-    return f.is_inside(node, guard.body)
 
 
 @rule("DDP005", several=True)

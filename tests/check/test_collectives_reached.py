@@ -1,0 +1,77 @@
+"""`Ranks.collectives_reached` and `matched_across_branches`: which collectives a block runs (its
+own, through the functions of the file it calls, through a function it hands to a call), and
+when the two sides of a rank test meet in the same ones."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.check.context import Context
+from ddpify.syntax.facts import Facts
+from ddpify.syntax.parse import parse_module
+
+CODE = '''
+import torch
+import torch.distributed as dist
+
+def sync(t):
+    torch.distributed.all_reduce(t)
+
+def step(optimizer, rank, t):
+    def closure():
+        dist.broadcast(t, src=0)
+        return t
+    if rank == 0:
+        optimizer.step(closure)
+        sync(t)
+    elif rank == 1:
+        closure()
+    else:
+        dist.barrier()
+'''
+
+
+def _context():
+    facts = Facts(parse_module(CODE))
+    return facts, Context(facts)
+
+
+def _guard(facts):
+    return next(n for n in facts.by_type[cst.If])
+
+
+def test_a_block_reaches_its_own_collectives_and_those_of_the_functions_it_calls_or_hands_on():
+    facts, ctx = _context()
+    guard = _guard(facts)
+    assert ctx.ranks.collectives_reached(guard.body) == {"torch.distributed.broadcast", "torch.distributed.all_reduce"}
+    assert ctx.ranks.collectives_reached(guard.orelse) == {"torch.distributed.broadcast", "torch.distributed.barrier"}
+
+
+def test_a_call_of_a_function_runs_what_that_function_reaches():
+    facts, ctx = _context()
+    closure_call = next(c for c in facts.calls if isinstance(c.func, cst.Name) and c.func.value == "closure")
+    assert ctx.ranks.collectives_run(closure_call) == {"torch.distributed.broadcast"}
+
+
+def test_matched_when_every_other_branch_runs_the_same_collectives():
+    facts, ctx = _context()
+    guard = _guard(facts)
+    closure_call = next(c for c in facts.calls if isinstance(c.func, cst.Name) and c.func.value == "closure")
+    sync_call = next(c for c in facts.calls if facts.code(c.func) == "sync")
+    barrier = next(c for c in facts.calls if facts.code(c.func) == "dist.barrier")
+    inner = guard.orelse  # `elif rank == 1:` is a rank test of its own, without the barrier's partner
+    assert ctx.ranks.matched_across_branches(closure_call, guard)  # rank 0 hands the closure on
+    assert not ctx.ranks.matched_across_branches(sync_call, guard)  # nobody else all-reduces
+    assert not ctx.ranks.matched_across_branches(barrier, inner)
+
+
+def test_not_matched_without_another_branch():
+    facts = Facts(parse_module("import torch.distributed as dist\nif dist.get_rank() == 0:\n    dist.barrier()\n"))
+    ctx = Context(facts)
+    assert not ctx.ranks.matched_across_branches(facts.calls[-1], _guard(facts))
+
+
+def test_a_call_runs_the_function_it_is_handed():
+    facts, ctx = _context()
+    handing = next(c for c in facts.calls if facts.code(c.func) == "optimizer.step")
+    assert ctx.ranks.collectives_run(handing) == {"torch.distributed.broadcast"}
