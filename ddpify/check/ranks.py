@@ -28,6 +28,10 @@ COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
     reduce_scatter reduce_scatter_tensor broadcast broadcast_object_list gather gather_object scatter
     scatter_object_list all_to_all all_to_all_single new_group""".split()) | {
     "ddpify_runtime.barrier", "ddpify_runtime.end_epoch", "ddpify_runtime.agree_on"}
+# what only says on which device a value lives: the value is the same wherever it is placed
+# (`torch.load(p, map_location=f"cuda:{rank}")`, `x.to(local_rank)`, `DDP(m, device_ids=[rank])`)
+PLACING_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output_device"})
+PLACING_METHODS = ("to", "cuda")
 GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank"})
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
 class Ranks:
@@ -169,15 +173,17 @@ class Ranks:
             sources = self.facts.sources(ref) if ref is not None else []
             if sources and depth > 0:  # what it holds, not what it is called (`do_multi_rank_gather`)
                 return any(self.rank_dependent(s, depth - 1) for s in sources)
-            return self.rank_name(test) or bool(sources) and any(rank_word(n) for s in sources
-                                                             for n in mt.findall(s, (cst.Name, cst.Attribute)))
+            return self.rank_name(test) or bool(sources) and any(rank_word(n) for s in sources for n in _read_names(s))
         entries = self.dict_entries(test)
         if entries is not None:  # `cfg["amp"]` of `cfg = {"amp": True, "main": rank == 0}`: that entry only
             return any(self.rank_dependent(e, depth) for e in entries)
         if self.environment_key(test) is not None:  # `os.environ["LOCAL_RANK"]`, `os.environ["SLURM_LOCALID"]`
             return "RANK" in self.environment_key(test).upper() or self.environment_key(test) in RANK_VARIABLES
         if isinstance(test, cst.Call):
-            return rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args)
+            if mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
+                return self.rank_dependent(test.func.value, depth)
+            return rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args
+                                               if not (a.keyword and a.keyword.value in PLACING_KEYWORDS))
         return any(self.rank_dependent(child, depth) for child in mt.children(test)
                    if isinstance(child, cst.BaseExpression) or isinstance(child, cst.ComparisonTarget))
 
@@ -408,6 +414,15 @@ class Ranks:
                 node.func, "get") and f.qualify(node.func.value) == "os.environ"):
             return string_value(node.args[0].value)
         return None
+
+
+def _read_names(expr: cst.BaseExpression) -> list[cst.CSTNode]:
+    """The names and attributes `expr` reads for its value, not those that only place it on a
+    device (`map_location=...`, `device=...`, the arguments of `.to(...)`, `.cuda(...)`)."""
+    placing = [a.value for c in mt.findall(expr, cst.Call) for a in c.args
+               if a.keyword and a.keyword.value in PLACING_KEYWORDS or mt.is_method_call(c, *PLACING_METHODS)]
+    skipped = {id(n) for p in placing for n in mt.findall(p, (cst.Name, cst.Attribute))}
+    return [n for n in mt.findall(expr, (cst.Name, cst.Attribute)) if id(n) not in skipped]
 
 
 def _error_code(value: cst.BaseExpression | None) -> bool:

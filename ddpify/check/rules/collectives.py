@@ -42,7 +42,9 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     `nn.Linear` classifier). Found under an `if` that reads the rank (not one proven
     the same everywhere: an entry of a configuration dict), or after an early `if rank != 0:
     return` of its function, also through a function of this file that runs a collective,
-    unless the other ranks reach the same call in the other branch or under another rank test
+    unless the other ranks reach the same collectives in the other branch (rank 0 broadcasts in
+    `if rank == 0:`, the others receive in `else:`; also through a function of this file called
+    or handed on there, as a closure to `optimizer.step`) or under another rank test
     (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`, "main process first").
     """
     if not ctx.script.distributed:

@@ -1,10 +1,12 @@
-"""`Ranks.collectives_reached` and `matched_across_branches`: which collectives a block runs (its
-own, through the functions of the file it calls, through a function it hands to a call), and
-when the two sides of a rank test meet in the same ones."""
+"""Questions of `Ranks` asked directly: `collectives_reached` and `matched_across_branches` (which
+collectives a block runs, its own, through the functions of the file it calls, through a
+function it hands to a call, and when the two sides of a rank test meet in the same ones), and
+`rank_dependent` on values placed on a rank's device."""
 
 from __future__ import annotations
 
 import libcst as cst
+import pytest
 
 from ddpify.check.context import Context
 from ddpify.syntax.facts import Facts
@@ -75,3 +77,37 @@ def test_a_call_runs_the_function_it_is_handed():
     facts, ctx = _context()
     handing = next(c for c in facts.calls if facts.code(c.func) == "optimizer.step")
     assert ctx.ranks.collectives_run(handing) == {"torch.distributed.broadcast"}
+
+
+PLACED_HEAD = ("import os\nimport torch\nlocal_rank = int(os.environ['LOCAL_RANK'])\n"
+               "ckpt = torch.load('c.pt', map_location=f'cuda:{local_rank}')\n"
+               "net = torch.nn.Linear(2, 1).cuda(local_rank)\n"
+               "model = torch.nn.parallel.DistributedDataParallel(net, device_ids=[local_rank], output_device=local_rank)\n")
+PLACED = {  # where a value lives is not what it holds
+    "map_location": "ckpt['best'] > 0",
+    "cuda": "torch.zeros(1).cuda(local_rank)",
+    "to": "torch.zeros(1).to(local_rank)",
+    "device": "torch.zeros(1, device=local_rank)",
+    "device_ids": "model",
+}
+RANK_VALUES = {  # what is placed still counts
+    "placed_rank": "torch.tensor(local_rank).cuda(local_rank) == 0",
+    "rank_itself": "local_rank == 0",
+    "tensor_of_rank": "torch.tensor(local_rank, device='cuda') == 0",
+}
+
+
+def _rank_dependent(expression):
+    # two names between the test and the value: followed as far as `rank_dependent` follows names
+    facts = Facts(parse_module(PLACED_HEAD + "value = " + expression + "\nflag = value\nif flag:\n    pass\n"))
+    return Context(facts).ranks.rank_dependent(facts.by_type[cst.If][-1].test)
+
+
+@pytest.mark.parametrize("name", sorted(PLACED))
+def test_a_value_placed_on_the_ranks_device_is_no_rank_test(name):
+    assert not _rank_dependent(PLACED[name])
+
+
+@pytest.mark.parametrize("name", sorted(RANK_VALUES))
+def test_the_rank_placed_on_a_device_is_still_the_rank(name):
+    assert _rank_dependent(RANK_VALUES[name])
