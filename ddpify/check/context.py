@@ -67,6 +67,7 @@ class Context:
 
 
 # nn.Module's public API beyond `matchers.MODULE_API`, and DistributedDataParallel's own attributes
+# (with the private methods scripts call on the wrapper, as torch's errors advise: `_set_static_graph()`)
 WRAPPER_API = frozenset("""
     state_dict load_state_dict register_state_dict_pre_hook register_state_dict_post_hook
     register_load_state_dict_pre_hook register_load_state_dict_post_hook get_extra_state
@@ -75,4 +76,7 @@ WRAPPER_API = frozenset("""
     will_sync_module_buffers output_device process_group dim device device_type
     find_unused_parameters gradient_as_bucket_view static_graph reducer logger bucket_bytes_cap
     require_backward_grad_sync require_forward_param_sync parameters_to_ignore mixed_precision
+    _set_static_graph _get_ddp_logging_data _set_ddp_runtime_logging_sample_rate _register_builtin_comm_hook
+    _register_fused_optim _set_params_and_buffers_to_ignore_for_model _update_process_group
+    _set_sparse_metadata _remove_autograd_hooks _check_reducer_finalized _delay_all_reduce_params
 """.split())
