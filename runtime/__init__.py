@@ -727,7 +727,7 @@ def without_module_prefix(state_dict: Any) -> Any:
 # --------------------------------------------------------------------------- data
 
 
-def set_epoch(obj: Any, epoch: int) -> Any:
+def set_epoch(obj: Any, epoch: Optional[int] = None) -> Any:
     """Call ``set_epoch(epoch)`` on every sampler behind ``obj``, and return ``obj``.
 
     ``obj``: a DataLoader (its ``.sampler`` and ``.batch_sampler.sampler``), a sampler, a batch
@@ -743,7 +743,10 @@ def set_epoch(obj: Any, epoch: int) -> Any:
 
     Each pass gets a new order: a sampler asked for an epoch it has already passed (a second
     training that counts its epochs from 0 again) gets the next epoch number after the last it
-    was given (``_fresh_epoch``), as a single process draws a new order at every pass.
+    was given (``_fresh_epoch``), as a single process draws a new order at every pass. Without
+    ``epoch`` (a loop that does not number its passes: ``while True:`` around a generator's
+    ``for x in loader: yield x``), each sampler gets the number after the last it was given, 0
+    the first time.
     """
     if not _STATE.in_pass and get_world_size() > 1:
         _start_pass()
@@ -766,7 +769,7 @@ def end_epoch() -> None:
     _wait_for_all("end_epoch()")
 
 
-def _set_epoch(obj: Any, epoch: int, seen: set) -> None:
+def _set_epoch(obj: Any, epoch: Optional[int], seen: set) -> None:
     if obj is None or id(obj) in seen:
         return
     seen.add(id(obj))
@@ -782,12 +785,16 @@ def _set_epoch(obj: Any, epoch: int, seen: set) -> None:
             _set_epoch(getattr(obj, name, None), epoch, seen)
 
 
-def _fresh_epoch(sampler: Any, epoch: int) -> int:
+def _fresh_epoch(sampler: Any, epoch: Optional[int]) -> int:
     """The epoch to give ``sampler``: ``epoch`` while the epochs asked for increase (a resumed
     run that starts at epoch 5 gets 5), and after an epoch that does not increase (a new training
-    pass counting from 0) the numbers continue after the last one given: 0, 1, then 2, 3."""
+    pass counting from 0) the numbers continue after the last one given: 0, 1, then 2, 3. No
+    ``epoch``: the next number after the last one given (0 the first time)."""
     last = getattr(sampler, "_ddpify_epochs", None)  # (the epoch asked for, the epoch given)
-    shift = 0 if last is None else last[1] - last[0] if epoch > last[0] else last[1] + 1 - epoch
+    if epoch is None:  # taken as asked for: a number of its own after the last
+        epoch, shift = (0 if last is None else last[1] + 1), 0
+    else:
+        shift = 0 if last is None else last[1] - last[0] if epoch > last[0] else last[1] + 1 - epoch
     with contextlib.suppress(AttributeError):  # a sampler with __slots__ keeps the plain numbering
         sampler._ddpify_epochs = (epoch, epoch + shift)
     return epoch + shift

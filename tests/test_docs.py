@@ -175,7 +175,7 @@ CONTEXTS = {
         IMPORTS + LOADER + "model = torch.nn.DataParallel(Net())\nmodel.to('cpu')\n"
         "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + EPOCHS + "{example}\n",
     ] + [IMPORTS + TRAIN.replace("opt", "optimizer") + "{example}\n"] * 4,
-    "set-epoch": IMPORTS + TRAIN_LOADER.split("for epoch")[0] + """
+    "set-epoch": [IMPORTS + TRAIN_LOADER.split("for epoch")[0] + """
 
 def train(args, model, device, train_loader, optimizer, epoch):
     for x, y in train_loader:
@@ -185,7 +185,17 @@ def train(args, model, device, train_loader, optimizer, epoch):
 
 
 {example}
-""",
+""", IMPORTS + TRAIN_LOADER.split("for epoch")[0] + """
+
+{example}
+
+
+batches = inf_train_gen()
+for step in range(4):
+    opt.zero_grad()
+    model(next(batches)).mean().backward()
+    opt.step()
+"""],
     "accumulate-no-sync": ACCUMULATE,
     "agree-stop": "import argparse\n" + IMPORTS + "args = argparse.ArgumentParser().parse_args()\n"
                   "criterion = torch.nn.MSELoss()\n" + LOADER + MODEL

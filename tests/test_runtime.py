@@ -558,6 +558,20 @@ def test_each_pass_gets_a_new_epoch_number():
     assert resumed.epochs == [5, 6, 7, 8]
 
 
+def test_without_an_epoch_each_pass_takes_the_number_after_the_last():
+    """`while True: set_epoch(loader); for x in loader: yield x` (a generator's passes, no number)."""
+    sampler = _Sampler()
+    for _ in range(3):
+        rt.set_epoch(sampler)
+    rt.set_epoch(sampler, 0)  # a later training that numbers its epochs from 0
+    rt.set_epoch(sampler)
+    assert sampler.epochs == [0, 1, 2, 3, 4]
+    resumed = _Sampler()
+    rt.set_epoch(resumed, 5)
+    rt.set_epoch(resumed)
+    assert resumed.epochs == [5, 6]
+
+
 # --------------------------------------------------------------------------- checkpoints
 
 

@@ -27,7 +27,7 @@ DATALOADER = "torch.utils.data.DataLoader"
 @dataclass
 class EpochLoop:
     loop: cst.For | cst.While
-    epoch: str | None  # the expression that numbers the pass, None when there is none
+    epoch: str | None  # the expression that numbers the pass, None when there is none (each pass then takes the next number)
     loaders: list[str] = field(default_factory=list)  # expressions to call set_epoch on
     built: list[cst.BaseExpression] = field(default_factory=list)  # loaders built in the loop, where they are
     unreached: list[cst.BaseExpression] = field(default_factory=list)  # built once, before the loop, unnamed
@@ -46,7 +46,7 @@ class Loaders:
 def find(facts: Facts, models: Models) -> Loaders:
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
     fed: dict[cst.Call, list[tuple[cst.For | cst.While, cst.BaseExpression]]] = {}
-    for loop, expr in [*((lp, lp.iter) for lp in _training_loops(facts)), *_stepped(facts)]:
+    for loop, expr in [*((lp, lp.iter) for lp in _training_loops(facts)), *_stepped(facts), *_generated(facts)]:
         for call in loaders_of(facts, expr, loader_calls):
             fed.setdefault(call, []).append((loop, expr))
     training = [c for c in fed if not _evaluates(facts, c)]
@@ -88,10 +88,26 @@ def _stepped(facts: Facts):
             yield next((lp for lp in restarts if lp is not None and facts.trains(lp)), loop), iterator
 
 
+def _generated(facts: Facts):
+    """(loop, iterator) for the loops of a generator that hand out a loader's batches
+    (`def inf_train_gen(): while True: for x, _ in train_loader: yield x`, WGAN-GP's endless
+    batches) where a function that trains calls the generator: such a loop is one pass over the
+    loader, as a batch loop is, though the backward runs in its consumer. Its epoch loop is the
+    loop around it in the generator (`while True`), else the one around the generator's call."""
+    for loop in facts.loops:
+        if not isinstance(loop, cst.For) or mt.is_counting(loop.iter):
+            continue
+        func = facts.scope(loop)
+        if not isinstance(func, cst.FunctionDef) or not facts.findall(loop.body, cst.Yield, lambda y: facts.scope(y) is func):
+            continue
+        if any(facts.trains(facts.scope(call)) for call in facts.call_sites(func)):
+            yield loop, loop.iter
+
+
 def _single_pass(facts: Facts, loop: cst.CSTNode, depth: int = 3) -> bool:
     """Does the batch loop run once per run (no loop around it, here or around the calls of
     its function)? One pass draws one order: it needs no set_epoch."""
-    if any(isinstance(a, (cst.For, cst.While)) for a in facts.ancestors(loop)
+    if any(isinstance(a, (cst.For, cst.While)) and not facts.in_header(loop, a) for a in facts.ancestors(loop)
            if facts.scope(a) is facts.scope(loop)):
         return False
     func = facts.scope(loop)

@@ -535,7 +535,7 @@ def _barrier_follows(facts: Facts, point: cst.CSTNode, others: set[cst.CSTNode],
     body = list(facts.parent(point).body)
     if body.index(point) + 1 < len(body):
         return body[body.index(point) + 1] in others
-    return any(entry.loop is owner and entry.epoch is not None for entry in epoch_loops)
+    return any(entry.loop is owner for entry in epoch_loops)
 
 
 READERS = {"torch.load", "pickle.load", "json.load", "numpy.load", "numpy.loadtxt", "pandas.read_csv",

@@ -14,7 +14,23 @@ random numbers during it, and take the main process's again: what is drawn betwe
 trainings is the same everywhere) and waits for every process (a barrier). The epoch loop is
 found through the functions that own the batch loop (`train(...)`, `Trainer._run_epoch`), and
 the loader is named as that loop sees it. A `while step < max_steps:` loop numbers its passes
-with `step`. `set_epoch` (runtime) finds the sampler behind `sampler=` or `batch_sampler=`, and
+with `step`; a loop with no number (`while True:`, `for _ in range(n):`) calls `set_epoch(loader)`,
+which gives each pass the number after the last one. A generator that hands out a loader's
+batches to a training loop is a pass over the loader, reshuffled in the loop around it:
+
+    def inf_train_gen():
+        while True:
+            for images, _ in train_loader:
+                yield images
+->
+    def inf_train_gen():
+        while True:
+            set_epoch(train_loader)
+            for images, _ in train_loader:
+                yield images
+            end_epoch()
+
+`set_epoch` (runtime) finds the sampler behind `sampler=` or `batch_sampler=`, and
 takes dicts of loaders. A loader the loop builds itself (`for x, y in DataLoader(ds, ...):`,
 `for x, y in batches():`) is reshuffled where it is built, since naming it again would build
 another: `for x, y in set_epoch(DataLoader(ds, ...), epoch):` (set_epoch returns its loader).
@@ -42,24 +58,25 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     found = analysis.loaders
     for entry in found.epoch_loops:
         loop = entry.loop
-        if entry.epoch is None:
-            edits.todo(loop, "no epoch number here: call set_epoch(loader, n) with the pass number at the top "
-                       "of this loop, or every pass draws the same order")
-            continue
+        epoch = "" if entry.epoch is None else f", {entry.epoch}"  # no number: each pass takes the next
         body = loop.body.body
-        edits.insert_before(body[0], *[f"set_epoch({loader}, {entry.epoch})\n" for loader in entry.loaders])
+        edits.insert_before(body[0], *[f"set_epoch({loader}{epoch})\n" for loader in entry.loaders])
         for built in entry.built:
-            edits.replace(built, partial(_with_epoch, epoch=entry.epoch))
+            if entry.epoch is None:  # a loader built anew each pass has no last number to follow
+                edits.todo(loop, "no epoch number here: call set_epoch(loader, n) with the pass number where "
+                           "this loop builds its loader, or every pass draws the same order")
+            else:
+                edits.replace(built, partial(_with_epoch, epoch=entry.epoch))
         for built in entry.unreached:
             edits.todo(loop, f"this loop iterates a loader built once, before it (`{facts.code(built)}`), that no "
-                       f"name holds: bind it to a name and call set_epoch(name, {entry.epoch}) here, or every "
+                       f"name holds: bind it to a name and call set_epoch(name{epoch}) here, or every "
                        "epoch draws the same order")
         edits.insert_after(body[-1], "end_epoch()\n")
         edits.add_import("ddpify_runtime", "set_epoch")
         edits.add_import("ddpify_runtime", "end_epoch")
-        calls = ", ".join([*(f"set_epoch({loader}, {entry.epoch})" for loader in entry.loaders),
-                           *(f"set_epoch({facts.code(b)}, {entry.epoch}) where the loop builds it"
-                             for b in entry.built)])
+        calls = ", ".join([*(f"set_epoch({loader}{epoch})" for loader in entry.loaders),
+                           *(f"set_epoch({facts.code(b)}{epoch}) where the loop builds it"
+                             for b in entry.built if entry.epoch is not None)])
         if calls:
             edits.record(loop, f"{calls} reshuffles each epoch; end_epoch() ends it")
     for call in found.unlooped:

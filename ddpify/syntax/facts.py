@@ -687,13 +687,19 @@ class Facts:
             child = anc
 
     def epoch_loop(self, inner: cst.CSTNode) -> cst.For | cst.While | None:
-        """The nearest loop around `inner`, in its own function, that repeats passes over data."""
+        """The nearest loop around `inner`, in its own function, that repeats passes over data
+        (not a `for` whose header holds `inner`: `for x in batches():` calls `batches()` once)."""
         for anc in self.ancestors(inner):
             if isinstance(anc, cst.FunctionDef):
                 return None
-            if isinstance(anc, (cst.For, cst.While)) and anc is not inner and mt.is_epoch_loop(anc):
+            if isinstance(anc, (cst.For, cst.While)) and anc is not inner and mt.is_epoch_loop(anc) \
+                    and not self.in_header(inner, anc):
                 return anc
         return None
+
+    def in_header(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+        """Is `node` in the iterable of the `for` statement `loop` (evaluated once, not per pass)?"""
+        return isinstance(loop, cst.For) and self.is_inside(node, loop.iter)
 
     # values every process shares --------------------------------------------------------------
     PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "round", "range"})

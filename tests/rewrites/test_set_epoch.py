@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import ARGS, SCRIPT, TRAINS, pair, rewrite_tests
+from tests.support.snippets import ARGS, SCRIPT, TRAINS, pair, rewrite_tests, unchanged
 
 NAME = "set-epoch"
 
@@ -294,7 +294,163 @@ for epoch in range(2):
                  "or every epoch draws the same order"], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
 ]
 
+# A generator that hands out a loader's batches to a training loop (WGAN-GP's
+# `inf_train_gen()`, read with `next()`): each pass of its `for` is a pass over the loader, and
+# the `while True` around it numbers none: each pass takes the number after the last one.
+PAIRS += [
+    pair("""\
+def endless_batches():
+    while True:
+        for x, y in loader:
+            yield x, y
+
+
+batches = endless_batches()
+for step in range(8):
+    x, y = next(batches)
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+def endless_batches():
+    while True:
+        set_epoch(loader)
+        for x, y in loader:
+            yield x, y
+        end_epoch()
+
+
+batches = endless_batches()
+for step in range(8):
+    x, y = next(batches)
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", "a_generator_that_hands_out_a_loaders_batches_reshuffles_each_of_its_passes",
+         report=["change: set_epoch(loader) reshuffles each epoch; end_epoch() ends it"],
+         scaffold=TRAINS.instead_of("loop")),
+    # the real shape (pytorch-wgan): a method generator over its parameter, kept on `self`, read
+    # with `__next__()` in the critic loop of the method that trains
+    pair("""\
+class Trainer:
+    def train(self, train_loader):
+        self.data = self.get_infinite_batches(train_loader)
+        for g_iter in range(4):
+            for d_iter in range(2):
+                x, y = self.data.__next__()
+                opt.zero_grad()
+                ((model(x) - y) ** 2).mean().backward()
+                opt.step()
+
+    def get_infinite_batches(self, data_loader):
+        while True:
+            for i, (x, y) in enumerate(data_loader):
+                yield x, y
+
+
+Trainer().train(loader)
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+class Trainer:
+    def train(self, train_loader):
+        self.data = self.get_infinite_batches(train_loader)
+        for g_iter in range(4):
+            for d_iter in range(2):
+                x, y = self.data.__next__()
+                opt.zero_grad()
+                ((model(x) - y) ** 2).mean().backward()
+                opt.step()
+
+    def get_infinite_batches(self, data_loader):
+        while True:
+            set_epoch(data_loader)
+            for i, (x, y) in enumerate(data_loader):
+                yield x, y
+            end_epoch()
+
+
+Trainer().train(loader)
+""", "a_method_generator_read_through_self_reshuffles_the_loader_it_was_given", scaffold=TRAINS.instead_of("loop")),
+    # a generator made anew each epoch: the epoch loop around its call numbers the passes (the
+    # `for` that iterates the generator runs its call once: it is no epoch loop)
+    pair("""\
+def batches():
+    for x, y in loader:
+        yield x, y
+
+
+for epoch in range(2):
+    for x, y in batches():
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+def batches():
+    for x, y in loader:
+        yield x, y
+
+
+for epoch in range(2):
+    set_epoch(loader, epoch)
+    for x, y in batches():
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    end_epoch()
+""", "a_generator_made_each_epoch_is_reshuffled_by_the_epoch_loop_around_its_call", scaffold=TRAINS.instead_of("loop")),
+    # an epoch loop that numbers nothing
+    pair("""\
+for _ in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+for _ in range(2):
+    set_epoch(loader)
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    end_epoch()
+""", "an_epoch_loop_without_a_number_gives_each_pass_the_next", scaffold=TRAINS.instead_of("loop")),
+]
+
 UNCHANGED = [
+    # near misses of the generators above: one that only evaluation reads, and one that passes
+    # over the loader once (one pass draws one order)
+    unchanged("""\
+def endless(data):
+    while True:
+        for x, y in data:
+            yield x, y
+
+
+def evaluate():
+    batches = endless(loader)
+    with torch.no_grad():
+        for _ in range(4):
+            x, y = next(batches)
+            print(((model(x) - y) ** 2).mean().item())
+""", "a_generator_only_evaluation_reads", TRAINS.at_end),
+    unchanged("""\
+def batches():
+    for x, y in loader:
+        yield x, y
+
+
+for x, y in batches():
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", "a_generator_that_passes_over_the_loader_once", TRAINS.at_end),
     # one pass per run: no epoch to number
     pytest.param("""\
 import torch
