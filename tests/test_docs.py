@@ -153,6 +153,24 @@ ACCUMULATE = IMPORTS + LOADER + MODEL.replace("opt =", "optimizer =") + "criteri
     "{example:8}\n"
 WRAPPED = IMPORTS + TRAIN + "{example}\n"
 
+WRAP = "from torch import optim\n" + IMPORTS + LOADER + "{example}\n" + EPOCHS.replace("opt.", "optimizer.")
+SPLIT_LOSS = """\
+class SplitCrossEntropyLoss(torch.nn.Module):
+    def __init__(self, emsize, splits):
+        super().__init__()
+        self.splits = splits
+        if splits:
+            self.tails = torch.nn.Parameter(torch.zeros(len(splits), emsize))
+
+    def forward(self, out, y):
+        return ((out - y) ** 2).mean() + self.penalty()
+
+    def penalty(self):
+        return self.tails.sum() if self.splits else 0.0
+
+
+"""
+
 # rewrite -> one script for all its examples, or one per example
 CONTEXTS = {
     "launcher-arg": ARGPARSE,
@@ -168,8 +186,9 @@ CONTEXTS = {
         IMPORTS + "{example}\n" + MODEL + EPOCHS,
         IMPORTS + "phases = ['train', 'val']\ndataloaders = {example}\n" + MODEL + BY_PHASE,
     ],
-    "wrap-model": "from torch import optim\n" + IMPORTS + LOADER + "{example}\n"
-                  + EPOCHS.replace("opt.", "optimizer."),
+    "wrap-model": [WRAP, WRAP.replace("{example}\n", SPLIT_LOSS + "emsize, splits = 2, []\nmodel = torch.nn.Linear(2, 1)\n"
+                                      "{example}\noptimizer = optim.SGD(list(model.parameters()) + "
+                                      "list(criterion.parameters()), lr=0.1)\n"), WRAP],
     "unwrap-model": [WRAPPED] * 7 + [
         IMPORTS + TRAIN + "if use_best:\n    model = torch.load('best.pt')\n{example}\n",
         IMPORTS + LOADER + "model = torch.nn.DataParallel(Net())\nmodel.to('cpu')\n"

@@ -15,6 +15,8 @@ Only classes of this file are read; a model whose class is elsewhere shows nothi
 
 from __future__ import annotations
 
+import itertools
+
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
@@ -91,6 +93,43 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef) -> str | None:
         if all(facts.scope(u) is forward for u in uses) and all(_on_some_paths(facts, cls, u, uses, forward) for u in uses):
             return f"`{name}` is used in forward() on some paths only"
     return None
+
+
+def parameters_on_some_paths(facts: Facts, cls: cst.ClassDef) -> str | None:
+    """Why an instance of `cls` may have no parameter at all at run time, as the source shows it,
+    or None: a direct subclass of `nn.Module` whose `__init__` makes each of its parameters and
+    sub-modules under an `if` (`if self.nsplits > 1: self.tail_vectors = nn.Parameter(...)`), or
+    none. DistributedDataParallel refuses such a module when it has none."""
+    if not cls.bases or any(facts.qualify(b.value) != "torch.nn.Module" for b in cls.bases):
+        return None  # a base of the program or a library's may make parameters this class does not show
+    init = _method(facts, cls, "__init__")
+    made = [] if init is None else [stmt for target, value, stmt in facts.writes_in(init)
+                                    if (dotted(target) or "").startswith("self.") and _may_hold_parameters(facts, value)]
+    if init is not None and any(isinstance(c.func, cst.Attribute) and c.func.attr.value in REGISTERS
+                                or dotted(c.func) == "setattr" for c in facts.calls_in(init)):
+        return None  # `self.register_parameter(...)`, `setattr(self, ...)`: made where the writes do not show
+    unconditional = [stmt for stmt in made if not any(isinstance(a, cst.If) for a in _ancestors_within(facts, stmt, init))]
+    if unconditional:
+        return None
+    if not made:
+        return f"`{cls.name.value}` makes no parameter"
+    return f"`{cls.name.value}` makes its parameters under an `if` in __init__"
+
+
+REGISTERS = {"register_parameter", "add_module", "register_module"}
+
+
+def _may_hold_parameters(facts: Facts, value: cst.BaseExpression) -> bool:
+    """`nn.Linear(...)`, `nn.Parameter(...)`, an instance of a class of the program, what a function
+    of the program returns (a built block), a model of a library (`torchvision.models.resnet18()`)."""
+    if not isinstance(value, cst.Call):
+        return False
+    head = (facts.qualify(value.func) or "").rpartition(".")[0]
+    return _has_parameters(facts, value) or bool(facts.user_functions(value)) or head.startswith(("torchvision", "timm"))
+
+
+def _ancestors_within(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> list[cst.CSTNode]:
+    return list(itertools.takewhile(lambda a: a is not func, facts.ancestors(node)))
 
 
 def _method(facts: Facts, cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:

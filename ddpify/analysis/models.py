@@ -42,6 +42,7 @@ class Model:
     blocked: list[cst.CSTNode] = field(default_factory=list)  # FSDP: optimizers built before it, unmovable
     rebuilds: list["Model"] = field(default_factory=list)  # every wrap of this name here, in order
     param: str | None = None  # the parameter a received model arrives as, when `name` is where it is kept
+    empty: str | None = None  # why it may have no parameter at run time: wrapped only where it has one to train
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -77,10 +78,24 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     models = Models(wrapped, untraced, wrapped_refs(facts, wrapped))
     for model in wrapped:
         model.unused = next(filter(None, (forward.idle_parameters(facts, c) for c in model_classes(facts, model))), None)
+        model.empty = _maybe_empty(facts, model)
     for call, model in _forwards(facts, models):
         if model.unused is None and _leaves_outputs_unread(facts, call, model):
             model.unused = f"a training step leaves outputs of `{model.name}` unread (`{facts.code(facts.parent(call) or call)}`)"
     return models
+
+
+def _maybe_empty(facts: Facts, model: Model) -> str | None:
+    """Why `model` may have no parameter at run time, when every class of the program its name is
+    built from (`criterion = SplitCrossEntropyLoss(emsize, splits=splits)`) makes its parameters on
+    some paths only (`ddpify.analysis.forward.parameters_on_some_paths`); None otherwise."""
+    if isinstance(model.defined, cst.FunctionDef):
+        return None  # received from callers: what they pass is theirs to tell
+    home = facts.ref(_expression(model.name), model.anchor)
+    flow = objects.of(facts)
+    classes = {c for s in (flow.ref_values(home) if home is not None else ()) if (c := flow.constructs(s)) is not None}
+    reasons = [forward.parameters_on_some_paths(facts, c) for c in classes]
+    return reasons[0] if reasons and all(reasons) else None
 
 
 def _holds_modules_only(facts: Facts, model: Model) -> bool:
@@ -567,7 +582,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
         model = _binding_at(facts, model, expr)
         if model is None:
             return None
-    holds: Holds | None = MAYBE if _wrapped_on_some_paths(facts, model, ref, expr) else WRAPPER
+    holds: Holds | None = MAYBE if model.empty or _wrapped_on_some_paths(facts, model, ref, expr) else WRAPPER
     for target, value, stmt in [*facts.writes(ref), *_unpacked_writes(facts, ref)]:
         if _keeps_binding(facts, target, value) or _is_wrap(facts, value) \
                 or not _may_run_between(facts, model, stmt, expr):

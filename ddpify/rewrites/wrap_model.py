@@ -24,7 +24,18 @@ DDP stops at the next step with "Expected to have finished reduction in the prio
 A gradient penalty (`torch.autograd.grad` through the wrapper) gets its gradients tied to every
 parameter of the model (`penalty_gradients(D, torch.autograd.grad(D(x), x, ...))`, a zero
 weight): DDP waits after a forward for a gradient of all its parameters or none, and the
-penalty's own backward reaches only some (not the biases). A model received by the function that builds its optimizer
+penalty's own backward reaches only some (not the biases). A module whose parameters may all be missing at run time (its class makes them under an
+`if` of `__init__`: `criterion` of `Adam(list(model.parameters()) + list(criterion.parameters()))`
+with a vocabulary too small to split) is wrapped only where it has one to train, and read
+through `unwrap(...)`:
+
+    criterion = SplitCrossEntropyLoss(emsize, splits=splits)
+->
+    criterion = SplitCrossEntropyLoss(emsize, splits=splits)
+    if any(p.requires_grad for p in criterion.parameters()):
+        criterion = DistributedDataParallel(criterion, device_ids=device_ids(criterion))
+
+A model received by the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
 function is entered, after its set-up: the parameter is rebound, callers keep the bare model.
 
@@ -82,6 +93,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             edits.warn(model.anchor, f"{unused}: DDP is built with find_unused_parameters=True, since the "
                          "other parts may get no gradient in a step")
         wrap = f"{name} = DistributedDataParallel({name}, device_ids=device_ids({name}){extra})\n"
+        if model.empty:  # DDP refuses a module with no parameter to train
+            wrap = f"if any(p.requires_grad for p in {name}.parameters()):\n    {wrap}"
         lines = [wrap]
         if options.sync_batchnorm:
             lines.insert(0, f"{name} = convert_sync_batchnorm({name})\n")
@@ -92,6 +105,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, *lines)
             where = f" where {model.defined.name.value}() receives it (the caller keeps the bare model)" \
                 if isinstance(model.defined, cst.FunctionDef) else ""
+            if model.empty:
+                where += f" where it has a parameter to train ({model.empty}, and DDP refuses a module without one)"
             edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel{where}", needs_group=True)
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids")

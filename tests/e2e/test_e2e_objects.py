@@ -11,6 +11,10 @@ fixtures/objects_main_only (classes 10, 13, and the held-out sweep's WGAN-GP): a
 the main process only whose `log_dir` every process reads, a logger class of the project, a file
 written line by line, a save under `if args.ranking_loss > 0:`, a gradient penalty with its own
 backward.
+fixtures/objects_alias (the second sweep's siamese_nb and awd_lm): `model` rebound for three
+trainings, two of them through an alias (`model = body`; an optimizer over `net` trained through
+`model = net`), a round's batches drawn with numpy by a batch sampler of the project, and a loss
+module stepped with the model that has no parameter at this size.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_pair": ((64,), {"enc.pt", "gan.pt"}),
     "objects_param_groups": ((64,), {"net.pt"}),
     "objects_main_only": ((64,), {"G.pt", "D.pt"}),
+    "objects_alias": ((64,), {"net.pt"}),
 }
 REBUILT = {"objects_runner"}
 SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
@@ -130,3 +135,20 @@ def test_what_exists_on_the_main_process_only_is_read_everywhere_and_written_onc
     (g_save,) = [e for e in run.probe.saves() if e["path"].endswith("G.pt")]
     assert (folder / os.path.dirname(g_save["path"])).resolve() == run_dir.resolve()  # rank 0's folder
     assert len(run.probe.params()) == 2, "expected self.G and self.D wrapped"
+
+
+def test_each_aliased_model_trains_as_ddp_and_a_projects_batch_sampler_is_dealt_out(runs):
+    """Each round's model is wrapped (the loss without parameters is left bare: DDP would refuse
+    it); the project's batch sampler, drawing with numpy, gives each rank every 2nd batch of one
+    stream: the same number of batches, no sample on both ranks, a new stream each epoch."""
+    run = runs["objects_alias"]
+    assert run.ok, run.tail()
+    assert len(run.probe.params()) == 3, "expected the model of each of the three rounds wrapped"
+    (loader,) = [n for n, info in run.probe.loaders().items() if info["dataset_len"] == 48]
+    passes = run.probe.passes()
+    per_rank = [passes.get((rank, loader), []) for rank in range(h.WORLD)]
+    assert [len(p) for p in per_rank] == [EPOCHS] * h.WORLD, per_rank
+    for first, second in zip(*per_rank):
+        assert len(first.indices) == len(second.indices) == 24  # 4 batches of 6 each of 8
+        assert not set(first.indices) & set(second.indices), (first.indices, second.indices)
+    assert per_rank[0][0].indices != per_rank[0][1].indices

@@ -1667,6 +1667,120 @@ optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
 fit(loader, net, optimizer)
 torch.save(model.state_dict(), "net.pt")
 """, "an_alias_the_training_does_not_read_stays_bare", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # issue 27 (awd_lm): a criterion stepped with the model whose class makes its parameters under
+    # an `if` (none at this size): DDP refuses it, so it is wrapped where it has one, read by unwrap()
+    pair("""\
+
+class SplitLoss(torch.nn.Module):
+    def __init__(self, splits):
+        super().__init__()
+        self.splits = splits
+        if len(splits) > 1:
+            self.tails = torch.nn.Parameter(torch.zeros(len(splits) - 1))
+
+    def forward(self, out, y):
+        return ((out - y) ** 2).mean() * self.scale()
+
+    def scale(self):
+        return 1 + self.tails.sum() if len(self.splits) > 1 else 1
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+criterion = SplitLoss([])
+optimizer = torch.optim.SGD(list(model.parameters()) + list(criterion.parameters()), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+print(criterion.splits)
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids, unwrap
+
+class SplitLoss(torch.nn.Module):
+    def __init__(self, splits):
+        super().__init__()
+        self.splits = splits
+        if len(splits) > 1:
+            self.tails = torch.nn.Parameter(torch.zeros(len(splits) - 1))
+
+    def forward(self, out, y):
+        return ((out - y) ** 2).mean() * self.scale()
+
+    def scale(self):
+        return 1 + self.tails.sum() if len(self.splits) > 1 else 1
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+criterion = SplitLoss([])
+if any(p.requires_grad for p in criterion.parameters()):
+    criterion = DistributedDataParallel(criterion, device_ids=device_ids(criterion))
+optimizer = torch.optim.SGD(list(model.parameters()) + list(criterion.parameters()), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+print(unwrap(criterion).splits)
+""", "a_module_whose_parameters_may_all_be_missing_is_wrapped_where_it_has_one", also={"unwrap-model"},
+         scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # near miss: a parameter made on every path: the plain wrap, read through `.module`
+    pair("""\
+
+class SplitLoss(torch.nn.Module):
+    def __init__(self, splits):
+        super().__init__()
+        self.splits = splits
+        self.tails = torch.nn.Parameter(torch.ones(1))
+
+    def forward(self, out, y):
+        return ((out - y) ** 2).mean() * self.scale()
+
+    def scale(self):
+        return 1 + self.tails.sum() if len(self.splits) > 1 else 1
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+criterion = SplitLoss([])
+optimizer = torch.optim.SGD(list(model.parameters()) + list(criterion.parameters()), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+print(criterion.splits)
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class SplitLoss(torch.nn.Module):
+    def __init__(self, splits):
+        super().__init__()
+        self.splits = splits
+        self.tails = torch.nn.Parameter(torch.ones(1))
+
+    def forward(self, out, y):
+        return ((out - y) ** 2).mean() * self.scale()
+
+    def scale(self):
+        return 1 + self.tails.sum() if len(self.splits) > 1 else 1
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+criterion = SplitLoss([])
+criterion = DistributedDataParallel(criterion, device_ids=device_ids(criterion))
+optimizer = torch.optim.SGD(list(model.parameters()) + list(criterion.parameters()), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+print(criterion.module.splits)
+""", "a_module_that_makes_a_parameter_on_every_path_is_wrapped_plainly", also={"unwrap-model"},
+         scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
 ]
 
 # Every script that trains gets the wrap or a TODO, so the near misses follow one that does: models
