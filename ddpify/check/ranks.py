@@ -184,8 +184,8 @@ class Ranks:
                 return self.rank_dependent(test.func.value, depth)
             return rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args
                                                if not (a.keyword and a.keyword.value in PLACING_KEYWORDS))
-        return any(self.rank_dependent(child, depth) for child in mt.children(test)
-                   if isinstance(child, cst.BaseExpression) or isinstance(child, cst.ComparisonTarget))
+        return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
+            child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
 
     def dict_entries(self, expr: cst.CSTNode) -> list[cst.BaseExpression] | None:
         """The values `d["key"]` can be, where every assignment of `d` is a dict literal (with

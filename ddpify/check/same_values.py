@@ -11,7 +11,7 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.check.ranks import Ranks
+from ddpify.check.ranks import PLACING_KEYWORDS, Ranks
 from ddpify.check.script import Script, reads_saved_state, string_value
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted, rank_word
@@ -108,6 +108,8 @@ class SameValues:
             return self._stepped_with_shared(None, proving)
         if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`
             return self._shared(node.value, proving)
+        if isinstance(node, cst.Call) and f.qualify(node.func) == "torch.load":
+            return self._loads_one_file(node)  # `torch.load(f)`: the same file everywhere
         if isinstance(node, cst.Call) and reads_saved_state(f, node):
             return True  # `checkpointer.resume_or_load(path)`, `load_state(path)`: the same file everywhere
         if isinstance(node, cst.Call) and f.qualify(node.func) in JOB_QUESTIONS:
@@ -128,11 +130,18 @@ class SameValues:
             if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving) \
                     or (f.qualify(node.func) or "").startswith(("os.path.", "math.")) or _torch_function(f.qualify(node.func)):
                 return arguments  # `args.path.split("-")`, `os.path.basename(args.ckpt)`, `torch.isnan(reduced)`
-            return f.qualify(node.func) == "torch.load" or mt.is_parse_args(node)
+            return mt.is_parse_args(node)
         if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
-                   or isinstance(child, (cst.ComparisonTarget, cst.Arg)))
+                   or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression)))
+
+    def _loads_one_file(self, call: cst.Call) -> bool:
+        """`torch.load(path)`, `torch.load(f)` of an opened file: every process reads the same
+        file, wherever it places it; not a path that names the rank (`f"ckpt_{rank}.pt"`)."""
+        return self.facts.qualify(call.func) == "torch.load" and not any(
+            self.ranks.rank_name(n) for a in call.args if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)
+            for n in mt.findall(a.value, (cst.Name, cst.Attribute)))
 
     def _stepped_with_shared(self, scheduler: cst.BaseExpression | None, proving: frozenset) -> bool:
         """Is the learning rate the same on every process: every `.step(...)` of `scheduler` (of
