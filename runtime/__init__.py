@@ -1692,14 +1692,16 @@ class _SelfCheck:
             owners = _owners(loose, self.wrapped)
             by_class: "dict[str, List[str]]" = {}
             for p in loose:
-                owner, name = owners.get(id(p), ("a tensor outside any module", f"a {tuple(p.shape)} tensor"))
+                owner, name = owners.get(id(p), (None, f"a {tuple(p.shape)} tensor"))
                 by_class.setdefault(owner, []).append(name)
             for owner, names in by_class.items():
+                where = "the tensors into a module and wrap it" if owner is None else f"the {owner} in DDP"
                 self.pending.append(_Finding(
                     "unwrapped-parameters", *record.site,
-                    f"this optimizer steps {len(names)} parameter(s) of {owner} ({_names(names)}) that "
-                    f"no DistributedDataParallel or FSDP wraps: each process trains its own copy; they diverge",
-                    "wrap the module before building its optimizer: model = DistributedDataParallel("
+                    f"this optimizer steps {len(names)} parameter(s) of {owner or 'a tensor outside any module'} "
+                    f"({_names(names)}) that no DistributedDataParallel or FSDP wraps: each process trains its "
+                    f"own copy; they diverge",
+                    f"put {where} before this optimizer is built: model = DistributedDataParallel("
                     "model, device_ids=device_ids(model)) (rewrite wrap-model), or freeze them "
                     "with requires_grad_(False)"))
 

@@ -178,6 +178,7 @@ def test_findings_print_as_one_block_with_a_header_and_go_to_the_json_file(check
     same_order = f"train.py:{line_of('loader = ')}: same-order: "
     assert err[0] == "ddpify self-check: 1 problem(s) found"
     assert err[1].startswith(unwrapped) and "(weight, bias)" in err[1]
+    assert "; put the Linear in DDP before this optimizer is built: model = DistributedDataParallel(" in err[1]
     assert err[2] == "ddpify self-check: 1 problem(s) found"  # the second pass: a block of its own
     assert err[3].startswith(same_order)
     assert len(err) == 4
