@@ -72,3 +72,11 @@ def test_the_index_of_the_collect_pass_answers_as_a_walk_of_the_subtree(case):
     built = cst.parse_expression("model(x).y")  # a node of no collected tree: walked
     assert facts.findall(built, cst.Name) == mt.findall(built, cst.Name)
     assert facts.references(built, "model") == mt.references(built, "model")
+
+
+def test_the_node_classes_tested_by_type_have_no_subclasses():
+    """`names.dotted`, `matchers.is_name`/`is_attribute`/`is_call_of`/`is_method_call` and
+    `Facts.scope`/`enclosing_class` test `type(node) is cst.Name` (an `isinstance` that answers no
+    asks LibCST's abstract base class, in Python): right only while no class derives from these."""
+    for kind in (cst.Name, cst.Attribute, cst.Call, cst.FunctionDef, cst.ClassDef):
+        assert kind.__subclasses__() == []

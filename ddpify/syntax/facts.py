@@ -175,14 +175,14 @@ class Facts:
         if node not in self._scopes:
             parent = self.parents.get(node)
             self._scopes[node] = self.module if parent is None else \
-                parent if isinstance(parent, cst.FunctionDef) else self.scope(parent)
+                parent if type(parent) is cst.FunctionDef else self.scope(parent)
         return self._scopes[node]
 
     def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
         if node not in self._classes:
             parent = self.parents.get(node)
             self._classes[node] = None if parent is None else \
-                parent if isinstance(parent, cst.ClassDef) else self.enclosing_class(parent)
+                parent if type(parent) is cst.ClassDef else self.enclosing_class(parent)
         return self._classes[node]
 
     def block(self, stmt: cst.CSTNode) -> tuple[cst.CSTNode, list[cst.CSTNode]]:

@@ -92,9 +92,13 @@ def _nodes_in(node: cst.CSTNode, names: tuple[str, ...]) -> list[cst.CSTNode]:
         value = getattr(node, name)
         kind = type(value)
         if kind is list or kind is tuple:
-            found.extend(v for v in value if _NODE_TYPES.get(type(v)) or _is_node_type(type(v)))
-        elif _NODE_TYPES.get(kind) or _is_node_type(kind):
-            found.append(value)
+            found += [v for v in value if _NODE_TYPES.get(type(v)) or _is_node_type(type(v))]
+        else:
+            is_node = _NODE_TYPES.get(kind)
+            if is_node is None:  # (a `str` or a sentinel is known as such after its first time too)
+                is_node = _is_node_type(kind)
+            if is_node:
+                found.append(value)
     return found
 
 
@@ -141,22 +145,22 @@ def findall(node: cst.CSTNode, kind: type[N] | tuple[type, ...],
 
 def is_name(node: cst.CSTNode, *values: str) -> bool:
     """A Name (one of `values`, when given)."""
-    return isinstance(node, cst.Name) and (not values or node.value in values)
+    return type(node) is cst.Name and (not values or node.value in values)
 
 
 def is_attribute(node: cst.CSTNode, *attrs: str) -> bool:
     """`x.attr` for one of `attrs` (any attribute when none is given)."""
-    return isinstance(node, cst.Attribute) and (not attrs or node.attr.value in attrs)
+    return type(node) is cst.Attribute and (not attrs or node.attr.value in attrs)
 
 
 def is_method_call(node: cst.CSTNode, *attrs: str) -> bool:
     """`x.attr(...)` for one of `attrs`."""
-    return isinstance(node, cst.Call) and is_attribute(node.func, *attrs)
+    return type(node) is cst.Call and is_attribute(node.func, *attrs)
 
 
 def is_call_of(node: cst.CSTNode, *names: str) -> bool:
     """`name(...)` for one of `names`."""
-    return isinstance(node, cst.Call) and is_name(node.func, *names)
+    return type(node) is cst.Call and is_name(node.func, *names)
 
 
 def sole(stmt: cst.CSTNode, kind: type[N] | tuple[type, ...]) -> N | None:

@@ -58,9 +58,10 @@ def _rank_name(last: str) -> bool:
 
 def dotted(node: cst.CSTNode) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
+    kind = type(node)  # (not isinstance: a miss asks LibCST's abstract base class, in Python)
+    if kind is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if kind is cst.Attribute:
         base = dotted(node.value)
         return f"{base}.{node.attr.value}" if base else None
     return None
