@@ -74,17 +74,17 @@ def _collect(facts: "Facts", module: cst.Module) -> None:
         cst.AugAssign: lambda n: f.assigns.append((n.target, n.value, n)),
     }
     count = 0
-    by_type = f.by_type
+    by_type, spans, parents = f.by_type, f.spans, f.parents
     stack: list = [(module, None)]
     while stack:
         node, parent = stack.pop()
-        if parent is _END:
-            f.spans[node][1] = count
+        if parent is _END:  # `node` is the span of a node whose children are done
+            node[1] = count
             continue
         if parent is not None:
-            f.parents[node] = parent
-        f.spans[node] = [count, 0]
+            parents[node] = parent
         count += 1
+        span = spans[node] = [count - 1, count]
         kind = type(node)
         same = by_type.get(kind)
         if same is None:
@@ -94,8 +94,10 @@ def _collect(facts: "Facts", module: cst.Module) -> None:
         handler = handlers.get(kind)
         if handler is not None:
             handler(node)
-        stack.append((node, _END))
-        stack.extend((child, node) for child in reversed(mt.syntax_children(node)))
+        children = mt.syntax_children(node)
+        if children:  # (a leaf's span ends where it starts)
+            stack.append((span, _END))
+            stack += [(child, node) for child in reversed(children)]
 
 
 _END = object()  # marks, on the walk's stack, the point where a node's span ends
