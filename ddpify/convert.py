@@ -90,7 +90,8 @@ def _convert(data: bytes, module: cst.Module, options: Options, program: Program
         raise RewriteError(_culprit(module, analysis, rewrites, options), f"{type(exc).__name__}: {exc}") from exc
     code = output.code  # generated once: checked, then returned
     _check_compiles(code, module, analysis, rewrites, options)
-    return Result(data, code.encode(output.encoding), edits.changes(), module.encoding)
+    return Result(data, code.encode(output.encoding), edits.changes(source=data, parents=analysis.facts.parents),
+                  module.encoding)
 
 
 def convert_program(program: Program, options: Options = Options()) -> Result:
@@ -115,7 +116,7 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
                 compile(code, str(part.rel), "exec")
         except Exception as exc:
             raise RewriteError("ddpify", f"{part.rel}: {type(exc).__name__}: {exc}") from exc
-        changes = edits.changes(part.module, partial(_in_part, program, facts.parents, part))
+        changes = edits.changes(part.module, partial(_in_part, program, facts.parents, part), part.data, facts.parents)
         results[part.rel] = Result(part.data, part.data if code is None else code.encode(part.module.encoding),
                                    changes, part.module.encoding, read_from=str(part.path) if part.via is not None else None)
     main = results.pop(entry.rel)

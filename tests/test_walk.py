@@ -14,7 +14,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
-from ddpify.syntax.lines import positions
+from ddpify.syntax import lines
+from ddpify.syntax.lines import line_numbers, positions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TRIVIA = {"BaseParenthesizableWhitespace", "SimpleWhitespace", "ParenthesizedWhitespace", "TrailingWhitespace",
@@ -80,3 +81,80 @@ def test_the_node_classes_tested_by_type_have_no_subclasses():
     asks LibCST's abstract base class, in Python): right only while no class derives from these."""
     for kind in (cst.Name, cst.Attribute, cst.Call, cst.FunctionDef, cst.ClassDef):
         assert kind.__subclasses__() == []
+
+
+TRICKY = """\
+# a header comment
+import os; import sys
+\"\"\"a string
+on two lines\"\"\"; x = 1
+@decorator
+# a comment between decorators
+@other(
+    1)
+class A(object):
+    async def f(self):
+        async for a in b:
+            pass
+        async with c as d: e = 1; f = 2
+    def g(self): return (
+        1)
+
+
+if x:
+    y = \\
+        2
+elif y:
+    pass
+else:
+    while z:
+        break
+    else:
+        pass
+try:
+    pass
+except ValueError:
+    pass
+except (TypeError,
+        KeyError):
+    (a,
+     b) = 1, 2
+else:
+    pass
+finally:
+    pass
+match x:
+    case 1:
+        pass
+    case _:
+        pass
+"""
+
+
+@pytest.mark.parametrize("source", [
+    TRICKY, TRICKY.replace("\n", "\r\n"), (FIXTURES / "canonical" / "before.py").read_text(),
+    "@(\n    decorator\n)\ndef f():\n    return 1\n",  # ast puts the decorator on line 2: the whole pass answers
+])
+def test_line_numbers_from_the_statements_are_those_of_the_whole_pass(source):
+    """`line_numbers` given the source and the parents (ast's line of each statement, and a print
+    of the statements asked about) answers as the whole pass, for every syntax node."""
+    module = cst.parse_module(source)
+    facts = Facts(module)
+    nodes = [n for n in facts.spans if n is not module]
+    whole = {node: line for node, (line, _) in positions(module, nodes).items()}
+    assert line_numbers(module, nodes, source.encode(), facts.parents) == whole
+    one_each = {node: line_numbers(module, [node], source.encode(), facts.parents)[node] for node in nodes[::7]}
+    assert one_each == {node: whole[node] for node in nodes[::7]}
+
+
+def test_the_statements_pass_answers_for_every_statement_shape_and_stands_down_where_ast_differs():
+    """Nodes of every statement shape of TRICKY are answered from the statements (not by the
+    whole pass, which would still answer right, at the cost of a print of the whole module);
+    where ast's line is not the statement's first token's, the check sends it to the whole pass."""
+    module = cst.parse_module(TRICKY)
+    facts = Facts(module)
+    assert all(lines._by_statement(module, [n], TRICKY.encode(), facts.parents) is not None
+               for n in facts.spans if n is not module)
+    odd = "@(\n    decorator\n)\ndef f():\n    return 1\n"
+    module = cst.parse_module(odd)
+    assert lines._by_statement(module, [module.body[0]], odd.encode(), Facts(module).parents) is None

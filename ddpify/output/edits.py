@@ -64,15 +64,17 @@ class Edits:
         """A warning in the report: behaviour differs from the single-GPU script, or needs a look."""
         self.record(node, message, WARNING)
 
-    def changes(self, module: cst.Module | None = None, where: Callable[[cst.CSTNode], bool] | None = None
+    def changes(self, module: cst.Module | None = None, where: Callable[[cst.CSTNode], bool] | None = None,
+                source: bytes | None = None, parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None
                 ) -> list[Change]:
         """The records as report lines, in source order (lines computed once, for these nodes
-        only); for a program (ddpify.inputs.program), those on the nodes `where` accepts, with the
-        lines of their file's `module`."""
+        only: from the statements that hold them, given the module's `source` and the nodes'
+        `parents`); for a program (ddpify.inputs.program), those on the nodes `where` accepts,
+        with the lines of their file's `module`."""
         records = [r for r in self.records if where is None or where(r.node)]
         if not records:
             return []  # (no code generation for a file with nothing to say)
-        lines = line_numbers(module or self.module, {r.node for r in records})
+        lines = line_numbers(module or self.module, {r.node for r in records}, source, parents)
         changes = [Change(r.rewrite, lines[r.node], r.message, r.kind) for r in records]
         return sorted(changes, key=lambda c: c.line)
 
