@@ -46,6 +46,7 @@ class Ranks:
         self._collective: dict[cst.CSTNode, bool] = {}
         self._rank_tests: dict[cst.If, bool] = {}
         self._reached: dict[tuple[cst.CSTNode, int], frozenset[str]] = {}
+        self._following: set[Ref] = set()  # the names `rank_dependent` is following (a cycle adds nothing)
 
     def is_global_rank(self, expr: cst.CSTNode) -> bool:
         """Is `expr` the process's rank among all processes of the job (not its index on this node)?
@@ -162,17 +163,24 @@ class Ranks:
         if isinstance(test, cst.Comparison) and isinstance(test.left, cst.SimpleString) and all(
                 isinstance(t.operator, (cst.In, cst.NotIn)) for t in test.comparisons):
             return False  # `"SLURM_PROCID" in os.environ`: which keys there are, not what they hold
-        if isinstance(test, cst.Comparison) and (self.rank_name(test.left) or self._reads_rank_environment(test.left)) and all(
-                _minus_one_or_none(t.comparator) and isinstance(t.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
-                for t in test.comparisons):
+        if isinstance(test, cst.Comparison) and (self.rank_name(test.left) or self._reads_rank_environment(
+                test.left) or self.rank_dependent(test.left, depth)) and all(_asks_distributed(t) for t in test.comparisons):
             return False
         if isinstance(test, (cst.Name, cst.Attribute)):
             ref = self.facts.ref(test)
             if ref is not None and ref in self.ranks_by_role:  # handed on as the rank: whatever it holds
                 return True
             sources = self.facts.sources(ref) if ref is not None else []
-            if sources and depth > 0:  # what it holds, not what it is called (`do_multi_rank_gather`)
-                return any(self.rank_dependent(s, depth - 1) for s in sources)
+            if sources and depth > 0 and ref not in self._following:
+                # what it holds, not what it is called (`do_multi_rank_gather`); a name passed on
+                # as it is (`self.device_id = device_id`, a constructor's argument in another
+                # file) costs no depth: it is the same value
+                self._following.add(ref)
+                try:
+                    return any(self.rank_dependent(s, depth - (not isinstance(s, (cst.Name, cst.Attribute))))
+                               for s in sources)
+                finally:
+                    self._following.discard(ref)
             return self.rank_name(test) or bool(sources) and any(rank_word(n) for s in sources for n in _read_names(s))
         entries = self.dict_entries(test)
         if entries is not None:  # `cfg["amp"]` of `cfg = {"amp": True, "main": rank == 0}`: that entry only
@@ -429,6 +437,17 @@ def _error_code(value: cst.BaseExpression | None) -> bool:
     """`-1`, `-2`: what a function returns to say it failed."""
     return isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
         and isinstance(value.expression, cst.Integer)
+
+
+def _asks_distributed(target: cst.ComparisonTarget) -> bool:
+    """`rank != -1`, `rank is None`, `rank >= 0`, `rank > -1`, `rank < 0`: a rank is never
+    negative, so these ask whether the run is distributed (-1 or None where it is not), which is
+    the same on every process."""
+    op, right = target.operator, target.comparator
+    if _minus_one_or_none(right):
+        return isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) or \
+            isinstance(op, (cst.GreaterThan, cst.LessThanEqual)) and not mt.is_name(right, "None")
+    return isinstance(right, cst.Integer) and right.value == "0" and isinstance(op, (cst.GreaterThanEqual, cst.LessThan))
 
 
 def _minus_one_or_none(node: cst.CSTNode) -> bool:

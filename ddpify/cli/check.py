@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import traceback
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -44,7 +45,8 @@ def _rule_codes(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--fix", is_flag=True, help="Apply the safe fixes to the files, then report what is left.")
 @click.option("--diff", is_flag=True, help="With --fix: print the fixes as a unified diff; write nothing.")
 @click.option("--explain", metavar="CODE", help="Show what a rule finds, with a wrong and a right example.")
-@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Say which files each check read (its program), and show tracebacks for internal errors.")
 @internal_errors
 def check_command(sources, select, ignore, output_format, as_json, fix, diff, explain, verbose) -> None:  # noqa: C901 (28: to split)
     """Find the classic DDP bugs in PATH (files, directories, or - for stdin): the global rank
@@ -92,11 +94,12 @@ def check_command(sources, select, ignore, output_format, as_json, fix, diff, ex
     if finish_killed_writes(s.path for s in inputs.sources):
         inputs = guard(files.collect, sources)
     parsed: dict = {}  # the project modules the files import, each parsed once
-    outcomes = [_check_one(source, rules, fix, parsed) for source in inputs.sources]
+    scans: dict = {}  # the scripts of a project folder that may import a checked module, found once
+    outcomes = [_check_one(source, rules, fix, parsed, scans) for source in inputs.sources]
     # a module that a distributed script of this run imports runs in every process of its job:
     # checked as DDP code even where it never names torch.distributed (a helper's torch.load)
     imported = {m for o in outcomes if o.report is not None and o.report.distributed for m in o.modules}
-    outcomes = [_check_one(s, rules, fix, parsed, imported_by_ddp=True)
+    outcomes = [_check_one(s, rules, fix, parsed, scans, imported_by_ddp=True)
                 if o.report is not None and not o.report.distributed and s.path is not None
                 and s.path.resolve() in imported else o for s, o in zip(inputs.sources, outcomes)]
     errors = [o for o in outcomes if o.error]
@@ -113,6 +116,7 @@ def check_command(sources, select, ignore, output_format, as_json, fix, diff, ex
     if output_format == "json":
         click.echo(json.dumps({"version": 1, "files": [
             {"path": s.name, "note": o.report.note, "fixed": o.fixed,
+             "read": {"files": o.read[0], "lines": o.read[1], "importer": o.importer, "unread": list(o.unread)},
              "findings": [asdict(f) for f in o.report.findings]} for s, o in good]}, indent=2))
     elif output_format == "sarif":
         click.echo(formats.sarif_text(rules, [(*_place(s.name, f, o.script), f.code, f.message)
@@ -126,6 +130,8 @@ def check_command(sources, select, ignore, output_format, as_json, fix, diff, ex
                     click.echo(_render(source.name, finding, outcome.script))
             if outcome.report.note:
                 click.echo(f"{source.name}: note: {outcome.report.note}", err=True)
+            if verbose:
+                click.echo(_read_line(source.name, outcome), err=True)
     for outcome in errors:
         if outcome.code != EXIT_INTERNAL:
             click.echo(outcome.error, err=True)
@@ -156,6 +162,9 @@ class _Checked:
     traceback: str = ""
     script: Script | None = None  # a notebook's code cells, as checked
     modules: frozenset = frozenset()  # the resolved paths of the project modules it imports
+    read: tuple[int, int] = (0, 0)  # (files, lines) read to check it: itself, its modules, its importer's program
+    importer: str | None = None  # the script whose program a module was read in (`load_checked`)
+    unread: tuple[str, ...] = ()  # imported files left out as they do not parse (one line each)
 
 
 def _render(name: str, finding: Finding, script: Script | None) -> str:
@@ -193,11 +202,11 @@ def _diff(name: str, before: bytes, after: bytes) -> str:
                                         name, name))
 
 
-def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = None,
+def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = None, scans: dict | None = None,
                imported_by_ddp: bool = False) -> _Checked:
     from ddpify import check
     from ddpify.inputs import notebook
-    from ddpify.inputs.program import load as load_program
+    from ddpify.inputs.program import load_checked
     name = source.name
     try:
         loaded = files.read(source)
@@ -205,15 +214,21 @@ def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = Non
     except files.InputError as exc:
         return _Checked(error=str(exc), code=EXIT_INPUT)
     try:
-        # a file is checked with the facts of the project modules it imports (ddpify.inputs.program)
-        program = load_program(source.path, loaded.data, parsed=parsed) if source.path is not None and name.endswith(".py") else None
-        modules = frozenset(p.path.resolve() for p in program.parts[1:]) if program is not None else frozenset()
+        # a file is checked with the facts of the project modules it imports, and a module with
+        # those of a script that imports it (ddpify.inputs.program.load_checked)
+        program = load_checked(source.path, loaded.data, parsed, scans) \
+            if source.path is not None and name.endswith(".py") else None
+        modules = frozenset(p.path.resolve() for p in program.parts[1:] if not p.importer) \
+            if program is not None else frozenset()
+        read = dict(read=(len(program.parts), program.lines), unread=program.unread,
+                    importer=next((os.path.normpath(p.path) for p in program.parts if p.importer), None)) \
+            if program is not None else dict(read=(1, _lines(loaded.data)))
         if fix:
             done = check.fix(loaded.data, rules, program, imported_by_ddp)
-            return _Checked(done.report, done.output, loaded.data, done.fixed, loaded.mode, modules=modules)
+            return _Checked(done.report, done.output, loaded.data, done.fixed, loaded.mode, modules=modules, **read)
         if script is not None:  # the same cells `convert` reads; findings name the cell
-            return _Checked(check.check(script.code.encode(), rules), script=script)
-        return _Checked(check.check(loaded.data, rules, program, imported_by_ddp), modules=modules)
+            return _Checked(check.check(script.code.encode(), rules), script=script, **read)
+        return _Checked(check.check(loaded.data, rules, program, imported_by_ddp), modules=modules, **read)
     except INPUT_ERRORS as exc:  # in the file, or in a module it imports (`exc.path`)
         return _Checked(error=input_error(name, loaded.data, exc), code=EXIT_INPUT)
     except OSError as exc:
@@ -221,6 +236,19 @@ def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = Non
     except Exception as exc:
         return _Checked(error=f"{name}: internal error: {type(exc).__name__}: {one_line(str(exc))}",
                         code=EXIT_INTERNAL, traceback=traceback.format_exc())
+
+
+def _read_line(name: str, outcome: _Checked) -> str:
+    """`trainer.py: read 12 files, 3,400 lines (in the program of train.py, which imports it)`,
+    and each imported file left out."""
+    files, lines = outcome.read
+    via = f" (in the program of {outcome.importer}, which imports it)" if outcome.importer else ""
+    left = "".join(f"\n{name}: left out {line}" for line in outcome.unread)
+    return f"{name}: read {files} file(s), {lines:,} line(s){via}{left}"
+
+
+def _lines(data: bytes) -> int:
+    return data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
 
 
 def _check_summary(checked: list, fix: bool, diff: bool = False) -> str:

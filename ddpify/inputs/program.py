@@ -46,7 +46,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted, import_nodes
-from ddpify.syntax.parse import INPUT_ERRORS, parse_module
+from ddpify.syntax.parse import INPUT_ERRORS, input_error, parse_module
 
 
 @dataclass
@@ -59,6 +59,7 @@ class Part:
     module: cst.Module
     name: str  # as imported: `models.resnet` (the entry: its file's stem)
     via: cst.Call | None = None  # the `sys.path.insert(...)` that put its folder on the path, if that
+    importer: bool = False  # a script that imports the entry (`load_checked`): its main block runs
 
 
 @dataclass
@@ -69,17 +70,24 @@ class Program:
     local_names: frozenset[str]  # names that hold a project module (`import trainer` -> `trainer`)
     top: dict[cst.CSTNode, Part]  # each statement of `merged` -> its part
     by_name: frozenset[cst.Call] = frozenset()  # the calls importing by a computed name whose modules were read
+    unread: tuple[str, ...] = ()  # `ddpify check`: the imported files left out as they do not parse (one line each)
 
     def with_entry(self, data: bytes) -> "Program":
         """The same program with the entry's code replaced by `data` (after `check --fix`)."""
         entry = self.parts[0]
         return _assemble(self.root, [Part(entry.rel, entry.path, data, parse_module(data), entry.name),
-                                     *self.parts[1:]], self.local_names, self.by_name)
+                                     *self.parts[1:]], self.local_names, self.by_name, self.unread)
 
     @property
     def library(self) -> frozenset[cst.CSTNode]:
-        """The statements of the modules other than the entry (another entry point may use them)."""
-        return frozenset(stmt for stmt, part in self.top.items() if part is not self.parts[0])
+        """The statements of the modules other than the entry and its importer (another entry point
+        may use them)."""
+        return frozenset(stmt for stmt, part in self.top.items() if part is not self.parts[0] and not part.importer)
+
+    @property
+    def lines(self) -> int:
+        """The lines of every file read."""
+        return sum(part.data.count(b"\n") + (bool(part.data) and not part.data.endswith(b"\n")) for part in self.parts)
 
     def other_entries(self, part: Part) -> list[str]:
         """The scripts beside the entry (`evaluate.py`: a `__main__` block) that import `part`'s
@@ -104,19 +112,29 @@ class Program:
         return self.top[node]
 
 
-def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = None) -> Program:
-    """The program `entry` starts (`data`: its bytes, already read); without `follow`, the
-    entry alone. `parsed` (resolved path -> (bytes, module)) keeps the modules read across the
-    programs of several entries (`ddpify check src/`), so each file is parsed once. Raises what
-    `parse_module` raises, with `exc.path` set to the file that does not parse, and OSError."""
-    parsed = {} if parsed is None else parsed
+def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = None,
+         module: cst.Module | None = None, lenient: bool = False) -> Program:
+    """The program `entry` starts (`data`: its bytes, already read; `module`: them parsed, if
+    they are); without `follow`, the entry alone. `parsed` (resolved path -> (bytes, module))
+    keeps the modules read across the programs of several entries (`ddpify check src/`), so each
+    file is parsed once. Raises what `parse_module` raises, with `exc.path` set to the file that
+    does not parse, and OSError; `lenient` (`ddpify check`): an imported file that does not parse
+    is left out and named in `Program.unread` instead."""
     root = entry.resolve().parent
-    parts = [Part(PurePosixPath(entry.name), entry, data, _parse(entry, data), entry.stem)]
-    seen = {entry.resolve()}
+    first = Part(PurePosixPath(entry.name), entry, data, module or _parse(entry, data), entry.stem)
+    return _read(root, [first] if follow and not _installed(root) else [], [first], {} if parsed is None else parsed,
+                 lenient)
+
+
+def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenient: bool = False) -> Program:
+    """Follow the imports of the parts of `queue` from `root`, adding each project file they
+    reach to `parts` (once), and assemble the program; `lenient`: as for `load`."""
+    entry = parts[0].path
+    seen = {p.path.resolve() for p in parts}
     local: set[str] = set()
     by_name: set[cst.Call] = set()
-    queue = [parts[0]] if follow and not _installed(root) else []
     folders: dict[Path, cst.Call] = {}  # what `sys.path.insert(...)` calls add, in order
+    unread: list[str] = []
     while queue:
         part = queue.pop(0)
         computed = _computed_imports(part, root)
@@ -136,15 +154,116 @@ def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = No
                     continue  # read already, or a link out of the project: not followed
                 seen.add(file.resolve())
                 rel = PurePosixPath(file.relative_to(base).as_posix())
-                # as the user named the entry: `proj/trainer.py`, `proj/../helper_train.py`
-                shown = entry.parent / (rel if via is None else Path(os.path.relpath(file, root)))
+                shown = _shown(entry, file)
                 if file.resolve() not in parsed:
                     raw = file.read_bytes()
-                    parsed[file.resolve()] = raw, _parse(shown, raw)
+                    try:
+                        parsed[file.resolve()] = raw, _parse(shown, raw)
+                    except INPUT_ERRORS as exc:
+                        if not lenient:
+                            raise
+                        unread.append(input_error(str(shown), raw, exc))
+                        continue
                 new = Part(rel, shown, *parsed[file.resolve()], module_name, via)
                 parts.append(new)
                 queue.append(new)
-    return _assemble(root, parts, frozenset(local), frozenset(by_name))
+    return _assemble(root, parts, frozenset(local), frozenset(by_name), tuple(unread))
+
+
+def _shown(entry: Path, file: Path) -> Path:
+    """A file's path as the user named the entry: `proj/trainer.py`, `proj/../helper_train.py`."""
+    return entry.parent / os.path.relpath(file, entry.resolve().parent)
+
+
+def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: dict | None = None) -> Program:
+    """The program `ddpify check` reads `entry` in. A script (a file with an `if __name__ ==
+    "__main__":` block) is read with the modules it imports, as `load` reads it. A module is
+    read from the folder its top package lies in (`src/trainer/trainer.py`, with
+    `src/__init__.py` and `src/trainer/__init__.py`, from the folder of `src`, as
+    `src.trainer.trainer`: its absolute imports resolve there), and, where a script of that
+    folder imports it, in that script's program: the facts the script establishes (a rank it
+    hands to a class of the module, a DistributedSampler that a helper of a third module builds,
+    the loader it passes) are facts of the module's code too. Of the files under that folder that
+    import the module's top package by name, have a main block or lie outside every package,
+    and whose program reaches the module, the script is the first that names torch.distributed
+    (`DISTRIBUTED`), else the first, by depth then name. The
+    module stays the program's first part: only its findings are reported. `scans` (folder ->
+    the candidate scripts) keeps the scans across the files of one run."""
+    parsed = {} if parsed is None else parsed
+    module = _parse(entry, data)
+    if any(mt.is_main_guard(stmt) for stmt in module.body) or _installed(entry.resolve().parent):
+        return load(entry, data, parsed=parsed, module=module, lenient=True)
+    root, name = _package_root(entry.resolve())
+    first = Part(PurePosixPath(entry.resolve().relative_to(root).as_posix()), entry, data, module, name)
+    chosen = None
+    for script in _scripts(root, name.split(".")[0], {} if scans is None else scans):
+        if script == entry.resolve():
+            continue
+        try:
+            importer = _script_part(entry, script, root, parsed)
+            reached = _read(root, [importer], [importer], parsed, lenient=True)
+        except (*INPUT_ERRORS, OSError):
+            continue  # an importer that does not parse is not read: the module is checked without it
+        if any(p.path.resolve() == entry.resolve() for p in reached.parts):
+            chosen = chosen or importer
+            if DISTRIBUTED.search(importer.data):
+                chosen = importer  # the script that runs the module in a distributed job
+                break
+    return _read(root, [first, *([chosen] if chosen else [])], [first, *([chosen] if chosen else [])], parsed,
+                 lenient=True)
+
+
+# a script that says it runs distributed (of the importers of a module, the one whose facts `check` reads)
+DISTRIBUTED = re.compile(rb"torch\.distributed|DistributedDataParallel|init_process_group")
+
+
+def _script_part(entry: Path, file: Path, root: Path, parsed: dict) -> Part:
+    """`file` (a script under `root`, resolved) as the importer part of the program `entry` is checked in."""
+    shown = _shown(entry, file)
+    if file not in parsed:
+        raw = file.read_bytes()
+        parsed[file] = raw, _parse(shown, raw)
+    return Part(PurePosixPath(file.relative_to(root).as_posix()), shown, *parsed[file], file.stem, importer=True)
+
+
+def _package_root(file: Path) -> tuple[Path, str]:
+    """The folder on `sys.path` from which `file` is imported, and its dotted name there: above
+    the top package whose `__init__.py` files lead to it (`src/trainer/trainer.py` -> the folder
+    of `src`, `src.trainer.trainer`), else its own folder."""
+    folder, names = file.parent, [file.stem]
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        names.insert(0, folder.name)
+        folder = folder.parent
+    return folder, ".".join(names)
+
+
+SKIPPED_FOLDERS = frozenset({"__pycache__", "site-packages", "node_modules", "build", "dist"})
+
+
+def _scripts(root: Path, top: str, scans: dict) -> list[Path]:
+    """The files under `root` that may import the module `top` as a script does: `import top`,
+    `from top[.x] import ...` at the start of a line, with a main block or outside every package;
+    by depth, then name (resolved paths)."""
+    key = (root, top)
+    if key not in scans:
+        pattern = re.compile(rb"^[ \t]*(?:from[ \t]+" + re.escape(top.encode()) + rb"[ \t.]|import[ \t]+"
+                             + re.escape(top.encode()) + rb"\b)", re.M)
+        found = []
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+            package = "__init__.py" in names
+            for name in names:
+                if not name.endswith(".py") or name == "__init__.py":
+                    continue
+                path = Path(folder, name)
+                try:
+                    text = path.read_bytes() if path.is_file() else b""
+                except OSError:
+                    continue
+                if pattern.search(text) and (not package or b"__main__" in text):
+                    found.append(path.resolve())
+        scans[key] = sorted(found, key=lambda p: (len(p.relative_to(root.resolve()).parts), str(p)))
+    return scans[key]
 
 
 PATH_CALLS = {"sys.path.insert": 1, "sys.path.append": 0}  # the position of the folder argument
@@ -213,10 +332,11 @@ def _under(folder: Path, prefix: Path) -> bool:
     return any(folder == p or p in folder.parents for p in {prefix, prefix.resolve()})
 
 
-def _assemble(root: Path, parts: list[Part], local: frozenset[str], by_name: frozenset[cst.Call]) -> Program:
+def _assemble(root: Path, parts: list[Part], local: frozenset[str], by_name: frozenset[cst.Call],
+              unread: tuple[str, ...] = ()) -> Program:
     top = {stmt: part for part in parts for stmt in part.module.body
-           if part is parts[0] or not mt.is_main_guard(stmt)}
-    return Program(root, parts, parts[0].module.with_changes(body=list(top)), local, top, by_name)
+           if part is parts[0] or part.importer or not mt.is_main_guard(stmt)}
+    return Program(root, parts, parts[0].module.with_changes(body=list(top)), local, top, by_name, unread)
 
 
 def _parse(path: Path, data: bytes) -> cst.Module:

@@ -149,12 +149,17 @@ def test_a_bug_of_ours_is_one_line_and_exit_123(monkeypatch):
 
 def test_a_helper_module_a_ddp_script_imports_is_checked_as_ddp_code():
     """utils.py never names torch.distributed, but train.py, checked in the same run, imports
-    it: its `torch.load` runs in every process (issue 29). Alone, utils.py is not DDP code."""
+    it: its `torch.load` runs in every process (issue 29). Named alone, utils.py is read in the
+    program of train.py, the script of its folder that imports it (decision 0036); without
+    that script it is not DDP code."""
     import shutil
 
     shutil.copytree(CASES / "DDP014" / "program", "proj")
     found = "proj/utils.py:6:27: DDP014 torch.load without map_location"
     assert found in cli("proj/train.py", "proj/utils.py", code=1).stdout
     assert found in cli("proj", code=1).stdout
-    assert cli("proj/utils.py", code=0).stdout == ""
+    assert found in cli("proj/utils.py", code=1).stdout
     assert "utils.py" not in cli("proj/train.py", code=0).stdout
+    Path("alone").mkdir()
+    shutil.copy("proj/utils.py", "alone/utils.py")
+    assert cli("alone/utils.py", code=0).stdout == ""

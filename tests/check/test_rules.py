@@ -2,7 +2,12 @@
 of its snapshot `trigger*.txt` (`line:column: CODE message`, all of that rule; `pytest
 --update-goldens` rewrites the snapshots, read the diff), and `near_miss*.py`, the correct shapes
 closest to the bug, give none (a rule that looks at the whole file has one near miss per file).
-Each fixture is checked with the default rules plus its own (advice rules run only when named)."""
+Each fixture is checked with the default rules plus its own (advice rules run only when named).
+
+A folder case (`<CODE>/trigger_<name>/`, `near_miss_<name>/`) is a small project: each of its
+`.py` files is checked as `ddpify check FILE` checks it, in its program (the modules it imports,
+and for a module a script of the folder that imports it: decision 0036), and the snapshot
+`trigger_<name>.txt` lists the findings of all its files (`path:line:column: CODE message`)."""
 
 from __future__ import annotations
 
@@ -13,8 +18,8 @@ import pytest
 from ddpify.check import BUGS, CODES, RULES, check
 
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "check"
-TRIGGERS = sorted(CASES.glob("*/trigger*.py"))
-NEAR_MISSES = sorted(CASES.glob("*/near_miss*.py"))
+TRIGGERS = sorted([*CASES.glob("*/trigger*.py"), *(p for p in CASES.glob("*/trigger*") if p.is_dir())])
+NEAR_MISSES = sorted([*CASES.glob("*/near_miss*.py"), *(p for p in CASES.glob("*/near_miss*") if p.is_dir())])
 
 
 def ids(paths: list[Path]) -> list[str]:
@@ -23,7 +28,23 @@ def ids(paths: list[Path]) -> list[str]:
 
 def findings(path: Path) -> str:
     rules = tuple(sorted({*BUGS, CODES[path.parent.name]}, key=lambda r: r.code))
+    if path.is_dir():
+        return _program_findings(path, rules)
     return "".join(f"{f.line}:{f.column}: {f.code} {f.message}\n" for f in check(path.read_bytes(), rules).findings)
+
+
+def _program_findings(folder: Path, rules) -> str:
+    """Each file of a folder case checked alone, as `ddpify check FILE` reads it."""
+    from ddpify.cli.check import _check_one
+    from ddpify.inputs.files import Source
+
+    lines = []
+    for file in sorted(folder.rglob("*.py")):
+        outcome = _check_one(Source(file), rules, False)
+        assert not outcome.error, outcome.error
+        lines += [f"{file.relative_to(folder).as_posix()}:{f.line}:{f.column}: {f.code} {f.message}\n"
+                  for f in outcome.report.findings]
+    return "".join(lines)
 
 
 def test_every_rule_has_a_trigger_and_a_near_miss():
@@ -31,12 +52,13 @@ def test_every_rule_has_a_trigger_and_a_near_miss():
     for code in CODES:
         names = {p.name for p in (CASES / code).iterdir()}
         assert "trigger.py" in names and "near_miss.py" in names, code
-        assert {p.stem for p in (CASES / code).glob("trigger*.py")} == {p.stem for p in (CASES / code).glob("trigger*.txt")}
+        triggers = {p.stem for p in (CASES / code).glob("trigger*") if p.suffix == ".py" or p.is_dir()}
+        assert triggers == {p.stem for p in (CASES / code).glob("trigger*.txt")}
 
 
 @pytest.mark.parametrize("path", TRIGGERS, ids=ids(TRIGGERS))
 def test_trigger(path, request):
-    snapshot = path.with_suffix(".txt")
+    snapshot = path.with_suffix(".txt") if path.is_file() else path.with_name(path.name + ".txt")
     got = findings(path)
     if request.config.getoption("--update-goldens"):
         snapshot.write_text(got)

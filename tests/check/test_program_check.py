@@ -1,0 +1,120 @@
+"""What `ddpify check FILE` reads (decision 0036, `ddpify.inputs.program.load_checked`): a script
+with the modules it imports; a module from its package's folder and in the program of a script
+that imports it (the one that runs distributed first); the rank questions answered on that
+program. Table tests of the question, without the rules."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from click.testing import CliRunner
+
+from ddpify.check.context import Context
+from ddpify.cli import main
+from ddpify.inputs.program import load_checked
+from ddpify.syntax.facts import Facts
+from ddpify.syntax.parse import parse_module
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def write(files: dict[str, str]) -> None:
+    for path, text in files.items():
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(textwrap.dedent(text))
+
+
+MODULE = "import torch\nclass Trainer:\n    def __init__(self, device_id):\n        self.device_id = device_id\n"
+RUNS = "from pkg.trainer import Trainer\nif __name__ == '__main__':\n    Trainer(0)\n"
+RUNS_DDP = "import torch.distributed as dist\nfrom pkg.trainer import Trainer\nif __name__ == '__main__':\n" \
+           "    dist.init_process_group('nccl')\n    Trainer(dist.get_rank())\n"
+
+# (the files, the file checked, the files its program reads: the checked one first, then by reach)
+READS = {
+    "script_reads_what_it_imports": ({"train.py": "import utils\nif __name__ == '__main__':\n    utils.f()\n",
+                                      "utils.py": "def f():\n    pass\n", "other.py": "import train\n"},
+                                     "train.py", ["train.py", "utils.py"]),
+    "module_in_the_program_of_its_importer": ({"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "run.py": RUNS},
+                                              "pkg/trainer.py", ["pkg/trainer.py", "run.py", "pkg/__init__.py"]),
+    "the_importer_that_runs_distributed_first": (
+        {"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "a_old.py": RUNS, "b_ddp.py": RUNS_DDP},
+        "pkg/trainer.py", ["pkg/trainer.py", "b_ddp.py", "pkg/__init__.py"]),
+    "an_importer_in_a_subfolder": ({"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "launch/run.py": RUNS},
+                                   "pkg/trainer.py", ["pkg/trainer.py", "launch/run.py", "pkg/__init__.py"]),
+    "a_module_of_the_package_is_no_importer": (
+        {"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "pkg/loop.py": "from pkg.trainer import Trainer\n"},
+        "pkg/trainer.py", ["pkg/trainer.py"]),
+    "a_script_that_does_not_reach_it_is_no_importer": (
+        {"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "pkg/data.py": "", "run.py": "from pkg import data\n"},
+        "pkg/trainer.py", ["pkg/trainer.py"]),
+    "absolute_imports_of_a_package_module_resolve_from_its_package_folder": (
+        {"pkg/__init__.py": "", "pkg/trainer.py": "import pkg.utils\n", "pkg/utils.py": ""},
+        "pkg/trainer.py", ["pkg/trainer.py", "pkg/__init__.py", "pkg/utils.py"]),
+    "an_importer_that_does_not_parse_is_skipped": (
+        {"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "run.py": "from pkg.trainer import Trainer\ndef f(:\n"},
+        "pkg/trainer.py", ["pkg/trainer.py"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READS))
+def test_the_files_a_checked_file_is_read_with(name):
+    files, checked, expected = READS[name]
+    write(files)
+    program = load_checked(Path(checked), Path(checked).read_bytes())
+    assert [str(Path(p.path).resolve().relative_to(Path.cwd().resolve())) for p in program.parts] == expected
+    assert [p.importer for p in program.parts] == [p.endswith(".py") and p in files and p != checked and (
+        "__main__" in files[p]) for p in expected]
+
+
+def test_an_imported_file_that_does_not_parse_is_left_out_and_named():
+    write({"train.py": "import utils, helper\nif __name__ == '__main__':\n    pass\n", "utils.py": "def f(:\n",
+           "helper.py": ""})
+    program = load_checked(Path("train.py"), Path("train.py").read_bytes())
+    assert [p.rel.name for p in program.parts] == ["train.py", "helper.py"]
+    assert len(program.unread) == 1 and program.unread[0].startswith("utils.py:1:") and "cannot parse" in program.unread[0]
+
+
+def rank_test(test: str) -> bool:
+    source = f"import os\nimport torch.distributed as dist\nlocal_rank = int(os.environ.get('LOCAL_RANK', -1))\n" \
+             f"if {test}:\n    dist.barrier()\n"
+    facts = Facts(parse_module(source))
+    branch = next(n for n in facts.by_type[cst.If])
+    return Context(facts).ranks.rank_dependent(branch.test)
+
+
+# a rank is never negative: tests against -1, None and 0 that every process of a distributed run
+# passes alike ask whether the run is distributed
+@pytest.mark.parametrize("test,parts", [
+    ("local_rank == 0", True), ("local_rank <= 0", True), ("local_rank > 0", True), ("local_rank != 0", True),
+    ("local_rank >= 0", False), ("local_rank > -1", False), ("local_rank < 0", False), ("local_rank <= -1", False),
+    ("local_rank != -1", False), ("local_rank is None", False), ("local_rank < -1", True),
+])
+def test_which_rank_comparisons_part_the_processes(test, parts):
+    assert rank_test(test) is parts
+
+
+def test_a_rank_handed_to_a_constructor_in_another_file_is_a_rank_there():
+    write({"pkg/__init__.py": "", "run.py": RUNS_DDP,
+           "pkg/trainer.py": MODULE + "    def fit(self):\n        if self.device_id <= 0:\n            print('main')\n"})
+    program = load_checked(Path("pkg/trainer.py"), Path("pkg/trainer.py").read_bytes())
+    facts = Facts(program.merged, program)
+    branch = next(n for n in facts.by_type[cst.If] if facts.code(n.test) == "self.device_id <= 0")
+    assert Context(facts).ranks.rank_dependent(branch.test)
+    alone = Facts(parse_module(Path("pkg/trainer.py").read_bytes()))
+    assert not Context(alone).ranks.rank_dependent(next(n for n in alone.by_type[cst.If]).test)
+
+
+def test_verbose_and_json_say_what_was_read():
+    write({"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "run.py": RUNS_DDP})
+    result = CliRunner().invoke(main, ["check", "-v", "pkg/trainer.py", "run.py"])
+    assert "pkg/trainer.py: read 3 file(s), 9 line(s) (in the program of run.py, which imports it)" in result.stderr
+    assert "run.py: read 3 file(s), 9 line(s)\n" in result.stderr
+    import json
+    report = json.loads(CliRunner().invoke(main, ["check", "--json", "pkg/trainer.py"]).stdout)
+    assert report["files"][0]["read"] == {"files": 3, "lines": 9, "importer": "run.py", "unread": []}
