@@ -111,7 +111,8 @@ def _paired(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
     """Do the other ranks reach the same collective: in the other branch of `guard`
     (`Ranks.matched_across_branches`), or under another rank test of the same function, or of
     the function that defines it (a closure whose rank 0 broadcasts a signal that the others
-    receive in the caller's `else`)?"""
+    receive in the caller's `else`)? Not in the same branch of another test that reads the same
+    (`if rank <= 0: ... else: barrier()` twice: the same ranks again)."""
     if ctx.ranks.matched_across_branches(call, guard):
         return True
     f = ctx.facts
@@ -120,8 +121,10 @@ def _paired(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
     for other in f.calls_in(unit) if unit is not None else f.calls:
         if other is call or _name(f, other) != key or _outermost_function(f, other) is not unit:
             continue
-        if ctx.ranks.rank_guard(other) not in (None, guard):
-            return True
+        other_guard = ctx.ranks.rank_guard(other)
+        if other_guard not in (None, guard) and not (f.code(other_guard.test) == f.code(guard.test) and f.is_inside(
+                other, other_guard.body) == f.is_inside(call, guard.body)):
+            return True  # not in the same branch of a test that reads the same: the same ranks again
     return False
 
 
