@@ -6,9 +6,9 @@ converted by `ddpify convert` and launched under `torchrun --standalone --nproc_
     .venv/bin/python bench/fresh_sweep.py run --half tuning [--manifest M] [--dest /work/sweep] [--only NAME,...] [--json OUT]
 
 The programs are listed in bench/fresh_sweep.json (`--manifest`: another set of the same schema,
-bench/fresh_sweep2.json the second sweep's) (repository, commit, the files taken, entry,
-arguments, environment, and `prep`: the few literal edits that make a program run here
-(or a file to add, `new` written `times` times, where it needs an input), each with its reason: no GPU, no downloads, no torchvision, a short step budget). Their code
+bench/fresh_sweep2.json the second sweep's, bench/fresh_sweep3.json the third's) (repository, commit, the files taken, entry,
+arguments, environment, `pythonpath` (the project's folders its README installs), and `prep`: the few literal edits that make a program run here
+(or a file to add, `new` written `times` times, where it needs an input; `copies` files named with `{i}`), each with its reason: no GPU, no downloads, no torchvision, a short step budget). Their code
 is never committed: `build` copies the files from the snapshots the library's `fetch` tool
 brings (`--mirrors`: `OWNER+NAME/repo`, a git directory) or from a folder of earlier copies
 (`--cache`: `OWNER+NAME/PATH`, filled by every build), applies the edits (each must match
@@ -140,9 +140,11 @@ def build_one(program: dict, mirrors: Path, cache: Path | None, dest: Path) -> s
     for edit in program.get("prep", []):
         path = target / edit["file"]
         text = path.read_text() if path.exists() else ""
-        if "old" not in edit:  # a new file (synthetic data)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(edit["new"] * edit.get("times", 1))
+        if "old" not in edit:  # a new file (synthetic data); `copies`: N files, {i} in the name
+            for i in range(edit.get("copies", 0) or 1):
+                path = target / (edit["file"].format(i=i) if "copies" in edit else edit["file"])
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(edit["new"] * edit.get("times", 1))
             continue
         count = edit.get("count", 1)
         if text.count(edit["old"]) != count:
@@ -163,6 +165,12 @@ def _env(program: dict, probe_dir: Path | None, roots: list[Path], pythonpath: l
     if probe_dir is not None:
         env["DDPIFY_PROBE_DIR"] = str(probe_dir)
     return env
+
+
+def _installed(program: dict, copy: Path) -> list[Path]:
+    """The manifest's `pythonpath` (folders of the program's copy): the project's own packages as
+    its README installs them (`setup.py develop`), found on the path and not beside the entry."""
+    return [copy / folder for folder in program.get("pythonpath", [])]
 
 
 def _run(cmd: list[str], cwd: Path, env: dict, timeout: float) -> tuple[int, str, float]:
@@ -217,7 +225,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         ddp = tmp / "ddp"
         shutil.copytree(src, ddp)
         probe_dir, logs = tmp / "probe", tmp / "logs"
-        env = _env(program, probe_dir, [out_dir, ddp], [ddp / entry_dir])
+        env = _env(program, probe_dir, [out_dir, ddp], [ddp / entry_dir, *_installed(program, ddp)])
         env["DDPIFY_VERIFY_JSON"] = str(tmp / "verify.json")
         torchrun = str(Path(_python()).parent / "torchrun")
         rc, out, secs = _run([torchrun, "--standalone", "--nproc_per_node=2", "--redirects", "1",
@@ -228,7 +236,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         py = tmp / "py"
         shutil.copytree(src, py)
         prc, pout, psecs = _run([_python(), str(converted), *args], py / cwd_rel,
-                                _env(program, None, [out_dir, py], [py / entry_dir]), timeout)
+                                _env(program, None, [out_dir, py], [py / entry_dir, *_installed(program, py)]), timeout)
         row["python"] = {"rc": prc, "seconds": round(psecs, 1), "tail": _tail(pout)}
         base_probe = Probe.read(tmp / "orig_probe")
         row["checks"], sites = judge(Probe.read(probe_dir), base_probe, rc, stdout, prc)
@@ -266,7 +274,7 @@ def run_original(program: dict, src: Path, tmp: Path, timeout: float) -> tuple[i
         entry = script
     cwd = orig / program.get("cwd", str(Path(program["entry"]).parent))
     return _run([_python(), str(entry), *program.get("args", [])], cwd,
-                _env(program, tmp / "orig_probe", [orig], [entry.parent]), timeout)
+                _env(program, tmp / "orig_probe", [orig], [entry.parent, *_installed(program, orig)]), timeout)
 
 
 def _rank_stdout(logs: Path) -> dict[int, str]:

@@ -20,7 +20,7 @@ _spec.loader.exec_module(sweep)
 Probe = sweep.Probe
 
 
-@pytest.mark.parametrize("name, size", [("fresh_sweep.json", 24), ("fresh_sweep2.json", 20)])
+@pytest.mark.parametrize("name, size", [("fresh_sweep.json", 24), ("fresh_sweep2.json", 20), ("fresh_sweep3.json", 20)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -34,6 +34,13 @@ def test_the_second_sweep_uses_no_repository_of_the_first():
     first = {p["repo"] for p in sweep.manifest()["programs"]}
     second = {p["repo"] for p in sweep.manifest(ROOT / "bench" / "fresh_sweep2.json")["programs"]}
     assert second and not first & second
+
+
+def test_the_third_sweep_uses_no_repository_of_the_first_two():
+    third = {p["repo"] for p in sweep.manifest(ROOT / "bench" / "fresh_sweep3.json")["programs"]}
+    earlier = {p["repo"] for name in ("fresh_sweep.json", "fresh_sweep2.json")
+               for p in sweep.manifest(ROOT / "bench" / name)["programs"]}
+    assert third and not third & earlier
 
 
 def _events(*events):
@@ -147,6 +154,11 @@ def test_build_copies_the_files_applies_each_edit_once_and_rebuilds_from_its_cac
     assert (cache / "someone+proj" / "train.py").read_text().startswith("EPOCHS = 100")
     assert sweep.build_one(program, tmp_path / "none", cache, tmp_path / "again") == ""
     assert (tmp_path / "again" / "p" / "train.py").read_text().startswith("EPOCHS = 2")
+    inputs = dict(program, prep=[{"file": "data/{i}.jpg", "new": "x", "why": "input", "copies": 3},
+                                 {"file": "corpus.txt", "new": "a b\n", "why": "input", "times": 2}])
+    assert sweep.build_one(inputs, mirrors, None, tmp_path / "inputs") == ""
+    assert sorted(p.name for p in (tmp_path / "inputs" / "p" / "data").iterdir()) == ["0.jpg", "1.jpg", "2.jpg"]
+    assert (tmp_path / "inputs" / "p" / "corpus.txt").read_text() == "a b\na b\n"
     broken = dict(program, prep=[{"file": "train.py", "old": "EPOCHS = 7", "new": "", "why": ""}])
     assert "found 0 times, not 1" in sweep.build_one(broken, mirrors, None, tmp_path / "x")
 

@@ -108,10 +108,31 @@ class Picture(Anything):
     def convert(self, *args, **kwargs):
         return self
 
+    @property
+    def size(self):  # PIL's (width, height)
+        return self._array.shape[1], self._array.shape[0]
+
+    def resize(self, size, *args, **kwargs):  # nearest neighbour, as numpy indexing gives it
+        import numpy
+        w, h = size
+        rows = numpy.arange(h) * self._array.shape[0] // h
+        cols = numpy.arange(w) * self._array.shape[1] // w
+        return Picture(self._array[rows][:, cols])
+
 
 class _PILImage(Anything):
     def fromarray(self, array, mode=None):
         return Picture(array, mode)
+
+    def open(self, fp, *args, **kwargs):
+        """An image file of the program's own inputs: 48x48 RGB pixels fixed by the file's name
+        (the file must exist, as for the real one)."""
+        import zlib
+        import numpy
+        with open(fp, "rb"):
+            pass
+        rng = numpy.random.default_rng(zlib.crc32(os.path.basename(str(fp)).encode()))
+        return Picture(rng.integers(0, 256, (48, 48, 3), dtype=numpy.uint8))
 
 
 class SummaryWriter:
@@ -143,8 +164,8 @@ class StubModule(types.ModuleType):
             raise AttributeError(name)
         if name in ("SummaryWriter",):
             return SummaryWriter
-        if (self.__name__, name) in (("PIL", "Image"), ("PIL.Image", "fromarray")):
-            return _PILImage("Image") if name == "Image" else _PILImage("Image").fromarray
+        if (self.__name__, name) in (("PIL", "Image"), ("PIL.Image", "fromarray"), ("PIL.Image", "open")):
+            return _PILImage("Image") if name == "Image" else getattr(_PILImage("Image"), name)
         return Anything(name)
 
 

@@ -44,8 +44,15 @@ class VisionDataset(torch.utils.data.Dataset):
         self.classes = [str(i) for i in range(classes)]
         self.class_to_idx = {k: i for i, k in enumerate(self.classes)}
         self.samples = self.imgs = [(f"{i}.png", int(t)) for i, t in enumerate(self.targets)]
+        self.loader = loader or self._load  # ImageFolder's: a sample's path to its picture
         self.root, self.train = root, train
         self.transform, self.target_transform = transform, target_transform
+
+    def _load(self, path):
+        """`self.samples[i][0]` -> the i-th image as the stand-in PIL's picture (H, W, C uint8)."""
+        from fresh_stubs import Picture
+        image = (self._images[int(os.path.basename(str(path)).split(".")[0])] * 255).to(torch.uint8)
+        return Picture(image.permute(1, 2, 0).numpy())
 
     def __len__(self):
         return len(self.targets)
@@ -65,4 +72,13 @@ def _make(name):
 
 for _name in SHAPES:
     globals()[_name] = _make(_name)
-DatasetFolder = ImageFolder  # noqa: F821
+
+
+class ImageFolder(globals()["ImageFolder"]):
+    """torchvision's positional order: (root, transform, target_transform, loader, is_valid_file)."""
+
+    def __init__(self, root, transform=None, target_transform=None, loader=None, is_valid_file=None, **kwargs):
+        super().__init__(root, transform=transform, target_transform=target_transform, loader=loader, **kwargs)
+
+
+DatasetFolder = ImageFolder

@@ -48,6 +48,12 @@ class Normalize:
         return (x - mean) / std
 
 
+def _tensor(x):
+    """A (C, H, W) tensor of a tensor, a numpy image or the stand-in PIL's image (a transform
+    before ToTensor, as the real ones take PIL images)."""
+    return x if torch.is_tensor(x) else ToTensor()(x)
+
+
 def _size(size):
     return (size, size) if isinstance(size, int) else tuple(size)
 
@@ -57,6 +63,7 @@ class Resize:
         self.size = size
 
     def __call__(self, x):
+        x = _tensor(x)
         h, w = x.shape[-2:]
         if isinstance(self.size, int):  # the shorter side
             size = (self.size, round(w * self.size / h)) if h <= w else (round(h * self.size / w), self.size)
@@ -73,6 +80,7 @@ class CenterCrop:
         self.size = _size(size)
 
     def __call__(self, x):
+        x = _tensor(x)
         h, w = x.shape[-2:]
         th, tw = self.size
         if th > h or tw > w:
@@ -88,6 +96,7 @@ class RandomCrop(CenterCrop):
         self.padding = padding or 0
 
     def __call__(self, x):
+        x = _tensor(x)
         if self.padding:
             x = F.pad(x, (self.padding,) * 4)
         return super().__call__(x)
@@ -115,6 +124,7 @@ class Grayscale:
         self.n = num_output_channels
 
     def __call__(self, x):
+        x = _tensor(x)
         return x.mean(0, keepdim=True).expand(self.n, *x.shape[1:]).clone()
 
 
@@ -131,6 +141,7 @@ class Pad:
         self.padding = padding if isinstance(padding, (tuple, list)) else (padding,) * 4
 
     def __call__(self, x):
+        x = _tensor(x)
         return F.pad(x, tuple(self.padding) * (2 if len(self.padding) == 2 else 1), value=0.0)
 
 

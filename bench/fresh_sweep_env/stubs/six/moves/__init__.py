@@ -1,2 +1,5 @@
 import urllib  # noqa: F401
 import urllib.request  # noqa: F401
+
+xrange = range
+range = range
