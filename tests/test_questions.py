@@ -183,3 +183,33 @@ def test_differs_between_processes(name):
 def test_only_check_proves(name):
     facts, context, test = _test_of(ONLY_CHECK_PROVES[name])
     assert not facts.same_everywhere(test) and context.values.same_everywhere(test)
+
+
+# what runs first (Facts.runs_before): source order in one function, call order across methods
+ORDER = '''
+class Trainer:
+    def __init__(self):
+        self.second()
+        self.first()
+
+    def first(self):
+        a = 1
+
+    def second(self):
+        b = 2
+
+    def twice(self):
+        c = 3
+
+
+t = Trainer()
+t.twice()
+t.twice()
+'''
+
+
+def test_methods_run_in_the_order_they_are_called_not_written():
+    facts = Facts(parse_module(ORDER))
+    a, b, c = (next(s for _, _, s in facts.assigns if facts.code(s).startswith(name)) for name in "abc")
+    assert facts.runs_before(b, a) and not facts.runs_before(a, b)
+    assert facts.runs_before(a, c)  # `twice` has two calls: no one call to follow, source order

@@ -74,9 +74,11 @@ def _distributed_name(name: str | None, called: bool) -> bool:
     return called and name.startswith("torch.distributed.") and name not in NOT_DISTRIBUTED_CALLS
 
 
-# calls that start worker processes, with where they take the worker function
-SPAWNERS: dict[str, int | str] = {"torch.multiprocessing.spawn": 0, "torch.multiprocessing.start_processes": 0,
-                              "multiprocessing.Process": "target", "torch.multiprocessing.Process": "target"}
+# calls that start worker processes, with where they take the worker function (its position,
+# and its keyword: `mp.spawn(train, ...)`, `mp.spawn(fn=train, ...)`, `Process(target=train)`)
+SPAWNERS: dict[str, tuple[int | None, str]] = {
+    "torch.multiprocessing.spawn": (0, "fn"), "torch.multiprocessing.start_processes": (0, "fn"),
+    "multiprocessing.Process": (None, "target"), "torch.multiprocessing.Process": (None, "target")}
 
 
 class Launcher:
@@ -108,8 +110,8 @@ class Launcher:
     def _workers(self) -> frozenset[cst.FunctionDef]:
         targets = []
         for call in self._spawns:
-            where = SPAWNERS[self.facts.qualify(call.func) or ""]
-            arg = mt.keyword(call, where) if isinstance(where, str) else mt.positional(call, where)
+            position, keyword = SPAWNERS[self.facts.qualify(call.func) or ""]
+            arg = mt.keyword(call, keyword) or (mt.positional(call, position) if position is not None else None)
             if arg is not None and isinstance(arg.value, cst.Name):
                 targets += self._named(arg.value.value)
         return self._reach(targets)

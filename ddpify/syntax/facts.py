@@ -214,6 +214,27 @@ class Facts:
         """Does `a` start before `b` in the source?"""
         return self.spans[a][0] < self.spans[b][0]
 
+    def runs_before(self, a: cst.CSTNode, b: cst.CSTNode, depth: int = 3) -> bool:
+        """Does `a` run before `b`: in one function, in source order; in two functions that one
+        function calls in turn (`self._move_to_device()` ... `self._setup_ddp()` in `__init__`,
+        whatever order the methods are defined in), in the order of those calls. Each side is
+        followed up through the one call of its function; else source order."""
+        up_a, up_b = self._callers_up(a, depth), self._callers_up(b, depth)
+        for x in up_a:
+            for y in up_b:
+                if x is not y and self.scope(x) is self.scope(y):
+                    return self.before(x, y)
+        return self.before(a, b)
+
+    def _callers_up(self, node: cst.CSTNode, depth: int) -> list[cst.CSTNode]:
+        """`node`, the one call of its function, the one call of that call's function, ..."""
+        chain = [node]
+        while depth and isinstance(func := self.scope(chain[-1]), cst.FunctionDef) \
+                and len(sites := self.call_sites(func)) == 1:
+            chain.append(sites[0])
+            depth -= 1
+        return chain
+
     def calls_in(self, node: cst.CSTNode) -> list[cst.Call]:
         """The calls within `node`, itself included (calls were collected in pre-order)."""
         first, end = self.spans[node]

@@ -167,14 +167,15 @@ def wrap_before_device(ctx: Context) -> Iterator[Hit]:
     behind (an error in the first backward, or gradients all-reduced on the CPU), and
     `device_ids` cannot name a GPU the module is not on. Move the model first, then wrap it.
     Found for `.to(...)` or `.cuda(...)` on the wrapper (not `.to(torch.float16)`), when the
-    model it wraps was not moved before the wrap.
+    model it wraps was not moved before the wrap, in the order the script runs them (methods by
+    the order of their calls, not of their definitions).
     """
     f = ctx.facts
     moves = [c for c in f.calls if mt.is_method_call(c, "to", "cuda") and dotted(c.func.value)]
     for wrap in ctx.script.calls_of(DDP) if moves else ():
         inner = mt.positional(wrap, 0)
         names = {f.code(t) for t, v, _ in f.assigns if v is wrap and dotted(t)}
-        later = [c for c in moves if dotted(c.func.value) in names and f.before(wrap, c) and not _dtype_only(f, c)]
+        later = [c for c in moves if dotted(c.func.value) in names and f.runs_before(wrap, c) and not _dtype_only(f, c)]
         if inner is None or not later or _moved(ctx, inner.value, wrap, moves):
             continue
         for call in later:
@@ -197,8 +198,8 @@ def _moved(ctx: Context, model: cst.BaseExpression, wrap: cst.Call, moves: list[
     ref = f.ref(model)
     if ref is None or isinstance(ref.scope, cst.FunctionDef) and name in {p.name.value for p in ref.scope.params.params}:
         return True  # handed in: placed by the caller
-    built = [v for _, v, s in f.writes(ref) if f.before(s, wrap)]
-    return any(dotted(c.func.value) == name and f.before(c, wrap) for c in moves) or any(
+    built = [v for _, v, s in f.writes(ref) if f.runs_before(s, wrap)]
+    return any(dotted(c.func.value) == name and f.runs_before(c, wrap) for c in moves) or any(
         mt.findall(v, cst.Call, lambda c: mt.is_method_call(c, "to", "cuda")) for v in built) or not built
 
 
