@@ -564,7 +564,8 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     if model is None or ref is None:
         if ref is None or not depth:
             return None
-        return _alias_holds(facts, refs, ref, depth) or _object_holds(facts, refs, expr, ref)
+        return _alias_holds(facts, refs, ref, depth) or _returned_holds(facts, refs, ref, depth) \
+            or _object_holds(facts, refs, expr, ref)
     home = facts.ref(_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
         if facts.in_library(ref.scope):
@@ -661,6 +662,17 @@ def _alias_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> 
         return None
     verdicts = {holds_wrapper(facts, refs, value, depth - 1) for value in values}
     return MAYBE if verdicts <= {WRAPPER, MAYBE} else None
+
+
+def _returned_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> Holds | None:
+    """MAYBE for a name bound to what a function of the program returns, where that may be a
+    wrapper (`trained = train(net, loader)`, `train` wrapping its `model` and returning it):
+    `unwrap(trained)` takes either."""
+    if "." in ref.name:
+        return None
+    returned = [r for value in facts.sources(ref) if isinstance(value, cst.Call)
+                for func in facts.user_functions(value) for r in facts.returned(func)]
+    return MAYBE if any(holds_wrapper(facts, refs, r, depth - 1) for r in returned) else None
 
 
 def _instance_attribute(facts: Facts, refs: dict[Ref, Model], expr: cst.Attribute) -> Ref | None:

@@ -417,6 +417,77 @@ model = DistributedDataParallel(model, device_ids=device_ids(model))
 trainer = Trainer(model, loader)
 trainer.fit()
 """, "a_trainer_that_stores_the_wrapper_it_is_given_holds_it_on_self", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # a function that wraps its alias of the model it receives and returns it: what its caller
+    # binds may be the wrapper (the save had `module.` keys)
+    pair("""\
+
+def train(net, loader):
+    model = net
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+    return model
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+trained = train(torch.nn.Linear(2, 1), loader)
+torch.save(trained.state_dict(), "m.pt")
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids, unwrap
+
+def train(net, loader):
+    model = net
+    model = DistributedDataParallel(model, device_ids=device_ids(model))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+    return model
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+trained = train(torch.nn.Linear(2, 1), loader)
+torch.save(unwrap(trained).state_dict(), "m.pt")
+""", "a_name_bound_to_a_returned_wrapper_is_unwrapped", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # near miss: it returns the bare model it was given (trained in place)
+    pair("""\
+
+def train(net, loader):
+    model = net
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+    return net
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+trained = train(torch.nn.Linear(2, 1), loader)
+torch.save(trained.state_dict(), "m.pt")
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+def train(net, loader):
+    model = net
+    model = DistributedDataParallel(model, device_ids=device_ids(model))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+    return net
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+trained = train(torch.nn.Linear(2, 1), loader)
+torch.save(trained.state_dict(), "m.pt")
+""", "a_name_bound_to_a_returned_bare_model_is_left_as_it_is", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
 ]
 
 UNCHANGED = [
