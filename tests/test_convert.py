@@ -89,3 +89,20 @@ def test_a_converted_script_without_the_runtime_fails_in_one_line_naming_both_fi
     assert done.returncode == 1
     assert done.stderr == ("No module named 'ddpify_runtime': pip install 'ddpify[torch]', "
                            "or convert with --vendor-runtime\n")
+
+
+def test_a_model_stepped_by_an_optimizer_class_of_the_program_is_wrapped():
+    """`SAM(model.parameters(), torch.optim.SGD)` with `class SAM(torch.optim.Optimizer)` (davda54/sam's
+    shape): an optimizer, so the model it steps is wrapped and the loader it trains on sharded."""
+    result = convert(script(model="""\
+class SAM(torch.optim.Optimizer):
+    def __init__(self, params, base_optimizer, **kwargs):
+        super().__init__(params, dict(**kwargs))
+        self.base_optimizer = base_optimizer(self.param_groups, **kwargs)
+
+    def step(self, closure=None):
+        self.base_optimizer.step()
+
+model = torch.nn.Linear(2, 1)
+""", optimizer="optimizer = SAM(model.parameters(), torch.optim.SGD, lr=0.1)"))
+    assert "DistributedDataParallel(model" in result.code and "DistributedSampler" in result.code

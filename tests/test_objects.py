@@ -99,6 +99,11 @@ def test_values_near_misses(source, expr):
     ("class A:\n    def __init__(self):\n        self.w = SummaryWriter()\n        self.me = A()\nx = A()\n",
      "x", objects.WRITER),  # holding an instance of itself: no endless question
     ("x = nn.functional.relu(torch.ones(1))\n", "x", None),  # a function, not a module
+    ("class SAM(torch.optim.Optimizer):\n    def __init__(self, params, base, **kw):\n"
+     "        super().__init__(params, kw)\nx = SAM(Net().parameters(), torch.optim.SGD, lr=1)\n",
+     "x", objects.OPTIMIZER),  # an optimizer class of the program
+    ("class Base(torch.optim.Optimizer):\n    pass\nclass Lookahead(Base):\n    pass\n"
+     "x = Lookahead(Net().parameters(), {})\n", "x", objects.OPTIMIZER),  # through the program's base
 ])
 def test_kind(source, expr, kind):
     facts, flow = core(source)
@@ -131,6 +136,16 @@ def test_which_models_an_optimizer_steps(source, models):
     (opt,) = [c for c in facts.calls if (facts.qualify(c.func) or "").startswith("torch.optim.")]
     expected = set().union(*(flow.values(last_use(facts, m)) for m in models.split()))
     assert flow.trained(opt) == expected and expected
+
+
+def test_an_optimizer_class_of_the_program_is_an_optimizer_and_a_scheduler_class_is_not():
+    facts, flow = core("class SAM(torch.optim.Optimizer):\n    def __init__(self, params, base, **kw):\n"
+                       "        super().__init__(params, kw)\n"
+                       "class Warmup(torch.optim.lr_scheduler.StepLR):\n    pass\n"
+                       "model = Net()\nopt = SAM(model.parameters(), torch.optim.SGD, rho=2, lr=1)\n"
+                       "sched = Warmup(opt, 10)\n")
+    (sam,) = facts.optimizers
+    assert facts.code(sam).startswith("SAM(") and flow.trained(sam) == flow.values(last_use(facts, "model"))
 
 
 def test_an_optimizer_over_other_parameters_steps_no_model():

@@ -312,7 +312,8 @@ class Objects:
         cls = self.constructs(site)
         if cls is not None:
             from ddpify.analysis.forward import is_module_class  # forward imports facts only
-            return MODEL if is_module_class(f, cls) else WRITER if self.logger_class(cls) else None
+            return OPTIMIZER if f.is_optimizer_class(cls) else MODEL if is_module_class(f, cls) else \
+                WRITER if self.logger_class(cls) else None
         if qualified == "torch.utils.data.DataLoader":
             return LOADER
         if qualified.startswith(WRITERS) or qualified.endswith(".SummaryWriter"):

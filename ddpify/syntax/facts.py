@@ -690,7 +690,24 @@ class Facts:
 
     @cached_property
     def optimizers(self) -> list[cst.Call]:
-        return [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c)]
+        """Optimizer constructions: torch's and the known libraries' (`torch.optim.Adam(...)`), and
+        an instance of a class of the program that derives from one (`SAM(model.parameters(),
+        torch.optim.SGD, rho=2)` with `class SAM(torch.optim.Optimizer)`)."""
+        return [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c) or
+                any(self.is_optimizer_class(cls) for cls in self._instances_of(c))]
+
+    def is_optimizer_class(self, cls: cst.ClassDef, depth: int = 4) -> bool:
+        """Does `cls` derive from an optimizer class (`torch.optim.Optimizer`, `optim.SGD`), directly
+        or through the program's own bases? A base this program cannot resolve is none."""
+        for base in cls.bases:
+            name = dotted(base.value)
+            if name in self.classes:
+                if depth and self.is_optimizer_class(self.classes[name], depth - 1):
+                    return True
+            elif isinstance(base.value, (cst.Name, cst.Attribute)) and \
+                    mt.is_optimizer(self.qualify(base.value), cst.Call(func=base.value)):
+                return True
+        return False
 
     def batch_loops(self) -> list[cst.For]:
         """Innermost loops over data that train: `for x, y in loader:` with a backward in reach."""
