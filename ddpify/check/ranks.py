@@ -56,7 +56,7 @@ class Ranks:
         A parameter no call in this file passes (`def worker(rank, world)` started by
         `mp.spawn`) is not: there it counts the processes of one node."""
         if expr not in self._global:
-            self._global[expr] = True  # `args.rank = args.rank * n + gpu` refers to itself
+            self._global[expr] = False  # a cycle of names adds nothing (a name's own update: `_global_rank`)
             self._global[expr] = self._global_rank(expr)
         return self._global[expr]
 
@@ -81,7 +81,12 @@ class Ranks:
         sources = f.sources(ref)
         if sources:  # `rank = int(os.environ["RANK"])` ... else `rank = 0` (one process)
             ranks = [s for s in sources if not isinstance(s, cst.Integer)]
-            return bool(ranks) and all(self.is_global_rank(s) for s in ranks)
+            # an update of the name itself keeps what it was: a rank where it says so (`args.rank =
+            # args.rank * ngpus + gpu`), a counter where not (`i = i + 1`)
+            name = dotted(expr)
+            own = [s for s in ranks if any(dotted(n) == name for n in mt.findall(s, (cst.Name, cst.Attribute)))]
+            return bool(ranks) and all(self.is_global_rank(s) for s in ranks if s not in own) and (
+                not own or name.rpartition(".")[2] == "rank" and not self._launcher_local(expr))
         return isinstance(expr, cst.Attribute) and expr.attr.value == "rank" and any(
             mt.is_parse_args(o) for o in f.origins(expr.value)) and not self._launcher_local(expr)
 

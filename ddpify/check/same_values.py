@@ -29,6 +29,10 @@ JOB_QUESTIONS = frozenset({"torch.distributed.get_world_size", "torch.distribute
                            "torch.distributed.is_available", "torch.distributed.get_backend",
                            "torch.cuda.is_available", "torch.cuda.device_count"})
 
+# modules whose functions answer per process (a draw, a clock, a process id, a host name)
+PER_PROCESS_MODULES = frozenset({"torch", "random", "numpy", "time", "datetime", "os", "socket", "uuid",
+                                 "secrets", "tempfile", "subprocess", "psutil", "threading", "multiprocessing"})
+
 SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
 
 
@@ -130,11 +134,39 @@ class SameValues:
             if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving) \
                     or (f.qualify(node.func) or "").startswith(("os.path.", "math.")) or _torch_function(f.qualify(node.func)):
                 return arguments  # `args.path.split("-")`, `os.path.basename(args.ckpt)`, `torch.isnan(reduced)`
-            return mt.is_parse_args(node)
+            return mt.is_parse_args(node) or self._configuration(node)
         if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression)))
+
+    def _configuration(self, expr: cst.BaseExpression, depth: int = 4) -> bool:
+        """Is `expr` the run's configuration: the parsed command line (`args`, `args.config_file`),
+        a literal, or what a function of another module builds from those alone (`cfg =
+        setup(args)`, `Config.fromfile(args.config)`)? Not a function of a module that answers
+        per process (`random`, `time`, `os`, torch's own are asked elsewhere), nor one whose name
+        says rank; not a model or a loader handed on (what `evaluate(model, loader)` returns is
+        that process's own)."""
+        f = self.facts
+        if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float)) or mt.is_name(expr, "True", "False", "None"):
+            return True
+        if depth == 0 or self.ranks.rank_name(expr):
+            return False
+        if isinstance(expr, cst.Call):
+            module = (f.qualify(expr.func) or "").split(".")[0]
+            return mt.is_parse_args(expr) or bool(expr.args) and bool(module) and module not in PER_PROCESS_MODULES \
+                and not f.user_functions(expr) and all(self._configuration(a.value, depth - 1) for a in expr.args)
+        ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+        if ref is None:
+            return False
+        writes = f.writes(ref)  # `args.gpu = local_rank` is no longer the command line's
+        if writes:
+            return all(self._configuration(v, depth - 1) for _, v, _ in writes)
+        if isinstance(expr, cst.Attribute):
+            return self._configuration(expr.value, depth)
+        sites = f.call_sites(ref.scope) if isinstance(ref.scope, cst.FunctionDef) else []
+        passed = [f.argument_for(call, ref.scope, ref.name) for call in sites]
+        return bool(passed) and all(p is not None and self._configuration(p, depth - 1) for p in passed)
 
     def _loads_one_file(self, call: cst.Call) -> bool:
         """`torch.load(path)`, `torch.load(f)` of an opened file: every process reads the same

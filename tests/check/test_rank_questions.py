@@ -111,3 +111,26 @@ def test_a_value_placed_on_the_ranks_device_is_no_rank_test(name):
 @pytest.mark.parametrize("name", sorted(RANK_VALUES))
 def test_the_rank_placed_on_a_device_is_still_the_rank(name):
     assert _rank_dependent(RANK_VALUES[name])
+
+
+SELF_UPDATES = '''
+import argparse
+import torch
+args = argparse.ArgumentParser().parse_args()
+def worker(gpu, args):
+    args.rank = args.rank * args.ngpus + gpu
+    torch.cuda.set_device(args.rank)
+    step = 0
+    for batch in args.data:
+        step = step + 1
+        torch.cuda.set_device(step)
+'''
+
+
+def test_a_name_updated_from_itself_keeps_what_it_was():
+    """`args.rank = args.rank * ngpus + gpu` is the global rank; `step = step + 1` is a counter,
+    not a rank (the cycle used to count as one)."""
+    facts = Facts(parse_module(SELF_UPDATES))
+    ranks = Context(facts).ranks
+    devices = [c.args[0].value for c in facts.calls if facts.code(c.func) == "torch.cuda.set_device"]
+    assert [ranks.is_global_rank(d) for d in devices] == [True, False]

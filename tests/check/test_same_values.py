@@ -1,0 +1,43 @@
+"""Questions of `SameValues` asked directly: configuration built from the command line by another
+module's function is the same on every process; what a process answers for itself is not."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from ddpify.check.context import Context
+from ddpify.syntax.facts import Facts
+from ddpify.syntax.parse import parse_module
+
+HEAD = ("import argparse\nimport os\nimport time\nimport torch\nfrom project.config import setup, Config\n"
+        "from project.engine import evaluate\nargs = argparse.ArgumentParser().parse_args()\n"
+        "args.gpu = int(os.environ['LOCAL_RANK'])\n")
+CONFIGURATION = {  # `cfg = ...; if cfg.max_iter > 3:`
+    "setup_of_the_command_line": "setup(args)",
+    "from_the_config_file_it_names": "Config.fromfile(args.config)",
+    "with_literals": "setup(args, 'train')",
+    "through_a_parameter": "build(args)",  # `def build(a): return setup(a)`
+}
+PER_PROCESS = {
+    "built_from_the_local_rank": "setup(args.gpu)",
+    "what_evaluation_returns": "evaluate(model, loader)",
+    "a_clock": "time.time()",
+    "nothing_to_build_from": "setup()",
+}
+
+
+def _shared(value: str) -> bool:
+    code = HEAD + "def build(a):\n    return setup(a)\n" + "cfg = " + value + "\nif cfg.max_iter > 3:\n    pass\n"
+    facts = Facts(parse_module(code))
+    return Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGURATION))
+def test_configuration_from_the_command_line_is_shared(name):
+    assert _shared(CONFIGURATION[name])
+
+
+@pytest.mark.parametrize("name", sorted(PER_PROCESS))
+def test_what_a_process_answers_for_itself_is_not(name):
+    assert not _shared(PER_PROCESS[name])
