@@ -83,10 +83,10 @@ class Ranks:
             ranks = [s for s in sources if not isinstance(s, cst.Integer)]
             # an update of the name itself keeps what it was: a rank where it says so (`args.rank =
             # args.rank * ngpus + gpu`), a counter where not (`i = i + 1`)
-            name = dotted(expr)
-            own = [s for s in ranks if any(dotted(n) == name for n in mt.findall(s, (cst.Name, cst.Attribute)))]
+            own = [s for s in ranks if any(dotted(n) == ref.name and f.ref(n) == ref
+                                           for n in mt.findall(s, (cst.Name, cst.Attribute)))]
             return bool(ranks) and all(self.is_global_rank(s) for s in ranks if s not in own) and (
-                not own or name.rpartition(".")[2] == "rank" and not self._launcher_local(expr))
+                not own or ref.name.rpartition(".")[2] == "rank" and not self._launcher_local(expr))
         return isinstance(expr, cst.Attribute) and expr.attr.value == "rank" and any(
             mt.is_parse_args(o) for o in f.origins(expr.value)) and not self._launcher_local(expr)
 

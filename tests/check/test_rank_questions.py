@@ -124,13 +124,22 @@ def worker(gpu, args):
     for batch in args.data:
         step = step + 1
         torch.cuda.set_device(step)
+    place(gpu)
+def place(gpu):
+    torch.cuda.set_device(gpu)  # the caller's `gpu`, another name of the same spelling: no update
+def run(rank):
+    train(rank)
+def train(rank):
+    torch.cuda.set_device(rank)
+torch.multiprocessing.spawn(run, nprocs=2)
 '''
 
 
 def test_a_name_updated_from_itself_keeps_what_it_was():
     """`args.rank = args.rank * ngpus + gpu` is the global rank; `step = step + 1` is a counter,
-    not a rank (the cycle used to count as one)."""
+    not a rank (the cycle used to count as one); a parameter passed a name of the same spelling
+    (`train(rank)` in a spawned worker's `run(rank)`) is what that name is, a node's index."""
     facts = Facts(parse_module(SELF_UPDATES))
     ranks = Context(facts).ranks
     devices = [c.args[0].value for c in facts.calls if facts.code(c.func) == "torch.cuda.set_device"]
-    assert [ranks.is_global_rank(d) for d in devices] == [True, False]
+    assert [ranks.is_global_rank(d) for d in devices] == [True, False, False, False]
