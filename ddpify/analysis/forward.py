@@ -9,6 +9,7 @@ for a gradient of every parameter; one that gets none stops training at the next
     self.dummy = nn.Parameter(torch.empty(0))  # read only for `.device`
     if self.use_aux: out = out + self.aux(h)   # a sub-module used on some paths only
     return self.adv(h), self.cls(h)            # heads: a step may read one of them only
+    self.codebook.weight = nn.Parameter(w / n) # (in forward, here or in a sub-module) a parameter replaced
 
 Only classes of this file are read; a model whose class is elsewhere shows nothing here.
 """
@@ -81,6 +82,9 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef) -> str | None:
     if init is None or forward is None:
         return None
     reached = _reached(facts, cls, forward)
+    replaced = _replaced_parameter(facts, cls)
+    if replaced is not None:
+        return replaced
     for target, value, _ in facts.writes_in(init):
         name = dotted(target)
         if not name or not name.startswith("self.") or name.count(".") != 1 or not _has_parameters(facts, value):
@@ -92,6 +96,27 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef) -> str | None:
             return f"`{name}` is read in forward() for its {facts.parent(uses[0]).attr.value} only"
         if all(facts.scope(u) is forward for u in uses) and all(_on_some_paths(facts, cls, u, uses, forward) for u in uses):
             return f"`{name}` is used in forward() on some paths only"
+    return None
+
+
+def _replaced_parameter(facts: Facts, cls: cst.ClassDef, depth: int = 4) -> str | None:
+    """A parameter that `forward` replaces by a new one, in `cls` or a sub-module of the program
+    it builds in `__init__` (an EMA codebook: `self._embedding.weight = nn.Parameter(self._ema_w /
+    n)`): DDP and the optimizer hold the parameter made at construction, which then gets no
+    gradient."""
+    init, forward = _method(facts, cls, "__init__"), _method(facts, cls, "forward")
+    if init is None or forward is None:
+        return None
+    for func in _reached(facts, cls, forward):
+        for target, value, _ in facts.writes_in(func):
+            name = dotted(target) or ""
+            if name.startswith("self.") and isinstance(value, cst.Call) and \
+                    facts.qualify(value.func) == "torch.nn.Parameter":
+                return f"`{name}` of `{cls.name.value}` is replaced by a new nn.Parameter in forward()"
+    for target, value, _ in facts.writes_in(init):
+        sub = facts.classes.get(dotted(value.func)) if isinstance(value, cst.Call) else None
+        if depth and sub is not None and sub is not cls and (found := _replaced_parameter(facts, sub, depth - 1)):
+            return found
     return None
 
 

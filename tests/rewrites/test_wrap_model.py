@@ -779,6 +779,114 @@ model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused
         "warning: `self.aux` is used in forward() on some paths only: DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=OWN_CLASS),
+    pair("""\
+class Codebook(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Linear(1, 1)
+        self.ema = torch.ones(1, 1)
+
+    def forward(self, h):
+        if self.training:
+            self.embed.weight = torch.nn.Parameter(self.ema / 2)
+        return h + (self.embed(h) - h).detach()
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.act = torch.nn.ReLU()
+        self.vq = Codebook()
+
+    def forward(self, x, aux=False):
+        return self.vq(self.fc(x))
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Codebook(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Linear(1, 1)
+        self.ema = torch.ones(1, 1)
+
+    def forward(self, h):
+        if self.training:
+            self.embed.weight = torch.nn.Parameter(self.ema / 2)
+        return h + (self.embed(h) - h).detach()
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.act = torch.nn.ReLU()
+        self.vq = Codebook()
+
+    def forward(self, x, aux=False):
+        return self.vq(self.fc(x))
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
+""", "a_parameter_a_sub_module_replaces_in_forward_finds_unused_parameters", report=[
+        "warning: `self.embed.weight` of `Codebook` is replaced by a new nn.Parameter in forward(): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
+    # near miss: the sub-module updates a tensor of its own in forward, its parameter stays
+    pair("""\
+class Codebook(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Linear(1, 1)
+        self.ema = torch.ones(1, 1)
+
+    def forward(self, h):
+        if self.training:
+            self.ema = self.ema * 0.9 + self.embed.weight.detach() * 0.1
+        return self.embed(h)
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.act = torch.nn.ReLU()
+        self.vq = Codebook()
+
+    def forward(self, x, aux=False):
+        return self.vq(self.fc(x))
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Codebook(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Linear(1, 1)
+        self.ema = torch.ones(1, 1)
+
+    def forward(self, h):
+        if self.training:
+            self.ema = self.ema * 0.9 + self.embed.weight.detach() * 0.1
+        return self.embed(h)
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.act = torch.nn.ReLU()
+        self.vq = Codebook()
+
+    def forward(self, x, aux=False):
+        return self.vq(self.fc(x))
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+""", "a_tensor_a_sub_module_updates_in_forward_needs_no_unused_search", report=[
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
     # every part used
     pair("""\
 class Net(torch.nn.Module):
