@@ -91,6 +91,8 @@ WRITES = {
                    "matplotlib.pyplot.imsave", "'s.jpg'"),
     "save_pretrained": ("model.save_pretrained('out')\n", ".save_pretrained()", "'out'"),
     "to_csv": ("df.to_csv('t.csv')\n", ".to_csv()", "'t.csv'"),
+    "animation_save": ("import matplotlib.animation as animation\nanim = animation.ArtistAnimation(fig, ims)\n"
+                       "anim.save('a.gif', dpi=80, writer='imagemagick')\n", ".save()", "'a.gif'"),
 }
 
 NOT_WRITES = {
@@ -101,6 +103,7 @@ NOT_WRITES = {
     "step": "opt.step()\n",
     "print": "print('saved')\n",
     "imread": "import imageio\nimg = imageio.imread('a.png')\n",
+    "animation_pause": "import matplotlib.animation as animation\nanim = animation.FuncAnimation(fig, f)\nanim.pause()\n",
 }
 
 

@@ -8,7 +8,8 @@ A call writes a file when it is
   scipy, scikit-image, OpenCV and matplotlib: `imageio.mimsave`, `scipy.misc.imsave`, ...);
 - a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`);
 - or `.save(path)` on a TorchScript module (a value made by `torch.jit.script` or
-  `torch.jit.trace`, followed through names: `scripted = torch.jit.script(m)` ... `scripted.save(p)`).
+  `torch.jit.trace`, followed through names: `scripted = torch.jit.script(m)` ... `scripted.save(p)`)
+  or on a matplotlib animation (`anim = animation.ArtistAnimation(fig, ims)` ... `anim.save("a.gif")`).
 
 Near misses, not writes: `optimizer.step()`, a `.save()` of the script's own objects,
 `json.dumps` (a string), `np.load`, `torch.load`, `print`.
@@ -38,6 +39,7 @@ FILE_WRITES = {
 }
 FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv"})
 SCRIPTED = frozenset({"torch.jit.script", "torch.jit.trace"})
+SAVED_BY_METHOD = ("matplotlib.animation.",)  # classes whose instances' `.save(path)` writes a file
 
 
 def file_write(facts: Facts, call: cst.Call) -> str | None:
@@ -49,9 +51,13 @@ def file_write(facts: Facts, call: cst.Call) -> str | None:
         return None
     method = call.func.attr.value
     if method in FILE_WRITE_METHODS or method == "save" and any(
-            isinstance(o, cst.Call) and facts.qualify(o.func) in SCRIPTED for o in facts.origins(call.func.value)):
+            isinstance(o, cst.Call) and _saves_itself(facts.qualify(o.func)) for o in facts.origins(call.func.value)):
         return f".{method}()"
     return None
+
+
+def _saves_itself(qualified: str | None) -> bool:
+    return qualified is not None and (qualified in SCRIPTED or qualified.startswith(SAVED_BY_METHOD))
 
 
 def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
