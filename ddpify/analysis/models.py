@@ -622,8 +622,16 @@ def _expression(name: str) -> cst.BaseExpression:
     return expr
 
 
-def _is_wrap(facts: Facts, value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Call) and facts.qualify(value.func) == DDP
+def _is_wrap(facts: Facts, value: cst.BaseExpression, depth: int = 2) -> bool:
+    """`DDP(model, ...)`, or a call of a program function that returns one (`model =
+    ddp_wrap(model, ctx)` of a project's helper: `return DDP(model, ...)`, maybe after `if not
+    distributed: return model`, the one-process run, which `check` is not about)."""
+    if not isinstance(value, cst.Call):
+        return False
+    if facts.qualify(value.func) == DDP:
+        return True
+    return depth > 0 and any(_is_wrap(facts, r, depth - 1) for func in facts.user_functions(value)
+                             for r in facts.returned(func))
 
 
 def _wrapped_on_some_paths(facts: Facts, model: Model, ref: Ref, expr: cst.CSTNode) -> bool:

@@ -124,8 +124,28 @@ class Objects:
         f = self.facts
         if not isinstance(call.func, cst.Attribute):
             return []
-        classes = {c for s in self.values(call.func.value) if (c := self.constructs(s)) is not None}
+        classes = dict.fromkeys(c for s in self.values(call.func.value) for c in self.classes_built(s))
         return [m for c in classes for m in f._methods(c, call.func.attr.value)]
+
+    def classes_built(self, site: cst.CSTNode) -> list[cst.ClassDef]:
+        """The classes of the program a call may build an instance of: `constructs`, or those a
+        name it calls holds (`checkpointer_class = Distributed if sharded else Single`, then
+        `checkpointer_class(path)`)."""
+        cls = self.constructs(site)
+        if cls is not None or not isinstance(site, cst.Call) or not isinstance(site.func, cst.Name):
+            return [] if cls is None else [cls]
+        f = self.facts
+        ref = f.ref(site.func) if site.func.value not in f.functions else None
+        return list(dict.fromkeys(c for v in (f.sources(ref) if ref is not None else ()) for c in self._named_classes(v)))
+
+    def _named_classes(self, expr: cst.BaseExpression) -> list[cst.ClassDef]:
+        """The classes of the program an expression names: `Single`, `A if x else B`, `A or B`."""
+        if isinstance(expr, cst.IfExp):
+            return self._named_classes(expr.body) + self._named_classes(expr.orelse)
+        if isinstance(expr, cst.BooleanOperation):
+            return self._named_classes(expr.left) + self._named_classes(expr.right)
+        cls = self.facts.classes.get(expr.value) if isinstance(expr, cst.Name) else None
+        return [cls] if cls is not None else []
 
     def _attribute(self, expr: cst.Attribute) -> Sites:
         """`obj.x` where `obj` is an instance of a class of the program: that class's `self.x`."""

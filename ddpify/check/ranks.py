@@ -21,6 +21,7 @@ from ddpify.check.script import string_value
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted, rank_word
 from ddpify.analysis.distributed import barrier_method
+from ddpify.analysis.objects import of
 from ddpify.analysis.ranks import RANK_VARIABLES, ranks_by_role
 
 COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
@@ -367,7 +368,7 @@ class Ranks:
             return self._collective[call]
         self._collective[call] = False  # recursion adds nothing
         found = depth > 0 and any(self.is_collective(c, depth - 1) and self.rank_guard(c) is None
-                                  for func in self.facts.user_functions(call) for c in self.facts.calls_in(func.body))
+                                  for func in self.callees(call) for c in self.facts.calls_in(func.body))
         self._collective[call] = found
         return found
 
@@ -378,7 +379,7 @@ class Ranks:
         name = self.facts.qualify(call.func)
         if name in COLLECTIVES or barrier_method(self.facts, call):
             return frozenset({name or "barrier"})
-        funcs = [*self.facts.user_functions(call), *self.handed_functions(call)] if depth > 0 else []
+        funcs = [*self.callees(call), *self.handed_functions(call)] if depth > 0 else []
         return frozenset().union(*(self.collectives_reached(func.body, depth - 1) for func in funcs))
 
     def collectives_reached(self, node: cst.CSTNode, depth: int = 3) -> frozenset[str]:
@@ -388,6 +389,13 @@ class Ranks:
             self._reached[key] = frozenset()  # recursion adds nothing
             self._reached[key] = frozenset().union(*(self.collectives_run(c, depth) for c in self.facts.calls_in(node)))
         return self._reached[key]
+
+    def callees(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """The functions of the program a call runs: by name (`Facts.user_functions`), else the
+        methods of the objects it is made on (`self.checkpointer.load(...)` where `__init__`
+        built `self.checkpointer` from a class of another module: `objects.Objects.methods`)."""
+        return self.facts.user_functions(call) or (of(self.facts).methods(call) if isinstance(
+            call.func, cst.Attribute) and dotted(call.func.value) != "self" else [])
 
     def handed_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
         """The functions of this file a call is handed by name (`optimizer.step(closure)`,

@@ -6,7 +6,7 @@ import os
 import shlex
 import sys
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Iterator
 
 import click
@@ -205,6 +205,10 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
     if dest is None:
         fail(EXIT_INPUT, f"{source.name}: the conversion also changes {', '.join(changed)}: "
                          "write the program with -o DIR/ (or --in-place); `ddpify diff` shows every change")
+    above = [rel for rel in changed if PurePosixPath(rel).parts[0] == ".."]
+    if above and not in_place:
+        fail(EXIT_INPUT, f"{source.name}: the conversion also changes {', '.join(above)}, read from a folder "
+                         "above the script's (ddpify.inputs.program): convert with --in-place")
     found = []
     for rel, module in changed.items():
         # in place: beside the entry's real file, where the program was read (past a link to it)

@@ -23,6 +23,13 @@ are read and converted like the project's, and written beside the converted entr
 `DIR/helper_train.py`; in place: beside the entry), where the program's own folder comes first
 on `sys.path` (ddpify.convert moves an insert at 0 to 1 so that it does).
 
+A module neither beside the entry nor in such a folder is looked up above the entry's folder
+(`_above`): `scripts/train.py` run from the repository as `PYTHONPATH=. torchrun
+scripts/train.py` imports `from src.dist import setup` from the repository's `src/`, and a
+src-layout project installed from it `from pkg.train import loop` from `src/pkg/`. Such a module
+is named relative to the entry's folder (`../src/dist.py`), so it is converted where it lies
+(`--in-place`; `-o DIR/` refuses it).
+
 Nothing else is followed (the standard library, site-packages, a name no file of the project
 has), and nothing is imported or executed. A script that lies in the standard library or among
 the installed packages (`ddpify convert /usr/lib/python3.11/asyncore.py`) is read alone: that
@@ -135,6 +142,7 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
     by_name: set[cst.Call] = set()
     folders: dict[Path, cst.Call] = {}  # what `sys.path.insert(...)` calls add, in order
     unread: list[str] = []
+    aboves: dict[str, Path | None] = {}
     while queue:
         part = queue.pop(0)
         computed = _computed_imports(part, root)
@@ -147,13 +155,20 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
                 if files:
                     break
                 base, via, files = folder, call, _files(folder, name)
+            top = name.split(".")[0]
+            if not files and not any((f / top).exists() or (f / f"{top}.py").exists() for f in (root, *folders)):
+                above = _above(root, top, aboves)  # not beside the entry at all: maybe above it
+                if above is not None:
+                    base, via, files = above, None, _files(above, name)
             if files and files[-1][1] == name and bound:
                 local.add(bound)  # a module, not a name defined in one
             for file, module_name in files:
                 if file.resolve() in seen or not file.resolve().is_relative_to(base):
                     continue  # read already, or a link out of the project: not followed
                 seen.add(file.resolve())
-                rel = PurePosixPath(file.relative_to(base).as_posix())
+                # relative to the entry's folder where read above it (`../src/utils.py`: converted in place)
+                rel = PurePosixPath((file.relative_to(base) if via is not None or base == root else
+                                     Path(os.path.relpath(file, root))).as_posix())
                 shown = _shown(entry, file)
                 if file.resolve() not in parsed:
                     raw = file.read_bytes()
@@ -168,6 +183,31 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
                 parts.append(new)
                 queue.append(new)
     return _assemble(root, parts, frozenset(local), frozenset(by_name), tuple(unread))
+
+
+ABOVE = 2  # how many folders above the entry's an import is looked up in (`scripts/train.py`: the repository's)
+
+
+def _above(root: Path, top: str, cache: dict[str, Path | None]) -> Path | None:
+    """The folder above `root` (the entry's, where `top` is neither a module nor a folder) that
+    holds the package `top`, the nearest first, or its `src/` (a src layout): what `PYTHONPATH=. torchrun scripts/train.py` run from the
+    repository, or the project installed from it, imports `top` from (`from src.data import
+    loader` in `scripts/train.py`, `from pkg.train import trainer` with `src/pkg/`). Up to
+    `ABOVE` folders, not past the one holding `.git`, never into the standard library or the
+    installed packages; a package (a folder), not a lone module file, so that `import utils` is
+    not taken from an unrelated folder."""
+    if top not in cache:
+        cache[top] = None
+        for folder in list(root.parents)[:ABOVE] if not (root / ".git").exists() else ():
+            if _installed(folder):
+                break
+            found = next((base for base in (folder, folder / "src") if (base / top).is_dir()), None)
+            if found is not None:
+                cache[top] = found
+                break
+            if (folder / ".git").exists():
+                break
+    return cache[top]
 
 
 def _shown(entry: Path, file: Path) -> Path:

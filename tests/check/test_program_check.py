@@ -56,6 +56,26 @@ READS = {
     "absolute_imports_of_a_package_module_resolve_from_its_package_folder": (
         {"pkg/__init__.py": "", "pkg/trainer.py": "import pkg.utils\n", "pkg/utils.py": ""},
         "pkg/trainer.py", ["pkg/trainer.py", "pkg/__init__.py", "pkg/utils.py"]),
+    "an_entry_in_a_subfolder_imports_from_the_repository": (
+        {"scripts/train.py": "from src.dist import setup\nif __name__ == '__main__':\n    setup()\n",
+         "src/__init__.py": "", "src/dist.py": ""},
+        "scripts/train.py", ["scripts/train.py", "src/__init__.py", "src/dist.py"]),
+    "a_src_layout_package_above_the_entry": (
+        {"scripts/train.py": "from pkg.train import loop\nif __name__ == '__main__':\n    loop.run()\n",
+         "src/pkg/__init__.py": "", "src/pkg/train/__init__.py": "", "src/pkg/train/loop.py": ""},
+        "scripts/train.py", ["scripts/train.py", "src/pkg/__init__.py", "src/pkg/train/__init__.py",
+                             "src/pkg/train/loop.py"]),
+    "beside_the_entry_first": (
+        {"scripts/train.py": "from src.dist import setup\nif __name__ == '__main__':\n    setup()\n",
+         "scripts/src/__init__.py": "", "scripts/src/dist.py": "", "src/__init__.py": "", "src/dist.py": ""},
+        "scripts/train.py", ["scripts/train.py", "scripts/src/__init__.py", "scripts/src/dist.py"]),
+    "a_lone_module_above_is_not_taken": (
+        {"scripts/train.py": "import utils\nif __name__ == '__main__':\n    utils.f()\n", "utils.py": ""},
+        "scripts/train.py", ["scripts/train.py"]),
+    "not_past_the_repository": (
+        {"repo/.git/HEAD": "", "repo/scripts/train.py": "from src.dist import setup\nif __name__ == '__main__':\n"
+         "    setup()\n", "src/__init__.py": "", "src/dist.py": ""},
+        "repo/scripts/train.py", ["repo/scripts/train.py"]),
     "an_importer_that_does_not_parse_is_skipped": (
         {"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "run.py": "from pkg.trainer import Trainer\ndef f(:\n"},
         "pkg/trainer.py", ["pkg/trainer.py"]),
@@ -118,3 +138,22 @@ def test_verbose_and_json_say_what_was_read():
     import json
     report = json.loads(CliRunner().invoke(main, ["check", "--json", "pkg/trainer.py"]).stdout)
     assert report["files"][0]["read"] == {"files": 3, "lines": 9, "importer": "run.py", "unread": []}
+
+
+def test_convert_writes_a_module_above_the_script_in_place_only():
+    write({"scripts/train.py": "import torch\nfrom src.lib import build, make_loader\n\ndef main():\n"
+                               "    model = build()\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                               "    for (x,) in make_loader():\n        opt.zero_grad()\n"
+                               "        model(x).sum().backward()\n        opt.step()\n\n"
+                               "if __name__ == '__main__':\n    main()\n",
+           "src/__init__.py": "",
+           "src/lib.py": "import torch\n\ndef build():\n    return torch.nn.Linear(4, 4)\n\ndef make_loader():\n"
+                         "    ds = torch.utils.data.TensorDataset(torch.randn(64, 4))\n"
+                         "    return torch.utils.data.DataLoader(ds, batch_size=8, shuffle=True)\n"})
+    before = Path("src/lib.py").read_text()
+    refused = CliRunner().invoke(main, ["convert", "scripts/train.py", "-o", "out/"])
+    assert refused.exit_code == 2 and "../src/lib.py, read from a folder above the script's" in refused.output
+    assert not Path("out").exists() and Path("src/lib.py").read_text() == before
+    done = CliRunner().invoke(main, ["convert", "scripts/train.py", "--in-place"])
+    assert done.exit_code == 0, done.output
+    assert "DistributedSampler" in Path("src/lib.py").read_text() and not Path("scripts/src").exists()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -74,7 +74,46 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
             yield Hit(call, f"a DDP forward after a training step broadcasts the model's buffers (BatchNorm "
                             f"statistics), even under no_grad, but only {some} run it (deadlock): evaluate "
                             f"`{f.code(call.func)}.module`")
+        else:
+            for inner, given, chain in _forwards_of_given(ctx, call):
+                no_grad = any(ctx.script.grad_disabled(c) for c in (*chain, inner))
+                if not no_grad or buffers and _has_buffers(ctx, given):
+                    what = "with gradients on is a collective" if not no_grad else (
+                        "after a training step broadcasts the model's buffers (BatchNorm statistics), even under no_grad")
+                    yield Hit(call, f"`{_name(f, call)}` runs the forward of the DDP `{f.code(given)}` it is given: "
+                                    f"a DDP forward {what}, but only {some} run it (deadlock): pass "
+                                    f"`{f.code(given)}.module`")
+                    break
 
+
+def _forwards_of_given(ctx: Context, call: cst.Call, depth: int = 6):
+    """The forwards the functions of the program run on a DDP wrapper that `call` hands them
+    (`evaluate(model, loader)` where `evaluate` calls `model(x)`, or hands it on to a helper that
+    does: `sequence_logprobs(model, ids)` -> `model(ids)`), each with the argument of `call` and
+    the calls it passed through."""
+    f = ctx.facts
+
+    def walk(call: cst.Call, given: Callable[[cst.BaseExpression], cst.BaseExpression | None], chain: tuple,
+             depth: int, seen: frozenset):
+        for func in f.user_functions(call):
+            if func in seen:
+                continue
+            params = [p.name.value for p in (*func.params.posonly_params, *func.params.params,
+                                              *func.params.kwonly_params)]
+            held = {n: g for n in params if (a := f.argument_for(call, func, n)) is not None
+                    and (g := given(a)) is not None}
+            if not held:
+                continue
+            for inner in f.calls_in(func.body):
+                if f.scope(inner) is not func:
+                    continue
+                if isinstance(inner.func, cst.Name) and inner.func.value in held:
+                    yield inner, held[inner.func.value], (*chain, call)
+                elif depth > 0 and any(isinstance(a.value, cst.Name) and a.value.value in held for a in inner.args):
+                    yield from walk(inner, lambda a, held=held: held.get(a.value) if isinstance(a, cst.Name) else None,
+                                    (*chain, call), depth - 1, seen | {func})
+
+    yield from walk(call, lambda a: a if ctx.holds_ddp(a) else None, (), depth, frozenset())
 
 # torch.nn layers that hold parameters only (no buffers): their DDP forward broadcasts nothing
 NO_BUFFERS = frozenset(f"torch.nn.{name}" for name in """
