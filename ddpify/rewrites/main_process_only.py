@@ -247,9 +247,25 @@ def _opened_for_writing(facts: Facts) -> frozenset[cst.Call]:
                 attributes.setdefault(dotted(attribute), []).append(attribute)
         uses = [n for n in (*attributes.get(dotted(target), ()), *facts.uses(dotted(target), ref.scope))
                 if n is not target and dotted(n) == dotted(target) and facts.ref(n) == ref]
-        if all(_file_method_statement(facts, n) for n in uses):
+        if all(_file_method_statement(facts, n) or _passed_to_writer(facts, n) for n in uses):
             found.append(value)
     return frozenset(found)
+
+
+def _passed_to_writer(facts: Facts, node: cst.CSTNode) -> bool:
+    """`train(args, net, loader, trainF)` where every use of the parameter that receives the file,
+    in the function called, is a statement writing to it (`trainF.write(line)`, `trainF.flush()`)."""
+    arg, call = facts.parent(node), facts.parent(facts.parent(node))
+    if not isinstance(node, cst.Name) or not isinstance(arg, cst.Arg) or arg.value is not node or \
+            not isinstance(call, cst.Call) or arg.star:
+        return False
+    callees = facts.user_functions(call)
+    received = objects.of(facts).receivers(facts.ref(node))
+    mine = [r for r in received if any(r.scope is f for f in callees)]
+    return bool(callees) and len(mine) == len(callees) and all(
+        all(_file_method_statement(facts, n) for n in facts.uses(r.name, r.scope) if facts.ref(n) == r
+            and not isinstance(facts.parent(n), cst.Param))
+        for r in mine)
 
 
 def _file_method_statement(facts: Facts, node: cst.CSTNode) -> bool:

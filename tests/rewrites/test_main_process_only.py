@@ -861,3 +861,43 @@ if __name__ == '__main__':
     opt.step()
 """
     assert only(NAME, code).count("barrier()\n") == 1
+
+
+FILE_HANDED_DOWN = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def train(net, opt, loader, trainF):
+    for x, y in loader:
+        opt.zero_grad()
+        loss = (net(x) - y).pow(2).mean()
+        loss.backward()
+        opt.step()
+        trainF.write(f"{loss.item()}\\n")
+        trainF.flush()
+
+
+def main():
+    net = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    trainF = open("train.csv", "w")
+    for epoch in range(2):
+        train(net, opt, loader, trainF)
+    trainF.close()
+
+
+main()
+"""
+
+
+def test_a_file_opened_for_writing_and_handed_to_a_function_that_only_writes_it_is_a_logger():
+    """`trainF = open(p, 'w')` in main(), passed to train() which only writes and flushes it
+    (bamos/densenet.pytorch's train.csv): every process wrote it. It is opened on the main process
+    only and its writes in train() are guarded; a callee that reads it otherwise keeps it everywhere."""
+    out = only(NAME, FILE_HANDED_DOWN)
+    assert "trainF = open(\"train.csv\", \"w\") if is_main_process() else None" in out
+    assert "        if is_main_process():\n            trainF.write(" in out
+    near = only(NAME, FILE_HANDED_DOWN.replace("        trainF.flush()", "        print(trainF.name)"))
+    assert "trainF = open(\"train.csv\", \"w\")\n" in near
