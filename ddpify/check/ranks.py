@@ -302,8 +302,25 @@ class Ranks:
         func = self.facts.scope(node)
         if not isinstance(func, cst.FunctionDef) or depth == 0:
             return False
+        if any(self._rank_only_decorator(d.decorator) for d in func.decorators):
+            return True
         sites = self.facts.call_sites(func)
         return bool(sites) and all(self.on_some_ranks(site, depth - 1) for site in sites)
+
+    def _rank_only_decorator(self, decorator: cst.BaseExpression) -> bool:
+        """A decorator of the program whose wrapper calls the function it decorates under a rank
+        test only (`@rank0_only`: `def wrapper(*a, **k): if get_rank() == 0: fn(*a, **k)`, then a
+        barrier): the decorated body runs on those ranks."""
+        f = self.facts
+        name = dotted(decorator)
+        decos = [d for d in f.functions.get(name.rpartition(".")[2], ()) if f.enclosing_class(d) is None] if name else []
+        for deco in decos:
+            params = [p.name.value for p in deco.params.params]
+            calls = [c for c in f.calls_in(deco.body) if params and mt.is_name(c.func, params[0])]
+            if calls and all(isinstance(f.scope(c), cst.FunctionDef) and f.scope(c) is not deco
+                             and self.rank_guard(c) is not None for c in calls):
+                return True
+        return False
 
     def _after_rank_return(self, node: cst.CSTNode) -> bool:
         return self.rank_return_guard(node) is not None

@@ -41,13 +41,17 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     `pickle.dump`, `shutil` copies, `save_image`, `savefig`, `to_csv`) that runs on every process (not for a path
     that names the rank, `f"preds_{rank}.npy"`): not under a rank test, not after an early
     `if rank != 0: return`, and in a function that some call reaches on every process (or
-    that is handed to `mp.spawn`). `--fix` puts it under `if not dist.is_initialized() or
+    that is handed to `mp.spawn`; not in a function decorated by a program decorator whose
+    wrapper calls it under a rank test, `@rank0_only`). A write of another module of the
+    program is also reported at the call of the checked file that runs it on every process
+    (`self.save_best()` of a base class whose helper calls `torch.save`). `--fix` puts it under `if not dist.is_initialized() or
     dist.get_rank() == 0:`.
     """
     if not ctx.script.distributed:
         return
     f = ctx.facts
     dist = ctx.script.spelled("torch.distributed")
+    reported: set[cst.Call] = set()
     for call, path, what in _file_writes(ctx):
         func = f.scope(call)
         if ctx.ranks.on_some_ranks(call) or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
@@ -59,6 +63,38 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
         message = "every rank writes this checkpoint: save on rank 0 only" if what == "torch.save" else \
             f"every rank writes this file ({what}): write it on rank 0 only"
         yield Hit(call, message, fix)
+        for site in _callers_elsewhere(ctx, call):  # `self.save_best()` of base.py's torch.save, in trainer.py
+            if site in reported:
+                continue
+            reported.add(site)
+            yield Hit(site, f"`{f.code(site.func)}()` runs a file write of {f.program.part_of(call, f.parents).rel} "
+                            f"({what} in `{func.name.value}`) on every rank: call it on rank 0 only")
+
+
+def _callers_elsewhere(ctx: Context, call: cst.CSTNode, depth: int = 3) -> list[cst.Call]:
+    """The calls of other files of the program that run the function holding `call` on every rank,
+    directly or through functions of its own file (a trainer's `self.save_best_checkpoint()` of a
+    base class in another module, whose `_save_checkpoint` calls `torch.save`)."""
+    f = ctx.facts
+    if f.program is None:
+        return []
+    home = f.program.part_of(call, f.parents)
+    found, frontier, seen = [], [f.scope(call)], set()
+    for _ in range(depth):
+        reached = []
+        for func in frontier:
+            if not isinstance(func, cst.FunctionDef) or func in seen:
+                continue
+            seen.add(func)
+            for site in f.call_sites(func):
+                if ctx.ranks.on_some_ranks(site):
+                    continue
+                if f.program.part_of(site, f.parents) is not home:
+                    found.append(site)
+                else:
+                    reached.append(f.scope(site))
+        frontier = reached
+    return found
 
 
 def _file_writes(ctx: Context):
