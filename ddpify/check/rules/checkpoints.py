@@ -12,7 +12,7 @@ from ddpify.check.rule import Hit, rule
 from ddpify.check.script import reads_saved_state, string_value
 from ddpify.analysis import writes
 from ddpify.analysis.models import WRAPPER
-from ddpify.syntax.names import dotted
+from ddpify.syntax.names import dotted, rank_word
 
 
 @rule("DDP006", fixable=True, several=True)
@@ -290,7 +290,8 @@ def save_on_local_rank_zero(ctx: Context) -> Iterator[Hit]:
     `LOCAL_RANK` is 0 once on every node: with several nodes, several processes write the same
     file, which a shared file system sees half-written or interleaved. Save on global rank 0.
     Advice, because a job whose nodes each write to their own local disk means it.
-    Found for a `torch.save` whose innermost rank test reads a name with `local_rank` in it.
+    Found for a `torch.save` whose innermost rank test reads a name with `local_rank` in it,
+    and not also the global rank (`args.local_rank == 0 and dist.get_rank() == 0` is one writer).
     """
     if not ctx.script.distributed:
         return
@@ -299,9 +300,16 @@ def save_on_local_rank_zero(ctx: Context) -> Iterator[Hit]:
         guard = _guard_of(ctx, call)
         if guard is not None and (any("local_rank" in (dotted(n) or "").lower()
                                       for n in mt.findall(guard.test, (cst.Name, cst.Attribute))) or any(
-                string_value(s) == "LOCAL_RANK" for s in mt.findall(guard.test, cst.SimpleString))):
+                string_value(s) == "LOCAL_RANK" for s in mt.findall(guard.test, cst.SimpleString))) and not _reads_global_rank(ctx, guard.test):
             yield Hit(call, f"saved under `{f.code(guard.test)}`, which holds once per node: on several nodes "
                             "several processes write this file; save on global rank 0")
+
+
+def _reads_global_rank(ctx: Context, test: cst.BaseExpression) -> bool:
+    """Does `test` also read the global rank: `dist.get_rank()`, `args.global_rank`,
+    `is_main_process()` (a rank that does not say it is local)?"""
+    return any(ctx.ranks.is_global_rank(n) or rank_word(n) and not ctx.ranks.is_local_rank(n)
+               for n in mt.findall(test, (cst.Name, cst.Attribute, cst.Call)))
 
 
 def _guard_of(ctx: Context, node: cst.CSTNode, depth: int = 2) -> cst.If | None:
