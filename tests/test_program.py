@@ -170,6 +170,26 @@ def test_a_loop_over_data_not_traced_to_a_loader_is_a_warning():
     assert any("cannot trace to a DataLoader" in w and "`batches()`" in w for w in warnings), warnings
 
 
+def test_a_step_loop_over_xrange_is_a_counting_loop_not_data_ddpify_cannot_trace():
+    """`for i in xrange(n): (x, y) = next(iter(loader))` (six's xrange, zalandoresearch's VQ-VAE)
+    counts steps as `range` does: its loader is sharded and reshuffled, no false "not sharded"."""
+    write({"train.py": """\
+        import torch
+        from six.moves import xrange
+        from torch.utils.data import DataLoader, TensorDataset
+        loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+        model = torch.nn.Linear(2, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for i in xrange(4):
+            (x,) = next(iter(loader))
+            model(x).sum().backward()
+            optimizer.step()
+        """})
+    result = convert_program(program())
+    assert not any("cannot trace" in c.message for c in result.changes), [c.message for c in result.changes]
+    assert any("set_epoch(loader, i)" in c.message for c in result.changes)
+
+
 def test_a_whole_training_path_gives_no_warning_of_reach():
     shutil.copytree(PROJECT / "before", ".", dirs_exist_ok=True)
     result = convert_program(program())

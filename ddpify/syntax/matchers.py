@@ -196,9 +196,10 @@ def strip_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def is_counting(iter_expr: cst.BaseExpression) -> bool:
-    """`range(...)` or a literal list: a loop over numbers or phases, not over data."""
+    """`range(...)` (or Python 2's `xrange`, through six: `from six.moves import xrange`) or a
+    literal list: a loop over numbers or phases, not over data."""
     expr = strip_iteration(iter_expr)
-    return is_call_of(expr, "range") or is_string_list(expr)
+    return is_call_of(expr, "range") or is_call_of(expr, "xrange") or is_string_list(expr)
 
 
 def is_epoch_loop(loop: cst.For | cst.While) -> bool:

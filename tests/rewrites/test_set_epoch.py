@@ -403,6 +403,27 @@ for epoch in range(2):
         opt.step()
     end_epoch()
 """, "a_generator_made_each_epoch_is_reshuffled_by_the_epoch_loop_around_its_call", scaffold=TRAINS.instead_of("loop")),
+    # an iteration-based loop over Python 2's xrange (six) that takes a fresh iterator each step
+    # (zalandoresearch's VQ-VAE: `(data, _) = next(iter(training_loader))`): each step is a pass
+    pair("""\
+for i in xrange(4):
+    (x, y) = next(iter(loader))
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+for i in xrange(4):
+    set_epoch(loader, i)
+    (x, y) = next(iter(loader))
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+    end_epoch()
+""", "a_step_loop_over_xrange_taking_a_new_iterator_each_step_numbers_its_passes", report=[
+        "change: set_epoch(loader, i) reshuffles each epoch; end_epoch() ends it",
+    ], scaffold=TRAINS.instead_of("loop")),  # xrange counts, as range does: no "cannot trace" warning
     # an epoch loop that numbers nothing
     pair("""\
 for _ in range(2):
