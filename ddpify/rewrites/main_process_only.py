@@ -198,7 +198,15 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine, loggers: set
         return dotted(call.func) or what.strip(".()")
     if isinstance(call.func, cst.Attribute) and _on_logger(facts, call.func.value, loggers):
         return dotted(call.func)
+    if _prints_to(call) is not None and _on_logger(facts, _prints_to(call), loggers):
+        return "print(file=...)"  # print(s, file=None) would write to stdout
     return None
+
+
+def _prints_to(call: cst.Call) -> cst.BaseExpression | None:
+    """The file of `print(..., file=f)`, else None."""
+    arg = mt.keyword(call, "file") if mt.is_name(call.func, "print") else None
+    return arg.value if arg is not None else None
 
 
 def _on_logger(facts: Facts, expr: cst.BaseExpression, loggers: set[Ref]) -> bool:
@@ -214,7 +222,7 @@ def _on_logger(facts: Facts, expr: cst.BaseExpression, loggers: set[Ref]) -> boo
 def _logs(facts: Facts, stmt: cst.CSTNode, loggers: set[Ref]) -> bool:
     """A SummaryWriter or wandb run made or used: no file that the script reads back."""
     return any(_is_logger(facts, c) or isinstance(c.func, cst.Attribute) and _on_logger(facts, c.func.value, loggers)
-               for c in facts.calls_in(stmt))
+               or (f := _prints_to(c)) is not None and _on_logger(facts, f, loggers) for c in facts.calls_in(stmt))
 
 
 def _is_logger(facts: Facts, expr: cst.CSTNode, opened: frozenset[cst.Call] = frozenset()) -> bool:
@@ -269,7 +277,10 @@ def _passed_to_writer(facts: Facts, node: cst.CSTNode) -> bool:
 
 
 def _file_method_statement(facts: Facts, node: cst.CSTNode) -> bool:
+    """`f.write(line)`, `f.close()` as a statement of its own, or `print(line, file=f)`."""
     attr, call = facts.parent(node), facts.parent(facts.parent(node))
+    if isinstance(call, cst.Call) and _prints_to(call) is node:
+        return isinstance(facts.parent(call), cst.Expr)
     return isinstance(attr, cst.Attribute) and attr.attr.value in FILE_METHODS and isinstance(call, cst.Call) \
         and call.func is attr and isinstance(facts.parent(call), cst.Expr)
 

@@ -901,3 +901,18 @@ def test_a_file_opened_for_writing_and_handed_to_a_function_that_only_writes_it_
     assert "        if is_main_process():\n            trainF.write(" in out
     near = only(NAME, FILE_HANDED_DOWN.replace("        trainF.flush()", "        print(trainF.name)"))
     assert "trainF = open(\"train.csv\", \"w\")\n" in near
+
+
+def test_a_file_opened_for_writing_that_print_writes_into_is_a_logger():
+    """`log_output = open(p, 'w')` then `print(s, file=log_output)` (AlexiaJM/RelativisticGAN's
+    log.txt): every process wrote it. It is opened on the main process only and each print into it
+    is guarded (print(s, file=None) would write on stdout), with no barrier after it; a print to
+    stdout stays, and a file also read stays on every process."""
+    code = FILE_HANDED_DOWN.replace("        trainF.write(f\"{loss.item()}\\n\")\n        trainF.flush()\n",
+                                    "        print(loss.item(), file=trainF)\n        print(loss.item())\n")
+    out = only(NAME, code)
+    assert "trainF = open(\"train.csv\", \"w\") if is_main_process() else None" in out
+    assert "        if is_main_process():\n            print(loss.item(), file=trainF)\n        print(loss.item())\n" in out
+    assert "barrier()" not in out.split("def main")[0]
+    near = only(NAME, code.replace("        print(loss.item())\n", "        print(loss.item(), trainF.name)\n"))
+    assert "trainF = open(\"train.csv\", \"w\")\n" in near
