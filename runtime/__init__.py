@@ -1506,8 +1506,10 @@ class _SelfCheck:
     loader batches) go once every optimizer built since the checks were armed has stepped twice;
     per-pass hooks (a loader's ``iter()``) once every sharded training loader has started its
     second pass. Then the checks are dormant: only the construction hooks of optimizers, DDP and
-    loaders stay (nothing of them runs in a step), and an optimizer built later arms them again
-    (``arm``), so each training gets its own check. Every process builds the same optimizers, so
+    loaders stay (nothing of them runs in a step), and an optimizer built later at a line where
+    none was built before arms them again (``arm``), so each training gets its own check (one
+    rebuilt at one line, each round of a loop or each batch of an inner optimisation, arms them
+    once, not at every build). Every process builds the same optimizers, so
     every process arms at the same ones: the exchanges are named by the optimizer, never by how
     often a process armed."""
 
@@ -1547,9 +1549,10 @@ class _SelfCheck:
             def __init__(optimizer: Any, *args: Any, **kwargs: Any) -> None:
                 original(optimizer, *args, **kwargs)
                 site = _site()
+                new_site = site not in check.built
                 _remember(check.sites, optimizer, site)
                 _remember(check.keys, optimizer, check.exchange_key(site))
-                if not check.step_undo:  # a new training after the checks ended: arm them again
+                if not check.step_undo and new_site:  # a new training after the checks ended: arm them again
                     check.arm()
                 with contextlib.suppress(TypeError):
                     check.optimizers.add(optimizer)

@@ -297,6 +297,35 @@ def test_a_second_training_is_checked_on_its_own_armed_by_its_optimizer(check, c
     assert keys == [f"{checking.prefix}train.py:{first}#0", f"{checking.prefix}train.py:{second}#0"]
 
 
+REBUILT = textwrap.dedent("""\
+    import torch
+    model = torch.nn.Linear(4, 1).requires_grad_(False)
+    extra = torch.nn.Linear(4, 1)
+    for round in range(4):
+        optimizer = torch.optim.SGD(extra.parameters() if round == 3 else model.parameters(), lr=0.1)
+        for step in range(3):
+            optimizer.zero_grad()
+            (model(torch.ones(2, 4)) + extra(torch.ones(2, 4))).sum().backward()
+            optimizer.step()
+            ARMED.append(bool(rt._STATE.self_check.step_undo))
+""")
+
+
+def test_an_optimizer_rebuilt_at_one_line_arms_the_checks_once_not_at_every_build(check, capsys):
+    """An optimizer built anew at one line (each round of a loop: a learning rate set by
+    rebuilding it, an inner optimisation per batch) would otherwise arm the checks, and exchange
+    through the store, at every build; the trainings of one line run the same code. Here the
+    4th round's optimizer steps a bare module: the line was checked at its first build, and
+    that is not seen."""
+    checking = check()
+    rt._STATE.self_check = checking
+    checking.install()
+    scope = {"ARMED": [], "rt": rt}
+    exec(compile(REBUILT, "train.py", "exec"), scope)
+    assert scope["ARMED"] == [True, False, False, *[False] * 9]
+    assert checking.armings == 1 and capsys.readouterr().err == ""
+
+
 def test_a_second_training_of_a_wrapped_model_prints_nothing(check, capsys):
     checking = check()
     scope = two_trainings(checking, wrap_second=True)
