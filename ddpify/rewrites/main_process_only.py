@@ -28,13 +28,16 @@ whose body only writes takes the condition (`if args.save_model and is_main_proc
 A function that sets an attribute (`__init__` building `self.writer`) is not such a helper: other
 code reads that state. A logger (a SummaryWriter, TensorFlow's summary writer, a wandb run, an
 instance of a logger class of the program such as `Logger(log_dir)` whose `__init__` makes a
-writer, a file opened for writing that is only written and closed) exists on the main process
+writer, a file opened for writing that is only written, printed into and closed, here or by
+a function it is handed to) exists on the main process
 only, None elsewhere; its method calls are guarded, and a read of its attribute outside a guard
 takes the main process's value on every process: `run_dir = self.writer.log_dir` becomes
 `run_dir = from_main_process(lambda: self.writer.log_dir)` (a broadcast; where some processes
 may not reach the read, a TODO instead).
 `os.makedirs(..., exist_ok=True)` stays on every process (harmless; without `exist_ok` it is
-guarded, as the processes would race to create the folder), as do forward passes: a model call under a
+guarded, as the processes would race to create the folder; a folder whose name every process
+chose by probing for a free one, `while os.path.exists(base_dir): run += 1`, is made after a
+`barrier()`, once all have probed), as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
 later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.load`, `open(path)`,
 ...) may read what was written, a `barrier()` follows the write, whatever wrote it.
@@ -133,6 +136,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         else:
             edits.guard(stmt, GUARD, f"{what} runs on the main process only")
             guarded.append(stmt)
+            if what in ("os.mkdir", "os.makedirs") and _probed_path(facts, stmt) and _reached_by_all(facts, stmt) is stmt:
+                edits.insert_before(stmt, "barrier()\n")  # every process probes before the folder is made
+                edits.add_import("ddpify_runtime", "barrier")
+                edits.record(stmt, "barrier() before the folder is made: every process has chosen its name "
+                             "by looking for one that does not exist yet")
         if not options.fsdp:
             _forward_through_module(facts, refs, edits, stmt)
     taken: dict = {}
@@ -201,6 +209,24 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine, loggers: set
     if _prints_to(call) is not None and _on_logger(facts, _prints_to(call), loggers):
         return "print(file=...)"  # print(s, file=None) would write to stdout
     return None
+
+
+PROBES = {"os.path.exists", "os.path.isdir", "os.path.isfile", "os.path.lexists"}
+
+
+def _probed_path(facts: Facts, stmt: cst.CSTNode) -> bool:
+    """Is the folder `os.mkdir(base_dir)` makes named by a probe of the file system: `base_dir`
+    set in a `while os.path.exists(base_dir):` loop (run-0, run-1, ... until a free one)? Each
+    process must probe before the main process makes it, or the others pick the next name."""
+    call = next(iter(facts.calls_in(stmt)), None)
+    arg = mt.positional(call, 0) if call is not None else None
+    for name in facts.findall(arg.value, cst.Name) if arg is not None else ():
+        ref = facts.ref(name)
+        for _, _, write in facts.writes(ref) if ref is not None else ():
+            if any(isinstance(lp, cst.While) and any(facts.qualify(c.func) in PROBES for c in facts.calls_in(lp.test))
+                   for lp in facts.enclosing_loops(write)):
+                return True
+    return False
 
 
 def _prints_to(call: cst.Call) -> cst.BaseExpression | None:

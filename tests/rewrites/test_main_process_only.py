@@ -916,3 +916,33 @@ def test_a_file_opened_for_writing_that_print_writes_into_is_a_logger():
     assert "barrier()" not in out.split("def main")[0]
     near = only(NAME, code.replace("        print(loss.item())\n", "        print(loss.item(), trainF.name)\n"))
     assert "trainF = open(\"train.csv\", \"w\")\n" in near
+
+
+PROBED_FOLDER = """\
+import os
+import torch
+
+run = 0
+base_dir = f"out/run-{run}"
+while os.path.exists(base_dir):
+    run += 1
+    base_dir = f"out/run-{run}"
+os.mkdir(base_dir)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    model(torch.ones(1, 2)).sum().backward()
+    opt.step()
+torch.save(model.state_dict(), os.path.join(base_dir, "m.pt"))
+"""
+
+
+def test_a_folder_named_by_probing_for_a_free_name_is_made_after_every_process_probed():
+    """`while os.path.exists(base_dir): run += 1 ...` then `os.mkdir(base_dir)`
+    (AlexiaJM/RelativisticGAN's run-N folders): with the mkdir on the main process only, a process
+    that probed after it picked run-1, which nobody made, and crashed. Every process probes, then a
+    barrier, then the main process makes the folder; a folder of a fixed name needs no barrier before."""
+    out = only(NAME, PROBED_FOLDER)
+    assert "    base_dir = f\"out/run-{run}\"\nbarrier()\nif is_main_process():\n    os.mkdir(base_dir)\n" in out
+    fixed = only(NAME, PROBED_FOLDER.replace("os.mkdir(base_dir)", "os.mkdir('out/fixed')"))
+    assert "barrier()\nif is_main_process():\n    os.mkdir" not in fixed
