@@ -128,11 +128,15 @@ def test_a_worker_that_dies_names_its_files(monkeypatch):
 
 def test_a_module_of_the_program_that_does_not_compile_is_named_at_its_place():
     """`convert train.py` and `check train.py` read the project modules it imports: CPython's
-    message, located in that module."""
+    message, located in that module. `convert` writes nothing; `check` checks the file it was
+    given without that module, and says so whatever the output format."""
     Path("helpers.py").write_text("def save():\n    pass\nreturn 1\n")
     Path("train.py").write_text("import helpers\n" + TRAINS)
-    for command in (["convert", "train.py", "-o", "out/"], ["check", "train.py"]):
-        assert cli(*command, code=2).stderr == "helpers.py:3:1: cannot parse: 'return' outside function\n"
+    message = "helpers.py:3:1: cannot parse: 'return' outside function"
+    assert cli("convert", "train.py", "-o", "out/", code=2).stderr == message + "\n"
+    for form in ("text", "json", "github", "sarif"):
+        stderr = cli("check", "train.py", "--output-format", form, code=0).stderr
+        assert f"{message} (left out: train.py was checked without it)\n" in stderr
     assert files() == ["helpers.py", "train.py"]
 
 

@@ -132,6 +132,9 @@ def check_command(sources, select, ignore, output_format, as_json, fix, diff, ex
                 click.echo(f"{source.name}: note: {outcome.report.note}", err=True)
             if verbose:
                 click.echo(_read_line(source.name, outcome), err=True)
+    for source, outcome in good:  # on stderr whatever the format: findings may be missing for it
+        for line in outcome.unread:
+            click.echo(f"{line} (left out: {source.name} was checked without it)", err=True)
     for outcome in errors:
         if outcome.code != EXIT_INTERNAL:
             click.echo(outcome.error, err=True)
@@ -239,12 +242,10 @@ def _check_one(source: files.Source, rules, fix: bool, parsed: dict | None = Non
 
 
 def _read_line(name: str, outcome: _Checked) -> str:
-    """`trainer.py: read 12 files, 3,400 lines (in the program of train.py, which imports it)`,
-    and each imported file left out."""
+    """`trainer.py: read 12 files, 3,400 lines (in the program of train.py, which imports it)`."""
     files, lines = outcome.read
     via = f" (in the program of {outcome.importer}, which imports it)" if outcome.importer else ""
-    left = "".join(f"\n{name}: left out {line}" for line in outcome.unread)
-    return f"{name}: read {files} file(s), {lines:,} line(s){via}{left}"
+    return f"{name}: read {files} file(s), {lines:,} line(s){via}"
 
 
 def _lines(data: bytes) -> int:
