@@ -93,15 +93,20 @@ def _generated(facts: Facts):
     (`def inf_train_gen(): while True: for x, _ in train_loader: yield x`, WGAN-GP's endless
     batches) where a function that trains calls the generator: such a loop is one pass over the
     loader, as a batch loop is, though the backward runs in its consumer. Its epoch loop is the
-    loop around it in the generator (`while True`), else the one around the generator's call."""
+    loop around it in the generator (`while True`), else the one around the generator's call.
+    `while True: yield from loader` passes over the loader at each round of its loop."""
+    def consumed_in_training(func: cst.CSTNode) -> bool:
+        return isinstance(func, cst.FunctionDef) and any(facts.trains(facts.scope(c)) for c in facts.call_sites(func))
+
     for loop in facts.loops:
-        if not isinstance(loop, cst.For) or mt.is_counting(loop.iter):
-            continue
         func = facts.scope(loop)
-        if not isinstance(func, cst.FunctionDef) or not facts.findall(loop.body, cst.Yield, lambda y: facts.scope(y) is func):
-            continue
-        if any(facts.trains(facts.scope(call)) for call in facts.call_sites(func)):
+        if isinstance(loop, cst.For) and not mt.is_counting(loop.iter) and consumed_in_training(func) and \
+                facts.findall(loop.body, cst.Yield, lambda y: facts.scope(y) is func):
             yield loop, loop.iter
+    for passed in facts.findall(facts.module, cst.Yield, lambda y: isinstance(y.value, cst.From)):
+        loop = next(facts.enclosing_loops(passed), None)  # `while True: yield from loader`: each pass at once
+        if loop is not None and consumed_in_training(facts.scope(passed)):
+            yield loop, passed.value.item
 
 
 def _single_pass(facts: Facts, loop: cst.CSTNode, depth: int = 3) -> bool:

@@ -424,6 +424,36 @@ for i in xrange(4):
 """, "a_step_loop_over_xrange_taking_a_new_iterator_each_step_numbers_its_passes", report=[
         "change: set_epoch(loader, i) reshuffles each epoch; end_epoch() ends it",
     ], scaffold=TRAINS.instead_of("loop")),  # xrange counts, as range does: no "cannot trace" warning
+    # the same generator written with `yield from`
+    pair("""\
+def endless_batches():
+    while True:
+        yield from loader
+
+
+batches = endless_batches()
+for step in range(8):
+    x, y = next(batches)
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+def endless_batches():
+    while True:
+        set_epoch(loader)
+        yield from loader
+        end_epoch()
+
+
+batches = endless_batches()
+for step in range(8):
+    x, y = next(batches)
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", "a_generator_that_yields_from_a_loader_reshuffles_each_of_its_passes", scaffold=TRAINS.instead_of("loop")),
     # an epoch loop that numbers nothing
     pair("""\
 for _ in range(2):
