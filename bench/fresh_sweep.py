@@ -218,7 +218,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         report = json.loads(proc.stdout)
         row["report"] = _report_summary(report)
         row["speed"] = speed(src / entry)
-        converted = out_dir / (Path(entry).stem + ".py" if entry.endswith(".ipynb") else Path(entry).name)
+        converted = out_dir / _output_name(src, entry)
         if not converted.exists():
             converted = src / entry  # left unchanged: run the original file
         # 3. torchrun
@@ -457,6 +457,15 @@ def silent(checks: dict, sites: dict, report: dict, src: Path, entry: str, copie
     return result
 
 
+def _output_name(src: Path, entry: str) -> str:
+    """The entry's name in the conversion's output: a notebook's script is NAME.py, or NAME_ddp.py
+    where a module NAME.py lies beside the notebook (`ddpify convert`'s rule since 1535771)."""
+    path = Path(entry)
+    if path.suffix != ".ipynb":
+        return path.name
+    return path.stem + ("_ddp.py" if (src / path).with_suffix(".py").exists() else ".py")
+
+
 def _relative(path: Path, copies: dict[Path, Path], src: Path, entry: str) -> str | None:
     """The project path (relative to the program's folder) of a frame's file, in a copy or in the
     conversion's output (out/NAME.py is the entry; out/REL is the module REL beside the entry)."""
@@ -467,7 +476,7 @@ def _relative(path: Path, copies: dict[Path, Path], src: Path, entry: str) -> st
         if path.is_relative_to(copy):
             rel = path.relative_to(copy)
             if copy.name == "out":
-                if entry.endswith(".ipynb") and rel == Path(Path(entry).stem + ".py"):
+                if rel == Path(_output_name(src, entry)):
                     return entry
                 if not (src / entry_dir / rel).is_file():  # a module read through a folder on sys.path
                     found = [up / rel for up in entry_dir.parents if (src / up / rel).is_file()]

@@ -190,3 +190,31 @@ def test_an_optimizer_stepping_bare_parameters_is_told_apart_from_a_wrapped_one(
     covered = _trained(dict(DIST, sampler_rank=0), dict(DIST, sampler_rank=1), [[0, 2], [2, 0]], [[1, 3], [3, 1]],
                        extra=[dict(ev="coverage", rank=0, number=0, params=4, bare=0, shapes=[])])
     assert sweep.judge(covered, RANDOM, 0, {}, 0)[0]["wrapped"] == "ok"
+
+
+@pytest.mark.parametrize("module_beside, script", [(True, "unet_ddp.py"), (False, "unet.py")])
+def test_the_judge_runs_the_script_convert_wrote_for_a_notebook(tmp_path, module_beside, script):
+    """A notebook beside a module of its name is written as NAME_ddp.py (1535771); the judge ran
+    out/NAME.py, missing, so it fell back to running the .ipynb itself ("name 'true' is not
+    defined": the second sweep's unet_nb failed `runs` and `python` on the judge's error)."""
+    from click.testing import CliRunner
+    from ddpify.cli import main
+
+    src = tmp_path / "prog"
+    src.mkdir()
+    code = ("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+            "model = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)\n"
+            "for epoch in range(2):\n    for x, y in loader:\n        opt.zero_grad()\n"
+            "        torch.nn.functional.mse_loss(model(x), y).backward()\n        opt.step()\n")
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source": code.splitlines(keepends=True)}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (src / "unet.ipynb").write_text(json.dumps(notebook))
+    if module_beside:
+        (src / "unet.py").write_text("X = 1\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["convert", str(src / "unet.ipynb"), "-o", f"{out}/"])
+    assert result.exit_code == 0, result.output
+    assert sweep._output_name(src, "unet.ipynb") == script and (out / script).is_file()
+    assert sweep._relative(out / script, {out: src}, src, "unet.ipynb") == "unet.ipynb"
+    assert sweep._output_name(src, "train.py") == "train.py"
