@@ -1825,7 +1825,7 @@ class _SelfCheck:
 
     def end_passes_when_done(self) -> None:
         """Once the per-step checks ended and every training loader began its second pass: the
-        per-pass hooks go too, and the checks are dormant until the next optimizer is built."""
+        per-pass hooks go too, and the checks are dormant until an optimizer is built at a new line."""
         if not self.step_undo and all(order is None for order in self.training.values()):
             for undo in self.pass_undo:
                 undo()
