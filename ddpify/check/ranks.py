@@ -47,6 +47,7 @@ class Ranks:
         self._collective: dict[cst.CSTNode, bool] = {}
         self._rank_tests: dict[cst.If, bool] = {}
         self._reached: dict[tuple[cst.CSTNode, int], frozenset[str]] = {}
+        self._passed: dict[Ref, list[cst.BaseExpression]] = {}  # `attribute_of_passed`
         self._following: set[Ref] = set()  # the names `rank_dependent` is following (a cycle adds nothing)
 
     def is_global_rank(self, expr: cst.CSTNode) -> bool:
@@ -177,6 +178,8 @@ class Ranks:
             if ref is not None and ref in self.ranks_by_role:  # handed on as the rank: whatever it holds
                 return True
             sources = self.facts.sources(ref) if ref is not None else []
+            if not sources and ref is not None and isinstance(test, cst.Attribute):
+                sources = self.attribute_of_passed(ref)  # `args.should_save` set by the caller of `train(args)`
             if sources and depth > 0 and ref not in self._following:
                 # what it holds, not what it is called (`do_multi_rank_gather`); a name passed on
                 # as it is (`self.device_id = device_id`, a constructor's argument in another
@@ -191,6 +194,8 @@ class Ranks:
         entries = self.dict_entries(test)
         if entries is not None:  # `cfg["amp"]` of `cfg = {"amp": True, "main": rank == 0}`: that entry only
             return any(self.rank_dependent(e, depth) for e in entries)
+        if rank_key(test):  # `opt["rank"]` of a configuration not written here as a literal
+            return True
         if self.environment_key(test) is not None:  # `os.environ["LOCAL_RANK"]`, `os.environ["SLURM_LOCALID"]`
             return "RANK" in self.environment_key(test).upper() or self.environment_key(test) in RANK_VARIABLES
         if isinstance(test, cst.Call):
@@ -200,6 +205,24 @@ class Ranks:
                                                if not (a.keyword and a.keyword.value in PLACING_KEYWORDS))
         return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
             child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
+
+    def attribute_of_passed(self, ref: Ref) -> list[cst.BaseExpression]:
+        """What `obj.x` of a parameter `obj` holds where no statement of its function sets it: what
+        the callers set on the object they pass (`train(args)` after `args.should_save = ... and
+        is_master(args)` in another module's `main()`)."""
+        if ref in self._passed:
+            return self._passed[ref]
+        f = self.facts
+        head, _, rest = ref.name.partition(".")
+        found: list[cst.BaseExpression] = []
+        if rest and head != "self" and isinstance(ref.scope, cst.FunctionDef):
+            for site in f.call_sites(ref.scope):
+                arg = f.argument_for(site, ref.scope, head)
+                outer = f.ref(arg) if isinstance(arg, (cst.Name, cst.Attribute)) else None
+                if outer is not None:
+                    found += f.sources(Ref(outer.scope, f"{outer.name}.{rest}"))
+        self._passed[ref] = found
+        return found
 
     def dict_entries(self, expr: cst.CSTNode) -> list[cst.BaseExpression] | None:
         """The values `d["key"]` can be, where every assignment of `d` is a dict literal (with
@@ -490,3 +513,11 @@ def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return _conjuncts(test.left) + _conjuncts(test.right)
     return [test]
+
+
+def rank_key(expr: cst.CSTNode) -> bool:
+    """`opt["rank"]`, `cfg["local_rank"]`: an entry whose literal key is a rank's name."""
+    if not (isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)):
+        return False
+    key = string_value(expr.slice[0].slice.value)
+    return key is not None and key.isidentifier() and rank_word(cst.Name(key))

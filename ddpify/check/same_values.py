@@ -11,7 +11,7 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.check.ranks import PLACING_KEYWORDS, Ranks
+from ddpify.check.ranks import PLACING_KEYWORDS, Ranks, rank_key
 from ddpify.check.script import Script, reads_saved_state, string_value
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted, rank_word
@@ -58,12 +58,22 @@ class SameValues:
         shared values (a config dataclass), methods of shared values (`args.path.split("-")`),
         and what a checkpoint holds (`torch.load` reads the same file on every process)."""
         f = self.facts
-        if self._reads_rank_by_role(test):
+        if self._reads_rank_by_role(test) or self._set_from_rank_by_caller(test):
             return False  # `gpu == 0` where `gpu` is handed to init_process_group as the rank
         if f.same_everywhere(test) or self._shared(test, frozenset()):
             return True
         return any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in mt.findall(test, cst.Call)) or any(
             dotted(n) in self.agreed_names for n in mt.findall(test, (cst.Name, cst.Attribute)))
+
+    def _set_from_rank_by_caller(self, test: cst.BaseExpression) -> bool:
+        """Does `test` read an attribute of a parameter that a caller sets from the rank on the
+        object it passes (`args.should_save` of `train(args)`, after `args.should_save = ... and
+        is_master(args)`)? Or an entry whose key is a rank's name (`opt["rank"]`)?"""
+        f = self.facts
+        nodes = [test] if isinstance(test, (cst.Attribute, cst.Subscript)) else mt.findall(
+            test, (cst.Attribute, cst.Subscript))
+        return any(rank_key(n) if isinstance(n, cst.Subscript) else (ref := f.ref(n)) is not None and any(
+            self.ranks.rank_dependent(v) for v in self.ranks.attribute_of_passed(ref)) for n in nodes)
 
     def _reads_rank_by_role(self, test: cst.BaseExpression) -> bool:
         nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else mt.findall(test, (cst.Name, cst.Attribute))
@@ -102,6 +112,8 @@ class SameValues:
             if writes or unpacked:
                 return all(self._shared(value, proving) for value in [v for _, v, _ in writes] + unpacked)
             if isinstance(node, cst.Attribute):
+                if any(self.ranks.rank_dependent(v) for v in self.ranks.attribute_of_passed(ref)):
+                    return False  # a caller sets it from the rank on the object it passes (`args.should_save`)
                 return self._shared(node.value, proving)
             return self._shared_parameter(ref, proving)
         if self._environment(node):  # `os.environ.get("MAX_STEPS")`: one job, one environment
