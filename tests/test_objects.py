@@ -54,6 +54,10 @@ def spelled(facts: Facts, sites) -> set[str]:
     ("class S:\n    def __init__(self):\n        self.netG = Net()\n        self.lr = 1\n"
      "    def save(self, name):\n        net = getattr(self, 'net' + name)\n        return net\n", "net",
      {"Net()"}),  # a computed getattr: any attribute of the class
+    ("def get():\n    ds = []\n    ds.append(DataLoader([1]))\n    ds.append(DataLoader([2]))\n"
+     "    ds = ds[0] if len(ds) == 1 else ds\n    return ds\ntrain, test = get()\n", "train",
+     {"DataLoader([1])", "DataLoader([2])"}),  # a list grown by append, returned and unpacked
+    ("ds = []\nother = []\nds.append(DataLoader([1]))\na, b = other\n", "a", set()),  # another list's items
     ("G = Net()\nD = nn.Linear(1, 1)\nfor net in [G, D]:\n    pass\n", "net", {"Net()", "nn.Linear(1, 1)"}),
     ("m = Net()\nm, o = torch.load('f.pt', weights_only=False)\n", "m",
      {"Net()", "torch.load('f.pt', weights_only=False)"}),  # a whole-object reload is another object

@@ -655,3 +655,30 @@ def test_a_folder_put_on_sys_path_whose_modules_stay_unchanged_keeps_its_place()
         "more/helper_data.py": "def make_loader():\n    return None\n"})
     result = convert_program(program("nb/train.py"))
     assert 'sys.path.insert(0, "..")' in result.code and not any(m.changed for m in result.modules.values())
+
+
+def test_loaders_returned_in_a_list_grown_by_append_are_reshuffled_where_they_are_unpacked():
+    """`dataset.get()` appends the train and test loaders to a list and returns it, the script
+    unpacks it (aaron-xichen/pytorch-playground): the epoch loop gets set_epoch(train_loader, epoch)."""
+    write({"train.py": """\
+        import torch
+        import data
+        train_loader, test_loader = data.get(4)
+        model = torch.nn.Linear(2, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(2):
+            for (x,) in train_loader:
+                model(x).sum().backward()
+                optimizer.step()
+        """, "data.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        def get(batch_size):
+            ds = []
+            ds.append(DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=batch_size, shuffle=True))
+            ds.append(DataLoader(TensorDataset(torch.randn(4, 2)), batch_size=batch_size, shuffle=False))
+            ds = ds[0] if len(ds) == 1 else ds
+            return ds
+        """})
+    result = convert_program(program())
+    assert any("set_epoch(train_loader, epoch)" in c.message for c in result.changes), [c.message for c in result.changes]

@@ -2,7 +2,8 @@
 
 An object is abstracted by the call that constructs it, its *site*: `Net()`, `DataLoader(...)`,
 `torch.optim.Adam(...)`, `SummaryWriter(...)`, `torch.load(...)`. A container literal
-(`[model, opt]`, `{"params": ...}`) or a comprehension is a site of its own. `values(expr)`
+(`[model, opt]`, `{"params": ...}`) or a comprehension is a site of its own, holding its elements
+and, bound to a name, what `.append(x)` adds to it. `values(expr)`
 gives the sites `expr` may hold, following
 
 - names and `self.x` through every assignment (tuple unpacking and stores by item included);
@@ -234,9 +235,13 @@ class Objects:
         return frozenset().union(*(self._memo_names(s) for s in sources))
 
     def elements(self, site: cst.CSTNode) -> Sites:
-        """What a container site holds: its elements' objects (a dict's values)."""
+        """What a container site holds: its elements' objects (a dict's values), and for a list or
+        set bound to a name, what `.append(x)` / `.add(x)` put in it (`ds = []`,
+        `ds.append(train_loader)`, `return ds`)."""
         if isinstance(site, (cst.List, cst.Tuple, cst.Set)):
-            return Sites().union(*(self.values(e.value) for e in site.elements if isinstance(e, cst.Element)))
+            added = [x for ref in self._holders.get(site, ()) for x in self._appended.get(ref, ())]
+            return Sites().union(*(self.values(e.value) for e in site.elements if isinstance(e, cst.Element)),
+                                 *(self.values(x) for x in added))
         if isinstance(site, cst.Dict):
             return Sites().union(*(self.values(e.value) for e in site.elements if isinstance(e, cst.DictElement)))
         if isinstance(site, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
@@ -398,6 +403,30 @@ class Objects:
                 calls += [c for loop in self._loop_bindings.get(ref, ()) for c in self._parameters_in(loop.iter)]
         self._params[node] = tuple(dict.fromkeys(calls))
         return self._params[node]
+
+    @cached_property
+    def _holders(self) -> dict[cst.CSTNode, list[Ref]]:
+        """The names a list or set literal is bound to (`ds = []`)."""
+        f = self.facts
+        index: dict[cst.CSTNode, list[Ref]] = defaultdict(list)
+        for target, value, stmt in f.assigns:
+            if isinstance(value, (cst.List, cst.Set)) and dotted(target) and not isinstance(stmt, cst.AugAssign):
+                ref = f.ref(target, stmt)
+                if ref is not None:
+                    index[value].append(ref)
+        return index
+
+    @cached_property
+    def _appended(self) -> dict[Ref, list[cst.BaseExpression]]:
+        """What `name.append(x)` / `name.add(x)` puts in a list or set, by name."""
+        f = self.facts
+        index: dict[Ref, list] = defaultdict(list)
+        for call in f.calls:
+            if mt.is_method_call(call, "append", "add") and dotted(call.func.value) and len(call.args) == 1:
+                ref = f.ref(call.func.value)
+                if ref is not None:
+                    index[ref].append(call.args[0].value)
+        return index
 
     @cached_property
     def _growth(self) -> dict[Ref, list[cst.CSTNode]]:
