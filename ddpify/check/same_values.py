@@ -97,6 +97,8 @@ class SameValues:
             ref = f.ref(node)
             if ref is None or ref in proving:
                 return ref is not None
+            if ref in self.ranks.ranks_by_role:
+                return False  # handed to init_process_group as the rank, also where a caller passes it on
             proving = proving | {ref}
             if any(dotted(n) in self.agreed_names for _, value, _ in f.writes(ref)
                    for n in mt.findall(value, (cst.Name, cst.Attribute))):
