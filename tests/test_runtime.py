@@ -353,7 +353,7 @@ def test_a_programs_batch_sampler_drawing_from_numpy_is_split_batch_by_batch(rng
             drawn.append(list(sharded))
         return drawn, numpy.random.rand()
 
-    (rank0, after0), (rank1, after1) = passes(0, own_seed=1), passes(1, own_seed=2)
+    (rank0, after0), (rank1, _) = passes(0, own_seed=1), passes(1, own_seed=2)
     for epoch in (0, 1):
         assert len(rank0[epoch]) == len(rank1[epoch]) == 3  # 5 batches padded to 6: equal counts
         mine = [i for batch in rank0[epoch][:2] + rank1[epoch][:2] for i in batch]

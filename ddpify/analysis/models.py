@@ -250,8 +250,9 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     defined = _unconditional(facts, facts.statement(stmt))
     setup, anchor = _setup_after(facts, defined, name)
     alias = next((s for s in setup if _trained_alias(facts, s, of=name)), None)
-    if alias is not None and dp is None:  # `model = net` in the set-up, and the training reads `model`
-        name, defined = _alias_of(alias)[0], _unconditional(facts, alias)
+    pair = _alias_of(alias) if alias is not None and dp is None else None
+    if alias is not None and pair is not None:  # `model = net` in the set-up, and the training reads `model`
+        name, defined = pair[0], _unconditional(facts, alias)
         setup, anchor = _setup_after(facts, defined, name)
     return Model(name, defined, anchor, dataparallel=dp, setup=setup)
 
