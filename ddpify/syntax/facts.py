@@ -459,11 +459,20 @@ class Facts:
             func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
                 dotted(expr.func.value) in self.local_modules else expr.func
             cls = self.classes.get(func.value) if isinstance(func, cst.Name) else None
-            return [] if cls is None else [cls]
-        ref = self.ref(expr) if isinstance(expr, cst.Name) else None
+            return [cls] if cls is not None else self._picked_classes(func) if isinstance(func, cst.Name) else []
+        # a name, or an attribute a class keeps (`self.checkpointer = checkpointer_class(path)` in `__init__`)
+        ref = self.ref(expr) if isinstance(expr, cst.Name) or (dotted(expr) or "").startswith("self.") else None
         values = [v for _, v, _ in self.writes(ref) if not mt.is_name(v, "None")] if ref is not None else []
         classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in values]
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
+
+    def _picked_classes(self, name: cst.Name) -> list[cst.ClassDef]:
+        """The classes of the program a name that is no function holds where every assignment of
+        it names classes: `checkpointer_class = Distributed if sharded else Single`."""
+        ref = self.ref(name) if name.value not in self.functions else None
+        values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
+        named = [_class_names(self.classes, v) for v in values]
+        return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
 
     def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
         """The calls of this file that run `func` (`Cls(...)` for an `__init__`)."""
@@ -894,3 +903,16 @@ def _names(target: cst.BaseExpression) -> Iterator[cst.Name]:
     elif isinstance(target, (cst.Tuple, cst.List)):
         for el in target.elements:
             yield from _names(el.value)
+
+
+def _class_names(classes: dict, expr: cst.BaseExpression) -> list:
+    """The classes of `classes` an expression names: `Single`, `A if x else B`, `A or B` ([] if
+    some part is not one)."""
+    if isinstance(expr, cst.IfExp):
+        body, orelse = _class_names(classes, expr.body), _class_names(classes, expr.orelse)
+        return body + orelse if body and orelse else []
+    if isinstance(expr, cst.BooleanOperation):
+        left, right = _class_names(classes, expr.left), _class_names(classes, expr.right)
+        return left + right if left and right else []
+    cls = classes.get(expr.value) if isinstance(expr, cst.Name) else None
+    return [cls] if cls is not None else []
