@@ -489,43 +489,14 @@ def _relative(path: Path, copies: dict[Path, Path], src: Path, entry: str) -> st
 # --------------------------------------------------------------------------- speed
 
 def speed(entry: Path, reps: int = 3) -> dict:
-    """Files and lines the conversion reads; in-process conversion against LibCST's parse +
-    codegen of those files (medians of `reps`, alternately)."""
-    import libcst
+    """Files and lines the conversion reads (a notebook's included: the modules it imports); its
+    in-process CPU time against LibCST's parse + codegen of those files (bench/real_speed.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from real_speed import measure
 
-    from ddpify.convert import convert_program
-    from ddpify.inputs.files import is_notebook
-    from ddpify.inputs.notebook import to_script
-    from ddpify.inputs.program import load
-
-    if is_notebook(entry.name):
-        code = to_script(entry.name, entry.read_bytes()).code.encode()
-        sources = [code]
-
-        def ours():
-            from ddpify.convert import convert
-            convert(code)
-    else:
-        program = load(entry, entry.read_bytes())
-        sources = [p.path.read_bytes() for p in program.parts]
-
-        def ours():
-            convert_program(load(entry, entry.read_bytes()))
-
-    def floor():
-        for data in sources:
-            libcst.parse_module(data).code
-
-    times: dict = {ours: [], floor: []}
-    ours(), floor()
-    for _ in range(reps):
-        for fn in times:
-            start = time.perf_counter()
-            fn()
-            times[fn].append(time.perf_counter() - start)
-    a, b = statistics.median(times[ours]), statistics.median(times[floor])
-    return {"files": len(sources), "lines": sum(len(s.splitlines()) for s in sources),
-            "convert_s": round(a, 3), "floor_s": round(b, 3), "ratio": round(a / b, 2)}
+    found = measure(entry, reps)
+    return {"files": found["files"], "lines": found["lines"], "convert_s": round(found["convert_s"], 3),
+            "floor_s": round(found["floor_s"], 3), "ratio": found["ratio"]}
 
 
 # --------------------------------------------------------------------------- table

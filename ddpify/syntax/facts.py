@@ -331,9 +331,8 @@ class Facts:
     def _globals(self) -> dict[Scope, set[str]]:
         """The names each function declares `global`."""
         index: dict[Scope, set[str]] = defaultdict(set)
-        for node in self.spans:
-            if type(node) is cst.Global:
-                index[self.scope(node)].update(n.name.value for n in node.names)
+        for node in self.by_type.get(cst.Global, ()):
+            index[self.scope(node)].update(n.name.value for n in node.names)
         return index
 
     @cached_property
