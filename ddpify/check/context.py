@@ -26,7 +26,7 @@ from ddpify.check.ranks import Ranks
 from ddpify.check.same_values import SameValues
 from ddpify.check.script import Script, string_value
 from ddpify.syntax.facts import Facts, Ref
-from ddpify.analysis.models import Holds, Model, holds_wrapper, written_wraps
+from ddpify.analysis.models import DDP, Holds, Model, holds_wrapper, written_wraps
 from ddpify.syntax.names import dotted
 
 
@@ -50,6 +50,59 @@ class Context:
         some (`if args.distributed: model = DDP(model)`), None when never: the converter's own
         answer (`models.holds_wrapper`), about the wraps this script writes."""
         return holds_wrapper(self.facts, self.ddp_refs, expr) if self.ddp_refs else None
+
+    @cached_property
+    def wrap_tests(self) -> set[str]:
+        """The tests the script wraps its models under (`if args.distributed: model = DDP(model)`)."""
+        f = self.facts
+        tests = set()
+        for wrap in self.script.calls_of(DDP):
+            guard = next((a for a in f.ancestors(wrap) if isinstance(a, cst.If)), None)
+            if guard is not None and f.is_inside(wrap, guard.body):
+                tests.add(f.code(guard.test))
+        return tests
+
+    def unwrapped_here(self, expr: cst.BaseExpression) -> bool:
+        """Is `expr` read where it is not the wrapper: on the `else` of `isinstance(model, DDP)` (or
+        of `hasattr(model, "module")`), or of the very test the script wraps under (`model.module.x
+        if args.distributed else model.x`), or after the function unwrapped it under that test
+        (`if args.distributed: model = model.module`)?"""
+        f = self.facts
+        owner = f.code(expr)
+        child = expr
+        for anc in f.ancestors(expr):
+            if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
+                test, negated = anc.test, False
+                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    test, negated = test.expression, True
+                in_else = (child is not anc.body) != negated
+                if in_else and (f.code(test) in self.wrap_tests or self._wrapper_test(test, owner)):
+                    return True
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                break
+            child = anc
+        ref = f.ref(expr) if dotted(expr) else None
+        return ref is not None and any(
+            f.code(value) == f"{owner}.module" and f.scope(stmt) is f.scope(expr) and f.before(stmt, expr)
+            and self._under_wrap_test(stmt, owner) for _, value, stmt in f.writes(ref))
+
+    def _under_wrap_test(self, stmt: cst.CSTNode, owner: str) -> bool:
+        """Is `stmt` in the body of an `if` that asks whether `owner` is wrapped: the script's wrap
+        test, `isinstance(owner, DDP)`, `hasattr(owner, "module")`?"""
+        f = self.facts
+        return any(isinstance(anc, cst.If) and f.is_inside(stmt, anc.body) and (
+            f.code(anc.test) in self.wrap_tests or self._wrapper_test(anc.test, owner)) for anc in f.ancestors(stmt))
+
+    def _wrapper_test(self, test: cst.BaseExpression, owner: str) -> bool:
+        """`isinstance(model, DDP)` (also with a tuple of wrappers), `hasattr(model, "module")`."""
+        f = self.facts
+        if not (isinstance(test, cst.Call) and len(test.args) == 2 and f.code(test.args[0].value) == owner):
+            return False
+        if mt.is_call_of(test, "hasattr"):
+            return string_value(test.args[1].value) == "module"
+        kinds = test.args[1].value
+        names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+        return mt.is_call_of(test, "isinstance") and any(f.qualify(n) == DDP for n in names)
 
     @cached_property
     def set_attributes(self) -> set[tuple[Ref | None, str | None]]:

@@ -145,10 +145,13 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     into the plain model (evaluation, export, a single-GPU run) without renaming the keys, and
     `torch.save(model)` pickles the wrapper, which needs a process group to load. Save
     `model.module`. Not reported where the script resumes by loading a checkpoint, as read, back
-    into the same wrapper (its own resume expects the `module.` keys), or hands the wrapper to a
-    loader of another module that ddpify does not read (`load_checkpoint(path, encoder=encoder)`:
-    what keys it expects is not known here). `--fix` adds `.module`
-    where the name holds the wrapper on every path.
+    into the same wrapper (its own resume expects the `module.` keys; an entry of the load, a
+    comprehension that keeps its keys, a conversion of it, not a dict made later for a save), or
+    hands the wrapper to a loader of another module that ddpify does not read
+    (`load_checkpoint(path, encoder=encoder)`: what keys it expects is not known here), nor where
+    the name is not the wrapper there: the other arm of `hasattr(model, "module")` or of the test
+    the script wraps under, after `if args.distributed: model = model.module`. `--fix` adds
+    `.module` where the name holds the wrapper on every path.
     """
     f = ctx.facts
     if not ctx.ddp_refs:
@@ -165,7 +168,7 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
             candidates += [c.func.value for c in f.calls_in(built) if mt.is_method_call(c, "state_dict")]
         for expr in dict.fromkeys(candidates):
             holds = ctx.holds_ddp(expr)
-            if holds is None or f.code(expr) in resumed:
+            if holds is None or f.code(expr) in resumed or ctx.unwrapped_here(expr):
                 continue
             what = "the DDP wrapper" if expr is saved.value else f"`{f.code(expr)}.state_dict()`, whose keys start with `module.`"
             yield Hit(expr, f"this checkpoint saves {what}: it does not load into the model itself; save "
@@ -176,19 +179,46 @@ def _resumed_into_wrapper(ctx: Context) -> set[str]:
     """The wrappers the script loads a checkpoint back into as it was read
     (`model.load_state_dict(torch.load(path)["model"])`, `model` being the wrapper, on every path
     or on the same paths as the save: `if world_size > 1: model = DDP(model)`): its own resume
-    expects the keys it saves, and saving `.module` would break it. Not where the keys are
-    rewritten first (`{k[7:]: v ...}`): that loader expects the model's own."""
+    expects the keys it saves, and saving `.module` would break it (`_as_read`). Not where the
+    keys are rewritten first (`{k[7:]: v ...}`): that loader expects the model's own."""
     f = ctx.facts
     found = set()
     for call in f.calls:
         arg = mt.positional(call, 0)
         if mt.is_method_call(call, "load_state_dict") and arg is not None and ctx.holds_ddp(call.func.value) is not None:
-            origins = f.origins(arg.value)
-            if origins and all(isinstance(o, cst.Call) and f.qualify(o.func) == "torch.load" for o in origins):
+            if _as_read(f, arg.value, call):
                 found.add(f.code(call.func.value))
         elif reads_saved_state(f, call):
             found.update(f.code(a.value) for a in call.args if ctx.holds_ddp(a.value) is not None)
     return found
+
+
+def _as_read(f, expr: cst.BaseExpression, use: cst.CSTNode, depth: int = 4) -> bool:
+    """Does `expr` hold state as `torch.load` read it, keys unchanged: the load, an entry of it
+    (`checkpoint["model"]`), a comprehension that keeps each key (`{k: v for k, v in sd.items()
+    if "pooler" not in k}`), a name whose assignments that reach `use` all are (not one made
+    later for a save: `checkpoint = {"model": model.state_dict()}`), a name's own update
+    (`sd = convert(sd)`) keeping what it held? Not keys rewritten (`{k[7:]: v ...}`)."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Call):  # the load, or a function of the program that returns one
+        returned = [r for func in f.user_functions(expr) for r in f.returned(func)] if depth else []
+        return f.qualify(expr.func) == "torch.load" or bool(returned) and all(
+            _as_read(f, r, r, depth - 1) for r in returned)
+    if isinstance(expr, cst.DictComp) and depth:
+        loop = expr.for_in
+        keys = loop.target.elements[0].value if isinstance(loop.target, cst.Tuple) and loop.target.elements else None
+        return mt.is_name(expr.key) and mt.is_name(keys, expr.key.value) and mt.is_method_call(loop.iter, "items") \
+            and _as_read(f, loop.iter.func.value, use, depth - 1)
+    ref = f.ref(expr) if isinstance(expr, cst.Name) and depth else None
+    if ref is None:
+        return False
+    loops = [lp for lp in f.ancestors(use) if isinstance(lp, (cst.For, cst.While))]
+    reaching = [(value, stmt) for _, value, stmt in f.writes(ref) if f.scope(stmt) is not f.scope(use)
+                or f.before(stmt, use) or any(f.is_inside(stmt, lp) for lp in loops)]
+    values = [v for v, stmt in reaching if not any(  # `sd = convert(sd)`: an update keeps what it was
+        isinstance(n, cst.Name) and n.value == ref.name and f.ref(n) == ref for n in mt.findall(v, cst.Name))]
+    return bool(values) and all(_as_read(f, v, use, depth - 1) for v in values)
 
 
 def _module_of(expr: cst.BaseExpression):

@@ -42,14 +42,13 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     f = ctx.facts
     if not ctx.ddp_refs:
         return
-    wrap_tests = _wrap_tests(ctx)
     containers = _containers(ctx)
     for attr in f.attributes:
         name = attr.attr.value
         if ctx.module_api(name):
             continue
         holds = ctx.holds_ddp(attr.value)
-        if holds is None or _assigned(ctx, attr) or _probed(ctx, attr) or _unwrapped_branch(ctx, attr, wrap_tests) \
+        if holds is None or _assigned(ctx, attr) or _probed(ctx, attr) or ctx.unwrapped_here(attr.value) \
                 or holds != WRAPPER and f.code(attr.value) in containers:
             continue
         owner = f.code(attr.value)
@@ -88,50 +87,6 @@ def _containers(ctx: Context) -> set[str]:
     f = ctx.facts
     return {f.code(t.value) for wrap in ctx.script.calls_of(DDP) for t, v, _ in f.assigns
             if v is wrap and isinstance(t, cst.Attribute) and dotted(t.value)}
-
-
-def _wrap_tests(ctx: Context) -> set[str]:
-    """The tests the script wraps its models under (`if args.distributed: model = DDP(model)`)."""
-    f = ctx.facts
-    tests = set()
-    for wrap in ctx.script.calls_of(DDP):
-        guard = next((a for a in f.ancestors(wrap) if isinstance(a, cst.If)), None)
-        if guard is not None and f.is_inside(wrap, guard.body):
-            tests.add(f.code(guard.test))
-    return tests
-
-
-def _unwrapped_branch(ctx: Context, attr: cst.Attribute, wrap_tests: set[str]) -> bool:
-    """Is `attr` on a branch where its object is not the wrapper: the `else` of
-    `isinstance(model, DDP)` (or of `hasattr(model, "module")`), or of the very test the script
-    wraps under (`if args.distributed: model.module.x else: model.x`)?"""
-    f = ctx.facts
-    owner = f.code(attr.value)
-    child = attr
-    for anc in f.ancestors(attr):
-        if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
-            test, negated = anc.test, False
-            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                test, negated = test.expression, True
-            in_else = (child is not anc.body) != negated
-            if in_else and (f.code(test) in wrap_tests or _is_wrapper_test(ctx, test, owner)):
-                return True
-        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
-            return False
-        child = anc
-    return False
-
-
-def _is_wrapper_test(ctx: Context, test: cst.BaseExpression, owner: str) -> bool:
-    """`isinstance(model, DDP)` (also with a tuple of wrappers), `hasattr(model, "module")`."""
-    f = ctx.facts
-    if not (isinstance(test, cst.Call) and len(test.args) == 2 and f.code(test.args[0].value) == owner):
-        return False
-    if mt.is_call_of(test, "hasattr"):
-        return string_value(test.args[1].value) == "module"
-    kinds = test.args[1].value
-    names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
-    return mt.is_call_of(test, "isinstance") and any(f.qualify(n) == DDP for n in names)
 
 
 def _through_module(attr: cst.Attribute):
