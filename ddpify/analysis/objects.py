@@ -99,6 +99,9 @@ class Objects:
         if isinstance(expr, cst.BooleanOperation):
             return self.values(expr.left) | self.values(expr.right)
         if isinstance(expr, cst.Subscript):  # an item: what the container holds
+            keyed = self._keyed_item(expr)
+            if keyed is not None:
+                return keyed
             return Sites().union(*(self.elements(s) for s in self.values(expr.value)), self.values(expr.value))
         if isinstance(expr, CONTAINERS):
             return Sites({expr})
@@ -118,6 +121,39 @@ class Objects:
         if callees and not self.constructs(call):
             return Sites().union(*(self.values(r) for c in callees for r in f.returned(c)))
         return Sites({call})
+
+    def _keyed_item(self, expr: cst.Subscript) -> Sites | None:
+        """`self.elements["optimizer"]` where the program stores items into that container by
+        literal keys (`self.elements["model_forward"] = model`): what is stored under that key,
+        and the container's other sources' items, not what other keys hold. None where the key is
+        not a literal or nothing is stored into the container by key."""
+        f = self.facts
+        key = _literal_key(expr)
+        ref = f.ref(expr.value) if key is not None and dotted(expr.value) else None
+        stored = self._stored_by_key.get(ref) if ref is not None else None
+        if not stored:
+            return None
+        others = {id(v) for k, values in stored.items() if k != key for v in values}
+        rest = [v for v in f.sources(ref) if id(v) not in others and not any(v is w for w in stored.get(key, ()))]
+        containers = Sites().union(*(self.values(v) for v in rest))
+        entries = [e.value for c in containers if isinstance(c, cst.Dict) for e in c.elements
+                   if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key]
+        unknown = [c for c in containers if not isinstance(c, cst.Dict)]
+        return Sites().union(*(self.values(v) for v in stored.get(key, ())), *(self.values(e) for e in entries),
+                             *(self.elements(c) for c in unknown), Sites(unknown))
+
+    @cached_property
+    def _stored_by_key(self) -> dict[Ref, dict[str, list[cst.BaseExpression]]]:
+        """`d["k"] = v`: for each container, the values stored under each literal key."""
+        f = self.facts
+        index: dict[Ref, dict[str, list[cst.BaseExpression]]] = defaultdict(dict)
+        for target, value, stmt in f.assigns:
+            key = _literal_key(target) if isinstance(target, cst.Subscript) and dotted(target.value) else None
+            if key is not None and not isinstance(stmt, cst.AugAssign):
+                ref = f.ref(target.value, stmt)
+                if ref is not None:
+                    index[ref].setdefault(key, []).append(value)
+        return index
 
     def methods(self, call: cst.Call) -> list[cst.FunctionDef]:
         """The methods `obj.f(...)` may run where `obj` holds an instance of a class of the program
@@ -470,6 +506,15 @@ class Objects:
                     found.add(param)
                     frontier.append(param)
         return found
+
+
+def _literal_key(expr: cst.Subscript) -> str | None:
+    """"k" for `d["k"]`."""
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    key = expr.slice[0].slice.value
+    value = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
 
 
 def of(facts: Facts) -> Objects:

@@ -48,6 +48,7 @@ class Ranks:
         self._rank_tests: dict[cst.If, bool] = {}
         self._reached: dict[tuple[cst.CSTNode, int], frozenset[str]] = {}
         self._passed: dict[Ref, list[cst.BaseExpression]] = {}  # `attribute_of_passed`
+        self._returning: set[cst.Call] = set()  # the calls `_returns_rank_test` is following
         self._following: set[Ref] = set()  # the names `rank_dependent` is following (a cycle adds nothing)
 
     def is_global_rank(self, expr: cst.CSTNode) -> bool:
@@ -202,9 +203,27 @@ class Ranks:
             if mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
                 return self.rank_dependent(test.func.value, depth)
             return rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args
-                                               if not (a.keyword and a.keyword.value in PLACING_KEYWORDS))
+                                               if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)) \
+                or self.returns_rank_test(test, depth)
         return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
             child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
+
+    def returns_rank_test(self, call: cst.Call, depth: int) -> bool:
+        """Does a function of the program `call` runs return a rank test on some path, or a value
+        under one (`utils.is_main_training()`: `if dist.get_rank() == 0: return True`)? Its
+        answer then differs by process, whatever its name."""
+        if depth <= 0 or call in self._returning:
+            return False
+        self._returning.add(call)
+        try:
+            funcs = self.callees(call)
+            return any(self.rank_dependent(r, depth - 1) for func in funcs for r in self.facts.returned(func)) or any(
+                r.value is not None and self.rank_guard(r) is not None for r in self._returns_of(funcs))
+        finally:
+            self._returning.discard(call)
+
+    def _returns_of(self, funcs: list[cst.FunctionDef]) -> list[cst.Return]:
+        return [r for r in self.facts.returns if self.facts.scope(r) in funcs]
 
     def attribute_of_passed(self, ref: Ref) -> list[cst.BaseExpression]:
         """What `obj.x` of a parameter `obj` holds where no statement of its function sets it: what

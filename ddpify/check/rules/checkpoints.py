@@ -146,7 +146,9 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     `torch.save(model)` pickles the wrapper, which needs a process group to load. Save
     `model.module`. Not reported where the script resumes by loading a checkpoint, as read, back
     into the same wrapper (its own resume expects the `module.` keys; an entry of the load, a
-    comprehension that keeps its keys, a conversion of it, not a dict made later for a save), or
+    comprehension that keeps its keys, a conversion of it, not a dict made later for a save),
+    also through a function of the program that does so on a parameter or a `**kwargs` value it
+    is given (`restart(path, state_dict=model)`), or
     hands the wrapper to a loader of another module that ddpify does not read
     (`load_checkpoint(path, encoder=encoder)`: what keys it expects is not known here), nor where
     the name is not the wrapper there: the other arm of `hasattr(model, "module")` or of the test
@@ -190,6 +192,8 @@ def _resumed_into_wrapper(ctx: Context) -> set[str]:
                 found.add(f.code(call.func.value))
         elif reads_saved_state(f, call):
             found.update(f.code(a.value) for a in call.args if ctx.holds_ddp(a.value) is not None)
+        else:
+            found.update(f.code(a) for a in _loaded_by_callee(ctx, call) if ctx.holds_ddp(a) is not None)
     return found
 
 
@@ -219,6 +223,44 @@ def _as_read(f, expr: cst.BaseExpression, use: cst.CSTNode, depth: int = 4) -> b
     values = [v for v, stmt in reaching if not any(  # `sd = convert(sd)`: an update keeps what it was
         isinstance(n, cst.Name) and n.value == ref.name and f.ref(n) == ref for n in mt.findall(v, cst.Name))]
     return bool(values) and all(_as_read(f, v, use, depth - 1) for v in values)
+
+
+def _loaded_by_callee(ctx: Context, call: cst.Call) -> list[cst.BaseExpression]:
+    """The arguments of `call` that a function of the program it runs loads a checkpoint into,
+    as read: `value.load_state_dict(checkpoint[key])` after `checkpoint = torch.load(path)`, on
+    a parameter or on a value of its `**kwargs` (SwAV's `restart_from_checkpoint(path,
+    state_dict=model)`: `for key, value in kwargs.items(): value.load_state_dict(...)`)."""
+    f = ctx.facts
+    found = []
+    for func in f.user_functions(call):
+        star = func.params.star_kwarg.name.value if isinstance(func.params.star_kwarg, cst.Param) else None
+        for inner in f.calls_in(func.body):
+            arg = mt.positional(inner, 0)
+            if not (mt.is_method_call(inner, "load_state_dict") and arg is not None
+                    and isinstance(inner.func.value, cst.Name)):
+                continue
+            if not _as_read(f, arg.value, inner):
+                continue  # keys rewritten, or not a checkpoint read here
+            receiver = inner.func.value.value
+            given = f.argument_for(call, func, receiver)
+            if given is not None:
+                found.append(given)
+            elif star is not None and _iterates_kwargs(f, inner.func.value, star):
+                names = {p.name.value for p in (*func.params.posonly_params, *func.params.params,
+                                                 *func.params.kwonly_params)}
+                found += [a.value for a in call.args if a.keyword is not None and a.keyword.value not in names]
+    return found
+
+
+def _iterates_kwargs(f, name: cst.Name, star: str) -> bool:
+    """Is `name` bound by a loop over `kwargs.items()` (its values) or `kwargs.values()`?"""
+    for anc in f.ancestors(name):
+        if isinstance(anc, cst.For) and isinstance(anc.iter, cst.Call) and isinstance(anc.iter.func, cst.Attribute) \
+                and mt.is_name(anc.iter.func.value, star) and anc.iter.func.attr.value in ("items", "values"):
+            target = anc.target.elements[-1].value if isinstance(anc.target, cst.Tuple) and anc.iter.func.attr.value \
+                == "items" else anc.target
+            return mt.is_name(target, name.value)
+    return False
 
 
 def _module_of(expr: cst.BaseExpression):
