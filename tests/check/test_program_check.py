@@ -157,3 +157,125 @@ def test_convert_writes_a_module_above_the_script_in_place_only():
     done = CliRunner().invoke(main, ["convert", "scripts/train.py", "--in-place"])
     assert done.exit_code == 0, done.output
     assert "DistributedSampler" in Path("src/lib.py").read_text() and not Path("scripts/src").exists()
+
+
+# ---- round 2: the questions answered across the program's modules -------------------------------
+
+HELPERS = {
+    "dist.py": """\
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+        def is_main():
+            if dist.is_initialized():
+                if dist.get_rank() == 0:
+                    return True
+                return False
+            return True
+
+
+        def is_distributed():
+            return dist.is_initialized() and dist.get_world_size() > 1
+
+
+        def wrap(model):
+            if not is_distributed():
+                return model
+            return DDP(model)
+
+
+        def place(model):
+            return model.cuda()
+
+
+        class Local:
+            def load(self, model):
+                pass
+
+
+        class Shared(Local):
+            def load(self, model):
+                dist.barrier()
+        """,
+    "loop.py": """\
+        def train(model, args):
+            if args.should_save:
+                print("save")
+        """,
+    "train.py": """\
+        import argparse
+
+        import torch
+        import torch.distributed as dist
+
+        from dist import Local, Shared, is_distributed, is_main, place, wrap
+        from loop import train
+
+
+        class Runner:
+            def __init__(self, model, sharded):
+                picked = Shared if sharded else Local
+                self.checkpointer = picked()
+                self.elements = {"optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
+                self.elements["model_forward"] = wrap(model)
+
+            def resume(self):
+                self.checkpointer.load(self.elements["model_forward"])
+                return self.elements["optimizer"]
+
+
+        if __name__ == "__main__":
+            args = argparse.ArgumentParser().parse_args()
+            dist.init_process_group("gloo")
+            args.should_save = is_main()
+            model = wrap(torch.nn.Linear(2, 2))
+            bare = place(torch.nn.Linear(2, 2))
+            train(model, args)
+            print(bare)
+            opt = Runner(torch.nn.Linear(2, 2), True).resume()
+            if is_main():
+                print(opt)
+            if is_distributed():
+                print(model)
+            if args.out["rank"] == 0:
+                print(model)
+        """,
+}
+
+# (the question, the expression it is asked about, the answer)
+PROGRAM_QUESTIONS = [
+    ("rank_test", "is_main()", True),  # returns under a rank test, whatever its name
+    ("rank_test", "is_distributed()", False),
+    ("rank_test", "args.should_save", True),  # set by the caller of train(args) from is_main()
+    ("rank_test", 'args.out["rank"] == 0', True),  # an entry named for the rank
+    ("wrapper", "model", True),  # `wrap()` returns DDP(...) (or the model, in one process)
+    ("wrapper", "bare", False),
+    ("collective", "self.checkpointer.load(self.elements[\"model_forward\"])", True),  # Shared.load: a barrier
+    ("keyed_wrapper", 'self.elements["optimizer"]', False),  # not what "model_forward" holds
+    ("keyed_wrapper", 'self.elements["model_forward"]', True),
+]
+
+
+@pytest.mark.parametrize("question,code,answer", PROGRAM_QUESTIONS, ids=[f"{q}:{c}" for q, c, _ in PROGRAM_QUESTIONS])
+def test_questions_answered_across_modules(question, code, answer):
+    from ddpify.analysis.objects import of
+
+    write(HELPERS)
+    program = load_checked(Path("train.py"), Path("train.py").read_bytes())
+    facts = Facts(program.merged, program)
+    ctx = Context(facts)
+    if question == "rank_test":
+        test = next(n.test for n in facts.by_type[cst.If] if facts.code(n.test) == code)
+        assert ctx.ranks.rank_dependent(test) and not ctx.values.same_everywhere(test) if answer else \
+            not ctx.ranks.rank_dependent(test)
+    elif question == "wrapper":
+        name = [n for n in facts.names if n.value == code and facts.scope(n) is facts.module][-1]  # its last read
+        assert (ctx.holds_ddp(name) is not None) is answer
+    elif question == "collective":
+        call = next(c for c in facts.calls if facts.code(c) == code)
+        assert ctx.ranks.is_collective(call) is answer
+    else:
+        item = next(n for n in facts.by_type[cst.Subscript] if facts.code(n) == code)
+        wraps = [s for s in of(facts).values(item) if isinstance(s, cst.Call) and facts.code(s).startswith("DDP(")]
+        assert bool(wraps) is answer
