@@ -32,7 +32,7 @@ MODULE_API = frozenset("""
     register_module add_module get_submodule get_parameter get_buffer register_forward_hook
     register_forward_pre_hook register_full_backward_hook register_full_backward_pre_hook
     register_backward_hook share_memory extra_repr compile no_sync join join_hook module
-    device_ids dtype __call__ __class__
+    device_ids __call__ __class__
 """.split())
 
 N = TypeVar("N", bound=cst.CSTNode)

@@ -36,8 +36,9 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     the script sets on the wrapper itself (`model.class_weights = w`, `setattr(model, "w", w)`) is
     there to read, and so is one read where the object is not the wrapper: the `else` of the
     test the script wraps under (`if args.distributed:`), of `isinstance(model, DDP)`, or under
-    `if hasattr(model, "x"):`. `--fix` adds `.module` where the name holds the wrapper on every
-    path.
+    `if hasattr(model, "x"):`. Also found: `getattr(model, "x", default)`, which on the wrapper
+    returns the default without a word, and `model.dtype` (a Hugging Face model's, not
+    nn.Module's). `--fix` adds `.module` where the name holds the wrapper on every path.
     """
     f = ctx.facts
     if not ctx.ddp_refs:
@@ -54,6 +55,18 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
         owner = f.code(attr.value)
         yield Hit(attr, f"`{owner}` holds the DDP wrapper, which has no `{name}`: use `{owner}.module.{name}`",
                   _through_module(attr) if holds == WRAPPER else None)
+    for call in f.calls:  # `getattr(model, "x", default)`: on the wrapper, the default, silently
+        name = string_value(call.args[1].value) if mt.is_call_of(call, "getattr") and len(call.args) >= 2 else None
+        if not name or ctx.module_api(name):
+            continue
+        obj = call.args[0].value
+        holds = ctx.holds_ddp(obj)
+        if holds is None or (f.ref(obj), name) in ctx.set_attributes or ctx.unwrapped_here(obj) \
+                or holds != WRAPPER and f.code(obj) in containers:
+            continue
+        owner = f.code(obj)
+        yield Hit(call, f"`{owner}` holds the DDP wrapper, which has no `{name}`: this getattr "
+                        f"{'returns its default' if len(call.args) > 2 else 'raises'}; read `{owner}.module`")
 
 
 def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
