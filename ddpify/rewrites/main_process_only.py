@@ -34,7 +34,8 @@ only, None elsewhere; its method calls are guarded, and a read of its attribute 
 takes the main process's value on every process: `run_dir = self.writer.log_dir` becomes
 `run_dir = from_main_process(lambda: self.writer.log_dir)` (a broadcast; where some processes
 may not reach the read, a TODO instead).
-`os.makedirs(..., exist_ok=True)` stays on every process (harmless; without `exist_ok` it is
+`os.makedirs(..., exist_ok=True)` stays on every process (harmless; so does `if not
+os.path.exists(d): os.makedirs(d)`, given `exist_ok=True`; any other `os.makedirs` is
 guarded, as the processes would race to create the folder; a folder whose name every process
 chose by probing for a free one, `while os.path.exists(base_dir): run += 1`, is made after a
 `barrier()`, once all have probed), as do forward passes: a model call under a
@@ -162,6 +163,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         edits.record(stmt, "barrier() after the save: the file is read back below")
     _reads_of_main_only(facts, edits, loggers, writes)
     for call in facts.calls:
+        if facts.qualify(call.func) == "os.makedirs" and not mt.keyword(call, "exist_ok") and _made_if_missing(facts, call):
+            edits.replace(call, _exist_ok, "every process makes the folder if it is missing (exist_ok=True): "
+                          "no race, and no barrier that some callers may not reach")
+    for call in facts.calls:
         if facts.qualify(call.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(call, "disable"):
             edits.replace(call, _disable_bar, "progress bar shown on the main process only")
             writes[call] = "tqdm"
@@ -198,8 +203,8 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine, loggers: set
     if ends and writes.file_write(facts, call) is None:
         return None
     qualified = facts.qualify(call.func)
-    if qualified == "os.makedirs" and not mt.keyword(call, "exist_ok"):  # raced by every process
-        return "os.makedirs"
+    if qualified == "os.makedirs" and not mt.keyword(call, "exist_ok") and not _made_if_missing(facts, call):
+        return "os.makedirs"  # raced by every process
     if qualified in ONCE or _is_logger(facts, call, opened):
         return dotted(call.func)
     if (what := writes.file_write(facts, call)) is not None:
@@ -212,6 +217,29 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine, loggers: set
 
 
 PROBES = {"os.path.exists", "os.path.isdir", "os.path.isfile", "os.path.lexists"}
+
+
+def _made_if_missing(facts: Facts, call: cst.Call) -> bool:
+    """`if not os.path.exists(d): os.makedirs(d)`: a folder made where it is missing. Every process
+    can make it with `exist_ok=True` (the test already skips an existing one), with no guard and no
+    barrier: a barrier in a helper that a logger calls at every print waits for processes that
+    print less."""
+    stmt, target = facts.statement(call), mt.positional(call, 0)
+    block = facts.parent(stmt) if stmt is not None else None
+    owner = facts.parent(block) if block is not None else None
+    if target is None or not isinstance(owner, cst.If) or owner.body is not block:
+        return False
+    test = owner.test
+    probe = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else None
+    return isinstance(probe, cst.Call) and facts.qualify(probe.func) in PROBES and bool(probe.args) and \
+        facts.code(probe.args[0].value) == facts.code(target.value)
+
+
+def _exist_ok(node: cst.Call) -> cst.Call:
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    args = [*node.args[:-1], node.args[-1].with_changes(comma=comma)] if node.args else []
+    return node.with_changes(args=[*args, cst.Arg(cst.Name("True"), keyword=cst.Name("exist_ok"),
+                                                  equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
 
 
 def _probed_path(facts: Facts, stmt: cst.CSTNode) -> bool:

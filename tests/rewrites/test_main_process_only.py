@@ -946,3 +946,46 @@ def test_a_folder_named_by_probing_for_a_free_name_is_made_after_every_process_p
     assert "    base_dir = f\"out/run-{run}\"\nbarrier()\nif is_main_process():\n    os.mkdir(base_dir)\n" in out
     fixed = only(NAME, PROBED_FOLDER.replace("os.mkdir(base_dir)", "os.mkdir('out/fixed')"))
     assert "barrier()\nif is_main_process():\n    os.mkdir" not in fixed
+
+
+MADE_IF_MISSING = """\
+import os
+import torch
+
+
+class Logger:
+    def __init__(self):
+        self.log = None
+
+    def init(self, logdir):
+        if self.log is None:
+            if not os.path.exists(logdir):
+                os.makedirs(logdir)
+            self.log = os.path.join(logdir, "log.txt")
+
+    def info(self, text):
+        self.init("logs")
+
+
+logger = Logger()
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    model(torch.ones(1, 2)).sum().backward()
+    opt.step()
+    logger.info(str(epoch))
+"""
+
+
+def test_a_folder_made_where_it_is_missing_is_made_by_every_process_with_exist_ok():
+    """`if not os.path.exists(d): os.makedirs(d)` in a logger's init, which every print runs
+    (aaron-xichen/pytorch-playground's utee.misc.Logger, with `print = logger.info`): guarded with a
+    barrier after it, the processes met at different barriers and the run hung, silently. Every
+    process makes the folder with exist_ok=True, unguarded, no barrier; a makedirs with no such
+    test stays guarded."""
+    out = only(NAME, MADE_IF_MISSING)
+    assert "            if not os.path.exists(logdir):\n                os.makedirs(logdir, exist_ok=True)\n" in out
+    assert "barrier" not in out
+    bare = only(NAME, MADE_IF_MISSING.replace("            if not os.path.exists(logdir):\n                os.makedirs",
+                                              "            if logdir:\n                os.makedirs"))
+    assert "exist_ok" not in bare and "is_main_process()" in bare
