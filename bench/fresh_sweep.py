@@ -22,7 +22,9 @@ once: bench/RUN_HELDOUT.md).
 For each program, in a fresh temporary folder:
 1. `original`: the unconverted entry under plain `python` (the stand-ins only): whether the
    program runs here at all; a program whose original fails is not judged;
-2. `ddpify convert ENTRY -o out/ --json` (program mode), timed; and, in this process, the
+2. `ddpify convert ENTRY -o out/ --json` (program mode), timed (where it refuses -o because the
+   conversion changes files above the script's folder, a copy converted `--in-place`, as the
+   refusal says); and, in this process, the
    conversion (`load` + `convert_program`) against LibCST's parse + codegen of the files it
    read (medians of 3): files and lines read, the ratio;
 3. the converted program under `torchrun --standalone --nproc_per_node=2` with
@@ -212,6 +214,15 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
                                str(out_dir) + "/", "--json"], capture_output=True, text=True, timeout=600)
         row["convert"] = {"rc": proc.returncode, "seconds": round(time.perf_counter() - start, 2),
                           "stderr": _tail(proc.stderr, 6)}
+        base, in_place = src, proc.returncode == 2 and "--in-place" in proc.stderr
+        if in_place:  # it changes files above the script's folder: converted as told, a copy in place
+            base = tmp / "inplace"
+            shutil.copytree(src, base)
+            start = time.perf_counter()
+            proc = subprocess.run([str(Path(_python()).parent / "ddpify"), "convert", str(base / entry), "--in-place",
+                                   "--json"], capture_output=True, text=True, timeout=600)
+            row["convert"] = {"rc": proc.returncode, "seconds": round(time.perf_counter() - start, 2),
+                              "stderr": _tail(proc.stderr, 6), "in_place": True}
         if proc.returncode != 0:
             row["verdict"] = "FAIL: convert"
             return row
@@ -223,7 +234,9 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
             converted = src / entry  # left unchanged: run the original file
         # 3. torchrun
         ddp = tmp / "ddp"
-        shutil.copytree(src, ddp)
+        shutil.copytree(base, ddp)
+        if in_place:
+            converted = ddp / entry
         probe_dir, logs = tmp / "probe", tmp / "logs"
         env = _env(program, probe_dir, [out_dir, ddp], [ddp / entry_dir, *_installed(program, ddp)])
         env["DDPIFY_VERIFY_JSON"] = str(tmp / "verify.json")
@@ -234,8 +247,8 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         row["torchrun"] = {"rc": rc, "seconds": round(secs, 1), "tail": _tail(out)}
         # 4. plain python, converted
         py = tmp / "py"
-        shutil.copytree(src, py)
-        prc, pout, psecs = _run([_python(), str(converted), *args], py / cwd_rel,
+        shutil.copytree(base, py)
+        prc, pout, psecs = _run([_python(), str(py / entry if in_place else converted), *args], py / cwd_rel,
                                 _env(program, None, [out_dir, py], [py / entry_dir, *_installed(program, py)]), timeout)
         row["python"] = {"rc": prc, "seconds": round(psecs, 1), "tail": _tail(pout)}
         base_probe = Probe.read(tmp / "orig_probe")
@@ -249,7 +262,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         row["selfcheck"] = max(found) if found else 0
         if (tmp / "verify.json").exists():
             row["selfcheck_json"] = _tail((tmp / "verify.json").read_text(), 20)
-        row["silent"] = silent(row["checks"], sites, report, src, entry, {out_dir: src, ddp: src, py: src})
+        row["silent"] = silent(row["checks"], sites, report, src, entry, {out_dir: src, ddp: src, py: src, base: src})
         row["sites"] = {k: v[:3] for k, v in sites.items() if row["checks"].get(k) in ("FAIL", "no")}
         failed = [k for k in VERDICTS if row["checks"].get(k) == "FAIL"]
         row["verdict"] = "pass" if not failed else "FAIL: " + ", ".join(failed)
