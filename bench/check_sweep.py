@@ -17,7 +17,9 @@ copies each version out of git clones kept under MIRRORS (`MIRRORS/owner+name` o
 With `--whole-repo` (the third set, `bench/check_sweep3.jsonl`, decision 0035) CACHE holds each
 repository's tree at the commit (`CACHE/KEY/`: its Python files), and each file is
 checked as a user would check it, `ddpify check --output-format json PATH` run in that tree, so
-the modules and packages the file imports are read with it.
+the modules and packages the file imports are read with it. `--save-findings FILE` keeps every
+file's findings; `--findings FILE` scores them again without running `check` (the held-out half
+is run once, its findings judged into the manifest, then scored from FILE).
 
 The halves were fixed before `check` ran on any of it, by the repository's name (files of one
 project stay together): `sha256(repo)` odd is held-out, even is tuning; a row's own `half`, where
@@ -139,6 +141,11 @@ def main() -> int:
     parser.add_argument("--fill-from", type=Path, metavar="MIRRORS")
     parser.add_argument("--whole-repo", action="store_true",
                         help="CACHE/KEY is the repository's tree; run `ddpify check PATH` inside it")
+    parser.add_argument("--save-findings", type=Path, metavar="FILE",
+                        help="also write every file's findings to FILE (JSON lines), to score them again later")
+    parser.add_argument("--findings", type=Path, metavar="FILE",
+                        help="score the findings saved by --save-findings instead of running check (a held-out "
+                             "run is run once; its findings are judged, then scored from FILE)")
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.manifest.read_text().splitlines() if line.strip()]
     if args.fill_from:
@@ -147,12 +154,23 @@ def main() -> int:
     rows = [r for r in rows if args.half in ("all", r.get("half") or half(r["repo"]))]
     claimed = found = unclaimed = n_true = n_false = n_unjudged = 0
     misses, false_alarms = [], []
+    saved = {}
+    if args.findings:
+        for line in args.findings.read_text().splitlines():
+            entry = json.loads(line)
+            saved[(entry["key"], entry["path"])] = ([Found(*f) for f in entry["findings"]], entry["note"])
     for row in rows:
-        if args.whole_repo:
+        if args.findings:
+            findings, note = saved[(row["key"], row["path"])]
+        elif args.whole_repo:
             findings, note = check_in_tree(args.cache / row["key"], row["path"])
         else:
             report = check((args.cache / row["key"]).read_bytes())
             findings, note = report.findings, report.note
+        if args.save_findings:
+            with args.save_findings.open("a") as out:
+                out.write(json.dumps({"key": row["key"], "path": row["path"], "note": note,
+                                      "findings": [[f.code, f.line, f.column, f.message] for f in findings]}) + "\n")
         result = score(row, findings)
         name = f"{row['repo']}@{row['commit'][:7]}:{row['path']}"
         for bug, ok in zip(row["expected"], result["found"]):

@@ -112,5 +112,11 @@ def test_whole_repo_mode_checks_a_file_inside_its_repositorys_tree(tmp_path):
     tree = cache / row["key"]
     assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()) == \
         ["pkg/__init__.py", "pkg/train.py"]
-    out = subprocess.run(sweep, capture_output=True, text=True, check=True).stdout.splitlines()
+    saved = tmp_path / "findings.jsonl"
+    out = subprocess.run([*sweep, "--save-findings", str(saved)], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
     assert out[-1].startswith("tuning: 1 files; recall 1/1 claimed bugs (100 %), 0 unclaimed;")
+    # a held-out run is run once: its saved findings are scored again without running check
+    rescored = subprocess.run([*sweep, "--findings", str(saved)], capture_output=True, text=True,
+                              check=True).stdout.splitlines()
+    assert rescored == out and json.loads(saved.read_text())["findings"][0][:2] == ["DDP003", 8]
