@@ -437,9 +437,12 @@ def local_rank_as_rank(ctx: Context) -> Iterator[Hit]:
     seen (the other half twice). A sampler's rank is the global one (`dist.get_rank()`, or
     leave it out: the sampler asks the process group). Found for `rank=` (or the third
     positional argument) holding `LOCAL_RANK`, `args.local_rank`, an option also spelled
-    `--local_rank`, or a name that only ever holds one of those.
+    `--local_rank`, or a name that only ever holds one of those, given to a DistributedSampler
+    or to a sampler of the project's that takes the same `num_replicas=` and `rank=`.
     """
-    for call in ctx.script.calls_of(SAMPLER):
+    # torch's sampler, or one of the project's that takes the same `num_replicas=`, `rank=`
+    samplers = [c for c in ctx.facts.calls if mt.keyword(c, "num_replicas") and mt.keyword(c, "rank")]
+    for call in dict.fromkeys([*ctx.script.calls_of(SAMPLER), *samplers]):
         rank = mt.keyword(call, "rank") or mt.positional(call, 2)
         if rank is not None and ctx.ranks.is_local_rank(rank.value) and not ctx.ranks.is_global_rank(rank.value):
             yield Hit(rank.value, f"`{ctx.facts.code(rank.value)}` is this process's index on its node, not in the "
