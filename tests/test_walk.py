@@ -76,10 +76,12 @@ def test_the_index_of_the_collect_pass_answers_as_a_walk_of_the_subtree(case):
 
 
 def test_the_node_classes_tested_by_type_have_no_subclasses():
-    """`names.dotted`, `matchers.is_name`/`is_attribute`/`is_call_of`/`is_method_call` and
-    `Facts.scope`/`enclosing_class` test `type(node) is cst.Name` (an `isinstance` that answers no
-    asks LibCST's abstract base class, in Python): right only while no class derives from these."""
-    for kind in (cst.Name, cst.Attribute, cst.Call, cst.FunctionDef, cst.ClassDef):
+    """`names.dotted`, `names.import_nodes`, `matchers.is_name`/`is_attribute`/`is_call_of`/
+    `is_method_call` and `Facts.scope`/`enclosing_class`/`ref`/`is_backward` test `type(node) is
+    cst.Name` (an `isinstance` that answers no asks LibCST's abstract base class, in Python): right
+    only while no class derives from these."""
+    for kind in (cst.Name, cst.Attribute, cst.Call, cst.FunctionDef, cst.ClassDef, cst.Arg, cst.SimpleStatementLine,
+                 cst.IndentedBlock, cst.Import, cst.ImportFrom):
         assert kind.__subclasses__() == []
 
 

@@ -137,6 +137,8 @@ class _Apply(cst.CSTTransformer):
         return node in self.on_path or node is self.root  # subtrees without edits are kept as they are
 
     def on_leave(self, original_node, updated_node):
+        if original_node not in self.on_path and original_node is not self.root:
+            return updated_node  # a child of an edited node, itself without edits
         e = self.edits
         for fn in e.replacements.get(original_node, ()):
             updated_node = fn(updated_node)

@@ -357,7 +357,7 @@ class Facts:
         if head == "self" and "." in name:
             cls = self.enclosing_class(at)
             return Ref(self._root_class(cls), name) if cls else None
-        while isinstance(func, cst.FunctionDef):
+        while type(func) is cst.FunctionDef:
             if head in self._bound_names(func):
                 return Ref(func, name)
             func = self.scope(func)
@@ -675,7 +675,7 @@ class Facts:
     def is_backward(self, call: cst.Call) -> bool:
         """`loss.backward()`, `scaler.scale(loss).backward(retain_graph=True)`, `out.backward(grad)`
         (a gradient tensor); not `turtle.backward(90)` (a number)."""
-        return isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward" \
+        return type(call.func) is cst.Attribute and call.func.attr.value == "backward" \
             and not any(isinstance(a.value, (cst.Integer, cst.Float, cst.UnaryOperation)) for a in call.args)
 
     def trains(self, node: cst.CSTNode, depth: int = 3) -> bool:
@@ -878,8 +878,8 @@ class Facts:
 
 def _is_variable(name: cst.Name, parent: cst.CSTNode | None) -> bool:
     """Not `a.attr`'s attribute name, not `f(key=...)`'s keyword."""
-    return not (isinstance(parent, cst.Attribute) and parent.attr is name
-                or isinstance(parent, cst.Arg) and parent.keyword is name)
+    kind = type(parent)
+    return not (kind is cst.Attribute and parent.attr is name or kind is cst.Arg and parent.keyword is name)
 
 
 def _grouped(items, key) -> dict:

@@ -111,14 +111,15 @@ def import_nodes(module: cst.Module):
     stack: list[cst.CSTNode] = list(module.body)
     while stack:
         stmt = stack.pop()
-        if isinstance(stmt, cst.SimpleStatementLine):
-            yield from (s for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+        if type(stmt) is cst.SimpleStatementLine:  # (type tests: LibCST's isinstance is Python)
+            yield from (s for s in stmt.body if type(s) is cst.Import or type(s) is cst.ImportFrom)
             continue
         for field in ("body", "orelse", "finalbody", "handlers"):
             child = getattr(stmt, field, None)
-            if isinstance(child, (list, tuple)):
+            kind = type(child)
+            if kind is list or kind is tuple:
                 stack.extend(child)
-            elif isinstance(child, cst.BaseSuite):
-                stack.extend(child.body if isinstance(child, cst.IndentedBlock) else [child])
-            elif child is not None and hasattr(child, "body"):
+            elif kind is cst.IndentedBlock:
+                stack.extend(child.body)
+            elif child is not None and hasattr(child, "body"):  # a one-line suite, an else, a finally
                 stack.append(child)
