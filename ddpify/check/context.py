@@ -69,7 +69,7 @@ class Context:
         (`if args.distributed: model = model.module`)?"""
         f = self.facts
         owner = f.code(expr)
-        child = expr
+        child: cst.CSTNode = expr
         for anc in f.ancestors(expr):
             if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
                 test, negated = anc.test, False
