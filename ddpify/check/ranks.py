@@ -35,6 +35,9 @@ PLACING_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output_de
 PLACING_METHODS = ("to", "cuda")
 GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank"})
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+PROPERTIES = frozenset({"property", "cached_property"})  # decorators that make a method an attribute
+
+
 class Ranks:
     """The rank questions of `Context`, each answer kept. `shared` tells a test proven the same on
     every process (`SameValues.same_everywhere`; none without it): one that also reads the rank
@@ -191,7 +194,8 @@ class Ranks:
                                for s in sources)
                 finally:
                     self._following.discard(ref)
-            return self.rank_name(test) or bool(sources) and any(rank_word(n) for s in sources for n in _read_names(s))
+            return self.rank_name(test) or bool(sources) and any(rank_word(n) for s in sources for n in _read_names(s)) \
+                or not sources and isinstance(test, cst.Attribute) and self.property_rank_test(test, depth)
         entries = self.dict_entries(test)
         if entries is not None:  # `cfg["amp"]` of `cfg = {"amp": True, "main": rank == 0}`: that entry only
             return any(self.rank_dependent(e, depth) for e in entries)
@@ -221,6 +225,28 @@ class Ranks:
                 r.value is not None and self.rank_guard(r) is not None for r in self._returns_of(funcs))
         finally:
             self._returning.discard(call)
+
+    def property_rank_test(self, attr: cst.Attribute, depth: int = 2) -> bool:
+        """`ctx.lead` where `ctx` holds an instance of a class of the program whose `lead` is a
+        property that returns a rank test or returns under one (`return self.rank == 0`)."""
+        if depth <= 0 or attr in self._returning or attr.attr.value not in self._property_names:
+            return False
+        flow = of(self.facts)
+        classes = dict.fromkeys(c for s in flow.values(attr.value) for c in flow.classes_built(s))
+        props = [m for c in classes for m in self.facts._methods(c, attr.attr.value)
+                 if any((dotted(d.decorator) or "").rpartition(".")[2] in PROPERTIES for d in m.decorators)]
+        self._returning.add(attr)
+        try:
+            return any(self.rank_dependent(r, depth - 1) for m in props for r in self.facts.returned(m)) or any(
+                r.value is not None and self.rank_guard(r) is not None for r in self._returns_of(props))
+        finally:
+            self._returning.discard(attr)
+
+    @cached_property
+    def _property_names(self) -> frozenset[str]:
+        """The names of the program's methods that are properties."""
+        return frozenset(name for name, funcs in self.facts.functions.items() if any(
+            (dotted(d.decorator) or "").rpartition(".")[2] in PROPERTIES for f in funcs for d in f.decorators))
 
     def _returns_of(self, funcs: list[cst.FunctionDef]) -> list[cst.Return]:
         return [r for r in self.facts.returns if self.facts.scope(r) in funcs]

@@ -81,7 +81,8 @@ class SameValues:
 
     def _shared(self, node: cst.CSTNode, proving: frozenset) -> bool:  # noqa: C901 (22: one case per node type)
         f = self.facts
-        if isinstance(node, (cst.Name, cst.Attribute)) and self.ranks.rank_name(node) and not self._assigned(node) \
+        if isinstance(node, (cst.Name, cst.Attribute)) and (self.ranks.rank_name(node) or isinstance(
+                node, cst.Attribute) and self.ranks.property_rank_test(node)) and not self._assigned(node) \
                 or self.ranks.is_global_rank(node) or isinstance(node, cst.Call) and (
                     rank_word(node.func) or self.ranks.returns_rank_test(node, 2)):
             return False  # `args.local_rank`, `dist.get_rank()`, `backend.is_root_worker()`: each process has its own
