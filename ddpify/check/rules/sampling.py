@@ -191,7 +191,8 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     whole set on every process. Found for a sampler that does not drop the tail and whose loader
     only evaluation reads: loops here that do not train, or functions named for it
     (`evaluate(val_loader)`); not where a function that gathers the results cuts them back to
-    the data set's length (`torch.cat(gathered)[:len(dataset)]`).
+    the data set's length (`torch.cat(gathered)[:len(dataset)]`) or keeps one per sample id
+    (`np.unique(all_ids, return_index=True)`).
     """
     if _trims_gathered(ctx):
         return
@@ -211,13 +212,17 @@ GATHERS = frozenset(f"torch.distributed.{name}" for name in (
 
 def _trims_gathered(ctx: Context) -> bool:
     """Are the gathered results cut back to the data set's size (`preds = torch.cat(gathered)[:len(
-    dataset)]`), in a function that gathers? The padding's repeats are dropped there."""
+    dataset)]`) or kept once per sample id (`np.unique(all_ids, return_index=True)`, as COCO's
+    evaluators merge), in a function that gathers, itself or through a helper of the program
+    (`all_gather(img_ids)`)? The padding's repeats are dropped there."""
     f = ctx.facts
     scopes = {f.scope(c) for c in ctx.script.calls_of(*GATHERS)}
-    return bool(scopes) and any(
+    scopes |= {f.scope(c) for c in f.calls if any(func in scopes for func in f.user_functions(c))}
+    return bool(scopes) and (any(
         f.scope(sub) in scopes and any(isinstance(e.slice, cst.Slice) and e.slice.lower is None
                                        and mt.is_call_of(e.slice.upper, "len") for e in sub.slice)
-        for sub in mt.findall(f.module, cst.Subscript))
+        for sub in mt.findall(f.module, cst.Subscript)) or any(
+        f.scope(c) in scopes for c in ctx.script.calls_of("numpy.unique")))
 
 
 def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> bool:
