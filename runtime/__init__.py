@@ -196,6 +196,8 @@ class _State:
         self.eval_splits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # shard_eval's copies
         # self-check
         self.self_check: Any = None  # the installed _SelfCheck, while any of its hooks is in place
+        self.exit_check: Any = None  # the installed _SelfCheck, until it compared the models at exit
+        self.failed = False  # an exception ended the program (the excepthook saw it)
         self.installs = 0  # self-checks installed so far: names their exchanges in the store
         self.watchdog: Any = None
         self.waiting: Any = None  # (what, (file, line), since): this process waits in a runtime collective
@@ -421,6 +423,7 @@ def _install_excepthook() -> None:
     previous = sys.excepthook
 
     def excepthook(kind: Any, value: Any, traceback: Any) -> None:
+        _STATE.failed = True  # no comparison of the models at exit (_compare_at_exit)
         _record_error(kind, value, traceback)
         previous(kind, value, traceback)
         seen = set()
@@ -1313,15 +1316,28 @@ def _verify_mode(environ: Mapping[str, str], world_size: int) -> str:
     return modes[value]
 
 
+def _compare_at_exit() -> None:
+    """At exit (and once): unless an exception ended the program, or one process runs it, every
+    process compares its DistributedDataParallel models' parameters with the others'
+    (``_SelfCheck.compare_models``)."""
+    check, _STATE.exit_check = _STATE.exit_check, None
+    if check is not None and not _STATE.failed and get_world_size() > 1:
+        check.compare_models()
+
+
 def _install_self_check(mode: str, timeout: float) -> None:
     """Called by ``init_distributed_mode()``: unless ``mode`` is "off", install the checks and,
     with more than one process, the hang watchdog."""
     if _STATE.self_check is not None:  # installed again (tests, benchmarks): the new one replaces it
         _STATE.self_check.remove()
+    _STATE.exit_check = None
     if mode == "off":
         return
-    _STATE.self_check = _SelfCheck(strict=mode == "strict", wait=min(EXCHANGE_WAIT_S, timeout / 20))
+    _STATE.self_check = _STATE.exit_check = _SelfCheck(strict=mode == "strict",
+                                                       wait=min(EXCHANGE_WAIT_S, timeout / 20))
     _STATE.self_check.install()
+    atexit.unregister(_compare_at_exit)
+    atexit.register(_compare_at_exit)  # after _destroy: runs before it, the process group still there
     if get_world_size() > 1 and _STATE.watchdog is None:
         _STATE.watchdog = _Watchdog.start(timeout)
 
@@ -1523,6 +1539,8 @@ class _SelfCheck:
         self.pending: List[_Finding] = []
         self.sites: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # optimizer/loader -> site
         self.wrapped: "weakref.WeakSet" = weakref.WeakSet()  # DistributedDataParallel instances
+        self.wraps: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # DDP -> (site, name at exit)
+        self.wrapped_at: "dict[tuple[str, int], int]" = {}  # DDP site -> models wrapped there
         self.stepped: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # optimizer -> _Stepped
         self.training: dict = {}  # loader key -> order at its first training pass (None: nothing to compare)
         self.lengths: "dict[str, int]" = {}  # "file:line" of a training loader -> its batches per pass
@@ -1562,6 +1580,9 @@ class _SelfCheck:
             def __init__(model: Any, *args: Any, **kwargs: Any) -> None:
                 original(model, *args, **kwargs)
                 check.wrapped.add(model)
+                site = _site()
+                number = check.wrapped_at[site] = check.wrapped_at.get(site, -1) + 1
+                _remember(check.wraps, model, (site, f"{site[0]}:{site[1]}#{number}"))
             return __init__
 
         self.build_undo = [
@@ -1851,6 +1872,43 @@ class _SelfCheck:
         self.strict = False  # an exception here would not change the exit code: the block is said
         self.remove()
         self.report(pending)
+
+    def compare_models(self) -> None:
+        """At the program's end: one exchange of a checksum per parameter of each live
+        DistributedDataParallel model (by its wrap line), then one finding per model whose
+        parameters differ between the processes that took part. A process that is not there in
+        time is no finding; nor is a divergence the run already reported."""
+        said = any(f.check in ("diverged-parameters", "missing-step") for f in self.reported)
+        models = {}
+        for model, (site, name) in list(self.wraps.items()):
+            ignored = getattr(model, "parameters_to_ignore", ())
+            models[name] = (site, [(n, p) for n, p in model.module.named_parameters()
+                                   if n not in ignored and not _synchronised_elsewhere(p)])
+        sums = {name: [int(_checksum(p)) for _, p in params] for name, (_, params) in models.items()}
+        try:
+            parts, missing = self.exchange("exit", (said, sums))
+        except RuntimeError:  # the store went away (its host process ended first): nothing to compare
+            return
+        if any(part[0] for part in parts):
+            return
+        findings = []
+        for name, (site, params) in models.items():
+            if not all(len(part[1].get(name, ())) == len(params) for part in parts):
+                continue  # a model another process does not have (or not alike): nothing to compare
+            differ = [n for i, (n, _) in enumerate(params) if len({part[1][name][i] for part in parts}) > 1]
+            if differ:
+                findings.append(_Finding(
+                    "diverged-at-exit", *site,
+                    f"at the program's end {len(differ)} of {len(params)} parameters of this model "
+                    f"differ between processes ({_names(differ)}): the replicas ended different, so "
+                    f"what each process evaluates or saves last is its own model",
+                    "a manual change: a choice made from a per-process value (a best-weights copy "
+                    "chosen by the loss of a sharded validation loader) differs between processes: "
+                    "all-reduce the value first (reduce_sum), or evaluate on every process's full "
+                    "set; or a load or update on some processes only"))
+        self.strict = False  # an exception at exit would not change the exit code: the block is said
+        here = [r for r in range(get_world_size()) if r not in missing]
+        self.report(findings, speaker=get_rank() == here[0])
 
     def report(self, findings: List[_Finding], speaker: Optional[bool] = None) -> None:
         """The ``speaker`` (by default the main process; the first process that knows, where the

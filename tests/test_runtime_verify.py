@@ -423,6 +423,60 @@ def test_the_checksums_of_another_process_come_from_the_store(check, capsys, ran
                              "parameters differ between processes (bias)")
 
 
+def at_exit_of_rank0(check, monkeypatch, rank1=None, failed=False):
+    """Rank 0 of 2 at the program's end with one DDP model (a Linear wrapped at train.py:7), rank
+    1's exit payload in the store where given; runs what atexit runs. Returns the model."""
+    import pickle
+
+    model = torch.nn.Linear(4, 1)
+    wrapper = Wrapper(model)
+    checking = check()
+    checking.prefix, checking.wait = "ddpify/verify/test/", 0.2
+    checking.wraps[wrapper] = (("train.py", 7), "train.py:7#0")
+    monkeypatch.setattr(rt._STATE, "exit_check", checking)
+    monkeypatch.setattr(rt._STATE, "failed", failed)
+    if rank1 is not None:
+        rt._default_store().set("ddpify/verify/test/exit/1", pickle.dumps(rank1(model)))
+    rt._compare_at_exit()
+    assert rt._STATE.exit_check is None  # once: the next exit hook does nothing
+    return checking
+
+
+def test_models_that_end_different_are_one_finding_at_their_wrap_line(check, capsys, monkeypatch, rank0_of_2_with_a_store):
+    """unet_nb (second fresh sweep): each process kept the best weights by the loss of its own
+    half of a sharded validation loader and loaded them at the end. The parameters were the
+    same after the 2nd step and differed at exit, and nothing said so."""
+    at_exit_of_rank0(check, monkeypatch, rank1=lambda model: (False, {"train.py:7#0": [int(rt._checksum(model.weight)), 0]}))
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ddpify self-check: 1 problem(s) found" and len(err) == 2
+    assert err[1].startswith("train.py:7: diverged-at-exit: at the program's end 1 of 2 parameters of this "
+                             "model differ between processes (bias): the replicas ended different")
+    assert "a best-weights copy chosen by the loss of a sharded validation loader" in err[1]
+    assert "all-reduce the value first (reduce_sum)" in err[1]
+
+
+@pytest.mark.parametrize("rank1, failed", [
+    (lambda model: (False, {"train.py:7#0": [int(rt._checksum(p)) for p in model.parameters()]}), False),  # equal
+    (None, False),  # rank 1 never arrives: no finding about the parameters
+    (lambda model: (True, {"train.py:7#0": [0, 0]}), False),  # a divergence the run already reported
+    (lambda model: (False, {"train.py:7#0": [0, 0]}), True),  # an exception ended the program
+])
+def test_models_that_end_alike_or_cannot_be_compared_print_nothing(check, capsys, monkeypatch, rank0_of_2_with_a_store, rank1, failed):
+    at_exit_of_rank0(check, monkeypatch, rank1=rank1, failed=failed)
+    assert capsys.readouterr().err == ""
+    assert rank0_of_2_with_a_store.check(["ddpify/verify/test/exit/0"]) is not failed  # no exchange after an exception
+
+
+def test_no_comparison_at_exit_with_one_process_or_the_checks_off(check, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    store = torch.distributed.HashStore()
+    monkeypatch.setattr(rt, "_default_store", lambda: store)
+    at_exit_of_rank0(check, monkeypatch)  # one process: get_world_size() is 1
+    assert capsys.readouterr().err == "" and not store.check(["ddpify/verify/test/exit/0"])
+    rt._install_self_check("off", 600.0)
+    assert rt._STATE.exit_check is None and rt._STATE.self_check is None
+
+
 def test_a_hang_report_names_the_wait_then_the_users_frames_then_the_libraries():
     report = rt._stack_report(1, ("barrier()", ("train.py", 120), 0.0)).splitlines()
     assert report[0].startswith("ddpify hang: rank 1 waits in barrier() at train.py:120 (")

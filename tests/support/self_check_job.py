@@ -4,7 +4,8 @@
 
 Each NAME is a program file NAME.py in the working directory, run as ``__main__`` with a fresh
 self-check (``DDPIFY_VERIFY=MODE`` when given, else the launch's setting) and
-``DDPIFY_VERIFY_JSON=OUT/NAME.json``. Each process writes ``OUT/NAME.rank<R>.json``: the
+``DDPIFY_VERIFY_JSON=OUT/NAME.json``; after a program that raised nothing, the comparison of
+the models that atexit would run. Each process writes ``OUT/NAME.rank<R>.json``: the
 program's captured stdout and stderr, and the class name and findings of what it raised.
 """
 
@@ -37,6 +38,7 @@ def main() -> None:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             try:
                 runpy.run_path(f"{name}.py", run_name="__main__")
+                rt._compare_at_exit()  # what atexit runs at the end of a program
             except rt.SelfCheckError as raised:
                 error = {"class": type(raised).__name__,
                          "findings": [f.as_json() for f in raised.findings]}

@@ -79,6 +79,8 @@ for epoch in range(2):
     end_epoch()
 """
 
+_RELOAD = "model.module.load_state_dict({}{{k: v.clone() for k, v in model.module.state_dict().items()}})\n"
+
 CORRECT = dict(
     loader="DataLoader(train_set, batch_size=8, sampler=DistributedSampler(train_set, shuffle=True))",
     wrap="DistributedDataParallel(model, device_ids=device_ids(model))",
@@ -97,7 +99,8 @@ _HALVES = "DataLoader(Subset(train_set, range(16 * get_rank(), 16 * get_rank() +
 
 # check -> (the trigger's slots, the near miss's slots): each differs from CORRECT in one place
 # (the unwrapped module and its near miss add a module in `extra`, stepped through `params`; the
-# second training's pair adds a training after the first, its model bare or wrapped).
+# second training's pair adds a training after the first, its model bare or wrapped; the pair
+# of the check at exit reloads weights after the training).
 CASES: Dict[str, tuple] = {
     "unwrapped-parameters": (dict(extra="embed = torch.nn.Linear(4, 4)"),
                              dict(extra="embed = torch.nn.Linear(4, 4).requires_grad_(False)")),
@@ -116,6 +119,10 @@ CASES: Dict[str, tuple] = {
     # the checks arm again at the second training's optimizer: its bare model is found there
     "second-training": (dict(after=_SECOND_TRAINING.format("model2")),
                         dict(after=_SECOND_TRAINING.format("DistributedDataParallel(model2, device_ids=device_ids(model2))"))),
+    # each process loads its own weights after training (unet_nb: the best weights by the loss of
+    # its own half of a sharded validation loader); the near miss reloads the same on all
+    "diverged-at-exit": (dict(after=_RELOAD.format("Net().state_dict() if get_rank() == 1 else ")),
+                         dict(after=_RELOAD.format(""))),
 }
 
 # the check whose name a trigger's finding carries (the iterable case is an unsharded loader)
@@ -126,7 +133,8 @@ CHECK = {**{name: name for name in CASES}, "unsharded-iterable": "unsharded-load
 WHERE = {"unwrapped-parameters": "optimizer = ", "unsharded-loader": "train_loader = ",
          "unsharded-iterable": "train_loader = ", "same-order": "train_loader = ",
          "diverged-parameters": "optimizer = ", "uneven-batches": "train_loader = ",
-         "missing-step": "if get_rank() == 0: ", "second-training": "optimizer2 = "}
+         "missing-step": "if get_rank() == 0: ", "second-training": "optimizer2 = ",
+         "diverged-at-exit": "model = DistributedDataParallel("}
 
 
 def slots(name: str) -> dict:
