@@ -156,33 +156,64 @@ class SameValues:
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression)))
 
-    def _configuration(self, expr: cst.BaseExpression, depth: int = 4) -> bool:
+    def _configuration(self, expr: cst.BaseExpression, depth: int = 12, seen: frozenset = frozenset()) -> bool:
         """Is `expr` the run's configuration: the parsed command line (`args`, `args.config_file`),
-        a literal, or what a function of another module builds from those alone (`cfg =
-        setup(args)`, `Config.fromfile(args.config)`)? Not a function of a module that answers
-        per process (`random`, `time`, `os`, torch's own are asked elsewhere), nor one whose name
-        says rank; not a model or a loader handed on (what `evaluate(model, loader)` returns is
-        that process's own)."""
+        a literal, `__file__`, or what is built from those alone: by a function of another module
+        (`cfg = setup(args)`, `Config.fromfile(args.config)`, `OmegaConf.merge(...)`), by a
+        function of the program (what it returns), by their methods and operators
+        (`Path(__file__).parent / "default.yaml"`)? Not a function of a module that answers per
+        process (`random`, `time`, `os`, torch's own are asked elsewhere), nor one whose name says
+        rank; not a model or a loader handed on (what `evaluate(model, loader)` returns is that
+        process's own)."""
         f = self.facts
-        if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float)) or mt.is_name(expr, "True", "False", "None"):
+        if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float)) or mt.is_name(expr, "True", "False", "None", "__file__"):
             return True
         if depth == 0 or self.ranks.rank_name(expr):
             return False
+        parts = _parts(expr)
+        if parts is not None:  # `a / b`, `[f"x={args.out}"]`: what it is made of
+            return all(self._configuration(p, depth - 1, seen) for p in parts)
+        if mt.is_parse_args(expr):
+            return True
         if isinstance(expr, cst.Call):
-            module = (f.qualify(expr.func) or "").split(".")[0]
-            return mt.is_parse_args(expr) or bool(expr.args) and bool(module) and module not in PER_PROCESS_MODULES \
-                and not f.user_functions(expr) and all(self._configuration(a.value, depth - 1) for a in expr.args)
+            arguments = all(self._configuration(a.value, depth - 1, seen) for a in expr.args)
+            funcs = f.user_functions(expr)
+            if funcs:  # `setup(args)` of the program: what it returns
+                returned = [r for func in funcs for r in f.returned(func)]
+                return arguments and bool(returned) and all(self._configuration(r, depth - 1, seen) for r in returned)
+            qualified = f.qualify(expr.func) or ""
+            module = "os.path" if qualified.startswith("os.path.") else qualified.split(".")[0]
+            if not module and isinstance(expr.func, cst.Attribute) and not dotted(expr.func):
+                return arguments and self._configuration(expr.func.value, depth - 1, seen)  # `Path(p).resolve()`
+            return bool(expr.args) and bool(module) and module not in PER_PROCESS_MODULES and arguments
+        if isinstance(expr, cst.Attribute) and not dotted(expr):  # `Path(__file__).parent`
+            return self._configuration(expr.value, depth - 1, seen)
         ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
         if ref is None:
             return False
+        if ref in seen:  # `cfg = OmegaConf.merge(defaults, cfg)`: an update keeps what it was
+            return True
+        seen = seen | {ref}
         writes = f.writes(ref)  # `args.gpu = local_rank` is no longer the command line's
-        if writes:
-            return all(self._configuration(v, depth - 1) for _, v, _ in writes)
-        if isinstance(expr, cst.Attribute):
-            return self._configuration(expr.value, depth)
-        sites = f.call_sites(ref.scope) if isinstance(ref.scope, cst.FunctionDef) else []
+        if not all(self._configuration(v, depth - 1, seen) for _, v, _ in writes):
+            return False
+        if writes and not all(isinstance(stmt, cst.AugAssign) for _, _, stmt in writes):
+            return True
+        if isinstance(expr, cst.Attribute):  # never set, or only added to (`args.opts += [...]`)
+            return self._configuration(expr.value, depth, seen)
+        return self._configuration_passed(ref, depth, seen)
+
+    def _configuration_passed(self, ref: Ref, depth: int, seen: frozenset) -> bool:
+        """A parameter every caller passes configuration (a name passed on costs no depth), or one
+        of a function no call of the program reaches (as `_shared_parameter` reads it)."""
+        f = self.facts
+        if not isinstance(ref.scope, cst.FunctionDef):
+            return False
+        sites = f.call_sites(ref.scope)
+        if not sites:
+            return self._shared_parameter(ref, frozenset())
         passed = [f.argument_for(call, ref.scope, ref.name) for call in sites]
-        return bool(passed) and all(p is not None and self._configuration(p, depth - 1) for p in passed)
+        return all(p is not None and self._configuration(p, depth if dotted(p) else depth - 1, seen) for p in passed)
 
     def _loads_one_file(self, call: cst.Call) -> bool:
         """`torch.load(path)`, `torch.load(f)` of an opened file: every process reads the same
@@ -266,6 +297,17 @@ class SameValues:
         rank (the launcher gives every process the same environment but those)."""
         key = self.ranks.environment_key(node)
         return key is not None and "RANK" not in key.upper() and key not in PER_PROCESS_VARIABLES
+
+
+def _parts(expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The expressions an operator, a container or an f-string is made of; None for anything else."""
+    if isinstance(expr, cst.BinaryOperation):
+        return [expr.left, expr.right]
+    if isinstance(expr, cst.FormattedString):
+        return [p.expression for p in expr.parts if isinstance(p, cst.FormattedStringExpression)]
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        return [v for e in expr.elements for v in ((e.key, e.value) if isinstance(e, cst.DictElement) else (e.value,))]
+    return None
 
 
 def _conditional(f: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> bool:

@@ -18,17 +18,33 @@ CONFIGURATION = {  # `cfg = ...; if cfg.max_iter > 3:`
     "from_the_config_file_it_names": "Config.fromfile(args.config)",
     "with_literals": "setup(args, 'train')",
     "through_a_parameter": "build(args)",  # `def build(a): return setup(a)`
+    "by_the_programs_own_function": "load(args)",  # merges a file beside it, the command line's options
 }
 PER_PROCESS = {
     "built_from_the_local_rank": "setup(args.gpu)",
     "what_evaluation_returns": "evaluate(model, loader)",
     "a_clock": "time.time()",
     "nothing_to_build_from": "setup()",
+    "a_program_function_that_reads_a_clock": "stamp(args)",
 }
 
 
+HELPERS = """
+import pathlib
+def build(a):
+    return setup(a)
+def load(a):
+    a.opts += [f"out={a.out}"]
+    base = Config.load(pathlib.Path(__file__).parent / "default.yaml")
+    cfg = Config.merge(base, Config.from_cli(a.opts))
+    return cfg
+def stamp(a):
+    return time.time()
+"""
+
+
 def _shared(value: str) -> bool:
-    code = HEAD + "def build(a):\n    return setup(a)\n" + "cfg = " + value + "\nif cfg.max_iter > 3:\n    pass\n"
+    code = HEAD + HELPERS + "cfg = " + value + "\nif cfg.max_iter > 3:\n    pass\n"
     facts = Facts(parse_module(code))
     return Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test)
 
