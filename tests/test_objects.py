@@ -96,6 +96,8 @@ def test_values_near_misses(source, expr):
     ("import csv\nclass CSVLogger:\n    def __init__(self, p):\n        self.f = open(p, 'w')\n"
      "        self.w = csv.writer(self.f)\nx = CSVLogger('log.csv')\n", "x", objects.WRITER),  # a file it writes
     ("class Reader:\n    def __init__(self, p):\n        self.f = open(p)\nx = Reader('log.csv')\n", "x", None),
+    ("import visdom\nclass Plots:\n    def __init__(self, env):\n        self.viz = visdom.Visdom(env=env)\n"
+     "x = Plots('main')\n", "x", objects.WRITER),  # a visdom client: plots every process would send
     ("class T:\n    def __init__(self):\n        self.w = SummaryWriter()\n        self.net = Net()\nx = T()\n",
      "x", None),  # a trainer that keeps a writer
     ("class T:\n    def __init__(self):\n        self.w = SummaryWriter()\n    def fit(self, m):\n"

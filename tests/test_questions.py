@@ -93,6 +93,8 @@ WRITES = {
     "to_csv": ("df.to_csv('t.csv')\n", ".to_csv()", "'t.csv'"),
     "animation_save": ("import matplotlib.animation as animation\nanim = animation.ArtistAnimation(fig, ims)\n"
                        "anim.save('a.gif', dpi=80, writer='imagemagick')\n", ".save()", "'a.gif'"),
+    "pil_save": ("from PIL import Image\nImage.fromarray(a).save(f'sample_{i}.png')\n", ".save()", "f'sample_{i}.png'"),
+    "pil_name_save": ("from PIL import Image\nimg = Image.open(p)\nimg.save('b.png')\n", ".save()", "'b.png'"),
 }
 
 NOT_WRITES = {
@@ -104,6 +106,7 @@ NOT_WRITES = {
     "print": "print('saved')\n",
     "imread": "import imageio\nimg = imageio.imread('a.png')\n",
     "animation_pause": "import matplotlib.animation as animation\nanim = animation.FuncAnimation(fig, f)\nanim.pause()\n",
+    "pil_show": "from PIL import Image\nImage.fromarray(a).show()\n",
 }
 
 

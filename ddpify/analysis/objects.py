@@ -48,7 +48,8 @@ ADAPTERS = frozenset({"iter", "enumerate", "filter", "list", "tuple", "sorted", 
                       "itertools.chain", "itertools.cycle", "itertools.chain.from_iterable",
                       "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.rich.tqdm"})
 WRITERS = ("torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter", "tensorflow.summary.create_file_writer",
-           "tensorflow.summary.FileWriter", "tensorflow.compat.v1.summary.FileWriter", "tensorboard_logger.Logger")
+           "tensorflow.summary.FileWriter", "tensorflow.compat.v1.summary.FileWriter", "tensorboard_logger.Logger",
+           "visdom.Visdom")  # a visdom client draws on a server every process would send to
 CONTAINERS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 Sites = frozenset

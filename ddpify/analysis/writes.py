@@ -9,7 +9,8 @@ A call writes a file when it is
 - a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`);
 - or `.save(path)` on a TorchScript module (a value made by `torch.jit.script` or
   `torch.jit.trace`, followed through names: `scripted = torch.jit.script(m)` ... `scripted.save(p)`)
-  or on a matplotlib animation (`anim = animation.ArtistAnimation(fig, ims)` ... `anim.save("a.gif")`).
+  or on a matplotlib animation (`anim = animation.ArtistAnimation(fig, ims)` ... `anim.save("a.gif")`)
+  or on a PIL image (`Image.fromarray(a).save("sample.png")`, `img = Image.open(p)` ... `img.save(q)`).
 
 Near misses, not writes: `optimizer.step()`, a `.save()` of the script's own objects,
 `json.dumps` (a string), `np.load`, `torch.load`, `print`.
@@ -39,7 +40,7 @@ FILE_WRITES = {
 }
 FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv"})
 SCRIPTED = frozenset({"torch.jit.script", "torch.jit.trace"})
-SAVED_BY_METHOD = ("matplotlib.animation.",)  # classes whose instances' `.save(path)` writes a file
+SAVED_BY_METHOD = ("matplotlib.animation.", "PIL.Image.")  # makers of values whose `.save(path)` writes a file
 
 
 def file_write(facts: Facts, call: cst.Call) -> str | None:
