@@ -46,6 +46,7 @@ import datetime
 import functools
 import gc
 import hashlib
+import io
 import itertools
 import math
 import os
@@ -1259,8 +1260,10 @@ def _gather_tensors(items: List[torch.Tensor], shapes: List[List[Any]]) -> List[
 # training passes, parameters that differ between processes after the 2nd step (exchanged through
 # the store with a bounded wait, ``_SelfCheck.exchange``: a process that never steps there is a
 # finding, never a hang). Then the per-step hooks remove themselves, and an optimizer built later
-# (the next training) arms them again. The main process prints one block per moment of finding (a fixed header,
-# one ``file:line: check: what; way out`` line each) and, where ``DDPIFY_VERIFY_JSON`` names a
+# (the next training) arms them again. At exit one more exchange compares the models' parameters
+# and the files each process opened for writing (``open`` records them for the whole run). The
+# main process prints one block per moment of finding (a fixed header, one
+# ``file:line: check: what; way out`` line each) and, where ``DDPIFY_VERIFY_JSON`` names a
 # file, writes every finding so far there as JSON. ``DDPIFY_VERIFY=strict`` raises
 # ``SelfCheckError`` after the block. A hang names where each process waits (``_Watchdog``).
 # docs/runtime.md#self-check and docs/decisions/0010-runtime-self-check.md (and 0031) say why
@@ -1272,6 +1275,8 @@ HANG_PREFIX = "ddpify hang:"
 SHOWN_NAMES = 4  # parameter names shown per finding, then "(+N more)"
 CHECKED_STEPS = 50  # the per-step checks end after this many optimizer steps, or backward passes without one
 EXCHANGE_WAIT_S = 30.0  # the longest wait for another process's checksums (less with a short DDPIFY_TIMEOUT)
+KEPT_WRITES = 256  # distinct paths each process records as opened for writing (with the first opener's line)
+SHOWN_WRITES = 3  # files written by several processes named at exit, then "and N more"
 
 
 class SelfCheckError(RuntimeError):
@@ -1549,6 +1554,8 @@ class _SelfCheck:
         self.armed_at = 0  # backward passes before the checks were armed
         self.armings = 0  # times the checks were armed (the same on every process)
         self.build_undo: List[Any] = []  # construction hooks: stay until remove()
+        self.writes: "dict[str, tuple[str, int]]" = {}  # absolute path opened for writing -> first opener's site
+        self.write_undo: List[Any] = []
         self.step_undo: List[Any] = []
         self.pass_undo: List[Any] = []
 
@@ -1590,7 +1597,37 @@ class _SelfCheck:
             _patch(torch.optim.Optimizer, "__init__", optimizer_init),
             _patch(torch.nn.parallel.DistributedDataParallel, "__init__", ddp_init),
         ]
+        if get_world_size() > 1:
+            self.record_writes()
         self.arm()
+
+    def record_writes(self) -> None:
+        """Until ``remove()`` (the whole run: saves come at epoch ends, after the per-step checks),
+        ``open`` (``builtins.open``, ``io.open``: one object) records each path opened for
+        writing, with the line of the user's code that led there (through PIL's ``Image.save``,
+        a CSV logger...), for ``compare_models``: at most ``KEPT_WRITES`` paths, one dict lookup
+        per open. Not recorded: devices, and paths with a hidden part (a cache's: ``~/.cache``,
+        ``~/.triton``; an atomic save's temporary file)."""
+        writes, original = self.writes, builtins.open
+        skipped = ("/dev/", "/proc/")
+
+        @functools.wraps(original)
+        def open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+            handle = original(file, mode, *args, **kwargs)
+            if (isinstance(mode, str) and ("r" not in mode or "+" in mode) and len(writes) < KEPT_WRITES
+                    and isinstance(file, (str, bytes, os.PathLike))):
+                path = os.path.abspath(os.fsdecode(file))
+                if path not in writes and not path.startswith(skipped) and f"{os.sep}." not in path:
+                    writes[path] = _site(sys._getframe(1))
+            return handle
+
+        builtins.open = io.open = open
+        self.write_undo = [lambda: setattr(builtins, "open", original), lambda: setattr(io, "open", original)]
+
+    def stop_recording_writes(self) -> None:
+        for undo in self.write_undo:
+            undo()
+        self.write_undo = []
 
     def arm(self) -> None:
         """Install the per-step and per-pass hooks (those not in place) for a training that
@@ -1862,6 +1899,7 @@ class _SelfCheck:
         for undo in self.build_undo:
             undo()
         self.build_undo = []
+        self.stop_recording_writes()
         if _STATE.self_check is self:
             _STATE.self_check = None
 
@@ -1875,9 +1913,13 @@ class _SelfCheck:
 
     def compare_models(self) -> None:
         """At the program's end: one exchange of a checksum per parameter of each live
-        DistributedDataParallel model (by its wrap line), then one finding per model whose
-        parameters differ between the processes that took part. A process that is not there in
-        time is no finding; nor is a divergence the run already reported."""
+        DistributedDataParallel model (by its wrap line) and of the files each process opened for
+        writing (``record_writes``), then one finding per model whose parameters differ between
+        the processes that took part, and one per file that several processes of one host wrote
+        (``_shared_writes``). A process that is not there in time is no finding; nor is a
+        divergence the run already reported."""
+        import socket
+        self.stop_recording_writes()
         said = any(f.check in ("diverged-parameters", "missing-step") for f in self.reported)
         models = {}
         for model, (site, name) in list(self.wraps.items()):
@@ -1886,11 +1928,16 @@ class _SelfCheck:
                                    if n not in ignored and not _synchronised_elsewhere(p)])
         sums = {name: [int(_checksum(p)) for _, p in params] for name, (_, params) in models.items()}
         try:
-            parts, missing = self.exchange("exit", (said, sums))
+            parts, missing = self.exchange("exit", (said, sums, socket.gethostname(), self.writes))
         except RuntimeError:  # the store went away (its host process ended first): nothing to compare
             return
-        if any(part[0] for part in parts):
-            return
+        here = [r for r in range(get_world_size()) if r not in missing]
+        findings = [] if any(part[0] for part in parts) else self.models_differ(models, parts)
+        findings += _shared_writes(here, parts)
+        self.strict = False  # an exception at exit would not change the exit code: the block is said
+        self.report(findings, speaker=get_rank() == here[0])
+
+    def models_differ(self, models: dict, parts: List[Any]) -> List[_Finding]:
         findings = []
         for name, (site, params) in models.items():
             if not all(len(part[1].get(name, ())) == len(params) for part in parts):
@@ -1906,9 +1953,7 @@ class _SelfCheck:
                     "chosen by the loss of a sharded validation loader) differs between processes: "
                     "all-reduce the value first (reduce_sum), or evaluate on every process's full "
                     "set; or a load or update on some processes only"))
-        self.strict = False  # an exception at exit would not change the exit code: the block is said
-        here = [r for r in range(get_world_size()) if r not in missing]
-        self.report(findings, speaker=get_rank() == here[0])
+        return findings
 
     def report(self, findings: List[_Finding], speaker: Optional[bool] = None) -> None:
         """The ``speaker`` (by default the main process; the first process that knows, where the
@@ -1930,6 +1975,39 @@ class _SelfCheck:
         if self.strict:
             self.remove()
             raise SelfCheckError(text, findings)
+
+
+def _shared_writes(ranks: List[int], parts: List[Any]) -> List[_Finding]:
+    """One ``shared-write`` finding per file that more than one process of one host opened for
+    writing (``parts``: the exit payloads of ``ranks``, each ending with its host and its
+    written paths), at the first writer's line; at most ``SHOWN_WRITES``, the last saying how many
+    more. Separate hosts have separate disks: not compared."""
+    by_host: "dict[str, List[int]]" = {}
+    for rank, part in zip(ranks, parts):
+        by_host.setdefault(part[2], []).append(rank)
+    shared = []  # (path, its first writer's site, the ranks that wrote it, the ranks on its host)
+    for host, on_host in by_host.items():
+        writers: "dict[str, List[int]]" = {}
+        for rank in on_host:
+            for path in parts[ranks.index(rank)][3]:
+                writers.setdefault(path, []).append(rank)
+        shared += [(path, parts[ranks.index(who[0])][3][path], who, on_host)
+                   for path, who in writers.items() if len(who) > 1]
+    findings = []
+    for path, site, who, on_host in shared[:SHOWN_WRITES]:
+        writers = "every process" if who == on_host else f"processes {', '.join(map(str, who))}"
+        findings.append(_Finding(
+            "shared-write", *site,
+            f"{writers}{' of this host' if len(by_host) > 1 else ''} wrote {_shown_path(path)}: each "
+            f"overwrites the others' file (the last one wins, or it ends torn)",
+            "a manual change: guard the write with is_main_process() (or give each process its own path, "
+            "by get_rank())"))
+    if len(shared) > SHOWN_WRITES:
+        last = findings[-1]
+        more = len(shared) - SHOWN_WRITES
+        findings[-1] = _Finding(last.check, last.file, last.line, last.message,
+                                f"{last.fix}; and {more} more file(s) written alike")
+    return findings
 
 
 def _local(findings: List[_Finding]) -> List[_Finding]:

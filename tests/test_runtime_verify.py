@@ -3,7 +3,10 @@ to be, how a finding reads, and that its hooks go when the checks are done. The 
 real two-process runs (a trigger and a near miss each) are in tests/distributed/test_self_check.py.
 """
 
+import builtins
+import io
 import json
+import socket
 import textwrap
 
 import pytest
@@ -17,6 +20,8 @@ import ddpify_runtime as rt
 DATA = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))
 INIT, ITER, NEXT, BACKWARD = DataLoader.__init__, DataLoader.__iter__, _BaseDataLoaderIter.__next__, torch.autograd.backward
 OPTIMIZER_INIT = torch.optim.Optimizer.__init__
+OPEN = builtins.open
+HOST = socket.gethostname()
 
 
 # --------------------------------------------------------------------------- the setting
@@ -169,6 +174,7 @@ def check(monkeypatch, tmp_path):
     rt._STATE.self_check = None
     assert (DataLoader.__init__, DataLoader.__iter__, _BaseDataLoaderIter.__next__,
             torch.optim.Optimizer.__init__, torch.autograd.backward) == (INIT, ITER, NEXT, optimizer_init, BACKWARD)
+    assert builtins.open is io.open is OPEN
 
 
 def test_findings_print_as_one_block_with_a_header_and_go_to_the_json_file(check, capsys, tmp_path):
@@ -446,7 +452,7 @@ def test_models_that_end_different_are_one_finding_at_their_wrap_line(check, cap
     """unet_nb (second fresh sweep): each process kept the best weights by the loss of its own
     half of a sharded validation loader and loaded them at the end. The parameters were the
     same after the 2nd step and differed at exit, and nothing said so."""
-    at_exit_of_rank0(check, monkeypatch, rank1=lambda model: (False, {"train.py:7#0": [int(rt._checksum(model.weight)), 0]}))
+    at_exit_of_rank0(check, monkeypatch, rank1=lambda model: (False, {"train.py:7#0": [int(rt._checksum(model.weight)), 0]}, HOST, {}))
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "ddpify self-check: 1 problem(s) found" and len(err) == 2
     assert err[1].startswith("train.py:7: diverged-at-exit: at the program's end 1 of 2 parameters of this "
@@ -456,10 +462,10 @@ def test_models_that_end_different_are_one_finding_at_their_wrap_line(check, cap
 
 
 @pytest.mark.parametrize("rank1, failed", [
-    (lambda model: (False, {"train.py:7#0": [int(rt._checksum(p)) for p in model.parameters()]}), False),  # equal
+    (lambda model: (False, {"train.py:7#0": [int(rt._checksum(p)) for p in model.parameters()]}, HOST, {}), False),  # equal
     (None, False),  # rank 1 never arrives: no finding about the parameters
-    (lambda model: (True, {"train.py:7#0": [0, 0]}), False),  # a divergence the run already reported
-    (lambda model: (False, {"train.py:7#0": [0, 0]}), True),  # an exception ended the program
+    (lambda model: (True, {"train.py:7#0": [0, 0]}, HOST, {}), False),  # a divergence the run already reported
+    (lambda model: (False, {"train.py:7#0": [0, 0]}, HOST, {}), True),  # an exception ended the program
 ])
 def test_models_that_end_alike_or_cannot_be_compared_print_nothing(check, capsys, monkeypatch, rank0_of_2_with_a_store, rank1, failed):
     at_exit_of_rank0(check, monkeypatch, rank1=rank1, failed=failed)
@@ -475,6 +481,76 @@ def test_no_comparison_at_exit_with_one_process_or_the_checks_off(check, capsys,
     assert capsys.readouterr().err == "" and not store.check(["ddpify/verify/test/exit/0"])
     rt._install_self_check("off", 600.0)
     assert rt._STATE.exit_check is None and rt._STATE.self_check is None
+
+
+WRITES = textwrap.dedent("""\
+    import pathlib
+    from ddpify_runtime import get_rank
+    def save(path):  # a helper around a writer the analysis does not know (pathlib here; PIL, csv)
+        pathlib.Path(path).write_text("sample")
+    save("sample_0.png")
+    with open(f"log_{get_rank()}.txt", "w") as log:
+        log.write("epoch 1")
+    with open("sample_0.png") as read_back:
+        read_back.read()
+""")
+
+
+def rank0_writes(check, monkeypatch, rank1):
+    """Rank 0 of 2 runs WRITES as train.py under the checks, then what atexit runs; rank 1's exit
+    payload (given its files) in the store where given."""
+    import pickle
+
+    checking = check()
+    rt._STATE.self_check = checking
+    checking.install()
+    checking.prefix, checking.wait = "ddpify/verify/test/", 0.2
+    monkeypatch.setattr(rt._STATE, "exit_check", checking)
+    monkeypatch.setattr(rt._STATE, "failed", False)
+    exec(compile(WRITES, "train.py", "exec"), {})
+    assert builtins.open is not OPEN  # recording (the whole run)
+    if rank1 is not None:
+        rt._default_store().set("ddpify/verify/test/exit/1", pickle.dumps((False, {}, *rank1(checking.writes))))
+    rt._compare_at_exit()
+    assert builtins.open is io.open is OPEN  # the real open again
+    return checking
+
+
+def test_a_file_every_process_writes_is_one_finding_at_the_writers_line(check, capsys, monkeypatch, rank0_of_2_with_a_store, tmp_path):
+    """ddpm, ddpm_cond (third fresh sweep): every process saved sample_0.png through PIL's
+    Image.save, a writer the analysis did not know, and nothing said so."""
+    checking = rank0_writes(check, monkeypatch, rank1=lambda writes: (HOST, {
+        str(tmp_path / "sample_0.png"): ("train.py", 4), str(tmp_path / "log_1.txt"): ("train.py", 6)}))
+    assert sorted(checking.writes) == [str(tmp_path / "log_0.txt"), str(tmp_path / "sample_0.png")]  # not what it read
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ddpify self-check: 1 problem(s) found" and len(err) == 2
+    assert err[1].startswith("train.py:4: shared-write: every process wrote sample_0.png: each overwrites "
+                             "the others' file")
+    assert "guard the write with is_main_process() (or give each process its own path" in err[1]
+
+
+@pytest.mark.parametrize("rank1", [
+    lambda writes: (HOST, {}),  # rank 1 wrote nothing (the main process alone saved)
+    lambda writes: ("another-host", dict(writes)),  # the same paths on another node's disk
+    None,  # rank 1 never arrives
+])
+def test_files_written_by_one_process_per_host_print_nothing(check, capsys, monkeypatch, rank0_of_2_with_a_store, rank1):
+    rank0_writes(check, monkeypatch, rank1)
+    assert capsys.readouterr().err == ""
+
+
+def test_more_files_written_alike_than_shown_are_counted():
+    writes = {f"/run/sample_{i}.png": ("train.py", 5) for i in range(5)}
+    findings = rt._shared_writes([0, 1], [(False, {}, HOST, writes), (False, {}, HOST, writes)])
+    assert [f.message.split(":")[0] for f in findings] == [
+        "every process wrote /run/sample_0.png", "every process wrote /run/sample_1.png",
+        "every process wrote /run/sample_2.png"]
+    assert findings[-1].fix.endswith("; and 2 more file(s) written alike")
+
+
+def test_no_write_is_recorded_with_one_process(check):
+    check().install()  # one process: get_world_size() is 1
+    assert builtins.open is OPEN
 
 
 def test_a_hang_report_names_the_wait_then_the_users_frames_then_the_libraries():

@@ -79,6 +79,7 @@ for epoch in range(2):
     end_epoch()
 """
 
+_WRITE = "{}with open({}, 'w') as f: f.write(f'{{total:.4f}}')\n"
 _RELOAD = "model.module.load_state_dict({}{{k: v.clone() for k, v in model.module.state_dict().items()}})\n"
 
 CORRECT = dict(
@@ -123,6 +124,11 @@ CASES: Dict[str, tuple] = {
     # its own half of a sharded validation loader); the near miss reloads the same on all
     "diverged-at-exit": (dict(after=_RELOAD.format("Net().state_dict() if get_rank() == 1 else ")),
                          dict(after=_RELOAD.format(""))),
+    # every process writes one file after training through plain open() (ddpm's sample images
+    # through PIL); the near miss writes it on the main process only, and a file per process
+    "shared-write": (dict(after=_WRITE.format("", '"out.txt"')),
+                     dict(after=_WRITE.format("if get_rank() == 0:\n    ", '"out.txt"')
+                           + _WRITE.format("", 'f"out_{get_rank()}.txt"'))),
 }
 
 # the check whose name a trigger's finding carries (the iterable case is an unsharded loader)
@@ -134,7 +140,7 @@ WHERE = {"unwrapped-parameters": "optimizer = ", "unsharded-loader": "train_load
          "unsharded-iterable": "train_loader = ", "same-order": "train_loader = ",
          "diverged-parameters": "optimizer = ", "uneven-batches": "train_loader = ",
          "missing-step": "if get_rank() == 0: ", "second-training": "optimizer2 = ",
-         "diverged-at-exit": "model = DistributedDataParallel("}
+         "diverged-at-exit": "model = DistributedDataParallel(", "shared-write": "with open("}
 
 
 def slots(name: str) -> dict:
