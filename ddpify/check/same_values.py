@@ -114,7 +114,9 @@ class SameValues:
             writes = [w for w in f.writes(ref) if not self.ranks.undistributed(w[2])]
             unpacked = f.unpacked_from(ref)  # `epoch, var = load_state(path)`: a part of a shared whole
             if writes or unpacked:
-                return all(self._shared(value, proving) for value in [v for _, v, _ in writes] + unpacked)
+                return all(self._shared(value, proving) for value in [v for _, v, _ in writes] + unpacked) and all(
+                    self._shared(test, proving) for _, _, stmt in writes if isinstance(stmt, cst.AugAssign)
+                    for test in self._counted_under(stmt, node))
             if isinstance(node, cst.Attribute):
                 if any(self.ranks.rank_dependent(v) for v in self.ranks.attribute_of_passed(ref)):
                     return False  # a caller sets it from the rank on the object it passes (`args.should_save`)
@@ -159,7 +161,8 @@ class SameValues:
     def _configuration(self, expr: cst.BaseExpression, depth: int = 12, seen: frozenset = frozenset()) -> bool:
         """Is `expr` the run's configuration: the parsed command line (`args`, `args.config_file`),
         a literal, `__file__`, or what is built from those alone: by a function of another module
-        (`cfg = setup(args)`, `Config.fromfile(args.config)`, `OmegaConf.merge(...)`), by a
+        (`cfg = setup(args)`, `Config.fromfile(args.config)`, `OmegaConf.merge(...)`) or a class
+        of another module built with its defaults (`config.TrainConfig()`), by a
         function of the program (what it returns), by their methods and operators
         (`Path(__file__).parent / "default.yaml"`)? Not a function of a module that answers per
         process (`random`, `time`, `os`, torch's own are asked elsewhere), nor one whose name says
@@ -185,7 +188,8 @@ class SameValues:
             module = "os.path" if qualified.startswith("os.path.") else qualified.split(".")[0]
             if not module and isinstance(expr.func, cst.Attribute) and not dotted(expr.func):
                 return arguments and self._configuration(expr.func.value, depth - 1, seen)  # `Path(p).resolve()`
-            return bool(expr.args) and bool(module) and module not in PER_PROCESS_MODULES and arguments
+            built = bool(expr.args) or _class_name(qualified)  # `config.TrainConfig()`: its defaults
+            return built and bool(module) and module not in PER_PROCESS_MODULES and arguments
         if isinstance(expr, cst.Attribute) and not dotted(expr):  # `Path(__file__).parent`
             return self._configuration(expr.value, depth - 1, seen)
         ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
@@ -254,6 +258,19 @@ class SameValues:
                 return isinstance(target, cst.Name) and bool(origins) and all(mt.is_counting(o) for o in origins)
         return False
 
+    def _counted_under(self, stmt: cst.CSTNode, use: cst.CSTNode) -> list[cst.BaseExpression]:
+        """The tests of the `if`s that an augmented assignment (`global_step += 1`) sits under in
+        its function, which `use` is not in: the counter is the same on every process only where
+        they are (`if is_update_step:`, not `if torch.isfinite(loss):`)."""
+        f = self.facts
+        tests = []
+        for anc in f.ancestors(stmt):
+            if isinstance(anc, (cst.FunctionDef, cst.Module)):
+                break
+            if isinstance(anc, cst.If) and not f.is_inside(use, anc):
+                tests.append(anc.test)
+        return tests
+
     def _data(self, expr: cst.BaseExpression) -> bool:
         """A sampler, loader or data set (built by a class so named, or a parameter so named): its
         length is the same on every process, since distributed sampling gives each an equal share."""
@@ -297,6 +314,13 @@ class SameValues:
         rank (the launcher gives every process the same environment but those)."""
         key = self.ranks.environment_key(node)
         return key is not None and "RANK" not in key.upper() and key not in PER_PROCESS_VARIABLES
+
+
+def _class_name(qualified: str) -> bool:
+    """Does `qualified` end in a class's name (`models.config.TrainConfig`), not a function's
+    (`setup`) nor a constant's (`MAX_STEPS`)?"""
+    last = qualified.rsplit(".", 1)[-1]
+    return last[:1].isupper() and any(c.islower() for c in last)
 
 
 def _parts(expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:

@@ -19,6 +19,7 @@ CONFIGURATION = {  # `cfg = ...; if cfg.max_iter > 3:`
     "with_literals": "setup(args, 'train')",
     "through_a_parameter": "build(args)",  # `def build(a): return setup(a)`
     "by_the_programs_own_function": "load(args)",  # merges a file beside it, the command line's options
+    "a_class_of_another_module_with_its_defaults": "Config()",
 }
 PER_PROCESS = {
     "built_from_the_local_rank": "setup(args.gpu)",
@@ -57,3 +58,23 @@ def test_configuration_from_the_command_line_is_shared(name):
 @pytest.mark.parametrize("name", sorted(PER_PROCESS))
 def test_what_a_process_answers_for_itself_is_not(name):
     assert not _shared(PER_PROCESS[name])
+
+
+COUNTER = """
+from torch.utils.data import DataLoader, DistributedSampler
+loader = DataLoader([], sampler=DistributedSampler([]))
+step = 0
+for i, (x, y) in enumerate(loader):
+    update = (i + 1) % args.accum == 0 or i + 1 == len(loader)
+    if {condition}:
+        step += 1
+    if step >= args.max_steps:
+        break
+"""
+
+
+@pytest.mark.parametrize("condition, shared", [("update", True), ("update and torch.isfinite(y).all()", False),
+                                               ("time.time() > 3", False)])
+def test_a_counter_is_shared_where_every_condition_it_is_stepped_under_is(condition, shared):
+    facts = Facts(parse_module(HEAD + COUNTER.format(condition=condition)))
+    assert Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test) is shared
