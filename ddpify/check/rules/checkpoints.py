@@ -39,7 +39,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     file write (the list `convert` guards: `torch.save`, `torch.jit.save`, a scripted model's
     `.save(path)`, `save_pretrained(...)`, `np.save`/`np.savez`/`np.savetxt`, `json.dump`,
     `pickle.dump`, `shutil` copies, `save_image`, `savefig`, `to_csv`) that runs on every process (not for a path
-    that names the rank, `f"preds_{rank}.npy"`): not under a rank test, not after an early
+    that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
+    `tempfile.mkstemp()`): not under a rank test, not after an early
     `if rank != 0: return`, and in a function that some call reaches on every process (or
     that is handed to `mp.spawn`; not in a function decorated by a program decorator whose
     wrapper calls it under a rank test, `@rank0_only`). A write of another module of the
@@ -114,7 +115,22 @@ def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:
     opened = [item.item for anc in f.ancestors(path) if isinstance(anc, cst.With) for item in anc.items
               if item.asname is not None and f.code(item.asname.name) == f.code(path)]
     return any(_per_rank(ctx, o) for o in opened) or any(ctx.ranks.rank_dependent(o) or any(ctx.ranks.rank_dependent(n) for n in mt.findall(o, (cst.Name, cst.Attribute)))
-               for o in ctx.facts.origins(path))
+               or _unique(f, o) for o in ctx.facts.origins(path))
+
+
+# calls that answer a name no other process gets: a random UUID, a fresh temporary file
+UNIQUE_NAMES = frozenset({"uuid1", "uuid4", "mkstemp", "mkdtemp", "NamedTemporaryFile", "TemporaryDirectory"})
+
+
+def _unique(f, expr: cst.BaseExpression) -> bool:
+    """A path made unique per process: `f"batch-{uuid4()}.pt"`, `tempfile.mkstemp()[1]`,
+    `tempfile.NamedTemporaryFile()` (of the `uuid` or `tempfile` module, or a helper so named)."""
+    ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+    if ref is not None and any(_unique(f, whole) for whole in f.unpacked_from(ref)):
+        return True  # `handle, path = tempfile.mkstemp()`
+    calls = [expr] if isinstance(expr, cst.Call) else []
+    return any((f.qualify(c.func) or dotted(c.func) or "").rsplit(".", 1)[-1] in UNIQUE_NAMES
+               for c in calls + list(mt.findall(expr, cst.Call)))
 
 
 def _guard(stmt: cst.CSTNode, dist: str):
