@@ -122,7 +122,8 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     runs on every path, or on the path that starts the group) or only moves results to a
     `"cpu"` device has no CPU path.
     A group started only on a branch that tests for GPUs (`if torch.cuda.device_count() > 1:`,
-    `if device.type != "cpu":`) never starts on the CPU path either. `dist.is_available()` asks
+    `if device.type != "cpu":`, or a test of the name its body hands DistributedDataParallel as
+    `device_ids`: `if device_id is not None:`) never starts on the CPU path either. `dist.is_available()` asks
     about the build's distributed support, not about a GPU.
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
     """
@@ -171,9 +172,18 @@ def _gpu_branch(ctx: Context, init: cst.Call) -> bool:
         if isinstance(anc, cst.If) and not f.is_inside(init, anc.test) and (
                 any((f.qualify(c.func) or "").startswith("torch.cuda.") for c in f.calls_in(anc.test))
                 or any(a.attr.value == "type" for a in mt.findall(anc.test, cst.Attribute))
-                or any(string_value(s) in ("cuda", "cpu") for s in mt.findall(anc.test, cst.SimpleString))):
+                or any(string_value(s) in ("cuda", "cpu") for s in mt.findall(anc.test, cst.SimpleString))
+                or _tests_gpu_index(f, anc)):
             return True
     return False
+
+
+def _tests_gpu_index(f, branch: cst.If) -> bool:
+    """Does `branch` test a name that its body hands to DistributedDataParallel as the GPU
+    (`if device_id is not None:` ... `device_ids=[device_id]`): the processes that have one?"""
+    tested = {n.value for n in mt.findall(branch.test, cst.Name)}
+    return any(n.value in tested for c in f.calls_in(branch.body) for a in c.args
+               if a.keyword is not None and a.keyword.value == "device_ids" for n in mt.findall(a.value, cst.Name))
 
 
 def _under_if(f, node: cst.CSTNode) -> bool:
