@@ -20,6 +20,8 @@ from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted, rank_word
 
 # Calls whose `rank=` argument is the calling process's rank.
+# calls that start workers and pass each its index as the first argument (`mp.spawn(train, ...)`)
+SPAWNED_WITH_INDEX = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 RANK_TAKERS = frozenset({"torch.distributed.init_process_group", "torch.utils.data.DistributedSampler",
                          "torch.utils.data.distributed.DistributedSampler"})
 
@@ -77,15 +79,29 @@ def _reads_rank_variable(facts: Facts, node: cst.CSTNode) -> bool:
 def ranks_by_role(facts: Facts) -> frozenset[Ref]:
     """The names the script hands on as its process's rank, whatever they are called:
     `def train(gpu, args): dist.init_process_group("nccl", rank=gpu)` makes `gpu` a rank in
-    `train`, so `if gpu == 0:` is a rank test there. `rank=0` (a constant) names nothing.
+    `train`, so `if gpu == 0:` is a rank test there (`rank=int(gpu)` too). `rank=0` (a constant)
+    names nothing. The first parameter of a function handed to `mp.spawn` is one as well: spawn
+    passes each worker its index (`def run(rank, world_size)`, also called `run("cpu", 1)` on a
+    CPU run, so what its callers pass does not say it).
 
     Before: `gpu` was a rank only by its name, so `if gpu == 0: torch.save(...)` read as every
     rank saving. After: the name's role in the script decides."""
     found = set()
     for call in facts.calls:
-        if facts.qualify(call.func) in RANK_TAKERS:
+        name = facts.qualify(call.func)
+        if name in RANK_TAKERS:
             arg = mt.keyword(call, "rank")
-            ref = facts.ref(arg.value) if arg is not None and isinstance(arg.value, (cst.Name, cst.Attribute)) else None
+            value = arg.value if arg is not None else None
+            if mt.is_call_of(value, "int") and value.args:
+                value = value.args[0].value
+            ref = facts.ref(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
             if ref is not None:
                 found.add(ref)
+        elif name in SPAWNED_WITH_INDEX:
+            worker = mt.keyword(call, "fn") or (call.args[0] if call.args and call.args[0].keyword is None else None)
+            for func in facts.functions.get(worker.value.value, ()) if worker is not None and isinstance(
+                    worker.value, cst.Name) else ():
+                params = func.params.params
+                if params and facts.enclosing_class(func) is None:
+                    found.add(Ref(func, params[0].name.value))
     return frozenset(found)

@@ -75,9 +75,15 @@ class SameValues:
         return any(rank_key(n) if isinstance(n, cst.Subscript) else (ref := f.ref(n)) is not None and any(
             self.ranks.rank_dependent(v) for v in self.ranks.attribute_of_passed(ref)) for n in nodes)
 
-    def _reads_rank_by_role(self, test: cst.BaseExpression) -> bool:
+    def _reads_rank_by_role(self, test: cst.BaseExpression, depth: int = 2) -> bool:
+        """Does `test` read a rank by role, or a name assigned from one (`is_main = device_id in
+        {0, None}` where `init_process_group(rank=device_id)`: `device_id` defaults to None on a
+        one-process run, but the flag still differs by process)?"""
         nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else mt.findall(test, (cst.Name, cst.Attribute))
-        return any(r is not None and r in self.ranks.ranks_by_role for r in map(self.facts.ref, nodes))
+        refs = [r for r in map(self.facts.ref, nodes) if r is not None]
+        return any(r in self.ranks.ranks_by_role for r in refs) or depth > 0 and any(
+            self._reads_rank_by_role(s, depth - 1) for r in refs for s in self.facts.sources(r)
+            if not isinstance(s, (cst.Name, cst.Attribute)) or self.facts.ref(s) != r)
 
     def _shared(self, node: cst.CSTNode, proving: frozenset) -> bool:  # noqa: C901 (22: one case per node type)
         f = self.facts

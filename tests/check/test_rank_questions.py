@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 
 from ddpify.check.context import Context
-from ddpify.syntax.facts import Facts
+from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.parse import parse_module
 
 CODE = '''
@@ -143,3 +143,45 @@ def test_a_name_updated_from_itself_keeps_what_it_was():
     ranks = Context(facts).ranks
     devices = [c.args[0].value for c in facts.calls if facts.code(c.func) == "torch.cuda.set_device"]
     assert [ranks.is_global_rank(d) for d in devices] == [True, False, False, False]
+
+
+ROLES = '''
+import torch.distributed as dist
+import torch.multiprocessing as mp
+def run(rank, world_size):
+    dist.init_process_group("nccl", rank=int(rank), world_size=world_size)
+def worker(index, args):
+    pass
+def main(device_id=None):
+    is_main = device_id in {0, None}
+    is_multi = device_id is not None
+    dist.init_process_group("gloo", rank=device_id)
+    if is_main:
+        pass
+    if is_multi:
+        pass
+mp.spawn(worker, nprocs=2)
+run("cpu", 1)
+'''
+
+
+@pytest.mark.parametrize("scope, name, role", [
+    ("run", "rank", True),  # `rank=int(rank)`: the rank, whatever `run("cpu", 1)` passes
+    ("worker", "index", True),  # spawned: its first parameter is the worker's index
+    ("worker", "args", False),
+    ("main", "device_id", True),
+    ("run", "world_size", False),
+])
+def test_a_rank_by_role(scope, name, role):
+    facts = Facts(parse_module(ROLES))
+    func = next(f for f in facts.by_type[cst.FunctionDef] if f.name.value == scope)
+    assert (Ref(func, name) in Context(facts).ranks.ranks_by_role) is role
+
+
+@pytest.mark.parametrize("test, parts", [("is_main", True), ("is_multi", False)])
+def test_a_flag_assigned_from_a_rank_by_role_parts_the_processes(test, parts):
+    """`is_main = device_id in {0, None}`, `device_id` None on the direct call: still a rank test;
+    `device_id is not None` asks whether the run is distributed."""
+    facts = Facts(parse_module(ROLES))
+    branch = next(i for i in facts.by_type[cst.If] if facts.code(i.test) == test)
+    assert Context(facts).ranks._rank_test(branch) is parts
