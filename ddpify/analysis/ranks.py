@@ -92,7 +92,7 @@ def ranks_by_role(facts: Facts) -> frozenset[Ref]:
         if name in RANK_TAKERS:
             arg = mt.keyword(call, "rank")
             value = arg.value if arg is not None else None
-            if mt.is_call_of(value, "int") and value.args:
+            if isinstance(value, cst.Call) and mt.is_call_of(value, "int") and value.args:
                 value = value.args[0].value
             ref = facts.ref(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
             if ref is not None:
