@@ -88,6 +88,16 @@ def test_the_third_set_records_the_sha1_split_of_its_rows():
         assert row["half"] == ("heldout" if digest % 2 else "tuning"), row["repo"]
 
 
+def test_the_fourth_set_records_the_sha256_split_of_its_rows():
+    """The fourth set (decision 0040) was split by `half()`, sha256 parity, before `check` ran on
+    it; each row records its half, and every expected bug names a rule or, unclaimed, a class."""
+    rows = [json.loads(line) for line in (REPO / "bench" / "check_sweep4.jsonl").read_text().splitlines()]
+    for row in rows:
+        digest = int(hashlib.sha256(row["repo"].encode()).hexdigest(), 16)
+        assert row["half"] == ("heldout" if digest % 2 else "tuning"), row["repo"]
+        assert all(bug["code"] or bug.get("class") for bug in row["expected"]), row["key"]
+
+
 def test_whole_repo_mode_checks_a_file_inside_its_repositorys_tree(tmp_path):
     """--whole-repo fills CACHE/KEY with the repository's Python files at the commit and runs
     `ddpify check PATH` in that tree (decision 0035)."""
