@@ -20,7 +20,8 @@ _spec.loader.exec_module(sweep)
 Probe = sweep.Probe
 
 
-@pytest.mark.parametrize("name, size", [("fresh_sweep.json", 24), ("fresh_sweep2.json", 20), ("fresh_sweep3.json", 20)])
+@pytest.mark.parametrize("name, size", [("fresh_sweep.json", 24), ("fresh_sweep2.json", 20), ("fresh_sweep3.json", 20),
+                                        ("fresh_sweep4a.json", 12)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -41,6 +42,13 @@ def test_the_third_sweep_uses_no_repository_of_the_first_two():
     earlier = {p["repo"] for name in ("fresh_sweep.json", "fresh_sweep2.json")
                for p in sweep.manifest(ROOT / "bench" / name)["programs"]}
     assert third and not third & earlier
+
+
+def test_the_fourth_sweeps_part_a_uses_no_repository_of_the_first_three():
+    fourth = {p["repo"] for p in sweep.manifest(ROOT / "bench" / "fresh_sweep4a.json")["programs"]}
+    earlier = {p["repo"] for name in ("fresh_sweep.json", "fresh_sweep2.json", "fresh_sweep3.json")
+               for p in sweep.manifest(ROOT / "bench" / name)["programs"]}
+    assert len(fourth) >= 7 and not fourth & earlier
 
 
 def _events(*events):
