@@ -424,7 +424,7 @@ def _install_excepthook() -> None:
     previous = sys.excepthook
 
     def excepthook(kind: Any, value: Any, traceback: Any) -> None:
-        _STATE.failed = True  # no comparison of the models at exit (_compare_at_exit)
+        _STATE.failed = True  # no comparison of the models at exit (_check_at_exit)
         _record_error(kind, value, traceback)
         previous(kind, value, traceback)
         seen = set()
@@ -1265,7 +1265,7 @@ def _gather_tensors(items: List[torch.Tensor], shapes: List[List[Any]]) -> List[
 # main process prints one block per moment of finding (a fixed header, one
 # ``file:line: check: what; way out`` line each) and, where ``DDPIFY_VERIFY_JSON`` names a
 # file, writes every finding so far there as JSON. ``DDPIFY_VERIFY=strict`` raises
-# ``SelfCheckError`` after the block. A hang names where each process waits (``_Watchdog``).
+# ``SelfCheckError`` after the block (at exit: ends the process with status 1). A hang names where each process waits (``_Watchdog``).
 # docs/runtime.md#self-check and docs/decisions/0010-runtime-self-check.md (and 0031) say why
 # and what not.
 
@@ -1282,7 +1282,9 @@ SHOWN_WRITES = 3  # files written by several processes named at exit, then "and 
 class SelfCheckError(RuntimeError):
     """Raised under ``DDPIFY_VERIFY=strict`` where the self-check finds a problem (on every
     process that knows it). ``findings``: the block's findings, each with ``check`` (the name of
-    the check that found it), ``file``, ``line``, ``message`` and ``fix``."""
+    the check that found it), ``file``, ``line``, ``message`` and ``fix``. At exit, where an
+    exception no longer changes the exit status, the process ends with status 1 instead, this
+    error in torchrun's error file."""
 
     def __init__(self, text: str, findings: List[Any]) -> None:
         super().__init__(text)
@@ -1321,13 +1323,44 @@ def _verify_mode(environ: Mapping[str, str], world_size: int) -> str:
     return modes[value]
 
 
-def _compare_at_exit() -> None:
-    """At exit (and once): unless an exception ended the program, or one process runs it, every
-    process compares its DistributedDataParallel models' parameters with the others'
-    (``_SelfCheck.compare_models``)."""
+def _check_at_exit() -> None:
+    """At exit (and once): what the checks still hold (``_SelfCheck.at_exit``: the program ended
+    within a training's first steps), then, unless an exception ended the program or one process
+    runs it, the comparison of the models and of the files written with the other processes'
+    (``_SelfCheck.compare_models``). Under strict, a finding here ends the process with exit
+    status 1 (``_exit_strictly``): raised, it would not change the exit status."""
     check, _STATE.exit_check = _STATE.exit_check, None
-    if check is not None and not _STATE.failed and get_world_size() > 1:
+    if check is None:
+        return
+    strict, check.strict = check.strict, False  # the block is said, then the process ends below
+    said = len(check.reported)
+    check.at_exit()
+    if not _STATE.failed and get_world_size() > 1:
         check.compare_models()
+    found = check.reported[said:]
+    if strict and found and not _STATE.failed:  # after an exception the exit status is already 1
+        _exit_strictly(SelfCheckError("\n".join([VERIFY_HEADER.format(len(found)), *map(str, found)]), found))
+
+
+def _exit_strictly(error: SelfCheckError) -> None:
+    """End the process with exit status 1 from an exit hook, where an exception no longer can
+    (Python prints it and keeps the status). The error goes to torchrun's error file, so its
+    summary names this process and the findings (``_record_error``); the exit hooks that would
+    still run and matter here run now: the runtime's teardown of the process group and logging's
+    flush; the files the program left open and the standard streams are flushed (what the
+    interpreter's finalization would do for them); then ``os._exit(1)``. The other exit hooks of
+    modules imported before ``init_distributed_mode()`` (multiprocessing's, weakref finalizers)
+    do not run: running every remaining one (``atexit._run_exitfuncs``) would run again those
+    that already ran before this one."""
+    _record_error(SelfCheckError, error, None)
+    _destroy()
+    if "logging" in sys.modules:
+        sys.modules["logging"].shutdown()
+    for stream in gc.get_objects():
+        if issubclass(type(stream), (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom)):
+            with contextlib.suppress(Exception):  # closed, detached, or a pipe whose reader left
+                stream.flush()
+    os._exit(1)
 
 
 def _install_self_check(mode: str, timeout: float) -> None:
@@ -1341,8 +1374,8 @@ def _install_self_check(mode: str, timeout: float) -> None:
     _STATE.self_check = _STATE.exit_check = _SelfCheck(strict=mode == "strict",
                                                        wait=min(EXCHANGE_WAIT_S, timeout / 20))
     _STATE.self_check.install()
-    atexit.unregister(_compare_at_exit)
-    atexit.register(_compare_at_exit)  # after _destroy: runs before it, the process group still there
+    atexit.unregister(_check_at_exit)
+    atexit.register(_check_at_exit)  # after _destroy: runs before it, the process group still there
     if get_world_size() > 1 and _STATE.watchdog is None:
         _STATE.watchdog = _Watchdog.start(timeout)
 
@@ -1670,8 +1703,6 @@ class _SelfCheck:
                 _optimizer_module().register_optimizer_step_pre_hook(self.before_step).remove,
                 _optimizer_module().register_optimizer_step_post_hook(self.after_step).remove,
             ]
-        atexit.unregister(self.at_exit)
-        atexit.register(self.at_exit)
 
     # -- loaders
 
@@ -1888,7 +1919,6 @@ class _SelfCheck:
             for undo in self.pass_undo:
                 undo()
             self.pass_undo = []
-            atexit.unregister(self.at_exit)
 
     def remove(self) -> None:
         """Take every hook away now, the construction hooks too: nothing arms the checks again."""
@@ -1904,10 +1934,10 @@ class _SelfCheck:
             _STATE.self_check = None
 
     def at_exit(self) -> None:
-        """The program ends within the checks: what is pending is this process's own (no
-        collective), less what only all processes together can confirm."""
+        """The program ends (``_check_at_exit``): the hooks go; what is pending (the program ended
+        within a training's first steps) is this process's own (no exchange), less what only all
+        processes together can confirm."""
         pending, self.pending = _local(self.pending), []
-        self.strict = False  # an exception here would not change the exit code: the block is said
         self.remove()
         self.report(pending)
 
@@ -1934,7 +1964,6 @@ class _SelfCheck:
         here = [r for r in range(get_world_size()) if r not in missing]
         findings = [] if any(part[0] for part in parts) else self.models_differ(models, parts)
         findings += _shared_writes(here, parts)
-        self.strict = False  # an exception at exit would not change the exit code: the block is said
         self.report(findings, speaker=get_rank() == here[0])
 
     def models_differ(self, models: dict, parts: List[Any]) -> List[_Finding]:

@@ -6,6 +6,7 @@ real two-process runs (a trigger and a near miss each) are in tests/distributed/
 import builtins
 import io
 import json
+import logging
 import socket
 import textwrap
 
@@ -429,21 +430,21 @@ def test_the_checksums_of_another_process_come_from_the_store(check, capsys, ran
                              "parameters differ between processes (bias)")
 
 
-def at_exit_of_rank0(check, monkeypatch, rank1=None, failed=False):
+def at_exit_of_rank0(check, monkeypatch, rank1=None, failed=False, strict=False):
     """Rank 0 of 2 at the program's end with one DDP model (a Linear wrapped at train.py:7), rank
     1's exit payload in the store where given; runs what atexit runs. Returns the model."""
     import pickle
 
     model = torch.nn.Linear(4, 1)
     wrapper = Wrapper(model)
-    checking = check()
+    checking = check(strict)
     checking.prefix, checking.wait = "ddpify/verify/test/", 0.2
     checking.wraps[wrapper] = (("train.py", 7), "train.py:7#0")
     monkeypatch.setattr(rt._STATE, "exit_check", checking)
     monkeypatch.setattr(rt._STATE, "failed", failed)
     if rank1 is not None:
         rt._default_store().set("ddpify/verify/test/exit/1", pickle.dumps(rank1(model)))
-    rt._compare_at_exit()
+    rt._check_at_exit()
     assert rt._STATE.exit_check is None  # once: the next exit hook does nothing
     return checking
 
@@ -471,6 +472,78 @@ def test_models_that_end_alike_or_cannot_be_compared_print_nothing(check, capsys
     at_exit_of_rank0(check, monkeypatch, rank1=rank1, failed=failed)
     assert capsys.readouterr().err == ""
     assert rank0_of_2_with_a_store.check(["ddpify/verify/test/exit/0"]) is not failed  # no exchange after an exception
+
+
+class Exited(Exception):
+    """Stands for ``os._exit(status)``, which would end the test run."""
+
+
+@pytest.fixture
+def exiting(monkeypatch, tmp_path):
+    """``os._exit`` raises Exited; the process group's teardown and logging's are recorded;
+    torchrun's error file is tmp_path/error.json. Returns what happened, in order."""
+    happened = []
+
+    def exit(status):
+        happened.append(("exit", status))
+        raise Exited(status)
+
+    monkeypatch.setattr(rt.os, "_exit", exit)
+    monkeypatch.setattr(rt, "_destroy", lambda: happened.append(("destroy",)))
+    monkeypatch.setattr(logging, "shutdown", lambda: happened.append(("logging",)))
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(tmp_path / "error.json"))
+    return happened
+
+
+def differs_in_bias(model):
+    return False, {"train.py:7#0": [int(rt._checksum(model.weight)), 0]}, HOST, {}
+
+
+def test_under_strict_a_finding_at_exit_ends_the_process_with_status_1(check, capsys, monkeypatch, rank0_of_2_with_a_store, exiting, tmp_path):
+    """An exception in an exit hook leaves the exit status as it is, so under strict the exit
+    checks printed their block and the job still succeeded. Now the process ends with status 1,
+    after the teardown, with the finding in torchrun's error file and a file the program left
+    open written out."""
+    left_open = open(tmp_path / "log.txt", "w")
+    left_open.write("epoch 1\n")
+    with pytest.raises(Exited):
+        at_exit_of_rank0(check, monkeypatch, rank1=differs_in_bias, strict=True)
+    assert exiting == [("destroy",), ("logging",), ("exit", 1)]
+    assert (tmp_path / "log.txt").read_text() == "epoch 1\n"
+    left_open.close()
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ddpify self-check: 1 problem(s) found" and " diverged-at-exit: " in err[1] and len(err) == 2
+    error = json.loads((tmp_path / "error.json").read_text())["message"]
+    assert error["message"].startswith("SelfCheckError: ddpify self-check: 1 problem(s) found\ntrain.py:7: diverged-at-exit: ")
+
+
+@pytest.mark.parametrize("strict, rank1, failed", [
+    (True, lambda model: (False, {"train.py:7#0": [int(rt._checksum(p)) for p in model.parameters()]}, HOST, {}), False),
+    (False, differs_in_bias, False),  # not strict: the block, and the exit status stays
+    (True, differs_in_bias, True),  # an exception ended the program: its status is already 1
+])
+def test_a_strict_run_that_passes_or_a_run_not_strict_keeps_its_exit_status(check, capsys, monkeypatch, rank0_of_2_with_a_store, exiting, strict, rank1, failed):
+    at_exit_of_rank0(check, monkeypatch, rank1=rank1, failed=failed, strict=strict)
+    assert exiting == []
+    assert ("diverged-at-exit" in capsys.readouterr().err) is (not strict)
+
+
+def test_under_strict_findings_pending_at_exit_end_the_process_with_status_1(check, capsys, exiting, monkeypatch):
+    """The program ends within its first steps (one optimizer step): the finding the step hook
+    made is said at exit, and under strict ends the process with status 1."""
+    checking = check(strict=True)
+    rt._STATE.self_check = checking
+    checking.install()
+    monkeypatch.setattr(rt._STATE, "exit_check", checking)
+    monkeypatch.setattr(rt._STATE, "failed", False)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.ones(2, 4)).sum().backward()
+    optimizer.step()
+    with pytest.raises(Exited):
+        rt._check_at_exit()
+    assert exiting == [("destroy",), ("logging",), ("exit", 1)]
+    assert " unwrapped-parameters: " in capsys.readouterr().err
 
 
 def test_no_comparison_at_exit_with_one_process_or_the_checks_off(check, capsys, monkeypatch, tmp_path):
@@ -511,7 +584,7 @@ def rank0_writes(check, monkeypatch, rank1):
     assert builtins.open is not OPEN  # recording (the whole run)
     if rank1 is not None:
         rt._default_store().set("ddpify/verify/test/exit/1", pickle.dumps((False, {}, *rank1(checking.writes))))
-    rt._compare_at_exit()
+    rt._check_at_exit()
     assert builtins.open is io.open is OPEN  # the real open again
     return checking
 

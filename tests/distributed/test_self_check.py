@@ -29,13 +29,15 @@ HEADER = "ddpify self-check: 1 problem(s) found"
 HANGS_WITHOUT_CHECKS = "uneven-batches"
 
 
-def launch(tmp_path, names, **environ):
+def launch(tmp_path, names, status=0, **environ):
+    """Run ``names`` in one job (the last one's exit checks are the real exit's); the launch
+    must end with ``status``."""
     for name in names:
         (tmp_path / f"{name.partition(':')[0]}.py").write_text(programs.program(name.partition(":")[0]))
     out = tmp_path / "out"
     out.mkdir()
     done = h.run(h.torchrun(JOB, str(out), *names), tmp_path, h.env(**environ))
-    assert done.returncode == 0, str(done)
+    assert done.returncode == status, str(done)
     results = {}
     for name in names:
         name = name.partition(":")[0]
@@ -47,15 +49,18 @@ def launch(tmp_path, names, **environ):
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory):
-    """Every program with the checks on (the default with two processes)."""
+    """Every program with the checks on (the default with two processes); last, both checks at
+    exit under strict, at the real exit: the launch fails."""
     names = [name for name in programs.NAMES if name != HANGS_WITHOUT_CHECKS]
-    return launch(tmp_path_factory.mktemp("checked"), [*names, f"{HANGS_WITHOUT_CHECKS}:strict"])
+    return launch(tmp_path_factory.mktemp("checked"), [*names, f"{HANGS_WITHOUT_CHECKS}:strict", "at-exit:strict"],
+                  status=1)
 
 
 @pytest.fixture(scope="module")
 def unchecked(tmp_path_factory):
-    """The correct program and the triggers under DDPIFY_VERIFY=0."""
-    names = ["correct", *(name for name in programs.CASES if name != HANGS_WITHOUT_CHECKS)]
+    """The correct program and the triggers under DDPIFY_VERIFY=0; last, both checks at exit with
+    the checks on (not strict), at the real exit: the launch succeeds."""
+    names = ["correct", *(name for name in programs.CASES if name != HANGS_WITHOUT_CHECKS), "at-exit:1"]
     return launch(tmp_path_factory.mktemp("unchecked"), names, DDPIFY_VERIFY="0")
 
 
@@ -97,10 +102,46 @@ def test_strict_raises_on_every_process_after_the_one_block(checked):
     assert written == rank0["error"]["findings"]
 
 
+def exit_block(done):
+    """The block the real exit printed (both exit checks of the at-exit program), from the launch's output."""
+    lines = done.output.splitlines()
+    start = lines.index("ddpify self-check: 2 problem(s) found")
+    return lines[start:start + 3]
+
+
+def at_exit_lines():
+    source = programs.program("at-exit").splitlines()
+    return [next(n for n, line in enumerate(source, 1) if line.startswith(start))
+            for start in ("model = DistributedDataParallel(", "with open(")]
+
+
+def test_under_strict_a_finding_at_the_real_exit_fails_the_launch(checked):
+    """An exception in an exit hook does not change the exit status: the exit checks printed
+    their block and the job succeeded. Now every process that knows the findings exits with
+    status 1 (the launch fails: `checked`), after the one block from the main process."""
+    done, results = checked
+    wrap, write = at_exit_lines()
+    block = exit_block(done)
+    assert block[1].startswith(f"at-exit.py:{wrap}: diverged-at-exit: "), done.output
+    assert block[2].startswith(f"at-exit.py:{write}: shared-write: every process wrote out.txt"), done.output
+    assert done.output.splitlines().count("ddpify self-check: 2 problem(s) found") == 1  # one block
+    # torchrun's summary names each process and the findings (from its error file)
+    assert done.output.count("SelfCheckError: ddpify self-check: 2 problem(s) found") == 2
+    assert [(f["check"], f["line"]) for f in results["at-exit"][2]] == [("diverged-at-exit", wrap), ("shared-write", write)]
+
+
+def test_not_strict_a_finding_at_the_real_exit_keeps_the_exit_status(unchecked):
+    done, results = unchecked  # the launch succeeded (`unchecked`)
+    wrap, write = at_exit_lines()
+    block = exit_block(done)
+    assert block[1].startswith(f"at-exit.py:{wrap}: diverged-at-exit: ") and block[2].startswith(f"at-exit.py:{write}: shared-write: ")
+    assert "SelfCheckError" not in done.output
+
+
 def test_off_prints_nothing_and_a_correct_program_prints_exactly_what_it_prints_unchecked(checked, unchecked):
     _, on = checked
     _, off = unchecked
-    for name in off:
+    for name in [name for name in off if name != "at-exit"]:
         rank0, rank1, written = off[name]
         assert "self-check" not in rank0["stderr"] + rank1["stderr"] and written is None, name
     for rank in (0, 1):

@@ -2,7 +2,8 @@
 with slots, a correct filling, and for each check a trigger (exactly one gap) and a near miss (a
 correct program of the same shape, which prints nothing).
 
-``program(name)`` is the source of ``correct``, ``<check>`` (the trigger) or ``<check>-near``;
+``program(name)`` is the source of ``correct``, ``<check>`` (the trigger), ``<check>-near`` or
+``at-exit`` (both triggers of the checks at exit);
 ``gap_line(name)`` is the line a trigger's finding must name: the line of the one slot it fills
 differently (for "unwrapped-parameters", the optimizer's line, where the finding points).
 """
@@ -131,6 +132,9 @@ CASES: Dict[str, tuple] = {
                            + _WRITE.format("", 'f"out_{get_rank()}.txt"'))),
 }
 
+# both checks at exit in one program (not a trigger: two gaps), for the exit status under strict
+AT_EXIT = dict(after=_RELOAD.format("Net().state_dict() if get_rank() == 1 else ") + _WRITE.format("", '"out.txt"'))
+
 # the check whose name a trigger's finding carries (the iterable case is an unsharded loader)
 CHECK = {**{name: name for name in CASES}, "unsharded-iterable": "unsharded-loader",
          "second-training": "unwrapped-parameters"}
@@ -146,6 +150,8 @@ WHERE = {"unwrapped-parameters": "optimizer = ", "unsharded-loader": "train_load
 def slots(name: str) -> dict:
     if name == "correct":
         return dict(CORRECT)
+    if name == "at-exit":
+        return {**CORRECT, **AT_EXIT}
     check, near = name[:-len("-near")], True
     if not name.endswith("-near"):
         check, near = name, False
