@@ -34,9 +34,12 @@ class Result:
     # the other files of a program (ddpify.inputs.program), changed or not, by their path relative
     # to the entry's folder (`models/net.py`)
     modules: dict[str, "Result"] = field(default_factory=dict)
-    # where a module read through a folder on sys.path lies, as the report names it
-    # (`nb/../helper_train.py`; its output goes beside the entry, at its key in `modules`)
+    # where a module read through a folder on sys.path or above the entry's lies, as the report
+    # names it (`nb/../helper_train.py`; its output goes beside the entry, at its key in `modules`)
     read_from: str | None = None
+    # a module read above the entry's folder (key `../src/pkg/lib.py`, imported as `pkg.lib`): its
+    # path beside the converted entry under -o (`pkg/lib.py`); --in-place converts it where it lies
+    beside: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -118,7 +121,9 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
             raise RewriteError("ddpify", f"{part.rel}: {type(exc).__name__}: {exc}") from exc
         changes = edits.changes(part.module, partial(_in_part, program, facts.parents, part), part.data, facts.parents)
         results[part.rel] = Result(part.data, part.data if code is None else code.encode(part.module.encoding),
-                                   changes, part.module.encoding, read_from=str(part.path) if part.via is not None else None)
+                                   changes, part.module.encoding,
+                                   read_from=str(part.path) if part.via is not None or part.beside else None,
+                                   beside=str(part.beside) if part.beside else None)
     main = results.pop(entry.rel)
     main.modules = {str(rel): r for rel, r in results.items()}
     return main

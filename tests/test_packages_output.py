@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from ddpify.cli import main
 from ddpify.output.packages import EXTEND, extended
+from ddpify.run import launch
 
 INIT = '"""The engine."""\nfrom __future__ import annotations\n\nVERSION = 1\n'
 LOOP = """\
@@ -86,3 +89,113 @@ def test_under_ddpify_run_the_converted_module_of_a_package_is_imported(tmp_path
     kept = Path(run.stderr.splitlines()[-1].split("(the converted script: ")[1].rstrip(")")).parent
     assert loop == kept / "engine" / "loop.py" and "set_epoch" in loop.read_text()
     assert util == project / "engine" / "util.py"
+
+
+# ---- a package read above the script's folder (scripts/train.py importing the repository's src/) --
+
+ABOVE_ENTRY = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from {package}.loop import fit
+from {package}.util import helper
+
+if __name__ == "__main__":
+    loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randn(16, 1)), batch_size=4, shuffle=True)
+    fit(torch.nn.Linear(2, 1), loader, helper())
+"""
+PROBE = """\
+import importlib.util
+import {package}.util
+print(importlib.util.find_spec("{package}.loop").origin, {package}.util.__file__)
+"""
+
+
+def above_repository(tmp_path: Path, layout: str) -> tuple[Path, Path, str]:
+    """`repo/scripts/train.py` importing a package that lies above its folder, in the repository
+    (`src.loop`: run as `PYTHONPATH=. python scripts/train.py`) or in its src layout (`pkg.loop`,
+    from `src/pkg/`: installed); its `loop.py` changes, its `util.py` does not. The repository,
+    the folder the package is imported from, and the package's dotted name."""
+    repo = tmp_path / "repo"
+    base, package = (repo, "src") if layout == "repository" else (repo / "src", "pkg")
+    (base / package.replace(".", "/")).mkdir(parents=True)
+    (repo / "scripts").mkdir()
+    (base / package / "__init__.py").write_text(INIT)
+    (base / package / "loop.py").write_text(LOOP)
+    (base / package / "util.py").write_text("def helper():\n    return 2\n")
+    (repo / "scripts" / "train.py").write_text(ABOVE_ENTRY.format(package=package))
+    return repo, base, package
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def probe(script_folder: Path, package: str, pythonpath: str) -> list[str]:
+    """Where a script in `script_folder` run by plain python finds the package's changed and unchanged
+    module (the spec, not the import: loop.py imports torch)."""
+    (script_folder / "probe.py").write_text(PROBE.format(package=package))
+    run = subprocess.run([sys.executable, str(script_folder / "probe.py")], capture_output=True, text=True,
+                         env={"PYTHONPATH": pythonpath}, check=True)
+    return run.stdout.split()
+
+
+@pytest.mark.parametrize("layout", ["repository", "src layout"])
+def test_a_package_read_above_the_script_goes_beside_the_converted_script_and_is_the_one_imported(tmp_path, layout):
+    """`-o DIR/` refused a program whose changed module lay above the script's folder. It is written
+    at its path under the folder it is imported from, beside the converted script, which Python
+    searches first: the converted module wins whether the original folder comes from PYTHONPATH,
+    as the hint prints it or as the user ran the original, or from an install."""
+    repo, base, package = above_repository(tmp_path, layout)
+    before, out = snapshot(repo), tmp_path / "out"
+    result = CliRunner().invoke(main, ["convert", str(repo / "scripts" / "train.py"), "-o", f"{out}/"])
+    assert result.exit_code == 0, result.output
+    assert snapshot(repo) == before
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*.py")) == [
+        f"{package}/__init__.py", f"{package}/loop.py", "train.py"]
+    assert "set_epoch(loader, epoch)" in (out / package / "loop.py").read_text()
+    assert (out / package / "__init__.py").read_bytes() == extended(INIT.encode())
+    shown = result.stderr.splitlines()
+    at = shown.index(f"{out}/train.py: written, with the modules the conversion changed beside it:")
+    assert shown[at + 1:at + 3] == [
+        f"    {out}/{package}/loop.py  <- {repo}/scripts/../{'src/' if package == 'pkg' else ''}{package}/loop.py",
+        f"    {out}/{package}/__init__.py  <- {base}/{package}/__init__.py, one line added: the package's other "
+        f"modules import from {base}/{package}/"]
+    hint = f"PYTHONPATH={repo / 'scripts'}:{base}"
+    assert shown[at + 3].startswith(f"run it: {hint} torchrun ")
+    expected = [str(out / package / "loop.py"), str(base / package / "util.py")]
+    assert probe(out, package, hint.removeprefix("PYTHONPATH=")) == expected
+    assert probe(out, package, str(base)) == expected  # as the original ran (`PYTHONPATH=.`, an install)
+
+
+def test_a_module_read_elsewhere_is_not_written_where_the_original_script_would_import_it(tmp_path):
+    repo, _, _ = above_repository(tmp_path, "repository")
+    before = snapshot(repo)
+    result = CliRunner().invoke(main, ["convert", str(repo / "scripts" / "train.py"),
+                                       "-o", str(repo / "scripts" / "train_ddp.py")])
+    assert result.exit_code == 2
+    assert f"-o {repo}/scripts/train_ddp.py: the converted src/loop.py would go into the script's own folder, where " \
+           f"{repo}/scripts/train.py would import it too: write the program to another directory (-o DIR/)" \
+           in result.stderr
+    assert snapshot(repo) == before
+
+
+def test_under_ddpify_run_a_package_read_above_the_script_is_the_one_imported(tmp_path, monkeypatch):
+    """`ddpify run scripts/train.py` crashed with a traceback (`../src/loop.py`: not a path inside the
+    run's folder). Its run folder is laid out as `-o DIR/` is, and PYTHONPATH names the folder the
+    package was imported from after the script's."""
+    repo, base, package = above_repository(tmp_path, "repository")
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setattr(launch, "run_job", lambda *a, **k: pytest.fail("--dry-run launched"))
+    result = CliRunner().invoke(main, ["run", "--dry-run", "--nproc-per-node", "1", str(repo / "scripts" / "train.py")])
+    assert result.exit_code == 0, result.output
+    first, variables, _ = result.stdout.splitlines()
+    folder = Path(first.split("# the run's folder (kept): ")[1])
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*.py")) == [
+        "src/__init__.py", "src/loop.py", "train.py"]
+    pythonpath = dict(w.split("=", 1) for w in shlex.split(variables.removesuffix("\\")))["PYTHONPATH"].split(":")
+    assert pythonpath[0] == str(repo / "scripts") and pythonpath[-1] == str(base)
+    assert probe(folder, package, ":".join(pythonpath)) == [str(folder / "src" / "loop.py"),
+                                                            str(base / "src" / "util.py")]

@@ -6,7 +6,7 @@ import os
 import shlex
 import sys
 from dataclasses import replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 import click
@@ -25,13 +25,15 @@ from ddpify.cli.shared import EXIT_INPUT, EXIT_WOULD_CHANGE, fail, finish_killed
 
 if TYPE_CHECKING:
     from ddpify.convert import Result
+    from ddpify.inputs.notebook import Script
 
 
 @click.command("convert")
 @engine_options
 @click.option("-o", "--output", metavar="DST",
-              help="Output file; with several inputs or a directory, an output directory "
-                   "that mirrors the inputs' relative paths.")
+              help="Output file, or directory (DIR/: DIR/NAME.py); the modules of SRC's program that "
+                   "the conversion changes go beside it, at their import paths. With several inputs "
+                   "or a directory: an output directory that mirrors the inputs' relative paths.")
 @click.option("--in-place", is_flag=True, help="Rewrite the input files themselves.")
 @click.option("--vendor-runtime", is_flag=True,
               help="Copy the runtime next to each output as ddpify_runtime.py, for machines "
@@ -44,8 +46,16 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     unless --in-place. A Jupyter notebook (SRC ending in .ipynb, named explicitly) becomes a
     Python script: on stdout, or -o FILE.py (into -o DIR as NAME.py).
 
+    A script or notebook named alone is converted with the modules of its project that it
+    imports (beside it, in a folder it puts on sys.path, or a package above its folder such as
+    the repository's src/); several inputs or a directory are converted file by file. With -o,
+    each changed module is written beside the output at its import path
+    (scripts/../src/data.py -> out/src/data.py) and listed; the run hint names the PYTHONPATH
+    that finds the unchanged ones.
+
     \b
       ddpify convert train.py -o train_ddp.py
+      ddpify convert scripts/train.py -o out/     # out/train.py, out/src/data.py, ...
       ddpify convert train.ipynb -o train_ddp.py
       ddpify convert src/ -o src_ddp/ --vendor-runtime
       ddpify convert - < train.py > train_ddp.py
@@ -79,13 +89,12 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
                                 for source, dest, result in zip(inputs.sources, dests, results)]
     if not check:
         _write_outputs(dests, loaded, results, modules, in_place, runtime)
-    for source, dest, result, script in zip(inputs.sources, dests, results, scripts):
+    for source, dest, result, script, program in zip(inputs.sources, dests, results, scripts,
+                                                     modules or [[]] * len(results)):
         if dest is None and not check:
             click.echo(result.output, nl=False)
         if not as_json:
-            print_records(source.name, result, script)
-            if dest is not None and result.changed:
-                _print_run_hint(dest, source.path.parent if result.modules and not in_place else None)
+            _print_outcome(source, dest, result, script, program, in_place)
     _finish(inputs, results, check, as_json)
     if skipped:
         fail(EXIT_INPUT, f"{len(skipped)} file(s) skipped after running past --timeout {timeout:g} s")
@@ -192,9 +201,11 @@ def _script_dest(source: files.Source, dest: Path | None) -> Path | None:
 
 
 def _module_dests(source: files.Source, dest: Path | None, result: Result, in_place: bool
-                  ) -> list[tuple[Result, Path]]:
-    """Where a program's changed modules go: at their paths relative to the entry's output (in
-    place: their own files). Refuses stdout, and an output that would overwrite a module."""
+                  ) -> list[tuple[Result, Path, str]]:
+    """Where a program's changed modules go, each with what it is (under -o): at their paths
+    beside the entry's output (ddpify.output.packages), with their packages' `__init__.py`; in
+    place: their own files. Refuses stdout, an output that would overwrite a module, and one that
+    would put a module read elsewhere where the original script imports it."""
     program = _program_files(source, result) if source.path is not None else set()
     if not in_place and dest is not None and dest.resolve() in program:
         fail(EXIT_INPUT, f"{dest}: -o would overwrite a module of the program; write it to "
@@ -205,27 +216,38 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
     if dest is None:
         fail(EXIT_INPUT, f"{source.name}: the conversion also changes {', '.join(changed)}: "
                          "write the program with -o DIR/ (or --in-place); `ddpify diff` shows every change")
-    above = [rel for rel in changed if PurePosixPath(rel).parts[0] == ".."]
-    if above and not in_place:
-        fail(EXIT_INPUT, f"{source.name}: the conversion also changes {', '.join(above)}, read from a folder "
-                         "above the script's (ddpify.inputs.program): convert with --in-place")
+    project = Path(os.path.realpath(source.path)).parent  # where the program was read (past a link to it)
+    if in_place:  # beside the entry's real file (one read above it: where it lies)
+        return [(module, project / rel, "") for rel, module in changed.items()]
+    from ddpify.convert import Result
+    from ddpify.output.packages import beside_entry, init_files_where_read
+
+    placed = beside_entry(result.modules)
+    elsewhere = [rel for rel, module in placed.items() if module.read_from is not None]
+    if elsewhere and Path(os.path.realpath(dest.parent)) == project:
+        fail(EXIT_INPUT, f"-o {dest}: the converted {', '.join(elsewhere)} would go into the script's own "
+                         f"folder, where {source.name} would import it too: write the program to another "
+                         "directory (-o DIR/)")
     found = []
-    for rel, module in changed.items():
-        # in place: beside the entry's real file, where the program was read (past a link to it)
-        target = (Path(os.path.realpath(source.path)).parent if in_place else dest.parent) / rel
-        if not in_place and target.resolve() in program:
+    for rel, module in placed.items():
+        target = dest.parent / rel
+        if target.resolve() in program:
             fail(EXIT_INPUT, f"{target}: -o would overwrite a module of the program; write it to "
                              "another directory (-o DIR/) or use --in-place")
-        found.append((module, target))
-    if not in_place:  # `out/engine/loop.py` is imported only with `out/engine/__init__.py` beside it
-        from ddpify.convert import Result
-        from ddpify.output.packages import init_files_where_read
-
-        project = Path(os.path.realpath(source.path)).parent
-        read = {rel: module.read_from for rel, module in changed.items()}
-        for rel, (original, code) in init_files_where_read(project, read).items():
-            found.append((Result(original.read_bytes(), code), dest.parent / rel))
+        found.append((module, target, module_name(source.name, rel, module)))
+    # `out/engine/loop.py` is imported only with `out/engine/__init__.py` beside it
+    read = {rel: module.read_from for rel, module in placed.items()}
+    for rel, (original, code) in init_files_where_read(project, read).items():
+        found.append((Result(original.read_bytes(), code), dest.parent / rel,
+                      f"{_shown(original)}, one line added: the package's other modules import from "
+                      f"{_shown(original.parent)}/"))
     return found
+
+
+def _shown(path: Path) -> str:
+    """`path` relative to the working directory where it lies under it, else as it is."""
+    rel = os.path.relpath(path)
+    return str(path) if rel.startswith("..") else rel
 
 
 def _program_files(source: files.Source, result: Result) -> set[Path]:
@@ -235,7 +257,7 @@ def _program_files(source: files.Source, result: Result) -> set[Path]:
 
 
 def _write_outputs(dests: list[Path | None], loaded: list[files.Loaded], results: list[Result],
-                   modules: list[list[tuple[Result, Path]]], in_place: bool, runtime: bytes | None) -> None:
+                   modules: list[list[tuple[Result, Path, str]]], in_place: bool, runtime: bytes | None) -> None:
     """Write every input's files, their programs' modules, the output folders' records and the
     runtime's copies (`runtime`: its code, or None) in one two-phase step: all or none. Then remove
     what earlier conversions wrote and these no longer do."""
@@ -258,7 +280,7 @@ def _write_outputs(dests: list[Path | None], loaded: list[files.Loaded], results
 
 
 def _writes(result: Result, dest: Path | None, mode: int | None, in_place: bool,
-            modules: list[tuple[Result, Path]], records: dict[Path, bytes]
+            modules: list[tuple[Result, Path, str]], records: dict[Path, bytes]
             ) -> tuple[list[tuple[Path, bytes, int | None]], list[Path]]:
     """The files one result writes, and the files an earlier conversion into the same folder wrote
     that this one no longer does (see ddpify.inputs.written): `dest` (in place only if it
@@ -271,20 +293,37 @@ def _writes(result: Result, dest: Path | None, mode: int | None, in_place: bool,
     record = dest.parent / written.RECORD
     if not in_place and (modules or record in records or record.exists()):
         plan = guard(written.plan, dest.parent, dest.name,
-                     {str(d.relative_to(dest.parent)): m.output for m, d in modules}, records.get(record))
+                     {str(d.relative_to(dest.parent)): m.output for m, d, _ in modules}, records.get(record))
         records[record], stale = plan.record[1], plan.stale
-    return [*entry, *((d, m.output, None) for m, d in modules)], stale
+    return [*entry, *((d, m.output, None) for m, d, _ in modules)], stale
 
 
-def _print_run_hint(dest: Path, project: Path | None = None) -> None:
+def _print_outcome(source: files.Source, dest: Path | None, result: Result, script: Script | None,
+                   modules: list[tuple[Result, Path, str]], in_place: bool) -> None:
+    """On stderr: the records, where a program went under -o (the entry's output, then each
+    module written beside it and what it is) and how to run the output."""
+    from ddpify.output.packages import original_folders
+
+    print_records(source.name, result, script)
+    if dest is not None and modules and not in_place:
+        click.echo(f"{dest}: written, with the modules the conversion changed beside it:", err=True)
+        for _, path, what in modules:
+            click.echo(f"    {path}  <- {what}", err=True)
+    if dest is not None and result.changed:
+        _print_run_hint(dest, None if in_place or not result.modules else
+                        [source.path.parent, *original_folders(source.path.parent, result.modules)])
+
+
+def _print_run_hint(dest: Path, folders: list[Path] | None = None) -> None:
     """How to launch the output here: `gpu` only where there is one (torchrun refuses it on
-    CPU); with the folder of the `project` whose unchanged modules the output imports, that
-    folder on PYTHONPATH, after the converted ones (first on sys.path: beside the script)."""
+    CPU); with the `folders` whose unchanged modules the output imports (the entry's, then those
+    its modules were imported from), those on PYTHONPATH, after the converted ones (first on
+    sys.path: beside the script)."""
     from ddpify.run.launch import default_nproc
 
     path = shlex.quote(str(dest))
-    env = f"PYTHONPATH={shlex.quote(str(project.resolve()))} " if project is not None \
-        and dest.parent.resolve() != project.resolve() else ""
+    shown = list(dict.fromkeys(str(f.resolve()) for f in folders or () if f.resolve() != dest.parent.resolve()))
+    env = f"PYTHONPATH={shlex.quote(os.pathsep.join(shown))} " if shown else ""
     click.echo(f"run it: {env}torchrun --standalone --nproc_per_node={default_nproc()} {path}", err=True)
     click.echo(f"    or: {env}python {path} (one process)", err=True)
 

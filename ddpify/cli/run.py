@@ -130,20 +130,22 @@ NO_SPEEDUP = ("ddpify run: NO SPEED-UP: no training loader could be sharded, so 
 
 def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: Result, script: Script | None) -> int:
     """Write the converted script into a new run folder, run torchrun on it, report the end."""
-    from ddpify.output.packages import init_files_where_read
+    from ddpify.output.packages import beside_entry, init_files_where_read, original_folders
     from ddpify.run import joblog, launch
 
     workspace = _new_workspace()
     keep = options["keep"]
     try:
-        changed = {rel: module for rel, module in result.modules.items() if module.changed}
-        modules = {rel: module.output for rel, module in changed.items()}
-        inits = init_files_where_read(Path(launch.script_folder(plan)),  # so that they are the ones imported
-                                      {rel: module.read_from for rel, module in changed.items()})
+        project = Path(launch.script_folder(plan))
+        placed = beside_entry(result.modules)
+        modules = {rel: module.output for rel, module in placed.items()}
+        inits = init_files_where_read(project,  # so that they are the ones imported
+                                      {rel: module.read_from for rel, module in placed.items()})
         modules |= {rel: code for rel, (_, code) in inits.items()}
         if result.changed or script is not None or modules:
-            # a project's changed modules too, at their paths beside the script: the run's folder
-            # comes first on sys.path, the script's own folder (its unchanged modules) after it
+            # a project's changed modules too, at their paths beside the script (ddpify.output.packages):
+            # the run's folder comes first on sys.path, the script's own folder (its unchanged modules)
+            # after it, and the folders its modules were imported from at the end of PYTHONPATH
             files = {launch.script_name(plan.script): result.output, **modules}
             target = _private(workspace.add, files)[0]
             click.echo(f"{name}: converted -> {target}" + "".join(f", {rel}" for rel in modules), err=True)
@@ -152,7 +154,7 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
             click.echo(f"ddpify run: launching {name} as it is", err=True)
         capture = launch.captures_output(plan, options["verbose"])
         log_dir = Path(plan.given(launch.LOG_DIR) or workspace.path / "logs")
-        env = launch.job_env(plan, nproc, workspace=workspace.path)
+        env = launch.job_env(plan, nproc, workspace=workspace.path, folders=original_folders(project, result.modules))
         env.setdefault("DDPIFY_VERIFY_JSON", str(workspace.path / "self-check.json"))  # repeated at the end
         findings = Path(env["DDPIFY_VERIFY_JSON"])
         command = guard(launch.torchrun_command, plan, target, log_dir, capture, env)
@@ -246,6 +248,7 @@ def _private(make, *args):
 def _frames(plan: Plan, target: Path, result: Result, script: Script | None):
     """Traceback frames of the converted copies in the run's folder, named as the user's files
     and lines (a notebook's frames are located by cell instead: `_locator`)."""
+    from ddpify.output.packages import beside_entry
     from ddpify.run.frames import Frames
 
     copies = {}
@@ -253,10 +256,9 @@ def _frames(plan: Plan, target: Path, result: Result, script: Script | None):
     if script is None and target != plan.script:
         copies[str(target)] = (os.path.abspath(plan.script), result.source.decode(result.encoding, "replace"),
                                result.code)
-    for rel, module in result.modules.items():
-        if module.changed:
-            copies[str(target.parent / rel)] = (str(folder / rel), module.source.decode(module.encoding, "replace"),
-                                                module.code)
+    for rel, module in beside_entry(result.modules).items():
+        original = os.path.abspath(module.read_from) if module.read_from is not None else str(folder / rel)
+        copies[str(target.parent / rel)] = (original, module.source.decode(module.encoding, "replace"), module.code)
     return Frames(copies)
 
 

@@ -27,8 +27,9 @@ A module neither beside the entry nor in such a folder is looked up above the en
 (`_above`): `scripts/train.py` run from the repository as `PYTHONPATH=. torchrun
 scripts/train.py` imports `from src.dist import setup` from the repository's `src/`, and a
 src-layout project installed from it `from pkg.train import loop` from `src/pkg/`. Such a module
-is named relative to the entry's folder (`../src/dist.py`), so it is converted where it lies
-(`--in-place`; `-o DIR/` refuses it).
+is named relative to the entry's folder (`../src/dist.py`): `--in-place` converts it where it
+lies; `-o DIR/` writes it at its path under the folder it is imported from (`Part.beside`:
+`DIR/src/dist.py`), beside the converted entry, as a module of a folder on `sys.path` is.
 
 Nothing else is followed (the standard library, site-packages, a name no file of the project
 has), and nothing is imported or executed. A script that lies in the standard library or among
@@ -67,6 +68,7 @@ class Part:
     name: str  # as imported: `models.resnet` (the entry: its file's stem)
     via: cst.Call | None = None  # the `sys.path.insert(...)` that put its folder on the path, if that
     importer: bool = False  # a script that imports the entry (`load_checked`): its main block runs
+    beside: PurePosixPath | None = None  # read above the entry's folder: its path under the folder it is imported from
 
 
 @dataclass
@@ -179,7 +181,8 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
                             raise
                         unread.append(input_error(str(shown), raw, exc))
                         continue
-                new = Part(rel, shown, *parsed[file.resolve()], module_name, via)
+                beside = PurePosixPath(file.relative_to(base).as_posix()) if rel.parts[0] == ".." else None
+                new = Part(rel, shown, *parsed[file.resolve()], module_name, via, beside=beside)
                 parts.append(new)
                 queue.append(new)
     return _assemble(root, parts, frozenset(local), frozenset(by_name), tuple(unread))

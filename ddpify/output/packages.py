@@ -10,16 +10,55 @@ original `engine/loop.py`. Each package folder on the way to a written module ge
 
 which adds the package's folders further on `sys.path` (the original one, on the PYTHONPATH the
 run hint gives), so that the modules the conversion left unchanged are imported from there.
+
+A changed module goes at its path under the folder it is imported from: the entry's folder
+(`engine/loop.py`), a folder the program puts on `sys.path` (`../helper_train.py` through
+`sys.path.insert(0, "..")`: `helper_train.py`), or a folder above the entry's that holds its
+package (`scripts/train.py` importing `src.lib` from the repository: `src/lib.py`). Python puts
+the converted entry's folder first on `sys.path`, so the converted modules beside it are the ones
+imported however the program's folders are put on the path (`PYTHONPATH=.`, an install, an
+insert); `original_folders` are the folders where the unchanged ones stay.
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path, PurePosixPath
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable, Mapping
+
+if TYPE_CHECKING:
+    from ddpify.convert import Result
 
 EXTEND = (b'__path__ = __import__("pkgutil").extend_path(__path__, __name__)  # ddpify: the modules '
           b'left unchanged are in the original folder\n')
+
+
+def beside_entry(modules: Mapping[str, Result]) -> dict[str, Result]:
+    """`{path beside the converted entry: module}` for each changed module of a program's
+    `modules` (`Result.modules`): its key, or for one read above the entry's folder (key
+    `../src/lib.py`) its path under the folder it is imported from (`src/lib.py`)."""
+    return {module.beside or rel: module for rel, module in modules.items() if module.changed}
+
+
+def original_folders(project: Path, modules: Mapping[str, Result]) -> list[Path]:
+    """The folders other than `project` (the entry's) that a program's `modules` (`Result.modules`)
+    were imported from, in order. On PYTHONPATH after the output's folder they give the modules
+    the conversion left unchanged (a package's, through its `__init__.py`'s line; a folder's), also
+    where the program's own `sys.path.insert(0, os.path.dirname(__file__) + "/../lib")` names a
+    folder relative to the converted copy."""
+    found: list[Path] = []
+    for rel, module in modules.items():
+        base = _base(project, module.beside or rel, module.read_from)
+        if base != project.resolve() and base not in found:
+            found.append(base)
+    return found
+
+
+def _base(project: Path, rel: str, read_from: str | None) -> Path:
+    """The folder on `sys.path` a module at `rel` beside the entry was imported from."""
+    if read_from is None:
+        return project.resolve()
+    return Path(read_from).resolve().parents[len(PurePosixPath(rel).parts) - 1]
 
 
 def init_files(project: Path, written: Iterable[str]) -> dict[str, bytes]:
@@ -45,8 +84,7 @@ def init_files_where_read(project: Path, written: dict[str, str | None]) -> dict
     from where its module lies, so `lib/pkg/__init__.py` comes with `pkg/utils.py`."""
     bases: dict[Path, list[str]] = {}
     for rel, read_from in written.items():
-        base = project if read_from is None else Path(read_from).resolve().parents[len(PurePosixPath(rel).parts) - 1]
-        bases.setdefault(base, []).append(rel)
+        bases.setdefault(_base(project, rel, read_from), []).append(rel)
     found: dict[str, tuple[Path, bytes]] = {}
     for base, rels in bases.items():
         for rel, code in init_files(base, rels).items():

@@ -22,7 +22,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from ddpify.inputs import owner
 from ddpify.inputs.files import InputError
@@ -366,9 +366,11 @@ def script_folder(plan: Plan) -> str:
 
 
 def job_env(plan: Plan, nproc: str, env: Mapping[str, str] | None = None,
-            workspace: Path | None = None) -> dict[str, str]:
+            workspace: Path | None = None, folders: Sequence[Path] = ()) -> dict[str, str]:
     """The job's environment: the script's folder first on PYTHONPATH (the run's folder comes
-    before it, as the folder of the script that runs), and OMP_NUM_THREADS unless the user set
+    before it, as the folder of the script that runs), the user's entries, then `folders` (those
+    outside the script's that the program's modules were imported from: their unchanged modules,
+    beside the converted ones in the run's folder), and OMP_NUM_THREADS unless the user set
     it (torchrun would set 1 with a four-line notice). PYTHONPATH splits on `:`, so a folder
     named with one (`exp_12:30`) is reached through a link to it in the run's `workspace`.
     From a terminal, DDPIFY_TERMINAL_SIZE tells rank 0 (whose output is relayed from a file) the
@@ -380,7 +382,8 @@ def job_env(plan: Plan, nproc: str, env: Mapping[str, str] | None = None,
         if not link.is_symlink():
             link.symlink_to(folder, target_is_directory=True)
         folder = str(link)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, env.get("PYTHONPATH"),
+                                                      *(str(f) for f in folders if os.pathsep not in str(f))]))
     env.setdefault("OMP_NUM_THREADS", omp_threads(nproc, env))
     if sys.stdout.isatty():  # rank 0's output is relayed from a file: tell it the window's size
         import shutil
