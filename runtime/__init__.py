@@ -1395,6 +1395,13 @@ def _library_dirs() -> tuple:
     return tuple(os.path.join(d, "") for d in dirs)
 
 
+def _hidden(path: str) -> bool:
+    """A hidden folder or file on the way from the working directory to ``path``: a cache's
+    (``~/.cache``, ``~/.triton``), an atomic save's temporary file (per process anyway). The
+    folders above the working directory do not count: a project under ``~/.work`` is seen."""
+    return any(part.startswith(".") and part != ".." for part in os.path.relpath(path).split(os.sep))
+
+
 def _shown_path(filename: str) -> str:
     """``filename`` relative to the working directory when it lies inside it."""
     shown = _STATE.shown
@@ -1636,26 +1643,53 @@ class _SelfCheck:
 
     def record_writes(self) -> None:
         """Until ``remove()`` (the whole run: saves come at epoch ends, after the per-step checks),
-        ``open`` (``builtins.open``, ``io.open``: one object) records each path opened for
-        writing, with the line of the user's code that led there (through PIL's ``Image.save``,
-        a CSV logger...), for ``compare_models``: at most ``KEPT_WRITES`` paths, one dict lookup
-        per open. Not recorded: devices, and paths with a hidden part (a cache's: ``~/.cache``,
-        ``~/.triton``; an atomic save's temporary file)."""
-        writes, original = self.writes, builtins.open
-        skipped = ("/dev/", "/proc/")
+        record each path opened for writing, with the line of the user's code that led there
+        (through PIL's ``Image.save``, a CSV logger...), for ``compare_models``: at most
+        ``KEPT_WRITES`` paths, one dict lookup per write. Two kinds of hook: ``open``
+        (``builtins.open``, ``io.open``: one object), and the two places where torch hands a path
+        to its C++ writer, which bypasses ``open``: ``torch.serialization._open_zipfile_writer``
+        (every ``torch.save`` to a path, however the program named ``torch.save``) and
+        ``RecursiveScriptModule.save`` (``torch.jit.save`` and a scripted module's ``.save``). Not
+        recorded: devices, and paths with a hidden folder or file below the working directory
+        (``_hidden``)."""
+        writes = self.writes
 
-        @functools.wraps(original)
-        def open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-            handle = original(file, mode, *args, **kwargs)
-            if (isinstance(mode, str) and ("r" not in mode or "+" in mode) and len(writes) < KEPT_WRITES
-                    and isinstance(file, (str, bytes, os.PathLike))):
-                path = os.path.abspath(os.fsdecode(file))
-                if path not in writes and not path.startswith(skipped) and f"{os.sep}." not in path:
-                    writes[path] = _site(sys._getframe(1))
-            return handle
+        def record(file: Any, frame: Any) -> None:
+            if len(writes) < KEPT_WRITES and isinstance(file, (str, bytes, os.PathLike)):
+                with contextlib.suppress(OSError):  # the working directory is gone: not recorded
+                    path = os.path.abspath(os.fsdecode(file))
+                    if path not in writes and not path.startswith(("/dev/", "/proc/")) and not _hidden(path):
+                        writes[path] = _site(frame)
 
-        builtins.open = io.open = open
-        self.write_undo = [lambda: setattr(builtins, "open", original), lambda: setattr(io, "open", original)]
+        def opener(original: Any) -> Any:
+            def open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+                handle = original(file, mode, *args, **kwargs)
+                if isinstance(mode, str) and ("r" not in mode or "+" in mode):
+                    record(file, sys._getframe(1))
+                return handle
+            return open
+
+        def zip_writer(original: Any) -> Any:
+            def _open_zipfile_writer(name_or_buffer: Any, *args: Any, **kwargs: Any) -> Any:
+                opened = original(name_or_buffer, *args, **kwargs)
+                record(name_or_buffer, sys._getframe(1))
+                return opened
+            return _open_zipfile_writer
+
+        def script_save(original: Any) -> Any:
+            def save(module: Any, f: Any, *args: Any, **kwargs: Any) -> Any:
+                saved = original(module, f, *args, **kwargs)
+                record(f, sys._getframe(1))
+                return saved
+            return save
+
+        real_open = builtins.open
+        builtins.open = io.open = functools.wraps(real_open)(opener(real_open))
+        self.write_undo = [lambda: setattr(builtins, "open", real_open), lambda: setattr(io, "open", real_open)]
+        for owner, name, make in [(torch.serialization, "_open_zipfile_writer", zip_writer),
+                                  (getattr(torch.jit, "RecursiveScriptModule", None), "save", script_save)]:
+            if name in vars(owner or object):  # private names: where one is gone, that writer is not seen
+                self.write_undo.append(_patch(owner, name, make))
 
     def stop_recording_writes(self) -> None:
         for undo in self.write_undo:

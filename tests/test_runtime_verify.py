@@ -22,6 +22,8 @@ DATA = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))
 INIT, ITER, NEXT, BACKWARD = DataLoader.__init__, DataLoader.__iter__, _BaseDataLoaderIter.__next__, torch.autograd.backward
 OPTIMIZER_INIT = torch.optim.Optimizer.__init__
 OPEN = builtins.open
+SAVE = torch.save  # as a program's `from torch import save` binds it, before the checks
+ZIP_WRITER, SCRIPT_SAVE = torch.serialization._open_zipfile_writer, torch.jit.RecursiveScriptModule.save
 HOST = socket.gethostname()
 
 
@@ -176,6 +178,7 @@ def check(monkeypatch, tmp_path):
     assert (DataLoader.__init__, DataLoader.__iter__, _BaseDataLoaderIter.__next__,
             torch.optim.Optimizer.__init__, torch.autograd.backward) == (INIT, ITER, NEXT, optimizer_init, BACKWARD)
     assert builtins.open is io.open is OPEN
+    assert (torch.serialization._open_zipfile_writer, torch.jit.RecursiveScriptModule.save) == (ZIP_WRITER, SCRIPT_SAVE)
 
 
 def test_findings_print_as_one_block_with_a_header_and_go_to_the_json_file(check, capsys, tmp_path):
@@ -610,6 +613,40 @@ def test_a_file_every_process_writes_is_one_finding_at_the_writers_line(check, c
 def test_files_written_by_one_process_per_host_print_nothing(check, capsys, monkeypatch, rank0_of_2_with_a_store, rank1):
     rank0_writes(check, monkeypatch, rank1)
     assert capsys.readouterr().err == ""
+
+
+SAVES = textwrap.dedent("""\
+    import torch
+    model = torch.nn.Linear(2, 1)
+    def checkpoint(path):  # a helper in the program (an early-stopping class's save_checkpoint)
+        torch.save(model.state_dict(), path)
+    checkpoint("last.pt")
+    SAVE(model.state_dict(), "best.pt")  # `from torch import save`, bound before the checks
+    torch.jit.save(torch.jit.script(model), "scripted.pt")
+    torch.save(model.state_dict(), ".cache/model.pt")  # a hidden folder below the working directory
+""")
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.s:DeprecationWarning")
+def test_torch_save_and_torch_jit_save_to_a_path_are_writes_even_under_a_hidden_folder(check, monkeypatch, tmp_path):
+    """torch.save and torch.jit.save write through torch's C++ writer, not through open, so a
+    checkpoint every process saved was not seen; and every path with a hidden part was left out,
+    so a program run from under a hidden folder (~/.work/project) had no write recorded at all.
+    Now torch's writers are recorded where torch hands them the path, whatever name the program
+    calls torch.save by, and only hidden parts below the working directory count (caches, an
+    atomic save's temporary file)."""
+    run_dir = tmp_path / ".work" / "run"
+    (run_dir / ".cache").mkdir(parents=True)
+    monkeypatch.chdir(run_dir)
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    checking = check()
+    checking.install()
+    exec(compile(SAVES, "train.py", "exec"), {"SAVE": SAVE})
+    assert checking.writes == {str(run_dir / "last.pt"): ("train.py", 4), str(run_dir / "best.pt"): ("train.py", 6),
+                               str(run_dir / "scripted.pt"): ("train.py", 7)}
+    assert torch.load(run_dir / "best.pt").keys() == {"weight", "bias"}  # saved as torch saves
+    assert rt._hidden(str(run_dir / ".last.pt.123.abcd.tmp")) and rt._hidden(str(tmp_path / ".work" / ".cache" / "x"))
+    assert not rt._hidden(str(tmp_path / ".work" / "out.txt"))
 
 
 def test_more_files_written_alike_than_shown_are_counted():

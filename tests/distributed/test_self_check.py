@@ -112,7 +112,7 @@ def exit_block(done):
 def at_exit_lines():
     source = programs.program("at-exit").splitlines()
     return [next(n for n, line in enumerate(source, 1) if line.startswith(start))
-            for start in ("model = DistributedDataParallel(", "with open(")]
+            for start in ("model = DistributedDataParallel(", "torch.save(")]
 
 
 def test_under_strict_a_finding_at_the_real_exit_fails_the_launch(checked):
@@ -123,7 +123,7 @@ def test_under_strict_a_finding_at_the_real_exit_fails_the_launch(checked):
     wrap, write = at_exit_lines()
     block = exit_block(done)
     assert block[1].startswith(f"at-exit.py:{wrap}: diverged-at-exit: "), done.output
-    assert block[2].startswith(f"at-exit.py:{write}: shared-write: every process wrote out.txt"), done.output
+    assert block[2].startswith(f"at-exit.py:{write}: shared-write: every process wrote out.pt"), done.output
     assert done.output.splitlines().count("ddpify self-check: 2 problem(s) found") == 1  # one block
     # torchrun's summary names each process and the findings (from its error file)
     assert done.output.count("SelfCheckError: ddpify self-check: 2 problem(s) found") == 2
