@@ -54,6 +54,9 @@ def check_command(sources, select, ignore, output_format, as_json, fix, diff, ex
     DistributedSampler without set_epoch, ... (`ddpify check --explain DDP001`).
 
     Prints `path:line:col: DDP### message` per finding; `# noqa: DDP###` on a line silences it.
+    Each file is checked in its program, and its findings reported in it: a script with the
+    modules of its project that it imports, a module (no `if __name__ == "__main__":` block)
+    also with a script that imports it (-v names the files read).
 
     \b
       ddpify check train.py

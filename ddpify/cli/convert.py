@@ -28,13 +28,18 @@ if TYPE_CHECKING:
     from ddpify.inputs.notebook import Script
 
 
-@click.command("convert")
+EXIT_CODES = "Exit codes: 0 done, 1 --check: something would change, 2 usage or input error, 123 internal error."
+
+
+@click.command("convert", epilog=EXIT_CODES)
 @engine_options
 @click.option("-o", "--output", metavar="DST",
               help="Output file, or directory (DIR/: DIR/NAME.py); the modules of SRC's program that "
                    "the conversion changes go beside it, at their import paths. With several inputs "
                    "or a directory: an output directory that mirrors the inputs' relative paths.")
-@click.option("--in-place", is_flag=True, help="Rewrite the input files themselves.")
+@click.option("--in-place", is_flag=True,
+              help="Rewrite the input files themselves, and the modules of a script's program that the "
+                   "conversion changes.")
 @click.option("--vendor-runtime", is_flag=True,
               help="Copy the runtime next to each output as ddpify_runtime.py, for machines "
                    "without ddpify installed.")
@@ -42,8 +47,8 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
                     no_shard_eval, markdown, jobs, timeout, verbose, output, in_place, vendor_runtime) -> None:
     """Convert SRC (files, directories, or - for stdin) to DDP.
 
-    One input without -o prints the converted code on stdout. The inputs are never modified
-    unless --in-place. A Jupyter notebook (SRC ending in .ipynb, named explicitly) becomes a
+    One input without -o prints the converted code on stdout (refused when its program changes
+    other modules too: use -o DIR/). The inputs are never modified unless --in-place. A Jupyter notebook (SRC ending in .ipynb, named explicitly) becomes a
     Python script: on stdout, or -o FILE.py (into -o DIR as NAME.py).
 
     A script or notebook named alone is converted with the modules of its project that it
@@ -100,7 +105,7 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
         fail(EXIT_INPUT, f"{len(skipped)} file(s) skipped after running past --timeout {timeout:g} s")
 
 
-@click.command("diff")
+@click.command("diff", epilog=EXIT_CODES)
 @engine_options
 def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
                  no_shard_eval, markdown, jobs, timeout, verbose) -> None:

@@ -262,7 +262,7 @@ def engine_options(command: Callable) -> Callable:
         click.argument("sources", metavar="SRC...", nargs=-1, required=True),
         conversion_options,
         click.option("--check", is_flag=True,
-                     help="Write nothing; exit 1 if anything would change, 0 otherwise."),
+                     help="Exit 1 if anything would change, 0 otherwise; convert writes nothing."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print the change records as JSON on stdout instead of text lines."),
         click.option("--markdown", is_flag=True,
@@ -270,7 +270,9 @@ def engine_options(command: Callable) -> Callable:
         click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
                      help="Convert files in parallel with N processes (0: one per core)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=FILE_TIMEOUT_S,
-                     show_default=True, metavar="SECONDS", help="Give up on a file that takes longer than this."),
+                     show_default=True, metavar="SECONDS",
+                     help="Give up on a file whose conversion (with its program's modules) takes longer: "
+                          "exit 2 (the other files of a directory are still written)."),
         click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors."),
     ]
     return functools.reduce(lambda cmd, option: option(cmd), reversed(options), internal_errors(command))

@@ -59,12 +59,16 @@ def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Convert SCRIPT (.py or .ipynb) and launch it with torchrun, in one step; SCRIPT itself is
     not touched, and nothing is written next to it.
 
-    The converted script goes into a new private folder of this run's (under $TMPDIR), which
-    comes first on the script's sys.path, before SCRIPT's own folder (sibling imports work); the
-    working directory stays yours (relative paths work). The folder is removed when the job
-    succeeds or is stopped (Ctrl-C, SIGTERM, SIGHUP), and kept when it fails. The conversion's
-    warnings are printed before the launch. ARGS go to the script; the exit code is the job's
-    (1 when a process fails; 128 + N after signal N).
+    The converted script, with the modules of its project that the conversion changes (laid out
+    as `ddpify convert -o DIR/` lays them out), goes into a new private folder of this run's
+    (under $TMPDIR), which comes first on the script's sys.path, before SCRIPT's own folder
+    (sibling imports work); the working directory stays yours (relative paths work). The folder
+    is removed when the job succeeds or is stopped (Ctrl-C, SIGTERM, SIGHUP), and kept when it
+    fails. The conversion's warnings are printed before the launch.
+
+    Options before SCRIPT other than ddpify's own (below) go to torchrun (--nnodes,
+    --max-restarts, ...); ARGS go to the script. The exit code is the job's (1 when a process
+    fails; 128 + N after signal N), or 2 when nothing is launched (bad input, --strict).
 
     Defaults, unless given: --nproc-per-node: one process per GPU, or min(4, cores)
     without a GPU; OMP_NUM_THREADS: the cores shared between the processes;
