@@ -141,13 +141,15 @@ def probe(script_folder: Path, package: str, pythonpath: str) -> list[str]:
 
 
 @pytest.mark.parametrize("layout", ["repository", "src layout"])
-def test_a_package_read_above_the_script_goes_beside_the_converted_script_and_is_the_one_imported(tmp_path, layout):
+def test_a_package_read_above_the_script_goes_beside_the_converted_script_and_is_the_one_imported(
+        tmp_path, monkeypatch, layout):
     """`-o DIR/` refused a program whose changed module lay above the script's folder. It is written
     at its path under the folder it is imported from, beside the converted script, which Python
     searches first: the converted module wins whether the original folder comes from PYTHONPATH,
     as the hint prints it or as the user ran the original, or from an install."""
     repo, base, package = above_repository(tmp_path, layout)
     before, out = snapshot(repo), tmp_path / "out"
+    monkeypatch.chdir(tmp_path)  # files under it are named relative to it
     result = CliRunner().invoke(main, ["convert", str(repo / "scripts" / "train.py"), "-o", f"{out}/"])
     assert result.exit_code == 0, result.output
     assert snapshot(repo) == before
@@ -159,8 +161,8 @@ def test_a_package_read_above_the_script_goes_beside_the_converted_script_and_is
     at = shown.index(f"{out}/train.py: written, with the modules the conversion changed beside it:")
     assert shown[at + 1:at + 3] == [
         f"    {out}/{package}/loop.py  <- {repo}/scripts/../{'src/' if package == 'pkg' else ''}{package}/loop.py",
-        f"    {out}/{package}/__init__.py  <- {base}/{package}/__init__.py, one line added: the package's other "
-        f"modules import from {base}/{package}/"]
+        f"    {out}/{package}/__init__.py  <- {base.relative_to(tmp_path)}/{package}/__init__.py, one line added: "
+        f"the package's other modules import from {base.relative_to(tmp_path)}/{package}/"]
     hint = f"PYTHONPATH={repo / 'scripts'}:{base}"
     assert shown[at + 3].startswith(f"run it: {hint} torchrun ")
     expected = [str(out / package / "loop.py"), str(base / package / "util.py")]
