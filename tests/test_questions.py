@@ -6,9 +6,12 @@ import pytest
 
 from ddpify.analysis import writes
 from ddpify.analysis.distributed import is_distributed
+from ddpify.analysis.ranks import is_rank_test
+from ddpify.analysis.same_values import same_everywhere, values
 from ddpify.check import NOT_DISTRIBUTED, check
 from ddpify.check.context import Context
 from ddpify.convert import convert
+from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.parse import parse_module
 
@@ -143,52 +146,129 @@ def test_check_finds_and_convert_guards_the_same_writes(name):
     assert ("atomic_write" in converted) is (name == "torch_save")
 
 
-# "same on every process": the base both commands ask (Facts.same_everywhere) and check's wider
-# answer (SameValues) agree on these; decision 0017 says where they still differ
+# "same on every process": one function (`analysis.same_values`), asked by convert with
+# `wide=False` (its core: a value wrongly proven shared is a hang there) and by check with
+# `wide=True`; both refuse the same values first (decision 0017)
 SAME_HEAD = ("import argparse\nimport os\nimport torch\nimport torch.distributed as dist\n"
-             "args = argparse.ArgumentParser().parse_args()\nloader = torch.utils.data.DataLoader(ds)\n")
+             "args = argparse.ArgumentParser().parse_args()\nloader = torch.utils.data.DataLoader(ds)\n"
+             "rank = os.environ['RANK']\n")
 SHARED = {
     "argument": "args.epochs > 3",
     "ranking_option": "args.ranking_loss > 0",  # names are not meaning: not a rank
+    "ranked_option": "args.ranked > 0",
     "loader_length": "len(loader) > 10",
     "literal": "True",
     "counter": "step % 10 == 0",
+    "epoch_counter": "i == 4",
 }
 DIFFERS = {
     "loss": "loss.item() > 1.0",
     "rank_call": "dist.get_rank() == 0",
     "local_rank": "args.local_rank == 0",
     "rank_environment": "int(os.environ['RANK']) == 0",
+    "local_rank_environment": "os.environ.get('LOCAL_RANK') == '0'",
+    "rank_attribute": "self.rank == 0",  # assigned in __init__ from the caller's LOCAL_RANK
+    "rank_converted": "int(rank) == 0",
+    "main_process_call": "is_main_process()",
 }
-ONLY_CHECK_PROVES = {  # the documented difference: convert stays conservative here
+ONLY_CHECK_PROVES = {  # the documented difference (`wide=True`): convert stays conservative here
     "checkpoint_entry": "ckpt['stop']",
+    "after_a_collective": "flag.item() > 0",
+    "launcher_environment": "os.environ.get('MAX_STEPS') == '5'",
+    "ranking_environment": "os.environ.get('RANKING_MODE') == 'x'",  # not a rank variable
 }
 
 
 def _test_of(expression):
-    code = SAME_HEAD + ("step = 0\nfor i in range(5):\n    step += 1\n    loss = model(x)\n"
-                        "    ckpt = torch.load('c.pt')\n    if " + expression + ":\n        pass\n")
+    code = SAME_HEAD + ("class Trainer:\n    def __init__(self, rank):\n        self.rank = rank\n\n"
+                        "    def fit(self):\n        step = 0\n        for i in range(5):\n            step += 1\n"
+                        "            loss = model(x)\n            ckpt = torch.load('c.pt')\n"
+                        "            flag = torch.tensor(float(loss))\n            dist.all_reduce(flag)\n"
+                        "            if " + expression + ":\n                pass\n\n\n"
+                        "Trainer(int(os.environ['LOCAL_RANK'])).fit()\n")
     facts = Facts(parse_module(code))
     test = next(n for n in facts.loops[-1].body.body if isinstance(n, cst.If)).test
-    return facts, Context(facts), test
+    return facts, test
+
+
+def _answers(expression):
+    """(convert's answer, check's answer): the one function, with and without `wide`."""
+    facts, test = _test_of(expression)
+    context = Context(facts)
+    assert context.values is values(facts)  # check asks the one answer, not a copy
+    return same_everywhere(facts, test), context.values.same_everywhere(test)
 
 
 @pytest.mark.parametrize("name", sorted(SHARED))
 def test_same_on_every_process(name):
-    facts, context, test = _test_of(SHARED[name])
-    assert facts.same_everywhere(test) and context.values.same_everywhere(test)
+    assert _answers(SHARED[name]) == (True, True)
 
 
 @pytest.mark.parametrize("name", sorted(DIFFERS))
 def test_differs_between_processes(name):
-    facts, context, test = _test_of(DIFFERS[name])
-    assert not facts.same_everywhere(test) and not context.values.same_everywhere(test)
+    assert _answers(DIFFERS[name]) == (False, False)
 
 
 @pytest.mark.parametrize("name", sorted(ONLY_CHECK_PROVES))
 def test_only_check_proves(name):
-    facts, context, test = _test_of(ONLY_CHECK_PROVES[name])
-    assert not facts.same_everywhere(test) and context.values.same_everywhere(test)
+    assert _answers(ONLY_CHECK_PROVES[name]) == (False, True)
+
+
+# "is this a rank test": one function (`analysis.ranks.is_rank_test`); convert leaves a write
+# under one as the user's guard, check does not report it (DDP006)
+RANK_HEAD = ("import argparse\nimport os\nimport torch\n"
+             "parser = argparse.ArgumentParser()\nparser.add_argument('--local_rank', type=int, default=-1)\n"
+             "parser.add_argument('--ranking_loss', type=float, default=0.0)\nargs = parser.parse_args()\n"
+             "rank = os.environ.get('RANK', '0')\nme = int(os.environ.get('LOCAL_RANK', 0))\n"
+             "model = torch.nn.Linear(2, 2)\n")
+RANK_TESTS = {
+    "rank_converted": "int(rank) == 0",
+    "rank_environment": "int(os.environ['RANK']) == 0",
+    "local_rank_environment": "os.environ.get('LOCAL_RANK', '0') == '0'",
+    "from_the_environment": "me == 0",
+    "local_rank_option": "args.local_rank in (-1, 0)",
+}
+NOT_RANK_TESTS = {
+    "ranking_option": "args.ranking_loss > 0",  # `ranking` is another word
+    "asks_distributed": "args.local_rank != -1",  # the same on every process: is the run distributed
+    "ranking_environment": "os.environ.get('RANKING_MODE') == 'x'",
+}
+
+
+def _save_under(test):
+    return RANK_HEAD + TRAIN + "if " + test + ":\n    torch.save(model.state_dict(), 'm.pt')\n"
+
+
+@pytest.mark.parametrize("name", sorted(RANK_TESTS) + sorted(NOT_RANK_TESTS))
+def test_convert_and_check_agree_on_rank_tests(name):
+    test = {**RANK_TESTS, **NOT_RANK_TESTS}[name]
+    rank_test = name in RANK_TESTS
+    code = _save_under(test)
+    facts = Facts(parse_module(code))
+    branch = mt.findall(facts.module, cst.If)[-1]
+    assert is_rank_test(facts, branch.test) is rank_test
+    assert Context(facts).ranks.rank_guard(branch.body.body[0]) is (branch if rank_test else None)
+    assert ("is_main_process()" in convert(code).code) is not rank_test
+    distributed = code.replace("import torch\n", "import torch\nimport torch.distributed as dist\n"
+                               "dist.init_process_group('gloo')\n", 1)
+    assert ("DDP006" in [f.code for f in check(distributed).findings]) is not rank_test
+
+
+RANK_VALUES = {  # what a rank test is made of, asked directly (is_rank_test) and in check's view
+    "get_rank": ("import torch.distributed as dist\n", "dist.get_rank() == 0", True),
+    "self_rank": ("class T:\n    def __init__(self, rank):\n        self.rank = rank\n", "self.rank == 0", True),
+    "ranked_attribute": ("", "args.ranked", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RANK_VALUES))
+def test_rank_values(name):
+    head, test, expected = RANK_VALUES[name]
+    facts = Facts(parse_module("import argparse\nargs = argparse.ArgumentParser().parse_args()\n" + head
+                               + "if " + test + ":\n    pass\n"))
+    branch = mt.findall(facts.module, cst.If)[-1]
+    assert is_rank_test(facts, branch.test) is expected
+    assert Context(facts).ranks.rank_dependent(branch.test) is expected
 
 
 # what runs first (Facts.runs_before): source order in one function, call order across methods

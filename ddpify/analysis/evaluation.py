@@ -25,6 +25,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, Scope
 from ddpify.analysis.loaders import DATALOADER, Loaders, is_iterable_dataset
 from ddpify.analysis.models import Holds, Model, Models, holds_wrapper
+from ddpify.analysis.same_values import same_everywhere
 from ddpify.syntax.names import dotted
 
 PER_SAMPLE = ("sum", "size", "shape", "numel", "len")  # calls and attributes that count samples
@@ -140,7 +141,7 @@ def _check_runs_everywhere(facts: Facts, node: cst.CSTNode, depth: int = 3) -> N
     for anc in facts.ancestors(node):
         if isinstance(anc, cst.FunctionDef):
             break
-        if isinstance(anc, (cst.If, cst.While)) and not mt.is_main_guard(anc) and not facts.same_everywhere(anc.test):
+        if isinstance(anc, (cst.If, cst.While)) and not mt.is_main_guard(anc) and not same_everywhere(facts, anc.test):
             raise Kept(f"it runs only while `{facts.code(anc.test)}`, which may differ between processes")
         if isinstance(anc, cst.ExceptHandler):
             raise Kept("it runs in an `except` block, which may run on some processes only")

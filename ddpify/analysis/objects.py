@@ -35,7 +35,7 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref, _names
+from ddpify.syntax.facts import Facts, Ref, target_names
 from ddpify.syntax.names import dotted
 
 MODEL, LOADER, OPTIMIZER, WRITER = "model", "loader", "optimizer", "writer"
@@ -313,7 +313,7 @@ class Objects:
         index: dict[Ref, list] = defaultdict(list)
         for loop in f.loops:
             if isinstance(loop, cst.For):
-                for name in _names(loop.target):
+                for name in target_names(loop.target):
                     ref = f.ref(name, loop)
                     if ref is not None:
                         index[ref].append(loop)
@@ -348,7 +348,7 @@ class Objects:
         for node in (n for n in f.spans if type(n) is cst.With):  # every node, without a tree walk
             for item in node.items:
                 if item.asname is not None:
-                    for name in _names(item.asname.name):
+                    for name in target_names(item.asname.name):
                         ref = f.ref(name, node)
                         if ref is not None:
                             index[ref].append(item.item)

@@ -1,6 +1,5 @@
-"""Which tests ask which process this is: one answer, for every rewrite (and check) that asks.
-
-A test is a rank test by what its values are, not by a substring of a name:
+"""Which process runs what, one answer for `convert` and `check`: which tests ask which process
+this is, by what their values are, not by a substring of a name:
 
     if rank == 0:                         # a name that is a rank (`rank`, `local_rank`, `myrank`)
     if dist.get_rank() == 0:              # a call that returns one
@@ -9,15 +8,31 @@ A test is a rank test by what its values are, not by a substring of a name:
     if me == 0:  (me = int(os.environ.get("LOCAL_RANK", 0)))   # a value that comes from one of those
     if gpu == 0:  (init_process_group(..., rank=gpu))         # a name the script hands on as the rank
     if args.ranking_loss > 0:             # NOT a rank test: `ranking` is another word
-"""
+    if args.local_rank != -1:             # NOT a rank test: it asks whether the run is distributed
+
+and which expressions are the global rank (`dist.get_rank()`, `os.environ["RANK"]`, `args.rank`,
+and names that only ever hold one of those) or the local one (`LOCAL_RANK`, `args.local_rank`, an
+option also spelled `--local_rank`), which statements run on some processes only (under a rank
+test, after an early `if rank != 0: return`, or in a function whose every call is), and which
+calls are collectives (`dist.barrier()`, `all_reduce`, ddpify_runtime's `barrier`, `end_epoch`
+and `agree_on`, the barrier of a process-group helper, `distr.barrier()`, or a helper of the
+program that runs one). `is_rank_test` is the question the rewrites ask; `ranks(facts)` holds
+every answer for one program, and `check`'s rules ask it too."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cached_property
 
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref
+from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
+from ddpify.analysis.distributed import barrier_method
+from ddpify.analysis.objects import of
 
 # Calls whose `rank=` argument is the calling process's rank.
 # calls that start workers and pass each its index as the first argument (`mp.spawn(train, ...)`)
@@ -30,50 +45,557 @@ RANK_VARIABLES = frozenset({"RANK", "LOCAL_RANK", "GROUP_RANK", "NODE_RANK", "SL
                             "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK"})
 
 
-def is_rank_test(facts: Facts, test: cst.CSTNode) -> bool:
-    """Does `test` read a value that differs by process: a rank, the main-process question, or
-    the launcher's RANK variables, directly or through the assignments it comes from?"""
-    nodes: list[cst.CSTNode] = facts.findall(test, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
-    return any(is_rank_value(facts, node) for node in nodes)
+COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
+    barrier monitored_barrier all_reduce all_gather all_gather_object all_gather_into_tensor reduce
+    reduce_scatter reduce_scatter_tensor broadcast broadcast_object_list gather gather_object scatter
+    scatter_object_list all_to_all all_to_all_single new_group""".split()) | {
+    "ddpify_runtime.barrier", "ddpify_runtime.end_epoch", "ddpify_runtime.agree_on"}
+# what only says on which device a value lives: the value is the same wherever it is placed
+# (`torch.load(p, map_location=f"cuda:{rank}")`, `x.to(local_rank)`, `DDP(m, device_ids=[rank])`)
+PLACING_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output_device"})
+PLACING_METHODS = ("to", "cuda")
+GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank"})
+GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+PROPERTIES = frozenset({"property", "cached_property"})  # decorators that make a method an attribute
 
 
-def is_rank_value(facts: Facts, expr: cst.CSTNode) -> bool:
-    """`rank`, `args.local_rank`, `dist.get_rank()`, `os.environ["RANK"]`, or a name assigned one."""
-    if isinstance(expr, cst.Call):
-        return rank_word(expr.func) or _reads_rank_variable(facts, expr)
-    if isinstance(expr, cst.Subscript):
-        return _reads_rank_variable(facts, expr)
-    if rank_word(expr):
-        return True
-    if not isinstance(expr, cst.Name) or facts.ref(expr) is None:
-        return False
-    def direct_in(origin: cst.CSTNode) -> bool:
-        found: list[cst.CSTNode] = facts.findall(origin, (cst.Call, cst.Subscript))
-        return any(_direct(facts, n) for n in found)
-    return any(o is not expr and direct_in(o) for o in facts.origins(expr))
+class Ranks:
+    """The rank questions of one program (`ranks(facts)`), each answer kept. `shared` tells a test
+    proven the same on every process (`SameValues.same_everywhere`; none without it): one that also reads the rank
+    does not part the processes."""
 
+    def __init__(self, facts: Facts, shared: Callable[[cst.BaseExpression], bool] = lambda test: False) -> None:
+        self.facts = facts
+        self._proven_shared = shared
+        self._global: dict[cst.CSTNode, bool] = {}
+        self._collective: dict[cst.CSTNode, bool] = {}
+        self._rank_tests: dict[cst.CSTNode, bool] = {}
+        self._reached: dict[tuple[cst.CSTNode, int], frozenset[str]] = {}
+        self._passed: dict[Ref, list[cst.BaseExpression]] = {}  # `attribute_of_passed`
+        self._returning: set[cst.Call] = set()  # the calls `_returns_rank_test` is following
+        self._following: set[Ref] = set()  # the names `rank_dependent` is following (a cycle adds nothing)
 
-def _direct(facts: Facts, node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.Call) and rank_word(node.func) or _reads_rank_variable(facts, node)
+    def is_global_rank(self, expr: cst.CSTNode) -> bool:
+        """Is `expr` the process's rank among all processes of the job (not its index on this node)?
+        `dist.get_rank()`, `int(os.environ["RANK"])`, `args.rank` from the command line, a name every
+        assignment of which is one of those (`rank = dist.get_rank()`, `rank = setup()` where
+        `setup` returns one), `args.rank * ngpus + gpu`.
+        A parameter no call in this file passes (`def worker(rank, world)` started by
+        `mp.spawn`) is not: there it counts the processes of one node."""
+        if expr not in self._global:
+            self._global[expr] = False  # a cycle of names adds nothing (a name's own update: `_global_rank`)
+            self._global[expr] = self._global_rank(expr)
+        return self._global[expr]
 
-
-def _reads_rank_variable(facts: Facts, node: cst.CSTNode) -> bool:
-    """`os.environ["RANK"]`, `os.environ.get("LOCAL_RANK", 0)`, `os.getenv("RANK")`."""
-    holder: cst.BaseExpression | None
-    key: cst.BaseExpression | None
-    if isinstance(node, cst.Subscript):
-        index = node.slice[0].slice if node.slice else None
-        holder, key = node.value, index.value if isinstance(index, cst.Index) else None
-    elif isinstance(node, cst.Call) and node.args:
-        name = facts.qualify(node.func) or dotted(node.func) or ""
-        if name not in ("os.environ.get", "os.getenv", "os.environ.__getitem__"):
+    def _global_rank(self, expr: cst.CSTNode) -> bool:
+        f = self.facts
+        if mt.is_call_of(expr, "int") and expr.args:
+            return self.is_global_rank(expr.args[0].value)
+        if isinstance(expr, cst.Call):
+            returned = [r for func in f.user_functions(expr) for r in f.returned(func)]
+            if returned and dotted(expr.func) not in f.classes:  # `rank = setup()`: what it returns
+                return all(self.is_global_rank(r) for r in returned)
+            return f.qualify(expr.func) in GLOBAL_RANK_CALLS or self._reads_rank_variable(expr)
+        if isinstance(expr, cst.Subscript):
+            return self._reads_rank_variable(expr)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply)):
+            return self.is_global_rank(expr.left) or self.is_global_rank(expr.right)
+        if isinstance(expr, cst.IfExp):  # `dist.get_rank() if dist.is_initialized() else 0`
+            return self.is_global_rank(expr.body) or self.is_global_rank(expr.orelse)
+        ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+        if ref is None:
             return False
-        holder, key = None, node.args[0].value
-    else:
+        sources = f.sources(ref)
+        if sources:  # `rank = int(os.environ["RANK"])` ... else `rank = 0` (one process)
+            ranks = [s for s in sources if not isinstance(s, cst.Integer)]
+            # an update of the name itself keeps what it was: a rank where it says so (`args.rank =
+            # args.rank * ngpus + gpu`), a counter where not (`i = i + 1`)
+            own = [s for s in ranks if any(dotted(n) == ref.name and f.ref(n) == ref
+                                           for n in mt.findall(s, (cst.Name, cst.Attribute)))]
+            return bool(ranks) and all(self.is_global_rank(s) for s in ranks if s not in own) and (
+                not own or ref.name.rpartition(".")[2] == "rank" and not self._launcher_local(expr))
+        return isinstance(expr, cst.Attribute) and expr.attr.value == "rank" and any(
+            mt.is_parse_args(o) for o in f.origins(expr.value)) and not self._launcher_local(expr)
+
+    def is_local_rank(self, expr: cst.CSTNode, depth: int = 4) -> bool:
+        """Is `expr` the process's index on its node: `os.environ["LOCAL_RANK"]`, `args.local_rank`,
+        `args.rank` of an option also spelled `--local_rank` (torch.distributed.launch fills it),
+        `dist.get_node_local_rank()`, or a name every assignment of which is one of those?"""
+        f = self.facts
+        if mt.is_call_of(expr, "int") and expr.args:
+            return self.is_local_rank(expr.args[0].value, depth)
+        key = self.environment_key(expr)
+        if key is not None:
+            return key in ("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK")
+        if isinstance(expr, cst.Call):
+            return f.qualify(expr.func) == "torch.distributed.get_node_local_rank"
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return False
+        if "local_rank" in (dotted(expr) or "").split(".")[-1].lower() or self._launcher_local(expr):
+            return True
+        ref = f.ref(expr)
+        sources = [s for s in f.sources(ref) if not isinstance(s, cst.Integer)] if ref is not None and depth else []
+        return bool(sources) and all(self.is_local_rank(s, depth - 1) for s in sources)
+
+    def _launcher_local(self, expr: cst.CSTNode) -> bool:
+        """`args.rank` where the parser also spells the option `--local_rank`/`--local-rank`
+        (`add_argument("--rank", "--local_rank", type=int)`): the launcher fills it with the local
+        rank, so it is this node's index, whatever its name."""
+        if not isinstance(expr, cst.Attribute):
+            return False
+        return any("local" in option for option in self._option_strings.get(expr.attr.value, ()))
+
+    @cached_property
+    def _option_strings(self) -> dict[str, set[str]]:
+        """Each command-line option's destination and its spellings (`rank`: {"--rank", "--local_rank"})."""
+        index: dict[str, set[str]] = {}
+        for call in self.facts.calls:
+            if not mt.is_method_call(call, "add_argument"):
+                continue
+            options = [v for a in call.args if a.keyword is None for v in [string_value(a.value)] if v]
+            dest = mt.keyword(call, "dest")
+            name = string_value(dest.value) if dest is not None else next(
+                (o.lstrip("-").replace("-", "_") for o in options if o.startswith("--")), None)
+            if name:
+                index.setdefault(name, set()).update(options)
+        return index
+
+    def _reads_rank_variable(self, expr: cst.CSTNode) -> bool:
+        """`os.environ["RANK"]`, `os.environ.get("RANK")`, `os.getenv("RANK", 0)`."""
+        f = self.facts
+        if isinstance(expr, cst.Subscript):
+            key = expr.slice[0].slice if len(expr.slice) == 1 else None
+            return f.qualify(expr.value) == "os.environ" and isinstance(key, cst.Index) and string_value(key.value) \
+                in GLOBAL_RANK_VARIABLES
+        if isinstance(expr, cst.Call) and expr.args and (
+                f.qualify(expr.func) == "os.getenv" or mt.is_attribute(expr.func, "get")
+                and f.qualify(expr.func.value) == "os.environ"):
+            return string_value(expr.args[0].value) in GLOBAL_RANK_VARIABLES
         return False
-    if holder is not None and (facts.qualify(holder) or dotted(holder)) != "os.environ":
+
+    @cached_property
+    def ranks_by_role(self) -> frozenset[Ref]:
+        """The names the script hands on as a rank (`init_process_group(rank=gpu)`): ranks, whatever
+        they are called (`ddpify.analysis.ranks.ranks_by_role`)."""
+        return ranks_by_role(self.facts)
+
+    def rank_name(self, expr: cst.CSTNode) -> bool:
+        """Is this name a rank: by its words (`rank`, `local_rank`, `is_main_process`) or by its
+        role (`gpu` where the script calls `init_process_group(rank=gpu)`)?"""
+        if rank_word(expr):
+            return True
+        ref = self.facts.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+        return ref is not None and ref in self.ranks_by_role
+
+    def rank_dependent(self, test: cst.CSTNode, depth: int = 2) -> bool:
+        """Can `test` come out differently on different processes because it reads the rank?
+        `rank == 0`, `dist.get_rank() != 0`, `is_main_process()`, `args.local_rank in [-1, 0]`, a
+        name assigned such a test (`master = rank == 0`); not a comparison with -1 or None
+        (`args.local_rank != -1` asks whether the run is distributed, the same everywhere)."""
+        if isinstance(test, cst.Comparison) and isinstance(test.left, cst.SimpleString) and all(
+                isinstance(t.operator, (cst.In, cst.NotIn)) for t in test.comparisons):
+            return False  # `"SLURM_PROCID" in os.environ`: which keys there are, not what they hold
+        if isinstance(test, cst.Comparison) and (self.rank_name(test.left) or self._reads_rank_environment(
+                test.left) or self.rank_dependent(test.left, depth)) and all(_asks_distributed(t) for t in test.comparisons):
+            return False
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            ref = self.facts.ref(test)
+            if ref is not None and ref in self.ranks_by_role:  # handed on as the rank: whatever it holds
+                return True
+            sources = self.facts.sources(ref) if ref is not None else []
+            if not sources and ref is not None and isinstance(test, cst.Attribute):
+                sources = self.attribute_of_passed(ref)  # `args.should_save` set by the caller of `train(args)`
+            if sources and depth > 0 and ref not in self._following:
+                # what it holds, not what it is called (`do_multi_rank_gather`); a name passed on
+                # as it is (`self.device_id = device_id`, a constructor's argument in another
+                # file) costs no depth: it is the same value
+                self._following.add(ref)
+                try:
+                    return any(self.rank_dependent(s, depth - (not isinstance(s, (cst.Name, cst.Attribute))))
+                               for s in sources)
+                finally:
+                    self._following.discard(ref)
+            return self.rank_name(test) or bool(sources) and any(rank_word(n) for s in sources for n in _read_names(s)) \
+                or not sources and isinstance(test, cst.Attribute) and self.property_rank_test(test, depth)
+        entries = self.dict_entries(test)
+        if entries is not None:  # `cfg["amp"]` of `cfg = {"amp": True, "main": rank == 0}`: that entry only
+            return any(self.rank_dependent(e, depth) for e in entries)
+        if rank_key(test):  # `opt["rank"]` of a configuration not written here as a literal
+            return True
+        if self.environment_key(test) is not None:  # `os.environ["LOCAL_RANK"]`, `os.environ["SLURM_LOCALID"]`
+            return rank_variable(self.environment_key(test))
+        if isinstance(test, cst.Call):
+            if mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
+                return self.rank_dependent(test.func.value, depth)
+            return rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args
+                                               if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)) \
+                or self.returns_rank_test(test, depth)
+        return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
+            child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
+
+    def returns_rank_test(self, call: cst.Call, depth: int) -> bool:
+        """Does a function of the program `call` runs return a rank test on some path, or a value
+        under one (`utils.is_main_training()`: `if dist.get_rank() == 0: return True`)? Its
+        answer then differs by process, whatever its name."""
+        if depth <= 0 or call in self._returning:
+            return False
+        self._returning.add(call)
+        try:
+            funcs = self.callees(call)
+            return any(self.rank_dependent(r, depth - 1) for func in funcs for r in self.facts.returned(func)) or any(
+                r.value is not None and self.rank_guard(r) is not None for r in self._returns_of(funcs))
+        finally:
+            self._returning.discard(call)
+
+    def property_rank_test(self, attr: cst.Attribute, depth: int = 2) -> bool:
+        """`ctx.lead` where `ctx` holds an instance of a class of the program whose `lead` is a
+        property that returns a rank test or returns under one (`return self.rank == 0`)."""
+        if depth <= 0 or attr in self._returning or attr.attr.value not in self._property_names:
+            return False
+        flow = of(self.facts)
+        classes = dict.fromkeys(c for s in flow.values(attr.value) for c in flow.classes_built(s))
+        props = [m for c in classes for m in self.facts._methods(c, attr.attr.value)
+                 if any((dotted(d.decorator) or "").rpartition(".")[2] in PROPERTIES for d in m.decorators)]
+        self._returning.add(attr)
+        try:
+            return any(self.rank_dependent(r, depth - 1) for m in props for r in self.facts.returned(m)) or any(
+                r.value is not None and self.rank_guard(r) is not None for r in self._returns_of(props))
+        finally:
+            self._returning.discard(attr)
+
+    @cached_property
+    def _property_names(self) -> frozenset[str]:
+        """The names of the program's methods that are properties."""
+        return frozenset(name for name, funcs in self.facts.functions.items() if any(
+            (dotted(d.decorator) or "").rpartition(".")[2] in PROPERTIES for f in funcs for d in f.decorators))
+
+    def _returns_of(self, funcs: list[cst.FunctionDef]) -> list[cst.Return]:
+        return [r for r in self.facts.returns if self.facts.scope(r) in funcs]
+
+    def attribute_of_passed(self, ref: Ref) -> list[cst.BaseExpression]:
+        """What `obj.x` of a parameter `obj` holds where no statement of its function sets it: what
+        the callers set on the object they pass (`train(args)` after `args.should_save = ... and
+        is_master(args)` in another module's `main()`)."""
+        if ref in self._passed:
+            return self._passed[ref]
+        f = self.facts
+        head, _, rest = ref.name.partition(".")
+        found: list[cst.BaseExpression] = []
+        if rest and head != "self" and isinstance(ref.scope, cst.FunctionDef):
+            for site in f.call_sites(ref.scope):
+                arg = f.argument_for(site, ref.scope, head)
+                outer = f.ref(arg) if isinstance(arg, (cst.Name, cst.Attribute)) else None
+                if outer is not None:
+                    found += f.sources(Ref(outer.scope, f"{outer.name}.{rest}"))
+        self._passed[ref] = found
+        return found
+
+    def dict_entries(self, expr: cst.CSTNode) -> list[cst.BaseExpression] | None:
+        """The values `d["key"]` can be, where every assignment of `d` is a dict literal (with
+        that key): the entry followed, not the whole dict. None for anything else."""
+        if not (isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+                and isinstance(expr.value, (cst.Name, cst.Attribute))):
+            return None
+        key = string_value(expr.slice[0].slice.value)
+        ref = self.facts.ref(expr.value) if key is not None else None
+        sources = self.facts.sources(ref) if ref is not None else []
+        if not sources or not all(isinstance(s, cst.Dict) for s in sources):
+            return None
+        entries = [e.value for d in sources for e in d.elements
+                   if isinstance(e, cst.DictElement) and string_value(e.key) == key]
+        return entries or None
+
+    def _reads_rank_environment(self, expr: cst.CSTNode) -> bool:
+        """`os.environ["LOCAL_RANK"]`, `int(os.environ.get("RANK", -1))`."""
+        if mt.is_call_of(expr, "int") and expr.args:
+            expr = expr.args[0].value
+        key = self.environment_key(expr)
+        return key is not None and rank_variable(key)
+
+    def undistributed(self, node: cst.CSTNode) -> bool:
+        """Does `node` run only when the script is not distributed: in the branch of
+        `if args.local_rank == -1 ...:` (also `and`-ed with more), or the `else` of `!= -1`, or
+        the `else` of a test that the run has several processes (`if multi_gpu:` ... `else:`
+        with `multi_gpu = int(os.environ.get("WORLD_SIZE", 1)) > 1`, `if dist.is_initialized():`)?"""
+        child = node
+        for anc in self.facts.ancestors(node):
+            if isinstance(anc, cst.If) and child is not anc.test:
+                in_body = child is anc.body
+                for test in _conjuncts(anc.test) if in_body else [anc.test]:
+                    if isinstance(test, cst.Comparison) and (rank_word(test.left) or self._reads_rank_environment(
+                            test.left)) and len(test.comparisons) == 1 \
+                            and _minus_one_or_none(test.comparisons[0].comparator) and isinstance(
+                                test.comparisons[0].operator, cst.Equal if in_body else cst.NotEqual):
+                        return True
+                if not in_body and self.several_processes(anc.test):
+                    return True
+            child = anc
         return False
-    return isinstance(key, cst.SimpleString) and key.evaluated_value in RANK_VARIABLES
+
+    def several_processes(self, test: cst.BaseExpression, depth: int = 2) -> bool:
+        """Does `test` say the run has more than one process: `dist.is_initialized()`,
+        `world_size > 1`, `int(os.environ.get("WORLD_SIZE", 1)) > 1`, `dist.get_world_size() != 1`,
+        either side of an `and` (`dist.is_available() and dist.is_initialized()`), or a name
+        every assignment of which is one of those (`multi_gpu = ...`)?"""
+        f = self.facts
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self.several_processes(test.left, depth) or self.several_processes(test.right, depth)
+        if isinstance(test, cst.Call):
+            return f.qualify(test.func) == "torch.distributed.is_initialized"
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+            bound = right.value if isinstance(right, cst.Integer) else None
+            return self._world_size(test.left) and (isinstance(op, cst.GreaterThan) and bound == "1" or isinstance(
+                op, cst.GreaterThanEqual) and bound == "2" or isinstance(op, cst.NotEqual) and bound == "1")
+        if isinstance(test, cst.Name) and depth:
+            ref = f.ref(test)
+            sources = f.sources(ref) if ref is not None else []
+            return bool(sources) and all(self.several_processes(s, depth - 1) for s in sources)
+        return False
+
+    def _world_size(self, expr: cst.BaseExpression) -> bool:
+        """`world_size`, `args.world_size`, `dist.get_world_size()`, `int(os.environ["WORLD_SIZE"])`."""
+        if mt.is_call_of(expr, "int") and expr.args:
+            expr = expr.args[0].value
+        if self.environment_key(expr) == "WORLD_SIZE":
+            return True
+        if isinstance(expr, cst.Call):
+            return self.facts.qualify(expr.func) == "torch.distributed.get_world_size"
+        return (dotted(expr) or "").rsplit(".", 1)[-1].lower() == "world_size"
+
+    def rank_guard(self, node: cst.CSTNode) -> cst.If | None:
+        """The innermost `if` of `node`'s own function whose test depends on the rank and that
+        runs `node` in one of its branches."""
+        f = self.facts
+        child = node
+        for anc in f.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return None
+            if isinstance(anc, cst.If) and child is not anc.test and self._rank_test(anc):
+                return anc
+            child = anc
+        return None
+
+    def _rank_test(self, branch: cst.If) -> bool:
+        return self.rank_test(branch.test)
+
+    def rank_test(self, test: cst.CSTNode) -> bool:
+        """A test that reads the rank and is not proven the same on every process: the one answer
+        to "do the processes part ways here" (a config entry next to a rank test is not one)."""
+        if test not in self._rank_tests:
+            self._rank_tests[test] = self.rank_dependent(test) and not self._proven_shared(test)
+        return self._rank_tests[test]
+
+    def on_some_ranks(self, node: cst.CSTNode, depth: int = 3) -> bool:
+        """Does `node` run on some processes only: under a rank test, after an early `return`
+        of its function on a rank test, or in a function every call of which is?"""
+        if self.rank_guard(node) is not None or self._after_rank_return(node):
+            return True
+        func = self.facts.scope(node)
+        if not isinstance(func, cst.FunctionDef) or depth == 0:
+            return False
+        if any(self._rank_only_decorator(d.decorator) for d in func.decorators):
+            return True
+        sites = self.facts.call_sites(func)
+        return bool(sites) and all(self.on_some_ranks(site, depth - 1) for site in sites)
+
+    def _rank_only_decorator(self, decorator: cst.BaseExpression) -> bool:
+        """A decorator of the program whose wrapper calls the function it decorates under a rank
+        test only (`@rank0_only`: `def wrapper(*a, **k): if get_rank() == 0: fn(*a, **k)`, then a
+        barrier): the decorated body runs on those ranks."""
+        f = self.facts
+        name = dotted(decorator)
+        decos = [d for d in f.functions.get(name.rpartition(".")[2], ()) if f.enclosing_class(d) is None] if name else []
+        for deco in decos:
+            params = [p.name.value for p in deco.params.params]
+            calls = [c for c in f.calls_in(deco.body) if params and mt.is_name(c.func, params[0])]
+            if calls and all(isinstance(f.scope(c), cst.FunctionDef) and f.scope(c) is not deco
+                             and self.rank_guard(c) is not None for c in calls):
+                return True
+        return False
+
+    def _after_rank_return(self, node: cst.CSTNode) -> bool:
+        return self.rank_return_guard(node) is not None
+
+    def rank_return_guard(self, node: cst.CSTNode) -> cst.If | None:
+        """The rank test of an `if rank != 0: return` earlier in `node`'s function (not around
+        `node`): the ranks that return never reach `node`."""
+        f = self.facts
+        for r, guard in self._rank_returns.get(f.scope(node), ()):
+            if f.before(r, node) and not f.is_inside(node, guard) and not self._excluded(node, guard.test):
+                return guard
+        return None
+
+    def _excluded(self, node: cst.CSTNode, returned: cst.BaseExpression) -> bool:
+        """Does `node` run only where a condition of the return's test is false, so the ranks
+        that returned would not reach it anyway: `if not use_fsdp and not is_rank0: return` ...
+        `if use_fsdp: dist.broadcast(...)`?"""
+        f = self.facts
+        conditions = {f.code(c) for c in _conjuncts(returned)}
+        child = node
+        for anc in f.ancestors(node):
+            if isinstance(anc, cst.If) and child is not anc.test:
+                test, negated = anc.test, False
+                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    test, negated = test.expression, True
+                # in the body of `if X:` where the return needs `not X`, or in the else of `if X:` where it needs X
+                in_body = child is anc.body
+                needs = f"not {f.code(test)}" if in_body != negated else f.code(test)
+                if needs in conditions:
+                    return True
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            child = anc
+        return False
+
+    @cached_property
+    def _rank_returns(self) -> dict:
+        """Each function's `return`s under a rank test, with that test's `if` (not error exits)."""
+        found: dict = {}
+        for r in self.facts.returns:
+            if _error_code(r.value):
+                continue  # `return -1` after an error: the job is failing there, not waiting
+            guard = self.rank_guard(r)
+            if guard is not None:
+                found.setdefault(self.facts.scope(r), []).append((r, guard))
+        return found
+
+    def entry_point(self, func: cst.FunctionDef) -> bool:
+        """Is `func` run by this script: called here, or handed on by name (`mp.spawn(worker, ...)`)?
+        A helper nobody here calls belongs to another file's control flow."""
+        name = func.name.value
+        return bool(self.facts.call_sites(func)) or any(
+            isinstance(a.value, cst.Name) and a.value.value == name for c in self.facts.calls for a in c.args)
+
+    def is_collective(self, call: cst.Call, depth: int = 3) -> bool:
+        """A call every process must make: a torch.distributed collective, ddpify_runtime's
+        `barrier`/`end_epoch`/`agree_on`, or a function of this file that makes one on every rank (one under
+        a rank test of its own, as in "main process first", follows a protocol of its own)."""
+        if self.facts.qualify(call.func) in COLLECTIVES or barrier_method(self.facts, call):
+            return True
+        if call in self._collective:
+            return self._collective[call]
+        self._collective[call] = False  # recursion adds nothing
+        found = depth > 0 and any(self.is_collective(c, depth - 1) and self.rank_guard(c) is None
+                                  for func in self.callees(call) for c in self.facts.calls_in(func.body))
+        self._collective[call] = found
+        return found
+
+    def collectives_run(self, call: cst.Call, depth: int = 3) -> frozenset[str]:
+        """The collectives a call may run, by qualified name: itself (`torch.distributed.broadcast`),
+        or what the functions of this file it runs reach (`closure()`), or those it is handed
+        and runs (`optimizer.step(closure)`: the optimizer calls the closure)."""
+        name = self.facts.qualify(call.func)
+        if name in COLLECTIVES or barrier_method(self.facts, call):
+            return frozenset({name or "barrier"})
+        funcs = [*self.callees(call), *self.handed_functions(call)] if depth > 0 else []
+        return frozenset().union(*(self.collectives_reached(func.body, depth - 1) for func in funcs))
+
+    def collectives_reached(self, node: cst.CSTNode, depth: int = 3) -> frozenset[str]:
+        """The collectives a block may run (`collectives_run` of each call in it)."""
+        key = (node, depth)
+        if key not in self._reached:
+            self._reached[key] = frozenset()  # recursion adds nothing
+            self._reached[key] = frozenset().union(*(self.collectives_run(c, depth) for c in self.facts.calls_in(node)))
+        return self._reached[key]
+
+    def callees(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """The functions of the program a call runs: by name (`Facts.user_functions`), else the
+        methods of the objects it is made on (`self.checkpointer.load(...)` where `__init__`
+        built `self.checkpointer` from a class of another module: `objects.Objects.methods`)."""
+        return self.facts.user_functions(call) or (of(self.facts).methods(call) if isinstance(
+            call.func, cst.Attribute) and dotted(call.func.value) != "self" else [])
+
+    def handed_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """The functions of this file a call is handed by name (`optimizer.step(closure)`,
+        `mp.spawn(worker, ...)`): defined where the call can see them."""
+        f = self.facts
+        return [func for a in call.args if isinstance(a.value, cst.Name)
+                for func in f.functions.get(a.value.value, ())
+                if f.scope(func) is f.module or f.is_inside(call, f.scope(func))]
+
+    def matched_across_branches(self, call: cst.Call, guard: cst.If) -> bool:
+        """Do the processes on the other side of the rank test `guard` reach what `call` runs:
+        every other branch runs each of its collectives (rank 0 broadcasts in `if rank == 0:`
+        and the others receive in `else:`; rank 0 hands a closure that broadcasts to
+        `optimizer.step` and the others call it in a loop)? Not where a branch is missing: the
+        others go on past the `if`."""
+        f = self.facts
+        branches = [guard.body, guard.orelse]
+        others = [b for b in branches if b is None or not f.is_inside(call, b)]
+        runs = self.collectives_run(call)
+        return bool(runs) and all(b is not None and runs <= self.collectives_reached(b) for b in others)
+
+    @cached_property
+    def own_gpu_only(self) -> bool:
+        """Does each process see its own GPU only: the script sets `CUDA_VISIBLE_DEVICES` to a
+        value that differs by process (`os.environ["CUDA_VISIBLE_DEVICES"] =
+        os.environ["SLURM_LOCALID"]`, `= str(devices[rank])`)? Then `cuda:0` is that GPU."""
+        return any(self.environment_key(target) == "CUDA_VISIBLE_DEVICES" and self.rank_dependent(value)
+                   for target, value, _ in self.facts.assigns)
+
+    def environment_key(self, node: cst.CSTNode) -> str | None:
+        """"X" for `os.environ["X"]`, `os.environ.get("X", ...)`, `os.getenv("X")`."""
+        f = self.facts
+        if isinstance(node, cst.Subscript) and f.qualify(node.value) == "os.environ" and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Index):
+            return string_value(node.slice[0].slice.value)
+        if isinstance(node, cst.Call) and node.args and (f.qualify(node.func) == "os.getenv" or mt.is_attribute(
+                node.func, "get") and f.qualify(node.func.value) == "os.environ"):
+            return string_value(node.args[0].value)
+        return None
+
+
+def _read_names(expr: cst.BaseExpression) -> list[cst.CSTNode]:
+    """The names and attributes `expr` reads for its value, not those that only place it on a
+    device (`map_location=...`, `device=...`, the arguments of `.to(...)`, `.cuda(...)`)."""
+    placing = [a.value for c in mt.findall(expr, cst.Call) for a in c.args
+               if a.keyword and a.keyword.value in PLACING_KEYWORDS or mt.is_method_call(c, *PLACING_METHODS)]
+    skipped = {id(n) for p in placing for n in mt.findall(p, (cst.Name, cst.Attribute))}
+    return [n for n in mt.findall(expr, (cst.Name, cst.Attribute)) if id(n) not in skipped]
+
+
+def _error_code(value: cst.BaseExpression | None) -> bool:
+    """`-1`, `-2`: what a function returns to say it failed."""
+    return isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
+        and isinstance(value.expression, cst.Integer)
+
+
+def _asks_distributed(target: cst.ComparisonTarget) -> bool:
+    """`rank != -1`, `rank is None`, `rank >= 0`, `rank > -1`, `rank < 0`: a rank is never
+    negative, so these ask whether the run is distributed (-1 or None where it is not), which is
+    the same on every process."""
+    op, right = target.operator, target.comparator
+    if _minus_one_or_none(right):
+        return isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) or \
+            isinstance(op, (cst.GreaterThan, cst.LessThanEqual)) and not mt.is_name(right, "None")
+    return isinstance(right, cst.Integer) and right.value == "0" and isinstance(op, (cst.GreaterThanEqual, cst.LessThan))
+
+
+def _minus_one_or_none(node: cst.CSTNode) -> bool:
+    return mt.is_name(node, "None") or isinstance(node, cst.UnaryOperation) and isinstance(
+        node.operator, cst.Minus) and isinstance(node.expression, cst.Integer) and node.expression.value == "1"
+
+
+def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`a and b and c` -> [a, b, c]."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _conjuncts(test.left) + _conjuncts(test.right)
+    return [test]
+
+
+def rank_variable(key: str) -> bool:
+    """An environment variable that differs by process: one of the launchers' (`SLURM_PROCID`), or
+    one a word of which ends in RANK (`LOCAL_RANK`, `MYRANK`; not `RANKING_MODE`)."""
+    return key in RANK_VARIABLES or re.search(r"RANK(?:_|$)", key.upper()) is not None
+
+
+def rank_key(expr: cst.CSTNode) -> bool:
+    """`opt["rank"]`, `cfg["local_rank"]`: an entry whose literal key is a rank's name."""
+    if not (isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)):
+        return False
+    key = string_value(expr.slice[0].slice.value)
+    return key is not None and key.isidentifier() and rank_word(cst.Name(key))
 
 
 def ranks_by_role(facts: Facts) -> frozenset[Ref]:
@@ -105,3 +627,20 @@ def ranks_by_role(facts: Facts) -> frozenset[Ref]:
                 if params and facts.enclosing_class(func) is None:
                     found.add(Ref(func, params[0].name.value))
     return frozenset(found)
+
+
+def is_rank_test(facts: Facts, test: cst.CSTNode) -> bool:
+    """Does `test` part the processes: does it read a rank (`Ranks.rank_dependent`) and is it not
+    proven the same on every process anyway (`Ranks.rank_test`)? The one answer to "is this the
+    user's rank guard", for the rewrites and for `check`."""
+    return ranks(facts).rank_test(test)
+
+
+def ranks(facts: Facts) -> Ranks:
+    """The rank questions of `facts`, built once per program, told what is proven the same on
+    every process by `ddpify.analysis.same_values` (each asks the other)."""
+    found = facts.__dict__.get("_ranks")
+    if found is None:
+        from ddpify.analysis.same_values import values  # the two questions ask each other
+        found = facts.__dict__["_ranks"] = Ranks(facts, shared=lambda test: values(facts).same_everywhere(test))
+    return found

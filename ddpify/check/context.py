@@ -3,16 +3,20 @@
 `Context` is the one object a rule receives; it is composed of the questions by concern:
 - `ctx.script` (`check/script.py`, `Script`): whether the script is distributed, its calls by
   qualified name, how it spells an import, code under `torch.no_grad()`;
-- `ctx.ranks` (`check/ranks.py`, `Ranks`): which expressions are the global rank, which tests
-  depend on it, which statements run on some processes only, which calls are collectives;
-- `ctx.values` (`check/same_values.py`, `SameValues`): which values are the same on every process;
+- `ctx.ranks` (`analysis/ranks.py`, `Ranks`, the one `convert` asks too): which expressions are
+  the global rank, which tests depend on it, which statements run on some processes only, which
+  calls are collectives;
+- `ctx.values` (`analysis/same_values.py`, `SameValues`, the one `convert` asks too, here with
+  `wide=True`): which values are the same on every process;
 - `ctx.facts`, and here: which names hold a `DistributedDataParallel` wrapper, and whether on
   every path: the converter's own answer (`ddpify.analysis.models.holds_wrapper`) about the wraps
   the script writes.
 
-Each part holds what it asks (`SameValues` asks the script and the ranks), none is another's
+Each part holds what it asks (`SameValues` asks the facts and the ranks), none is another's
 subclass; a rank test parts the processes unless the values prove it the same on every one,
-which `Ranks` is told by the function it is given.
+which `Ranks` is told by the function it is given. The ranks and values are built once per
+program (`ranks(facts)`, `values(facts)`), so a rewrite and a rule asking of the same facts get
+the same answer.
 """
 
 from __future__ import annotations
@@ -22,9 +26,10 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.check.ranks import Ranks
-from ddpify.check.same_values import SameValues
-from ddpify.check.script import Script, string_value
+from ddpify.analysis.ranks import ranks
+from ddpify.analysis.same_values import values
+from ddpify.check.script import Script
+from ddpify.syntax.matchers import string_value
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.analysis.models import DDP, Holds, Model, holds_wrapper, written_wraps
 from ddpify.syntax.names import dotted
@@ -36,8 +41,8 @@ class Context:
     def __init__(self, facts: Facts, imported_by_ddp: bool = False) -> None:
         self.script = Script(facts, imported_by_ddp)  # first: it completes a star import's names
         self.facts = facts
-        self.ranks = Ranks(facts, shared=lambda test: self.values.same_everywhere(test))
-        self.values = SameValues(self.script, self.ranks)
+        self.ranks = ranks(facts)
+        self.values = values(facts)
 
     @cached_property
     def ddp_refs(self) -> dict[Ref, Model]:

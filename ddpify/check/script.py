@@ -1,6 +1,6 @@
 """The script `ddpify check` reads: its facts, whether it is distributed, its calls by qualified
 name, how it spells what it imports. The base of the questions the rules share (`Context`:
-`check/ranks.py`, `check/same_values.py`, `check/context.py` build on it)."""
+`analysis/ranks.py`, `analysis/same_values.py`, `check/context.py` build on it)."""
 
 from __future__ import annotations
 
@@ -137,8 +137,3 @@ def _assume_star_imports(f: Facts) -> None:
     for name, qualified in STAR_NAMES.items():
         if name in used and name not in bound:
             f.imports.aliases[name] = qualified
-
-
-def string_value(node: cst.CSTNode) -> str | None:
-    value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
-    return value if isinstance(value, str) else None  # a bytes literal is no name

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
+from ddpify.analysis.same_values import same_everywhere
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def _periodic(facts: Facts, condition: cst.BaseExpression) -> bool:
     """A counter test, the same on every process, true every k-th micro-step:
     `(i + 1) % k == 0`, possibly `or`-ed with more such tests (`i + 1 == len(loader)`)."""
     tests = _or_operands(condition)
-    return facts.same_everywhere(condition) and any(_is_modulo_test(_unparenthesized(t)) for t in tests)
+    return same_everywhere(facts, condition) and any(_is_modulo_test(_unparenthesized(t)) for t in tests)
 
 
 def _is_modulo_test(test: cst.BaseExpression) -> bool:

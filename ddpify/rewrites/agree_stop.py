@@ -29,7 +29,7 @@ What is agreed, in every loop that trains (its body, or a function it calls, run
 wrapped: the test of a `while`, and every `if` between the loop and a `break` that leaves it, a
 `continue` that skips the rest of an iteration (`if torch.isnan(loss): continue` before the
 backward), or a `return` from inside it. Conditions that read only values all processes share
-are left as they are (`Facts.same_everywhere`): arguments, loop and step counters, literals,
+are left as they are (`ddpify.analysis.same_values`, its core): arguments, loop and step counters, literals,
 `len()` of a loader or data set, as in `if args.dry_run:` or `if step >= args.max_steps:`.
 
 With `--strategy fsdp` a forward and a full state dict are collectives too (FSDP2 gathers the
@@ -55,6 +55,7 @@ import libcst as cst
 
 from ddpify.output import build
 from ddpify.analysis import fsdp
+from ddpify.analysis.same_values import same_everywhere
 from ddpify.rewrites.wrap_model import wrapped_refs
 
 if TYPE_CHECKING:
@@ -87,11 +88,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         branches += [a.test for a in facts.ancestors(call) if isinstance(a, cst.If) and a.test not in tests
                      and not facts.is_inside(call, a.test) and facts.scope(a) is facts.scope(call)]
     for test in dict.fromkeys(tests):  # an `if` above two exits is agreed once
-        if not facts.same_everywhere(test):
+        if not same_everywhere(facts, test):
             edits.replace(test, lambda node: build.call("agree_on", node), MESSAGE)
             edits.add_import("ddpify_runtime", "agree_on")
     for test in dict.fromkeys(branches):
-        if not facts.same_everywhere(test):
+        if not same_everywhere(facts, test):
             edits.replace(test, lambda node: build.call("agree_on", node), BRANCH)
             edits.add_import("ddpify_runtime", "agree_on")
 

@@ -75,6 +75,7 @@ from ddpify.analysis import fsdp, objects, writes
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
 from ddpify.analysis.ranks import is_rank_test
+from ddpify.analysis.same_values import same_everywhere
 from ddpify.rewrites.set_epoch import NAME as SET_EPOCH
 from ddpify.rewrites.wrap_model import wrapped_refs
 from ddpify.syntax.names import dotted
@@ -604,7 +605,7 @@ def _reached_by_all(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
         if isinstance(anc, (cst.FunctionDef, cst.For, cst.While, cst.Module)):
             break
         if isinstance(anc, (cst.Try, cst.TryStar, cst.With)) or isinstance(anc, cst.If) \
-                and not facts.same_everywhere(anc.test):
+                and not same_everywhere(facts, anc.test):
             point = anc
     return point
 

@@ -22,7 +22,7 @@ from typing import Iterator, Protocol, Sequence
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.names import Imports, dotted, rank_word
+from ddpify.syntax.names import Imports, dotted
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
 
@@ -340,10 +340,10 @@ class Facts:
         """The names each function (or the module) assigns or loops over, from one pass."""
         index: dict[Scope, set[str]] = defaultdict(set)
         for target, _, stmt in self.assigns:
-            index[self.scope(stmt)].update(n.value for n in _names(target))
+            index[self.scope(stmt)].update(n.value for n in target_names(target))
         for loop in self.loops:
             if isinstance(loop, cst.For):
-                index[self.scope(loop)].update(n.value for n in _names(loop.target))
+                index[self.scope(loop)].update(n.value for n in target_names(loop.target))
         return index
 
     def ref(self, expr: cst.CSTNode, at: cst.CSTNode | None = None) -> Ref | None:
@@ -749,131 +749,7 @@ class Facts:
         """Is `node` in the iterable of the `for` statement `loop` (evaluated once, not per pass)?"""
         return isinstance(loop, cst.For) and self.is_inside(node, loop.iter)
 
-    # values every process shares --------------------------------------------------------------
-    PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "round", "range"})
     DATA_MODULES = ("torch.utils.data.", "torchvision.datasets.")  # loaders and data sets
-
-    def same_everywhere(self, expr: cst.CSTNode) -> bool:
-        """Is `expr` computed only from values every process holds alike? Literals, arguments
-        (`args.x`, parameters every caller passes such values; not a rank, `args.local_rank`,
-        which the launcher gives each process its own), loop counters (`range`,
-        `itertools.count()`, `enumerate`'s index), step counters (`step = 0` ... `step += 1`,
-        written on every path), `len()` of a loader or data set (sharded loaders have equal
-        lengths), and builtins or `math` functions of those. Anything else (a loss, a metric, a
-        random draw, a method call) is taken to differ between processes."""
-        return self._same(expr, frozenset())
-
-    def _same(self, node: cst.CSTNode, proving: frozenset) -> bool:
-        if isinstance(node, (cst.Name, cst.Attribute)) and rank_word(node) and not (
-                isinstance(node, cst.Name) and (ref := self.ref(node)) is not None and self.writes(ref)):
-            return False  # `args.local_rank`: an argument, but each process is given its own
-        if isinstance(node, cst.Name):
-            return self._same_name(node, proving)
-        if isinstance(node, cst.Attribute):  # `args.lr`: as shared as `args`
-            return self._same(node.value, proving)
-        if isinstance(node, cst.Arg):  # not the keyword's name
-            return self._same(node.value, proving)
-        if isinstance(node, cst.Call):
-            return self._same_call(node, proving)
-        if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-            return False
-        return all(self._same(child, proving) for child in node.children)
-
-    def _same_call(self, call: cst.Call, proving: frozenset) -> bool:
-        """A pure function of shared values (`int(x)`, `math.ceil(x)`), or `len(train_loader)`."""
-        name = dotted(call.func)
-        if name == "len" and len(call.args) == 1 and self._sized_data(call.args[0].value):
-            return True
-        if name in self.PURE_BUILTINS or (self.qualify(call.func) or "").startswith("math."):
-            return all(self._same(a, proving) for a in call.args)
-        helpers = [] if name in self.classes else self.user_functions(call)  # `args = get_args()`
-        return bool(helpers) and all(self._returns_arguments(f) for f in helpers)
-
-    def _returns_arguments(self, func: cst.FunctionDef) -> bool:
-        """Does every `return` of `func` return `parser.parse_args()`?"""
-        returns = [r for r in self.returns if self.scope(r) is func]
-        return bool(returns) and all(r.value is not None and mt.is_parse_args(r.value) for r in returns)
-
-    def _sized_data(self, expr: cst.BaseExpression) -> bool:
-        """A loader or data set from torch or torchvision (`loader.dataset` too): its length is the
-        same on every process, since a sharded loader gives each process an equal share."""
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "dataset":
-            expr = expr.value
-        origins = self.origins(expr)
-        return bool(origins) and all(
-            isinstance(o, cst.Call) and (self.qualify(o.func) or "").startswith(self.DATA_MODULES) for o in origins)
-
-    def _same_name(self, name: cst.Name, proving: frozenset) -> bool:
-        if name.value in ("True", "False", "None") or self._counter_target(name):
-            return True
-        ref = self.ref(name)
-        if ref in proving:  # `step = step + 1`: shared when every other write is
-            return True
-        proving = proving | {ref}
-        if isinstance(ref.scope, cst.FunctionDef) and name.value in param_names(ref.scope):
-            return self._same_parameter(ref.scope, name.value, proving)
-        writes = [(v, s) for _, v, s in self.writes(ref)]
-        unpacked = self._unpacking.get(ref, [])
-        loop_bound = name.value in self._loop_targets.get(ref.scope, ())
-        return bool(writes) and not unpacked and not loop_bound and all(
-            not self._conditional(s) and (mt.is_parse_args(v) or self._same(v, proving)) for v, s in writes)
-
-    def _counter_target(self, name: cst.Name) -> bool:
-        """`i` in `for i in range(...)`, `for i in itertools.count()`, `for i, b in enumerate(...)`."""
-        for anc in self.ancestors(name):
-            if isinstance(anc, cst.For) and name.value in self._counters(anc):
-                return True
-        return False
-
-    def _counters(self, loop: cst.For) -> set[str]:
-        """The names a loop binds to a count: all its targets over `range(...)` or
-        `itertools.count()`, the index over `enumerate(...)`."""
-        counting = isinstance(loop.iter, cst.Call) and self.qualify(loop.iter.func) == "itertools.count"
-        if counting or mt.is_counting(loop.iter):
-            return {n.value for n in _names(loop.target)}
-        if self._enumerated(loop.iter) and isinstance(loop.target, cst.Tuple) \
-                and loop.target.elements and isinstance(loop.target.elements[0].value, cst.Name):
-            return {loop.target.elements[0].value.value}
-        return set()
-
-    def _enumerated(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
-        """`enumerate(...)`, also inside a progress bar or held in a name first (`pbar =
-        tqdm(enumerate(loader))` ... `for i, batch in pbar`): its first item counts."""
-        if mt.is_call_of(expr, "enumerate"):
-            return True
-        if isinstance(expr, cst.Call) and (dotted(expr.func) or "").split(".")[-1] in ("tqdm", "iter") and expr.args:
-            return depth > 0 and self._enumerated(expr.args[0].value, depth - 1)
-        ref = self.ref(expr) if isinstance(expr, cst.Name) and depth else None
-        sources = self.sources(ref) if ref is not None else []
-        return len(sources) == 1 and self._enumerated(sources[0], depth - 1)
-
-    def _same_parameter(self, func: cst.FunctionDef, param: str, proving: frozenset) -> bool:
-        """Every call of `func` passes (or defaults) a shared value for `param`."""
-        sites = self.call_sites(func)
-        default = next((p.default for p in (*func.params.params, *func.params.kwonly_params)
-                        if p.name.value == param), None)
-        passed = [self.argument_for(c, func, param) or default for c in sites]
-        return bool(sites) and all(p is not None and (mt.is_parse_args(p) or self._same(p, proving))
-                                   for p in passed)
-
-    @cached_property
-    def _loop_targets(self) -> dict[Scope, set[str]]:
-        """The names each function binds as the target of a loop over data (not a counter)."""
-        index: dict[Scope, set[str]] = defaultdict(set)
-        for loop in self.loops:
-            if isinstance(loop, cst.For):
-                counters = self._counters(loop)
-                index[self.scope(loop)].update(n.value for n in _names(loop.target) if n.value not in counters)
-        return index
-
-    def _conditional(self, stmt: cst.CSTNode) -> bool:
-        """Does `stmt` run only on some paths of its function (inside an `if` or an `except`)?"""
-        for anc in self.ancestors(stmt):
-            if isinstance(anc, cst.FunctionDef):
-                return False
-            if isinstance(anc, (cst.If, cst.IfExp, cst.ExceptHandler)):
-                return True
-        return False
 
 
 def _is_variable(name: cst.Name, parent: cst.CSTNode | None) -> bool:
@@ -896,12 +772,12 @@ def param_names(func: cst.FunctionDef) -> list[str]:
     return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
 
 
-def _names(target: cst.BaseExpression) -> Iterator[cst.Name]:
+def target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
     if isinstance(target, cst.Name):
         yield target
     elif isinstance(target, (cst.Tuple, cst.List)):
         for el in target.elements:
-            yield from _names(el.value)
+            yield from target_names(el.value)
 
 
 def _class_names(classes: dict, expr: cst.BaseExpression) -> list:

@@ -318,3 +318,9 @@ def is_open_for_writing(node: cst.CSTNode) -> bool:
         return False
     return len(node.args) > 1 and _write_mode(node.args[1].value) or \
         any(_write_mode(a.value) for a in node.args if a.keyword is not None and a.keyword.value == "mode")
+
+
+def string_value(node: cst.CSTNode) -> str | None:
+    """"x" for the literal `"x"`; None for anything else (a bytes literal is no name)."""
+    value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
+    return value if isinstance(value, str) else None

@@ -9,7 +9,8 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
-from ddpify.check.script import reads_saved_state, string_value
+from ddpify.analysis.same_values import reads_saved_state
+from ddpify.syntax.matchers import string_value
 from ddpify.analysis import writes
 from ddpify.analysis.models import WRAPPER
 from ddpify.syntax.names import dotted, rank_word

@@ -9,7 +9,8 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
-from ddpify.check.script import INIT, string_value
+from ddpify.check.script import INIT
+from ddpify.syntax.matchers import string_value
 from ddpify.analysis.models import DDP
 from ddpify.syntax.names import dotted
 

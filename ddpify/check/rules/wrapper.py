@@ -9,7 +9,7 @@ import libcst as cst
 from ddpify.analysis.models import DDP, WRAPPER
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
-from ddpify.check.script import string_value
+from ddpify.syntax.matchers import string_value
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 

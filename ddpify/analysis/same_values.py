@@ -1,7 +1,24 @@
-"""Which values are the same on every process: `Facts.same_everywhere`, plus what a collective
-agreed (`dist.all_reduce(loss)`, `agree_on(...)`), counters kept on `self`, what a checkpoint
-holds, configuration objects and arguments, the environment the launcher gives every process.
-Used to tell a rank's own decision (a NaN test, a timer) from one every process makes alike."""
+"""Which values are the same on every process: one function, `SameValues.same_everywhere`, for
+`convert` and `check`, with one refusal of what differs by process (`_per_process`: a rank, by
+its words or its role, the global rank, a call that answers per rank; `ddpify.analysis.ranks`).
+
+Two proofs, one a parameter of the other (`wide`), because the two errors cost differently:
+- the core (`wide=False`, what the rewrites ask: `agree_stop`, `accumulate_no_sync`, where a
+  barrier goes, the test around an evaluation): literals, arguments (`args.x`, parameters every
+  caller passes such values), loop and step counters, `len()` of a torch/torchvision loader or
+  data set, pure builtins and `math` of those, a helper that returns `parse_args()`. For `convert`
+  a value wrongly thought shared leaves a stop that some processes take (a hang); one wrongly
+  thought to differ costs one `agree_on`, a collective every process reaches.
+- the wide answer (`wide=True`, what `check` asks, where a value wrongly thought to differ is a
+  false alarm): the core, plus what a collective agreed (`dist.all_reduce(loss)`, `agree_on(...)`),
+  counters kept on `self`, the last write before the test, what a checkpoint holds (`torch.load`,
+  `.resume_or_load(...)`), configuration objects built from the command line, methods of shared
+  values, the environment the launcher gives every process but the rank variables, a parameter of
+  a function no call of the program reaches.
+
+Before: the core was `Facts.same_everywhere` and the wide answer `check/same_values.py`, each
+with its own refusal of a rank (the core refused any name or attribute whose words say rank and
+accepted `self.rank` through its owner where the script assigned it; check asked `Ranks`)."""
 
 from __future__ import annotations
 
@@ -11,10 +28,10 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.check.ranks import PLACING_KEYWORDS, Ranks, rank_key
-from ddpify.check.script import Script, reads_saved_state, string_value
-from ddpify.syntax.facts import Facts, Ref
+from ddpify.syntax.facts import Facts, Ref, param_names, target_names
+from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
+from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, rank_key, rank_variable, ranks
 
 # collectives after which the tensor passed first holds the same value on every process
 AGREEING = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadcast",
@@ -34,37 +51,178 @@ PER_PROCESS_MODULES = frozenset({"torch", "random", "numpy", "time", "datetime",
                                  "secrets", "tempfile", "subprocess", "psutil", "threading", "multiprocessing"})
 
 SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
+PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "round", "range"})
+# a call that reads saved state: a method or a function ddpify does not read, named so
+LOAD_WORD = re.compile(r"(?:^|_)(?:load|resume|restore)(?:_|$)")
 
 
 class SameValues:
-    """The shared-value questions of `Context`, asked of its `script` and its `ranks`."""
+    """The shared-value questions of one program, asked of its facts and its `ranks`."""
 
-    def __init__(self, script: Script, ranks: Ranks) -> None:
-        self.facts, self.script, self.ranks = script.facts, script, ranks
+    def __init__(self, facts: Facts, ranks: Ranks) -> None:
+        self.facts, self.ranks = facts, ranks
 
     @cached_property
     def agreed_names(self) -> set[str]:
         """Names whose value was made the same on every process (`dist.all_reduce(loss)`)."""
-        names = set()
-        for call in self.script.calls_of(*AGREEING):
-            if call.args and dotted(call.args[0].value):
-                names.add(dotted(call.args[0].value))
-        return names
+        f = self.facts
+        return {dotted(c.args[0].value) for c in f.calls if c.args and f.qualify(c.func) in AGREEING
+                and dotted(c.args[0].value)}
 
-    def same_everywhere(self, test: cst.BaseExpression) -> bool:
-        """`Facts.same_everywhere`, plus values agreed by a collective (`agree_on(...)`, a tensor
-        passed to `dist.all_reduce` before), attributes every assignment of which is shared
-        (`self.iter_num = 0` ... `self.iter_num += 1`), objects of this file's classes built from
-        shared values (a config dataclass), methods of shared values (`args.path.split("-")`),
-        and what a checkpoint holds (`torch.load` reads the same file on every process)."""
+    def same_everywhere(self, test: cst.BaseExpression, wide: bool = True) -> bool:
+        """Is `test` the same on every process? `wide=False`: the core alone (literals, arguments,
+        counters, sizes of data, pure functions of those), what `convert` asks, where a value
+        wrongly proven shared is a hang; `wide=True`: the core, plus values agreed by a collective
+        (`agree_on(...)`, a tensor passed to `dist.all_reduce` before), attributes every
+        assignment of which is shared (`self.iter_num = 0` ... `self.iter_num += 1`), objects of
+        the program's classes built from shared values (a config dataclass), methods of shared
+        values (`args.path.split("-")`), and what a checkpoint holds (`torch.load` reads the
+        same file on every process), what `check` asks. Both refuse the same values first
+        (`_per_process`)."""
         f = self.facts
         if self._reads_rank_by_role(test) or self._set_from_rank_by_caller(test):
             return False  # `gpu == 0` where `gpu` is handed to init_process_group as the rank
-        if f.same_everywhere(test) or self._shared(test, frozenset()):
+        if self._core(test, frozenset()):
+            return True
+        if not wide:
+            return False
+        if self._shared(test, frozenset()):
             return True
         return any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in mt.findall(test, cst.Call)) or any(
             dotted(n) in self.agreed_names for n in mt.findall(test, (cst.Name, cst.Attribute)))
 
+    def _per_process(self, node: cst.CSTNode) -> bool:
+        """The one refusal of both answers: a value each process has its own of. A name or
+        attribute that is a rank by its words or its role (`args.local_rank`, `self.rank`, `gpu`
+        handed to `init_process_group(rank=gpu)`; a name the script assigns is judged by what it
+        holds instead), a property that returns a rank test, the global rank (`dist.get_rank()`,
+        `int(os.environ["RANK"])`, a name holding one), a call whose name says rank
+        (`is_main_process()`) or that returns a rank test."""
+        return isinstance(node, (cst.Name, cst.Attribute)) and (self.ranks.rank_name(node) or isinstance(
+            node, cst.Attribute) and self.ranks.property_rank_test(node)) and not (
+                isinstance(node, cst.Name) and self._assigned(node)) \
+            or self.ranks.is_global_rank(node) or isinstance(node, cst.Call) and (
+                rank_word(node.func) or self.ranks.returns_rank_test(node, 2))
+
+    # the core (`wide=False`) -------------------------------------------------------------------
+    def _core(self, node: cst.CSTNode, proving: frozenset) -> bool:
+        """Computed only from values every process holds alike? Anything not listed in
+        `same_everywhere` (a loss, a metric, a random draw, a method call) is taken to differ."""
+        if self._per_process(node):
+            return False  # `args.local_rank`: an argument, but each process is given its own
+        if isinstance(node, cst.Name):
+            return self._core_name(node, proving)
+        if isinstance(node, cst.Attribute):  # `args.lr`: as shared as `args`
+            return self._core(node.value, proving)
+        if isinstance(node, cst.Arg):  # not the keyword's name
+            return self._core(node.value, proving)
+        if isinstance(node, cst.Call):
+            return self._core_call(node, proving)
+        if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return False
+        return all(self._core(child, proving) for child in node.children)
+
+    def _core_call(self, call: cst.Call, proving: frozenset) -> bool:
+        """A pure function of shared values (`int(x)`, `math.ceil(x)`), or `len(train_loader)`."""
+        f = self.facts
+        name = dotted(call.func)
+        if name == "len" and len(call.args) == 1 and self._sized_data(call.args[0].value):
+            return True
+        if name in PURE_BUILTINS or (f.qualify(call.func) or "").startswith("math."):
+            return all(self._core(a, proving) for a in call.args)
+        helpers = [] if name in f.classes else f.user_functions(call)  # `args = get_args()`
+        return bool(helpers) and all(self._returns_arguments(h) for h in helpers)
+
+    def _returns_arguments(self, func: cst.FunctionDef) -> bool:
+        """Does every `return` of `func` return `parser.parse_args()`?"""
+        returns = [r for r in self.facts.returns if self.facts.scope(r) is func]
+        return bool(returns) and all(r.value is not None and mt.is_parse_args(r.value) for r in returns)
+
+    def _sized_data(self, expr: cst.BaseExpression) -> bool:
+        """A loader or data set from torch or torchvision (`loader.dataset` too): its length is the
+        same on every process, since a sharded loader gives each process an equal share."""
+        f = self.facts
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "dataset":
+            expr = expr.value
+        origins = f.origins(expr)
+        return bool(origins) and all(
+            isinstance(o, cst.Call) and (f.qualify(o.func) or "").startswith(f.DATA_MODULES) for o in origins)
+
+    def _core_name(self, name: cst.Name, proving: frozenset) -> bool:
+        f = self.facts
+        if name.value in ("True", "False", "None") or self._counter_target(name):
+            return True
+        ref = f.ref(name)
+        if ref in proving:  # `step = step + 1`: shared when every other write is
+            return True
+        proving = proving | {ref}
+        if isinstance(ref.scope, cst.FunctionDef) and name.value in param_names(ref.scope):
+            return self._core_parameter(ref.scope, name.value, proving)
+        writes = [(v, s) for _, v, s in f.writes(ref)]
+        loop_bound = name.value in self._loop_targets.get(ref.scope, ())
+        return bool(writes) and not f.unpacked_from(ref) and not loop_bound and all(
+            not self._branched(s) and (mt.is_parse_args(v) or self._core(v, proving)) for v, s in writes)
+
+    def _counter_target(self, name: cst.Name) -> bool:
+        """`i` in `for i in range(...)`, `for i in itertools.count()`, `for i, b in enumerate(...)`."""
+        for anc in self.facts.ancestors(name):
+            if isinstance(anc, cst.For) and name.value in self._counters(anc):
+                return True
+        return False
+
+    def _counters(self, loop: cst.For) -> set[str]:
+        """The names a loop binds to a count: all its targets over `range(...)` or
+        `itertools.count()`, the index over `enumerate(...)`."""
+        counting = isinstance(loop.iter, cst.Call) and self.facts.qualify(loop.iter.func) == "itertools.count"
+        if counting or mt.is_counting(loop.iter):
+            return {n.value for n in target_names(loop.target)}
+        if self._enumerated(loop.iter) and isinstance(loop.target, cst.Tuple) \
+                and loop.target.elements and isinstance(loop.target.elements[0].value, cst.Name):
+            return {loop.target.elements[0].value.value}
+        return set()
+
+    def _enumerated(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
+        """`enumerate(...)`, also inside a progress bar or held in a name first (`pbar =
+        tqdm(enumerate(loader))` ... `for i, batch in pbar`): its first item counts."""
+        if mt.is_call_of(expr, "enumerate"):
+            return True
+        if isinstance(expr, cst.Call) and (dotted(expr.func) or "").split(".")[-1] in ("tqdm", "iter") and expr.args:
+            return depth > 0 and self._enumerated(expr.args[0].value, depth - 1)
+        ref = self.facts.ref(expr) if isinstance(expr, cst.Name) and depth else None
+        sources = self.facts.sources(ref) if ref is not None else []
+        return len(sources) == 1 and self._enumerated(sources[0], depth - 1)
+
+    def _core_parameter(self, func: cst.FunctionDef, param: str, proving: frozenset) -> bool:
+        """Every call of `func` passes (or defaults) a shared value for `param`."""
+        f = self.facts
+        sites = f.call_sites(func)
+        default = next((p.default for p in (*func.params.params, *func.params.kwonly_params)
+                        if p.name.value == param), None)
+        passed = [f.argument_for(c, func, param) or default for c in sites]
+        return bool(sites) and all(p is not None and (mt.is_parse_args(p) or self._core(p, proving))
+                                   for p in passed)
+
+    @cached_property
+    def _loop_targets(self) -> dict:
+        """The names each function binds as the target of a loop over data (not a counter)."""
+        index: dict = {}
+        for loop in self.facts.loops:
+            if isinstance(loop, cst.For):
+                counters = self._counters(loop)
+                index.setdefault(self.facts.scope(loop), set()).update(
+                    n.value for n in target_names(loop.target) if n.value not in counters)
+        return index
+
+    def _branched(self, stmt: cst.CSTNode) -> bool:
+        """Does `stmt` run only on some paths of its function (inside an `if` or an `except`)?"""
+        for anc in self.facts.ancestors(stmt):
+            if isinstance(anc, cst.FunctionDef):
+                return False
+            if isinstance(anc, (cst.If, cst.IfExp, cst.ExceptHandler)):
+                return True
+        return False
+
+    # the wide answer (`wide=True`) ---------------------------------------------------------------
     def _set_from_rank_by_caller(self, test: cst.BaseExpression) -> bool:
         """Does `test` read an attribute of a parameter that a caller sets from the rank on the
         object it passes (`args.should_save` of `train(args)`, after `args.should_save = ... and
@@ -87,15 +245,12 @@ class SameValues:
 
     def _shared(self, node: cst.CSTNode, proving: frozenset) -> bool:  # noqa: C901 (22: one case per node type)
         f = self.facts
-        if isinstance(node, (cst.Name, cst.Attribute)) and (self.ranks.rank_name(node) or isinstance(
-                node, cst.Attribute) and self.ranks.property_rank_test(node)) and not self._assigned(node) \
-                or self.ranks.is_global_rank(node) or isinstance(node, cst.Call) and (
-                    rank_word(node.func) or self.ranks.returns_rank_test(node, 2)):
+        if self._per_process(node):
             return False  # `args.local_rank`, `dist.get_rank()`, `backend.is_root_worker()`: each process has its own
         entries = self.ranks.dict_entries(node)
         if entries is not None:
             return all(self._shared(e, proving) for e in entries)
-        if f.same_everywhere(node):
+        if self._core(node, frozenset()):
             return True
         if len(proving) > SHARED_DEPTH:
             return False
@@ -146,7 +301,7 @@ class SameValues:
             arguments = all(self._shared(a.value, proving) for a in node.args)
             if mt.is_call_of(node, "len") and len(node.args) == 1 and self._data(node.args[0].value):
                 return True  # `len(train_sampler)`: a distributed sampler gives every process as many
-            if dotted(node.func) in f.classes or dotted(node.func) in f.PURE_BUILTINS \
+            if dotted(node.func) in f.classes or dotted(node.func) in PURE_BUILTINS \
                     or mt.is_call_of(node, "getattr", "hasattr"):  # `Config()`, `int(x)`, `getattr(args, "fsdp", False)`
                 return arguments
             if mt.is_method_call(node, "get_last_lr", "get_lr"):  # a scheduler's rate: what its steps were given
@@ -319,7 +474,7 @@ class SameValues:
         """`os.environ["X"]`, `os.environ.get("X")`, `os.getenv("X")` for a variable other than a
         rank (the launcher gives every process the same environment but those)."""
         key = self.ranks.environment_key(node)
-        return key is not None and "RANK" not in key.upper() and key not in PER_PROCESS_VARIABLES
+        return key is not None and not rank_variable(key) and key not in PER_PROCESS_VARIABLES
 
 
 def _class_name(qualified: str) -> bool:
@@ -375,3 +530,28 @@ def _batch_size(node: cst.CSTNode) -> bool:
         inner = node.value
         return mt.is_attribute(inner, "shape") or mt.is_method_call(inner, "size") and not inner.args
     return mt.is_method_call(node, "size") and len(node.args) == 1 and mt.is_zero(node.args[0].value)
+
+
+def reads_saved_state(facts: Facts, call: cst.Call) -> bool:
+    """A call that reads saved state ddpify does not follow: a method or an unread function
+    (another module's, not torch's) whose name has the word load, resume or restore
+    (`checkpointer.resume_or_load(p)`, `load_state(path, model)`, `load_checkpoint(...)`; not
+    `DataLoader(...)`, not `get_loader()`). Every process reads the same file; what the loaded
+    objects expect is that loader's business."""
+    name = (dotted(call.func) or "").rsplit(".", 1)[-1].lower()
+    if not name or not LOAD_WORD.search(name) or (facts.qualify(call.func) or "").startswith("torch."):
+        return False
+    return isinstance(call.func, cst.Attribute) or not facts.user_functions(call)
+
+
+def values(facts: Facts) -> SameValues:
+    """The shared-value questions of `facts`, built once per program."""
+    found = facts.__dict__.get("_values")
+    if found is None:
+        found = facts.__dict__["_values"] = SameValues(facts, ranks(facts))
+    return found
+
+
+def same_everywhere(facts: Facts, expr: cst.CSTNode) -> bool:
+    """The core answer (`SameValues.same_everywhere(expr, wide=False)`): what the rewrites ask."""
+    return values(facts).same_everywhere(expr, wide=False)
