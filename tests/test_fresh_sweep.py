@@ -21,7 +21,7 @@ Probe = sweep.Probe
 
 
 @pytest.mark.parametrize("name, size", [("fresh_sweep.json", 24), ("fresh_sweep2.json", 20), ("fresh_sweep3.json", 20),
-                                        ("fresh_sweep4a.json", 12)])
+                                        ("fresh_sweep4a.json", 12), ("fresh_sweep4b.json", 11)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -44,11 +44,12 @@ def test_the_third_sweep_uses_no_repository_of_the_first_two():
     assert third and not third & earlier
 
 
-def test_the_fourth_sweeps_part_a_uses_no_repository_of_the_first_three():
-    fourth = {p["repo"] for p in sweep.manifest(ROOT / "bench" / "fresh_sweep4a.json")["programs"]}
+def test_the_fourth_sweeps_parts_use_no_repository_of_the_first_three_nor_of_each_other():
+    part_a, part_b = ({p["repo"] for p in sweep.manifest(ROOT / "bench" / f"fresh_sweep4{part}.json")["programs"]}
+                      for part in "ab")
     earlier = {p["repo"] for name in ("fresh_sweep.json", "fresh_sweep2.json", "fresh_sweep3.json")
                for p in sweep.manifest(ROOT / "bench" / name)["programs"]}
-    assert len(fourth) >= 7 and not fourth & earlier
+    assert len(part_a) >= 7 and len(part_b) >= 7 and not (part_a | part_b) & earlier and not part_a & part_b
 
 
 def _events(*events):

@@ -112,6 +112,18 @@ class Picture(Anything):
     def size(self):  # PIL's (width, height)
         return self._array.shape[1], self._array.shape[0]
 
+    @property
+    def width(self):
+        return self._array.shape[1]
+
+    @property
+    def height(self):
+        return self._array.shape[0]
+
+    def crop(self, box):  # PIL's (left, upper, right, lower)
+        left, upper, right, lower = (int(v) for v in box)
+        return Picture(self._array[upper:lower, left:right])
+
     def resize(self, size, *args, **kwargs):  # nearest neighbour, as numpy indexing gives it
         import numpy
         w, h = size
@@ -125,14 +137,15 @@ class _PILImage(Anything):
         return Picture(array, mode)
 
     def open(self, fp, *args, **kwargs):
-        """An image file of the program's own inputs: 48x48 RGB pixels fixed by the file's name
-        (the file must exist, as for the real one)."""
+        """An image file of the program's own inputs: 48x48 RGB pixels (``FRESH_SWEEP_IMAGE_SIDE``)
+        fixed by the file's name (the file must exist, as for the real one)."""
         import zlib
         import numpy
         with open(fp, "rb"):
             pass
         rng = numpy.random.default_rng(zlib.crc32(os.path.basename(str(fp)).encode()))
-        return Picture(rng.integers(0, 256, (48, 48, 3), dtype=numpy.uint8))
+        side = int(os.environ.get("FRESH_SWEEP_IMAGE_SIDE", "48"))
+        return Picture(rng.integers(0, 256, (side, side, 3), dtype=numpy.uint8))
 
 
 class SummaryWriter:

@@ -1,6 +1,7 @@
 """Tensor-only transforms: the stub data sets yield float tensors (C, H, W) in [0, 1]."""
 
 import sys
+import types
 
 import numpy as np
 import torch
@@ -145,4 +146,13 @@ class Pad:
         return F.pad(x, tuple(self.padding) * (2 if len(self.padding) == 2 else 1), value=0.0)
 
 
+def _to_pil_image(x, mode=None):
+    from fresh_stubs import Picture
+    x = _tensor(x)
+    return Picture((x.clamp(0, 1) * 255).to(torch.uint8).permute(1, 2, 0).numpy())
+
+
+functional = types.ModuleType(__name__ + ".functional")  # `import torchvision.transforms.functional as FT`
+functional.to_tensor, functional.to_pil_image = _tensor, _to_pil_image
+sys.modules[functional.__name__] = functional
 transforms = sys.modules[__name__]  # `from torchvision.transforms import transforms` (the real submodule)
