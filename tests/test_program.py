@@ -345,6 +345,60 @@ def test_a_call_runs_the_function_its_file_imports_not_a_namesake_in_another_fil
     assert runs == {"train(1)": ["utils"], "test(2)": ["train"]}
 
 
+def test_a_name_an_import_binds_with_as_runs_the_function_or_class_of_the_project_it_names():
+    from ddpify.syntax.facts import Facts
+
+    write({
+        "train.py": "from helper.loops import train_vanilla as train, validate as val\n"
+                    "from models import ResNet as Net\n"
+                    "from torch.optim import SGD as Opt\n"
+                    "import extra\n"
+                    "train(1)\nval(2)\nNet()\nOpt([])\n",
+        "helper/__init__.py": "",
+        "helper/loops.py": "def train_vanilla(x):\n    return x\n\ndef validate(x):\n    return x\n",
+        "models.py": "class ResNet:\n    def __init__(self):\n        pass\n",
+        "extra.py": "def SGD(params):\n    pass\n\ndef train(x):\n    pass\n",  # namesakes of the aliases
+    })
+    prog = program()
+    facts = Facts(prog.merged, prog)
+    runs = {facts.code(c): [(prog.part_of(f, facts.parents).name, f.name.value) for f in facts.user_functions(c)]
+            for c in facts.calls}
+    assert runs == {"train(1)": [("helper.loops", "train_vanilla")], "val(2)": [("helper.loops", "validate")],
+                    "Net()": [("models", "__init__")], "Opt([])": []}
+
+
+def test_the_training_pass_imported_under_another_name_gets_the_wrap_and_the_reshuffle():
+    write({
+        "train.py": """\
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+            from helper.loops import train_vanilla as train
+            def main():
+                loader = DataLoader(TensorDataset(torch.randn(32, 4), torch.randn(32, 1)), batch_size=8, shuffle=True)
+                model = torch.nn.Linear(4, 1)
+                optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+                for epoch in range(2):
+                    train(epoch, loader, model, optimizer)
+                torch.save(model.state_dict(), "m.pt")
+            main()
+            """,
+        "helper/__init__.py": "",
+        "helper/loops.py": """\
+            def train_vanilla(epoch, loader, model, optimizer):
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    ((model(x) - y) ** 2).mean().backward()
+                    optimizer.step()
+            """,
+    })
+    result = convert_program(program())
+    changes = [(c.rewrite, c.line) for c in result.changes if c.kind == "change"]
+    assert ("wrap-model", 6) in changes and ("set-epoch", 8) in changes, changes
+    untraced = [c.message for r in [result, *result.modules.values()] for c in r.changes
+                if c.kind == "warning" and ("cannot trace" in c.message or "set_epoch" in c.message)]
+    assert not untraced
+
+
 # ---- inherited trainers, shared modules, trainers of other packages ------------------------------
 
 INHERITED = {

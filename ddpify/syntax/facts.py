@@ -116,6 +116,7 @@ class Facts:
         # how the entry's own code spells what it imports (code added to it may use only these)
         self.own_imports = Imports(program.parts[0].module) if program is not None else self.imports
         self.calls: list[cst.Call] = []
+        self._part_imports: dict[str, Imports] = {}  # a program file's own imports, made when first asked
         self.loops: list[cst.For | cst.While] = []
         self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
         self.classes: dict[str, cst.ClassDef] = {}
@@ -374,11 +375,12 @@ class Facts:
         if isinstance(func, cst.Attribute) and dotted(func.value) in self.local_modules:
             func = func.attr  # `trainer.Trainer(...)`: a class of the program's module `trainer`
         if isinstance(func, cst.Name):
-            if func.value in self.classes:
-                return self._constructor(self.classes[func.value])
-            if func.value not in self.functions and (cls := self._instance_of(func)) is not None:
+            name = self._defined_name(func)
+            if name in self.classes:
+                return self._constructor(self.classes[name])
+            if name not in self.functions and (cls := self._instance_of(func)) is not None:
                 return self._methods(cls, "__call__")  # `stopper(val_loss, model)`: its `__call__`
-            return self._same_file([f for f in self.functions.get(func.value, ()) if self.enclosing_class(f) is None],
+            return self._same_file([f for f in self.functions.get(name, ()) if self.enclosing_class(f) is None],
                                    call)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
             cls = self.enclosing_class(call)  # `super().__init__(model, optimizer)`
@@ -392,6 +394,22 @@ class Facts:
         # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`, `model.train(loader)` where `model`
         # is `GAN(args)` or `DCGAN(args)` by the branch taken
         return [m for cls in classes for m in self._methods(cls, func.attr.value)]
+
+    def _defined_name(self, name: cst.Name) -> str:
+        """The name a callee has where the program defines it: `train` bound by `from helper.loops
+        import train_vanilla as train` is `train_vanilla` of the program's module `helper.loops`;
+        any other name as written."""
+        if self.program is None or name.value not in self.imports.aliases:  # no file imports the name
+            return name.value
+        part = self.program.part_of(name, self.parents)
+        if part.name not in self._part_imports:
+            self._part_imports[part.name] = Imports(part.module)
+        module, _, defined = (self._part_imports[part.name].qualify(name) or "").rpartition(".")
+        return defined if module in self._part_names else name.value
+
+    @cached_property
+    def _part_names(self) -> frozenset[str]:
+        return frozenset(part.name for part in self.program.parts) if self.program is not None else frozenset()
 
     def _base(self, cls: cst.ClassDef) -> cst.ClassDef | None:
         """The first base of `cls` that is a class of the program (`BaseTrainer`, `base.BaseTrainer`)."""
