@@ -42,7 +42,12 @@ chose by probing for a free one, `while os.path.exists(base_dir): run += 1`, is 
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
 later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.load`, `open(path)`,
 ...) may read what was written, a `barrier()` follows the write, whatever wrote it.
-`print` needs nothing: the runtime silences it off the main process.
+`print` needs nothing: the runtime silences it off the main process. A logging handler that
+opens a file is made on the main process only, a `NullHandler` elsewhere:
+
+    file_handler = logging.FileHandler(log_file_name)
+->
+    file_handler = logging.FileHandler(log_file_name) if is_main_process() else NullHandler()
 
 With `--strategy fsdp` a forward and a full state dict are collectives (FSDP2 all-gathers the
 shards), so they run on every process, before the guard, and only the write is guarded:
@@ -96,6 +101,8 @@ GUARD = "is_main_process()"
 ONCE = {"wandb.init", "wandb.log", "wandb.save", "wandb.finish", "wandb.watch", "os.mkdir"}
 LOGGERS = {"wandb.init"}  # and what `objects` calls a writer (SummaryWriter, a logger class of the program)
 FILE_METHODS = {"write", "writelines", "flush", "close"}
+LOG_FILE_HANDLERS = frozenset({"logging.FileHandler", "logging.handlers.RotatingFileHandler",
+                               "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler"})
 
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa: C901 (18: to split)
@@ -171,8 +178,32 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         if facts.qualify(call.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(call, "disable"):
             edits.replace(call, _disable_bar, "progress bar shown on the main process only")
             writes[call] = "tqdm"
-    if writes:
+    if _log_file_handlers(facts, edits) or writes:
         edits.add_import("ddpify_runtime", "is_main_process")
+
+
+def _log_file_handlers(facts: Facts, edits: Edits) -> bool:
+    """`logging.FileHandler(path)` (and the rotating ones) opens its file where it is made:
+    made on the main process only, a `NullHandler` elsewhere, which takes the same calls
+    (`setFormatter`, `addHandler`) and writes nothing. True if any was."""
+    found = False
+    for call in facts.calls:
+        made = facts.qualify(call.func)
+        if made in LOG_FILE_HANDLERS and not _already_guarded(facts, call, {}):
+            parent = facts.parent(call)
+            enclose = isinstance(parent, (cst.Attribute, cst.Subscript)) and parent.value is call
+            edits.replace(call, lambda node, enclose=enclose: _main_or_null(node, enclose),
+                          f"{made.rpartition('.')[2]} opened on the main process only (a NullHandler elsewhere)")
+            found = True
+    if found:
+        edits.add_import("logging", "NullHandler")
+    return found
+
+
+def _main_or_null(call: cst.Call, enclose: bool) -> cst.IfExp:
+    parens = {"lpar": [cst.LeftParen()], "rpar": [cst.RightParen()]} if enclose else {}
+    return cst.IfExp(test=cst.parse_expression(GUARD), body=call, orelse=cst.parse_expression("NullHandler()"),
+                     **parens)
 
 
 def _statements(facts: Facts) -> Iterator[cst.With | cst.SimpleStatementLine]:

@@ -989,3 +989,52 @@ def test_a_folder_made_where_it_is_missing_is_made_by_every_process_with_exist_o
     bare = only(NAME, MADE_IF_MISSING.replace("            if not os.path.exists(logdir):\n                os.makedirs",
                                               "            if logdir:\n                os.makedirs"))
     assert "exist_ok" not in bare and "is_main_process()" in bare
+
+
+LOG_FILE = """\
+import logging
+import logging.handlers
+import torch
+
+
+class Logger(object):
+    def __init__(self, log_file_name, logger_name):
+        self.__logger = logging.getLogger(logger_name)
+        file_handler = logging.FileHandler(log_file_name)
+        file_handler.setFormatter(logging.Formatter("%(message)s"))
+        self.__logger.addHandler(file_handler)
+        self.__logger.addHandler(logging.StreamHandler())
+        self.__logger.addHandler(logging.handlers.RotatingFileHandler("all.log"))
+
+    def get_log(self):
+        return self.__logger
+
+
+logger = Logger("log.txt", "CIFAR").get_log()
+logging.FileHandler("x.log").setLevel(logging.INFO)
+model = torch.nn.Linear(2, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(4, 2):
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    optimizer.step()
+    logger.info("step")
+"""
+
+
+def test_a_logging_file_handler_is_made_on_the_main_process_only_a_null_handler_elsewhere():
+    """BIGBALLON/CIFAR-ZOO's utils.Logger adds a logging.FileHandler: every process appended to
+    log.txt (the runtime's self-check named it). The handler is made on the main process only, a
+    NullHandler elsewhere (it takes setFormatter and addHandler); a stream handler stays, and a
+    handler made under the user's own rank test is left as it is."""
+    out = only(NAME, LOG_FILE)
+    assert "file_handler = logging.FileHandler(log_file_name) if is_main_process() else NullHandler()\n" in out
+    assert "logging.handlers.RotatingFileHandler(\"all.log\") if is_main_process() else NullHandler())" in out
+    assert "(logging.FileHandler(\"x.log\") if is_main_process() else NullHandler()).setLevel(" in out
+    assert "self.__logger.addHandler(logging.StreamHandler())\n" in out
+    assert "from logging import NullHandler\n" in out
+    guarded = only(NAME, LOG_FILE.replace("        file_handler = logging.FileHandler(log_file_name)\n",
+                                          "        if rank == 0:\n"
+                                          "            file_handler = logging.FileHandler(log_file_name)\n"))
+    assert "            file_handler = logging.FileHandler(log_file_name)\n" in guarded
+    compile(out, "log_file.py", "exec")
