@@ -132,7 +132,7 @@ def loaders_of(facts: Facts, expr: cst.BaseExpression, loader_calls: list[cst.Ca
 
 
 def _shuffles(call: cst.Call) -> bool:
-    arg = mt.keyword(call, "shuffle")
+    arg = mt.loader_arg(call, "shuffle")
     return arg is not None and mt.is_literal_true(arg.value)
 
 

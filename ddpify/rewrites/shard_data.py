@@ -5,7 +5,8 @@
     train_loader = DataLoader(train_set, batch_size=64, sampler=DistributedSampler(train_set, shuffle=True))
 
 `shuffle=` moves into the sampler with its original value, literal or expression (DataLoader
-refuses both). Other shapes:
+refuses both); so does a `shuffle` given by place (`DataLoader(train_set, 64, True)`), and what
+follows it by place is then given by name. Other shapes:
 
     sampler = RandomSampler(ds)              ->  sampler = DistributedSampler(ds)
     sampler = SequentialSampler(ds)          ->  sampler = DistributedSampler(ds, shuffle=False)
@@ -86,8 +87,8 @@ def _outermost_training_loop(facts: Facts) -> cst.For | cst.While | None:
 
 def _shard(facts: Facts, edits: Edits, call: cst.Call) -> None:
     for key in ("batch_sampler", "sampler"):
-        arg = mt.keyword(call, key)
-        if arg is not None:
+        arg = mt.loader_arg(call, key)
+        if arg is not None and not mt.is_name(arg.value, "None"):
             given = _sampler_call(facts, arg.value, unbatch=(key == "batch_sampler"))
             if given is not None:
                 _replace_sampler(facts, edits, given)
@@ -102,7 +103,7 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call) -> None:
         _wrap_loader(facts, edits, call, "its arguments are built elsewhere" if mt.has_double_star(call)
                      else "its dataset is built in the call")
         return
-    shuffle = mt.keyword(call, "shuffle")
+    shuffle = mt.loader_arg(call, "shuffle")
     ds = facts.code(dataset.value)
     value = None if shuffle is None else facts.code(shuffle.value)
     if shuffle is not None and value is not None and _depends_on_comprehension(facts, call, shuffle.value):
@@ -116,6 +117,14 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call) -> None:
     def fix(node: cst.Call) -> cst.Call:
         args = list(node.args)
         idx = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "shuffle"), None)
+        places = [i for i, a in enumerate(args) if a.keyword is None and not a.star]
+        if idx is None and len(places) > mt.LOADER_PLACES["shuffle"]:  # `DataLoader(train_set, 64, True, ...)`
+            # what is given by place from `shuffle` on is given by name, a `None` sampler dropped
+            for place, i in enumerate(places[2:len(mt.LOADER_ORDER)], start=2):
+                args[i] = args[i].with_changes(keyword=cst.Name(mt.LOADER_ORDER[place]), equal=build.NO_SPACE)
+            args = [a for a in args if not (a.keyword is not None and a.keyword.value == "sampler"
+                                            and mt.is_name(a.value, "None"))]
+            idx = next(i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "shuffle")
         if idx is None:
             return build.append_arg(node, new_arg)
         args[idx] = new_arg.with_changes(comma=args[idx].comma, whitespace_after_arg=args[idx].whitespace_after_arg)

@@ -234,6 +234,18 @@ def positional(call: cst.Call, index: int) -> cst.Arg | None:
     return args[index] if index < len(args) else None
 
 
+# `DataLoader`'s parameters in the order it takes them by place
+LOADER_ORDER = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn",
+                "pin_memory", "drop_last", "timeout", "worker_init_fn", "multiprocessing_context", "generator")
+LOADER_PLACES = {name: i for i, name in enumerate(LOADER_ORDER)}
+
+
+def loader_arg(call: cst.Call, name: str) -> cst.Arg | None:
+    """The argument `name` of a `DataLoader(...)` call, by keyword or by its place:
+    `DataLoader(train_set, 64, True)` passes `shuffle`."""
+    return keyword(call, name) or (positional(call, LOADER_PLACES[name]) if name in LOADER_PLACES else None)
+
+
 def has_double_star(call: cst.Call) -> bool:
     return any(a.star == "**" for a in call.args)
 

@@ -16,6 +16,35 @@ from torch.utils.data.distributed import DistributedSampler
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
 """, "shuffle_true_becomes_a_shuffling_distributed_sampler", scaffold=TRAINS.instead_of("loader")),
+    # shuffle given by its place (L1aoXingyu's `DataLoader(train_set, 64, True, num_workers=4)`): a
+    # `sampler=` beside a positional True made DataLoader raise on every process
+    pair("""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, 4, True, num_workers=0)
+""", """\
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, 4, sampler=DistributedSampler(ds, shuffle=True), num_workers=0)
+""", "shuffle_given_by_its_place_moves_into_the_sampler", scaffold=TRAINS.instead_of("loader")),
+    pair("""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, 4, True, None, None, 0)
+""", """\
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, 4, sampler=DistributedSampler(ds, shuffle=True), batch_sampler=None, num_workers=0)
+""", "what_follows_shuffle_by_place_is_given_by_name", scaffold=TRAINS.instead_of("loader")),
+    pair("""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, 4, False)
+""", """\
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, 4, sampler=DistributedSampler(ds, shuffle=False))
+""", "shuffle_false_by_its_place_stays_false", scaffold=TRAINS.instead_of("loader")),
     # an evaluation loader beside it stays whole
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
