@@ -754,7 +754,9 @@ def set_epoch(obj: Any, epoch: Optional[int] = None) -> Any:
     """
     if not _STATE.in_pass and get_world_size() > 1:
         _start_pass()
-    _set_epoch(obj, epoch, set())
+    back = _set_epoch(obj, epoch, set())
+    if _STATE.self_check is not None:  # a new training arms the checks again (_SelfCheck.epoch_set)
+        _STATE.self_check.epoch_set(_site(), epoch, back)
     return obj
 
 
@@ -773,20 +775,21 @@ def end_epoch() -> None:
     _wait_for_all("end_epoch()")
 
 
-def _set_epoch(obj: Any, epoch: Optional[int], seen: set) -> None:
+def _set_epoch(obj: Any, epoch: Optional[int], seen: set) -> bool:
+    """Set the epoch of every sampler behind ``obj``; True where one was asked for an epoch below
+    the last it was asked for (its passes counted again: a new training over it)."""
     if obj is None or id(obj) in seen:
-        return
+        return False
     seen.add(id(obj))
     if isinstance(obj, Mapping):
         obj = list(obj.values())
     if isinstance(obj, (list, tuple)):
-        for item in obj:
-            _set_epoch(item, epoch, seen)
-    elif callable(getattr(obj, "set_epoch", None)):
+        return any([_set_epoch(item, epoch, seen) for item in obj])  # a list: every one is set
+    if callable(getattr(obj, "set_epoch", None)):
+        last = getattr(obj, "_ddpify_epochs", None)
         obj.set_epoch(_fresh_epoch(obj, epoch))
-    else:
-        for name in ("sampler", "batch_sampler"):
-            _set_epoch(getattr(obj, name, None), epoch, seen)
+        return epoch is not None and last is not None and epoch < last[0]
+    return any([_set_epoch(getattr(obj, name, None), epoch, seen) for name in ("sampler", "batch_sampler")])
 
 
 def _fresh_epoch(sampler: Any, epoch: Optional[int]) -> int:
@@ -1260,12 +1263,13 @@ def _gather_tensors(items: List[torch.Tensor], shapes: List[List[Any]]) -> List[
 # training passes, parameters that differ between processes after the 2nd step (exchanged through
 # the store with a bounded wait, ``_SelfCheck.exchange``: a process that never steps there is a
 # finding, never a hang). Then the per-step hooks remove themselves, and an optimizer built later
-# (the next training) arms them again. At exit one more exchange compares the models' parameters
-# and the files each process opened for writing (``open`` records them for the whole run). The
-# main process prints one block per moment of finding (a fixed header, one
-# ``file:line: check: what; way out`` line each) and, where ``DDPIFY_VERIFY_JSON`` names a
-# file, writes every finding so far there as JSON. ``DDPIFY_VERIFY=strict`` raises
-# ``SelfCheckError`` after the block (at exit: ends the process with status 1). A hang names where each process waits (``_Watchdog``).
+# (the next training), or a training that starts over (``set_epoch``'s epoch goes back), arms
+# them again. At exit one more exchange compares the models' parameters and the files each
+# process wrote (``open`` and torch's writers record them for the whole run). The main process
+# prints one block per moment of finding (a fixed header, one ``file:line: check: what; way out``
+# line each) and, where ``DDPIFY_VERIFY_JSON`` names a file, writes every finding so far there as
+# JSON. ``DDPIFY_VERIFY=strict`` raises ``SelfCheckError`` after the block (at exit: ends the
+# process with status 1). A hang names where each process waits (``_Watchdog``).
 # docs/runtime.md#self-check and docs/decisions/0010-runtime-self-check.md (and 0031) say why
 # and what not.
 
@@ -1570,9 +1574,11 @@ class _SelfCheck:
     loaders stay (nothing of them runs in a step), and an optimizer built later at a line where
     none was built before arms them again (``arm``), so each training gets its own check (one
     rebuilt at one line, each round of a loop or each batch of an inner optimisation, arms them
-    once, not at every build). Every process builds the same optimizers, so
-    every process arms at the same ones: the exchanges are named by the optimizer, never by how
-    often a process armed."""
+    once, not at every build); so does a training that starts over (``epoch_set``: the epoch
+    given to ``set_epoch`` goes back), which checks every optimizer again, a reused one too.
+    Every process builds the same optimizers and sets the same epochs, so every process arms at
+    the same ones: the exchanges are named by the optimizer and the restart, never by how often
+    a process armed."""
 
     def __init__(self, strict: bool, wait: float = EXCHANGE_WAIT_S) -> None:
         self.strict = strict
@@ -1593,6 +1599,8 @@ class _SelfCheck:
         self.backwards = self.steps = 0  # backward passes in all; optimizer steps since armed
         self.armed_at = 0  # backward passes before the checks were armed
         self.armings = 0  # times the checks were armed (the same on every process)
+        self.restarts = 0  # trainings started over (epoch_set: the same on every process)
+        self.epochs: "dict[tuple[str, int], int]" = {}  # set_epoch site -> the epoch last asked for there
         self.build_undo: List[Any] = []  # construction hooks: stay until remove()
         self.writes: "dict[str, tuple[str, int]]" = {}  # absolute path opened for writing -> first opener's site
         self.write_undo: List[Any] = []
@@ -1738,6 +1746,29 @@ class _SelfCheck:
                 _optimizer_module().register_optimizer_step_post_hook(self.after_step).remove,
             ]
 
+    def epoch_set(self, site: "tuple[str, int]", epoch: Optional[int], back: bool) -> None:
+        """``set_epoch(loader, epoch)`` at ``site``: a training starts over where the epoch asked
+        for goes back, at that line (a loop of folds or settings around the epoch loop, a
+        ``train()`` called again) or for a sampler (``back``: the same loader's epochs counted
+        again by a later loop). Every process calls it alike."""
+        last = self.epochs.get(site)
+        if epoch is not None:
+            self.epochs[site] = epoch
+        if back or (epoch is not None and last is not None and epoch < last):
+            self.new_training()
+
+    def new_training(self) -> None:
+        """Arm the checks again for a training that starts over, and check every optimizer again
+        at its next two steps, those of an earlier training too (a reused optimizer, one rebuilt
+        at a line already seen); their exchanges are named by the restart too. The per-step
+        checks wait, as at any arming, for the optimizers built since the checks were last armed
+        (a fold's, rebuilt at one line; a reused one built before), 50 steps at the latest."""
+        self.restarts += 1
+        built = list(self.optimizers)
+        self.stepped = weakref.WeakKeyDictionary()
+        self.arm()
+        self.optimizers.update(built)
+
     # -- loaders
 
     def loader_key(self, loader: DataLoader) -> Any:
@@ -1807,7 +1838,8 @@ class _SelfCheck:
             return
         params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
         site = self.sites.get(optimizer) or _site()
-        record = _Stepped(site, params, self.keys.get(optimizer) or self.exchange_key(site))
+        key = self.keys.get(optimizer) or self.exchange_key(site)
+        record = _Stepped(site, params, f"{key}~{self.restarts}" if self.restarts else key)
         _remember(self.stepped, optimizer, record)
         synced = {id(p) for model in self.wrapped for p in model.module.parameters()}
         loose = [p for p in params if id(p) not in synced and not _synchronised_elsewhere(p)]

@@ -343,6 +343,79 @@ def test_a_second_training_of_a_wrapped_model_prints_nothing(check, capsys):
     assert capsys.readouterr().err == ""
 
 
+STARTS_OVER = textwrap.dedent("""\
+    import torch
+    from torch.utils.data import DataLoader, DistributedSampler
+    def loader_of(data):
+        return DataLoader(data, batch_size=8, sampler=DistributedSampler(data, num_replicas=1, rank=0))
+    loader = loader_of(DATA)
+    model = WRAP(torch.nn.Linear(4, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+    def step(net, x, y):
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(net(x), y).backward()
+        optimizer.step()
+        ARMED.append(bool(rt._STATE.self_check.step_undo))
+
+
+    def train(net, loader):
+        validation = loader_of(DATA)
+        for epoch in range(2):
+            for each in (loader, validation):  # two loaders at one line, one epoch: no new training
+                rt.set_epoch(each, epoch)
+            for x, y in loader:
+                step(net, x, y)
+
+
+    train(model, loader)
+    head = torch.nn.Linear(1, 1)  # fine-tuning: a bare head joins the same optimizer
+    optimizer.add_param_group({"params": head.parameters()})
+    SECOND
+""")
+SECOND = {
+    "train() again": "train(lambda x: head(model(x)), loader)",
+    "a new loader at the same line (a fold)": "train(lambda x: head(model(x)), loader_of(DATA))",
+    "the same loader in a later loop": textwrap.dedent("""\
+        for epoch in range(2):
+            rt.set_epoch(loader, epoch)
+            for x, y in loader:
+                step(lambda x: head(model(x)), x, y)"""),
+}
+
+
+@pytest.mark.parametrize("second", SECOND)
+def test_a_training_that_starts_over_is_checked_again_with_its_reused_optimizer(check, capsys, second):
+    """The checks armed again only at an optimizer built at a new line: a second training that
+    reused the first one's optimizer (fine-tuning with a head added to it), or rebuilt it at the
+    same line (a loop of folds), went unchecked. Now a training that starts over, where the
+    epoch given to set_epoch goes back at its line or for its sampler, arms them again and
+    checks every optimizer at its next two steps: the bare head is one finding at the
+    optimizer's line, in a block of its own."""
+    checking = check()
+    rt._STATE.self_check = checking
+    checking.install()
+
+    wrappers = []  # alive: the checks hold wrappers weakly
+
+    def wrap(model):
+        wrappers.append(Wrapper(model))
+        checking.wrapped.add(wrappers[-1])
+        return model
+
+    source = STARTS_OVER.replace("SECOND", SECOND[second])
+    scope = {"DATA": DATA, "ARMED": [], "rt": rt, "WRAP": wrap}
+    exec(compile(source, "train.py", "exec"), scope)
+    assert scope["ARMED"] == [True, *[False] * 7, True, *[False] * 7]  # 4 batches a pass, 2 passes each
+    assert checking.restarts == 1 and not checking.step_undo
+    line = next(n for n, text in enumerate(source.splitlines(), 1) if text.startswith("optimizer = "))
+    assert checking.stepped[scope["optimizer"]].key == f"train.py:{line}#0~1"
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ddpify self-check: 1 problem(s) found" and len(err) == 2
+    assert err[1].startswith(f"train.py:{line}: unwrapped-parameters: this optimizer steps 2 parameter(s) of Linear")
+
+
 @pytest.fixture
 def rank0_of_2_with_a_store(monkeypatch):
     """Rank 0 of 2, exchanging through an in-memory store that the test fills for rank 1."""

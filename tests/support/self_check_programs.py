@@ -80,6 +80,19 @@ for epoch in range(2):
     end_epoch()
 """
 
+# a second training that reuses the first one's optimizer, a head added to it (fine-tuning)
+_REUSED = """\
+head = {}
+optimizer.add_param_group({{"params": head.parameters()}})
+for epoch in range(2):
+    set_epoch(train_loader, epoch)
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        F.mse_loss(head(model(x)), y).backward()
+        optimizer.step()
+    end_epoch()
+"""
+
 _WRITE = "{}with open({}, 'w') as f: f.write(f'{{total:.4f}}')\n"
 _RELOAD = "model.module.load_state_dict({}{{k: v.clone() for k, v in model.module.state_dict().items()}})\n"
 
@@ -121,6 +134,10 @@ CASES: Dict[str, tuple] = {
     # the checks arm again at the second training's optimizer: its bare model is found there
     "second-training": (dict(after=_SECOND_TRAINING.format("model2")),
                         dict(after=_SECOND_TRAINING.format("DistributedDataParallel(model2, device_ids=device_ids(model2))"))),
+    # the training that starts over (set_epoch's epoch goes back) arms the checks again and checks
+    # the reused optimizer again: its bare head is found there
+    "restarted-training": (dict(after=_REUSED.format("torch.nn.Linear(1, 1)")),
+                           dict(after=_REUSED.format("DistributedDataParallel(torch.nn.Linear(1, 1))"))),
     # each process loads its own weights after training (unet_nb: the best weights by the loss of
     # its own half of a sharded validation loader); the near miss reloads the same on all
     "diverged-at-exit": (dict(after=_RELOAD.format("Net().state_dict() if get_rank() == 1 else ")),
@@ -139,13 +156,14 @@ AT_EXIT = dict(after=_RELOAD.format("Net().state_dict() if get_rank() == 1 else 
 
 # the check whose name a trigger's finding carries (the iterable case is an unsharded loader)
 CHECK = {**{name: name for name in CASES}, "unsharded-iterable": "unsharded-loader",
-         "second-training": "unwrapped-parameters"}
+         "second-training": "unwrapped-parameters", "restarted-training": "unwrapped-parameters"}
 
 # the slot whose line a finding names
 WHERE = {"unwrapped-parameters": "optimizer = ", "unsharded-loader": "train_loader = ",
          "unsharded-iterable": "train_loader = ", "same-order": "train_loader = ",
          "diverged-parameters": "optimizer = ", "uneven-batches": "train_loader = ",
          "missing-step": "if get_rank() == 0: ", "second-training": "optimizer2 = ",
+         "restarted-training": "optimizer = ",
          "diverged-at-exit": "model = DistributedDataParallel(", "shared-write": "with open("}
 
 
