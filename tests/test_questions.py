@@ -98,6 +98,8 @@ WRITES = {
                        "anim.save('a.gif', dpi=80, writer='imagemagick')\n", ".save()", "'a.gif'"),
     "pil_save": ("from PIL import Image\nImage.fromarray(a).save(f'sample_{i}.png')\n", ".save()", "f'sample_{i}.png'"),
     "pil_name_save": ("from PIL import Image\nimg = Image.open(p)\nimg.save('b.png')\n", ".save()", "'b.png'"),
+    "path_write_bytes": ("from pathlib import Path\nPath('m.pt').write_bytes(data)\n", ".write_bytes()", "Path('m.pt')"),
+    "path_write_text": ("import pathlib\nout = pathlib.Path('log.txt')\nout.write_text(s)\n", ".write_text()", "out"),
 }
 
 NOT_WRITES = {
@@ -110,6 +112,9 @@ NOT_WRITES = {
     "imread": "import imageio\nimg = imageio.imread('a.png')\n",
     "animation_pause": "import matplotlib.animation as animation\nanim = animation.FuncAnimation(fig, f)\nanim.pause()\n",
     "pil_show": "from PIL import Image\nImage.fromarray(a).show()\n",
+    "buffer_save": "import io\nimport torch\nbuffer = io.BytesIO()\ntorch.save(model, buffer)\n",
+    "buffer_inline": "import io\nimport torch\ntorch.save(model, io.BytesIO())\n",
+    "string_buffer_dump": "import io\nimport json\nout = io.StringIO()\njson.dump(d, out)\n",
 }
 
 
@@ -130,6 +135,16 @@ def test_file_write(name):
 def test_not_a_file_write(name):
     facts = Facts(parse_module(NOT_WRITES[name]))
     assert not any(writes.file_write(facts, c) for c in facts.calls)
+
+
+IN_MEMORY = ("buffer_save", "buffer_inline", "string_buffer_dump")
+
+
+@pytest.mark.parametrize("name", IN_MEMORY)
+def test_neither_command_takes_a_write_into_memory_for_a_file_write(name):
+    """check does not report it (DDP006), convert leaves it on every process."""
+    assert check(DDP_HEAD + NOT_WRITES[name]).findings == []
+    assert "is_main_process" not in convert(SINGLE_HEAD + NOT_WRITES[name]).code
 
 
 DDP_HEAD = "import torch\nimport torch.distributed as dist\ndist.init_process_group('gloo')\n"

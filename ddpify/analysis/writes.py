@@ -6,14 +6,20 @@ A call writes a file when it is
   `pickle.dump`, NumPy's `save`/`savez`/`savez_compressed`/`savetxt`, `shutil` copies and moves,
   `torchvision.utils.save_image`, `matplotlib.pyplot.savefig`, the image writers of imageio,
   scipy, scikit-image, OpenCV and matplotlib: `imageio.mimsave`, `scipy.misc.imsave`, ...);
-- a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`);
+- a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`,
+  pathlib's `Path(p).write_bytes(data)` and `.write_text(s)`);
 - or `.save(path)` on a TorchScript module (a value made by `torch.jit.script` or
   `torch.jit.trace`, followed through names: `scripted = torch.jit.script(m)` ... `scripted.save(p)`)
   or on a matplotlib animation (`anim = animation.ArtistAnimation(fig, ims)` ... `anim.save("a.gif")`)
   or on a PIL image (`Image.fromarray(a).save("sample.png")`, `img = Image.open(p)` ... `img.save(q)`).
 
+and what it writes to is not an in-memory buffer: `torch.save(state, buffer)` with `buffer =
+io.BytesIO()` (or `json.dump(d, io.StringIO())`, `fig.savefig(buf)`) writes no file, on any
+process; where the buffer's bytes are written later, that write is the file write
+(`Path(p).write_bytes(buffer.getvalue())`).
+
 Near misses, not writes: `optimizer.step()`, a `.save()` of the script's own objects,
-`json.dumps` (a string), `np.load`, `torch.load`, `print`.
+`json.dumps` (a string), `np.load`, `torch.load`, `print`, a save into an in-memory buffer.
 
 What stays each command's own: `convert` also guards what is not a file write but must happen
 once (wandb calls, SummaryWriter logging, `os.mkdir` and `os.makedirs` without `exist_ok`, which
@@ -38,13 +44,30 @@ FILE_WRITES = {
     "imageio.v2.imwrite": 0, "imageio.v2.mimwrite": 0, "imageio.v3.imwrite": 0,
     "scipy.misc.imsave": 0, "skimage.io.imsave": 0, "cv2.imwrite": 0, "matplotlib.pyplot.imsave": 0,
 }
-FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv"})
+FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv", "write_bytes", "write_text"})
+PATH_METHODS = frozenset({"write_bytes", "write_text"})  # pathlib's: the path is the object, not an argument
+IN_MEMORY = frozenset({"io.BytesIO", "io.StringIO"})  # buffers: what is written to them is no file
 SCRIPTED = frozenset({"torch.jit.script", "torch.jit.trace"})
 SAVED_BY_METHOD = ("matplotlib.animation.", "PIL.Image.")  # makers of values whose `.save(path)` writes a file
 
 
 def file_write(facts: Facts, call: cst.Call) -> str | None:
-    """What `call` is, when it writes a file (`torch.save`, `np.save`, `.save_pretrained()`), or None."""
+    """What `call` is, when it writes a file (`torch.save`, `np.save`, `.save_pretrained()`), or None
+    (also for a write into an in-memory buffer: `torch.save(state, io.BytesIO())`)."""
+    what = _writer(facts, call)
+    if what is None or in_memory(facts, written_path(facts, call)):
+        return None
+    return what
+
+
+def in_memory(facts: Facts, target: cst.BaseExpression | None) -> bool:
+    """Is `target` an in-memory buffer: `io.BytesIO()`, `io.StringIO()`, or a name that only ever
+    holds one (`buffer = io.BytesIO()`)?"""
+    origins = facts.origins(target) if target is not None else []
+    return bool(origins) and all(isinstance(o, cst.Call) and facts.qualify(o.func) in IN_MEMORY for o in origins)
+
+
+def _writer(facts: Facts, call: cst.Call) -> str | None:
     qualified = facts.qualify(call.func)
     if qualified in FILE_WRITES:
         return qualified.replace("numpy.", "np.")
@@ -62,7 +85,10 @@ def _saves_itself(qualified: str | None) -> bool:
 
 
 def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
-    """The path (or open file) a file write writes to, where it is passed."""
+    """The path (or open file) a file write writes to, where it is passed (the object of
+    `Path(p).write_bytes(data)`)."""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in PATH_METHODS:
+        return call.func.value
     at = FILE_WRITES.get(facts.qualify(call.func) or "", 0)
     arg = mt.positional(call, at)
     return arg.value if arg is not None else None

@@ -594,7 +594,7 @@ def _write_atomically(facts: Facts, edits: Edits, stmt: cst.CSTNode) -> None:
     if small is None or not isinstance(small.value, cst.Call) or facts.qualify(small.value.func) != "torch.save":
         return
     target = _save_target(small.value)
-    if target is None or _is_buffer(facts, target.value):
+    if target is None:
         return
     name = _fresh(facts, stmt, "tmp_path", set())
     edits.replace(stmt, lambda node: _atomic(node, name),
@@ -605,12 +605,6 @@ def _write_atomically(facts: Facts, edits: Edits, stmt: cst.CSTNode) -> None:
 def _save_target(call: cst.Call) -> cst.Arg | None:
     """The file argument of `torch.save(obj, f)`."""
     return mt.positional(call, 1) or mt.keyword(call, "f")
-
-
-def _is_buffer(facts: Facts, expr: cst.BaseExpression) -> bool:
-    """An in-memory buffer (`io.BytesIO()`, or a name assigned one), not a file to replace."""
-    values = [v for t, v, _ in facts.assigns if isinstance(expr, cst.Name) and mt.is_name(t, expr.value)]
-    return any(isinstance(v, cst.Call) and (facts.qualify(v.func) or "").endswith("BytesIO") for v in [expr, *values])
 
 
 def _atomic(node: cst.SimpleStatementLine, name: str) -> cst.With:

@@ -663,16 +663,20 @@ if is_main_process():
 """, "a_helper_that_only_writes_is_guarded_where_it_is_called_and_its_save_is_atomic", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 import io
+from pathlib import Path
 buffer = io.BytesIO()
-torch.save(model, buffer)
+torch.save(model.state_dict(), buffer)
+Path("m.pt").write_bytes(buffer.getvalue())
 """, """\
 from ddpify_runtime import is_main_process
 
 import io
+from pathlib import Path
 buffer = io.BytesIO()
+torch.save(model.state_dict(), buffer)
 if is_main_process():
-    torch.save(model, buffer)
-""", "a_save_into_an_in_memory_buffer_is_guarded_but_not_atomic", scaffold=TRAINS.at_end),
+    Path("m.pt").write_bytes(buffer.getvalue())
+""", "an_in_memory_buffer_written_to_a_file_later_is_guarded_where_it_is_written", scaffold=TRAINS.at_end),
 ]
 
 UNCHANGED = [
@@ -680,6 +684,13 @@ UNCHANGED = [
     unchanged("""\
     print(f"epoch {epoch}")
 """, "the_runtime_silences_print", TRAINS.at_end),
+    # a save into an in-memory buffer writes no file, on any process (decision 0017)
+    unchanged("""\
+import io
+buffer = io.BytesIO()
+torch.save(model, buffer)
+size = buffer.tell()
+""", "a_save_into_an_in_memory_buffer", TRAINS.at_end),
     # reading
     unchanged("""\
     with open("log.txt") as f:
