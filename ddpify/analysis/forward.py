@@ -10,8 +10,12 @@ for a gradient of every parameter; one that gets none stops training at the next
     if self.use_aux: out = out + self.aux(h)   # a sub-module used on some paths only
     return self.adv(h), self.cls(h)            # heads: a step may read one of them only
     self.codebook.weight = nn.Parameter(w / n) # (in forward, here or in a sub-module) a parameter replaced
+    out = self.relu(self.bn1(x))               # an output read on some paths only
+    out = self.conv(out if self.equal else x)  #   (a wide ResNet's block: bn1 idles where in != out)
 
-Only classes of this file are read; a model whose class is elsewhere shows nothing here.
+The classes of the sub-modules a model builds are read as its own (`self.block1 =
+NetworkBlock(n, 16, 32, BasicBlock)`: `BasicBlock`'s forward too). Only classes of the program
+ddpify reads count; a model whose class is elsewhere shows nothing here.
 """
 
 from __future__ import annotations
@@ -75,8 +79,13 @@ def heads(facts: Facts, cls: cst.ClassDef) -> set[int] | None:
     return found
 
 
-def idle_parameters(facts: Facts, cls: cst.ClassDef) -> str | None:
-    """Why some parameters of `cls` may get no gradient in a step (as the source shows it), or None."""
+def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set | None = None) -> str | None:
+    """Why some parameters of `cls`, or of the sub-modules of the program's classes it builds, may
+    get no gradient in a step (as the source shows it), or None."""
+    seen = set() if seen is None else seen
+    if cls in seen:
+        return None
+    seen.add(cls)
     init = _method(facts, cls, "__init__")
     forward = _method(facts, cls, "forward")
     if init is None or forward is None:
@@ -85,10 +94,12 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef) -> str | None:
     replaced = _replaced_parameter(facts, cls)
     if replaced is not None:
         return replaced
+    held = set()
     for target, value, _ in facts.writes_in(init):
         name = dotted(target)
         if not name or not name.startswith("self.") or name.count(".") != 1 or not _has_parameters(facts, value):
             continue
+        held.add(name)
         uses = [a for f in reached for a in facts.findall(f, cst.Attribute, lambda a: dotted(a) == name)]
         if not uses:
             return f"`{name}` is never used in forward()"
@@ -96,7 +107,60 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef) -> str | None:
             return f"`{name}` is read in forward() for its {facts.parent(uses[0]).attr.value} only"
         if all(facts.scope(u) is forward for u in uses) and all(_on_some_paths(facts, cls, u, uses, forward) for u in uses):
             return f"`{name}` is used in forward() on some paths only"
+    dead = _output_read_on_some_paths(facts, cls, reached, held)
+    if dead is not None:
+        return dead
+    for sub in _sub_module_classes(facts, cls, init) if depth else ():
+        if (found := idle_parameters(facts, sub, depth - 1, seen)) is not None:
+            return f"{found} (`{sub.name.value}`, a sub-module of `{cls.name.value}`)"
     return None
+
+
+def _output_read_on_some_paths(facts: Facts, cls: cst.ClassDef, reached: list[cst.FunctionDef],
+                               held: set[str]) -> str | None:
+    """`out = self.relu(self.bn1(x))` whose value the statements after it read on some paths only
+    (`self.conv1(out if self.equal else x)`), or never: `self.bn1` then gets no gradient in the
+    steps that take the other path. Not in a loop (a later pass may read it)."""
+    for func in reached:
+        for target, value, stmt in facts.writes_in(func):
+            if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 or not isinstance(target, cst.Name):
+                continue
+            subs = sorted({dotted(c.func) for c in facts.calls_in(value)} & held)
+            if not subs or any(isinstance(a, (cst.For, cst.While)) for a in _ancestors_within(facts, stmt, func)):
+                continue
+            reads = _reads_after(facts, target.value, facts.statement(stmt), func)
+            if all(_on_some_paths(facts, cls, r, reads, func) for r in reads):
+                return f"the output of `{subs[0]}` (`{target.value}`) is read in {func.name.value}() on some paths only"
+    return None
+
+
+def _reads_after(facts: Facts, name: str, stmt: cst.CSTNode, func: cst.FunctionDef) -> list[cst.CSTNode]:
+    """The reads of `name` in the statements that run after `stmt` in `func`, up to the first one
+    that binds it again in the same block (its value's reads included)."""
+    reads: list[cst.CSTNode] = []
+    node = stmt
+    while node is not func:
+        parent = facts.parent(node)
+        if parent is None:
+            break
+        if isinstance(getattr(parent, "body", None), (list, tuple)) and node in parent.body:
+            for after in facts.following(node):
+                rebinds = [a for a in facts.findall(after, cst.Assign) if facts.statement(a) is after
+                           and any(mt.is_name(t.target, name) for t in a.targets)]
+                if rebinds:
+                    reads += facts.references(rebinds[0].value, name)
+                    return reads
+                reads += facts.references(after, name)
+        node = parent
+    return reads
+
+
+def _sub_module_classes(facts: Facts, cls: cst.ClassDef, init: cst.FunctionDef) -> list[cst.ClassDef]:
+    """The module classes of the program that `__init__` (and the methods it calls through `self.`)
+    names: built (`self.fc = Head()`) or handed on (`NetworkBlock(n, 16, 32, BasicBlock)`)."""
+    named = {n.value for f in _reached(facts, cls, init) for n in facts.findall(f, cst.Name)}
+    return [facts.classes[n] for n in sorted(named & facts.classes.keys())
+            if facts.classes[n] is not cls and is_module_class(facts, facts.classes[n])]
 
 
 def _replaced_parameter(facts: Facts, cls: cst.ClassDef, depth: int = 4) -> str | None:

@@ -780,6 +780,187 @@ model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=OWN_CLASS),
     pair("""\
+class Block(torch.nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.norm = torch.nn.Linear(a, a)
+        self.fc = torch.nn.Linear(a, b)
+        self.equal = a == b
+
+    def forward(self, x):
+        out = self.norm(x)
+        return self.fc(out if self.equal else x)
+
+class Stack(torch.nn.Module):
+    def __init__(self, block):
+        super().__init__()
+        self.layer = torch.nn.Sequential(block(2, 2), block(2, 1))
+
+    def forward(self, x):
+        return self.layer(x)
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = torch.nn.ReLU()
+        self.body = Stack(Block)
+
+    def forward(self, x, aux=False):
+        return self.body(x)
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Block(torch.nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.norm = torch.nn.Linear(a, a)
+        self.fc = torch.nn.Linear(a, b)
+        self.equal = a == b
+
+    def forward(self, x):
+        out = self.norm(x)
+        return self.fc(out if self.equal else x)
+
+class Stack(torch.nn.Module):
+    def __init__(self, block):
+        super().__init__()
+        self.layer = torch.nn.Sequential(block(2, 2), block(2, 1))
+
+    def forward(self, x):
+        return self.layer(x)
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = torch.nn.ReLU()
+        self.body = Stack(Block)
+
+    def forward(self, x, aux=False):
+        return self.body(x)
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
+""", "a_sub_module_output_read_on_some_paths_in_a_block_class_handed_on_finds_unused_parameters", report=[
+        "warning: the output of `self.norm` (`out`) is read in forward() on some paths only (`Block`, a sub-module of `Net`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
+    pair("""\
+class Block(torch.nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.norm = torch.nn.Linear(a, a)
+        self.fc = torch.nn.Linear(a, b)
+        self.equal = a == b
+
+    def forward(self, x):
+        out = self.norm(x)
+        return self.fc(out + x if self.equal else out)
+
+class Stack(torch.nn.Module):
+    def __init__(self, block):
+        super().__init__()
+        self.layer = torch.nn.Sequential(block(2, 2), block(2, 1))
+
+    def forward(self, x):
+        return self.layer(x)
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = torch.nn.ReLU()
+        self.body = Stack(Block)
+
+    def forward(self, x, aux=False):
+        return self.body(x)
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Block(torch.nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.norm = torch.nn.Linear(a, a)
+        self.fc = torch.nn.Linear(a, b)
+        self.equal = a == b
+
+    def forward(self, x):
+        out = self.norm(x)
+        return self.fc(out + x if self.equal else out)
+
+class Stack(torch.nn.Module):
+    def __init__(self, block):
+        super().__init__()
+        self.layer = torch.nn.Sequential(block(2, 2), block(2, 1))
+
+    def forward(self, x):
+        return self.layer(x)
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = torch.nn.ReLU()
+        self.body = Stack(Block)
+
+    def forward(self, x, aux=False):
+        return self.body(x)
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+""", "a_sub_module_output_read_on_every_path_needs_no_unused_parameters", report=[
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
+    pair("""\
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.act = torch.nn.ReLU()
+        self.aux = torch.nn.Linear(2, 1)
+
+    def forward(self, x, aux=False):
+        out = self.fc(x)
+        if aux:
+            out = out + self.aux(x)
+        return out
+
+def create_model():
+    built = Net()
+    return built
+
+model = create_model()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.act = torch.nn.ReLU()
+        self.aux = torch.nn.Linear(2, 1)
+
+    def forward(self, x, aux=False):
+        out = self.fc(x)
+        if aux:
+            out = out + self.aux(x)
+        return out
+
+def create_model():
+    built = Net()
+    return built
+
+model = create_model()
+model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
+""", "a_model_a_helper_builds_is_read_through_the_object_flow_for_unused_parameters", report=[
+        "warning: `self.aux` is used in forward() on some paths only: DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
+    pair("""\
 class Codebook(torch.nn.Module):
     def __init__(self):
         super().__init__()
