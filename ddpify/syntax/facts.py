@@ -550,8 +550,12 @@ class Facts:
                 if a.keyword is not None and a.keyword.value == name]
 
     def unpacked_from(self, ref: Ref) -> list[cst.BaseExpression]:
-        """The values `ref` is unpacked from (`epoch, var = load_state(path)`: `load_state(path)`)."""
-        return [value for value, _ in self._unpacking.get(ref, ())]
+        """What `ref` is unpacked from: its element of a tuple written out (`save_dir, rank =
+        opt.save_dir, opt.global_rank`: `opt.global_rank`), else the whole value (`epoch, var =
+        load_state(path)`: `load_state(path)`)."""
+        return [value.elements[i].value if isinstance(value, (cst.Tuple, cst.List)) and i < len(value.elements)
+                and not any(isinstance(e, cst.StarredElement) for e in value.elements) else value
+                for value, i in self._unpacking.get(ref, ())]
 
     def argument_for(self, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
         """The expression a call passes for `param` of `func`."""

@@ -78,3 +78,14 @@ for i, (x, y) in enumerate(loader):
 def test_a_counter_is_shared_where_every_condition_it_is_stepped_under_is(condition, shared):
     facts = Facts(parse_module(HEAD + COUNTER.format(condition=condition)))
     assert Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test) is shared
+
+
+@pytest.mark.parametrize("binding, shared", [
+    ("out, flag = args.out, torch.distributed.get_rank() == 0", False),  # its element asks for the rank
+    ("out, flag = torch.distributed.get_rank(), args.epochs > 1", True),  # its own element is the command line's
+    ("flag = (args.out, torch.distributed.get_rank() == 0)", False),  # a tuple written out holds its elements
+    ("flag = {'main': torch.distributed.get_rank() == 0}", False),
+])
+def test_a_name_bound_from_a_tuple_written_out_holds_its_element(binding, shared):
+    facts = Facts(parse_module(HEAD + binding + "\nif flag:\n    pass\n"))
+    assert Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test) is shared
