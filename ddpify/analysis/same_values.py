@@ -317,8 +317,7 @@ class SameValues:
         if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
-                   or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression,
-                                         cst.BaseElement, cst.BaseDictElement)))  # `(a, rank)`: what it holds
+                   or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression)))
 
     def _configuration(self, expr: cst.BaseExpression, depth: int = 12, seen: frozenset = frozenset()) -> bool:
         """Is `expr` the run's configuration: the parsed command line (`args`, `args.config_file`),

@@ -83,8 +83,6 @@ def test_a_counter_is_shared_where_every_condition_it_is_stepped_under_is(condit
 @pytest.mark.parametrize("binding, shared", [
     ("out, flag = args.out, torch.distributed.get_rank() == 0", False),  # its element asks for the rank
     ("out, flag = torch.distributed.get_rank(), args.epochs > 1", True),  # its own element is the command line's
-    ("flag = (args.out, torch.distributed.get_rank() == 0)", False),  # a tuple written out holds its elements
-    ("flag = {'main': torch.distributed.get_rank() == 0}", False),
 ])
 def test_a_name_bound_from_a_tuple_written_out_holds_its_element(binding, shared):
     facts = Facts(parse_module(HEAD + binding + "\nif flag:\n    pass\n"))
