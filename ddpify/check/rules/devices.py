@@ -12,6 +12,8 @@ from ddpify.check.rule import Hit, rule
 from ddpify.check.script import INIT
 from ddpify.syntax.matchers import string_value
 from ddpify.analysis.models import DDP
+from ddpify.analysis.ranks import SPAWNED_WITH_INDEX
+from ddpify.syntax.facts import Ref
 from ddpify.syntax.names import dotted
 
 
@@ -46,10 +48,13 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     `f"cuda:{...}"`, `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there when the launcher
     sets it (torchrun does) and keeps the script's own expression when not (a single process
     without a launcher, `srun`): `int(os.environ.get("LOCAL_RANK", rank))`, bound once to
-    `local_rank` where one function uses the same rank as a device several times.
+    `local_rank` where one function uses the same rank as a device several times. Not where
+    the script starts every process itself, one `mp.spawn` numbering them by the index it passes
+    each worker (`init_process_group(rank=rank)` in `def run(rank, world_size)`): those ranks
+    are the GPUs of one machine.
     """
     f = ctx.facts
-    if not ctx.script.distributed:
+    if not ctx.script.distributed or _one_machine(f):
         return
     sites = [(expr, quote) for expr, quote in _device_indices(ctx) if ctx.ranks.is_global_rank(expr)]
     shared = _bindings(f, [expr for expr, _ in sites])
@@ -59,6 +64,39 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
             fix = _read_local_rank(expr, quote, f) if expr not in shared else _bound_local_rank(expr, *shared[expr], f)
         yield Hit(expr, f"`{f.code(expr)}` is the global rank, used as a GPU index: on every node but the "
                         "first it names a GPU that does not exist; use the local rank (LOCAL_RANK)", fix)
+
+
+def _one_machine(f) -> bool:
+    """Does every `init_process_group` of the program take as its rank the index `mp.spawn`
+    passes its worker, as it is (not `node_rank * ngpus + gpu`)? Then one spawn on one machine
+    started every process, and a rank is a GPU index there."""
+    spawned = {Ref(func, func.params.params[0].name.value)
+               for call in f.calls if f.qualify(call.func) in SPAWNED_WITH_INDEX
+               for worker in [mt.keyword(call, "fn") or (call.args[0] if call.args and call.args[0].keyword is None else None)]
+               if worker is not None and isinstance(worker.value, cst.Name)
+               for func in f.functions.get(worker.value.value, ()) if func.params.params}
+    inits = [call for call in f.calls if f.qualify(call.func) == INIT]
+    for call in inits:
+        rank = mt.keyword(call, "rank")
+        value = rank.value if rank is not None else None
+        if isinstance(value, cst.Call) and mt.is_call_of(value, "int") and value.args:
+            value = value.args[0].value
+        if not _spawn_index(f, value, spawned):
+            return False
+    return bool(inits)
+
+
+def _spawn_index(f, value: cst.BaseExpression | None, spawned: set, depth: int = 3) -> bool:
+    """Is `value` the index spawn passed its worker, as it is: the worker's parameter, or a
+    parameter every caller passes it on to (`def setup(rank, world): init_process_group(rank=rank)`
+    called `setup(rank, n)` from the worker)?"""
+    ref = f.ref(value) if isinstance(value, cst.Name) else None
+    if ref is None or f.writes(ref):
+        return False
+    if ref in spawned:
+        return True
+    sources = f.sources(ref) if isinstance(ref.scope, cst.FunctionDef) else []
+    return depth > 0 and bool(sources) and all(_spawn_index(f, s, spawned, depth - 1) for s in sources)
 
 
 def _bindings(f, exprs: list[cst.BaseExpression]) -> dict[cst.BaseExpression, tuple[str, cst.CSTNode, dict]]:
