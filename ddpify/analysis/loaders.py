@@ -16,7 +16,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, param_names
-from ddpify.analysis import objects
+from ddpify.analysis import objects, phases
 from ddpify.analysis.models import Models
 from ddpify.syntax.names import dotted
 
@@ -41,15 +41,26 @@ class Loaders:
     unlooped: list[cst.Call]  # sharded loaders no epoch loop re-iterates
     manual: list[cst.For]  # batch loops that slice tensors by hand
     sharded_loops: list[cst.For]  # batch loops over a sharded loader
+    by_key: dict[cst.Call, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # comprehension-built: (dict, keys to shard)
 
 
 def find(facts: Facts, models: Models) -> Loaders:
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
     fed: dict[cst.Call, list[tuple[cst.For | cst.While, cst.BaseExpression]]] = {}
+    keyed: dict[cst.Call, dict[str, bool]] = {}  # a loader of a dict keyed by phase: whether each key trains
+    unkeyed: set[cst.Call] = set()  # fed where its key is not known
     for loop, expr in [*((lp, lp.iter) for lp in _training_loops(facts)), *_stepped(facts), *_generated(facts)]:
+        roles = phases.keyed_roles(facts, loop, expr, loader_calls) if isinstance(loop, cst.For) else None
         for call in loaders_of(facts, expr, loader_calls):
             fed.setdefault(call, []).append((loop, expr))
-    training = [c for c in fed if not _evaluates(facts, c)]
+            if roles is None or call not in roles:
+                unkeyed.add(call)
+            else:
+                for key, trains in roles[call].items():
+                    keyed.setdefault(call, {})[key] = keyed.get(call, {}).get(key, False) or trains
+    training = [c for c in fed if (any(keyed[c].values()) if c in keyed and c not in unkeyed
+                                   else not _evaluates(facts, c))]
+    by_key = {c: _by_key(facts, c, keyed[c]) for c in training if c in keyed and c not in unkeyed}
     if not fed:
         training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
     if not models.wrapped:  # without DDP, sharded data would train a different model per process
@@ -61,7 +72,29 @@ def find(facts: Facts, models: Models) -> Loaders:
                 and not (fed.get(c) and all(_single_pass(facts, lp) for lp, _ in fed[c]))]
     manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and _slices_by_hand(facts, lp)]
     sharded_loops = list(dict.fromkeys(lp for c in training for lp, _ in fed.get(c, ())))
-    return Loaders(training, iterable, loops, unlooped, manual, sharded_loops)
+    by_key = {c: found for c, found in by_key.items() if found is not None and c in training}
+    return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key)
+
+
+def _by_key(facts: Facts, call: cst.Call, roles: dict[str, bool]) -> tuple[str, tuple[str, ...]] | None:
+    """(the dict, its training keys) for a loader built by a dict comprehension whose other keys
+    evaluate (`loaders = {x: DataLoader(ds[x], shuffle=True) for x in ['train', 'val']}`): one
+    call builds both, so `shard-data` shards `loaders['train']` after the statement. None where
+    every key trains, or where the loader's `shuffle=` already holds for the training keys only
+    (`shuffle=(x == 'train')`, sharded in the call) or the dict is not bound to a name."""
+    training = tuple(k for k, trains in roles.items() if trains)
+    comp = next((a for a in facts.ancestors(call) if isinstance(a, cst.DictComp)), None)
+    if comp is None or len(training) == len(roles):
+        return None
+    shuffle = mt.keyword(call, "shuffle")
+    if shuffle is not None and isinstance(comp.key, cst.Name) and \
+            {k for k in roles if phases.evaluate(shuffle.value, comp.key.value, k)} == set(training):
+        return None
+    assign = facts.parent(comp)
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.value is comp and
+            isinstance(assign.targets[0].target, (cst.Name, cst.Attribute))):
+        return None
+    return facts.code(assign.targets[0].target), training
 
 
 def _training_loops(facts: Facts) -> list[cst.For]:
@@ -143,8 +176,12 @@ def _evaluates(facts: Facts, call: cst.Call) -> bool:
 
 
 def _bound_name(facts: Facts, call: cst.Call) -> str | None:
-    """The name a loader is assigned to, or the function that returns it."""
+    """The name a loader is assigned to, its key in a dict display (`{'val': DataLoader(...)}`),
+    or the function that returns it."""
     parent = facts.parent(call)
+    if isinstance(parent, cst.DictElement) and parent.value is call and isinstance(parent.key, cst.SimpleString):
+        key = parent.key.evaluated_value
+        return key if isinstance(key, str) else None
     if isinstance(parent, (cst.Assign, cst.AnnAssign)):
         target = parent.targets[0].target if isinstance(parent, cst.Assign) else parent.target
         return facts.code(target) if isinstance(target, cst.Subscript) else dotted(target)  # `loaders["val"]`

@@ -143,6 +143,10 @@ class Objects:
         return Sites().union(*(self.values(v) for v in stored.get(key, ())), *(self.values(e) for e in entries),
                              *(self.elements(c) for c in unknown), Sites(unknown))
 
+    def stored_by_key(self, ref: Ref) -> dict[str, list[cst.BaseExpression]]:
+        """What the program stores into the container `ref` under each literal key (`d["k"] = v`)."""
+        return self._stored_by_key.get(ref, {})
+
     @cached_property
     def _stored_by_key(self) -> dict[Ref, dict[str, list[cst.BaseExpression]]]:
         """`d["k"] = v`: for each container, the values stored under each literal key."""

@@ -15,6 +15,9 @@ follows it by place is then given by name. Other shapes:
                                                  loader = shard_loader(loader)
     {x: DataLoader(ds[x], shuffle=(x == "train")) for x in phases}
                                              ->  {x: DataLoader(ds[x], sampler=DistributedSampler(ds[x]) if (x == "train") else None) ...}
+    loaders = {x: DataLoader(ds[x], shuffle=True) for x in ["train", "val"]}
+                                             ->  loaders = {x: DataLoader(ds[x], shuffle=True) for x in ["train", "val"]}
+                                                 loaders['train'] = shard_loader(loaders['train'])
 
 A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (runtime) keeps a
 custom sampler's weighting and gives every process the same number of batches. `shard_loader`
@@ -23,7 +26,8 @@ that keeps its shuffle setting (`'shuffle'` arriving through a dict only on CUDA
 batch sampler of another class (`batch_sampler=BalancedBatchSampler(labels, ...)`) has its
 batches dealt out in turn to the processes, drawn alike on every process.
 Evaluation loaders stay whole here (shard-eval splits their loops where the numbers stay
-exact). A loader over an `IterableDataset` gets a TODO: it must shard in `__iter__`. So does
+exact); in a dict keyed by phase, the key whose loop steps no optimizer ('val') evaluates
+(ddpify.analysis.phases), and the comprehension that builds both has its training item sharded. A loader over an `IterableDataset` gets a TODO: it must shard in `__iter__`. So does
 training that no DataLoader feeds (generated batches, RL rollouts): every process then makes its
 own data, and the TODO says what that means.
 """
@@ -60,7 +64,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.todo(facts.statement(call), "this loader reads an IterableDataset, which a sampler cannot shard: "
                    "split the stream in its __iter__ by ddpify_runtime.get_rank()/get_world_size()")
     for call in found.training:
-        _shard(facts, edits, call)
+        if call in found.by_key:
+            _shard_keys(facts, edits, call, *found.by_key[call])
+        else:
+            _shard(facts, edits, call)
     for loop in found.manual:
         edits.todo(loop, "batches are sliced by hand, so every process trains on all the data (correct, "
                    "no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler")
@@ -174,6 +181,17 @@ def _replace_sampler(facts: Facts, edits: Edits, sampler: cst.Call) -> None:
                   f"{name} wrapped in ShardedSampler: its weighting is kept, each process draws "
                   "an equal share of its indices")
     edits.add_import("ddpify_runtime", "ShardedSampler")
+
+
+def _shard_keys(facts: Facts, edits: Edits, call: cst.Call, name: str, keys: tuple[str, ...]) -> None:
+    """A comprehension builds the loaders of every phase and only `keys` train: those items are
+    sharded after the statement, the others stay whole (they evaluate)."""
+    edits.add_import("ddpify_runtime", "shard_loader")
+    items = [f"{name}[{key!r}]" for key in keys]
+    edits.insert_after(facts.statement(call), "".join(f"{item} = shard_loader({item})\n" for item in items))
+    edits.record(call, f"training loader {', '.join(items)} passed through shard_loader() (the comprehension "
+                 "also builds loaders that only evaluate, which stay whole): it is rebuilt with a distributed "
+                 "sampler that keeps its shuffle setting")
 
 
 def _wrap_loader(facts: Facts, edits: Edits, call: cst.Call, why: str,

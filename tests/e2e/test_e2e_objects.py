@@ -11,6 +11,9 @@ fixtures/objects_main_only (classes 10, 13, and the held-out sweep's WGAN-GP): a
 the main process only whose `log_dir` every process reads, a logger class of the project, a file
 written line by line, a save under `if args.ranking_loss > 0:`, a gradient penalty with its own
 backward.
+fixtures/objects_phases (the second sweep's unet_nb): the loaders in a dict keyed by phase, both
+shuffled, one loop over the phases that steps on 'train' only and keeps the weights of the best
+validation loss: 'train' is sharded, 'val' read whole by every process, the same weights kept.
 fixtures/objects_alias (the second sweep's siamese_nb and awd_lm): `model` rebound for three
 trainings, two of them through an alias (`model = body`; an optimizer over `net` trained through
 `model = net`), a round's batches drawn with numpy by a batch sampler of the project, and a loss
@@ -41,6 +44,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_param_groups": ((64,), {"net.pt"}),
     "objects_main_only": ((64,), {"G.pt", "D.pt"}),
     "objects_alias": ((64,), {"net.pt"}),
+    "objects_phases": ((64,), {"model.pt"}),
 }
 REBUILT = {"objects_runner"}
 SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
@@ -152,3 +156,19 @@ def test_each_aliased_model_trains_as_ddp_and_a_projects_batch_sampler_is_dealt_
         assert len(first.indices) == len(second.indices) == 24  # 4 batches of 6 each of 8
         assert not set(first.indices) & set(second.indices), (first.indices, second.indices)
     assert per_rank[0][0].indices != per_rank[0][1].indices
+
+
+def test_a_phase_dicts_validation_loader_is_read_whole_and_the_same_best_weights_are_kept(runs):
+    """unet_nb: the 'val' loader shuffles and reaches the loop that trains, yet no optimizer
+    steps in its phase: every rank reads all 40 samples each epoch (not its half), so the
+    validation loss that picks the weights reloaded at the end is the same everywhere, and the
+    parameters agree at exit (the test above)."""
+    run = runs["objects_phases"]
+    assert run.ok, run.tail()
+    (val,) = [n for n, info in run.probe.loaders().items() if info["dataset_len"] == 40]
+    assert not h.is_sharded(run.probe.loaders()[val]), run.probe.loaders()[val]
+    for rank in range(h.WORLD):
+        passes = h.complete_passes(run.probe, rank, val)
+        assert [sorted(p.indices) for p in passes] == [list(range(40))] * EPOCHS, passes
+    lines = run.rank_output[0].splitlines()
+    assert sum(line.startswith("val loss") for line in lines) == EPOCHS and "best val loss" in lines[-1], run.tail()
