@@ -185,6 +185,11 @@ CONTEXTS = {
           + "{example}\nloader = DataLoader(ds, batch_size=4, sampler=sampler)\n" + MODEL + EPOCHS] * 3,
         IMPORTS + "{example}\n" + MODEL + EPOCHS,
         IMPORTS + "phases = ['train', 'val']\ndataloaders = {example}\n" + MODEL + BY_PHASE,
+        IMPORTS + "ds = {x: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for x in ['train', 'val']}\n"
+        "{example}\n" + MODEL + BY_PHASE.replace("dataloaders", "loaders").replace("in phases", "in ['train', 'val']")
+        .replace("            ((model", "            loss = ((model").replace(".backward()", "\n            if phase == 'train':"
+                                                                        "\n                loss.backward()")
+        .replace("            opt.step()", "                opt.step()"),
     ],
     "wrap-model": [WRAP, WRAP.replace("{example}\n", SPLIT_LOSS + "emsize, splits = 2, []\nmodel = torch.nn.Linear(2, 1)\n"
                                       "{example}\noptimizer = optim.SGD(list(model.parameters()) + "
