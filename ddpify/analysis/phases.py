@@ -38,11 +38,10 @@ def keyed_roles(facts: Facts, loop: cst.For, expr: cst.BaseExpression,
     held under and whether the loop trains with `phase` bound to that key. None when `expr` is
     not an item of a dict by a loop variable over literal keys, or a key's loader is not seen."""
     item = _item(facts, mt.strip_iteration(expr))
-    if item is None or not isinstance(item.slice[0].slice, cst.Index):
-        return None
-    key = item.slice[0].slice.value
+    index = item.slice[0].slice if item is not None else None
+    key = index.value if isinstance(index, cst.Index) else None
     keys = _literal_keys(facts, loop, key) if isinstance(key, cst.Name) else None
-    if not keys:
+    if item is None or not isinstance(key, cst.Name) or not keys:
         return None
     held = _held_by_key(facts, item.value, keys, loader_calls)
     if held is None:
@@ -80,11 +79,13 @@ def _literal_keys(facts: Facts, loop: cst.For, key: cst.Name) -> list[str] | Non
 
 
 def _strings(node: cst.BaseExpression) -> list[str] | None:
-    if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements:
+    """The strings of a literal list, tuple or set of string literals only."""
+    if not isinstance(node, (cst.List, cst.Tuple, cst.Set)) or not node.elements:
         return None
     found = [e.value.evaluated_value for e in node.elements
              if isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString)]
-    return found if len(found) == len(node.elements) and all(isinstance(s, str) for s in found) else None
+    strings = [s for s in found if isinstance(s, str)]
+    return strings if len(strings) == len(node.elements) else None
 
 
 def _held_by_key(facts: Facts, container: cst.BaseExpression, keys: list[str],
@@ -167,14 +168,12 @@ def evaluate(test: cst.BaseExpression, var: str, key: str) -> bool | None:
             return False if False in (left, right) else None if None in (left, right) else True
         return True if True in (left, right) else None if None in (left, right) else False
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        left, (target,) = _operand(test.left, var, key), test.comparisons
-        right, op = _operand(target.comparator, var, key), target.operator
-        if left is None or right is None:
-            return None
-        if isinstance(op, (cst.Equal, cst.NotEqual)) and isinstance(left, str) and isinstance(right, str):
-            return (left == right) == isinstance(op, cst.Equal)
-        if isinstance(op, (cst.In, cst.NotIn)) and isinstance(left, str) and isinstance(right, list):
-            return (left in right) == isinstance(op, cst.In)
+        (target,) = test.comparisons
+        lhs, rhs, op = _operand(test.left, var, key), _operand(target.comparator, var, key), target.operator
+        if isinstance(op, (cst.Equal, cst.NotEqual)) and isinstance(lhs, str) and isinstance(rhs, str):
+            return (lhs == rhs) == isinstance(op, cst.Equal)
+        if isinstance(op, (cst.In, cst.NotIn)) and isinstance(lhs, str) and isinstance(rhs, list):
+            return (lhs in rhs) == isinstance(op, cst.In)
     return None
 
 
@@ -183,8 +182,4 @@ def _operand(node: cst.BaseExpression, var: str, key: str) -> str | list[str] | 
         return key
     if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
         return node.evaluated_value
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        items = [e.value for e in node.elements if isinstance(e, cst.Element)]
-        strings = [i.evaluated_value for i in items if isinstance(i, cst.SimpleString)]
-        return strings if len(strings) == len(node.elements) and all(isinstance(s, str) for s in strings) else None
-    return None
+    return _strings(node)
