@@ -156,6 +156,29 @@ def test_training_through_code_ddpify_does_not_read_is_a_warning_naming_the_call
     assert any("no `.backward()`" in w for w in warnings) == backward_unseen, warnings
 
 
+def test_a_parameter_named_as_a_function_that_trains_is_not_that_function_handed_on():
+    """`super().__init__(root, train=train)` in a data set's `__init__(self, root, train=True)`
+    (MixMatch's CIFAR10_labeled) hands a flag on, not the script's `train()`."""
+    write({"train.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        class Labeled(TensorDataset):
+            def __init__(self, root, train=True):
+                super().__init__(torch.randn(8, 2), train=train)
+
+        def train(model, optimizer, loader):
+            for x in loader:
+                model(x).sum().backward()
+                optimizer.step()
+
+        model = torch.nn.Linear(2, 2)
+        train(model, torch.optim.SGD(model.parameters(), lr=0.1), DataLoader(torch.randn(8, 2), shuffle=True))
+        """})
+    warnings = [c.message for c in convert_program(program()).changes if c.kind == "warning"]
+    assert not any("is handed to" in w for w in warnings), warnings
+
+
 def test_a_loop_over_data_not_traced_to_a_loader_is_a_warning():
     write({"train.py": """\
         import torch

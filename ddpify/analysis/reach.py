@@ -138,13 +138,15 @@ def _built_outside(facts: Facts, obj: cst.BaseExpression, local: set[str]) -> st
 
 def _training_functions_passed(facts: Facts, call: cst.Call) -> list[str]:
     """Functions of the program that train, passed uncalled to a call that is not theirs
-    (`mp.Process(target=train, ...)`, `trainer.register(train_step)`)."""
+    (`mp.Process(target=train, ...)`, `trainer.register(train_step)`); not a local variable of
+    the same name (`super().__init__(root, train=train)` in a data set's `__init__(self, train=True)`)."""
     if not any(isinstance(a.value, cst.Name) and a.value.value in facts.functions for a in call.args) \
             or facts.user_functions(call):
         return []
     found = []
     for arg in call.args:
-        if isinstance(arg.value, cst.Name) and any(
+        ref = facts.ref(arg.value, call) if isinstance(arg.value, cst.Name) else None
+        if ref is not None and ref.scope is facts.module and any(
                 facts.trains(f) for f in facts.functions.get(arg.value.value, ()) if facts.enclosing_class(f) is None):
             found.append(arg.value.value)
     return found
