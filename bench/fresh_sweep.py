@@ -30,8 +30,10 @@ For each program, in a fresh temporary folder:
    read (medians of 3): files and lines read, the ratio;
 3. the converted program under `torchrun --standalone --nproc_per_node=2` with
    `bench/fresh_sweep_env/probe` (sitecustomize: the test probe plus the sites of loaders,
-   optimizers, saves, writes and rank-1 prints) and the stand-ins on PYTHONPATH, each rank's
-   stdout kept apart (`--redirects 1`);
+   optimizers, saves, writes and rank-1 prints) and the stand-ins on PYTHONPATH, with the
+   folders the conversion's "run it:" line puts there (the entry's, and those of the unchanged
+   modules a program written with -o imports from above it), each rank's stdout kept apart
+   (`--redirects 1`);
 4. the converted program under plain `python`.
 
 Verdicts (torchrun), each `ok`, `FAIL` or `n/a`:
@@ -66,6 +68,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -239,7 +242,8 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         if in_place:
             converted = ddp / entry
         probe_dir, logs = tmp / "probe", tmp / "logs"
-        env = _env(program, probe_dir, [out_dir, ddp], [ddp / entry_dir, *_installed(program, ddp)])
+        told = [] if in_place else _run_line_path(proc.stderr)
+        env = _env(program, probe_dir, [out_dir, ddp], [*_within(told, src, ddp, ddp / entry_dir), *_installed(program, ddp)])
         env["DDPIFY_VERIFY_JSON"] = str(tmp / "verify.json")
         torchrun = str(Path(_python()).parent / "torchrun")
         rc, out, secs = _run([torchrun, "--standalone", "--nproc_per_node=2", "--redirects", "1",
@@ -250,7 +254,8 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         py = tmp / "py"
         shutil.copytree(base, py)
         prc, pout, psecs = _run([_python(), str(py / entry if in_place else converted), *args], py / cwd_rel,
-                                _env(program, None, [out_dir, py], [py / entry_dir, *_installed(program, py)]), timeout)
+                                _env(program, None, [out_dir, py], [*_within(told, src, py, py / entry_dir),
+                                                                   *_installed(program, py)]), timeout)
         row["python"] = {"rc": prc, "seconds": round(psecs, 1), "tail": _tail(pout)}
         base_probe = Probe.read(tmp / "orig_probe")
         row["checks"], sites = judge(Probe.read(probe_dir), base_probe, rc, stdout, prc)
@@ -272,6 +277,24 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         if keep is not None:
             shutil.copytree(tmp, keep / name, dirs_exist_ok=True)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run_line_path(stderr: str) -> list[str]:
+    """The PYTHONPATH of the conversion's own "run it:" line (the folders whose unchanged modules
+    a program written with -o still imports: the entry's, and those its modules came from)."""
+    for line in stderr.splitlines():
+        if line.startswith("run it: "):
+            words = shlex.split(line[len("run it: "):])
+            return next((w[len("PYTHONPATH="):].split(os.pathsep) for w in words if w.startswith("PYTHONPATH=")), [])
+    return []
+
+
+def _within(told: list[str], src: Path, copy: Path, default: Path) -> list[Path]:
+    """`told` (folders of the program's build, `src`) as the same folders of its `copy`; `default`
+    (the entry's folder there) when the run line named none."""
+    found = [copy / Path(p).resolve().relative_to(src.resolve()) for p in told
+             if Path(p).resolve().is_relative_to(src.resolve())]
+    return found or [default]
 
 
 def run_original(program: dict, src: Path, tmp: Path, timeout: float) -> tuple[int, str, float]:

@@ -227,3 +227,14 @@ def test_the_judge_runs_the_script_convert_wrote_for_a_notebook(tmp_path, module
     assert sweep._output_name(src, "unet.ipynb") == script and (out / script).is_file()
     assert sweep._relative(out / script, {out: src}, src, "unet.ipynb") == "unet.ipynb"
     assert sweep._output_name(src, "train.py") == "train.py"
+
+
+def test_the_judge_runs_a_program_written_with_o_on_the_pythonpath_its_run_line_names(tmp_path):
+    """`run it: PYTHONPATH=SRC/train:SRC torchrun ...`: the unchanged `models/` a script reaches
+    through `sys.path.append(dirname(__file__)/..)` comes from the copy's folders the line names."""
+    src, copy = tmp_path / "src", tmp_path / "ddp"
+    (src / "train").mkdir(parents=True)
+    line = f"out/x.py: 3 change(s)\nrun it: PYTHONPATH={src / 'train'}:{src} torchrun --standalone out/x.py\n"
+    told = sweep._run_line_path(line)
+    assert sweep._within(told, src, copy, copy / "train") == [copy / "train", copy]
+    assert sweep._within(sweep._run_line_path("run it: torchrun out/x.py"), src, copy, copy / "train") == [copy / "train"]
