@@ -335,8 +335,9 @@ class Ranks:
     def several_processes(self, test: cst.BaseExpression, depth: int = 2) -> bool:
         """Does `test` say the run has more than one process: `dist.is_initialized()`,
         `world_size > 1`, `int(os.environ.get("WORLD_SIZE", 1)) > 1`, `dist.get_world_size() != 1`,
-        either side of an `and` (`dist.is_available() and dist.is_initialized()`), or a name
-        every assignment of which is one of those (`multi_gpu = ...`)?"""
+        either side of an `and` (`dist.is_available() and dist.is_initialized()`), or a name or
+        attribute every assignment of which is one of those (`multi_gpu = ...`, `self.is_ddp =
+        ...`)?"""
         f = self.facts
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self.several_processes(test.left, depth) or self.several_processes(test.right, depth)
@@ -347,7 +348,7 @@ class Ranks:
             bound = right.value if isinstance(right, cst.Integer) else None
             return self._world_size(test.left) and (isinstance(op, cst.GreaterThan) and bound == "1" or isinstance(
                 op, cst.GreaterThanEqual) and bound == "2" or isinstance(op, cst.NotEqual) and bound == "1")
-        if isinstance(test, cst.Name) and depth:
+        if isinstance(test, (cst.Name, cst.Attribute)) and depth:
             ref = f.ref(test)
             sources = f.sources(ref) if ref is not None else []
             return bool(sources) and all(self.several_processes(s, depth - 1) for s in sources)

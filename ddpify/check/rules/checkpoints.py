@@ -313,13 +313,14 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     index loads with a `map_location` (the script chose: `if args.gpu is None: torch.load(path)
     else: ...`; but `if torch.cuda.is_available(): torch.load(path)` is the bug itself), not for
     a file of this rank's own (`f"queue{rank}.pth"`), which comes back on the device it left,
-    and not under a rank test (`if rank == 0:`): one process loads, onto its own GPU.
+    not under a rank test (`if rank == 0:`): one process loads, onto its own GPU, and not where
+    only a run of one process gets (the `else` of `if dist.is_initialized():`).
     """
     if not ctx.script.distributed:
         return
     for call in ctx.script.calls_of("torch.load"):
         if not _maps(call) and not _chosen(ctx, call) and not _per_rank_file(ctx, call) \
-                and not ctx.ranks.on_some_ranks(call):
+                and not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call):
             yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
                             "GPU 0; pass map_location (\"cpu\" or this process's device)")
 
