@@ -409,7 +409,9 @@ def sync_on_wrong_micro_step(ctx: Context) -> Iterator[Hit]:
     of a loop body; for a flag that can never be true (`micro_step == accum` in `for
     micro_step in range(accum)`); and for `no_sync()` entered on exactly the test that steps
     the optimizer (`model.no_sync() if (i + 1) % k == 0 else nullcontext()` ... `if (i + 1) % k
-    == 0: optimizer.step()`), which is inverted.
+    == 0: optimizer.step()`), which is inverted, or left on another micro-step than the one that
+    steps (`ctx = model.no_sync if i % k != 0 else nullcontext` ... `if (i + 1) % k == 0:`: the
+    gradients are averaged on the first micro-step, the step takes the last ones unaveraged).
     """
     if not ctx.ddp_refs:
         return
@@ -429,15 +431,50 @@ def sync_on_wrong_micro_step(ctx: Context) -> Iterator[Hit]:
         elif _never_true(f, value, loop):
             yield Hit(value, f"`{f.code(value)}` is never true in `for ... in {f.code(loop.iter)}`: the "
                              "gradients are never all-reduced; compare with the last micro-step")
-    steps = {f.code(guard.test) for c in f.calls if mt.is_method_call(c, "step") and "optim" in f.code(c.func.value)
-             for guard in [next((a for a in f.ancestors(c) if isinstance(a, cst.If)), None)]
-             if guard is not None and f.is_inside(c, guard.body)}
-    for call in f.calls:
-        if mt.is_method_call(call, "no_sync") and ctx.holds_ddp(call.func.value) is not None:
-            ifexp = f.parent(call)
-            if isinstance(ifexp, cst.IfExp) and ifexp.body is call and f.code(ifexp.test) in steps:
-                yield Hit(ifexp.test, f"`no_sync()` is entered when `{f.code(ifexp.test)}`, the very test that "
-                                      "steps the optimizer: the steps use unsynchronised gradients; swap the branches")
+    steps = [guard.test for c in f.calls if mt.is_method_call(c, "step") and "optim" in f.code(c)
+             for guard in f.ancestors(c) if isinstance(guard, cst.If) and f.is_inside(c, guard.body)]
+    for node in f.by_type[cst.Attribute]:  # `model.no_sync()`, or `model.no_sync` entered later
+        ifexp = f.parent(f.parent(node)) if isinstance(f.parent(node), cst.Call) else f.parent(node)
+        if not (mt.is_attribute(node, "no_sync") and isinstance(ifexp, cst.IfExp)
+                and ifexp.body in (node, f.parent(node))):  # DDP's method (FSDP's means the same)
+            continue
+        if f.code(ifexp.test) in {f.code(t) for t in steps}:
+            yield Hit(ifexp.test, f"`no_sync()` is entered when `{f.code(ifexp.test)}`, the very test that "
+                                  "steps the optimizer: the steps use unsynchronised gradients; swap the branches")
+            continue
+        entered = _micro_step(f, ifexp.test)  # `i % k != 0`: synchronised where `i % k == 0`
+        for test in steps if entered is not None and not entered[2] else ():
+            stepped = _micro_step(f, test)
+            if stepped is not None and stepped[2] and stepped[1] == entered[1] and stepped[0] != entered[0] \
+                    and _same_loop(f, test, ifexp):
+                yield Hit(ifexp.test, f"`no_sync()` is left when `{entered[0]} % {entered[1]} == 0`, but the "
+                                      f"optimizer steps when `{f.code(test)}`: the step takes gradients that were "
+                                      "not averaged; leave no_sync() on the micro-step that steps")
+                break
+
+
+def _same_loop(f, step: cst.CSTNode, entered: cst.CSTNode) -> bool:
+    """The optimizer's step and the no_sync() test in one function, or in methods of one class
+    (`train_epoch` enters no_sync(), `update_step` steps), counting the same names."""
+    same = f.scope(step) is f.scope(entered) or (
+        f.enclosing_class(step) is not None and f.enclosing_class(step) is f.enclosing_class(entered))
+    names = [{n.value for n in mt.findall(t.left.left, cst.Name)} for t in (step, entered.test)]
+    return same and names[0] == names[1]
+
+
+def _micro_step(f, test: cst.BaseExpression) -> tuple[str, str, bool] | None:
+    """`(i + 1) % k == 0` -> ("i + 1", "k", True); `i % self.k != 0` -> ("i", "k", False): the
+    micro-step counted, the accumulation (by its last name), and whether it asks for the step."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual))
+            and isinstance(test.comparisons[0].comparator, cst.Integer) and test.comparisons[0].comparator.value == "0"
+            and isinstance(test.left, cst.BinaryOperation) and isinstance(test.left.operator, cst.Modulo)):
+        return None
+    counted, every = test.left.left, test.left.right
+    while isinstance(counted, cst.Call) and mt.is_call_of(counted, "int") and counted.args:
+        counted = counted.args[0].value
+    return f.code(counted).strip("() "), (dotted(every) or f.code(every)).rpartition(".")[2], \
+        isinstance(test.comparisons[0].operator, cst.Equal)
 
 
 def _never_true(f, value: cst.BaseExpression, loop) -> bool:
