@@ -12,6 +12,7 @@ from ddpify.check.rule import Hit, rule
 from ddpify.check.script import INIT
 from ddpify.syntax.matchers import string_value
 from ddpify.analysis.models import DDP
+from ddpify.analysis.ranks import SPAWNED_WITH_INDEX
 from ddpify.syntax.names import dotted
 
 DESTROY = "torch.distributed.destroy_process_group"
@@ -124,7 +125,11 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     `"cpu"` device has no CPU path.
     A group started only on a branch that tests for GPUs (`if torch.cuda.device_count() > 1:`,
     `if device.type != "cpu":`, or a test of the name its body hands DistributedDataParallel as
-    `device_ids`: `if device_id is not None:`) never starts on the CPU path either. `dist.is_available()` asks
+    `device_ids`: `if device_id is not None:`) never starts on the CPU path either, nor one started
+    only where the run has several processes (`if world_size > 1:`) in a worker that the program
+    spawns only where it demands GPUs (`mp.spawn(run, ...)` after `assert world_size <=
+    torch.cuda.device_count()`, or under a GPU test; the CPU path calls `run("cpu", 1)`, one
+    process). `dist.is_available()` asks
     about the build's distributed support, not about a GPU.
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
     """
@@ -136,7 +141,7 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     for init in ctx.script.calls_of(INIT):
         backend = _backend(init)
         if falls_back and backend is not None and string_value(backend) == "nccl" and not _binds_gpu(ctx, init) \
-                and not _gpu_branch(ctx, init):
+                and not _gpu_branch(ctx, init) and not _spawned_on_gpus(ctx, init):
             fix = None if torch is None else _choose_backend(backend, torch)
             yield Hit(backend, "the backend is always NCCL, but this script also runs on CPU, where NCCL "
                                "cannot start: use gloo there", fix)
@@ -175,6 +180,39 @@ def _gpu_branch(ctx: Context, init: cst.Call) -> bool:
                 or any(a.attr.value == "type" for a in mt.findall(anc.test, cst.Attribute))
                 or any(string_value(s) in ("cuda", "cpu") for s in mt.findall(anc.test, cst.SimpleString))
                 or _tests_gpu_index(f, anc)):
+            return True
+    return False
+
+
+def _spawned_on_gpus(ctx: Context, init: cst.Call) -> bool:
+    """Does `init` run only where the run has several processes (under `if world_size > 1:` in its
+    function), in a worker that the program starts several of only where it demands GPUs: every
+    `mp.spawn` of that function runs under a GPU test or after an `assert` on `torch.cuda`
+    (`assert world_size <= torch.cuda.device_count()`)? Its processes then have GPUs."""
+    f = ctx.facts
+    func = f.scope(init)
+    if not isinstance(func, cst.FunctionDef) or not any(
+            isinstance(a, cst.If) and f.is_inside(a, func) and f.is_inside(init, a.body)
+            and ctx.ranks.several_processes(a.test) for a in f.ancestors(init)):
+        return False
+    spawns = [c for c in f.calls if f.qualify(c.func) in SPAWNED_WITH_INDEX and _worker(c) == func.name.value]
+    return bool(spawns) and all(_gpu_branch(ctx, s) or _after_gpu_assert(ctx, s) for s in spawns)
+
+
+def _worker(spawn: cst.Call) -> str | None:
+    """The name of the function `mp.spawn(fn, ...)` starts."""
+    arg = mt.keyword(spawn, "fn") or mt.positional(spawn, 0)
+    return arg.value.value if arg is not None and isinstance(arg.value, cst.Name) else None
+
+
+def _after_gpu_assert(ctx: Context, node: cst.CSTNode) -> bool:
+    """Does an `assert` that reads `torch.cuda` run on the path to `node`, before it, in its block or
+    a block around it (`assert world_size <= torch.cuda.device_count()`)?"""
+    f = ctx.facts
+    for call in f.calls:
+        stmt = f.statement(call)
+        if (f.qualify(call.func) or "").startswith("torch.cuda.") and mt.sole(stmt, cst.Assert) is not None \
+                and f.scope(stmt) is f.scope(node) and f.is_inside(node, f.parent(stmt)) and f.before(stmt, node):
             return True
     return False
 
