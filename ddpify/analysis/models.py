@@ -68,11 +68,17 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
         if model is None or _holds_modules_only(facts, model):
             untraced.append(optimizer)
             continue
-        known = next((w for w in wrapped if w.defined is model.defined and w.name == model.name), None)
-        if known is None:
-            model.partial = partial
-            wrapped.append(model)
-        (known or model).optimizers.append(optimizer)
+        held = _held_modules(facts, model, optimizer)
+        if held is not None:  # `trainable_list.parameters()` of an nn.ModuleList: its modules are wrapped
+            held, missed = held
+            if missed:  # some it holds are not found: a TODO at the optimizer
+                untraced.append(optimizer)
+        for one in ([model] if held is None else held):
+            known = next((w for w in wrapped if w.defined is one.defined and w.name == one.name), None)
+            if known is None:
+                one.partial = partial
+                wrapped.append(one)
+            (known or one).optimizers.append(optimizer)
     if place is not None:
         wrapped = [place(model) for model in wrapped]
     models = Models(wrapped, untraced, wrapped_refs(facts, wrapped))
@@ -83,6 +89,52 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
         if model.unused is None and _leaves_outputs_unread(facts, call, model):
             model.unused = f"a training step leaves outputs of `{model.name}` unread (`{facts.code(facts.parent(call) or call)}`)"
     return models
+
+
+CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict"})
+
+
+def _held_modules(facts: Facts, model: Model, optimizer: cst.CSTNode) -> tuple[list[Model], bool] | None:
+    """For a model that is an `nn.ModuleList` or `nn.ModuleDict` (no forward of its own, so a
+    DistributedDataParallel around it never averages a gradient: training runs its modules), the
+    modules it holds, each wrapped before it is stored: those of its literal and those `.append(x)`
+    adds (`trainable_list.append(model_s)`); a module built where its append is (a branch) is
+    wrapped right before the append. Also whether some it holds were not found (an attribute, a
+    call, a container again). None for any other model."""
+    stmt = model.defined.body[0] if isinstance(model.defined, cst.SimpleStatementLine) else model.defined
+    value = _assigned_value(stmt)
+    if not isinstance(value, cst.Call) or facts.qualify(value.func) not in CONTAINERS:
+        return None
+    ref = facts.ref(_expression(model.name), model.defined)
+    first = mt.positional(value, 0)
+    literal = first.value if first is not None else None
+    items = [(e.value, model.defined) for e in getattr(literal, "elements", ())
+             if isinstance(e, (cst.Element, cst.DictElement))]
+    items += [(c.args[0].value, facts.statement(c)) for c in facts.calls
+              if ref is not None and mt.is_method_call(c, "append") and len(c.args) == 1
+              and dotted(c.func.value) and facts.ref(c.func.value) == ref]
+    found: dict = {}
+    missed = not items
+    for item, stored in items:
+        name = dotted(item)
+        located = _locate(facts, name, optimizer) if name is not None and "." not in name else None
+        built, at = _built_before(facts, name, stored) if located is not None else (None, None)
+        if located is None or isinstance(built, cst.Call) and facts.qualify(built.func) in CONTAINERS:
+            missed = True
+            continue
+        if facts.is_inside(stored, located.defined) or not facts.before(located.anchor, stored):
+            # built in the branch that stores it: wrapped where it is built there, else before the store
+            located = Model(name, at, at) if at is not None else Model(name, stored, stored, before_anchor=True)
+        found.setdefault((located.name, located.defined), located)
+    return list(found.values()), missed
+
+
+def _built_before(facts: Facts, name: str, stmt: cst.CSTNode) -> tuple[cst.BaseExpression | None, cst.CSTNode | None]:
+    """The value `name` is last given before `stmt` in the block of `stmt`, and that statement."""
+    block = facts.parent(stmt)
+    found = [(v, facts.statement(s)) for t, v, s in facts.assigned_names.get(name, ())
+             if facts.parent(facts.statement(s)) is block and facts.before(s, stmt)]
+    return found[-1] if found else (None, None)
 
 
 def _maybe_empty(facts: Facts, model: Model) -> str | None:

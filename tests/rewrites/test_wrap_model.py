@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import SCRIPT, TRAINS, pair, rewrite_tests, unchanged
+from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, unchanged
 
 NAME = "wrap-model"
 
@@ -2097,3 +2097,49 @@ ema.update_parameters(model)
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
+
+
+MODULE_LIST = """\
+import torch
+from torch import nn
+
+model_s = nn.Linear(4, 4)
+model_t = nn.Linear(4, 4)
+module_list = nn.ModuleList([])
+module_list.append(model_s)
+trainable_list = nn.ModuleList([])
+trainable_list.append(model_s)
+if hint:
+    regress_s = nn.Linear(4, 4)
+    module_list.append(regress_s)
+    trainable_list.append(regress_s)
+optimizer = torch.optim.SGD(trainable_list.parameters(), lr=0.1)
+module_list.append(model_t)
+for x in torch.randn(3, 4):
+    optimizer.zero_grad()
+    module_list[1](module_list[0](x)).sum().backward()
+    optimizer.step()
+"""
+
+
+def test_the_modules_an_optimized_module_list_holds_are_wrapped_where_each_is_built():
+    """HobbitLong/RepDistiller's train_student.py steps `trainable_list.parameters()` of an
+    nn.ModuleList and runs its modules through another list: DDP around the list (no forward of its
+    own) never averaged a gradient and the processes diverged. Each module it holds is wrapped
+    where it is built (in the branch that builds it), before any list stores it; the list and the
+    teacher it does not hold stay as they are."""
+    out = only(NAME, MODULE_LIST)
+    assert "model_s = nn.Linear(4, 4)\nmodel_s = DistributedDataParallel(model_s, device_ids=device_ids(model_s))\n" in out
+    assert "    regress_s = nn.Linear(4, 4)\n    regress_s = DistributedDataParallel(regress_s, " in out
+    assert "trainable_list = DistributedDataParallel" not in out and "model_t = DistributedDataParallel" not in out
+    assert "TODO" not in out
+
+
+def test_a_module_list_holding_what_ddpify_cannot_wrap_gets_a_todo_at_its_optimizer():
+    nested = only(NAME, MODULE_LIST.replace("    trainable_list.append(regress_s)\n",
+                                            "    trainable_list.append(regress_s)\n"
+                                            "    heads = nn.ModuleList([nn.Linear(4, 4)])\n"
+                                            "    trainable_list.append(heads)\n"
+                                            "    trainable_list.append(loss.embed)\n"))
+    assert "model_s = DistributedDataParallel(model_s" in nested and "heads = DistributedDataParallel" not in nested
+    assert "# TODO(ddpify): could not tell which model this optimizer trains" in nested
