@@ -4,9 +4,10 @@ Every check has a trigger (the converted program of ``tests/support/self_check_p
 with exactly one gap) and a near miss (a correct program of the same shape): the trigger's
 finding names the gap's line and its check, once, from the main process, in the block and in
 the JSON file; the near miss prints nothing. Three launches hold everything (``import torch``
-costs seconds): the checks on by default (one program under ``DDPIFY_VERIFY=strict``), the same
-programs with ``DDPIFY_VERIFY=0`` (the correct program's output then is exactly the same), and
-a hang.
+costs seconds): the checks on by default (one program under ``DDPIFY_VERIFY=strict``, and last
+the ``at-exit`` program under strict, whose exit checks at the real exit fail the launch), the
+same programs with ``DDPIFY_VERIFY=0`` (the correct program's output then is exactly the same;
+last ``at-exit`` with the checks on, not strict: the launch succeeds), and a hang.
 """
 
 from __future__ import annotations
