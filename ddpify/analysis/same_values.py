@@ -50,6 +50,9 @@ JOB_QUESTIONS = frozenset({"torch.distributed.get_world_size", "torch.distribute
 PER_PROCESS_MODULES = frozenset({"torch", "random", "numpy", "time", "datetime", "os", "socket", "uuid",
                                  "secrets", "tempfile", "subprocess", "psutil", "threading", "multiprocessing"})
 
+# decorators that call the function they decorate with the run's configuration
+CONFIG_DECORATORS = frozenset({"hydra.main"})
+
 SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
 PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "round", "range"})
 # a call that reads saved state: a method or a function ddpify does not read, named so
@@ -374,6 +377,9 @@ class SameValues:
         f = self.facts
         if not isinstance(ref.scope, cst.FunctionDef):
             return False
+        if any(f.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in CONFIG_DECORATORS
+               for d in ref.scope.decorators):
+            return True  # `@hydra.main(...) def train(cfg)`: the decorator passes the run's configuration
         sites = f.call_sites(ref.scope)
         if not sites:
             return self._shared_parameter(ref, frozenset())
@@ -463,6 +469,9 @@ class SameValues:
         f = self.facts
         if not isinstance(ref.scope, cst.FunctionDef):
             return False
+        if any(f.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in CONFIG_DECORATORS
+               for d in ref.scope.decorators):
+            return True  # `@hydra.main(...) def train(cfg)`: the decorator passes the run's configuration
         sites = f.call_sites(ref.scope)
         if not sites:
             return not self.ranks.entry_point(ref.scope) and not rank_word(cst.Name(ref.name)) \
