@@ -242,7 +242,9 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         if in_place:
             converted = ddp / entry
         probe_dir, logs = tmp / "probe", tmp / "logs"
-        told = [] if in_place else _run_line_path(proc.stderr)
+        told = [] if in_place else _run_line_path(subprocess.run(  # --json prints no "run it:" line
+            [str(Path(_python()).parent / "ddpify"), "convert", str(src / entry), "-o", str(out_dir) + "/"],
+            capture_output=True, text=True, timeout=600).stderr)
         env = _env(program, probe_dir, [out_dir, ddp], [*_within(told, src, ddp, ddp / entry_dir), *_installed(program, ddp)])
         env["DDPIFY_VERIFY_JSON"] = str(tmp / "verify.json")
         torchrun = str(Path(_python()).parent / "torchrun")
