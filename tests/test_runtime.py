@@ -119,7 +119,7 @@ DATA = list(range(20))
 def test_set_epoch_reaches_sampler_behind_loader():
     sampler = DistributedSampler(DATA, num_replicas=2, rank=0)
     rt.set_epoch(DataLoader(DATA, sampler=sampler, batch_size=4), 3)
-    assert sampler.epoch == 3
+    assert sampler.epoch == 3 + 1  # a DistributedSampler keeps its epoch 0 for a look before training
 
 
 def test_set_epoch_returns_what_it_was_given_for_a_loop_that_builds_its_loader():
@@ -127,7 +127,7 @@ def test_set_epoch_returns_what_it_was_given_for_a_loop_that_builds_its_loader()
     sampler = DistributedSampler(DATA, num_replicas=2, rank=0)
     loader = DataLoader(DATA, sampler=sampler, batch_size=4)
     assert rt.set_epoch(loader, 6) is loader
-    assert sampler.epoch == 6
+    assert sampler.epoch == 6 + 1
 
 
 def test_set_epoch_reaches_sampler_behind_batch_sampler():
@@ -135,9 +135,9 @@ def test_set_epoch_reaches_sampler_behind_batch_sampler():
     loader = DataLoader(DATA, batch_sampler=BatchSampler(sampler, 4, drop_last=False))
     assert isinstance(loader.sampler, SequentialSampler)  # the default, not the real one
     rt.set_epoch(loader, 4)
-    assert sampler.epoch == 4
+    assert sampler.epoch == 4 + 1
     rt.set_epoch(loader.batch_sampler, 5)
-    assert sampler.epoch == 5
+    assert sampler.epoch == 5 + 1
 
 
 def test_set_epoch_on_containers_and_unsharded_loaders():
@@ -147,7 +147,7 @@ def test_set_epoch_on_containers_and_unsharded_loaders():
     loaders = {"train": DataLoader(DATA, sampler=a), "aux": [DataLoader(DATA, sampler=b), (c,)],
                "eval": DataLoader(DATA, batch_size=4)}
     rt.set_epoch(loaders, 7)
-    assert (a.epoch, b.epoch, c.epoch) == (7, 7, 7)
+    assert (a.epoch, b.epoch, c.epoch) == (7 + 1, 7 + 1, 7)  # a and b: DistributedSamplers
     rt.set_epoch(DataLoader(DATA, shuffle=True), 1)  # nothing to set: no error
 
 
@@ -535,6 +535,23 @@ def test_one_process_set_epoch_never_reseeds(rng_restored, fresh_state):
     rt.set_epoch([], 0)
     assert torch.equal(torch.get_rng_state(), state)
     assert fresh_state.in_pass is False
+
+
+def test_a_look_at_a_batch_before_training_leaves_the_first_pass_an_order_of_its_own():
+    """`next(iter(loader))` before the first set_epoch draws the DistributedSampler's own epoch 0;
+    the training's epochs 0, 1, 2 are given 1, 2, 3, so no pass repeats the look's order (the
+    second sweep's unet_nb: its look at a batch, then training, drew the same order twice)."""
+    sampler = DistributedSampler(DATA, num_replicas=2, rank=0, shuffle=True)
+    loader = DataLoader(DATA, sampler=sampler, batch_size=10)
+    look = next(iter(loader)).tolist()
+    orders = []
+    for epoch in range(3):
+        rt.set_epoch(loader, epoch)
+        orders.append([i for batch in loader for i in batch.tolist()])
+    assert [sampler.epoch, len({tuple(o) for o in orders})] == [3, 3] and look not in orders
+    resumed = DistributedSampler(DATA, num_replicas=2, rank=0, shuffle=True)
+    rt.set_epoch(resumed, 2)  # a run resumed at epoch 2 draws what the whole run drew there
+    assert list(resumed) == orders[2]
 
 
 class _Sampler:

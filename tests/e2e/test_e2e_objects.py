@@ -162,7 +162,8 @@ def test_a_phase_dicts_validation_loader_is_read_whole_and_the_same_best_weights
     """unet_nb: the 'val' loader shuffles and reaches the loop that trains, yet no optimizer
     steps in its phase: every rank reads all 40 samples each epoch (not its half), so the
     validation loss that picks the weights reloaded at the end is the same everywhere, and the
-    parameters agree at exit (the test above)."""
+    parameters agree at exit (the test above). The look at one training batch before training
+    draws an order the first epoch does not draw again."""
     run = runs["objects_phases"]
     assert run.ok, run.tail()
     (val,) = [n for n, info in run.probe.loaders().items() if info["dataset_len"] == 40]
@@ -170,5 +171,10 @@ def test_a_phase_dicts_validation_loader_is_read_whole_and_the_same_best_weights
     for rank in range(h.WORLD):
         passes = h.complete_passes(run.probe, rank, val)
         assert [sorted(p.indices) for p in passes] == [list(range(40))] * EPOCHS, passes
+    (train,) = h.sharded_loaders(run.probe, 64)  # the look at a batch before training: another order
+    for rank in range(h.WORLD):
+        look, *passes = run.probe.passes()[rank, train]
+        assert not look.complete and [p.complete for p in passes] == [True] * EPOCHS, (look, passes)
+        assert look.indices != passes[0].indices[:len(look.indices)], (look.indices, passes[0].indices)
     lines = run.rank_output[0].splitlines()
     assert sum(line.startswith("val loss") for line in lines) == EPOCHS and "best val loss" in lines[-1], run.tail()
