@@ -81,7 +81,8 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
         loader = DataLoader(train_set, sampler=DistributedSampler(train_set))
 
     A DataLoader takes its order from the sampler; `shuffle=True` next to `sampler=` (or
-    `batch_sampler=`) raises "sampler option is mutually exclusive with shuffle". The
+    `batch_sampler=`), by name or by place (`DataLoader(train_set, 64, True, sampler=...)`), raises
+    "sampler option is mutually exclusive with shuffle". The
     DistributedSampler shuffles already (its `shuffle=True` default). `--fix` keeps the order of
     every configuration the script has: `shuffle=(sampler is None)` where the sampler may be
     `None` (a single process still shuffles; also a sampler from a helper that may return `None`),
@@ -91,12 +92,14 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
     """
     f = ctx.facts
     for call in ctx.script.calls_of(LOADER):
-        shuffle = mt.keyword(call, "shuffle")
-        sampler = mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler")
+        shuffle = mt.loader_arg(call, "shuffle")  # by name, or by place: `DataLoader(ds, 64, True, ...)`
+        sampler = mt.loader_arg(call, "sampler") or mt.loader_arg(call, "batch_sampler")
         if shuffle is not None and mt.is_literal_true(shuffle.value) and sampler is not None \
                 and not mt.is_name(sampler.value, "None"):
-            yield Hit(shuffle, f"shuffle=True with {sampler.keyword.value}=: DataLoader raises ValueError; "
-                               "the sampler decides the order", _shuffle_fix(f, call, shuffle, sampler.value))
+            kind = sampler.keyword.value if sampler.keyword is not None else \
+                "sampler" if sampler is mt.loader_arg(call, "sampler") else "batch_sampler"
+            yield Hit(shuffle, f"shuffle=True with {kind}=: DataLoader raises ValueError; the sampler decides "
+                               "the order", _shuffle_fix(f, call, shuffle, sampler.value) if shuffle.keyword else None)
 
 
 def _shuffle_fix(f, call: cst.Call, shuffle: cst.Arg, sampler: cst.BaseExpression):
