@@ -316,21 +316,30 @@ class Ranks:
         """Does `node` run only when the script is not distributed: in the branch of
         `if args.local_rank == -1 ...:` (also `and`-ed with more), or the `else` of `!= -1`, or
         the `else` of a test that the run has several processes (`if multi_gpu:` ... `else:`
-        with `multi_gpu = int(os.environ.get("WORLD_SIZE", 1)) > 1`, `if dist.is_initialized():`)?"""
+        with `multi_gpu = int(os.environ.get("WORLD_SIZE", 1)) > 1`, `if dist.is_initialized():`),
+        or after an `assert` of its block that the run is not (`assert opt.local_rank == -1, "DDP
+        mode not implemented for --evolve"`)?"""
         child = node
         for anc in self.facts.ancestors(node):
             if isinstance(anc, cst.If) and child is not anc.test:
                 in_body = child is anc.body
-                for test in _conjuncts(anc.test) if in_body else [anc.test]:
-                    if isinstance(test, cst.Comparison) and (rank_word(test.left) or self._reads_rank_environment(
-                            test.left)) and len(test.comparisons) == 1 \
-                            and _minus_one_or_none(test.comparisons[0].comparator) and isinstance(
-                                test.comparisons[0].operator, cst.Equal if in_body else cst.NotEqual):
-                        return True
+                if any(self._asks_one_process(test, in_body) for test in (_conjuncts(anc.test) if in_body else [anc.test])):
+                    return True
                 if not in_body and self.several_processes(anc.test):
+                    return True
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and child in anc.body:
+                if any(isinstance(small, cst.Assert) and self._asks_one_process(small.test, True)
+                       for stmt in anc.body[:anc.body.index(child)] if isinstance(stmt, cst.SimpleStatementLine)
+                       for small in stmt.body):
                     return True
             child = anc
         return False
+
+    def _asks_one_process(self, test: cst.BaseExpression, holds: bool) -> bool:
+        """`args.local_rank == -1` (where `holds`; `!= -1` where it does not): no process group."""
+        return isinstance(test, cst.Comparison) and (rank_word(test.left) or self._reads_rank_environment(
+            test.left)) and len(test.comparisons) == 1 and _minus_one_or_none(test.comparisons[0].comparator) \
+            and isinstance(test.comparisons[0].operator, cst.Equal if holds else cst.NotEqual)
 
     def several_processes(self, test: cst.BaseExpression, depth: int = 2) -> bool:
         """Does `test` say the run has more than one process: `dist.is_initialized()`,

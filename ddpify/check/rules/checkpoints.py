@@ -43,7 +43,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     not a save into an in-memory buffer, `torch.save(sd, io.BytesIO())`) that runs on every process (not for a path
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`): not under a rank test, not after an early
-    `if rank != 0: return`, and in a function that some call reaches on every process (or
+    `if rank != 0: return`, not where only a run of one process gets (`if args.local_rank == -1:`,
+    after `assert opt.local_rank == -1`), and in a function that some call reaches on every process (or
     that is handed to `mp.spawn`; not in a function decorated by a program decorator whose
     wrapper calls it under a rank test, `@rank0_only`). A write of another module of the
     program is also reported at the call of the checked file that runs it on every process
@@ -58,7 +59,7 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     for call, path, what in _file_writes(ctx):
         func = f.scope(call)
         if ctx.ranks.on_some_ranks(call) or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
-                or path is not None and _per_rank(ctx, path):
+                or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call):
             continue
         stmt = f.statement(call)
         alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
@@ -90,7 +91,7 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode, depth: int = 3) -> list[
                 continue
             seen.add(func)
             for site in f.call_sites(func):
-                if ctx.ranks.on_some_ranks(site):
+                if ctx.ranks.on_some_ranks(site) or ctx.ranks.undistributed(site):
                     continue
                 if f.program.part_of(site, f.parents) is not home:
                     found.append(site)
