@@ -1333,12 +1333,14 @@ def _verify_mode(environ: Mapping[str, str], world_size: int) -> str:
     return modes[value]
 
 
-def _check_at_exit() -> None:
-    """At exit (and once): what the checks still hold (``_SelfCheck.at_exit``: the program ended
-    within a training's first steps), then, unless an exception ended the program or one process
-    runs it, the comparison of the models and of the files written with the other processes'
-    (``_SelfCheck.compare_models``). Under strict, a finding here ends the process with exit
-    status 1 (``_exit_strictly``): raised, it would not change the exit status."""
+def _check_at_exit(hook: bool = True) -> None:
+    """At exit (and once), or where the program destroys the process group itself (``hook``
+    False): what the checks still hold (``_SelfCheck.at_exit``: the program ended within a
+    training's first steps), then, unless an exception ended the program or one process runs it,
+    the comparison of the models and of the files written with the other processes'
+    (``_SelfCheck.compare_models``). Under strict, a finding raises ``SelfCheckError`` in the
+    program, or in the exit hook ends the process with exit status 1 (``_exit_strictly``): raised
+    there, it would not change the exit status."""
     check, _STATE.exit_check = _STATE.exit_check, None
     if check is None:
         return
@@ -1349,7 +1351,10 @@ def _check_at_exit() -> None:
         check.compare_models()
     found = check.reported[said:]
     if strict and found and not _STATE.failed:  # after an exception the exit status is already 1
-        _exit_strictly(SelfCheckError("\n".join([VERIFY_HEADER.format(len(found)), *map(str, found)]), found))
+        error = SelfCheckError("\n".join([VERIFY_HEADER.format(len(found)), *map(str, found)]), found)
+        if not hook:
+            raise error
+        _exit_strictly(error)
 
 
 def _exit_strictly(error: SelfCheckError) -> None:
@@ -1577,7 +1582,8 @@ class _SelfCheck:
     loader batches) go once every optimizer built since the checks were armed has stepped twice;
     per-pass hooks (a loader's ``iter()``) once every sharded training loader has started its
     second pass. Then the checks are dormant: only the construction hooks of optimizers, DDP and
-    loaders stay (nothing of them runs in a step), and an optimizer built later at a line where
+    loaders stay, and ``destroy_process_group`` (the exit checks run there where the program
+    calls it; nothing of them runs in a step), and an optimizer built later at a line where
     none was built before arms them again (``arm``), so each training gets its own check (one
     rebuilt at one line, each round of a loop or each batch of an inner optimisation, arms them
     once, not at every build); so does a training that starts over (``epoch_set``: the epoch
@@ -1646,10 +1652,18 @@ class _SelfCheck:
                 _remember(check.wraps, model, (site, f"{site[0]}:{site[1]}#{number}"))
             return __init__
 
+        def destroy(original: Any) -> Any:
+            def destroy_process_group(group: Any = None, *args: Any, **kwargs: Any) -> Any:
+                if group is None or group is dist.group.WORLD:  # the program ends its run: check while the group is there
+                    _check_at_exit(hook=False)
+                return original(group, *args, **kwargs)
+            return destroy_process_group
+
         self.build_undo = [
             _patch(DataLoader, "__init__", loader_init),
             _patch(torch.optim.Optimizer, "__init__", optimizer_init),
             _patch(torch.nn.parallel.DistributedDataParallel, "__init__", ddp_init),
+            _patch(dist, "destroy_process_group", destroy),
         ]
         if get_world_size() > 1:
             self.record_writes()

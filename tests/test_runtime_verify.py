@@ -179,6 +179,7 @@ def check(monkeypatch, tmp_path):
             torch.optim.Optimizer.__init__, torch.autograd.backward) == (INIT, ITER, NEXT, optimizer_init, BACKWARD)
     assert builtins.open is io.open is OPEN
     assert (torch.serialization._open_zipfile_writer, torch.jit.RecursiveScriptModule.save) == (ZIP_WRITER, SCRIPT_SAVE)
+    assert torch.distributed.destroy_process_group.__code__.co_filename != rt.__file__  # no wrapper of the checks left
 
 
 def test_findings_print_as_one_block_with_a_header_and_go_to_the_json_file(check, capsys, tmp_path):
@@ -620,6 +621,47 @@ def test_under_strict_findings_pending_at_exit_end_the_process_with_status_1(che
         rt._check_at_exit()
     assert exiting == [("destroy",), ("logging",), ("exit", 1)]
     assert " unwrapped-parameters: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_checks_at_exit_run_where_the_program_destroys_the_process_group(check, capsys, monkeypatch, rank0_of_2_with_a_store, strict):
+    """A program that ends its run with dist.destroy_process_group() (DDP011's advice) took the
+    store away before the exit hook: the exit checks compared nothing and said nothing. Now they
+    run in that call, before the group goes; under strict the finding is raised there, at the
+    program's line, an ordinary exception."""
+    import pickle
+
+    destroyed = []
+
+    def destroy_process_group(group=None):
+        destroyed.append(group)
+
+    monkeypatch.setattr(torch.distributed, "destroy_process_group", destroy_process_group)
+    checking = check(strict)
+    rt._STATE.self_check = checking
+    checking.install()
+    checking.prefix, checking.wait = "ddpify/verify/test/", 0.2
+    model = torch.nn.Linear(4, 1)
+    wrapper = Wrapper(model)
+    checking.wraps[wrapper] = (("train.py", 7), "train.py:7#0")
+    monkeypatch.setattr(rt._STATE, "exit_check", checking)
+    monkeypatch.setattr(rt._STATE, "failed", False)
+    rank0_of_2_with_a_store.set("ddpify/verify/test/exit/1", pickle.dumps(differs_in_bias(model)))
+    program = compile("import torch.distributed as dist\ndist.destroy_process_group()\n", "train.py", "exec")
+    if strict:
+        with pytest.raises(rt.SelfCheckError) as raised:
+            exec(program, {})
+        assert [f.check for f in raised.value.findings] == ["diverged-at-exit"]
+        assert raised.traceback[1].path == "train.py" and raised.traceback[1].lineno == 1  # line 2, 0-based
+        assert destroyed == []  # the exception ends the program; the exit hook destroys the group
+    else:
+        exec(program, {})
+        assert destroyed == [None]
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ddpify self-check: 1 problem(s) found" and " diverged-at-exit: " in err[1] and len(err) == 2
+    assert rt._STATE.exit_check is None and torch.distributed.destroy_process_group is destroy_process_group
+    rt._check_at_exit()  # the exit hook then: nothing more
+    assert capsys.readouterr().err == ""
 
 
 def test_no_comparison_at_exit_with_one_process_or_the_checks_off(check, capsys, monkeypatch, tmp_path):
