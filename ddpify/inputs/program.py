@@ -228,8 +228,11 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
     hands to a class of the module, a DistributedSampler that a helper of a third module builds,
     the loader it passes) are facts of the module's code too. Of the files under that folder that
     import the module's top package by name, have a main block or lie outside every package,
-    and whose program reaches the module, the script is the first that names torch.distributed
-    (`DISTRIBUTED`), else the first, by depth then name. The
+    and whose program reaches the module, the script is the first that starts the processes or
+    their group (`STARTS`: `init_process_group`, `mp.spawn`; predict_from_raw_data.py, which
+    only imports DistributedDataParallel, is not the run of nnU-Net's trainer, run_training.py
+    is), else the first that names torch.distributed (`DISTRIBUTED`), else the first, by depth
+    then name. The
     module stays the program's first part: only its findings are reported. `scans` (folder ->
     the candidate scripts) keeps the scans across the files of one run."""
     parsed = {} if parsed is None else parsed
@@ -238,7 +241,7 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
         return load(entry, data, parsed=parsed, module=module, lenient=True)
     root, name = _package_root(entry.resolve())
     first = Part(PurePosixPath(entry.resolve().relative_to(root).as_posix()), entry, data, module, name)
-    chosen = None
+    chosen = named = None
     for script in _scripts(root, name.split(".")[0], {} if scans is None else scans):
         if script == entry.resolve():
             continue
@@ -249,15 +252,20 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
             continue  # an importer that does not parse is not read: the module is checked without it
         if any(p.path.resolve() == entry.resolve() for p in reached.parts):
             chosen = chosen or importer
-            if DISTRIBUTED.search(importer.data):
-                chosen = importer  # the script that runs the module in a distributed job
+            if STARTS.search(importer.data):
+                chosen = named = importer  # the script that starts the distributed job
                 break
+            if named is None and DISTRIBUTED.search(importer.data):
+                named = importer  # one that says it runs distributed
+    chosen = named or chosen
     return _read(root, [first, *([chosen] if chosen else [])], [first, *([chosen] if chosen else [])], parsed,
                  lenient=True)
 
 
 # a script that says it runs distributed (of the importers of a module, the one whose facts `check` reads)
 DISTRIBUTED = re.compile(rb"torch\.distributed|DistributedDataParallel|init_process_group")
+# a script that starts the processes of a job or their group
+STARTS = re.compile(rb"init_process_group|\bspawn\(|start_processes\(")
 
 
 def _script_part(entry: Path, file: Path, root: Path, parsed: dict) -> Part:
