@@ -75,6 +75,14 @@ def found(source: str):
     (DISPLAY + "for epoch in range(3):\n    for phase in ['train', 'val']:\n        loader = loaders[phase]\n"
      "        for x, y in loader:\n            loss = model(x).sum()\n            if phase == 'train':\n"
      "                loss.backward()\n                optimizer.step()\n", ["a_set"], {}),
+    # the phase a parameter: every call passes a literal key, or the variable of a loop over them
+    ("def run_epoch(phase):\n    for x, y in loaders[phase]:\n        loss = model(x).sum()\n"
+     "        if phase == 'train':\n            loss.backward()\n            optimizer.step()\n" + DISPLAY +
+     "for epoch in range(3):\n    run_epoch('train')\n    run_epoch(phase='val')\n", ["a_set"], {}),
+    ("def run_epoch(phase):\n    for x, y in loaders[phase]:\n        loss = model(x).sum()\n"
+     "        if phase == 'train':\n            loss.backward()\n            optimizer.step()\n" + COMPREHENSION +
+     "for epoch in range(3):\n    for phase in ['train', 'val']:\n        run_epoch(phase)\n",
+     ["sets[x]"], {"sets[x]": ("loaders", ("train",))}),
     # the comprehension's own shuffle says which key trains: sharded in the call, not by key
     ("loaders = {x: DataLoader(sets[x], shuffle=(x == 'train')) for x in ['train', 'val']}\n" + GUARDED,
      ["sets[x]"], {}),
@@ -89,6 +97,10 @@ def found(source: str):
      ["a_set", "b_set"], {}),
     ("is_train = True\n" + DISPLAY + loop("if is_train:\n" + textwrap.indent(STEP, "    ")),
      ["a_set", "b_set"], {}),  # the guard is not the phase: both may train, both shuffle (as before)
+    ("def run_epoch(phase):\n    for x, y in loaders[phase]:\n        loss = model(x).sum()\n"
+     "        if phase == 'train':\n            loss.backward()\n            optimizer.step()\n" + DISPLAY +
+     "for epoch in range(3):\n    run_epoch('train')\n    run_epoch(args.phase)\n",
+     ["a_set", "b_set"], {}),  # one call passes what is not a literal key
     (DISPLAY + "for epoch in range(3):\n    for phase in sets:\n        for x, y in loaders[phase]:\n"
      "            loss = model(x).sum()\n            if phase == 'train':\n                loss.backward()\n"
      "                optimizer.step()\n", ["a_set", "b_set"], {}),  # the keys are not literal here

@@ -11,7 +11,8 @@
                         optimizer.step()
 
 The batch loop iterates `dataloaders[phase]`, and `phase` takes the literal keys of the loop
-around it. For each key, the loop trains where a backward (or a call of a function that runs
+around it (or, a parameter, what every call passes it: `run_epoch('val')`, or the variable of
+such a loop around the call). For each key, the loop trains where a backward (or a call of a function that runs
 one) is reached with `phase` bound to that key: the tests guarding it (`if phase == 'train':`,
 `with torch.set_grad_enabled(phase == 'train'):`) are read with the key put in. Here 'train'
 trains and 'val' does not, so `loaders.find` shards the 'train' loader only; the 'val' loader
@@ -30,7 +31,7 @@ import libcst as cst
 
 from ddpify.analysis import objects
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts
+from ddpify.syntax.facts import Facts, param_names
 
 def keyed_roles(facts: Facts, loop: cst.For, expr: cst.BaseExpression,
                 loader_calls: list[cst.Call]) -> dict[cst.Call, dict[str, bool]] | None:
@@ -63,10 +64,12 @@ def _item(facts: Facts, expr: cst.BaseExpression) -> cst.Subscript | None:
     return expr if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 else None
 
 
-def _literal_keys(facts: Facts, loop: cst.For, key: cst.Name) -> list[str] | None:
-    """The strings `key` takes: the loop around `loop` that binds it iterates a literal list of
-    strings, written there or bound once to a name (`phases = ['train', 'val']`)."""
-    for outer in facts.enclosing_loops(loop):
+def _literal_keys(facts: Facts, at: cst.CSTNode, key: cst.Name, depth: int = 2) -> list[str] | None:
+    """The strings `key` takes at `at`: the loop around it that binds `key` iterates a literal list
+    of strings, written there or bound once to a name (`phases = ['train', 'val']`); or `key` is a
+    parameter of the function around `at`, and every call passes it such a string or such a
+    loop's variable (`for phase in ['train', 'val']: run_epoch(phase)`, `run_epoch('val')`)."""
+    for outer in facts.enclosing_loops(at):
         if not (isinstance(outer, cst.For) and isinstance(outer.target, cst.Name) and outer.target.value == key.value):
             continue
         listed = outer.iter
@@ -75,7 +78,23 @@ def _literal_keys(facts: Facts, loop: cst.For, key: cst.Name) -> list[str] | Non
             sources = facts.sources(ref) if ref is not None else []
             listed = sources[0] if len(sources) == 1 else listed
         return _strings(listed)
-    return None
+    func = facts.scope(at)
+    if depth == 0 or not isinstance(func, cst.FunctionDef) or key.value not in param_names(func):
+        return None
+    keys: list[str] = []
+    sites = facts.call_sites(func)
+    for call in sites:
+        passed = facts.argument_for(call, func, key.value)
+        if isinstance(passed, cst.SimpleString) and isinstance(passed.evaluated_value, str):
+            found: list[str] | None = [passed.evaluated_value]
+        elif isinstance(passed, cst.Name):
+            found = _literal_keys(facts, call, passed, depth - 1)
+        else:
+            return None
+        if not found:
+            return None
+        keys += [k for k in found if k not in keys]
+    return keys or None
 
 
 def _strings(node: cst.BaseExpression) -> list[str] | None:
