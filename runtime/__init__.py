@@ -750,8 +750,8 @@ def set_epoch(obj: Any, epoch: Optional[int] = None) -> Any:
     was given (``_fresh_epoch``), as a single process draws a new order at every pass. Without
     ``epoch`` (a loop that does not number its passes: ``while True:`` around a generator's
     ``for x in loader: yield x``), each sampler gets the number after the last it was given, 0
-    the first time. A ``DistributedSampler`` keeps its own first epoch, 0, for what iterates it
-    before any ``set_epoch`` (``next(iter(loader))`` to look at a batch): its passes are numbered
+    the first time. A ``DistributedSampler`` (or a ``ShardedSampler``) keeps its own first epoch,
+    0, for what iterates it before any ``set_epoch`` (``next(iter(loader))`` to look at a batch): its passes are numbered
     from 1 (``set_epoch(loader, 0)`` gives it 1), so the first training pass draws an order of its
     own, as a single process draws a new one at every ``iter()``.
     """
@@ -800,9 +800,10 @@ def _fresh_epoch(sampler: Any, epoch: Optional[int]) -> int:
     run that starts at epoch 5 gets 5), and after an epoch that does not increase (a new training
     pass counting from 0) the numbers continue after the last one given: 0, 1, then 2, 3. No
     ``epoch``: the next number after the last one given (0 the first time). A
-    ``DistributedSampler`` starts as if its epoch 0 was given already (``set_epoch``): 1, 2, ..."""
+    ``DistributedSampler`` (or a ``ShardedSampler``) starts as if its epoch 0 was given already
+    (``set_epoch``): 1, 2, ..."""
     last = getattr(sampler, "_ddpify_epochs", None)  # (the epoch asked for, the epoch given)
-    if last is None and isinstance(sampler, DistributedSampler):
+    if last is None and isinstance(sampler, (DistributedSampler, ShardedSampler)):
         last = (-1, 0)  # what an iteration before the first set_epoch draws: the sampler's own epoch
     if epoch is None:  # taken as asked for: a number of its own after the last
         epoch, shift = (0 if last is None else last[1] + 1), 0

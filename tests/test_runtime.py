@@ -147,7 +147,7 @@ def test_set_epoch_on_containers_and_unsharded_loaders():
     loaders = {"train": DataLoader(DATA, sampler=a), "aux": [DataLoader(DATA, sampler=b), (c,)],
                "eval": DataLoader(DATA, batch_size=4)}
     rt.set_epoch(loaders, 7)
-    assert (a.epoch, b.epoch, c.epoch) == (7 + 1, 7 + 1, 7)  # a and b: DistributedSamplers
+    assert (a.epoch, b.epoch, c.epoch) == (7 + 1, 7 + 1, 7 + 1)  # each keeps its epoch 0 for a look
     rt.set_epoch(DataLoader(DATA, shuffle=True), 1)  # nothing to set: no error
 
 
@@ -537,11 +537,17 @@ def test_one_process_set_epoch_never_reseeds(rng_restored, fresh_state):
     assert fresh_state.in_pass is False
 
 
-def test_a_look_at_a_batch_before_training_leaves_the_first_pass_an_order_of_its_own():
-    """`next(iter(loader))` before the first set_epoch draws the DistributedSampler's own epoch 0;
+@pytest.mark.parametrize("make", [
+    lambda: DistributedSampler(DATA, num_replicas=2, rank=0, shuffle=True),
+    # a sampler of the program's kind sharded by ddpify (stat453's SubsetRandomSampler split: its
+    # look at a batch, then training, drew the same order twice; sweep 4a's tuning)
+    lambda: rt.ShardedSampler(torch.utils.data.SubsetRandomSampler(range(len(DATA))), num_replicas=2, rank=0),
+], ids=["distributed", "sharded"])
+def test_a_look_at_a_batch_before_training_leaves_the_first_pass_an_order_of_its_own(make):
+    """`next(iter(loader))` before the first set_epoch draws the sampler's own epoch 0;
     the training's epochs 0, 1, 2 are given 1, 2, 3, so no pass repeats the look's order (the
     second sweep's unet_nb: its look at a batch, then training, drew the same order twice)."""
-    sampler = DistributedSampler(DATA, num_replicas=2, rank=0, shuffle=True)
+    sampler = make()
     loader = DataLoader(DATA, sampler=sampler, batch_size=10)
     look = next(iter(loader)).tolist()
     orders = []
@@ -549,7 +555,7 @@ def test_a_look_at_a_batch_before_training_leaves_the_first_pass_an_order_of_its
         rt.set_epoch(loader, epoch)
         orders.append([i for batch in loader for i in batch.tolist()])
     assert [sampler.epoch, len({tuple(o) for o in orders})] == [3, 3] and look not in orders
-    resumed = DistributedSampler(DATA, num_replicas=2, rank=0, shuffle=True)
+    resumed = make()
     rt.set_epoch(resumed, 2)  # a run resumed at epoch 2 draws what the whole run drew there
     assert list(resumed) == orders[2]
 
