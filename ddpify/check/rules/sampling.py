@@ -195,7 +195,10 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     only evaluation reads: loops here that do not train, or functions named for it
     (`evaluate(val_loader)`); not where a function that gathers the results cuts them back to
     the data set's length (`torch.cat(gathered)[:len(dataset)]`) or keeps one per sample id
-    (`np.unique(all_ids, return_index=True)`).
+    (`np.unique(all_ids, return_index=True)`), nor where each process writes its results to a
+    file of its own (a path naming the rank, handed to the evaluation) and a function of the
+    program reads every process's file back and skips a result whose key it has seen (`for x in
+    range(num_tasks): ... if key in seen: continue`, as VideoMAE merges its test views).
     """
     if _trims_gathered(ctx):
         return
@@ -203,7 +206,7 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
         drop = mt.keyword(call, "drop_last")
         if drop is not None and not mt.is_name(drop.value, "False"):
             continue
-        if _evaluation_only(ctx, call):
+        if _evaluation_only(ctx, call) and not _merged_by_key(ctx, call):
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
                             "the whole set")
@@ -226,6 +229,50 @@ def _trims_gathered(ctx: Context) -> bool:
                                        and mt.is_call_of(e.slice.upper, "len") for e in sub.slice)
         for sub in mt.findall(f.module, cst.Subscript)) or any(
         f.scope(c) in scopes for c in ctx.script.calls_of("numpy.unique")))
+
+
+def _merged_by_key(ctx: Context, sampler: cst.Call) -> bool:
+    """Is the loader of `sampler` evaluated by a call also handed a path that names the rank
+    (`final_test(loader, model, os.path.join(out, str(rank) + ".txt"))`: each process writes its
+    own results), where a function of the program reads every process's file back and keeps one
+    result per key (`_merges_per_rank_files`)?"""
+    f = ctx.facts
+    _, passed = _readers(ctx, sampler)
+    return any(_rank_path(ctx, o) for c in passed for a in c.args for o in f.origins(a.value)) \
+        and _merges_per_rank_files(ctx)
+
+
+def _rank_path(ctx: Context, expr: cst.BaseExpression) -> bool:
+    """A path that names the rank: built from a string and the rank (`str(rank) + ".txt"`,
+    `f"preds_{rank}.pt"`), not a loader whose sampler was handed the rank."""
+    return bool(mt.findall(expr, (cst.SimpleString, cst.FormattedString))) and ctx.ranks.rank_dependent(expr)
+
+
+FILE_READS = frozenset({"open", "torch.load", "numpy.load", "pickle.load", "json.load"})
+
+
+def _merges_per_rank_files(ctx: Context) -> bool:
+    """Does a function of the program read one file per process in a loop over a count (`for x in
+    range(num_tasks): lines = open(os.path.join(d, str(x) + ".txt")).readlines()`) and skip, in
+    that loop, a result whose key it has already kept (`if key in seen[name]: continue`)? The
+    repeats that padding added then count once."""
+    f = ctx.facts
+    for loop in f.loops:
+        if not (isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and mt.is_counting(loop.iter)):
+            continue
+        count = loop.target.value
+        reads = [c for c in f.calls_in(loop.body) if (f.qualify(c.func) or dotted(c.func)) in FILE_READS and c.args
+                 and any(mt.is_name(n, count) for o in f.origins(c.args[0].value) for n in mt.findall(o, cst.Name))]
+        if reads and any(_skips_seen(branch) for branch in mt.findall(loop.body, cst.If)):
+            return True
+    return False
+
+
+def _skips_seen(branch: cst.If) -> bool:
+    """`if key in seen: continue`."""
+    test, body = branch.test, branch.body.body
+    return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
+        test.comparisons[0].operator, cst.In) and len(body) == 1 and mt.sole(body[0], cst.Continue) is not None
 
 
 def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> bool:
