@@ -230,6 +230,8 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine, loggers: set
     ends = isinstance(small, cst.Return) and isinstance(scope := facts.scope(stmt), cst.FunctionDef) \
         and isinstance(scope.body, cst.IndentedBlock) and scope.body.body[-1] is stmt
     call = small.value if isinstance(small, (cst.Expr, cst.Assign)) or ends else None
+    if isinstance(small, cst.Expr) and isinstance(call, cst.Tuple) and len(call.elements) == 1:
+        call = call.elements[0].value  # `torch.save(state, path),`: a stray comma makes a tuple of the call
     if not isinstance(call, cst.Call):
         return None
     if ends and writes.file_write(facts, call) is None:

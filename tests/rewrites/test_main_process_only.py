@@ -21,6 +21,15 @@ if is_main_process():
     with open("log.txt", "a") as f:
         f.write(f"{epoch}\\n")
 """, "adjacent_writes_share_one_guard", scaffold=TRAINS.end_of_epoch),
+    # a stray comma after the save (`torch.save(...),`: a tuple of the call) hides no write
+    pair("""\
+torch.save(model.state_dict(), "m.pt"),
+""", """\
+from ddpify_runtime import is_main_process
+
+if is_main_process():
+    torch.save(model.state_dict(), "m.pt"),
+""", "a_save_followed_by_a_stray_comma_is_a_write", scaffold=TRAINS.end_of_epoch),
     pair("""\
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
