@@ -95,7 +95,7 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
     if replaced is not None:
         return replaced
     held = set()
-    for target, value, _ in facts.writes_in(init):
+    for target, value, _ in _init_writes(facts, cls):
         name = dotted(target)
         if not name or not name.startswith("self.") or name.count(".") != 1 or not _has_parameters(facts, value):
             continue
@@ -110,7 +110,7 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
     dead = _output_read_on_some_paths(facts, cls, reached, held)
     if dead is not None:
         return dead
-    for sub in _sub_module_classes(facts, cls, init) if depth else ():
+    for sub in _sub_module_classes(facts, cls) if depth else ():
         if (found := idle_parameters(facts, sub, depth - 1, seen)) is not None:
             return f"{found} (`{sub.name.value}`, a sub-module of `{cls.name.value}`)"
     return None
@@ -155,10 +155,11 @@ def _reads_after(facts: Facts, name: str, stmt: cst.CSTNode, func: cst.FunctionD
     return reads
 
 
-def _sub_module_classes(facts: Facts, cls: cst.ClassDef, init: cst.FunctionDef) -> list[cst.ClassDef]:
+def _sub_module_classes(facts: Facts, cls: cst.ClassDef) -> list[cst.ClassDef]:
     """The module classes of the program that `__init__` (and the methods it calls through `self.`)
     names: built (`self.fc = Head()`) or handed on (`NetworkBlock(n, 16, 32, BasicBlock)`)."""
-    named = {n.value for f in _reached(facts, cls, init) for n in facts.findall(f, cst.Name)}
+    inits = [i for owner in _lineage(facts, cls) if (i := _own_method(facts, owner, "__init__")) is not None]
+    named = {n.value for i in inits for f in _reached(facts, cls, i) for n in facts.findall(f, cst.Name)}
     return [facts.classes[n] for n in sorted(named & facts.classes.keys())
             if facts.classes[n] is not cls and is_module_class(facts, facts.classes[n])]
 
@@ -222,7 +223,33 @@ def _ancestors_within(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef) ->
 
 
 def _method(facts: Facts, cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    """The method `name` of `cls` or, where `cls` does not define it, of its nearest base in the program."""
+    for owner in _lineage(facts, cls):
+        found = _own_method(facts, owner, name)
+        if found is not None:
+            return found
+    return None
+
+
+def _own_method(facts: Facts, cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     return next((f for f in facts.functions.get(name, ()) if facts.enclosing_class(f) is cls), None)
+
+
+def _lineage(facts: Facts, cls: cst.ClassDef) -> list[cst.ClassDef]:
+    """`cls` and its bases among the program's classes, nearest first."""
+    line = [cls]
+    while (base := next((facts.classes[n] for b in line[-1].bases
+                         if (n := (dotted(b.value) or "").rpartition(".")[2]) in facts.classes
+                         and facts.classes[n] not in line), None)) is not None:
+        line.append(base)
+    return line
+
+
+def _init_writes(facts: Facts, cls: cst.ClassDef) -> list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]:
+    """What the `__init__` of `cls` and those of its bases in the program assign (a subclass that
+    calls `super().__init__()` holds its base's layers too)."""
+    return [w for owner in _lineage(facts, cls) if (init := _own_method(facts, owner, "__init__")) is not None
+            for w in facts.writes_in(init)]
 
 
 def _reached(facts: Facts, cls: cst.ClassDef, forward: cst.FunctionDef) -> list[cst.FunctionDef]:

@@ -961,6 +961,54 @@ model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=OWN_CLASS),
     pair("""\
+class Base(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = torch.nn.Linear(2, 4)
+        self.fc = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.fc(self.trunk(x))
+
+class Net(Base):
+    def __init__(self):
+        super().__init__()
+        self.act = torch.nn.ReLU()
+        self.head = torch.nn.Linear(4, 1)
+
+    def forward(self, x, aux=False):
+        return self.head(self.trunk(x))
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Base(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = torch.nn.Linear(2, 4)
+        self.fc = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.fc(self.trunk(x))
+
+class Net(Base):
+    def __init__(self):
+        super().__init__()
+        self.act = torch.nn.ReLU()
+        self.head = torch.nn.Linear(4, 1)
+
+    def forward(self, x, aux=False):
+        return self.head(self.trunk(x))
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
+""", "a_layer_of_the_base_class_the_subclass_forward_never_uses_finds_unused_parameters", report=[
+        "warning: `self.fc` is never used in forward(): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
+    pair("""\
 class Codebook(torch.nn.Module):
     def __init__(self):
         super().__init__()
