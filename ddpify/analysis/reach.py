@@ -145,10 +145,11 @@ def _training_functions_passed(facts: Facts, call: cst.Call) -> list[str]:
         return []
     found = []
     for arg in call.args:
-        ref = facts.ref(arg.value, call) if isinstance(arg.value, cst.Name) else None
-        if ref is not None and ref.scope is facts.module and any(
-                facts.trains(f) for f in facts.functions.get(arg.value.value, ()) if facts.enclosing_class(f) is None):
-            found.append(arg.value.value)
+        name = arg.value if isinstance(arg.value, cst.Name) else None
+        ref = facts.ref(name, call) if name is not None else None
+        if name is not None and ref is not None and ref.scope is facts.module and any(
+                facts.trains(f) for f in facts.functions.get(name.value, ()) if facts.enclosing_class(f) is None):
+            found.append(name.value)
     return found
 
 
