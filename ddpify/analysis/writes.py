@@ -6,6 +6,9 @@ A call writes a file when it is
   `pickle.dump`, NumPy's `save`/`savez`/`savez_compressed`/`savetxt`, `shutil` copies and moves,
   `torchvision.utils.save_image`, `matplotlib.pyplot.savefig`, the image writers of imageio,
   scipy, scikit-image, OpenCV and matplotlib: `imageio.mimsave`, `scipy.misc.imsave`, ...);
+- a helper of an installed library that writes an object to a path, known by its name
+  (`save_json(obj, path)`, `write_pickle(obj, path)`, `dump_yaml(cfg, path)`: batchgenerators',
+  nnU-Net's and many projects' own), called with both, where the program does not define it;
 - a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`,
   pathlib's `Path(p).write_bytes(data)` and `.write_text(s)`);
 - or `.save(path)` on a TorchScript module (a value made by `torch.jit.script` or
@@ -28,6 +31,8 @@ the processes would race) and files opened for writing (a `with open(p, "w")` bl
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
@@ -48,6 +53,8 @@ FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv", "write_b
 PATH_METHODS = frozenset({"write_bytes", "write_text"})  # pathlib's: the path is the object, not an argument
 IN_MEMORY = frozenset({"io.BytesIO", "io.StringIO"})  # buffers: what is written to them is no file
 SCRIPTED = frozenset({"torch.jit.script", "torch.jit.trace"})
+# library helpers that write their first argument to the path second (`save_json(obj, path)`)
+SERIALIZER = re.compile(r"^(?:save|write|dump)_(?:json|yaml|yml|pickle|pkl)$")
 SAVED_BY_METHOD = ("matplotlib.animation.", "PIL.Image.")  # makers of values whose `.save(path)` writes a file
 
 
@@ -71,6 +78,8 @@ def _writer(facts: Facts, call: cst.Call) -> str | None:
     qualified = facts.qualify(call.func)
     if qualified in FILE_WRITES:
         return qualified.replace("numpy.", "np.")
+    if _serializer(facts, call):
+        return call.func.value
     if not isinstance(call.func, cst.Attribute):
         return None
     method = call.func.attr.value
@@ -89,6 +98,14 @@ def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     `Path(p).write_bytes(data)`)."""
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in PATH_METHODS:
         return call.func.value
-    at = FILE_WRITES.get(facts.qualify(call.func) or "", 0)
+    at = FILE_WRITES.get(facts.qualify(call.func) or "", 1 if _serializer(facts, call) else 0)
     arg = mt.positional(call, at)
     return arg.value if arg is not None else None
+
+
+def _serializer(facts: Facts, call: cst.Call) -> bool:
+    """`save_json(obj, path)` imported from a library (not a function of the program, whose body
+    says what it does): a helper named for writing an object to a file, given both."""
+    return isinstance(call.func, cst.Name) and SERIALIZER.match(call.func.value) is not None \
+        and facts.qualify(call.func) not in (None, call.func.value) and mt.positional(call, 1) is not None \
+        and not facts.user_functions(call)

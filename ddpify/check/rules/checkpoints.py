@@ -39,7 +39,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     system a reader can see a half-written or interleaved checkpoint. Save on rank 0. Found for a
     file write (the list `convert` guards: `torch.save`, `torch.jit.save`, a scripted model's
     `.save(path)`, `save_pretrained(...)`, `np.save`/`np.savez`/`np.savetxt`, `json.dump`,
-    `pickle.dump`, `shutil` copies, `save_image`, `savefig`, `to_csv`, pathlib's `write_bytes`/`write_text`;
+    `pickle.dump`, `shutil` copies, `save_image`, `savefig`, `to_csv`, pathlib's `write_bytes`/`write_text`,
+    an installed library's `save_json(obj, path)` and its kin;
     not a save into an in-memory buffer, `torch.save(sd, io.BytesIO())`) that runs on every process (not for a path
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`): not under a rank test, not after an early
