@@ -229,6 +229,38 @@ def test_only_check_proves(name):
     assert _answers(ONLY_CHECK_PROVES[name]) == (False, True)
 
 
+# the same answers where they act: convert agrees a stop (`agree_on`) exactly where check reports
+# one that can differ between ranks (DDP005), but for the documented difference
+STOP_HEAD = ("import argparse\nimport os\nimport torch\n"
+             "parser = argparse.ArgumentParser()\nparser.add_argument('--local_rank', type=int, default=-1)\n"
+             "parser.add_argument('--ranking_loss', type=float, default=0.0)\n"
+             "parser.add_argument('--epochs', type=int, default=3)\nargs = parser.parse_args()\n"
+             "loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 2)), batch_size=2)\n"
+             "model = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+STOP_DDP = ("import torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "dist.init_process_group('gloo')\nmodel = DDP(model)\n")
+STOP_LOOP = ("step = 0\nfor epoch in range(args.epochs):\n    for (x,) in loader:\n        step += 1\n"
+             "        loss = model(x).sum()\n        opt.zero_grad()\n        loss.backward()\n        opt.step()\n"
+             "        if {}:\n            break\n")
+STOPS = {  # the test: (convert agrees it, check reports it)
+    "argument": ("args.epochs > 3", False, False),
+    "ranking_option": ("args.ranking_loss > 0", False, False),
+    "loader_length": ("len(loader) > 10", False, False),
+    "counter": ("step % 10 == 0", False, False),
+    "loss": ("loss.item() > 1.0", True, True),
+    "rank_environment": ("int(os.environ['RANK']) == 0", True, True),
+    "local_rank": ("args.local_rank == 0", True, True),
+    "launcher_environment": ("os.environ.get('MAX_STEPS') == '5'", True, False),  # wide=True proves it
+}
+
+
+@pytest.mark.parametrize("name", sorted(STOPS))
+def test_convert_agrees_a_stop_where_check_reports_it(name):
+    test, agreed, reported = STOPS[name]
+    assert ("agree_on(" in convert(STOP_HEAD + STOP_LOOP.format(test)).code) is agreed
+    assert ("DDP005" in [f.code for f in check(STOP_HEAD + STOP_DDP + STOP_LOOP.format(test)).findings]) is reported
+
+
 # "is this a rank test": one function (`analysis.ranks.is_rank_test`); convert leaves a write
 # under one as the user's guard, check does not report it (DDP006)
 RANK_HEAD = ("import argparse\nimport os\nimport torch\n"
