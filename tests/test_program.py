@@ -422,6 +422,30 @@ def test_the_training_pass_imported_under_another_name_gets_the_wrap_and_the_res
     assert not untraced
 
 
+def test_the_model_is_wrapped_before_a_loop_that_hands_it_to_a_function_of_another_package():
+    """`for epoch ...: train(epoch, loader, model, optimizer)` with `train` from a package ddpify
+    does not read: the wrap came after the loop (sweep 4a's rd_teacher, before its alias was
+    followed), so that training ran on the bare model. It comes before the loop; a loop that only
+    prints the model is no such hand-off, and a set-up after it still precedes the wrap."""
+    write({
+        "train.py": """\
+            import torch
+            from trainlib.loops import train_vanilla
+            model = torch.nn.Linear(4, 1)
+            for tag in ["init"]:
+                print(tag, model)
+            model.load_state_dict(torch.load("init.pt"))
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for epoch in range(2):
+                train_vanilla(epoch, model, optimizer)
+            torch.save(model.state_dict(), "m.pt")
+            """,
+    })
+    code = convert_program(program()).code
+    wrap = "model = DistributedDataParallel(model, device_ids=device_ids(model))\n"
+    assert code.index('torch.load("init.pt"') < code.index(wrap) < code.index("for epoch in range(2):")
+
+
 # ---- inherited trainers, shared modules, trainers of other packages ------------------------------
 
 INHERITED = {

@@ -510,7 +510,8 @@ def _setup_in(facts: Facts, stmts: Sequence[cst.CSTNode], name: str) -> tuple[li
 
 def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     """Training, compiling, forwarding or returning the model: the wrap must come first."""
-    if isinstance(stmt, (cst.For, cst.While)) and facts.trains(stmt):
+    if isinstance(stmt, (cst.For, cst.While)) and (facts.trains(stmt) or any(
+            _hands_to_unread(facts, c, name) for c in facts.calls_in(stmt))):
         return True
     if mt.sole(stmt, cst.Return) is not None or _collects(stmt, name) or _stores(stmt, name):
         return True
@@ -520,6 +521,17 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
         if any(facts.trains(f) or _keeps_argument(facts, call, f, name) for f in facts.user_functions(call)):
             return True
     return False
+
+
+KNOWN_LIBRARIES = ("torch.", "numpy.", "copy.", "math.")  # what they do with a model ddpify knows
+
+
+def _hands_to_unread(facts: Facts, call: cst.Call, name: str) -> bool:
+    """Does `call` hand `name` to an imported function ddpify does not read (`train(epoch, loader,
+    model, optimizer)` of another package)? In a loop, it may train the model there."""
+    qualified = facts.qualify(call.func)
+    return qualified is not None and not qualified.startswith(KNOWN_LIBRARIES) and not facts.user_functions(call) \
+        and any(dotted(a.value) == name for a in call.args)
 
 
 def _stores(stmt: cst.CSTNode, name: str) -> bool:
