@@ -44,7 +44,7 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     not a save into an in-memory buffer, `torch.save(sd, io.BytesIO())`) that runs on every process (not for a path
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`): not under a rank test, not after an early
-    `if rank != 0: return`, not where only a run of one process gets (`if args.local_rank == -1:`,
+    `if rank != 0: return`, not under a flag only ever set to `False`, not where only a run of one process gets (`if args.local_rank == -1:`,
     after `assert opt.local_rank == -1`), and in a function that some call reaches on every process (or
     that is handed to `mp.spawn`; not in a function decorated by a program decorator whose
     wrapper calls it under a rank test, `@rank0_only`). A write of another module of the
@@ -108,8 +108,22 @@ def _file_writes(ctx: Context):
     f = ctx.facts
     for call in f.calls:
         what = writes.file_write(f, call)
-        if what is not None:
+        if what is not None and not _never_runs(f, call):
             yield call, writes.written_path(f, call), what
+
+
+def _never_runs(f, node: cst.CSTNode) -> bool:
+    """Under `if flag:` of its function where every assignment of `flag` is `False`
+    (`extract_bounding_boxes = False` and never set again): code that never runs."""
+    for anc in f.ancestors(node):
+        if isinstance(anc, cst.FunctionDef):
+            return False
+        if isinstance(anc, cst.If) and isinstance(anc.test, cst.Name) and f.is_inside(node, anc.body):
+            ref = f.ref(anc.test)
+            sources = f.sources(ref) if ref is not None else []
+            if sources and all(mt.is_name(s, "False") for s in sources):
+                return True
+    return False
 
 
 def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:
