@@ -634,7 +634,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     if model is None or ref is None:
         if ref is None or not depth:
             return None
-        return _alias_holds(facts, refs, ref, depth) or _returned_holds(facts, refs, ref, depth) \
+        return _alias_holds(facts, refs, ref, depth) or _returned_holds(facts, refs, ref, depth, expr) \
             or _object_holds(facts, refs, expr, ref)
     home = facts.ref(_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
@@ -742,15 +742,24 @@ def _alias_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> 
     return MAYBE if verdicts <= {WRAPPER, MAYBE} else None
 
 
-def _returned_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> Holds | None:
+def _returned_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int,
+                    read: cst.BaseExpression | None = None) -> Holds | None:
     """MAYBE for a name bound to what a function of the program returns, where that may be a
     wrapper (`trained = train(net, loader)`, `train` wrapping its `model` and returning it):
-    `unwrap(trained)` takes either."""
+    `unwrap(trained)` takes either. Not by a binding that runs only after the `read`
+    (`model = AutoModel(...)`; `model.kwargs`; ...; `model = trainer.wrap(model)`)."""
     if "." in ref.name:
         return None
-    returned = [r for value in facts.sources(ref) if isinstance(value, cst.Call)
+    later = {id(value) for _, value, stmt in facts.writes(ref) if read is not None and _only_after(facts, read, stmt)}
+    returned = [r for value in facts.sources(ref) if isinstance(value, cst.Call) and id(value) not in later
                 for func in facts.user_functions(value) for r in facts.returned(func)]
     return MAYBE if any(holds_wrapper(facts, refs, r, depth - 1) for r in returned) else None
+
+
+def _only_after(facts: Facts, read: cst.CSTNode, stmt: cst.CSTNode) -> bool:
+    """Does `stmt` run only after `read`: later in the same function, no loop around both?"""
+    return facts.scope(stmt) is facts.scope(read) and facts.before(read, stmt) and not any(
+        facts.is_inside(stmt, loop) for loop in facts.enclosing_loops(read))
 
 
 def _instance_attribute(facts: Facts, refs: dict[Ref, Model], expr: cst.Attribute) -> Ref | None:
