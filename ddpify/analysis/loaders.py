@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, param_names
+from ddpify.syntax.facts import Facts, param_names, target_names
 from ddpify.analysis import objects, phases
 from ddpify.analysis.models import Models
 from ddpify.syntax.names import dotted
@@ -213,13 +213,17 @@ def _subclasses_iterable(facts: Facts, name: str | None, depth: int) -> bool:
 
 
 def _slices_by_hand(facts: Facts, loop: cst.For) -> bool:
-    """`for i in range(0, n, bs): idx = perm[i:i + bs]` (or `get_batch(data, i)`) with a backward in reach."""
+    """`for i in range(0, n, bs): idx = perm[i:i + bs]` (or `get_batch(data, i)`) with a backward in
+    reach; with `range(a, b)`, a slice by the loop's variable (`data[i:i + bs]`), not an epoch loop
+    that slices a list of metrics (`values[:-1]`)."""
     if not (mt.is_call_of(loop.iter, "range") and loop.iter.args):
         return False
     if len(loop.iter.args) < 2 or not facts.trains(loop):
         return False  # `range(0, n, batch_size)` steps through the data; so does slicing by hand
+    names = [n.value for n in target_names(loop.target)]
     return len(loop.iter.args) == 3 or bool(facts.findall(
-        loop.body, cst.Subscript, lambda s: len(s.slice) == 1 and isinstance(s.slice[0].slice, cst.Slice)))
+        loop.body, cst.Subscript, lambda s: len(s.slice) == 1 and isinstance(s.slice[0].slice, cst.Slice)
+        and any(facts.references(s.slice[0].slice, n) for n in names)))
 
 
 def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):

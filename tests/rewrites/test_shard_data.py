@@ -407,3 +407,21 @@ preds = predict(DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4))
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
+
+
+def _slicing_warnings(loop: str) -> list[str]:
+    from ddpify.convert import convert
+    from tests.support.snippets import warnings
+    code = "import torch\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n" \
+           "data = torch.randn(8, 2)\n" + loop
+    return [w for w in warnings(convert(code).changes) if "sliced by hand" in w]
+
+
+def test_a_two_bound_range_loop_slicing_by_its_variable_slices_batches_by_hand():
+    assert _slicing_warnings("for i in range(0, 8):\n    model(data[i:i + 1]).sum().backward()\n    opt.step()\n")
+
+
+def test_an_epoch_loop_slicing_a_list_of_metrics_slices_no_batch():
+    """`for epoch in range(start, epochs)` around training that slices `values[:-1]` to print (SWA)."""
+    assert not _slicing_warnings("values = [0.0, 1.0]\nfor epoch in range(1, 3):\n"
+                                 "    model(data).sum().backward()\n    opt.step()\n    print(values[:-1])\n")
