@@ -81,7 +81,7 @@ __all__ = [
     "shard_model", "sharded_blocks", "full_state_dict", "load_full_state_dict",
     "full_optimizer_state_dict", "load_full_optimizer_state_dict",
     # evaluation
-    "ExactSplitSampler", "shard_eval", "reduce_sum", "gather_ordered",
+    "ExactSplitSampler", "shard_eval", "reduce_sum", "gather_ordered", "sum_over_shards",
     # self-check
     "SelfCheckError",
 ]
@@ -1207,6 +1207,20 @@ def reduce_sum(*values: Any) -> Any:
         dist.all_gather_object(parts, described)
     sums = tuple(_sum_over_ranks(value, [part[i] for part in parts]) for i, value in enumerate(values))
     return sums[0] if len(sums) == 1 else sums
+
+
+def sum_over_shards(loader: DataLoader, *values: Any) -> Any:
+    """``reduce_sum(*values)`` where a sampler gives each process its own part of ``loader``'s data,
+    else the values as they are: sums over one pass of ``loader`` made the sums over all of it.
+    A loop shared by a sharded training loader and a whole validation one
+    (``for x, y in dataloaders[phase]``) calls it after each pass: the training phase's sums are
+    added over the processes, the validation phase's are whole already. A collective where the
+    loader is sharded (every process passes the same loader there). A ``DistributedSampler``
+    pads its shards to equal lengths, so a training sum may count up to world size - 1 samples
+    twice."""
+    if _sharded(loader):
+        return reduce_sum(*values)
+    return values[0] if len(values) == 1 else values
 
 
 def _sum_over_ranks(value: Any, seen: List[Any]) -> Any:

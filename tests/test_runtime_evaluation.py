@@ -69,6 +69,15 @@ def test_reduce_sum_refuses_what_it_cannot_add(monkeypatch):
         reduce_sum(1, "3")
 
 
+def test_sum_over_shards_adds_up_a_sharded_loaders_sums_only(monkeypatch):
+    """A loop shared by both phases: the training loader's sums are reduced, the whole one's kept."""
+    monkeypatch.setattr(rt, "reduce_sum", lambda *values: ("summed", values))
+    sharded = DataLoader(list(range(8)), sampler=DistributedSampler(list(range(8)), num_replicas=2, rank=1))
+    whole = DataLoader(list(range(8)), shuffle=True)
+    assert rt.sum_over_shards(sharded, 3, 1.5) == ("summed", (3, 1.5))
+    assert rt.sum_over_shards(whole, 3, 1.5) == (3, 1.5) and rt.sum_over_shards(whole, 2.5) == 2.5
+
+
 TWO_RANKS = textwrap.dedent("""
     import json, sys
     import torch

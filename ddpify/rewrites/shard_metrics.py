@@ -1,18 +1,25 @@
-"""shard-metrics: say where a sum over one process's shard is divided by the full dataset size.
+"""shard-metrics: add up over the processes a sum over one shard that is divided by the full dataset size.
 
     for inputs, labels in dataloaders[phase]:       # sharded: this process sees 1/N of it
         criterion(model(inputs), labels).backward()
         running_corrects += (preds == labels).sum()
     epoch_acc = running_corrects.double() / dataset_sizes[phase]
 ->
-    # TODO(ddpify): `running_corrects` sums this process's shard only, but is divided by the
-    # full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about
-    # 1/world_size of the true value
+    for inputs, labels in dataloaders[phase]:       # sharded: this process sees 1/N of it
+        criterion(model(inputs), labels).backward()
+        running_corrects += (preds == labels).sum()
+    running_corrects = sum_over_shards(dataloaders[phase], running_corrects)
     epoch_acc = running_corrects.double() / dataset_sizes[phase]
 
-Training continues correctly (DDP averages gradients); only the printed or logged number is
-off. The sum cannot be reduced automatically where the same code also runs over an unsharded
-loader (a shared train/val loop), so ddpify says so instead of guessing.
+`sum_over_shards` (runtime) adds the sums up over the processes where that loader is sharded and
+leaves them as they are where it is read whole (the 'val' phase of a loop shared with training,
+ddpify.analysis.phases), so the number printed is the single process's (a DistributedSampler's
+padding may count up to world size - 1 samples twice). It is inserted where each sum starts afresh
+in the statements just before the loop (`running_corrects = 0`: one pass's sum) and the loop's
+loader can be read again after it (a name, an attribute, `d[phase]`). Elsewhere (a sum carried
+over passes, which adding up after each pass would count again; `for x in DataLoader(...)`) a
+TODO says to all_reduce it. Training itself is right either way (DDP averages gradients); only
+the printed or logged number is at stake.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
@@ -30,7 +38,7 @@ if TYPE_CHECKING:
     from ddpify.options import Options
 
 NAME = "shard-metrics"
-SUMMARY = "flag metrics summed over one shard but divided by the full dataset size (TODO)"
+SUMMARY = "add up over the processes a sum over one shard divided by the full dataset size (else a TODO)"
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
@@ -40,15 +48,52 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         if not sums:
             continue
         scope = facts.scope(loop)
+        divided: list[tuple[str, cst.CSTNode]] = []  # (a sum, a statement dividing it by the full size)
         for stmt in _later_statements(facts, loop, scope):
             for division in facts.findall(stmt, cst.BinaryOperation, lambda b: isinstance(b.operator, cst.Divide)):
                 used = mt.names_in(division.left) & sums
                 if used and _mentions_full_size(division.right):
-                    name = sorted(used)[0]
-                    edits.todo(stmt, f"`{name}` sums this process's shard only, but is divided by the full "
-                               "dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads "
-                               "about 1/world_size of the true value")
+                    divided.append((sorted(used)[0], stmt))
                     break
+        names = sorted({name for name, _ in divided})
+        loader = mt.strip_iteration(loop.iter) if isinstance(loop, cst.For) else None
+        if names and loader is not None and _rereadable(loader) and set(names) <= _restarted(facts, loop):
+            summed = ", ".join(names)
+            edits.insert_after(loop, f"{summed} = sum_over_shards({facts.code(loader)}, {summed})\n")
+            edits.add_import("ddpify_runtime", "sum_over_shards")
+            edits.record(loop, f"{', '.join(f'`{n}`' for n in names)} summed over the processes after the loop "
+                         f"(sum_over_shards, where `{facts.code(loader)}` is sharded): each is divided by the "
+                         "full dataset size")
+            continue
+        for name, flagged in divided:
+            edits.todo(flagged, f"`{name}` sums this process's shard only, but is divided by the full "
+                       "dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads "
+                       "about 1/world_size of the true value")
+
+
+def _rereadable(loader: cst.BaseExpression) -> bool:
+    """`train_loader`, `self.loader`, `dataloaders[phase]`: read again after the loop, the same
+    loader, with nothing run."""
+    if isinstance(loader, cst.Subscript):
+        index = loader.slice[0].slice if len(loader.slice) == 1 else None
+        return isinstance(index, cst.Index) and isinstance(index.value, (cst.Name, cst.SimpleString)) and \
+            dotted(loader.value) is not None
+    return dotted(loader) is not None
+
+
+def _restarted(facts: Facts, loop: cst.For | cst.While) -> set[str]:
+    """The names set afresh in the statements before `loop` in its block (`running_loss = 0.0`):
+    a sum that starts there is one pass's, so adding it up over the processes after the loop
+    counts each pass once."""
+    block = facts.parent(loop)
+    body = list(getattr(block, "body", ()))
+    found: set[str] = set()
+    for stmt in body[:body.index(loop)] if loop in body else ():
+        for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    found |= {n for n in mt.names_in(target.target)} - mt.names_in(small.value)
+    return found
 
 
 def _later_statements(facts: Facts, loop: cst.For | cst.While, scope: cst.CSTNode) -> list[cst.SimpleStatementLine]:

@@ -162,8 +162,9 @@ def test_a_phase_dicts_validation_loader_is_read_whole_and_the_same_best_weights
     """unet_nb: the 'val' loader shuffles and reaches the loop that trains, yet no optimizer
     steps in its phase: every rank reads all 40 samples each epoch (not its half), so the
     validation loss that picks the weights reloaded at the end is the same everywhere, and the
-    parameters agree at exit (the test above). The look at one training batch before training
-    draws an order the first epoch does not draw again."""
+    parameters agree at exit (the test above). The sums of each phase divided by its data set's
+    size are whole (the training phase's added up over the processes by sum_over_shards). The
+    look at one training batch before training draws an order the first epoch does not draw again."""
     run = runs["objects_phases"]
     assert run.ok, run.tail()
     (val,) = [n for n, info in run.probe.loaders().items() if info["dataset_len"] == 40]
@@ -178,3 +179,5 @@ def test_a_phase_dicts_validation_loader_is_read_whole_and_the_same_best_weights
         assert look.indices != passes[0].indices[:len(look.indices)], (look.indices, passes[0].indices)
     lines = run.rank_output[0].splitlines()
     assert sum(line.startswith("val loss") for line in lines) == EPOCHS and "best val loss" in lines[-1], run.tail()
+    read = [line.split(", read ")[1] for line in lines if ", read " in line]  # the sums of both phases,
+    assert read == ["1.00 of the samples"] * (2 * EPOCHS), run.tail()  # divided by the full sizes: whole

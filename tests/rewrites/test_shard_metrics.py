@@ -1,4 +1,5 @@
-"""shard-metrics: a TODO where a sum over one process's shard is divided by the full dataset size."""
+"""shard-metrics: a sum over one process's shard divided by the full dataset size is added up over
+the processes after its loop (sum_over_shards) where it starts afresh before the loop, else a TODO."""
 
 from __future__ import annotations
 
@@ -20,18 +21,25 @@ for epoch in range(2):
         total += loss.item()
 """, indent="    ")
 
+TODO = ("# TODO(ddpify): `{}` sums this process's shard only, but is divided by the full dataset size: all_reduce "
+        "it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value\n")
+
 PAIRS = [
     pair("""\
 avg = total / len(loader.dataset)
 """, """\
-# TODO(ddpify): `total` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
+from ddpify_runtime import sum_over_shards
+
+total = sum_over_shards(loader, total)
 avg = total / len(loader.dataset)
-""", "shard_total_divided_by_full_dataset_size_gets_a_todo", scaffold=SUMMED_LOSS),
+""", "a_shard_total_divided_by_the_full_dataset_size_is_summed_over_the_processes", scaffold=SUMMED_LOSS),
     # the usual "average loss" line (once flagged only when assigned)
     pair("""\
 print(total / len(loader.dataset))
 """, """\
-# TODO(ddpify): `total` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
+from ddpify_runtime import sum_over_shards
+
+total = sum_over_shards(loader, total)
 print(total / len(loader.dataset))
 """, "the_usual_average_loss_line_once_flagged", scaffold=SUMMED_LOSS),
     pair("""\
@@ -45,6 +53,8 @@ for epoch in range(3):
     accuracy = correct / len(train_loader.dataset)
     batches = correct / len(train_loader)
 """, """\
+from ddpify_runtime import sum_over_shards
+
 
 for epoch in range(3):
     correct = 0
@@ -52,11 +62,37 @@ for epoch in range(3):
         loss = loss_fn(model(x), y)
         loss.backward()
         correct += (model(x) > 0).sum().item()
-    # TODO(ddpify): `correct` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value
+    correct = sum_over_shards(train_loader, correct)
     accuracy = correct / len(train_loader.dataset)
     batches = correct / len(train_loader)
-""", "a_shard_sum_divided_by_the_full_dataset_size_gets_a_todo", report=[
-        "warning: `correct` sums this process's shard only, but is divided by the full dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value",
+""", "a_shard_sum_divided_by_the_full_dataset_size_is_summed_over_the_processes", report=[
+        "change: `correct` summed over the processes after the loop (sum_over_shards, where `train_loader` is sharded): "
+        "each is divided by the full dataset size",
+    ], scaffold=SCRIPT.instead_of("loop")),
+    # near miss: the sum carries over the passes (set once, before the epochs): adding it up after
+    # each pass would count the earlier passes again, so a TODO
+    pair("""\
+
+correct = 0
+for epoch in range(3):
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        correct += (model(x) > 0).sum().item()
+    accuracy = correct / len(train_loader.dataset)
+""", """\
+
+correct = 0
+for epoch in range(3):
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        correct += (model(x) > 0).sum().item()
+    """ + TODO.format("correct") + """\
+    accuracy = correct / len(train_loader.dataset)
+""", "a_sum_carried_over_the_passes_gets_a_todo", report=[
+        "warning: `correct` sums this process's shard only, but is divided by the full dataset size: all_reduce "
+        "it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value",
     ], scaffold=SCRIPT.instead_of("loop")),
 ]
 
