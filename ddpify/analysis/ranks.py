@@ -64,7 +64,7 @@ class Ranks:
     proven the same on every process (`SameValues.same_everywhere`; none without it): one that also reads the rank
     does not part the processes."""
 
-    def __init__(self, facts: Facts, shared: Callable[[cst.BaseExpression], bool] = lambda test: False) -> None:
+    def __init__(self, facts: Facts, shared: Callable[[cst.CSTNode], bool] = lambda test: False) -> None:
         self.facts = facts
         self._proven_shared = shared
         self._global: dict[cst.CSTNode, bool] = {}
@@ -72,7 +72,7 @@ class Ranks:
         self._rank_tests: dict[cst.CSTNode, bool] = {}
         self._reached: dict[tuple[cst.CSTNode, int], frozenset[str]] = {}
         self._passed: dict[Ref, list[cst.BaseExpression]] = {}  # `attribute_of_passed`
-        self._returning: set[cst.Call] = set()  # the calls `_returns_rank_test` is following
+        self._returning: set[cst.CSTNode] = set()  # the calls `_returns_rank_test` is following
         self._following: set[Ref] = set()  # the names `rank_dependent` is following (a cycle adds nothing)
 
     def is_global_rank(self, expr: cst.CSTNode) -> bool:
@@ -89,7 +89,7 @@ class Ranks:
 
     def _global_rank(self, expr: cst.CSTNode) -> bool:
         f = self.facts
-        if mt.is_call_of(expr, "int") and expr.args:
+        if isinstance(expr, cst.Call) and mt.is_call_of(expr, "int") and expr.args:
             return self.is_global_rank(expr.args[0].value)
         if isinstance(expr, cst.Call):
             returned = [r for func in f.user_functions(expr) for r in f.returned(func)]
@@ -110,8 +110,7 @@ class Ranks:
             ranks = [s for s in sources if not isinstance(s, cst.Integer)]
             # an update of the name itself keeps what it was: a rank where it says so (`args.rank =
             # args.rank * ngpus + gpu`), a counter where not (`i = i + 1`)
-            own = [s for s in ranks if any(dotted(n) == ref.name and f.ref(n) == ref
-                                           for n in mt.findall(s, (cst.Name, cst.Attribute)))]
+            own = [s for s in ranks if any(dotted(n) == ref.name and f.ref(n) == ref for n in names_in(s))]
             return bool(ranks) and all(self.is_global_rank(s) for s in ranks if s not in own) and (
                 not own or ref.name.rpartition(".")[2] == "rank" and not self._launcher_local(expr))
         return isinstance(expr, cst.Attribute) and expr.attr.value == "rank" and any(
@@ -122,7 +121,7 @@ class Ranks:
         `args.rank` of an option also spelled `--local_rank` (torch.distributed.launch fills it),
         `dist.get_node_local_rank()`, or a name every assignment of which is one of those?"""
         f = self.facts
-        if mt.is_call_of(expr, "int") and expr.args:
+        if isinstance(expr, cst.Call) and mt.is_call_of(expr, "int") and expr.args:
             return self.is_local_rank(expr.args[0].value, depth)
         key = self.environment_key(expr)
         if key is not None:
@@ -168,8 +167,8 @@ class Ranks:
             return f.qualify(expr.value) == "os.environ" and isinstance(key, cst.Index) and string_value(key.value) \
                 in GLOBAL_RANK_VARIABLES
         if isinstance(expr, cst.Call) and expr.args and (
-                f.qualify(expr.func) == "os.getenv" or mt.is_attribute(expr.func, "get")
-                and f.qualify(expr.func.value) == "os.environ"):
+                f.qualify(expr.func) == "os.getenv" or isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value == "get" and f.qualify(expr.func.value) == "os.environ"):
             return string_value(expr.args[0].value) in GLOBAL_RANK_VARIABLES
         return False
 
@@ -205,7 +204,7 @@ class Ranks:
             sources = self.facts.sources(ref) if ref is not None else []
             if not sources and ref is not None and isinstance(test, cst.Attribute):
                 sources = self.attribute_of_passed(ref)  # `args.should_save` set by the caller of `train(args)`
-            if sources and depth > 0 and ref not in self._following:
+            if sources and depth > 0 and ref is not None and ref not in self._following:
                 # what it holds, not what it is called (`do_multi_rank_gather`); a name passed on
                 # as it is (`self.device_id = device_id`, a constructor's argument in another
                 # file) costs no depth: it is the same value
@@ -222,10 +221,11 @@ class Ranks:
             return any(self.rank_dependent(e, depth) for e in entries)
         if rank_key(test):  # `opt["rank"]` of a configuration not written here as a literal
             return True
-        if self.environment_key(test) is not None:  # `os.environ["LOCAL_RANK"]`, `os.environ["SLURM_LOCALID"]`
-            return rank_variable(self.environment_key(test))
+        key = self.environment_key(test)
+        if key is not None:  # `os.environ["LOCAL_RANK"]`, `os.environ["SLURM_LOCALID"]`
+            return rank_variable(key)
         if isinstance(test, cst.Call):
-            if mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
+            if isinstance(test.func, cst.Attribute) and mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
                 return self.rank_dependent(test.func.value, depth)
             return rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args
                                                if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)) \
@@ -299,15 +299,16 @@ class Ranks:
         key = string_value(expr.slice[0].slice.value)
         ref = self.facts.ref(expr.value) if key is not None else None
         sources = self.facts.sources(ref) if ref is not None else []
-        if not sources or not all(isinstance(s, cst.Dict) for s in sources):
+        dicts = [s for s in sources if isinstance(s, cst.Dict)]
+        if not sources or len(dicts) != len(sources):
             return None
-        entries = [e.value for d in sources for e in d.elements
+        entries = [e.value for d in dicts for e in d.elements
                    if isinstance(e, cst.DictElement) and string_value(e.key) == key]
         return entries or None
 
     def _reads_rank_environment(self, expr: cst.CSTNode) -> bool:
         """`os.environ["LOCAL_RANK"]`, `int(os.environ.get("RANK", -1))`."""
-        if mt.is_call_of(expr, "int") and expr.args:
+        if isinstance(expr, cst.Call) and mt.is_call_of(expr, "int") and expr.args:
             expr = expr.args[0].value
         key = self.environment_key(expr)
         return key is not None and rank_variable(key)
@@ -365,7 +366,7 @@ class Ranks:
 
     def _world_size(self, expr: cst.BaseExpression) -> bool:
         """`world_size`, `args.world_size`, `dist.get_world_size()`, `int(os.environ["WORLD_SIZE"])`."""
-        if mt.is_call_of(expr, "int") and expr.args:
+        if isinstance(expr, cst.Call) and mt.is_call_of(expr, "int") and expr.args:
             expr = expr.args[0].value
         if self.environment_key(expr) == "WORLD_SIZE":
             return True
@@ -550,8 +551,8 @@ class Ranks:
         if isinstance(node, cst.Subscript) and f.qualify(node.value) == "os.environ" and len(node.slice) == 1 \
                 and isinstance(node.slice[0].slice, cst.Index):
             return string_value(node.slice[0].slice.value)
-        if isinstance(node, cst.Call) and node.args and (f.qualify(node.func) == "os.getenv" or mt.is_attribute(
-                node.func, "get") and f.qualify(node.func.value) == "os.environ"):
+        if isinstance(node, cst.Call) and node.args and (f.qualify(node.func) == "os.getenv" or isinstance(
+                node.func, cst.Attribute) and node.func.attr.value == "get" and f.qualify(node.func.value) == "os.environ"):
             return string_value(node.args[0].value)
         return None
 
@@ -561,8 +562,8 @@ def _read_names(expr: cst.BaseExpression) -> list[cst.CSTNode]:
     device (`map_location=...`, `device=...`, the arguments of `.to(...)`, `.cuda(...)`)."""
     placing = [a.value for c in mt.findall(expr, cst.Call) for a in c.args
                if a.keyword and a.keyword.value in PLACING_KEYWORDS or mt.is_method_call(c, *PLACING_METHODS)]
-    skipped = {id(n) for p in placing for n in mt.findall(p, (cst.Name, cst.Attribute))}
-    return [n for n in mt.findall(expr, (cst.Name, cst.Attribute)) if id(n) not in skipped]
+    skipped = {id(n) for p in placing for n in names_in(p)}
+    return [n for n in names_in(expr) if id(n) not in skipped]
 
 
 def _error_code(value: cst.BaseExpression | None) -> bool:
@@ -592,6 +593,12 @@ def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return _conjuncts(test.left) + _conjuncts(test.right)
     return [test]
+
+
+def names_in(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The names and attributes in `node` (`a`, `a.b` and its `a`)."""
+    found: list[cst.CSTNode] = mt.findall(node, (cst.Name, cst.Attribute))
+    return found
 
 
 def rank_variable(key: str) -> bool:

@@ -31,7 +31,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, param_names, target_names
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
-from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, rank_key, rank_variable, ranks
+from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable, ranks
 
 # collectives after which the tensor passed first holds the same value on every process
 AGREEING = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadcast",
@@ -69,10 +69,10 @@ class SameValues:
     def agreed_names(self) -> set[str]:
         """Names whose value was made the same on every process (`dist.all_reduce(loss)`)."""
         f = self.facts
-        return {dotted(c.args[0].value) for c in f.calls if c.args and f.qualify(c.func) in AGREEING
-                and dotted(c.args[0].value)}
+        return {name for c in f.calls if c.args and f.qualify(c.func) in AGREEING
+                for name in [dotted(c.args[0].value)] if name}
 
-    def same_everywhere(self, test: cst.BaseExpression, wide: bool = True) -> bool:
+    def same_everywhere(self, test: cst.CSTNode, wide: bool = True) -> bool:
         """Is `test` the same on every process? `wide=False`: the core alone (literals, arguments,
         counters, sizes of data, pure functions of those), what `convert` asks, where a value
         wrongly proven shared is a hang; `wide=True`: the core, plus values agreed by a collective
@@ -92,7 +92,7 @@ class SameValues:
         if self._shared(test, frozenset()):
             return True
         return any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in mt.findall(test, cst.Call)) or any(
-            dotted(n) in self.agreed_names for n in mt.findall(test, (cst.Name, cst.Attribute)))
+            dotted(n) in self.agreed_names for n in names_in(test))
 
     def _per_process(self, node: cst.CSTNode) -> bool:
         """The one refusal of both answers: a value each process has its own of. A name or
@@ -156,6 +156,8 @@ class SameValues:
         if name.value in ("True", "False", "None") or self._counter_target(name):
             return True
         ref = f.ref(name)
+        if ref is None:
+            return False
         if ref in proving:  # `step = step + 1`: shared when every other write is
             return True
         proving = proving | {ref}
@@ -226,7 +228,7 @@ class SameValues:
         return False
 
     # the wide answer (`wide=True`) ---------------------------------------------------------------
-    def _set_from_rank_by_caller(self, test: cst.BaseExpression) -> bool:
+    def _set_from_rank_by_caller(self, test: cst.CSTNode) -> bool:
         """Does `test` read an attribute of a parameter that a caller sets from the rank on the
         object it passes (`args.should_save` of `train(args)`, after `args.should_save = ... and
         is_master(args)`)? Or an entry whose key is a rank's name (`opt["rank"]`)?"""
@@ -236,11 +238,11 @@ class SameValues:
         return any(rank_key(n) if isinstance(n, cst.Subscript) else (ref := f.ref(n)) is not None and any(
             self.ranks.rank_dependent(v) for v in self.ranks.attribute_of_passed(ref)) for n in nodes)
 
-    def _reads_rank_by_role(self, test: cst.BaseExpression, depth: int = 2) -> bool:
+    def _reads_rank_by_role(self, test: cst.CSTNode, depth: int = 2) -> bool:
         """Does `test` read a rank by role, or a name assigned from one (`is_main = device_id in
         {0, None}` where `init_process_group(rank=device_id)`: `device_id` defaults to None on a
         one-process run, but the flag still differs by process)?"""
-        nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else mt.findall(test, (cst.Name, cst.Attribute))
+        nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else names_in(test)
         refs = [r for r in map(self.facts.ref, nodes) if r is not None]
         return any(r in self.ranks.ranks_by_role for r in refs) or depth > 0 and any(
             self._reads_rank_by_role(s, depth - 1) for r in refs for s in self.facts.sources(r)
@@ -267,7 +269,7 @@ class SameValues:
                 return False  # handed to init_process_group as the rank, also where a caller passes it on
             proving = proving | {ref}
             if any(dotted(n) in self.agreed_names for _, value, _ in f.writes(ref)
-                   for n in mt.findall(value, (cst.Name, cst.Attribute))):
+                   for n in names_in(value)):
                 return True  # `if RANK != 0: stop = broadcast_list[0]` after the broadcast
             if self._counts(node):
                 return True
@@ -307,7 +309,7 @@ class SameValues:
             if dotted(node.func) in f.classes or dotted(node.func) in PURE_BUILTINS \
                     or mt.is_call_of(node, "getattr", "hasattr"):  # `Config()`, `int(x)`, `getattr(args, "fsdp", False)`
                 return arguments
-            if mt.is_method_call(node, "get_last_lr", "get_lr"):  # a scheduler's rate: what its steps were given
+            if isinstance(node.func, cst.Attribute) and mt.is_method_call(node, "get_last_lr", "get_lr"):  # a scheduler's rate
                 return self._stepped_with_shared(node.func.value, proving)
             funcs = f.user_functions(node)
             if funcs:  # `args = get_args()`: what it returns
@@ -391,7 +393,7 @@ class SameValues:
         file, wherever it places it; not a path that names the rank (`f"ckpt_{rank}.pt"`)."""
         return self.facts.qualify(call.func) == "torch.load" and not any(
             self.ranks.rank_name(n) for a in call.args if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)
-            for n in mt.findall(a.value, (cst.Name, cst.Attribute)))
+            for n in names_in(a.value))
 
     def _stepped_with_shared(self, scheduler: cst.BaseExpression | None, proving: frozenset) -> bool:
         """Is the learning rate the same on every process: every `.step(...)` of `scheduler` (of
@@ -402,7 +404,8 @@ class SameValues:
         names = {dotted(scheduler)} if scheduler is not None else {
             dotted(target) for target, value, _ in f.assigns
             if isinstance(value, cst.Call) and (f.qualify(value.func) or "").startswith("torch.optim.lr_scheduler.")}
-        steps = [c for c in f.calls if mt.is_method_call(c, "step") and dotted(c.func.value) in names - {None}]
+        steps = [c for c in f.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "step"
+                 and dotted(c.func.value) in names - {None}]
         return (bool(steps) or scheduler is None) and all(self._shared(a.value, proving) for c in steps for a in c.args)
 
     def _assigned(self, node: cst.CSTNode) -> bool:
@@ -537,8 +540,10 @@ def _batch_size(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
             and mt.is_zero(node.slice[0].slice.value):
         inner = node.value
-        return mt.is_attribute(inner, "shape") or mt.is_method_call(inner, "size") and not inner.args
-    return mt.is_method_call(node, "size") and len(node.args) == 1 and mt.is_zero(node.args[0].value)
+        return mt.is_attribute(inner, "shape") or isinstance(inner, cst.Call) and mt.is_method_call(inner, "size") \
+            and not inner.args
+    return isinstance(node, cst.Call) and mt.is_method_call(node, "size") and len(node.args) == 1 \
+        and mt.is_zero(node.args[0].value)
 
 
 def reads_saved_state(facts: Facts, call: cst.Call) -> bool:
