@@ -34,7 +34,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.convert import convert_program, plan_program
 from ddpify.analysis.loaders import DATALOADER
-from ddpify.analysis.ranks import is_rank_test
+from ddpify.analysis.same_values import is_rank_test
 from ddpify.inputs.program import load
 from ddpify.output.report import WARNING
 from ddpify.rewrites import main_process_only as mpo

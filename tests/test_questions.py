@@ -6,7 +6,7 @@ import pytest
 
 from ddpify.analysis import writes
 from ddpify.analysis.distributed import is_distributed
-from ddpify.analysis.ranks import is_rank_test
+from ddpify.analysis.same_values import is_rank_test
 from ddpify.analysis.same_values import same_everywhere, values
 from ddpify.check import NOT_DISTRIBUTED, check
 from ddpify.check.context import Context
@@ -261,7 +261,7 @@ def test_convert_agrees_a_stop_where_check_reports_it(name):
     assert ("DDP005" in [f.code for f in check(STOP_HEAD + STOP_DDP + STOP_LOOP.format(test)).findings]) is reported
 
 
-# "is this a rank test": one function (`analysis.ranks.is_rank_test`); convert leaves a write
+# "is this a rank test": one function (`analysis.same_values.is_rank_test`); convert leaves a write
 # under one as the user's guard, check does not report it (DDP006)
 RANK_HEAD = ("import argparse\nimport os\nimport torch\n"
              "parser = argparse.ArgumentParser()\nparser.add_argument('--local_rank', type=int, default=-1)\n"

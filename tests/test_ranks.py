@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from ddpify.analysis.ranks import is_rank_test
+from ddpify.analysis.same_values import is_rank_test
 from ddpify.syntax.facts import Facts
 from ddpify.syntax import matchers as mt
 from tests.support.snippets import only

@@ -16,8 +16,9 @@ option also spelled `--local_rank`), which statements run on some processes only
 test, after an early `if rank != 0: return`, or in a function whose every call is), and which
 calls are collectives (`dist.barrier()`, `all_reduce`, ddpify_runtime's `barrier`, `end_epoch`
 and `agree_on`, the barrier of a process-group helper, `distr.barrier()`, or a helper of the
-program that runs one). `is_rank_test` is the question the rewrites ask; `ranks(facts)` holds
-every answer for one program, and `check`'s rules ask it too."""
+program that runs one). `Ranks` holds every answer for one program; it is built, told what is
+proven the same on every process, by `ddpify.analysis.same_values.ranks(facts)`, and
+`same_values.is_rank_test` is the question the rewrites and `check`'s rules ask."""
 
 from __future__ import annotations
 
@@ -645,19 +646,3 @@ def ranks_by_role(facts: Facts) -> frozenset[Ref]:
                     found.add(Ref(func, params[0].name.value))
     return frozenset(found)
 
-
-def is_rank_test(facts: Facts, test: cst.CSTNode) -> bool:
-    """Does `test` part the processes: does it read a rank (`Ranks.rank_dependent`) and is it not
-    proven the same on every process anyway (`Ranks.rank_test`)? The one answer to "is this the
-    user's rank guard", for the rewrites and for `check`."""
-    return ranks(facts).rank_test(test)
-
-
-def ranks(facts: Facts) -> Ranks:
-    """The rank questions of `facts`, built once per program, told what is proven the same on
-    every process by `ddpify.analysis.same_values` (each asks the other)."""
-    found = facts.__dict__.get("_ranks")
-    if found is None:
-        from ddpify.analysis.same_values import values  # the two questions ask each other
-        found = facts.__dict__["_ranks"] = Ranks(facts, shared=lambda test: values(facts).same_everywhere(test))
-    return found

@@ -31,7 +31,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, param_names, target_names
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
-from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable, ranks
+from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable
 
 # collectives after which the tensor passed first holds the same value on every process
 AGREEING = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadcast",
@@ -569,3 +569,19 @@ def values(facts: Facts) -> SameValues:
 def same_everywhere(facts: Facts, expr: cst.CSTNode) -> bool:
     """The core answer (`SameValues.same_everywhere(expr, wide=False)`): what the rewrites ask."""
     return values(facts).same_everywhere(expr, wide=False)
+
+
+def is_rank_test(facts: Facts, test: cst.CSTNode) -> bool:
+    """Does `test` part the processes: does it read a rank (`Ranks.rank_dependent`) and is it not
+    proven the same on every process anyway (`Ranks.rank_test`)? The one answer to "is this the
+    user's rank guard", for the rewrites and for `check`."""
+    return ranks(facts).rank_test(test)
+
+
+def ranks(facts: Facts) -> Ranks:
+    """The rank questions of `facts`, built once per program, told what is proven the same on
+    every process by `values(facts)` (each asks the other)."""
+    found = facts.__dict__.get("_ranks")
+    if found is None:
+        found = facts.__dict__["_ranks"] = Ranks(facts, shared=lambda test: values(facts).same_everywhere(test))
+    return found

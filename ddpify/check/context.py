@@ -26,8 +26,7 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.analysis.ranks import ranks
-from ddpify.analysis.same_values import values
+from ddpify.analysis.same_values import ranks, values
 from ddpify.check.script import Script
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.facts import Facts, Ref

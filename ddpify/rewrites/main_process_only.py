@@ -79,7 +79,7 @@ from ddpify.output import build
 from ddpify.analysis import fsdp, objects, writes
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
-from ddpify.analysis.ranks import is_rank_test
+from ddpify.analysis.same_values import is_rank_test
 from ddpify.analysis.same_values import same_everywhere
 from ddpify.rewrites.set_epoch import NAME as SET_EPOCH
 from ddpify.rewrites.wrap_model import wrapped_refs
