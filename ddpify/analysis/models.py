@@ -68,12 +68,12 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
         if model is None or _holds_modules_only(facts, model):
             untraced.append(optimizer)
             continue
-        held = _held_modules(facts, model, optimizer)
+        modules, held = [model], _held_modules(facts, model, optimizer)
         if held is not None:  # `trainable_list.parameters()` of an nn.ModuleList: its modules are wrapped
-            held, missed = held
+            modules, missed = held
             if missed:  # some it holds are not found: a TODO at the optimizer
                 untraced.append(optimizer)
-        for one in ([model] if held is None else held):
+        for one in modules:
             known = next((w for w in wrapped if w.defined is one.defined and w.name == one.name), None)
             if known is None:
                 one.partial = partial
@@ -112,14 +112,17 @@ def _held_modules(facts: Facts, model: Model, optimizer: cst.CSTNode) -> tuple[l
              if isinstance(e, (cst.Element, cst.DictElement))]
     items += [(c.args[0].value, facts.statement(c)) for c in facts.calls
               if ref is not None and mt.is_method_call(c, "append") and len(c.args) == 1
-              and dotted(c.func.value) and facts.ref(c.func.value) == ref]
+              and isinstance(c.func, cst.Attribute) and dotted(c.func.value) and facts.ref(c.func.value) == ref]
     found: dict = {}
     missed = not items
     for item, stored in items:
         name = dotted(item)
         located = _locate(facts, name, optimizer) if name is not None and "." not in name else None
-        built, at = _built_before(facts, name, stored) if located is not None else (None, None)
-        if located is None or isinstance(built, cst.Call) and facts.qualify(built.func) in CONTAINERS:
+        if name is None or located is None:
+            missed = True
+            continue
+        built, at = _built_before(facts, name, stored)
+        if isinstance(built, cst.Call) and facts.qualify(built.func) in CONTAINERS:
             missed = True
             continue
         if facts.is_inside(stored, located.defined) or not facts.before(located.anchor, stored):

@@ -79,7 +79,7 @@ def _writer(facts: Facts, call: cst.Call) -> str | None:
     if qualified in FILE_WRITES:
         return qualified.replace("numpy.", "np.")
     if _serializer(facts, call):
-        return call.func.value
+        return facts.code(call.func)
     if not isinstance(call.func, cst.Attribute):
         return None
     method = call.func.attr.value
