@@ -79,8 +79,7 @@ from ddpify.output import build
 from ddpify.analysis import fsdp, objects, writes
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
-from ddpify.analysis.same_values import is_rank_test
-from ddpify.analysis.same_values import same_everywhere
+from ddpify.analysis.same_values import is_rank_test, ranks, same_everywhere
 from ddpify.rewrites.set_epoch import NAME as SET_EPOCH
 from ddpify.rewrites.wrap_model import wrapped_refs
 from ddpify.syntax.names import dotted
@@ -174,11 +173,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         if facts.qualify(call.func) == "os.makedirs" and not mt.keyword(call, "exist_ok") and _made_if_missing(facts, call):
             edits.replace(call, _exist_ok, "every process makes the folder if it is missing (exist_ok=True): "
                           "no race, and no barrier that some callers may not reach")
-    for call in facts.calls:
-        if facts.qualify(call.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(call, "disable"):
-            edits.replace(call, _disable_bar, "progress bar shown on the main process only")
-            writes[call] = "tqdm"
-    if _log_file_handlers(facts, edits) or writes:
+    bars = [c for c in facts.calls if facts.qualify(c.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(c, "disable")]
+    for call in bars:
+        edits.replace(call, _disable_bar, "progress bar shown on the main process only")
+        writes[call] = "tqdm"
+    if _log_file_handlers(facts, edits) or files or bars:  # not for writes the user's code guards already
         edits.add_import("ddpify_runtime", "is_main_process")
 
 
@@ -539,11 +538,15 @@ def _bound_inside(stmt: cst.CSTNode) -> set[str]:
 
 
 def _already_guarded(facts: Facts, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:
-    """Inside a rank check of the user's, or inside another statement being guarded."""
+    """Inside a rank check of the user's, or inside another statement being guarded, or on some
+    processes only by the user's code anyway (`Ranks.on_some_ranks`, the answer `check` asks:
+    after `if rank != 0: return` in its function, in a function every call of which is under a
+    rank test). Before, a save after such an early return was guarded again and a barrier put
+    after it, which the processes that returned never reach: a hang."""
     for anc in facts.ancestors(stmt):
         if anc in writes or isinstance(anc, cst.If) and is_rank_test(facts, anc.test):
             return True
-    return False
+    return ranks(facts).on_some_ranks(stmt)
 
 
 def _writer_functions(facts: Facts, models: Models, refs: dict[Ref, Model], writes: dict[cst.CSTNode, str],
