@@ -65,7 +65,7 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     untraced: list[cst.CSTNode] = []
     for key, optimizer, partial in _trained_names(facts, untraced):
         model = _received(facts, key, optimizer) or _handed_in(facts, key, optimizer) or _locate(facts, key, optimizer)
-        if model is None or _holds_modules_only(facts, model):
+        if model is None or _holds_modules_only(facts, model) or _passed_containers(facts, model):
             untraced.append(optimizer)
             continue
         modules, held = [model], _held_modules(facts, model, optimizer)
@@ -130,6 +130,17 @@ def _held_modules(facts: Facts, model: Model, optimizer: cst.CSTNode) -> tuple[l
             located = Model(name, at, at) if at is not None else Model(name, stored, stored, before_anchor=True)
         found.setdefault((located.name, located.defined), located)
     return list(found.values()), missed
+
+
+def _passed_containers(facts: Facts, model: Model) -> bool:
+    """A model a function receives that every caller passes as an `nn.ModuleList` or
+    `nn.ModuleDict` (`init(model_s, model_t, nn.ModuleList([connector]), ...)`): no forward to
+    wrap, the TODO instead."""
+    if not isinstance(model.defined, cst.FunctionDef):
+        return False
+    passed = [facts.argument_for(c, model.defined, model.param or model.name) for c in facts.call_sites(model.defined)]
+    origins = [o for arg in passed if arg is not None for o in facts.origins(arg)]
+    return bool(origins) and all(isinstance(o, cst.Call) and facts.qualify(o.func) in CONTAINERS for o in origins)
 
 
 def _built_before(facts: Facts, name: str, stmt: cst.CSTNode) -> tuple[cst.BaseExpression | None, cst.CSTNode | None]:

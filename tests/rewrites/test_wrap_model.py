@@ -2191,3 +2191,29 @@ def test_a_module_list_holding_what_ddpify_cannot_wrap_gets_a_todo_at_its_optimi
                                             "    trainable_list.append(loss.embed)\n"))
     assert "model_s = DistributedDataParallel(model_s" in nested and "heads = DistributedDataParallel" not in nested
     assert "# TODO(ddpify): could not tell which model this optimizer trains" in nested
+
+
+def test_a_module_list_a_function_receives_and_steps_gets_the_todo_not_a_wrap():
+    """RepDistiller's helper/pretrain.py `init(model_s, model_t, init_modules, ...)` steps
+    `init_modules.parameters()` of the nn.ModuleList every caller passes: a DDP around it would
+    average nothing. The optimizer gets the TODO; a module passed the same way is wrapped on entry."""
+    code = """\
+import torch
+from torch import nn
+
+
+def init(modules, data):
+    optimizer = torch.optim.SGD(modules.parameters(), lr=0.1)
+    for x in data:
+        optimizer.zero_grad()
+        modules[0](x).sum().backward()
+        optimizer.step()
+
+
+init(nn.ModuleList([nn.Linear(4, 4)]), torch.randn(3, 4))
+"""
+    out = only(NAME, code)
+    assert "modules = DistributedDataParallel" not in out
+    assert "# TODO(ddpify): could not tell which model this optimizer trains" in out
+    plain = only(NAME, code.replace("modules[0](x)", "modules(x)").replace("nn.ModuleList([nn.Linear(4, 4)])", "nn.Linear(4, 4)"))
+    assert "modules = DistributedDataParallel(modules, device_ids=device_ids(modules))" in plain
