@@ -1217,10 +1217,16 @@ def sum_over_shards(loader: DataLoader, *values: Any) -> Any:
     added over the processes, the validation phase's are whole already. A collective where the
     loader is sharded (every process passes the same loader there). A ``DistributedSampler``
     pads its shards to equal lengths, so a training sum may count up to world size - 1 samples
-    twice."""
-    if _sharded(loader):
-        return reduce_sum(*values)
-    return values[0] if len(values) == 1 else values
+    twice. A numpy value (``loss.detach().cpu().numpy() * n``) comes back as numpy."""
+    if not _sharded(loader):
+        return values[0] if len(values) == 1 else values
+    numpy = sys.modules.get("numpy")
+    kinds = (numpy.ndarray, numpy.generic) if numpy is not None else ()
+    summed = reduce_sum(*(torch.as_tensor(v) if isinstance(v, kinds) else v for v in values))
+    summed = summed if len(values) > 1 else (summed,)
+    back = tuple(s if not isinstance(v, kinds) else s.numpy() if isinstance(v, kinds[0]) else type(v)(s.item())
+                 for v, s in zip(values, summed))
+    return back[0] if len(back) == 1 else back
 
 
 def _sum_over_ranks(value: Any, seen: List[Any]) -> Any:

@@ -78,6 +78,18 @@ def test_sum_over_shards_adds_up_a_sharded_loaders_sums_only(monkeypatch):
     assert rt.sum_over_shards(whole, 3, 1.5) == (3, 1.5) and rt.sum_over_shards(whole, 2.5) == 2.5
 
 
+def test_sum_over_shards_gives_numpy_back_as_numpy(monkeypatch):
+    """`running_loss += loss.detach().cpu().numpy() * n`: reduce_sum adds tensors; the sum returns
+    as the numpy array (or scalar) it was."""
+    import numpy as np
+    monkeypatch.setattr(rt, "reduce_sum", lambda *values: tuple(v * 2 for v in values) if len(values) > 1 else values[0] * 2)
+    sharded = DataLoader(list(range(8)), sampler=DistributedSampler(list(range(8)), num_replicas=2, rank=0))
+    array, scalar = rt.sum_over_shards(sharded, np.array([1.5, 2.0]), np.float32(3.0))
+    assert isinstance(array, np.ndarray) and array.tolist() == [3.0, 4.0]
+    assert type(scalar) is np.float32 and scalar == 6.0
+    assert rt.sum_over_shards(sharded, np.array(2.5)).tolist() == 5.0
+
+
 TWO_RANKS = textwrap.dedent("""
     import json, sys
     import torch
