@@ -790,7 +790,10 @@ def _set_epoch(obj: Any, epoch: Optional[int], seen: set) -> bool:
         return any([_set_epoch(item, epoch, seen) for item in obj])  # a list: every one is set
     if callable(getattr(obj, "set_epoch", None)):
         last = getattr(obj, "_ddpify_epochs", None)
-        obj.set_epoch(_fresh_epoch(obj, epoch))
+        if isinstance(obj, ShardedSampler):
+            obj.set_epoch(_fresh_epoch(obj, epoch), asked=epoch)
+        else:
+            obj.set_epoch(_fresh_epoch(obj, epoch))
         return epoch is not None and last is not None and epoch < last[0]
     return any([_set_epoch(getattr(obj, name, None), epoch, seen) for name in ("sampler", "batch_sampler")])
 
@@ -856,11 +859,14 @@ class ShardedSampler(_InnerSampler):
         self.seed = seed
         self.epoch = 0
 
-    def set_epoch(self, epoch: int) -> None:
-        """Draw a new stream next time; forwarded to the inner sampler when it has set_epoch."""
+    def set_epoch(self, epoch: int, asked: Optional[int] = None) -> None:
+        """Draw a new stream next time. Forwarded to the inner sampler when it has set_epoch: the
+        epoch the program asked for where ``set_epoch(loader, epoch)`` gave one (``asked``; the
+        stream's own number is shifted, ``_fresh_epoch``), so a sampler that reads its epoch
+        (a curriculum) sees the numbers it saw in one process."""
         self.epoch = epoch
         if callable(getattr(self.sampler, "set_epoch", None)):
-            self.sampler.set_epoch(epoch)
+            self.sampler.set_epoch(epoch if asked is None else asked)
 
     def __len__(self) -> int:
         return math.ceil(len(self.sampler) / self.num_replicas)

@@ -140,6 +140,35 @@ def test_set_epoch_reaches_sampler_behind_batch_sampler():
     assert sampler.epoch == 5 + 1
 
 
+class _Curriculum(torch.utils.data.Sampler):
+    """A program's sampler that reads its epoch (a curriculum): it records what it was given."""
+
+    def __init__(self, n):
+        self.n, self.given = n, []
+
+    def set_epoch(self, epoch):
+        self.given.append(epoch)
+
+    def __iter__(self):
+        return iter(range(self.n))
+
+    def __len__(self):
+        return self.n
+
+
+def test_a_sharded_programs_sampler_is_given_the_epochs_the_program_asked_for():
+    """The shard's own stream is numbered from 1 (a look before training keeps epoch 0), but the
+    program's sampler inside it sees 0, 1, 2 as it did in one process; a loop without numbers
+    gives it the stream's own."""
+    inner = _Curriculum(8)
+    sharded = rt.ShardedSampler(inner, num_replicas=2, rank=0)
+    for epoch in range(3):
+        rt.set_epoch(sharded, epoch)
+    assert (inner.given, sharded.epoch) == ([0, 1, 2], 3)
+    rt.set_epoch(sharded)
+    assert inner.given[-1] == sharded.epoch == 4
+
+
 def test_set_epoch_on_containers_and_unsharded_loaders():
     a = DistributedSampler(DATA, num_replicas=2, rank=0)
     b = DistributedSampler(DATA, num_replicas=2, rank=0)
