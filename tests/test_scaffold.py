@@ -132,7 +132,7 @@ def test_a_new_rule_registers_explains_itself_and_fails_its_skeleton_tests_until
     (["DDP99", "save-twice"], "'DDP99': a code is DDP and three digits"),
     (["DDP099", "Save_Twice"], "'Save_Twice': a name is lower case words joined by '-'"),
     (["DDP099", "save-twice", "--module", "context"], "--module context: not a rule module name"),
-    (["DDP099", "save-twice", "--module", "ranks"], "--module ranks: not a rule module name"),
+    (["DDP099", "save-twice", "--module", "script"], "--module script: not a rule module name"),
     (["DDP099", "save-twice", "--module", "class"], "--module class: not a rule module name"),
 ])
 def test_rule_errors_write_nothing(rules_copy, capsys, args, error):
