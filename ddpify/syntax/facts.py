@@ -215,17 +215,17 @@ class Facts:
         """Does `a` start before `b` in the source?"""
         return self.spans[a][0] < self.spans[b][0]
 
-    def runs_before(self, a: cst.CSTNode, b: cst.CSTNode, depth: int = 3) -> bool:
+    def runs_before(self, a: cst.CSTNode, b: cst.CSTNode, depth: int = 3, strict: bool = False) -> bool:
         """Does `a` run before `b`: in one function, in source order; in two functions that one
         function calls in turn (`self._move_to_device()` ... `self._setup_ddp()` in `__init__`,
         whatever order the methods are defined in), in the order of those calls. Each side is
-        followed up through the one call of its function; else source order."""
+        followed up through the one call of its function; else source order (`strict`: else no)."""
         up_a, up_b = self._callers_up(a, depth), self._callers_up(b, depth)
         for x in up_a:
             for y in up_b:
                 if x is not y and self.scope(x) is self.scope(y):
                     return self.before(x, y)
-        return self.before(a, b)
+        return not strict and self.before(a, b)
 
     def _callers_up(self, node: cst.CSTNode, depth: int) -> list[cst.CSTNode]:
         """`node`, the one call of its function, the one call of that call's function, ..."""

@@ -50,6 +50,7 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
             continue
         holds = ctx.holds_ddp(attr.value)
         if holds is None or _assigned(ctx, attr) or _probed(ctx, attr) or ctx.unwrapped_here(attr.value) \
+                or _before_the_wrap(ctx, attr.value) \
                 or holds != WRAPPER and f.code(attr.value) in containers:
             continue
         owner = f.code(attr.value)
@@ -62,11 +63,24 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
         obj = call.args[0].value
         holds = ctx.holds_ddp(obj)
         if holds is None or (f.ref(obj), name) in ctx.set_attributes or ctx.unwrapped_here(obj) \
+                or _before_the_wrap(ctx, obj) \
                 or holds != WRAPPER and f.code(obj) in containers:
             continue
         owner = f.code(obj)
         yield Hit(call, f"`{owner}` holds the DDP wrapper, which has no `{name}`: this getattr "
                         f"{'returns its default' if len(call.args) > 2 else 'raises'}; read `{owner}.module`")
+
+
+def _before_the_wrap(ctx: Context, expr: cst.BaseExpression) -> bool:
+    """`self.model.x` read in a method that runs, by the calls that lead to both, before the one
+    that wraps `self.model` (`setup()` calls `on_setup()`, then `self.model = DDP(self.model)`):
+    there it is the bare model."""
+    f = ctx.facts
+    if not mt.is_attribute(expr) or dotted(expr.value) != "self":
+        return False
+    wraps = [stmt for target, value, stmt in f.assigns if isinstance(value, cst.Call)
+             and f.qualify(value.func) == DDP and f.code(target) == f.code(expr)]
+    return bool(wraps) and all(f.runs_before(expr, wrap, strict=True) for wrap in wraps)
 
 
 def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
