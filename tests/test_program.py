@@ -446,6 +446,46 @@ def test_the_model_is_wrapped_before_a_loop_that_hands_it_to_a_function_of_anoth
     assert code.index('torch.load("init.pt"') < code.index(wrap) < code.index("for epoch in range(2):")
 
 
+def test_a_save_in_another_module_unwraps_a_model_that_came_out_of_a_returned_tuple():
+    """HobbitLong/SupContrast (held out in sweep 4a, fixed after its one run): `set_model()` replaces
+    its DataParallel by the wrap and returns `model, criterion`; `main()` unpacks them and hands
+    `model` to `util.save_model`, whose `model.state_dict()` saved `module.` keys. A parameter
+    holds what its callers pass; a parameter only bare models reach stays as it is."""
+    write({
+        "train.py": """\
+            import torch
+            from util import save_model, set_optimizer, save_other
+            def set_model():
+                model = torch.nn.Linear(4, 1)
+                if torch.cuda.is_available():
+                    model = torch.nn.DataParallel(model)
+                return model, torch.nn.MSELoss()
+            def main():
+                model, criterion = set_model()
+                optimizer = set_optimizer(0.1, model)
+                for x in torch.randn(3, 4):
+                    optimizer.zero_grad()
+                    criterion(model(x), torch.zeros(1)).backward()
+                    optimizer.step()
+                save_model(model, "m.pt")
+                save_other(torch.nn.Linear(2, 2), "o.pt")
+            main()
+            """,
+        "util.py": """\
+            import torch
+            def save_model(model, path):
+                torch.save({"model": model.state_dict()}, path)
+            def save_other(net, path):
+                torch.save({"net": net.state_dict()}, path)
+            def set_optimizer(lr, model):
+                return torch.optim.SGD(model.parameters(), lr=lr)
+            """,
+    })
+    util = convert_program(program()).modules["util.py"].code
+    assert 'torch.save({"model": unwrap(model).state_dict()}, tmp_path)' in util
+    assert '{"net": net.state_dict()}' in util
+
+
 # ---- inherited trainers, shared modules, trainers of other packages ------------------------------
 
 INHERITED = {

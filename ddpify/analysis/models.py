@@ -649,7 +649,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
         if ref is None or not depth:
             return None
         return _alias_holds(facts, refs, ref, depth) or _returned_holds(facts, refs, ref, depth, expr) \
-            or _object_holds(facts, refs, expr, ref)
+            or _object_holds(facts, refs, expr, ref) or _param_holds(facts, refs, ref, depth)
     home = facts.ref(_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
         if facts.in_library(ref.scope):
@@ -754,6 +754,17 @@ def _alias_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> 
         return None
     verdicts = {holds_wrapper(facts, refs, value, depth - 1) for value in values}
     return MAYBE if verdicts <= {WRAPPER, MAYBE} else None
+
+
+def _param_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> Holds | None:
+    """A parameter no wrap reaches by name holds what its callers pass: `save_model(model, ...)`
+    in another module, given a `model` unpacked from `set_model()`'s returned tuple, where
+    `set_model` wraps it (WRAPPER where every caller passes one, MAYBE where some may)."""
+    if not isinstance(ref.scope, cst.FunctionDef) or ref.name not in param_names(ref.scope):
+        return None
+    passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)]
+    verdicts = {holds_wrapper(facts, refs, arg, depth - 1) if arg is not None else None for arg in passed}
+    return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
 
 
 def _returned_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int,
