@@ -145,7 +145,8 @@ def _traced_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
 def _saved_models(facts: Facts, saved: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The names `torch.save` may pickle whole: the saved name itself, or the values of a dict,
     list or tuple saved (`{"epoch": e, "model": model}`), written in the call or assigned to the
-    saved name just before (`checkpoint = {...}`, then `torch.save(checkpoint, path)`)."""
+    saved name just before (`checkpoint = {...}`, then `torch.save(checkpoint, path)`); of a
+    value that picks one (`'net': net.module if use_cuda else net`), each name it may pick."""
     if dotted(saved):
         ref = facts.ref(saved)
         writes = facts.writes(ref) if ref is not None else []
@@ -154,7 +155,9 @@ def _saved_models(facts: Facts, saved: cst.BaseExpression) -> list[cst.BaseExpre
             return [saved]
         saved = writes[0][1]
     if isinstance(saved, (cst.Dict, cst.List, cst.Tuple)):
-        return [e.value for e in saved.elements if dotted(e.value) and not isinstance(e, cst.StarredElement)]
+        values = [e.value for e in saved.elements if not isinstance(e, cst.StarredElement)]
+        picked = [v for value in values for v in ((value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,))]
+        return [v for v in picked if dotted(v) and not (dotted(v) or "").endswith(".module")]
     return []
 
 
