@@ -629,13 +629,18 @@ def _reached_by_all(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
     its loop or function) that some processes may leave early: an `if` whose test may differ
     between processes (`if val_loss < best:` on a shard), a `try` (`try: os.makedirs(out)` /
     `except OSError: pass`: the main process raises, the others do not) or a `with` (which may
-    swallow what its body raises, `contextlib.suppress`)."""
-    point = stmt
+    swallow what its body raises, `contextlib.suppress`). Past a loop, an `if` or a `try` around
+    the whole loop still counts (`if not os.path.exists(d): for f in files: copy; barrier()`: a
+    process that finds the folder the main process made skips the loop and its barriers)."""
+    point, looped = stmt, False
     for anc in facts.ancestors(stmt):
-        if isinstance(anc, (cst.FunctionDef, cst.For, cst.While, cst.Module)):
+        if isinstance(anc, (cst.FunctionDef, cst.Module)):
             break
-        if isinstance(anc, (cst.Try, cst.TryStar, cst.With)) or isinstance(anc, cst.If) \
-                and not same_everywhere(facts, anc.test):
+        if isinstance(anc, (cst.For, cst.While)):
+            looped = True
+            continue
+        if isinstance(anc, (cst.Try, cst.TryStar)) or isinstance(anc, cst.With) and not looped \
+                or isinstance(anc, cst.If) and not same_everywhere(facts, anc.test):
             point = anc
     return point
 

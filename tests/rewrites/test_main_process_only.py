@@ -1073,3 +1073,39 @@ def test_a_logging_file_handler_is_made_on_the_main_process_only_a_null_handler_
                                           "            file_handler = logging.FileHandler(log_file_name)\n"))
     assert "            file_handler = logging.FileHandler(log_file_name)\n" in guarded
     compile(out, "log_file.py", "exec")
+
+
+def test_a_barrier_after_copies_in_a_loop_under_a_folder_test_is_placed_after_that_test():
+    """`if not os.path.exists(d): makedirs(d); for f in files: copyfile(f, d)` read back later
+    (BYOL's training folder): a process that finds the folder the main process made skips the
+    loop, so the barrier goes after the `if`, where every process passes, not in the loop."""
+    from ddpify.convert import convert
+    code = TRAINS_FOLDER
+    out = convert(code).code.splitlines()
+    barriers = [line for line in out if line.strip() == "barrier()"]
+    assert barriers == ["    barrier()"], out
+    assert out[out.index("    barrier()") - 1].strip().startswith("copyfile(")
+
+
+TRAINS_FOLDER = """\
+import os
+from shutil import copyfile
+import torch
+from torch.utils.data import DataLoader
+
+
+def make_folder(folder, files):
+    if not os.path.exists(folder):
+        os.makedirs(folder, exist_ok=True)
+        for file in files:
+            copyfile(file, os.path.join(folder, os.path.basename(file)))
+
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+make_folder("runs/x", ["t.py"])
+for x in DataLoader(torch.randn(8, 2), batch_size=4, shuffle=True):
+    model(x).sum().backward()
+    optimizer.step()
+print(open("runs/x/t.py").read()[:10])
+"""
