@@ -777,10 +777,11 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int,
         return None
     later = {id(value) for _, value, stmt in facts.writes(ref) if read is not None and _only_after(facts, read, stmt)}
     returned = [r for value in facts.sources(ref) if isinstance(value, cst.Call) and id(value) not in later
-                for func in facts.user_functions(value) if not _unwraps(facts, func) for r in facts.returned(func)]
+                for func in facts.user_functions(value) for r in facts.returned(func)]
     return MAYBE if any(holds_wrapper(facts, refs, r, depth - 1) for r in returned) else None
 
 
+<<<<<<< HEAD
 def _unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
     """Is `func` the program's unwrap helper: it takes `.module` of its parameter (`return
     model.module`, `model = model.module` in a loop until no wrapper is left)?"""
@@ -790,6 +791,8 @@ def _unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
                and v.value.value in params for v in values)
 
 
+=======
+>>>>>>> parent of 2196235 (analysis/models: what the program's unwrap helper returns (a function that takes .module of its parameter: `return model.module`, `model = model.module` in a loop) is not the wrapper (after the held-out run of decision 0040: LibreYOLO's unwrap_model, cause (2)); fixtures DDP008/near_miss_unwrap_helper.py, trigger_not_an_unwrap_helper.py; goldens unchanged)
 def _only_after(facts: Facts, read: cst.CSTNode, stmt: cst.CSTNode) -> bool:
     """Does `stmt` run only after `read`: later in the same function, no loop around both?"""
     return facts.scope(stmt) is facts.scope(read) and facts.before(read, stmt) and not any(
