@@ -781,18 +781,6 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int,
     return MAYBE if any(holds_wrapper(facts, refs, r, depth - 1) for r in returned) else None
 
 
-<<<<<<< HEAD
-def _unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
-    """Is `func` the program's unwrap helper: it takes `.module` of its parameter (`return
-    model.module`, `model = model.module` in a loop until no wrapper is left)?"""
-    params = {p.name.value for p in func.params.params}
-    values = [r for r in facts.returned(func)] + [v for _, v, stmt in facts.assigns if facts.scope(stmt) is func]
-    return any(isinstance(v, cst.Attribute) and v.attr.value == "module" and isinstance(v.value, cst.Name)
-               and v.value.value in params for v in values)
-
-
-=======
->>>>>>> parent of 2196235 (analysis/models: what the program's unwrap helper returns (a function that takes .module of its parameter: `return model.module`, `model = model.module` in a loop) is not the wrapper (after the held-out run of decision 0040: LibreYOLO's unwrap_model, cause (2)); fixtures DDP008/near_miss_unwrap_helper.py, trigger_not_an_unwrap_helper.py; goldens unchanged)
 def _only_after(facts: Facts, read: cst.CSTNode, stmt: cst.CSTNode) -> bool:
     """Does `stmt` run only after `read`: later in the same function, no loop around both?"""
     return facts.scope(stmt) is facts.scope(read) and facts.before(read, stmt) and not any(
