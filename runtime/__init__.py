@@ -1707,7 +1707,7 @@ class _SelfCheck:
         ``RecursiveScriptModule.save`` (``torch.jit.save`` and a scripted module's ``.save``). Not
         recorded: devices, and paths with a hidden folder or file below the working directory
         (``_hidden``)."""
-        writes = self.writes
+        writes, check = self.writes, self
 
         def record(file: Any, frame: Any) -> None:
             if len(writes) < KEPT_WRITES and isinstance(file, (str, bytes, os.PathLike)):
@@ -1738,13 +1738,32 @@ class _SelfCheck:
                 return saved
             return save
 
+        def object_save(original: Any) -> Any:
+            def _save(obj: Any, *args: Any, **kwargs: Any) -> Any:
+                check.saved(obj, sys._getframe(1))
+                return original(obj, *args, **kwargs)
+            return _save
+
         real_open = builtins.open
         builtins.open = io.open = functools.wraps(real_open)(opener(real_open))
         self.write_undo = [lambda: setattr(builtins, "open", real_open), lambda: setattr(io, "open", real_open)]
         for owner, name, make in [(torch.serialization, "_open_zipfile_writer", zip_writer),
+                                  (torch.serialization, "_save", object_save),
                                   (getattr(torch.jit, "RecursiveScriptModule", None), "save", script_save)]:
             if name in vars(owner or object):  # private names: where one is gone, that writer is not seen
                 self.write_undo.append(_patch(owner, name, make))
+
+    def saved(self, obj: Any, frame: Any) -> None:
+        """``torch.save(obj, ...)`` at ``frame``: a finding where ``obj`` holds the wrapper
+        (``saved-wrapper``)."""
+        what = None
+        with contextlib.suppress(Exception):  # a check never breaks the program's save
+            what = _saved_wrapper(obj, self.wrapped)
+        if what is not None:
+            self.report([_Finding(
+                "saved-wrapper", *_site(frame),
+                f"this save holds {what}: the original script cannot load it as it did",
+                "a manual change: save unwrap(model) or unwrap(model).state_dict() (rewrite unwrap-model)")])
 
     def stop_recording_writes(self) -> None:
         for undo in self.write_undo:
@@ -2117,6 +2136,36 @@ class _SelfCheck:
         if self.strict:
             self.remove()
             raise SelfCheckError(text, findings)
+
+
+def _saved_wrapper(obj: Any, wrapped: Any, depth: int = 3) -> Optional[str]:
+    """What of a DDP wrapper ``obj`` holds, for ``torch.save`` (``saved-wrapper``): a wrapper
+    pickled whole, or a wrapper's own state dict (every key is ``module.`` and the rest names a
+    tensor of its module's state, the same memory), in ``obj`` or in the dicts, lists and tuples it holds (``depth``
+    levels); None where it holds neither."""
+    if isinstance(obj, torch.nn.parallel.DistributedDataParallel):
+        return "the DistributedDataParallel wrapper, pickled whole"
+    if isinstance(obj, Mapping):
+        keys = list(obj.keys())
+        if keys and all(isinstance(key, str) and key.startswith("module.") for key in keys):
+            for model in list(wrapped):
+                own = model.module.state_dict()
+                if all(_same_tensor(obj[key], own.get(key[len("module."):])) for key in keys):
+                    return "a wrapper's state dict (keys that start with 'module.')"
+        inside = list(obj.values())
+    else:
+        inside = list(obj) if isinstance(obj, (list, tuple)) else []
+    if depth > 0:
+        for item in inside:
+            what = _saved_wrapper(item, wrapped, depth - 1)
+            if what is not None:
+                return what
+    return None
+
+
+def _same_tensor(saved: Any, own: Any) -> bool:
+    """Is ``saved`` a view of the same memory as ``own``, a tensor of a wrapped model's state?"""
+    return isinstance(saved, torch.Tensor) and isinstance(own, torch.Tensor) and saved.data_ptr() == own.data_ptr()
 
 
 def _shared_writes(ranks: List[int], parts: List[Any]) -> List[_Finding]:

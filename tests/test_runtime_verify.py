@@ -24,6 +24,7 @@ OPTIMIZER_INIT = torch.optim.Optimizer.__init__
 OPEN = builtins.open
 SAVE = torch.save  # as a program's `from torch import save` binds it, before the checks
 ZIP_WRITER, SCRIPT_SAVE = torch.serialization._open_zipfile_writer, torch.jit.RecursiveScriptModule.save
+OBJECT_SAVE = torch.serialization._save
 HOST = socket.gethostname()
 
 
@@ -179,6 +180,7 @@ def check(monkeypatch, tmp_path):
             torch.optim.Optimizer.__init__, torch.autograd.backward) == (INIT, ITER, NEXT, optimizer_init, BACKWARD)
     assert builtins.open is io.open is OPEN
     assert (torch.serialization._open_zipfile_writer, torch.jit.RecursiveScriptModule.save) == (ZIP_WRITER, SCRIPT_SAVE)
+    assert torch.serialization._save is OBJECT_SAVE
     assert torch.distributed.destroy_process_group.__code__.co_filename != rt.__file__  # no wrapper of the checks left
 
 
@@ -762,6 +764,35 @@ def test_torch_save_and_torch_jit_save_to_a_path_are_writes_even_under_a_hidden_
     assert torch.load(run_dir / "best.pt").keys() == {"weight", "bias"}  # saved as torch saves
     assert rt._hidden(str(run_dir / ".last.pt.123.abcd.tmp")) and rt._hidden(str(tmp_path / ".work" / ".cache" / "x"))
     assert not rt._hidden(str(tmp_path / ".work" / "out.txt"))
+
+
+WRAPPER_SAVES = textwrap.dedent("""\
+    import torch
+    torch.save(WRAPPED.state_dict(), "bare.pt")  # what unwrap-model writes: no finding
+    torch.save({"epoch": 1, "model": {"module." + k: v for k, v in WRAPPED.state_dict().items()}}, "keyed.pt")
+    torch.save(NESTED.state_dict(), "nested.pt")  # a model whose one child is named module, not wrapped
+""")
+
+
+def test_a_save_of_the_wrappers_state_is_named_where_it_is_made(check, capsys, monkeypatch):
+    """The analysis may miss a path to a save (a model returned in a tuple, then handed to
+    another module's save helper): the save holds the wrapper's `module.` keys, and only the
+    runtime sees it. A state dict of the bare model, or `module.` keys of a model that is not a
+    wrapper's, is no finding."""
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    checking = check()
+    checking.install()
+    model = torch.nn.Linear(4, 1)
+    wrapper = Wrapper(model)  # held: the checks keep their wrappers weakly
+    checking.wrapped.add(wrapper)
+    nested = torch.nn.Sequential()
+    nested.add_module("module", torch.nn.Linear(2, 2))
+    exec(compile(WRAPPER_SAVES, "train.py", "exec"), {"WRAPPED": model, "NESTED": nested})
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["ddpify self-check: 1 problem(s) found", err[1]]
+    assert err[1].startswith("train.py:3: saved-wrapper: this save holds a wrapper's state dict (keys that start with 'module.')")
+    ddp = object.__new__(torch.nn.parallel.DistributedDataParallel)  # isinstance only: no process group here
+    assert rt._saved_wrapper([{"net": ddp}], ()) == "the DistributedDataParallel wrapper, pickled whole"
 
 
 def test_more_files_written_alike_than_shown_are_counted():
