@@ -1706,7 +1706,8 @@ class _SelfCheck:
         (every ``torch.save`` to a path, however the program named ``torch.save``) and
         ``RecursiveScriptModule.save`` (``torch.jit.save`` and a scripted module's ``.save``). Not
         recorded: devices, and paths with a hidden folder or file below the working directory
-        (``_hidden``)."""
+        (``_hidden``). Also every ``torch.save``'s object (``torch.serialization._save``), for
+        ``saved``."""
         writes, check = self.writes, self
 
         def record(file: Any, frame: Any) -> None:
