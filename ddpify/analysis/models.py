@@ -777,8 +777,17 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int,
         return None
     later = {id(value) for _, value, stmt in facts.writes(ref) if read is not None and _only_after(facts, read, stmt)}
     returned = [r for value in facts.sources(ref) if isinstance(value, cst.Call) and id(value) not in later
-                for func in facts.user_functions(value) for r in facts.returned(func)]
+                for func in facts.user_functions(value) if not _unwraps(facts, func) for r in facts.returned(func)]
     return MAYBE if any(holds_wrapper(facts, refs, r, depth - 1) for r in returned) else None
+
+
+def _unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
+    """Is `func` the program's unwrap helper: it takes `.module` of its parameter (`return
+    model.module`, `model = model.module` in a loop until no wrapper is left)?"""
+    params = {p.name.value for p in func.params.params}
+    values = [r for r in facts.returned(func)] + [v for _, v, stmt in facts.assigns if facts.scope(stmt) is func]
+    return any(mt.is_attribute(v, "module") and isinstance(v.value, cst.Name) and v.value.value in params
+               for v in values)
 
 
 def _only_after(facts: Facts, read: cst.CSTNode, stmt: cst.CSTNode) -> bool:
