@@ -786,8 +786,8 @@ def _unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
     model.module`, `model = model.module` in a loop until no wrapper is left)?"""
     params = {p.name.value for p in func.params.params}
     values = [r for r in facts.returned(func)] + [v for _, v, stmt in facts.assigns if facts.scope(stmt) is func]
-    return any(mt.is_attribute(v, "module") and isinstance(v.value, cst.Name) and v.value.value in params
-               for v in values)
+    return any(isinstance(v, cst.Attribute) and v.attr.value == "module" and isinstance(v.value, cst.Name)
+               and v.value.value in params for v in values)
 
 
 def _only_after(facts: Facts, read: cst.CSTNode, stmt: cst.CSTNode) -> bool:
