@@ -27,7 +27,8 @@ With more than one process the runtime keeps the script's single-process meaning
   and ``sys.stderr`` (warnings, tracebacks) is left alone. ``DDPIFY_ALL_RANKS=1`` shows every
   rank's output, for debugging.
 * Errors: an uncaught DDP error about parameters that got no gradient ends with a line naming
-  ``ddpify convert --find-unused-parameters``.
+  ``ddpify convert --find-unused-parameters``, and ``penalty_gradients`` for a gradient penalty
+  (the only way out where the model that raised finds unused parameters already).
 * Self-check (``DDPIFY_VERIFY``): during the first training steps the runtime checks that every
   stepped parameter is in DDP or FSDP, that training loaders are sharded and reshuffled, that the
   processes' parameters agree after the 2nd step (exchanged through the store, a bounded wait:
@@ -414,13 +415,24 @@ UNUSED_PARAMETERS_ERROR = "Expected to have finished reduction in the prior iter
 UNUSED_PARAMETERS_HINT = (
     "ddpify: some parameters of a DistributedDataParallel model got no gradient in a step: "
     "convert the script again with `ddpify convert --find-unused-parameters`, or pass "
-    "find_unused_parameters=True to DistributedDataParallel(...)")
+    "find_unused_parameters=True to DistributedDataParallel(...); where the step's loss comes from "
+    "torch.autograd.grad(..., create_graph=True) through the model (a gradient penalty), that does not "
+    "help: tie its gradients to every parameter, penalty_gradients(model, torch.autograd.grad(...)) "
+    "(from ddpify_runtime)")
+PENALTY_HINT = (
+    "ddpify: some parameters of a DistributedDataParallel model that finds unused parameters got no "
+    "gradient in a step: a backward reached only some of the parameters its forward used, as a gradient "
+    "penalty's does (torch.autograd.grad(..., create_graph=True) through the model, then backward): tie "
+    "its gradients to every parameter, penalty_gradients(model, torch.autograd.grad(...)) (from "
+    "ddpify_runtime)")
 
 
 def _install_excepthook() -> None:
     """Chain ``sys.excepthook``: the exception is recorded in torchrun's error file
     (``_record_error``); after the usual traceback, DDP's unused-parameter error (raised at the
-    step after the one where some parameters got no gradient) gets a line naming the fix."""
+    step after the one where some parameters got no gradient) gets a line naming the fix: the
+    flag, or ``penalty_gradients`` where the model that raised finds unused parameters already
+    (``_unused_parameters_hint``)."""
     previous = sys.excepthook
 
     def excepthook(kind: Any, value: Any, traceback: Any) -> None:
@@ -431,11 +443,23 @@ def _install_excepthook() -> None:
         while value is not None and id(value) not in seen:
             seen.add(id(value))
             if UNUSED_PARAMETERS_ERROR in str(value):
-                sys.stderr.write(UNUSED_PARAMETERS_HINT + "\n")
+                sys.stderr.write(_unused_parameters_hint(value.__traceback__) + "\n")
                 return
             value = value.__cause__ or value.__context__
 
     sys.excepthook = excepthook
+
+
+def _unused_parameters_hint(traceback: Any) -> str:
+    """The way out of DDP's unused-parameter error: DDP looks for unused parameters only in the
+    forward's graph, so a model that raised with ``find_unused_parameters=True`` (its ``forward``
+    in the traceback) lost a gradient in a backward that reached part of that graph: a penalty."""
+    while traceback is not None:
+        model = traceback.tb_frame.f_locals.get("self")
+        if isinstance(model, torch.nn.parallel.DistributedDataParallel) and model.find_unused_parameters:
+            return PENALTY_HINT
+        traceback = traceback.tb_next
+    return UNUSED_PARAMETERS_HINT
 
 
 def _record_error(kind: Any, value: Any, tb: Any) -> None:

@@ -111,6 +111,53 @@ def test_device_ids_is_none_for_cpu_modules():
     assert rt.device_ids(torch.nn.Linear(2, 2)) is None
 
 
+@pytest.fixture
+def one_process_group():
+    """A gloo group of one process in the test process, gone after the test."""
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    yield
+    dist.destroy_process_group()
+
+
+def unused_parameters_error(find_unused, penalty):
+    """The error DDP raises at the step after one where a parameter got no gradient: an unused
+    head (`penalty` False) or a gradient penalty's backward, which misses the last layer's bias."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    class Critic(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body, self.last, self.head = torch.nn.Linear(2, 4), torch.nn.Linear(4, 1), torch.nn.Linear(2, 1)
+
+        def forward(self, x):  # `head` only where the penalty is taken: a head no step uses otherwise
+            out = self.last(torch.tanh(self.body(x)))
+            return out + self.head(x) if penalty else out
+
+    torch.manual_seed(0)
+    model = DistributedDataParallel(Critic(), find_unused_parameters=find_unused)
+    with pytest.raises(RuntimeError, match=rt.UNUSED_PARAMETERS_ERROR) as raised:
+        for _ in range(2):
+            x = torch.ones(3, 2, requires_grad=True)
+            out = model(x)
+            loss = torch.autograd.grad(out.sum(), x, create_graph=True)[0].norm() if penalty else out.sum()
+            loss.backward()
+    return raised.value
+
+
+@pytest.mark.parametrize("find_unused, penalty, hint", [
+    (False, False, "UNUSED_PARAMETERS_HINT"), (False, True, "UNUSED_PARAMETERS_HINT"),
+    (True, True, "PENALTY_HINT")])
+def test_the_unused_parameter_error_names_the_flag_or_where_it_cannot_help_the_penalty_tie(
+        one_process_group, find_unused, penalty, hint):
+    # find_unused_parameters looks in the forward's graph only: a gradient penalty still raises with it,
+    # and the hint then says the one way out (penalty_gradients), not the flag already set
+    error = unused_parameters_error(find_unused, penalty)
+    assert rt._unused_parameters_hint(error.__traceback__) == getattr(rt, hint)
+    assert "penalty_gradients(model, torch.autograd.grad(...))" in rt.UNUSED_PARAMETERS_HINT
+
+
 # --------------------------------------------------------------------------- set_epoch
 
 DATA = list(range(20))

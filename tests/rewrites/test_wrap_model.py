@@ -1413,6 +1413,69 @@ for epoch in range(2):
         (model(x).mean() + g.norm()).backward()
         optimizer.step()
 """, "a_gradient_penalty_through_a_forward_kept_in_a_name_reaches_every_parameter", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # A real script's shape (fourth sweep, SAGAN): the critic returns its score and attention maps,
+    # unpacked (`out, _ = D(xi)`); the last layer's bias gets no gradient from the penalty's backward.
+    pair("""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+
+class Critic(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.last = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.last(x), x
+
+class Trainer:
+    def __init__(self):
+        self.D = Critic()
+        self.opt = torch.optim.SGD(self.D.parameters(), lr=0.1)
+
+    def train(self):
+        for epoch in range(2):
+            for x, y in loader:
+                xi = x.clone().requires_grad_(True)
+                out, _ = self.D(xi)
+                g = torch.autograd.grad(outputs=out, inputs=xi, grad_outputs=torch.ones(out.size()), create_graph=True)[0]
+                self.opt.zero_grad()
+                g.norm().backward()
+                self.opt.step()
+
+Trainer().train()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids, penalty_gradients
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+
+class Critic(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.last = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.last(x), x
+
+class Trainer:
+    def __init__(self):
+        self.D = Critic()
+        self.D = DistributedDataParallel(self.D, device_ids=device_ids(self.D))
+        self.opt = torch.optim.SGD(self.D.parameters(), lr=0.1)
+
+    def train(self):
+        for epoch in range(2):
+            for x, y in loader:
+                xi = x.clone().requires_grad_(True)
+                out, _ = self.D(xi)
+                g = penalty_gradients(self.D, torch.autograd.grad(outputs=out, inputs=xi, grad_outputs=torch.ones(out.size()), create_graph=True))[0]
+                self.opt.zero_grad()
+                g.norm().backward()
+                self.opt.step()
+
+Trainer().train()
+""", "a_gradient_penalty_through_a_forward_unpacked_from_a_tuple_reaches_every_parameter", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # A real script's shape (sweep, WGAN): `validity.backward(valid)`; `turtle.backward(90)` is no training.
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
