@@ -2274,28 +2274,40 @@ class _Watchdog:
     """A thread that wakes every ``poll`` seconds. When this process has waited in one of the
     runtime's collectives for nearly the collective timeout, it raises a flag in the process
     group's store; every process that sees the flag prints where its main thread is, user frames
-    first, as ``ddpify hang: rank R ...`` lines on stderr, before the timeout ends the job."""
+    first, as ``ddpify hang: rank R ...`` lines on stderr, before the timeout ends the job.
+
+    The thread ends at exit (``stop``, an exit hook), before the interpreter finalizes: a daemon
+    thread still inside one of the store's C++ calls then is ended mid-call, which aborts the
+    process ("terminate called without an active exception", SIGABRT: a run that had succeeded
+    exits -6, about 1 launch in 10 on a loaded machine, every other one with ``poll`` near 0)."""
 
     def __init__(self, timeout: float, store: Any) -> None:
+        import threading
         self.poll = min(10.0, max(0.5, timeout / 30))
         self.report_after = timeout - 3 * self.poll
         self.store = store
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self.run, name="ddpify-hang-watchdog", daemon=True)
 
     @classmethod
     def start(cls, timeout: float) -> Any:
-        import threading
         store = _default_store()
         if store is None:
             return None
         watchdog = cls(timeout, store)
-        threading.Thread(target=watchdog.run, name="ddpify-hang-watchdog", daemon=True).start()
+        watchdog.thread.start()
+        atexit.register(watchdog.stop)
         return watchdog
+
+    def stop(self) -> None:
+        """Wake the thread and wait for it to end (a store call in flight finishes first)."""
+        self.stopped.set()
+        self.thread.join(timeout=self.poll + 5.0)
 
     def run(self) -> None:
         import time
         try:
-            while True:
-                time.sleep(self.poll)
+            while not self.stopped.wait(self.poll):
                 waiting = _STATE.waiting
                 if waiting is not None and time.monotonic() - waiting[2] > self.report_after:
                     self.store.set("ddpify/hang", str(get_rank()))

@@ -816,3 +816,24 @@ def test_a_hang_report_names_the_wait_then_the_users_frames_then_the_libraries()
     assert "test_runtime_verify.py:" in report[1] and report[1].endswith(" in " + test_a_hang_report_names_the_wait_then_the_users_frames_then_the_libraries.__name__)
     libraries = [i for i, line in enumerate(report) if "(library)" in line]
     assert libraries and libraries == list(range(libraries[0], len(report)))  # pytest's frames, last
+
+
+def test_the_hang_watchdog_has_ended_when_the_exit_hooks_have_run(monkeypatch):
+    """A daemon thread still inside a store call (C++) when the interpreter finalizes is ended
+    mid-call, and the process aborts at exit ("terminate called without an active exception"):
+    the watchdog's thread must be over once the exit hooks ran, before finalization."""
+    class Store:
+        def set(self, key, value):
+            pass
+
+        def check(self, keys):
+            return False
+
+    hooks = []
+    monkeypatch.setattr(rt, "_default_store", Store)
+    monkeypatch.setattr(rt.atexit, "register", hooks.append)
+    watchdog = rt._Watchdog.start(timeout=600.0)  # wakes every 10 s: alive until told to end
+    assert watchdog.thread.is_alive()
+    for hook in reversed(hooks):
+        hook()
+    assert not watchdog.thread.is_alive()
