@@ -12,6 +12,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.env import FIXTURES, REPO
 
 _spec = importlib.util.spec_from_file_location("check_sweep", REPO / "bench" / "check_sweep.py")
@@ -88,10 +90,12 @@ def test_the_third_set_records_the_sha1_split_of_its_rows():
         assert row["half"] == ("heldout" if digest % 2 else "tuning"), row["repo"]
 
 
-def test_the_fourth_set_records_the_sha256_split_of_its_rows():
-    """The fourth set (decision 0040) was split by `half()`, sha256 parity, before `check` ran on
-    it; each row records its half, and every expected bug names a rule or, unclaimed, a class."""
-    rows = [json.loads(line) for line in (REPO / "bench" / "check_sweep4.jsonl").read_text().splitlines()]
+@pytest.mark.parametrize("manifest", ["check_sweep4.jsonl", "check_sweep5.jsonl"])
+def test_the_fourth_and_fifth_sets_record_the_sha256_split_of_their_rows(manifest):
+    """The fourth and fifth sets (decisions 0040, 0047) were split by `half()`, sha256 parity,
+    before `check` ran on them; each row records its half, and every expected bug names a rule
+    or, unclaimed, a class."""
+    rows = [json.loads(line) for line in (REPO / "bench" / manifest).read_text().splitlines()]
     for row in rows:
         digest = int(hashlib.sha256(row["repo"].encode()).hexdigest(), 16)
         assert row["half"] == ("heldout" if digest % 2 else "tuning"), row["repo"]
