@@ -49,7 +49,9 @@ def find(facts: Facts, models: Models) -> Loaders:
     fed: dict[cst.Call, list[tuple[cst.For | cst.While, cst.BaseExpression]]] = {}
     keyed: dict[cst.Call, dict[str, bool]] = {}  # a loader of a dict keyed by phase: whether each key trains
     unkeyed: set[cst.Call] = set()  # fed where its key is not known
-    for loop, expr in [*((lp, lp.iter) for lp in _training_loops(facts)), *_stepped(facts), *_generated(facts)]:
+    consumed = _consumed_in_training(facts)
+    for loop, expr in [*((lp, lp.iter) for lp in _training_loops(facts)), *_stepped(facts, consumed),
+                       *_generated(facts, consumed)]:
         roles = phases.keyed_roles(facts, loop, expr, loader_calls) if isinstance(loop, cst.For) else None
         for call in loaders_of(facts, expr, loader_calls):
             fed.setdefault(call, []).append((loop, expr))
@@ -105,40 +107,51 @@ def _training_loops(facts: Facts) -> list[cst.For]:
                     and not mt.is_counting(lp.iter) and any(facts.is_inside(b, lp) for b in inner)]
 
 
-def _stepped(facts: Facts):
-    """(loop, iterator) for loops that pull batches by hand: `batch = next(train_iter)` with
-    `train_iter = iter(train_loader)` (or `itertools.cycle(train_loader)`) in a loop that trains.
-    The loop is the one that starts the new passes: around `train_iter = iter(...)` (once per
-    epoch, or on StopIteration inside the step loop), else the loop around `next()`."""
+def _stepped(facts: Facts, consumed: set[cst.FunctionDef]):
+    """(loop, iterator) for loops that pull batches by hand: `batch = next(train_iter)` (or
+    `train_iter.__next__()`) with `train_iter = iter(train_loader)` (or `itertools.cycle(train_loader)`,
+    `train_loader.__iter__()`) in a loop that trains, or in a generator a function that trains
+    consumes (`while True: try: yield next(it) except StopIteration: it = iter(loader)`, its passes
+    begun where the iterator is made again). The loop is the one that starts the new passes: around
+    `train_iter = iter(...)` (once per epoch, or on StopIteration inside the step loop) where it
+    trains, else the loop around `next()`."""
     for call in facts.calls:
         if dotted(call.func) == "next" and call.args:
-            loop = next(facts.enclosing_loops(call), None)
-            if loop is None or not facts.trains(loop):
-                continue
             iterator = call.args[0].value
-            ref = facts.ref(iterator) if isinstance(iterator, cst.Name) else None
-            restarts = [next(facts.enclosing_loops(stmt), None) for _, _, stmt in facts.writes(ref)] if ref else []
-            yield next((lp for lp in restarts if lp is not None and facts.trains(lp)), loop), iterator
+        elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "__next__" and not call.args:
+            iterator = call.func.value
+        else:
+            continue
+        loop = next(facts.enclosing_loops(call), None)
+        if loop is None or not (facts.trains(loop) or facts.scope(loop) in consumed):
+            continue
+        ref = facts.ref(iterator) if isinstance(iterator, cst.Name) else None
+        restarts = [next(facts.enclosing_loops(stmt), None) for _, _, stmt in facts.writes(ref)] if ref else []
+        yield next((lp for lp in restarts if lp is not None and facts.trains(lp)), loop), iterator
 
 
-def _generated(facts: Facts):
+def _consumed_in_training(facts: Facts) -> set[cst.FunctionDef]:
+    """The generator functions (a `yield` of their own) that a function that trains calls."""
+    generators = {facts.scope(y) for y in facts.findall(facts.module, cst.Yield)}
+    return {g for g in generators if isinstance(g, cst.FunctionDef)
+            and any(facts.trains(facts.scope(c)) for c in facts.call_sites(g))}
+
+
+def _generated(facts: Facts, consumed: set[cst.FunctionDef]):
     """(loop, iterator) for the loops of a generator that hand out a loader's batches
     (`def inf_train_gen(): while True: for x, _ in train_loader: yield x`, WGAN-GP's endless
     batches) where a function that trains calls the generator: such a loop is one pass over the
     loader, as a batch loop is, though the backward runs in its consumer. Its epoch loop is the
     loop around it in the generator (`while True`), else the one around the generator's call.
     `while True: yield from loader` passes over the loader at each round of its loop."""
-    def consumed_in_training(func: cst.CSTNode) -> bool:
-        return isinstance(func, cst.FunctionDef) and any(facts.trains(facts.scope(c)) for c in facts.call_sites(func))
-
     for loop in facts.loops:
         func = facts.scope(loop)
-        if isinstance(loop, cst.For) and not mt.is_counting(loop.iter) and consumed_in_training(func) and \
+        if isinstance(loop, cst.For) and not mt.is_counting(loop.iter) and func in consumed and \
                 facts.findall(loop.body, cst.Yield, lambda y: facts.scope(y) is func):
             yield loop, loop.iter
     for passed in facts.findall(facts.module, cst.Yield, lambda y: isinstance(y.value, cst.From)):
         loop = next(facts.enclosing_loops(passed), None)  # `while True: yield from loader`: each pass at once
-        if loop is not None and consumed_in_training(facts.scope(passed)):
+        if loop is not None and facts.scope(passed) in consumed:
             yield loop, passed.value.item
 
 

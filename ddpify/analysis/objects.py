@@ -40,9 +40,9 @@ from ddpify.syntax.names import dotted
 
 MODEL, LOADER, OPTIMIZER, WRITER = "model", "loader", "optimizer", "writer"
 
-# methods that return the object they are called on
+# methods that return the object they are called on (`__iter__`: an iterator of it, as `iter(x)` is)
 SELF_RETURNING = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
-                            "requires_grad_", "share_memory", "to_empty"})
+                            "requires_grad_", "share_memory", "to_empty", "__iter__"})
 # calls whose value is made of (or iterates) the objects they are given
 ADAPTERS = frozenset({"iter", "enumerate", "filter", "list", "tuple", "sorted", "reversed", "zip",
                       "itertools.chain", "itertools.cycle", "itertools.chain.from_iterable",

@@ -30,6 +30,11 @@ batches to a training loop is a pass over the loader, reshuffled in the loop aro
                 yield images
             end_epoch()
 
+A generator that makes the loader's iterator again when it runs out (`except StopIteration:
+iterator = iter(loader)`, read with `next()` or `__next__()`) passes once per round of its loop
+(one batch): `set_epoch(loader)` at the top of that round and `end_epoch()` at its end, so each
+new iterator draws a new order.
+
 `set_epoch` (runtime) finds the sampler behind `sampler=` or `batch_sampler=`, and
 takes dicts of loaders. A loader the loop builds itself (`for x, y in DataLoader(ds, ...):`,
 `for x, y in batches():`) is reshuffled where it is built, since naming it again would build

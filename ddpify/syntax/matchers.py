@@ -188,10 +188,14 @@ def is_available_test(node: cst.CSTNode) -> bool:
 
 
 def strip_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """`enumerate(tqdm(train_loader))` -> `train_loader`."""
-    while isinstance(expr, cst.Call) and dotted(expr.func) is not None and expr.args \
-            and dotted(expr.func).split(".")[-1] in ITERATION_WRAPPERS:
-        expr = expr.args[0].value
+    """`enumerate(tqdm(train_loader))` -> `train_loader`; `train_loader.__iter__()` -> `train_loader`."""
+    while isinstance(expr, cst.Call) and dotted(expr.func) is not None:
+        if expr.args and dotted(expr.func).split(".")[-1] in ITERATION_WRAPPERS:
+            expr = expr.args[0].value
+        elif not expr.args and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "__iter__":
+            expr = expr.func.value
+        else:
+            break
     return expr
 
 

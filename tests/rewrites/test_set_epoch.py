@@ -454,6 +454,48 @@ for step in range(8):
     ((model(x) - y) ** 2).mean().backward()
     opt.step()
 """, "a_generator_that_yields_from_a_loader_reshuffles_each_of_its_passes", scaffold=TRAINS.instead_of("loop")),
+    # the real shape (fourth sweep, odenet): no `for` over the loader; the generator makes the
+    # loader's iterator again on StopIteration, read with `__next__()` on both sides. Each round of
+    # its `while True` is a pass (one batch), so every iterator made again draws a new order.
+    pair("""\
+def inf_generator(iterable):
+    iterator = iterable.__iter__()
+    while True:
+        try:
+            yield iterator.__next__()
+        except StopIteration:
+            iterator = iterable.__iter__()
+
+
+data_gen = inf_generator(loader)
+for itr in range(8):
+    x, y = data_gen.__next__()
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+def inf_generator(iterable):
+    iterator = iterable.__iter__()
+    while True:
+        set_epoch(iterable)
+        try:
+            yield iterator.__next__()
+        except StopIteration:
+            iterator = iterable.__iter__()
+        end_epoch()
+
+
+data_gen = inf_generator(loader)
+for itr in range(8):
+    x, y = data_gen.__next__()
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", "a_generator_that_makes_the_loaders_iterator_again_reshuffles_each_new_one",
+         report=["change: set_epoch(iterable) reshuffles each epoch; end_epoch() ends it"],
+         scaffold=TRAINS.instead_of("loop")),
     # an epoch loop that numbers nothing
     pair("""\
 for _ in range(2):
@@ -491,6 +533,23 @@ def evaluate():
             x, y = next(batches)
             print(((model(x) - y) ** 2).mean().item())
 """, "a_generator_only_evaluation_reads", TRAINS.at_end),
+    unchanged("""\
+def endless_iter(data):
+    it = iter(data)
+    while True:
+        try:
+            yield next(it)
+        except StopIteration:
+            it = iter(data)
+
+
+def evaluate():
+    batches = endless_iter(loader)
+    with torch.no_grad():
+        for _ in range(4):
+            x, y = batches.__next__()
+            print(((model(x) - y) ** 2).mean().item())
+""", "a_generator_making_its_iterator_again_only_evaluation_reads", TRAINS.at_end),
     unchanged("""\
 def batches():
     for x, y in loader:
