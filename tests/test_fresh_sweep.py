@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,8 @@ Probe = sweep.Probe
 
 
 @pytest.mark.parametrize("name, size", [("fresh_sweep.json", 24), ("fresh_sweep2.json", 20), ("fresh_sweep3.json", 20),
-                                        ("fresh_sweep4a.json", 12), ("fresh_sweep4b.json", 11)])
+                                        ("fresh_sweep4a.json", 12), ("fresh_sweep4b.json", 11),
+                                        ("fresh_sweep5a.json", 14)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -50,6 +53,20 @@ def test_the_fourth_sweeps_parts_use_no_repository_of_the_first_three_nor_of_eac
     earlier = {p["repo"] for name in ("fresh_sweep.json", "fresh_sweep2.json", "fresh_sweep3.json")
                for p in sweep.manifest(ROOT / "bench" / name)["programs"]}
     assert len(part_a) >= 7 and len(part_b) >= 7 and not (part_a | part_b) & earlier and not part_a & part_b
+
+
+def test_the_fifth_sweeps_part_a_uses_no_repository_of_the_earlier_sweeps():
+    part_a = {p["repo"] for p in sweep.manifest(ROOT / "bench" / "fresh_sweep5a.json")["programs"]}
+    earlier = {p["repo"] for name in ("fresh_sweep.json", "fresh_sweep2.json", "fresh_sweep3.json", "fresh_sweep4a.json",
+                                      "fresh_sweep4b.json") for p in sweep.manifest(ROOT / "bench" / name)["programs"]}
+    assert len(part_a) >= 6 and not part_a & earlier
+
+
+def test_the_stand_in_torchvision_serves_its_data_sets_submodules():
+    code = "from torchvision.datasets.mnist import MNIST; import torchvision.datasets.cifar as c; print(MNIST.__name__, c.CIFAR10.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["MNIST", "CIFAR10"]
 
 
 def _events(*events):

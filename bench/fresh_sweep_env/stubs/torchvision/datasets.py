@@ -2,6 +2,7 @@
 with a label-dependent pattern (so a model can learn), fixed by the data set's name and split."""
 
 import os
+import sys
 import zlib
 
 import torch
@@ -82,3 +83,7 @@ class ImageFolder(globals()["ImageFolder"]):
 
 
 DatasetFolder = ImageFolder
+
+# torchvision's submodules of its data sets (`from torchvision.datasets.mnist import MNIST`): this module
+for _sub in ("mnist", "cifar", "folder", "svhn", "stl10", "celeba", "lsun", "fakedata", "vision"):
+    sys.modules[f"{__name__}.{_sub}"] = sys.modules[__name__]
