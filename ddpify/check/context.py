@@ -66,21 +66,41 @@ class Context:
                 tests.add(f.code(guard.test))
         return tests
 
+    @cached_property
+    def other_engine_tests(self) -> set[str]:
+        """The tests every wrap under them is on the false side of (`if self.use_deepspeed: ...
+        elif self.use_ddp: model = DDP(model)`): their true side is another engine's, where no DDP
+        wrap runs."""
+        f = self.facts
+        sides: dict[str, set[bool]] = {}
+        for wrap in self.script.calls_of(DDP):
+            child: cst.CSTNode = wrap
+            for anc in f.ancestors(wrap):
+                if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                    break
+                if isinstance(anc, cst.If) and child is not anc.test:
+                    test, negated = _negation(anc.test)
+                    sides.setdefault(f.code(test), set()).add((child is anc.body) != negated)
+                child = anc
+        return {test for test, side in sides.items() if side == {False}}
+
     def unwrapped_here(self, expr: cst.BaseExpression) -> bool:
         """Is `expr` read where it is not the wrapper: on the `else` of `isinstance(model, DDP)` (or
         of `hasattr(model, "module")`), or of the very test the script wraps under (`model.module.x
-        if args.distributed else model.x`), or after the function unwrapped it under that test
-        (`if args.distributed: model = model.module`)?"""
+        if args.distributed else model.x`), on the true side of a test every wrap is on the false
+        side of (`if self.use_deepspeed: model.backward(loss)`, the wrap under `elif
+        self.use_ddp:`), or after the function unwrapped it under the wrap's test (`if
+        args.distributed: model = model.module`)?"""
         f = self.facts
         owner = f.code(expr)
         child: cst.CSTNode = expr
         for anc in f.ancestors(expr):
             if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
-                test, negated = anc.test, False
-                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                    test, negated = test.expression, True
+                test, negated = _negation(anc.test)
                 in_else = (child is not anc.body) != negated
                 if in_else and (f.code(test) in self.wrap_tests or self._wrapper_test(test, owner)):
+                    return True
+                if not in_else and f.code(test) in self.other_engine_tests:
                     return True
             if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
                 break
@@ -121,6 +141,13 @@ class Context:
     def module_api(self, name: str) -> bool:
         """Does the DDP wrapper itself answer `.name` (nn.Module's API and DDP's own)?"""
         return name in mt.MODULE_API or name in WRAPPER_API or name.startswith("__")
+
+
+def _negation(test: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
+    """`not x`: (x, True); any other test: (test, False)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return test.expression, True
+    return test, False
 
 
 # nn.Module's public API beyond `matchers.MODULE_API`, and DistributedDataParallel's own attributes

@@ -35,8 +35,9 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     `AttributeError` once the model is wrapped. Reach them through `model.module`. An attribute
     the script sets on the wrapper itself (`model.class_weights = w`, `setattr(model, "w", w)`) is
     there to read, and so is one read where the object is not the wrapper: the `else` of the
-    test the script wraps under (`if args.distributed:`), of `isinstance(model, DDP)`, or under
-    `if hasattr(model, "x"):`. Also found: `getattr(model, "x", default)`, which on the wrapper
+    test the script wraps under (`if args.distributed:`), of `isinstance(model, DDP)`, the side
+    of a test every wrap is on the other side of (`if self.use_deepspeed: model.backward(loss)`,
+    the wrap under its `elif self.use_ddp:`), or under `if hasattr(model, "x"):`. Also found: `getattr(model, "x", default)`, which on the wrapper
     returns the default without a word, and `model.dtype` (a Hugging Face model's, not
     nn.Module's). `--fix` adds `.module` where the name holds the wrapper on every path.
     """
