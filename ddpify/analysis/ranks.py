@@ -531,12 +531,36 @@ class Ranks:
         every other branch runs each of its collectives (rank 0 broadcasts in `if rank == 0:`
         and the others receive in `else:`; rank 0 hands a closure that broadcasts to
         `optimizer.step` and the others call it in a loop)? Not where a branch is missing: the
-        others go on past the `if`."""
+        others go on past the `if`, and reach what follows it only where `call`'s own branch
+        returns (a protocol split by an early return: `if not main: barrier(); return`, then rank
+        0's barrier in a `finally`). After a return on `guard`, the ranks that returned reach
+        `call`'s collectives in the branch they return from."""
         f = self.facts
-        branches = [guard.body, guard.orelse]
-        others = [b for b in branches if b is None or not f.is_inside(call, b)]
         runs = self.collectives_run(call)
-        return bool(runs) and all(b is not None and runs <= self.collectives_reached(b) for b in others)
+        branches = [guard.body, guard.orelse]
+        if not runs:
+            return False
+        if not f.is_inside(call, guard):  # after `if rank != 0: ...; return`
+            returning = [b for b in branches if b is not None and _returns(b)]
+            return bool(returning) and all(runs <= self.collectives_reached(b) for b in returning)
+        own = next(b for b in branches if b is not None and f.is_inside(call, b))
+        after = self._reached_after(guard) if _returns(own) else frozenset()
+        return all(runs <= (self.collectives_reached(b) if b is not None else frozenset())
+                   | (after if b is None or not _returns(b) else frozenset()) for b in branches if b is not own)
+
+    def _reached_after(self, node: cst.CSTNode) -> frozenset[str]:
+        """The collectives the statements after `node` in its function may run."""
+        f = self.facts
+        found: frozenset[str] = frozenset()
+        child = node
+        for anc in f.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
+                break
+            if isinstance(anc, cst.IndentedBlock) and child in anc.body:
+                for stmt in anc.body[anc.body.index(child) + 1:]:
+                    found |= self.collectives_reached(stmt)
+            child = anc
+        return found
 
     @cached_property
     def own_gpu_only(self) -> bool:
@@ -565,6 +589,13 @@ def _read_names(expr: cst.BaseExpression) -> list[cst.CSTNode]:
                if a.keyword and a.keyword.value in PLACING_KEYWORDS or mt.is_method_call(c, *PLACING_METHODS)]
     skipped = {id(n) for p in placing for n in names_in(p)}
     return [n for n in names_in(expr) if id(n) not in skipped]
+
+
+def _returns(branch: cst.CSTNode) -> bool:
+    """Does the branch (an `if`'s body or `else`) end in a `return`?"""
+    block = branch.body if isinstance(branch, cst.Else) else branch
+    last = block.body[-1] if isinstance(block, cst.IndentedBlock) and block.body else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
 
 
 def _error_code(value: cst.BaseExpression | None) -> bool:

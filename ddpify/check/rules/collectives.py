@@ -44,8 +44,10 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     return` of its function, also through a function of this file that runs a collective,
     unless the other ranks reach the same collectives in the other branch (rank 0 broadcasts in
     `if rank == 0:`, the others receive in `else:`; also through a function of this file called
-    or handed on there, as a closure to `optimizer.step`) or under another rank test
-    (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`, "main process first").
+    or handed on there, as a closure to `optimizer.step`), after the `if` where the branch
+    returns (`if rank != 0: dist.barrier(); return`, then rank 0's barrier in a `finally`), or
+    under another rank test (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`,
+    "main process first").
     """
     if not ctx.script.distributed:
         return
