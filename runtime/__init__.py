@@ -23,9 +23,10 @@ With more than one process the runtime keeps the script's single-process meaning
   keeps that seed; samplers (``DistributedSampler``, ``ShardedSampler``) seed their own streams,
   and a sampler asked for an epoch again (a second training from epoch 0) gets a new one.
 * Terminal: on ranks > 0 ``print`` and ``sys.stdout`` (progress bars written with
-  ``sys.stdout.write``, logging to stdout) are silenced; ``print(..., force=True)`` still prints
-  and ``sys.stderr`` (warnings, tracebacks) is left alone. ``DDPIFY_ALL_RANKS=1`` shows every
-  rank's output, for debugging.
+  ``sys.stdout.write``, logging to stdout) are silenced, from the runtime's import under a
+  launcher (what a script prints before ``init_distributed_mode()`` too);
+  ``print(..., force=True)`` still prints and ``sys.stderr`` (warnings, tracebacks) is left
+  alone. ``DDPIFY_ALL_RANKS=1`` shows every rank's output, for debugging.
 * Errors: an uncaught DDP error about parameters that got no gradient ends with a line naming
   ``ddpify convert --find-unused-parameters``, and ``penalty_gradients`` for a gradient penalty
   (the only way out where the model that raised finds unused parameters already).
@@ -365,12 +366,36 @@ def _quiet(rank: int, environ: Mapping[str, str]) -> bool:
 def _setup_output(rank: int, environ: Mapping[str, str]) -> None:
     """Install ``print`` (``_setup_print``) and, on a quiet rank, swap ``sys.stdout`` for
     ``os.devnull``: writes that bypass ``print`` (progress bars, logging handlers created later
-    on ``sys.stdout``, library chatter) vanish too. ``sys.stderr`` is left alone."""
+    on ``sys.stdout``, library chatter) vanish too. ``sys.stderr`` is left alone.
+
+    Called again (by ``init_distributed_mode()`` where the runtime's import quieted the process
+    already, ``_quiet_before_init``), a quiet rank keeps the sink in place (what took
+    ``sys.stdout`` meanwhile keeps writing nowhere) and a rank that prints gets the real
+    ``sys.stdout`` back."""
     quiet = _quiet(rank, environ)
     _setup_print(quiet)
-    if quiet:
+    if quiet and _STATE.sink is None:
         _STATE.stdout, _STATE.sink = sys.stdout, open(os.devnull, "w")
         sys.stdout = _STATE.sink
+    elif not quiet and _STATE.sink is not None:
+        if sys.stdout is _STATE.sink:
+            sys.stdout = _STATE.stdout
+        _STATE.sink = None
+
+
+def _quiet_before_init(environ: Mapping[str, str]) -> None:
+    """At the runtime's import, under a launcher of more than one process: a process other than
+    the main one is quiet already (``_setup_output`` by the launcher's rank), so what a converted
+    script prints before ``init_distributed_mode()`` (a version at the top of the module, the
+    runtime being imported with the script's imports) is said once, as everything after it.
+    ``init_distributed_mode()`` sets the output up again by the process group's rank. A launch
+    the environment does not describe well is left to ``init_distributed_mode()`` to report."""
+    try:
+        launch = detect_launch(environ)
+    except ValueError:
+        return
+    if launch.world_size > 1 and _quiet(launch.rank, environ):
+        _setup_output(launch.rank, environ)
 
 
 def _share_terminal_size(rank: int, environ: Mapping[str, str]) -> None:
@@ -408,6 +433,8 @@ def _setup_print(quiet: bool) -> None:
 
     builtins.print = print
 
+
+_quiet_before_init(os.environ)
 
 # --------------------------------------------------------------------------- error hints
 

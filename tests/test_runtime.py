@@ -536,6 +536,47 @@ def test_main_rank_and_ddpify_all_ranks_keep_stdout(rank, environ, output_restor
     assert capsys.readouterr().out == "progress bar\nprinted\nforced\n"
 
 
+def test_a_process_other_than_the_main_one_is_quiet_from_the_runtimes_import(output_restored, capsys):
+    # a converted script's `print(torch.__version__)` at the top of the module runs before
+    # init_distributed_mode(); init then sets the output up again, keeping the sink in place
+    terminal = sys.stdout
+    rt._quiet_before_init({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"})
+    sink = sys.stdout
+    assert sink is not terminal and sink.name == os.devnull
+    print("version")
+    print("forced at import", force=True)
+    sys.stderr.write("error at import\n")
+    rt._setup_output(1, {})  # init_distributed_mode(), rank 1
+    assert sys.stdout is sink and not sink.closed
+    print("printed")
+    print("forced", force=True)  # to the terminal, not to the sink of the import
+    assert capsys.readouterr() == ("forced at import\nforced\n", "error at import\n")
+
+
+@pytest.mark.parametrize("environ", [
+    {"RANK": "0", "WORLD_SIZE": "2"}, {"RANK": "1", "WORLD_SIZE": "2", "DDPIFY_ALL_RANKS": "1"},
+    {"RANK": "0", "WORLD_SIZE": "1"}, {}, {"RANK": "x", "WORLD_SIZE": "2"},
+    {"SLURM_PROCID": "0", "SLURM_NTASKS": "4"}])
+def test_the_main_process_one_process_and_ddpify_all_ranks_keep_stdout_at_import(environ, output_restored, capsys):
+    terminal = sys.stdout
+    rt._quiet_before_init(environ)
+    assert sys.stdout is terminal
+    print("version")
+    assert capsys.readouterr().out == "version\n"
+
+
+def test_init_puts_stdout_back_where_the_import_quieted_a_process_it_finds_is_the_main_one(output_restored, capsys):
+    terminal = sys.stdout
+    rt._quiet_before_init({"SLURM_PROCID": "2", "SLURM_NTASKS": "4"})
+    sink = sys.stdout
+    assert sink is not terminal
+    rt._setup_output(0, {})
+    assert sys.stdout is terminal
+    sink.close()
+    print("printed")
+    assert capsys.readouterr().out == "printed\n"
+
+
 # --------------------------------------------------------------------------- random state
 
 

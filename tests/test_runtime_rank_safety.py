@@ -23,12 +23,14 @@ TIMEOUT_S = 120
 
 
 RANKS_SCRIPT = textwrap.dedent("""
-    import json, logging, random, sys
+    import json, logging, os, random, sys
     import numpy
     import torch
     from torch.utils.data import DistributedSampler, random_split
     from ddpify_runtime import barrier, end_epoch, get_rank, init_distributed_mode, set_epoch
 
+    print(f"imported by rank {os.environ['RANK']}")  # before the process group: one voice too
+    sys.stderr.write(f"stderr at import of rank {os.environ['RANK']}\\n")
     init_distributed_mode()  # nothing in this script seeds any generator
     rank = get_rank()
     train, val = random_split(range(100), [0.8, 0.2])
@@ -105,9 +107,11 @@ def test_same_state_before_training_different_streams_and_one_voice(tmp_path):
     for text in ("logged by rank 0", "progress of rank 0", "printed by rank 0",
                  "forced by rank 0", "forced by rank 1"):
         assert text in proc.stdout, text
-    for text in ("logged by rank 1", "progress of rank 1", "printed by rank 1"):
+    for text in ("logged by rank 1", "progress of rank 1", "printed by rank 1", "imported by rank 1"):
         assert text not in proc.stdout + proc.stderr, text
-    assert "stderr of rank 0" in proc.stderr and "stderr of rank 1" in proc.stderr
+    assert "imported by rank 0" in proc.stdout
+    for text in ("stderr of rank 0", "stderr of rank 1", "stderr at import of rank 0", "stderr at import of rank 1"):
+        assert text in proc.stderr, text
 
 
 UNUSED_SCRIPT = textwrap.dedent("""
