@@ -35,6 +35,8 @@ iterator = iter(loader)`, read with `next()` or `__next__()`) passes once per ro
 (one batch): `set_epoch(loader)` at the top of that round and `end_epoch()` at its end, so each
 new iterator draws a new order.
 
+A loader the epoch makes anew before it reads it (`data_loader = utils.get_data_loader(ds, 64)`
+at the top of its body) gets `set_epoch` right after that statement, where the name holds it.
 `set_epoch` (runtime) finds the sampler behind `sampler=` or `batch_sampler=`, and
 takes dicts of loaders. A loader the loop builds itself (`for x, y in DataLoader(ds, ...):`,
 `for x, y in batches():`) is reshuffled where it is built, since naming it again would build
@@ -45,13 +47,16 @@ A sharded loader that no epoch loop re-iterates gets a TODO.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import libcst as cst
+
+from ddpify.syntax import matchers as mt
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
     from ddpify.output.edits import Edits
+    from ddpify.syntax.facts import Facts
     from ddpify.options import Options
 
 NAME = "set-epoch"
@@ -65,7 +70,13 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         loop = entry.loop
         epoch = "" if entry.epoch is None else f", {entry.epoch}"  # no number: each pass takes the next
         body = loop.body.body
-        edits.insert_before(body[0], *[f"set_epoch({loader}{epoch})\n" for loader in entry.loaders])
+        for loader in entry.loaders:
+            bound = _bound_first(facts, body, loader)
+            call = f"set_epoch({loader}{epoch})\n"
+            if bound is None:
+                edits.insert_before(body[0], call)
+            else:
+                edits.insert_after(bound, call)
         for built in entry.built:
             if entry.epoch is None:  # a loader built anew each pass has no last number to follow
                 edits.todo(loop, "no epoch number here: call set_epoch(loader, n) with the pass number where "
@@ -87,6 +98,21 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     for call in found.unlooped:
         edits.todo(facts.statement(call), "no epoch loop found for this loader: call set_epoch(loader, epoch) "
                    "at the start of each epoch, or every epoch draws the same order")
+
+
+def _bound_first(facts: Facts, body: Sequence[cst.BaseStatement], loader: str) -> cst.BaseStatement | None:
+    """The last statement at the top of the epoch's body that binds `loader` before any statement
+    reads it (`data_loader = get_data_loader(...)` made anew each epoch): `set_epoch` goes after
+    it, as the name holds no loader (or the last epoch's) before it. None when the body reads the
+    loader first (it was made before the loop)."""
+    bound = None
+    for stmt in body:
+        assign = mt.sole(stmt, cst.Assign)
+        if assign is not None and any(facts.code(t.target) == loader for t in assign.targets):
+            bound = stmt
+        elif facts.has_name(stmt, loader.rsplit(".", 1)[-1]):  # reads it (or a namesake: then as before)
+            break
+    return bound
 
 
 def _with_epoch(node: cst.BaseExpression, epoch: str) -> cst.Call:

@@ -514,6 +514,78 @@ for _ in range(2):
         opt.step()
     end_epoch()
 """, "an_epoch_loop_without_a_number_gives_each_pass_the_next", scaffold=TRAINS.instead_of("loop")),
+    # a loader made anew at the top of each epoch (by a helper): set_epoch after it is made
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+def make_loader(data):
+    return DataLoader(data, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    print("epoch", epoch)
+    loader = make_loader(ds)
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+def make_loader(data):
+    return DataLoader(data, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    print("epoch", epoch)
+    loader = make_loader(ds)
+    set_epoch(loader, epoch)
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    end_epoch()
+""", "a_loader_made_anew_in_the_epoch_is_reshuffled_after_it_is_made", also=set()),
+    # near miss: the epoch reads the loader made before the loop, then makes the next one at its end
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+def make_loader(data):
+    return DataLoader(data, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = make_loader(ds)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    loader = make_loader(ds)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+def make_loader(data):
+    return DataLoader(data, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = make_loader(ds)
+for epoch in range(2):
+    set_epoch(loader, epoch)
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    loader = make_loader(ds)
+    end_epoch()
+""", "a_loader_the_epoch_reads_before_it_makes_the_next_is_reshuffled_at_the_top", also=set()),
 ]
 
 UNCHANGED = [
