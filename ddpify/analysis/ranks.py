@@ -411,6 +411,56 @@ class Ranks:
         sites = self.facts.call_sites(func)
         return bool(sites) and all(self.on_some_ranks(site, depth - 1) for site in sites)
 
+    def main_first(self, node: cst.CSTNode, depth: int = 3) -> bool:
+        """Does `node` run in a "main process first" block: in the body of `with
+        torch_distributed_zero_first(rank):` (a context manager of the program whose other ranks
+        wait at a collective under a rank test before its `yield`, the main process at one after
+        it), or between `if rank != 0: dist.barrier()` and `if rank == 0: dist.barrier()` of its
+        block, or in a function every call of which does? The main process runs it first (writes
+        a cache where it is missing), the others after it and find what it wrote."""
+        if self._in_main_first(node):
+            return True
+        func = self.facts.scope(node)
+        if not isinstance(func, cst.FunctionDef) or depth == 0:
+            return False
+        sites = self.facts.call_sites(func)
+        return bool(sites) and all(self.main_first(site, depth - 1) for site in sites)
+
+    def _in_main_first(self, node: cst.CSTNode) -> bool:
+        f = self.facts
+        child = node
+        for anc in f.ancestors(node):
+            if isinstance(anc, cst.With) and f.is_inside(node, anc.body) and any(
+                    isinstance(item.item, cst.Call) and any(self._main_first_manager(func)
+                                                            for func in f.user_functions(item.item))
+                    for item in anc.items):
+                return True
+            if isinstance(anc, cst.IndentedBlock) and child in anc.body:
+                index = anc.body.index(child)
+                if any(self._waits(s) for s in anc.body[:index]) and any(self._waits(s) for s in anc.body[index + 1:]):
+                    return True
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                break
+            child = anc
+        return False
+
+    def _main_first_manager(self, func: cst.FunctionDef) -> bool:
+        """A generator whose ranks wait at a collective under a rank test before its `yield` and
+        after it (`torch_distributed_zero_first`)."""
+        f = self.facts
+        yields = f.findall(func, cst.Yield, lambda y: f.scope(y) is func)
+        if len(yields) != 1:
+            return False
+        waits = [s for s in f.findall(func.body, cst.If) if f.scope(s) is func and self._waits(s)]
+        return any(f.before(s, yields[0]) and not f.is_inside(yields[0], s) for s in waits) \
+            and any(f.before(yields[0], s) for s in waits)
+
+    def _waits(self, stmt: cst.CSTNode) -> bool:
+        """`if rank != 0: dist.barrier()`: an `if` on a rank test, without an `else`, that runs a
+        collective."""
+        return isinstance(stmt, cst.If) and stmt.orelse is None and self._rank_test(stmt) \
+            and any(self.is_collective(c) for c in self.facts.calls_in(stmt.body))
+
     def _rank_only_decorator(self, decorator: cst.BaseExpression) -> bool:
         """A decorator of the program whose wrapper calls the function it decorates under a rank
         test only (`@rank0_only`: `def wrapper(*a, **k): if get_rank() == 0: fn(*a, **k)`, then a

@@ -45,7 +45,11 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`): not under a rank test, not after an early
     `if rank != 0: return`, not under a flag only ever set to `False`, not where only a run of one process gets (`if args.local_rank == -1:`,
-    after `assert opt.local_rank == -1`), and in a function that some call reaches on every process (or
+    after `assert opt.local_rank == -1`), not in a "main process first" block (`with
+    torch_distributed_zero_first(rank):`, a context manager of the program whose other ranks wait
+    before its `yield` and the main process after it, or between `if rank != 0: dist.barrier()`
+    and `if rank == 0: dist.barrier()`: a cache the main process writes where it is missing and
+    the others find), and in a function that some call reaches on every process (or
     that is handed to `mp.spawn`; not in a function decorated by a program decorator whose
     wrapper calls it under a rank test, `@rank0_only`). A write of another module of the
     program is also reported at the call of the checked file that runs it on every process
@@ -60,7 +64,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     for call, path, what in _file_writes(ctx):
         func = f.scope(call)
         if ctx.ranks.on_some_ranks(call) or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
-                or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call):
+                or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call) \
+                or ctx.ranks.main_first(call):
             continue
         stmt = f.statement(call)
         alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
@@ -92,7 +97,7 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode, depth: int = 3) -> list[
                 continue
             seen.add(func)
             for site in f.call_sites(func):
-                if ctx.ranks.on_some_ranks(site) or ctx.ranks.undistributed(site):
+                if ctx.ranks.on_some_ranks(site) or ctx.ranks.undistributed(site) or ctx.ranks.main_first(site):
                     continue
                 if f.program.part_of(site, f.parents) is not home:
                     found.append(site)
