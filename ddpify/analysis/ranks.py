@@ -71,6 +71,7 @@ class Ranks:
         self._global: dict[cst.CSTNode, bool] = {}
         self._collective: dict[cst.CSTNode, bool] = {}
         self._rank_tests: dict[cst.CSTNode, bool] = {}
+        self._ruled_out: dict[cst.CSTNode, frozenset[str]] = {}
         self._reached: dict[tuple[cst.CSTNode, int], frozenset[str]] = {}
         self._passed: dict[Ref, list[cst.BaseExpression]] = {}  # `attribute_of_passed`
         self._returning: set[cst.CSTNode] = set()  # the calls `_returns_rank_test` is following
@@ -320,7 +321,8 @@ class Ranks:
         the `else` of a test that the run has several processes (`if multi_gpu:` ... `else:`
         with `multi_gpu = int(os.environ.get("WORLD_SIZE", 1)) > 1`, `if dist.is_initialized():`),
         or after an `assert` of its block that the run is not (`assert opt.local_rank == -1, "DDP
-        mode not implemented for --evolve"`)?"""
+        mode not implemented for --evolve"`), or where a test holds that its function's
+        distributed branch asserts false (`if LOCAL_RANK != -1: assert not opt.evolve`)?"""
         child = node
         for anc in self.facts.ancestors(node):
             if isinstance(anc, cst.If) and child is not anc.test:
@@ -329,6 +331,12 @@ class Ranks:
                     return True
                 if not in_body and self.several_processes(anc.test):
                     return True
+                test, negated = (anc.test.expression, True) if isinstance(anc.test, cst.UnaryOperation) \
+                    and isinstance(anc.test.operator, cst.Not) else (anc.test, False)
+                holds = in_body != negated
+                ruled_out = self._ruled_out_when_distributed(self.facts.scope(node))
+                if holds and any(self.facts.code(t) in ruled_out for t in (_conjuncts(test) if in_body else [test])):
+                    return True
             if isinstance(anc, (cst.IndentedBlock, cst.Module)) and child in anc.body:
                 if any(isinstance(small, cst.Assert) and self._asks_one_process(small.test, True)
                        for stmt in anc.body[:anc.body.index(child)] if isinstance(stmt, cst.SimpleStatementLine)
@@ -336,6 +344,21 @@ class Ranks:
                     return True
             child = anc
         return False
+
+    def _ruled_out_when_distributed(self, scope: cst.CSTNode) -> frozenset[str]:
+        """The tests `scope`'s distributed branch asserts false (`if LOCAL_RANK != -1: assert not
+        opt.evolve, "--evolve is not compatible with DDP"`): where one holds, the run is one
+        process."""
+        if scope not in self._ruled_out:
+            f = self.facts
+            self._ruled_out[scope] = frozenset(
+                f.code(small.test.expression) for branch in f.findall(scope, cst.If)
+                if f.scope(branch) is scope and (self._asks_one_process(branch.test, False)
+                                                 or self.several_processes(branch.test))
+                for stmt in branch.body.body if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body
+                if isinstance(small, cst.Assert) and isinstance(small.test, cst.UnaryOperation)
+                and isinstance(small.test.operator, cst.Not))
+        return self._ruled_out[scope]
 
     def _asks_one_process(self, test: cst.BaseExpression, holds: bool) -> bool:
         """`args.local_rank == -1` (where `holds`; `!= -1` where it does not): no process group."""

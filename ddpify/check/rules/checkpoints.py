@@ -45,7 +45,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`): not under a rank test, not after an early
     `if rank != 0: return`, not under a flag only ever set to `False`, not where only a run of one process gets (`if args.local_rank == -1:`,
-    after `assert opt.local_rank == -1`), not in a "main process first" block (`with
+    after `assert opt.local_rank == -1`, where a test holds that the distributed branch asserts
+    false: `if opt.evolve:` after `if LOCAL_RANK != -1: assert not opt.evolve`), not in a "main
+    process first" block (`with
     torch_distributed_zero_first(rank):`, a context manager of the program whose other ranks wait
     before its `yield` and the main process after it, or between `if rank != 0: dist.barrier()`
     and `if rank == 0: dist.barrier()`: a cache the main process writes where it is missing and
