@@ -230,10 +230,32 @@ class Ranks:
             if isinstance(test.func, cst.Attribute) and mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
                 return self.rank_dependent(test.func.value, depth)
             return rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args
-                                               if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)) \
+                                               if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)
+                                               and not self._only_logged(test, a.value)) \
                 or self.returns_rank_test(test, depth)
         return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
             child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
+
+    def _only_logged(self, call: cst.Call, arg: cst.BaseExpression) -> bool:
+        """Does every function of the program `call` runs only call methods of the parameter `arg`
+        binds, as statements of their own (`logger.info(...)`): what it returns does not come from
+        it (`auto_resume_helper(config.OUTPUT, logger)`, the logger made with the rank)?"""
+        f = self.facts
+        funcs = f.user_functions(call)
+        if not funcs:
+            return False
+        for func in funcs:
+            params = [p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)]
+            bound = [p for p in params if f.argument_for(call, func, p) is arg]
+            if len(bound) != 1:
+                return False
+            for use in f.references(func.body, bound[0]):
+                method = f.parent(use)
+                statement = mt.sole(f.statement(use), cst.Expr)
+                if not (isinstance(method, cst.Attribute) and method.value is use and statement is not None
+                        and isinstance(statement.value, cst.Call) and statement.value.func is method):
+                    return False
+        return True
 
     def returns_rank_test(self, call: cst.Call, depth: int) -> bool:
         """Does a function of the program `call` runs return a rank test on some path, or a value
