@@ -823,3 +823,53 @@ def test_loaders_returned_in_a_list_grown_by_append_are_reshuffled_where_they_ar
         """})
     result = convert_program(program())
     assert any("set_epoch(train_loader, epoch)" in c.message for c in result.changes), [c.message for c in result.changes]
+
+
+def test_a_module_whose_top_level_shards_a_loader_joins_the_process_group_when_imported():
+    """dougbrion/pytorch-classification-uncertainty (sweep 5a's tuning half): `data.py` builds its
+    loaders at its top level and `main.py` imports it first, so the DistributedSampler was built
+    before `main()` joined the group ("Default process group has not been initialized"). The
+    module joins it on import, after its own imports; a module that only defines a loader helper
+    (nothing run on import) is left as it was."""
+    write({
+        "train.py": """\
+            import argparse
+            import torch
+            from data import loaders
+            from helpers import make_loader
+
+            def main():
+                args = argparse.ArgumentParser().parse_args()
+                model = torch.nn.Linear(4, 1)
+                optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+                for epoch in range(2):
+                    for x, y in loaders["train"]:
+                        optimizer.zero_grad()
+                        ((model(x) - y) ** 2).mean().backward()
+                        optimizer.step()
+                    for x, y in make_loader():
+                        print(model(x).mean())
+
+            if __name__ == "__main__":
+                main()
+            """,
+        "data.py": """\
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+
+            train_set = TensorDataset(torch.randn(8, 4), torch.randn(8, 1))
+            loaders = {"train": DataLoader(train_set, batch_size=4, shuffle=True)}
+            """,
+        "helpers.py": """\
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+
+            def make_loader():
+                return DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 1)), batch_size=4)
+            """,
+    })
+    result = convert_program(program())
+    data = result.modules["data.py"].code
+    assert data.index("init_distributed_mode()\n") < data.index("train_set = ") < data.index("DistributedSampler(")
+    assert "init_distributed_mode" not in result.modules.get("helpers.py", result).code
+    assert result.code.index("args = argparse.ArgumentParser().parse_args()\n    init_distributed_mode()") > 0

@@ -14,7 +14,10 @@ destroys the group at exit.
 
 Where it goes: right after argument parsing (after the call of a `parse_args()` helper); else
 at the top of the function the `if __name__ == "__main__":` block calls; else after the imports
-of a script that runs at top level. A module that only defines a trainer (no entry point, nothing
+of a script that runs at top level. In a program, a module of the project whose top-level code
+shards a loader, wraps a model or draws random numbers when it is imported (`loaders = {"train":
+DataLoader(...)}` in `data.py`, imported before `main()` runs) calls it too, after its imports
+(a second call does nothing). A module that only defines a trainer (no entry point, nothing
 run at import) gets a TODO instead: its importer must initialise. `CUDA_VISIBLE_DEVICES` set in
 the script gets a TODO too: it would pin every process to one GPU.
 """
@@ -58,6 +61,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     (edits.insert_after if after else edits.insert_before)(anchor, CALL)
     edits.add_import("ddpify_runtime", "init_distributed_mode")
     edits.record(anchor, "init_distributed_mode() joins the process group (torchrun, SLURM, or one process)")
+    for first in _on_import(facts, analysis):
+        edits.insert_before(first, CALL)
+        edits.record(first, "init_distributed_mode() joins the process group when this module is imported: "
+                     "its top-level code shards a loader, wraps a model or draws random numbers")
 
 
 def _pinned_gpus(facts: Facts) -> Iterator[cst.CSTNode]:
@@ -125,6 +132,29 @@ def _needed_earlier(facts: Facts, analysis: Analysis, anchor: cst.CSTNode) -> cs
             return main_block.body.body[0] if main_block is not None else \
                 next(s for s in facts.module.body if not mt.is_preamble(s))
     return None
+
+
+def _on_import(facts: Facts, analysis: Analysis) -> list[cst.CSTNode]:
+    """The first statement after the imports of each other module of a program whose top-level
+    code (run when it is imported, maybe before the entry's call) shards a loader, wraps a model
+    or draws from numpy's or Python's generator: `init_distributed_mode()` goes there too (a
+    second call does nothing). `dataloader_train = DataLoader(...)` at the top of `data.py`, which
+    `main.py` imports first, builds its DistributedSampler before `main()` has joined the group."""
+    if facts.program is None:
+        return []
+    library = facts.program.library
+    sites = [m.anchor for m in analysis.models.wrapped] + list(analysis.loaders.training)
+    firsts: dict[str, cst.CSTNode] = {}  # by the module's name
+    needed: list[cst.CSTNode] = []
+    for stmt in facts.module.body:
+        if stmt not in library or mt.is_preamble(stmt):
+            continue
+        first = firsts.setdefault(facts.program.part_of(stmt, facts.parents).name, stmt)
+        if first not in needed and _reaches(
+                facts, stmt, lambda node: any(facts.is_inside(site, node) for site in sites)
+                or any(_draws(facts, c) for c in facts.calls_in(node))):
+            needed.append(first)
+    return needed
 
 
 def _draws(facts: Facts, call: cst.Call) -> bool:

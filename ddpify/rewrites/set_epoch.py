@@ -37,6 +37,7 @@ new iterator draws a new order.
 
 A loader the epoch makes anew before it reads it (`data_loader = utils.get_data_loader(ds, 64)`
 at the top of its body) gets `set_epoch` right after that statement, where the name holds it.
+
 `set_epoch` (runtime) finds the sampler behind `sampler=` or `batch_sampler=`, and
 takes dicts of loaders. A loader the loop builds itself (`for x, y in DataLoader(ds, ...):`,
 `for x, y in batches():`) is reshuffled where it is built, since naming it again would build
