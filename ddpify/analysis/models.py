@@ -16,6 +16,7 @@ Under `--strategy fsdp`, `ddpify.analysis.fsdp.place_shard` may move that point 
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -43,6 +44,7 @@ class Model:
     rebuilds: list["Model"] = field(default_factory=list)  # every wrap of this name here, in order
     param: str | None = None  # the parameter a received model arrives as, when `name` is where it is kept
     empty: str | None = None  # why it may have no parameter at run time: wrapped only where it has one to train
+    maybe_none: bool = False  # its defining statement binds it to None on some path: wrapped only where it is not
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -85,6 +87,7 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     for model in wrapped:
         model.unused = next(filter(None, (forward.idle_parameters(facts, c) for c in model_classes(facts, model))), None)
         model.empty = _maybe_empty(facts, model)
+        model.maybe_none = _maybe_none(facts, model)
     for call, model in _forwards(facts, models):
         if model.unused is None and _leaves_outputs_unread(facts, call, model):
             model.unused = f"a training step leaves outputs of `{model.name}` unread (`{facts.code(facts.parent(call) or call)}`)"
@@ -162,6 +165,19 @@ def _maybe_empty(facts: Facts, model: Model) -> str | None:
     classes = {c for s in (flow.ref_values(home) if home is not None else ()) if (c := flow.constructs(s)) is not None}
     reasons = [forward.parameters_on_some_paths(facts, c) for c in classes]
     return reasons[0] if reasons and all(reasons) else None
+
+
+def _maybe_none(facts: Facts, model: Model) -> bool:
+    """Does the statement that defines `model` bind its name to None on some path (`if train_gen:
+    generator = define_vae(...)` / `else: generator = None`, `g = G() if c else None`)?"""
+    if isinstance(model.defined, cst.FunctionDef):
+        return False
+    for target, value, stmt in facts.assigns:
+        if isinstance(value, cst.IfExp):
+            value = value.body if mt.is_name(value.body, "None") else value.orelse
+        if mt.is_name(value, "None") and facts.is_inside(stmt, model.defined) and dotted(target) == model.name:
+            return True
+    return False
 
 
 def _holds_modules_only(facts: Facts, model: Model) -> bool:
@@ -530,7 +546,8 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     if mt.sole(stmt, cst.Return) is not None or _collects(stmt, name) or _stores(stmt, name):
         return True
     for call in facts.calls_in(stmt):
-        if facts.qualify(call.func) == "torch.compile" or dotted(call.func) == name:
+        if facts.qualify(call.func) == "torch.compile" or dotted(call.func) == name \
+                or _hands_to_looked_up(facts, call, name):
             return True
         if any(facts.trains(f) or _keeps_argument(facts, call, f, name) for f in facts.user_functions(call)):
             return True
@@ -538,6 +555,25 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
 
 
 KNOWN_LIBRARIES = ("torch.", "numpy.", "copy.", "math.")  # what they do with a model ddpify knows
+
+
+def _hands_to_looked_up(facts: Facts, call: cst.Call, name: str) -> bool:
+    """Does `call` hand `name` to a callee found at run time (`train_fn(model, ...)` with `train_fn
+    = train_a if ... else train_b`, `TRAINERS[name](model)`)? It may train the model there."""
+    return looked_up_callee(facts, call.func) and not facts.user_functions(call) \
+        and any(dotted(a.value) == name for a in call.args)
+
+
+def looked_up_callee(facts: Facts, func: cst.BaseExpression) -> bool:
+    """A callee found at run time: `TRAINERS[name]`, `getattr(obj, name)`, or a bare name that no
+    import, definition or builtin binds (a parameter, a variable holding a callable)."""
+    if isinstance(func, cst.Subscript) or isinstance(func, cst.Call) and dotted(func.func) == "getattr":
+        return True
+    return isinstance(func, cst.Name) and func.value not in BUILTINS and facts.qualify(func) is None \
+        and func.value not in facts.classes
+
+
+BUILTINS = frozenset(dir(builtins))
 
 
 def _hands_to_unread(facts: Facts, call: cst.Call, name: str) -> bool:
@@ -667,7 +703,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
         model = _binding_at(facts, model, expr)
         if model is None:
             return None
-    holds: Holds | None = MAYBE if model.empty or _wrapped_on_some_paths(facts, model, ref, expr) else WRAPPER
+    holds: Holds | None = MAYBE if model.empty or model.maybe_none or _wrapped_on_some_paths(facts, model, ref, expr) else WRAPPER
     for target, value, stmt in [*facts.writes(ref), *_unpacked_writes(facts, ref)]:
         if _keeps_binding(facts, target, value) or _is_wrap(facts, value) \
                 or not _may_run_between(facts, model, stmt, expr):

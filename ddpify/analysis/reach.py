@@ -26,7 +26,6 @@ methods (`model.train()`).
 
 from __future__ import annotations
 
-import builtins
 import sys
 from typing import Iterator
 
@@ -35,7 +34,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.result import Analysis
 from ddpify.analysis.loaders import DATALOADER, loaders_of
-from ddpify.analysis.models import Model
+from ddpify.analysis.models import Model, looked_up_callee
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted
 from ddpify.inputs.program import Program
@@ -46,7 +45,6 @@ DYNAMIC = {"importlib.import_module", "importlib.__import__", "__import__", "run
 PASSIVE = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas",
                      "sklearn", "matplotlib", "PIL", "tqdm", "wandb", "tensorboardX", "torchinfo",
                      "torchsummary", "thop", "fvcore", "ddpify_runtime"}) | frozenset(sys.stdlib_module_names)
-BUILTINS = frozenset(dir(builtins))
 
 
 def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, str]]:  # noqa: C901 (16: to split)
@@ -73,7 +71,7 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
             yield facts.statement(call), (f"`{func}`, which trains, is handed to `{facts.code(call.func)}(...)` "
                                           "to run (a callback, another process, a thread): ddpify cannot follow "
                                           "when or where it runs, and converts it as if called directly")
-        looked_up = _looked_up(facts, call.func)
+        looked_up = looked_up_callee(facts, call.func)
         method = not (outside or looked_up) and isinstance(call.func, cst.Attribute) and bool(call.args)
         if not (outside or looked_up or method) or facts.user_functions(call):
             continue  # (cheap tests first: most calls go to torch, builtins, methods, the program)
@@ -115,15 +113,6 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
         if not traced(loop) and not any(isinstance(lp, cst.For) and traced(lp) for lp in facts.enclosing_loops(loop)):
             yield loop, (f"this loop trains on `{facts.code(mt.strip_iteration(loop.iter))}`, which ddpify cannot "
                          "trace to a DataLoader in the code it read: its data is not sharded")
-
-
-def _looked_up(facts: Facts, func: cst.BaseExpression) -> bool:
-    """A callee found at run time: `TRAINERS[name]`, `getattr(obj, name)`, or a bare name that no
-    import, definition or builtin binds (a parameter, a variable holding a callable)."""
-    if isinstance(func, cst.Subscript) or isinstance(func, cst.Call) and dotted(func.func) == "getattr":
-        return True
-    return isinstance(func, cst.Name) and func.value not in BUILTINS and facts.qualify(func) is None \
-        and func.value not in facts.classes
 
 
 def _built_outside(facts: Facts, obj: cst.BaseExpression, local: set[str]) -> str | None:

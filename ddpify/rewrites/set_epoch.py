@@ -73,11 +73,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         body = loop.body.body
         for loader in entry.loaders:
             bound = _bound_first(facts, body, loader)
-            call = f"set_epoch({loader}{epoch})\n"
+            line = f"set_epoch({loader}{epoch})\n"
             if bound is None:
-                edits.insert_before(body[0], call)
+                edits.insert_before(body[0], line)
             else:
-                edits.insert_after(bound, call)
+                edits.insert_after(bound, line)
         for built in entry.built:
             if entry.epoch is None:  # a loader built anew each pass has no last number to follow
                 edits.todo(loop, "no epoch number here: call set_epoch(loader, n) with the pass number where "
@@ -101,7 +101,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                    "at the start of each epoch, or every epoch draws the same order")
 
 
-def _bound_first(facts: Facts, body: Sequence[cst.BaseStatement], loader: str) -> cst.BaseStatement | None:
+def _bound_first(facts: Facts, body: Sequence[cst.CSTNode], loader: str) -> cst.CSTNode | None:
     """The last statement at the top of the epoch's body that binds `loader` before any statement
     reads it (`data_loader = get_data_loader(...)` made anew each epoch): `set_epoch` goes after
     it, as the name holds no loader (or the last epoch's) before it. None when the body reads the

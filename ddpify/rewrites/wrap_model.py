@@ -95,6 +95,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         wrap = f"{name} = DistributedDataParallel({name}, device_ids=device_ids({name}){extra})\n"
         if model.empty:  # DDP refuses a module with no parameter to train
             wrap = f"if any(p.requires_grad for p in {name}.parameters()):\n    {wrap}"
+        elif model.maybe_none:  # built on some paths only
+            wrap = f"if {name} is not None:\n    {wrap}"
         lines = [wrap]
         if options.sync_batchnorm:
             lines.insert(0, f"{name} = convert_sync_batchnorm({name})\n")
@@ -107,6 +109,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                 if isinstance(model.defined, cst.FunctionDef) else ""
             if model.empty:
                 where += f" where it has a parameter to train ({model.empty}, and DDP refuses a module without one)"
+            elif model.maybe_none:
+                where += " where it is built (it is None on the other path)"
             edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel{where}", needs_group=True)
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids")

@@ -2280,3 +2280,54 @@ init(nn.ModuleList([nn.Linear(4, 4)]), torch.randn(3, 4))
     assert "# TODO(ddpify): could not tell which model this optimizer trains" in out
     plain = only(NAME, code.replace("modules[0](x)", "modules(x)").replace("nn.ModuleList([nn.Linear(4, 4)])", "nn.Linear(4, 4)"))
     assert "modules = DistributedDataParallel(modules, device_ids=device_ids(modules))" in plain
+
+
+def test_a_model_built_on_some_paths_only_is_wrapped_where_it_is_not_none():
+    """continual-learning (sweep 5a's tuning half): `if train_gen: generator = build()` / `else:
+    generator = None`; the wrap after that `if` wrapped None on the other path (AttributeError in
+    device_ids). It is guarded by `is not None`; a model built on every path is wrapped as before."""
+    code = """\
+import argparse
+import torch
+
+args = argparse.ArgumentParser().parse_args()
+if args.gan:
+    disc = torch.nn.Linear(4, 1)
+    disc_opt = torch.optim.SGD(disc.parameters(), lr=0.1)
+else:
+    disc = None
+for x in torch.randn(3, 4):
+    if disc is not None:
+        disc_opt.zero_grad()
+        disc(x).sum().backward()
+        disc_opt.step()
+"""
+    assert "if disc is not None:\n    disc = DistributedDataParallel(disc, device_ids=device_ids(disc))\n" in only(NAME, code)
+    built = only(NAME, code.replace("    disc = None", "    disc = torch.nn.Linear(4, 1)\n    disc_opt = torch.optim.SGD(disc.parameters(), lr=0.1)"))
+    assert "\ndisc = DistributedDataParallel(disc, device_ids=device_ids(disc))\n" in built
+    assert "is not None:\n    disc = DistributedDataParallel" not in built
+
+
+def test_the_model_is_wrapped_before_a_callee_found_at_run_time_is_handed_it():
+    """continual-learning (sweep 5a's tuning half): `train_fn = train_a if ... else train_b`, then
+    `train_fn(model, ...)`: ddpify cannot tell which function runs (the report says so), and the
+    wrap came after the call, so that training ran on the bare model. It comes before it; a
+    function of the file that only reads the model leaves the set-up after it as it was."""
+    code = """\
+import argparse
+import torch
+from trainers import train_a, train_b
+
+args = argparse.ArgumentParser().parse_args()
+model = torch.nn.Linear(4, 1)
+model.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+stamp = f"run-{model.weight.shape}"
+train_fn = train_a if args.a else train_b
+train_fn(model, stamp)
+print(stamp, model.optimizer)
+"""
+    out = only(NAME, code)
+    assert out.index("model = DistributedDataParallel(model") < out.index("train_fn(model, stamp)")
+    named = code.replace("train_fn = train_a if args.a else train_b\n", "def train_fn(m, s):\n    print(s, m.weight)\n")
+    other = only(NAME, named)  # a function of the file, read: it only prints the model
+    assert other.index("train_fn(model, stamp)") < other.index("model = DistributedDataParallel(model")
