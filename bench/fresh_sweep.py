@@ -342,12 +342,13 @@ def _traceback_sites(output: str, roots: list[Path]) -> list[list]:
 # --------------------------------------------------------------------------- judging
 
 def training_loaders(probe: Probe, rank: int) -> set[int]:
-    """Loaders (probe numbers) a batch of which an optimizer step followed on `rank`."""
+    """Loaders (probe numbers) a batch of which an optimizer step followed on `rank`: the loader of
+    the last batch taken (`fetch`, `batch`), else the one whose pass began last (`pass`)."""
     last, found = None, set()
     for event in probe.events:
         if event["rank"] != rank:
             continue
-        if event["ev"] in ("fetch", "pass") and event.get("loader") is not None:
+        if event["ev"] in ("fetch", "batch", "pass") and event.get("loader") is not None:
             last = event["loader"]
         elif event["ev"] == "step" and last is not None:
             found.add(last)

@@ -197,6 +197,14 @@ def test_training_loaders_are_those_a_step_follows(name):
     assert json.dumps(sorted(sweep.training_loaders(probe, 1))) == "[]"
 
 
+def test_a_step_goes_to_the_loader_of_its_batch_not_to_a_pass_begun_in_between():
+    # a long-lived training iterator (odenet: a generator over the loader) whose workers hide the
+    # fetches, and an evaluation pass over another loader between two of its batches
+    probe = _events(_pass(0, 1, 1), dict(ev="batch", rank=0, loader=1), _step(0),
+                    _pass(0, 2, 1), dict(ev="batch", rank=0, loader=2), dict(ev="batch", rank=0, loader=1), _step(0))
+    assert sweep.training_loaders(probe, 0) == {1}
+
+
 @pytest.mark.parametrize("epochs, verdict", [((0, 1), "ok"), ((0, 0), "FAIL")])
 def test_where_workers_hide_the_indices_the_sampler_epoch_tells_a_reshuffle(epochs, verdict):
     events = []

@@ -7,6 +7,9 @@ judging a program from the outside and naming the code behind a failed check:
   user's stack where it was built (the runtime's ``shard_loader`` rebuilds a loader: its caller);
 * ``pass_epoch`` (a loader's pass): its sampler's ``epoch`` (what ``set_epoch`` set), for the
   loaders whose indices the test probe cannot see (worker processes fetch them);
+* ``batch`` (a batch the main process takes from a loader's iterator, workers or not): the
+  loader it comes from, so a step is told from the loader of its batch, not from the loader whose
+  pass began last (an evaluation pass in the middle of a long-lived training iterator's);
 * ``coverage`` (an optimizer's 2nd step): how many of the parameters it steps belong to no
   DDP- or FSDP-wrapped module (issue 28's first check, seen from outside);
 * ``save_site`` (torch.save): the user's stack, and whether the object saved holds a
@@ -23,6 +26,7 @@ installed in every process, with or without the probe."""
 
 import atexit
 import builtins
+import contextlib
 import importlib.util
 import os
 import sys
@@ -99,7 +103,18 @@ def _extras():
         probe._log("pass_epoch", loader=getattr(self, "_ddpify_probe_number", None),
                    number=getattr(self, "_ddpify_probe_passes", None), epoch=getattr(sampler, "epoch", None),
                    seed=getattr(sampler, "seed", None))
+        with contextlib.suppress(AttributeError):
+            iterator._ddpify_probe_batches_of = getattr(self, "_ddpify_probe_number", None)
         return iterator
+
+    from torch.utils.data.dataloader import _BaseDataLoaderIter
+
+    next_batch = _BaseDataLoaderIter.__next__
+
+    def batch_of(self):
+        batch = next_batch(self)
+        probe._log("batch", loader=getattr(self, "_ddpify_probe_batches_of", None))
+        return batch
 
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
@@ -114,6 +129,7 @@ def _extras():
 
     DataLoader.__init__ = made_loader
     DataLoader.__iter__ = epoch_of_pass
+    _BaseDataLoaderIter.__next__ = batch_of
     register_optimizer_step_post_hook(coverage)
     torch.optim.Optimizer.__init__ = made_optimizer
     torch.save = saved
