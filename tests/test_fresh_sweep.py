@@ -24,7 +24,7 @@ Probe = sweep.Probe
 
 @pytest.mark.parametrize("name, size", [("fresh_sweep.json", 24), ("fresh_sweep2.json", 20), ("fresh_sweep3.json", 20),
                                         ("fresh_sweep4a.json", 12), ("fresh_sweep4b.json", 11),
-                                        ("fresh_sweep5a.json", 14)])
+                                        ("fresh_sweep5a.json", 14), ("fresh_sweep5b.json", 11)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -67,6 +67,14 @@ def test_the_stand_in_torchvision_serves_its_data_sets_submodules():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
     assert out.split() == ["MNIST", "CIFAR10"]
+
+
+def test_the_fifth_sweeps_trainer_part_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"] for p in sweep.manifest(ROOT / "bench" / "fresh_sweep5b.json")["programs"]}
+    earlier = {p["repo"] for name in ("fresh_sweep.json", "fresh_sweep2.json", "fresh_sweep3.json",
+                                      "fresh_sweep4a.json", "fresh_sweep4b.json", "fresh_sweep5a.json")
+               for p in sweep.manifest(ROOT / "bench" / name)["programs"]}
+    assert len(part_b) >= 7 and not part_b & earlier
 
 
 def _events(*events):
