@@ -334,7 +334,7 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     near = [c for c in candidates if facts.scope(c[1]) is facts.scope(optimizer) and c[0] == best]
     candidates = near or candidates
     _, stmt, name, dp = [c for c in candidates if c[0] == best][-1]
-    defined = _unconditional(facts, facts.statement(stmt))
+    defined = _unconditional(facts, facts.statement(stmt), optimizer)
     setup, anchor = _setup_after(facts, defined, name)
     alias = next((s for s in setup if _trained_alias(facts, s, of=name)), None)
     pair = _alias_of(alias) if alias is not None and dp is None else None
@@ -488,14 +488,18 @@ def _training_points(facts: Facts, scope) -> list[cst.CSTNode]:
     return points
 
 
-def _unconditional(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
+def _unconditional(facts: Facts, stmt: cst.CSTNode, optimizer: cst.CSTNode | None = None) -> cst.CSTNode:
     """The outermost `if`/`with`/`try` of its function that holds `stmt`: a model built or moved
-    under `if use_cuda:` is wrapped after that `if`, on every path."""
+    under `if use_cuda:` is wrapped after that `if`, on every path. Not one that holds the
+    optimizer too (`elif args.train: model = LeNet(); optimizer = ...; train_model(model, ...)`):
+    that branch trains the model it builds, and the wrap stays in it, before its training."""
     result = stmt
     for anc in facts.ancestors(stmt):
         if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While)) or mt.is_main_guard(anc):
             break
         if isinstance(anc, (cst.If, cst.With, cst.Try)):
+            if optimizer is not None and facts.is_inside(optimizer, anc):
+                break
             result = anc
     return result
 

@@ -2293,9 +2293,9 @@ import torch
 args = argparse.ArgumentParser().parse_args()
 if args.gan:
     disc = torch.nn.Linear(4, 1)
-    disc_opt = torch.optim.SGD(disc.parameters(), lr=0.1)
 else:
     disc = None
+disc_opt = torch.optim.SGD(disc.parameters(), lr=0.1) if disc is not None else None
 for x in torch.randn(3, 4):
     if disc is not None:
         disc_opt.zero_grad()
@@ -2303,7 +2303,7 @@ for x in torch.randn(3, 4):
         disc_opt.step()
 """
     assert "if disc is not None:\n    disc = DistributedDataParallel(disc, device_ids=device_ids(disc))\n" in only(NAME, code)
-    built = only(NAME, code.replace("    disc = None", "    disc = torch.nn.Linear(4, 1)\n    disc_opt = torch.optim.SGD(disc.parameters(), lr=0.1)"))
+    built = only(NAME, code.replace("    disc = None", "    disc = torch.nn.Linear(8, 1)"))
     assert "\ndisc = DistributedDataParallel(disc, device_ids=device_ids(disc))\n" in built
     assert "is not None:\n    disc = DistributedDataParallel" not in built
 
@@ -2331,3 +2331,48 @@ print(stamp, model.optimizer)
     named = code.replace("train_fn = train_a if args.a else train_b\n", "def train_fn(m, s):\n    print(s, m.weight)\n")
     other = only(NAME, named)  # a function of the file, read: it only prints the model
     assert other.index("train_fn(model, stamp)") < other.index("model = DistributedDataParallel(model")
+
+
+def test_a_branch_that_builds_and_trains_the_model_is_wrapped_in_that_branch_before_its_training():
+    """dougbrion/pytorch-classification-uncertainty (sweep 5a's tuning half): `elif args.train:`
+    builds the model and its optimizer and hands them to `train_model(...)`; the wrap went after
+    the whole if/elif chain, past the training, which ran on the bare model (diverged). It stays in
+    the branch, before the training; a model moved under `if cuda:` with its optimizer after the
+    `if` is still wrapped after it, on every path."""
+    code = """\
+import argparse
+import torch
+
+
+def train_model(model, optimizer, data):
+    for x in data:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+    return model
+
+
+args = argparse.ArgumentParser().parse_args()
+if args.examples:
+    print("examples")
+elif args.train:
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model = train_model(model, optimizer, torch.randn(3, 4))
+    torch.save(model.state_dict(), "model.pt")
+"""
+    out = only(NAME, code)
+    wrap = "    model = DistributedDataParallel(model, device_ids=device_ids(model))\n"
+    assert out.index("elif args.train:") < out.index(wrap) < out.index("    model = train_model(")
+    moved = only(NAME, """\
+import torch
+model = torch.nn.Linear(4, 1)
+if torch.cuda.is_available():
+    model = model.cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(3, 4):
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    optimizer.step()
+""")
+    assert "    model = model.cuda()\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" in moved
