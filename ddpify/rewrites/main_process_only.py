@@ -20,7 +20,10 @@ instead of a truncated one. The script's own `torch.save` call stays as it was, 
 Guarded: the file writes `ddpify.analysis.writes` lists (the ones `ddpify check` looks for:
 `torch.save`, `torch.jit.save`, a scripted model's `.save(path)`, `save_pretrained`,
 json/pickle/numpy dumps, `shutil` copies, `savefig`, `save_image`, `to_csv`), files opened for
-writing, wandb calls and `SummaryWriter` logging (the writer is None elsewhere).
+writing, wandb calls and `SummaryWriter` logging (the writer is None elsewhere), and removing or
+renaming files and folders (`shutil.rmtree`, `os.remove`, `os.rename`, `os.replace`, ...), which
+would race the main process's writes (`if os.path.exists(d): shutil.rmtree(d)` then
+`os.makedirs(d)`: a slower process deletes the folder the main process has just filled).
 A helper that ends by returning what a file write returns (`return imageio.imwrite(path, img)`)
 has that statement guarded: the other processes return None. A helper that only writes
 (`save_checkpoint(...)`) is guarded where it is called, and an `if`
@@ -97,7 +100,10 @@ SUMMARY = "run file writes (checkpoints, logs, wandb, TensorBoard) and progress 
 
 GUARD = "is_main_process()"
 # once only, though not a file write (`ddpify.analysis.writes` says what is)
-ONCE = {"wandb.init", "wandb.log", "wandb.save", "wandb.finish", "wandb.watch", "os.mkdir"}
+ONCE = {"wandb.init", "wandb.log", "wandb.save", "wandb.finish", "wandb.watch", "os.mkdir",
+        # removing or renaming files and folders: every process would race the main process's
+        # writes there (one deletes the folder another has just made and written into)
+        "shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.replace"}
 LOGGERS = {"wandb.init"}  # and what `objects` calls a writer (SummaryWriter, a logger class of the program)
 FILE_METHODS = {"write", "writelines", "flush", "close"}
 LOG_FILE_HANDLERS = frozenset({"logging.FileHandler", "logging.handlers.RotatingFileHandler",

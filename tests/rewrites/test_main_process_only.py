@@ -253,6 +253,47 @@ for epoch in range(3):
 with open("m.pt", "rb") as f:
     model = torch.load(f)
 """, "a_save_through_a_file_handle_that_is_read_back_is_followed_by_a_barrier", also={"unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+    # ncsn's main.py: a run folder cleared then made again; on every process, one deletes the
+    # folder (and the config in it) another has just made: the deletion is the main process's too
+    pair("""\
+import os
+import shutil
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+
+if os.path.exists("runs/exp"):
+    shutil.rmtree("runs/exp")
+os.makedirs("runs/exp")
+with open("runs/exp/config.txt", "w") as f:
+    f.write("lr=0.1")
+for x, y in train_loader:
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+os.replace("last.pt", "previous.pt")
+""", """\
+import os
+import shutil
+from ddpify_runtime import is_main_process
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+
+if os.path.exists("runs/exp") and is_main_process():
+    shutil.rmtree("runs/exp")
+if is_main_process():
+    os.makedirs("runs/exp")
+    with open("runs/exp/config.txt", "w") as f:
+        f.write("lr=0.1")
+for x, y in train_loader:
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+if is_main_process():
+    os.replace("last.pt", "previous.pt")
+""", "removing_and_renaming_files_runs_on_the_main_process_only", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # pytorch/examples dcgan: the main process raises (the folder exists) and leaves the `try`;
     # a barrier inside it would wait for the main process forever.
     pair("""\
