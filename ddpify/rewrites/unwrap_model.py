@@ -5,6 +5,8 @@
     torch.save(model.state_dict(), path)      ->  torch.save(model.module.state_dict(), path)
     torch.save(model, path)                   ->  torch.save(model.module, path)
     torch.jit.trace(model, x)                 ->  torch.jit.trace(model.module, x)
+    isinstance(model, Net)                    ->  isinstance(model.module, Net)
+    hasattr(model, "num_layers")              ->  hasattr(model.module, "num_layers")
     model.load_state_dict(best_weights)       ->  model.module.load_state_dict(best_weights)
 
 Tracing and exporting (`torch.jit.trace`, `torch.onnx.export`, `torch.export.export`, a
@@ -98,6 +100,13 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                               "checkpoints of the DataParallel script have `module.` keys: without_module_prefix "
                               "loads them as well as the new ones")
                 edits.add_import("ddpify_runtime", "without_module_prefix")
+    for call, tested in _tested_models(facts):
+        holds = holds_wrapper(facts, refs, tested) if dotted(tested) else None
+        if holds is not None:
+            edits.replace(tested, partial(build.bare_model, edits, proven=holds is WRAPPER),
+                          f"`{dotted(call.func)}` tests `{_bare_text(dotted(tested) or facts.code(tested), holds)}`, the model "
+                          "itself: the DistributedDataParallel wrapper is not of the model's class and has none of its "
+                          "attributes")
     for call in facts.calls:  # `torch.save(model, path)` would pickle the wrapper
         saved = mt.positional(call, 0)
         if facts.qualify(call.func) != "torch.save" or saved is None:
@@ -139,6 +148,26 @@ def _traced_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
         if facts.qualify(call.func) in TRACERS or mt.is_method_call(call, "add_graph") and \
                 isinstance(call.func, cst.Attribute) and objects.of(facts).of_kind(call.func.value, objects.WRITER):
             found.append((call, traced.value))
+    return found
+
+
+def _tested_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
+    """(call, tested argument) of the tests of a value's class or custom attributes:
+    `isinstance(model, Net)` against classes not of torch (`isinstance(model, nn.Module)` and a
+    test for a DataParallel stay as written), `hasattr(model, "ntoken")` and `getattr(model,
+    "ntoken", d)` of a name nn.Module's own API does not answer. Given the wrapper, each says
+    no where the single-GPU script's said yes."""
+    found = []
+    for call in facts.calls:
+        first, second = mt.positional(call, 0), mt.positional(call, 1)
+        if first is None or second is None or not mt.is_name(call.func, "isinstance", "hasattr", "getattr"):
+            continue
+        if mt.is_name(call.func, "isinstance"):
+            classes = [e.value for e in second.value.elements] if isinstance(second.value, cst.Tuple) else [second.value]
+            if not any((facts.qualify(c) or "").split(".")[0] == "torch" for c in classes):
+                found.append((call, first.value))
+        elif (name := mt.string_value(second.value)) is not None and name not in mt.MODULE_API:
+            found.append((call, first.value))
     return found
 
 

@@ -116,6 +116,52 @@ for epoch in range(2):
     print(generate(model), model.module.size)
 torch.save(model.module, 'm.pt')
 """, "a_proven_wrapper_goes_through_module", scaffold=NET),
+    # neural-processes' trainer: `self.is_img = isinstance(self.neural_process, NeuralProcessImg)`
+    # said no of the wrapper, and the trainer took the branch of another kind of data; a test
+    # for torch's classes or for a name of nn.Module's own API stays as written
+    pair("""\
+class Trainer:
+    def __init__(self, net, optimizer):
+        self.net = net
+        self.optimizer = optimizer
+        self.sized = isinstance(self.net, (Net, str)) and hasattr(self.net, "size")
+        self.module = isinstance(self.net, torch.nn.Module) and hasattr(self.net, "training")
+
+    def train(self, loader):
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            ((self.net(x) - y) ** 2).mean().backward()
+            self.optimizer.step()
+        return getattr(self.net, "size", 0)
+
+model = Net()
+trainer = Trainer(model, torch.optim.SGD(model.parameters(), lr=0.1))
+for epoch in range(2):
+    trainer.train(loader)
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Trainer:
+    def __init__(self, net, optimizer):
+        self.net = net
+        self.optimizer = optimizer
+        self.sized = isinstance(self.net.module, (Net, str)) and hasattr(self.net.module, "size")
+        self.module = isinstance(self.net, torch.nn.Module) and hasattr(self.net, "training")
+
+    def train(self, loader):
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            ((self.net(x) - y) ** 2).mean().backward()
+            self.optimizer.step()
+        return getattr(self.net.module, "size", 0)
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+trainer = Trainer(model, torch.optim.SGD(model.parameters(), lr=0.1))
+for epoch in range(2):
+    trainer.train(loader)
+""", "a_test_of_the_models_class_or_attribute_sees_the_model_itself", scaffold=NET),
     pair("""\
 def generate(net):
     return net.size
