@@ -183,6 +183,21 @@ def test_a_function_value_is_no_instance_call():
     assert [f.name.value for f in facts.user_functions(call)] == ["stopper"]
 
 
+@pytest.mark.parametrize("binding, runs", [
+    ("fn = train_a if args.a else (train_b if args.b else train_c)", ["train_a", "train_b", "train_c"]),
+    ("fn = train_a", ["train_a"]),
+    ("fn = pick(args)", []),  # a call's result: not known here
+    ("fn = train_a if args.a else TRAINERS[args.name]", []),  # one value is a lookup
+])
+def test_a_local_variable_holding_functions_of_the_program_by_name_runs_them(binding, runs):
+    """continual-learning (sweep 5a's tuning half): `train_fn = train_fromp if ... else (... else
+    train_cl)` then `train_fn(model, ...)` ran nothing ddpify knew: the training pass went unseen."""
+    facts, _ = core("def train_a(m):\n    pass\ndef train_b(m):\n    pass\ndef train_c(m):\n    pass\n"
+                    f"def main(args):\n    {binding}\n    fn(Net())\n")
+    (call,) = [c for c in facts.calls if dotted(c.func) == "fn"]
+    assert [f.name.value for f in facts.user_functions(call)] == runs
+
+
 def test_cost_is_linear_in_a_long_chain_of_assignments():
     """Every name's value is computed once: a chain of 300 rebindings with two sources each
     would take 2**300 steps re-expanded per path."""

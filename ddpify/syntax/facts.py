@@ -380,6 +380,8 @@ class Facts:
                 return self._constructor(self.classes[name])
             if name not in self.functions and (cls := self._instance_of(func)) is not None:
                 return self._methods(cls, "__call__")  # `stopper(val_loss, model)`: its `__call__`
+            if name not in self.functions:
+                return self._held_functions(func)
             return self._same_file([f for f in self.functions.get(name, ()) if self.enclosing_class(f) is None],
                                    call)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
@@ -394,6 +396,30 @@ class Facts:
         # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`, `model.train(loader)` where `model`
         # is `GAN(args)` or `DCGAN(args)` by the branch taken
         return [m for cls in classes for m in self._methods(cls, func.attr.value)]
+
+    def _held_functions(self, name: cst.Name) -> list[cst.FunctionDef]:
+        """The functions of the program a local variable holds, where every value it is given is one
+        of them by name (`train_fn = train_fromp if args.fromp else (train_gen if args.gen else
+        train_cl)`); [] when any value is something else (a parameter, a call, a lookup)."""
+        ref = self.ref(name)
+        writes = self.writes(ref) if ref is not None and type(ref.scope) is cst.FunctionDef else []
+        leaves: list[cst.BaseExpression] = []
+        for _, value, stmt in writes:
+            stack = [value]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, cst.IfExp):
+                    stack += [node.orelse, node.body]  # in source order
+                else:
+                    leaves.append(node)
+        found: list[cst.FunctionDef] = []
+        for leaf in leaves:
+            defs = [f for f in self.functions.get(self._defined_name(leaf), ()) if self.enclosing_class(f) is None] \
+                if isinstance(leaf, cst.Name) else []
+            if not defs:
+                return []
+            found += [f for f in defs if f not in found]
+        return found
 
     def _defined_name(self, name: cst.Name) -> str:
         """The name a callee has where the program defines it: `train` bound by `from helper.loops
