@@ -77,6 +77,7 @@ __all__ = [
     "main_process_first", "agree_on", "from_main_process", "atomic_write",
     # models
     "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix", "penalty_gradients",
+    "sync_gradients",
     # data
     "set_epoch", "end_epoch", "ShardedSampler", "shard_loader",
     # fsdp
@@ -718,6 +719,37 @@ def penalty_gradients(model: Any, gradients: Any) -> Any:
         return gradients
     zero = sum(p.sum() for p in params) * 0.0
     return type(gradients)(g if g is None else g + zero for g in gradients)
+
+
+def sync_gradients(model: torch.nn.Module) -> torch.nn.Module:
+    """``model`` with its gradients averaged over the processes as backward computes them, and
+    no wrapper: for a model trained through its own methods (``loss = wgan.c_loss(x, z)``,
+    ``scholar.train_with_replay(data)``), which never run DistributedDataParallel's forward, so a
+    DDP around it would average nothing and each process would train its own copy.
+
+    The processes start from the main process's parameters and buffers (as under DDP); each
+    gradient a backward pass computes for a parameter is summed over the processes and divided
+    by their number before it is accumulated (several passes before a step accumulate the
+    averages). The model keeps its class, attributes and state-dict keys. Unlike DDP, nothing
+    overlaps the backward pass, and buffers (BatchNorm statistics) are shared at the start only.
+    One process: ``model`` as it is.
+    """
+    world = get_world_size()
+    if world < 2:
+        return model
+    for tensor in [*model.parameters(), *model.buffers()]:
+        dist.broadcast(tensor.data, 0)
+
+    def averaged(grad: torch.Tensor) -> torch.Tensor:
+        grad = grad.clone()
+        dist.all_reduce(grad)
+        return grad.div_(world)
+
+    for param in model.parameters():
+        if param.requires_grad and not getattr(param, "_ddpify_synced", False):
+            param.register_hook(averaged)
+            param._ddpify_synced = True  # type: ignore[attr-defined]
+    return model
 
 
 def convert_sync_batchnorm(model: torch.nn.Module) -> torch.nn.Module:
@@ -1606,9 +1638,10 @@ def _batch_fingerprint(batch: Any) -> str:
 
 
 def _synchronised_elsewhere(param: torch.Tensor) -> bool:
-    """A parameter FSDP or tensor parallelism owns: a DTensor (FSDP2) or a flat parameter (FSDP1)."""
+    """A parameter FSDP or tensor parallelism owns: a DTensor (FSDP2) or a flat parameter (FSDP1);
+    or one whose gradients `sync_gradients` averages."""
     dtensor = getattr(sys.modules.get("torch.distributed.tensor"), "DTensor", ())
-    return isinstance(param, dtensor) or getattr(param, "_is_flat_param", False)
+    return isinstance(param, dtensor) or getattr(param, "_is_flat_param", False) or getattr(param, "_ddpify_synced", False)
 
 
 def _checksum(param: torch.Tensor) -> torch.Tensor:

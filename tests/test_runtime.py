@@ -158,6 +158,35 @@ def test_the_unused_parameter_error_names_the_flag_or_where_it_cannot_help_the_p
     assert "penalty_gradients(model, torch.autograd.grad(...))" in rt.UNUSED_PARAMETERS_HINT
 
 
+def test_sync_gradients_starts_from_the_main_process_and_averages_each_gradient(monkeypatch):
+    """Two processes, simulated: the other one's parameters are 10x and its gradients 3x these;
+    broadcast takes the main process's values (these), all_reduce sums, and a second backward
+    before the step accumulates the second average onto the first."""
+    model = torch.nn.Linear(2, 1)
+    start = [p.detach().clone() for p in model.parameters()]
+    main = [p.clone() for p in start]
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(10)  # this process's own start, which the main process's replaces
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    monkeypatch.setattr(rt.dist, "broadcast", lambda tensor, src: tensor.copy_(start.pop(0)) if start else tensor)
+    monkeypatch.setattr(rt.dist, "all_reduce", lambda tensor: tensor.mul_(1 + 3))
+    assert rt.sync_gradients(model) is model
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), main))
+    x = torch.ones(1, 2)
+    model(x).sum().backward()
+    assert torch.equal(model.bias.grad, torch.tensor([2.0]))  # (1 + 3) / 2
+    model(x).sum().backward()
+    assert torch.equal(model.bias.grad, torch.tensor([4.0]))
+    assert all(rt._synchronised_elsewhere(p) for p in model.parameters())
+    assert not rt._synchronised_elsewhere(torch.nn.Parameter(torch.ones(1)))
+
+
+def test_sync_gradients_leaves_one_process_alone():
+    model = torch.nn.Linear(2, 1)
+    assert rt.sync_gradients(model) is model and not any(rt._synchronised_elsewhere(p) for p in model.parameters())
+
+
 # --------------------------------------------------------------------------- set_epoch
 
 DATA = list(range(20))

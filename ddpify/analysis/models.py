@@ -45,6 +45,7 @@ class Model:
     param: str | None = None  # the parameter a received model arrives as, when `name` is where it is kept
     empty: str | None = None  # why it may have no parameter at run time: wrapped only where it has one to train
     maybe_none: bool = False  # its defining statement binds it to None on some path: wrapped only where it is not
+    synced: str | None = None  # trained through its own methods, never its forward: why (the method call)
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -84,6 +85,10 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     if place is not None:
         wrapped = [place(model) for model in wrapped]
     models = Models(wrapped, untraced, wrapped_refs(facts, wrapped))
+    for model in wrapped if place is None else ():  # DDP's (FSDP2 shards such a model all the same)
+        model.synced = _trained_by_methods(facts, models.refs, model)
+    if any(model.synced for model in wrapped):  # no wrapper: the names hold the model itself
+        models = Models(wrapped, untraced, wrapped_refs(facts, [m for m in wrapped if not m.synced]))
     for model in wrapped:
         model.unused = next(filter(None, (forward.idle_parameters(facts, c) for c in model_classes(facts, model))), None)
         model.empty = _maybe_empty(facts, model)
@@ -94,6 +99,27 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     return models
 
 
+def _trained_by_methods(facts: Facts, refs: dict[Ref, Model], model: Model) -> str | None:
+    """A model the program never calls (no `model(x)` where a name holds it) but whose own
+    methods it calls (`wgan.c_loss(x, z)`, `scholar.train_with_replay(data)`: not nn.Module's
+    API): they run its sub-modules outside DistributedDataParallel's forward, where DDP averages
+    gradients, so a wrapper around it would average none. The first such call, as written, or
+    None. Not for a DataParallel model (its `.module` reads go with the wrapper)."""
+    if model.dataparallel is not None:
+        return None
+    own = {ref: m for ref, m in refs.items() if m is model}
+    found = None
+    for call in facts.calls:
+        if dotted(call.func) and holds_wrapper(facts, own, call.func) is not None:
+            return None  # its forward runs
+        func = call.func
+        if found is None and isinstance(func, cst.Attribute) and func.attr.value not in mt.MODULE_API | STATE \
+                and dotted(func.value) and holds_wrapper(facts, own, func.value) is not None:
+            found = facts.code(call.func)
+    return found
+
+
+STATE = frozenset({"state_dict", "load_state_dict"})
 CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict"})
 
 

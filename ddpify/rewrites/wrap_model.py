@@ -35,6 +35,12 @@ through `unwrap(...)`:
     if any(p.requires_grad for p in criterion.parameters()):
         criterion = DistributedDataParallel(criterion, device_ids=device_ids(criterion))
 
+A model the program never calls but trains through its own methods (`loss = wgan.c_loss(x, z)`,
+`scholar.train_with_replay(data)`: they run its sub-modules, outside DDP's forward, where DDP
+averages gradients) is not wrapped: `model = sync_gradients(model)` (runtime) starts every
+process from the main process's weights and averages each gradient as backward computes it; the
+model keeps its class, its attributes and its checkpoint keys.
+
 A model received by the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
 function is entered, after its set-up: the parameter is rebound, callers keep the bare model.
@@ -86,6 +92,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         name = model.name
         if options.fsdp:
             _shard(facts, edits, model, options)
+            continue
+        if model.synced:
+            _sync(edits, model)
             continue
         unused = _why_unused(facts, model)
         extra = ", find_unused_parameters=True" if options.find_unused_parameters or unused else ""
@@ -144,6 +153,23 @@ _PENALTY_DDP = ("torch.autograd.grad through a model DistributedDataParallel wra
 _PENALTY_FSDP = ("torch.autograd.grad through a sharded model (a gradient penalty): FSDP2 reduce-scatters "
                  "gradients in its backward hooks, which this pass runs too; ddpify has not verified this "
                  "form: check it by hand")
+
+
+def _sync(edits: Edits, model: Model) -> None:
+    """`model = sync_gradients(model)` where DDP would wrap it: a model trained through its own
+    methods (`model.synced`), whose forward DDP never sees."""
+    name = model.name
+    line = f"{name} = sync_gradients({name})\n"
+    if model.empty:
+        line = f"if any(p.requires_grad for p in {name}.parameters()):\n    {line}"
+    elif model.maybe_none:
+        line = f"if {name} is not None:\n    {line}"
+    (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, line)
+    where = f" where {model.defined.name.value}() receives it" if isinstance(model.defined, cst.FunctionDef) else ""
+    edits.record(model.anchor, f"`{name}` trains through its own methods (`{model.synced}(...)`), never its forward, "
+                 f"which DistributedDataParallel needs to average gradients: its gradients are averaged as backward "
+                 f"computes them (sync_gradients){where}; the model stays as it is", needs_group=True)
+    edits.add_import("ddpify_runtime", "sync_gradients")
 
 
 def _shard(facts: Facts, edits: Edits, model: Model, options: Options) -> None:

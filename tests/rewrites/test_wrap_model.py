@@ -2181,6 +2181,93 @@ for epoch in range(2):
 print(criterion.module.splits)
 """, "a_module_that_makes_a_parameter_on_every_path_is_wrapped_plainly", also={"unwrap-model"},
          scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # pytorch-wgan-gp (decision 0046's tuning half): one module holds the generator and the critic
+    # and is trained through its own methods, never called: a DDP around it averaged nothing and
+    # the critics diverged. It is not wrapped: its gradients are averaged as they are computed.
+    # `Heads` below, called in the same loop as its method, keeps the wrapper
+    pair("""\
+class WGAN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = torch.nn.Linear(4, 2)
+        self.critic = torch.nn.Linear(2, 1)
+
+    def c_loss(self, x, z):
+        return self.critic(self.generator(z).detach()).mean() - self.critic(x).mean()
+
+
+class Heads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def penalty(self):
+        return self.fc.weight.norm()
+
+
+def train(model, heads, loader):
+    c_opt = torch.optim.Adam(model.critic.parameters(), lr=1e-3)
+    h_opt = torch.optim.Adam(heads.parameters(), lr=1e-3)
+    for epoch in range(2):
+        for x, y in loader:
+            c_opt.zero_grad()
+            model.c_loss(x, torch.randn(len(x), 4)).backward()
+            c_opt.step()
+            h_opt.zero_grad()
+            (((heads(x) - y) ** 2).mean() + heads.penalty()).backward()
+            h_opt.step()
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+train(WGAN(), Heads(), loader)
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids, sync_gradients
+
+class WGAN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = torch.nn.Linear(4, 2)
+        self.critic = torch.nn.Linear(2, 1)
+
+    def c_loss(self, x, z):
+        return self.critic(self.generator(z).detach()).mean() - self.critic(x).mean()
+
+
+class Heads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def penalty(self):
+        return self.fc.weight.norm()
+
+
+def train(model, heads, loader):
+    model = sync_gradients(model)
+    heads = DistributedDataParallel(heads, device_ids=device_ids(heads))
+    c_opt = torch.optim.Adam(model.critic.parameters(), lr=1e-3)
+    h_opt = torch.optim.Adam(heads.parameters(), lr=1e-3)
+    for epoch in range(2):
+        for x, y in loader:
+            c_opt.zero_grad()
+            model.c_loss(x, torch.randn(len(x), 4)).backward()
+            c_opt.step()
+            h_opt.zero_grad()
+            (((heads(x) - y) ** 2).mean() + heads.penalty()).backward()
+            h_opt.step()
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+train(WGAN(), Heads(), loader)
+""", "a_model_trained_through_its_own_methods_averages_its_gradients_without_a_wrapper",
+         scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
 ]
 
 # Every script that trains gets the wrap or a TODO, so the near misses follow one that does: models
