@@ -218,16 +218,18 @@ def wrapped_refs(analysis: Analysis, options: Options) -> dict[Ref, Model]:
 
 def _penalties(facts: Facts, refs: dict[Ref, Model]) -> Iterator[tuple[cst.Call, cst.BaseExpression | None]]:
     """`torch.autograd.grad(D(x).sum(), x, create_graph=True)` with `D` wrapped (held by `refs`), its
-    output kept in a name or unpacked from the forward's result (`out, _ = D(x)`), and `D` where the
-    forward runs in the function of the `grad` call (None elsewhere: its name may not hold it there)."""
+    output kept in a name or unpacked from the forward's result (`out, _ = D(x)`) and read by the
+    `grad` call (`grad(out, x)`, `grad(out.mean(), x)`), and `D` where the forward runs in the
+    function of the `grad` call (None elsewhere: its name may not hold it there)."""
     for call in facts.calls:
         outputs = mt.positional(call, 0) or mt.keyword(call, "outputs")
         if facts.qualify(call.func) != "torch.autograd.grad" or outputs is None:
             continue
-        computed = [outputs.value, *facts.origins(outputs.value)]  # `out = D(x)`, then `grad(out, x)`
-        ref = facts.ref(outputs.value) if isinstance(outputs.value, cst.Name) else None
-        if ref is not None:  # `out, attention = D(x)`: a part of the forward's result
-            computed += facts.unpacked_from(ref)
+        computed = [outputs.value, *facts.origins(outputs.value)]
+        for name in facts.variables_in(outputs.value):  # `out = D(x)`, then `grad(out, x)` or `grad(out.sum(), x)`
+            ref = facts.ref(name) if name.value != "self" else None
+            if ref is not None:  # `out, attention = D(x)`: a part of the forward's result
+                computed += [*facts.origins(name), *facts.unpacked_from(ref)]
         forwards = [c for e in computed for c in facts.calls_in(e)
                     if dotted(c.func) and facts.ref(c.func) in refs]
         if forwards:

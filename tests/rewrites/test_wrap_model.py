@@ -1438,8 +1438,10 @@ class Trainer:
                 xi = x.clone().requires_grad_(True)
                 out, _ = self.D(xi)
                 g = torch.autograd.grad(outputs=out, inputs=xi, grad_outputs=torch.ones(out.size()), create_graph=True)[0]
+                score, _ = self.D(xi)
+                h = torch.autograd.grad(score.mean(), xi, create_graph=True)[0]
                 self.opt.zero_grad()
-                g.norm().backward()
+                (g.norm() + h.norm()).backward()
                 self.opt.step()
 
 Trainer().train()
@@ -1470,8 +1472,10 @@ class Trainer:
                 xi = x.clone().requires_grad_(True)
                 out, _ = self.D(xi)
                 g = penalty_gradients(self.D, torch.autograd.grad(outputs=out, inputs=xi, grad_outputs=torch.ones(out.size()), create_graph=True))[0]
+                score, _ = self.D(xi)
+                h = penalty_gradients(self.D, torch.autograd.grad(score.mean(), xi, create_graph=True))[0]
                 self.opt.zero_grad()
-                g.norm().backward()
+                (g.norm() + h.norm()).backward()
                 self.opt.step()
 
 Trainer().train()
