@@ -410,8 +410,18 @@ def _reaching(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode)
     if not any(facts.before(c[1], optimizer) for c in here):
         return candidates
     loops = [lp for lp in facts.enclosing_loops(optimizer)]
-    return [c for c in candidates if facts.scope(c[1]) is not scope or facts.before(c[1], optimizer)
-            or _mentions(facts, _assigned_value(c[1]), c[2]) or any(facts.is_inside(c[1], lp) for lp in loops)]
+    return [c for c in candidates if not _other_branch(facts, c[1], optimizer) and (
+            facts.scope(c[1]) is not scope or facts.before(c[1], optimizer)
+            or _mentions(facts, _assigned_value(c[1]), c[2]) or any(facts.is_inside(c[1], lp) for lp in loops))]
+
+
+def _other_branch(facts: Facts, stmt: cst.CSTNode, optimizer: cst.CSTNode) -> bool:
+    """Do `stmt` and `optimizer` lie in different branches of one `if` (`elif args.train:` and
+    `elif args.test:`), so that no run reaches both?"""
+    for anc in facts.ancestors(stmt):
+        if isinstance(anc, cst.If) and facts.is_inside(optimizer, anc):
+            return facts.is_inside(stmt, anc.body) != facts.is_inside(optimizer, anc.body)
+    return False
 
 
 def _assigned_value(stmt: cst.CSTNode) -> cst.BaseExpression:

@@ -2449,10 +2449,16 @@ if args.examples:
 elif args.train:
     model = torch.nn.Linear(4, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model = model.to("cpu")
     model = train_model(model, optimizer, torch.randn(3, 4))
     torch.save(model.state_dict(), "model.pt")
+elif args.test:
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model = model.to("cpu")
+    model.load_state_dict(torch.load("model.pt"))
 """
-    out = only(NAME, code)
+    out = only(NAME, code)  # the test branch's move reaches no optimizer of the training branch
     wrap = "    model = DistributedDataParallel(model, device_ids=device_ids(model))\n"
     assert out.index("elif args.train:") < out.index(wrap) < out.index("    model = train_model(")
     moved = only(NAME, """\
