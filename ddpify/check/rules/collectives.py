@@ -153,7 +153,10 @@ def _paired(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
     (`Ranks.matched_across_branches`), or under another rank test of the same function, or of
     the function that defines it (a closure whose rank 0 broadcasts a signal that the others
     receive in the caller's `else`)? Not in the same branch of another test that reads the same
-    (`if rank <= 0: ... else: barrier()` twice: the same ranks again)."""
+    (`if rank <= 0: ... else: barrier()` twice: the same ranks again), nor where both lie in one
+    branch of a rank test around `guard` (`if local_rank in [-1, 0] and ...:` holding `if
+    local_rank not in [-1, 0]: barrier()` ... `if local_rank == 0: barrier()`: the ranks that
+    test leaves out reach neither)."""
     if ctx.ranks.matched_across_branches(call, guard):
         return True
     f = ctx.facts
@@ -162,10 +165,23 @@ def _paired(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
     for other in f.calls_in(unit) if unit is not None else f.calls:
         if other is call or _name(f, other) != key or _outermost_function(f, other) is not unit:
             continue
+        if _one_branch_of_an_outer_rank_test(ctx, call, other, guard):
+            continue
         other_guard = ctx.ranks.rank_guard(other)
         if other_guard not in (None, guard) and not (f.code(other_guard.test) == f.code(guard.test) and f.is_inside(
                 other, other_guard.body) == f.is_inside(call, guard.body)):
             return True  # not in the same branch of a test that reads the same: the same ranks again
+    return False
+
+
+def _one_branch_of_an_outer_rank_test(ctx: Context, call: cst.Call, other: cst.Call, guard: cst.If) -> bool:
+    """Do `call` and `other` lie in one branch of a rank test around `guard` (its function's)?"""
+    f = ctx.facts
+    outer = ctx.ranks.rank_guard(guard)
+    while outer is not None:
+        if f.is_inside(other, outer) and f.is_inside(other, outer.body) == f.is_inside(call, outer.body):
+            return True
+        outer = ctx.ranks.rank_guard(outer)
     return False
 
 
