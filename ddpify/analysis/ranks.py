@@ -76,6 +76,7 @@ class Ranks:
         self._passed: dict[Ref, list[cst.BaseExpression]] = {}  # `attribute_of_passed`
         self._returning: set[cst.CSTNode] = set()  # the calls `_returns_rank_test` is following
         self._following: set[Ref] = set()  # the names `rank_dependent` is following (a cycle adds nothing)
+        self._sentinels: dict[Ref, bool] = {}  # `set_on_some_ranks`
 
     def is_global_rank(self, expr: cst.CSTNode) -> bool:
         """Is `expr` the process's rank among all processes of the job (not its index on this node)?
@@ -196,6 +197,9 @@ class Ranks:
         if isinstance(test, cst.Comparison) and isinstance(test.left, cst.SimpleString) and all(
                 isinstance(t.operator, (cst.In, cst.NotIn)) for t in test.comparisons):
             return False  # `"SLURM_PROCID" in os.environ`: which keys there are, not what they hold
+        if isinstance(test, cst.Comparison) and isinstance(test.left, (cst.Name, cst.Attribute)) and all(
+                _minus_one_or_none(t.comparator) for t in test.comparisons) and self.set_on_some_ranks(test.left):
+            return True  # `saver is not None` of a saver only some ranks build
         if isinstance(test, cst.Comparison) and (self.rank_name(test.left) or self._reads_rank_environment(
                 test.left) or self.rank_dependent(test.left, depth)) and all(_asks_distributed(t) for t in test.comparisons):
             return False
@@ -206,6 +210,8 @@ class Ranks:
             sources = self.facts.sources(ref) if ref is not None else []
             if not sources and ref is not None and isinstance(test, cst.Attribute):
                 sources = self.attribute_of_passed(ref)  # `args.should_save` set by the caller of `train(args)`
+            if self.set_on_some_ranks(test):
+                return True
             if sources and depth > 0 and ref is not None and ref not in self._following:
                 # what it holds, not what it is called (`do_multi_rank_gather`); a name passed on
                 # as it is (`self.device_id = device_id`, a constructor's argument in another
@@ -256,6 +262,24 @@ class Ranks:
                         and isinstance(statement.value, cst.Call) and statement.value.func is method):
                     return False
         return True
+
+    def set_on_some_ranks(self, expr: cst.Name | cst.Attribute) -> bool:
+        """Does the name hold `None` on some ranks and a value on the others: every binding of a
+        value under a rank test, `None` elsewhere (`saver = None` ... `if args.local_rank == 0:
+        saver = CheckpointSaver(...)`: `if saver is not None:` is a rank test)?"""
+        ref = self.facts.ref(expr)
+        if ref is None or ref in self._following:
+            return False
+        if ref not in self._sentinels:
+            sources = self.facts.sources(ref)
+            values = [s for s in sources if not mt.is_name(s, "None")]
+            self._following.add(ref)
+            try:
+                self._sentinels[ref] = bool(values) and len(values) < len(sources) and all(
+                    self.rank_guard(v) is not None for v in values)
+            finally:
+                self._following.discard(ref)
+        return self._sentinels[ref]
 
     def returns_rank_test(self, call: cst.Call, depth: int) -> bool:
         """Does a function of the program `call` runs return a rank test on some path, or a value

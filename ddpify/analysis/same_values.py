@@ -100,8 +100,10 @@ class SameValues:
         handed to `init_process_group(rank=gpu)`; a name the script assigns is judged by what it
         holds instead), a property that returns a rank test, the global rank (`dist.get_rank()`,
         `int(os.environ["RANK"])`, a name holding one), a call whose name says rank
-        (`is_main_process()`) or that returns a rank test."""
-        return isinstance(node, (cst.Name, cst.Attribute)) and (self.ranks.rank_name(node) or isinstance(
+        (`is_main_process()`) or that returns a rank test, a name that only some ranks set (`saver =
+        None` ... `if rank == 0: saver = Saver()`)."""
+        return isinstance(node, (cst.Name, cst.Attribute)) and self.ranks.set_on_some_ranks(node) or isinstance(
+            node, (cst.Name, cst.Attribute)) and (self.ranks.rank_name(node) or isinstance(
             node, cst.Attribute) and self.ranks.property_rank_test(node)) and not (
                 isinstance(node, cst.Name) and self._assigned(node)) \
             or self.ranks.is_global_rank(node) or isinstance(node, cst.Call) and (
