@@ -231,8 +231,9 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
     and whose program reaches the module, the script is the first that starts the processes or
     their group (`STARTS`: `init_process_group`, `mp.spawn`; predict_from_raw_data.py, which
     only imports DistributedDataParallel, is not the run of nnU-Net's trainer, run_training.py
-    is), else the first that names torch.distributed (`DISTRIBUTED`), else the first, by depth
-    then name. The
+    is), else the first that names torch.distributed (`DISTRIBUTED`), else the first that starts
+    a group of one process (an example whose every `init_process_group` says `world_size=1`: not
+    the run the module's several processes share), else the first, by depth then name. The
     module stays the program's first part: only its findings are reported. `scans` (folder ->
     the candidate scripts) keeps the scans across the files of one run."""
     parsed = {} if parsed is None else parsed
@@ -241,7 +242,7 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
         return load(entry, data, parsed=parsed, module=module, lenient=True)
     root, name = _package_root(entry.resolve())
     first = Part(PurePosixPath(entry.resolve().relative_to(root).as_posix()), entry, data, module, name)
-    chosen = named = None
+    chosen = named = alone = None
     for script in _scripts(root, name.split(".")[0], {} if scans is None else scans):
         if script == entry.resolve():
             continue
@@ -252,12 +253,14 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
             continue  # an importer that does not parse is not read: the module is checked without it
         if any(p.path.resolve() == entry.resolve() for p in reached.parts):
             chosen = chosen or importer
-            if STARTS.search(importer.data):
+            if STARTS.search(importer.data) and _one_process(importer.module):
+                alone = alone or importer  # a run of one process
+            elif STARTS.search(importer.data):
                 chosen = named = importer  # the script that starts the distributed job
                 break
-            if named is None and DISTRIBUTED.search(importer.data):
+            elif named is None and DISTRIBUTED.search(importer.data):
                 named = importer  # one that says it runs distributed
-    chosen = named or chosen
+    chosen = named or alone or chosen
     return _read(root, [first, *([chosen] if chosen else [])], [first, *([chosen] if chosen else [])], parsed,
                  lenient=True)
 
@@ -266,6 +269,13 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
 DISTRIBUTED = re.compile(rb"torch\.distributed|DistributedDataParallel|init_process_group")
 # a script that starts the processes of a job or their group
 STARTS = re.compile(rb"init_process_group|\bspawn\(|start_processes\(")
+
+
+def _one_process(module: cst.Module) -> bool:
+    """Does every `init_process_group` of the script start a group of one process (`world_size=1`)?"""
+    inits = [c for c in mt.findall(module, cst.Call) if (dotted(c.func) or "").split(".")[-1] == "init_process_group"]
+    sizes = [mt.keyword(c, "world_size") for c in inits]
+    return bool(inits) and all(s is not None and isinstance(s.value, cst.Integer) and s.value.value == "1" for s in sizes)
 
 
 def _script_part(entry: Path, file: Path, root: Path, parsed: dict) -> Part:
