@@ -336,16 +336,34 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     index loads with a `map_location` (the script chose: `if args.gpu is None: torch.load(path)
     else: ...`; but `if torch.cuda.is_available(): torch.load(path)` is the bug itself), not for
     a file of this rank's own (`f"queue{rank}.pth"`), which comes back on the device it left,
-    not under a rank test (`if rank == 0:`): one process loads, onto its own GPU, and not where
-    only a run of one process gets (the `else` of `if dist.is_initialized():`).
+    not under a rank test (`if rank == 0:`): one process loads, onto its own GPU, not where
+    only a run of one process gets (the `else` of `if dist.is_initialized():`), and not in a
+    data set's own code (a method of a `torch.utils.data.Dataset`, or of a class with
+    `__getitem__` and `__len__`: precomputed features a data set serves, CPU tensors that the
+    loader's workers hand out).
     """
     if not ctx.script.distributed:
         return
     for call in ctx.script.calls_of("torch.load"):
         if not _maps(call) and not _chosen(ctx, call) and not _per_rank_file(ctx, call) \
-                and not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call):
+                and not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call) \
+                and not _in_a_data_set(ctx, call):
             yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
                             "GPU 0; pass map_location (\"cpu\" or this process's device)")
+
+
+def _in_a_data_set(ctx: Context, call: cst.Call) -> bool:
+    """Is `call` in a method of a data set class (a `torch.utils.data` Dataset, or a class with
+    `__getitem__` and `__len__`)?"""
+    f = ctx.facts
+    cls = next((a for a in f.ancestors(call) if isinstance(a, cst.ClassDef)), None)
+    if cls is None:
+        return False
+    if any((f.qualify(b.value) or "").startswith("torch.utils.data.") and (f.qualify(b.value) or "").endswith("Dataset")
+           for b in cls.bases):
+        return True
+    methods = {s.name.value for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+    return {"__getitem__", "__len__"} <= methods
 
 
 def _maps(call: cst.Call) -> bool:
