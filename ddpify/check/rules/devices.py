@@ -200,7 +200,9 @@ def hard_coded_gpu(ctx: Context) -> Iterator[Hit]:
     memory, and NCCL reports a duplicate GPU. Use the process's local rank. A default that a
     later assignment replaces (`args.device = "cuda:0"` ... `args.device = f"cuda:{local_rank}"`)
     is fine, and so is `cuda:0` where the script gives each process its own GPU only
-    (`os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["SLURM_LOCALID"]`). Found where every process runs it (not under a rank test, not on the branch of `if args.local_rank == -1:`), in
+    (`os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["SLURM_LOCALID"]`), and so is `"cuda:0"` as
+    a key of a `map_location` table (`{"cuda:0": "cpu"}`: the device the checkpoint was saved
+    from, which the load remaps). Found where every process runs it (not under a rank test, not on the branch of `if args.local_rank == -1:`), in
     a script that starts a process group or wraps a model in DDP.
     """
     f = ctx.facts
@@ -225,11 +227,28 @@ def _default(ctx: Context, expr: cst.BaseExpression) -> bool:
     return False
 
 
+def _saved_device(f, string: cst.BaseExpression) -> bool:
+    """Is the string a key of a `map_location` dict (`torch.load(p, map_location={"cuda:0": "cpu"})`):
+    the device the checkpoint was saved from, which the load remaps?"""
+    element = f.parents.get(string)
+    table = f.parents.get(element)
+    if not (isinstance(element, cst.DictElement) and element.key is string and isinstance(table, cst.Dict)):
+        return False
+    arg = f.parents.get(table)
+    call = f.parents.get(arg)
+    if isinstance(arg, cst.Arg) and isinstance(call, cst.Call):
+        return arg.keyword is not None and arg.keyword.value == "map_location" or mt.positional(call, 1) is arg
+    ref = next((f.ref(t, a) for t, v, a in f.assigns if v is table and isinstance(t, cst.Name)), None)
+    return ref is not None and any(
+        mt.keyword(c, "map_location") is not None and mt.is_name(mt.keyword(c, "map_location").value, ref.name)
+        for c in f.calls if f.qualify(c.func) == "torch.load")
+
+
 def _gpu_zero(ctx: Context) -> Iterator[cst.BaseExpression]:
     """`"cuda:0"` anywhere, and a literal 0 as the index of `.cuda()`, `.to()`, `set_device`,
     `device_ids=[...]`, `output_device=`, `torch.device("cuda", 0)`."""
     f = ctx.facts
-    yield from (s for s in f.strings if string_value(s) == "cuda:0")
+    yield from (s for s in f.strings if string_value(s) == "cuda:0" and not _saved_device(f, s))
     for call in f.calls:
         name = f.qualify(call.func)
         first = mt.positional(call, 0)
