@@ -47,7 +47,8 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     or handed on there, as a closure to `optimizer.step`), after the `if` where the branch
     returns (`if rank != 0: dist.barrier(); return`, then rank 0's barrier in a `finally`), or
     under another rank test (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`,
-    "main process first").
+    "main process first"; not where both lie inside one branch of an outer rank test, which the
+    others never enter).
     """
     if not ctx.script.distributed:
         return
