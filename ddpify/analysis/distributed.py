@@ -38,8 +38,8 @@ NOT_DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_available"})
 
 
 def is_distributed(facts: Facts) -> bool:
-    """Does the script call torch.distributed, or wrap in DDP, or build a DistributedSampler, or
-    wait at a barrier of an object the project made (`distr.barrier()`)?"""
+    """Does the script call torch.distributed (or `deepspeed.init_distributed()`, which starts its
+    process group), or wrap in DDP, or build a DistributedSampler, or wait at a barrier of an object the project made (`distr.barrier()`)?"""
     return any(_distributed_call(facts, call) or barrier_method(facts, call) for call in facts.calls)
 
 
@@ -71,7 +71,12 @@ def _distributed_name(name: str | None, called: bool) -> bool:
         return False
     if name in WRAPPERS:
         return True
-    return called and name.startswith("torch.distributed.") and name not in NOT_DISTRIBUTED_CALLS
+    return called and (name.startswith("torch.distributed.") and name not in NOT_DISTRIBUTED_CALLS
+                       or name in GROUP_STARTERS)
+
+
+# other libraries' calls that start the torch.distributed process group of the job
+GROUP_STARTERS = frozenset({"deepspeed.init_distributed", "deepspeed.comm.init_distributed"})
 
 
 # calls that start worker processes, with where they take the worker function (its position,

@@ -44,7 +44,7 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     process already uses). A GPU index is the process's rank on its node: `LOCAL_RANK`. Found
     where `dist.get_rank()`, `os.environ["RANK"]`, `args.rank` (not an option also spelled
     `--local_rank`, which the launcher fills with the local rank) or a name holding one of them is
-    a device: `set_device(...)`, `device_ids=[...]`, `output_device=`, `torch.device("cuda", ...)`,
+    a device: `set_device(...)` (torch.cuda's, or an accelerator's: `get_accelerator().set_device(...)`), `device_ids=[...]`, `output_device=`, `torch.device("cuda", ...)`,
     `f"cuda:{...}"`, `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there when the launcher
     sets it (torchrun does) and keeps the script's own expression when not (a single process
     without a launcher, `srun`): `int(os.environ.get("LOCAL_RANK", rank))`, bound once to
@@ -148,7 +148,8 @@ def _device_indices(ctx: Context) -> Iterator[tuple[cst.BaseExpression, str]]:
     for call in f.calls:
         name = f.qualify(call.func)
         first = mt.positional(call, 0)
-        if name in ("torch.cuda.set_device", "torch.cuda.device") and first is not None:
+        if (name in ("torch.cuda.set_device", "torch.cuda.device") or mt.is_method_call(call, "set_device")) \
+                and first is not None:  # also an accelerator's: `get_accelerator().set_device(i)`, `torch.xpu`'s
             yield first.value, '"'
         elif name == DDP:
             ids, out = mt.keyword(call, "device_ids"), mt.keyword(call, "output_device")
