@@ -56,6 +56,8 @@ from ddpify.analysis.models import WRAPPER, Holds, holds_wrapper
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ddpify.analysis.result import Analysis
     from ddpify.analysis.models import Model, Models
     from ddpify.syntax.facts import Facts, Ref
@@ -78,6 +80,27 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     if options.fsdp:
         _full_state_dicts(facts, analysis.models, refs, edits)
         return
+    _custom_attributes(facts, refs, edits)
+    _dataparallel_loads(facts, refs, edits)
+    for call, tested in _tested_models(facts):
+        _give_bare_model(facts, refs, edits, tested, lambda bare: (
+            f"`{dotted(call.func)}` tests `{bare}`, the model itself: the DistributedDataParallel wrapper is not of "
+            "the model's class and has none of its attributes"))
+    for call in facts.calls:  # `torch.save(model, path)` would pickle the wrapper
+        saved = mt.positional(call, 0)
+        if facts.qualify(call.func) == "torch.save" and saved is not None:
+            for value in _saved_models(facts, saved.value):
+                _give_bare_model(facts, refs, edits, value, lambda bare: (
+                    f"torch.save saves `{bare}`, the model itself: a pickled DistributedDataParallel would not load "
+                    "without a process group"), any_value=True)
+    for call, traced in _traced_models(facts):
+        _give_bare_model(facts, refs, edits, traced, lambda bare: (
+            f"`{dotted(call.func)}` traces `{bare}`, the model itself: tracing the DistributedDataParallel wrapper "
+            "fails on its process group"))
+
+
+def _custom_attributes(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> None:
+    """`model.x` of a custom attribute, `state_dict()` or `load_state_dict()` -> through the bare model."""
     for attr in facts.attributes:
         name = attr.attr.value
         if name in mt.MODULE_API and name not in STATE:
@@ -90,7 +113,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             "DistributedDataParallel does not forward custom attributes"
         edits.replace(attr, partial(_through_bare_model, edits, holds is WRAPPER),
                       f"`{owner}.{name}` -> `{_bare_text(owner, holds)}.{name}` ({why})")
-    for call in facts.calls:  # a DataParallel script's old checkpoints have `module.` keys
+
+
+def _dataparallel_loads(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> None:
+    """`model.load_state_dict(sd)` of a DataParallel script -> `load_state_dict(without_module_prefix(sd))`:
+    its old checkpoints have `module.` keys."""
+    for call in facts.calls:
         if mt.is_method_call(call, "load_state_dict") and call.args and isinstance(call.func, cst.Attribute):
             ref = facts.ref(call.func.value)
             model = refs.get(ref) if ref is not None else None
@@ -100,29 +128,15 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                               "checkpoints of the DataParallel script have `module.` keys: without_module_prefix "
                               "loads them as well as the new ones")
                 edits.add_import("ddpify_runtime", "without_module_prefix")
-    for call, tested in _tested_models(facts):
-        holds = holds_wrapper(facts, refs, tested) if dotted(tested) else None
-        if holds is not None:
-            edits.replace(tested, partial(build.bare_model, edits, proven=holds is WRAPPER),
-                          f"`{dotted(call.func)}` tests `{_bare_text(dotted(tested) or facts.code(tested), holds)}`, the model "
-                          "itself: the DistributedDataParallel wrapper is not of the model's class and has none of its "
-                          "attributes")
-    for call in facts.calls:  # `torch.save(model, path)` would pickle the wrapper
-        saved = mt.positional(call, 0)
-        if facts.qualify(call.func) != "torch.save" or saved is None:
-            continue
-        for value in _saved_models(facts, saved.value):
-            holds = holds_wrapper(facts, refs, value)
-            if holds is not None:
-                edits.replace(value, partial(build.bare_model, edits, proven=holds is WRAPPER),
-                              f"torch.save saves `{_bare_text(dotted(value) or facts.code(value), holds)}`, the model itself: a "
-                              "pickled DistributedDataParallel would not load without a process group")
-    for call, traced in _traced_models(facts):
-        holds = holds_wrapper(facts, refs, traced) if dotted(traced) else None
-        if holds is not None:
-            edits.replace(traced, partial(build.bare_model, edits, proven=holds is WRAPPER),
-                          f"`{dotted(call.func)}` traces `{_bare_text(dotted(traced) or facts.code(traced), holds)}`, the model itself: "
-                          "tracing the DistributedDataParallel wrapper fails on its process group")
+
+
+def _give_bare_model(facts: Facts, refs: dict[Ref, Model], edits: Edits, value: cst.BaseExpression,
+                     why: Callable[[str], str], any_value: bool = False) -> None:
+    """`value` -> the bare model where it holds the wrapper (a dotted name, or `any_value`)."""
+    holds = holds_wrapper(facts, refs, value) if any_value or dotted(value) else None
+    if holds is not None:
+        edits.replace(value, partial(build.bare_model, edits, proven=holds is WRAPPER),
+                      why(_bare_text(dotted(value) or facts.code(value), holds)))
 
 
 def _through_bare_model(edits: Edits, proven: bool, attr: cst.Attribute) -> cst.Attribute:
