@@ -591,7 +591,22 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
             return True
         if any(facts.trains(f) or _keeps_argument(facts, call, f, name) for f in facts.user_functions(call)):
             return True
+        if _run_for_effect(facts, call) and any(dotted(a.value) == name for a in call.args) and \
+                any(_builds_optimizer(facts, f) for f in facts.user_functions(call)):
+            return True  # `train(scholar, data)` builds its optimizers: it trains, through calls ddpify cannot follow
     return False
+
+
+def _run_for_effect(facts: Facts, call: cst.Call) -> bool:
+    """Is `call` a statement of its own, its result unused (`train(model, data)`, not
+    `optimizer = build_optimizer(model)`)?"""
+    expr = mt.sole(facts.statement(call), cst.Expr)
+    return expr is not None and expr.value is call
+
+
+def _builds_optimizer(facts: Facts, func: cst.FunctionDef) -> bool:
+    """Does `func` build an optimizer (`def train(model, ...): opt = Adam(model.parameters())`)?"""
+    return any(facts.scope(opt) is func for opt in facts.optimizers)
 
 
 KNOWN_LIBRARIES = ("torch.", "numpy.", "copy.", "math.")  # what they do with a model ddpify knows

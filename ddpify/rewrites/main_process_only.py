@@ -74,7 +74,7 @@ TODO.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, AbstractSet, Iterator
 
 import libcst as cst
 
@@ -104,6 +104,7 @@ ONCE = {"wandb.init", "wandb.log", "wandb.save", "wandb.finish", "wandb.watch", 
         # removing or renaming files and folders: every process would race the main process's
         # writes there (one deletes the folder another has just made and written into)
         "shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.replace"}
+DELETIONS = frozenset({"shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs"})  # nothing to read back
 LOGGERS = {"wandb.init"}  # and what `objects` calls a writer (SummaryWriter, a logger class of the program)
 FILE_METHODS = {"write", "writelines", "flush", "close"}
 LOG_FILE_HANDLERS = frozenset({"logging.FileHandler", "logging.handlers.RotatingFileHandler",
@@ -120,7 +121,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         stmt = facts.statement(call)
         if isinstance(stmt, cst.SimpleStatementLine) and any(f in writers for f in facts.user_functions(call)):
             writes[stmt] = f"{dotted(call.func)}()"
-    saves, guarded, files = [], [], []
+    saves, guarded, files, owners = [], [], [], []
     for stmt, what in list(writes.items()):
         if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):
             continue
@@ -134,12 +135,13 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         if owner is not None and options.fsdp and _collectives(facts, models, refs, owner):
             owner = None  # the gathers stay on every process: the write is guarded inside the `if`
         returns = isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)
-        if not what.startswith("wandb.") and not _logs(facts, stmt, loggers) and not returns:
+        if not what.startswith("wandb.") and what not in DELETIONS and not _logs(facts, stmt, loggers) and not returns:
             saves.append(owner or stmt)  # every process waits there when the file is read back below
             # (not after a guarded `return <write>`: the main process leaves there, the others would wait)
         if owner is not None:  # `if args.save_model: torch.save(...)` -> `if args.save_model and ...:`
             edits.replace(owner.test, _and_main, f"{what} runs on the main process only")
             writes[owner] = what
+            owners.append(owner)
             continue
         assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) else None
         if isinstance(assign, cst.Assign) and _is_logger(facts, assign.value, opened):
@@ -163,7 +165,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     for stmt in [*files, *(s for s in writes if facts.scope(s) in writers)]:
         _write_atomically(facts, edits, stmt)
     readers = [c for c in facts.calls if _reads(facts, c)] if saves else []
-    points = {stmt: _reached_by_all(facts, stmt) for stmt in saves if _read_back_later(facts, stmt, readers)}
+    main_only = {*guarded, *owners}  # a barrier inside them would wait for processes that never come
+    points = {stmt: _reached_by_all(facts, stmt, main_only) for stmt in saves if _read_back_later(facts, stmt, readers)}
     placed: set[cst.CSTNode] = set()
     for stmt, point in points.items():
         if _barrier_follows(facts, point, set(points.values()) - {point},
@@ -630,18 +633,23 @@ def _atomic(node: cst.SimpleStatementLine, name: str) -> cst.With:
                               body=shell.body.with_changes(body=[inner]), leading_lines=node.leading_lines)
 
 
-def _reached_by_all(facts: Facts, stmt: cst.CSTNode) -> cst.CSTNode:
+def _reached_by_all(facts: Facts, stmt: cst.CSTNode, main_only: AbstractSet[cst.CSTNode] = frozenset()) -> cst.CSTNode:
     """Where every process passes after `stmt`: `stmt`, or the outermost statement around it (in
     its loop or function) that some processes may leave early: an `if` whose test may differ
     between processes (`if val_loss < best:` on a shard), a `try` (`try: os.makedirs(out)` /
     `except OSError: pass`: the main process raises, the others do not) or a `with` (which may
     swallow what its body raises, `contextlib.suppress`). Past a loop, an `if` or a `try` around
     the whole loop still counts (`if not os.path.exists(d): for f in files: copy; barrier()`: a
-    process that finds the folder the main process made skips the loop and its barriers)."""
+    process that finds the folder the main process made skips the loop and its barriers). A
+    statement this rewrite runs on the main process only (`main_only`: guarded, or an `if` whose
+    test it extends) is left by the others too."""
     point, looped = stmt, False
     for anc in facts.ancestors(stmt):
         if isinstance(anc, (cst.FunctionDef, cst.Module)):
             break
+        if anc in main_only:
+            point = anc
+            continue
         if isinstance(anc, (cst.For, cst.While)):
             looped = True
             continue

@@ -294,6 +294,61 @@ for x, y in train_loader:
 if is_main_process():
     os.replace("last.pt", "previous.pt")
 """, "removing_and_renaming_files_runs_on_the_main_process_only", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # ncsn's main.py again, as it is: the clearing sits in an `if` whose body now only writes, so
+    # the `if` runs on the main process only; a barrier in it would wait for the others forever
+    pair("""\
+import os
+import shutil
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+
+
+def prepare(log, resume):
+    if not resume:
+        if os.path.exists(log):
+            shutil.rmtree(log)
+        os.makedirs(log)
+    with open(os.path.join(log, "config.txt"), "w") as f:
+        f.write("lr=0.1")
+    with open(os.path.join(log, "config.txt")) as f:
+        print(f.read())
+
+
+prepare("runs/exp", False)
+for x, y in train_loader:
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+""", """\
+import os
+import shutil
+from ddpify_runtime import barrier, is_main_process
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+
+
+def prepare(log, resume):
+    if not resume and is_main_process():
+        if os.path.exists(log) and is_main_process():
+            shutil.rmtree(log)
+        os.makedirs(log)
+    if is_main_process():
+        with open(os.path.join(log, "config.txt"), "w") as f:
+            f.write("lr=0.1")
+    barrier()
+    with open(os.path.join(log, "config.txt")) as f:
+        print(f.read())
+
+
+prepare("runs/exp", False)
+for x, y in train_loader:
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+""", "a_barrier_after_a_write_goes_after_the_if_the_main_process_alone_enters", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # pytorch/examples dcgan: the main process raises (the folder exists) and leaves the `try`;
     # a barrier inside it would wait for the main process forever.
     pair("""\

@@ -2272,6 +2272,71 @@ loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_s
 train(WGAN(), Heads(), loader)
 """, "a_model_trained_through_its_own_methods_averages_its_gradients_without_a_wrapper",
          scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # pytorch-deep-generative-replay (decision 0046's tuning half): the model is handed to a
+    # `train()` that builds its optimizer and trains it through a method, under an `if` whose
+    # other branch loads weights into it; that `if` is no set-up to wrap after: the model was
+    # wrapped (here: synced) after the training had run
+    pair("""\
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def fit(self, loader, optimizer):
+        for x, y in loader:
+            optimizer.zero_grad()
+            ((self(x) - y) ** 2).mean().backward()
+            optimizer.step()
+
+
+def train(model, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        model.fit(loader, optimizer)
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = Net()
+if len(loader):
+    train(model, loader)
+else:
+    model.load_state_dict(torch.load("m.pt"))
+""", """\
+from ddpify_runtime import sync_gradients
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def fit(self, loader, optimizer):
+        for x, y in loader:
+            optimizer.zero_grad()
+            ((self(x) - y) ** 2).mean().backward()
+            optimizer.step()
+
+
+def train(model, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        model.fit(loader, optimizer)
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = Net()
+model = sync_gradients(model)
+if len(loader):
+    train(model, loader)
+else:
+    model.load_state_dict(torch.load("m.pt"))
+""", "a_call_that_hands_the_model_to_a_function_building_its_optimizer_ends_its_set_up",
+         scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
 ]
 
 # Every script that trains gets the wrap or a TODO, so the near misses follow one that does: models
