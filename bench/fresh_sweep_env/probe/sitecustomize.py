@@ -11,7 +11,8 @@ judging a program from the outside and naming the code behind a failed check:
   loader it comes from, so a step is told from the loader of its batch, not from the loader whose
   pass began last (an evaluation pass in the middle of a long-lived training iterator's);
 * ``coverage`` (an optimizer's 2nd step): how many of the parameters it steps belong to no
-  DDP- or FSDP-wrapped module (issue 28's first check, seen from outside);
+  DDP- or FSDP-wrapped module and whose gradients `sync_gradients` does not average (issue 28's
+  first check, seen from outside);
 * ``save_site`` (torch.save): the user's stack, and whether the object saved holds a
   DistributedDataParallel (a whole-model save of the wrapper);
 * ``write`` (a file a program writes itself: ``open`` for writing, called from the user's code,
@@ -123,7 +124,7 @@ def _extras():
             wrapped = {id(p) for _, m in probe._WRAPPED for p in m.parameters()}
             wrapped |= {id(p) for m in probe._SHARDED for p in m.parameters()}
             params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
-            bare = [p for p in params if id(p) not in wrapped]
+            bare = [p for p in params if id(p) not in wrapped and not getattr(p, "_ddpify_synced", False)]
             probe._log("coverage", number=probe._OPTIMIZERS.index(optimizer), params=len(params), bare=len(bare),
                        shapes=[list(p.shape) for p in bare[:4]])
 
