@@ -731,7 +731,12 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     not; `self.model` a method stores holds what every such store is given), None when it is
     not. Edits that depend on it use `.module` for WRAPPER and `unwrap(...)`
     for MAYBE. `refs` are the names that hold a wrapper: `Models.refs` (the wraps
-    ddpify places), or `written_wraps` for a script that wraps its models itself (`ddpify check`)."""
+    ddpify places), or `written_wraps` for a script that wraps its models itself (`ddpify check`).
+    A conditional expression (`model if feedback else generator`) holds what either branch may,
+    unless it is the program's own unwrapping (`model.module if world_size > 1 else model`)."""
+    if isinstance(expr, cst.IfExp) and not any(mt.is_attribute(e, "module") for e in (expr.body, expr.orelse)):
+        verdicts = {holds_wrapper(facts, refs, e, depth) for e in (expr.body, expr.orelse)}
+        return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
     ref = facts.ref(expr)
     if ref not in refs and isinstance(expr, cst.Attribute) and dotted(expr.value) not in (None, "self"):
         ref = _instance_attribute(facts, refs, expr) or ref  # `runner.model`: the class's `self.model`

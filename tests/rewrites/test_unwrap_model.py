@@ -663,3 +663,41 @@ torch.save(state, "m.t7")
 """
     out = only(NAME, code, frozenset({"wrap-model"}))
     assert 'state = {"net": net.module if use_cuda else net.module, "acc": 1 if use_cuda else 0}' in out
+
+
+def test_a_parameter_given_a_choice_between_the_wrapped_model_and_another_reaches_it_through_unwrap():
+    """continual-learning (sweep 5a's tuning half): `cb._VAE_loss_cb(model=model if feedback else
+    generator)` hands the wrapped generator on one branch; the callback it returns read
+    `model.label` on the wrapper (AttributeError). What either branch of a conditional expression
+    may hold, the parameter may hold; a choice between two bare objects leaves it as it is."""
+    code = """\
+import argparse
+import torch
+
+
+def loss_cb(model=None):
+    def cb(loss):
+        print(loss, model.label)
+    return cb
+
+
+args = argparse.ArgumentParser().parse_args()
+if args.gen:
+    gen = torch.nn.Linear(4, 1)
+    gen.label = "VAE"
+    opt = torch.optim.SGD(gen.parameters(), lr=0.1)
+cbs = [loss_cb(model=gen if args.x else None)]
+for x in torch.randn(3, 4):
+    opt.zero_grad()
+    loss = gen(x).sum()
+    loss.backward()
+    opt.step()
+    for c in cbs:
+        c(loss)
+"""
+    out = only(NAME, code, frozenset({"wrap-model"}))
+    assert out.index("gen = DistributedDataParallel(gen") < out.index("cbs = [")
+    assert "print(loss, unwrap(model).label)" in out
+    bare = only(NAME, code.replace("gen if args.x else None", "torch.nn.Linear(2, 2) if args.x else None"),
+                frozenset({"wrap-model"}))
+    assert "print(loss, model.label)" in bare
