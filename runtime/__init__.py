@@ -79,7 +79,7 @@ __all__ = [
     "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix", "penalty_gradients",
     "sync_gradients",
     # data
-    "set_epoch", "end_epoch", "ShardedSampler", "shard_loader",
+    "set_epoch", "end_epoch", "endless", "ShardedSampler", "shard_loader",
     # fsdp
     "shard_model", "sharded_blocks", "full_state_dict", "load_full_state_dict",
     "full_optimizer_state_dict", "load_full_optimizer_state_dict",
@@ -812,6 +812,28 @@ def without_module_prefix(state_dict: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- data
+
+
+def endless(loader: Any) -> Iterator[Any]:
+    """``iter(loader)`` that starts the loader's next pass, with the next epoch (`set_epoch`),
+    where the first one ends, instead of raising StopIteration.
+
+    For a program that draws a fixed number of batches with ``next(it)`` from one
+    ``it = iter(loader)`` and never expects it to run out: with the data sharded, each process's
+    pass holds 1/N of the batches, and the iterator ran out where the single-GPU pass had enough.
+    The first pass is exactly ``iter(loader)``'s. A pass that yields nothing ends it.
+    """
+    yield from loader
+    epoch = 1
+    while True:
+        set_epoch(loader, epoch)
+        drawn = False
+        for batch in loader:
+            drawn = True
+            yield batch
+        if not drawn:
+            return
+        epoch += 1
 
 
 def set_epoch(obj: Any, epoch: Optional[int] = None) -> Any:

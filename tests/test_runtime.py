@@ -187,6 +187,17 @@ def test_sync_gradients_leaves_one_process_alone():
     assert rt.sync_gradients(model) is model and not any(rt._synchronised_elsewhere(p) for p in model.parameters())
 
 
+def test_endless_starts_the_next_pass_with_the_next_epoch_where_one_ends():
+    sampler = DistributedSampler(DATA, num_replicas=2, rank=0)
+    loader = DataLoader(DATA, sampler=sampler, batch_size=4)
+    batches = rt.endless(loader)
+    first = [next(batches) for _ in range(len(loader))]
+    assert sampler.epoch == 0 and [b.tolist() for b in first] == [b.tolist() for b in loader]
+    again = next(batches)  # the first pass ran out: a new one, with a new order
+    assert sampler.epoch == 1 + 1 and again.tolist() == next(iter(loader)).tolist()
+    assert list(rt.endless([])) == []  # nothing to draw: it ends
+
+
 # --------------------------------------------------------------------------- set_epoch
 
 DATA = list(range(20))

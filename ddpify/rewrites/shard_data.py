@@ -25,7 +25,10 @@ custom sampler's weighting and gives every process the same number of batches. `
 that keeps its shuffle setting (`'shuffle'` arriving through a dict only on CUDA stays so); a
 batch sampler of another class (`batch_sampler=BalancedBatchSampler(labels, ...)`) has its
 batches dealt out in turn to the processes, drawn alike on every process.
-Evaluation loaders stay whole here (shard-eval splits their loops where the numbers stay
+An iterator the program draws a fixed number of times and never expects to run out
+(`batches = iter(get_loader(ds))`, then `next(batches)` in a loop, no `except StopIteration`)
+becomes `endless(...)` (runtime): a process's shard holds 1/N of the batches, and where one pass
+ends it starts the next, with the next epoch. Evaluation loaders stay whole here (shard-eval splits their loops where the numbers stay
 exact); in a dict keyed by phase, the key whose loop steps no optimizer ('val') evaluates
 (ddpify.analysis.phases), and the comprehension that builds both has its training item sharded. A loader over an `IterableDataset` gets a TODO: it must shard in `__iter__`. So does
 training that no DataLoader feeds (generated batches, RL rollouts): every process then makes its
@@ -38,6 +41,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis import objects
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -71,6 +75,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     for loop in found.manual:
         edits.todo(loop, "batches are sliced by hand, so every process trains on all the data (correct, "
                    "no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler")
+    for made in _drawn_without_end(facts, found.training) if analysis.models.wrapped else ():
+        edits.replace(made.func, lambda node: cst.Name("endless"),
+                      "this iterator is drawn by next() a fixed number of times and never expected to run out; "
+                      "each process's pass now holds 1/N of the batches: endless() starts the next pass (next epoch) "
+                      "where one ends")
+        edits.add_import("ddpify_runtime", "endless")
     if found.training:
         edits.warn(found.training[0], "batch_size is now per process: the global batch is batch_size x "
                      "the number of processes")
@@ -81,6 +91,45 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                        "trains on all the data it reads (correct, no speed-up), and batches it generates "
                        "(random batches, RL rollouts) start from the same random state on every process: "
                        "seed with an offset of get_rank() before this loop if they should differ")
+
+
+def _drawn_without_end(facts: Facts, training: list[cst.Call]) -> list[cst.Call]:
+    """The `iter(loader)` calls of training loaders whose iterator, kept in a name made nowhere
+    else, is drawn only by `next(it)` in a loop, with no default and no `except` around it that
+    catches its end (`StopIteration`, `Exception`, a bare `except`): the program never expects
+    it to run out (`it = iter(get_loader(data)); for step in range(n): x, y = next(it)`)."""
+    flow, found = objects.of(facts), []
+    for call in facts.calls:
+        if not mt.is_name(call.func, "iter") or len(call.args) != 1 or \
+                not flow.of_kind(call.args[0].value, objects.LOADER) & set(training):
+            continue
+        assign = mt.sole(facts.statement(call), cst.Assign)
+        if assign is None or assign.value is not call or len(assign.targets) != 1 or \
+                not isinstance(assign.targets[0].target, cst.Name):
+            continue
+        target = assign.targets[0].target
+        ref = facts.ref(target, facts.statement(call))
+        reads = [r for r in facts.references(facts.scope(call), target.value)
+                 if r is not target and facts.ref(r) == ref] if ref is not None else []
+        if ref is None or len(facts.writes(ref)) != 1 or not reads:
+            continue
+        drawn = [facts.parent(arg) for r in reads if isinstance(arg := facts.parent(r), cst.Arg)]
+        if len(drawn) != len(reads) or not all(
+                isinstance(c, cst.Call) and mt.is_name(c.func, "next") and len(c.args) == 1
+                and next(facts.enclosing_loops(c), None) is not None and not _ends_caught(facts, c) for c in drawn):
+            continue
+        found.append(call)
+    return found
+
+
+def _ends_caught(facts: Facts, node: cst.CSTNode) -> bool:
+    """Is `node` inside a `try` one of whose handlers catches StopIteration (or all exceptions)?"""
+    for anc in facts.ancestors(node):
+        if isinstance(anc, cst.Try) and any(h.type is None or (dotted(h.type) or "").split(".")[-1] in
+                                            ("StopIteration", "Exception", "BaseException") or
+                                            isinstance(h.type, cst.Tuple) for h in anc.handlers):
+            return True
+    return False
 
 
 def _outermost_training_loop(facts: Facts) -> cst.For | cst.While | None:

@@ -314,6 +314,60 @@ for x, y in extra:
         "warning: batch_size is now per process: the global batch is batch_size x the number of processes",
         "change: training loader sharded with DistributedSampler(ds, shuffle=True)",
     ], scaffold=SCRIPT.instead_of("train_loader", "model", "optimizer", "loop")),
+    # pytorch-deep-generative-replay (decision 0046's tuning half): `next(it)` a fixed number of
+    # times from one `iter(loader)`; each process's shard ran out where the whole data set had
+    # enough (StopIteration). An iterator whose end the program catches stays `iter()`
+    pair("""\
+def get_loader(ds):
+    return DataLoader(ds, batch_size=4, shuffle=True)
+
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+ds = TensorDataset(torch.randn(16, 2), torch.randn(16, 1))
+batches = iter(get_loader(ds))
+for step in range(4):
+    x, y = next(batches)
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+caught = iter(get_loader(ds))
+while True:
+    try:
+        x, y = next(caught)
+    except StopIteration:
+        break
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+""", """\
+from torch.utils.data.distributed import DistributedSampler
+from ddpify_runtime import endless
+
+def get_loader(ds):
+    return DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
+
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+ds = TensorDataset(torch.randn(16, 2), torch.randn(16, 1))
+batches = endless(get_loader(ds))
+for step in range(4):
+    x, y = next(batches)
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+caught = iter(get_loader(ds))
+while True:
+    try:
+        x, y = next(caught)
+    except StopIteration:
+        break
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+""", "an_iterator_drawn_a_fixed_number_of_times_starts_a_new_pass_where_a_shard_ends",
+         scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 optimizer = torch.optim.SGD(get_params(), lr=0.1)
 """, """\
