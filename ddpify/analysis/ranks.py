@@ -235,9 +235,9 @@ class Ranks:
         if isinstance(test, cst.Call):
             if isinstance(test.func, cst.Attribute) and mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
                 return self.rank_dependent(test.func.value, depth)
-            return rank_word(test.func) or any(self.rank_dependent(a.value, depth) for a in test.args
-                                               if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)
-                                               and not self._only_logged(test, a.value)) \
+            return rank_word(test.func) or any(self.rank_dependent(a.value, depth) and not self._only_logged(test, a.value)
+                                               for a in test.args
+                                               if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)) \
                 or self.returns_rank_test(test, depth)
         return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
             child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
