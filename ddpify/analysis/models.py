@@ -100,18 +100,19 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
 
 
 def _trained_by_methods(facts: Facts, refs: dict[Ref, Model], model: Model) -> str | None:
-    """A model the program never calls (no `model(x)` where a name holds it) but whose own
-    methods it calls (`wgan.c_loss(x, z)`, `scholar.train_with_replay(data)`: not nn.Module's
-    API): they run its sub-modules outside DistributedDataParallel's forward, where DDP averages
-    gradients, so a wrapper around it would average none. The first such call, as written, or
+    """A model the program never calls with gradients (no `model(x)` where a name holds it, but
+    under `torch.no_grad()`) but whose own methods it calls (`wgan.c_loss(x, z)`,
+    `scholar.train_with_replay(data)`: not nn.Module's API): they run its sub-modules outside
+    DistributedDataParallel's forward, where DDP averages gradients, so a wrapper around it would
+    average none. The first such call, as written, or
     None. Not for a DataParallel model (its `.module` reads go with the wrapper)."""
     if model.dataparallel is not None:
         return None
     own = {ref: m for ref, m in refs.items() if m is model}
     found = None
     for call in facts.calls:
-        if dotted(call.func) and holds_wrapper(facts, own, call.func) is not None:
-            return None  # its forward runs
+        if dotted(call.func) and not _without_grad(facts, call) and holds_wrapper(facts, own, call.func) is not None:
+            return None  # its forward runs with gradients (an evaluation's no_grad forward trains nothing)
         func = call.func
         if found is None and isinstance(func, cst.Attribute) and func.attr.value not in mt.MODULE_API | STATE \
                 and dotted(func.value) and holds_wrapper(facts, own, func.value) is not None:

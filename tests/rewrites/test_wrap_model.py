@@ -2538,3 +2538,45 @@ for x in torch.randn(3, 4):
     optimizer.step()
 """)
     assert "    model = model.cuda()\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" in moved
+
+
+def test_a_model_trained_through_its_own_methods_and_evaluated_without_gradients_is_synced():
+    """continual-learning (sweep 5a's tuning half): the generator trains in its own
+    `train_a_batch()` (`self(x)`, backward, step) and an evaluation runs `model(x)` under
+    `torch.no_grad()`; that call made ddpify wrap it in DDP, whose forward training never ran: the
+    copies diverged. A forward without gradients trains nothing: the model is synced
+    (sync_gradients); one called with gradients is wrapped as before."""
+    code = """\
+import torch
+from torch import nn
+
+
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def train_a_batch(self, x):
+        self.optimizer.zero_grad()
+        loss = ((self(x) - x) ** 2).mean()
+        loss.backward()
+        self.optimizer.step()
+
+
+def show(model, x):
+    with torch.no_grad():
+        print(model(x))
+
+
+vae = VAE()
+vae.optimizer = torch.optim.Adam(vae.parameters())
+for x in torch.randn(3, 2, 4):
+    vae.train_a_batch(x)
+show(vae, torch.randn(2, 4))
+"""
+    assert "vae = sync_gradients(vae)" in only(NAME, code)
+    graded = only(NAME, code.replace("    with torch.no_grad():\n        print(model(x))", "    print(model(x))"))
+    assert "vae = DistributedDataParallel(vae" in graded
