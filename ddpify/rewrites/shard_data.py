@@ -97,20 +97,26 @@ def _drawn_without_end(facts: Facts, training: list[cst.Call]) -> list[cst.Call]
     """The `iter(loader)` calls of training loaders whose iterator, kept in a name made nowhere
     else, is drawn only by `next(it)` in a loop, with no default and no `except` around it that
     catches its end (`StopIteration`, `Exception`, a bare `except`): the program never expects
-    it to run out (`it = iter(get_loader(data)); for step in range(n): x, y = next(it)`)."""
+    it to run out (`it = iter(get_loader(data)); for step in range(n): x, y = next(it)`), also
+    where it is made on some paths only (`iter(loader) if previous else None`)."""
     flow, found = objects.of(facts), []
     for call in facts.calls:
         if not mt.is_name(call.func, "iter") or len(call.args) != 1 or \
                 not flow.of_kind(call.args[0].value, objects.LOADER) & set(training):
             continue
         assign = mt.sole(facts.statement(call), cst.Assign)
-        if assign is None or assign.value is not call or len(assign.targets) != 1 or \
+        value = assign.value if assign is not None else None
+        if isinstance(value, cst.IfExp) and call in (value.body, value.orelse) and \
+                mt.is_name(value.orelse if value.body is call else value.body, "None"):
+            value = call  # `it = iter(loader) if previous else None`: made on some paths only
+        if assign is None or value is not call or len(assign.targets) != 1 or \
                 not isinstance(assign.targets[0].target, cst.Name):
             continue
         target = assign.targets[0].target
         ref = facts.ref(target, facts.statement(call))
         reads = [r for r in facts.references(facts.scope(call), target.value)
                  if r is not target and facts.ref(r) == ref] if ref is not None else []
+        reads = [r for r in reads if not isinstance(facts.parent(r), cst.Comparison)]  # `if it is not None:`
         if ref is None or len(facts.writes(ref)) != 1 or not reads:
             continue
         drawn = [facts.parent(arg) for r in reads if isinstance(arg := facts.parent(r), cst.Arg)]

@@ -326,8 +326,11 @@ model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 ds = TensorDataset(torch.randn(16, 2), torch.randn(16, 1))
 batches = iter(get_loader(ds))
+replayed = iter(get_loader(ds)) if len(ds) > 8 else None
 for step in range(4):
     x, y = next(batches)
+    if replayed is not None:
+        x, y = next(replayed)
     optimizer.zero_grad()
     torch.nn.functional.mse_loss(model(x), y).backward()
     optimizer.step()
@@ -352,8 +355,11 @@ model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 ds = TensorDataset(torch.randn(16, 2), torch.randn(16, 1))
 batches = endless(get_loader(ds))
+replayed = endless(get_loader(ds)) if len(ds) > 8 else None
 for step in range(4):
     x, y = next(batches)
+    if replayed is not None:
+        x, y = next(replayed)
     optimizer.zero_grad()
     torch.nn.functional.mse_loss(model(x), y).backward()
     optimizer.step()
