@@ -240,9 +240,8 @@ def _saved_device(f, string: cst.BaseExpression) -> bool:
     if isinstance(arg, cst.Arg) and isinstance(call, cst.Call):
         return arg.keyword is not None and arg.keyword.value == "map_location" or mt.positional(call, 1) is arg
     ref = next((f.ref(t, a) for t, v, a in f.assigns if v is table and isinstance(t, cst.Name)), None)
-    return ref is not None and any(
-        mt.keyword(c, "map_location") is not None and mt.is_name(mt.keyword(c, "map_location").value, ref.name)
-        for c in f.calls if f.qualify(c.func) == "torch.load")
+    locations = (mt.keyword(c, "map_location") for c in f.calls if f.qualify(c.func) == "torch.load")
+    return ref is not None and any(loc is not None and mt.is_name(loc.value, ref.name) for loc in locations)
 
 
 def _gpu_zero(ctx: Context) -> Iterator[cst.BaseExpression]:
