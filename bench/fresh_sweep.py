@@ -43,8 +43,8 @@ Verdicts (torchrun), each `ok`, `FAIL` or `n/a`:
   indices are seen, passes whose index sets overlap by at most 1 per process (padding);
   n/a without a DataLoader in training;
 - `reshuffled`: where the original drew a training loader at random, the converted one's
-  order changes from its 1st to its 2nd pass on rank 0 (where worker processes fetch, unseen:
-  its sampler's `epoch` changes); n/a with one pass;
+  order changes from its 1st to its 2nd training pass (one a step follows) on rank 0 (where
+  worker processes fetch, unseen: its sampler's `epoch` changes); n/a with one pass;
 - `params`: every optimizer's parameters are bitwise identical on both ranks after its 2nd
   step and at exit (the test probe's checksums);
 - `saves`: no `torch.save` and no file write (open for writing, images, plots, loggers) on
@@ -355,6 +355,21 @@ def training_loaders(probe: Probe, rank: int) -> set[int]:
     return found
 
 
+def training_passes(probe: Probe, rank: int) -> set[tuple[int, int]]:
+    """(loader, pass) of the passes on `rank` a batch of which an optimizer step followed: not an
+    evaluation over the training loader (`eval_train(model, train_loader)` after each epoch), which
+    draws that epoch's order again."""
+    last, found = None, set()
+    for event in probe.events:
+        if event["rank"] != rank:
+            continue
+        if event["ev"] in ("fetch", "pass") and event.get("loader") is not None:
+            last = (event["loader"], event["pass"])
+        elif event["ev"] == "step" and last is not None:
+            found.add(last)
+    return found
+
+
 def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python_rc: int) -> tuple[dict, dict]:
     """{verdict: ok | FAIL | n/a}, {verdict: [user stacks at the failing sites]}."""
     checks, sites = {}, defaultdict(list)
@@ -382,7 +397,9 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     # reshuffled: needed where the original drew a training loader at random
     random_before = any(e.get("sampler") in RANDOM_SAMPLERS for e in original.of("pass")
                         if e["loader"] in training_loaders(original, 0))
-    orders = [[p.indices for p in passes.get((0, loader), []) if p.indices] for loader in sorted(train)]
+    stepped = training_passes(probe, 0)  # an evaluation over the training loader is no epoch of it
+    orders = [[p.indices for p in passes.get((0, loader), []) if p.indices and (loader, p.number) in stepped]
+              for loader in sorted(train)]
     epochs = {loader: [e["epoch"] for e in sorted(probe.of("pass_epoch", 0), key=lambda e: e["number"] or 0)
                        if e["loader"] == loader] for loader in train}
     if not random_before or not train:

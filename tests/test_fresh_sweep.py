@@ -271,3 +271,19 @@ def test_the_judge_runs_a_program_written_with_o_on_the_pythonpath_its_run_line_
     told = sweep._run_line_path(line)
     assert sweep._within(told, src, copy, copy / "train") == [copy / "train", copy]
     assert sweep._within(sweep._run_line_path("run it: torchrun out/x.py"), src, copy, copy / "train") == [copy / "train"]
+
+
+def test_an_evaluation_pass_over_the_training_loader_is_no_epoch_of_it():
+    """yaodongyu/TRADES (sweep 5a's held-out half, fixed after its one run): `eval_train(model,
+    train_loader)` after each epoch's training draws that epoch's order again, with no step; the
+    judge compared it with the training pass and called the loader never reshuffled. It compares
+    the passes a step follows; training passes that repeat their order still fail."""
+    def run(second_train):
+        events = []
+        for rank in (0, 1):
+            for number, (order, steps) in enumerate([([0, 2], True), ([0, 2], False), (second_train, True)], 1):
+                events += [_pass(rank, 1, number, **dict(DIST, sampler_rank=rank)), _fetch(rank, 1, number, order)]
+                events += [_step(rank)] if steps else []
+        return sweep.judge(_events(*events), RANDOM, 0, {}, 0)[0]["reshuffled"]
+    assert run([2, 0]) == "ok"
+    assert run([0, 2]) == "FAIL"
