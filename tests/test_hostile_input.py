@@ -153,3 +153,14 @@ def test_code_that_compiles_but_libcst_cannot_parse_gets_a_plain_not_supported_l
     Path("odd.py").write_text(TRAINS + "odd = 1\n")
     assert refused("odd.py") == ("odd.py:4:3: cannot parse: not supported: valid Python that LibCST, which "
                                  "ddpify rewrites with, cannot parse (tokenizer error: odd input)")
+
+
+def test_indentation_mixing_tabs_and_spaces_that_python_accepts_is_read_as_python_reads_it():
+    # improved-wgan-pytorch (decision 0046's held-out half): a block's line indented with fewer
+    # spaces than its header plus a tab (4 spaces + tab + 4 = column 12 for Python) has no
+    # matching block for LibCST's tokenizer; it is parsed with the tabs expanded, and a string's
+    # own tabs stay as they are
+    source = 'for i in range(2):\n        with open("f", "w"):\n    \t    z = """a\n \t b"""\n        w = z\n'
+    compile(source, "t.py", "exec")
+    assert parse.parse_module(source).code == \
+        'for i in range(2):\n        with open("f", "w"):\n            z = """a\n \t b"""\n        w = z\n'
