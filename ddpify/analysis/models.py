@@ -104,20 +104,37 @@ def _trained_by_methods(facts: Facts, refs: dict[Ref, Model], model: Model) -> s
     under `torch.no_grad()`) but whose own methods it calls (`wgan.c_loss(x, z)`,
     `scholar.train_with_replay(data)`: not nn.Module's API): they run its sub-modules outside
     DistributedDataParallel's forward, where DDP averages gradients, so a wrapper around it would
-    average none. The first such call, as written, or
-    None. Not for a DataParallel model (its `.module` reads go with the wrapper)."""
+    average none. The first such call, as written, or None. Also a model whose forward the program
+    runs and whose own method it calls with gradients where that method runs a sub-module
+    (`model.classify(x)` beside `elbo(x, y)`, which runs `model(...)` twice in one step): DDP
+    would see its parameters used outside and across forwards ("marked as ready twice"). Not for
+    a DataParallel model (its `.module` reads go with the wrapper)."""
     if model.dataparallel is not None:
         return None
     own = {ref: m for ref, m in refs.items() if m is model}
-    found = None
+    found, forward, beside = None, False, None
     for call in facts.calls:
         if dotted(call.func) and not _without_grad(facts, call) and holds_wrapper(facts, own, call.func) is not None:
-            return None  # its forward runs with gradients (an evaluation's no_grad forward trains nothing)
+            forward = True  # its forward runs with gradients (an evaluation's no_grad forward trains nothing)
+            continue
         func = call.func
-        if found is None and isinstance(func, cst.Attribute) and func.attr.value not in mt.MODULE_API | STATE \
+        if isinstance(func, cst.Attribute) and func.attr.value not in mt.MODULE_API | STATE \
                 and dotted(func.value) and holds_wrapper(facts, own, func.value) is not None:
-            found = facts.code(call.func)
-    return found
+            found = found or facts.code(call.func)
+            methods = facts.user_functions(call) or [  # the method of a class the model may be
+                f for c in model_classes(facts, model) for f in c.body.body
+                if isinstance(f, cst.FunctionDef) and f.name.value == func.attr.value]
+            if beside is None and not _without_grad(facts, call) and any(_runs_submodules(facts, m) for m in methods):
+                beside = facts.code(call.func)
+    return beside if forward else found
+
+
+def _runs_submodules(facts: Facts, method: cst.FunctionDef) -> bool:
+    """Does `method` call a sub-module of its object (`self.classifier(x)` in `classify`)? Not
+    nn.Module's API (`next(self.parameters())` in `init_hidden`), not another method."""
+    return any(isinstance(c.func, cst.Attribute) and dotted(c.func.value) == "self"
+               and c.func.attr.value not in mt.MODULE_API and not facts.user_functions(c)
+               for c in facts.calls_in(method))
 
 
 STATE = frozenset({"state_dict", "load_state_dict"})

@@ -37,7 +37,8 @@ through `unwrap(...)`:
 
 A model the program never calls but trains through its own methods (`loss = wgan.c_loss(x, z)`,
 `scholar.train_with_replay(data)`: they run its sub-modules, outside DDP's forward, where DDP
-averages gradients) is not wrapped: `model = sync_gradients(model)` (runtime) starts every
+averages gradients), or whose own method runs a sub-module beside its forward in a training step
+(`model.classify(x)`: DDP would see those parameters used outside its forward), is not wrapped: `model = sync_gradients(model)` (runtime) starts every
 process from the main process's weights and averages each gradient as backward computes it; the
 model keeps its class, its attributes and its checkpoint keys.
 

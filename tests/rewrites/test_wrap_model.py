@@ -2580,3 +2580,40 @@ show(vae, torch.randn(2, 4))
     assert "vae = sync_gradients(vae)" in only(NAME, code)
     graded = only(NAME, code.replace("    with torch.no_grad():\n        print(model(x))", "    print(model(x))"))
     assert "vae = DistributedDataParallel(vae" in graded
+
+
+def test_a_model_whose_own_method_runs_a_sub_module_beside_its_forward_in_training_is_synced():
+    """wohlert/semi-supervised-pytorch (sweep 5a's held-out half, fixed after its one run): a step
+    runs the model's forward twice through an `SVI` object and `model.classify(x)`, which runs
+    `self.classifier(x)` outside the forward, before one backward; DDP stopped with "marked as
+    ready twice". Such a model is synced (sync_gradients); a custom method that runs no sub-module
+    (`model.init_hidden(bs)`) leaves it wrapped."""
+    code = """\
+import torch
+from torch import nn
+
+
+class DGM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(4, 4)
+        self.classifier = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+    def classify(self, x):
+        return self.classifier(x)
+
+
+model = DGM()
+optimizer = torch.optim.Adam(model.parameters())
+for x in torch.randn(3, 2, 4):
+    optimizer.zero_grad()
+    loss = model(x).sum() + model(x * 2).sum() + model.classify(x).sum()
+    loss.backward()
+    optimizer.step()
+"""
+    assert "model = sync_gradients(model)" in only(NAME, code)
+    plain = code.replace("        return self.classifier(x)", "        return torch.zeros(len(x), 2)")
+    assert "model = DistributedDataParallel(model" in only(NAME, plain)
