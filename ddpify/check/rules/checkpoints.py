@@ -334,7 +334,8 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     for a `torch.load` with neither `map_location` nor a second positional argument, in a
     script that uses torch.distributed; not where the other branch of an `if` on a missing GPU
     index loads with a `map_location` (the script chose: `if args.gpu is None: torch.load(path)
-    else: ...`; but `if torch.cuda.is_available(): torch.load(path)` is the bug itself), not for
+    else: ...`; but `if torch.cuda.is_available(): torch.load(path)` is the bug itself, and so is a
+    `map_location` name that holds None wherever CUDA is available), not for
     a file of this rank's own (`f"queue{rank}.pth"`), which comes back on the device it left,
     not under a rank test (`if rank == 0:`): one process loads, onto its own GPU, not where
     only a run of one process gets (the `else` of `if dist.is_initialized():`), and not in a
@@ -345,7 +346,8 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     if not ctx.script.distributed:
         return
     for call in ctx.script.calls_of("torch.load"):
-        if not _maps(call) and not _chosen(ctx, call) and not _per_rank_file(ctx, call) \
+        if not (_maps(call) and not _none_on_a_gpu(ctx, call)) and not _chosen(ctx, call) \
+                and not _per_rank_file(ctx, call) \
                 and not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call) \
                 and not _in_a_data_set(ctx, call):
             yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
@@ -369,6 +371,31 @@ def _in_a_data_set(ctx: Context, call: cst.Call) -> bool:
 def _maps(call: cst.Call) -> bool:
     return mt.keyword(call, "map_location") is not None or mt.positional(call, 1) is not None \
         or mt.has_double_star(call)
+
+
+def _none_on_a_gpu(ctx: Context, call: cst.Call) -> bool:
+    """Is the map_location a name that holds None wherever CUDA is available (`map_location = None`,
+    then `if not torch.cuda.is_available(): map_location = torch.device("cpu")`): no mapping on
+    a GPU run?"""
+    f = ctx.facts
+    arg = mt.keyword(call, "map_location")
+    ref = f.ref(arg.value) if arg is not None and isinstance(arg.value, cst.Name) else None
+    sources = f.sources(ref) if ref is not None else []
+    values = [s for s in sources if not mt.is_name(s, "None")]
+    return len(values) < len(sources) and all(_cpu_only(f, v) for v in values)
+
+
+def _cpu_only(f, node: cst.CSTNode) -> bool:
+    """Is `node` in the body of `if not torch.cuda.is_available():` (or the else of `if
+    torch.cuda.is_available():`)?"""
+    for anc in f.ancestors(node):
+        if isinstance(anc, cst.If):
+            test, body = anc.test, f.is_inside(node, anc.body)
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, body = test.expression, not body
+            if isinstance(test, cst.Call) and f.qualify(test.func) == "torch.cuda.is_available" and not body:
+                return True
+    return False
 
 
 def _chosen(ctx: Context, call: cst.Call) -> bool:
