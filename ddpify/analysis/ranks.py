@@ -475,7 +475,7 @@ class Ranks:
         func = self.facts.scope(node)
         if not isinstance(func, cst.FunctionDef) or depth == 0:
             return False
-        if any(self._rank_only_decorator(d.decorator) for d in func.decorators):
+        if any(self._rank_only_decorator(d.decorator) or self._keyword_gated(d.decorator, func) for d in func.decorators):
             return True
         sites = self.facts.call_sites(func)
         return bool(sites) and all(self.on_some_ranks(site, depth - 1) for site in sites)
@@ -543,6 +543,30 @@ class Ranks:
             if calls and all(isinstance(f.scope(c), cst.FunctionDef) and f.scope(c) is not deco
                              and self.rank_guard(c) is not None for c in calls):
                 return True
+        return False
+
+    def _keyword_gated(self, decorator: cst.BaseExpression, func: cst.FunctionDef) -> bool:
+        """A decorator of the program whose wrapper returns before calling the function unless a
+        keyword argument holds (`def wrapper(*a, **kw): if not kw.get("main_rank", False): return
+        None` ... `return fn(*a, **kw)`), where every call of the decorated function passes that
+        keyword a rank test (`self.save(step, main_rank=self.main_rank)`, `main_rank = rank == 0`)."""
+        f = self.facts
+        name = dotted(decorator)
+        decos = [d for d in f.functions.get(name.rpartition(".")[2], ()) if f.enclosing_class(d) is None] if name else []
+        sites = f.call_sites(func)
+        for deco in decos:
+            for wrapper in mt.findall(deco.body, cst.FunctionDef):
+                star = wrapper.params.star_kwarg
+                if star is None:
+                    continue
+                keys = {string_value(c.args[0].value) for c in mt.findall(wrapper.body, cst.Call)
+                        if c.args and mt.is_method_call(c, "get") and mt.is_name(c.func.value, star.name.value)}
+                gates = [s for s in wrapper.body.body if isinstance(s, cst.If) and any(
+                    isinstance(r, cst.Return) for r in mt.findall(s.body, cst.Return))]
+                for key in keys - {None}:
+                    if gates and sites and all(
+                            (arg := mt.keyword(site, key)) is not None and self.rank_dependent(arg.value) for site in sites):
+                        return True
         return False
 
     def _after_rank_return(self, node: cst.CSTNode) -> bool:
