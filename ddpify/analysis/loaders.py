@@ -246,9 +246,10 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
     looped: set[cst.Call] = set()
     for call in training:
         for batch_loop, iterated in fed.get(call, ()):
-            loader = _loader_expression(facts, iterated)
             stepped = iterated is not getattr(batch_loop, "iter", None)  # by next(): it starts the passes
-            found = [(batch_loop, loader)] if stepped else _climb(facts, batch_loop, loader, depth=4)
+            found = [(loop, expr) for part in _zipped(iterated) for loader in [_loader_expression(facts, part)]
+                     for loop, expr in ([(batch_loop, loader)] if stepped else
+                                        _climb(facts, batch_loop, loader, depth=4))]
             for loop, expr in found:
                 if call not in loaders_of(facts, expr, [call]):
                     continue  # this call site passes another loader (the evaluation one)
@@ -263,6 +264,18 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                 if text not in entry.loaders:
                     entry.loaders.append(text)
     return list(loops.values()), looped
+
+
+def _zipped(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The iterables a batch loop over `zip(...)` draws from, each (`for (x, y), (u, _) in
+    zip(cycle(labelled), unlabelled)`: both loaders), or `[expr]`."""
+    inner = expr
+    while isinstance(inner, cst.Call) and inner.args and (dotted(inner.func) or "").rpartition(".")[2] in (
+            "enumerate", "tqdm", "trange"):
+        inner = inner.args[0].value
+    if isinstance(inner, cst.Call) and dotted(inner.func) == "zip":
+        return [a.value for a in inner.args]
+    return [expr]
 
 
 def _loader_expression(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -550,6 +550,41 @@ for epoch in range(2):
         opt.step()
     end_epoch()
 """, "a_loader_made_anew_in_the_epoch_is_reshuffled_after_it_is_made", also=set()),
+    # a batch loop over zip(cycle(labelled), unlabelled): each loader it draws from
+    pair("""\
+import itertools
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+labelled = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+unlabelled = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for (x, y), (u, _) in zip(itertools.cycle(labelled), unlabelled):
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        (model(u) ** 2).mean().backward()
+        opt.step()
+""", """\
+import itertools
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+labelled = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+unlabelled = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    set_epoch(labelled, epoch)
+    set_epoch(unlabelled, epoch)
+    for (x, y), (u, _) in zip(itertools.cycle(labelled), unlabelled):
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        (model(u) ** 2).mean().backward()
+        opt.step()
+    end_epoch()
+""", "a_loop_over_zipped_loaders_reshuffles_each", also=set()),
     # near miss: the epoch reads the loader made before the loop, then makes the next one at its end
     pair("""\
 import torch
