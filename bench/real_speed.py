@@ -29,6 +29,7 @@ import libcst
 
 from ddpify.convert import convert_program
 from ddpify.inputs.files import is_notebook
+from ddpify.syntax.parse import _expand_indentation
 from ddpify.inputs.program import load
 from ddpify.syntax.parse import RECURSION_LIMIT
 
@@ -48,7 +49,8 @@ def jobs(entry: Path):
         convert_program(load(entry, code()))
 
     parts = load(entry, code()).parts
-    sources = [part.data for part in parts]
+    # as LibCST is given them: a file whose tab indentation its tokenizer cannot read, expanded
+    sources = [_expand_indentation(part.data) or part.data for part in parts]
 
     def floor():
         for data in sources:
