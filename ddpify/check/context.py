@@ -98,7 +98,7 @@ class Context:
             if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
                 test, negated = _negation(anc.test)
                 in_else = (child is not anc.body) != negated
-                if in_else and (f.code(test) in self.wrap_tests or self._wrapper_test(test, owner)):
+                if in_else and (self._is_wrap_test(test) or self._wrapper_test(test, owner)):
                     return True
                 if not in_else and f.code(test) in self.other_engine_tests:
                     return True
@@ -109,6 +109,19 @@ class Context:
         return ref is not None and any(
             f.code(value) == f"{owner}.module" and f.scope(stmt) is f.scope(expr) and f.before(stmt, expr)
             and self._under_wrap_test(stmt, owner) for _, value, stmt in f.writes(ref))
+
+    def _is_wrap_test(self, test: cst.BaseExpression) -> bool:
+        """The script's wrap test, or a parameter every call passes it (`def run_step(x, model,
+        distributed)` called `run_step(x, model, args.distributed)` under `if args.distributed:
+        model = DDP(model)`)."""
+        f = self.facts
+        if f.code(test) in self.wrap_tests:
+            return True
+        ref = f.ref(test) if isinstance(test, cst.Name) else None
+        if ref is None or not isinstance(ref.scope, cst.FunctionDef):
+            return False
+        passed = f.sources(ref)
+        return bool(passed) and all(f.code(p) in self.wrap_tests for p in passed)
 
     def _under_wrap_test(self, stmt: cst.CSTNode, owner: str) -> bool:
         """Is `stmt` in the body of an `if` that asks whether `owner` is wrapped: the script's wrap
