@@ -560,10 +560,11 @@ class Ranks:
                 if star is None:
                     continue
                 keys = {string_value(c.args[0].value) for c in mt.findall(wrapper.body, cst.Call)
-                        if c.args and mt.is_method_call(c, "get") and mt.is_name(c.func.value, star.name.value)}
+                        if c.args and isinstance(c.func, cst.Attribute) and c.func.attr.value == "get"
+                        and mt.is_name(c.func.value, star.name.value)}
                 gates = [s for s in wrapper.body.body if isinstance(s, cst.If) and any(
                     isinstance(r, cst.Return) for r in mt.findall(s.body, cst.Return))]
-                for key in keys - {None}:
+                for key in (k for k in keys if k is not None):
                     if gates and sites and all(
                             (arg := mt.keyword(site, key)) is not None and self.rank_dependent(arg.value) for site in sites):
                         return True
