@@ -1739,6 +1739,8 @@ class _SelfCheck:
         self.wrapped_at: "dict[tuple[str, int], int]" = {}  # DDP site -> models wrapped there
         self.stepped: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # optimizer -> _Stepped
         self.training: dict = {}  # loader key -> order at its first training pass (None: nothing to compare)
+        self.repeats: dict = {}  # loader key -> [iterator ref, site, batches drawn at the last step] of a pass in that order
+        self.repeat_undo: Optional[Any] = None
         self.lengths: "dict[str, int]" = {}  # "file:line" of a training loader -> its batches per pass
         self.optimizers: "weakref.WeakSet" = weakref.WeakSet()  # built since the checks were armed
         self.backwards = self.steps = 0  # backward passes in all; optimizer steps since armed
@@ -1955,18 +1957,64 @@ class _SelfCheck:
         if key in self.training:
             first = self.training[key]
             if first is not None:
-                self.training[key] = None
                 if order == first:
-                    file, line = self.sites.get(loader, _site())
-                    self.report([_Finding(
-                        "same-order", file, line,
-                        "this training loader's second pass draws the same order as its first "
-                        "(its sampler's epoch did not change): every epoch repeats one order",
-                        "call set_epoch(loader, epoch) before each pass (rewrite set-epoch)")])
+                    self.watch_repeat(loader, iterator, key)
+                else:
+                    self.training[key] = None
+                    self.repeats.pop(key, None)
+                    if not self.repeats:
+                        self.end_repeats()
             self.end_passes_when_done()
         if self.step_undo:  # the per-step checks still run: watch this pass's batches
             with contextlib.suppress(AttributeError):
                 iterator._ddpify_pass = [weakref.ref(loader), key, order, 0, 0]
+
+    def watch_repeat(self, loader: DataLoader, iterator: Any, key: Any) -> None:
+        """A pass of a training loader starts in its first training pass's order: a finding once
+        it proves a training pass itself, an optimizer step between two of its batches
+        (``step_in_repeat``). A pass without one is an evaluation over the training loader (in the
+        epoch it trained, its order on purpose); the next pass is watched instead. Until then one
+        global step hook, of no per-batch cost, reads how many batches the pass has drawn."""
+        try:
+            self.repeats[key] = [weakref.ref(iterator), self.sites.get(loader, _site()), 0]
+        except TypeError:  # an iterator that cannot be weakly referenced: nothing to watch
+            return
+        if self.repeat_undo is None:
+            self.repeat_undo = _optimizer_module().register_optimizer_step_post_hook(self.step_in_repeat).remove
+
+    def step_in_repeat(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        """An optimizer step while passes in a repeated order are watched: a pass that has drawn
+        a batch since the last step that followed one of its batches is a training pass (a
+        finding); one that has ended or is gone is no longer watched."""
+        findings = []
+        for key, record in list(self.repeats.items()):
+            iterator, (file, line), before = record[0](), record[1], record[2]
+            drawn = getattr(iterator, "_num_yielded", None)  # torch's count of the pass's batches
+            if drawn is None:  # gone, or not torch's iterator
+                del self.repeats[key]
+            elif before and drawn > before:
+                del self.repeats[key]
+                self.training[key] = None
+                findings.append(_Finding(
+                    "same-order", file, line,
+                    "this training loader's pass draws the same order as its first training pass "
+                    "(its sampler's epoch did not change): every epoch repeats one order",
+                    "call set_epoch(loader, epoch) before each pass (rewrite set-epoch)"))
+            else:
+                record[2] = drawn
+                with contextlib.suppress(TypeError):  # no length: watched while it lives
+                    if drawn >= len(iterator):  # the pass ended without a step between its batches
+                        del self.repeats[key]
+        if not self.repeats:
+            self.end_repeats()
+        self.end_passes_when_done()
+        self.report(findings)
+
+    def end_repeats(self) -> None:
+        self.repeats = {}
+        if self.repeat_undo is not None:
+            self.repeat_undo()
+            self.repeat_undo = None
 
     def batch(self, iterator: Any, batch: Any) -> None:
         """A batch: a backward since the pass's previous batch makes the loader a training one."""
@@ -2152,8 +2200,9 @@ class _SelfCheck:
         self.report(pending)
 
     def end_passes_when_done(self) -> None:
-        """Once the per-step checks ended and every training loader began its second pass: the
-        per-pass hooks go too, and the checks are dormant until an optimizer is built at a new line."""
+        """Once the per-step checks ended and every training loader was judged (a new order at a
+        later pass, or a training pass found repeating its first one's): the per-pass hooks go
+        too, and the checks are dormant until an optimizer is built at a new line."""
         if not self.step_undo and all(order is None for order in self.training.values()):
             for undo in self.pass_undo:
                 undo()
@@ -2162,6 +2211,7 @@ class _SelfCheck:
     def remove(self) -> None:
         """Take every hook away now, the construction hooks too: nothing arms the checks again."""
         self.training = {}
+        self.end_repeats()
         if self.step_undo:
             self.end_steps()
         self.end_passes_when_done()

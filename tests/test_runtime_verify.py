@@ -211,12 +211,50 @@ def test_the_hooks_go_after_the_second_step_and_the_second_pass(check, capsys):
     for _ in DataLoader(DATA):  # another loader's pass changes nothing
         pass
     assert DataLoader.__iter__ is not ITER
-    for _ in scope["loader"]:  # the training loader's 2nd pass (same order: a finding)
-        pass
+    train(scope)  # the training loader's 2nd training pass (same order: a finding)
     assert DataLoader.__iter__ is ITER and "same-order" in capsys.readouterr().err
+    assert not module._global_optimizer_post_hooks
     # dormant: only the constructors stay hooked (an optimizer built later arms the checks again)
     assert rt._STATE.self_check is scope["rt"]._STATE.self_check is not None
     assert DataLoader.__init__ is not INIT and torch.optim.Optimizer.__init__ is not OPTIMIZER_INIT
+
+
+def train(scope):
+    """One training pass of PROGRAM's loader, model and optimizer."""
+    for x, y in scope["loader"]:
+        scope["optimizer"].zero_grad()
+        torch.nn.functional.mse_loss(scope["model"](x), y).backward()
+        scope["optimizer"].step()
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_an_evaluation_over_the_training_loader_in_its_epoch_is_no_second_training_pass(check, capsys, grad):
+    """TRADES's eval_train(model, train_loader) after each epoch's training: the same order (no
+    set_epoch between), no step between its batches; the next epoch's training pass reshuffles."""
+    scope = run(check(), passes=1)
+    capsys.readouterr()
+    for _ in range(2):
+        with torch.set_grad_enabled(grad):  # with or without torch.no_grad(): no step is what counts
+            for x, _y in scope["loader"]:
+                scope["model"](x)
+        assert DataLoader.__iter__ is not ITER, "the next training pass is still to be compared"
+    scope["loader"].sampler.set_epoch(1)
+    train(scope)
+    assert "same-order" not in capsys.readouterr().err
+    assert DataLoader.__iter__ is ITER and not rt._optimizer_module()._global_optimizer_post_hooks
+
+
+def test_a_training_pass_after_an_evaluation_in_the_same_order_is_a_finding(check, capsys):
+    """The same program without set_epoch: the evaluation pass is no finding, the next training
+    pass in the first one's order is, at its 2nd step, at the loader's line."""
+    scope = run(check(), passes=1)
+    capsys.readouterr()
+    for x, _y in scope["loader"]:
+        scope["model"](x)
+    assert "same-order" not in capsys.readouterr().err
+    train(scope)
+    assert f"train.py:{line_of('loader = ')}: same-order: " in capsys.readouterr().err
+    assert DataLoader.__iter__ is ITER and not rt._optimizer_module()._global_optimizer_post_hooks
 
 
 def test_reset_for_tests_takes_the_hooks_away_and_starts_afresh(monkeypatch, tmp_path):
