@@ -21,6 +21,12 @@ HEAD = "import itertools\nimport torch\nimport torch.nn as nn\nfrom torch.utils.
 NET = "class Net(nn.Module):\n    def forward(self, x):\n        return x\n"
 
 
+# a data set class that keeps its loaders (built in __init__), and one that keeps none
+DATA = ("class MNIST:\n    def __init__(self, b):\n        trainloader = DataLoader([1, 2], batch_size=b)\n"
+        "        self.trainloader = trainloader\n        self.testloader = DataLoader([3], batch_size=b)\n"
+        "class Other:\n    def __init__(self, b):\n        self.size = b\n")
+
+
 def core(source: str) -> tuple[Facts, objects.Objects]:
     facts = Facts(parse_module(HEAD + NET + textwrap.dedent(source)))  # raises the recursion limit
     return facts, objects.of(facts)
@@ -64,6 +70,11 @@ def spelled(facts: Facts, sites) -> set[str]:
     ("class T:\n    def __init__(self, *args, **kwargs):\n        self.model = kwargs['model'].to('cpu')\n"
      "        self.opt = kwargs.get('optimizer')\n    def run(self):\n        return self.model\n"
      "m = Net()\nT(model=m, optimizer=1)\n", "self.model", {"Net()"}),  # a `**kwargs` item: the callers' `model=`
+    (DATA + "FACTORY = {'mnist': MNIST, 'other': Other}\ndef create(name):\n    return FACTORY[name](8)\n"
+     "data = create('mnist')\ntrain, test = data.trainloader, data.testloader\n", "train",
+     {"DataLoader([1, 2], batch_size=b)"}),  # an instance built through a registry of classes (centerloss)
+    (DATA + "KINDS = [Other, MNIST]\ndata = KINDS[1](8)\nx = data.trainloader\n", "data.trainloader",
+     {"DataLoader([1, 2], batch_size=b)"}),  # a list of classes
 ])
 def test_values_follow_objects(source, expr, made):
     facts, flow = core(source)
@@ -76,6 +87,10 @@ def test_values_follow_objects(source, expr, made):
     ("m = unknown_factory()\nx = m.encoder\n", "m.encoder"),  # not a class of the program
     ("class T:\n    def __init__(self, cfg, **kwargs):\n        self.model = cfg['model']\n"
      "    def run(self):\n        return self.model\nT({}, model=Net())\n", "self.model"),  # an item of another dict
+    (DATA + "FACTORY = {'other': Other}\ndata = FACTORY['other'](8)\nx = data.trainloader\n",
+     "data.trainloader"),  # a registry of classes that keep no loader
+    (DATA + "def make(b):\n    return Other(b)\nFACTORY = {'mnist': make}\ndata = FACTORY['mnist'](8)\n"
+     "x = data.trainloader\n", "data.trainloader"),  # a registry of functions: no class named
 ])
 def test_values_near_misses(source, expr):
     facts, flow = core(source)

@@ -825,6 +825,47 @@ def test_loaders_returned_in_a_list_grown_by_append_are_reshuffled_where_they_ar
     assert any("set_epoch(train_loader, epoch)" in c.message for c in result.changes), [c.message for c in result.changes]
 
 
+def test_a_loader_kept_by_a_data_set_class_built_through_a_registry_is_traced_for_the_report_and_set_epoch():
+    """pytorch-center-loss (sweep 5b's held-out half): `datasets.create(name, ...)` returns
+    `__factory[name](...)`, an instance of a class of another module that builds its loaders in
+    `__init__`; the script reads `dataset.trainloader` and hands it to `train()` once per epoch.
+    The loader was sharded (the fallback: it shuffles) while the report said "ddpify cannot trace
+    [it] to a DataLoader ...: its data is not sharded" and set-epoch found no epoch loop."""
+    write({"train.py": """\
+        import torch
+        import datasets
+        def train(model, optimizer, trainloader):
+            for x, y in trainloader:
+                optimizer.zero_grad()
+                ((model(x) - y) ** 2).mean().backward()
+                optimizer.step()
+        dataset = datasets.create(name="digits", batch_size=4)
+        trainloader, testloader = dataset.trainloader, dataset.testloader
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(2):
+            train(model, optimizer, trainloader)
+        """, "datasets.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        class Digits(object):
+            def __init__(self, batch_size):
+                trainloader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=batch_size, shuffle=True)
+                testloader = DataLoader(TensorDataset(torch.randn(4, 2), torch.randn(4, 1)), batch_size=batch_size)
+                self.trainloader = trainloader
+                self.testloader = testloader
+        __factory = {"digits": Digits}
+        def create(name, batch_size):
+            return __factory[name](batch_size)
+        """})
+    result = convert_program(program())
+    messages = [c.message for c in [*result.changes, *(c for m in result.modules.values() for c in m.changes)]]
+    assert not any("cannot trace" in m or "no epoch loop" in m for m in messages), messages
+    assert "set_epoch(trainloader, epoch)" in result.code
+    code = result.modules["datasets.py"].code
+    assert "trainloader = shard_loader(trainloader)" in code and "testloader = shard_loader" not in code
+
+
 def test_a_module_whose_top_level_shards_a_loader_joins_the_process_group_when_imported():
     """dougbrion/pytorch-classification-uncertainty (sweep 5a's tuning half): `data.py` builds its
     loaders at its top level and `main.py` imports it first, so the DistributedSampler was built

@@ -170,15 +170,25 @@ class Objects:
         return [m for c in classes for m in f._methods(c, call.func.attr.value)]
 
     def classes_built(self, site: cst.CSTNode) -> list[cst.ClassDef]:
-        """The classes of the program a call may build an instance of: `constructs`, or those a
+        """The classes of the program a call may build an instance of: `constructs`, those a
         name it calls holds (`checkpointer_class = Distributed if sharded else Single`, then
-        `checkpointer_class(path)`)."""
+        `checkpointer_class(path)`), or those a registry it calls an item of names
+        (`FACTORY = {"mnist": MNIST, "cifar": CIFAR}`, then `FACTORY[name](batch_size)`)."""
         cls = self.constructs(site)
-        if cls is not None or not isinstance(site, cst.Call) or not isinstance(site.func, cst.Name):
+        if cls is not None or not isinstance(site, cst.Call):
             return [] if cls is None else [cls]
         f = self.facts
-        ref = f.ref(site.func) if site.func.value not in f.functions else None
-        return list(dict.fromkeys(c for v in (f.sources(ref) if ref is not None else ()) for c in self._named_classes(v)))
+        func = site.func
+        if isinstance(func, cst.Subscript) and dotted(func.value):
+            ref = f.ref(func.value)
+            registries = [v for v in (f.sources(ref) if ref is not None else ()) if isinstance(v, (cst.Dict, cst.List, cst.Tuple))]
+            named = [e.value for r in registries for e in r.elements if isinstance(e, (cst.DictElement, cst.Element))]
+        elif isinstance(func, cst.Name) and func.value not in f.functions:
+            ref = f.ref(func)
+            named = list(f.sources(ref)) if ref is not None else []
+        else:
+            return []
+        return list(dict.fromkeys(c for v in named for c in self._named_classes(v)))
 
     def _named_classes(self, expr: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes of the program an expression names: `Single`, `A if x else B`, `A or B`."""
@@ -194,8 +204,7 @@ class Objects:
         f = self.facts
         found = Sites()
         for site in self.values(expr.value):
-            cls = self.constructs(site) if isinstance(site, cst.Call) else None
-            if cls is not None:
+            for cls in self.classes_built(site):
                 found |= self.ref_values(Ref(f._root_class(cls), f"self.{expr.attr.value}"))
         return found
 
@@ -208,7 +217,7 @@ class Objects:
     def _self_attributes(self, obj: cst.BaseExpression, name: str | None) -> Sites:
         f = self.facts
         classes = [f._root_class(c) for c in [f.enclosing_class(obj)] if c is not None] if dotted(obj) == "self" \
-            else [f._root_class(c) for s in self.values(obj) if (c := self.constructs(s)) is not None]
+            else [f._root_class(c) for s in self.values(obj) for c in self.classes_built(s)]
         refs = [r for r in self._class_attributes if r.scope in classes and (name is None or r.name == f"self.{name}")]
         return Sites().union(*(self.ref_values(r) for r in refs))
 

@@ -621,6 +621,57 @@ for epoch in range(2):
     loader = make_loader(ds)
     end_epoch()
 """, "a_loader_the_epoch_reads_before_it_makes_the_next_is_reshuffled_at_the_top", also=set()),
+    # a loader kept by an instance of a data set class built through a registry of classes
+    # (pytorch-center-loss: `__factory[name](...)`, then `dataset.trainloader`)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+class Digits:
+    def __init__(self, batch_size):
+        trainloader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=batch_size, shuffle=True)
+        self.trainloader = trainloader
+        self.testloader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=batch_size)
+FACTORY = {"digits": Digits}
+def create(name, batch_size):
+    return FACTORY[name](batch_size)
+def train(model, opt, trainloader):
+    for x, y in trainloader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+dataset = create("digits", 4)
+trainloader, testloader = dataset.trainloader, dataset.testloader
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    train(model, opt, trainloader)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+class Digits:
+    def __init__(self, batch_size):
+        trainloader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=batch_size, shuffle=True)
+        self.trainloader = trainloader
+        self.testloader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=batch_size)
+FACTORY = {"digits": Digits}
+def create(name, batch_size):
+    return FACTORY[name](batch_size)
+def train(model, opt, trainloader):
+    for x, y in trainloader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+dataset = create("digits", 4)
+trainloader, testloader = dataset.trainloader, dataset.testloader
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    set_epoch(trainloader, epoch)
+    train(model, opt, trainloader)
+    end_epoch()
+""", "a_loader_of_an_instance_built_through_a_registry_is_reshuffled", also=set()),
 ]
 
 UNCHANGED = [
