@@ -46,6 +46,7 @@ class Model:
     empty: str | None = None  # why it may have no parameter at run time: wrapped only where it has one to train
     maybe_none: bool = False  # its defining statement binds it to None on some path: wrapped only where it is not
     synced: str | None = None  # trained through its own methods, never its forward: why (the method call)
+    beside: bool = False  # synced: its forward runs too, and the `synced` call runs sub-modules beside it
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -86,7 +87,7 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
         wrapped = [place(model) for model in wrapped]
     models = Models(wrapped, untraced, wrapped_refs(facts, wrapped))
     for model in wrapped if place is None else ():  # DDP's (FSDP2 shards such a model all the same)
-        model.synced = _trained_by_methods(facts, models.refs, model)
+        model.synced, model.beside = _trained_by_methods(facts, models.refs, model)
     if any(model.synced for model in wrapped):  # no wrapper: the names hold the model itself
         models = Models(wrapped, untraced, wrapped_refs(facts, [m for m in wrapped if not m.synced]))
     for model in wrapped:
@@ -99,18 +100,21 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     return models
 
 
-def _trained_by_methods(facts: Facts, refs: dict[Ref, Model], model: Model) -> str | None:
+def _trained_by_methods(facts: Facts, refs: dict[Ref, Model], model: Model) -> tuple[str | None, bool]:
     """A model the program never calls with gradients (no `model(x)` where a name holds it, but
     under `torch.no_grad()`) but whose own methods it calls (`wgan.c_loss(x, z)`,
     `scholar.train_with_replay(data)`: not nn.Module's API): they run its sub-modules outside
     DistributedDataParallel's forward, where DDP averages gradients, so a wrapper around it would
-    average none. The first such call, as written, or None. Also a model whose forward the program
-    runs and whose own method it calls with gradients where that method runs a sub-module
-    (`model.classify(x)` beside `elbo(x, y)`, which runs `model(...)` twice in one step): DDP
-    would see its parameters used outside and across forwards ("marked as ready twice"). Not for
-    a DataParallel model (its `.module` reads go with the wrapper)."""
+    average none. The first such call, as written, or None (and False). Also a model whose
+    forward the program runs and whose own method it calls with gradients where that method runs a sub-module
+    (`model.classify(x)` beside `elbo(x, y)`, which runs `model(...)` twice in one step), or that
+    calls a sub-module of it directly (`model.decoder(z)` beside `z = model(x)`): DDP would see
+    those parameters used outside its forward, and with find_unused_parameters (a sub-module the
+    forward never runs) marks them ready at the forward's end and again in backward ("marked as
+    ready twice"): that call, and True. Not for a DataParallel model (its `.module` reads go
+    with the wrapper)."""
     if model.dataparallel is not None:
-        return None
+        return None, False
     own = {ref: m for ref, m in refs.items() if m is model}
     found, forward, beside = None, False, None
     for call in facts.calls:
@@ -121,12 +125,22 @@ def _trained_by_methods(facts: Facts, refs: dict[Ref, Model], model: Model) -> s
         if isinstance(func, cst.Attribute) and func.attr.value not in mt.MODULE_API | STATE \
                 and dotted(func.value) and holds_wrapper(facts, own, func.value) is not None:
             found = found or facts.code(call.func)
+            classes = model_classes(facts, model)
             methods = facts.user_functions(call) or [  # the method of a class the model may be
-                f for c in model_classes(facts, model) for f in c.body.body
+                f for c in classes for f in c.body.body
                 if isinstance(f, cst.FunctionDef) and f.name.value == func.attr.value]
-            if beside is None and not _without_grad(facts, call) and any(_runs_submodules(facts, m) for m in methods):
+            runs = any(_runs_submodules(facts, m) for m in methods) if methods else \
+                _submodule_of(facts, classes, func.attr.value)  # `model.decoder(z)`: a sub-module called directly
+            if beside is None and not _without_grad(facts, call) and runs:
                 beside = facts.code(call.func)
-    return beside if forward else found
+    return (beside, beside is not None) if forward else (found, False)
+
+
+def _submodule_of(facts: Facts, classes: list[cst.ClassDef], attr: str) -> bool:
+    """Does one of `classes` keep `self.<attr>` (`self.decoder = nn.Linear(2, 4)`), so that
+    `model.<attr>(z)` runs a sub-module of the model?"""
+    return any(dotted(target) == f"self.{attr}" and facts.enclosing_class(stmt) in classes
+               for target, _, stmt in facts.assigns)
 
 
 def _runs_submodules(facts: Facts, method: cst.FunctionDef) -> bool:

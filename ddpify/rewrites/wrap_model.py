@@ -37,10 +37,13 @@ through `unwrap(...)`:
 
 A model the program never calls but trains through its own methods (`loss = wgan.c_loss(x, z)`,
 `scholar.train_with_replay(data)`: they run its sub-modules, outside DDP's forward, where DDP
-averages gradients), or whose own method runs a sub-module beside its forward in a training step
-(`model.classify(x)`: DDP would see those parameters used outside its forward), is not wrapped: `model = sync_gradients(model)` (runtime) starts every
-process from the main process's weights and averages each gradient as backward computes it; the
-model keeps its class, its attributes and its checkpoint keys.
+averages gradients), or that runs a sub-module outside its forward beside it in a training step
+(`model.classify(x)`, a method that runs `self.classifier`; `model.decoder(z)` after `z =
+model(x)`: DDP would see those parameters used outside its forward, and with
+find_unused_parameters stops, "marked as ready twice"), is not wrapped:
+`model = sync_gradients(model)` (runtime) starts every process from the main process's weights
+and averages each gradient as backward computes it; the model keeps its class, its attributes
+and its checkpoint keys.
 
 A model received by the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
@@ -167,9 +170,13 @@ def _sync(edits: Edits, model: Model) -> None:
         line = f"if {name} is not None:\n    {line}"
     (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, line)
     where = f" where {model.defined.name.value}() receives it" if isinstance(model.defined, cst.FunctionDef) else ""
-    edits.record(model.anchor, f"`{name}` trains through its own methods (`{model.synced}(...)`), never its forward, "
-                 f"which DistributedDataParallel needs to average gradients: its gradients are averaged as backward "
-                 f"computes them (sync_gradients){where}; the model stays as it is", needs_group=True)
+    why = (f"`{name}` runs sub-modules outside its forward in training (`{model.synced}(...)`, beside `{name}(...)`): "
+           f"DistributedDataParallel would see their parameters used outside its forward (with "
+           f"find_unused_parameters it stops: \"marked as ready twice\")" if model.beside else
+           f"`{name}` trains through its own methods (`{model.synced}(...)`), never its forward, which "
+           f"DistributedDataParallel needs to average gradients")
+    edits.record(model.anchor, f"{why}: its gradients are averaged as backward computes them (sync_gradients)"
+                 f"{where}; the model stays as it is", needs_group=True)
     edits.add_import("ddpify_runtime", "sync_gradients")
 
 

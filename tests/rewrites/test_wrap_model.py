@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, unchanged
+import pytest
+
+from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, rewritten, unchanged
 
 NAME = "wrap-model"
 
@@ -2617,3 +2619,51 @@ for x in torch.randn(3, 2, 4):
     assert "model = sync_gradients(model)" in only(NAME, code)
     plain = code.replace("        return self.classifier(x)", "        return torch.zeros(len(x), 2)")
     assert "model = DistributedDataParallel(model" in only(NAME, plain)
+
+
+AUTOENCODER = """\
+import torch
+from torch import nn
+
+
+class AE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(4, 2)
+        self.decoder = nn.Linear(2, 4)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+model = AE()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(3, 2, 4):
+    optimizer.zero_grad()
+    z = model(x)
+    loss = ((model.decoder(z) - x) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_sub_module_called_directly_beside_the_forward_in_training_is_synced_and_said_so():
+    """`z = model(x)`, then `model.decoder(z)` in the same step: the forward never runs the
+    decoder, so DDP was built with find_unused_parameters=True, marked the decoder's parameters
+    ready at the forward's end and again in backward ("marked as ready twice", every run, one
+    process too). The model is synced, and the report names the call and the cause."""
+    result = rewritten(NAME, AUTOENCODER, frozenset())
+    assert "model = sync_gradients(model)" in result.code and "DistributedDataParallel(" not in result.code
+    said = [c.message for c in result.changes if "sync_gradients" in c.message]
+    assert len(said) == 1 and "`model.decoder(...)`, beside `model(...)`" in said[0] and "marked as ready twice" in said[0]
+
+
+@pytest.mark.parametrize("change", [
+    ("    loss = ((model.decoder(z) - x) ** 2).mean()", "    with torch.no_grad():\n        print(model.decoder(z))\n"
+     "    loss = (z ** 2).mean()"),  # the sub-module outside the forward runs without gradients
+    ("    loss = ((model.decoder(z) - x) ** 2).mean()", "    loss = ((model.project(z) - x) ** 2).mean()"),  # not an attribute of the class
+])
+def test_a_call_beside_the_forward_that_is_no_sub_module_with_gradients_leaves_the_model_wrapped(change):
+    code = AUTOENCODER.replace(*change).replace("        return self.encoder(x)",
+                                                "        return self.encoder(x)\n\n    def project(self, z):\n        return z.repeat(1, 2)")
+    assert "model = DistributedDataParallel(model" in only(NAME, code)
