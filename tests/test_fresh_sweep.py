@@ -24,7 +24,8 @@ Probe = sweep.Probe
 
 @pytest.mark.parametrize("name, size", [("fresh_sweep.json", 24), ("fresh_sweep2.json", 20), ("fresh_sweep3.json", 20),
                                         ("fresh_sweep4a.json", 12), ("fresh_sweep4b.json", 11),
-                                        ("fresh_sweep5a.json", 14), ("fresh_sweep5b.json", 11)])
+                                        ("fresh_sweep5a.json", 14), ("fresh_sweep5b.json", 11),
+                                        ("fresh_sweep6b.json", 12)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -75,6 +76,26 @@ def test_the_fifth_sweeps_trainer_part_uses_no_repository_of_an_earlier_sweep():
                                       "fresh_sweep4a.json", "fresh_sweep4b.json", "fresh_sweep5a.json")
                for p in sweep.manifest(ROOT / "bench" / name)["programs"]}
     assert len(part_b) >= 7 and not part_b & earlier
+
+
+def test_the_sixth_sweeps_trainer_part_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"] for p in sweep.manifest(ROOT / "bench" / "fresh_sweep6b.json")["programs"]}
+    earlier = {p["repo"] for name in ("fresh_sweep.json", "fresh_sweep2.json", "fresh_sweep3.json", "fresh_sweep4a.json",
+                                      "fresh_sweep4b.json", "fresh_sweep5a.json", "fresh_sweep5b.json")
+               for p in sweep.manifest(ROOT / "bench" / name)["programs"]}
+    assert len(part_b) >= 6 and not part_b & earlier
+
+
+def test_the_stand_in_torchvision_takes_emnists_split_its_helpers_and_a_folders_classes(tmp_path):
+    (tmp_path / "data" / "only").mkdir(parents=True)
+    code = ("import torchvision.datasets as d; from torchvision.datasets.utils import verify_str_arg, download_url\n"
+            "e = d.EMNIST('x', 'balanced', train=False); print(len(e), verify_str_arg('a', 'k', ('a', 'b')))\n"
+            "print(sorted(set(int(t) for t in d.ImageFolder('data').targets)), len(d.ImageFolder('nowhere').classes))\n"
+            "try:\n    download_url('u', 'r')\nexcept RuntimeError:\n    print('refused')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs"),
+                              "FRESH_SWEEP_SAMPLES": "64"}).stdout
+    assert out.splitlines() == ["16 a", "[0] 2", "refused"]
 
 
 def _events(*events):

@@ -3,6 +3,7 @@ with a label-dependent pattern (so a model can learn), fixed by the data set's n
 
 import os
 import sys
+import types
 import zlib
 
 import torch
@@ -79,10 +80,43 @@ class ImageFolder(globals()["ImageFolder"]):
     """torchvision's positional order: (root, transform, target_transform, loader, is_valid_file)."""
 
     def __init__(self, root, transform=None, target_transform=None, loader=None, is_valid_file=None, **kwargs):
+        folders = [d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))] if os.path.isdir(root) else []
+        if folders and "num_classes" not in kwargs:  # a folder the manifest made: as many classes as its folders
+            kwargs["num_classes"] = len(folders)
         super().__init__(root, transform=transform, target_transform=target_transform, loader=loader, **kwargs)
 
 
 DatasetFolder = ImageFolder
+
+
+class EMNIST(globals()["EMNIST"]):
+    """torchvision's (root, split, ...): `split` names the letters' subset ('balanced', 'digits'), not train/test."""
+
+    def __init__(self, root, split="balanced", **kwargs):
+        super().__init__(root, **kwargs)
+
+def _no_download(*args, **kwargs):
+    raise RuntimeError("fresh-sweep stub: no downloads here")
+
+
+def _iterable_to_str(iterable):
+    return "'" + "', '".join(str(item) for item in iterable) + "'"
+
+
+def _verify_str_arg(value, arg=None, valid_values=None, custom_msg=None):
+    if valid_values is not None and value not in valid_values:
+        raise ValueError(custom_msg or f"Unknown value '{value}' for argument {arg}. "
+                         f"Valid values are {{{_iterable_to_str(valid_values)}}}.")
+    return value
+
+
+# torchvision.datasets.utils: the helpers data set classes of a project import (downloads refused)
+utils = types.ModuleType(__name__ + ".utils")
+utils.download_url = utils.download_file_from_google_drive = utils.download_and_extract_archive = _no_download
+utils.extract_archive = _no_download
+utils.check_integrity = lambda fpath, md5=None: os.path.isfile(fpath)
+utils.verify_str_arg, utils.iterable_to_str = _verify_str_arg, _iterable_to_str
+sys.modules[utils.__name__] = utils
 
 # torchvision's submodules of its data sets (`from torchvision.datasets.mnist import MNIST`): this module
 for _sub in ("mnist", "cifar", "folder", "svhn", "stl10", "celeba", "lsun", "fakedata", "vision"):
