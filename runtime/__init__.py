@@ -1692,6 +1692,39 @@ def _owners(params: List[torch.Tensor], wrapped: Any) -> "dict[int, tuple[str, s
     return found
 
 
+def _grad_fns(value: Any) -> List[Any]:
+    """The autograd nodes of the tensors ``value`` holds (in dicts, lists and tuples, three levels)."""
+    found: List[Any] = []
+
+    def visit(item: Any, depth: int) -> None:
+        if isinstance(item, torch.Tensor):
+            if item.grad_fn is not None:
+                found.append(item.grad_fn)
+        elif depth and isinstance(item, Mapping):
+            for v in item.values():
+                visit(v, depth - 1)
+        elif depth and isinstance(item, (list, tuple)):
+            for v in item:
+                visit(v, depth - 1)
+    visit(value, 3)
+    return found
+
+
+def _leaves(nodes: List[Any]) -> "set[int]":
+    """id() of the leaf tensors (parameters) an autograd graph from ``nodes`` accumulates into."""
+    seen, leaves, stack = set(), set(), list(nodes)
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)  # an AccumulateGrad node
+        if variable is not None:
+            leaves.add(id(variable))
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return leaves
+
+
 def _names(names: List[str]) -> str:
     shown = ", ".join(names[:SHOWN_NAMES])
     return shown + (f" (+{len(names) - SHOWN_NAMES} more)" if len(names) > SHOWN_NAMES else "")
@@ -1740,6 +1773,7 @@ class _SelfCheck:
         self.stepped: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # optimizer -> _Stepped
         self.training: dict = {}  # loader key -> order at its first training pass (None: nothing to compare)
         self.repeats: dict = {}  # loader key -> [iterator ref, site, batches drawn at the last step] of a pass in that order
+        self.forwards: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # DDP -> (forwards, last output's grad_fns)
         self.repeat_undo: Optional[Any] = None
         self.lengths: "dict[str, int]" = {}  # "file:line" of a training loader -> its batches per pass
         self.optimizers: "weakref.WeakSet" = weakref.WeakSet()  # built since the checks were armed
@@ -1902,9 +1936,17 @@ class _SelfCheck:
                 return batch
             return __next__
 
+        def forward(original: Any) -> Any:
+            def forward(model: Any, *args: Any, **kwargs: Any) -> Any:
+                output = original(model, *args, **kwargs)
+                check.forward_ran(model, output)
+                return output
+            return forward
+
         def backward(original: Any) -> Any:
             def backward(*args: Any, **kwargs: Any) -> Any:
                 check.backwards += 1
+                check.before_backward(args[0] if args else kwargs.get("tensors"))
                 result = original(*args, **kwargs)
                 if check.backwards - check.armed_at >= CHECKED_STEPS and not check.optimizers and check.step_undo:
                     check.end_without_optimizer()
@@ -1917,6 +1959,8 @@ class _SelfCheck:
             self.step_undo = [
                 _patch(_BaseDataLoaderIter, "__next__", loader_next),
                 _patch(torch.autograd, "backward", backward),
+                _patch(torch.nn.parallel.DistributedDataParallel, "forward", forward),
+                lambda: self.forwards.clear(),
                 _optimizer_module().register_optimizer_step_pre_hook(self.before_step).remove,
                 _optimizer_module().register_optimizer_step_post_hook(self.after_step).remove,
             ]
@@ -1943,6 +1987,47 @@ class _SelfCheck:
         self.stepped = weakref.WeakKeyDictionary()
         self.arm()
         self.optimizers.update(built)
+
+    # -- forwards
+
+    def forward_ran(self, model: Any, output: Any) -> None:
+        """A forward of a DistributedDataParallel built with ``find_unused_parameters=True``: keep
+        its output's graph (the parameters DDP takes as used) until the next backward."""
+        if getattr(model, "find_unused_parameters", False) and not getattr(model, "static_graph", False):
+            count = self.forwards.get(model, (0, []))[0]
+            with contextlib.suppress(TypeError):
+                self.forwards[model] = (count + 1, _grad_fns(output))
+
+    def before_backward(self, tensors: Any) -> None:
+        """Before a backward (while the per-step checks run): a DDP model built with
+        ``find_unused_parameters=True`` whose parameters this backward reaches, some of them not
+        through its last forward's output (a sub-module run outside the forward, an earlier
+        forward before this backward), is a finding: DDP marked those ready at the end of that
+        forward and stops when the backward reaches them ("marked as ready twice")."""
+        if not self.forwards:
+            return
+        ran = list(self.forwards.items())
+        self.forwards.clear()
+        reached = _leaves(_grad_fns(tensors))
+        findings = []
+        for model, (count, last) in ran:
+            used, ignored = _leaves(last), getattr(model, "parameters_to_ignore", ())
+            twice = [n for n, p in model.module.named_parameters()
+                     if p.requires_grad and id(p) in reached and id(p) not in used and n not in ignored]
+            if not twice:
+                continue
+            cls = type(model.module).__name__
+            how = f"{count} forwards before this backward" if count > 1 else "one forward"
+            findings.append(_Finding(
+                "outside-forward", *self.wraps.get(model, (_site(), ""))[0],
+                f"this backward reaches {len(twice)} parameter(s) of {cls} ({_names(twice)}) that the last "
+                f"forward of its DistributedDataParallel did not use ({how}; find_unused_parameters=True): "
+                f"they ran outside that forward (a sub-module or method called on the model itself, or an "
+                f"earlier forward), and DDP, which took them for unused, stops: \"marked as ready twice\"",
+                "a manual change: run the model once per backward, through its forward; or, for a model "
+                "trained through its own methods or several forwards, model = sync_gradients(model) "
+                "instead of its DistributedDataParallel wrap (rewrite wrap-model)"))
+        self.report(findings)
 
     # -- loaders
 

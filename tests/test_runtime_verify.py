@@ -20,6 +20,7 @@ import ddpify_runtime as rt
 
 DATA = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))
 INIT, ITER, NEXT, BACKWARD = DataLoader.__init__, DataLoader.__iter__, _BaseDataLoaderIter.__next__, torch.autograd.backward
+DDP_FORWARD = torch.nn.parallel.DistributedDataParallel.forward
 OPTIMIZER_INIT = torch.optim.Optimizer.__init__
 OPEN = builtins.open
 SAVE = torch.save  # as a program's `from torch import save` binds it, before the checks
@@ -178,7 +179,7 @@ def check(monkeypatch, tmp_path):
     rt._STATE.self_check = None
     assert (DataLoader.__init__, DataLoader.__iter__, _BaseDataLoaderIter.__next__,
             torch.optim.Optimizer.__init__, torch.autograd.backward) == (INIT, ITER, NEXT, optimizer_init, BACKWARD)
-    assert builtins.open is io.open is OPEN
+    assert builtins.open is io.open is OPEN and torch.nn.parallel.DistributedDataParallel.forward is DDP_FORWARD
     assert (torch.serialization._open_zipfile_writer, torch.jit.RecursiveScriptModule.save) == (ZIP_WRITER, SCRIPT_SAVE)
     assert torch.serialization._save is OBJECT_SAVE
     assert torch.distributed.destroy_process_group.__code__.co_filename != rt.__file__  # no wrapper of the checks left
@@ -255,6 +256,66 @@ def test_a_training_pass_after_an_evaluation_in_the_same_order_is_a_finding(chec
     train(scope)
     assert f"train.py:{line_of('loader = ')}: same-order: " in capsys.readouterr().err
     assert DataLoader.__iter__ is ITER and not rt._optimizer_module()._global_optimizer_post_hooks
+
+
+AUTOENCODER = textwrap.dedent("""\
+    import torch
+    from torch.nn.parallel import DistributedDataParallel
+    class AE(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = torch.nn.Linear(4, 2)
+            self.decoder = torch.nn.Linear(2, 4)
+        def forward(self, x, decode=False):
+            z = self.encoder(x)
+            return self.decoder(z) if decode else z
+    model = DistributedDataParallel(AE(), find_unused_parameters=UNUSED)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(2, 8, 4):
+        optimizer.zero_grad()
+        (LOSS).backward()
+        optimizer.step()
+""")
+
+
+@pytest.fixture
+def group():
+    """A process group of one process (gloo, in this process): DistributedDataParallel needs one."""
+    torch.distributed.init_process_group("gloo", store=torch.distributed.HashStore(), rank=0, world_size=1)
+    yield
+    torch.distributed.destroy_process_group()
+
+
+def run_autoencoder(check, loss, unused=True):
+    rt._STATE.self_check = check
+    check.install()
+    code = AUTOENCODER.replace("UNUSED", str(unused)).replace("LOSS", loss)
+    exec(compile(code, "train.py", "exec"), {})
+
+
+@pytest.mark.parametrize("loss, how", [
+    ("((model.module.decoder(model(x)) - x) ** 2).mean()", "one forward"),  # a sub-module called beside the forward
+    ("(model(x, decode=True) - x).pow(2).mean() + model(x).sum()", "2 forwards before this backward"),  # the last forward leaves the decoder unused
+])
+def test_parameters_a_backward_reaches_outside_the_last_forward_are_named_before_ddp_stops(group, check, capsys, loss, how):
+    """find_unused_parameters=True (the decoder is unused on some forwards): DDP takes what the
+    last forward did not use for unused, and stops when the backward reaches it."""
+    with pytest.raises(RuntimeError, match="marked as ready twice"):
+        run_autoencoder(check(), loss)
+    err = capsys.readouterr().err
+    line = next(n for n, text in enumerate(AUTOENCODER.splitlines(), 1) if text.startswith("model = "))
+    assert f"train.py:{line}: outside-forward: this backward reaches 2 parameter(s) of AE (decoder.weight, decoder.bias)" in err
+    assert f"({how}; find_unused_parameters=True)" in err and "sync_gradients(model)" in err
+
+
+@pytest.mark.parametrize("loss, unused", [
+    ("(model(x) - x[:, :2]).pow(2).mean() + model(x).sum()", True),  # two forwards that use the same parameters
+    ("(model(x).sum() + model(x, decode=True).sum())", True),  # the last forward uses all the others did
+    ("((model.module.decoder(model(x)) - x) ** 2).mean()", False),  # DDP expects every parameter: no stop
+])
+def test_forwards_that_ddp_takes_rightly_are_no_finding(group, check, capsys, loss, unused):
+    run_autoencoder(check(), loss, unused)
+    assert "outside-forward" not in capsys.readouterr().err
 
 
 def test_reset_for_tests_takes_the_hooks_away_and_starts_afresh(monkeypatch, tmp_path):
