@@ -39,7 +39,8 @@ takes the main process's value on every process: `run_dir = self.writer.log_dir`
 may not reach the read, a TODO instead).
 `os.makedirs(..., exist_ok=True)` stays on every process (harmless; so does `if not
 os.path.exists(d): os.makedirs(d)`, given `exist_ok=True`; any other `os.makedirs` is
-guarded, as the processes would race to create the folder; a folder whose name every process
+guarded, `exist_ok=False` included, as the processes would race to create the folder and the
+slower one fail (`try: os.makedirs(out, exist_ok=False)` / `except FileExistsError: sys.exit(...)`); a folder whose name every process
 chose by probing for a free one, `while os.path.exists(base_dir): run += 1`, is made after a
 `barrier()`, once all have probed), as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
@@ -179,7 +180,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         edits.record(stmt, "barrier() after the save: the file is read back below")
     _reads_of_main_only(facts, edits, loggers, writes)
     for call in facts.calls:
-        if facts.qualify(call.func) == "os.makedirs" and not mt.keyword(call, "exist_ok") and _made_if_missing(facts, call):
+        if facts.qualify(call.func) == "os.makedirs" and not _tolerates_existing(call) and _made_if_missing(facts, call):
             edits.replace(call, _exist_ok, "every process makes the folder if it is missing (exist_ok=True): "
                           "no race, and no barrier that some callers may not reach")
     bars = [c for c in facts.calls if facts.qualify(c.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(c, "disable")]
@@ -245,7 +246,7 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine, loggers: set
     if ends and writes.file_write(facts, call) is None:
         return None
     qualified = facts.qualify(call.func)
-    if qualified == "os.makedirs" and not mt.keyword(call, "exist_ok") and not _made_if_missing(facts, call):
+    if qualified == "os.makedirs" and not _tolerates_existing(call) and not _made_if_missing(facts, call):
         return "os.makedirs"  # raced by every process
     if qualified in ONCE or _is_logger(facts, call, opened):
         return dotted(call.func)
@@ -277,9 +278,17 @@ def _made_if_missing(facts: Facts, call: cst.Call) -> bool:
         facts.code(probe.args[0].value) == facts.code(target.value)
 
 
+def _tolerates_existing(call: cst.Call) -> bool:
+    """Does `os.makedirs(...)` accept a folder that exists: `exist_ok=` given and not the literal
+    False (by keyword, or third positional: `os.makedirs(d, mode, exist_ok)`)?"""
+    arg = mt.keyword(call, "exist_ok") or mt.positional(call, 2)
+    return arg is not None and not mt.is_name(arg.value, "False")
+
+
 def _exist_ok(node: cst.Call) -> cst.Call:
     comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    args = [*node.args[:-1], node.args[-1].with_changes(comma=comma)] if node.args else []
+    kept = [a for a in node.args if not (a.keyword is not None and a.keyword.value == "exist_ok")]
+    args = [*kept[:-1], kept[-1].with_changes(comma=comma)] if kept else []
     return node.with_changes(args=[*args, cst.Arg(cst.Name("True"), keyword=cst.Name("exist_ok"),
                                                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
 

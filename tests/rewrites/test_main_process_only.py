@@ -1205,3 +1205,33 @@ for x in DataLoader(torch.randn(8, 2), batch_size=4, shuffle=True):
     optimizer.step()
 print(open("runs/x/t.py").read()[:10])
 """
+
+
+EXIST_OK_FALSE = """\
+import os
+import sys
+import torch
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+try:
+    os.makedirs("out", exist_ok=False)
+except FileExistsError:
+    sys.exit("out exists")
+for epoch in range(2):
+    model(torch.ones(1, 2)).sum().backward()
+    opt.step()
+"""
+
+
+def test_a_folder_made_with_exist_ok_false_is_made_by_the_main_process_only():
+    """pytorch_warmup's EMNIST example: `os.makedirs(out, exist_ok=False)` in a `try` whose
+    `except FileExistsError` exits. On every process, the slower one found the folder made and
+    exited, and the other failed in DDP's constructor. `exist_ok=False` (by keyword or third
+    positional) is no `exist_ok`: the main process makes the folder; `exist_ok=True` stays
+    everywhere."""
+    out = only(NAME, EXIST_OK_FALSE)
+    assert "try:\n    if is_main_process():\n        os.makedirs(\"out\", exist_ok=False)\n" in out
+    positional = only(NAME, EXIST_OK_FALSE.replace("exist_ok=False", "0o777, False"))
+    assert "    if is_main_process():\n        os.makedirs(\"out\", 0o777, False)\n" in positional
+    tolerant = only(NAME, EXIST_OK_FALSE.replace("exist_ok=False", "exist_ok=True"))
+    assert "is_main_process" not in tolerant
