@@ -18,6 +18,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.lines import line_numbers
 from ddpify.syntax.names import dotted
+from ddpify.syntax.parse import one_line
 from ddpify.output.report import CHANGE, WARNING, Change
 
 NodeFn = Callable[[cst.CSTNode], cst.CSTNode]
@@ -80,7 +81,10 @@ class Edits:
 
     def todo(self, stmt: cst.CSTNode, message: str) -> None:
         """A `# TODO(ddpify): message` above `stmt`, and a warning in the report. The warning
-        stays when a conversion before put the same TODO there already; the line is not repeated."""
+        stays when a conversion before put the same TODO there already; the line is not repeated.
+        A comment is one line: code quoted from several lines (a call spread over lines) is
+        joined with single spaces."""
+        message = one_line(message)
         if (stmt, message) in self.todos:
             return
         self.todos.add((stmt, message))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import ARGS, SCRIPT, TRAINS, pair, rewrite_tests, unchanged
+from tests.support.snippets import ARGS, SCRIPT, TRAINS, only, pair, rewrite_tests, unchanged
 
 NAME = "set-epoch"
 
@@ -734,3 +734,29 @@ for x, y in loader:
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
+
+
+def test_a_todo_quoting_a_loader_spread_over_lines_is_one_comment_line():
+    """DDPM's train_cifar.py: `cycle(DataLoader(\\n  train_dataset,\\n  ...))`, a loader no name holds,
+    quoted in the TODO above the loop; a comment with the call's newlines in it made LibCST refuse the
+    module (an internal error, nothing converted). The quote is joined with single spaces."""
+    code = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = enumerate(DataLoader(
+    ds,
+    batch_size=4,
+    shuffle=True,
+))
+for epoch in range(2):
+    for i, (x, y) in batches:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+"""
+    out = only(NAME, code)
+    assert "# TODO(ddpify): this loop iterates a loader built once, before it (`DataLoader( ds, batch_size=4, " \
+           "shuffle=True, )`), that no name holds" in out
