@@ -65,6 +65,26 @@ def test_the_converted_module_of_a_package_is_imported_and_its_unchanged_sibling
     assert run.stdout.split() == [str(out / "engine" / "loop.py"), str(project / "engine" / "util.py"), "1"]
 
 
+def test_a_converted_package_init_keeps_its_unchanged_siblings_importable(tmp_path):
+    """DDIM's `datasets/__init__.py`: converted itself (its data sets built under
+    main_process_first), it imports `datasets.celeba`, left unchanged. Written without the path
+    line, the converted package hid the original folder: ModuleNotFoundError at import."""
+    project, out = tmp_path / "proj", tmp_path / "out"
+    (project / "engine").mkdir(parents=True)
+    (project / "engine" / "__init__.py").write_text('"""The engine."""\nfrom engine.util import helper\n' + LOOP)
+    (project / "engine" / "util.py").write_text("def helper():\n    return 2\n")
+    (project / "train.py").write_text(ENTRY.replace("from engine.loop import fit\nfrom engine.util import helper",
+                                                    "from engine import fit, helper"))
+    result = CliRunner().invoke(main, ["convert", str(project / "train.py"), "-o", f"{out}/"])
+    assert result.exit_code == 0, result.output
+    init = (out / "engine" / "__init__.py").read_bytes()
+    assert b"set_epoch" in init and init.startswith(b'"""The engine."""\n' + EXTEND)
+    probe = "import importlib.util\nprint(importlib.util.find_spec('engine.util').origin)\n"
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=out,
+                         env={"PYTHONPATH": f"{out}{os.pathsep}{project}"}, check=True)
+    assert run.stdout.split() == [str(project / "engine" / "util.py")]
+
+
 def test_the_path_line_goes_after_the_docstring_and_future_imports():
     assert extended(INIT.encode()) == ('"""The engine."""\nfrom __future__ import annotations\n'.encode()
                                        + EXTEND + b"\nVERSION = 1\n")

@@ -9,7 +9,8 @@ original `engine/loop.py`. Each package folder on the way to a written module ge
     __path__ = __import__("pkgutil").extend_path(__path__, __name__)  # ddpify: ...
 
 which adds the package's folders further on `sys.path` (the original one, on the PYTHONPATH the
-run hint gives), so that the modules the conversion left unchanged are imported from there.
+run hint gives), so that the modules the conversion left unchanged are imported from there. A
+package `__init__.py` the conversion changed gets the same line.
 
 A changed module goes at its path under the folder it is imported from: the entry's folder
 (`engine/loop.py`), a folder the program puts on `sys.path` (`../helper_train.py` through
@@ -23,6 +24,7 @@ insert); `original_folders` are the folders where the unchanged ones stay.
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Iterable, Mapping
 
@@ -36,8 +38,18 @@ EXTEND = (b'__path__ = __import__("pkgutil").extend_path(__path__, __name__)  # 
 def beside_entry(modules: Mapping[str, Result]) -> dict[str, Result]:
     """`{path beside the converted entry: module}` for each changed module of a program's
     `modules` (`Result.modules`): its key, or for one read above the entry's folder (key
-    `../src/lib.py`) its path under the folder it is imported from (`src/lib.py`)."""
-    return {module.beside or rel: module for rel, module in modules.items() if module.changed}
+    `../src/lib.py`) its path under the folder it is imported from (`src/lib.py`). A changed
+    package `__init__.py` gets the `EXTEND` line too: its package's unchanged modules
+    (`datasets/celeba.py` beside a converted `datasets/__init__.py` that imports it) stay in the
+    original folder."""
+    placed = {module.beside or rel: module for rel, module in modules.items() if module.changed}
+    return {rel: replace(module, output=extended(module.output)) if _package_init(rel) else module
+            for rel, module in placed.items()}
+
+
+def _package_init(rel: str) -> bool:
+    path = PurePosixPath(rel)
+    return path.name == "__init__.py" and path.parent != PurePosixPath(".")
 
 
 def original_folders(project: Path, modules: Mapping[str, Result]) -> list[Path]:
