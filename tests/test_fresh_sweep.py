@@ -25,7 +25,8 @@ Probe = sweep.Probe
 @pytest.mark.parametrize("name, size", [("fresh_sweep.json", 24), ("fresh_sweep2.json", 20), ("fresh_sweep3.json", 20),
                                         ("fresh_sweep4a.json", 12), ("fresh_sweep4b.json", 11),
                                         ("fresh_sweep5a.json", 14), ("fresh_sweep5b.json", 11),
-                                        ("fresh_sweep6b.json", 12)])
+                                        ("fresh_sweep6b.json", 12),
+                                        ("fresh_sweep6a.json", 15)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -96,6 +97,24 @@ def test_the_stand_in_torchvision_takes_emnists_split_its_helpers_and_a_folders_
                          env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs"),
                               "FRESH_SWEEP_SAMPLES": "64"}).stdout
     assert out.splitlines() == ["16 a", "[0] 2", "refused"]
+
+
+def test_the_sixth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"] for p in sweep.manifest(ROOT / "bench" / "fresh_sweep6a.json")["programs"]}
+    earlier = {p["repo"].lower() for name in ("fresh_sweep.json", "fresh_sweep2.json", "fresh_sweep3.json",
+                                              "fresh_sweep4a.json", "fresh_sweep4b.json", "fresh_sweep5a.json",
+                                              "fresh_sweep5b.json", "fresh_sweep6b.json")
+               for p in sweep.manifest(ROOT / "bench" / name)["programs"]}
+    assert len(part_a) >= 6 and not {repo.lower() for repo in part_a} & earlier
+
+
+def test_the_stand_in_torchvision_serves_rotate_and_the_folder_loader():
+    code = ("import torch; from torchvision.transforms.functional import rotate; "
+            "from torchvision.datasets.folder import default_loader; "
+            "print(tuple(rotate(torch.zeros(1, 4, 4), 30).shape), callable(default_loader))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["(1,", "4,", "4)", "True"]
 
 
 def _events(*events):

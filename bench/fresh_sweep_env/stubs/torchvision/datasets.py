@@ -118,6 +118,13 @@ utils.check_integrity = lambda fpath, md5=None: os.path.isfile(fpath)
 utils.verify_str_arg, utils.iterable_to_str = _verify_str_arg, _iterable_to_str
 sys.modules[utils.__name__] = utils
 
+
+def default_loader(path):
+    """`torchvision.datasets.folder.default_loader`: a picture file as the stand-in PIL's image
+    (the synthetic data sets never read files; a project's own folder data set may import it)."""
+    from PIL import Image
+    return Image.open(path).convert("RGB")
+
 # torchvision's submodules of its data sets (`from torchvision.datasets.mnist import MNIST`): this module
 for _sub in ("mnist", "cifar", "folder", "svhn", "stl10", "celeba", "lsun", "fakedata", "vision"):
     sys.modules[f"{__name__}.{_sub}"] = sys.modules[__name__]
