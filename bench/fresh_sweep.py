@@ -46,7 +46,9 @@ Verdicts (torchrun), each `ok`, `FAIL` or `n/a`:
   order changes from its 1st to its 2nd training pass (one a step follows) on rank 0 (where
   worker processes fetch, unseen: its sampler's `epoch` changes); n/a with one pass;
 - `params`: every optimizer's parameters are bitwise identical on both ranks after its 2nd
-  step and at exit (the test probe's checksums);
+  step and at exit (the test probe's checksums); where the original stepped an optimizer
+  twice, the converted program steps one twice on both ranks (a program that catches its own
+  crash and exits 0 trains no further);
 - `saves`: no `torch.save` and no file write (open for writing, images, plots, loggers) on
   rank 1; no saved key starting with `module.`; no DistributedDataParallel saved whole;
 - `voice`: rank 1 writes nothing on stdout;
@@ -421,6 +423,10 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
             if len(by_rank) == 2 and len({e["sha256"] for e in by_rank.values()}) > 1:
                 differ.append(number)
     steps2 = probe.optimizers("step2")
+    # a program that swallows its crash (`except Exception: logging.error(...)`, exit 0) trains no
+    # further: where the original stepped an optimizer twice, the converted one must on both ranks
+    if original.optimizers("step2") and not any(len(by_rank) == 2 for by_rank in steps2.values()):
+        differ += sorted(original.optimizers("step2"))
     checks["params"] = "FAIL" if differ else ("ok" if steps2 else "n/a")
     sites["params"] += [made.get(("optimizer", n), []) for n in sorted(set(differ))]
     # wrapped (information, not one of issue 27's verdicts): optimizers that step bare parameters

@@ -175,6 +175,20 @@ def test_each_gap_fails_its_own_check_and_names_the_site():
     assert [["/r/trainer.py", 40, "Stopper.save"]] in sites["saves"]
 
 
+def test_a_program_that_swallows_its_crash_before_the_second_step_fails_params():
+    """DDIM's main.py catches every exception, logs it and exits 0: converted, rank 1 crashed in
+    its first step and rank 0 stopped with it; `runs` saw exit 0 and `params` had no 2nd step to
+    compare (n/a). Where the original stepped twice, no 2nd step on both ranks is a failure."""
+    original = _events(dict(ev="start", rank=0, argv=["x.py"]), _optimizer(0, "step2", "a"))
+    crashed = _events(*(dict(ev="start", rank=r, argv=["x.py"]) for r in (0, 1)),
+                      dict(ev="made", rank=0, kind="optimizer", number=0, stack=[["/r/train.py", 7, "main"]]))
+    checks, sites = sweep.judge(crashed, original, 0, {0: "", 1: ""}, 0)
+    assert checks["runs"] == "ok" and checks["params"] == "FAIL"
+    assert sites["params"] == [[["/r/train.py", 7, "main"]]]
+    checks, _ = sweep.judge(crashed, _events(dict(ev="start", rank=0, argv=["x.py"])), 0, {0: "", 1: ""}, 0)
+    assert checks["params"] == "n/a"  # the original never stepped twice either
+
+
 def test_reshuffling_is_asked_only_where_the_original_drew_at_random():
     probe = _trained(dict(DIST, sampler_rank=0, shuffle=False), dict(DIST, sampler_rank=1, shuffle=False),
                      [[0, 2], [0, 2]], [[1, 3], [1, 3]])
