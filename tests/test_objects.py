@@ -75,6 +75,10 @@ def spelled(facts: Facts, sites) -> set[str]:
      {"DataLoader([1, 2], batch_size=b)"}),  # an instance built through a registry of classes (centerloss)
     (DATA + "KINDS = [Other, MNIST]\ndata = KINDS[1](8)\nx = data.trainloader\n", "data.trainloader",
      {"DataLoader([1, 2], batch_size=b)"}),  # a list of classes
+    ("import argparse\ndef parse():\n    cfg = argparse.Namespace()\n    cfg.tb = SummaryWriter('r')\n    return 1, cfg\n"
+     "class Runner:\n    def __init__(self, config):\n        self.config = config\n    def train(self):\n"
+     "        tb = self.config.tb\n        return tb\n_, config = parse()\nRunner(config).train()\n", "tb",
+     {"SummaryWriter('r')"}),  # stored into any object's attribute, read through another name (DDIM's tb_logger)
 ])
 def test_values_follow_objects(source, expr, made):
     facts, flow = core(source)
@@ -91,6 +95,8 @@ def test_values_follow_objects(source, expr, made):
      "data.trainloader"),  # a registry of classes that keep no loader
     (DATA + "def make(b):\n    return Other(b)\nFACTORY = {'mnist': make}\ndata = FACTORY['mnist'](8)\n"
      "x = data.trainloader\n", "data.trainloader"),  # a registry of functions: no class named
+    ("import argparse\na = argparse.Namespace()\nb = argparse.Namespace()\na.tb = SummaryWriter('r')\nx = b.tb\n",
+     "b.tb"),  # the same attribute stored into another object
 ])
 def test_values_near_misses(source, expr):
     facts, flow = core(source)

@@ -8,7 +8,8 @@ gives the sites `expr` may hold, following
 
 - names and `self.x` through every assignment (tuple unpacking and stores by item included);
 - `obj.x` on an instance of a class of the program: the class's `self.x`
-  (`data.trainloader`, with `data = DataModule(...)` in another module);
+  (`data.trainloader`, with `data = DataModule(...)` in another module); on any object, what
+  `obj.x = value` stores through a name that may hold it (`config.tb_logger = SummaryWriter()`);
 - calls of the program's functions to what they return, arguments to parameters (and to
   `kwargs["model"]` of a `**kwargs` parameter: the callers' `model=`) (bound
   methods, `__call__` of instances and base classes' methods as `Facts.user_functions` resolves
@@ -200,13 +201,29 @@ class Objects:
         return [cls] if cls is not None else []
 
     def _attribute(self, expr: cst.Attribute) -> Sites:
-        """`obj.x` where `obj` is an instance of a class of the program: that class's `self.x`."""
+        """`obj.x` where `obj` is an instance of a class of the program: that class's `self.x`; and
+        on any object, what the program stores into its `x` through a name that may hold it
+        (`config.tb_logger = SummaryWriter(...)`, read as `self.config.tb_logger` in another
+        module, `config` an `argparse.Namespace` handed to a runner)."""
         f = self.facts
         found = Sites()
-        for site in self.values(expr.value):
+        held = self.values(expr.value)
+        for site in held:
             for cls in self.classes_built(site):
                 found |= self.ref_values(Ref(f._root_class(cls), f"self.{expr.attr.value}"))
+        for target, value in self._attribute_stores.get(expr.attr.value, ()) if held else ():
+            if target is not expr and self.values(target.value) & held:
+                found |= self.values(value)
         return found
+
+    @cached_property
+    def _attribute_stores(self) -> dict[str, list[tuple[cst.Attribute, cst.BaseExpression]]]:
+        """`obj.x = value` outside a class's own `self.x`: by attribute name."""
+        stores: dict[str, list[tuple[cst.Attribute, cst.BaseExpression]]] = defaultdict(list)
+        for target, value, _ in self.facts.assigns:
+            if isinstance(target, cst.Attribute) and dotted(target.value) != "self":
+                stores[target.attr.value].append((target, value))
+        return stores
 
     def _getattr(self, obj: cst.BaseExpression, name: cst.BaseExpression) -> Sites:
         """`getattr(self, "net" + name)`: the attribute named, or any attribute of the object's

@@ -75,7 +75,7 @@ TODO.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, AbstractSet, Iterator
+from typing import TYPE_CHECKING, AbstractSet, Iterator, NamedTuple
 
 import libcst as cst
 
@@ -115,7 +115,7 @@ LOG_FILE_HANDLERS = frozenset({"logging.FileHandler", "logging.handlers.Rotating
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa: C901 (18: to split)
     facts, models, refs = analysis.facts, analysis.models, wrapped_refs(analysis, options)
     opened = _opened_for_writing(facts)
-    loggers = _logger_refs(facts, opened)
+    loggers = _loggers(facts, opened)
     writes = {stmt: what for stmt in _statements(facts) if (what := _writes(facts, stmt, loggers, opened))}
     writers = _writer_functions(facts, models, refs, writes, options)
     for call in facts.calls:  # a helper that only writes files is guarded where it is called
@@ -224,7 +224,7 @@ def _statements(facts: Facts) -> Iterator[cst.With | cst.SimpleStatementLine]:
             yield stmt
 
 
-def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine, loggers: set[Ref],
+def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine, loggers: Loggers,
             opened: frozenset[cst.Call]) -> str | None:
     """What file-writing call `stmt` makes, or None."""
     if isinstance(stmt, cst.With):
@@ -314,17 +314,20 @@ def _prints_to(call: cst.Call) -> cst.BaseExpression | None:
     return arg.value if arg is not None else None
 
 
-def _on_logger(facts: Facts, expr: cst.BaseExpression, loggers: set[Ref]) -> bool:
-    """Is `expr` a logger or reached through one (`self.logger.writer` of `self.logger.writer.flush()`)?"""
+def _on_logger(facts: Facts, expr: cst.BaseExpression, loggers: Loggers) -> bool:
+    """Is `expr` a logger or reached through one (`self.logger.writer` of `self.logger.writer.flush()`):
+    a name holding one, or an expression whose object may be one (`self.config.tb_logger`, stored
+    as `config.tb_logger = SummaryWriter(...)` in another module)?"""
+    flow = objects.of(facts)
     while True:
-        if facts.ref(expr) in loggers:
+        if facts.ref(expr) in loggers.refs or loggers.sites & flow.values(expr):
             return True
         if not isinstance(expr, cst.Attribute):
             return False
         expr = expr.value
 
 
-def _logs(facts: Facts, stmt: cst.CSTNode, loggers: set[Ref]) -> bool:
+def _logs(facts: Facts, stmt: cst.CSTNode, loggers: Loggers) -> bool:
     """A SummaryWriter or wandb run made or used: no file that the script reads back."""
     return any(_is_logger(facts, c) or isinstance(c.func, cst.Attribute) and _on_logger(facts, c.func.value, loggers)
                or (f := _prints_to(c)) is not None and _on_logger(facts, f, loggers) for c in facts.calls_in(stmt))
@@ -338,10 +341,17 @@ def _is_logger(facts: Facts, expr: cst.CSTNode, opened: frozenset[cst.Call] = fr
                                            or objects.of(facts).kind(expr) == objects.WRITER)
 
 
-def _logger_refs(facts: Facts, opened: frozenset[cst.Call]) -> set[Ref]:
-    """Names holding a logger, also as parameters of the functions they reach."""
-    refs = {facts.ref(t, s) for t, v, s in facts.assigns if _is_logger(facts, v, opened)} - {None}
-    return refs.union(*(objects.of(facts).receivers(r) for r in refs))
+class Loggers(NamedTuple):
+    """The loggers the program makes (each on the main process only, None elsewhere)."""
+
+    refs: set[Ref]  # names holding one, also as parameters of the functions they reach
+    sites: frozenset[cst.CSTNode]  # the calls that make them, for the objects that reach them otherwise
+
+
+def _loggers(facts: Facts, opened: frozenset[cst.Call]) -> Loggers:
+    made = [(t, v, s) for t, v, s in facts.assigns if _is_logger(facts, v, opened)]
+    refs = {facts.ref(t, s) for t, _, s in made} - {None}
+    return Loggers(refs.union(*(objects.of(facts).receivers(r) for r in refs)), frozenset(v for _, v, _ in made))
 
 
 def _opened_for_writing(facts: Facts) -> frozenset[cst.Call]:
@@ -390,7 +400,7 @@ def _file_method_statement(facts: Facts, node: cst.CSTNode) -> bool:
         and call.func is attr and isinstance(facts.parent(call), cst.Expr)
 
 
-def _reads_of_main_only(facts: Facts, edits: Edits, loggers: set[Ref], writes: dict[cst.CSTNode, str]) -> None:
+def _reads_of_main_only(facts: Facts, edits: Edits, loggers: Loggers, writes: dict[cst.CSTNode, str]) -> None:
     """A read of a logger's attribute outside a guard (`run_dir = self.writer.log_dir`): the logger
     exists on the main process only (None elsewhere), so every process takes the main process's
     value, `from_main_process(lambda: self.writer.log_dir)` (a broadcast). Where some processes may

@@ -1235,3 +1235,46 @@ def test_a_folder_made_with_exist_ok_false_is_made_by_the_main_process_only():
     assert "    if is_main_process():\n        os.makedirs(\"out\", 0o777, False)\n" in positional
     tolerant = only(NAME, EXIST_OK_FALSE.replace("exist_ok=False", "exist_ok=True"))
     assert "is_main_process" not in tolerant
+
+
+WRITER_IN_A_NAMESPACE = """\
+import argparse
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+
+def parse():
+    config = argparse.Namespace(lr=0.1)
+    config.tb_logger = SummaryWriter("runs")
+    return config
+
+
+class Runner:
+    def __init__(self, config):
+        self.config = config
+
+    def train(self):
+        tb_logger = self.config.tb_logger
+        model = torch.nn.Linear(2, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=self.config.lr)
+        for step in range(2):
+            loss = model(torch.ones(1, 2)).sum()
+            tb_logger.add_scalar("loss", loss, global_step=step)
+            loss.backward()
+            opt.step()
+
+
+Runner(parse()).train()
+"""
+
+
+def test_a_writer_stored_in_a_namespace_and_read_through_a_runner_is_used_on_the_main_process_only():
+    """DDIM: `new_config.tb_logger = tb.SummaryWriter(...)` (None off the main process), and in the
+    runner of another module `tb_logger = self.config.tb_logger; tb_logger.add_scalar(...)`: rank 1
+    crashed on None, and the program's own `except Exception` hid it. The object core follows the
+    store into the namespace: the logging call is the main process's; the config's other reads
+    (`self.config.lr`) stay."""
+    out = only(NAME, WRITER_IN_A_NAMESPACE)
+    assert 'config.tb_logger = SummaryWriter("runs") if is_main_process() else None\n' in out
+    assert '            if is_main_process():\n                tb_logger.add_scalar("loss", loss, global_step=step)\n' in out
+    assert "lr=self.config.lr)" in out and "from_main_process" not in out
