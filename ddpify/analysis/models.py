@@ -366,6 +366,12 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
         name = dotted(target)
         if name is None or name.count(".") == 1 and not name.startswith("self."):
             continue
+        branches = _branch_calls(value)
+        if branches is not None and len(branches) > 1 and not isinstance(stmt, cst.AugAssign):
+            # `model = Net().cuda() if use_cuda else Net()`: a construction (or a move) on every path
+            if not any(_dataparallel_call(facts, b) or _mentions(facts, b, name) for b in branches):
+                candidates.append((2 if any(mt.is_device_move(b) for b in branches) else 1, stmt, name, None))
+            continue
         if not isinstance(value, cst.Call) or isinstance(stmt, cst.AugAssign):
             if _trained_alias(facts, stmt, alias=name):  # `model = embedding_net`, and the training reads `model`
                 candidates.append((1, stmt, name, None))
@@ -400,6 +406,18 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
         name, defined = pair[0], _unconditional(facts, alias)
         setup, anchor = _setup_after(facts, defined, name)
     return Model(name, defined, anchor, dataparallel=dp, setup=setup)
+
+
+def _branch_calls(value: cst.BaseExpression) -> list[cst.Call] | None:
+    """The calls a conditional expression may give, when every branch is one (`Net().cuda() if
+    use_cuda else Net()` -> both calls); `[value]` for a call; None otherwise (a branch that is a
+    name, `model.cuda() if use_cuda else model`, gives an object bound elsewhere)."""
+    if isinstance(value, cst.Call):
+        return [value]
+    if isinstance(value, cst.IfExp):
+        body, orelse = _branch_calls(value.body), _branch_calls(value.orelse)
+        return None if body is None or orelse is None else [*body, *orelse]
+    return None
 
 
 def _alias_of(stmt: cst.CSTNode) -> tuple[str, cst.Name] | None:

@@ -99,6 +99,19 @@ class Net(torch.nn.Module):
 """)
 
 PAIRS = [
+    # the knowledge-distillation sweep program's `model = net.Net(params).cuda() if params.cuda else
+    # net.Net(params)`: "could not tell which model this optimizer trains", nothing wrapped or sharded
+    pair("""\
+use_cuda = torch.cuda.is_available()
+model = torch.nn.Linear(2, 1).cuda() if use_cuda else torch.nn.Linear(2, 1)
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+use_cuda = torch.cuda.is_available()
+model = torch.nn.Linear(2, 1).cuda() if use_cuda else torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+""", "model_built_on_either_branch_of_a_conditional_expression_is_wrapped", scaffold=TRAINS.instead_of("model")),
     pair("""\
 model = torch.nn.Linear(2, 1)
 """, """\
