@@ -151,7 +151,8 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call) -> None:
     for key in ("batch_sampler", "sampler"):
         arg = mt.loader_arg(call, key)
         if arg is not None and not mt.is_name(arg.value, "None"):
-            given = _sampler_call(facts, arg.value, unbatch=(key == "batch_sampler"))
+            given = next(filter(None, (_sampler_call(facts, value, unbatch=(key == "batch_sampler"))
+                                       for value in _values_at(facts, arg.value, call))), None)
             if given is not None:
                 _replace_sampler(facts, edits, given)
             elif key == "batch_sampler":  # a batch sampler of the program's own class, say
@@ -205,6 +206,21 @@ def _depends_on_comprehension(facts: Facts, call: cst.Call, expr: cst.BaseExpres
             if names & targets:
                 return True
     return False
+
+
+def _values_at(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -> list[cst.BaseExpression]:
+    """The values the name `expr` may hold where `call` reads it: a binding in the same function
+    after the call, in no loop around the call, never reaches it (`sampler = None`, the loader
+    built with `sampler=sampler`, then `sampler = ImbalancedSampler(ds)` in the epoch loop after
+    it: the loader keeps None). `[expr]` when every binding may reach it, or for another expression."""
+    ref = facts.ref(expr) if isinstance(expr, cst.Name) else None
+    if ref is None:
+        return [expr]
+    scope, loops = facts.scope(call), list(facts.enclosing_loops(call))
+    writes = [(value, stmt) for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)]
+    reach = [value for value, stmt in writes if facts.scope(stmt) is not scope or facts.before(stmt, call)
+             or any(facts.is_inside(stmt, loop) for loop in loops)]
+    return reach if reach and len(reach) < len(writes) else [expr]
 
 
 def _sampler_call(facts: Facts, expr: cst.BaseExpression, unbatch: bool) -> cst.Call | None:

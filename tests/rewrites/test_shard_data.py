@@ -204,6 +204,22 @@ from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSam
 s = ShardedSampler(WeightedRandomSampler([1.0] * 8, 8))
 train_loader = DataLoader(ds, batch_size=4, sampler=s)
 """, "a_weighted_sampler_is_sharded_keeping_its_weights", scaffold=SCRIPT.instead_of("train_loader")),
+    # LDAM-DRW's `train_sampler = None`, the loader built with it, then `train_sampler =
+    # ImbalancedDatasetSampler(ds)` in the epoch loop after: the later sampler was sharded, the loader not
+    pair("""\
+from torch.utils.data import WeightedRandomSampler
+s = None
+train_loader = DataLoader(ds, batch_size=4, shuffle=(s is None), sampler=s)
+s = WeightedRandomSampler([1.0] * 8, 8)
+""", """\
+from ddpify_runtime import shard_loader
+
+from torch.utils.data import WeightedRandomSampler
+s = None
+train_loader = DataLoader(ds, batch_size=4, shuffle=(s is None), sampler=s)
+train_loader = shard_loader(train_loader)
+s = WeightedRandomSampler([1.0] * 8, 8)
+""", "a_sampler_bound_after_the_loader_is_not_the_loaders", scaffold=SCRIPT.instead_of("train_loader")),
     pair("""\
 from torch.utils.data import BatchSampler, RandomSampler
 bs = BatchSampler(RandomSampler(ds), 4, drop_last=True)
