@@ -1692,22 +1692,10 @@ def _owners(params: List[torch.Tensor], wrapped: Any) -> "dict[int, tuple[str, s
     return found
 
 
-def _grad_fns(value: Any) -> List[Any]:
-    """The autograd nodes of the tensors ``value`` holds (in dicts, lists and tuples, three levels)."""
-    found: List[Any] = []
-
-    def visit(item: Any, depth: int) -> None:
-        if isinstance(item, torch.Tensor):
-            if item.grad_fn is not None:
-                found.append(item.grad_fn)
-        elif depth and isinstance(item, Mapping):
-            for v in item.values():
-                visit(v, depth - 1)
-        elif depth and isinstance(item, (list, tuple)):
-            for v in item:
-                visit(v, depth - 1)
-    visit(value, 3)
-    return found
+def _grad_fns(tensors: Any) -> List[Any]:
+    """The autograd nodes of what ``torch.autograd.backward`` is given: a tensor or a sequence of them."""
+    given = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors) if isinstance(tensors, (list, tuple)) else []
+    return [t.grad_fn for t in given if isinstance(t, torch.Tensor) and t.grad_fn is not None]
 
 
 def _leaves(nodes: List[Any]) -> "set[int]":
@@ -1991,12 +1979,20 @@ class _SelfCheck:
     # -- forwards
 
     def forward_ran(self, model: Any, output: Any) -> None:
-        """A forward of a DistributedDataParallel built with ``find_unused_parameters=True``: keep
-        its output's graph (the parameters DDP takes as used) until the next backward."""
-        if getattr(model, "find_unused_parameters", False) and not getattr(model, "static_graph", False):
-            count = self.forwards.get(model, (0, []))[0]
-            with contextlib.suppress(TypeError):
-                self.forwards[model] = (count + 1, _grad_fns(output))
+        """A forward of a DistributedDataParallel built with ``find_unused_parameters=True`` after
+        which DDP searches its output's graph for the parameters it used (with gradients, outside
+        ``no_sync()``, as DDP's own ``_post_forward`` decides): keep that graph, found as DDP finds
+        it, until the next backward. A forward DDP does not search (under ``torch.no_grad()``, in
+        ``no_sync()``) changes nothing DDP knows, and is not kept."""
+        find = getattr(sys.modules.get("torch.nn.parallel.distributed"), "_find_tensors", None)  # private: gone, no check
+        if find is None or not (getattr(model, "find_unused_parameters", False) and torch.is_grad_enabled()
+                                and getattr(model, "require_backward_grad_sync", False)) \
+                or any(getattr(model, name, False) for name in ("static_graph", "_use_python_reducer",
+                                                                "_delay_all_reduce_all_params")):
+            return
+        count = self.forwards.get(model, (0, []))[0]
+        with contextlib.suppress(TypeError):
+            self.forwards[model] = (count + 1, [t.grad_fn for t in find(output) if t.grad_fn is not None])
 
     def before_backward(self, tensors: Any) -> None:
         """Before a backward (while the per-step checks run): a DDP model built with

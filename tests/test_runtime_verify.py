@@ -312,6 +312,7 @@ def test_parameters_a_backward_reaches_outside_the_last_forward_are_named_before
     ("(model(x) - x[:, :2]).pow(2).mean() + model(x).sum()", True),  # two forwards that use the same parameters
     ("(model(x).sum() + model(x, decode=True).sum())", True),  # the last forward uses all the others did
     ("((model.module.decoder(model(x)) - x) ** 2).mean()", False),  # DDP expects every parameter: no stop
+    ("(model(x, decode=True).sum() + torch.no_grad()(model)(x).sum() * 0)", True),  # a forward DDP does not search
 ])
 def test_forwards_that_ddp_takes_rightly_are_no_finding(group, check, capsys, loss, unused):
     run_autoencoder(check(), loss, unused)
