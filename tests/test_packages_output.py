@@ -65,6 +65,27 @@ def test_the_converted_module_of_a_package_is_imported_and_its_unchanged_sibling
     assert run.stdout.split() == [str(out / "engine" / "loop.py"), str(project / "engine" / "util.py"), "1"]
 
 
+def test_a_file_a_written_package_reads_beside_its_file_is_copied_beside_the_copy(tmp_path):
+    """advertorch's `__init__.py` opens `os.path.join(os.path.dirname(__file__), 'VERSION')`;
+    written to `out/advertorch/` without it, the converted program stopped at import
+    (FileNotFoundError). Files its `__file__` paths do not name (`util.py`, `notes.txt`) stay."""
+    project, out = tmp_path / "proj", tmp_path / "out"
+    (project / "engine").mkdir(parents=True)
+    (project / "engine" / "__init__.py").write_text(
+        "import os\nwith open(os.path.join(os.path.dirname(__file__), 'VERSION')) as f:\n"
+        "    VERSION = f.read().strip()\nDATA = os.path.join(os.path.dirname(__file__), 'missing.csv')\n")
+    for name, text in [("VERSION", "0.4\n"), ("notes.txt", "n\n"), ("loop.py", LOOP),
+                       ("util.py", "def helper():\n    return 2\n")]:
+        (project / "engine" / name).write_text(text)
+    (project / "train.py").write_text(ENTRY + "import engine\nprint(engine.VERSION)\n")
+    result = CliRunner().invoke(main, ["convert", str(project / "train.py"), "-o", f"{out}/"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (out / "engine").iterdir()) == ["VERSION", "__init__.py", "loop.py"]
+    run = subprocess.run([sys.executable, str(out / "train.py")], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(project)})
+    assert run.returncode == 0 and run.stdout.split()[-1] == "0.4", run.stderr
+
+
 def test_a_converted_package_init_keeps_its_unchanged_siblings_importable(tmp_path):
     """DDIM's `datasets/__init__.py`: converted itself (its data sets built under
     main_process_first), it imports `datasets.celeba`, left unchanged. Written without the path

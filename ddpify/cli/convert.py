@@ -225,7 +225,7 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
     if in_place:  # beside the entry's real file (one read above it: where it lies)
         return [(module, project / rel, "") for rel, module in changed.items()]
     from ddpify.convert import Result
-    from ddpify.output.packages import beside_entry, init_files_where_read
+    from ddpify.output.packages import beside_entry, files_read_beside, init_files_where_read
 
     placed = beside_entry(result.modules)
     elsewhere = [rel for rel, module in placed.items() if module.read_from is not None]
@@ -242,10 +242,14 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
         found.append((module, target, module_name(source.name, rel, module)))
     # `out/engine/loop.py` is imported only with `out/engine/__init__.py` beside it
     read = {rel: module.read_from for rel, module in placed.items()}
-    for rel, (original, code) in init_files_where_read(project, read).items():
+    inits = init_files_where_read(project, read)
+    for rel, (original, code) in inits.items():
         found.append((Result(original.read_bytes(), code), dest.parent / rel,
                       f"{_shown(original)}, one line added: the package's other modules import from "
                       f"{_shown(original.parent)}/"))
+    for rel, (original, data) in files_read_beside(project, placed, inits).items():
+        found.append((Result(data, data), dest.parent / rel,
+                      f"{_shown(original)}, copied: a converted module beside it reads it through its __file__"))
     return found
 
 

@@ -134,7 +134,7 @@ NO_SPEEDUP = ("ddpify run: NO SPEED-UP: no training loader could be sharded, so 
 
 def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: Result, script: Script | None) -> int:
     """Write the converted script into a new run folder, run torchrun on it, report the end."""
-    from ddpify.output.packages import beside_entry, init_files_where_read, original_folders
+    from ddpify.output.packages import beside_entry, files_read_beside, init_files_where_read, original_folders
     from ddpify.run import joblog, launch
 
     workspace = _new_workspace()
@@ -146,6 +146,7 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
         inits = init_files_where_read(project,  # so that they are the ones imported
                                       {rel: module.read_from for rel, module in placed.items()})
         modules |= {rel: code for rel, (_, code) in inits.items()}
+        modules |= {rel: data for rel, (_, data) in files_read_beside(project, placed, inits).items()}
         if result.changed or script is not None or modules:
             # a project's changed modules too, at their paths beside the script (ddpify.output.packages):
             # the run's folder comes first on sys.path, the script's own folder (its unchanged modules)

@@ -12,6 +12,10 @@ which adds the package's folders further on `sys.path` (the original one, on the
 run hint gives), so that the modules the conversion left unchanged are imported from there. A
 package `__init__.py` the conversion changed gets the same line.
 
+A file a written module reads beside itself through a path built from its `__file__`
+(`open(os.path.join(os.path.dirname(__file__), 'VERSION'))` in a package's `__init__.py`) is
+copied beside the copy: its `__file__` names the output folder.
+
 A changed module goes at its path under the folder it is imported from: the entry's folder
 (`engine/loop.py`), a folder the program puts on `sys.path` (`../helper_train.py` through
 `sys.path.insert(0, "..")`: `helper_train.py`), or a folder above the entry's that holds its
@@ -102,6 +106,44 @@ def init_files_where_read(project: Path, written: dict[str, str | None]) -> dict
         for rel, code in init_files(base, rels).items():
             found.setdefault(rel, (base / rel, code))
     return found
+
+
+def files_read_beside(project: Path, written: Mapping[str, Result],
+                      inits: Mapping[str, tuple[Path, bytes]]) -> dict[str, tuple[Path, bytes]]:
+    """`{rel: (its original, content)}`: the files a module written beside the entry (`written`,
+    `beside_entry`'s, and the package `inits`, `init_files_where_read`'s) reads through a path
+    built from its `__file__` that lie beside its original (advertorch's `advertorch/__init__.py`
+    opens `os.path.join(os.path.dirname(__file__), 'VERSION')`: the package's `VERSION`). The
+    copy's `__file__` names the output folder, so the file goes there too (`out/advertorch/VERSION`);
+    without it the converted program stopped at import. Only the files that the string literals of
+    such an expression name, under the module's folder."""
+    sources = {rel: ((_base(project, rel, m.read_from) / rel), m.source) for rel, m in written.items()}
+    sources |= {rel: (original, original.read_bytes()) for rel, (original, _) in inits.items()}
+    found: dict[str, tuple[Path, bytes]] = {}
+    for rel, (path, code) in sources.items():
+        folder = path.resolve().parent
+        for name in _named_from_file(code):
+            original = folder / name
+            if original.is_file() and folder in original.resolve().parents:
+                found.setdefault(str(PurePosixPath(rel).parent / name), (original, original.read_bytes()))
+    return {rel: data for rel, data in found.items() if rel not in sources}
+
+
+def _named_from_file(code: bytes) -> set[str]:
+    """The string literals of each expression that builds a path from `__file__`."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return set()
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    tops = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "__file__":
+            while isinstance(parents.get(node), (ast.expr, ast.keyword)):
+                node = parents[node]
+            tops.add(node)
+    return {n.value for top in tops for n in ast.walk(top)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip()}
 
 
 def extended(code: bytes) -> bytes:
