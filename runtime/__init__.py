@@ -732,6 +732,9 @@ def sync_gradients(model: torch.nn.Module) -> torch.nn.Module:
     by their number before it is accumulated (several passes before a step accumulate the
     averages). The model keeps its class, attributes and state-dict keys. Unlike DDP, nothing
     overlaps the backward pass, and buffers (BatchNorm statistics) are shared at the start only.
+    A parameter is taken from the main process once more at its first backward: one the first
+    batch sets (ActNorm's data-dependent initialization, ``self.s.data = ...`` in its forward) is
+    set by each process from its own shard, and the processes would then step different values.
     One process: ``model`` as it is.
     """
     world = get_world_size()
@@ -740,14 +743,21 @@ def sync_gradients(model: torch.nn.Module) -> torch.nn.Module:
     for tensor in [*model.parameters(), *model.buffers()]:
         dist.broadcast(tensor.data, 0)
 
-    def averaged(grad: torch.Tensor) -> torch.Tensor:
-        grad = grad.clone()
-        dist.all_reduce(grad)
-        return grad.div_(world)
+    def hook(param: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
+        first = [True]
+
+        def averaged(grad: torch.Tensor) -> torch.Tensor:
+            grad = grad.clone()
+            dist.all_reduce(grad)
+            if first[0]:  # every process runs the same backward: the same hooks, in the same order
+                first[0] = False
+                dist.broadcast(param.data, 0)
+            return grad.div_(world)
+        return averaged
 
     for param in model.parameters():
         if param.requires_grad and not getattr(param, "_ddpify_synced", False):
-            param.register_hook(averaged)
+            param.register_hook(hook(param))
             param._ddpify_synced = True  # type: ignore[attr-defined]
     return model
 

@@ -182,6 +182,25 @@ def test_sync_gradients_starts_from_the_main_process_and_averages_each_gradient(
     assert not rt._synchronised_elsewhere(torch.nn.Parameter(torch.ones(1)))
 
 
+def test_sync_gradients_takes_a_parameter_the_first_batch_set_from_the_main_process(monkeypatch):
+    """normflows' ActNorm sets its scale from the first batch it sees (`self.s.data = ...` in its
+    forward), each process from its own shard: the parameters diverged from the first step on. At
+    a parameter's first backward it is taken from the main process again; later ones leave it."""
+    model = torch.nn.Linear(2, 1)
+    sent = []
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    monkeypatch.setattr(rt.dist, "broadcast", lambda tensor, src: sent.append(tensor.shape) or tensor.fill_(7.0))
+    monkeypatch.setattr(rt.dist, "all_reduce", lambda tensor: tensor.mul_(2))
+    rt.sync_gradients(model)
+    x = torch.ones(1, 2)
+    for backward in range(2):
+        model.weight.data = torch.tensor([[1.0, 2.0]])  # this process's own value, set in the forward
+        model(x).sum().backward()
+    assert torch.equal(model.weight, torch.tensor([[1.0, 2.0]]))  # the second backward left it
+    assert sent == [(1, 2), (1,), (1,), (1, 2)]  # at the start, then once each at the first backward
+    assert torch.equal(model.bias, torch.tensor([7.0]))
+
+
 def test_sync_gradients_leaves_one_process_alone():
     model = torch.nn.Linear(2, 1)
     assert rt.sync_gradients(model) is model and not any(rt._synchronised_elsewhere(p) for p in model.parameters())
