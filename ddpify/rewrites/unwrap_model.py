@@ -28,6 +28,11 @@ saves without them, and loads both:
 
     model.load_state_dict(ckpt["model"])      ->  model.module.load_state_dict(without_module_prefix(ckpt["model"]))
 
+Its own code that unwraps the DataParallel it made takes the wrapper that replaced it too (an EMA
+helper that registers the bare model's parameter names and updates through the wrapper):
+`isinstance(module, nn.DataParallel)` becomes `isinstance(module, (nn.DataParallel,
+DistributedDataParallel))`, and `module = module.module` then unwraps either.
+
 With `--strategy fsdp` the model keeps its class (FSDP2 has no `.module`: custom attributes stay
 as written, a DataParallel script's `model.module.x` becomes `model.x`), and its state dicts are
 sharded, so checkpoints go through full state dicts, gathered and loaded by every rank:
@@ -82,6 +87,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         return
     _custom_attributes(facts, refs, edits)
     _dataparallel_loads(facts, refs, edits)
+    if any(model.dataparallel is not None for model in refs.values()):
+        _dataparallel_tests(facts, edits)
     for call, tested in _tested_models(facts):
         _give_bare_model(facts, refs, edits, tested, lambda bare: (
             f"`{dotted(call.func)}` tests `{bare}`, the model itself: the DistributedDataParallel wrapper is not of "
@@ -128,6 +135,30 @@ def _dataparallel_loads(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> N
                               "checkpoints of the DataParallel script have `module.` keys: without_module_prefix "
                               "loads them as well as the new ones")
                 edits.add_import("ddpify_runtime", "without_module_prefix")
+
+
+def _dataparallel_tests(facts: Facts, edits: Edits) -> None:
+    """`isinstance(m, nn.DataParallel)` (or a tuple naming it) -> `isinstance(m, (nn.DataParallel,
+    DistributedDataParallel))`, in a program whose DataParallel became DistributedDataParallel."""
+    for call in facts.calls:
+        second = mt.positional(call, 1)
+        if second is None or not mt.is_name(call.func, "isinstance"):
+            continue
+        tested = second.value
+        classes = [e.value for e in tested.elements] if isinstance(tested, cst.Tuple) else [tested]
+        named = {facts.qualify(c) for c in classes}
+        if "torch.nn.DataParallel" not in named or "torch.nn.parallel.DistributedDataParallel" in named:
+            continue
+        edits.replace(second.value, _with_ddp, f"`{facts.code(call)}` also takes the DistributedDataParallel that "
+                      "replaced the DataParallel")
+        edits.add_import("torch.nn.parallel", "DistributedDataParallel")
+
+
+def _with_ddp(node: cst.BaseExpression) -> cst.Tuple:
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    elements = [e.with_changes(comma=comma) for e in node.elements] if isinstance(node, cst.Tuple) else \
+        [cst.Element(node, comma=comma)]
+    return cst.Tuple([*elements, cst.Element(cst.Name("DistributedDataParallel"))])
 
 
 def _give_bare_model(facts: Facts, refs: dict[Ref, Model], edits: Edits, value: cst.BaseExpression,

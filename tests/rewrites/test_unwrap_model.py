@@ -701,3 +701,53 @@ for x in torch.randn(3, 4):
     bare = only(NAME, code.replace("gen if args.x else None", "torch.nn.Linear(2, 2) if args.x else None"),
                 frozenset({"wrap-model"}))
     assert "print(loss, model.label)" in bare
+
+
+EMA_OVER_DATAPARALLEL = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class EMAHelper:
+    def __init__(self):
+        self.shadow = {}
+
+    def register(self, module):
+        if isinstance(module, nn.DataParallel):
+            module = module.module
+        for name, param in module.named_parameters():
+            self.shadow[name] = param.data.clone()
+
+    def update(self, module):
+        if isinstance(module, (nn.DataParallel, nn.Linear)):
+            module = module.module
+        for name, param in module.named_parameters():
+            self.shadow[name].data = 0.5 * param.data + 0.5 * self.shadow[name].data
+
+
+model = nn.DataParallel(nn.Linear(2, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+ema = EMAHelper()
+ema.register(model)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        ema.update(model)
+"""
+
+
+def test_the_programs_own_dataparallel_tests_take_the_wrapper_that_replaced_it():
+    """DDIM's EMAHelper unwraps `if isinstance(module, nn.DataParallel)`: it registered the bare
+    model's parameter names and updated through the DistributedDataParallel that replaced the
+    DataParallel, whose names start with `module.` (KeyError). The program's tests of DataParallel
+    take DistributedDataParallel too; without a DataParallel replaced they stay as written."""
+    out = only(NAME, EMA_OVER_DATAPARALLEL, also={"wrap-model"})
+    assert "        if isinstance(module, (nn.DataParallel, DistributedDataParallel)):\n" in out
+    assert "        if isinstance(module, (nn.DataParallel, nn.Linear, DistributedDataParallel)):\n" in out
+    bare = only(NAME, EMA_OVER_DATAPARALLEL.replace("model = nn.DataParallel(nn.Linear(2, 1))", "model = nn.Linear(2, 1)"),
+                also={"wrap-model"})
+    assert "isinstance(module, nn.DataParallel)" in bare and "(nn.DataParallel, DistributedDataParallel)" not in bare
