@@ -386,9 +386,17 @@ def _passed_to_writer(facts: Facts, node: cst.CSTNode) -> bool:
     received = objects.of(facts).receivers(facts.ref(node))
     mine = [r for r in received if any(r.scope is f for f in callees)]
     return bool(callees) and len(mine) == len(callees) and all(
-        all(_file_method_statement(facts, n) for n in facts.uses(r.name, r.scope) if facts.ref(n) == r
-            and not isinstance(facts.parent(n), cst.Param))
+        all(_file_method_statement(facts, n) or _none_test(facts, n) for n in facts.uses(r.name, r.scope)
+            if facts.ref(n) == r and not isinstance(facts.parent(n), cst.Param))
         for r in mine)
+
+
+def _none_test(facts: Facts, node: cst.CSTNode) -> bool:
+    """`if log is not None:` (`is None`): a test that a file made on the main process only, None
+    elsewhere, passes there and fails elsewhere, as it should."""
+    test = facts.parent(node)
+    return isinstance(test, cst.Comparison) and test.left is node and len(test.comparisons) == 1 and \
+        isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)) and mt.is_name(test.comparisons[0].comparator, "None")
 
 
 def _file_method_statement(facts: Facts, node: cst.CSTNode) -> bool:

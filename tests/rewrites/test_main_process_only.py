@@ -1034,6 +1034,17 @@ def test_a_file_opened_for_writing_and_handed_to_a_function_that_only_writes_it_
     assert "trainF = open(\"train.csv\", \"w\")\n" in near
 
 
+def test_a_file_handed_to_a_function_that_tests_it_against_none_before_writing_is_a_logger():
+    """LDAM-DRW's `validate(..., log)` writes `log_test.csv` under `if log is not None:`: every
+    process opened and wrote it (the runtime's shared-write). Such a test passes on the main process
+    and fails where the file is None; a test of another value still keeps the file everywhere."""
+    tested = FILE_HANDED_DOWN.replace("        trainF.write(", "        if trainF is not None:\n            trainF.write(")
+    out = only(NAME, tested)
+    assert "trainF = open(\"train.csv\", \"w\") if is_main_process() else None" in out
+    near = only(NAME, tested.replace("if trainF is not None:", "if trainF is not sys.stdout:"))
+    assert "trainF = open(\"train.csv\", \"w\")\n" in near
+
+
 def test_a_file_opened_for_writing_that_print_writes_into_is_a_logger():
     """`log_output = open(p, 'w')` then `print(s, file=log_output)` (AlexiaJM/RelativisticGAN's
     log.txt): every process wrote it. It is opened on the main process only and each print into it
