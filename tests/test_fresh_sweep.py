@@ -120,14 +120,15 @@ def test_the_stand_in_torchvision_serves_rotate_and_the_folder_loader():
 def test_the_probe_sees_a_write_through_the_runtimes_own_open_hook(tmp_path):
     """The runtime's self-check wraps `open` after the probe did: the probe took the hook's frame
     for the caller, not the user's, and saw no file the program opened for writing (LDAM-DRW's
-    `log_test.csv`, opened by every process, passed `saves`)."""
+    `log_test.csv`, opened by every process, passed `saves`); past the hook, at the runtime's
+    import, the import machinery's `<frozen ...>` frames are no user's."""
     user, lib = tmp_path / "user", tmp_path / "lib"
     user.mkdir()
     lib.mkdir()
     (lib / "ddpify_runtime.py").write_text(
         "import builtins\nreal = builtins.open\n"
         "def open(file, mode='r', *args, **kwargs):\n    return real(file, mode, *args, **kwargs)\n"
-        "builtins.open = open\n")
+        "builtins.open = open\nopen(__import__('os').devnull, 'w')  # at its import: the import machinery's frames\n")
     (user / "train.py").write_text("import ddpify_runtime\nwith open('log.csv', 'w') as f:\n    f.write('x')\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "bench" / "fresh_sweep_env" / "probe"), str(lib)]),
            "DDPIFY_PROBE_DIR": str(tmp_path / "probe"), "FRESH_SWEEP_USER_ROOTS": str(user)}

@@ -53,8 +53,8 @@ def _user_stack(skip=1, limit=8):
     """[file, line, qualname] of the user's frames, innermost first."""
     frames, frame = [], sys._getframe(skip)
     while frame is not None and len(frames) < limit:
-        path = os.path.realpath(frame.f_code.co_filename)
-        if _ROOTS and path.startswith(_ROOTS):
+        path = _user_file(frame)
+        if path:
             frames.append([path, frame.f_lineno, getattr(frame.f_code, "co_qualname", frame.f_code.co_name)])
         frame = frame.f_back
     return frames
@@ -67,7 +67,15 @@ def _caller_is_user(depth=2):
     frame = sys._getframe(depth)
     while frame is not None and frame.f_globals.get("__name__") == "ddpify_runtime":
         frame = frame.f_back
-    return frame is not None and bool(_ROOTS) and os.path.realpath(frame.f_code.co_filename).startswith(_ROOTS)
+    return frame is not None and bool(_user_file(frame))
+
+
+def _user_file(frame):
+    """The real path of `frame`'s file where it lies under a user root, else ''. Not the import
+    machinery's `<frozen importlib._bootstrap>`, which `realpath` would put in the working folder."""
+    name = frame.f_code.co_filename
+    path = "" if name.startswith("<") else os.path.realpath(name)
+    return path if _ROOTS and path.startswith(_ROOTS) else ""
 
 
 def record_write(path, what):
