@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from ddpify.cli import main
-from ddpify.convert import convert_program
+from ddpify.convert import Options, convert_program
 from ddpify.inputs.program import load
 from ddpify.output import packages
 
@@ -349,6 +349,64 @@ def test_check_fix_in_a_program_spells_names_as_the_script_imports_them(request)
     fixed = Path("train.py").read_text()
     assert_golden("check_fix_program.py", fixed, request)  # the save under `torch.distributed.get_rank() == 0`
     assert "dist." not in fixed  # `dist` is helper.py's name, not train.py's
+
+
+def test_a_package_named_as_the_wrapped_model_is_no_model_in_an_import_of_another_file():
+    """knowledge-distillation-pytorch: train.py's module-level `model` is wrapped, and evaluate.py,
+    which it imports, reads `import model.net as net` (the project's package `model/`): unwrap-model
+    put `.module` into that import's dotted name, an internal error and nothing converted."""
+    write({
+        "train.py": """\
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+            import model.net as net
+            from evaluate import evaluate
+
+            loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+            model = net.Net()
+            model.init_weights()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for epoch in range(2):
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    ((model(x) - y) ** 2).mean().backward()
+                    optimizer.step()
+                evaluate(model, loader)
+            """,
+        "evaluate.py": """\
+            import torch
+            import model.net as net
+
+
+            def evaluate(model, loader):
+                model.eval()
+                with torch.no_grad():
+                    return sum(net.loss(model(x), y) for x, y in loader)
+            """,
+        "model/__init__.py": "",
+        "model/net.py": """\
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = torch.nn.Linear(2, 1)
+
+                def init_weights(self):
+                    torch.nn.init.zeros_(self.fc.bias)
+
+                def forward(self, x):
+                    return self.fc(x)
+
+
+            def loss(out, y):
+                return ((out - y) ** 2).mean()
+            """,
+    })
+    result = convert_program(program(), Options())
+    assert "import model.net as net\n" in result.modules["evaluate.py"].code
+    assert "model = DistributedDataParallel(model" in result.code
 
 
 def test_a_call_runs_the_function_its_file_imports_not_a_namesake_in_another_file():

@@ -110,7 +110,7 @@ def _custom_attributes(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> No
     """`model.x` of a custom attribute, `state_dict()` or `load_state_dict()` -> through the bare model."""
     for attr in facts.attributes:
         name = attr.attr.value
-        if name in mt.MODULE_API and name not in STATE:
+        if name in mt.MODULE_API and name not in STATE or _module_path(facts, attr):
             continue
         holds = holds_wrapper(facts, refs, attr.value)  # `model.x`, not `model.fc.x`
         if holds is None:
@@ -120,6 +120,15 @@ def _custom_attributes(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> No
             "DistributedDataParallel does not forward custom attributes"
         edits.replace(attr, partial(_through_bare_model, edits, holds is WRAPPER),
                       f"`{owner}.{name}` -> `{_bare_text(owner, holds)}.{name}` ({why})")
+
+
+def _module_path(facts: Facts, attr: cst.Attribute) -> bool:
+    """Is `attr` a dotted module name of an import (`import model.net as net`, the project's package
+    `model/`), not a value, whatever a name of the same spelling holds elsewhere?"""
+    node: cst.CSTNode | None = attr
+    while isinstance(node, cst.Attribute):
+        node = facts.parent(node)
+    return isinstance(node, (cst.ImportAlias, cst.ImportFrom))
 
 
 def _dataparallel_loads(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> None:
