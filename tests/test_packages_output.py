@@ -211,6 +211,27 @@ def test_a_package_read_above_the_script_goes_beside_the_converted_script_and_is
     assert probe(out, package, str(base)) == expected  # as the original ran (`PYTHONPATH=.`, an install)
 
 
+def test_a_module_of_the_scripts_own_package_imported_by_its_package_name_goes_under_that_package(
+        tmp_path, monkeypatch):
+    """advertorch's `advertorch_examples/tutorial_train_mnist.py` imports `advertorch_examples.utils`
+    (run as `PYTHONPATH=. python advertorch_examples/...`): its changed `utils.py` was written as
+    `out/utils.py`, where `import advertorch_examples.utils` never looks, and the program trained on
+    the unsharded loader of the original. It goes to `out/advertorch_examples/utils.py`, the package's
+    `__init__.py` beside it, and is the one imported."""
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "__init__.py").write_text(INIT)
+    (repo / "src" / "loop.py").write_text(LOOP)
+    (repo / "src" / "util.py").write_text("def helper():\n    return 2\n")
+    (repo / "src" / "train.py").write_text(ABOVE_ENTRY.format(package="src"))
+    out = tmp_path / "out"
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["convert", str(repo / "src" / "train.py"), "-o", f"{out}/"])
+    assert result.exit_code == 0, result.output
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*.py")) == ["src/__init__.py", "src/loop.py", "train.py"]
+    assert probe(out, "src", str(repo)) == [str(out / "src" / "loop.py"), str(repo / "src" / "util.py")]
+
+
 def test_a_module_read_elsewhere_is_not_written_where_the_original_script_would_import_it(tmp_path):
     repo, _, _ = above_repository(tmp_path, "repository")
     before = snapshot(repo)

@@ -181,7 +181,11 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
                             raise
                         unread.append(input_error(str(shown), raw, exc))
                         continue
-                beside = PurePosixPath(file.relative_to(base).as_posix()) if rel.parts[0] == ".." else None
+                # read above (`../src/utils.py`), or in the entry's folder through the package it
+                # belongs to (`advertorch_examples.utils` from `advertorch_examples/train.py`): its
+                # path under the folder it is imported from, where -o writes it
+                beside = PurePosixPath(file.relative_to(base).as_posix()) \
+                    if rel.parts[0] == ".." or via is None and base != root else None
                 new = Part(rel, shown, *parsed[file.resolve()], module_name, via, beside=beside)
                 parts.append(new)
                 queue.append(new)
