@@ -141,7 +141,7 @@ def audit(program, analysis, edits) -> dict:
 def _writes(facts) -> list[cst.CSTNode]:
     """The statements main-process-only counts as file writes (os.makedirs aside: harmless)."""
     opened = mpo._opened_for_writing(facts)
-    loggers = mpo._logger_refs(facts, opened)
+    loggers = mpo._loggers(facts, opened)
     return [s for s in mpo._statements(facts) if (w := mpo._writes(facts, s, loggers, opened)) and w != "os.makedirs"]
 
 
