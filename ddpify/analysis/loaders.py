@@ -114,7 +114,9 @@ def _stepped(facts: Facts, consumed: set[cst.FunctionDef]):
     consumes (`while True: try: yield next(it) except StopIteration: it = iter(loader)`, its passes
     begun where the iterator is made again). The loop is the one that starts the new passes: around
     `train_iter = iter(...)` (once per epoch, or on StopIteration inside the step loop) where it
-    trains, else the loop around `next()`."""
+    trains, else the loop around `next()`. Not `next(batches)` of a generator of the program whose
+    own loop passes over the loader (`batches = cycle(loader)`, `def cycle(dl): while True: for x in
+    dl: yield x`): `_generated` has those passes, each an epoch; the loop that draws is no epoch loop."""
     for call in facts.calls:
         if dotted(call.func) == "next" and call.args:
             iterator = call.args[0].value
@@ -126,8 +128,23 @@ def _stepped(facts: Facts, consumed: set[cst.FunctionDef]):
         if loop is None or not (facts.trains(loop) or facts.scope(loop) in consumed):
             continue
         ref = facts.ref(iterator) if isinstance(iterator, cst.Name) else None
+        sources = facts.sources(ref) if ref is not None else []
+        if sources and all(_passing_generator(facts, s, consumed) for s in sources):
+            continue
         restarts = [next(facts.enclosing_loops(stmt), None) for _, _, stmt in facts.writes(ref)] if ref else []
         yield next((lp for lp in restarts if lp is not None and facts.trains(lp)), loop), iterator
+
+
+def _passing_generator(facts: Facts, value: cst.BaseExpression, consumed: set[cst.FunctionDef]) -> bool:
+    """Is `value` a call of a generator of the program that training consumes and whose own loop
+    yields as it passes over what it is given (`for x in dl: yield x`, `yield from dl`)?"""
+    callees = facts.user_functions(value) if isinstance(value, cst.Call) else []
+    return bool(callees) and all(
+        func in consumed and any(
+            isinstance(lp, cst.For) and not mt.is_counting(lp.iter) and
+            facts.findall(lp.body, cst.Yield, lambda y: facts.scope(y) is func)
+            for lp in facts.loops if facts.scope(lp) is func)
+        for func in callees)
 
 
 def _consumed_in_training(facts: Facts) -> set[cst.FunctionDef]:

@@ -760,3 +760,36 @@ for epoch in range(2):
     out = only(NAME, code)
     assert "# TODO(ddpify): this loop iterates a loader built once, before it (`DataLoader( ds, batch_size=4, " \
            "shuffle=True, )`), that no name holds" in out
+
+
+CYCLED = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def cycle(dl):
+    while True:
+        for data in dl:
+            yield data
+
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = cycle(DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True))
+for iteration in range(6):
+    x, y = next(batches)
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+"""
+
+
+def test_a_loop_drawing_from_a_generator_that_passes_over_the_loader_is_no_epoch_loop():
+    """DDPM's `train_loader = cycle(DataLoader(...))` drawn by `next()` in `for iteration in
+    range(...)`: each round of the generator's `for data in dl` is an epoch (set_epoch there), and
+    the drawing loop had an `end_epoch()` per iteration (a barrier and the random states broadcast at
+    every step) and a TODO to call set_epoch per iteration. The generator's loop alone is the epoch
+    loop; a generator that draws `next()` itself stays a drawing loop's business (tests above)."""
+    out = only(NAME, CYCLED)
+    assert "        set_epoch(dl)\n        for data in dl:\n            yield data\n        end_epoch()\n" in out
+    assert "TODO" not in out and out.count("end_epoch()") == 1
