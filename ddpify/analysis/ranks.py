@@ -266,7 +266,8 @@ class Ranks:
     def set_on_some_ranks(self, expr: cst.Name | cst.Attribute) -> bool:
         """Does the name hold `None` on some ranks and a value on the others: every binding of a
         value under a rank test, `None` elsewhere (`saver = None` ... `if args.local_rank == 0:
-        saver = CheckpointSaver(...)`: `if saver is not None:` is a rank test)?"""
+        saver = CheckpointSaver(...)`: `if saver is not None:` is a rank test), or handed such a
+        name (the parameter of `train_epoch(..., saver=saver)`)?"""
         ref = self.facts.ref(expr)
         if ref is None or ref in self._following:
             return False
@@ -275,8 +276,9 @@ class Ranks:
             values = [s for s in sources if not mt.is_name(s, "None")]
             self._following.add(ref)
             try:
-                self._sentinels[ref] = bool(values) and len(values) < len(sources) and all(
-                    self.rank_guard(v) is not None for v in values)
+                passed = [v for v in values if isinstance(v, (cst.Name, cst.Attribute)) and self.set_on_some_ranks(v)]
+                self._sentinels[ref] = bool(values) and (len(values) < len(sources) or bool(passed)) and all(
+                    v in passed or self.rank_guard(v) is not None for v in values)
             finally:
                 self._following.discard(ref)
         return self._sentinels[ref]

@@ -141,6 +141,8 @@ class Facts:
         self._scopes: dict[cst.CSTNode, Scope] = {}
         self._classes: dict[cst.CSTNode, cst.ClassDef | None] = {}
         self._callees: dict[cst.Call, list[cst.FunctionDef]] = {}
+        self._named: dict[cst.Call, list[cst.FunctionDef]] = {}
+        self._typed_parameters: dict[Ref, list[cst.ClassDef]] = {}
         self._origins: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._unpacked_memo: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
 
@@ -365,10 +367,73 @@ class Facts:
         return Ref(self.module, name)
 
     def user_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
-        """The functions of this file a call runs: `f(...)`, `self.f(...)`, `Cls(...)` (`__init__`)."""
+        """The functions of this file a call runs: `f(...)`, `self.f(...)`, `Cls(...)` (`__init__`),
+        and a method of a parameter by what its callers pass (`_through_parameter`)."""
         if call not in self._callees:
-            self._callees[call] = self._resolve_call(call)
+            self._callees[call] = self._named_callees(call) or self._through_parameter(call)
         return self._callees[call]
+
+    def _named_callees(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """What a call runs by the names it is written with, parameters untyped."""
+        if call not in self._named:
+            self._named[call] = self._resolve_call(call)
+        return self._named[call]
+
+    @cached_property
+    def _named_call_sites(self) -> dict[cst.FunctionDef, list[cst.Call]]:
+        """The calls that run each function by name (`_named_callees`): the callers that type a
+        parameter (one pass, so that typing a parameter never asks for the call graph it builds)."""
+        index: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)
+        for call in self.calls:
+            for func in self._named_callees(call):
+                index[func].append(call)
+        return index
+
+    def _through_parameter(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """`saver.save_recovery(...)` (`stopper(loss)`) where `saver` is a parameter its function
+        never rebinds: the methods (`__call__`) of the classes of the program every caller's
+        argument is an instance of (`train_epoch(..., saver=saver)` after `saver = None` ... `saver =
+        CheckpointSaver(...)`); [] where any caller passes something else."""
+        func = call.func
+        holder = func.value if isinstance(func, cst.Attribute) else func
+        if not isinstance(holder, cst.Name) or isinstance(func, cst.Name) and func.value in self.functions:
+            return []
+        classes = self._parameter_classes(holder)
+        method = func.attr.value if isinstance(func, cst.Attribute) else "__call__"
+        return [m for cls in classes for m in self._methods(cls, method)]
+
+    def _parameter_classes(self, name: cst.Name, seen: frozenset[Ref] = frozenset()) -> list[cst.ClassDef]:
+        """The classes of the program a parameter holds an instance of, by what the calls that run
+        its function by name pass for it (None, or an omitted argument whose default is None, adds
+        nothing; a parameter passed on from a parameter is followed); [] unless every caller
+        passes one."""
+        ref = self.ref(name)
+        func = ref.scope if ref is not None else None
+        if not isinstance(func, cst.FunctionDef) or ref in seen or ref.name not in param_names(func) or self.writes(ref):
+            return []
+        if ref not in self._typed_parameters:
+            self._typed_parameters[ref] = []  # a cycle of calls adds nothing
+            self._typed_parameters[ref] = self._passed_classes(func, ref, seen | {ref})
+        return self._typed_parameters[ref]
+
+    def _passed_classes(self, func: cst.FunctionDef, ref: Ref, seen: frozenset[Ref]) -> list[cst.ClassDef]:
+        param = next(p for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+                     if p.name.value == ref.name)
+        sites = self._named_call_sites.get(func, [])
+        found: list[cst.ClassDef] = []
+        for site in sites:
+            arg = self.argument_for(site, func, ref.name)
+            if arg is None and (any(a.star for a in site.args) or param.default is None):
+                return []  # passed through `*args`/`**kwargs`, or not at all: unknown
+            arg = param.default if arg is None else arg
+            if mt.is_name(arg, "None"):
+                continue
+            classes = self._parameter_classes(arg, seen) if isinstance(arg, cst.Name) and not self.writes(
+                self.ref(arg) or ref) else self._instances_of(arg)
+            if not classes:
+                return []
+            found += [c for c in classes if c not in found]
+        return found
 
     def _resolve_call(self, call: cst.Call) -> list[cst.FunctionDef]:
         func = call.func
