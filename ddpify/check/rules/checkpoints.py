@@ -13,6 +13,7 @@ from ddpify.analysis.same_values import reads_saved_state
 from ddpify.syntax.matchers import string_value
 from ddpify.analysis import writes
 from ddpify.analysis.models import WRAPPER
+from ddpify.analysis.objects import MODEL, OPTIMIZER, of as objects_of
 from ddpify.syntax.names import dotted, rank_word
 
 
@@ -341,7 +342,10 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     only a run of one process gets (the `else` of `if dist.is_initialized():`), and not in a
     data set's own code (a method of a `torch.utils.data.Dataset`, or of a class with
     `__getitem__` and `__len__`: precomputed features a data set serves, CPU tensors that the
-    loader's workers hand out).
+    loader's workers hand out), and not for a file the program itself writes with `torch.save`
+    only from data it builds on the CPU (a cache: `torch.save(loaded, cached_file)` of a reader's
+    tensors or a dict of vocabularies, where a model, its state, an optimizer, a model's output
+    or a tensor moved to a device goes into none of them).
     """
     if not ctx.script.distributed:
         return
@@ -349,9 +353,71 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
         if not (_maps(call) and not _none_on_a_gpu(ctx, call)) and not _chosen(ctx, call) \
                 and not _per_rank_file(ctx, call) \
                 and not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call) \
-                and not _in_a_data_set(ctx, call):
+                and not _in_a_data_set(ctx, call) and not _own_cpu_cache(ctx, call):
             yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
                             "GPU 0; pass map_location (\"cpu\" or this process's device)")
+
+
+# methods whose value holds, or is put on, the device: a model's state, its tensors moved
+GPU_METHODS = frozenset({"state_dict", "cuda", "to", "parameters", "named_parameters", "buffers", "named_buffers"})
+
+
+def _own_cpu_cache(ctx: Context, load: cst.Call, following: frozenset[cst.Call] = frozenset()) -> bool:
+    """Does the program itself write the file `load` reads (`torch.save(x, cached_file)` to the
+    same name, or the same path written the same way in the same function), only ever from data
+    built in view and on the CPU (`loaded = reader.load(path)`, a dict of vocabularies): a data
+    cache, which comes back on the CPU, not a checkpoint of GPU tensors?"""
+    f = ctx.facts
+    following = following | {load}
+    path = mt.positional(load, 0) or mt.keyword(load, "f")
+    if path is None:
+        return False
+    saves = [(c, arg) for c in ctx.script.calls_of("torch.save")
+             if (arg := mt.positional(c, 0)) is not None and _same_file(f, writes.written_path(f, c), path.value)]
+    return bool(saves) and all(_built_on_the_cpu(ctx, arg.value, following) for _, arg in saves)
+
+
+def _same_file(f, a: cst.BaseExpression | None, b: cst.BaseExpression) -> bool:
+    """The same name (`cached_file` of one function), or the same path spelled the same way in one function."""
+    if a is None:
+        return False
+    if dotted(a) is not None and dotted(b) is not None:
+        return f.ref(a) == f.ref(b)
+    return f.code(a) == f.code(b) and f.scope(a) is f.scope(b)
+
+
+def _built_on_the_cpu(ctx: Context, value: cst.BaseExpression, following: frozenset[cst.Call], depth: int = 4) -> bool:
+    """Is every object `value` may hold made in view (some origin is not a name ddpify cannot
+    follow), and nothing in what makes it, a few calls deep, a model, an optimizer, a model's
+    output, a state_dict, a tensor moved (`.cuda()`, `.to(...)`, `device=`) or a file loaded
+    that is not such a cache itself (what it held is not known)? The load being followed is its
+    own cache's value."""
+    f = ctx.facts
+    flow = objects_of(f)
+    seen: set[cst.CSTNode] = set()
+
+    def placed(expr: cst.BaseExpression, depth: int) -> bool:
+        if expr in seen or depth == 0:
+            return False
+        seen.add(expr)
+        for o in f.origins(expr):
+            if o in following:
+                continue
+            if isinstance(o, cst.Call):
+                method = o.func.attr.value if isinstance(o.func, cst.Attribute) else None
+                if method in GPU_METHODS or mt.keyword(o, "device") is not None or f.qualify(o.func) == "torch.load" \
+                        and not _own_cpu_cache(ctx, o, following) or flow.kind(o) in (MODEL, OPTIMIZER) or flow.of_kind(o.func, MODEL):
+                    return True
+                parts = [a.value for a in o.args] + ([o.func.value] if isinstance(o.func, cst.Attribute) else [])
+            else:
+                parts = [n for n in mt.children(o) if isinstance(n, cst.BaseExpression)] + [
+                    e.value for e in mt.children(o) if isinstance(e, (cst.Element, cst.DictElement))]
+            if any(placed(p, depth - 1) for p in parts):
+                return True
+        return False
+
+    made = [o for o in f.origins(value) if o not in following and not isinstance(o, (cst.Name, cst.Attribute))]
+    return bool(made) and not placed(value, depth)
 
 
 def _in_a_data_set(ctx: Context, call: cst.Call) -> bool:
