@@ -82,7 +82,8 @@ class Ranks:
         """Is `expr` the process's rank among all processes of the job (not its index on this node)?
         `dist.get_rank()`, `int(os.environ["RANK"])`, `args.rank` from the command line, a name every
         assignment of which is one of those (`rank = dist.get_rank()`, `rank = setup()` where
-        `setup` returns one), `args.rank * ngpus + gpu`.
+        `setup` returns one), `args.rank * ngpus + gpu`, a class's field whose `default_factory`
+        returns one (`global_rank: int = Field(default_factory=get_global_rank)`).
         A parameter no call in this file passes (`def worker(rank, world)` started by
         `mp.spawn`) is not: there it counts the processes of one node."""
         if expr not in self._global:
@@ -94,6 +95,8 @@ class Ranks:
         f = self.facts
         if isinstance(expr, cst.Call) and mt.is_call_of(expr, "int") and expr.args:
             return self.is_global_rank(expr.args[0].value)
+        if isinstance(expr, cst.Call) and self._factory_returns(expr):  # `Field(default_factory=get_global_rank)`
+            return all(self.is_global_rank(r) for r in self._factory_returns(expr))
         if isinstance(expr, cst.Call):
             returned = [r for func in f.user_functions(expr) for r in f.returned(func)]
             if returned and dotted(expr.func) not in f.classes:  # `rank = setup()`: what it returns
@@ -119,6 +122,15 @@ class Ranks:
         return isinstance(expr, cst.Attribute) and expr.attr.value == "rank" and any(
             mt.is_parse_args(o) for o in f.origins(expr.value)) and not self._launcher_local(expr)
 
+    def _factory_returns(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """What the program's function a field's `default_factory=` names returns (`Field(default_factory=
+        get_global_rank)`, `dataclasses.field(default_factory=...)`): the field's value."""
+        f = self.facts
+        factory = mt.keyword(call, "default_factory")
+        name = factory.value if factory is not None and isinstance(factory.value, cst.Name) else None
+        funcs = [fn for fn in f.functions.get(f._defined_name(name), ()) if f.enclosing_class(fn) is None] if name else []
+        return [r for fn in funcs for r in f.returned(fn)]
+
     def is_local_rank(self, expr: cst.CSTNode, depth: int = 4) -> bool:
         """Is `expr` the process's index on its node: `os.environ["LOCAL_RANK"]`, `args.local_rank`,
         `args.rank` of an option also spelled `--local_rank` (torch.distributed.launch fills it),
@@ -129,6 +141,8 @@ class Ranks:
         key = self.environment_key(expr)
         if key is not None:
             return key in ("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK")
+        if isinstance(expr, cst.Call) and self._factory_returns(expr) and depth:
+            return all(self.is_local_rank(r, depth - 1) for r in self._factory_returns(expr))
         if isinstance(expr, cst.Call):
             return f.qualify(expr.func) == "torch.distributed.get_node_local_rank"
         if not isinstance(expr, (cst.Name, cst.Attribute)):

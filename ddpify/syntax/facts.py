@@ -666,6 +666,7 @@ class Facts:
         a helper's returned tuple; items stored into it), arguments for a parameter."""
         found = [value for _, value, stmt in self.writes(ref) if not isinstance(stmt, cst.AugAssign)]
         found += self._item_writes.get(ref, [])
+        found += self._class_fields.get(ref, [])
         for value, i in self._unpacking.get(ref, ()):
             found += self._unpacked(value, i)
         if isinstance(ref.scope, cst.FunctionDef) and "." not in ref.name:
@@ -674,6 +675,19 @@ class Facts:
                 if arg is not None:
                     found.append(arg)
         return found
+
+    @cached_property
+    def _class_fields(self) -> dict[Ref, list[cst.BaseExpression]]:
+        """`global_rank: int = Field(default_factory=get_global_rank)`, `epochs = 10` in a class body:
+        the default of `self.global_rank` of its instances (a dataclass's, a pydantic model's field, a
+        class attribute)."""
+        index: dict[Ref, list] = defaultdict(list)
+        for target, value, stmt in self.assigns:
+            block = self.parents.get(self.parents.get(stmt))  # the statement's line, then its block
+            cls = self.parents.get(block) if isinstance(block, cst.IndentedBlock) else None
+            if isinstance(cls, cst.ClassDef) and isinstance(target, cst.Name) and not isinstance(stmt, cst.AugAssign):
+                index[Ref(self._root_class(cls), f"self.{target.value}")].append(value)
+        return index
 
     @cached_property
     def _item_writes(self) -> dict[Ref, list[cst.BaseExpression]]:
