@@ -36,7 +36,7 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref, target_names
+from ddpify.syntax.facts import Facts, Ref, is_property, target_names
 from ddpify.syntax.names import dotted
 
 MODEL, LOADER, OPTIMIZER, WRITER = "model", "loader", "optimizer", "writer"
@@ -168,7 +168,7 @@ class Objects:
         if not isinstance(call.func, cst.Attribute):
             return []
         classes = dict.fromkeys(c for s in self.values(call.func.value) for c in self.classes_built(s))
-        return [m for c in classes for m in f._methods(c, call.func.attr.value)]
+        return [m for c in classes for m in f._methods(c, call.func.attr.value) if not is_property(m)]
 
     def classes_built(self, site: cst.CSTNode) -> list[cst.ClassDef]:
         """The classes of the program a call may build an instance of: `constructs`, those a

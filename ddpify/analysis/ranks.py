@@ -29,7 +29,7 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref
+from ddpify.syntax.facts import Facts, Ref, is_property
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
 from ddpify.analysis.distributed import barrier_method
@@ -57,7 +57,6 @@ PLACING_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output_de
 PLACING_METHODS = ("to", "cuda")
 GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank"})
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
-PROPERTIES = frozenset({"property", "cached_property"})  # decorators that make a method an attribute
 
 
 class Ranks:
@@ -319,7 +318,7 @@ class Ranks:
         flow = of(self.facts)
         classes = dict.fromkeys(c for s in flow.values(attr.value) for c in flow.classes_built(s))
         props = [m for c in classes for m in self.facts._methods(c, attr.attr.value)
-                 if any((dotted(d.decorator) or "").rpartition(".")[2] in PROPERTIES for d in m.decorators)]
+                 if is_property(m)]
         self._returning.add(attr)
         try:
             return any(self.rank_dependent(r, depth - 1) for m in props for r in self.facts.returned(m)) or any(
@@ -331,7 +330,7 @@ class Ranks:
     def _property_names(self) -> frozenset[str]:
         """The names of the program's methods that are properties."""
         return frozenset(name for name, funcs in self.facts.functions.items() if any(
-            (dotted(d.decorator) or "").rpartition(".")[2] in PROPERTIES for f in funcs for d in f.decorators))
+            is_property(f) for f in funcs))
 
     def _returns_of(self, funcs: list[cst.FunctionDef]) -> list[cst.Return]:
         return [r for r in self.facts.returns if self.facts.scope(r) in funcs]

@@ -400,7 +400,7 @@ class Facts:
             return []
         classes = self._parameter_classes(holder)
         method = func.attr.value if isinstance(func, cst.Attribute) else "__call__"
-        return [m for cls in classes for m in self._methods(cls, method)]
+        return [m for cls in classes for m in self._methods(cls, method) if not is_property(m)]
 
     def _parameter_classes(self, name: cst.Name, seen: frozenset[Ref] = frozenset()) -> list[cst.ClassDef]:
         """The classes of the program a parameter holds an instance of, by what the calls that run
@@ -436,6 +436,11 @@ class Facts:
         return found
 
     def _resolve_call(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """(A property's name called, `self.model(x)` of `@property def model(self)`, runs what the
+        property returns, not its getter with these arguments: not resolved to it.)"""
+        return [f for f in self._resolve_by_name(call) if not is_property(f)]
+
+    def _resolve_by_name(self, call: cst.Call) -> list[cst.FunctionDef]:
         func = call.func
         if isinstance(func, cst.Attribute) and dotted(func.value) in self.local_modules:
             func = func.attr  # `trainer.Trainer(...)`: a class of the program's module `trainer`
@@ -891,6 +896,14 @@ def _grouped(items, key) -> dict:
     for item in items:
         index[key(item)].append(item)
     return index
+
+
+PROPERTIES = frozenset({"property", "cached_property"})  # decorators that make a method an attribute
+
+
+def is_property(func: cst.FunctionDef) -> bool:
+    """`@property`, `@functools.cached_property`: a method read as an attribute."""
+    return any((dotted(d.decorator) or "").rpartition(".")[2] in PROPERTIES for d in func.decorators)
 
 
 def param_names(func: cst.FunctionDef) -> list[str]:
