@@ -15,7 +15,7 @@ gives the sites `expr` may hold, following
   methods, `__call__` of instances and base classes' methods as `Facts.user_functions` resolves
   them), `with cm as x` to `cm`;
 - calls that hand back the object they are given: `model.to(device)`, `.cuda()`, `.train()`,
-  and iterator adapters (`iter(loader)`, `tqdm(loader)`, `enumerate`, `filter`,
+  `torch.compile(model)`, and iterator adapters (`iter(loader)`, `tqdm(loader)`, `enumerate`, `filter`,
   `itertools.chain`, `list`): a loop over `tqdm(loader)` is fed by `loader`.
 
 Each node's and each name's value is computed once and memoised, so the cost is linear in the
@@ -44,8 +44,9 @@ MODEL, LOADER, OPTIMIZER, WRITER = "model", "loader", "optimizer", "writer"
 # methods that return the object they are called on (`__iter__`: an iterator of it, as `iter(x)` is)
 SELF_RETURNING = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
                             "requires_grad_", "share_memory", "to_empty", "__iter__"})
-# calls whose value is made of (or iterates) the objects they are given
-ADAPTERS = frozenset({"iter", "enumerate", "filter", "list", "tuple", "sorted", "reversed", "zip",
+# calls whose value is made of (or iterates) the objects they are given (`torch.compile(model)`: the
+# model, its attributes read through)
+ADAPTERS = frozenset({"iter", "enumerate", "filter", "list", "tuple", "sorted", "reversed", "zip", "torch.compile",
                       "itertools.chain", "itertools.cycle", "itertools.chain.from_iterable",
                       "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.rich.tqdm"})
 WRITERS = ("torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter", "tensorflow.summary.create_file_writer",

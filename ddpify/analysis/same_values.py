@@ -14,7 +14,8 @@ Two proofs, one a parameter of the other (`wide`), because the two errors cost d
   counters kept on `self`, the last write before the test, what a checkpoint holds (`torch.load`,
   `.resume_or_load(...)`), configuration objects built from the command line, methods of shared
   values, the environment the launcher gives every process but the rank variables, a parameter of
-  a function no call of the program reaches.
+  a function no call of the program reaches, what a model's own method asked nothing answers
+  (`model.num_params()`: the replicas are one model).
 
 Before: the core was `Facts.same_everywhere` and the wide answer `check/same_values.py`, each
 with its own refusal of a rank (the core refused any name or attribute whose words say rank and
@@ -31,6 +32,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, param_names, target_names
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
+from ddpify.analysis.objects import MODEL, of as objects_of
 from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable
 
 # collectives after which the tensor passed first holds the same value on every process
@@ -313,6 +315,8 @@ class SameValues:
                 return arguments
             if isinstance(node.func, cst.Attribute) and mt.is_method_call(node, "get_last_lr", "get_lr"):  # a scheduler's rate
                 return self._stepped_with_shared(node.func.value, proving)
+            if self._asks_the_model(node):
+                return True  # `model.num_params()`: the replicas are one model
             funcs = f.user_functions(node)
             if funcs:  # `args = get_args()`: what it returns
                 return all(f.returned(func) and all(self._shared(r, proving) for r in f.returned(func))
@@ -325,6 +329,18 @@ class SameValues:
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression)))
+
+    def _asks_the_model(self, call: cst.Call) -> bool:
+        """`model.estimate_flops()`, `m.num_scaling_params()`: a method of a model, not its forward,
+        asked nothing, on a name every object of which is a model. Every process holds a replica of
+        the same model (DDP keeps them identical), so what it answers of itself (its size, its
+        shapes) is the same everywhere; a method given data (`model.score(batch)`) is not."""
+        func = call.func
+        if call.args or not isinstance(func, cst.Attribute) or func.attr.value in ("forward", "__call__") \
+                or dotted(func.value) is None:
+            return False
+        held = objects_of(self.facts).values(func.value)
+        return bool(held) and all(objects_of(self.facts).kind(site) == MODEL for site in held)
 
     def _configuration(self, expr: cst.BaseExpression, depth: int = 12, seen: frozenset = frozenset()) -> bool:
         """Is `expr` the run's configuration: the parsed command line (`args`, `args.config_file`),
