@@ -31,6 +31,7 @@ from ddpify.syntax import matchers as mt
 
 from ddpify.analysis.models import DDP
 from ddpify.syntax.facts import Facts
+from ddpify.syntax.names import dotted
 
 SAMPLER = "torch.utils.data.DistributedSampler"
 WRAPPERS = frozenset({DDP, SAMPLER})
@@ -90,7 +91,9 @@ class Launcher:
     """Which code of a script that starts its own workers (`mp.spawn(train, ...)`,
     `mp.Process(target=train)`) runs in the launching process only: what the `if __name__ ==
     "__main__":` block runs, the function that starts the workers (a test that spawns them and
-    then reads their results), and the functions these reach that no worker reaches.
+    then reads their results), a subclass's override of a method that starts them (its own
+    `train` that trains in the calling process), and the functions these reach that no worker
+    reaches. A worker may be a method (`mp.spawn(self._do_train, ...)`).
 
         def train(gpu, args): ...               # a worker: every process
         def test(args): torch.load(p)           # reached from the main block only: one process
@@ -113,13 +116,21 @@ class Launcher:
 
     @cached_property
     def _workers(self) -> frozenset[cst.FunctionDef]:
+        return self._reach(list(self.targets))
+
+    @cached_property
+    def targets(self) -> frozenset[cst.FunctionDef]:
+        """The functions the script starts as workers (`mp.spawn(train, ...)`, `Process(target=self._do_train)`)."""
         targets = []
         for call in self._spawns:
             position, keyword = SPAWNERS[self.facts.qualify(call.func) or ""]
             arg = mt.keyword(call, keyword) or (mt.positional(call, position) if position is not None else None)
             if arg is not None and isinstance(arg.value, cst.Name):
                 targets += self._named(arg.value.value)
-        return self._reach(targets)
+            elif arg is not None and dotted(arg.value) is not None and dotted(arg.value).count(".") == 1 \
+                    and dotted(arg.value).startswith("self.") and (cls := self.facts.enclosing_class(call)) is not None:
+                targets += self.facts._methods(cls, arg.value.attr.value)  # `mp.spawn(self._do_train, ...)`
+        return frozenset(targets)
 
     @cached_property
     def _main_blocks(self) -> tuple[cst.If, ...]:
@@ -130,7 +141,10 @@ class Launcher:
     def _launcher(self) -> frozenset[cst.FunctionDef]:
         roots = [g for block in self._main_blocks for call in self.facts.calls_in(block.body)
                  for g in self.facts.user_functions(call)]
-        roots += [s for s in map(self.facts.scope, self._spawns) if isinstance(s, cst.FunctionDef)]
+        spawning = [s for s in map(self.facts.scope, self._spawns) if isinstance(s, cst.FunctionDef)]
+        # a subclass's override of the method that spawns runs where the workers would have been started
+        roots += [m for s in spawning if (cls := self.facts.enclosing_class(s)) is not None
+                  for m in self.facts._methods(cls, s.name.value) if m is not s] + spawning
         return self._reach(roots) - self._workers
 
     def only(self, node: cst.CSTNode) -> bool:

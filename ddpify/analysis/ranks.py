@@ -32,7 +32,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, is_property
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
-from ddpify.analysis.distributed import barrier_method
+from ddpify.analysis.distributed import Launcher, barrier_method
 from ddpify.analysis.objects import of
 
 # Calls whose `rank=` argument is the calling process's rank.
@@ -484,7 +484,9 @@ class Ranks:
 
     def on_some_ranks(self, node: cst.CSTNode, depth: int = 3) -> bool:
         """Does `node` run on some processes only: under a rank test, after an early `return`
-        of its function on a rank test, or in a function every call of which is?"""
+        of its function on a rank test, or in a function every call of which is, or runs in the
+        launching process only (`Launcher.only`: a subclass's own `train` that overrides the
+        method that spawns the workers)?"""
         if self.rank_guard(node) is not None or self._after_rank_return(node):
             return True
         func = self.facts.scope(node)
@@ -492,8 +494,14 @@ class Ranks:
             return False
         if any(self._rank_only_decorator(d.decorator) or self._keyword_gated(d.decorator, func) for d in func.decorators):
             return True
+        if func in self.launcher.targets:
+            return False  # started on every worker, whatever its calls here
         sites = self.facts.call_sites(func)
-        return bool(sites) and all(self.on_some_ranks(site, depth - 1) for site in sites)
+        return bool(sites) and all(self.on_some_ranks(site, depth - 1) or self.launcher.only(site) for site in sites)
+
+    @cached_property
+    def launcher(self) -> Launcher:
+        return Launcher(self.facts)
 
     def main_first(self, node: cst.CSTNode, depth: int = 3) -> bool:
         """Does `node` run in a "main process first" block: in the body of `with
