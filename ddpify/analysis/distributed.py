@@ -31,7 +31,6 @@ from ddpify.syntax import matchers as mt
 
 from ddpify.analysis.models import DDP
 from ddpify.syntax.facts import Facts
-from ddpify.syntax.names import dotted
 
 SAMPLER = "torch.utils.data.DistributedSampler"
 WRAPPERS = frozenset({DDP, SAMPLER})
@@ -127,8 +126,8 @@ class Launcher:
             arg = mt.keyword(call, keyword) or (mt.positional(call, position) if position is not None else None)
             if arg is not None and isinstance(arg.value, cst.Name):
                 targets += self._named(arg.value.value)
-            elif arg is not None and dotted(arg.value) is not None and dotted(arg.value).count(".") == 1 \
-                    and dotted(arg.value).startswith("self.") and (cls := self.facts.enclosing_class(call)) is not None:
+            elif arg is not None and isinstance(arg.value, cst.Attribute) and mt.is_name(arg.value.value, "self") \
+                    and (cls := self.facts.enclosing_class(call)) is not None:
                 targets += self.facts._methods(cls, arg.value.attr.value)  # `mp.spawn(self._do_train, ...)`
         return frozenset(targets)
 
