@@ -135,11 +135,44 @@ def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = No
                  lenient)
 
 
-def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenient: bool = False) -> Program:
+class _Lookups:
+    """What `_read` asks of the file system and of each module, kept across the programs of one
+    `load_checked` (it reads the program of every script that may import the module: ultralytics'
+    trainer.py, 21 scripts over the same 239 modules, was minutes of the same `stat` calls and
+    walks): each answer is computed once."""
+
+    def __init__(self) -> None:
+        self._files: dict[tuple[Path, str], list[tuple[Path, str]]] = {}
+        self._imports: dict[tuple, tuple] = {}
+        self._resolved: dict[Path, Path] = {}
+
+    def files(self, base: Path, name: str) -> list[tuple[Path, str]]:
+        key = (base, name)
+        if key not in self._files:
+            self._files[key] = _files(base, name)
+        return self._files[key]
+
+    def imports(self, part: Part, root: Path) -> tuple:
+        """`part`'s (imports, computed imports, `sys.path` additions) from `root`."""
+        key = (part.module, part.name, part.rel, part.path.name, root)
+        if key not in self._imports:
+            self._imports[key] = (list(_imported(part)), _computed_imports(part, root), _path_additions(part, root))
+        return self._imports[key]
+
+    def resolved(self, path: Path) -> Path:
+        if path not in self._resolved:
+            self._resolved[path] = path.resolve()
+        return self._resolved[path]
+
+
+def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenient: bool = False,
+          lookups: _Lookups | None = None) -> Program:
     """Follow the imports of the parts of `queue` from `root`, adding each project file they
-    reach to `parts` (once), and assemble the program; `lenient`: as for `load`."""
+    reach to `parts` (once), and assemble the program; `lenient`: as for `load`; `lookups`:
+    answers kept from the programs read before."""
+    lookups = _Lookups() if lookups is None else lookups
     entry = parts[0].path
-    seen = {p.path.resolve() for p in parts}
+    seen = {lookups.resolved(p.path) for p in parts}
     local: set[str] = set()
     by_name: set[cst.Call] = set()
     folders: dict[Path, cst.Call] = {}  # what `sys.path.insert(...)` calls add, in order
@@ -147,35 +180,36 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
     aboves: dict[str, Path | None] = {}
     while queue:
         part = queue.pop(0)
-        computed = _computed_imports(part, root)
-        by_name.update(call for call, names in computed if any(_files(root, n) for n in names))
-        for folder, call in _path_additions(part, root):
+        imported, computed, additions = lookups.imports(part, root)
+        by_name.update(call for call, names in computed if any(lookups.files(root, n) for n in names))
+        for folder, call in additions:
             folders.setdefault(folder, call)
-        for bound, name in [*_imported(part), *((None, n) for _, names in computed for n in names)]:
-            base, via, files = root, None, _files(root, name)
+        for bound, name in [*imported, *((None, n) for _, names in computed for n in names)]:
+            base, via, files = root, None, lookups.files(root, name)
             for folder, call in folders.items():
                 if files:
                     break
-                base, via, files = folder, call, _files(folder, name)
+                base, via, files = folder, call, lookups.files(folder, name)
             top = name.split(".")[0]
             if not files and not any((f / top).exists() or (f / f"{top}.py").exists() for f in (root, *folders)):
                 above = _above(root, top, aboves)  # not beside the entry at all: maybe above it
                 if above is not None:
-                    base, via, files = above, None, _files(above, name)
+                    base, via, files = above, None, lookups.files(above, name)
             if files and files[-1][1] == name and bound:
                 local.add(bound)  # a module, not a name defined in one
             for file, module_name in files:
-                if file.resolve() in seen or not file.resolve().is_relative_to(base):
+                real = lookups.resolved(file)
+                if real in seen or not real.is_relative_to(base):
                     continue  # read already, or a link out of the project: not followed
-                seen.add(file.resolve())
+                seen.add(real)
                 # relative to the entry's folder where read above it (`../src/utils.py`: converted in place)
                 rel = PurePosixPath((file.relative_to(base) if via is not None or base == root else
                                      Path(os.path.relpath(file, root))).as_posix())
                 shown = _shown(entry, file)
-                if file.resolve() not in parsed:
+                if real not in parsed:
                     raw = file.read_bytes()
                     try:
-                        parsed[file.resolve()] = raw, _parse(shown, raw)
+                        parsed[real] = raw, _parse(shown, raw)
                     except INPUT_ERRORS as exc:
                         if not lenient:
                             raise
@@ -186,7 +220,7 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
                 # path under the folder it is imported from, where -o writes it
                 beside = PurePosixPath(file.relative_to(base).as_posix()) \
                     if rel.parts[0] == ".." or via is None and base != root else None
-                new = Part(rel, shown, *parsed[file.resolve()], module_name, via, beside=beside)
+                new = Part(rel, shown, *parsed[real], module_name, via, beside=beside)
                 parts.append(new)
                 queue.append(new)
     return _assemble(root, parts, frozenset(local), frozenset(by_name), tuple(unread))
@@ -247,15 +281,16 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
     root, name = _package_root(entry.resolve())
     first = Part(PurePosixPath(entry.resolve().relative_to(root).as_posix()), entry, data, module, name)
     chosen = named = alone = None
+    lookups = _Lookups()
     for script in _scripts(root, name.split(".")[0], {} if scans is None else scans):
         if script == entry.resolve():
             continue
         try:
             importer = _script_part(entry, script, root, parsed)
-            reached = _read(root, [importer], [importer], parsed, lenient=True)
+            reached = _read(root, [importer], [importer], parsed, lenient=True, lookups=lookups)
         except (*INPUT_ERRORS, OSError):
             continue  # an importer that does not parse is not read: the module is checked without it
-        if any(p.path.resolve() == entry.resolve() for p in reached.parts):
+        if any(lookups.resolved(p.path) == entry.resolve() for p in reached.parts):
             chosen = chosen or importer
             if STARTS.search(importer.data) and _one_process(importer.module):
                 alone = alone or importer  # a run of one process
@@ -266,7 +301,7 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
                 named = importer  # one that says it runs distributed
     chosen = named or alone or chosen
     return _read(root, [first, *([chosen] if chosen else [])], [first, *([chosen] if chosen else [])], parsed,
-                 lenient=True)
+                 lenient=True, lookups=lookups)
 
 
 # a script that says it runs distributed (of the importers of a module, the one whose facts `check` reads)
