@@ -931,7 +931,7 @@ def _unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
     """Is `func` the program's unwrap helper: it takes `.module` of its parameter (`return
     model.module`, `model = model.module` in a loop until no wrapper is left)?"""
     params = {p.name.value for p in func.params.params}
-    values = [r for r in facts.returned(func)] + [v for _, v, stmt in facts.assigns if facts.scope(stmt) is func]
+    values = [*facts.returned(func), *(v for _, v, _ in facts.writes_in(func))]
     return any(isinstance(v, cst.Attribute) and v.attr.value == "module" and isinstance(v.value, cst.Name)
                and v.value.value in params for v in values)
 

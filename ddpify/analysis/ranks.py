@@ -333,7 +333,7 @@ class Ranks:
             is_property(f) for f in funcs))
 
     def _returns_of(self, funcs: list[cst.FunctionDef]) -> list[cst.Return]:
-        return [r for r in self.facts.returns if self.facts.scope(r) in funcs]
+        return [r for func in dict.fromkeys(funcs) for r in self.facts.returns_in(func)]
 
     def attribute_of_passed(self, ref: Ref) -> list[cst.BaseExpression]:
         """What `obj.x` of a parameter `obj` holds where no statement of its function sets it: what

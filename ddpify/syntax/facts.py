@@ -774,6 +774,14 @@ class Facts:
     def returned(self, func: cst.FunctionDef) -> list[cst.BaseExpression]:
         return self._returned.get(func, [])
 
+    def returns_in(self, func: Scope) -> list[cst.Return]:
+        """The `return` statements that end `func` (not those of the functions it defines)."""
+        return self._returns_by_scope.get(func, [])
+
+    @cached_property
+    def _returns_by_scope(self) -> dict[Scope, list[cst.Return]]:
+        return _grouped(self.returns, self.scope)
+
     @cached_property
     def _returned(self) -> dict[Scope, list[cst.BaseExpression]]:
         return _grouped((r.value for r in self.returns if r.value is not None), self.scope)
