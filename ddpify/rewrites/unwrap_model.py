@@ -9,6 +9,9 @@
     hasattr(model, "num_layers")              ->  hasattr(model.module, "num_layers")
     model.load_state_dict(best_weights)       ->  model.module.load_state_dict(best_weights)
 
+A model handed to a function of the program that takes its parameters by name and never runs it
+(`accumulate(g_running, generator)` pairing `dict(model.named_parameters())` with an EMA copy's) is
+handed over bare: the wrapper's names start with `module.`.
 Tracing and exporting (`torch.jit.trace`, `torch.onnx.export`, `torch.export.export`, a
 SummaryWriter's `add_graph`) get the module too: tracing the wrapper fails on its process group.
 DDP answers nn.Module's own API (forward, train(), eval(), parameters(), to(), ...) but not
@@ -100,6 +103,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                 _give_bare_model(facts, refs, edits, value, lambda bare: (
                     f"torch.save saves `{bare}`, the model itself: a pickled DistributedDataParallel would not load "
                     "without a process group"), any_value=True)
+    for call, named in _models_named_by_callee(facts):
+        _give_bare_model(facts, refs, edits, named, partial(_named_why, dotted(call.func)))
     for call, traced in _traced_models(facts):
         _give_bare_model(facts, refs, edits, traced, lambda bare: (
             f"`{dotted(call.func)}` traces `{bare}`, the model itself: tracing the DistributedDataParallel wrapper "
@@ -222,6 +227,33 @@ def _tested_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
                 found.append((call, first.value))
         elif (name := mt.string_value(second.value)) is not None and name not in mt.MODULE_API:
             found.append((call, first.value))
+    return found
+
+
+NAMING = frozenset({"named_parameters", "named_buffers", "named_modules", "named_children"})
+
+
+def _named_why(func: str | None, bare: str) -> str:
+    return f"`{func}` pairs the parameter names of `{bare}`, the model itself: the DistributedDataParallel " \
+        "wrapper's names start with `module.`"
+
+
+def _models_named_by_callee(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
+    """(call, argument) where a function of the program takes a model's parameters by name and
+    never runs it (`def accumulate(ema, model): par = dict(model.named_parameters())`, pairing them
+    with an EMA copy's): given the wrapper, every name starts with `module.`."""
+    found = []
+    for call in facts.calls:
+        for func in facts.user_functions(call):
+            params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+            for name in params:
+                uses = [u for u in facts.uses(name, func) if not isinstance(facts.parent(u), cst.Param)]
+                named = any(isinstance(attr := facts.parent(u), cst.Attribute) and attr.value is u and
+                            attr.attr.value in NAMING for u in uses)
+                runs = any(isinstance(c := facts.parent(u), cst.Call) and c.func is u for u in uses)
+                arg = facts.argument_for(call, func, name) if named and not runs else None
+                if arg is not None:
+                    found.append((call, arg))
     return found
 
 

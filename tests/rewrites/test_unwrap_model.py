@@ -751,3 +751,45 @@ def test_the_programs_own_dataparallel_tests_take_the_wrapper_that_replaced_it()
     bare = only(NAME, EMA_OVER_DATAPARALLEL.replace("model = nn.DataParallel(nn.Linear(2, 1))", "model = nn.Linear(2, 1)"),
                 also={"wrap-model"})
     assert "isinstance(module, nn.DataParallel)" in bare and "(nn.DataParallel, DistributedDataParallel)" not in bare
+
+
+EMA_BY_NAMES = """\
+import copy
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def accumulate(ema, model, decay=0.999):
+    par1 = dict(ema.named_parameters())
+    par2 = dict(model.named_parameters())
+    for k in par1:
+        par1[k].data.mul_(decay).add_(par2[k].data, alpha=1 - decay)
+
+
+def evaluate(model, x):
+    names = [n for n, _ in model.named_parameters()]
+    return model(x), names
+
+
+model = torch.nn.Linear(2, 1)
+ema = copy.deepcopy(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        accumulate(ema, model)
+        evaluate(model, x)
+"""
+
+
+def test_a_model_handed_to_a_function_that_pairs_its_parameter_names_is_handed_over_bare():
+    """progressive-gan's `accumulate(g_running, generator)`: `dict(model2.named_parameters())` of the
+    wrapper has `module.` names, and pairing them with the EMA copy's raised KeyError. A function that
+    takes a model's parameters by name and never runs it gets the model itself; one that runs it
+    (`evaluate`) keeps the wrapper."""
+    out = only(NAME, EMA_BY_NAMES, also={"wrap-model"})
+    assert "        accumulate(ema, model.module)\n" in out
+    assert "        evaluate(model, x)\n" in out
