@@ -361,7 +361,8 @@ def _opened_for_writing(facts: Facts) -> frozenset[cst.Call]:
     found = []
     attributes: dict[str | None, list[cst.Attribute]] | None = None  # by dotted name, made for the first file
     for target, value, stmt in facts.assigns:
-        ref = facts.ref(target, stmt) if mt.is_open_for_writing(value) and dotted(target) else None
+        writing = mt.is_open_for_writing(value) or _opened_with_write_default(facts, value)
+        ref = facts.ref(target, stmt) if writing and dotted(target) else None
         if ref is None:
             continue
         if attributes is None:
@@ -373,6 +374,23 @@ def _opened_for_writing(facts: Facts) -> frozenset[cst.Call]:
         if all(_file_method_statement(facts, n) or _passed_to_writer(facts, n) for n in uses):
             found.append(value)
     return frozenset(found)
+
+
+def _opened_with_write_default(facts: Facts, value: cst.BaseExpression) -> bool:
+    """`open(fname, mode)` in `def __init__(self, fname, mode="a")` (DomainBed's `Tee`, made as
+    `sys.stdout = Tee(path)` on every process): the mode is a parameter whose default writes, and
+    no call of the function gives it another."""
+    if not mt.is_call_of(value, "open") or len(value.args) < 2 and mt.keyword(value, "mode") is None:
+        return False
+    mode = (mt.keyword(value, "mode") or value.args[1]).value
+    func = facts.scope(value)
+    if not isinstance(mode, cst.Name) or not isinstance(func, cst.FunctionDef):
+        return False
+    param = next((p for p in (*func.params.params, *func.params.kwonly_params) if p.name.value == mode.value), None)
+    if param is None or param.default is None or not mt.is_open_for_writing(
+            cst.Call(cst.Name("open"), [cst.Arg(cst.Name("f")), cst.Arg(param.default)])):
+        return False
+    return all(facts.argument_for(call, func, mode.value) is None for call in facts.call_sites(func))
 
 
 def _passed_to_writer(facts: Facts, node: cst.CSTNode) -> bool:

@@ -1045,6 +1045,49 @@ def test_a_file_handed_to_a_function_that_tests_it_against_none_before_writing_i
     assert "trainF = open(\"train.csv\", \"w\")\n" in near
 
 
+TEE = """\
+import sys
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Tee:
+    def __init__(self, fname, mode="a"):
+        self.stdout = sys.stdout
+        self.file = open(fname, mode)
+
+    def write(self, message):
+        self.stdout.write(message)
+        self.file.write(message)
+        self.flush()
+
+    def flush(self):
+        self.stdout.flush()
+        self.file.flush()
+
+
+sys.stdout = Tee("out.txt")
+net = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+for x, y in loader:
+    opt.zero_grad()
+    (net(x) - y).pow(2).mean().backward()
+    opt.step()
+"""
+
+
+def test_a_file_opened_with_a_mode_parameter_whose_default_writes_is_a_logger():
+    """DomainBed's `sys.stdout = misc.Tee(os.path.join(out, 'out.txt'))`: `Tee.__init__(self,
+    fname, mode="a")` opens `open(fname, mode)`, and every process wrote out.txt (the held-out run
+    of decision 0048). A mode parameter whose default writes, which no call changes, writes; a
+    call that passes its own mode keeps the file everywhere."""
+    out = only(NAME, TEE)
+    assert "self.file = open(fname, mode) if is_main_process() else None" in out
+    near = only(NAME, TEE.replace('Tee("out.txt")', 'Tee("out.txt", args_mode)'))
+    assert "self.file = open(fname, mode)\n" in near
+
+
 def test_a_file_opened_for_writing_that_print_writes_into_is_a_logger():
     """`log_output = open(p, 'w')` then `print(s, file=log_output)` (AlexiaJM/RelativisticGAN's
     log.txt): every process wrote it. It is opened on the main process only and each print into it
