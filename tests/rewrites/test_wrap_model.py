@@ -2290,7 +2290,9 @@ train(WGAN(), Heads(), loader)
     # pytorch-deep-generative-replay (decision 0046's tuning half): the model is handed to a
     # `train()` that builds its optimizer and trains it through a method, under an `if` whose
     # other branch loads weights into it; that `if` is no set-up to wrap after: the model was
-    # wrapped (here: synced) after the training had run
+    # wrapped (here: synced) after the training had run. Since `model.fit(...)` on the parameter
+    # resolves to `Net.fit` by what the caller passes (c965271), `train()` trains the model it
+    # receives: synced there, on entry, before it trains
     pair("""\
 class Net(torch.nn.Module):
     def __init__(self):
@@ -2338,6 +2340,7 @@ class Net(torch.nn.Module):
 
 
 def train(model, loader):
+    model = sync_gradients(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(2):
         model.fit(loader, optimizer)
@@ -2345,12 +2348,11 @@ def train(model, loader):
 
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = Net()
-model = sync_gradients(model)
 if len(loader):
     train(model, loader)
 else:
     model.load_state_dict(torch.load("m.pt"))
-""", "a_call_that_hands_the_model_to_a_function_building_its_optimizer_ends_its_set_up",
+""", "a_model_a_function_receives_and_trains_through_its_method_is_synced_before_its_training",
          scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
 ]
 
