@@ -519,8 +519,13 @@ def _initialised() -> bool:
 
 
 def get_rank() -> int:
-    """Global rank of this process (0 before initialisation)."""
-    return dist.get_rank() if _initialised() else 0
+    """Global rank of this process (0 before initialisation). After the process group is
+    destroyed at exit, the rank it was launched with: a guarded write run at interpreter shutdown
+    (a `Tee` on `sys.stdout` flushing its main-process-only file) must not take every process for
+    the main one."""
+    if _initialised():
+        return dist.get_rank()
+    return _STATE.launch.rank if _STATE.launch is not None else 0
 
 
 def get_world_size() -> int:

@@ -201,6 +201,18 @@ def test_sync_gradients_takes_a_parameter_the_first_batch_set_from_the_main_proc
     assert torch.equal(model.bias, torch.tensor([7.0]))
 
 
+def test_a_process_keeps_its_rank_after_the_group_is_destroyed(monkeypatch):
+    """DomainBed's `sys.stdout = Tee(path)`, its file opened on the main process only: at
+    interpreter shutdown, after the runtime destroyed the group, Python flushes sys.stdout and
+    `is_main_process()` said True on rank 1, whose file is None: exit status 120 (after the
+    held-out run of decision 0048). Before any launch a process is rank 0."""
+    monkeypatch.setattr(rt, "_initialised", lambda: False)
+    monkeypatch.setattr(rt._STATE, "launch", None)
+    assert rt.get_rank() == 0 and rt.is_main_process()
+    monkeypatch.setattr(rt._STATE, "launch", rt.Launch("torchrun", 1, 1, 2, "127.0.0.1", 29500))
+    assert rt.get_rank() == 1 and not rt.is_main_process()
+
+
 def test_sync_gradients_leaves_one_process_alone():
     model = torch.nn.Linear(2, 1)
     assert rt.sync_gradients(model) is model and not any(rt._synchronised_elsewhere(p) for p in model.parameters())
