@@ -318,9 +318,9 @@ class SameValues:
             if self._asks_the_model(node):
                 return True  # `model.num_params()`: the replicas are one model
             funcs = f.user_functions(node)
-            if funcs:  # `args = get_args()`: what it returns
-                return all(f.returned(func) and all(self._shared(r, proving) for r in f.returned(func))
-                           for func in funcs)
+            if funcs:  # `args = get_args()`: what it returns; a function being proven (recursion) holds
+                return all(func in proving or f.returned(func) and all(
+                    self._shared(r, proving | {func}) for r in f.returned(func)) for func in funcs)
             if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving) \
                     or (f.qualify(node.func) or "").startswith(("os.path.", "math.")) or _torch_function(f.qualify(node.func)):
                 return arguments  # `args.path.split("-")`, `os.path.basename(args.ckpt)`, `torch.isnan(reduced)`
