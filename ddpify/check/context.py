@@ -98,10 +98,13 @@ class Context:
             if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
                 test, negated = _negation(anc.test)
                 in_else = (child is not anc.body) != negated
-                if in_else and (self._is_wrap_test(test) or self._wrapper_test(test, owner)):
+                if in_else and (self._is_wrap_test(test) or self._wrapper_test(test, owner)
+                                or self._implied_by_wrap_tests(test)):
                     return True
                 if not in_else and f.code(test) in self.other_engine_tests:
                     return True
+            if isinstance(anc, cst.IndentedBlock) and self._left_if_wrapper(anc, child, owner):
+                return True
             if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
                 break
             child = anc
@@ -122,6 +125,73 @@ class Context:
             return False
         passed = f.sources(ref)
         return bool(passed) and all(f.code(p) in self.wrap_tests for p in passed)
+
+    def _left_if_wrapper(self, block: cst.IndentedBlock, child: cst.CSTNode, owner: str) -> bool:
+        """Is there, in `block` before the statement `child`, an `if` that asks whether `owner` is
+        the wrapper and leaves the function when it is (`if hasattr(model, "module"): return
+        model.module.train_step(batch)`)? After it, `owner` is the bare model."""
+        for stmt in block.body:
+            if stmt is child:
+                return False
+            if isinstance(stmt, cst.If) and stmt.orelse is None and self._wrapper_test(stmt.test, owner) \
+                    and isinstance(stmt.body, cst.IndentedBlock) and stmt.body.body \
+                    and isinstance(last := stmt.body.body[-1], cst.SimpleStatementLine) \
+                    and isinstance(last.body[-1], (cst.Return, cst.Raise)):
+                return True
+        return False
+
+    def _implied_by_wrap_tests(self, test: cst.BaseExpression) -> bool:
+        """Is `test` implied by every test the script wraps under: a conjunct of it, also through
+        the property or the name it reads (`if self.use_pt_ddp: self.model = DDP(self.model)` with
+        `use_pt_ddp` returning `self.num_gpus > 1 and not self.use_accelerate`), also spelled with
+        a parameter every call passes the same (`if num_gpus > 1:` of `get_loader(...,
+        self.num_gpus)`)? Its `else` then runs where no wrap did."""
+        tests = self._wrap_test_nodes
+        return bool(tests) and all(self._spelled(test) in self._conjuncts(t, 3) for t in tests)
+
+    @cached_property
+    def _wrap_test_nodes(self) -> list[cst.BaseExpression]:
+        f = self.facts
+        tests = []
+        for wrap in self.script.calls_of(DDP):
+            guard = next((a for a in f.ancestors(wrap) if isinstance(a, cst.If)), None)
+            if guard is None or not f.is_inside(wrap, guard.body):
+                return []  # a wrap under no test: its else is no evidence
+            tests.append(guard.test)
+        return tests
+
+    def _conjuncts(self, test: cst.BaseExpression, depth: int) -> set[str]:
+        """The codes of what `test` implies: itself, its `and` operands, and theirs through the one
+        value a name holds or a property of the program returns."""
+        f = self.facts
+        found = {f.code(test)}
+        if depth <= 0:
+            return found
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return found | self._conjuncts(test.left, depth - 1) | self._conjuncts(test.right, depth - 1)
+        held: list[cst.BaseExpression] = []
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            ref = f.ref(test)
+            held = list(f.sources(ref)) if ref is not None else []
+            if not held and isinstance(test, cst.Attribute) and dotted(test.value) == "self":
+                props = [m for m in f.functions.get(test.attr.value, []) if any(
+                    (dotted(d.decorator) or "").rpartition(".")[2] == "property" for d in m.decorators)]
+                held = [r for m in props for r in f.returned(m)]
+        if len(held) == 1:
+            found |= self._conjuncts(held[0], depth - 1)
+        return found
+
+    def _spelled(self, test: cst.BaseExpression) -> str:
+        """The code of `test`, with a parameter it compares that every call passes the same
+        expression for spelled as that expression (`num_gpus > 1` -> `self.num_gpus > 1`)."""
+        f = self.facts
+        if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name):
+            ref = f.ref(test.left)
+            passed = f.sources(ref) if ref is not None and isinstance(ref.scope, cst.FunctionDef) else []
+            codes = {f.code(p) for p in passed}
+            if len(codes) == 1 and all(isinstance(p, (cst.Name, cst.Attribute)) for p in passed):
+                return f.code(test).replace(test.left.value, codes.pop(), 1)
+        return f.code(test)
 
     def _under_wrap_test(self, stmt: cst.CSTNode, owner: str) -> bool:
         """Is `stmt` in the body of an `if` that asks whether `owner` is wrapped: the script's wrap
