@@ -93,19 +93,27 @@ def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
 
 
 def _probed(ctx: Context, attr: cst.Attribute) -> bool:
-    """Inside `hasattr(...)`/`getattr(...)`, a `try`, or the branch of `if hasattr(model, "x"):`:
-    the script expects it may be missing."""
+    """Inside `hasattr(...)`/`getattr(...)`, a `try`, or the branch of `if hasattr(model, "x"):`
+    (also `and` something else): the script expects it may be missing."""
     f = ctx.facts
     for anc in f.ancestors(attr):
         if isinstance(anc, cst.Call) and isinstance(anc.func, cst.Name) and anc.func.value in ("hasattr", "getattr"):
             return True
         if isinstance(anc, cst.If) and f.is_inside(attr, anc.body) and any(
                 mt.is_call_of(c, "hasattr") and len(c.args) == 2 and f.code(c.args[0].value) == f.code(attr.value)
-                and string_value(c.args[1].value) == attr.attr.value for c in f.calls_in(anc.test)):
+                and string_value(c.args[1].value) == attr.attr.value for c in _conjuncts(anc.test)):
             return True
         if isinstance(anc, (cst.Try, cst.FunctionDef)):
             return isinstance(anc, cst.Try)
     return False
+
+
+def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What the test holds whenever it is true: itself and its `and` operands (not those of an
+    `or`: `if hasattr(model, "x") or hasattr(model.module, "x"):` may hold for the wrapper)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*_conjuncts(test.left), *_conjuncts(test.right)]
+    return [test]
 
 
 def _containers(ctx: Context) -> set[str]:
