@@ -231,8 +231,10 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
     (the ranks then pair different all-reduces, or hang).
     Decide together (`all_reduce` the flag, or ddpify_runtime's `agree_on(...)`). Conditions on
     arguments, counters, constants and `len()` of a loader are the same everywhere and fine.
-    Found for loops that run a DDP backward or a collective, here or in a function they call;
-    reported once per exit, at the innermost test around it that can differ.
+    Found for loops that run a DDP backward or a collective, here or in a function they call,
+    and that every rank runs (not a loop under a rank test, or in a function every call of which
+    is: no other rank is in it to wait); reported once per exit, at the innermost test around it
+    that can differ.
     """
     if not ctx.script.distributed:
         return
@@ -250,8 +252,8 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
                 break
             if loop in loops:
                 left = loop
-        if left is None or ctx.ranks.undistributed(exit_):
-            continue
+        if left is None or ctx.ranks.undistributed(exit_) or ctx.ranks.on_some_ranks(left):
+            continue  # a loop only some ranks run: none of the others is in it to be left waiting
         for anc in f.ancestors(exit_):  # the innermost test that can differ decides: one finding per exit
             if anc is left or isinstance(anc, cst.If) and anc in seen:
                 break
