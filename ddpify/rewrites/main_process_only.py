@@ -287,7 +287,8 @@ def _tolerates_existing(call: cst.Call) -> bool:
 
 def _exist_ok(node: cst.Call) -> cst.Call:
     comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    kept = [a for a in node.args if not (a.keyword is not None and a.keyword.value == "exist_ok")]
+    given = mt.keyword(node, "exist_ok") or mt.positional(node, 2)  # by keyword or third positional
+    kept = [a for a in node.args if a is not given]
     args = [*kept[:-1], kept[-1].with_changes(comma=comma)] if kept else []
     return node.with_changes(args=[*args, cst.Arg(cst.Name("True"), keyword=cst.Name("exist_ok"),
                                                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])

@@ -1332,3 +1332,12 @@ def test_a_writer_stored_in_a_namespace_and_read_through_a_runner_is_used_on_the
     assert 'config.tb_logger = SummaryWriter("runs") if is_main_process() else None\n' in out
     assert '            if is_main_process():\n                tb_logger.add_scalar("loss", loss, global_step=step)\n' in out
     assert "lr=self.config.lr)" in out and "from_main_process" not in out
+
+
+def test_a_folder_made_if_missing_keeps_one_exist_ok():
+    """`if not os.path.exists(d): os.makedirs(d, 0o777, False)`: every process makes the folder
+    if it is missing, with `exist_ok=True` in place of the third positional (both given is
+    Python's TypeError, "got multiple values for argument 'exist_ok'")."""
+    made = EXIST_OK_FALSE.replace('try:\n    os.makedirs("out", exist_ok=False)\nexcept FileExistsError:\n    sys.exit("out exists")\n',
+                                  'if not os.path.exists("out"):\n    os.makedirs("out", 0o777, False)\n')
+    assert 'os.makedirs("out", 0o777, exist_ok=True)' in only(NAME, made)
