@@ -29,7 +29,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.analysis.same_values import ranks, values
 from ddpify.check.script import Script
 from ddpify.syntax.matchers import string_value
-from ddpify.syntax.facts import Facts, Ref
+from ddpify.syntax.facts import Facts, Ref, is_property
 from ddpify.analysis.models import DDP, Holds, Model, holds_wrapper, written_wraps
 from ddpify.syntax.names import dotted
 
@@ -174,8 +174,7 @@ class Context:
             ref = f.ref(test)
             held = list(f.sources(ref)) if ref is not None else []
             if not held and isinstance(test, cst.Attribute) and dotted(test.value) == "self":
-                props = [m for m in f.functions.get(test.attr.value, []) if any(
-                    (dotted(d.decorator) or "").rpartition(".")[2] == "property" for d in m.decorators)]
+                props = [m for m in f.functions.get(test.attr.value, []) if is_property(m)]
                 held = [r for m in props for r in f.returned(m)]
         if len(held) == 1:
             found |= self._conjuncts(held[0], depth - 1)

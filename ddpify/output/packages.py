@@ -131,6 +131,8 @@ def files_read_beside(project: Path, written: Mapping[str, Result],
 
 def _named_from_file(code: bytes) -> set[str]:
     """The string literals of each expression that builds a path from `__file__`."""
+    if b"__file__" not in code:
+        return set()  # no such expression: not parsed a second time
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
