@@ -86,8 +86,9 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     if place is not None:
         wrapped = [place(model) for model in wrapped]
     models = Models(wrapped, untraced, wrapped_refs(facts, wrapped))
+    calls = _calls_on_models(facts, models.refs) if place is None else []
     for model in wrapped if place is None else ():  # DDP's (FSDP2 shards such a model all the same)
-        model.synced, model.beside = _trained_by_methods(facts, models.refs, model)
+        model.synced, model.beside = _trained_by_methods(facts, calls, models.refs, model)
     if any(model.synced for model in wrapped):  # no wrapper: the names hold the model itself
         models = Models(wrapped, untraced, wrapped_refs(facts, [m for m in wrapped if not m.synced]))
     for model in wrapped:
@@ -100,7 +101,20 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     return models
 
 
-def _trained_by_methods(facts: Facts, refs: dict[Ref, Model], model: Model) -> tuple[str | None, bool]:
+def _calls_on_models(facts: Facts, refs: dict[Ref, Model]) -> list[tuple[cst.Call, bool]]:
+    """The calls `_trained_by_methods` asks about, each with whether it runs without gradients: those
+    whose callee (`model(x)`) or its object (`model.classify(x)`) may hold one of the models."""
+    found = []
+    for call in facts.calls:
+        func = call.func
+        if dotted(func) and holds_wrapper(facts, refs, func) is not None or isinstance(func, cst.Attribute) \
+                and dotted(func.value) and holds_wrapper(facts, refs, func.value) is not None:
+            found.append((call, _without_grad(facts, call)))
+    return found
+
+
+def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: dict[Ref, Model],
+                        model: Model) -> tuple[str | None, bool]:
     """A model the program never calls with gradients (no `model(x)` where a name holds it, but
     under `torch.no_grad()`) but whose own methods it calls (`wgan.c_loss(x, z)`,
     `scholar.train_with_replay(data)`: not nn.Module's API): they run its sub-modules outside
@@ -117,8 +131,8 @@ def _trained_by_methods(facts: Facts, refs: dict[Ref, Model], model: Model) -> t
         return None, False
     own = {ref: m for ref, m in refs.items() if m is model}
     found, forward, beside = None, False, None
-    for call in facts.calls:
-        if dotted(call.func) and not _without_grad(facts, call) and holds_wrapper(facts, own, call.func) is not None:
+    for call, without_grad in calls:
+        if dotted(call.func) and not without_grad and holds_wrapper(facts, own, call.func) is not None:
             forward = True  # its forward runs with gradients (an evaluation's no_grad forward trains nothing)
             continue
         func = call.func
@@ -131,7 +145,7 @@ def _trained_by_methods(facts: Facts, refs: dict[Ref, Model], model: Model) -> t
                 if isinstance(f, cst.FunctionDef) and f.name.value == func.attr.value]
             runs = any(_runs_submodules(facts, m) for m in methods) if methods else \
                 _submodule_of(facts, classes, func.attr.value)  # `model.decoder(z)`: a sub-module called directly
-            if beside is None and not _without_grad(facts, call) and runs:
+            if beside is None and not without_grad and runs:
                 beside = facts.code(call.func)
     return (beside, beside is not None) if forward else (found, False)
 
