@@ -243,17 +243,25 @@ def _models_named_by_callee(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpres
     never runs it (`def accumulate(ema, model): par = dict(model.named_parameters())`, pairing them
     with an EMA copy's): given the wrapper, every name starts with `module.`."""
     found = []
+    naming: dict[cst.FunctionDef, list[str]] = {}
     for call in facts.calls:
         for func in facts.user_functions(call):
-            params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-            for name in params:
-                uses = [u for u in facts.uses(name, func) if not isinstance(facts.parent(u), cst.Param)]
-                named = any(isinstance(attr := facts.parent(u), cst.Attribute) and attr.value is u and
-                            attr.attr.value in NAMING for u in uses)
-                runs = any(isinstance(c := facts.parent(u), cst.Call) and c.func is u for u in uses)
-                arg = facts.argument_for(call, func, name) if named and not runs else None
-                if arg is not None:
-                    found.append((call, arg))
+            if func not in naming:
+                naming[func] = _naming_parameters(facts, func)
+            found += [(call, arg) for name in naming[func] if (arg := facts.argument_for(call, func, name)) is not None]
+    return found
+
+
+def _naming_parameters(facts: Facts, func: cst.FunctionDef) -> list[str]:
+    """The parameters of `func` whose parameter names it reads (`model.named_parameters()`) and that it never calls."""
+    found = []
+    for name in (p.name.value for p in (*func.params.posonly_params, *func.params.params)):
+        uses = [u for u in facts.uses(name, func) if not isinstance(facts.parent(u), cst.Param)]
+        named = any(isinstance(attr := facts.parent(u), cst.Attribute) and attr.value is u and
+                    attr.attr.value in NAMING for u in uses)
+        runs = any(isinstance(c := facts.parent(u), cst.Call) and c.func is u for u in uses)
+        if named and not runs:
+            found.append(name)
     return found
 
 

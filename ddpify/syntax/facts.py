@@ -756,7 +756,11 @@ class Facts:
 
     def uses(self, name: str, scope: Scope) -> list[cst.Name]:
         """The variable `name` where `scope` reads or binds it (not in nested functions), in source order."""
-        return [n for n in self._variables.get(name, ()) if self.scope(n) is scope]
+        return self._variables_by_scope.get((name, scope), [])
+
+    @cached_property
+    def _variables_by_scope(self) -> dict[tuple[str, Scope], list[cst.Name]]:
+        return _grouped((n for names in self._variables.values() for n in names), lambda n: (n.value, self.scope(n)))
 
     @cached_property
     def _variables(self) -> dict[str, list[cst.Name]]:
