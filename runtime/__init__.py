@@ -57,7 +57,7 @@ import sys
 import warnings
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator, List, Mapping, Optional
 
 import torch
@@ -1606,6 +1606,7 @@ def _remember(table: "weakref.WeakKeyDictionary", obj: Any, value: Any) -> None:
 
 # What a loader and a parameter are
 
+SAMPLER_DEPTH = 8  # samplers looked at in a loader's chain of wrapped samplers (``_samplers``)
 _PLAIN_SAMPLERS = (RandomSampler, SequentialSampler, torch.utils.data.SubsetRandomSampler,
                    torch.utils.data.WeightedRandomSampler)
 _SHUFFLING_SAMPLERS = (RandomSampler, torch.utils.data.SubsetRandomSampler,
@@ -1613,8 +1614,20 @@ _SHUFFLING_SAMPLERS = (RandomSampler, torch.utils.data.SubsetRandomSampler,
 
 
 def _samplers(loader: DataLoader) -> List[Any]:
-    batch_sampler = loader.batch_sampler
-    return [loader.sampler, batch_sampler, getattr(batch_sampler, "sampler", None)]
+    """``loader``'s sampler and batch sampler, and the samplers they wrap, outermost first: a
+    custom batch sampler around a ``BatchSampler`` around a ``DistributedSampler`` (DomainBed's
+    ``_InfiniteSampler``) is sharded by the innermost. Wrapped ones are found as attributes that
+    are samplers (or named ``sampler``), at most ``SAMPLER_DEPTH`` in all."""
+    found: List[Any] = []
+    todo = [loader.sampler, loader.batch_sampler]
+    while todo and len(found) < SAMPLER_DEPTH:
+        sampler = todo.pop(0)
+        if sampler is None or any(sampler is seen for seen in found):
+            continue
+        found.append(sampler)
+        held = getattr(sampler, "__dict__", {})
+        todo.extend(value for name, value in held.items() if name == "sampler" or isinstance(value, Sampler))
+    return found
 
 
 def _sharded(loader: DataLoader) -> Optional[bool]:
@@ -2062,8 +2075,13 @@ class _SelfCheck:
                         self.end_repeats()
             self.end_passes_when_done()
         if self.step_undo:  # the per-step checks still run: watch this pass's batches
+            # The pass holds its loader until it is judged: a program may keep the iterator alone
+            # (`self.it = iter(DataLoader(...))`, drawn by next()), and a loader gone before its
+            # 2nd batch would never be judged. A persistent-workers loader holds its iterator
+            # itself (a strong reference back would be a cycle): a weak one there.
+            hold = weakref.ref(loader) if getattr(loader, "_iterator", None) is iterator else (lambda: loader)
             with contextlib.suppress(AttributeError):
-                iterator._ddpify_pass = [weakref.ref(loader), key, order, 0, 0]
+                iterator._ddpify_pass = [hold, key, order, 0, 0]
 
     def watch_repeat(self, loader: DataLoader, iterator: Any, key: Any) -> None:
         """A pass of a training loader starts in its first training pass's order: a finding once
@@ -2373,7 +2391,9 @@ class _SelfCheck:
         """The ``speaker`` (by default the main process; the first process that knows, where the
         main process missed an exchange) prints the new findings as one block and writes every
         finding so far to ``DDPIFY_VERIFY_JSON``; under strict every process that has them raises."""
-        findings = [f for f in _merge([findings]) if f not in self.reported]
+        # agreed on by now: two loaders built at one line over two data sets are one line to read
+        agreed = _merge([[replace(f, agree=None) for f in _merge([findings])]])
+        findings = [f for f in agreed if f not in self.reported]
         if not findings:
             return
         self.reported.extend(findings)

@@ -60,6 +60,16 @@ class Custom(torch.utils.data.Sampler):
         return 32
 
 
+class Batches(torch.utils.data.Sampler):
+    """A custom batch sampler around another, holding it under a name of its own."""
+
+    def __init__(self, batches):
+        self.batches = batches
+
+    def __iter__(self):
+        return iter(self.batches)
+
+
 @pytest.mark.parametrize("loader, sharded", [
     (DataLoader(DATA, batch_size=8, shuffle=True), False),
     (DataLoader(DATA, batch_size=8), False),
@@ -68,6 +78,9 @@ class Custom(torch.utils.data.Sampler):
     (DataLoader(DATA, batch_sampler=BatchSampler(DistributedSampler(DATA, num_replicas=2, rank=1), 4, False)), True),
     (DataLoader(DATA, sampler=rt.ShardedSampler(range(32), num_replicas=2, rank=0)), True),
     (rt.shard_loader(DataLoader(DATA, batch_size=8, shuffle=True)), True),
+    (DataLoader(DATA, batch_sampler=Batches(BatchSampler(DistributedSampler(DATA, num_replicas=2, rank=1), 4, False))), True),
+    (DataLoader(DATA, batch_sampler=Batches(Batches(BatchSampler(DistributedSampler(DATA, 2, 0), 4, False)))), True),
+    (DataLoader(DATA, batch_sampler=Batches(BatchSampler(WeightedRandomSampler([1.0] * 32, 32), 4, False))), None),
     (DataLoader(Stream()), None),
     (DataLoader(DATA, sampler=Custom()), None),
 ])
@@ -590,6 +603,61 @@ def test_without_a_torch_optimizer_the_checks_end_after_50_backward_passes_and_s
     assert err[0] == "ddpify self-check: 1 problem(s) found" and len(err) == 2
     assert err[1].startswith("train.py:3: unsharded-loader: this training loader's RandomSampler reads the "
                              "whole data set in every process")
+
+
+KEPT_ITERATOR = textwrap.dedent("""\
+    import torch
+    from torch.utils.data import BatchSampler, DataLoader, DistributedSampler, RandomSampler, Sampler
+    class Forever(Sampler):
+        def __init__(self, batches):
+            self.batches = batches
+        def __iter__(self):
+            while True:
+                yield from self.batches
+    class Endless:
+        def __init__(self, data):
+            batches = BatchSampler(SAMPLER, batch_size=4, drop_last=True)
+            self.iterator = iter(DataLoader(data, batch_sampler=Forever(batches)))
+        def __iter__(self):
+            while True:
+                yield next(self.iterator)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    draws = zip(*[Endless(DATA), Endless(OTHER)])
+    for step in range(4):
+        loss = sum(torch.nn.functional.mse_loss(model(x), y) for x, y in next(draws))
+        if TRAIN:
+            optimizer.zero_grad()
+            loss.backward()
+        optimizer.step()
+""")
+
+
+@pytest.mark.parametrize("sampler, train, found", [
+    ("RandomSampler(data, replacement=True)", True, True),
+    ("DistributedSampler(data, num_replicas=2, rank=0)", True, False),  # sharded
+    ("RandomSampler(data, replacement=True)", False, False),  # no backward between its batches
+])
+def test_a_loader_whose_iterator_alone_is_kept_is_judged_at_its_construction_line(
+        check, capsys, monkeypatch, sampler, train, found):
+    """DomainBed's InfiniteDataLoader (sixth fresh sweep): `self.iterator = iter(DataLoader(...,
+    batch_sampler=...))` in a class, drawn by the class's own __iter__ through zip() and next().
+    Nothing held the DataLoader once its iterator was made: the pass's record of its loader was
+    a weak reference, gone before the 2nd batch, and the loader was never judged (silent)."""
+    monkeypatch.setattr(rt, "_default_store", MirrorStore)
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    checking = check()
+    rt._STATE.self_check = checking
+    checking.install()
+    program = KEPT_ITERATOR.replace("SAMPLER", sampler)
+    other = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))
+    exec(compile(program, "train.py", "exec"), {"DATA": DATA, "OTHER": other, "TRAIN": train})
+    err = [text for text in capsys.readouterr().err.splitlines() if "unsharded-loader" in text]
+    line = next(n for n, text in enumerate(program.splitlines(), 1) if "self.iterator = " in text)
+    said = (f"train.py:{line}: unsharded-loader: this training loader gave every process the same batch: "
+            "every process trains on all the data; ")
+    # two loaders built at one line over two data sets: one line to read
+    assert [text[:len(said)] for text in err] == ([said] if found else [])
 
 
 def test_the_checksums_of_another_process_come_from_the_store(check, capsys, rank0_of_2_with_a_store):
