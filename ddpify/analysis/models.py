@@ -403,6 +403,10 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     own = [c for c in candidates if (ref := facts.ref(_expression(c[2]), c[1])) is not None and ref in trained
            or trained & flow.names_through(_assigned_value(c[1]))]  # `self.model = model.to(gpu)`
     candidates = own or candidates  # `self.model = build_model()` it steps, not a `model` a helper loads
+    cls = facts.enclosing_class(optimizer)
+    if cls is not None:  # DANN's `self.classifier = Classifier(...)`, not a sibling algorithm's `nn.Linear(...).cuda()`
+        candidates = [c for c in candidates if (built_in := facts.enclosing_class(c[1])) is None
+                      or not c[2].startswith("self.") or facts.kin_classes(cls, built_in)] or candidates
     rebuilt = _this_round(facts, candidates, optimizer)
     candidates = rebuilt or [c for c in candidates if not _after_training(facts, c[1])]
     candidates = _reaching(facts, candidates, optimizer)

@@ -522,6 +522,11 @@ class Facts:
             line.append(base)
         return line
 
+    def kin_classes(self, one: cst.ClassDef, other: cst.ClassDef) -> bool:
+        """Is one of the classes the other or a base of it? Siblings under one base share its
+        `self.x` (one `Ref`), yet an instance of one never holds what the other builds."""
+        return one in self._lineage(other) or other in self._lineage(one)
+
     def _root_class(self, cls: cst.ClassDef) -> cst.ClassDef:
         """The program's topmost base of `cls`: `self.x` is one attribute in a class and its bases."""
         return self._lineage(cls)[-1]

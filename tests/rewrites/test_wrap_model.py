@@ -2682,3 +2682,62 @@ def test_a_call_beside_the_forward_that_is_no_sub_module_with_gradients_leaves_t
     code = AUTOENCODER.replace(*change).replace("        return self.encoder(x)",
                                                 "        return self.encoder(x)\n\n    def project(self, z):\n        return z.repeat(1, 2)")
     assert "model = DistributedDataParallel(model" in only(NAME, code)
+
+
+SIBLINGS = """\
+import torch
+from torch import nn
+
+
+def make_classifier(features, classes):
+    return nn.Linear(features, classes)
+
+
+class Algorithm(nn.Module):
+    def update(self, x, y):
+        raise NotImplementedError
+
+
+class Moved(Algorithm):
+    def __init__(self):
+        super().__init__()
+        self.classifier = nn.Linear(4, 2).to("cpu")
+        self.optimizer = torch.optim.SGD(self.classifier.parameters(), lr=0.1)
+
+    def update(self, x, y):
+        self.optimizer.zero_grad()
+        nn.functional.cross_entropy(self.classifier(x), y).backward()
+        self.optimizer.step()
+
+
+class Adversarial(Algorithm):
+    def __init__(self):
+        super().__init__()
+        self.featurizer = nn.Linear(4, 4)
+        self.classifier = make_classifier(4, 2)
+        self.gen_opt = torch.optim.Adam(list(self.featurizer.parameters()) + list(self.classifier.parameters()))
+
+    def update(self, x, y):
+        self.gen_opt.zero_grad()
+        nn.functional.cross_entropy(self.classifier(self.featurizer(x)), y).backward()
+        self.gen_opt.step()
+
+
+algorithm = {"Moved": Moved, "Adversarial": Adversarial}["Adversarial"]()
+for x, y in zip(torch.randn(3, 8, 4), torch.randint(0, 2, (3, 8))):
+    algorithm.update(x, y)
+"""
+
+
+def test_an_optimizer_steps_the_model_its_own_class_builds_not_a_siblings():
+    """DomainBed's DANN (sixth fresh sweep, held out): `Adam(list(self.featurizer.parameters()) +
+    list(self.classifier.parameters()))`. Its sibling algorithm TRM (another subclass of the same
+    base) builds `self.classifier = nn.Linear(...).cuda()`, a move, which outranked DANN's own
+    construction: TRM's was wrapped and DANN's classifier, stepped by this optimizer, trained bare on
+    each process, the report silent. A sibling's `self.x` is another object."""
+    out = only(NAME, SIBLINGS)
+    assert ("        self.classifier = make_classifier(4, 2)\n"
+            "        self.classifier = DistributedDataParallel(self.classifier, device_ids=device_ids(self.classifier))\n") in out
+    assert ("        self.classifier = nn.Linear(4, 2).to(\"cpu\")\n"
+            "        self.classifier = DistributedDataParallel(self.classifier, device_ids=device_ids(self.classifier))\n") in out
+    assert "        self.featurizer = DistributedDataParallel(self.featurizer" in out and "TODO" not in out
