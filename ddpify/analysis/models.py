@@ -47,6 +47,7 @@ class Model:
     maybe_none: bool = False  # its defining statement binds it to None on some path: wrapped only where it is not
     synced: str | None = None  # trained through its own methods, never its forward: why (the method call)
     beside: bool = False  # synced: its forward runs too, and the `synced` call runs sub-modules beside it
+    penalty: bool = False  # synced: `synced` is a gradient penalty through it, and a step may leave parameters without gradient
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -98,7 +99,42 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     for call, model in _forwards(facts, models):
         if model.unused is None and _leaves_outputs_unread(facts, call, model):
             model.unused = f"a training step leaves outputs of `{model.name}` unread (`{facts.code(facts.parent(call) or call)}`)"
+    for call, _, through in penalties(facts, models.refs) if place is None else ():
+        for model in through:
+            if not model.synced and model.dataparallel is None and (model.partial or model.unused):
+                model.synced, model.penalty = facts.code(call.func), True
+    if any(model.penalty for model in wrapped):
+        models = Models(wrapped, untraced, wrapped_refs(facts, [m for m in wrapped if not m.synced]))
     return models
+
+
+def penalties(facts: Facts, refs: dict[Ref, Model]) -> Iterator[tuple[cst.Call, cst.BaseExpression | None, list[Model]]]:
+    """`torch.autograd.grad(D(x).sum(), x, create_graph=True)` with `D` wrapped (held by `refs`), its
+    output kept in a name or unpacked from the forward's result (`out, _ = D(x)`) and read by the
+    `grad` call (`grad(out, x)`, `grad(out.mean(), x)`): the call, `D` where the forward runs in the
+    function of the `grad` call (None elsewhere: its name may not hold it there), and the models
+    the forwards run.
+
+    A model with a gradient penalty whose step may leave some parameters without gradient is
+    synced, not wrapped (`find`): DDP then needs find_unused_parameters, which takes those for
+    unused at the forward's end, while the penalty's backward, tied to every parameter so that DDP
+    sees a gradient of each (`penalty_gradients`), reaches them again: "marked as ready twice"
+    (progressive-gan's WGAN-GP discriminator, whose layers run by resolution)."""
+    for call in facts.calls:
+        outputs = mt.positional(call, 0) or mt.keyword(call, "outputs")
+        if facts.qualify(call.func) != "torch.autograd.grad" or outputs is None:
+            continue
+        computed = [outputs.value, *facts.origins(outputs.value)]
+        for name in facts.variables_in(outputs.value):  # `out = D(x)`, then `grad(out, x)` or `grad(out.sum(), x)`
+            ref = facts.ref(name) if name.value != "self" else None
+            if ref is not None:  # `out, attention = D(x)`: a part of the forward's result
+                computed += [*facts.origins(name), *facts.unpacked_from(ref)]
+        forwards = [c for e in computed for c in facts.calls_in(e)
+                    if dotted(c.func) and facts.ref(c.func) in refs]
+        if forwards:
+            here = [c.func for c in forwards if facts.scope(c) is facts.scope(call)]
+            through = list({id(m): m for m in (refs[facts.ref(c.func)] for c in forwards)}.values())
+            yield call, here[0] if len({facts.code(f) for f in here}) == 1 else None, through
 
 
 def _calls_on_models(facts: Facts, refs: dict[Ref, Model]) -> list[tuple[cst.Call, bool]]:

@@ -40,7 +40,10 @@ A model the program never calls but trains through its own methods (`loss = wgan
 averages gradients), or that runs a sub-module outside its forward beside it in a training step
 (`model.classify(x)`, a method that runs `self.classifier`; `model.decoder(z)` after `z =
 model(x)`: DDP would see those parameters used outside its forward, and with
-find_unused_parameters stops, "marked as ready twice"), is not wrapped:
+find_unused_parameters stops, "marked as ready twice"), or that has a gradient penalty through it
+while a step may leave some of its parameters without gradient (find_unused_parameters takes those
+for unused, and the penalty's tied backward reaches them again: "marked as ready twice"), is not
+wrapped:
 `model = sync_gradients(model)` (runtime) starts every process from the main process's weights
 and averages each gradient as backward computes it; the model keeps its class, its attributes
 and its checkpoint keys.
@@ -76,6 +79,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from ddpify.analysis import fsdp, objects
+from ddpify.analysis.models import penalties
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
@@ -100,7 +104,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         if model.synced:
             _sync(edits, model)
             continue
-        unused = _why_unused(facts, model)
+        unused = _why_unused(model)
         extra = ", find_unused_parameters=True" if options.find_unused_parameters or unused else ""
         if unused and not options.find_unused_parameters:
             edits.warn(model.anchor, f"{unused}: DDP is built with find_unused_parameters=True, since the "
@@ -131,7 +135,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     for name, stmt in _untrained_models(facts, models):
         edits.warn(stmt, f"`{name}` runs in training but no optimizer trains it: left {left} (right for a "
                      "frozen or loss-only module; wrap it if it should learn)")
-    for call, model in _penalties(facts, models.refs):
+    for call, model, _ in penalties(facts, models.refs):
         if options.fsdp or model is None:
             edits.todo(facts.statement(call), _PENALTY_FSDP if options.fsdp else _PENALTY_DDP)
             continue
@@ -170,7 +174,11 @@ def _sync(edits: Edits, model: Model) -> None:
         line = f"if {name} is not None:\n    {line}"
     (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, line)
     where = f" where {model.defined.name.value}() receives it" if isinstance(model.defined, cst.FunctionDef) else ""
-    why = (f"`{name}` runs sub-modules outside its forward in training (`{model.synced}(...)`, beside `{name}(...)`): "
+    why = (f"`{name}` has a gradient penalty through it (`{model.synced}(...)`) and parameters a step may leave "
+           f"without gradient ({_why_unused(model)}): DistributedDataParallel with find_unused_parameters takes "
+           f"those for unused at the forward's end and the penalty's backward reaches them again (\"marked as "
+           f"ready twice\")" if model.penalty else
+           f"`{name}` runs sub-modules outside its forward in training (`{model.synced}(...)`, beside `{name}(...)`): "
            f"DistributedDataParallel would see their parameters used outside its forward (with "
            f"find_unused_parameters it stops: \"marked as ready twice\")" if model.beside else
            f"`{name}` trains through its own methods (`{model.synced}(...)`), never its forward, which "
@@ -224,28 +232,7 @@ def wrapped_refs(analysis: Analysis, options: Options) -> dict[Ref, Model]:
     return analysis.models.refs if options.runs(NAME) else {}
 
 
-def _penalties(facts: Facts, refs: dict[Ref, Model]) -> Iterator[tuple[cst.Call, cst.BaseExpression | None]]:
-    """`torch.autograd.grad(D(x).sum(), x, create_graph=True)` with `D` wrapped (held by `refs`), its
-    output kept in a name or unpacked from the forward's result (`out, _ = D(x)`) and read by the
-    `grad` call (`grad(out, x)`, `grad(out.mean(), x)`), and `D` where the forward runs in the
-    function of the `grad` call (None elsewhere: its name may not hold it there)."""
-    for call in facts.calls:
-        outputs = mt.positional(call, 0) or mt.keyword(call, "outputs")
-        if facts.qualify(call.func) != "torch.autograd.grad" or outputs is None:
-            continue
-        computed = [outputs.value, *facts.origins(outputs.value)]
-        for name in facts.variables_in(outputs.value):  # `out = D(x)`, then `grad(out, x)` or `grad(out.sum(), x)`
-            ref = facts.ref(name) if name.value != "self" else None
-            if ref is not None:  # `out, attention = D(x)`: a part of the forward's result
-                computed += [*facts.origins(name), *facts.unpacked_from(ref)]
-        forwards = [c for e in computed for c in facts.calls_in(e)
-                    if dotted(c.func) and facts.ref(c.func) in refs]
-        if forwards:
-            here = [c.func for c in forwards if facts.scope(c) is facts.scope(call)]
-            yield call, here[0] if len({facts.code(f) for f in here}) == 1 else None
-
-
-def _why_unused(facts: Facts, model: Model) -> str | None:
+def _why_unused(model: Model) -> str | None:
     """Why some parameters of `model` may get no gradient in a step, or None."""
     if model.partial:
         return f"the optimizer trains only parts of `{model.name}`"

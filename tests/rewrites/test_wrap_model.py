@@ -2741,3 +2741,59 @@ def test_an_optimizer_steps_the_model_its_own_class_builds_not_a_siblings():
     assert ("        self.classifier = nn.Linear(4, 2).to(\"cpu\")\n"
             "        self.classifier = DistributedDataParallel(self.classifier, device_ids=device_ids(self.classifier))\n") in out
     assert "        self.featurizer = DistributedDataParallel(self.featurizer" in out and "TODO" not in out
+
+
+PROGRESSIVE_CRITIC = """\
+import torch
+from torch import nn
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.from_small = nn.Linear(4, 8)
+        self.from_large = nn.Linear(4, 8)
+        self.out = nn.Linear(8, 1)
+
+    def forward(self, x, step):
+        if step == 0:
+            h = self.from_small(x)
+        else:
+            h = self.from_large(x)
+        return self.out(torch.relu(h))
+
+
+critic = Critic()
+optimizer = torch.optim.Adam(critic.parameters(), lr=1e-3)
+for real in torch.randn(3, 8, 4):
+    critic.zero_grad()
+    critic(real, 0).mean().backward()
+    mixed = real.clone().requires_grad_(True)
+    gradients = torch.autograd.grad(critic(mixed, 0).sum(), mixed, create_graph=True)[0]
+    penalty = ((gradients.norm(2, dim=1) - 1) ** 2).mean()
+    penalty.backward()
+    optimizer.step()
+"""
+
+
+def test_a_gradient_penalty_through_a_model_that_finds_unused_parameters_is_synced_and_said_so():
+    """rosinality/progressive-gan's WGAN-GP critic (sixth fresh sweep, held out): its layers run by
+    resolution, so DDP was built with find_unused_parameters=True, which marks the layers a forward
+    leaves out ready at its end; the penalty's gradients, tied to every parameter
+    (`penalty_gradients`), reach them again in its backward, and DDP stopped: "marked as ready
+    twice" (every run, one process too). The critic is synced instead, and the report says why."""
+    result = rewritten(NAME, PROGRESSIVE_CRITIC)
+    assert "critic = sync_gradients(critic)" in result.code and "DistributedDataParallel(" not in result.code
+    assert "penalty_gradients" not in result.code  # nothing to tie without DDP
+    said = [c.message for c in result.changes if "sync_gradients" in c.message]
+    assert len(said) == 1 and "gradient penalty through it (`torch.autograd.grad(...)`)" in said[0]
+    assert "is used in forward() on some paths only" in said[0] and "marked as ready twice" in said[0]
+
+
+def test_a_gradient_penalty_through_a_model_that_uses_every_parameter_keeps_ddp_and_ties_its_gradients():
+    code = PROGRESSIVE_CRITIC.replace("        if step == 0:\n            h = self.from_small(x)\n        else:\n"
+                                      "            h = self.from_large(x)\n",
+                                      "        h = self.from_small(x) + self.from_large(x)\n")
+    out = only(NAME, code)
+    assert "critic = DistributedDataParallel(critic, device_ids=device_ids(critic))\n" in out
+    assert "penalty_gradients(critic, torch.autograd.grad(" in out and "sync_gradients" not in out
