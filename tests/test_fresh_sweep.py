@@ -26,7 +26,7 @@ Probe = sweep.Probe
                                         ("fresh_sweep4a.json", 12), ("fresh_sweep4b.json", 11),
                                         ("fresh_sweep5a.json", 14), ("fresh_sweep5b.json", 11),
                                         ("fresh_sweep6b.json", 12),
-                                        ("fresh_sweep6a.json", 15)])
+                                        ("fresh_sweep6a.json", 15), ("fresh_sweep7b.json", 11)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -106,6 +106,36 @@ def test_the_sixth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
                                               "fresh_sweep5b.json", "fresh_sweep6b.json")
                for p in sweep.manifest(ROOT / "bench" / name)["programs"]}
     assert len(part_a) >= 6 and not {repo.lower() for repo in part_a} & earlier
+
+
+def test_the_seventh_sweeps_trainer_part_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep7b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep7b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 6 and not part_b & earlier
+
+
+def test_the_stand_in_absl_parses_flags_a_flagfile_and_runs_main(tmp_path):
+    (tmp_path / "flags.txt").write_text("--steps=5\n--norecord\n")
+    code = ("from absl import app, flags\nFLAGS = flags.FLAGS\n"
+            "flags.DEFINE_integer('steps', 1, 'n')\nflags.DEFINE_bool('record', True, 'r')\n"
+            "flags.DEFINE_multi_integer('mult', [1, 2], 'm')\nflags.DEFINE_enum('arch', 'a', ['a', 'b'], 'x')\n"
+            "def main(argv):\n    print(argv[1:], FLAGS.steps, FLAGS.record, FLAGS.mult, FLAGS.arch)\n"
+            "    print(FLAGS.flags_into_string().split())\napp.run(main)")
+    out = subprocess.run([sys.executable, "-c", code, "--flagfile", "flags.txt", "--mult=3", "--mult", "4", "--arch=b", "rest"],
+                         capture_output=True, text=True, check=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.splitlines() == ["['rest'] 5 False [3, 4] b", "['--steps=5', '--norecord', '--mult=3', '--mult=4', '--arch=b']"]
+
+
+def test_the_stand_in_torchvision_has_a_parsable_version_and_the_inception_blocks_to_subclass():
+    code = ("import torchvision; from torchvision import models; from packaging import version\n"
+            "class Block(models.inception.InceptionA): pass\n"
+            "print(version.parse(torchvision.__version__) < version.parse('0.13.0'))\n"
+            "try:\n    Block(192, pool_features=32)\nexcept RuntimeError:\n    print('refused')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["True", "refused"]
 
 
 def test_the_stand_in_torchvision_serves_rotate_and_the_folder_loader():

@@ -6,4 +6,4 @@ split; a test split is a quarter of it."""
 
 from . import datasets, models, transforms, utils  # noqa: F401
 
-__version__ = "0.0-fresh-sweep-stub"
+__version__ = "0.0+fresh.sweep.stub"  # a version packaging.version parses (PEP 440 local label)

@@ -36,3 +36,4 @@ class ResNet(nn.Module):
 
 resnet18 = resnet34 = resnet50 = _scratch
 vgg16 = alexnet = densenet121 = inception_v3 = _unavailable
+from . import inception  # noqa: E402,F401  (torchvision.models.inception, as the package imports it)
