@@ -972,3 +972,48 @@ def test_a_module_whose_top_level_shards_a_loader_joins_the_process_group_when_i
     assert data.index("init_distributed_mode()\n") < data.index("train_set = ") < data.index("DistributedSampler(")
     assert "init_distributed_mode" not in result.modules.get("helpers.py", result).code
     assert result.code.index("args = argparse.ArgumentParser().parse_args()\n    init_distributed_mode()") > 0
+
+
+def test_a_class_a_package_re_exports_is_followed_through_the_packages_attributes():
+    """kwotsin/mimicry (sixth fresh sweep, held out): `import torch_mimicry as mmc`, then
+    `mmc.training.Trainer(netD=netD, ...)`, whose package re-exports the class with `from .trainer
+    import *`. The call was not followed: the wrap went after the trainer had stored the bare models
+    and each trained its own copy, silently. The trainer's models step themselves
+    (`self.netD.train_step(batch, optD)`): they are synced where they are built."""
+    write({
+        "train.py": """\
+            import torch
+            import gans as G
+            netD = G.nets.Critic()
+            optD = torch.optim.SGD(netD.parameters(), lr=0.1)
+            G.training.Trainer(netD=netD, optD=optD).train()
+            """,
+        "gans/__init__.py": "from gans import nets, training\n",
+        "gans/nets.py": """\
+            import torch
+            class Critic(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = torch.nn.Linear(4, 1)
+                def forward(self, x):
+                    return self.fc(x)
+                def train_step(self, batch, opt):
+                    self.zero_grad()
+                    self.forward(batch).mean().backward()
+                    opt.step()
+            """,
+        "gans/training/__init__.py": "from .trainer import *\n",
+        "gans/training/trainer.py": """\
+            import torch
+            class Trainer:
+                def __init__(self, netD, optD):
+                    self.netD = netD
+                    self.optD = optD
+                def train(self):
+                    for batch in torch.randn(3, 8, 4):
+                        self.netD.train_step(batch, self.optD)
+            """,
+    })
+    entry = convert_program(program()).code
+    assert "netD = G.nets.Critic()\nnetD = sync_gradients(netD)\noptD = " in entry
+    assert "DistributedDataParallel" not in entry

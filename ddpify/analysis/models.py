@@ -176,14 +176,14 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
                 and dotted(func.value) and holds_wrapper(facts, own, func.value) is not None:
             found = found or facts.code(call.func)
             classes = model_classes(facts, model)
-            methods = facts.user_functions(call) or [  # the method of a class the model may be
-                f for c in classes for f in c.body.body
-                if isinstance(f, cst.FunctionDef) and f.name.value == func.attr.value]
-            runs = any(_runs_submodules(facts, m) for m in methods) if methods else \
+            methods = facts.user_functions(call) or [  # the method of a class the model may be, or of its bases
+                f for c in classes for f in facts.method(c, func.attr.value)]
+            runs = any(_runs_submodules(facts, m) or _steps_itself(facts, m) for m in methods) if methods else \
                 _submodule_of(facts, classes, func.attr.value)  # `model.decoder(z)`: a sub-module called directly
             if beside is None and not without_grad and runs:
                 beside = facts.code(call.func)
-    return (beside, beside is not None) if forward else (found, False)
+    # named by the method that trains (`netD.train_step`), not the first one called (`restore_checkpoint`)
+    return (beside, beside is not None) if forward else (beside or found, False)
 
 
 def _submodule_of(facts: Facts, classes: list[cst.ClassDef], attr: str) -> bool:
@@ -197,8 +197,33 @@ def _runs_submodules(facts: Facts, method: cst.FunctionDef) -> bool:
     """Does `method` call a sub-module of its object (`self.classifier(x)` in `classify`)? Not
     nn.Module's API (`next(self.parameters())` in `init_hidden`), not another method."""
     return any(isinstance(c.func, cst.Attribute) and dotted(c.func.value) == "self"
-               and c.func.attr.value not in mt.MODULE_API and not facts.user_functions(c)
+               and c.func.attr.value not in mt.MODULE_API | STATE and not facts.user_functions(c)
                for c in facts.calls_in(method))
+
+
+def _steps_itself(facts: Facts, method: cst.FunctionDef) -> bool:
+    """Does `method` run its object's forward (`self.forward(x)`, `self(x)`) and a backward, itself
+    or in the methods of its object it calls (`self.generate_images(n)`), with gradients: a training
+    step on the bare model (mimicry's `netD.train_step(real_batch, netG, optD)`), whose gradients
+    no DistributedDataParallel wrapper sees? A method that only computes with the forward
+    (`temperature_logits`: `self(x) / t`) leaves the backward to a step that runs the wrapper too."""
+    forward = backward = False
+    todo, seen = [method], {method}
+    while todo and not (forward and backward):
+        for c in facts.calls_in(todo.pop()):
+            if _without_grad(facts, c):  # `@torch.no_grad() def generate(...)`: trains nothing
+                continue
+            func = c.func
+            backward = backward or isinstance(func, cst.Attribute) and func.attr.value == "backward" \
+                or facts.qualify(func) == "torch.autograd.backward"
+            if mt.is_name(func, "self") or isinstance(func, cst.Attribute) and dotted(func.value) == "self" \
+                    and func.attr.value == "forward":
+                forward = True
+            elif isinstance(func, cst.Attribute) and dotted(func.value) == "self":
+                fresh = [f for f in facts.user_functions(c) if f not in seen and f.name.value != "__init__"]
+                seen.update(fresh)
+                todo += fresh
+    return forward and backward
 
 
 STATE = frozenset({"state_dict", "load_state_dict"})
@@ -322,9 +347,13 @@ def _forwards(facts: Facts, models: Models) -> Iterator[tuple[cst.Call, Model]]:
 
 
 def _without_grad(facts: Facts, node: cst.CSTNode) -> bool:
-    return any(isinstance(a, cst.With) and any(
-        (dotted(i.item.func if isinstance(i.item, cst.Call) else i.item) or "").endswith(("no_grad", "inference_mode"))
-        for i in a.items) for a in facts.ancestors(node))
+    """Does `node` run with gradients off: under `with torch.no_grad():`, or in a function
+    decorated with it (`@torch.no_grad()` on a model's `generate`)?"""
+    def off(expr: cst.BaseExpression) -> bool:
+        return (dotted(expr.func if isinstance(expr, cst.Call) else expr) or "").endswith(("no_grad", "inference_mode"))
+    return any(isinstance(a, cst.With) and any(off(i.item) for i in a.items)
+               or isinstance(a, cst.FunctionDef) and any(off(d.decorator) for d in a.decorators)
+               for a in facts.ancestors(node))
 
 
 def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:

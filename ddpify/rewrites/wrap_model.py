@@ -179,8 +179,9 @@ def _sync(edits: Edits, model: Model) -> None:
            f"those for unused at the forward's end and the penalty's backward reaches them again (\"marked as "
            f"ready twice\")" if model.penalty else
            f"`{name}` runs sub-modules outside its forward in training (`{model.synced}(...)`, beside `{name}(...)`): "
-           f"DistributedDataParallel would see their parameters used outside its forward (with "
-           f"find_unused_parameters it stops: \"marked as ready twice\")" if model.beside else
+           f"DistributedDataParallel would see their parameters used outside its forward (it averages the "
+           f"gradients of its own forward only; with find_unused_parameters it stops: \"marked as ready twice\")"
+           if model.beside else
            f"`{name}` trains through its own methods (`{model.synced}(...)`), never its forward, which "
            f"DistributedDataParallel needs to average gradients")
     edits.record(model.anchor, f"{why}: its gradients are averaged as backward computes them (sync_gradients)"

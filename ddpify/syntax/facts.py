@@ -442,7 +442,7 @@ class Facts:
 
     def _resolve_by_name(self, call: cst.Call) -> list[cst.FunctionDef]:
         func = call.func
-        if isinstance(func, cst.Attribute) and dotted(func.value) in self.local_modules:
+        if isinstance(func, cst.Attribute) and self._program_module(func.value):
             func = func.attr  # `trainer.Trainer(...)`: a class of the program's module `trainer`
         if isinstance(func, cst.Name):
             name = self._defined_name(func)
@@ -491,6 +491,13 @@ class Facts:
             found += [f for f in defs if f not in found]
         return found
 
+    def _program_module(self, expr: cst.BaseExpression) -> bool:
+        """Does `expr` name a module of the program: `trainer` of `import trainer`, or a package's
+        module reached through its attributes (`mmc.training` of `import torch_mimicry as mmc`,
+        whose `training/__init__.py` re-exports `Trainer` with `from .trainer import *`)?"""
+        name = dotted(expr)
+        return name is not None and (name in self.local_modules or name.split(".")[0] in self.local_modules)
+
     def _defined_name(self, name: cst.Name) -> str:
         """The name a callee has where the program defines it: `train` bound by `from helper.loops
         import train_vanilla as train` is `train_vanilla` of the program's module `helper.loops`;
@@ -521,6 +528,11 @@ class Facts:
         while (base := self._base(line[-1])) is not None and base not in line:
             line.append(base)
         return line
+
+    def method(self, cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
+        """What `obj.name(...)` runs on an instance of `cls` (its own method or the nearest base's),
+        and the overrides of its subclasses (`_methods`)."""
+        return self._methods(cls, name)
 
     def kin_classes(self, one: cst.ClassDef, other: cst.ClassDef) -> bool:
         """Is one of the classes the other or a base of it? Siblings under one base share its
@@ -575,7 +587,7 @@ class Facts:
         `model = WGAN(args)` by the branch taken); [] when some assignment is anything else."""
         if isinstance(expr, cst.Call):
             func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
-                dotted(expr.func.value) in self.local_modules else expr.func
+                self._program_module(expr.func.value) else expr.func
             cls = self.classes.get(func.value) if isinstance(func, cst.Name) else None
             return [cls] if cls is not None else self._picked_classes(func) if isinstance(func, cst.Name) else []
         # a name, or an attribute a class keeps (`self.checkpointer = checkpointer_class(path)` in `__init__`)

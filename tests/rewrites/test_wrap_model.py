@@ -2562,7 +2562,10 @@ def test_a_model_trained_through_its_own_methods_and_evaluated_without_gradients
     `train_a_batch()` (`self(x)`, backward, step) and an evaluation runs `model(x)` under
     `torch.no_grad()`; that call made ddpify wrap it in DDP, whose forward training never ran: the
     copies diverged. A forward without gradients trains nothing: the model is synced
-    (sync_gradients); one called with gradients is wrapped as before."""
+    (sync_gradients). So is one whose forward the program also calls with gradients: its training
+    still runs `self(x)` in its own method, on the bare model, where no wrapper sees it (mimicry's
+    `netD.train_step`, sixth fresh sweep; this case was wrapped before, and trained bare); one whose
+    own method only reads its state is wrapped."""
     code = """\
 import torch
 from torch import nn
@@ -2595,8 +2598,12 @@ for x in torch.randn(3, 2, 4):
 show(vae, torch.randn(2, 4))
 """
     assert "vae = sync_gradients(vae)" in only(NAME, code)
-    graded = only(NAME, code.replace("    with torch.no_grad():\n        print(model(x))", "    print(model(x))"))
-    assert "vae = DistributedDataParallel(vae" in graded
+    graded = code.replace("    with torch.no_grad():\n        print(model(x))", "    print(model(x))")
+    assert "vae = sync_gradients(vae)" in only(NAME, graded)
+    stepped = graded.replace("    vae.train_a_batch(x)", "    vae.optimizer.zero_grad()\n    ((vae(x) - x) ** 2).mean().backward()\n"
+                             "    vae.optimizer.step()\n    vae.describe()").replace(
+        "    def train_a_batch(self, x):", "    def describe(self):\n        return self.fc.weight.shape\n\n    def train_a_batch(self, x):")
+    assert "vae = DistributedDataParallel(vae" in only(NAME, stepped)
 
 
 def test_a_model_whose_own_method_runs_a_sub_module_beside_its_forward_in_training_is_synced():
@@ -2797,3 +2804,62 @@ def test_a_gradient_penalty_through_a_model_that_uses_every_parameter_keeps_ddp_
     out = only(NAME, code)
     assert "critic = DistributedDataParallel(critic, device_ids=device_ids(critic))\n" in out
     assert "penalty_gradients(critic, torch.autograd.grad(" in out and "sync_gradients" not in out
+
+
+SELF_STEPPING_GAN = """\
+import torch
+from torch import nn
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def train_step(self, batch, netG, opt):
+        self.zero_grad()
+        fake = netG(torch.randn(len(batch), 2)).detach()
+        (self.forward(fake).mean() - self.forward(batch).mean()).backward()
+        opt.step()
+
+
+class Trainer:
+    def __init__(self, netD, netG, optD, optG):
+        self.netD = netD
+        self.netG = netG
+        self.optD = optD
+        self.optG = optG
+
+    def train(self, data):
+        for batch in data:
+            self.netD.train_step(batch, self.netG, self.optD)
+            self.optG.zero_grad()
+            (-self.netD(self.netG(torch.randn(len(batch), 2))).mean()).backward()
+            self.optG.step()
+
+
+netG = nn.Linear(2, 4)
+netD = Critic()
+optG = torch.optim.Adam(netG.parameters())
+optD = torch.optim.Adam(netD.parameters())
+Trainer(netD, netG, optD, optG).train(torch.randn(3, 8, 4))
+"""
+
+
+def test_a_model_that_steps_itself_is_synced_though_another_step_runs_its_forward():
+    """kwotsin/mimicry (sixth fresh sweep, held out): `netD.train_step(batch, netG, optD)` runs the
+    critic's forward, backward and step on the bare model, while the generator's step runs
+    `netD(fake)` with gradients. Such a call made ddpify wrap the critic in DDP, whose forward its
+    own training never runs: the copies would diverge, silently. A model whose own method runs its
+    forward and a backward steps itself: synced; the generator, trained through its forward, is
+    wrapped. (A method that only computes with the forward, `variant_frozen_teacher`'s
+    `temperature_logits`, and one under `@torch.no_grad()`, `rnn_custom_methods`'s `generate`, leave
+    the model wrapped: their goldens.)"""
+    result = rewritten(NAME, SELF_STEPPING_GAN)
+    assert "netD = Critic()\nnetD = sync_gradients(netD)\n" in result.code
+    assert "netG = DistributedDataParallel(netG, device_ids=device_ids(netG))" in result.code
+    said = [c.message for c in result.changes if "`netD`" in c.message]
+    assert len(said) == 1 and "`self.netD.train_step(...)`" in said[0]
