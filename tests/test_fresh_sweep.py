@@ -26,7 +26,7 @@ Probe = sweep.Probe
                                         ("fresh_sweep4a.json", 12), ("fresh_sweep4b.json", 11),
                                         ("fresh_sweep5a.json", 14), ("fresh_sweep5b.json", 11),
                                         ("fresh_sweep6b.json", 12),
-                                        ("fresh_sweep6a.json", 15), ("fresh_sweep7b.json", 11)])
+                                        ("fresh_sweep6a.json", 15), ("fresh_sweep7b.json", 11), ("fresh_sweep7a.json", 13)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -145,6 +145,42 @@ def test_the_stand_in_torchvision_serves_rotate_and_the_folder_loader():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
     assert out.split() == ["(1,", "4,", "4)", "True"]
+
+
+def test_the_seventh_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep7a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep7a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 6 and not part_a & earlier
+
+
+def _stubbed(code: str) -> str:
+    """`code` run with the stand-ins installed, as the probe's sitecustomize installs them."""
+    return subprocess.run([sys.executable, "-c", "import fresh_stubs; fresh_stubs.install()\n" + code], capture_output=True,
+                          text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+
+
+def test_the_stand_in_torchvision_serves_transforms_v2_models_resnet_and_cifars_targets_as_a_list():
+    out = _stubbed("import numpy as np, torch, torchvision.datasets as d\n"
+                   "from torchvision.transforms.v2 import Compose, ToImage, ToDtype, Normalize\n"
+                   "from torchvision.transforms import RandomPerspective\n"
+                   "import torchvision.models.resnet\n"
+                   "t = Compose([ToImage(), ToDtype(torch.float32, scale=True), Normalize(mean=(.5,), std=(.5,))])\n"
+                   "x = t(np.full((4, 5, 3), 255, dtype=np.uint8))\n"
+                   "print(tuple(x.shape), float(x.max()), RandomPerspective(p=1.0)(x) is x, callable(torchvision.models.resnet.resnet34))\n"
+                   "print(type(d.CIFAR100('r').targets).__name__, type(d.CIFAR10('r').targets[0]).__name__, type(d.MNIST('r').targets).__name__)")
+    assert out.splitlines() == ["(3, 4, 5) 1.0 True True", "list int Tensor"]
+
+
+def test_the_stand_in_pyplot_shapes_the_axes_of_subplots_as_matplotlib_does():
+    """One Axes for 1x1 (np.atleast_2d makes it a 1x1 array, as the book's visualize_filters
+    reshapes it), a row or column as 1-D, a grid as 2-D; each an Axes that takes any call."""
+    out = _stubbed("import numpy as np, matplotlib.pyplot as plt\n"
+                   "print(np.atleast_2d(plt.subplots(1, 1)[1]).reshape(1, 1).shape, plt.subplots(1, 6)[1].shape,\n"
+                   "      plt.subplots(3, 10)[1].shape, plt.subplots(nrows=2, ncols=2, squeeze=False)[1].shape)\n"
+                   "fig, (left, right) = plt.subplots(1, 2); left.plot([1]); print('unpacked')")
+    assert out.splitlines() == ["(1, 1) (6,) (3, 10) (2, 2)", "unpacked"]
 
 
 def test_the_probe_sees_a_write_through_the_runtimes_own_open_hook(tmp_path):

@@ -29,6 +29,19 @@ def _record(what, path=None):
         record(str(path) if path is not None else what, what)
 
 
+def _axes(nrows=1, ncols=1, squeeze=True, **kwargs):
+    """plt.subplots' axes: one Axes for 1x1, else a numpy array of them (1-D where a side is 1,
+    unless squeeze=False), so `axes[row, col]`, `axes.flat` and loops over them work."""
+    import numpy
+    nrows, ncols = kwargs.get("nrows", nrows), kwargs.get("ncols", ncols)
+    axes = numpy.empty((nrows, ncols), dtype=object)
+    for index in numpy.ndindex(axes.shape):
+        axes[index] = _Axes("Axes")
+    if not squeeze:
+        return axes
+    return axes[0, 0] if axes.size == 1 else axes.reshape(-1) if 1 in axes.shape else axes
+
+
 class Anything:
     """Accepts every call, attribute, item, iteration (empty), context and arithmetic."""
 
@@ -41,7 +54,9 @@ class Anything:
         return Anything(name)
 
     def __call__(self, *args, **kwargs):
-        if self._name in ("subplots", "legend_elements"):  # fig, ax = plt.subplots(...); handles, labels = ...
+        if self._name == "subplots":  # fig, axes = plt.subplots(nrows, ncols): axes as matplotlib shapes them
+            return Anything("subplots[0]"), _axes(*args[:2], **kwargs)
+        if self._name == "legend_elements":  # handles, labels = ...
             return Anything(self._name + "[0]"), Anything(self._name + "[1]")
         if self._name in WRITES:
             _record(self._name, args[0] if args and isinstance(args[0], (str, os.PathLike)) and
@@ -91,6 +106,17 @@ class Anything:
 
     def __repr__(self):
         return f"<stub {self._name}>"
+
+
+class _Axes(Anything):
+    """One matplotlib Axes: numpy takes it as one object (np.atleast_2d(ax) is a 1x1 array of it),
+    not as the empty sequence any other stand-in is."""
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy
+        one = numpy.empty((), dtype=object)
+        one[()] = self
+        return one
 
 
 class Picture(Anything):

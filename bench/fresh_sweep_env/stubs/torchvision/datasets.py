@@ -41,6 +41,8 @@ class VisionDataset(torch.utils.data.Dataset):
             (self._images * 255).to(torch.uint8).permute(0, 2, 3, 1).numpy()
         if self._name == "SVHN":
             self.labels = self.targets.numpy()
+        if self._name in ("CIFAR10", "CIFAR100"):  # torchvision's CIFAR targets are a list of ints (MNIST's a tensor)
+            self.targets = self.targets.tolist()
         self.train_data = self.test_data = self.data  # the names of torchvision < 0.2.2
         self.train_labels = self.test_labels = self.targets
         self.classes = [str(i) for i in range(classes)]

@@ -113,7 +113,7 @@ class RandomHorizontalFlip(_T):
 
 
 RandomVerticalFlip = RandomRotation = ColorJitter = RandomAffine = RandomErasing = RandomHorizontalFlip
-AutoAugment = RandomGrayscale = GaussianBlur = RandomApply = RandomHorizontalFlip
+AutoAugment = RandomGrayscale = GaussianBlur = RandomApply = RandomPerspective = RandomHorizontalFlip
 
 
 class ToPILImage(_T):
@@ -157,3 +157,27 @@ functional.to_tensor, functional.to_pil_image = _tensor, _to_pil_image
 functional.rotate = lambda img, angle, *args, **kwargs: _tensor(img)  # importable (DomainBed's RotatedMNIST); the angle is not applied
 sys.modules[functional.__name__] = functional
 transforms = sys.modules[__name__]  # `from torchvision.transforms import transforms` (the real submodule)
+
+
+class ToImage(_T):
+    """v2's: a tensor image as it is; a numpy (H, W[, C]) image as (C, H, W), its dtype kept."""
+
+    def __call__(self, x):
+        if torch.is_tensor(x):
+            return x
+        x = torch.as_tensor(np.asarray(x).copy())
+        return x.unsqueeze(0) if x.dim() == 2 else x.permute(2, 0, 1).contiguous()
+
+
+class ToDtype:
+    def __init__(self, dtype, scale=False):
+        self.dtype, self.scale = dtype, scale
+
+    def __call__(self, x):
+        scaled = self.scale and not x.is_floating_point() and self.dtype.is_floating_point
+        return x.to(self.dtype) / 255.0 if scaled else x.to(self.dtype)
+
+
+v2 = types.ModuleType(__name__ + ".v2")  # `from torchvision.transforms.v2 import Compose, ToImage, ...`
+v2.__dict__.update({k: v for k, v in globals().items() if isinstance(v, type) and not k.startswith("_")})
+sys.modules[v2.__name__] = v2
