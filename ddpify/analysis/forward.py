@@ -8,6 +8,7 @@ for a gradient of every parameter; one that gets none stops training at the next
     self.bn1 = nn.BatchNorm2d(64)              # built, never used in forward
     self.dummy = nn.Parameter(torch.empty(0))  # read only for `.device`
     if self.use_aux: out = out + self.aux(h)   # a sub-module used on some paths only
+    for block in self.blocks: ...; break       # a loop over sub-modules that may stop early
     return self.adv(h), self.cls(h)            # heads: a step may read one of them only
     self.codebook.weight = nn.Parameter(w / n) # (in forward, here or in a sub-module) a parameter replaced
     out = self.relu(self.bn1(x))               # an output read on some paths only
@@ -107,6 +108,8 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
             return f"`{name}` is read in forward() for its {facts.parent(uses[0]).attr.value} only"
         if all(facts.scope(u) is forward for u in uses) and all(_on_some_paths(facts, cls, u, uses, forward) for u in uses):
             return f"`{name}` is used in forward() on some paths only"
+        if any(_iterated_until_break(facts, u) for u in uses):
+            return f"`{name}` is iterated in forward() by a loop that may stop early (`break`)"
     dead = _output_read_on_some_paths(facts, cls, reached, held)
     if dead is not None:
         return dead
@@ -297,6 +300,20 @@ def _on_some_paths(facts: Facts, cls: cst.ClassDef, node: cst.CSTNode, uses: lis
             if other is None or not any(facts.is_inside(u, other) for u in uses):
                 return True
         child = anc
+    return False
+
+
+def _iterated_until_break(facts: Facts, use: cst.CSTNode) -> bool:
+    """Is `use` (`self.blocks`) what a `for` loop iterates (also through `enumerate(...)`,
+    `zip(...)`) whose body may `break` out of it? Its later modules then get no gradient in such a
+    step: a progressive GAN's `for i, (conv, to_rgb) in enumerate(zip(self.progression,
+    self.to_rgb)): ... if i == step: ...; break`."""
+    loop = next((a for a in facts.ancestors(use) if isinstance(a, cst.For) and facts.is_inside(use, a.iter)), None)
+    if loop is None:
+        return False
+    for stop in facts.findall(loop.body, cst.Break):
+        if next((a for a in facts.ancestors(stop) if isinstance(a, (cst.For, cst.While))), None) is loop:
+            return True
     return False
 
 

@@ -2863,3 +2863,47 @@ def test_a_model_that_steps_itself_is_synced_though_another_step_runs_its_forwar
     assert "netG = DistributedDataParallel(netG, device_ids=device_ids(netG))" in result.code
     said = [c.message for c in result.changes if "`netD`" in c.message]
     assert len(said) == 1 and "`self.netD.train_step(...)`" in said[0]
+
+
+PROGRESSIVE_GENERATOR = """\
+import torch
+from torch import nn
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.progression = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+        self.to_rgb = nn.ModuleList([nn.Linear(4, 3), nn.Linear(4, 3)])
+
+    def forward(self, z, step=0):
+        out = z
+        for i, (block, to_rgb) in enumerate(zip(self.progression, self.to_rgb)):
+            out = block(out)
+            if i == step:
+                out = to_rgb(out)
+                break
+        return out
+
+
+generator = Generator()
+optimizer = torch.optim.Adam(generator.parameters())
+for z in torch.randn(3, 8, 4):
+    optimizer.zero_grad()
+    generator(z).mean().backward()
+    optimizer.step()
+"""
+
+
+def test_modules_iterated_by_a_loop_that_may_break_find_unused_parameters():
+    """rosinality/progressive-gan's generator (sixth fresh sweep, held out): its forward runs its
+    blocks up to the current resolution, `for ... in enumerate(zip(self.progression, self.to_rgb)):
+    ... break`; the later blocks got no gradient and DDP stopped at the next step ("Expected to have
+    finished reduction"). A loop over sub-modules that may stop early finds unused parameters; the
+    same loop without `break` uses them all."""
+    result = rewritten(NAME, PROGRESSIVE_GENERATOR)
+    assert "generator = DistributedDataParallel(generator, device_ids=device_ids(generator), find_unused_parameters=True)" in result.code
+    assert any("`self.progression` is iterated in forward() by a loop that may stop early (`break`)" in c.message
+               for c in result.changes)
+    whole = only(NAME, PROGRESSIVE_GENERATOR.replace("                break\n", ""))
+    assert "generator = DistributedDataParallel(generator, device_ids=device_ids(generator))\n" in whole
