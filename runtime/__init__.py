@@ -534,8 +534,17 @@ def get_world_size() -> int:
 
 
 def is_main_process() -> bool:
-    """True on global rank 0: the process that saves, logs and prints."""
-    return get_rank() == 0
+    """True on global rank 0: the process that saves, logs and prints. Before
+    ``init_distributed_mode()``, the rank the launcher gave this process: a guard run on import
+    (a module-level ``SummaryWriter(...) if is_main_process() else None`` above the ``__main__``
+    block that initialises) holds on the main process only, as the output does
+    (``_quiet_before_init``)."""
+    if _initialised() or _STATE.launch is not None:
+        return get_rank() == 0
+    try:
+        return detect_launch(os.environ).rank == 0
+    except ValueError:  # a launch the environment describes wrongly: init_distributed_mode() says so
+        return True
 
 
 def local_rank() -> int:

@@ -33,8 +33,9 @@ def test_detect_torchrun_uses_local_rank_for_device_and_rank_for_identity(monkey
         monkeypatch.setenv(name, value)
     assert rt.local_rank() == 1
     assert rt.local_device() == torch.device("cpu")
-    # Before init_distributed_mode the group does not exist yet: rank 0 of 1.
-    assert (rt.get_rank(), rt.get_world_size(), rt.is_main_process()) == (0, 1, True)
+    # Before init_distributed_mode the group does not exist yet: rank 0 of 1; the main process
+    # is still the launcher's rank 0 (this one is rank 5).
+    assert (rt.get_rank(), rt.get_world_size(), rt.is_main_process()) == (0, 1, False)
 
 
 def test_detect_slurm_master_from_nodelist_and_port_from_job_id():
@@ -211,6 +212,21 @@ def test_a_process_keeps_its_rank_after_the_group_is_destroyed(monkeypatch):
     assert rt.get_rank() == 0 and rt.is_main_process()
     monkeypatch.setattr(rt._STATE, "launch", rt.Launch("torchrun", 1, 1, 2, "127.0.0.1", 29500))
     assert rt.get_rank() == 1 and not rt.is_main_process()
+
+
+@pytest.mark.parametrize("environ, main", [({**TORCHRUN, "RANK": "1"}, False), ({**TORCHRUN, "RANK": "0"}, True),
+                                           (SLURM, False), ({}, True)])
+def test_before_init_the_main_process_is_the_launchers_rank_0(monkeypatch, environ, main):
+    """pt.darts' augment.py, converted: `writer = SummaryWriter(...) if is_main_process() else None`
+    at module level runs on import, before the `__main__` block's init_distributed_mode(): the
+    guard said True on every process, and each one wrote the event file (seventh sweep, tuning)."""
+    for name in [*TORCHRUN, *SLURM, "WORLD_SIZE", "LOCAL_WORLD_SIZE"]:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(rt, "_initialised", lambda: False)
+    monkeypatch.setattr(rt._STATE, "launch", None)
+    assert rt.is_main_process() is main
 
 
 def test_sync_gradients_leaves_one_process_alone():
