@@ -19,7 +19,9 @@ follows it by place is then given by name. Other shapes:
                                              ->  loaders = {x: DataLoader(ds[x], shuffle=True) for x in ["train", "val"]}
                                                  loaders['train'] = shard_loader(loaders['train'])
 
-A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (runtime) keeps a
+A sampler passed by name is the one bound last before the loader is built (`s = A(...)` for one
+loader, `s = balanced(y)` for the next: the next's is the function's), and one that several loaders
+share is wrapped once. A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (runtime) keeps a
 custom sampler's weighting and gives every process the same number of batches. `shard_loader`
 (runtime) rebuilds a loader whose arguments are not visible here with a distributed sampler
 that keeps its shuffle setting (`'shuffle'` arriving through a dict only on CUDA stays so); a
@@ -64,6 +66,7 @@ SAMPLER_FIXES = {
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
     found = analysis.loaders
+    done: set[cst.Call] = set()  # samplers wrapped already: two loaders may share one
     for call in found.iterable:
         edits.todo(facts.statement(call), "this loader reads an IterableDataset, which a sampler cannot shard: "
                    "split the stream in its __iter__ by ddpify_runtime.get_rank()/get_world_size()")
@@ -71,7 +74,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         if call in found.by_key:
             _shard_keys(facts, edits, call, *found.by_key[call])
         else:
-            _shard(facts, edits, call)
+            _shard(facts, edits, call, done)
     for loop in found.manual:
         edits.todo(loop, "batches are sliced by hand, so every process trains on all the data (correct, "
                    "no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler")
@@ -147,18 +150,20 @@ def _outermost_training_loop(facts: Facts) -> cst.For | cst.While | None:
     return None
 
 
-def _shard(facts: Facts, edits: Edits, call: cst.Call) -> None:
+def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> None:
     for key in ("batch_sampler", "sampler"):
         arg = mt.loader_arg(call, key)
         if arg is not None and not mt.is_name(arg.value, "None"):
-            given = next(filter(None, (_sampler_call(facts, value, unbatch=(key == "batch_sampler"))
-                                       for value in _values_at(facts, arg.value, call))), None)
-            if given is not None:
-                _replace_sampler(facts, edits, given)
-            elif key == "batch_sampler":  # a batch sampler of the program's own class, say
+            given = [sampler for value in _values_at(facts, arg.value, call)
+                     for sampler in _sampler_calls(facts, value, unbatch=(key == "batch_sampler"))]
+            for sampler in dict.fromkeys(given):
+                if sampler not in done:
+                    done.add(sampler)
+                    _replace_sampler(facts, edits, sampler)
+            if not given and key == "batch_sampler":  # a batch sampler of the program's own class, say
                 _wrap_loader(facts, edits, call, "its batch_sampler is built elsewhere",
                              "its batch sampler's batches are dealt out in turn, the same number to each process")
-            else:
+            elif not given:
                 _wrap_loader(facts, edits, call, f"its {key} is built elsewhere")
             return
     dataset = mt.positional(call, 0) or mt.keyword(call, "dataset")
@@ -218,23 +223,40 @@ def _values_at(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -> list[c
         return [expr]
     scope, loops = facts.scope(call), list(facts.enclosing_loops(call))
     writes = [(value, stmt) for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)]
-    reach = [value for value, stmt in writes if facts.scope(stmt) is not scope or facts.before(stmt, call)
+    reach = [(value, stmt) for value, stmt in writes if facts.scope(stmt) is not scope or facts.before(stmt, call)
              or any(facts.is_inside(stmt, loop) for loop in loops)]
-    return reach if reach and len(reach) < len(writes) else [expr]
+    last = max((stmt for _, stmt in reach if _runs_before_each(facts, stmt, call)), key=lambda stmt: facts.spans[stmt][0],
+               default=None)
+    if last is not None:  # `s = A(); loader(sampler=s); s = balanced(y); loader(sampler=s)`: A() is not the 2nd's
+        reach = [(value, stmt) for value, stmt in reach if facts.scope(stmt) is not scope or not facts.before(stmt, last)]
+    return [value for value, _ in reach] if reach and len(reach) < len(writes) else [expr]
 
 
-def _sampler_call(facts: Facts, expr: cst.BaseExpression, unbatch: bool) -> cst.Call | None:
-    """The constructor call of the sampler behind `sampler=`/`batch_sampler=`."""
-    for origin in facts.origins(expr, depth=3):
-        if not isinstance(origin, cst.Call):
-            continue
-        if unbatch:
-            if facts.qualify(origin.func) != "torch.utils.data.BatchSampler":
-                return None
-            inner = mt.positional(origin, 0) or mt.keyword(origin, "sampler")
-            return _sampler_call(facts, inner.value, unbatch=False) if inner else None
-        return origin
-    return None
+CONDITIONAL = (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler, cst.Match)
+
+
+def _runs_before_each(facts: Facts, stmt: cst.CSTNode, call: cst.Call) -> bool:
+    """Does `stmt` run before `call` each time it runs: in its function, before it, in no
+    branch, loop or `try` that does not also hold the call?"""
+    return facts.scope(stmt) is facts.scope(call) and facts.before(stmt, call) and \
+        all(facts.is_inside(call, anc) for anc in facts.ancestors(stmt) if isinstance(anc, CONDITIONAL))
+
+
+def _sampler_calls(facts: Facts, expr: cst.BaseExpression, unbatch: bool) -> list[cst.Call]:
+    """The constructor calls of the sampler behind `sampler=`/`batch_sampler=`: the first call it
+    comes from, and the other calls of that constructor it may come from (a function the program
+    defines twice, returning one each)."""
+    calls = [origin for origin in facts.origins(expr, depth=3) if isinstance(origin, cst.Call)]
+    if not calls:
+        return []
+    callee = facts.qualify(calls[0].func) or dotted(calls[0].func)
+    calls = [c for c in calls if (facts.qualify(c.func) or dotted(c.func)) == callee]
+    if not unbatch:
+        return calls
+    if callee != "torch.utils.data.BatchSampler":
+        return []
+    inner = [arg for c in calls if (arg := mt.positional(c, 0) or mt.keyword(c, "sampler")) is not None]
+    return [sampler for arg in inner for sampler in _sampler_calls(facts, arg.value, unbatch=False)]
 
 
 def _replace_sampler(facts: Facts, edits: Edits, sampler: cst.Call) -> None:

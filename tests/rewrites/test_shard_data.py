@@ -204,6 +204,69 @@ from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSam
 s = ShardedSampler(WeightedRandomSampler([1.0] * 8, 8))
 train_loader = DataLoader(ds, batch_size=4, sampler=s)
 """, "a_weighted_sampler_is_sharded_keeping_its_weights", scaffold=SCRIPT.instead_of("train_loader")),
+    # PyTorchStepByStep's Chapter04: `sampler = WeightedRandomSampler(...)` for one loader, then
+    # `sampler = make_balanced_sampler(y)` for the next; each loader's sampler is the binding that
+    # reaches it (the later one replaces the earlier), and a sampler two loaders share is wrapped once
+    # (it was wrapped once per loader, the function's left bare: two loaders unsharded)
+    pair("""\
+from torch.utils.data import WeightedRandomSampler
+s = WeightedRandomSampler([1.0] * 8, 8)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+def balanced(n):
+    return WeightedRandomSampler([1.0] * n, n)
+s = balanced(8)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+""", """\
+from ddpify_runtime import ShardedSampler
+
+from torch.utils.data import WeightedRandomSampler
+s = ShardedSampler(WeightedRandomSampler([1.0] * 8, 8))
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+def balanced(n):
+    return ShardedSampler(WeightedRandomSampler([1.0] * n, n))
+s = balanced(8)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+""", "each_loader_takes_the_sampler_bound_last_before_it", scaffold=SCRIPT.instead_of("train_loader")),
+    pair("""\
+from torch.utils.data import WeightedRandomSampler
+s = WeightedRandomSampler([1.0] * 8, 8)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+val_loader = DataLoader(ds, batch_size=4, sampler=s)
+train_loader = val_loader
+""", """\
+from ddpify_runtime import ShardedSampler
+
+from torch.utils.data import WeightedRandomSampler
+s = ShardedSampler(WeightedRandomSampler([1.0] * 8, 8))
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+val_loader = DataLoader(ds, batch_size=4, sampler=s)
+train_loader = val_loader
+""", "a_sampler_two_training_loaders_share_is_wrapped_once", scaffold=SCRIPT.instead_of("train_loader")),
+    # the notebook defines its sampler function twice, in two cells; each loader's comes from the
+    # definition bound when it is built
+    pair("""\
+from torch.utils.data import WeightedRandomSampler
+def balanced(n):
+    return WeightedRandomSampler([1.0] * n, n)
+s = balanced(8)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+def balanced(n):
+    return WeightedRandomSampler([2.0] * n, n)
+s = balanced(8)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+""", """\
+from ddpify_runtime import ShardedSampler
+
+from torch.utils.data import WeightedRandomSampler
+def balanced(n):
+    return ShardedSampler(WeightedRandomSampler([1.0] * n, n))
+s = balanced(8)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+def balanced(n):
+    return ShardedSampler(WeightedRandomSampler([2.0] * n, n))
+s = balanced(8)
+train_loader = DataLoader(ds, batch_size=4, sampler=s)
+""", "a_sampler_function_defined_twice_has_each_definitions_sampler_wrapped", scaffold=SCRIPT.instead_of("train_loader")),
     # LDAM-DRW's `train_sampler = None`, the loader built with it, then `train_sampler =
     # ImbalancedDatasetSampler(ds)` in the epoch loop after: the later sampler was sharded, the loader not
     pair("""\
