@@ -346,3 +346,26 @@ def test_methods_run_in_the_order_they_are_called_not_written():
     a, b, c = (next(s for _, _, s in facts.assigns if facts.code(s).startswith(name)) for name in "abc")
     assert facts.runs_before(b, a) and not facts.runs_before(a, b)
     assert facts.runs_before(a, c)  # `twice` has two calls: no one call to follow, source order
+
+
+# a top-level function the program sets onto its class is a method of it (`self` its instance);
+# near misses: a class not of the program, a definition made after the patch, a function nested in another
+PATCHED = {
+    "setattr": ("class T:\n    pass\ndef f(self):\n    return self.model\nsetattr(T, 'f', f)\n", "T"),
+    "assigned": ("class T:\n    pass\ndef f(self):\n    return self.model\nT.f = f\n", "T"),
+    "the_later_of_two_definitions": ("class T:\n    pass\ndef f(self):\n    return 1\ndef f(self):\n"
+                                     "    return self.model\nsetattr(T, 'f', f)\n", "T"),
+    "a_class_not_of_the_program": ("from lib import T\ndef f(self):\n    return self.model\nsetattr(T, 'f', f)\n", None),
+    "defined_after_the_patch": ("class T:\n    pass\nsetattr(T, 'f', f)\ndef f(self):\n    return self.model\n", None),
+    "a_value_not_a_function": ("class T:\n    pass\ndef f(self):\n    return self.model\nsetattr(T, 'f', 3)\n", None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATCHED))
+def test_a_function_set_onto_a_class_is_its_method(name):
+    code, cls = PATCHED[name]
+    facts = _facts(code)
+    use = next(a for a in facts.attributes if facts.code(a) == "self.model")
+    found = facts.enclosing_class(use)
+    assert (found.name.value if found is not None else None) == cls
+    assert (facts.ref(use) is not None) == (cls is not None)

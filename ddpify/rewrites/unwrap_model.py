@@ -15,7 +15,10 @@ handed over bare: the wrapper's names start with `module.`.
 Tracing and exporting (`torch.jit.trace`, `torch.onnx.export`, `torch.export.export`, a
 SummaryWriter's `add_graph`) get the module too: tracing the wrapper fails on its process group.
 DDP answers nn.Module's own API (forward, train(), eval(), parameters(), to(), ...) but not
-the model's custom methods and attributes. State dicts go through the module so checkpoints
+the model's custom methods and attributes. The names of its modules and parameters
+(`named_modules()`, `named_parameters()`, `named_children()`, `named_buffers()`) are read from
+the model itself, as the single-GPU script named them (`for name, layer in
+model.named_modules(): if name in layers_to_hook:`): the wrapper's all start with `module.`. State dicts go through the module so checkpoints
 keep the single-GPU key names (no `module.` prefix) and load into a plain model. Only uses
 that see the wrapper change: after the wrap in its own function, in functions the wrapped
 model is passed to, and `self.x` in the class's methods. Where the name may hold the bare
@@ -115,13 +118,14 @@ def _custom_attributes(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> No
     """`model.x` of a custom attribute, `state_dict()` or `load_state_dict()` -> through the bare model."""
     for attr in facts.attributes:
         name = attr.attr.value
-        if name in mt.MODULE_API and name not in STATE or _module_path(facts, attr):
+        if name in mt.MODULE_API and name not in STATE | NAMING or _module_path(facts, attr):
             continue
         holds = holds_wrapper(facts, refs, attr.value)  # `model.x`, not `model.fc.x`
         if holds is None:
             continue
         owner = facts.code(attr.value)
         why = "checkpoint keys stay as in the single-GPU script" if name in STATE else \
+            "the names stay as in the single-GPU script: the wrapper's start with `module.`" if name in NAMING else \
             "DistributedDataParallel does not forward custom attributes"
         edits.replace(attr, partial(_through_bare_model, edits, holds is WRAPPER),
                       f"`{owner}.{name}` -> `{_bare_text(owner, holds)}.{name}` ({why})")

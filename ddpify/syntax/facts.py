@@ -184,11 +184,30 @@ class Facts:
         return self._scopes[node]
 
     def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        """The class whose body holds `node`; for a function the program sets onto a class
+        (`_patched`), that class."""
         if node not in self._classes:
             parent = self.parents.get(node)
-            self._classes[node] = None if parent is None else \
+            self._classes[node] = self._patched[node] if node in self._patched else None if parent is None else \
                 parent if type(parent) is cst.ClassDef else self.enclosing_class(parent)
         return self._classes[node]
+
+    @cached_property
+    def _patched(self) -> dict[cst.CSTNode, cst.ClassDef]:
+        """The top-level functions the program sets onto one of its classes, each then a method of
+        that class (`self` an instance): `setattr(Trainer, "hooked", hooked)` or `Trainer.hooked =
+        hooked` (a notebook adding methods cell by cell), the function's definition bound there."""
+        found: dict[cst.CSTNode, cst.ClassDef] = {}
+        pairs = [(call.args[0].value, call.args[2].value, call) for call in self.calls
+                 if isinstance(call.func, cst.Name) and call.func.value == "setattr" and len(call.args) == 3]
+        pairs += [(target.value, value, stmt) for target, value, stmt in self.assigns if isinstance(target, cst.Attribute)]
+        for owner, func, at in pairs:
+            if isinstance(owner, cst.Name) and isinstance(func, cst.Name) and owner.value in self.classes:
+                defs = [f for f in self.functions.get(func.value, ())
+                        if type(self.parents.get(f)) is cst.Module and self.before(f, at)]
+                if defs:
+                    found[defs[-1]] = self.classes[owner.value]
+        return found
 
     def block(self, stmt: cst.CSTNode) -> tuple[cst.CSTNode, list[cst.CSTNode]]:
         """The block holding `stmt` and its statements."""

@@ -396,6 +396,64 @@ state = {'model': model.module}
 torch.save(state, 's.pt')
 torch.save({'model': model.module.state_dict()}, 'd.pt')
 """, "a_whole_model_inside_a_saved_dict_or_list_is_the_bare_model", scaffold=TRAINS.instead_of("opt", "loop")),
+    # the names of a wrapped model's modules and parameters are read from the model itself, as in
+    # the single-GPU script (PyTorchStepByStep's attach_hooks matched `self.model.named_modules()`
+    # against the layer names it was given: on the wrapper, every name starts with `module.`, no
+    # hook was attached, and the notebook crashed later on an empty figure), whether the method is
+    # the class's own or a function the program patches onto the class (`setattr(Trainer, ...)`)
+    pair("""\
+class Trainer:
+    def __init__(self, net, optimizer):
+        self.net = net
+        self.optimizer = optimizer
+
+    def train(self, loader):
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            ((self.net(x) - y) ** 2).mean().backward()
+            self.optimizer.step()
+
+    def layers(self, wanted):
+        return [m for name, m in self.net.named_modules() if name in wanted]
+
+def hooked(self, wanted):
+    return {name: m for name, m in self.net.named_children() if name in wanted}
+
+setattr(Trainer, 'hooked', hooked)
+model = Net()
+trainer = Trainer(model, torch.optim.SGD(model.parameters(), lr=0.1))
+for epoch in range(2):
+    trainer.train(loader)
+print(trainer.layers(['fc']), trainer.hooked(['fc']), [n for n, _ in model.named_parameters()])
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Trainer:
+    def __init__(self, net, optimizer):
+        self.net = net
+        self.optimizer = optimizer
+
+    def train(self, loader):
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            ((self.net(x) - y) ** 2).mean().backward()
+            self.optimizer.step()
+
+    def layers(self, wanted):
+        return [m for name, m in self.net.module.named_modules() if name in wanted]
+
+def hooked(self, wanted):
+    return {name: m for name, m in self.net.module.named_children() if name in wanted}
+
+setattr(Trainer, 'hooked', hooked)
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+trainer = Trainer(model, torch.optim.SGD(model.parameters(), lr=0.1))
+for epoch in range(2):
+    trainer.train(loader)
+print(trainer.layers(['fc']), trainer.hooked(['fc']), [n for n, _ in model.module.named_parameters()])
+""", "the_names_of_a_wrapped_models_modules_are_the_models_own", scaffold=NET),
     # `self.model` of a trainer of this file that stores the wrapper it is given holds the wrapper
     pair("""\
 
