@@ -137,6 +137,14 @@ def test_kind(source, expr, kind):
     assert {flow.kind(s) for s in flow.values(last_use(facts, expr))} == {kind}
 
 
+# a DARTS-like controller: its network's weights and its architecture's alphas through its own methods
+CONTROLLER = ("class Controller(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.net = Net()\n        self.alpha = nn.Parameter(torch.zeros(2))\n"
+              "    def weights(self):\n        return self.net.parameters()\n"
+              "    def alphas(self):\n        for n, p in self.named_parameters():\n            if 'alpha' in n:\n"
+              "                yield p\n"
+              "class Holder:\n    def params(self, m):\n        return m.parameters()\n")
+
 TRAINED = [  # optimizer source, the models it steps
     ("G = Net()\nD = Net()\nopt = torch.optim.Adam(filter(lambda p: p.requires_grad, G.parameters()))\n", "G"),
     ("G = Net()\nD = Net()\nopt = torch.optim.SGD(itertools.chain(G.parameters(), D.parameters()), lr=1)\n",
@@ -154,6 +162,10 @@ TRAINED = [  # optimizer source, the models it steps
     ("class Solver:\n    def build_model(self):\n        self.G = Net()\n        self.D = Net()\n"
      "        self.g_opt = torch.optim.Adam(self.G.parameters())\n", "self.G"),
     ("G = Net()\nG.fc = nn.Linear(1, 1)\nopt = torch.optim.SGD(G.fc.parameters(), lr=1)\n", "G"),  # a sub-module
+    (CONTROLLER + "G = Controller()\nD = Net()\nopt = torch.optim.SGD(G.weights(), lr=1)\n", "G"),  # the model's own method
+    (CONTROLLER + "G = Controller()\nG = G.to('cpu')\nopt = torch.optim.Adam(G.alphas(), lr=1)\n", "G"),  # ... a generator
+    (CONTROLLER + "G = Controller()\nD = Net()\nh = Holder()\nopt = torch.optim.SGD(h.params(D), lr=1)\n",
+     "D"),  # near miss: a method of no model, handed D
 ]
 
 

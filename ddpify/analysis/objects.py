@@ -457,6 +457,8 @@ class Objects:
         for call in f.calls_in(node):
             if mt.is_parameters_attr(call.func):
                 calls.append(call)
+            elif self._model_method(call):
+                calls.append(call)
             elif not self.constructs(call):
                 for callee in f.user_functions(call):  # `get_params(model)`
                     for r in f.returned(callee):
@@ -471,6 +473,16 @@ class Objects:
                 calls += [c for loop in self._loop_bindings.get(ref, ()) for c in self._parameters_in(loop.iter)]
         self._params[node] = tuple(dict.fromkeys(calls))
         return self._params[node]
+
+    def _model_method(self, call: cst.Call) -> bool:
+        """`model.weights()`, `model.alphas()`: a method of the model's own class, called on the
+        model, handed to an optimizer: the parameters it returns or yields are the model's (a
+        DARTS controller's network weights, its architecture's alphas), whichever of its
+        attributes it reads them from; the model trains, as for `model.parameters()`."""
+        if not isinstance(call.func, cst.Attribute) or not self.of_kind(call.func.value, MODEL):
+            return False
+        callees = self.facts.user_functions(call) or self.methods(call)
+        return bool(callees) and all(self.facts.enclosing_class(c) is not None for c in callees)
 
     @cached_property
     def _holders(self) -> dict[cst.CSTNode, list[Ref]]:

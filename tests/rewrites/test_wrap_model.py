@@ -2907,3 +2907,51 @@ def test_modules_iterated_by_a_loop_that_may_break_find_unused_parameters():
                for c in result.changes)
     whole = only(NAME, PROGRESSIVE_GENERATOR.replace("                break\n", ""))
     assert "generator = DistributedDataParallel(generator, device_ids=device_ids(generator))\n" in whole
+
+
+CONTROLLER = """\
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class Controller(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.alpha = nn.Parameter(torch.zeros(3))
+        self.body = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.body(x) * F.softmax(self.alpha, dim=-1)
+
+    def weights(self):
+        return self.body.parameters()
+
+    def alphas(self):
+        for name, p in self.named_parameters():
+            if "alpha" in name:
+                yield p
+
+
+model = Controller()
+w_optim = torch.optim.SGD(model.weights(), lr=0.1)
+a_optim = torch.optim.Adam(model.alphas(), lr=0.01)
+for x, y in zip(torch.randn(3, 8, 4), torch.randint(0, 3, (3, 8))):
+    w_optim.zero_grad()
+    a_optim.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    w_optim.step()
+    a_optim.step()
+"""
+
+
+def test_an_optimizer_over_the_models_own_method_trains_that_model():
+    """pt.darts' search (seventh fresh sweep, tuning): `SGD(model.weights())` and
+    `Adam(model.alphas())`, the controller's own methods returning its network's parameters and
+    yielding its architecture's. The first was taken for the sub-module `self.body` (wrapped inside
+    the class: the alphas stayed bare on each process), the second for no model at all ("could not
+    tell which model this optimizer trains"). Both train `model`, wrapped whole."""
+    result = rewritten(NAME, CONTROLLER)
+    assert "model = DistributedDataParallel(model, device_ids=device_ids(model))\n" in result.code
+    assert "self.body = DistributedDataParallel" not in result.code and "TODO" not in result.code
+    assert not [c for c in result.changes if "could not tell" in c.message]
