@@ -1697,10 +1697,17 @@ def _batch_fingerprint(batch: Any) -> str:
 
 
 def _synchronised_elsewhere(param: torch.Tensor) -> bool:
-    """A parameter FSDP or tensor parallelism owns: a DTensor (FSDP2) or a flat parameter (FSDP1);
-    or one whose gradients `sync_gradients` averages."""
+    """A parameter FSDP or tensor parallelism owns (``_held_in_parts``), or one whose gradients
+    `sync_gradients` averages: no DDP wrapper needs to hold it."""
+    return _held_in_parts(param) or getattr(param, "_ddpify_synced", False)
+
+
+def _held_in_parts(param: torch.Tensor) -> bool:
+    """A parameter each process holds a part of: a DTensor (FSDP2) or a flat parameter (FSDP1).
+    Its checksum differs between processes by design; a synced parameter's must not (its
+    gradients are averaged, yet the program may still change it apart on each process)."""
     dtensor = getattr(sys.modules.get("torch.distributed.tensor"), "DTensor", ())
-    return isinstance(param, dtensor) or getattr(param, "_is_flat_param", False) or getattr(param, "_ddpify_synced", False)
+    return isinstance(param, dtensor) or getattr(param, "_is_flat_param", False)
 
 
 def _checksum(param: torch.Tensor) -> torch.Tensor:
@@ -2260,7 +2267,7 @@ class _SelfCheck:
         checksums of the parameters it steps (``exchange``); report the findings, any parameter
         whose checksum differs between processes, and the processes that did not reach this
         step in time."""
-        params = [p for p in record.params if not _synchronised_elsewhere(p)]
+        params = [p for p in record.params if not _held_in_parts(p)]
         sums = torch.stack([_checksum(p).cpu() for p in params]).tolist() if params else []
         parts, missing = self.exchange(record.key, (self.pending, sums, self.lengths))
         parts = [part for part in parts if len(part[1]) == len(sums)]  # the same parameters

@@ -677,6 +677,28 @@ def test_the_checksums_of_another_process_come_from_the_store(check, capsys, ran
                              "parameters differ between processes (bias)")
 
 
+def test_a_synced_model_whose_parameters_differ_after_the_2nd_step_is_a_finding(check, capsys, rank0_of_2_with_a_store):
+    """pt.darts' search (seventh fresh sweep, tuning): the controller is synced (sync_gradients),
+    yet the architect sets its alphas' gradients by hand (`alpha.grad = da - xi * h`, from a
+    deepcopy of the model) and perturbs its weights in place: the processes' parameters differed
+    after the 2nd step and the self-check, which took synced parameters for synchronised, said
+    nothing."""
+    import pickle
+
+    model = torch.nn.Linear(4, 1)
+    for param in model.parameters():
+        param._ddpify_synced = True  # as sync_gradients marks them
+    comparing = check()
+    comparing.prefix = "ddpify/verify/test/"
+    record = rt._Stepped(("search.py", 9), list(model.parameters()), comparing.exchange_key(("search.py", 9)))
+    rank1 = ([], [int(rt._checksum(model.weight)), 0], {})
+    rank0_of_2_with_a_store.set("ddpify/verify/test/search.py:9#0/1", pickle.dumps(rank1))
+    comparing.compare(record)
+    err = capsys.readouterr().err.splitlines()
+    assert err[1:] and err[1].startswith("search.py:9: diverged-parameters: after this optimizer's 2nd step 1 of 2 "
+                                         "parameters differ between processes (bias)")
+
+
 def at_exit_of_rank0(check, monkeypatch, rank1=None, failed=False, strict=False):
     """Rank 0 of 2 at the program's end with one DDP model (a Linear wrapped at train.py:7), rank
     1's exit payload in the store where given; runs what atexit runs. Returns the model."""
