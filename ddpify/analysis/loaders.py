@@ -264,7 +264,7 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
     for call in training:
         for batch_loop, iterated in fed.get(call, ()):
             stepped = iterated is not getattr(batch_loop, "iter", None)  # by next(): it starts the passes
-            found = [(loop, expr) for part in _zipped(iterated) for loader in [_loader_expression(facts, part)]
+            found = [(loop, expr) for part in _zipped(iterated) for loader in [_loader_expression(facts, part, call)]
                      for loop, expr in ([(batch_loop, loader)] if stepped else
                                         _climb(facts, batch_loop, loader, depth=4))]
             for loop, expr in found:
@@ -295,15 +295,23 @@ def _zipped(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [expr]
 
 
-def _loader_expression(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpression:
-    """The loader a batch loop iterates, as a name: `pbar = tqdm(train_loader)` -> `train_loader`."""
+def _loader_expression(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -> cst.BaseExpression:
+    """The loader `call` that a batch loop iterates, as a name: `pbar = tqdm(train_loader)` ->
+    `train_loader`; a local that holds one of several loaders (`data_loader = self.val_loader if
+    validation else self.train_loader`) -> the one that is `call` (`self.train_loader`), a name its
+    callers can see."""
     expr = mt.strip_iteration(expr)
     while isinstance(expr, cst.Name):  # `it = iter(loader)`, also re-assigned on StopIteration
         ref = facts.ref(expr)  # `with tqdm(loader) as bar`: `loader`
         sources = facts.sources(ref) or objects.of(facts).entered(ref)
         stripped = [mt.strip_iteration(s) for s in sources]
-        if not sources or any(a is b for a, b in zip(sources, stripped)) or \
-                len({facts.code(s) for s in stripped}) != 1:
+        assigned = {value for _, value, _ in facts.writes(ref)} if ref is not None else set()
+        if len({facts.code(s) for s in stripped}) > 1 and all(s in assigned for s in sources):
+            # a local holding one of several (not a parameter: its callers' names are theirs): the one that is `call`
+            stripped = [s for s in stripped if mt.is_simple_reference(s) and call in loaders_of(facts, s, [call])]
+            if len({facts.code(s) for s in stripped}) != 1:
+                break
+        elif not sources or any(a is b for a, b in zip(sources, stripped)):
             break
         expr = stripped[0]
     return expr.value if isinstance(expr, cst.Subscript) else expr

@@ -331,6 +331,74 @@ for step in range(8):
 """, "a_generator_that_hands_out_a_loaders_batches_reshuffles_each_of_its_passes",
          report=["change: set_epoch(loader) reshuffles each epoch; end_epoch() ends it"],
          scaffold=TRAINS.instead_of("loop")),
+    # PyTorchStepByStep's StepByStep: the batch loop reads a local that holds the training or the
+    # validation loader (`data_loader = self.train_loader` or `self.val_loader`); the epoch loop of
+    # the method that calls it reshuffles the training one, as it is named there (`set_epoch(data_loader,
+    # epoch)` named the batch loop's local in train(), where it is not bound: a NameError at the first epoch)
+    pair("""\
+class Runner:
+    def set_loaders(self, train_loader, val_loader=None):
+        self.train_loader = train_loader
+        self.val_loader = val_loader
+
+    def _mini_batch(self, validation=False):
+        if validation:
+            data_loader = self.val_loader
+        else:
+            data_loader = self.train_loader
+        for x, y in data_loader:
+            loss = ((model(x) - y) ** 2).mean()
+            if not validation:
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+
+    def train(self, n_epochs):
+        for epoch in range(n_epochs):
+            self._mini_batch(validation=False)
+            with torch.no_grad():
+                self._mini_batch(validation=True)
+
+
+val_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+runner = Runner()
+runner.set_loaders(loader, val_loader)
+runner.train(2)
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+class Runner:
+    def set_loaders(self, train_loader, val_loader=None):
+        self.train_loader = train_loader
+        self.val_loader = val_loader
+
+    def _mini_batch(self, validation=False):
+        if validation:
+            data_loader = self.val_loader
+        else:
+            data_loader = self.train_loader
+        for x, y in data_loader:
+            loss = ((model(x) - y) ** 2).mean()
+            if not validation:
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+
+    def train(self, n_epochs):
+        for epoch in range(n_epochs):
+            set_epoch(self.train_loader, epoch)
+            self._mini_batch(validation=False)
+            with torch.no_grad():
+                self._mini_batch(validation=True)
+            end_epoch()
+
+
+val_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+runner = Runner()
+runner.set_loaders(loader, val_loader)
+runner.train(2)
+""", "a_batch_loop_over_a_local_holding_one_of_two_loaders_is_reshuffled_by_the_training_ones_name",
+         scaffold=TRAINS.instead_of("loop")),
     # the real shape (pytorch-wgan): a method generator over its parameter, kept on `self`, read
     # with `__next__()` in the critic loop of the method that trains
     pair("""\
