@@ -31,7 +31,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, is_property
 from ddpify.syntax.matchers import string_value
-from ddpify.syntax.names import dotted, rank_word
+from ddpify.syntax.names import MAIN_PROCESS_WORDS, dotted, rank_word
 from ddpify.analysis.distributed import Launcher, barrier_method
 from ddpify.analysis.objects import of
 
@@ -390,7 +390,7 @@ class Ranks:
                 in_body = child is anc.body
                 if any(self._asks_one_process(test, in_body) for test in (_conjuncts(anc.test) if in_body else [anc.test])):
                     return True
-                if not in_body and self.several_processes(anc.test):
+                if not in_body and self.several_processes(anc.test, every=True):
                     return True
                 test, negated = (anc.test.expression, True) if isinstance(anc.test, cst.UnaryOperation) \
                     and isinstance(anc.test.operator, cst.Not) else (anc.test, False)
@@ -427,15 +427,21 @@ class Ranks:
             test.left)) and len(test.comparisons) == 1 and _minus_one_or_none(test.comparisons[0].comparator) \
             and isinstance(test.comparisons[0].operator, cst.Equal if holds else cst.NotEqual)
 
-    def several_processes(self, test: cst.BaseExpression, depth: int = 2) -> bool:
+    def several_processes(self, test: cst.BaseExpression, depth: int = 2, every: bool = False) -> bool:
         """Does `test` say the run has more than one process: `dist.is_initialized()`,
         `world_size > 1`, `int(os.environ.get("WORLD_SIZE", 1)) > 1`, `dist.get_world_size() != 1`,
-        either side of an `and` (`dist.is_available() and dist.is_initialized()`), or a name or
-        attribute every assignment of which is one of those (`multi_gpu = ...`, `self.is_ddp =
-        ...`)?"""
+        a rank the launcher set (`int(os.environ.get("RANK", -1)) != -1`), either side of an `and`
+        (`dist.is_available() and dist.is_initialized()`), or a name or attribute every assignment
+        of which is one of those (`multi_gpu = ...`, `self.is_ddp = ...`)? With `every`, whether it
+        says only that, so that where it fails the run is one process: each side of an `and` says
+        it or asks `dist.is_available()` (the `else` of `ddp and rank == 0` is every rank but 0)."""
         f = self.facts
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            return self.several_processes(test.left, depth) or self.several_processes(test.right, depth)
+            sides = [self.several_processes(side, depth, every) or every and isinstance(side, cst.Call)
+                     and f.qualify(side.func) == "torch.distributed.is_available" for side in (test.left, test.right)]
+            return all(sides) if every else any(sides)
+        if self._asks_one_process(test, False):
+            return True
         if isinstance(test, cst.Call):
             return f.qualify(test.func) == "torch.distributed.is_initialized"
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
@@ -446,7 +452,7 @@ class Ranks:
         if isinstance(test, (cst.Name, cst.Attribute)) and depth:
             ref = f.ref(test)
             sources = f.sources(ref) if ref is not None else []
-            return bool(sources) and all(self.several_processes(s, depth - 1) for s in sources)
+            return bool(sources) and all(self.several_processes(s, depth - 1, every) for s in sources)
         return False
 
     def _world_size(self, expr: cst.BaseExpression) -> bool:
@@ -481,6 +487,26 @@ class Ranks:
         if test not in self._rank_tests:
             self._rank_tests[test] = self.rank_dependent(test) and not self._proven_shared(test)
         return self._rank_tests[test]
+
+    def all_but_one(self, node: cst.CSTNode) -> bool:
+        """Does `node` run in the `else` of its innermost rank test, a test that holds on one rank
+        (`rank == 0`, `is_main_process()`, `ddp and dist.get_rank() == 0`)? Then every other rank
+        runs it: several processes, where the run has more than two (and with the one that took
+        the branch, where both write)."""
+        guard = self.rank_guard(node)
+        return guard is not None and guard.orelse is not None and self.facts.is_inside(node, guard.orelse) \
+            and any(self._one_rank(c) for c in _conjuncts(guard.test))
+
+    def _one_rank(self, test: cst.BaseExpression) -> bool:
+        """`rank == 0`, `dist.get_rank() == 0`, `is_main_process()`, `master_process`: a rank test
+        that holds on one process."""
+        if isinstance(test, cst.Comparison):
+            return len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal) \
+                and isinstance(test.comparisons[0].comparator, cst.Integer) and self.rank_dependent(test)
+        name = test.func if isinstance(test, cst.Call) and not test.args else test
+        last = (dotted(name) or "").rsplit(".", 1)[-1].lower()
+        return isinstance(name, (cst.Name, cst.Attribute)) and MAIN_PROCESS_WORDS.fullmatch(last) is not None \
+            and self.rank_dependent(test)
 
     def on_some_ranks(self, node: cst.CSTNode, depth: int = 3) -> bool:
         """Does `node` run on some processes only: under a rank test, after an early `return`

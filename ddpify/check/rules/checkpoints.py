@@ -42,7 +42,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     `.save(path)`, `save_pretrained(...)`, `np.save`/`np.savez`/`np.savetxt`, `json.dump`,
     `pickle.dump`, `shutil` copies, `save_image`, `savefig`, `to_csv`, pathlib's `write_bytes`/`write_text`,
     an installed library's `save_json(obj, path)` and its kin;
-    not a save into an in-memory buffer, `torch.save(sd, io.BytesIO())`) that runs on every process (not for a path
+    not a save into an in-memory buffer, `torch.save(sd, io.BytesIO())`) that runs on every process, or on every
+    process but one (the `else` of `if rank == 0:` or of `if ddp and rank == 0:`) (not for a path
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`): not under a rank test, not after an early
     `if rank != 0: return`, not under a flag only ever set to `False`, not where only a run of one process gets (`if args.local_rank == -1:`,
@@ -66,12 +67,17 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     reported: set[cst.Call] = set()
     for call, path, what in _file_writes(ctx):
         func = f.scope(call)
-        if ctx.ranks.on_some_ranks(call) or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
+        if ctx.ranks.on_some_ranks(call) and not ctx.ranks.all_but_one(call) \
+                or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
                 or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call) \
                 or ctx.ranks.main_first(call):
             continue
         stmt = f.statement(call)
         alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
+        if ctx.ranks.all_but_one(call):  # the `else` of `if rank == 0:`: guarding it again would not help
+            yield Hit(call, f"every rank but the one the test above picks runs this {what}, in the `else` of that "
+                            "rank test: write it on rank 0 only")
+            continue
         fix = _guard(stmt, dist) if alone and dist is not None else None
         message = "every rank writes this checkpoint: save on rank 0 only" if what == "torch.save" else \
             f"every rank writes this file ({what}): write it on rank 0 only"
