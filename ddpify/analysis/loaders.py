@@ -3,7 +3,7 @@
 A `DataLoader(...)` trains when its value reaches a loop that runs `.backward()` — through
 assignments, helper functions that return it, dicts keyed by phase, `self.` attributes and
 arguments of the functions that own the loop. A loader that no training loop reads, or whose
-name says it evaluates, is left unsharded here; its evaluation loops are split where that is
+name says it evaluates (unless a training loop zips it with another), is left unsharded here; its evaluation loops are split where that is
 exact (ddpify.analysis.evaluation), and read whole elsewhere. A loader that trains with `shuffle=False` is sharded
 with `DistributedSampler(..., shuffle=False)`. No loader is sharded when no model is wrapped.
 """
@@ -61,7 +61,7 @@ def find(facts: Facts, models: Models) -> Loaders:
                 for key, trains in roles[call].items():
                     keyed.setdefault(call, {})[key] = keyed.get(call, {}).get(key, False) or trains
     training = [c for c in fed if (any(keyed[c].values()) if c in keyed and c not in unkeyed
-                                   else not _evaluates(facts, c))]
+                                   else not _evaluates(facts, c) or _zipped_in(fed[c]))]
     by_key = {c: _by_key(facts, c, keyed[c]) for c in training if c in keyed and c not in unkeyed}
     if not fed:
         training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
@@ -203,6 +203,13 @@ def _evaluates(facts: Facts, call: cst.Call) -> bool:
     """A loader that reaches a training loop but is named for evaluation (a shared `run_epoch`)."""
     name = _bound_name(facts, call)
     return bool(name and EVAL_NAME.search(name)) and not _shuffles(call)
+
+
+def _zipped_in(fed: list[tuple[cst.For | cst.While, cst.BaseExpression]]) -> bool:
+    """Does a training loop draw this loader's batches beside another's (`for (x, y), (vx, vy) in
+    zip(train_loader, valid_loader)`: a DARTS search steps its architecture on the validation
+    batches)? Then both feed the step, whatever its name says: no shared `run_epoch` zips."""
+    return any(len(_zipped(expr)) > 1 for _, expr in fed)
 
 
 def _bound_name(facts: Facts, call: cst.Call) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import SCRIPT, TRAINS, pair, rewrite_tests, unchanged
+from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, unchanged
 
 NAME = "shard-data"
 
@@ -564,3 +564,30 @@ def test_an_epoch_loop_slicing_a_list_of_metrics_slices_no_batch():
     """`for epoch in range(start, epochs)` around training that slices `values[:-1]` to print (SWA)."""
     assert not _slicing_warnings("values = [0.0, 1.0]\nfor epoch in range(1, 3):\n"
                                  "    model(data).sum().backward()\n    opt.step()\n    print(values[:-1])\n")
+
+
+ZIPPED_VALIDATION = """\
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset, SubsetRandomSampler
+
+data = TensorDataset(torch.randn(64, 4), torch.randint(0, 3, (64,)))
+train_loader = DataLoader(data, batch_size=8, sampler=SubsetRandomSampler(range(32)))
+valid_loader = DataLoader(data, batch_size=8, sampler=SubsetRandomSampler(range(32, 64)))
+model = torch.nn.Linear(4, 3)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for (x, y), (vx, vy) in zip(train_loader, valid_loader):
+        optimizer.zero_grad()
+        (F.cross_entropy(model(x), y) + F.cross_entropy(model(vx), vy)).backward()
+        optimizer.step()
+"""
+
+
+def test_a_loader_named_for_validation_that_a_training_loop_zips_with_another_is_sharded():
+    """pt.darts' search (seventh fresh sweep, tuning): `for (trn_X, trn_y), (val_X, val_y) in
+    zip(train_loader, valid_loader)` steps the architecture on the validation batches. The loader
+    named `valid_loader` was taken for an evaluation one and left whole: every process drew all
+    of its batches. Zipped into a training loop, it trains, whatever its name."""
+    out = only(NAME, ZIPPED_VALIDATION)
+    assert out.count("ShardedSampler(SubsetRandomSampler(") == 2
