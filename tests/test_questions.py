@@ -369,3 +369,53 @@ def test_a_function_set_onto_a_class_is_its_method(name):
     found = facts.enclosing_class(use)
     assert (found.name.value if found is not None else None) == cls
     assert (facts.ref(use) is not None) == (cls is not None)
+
+
+# what a call of a local runs: the inner function a method returned and the object keeps
+# (`step_fn = self.train_step_fn`, set to `self._make_train_step_fn()`); near misses: a parameter,
+# a lookup in a dict, a call of the program's that returns no function of it
+HELD = {
+    "inner_function_kept_on_self": ("""\
+class R:
+    def __init__(self):
+        self.train_step_fn = self._make()
+    def _make(self):
+        def perform(x):
+            return x
+        return perform
+    def run(self, validation):
+        step_fn = self.train_step_fn
+        return step_fn(1)
+""", ["perform"]),
+    "one_of_two_inner_functions": ("""\
+class R:
+    def __init__(self):
+        self.train_fn, self.val_fn = self._train(), self._val()
+    def _train(self):
+        def train_step(x):
+            return x
+        return train_step
+    def _val(self):
+        def val_step(x):
+            return x
+        return val_step
+    def run(self, validation):
+        if validation:
+            step_fn = self.val_fn
+        else:
+            step_fn = self.train_fn
+        return step_fn(1)
+""", ["train_step", "val_step"]),
+    "a_parameter": ("def run(step_fn):\n    f = step_fn\n    return f(1)\n", []),
+    "a_lookup": ("STEPS = {}\ndef run():\n    step_fn = STEPS['train']\n    return step_fn(1)\n", []),
+    "a_call_returning_no_function_of_the_program": ("def make():\n    return len\ndef run():\n    step_fn = make()\n"
+                                                    "    return step_fn(1)\n", []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELD))
+def test_a_local_runs_the_inner_functions_it_holds(name):
+    code, expected = HELD[name]
+    facts = _facts(code)
+    call = next(c for c in facts.calls if mt.is_name(c.func, "step_fn", "f"))
+    assert sorted(f.name.value for f in facts.user_functions(call)) == expected

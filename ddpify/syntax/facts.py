@@ -142,6 +142,7 @@ class Facts:
         self._classes: dict[cst.CSTNode, cst.ClassDef | None] = {}
         self._callees: dict[cst.Call, list[cst.FunctionDef]] = {}
         self._named: dict[cst.Call, list[cst.FunctionDef]] = {}
+        self._holding: set[cst.Name] = set()  # the names `_held_functions` is answering
         self._typed_parameters: dict[Ref, list[cst.ClassDef]] = {}
         self._origins: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._unpacked_memo: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
@@ -489,7 +490,18 @@ class Facts:
     def _held_functions(self, name: cst.Name) -> list[cst.FunctionDef]:
         """The functions of the program a local variable holds, where every value it is given is one
         of them by name (`train_fn = train_fromp if args.fromp else (train_gen if args.gen else
-        train_cl)`); [] when any value is something else (a parameter, a call, a lookup)."""
+        train_cl)`) or an inner function a call of the program returned (`step_fn = self.train_step_fn`,
+        set to `self._make_train_step_fn()`, which returns its inner `def perform_train_step_fn`);
+        [] when any value is something else (a parameter, a lookup)."""
+        if name in self._holding:  # asked again while answering: a cycle adds nothing
+            return []
+        self._holding.add(name)
+        try:
+            return self._held_by(name)
+        finally:
+            self._holding.discard(name)
+
+    def _held_by(self, name: cst.Name) -> list[cst.FunctionDef]:
         ref = self.ref(name)
         writes = self.writes(ref) if ref is not None and type(ref.scope) is cst.FunctionDef else []
         leaves: list[cst.BaseExpression] = []
@@ -505,9 +517,24 @@ class Facts:
         for leaf in leaves:
             defs = [f for f in self.functions.get(self._defined_name(leaf), ()) if self.enclosing_class(f) is None] \
                 if isinstance(leaf, cst.Name) else []
+            defs = defs or self._inner_functions(leaf)
             if not defs:
                 return []
             found += [f for f in defs if f not in found]
+        return found
+
+    def _inner_functions(self, expr: cst.BaseExpression) -> list[cst.FunctionDef]:
+        """The inner functions `expr` comes from (`self.train_step_fn`, set to what
+        `self._make_train_step_fn()` returns: its `def perform_train_step_fn`), [] unless every
+        origin is one."""
+        found: list[cst.FunctionDef] = []
+        for origin in self.origins(expr, depth=3):
+            scope = self.scope(origin) if isinstance(origin, cst.Name) else None
+            defs = [f for f in self.functions.get(origin.value, ()) if self.scope(f) is scope] \
+                if type(scope) is cst.FunctionDef else []
+            if not defs:
+                return []
+            found += defs
         return found
 
     def _program_module(self, expr: cst.BaseExpression) -> bool:
