@@ -829,12 +829,28 @@ def wrapped_refs(facts: Facts, wrapped: list[Model]) -> dict[Ref, Model]:
 
 def _kept_on_self(facts: Facts, param: Ref) -> list[Ref]:
     """`self.model` where a method stores its parameter `model` (`self.model = model` in a
-    trainer's `__init__`): every method of the class reads the same object."""
+    trainer's `__init__`, also `self.model = model.float()`): every method of the class, and of
+    its subclasses, reads the same object."""
     if not isinstance(param.scope, cst.FunctionDef) or facts.enclosing_class(param.scope) is None:
         return []
     return [ref for target, value, stmt in facts.writes_in(param.scope)
-            if isinstance(value, cst.Name) and value.value == param.name and (dotted(target) or "").startswith("self.")
+            if mt.is_name(_same_object(facts, value), param.name) and (dotted(target) or "").startswith("self.")
             and (ref := facts.ref(target, stmt)) is not None]
+
+
+def _same_object(facts: Facts, value: cst.BaseExpression) -> cst.BaseExpression:
+    """The object a value is, or is a copy of, through calls that hand back the object they are
+    called on (`model` of `model.float()`, `model.to(device).train()`: nn.Module's own methods
+    return the module, the DDP wrapper's the wrapper) and copies (`copy.deepcopy(model)`: a copy
+    of the wrapper is a wrapper)."""
+    while isinstance(value, cst.Call):
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value in objects.SELF_RETURNING:
+            value = value.func.value
+        elif facts.qualify(value.func) in ("copy.deepcopy", "copy.copy") and len(value.args) == 1:
+            value = value.args[0].value
+        else:
+            break
+    return value
 
 
 class Holds(Enum):
@@ -884,7 +900,7 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
         if facts.in_library(ref.scope):
             return MAYBE  # a module's function: another entry point may pass the bare model
         if isinstance(ref.scope, cst.ClassDef):  # `self.model` a method stores: what it was given
-            verdicts = {holds_wrapper(facts, refs, value, depth - 1) if depth else MAYBE
+            verdicts = {holds_wrapper(facts, refs, _same_object(facts, value), depth - 1) if depth else MAYBE
                         for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)}
             return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
@@ -975,10 +991,11 @@ def _branch_of(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> tuple[cst.
 
 def _alias_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> Holds | None:
     """MAYBE for a local name (not a parameter) of a function every value of which is a name that
-    may hold a wrapper (`model, config = self.model, self.config`): `unwrap(model)` takes either."""
+    may hold a wrapper (`model, config = self.model, self.config`), or a copy of one
+    (`best = copy.deepcopy(self.model)`): `unwrap(model)` takes either."""
     if not isinstance(ref.scope, cst.FunctionDef) or "." in ref.name or ref.name in param_names(ref.scope):
         return None
-    values = facts.sources(ref)
+    values = [_same_object(facts, value) for value in facts.sources(ref)]
     if not values or not all(dotted(value) is not None for value in values):
         return None
     verdicts = {holds_wrapper(facts, refs, value, depth - 1) for value in values}

@@ -121,7 +121,7 @@ class Objects:
         if qualified == "getattr" and len(call.args) >= 2:
             return self._getattr(call.args[0].value, call.args[1].value)
         callees = f.user_functions(call) or self.methods(call)
-        if callees and not self.constructs(call):
+        if callees and not self.classes_built(call):
             return Sites().union(*(self.values(r) for c in callees for r in f.returned(c)))
         return Sites({call})
 
@@ -288,7 +288,7 @@ class Objects:
                 parts = [func.value]
             elif qualified in ADAPTERS or (dotted(func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
                 parts = [a.value for a in expr.args if a.keyword is None]
-            elif not self.constructs(expr):
+            elif not self.classes_built(expr):
                 parts = [r for c in f.user_functions(expr) for r in f.returned(c)]
         elif isinstance(expr, cst.IfExp):
             parts = [expr.body, expr.orelse]
@@ -459,7 +459,7 @@ class Objects:
                 calls.append(call)
             elif self._model_method(call):
                 calls.append(call)
-            elif not self.constructs(call):
+            elif not self.classes_built(call):
                 for callee in f.user_functions(call):  # `get_params(model)`
                     for r in f.returned(callee):
                         calls += self._parameters_in(r)

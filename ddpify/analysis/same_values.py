@@ -137,7 +137,7 @@ class SameValues:
             return True
         if name in PURE_BUILTINS or (f.qualify(call.func) or "").startswith("math."):
             return all(self._core(a, proving) for a in call.args)
-        helpers = [] if name in f.classes else f.user_functions(call)  # `args = get_args()`
+        helpers = [] if f.builds(call) else f.user_functions(call)  # `args = get_args()`
         return bool(helpers) and all(self._returns_arguments(h) for h in helpers)
 
     def _returns_arguments(self, func: cst.FunctionDef) -> bool:

@@ -470,10 +470,14 @@ class Facts:
                 return self._constructor(self.classes[name])
             if name not in self.functions and (cls := self._instance_of(func)) is not None:
                 return self._methods(cls, "__call__")  # `stopper(val_loss, model)`: its `__call__`
+            if name not in self.functions and (picked := self._picked_classes(func)):
+                return [init for cls in picked for init in self._constructor(cls)]  # `pipeline_class(conf, model)`
             if name not in self.functions:
                 return self._held_functions(func)
             return self._same_file([f for f in self.functions.get(name, ()) if self.enclosing_class(f) is None],
                                    call)
+        if isinstance(func, cst.Subscript) and dotted(func.value):  # `TASK_PIPELINE[task](conf, model)`
+            return [init for cls in self._registry_classes(func.value) for init in self._constructor(cls)]
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
             cls = self.enclosing_class(call)  # `super().__init__(model, optimizer)`
             base = self._base(cls) if cls is not None else None
@@ -622,6 +626,12 @@ class Facts:
         wanted = qualified.rpartition(".")[0] if qualified else self.program.part_of(call, self.parents).name
         return [f for f in funcs if self.program.part_of(f, self.parents).name == wanted] or funcs
 
+    def builds(self, call: cst.Call) -> bool:
+        """Does the call build an instance of a class of the program (`Net()`, `models.Net()`,
+        `pipeline_class(conf)` of `pipeline_class = TASK_PIPELINE[task]`, `TASK_PIPELINE[task](conf)`),
+        rather than return what a function returns?"""
+        return bool(self._instances_of(call))
+
     def _instance_of(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
         """The class of this file `expr` is an instance of, when it is one class."""
         classes = self._instances_of(expr)
@@ -635,6 +645,8 @@ class Facts:
             func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
                 self._program_module(expr.func.value) else expr.func
             cls = self.classes.get(func.value) if isinstance(func, cst.Name) else None
+            if isinstance(func, cst.Subscript) and dotted(func.value):
+                return self._registry_classes(func.value)
             return [cls] if cls is not None else self._picked_classes(func) if isinstance(func, cst.Name) else []
         # a name, or an attribute a class keeps (`self.checkpointer = checkpointer_class(path)` in `__init__`)
         ref = self.ref(expr) if isinstance(expr, cst.Name) or (dotted(expr) or "").startswith("self.") else None
@@ -644,10 +656,27 @@ class Facts:
 
     def _picked_classes(self, name: cst.Name) -> list[cst.ClassDef]:
         """The classes of the program a name that is no function holds where every assignment of
-        it names classes: `checkpointer_class = Distributed if sharded else Single`."""
+        it names classes: `checkpointer_class = Distributed if sharded else Single`, or takes an
+        item of a registry of classes (`task_pipeline = TASK_PIPELINE[task]`)."""
         ref = self.ref(name) if name.value not in self.functions else None
         values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
-        named = [_class_names(self.classes, v) for v in values]
+        named = [self._registry_classes(v.value) if isinstance(v, cst.Subscript) and dotted(v.value)
+                 else _class_names(self.classes, v) for v in values]
+        return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
+
+    def _registry_classes(self, registry: cst.BaseExpression) -> list[cst.ClassDef]:
+        """The classes of the program a registry names, where every value the program gives it is
+        a dict, list or tuple written out whose every item names classes (`TASK_PIPELINE =
+        {"detection": DetectionPipeline, "classification": ClassificationPipeline}`, in another
+        module); [] otherwise."""
+        ref = self.ref(registry)
+        values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
+        if not values or not all(isinstance(v, (cst.Dict, cst.List, cst.Tuple)) for v in values):
+            return []
+        items = [e for v in values for e in v.elements]
+        if not all(isinstance(e, (cst.DictElement, cst.Element)) for e in items):
+            return []  # `**OTHERS`, `*more`: items not written out
+        named = [_class_names(self.classes, e.value) for e in items]
         return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
 
     def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
@@ -868,7 +897,7 @@ class Facts:
             expr = expr.value
         if depth == 0:
             return [expr]
-        if isinstance(expr, cst.Call) and self.user_functions(expr) and dotted(expr.func) not in self.classes:
+        if isinstance(expr, cst.Call) and self.user_functions(expr) and not self.builds(expr):
             return [o for f in self.user_functions(expr) for r in self.returned(f) for o in self.origins(r, depth - 1)]
         ref = self.ref(expr)
         if ref is None:

@@ -123,7 +123,7 @@ def _always_built(f, expr: cst.BaseExpression, depth: int = 4) -> bool:
     if depth == 0 or mt.is_name(expr, "None") or isinstance(expr, cst.IfExp):
         return False
     if isinstance(expr, cst.Call):
-        helpers = [] if dotted(expr.func) in f.classes else f.user_functions(expr)
+        helpers = [] if f.builds(expr) else f.user_functions(expr)
         return all(not _may_fall_through(func) and all(
             r.value is not None and _always_built(f, r.value, depth - 1) for r in f.returns if f.scope(r) is func)
             for func in helpers)

@@ -182,7 +182,7 @@ def _moved(ctx: Context, model: cst.BaseExpression, wrap: cst.Call, moves: list[
     f = ctx.facts
     if isinstance(model, cst.Call):  # built right there: on the CPU, unless told or a helper of ours moves it
         return mt.is_method_call(model, "to", "cuda") or mt.keyword(model, "device") is not None or bool(
-            f.user_functions(model)) and dotted(model.func) not in f.classes
+            f.user_functions(model)) and not f.builds(model)
     name = dotted(model)
     if name is None:
         return True
