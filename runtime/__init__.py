@@ -95,6 +95,7 @@ DEFAULT_PORT = 29500
 # collectives (a large download in main_process_first, a very long save).
 DEFAULT_TIMEOUT_S = 600
 MATERIALISE_UP_TO = 10_000_000  # ShardedSampler holds a stream up to this length in memory
+SAMPLER_DEPTH = 8  # samplers looked at in a loader's chain of wrapped samplers (``_sampler_chain``)
 
 # --------------------------------------------------------------------------- launch detection
 
@@ -1001,7 +1002,11 @@ class ShardedSampler(_InnerSampler):
         return math.ceil(len(self.sampler) / self.num_replicas)
 
     def __iter__(self) -> Iterator:
-        if len(self.sampler) > MATERIALISE_UP_TO:
+        try:
+            size = len(self.sampler)
+        except TypeError:  # no length: an endless stream
+            return self._dealt_endlessly()
+        if size > MATERIALISE_UP_TO:
             return self._drawn_as_they_go()
         with _seeded(self.sampler, self.seed + self.epoch):
             stream = list(self.sampler)
@@ -1009,6 +1014,24 @@ class ShardedSampler(_InnerSampler):
             padding = -len(stream) % self.num_replicas
             stream += (stream * math.ceil(padding / len(stream)))[:padding]
         return iter(stream[self.rank::self.num_replicas])
+
+    def _dealt_endlessly(self) -> Iterator:
+        """A sampler without a length (DomainBed's ``_InfiniteSampler``, an endless loop over a
+        ``BatchSampler(RandomSampler(data, replacement=True))``): each sampler of its chain that
+        draws from a ``generator`` gets one seeded alike on every rank (restored when the stream is
+        dropped), and each rank takes its element of every group of ``num_replicas`` draws; a stream
+        that ends stops every rank at the same group."""
+        chain = [s for s in _sampler_chain([self.sampler]) if hasattr(s, "generator")]
+        saved = [s.generator for s in chain]
+        for sampler in chain:
+            sampler.generator = torch.Generator().manual_seed(self.seed + self.epoch)
+        try:
+            stream = iter(self.sampler)
+            while len(group := list(itertools.islice(stream, self.num_replicas))) == self.num_replicas:
+                yield group[self.rank]
+        finally:
+            for sampler, generator in zip(chain, saved):
+                sampler.generator = generator
 
     def _drawn_as_they_go(self) -> Iterator:
         """A stream too long to hold (minGPT's ``RandomSampler(replacement=True, num_samples=1e10)``):
@@ -1615,7 +1638,6 @@ def _remember(table: "weakref.WeakKeyDictionary", obj: Any, value: Any) -> None:
 
 # What a loader and a parameter are
 
-SAMPLER_DEPTH = 8  # samplers looked at in a loader's chain of wrapped samplers (``_samplers``)
 _PLAIN_SAMPLERS = (RandomSampler, SequentialSampler, torch.utils.data.SubsetRandomSampler,
                    torch.utils.data.WeightedRandomSampler)
 _SHUFFLING_SAMPLERS = (RandomSampler, torch.utils.data.SubsetRandomSampler,
@@ -1623,12 +1645,17 @@ _SHUFFLING_SAMPLERS = (RandomSampler, torch.utils.data.SubsetRandomSampler,
 
 
 def _samplers(loader: DataLoader) -> List[Any]:
-    """``loader``'s sampler and batch sampler, and the samplers they wrap, outermost first: a
-    custom batch sampler around a ``BatchSampler`` around a ``DistributedSampler`` (DomainBed's
-    ``_InfiniteSampler``) is sharded by the innermost. Wrapped ones are found as attributes that
-    are samplers (or named ``sampler``), at most ``SAMPLER_DEPTH`` in all."""
+    """``loader``'s sampler and batch sampler, and the samplers they wrap (``_sampler_chain``)."""
+    return _sampler_chain([loader.sampler, loader.batch_sampler])
+
+
+def _sampler_chain(roots: List[Any]) -> List[Any]:
+    """``roots`` and the samplers they wrap, outermost first: a custom batch sampler around a
+    ``BatchSampler`` around a ``DistributedSampler`` (DomainBed's ``_InfiniteSampler``) is
+    sharded by the innermost. Wrapped ones are found as attributes that are samplers (or named
+    ``sampler``), at most ``SAMPLER_DEPTH`` in all."""
     found: List[Any] = []
-    todo = [loader.sampler, loader.batch_sampler]
+    todo = list(roots)
     while todo and len(found) < SAMPLER_DEPTH:
         sampler = todo.pop(0)
         if sampler is None or any(sampler is seen for seen in found):

@@ -1,6 +1,7 @@
 """Unit tests of ddpify_runtime: no launcher, one pytest process (plus one plain-python child)."""
 
 import builtins
+import itertools
 import json
 import os
 import subprocess
@@ -380,6 +381,41 @@ def test_sharded_sampler_seeds_samplers_that_use_the_global_rng():
     before = torch.get_rng_state()
     full_stream(GlobalRngSampler())
     assert torch.equal(torch.get_rng_state(), before)  # the caller's RNG is untouched
+
+
+class Endless(torch.utils.data.Sampler):
+    """DomainBed's `_InfiniteSampler`: an endless loop over another (batch) sampler, no length."""
+
+    def __init__(self, sampler):
+        self.sampler = sampler
+
+    def __iter__(self):
+        while True:
+            yield from self.sampler
+
+
+def test_sharded_sampler_deals_an_endless_stream_drawn_alike_on_every_rank():
+    """An endless batch sampler has no length: the sharded one raised TypeError at its first
+    batch. Each rank now takes its batch of every group of `num_replicas` from one stream, seeded
+    alike whatever the global RNG (the program's own seed, or another rank's stream)."""
+    batches = Endless(BatchSampler(RandomSampler(DATA, replacement=True), batch_size=4, drop_last=True))
+    drawn = []
+    for rank, seed in [(0, 1), (1, 2)]:
+        torch.manual_seed(seed)
+        drawn.append(list(itertools.islice(ShardedSampler(batches, num_replicas=2, rank=rank), 10)))
+    whole = list(itertools.islice(ShardedSampler(batches, num_replicas=1, rank=0), 20))
+    assert drawn[0] == whole[0::2] and drawn[1] == whole[1::2] and drawn[0] != drawn[1]
+    assert batches.sampler.sampler.generator is None  # restored once the streams are dropped
+    with pytest.raises(TypeError):
+        len(ShardedSampler(batches, num_replicas=2, rank=0))  # as unsized as the program's
+
+
+def test_an_endless_stream_that_ends_stops_every_rank_at_the_same_group():
+    class Ending(torch.utils.data.Sampler):
+        def __iter__(self):
+            return iter(range(7))
+
+    assert [list(ShardedSampler(Ending(), 2, r)) for r in range(2)] == [[0, 2, 4], [1, 3, 5]]
 
 
 def test_sharded_sampler_forwards_set_epoch_and_checks_rank():

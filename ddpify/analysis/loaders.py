@@ -17,6 +17,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, param_names, target_names
 from ddpify.analysis import objects, phases
+from ddpify.analysis.objects import Sites
 from ddpify.analysis.models import Models
 from ddpify.syntax.names import dotted
 
@@ -185,12 +186,15 @@ def _single_pass(facts: Facts, loop: cst.CSTNode, depth: int = 3) -> bool:
     return depth > 0 and bool(sites) and all(_single_pass(facts, c, depth - 1) for c in sites)
 
 
-def loaders_of(facts: Facts, expr: cst.BaseExpression, loader_calls: list[cst.Call]) -> list[cst.Call]:
+def loaders_of(facts: Facts, expr: cst.BaseExpression, loader_calls: list[cst.Call], drawn: bool = True) -> list[cst.Call]:
     """The `DataLoader(...)` objects `expr` may be or iterate (ddpify.analysis.objects): through
-    names, `self.x` and `obj.x`, helpers' returns, containers, `with tqdm(loader) as bar`, `iter()`."""
+    names, `self.x` and `obj.x`, helpers' returns, containers, `with tqdm(loader) as bar`, `iter()`,
+    and (`drawn`) instances of the program's classes whose `__iter__` draws from a loader."""
     flow = objects.of(facts)
     sites = flow.values(expr)
     held = sites.union(*(flow.elements(s) for s in sites))
+    if drawn:  # `zip(*[EndlessLoader(ds) ...])`: what each draws from
+        held |= Sites().union(*(flow.drawn_from(s) for s in held))
     return [c for c in loader_calls if c in held]
 
 
@@ -275,8 +279,8 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                      for loop, expr in ([(batch_loop, loader)] if stepped else
                                         _climb(facts, batch_loop, loader, depth=4))]
             for loop, expr in found:
-                if call not in loaders_of(facts, expr, [call]):
-                    continue  # this call site passes another loader (the evaluation one)
+                if call not in loaders_of(facts, expr, [call], drawn=False):
+                    continue  # this call site passes another loader (the evaluation one), or an object drawing from it
                 looped.add(call)
                 entry = loops.setdefault(loop, EpochLoop(loop, _epoch_variable(loop)))
                 if not mt.is_simple_reference(expr):  # `for x in DataLoader(...)`: naming it builds another

@@ -392,9 +392,31 @@ class Objects:
             return None
         f = self.facts
         func = call.func
-        if isinstance(func, cst.Attribute) and dotted(func.value) in f.local_modules:
+        if isinstance(func, cst.Attribute) and f.is_program_module(func.value):
             func = func.attr
         return f.classes.get(func.value) if isinstance(func, cst.Name) else None
+
+    def drawn_from(self, site: cst.CSTNode) -> Sites:
+        """What an instance `site` builds draws its items from when iterated, where its class's
+        `__iter__` (or `__next__`) hands out another object's: `yield next(self._iterator)`, `for b in
+        self.loader: yield b`, `yield from self.loader`, `return iter(self.loader)` give the sites of
+        `self._iterator` or `self.loader` (DomainBed's `InfiniteDataLoader`, whose `__init__` keeps
+        `iter(DataLoader(...))`). Empty for anything else."""
+        cls = self.constructs(site)
+        if cls is None:
+            return Sites()
+        f = self.facts
+        found: list[Sites] = []
+        for method in [m for name in ("__iter__", "__next__") for m in f.method(cls, name)]:
+            for call in f.calls_in(method):
+                if dotted(call.func) == "next" and call.args:
+                    found.append(self.values(call.args[0].value))
+            found += [self.values(lp.iter) for lp in f.loops
+                      if isinstance(lp, cst.For) and f.scope(lp) is method]
+            found += [self.values(y.value.item) for y in f.findall(method, cst.Yield)
+                      if isinstance(y.value, cst.From) and f.scope(y) is method]
+            found += [self.values(r) for r in f.returned(method)]
+        return Sites().union(*found)
 
     def kind(self, site: cst.CSTNode) -> str | None:
         """MODEL, LOADER, OPTIMIZER or WRITER for a site of one, else None."""

@@ -462,7 +462,7 @@ class Facts:
 
     def _resolve_by_name(self, call: cst.Call) -> list[cst.FunctionDef]:
         func = call.func
-        if isinstance(func, cst.Attribute) and self._program_module(func.value):
+        if isinstance(func, cst.Attribute) and self.is_program_module(func.value):
             func = func.attr  # `trainer.Trainer(...)`: a class of the program's module `trainer`
         if isinstance(func, cst.Name):
             name = self._defined_name(func)
@@ -541,7 +541,7 @@ class Facts:
             found += defs
         return found
 
-    def _program_module(self, expr: cst.BaseExpression) -> bool:
+    def is_program_module(self, expr: cst.BaseExpression) -> bool:
         """Does `expr` name a module of the program: `trainer` of `import trainer`, or a package's
         module reached through its attributes (`mmc.training` of `import torch_mimicry as mmc`,
         whose `training/__init__.py` re-exports `Trainer` with `from .trainer import *`)?"""
@@ -643,7 +643,7 @@ class Facts:
         `model = WGAN(args)` by the branch taken); [] when some assignment is anything else."""
         if isinstance(expr, cst.Call):
             func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
-                self._program_module(expr.func.value) else expr.func
+                self.is_program_module(expr.func.value) else expr.func
             cls = self.classes.get(func.value) if isinstance(func, cst.Name) else None
             if isinstance(func, cst.Subscript) and dotted(func.value):
                 return self._registry_classes(func.value)

@@ -591,3 +591,53 @@ def test_a_loader_named_for_validation_that_a_training_loop_zips_with_another_is
     of its batches. Zipped into a training loop, it trains, whatever its name."""
     out = only(NAME, ZIPPED_VALIDATION)
     assert out.count("ShardedSampler(SubsetRandomSampler(") == 2
+
+
+ENDLESS_LOADERS = """\
+import torch
+from torch.utils.data import BatchSampler, DataLoader, RandomSampler, Sampler, TensorDataset
+
+
+class Forever(Sampler):
+    def __init__(self, sampler):
+        self.sampler = sampler
+
+    def __iter__(self):
+        while True:
+            yield from self.sampler
+
+
+class EndlessLoader:
+    def __init__(self, dataset, batch_size):
+        batches = BatchSampler(RandomSampler(dataset, replacement=True), batch_size, drop_last=True)
+        self._iterator = iter(DataLoader(dataset, batch_sampler=Forever(batches)))
+
+    def __iter__(self):
+        while True:
+            yield next(self._iterator)
+
+
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+envs = [TensorDataset(torch.randn(16, 4), torch.randn(16, 1)) for _ in range(2)]
+minibatches = zip(*[EndlessLoader(env, 4) for env in envs])
+for step in range(6):
+    loss = sum(torch.nn.functional.mse_loss(model(x), y) for x, y in next(minibatches))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_loader_an_object_draws_from_in_its_own_iter_is_sharded_with_no_epoch_loop():
+    """DomainBed's InfiniteDataLoader (sixth fresh sweep, held out): `self._iterator =
+    iter(DataLoader(..., batch_sampler=...))` in a class's `__init__`, drawn by the class's own
+    `__iter__` (`yield next(self._iterator)`), its instances zipped and drawn by `next()`. ddpify
+    did not follow the loader through the object: every process trained on all the data, silently.
+    The loader is sharded (its endless batch sampler dealt out, ddpify_runtime.ShardedSampler). The
+    loop that draws by `next()` through the object is no epoch loop of the loader (the object
+    iterates it): no set_epoch on the objects, no end_epoch per step."""
+    from ddpify.convert import convert
+    result = convert(ENDLESS_LOADERS)
+    assert "self._iterator = iter(shard_loader(DataLoader(dataset, batch_sampler=Forever(batches))))" in result.code
+    assert "set_epoch" not in result.code and "end_epoch" not in result.code and "TODO" not in result.code
