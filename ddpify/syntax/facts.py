@@ -657,11 +657,12 @@ class Facts:
     def _picked_classes(self, name: cst.Name) -> list[cst.ClassDef]:
         """The classes of the program a name that is no function holds where every assignment of
         it names classes: `checkpointer_class = Distributed if sharded else Single`, or takes an
-        item of a registry of classes (`task_pipeline = TASK_PIPELINE[task]`)."""
+        item of a registry of classes (`task_pipeline = TASK_PIPELINE[task]`), or a class a registry
+        function looks up (`_looked_up_classes`)."""
         ref = self.ref(name) if name.value not in self.functions else None
         values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
         named = [self._registry_classes(v.value) if isinstance(v, cst.Subscript) and dotted(v.value)
-                 else _class_names(self.classes, v) for v in values]
+                 else _class_names(self.classes, v) or self._looked_up_classes(v) for v in values]
         return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
 
     def _registry_classes(self, registry: cst.BaseExpression) -> list[cst.ClassDef]:
@@ -678,6 +679,20 @@ class Facts:
             return []  # `**OTHERS`, `*more`: items not written out
         named = [_class_names(self.classes, e.value) for e in items]
         return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
+
+    def _looked_up_classes(self, value: cst.BaseExpression) -> list[cst.ClassDef]:
+        """The classes a registry looked up by name may give: a call of the program's function
+        whose every return is `globals()[name]` (DomainBed's `algorithms.get_algorithm_class(name)`)
+        gives any class of that function's file; [] for anything else."""
+        callees = self.user_functions(value) if isinstance(value, cst.Call) else []
+        returns = [r for f in callees for r in self.returned(f)]
+        if not returns or not all(isinstance(r, cst.Subscript) and isinstance(r.value, cst.Call)
+                                  and mt.is_call_of(r.value, "globals") for r in returns):
+            return []
+        homes = {self.program.part_of(f, self.parents).name if self.program is not None else None for f in callees}
+        return [c for c in self.classes.values() if type(self.scope(c)) is not cst.FunctionDef
+                and self.enclosing_class(c) is None
+                and (self.program.part_of(c, self.parents).name if self.program is not None else None) in homes]
 
     def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
         """The calls of this file that run `func` (`Cls(...)` for an `__init__`)."""

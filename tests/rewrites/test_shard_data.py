@@ -641,3 +641,44 @@ def test_a_loader_an_object_draws_from_in_its_own_iter_is_sharded_with_no_epoch_
     result = convert(ENDLESS_LOADERS)
     assert "self._iterator = iter(shard_loader(DataLoader(dataset, batch_sampler=Forever(batches))))" in result.code
     assert "set_epoch" not in result.code and "end_epoch" not in result.code and "TODO" not in result.code
+
+
+def test_a_training_step_through_a_class_a_registry_gives_by_name_trains():
+    """DomainBed's `algorithm_class = algorithms.get_algorithm_class(args.algorithm)`, whose
+    function returns `globals()[name]`: the step loop's `algorithm.update(next(minibatches))`
+    resolved to no method, so the loop did not train and its loader was left whole. Such a
+    registry gives any class of its function's file; their `update` methods train."""
+    from ddpify.convert import convert
+    by_name = ENDLESS_LOADERS.replace("""model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+""", """class ERM(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.network = torch.nn.Linear(4, 1)
+        self.optimizer = torch.optim.SGD(self.network.parameters(), lr=0.1)
+
+    def update(self, minibatches):
+        loss = sum(torch.nn.functional.mse_loss(self.network(x), y) for x, y in minibatches)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+def get_algorithm_class(name):
+    return globals()[name]
+
+
+algorithm_class = get_algorithm_class("ERM")
+algorithm = algorithm_class()
+""").replace("""for step in range(6):
+    loss = sum(torch.nn.functional.mse_loss(model(x), y) for x, y in next(minibatches))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""", """for step in range(6):
+    algorithm.update(next(minibatches))
+""")
+    assert "algorithm.update(next(minibatches))" in by_name
+    assert "iter(shard_loader(DataLoader(" in convert(by_name).code
+    looked_up = convert(by_name.replace("    return globals()[name]", "    return {'ERM': ERM}.get(name)"))
+    assert "shard_loader" not in looked_up.code  # a dict lookup is no registry of this kind: left as it was
