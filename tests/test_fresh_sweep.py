@@ -427,3 +427,23 @@ def test_an_evaluation_pass_over_the_training_loader_is_no_epoch_of_it():
         return sweep.judge(_events(*events), RANDOM, 0, {}, 0)[0]["reshuffled"]
     assert run([2, 0]) == "ok"
     assert run([0, 2]) == "FAIL"
+
+
+def test_the_probe_takes_a_batch_sampler_sharded_whole_for_a_distributed_one():
+    """DomainBed's endless batch sampler, sharded batch by batch (`ShardedSampler(batch_sampler)`):
+    the probe read replicas and rank from the sampler inside it only, found none, and the judge fell
+    back to comparing the ranks' indices, which draws with replacement from 13 samples always
+    share: `sharded` failed on a sharded loader."""
+    import torch
+    from torch.utils.data import BatchSampler, DataLoader, RandomSampler, TensorDataset
+    import ddpify_runtime as rt
+
+    spec = importlib.util.spec_from_file_location("probe_site", ROOT / "tests" / "support" / "probe" / "sitecustomize.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    data = TensorDataset(torch.randn(8, 2))
+    batches = BatchSampler(RandomSampler(data, replacement=True), 2, drop_last=True)
+    info = probe._sampler_info(DataLoader(data, batch_sampler=rt.ShardedSampler(batches, num_replicas=2, rank=1)))
+    assert (info["num_replicas"], info["sampler_rank"]) == (2, 1)
+    plain = probe._sampler_info(DataLoader(data, batch_sampler=batches))
+    assert (plain["num_replicas"], plain["sampler_rank"]) == (None, None)

@@ -161,7 +161,9 @@ def _subset_digest(dataset):
 
 
 def _sampler_info(loader):
-    """What feeds ``loader``: the sampler behind its batch sampler, if any."""
+    """What feeds ``loader``: the sampler behind its batch sampler, if any. Its replicas and rank,
+    else the batch sampler's own (a custom batch sampler sharded whole, batch by batch:
+    ``ShardedSampler(batch_sampler)``)."""
     batch_sampler = loader.batch_sampler
     sampler = getattr(batch_sampler, "sampler", None) if batch_sampler is not None else None
     sampler = sampler if sampler is not None else loader.sampler
@@ -169,8 +171,8 @@ def _sampler_info(loader):
             "batch_sampler": type(batch_sampler).__name__ if batch_sampler is not None else None,
             "inner": type(getattr(sampler, "sampler", None)).__name__
             if hasattr(sampler, "sampler") else None,
-            "num_replicas": getattr(sampler, "num_replicas", None),
-            "sampler_rank": getattr(sampler, "rank", None),
+            "num_replicas": getattr(sampler, "num_replicas", getattr(batch_sampler, "num_replicas", None)),
+            "sampler_rank": getattr(sampler, "rank", getattr(batch_sampler, "rank", None)),
             "shuffle": getattr(sampler, "shuffle", None),
             "batch_size": getattr(batch_sampler, "batch_size", None),
             "drop_last": bool(getattr(batch_sampler, "drop_last", False))}
