@@ -193,6 +193,25 @@ def test_a_loop_over_data_not_traced_to_a_loader_is_a_warning():
     assert any("cannot trace to a DataLoader" in w and "`batches()`" in w for w in warnings), warnings
 
 
+@pytest.mark.parametrize("header", ["with trange(1, 5) as pbar:\n    for step in pbar:",
+                                    "pbar = trange(4)\nif True:\n    for step in pbar:",
+                                    "if True:\n    for step in trange(4):"])
+def test_a_step_loop_over_a_progress_bar_of_a_range_is_a_counting_loop(header):
+    """pytorch-gan-collections (seventh fresh sweep, tuning): `with trange(1, total_steps + 1) as
+    pbar: for step in pbar:`, the batches drawn by `next(looper)` of a generator over the loader.
+    The report said "this loop trains on `pbar`, which ddpify cannot trace to a DataLoader ...: its
+    data is not sharded", of a loader it had sharded."""
+    body = textwrap.indent("real = next(looper)\nmodel(real).sum().backward()\noptimizer.step()\n", "        ")
+    write({"train.py": "import torch\nfrom tqdm import trange\nfrom torch.utils.data import DataLoader\n"
+                       "def infinite(loader):\n    while True:\n        for x in loader:\n            yield x\n"
+                       "loader = DataLoader(torch.randn(8, 2), batch_size=4, shuffle=True)\n"
+                       "looper = infinite(loader)\nmodel = torch.nn.Linear(2, 2)\n"
+                       "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n" + header + "\n" + body})
+    changes = convert_program(program()).changes
+    assert not any("cannot trace" in c.message for c in changes), [c.message for c in changes]
+    assert any(c.message.startswith("training loader") for c in changes)
+
+
 def test_a_step_loop_over_xrange_is_a_counting_loop_not_data_ddpify_cannot_trace():
     """`for i in xrange(n): (x, y) = next(iter(loader))` (six's xrange, zalandoresearch's VQ-VAE)
     counts steps as `range` does: its loader is sharded and reshuffled, no false "not sharded"."""

@@ -970,9 +970,22 @@ class Facts:
 
     def batch_loops(self) -> list[cst.For]:
         """Innermost loops over data that train: `for x, y in loader:` with a backward in reach."""
-        loops = [lp for lp in self.loops if isinstance(lp, cst.For) and not mt.is_counting(lp.iter)
+        loops = [lp for lp in self.loops if isinstance(lp, cst.For) and not self.counts(lp.iter)
                  and self.trains(lp)]
         return [lp for lp in loops if not any(o is not lp and self.is_inside(o, lp) for o in loops)]
+
+    def counts(self, iter_expr: cst.BaseExpression) -> bool:
+        """A loop over numbers, not data (`mt.is_counting`), also through a name every value of
+        which counts: `with trange(1, steps + 1) as pbar: for step in pbar:` (the batches are
+        drawn by `next()` in the body)."""
+        if mt.is_counting(iter_expr):
+            return True
+        ref = self.ref(iter_expr) if isinstance(iter_expr, cst.Name) else None
+        if ref is None:
+            return False
+        from ddpify.analysis import objects  # the object core builds on these facts
+        values = [*self.sources(ref), *objects.of(self).entered(ref)]
+        return bool(values) and all(mt.is_counting(v) for v in values)
 
     def enclosing_loops(self, node: cst.CSTNode) -> Iterator[cst.For | cst.While]:
         """The loops of `node`'s function whose body holds `node`, innermost first (a loop's `else`

@@ -200,8 +200,10 @@ def strip_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def is_counting(iter_expr: cst.BaseExpression) -> bool:
-    """`range(...)` (or Python 2's `xrange`, through six: `from six.moves import xrange`) or a
-    literal list: a loop over numbers or phases, not over data."""
+    """`range(...)` (or Python 2's `xrange`, through six: `from six.moves import xrange`), tqdm's
+    `trange(...)`, or a literal list: a loop over numbers or phases, not over data."""
+    if isinstance(iter_expr, cst.Call) and (dotted(iter_expr.func) or "").rpartition(".")[2] == "trange":
+        return True  # tqdm's `trange(n)` is `tqdm(range(n))`
     expr = strip_iteration(iter_expr)
     return is_call_of(expr, "range") or is_call_of(expr, "xrange") or is_string_list(expr)
 
