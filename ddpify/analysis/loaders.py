@@ -312,18 +312,22 @@ def _loader_expression(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -
     validation else self.train_loader`) -> the one that is `call` (`self.train_loader`), a name its
     callers can see."""
     expr = mt.strip_iteration(expr)
-    while isinstance(expr, cst.Name):  # `it = iter(loader)`, also re-assigned on StopIteration
+    seen: set[str] = set()
+    while isinstance(expr, cst.Name) and expr.value not in seen:  # `it = iter(loader)`, also re-assigned on StopIteration
+        seen.add(expr.value)
         ref = facts.ref(expr)  # `with tqdm(loader) as bar`: `loader`
         sources = facts.sources(ref) or objects.of(facts).entered(ref)
         stripped = [mt.strip_iteration(s) for s in sources]
-        assigned = {value for _, value, _ in facts.writes(ref)} if ref is not None else set()
-        if len({facts.code(s) for s in stripped}) > 1 and all(s in assigned for s in sources):
-            # a local holding one of several (not a parameter: its callers' names are theirs): the one that is `call`
+        local = ref is not None and type(ref.scope) is cst.FunctionDef and bool(sources) and \
+            all(s in {value for _, value, _ in facts.writes(ref)} for s in sources)  # assigned, not a parameter
+        if len({facts.code(s) for s in stripped}) > 1 and local:
+            # a local holding one of several (a parameter's callers' names are theirs): the one that is `call`
             stripped = [s for s in stripped if mt.is_simple_reference(s) and call in loaders_of(facts, s, [call])]
             if len({facts.code(s) for s in stripped}) != 1:
                 break
-        elif not sources or any(a is b for a, b in zip(sources, stripped)):
-            break
+        elif not sources or any(a is b for a, b in zip(sources, stripped)) and \
+                not (local and len(sources) == 1 and mt.is_simple_reference(stripped[0])):
+            break  # (a local alias, `dl = self.train_loader`, is followed: callers may see its source)
         expr = stripped[0]
     return expr.value if isinstance(expr, cst.Subscript) else expr
 
@@ -338,6 +342,9 @@ def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: 
     if depth == 0 or not isinstance(func, cst.FunctionDef):
         return
     name = dotted(loader)
+    ref = facts.ref(loader) if name is not None and "." not in name and name not in param_names(func) else None
+    if ref is not None and ref.scope is func:
+        return  # a local of `func`: its callers cannot name it
     for call in facts.call_sites(func):
         if name is not None and "." not in name and name in param_names(func):
             expr = facts.argument_for(call, func, name)

@@ -399,6 +399,100 @@ runner.set_loaders(loader, val_loader)
 runner.train(2)
 """, "a_batch_loop_over_a_local_holding_one_of_two_loaders_is_reshuffled_by_the_training_ones_name",
          scaffold=TRAINS.instead_of("loop")),
+    # a local alias of the loader in the method that iterates it (`dl = self.train_loader`) is
+    # named in the caller's epoch loop by its source; a local its callers cannot see is never named
+    # there (`set_epoch(dl, epoch)` in train(): a NameError at the first epoch)
+    pair("""\
+class Runner:
+    def __init__(self, loader):
+        self.train_loader = loader
+
+    def _epoch(self):
+        dl = self.train_loader
+        for x, y in dl:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+    def train(self, n_epochs):
+        for epoch in range(n_epochs):
+            self._epoch()
+
+
+Runner(loader).train(2)
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+class Runner:
+    def __init__(self, loader):
+        self.train_loader = loader
+
+    def _epoch(self):
+        dl = self.train_loader
+        for x, y in dl:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+    def train(self, n_epochs):
+        for epoch in range(n_epochs):
+            set_epoch(self.train_loader, epoch)
+            self._epoch()
+            end_epoch()
+
+
+Runner(loader).train(2)
+""", "a_local_alias_of_the_loader_is_named_by_its_source_in_the_callers_epoch_loop", scaffold=TRAINS.instead_of("loop")),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def get_loader():
+    return loader
+
+
+class Runner:
+    def _epoch(self):
+        dl = get_loader()
+        for x, y in dl:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+    def train(self, n_epochs):
+        for epoch in range(n_epochs):
+            self._epoch()
+
+
+Runner().train(2)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+# TODO(ddpify): no epoch loop found for this loader: call set_epoch(loader, epoch) at the start of each epoch, or every epoch draws the same order
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def get_loader():
+    return loader
+
+
+class Runner:
+    def _epoch(self):
+        dl = get_loader()
+        for x, y in dl:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+    def train(self, n_epochs):
+        for epoch in range(n_epochs):
+            self._epoch()
+
+
+Runner().train(2)
+""", "a_local_the_callers_cannot_name_is_not_named_in_their_epoch_loop"),
     # the real shape (pytorch-wgan): a method generator over its parameter, kept on `self`, read
     # with `__next__()` in the critic loop of the method that trains
     pair("""\
