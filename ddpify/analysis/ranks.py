@@ -76,6 +76,7 @@ class Ranks:
         self._returning: set[cst.CSTNode] = set()  # the calls `_returns_rank_test` is following
         self._following: set[Ref] = set()  # the names `rank_dependent` is following (a cycle adds nothing)
         self._sentinels: dict[Ref, bool] = {}  # `set_on_some_ranks`
+        self._worded: dict[cst.CSTNode, bool] = {}  # `_reads_rank_word`
 
     def is_global_rank(self, expr: cst.CSTNode) -> bool:
         """Is `expr` the process's rank among all processes of the job (not its index on this node)?
@@ -235,7 +236,7 @@ class Ranks:
                                for s in sources)
                 finally:
                     self._following.discard(ref)
-            return self.rank_name(test) or bool(sources) and any(rank_word(n) for s in sources for n in _read_names(s)) \
+            return self.rank_name(test) or bool(sources) and any(self._reads_rank_word(s) for s in sources) \
                 or not sources and isinstance(test, cst.Attribute) and self.property_rank_test(test, depth)
         entries = self.dict_entries(test)
         if entries is not None:  # `cfg["amp"]` of `cfg = {"amp": True, "main": rank == 0}`: that entry only
@@ -254,6 +255,13 @@ class Ranks:
                 or self.returns_rank_test(test, depth)
         return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
             child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
+
+    def _reads_rank_word(self, expr: cst.BaseExpression) -> bool:
+        """Does `expr` read a name that says rank (`_read_names`)? Kept per expression: a source
+        is asked again for every test that reads its name."""
+        if expr not in self._worded:
+            self._worded[expr] = any(rank_word(n) for n in _read_names(expr))
+        return self._worded[expr]
 
     def _only_logged(self, call: cst.Call, arg: cst.BaseExpression) -> bool:
         """Does every function of the program `call` runs only call methods of the parameter `arg`
