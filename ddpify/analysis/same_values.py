@@ -56,7 +56,11 @@ PER_PROCESS_MODULES = frozenset({"torch", "random", "numpy", "time", "datetime",
 CONFIG_DECORATORS = frozenset({"hydra.main"})
 
 SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
-PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "round", "range"})
+PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "round", "range", "sorted"})
+# methods that put their arguments into the container they are called on
+FILLING = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "setdefault"})
+# what a folder holds: the same for every process of the job, as a file `torch.load` reads is
+FOLDER_LISTINGS = frozenset({"os.listdir", "glob.glob", "glob.iglob"})
 # a call that reads saved state: a method or a function ddpify does not read, named so
 LOAD_WORD = re.compile(r"(?:^|_)(?:load|resume|restore)(?:_|$)")
 
@@ -66,6 +70,7 @@ class SameValues:
 
     def __init__(self, facts: Facts, ranks: Ranks) -> None:
         self.facts, self.ranks = facts, ranks
+        self._fills: dict[Ref, list[cst.Arg]] = {}
 
     @cached_property
     def agreed_names(self) -> set[str]:
@@ -170,7 +175,8 @@ class SameValues:
         writes = [(v, s) for _, v, s in f.writes(ref)]
         loop_bound = name.value in self._loop_targets.get(ref.scope, ())
         return bool(writes) and not f.unpacked_from(ref) and not loop_bound and all(
-            not self._branched(s) and (mt.is_parse_args(v) or self._core(v, proving)) for v, s in writes)
+            not self._branched(s) and (mt.is_parse_args(v) or self._core(v, proving)) for v, s in writes) \
+            and all(self._core(a.value, proving) for a in self._filled_with(ref))  # `losses.append(loss.item())`
 
     def _counter_target(self, name: cst.Name) -> bool:
         """`i` in `for i in range(...)`, `for i in itertools.count()`, `for i, b in enumerate(...)`."""
@@ -277,9 +283,12 @@ class SameValues:
                 return True  # `if RANK != 0: stop = broadcast_list[0]` after the broadcast
             if self._counts(node):
                 return True
+            if not all(self._shared(a.value, proving) for a in self._filled_with(ref)):
+                return False  # `losses = []` ... `losses.append(loss.item())`: what it holds is what it is given
             last = self._last_write(ref, node)
-            if last is not None:  # `stop = flags[0]` right before the test: what it holds there
-                return self._shared(last, proving)
+            if last is not None:  # `stop = flags[0]` right before the test: what it holds there; a read of
+                # the name in that value is of an earlier write (`dirs = [d for d in dirs if ...]`)
+                return self._shared(last, proving - {ref})
             # what the one-process branch assigns does not count (`else: reduced = loss` of `if multi_gpu:`)
             writes = [w for w in f.writes(ref) if not self.ranks.undistributed(w[2])]
             unpacked = f.unpacked_from(ref)  # `epoch, var = load_state(path)`: a part of a shared whole
@@ -322,13 +331,47 @@ class SameValues:
                 return all(func in proving or f.returned(func) and all(
                     self._shared(r, proving | {func}) for r in f.returned(func)) for func in funcs)
             if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving) \
-                    or (f.qualify(node.func) or "").startswith(("os.path.", "math.")) or _torch_function(f.qualify(node.func)):
+                    or (f.qualify(node.func) or "").startswith(("os.path.", "math.")) or _torch_function(f.qualify(node.func)) \
+                    or f.qualify(node.func) in FOLDER_LISTINGS:
                 return arguments  # `args.path.split("-")`, `os.path.basename(args.ckpt)`, `torch.isnan(reduced)`
             return mt.is_parse_args(node) or self._configuration(node)
-        if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Lambda)):
+            return self._shared_function_of_shared(node, proving)
+        if isinstance(node, cst.NamedExpr):
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression)))
+
+    def _filled_with(self, ref: Ref) -> list[cst.Arg]:
+        """The arguments of the calls that fill the container `ref` names in place
+        (`losses.append(loss.item())`, `seen.add(x)`, `stats.update(d)`)."""
+        if ref not in self._fills:
+            f = self.facts
+            self._fills[ref] = [a for c in f.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value in FILLING
+                                and dotted(c.func.value) == ref.name and f.ref(c.func.value) == ref for a in c.args]
+        return self._fills[ref]
+
+    def _shared_function_of_shared(self, node: cst.BaseExpression, proving: frozenset) -> bool:
+        """A comprehension over shared values (`[d for d in dirs if d.endswith("pt")]` of `dirs =
+        os.listdir(args.out)`), or a lambda (`key=lambda x: int(x.split(".")[0])`) that reads only
+        its parameters and shared values: the names it binds hold shared values, so what it makes
+        is the same on every process."""
+        f = self.facts
+        if isinstance(node, cst.Lambda):
+            bound = [p.name for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)]
+            if any(p.default is not None for p in node.params.params) or not isinstance(node.params.star_arg, cst.MaybeSentinel):
+                return False
+            return self._shared(node.body, proving | {r for r in map(f.ref, bound) if r is not None})
+        parts = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+        clause = node.for_in
+        while clause is not None:
+            if not self._shared(clause.iter, proving):
+                return False
+            proving = proving | {r for r in map(f.ref, mt.findall(clause.target, cst.Name)) if r is not None}
+            if not all(self._shared(test.test, proving) for test in clause.ifs):
+                return False
+            clause = clause.inner_for_in
+        return all(self._shared(part, proving) for part in parts)
 
     def _asks_the_model(self, call: cst.Call) -> bool:
         """`model.estimate_flops()`, `m.num_scaling_params()`: a method of a model, not its forward,
@@ -475,8 +518,8 @@ class SameValues:
         loops = [lp for lp in f.ancestors(use) if isinstance(lp, (cst.For, cst.While))]
         if any(not f.before(stmt, use) and any(f.is_inside(stmt, lp) for lp in loops) for _, _, stmt in f.writes(ref)):
             return None  # `while loss.item() > t:` ... `loss = ...` in the body: the next test reads that
-        for _, value, stmt in reversed(f.writes(ref)):
-            if f.scope(stmt) is f.scope(use) and f.before(stmt, use):
+        for _, value, stmt in reversed(f.writes(ref)):  # not `dirs = [d for d in dirs if ...]` for its own `dirs`
+            if f.scope(stmt) is f.scope(use) and f.before(stmt, use) and not f.is_inside(use, stmt):
                 if isinstance(stmt, cst.AugAssign):
                     return None
                 if not _conditional(f, stmt, use):
