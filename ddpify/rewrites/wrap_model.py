@@ -46,7 +46,12 @@ for unused, and the penalty's tied backward reaches them again: "marked as ready
 wrapped:
 `model = sync_gradients(model)` (runtime) starts every process from the main process's weights
 and averages each gradient as backward computes it; the model keeps its class, its attributes
-and its checkpoint keys.
+and its checkpoint keys. A deep copy of such a model that gradients are taken through (a DARTS
+architect's unrolled copy) is synced too, since a copy keeps none of the original's hooks:
+
+    self.v_net = copy.deepcopy(net)
+->
+    self.v_net = sync_gradients(copy.deepcopy(net))
 
 A model received by the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
@@ -103,6 +108,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             continue
         if model.synced:
             _sync(edits, model)
+            _sync_copies(facts, edits, model)
             continue
         unused = _why_unused(model)
         extra = ", find_unused_parameters=True" if options.find_unused_parameters or unused else ""
@@ -161,6 +167,52 @@ _PENALTY_DDP = ("torch.autograd.grad through a model DistributedDataParallel wra
 _PENALTY_FSDP = ("torch.autograd.grad through a sharded model (a gradient penalty): FSDP2 reduce-scatters "
                  "gradients in its backward hooks, which this pass runs too; ddpify has not verified this "
                  "form: check it by hand")
+
+
+def _sync_copies(facts: Facts, edits: Edits, model: Model) -> None:
+    """`copy.deepcopy(net)` of a synced model, where gradients are taken through the copy (a DARTS
+    architect's unrolled step: `torch.autograd.grad(self.v_net.loss(x, y), self.v_net.alphas())`):
+    the copy is synced too. A deep copy keeps no hook of the original's, so each process would
+    step its own gradients from the copy into the model (`alpha.grad = ...`) and the processes'
+    parameters would part. A copy nothing differentiates (an EMA copy, a best model kept) is
+    left as it is."""
+    flow = objects.of(facts)
+    sites = set(flow.values(next(iter(_targets(model.anchor, model.name)), None) or cst.Name(model.name)))
+    for call in facts.calls:
+        if facts.qualify(call.func) != "copy.deepcopy" or not call.args or not sites & set(flow.values(call.args[0].value)):
+            continue
+        stmt = facts.statement(call)
+        assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else stmt
+        if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
+            continue
+        kept = dotted(assign.targets[0].target)
+        if kept is None or not _differentiated(facts, stmt, kept):
+            continue
+        edits.replace(call, lambda node: cst.Call(cst.Name("sync_gradients"), [cst.Arg(node)]),
+                      f"`{kept}`, a copy of the synced `{model.name}` that gradients are taken through: its gradients "
+                      "are averaged too (sync_gradients), or each process would step the model by its own",
+                      needs_group=True)
+        edits.add_import("ddpify_runtime", "sync_gradients")
+
+
+def _targets(stmt: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """The targets of `stmt` (a line of one assignment, or the assignment) spelled `name`."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        stmt = stmt.body[0]
+    found = [t.target for t in getattr(stmt, "targets", ())] + ([stmt.target] if isinstance(stmt, cst.AnnAssign) else [])
+    return [t for t in found if dotted(t) == name]
+
+
+def _differentiated(facts: Facts, stmt: cst.CSTNode, kept: str) -> bool:
+    """Is a gradient taken (`torch.autograd.grad`, `.backward()`) in a function of the class (or
+    the function) that keeps the copy as `kept`, one that reads `kept`?"""
+    owner = facts.enclosing_class(stmt) or facts.scope(stmt)
+    for read in facts.findall(owner, (cst.Name, cst.Attribute), lambda n: dotted(n) == kept):
+        scope = facts.scope(read)
+        if scope is not None and any(facts.qualify(c.func) == "torch.autograd.grad" or facts.is_backward(c)
+                                     for c in facts.calls_in(scope)):
+            return True
+    return False
 
 
 def _sync(edits: Edits, model: Model) -> None:

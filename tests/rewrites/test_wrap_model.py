@@ -2955,3 +2955,65 @@ def test_an_optimizer_over_the_models_own_method_trains_that_model():
     assert "model = DistributedDataParallel(model, device_ids=device_ids(model))\n" in result.code
     assert "self.body = DistributedDataParallel" not in result.code and "TODO" not in result.code
     assert not [c for c in result.changes if "could not tell" in c.message]
+
+
+UNROLLED = """\
+import copy
+import torch
+from torch import nn
+
+
+class Search(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.criterion = nn.MSELoss()
+        self.body = nn.Linear(4, 1)
+        self.alpha = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        return self.body(x) * self.alpha.exp()
+
+    def loss(self, x, y):
+        return self.criterion(self(x), y)
+
+
+class Architect:
+    def __init__(self, net):
+        self.net = net
+        self.v_net = copy.deepcopy(net)
+        self.shadow = copy.deepcopy(net)
+
+    def step(self, x, y):
+        (grad,) = torch.autograd.grad(self.v_net.loss(x, y), [self.v_net.alpha])
+        self.net.alpha.grad = grad
+
+    def average(self):
+        with torch.no_grad():
+            for p, q in zip(self.shadow.parameters(), self.net.parameters()):
+                p.mul_(0.9).add_(q, alpha=0.1)
+
+
+model = Search()
+architect = Architect(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in zip(torch.randn(3, 8, 4), torch.randn(3, 8, 1)):
+    optimizer.zero_grad()
+    model.criterion(model(x), y).backward()
+    architect.step(x, y)
+    optimizer.step()
+    architect.average()
+"""
+
+
+def test_a_copy_of_a_synced_model_that_gradients_are_taken_through_is_synced_too():
+    """pt.darts' search (seventh fresh sweep, tuning): the controller is synced, and its
+    Architect keeps `self.v_net = copy.deepcopy(net)`, through which the unrolled step takes
+    `torch.autograd.grad` and writes the result into the model's alphas' `.grad`. A deep copy
+    keeps no hook of the original's: each process stepped the alphas by its own gradients and the
+    parameters parted (the self-check named them). The copy is synced too; a copy nothing
+    differentiates (an average kept under no_grad) is left as it is."""
+    result = rewritten(NAME, UNROLLED)
+    assert "model = sync_gradients(model)" in result.code
+    assert "self.v_net = sync_gradients(copy.deepcopy(net))" in result.code
+    assert "self.shadow = copy.deepcopy(net)" in result.code
+    assert [c.message for c in result.changes if "`self.v_net`, a copy of the synced `model`" in c.message]
