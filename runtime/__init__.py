@@ -977,8 +977,9 @@ class ShardedSampler(_InnerSampler):
     ``random`` and numpy RNGs are seeded with ``seed + epoch`` meanwhile, then restored), pads it
     by repetition to a multiple of the world size, and takes ``stream[rank::num_replicas]``: a
     batch sampler of the program gives each rank every ``num_replicas``-th batch of its stream,
-    the same number of batches on every rank. Other attributes are the inner sampler's
-    (``loader.sampler.indices``: the whole subset).
+    the same number of batches on every rank. A sampler without a length (an endless batch
+    sampler) is dealt as it is drawn, its chain's generators seeded alike on every rank. Other
+    attributes are the inner sampler's (``loader.sampler.indices``: the whole subset).
     """
 
     def __init__(self, sampler: Any, num_replicas: Optional[int] = None,
