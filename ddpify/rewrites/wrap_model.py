@@ -47,11 +47,8 @@ wrapped:
 `model = sync_gradients(model)` (runtime) starts every process from the main process's weights
 and averages each gradient as backward computes it; the model keeps its class, its attributes
 and its checkpoint keys. A deep copy of such a model that gradients are taken through (a DARTS
-architect's unrolled copy) is synced too, since a copy keeps none of the original's hooks:
-
-    self.v_net = copy.deepcopy(net)
-->
-    self.v_net = sync_gradients(copy.deepcopy(net))
+architect's unrolled copy, `self.v_net = copy.deepcopy(net)`) becomes
+`sync_gradients(copy.deepcopy(net))`, since a copy keeps none of the original's hooks.
 
 A model received by the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
