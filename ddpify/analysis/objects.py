@@ -573,6 +573,80 @@ class Objects:
                     frontier.append(param)
         return found
 
+    def carriers(self, refs: set[Ref]) -> set[Ref]:
+        """The names the value `refs` hold is handed on to, at any depth: the parameters it is
+        passed to, the `self.x` a method stores it in (`self.eval_dataloader = eval_dataloader`),
+        and the names the callers of a function that returns it bind to the call, whole or
+        unpacked by its place in a returned tuple (`return train_loader, eval_loader`, then
+        `train_dl, eval_dl = build_dataloader(...)` in another module). Names, not objects: one
+        call of a factory is followed apart from its other calls."""
+        f = self.facts
+        found = set(refs)
+        frontier = list(refs)
+        while frontier:
+            ref = frontier.pop()
+            for nxt in (*f._passed_to.get(ref, ()), *self._stored_on_self.get(ref, ()), *self._returned_to.get(ref, ())):
+                if nxt not in found:
+                    found.add(nxt)
+                    frontier.append(nxt)
+        return found
+
+    def bound_to(self, call: cst.Call) -> list[Ref]:
+        """The names a call's value is bound to (`eval_loader = create_loader(...)`)."""
+        return self._bound.get(call, [])
+
+    @cached_property
+    def _bound(self) -> dict[cst.CSTNode, list[Ref]]:
+        """For each value assigned to a name, the names it is bound to; a tuple's elements unpacked by
+        their place (`a, b = f()`: `(f(), 0)` -> `a`) under `(value, i)`."""
+        f = self.facts
+        index: dict[object, list[Ref]] = defaultdict(list)
+        for target, value, stmt in f.assigns:
+            if isinstance(stmt, cst.AugAssign):
+                continue
+            if isinstance(target, (cst.Tuple, cst.List)):
+                for i, element in enumerate(target.elements):
+                    ref = f.ref(element.value, stmt) if dotted(element.value) else None
+                    if ref is not None and not isinstance(element, cst.StarredElement):
+                        index[value, i].append(ref)
+            elif dotted(target) and (ref := f.ref(target, stmt)) is not None:
+                index[value].append(ref)
+        return index
+
+    @cached_property
+    def _stored_on_self(self) -> dict[Ref, list[Ref]]:
+        """`self.x = name` in a method: the name's ref to `self.x`'s."""
+        f = self.facts
+        index: dict[Ref, list[Ref]] = defaultdict(list)
+        for target, value, stmt in f.assigns:
+            if isinstance(value, cst.Name) and (dotted(target) or "").startswith("self.") and \
+                    dotted(target).count(".") == 1 and not isinstance(stmt, cst.AugAssign):
+                source, kept = f.ref(value), f.ref(target, stmt)
+                if source is not None and kept is not None:
+                    index[source].append(kept)
+        return index
+
+    @cached_property
+    def _returned_to(self) -> dict[Ref, list[Ref]]:
+        """`return name` / `return a, name`: the name's ref to the names each call of its function
+        binds to that value."""
+        f = self.facts
+        index: dict[Ref, list[Ref]] = defaultdict(list)
+        for ret in f.returns:
+            func = f.scope(ret)
+            if not isinstance(func, cst.FunctionDef) or ret.value is None:
+                continue
+            placed = [(None, ret.value)] if isinstance(ret.value, cst.Name) else \
+                [(i, e.value) for i, e in enumerate(ret.value.elements) if isinstance(e, cst.Element)
+                 and isinstance(e.value, cst.Name)] if isinstance(ret.value, cst.Tuple) else []
+            for i, name in placed:
+                ref = f.ref(name)
+                if ref is None:
+                    continue
+                for call in f.call_sites(func):
+                    index[ref] += self._bound.get(call if i is None else (call, i), [])
+        return index
+
 
 def _literal_key(expr: cst.Subscript) -> str | None:
     """"k" for `d["k"]`."""

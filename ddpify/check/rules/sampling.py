@@ -7,7 +7,9 @@ from typing import Iterator
 
 import libcst as cst
 
+from ddpify.analysis import objects
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import param_names
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.check.script import SAMPLER
@@ -206,7 +208,7 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
         drop = mt.keyword(call, "drop_last")
         if drop is not None and not mt.is_name(drop.value, "False"):
             continue
-        if _evaluation_only(ctx, call) and not _merged_by_key(ctx, call):
+        if (_evaluation_only(ctx, call) or _evaluated_through_factory(ctx, call)) and not _merged_by_key(ctx, call):
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
                             "the whole set")
@@ -286,6 +288,84 @@ def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> b
     evaluated = [c for c in passed if EVALUATES.search(_called(c))]
     trained = any(ctx.facts.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
     return bool(loops or evaluated or _named_for_evaluation(ctx, sampler)) and not trained
+
+
+def _evaluated_through_factory(ctx: Context, sampler: cst.Call) -> bool:
+    """Is `sampler` built in a function of the program that returns the loader drawing from it
+    (`create_loader(dataset, is_training)`, called for training and for evaluation alike), where
+    some call builds it (not `if is_training:` passed False) and only evaluation reads that call's
+    loader: the names it is bound to and handed on to (returned, unpacked, passed, kept on `self`,
+    in other modules) are iterated by loops that do not train or passed to functions outside the
+    program named for evaluation, or are named for it (`eval_loader = create_loader(...)`)?"""
+    f = ctx.facts
+    func = f.scope(sampler)
+    if not isinstance(func, cst.FunctionDef):
+        return False
+    flow = objects.of(f)
+    loaders = {c for c in ctx.script.calls_of(LOADER) if f.scope(c) is func and any(
+        f.is_inside(sampler, o) for arg in _sampler_args(f, c) for o in f.origins(arg))}
+    if not loaders or not any(flow.values(r) & loaders for r in f.returned(func)):
+        return False
+    for call in f.call_sites(func):
+        bound = set(flow.bound_to(call))
+        if not bound or not _built_for(f, sampler, func, call):
+            continue
+        refs = flow.carriers(bound)
+        names = {ref.name for ref in refs}
+        loops = [lp for lp in f.loops if isinstance(lp, cst.For) and dotted(it := mt.strip_iteration(lp.iter)) in names
+                 and f.ref(it) in refs]
+        passed = [c for c in f.calls if not f.user_functions(c) and any(  # the program's own are followed
+            dotted(a.value) in names and f.ref(a.value) in refs for a in c.args)]
+        evaluated = [c for c in passed if EVALUATES.search(_called(c))] or \
+            all(EVALUATES.search(r.name.split(".")[-1]) for r in bound)
+        trained = any(f.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
+        if (loops or evaluated) and not trained:
+            return True
+    return False
+
+
+def _sampler_args(f, loader: cst.Call) -> list[cst.BaseExpression]:
+    """What a `DataLoader(...)` call is given as its sampler: `sampler=`/`batch_sampler=`, or the
+    entry `"sampler"` of a dict written out and passed as `**loader_args`."""
+    found = [a.value for a in (mt.keyword(loader, "sampler"), mt.keyword(loader, "batch_sampler")) if a is not None]
+    for arg in loader.args:
+        ref = f.ref(arg.value) if arg.star == "**" and dotted(arg.value) else None
+        for source in f.sources(ref) if ref is not None else ():
+            found += [e.value for e in source.elements if isinstance(e, cst.DictElement) and isinstance(
+                e.key, cst.SimpleString) and e.key.evaluated_value in ("sampler", "batch_sampler")] \
+                if isinstance(source, cst.Dict) else []
+    return found
+
+
+def _built_for(f, sampler: cst.Call, func: cst.FunctionDef, call: cst.Call) -> bool:
+    """Does `call` of `func` reach `sampler`: no test on a parameter of `func` around it that the
+    call's literal argument (or the parameter's literal default) makes false (`if is_training:`,
+    `DistributedSampler(ds) if is_training else None`, with `is_training=False`)?"""
+    child: cst.CSTNode = sampler
+    for anc in f.ancestors(sampler):
+        if anc is func:
+            return True
+        if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
+            value = _literal_test(f, anc.test, func, call)
+            if value is not None and value != (child is anc.body):
+                return False
+        child = anc
+    return True
+
+
+def _literal_test(f, test: cst.BaseExpression, func: cst.FunctionDef, call: cst.Call) -> bool | None:
+    """The truth of `param` / `not param` for `call`, where it passes a literal (or the parameter's
+    literal default applies); None when not known."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _literal_test(f, test.expression, func, call)
+        return None if inner is None else not inner
+    if not isinstance(test, cst.Name) or test.value not in param_names(func):
+        return None
+    passed = f.argument_for(call, func, test.value)
+    if passed is None and not any(a.star for a in call.args):
+        param = next((p for p in (*func.params.params, *func.params.kwonly_params) if p.name.value == test.value), None)
+        passed = param.default if param is not None else None
+    return {"True": True, "False": False, "None": False}.get(passed.value) if isinstance(passed, cst.Name) else None
 
 
 def _named_for_evaluation(ctx: Context, sampler: cst.Call) -> bool:
