@@ -324,6 +324,7 @@ CHECKED = {
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         loader = build_loader()
         for epoch in range(3):
+            loader.sampler.set_epoch(epoch)
             train_one_epoch(model, loader, optimizer)
         torch.save(model.state_dict(), "m.pt")
         """,
@@ -336,7 +337,7 @@ def test_check_reads_the_wrap_and_the_backward_in_the_modules_a_script_imports()
     assert alone.exit_code == 0 and "not distributed" in alone.stderr  # the script's own text only
     for args in (["train.py"], ["."]):
         result = cli("check", *args, code=1)
-        assert "train.py:11:1: DDP006 every rank writes this checkpoint" in result.stdout, result.stdout
+        assert "train.py:12:1: DDP006 every rank writes this checkpoint" in result.stdout, result.stdout
         assert "not distributed" not in result.stderr
 
 

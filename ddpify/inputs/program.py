@@ -53,7 +53,7 @@ from pathlib import Path, PurePosixPath
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.names import dotted, import_nodes
+from ddpify.syntax.names import Imports, dotted, import_nodes
 from ddpify.syntax.parse import INPUT_ERRORS, input_error, parse_module
 
 
@@ -184,45 +184,53 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
         by_name.update(call for call, names in computed if any(lookups.files(root, n) for n in names))
         for folder, call in additions:
             folders.setdefault(folder, call)
-        for bound, name in [*imported, *((None, n) for _, names in computed for n in names)]:
-            base, via, files = root, None, lookups.files(root, name)
-            for folder, call in folders.items():
-                if files:
-                    break
-                base, via, files = folder, call, lookups.files(folder, name)
-            top = name.split(".")[0]
-            if not files and not any((f / top).exists() or (f / f"{top}.py").exists() for f in (root, *folders)):
-                above = _above(root, top, aboves)  # not beside the entry at all: maybe above it
-                if above is not None:
-                    base, via, files = above, None, lookups.files(above, name)
-            if files and files[-1][1] == name and bound:
-                local.add(bound)  # a module, not a name defined in one
-            for file, module_name in files:
-                real = lookups.resolved(file)
-                if real in seen or not real.is_relative_to(base):
-                    continue  # read already, or a link out of the project: not followed
-                seen.add(real)
-                # relative to the entry's folder where read above it (`../src/utils.py`: converted in place)
-                rel = PurePosixPath((file.relative_to(base) if via is not None or base == root else
-                                     Path(os.path.relpath(file, root))).as_posix())
-                shown = _shown(entry, file)
-                if real not in parsed:
-                    raw = file.read_bytes()
-                    try:
-                        parsed[real] = raw, _parse(shown, raw)
-                    except INPUT_ERRORS as exc:
-                        if not lenient:
-                            raise
-                        unread.append(input_error(str(shown), raw, exc))
-                        continue
-                # read above (`../src/utils.py`), or in the entry's folder through the package it
-                # belongs to (`advertorch_examples.utils` from `advertorch_examples/train.py`): its
-                # path under the folder it is imported from, where -o writes it
-                beside = PurePosixPath(file.relative_to(base).as_posix()) \
-                    if rel.parts[0] == ".." or via is None and base != root else None
-                new = Part(rel, shown, *parsed[real], module_name, via, beside=beside)
-                parts.append(new)
-                queue.append(new)
+        pending = [*imported, *((None, n) for _, names in computed for n in names)]
+        while pending:  # again for the names not found, after an imported module added folders
+            grown, missed = len(folders), []
+            for bound, name in pending:
+                base, via, files = root, None, lookups.files(root, name)
+                for folder, call in folders.items():
+                    if files:
+                        break
+                    base, via, files = folder, call, lookups.files(folder, name)
+                top = name.split(".")[0]
+                if not files and not any((f / top).exists() or (f / f"{top}.py").exists() for f in (root, *folders)):
+                    above = _above(root, top, aboves)  # not beside the entry at all: maybe above it
+                    if above is not None:
+                        base, via, files = above, None, lookups.files(above, name)
+                if not files:
+                    missed.append((bound, name))
+                if files and files[-1][1] == name and bound:
+                    local.add(bound)  # a module, not a name defined in one
+                for file, module_name in files:
+                    real = lookups.resolved(file)
+                    if real in seen or not real.is_relative_to(base):
+                        continue  # read already, or a link out of the project: not followed
+                    seen.add(real)
+                    # relative to the entry's folder where read above it (`../src/utils.py`: converted in place)
+                    rel = PurePosixPath((file.relative_to(base) if via is not None or base == root else
+                                         Path(os.path.relpath(file, root))).as_posix())
+                    shown = _shown(entry, file)
+                    if real not in parsed:
+                        raw = file.read_bytes()
+                        try:
+                            parsed[real] = raw, _parse(shown, raw)
+                        except INPUT_ERRORS as exc:
+                            if not lenient:
+                                raise
+                            unread.append(input_error(str(shown), raw, exc))
+                            continue
+                    # read above (`../src/utils.py`), or in the entry's folder through the package it
+                    # belongs to (`advertorch_examples.utils` from `advertorch_examples/train.py`): its
+                    # path under the folder it is imported from, where -o writes it
+                    beside = PurePosixPath(file.relative_to(base).as_posix()) \
+                        if rel.parts[0] == ".." or via is None and base != root else None
+                    new = Part(rel, shown, *parsed[real], module_name, via, beside=beside)
+                    parts.append(new)
+                    queue.append(new)
+                    for folder, call in lookups.imports(new, root)[2]:  # run on import: `import _init_paths`
+                        folders.setdefault(folder, call)  # puts `lib/` on the path for the other imports
+            pending = missed if len(folders) > grown else []
     return _assemble(root, parts, frozenset(local), frozenset(by_name), tuple(unread))
 
 
@@ -370,33 +378,86 @@ PATH_CALLS = {"sys.path.insert": 1, "sys.path.append": 0}  # the position of the
 
 
 def _path_additions(part: Part, root: Path) -> list[tuple[Path, cst.Call]]:
-    """The folders outside the project that `part` puts on `sys.path`, with the call that does."""
+    """The folders outside the project that `part` puts on `sys.path`, with the call that does:
+    also through a module-level name bound once (`lib_path = osp.join(this_dir, '..', 'lib')`) and
+    through a helper of the module whose parameter is the folder, by what its calls there pass
+    (`def add_path(path): sys.path.insert(0, path)`, then `add_path(lib_path)`: the `_init_paths.py`
+    of many research projects)."""
     if b"sys.path" not in part.data:
         return []
+    names = _PathNames(part.module)
     found = []
-    for call in mt.findall(part.module, cst.Call, lambda c: dotted(c.func) in PATH_CALLS):
-        arg = mt.positional(call, PATH_CALLS[dotted(call.func)])
-        folder = _folder(arg.value, root, root / part.rel.parent) if arg is not None else None
-        if folder is not None and folder.is_dir() and folder != root and not _installed(folder):
-            found.append((folder, call))
+    for call, scope in names.path_calls():
+        arg = mt.positional(call, PATH_CALLS[names.qualify(call.func)])
+        for expr in names.passed(arg.value, scope) if arg is not None else ():
+            folder = _folder(expr, root, root / part.rel.parent, names)
+            if folder is not None and folder.is_dir() and folder != root and not _installed(folder):
+                found.append((folder, call))
     return found
 
 
-def _folder(expr: cst.BaseExpression, root: Path, here: Path) -> Path | None:
+class _PathNames:
+    """What a module's names hold, for the folders it puts on `sys.path`: its imports (`osp.join`
+    is `os.path.join`), its module-level names bound once, its top-level functions' parameters."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.imports = Imports(module)
+        assigned: dict[str, list[cst.BaseExpression]] = {}
+        for stmt in module.body:
+            line = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            if isinstance(line, cst.Assign) and len(line.targets) == 1 and isinstance(line.targets[0].target, cst.Name):
+                assigned.setdefault(line.targets[0].target.value, []).append(line.value)
+        self.bound = {name: values[0] for name, values in assigned.items() if len(values) == 1}
+
+    def qualify(self, func: cst.BaseExpression) -> str | None:
+        return self.imports.qualify(func) or dotted(func)
+
+    def path_calls(self) -> list[tuple[cst.Call, cst.FunctionDef | None]]:
+        """The `sys.path.insert`/`append` calls, each with the top-level function it is in (None: the module's own code)."""
+        def calls(node: cst.CSTNode) -> list[cst.Call]:
+            return mt.findall(node, cst.Call, lambda c: self.qualify(c.func) in PATH_CALLS)
+        funcs = [stmt for stmt in self.module.body if isinstance(stmt, cst.FunctionDef)]
+        inside = {id(c): func for func in funcs for c in calls(func)}
+        return [(c, inside.get(id(c))) for c in calls(self.module)]
+
+    def passed(self, expr: cst.BaseExpression, scope: cst.FunctionDef | None) -> list[cst.BaseExpression]:
+        """`expr`, or for a parameter of `scope` what the module's calls of it pass."""
+        params = [p.name.value for p in scope.params.params] if scope is not None else []
+        if not isinstance(expr, cst.Name) or expr.value not in params:
+            return [expr]
+        sites = mt.findall(self.module, cst.Call, lambda c: mt.is_name(c.func, scope.name.value))
+        place = params.index(expr.value)
+        args = [mt.keyword(c, expr.value) or mt.positional(c, place) for c in sites]
+        return [a.value for a in args if a is not None]
+
+    def value(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """What a module-level name bound once holds (`this_dir = osp.dirname(__file__)`)."""
+        seen = 0
+        while isinstance(expr, cst.Name) and expr.value in self.bound and seen < 8:
+            expr, seen = self.bound[expr.value], seen + 1
+        return expr
+
+
+def _folder(expr: cst.BaseExpression, root: Path, here: Path, names: _PathNames | None = None) -> Path | None:
     """The folder a literal path expression names: `".."` (from the entry's folder, where the program
-    runs), `os.path.join(os.path.dirname(__file__), "..")` (from the file's own), `os.path.abspath(...)`."""
+    runs), `os.path.join(os.path.dirname(__file__), "..")` (from the file's own), `os.path.abspath(...)`;
+    through the module's names (`names`) where given."""
+    if names is not None:
+        expr = names.value(expr)
     if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
         return (root / expr.evaluated_value).resolve()
     if not isinstance(expr, cst.Call):
         return None
-    func, args = dotted(expr.func), [a.value for a in expr.args]
+    func, args = names.qualify(expr.func) if names is not None else dotted(expr.func), [a.value for a in expr.args]
+    args = [names.value(a) for a in args] if names is not None else args
     if func in ("os.path.abspath", "os.path.realpath", "os.path.normpath") and len(args) == 1:
-        return _folder(args[0], root, here)
+        return _folder(args[0], root, here, names)
     if func == "os.path.dirname" and len(args) == 1 and (
-            mt.is_name(args[0], "__file__") or _folder_of_file(args[0])):
+            mt.is_name(args[0], "__file__") or _folder_of_file(args[0], names)):
         return here.resolve()
     if func == "os.path.join" and args:
-        first = _folder(args[0], root, here)
+        first = _folder(args[0], root, here, names)
         rest = [a.evaluated_value for a in args[1:] if isinstance(a, cst.SimpleString)]
         if first is None or len(rest) != len(args) - 1 or not all(isinstance(r, str) for r in rest):
             return None
@@ -404,10 +465,11 @@ def _folder(expr: cst.BaseExpression, root: Path, here: Path) -> Path | None:
     return None
 
 
-def _folder_of_file(expr: cst.BaseExpression) -> bool:
+def _folder_of_file(expr: cst.BaseExpression, names: _PathNames | None = None) -> bool:
     """`os.path.abspath(__file__)`, `os.path.realpath(__file__)`."""
-    return isinstance(expr, cst.Call) and dotted(expr.func) in ("os.path.abspath", "os.path.realpath") \
-        and len(expr.args) == 1 and mt.is_name(expr.args[0].value, "__file__")
+    func = (names.qualify(expr.func) if names is not None else dotted(expr.func)) if isinstance(expr, cst.Call) else None
+    return func in ("os.path.abspath", "os.path.realpath") and len(expr.args) == 1 \
+        and mt.is_name(expr.args[0].value, "__file__")
 
 
 def _installed(folder: Path) -> bool:

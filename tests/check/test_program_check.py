@@ -76,6 +76,13 @@ READS = {
         {"repo/.git/HEAD": "", "repo/scripts/train.py": "from src.dist import setup\nif __name__ == '__main__':\n"
          "    setup()\n", "src/__init__.py": "", "src/dist.py": ""},
         "repo/scripts/train.py", ["repo/scripts/train.py"]),
+    "a_folder_an_imported_module_puts_on_sys_path_through_its_helper": (  # DEKR's `_init_paths.py`
+        {"tools/train.py": "import _init_paths\nfrom dataset import make\nif __name__ == '__main__':\n    make()\n",
+         "tools/_init_paths.py": "import os.path as osp\nimport sys\ndef add_path(path):\n    sys.path.insert(0, path)\n"
+                                 "this_dir = osp.dirname(__file__)\nlib_path = osp.join(this_dir, '..', 'lib')\n"
+                                 "add_path(lib_path)\n",
+         "lib/dataset/__init__.py": "def make():\n    pass\n"},
+        "tools/train.py", ["tools/train.py", "tools/_init_paths.py", "lib/dataset/__init__.py"]),
     "an_importer_that_does_not_parse_is_skipped": (
         {"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "run.py": "from pkg.trainer import Trainer\ndef f(:\n"},
         "pkg/trainer.py", ["pkg/trainer.py"]),

@@ -51,7 +51,9 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     when a file that
     trains (or reads the sampler's loader in a loop inside another loop: the training step may
     live in another module) builds a sampler that shuffles and calls no `set_epoch` (torch's
-    method or ddpify_runtime's `set_epoch(loader, epoch)`) anywhere. A sampler whose loader only
+    method or ddpify_runtime's `set_epoch(loader, epoch)`) anywhere; a sampler built in a helper
+    of a module the file imports (`make_dataloader(cfg, is_train=True)`) is reported at the file's
+    call of that helper. A sampler whose loader only
     evaluation reads (a loop that does not train, a function named for evaluation, a sampler or
     loader named for it, `val_sampler`) is left alone: the order of an evaluation pass does not
     change its result.
@@ -60,12 +62,36 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     if any(mt.is_attribute(a, "set_epoch") for a in f.attributes) or any(
             mt.is_call_of(c, "set_epoch") for c in f.calls):
         return
+    reported: set[cst.Call] = set()
     for call in ctx.script.calls_of(SAMPLER):
         shuffle = mt.keyword(call, "shuffle")
         if (shuffle is None or not mt.is_name(shuffle.value, "False")) and not _evaluation_only(ctx, call, True) \
                 and (f.has_training or _epochs(ctx, call)):
-            yield Hit(call, "this DistributedSampler shuffles, but nothing calls its set_epoch(epoch): every epoch "
-                            "sees the same order")
+            if not f.in_library(call):
+                yield Hit(call, "this DistributedSampler shuffles, but nothing calls its set_epoch(epoch): every "
+                                "epoch sees the same order")
+                continue
+            for site in _entry_calls(f, call):  # built in a helper of another module: where this file calls it
+                if site not in reported:
+                    reported.add(site)
+                    yield Hit(site, f"`{f.code(site.func)}(...)` builds a DistributedSampler that shuffles (in "
+                                    f"`{f.scope(call).name.value}`), but nothing calls its set_epoch(epoch): every "
+                                    "epoch sees the same order")
+
+
+def _entry_calls(f, node: cst.CSTNode, depth: int = 3) -> list[cst.Call]:
+    """The checked file's calls that run `node` of a module it imports: of the function around it,
+    or of the functions that call that one (at most `depth` calls deep), where the call's literal
+    arguments do not skip it (`make_dataloader(cfg, is_train=False)` past `if is_train:`)."""
+    func = f.scope(node)
+    if not isinstance(func, cst.FunctionDef) or depth == 0:
+        return []
+    found: list[cst.Call] = []
+    for site in f.call_sites(func):
+        if not _built_for(f, node, func, site):
+            continue
+        found += [site] if not f.in_library(site) else _entry_calls(f, site, depth - 1)
+    return list(dict.fromkeys(found))
 
 
 @rule("DDP003", fixable=True)
