@@ -165,6 +165,23 @@ class _Lookups:
         return self._resolved[path]
 
 
+def _located(root: Path, name: str, folders: dict[Path, cst.Call], aboves: dict[str, Path | None],
+             lookups: _Lookups) -> tuple[Path, cst.Call | None, list]:
+    """Where module `name` is read from: (the folder, the `sys.path` call that added it or None,
+    its files), beside the entry, in a folder the program adds, or above the entry."""
+    base, via, files = root, None, lookups.files(root, name)
+    for folder, call in folders.items():
+        if files:
+            break
+        base, via, files = folder, call, lookups.files(folder, name)
+    top = name.split(".")[0]
+    if not files and not any((f / top).exists() or (f / f"{top}.py").exists() for f in (root, *folders)):
+        above = _above(root, top, aboves)  # not beside the entry at all: maybe above it
+        if above is not None:
+            base, via, files = above, None, lookups.files(above, name)
+    return base, via, files
+
+
 def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenient: bool = False,
           lookups: _Lookups | None = None) -> Program:
     """Follow the imports of the parts of `queue` from `root`, adding each project file they
@@ -188,16 +205,7 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
         while pending:  # again for the names not found, after an imported module added folders
             grown, missed = len(folders), []
             for bound, name in pending:
-                base, via, files = root, None, lookups.files(root, name)
-                for folder, call in folders.items():
-                    if files:
-                        break
-                    base, via, files = folder, call, lookups.files(folder, name)
-                top = name.split(".")[0]
-                if not files and not any((f / top).exists() or (f / f"{top}.py").exists() for f in (root, *folders)):
-                    above = _above(root, top, aboves)  # not beside the entry at all: maybe above it
-                    if above is not None:
-                        base, via, files = above, None, lookups.files(above, name)
+                base, via, files = _located(root, name, folders, aboves, lookups)
                 if not files:
                     missed.append((bound, name))
                 if files and files[-1][1] == name and bound:
