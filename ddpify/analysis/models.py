@@ -99,13 +99,19 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     for call, model in _forwards(facts, models):
         if model.unused is None and _leaves_outputs_unread(facts, call, model):
             model.unused = f"a training step leaves outputs of `{model.name}` unread (`{facts.code(facts.parent(call) or call)}`)"
-    for call, _, through in penalties(facts, models.refs) if place is None else ():
+    if place is None and _sync_penalised(facts, models):
+        models = Models(wrapped, untraced, wrapped_refs(facts, [m for m in wrapped if not m.synced]))
+    return models
+
+
+def _sync_penalised(facts: Facts, models: Models) -> bool:
+    """Sync (no wrapper) each model a gradient penalty runs through whose step may leave
+    parameters without a gradient (`model.partial` or `model.unused`); whether any was."""
+    for call, _, through in penalties(facts, models.refs):
         for model in through:
             if not model.synced and model.dataparallel is None and (model.partial or model.unused):
                 model.synced, model.penalty = facts.code(call.func), True
-    if any(model.penalty for model in wrapped):
-        models = Models(wrapped, untraced, wrapped_refs(facts, [m for m in wrapped if not m.synced]))
-    return models
+    return any(model.penalty for model in models.wrapped)
 
 
 def penalties(facts: Facts, refs: dict[Ref, Model]) -> Iterator[tuple[cst.Call, cst.BaseExpression | None, list[Model]]]:
@@ -133,7 +139,7 @@ def penalties(facts: Facts, refs: dict[Ref, Model]) -> Iterator[tuple[cst.Call, 
                     if dotted(c.func) and facts.ref(c.func) in refs]
         if forwards:
             here = [c.func for c in forwards if facts.scope(c) is facts.scope(call)]
-            through = list({id(m): m for m in (refs[facts.ref(c.func)] for c in forwards)}.values())
+            through = list({id(m): m for c in forwards if (r := facts.ref(c.func)) is not None and (m := refs.get(r)) is not None}.values())
             yield call, here[0] if len({facts.code(f) for f in here}) == 1 else None, through
 
 

@@ -351,7 +351,8 @@ class SameValues:
                                 and dotted(c.func.value) == ref.name and f.ref(c.func.value) == ref for a in c.args]
         return self._fills[ref]
 
-    def _shared_function_of_shared(self, node: cst.BaseExpression, proving: frozenset) -> bool:
+    def _shared_function_of_shared(self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp | cst.Lambda,
+                                   proving: frozenset) -> bool:
         """A comprehension over shared values (`[d for d in dirs if d.endswith("pt")]` of `dirs =
         os.listdir(args.out)`), or a lambda (`key=lambda x: int(x.split(".")[0])`) that reads only
         its parameters and shared values: the names it binds hold shared values, so what it makes
@@ -363,7 +364,7 @@ class SameValues:
                 return False
             return self._shared(node.body, proving | {r for r in map(f.ref, bound) if r is not None})
         parts = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
-        clause = node.for_in
+        clause: cst.CompFor | None = node.for_in
         while clause is not None:
             if not self._shared(clause.iter, proving):
                 return False

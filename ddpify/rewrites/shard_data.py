@@ -175,12 +175,12 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> N
     ds = facts.code(dataset.value)
     value = None if shuffle is None else facts.code(shuffle.value)
     if shuffle is not None and value is not None and _depends_on_comprehension(facts, call, shuffle.value):
-        sampler = f"DistributedSampler({ds}) if {value} else None"
+        sampler_code = f"DistributedSampler({ds}) if {value} else None"
     elif value == "True":
-        sampler = f"DistributedSampler({ds}, shuffle=True)"
+        sampler_code = f"DistributedSampler({ds}, shuffle=True)"
     else:
-        sampler = f"DistributedSampler({ds}, shuffle={value or 'False'})"
-    new_arg = build.keyword("sampler", sampler)
+        sampler_code = f"DistributedSampler({ds}, shuffle={value or 'False'})"
+    new_arg = build.keyword("sampler", sampler_code)
 
     def fix(node: cst.Call) -> cst.Call:
         args = list(node.args)
@@ -198,7 +198,7 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> N
         args[idx] = new_arg.with_changes(comma=args[idx].comma, whitespace_after_arg=args[idx].whitespace_after_arg)
         return node.with_changes(args=args)
 
-    edits.replace(call, fix, f"training loader sharded with {sampler}", needs_group=True)
+    edits.replace(call, fix, f"training loader sharded with {sampler_code}", needs_group=True)
     edits.add_import("torch.utils.data.distributed", "DistributedSampler")
 
 

@@ -2,8 +2,6 @@
 multi_string}, FLAGS.NAME, FLAGS.flags_into_string(), and the command line (`--name=value`,
 `--name value`, `--bool`/`--nobool`, repeated multi flags, `--flagfile=PATH`)."""
 
-import sys
-
 
 class Error(Exception):
     pass
