@@ -1037,3 +1037,21 @@ def test_a_class_a_package_re_exports_is_followed_through_the_packages_attribute
     entry = convert_program(program()).code
     assert "netD = G.nets.Critic()\nnetD = sync_gradients(netD)\noptD = " in entry
     assert "DistributedDataParallel" not in entry
+
+
+def test_a_name_bound_to_a_call_of_its_namesake_in_a_module_alias_resolves_to_nothing_not_forever():
+    """`loss = F.loss(x)` where `F` is a program module in another file (`import functional as
+    F`) and here a library (`torch.nn.functional`): resolving the call asks what the name `loss`
+    holds, whose value is the call being resolved (doctr's `ctc_loss = F.ctc_loss(...)`)."""
+    from ddpify.syntax.facts import Facts
+
+    write({
+        "train.py": "import torch.nn.functional as F\nimport helper\n\n"
+                    "def step(x):\n    loss = F.loss(x)\n    return loss\n\nstep(1)\n",
+        "helper.py": "import functional as F\n\nF.scale(2)\n",
+        "functional.py": "def scale(x):\n    return x\n",
+    })
+    prog = program()
+    facts = Facts(prog.merged, prog)
+    runs = {facts.code(c): [f.name.value for f in facts.user_functions(c)] for c in facts.calls}
+    assert runs == {"F.loss(x)": [], "step(1)": ["step"], "F.scale(2)": ["scale"]}

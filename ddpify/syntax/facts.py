@@ -143,6 +143,7 @@ class Facts:
         self._callees: dict[cst.Call, list[cst.FunctionDef]] = {}
         self._named: dict[cst.Call, list[cst.FunctionDef]] = {}
         self._holding: set[cst.Name] = set()  # the names `_held_functions` is answering
+        self._looking_up: set[cst.BaseExpression] = set()  # the values `_looked_up_classes` is answering
         self._typed_parameters: dict[Ref, list[cst.ClassDef]] = {}
         self._origins: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._unpacked_memo: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
@@ -683,8 +684,16 @@ class Facts:
     def _looked_up_classes(self, value: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes a registry looked up by name may give: a call of the program's function
         whose every return is `globals()[name]` (DomainBed's `algorithms.get_algorithm_class(name)`)
-        gives any class of that function's file; [] for anything else."""
-        callees = self.user_functions(value) if isinstance(value, cst.Call) else []
+        gives any class of that function's file; [] for anything else, and for a value asked again
+        while it is answered (`ctc_loss = F.ctc_loss(...)`, where resolving the call asks what the
+        name `ctc_loss` holds)."""
+        if not isinstance(value, cst.Call) or value in self._looking_up:
+            return []
+        self._looking_up.add(value)
+        try:
+            callees = self.user_functions(value)
+        finally:
+            self._looking_up.discard(value)
         returns = [r for f in callees for r in self.returned(f)]
         if not returns or not all(isinstance(r, cst.Subscript) and isinstance(r.value, cst.Call)
                                   and mt.is_call_of(r.value, "globals") for r in returns):
