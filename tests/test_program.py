@@ -212,6 +212,22 @@ def test_a_step_loop_over_a_progress_bar_of_a_range_is_a_counting_loop(header):
     assert any(c.message.startswith("training loader") for c in changes)
 
 
+@pytest.mark.parametrize("runner, handed", [("from absl import app\napp.run(main)", False),
+                                            ("import threading\nthreading.Thread(target=main).start()", True)])
+def test_absl_app_run_calls_main_now_and_is_no_callback_ddpify_cannot_follow(runner, handed):
+    """pytorch-gan-collections (seventh fresh sweep, tuning) ends with `app.run(main)`: absl parses the
+    flags and calls `main(argv)` in this process. The report said "`main`, which trains, is handed to
+    `app.run(...)` to run (a callback, another process, a thread): ddpify cannot follow ...". A
+    thread's target stays such a warning."""
+    write({"train.py": "import torch\nfrom torch.utils.data import DataLoader\n"
+                       "def main(argv=None):\n    loader = DataLoader(torch.randn(8, 2), batch_size=4, shuffle=True)\n"
+                       "    model = torch.nn.Linear(2, 2)\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                       "    for x in loader:\n        model(x).sum().backward()\n        optimizer.step()\n"
+                       + runner + "\n"})
+    warnings = [c.message for c in convert_program(program()).changes if c.kind == "warning"]
+    assert any("is handed to" in w for w in warnings) is handed, warnings
+
+
 def test_a_step_loop_over_xrange_is_a_counting_loop_not_data_ddpify_cannot_trace():
     """`for i in xrange(n): (x, y) = next(iter(loader))` (six's xrange, zalandoresearch's VQ-VAE)
     counts steps as `range` does: its loader is sharded and reshuffled, no false "not sharded"."""

@@ -41,6 +41,9 @@ from ddpify.inputs.program import Program
 
 DYNAMIC = {"importlib.import_module", "importlib.__import__", "__import__", "runpy.run_path",
            "runpy.run_module", "importlib.util.spec_from_file_location", "exec"}
+# Entry points that call the function they are handed right away, in this process: `app.run(main)`
+# runs `main(argv)` after parsing the flags, as a direct call would.
+RUNS_NOW = frozenset({"absl.app.run"})
 # Packages that do not run a training loop on what they are passed.
 PASSIVE = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas",
                      "sklearn", "matplotlib", "PIL", "tqdm", "wandb", "tensorboardX", "torchinfo",
@@ -130,7 +133,7 @@ def _training_functions_passed(facts: Facts, call: cst.Call) -> list[str]:
     (`mp.Process(target=train, ...)`, `trainer.register(train_step)`); not a local variable of
     the same name (`super().__init__(root, train=train)` in a data set's `__init__(self, train=True)`)."""
     if not any(isinstance(a.value, cst.Name) and a.value.value in facts.functions for a in call.args) \
-            or facts.user_functions(call):
+            or facts.user_functions(call) or facts.qualify(call.func) in RUNS_NOW:
         return []
     found = []
     for arg in call.args:
