@@ -39,7 +39,8 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     `torch.no_grad()`). After a training step, the next forward broadcasts the buffers
     (BatchNorm statistics) even under `no_grad`: so is a DDP forward on rank 0 alone, unless the
     wrap says `broadcast_buffers=False` or wraps a torch.nn layer without buffers (an
-    `nn.Linear` classifier). Found under an `if` that reads the rank (not one proven
+    `nn.Linear` classifier) or a model of the program's classes that builds none (no
+    `register_buffer`, no BatchNorm, no library's modules: a UNet of convolutions and GroupNorm). Found under an `if` that reads the rank (not one proven
     the same everywhere: an entry of a configuration dict), or after an early `if rank != 0:
     return` of its function, also through a function of this file that runs a collective,
     unless the other ranks reach the same collectives in the other branch (rank 0 broadcasts in
@@ -124,13 +125,64 @@ NO_BUFFERS = frozenset(f"torch.nn.{name}" for name in """
     Embedding EmbeddingBag LSTM GRU RNN MultiheadAttention LayerNorm GroupNorm""".split())
 
 
+# what makes buffers: the layers with running statistics, and spectral normalisation (its `u`, `v`)
+BUFFERED = frozenset({*(f"torch.nn.{kind}Norm{d}" for kind in ("Batch", "LazyBatch", "Instance", "LazyInstance")
+                        for d in ("1d", "2d", "3d")), "torch.nn.SyncBatchNorm", "torch.nn.utils.spectral_norm",
+                      "torch.nn.utils.parametrizations.spectral_norm"})
+# modules whose calls build no module of their own
+BUILD_NOTHING = ("math.", "numpy.", "einops.", "typing.", "collections.", "itertools.", "warnings.", "logging.")
+
+
 def _has_buffers(ctx: Context, wrapper: cst.BaseExpression) -> bool:
     """May the model inside this DDP wrapper hold buffers? Not where every model the object core
-    traces into its wraps is a torch.nn layer without buffers (`DDP(nn.Linear(2048, 1000))`)."""
+    traces into its wraps is a torch.nn layer without buffers (`DDP(nn.Linear(2048, 1000))`), or an
+    instance of a class of the program that builds none (`_builds_no_buffers`)."""
     f, objects = ctx.facts, of(ctx.facts)
     wraps = [s for s in objects.values(wrapper) if isinstance(s, cst.Call) and f.qualify(s.func) == DDP and s.args]
     inner = [m for w in wraps for m in objects.values(w.args[0].value) if m not in wraps]  # `m = DDP(m)` names both
-    return not (wraps and inner and all(isinstance(m, cst.Call) and f.qualify(m.func) in NO_BUFFERS for m in inner))
+    return not (wraps and inner and all(isinstance(m, cst.Call) and (f.qualify(m.func) in NO_BUFFERS or (
+        cls := objects.constructs(m)) is not None and _builds_no_buffers(ctx, cls, set(), 6)) for m in inner))
+
+
+def _builds_no_buffers(ctx: Context, scope: cst.CSTNode, seen: set, depth: int) -> bool:
+    """Does a class of the program (or a function of it that its code calls) build no buffer: no
+    `register_buffer`, no layer with running statistics (`nn.BatchNorm2d`), no spectral norm, no
+    module of a library it does not read (`timm`, `torchvision.models`); its bases `nn.Module` or
+    classes of the program that build none, the classes of the program it builds (also through
+    `functools.partial(Block, ...)`) none either, within `depth` classes and functions (deeper: not
+    read, so it may)? A diffusion UNet of convolutions and GroupNorm."""
+    f, objects = ctx.facts, of(ctx.facts)
+    if scope in seen:
+        return True
+    if depth == 0:
+        return False
+    seen.add(scope)
+    if isinstance(scope, cst.ClassDef):
+        for base in scope.bases:
+            built = objects.constructs(cst.Call(func=base.value))
+            if not (f.qualify(base.value) in ("torch.nn.Module", "torch.nn.modules.module.Module")
+                    or built is not None and _builds_no_buffers(ctx, built, seen, depth - 1)):
+                return False
+    for call in mt.findall(scope, cst.Call):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "register_buffer":
+            return False
+        target = call.args[0].value if f.qualify(call.func) == "functools.partial" and call.args else call.func
+        name = f.qualify(target)
+        built = objects.constructs(cst.Call(func=target))
+        if name in BUFFERED:
+            return False
+        if built is not None:
+            if not _builds_no_buffers(ctx, built, seen, depth - 1):
+                return False
+            continue
+        funcs = f.user_functions(call) if target is call.func else []
+        if funcs:
+            if not all(_builds_no_buffers(ctx, func, seen, depth - 1) for func in funcs):
+                return False
+            continue
+        if name is not None and "." in name and not name.startswith(("torch.", "functools.", *BUILD_NOTHING)):
+            return False  # a library's class or function: what it builds is not read
+    return True
 
 
 def _broadcasts_buffers(ctx: Context, wrap: cst.Call) -> bool:
