@@ -219,6 +219,26 @@ for step in range(4):
     opt.zero_grad()
     model(next(batches)).mean().backward()
     opt.step()
+""", IMPORTS + TRAIN_LOADER.split("for epoch")[0] + """
+
+class Feeder:
+    def __init__(self, loader):
+        self.loader = loader
+        self.it = iter(loader)
+
+    def draw(self):
+        try:
+            return next(self.it)
+{example:8}
+            return next(self.it)
+
+
+feeder = Feeder(train_loader)
+for step in range(4):
+    x, y = feeder.draw()
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
 """],
     "accumulate-no-sync": ACCUMULATE,
     "agree-stop": "import argparse\n" + IMPORTS + "args = argparse.ArgumentParser().parse_args()\n"

@@ -43,6 +43,7 @@ class Loaders:
     manual: list[cst.For]  # batch loops that slice tensors by hand
     sharded_loops: list[cst.For]  # batch loops over a sharded loader
     by_key: dict[cst.Call, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # comprehension-built: (dict, keys to shard)
+    remade: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # (statement, loader): its iterator made again at its end
 
 
 def find(facts: Facts, models: Models) -> Loaders:
@@ -71,12 +72,13 @@ def find(facts: Facts, models: Models) -> Loaders:
     iterable = [c for c in training if is_iterable_dataset(facts, c)]
     training = [c for c in training if c not in iterable]
     loops, looped = _epoch_loops(facts, fed, training)
+    remade = _remade(facts, training, loops, looped, consumed)
     unlooped = [c for c in training if c not in looped
                 and not (fed.get(c) and all(_single_pass(facts, lp) for lp, _ in fed[c]))]
     manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and _slices_by_hand(facts, lp)]
     sharded_loops = list(dict.fromkeys(lp for c in training for lp, _ in fed.get(c, ())))
     by_key = {c: found for c, found in by_key.items() if found is not None and c in training}
-    return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key)
+    return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key, remade)
 
 
 def _by_key(facts: Facts, call: cst.Call, roles: dict[str, bool]) -> tuple[str, tuple[str, ...]] | None:
@@ -292,6 +294,59 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                 if text not in entry.loaders:
                     entry.loaders.append(text)
     return list(loops.values()), looped
+
+
+def _remade(facts: Facts, training: list[cst.Call], loops: list[EpochLoop], looped: set[cst.Call],
+            consumed: set[cst.FunctionDef]):
+    """(statement, loader) where a handler of the iterator's end makes a training loader's iterator
+    again (`except StopIteration: it = iter(self.loader)`, or `self.loader.__iter__()`), in a loop or
+    not, in a function or a method of any module of the program: each new iterator is a new pass,
+    and `set_epoch(loader)` goes right before it (the mimicry trainer's `_fetch_data`, a method with
+    no loop). Not where an epoch loop found for that loader already holds the handler (a generator's
+    `while True` round, a step loop that makes it again), nor for a loader that does not train (an
+    evaluation loader made again the same way), nor where no training draws through the handler (a
+    training loader's endless iterator that only an evaluation reads). Adds each loader to `looped`."""
+    found: list[tuple[cst.CSTNode, str]] = []
+    for handler in facts.findall(facts.module, cst.ExceptHandler, _catches_end):
+        for call in facts.calls_in(handler):
+            if mt.is_name(call.func, "iter") and len(call.args) == 1:
+                expr = call.args[0].value
+            elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "__iter__" and not call.args:
+                expr = call.func.value
+            else:
+                continue
+            fed = loaders_of(facts, expr, training, drawn=False) if mt.is_simple_reference(expr) else []
+            text = facts.code(expr)
+            if not fed or any(text in e.loaders and facts.is_inside(call, e.loop) for e in loops) or \
+                    not _drawn_in_training(facts, call, consumed):
+                continue
+            looped.update(fed)
+            if (facts.statement(call), text) not in found:
+                found.append((facts.statement(call), text))
+    return found
+
+
+def _drawn_in_training(facts: Facts, node: cst.CSTNode, consumed: set[cst.FunctionDef], depth: int = 3) -> bool:
+    """Does training run `node`: a loop around it that trains, a generator a training function
+    consumes, or a call of its function (up to `depth` levels) that training runs? A loop trains
+    also through the methods of the objects it calls (`self.netD.train_step(...)`, an instance of
+    another module's class)."""
+    flow = objects.of(facts)
+    if any(facts.trains(lp) or any(facts.trains(m) for c in facts.calls_in(lp) for m in flow.methods(c))
+           for lp in facts.enclosing_loops(node)):
+        return True
+    func = facts.scope(node)
+    if not isinstance(func, cst.FunctionDef):
+        return False
+    return func in consumed or depth > 0 and any(_drawn_in_training(facts, site, consumed, depth - 1)
+                                                 for site in facts.call_sites(func))
+
+
+def _catches_end(handler: cst.ExceptHandler) -> bool:
+    """Does `handler` catch an iterator's end (`StopIteration`, `Exception`, a bare `except`)?"""
+    names = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    return any(n is None or (dotted(n if isinstance(n, cst.BaseExpression) else n.value) or "").rpartition(".")[2]
+               in ("StopIteration", "Exception", "BaseException") for n in names)
 
 
 def _zipped(expr: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -35,6 +35,16 @@ iterator = iter(loader)`, read with `next()` or `__next__()`) passes once per ro
 (one batch): `set_epoch(loader)` at the top of that round and `end_epoch()` at its end, so each
 new iterator draws a new order.
 
+Wherever else the program makes a training loader's iterator again once it has run out (in a
+method with no loop of its own, as a trainer's `_fetch_data`), that is a new pass:
+
+    except StopIteration:
+        self.it = iter(self.loader)
+->
+    except StopIteration:
+        set_epoch(self.loader)
+        self.it = iter(self.loader)
+
 A loader the epoch makes anew before it reads it (`data_loader = utils.get_data_loader(ds, 64)`
 at the top of its body) gets `set_epoch` right after that statement, where the name holds it.
 
@@ -96,6 +106,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                              for b in entry.built if entry.epoch is not None)])
         if calls:
             edits.record(loop, f"{calls} reshuffles each epoch; end_epoch() ends it")
+    for stmt, loader in found.remade:
+        edits.insert_before(stmt, f"set_epoch({loader})\n")
+        edits.add_import("ddpify_runtime", "set_epoch")
+        edits.record(stmt, f"set_epoch({loader}) before its iterator is made again: each new pass draws a new order")
     for call in found.unlooped:
         edits.todo(facts.statement(call), "no epoch loop found for this loader: call set_epoch(loader, epoch) "
                    "at the start of each epoch, or every epoch draws the same order")

@@ -658,6 +658,138 @@ for itr in range(8):
 """, "a_generator_that_makes_the_loaders_iterator_again_reshuffles_each_new_one",
          report=["change: set_epoch(iterable) reshuffles each epoch; end_epoch() ends it"],
          scaffold=TRAINS.instead_of("loop")),
+    # (sixth sweep, mimicry) a trainer's method with no loop of its own makes the loader's iterator
+    # again on StopIteration; the loop that calls it trains through a model's own method. Each new
+    # iterator is a pass: set_epoch right before it (no end_epoch: no epoch boundary is known).
+    pair("""\
+class Critic(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def train_step(self, x, y, opt):
+        opt.zero_grad()
+        ((self(x) - y) ** 2).mean().backward()
+        opt.step()
+
+
+class Trainer:
+    def __init__(self, net, data):
+        self.net = net
+        self.data = data
+
+    def _fetch(self, it):
+        try:
+            batch = next(it)
+        except StopIteration:
+            it = iter(self.data)
+            batch = next(it)
+        return it, batch
+
+    def train(self):
+        it = iter(self.data)
+        for step in range(8):
+            it, (x, y) = self._fetch(it)
+            self.net.train_step(x, y, self.opt)
+
+
+net = Critic()
+trainer = Trainer(net, loader)
+trainer.opt = torch.optim.SGD(net.parameters(), lr=0.1)
+trainer.train()
+""", """\
+from ddpify_runtime import set_epoch
+
+class Critic(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def train_step(self, x, y, opt):
+        opt.zero_grad()
+        ((self(x) - y) ** 2).mean().backward()
+        opt.step()
+
+
+class Trainer:
+    def __init__(self, net, data):
+        self.net = net
+        self.data = data
+
+    def _fetch(self, it):
+        try:
+            batch = next(it)
+        except StopIteration:
+            set_epoch(self.data)
+            it = iter(self.data)
+            batch = next(it)
+        return it, batch
+
+    def train(self):
+        it = iter(self.data)
+        for step in range(8):
+            it, (x, y) = self._fetch(it)
+            self.net.train_step(x, y, self.opt)
+
+
+net = Critic()
+trainer = Trainer(net, loader)
+trainer.opt = torch.optim.SGD(net.parameters(), lr=0.1)
+trainer.train()
+""", "an_iterator_made_again_in_a_method_without_a_loop_gets_a_new_epoch_first",
+         report=["change: set_epoch(self.data) before its iterator is made again: each new pass draws a new order"],
+         scaffold=TRAINS.instead_of("model", "opt", "loop")),
+    # the same in a function that takes the loader, its iterator kept in an attribute
+    pair("""\
+class State:
+    pass
+
+
+def draw(state, data):
+    try:
+        return next(state.it)
+    except StopIteration:
+        state.it = data.__iter__()
+        return next(state.it)
+
+
+state = State()
+state.it = iter(loader)
+for step in range(8):
+    x, y = draw(state, loader)
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", """\
+from ddpify_runtime import set_epoch
+
+class State:
+    pass
+
+
+def draw(state, data):
+    try:
+        return next(state.it)
+    except StopIteration:
+        set_epoch(data)
+        state.it = data.__iter__()
+        return next(state.it)
+
+
+state = State()
+state.it = iter(loader)
+for step in range(8):
+    x, y = draw(state, loader)
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", "an_iterator_made_again_in_a_function_gets_a_new_epoch_first", scaffold=TRAINS.instead_of("loop")),
     # an epoch loop that numbers nothing
     pair("""\
 for _ in range(2):
@@ -870,6 +1002,25 @@ def evaluate():
             x, y = batches.__next__()
             print(((model(x) - y) ** 2).mean().item())
 """, "a_generator_making_its_iterator_again_only_evaluation_reads", TRAINS.at_end),
+    # an evaluation loader made again on StopIteration, beside the training: not reshuffled
+    unchanged("""\
+val_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+
+
+def fetch_val(it):
+    try:
+        return it, next(it)
+    except StopIteration:
+        it = iter(val_loader)
+        return it, next(it)
+
+
+vit = iter(val_loader)
+with torch.no_grad():
+    for _ in range(4):
+        vit, (x, y) = fetch_val(vit)
+        print(((model(x) - y) ** 2).mean().item())
+""", "an_evaluation_loaders_iterator_made_again", TRAINS.at_end),
     unchanged("""\
 def batches():
     for x, y in loader:
