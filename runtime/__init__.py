@@ -207,6 +207,7 @@ class _State:
         self.watchdog: Any = None
         self.waiting: Any = None  # (what, (file, line), since): this process waits in a runtime collective
         self.shown: "dict[str, str]" = {}  # file name -> as a finding or a hang report shows it
+        self.first_forward_undo: Any = None  # puts DistributedDataParallel.__init__ back (_install_first_forward_sync)
 
 
 _STATE = _State()
@@ -217,6 +218,8 @@ def _reset_for_tests() -> None:
     self-check's hooks go first. The process group, ``print`` and ``sys.stdout`` stay as they are."""
     if _STATE.self_check is not None:
         _STATE.self_check.remove()
+    if _STATE.first_forward_undo is not None:
+        _STATE.first_forward_undo()
     _STATE.__init__()
 
 
@@ -260,6 +263,8 @@ def init_distributed_mode() -> None:
     _setup_output(get_rank(), os.environ)
     _share_terminal_size(get_rank(), os.environ)
     _install_excepthook()
+    if get_world_size() > 1:
+        _install_first_forward_sync()
     _install_self_check(verify, timeout.total_seconds())
     if get_rank() == 0 and get_world_size() > 1:
         _BUILTIN_PRINT(f"ddpify: {get_world_size()} processes ({launch.launcher}, {dist.get_backend()})",
@@ -477,6 +482,63 @@ def _install_excepthook() -> None:
             value = value.__cause__ or value.__context__
 
     sys.excepthook = excepthook
+
+
+def _install_first_forward_sync() -> None:
+    """Every ``DistributedDataParallel`` built from now on takes its parameters from the main
+    process once more after its first forward with gradients, where they changed since its
+    construction (``_sync_after_first_forward``). DDP broadcasts them at construction only: a
+    layer that sets its parameters from the first batch it sees (ActNorm's or weight norm's
+    data-dependent initialization, ``if not self.initialized: self.bias.data.copy_(-mean)``) sets
+    them from each process's own shard, and the replicas would train apart from the first step.
+    The patch stays for the run (it runs at construction only); nothing of it runs in a step."""
+    if _STATE.first_forward_undo is not None:
+        return
+
+    def make(original: Any) -> Any:
+        def init(self: Any, *args: Any, **kwargs: Any) -> None:
+            original(self, *args, **kwargs)
+            _sync_after_first_forward(self)
+        return init
+
+    _STATE.first_forward_undo = _patch(torch.nn.parallel.DistributedDataParallel, "__init__", make)
+
+
+def _sync_after_first_forward(model: Any) -> None:
+    """After ``model``'s first forward with gradients enabled (the training forward, which every
+    process runs; a forward under ``no_grad`` before it, an initialization pass over a batch, is
+    waited out): compare a checksum of its parameters with the one taken at its construction, when
+    every process held the main process's. Where any process's changed, every process takes the
+    main process's parameters (one broadcast each, in place; the backward of that first forward
+    still uses each process's own values, and the averaged gradient then steps equal parameters),
+    and the main process says so once. One all-reduce of a flag, once per wrapper; the hook then
+    goes. Parameters DDP ignores (``parameters_to_ignore``) are left as they are."""
+    ignored = set(getattr(model, "parameters_to_ignore", ()) or ())
+    params = [p for key, p in model.module.named_parameters() if key not in ignored]
+    if not params:
+        return
+    group, name = model.process_group, type(model.module).__name__  # (the hook holds no reference to the model)
+    before = torch.stack([_checksum(p) for p in params])
+
+    def after(module: Any, inputs: Any, output: Any) -> None:
+        if not torch.is_grad_enabled():
+            return
+        handle.remove()
+        with torch.no_grad():
+            changed = torch.tensor([int(not torch.equal(before, torch.stack([_checksum(p) for p in params])))],
+                                   device=params[0].device)
+            dist.all_reduce(changed, op=dist.ReduceOp.MAX, group=group)
+            if not changed.item():
+                return
+            source = dist.get_global_rank(group, 0) if group is not None else 0
+            for param in params:
+                dist.broadcast(param.data, source, group=group)
+        if get_rank() == 0:
+            _BUILTIN_PRINT(f"ddpify: the parameters of {name} changed between its DistributedDataParallel wrap "
+                           "and its first training forward (data-dependent initialization, as ActNorm's): every "
+                           "process now starts from the main process's", file=sys.stderr)
+
+    handle = model.register_forward_hook(after)
 
 
 def _unused_parameters_hint(traceback: Any) -> str:

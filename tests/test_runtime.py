@@ -203,6 +203,50 @@ def test_sync_gradients_takes_a_parameter_the_first_batch_set_from_the_main_proc
     assert torch.equal(model.bias, torch.tensor([7.0]))
 
 
+class _ActNorm(torch.nn.Module):
+    """A shift set from the first batch it sees (data-dependent initialization, as Glow's)."""
+
+    def __init__(self):
+        super().__init__()
+        self.loc = torch.nn.Parameter(torch.zeros(2))
+        self.register_buffer("initialized", torch.tensor(0))
+
+    def forward(self, x):
+        if not self.initialized:
+            self.loc.data.copy_(-x.mean(0))
+            self.initialized.fill_(1)
+        return x + self.loc
+
+
+@pytest.mark.parametrize("data_init", [True, False])
+def test_a_ddp_model_whose_first_forward_sets_parameters_takes_the_main_processs(monkeypatch, one_process_group,
+                                                                                 capsys, data_init):
+    """DDP broadcasts parameters at construction only: a layer that sets them from the first batch
+    (ActNorm) sets them from each process's shard (decision 0048, "Not done"). After the first
+    forward with gradients (an initialization forward under no_grad before it is waited out), a
+    changed checksum on any process brings the main process's parameters to every one; an
+    unchanged model gets nothing but the flag's all-reduce; the hook then goes."""
+    model = torch.nn.Sequential(_ActNorm(), torch.nn.Linear(2, 1)) if data_init else torch.nn.Linear(2, 1)
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    sent, reduced = [], []
+    monkeypatch.setattr(rt.dist, "broadcast", lambda t, src, group=None: sent.append(t.shape) or t.fill_(7.0))
+    monkeypatch.setattr(rt.dist, "all_reduce", lambda t, op=None, group=None: reduced.append(t.item()))
+    rt._sync_after_first_forward(ddp)
+    x = torch.tensor([[1.0, 3.0], [3.0, 5.0]])
+    with torch.no_grad():
+        ddp(x)  # an initialization pass: waited out
+    assert (sent, reduced) == ([], [])
+    for _ in range(2):
+        ddp(x).sum().backward()
+    assert reduced == [int(data_init)]  # once: the first forward with gradients
+    if data_init:
+        assert sent == [(2,), (1, 2), (1,)]  # every parameter, once
+        assert torch.equal(model[0].loc, torch.full((2,), 7.0))  # the main process's, in place
+        assert "every process now starts from the main process's" in capsys.readouterr().err
+    else:
+        assert sent == [] and capsys.readouterr().err == ""
+
+
 def test_a_process_keeps_its_rank_after_the_group_is_destroyed(monkeypatch):
     """DomainBed's `sys.stdout = Tee(path)`, its file opened on the main process only: at
     interpreter shutdown, after the runtime destroyed the group, Python flushes sys.stdout and

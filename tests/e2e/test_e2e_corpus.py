@@ -74,6 +74,7 @@ SPECS = {
     "permutation_between_trainings": Spec(train={480: True, 240: True}, passes=2, models=2),
     "repeated_passes": Spec(train={240: True}, passes=4),  # two phases, each from epoch 0
     "constructor_flag_branch": Spec(train={300: True}, passes=2),  # `if self.use_norm:` fixed per model
+    "data_init": Spec(train={192: True}, passes=2),  # ActNorm set from the first batch (each process's own)
 }
 UNCHANGED = ["already_ddp", "inference_only"]
 NAMES = sorted(SPECS)
