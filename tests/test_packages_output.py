@@ -86,6 +86,62 @@ def test_a_file_a_written_package_reads_beside_its_file_is_copied_beside_the_cop
     assert run.returncode == 0 and run.stdout.split()[-1] == "0.4", run.stderr
 
 
+SAVING_LOOP = LOOP.replace("import torch\n", "import os\nimport sys\n\nimport torch\n\n"
+                           "HERE = os.path.dirname(sys.modules[__name__].__file__)\n"
+                           "SAVED = os.path.join(HERE, 'saved')\n", 1) + """\
+    torch.save(model.state_dict(), os.path.join(SAVED, 'model.pt'))
+"""
+
+
+def saving_project(tmp_path: Path) -> Path:
+    """A package module that saves into a folder beside itself, built from its `__file__` through a
+    name (advertorch_examples' `path_of_this_module`, then `trained_models`): `engine/saved/` holds
+    an earlier file; `engine/data/` is named by no such path."""
+    project = tmp_path / "proj"
+    for folder in ("saved", "data"):
+        (project / "engine" / folder).mkdir(parents=True)
+        (project / "engine" / folder / "old.pt").write_bytes(b"x")
+    (project / "engine" / "__init__.py").write_text(INIT)
+    (project / "engine" / "loop.py").write_text(SAVING_LOOP)
+    (project / "engine" / "util.py").write_text("def helper():\n    return 2\n")
+    (project / "train.py").write_text(ENTRY)
+    return project
+
+
+def test_a_folder_a_written_module_builds_paths_into_is_made_empty_beside_the_copy_and_said(tmp_path):
+    """adv_cln, adv_adv (sixth sweep, tuning): the converted `advertorch_examples/utils.py` builds
+    `os.path.join(os.path.dirname(__file__), 'trained_models')`, a folder beside the original only:
+    the final save failed. The folder is made, empty, in the output and listed with the files of
+    the original it does not copy; a folder no such path names is not made."""
+    project, out = saving_project(tmp_path), tmp_path / "out"
+    result = CliRunner().invoke(main, ["convert", str(project / "train.py"), "-o", f"{out}/"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (out / "engine").iterdir()) == ["__init__.py", "loop.py", "saved"]
+    assert list((out / "engine" / "saved").iterdir()) == []
+    assert (f"{out / 'engine' / 'saved'}/  <- made empty: a converted module beside it builds paths into "
+            f"{project / 'engine' / 'saved'}/ through its __file__ (its 1 file(s) not copied") in result.output
+    run = subprocess.run([sys.executable, str(out / "train.py")], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(project)})
+    assert run.returncode == 0, run.stderr
+    assert (out / "engine" / "saved" / "model.pt").is_file()
+
+
+def test_under_ddpify_run_a_folder_a_written_module_builds_paths_into_is_the_originals(tmp_path, monkeypatch):
+    """Under `ddpify run` the run's folder is private (removed after the run): the folder is a link
+    to the original's, where the single-process program saves."""
+    project = saving_project(tmp_path)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setattr(launch, "run_job", lambda *a, **k: pytest.fail("--dry-run launched"))
+    result = CliRunner().invoke(main, ["run", "--dry-run", "--nproc-per-node", "1", str(project / "train.py")])
+    assert result.exit_code == 0, result.output
+    folder = Path(result.stdout.splitlines()[0].split("# the run's folder (kept): ")[1])
+    assert (folder / "engine" / "saved").is_symlink()
+    assert (folder / "engine" / "saved").resolve() == (project / "engine" / "saved").resolve()
+    assert not (folder / "engine" / "data").exists()
+
+
 def test_a_converted_package_init_keeps_its_unchanged_siblings_importable(tmp_path):
     """DDIM's `datasets/__init__.py`: converted itself (its data sets built under
     main_process_first), it imports `datasets.celeba`, left unchanged. Written without the path

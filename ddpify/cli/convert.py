@@ -92,14 +92,18 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     runtime = guard(files.runtime_source) if vendor_runtime and not check else None
     modules = [] if check else [_module_dests(source, dest, result, in_place)
                                 for source, dest, result in zip(inputs.sources, dests, results)]
+    folders = [_folder_dests(source, dest, result) if program and not in_place else []
+               for source, dest, result, program in zip(inputs.sources, dests, results, modules)]
     if not check:
         _write_outputs(dests, loaded, results, modules, in_place, runtime)
-    for source, dest, result, script, program in zip(inputs.sources, dests, results, scripts,
-                                                     modules or [[]] * len(results)):
+        for path, _ in (made for each in folders for made in each):
+            path.mkdir(parents=True, exist_ok=True)
+    for source, dest, result, script, program, made in zip(inputs.sources, dests, results, scripts,
+                                                           modules or [[]] * len(results), folders or [[]] * len(results)):
         if dest is None and not check:
             click.echo(result.output, nl=False)
         if not as_json:
-            _print_outcome(source, dest, result, script, program, in_place)
+            _print_outcome(source, dest, result, script, program, in_place, made)
     _finish(inputs, results, check, as_json)
     if skipped:
         fail(EXIT_INPUT, f"{len(skipped)} file(s) skipped after running past --timeout {timeout:g} s")
@@ -253,6 +257,22 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
     return found
 
 
+def _folder_dests(source: files.Source, dest: Path | None, result: Result) -> list[tuple[Path, str]]:
+    """The folders a written module builds paths into through its `__file__` (ddpify.output.packages
+    `folders_built_beside`), to make empty beside it in the output, each with what it is."""
+    from ddpify.output.packages import beside_entry, folders_built_beside, init_files_where_read
+
+    if dest is None or source.path is None:
+        return []
+    project = Path(os.path.realpath(source.path)).parent
+    placed = beside_entry(result.modules)
+    inits = init_files_where_read(project, {rel: module.read_from for rel, module in placed.items()})
+    return [(dest.parent / rel, f"made empty: a converted module beside it builds paths into {_shown(original)}/ "
+             f"through its __file__" + (f" (its {count} file(s) not copied: copy or link them if the program "
+                                        "reads them)" if count else ""))
+            for rel, (original, count) in folders_built_beside(project, placed, inits).items()]
+
+
 def _shown(path: Path) -> str:
     """`path` relative to the working directory where it lies under it, else as it is."""
     rel = os.path.relpath(path)
@@ -308,7 +328,8 @@ def _writes(result: Result, dest: Path | None, mode: int | None, in_place: bool,
 
 
 def _print_outcome(source: files.Source, dest: Path | None, result: Result, script: Script | None,
-                   modules: list[tuple[Result, Path, str]], in_place: bool) -> None:
+                   modules: list[tuple[Result, Path, str]], in_place: bool,
+                   folders: list[tuple[Path, str]]) -> None:
     """On stderr: the records, where a program went under -o (the entry's output, then each
     module written beside it and what it is) and how to run the output."""
     from ddpify.output.packages import original_folders
@@ -318,6 +339,8 @@ def _print_outcome(source: files.Source, dest: Path | None, result: Result, scri
         click.echo(f"{dest}: written, with the modules the conversion changed beside it:", err=True)
         for _, path, what in modules:
             click.echo(f"    {path}  <- {what}", err=True)
+        for path, what in folders:
+            click.echo(f"    {path}/  <- {what}", err=True)
     if dest is not None and result.changed:
         _print_run_hint(dest, None if in_place or not result.modules else
                         [source.path.parent, *original_folders(source.path.parent, result.modules)])

@@ -134,7 +134,8 @@ NO_SPEEDUP = ("ddpify run: NO SPEED-UP: no training loader could be sharded, so 
 
 def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: Result, script: Script | None) -> int:
     """Write the converted script into a new run folder, run torchrun on it, report the end."""
-    from ddpify.output.packages import beside_entry, files_read_beside, init_files_where_read, original_folders
+    from ddpify.output.packages import (beside_entry, files_read_beside, folders_built_beside, init_files_where_read,
+                                        original_folders)
     from ddpify.run import joblog, launch
 
     workspace = _new_workspace()
@@ -153,7 +154,10 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
             # after it, and the folders its modules were imported from at the end of PYTHONPATH
             files = {launch.script_name(plan.script): result.output, **modules}
             target = _private(workspace.add, files)[0]
-            click.echo(f"{name}: converted -> {target}" + "".join(f", {rel}" for rel in modules), err=True)
+            linked = _link_folders(workspace.path, folders_built_beside(project, placed, inits))
+            click.echo(f"{name}: converted -> {target}" + "".join(f", {rel}" for rel in modules)
+                       + "".join(f", {rel}/ (linked to {original}/: a converted module builds paths into it "
+                                 "through its __file__)" for rel, original in linked.items()), err=True)
         else:  # left alone (already distributed): run it as it is
             target = plan.script
             click.echo(f"ddpify run: launching {name} as it is", err=True)
@@ -236,6 +240,16 @@ def _dry_run(command: list[str], env: dict[str, str], folder: Path) -> None:
     click.echo("# the run's folder (kept): " + str(folder))
     click.echo(" ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(changed.items())) + " \\")
     click.echo("  " + shlex.join(command))
+
+
+def _link_folders(folder: Path, built: dict[str, tuple[Path, int]]) -> dict[str, Path]:
+    """Link each folder a converted module builds paths into through its `__file__` (its saves:
+    ddpify.output.packages `folders_built_beside`) to the original's, from the run's private
+    folder (removed after the run), where the single-process program reads and writes it."""
+    linked = {rel: original for rel, (original, _) in built.items()}
+    for rel, original in linked.items():
+        _private(lambda rel=rel, original=original: folder.joinpath(rel).symlink_to(original, target_is_directory=True))
+    return linked
 
 
 def _private(make, *args):

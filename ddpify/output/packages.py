@@ -14,7 +14,8 @@ package `__init__.py` the conversion changed gets the same line.
 
 A file a written module reads beside itself through a path built from its `__file__`
 (`open(os.path.join(os.path.dirname(__file__), 'VERSION'))` in a package's `__init__.py`) is
-copied beside the copy: its `__file__` names the output folder.
+copied beside the copy: its `__file__` names the output folder. A folder it builds paths into
+(`os.path.join(os.path.dirname(__file__), 'trained_models')`) is made there, empty, and said.
 
 A changed module goes at its path under the folder it is imported from: the entry's folder
 (`engine/loop.py`), a folder the program puts on `sys.path` (`../helper_train.py` through
@@ -117,20 +118,46 @@ def files_read_beside(project: Path, written: Mapping[str, Result],
     copy's `__file__` names the output folder, so the file goes there too (`out/advertorch/VERSION`);
     without it the converted program stopped at import. Only the files that the string literals of
     such an expression name, under the module's folder."""
+    return {rel: (original, original.read_bytes())
+            for rel, original in _named_beside(project, written, inits).items() if original.is_file()}
+
+
+def folders_built_beside(project: Path, written: Mapping[str, Result],
+                         inits: Mapping[str, tuple[Path, bytes]]) -> dict[str, tuple[Path, int]]:
+    """`{rel: (the original folder, how many files it holds)}`: the folders beside a written
+    module's original that a path built from its `__file__` names (advertorch_examples'
+    `TRAINED_MODEL_PATH = os.path.join(os.path.dirname(__file__), 'trained_models')`, where the
+    program saves its model). The copy's `__file__` names the output folder, where the folder did
+    not exist: the final save failed. Such a folder is made, empty, in the output, and said with the
+    number of files the original holds, which are not copied (a folder of unknown size, most often
+    the program's own outputs; a program that reads them there is told to copy or link them)."""
+    outputs = [PurePosixPath(rel) for rel in [*written, *inits]]
+    return {rel: (original, sum(1 for f in original.rglob("*") if f.is_file()))
+            for rel, original in _named_beside(project, written, inits).items()
+            if original.is_dir() and not any(out.is_relative_to(rel) for out in outputs)}  # (a written package: there)
+
+
+def _named_beside(project: Path, written: Mapping[str, Result],
+                  inits: Mapping[str, tuple[Path, bytes]]) -> dict[str, Path]:
+    """`{rel in the output: original}`: what the string literals of a path built from a written
+    module's `__file__` name beside its original, under the module's folder (not itself a
+    written module)."""
     sources = {rel: ((_base(project, rel, m.read_from) / rel), m.source) for rel, m in written.items()}
     sources |= {rel: (original, original.read_bytes()) for rel, (original, _) in inits.items()}
-    found: dict[str, tuple[Path, bytes]] = {}
+    found: dict[str, Path] = {}
     for rel, (path, code) in sources.items():
         folder = path.resolve().parent
         for name in _named_from_file(code):
             original = folder / name
-            if original.is_file() and folder in original.resolve().parents:
-                found.setdefault(str(PurePosixPath(rel).parent / name), (original, original.read_bytes()))
-    return {rel: data for rel, data in found.items() if rel not in sources}
+            if original.exists() and folder in original.resolve().parents:
+                found.setdefault(str(PurePosixPath(rel).parent / name), original)
+    return {rel: original for rel, original in found.items() if rel not in sources}
 
 
 def _named_from_file(code: bytes) -> set[str]:
-    """The string literals of each expression that builds a path from `__file__`."""
+    """The string literals of each expression that builds a path from `__file__` (also
+    `sys.modules[__name__].__file__`), or from a name bound to such a path (`here =
+    os.path.dirname(__file__)`, then `os.path.join(here, 'trained_models')`)."""
     if b"__file__" not in code:
         return set()  # no such expression: not parsed a second time
     try:
@@ -138,14 +165,27 @@ def _named_from_file(code: bytes) -> set[str]:
     except (SyntaxError, ValueError):
         return set()
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    bound = [(node.targets[0].id, node.value) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+             and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
+    names = {"__file__"}
+    while True:  # the names bound to a path from __file__, to a fixed point (each round adds one or ends)
+        more = {name for name, value in bound if name not in names and any(_from_file(n, names) for n in ast.walk(value))}
+        if not more:
+            break
+        names |= more
     tops = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "__file__":
+        if _from_file(node, names):
             while isinstance(parents.get(node), (ast.expr, ast.keyword)):
                 node = parents[node]
             tops.add(node)
     return {n.value for top in tops for n in ast.walk(top)
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip()}
+
+
+def _from_file(node: ast.AST, names: set[str]) -> bool:
+    """`__file__`, `module.__file__`, or a name bound to a path built from it."""
+    return isinstance(node, ast.Name) and node.id in names or isinstance(node, ast.Attribute) and node.attr == "__file__"
 
 
 def extended(code: bytes) -> bytes:
