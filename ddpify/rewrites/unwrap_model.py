@@ -9,16 +9,14 @@
     hasattr(model, "num_layers")              ->  hasattr(model.module, "num_layers")
     model.load_state_dict(best_weights)       ->  model.module.load_state_dict(best_weights)
 
-A model handed to a function of the program that takes its parameters by name and never runs it
-(`accumulate(g_running, generator)` pairing `dict(model.named_parameters())` with an EMA copy's) is
-handed over bare: the wrapper's names start with `module.`.
 Tracing and exporting (`torch.jit.trace`, `torch.onnx.export`, `torch.export.export`, a
 SummaryWriter's `add_graph`) get the module too: tracing the wrapper fails on its process group.
 DDP answers nn.Module's own API (forward, train(), eval(), parameters(), to(), ...) but not
 the model's custom methods and attributes. The names of its modules and parameters
 (`named_modules()`, `named_parameters()`, `named_children()`, `named_buffers()`) are read from
 the model itself, as the single-GPU script named them (`for name, layer in
-model.named_modules(): if name in layers_to_hook:`): the wrapper's all start with `module.`. State dicts go through the module so checkpoints
+model.named_modules(): if name in layers_to_hook:`, or `dict(model2.named_parameters())` in a
+function handed the wrapper, paired with an EMA copy's): the wrapper's all start with `module.`. State dicts go through the module so checkpoints
 keep the single-GPU key names (no `module.` prefix) and load into a plain model. Only uses
 that see the wrapper change: after the wrap in its own function, in functions the wrapped
 model is passed to, and `self.x` in the class's methods. Where the name may hold the bare
@@ -106,8 +104,6 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                 _give_bare_model(facts, refs, edits, value, lambda bare: (
                     f"torch.save saves `{bare}`, the model itself: a pickled DistributedDataParallel would not load "
                     "without a process group"), any_value=True)
-    for call, named in _models_named_by_callee(facts):
-        _give_bare_model(facts, refs, edits, named, partial(_named_why, dotted(call.func)))
     for call, traced in _traced_models(facts):
         _give_bare_model(facts, refs, edits, traced, lambda bare: (
             f"`{dotted(call.func)}` traces `{bare}`, the model itself: tracing the DistributedDataParallel wrapper "
@@ -235,38 +231,6 @@ def _tested_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
 
 
 NAMING = frozenset({"named_parameters", "named_buffers", "named_modules", "named_children"})
-
-
-def _named_why(func: str | None, bare: str) -> str:
-    return f"`{func}` pairs the parameter names of `{bare}`, the model itself: the DistributedDataParallel " \
-        "wrapper's names start with `module.`"
-
-
-def _models_named_by_callee(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
-    """(call, argument) where a function of the program takes a model's parameters by name and
-    never runs it (`def accumulate(ema, model): par = dict(model.named_parameters())`, pairing them
-    with an EMA copy's): given the wrapper, every name starts with `module.`."""
-    found = []
-    naming: dict[cst.FunctionDef, list[str]] = {}
-    for call in facts.calls:
-        for func in facts.user_functions(call):
-            if func not in naming:
-                naming[func] = _naming_parameters(facts, func)
-            found += [(call, arg) for name in naming[func] if (arg := facts.argument_for(call, func, name)) is not None]
-    return found
-
-
-def _naming_parameters(facts: Facts, func: cst.FunctionDef) -> list[str]:
-    """The parameters of `func` whose parameter names it reads (`model.named_parameters()`) and that it never calls."""
-    found = []
-    for name in (p.name.value for p in (*func.params.posonly_params, *func.params.params)):
-        uses = [u for u in facts.uses(name, func) if not isinstance(facts.parent(u), cst.Param)]
-        named = any(isinstance(attr := facts.parent(u), cst.Attribute) and attr.value is u and
-                    attr.attr.value in NAMING for u in uses)
-        runs = any(isinstance(c := facts.parent(u), cst.Call) and c.func is u for u in uses)
-        if named and not runs:
-            found.append(name)
-    return found
 
 
 def _saved_models(facts: Facts, saved: cst.BaseExpression) -> list[cst.BaseExpression]:

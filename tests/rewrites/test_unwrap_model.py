@@ -843,11 +843,13 @@ for epoch in range(2):
 """
 
 
-def test_a_model_handed_to_a_function_that_pairs_its_parameter_names_is_handed_over_bare():
+def test_a_model_handed_to_a_function_that_pairs_its_parameter_names_is_unwrapped_once():
     """progressive-gan's `accumulate(g_running, generator)`: `dict(model2.named_parameters())` of the
-    wrapper has `module.` names, and pairing them with the EMA copy's raised KeyError. A function that
-    takes a model's parameters by name and never runs it gets the model itself; one that runs it
-    (`evaluate`) keeps the wrapper."""
+    wrapper has `module.` names, and pairing them with the EMA copy's raised KeyError. The names are
+    read from the model itself inside the function, once: the call site handed `generator.module`
+    as well (a69618a beside dffacf4), and `model2.module` of the bare model raised AttributeError
+    (progan, after round 2 of decision 0049). The EMA copy, bare, is left as it is."""
     out = only(NAME, EMA_BY_NAMES, also={"wrap-model"})
-    assert "        accumulate(ema, model.module)\n" in out
-    assert "        evaluate(model, x)\n" in out
+    assert "        accumulate(ema, model)\n" in out and "        evaluate(model, x)\n" in out
+    assert "    par2 = dict(model.module.named_parameters())\n" in out
+    assert "    par1 = dict(ema.named_parameters())\n" in out
