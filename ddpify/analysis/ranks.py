@@ -398,6 +398,8 @@ class Ranks:
                 in_body = child is anc.body
                 if any(self._asks_one_process(test, in_body) for test in (_conjuncts(anc.test) if in_body else [anc.test])):
                     return True
+                if in_body and self._one_process_either_way(anc.test):
+                    return True
                 if not in_body and self.several_processes(anc.test, every=True):
                     return True
                 test, negated = (anc.test.expression, True) if isinstance(anc.test, cst.UnaryOperation) \
@@ -413,6 +415,15 @@ class Ranks:
                     return True
             child = anc
         return False
+
+    def _one_process_either_way(self, test: cst.BaseExpression) -> bool:
+        """`RANK == -1 or not dist.is_initialized()`: an `or` every side of which says the run is one
+        process (a rank of -1, no process group, `not` a test that it has several)."""
+        if not (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or)):
+            return False
+        return all(self._one_process_either_way(side) or self._asks_one_process(side, True) or isinstance(
+            side, cst.UnaryOperation) and isinstance(side.operator, cst.Not) and self.several_processes(side.expression)
+            for side in (test.left, test.right))
 
     def _ruled_out_when_distributed(self, scope: cst.CSTNode) -> frozenset[str]:
         """The tests `scope`'s distributed branch asserts false (`if LOCAL_RANK != -1: assert not

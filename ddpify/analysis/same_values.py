@@ -90,6 +90,8 @@ class SameValues:
         same file on every process), what `check` asks. Both refuse the same values first
         (`_per_process`)."""
         f = self.facts
+        if isinstance(test, (cst.Name, cst.Attribute)) and self._received(test):
+            return True  # `self.stop = flags[0]` after `dist.broadcast_object_list(flags, 0)`, whatever rank 0 sent
         if self._reads_rank_by_role(test) or self._set_from_rank_by_caller(test):
             return False  # `gpu == 0` where `gpu` is handed to init_process_group as the rank
         if self._core(test, frozenset()):
@@ -329,7 +331,7 @@ class SameValues:
             funcs = f.user_functions(node)
             if funcs:  # `args = get_args()`: what it returns; a function being proven (recursion) holds
                 return all(func in proving or f.returned(func) and all(
-                    self._shared(r, proving | {func}) for r in f.returned(func)) for func in funcs)
+                    self._shared(r, proving | {func}) for r in self._distributed_returns(func)) for func in funcs)
             if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving) \
                     or (f.qualify(node.func) or "").startswith(("os.path.", "math.")) or _torch_function(f.qualify(node.func)) \
                     or f.qualify(node.func) in FOLDER_LISTINGS:
@@ -373,6 +375,41 @@ class SameValues:
                 return False
             clause = clause.inner_for_in
         return all(self._shared(part, proving) for part in parts)
+
+    def _received(self, read: cst.BaseExpression) -> bool:
+        """Is `read` given, on every path of a distributed run, what a collective agreed: the
+        nearest assignment before it in its function takes an item of a name a collective agreed
+        (`self.stop = broadcast_list[0]` after `dist.broadcast_object_list(broadcast_list, 0)`) and
+        runs on every path to it, but for tests every distributed run passes (`if RANK != -1:`)?
+        Rank 0's value, the same on every process, whatever the list was filled with (`[self.stop
+        if RANK == 0 else None]`). Not where another assignment, or one some paths skip, comes
+        nearer (a flag a callback may set on rank 0 between)."""
+        f = self.facts
+        ref = f.ref(read)
+        for _, value, stmt in reversed(f.writes(ref) if ref is not None else []):
+            if f.scope(stmt) is not f.scope(read) or not f.before(stmt, read) or f.is_inside(read, stmt):
+                continue
+            return not isinstance(stmt, cst.AugAssign) and not self._conditional_when_distributed(stmt, read) \
+                and any(dotted(n) in self.agreed_names for n in names_in(value))
+        return False
+
+    def _conditional_when_distributed(self, stmt: cst.CSTNode, read: cst.CSTNode) -> bool:
+        """Does `stmt` run on some of the paths to `read` only, in a run of several processes (an
+        `if`, loop or `try` that `read` is not in, other than a test every such run passes)?"""
+        f = self.facts
+        for anc in f.ancestors(stmt):
+            if isinstance(anc, (cst.FunctionDef, cst.Module)):
+                return False
+            if isinstance(anc, (cst.If, cst.For, cst.While, cst.Try)) and not f.is_inside(read, anc) and not (
+                    isinstance(anc, cst.If) and f.is_inside(stmt, anc.body) and self.ranks.several_processes(anc.test)):
+                return True
+        return False
+
+    def _distributed_returns(self, func: cst.FunctionDef) -> list[cst.BaseExpression]:
+        """What `func` returns in a run of several processes: not what its one-process branch
+        returns (`if RANK == -1 or not dist.is_initialized(): return bool(local)` before the
+        broadcast of rank 0's decision)."""
+        return [r.value for r in self.facts.returns_in(func) if r.value is not None and not self.ranks.undistributed(r)]
 
     def _asks_the_model(self, call: cst.Call) -> bool:
         """`model.estimate_flops()`, `m.num_scaling_params()`: a method of a model, not its forward,
