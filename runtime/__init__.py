@@ -535,8 +535,8 @@ def _sync_after_first_forward(model: Any) -> None:
                 dist.broadcast(param.data, source, group=group)
         if get_rank() == 0:
             _BUILTIN_PRINT(f"ddpify: the parameters of {name} changed between its DistributedDataParallel wrap "
-                           "and its first training forward (data-dependent initialization, as ActNorm's): every "
-                           "process now starts from the main process's", file=sys.stderr)
+                           "and its first training forward (data-dependent initialization, as ActNorm's, or a load "
+                           "on some processes): every process now starts from the main process's", file=sys.stderr)
 
     handle = model.register_forward_hook(after)
 
