@@ -371,7 +371,7 @@ def _loader_expression(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -
     while isinstance(expr, cst.Name) and expr.value not in seen:  # `it = iter(loader)`, also re-assigned on StopIteration
         seen.add(expr.value)
         ref = facts.ref(expr)  # `with tqdm(loader) as bar`: `loader`
-        sources = facts.sources(ref) or objects.of(facts).entered(ref)
+        sources = facts.sources(ref) or facts.entered(ref)
         stripped = [mt.strip_iteration(s) for s in sources]
         local = ref is not None and type(ref.scope) is cst.FunctionDef and bool(sources) and \
             all(s in {value for _, value, _ in facts.writes(ref)} for s in sources)  # assigned, not a parameter

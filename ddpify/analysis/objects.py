@@ -255,7 +255,7 @@ class Objects:
             if not f._unpacked(value, i):
                 found |= Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s}
                                          for s in self.values(value)))
-        for item in self._with_targets.get(ref, ()):
+        for item in self.facts.entered(ref):
             found |= self.values(item)
         return found
 
@@ -299,7 +299,7 @@ class Objects:
         return frozenset().union(*(self._memo_names(p) for p in parts))
 
     def _ref_names(self, ref: Ref) -> frozenset[Ref]:
-        sources = [*self.facts.sources(ref), *self._with_targets.get(ref, ())]
+        sources = [*self.facts.sources(ref), *self.facts.entered(ref)]
         return frozenset().union(*(self._memo_names(s) for s in sources))
 
     def elements(self, site: cst.CSTNode) -> Sites:
@@ -365,25 +365,6 @@ class Objects:
     def loop_bound(self, ref: Ref) -> bool:
         """Is `ref` the whole target of a `for` loop?"""
         return ref in self._loop_targets
-
-    def entered(self, ref: Ref) -> list[cst.BaseExpression]:
-        """The context managers `ref` is bound to by `with ... as`."""
-        return self._with_targets.get(ref, [])
-
-    @cached_property
-    def _with_targets(self) -> dict[Ref, list[cst.BaseExpression]]:
-        """`with tqdm(loader) as bar`: `bar` holds what the context manager is (its `__enter__`
-        is taken to return itself, as a file's, a progress bar's and a writer's do)."""
-        f = self.facts
-        index: dict[Ref, list] = defaultdict(list)
-        for node in (n for n in f.spans if type(n) is cst.With):  # every node, without a tree walk
-            for item in node.items:
-                if item.asname is not None:
-                    for name in target_names(item.asname.name):
-                        ref = f.ref(name, node)
-                        if ref is not None:
-                            index[ref].append(item.item)
-        return index
 
     # what an object is ------------------------------------------------------------------------
     def constructs(self, call: cst.CSTNode) -> cst.ClassDef | None:

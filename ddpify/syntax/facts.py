@@ -992,9 +992,26 @@ class Facts:
         ref = self.ref(iter_expr) if isinstance(iter_expr, cst.Name) else None
         if ref is None:
             return False
-        from ddpify.analysis import objects  # the object core builds on these facts
-        values = [*self.sources(ref), *objects.of(self).entered(ref)]
+        values = [*self.sources(ref), *self.entered(ref)]
         return bool(values) and all(mt.is_counting(v) for v in values)
+
+    def entered(self, ref: Ref) -> list[cst.BaseExpression]:
+        """The context managers `ref` is bound to by `with ... as`."""
+        return self._with_targets.get(ref, [])
+
+    @cached_property
+    def _with_targets(self) -> dict[Ref, list[cst.BaseExpression]]:
+        """`with tqdm(loader) as bar`: `bar` holds what the context manager is (its `__enter__`
+        is taken to return itself, as a file's, a progress bar's and a writer's do)."""
+        index: dict[Ref, list] = defaultdict(list)
+        for node in (n for n in self.spans if type(n) is cst.With):  # every node, without a tree walk
+            for item in node.items:
+                if item.asname is not None:
+                    for name in target_names(item.asname.name):
+                        ref = self.ref(name, node)
+                        if ref is not None:
+                            index[ref].append(item.item)
+        return index
 
     def enclosing_loops(self, node: cst.CSTNode) -> Iterator[cst.For | cst.While]:
         """The loops of `node`'s function whose body holds `node`, innermost first (a loop's `else`
