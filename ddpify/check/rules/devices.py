@@ -222,10 +222,45 @@ def _default(ctx: Context, expr: cst.BaseExpression) -> bool:
     f = ctx.facts
     stmt = f.statement(expr)
     for target, value, assign in f.assigns:
-        if f.statement(value) is stmt and f.is_inside(expr, value) and dotted(target):
+        if f.statement(value) is stmt and f.is_inside(expr, value):
+            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+                    and len(target.elements) == len(value.elements):  # `rank, DEVICE = 0, "cuda:0"`
+                target = next((t.value for t, v in zip(target.elements, value.elements) if f.is_inside(expr, v.value)), target)
+            if not dotted(target):
+                continue
             ref = f.ref(target, assign)
-            return ref is not None and any(s is not assign and f.before(assign, s) for _, _, s in f.writes(ref))
-    return False
+            return ref is not None and any(s is not assign and _runs_after(f, assign, s) for _, _, s in f.writes(ref))
+    return _option_default(f, expr)
+
+
+def _runs_after(f, first: cst.CSTNode, later: cst.CSTNode) -> bool:
+    """Does `later` come after `first`: below it, or in a function (`init_distributed_mode()`,
+    whose `global DEVICE` it rebinds) that a call below `first` runs?"""
+    if f.before(first, later):
+        return True
+    func = f.scope(later)
+    return isinstance(func, cst.FunctionDef) and f.scope(first) is not func and any(
+        f.before(first, site) for site in f.call_sites(func))
+
+
+def _option_default(f, expr: cst.BaseExpression) -> bool:
+    """The `default=` of a command-line option (`parser.add_argument("--device", default="cuda:0")`)
+    that the script assigns again (`args.device = f"cuda:{local_rank}"` where the run is
+    distributed): the parsed value is a default for the one-process run."""
+    arg = next((a for a in f.ancestors(expr) if isinstance(a, cst.Arg)), None)
+    call = f.parents.get(arg) if arg is not None else None
+    if not (isinstance(call, cst.Call) and mt.is_method_call(call, "add_argument") and arg.keyword is not None
+            and arg.keyword.value == "default" and f.is_inside(expr, arg.value)):
+        return False
+    dest = mt.keyword(call, "dest")
+    names = [string_value(a.value) for a in call.args if a.keyword is None]
+    name = string_value(dest.value) if dest is not None else next(
+        (n.lstrip("-").replace("-", "_") for n in names if n and n.startswith("--")), None)
+    return name is not None and any(mt.is_parse_args(source) for target, _, assign in f.assigns
+                                    if isinstance(target, cst.Attribute) and target.attr.value == name
+                                    and isinstance(target.value, cst.Name)
+                                    for ref in [f.ref(target.value, assign)] if ref is not None
+                                    for source in f.sources(ref))
 
 
 def _saved_device(f, string: cst.BaseExpression) -> bool:
