@@ -248,9 +248,10 @@ def _option_default(f, expr: cst.BaseExpression) -> bool:
     that the script assigns again (`args.device = f"cuda:{local_rank}"` where the run is
     distributed): the parsed value is a default for the one-process run."""
     arg = next((a for a in f.ancestors(expr) if isinstance(a, cst.Arg)), None)
-    call = f.parents.get(arg) if arg is not None else None
-    if not (isinstance(call, cst.Call) and mt.is_method_call(call, "add_argument") and arg.keyword is not None
-            and arg.keyword.value == "default" and f.is_inside(expr, arg.value)):
+    if arg is None or arg.keyword is None or arg.keyword.value != "default":
+        return False
+    call = f.parents.get(arg)
+    if not (isinstance(call, cst.Call) and mt.is_method_call(call, "add_argument")):
         return False
     dest = mt.keyword(call, "dest")
     names = [string_value(a.value) for a in call.args if a.keyword is None]
