@@ -294,11 +294,36 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
     module = _parse(entry, data)
     if any(mt.is_main_guard(stmt) for stmt in module.body) or _installed(entry.resolve().parent):
         return load(entry, data, parsed=parsed, module=module, lenient=True)
-    root, name = _package_root(entry.resolve())
+    for root, name in _roots(entry.resolve()):
+        found = _importer(entry, data, module, root, name, parsed, scans)
+        if found is not None:
+            break
+    first, chosen, lookups = found if found is not None else _importer(entry, data, module, *_package_root(
+        entry.resolve()), parsed, scans, look=False)
+    return _read(root if found is not None else _package_root(entry.resolve())[0], [first, *([chosen] if chosen else [])],
+                 [first, *([chosen] if chosen else [])], parsed, lenient=True, lookups=lookups)
+
+
+def _roots(file: Path) -> list[tuple[Path, str]]:
+    """Where `file` may be imported from, nearest first: its package root (`_package_root`), then
+    the folders above a top package that has no `__init__.py` (a namespace package:
+    `wespeaker/utils/checkpoint.py` imported as `wespeaker.utils.checkpoint`), one folder up, not
+    above the repository's top (`.git`)."""
+    root, name = _package_root(file)
+    found = [(root, name)]
+    if "." in name and not (root / ".git").exists() and root.parent != root and root.name.isidentifier():
+        found.append((root.parent, f"{root.name}.{name}"))
+    return found
+
+
+def _importer(entry: Path, data: bytes, module: cst.Module, root: Path, name: str, parsed: dict,
+              scans: dict | None, look: bool = True):
+    """(the module's part, the script its program is read with or None, the lookups) for `entry`
+    imported from `root` as `name`; None where `look` and no script there reaches it."""
     first = Part(PurePosixPath(entry.resolve().relative_to(root).as_posix()), entry, data, module, name)
     chosen = named = alone = None
     lookups = _Lookups()
-    for script in _scripts(root, name.split(".")[0], {} if scans is None else scans):
+    for script in (_scripts(root, name.split(".")[0], {} if scans is None else scans) if look else []):
         if script == entry.resolve():
             continue
         try:
@@ -316,8 +341,7 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
             elif named is None and DISTRIBUTED.search(importer.data):
                 named = importer  # one that says it runs distributed
     chosen = named or alone or chosen
-    return _read(root, [first, *([chosen] if chosen else [])], [first, *([chosen] if chosen else [])], parsed,
-                 lenient=True, lookups=lookups)
+    return (first, chosen, lookups) if chosen is not None or not look else None
 
 
 # a script that says it runs distributed (of the importers of a module, the one whose facts `check` reads)

@@ -83,6 +83,10 @@ READS = {
                                  "add_path(lib_path)\n",
          "lib/dataset/__init__.py": "def make():\n    pass\n"},
         "tools/train.py", ["tools/train.py", "tools/_init_paths.py", "lib/dataset/__init__.py"]),
+    "a_module_of_a_namespace_package_in_its_importers_program": (  # wespeaker: no ns/__init__.py
+        {"ns/utils/__init__.py": "", "ns/utils/checkpoint.py": MODULE, "ns/bin/train.py":
+         "from ns.utils.checkpoint import Trainer\nif __name__ == '__main__':\n    Trainer(0)\n"},
+        "ns/utils/checkpoint.py", ["ns/utils/checkpoint.py", "ns/bin/train.py", "ns/utils/__init__.py"]),
     "an_importer_that_does_not_parse_is_skipped": (
         {"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "run.py": "from pkg.trainer import Trainer\ndef f(:\n"},
         "pkg/trainer.py", ["pkg/trainer.py"]),
