@@ -483,17 +483,38 @@ def _bound_and_used_later(facts: Facts, stmt: cst.CSTNode) -> str | None:
         return None
     bound = {n.value for t, _, s in facts.assigns if facts.is_inside(s, stmt) for n in facts.findall(t, cst.Name)}
     scope = facts.scope(stmt)
+
+    def reads(node: cst.CSTNode, name: str) -> bool:  # a read the block's binding may reach
+        return any(not _rebound_first(facts, stmt, name, use) for use in facts.references(node, name)
+                   if not isinstance(facts.parent(use), cst.AssignTarget))
+
     for target, value, later in facts.writes_in(scope):
         if facts.before(stmt, later) and not facts.is_inside(later, stmt):
-            used = {n for n in bound if facts.references(later, n)}
+            used = {n for n in bound if reads(later, n)}
             if used:
                 return sorted(used)[0]
     for call in facts.calls_of(scope):
         if facts.before(stmt, call) and not facts.is_inside(call, stmt):
-            used = {n for n in bound if facts.references(call, n)}
+            used = {n for n in bound if reads(call, n)}
             if used:
                 return sorted(used)[0]
     return None
+
+
+def _rebound_first(facts: Facts, stmt: cst.CSTNode, name: str, use: cst.CSTNode) -> bool:
+    """Is `name` bound again after `stmt` by a statement that always runs before `use` (one of
+    the statements of a block that holds `use`, ahead of it)? Then `use` reads that binding, not
+    the one `stmt` makes: `with open(p, 'a') as f: w = csv.writer(f); w.writerow(row)` in the epoch
+    loop reads its own `w`, not the header block's."""
+    for target, _, assign in facts.assigns:
+        if name not in {n.value for n in facts.findall(target, cst.Name)} or facts.is_inside(assign, stmt):
+            continue
+        line = facts.statement(assign)
+        block = facts.parent(line)
+        if facts.before(stmt, line) and facts.before(line, use) and not facts.is_inside(use, line) \
+                and facts.is_inside(use, block):
+            return True
+    return False
 
 
 def _sole_body_of_if(facts: Facts, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> cst.If | None:
