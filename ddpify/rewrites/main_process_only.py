@@ -42,7 +42,9 @@ os.path.exists(d): os.makedirs(d)`, given `exist_ok=True`; any other `os.makedir
 guarded, `exist_ok=False` included, as the processes would race to create the folder and the
 slower one fail (`try: os.makedirs(out, exist_ok=False)` / `except FileExistsError: sys.exit(...)`); a folder whose name every process
 chose by probing for a free one, `while os.path.exists(base_dir): run += 1`, is made after a
-`barrier()`, once all have probed), as do forward passes: a model call under a
+`barrier()`, once all have probed; so is one made in a branch of an `if`/`else` that asks
+whether it exists, `if os.path.isdir(d): input(...)` / `else: os.makedirs(d)`, so that every
+process takes the branch the main process takes), as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
 later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.load`, `open(path)`,
 ...) may read what was written, a `barrier()` follows the write, whatever wrote it.
@@ -158,6 +160,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
                 edits.add_import("ddpify_runtime", "barrier")
                 edits.record(stmt, "barrier() before the folder is made: every process has chosen its name "
                              "by looking for one that does not exist yet")
+            elif what in ("os.mkdir", "os.makedirs") and _branch_of_probe(facts, stmt):
+                edits.insert_before(stmt, "barrier()\n")  # every process takes the branch before the folder is made
+                edits.add_import("ddpify_runtime", "barrier")
+                edits.record(stmt, "barrier() before the folder is made: every process has asked whether it "
+                             "exists, so all take the same branch")
         if not options.fsdp:
             _forward_through_module(facts, refs, edits, stmt)
     taken: dict = {}
@@ -270,8 +277,8 @@ def _made_if_missing(facts: Facts, call: cst.Call) -> bool:
     stmt, target = facts.statement(call), mt.positional(call, 0)
     block = facts.parent(stmt) if stmt is not None else None
     owner = facts.parent(block) if block is not None else None
-    if target is None or not isinstance(owner, cst.If) or owner.body is not block:
-        return False
+    if target is None or not isinstance(owner, cst.If) or owner.body is not block or owner.orelse is not None:
+        return False  # (with an `else`, the branch taken must be the same everywhere: `_branch_of_probe`)
     test = owner.test
     probe = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else None
     return isinstance(probe, cst.Call) and facts.qualify(probe.func) in PROBES and bool(probe.args) and \
@@ -307,6 +314,26 @@ def _probed_path(facts: Facts, stmt: cst.CSTNode) -> bool:
                    for lp in facts.enclosing_loops(write)):
                 return True
     return False
+
+
+def _branch_of_probe(facts: Facts, stmt: cst.CSTNode) -> bool:
+    """Is the folder `os.makedirs(d)` makes the one the `if` around it asks about, with something
+    else to do where it exists (`if os.path.isdir(d): input("overwrite?")` / `else: os.makedirs(d)`)?
+    A process that asked after the main process made it would take the other branch: every
+    process asks, then a barrier, then the folder is made (both branches are taken alike)."""
+    call = next(iter(facts.calls_in(stmt)), None)
+    target = mt.positional(call, 0) if call is not None else None
+    block = facts.parent(stmt)
+    owner = facts.parent(block)
+    if isinstance(owner, cst.Else):
+        owner = facts.parent(owner)
+    if target is None or not isinstance(owner, cst.If) or owner.orelse is None or \
+            not any(b is block for b in (owner.body, getattr(owner.orelse, "body", None))):
+        return False
+    test = owner.test
+    probe = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else test
+    return isinstance(probe, cst.Call) and facts.qualify(probe.func) in PROBES and bool(probe.args) and \
+        facts.code(probe.args[0].value) == facts.code(target.value)
 
 
 def _prints_to(call: cst.Call) -> cst.BaseExpression | None:

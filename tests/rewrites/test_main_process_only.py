@@ -1133,6 +1133,48 @@ def test_a_folder_named_by_probing_for_a_free_name_is_made_after_every_process_p
     assert "barrier()\nif is_main_process():\n    os.mkdir" not in fixed
 
 
+PROBE_DECIDES = """\
+import os
+import torch
+
+
+def set_logging_defaults(logdir):
+    if os.path.isdir(logdir):
+        res = input("overwrite?")
+    else:
+        os.makedirs(logdir)
+    return os.path.join(logdir, "log.txt")
+
+
+log_path = set_logging_defaults("results/run")
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    model(torch.ones(1, 2)).sum().backward()
+    opt.step()
+torch.save(model.state_dict(), log_path + ".pt")
+"""
+
+
+def test_a_folder_made_in_a_branch_of_asking_whether_it_exists_is_made_after_every_process_asked():
+    """alinlab/cs-kd's `set_logging_defaults`: `if os.path.isdir(logdir): input(...)` / `else:
+    os.makedirs(logdir)`, the makedirs on the main process only: a process that asked after the
+    main process made the folder took the other branch (EOFError at input() under torchrun, by
+    timing). Every process asks, then a barrier in the branch that makes it; near misses: no other
+    branch (`if not os.path.exists(d): os.makedirs(d)`, made by every process with exist_ok=True),
+    and a branch asking about another folder."""
+    out = only(NAME, PROBE_DECIDES)
+    assert "    else:\n        barrier()\n        if is_main_process():\n            os.makedirs(logdir)\n" in out
+    negated = only(NAME, PROBE_DECIDES.replace("if os.path.isdir(logdir):\n        res = input(\"overwrite?\")\n    else:\n        os.makedirs(logdir)",
+                                             "if not os.path.isdir(logdir):\n        os.makedirs(logdir)\n    else:\n        res = input(\"overwrite?\")"))
+    assert "    if not os.path.isdir(logdir):\n        barrier()\n        if is_main_process():\n            os.makedirs(logdir)\n" in negated
+    alone = only(NAME, PROBE_DECIDES.replace("if os.path.isdir(logdir):\n        res = input(\"overwrite?\")\n    else:\n        os.makedirs(logdir)",
+                                           "if not os.path.isdir(logdir):\n        os.makedirs(logdir)"))
+    other = only(NAME, PROBE_DECIDES.replace("if os.path.isdir(logdir):", "if os.path.isdir('elsewhere'):"))
+    assert "barrier()\n" not in alone.split("def set_logging_defaults")[1].split("log_path = ")[0]
+    assert "        barrier()\n        if is_main_process():\n            os.makedirs" not in other
+
+
 MADE_IF_MISSING = """\
 import os
 import torch
