@@ -151,7 +151,7 @@ def _calls_on_models(facts: Facts, refs: dict[Ref, Model]) -> list[tuple[cst.Cal
         func = call.func
         if dotted(func) and holds_wrapper(facts, refs, func) is not None or isinstance(func, cst.Attribute) \
                 and dotted(func.value) and holds_wrapper(facts, refs, func.value) is not None:
-            found.append((call, _without_grad(facts, call)))
+            found.append((call, facts.grad_disabled(call)))
     return found
 
 
@@ -217,7 +217,7 @@ def _steps_itself(facts: Facts, method: cst.FunctionDef) -> bool:
     todo, seen = [method], {method}
     while todo and not (forward and backward):
         for c in facts.calls_in(todo.pop()):
-            if _without_grad(facts, c):  # `@torch.no_grad() def generate(...)`: trains nothing
+            if facts.grad_disabled(c):  # `@torch.no_grad() def generate(...)`: trains nothing
                 continue
             func = c.func
             backward = backward or isinstance(func, cst.Attribute) and func.attr.value == "backward" \
@@ -348,18 +348,8 @@ def _forwards(facts: Facts, models: Models) -> Iterator[tuple[cst.Call, Model]]:
         ref = facts.ref(call.func) if dotted(call.func) else None
         model = refs.get(ref) if ref is not None else None
         if model is not None and any(isinstance(a, (cst.For, cst.While)) and facts.trains(a)
-                                     for a in facts.ancestors(call)) and not _without_grad(facts, call):
+                                     for a in facts.ancestors(call)) and not facts.grad_disabled(call):
             yield call, model
-
-
-def _without_grad(facts: Facts, node: cst.CSTNode) -> bool:
-    """Does `node` run with gradients off: under `with torch.no_grad():`, or in a function
-    decorated with it (`@torch.no_grad()` on a model's `generate`)?"""
-    def off(expr: cst.BaseExpression) -> bool:
-        return (dotted(expr.func if isinstance(expr, cst.Call) else expr) or "").endswith(("no_grad", "inference_mode"))
-    return any(isinstance(a, cst.With) and any(off(i.item) for i in a.items)
-               or isinstance(a, cst.FunctionDef) and any(off(d.decorator) for d in a.decorators)
-               for a in facts.ancestors(node))
 
 
 def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:

@@ -16,7 +16,6 @@ from ddpify.analysis.distributed import SAMPLER, Launcher, is_distributed
 from ddpify.analysis.models import DDP
 
 INIT = "torch.distributed.init_process_group"
-NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 
 # what a star import of a project's utilities conventionally brings (see `_assume_star_imports`)
 STAR_NAMES = {"torch": "torch", "dist": "torch.distributed", "nn": "torch.nn", "F": "torch.nn.functional",
@@ -98,19 +97,6 @@ class Script:
         head, _, rest = qualified.rpartition(".")
         spelled_head = self.spelled(head) if head else None
         return f"{spelled_head}.{rest}" if spelled_head else None
-
-    def grad_disabled(self, node: cst.CSTNode) -> bool:
-        """Inside `with torch.no_grad():` or a function decorated with it."""
-        f = self.facts
-        for anc in f.ancestors(node):
-            if isinstance(anc, cst.With) and any(
-                    isinstance(i.item, cst.Call) and f.qualify(i.item.func) in NO_GRAD for i in anc.items):
-                return True
-            if isinstance(anc, cst.FunctionDef) and any(
-                    f.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in NO_GRAD
-                    for d in anc.decorators):
-                return True
-        return False
 
 
 LOAD_WORD = re.compile(r"(?:^|_)(?:load|resume|restore)(?:_|$)")

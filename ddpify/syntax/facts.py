@@ -995,6 +995,16 @@ class Facts:
         values = [*self.sources(ref), *self.entered(ref)]
         return bool(values) and all(mt.is_counting(v) for v in values)
 
+    def grad_disabled(self, node: cst.CSTNode) -> bool:
+        """Does `node` run with gradients off: under `with torch.no_grad():` (`inference_mode`), or
+        in a function decorated with it (`@torch.no_grad()` on a model's `generate`)?"""
+        def off(expr: cst.BaseExpression) -> bool:
+            called = expr.func if isinstance(expr, cst.Call) else expr
+            return (self.qualify(called) or dotted(called) or "").rpartition(".")[2] in NO_GRAD
+        return any(isinstance(a, cst.With) and any(off(i.item) for i in a.items)
+                   or isinstance(a, cst.FunctionDef) and any(off(d.decorator) for d in a.decorators)
+                   for a in self.ancestors(node))
+
     def entered(self, ref: Ref) -> list[cst.BaseExpression]:
         """The context managers `ref` is bound to by `with ... as`."""
         return self._with_targets.get(ref, [])
@@ -1004,7 +1014,7 @@ class Facts:
         """`with tqdm(loader) as bar`: `bar` holds what the context manager is (its `__enter__`
         is taken to return itself, as a file's, a progress bar's and a writer's do)."""
         index: dict[Ref, list] = defaultdict(list)
-        for node in (n for n in self.spans if type(n) is cst.With):  # every node, without a tree walk
+        for node in self.by_type.get(cst.With, ()):
             for item in node.items:
                 if item.asname is not None:
                     for name in target_names(item.asname.name):
@@ -1056,6 +1066,7 @@ def _grouped(items, key) -> dict:
     return index
 
 
+NO_GRAD = frozenset({"no_grad", "inference_mode"})  # torch.no_grad, torch.autograd.no_grad, torch.inference_mode
 PROPERTIES = frozenset({"property", "cached_property"})  # decorators that make a method an attribute
 
 

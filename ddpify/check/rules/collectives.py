@@ -71,7 +71,7 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
                                 "call it (deadlock)")
         elif ddp_used and f.is_backward(call) and _after_a_wrap(ctx, call):
             yield Hit(call, f"a DDP backward all-reduces gradients, but only {some} run it (deadlock)")
-        elif ctx.holds_ddp(call.func) and not ctx.script.grad_disabled(call):
+        elif ctx.holds_ddp(call.func) and not ctx.facts.grad_disabled(call):
             yield Hit(call, f"a DDP forward with gradients on is a collective, but only {some} run it: use "
                             f"`{f.code(call.func)}.module` under torch.no_grad()")
         elif ctx.holds_ddp(call.func) and buffers and _has_buffers(ctx, call.func):
@@ -80,7 +80,7 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
                             f"`{f.code(call.func)}.module`")
         else:
             for inner, given, chain in _forwards_of_given(ctx, call):
-                no_grad = any(ctx.script.grad_disabled(c) for c in (*chain, inner))
+                no_grad = any(ctx.facts.grad_disabled(c) for c in (*chain, inner))
                 if not no_grad or buffers and _has_buffers(ctx, given):
                     what = "with gradients on is a collective" if not no_grad else (
                         "after a training step broadcasts the model's buffers (BatchNorm statistics), even under no_grad")

@@ -309,7 +309,7 @@ def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> b
     another module), or calls of functions named for evaluation, and nothing that trains?"""
     loops, passed = _readers(ctx, sampler)
     if strict:
-        loops = [lp for lp in loops if ctx.script.grad_disabled(lp) or isinstance(
+        loops = [lp for lp in loops if ctx.facts.grad_disabled(lp) or isinstance(
             ctx.facts.scope(lp), cst.FunctionDef) and EVALUATES.search(ctx.facts.scope(lp).name.value)]
     evaluated = [c for c in passed if EVALUATES.search(_called(c))]
     trained = any(ctx.facts.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
