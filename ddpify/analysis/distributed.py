@@ -128,7 +128,7 @@ class Launcher:
                 targets += self._named(arg.value.value)
             elif arg is not None and isinstance(arg.value, cst.Attribute) and mt.is_name(arg.value.value, "self") \
                     and (cls := self.facts.enclosing_class(call)) is not None:
-                targets += self.facts._methods(cls, arg.value.attr.value)  # `mp.spawn(self._do_train, ...)`
+                targets += self.facts.method(cls, arg.value.attr.value)  # `mp.spawn(self._do_train, ...)`
         return frozenset(targets)
 
     @cached_property
@@ -143,7 +143,7 @@ class Launcher:
         spawning = [s for s in map(self.facts.scope, self._spawns) if isinstance(s, cst.FunctionDef)]
         # a subclass's override of the method that spawns runs where the workers would have been started
         roots += [m for s in spawning if (cls := self.facts.enclosing_class(s)) is not None
-                  for m in self.facts._methods(cls, s.name.value) if m is not s] + spawning
+                  for m in self.facts.method(cls, s.name.value) if m is not s] + spawning
         return self._reach(roots) - self._workers
 
     def only(self, node: cst.CSTNode) -> bool:

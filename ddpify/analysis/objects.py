@@ -169,7 +169,7 @@ class Objects:
         if not isinstance(call.func, cst.Attribute):
             return []
         classes = dict.fromkeys(c for s in self.values(call.func.value) for c in self.classes_built(s))
-        return [m for c in classes for m in f._methods(c, call.func.attr.value) if not is_property(m)]
+        return [m for c in classes for m in f.method(c, call.func.attr.value) if not is_property(m)]
 
     def classes_built(self, site: cst.CSTNode) -> list[cst.ClassDef]:
         """The classes of the program a call may build an instance of: `constructs`, those a

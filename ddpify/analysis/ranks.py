@@ -325,7 +325,7 @@ class Ranks:
             return False
         flow = of(self.facts)
         classes = dict.fromkeys(c for s in flow.values(attr.value) for c in flow.classes_built(s))
-        props = [m for c in classes for m in self.facts._methods(c, attr.attr.value)
+        props = [m for c in classes for m in self.facts.method(c, attr.attr.value)
                  if is_property(m)]
         self._returning.add(attr)
         try:
