@@ -26,7 +26,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep4a.json", 12), ("fresh_sweep4b.json", 11),
                                         ("fresh_sweep5a.json", 14), ("fresh_sweep5b.json", 11),
                                         ("fresh_sweep6b.json", 12),
-                                        ("fresh_sweep6a.json", 15), ("fresh_sweep7b.json", 11), ("fresh_sweep7a.json", 13)])
+                                        ("fresh_sweep6a.json", 15), ("fresh_sweep7b.json", 11), ("fresh_sweep7a.json", 13),
+                                        ("fresh_sweep8b.json", 12)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -152,6 +153,36 @@ def test_the_seventh_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep7a.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_a) >= 6 and not part_a & earlier
+
+
+def test_the_eighth_sweeps_trainer_part_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep8b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep8b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 6 and not part_b & earlier
+
+
+@pytest.mark.parametrize("api, reset, step", [("old", "ndarray", 4), ("new", "tuple", 5)])
+def test_the_stand_in_gym_serves_a_tasks_shapes_in_the_old_or_the_new_api(api, reset, step):
+    code = ("import gym\n"
+            "env = gym.make('HalfCheetah-v2'); env.action_space.seed(0)\n"
+            "first = env.reset(); out = [env.step(env.action_space.sample()) for _ in range(env._max_episode_steps)]\n"
+            "cart = gym.make('CartPole-v1')\n"
+            "print(type(first).__name__, len(out[0]), [o[2] for o in out].index(True) + 1, env.observation_space.shape,"
+            " env.action_space.shape, float(env.action_space.high[0]), cart.action_space.n, cart.observation_space.shape)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "FRESH_SWEEP_GYM_API": api, "FRESH_SWEEP_GYM_STEPS": "7",
+                              "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout.splitlines()
+    assert out[0] == f"{reset} {step} 7 (17,) (6,) 1.0 2 (4,)"
+
+
+def test_the_stand_in_gym_is_the_same_environment_in_every_process():
+    code = ("import gym, numpy as np\nenv = gym.make('Pendulum-v1'); s = env.reset()\n"
+            "for a in (0.5, -1.0, 2.0): s, r, done, _ = env.step(np.array([a]))\nprint(s.tolist(), r)")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+            for _ in range(2)]
+    assert runs[0] == runs[1] and runs[0].strip()
 
 
 def _stubbed(code: str) -> str:

@@ -1,0 +1,75 @@
+"""A stand-in for OpenAI gym (not installed here): `gym.make(name)` gives a small synthetic
+environment of the named kind's shapes (CartPole: 4 observations, 2 discrete actions; Pendulum: 3
+observations, 1 action in [-2, 2]; the MuJoCo tasks: their observation and action sizes, actions in
+[-1, 1]). The dynamics are a fixed smooth map of the state and the action (seeded by the name), the
+reward a function of both, and an episode ends after `FRESH_SWEEP_GYM_STEPS` steps (default 20), so
+a program's episodes, buffers and updates run as written, and every process sees the same
+environment. `FRESH_SWEEP_GYM_API=new` gives gym >= 0.26's API (`reset()` -> (obs, info), `step()`
+-> 5 values); otherwise the older one (`reset()` -> obs, `step()` -> 4 values, `env.seed()`)."""
+
+import os
+import zlib
+
+import numpy as np
+
+from gym import spaces
+
+__version__ = "0.26.2" if os.environ.get("FRESH_SWEEP_GYM_API") == "new" else "0.21.0"
+
+# name prefix -> (observation size, action size or None for 2 discrete actions, action bound)
+KINDS = {"CartPole": (4, None, 1.0), "Pendulum": (3, 1, 2.0), "MountainCarContinuous": (2, 1, 1.0),
+         "HalfCheetah": (17, 6, 1.0), "Hopper": (11, 3, 1.0), "Walker2d": (17, 6, 1.0), "Ant": (111, 8, 1.0),
+         "Reacher": (11, 2, 1.0), "InvertedPendulum": (4, 1, 3.0), "Humanoid": (376, 17, 0.4)}
+
+
+class Env:
+    def __init__(self, name):
+        kind = next((k for k in KINDS if name.startswith(k)), None)
+        if kind is None:
+            raise error.Error(f"No registered env with id: {name}")
+        obs, act, bound = KINDS[kind]
+        self.spec = type("EnvSpec", (), {"id": name, "max_episode_steps": None})()
+        self._max_episode_steps = self.spec.max_episode_steps = int(os.environ.get("FRESH_SWEEP_GYM_STEPS", "20"))
+        self.observation_space = spaces.Box(-np.inf, np.inf, (obs,), np.float32)
+        self.action_space = spaces.Discrete(2) if act is None else spaces.Box(-bound, bound, (act,), np.float32)
+        g = np.random.RandomState(zlib.crc32(name.encode()))
+        self._a = g.normal(0, 0.5, (obs, obs)).astype(np.float32)
+        self._b = g.normal(0, 0.5, (obs, act or 1)).astype(np.float32)
+        self._start = g.uniform(-0.05, 0.05, obs).astype(np.float32)
+        self._new = os.environ.get("FRESH_SWEEP_GYM_API") == "new"
+        self._state, self._t = self._start, 0
+        self.unwrapped = self
+
+    def seed(self, seed=None):
+        return [seed]
+
+    def reset(self, seed=None, options=None):
+        self._state, self._t = self._start.copy(), 0
+        return (self._state.copy(), {}) if self._new else self._state.copy()
+
+    def step(self, action):
+        a = np.asarray(action, dtype=np.float32).reshape(-1)
+        if isinstance(self.action_space, spaces.Discrete):
+            a = np.array([1.0 if int(a[0]) == 1 else -1.0], dtype=np.float32)
+        self._state = np.tanh(self._a @ self._state + self._b @ a).astype(np.float32)
+        self._t += 1
+        reward = float(1.0 - 0.1 * np.square(self._state).sum() - 0.01 * np.square(a).sum())
+        done = self._t >= self._max_episode_steps
+        if self._new:
+            return self._state.copy(), reward, done, False, {}
+        return self._state.copy(), reward, done, {}
+
+    def render(self, *args, **kwargs):
+        return None
+
+    def close(self):
+        pass
+
+
+class error:  # gym.error
+    class Error(Exception):
+        pass
+
+
+def make(name, **kwargs):
+    return Env(name)
