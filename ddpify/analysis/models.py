@@ -878,9 +878,46 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     for MAYBE. `refs` are the names that hold a wrapper: `Models.refs` (the wraps
     ddpify places), or `written_wraps` for a script that wraps its models itself (`ddpify check`).
     A conditional expression (`model if feedback else generator`) holds what either branch may,
-    unless it is the program's own unwrapping (`model.module if world_size > 1 else model`)."""
+    unless it is the program's own unwrapping (`model.module if world_size > 1 else model`).
+
+    Each answer is given once per conversion (`_answers`): the question recurs through the
+    functions a name is passed to and returned from, for every read of every name.
+    """
+    if not refs:
+        return None  # no name holds a wrapper (`--skip wrap-model`)
+    return _holds(facts, refs, _answers(facts, refs), expr, depth)
+
+
+def _answers(facts: Facts, refs: dict[Ref, Model]) -> dict:
+    """The answers `holds_wrapper` gave about `refs`, by the expression asked (by id: each
+    expression is held beside its answer, so that its id is not reused) and the depth. An answer
+    depends on the program (`facts`), on `refs` (never changed once built) and on fields of their
+    models that `find` sets after it first asks (`empty`, `maybe_none`; `rebuilds`, made anew by
+    each `wrapped_refs`): the answers are kept per `refs` (held here, for the same reason) and per
+    state of those fields, read at each question (the models of each `rebuilds` held too)."""
+    memos = facts.__dict__.setdefault("_holds_answers", {})
+    entry = memos.get(id(refs))
+    if entry is None:
+        entry = memos[id(refs)] = (refs, list({id(m): m for m in refs.values()}.values()), {})
+    _, models, by_state = entry
+    state = tuple((m.empty, m.maybe_none, *map(id, m.rebuilds)) for m in models)
+    if state not in by_state:
+        by_state[state] = ({}, [list(m.rebuilds) for m in models])
+    return by_state[state][0]
+
+
+def _holds(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: cst.BaseExpression, depth: int) -> Holds | None:
+    """`holds_wrapper`, answered once (`answers`: `_answers`)."""
+    known = answers.get((id(expr), depth))
+    if known is None:
+        known = answers[id(expr), depth] = (expr, _holds_uncached(facts, refs, answers, expr, depth))
+    return known[1]
+
+
+def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: cst.BaseExpression,
+                    depth: int) -> Holds | None:
     if isinstance(expr, cst.IfExp) and not any(mt.is_attribute(e, "module") for e in (expr.body, expr.orelse)):
-        verdicts = {holds_wrapper(facts, refs, e, depth) for e in (expr.body, expr.orelse)}
+        verdicts = {_holds(facts, refs, answers, e, depth) for e in (expr.body, expr.orelse)}
         return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
     ref = facts.ref(expr)
     if ref not in refs and isinstance(expr, cst.Attribute) and dotted(expr.value) not in (None, "self"):
@@ -889,19 +926,19 @@ def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression
     if model is None or ref is None:
         if ref is None or not depth:
             return None
-        return _alias_holds(facts, refs, ref, depth) or _returned_holds(facts, refs, ref, depth, expr) \
-            or _object_holds(facts, refs, expr, ref) or _param_holds(facts, refs, ref, depth)
+        return _alias_holds(facts, refs, answers, ref, depth) or _returned_holds(facts, refs, answers, ref, depth, expr) \
+            or _object_holds(facts, refs, expr, ref) or _param_holds(facts, refs, answers, ref, depth)
     home = facts.ref(_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
         if facts.in_library(ref.scope):
             return MAYBE  # a module's function: another entry point may pass the bare model
         if isinstance(ref.scope, cst.ClassDef):  # `self.model` a method stores: what it was given
-            verdicts = {holds_wrapper(facts, refs, _same_object(facts, value), depth - 1) if depth else MAYBE
+            verdicts = {_holds(facts, refs, answers, _same_object(facts, value), depth - 1) if depth else MAYBE
                         for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)}
             return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
             if isinstance(ref.scope, cst.FunctionDef) else []
-        verdicts = {holds_wrapper(facts, refs, arg, depth - 1) if depth and arg is not None else MAYBE
+        verdicts = {_holds(facts, refs, answers, arg, depth - 1) if depth and arg is not None else MAYBE
                     for arg in passed}
         return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
     if facts.scope(expr) is facts.scope(model.anchor):
@@ -985,7 +1022,7 @@ def _branch_of(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> tuple[cst.
     return None
 
 
-def _alias_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> Holds | None:
+def _alias_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, depth: int) -> Holds | None:
     """MAYBE for a local name (not a parameter) of a function every value of which is a name that
     may hold a wrapper (`model, config = self.model, self.config`), or a copy of one
     (`best = copy.deepcopy(self.model)`): `unwrap(model)` takes either."""
@@ -994,22 +1031,22 @@ def _alias_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> 
     values = [_same_object(facts, value) for value in facts.sources(ref)]
     if not values or not all(dotted(value) is not None for value in values):
         return None
-    verdicts = {holds_wrapper(facts, refs, value, depth - 1) for value in values}
+    verdicts = {_holds(facts, refs, answers, value, depth - 1) for value in values}
     return MAYBE if verdicts <= {WRAPPER, MAYBE} else None
 
 
-def _param_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int) -> Holds | None:
+def _param_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, depth: int) -> Holds | None:
     """A parameter no wrap reaches by name holds what its callers pass: `save_model(model, ...)`
     in another module, given a `model` unpacked from `set_model()`'s returned tuple, where
     `set_model` wraps it (WRAPPER where every caller passes one, MAYBE where some may)."""
     if not isinstance(ref.scope, cst.FunctionDef) or ref.name not in param_names(ref.scope):
         return None
     passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)]
-    verdicts = {holds_wrapper(facts, refs, arg, depth - 1) if arg is not None else None for arg in passed}
+    verdicts = {_holds(facts, refs, answers, arg, depth - 1) if arg is not None else None for arg in passed}
     return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
 
 
-def _returned_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int,
+def _returned_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, depth: int,
                     read: cst.BaseExpression | None = None) -> Holds | None:
     """MAYBE for a name bound to what a function of the program returns, where that may be a
     wrapper (`trained = train(net, loader)`, `train` wrapping its `model` and returning it):
@@ -1020,7 +1057,7 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], ref: Ref, depth: int,
     later = {id(value) for _, value, stmt in facts.writes(ref) if read is not None and _only_after(facts, read, stmt)}
     returned = [r for value in facts.sources(ref) if isinstance(value, cst.Call) and id(value) not in later
                 for func in facts.user_functions(value) if not _unwraps(facts, func) for r in facts.returned(func)]
-    return MAYBE if any(holds_wrapper(facts, refs, r, depth - 1) for r in returned) else None
+    return MAYBE if any(_holds(facts, refs, answers, r, depth - 1) for r in returned) else None
 
 
 def _unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
