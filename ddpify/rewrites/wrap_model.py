@@ -174,7 +174,10 @@ def _sync_copies(facts: Facts, edits: Edits, model: Model) -> None:
     parameters would part. A copy nothing differentiates (an EMA copy, a best model kept) is
     left as it is."""
     flow = objects.of(facts)
-    sites = set(flow.values(next(iter(_targets(model.anchor, model.name)), None) or cst.Name(model.name)))
+    held = next(iter(_targets(model.anchor, model.name) + _targets(model.defined, model.name)), None)
+    if held is None and "." in model.name:
+        return  # `self.net` bound where ddpify does not see the statement: no copy of it is known
+    sites = set(flow.values(held or cst.Name(model.name)))
     for call in facts.calls:
         if facts.qualify(call.func) != "copy.deepcopy" or not call.args or not sites & set(flow.values(call.args[0].value)):
             continue
@@ -202,10 +205,13 @@ def _targets(stmt: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
 
 def _differentiated(facts: Facts, stmt: cst.CSTNode, kept: str) -> bool:
     """Is a gradient taken (`torch.autograd.grad`, `.backward()`) in a function of the class (or
-    the function) that keeps the copy as `kept`, one that reads `kept`?"""
+    the function) that keeps the copy as `kept`, one that reads `kept` with gradients on? A
+    target network read under `torch.no_grad()` only (TD3's `self.critic_target`) is not."""
     owner = facts.enclosing_class(stmt) or facts.scope(stmt)
     for read in facts.findall(owner, (cst.Name, cst.Attribute), lambda n: dotted(n) == kept):
         scope = facts.scope(read)
+        if facts.grad_disabled(read) or facts.is_inside(read, stmt):  # under no_grad, or the binding itself
+            continue
         if scope is not None and any(facts.qualify(c.func) == "torch.autograd.grad" or facts.is_backward(c)
                                      for c in facts.calls_in(scope)):
             return True

@@ -3017,3 +3017,101 @@ def test_a_copy_of_a_synced_model_that_gradients_are_taken_through_is_synced_too
     assert "self.v_net = sync_gradients(copy.deepcopy(net))" in result.code
     assert "self.shadow = copy.deepcopy(net)" in result.code
     assert [c.message for c in result.changes if "`self.v_net`, a copy of the synced `model`" in c.message]
+
+
+AGENT = """\
+import copy
+import torch
+from torch import nn
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.body(x)
+
+    def first(self, x):
+        return self.body(x)
+
+
+class Agent:
+    def __init__(self):
+        self.critic = Critic()
+        self.critic_target = copy.deepcopy(self.critic)
+        self.optimizer = torch.optim.Adam(self.critic.parameters(), lr=1e-3)
+
+    def train(self, x):
+        with torch.no_grad():
+            target = self.critic_target(x)
+        loss = (self.critic(x) - target).pow(2).mean() - self.critic.first(x).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+agent = Agent()
+for x in torch.randn(3, 8, 4):
+    agent.train(x)
+"""
+
+
+def test_a_synced_model_held_as_an_attribute_with_a_target_copy_made_after_it_converts():
+    """sfujim/TD3 (eighth fresh sweep, tuning): the agent keeps `self.critic`, runs
+    `self.critic.Q1(...)` beside its forward (so it is synced), and makes `self.critic_target =
+    copy.deepcopy(self.critic)` right after it, the statement the sync goes after. Looking for
+    the copies of the model, ddpify built a Name of `self.critic` and stopped with an internal
+    error; the model is found where it is bound now."""
+    result = rewritten(NAME, AGENT)
+    assert "self.critic_target = copy.deepcopy(self.critic)\n        self.critic = sync_gradients(self.critic)" \
+        in result.code
+
+
+TARGET_NET = """\
+import copy
+import torch
+from torch import nn
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.body(x)
+
+    def first(self, x):
+        return self.body(x)
+
+
+def train():
+    critic = Critic()
+    target = copy.deepcopy(critic)
+    optimizer = torch.optim.Adam(critic.parameters(), lr=1e-3)
+    for x in torch.randn(3, 8, 4):
+        with torch.no_grad():
+            goal = target(x)
+        loss = (critic(x) - goal).pow(2).mean() - critic.first(x).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+train()
+"""
+
+
+@pytest.mark.parametrize("read, synced", [("with torch.no_grad():\n            goal = target(x)", False),
+                                          ("if True:\n            goal = target(x)", True)])
+def test_a_target_network_read_under_no_grad_only_is_no_copy_gradients_go_through(read, synced):
+    """A target network (TD3, DQN, SAC) is a deep copy of the synced model read under
+    `torch.no_grad()` in the function that steps: no gradient goes through it, so it is left as
+    it is; read with gradients on, beside a backward, it is synced as the copy of a DARTS
+    architect is."""
+    code = TARGET_NET.replace("with torch.no_grad():\n            goal = target(x)", read)
+    result = rewritten(NAME, code)
+    assert "critic = sync_gradients(critic)" in result.code
+    assert ("target = sync_gradients(copy.deepcopy(critic))" in result.code) is synced
