@@ -27,7 +27,7 @@ Probe = sweep.Probe
                                         ("fresh_sweep5a.json", 14), ("fresh_sweep5b.json", 11),
                                         ("fresh_sweep6b.json", 12),
                                         ("fresh_sweep6a.json", 15), ("fresh_sweep7b.json", 11), ("fresh_sweep7a.json", 13),
-                                        ("fresh_sweep8b.json", 12)])
+                                        ("fresh_sweep8b.json", 12), ("fresh_sweep8a.json", 11)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -185,6 +185,13 @@ def test_the_stand_in_gym_is_the_same_environment_in_every_process():
     assert runs[0] == runs[1] and runs[0].strip()
 
 
+def test_the_eighth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep8a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep8a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 6 and not part_a & earlier
+
+
 def _stubbed(code: str) -> str:
     """`code` run with the stand-ins installed, as the probe's sitecustomize installs them."""
     return subprocess.run([sys.executable, "-c", "import fresh_stubs; fresh_stubs.install()\n" + code], capture_output=True,
@@ -202,6 +209,14 @@ def test_the_stand_in_torchvision_serves_transforms_v2_models_resnet_and_cifars_
                    "print(tuple(x.shape), float(x.max()), RandomPerspective(p=1.0)(x) is x, callable(torchvision.models.resnet.resnet34))\n"
                    "print(type(d.CIFAR100('r').targets).__name__, type(d.CIFAR10('r').targets[0]).__name__, type(d.MNIST('r').targets).__name__)")
     assert out.splitlines() == ["(3, 4, 5) 1.0 True True", "list int Tensor"]
+
+
+def test_the_stand_in_torchvision_serves_rand_augment():
+    """torchvision.transforms.RandAugment (era1a8's notebooks augment with it): a tensor goes through."""
+    out = _stubbed("import torch\nfrom torchvision import transforms\n"
+                   "t = transforms.Compose([transforms.RandAugment(), transforms.Normalize((.5,), (.5,))])\n"
+                   "print(tuple(t(torch.ones(3, 4, 4)).shape))")
+    assert out.split() == ["(3,", "4,", "4)"]
 
 
 def test_the_stand_in_pyplot_shapes_the_axes_of_subplots_as_matplotlib_does():

@@ -113,7 +113,7 @@ class RandomHorizontalFlip(_T):
 
 
 RandomVerticalFlip = RandomRotation = ColorJitter = RandomAffine = RandomErasing = RandomHorizontalFlip
-AutoAugment = RandomGrayscale = GaussianBlur = RandomApply = RandomPerspective = RandomHorizontalFlip
+AutoAugment = RandAugment = RandomGrayscale = GaussianBlur = RandomApply = RandomPerspective = RandomHorizontalFlip
 
 
 class ToPILImage(_T):
