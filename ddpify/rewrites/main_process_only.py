@@ -27,7 +27,8 @@ would race the main process's writes (`if os.path.exists(d): shutil.rmtree(d)` t
 A helper that ends by returning what a file write returns (`return imageio.imwrite(path, img)`)
 has that statement guarded: the other processes return None. A helper that only writes
 (`save_checkpoint(...)`) is guarded where it is called, and an `if`
-whose body only writes takes the condition (`if args.save_model and is_main_process():`).
+whose body only writes takes the condition (`if args.save_model and is_main_process():`), one
+written on one line too (`if args.save_model and is_main_process(): policy.save(path)`).
 A function that sets an attribute (`__init__` building `self.writer`) is not such a helper: other
 code reads that state. A logger (a SummaryWriter, TensorFlow's summary writer, a wandb run, an
 instance of a logger class of the program such as `Logger(log_dir)` whose `__init__` makes a
@@ -122,7 +123,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     writers = _writer_functions(facts, models, refs, writes, options)
     for call in facts.calls:  # a helper that only writes files is guarded where it is called
         stmt = facts.statement(call)
-        if isinstance(stmt, cst.SimpleStatementLine) and any(f in writers for f in facts.user_functions(call)):
+        if (isinstance(stmt, cst.SimpleStatementLine) or _one_line_if(stmt)) and \
+                any(f in writers for f in facts.user_functions(call)):
             writes[stmt] = f"{dotted(call.func)}()"
     saves, guarded, files, owners = [], [], [], []
     for stmt, what in list(writes.items()):
@@ -134,7 +136,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
                        "below: compute that outside the block and guard the write with is_main_process()")
             continue
         files.append(stmt)  # `torch.save(state, path)` among them is written atomically
-        owner = _sole_body_of_if(facts, stmt, writes)
+        owner = stmt if _one_line_if(stmt) else _sole_body_of_if(facts, stmt, writes)
         if owner is not None and options.fsdp and _collectives(facts, models, refs, owner):
             owner = None  # the gathers stay on every process: the write is guarded inside the `if`
         returns = isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)
@@ -222,16 +224,25 @@ def _main_or_null(call: cst.Call, enclose: bool) -> cst.IfExp:
                      **parens)
 
 
-def _statements(facts: Facts) -> Iterator[cst.With | cst.SimpleStatementLine]:
+def _statements(facts: Facts) -> Iterator[cst.With | cst.SimpleStatementLine | cst.If]:
     seen = set()
     for call in facts.calls:
         stmt = facts.statement(call)
-        if isinstance(stmt, (cst.With, cst.SimpleStatementLine)) and stmt not in seen:
+        if (isinstance(stmt, (cst.With, cst.SimpleStatementLine)) or _one_line_if(stmt)) and stmt not in seen:
             seen.add(stmt)
             yield stmt
 
 
-def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine, loggers: Loggers,
+def _one_line_if(stmt: cst.CSTNode) -> cst.Expr | None:
+    """The one expression of `if cond: save(...)` written on one line (no `else`): such an `if`
+    is the write, guarded by its own condition (`if cond and is_main_process(): save(...)`)."""
+    if isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.body, cst.SimpleStatementSuite) \
+            and len(stmt.body.body) == 1 and isinstance(stmt.body.body[0], cst.Expr):
+        return stmt.body.body[0]
+    return None
+
+
+def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, loggers: Loggers,
             opened: frozenset[cst.Call]) -> str | None:
     """What file-writing call `stmt` makes, or None."""
     if isinstance(stmt, cst.With):
@@ -239,9 +250,10 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine, loggers: Log
             if mt.is_open_for_writing(item.item):
                 return "writing the file"
         return None
-    if len(stmt.body) != 1:
+    small = _one_line_if(stmt) or (stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                                   else None)
+    if small is None:
         return None
-    small = stmt.body[0]
     # `return scipy.misc.imsave(path, image)` ending a helper: guarded, the others return None
     ends = isinstance(small, cst.Return) and isinstance(scope := facts.scope(stmt), cst.FunctionDef) \
         and isinstance(scope.body, cst.IndentedBlock) and scope.body.body[-1] is stmt

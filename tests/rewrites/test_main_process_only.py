@@ -21,6 +21,31 @@ if is_main_process():
     with open("log.txt", "a") as f:
         f.write(f"{epoch}\\n")
 """, "adjacent_writes_share_one_guard", scaffold=TRAINS.end_of_epoch),
+    # an `if` written on one line whose body writes is guarded by its own condition (sfujim/TD3:
+    # `if args.save_model: policy.save(...)` left every process writing, and nothing said so)
+    pair("""\
+if epoch % 2 == 0: torch.save(model.state_dict(), "m.pt")
+""", """\
+from ddpify_runtime import is_main_process
+
+if epoch % 2 == 0 and is_main_process(): torch.save(model.state_dict(), "m.pt")
+""", "a_one_line_if_that_writes_takes_the_guard_in_its_condition", scaffold=TRAINS.end_of_epoch),
+    pair("""\
+def save(path):
+    torch.save(model.state_dict(), path)
+
+
+if epoch % 2 == 0: save("m.pt")
+""", """\
+from ddpify_runtime import atomic_write, is_main_process
+
+def save(path):
+    with atomic_write(path) as tmp_path:
+        torch.save(model.state_dict(), tmp_path)
+
+
+if epoch % 2 == 0 and is_main_process(): save("m.pt")
+""", "a_one_line_if_that_calls_a_helper_that_only_writes_takes_the_guard", scaffold=TRAINS.end_of_epoch),
     # a stray comma after the save (`torch.save(...),`: a tuple of the call) hides no write
     pair("""\
 torch.save(model.state_dict(), "m.pt"),
