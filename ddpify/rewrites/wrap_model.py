@@ -206,16 +206,29 @@ def _targets(stmt: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
 def _differentiated(facts: Facts, stmt: cst.CSTNode, kept: str) -> bool:
     """Is a gradient taken (`torch.autograd.grad`, `.backward()`) in a function of the class (or
     the function) that keeps the copy as `kept`, one that reads `kept` with gradients on? A
-    target network read under `torch.no_grad()` only (TD3's `self.critic_target`) is not."""
+    target network (TD3's `self.critic_target`) is not: it runs under `torch.no_grad()`, and its
+    parameters are read only to be overwritten (`target.parameters()` of a soft update)."""
     owner = facts.enclosing_class(stmt) or facts.scope(stmt)
     for read in facts.findall(owner, (cst.Name, cst.Attribute), lambda n: dotted(n) == kept):
         scope = facts.scope(read)
-        if facts.grad_disabled(read) or facts.is_inside(read, stmt):  # under no_grad, or the binding itself
+        if facts.grad_disabled(read) or facts.is_inside(read, stmt) or _no_gradient_through(facts, read):
             continue
         if scope is not None and any(facts.qualify(c.func) == "torch.autograd.grad" or facts.is_backward(c)
                                      for c in facts.calls_in(scope)):
             return True
     return False
+
+
+_STATE_METHODS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "state_dict",
+                            "load_state_dict", "eval", "train", "to", "cpu", "cuda", "zero_grad", "requires_grad_"})
+
+
+def _no_gradient_through(facts: Facts, read: cst.CSTNode) -> bool:
+    """`read.parameters()`, `read.load_state_dict(...)`, `read.eval()`: the module's state, not a
+    forward a gradient could go through."""
+    attr = facts.parent(read)
+    return isinstance(attr, cst.Attribute) and attr.value is read and attr.attr.value in _STATE_METHODS \
+        and isinstance(call := facts.parent(attr), cst.Call) and call.func is attr
 
 
 def _sync(edits: Edits, model: Model) -> None:

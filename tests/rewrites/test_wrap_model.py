@@ -3098,6 +3098,8 @@ def train():
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        for p, q in zip(critic.parameters(), target.parameters()):
+            q.data.copy_(0.9 * q.data + 0.1 * p.data)
 
 
 train()
@@ -3107,10 +3109,10 @@ train()
 @pytest.mark.parametrize("read, synced", [("with torch.no_grad():\n            goal = target(x)", False),
                                           ("if True:\n            goal = target(x)", True)])
 def test_a_target_network_read_under_no_grad_only_is_no_copy_gradients_go_through(read, synced):
-    """A target network (TD3, DQN, SAC) is a deep copy of the synced model read under
-    `torch.no_grad()` in the function that steps: no gradient goes through it, so it is left as
-    it is; read with gradients on, beside a backward, it is synced as the copy of a DARTS
-    architect is."""
+    """A target network (TD3, DQN, SAC) is a deep copy of the synced model run under
+    `torch.no_grad()` in the function that steps, its parameters read there only for a soft
+    update: no gradient goes through it, so it is left as it is; run with gradients on, beside a
+    backward, it is synced as the copy of a DARTS architect is."""
     code = TARGET_NET.replace("with torch.no_grad():\n            goal = target(x)", read)
     result = rewritten(NAME, code)
     assert "critic = sync_gradients(critic)" in result.code
