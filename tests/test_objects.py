@@ -145,6 +145,10 @@ CONTROLLER = ("class Controller(nn.Module):\n    def __init__(self):\n        su
               "                yield p\n"
               "class Holder:\n    def params(self, m):\n        return m.parameters()\n")
 
+# param groups stored on a model where it is set up, an optimizer built over them in another function
+STORED = ("def set_up(m):\n    m.optim_list = [{'params': filter(lambda p: p.requires_grad, m.parameters())}]\n"
+          "def reset(m):\n    m.optimizer = torch.optim.Adam(m.optim_list)\n")
+
 TRAINED = [  # optimizer source, the models it steps
     ("G = Net()\nD = Net()\nopt = torch.optim.Adam(filter(lambda p: p.requires_grad, G.parameters()))\n", "G"),
     ("G = Net()\nD = Net()\nopt = torch.optim.SGD(itertools.chain(G.parameters(), D.parameters()), lr=1)\n",
@@ -166,6 +170,7 @@ TRAINED = [  # optimizer source, the models it steps
     (CONTROLLER + "G = Controller()\nG = G.to('cpu')\nopt = torch.optim.Adam(G.alphas(), lr=1)\n", "G"),  # ... a generator
     (CONTROLLER + "G = Controller()\nD = Net()\nh = Holder()\nopt = torch.optim.SGD(h.params(D), lr=1)\n",
      "D"),  # near miss: a method of no model, handed D
+    (STORED + "G = Net()\nD = Net()\nset_up(G)\nreset(G)\n", "G"),  # param groups kept on the model
 ]
 
 
@@ -185,6 +190,13 @@ def test_an_optimizer_class_of_the_program_is_an_optimizer_and_a_scheduler_class
                        "sched = Warmup(opt, 10)\n")
     (sam,) = facts.optimizers
     assert facts.code(sam).startswith("SAM(") and flow.trained(sam) == flow.values(last_use(facts, "model"))
+
+
+def test_param_groups_stored_on_another_object_are_not_this_ones():
+    """Near miss of STORED: the groups are stored on `D` only; `G.optim_list` holds nothing ddpify sees."""
+    facts, flow = core(STORED + "G = Net()\nD = Net()\nset_up(D)\nreset(G)\n")
+    (opt,) = [c for c in facts.calls if (facts.qualify(c.func) or "").startswith("torch.optim.")]
+    assert flow.trained(opt) == frozenset()
 
 
 def test_an_optimizer_over_other_parameters_steps_no_model():

@@ -68,12 +68,12 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     (`ddpify.analysis.fsdp.place_shard`), before the names that hold it are followed from there."""
     wrapped: list[Model] = []
     untraced: list[cst.CSTNode] = []
-    for key, optimizer, partial in _trained_names(facts, untraced):
-        model = _received(facts, key, optimizer) or _handed_in(facts, key, optimizer) or _locate(facts, key, optimizer)
+    for key, optimizer, partial, at in _trained_names(facts, untraced):
+        model = _received(facts, key, at) or _handed_in(facts, key, at) or _locate(facts, key, at)
         if model is None or _holds_modules_only(facts, model) or _passed_containers(facts, model):
             untraced.append(optimizer)
             continue
-        modules, held = [model], _held_modules(facts, model, optimizer)
+        modules, held = [model], _held_modules(facts, model, at)
         if held is not None:  # `trainable_list.parameters()` of an nn.ModuleList: its modules are wrapped
             modules, missed = held
             if missed:  # some it holds are not found: a TODO at the optimizer
@@ -379,30 +379,80 @@ def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:
     return False
 
 
-def _trained_names(facts: Facts, untraced: list[cst.CSTNode]) -> list[tuple[str, cst.CSTNode, bool]]:
+def _trained_names(facts: Facts, untraced: list[cst.CSTNode]) -> list[tuple[str, cst.CSTNode, bool, cst.CSTNode]]:
     """(last name component of each trained model, what trains it, whether only some of its
-    sub-modules are trained), in source order."""
-    found: list[tuple[str | None, cst.CSTNode, bool]] = []
+    sub-modules are trained, where that name is read: the optimizer, or the statement that names
+    the parameters where they are not the optimizer's to name), in source order."""
+    found: list[tuple[str | None, cst.CSTNode, bool, cst.CSTNode]] = []
     for opt in facts.optimizers:
         if mt.is_optimizer_factory(opt.func) and isinstance(opt.func, cst.Attribute):  # `model.configure_optimizers(...)`
-            found.append((_owner(opt.func.value), opt, False))
+            found.append((_owner(opt.func.value), opt, False, opt))
             continue
-        receivers = [c.func.value for c in parameter_calls(facts, opt) if isinstance(c.func, cst.Attribute)]
-        owners: dict[str, list[bool]] = {o: [] for o in map(_owner, receivers) if o}
-        for receiver in receivers:
-            if owner := _owner(receiver):
-                owners[owner].append(_is_submodule(receiver))
+        calls = parameter_calls(facts, opt)
+        owners: dict[tuple[str, cst.CSTNode], list[bool]] = {}
+        for call in calls:
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if receiver is not None and (owner := _owner(receiver)):
+                aliased = _aliased_owner(facts, receiver)
+                of, part = aliased or (owner, False)
+                at = facts.statement(call) if aliased or _stored_elsewhere(facts, call, opt) else opt
+                owners.setdefault((of, at), []).append(part or _is_submodule(receiver))
         if not owners:
             untraced.append(opt)
-        found += [(o, opt, all(subs)) for o, subs in owners.items()]
+        found += [(o, opt, all(subs), at) for (o, at), subs in owners.items()]
     if not facts.optimizers:  # plain SGD by hand: `for p in model.parameters(): p.data.add_(p.grad, ...)`
         for loop in facts.loops:
             if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Attribute) \
                     and mt.is_parameters_attr(loop.iter.func) \
                     and facts.findall(loop.body, cst.Attribute, lambda a: a.attr.value == "grad") \
                     and _owner(loop.iter.func.value):
-                found.append((_owner(loop.iter.func.value), loop, False))
-    return [(owner, node, partial) for owner, node, partial in found if owner]
+                found.append((_owner(loop.iter.func.value), loop, False, loop))
+    return [(owner, node, partial, at) for owner, node, partial, at in found if owner]
+
+
+def _stored_elsewhere(facts: Facts, call: cst.Call, optimizer: cst.Call) -> bool:
+    """Is `call` (`model.parameters()`) reached by `optimizer` only through an attribute stored on
+    an object in another function (`model.optim_list = [...]` where the model is set up, then
+    `Adam(model.optim_list)` in the training function)? Its names belong to where it is written."""
+    return call in objects.of(facts).stored_parameters and facts.scope(call) is not facts.scope(optimizer)
+
+
+def _aliased_owner(facts: Facts, receiver: cst.BaseExpression) -> tuple[str, bool] | None:
+    """For a receiver that is a plain name every binding of which, in its function, gives an object
+    another name holds or one of its parts (`model_to_set = getattr(model, f"context{i}") if
+    separate else model`): that name (`model`, the model that is built and trained) and whether some
+    binding gives a part. None for any other receiver: a name with a binding that builds, loads or
+    calls something, or whose bindings name two objects; and a plain alias (`model = net`, the
+    name the training reads then is the one wrapped: `_trained_alias`)."""
+    if not isinstance(receiver, cst.Name) or (ref := facts.ref(receiver)) is None:
+        return None
+    writes = facts.writes(ref)
+    owners = [_branch_owners(value) for _, value, stmt in writes if not isinstance(stmt, cst.AugAssign)]
+    if not writes or len(owners) < len(writes) or any(o is None for o in owners) \
+            or all(isinstance(value, cst.Name) for _, value, _ in writes):
+        return None
+    names = {name for found in owners for name, _ in found or ()}
+    if len(names) != 1 or receiver.value in names:
+        return None
+    return names.pop(), any(part for found in owners for _, part in found or ())
+
+
+def _branch_owners(value: cst.BaseExpression) -> list[tuple[str, bool]] | None:
+    """(name, whether a part of it) for each branch of `a if c else getattr(a, n)` (`a`, `a.sub`,
+    `getattr(a, n)`, through nested conditionals and `or`); None where a branch is anything else."""
+    if isinstance(value, cst.IfExp):
+        body, orelse = _branch_owners(value.body), _branch_owners(value.orelse)
+        return None if body is None or orelse is None else body + orelse
+    if isinstance(value, cst.BooleanOperation):
+        left, right = _branch_owners(value.left), _branch_owners(value.right)
+        return None if left is None or right is None else left + right
+    if isinstance(value, cst.Call) and mt.is_name(value.func, "getattr") and len(value.args) >= 2:
+        held = _branch_owners(value.args[0].value)
+        return None if held is None else [(name, True) for name, _ in held]
+    name = dotted(value)
+    if name is None or name.startswith("self."):
+        return None
+    return [(name.split(".")[0], "." in name)]
 
 
 def _is_submodule(receiver: cst.BaseExpression) -> bool:

@@ -64,6 +64,9 @@ class Objects:
         self.facts = facts
         self._values: dict[object, Sites] = {}
         self._params: dict[object, tuple[cst.Call, ...]] = {}
+        # `x.parameters()` calls an optimizer reaches through an attribute the program stores on an
+        # object elsewhere (`model.optim_list`): their names are read where they are written
+        self.stored_parameters: set[cst.Call] = set()
         self._names: dict[object, frozenset[Ref]] = {}
         self._loggers: dict[cst.ClassDef, bool] = {}
 
@@ -468,8 +471,16 @@ class Objects:
                         calls += self._parameters_in(r)
         for name in f.findall(node, (cst.Name, cst.Attribute), lambda n: dotted(n) is not None):
             ref = f.ref(name)
-            for source in f.sources(ref) if ref is not None and not isinstance(f.parent(name), cst.Attribute) else ():
+            read = ref is not None and not isinstance(f.parent(name), cst.Attribute)
+            sources = f.sources(ref) if read else []
+            for source in sources:
                 calls += self._parameters_in(source)
+            if read and not sources and isinstance(name, cst.Attribute):
+                # `model.optim_list`, stored on the same object where the model is set up (another function)
+                stored = [c for site in self.values(name) for c in self._parameters_in(site)
+                          if isinstance(site, CONTAINERS) or mt.is_parameters_attr(site.func)]
+                self.stored_parameters.update(stored)
+                calls += stored
             if ref is not None:  # `params += list(model.parameters())`, `params.extend(...)`
                 calls += [c for stmt in self._growth.get(ref, ()) for c in self._parameters_in(stmt)]
                 # `for name, p in model.named_parameters(): decay.append(p)`

@@ -3117,3 +3117,67 @@ def test_a_target_network_read_under_no_grad_only_is_no_copy_gradients_go_throug
     result = rewritten(NAME, code)
     assert "critic = sync_gradients(critic)" in result.code
     assert ("target = sync_gradients(copy.deepcopy(critic))" in result.code) is synced
+
+
+SELF_TRAINER = """\
+import torch
+from torch import nn, optim
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.optimizer = None
+        self.optim_list = []
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def train_a_batch(self, x, y):
+        self.optimizer.zero_grad()
+        loss = nn.functional.cross_entropy(self(x), y)
+        loss.backward()
+        self.optimizer.step()
+
+
+def train(model, loader, reset):
+    if reset:
+        model.optimizer = optim.Adam(model.optim_list)
+    for x, y in loader:
+        model.train_a_batch(x, y)
+
+
+def main(separate):
+    loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,))), batch_size=8, shuffle=True)
+    model = Classifier()
+    other = Classifier()
+    for i in range(2):
+        model_to_set = getattr(model, f"context{i}") if separate else model
+        model_to_set.optim_list = [{'params': filter(lambda p: p.requires_grad, model_to_set.parameters()), 'lr': 0.01}]
+        model_to_set.optimizer = optim.Adam(model_to_set.optim_list, betas=(0.9, 0.999))
+    train(model, loader, reset=True)
+"""
+
+
+def test_a_model_that_steps_its_own_optimizer_over_param_groups_kept_on_it_is_synced():
+    """GMvandeVen/continual-learning (fifth fresh sweep, tuning: cl_baseline, cl_si, cl_replay): the
+    model's own `train_a_batch` runs `self(x)`, the backward and `self.optimizer.step()`; the
+    optimizer is built over param-group dicts of `filter(..., model_to_set.parameters())`, stored on
+    the model, where `model_to_set` is `getattr(model, ...)` or `model` itself; the training function
+    builds it again from `model.optim_list`. Neither optimizer was traced to `model` (two TODOs), the
+    model trained bare on every process. The alias names one object (`model`): synced, once, and
+    `model.optim_list` is followed to where it is stored."""
+    result = rewritten(NAME, SELF_TRAINER)
+    assert result.code.count("sync_gradients(") == 1
+    assert "    model = Classifier()\n    model = sync_gradients(model)\n" in result.code
+    assert not [c for c in result.changes if "could not tell which model" in c.message]
+
+
+def test_an_alias_of_two_models_is_not_taken_for_either():
+    """Near miss of the above: `model_to_set` may be `model` or `other`, two objects: which trains
+    is not known, the TODO stays at the optimizer (the one in `train` reads those too)."""
+    result = rewritten(NAME, SELF_TRAINER.replace('getattr(model, f"context{i}")', "other"))
+    assert "sync_gradients(" not in result.code and "= DistributedDataParallel(" not in result.code
+    assert len([c for c in result.changes if "could not tell which model" in c.message]) == 2
