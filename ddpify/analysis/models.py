@@ -69,7 +69,8 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     wrapped: list[Model] = []
     untraced: list[cst.CSTNode] = []
     for key, optimizer, partial, at in _trained_names(facts, untraced):
-        model = _received(facts, key, at) or _handed_in(facts, key, at) or _locate(facts, key, at)
+        read = {r} if at is not optimizer and (r := facts.ref(_expression(key), at)) is not None else None
+        model = _received(facts, key, at) or _handed_in(facts, key, at) or _locate(facts, key, at, read)
         if model is None or _holds_modules_only(facts, model) or _passed_containers(facts, model):
             untraced.append(optimizer)
             continue
@@ -482,9 +483,10 @@ def _owner(expr: cst.BaseExpression) -> str | None:
 Candidate = tuple[int, cst.CSTNode, str, cst.Call | None]
 
 
-def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
+def _locate(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] | None = None) -> Model | None:
     """Where the model named `key` that `optimizer` trains is built; the optimizer's own
-    function first (two `main_*()` functions may each build a `model`)."""
+    function first (two `main_*()` functions may each build a `model`). `read`: the names whose
+    parameters it steps, where the optimizer does not name them itself."""
     candidates: list[Candidate] = []
     unpacked = objects.of(facts).unpacked_names.get(key, ())  # `self.G, self.D = build_models(cfg)`
     for target, value, stmt in [*facts.assigned_names.get(key, ()), *unpacked]:
@@ -509,7 +511,7 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
             candidates.append((2, stmt, name, None))
         elif not _mentions(facts, value, name) and qualified != "torch.compile":
             candidates.append((1, stmt, name, None))
-    trained = _trained_refs(facts, key, optimizer) if isinstance(optimizer, cst.Call) else set()
+    trained = read if read is not None else _trained_refs(facts, key, optimizer) if isinstance(optimizer, cst.Call) else set()
     flow = objects.of(facts)
     own = [c for c in candidates if (ref := facts.ref(_expression(c[2]), c[1])) is not None and ref in trained
            or trained & flow.names_through(_assigned_value(c[1]))]  # `self.model = model.to(gpu)`

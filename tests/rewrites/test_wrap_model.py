@@ -3149,6 +3149,11 @@ def train(model, loader, reset):
         model.train_a_batch(x, y)
 
 
+def probe():
+    model = nn.Linear(4, 2).to("cpu")
+    return model
+
+
 def main(separate):
     loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,))), batch_size=8, shuffle=True)
     model = Classifier()
@@ -3168,7 +3173,8 @@ def test_a_model_that_steps_its_own_optimizer_over_param_groups_kept_on_it_is_sy
     the model, where `model_to_set` is `getattr(model, ...)` or `model` itself; the training function
     builds it again from `model.optim_list`. Neither optimizer was traced to `model` (two TODOs), the
     model trained bare on every process. The alias names one object (`model`): synced, once, and
-    `model.optim_list` is followed to where it is stored."""
+    `model.optim_list` is followed to where it is stored; the `model` is the one the alias reads,
+    not another function's `model` moved to a device (`probe`, as `define_vae` in the program)."""
     result = rewritten(NAME, SELF_TRAINER)
     assert result.code.count("sync_gradients(") == 1
     assert "    model = Classifier()\n    model = sync_gradients(model)\n" in result.code
