@@ -48,6 +48,7 @@ class Model:
     synced: str | None = None  # trained through its own methods, never its forward: why (the method call)
     beside: bool = False  # synced: its forward runs too, and the `synced` call runs sub-modules beside it
     penalty: bool = False  # synced: `synced` is a gradient penalty through it, and a step may leave parameters without gradient
+    kept: bool = False  # synced: `synced` is a statement that keeps the model in an object before it is ready to wrap
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -91,6 +92,9 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     calls = _calls_on_models(facts, models.refs) if place is None else []
     for model in wrapped if place is None else ():  # DDP's (FSDP2 shards such a model all the same)
         model.synced, model.beside = _trained_by_methods(facts, calls, models.refs, model)
+        keeper = _kept_before_ready(facts, model) if not model.synced else None
+        if keeper is not None:  # `trainer = Trainer(model)`, then `model = model.to(device)`: the trainer keeps the bare model
+            model.synced, model.kept = facts.code(keeper).strip(), True
     if any(model.synced for model in wrapped):  # no wrapper: the names hold the model itself
         models = Models(wrapped, untraced, wrapped_refs(facts, [m for m in wrapped if not m.synced]))
     for model in wrapped:
@@ -191,6 +195,39 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
                 beside = facts.code(call.func)
     # named by the method that trains (`netD.train_step`), not the first one called (`restore_checkpoint`)
     return (beside, beside is not None) if forward else (beside or found, False)
+
+
+def _kept_before_ready(facts: Facts, model: Model) -> cst.CSTNode | None:
+    """A statement that keeps the model in an object (`trainer = Trainer(model)` whose `__init__`
+    stores it on `self`, `self.net = model`, `[model, ema]`) after it is built and before the
+    statement the wrap follows, a later step of its set-up that rebinds the same object (`model =
+    model.to(device)`, `model = model.train()`): the object would train the bare model while the
+    wrapper's forward never runs, and DDP would average nothing. The wrap cannot go before the
+    keeper (DDP must be built once the model is on its device), so such a model is synced (no
+    wrapper: the object and the name share the one model). None where there is no such statement."""
+    if isinstance(model.defined, cst.FunctionDef) or model.dataparallel is not None:
+        return None
+    name, defined = model.name, model.defined
+    scope = facts.scope(defined)
+    ref = facts.ref(_expression(name), defined)
+    if ref is None:
+        return None
+    earlier = [stmt for _, value, stmt in facts.writes(ref) if facts.before(stmt, defined)
+               and not isinstance(stmt, cst.AugAssign) and not _mentions(facts, value, name)]
+    moved = [stmt for _, value, stmt in facts.writes(ref) if facts.is_inside(stmt, defined)
+             and _mentions(facts, value, name)]
+    if not earlier or not moved:  # built where it is wrapped: any keeper comes after the wrap
+        return None
+    start, end = earlier[-1], moved[-1]
+    for call in facts.calls_of(scope):
+        if facts.before(start, call) and facts.before(call, end) and not facts.is_inside(call, start) \
+                and any(_keeps_argument(facts, call, f, name) for f in facts.user_functions(call)):
+            return facts.statement(call)
+    for _, _, stmt in facts.writes_in(scope):
+        line = facts.statement(stmt)
+        if facts.before(start, line) and facts.before(line, end) and (_stores(line, name) or _collects(line, name)):
+            return line
+    return None
 
 
 def _submodule_of(facts: Facts, classes: list[cst.ClassDef], attr: str) -> bool:

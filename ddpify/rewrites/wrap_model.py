@@ -42,8 +42,10 @@ averages gradients), or that runs a sub-module outside its forward beside it in 
 model(x)`: DDP would see those parameters used outside its forward, and with
 find_unused_parameters stops, "marked as ready twice"), or that has a gradient penalty through it
 while a step may leave some of its parameters without gradient (find_unused_parameters takes those
-for unused, and the penalty's tied backward reaches them again: "marked as ready twice"), is not
-wrapped:
+for unused, and the penalty's tied backward reaches them again: "marked as ready twice"), or that
+an object keeps before its set-up ends (`trainer = Trainer(model)` whose `__init__` stores it, then
+`model = model.to(device)`: the wrap follows the move, and the trainer would run the bare model),
+is not wrapped:
 `model = sync_gradients(model)` (runtime) starts every process from the main process's weights
 and averages each gradient as backward computes it; the model keeps its class, its attributes
 and its checkpoint keys. A deep copy of such a model that gradients are taken through (a DARTS
@@ -246,6 +248,9 @@ def _sync(edits: Edits, model: Model) -> None:
            f"without gradient ({_why_unused(model)}): DistributedDataParallel with find_unused_parameters takes "
            f"those for unused at the forward's end and the penalty's backward reaches them again (\"marked as "
            f"ready twice\")" if model.penalty else
+           f"`{model.synced}` keeps `{name}` before it is ready to wrap (on its device, set up): that "
+           f"object would run the bare model, never DistributedDataParallel's forward, which averages "
+           f"gradients" if model.kept else
            f"`{name}` runs sub-modules outside its forward in training (`{model.synced}(...)`, beside `{name}(...)`): "
            f"DistributedDataParallel would see their parameters used outside its forward (it averages the "
            f"gradients of its own forward only; with find_unused_parameters it stops: \"marked as ready twice\")"

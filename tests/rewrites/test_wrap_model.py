@@ -3187,3 +3187,47 @@ def test_an_alias_of_two_models_is_not_taken_for_either():
     result = rewritten(NAME, SELF_TRAINER.replace('getattr(model, f"context{i}")', "other"))
     assert "sync_gradients(" not in result.code and "= DistributedDataParallel(" not in result.code
     assert len([c for c in result.changes if "could not tell which model" in c.message]) == 2
+
+
+KEPT_BEFORE_THE_MOVE = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def step(self, x, y, optimizer):
+        optimizer.zero_grad()
+        ((self.model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+
+
+def main(device):
+    loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randn(64, 1)), batch_size=8, shuffle=True)
+    model = nn.Linear(4, 1)
+    trainer = Trainer(model)
+    model = model.to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        trainer.step(x, y, optimizer)
+"""
+
+
+def test_a_model_an_object_keeps_before_its_set_up_ends_is_synced():
+    """Decision 0052's "not done": a trainer built before the wrap keeps the bare model. The wrap
+    follows the model's move to its device (DDP is built on the device), after `trainer =
+    Trainer(model)`, whose `__init__` stores it: `trainer.step` runs the bare module, DDP's forward
+    never runs and averages nothing (the self-check said `diverged-parameters`). Such a model is
+    synced: the trainer and the name hold the one model. Near miss: the trainer built after the
+    move holds the wrapper (DDP)."""
+    result = rewritten(NAME, KEPT_BEFORE_THE_MOVE)
+    assert "    model = model.to(device)\n    model = sync_gradients(model)\n" in result.code
+    said = [c.message for c in result.changes if "`trainer = Trainer(model)` keeps `model`" in c.message]
+    assert len(said) == 1 and "sync_gradients" in said[0]
+    after = only(NAME, KEPT_BEFORE_THE_MOVE.replace("    trainer = Trainer(model)\n    model = model.to(device)\n",
+                                                    "    model = model.to(device)\n    trainer = Trainer(model)\n"))
+    assert "    model = model.to(device)\n    model = DistributedDataParallel(model, device_ids=device_ids(model))\n" \
+           "    trainer = Trainer(model)\n" in after and "sync_gradients" not in after
