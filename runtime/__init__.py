@@ -1896,6 +1896,7 @@ class _SelfCheck:
         self.training: dict = {}  # loader key -> order at its first training pass (None: nothing to compare)
         self.repeats: dict = {}  # loader key -> [iterator ref, site, batches drawn at the last step] of a pass in that order
         self.forwards: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # DDP -> (forwards, last output's grad_fns)
+        self.ran: "weakref.WeakSet" = weakref.WeakSet()  # DDP instances whose forward ran with gradients while checked
         self.repeat_undo: Optional[Any] = None
         self.lengths: "dict[str, int]" = {}  # "file:line" of a training loader -> its batches per pass
         self.optimizers: "weakref.WeakSet" = weakref.WeakSet()  # built since the checks were armed
@@ -2118,6 +2119,9 @@ class _SelfCheck:
         ``no_sync()``, as DDP's own ``_post_forward`` decides): keep that graph, found as DDP finds
         it, until the next backward. A forward DDP does not search (under ``torch.no_grad()``, in
         ``no_sync()``) changes nothing DDP knows, and is not kept."""
+        if torch.is_grad_enabled():
+            with contextlib.suppress(TypeError):
+                self.ran.add(model)
         find = getattr(sys.modules.get("torch.nn.parallel.distributed"), "_find_tensors", None)  # private: gone, no check
         if find is None or not (getattr(model, "find_unused_parameters", False) and torch.is_grad_enabled()
                                 and getattr(model, "require_backward_grad_sync", False)) \
@@ -2303,6 +2307,37 @@ class _SelfCheck:
                     f"put {where} before this optimizer is built: model = DistributedDataParallel("
                     "model, device_ids=device_ids(model)) (rewrite wrap-model), or freeze them "
                     "with requires_grad_(False)"))
+        bypassed = self.bypassed(record.params)
+        if bypassed:
+            record.params = [p for p in record.params if id(p) not in bypassed]
+
+    def bypassed(self, params: List[torch.Tensor]) -> "set[int]":
+        """Of ``params`` (with a gradient, about to be stepped), the ids of those a
+        DistributedDataParallel wraps whose forward never ran with gradients while the checks
+        watched, and that no wrapper whose forward ran holds: their gradients came from the bare
+        module (an object that kept it before the wrap, ``trainer.model``; ``model.module(x)``), so
+        DDP averaged none of them. A finding at the wrap line (``bypassed-wrapper``); those
+        parameters are left out of the 2nd step's comparison (their divergence is this finding)."""
+        ran = {id(p) for model in self.ran for p in model.module.parameters()}
+        wanted = {id(p) for p in params} - ran
+        found: "set[int]" = set()
+        ddp = torch.nn.parallel.DistributedDataParallel  # whose forward the checks watch
+        for model in [m for m in self.wrapped if isinstance(m, ddp)] if wanted else ():
+            names = [n for n, p in model.module.named_parameters() if id(p) in wanted and id(p) not in found]
+            if not names:
+                continue
+            found |= {id(p) for p in model.module.parameters()} & wanted
+            cls = type(model.module).__name__
+            self.pending.append(_Finding(
+                "bypassed-wrapper", *self.wraps.get(model, (_site(), ""))[0],
+                f"this optimizer steps {len(names)} parameter(s) of {cls} ({_names(names)}) whose gradients "
+                f"came from the bare module: the forward of its DistributedDataParallel never ran with "
+                f"gradients, so DDP averaged none of them and each process trains its own copy (an object "
+                f"that kept the model before this wrap, a trainer's self.model, or a call of model.module)",
+                "a manual change: run the model through the wrapper (hand it to that object after the wrap, "
+                "or build the object after it), or model = sync_gradients(model) instead of this wrap "
+                "(rewrite wrap-model)"))
+        return found
 
     def not_in_other_wrappers(self, loose: List[torch.Tensor]) -> List[torch.Tensor]:
         """Of ``loose``, those no wrapper made before the checks started holds (DDP, FSDP1)."""
@@ -2459,7 +2494,7 @@ class _SelfCheck:
         divergence the run already reported."""
         import socket
         self.stop_recording_writes()
-        said = any(f.check in ("diverged-parameters", "missing-step") for f in self.reported)
+        said = any(f.check in ("diverged-parameters", "missing-step", "bypassed-wrapper") for f in self.reported)
         models = {}
         for model, (site, name) in list(self.wraps.items()):
             ignored = getattr(model, "parameters_to_ignore", ())

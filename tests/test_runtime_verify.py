@@ -332,6 +332,50 @@ def test_forwards_that_ddp_takes_rightly_are_no_finding(group, check, capsys, lo
     assert "outside-forward" not in capsys.readouterr().err
 
 
+KEPT_BARE = textwrap.dedent("""\
+    import torch
+    from torch.nn.parallel import DistributedDataParallel
+    class Trainer:
+        def __init__(self, model):
+            self.model = model
+        def step(self, x, optimizer):
+            optimizer.zero_grad()
+            self.model(x).pow(2).mean().backward()
+            optimizer.step()
+    model = torch.nn.Linear(4, 2)
+    BEFORE
+    model = DistributedDataParallel(model)
+    AFTER
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(3, 8, 4):
+        with torch.no_grad():
+            model.module(x)
+        trainer.step(x, optimizer)
+""")
+
+
+@pytest.mark.parametrize("before, after, bypassed", [
+    ("trainer = Trainer(model)", "pass", True),  # the trainer keeps the bare model: DDP's forward never runs
+    ("pass", "trainer = Trainer(model)", False),  # near miss: the trainer keeps the wrapper
+])
+def test_a_wrapper_whose_forward_never_runs_while_its_parameters_are_stepped_is_named(group, check, capsys,
+                                                                                      before, after, bypassed):
+    """Decision 0052's "not done": an object built before the wrap (`trainer = Trainer(model)`)
+    trains the bare module; DDP averages nothing and the replicas diverge (said before as
+    `diverged-parameters`, with a wrong cause). The wrap line is named with what happened; a
+    forward of the bare module under no_grad (an evaluation) is no training forward either way."""
+    rt._STATE.self_check = check()
+    rt._STATE.self_check.install()
+    code = KEPT_BARE.replace("BEFORE", before).replace("AFTER", after)
+    exec(compile(code, "train.py", "exec"), {})
+    err = capsys.readouterr().err
+    line = next(n for n, text in enumerate(code.splitlines(), 1) if text.startswith("model = Distributed"))
+    said = f"train.py:{line}: bypassed-wrapper: this optimizer steps 2 parameter(s) of Linear (weight, bias) " \
+           "whose gradients came from the bare module"
+    assert (said in err) is bypassed and ("bypassed-wrapper" in err) is bypassed
+    assert "sync_gradients(model)" in err if bypassed else err == ""
+
+
 def test_reset_for_tests_takes_the_hooks_away_and_starts_afresh(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     rt._install_self_check("warn", 600.0)
