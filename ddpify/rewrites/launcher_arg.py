@@ -12,8 +12,23 @@ passes nothing. Both spellings go on the parser; the process's GPU is read from 
     args = parser.parse_args()
 
 A parser that knows one spelling gets the other under the same `dest`; a parser built by a
-helper (`get_parser().parse_args()`) gets them before the helper's `return parser`. Scripts without
-argparse get nothing: torchrun needs no argument.
+helper (`get_parser().parse_args()`) gets them before the helper's `return parser`. A parser built at
+module level and parsed in a function (which may run more than once: `get_args()` called by the
+entry and again on import of a logger module) gets them at module level, after its last statement
+there: argparse refuses a flag added twice.
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lr", type=float)
+    def get_args():
+        return parser.parse_args()
+->
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lr", type=float)
+    parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help=...)
+    def get_args():
+        return parser.parse_args()
+
+Scripts without argparse get nothing: torchrun needs no argument.
 """
 
 from __future__ import annotations
@@ -51,12 +66,17 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         done.add(parser)
         known = _known_flags(facts, parser)
         if not known:
-            edits.insert_before(stmt, cst.parse_statement(ADD.format(parser=parser) + "\n"))
+            line = cst.parse_statement(ADD.format(parser=parser) + "\n")
         elif len(known) == 1:  # one spelling only: the other joins it under the same dest
             missing = ({"--local-rank", "--local_rank"} - known).pop()
-            edits.insert_before(stmt, cst.parse_statement(ALIAS.format(parser=parser, flag=missing) + "\n"))
+            line = cst.parse_statement(ALIAS.format(parser=parser, flag=missing) + "\n")
         else:
             continue
+        top = _module_level_last(facts, call, parser)
+        if top is not None:
+            edits.insert_after(top, line)
+        else:
+            edits.insert_before(stmt, line)
         edits.record(stmt, f"`{parser}` accepts --local-rank/--local_rank (passed by torch.distributed.launch)")
 
 
@@ -73,6 +93,22 @@ def _parser(facts: Facts, call: cst.Call) -> tuple[str, cst.CSTNode] | None:
                 if facts.scope(ret) is func and isinstance(ret.value, cst.Name):
                     return ret.value.value, facts.statement(ret)
     return None
+
+
+def _module_level_last(facts: Facts, call: cst.Call, parser: str) -> cst.CSTNode | None:
+    """For a parser of the module parsed inside a function, its last top-level statement in that
+    file (its binding or an `add_argument`), after which the arguments go once; else None."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    ref = facts.ref(receiver) if receiver is not None else None
+    if type(facts.scope(call)) is not cst.FunctionDef or ref is None or ref.scope is not facts.module:
+        return None
+    head = parser.split(".")[0]
+    program = facts.program
+    home = program.part_of(call, facts.parents) if program is not None else None
+    top = [stmt for stmt in facts.module.body if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
+           and facts.has_name(stmt, head) and facts.before(stmt, call)
+           and (program is None or program.part_of(stmt, facts.parents) is home)]
+    return top[-1] if top else None
 
 
 def _known_flags(facts: Facts, parser: str) -> set[str]:

@@ -152,6 +152,26 @@ def get_parser():
 opts = get_parser().parse_args()
 init_distributed_mode()
 """, "a_parser_built_by_a_helper_gets_the_launcher_argument_and_init_follows_parsing", also={"init-distributed"}, scaffold=SCRIPT.before("train_loader")),
+    # a module-level parser parsed in a function that runs twice (MCDropConnect's get_args(), called by
+    # the entry and on import of its logger module): the argument goes on once, at module level
+    pair("""\
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument('--lr', type=float)
+def get_args():
+    return parser.parse_args()
+args = get_args()
+again = get_args()
+""", """\
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument('--lr', type=float)
+parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help="set by torch.distributed.launch")
+def get_args():
+    return parser.parse_args()
+args = get_args()
+again = get_args()
+""", "a_module_level_parser_parsed_in_a_function_gets_the_argument_once_at_module_level", scaffold=SCRIPT.before("train_loader")),
 ]
 
 UNCHANGED = [
