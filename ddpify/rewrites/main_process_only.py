@@ -45,7 +45,9 @@ slower one fail (`try: os.makedirs(out, exist_ok=False)` / `except FileExistsErr
 chose by probing for a free one, `while os.path.exists(base_dir): run += 1`, is made after a
 `barrier()`, once all have probed; so is one made in a branch of an `if`/`else` that asks
 whether it exists, `if os.path.isdir(d): input(...)` / `else: os.makedirs(d)`, so that every
-process takes the branch the main process takes), as do forward passes: a model call under a
+process takes the branch the main process takes, and one, or a logger's, that every process first
+insists does not exist yet, `assert not os.path.exists(run_dir)` before `SummaryWriter(run_dir)`),
+as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
 later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.load`, `open(path)`,
 ...) may read what was written, a `barrier()` follows the write, whatever wrote it.
@@ -154,19 +156,14 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             edits.replace(assign.value, lambda node: cst.IfExp(
                 test=cst.parse_expression(GUARD), body=node, orelse=cst.Name("None")),
                 f"{made} on the main process only (None elsewhere)")
+            _barrier_before_made(facts, edits, stmt, mt.keyword(assign.value, "log_dir") or
+                                 mt.keyword(assign.value, "logdir") or mt.positional(assign.value, 0))
         else:
             edits.guard(stmt, GUARD, f"{what} runs on the main process only")
             guarded.append(stmt)
-            if what in ("os.mkdir", "os.makedirs") and _probed_path(facts, stmt) and _reached_by_all(facts, stmt) is stmt:
-                edits.insert_before(stmt, "barrier()\n")  # every process probes before the folder is made
-                edits.add_import("ddpify_runtime", "barrier")
-                edits.record(stmt, "barrier() before the folder is made: every process has chosen its name "
-                             "by looking for one that does not exist yet")
-            elif what in ("os.mkdir", "os.makedirs") and _branch_of_probe(facts, stmt):
-                edits.insert_before(stmt, "barrier()\n")  # every process takes the branch before the folder is made
-                edits.add_import("ddpify_runtime", "barrier")
-                edits.record(stmt, "barrier() before the folder is made: every process has asked whether it "
-                             "exists, so all take the same branch")
+            if what in ("os.mkdir", "os.makedirs"):
+                call = next(iter(facts.calls_in(stmt)), None)
+                _barrier_before_made(facts, edits, stmt, mt.positional(call, 0) if call is not None else None)
         if not options.fsdp:
             _forward_through_module(facts, refs, edits, stmt)
     taken: dict = {}
@@ -311,6 +308,46 @@ def _exist_ok(node: cst.Call) -> cst.Call:
     args = [*kept[:-1], kept[-1].with_changes(comma=comma)] if kept else []
     return node.with_changes(args=[*args, cst.Arg(cst.Name("True"), keyword=cst.Name("exist_ok"),
                                                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
+
+
+def _barrier_before_made(facts: Facts, edits: Edits, stmt: cst.CSTNode, path: cst.Arg | None) -> None:
+    """`barrier()` before a folder (or a logger's folder) the main process makes, where every
+    process asks the file system about it first: a process that asked after the main process
+    made it would choose another name, take another branch, or fail an assertion."""
+    if path is None or not isinstance(stmt, cst.SimpleStatementLine):
+        return
+    if _probed_path(facts, stmt) and _reached_by_all(facts, stmt) is stmt:
+        why = "every process has chosen its name by looking for one that does not exist yet"
+    elif _branch_of_probe(facts, stmt):
+        why = "every process has asked whether it exists, so all take the same branch"
+    elif _asked_before(facts, stmt, path.value) and _reached_by_all(facts, stmt) is stmt:
+        why = f"every process has asked whether `{facts.code(path.value)}` exists (the main process makes it here)"
+    else:
+        return
+    edits.insert_before(stmt, "barrier()\n")
+    edits.add_import("ddpify_runtime", "barrier")
+    edits.record(stmt, f"barrier() before the folder is made: {why}")
+
+
+def _asked_before(facts: Facts, stmt: cst.CSTNode, path: cst.BaseExpression) -> bool:
+    """Does the function insist, before `stmt`, that `path` does not exist yet (`assert not
+    os.path.exists(run_dir)`, or `if os.path.exists(run_dir): raise ...` / `sys.exit(...)`)
+    before `SummaryWriter(run_dir)` makes it? (A question whose answer only the main process acts
+    on, `if os.path.exists(d): shutil.rmtree(d)` guarded, needs no barrier.)"""
+    code = facts.code(path)
+    return any(facts.qualify(c.func) in PROBES and c.args and facts.code(c.args[0].value) == code
+               and facts.before(c, stmt) and facts.scope(c) is facts.scope(stmt) and _insists(facts, c)
+               for c in facts.calls_in(facts.scope(stmt)))
+
+
+def _insists(facts: Facts, probe: cst.Call) -> bool:
+    """Is `probe` asserted, or the test of an `if` that raises or exits?"""
+    owner = facts.statement(probe)
+    if isinstance(owner, cst.SimpleStatementLine):
+        return any(isinstance(small, cst.Assert) for small in owner.body)
+    return isinstance(owner, cst.If) and facts.is_inside(probe, owner.test) and (
+        bool(facts.findall(owner.body, cst.Raise)) or
+        any(facts.qualify(c.func) in ("sys.exit", "exit", "quit") for c in facts.calls_in(owner.body)))
 
 
 def _probed_path(facts: Facts, stmt: cst.CSTNode) -> bool:

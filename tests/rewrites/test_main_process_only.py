@@ -1444,3 +1444,42 @@ def test_a_name_the_block_binds_that_is_bound_again_before_each_later_read_does_
     out = only(NAME, HEADER_THEN_ROWS)
     assert "TODO" not in out
     assert out.count("is_main_process()") == 2
+
+
+ASSERTED_NEW = """\
+import os
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+run_dir = os.path.join("runs", "pcnn")
+assert not os.path.exists(run_dir), "already exists"
+writer = SummaryWriter(log_dir=run_dir)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    loss = model(torch.ones(1, 2)).sum()
+    loss.backward()
+    opt.step()
+    writer.add_scalar("loss", loss.item(), epoch)
+"""
+
+
+def test_a_folder_every_process_asserts_absent_is_made_after_every_process_asked():
+    """pclucas14/pixel-cnn-pp (eighth fresh sweep, tuning): `assert not os.path.exists(run_dir)`,
+    then `SummaryWriter(log_dir=run_dir)`, which makes the folder, on the main process only: a
+    process that asked after the main process made it failed the assertion (by timing: the sweep's
+    run passed). Every process asks, then a barrier, then the writer; the same for `os.makedirs`
+    of the folder asked about, and after `if os.path.exists(run_dir): raise ...`. Near misses: a
+    writer of another folder, no question asked, and a question only the main process acts on
+    (`if os.path.exists(d): shutil.rmtree(d)`, the pair `removing_and_renaming_files_...`)."""
+    out = only(NAME, ASSERTED_NEW)
+    assert "\nbarrier()\nwriter = SummaryWriter(log_dir=run_dir) if is_main_process() else None\n" in out
+    made = only(NAME, ASSERTED_NEW.replace("writer = SummaryWriter(log_dir=run_dir)", "os.makedirs(run_dir)")
+                .replace("    writer.add_scalar(\"loss\", loss.item(), epoch)\n", ""))
+    assert "\nbarrier()\nif is_main_process():\n    os.makedirs(run_dir)\n" in made
+    raised = only(NAME, ASSERTED_NEW.replace("assert not os.path.exists(run_dir), \"already exists\"\n",
+                                             "if os.path.exists(run_dir):\n    raise SystemExit(\"already exists\")\n"))
+    assert "\nbarrier()\nwriter = SummaryWriter(log_dir=run_dir) if is_main_process() else None\n" in raised
+    other = only(NAME, ASSERTED_NEW.replace("SummaryWriter(log_dir=run_dir)", "SummaryWriter(log_dir='elsewhere')"))
+    unasked = only(NAME, ASSERTED_NEW.replace("assert not os.path.exists(run_dir), \"already exists\"\n", ""))
+    assert "barrier()" not in other and "barrier()" not in unasked
