@@ -188,7 +188,7 @@ def _sync_copies(facts: Facts, edits: Edits, model: Model) -> None:
         if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
             continue
         kept = dotted(assign.targets[0].target)
-        if kept is None or not _differentiated(facts, stmt, kept):
+        if kept is None or not (_differentiated(facts, stmt, kept) or _differentiated_elsewhere(facts, call)):
             continue
         edits.replace(call, lambda node: cst.Call(cst.Name("sync_gradients"), [cst.Arg(node)]),
                       f"`{kept}`, a copy of the synced `{model.name}` that gradients are taken through: its gradients "
@@ -217,6 +217,26 @@ def _differentiated(facts: Facts, stmt: cst.CSTNode, kept: str) -> bool:
             continue
         if scope is not None and any(facts.qualify(c.func) == "torch.autograd.grad" or facts.is_backward(c)
                                      for c in facts.calls_in(scope)):
+            return True
+    return False
+
+
+def _differentiated_elsewhere(facts: Facts, copy: cst.Call) -> bool:
+    """Is a gradient taken, with gradients on, in a function that runs the object `copy` makes
+    under any name (`unrolled_gradient(self.v_net, x, y)`, whose `net.loss(x, y)` goes into
+    `torch.autograd.grad`)? The calls that run it: the object called, or a method of it that is no
+    read of its state; found by the object flow, in the whole program."""
+    flow = objects.of(facts)
+    for call in facts.calls:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _STATE_METHODS or facts.grad_disabled(call):
+            continue
+        held = [e for e in [func, func.value if isinstance(func, cst.Attribute) else None] if e is not None and dotted(e)]
+        if not any(copy in flow.values(e) for e in held):
+            continue
+        scope = facts.scope(call)  # a function's (the top level's reads are `_differentiated`'s)
+        if isinstance(scope, cst.FunctionDef) and any(facts.qualify(c.func) == "torch.autograd.grad" or facts.is_backward(c)
+                                                      for c in facts.calls_in(scope)):
             return True
     return False
 

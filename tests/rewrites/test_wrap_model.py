@@ -3231,3 +3231,44 @@ def test_a_model_an_object_keeps_before_its_set_up_ends_is_synced():
                                                     "    model = model.to(device)\n    trainer = Trainer(model)\n"))
     assert "    model = model.to(device)\n    model = DistributedDataParallel(model, device_ids=device_ids(model))\n" \
            "    trainer = Trainer(model)\n" in after and "sync_gradients" not in after
+
+
+# the copy's gradient is taken in a function of its own, through its parameter `net`
+UNROLLED_ELSEWHERE = UNROLLED.replace("""\
+    def step(self, x, y):
+        (grad,) = torch.autograd.grad(self.v_net.loss(x, y), [self.v_net.alpha])
+        self.net.alpha.grad = grad
+""", """\
+    def step(self, x, y):
+        self.net.alpha.grad = unrolled_gradient(self.v_net, x, y)
+""").replace("""\
+class Architect:""", """\
+def unrolled_gradient(net, x, y):
+    (grad,) = torch.autograd.grad(net.loss(x, y), [net.alpha])
+    return grad
+
+
+def shadow_loss(net, x, y):
+    with torch.no_grad():
+        return net.loss(x, y)
+
+
+class Architect:""").replace("""\
+    architect.average()
+""", """\
+    architect.average()
+    shadow_loss(architect.shadow, x, y)
+""")
+
+
+def test_a_copy_of_a_synced_model_differentiated_through_another_name_is_synced_too():
+    """Decision 0052's "not done": whether a deep copy of a synced model is synced was decided by
+    a gradient taken where the copy is kept, under its own name (`self.v_net` in the Architect); a
+    copy handed to a function that takes the gradient through its parameter (`unrolled_gradient(
+    self.v_net, x, y)`) was left bare and each process stepped the alphas by its own gradient. The
+    copy is followed as an object, to every call that runs it. Near miss: `self.shadow`, handed to a
+    function that runs it under `torch.no_grad()`, stays as it is."""
+    assert UNROLLED_ELSEWHERE.count("def unrolled_gradient") == 1 and "shadow_loss(architect.shadow" in UNROLLED_ELSEWHERE
+    result = rewritten(NAME, UNROLLED_ELSEWHERE)
+    assert "self.v_net = sync_gradients(copy.deepcopy(net))" in result.code
+    assert "self.shadow = copy.deepcopy(net)" in result.code
