@@ -219,6 +219,18 @@ def test_the_stand_in_torchvision_serves_rand_augment():
     assert out.split() == ["(3,", "4,", "4)"]
 
 
+def test_a_permissive_stand_in_records_joblibs_dump_as_a_write_of_its_path():
+    """joblib.dump(value, path) writes the path (adacos pickles its arguments on every process)."""
+    code = ("import sys, types\nsite = types.ModuleType('sitecustomize')\n"
+            "site.record_write = lambda path, what: print('write', path, what)\nsys.modules['sitecustomize'] = site\n"
+            "import fresh_stubs; fresh_stubs.install()\nimport joblib\n"
+            "joblib.dump({'lr': 0.1}, 'models/args.pkl'); joblib.load('models/args.pkl')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "FRESH_SWEEP_EXTRA_STUBS": "joblib",
+                              "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.splitlines() == ["write models/args.pkl dump"]
+
+
 def test_the_stand_in_pyplot_shapes_the_axes_of_subplots_as_matplotlib_does():
     """One Axes for 1x1 (np.atleast_2d makes it a 1x1 array, as the book's visualize_filters
     reshapes it), a row or column as 1-D, a grid as 2-D; each an Axes that takes any call."""

@@ -84,6 +84,7 @@ WRITES = {
     "np_savez": ("from numpy import savez\nsavez('a.npz', a=a)\n", "np.savez", "'a.npz'"),
     "json_dump": ("import json\njson.dump(d, f)\n", "json.dump", "f"),
     "pickle_dump": ("import pickle\npickle.dump(d, f)\n", "pickle.dump", "f"),
+    "joblib_dump": ("import joblib\njoblib.dump(args, 'models/args.pkl')\n", "joblib.dump", "'models/args.pkl'"),
     "shutil_copy": ("import shutil\nshutil.copyfile('a', 'b')\n", "shutil.copyfile", "'b'"),
     "save_image": ("from torchvision.utils import save_image\nsave_image(x, 'x.png')\n",
                    "torchvision.utils.save_image", "'x.png'"),
@@ -105,6 +106,7 @@ WRITES = {
 NOT_WRITES = {
     "own_save": "class Saver:\n    def save(self, p):\n        pass\nSaver().save('m.pt')\n",
     "json_dumps": "import json\ns = json.dumps(d)\n",
+    "joblib_load": "import joblib\nargs = joblib.load('models/args.pkl')\n",
     "np_load": "import numpy as np\na = np.load('a.npy')\n",
     "torch_load": "import torch\nm = torch.load('m.pt')\n",
     "step": "opt.step()\n",

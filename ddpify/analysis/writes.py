@@ -3,7 +3,7 @@ main process) and `check` (DDP006: a write that runs on every rank) both use.
 
 A call writes a file when it is
 - one of `FILE_WRITES` by qualified name (`torch.save`, `torch.jit.save`, `json.dump`,
-  `pickle.dump`, NumPy's `save`/`savez`/`savez_compressed`/`savetxt`, `shutil` copies and moves,
+  `pickle.dump`, `joblib.dump`, NumPy's `save`/`savez`/`savez_compressed`/`savetxt`, `shutil` copies and moves,
   `torchvision.utils.save_image`, `matplotlib.pyplot.savefig`, the image writers of imageio,
   scipy, scikit-image, OpenCV and matplotlib: `imageio.mimsave`, `scipy.misc.imsave`, ...);
 - a helper of an installed library that writes an object to a path, known by its name
@@ -40,7 +40,7 @@ from ddpify.syntax.facts import Facts
 
 # calls that write a file, with the position of the path (or open file) they write to
 FILE_WRITES = {
-    "torch.save": 1, "torch.jit.save": 1, "json.dump": 1, "pickle.dump": 1,
+    "torch.save": 1, "torch.jit.save": 1, "json.dump": 1, "pickle.dump": 1, "joblib.dump": 1,
     "numpy.save": 0, "numpy.savez": 0, "numpy.savez_compressed": 0, "numpy.savetxt": 0,
     "shutil.copyfile": 1, "shutil.copy": 1, "shutil.copy2": 1, "shutil.move": 1,
     "torchvision.utils.save_image": 1, "matplotlib.pyplot.savefig": 0,

@@ -20,7 +20,7 @@ STUBBED = ("matplotlib", "PIL", "tensorboard_logger", "tensorboardX", "tensorflo
            "imageio", "visdom", "seaborn", "skimage", "cv2", "IPython", "ipdb", "wandb", "pandas", "watermark")
 WRITES = {"savefig", "imsave", "imwrite", "mimsave", "savemat", "log_value", "configure", "add_scalar",
           "add_scalars", "add_image", "add_images", "add_histogram", "add_text", "scalar", "image",
-          "histogram", "create_file_writer", "FileWriter", "Logger", "save", "log", "init"}
+          "histogram", "create_file_writer", "FileWriter", "Logger", "save", "log", "init", "dump"}
 
 
 def _record(what, path=None):
@@ -58,9 +58,11 @@ class Anything:
             return Anything("subplots[0]"), _axes(*args[:2], **kwargs)
         if self._name == "legend_elements":  # handles, labels = ...
             return Anything(self._name + "[0]"), Anything(self._name + "[1]")
-        if self._name in WRITES:
-            _record(self._name, args[0] if args and isinstance(args[0], (str, os.PathLike)) and
-                    self._name in ("savefig", "imsave", "imwrite", "mimsave", "savemat", "save") else None)
+        if self._name in WRITES:  # joblib.dump(value, path): the path second
+            at = 1 if self._name == "dump" else 0
+            path = args[at] if len(args) > at else None
+            _record(self._name, path if isinstance(path, (str, os.PathLike)) and
+                    self._name in ("savefig", "imsave", "imwrite", "mimsave", "savemat", "save", "dump") else None)
         return Anything(self._name + "()")
 
     def __setattr__(self, name, value):
