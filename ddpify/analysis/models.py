@@ -221,7 +221,7 @@ def _kept_before_ready(facts: Facts, model: Model) -> cst.CSTNode | None:
     start, end = earlier[-1], moved[-1]
     for call in facts.calls_of(scope):
         if facts.before(start, call) and facts.before(call, end) and not facts.is_inside(call, start) \
-                and any(_keeps_argument(facts, call, f, name) for f in facts.user_functions(call)):
+                and any(_keeps_argument(facts, call, f, name, copies=False) for f in facts.user_functions(call)):
             return facts.statement(call)
     for _, _, stmt in facts.writes_in(scope):
         line = facts.statement(stmt)
@@ -865,11 +865,12 @@ def _stores(stmt: cst.CSTNode, name: str) -> bool:
         and any(isinstance(t.target, cst.Attribute) for t in assign.targets)
 
 
-def _keeps_argument(facts: Facts, call: cst.Call, func: cst.FunctionDef, name: str) -> bool:
+def _keeps_argument(facts: Facts, call: cst.Call, func: cst.FunctionDef, name: str, copies: bool = True) -> bool:
     """Does `call` hand `name` to a function that stores it on `self` (`trainer = Trainer(model)`
-    with `self.model = model` in `__init__`)? The instance would keep the bare model."""
+    with `self.model = model` in `__init__`)? The instance would keep the bare model. `copies`: a
+    copy it stores counts too (`_kept_on_self`)."""
     return any(dotted(facts.argument_for(call, func, param) or cst.Name("_")) == name
-               and _kept_on_self(facts, Ref(func, param)) for param in param_names(func))
+               and _kept_on_self(facts, Ref(func, param), copies) for param in param_names(func))
 
 
 def _collects(stmt: cst.CSTNode, name: str) -> bool:
@@ -912,26 +913,27 @@ def wrapped_refs(facts: Facts, wrapped: list[Model]) -> dict[Ref, Model]:
     return refs
 
 
-def _kept_on_self(facts: Facts, param: Ref) -> list[Ref]:
+def _kept_on_self(facts: Facts, param: Ref, copies: bool = True) -> list[Ref]:
     """`self.model` where a method stores its parameter `model` (`self.model = model` in a
     trainer's `__init__`, also `self.model = model.float()`): every method of the class, and of
-    its subclasses, reads the same object."""
+    its subclasses, reads the same object. `copies`: a copy kept (`self.ema = deepcopy(model)`)
+    counts too."""
     if not isinstance(param.scope, cst.FunctionDef) or facts.enclosing_class(param.scope) is None:
         return []
     return [ref for target, value, stmt in facts.writes_in(param.scope)
-            if mt.is_name(_same_object(facts, value), param.name) and (dotted(target) or "").startswith("self.")
+            if mt.is_name(_same_object(facts, value, copies), param.name) and (dotted(target) or "").startswith("self.")
             and (ref := facts.ref(target, stmt)) is not None]
 
 
-def _same_object(facts: Facts, value: cst.BaseExpression) -> cst.BaseExpression:
+def _same_object(facts: Facts, value: cst.BaseExpression, copies: bool = True) -> cst.BaseExpression:
     """The object a value is, or is a copy of, through calls that hand back the object they are
     called on (`model` of `model.float()`, `model.to(device).train()`: nn.Module's own methods
     return the module, the DDP wrapper's the wrapper) and copies (`copy.deepcopy(model)`: a copy
-    of the wrapper is a wrapper)."""
+    of the wrapper is a wrapper; not with `copies=False`)."""
     while isinstance(value, cst.Call):
         if isinstance(value.func, cst.Attribute) and value.func.attr.value in objects.SELF_RETURNING:
             value = value.func.value
-        elif facts.qualify(value.func) in ("copy.deepcopy", "copy.copy") and len(value.args) == 1:
+        elif copies and facts.qualify(value.func) in ("copy.deepcopy", "copy.copy") and len(value.args) == 1:
             value = value.args[0].value
         else:
             break

@@ -3272,3 +3272,13 @@ def test_a_copy_of_a_synced_model_differentiated_through_another_name_is_synced_
     result = rewritten(NAME, UNROLLED_ELSEWHERE)
     assert "self.v_net = sync_gradients(copy.deepcopy(net))" in result.code
     assert "self.shadow = copy.deepcopy(net)" in result.code
+
+
+def test_an_object_that_keeps_a_copy_before_the_move_leaves_the_model_wrapped():
+    """Near miss of the trainer kept before the move: an EMA that keeps `copy.deepcopy(model)` runs
+    its own copy, never the model: the model is wrapped after its move as before."""
+    ema = KEPT_BEFORE_THE_MOVE.replace("        self.model = model\n", "        self.model = copy.deepcopy(model)\n") \
+        .replace("import torch\n", "import copy\nimport torch\n", 1)
+    code = only(NAME, ema)
+    assert "    model = model.to(device)\n    model = DistributedDataParallel(model, device_ids=device_ids(model))\n" in code
+    assert "sync_gradients" not in code
