@@ -75,8 +75,9 @@ def find(facts: Facts, models: Models) -> Loaders:
     remade = _remade(facts, training, loops, looped, consumed)
     unlooped = [c for c in training if c not in looped
                 and not (fed.get(c) and all(_single_pass(facts, lp) for lp, _ in fed[c]))]
-    manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and _slices_by_hand(facts, lp)]
     sharded_loops = list(dict.fromkeys(lp for c in training for lp, _ in fed.get(c, ())))
+    drawing = {lp for found in fed.values() for lp, _ in found}  # a loader's batches: no slice by hand
+    manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing and _slices_by_hand(facts, lp)]
     by_key = {c: found for c, found in by_key.items() if found is not None and c in training}
     return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key, remade)
 

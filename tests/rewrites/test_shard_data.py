@@ -566,6 +566,18 @@ def test_an_epoch_loop_slicing_a_list_of_metrics_slices_no_batch():
                                  "    model(data).sum().backward()\n    opt.step()\n    print(values[:-1])\n")
 
 
+def test_a_step_loop_drawing_from_a_loaders_iterator_slices_no_batch():
+    """`for step in range(0, steps, 1)` drawing `next(iterator)` from `iter(loader)`, made again at each
+    epoch's first step (MCDropConnect's trainer): a loader's batches, not a slice by hand."""
+    assert not _slicing_warnings(
+        "from torch.utils.data import DataLoader, TensorDataset\n"
+        "loader = DataLoader(TensorDataset(data, torch.randn(8, 1)), batch_size=2, shuffle=True)\n"
+        "epochs = 0\niterator = iter(loader)\n"
+        "for step in range(0, 8, 1):\n"
+        "    if step == epochs * len(loader):\n        epochs += 1\n        iterator = iter(loader)\n"
+        "    x, y = next(iterator)\n    opt.zero_grad()\n    ((model(x) - y) ** 2).mean().backward()\n    opt.step()\n")
+
+
 ZIPPED_VALIDATION = """\
 import torch
 import torch.nn.functional as F
