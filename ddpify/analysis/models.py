@@ -867,10 +867,13 @@ def _stores(stmt: cst.CSTNode, name: str) -> bool:
 
 def _keeps_argument(facts: Facts, call: cst.Call, func: cst.FunctionDef, name: str, copies: bool = True) -> bool:
     """Does `call` hand `name` to a function that stores it on `self` (`trainer = Trainer(model)`
-    with `self.model = model` in `__init__`)? The instance would keep the bare model. `copies`: a
-    copy it stores counts too (`_kept_on_self`)."""
+    with `self.model = model` in `__init__`), itself or in a function it hands it on to
+    (`super().__init__(model)`, `self.setup(model)`)? The instance would keep the bare model.
+    `copies`: a copy it stores counts too (`_kept_on_self`)."""
+    flow = objects.of(facts)
     return any(dotted(facts.argument_for(call, func, param) or cst.Name("_")) == name
-               and _kept_on_self(facts, Ref(func, param), copies) for param in param_names(func))
+               and any(_kept_on_self(facts, r, copies) for r in [Ref(func, param), *flow.receivers(Ref(func, param))])
+               for param in param_names(func))
 
 
 def _collects(stmt: cst.CSTNode, name: str) -> bool:

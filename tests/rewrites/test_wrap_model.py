@@ -3282,3 +3282,47 @@ def test_an_object_that_keeps_a_copy_before_the_move_leaves_the_model_wrapped():
     code = only(NAME, ema)
     assert "    model = model.to(device)\n    model = DistributedDataParallel(model, device_ids=device_ids(model))\n" in code
     assert "sync_gradients" not in code
+
+
+KEPT_BY_A_BASE_CLASS = """\
+import torch
+from torch import nn
+
+
+class BaseTrainer:
+    def __init__(self, model):
+        self.model = model
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, lr):
+        super().__init__(model)
+        self.lr = lr
+
+    def step(self, x, y, optimizer):
+        optimizer.zero_grad()
+        ((self.model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+
+
+model = nn.Linear(4, 1)
+trainer = Trainer(model, 0.1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in zip(torch.randn(3, 8, 4), torch.randn(3, 8, 1)):
+    trainer.step(x, y, optimizer)
+"""
+
+
+def test_a_trainer_whose_base_class_keeps_the_model_gets_the_wrapper():
+    """Decision 0052's "not done", its plainest shape: `Trainer.__init__` hands the model to
+    `super().__init__(model)`, which stores it. The trainer was taken for set-up, the wrap went
+    after it, and the trainer ran the bare model (DDP averaged nothing; the runtime's
+    `bypassed-wrapper`). A store in a function the argument is handed on to keeps it too: the wrap
+    goes before the trainer. Near miss: a base class that stores something else leaves the trainer
+    set-up, after which the model is wrapped (nothing runs it there)."""
+    code = only(NAME, KEPT_BY_A_BASE_CLASS)
+    assert "model = nn.Linear(4, 1)\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" \
+           "trainer = Trainer(model, 0.1)\n" in code
+    other = only(NAME, KEPT_BY_A_BASE_CLASS.replace("        self.model = model\n", "        self.size = 4\n")
+                 .replace("self.model(x)", "x.sum(1, keepdim=True)"))
+    assert "trainer = Trainer(model, 0.1)\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" in other
