@@ -1144,13 +1144,16 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Re
                     read: cst.BaseExpression | None = None) -> Holds | None:
     """MAYBE for a name bound to what a function of the program returns, where that may be a
     wrapper (`trained = train(net, loader)`, `train` wrapping its `model` and returning it):
-    `unwrap(trained)` takes either. Not by a binding that runs only after the `read`
-    (`model = AutoModel(...)`; `model.kwargs`; ...; `model = trainer.wrap(model)`)."""
-    if "." in ref.name:
-        return None
+    `unwrap(trained)` takes either. Also a name, or `self.x`, unpacked from the tuple such a
+    function returns (`self.model, self.criterion, self.optimizer = get_model(args)`, `get_model`
+    wrapping its `model` before `return model, criterion, optimizer`). Not by a binding that runs
+    only after the `read` (`model = AutoModel(...)`; `model.kwargs`; ...; `model = trainer.wrap(model)`)."""
     later = {id(value) for _, value, stmt in facts.writes(ref) if read is not None and _only_after(facts, read, stmt)}
-    returned = [r for value in facts.sources(ref) if isinstance(value, cst.Call) and id(value) not in later
-                for func in facts.user_functions(value) if not _unwraps(facts, func) for r in facts.returned(func)]
+    returned = [] if "." in ref.name else \
+        [r for value in facts.sources(ref) if isinstance(value, cst.Call) and id(value) not in later
+         for func in facts.user_functions(value) if not _unwraps(facts, func) for r in facts.returned(func)]
+    returned += [e for value, i in facts._unpacking.get(ref, ()) if isinstance(value, cst.Call) and id(value) not in later
+                 and not any(_unwraps(facts, func) for func in facts.user_functions(value)) for e in facts._unpacked(value, i)]
     return MAYBE if any(_holds(facts, refs, answers, r, depth - 1) for r in returned) else None
 
 

@@ -700,6 +700,50 @@ evaluate()
     assert "    return model.module.init_hidden(2)" in only(NAME, code.replace("    global model, optimizer\n", ""))
 
 
+FACTORY_TRAINER = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def get_model():
+    model = nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    return model, nn.MSELoss(), optimizer
+
+
+def save_model(net, optimizer, path):
+    state = {'net': net.state_dict(), 'optimizer': optimizer.state_dict()}
+    torch.save(state, path)
+
+
+class Trainer:
+    def __init__(self):
+        self.model, self.criterion, self.optimizer = get_model()
+
+    def train(self, loader):
+        for epoch in range(2):
+            for x, y in loader:
+                self.optimizer.zero_grad()
+                self.criterion(self.model(x), y).backward()
+                self.optimizer.step()
+            save_model(self.model, self.optimizer, 'm.pt')
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=2, shuffle=True)
+Trainer().train(loader)
+"""
+
+
+def test_a_model_unpacked_from_the_tuple_a_factory_returns_is_saved_bare():
+    """MCDropConnect (sweep 8a, tuning): `self.model, self.criterion, self.optimizer = get_model(args)`,
+    `get_model` wrapping its `model` before returning the three; the trainer hands `self.model` to
+    `save_model(net, ...)`, which saved `net.state_dict()` with `module.` keys. The optimizer, unpacked
+    from the same tuple, is no model: its state dict is left alone."""
+    out = only(NAME, FACTORY_TRAINER)
+    assert "    state = {'net': unwrap(net).state_dict(), 'optimizer': optimizer.state_dict()}" in out
+
+
 def test_a_saved_value_that_picks_the_model_or_its_dataparallel_module_saves_the_bare_model():
     """meliketoy/wide-resnet.pytorch (held out in sweep 4a, fixed after its one run) saves
     `{'net': net.module if use_cuda else net}`: its DataParallel exists on CUDA only, the DDP
