@@ -33,7 +33,10 @@ For each program, in a fresh temporary folder:
    optimizers, saves, writes and rank-1 prints) and the stand-ins on PYTHONPATH, with the
    folders the conversion's "run it:" line puts there (the entry's, and those of the unchanged
    modules a program written with -o imports from above it), each rank's stdout kept apart
-   (`--redirects 1`);
+   (`--redirects 1`), rank 1 held back `STAGGER` seconds once it has joined the process group
+   (`FRESH_SWEEP_STAGGER`), so that rank 0 runs ahead to the next collective: a program that
+   passes only when the processes keep step (one asks whether a folder exists, the main process
+   makes it) fails every time;
 4. the converted program under plain `python`.
 
 Verdicts (torchrun), each `ok`, `FAIL` or `n/a`:
@@ -84,6 +87,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MANIFEST = HERE / "fresh_sweep.json"
 ENV_DIR = HERE / "fresh_sweep_env"
+STAGGER = "2"  # seconds rank 1 starts late after joining the process group (FRESH_SWEEP_STAGGER)
 sys.path.insert(0, str(ROOT / "tests" / "support"))  # records.Probe, the test probe's reader
 from records import Probe  # noqa: E402
 
@@ -249,6 +253,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
             capture_output=True, text=True, timeout=600).stderr)
         env = _env(program, probe_dir, [out_dir, ddp], [*_within(told, src, ddp, ddp / entry_dir), *_installed(program, ddp)])
         env["DDPIFY_VERIFY_JSON"] = str(tmp / "verify.json")
+        env.setdefault("FRESH_SWEEP_STAGGER", STAGGER)  # rank 0 runs ahead: a race is lost every time
         torchrun = str(Path(_python()).parent / "torchrun")
         rc, out, secs = _run([torchrun, "--standalone", "--nproc_per_node=2", "--redirects", "1",
                               "--log-dir", str(logs), str(converted), *args], ddp / cwd_rel, env, timeout)

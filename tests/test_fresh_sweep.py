@@ -505,3 +505,20 @@ def test_the_probe_takes_a_batch_sampler_sharded_whole_for_a_distributed_one():
     assert (info["num_replicas"], info["sampler_rank"]) == (2, 1)
     plain = probe._sampler_info(DataLoader(data, batch_sampler=batches))
     assert (plain["num_replicas"], plain["sampler_rank"]) == (None, None)
+
+
+@pytest.mark.parametrize("rank, late", [("1", True), ("0", False)])
+def test_the_probe_holds_back_every_process_but_rank_0_once_it_joined_the_process_group(tmp_path, rank, late):
+    """FRESH_SWEEP_STAGGER: rank 0 runs ahead to the next collective, so a race between the main
+    process making a folder and another process asking about it is lost every time (decision 0057:
+    pixel-cnn-pp's `assert not os.path.exists(run_dir)` beside the main process's SummaryWriter
+    passed its tuning run by timing)."""
+    code = ("import time, torch.distributed as dist\n"
+            f"store = dist.FileStore({str(tmp_path / 'store')!r}, 1)\n"
+            "start = time.perf_counter()\ndist.init_process_group('gloo', store=store, rank=0, world_size=1)\n"
+            "print(time.perf_counter() - start > 1.5)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DDPIFY_")}
+    env.update(RANK=rank, FRESH_SWEEP_STAGGER="2",
+               PYTHONPATH=os.pathsep.join(str(ROOT / "bench" / "fresh_sweep_env" / d) for d in ("probe", "stubs")))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    assert out.split() == [str(late)]

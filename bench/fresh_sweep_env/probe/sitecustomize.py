@@ -19,6 +19,12 @@ judging a program from the outside and naming the code behind a failed check:
   and the stand-in writers of ``fresh_stubs``: images, plots, SummaryWriter, loggers);
 * ``print`` (``print`` on a process other than rank 0, the first 20): the user's stack.
 
+``FRESH_SWEEP_STAGGER=S`` makes every process but rank 0 wait S seconds once it has joined the
+process group (``init_process_group`` returned), so that rank 0 runs ahead to the next collective:
+a race between one process making a file or folder and another asking about it (``assert not
+os.path.exists(run_dir)`` beside a writer that makes it on the main process only) is lost every
+time, not by chance.
+
 ``FRESH_SWEEP_CUDA_AS_CPU=1`` makes ``.cuda()`` a no-op (the manifest sets it for a program
 that moves to the GPU unconditionally). A user frame is one whose file lies under a folder of ``FRESH_SWEEP_USER_ROOTS`` (the converted
 program's folder and the project copy). Events go where the test probe's go
@@ -28,9 +34,11 @@ installed in every process, with or without the probe."""
 import atexit
 import builtins
 import contextlib
+import functools
 import importlib.util
 import os
 import sys
+import time
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOTS = tuple(os.path.realpath(p) + os.sep for p in os.environ.get("FRESH_SWEEP_USER_ROOTS", "").split(os.pathsep) if p)
@@ -189,9 +197,24 @@ def _cuda_as_cpu():
     torch.nn.Module.cuda = lambda self, *args, **kwargs: self
 
 
+def _staggered(init, seconds):
+    """``init_process_group`` that returns ``seconds`` late on every process but rank 0."""
+    @functools.wraps(init)
+    def init_process_group(*args, **kwargs):
+        result = init(*args, **kwargs)
+        if os.environ.get("RANK", "0") != "0":
+            time.sleep(seconds)
+        return result
+    return init_process_group
+
+
 def _install():
     if os.environ.get("FRESH_SWEEP_CUDA_AS_CPU") == "1":
         _cuda_as_cpu()
+    if float(os.environ.get("FRESH_SWEEP_STAGGER") or 0) > 0:
+        import torch.distributed as dist
+
+        dist.init_process_group = _staggered(dist.init_process_group, float(os.environ["FRESH_SWEEP_STAGGER"]))
     if probe is not None:
         probe._record()
         _extras()
