@@ -320,7 +320,12 @@ def _barrier_before_made(facts: Facts, edits: Edits, stmt: cst.CSTNode, path: cs
         why = "every process has chosen its name by looking for one that does not exist yet"
     elif _branch_of_probe(facts, stmt):
         why = "every process has asked whether it exists, so all take the same branch"
-    elif _asked_before(facts, stmt, path.value) and _reached_by_all(facts, stmt) is stmt:
+    elif _asked_before(facts, stmt, path.value):
+        if _reached_by_all(facts, stmt) is not stmt:
+            edits.todo(stmt, f"every process asks whether `{facts.code(path.value)}` exists before the main "
+                       "process makes it here: a process that asks after it is made fails; put a barrier() "
+                       "between the question and this line, where every process passes")
+            return
         why = f"every process has asked whether `{facts.code(path.value)}` exists (the main process makes it here)"
     else:
         return

@@ -1471,7 +1471,8 @@ def test_a_folder_every_process_asserts_absent_is_made_after_every_process_asked
     run passed). Every process asks, then a barrier, then the writer; the same for `os.makedirs`
     of the folder asked about, and after `if os.path.exists(run_dir): raise ...`. Near misses: a
     writer of another folder, no question asked, and a question only the main process acts on
-    (`if os.path.exists(d): shutil.rmtree(d)`, the pair `removing_and_renaming_files_...`)."""
+    (`if os.path.exists(d): shutil.rmtree(d)`, the pair `removing_and_renaming_files_...`). Where
+    not every process may reach the line (inside a `try`), a TODO says where the barrier belongs."""
     out = only(NAME, ASSERTED_NEW)
     assert "\nbarrier()\nwriter = SummaryWriter(log_dir=run_dir) if is_main_process() else None\n" in out
     made = only(NAME, ASSERTED_NEW.replace("writer = SummaryWriter(log_dir=run_dir)", "os.makedirs(run_dir)")
@@ -1483,3 +1484,8 @@ def test_a_folder_every_process_asserts_absent_is_made_after_every_process_asked
     other = only(NAME, ASSERTED_NEW.replace("SummaryWriter(log_dir=run_dir)", "SummaryWriter(log_dir='elsewhere')"))
     unasked = only(NAME, ASSERTED_NEW.replace("assert not os.path.exists(run_dir), \"already exists\"\n", ""))
     assert "barrier()" not in other and "barrier()" not in unasked
+    tried = only(NAME, ASSERTED_NEW.replace(
+        "assert not os.path.exists(run_dir), \"already exists\"\nwriter = SummaryWriter(log_dir=run_dir)\n",
+        "try:\n    assert not os.path.exists(run_dir)\n    writer = SummaryWriter(log_dir=run_dir)\nexcept OSError:\n    pass\n"))
+    assert not [line for line in tried.splitlines() if line.strip() == "barrier()"]
+    assert "    # TODO(ddpify): every process asks whether `run_dir` exists before the main process makes it" in tried
