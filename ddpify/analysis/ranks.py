@@ -257,10 +257,10 @@ class Ranks:
             child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
 
     def _reads_rank_word(self, expr: cst.BaseExpression) -> bool:
-        """Does `expr` read a name that says rank (`_read_names`)? Kept per expression: a source
+        """Does `expr` read a name that says rank (`read_names`)? Kept per expression: a source
         is asked again for every test that reads its name."""
         if expr not in self._worded:
-            self._worded[expr] = any(rank_word(n) for n in _read_names(expr))
+            self._worded[expr] = any(rank_word(n) for n in read_names(expr))
         return self._worded[expr]
 
     def _only_logged(self, call: cst.Call, arg: cst.BaseExpression) -> bool:
@@ -794,7 +794,7 @@ class Ranks:
         return None
 
 
-def _read_names(expr: cst.BaseExpression) -> list[cst.CSTNode]:
+def read_names(expr: cst.CSTNode) -> list[cst.CSTNode]:
     """The names and attributes `expr` reads for its value, not those that only place it on a
     device (`map_location=...`, `device=...`, the arguments of `.to(...)`, `.cuda(...)`)."""
     placing = [a.value for c in mt.findall(expr, cst.Call) for a in c.args

@@ -33,7 +33,7 @@ from ddpify.syntax.facts import Facts, Ref, param_names, target_names
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
 from ddpify.analysis.objects import MODEL, of as objects_of
-from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable
+from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable, read_names
 
 # collectives after which the tensor passed first holds the same value on every process
 AGREEING = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadcast",
@@ -253,8 +253,10 @@ class SameValues:
     def _reads_rank_by_role(self, test: cst.CSTNode, depth: int = 2) -> bool:
         """Does `test` read a rank by role, or a name assigned from one (`is_main = device_id in
         {0, None}` where `init_process_group(rank=device_id)`: `device_id` defaults to None on a
-        one-process run, but the flag still differs by process)?"""
-        nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else names_in(test)
+        one-process run, but the flag still differs by process)? A rank that only places a value
+        on this process's GPU (`loss.detach().to(rank)`, `torch.tensor(..., device=rank)`) is no
+        part of the value (`read_names`): a flag built so and then all-reduced is shared."""
+        nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else read_names(test)
         refs = [r for r in map(self.facts.ref, nodes) if r is not None]
         return any(r in self.ranks.ranks_by_role for r in refs) or depth > 0 and any(
             self._reads_rank_by_role(s, depth - 1) for r in refs for s in self.facts.sources(r)
