@@ -541,7 +541,7 @@ class Ranks:
             return True
         if func in self.launcher.targets:
             return False  # started on every worker, whatever its calls here
-        sites = self.facts.call_sites(func)
+        sites = self.facts.entries(func)
         return bool(sites) and all(self.on_some_ranks(site, depth - 1) or self.launcher.only(site) for site in sites)
 
     @cached_property
@@ -560,7 +560,7 @@ class Ranks:
         func = self.facts.scope(node)
         if not isinstance(func, cst.FunctionDef) or depth == 0:
             return False
-        sites = self.facts.call_sites(func)
+        sites = self.facts.entries(func)
         return bool(sites) and all(self.main_first(site, depth - 1) for site in sites)
 
     def _in_main_first(self, node: cst.CSTNode) -> bool:

@@ -707,6 +707,12 @@ class Facts:
         """The calls of this file that run `func` (`Cls(...)` for an `__init__`)."""
         return self._call_sites.get(func, [])
 
+    def entries(self, func: cst.FunctionDef) -> list[cst.Call]:
+        """The calls that enter `func` from outside its own body: where it runs, and so on which
+        processes. A recursive call (`update_top_k(mean(metrics), ...)` inside `update_top_k`) runs
+        only once `func` has been entered, so it says nothing of where."""
+        return [c for c in self.call_sites(func) if not self.is_inside(c, func)]
+
     @cached_property
     def _call_sites(self) -> dict[cst.FunctionDef, list[cst.Call]]:
         index: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)

@@ -69,8 +69,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
         func = f.scope(call)
         if ctx.ranks.on_some_ranks(call) and not ctx.ranks.all_but_one(call) \
                 or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
-                or isinstance(func, cst.FunctionDef) and f.call_sites(func) and all(
-                    ctx.ranks.on_some_ranks(site) or _left_out(f, call, func, site) for site in f.call_sites(func)) \
+                or isinstance(func, cst.FunctionDef) and f.entries(func) and all(
+                    ctx.ranks.on_some_ranks(site) or _left_out(f, call, func, site) for site in f.entries(func)) \
                 or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call) \
                 or ctx.ranks.main_first(call):
             continue
@@ -576,5 +576,5 @@ def _guard_of(ctx: Context, node: cst.CSTNode, depth: int = 2) -> cst.If | None:
     func = ctx.facts.scope(node)
     if guard is not None or depth == 0 or not isinstance(func, cst.FunctionDef):
         return guard
-    guards = [_guard_of(ctx, site, depth - 1) for site in ctx.facts.call_sites(func)]
+    guards = [_guard_of(ctx, site, depth - 1) for site in ctx.facts.entries(func)]
     return guards[0] if guards and all(g is not None for g in guards) else None
