@@ -243,6 +243,9 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
 
 
 ABOVE = 2  # how many folders above the entry's an import is looked up in (`scripts/train.py`: the repository's)
+# what marks a project's root folder, and how far above the entry's it is looked for (`_above`)
+PROJECT_MARKERS = (".git", "setup.py", "setup.cfg", "pyproject.toml")
+PROJECT_DEPTH = 6
 
 
 def _above(root: Path, top: str, cache: dict[str, Path | None]) -> Path | None:
@@ -250,12 +253,14 @@ def _above(root: Path, top: str, cache: dict[str, Path | None]) -> Path | None:
     holds the package `top`, the nearest first, or its `src/` (a src layout): what `PYTHONPATH=. torchrun scripts/train.py` run from the
     repository, or the project installed from it, imports `top` from (`from src.data import
     loader` in `scripts/train.py`, `from pkg.train import trainer` with `src/pkg/`). Up to
-    `ABOVE` folders, not past the one holding `.git`, never into the standard library or the
-    installed packages; a package (a folder), not a lone module file, so that `import utils` is
-    not taken from an unrelated folder."""
+    `ABOVE` folders, or up to the project's root where a folder above holds its marks (`.git`,
+    `setup.py`, `pyproject.toml`: `recipes/LibriSpeech/ASR/seq2seq/train.py` of a project installed
+    from its root imports `speechbrain` from there), not past the one holding `.git`, never into
+    the standard library or the installed packages; a package (a folder), not a lone module
+    file, so that `import utils` is not taken from an unrelated folder."""
     if top not in cache:
         cache[top] = None
-        for folder in list(root.parents)[:ABOVE] if not (root / ".git").exists() else ():
+        for folder in list(root.parents)[:_reach(root)] if not (root / ".git").exists() else ():
             if _installed(folder):
                 break
             found = next((base for base in (folder, folder / "src") if (base / top).is_dir()), None)
@@ -265,6 +270,15 @@ def _above(root: Path, top: str, cache: dict[str, Path | None]) -> Path | None:
             if (folder / ".git").exists():
                 break
     return cache[top]
+
+
+def _reach(root: Path) -> int:
+    """How many folders above `root` an import is looked up in: `ABOVE`, or as many as reach the
+    nearest folder above that marks a project's root (`PROJECT_MARKERS`, within `PROJECT_DEPTH`)."""
+    for depth, folder in enumerate(list(root.parents)[:PROJECT_DEPTH], start=1):
+        if any((folder / mark).exists() for mark in PROJECT_MARKERS):
+            return max(ABOVE, depth)
+    return ABOVE
 
 
 def _shown(entry: Path, file: Path) -> Path:
