@@ -1,6 +1,7 @@
 """Which models train, where each is wrapped, and which later uses see the wrapper.
 
-A model trains when an optimizer is built over its `parameters()`. It is wrapped once it is
+A model trains when an optimizer is built over its `parameters()` (over `self.parameters()` in a
+method of the model's own class: each instance the program makes). It is wrapped once it is
 ready: after the statement that builds or moves it (`model = Net().to(device)`) and after the
 set-up that follows in the same block (weight init, `load_state_dict` of a resumed checkpoint,
 freezing, `raw_model = model`), but before it is compiled, trained, handed to a training
@@ -23,6 +24,7 @@ from enum import Enum
 import libcst as cst
 
 from ddpify.analysis import forward, objects
+from ddpify.analysis.objects import Sites
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, param_names
 from ddpify.syntax.names import dotted
@@ -430,6 +432,10 @@ def _trained_names(facts: Facts, untraced: list[cst.CSTNode]) -> list[tuple[str,
         owners: dict[tuple[str, cst.CSTNode], list[bool]] = {}
         for call in calls:
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if receiver is not None and mt.is_name(receiver, "self"):  # `self.optimizer = Adam(self.parameters())` in a model's own method
+                for name, stmt in _instances(facts, facts.enclosing_class(call), opt):
+                    owners.setdefault((name, stmt), []).append(False)
+                continue
             if receiver is not None and (owner := _owner(receiver)):
                 aliased = _aliased_owner(facts, receiver)
                 of, part = aliased or (owner, False)
@@ -446,6 +452,41 @@ def _trained_names(facts: Facts, untraced: list[cst.CSTNode]) -> list[tuple[str,
                     and _owner(loop.iter.func.value):
                 found.append((_owner(loop.iter.func.value), loop, False, loop))
     return [(owner, node, partial, at) for owner, node, partial, at in found if owner]
+
+
+def _instances(facts: Facts, cls: cst.ClassDef | None, optimizer: cst.Call) -> list[tuple[str, cst.CSTNode]]:
+    """For a module class whose own method builds `optimizer` over `self.parameters()` (in `cls` or
+    its kin): (the last name, the statement) of each name the program binds to an instance of it
+    (or of a subclass) where it is made, `net = Net(lr)`, `model = build(args)` whose value comes
+    through a factory, and on which that method runs (`__init__`: every instance; another method:
+    an instance the program calls it on, `feature_extractor.train_discriminatively(...)`). Not a
+    factory's own local it returns (`model = Net().to(device)`, `return model`), whose caller's
+    name is the one bound, nor an alias (`m = net`). Empty for any other class, and where the
+    optimizer is built outside the class (a `self.parameters()` its arguments reach through a
+    model's own helper is no sign of whose parameters it steps)."""
+    method, built_in = facts.scope(optimizer), facts.enclosing_class(optimizer)
+    if cls is None or built_in is None or not isinstance(method, cst.FunctionDef) \
+            or not facts.kin_classes(cls, built_in) or not forward.is_module_class(facts, cls):
+        return []
+    flow = objects.of(facts)
+    called = None if method.name.value == "__init__" else Sites().union(*(
+        flow.values(c.func.value) for c in facts.calls
+        if isinstance(c.func, cst.Attribute) and c.func.attr.value == method.name.value and dotted(c.func.value)))
+    found = []
+    for target, value, stmt in facts.assigns:
+        name = dotted(target)
+        if name is None or isinstance(stmt, cst.AugAssign) or not isinstance(value, cst.Call) or \
+                name.count(".") > (1 if name.startswith("self.") else 0):
+            continue
+        made = flow.values(value)
+        if not any(cls in facts._lineage(c) for site in made for c in flow.classes_built(site)) \
+                or called is not None and not made & called:
+            continue
+        func = facts.scope(stmt)
+        if isinstance(func, cst.FunctionDef) and any(mt.is_name(r, name) for r in facts.returned(func)):
+            continue
+        found.append((name.split(".")[-1], stmt))
+    return found
 
 
 def _stored_elsewhere(facts: Facts, call: cst.Call, optimizer: cst.Call) -> bool:

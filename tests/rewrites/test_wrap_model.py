@@ -3326,3 +3326,75 @@ def test_a_trainer_whose_base_class_keeps_the_model_gets_the_wrapper():
     other = only(NAME, KEPT_BY_A_BASE_CLASS.replace("        self.model = model\n", "        self.size = 4\n")
                  .replace("self.model(x)", "x.sum(1, keepdim=True)"))
     assert "trainer = Trainer(model, 0.1)\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" in other
+
+
+OWN_OPTIMIZER = """\
+import torch
+from torch import nn, optim
+
+
+class Net(nn.Module):
+    def __init__(self, lr):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+        self.optimizer = optim.Adam(filter(lambda p: p.requires_grad, self.parameters()), lr=lr)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        ((self(x) - y) ** 2).mean().backward()
+        self.optimizer.step()
+
+
+class Extractor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def pretrain(self, x):
+        self.optimizer = optim.SGD(self.parameters(), lr=0.1)
+        self.optimizer.zero_grad()
+        self(x).sum().backward()
+        self.optimizer.step()
+
+
+def build(lr):
+    model = Net(lr).to("cpu")
+    return model
+
+
+net = build(0.01)
+critic = Net(0.1)
+frozen = Extractor().requires_grad_(False)
+for x, y in zip(torch.randn(3, 8, 4), torch.randn(3, 8, 1)):
+    net.train_step(x, y)
+    critic.train_step(x, y)
+"""
+
+
+def test_a_model_that_builds_its_optimizer_over_its_own_parameters_is_found_where_it_is_made():
+    """Issue 27, a model that trains itself: `self.optimizer = optim.Adam(filter(...,
+    self.parameters()))` in the model's own `__init__` (or any of its methods) named no model
+    (`self`), so every instance trained bare under a TODO and the data stayed whole. Each name the
+    program binds to an instance where it is made (`critic = Net(0.1)`; `net = build(0.01)` through
+    a factory, not the factory's own `model` it returns) is the model that optimizer steps; trained
+    through its own `train_step`, each is synced, once. Near misses: an instance the method that
+    builds the optimizer never runs on (`frozen`, never `pretrain`ed) is left as it is, its optimizer
+    keeps its TODO; the same `net` trained through its forward and `net.optimizer.step()` is wrapped
+    in DDP and its optimizer read through `.module`."""
+    result = rewritten(NAME, OWN_OPTIMIZER)
+    assert "net = build(0.01)\nnet = sync_gradients(net)\n" in result.code
+    assert "critic = Net(0.1)\ncritic = sync_gradients(critic)\n" in result.code
+    assert result.code.count("sync_gradients(") == 2 and "= DistributedDataParallel(" not in result.code
+    assert [c.line for c in result.changes if "could not tell which model" in c.message] == \
+           [n for n, text in enumerate(OWN_OPTIMIZER.splitlines(), 1) if "optim.SGD(self.parameters()" in text]
+    forward = OWN_OPTIMIZER.replace("    net.train_step(x, y)\n", "    net.optimizer.zero_grad()\n"
+                                    "    ((net(x) - y) ** 2).mean().backward()\n    net.optimizer.step()\n")
+    code = only(NAME, forward, also=frozenset({"unwrap-model"}))
+    assert "net = build(0.01)\nnet = DistributedDataParallel(net, device_ids=device_ids(net))\n" in code
+    assert "    net.module.optimizer.step()\n" in code and "critic = sync_gradients(critic)" in code
