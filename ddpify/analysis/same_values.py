@@ -56,7 +56,13 @@ PER_PROCESS_MODULES = frozenset({"torch", "random", "numpy", "time", "datetime",
 CONFIG_DECORATORS = frozenset({"hydra.main"})
 
 SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
-PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "round", "range", "sorted"})
+PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "round", "range", "sorted", "str",
+                           "list", "tuple", "dict", "vars", "enumerate", "zip", "reversed"})
+# calls whose items are those of the plain values they are given (`enumerate(stages)`, `list(args.stages)`),
+# in their order (not `set`: the order of its strings differs by process)
+PLAIN_ITERATIONS = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "zip", "dict"})
+# methods whose items are those of the mapping or string they are called on
+PLAIN_METHODS = frozenset({"items", "keys", "values", "split", "splitlines"})
 # methods that put their arguments into the container they are called on
 FILLING = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "setdefault"})
 # what a folder holds: the same for every process of the job, as a file `torch.load` reads is
@@ -175,8 +181,9 @@ class SameValues:
         if isinstance(ref.scope, cst.FunctionDef) and name.value in param_names(ref.scope):
             return self._core_parameter(ref.scope, name.value, proving)
         writes = [(v, s) for _, v, s in f.writes(ref)]
-        loop_bound = name.value in self._loop_targets.get(ref.scope, ())
-        return bool(writes) and not f.unpacked_from(ref) and not loop_bound and all(
+        loops = self._loop_targets.get(ref.scope, {}).get(name.value, [])  # `stage` of `for stage in stages:`
+        return bool(writes or loops) and not f.unpacked_from(ref) and all(
+            self._plain(lp.iter) and self._core(lp.iter, proving) for lp in loops) and all(
             not self._branched(s) and (mt.is_parse_args(v) or self._core(v, proving)) for v, s in writes) \
             and all(self._core(a.value, proving) for a in self._filled_with(ref))  # `losses.append(loss.item())`
 
@@ -221,14 +228,79 @@ class SameValues:
 
     @cached_property
     def _loop_targets(self) -> dict:
-        """The names each function binds as the target of a loop over data (not a counter)."""
+        """The names each function binds as the target of a loop (not a counter): scope, then
+        name, to the loops that bind it."""
         index: dict = {}
         for loop in self.facts.loops:
             if isinstance(loop, cst.For):
                 counters = self._counters(loop)
-                index.setdefault(self.facts.scope(loop), set()).update(
-                    n.value for n in target_names(loop.target) if n.value not in counters)
+                names = index.setdefault(self.facts.scope(loop), {})
+                for n in target_names(loop.target):
+                    if n.value not in counters:
+                        names.setdefault(n.value, []).append(loop)
         return index
+
+    def _plain(self, expr: cst.BaseExpression, depth: int = 4) -> bool:
+        """Does iterating `expr` give the same items wherever its value is the same: a list,
+        tuple, dict or string written out, a comprehension over such, `range(...)`, a list,
+        tuple, sorted, reversed, enumerate or zip of such (`enumerate(stages)`), a mapping's
+        `.items()` or a string's `.split()`, the command line or a part of it (`_command_line`),
+        a name every source of which is one? Not a loader, a sampler or any object of a library,
+        whose items may differ by process however it was built; not a set, whose strings come out
+        in another order in each process."""
+        f = self.facts
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Dict, cst.SimpleString, cst.ConcatenatedString,
+                             cst.FormattedString)) or mt.is_counting(expr) or self._command_line(expr):
+            return True
+        if isinstance(expr, (cst.ListComp, cst.DictComp, cst.GeneratorExp)):
+            clause: cst.CompFor | None = expr.for_in
+            while clause is not None:
+                if not self._plain(clause.iter, depth):
+                    return False
+                clause = clause.inner_for_in
+            return True
+        if depth == 0:
+            return False
+        if isinstance(expr, cst.Call):
+            if dotted(expr.func) in PLAIN_ITERATIONS:
+                return all(self._plain(a.value, depth - 1) for a in expr.args if not a.keyword)
+            return isinstance(expr.func, cst.Attribute) and expr.func.attr.value in PLAIN_METHODS
+        ref = f.ref(expr) if isinstance(expr, cst.Name) else None
+        sources = [*f.sources(ref), *f.unpacked_from(ref)] if ref is not None else []
+        return bool(sources) and all(self._plain(s, depth - 1) for s in sources)
+
+    def _command_line(self, expr: cst.BaseExpression, depth: int = 8) -> bool:
+        """The parsed command line or a part of it: `parser.parse_args()`, `vars(args)`,
+        `args.stages`, `cfg["stages"]` of a program class whose `__getitem__` returns one (a
+        configuration object: `return self.args[key]`, `self.args = vars(parser.parse_args())`), a
+        name or attribute every assignment of which is one. Strings, numbers and lists of them:
+        never a loader."""
+        f = self.facts
+        if mt.is_parse_args(expr):
+            return True
+        if depth == 0:
+            return False
+        if mt.is_call_of(expr, "vars") and len(expr.args) == 1:
+            return self._command_line(expr.args[0].value, depth - 1)
+        if isinstance(expr, cst.Subscript):
+            looked_up = self._looked_up(expr.value)
+            return self._command_line(expr.value, depth - 1) or bool(looked_up) and all(
+                self._command_line(r, depth - 1) for r in looked_up)
+        if isinstance(expr, cst.Attribute) and self._command_line(expr.value, depth - 1):
+            return True
+        ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+        values = [*(v for _, v, _ in f.writes(ref)), *f.unpacked_from(ref)] if ref is not None else []
+        return bool(values) and all(self._command_line(v, depth - 1) for v in values)
+
+    def _looked_up(self, obj: cst.BaseExpression) -> list[cst.BaseExpression]:
+        """What `obj[key]` returns where `obj` holds instances of the program's classes only,
+        each with a `__getitem__` (`def __getitem__(self, key): return self.args[key]`)."""
+        flow = objects_of(self.facts)
+        classes = [flow.constructs(site) for site in flow.values(obj)]
+        if not classes or None in classes:
+            return []
+        methods = [m for cls in classes if cls is not None for m in self.facts.method(cls, "__getitem__")]
+        return [r for m in methods for r in self.facts.returned(m)] if len(methods) >= len(classes) else []
 
     def _branched(self, stmt: cst.CSTNode) -> bool:
         """Does `stmt` run only on some paths of its function (inside an `if` or an `except`)?"""
@@ -260,7 +332,12 @@ class SameValues:
         refs = [r for r in map(self.facts.ref, nodes) if r is not None]
         return any(r in self.ranks.ranks_by_role for r in refs) or depth > 0 and any(
             self._reads_rank_by_role(s, depth - 1) for r in refs for s in self.facts.sources(r)
-            if not isinstance(s, (cst.Name, cst.Attribute)) or self.facts.ref(s) != r)
+            if (not isinstance(s, (cst.Name, cst.Attribute)) or self.facts.ref(s) != r) and not self._reads_file(s))
+
+    def _reads_file(self, node: cst.CSTNode) -> bool:
+        """A load of saved state (`trainer.load_checkpoint(path)`, `torch.load(path)` of a path
+        that does not name the rank): what it gives is the file's, whatever object reads it."""
+        return isinstance(node, cst.Call) and (self._loads_one_file(node) or reads_saved_state(self.facts, node))
 
     def _shared(self, node: cst.CSTNode, proving: frozenset) -> bool:  # noqa: C901 (22: one case per node type)
         f = self.facts
@@ -296,6 +373,10 @@ class SameValues:
             # what the one-process branch assigns does not count (`else: reduced = loss` of `if multi_gpu:`)
             writes = [w for w in f.writes(ref) if not self.ranks.undistributed(w[2])]
             unpacked = f.unpacked_from(ref)  # `epoch, var = load_state(path)`: a part of a shared whole
+            loops = self._loop_targets.get(ref.scope, {}).get(ref.name, []) if isinstance(node, cst.Name) else []
+            if loops and not writes and not unpacked and all(
+                    self._plain(lp.iter) and self._shared(lp.iter, proving) for lp in loops):
+                return True  # `stage` of `for stage in list(cfg["stages"]):`: an item of a shared list
             if writes or unpacked:
                 return all(self._shared(value, proving) for value in [v for _, v, _ in writes] + unpacked) and all(
                     self._shared(test, proving) for _, _, stmt in writes if isinstance(stmt, cst.AugAssign)

@@ -87,3 +87,53 @@ def test_a_counter_is_shared_where_every_condition_it_is_stepped_under_is(condit
 def test_a_name_bound_from_a_tuple_written_out_holds_its_element(binding, shared):
     facts = Facts(parse_module(HEAD + binding + "\nif flag:\n    pass\n"))
     assert Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test) is shared
+
+
+STAGES = """
+import glob
+import torch.distributed as dist
+from project.engine import Trainer
+rank = int(os.environ["RANK"])
+dist.init_process_group("nccl", rank=rank, world_size=int(os.environ["WORLD_SIZE"]))
+loader = torch.utils.data.DataLoader([], sampler=torch.utils.data.DistributedSampler([]))
+class Configuration:
+    def parse(self):
+        parser = argparse.ArgumentParser()
+        known, _ = parser.parse_known_args()
+        self.args = vars(known)
+    def stage_parameters(self, stage):
+        return {"iterations": self.args["s%s_iterations" % stage]}
+    def __getitem__(self, key):
+        return self.args[key]
+raw_config = Configuration()
+raw_config.parse()
+trainer = Trainer(rank)
+"""
+
+
+@pytest.mark.parametrize("binding, test, shared", [
+    # a dict merged from the configuration's dict and what its method looks up
+    ("config = dict(**raw_config.args, **raw_config.stage_parameters('0'))", "config['iterations'] > 3", True),
+    ("config = dict(**raw_config.args, shard=len(glob.glob(f'{rank}/*')))", "config['shard'] > 3", False),
+    # an item of a shared list: the configuration's, through its `__getitem__`, or the command line's
+    ("for stage in list(raw_config['stages']):\n    pass", "stage == '0'", True),
+    ("for si, stage in enumerate(args.stages.split(',')):\n    pass", "stage == '0'", True),
+    ("for stage in sorted(glob.glob(f'{rank}/*')):\n    pass", "stage == '0'", False),  # this process's files
+    ("for batch in loader:\n    pass", "batch == 0", False),  # a loader's batch
+    # what a checkpoint holds, read by an object built with the rank
+    ("step = trainer.load_checkpoint(args.resume)", "step > 3", True),
+    ("step = trainer.first_step(args.resume)", "step > 3", False),
+])
+def test_a_stage_of_the_configuration_is_shared(binding, test, shared):
+    facts = Facts(parse_module(HEAD + STAGES + binding + f"\nif {test}:\n    pass\n"))
+    assert Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test) is shared
+
+
+@pytest.mark.parametrize("loop, shared", [("for stage in args.stages:", True),  # `nargs='+'`
+                                          ("for stage in ['a', args.first]:", True),
+                                          ("for stage in loader:", False),
+                                          ("for stage in {'a', 'b'}:", False)])  # a set's order differs
+def test_the_core_takes_an_item_of_a_shared_list(loop, shared):
+    from ddpify.analysis.same_values import same_everywhere
+    facts = Facts(parse_module(HEAD + STAGES + loop + "\n    if stage == 'a':\n        pass\n"))
+    assert same_everywhere(facts, facts.by_type[cst.If][-1].test) is shared
