@@ -218,7 +218,11 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     The wrapper's `state_dict()` names every weight `module.<name>`: the checkpoint does not load
     into the plain model (evaluation, export, a single-GPU run) without renaming the keys, and
     `torch.save(model)` pickles the wrapper, which needs a process group to load. Save
-    `model.module`. Not reported where the script resumes by loading a checkpoint, as read, back
+    `model.module`. Also found for a dict keyed by the names the wrapper's `named_modules()` or
+    `named_parameters()` gives, as they are (`for name, m in model.named_modules():
+    sd.update({f"{name}.lora.{k}": v ...})`, `sd[name] = p`; also in a helper of another module
+    that the wrapper is handed to), not for a name with the prefix taken off first (`name[7:]`).
+    Not reported where the script resumes by loading a checkpoint, as read, back
     into the same wrapper (its own resume expects the `module.` keys; an entry of the load, a
     comprehension that keeps its keys, a conversion of it, not a dict made later for a save),
     also through a function of the program that does so on a parameter or a `**kwargs` value it
@@ -249,6 +253,56 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
             what = "the DDP wrapper" if expr is saved.value else f"`{f.code(expr)}.state_dict()`, whose keys start with `module.`"
             yield Hit(expr, f"this checkpoint saves {what}: it does not load into the model itself; save "
                             f"`{f.code(expr)}.module`", _module_of(expr) if holds == WRAPPER else None)
+        for expr, method in _keyed_by_wrapper_names(ctx, saved.value):
+            if f.code(expr) not in resumed and not ctx.unwrapped_here(expr):
+                yield Hit(expr, f"this checkpoint's keys are names from `{f.code(expr)}.{method}()` of the DDP wrapper, "
+                                f"which start with `module.`: it does not load into the model itself; iterate "
+                                f"`{f.code(expr)}.module.{method}()`")
+
+
+# methods of a module whose items are (name, object), the name of each as its `state_dict()` keys it
+NAMED = frozenset({"named_modules", "named_parameters", "named_buffers", "named_children"})
+
+
+def _keyed_by_wrapper_names(ctx: Context, saved: cst.BaseExpression) -> list[tuple[cst.BaseExpression, str]]:
+    """The DDP wrappers whose `named_modules()` (or `named_parameters()`, ...) names key the saved
+    dict as they are (`for name, m in model.named_modules(): sd.update({f"{name}.lora.{k}": v ...})`,
+    `sd[name] = p`), with the method: the dict written out, a comprehension, what `.update(...)`
+    or a store by item put in it, through names. Not a name rewritten first (`name[7:]`,
+    `name.replace("module.", "")`): that key is the model's own."""
+    f = ctx.facts
+    ref = f.ref(saved) if isinstance(saved, cst.Name) else None
+    built = [saved, *f.origins(saved)]
+    if ref is not None:
+        filled = [a.value for c in f.calls if mt.is_method_call(c, "update") and isinstance(c.func.value, cst.Name)
+                  and f.ref(c.func.value) == ref for a in c.args]
+        built += [o for v in filled for o in (v, *f.origins(v))]
+    keys = [e.key for b in built if isinstance(b, cst.Dict) for e in b.elements if isinstance(e, cst.DictElement)]
+    keys += [b.key for b in built if isinstance(b, cst.DictComp)]
+    if ref is not None:
+        keys += [t.slice[0].slice.value for t, _, stmt in f.assigns if isinstance(t, cst.Subscript) and len(t.slice) == 1
+                 and isinstance(t.slice[0].slice, cst.Index) and dotted(t.value) and f.ref(t.value, stmt) == ref]
+    found = []
+    for name in (n for key in keys for n in _as_is(key)):
+        for loop in f.ancestors(name):
+            target = loop.target if isinstance(loop, (cst.For, cst.CompFor)) else None
+            first = target.elements[0].value if isinstance(target, cst.Tuple) and target.elements else None
+            if mt.is_name(first, name.value) and isinstance(loop.iter, cst.Call) and mt.is_method_call(loop.iter, *NAMED) \
+                    and ctx.holds_ddp(loop.iter.func.value) is not None:
+                found.append((loop.iter.func.value, loop.iter.func.attr.value))
+    return list(dict.fromkeys(found))
+
+
+def _as_is(key: cst.BaseExpression) -> list[cst.Name]:
+    """The names a key reads as they are: `name`, `f"{name}.lora.{k}"`, `name + ".weight"`."""
+    if isinstance(key, cst.Name):
+        return [key]
+    if isinstance(key, cst.FormattedString):
+        return [p.expression for p in key.parts
+                if isinstance(p, cst.FormattedStringExpression) and isinstance(p.expression, cst.Name)]
+    if isinstance(key, cst.BinaryOperation) and isinstance(key.operator, cst.Add):
+        return _as_is(key.left) + _as_is(key.right)
+    return []
 
 
 def _resumed_into_wrapper(ctx: Context) -> set[str]:
