@@ -77,6 +77,7 @@ class SameValues:
     def __init__(self, facts: Facts, ranks: Ranks) -> None:
         self.facts, self.ranks = facts, ranks
         self._fills: dict[Ref, list[cst.Arg]] = {}
+        self._guarding: set[Ref] = set()  # the names `_bound_on_some_ranks` is answering
 
     @cached_property
     def agreed_names(self) -> set[str]:
@@ -364,6 +365,8 @@ class SameValues:
                 return True  # `if RANK != 0: stop = broadcast_list[0]` after the broadcast
             if self._counts(node):
                 return True
+            if self._bound_on_some_ranks(ref, node):
+                return False  # `if rank == 0: out_dir = ...` read after the test: the other ranks hold none
             if not all(self._shared(a.value, proving) for a in self._filled_with(ref)):
                 return False  # `losses = []` ... `losses.append(loss.item())`: what it holds is what it is given
             last = self._last_write(ref, node)
@@ -426,6 +429,20 @@ class SameValues:
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression)))
+
+    def _bound_on_some_ranks(self, ref: Ref, use: cst.CSTNode) -> bool:
+        """Is every assignment of `ref` under a rank test that `use` is not under (`if rank == 0:
+        experiment_dir = ...`, read after the test)? Only those ranks hold a value there; the others
+        hold none (or fail), whatever the value is made of."""
+        writes = self.facts.writes(ref)
+        if not writes or ref in self._guarding:
+            return False
+        self._guarding.add(ref)
+        try:
+            return all((guard := self.ranks.rank_guard(stmt)) is not None and not self.facts.is_inside(use, guard)
+                       for _, _, stmt in writes)
+        finally:
+            self._guarding.discard(ref)
 
     def _filled_with(self, ref: Ref) -> list[cst.Arg]:
         """The arguments of the calls that fill the container `ref` names in place

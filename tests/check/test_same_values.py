@@ -137,3 +137,12 @@ def test_the_core_takes_an_item_of_a_shared_list(loop, shared):
     from ddpify.analysis.same_values import same_everywhere
     facts = Facts(parse_module(HEAD + STAGES + loop + "\n    if stage == 'a':\n        pass\n"))
     assert same_everywhere(facts, facts.by_type[cst.If][-1].test) is shared
+
+
+@pytest.mark.parametrize("binding, shared", [
+    ("name = 'F' + str(args.frames)", True),  # `str` of the command line
+    ("if rank == 0:\n    name = 'F' + str(args.frames)", False),  # only rank 0 holds it: the others have none
+])
+def test_a_name_only_some_ranks_bind_is_not_shared(binding, shared):
+    facts = Facts(parse_module(HEAD + STAGES + binding + "\nif name == 'F1':\n    pass\n"))
+    assert Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test) is shared
