@@ -37,7 +37,9 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     there to read, and so is one read where the object is not the wrapper: the `else` of the
     test the script wraps under (`if args.distributed:`), of `isinstance(model, DDP)`, the side
     of a test every wrap is on the other side of (`if self.use_deepspeed: model.backward(loss)`,
-    the wrap under its `elif self.use_ddp:`), or under `if hasattr(model, "x"):`. Also found: `getattr(model, "x", default)`, which on the wrapper
+    the wrap under its `elif self.use_ddp:`), or under `if hasattr(model, "x"):` (or a helper of the
+    program that returns true only under its own such test of the object it is given:
+    `isimplemented(model, "x")` testing `name in dir(obj)`). Also found: `getattr(model, "x", default)`, which on the wrapper
     returns the default without a word, and `model.dtype` (a Hugging Face model's, not
     nn.Module's). `--fix` adds `.module` where the name holds the wrapper on every path.
     """
@@ -100,12 +102,47 @@ def _probed(ctx: Context, attr: cst.Attribute) -> bool:
         if isinstance(anc, cst.Call) and isinstance(anc.func, cst.Name) and anc.func.value in ("hasattr", "getattr"):
             return True
         if isinstance(anc, cst.If) and f.is_inside(attr, anc.body) and any(
-                mt.is_call_of(c, "hasattr") and len(c.args) == 2 and f.code(c.args[0].value) == f.code(attr.value)
-                and string_value(c.args[1].value) == attr.attr.value for c in _conjuncts(anc.test)):
+                _tests_attribute(ctx, c, attr) for c in _conjuncts(anc.test)):
             return True
         if isinstance(anc, (cst.Try, cst.FunctionDef)):
             return isinstance(anc, cst.Try)
     return False
+
+
+def _tests_attribute(ctx: Context, test: cst.BaseExpression, attr: cst.Attribute) -> bool:
+    """`hasattr(model, "x")` for the read `model.x`, or a call of a function of the program handed
+    `model` and `"x"` that returns a true value only under its own test of that attribute
+    (`isimplemented(self.model, "optimize")`: `if method_name in dir(obj) and ...: return True`;
+    `return False` after), which the wrapper fails."""
+    f = ctx.facts
+    if not isinstance(test, cst.Call) or len(test.args) != 2 or f.code(test.args[0].value) != f.code(attr.value) \
+            or string_value(test.args[1].value) != attr.attr.value:
+        return False
+    if mt.is_call_of(test, "hasattr"):
+        return True
+    funcs = f.user_functions(test)
+    return bool(funcs) and all(_returns_true_only_if_present(f, func) for func in funcs)
+
+
+def _returns_true_only_if_present(f, func: cst.FunctionDef) -> bool:
+    """Does every `return` of `func` but `return False` (or None) sit in the body of an `if` that
+    tests the attribute its second parameter names on its first (`hasattr(obj, name)`, `name in
+    dir(obj)`)?"""
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if len(params) < 2:
+        return False
+    obj, name = params[:2]
+
+    def present(c: cst.BaseExpression) -> bool:
+        if mt.is_call_of(c, "hasattr") and len(c.args) == 2:
+            return mt.is_name(c.args[0].value, obj) and mt.is_name(c.args[1].value, name)
+        return isinstance(c, cst.Comparison) and mt.is_name(c.left, name) and len(c.comparisons) == 1 \
+            and isinstance(c.comparisons[0].operator, cst.In) and mt.is_call_of(c.comparisons[0].comparator, "dir") \
+            and len(c.comparisons[0].comparator.args) == 1 and mt.is_name(c.comparisons[0].comparator.args[0].value, obj)
+
+    returns = [r for r in f.returns_in(func) if not (r.value is None or mt.is_name(r.value, "False", "None"))]
+    return bool(returns) and all(any(isinstance(anc, cst.If) and f.is_inside(r, anc.body) and any(
+        present(c) for c in _conjuncts(anc.test)) for anc in f.ancestors(r)) for r in returns)
 
 
 def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
