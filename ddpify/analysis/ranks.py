@@ -256,6 +256,14 @@ class Ranks:
         return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
             child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
 
+    def asks_distributed(self, test: cst.CSTNode) -> bool:
+        """`RANK > -1`, `args.local_rank != -1`, `rank is not None`: a comparison of a rank that
+        asks whether the run is distributed, which every process of a run answers alike."""
+        return isinstance(test, cst.Comparison) and (
+            self.rank_name(test.left) or self._reads_rank_environment(test.left) or isinstance(
+                test.left, (cst.Name, cst.Attribute)) and self.facts.ref(test.left) in self.ranks_by_role) and all(
+            _asks_distributed(t) for t in test.comparisons)
+
     def _reads_rank_word(self, expr: cst.BaseExpression) -> bool:
         """Does `expr` read a name that says rank (`read_names`)? Kept per expression: a source
         is asked again for every test that reads its name."""

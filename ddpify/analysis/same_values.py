@@ -61,6 +61,9 @@ PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "
 # calls whose items are those of the plain values they are given (`enumerate(stages)`, `list(args.stages)`),
 # in their order (not `set`: the order of its strings differs by process)
 PLAIN_ITERATIONS = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "zip", "dict"})
+# the standard library's holders and copies of values: what they hold is what they are given
+HOLDERS = frozenset({"types.SimpleNamespace", "argparse.Namespace", "collections.OrderedDict", "copy.copy",
+                     "copy.deepcopy"})
 # methods whose items are those of the mapping or string they are called on
 PLAIN_METHODS = frozenset({"items", "keys", "values", "split", "splitlines"})
 # methods that put their arguments into the container they are called on
@@ -281,7 +284,7 @@ class SameValues:
             return True
         if depth == 0:
             return False
-        if mt.is_call_of(expr, "vars") and len(expr.args) == 1:
+        if isinstance(expr, cst.Call) and mt.is_call_of(expr, "vars") and len(expr.args) == 1:
             return self._command_line(expr.args[0].value, depth - 1)
         if isinstance(expr, cst.Subscript):
             looked_up = self._looked_up(expr.value)
@@ -329,6 +332,10 @@ class SameValues:
         one-process run, but the flag still differs by process)? A rank that only places a value
         on this process's GPU (`loss.detach().to(rank)`, `torch.tensor(..., device=rank)`) is no
         part of the value (`read_names`): a flag built so and then all-reduced is shared."""
+        if isinstance(test, cst.BooleanOperation):  # `RANK > -1 and self.world_size > 1`: each side
+            return any(self._reads_rank_by_role(side, depth) for side in (test.left, test.right))
+        if self.ranks.asks_distributed(test):
+            return False  # `RANK > -1`: whether the run is distributed, not which rank this is
         nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else read_names(test)
         refs = [r for r in map(self.facts.ref, nodes) if r is not None]
         return any(r in self.ranks.ranks_by_role for r in refs) or depth > 0 and any(
@@ -342,6 +349,8 @@ class SameValues:
 
     def _shared(self, node: cst.CSTNode, proving: frozenset) -> bool:  # noqa: C901 (22: one case per node type)
         f = self.facts
+        if self.ranks.asks_distributed(node):
+            return True  # `RANK > -1`: whether the run is distributed, alike everywhere
         if self._per_process(node):
             return False  # `args.local_rank`, `dist.get_rank()`, `backend.is_root_worker()`: each process has its own
         entries = self.ranks.dict_entries(node)
@@ -359,6 +368,8 @@ class SameValues:
                 return ref is not None
             if ref in self.ranks.ranks_by_role:
                 return False  # handed to init_process_group as the rank, also where a caller passes it on
+            if ref in self._group_sizes:
+                return True  # handed to init_process_group as the world size: the group forms only if all agree
             proving = proving | {ref}
             if any(dotted(n) in self.agreed_names for _, value, _ in f.writes(ref)
                    for n in names_in(value)):
@@ -383,7 +394,8 @@ class SameValues:
             if writes or unpacked:
                 return all(self._shared(value, proving) for value in [v for _, v, _ in writes] + unpacked) and all(
                     self._shared(test, proving) for _, _, stmt in writes if isinstance(stmt, cst.AugAssign)
-                    for test in self._counted_under(stmt, node))
+                    for test in self._counted_under(stmt, node)) and (not self._updated_parameter(ref, writes) or
+                                                                      self._shared_parameter(ref, proving))
             if isinstance(node, cst.Attribute):
                 if any(self.ranks.rank_dependent(v) for v in self.ranks.attribute_of_passed(ref)):
                     return False  # a caller sets it from the rank on the object it passes (`args.should_save`)
@@ -407,9 +419,9 @@ class SameValues:
             arguments = all(self._shared(a.value, proving) for a in node.args)
             if mt.is_call_of(node, "len") and len(node.args) == 1 and self._data(node.args[0].value):
                 return True  # `len(train_sampler)`: a distributed sampler gives every process as many
-            if dotted(node.func) in f.classes or dotted(node.func) in PURE_BUILTINS \
+            if dotted(node.func) in f.classes or dotted(node.func) in PURE_BUILTINS or f.qualify(node.func) in HOLDERS \
                     or mt.is_call_of(node, "getattr", "hasattr"):  # `Config()`, `int(x)`, `getattr(args, "fsdp", False)`
-                return arguments
+                return arguments  # `SimpleNamespace(**cfg)` too
             if isinstance(node.func, cst.Attribute) and mt.is_method_call(node, "get_last_lr", "get_lr"):  # a scheduler's rate
                 return self._stepped_with_shared(node.func.value, proving)
             if self._asks_the_model(node):
@@ -429,6 +441,23 @@ class SameValues:
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression)))
+
+    def _updated_parameter(self, ref: Ref, writes: list) -> bool:
+        """A parameter that an assignment updates from itself (`overrides = cfg2dict(overrides)`):
+        what it holds is made of what the callers pass, which must be shared too."""
+        f = self.facts
+        return isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope) and any(
+            f.ref(n) == ref for _, value, _ in writes for n in mt.findall(value, cst.Name) if n.value == ref.name)
+
+    @cached_property
+    def _group_sizes(self) -> set[Ref]:
+        """The names handed to `init_process_group` as the world size (`world_size=self.world_size`):
+        every process of the job gives the same, or the group never forms, whatever the value is
+        made of (`len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))`)."""
+        f = self.facts
+        return {ref for c in f.calls if f.qualify(c.func) == "torch.distributed.init_process_group"
+                for a in c.args if a.keyword is not None and a.keyword.value == "world_size"
+                and isinstance(a.value, (cst.Name, cst.Attribute)) and (ref := f.ref(a.value)) is not None}
 
     def _bound_on_some_ranks(self, ref: Ref, use: cst.CSTNode) -> bool:
         """Is every assignment of `ref` under a rank test that `use` is not under (`if rank == 0:

@@ -146,3 +146,4 @@ def test_the_core_takes_an_item_of_a_shared_list(loop, shared):
 def test_a_name_only_some_ranks_bind_is_not_shared(binding, shared):
     facts = Facts(parse_module(HEAD + STAGES + binding + "\nif name == 'F1':\n    pass\n"))
     assert Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test) is shared
+
