@@ -237,3 +237,81 @@ def _dtype_only(f, call: cst.Call) -> bool:
     if first is None:
         return mt.keyword(call, "device") is None and bool(call.args)
     return (f.qualify(first.value) or "").startswith("torch.") and "device" not in (f.qualify(first.value) or "")
+
+
+@rule("DDP025", several=True)
+def wrap_under_a_false_test(ctx: Context) -> Iterator[Hit]:
+    """The DDP wrap under a test that is never true: a yes/no answer compared with a number above 1.
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        dist.init_process_group("nccl")
+        model = torch.nn.Linear(2, 1).cuda()
+        if dist.is_initialized() > 1:
+            model = DDP(model)
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        dist.init_process_group("nccl")
+        model = torch.nn.Linear(2, 1).cuda()
+        if dist.is_initialized():
+            model = DDP(model)
+
+    `dist.is_initialized()` answers True or False, which compare as 1 or 0: `> 1` (meant for a
+    world size) is False on every process, so the model is never wrapped, no gradient is averaged
+    and each process trains its own copy without a word. Found for a wrap in the branch of an `if`
+    one of whose `and`-ed tests compares a yes/no answer with `> 1`, `>= 2` or `== N` (N above 1):
+    torch.distributed's `is_initialized()` or `is_available()`, `torch.cuda.is_available()`, a
+    comparison, `not x`, `isinstance`/`hasattr`/`callable`/`bool` of anything, a name only ever
+    set to those or to `True`/`False` (a module's flag that its `initialize()` sets), a function of
+    the program every `return` of which gives one (`def initialized(): return __initialized`).
+    """
+    f = ctx.facts
+    for wrap in ctx.script.calls_of(DDP):
+        for anc in f.ancestors(wrap):
+            if isinstance(anc, cst.If) and f.is_inside(wrap, anc.body):
+                for test in _conjuncts(anc.test):
+                    if _never_true(f, test):
+                        yield Hit(test, f"`{f.code(test)}` is never true (a yes/no answer is 0 or 1): the DDP wrap "
+                                        "under it never runs, and every process trains alone; test the answer itself")
+
+
+YES_NO = frozenset({"torch.distributed.is_initialized", "torch.distributed.is_available", "torch.cuda.is_available",
+                    "isinstance", "hasattr", "callable", "bool"})
+
+
+def _never_true(f, test: cst.BaseExpression) -> bool:
+    """`x > 1`, `x >= 2`, `x == 2` where `x` is a yes/no answer."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    op, bound = test.comparisons[0].operator, test.comparisons[0].comparator
+    limit = int(bound.value) if isinstance(bound, cst.Integer) and bound.value.isdigit() else None
+    return limit is not None and (isinstance(op, cst.GreaterThan) and limit >= 1 or isinstance(
+        op, (cst.GreaterThanEqual, cst.Equal)) and limit >= 2) and _yes_no(f, test.left, 3)
+
+
+def _yes_no(f, expr: cst.BaseExpression, depth: int) -> bool:
+    """Does `expr` only ever hold True or False (`YES_NO` calls, comparisons, `not`, `and`/`or` of
+    those, names and program functions that give only those)?"""
+    if mt.is_name(expr, "True", "False") or isinstance(expr, cst.Comparison) or isinstance(
+            expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        return True
+    if isinstance(expr, cst.BooleanOperation):
+        return _yes_no(f, expr.left, depth) and _yes_no(f, expr.right, depth)
+    if depth == 0:
+        return False
+    if isinstance(expr, cst.Call):
+        if (f.qualify(expr.func) or dotted(expr.func)) in YES_NO:
+            return True
+        funcs = f.user_functions(expr)
+        returned = [r for func in funcs for r in f.returned(func)]
+        return bool(funcs) and len(returned) >= len(funcs) and all(_yes_no(f, r, depth - 1) for r in returned)
+    ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+    values = [v for _, v, _ in f.writes(ref)] if ref is not None else []
+    return bool(values) and all(_yes_no(f, v, depth - 1) for v in values)
