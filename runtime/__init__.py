@@ -1640,7 +1640,11 @@ def _install_self_check(mode: str, timeout: float) -> None:
 # Where the user is: the innermost frame outside torch, the standard library and this file
 
 def _is_library(filename: str) -> bool:
-    return filename == __file__ or filename.startswith(_library_dirs()) or filename.startswith("<frozen")
+    """Not the user's code: this file, torch, the standard library, installed packages, and the
+    site hooks Python imports at start (``sitecustomize``/``usercustomize``: a hook that wraps
+    ``torch.save`` is not where the program saves)."""
+    return filename == __file__ or filename.startswith(_library_dirs()) or filename.startswith("<frozen") \
+        or os.path.basename(filename) in ("sitecustomize.py", "usercustomize.py")
 
 
 @functools.lru_cache(maxsize=None)

@@ -1008,6 +1008,31 @@ WRAPPER_SAVES = textwrap.dedent("""\
 """)
 
 
+HOOKED_SAVE = textwrap.dedent("""\
+    import torch
+    saving = torch.save
+    def hooked(obj, f, *args, **kwargs):  # a site hook's wrapper (the fresh sweep's probe)
+        return saving(obj, f, *args, **kwargs)
+    torch.save = hooked
+""")
+
+
+def test_a_save_through_a_site_hooks_wrapper_is_named_at_the_users_line(check, capsys, monkeypatch):
+    """A `sitecustomize` that wraps `torch.save` (the fresh sweep's probe) is not where the program
+    saves: the finding names the user's line."""
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    monkeypatch.setattr(torch, "save", torch.save)  # undone after the test
+    exec(compile(HOOKED_SAVE, "/site/sitecustomize.py", "exec"), {})
+    checking = check()
+    checking.install()
+    model = torch.nn.Linear(4, 1)
+    wrapper = Wrapper(model)
+    checking.wrapped.add(wrapper)
+    exec(compile(WRAPPER_SAVES, "train.py", "exec"), {"WRAPPED": model, "NESTED": torch.nn.Sequential()})
+    err = capsys.readouterr().err.splitlines()
+    assert err[1].startswith("train.py:3: saved-wrapper:")
+
+
 def test_a_save_of_the_wrappers_state_is_named_where_it_is_made(check, capsys, monkeypatch):
     """The analysis may miss a path to a save (a model returned in a tuple, then handed to
     another module's save helper): the save holds the wrapper's `module.` keys, and only the
