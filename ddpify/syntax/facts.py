@@ -15,9 +15,8 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections import defaultdict
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator, Protocol, Sequence
+from typing import Iterator, NamedTuple, Protocol, Sequence
 
 import libcst as cst
 
@@ -49,12 +48,15 @@ class Files(Protocol):
     def part_of(self, node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> File: ...
 
 
-@dataclass(frozen=True)
-class Ref:
-    """A name in a scope: `model` in `main()`, `self.model` in class `Trainer`."""
+class Ref(NamedTuple):
+    """A name in a scope: `model` in `main()`, `self.model` in class `Trainer`. A tuple: a key
+    of the analyses' dicts, hashed and compared in C (a frozen dataclass does both in Python)."""
 
-    scope: Scope = field(repr=False)
+    scope: Scope
     name: str
+
+    def __repr__(self) -> str:
+        return f"Ref(name={self.name!r})"
 
 
 def _collect(facts: "Facts", module: cst.Module) -> None:
