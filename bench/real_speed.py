@@ -10,7 +10,9 @@ ENTRY` converts it: `load` + `convert_program`, with the project modules it impo
 code cells first (`to_script`), then the modules it imports, as the CLI does since 0015. The
 floor is LibCST's `parse_module(...).code` of every file read (a notebook: its cells' script).
 Both run once untimed (lazy imports, first-call caches), then REPS times each, alternately, timed
-with `time.process_time` (CPU: the machine is shared; wall time counts the other jobs). Prints
+with `time.process_time` (CPU: the machine is shared; wall time counts the other jobs), under
+the garbage collector's settings of the `ddpify` command (`ddpify.cli.collect_less`; before
+decision 0027's round 5, Python's defaults: 2-15% more for a conversion, ~3% for the floor). Prints
 per program the files and lines read, both medians and the ratio, then the median and the
 maximum ratio. What a whole `ddpify convert` process adds (interpreter start, imports) is
 bench/run.py's figure; this one is the conversion alone.
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import libcst
 
+from ddpify.cli import collect_less
 from ddpify.convert import convert_program
 from ddpify.inputs.files import is_notebook
 from ddpify.syntax.parse import _expand_indentation
@@ -35,7 +38,9 @@ from ddpify.syntax.parse import RECURSION_LIMIT
 
 
 def jobs(entry: Path):
-    """(convert, floor, files read, lines read) for `entry`: the two functions timed."""
+    """(convert, floor, files read, lines read) for `entry`: the two functions timed (under the
+    command's garbage collector settings from here on)."""
+    collect_less()
     if is_notebook(entry.name):
         from ddpify.inputs.notebook import to_script
 

@@ -80,6 +80,11 @@ class Group(click.Group):
               help="List the rewrites and exit (same as `ddpify rewrites`).")
 def main() -> None:
     """The `ddpify` command (also `python -m ddpify`)."""
+    collect_less()
+
+
+def collect_less() -> None:
+    """The garbage collector as a command runs under (`bench/real_speed.py` measures under it too)."""
     # What is loaded by now (click, LibCST's hundreds of node classes) lives as long as the process:
     # frozen, it is no longer walked by every full garbage collection that parsing a script triggers.
     gc.freeze()
