@@ -122,4 +122,4 @@ def _assume_star_imports(f: Facts) -> None:
     used = {n.value for n in f.names}
     for name, qualified in STAR_NAMES.items():
         if name in used and name not in bound:
-            f.imports.aliases[name] = qualified
+            f.assume_import(name, qualified)

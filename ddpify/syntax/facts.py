@@ -102,6 +102,7 @@ def _collect(facts: "Facts", module: cst.Module) -> None:
             stack += [(child, node) for child in reversed(children)]
 
 
+_UNSET = object()  # not asked yet
 _END = object()  # marks, on the walk's stack, the point where a node's span ends
 
 
@@ -149,6 +150,7 @@ class Facts:
         self._typed_parameters: dict[Ref, list[cst.ClassDef]] = {}
         self._origins: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._unpacked_memo: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
+        self._qualified: dict[cst.CSTNode, str | None] = {}  # (the node kept as the key: no id is reused)
 
     @cached_property
     def _calls_by_func(self) -> dict[cst.CSTNode, list[cst.Call]]:
@@ -343,7 +345,17 @@ class Facts:
 
     # names and data flow ---------------------------------------------------------------------
     def qualify(self, node: cst.CSTNode) -> str | None:
-        return self.imports.qualify(node)
+        """What `node` names through the imports (`Imports.qualify`), answered once per node: the
+        rewrites ask it of each call in turn."""
+        found = self._qualified.get(node, _UNSET)
+        if found is _UNSET:
+            found = self._qualified[node] = self.imports.qualify(node)
+        return found
+
+    def assume_import(self, name: str, qualified: str) -> None:
+        """Read `name` as `qualified` from here on, as if the module imported it."""
+        self.imports.aliases[name] = qualified
+        self._qualified.clear()
 
     def _bound_names(self, func: cst.FunctionDef) -> set[str]:
         """Names a function binds: parameters, assignment targets and loop targets, but for the
