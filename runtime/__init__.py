@@ -199,6 +199,7 @@ class _State:
         self.stdout: Any = None  # the real standard output, where print(..., force=True) goes
         self.sink: Any = None  # what sys.stdout became on a quiet rank
         self.eval_splits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # shard_eval's copies
+        self.remade: "dict[tuple[str, int], Any]" = {}  # shard_loader's line -> the last sampler it made there
         # self-check
         self.self_check: Any = None  # the installed _SelfCheck, while any of its hooks is in place
         self.exit_check: Any = None  # the installed _SelfCheck, until it compared the models at exit
@@ -1167,7 +1168,31 @@ def shard_loader(loader: DataLoader) -> DataLoader:
                                                batch_sampler.batch_size, batch_sampler.drop_last)
     else:
         kwargs["batch_sampler"] = _shard(batch_sampler, loader.dataset)
-    return DataLoader(loader.dataset, **kwargs)
+    sharded = DataLoader(loader.dataset, **kwargs)
+    _continue_epochs(sharded, loader)
+    return sharded
+
+
+def _continue_epochs(sharded: DataLoader, loader: DataLoader) -> None:
+    """A loader ``shard_loader`` makes again at the line where it made one before (a factory the
+    training calls for each pass, ``data_loader = iter(get_data_loader(...))`` when the last
+    iterator ran out), with a sampler of its own that no ``set_epoch`` has numbered: the new
+    sampler takes the epoch after the last one's there, so each pass draws a new order, as a
+    single process's new ``RandomSampler`` does (with epoch 0 each time, every pass repeated one
+    order). Where ``set_epoch`` numbers that line's samplers (``_fresh_epoch``), nothing changes."""
+    found = [s for s in (sharded.sampler, getattr(sharded.batch_sampler, "sampler", None), sharded.batch_sampler)
+             if isinstance(s, (DistributedSampler, ShardedSampler))]
+    if not found or found[0] in (loader.sampler, loader.batch_sampler):  # the program's own, kept
+        return
+    sampler, site = found[0], _site()
+    before = _STATE.remade.get(site)
+    _STATE.remade[site] = sampler  # one per line: the next one made there reads its epoch
+    if before is None or getattr(before, "_ddpify_epochs", None) is not None:
+        return
+    epoch = getattr(before, "_ddpify_remade", 0) + 1
+    sampler.set_epoch(epoch)
+    with contextlib.suppress(AttributeError):  # a sampler with __slots__: the next one starts again
+        sampler._ddpify_remade = epoch
 
 
 def _loader_kwargs(loader: DataLoader) -> dict:

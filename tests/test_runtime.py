@@ -500,6 +500,26 @@ def test_shard_loader_random_sampler_becomes_shuffled_distributed_sampler(rank1_
     assert [i for b in new for i in b] == list(new.sampler)[:9]
 
 
+def made_again():
+    return rt.shard_loader(DataLoader(DATA, batch_size=4, shuffle=True))  # one line: every call makes it there
+
+
+def test_a_loader_made_again_at_one_line_draws_a_new_order_each_time():
+    """continual-learning's train_cl (fifth fresh sweep) makes its loader again through
+    `iter(get_data_loader(...))` whenever the last iterator runs out, and never calls set_epoch:
+    every pass drew epoch 0's order (the self-check's `same-order`), where a single process's new
+    RandomSampler draws a new one. Each sampler made again at that line takes the next epoch. Near
+    miss: where set_epoch numbers the passes, the numbers are set_epoch's, as before."""
+    orders = [tuple(made_again().sampler) for _ in range(3)]
+    assert len(set(orders)) == 3
+    numbered = []
+    for epoch in range(3):
+        loader = made_again()
+        rt.set_epoch(loader, epoch)
+        numbered.append(loader.sampler.epoch)
+    assert numbered == [1, 2, 3]
+
+
 def test_shard_loader_sequential_stays_unshuffled_and_keeps_worker_settings(rank1_of_2):
     loader = DataLoader(DATA, batch_size=4, num_workers=2, prefetch_factor=3, pin_memory=True,
                         persistent_workers=True, multiprocessing_context="spawn", timeout=5)
