@@ -1152,6 +1152,10 @@ def shard_loader(loader: DataLoader) -> DataLoader:
     ``ShardedSampler``. A ``BatchSampler`` is rebuilt around the sharded sampler; another batch
     sampler is sharded batch by batch. An IterableDataset loader is returned as is, with a
     warning: the dataset must shard itself in ``__iter__``.
+
+    A loader made again at the line that made one before (a factory called for each pass), whose
+    samplers no ``set_epoch`` numbers, gets the epoch after the last one's there: each pass draws
+    a new order, as a single process's new ``RandomSampler`` does.
     """
     if isinstance(loader.dataset, IterableDataset):
         warnings.warn("ddpify: a DataLoader over an IterableDataset cannot be sharded by a "
