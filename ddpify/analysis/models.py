@@ -178,7 +178,7 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
     with the wrapper)."""
     if model.dataparallel is not None:
         return None, False
-    own = {ref: m for ref, m in refs.items() if m is model}
+    own = {ref: m for ref, m in refs.items() if m is model or m in model.rebuilds}  # the wraps of one name share its refs
     found, forward, beside = None, False, None
     for call, without_grad in calls:
         if dotted(call.func) and not without_grad and holds_wrapper(facts, own, call.func) is not None:

@@ -3398,3 +3398,68 @@ def test_a_model_that_builds_its_optimizer_over_its_own_parameters_is_found_wher
     code = only(NAME, forward, also=frozenset({"unwrap-model"}))
     assert "net = build(0.01)\nnet = DistributedDataParallel(net, device_ids=device_ids(net))\n" in code
     assert "    net.module.optimizer.step()\n" in code and "critic = sync_gradients(critic)" in code
+
+
+BRANCHES = """\
+import torch
+import torch.nn as nn
+
+
+class Gauss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mean = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.mean(x)
+
+    def sample(self, x):
+        mean = self.forward(x)
+        return mean + torch.randn_like(mean)
+
+
+class Fixed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mean = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.mean(x)
+
+    def sample(self, x):
+        return self.forward(x)
+
+
+class Agent:
+    def __init__(self, kind):
+        if kind == "gauss":
+            self.policy = Gauss()
+            self.optim = torch.optim.Adam(self.policy.parameters(), lr=1e-3)
+        else:
+            self.policy = Fixed()
+            self.optim = torch.optim.Adam(self.policy.parameters(), lr=1e-3)
+
+    def update(self, x):
+        loss = self.policy.sample(x).pow(2).mean()
+        self.optim.zero_grad()
+        loss.backward()
+        self.optim.step()
+
+
+agent = Agent("gauss")
+for x in torch.randn(3, 8, 4):
+    agent.update(x)
+"""
+
+
+def test_a_model_built_in_two_branches_and_trained_through_its_own_method_is_synced_in_both():
+    """pranz24/pytorch-soft-actor-critic (eighth fresh sweep, held out; fixed after its run): the agent
+    builds `self.policy` as a Gaussian or a deterministic policy in the two branches of an `if`,
+    each with its optimizer, and trains it through `self.policy.sample(...)` only. The names that
+    hold the model went to the last branch's wrap, so the first branch's model was found no call
+    and put in DDP, whose forward never ran (`unwrap(self.policy).sample(...)`): its gradients were
+    never averaged, and only the runtime's self-check said so. The wraps of one name share its
+    names: both are synced."""
+    result = rewritten(NAME, BRANCHES)
+    assert result.code.count("self.policy = sync_gradients(self.policy)") == 2
+    assert "DistributedDataParallel(self.policy" not in result.code and "unwrap(" not in result.code
