@@ -91,7 +91,7 @@ def test_torchrun_command_defaults(monkeypatch):
     python = [sys.executable, "-c", LAUNCHER_CODE]
     assert launch.torchrun_command(plan, Path("ws/train.py"), Path("ws/logs"), True, env={}) == [
         *python, "--standalone", "--nproc-per-node=4", "--redirects=3", "--log-dir=ws/logs",
-        "ws/train.py", "--lr", "1"]
+        "ws/train.py", "--", "--lr", "1"]
     plan = launch.parse(["--nproc_per_node=4", "--rdzv-endpoint", "h:1", "--nnodes", "2", "--log-dir", "L",
                          "train.py"], OWN)
     assert launch.torchrun_command(plan, Path("t.py"), Path("L"), True, env={}) == [
@@ -100,6 +100,18 @@ def test_torchrun_command_defaults(monkeypatch):
     env = {"PET_NPROC_PER_NODE": "2", "PET_MASTER_ADDR": "h"}  # torchrun reads these too
     assert launch.torchrun_command(launch.parse(["t.py"], OWN), Path("t.py"), Path("L"), False, env=env) == [
         *python, "--log-dir=L", "t.py"]
+
+
+def test_the_scripts_arguments_reach_it_whole_even_where_they_abbreviate_torchruns_options(monkeypatch):
+    """DL_framework's `main.py --log ./logs` (sweep 8a, held out): torchrun's parser took `--log` for
+    an abbreviation of its `--log-dir`/`--logs-specs` and stopped ("ambiguous option"); after `--`
+    the script gets its arguments as given."""
+    from torch.distributed.run import get_args_parser
+    monkeypatch.setattr(launch, "gpu_count", lambda env=None: 0)
+    plan = launch.parse(["train.py", "--config", "c.py", "--log", "./logs", "--", "x"], OWN)
+    command = launch.torchrun_command(plan, Path("train.py"), Path("L"), False, env={})
+    parsed = get_args_parser().parse_args(command[3:])
+    assert (parsed.training_script, parsed.training_script_args) == ("train.py", ["--config", "c.py", "--log", "./logs", "--", "x"])
 
 
 def test_without_a_gpu_the_default_is_a_few_processes_sharing_the_cores(monkeypatch):

@@ -83,7 +83,7 @@ def test_dry_run_prints_the_command_its_environment_and_the_kept_folder_and_laun
     words = shlex.split(variables.removesuffix("\\") + command)  # one shell command on two lines
     assert dict(w.split("=", 1) for w in words[:3]) == {
         "DDPIFY_VERIFY_JSON": str(folder / "self-check.json"), "OMP_NUM_THREADS": "2", "PYTHONPATH": os.pathsep.join(filter(None, [str(job), os.environ.get("PYTHONPATH")]))}
-    assert words[words.index("--nproc-per-node"):] == ["--nproc-per-node", "2", str(folder / "train.py"),
+    assert words[words.index("--nproc-per-node"):] == ["--nproc-per-node", "2", str(folder / "train.py"), "--",
                                                       "--nproc-per-node", "x y"]
     assert "starting" not in result.stderr
 

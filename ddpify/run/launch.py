@@ -338,7 +338,9 @@ def torchrun_command(plan: Plan, target: Path, log_dir: Path, capture: bool,
     rendezvous (from SLURM's step variables under `srun`, else `--standalone`), the process
     count (`default_nproc`), the log folder `log_dir` (torchrun's own default is a folder of
     its own under $TMPDIR, left behind) and, with `capture`, each worker's stdout and stderr
-    into files there, which `ddpify.run.joblog` shows."""
+    into files there, which `ddpify.run.joblog` shows. The script's arguments follow a `--`, which
+    torchrun drops: without it, torchrun's parser takes a script option that abbreviates several of
+    its own (`--log` for `--log-dir` and `--logs-specs`) for one of them and stops, "ambiguous option"."""
     env = os.environ if env is None else env
     given = [a.split("=", 1)[0] for a in plan.torchrun_args if a.startswith("-")]
     defaults = []
@@ -349,7 +351,7 @@ def torchrun_command(plan: Plan, target: Path, log_dir: Path, capture: bool,
         defaults.append(f"--nproc-per-node={env.get('SLURM_GPUS_ON_NODE') or default_nproc(env)}")
     defaults += (["--redirects=3"] if capture else []) + ([] if plan.given(LOG_DIR) else [f"--log-dir={log_dir}"])
     return [sys.executable, "-c", LAUNCHER.format(folder=script_folder(plan)), *defaults, *plan.torchrun_args,
-            str(target), *plan.script_args]
+            str(target), *(["--"] if plan.script_args else []), *plan.script_args]
 
 
 def captures_output(plan: Plan, verbose: bool) -> bool:
