@@ -11,6 +11,10 @@ passes nothing. Both spellings go on the parser; the process's GPU is read from 
     parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help=...)
     args = parser.parse_args()
 
+An option of the script that abbreviates two or more of torchrun's own (`--log`: `--log-dir`,
+`--logs-specs`) is named: launched as `torchrun ... train.py --log d`, torchrun's parser stops at it
+("ambiguous option") before the script starts; `ddpify run` passes the script's arguments after `--`.
+
 A parser that knows one spelling gets the other under the same `dest`; a parser built by a
 helper (`get_parser().parse_args()`) gets them before the helper's `return parser`. A parser built at
 module level and parsed in a function (which may run more than once: `get_args()` called by the
@@ -55,8 +59,24 @@ ALIAS = ('{parser}.add_argument("{flag}", dest="local_rank", type=int, '
          'help="set by torch.distributed.launch")')
 
 
+# torchrun's long options (torch.distributed.run's parser): a script option that starts two or more
+# of them, and is none of them, stops torchrun before it starts the script
+TORCHRUN_OPTIONS = frozenset(f"--{name}{variant}" for name, variants in {
+    "duplicate": ("-stderr-filters", "-stdout-filters", "_stderr_filters", "_stdout_filters"),
+    "event": ("-log-handler", "_log_handler"), "help": ("",), "local": ("-addr", "-ranks-filter", "_addr", "_ranks_filter"),
+    "log": ("-dir", "_dir", "s-specs", "s_specs"), "master": ("-addr", "-port", "_addr", "_port"),
+    "max": ("-restarts", "_restarts"), "module": ("",), "monitor": ("-interval", "_interval"), "nnodes": ("",),
+    "no": ("-python", "_python"), "node": ("-rank", "_rank"), "nproc": ("-per-node", "_per_node"),
+    "numa": ("-binding", "_binding"), "rdzv": ("-backend", "-conf", "-endpoint", "-id", "_backend", "_conf", "_endpoint", "_id"),
+    "redirects": ("",), "role": ("",), "run": ("-path", "_path"), "shutdown": ("-timeout", "_timeout"),
+    "signals": ("-to-handle", "_to_handle"), "standalone": ("",), "start": ("-method", "_method"), "tee": ("",),
+    "virtual": ("-local-rank", "_local_rank"),
+}.items() for variant in variants)
+
+
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
+    _torchrun_abbreviations(facts, edits)
     done: set[str] = set()
     for call in mt.parse_args_calls(facts):
         found = _parser(facts, call)
@@ -109,6 +129,24 @@ def _module_level_last(facts: Facts, call: cst.Call, parser: str) -> cst.CSTNode
            and facts.has_name(stmt, head) and facts.before(stmt, call)
            and (program is None or program.part_of(stmt, facts.parents) is home)]
     return top[-1] if top else None
+
+
+def _torchrun_abbreviations(facts: Facts, edits: Edits) -> None:
+    """Warn at each `add_argument` of an option torchrun's parser would take for an abbreviation of
+    two or more of its own (and stop on)."""
+    for call in facts.calls:
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"):
+            continue
+        for arg in call.args:
+            flag = arg.value.evaluated_value if arg.keyword is None and isinstance(arg.value, cst.SimpleString) else None
+            if not isinstance(flag, str) or not flag.startswith("--") or flag in TORCHRUN_OPTIONS:
+                continue
+            theirs = sorted(o for o in TORCHRUN_OPTIONS if o.startswith(flag))
+            if len(theirs) >= 2:
+                edits.warn(facts.statement(call), (
+                    f"torchrun stops at `{flag}` before it starts the script: its parser takes it for an abbreviation "
+                    f"of its own {', '.join(theirs)} (\"ambiguous option\"); pass the script's arguments after `--` "
+                    f"(torchrun ... SCRIPT -- {flag} ...), as `ddpify run` does"))
 
 
 def _known_flags(facts: Facts, parser: str) -> set[str]:

@@ -208,3 +208,25 @@ for epoch in range(2):
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
+
+
+def _torchrun_warnings(flag: str) -> list[str]:
+    from ddpify.convert import convert
+    from tests.support.snippets import warnings
+    code = ("import argparse\nimport torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+            f"parser = argparse.ArgumentParser()\nparser.add_argument('{flag}', type=str, default='x')\n"
+            "args = parser.parse_args()\n"
+            "loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)\n"
+            "model = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for epoch in range(2):\n    for x, y in loader:\n        opt.zero_grad()\n"
+            "        ((model(x) - y) ** 2).mean().backward()\n        opt.step()\n")
+    return [w for w in warnings(convert(code).changes) if "torchrun stops" in w]
+
+
+def test_a_script_option_that_abbreviates_several_of_torchruns_is_named():
+    """DL_framework's `--log` (sweep 8a, held out): torchrun's parser took it for `--log-dir` or
+    `--logs-specs` and stopped before the script started. Near misses: an option torchrun has
+    (it passes to the script), one that starts a single one of torchrun's, and an unrelated one."""
+    assert "--log-dir, --log_dir, --logs-specs, --logs_specs" in " ".join(_torchrun_warnings("--log"))
+    assert _torchrun_warnings("--nproc") and _torchrun_warnings("--master")
+    assert not _torchrun_warnings("--log-dir") and not _torchrun_warnings("--mod") and not _torchrun_warnings("--config")
