@@ -199,9 +199,20 @@ class Context:
         return any(isinstance(anc, cst.If) and f.is_inside(stmt, anc.body) and (
             f.code(anc.test) in self.wrap_tests or self._wrapper_test(anc.test, owner)) for anc in f.ancestors(stmt))
 
-    def _wrapper_test(self, test: cst.BaseExpression, owner: str) -> bool:
-        """`isinstance(model, DDP)` (also with a tuple of wrappers), `hasattr(model, "module")`."""
+    def _wrapper_test(self, test: cst.BaseExpression, owner: str, depth: int = 1) -> bool:
+        """`isinstance(model, DDP)` (also with a tuple of wrappers), `hasattr(model, "module")`,
+        `type(model) in (DataParallel, DistributedDataParallel)`, or a call of a program function
+        that returns one of its parameter (`is_parallel(model)`, yolov5's helper)."""
         f = self.facts
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
+                test.comparisons[0].operator, (cst.In, cst.Is, cst.Equal)) and isinstance(test.left, cst.Call) \
+                and mt.is_call_of(test.left, "type") and len(test.left.args) == 1 \
+                and f.code(test.left.args[0].value) == owner:
+            kinds = test.comparisons[0].comparator
+            names = [e.value for e in kinds.elements] if isinstance(kinds, (cst.Tuple, cst.List, cst.Set)) else [kinds]
+            return any(f.qualify(n) == DDP for n in names)
+        if isinstance(test, cst.Call) and len(test.args) == 1 and f.code(test.args[0].value) == owner and depth > 0:
+            return any(self._returns_wrapper_test(func, depth) for func in f.user_functions(test))
         if not (isinstance(test, cst.Call) and len(test.args) == 2 and f.code(test.args[0].value) == owner):
             return False
         if mt.is_call_of(test, "hasattr"):
@@ -209,6 +220,15 @@ class Context:
         kinds = test.args[1].value
         names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
         return mt.is_call_of(test, "isinstance") and any(f.qualify(n) == DDP for n in names)
+
+    def _returns_wrapper_test(self, func: cst.FunctionDef, depth: int) -> bool:
+        """Is `func`'s body one `return` of a wrapper test of its first parameter?"""
+        params = func.params.params
+        body = func.body.body if isinstance(func.body, cst.IndentedBlock) else []
+        stmts = [s for s in body if not (isinstance(s, cst.SimpleStatementLine) and mt.sole(s, cst.Expr))]
+        ret = mt.sole(stmts[0], cst.Return) if len(stmts) == 1 and isinstance(stmts[0], cst.SimpleStatementLine) else None
+        return bool(params) and ret is not None and ret.value is not None and self._wrapper_test(
+            ret.value, params[0].name.value, depth - 1)
 
     @cached_property
     def set_attributes(self) -> set[tuple[Ref | None, str | None]]:
