@@ -41,7 +41,7 @@ class Loaders:
     epoch_loops: list[EpochLoop]
     unlooped: list[cst.Call]  # sharded loaders no epoch loop re-iterates
     manual: list[cst.For]  # batch loops that slice tensors by hand
-    sharded_loops: list[cst.For]  # batch loops over a sharded loader
+    sharded_loops: list[cst.For]  # batch loops over a sharded loader, training or not
     by_key: dict[cst.Call, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # comprehension-built: (dict, keys to shard)
     remade: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # (statement, loader): its iterator made again at its end
 
@@ -75,11 +75,24 @@ def find(facts: Facts, models: Models) -> Loaders:
     remade = _remade(facts, training, loops, looped, consumed)
     unlooped = [c for c in training if c not in looped
                 and not (fed.get(c) and all(_single_pass(facts, lp) for lp, _ in fed[c]))]
-    sharded_loops = list(dict.fromkeys(lp for c in training for lp, _ in fed.get(c, ())))
     drawing = {lp for found in fed.values() for lp, _ in found}  # a loader's batches: no slice by hand
+    sharded_loops = list(dict.fromkeys([*(lp for c in training for lp, _ in fed.get(c, ())),
+                                        *_reading_sharded(facts, loader_calls, training, drawing)]))
     manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing and _slices_by_hand(facts, lp)]
     by_key = {c: found for c, found in by_key.items() if found is not None and c in training}
     return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key, remade)
+
+
+def _reading_sharded(facts: Facts, loader_calls: list[cst.Call], training: list[cst.Call],
+                     drawing: set[cst.For | cst.While]) -> list[cst.For]:
+    """The loops that train nothing but pass over a sharded loader: `for x, y in test_loader:` in
+    `def test(model, test_loader)`, which a caller also runs as `test(model, train_loader)`. Each
+    process reads its shard there too, so a sum over it is one process's (shard-metrics)."""
+    if not training:
+        return []
+    return [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing
+            and not mt.is_counting(lp.iter) and not facts.trains(lp)
+            and any(c in training for c in loaders_of(facts, mt.strip_iteration(lp.iter), loader_calls))]
 
 
 def _by_key(facts: Facts, call: cst.Call, roles: dict[str, bool]) -> tuple[str, tuple[str, ...]] | None:

@@ -13,9 +13,10 @@
 
 `sum_over_shards` (runtime) adds the sums up over the processes where that loader is sharded and
 leaves them as they are where it is read whole (the 'val' phase of a loop shared with training,
-ddpify.analysis.phases), so the number printed is the single process's (a DistributedSampler's
-padding may count up to world size - 1 samples twice). It is inserted where each sum starts afresh
-in the statements just before the loop (`running_corrects = 0`: one pass's sum) and the loop's
+ddpify.analysis.phases, or an evaluation function a caller also runs over the training loader),
+so the number printed is the single process's (a DistributedSampler's padding may count up to
+world size - 1 samples twice). It is inserted where each sum starts afresh in the statements just
+before the loop or the `with` around it (`running_corrects = 0`: one pass's sum), and the loop's
 loader can be read again after it (a name, an attribute, `d[phase]`). Elsewhere (a sum carried
 over passes, which adding up after each pass would count again; `for x in DataLoader(...)`) a
 TODO says to all_reduce it. Training itself is right either way (DDP averages gradients); only
@@ -82,18 +83,24 @@ def _rereadable(loader: cst.BaseExpression) -> bool:
 
 
 def _restarted(facts: Facts, loop: cst.For | cst.While) -> set[str]:
-    """The names set afresh in the statements before `loop` in its block (`running_loss = 0.0`):
-    a sum that starts there is one pass's, so adding it up over the processes after the loop
-    counts each pass once."""
-    block = facts.parent(loop)
-    body = list(getattr(block, "body", ()))
+    """The names set afresh in the statements before `loop` in its block, or before the `with`
+    blocks around it (`running_loss = 0.0`, `correct = 0` above `with torch.no_grad():`): a sum
+    that starts there is one pass's, so adding it up over the processes after the loop counts
+    each pass once."""
     found: set[str] = set()
-    for stmt in body[:body.index(loop)] if loop in body else ():
-        for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
-            if isinstance(small, cst.Assign):
-                for target in small.targets:
-                    found |= {n for n in mt.names_in(target.target)} - mt.names_in(small.value)
-    return found
+    node: cst.CSTNode = loop
+    while True:
+        block = facts.parent(node)
+        body = list(getattr(block, "body", ()))
+        for stmt in body[:body.index(node)] if node in body else ():
+            for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        found |= {n for n in mt.names_in(target.target)} - mt.names_in(small.value)
+        owner = facts.parent(block) if block is not None else None
+        if not isinstance(owner, cst.With):
+            return found
+        node = owner
 
 
 def _later_statements(facts: Facts, loop: cst.For | cst.While, scope: cst.CSTNode) -> list[cst.SimpleStatementLine]:

@@ -21,6 +21,33 @@ for epoch in range(2):
         total += loss.item()
 """, indent="    ")
 
+# an evaluation function that a caller also runs over the (sharded) training loader: the loop
+# over its parameter reads a shard there
+EVALUATES = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randint(0, 2, (8,)))
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+test_loader = DataLoader(ds, batch_size=4)
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def test(model, test_loader):
+    correct = 0
+    with torch.no_grad():
+        for x, y in test_loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+{summed}    print(correct / len(test_loader.dataset))
+
+
+for epoch in range(2):
+    for x, y in train_loader:
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+{calls}"""
+
 TODO = ("# TODO(ddpify): `{}` sums this process's shard only, but is divided by the full dataset size: all_reduce "
         "it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value\n")
 
@@ -94,9 +121,20 @@ for epoch in range(3):
         "warning: `correct` sums this process's shard only, but is divided by the full dataset size: all_reduce "
         "it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value",
     ], scaffold=SCRIPT.instead_of("loop")),
+    pair(EVALUATES.format(summed="", calls="    test(model, train_loader)\n    test(model, test_loader)\n"),
+         EVALUATES.format(summed="        correct = sum_over_shards(test_loader, correct)\n",
+                          calls="    test(model, train_loader)\n    test(model, test_loader)\n").replace(
+             "TensorDataset\n", "TensorDataset\nfrom ddpify_runtime import sum_over_shards\n\n", 1),
+         "an_evaluation_function_a_caller_runs_over_the_training_loader_sums_over_the_processes", report=[
+        "change: `correct` summed over the processes after the loop (sum_over_shards, where `test_loader` is "
+        "sharded): each is divided by the full dataset size",
+    ]),
 ]
 
 UNCHANGED = [
+    # near miss: the same function run over the evaluation loader only, which stays whole here
+    pytest.param(EVALUATES.format(summed="", calls="    test(model, test_loader)\n"),
+                 id="an_evaluation_function_run_over_the_evaluation_loader_only"),
     # a mean over this shard's batches
     pytest.param("""\
 import torch
