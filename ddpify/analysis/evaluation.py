@@ -64,7 +64,7 @@ def find(facts: Facts, models: Models, loaders: Loaders) -> list[EvalLoop]:
         loader = mt.strip_iteration(loop.iter)
         origins = facts.origins(loader)
         calls = [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
-        if not calls or any(c in loaders.training for c in calls):
+        if not calls or any(c in loaders.training for c in calls) or loop in loaders.sharded_loops:
             continue  # not over a loader, or over a sharded training loader (shard-metrics)
         if not _leaves_values(facts, loop):
             continue  # nothing to reduce (a peek at one batch, a loop that only prints)
