@@ -51,9 +51,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         scope = facts.scope(loop)
         divided: list[tuple[str, cst.CSTNode]] = []  # (a sum, a statement dividing it by the full size)
         for stmt in _later_statements(facts, loop, scope):
-            for division in facts.findall(stmt, cst.BinaryOperation, lambda b: isinstance(b.operator, cst.Divide)):
-                used = mt.names_in(division.left) & sums
-                if used and _mentions_full_size(division.right):
+            for left, right in _divisions(facts, stmt):
+                used = mt.names_in(left) & sums
+                if used and _mentions_full_size(right):
                     divided.append((sorted(used)[0], stmt))
                     break
         names = sorted({name for name, _ in divided})
@@ -109,6 +109,13 @@ def _later_statements(facts: Facts, loop: cst.For | cst.While, scope: cst.CSTNod
     found = [stmt for _, _, stmt in facts.writes_in(scope)] + facts.calls_of(scope)
     later = {facts.statement(n) for n in found if facts.before(loop, n) and not facts.is_inside(n, loop)}
     return sorted((s for s in later if isinstance(s, cst.SimpleStatementLine)), key=lambda s: facts.spans[s][0])
+
+
+def _divisions(facts: Facts, stmt: cst.CSTNode) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(dividend, divisor) of each division in `stmt`: `total / n`, and `total /= n`."""
+    found = [(b.left, b.right) for b in facts.findall(stmt, cst.BinaryOperation, lambda b: isinstance(b.operator, cst.Divide))]
+    return found + [(a.target, a.value) for a in facts.findall(stmt, cst.AugAssign)
+                    if isinstance(a.operator, cst.DivideAssign)]
 
 
 def _mentions_full_size(node: cst.CSTNode) -> bool:

@@ -96,6 +96,16 @@ for epoch in range(3):
         "change: `correct` summed over the processes after the loop (sum_over_shards, where `train_loader` is sharded): "
         "each is divided by the full dataset size",
     ], scaffold=SCRIPT.instead_of("loop")),
+    # divided in place (`test_loss /= len(test_loader.dataset)`)
+    pair("""\
+total /= len(loader.dataset)
+""", """\
+from ddpify_runtime import sum_over_shards
+
+total = sum_over_shards(loader, total)
+total /= len(loader.dataset)
+""", "a_shard_total_divided_in_place_by_the_full_dataset_size_is_summed_over_the_processes",
+         scaffold=SUMMED_LOSS),
     # near miss: the sum carries over the passes (set once, before the epochs): adding it up after
     # each pass would count the earlier passes again, so a TODO
     pair("""\
