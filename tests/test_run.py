@@ -366,11 +366,18 @@ CHILDREN = textwrap.dedent('''\
 RUN_JOB = "import sys; from ddpify.run import launch; sys.exit(launch.run_job(sys.argv[1:]).code)"
 
 
+def _default_signals():
+    """The job's own signal dispositions: a suite run under `nohup` ignores SIGHUP, which the
+    job's processes would inherit (an ignored signal stays ignored across exec)."""
+    for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM])
 def test_signals_reach_the_whole_job_and_leave_no_process(tmp_path, signum):
     pid_file = tmp_path / "worker.pid"
     proc = subprocess.Popen([sys.executable, "-c", RUN_JOB, sys.executable, "-c", CHILDREN, str(pid_file)],
-                            cwd=Path(__file__).parents[1], start_new_session=True)
+                            cwd=Path(__file__).parents[1], start_new_session=True, preexec_fn=_default_signals)
     try:
         assert wait_for(pid_file.exists, timeout=30)
         worker = int(pid_file.read_text())
