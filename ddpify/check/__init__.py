@@ -1,7 +1,8 @@
 """`ddpify check`: find the classic DDP bugs in scripts that are already distributed.
 
 The driver parses once, builds the facts once (`Facts`, one walk) and the questions the rules
-share (`Context`), runs the selected rules, drops what `# noqa` silences, and locates what is
+share (`Context`), runs the selected rules, drops what no call runs (`branches`: a helper's
+branch that every call's constant arguments leave out) and what `# noqa` silences, and locates what is
 left (line and column from one code-generation pass). `fix` applies the safe, mechanical fixes
 in one pass over the tree (`ddpify.output.edits`), and checks the result again.
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from ddpify.output import edits as edit_set
 from ddpify.check.rules import (  # noqa: F401 (importing a rule module registers its rules)
     checkpoints, collectives, devices, interactive, process_group, sampling, wrapper)
+from ddpify.check import branches
 from ddpify.check.context import Context
 from ddpify.check.rule import REGISTERED, Hit, Rule
 from ddpify.syntax.facts import Facts
@@ -129,7 +131,8 @@ class _Run:
             self.note = ONE_PROCESS
             rules = tuple(r for r in rules if not r.several)
         hits = [(rule.code, hit) for rule in rules for hit in rule.find(self.context)
-                if not (rule.several and self.context.script.launcher.only(hit.node))]  # one process runs it
+                if not (rule.several and self.context.script.launcher.only(hit.node))  # one process runs it
+                and not branches.never_runs(self.context.facts, hit.node)]  # a branch no call takes
         if program is not None:
             parents = self.context.facts.parents
             hits = [(code, hit) for code, hit in hits if program.part_of(hit.node, parents) is program.parts[0]]
