@@ -389,6 +389,29 @@ def test_signals_reach_the_whole_job_and_leave_no_process(tmp_path, signum):
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+def _sighup_ignored():
+    _default_signals()
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as `nohup ddpify run ...` starts it
+
+
+def test_a_signal_ignored_at_start_stays_ignored_by_the_whole_job(tmp_path):
+    pid_file = tmp_path / "worker.pid"
+    proc = subprocess.Popen([sys.executable, "-c", RUN_JOB, sys.executable, "-c", CHILDREN, str(pid_file)],
+                            cwd=Path(__file__).parents[1], start_new_session=True, preexec_fn=_sighup_ignored)
+    try:
+        assert wait_for(pid_file.exists, timeout=30)
+        worker = int(pid_file.read_text())
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        assert proc.poll() is None and alive(worker)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+        assert wait_for(lambda: not alive(worker), timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
 STUBBORN = textwrap.dedent('''\
     import signal, subprocess, sys, time
     from pathlib import Path

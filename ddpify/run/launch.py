@@ -411,7 +411,8 @@ def run_job(command: list[str], env: Mapping[str, str] | None = None, output: Pa
     at the first); the exit code is then 128 + the first signal's number. Whatever is left of
     the job when the launcher exits is killed, so no worker outlives it; where ddpify itself is
     killed (SIGKILL, which it cannot catch), Linux sends the launcher SIGTERM, on which torchrun
-    stops its workers."""
+    stops its workers. A signal ignored when ddpify starts (`nohup` ignores SIGHUP) stays ignored,
+    by the job too."""
     received: list[int] = []
     sink = open(output, "wb") if output is not None else None
     try:
@@ -430,7 +431,7 @@ def run_job(command: list[str], env: Mapping[str, str] | None = None, output: Pa
         if len(received) == 1 and on_signal is not None:
             on_signal(signum)
 
-    previous = {s: signal.signal(s, forward) for s in FORWARDED}
+    previous = {s: signal.signal(s, forward) for s in FORWARDED if signal.getsignal(s) is not signal.SIG_IGN}
     try:
         code = proc.wait()
     finally:
