@@ -13,8 +13,9 @@ runs, nor does a function called only from such a branch:
 
     synthesis(ddp_model, text)               # the program's only call
 
-Conservative: a function with no call in the program (called from outside it, or only by
-reference), a call with a `*` or `**` argument, a parameter the function assigns, or a test that
+Conservative: a method (reached through its class in ways no call site shows: by reference,
+by dispatch, `model(x)` running `forward`), a function with no call in the program (called from
+outside it, or only by reference), a call with a `*` or `**` argument, a parameter the function assigns, or a test that
 is not one parameter compared with constants (`==`, `!=`, `is`, `is not`, `in`, `not in`) keeps
 every branch.
 """
@@ -37,7 +38,7 @@ def never_runs(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
     """Is `node` in a branch (of its function, or of a function calling it, `depth` calls up)
     that no call in the program takes?"""
     func = facts.scope(node)
-    if depth <= 0 or not isinstance(func, cst.FunctionDef):
+    if depth <= 0 or not isinstance(func, cst.FunctionDef) or facts.enclosing_class(func) is not None:
         return False
     sites = facts.entries(func)
     if not sites or any(any(a.star for a in site.args) for site in sites):
