@@ -43,9 +43,14 @@ def never_runs(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
     sites = facts.entries(func)
     if not sites or any(any(a.star for a in site.args) for site in sites):
         return False
-    branches = _branches(facts, node, func)
-    return all(any(_decided(facts, func, site, test) is (not taken) for test, taken in branches)
-               or never_runs(facts, site, depth - 1) for site in sites)
+    return all(left_out(facts, node, func, site) or never_runs(facts, site, depth - 1) for site in sites)
+
+
+def left_out(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef, site: cst.Call) -> bool:
+    """Does the call `site` of `func` leave out a branch of `func` around `node` (`if model is not
+    None:` or `if model:` with `model` left at its default None; `if backend == "tflite":`)?"""
+    return not any(a.star for a in site.args) and any(
+        _decided(facts, func, site, test) is (not taken) for test, taken in _branches(facts, node, func))
 
 
 def _branches(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> list[tuple[cst.BaseExpression, bool]]:
@@ -64,7 +69,11 @@ def _branches(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> list[tu
 
 def _decided(facts: Facts, func: cst.FunctionDef, site: cst.Call, test: cst.BaseExpression) -> object:
     """The value of `test` for the call `site`, when it compares one parameter of `func` that the
-    call gives a constant (`backend == "torch"`); `_UNKNOWN` otherwise."""
+    call gives a constant (`backend == "torch"`), or tests one for truth (`if model:`); `_UNKNOWN`
+    otherwise."""
+    if type(test) is cst.Name:
+        value = _argument(facts, func, site, test.value)
+        return _UNKNOWN if value is _UNKNOWN else bool(value)
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or not isinstance(test.left, cst.Name):
         return _UNKNOWN
     target = test.comparisons[0]

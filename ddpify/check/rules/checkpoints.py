@@ -7,6 +7,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
+from ddpify.check.branches import left_out
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.analysis.same_values import reads_saved_state
@@ -70,7 +71,7 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
         if ctx.ranks.on_some_ranks(call) and not ctx.ranks.all_but_one(call) \
                 or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
                 or isinstance(func, cst.FunctionDef) and f.entries(func) and all(
-                    ctx.ranks.on_some_ranks(site) or _left_out(f, call, func, site) for site in f.entries(func)) \
+                    ctx.ranks.on_some_ranks(site) or left_out(f, call, func, site) for site in f.entries(func)) \
                 or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call) \
                 or ctx.ranks.main_first(call):
             continue
@@ -109,7 +110,7 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode, depth: int = 3) -> list[
             seen.add(func)
             for site in f.call_sites(func):
                 if ctx.ranks.on_some_ranks(site) or ctx.ranks.undistributed(site) or ctx.ranks.main_first(site) \
-                        or _left_out(f, call if func is f.scope(call) else None, func, site):
+                        or func is f.scope(call) and left_out(f, call, func, site):
                     continue
                 if f.program.part_of(site, f.parents) is not home:
                     found.append(site)
@@ -117,29 +118,6 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode, depth: int = 3) -> list[
                     reached.append(f.scope(site))
         frontier = reached
     return found
-
-
-def _left_out(f, write: cst.CSTNode | None, func: cst.FunctionDef, site: cst.Call) -> bool:
-    """Does `site` leave out the branch of `func` that holds `write`: under `if model is not None:`
-    (or `if model:`) of a parameter whose default is None, which `site` passes nothing for
-    (`lm_checkpoint(config, weight=w)`: the helper's load branch, its saves under `if model is not
-    None:`)?"""
-    if write is None:
-        return False
-    defaults = {p.name.value for p in (*func.params.params, *func.params.kwonly_params)
-                if p.default is not None and mt.is_name(p.default, "None")}
-    for anc in f.ancestors(write):
-        if anc is func:
-            return False
-        if isinstance(anc, cst.If) and f.is_inside(write, anc.body):
-            test = anc.test
-            name = test.left if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
-                test.comparisons[0].operator, cst.IsNot) and mt.is_name(test.comparisons[0].comparator, "None") \
-                else test
-            if isinstance(name, cst.Name) and name.value in defaults and f.argument_for(site, func, name.value) is None \
-                    and not any(a.star for a in site.args):
-                return True
-    return False
 
 
 def _file_writes(ctx: Context):
