@@ -1,8 +1,8 @@
 """`ddpify check`: find the classic DDP bugs in scripts that are already distributed.
 
 The driver parses once, builds the facts once (`Facts`, one walk) and the questions the rules
-share (`Context`), runs the selected rules, drops what no call runs (`branches`: a helper's
-branch that every call's constant arguments leave out) and what `# noqa` silences, and locates what is
+share (`Context`), runs the selected rules, drops what never runs (`branches`: code under a flag
+only ever False, a helper's branch that every call's constant arguments leave out) and what `# noqa` silences, and locates what is
 left (line and column from one code-generation pass). `fix` applies the safe, mechanical fixes
 in one pass over the tree (`ddpify.output.edits`), and checks the result again.
 

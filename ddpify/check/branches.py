@@ -1,6 +1,13 @@
-"""Code in a branch that no call of its function takes: what `ddpify check` does not report.
+"""Code that never runs: what `ddpify check` does not report.
 
-A helper's branch that compares a parameter with a constant runs only for the calls that pass a
+Two shapes. Code under `if flag:` where every assignment of `flag` is `False` (a mode left over
+from debugging, `extract_boxes = False` and never set again) runs on no process:
+
+    extract_boxes = False
+    if extract_boxes:
+        cv2.imwrite(f"crop_{i}.png", image)   # never runs
+
+And a helper's branch that compares a parameter with a constant runs only for the calls that pass a
 value making the test true. When every call of the function in the program passes a constant (or
 leaves out the parameter, whose default is a constant) that makes the test false, the branch never
 runs, nor does a function called only from such a branch:
@@ -27,6 +34,7 @@ import operator
 
 import libcst as cst
 
+from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref
 
 _OPS = {cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.Is: lambda a, b: a is b,
@@ -35,8 +43,10 @@ _UNKNOWN = object()
 
 
 def never_runs(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
-    """Is `node` in a branch (of its function, or of a function calling it, `depth` calls up)
-    that no call in the program takes?"""
+    """Is `node` under a flag that is only ever False, or in a branch (of its function, or of a
+    function calling it, `depth` calls up) that no call in the program takes?"""
+    if _under_false_flag(facts, node):
+        return True
     func = facts.scope(node)
     if depth <= 0 or not isinstance(func, cst.FunctionDef) or facts.enclosing_class(func) is not None:
         return False
@@ -44,6 +54,20 @@ def never_runs(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
     if not sites or any(any(a.star for a in site.args) for site in sites):
         return False
     return all(left_out(facts, node, func, site) or never_runs(facts, site, depth - 1) for site in sites)
+
+
+def _under_false_flag(facts: Facts, node: cst.CSTNode) -> bool:
+    """Under `if flag:` of its function (or of the module) where every assignment of `flag` is
+    `False`."""
+    for anc in facts.ancestors(node):
+        if isinstance(anc, cst.FunctionDef):
+            return False
+        if isinstance(anc, cst.If) and isinstance(anc.test, cst.Name) and facts.is_inside(node, anc.body):
+            ref = facts.ref(anc.test)
+            sources = facts.sources(ref) if ref is not None else []
+            if sources and all(mt.is_name(s, "False") for s in sources):
+                return True
+    return False
 
 
 def left_out(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef, site: cst.Call) -> bool:

@@ -7,7 +7,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.check.branches import left_out
+from ddpify.check.branches import left_out, never_runs
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.analysis.same_values import reads_saved_state
@@ -126,22 +126,8 @@ def _file_writes(ctx: Context):
     f = ctx.facts
     for call in f.calls:
         what = writes.file_write(f, call)
-        if what is not None and not _never_runs(f, call):
+        if what is not None and not never_runs(f, call):  # nor its callers elsewhere
             yield call, writes.written_path(f, call), what
-
-
-def _never_runs(f, node: cst.CSTNode) -> bool:
-    """Under `if flag:` of its function where every assignment of `flag` is `False`
-    (`extract_bounding_boxes = False` and never set again): code that never runs."""
-    for anc in f.ancestors(node):
-        if isinstance(anc, cst.FunctionDef):
-            return False
-        if isinstance(anc, cst.If) and isinstance(anc.test, cst.Name) and f.is_inside(node, anc.body):
-            ref = f.ref(anc.test)
-            sources = f.sources(ref) if ref is not None else []
-            if sources and all(mt.is_name(s, "False") for s in sources):
-                return True
-    return False
 
 
 def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:
