@@ -505,6 +505,17 @@ class Ranks:
             child = anc
         return None
 
+    def _rank_choice(self, node: cst.CSTNode) -> bool:
+        """Is `node` a branch of a conditional expression of its function on a rank test?"""
+        child = node
+        for anc in self.facts.ancestors(node):
+            if isinstance(anc, (cst.Lambda, cst.BaseSmallStatement, cst.BaseCompoundStatement)):  # its statement
+                return False
+            if isinstance(anc, cst.IfExp) and child is not anc.test and self.rank_test(anc.test):
+                return True
+            child = anc
+        return False
+
     def _rank_test(self, branch: cst.If) -> bool:
         return self.rank_test(branch.test)
 
@@ -536,11 +547,12 @@ class Ranks:
             and self.rank_dependent(test)
 
     def on_some_ranks(self, node: cst.CSTNode, depth: int = 3) -> bool:
-        """Does `node` run on some processes only: under a rank test, after an early `return`
+        """Does `node` run on some processes only: under a rank test (of an `if`, or of a
+        conditional expression: `SummaryWriter(d) if rank == 0 else None`), after an early `return`
         of its function on a rank test, or in a function every call of which is, or runs in the
         launching process only (`Launcher.only`: a subclass's own `train` that overrides the
         method that spawns the workers)?"""
-        if self.rank_guard(node) is not None or self._after_rank_return(node):
+        if self.rank_guard(node) is not None or self._after_rank_return(node) or self._rank_choice(node):
             return True
         func = self.facts.scope(node)
         if not isinstance(func, cst.FunctionDef) or depth == 0:

@@ -11,6 +11,9 @@ A call writes a file when it is
   nnU-Net's and many projects' own), called with both, where the program does not define it;
 - a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`,
   pathlib's `Path(p).write_bytes(data)` and `.write_text(s)`);
+- a tensorboard writer made (`SummaryWriter(log_dir)`, tensorboardX's, TensorFlow's
+  `tf.summary.create_file_writer(d)`): it creates its folder and an event file at once, and each
+  process's writer its own, so every process logs the same curves again;
 - or `.save(path)` on a TorchScript module (a value made by `torch.jit.script` or
   `torch.jit.trace`, followed through names: `scripted = torch.jit.script(m)` ... `scripted.save(p)`)
   or on a matplotlib animation (`anim = animation.ArtistAnimation(fig, ims)` ... `anim.save("a.gif")`)
@@ -25,7 +28,7 @@ Near misses, not writes: `optimizer.step()`, a `.save()` of the script's own obj
 `json.dumps` (a string), `np.load`, `torch.load`, `print`, a save into an in-memory buffer.
 
 What stays each command's own: `convert` also guards what is not a file write but must happen
-once (wandb calls, SummaryWriter logging, `os.mkdir` and `os.makedirs` without `exist_ok`, which
+once (wandb calls, the logging calls of a SummaryWriter, `os.mkdir` and `os.makedirs` without `exist_ok`, which
 the processes would race) and files opened for writing (a `with open(p, "w")` block).
 """
 
@@ -56,6 +59,10 @@ SCRIPTED = frozenset({"torch.jit.script", "torch.jit.trace"})
 # library helpers that write their first argument to the path second (`save_json(obj, path)`)
 SERIALIZER = re.compile(r"^(?:save|write|dump)_(?:json|yaml|yml|pickle|pkl)$")
 SAVED_BY_METHOD = ("matplotlib.animation.", "PIL.Image.")  # makers of values whose `.save(path)` writes a file
+# tensorboard writers: made, they write an event file into their folder (the first argument)
+EVENT_WRITERS = ("torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter",
+                 "tensorflow.summary.create_file_writer", "tensorflow.summary.FileWriter",
+                 "tensorflow.compat.v1.summary.FileWriter")
 
 
 def file_write(facts: Facts, call: cst.Call) -> str | None:
@@ -78,6 +85,8 @@ def _writer(facts: Facts, call: cst.Call) -> str | None:
     qualified = facts.qualify(call.func)
     if qualified in FILE_WRITES:
         return qualified.replace("numpy.", "np.")
+    if qualified in EVENT_WRITERS:
+        return qualified.rsplit(".", 1)[-1]
     if _serializer(facts, call):
         return facts.code(call.func)
     if not isinstance(call.func, cst.Attribute):
@@ -98,8 +107,10 @@ def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     `Path(p).write_bytes(data)`)."""
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in PATH_METHODS:
         return call.func.value
-    at = FILE_WRITES.get(facts.qualify(call.func) or "", 1 if _serializer(facts, call) else 0)
-    arg = mt.positional(call, at)
+    qualified = facts.qualify(call.func) or ""
+    arg = mt.positional(call, FILE_WRITES.get(qualified, 1 if _serializer(facts, call) else 0))
+    if arg is None and qualified in EVENT_WRITERS:
+        arg = mt.keyword(call, "log_dir") or mt.keyword(call, "logdir")
     return arg.value if arg is not None else None
 
 

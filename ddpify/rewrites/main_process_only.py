@@ -259,8 +259,8 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, log
         call = call.elements[0].value  # `torch.save(state, path),`: a stray comma makes a tuple of the call
     if not isinstance(call, cst.Call):
         return None
-    if ends and writes.file_write(facts, call) is None:
-        return None
+    if ends and (writes.file_write(facts, call) is None or _is_logger(facts, call, opened)):
+        return None  # (a helper's `return SummaryWriter(d)`: its callers hold the writer)
     qualified = facts.qualify(call.func)
     if qualified == "os.makedirs" and not _tolerates_existing(call) and not _made_if_missing(facts, call):
         return "os.makedirs"  # raced by every process

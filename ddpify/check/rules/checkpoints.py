@@ -42,9 +42,11 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     file write (the list `convert` guards: `torch.save`, `torch.jit.save`, a scripted model's
     `.save(path)`, `save_pretrained(...)`, `np.save`/`np.savez`/`np.savetxt`, `json.dump`,
     `pickle.dump`, `shutil` copies, `save_image`, `savefig`, `to_csv`, pathlib's `write_bytes`/`write_text`,
+    a tensorboard `SummaryWriter(log_dir)` made (each process's its own event file: every curve logged N times),
     an installed library's `save_json(obj, path)` and its kin;
     not a save into an in-memory buffer, `torch.save(sd, io.BytesIO())`) that runs on every process, or on every
-    process but one (the `else` of `if rank == 0:` or of `if ddp and rank == 0:`) (not for a path
+    process but one (the `else` of `if rank == 0:` or of `if ddp and rank == 0:`) (not in a branch of a
+    conditional expression on the rank, `SummaryWriter(d) if rank == 0 else None`; not for a path
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`): not under a rank test, not after an early
     `if rank != 0: return`, not under a flag only ever set to `False`, not where only a run of one process gets (`if args.local_rank == -1:`,
