@@ -28,7 +28,7 @@ Probe = sweep.Probe
                                         ("fresh_sweep6b.json", 12),
                                         ("fresh_sweep6a.json", 15), ("fresh_sweep7b.json", 11), ("fresh_sweep7a.json", 13),
                                         ("fresh_sweep8b.json", 12), ("fresh_sweep8a.json", 11),
-                                        ("fresh_sweep9b.json", 10)])
+                                        ("fresh_sweep9b.json", 10), ("fresh_sweep9a.json", 10)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -198,6 +198,25 @@ def test_the_eighth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep8a.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_a) >= 6 and not part_a & earlier
+
+
+def test_the_ninth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep9a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep9a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 6 and not part_a & earlier
+
+
+def test_the_stand_in_rich_progress_yields_every_item_and_toml_reads_a_file(tmp_path):
+    (tmp_path / "c.toml").write_text("name = 'x'\n[loader]\nargs = { batch_size = 4 }\n")
+    code = ("import rich.progress as p, toml\n"
+            "bar = p.Progress(p.TextColumn('x'), p.BarColumn(), transient=True)\n"
+            "with bar:\n    items = list(bar.track(range(5), total=5, description='e'))\n"
+            f"with open({str(tmp_path / 'c.toml')!r}) as f:\n    info = toml.load(f)\n"
+            "print(items, info['loader']['args']['batch_size'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split("]")[0] + "]" == str(list(range(5))) and out.split()[-1] == "4"
 
 
 def _stubbed(code: str) -> str:

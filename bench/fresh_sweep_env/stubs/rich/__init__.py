@@ -1,0 +1,1 @@
+"""A stand-in for rich (not installed here): `rich.progress` tracks an iterable by yielding its items."""
