@@ -32,6 +32,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, is_property
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import MAIN_PROCESS_WORDS, dotted, rank_word
+from ddpify.analysis.cycles import Cycles
 from ddpify.analysis.distributed import Launcher, barrier_method
 from ddpify.analysis.objects import of
 
@@ -70,11 +71,14 @@ class Ranks:
         self._global: dict[cst.CSTNode, bool] = {}
         self._collective: dict[cst.CSTNode, bool] = {}
         self._rank_tests: dict[cst.CSTNode, bool] = {}
+        self._testing: set[cst.CSTNode] = set()  # the tests `rank_test` is answering
         self._ruled_out: dict[cst.CSTNode, frozenset[str]] = {}
         self._reached: dict[tuple[cst.CSTNode, int], frozenset[str]] = {}
         self._passed: dict[Ref, list[cst.BaseExpression]] = {}  # `attribute_of_passed`
-        self._returning: set[cst.CSTNode] = set()  # the calls `_returns_rank_test` is following
-        self._following: set[Ref] = set()  # the names `rank_dependent` is following (a cycle adds nothing)
+        self.cycles = Cycles()  # what the questions below follow, and what each kept answer looked up
+        self._returning: set[cst.CSTNode] = self.cycles.following()  # the calls `_returns_rank_test` is following
+        self._following: set[Ref] = self.cycles.following()  # the names `rank_dependent` is following (a cycle adds nothing)
+        self._dependent: dict[tuple[cst.CSTNode, int], tuple[bool, frozenset]] = {}  # `rank_dependent`
         self._sentinels: dict[Ref, bool] = {}  # `set_on_some_ranks`
         self._worded: dict[cst.CSTNode, bool] = {}  # `_reads_rank_word`
 
@@ -207,7 +211,23 @@ class Ranks:
         """Can `test` come out differently on different processes because it reads the rank?
         `rank == 0`, `dist.get_rank() != 0`, `is_main_process()`, `args.local_rank in [-1, 0]`, a
         name assigned such a test (`master = rank == 0`); not a comparison with -1 or None
-        (`args.local_rank != -1` asks whether the run is distributed, the same everywhere)."""
+        (`args.local_rank != -1` asks whether the run is distributed, the same everywhere).
+        Each answer is kept with what it looked up of the names and calls being followed
+        (`ddpify.analysis.cycles`), and reused where those look-ups would answer alike."""
+        key = (test, depth)
+        kept = self._dependent.get(key)
+        if kept is not None and self.cycles.reusable(kept[1]):
+            return kept[0]
+        started = self.cycles.start()
+        try:
+            answer = self._rank_dependent(test, depth)
+        finally:
+            asked = self.cycles.keep(started)
+        if asked is not None:
+            self._dependent[key] = (answer, asked)
+        return answer
+
+    def _rank_dependent(self, test: cst.CSTNode, depth: int) -> bool:
         if isinstance(test, cst.Comparison) and isinstance(test.left, cst.SimpleString) and all(
                 isinstance(t.operator, (cst.In, cst.NotIn)) for t in test.comparisons):
             return False  # `"SLURM_PROCID" in os.environ`: which keys there are, not what they hold
@@ -226,7 +246,7 @@ class Ranks:
                 sources = self.attribute_of_passed(ref)  # `args.should_save` set by the caller of `train(args)`
             if self.set_on_some_ranks(test):
                 return True
-            if sources and depth > 0 and ref is not None and ref not in self._following:
+            if sources and depth > 0 and ref is not None and not self.cycles.held(ref, self._following):
                 # what it holds, not what it is called (`do_multi_rank_gather`); a name passed on
                 # as it is (`self.device_id = device_id`, a constructor's argument in another
                 # file) costs no depth: it is the same value
@@ -298,7 +318,7 @@ class Ranks:
         saver = CheckpointSaver(...)`: `if saver is not None:` is a rank test), or handed such a
         name (the parameter of `train_epoch(..., saver=saver)`)?"""
         ref = self.facts.ref(expr)
-        if ref is None or ref in self._following:
+        if ref is None or self.cycles.held(ref, self._following):
             return False
         if ref not in self._sentinels:
             sources = self.facts.sources(ref)
@@ -316,7 +336,7 @@ class Ranks:
         """Does a function of the program `call` runs return a rank test on some path, or a value
         under one (`utils.is_main_training()`: `if dist.get_rank() == 0: return True`)? Its
         answer then differs by process, whatever its name."""
-        if depth <= 0 or call in self._returning:
+        if depth <= 0 or self.cycles.held(call, self._returning):
             return False
         self._returning.add(call)
         try:
@@ -329,7 +349,7 @@ class Ranks:
     def property_rank_test(self, attr: cst.Attribute, depth: int = 2) -> bool:
         """`ctx.lead` where `ctx` holds an instance of a class of the program whose `lead` is a
         property that returns a rank test or returns under one (`return self.rank == 0`)."""
-        if depth <= 0 or attr in self._returning or attr.attr.value not in self._property_names:
+        if depth <= 0 or self.cycles.held(attr, self._returning) or attr.attr.value not in self._property_names:
             return False
         flow = of(self.facts)
         classes = dict.fromkeys(c for s in flow.values(attr.value) for c in flow.classes_built(s))
@@ -522,8 +542,16 @@ class Ranks:
     def rank_test(self, test: cst.CSTNode) -> bool:
         """A test that reads the rank and is not proven the same on every process: the one answer
         to "do the processes part ways here" (a config entry next to a rank test is not one)."""
+        nested = test in self._testing
+        if nested:  # asked again while answering it: an answer that may still change
+            self.cycles.cut()
         if test not in self._rank_tests:
-            self._rank_tests[test] = self.rank_dependent(test) and not self._proven_shared(test)
+            self._testing.add(test)
+            try:
+                self._rank_tests[test] = self.rank_dependent(test) and not self._proven_shared(test)
+            finally:
+                if not nested:
+                    self._testing.discard(test)
         return self._rank_tests[test]
 
     def all_but_one(self, node: cst.CSTNode) -> bool:

@@ -80,7 +80,7 @@ class SameValues:
     def __init__(self, facts: Facts, ranks: Ranks) -> None:
         self.facts, self.ranks = facts, ranks
         self._fills: dict[Ref, list[cst.Arg]] = {}
-        self._guarding: set[Ref] = set()  # the names `_bound_on_some_ranks` is answering
+        self._guarding: set[Ref] = ranks.cycles.following()  # the names `_bound_on_some_ranks` is answering
 
     @cached_property
     def agreed_names(self) -> set[str]:
@@ -464,7 +464,7 @@ class SameValues:
         experiment_dir = ...`, read after the test)? Only those ranks hold a value there; the others
         hold none (or fail), whatever the value is made of."""
         writes = self.facts.writes(ref)
-        if not writes or ref in self._guarding:
+        if not writes or self.ranks.cycles.held(ref, self._guarding):
             return False
         self._guarding.add(ref)
         try:
