@@ -718,7 +718,46 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     kept = [target for stmt in setup if (target := _moved_onto(stmt, key))]
     if kept and anchor is not None:  # `self.model = model.to(device)`: the attribute is what trains, wrapped after its set-up
         return Model(kept[-1], func, anchor, setup=setup, param=key)
+    stored = _stored_then_moved(facts, body, key)
+    if stored is not None:  # `self.G = G`, then `self.G.to(self.device)`: wrapped once on its device
+        attr, moves = stored
+        return Model(attr, func, moves[-1], setup=[*setup, *moves], param=key)
     return Model(key, func, anchor or body[0], setup=setup, before_anchor=anchor is None)
+
+
+def _stored_then_moved(facts: Facts, body: Sequence[cst.CSTNode], key: str) -> tuple[str, list[cst.CSTNode]] | None:
+    """`self.G = G` and, later in the same function, `self.G.to(self.device)` (or `G.cuda()`,
+    `self.G = self.G.to(device)`): the attribute and the statements that move it, the last of
+    them before anything trains, runs or stores it again. DDP takes a module on its device: wrapped
+    at the store, a model the method moves afterwards (onto a GPU) would be wrapped on the CPU."""
+    stores = [i for i, stmt in enumerate(body) if _stores(stmt, key)]
+    if not stores or any(_stops(facts, s, key) and not _stores(s, key) for s in body[:stores[0]]):
+        return None
+    assign = mt.sole(body[stores[0]], cst.Assign)
+    attr = dotted(assign.targets[0].target) if assign is not None else None
+    if attr is None:
+        return None
+    moves: list[cst.CSTNode] = []
+    for stmt in body[stores[0] + 1:]:
+        if any(_moves(stmt, name) for name in (attr, key)):
+            moves.append(stmt)
+        elif _stops(facts, stmt, attr) or _stops(facts, stmt, key) or _rebinds(stmt, attr):
+            break
+    return (attr, moves) if moves else None
+
+
+def _moves(stmt: cst.CSTNode, name: str) -> bool:
+    """`name.to(device)`, `name.cuda()` as a statement, or `name = name.to(device)`."""
+    expr, assign = mt.sole(stmt, cst.Expr), mt.sole(stmt, cst.Assign)
+    value = expr.value if expr is not None else assign.value if assign is not None and len(assign.targets) == 1 \
+        and dotted(assign.targets[0].target) == name else None
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and mt.is_device_move(value) \
+        and dotted(value.func.value) == name
+
+
+def _rebinds(stmt: cst.CSTNode, name: str) -> bool:
+    assign = mt.sole(stmt, cst.Assign)
+    return assign is not None and any(dotted(t.target) == name for t in assign.targets)
 
 
 def _passed_by_caller(facts: Facts, func: cst.FunctionDef, param: str) -> Model | None:

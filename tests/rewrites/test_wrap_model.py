@@ -1964,6 +1964,66 @@ model = torch.nn.Linear(2, 1)
 trainer = Trainer(model, loader)
 trainer.fit()
 """, "a_received_model_moved_onto_self_is_wrapped_there", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # issue 27 (dlm_gan_trainer): a trainer stores the models it receives (`self.G = G`) and moves
+    # them after (`self.G.to(self.device)`): each attribute is wrapped after its move, on its
+    # device (wrapped on entry, DDP took the models on the CPU, before the move onto a GPU)
+    pair("""\
+
+class GANTrainer:
+    def __init__(self, device, G, D, loader):
+        self.G = G
+        self.D = D
+        self.device = device
+        self.G.to(self.device)
+        self.D = self.D.to(self.device)
+        self.loader = loader
+        self.opt_g = torch.optim.SGD(self.G.parameters(), lr=0.1)
+        self.opt_d = torch.optim.SGD(self.D.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt_d.zero_grad()
+                ((self.D(x) - y) ** 2).mean().backward()
+                self.opt_d.step()
+                self.opt_g.zero_grad()
+                self.D(self.G(x)).mean().backward()
+                self.opt_g.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+trainer = GANTrainer("cpu", torch.nn.Linear(2, 2), torch.nn.Linear(2, 1), loader)
+trainer.fit()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class GANTrainer:
+    def __init__(self, device, G, D, loader):
+        self.G = G
+        self.D = D
+        self.device = device
+        self.G.to(self.device)
+        self.G = DistributedDataParallel(self.G, device_ids=device_ids(self.G))
+        self.D = self.D.to(self.device)
+        self.D = DistributedDataParallel(self.D, device_ids=device_ids(self.D))
+        self.loader = loader
+        self.opt_g = torch.optim.SGD(self.G.parameters(), lr=0.1)
+        self.opt_d = torch.optim.SGD(self.D.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt_d.zero_grad()
+                ((self.D(x) - y) ** 2).mean().backward()
+                self.opt_d.step()
+                self.opt_g.zero_grad()
+                self.D(self.G(x)).mean().backward()
+                self.opt_g.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+trainer = GANTrainer("cpu", torch.nn.Linear(2, 2), torch.nn.Linear(2, 1), loader)
+trainer.fit()
+""", "received_models_stored_then_moved_are_wrapped_after_the_move", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # issue 27 (siamese_nb): a notebook trains one model per round, rebinding `model`; a round that
     # binds `model = body`, an alias of the object `body` names, wraps that binding, after its set-up
     pair("""\
