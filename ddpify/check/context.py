@@ -84,12 +84,70 @@ class Context:
                 child = anc
         return {test for test, side in sides.items() if side == {False}}
 
+    @cached_property
+    def _wrap_choices(self) -> tuple[str, frozenset[str]] | None:
+        """(the option, its values) where every wrap runs in the body of `option == "value"` (`if
+        args.train_engine == "torch_ddp": model = DDP(model)`); None otherwise."""
+        f = self.facts
+        options, chosen = set(), set()
+        for wrap in self.script.calls_of(DDP):
+            guard = next((a for a in f.ancestors(wrap) if isinstance(a, cst.If)), None)
+            choice = self._choice(guard.test) if guard is not None and f.is_inside(wrap, guard.body) else None
+            if choice is None:
+                return None
+            options.add(choice[0])
+            chosen.add(choice[1])
+        return (options.pop(), frozenset(chosen)) if len(options) == 1 else None
+
+    def _other_choice(self, test: cst.BaseExpression) -> bool:
+        """Does `test` pick another value of the option every wrap is chosen by (`if
+        info_dict["train_engine"] == "deepspeed":`, the wraps under `args.train_engine ==
+        "torch_ddp"`)? Its body runs where no wrap did."""
+        wraps, choice = self._wrap_choices, self._choice(test)
+        return wraps is not None and choice is not None and choice[0] == wraps[0] and choice[1] not in wraps[1]
+
+    def _choice(self, test: cst.BaseExpression) -> tuple[str, str] | None:
+        """`option == "value"`: the option (`_option`) and the value."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Equal)):
+            return None
+        value = string_value(test.comparisons[0].comparator)
+        return (self._option(test.left), value) if value is not None else None
+
+    def _option(self, expr: cst.BaseExpression, depth: int = 3) -> str:
+        """The option `expr` reads, spelled as the program sets it: `args.train_engine` also for
+        `info_dict["train_engine"]` and `info_dict.get("train_engine", "torch_ddp")` where every value
+        the program stores under that key is `args.train_engine` (`configs["train_engine"] =
+        args.train_engine`, `{"train_engine": args.train_engine}`), and for a name that holds one."""
+        f = self.facts
+        ref = f.ref(expr) if isinstance(expr, cst.Name) and depth > 0 else None
+        sources = f.sources(ref) if ref is not None else []
+        if len(sources) == 1:
+            return self._option(sources[0], depth - 1)
+        stored = {f.code(v) for v in self._stored_by_key.get(_key(expr) or "", ())}
+        return stored.pop() if len(stored) == 1 else f.code(expr)
+
+    @cached_property
+    def _stored_by_key(self) -> dict[str, list[cst.BaseExpression]]:
+        """The values the program stores under each string key: `d["k"] = v`, `{"k": v}`."""
+        f = self.facts
+        index: dict[str, list[cst.BaseExpression]] = {}
+        for target, value, _ in f.assigns:
+            if (key := _key(target)) is not None:
+                index.setdefault(key, []).append(value)
+        for literal in f.findall(f.module, cst.Dict):
+            for e in literal.elements:
+                if isinstance(e, cst.DictElement) and (key := string_value(e.key)) is not None:
+                    index.setdefault(key, []).append(e.value)
+        return index
+
     def unwrapped_here(self, expr: cst.BaseExpression) -> bool:
         """Is `expr` read where it is not the wrapper: on the `else` of `isinstance(model, DDP)` (or
         of `hasattr(model, "module")`), or of the very test the script wraps under (`model.module.x
         if args.distributed else model.x`), on the true side of a test every wrap is on the false
         side of (`if self.use_deepspeed: model.backward(loss)`, the wrap under `elif
-        self.use_ddp:`), or after the function unwrapped it under the wrap's test (`if
+        self.use_ddp:`), or that picks another value of the option every wrap is chosen by
+        (`_other_choice`), or after the function unwrapped it under the wrap's test (`if
         args.distributed: model = model.module`)?"""
         f = self.facts
         owner = f.code(expr)
@@ -101,7 +159,7 @@ class Context:
                 if in_else and (self._is_wrap_test(test) or self._wrapper_test(test, owner)
                                 or self._implied_by_wrap_tests(test)):
                     return True
-                if not in_else and f.code(test) in self.other_engine_tests:
+                if not in_else and (f.code(test) in self.other_engine_tests or self._other_choice(test)):
                     return True
             if isinstance(anc, cst.IndentedBlock) and self._left_if_wrapper(anc, child, owner):
                 return True
@@ -243,6 +301,16 @@ class Context:
     def module_api(self, name: str) -> bool:
         """Does the DDP wrapper itself answer `.name` (nn.Module's API and DDP's own)?"""
         return name in mt.MODULE_API or name in WRAPPER_API or name.startswith("__")
+
+
+def _key(expr: cst.BaseExpression) -> str | None:
+    """The string key `expr` reads or stores: `d["k"]`, `d.get("k", default)`."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        return string_value(expr.slice[0].slice.value)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get" \
+            and (first := mt.positional(expr, 0)) is not None:
+        return string_value(first.value)
+    return None
 
 
 def _negation(test: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
