@@ -199,6 +199,23 @@ class Ranks:
         they are called (`ddpify.analysis.ranks.ranks_by_role`)."""
         return ranks_by_role(self.facts)
 
+    @cached_property
+    def rank_tables(self) -> frozenset[str]:
+        """The lists the script takes its process's rank from by index (`init_process_group(...,
+        rank=opt.gpu_ranks[device_id])`): `opt.gpu_ranks`. An item of one is a rank wherever the
+        program reads it at an index that is not a constant (`gpu_rank = opt.gpu_ranks[device_id]` in
+        another module: `if gpu_rank <= 0:` is a rank test; `rank_item`)."""
+        f = self.facts
+        return frozenset(table for call in f.calls if f.qualify(call.func) in RANK_TAKERS
+                         and (arg := mt.keyword(call, "rank")) is not None and isinstance(arg.value, cst.Subscript)
+                         and (table := dotted(arg.value.value)) is not None)
+
+    def rank_item(self, expr: cst.CSTNode) -> bool:
+        """An item of a rank table (`rank_tables`) at an index that is not a constant:
+        `opt.gpu_ranks[device_id]` (not `opt.gpu_ranks[0]`, the same on every process)."""
+        return isinstance(expr, cst.Subscript) and dotted(expr.value) in self.rank_tables and not all(
+            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Integer) for e in expr.slice)
+
     def rank_name(self, expr: cst.CSTNode) -> bool:
         """Is this name a rank: by its words (`rank`, `local_rank`, `is_main_process`) or by its
         role (`gpu` where the script calls `init_process_group(rank=gpu)`)?"""
@@ -262,6 +279,8 @@ class Ranks:
         if entries is not None:  # `cfg["amp"]` of `cfg = {"amp": True, "main": rank == 0}`: that entry only
             return any(self.rank_dependent(e, depth) for e in entries)
         if rank_key(test):  # `opt["rank"]` of a configuration not written here as a literal
+            return True
+        if self.rank_item(test):  # `opt.gpu_ranks[device_id]`
             return True
         key = self.environment_key(test)
         if key is not None:  # `os.environ["LOCAL_RANK"]`, `os.environ["SLURM_LOCALID"]`
