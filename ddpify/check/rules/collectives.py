@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddpify.analysis.models import DDP
 from ddpify.analysis.objects import of
+from ddpify.check.branches import left_out
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.syntax import matchers as mt
@@ -94,7 +95,9 @@ def _forwards_of_given(ctx: Context, call: cst.Call, depth: int = 6):
     """The forwards the functions of the program run on a DDP wrapper that `call` hands them
     (`evaluate(model, loader)` where `evaluate` calls `model(x)`, or hands it on to a helper that
     does: `sequence_logprobs(model, ids)` -> `model(ids)`), each with the argument of `call` and
-    the calls it passed through."""
+    the calls it passed through; not in a branch of the function that the call leaves out
+    (`branches.left_out`: `synthesis(model, text)` with `backend="torch"` by default does not run
+    its `if backend == "tf": model(x)`)."""
     f = ctx.facts
 
     def walk(call: cst.Call, given: Callable[[cst.BaseExpression], cst.BaseExpression | None], chain: tuple,
@@ -109,8 +112,8 @@ def _forwards_of_given(ctx: Context, call: cst.Call, depth: int = 6):
             if not held:
                 continue
             for inner in f.calls_in(func.body):
-                if f.scope(inner) is not func:
-                    continue
+                if f.scope(inner) is not func or left_out(f, inner, func, call):
+                    continue  # (a branch this call does not take: `backend == "tf"` of a call left at "torch")
                 if isinstance(inner.func, cst.Name) and inner.func.value in held:
                     yield inner, held[inner.func.value], (*chain, call)
                 elif depth > 0 and any(isinstance(a.value, cst.Name) and a.value.value in held for a in inner.args):
