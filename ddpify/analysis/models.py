@@ -457,7 +457,8 @@ def _trained_names(facts: Facts, untraced: list[cst.CSTNode]) -> list[tuple[str,
 def _instances(facts: Facts, cls: cst.ClassDef | None, optimizer: cst.Call) -> list[tuple[str, cst.CSTNode]]:
     """For a module class whose own method builds `optimizer` over `self.parameters()` (in `cls` or
     its kin): (the last name, the statement) of each name the program binds to an instance of it
-    (or of a subclass) where it is made, `net = Net(lr)`, `model = build(args)` whose value comes
+    (or of a subclass) where it is made, `net = Net(lr)`, `q1, q2 = Net(lr), Net(lr)` (or a helper's
+    returned tuple), `model = build(args)` whose value comes
     through a factory, and on which that method runs (`__init__`: every instance; another method:
     an instance the program calls it on, `feature_extractor.train_discriminatively(...)`). Not a
     factory's own local it returns (`model = Net().to(device)`, `return model`), whose caller's
@@ -473,7 +474,7 @@ def _instances(facts: Facts, cls: cst.ClassDef | None, optimizer: cst.Call) -> l
         flow.values(c.func.value) for c in facts.calls
         if isinstance(c.func, cst.Attribute) and c.func.attr.value == method.name.value and dotted(c.func.value)))
     found = []
-    for target, value, stmt in facts.assigns:
+    for target, value, stmt in [*facts.assigns, *_unpacked_elements(facts)]:
         name = dotted(target)
         if name is None or isinstance(stmt, cst.AugAssign) or not isinstance(value, cst.Call) or \
                 name.count(".") > (1 if name.startswith("self.") else 0):
@@ -487,6 +488,18 @@ def _instances(facts: Facts, cls: cst.ClassDef | None, optimizer: cst.Call) -> l
             continue
         found.append((name.split(".")[-1], stmt))
     return found
+
+
+def _unpacked_elements(facts: Facts) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]:
+    """(name, element, statement) for each name or `self.x` bound by unpacking, and each element
+    it may be given: `q1, q2 = QNet(lr), QNet(lr)`, or `self.q1, self.q2 = make_critics()` whose
+    function returns such a tuple."""
+    for target, _, stmt in facts.assigns:
+        if isinstance(target, (cst.Tuple, cst.List)) and not isinstance(stmt, cst.AugAssign):
+            for element in target.elements:
+                ref = facts.ref(element.value, stmt)
+                for value in facts.unpacked_elements(ref) if ref is not None else ():
+                    yield element.value, value, stmt
 
 
 def _stored_elsewhere(facts: Facts, call: cst.Call, optimizer: cst.Call) -> bool:

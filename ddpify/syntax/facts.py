@@ -655,7 +655,9 @@ class Facts:
     def _instances_of(self, expr: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes of this file `expr` may be an instance of: `Cls(...)`, or a name every
         assignment of which is `Cls(...)` or None (`model = None`, then `model = GAN(args)` or
-        `model = WGAN(args)` by the branch taken); [] when some assignment is anything else."""
+        `model = WGAN(args)` by the branch taken), its element of an unpacked tuple included
+        (`q1, q2 = QNet(lr), QNet(lr)`, or returned so by a helper); [] when some assignment is
+        anything else."""
         if isinstance(expr, cst.Call):
             func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
                 self.is_program_module(expr.func.value) else expr.func
@@ -665,7 +667,8 @@ class Facts:
             return [cls] if cls is not None else self._picked_classes(func) if isinstance(func, cst.Name) else []
         # a name, or an attribute a class keeps (`self.checkpointer = checkpointer_class(path)` in `__init__`)
         ref = self.ref(expr) if isinstance(expr, cst.Name) or (dotted(expr) or "").startswith("self.") else None
-        values = [v for _, v, _ in self.writes(ref) if not mt.is_name(v, "None")] if ref is not None else []
+        values = [v for v in [*(v for _, v, _ in self.writes(ref)), *self.unpacked_elements(ref)]
+                  if not mt.is_name(v, "None")] if ref is not None else []
         classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in values]
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
 
@@ -802,14 +805,19 @@ class Facts:
             return positional[names.index(param)]
         return None
 
+    def unpacked_elements(self, ref: Ref) -> list[cst.BaseExpression]:
+        """What `ref` is bound to by unpacking, element by element: `QNet(lr)` for `q1` of `q1, q2 =
+        QNet(lr), QNet(lr)`, or of `q1, q2 = make_critics()` whose function returns such a tuple;
+        nothing for an element it cannot tell (`a, b = pair`)."""
+        return [e for value, i in self._unpacking.get(ref, ()) for e in self._unpacked(value, i)]
+
     def sources(self, ref: Ref) -> list[cst.BaseExpression]:
         """Expressions whose value `ref` may hold: assignments (tuple unpacking included, also of
         a helper's returned tuple; items stored into it), arguments for a parameter."""
         found = [value for _, value, stmt in self.writes(ref) if not isinstance(stmt, cst.AugAssign)]
         found += self._item_writes.get(ref, [])
         found += self._class_fields.get(ref, [])
-        for value, i in self._unpacking.get(ref, ()):
-            found += self._unpacked(value, i)
+        found += self.unpacked_elements(ref)
         if isinstance(ref.scope, cst.FunctionDef) and "." not in ref.name:
             for call in self.call_sites(ref.scope):
                 arg = self.argument_for(call, ref.scope, ref.name)

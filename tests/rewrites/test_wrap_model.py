@@ -3523,3 +3523,67 @@ def test_a_model_built_in_two_branches_and_trained_through_its_own_method_is_syn
     result = rewritten(NAME, BRANCHES)
     assert result.code.count("self.policy = sync_gradients(self.policy)") == 2
     assert "DistributedDataParallel(self.policy" not in result.code and "unwrap(" not in result.code
+
+
+CRITICS = """\
+import torch
+import torch.nn as nn
+
+
+class Critic(nn.Module):
+    def __init__(self, lr):
+        super().__init__()
+        self.body = nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.parameters(), lr=lr)
+
+    def forward(self, x):
+        return self.body(x)
+
+    def learn(self, x, y):
+        loss = ((self.forward(x) - y) ** 2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+
+def make_pair(lr):
+    return Critic(lr), Critic(lr)
+
+
+class Agent:
+    def __init__(self):
+        self.left, self.right = make_pair(0.1)
+
+    def update(self, x, y):
+        self.left.learn(x, y)
+        self.right.learn(x, y)
+
+
+def main():
+    first, second = Critic(0.1), Critic(0.1)
+    agent = Agent()
+    for step in range(3):
+        x, y = torch.randn(8, 4), torch.randn(8, 1)
+        first.learn(x, y)
+        second.learn(x, y)
+        agent.update(x, y)
+
+
+main()
+"""
+
+
+def test_models_bound_by_unpacking_a_tuple_are_found_and_synced():
+    """seungeunrho/minimalRL's SAC (eighth fresh sweep, held out; fixed after its run): `q1, q2, ... =
+    QNet(lr), QNet(lr), ...`, each network building its optimizer over `self.parameters()` in
+    `__init__` and stepping it in its own method. The instances bound by one tuple assignment were
+    not found (only plain names were), so "could not tell which model this optimizer trains" and
+    each process trained its own copies. Each element is an instance now, written out or returned as
+    a tuple by a helper (`self.left, self.right = make_pair(0.1)`), and the calls of its methods
+    resolve to its class: all four are synced, each right after the statement that binds it."""
+    result = rewritten(NAME, CRITICS)
+    for name in ("first", "second", "self.left", "self.right"):
+        assert f"{name} = sync_gradients({name})" in result.code
+    assert "could not tell" not in result.code
+    assert result.code.index("second = sync_gradients(second)") < result.code.index("agent = Agent()")
+
