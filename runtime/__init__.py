@@ -799,11 +799,13 @@ def penalty_gradients(model: Any, gradients: Any) -> Any:
     return type(gradients)(g if g is None else g + zero for g in gradients)
 
 
-def sync_gradients(model: torch.nn.Module) -> torch.nn.Module:
+def sync_gradients(model: Any) -> Any:
     """``model`` with its gradients averaged over the processes as backward computes them, and
     no wrapper: for a model trained through its own methods (``loss = wgan.c_loss(x, z)``,
     ``scholar.train_with_replay(data)``), which never run DistributedDataParallel's forward, so a
-    DDP around it would average nothing and each process would train its own copy.
+    DDP around it would average nothing and each process would train its own copy. ``model`` may
+    also be a list (or tuple) of tensors that no module holds, as an optimizer is given them
+    (``Adam(sync_gradients([log_alpha]))``): the same for each tensor, returned as given.
 
     The processes start from the main process's parameters and buffers (as under DDP); each
     gradient a backward pass computes for a parameter is summed over the processes and divided
@@ -818,7 +820,9 @@ def sync_gradients(model: torch.nn.Module) -> torch.nn.Module:
     world = get_world_size()
     if world < 2:
         return model
-    for tensor in [*model.parameters(), *model.buffers()]:
+    module = isinstance(model, torch.nn.Module)
+    params = list(model.parameters()) if module else list(model)
+    for tensor in [*params, *(model.buffers() if module else ())]:
         dist.broadcast(tensor.data, 0)
 
     def hook(param: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -833,7 +837,7 @@ def sync_gradients(model: torch.nn.Module) -> torch.nn.Module:
             return grad.div_(world)
         return averaged
 
-    for param in model.parameters():
+    for param in params:
         if param.requires_grad and not getattr(param, "_ddpify_synced", False):
             param.register_hook(hook(param))
             param._ddpify_synced = True  # type: ignore[attr-defined]

@@ -154,6 +154,10 @@ ACCUMULATE = IMPORTS + LOADER + MODEL.replace("opt =", "optimizer =") + "criteri
 WRAPPED = IMPORTS + TRAIN + "{example}\n"
 
 WRAP = "from torch import optim\n" + IMPORTS + LOADER + "{example}\n" + EPOCHS.replace("opt.", "optimizer.")
+TEMPERATURE = "from torch import optim\nfrom torch.optim import Adam\n" + IMPORTS + LOADER + MODEL \
+    + "lr = 0.1\nlog_alpha = torch.zeros(1, requires_grad=True)\n{example}\n" \
+    + EPOCHS.replace("opt.step()", "opt.step()\n        alpha_optim.zero_grad()\n        log_alpha.exp().backward()\n"
+                     "        alpha_optim.step()")
 SPLIT_LOSS = """\
 class SplitCrossEntropyLoss(torch.nn.Module):
     def __init__(self, emsize, splits):
@@ -193,7 +197,7 @@ CONTEXTS = {
     ],
     "wrap-model": [WRAP, WRAP.replace("{example}\n", SPLIT_LOSS + "emsize, splits = 2, []\nmodel = torch.nn.Linear(2, 1)\n"
                                       "{example}\noptimizer = optim.SGD(list(model.parameters()) + "
-                                      "list(criterion.parameters()), lr=0.1)\n"), WRAP],
+                                      "list(criterion.parameters()), lr=0.1)\n"), TEMPERATURE, WRAP],
     "unwrap-model": [WRAPPED] * 9 + [
         IMPORTS + TRAIN + "if use_best:\n    model = torch.load('best.pt')\n{example}\n",
         IMPORTS + LOADER + "model = torch.nn.DataParallel(Net())\nmodel.to('cpu')\n"

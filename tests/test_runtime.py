@@ -184,6 +184,22 @@ def test_sync_gradients_starts_from_the_main_process_and_averages_each_gradient(
     assert not rt._synchronised_elsewhere(torch.nn.Parameter(torch.ones(1)))
 
 
+def test_sync_gradients_of_tensors_no_module_holds_starts_from_the_main_process_and_averages(monkeypatch):
+    """`Adam(sync_gradients([log_alpha]))`: a list of bare tensors, as an optimizer takes them, comes
+    back as given; each starts from the main process's value and its gradient is averaged."""
+    log_alpha = torch.zeros(1, requires_grad=True)
+    frozen = torch.ones(1)
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    monkeypatch.setattr(rt.dist, "broadcast", lambda tensor, src: tensor.fill_(0.5))
+    monkeypatch.setattr(rt.dist, "all_reduce", lambda tensor: tensor.mul_(1 + 3))
+    tensors = [log_alpha, frozen]
+    assert rt.sync_gradients(tensors) is tensors
+    assert torch.equal(log_alpha.detach(), torch.tensor([0.5])) and torch.equal(frozen, torch.tensor([0.5]))
+    (log_alpha * 2).sum().backward()
+    assert torch.equal(log_alpha.grad, torch.tensor([4.0]))  # 2 * (1 + 3) / 2
+    assert rt._synchronised_elsewhere(log_alpha) and not rt._synchronised_elsewhere(frozen)
+
+
 def test_sync_gradients_takes_a_parameter_the_first_batch_set_from_the_main_process(monkeypatch):
     """normflows' ActNorm sets its scale from the first batch it sees (`self.s.data = ...` in its
     forward), each process from its own shard: the parameters diverged from the first step on. At

@@ -52,6 +52,11 @@ and its checkpoint keys. A deep copy of such a model that gradients are taken th
 architect's unrolled copy, `self.v_net = copy.deepcopy(net)`) becomes
 `sync_gradients(copy.deepcopy(net))`, since a copy keeps none of the original's hooks.
 
+Tensors that no module holds, given to an optimizer of their own (SAC's entropy temperature,
+`log_alpha = torch.zeros(1, requires_grad=True)`), are synced where the optimizer takes them:
+
+    alpha_optim = Adam([log_alpha], lr=lr)  ->  alpha_optim = Adam(sync_gradients([log_alpha]), lr=lr)
+
 A model received by the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
 function is entered, after its set-up: the parameter is rebound, callers keep the bare model.
@@ -150,13 +155,47 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             f"the gradient penalty's gradients tied to every parameter of `{code}` (penalty_gradients): DDP "
             "waits for a gradient of all of them after its forward, and the penalty's backward gives some only")
         edits.add_import("ddpify_runtime", "penalty_gradients")
+    _untraced(facts, edits, models, options)
+
+
+def _untraced(facts: Facts, edits: Edits, models: Models, options: Options) -> None:
+    """The optimizers whose model was not found: the tensors of one that no module holds are synced;
+    the others get a TODO."""
     unsharded = "" if models.wrapped else \
         " (until a model is wrapped, ddpify leaves the training data whole too)"
     wrap = "shard it with `model = shard_model(model)` before building the optimizer" if options.fsdp else \
         "wrap that model in DistributedDataParallel(model, device_ids=device_ids(model))"
     for optimizer in models.untraced:
+        tensors = _bare_tensors(facts, optimizer)
+        if tensors is not None:
+            edits.replace(tensors, lambda node: cst.Call(cst.Name("sync_gradients"), [cst.Arg(node)]),
+                          f"the optimizer's tensors `{facts.code(tensors)}` belong to no module, so no wrapper syncs "
+                          "them: their gradients are averaged as backward computes them (sync_gradients)",
+                          needs_group=True)
+            edits.add_import("ddpify_runtime", "sync_gradients")
+            continue
         edits.todo(facts.statement(optimizer), f"could not tell which model this optimizer trains: {wrap} "
                    f"by hand{unsharded}")
+
+
+TENSORS = frozenset(f"torch.{f}" for f in (
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "rand", "randn", "arange", "linspace",
+    "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like"))
+
+
+def _bare_tensors(facts: Facts, optimizer: cst.CSTNode) -> cst.List | cst.Tuple | None:
+    """The list of tensors an optimizer is given (`Adam([self.log_alpha], lr=lr)`) where each is
+    made by a tensor factory of torch (`torch.zeros(1, requires_grad=True)`, `torch.tensor(x)`,
+    moved or not): no module holds it, so no wrapper would sync it. None for anything else."""
+    arg = (mt.positional(optimizer, 0) or mt.keyword(optimizer, "params")) if isinstance(optimizer, cst.Call) else None
+    if arg is None or not isinstance(arg.value, (cst.List, cst.Tuple)) or not arg.value.elements:
+        return None
+    flow = objects.of(facts)
+    for element in arg.value.elements:
+        sites = flow.values(element.value) if isinstance(element, cst.Element) else None
+        if not sites or not all(isinstance(s, cst.Call) and facts.qualify(s.func) in TENSORS for s in sites):
+            return None
+    return arg.value
 
 
 _PENALTY_DDP = ("torch.autograd.grad through a model DistributedDataParallel wraps (a gradient penalty), run in "

@@ -3587,3 +3587,53 @@ def test_models_bound_by_unpacking_a_tuple_are_found_and_synced():
     assert "could not tell" not in result.code
     assert result.code.index("second = sync_gradients(second)") < result.code.index("agent = Agent()")
 
+
+TEMPERATURE = """\
+import torch
+import torch.nn as nn
+
+
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 2)
+        self.log_scale = torch.tensor(0.5)
+        self.log_scale.requires_grad = True
+        self.scale_optim = torch.optim.Adam([self.log_scale], lr=1e-3)
+
+    def forward(self, x):
+        return self.body(x) * self.log_scale.exp()
+
+
+actor = Actor()
+optim = torch.optim.Adam(actor.parameters(), lr=1e-3)
+head = nn.Linear(2, 2)
+log_alpha = torch.zeros(1, requires_grad=True).to("cpu")
+alpha_optim = torch.optim.Adam([log_alpha], lr=1e-3)
+pairs = torch.optim.SGD([log_alpha, head.weight], lr=1e-3)
+for x in torch.randn(3, 8, 4):
+    loss = (actor(x) * log_alpha.exp()).pow(2).mean()
+    optim.zero_grad()
+    alpha_optim.zero_grad()
+    actor.scale_optim.zero_grad()
+    loss.backward()
+    optim.step()
+    alpha_optim.step()
+    actor.scale_optim.step()
+"""
+
+
+def test_tensors_no_module_holds_given_to_an_optimizer_of_their_own_are_synced():
+    """The SAC programs of the eighth fresh sweep (held out; synced after its run): an entropy
+    temperature `log_alpha`, a bare tensor made by `torch.tensor(...)` or `torch.zeros(1,
+    requires_grad=True)` (kept on a module's `self` or not: a plain tensor attribute is no
+    parameter of the module) and stepped by `Adam([log_alpha])`. No wrapper holds it, so each
+    process trained its own copy, and the report only said "could not tell which model this
+    optimizer trains". The list the optimizer takes is synced. A list holding anything else (a
+    module's parameter, `head.weight`) keeps the TODO."""
+    result = rewritten(NAME, TEMPERATURE)
+    assert "torch.optim.Adam(sync_gradients([self.log_scale]), lr=1e-3)" in result.code
+    assert "alpha_optim = torch.optim.Adam(sync_gradients([log_alpha]), lr=1e-3)" in result.code
+    assert "actor = DistributedDataParallel(actor" in result.code
+    assert result.code.count("could not tell which model") == 1
+    assert "SGD([log_alpha, head.weight]" in result.code
