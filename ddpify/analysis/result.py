@@ -3,7 +3,8 @@
 `analyse(module)` runs the analyses in order, each given what it needs from those before it:
 which models train and where they are wrapped or sharded (`models.find`, with
 `fsdp.place_shard` under `--strategy fsdp`), which loaders feed training (`loaders.find`),
-which loops evaluate (`evaluation.find`). It returns them composed in one frozen `Analysis`,
+which loops evaluate (`evaluation.find`), which counts of a sharded loader's batches the program
+divides by (`counts.find`). It returns them composed in one frozen `Analysis`,
 which the driver hands every rewrite, as LibCST hands a codemod its frozen `CodemodContext`:
 
     analysis = analyse(module, options)
@@ -22,7 +23,8 @@ from functools import partial
 
 import libcst as cst
 
-from ddpify.analysis import evaluation, fsdp, loaders, models
+from ddpify.analysis import counts, evaluation, fsdp, loaders, models
+from ddpify.analysis.counts import Count
 from ddpify.analysis.evaluation import EvalLoop
 from ddpify.analysis.loaders import Loaders
 from ddpify.analysis.models import Models
@@ -37,6 +39,7 @@ class Analysis:
     models: Models  # the models that train, where each is wrapped (or sharded), the names that hold it
     loaders: Loaders  # the loaders that feed training and their epoch loops
     evaluation: tuple[EvalLoop, ...]  # evaluation loops over loaders the training leaves whole
+    counts: tuple[Count, ...] = ()  # counts of a sharded loader's batches, lowered, that the program divides by
 
 
 def analyse(module: cst.Module, fsdp_strategy: bool = False, program: Files | None = None) -> Analysis:
@@ -46,4 +49,4 @@ def analyse(module: cst.Module, fsdp_strategy: bool = False, program: Files | No
     facts = Facts(module, program)
     found = models.find(facts, partial(fsdp.place_shard, facts) if fsdp_strategy else None)
     fed = loaders.find(facts, found)
-    return Analysis(facts, found, fed, tuple(evaluation.find(facts, found, fed)))
+    return Analysis(facts, found, fed, tuple(evaluation.find(facts, found, fed)), counts.find(facts, fed))

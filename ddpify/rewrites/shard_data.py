@@ -34,7 +34,9 @@ ends it starts the next, with the next epoch. Evaluation loaders stay whole here
 exact); in a dict keyed by phase, the key whose loop steps no optimizer ('val') evaluates
 (ddpify.analysis.phases), and the comprehension that builds both has its training item sharded. A loader over an `IterableDataset` gets a TODO: it must shard in `__iter__`. So does
 training that no DataLoader feeds (generated batches, RL rollouts): every process then makes its
-own data, and the TODO says what that means.
+own data, and the TODO says what that means. A count of a sharded loader's batches that the program
+lowers and divides by (`num = len(trn_loader) - 1`, then `1 / num`) gets a TODO with the least
+number of batches per process it needs (ddpify.analysis.counts).
 """
 
 from __future__ import annotations
@@ -94,6 +96,13 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                        "trains on all the data it reads (correct, no speed-up), and batches it generates "
                        "(random batches, RL rollouts) start from the same random state on every process: "
                        "seed with an offset of get_rank() before this loop if they should differ")
+    for count in analysis.counts:
+        divided = count.divided.with_changes(lpar=[], rpar=[]) if isinstance(count.divided, cst.BinaryOperation) \
+            else count.divided
+        edits.todo(facts.statement(count.lowered), f"`{facts.code(count.lowered)}` counts this process's batches of "
+                   f"a sharded loader (about 1/world_size of the single-GPU count), and `{facts.code(divided)}` "
+                   f"divides by it: it needs at least {count.least} batches per process, or it divides by 0; give "
+                   "each process that many (more data, a smaller batch_size or fewer processes)")
 
 
 def _drawn_without_end(facts: Facts, training: list[cst.Call]) -> list[cst.Call]:

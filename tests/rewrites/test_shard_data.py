@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, unchanged
+from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, rewritten, unchanged
 
 NAME = "shard-data"
 
@@ -694,3 +694,61 @@ algorithm = algorithm_class()
     assert "iter(shard_loader(DataLoader(" in convert(by_name).code
     looked_up = convert(by_name.replace("    return globals()[name]", "    return {'ERM': ERM}.get(name)"))
     assert "shard_loader" not in looked_up.code  # a dict lookup is no registry of this kind: left as it was
+
+
+RANGE_FINDER = """\
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+data = TensorDataset(torch.randn(64, 4), torch.randint(0, 3, (64,)))
+train_loader = DataLoader(data, batch_size=16, shuffle=True)
+test_loader = DataLoader(data, batch_size=16)
+model = torch.nn.Linear(4, 3)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, 1.0, epochs=2, steps_per_epoch=len(train_loader))
+print_every = len(test_loader) // 2
+
+
+def sweep(loader, start=1e-5, end=1.0):
+    steps = len(loader) - 1
+    factor = (end / start) ** (1 / steps)
+    lr = start
+    for x, y in loader:
+        optimizer.param_groups[0]["lr"] = lr
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+        lr *= factor
+
+
+sweep(train_loader)
+for epoch in range(2):
+    total = 0.0
+    for i, (x, y) in enumerate(train_loader):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        total += loss.item()
+        if i == len(train_loader) - 1:
+            print(total / len(train_loader), i % (len(train_loader) - 0 + 1))
+    for i, (x, y) in enumerate(test_loader):
+        if i % print_every == 0:
+            print(i / (len(test_loader) - 1))
+"""
+
+
+def test_a_count_of_a_sharded_loaders_batches_lowered_and_divided_by_is_named_with_the_least_it_needs():
+    """woncoh1/era1a8's learning-rate finder (eighth fresh sweep, held out; named after its run): `num =
+    len(trn_loader) - 1`, then `(final / init) ** (1/num)`, over the training loader, which is sharded:
+    with one batch per process it divided by zero, and nothing named it. That count is named, with
+    the least number of batches per process it needs; the count's other uses stay silent (OneCycleLR's
+    steps per epoch, the last batch, an average, a count it does not lower), and so do the counts of
+    a loader left whole (the test loader's `len(test_loader) // 2` and `len(test_loader) - 1`)."""
+    result = rewritten(NAME, RANGE_FINDER)
+    todos = [line.strip() for line in result.code.splitlines() if "TODO(ddpify)" in line and "len(" in line]
+    assert len(todos) == 1 and "`len(loader) - 1`" in todos[0] and "`1 / steps`" in todos[0] \
+        and "at least 2 batches per process" in todos[0]
+    assert result.code.index(todos[0]) < result.code.index("    steps = len(loader) - 1")
