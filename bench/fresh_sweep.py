@@ -18,7 +18,8 @@ exactly once, or `count` times) and writes `DEST/NAME/`.
 The set was split before any conversion was looked at (the manifest's `split`): repositories
 ordered by the sha1 of their name, alternately tuning and held out; a program goes with its
 repository. `run` refuses the held-out half unless `--half heldout` is given (the lead runs it
-once: bench/RUN_HELDOUT.md).
+once: bench/RUN_HELDOUT.md); `--half all` runs both, for a set whose held-out run is done (a
+regression check).
 
 For each program, in a fresh temporary folder:
 1. `original`: the unconverted entry under plain `python` (the stand-ins only): whether the
@@ -605,7 +606,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--cache", type=Path)
     b.add_argument("--dest", type=Path, default=Path("/work/sweep"))
     r = sub.add_parser("run")
-    r.add_argument("--half", choices=("tuning", "heldout"), required=True)
+    r.add_argument("--half", choices=("tuning", "heldout", "all"), required=True,
+                   help="all: both halves, for a set whose held-out half has had its one run")
     r.add_argument("--manifest", type=Path, default=MANIFEST)
     r.add_argument("--dest", type=Path, default=Path("/work/sweep"))
     r.add_argument("--only", default="")
@@ -627,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
             failed += bool(why)
         return 1 if failed else 0
     only = set(filter(None, args.only.split(",")))
-    programs = [p for p in data["programs"] if p["half"] == args.half and (not only or p["name"] in only)]
+    programs = [p for p in data["programs"] if args.half in (p["half"], "all") and (not only or p["name"] in only)]
     rows = []
     for program in programs:
         row = run_one(program, args.dest, args.keep, args.original_only, args.timeout_scale)
