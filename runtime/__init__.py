@@ -51,6 +51,7 @@ import hashlib
 import io
 import itertools
 import math
+import operator
 import os
 import random
 import sys
@@ -950,10 +951,12 @@ def set_epoch(obj: Any, epoch: Optional[int] = None) -> Any:
     the first time. A ``DistributedSampler`` (or a ``ShardedSampler``) keeps its own first epoch,
     0, for what iterates it before any ``set_epoch`` (``next(iter(loader))`` to look at a batch): its passes are numbered
     from 1 (``set_epoch(loader, 0)`` gives it 1), so the first training pass draws an order of its
-    own, as a single process draws a new one at every ``iter()``.
+    own, as a single process draws a new one at every ``iter()``. An ``epoch`` that is no
+    integer (``set_epoch(loader, lr)`` in ``for lr in lrs:``) counts as none (``_pass_number``).
     """
     if not _STATE.in_pass and get_world_size() > 1:
         _start_pass()
+    epoch = _pass_number(epoch)
     back = _set_epoch(obj, epoch, set())
     if _STATE.self_check is not None:  # a new training arms the checks again (_SelfCheck.epoch_set)
         _STATE.self_check.epoch_set(_site(), epoch, back)
@@ -993,6 +996,19 @@ def _set_epoch(obj: Any, epoch: Optional[int], seen: set) -> bool:
             obj.set_epoch(_fresh_epoch(obj, epoch))
         return epoch is not None and last is not None and epoch < last[0]
     return any([_set_epoch(getattr(obj, name, None), epoch, seen) for name in ("sampler", "batch_sampler")])
+
+
+def _pass_number(epoch: Any) -> Optional[int]:
+    """``epoch`` as an ``int`` (a numpy integer, a 0-d integer tensor), or None where it is no
+    number of a pass: the variable of a loop that sweeps settings (``for lr in [1e-4, 1e-3]:``
+    around the passes of an LR finder) takes the next number, as a loop without one does (a
+    ``DistributedSampler`` seeds with ``seed + epoch`` and refuses a float)."""
+    if epoch is None or isinstance(epoch, bool):
+        return None
+    try:
+        return operator.index(epoch)
+    except TypeError:
+        return None
 
 
 def _fresh_epoch(sampler: Any, epoch: Optional[int]) -> int:

@@ -9,10 +9,12 @@ import sys
 import textwrap
 from collections import Counter
 
+import numpy as np
 import pytest
 import torch
 from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, IterableDataset,
-                              RandomSampler, SequentialSampler, SubsetRandomSampler, WeightedRandomSampler)
+                              RandomSampler, SequentialSampler, SubsetRandomSampler, TensorDataset,
+                              WeightedRandomSampler)
 
 import ddpify_runtime as rt
 from ddpify_runtime import Launch, ShardedSampler, detect_launch, parse_nodelist
@@ -913,6 +915,25 @@ def test_without_an_epoch_each_pass_takes_the_number_after_the_last():
     rt.set_epoch(resumed, 5)
     rt.set_epoch(resumed)
     assert resumed.epochs == [5, 6]
+
+
+def test_a_loop_variable_that_is_no_pass_number_takes_the_number_after_the_last():
+    """`for lr in [1e-4, 1e-3]: set_epoch(loader, lr)` (an LR finder's sweep, a list of settings): a
+    DistributedSampler seeds its shuffle with `seed + epoch` and refuses a float; each pass takes
+    the next number, as without one. An integer of numpy or a 0-d tensor is a number."""
+    sampler = _Sampler()
+    for value in (1e-4, 1e-3, "warmup", None):
+        rt.set_epoch(sampler, value)
+    rt.set_epoch(sampler, np.int64(7))
+    rt.set_epoch(sampler, torch.tensor(8))
+    assert sampler.epochs == [0, 1, 2, 3, 7, 8] and all(type(e) is int for e in sampler.epochs)
+    loader = DataLoader(TensorDataset(torch.arange(8.0)), sampler=DistributedSampler(
+        TensorDataset(torch.arange(8.0)), num_replicas=2, rank=0, shuffle=True))
+    orders = []
+    for lr in (1e-4, 1e-3):
+        rt.set_epoch(loader, lr)
+        orders.append([x.item() for (x,) in loader])
+    assert orders[0] != orders[1] and len(orders[0]) == 4
 
 
 # --------------------------------------------------------------------------- checkpoints
