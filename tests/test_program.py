@@ -248,6 +248,22 @@ def test_a_step_loop_over_xrange_is_a_counting_loop_not_data_ddpify_cannot_trace
     assert any("set_epoch(loader, i)" in c.message for c in result.changes)
 
 
+@pytest.mark.parametrize("step, wrapped", [("for p in model.parameters():\n        p.data.add_(p.grad, alpha=-0.1)", True),
+                                           ("trainer_step(model)", False)])
+def test_training_without_an_optimizer_object_is_named_only_where_no_model_is_wrapped(step, wrapped):
+    """A language model stepped by hand (`for p in model.parameters(): p.data.add_(p.grad, alpha=-lr)`,
+    as pytorch/examples' word model) is wrapped; the report also said "no optimizer is built ...: no
+    model is wrapped in DistributedDataParallel". A step ddpify cannot see still says so."""
+    write({"train.py": "import torch\nfrom engine import trainer_step\nfrom torch.utils.data import DataLoader\n"
+                       "loader = DataLoader(torch.randn(8, 2), batch_size=4, shuffle=True)\n"
+                       "model = torch.nn.Linear(2, 2)\nfor epoch in range(2):\n    for x in loader:\n"
+                       "        model.zero_grad()\n        model(x).sum().backward()\n    " + step + "\n"})
+    result = convert_program(program())
+    said = any("no model is wrapped" in c.message for c in result.changes if c.kind == "warning")
+    assert ("DistributedDataParallel(model" in result.code) is wrapped and said is not wrapped, \
+        [c.message for c in result.changes]
+
+
 def test_a_whole_training_path_gives_no_warning_of_reach():
     shutil.copytree(PROJECT / "before", ".", dirs_exist_ok=True)
     result = convert_program(program())

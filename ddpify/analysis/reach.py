@@ -102,7 +102,7 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
         yield facts.statement(facts.optimizers[0]), (
             "no `.backward()` in the code ddpify read: the training loop runs elsewhere, "
             "and is not converted (its data is not sharded, its saves run on every process)")
-    if backwards and not facts.optimizers:
+    if backwards and not facts.optimizers and not analysis.models.wrapped:  # not a model stepped by hand
         yield facts.statement(backwards[0]), (
             "this trains, but no optimizer is built in the code ddpify read (built by code it does not "
             "read, or by name): no model is wrapped in DistributedDataParallel")
