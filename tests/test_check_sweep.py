@@ -92,7 +92,7 @@ def test_the_third_set_records_the_sha1_split_of_its_rows():
 
 @pytest.mark.parametrize("manifest", ["check_sweep4.jsonl", "check_sweep5.jsonl", "check_sweep6.jsonl",
                                       "check_sweep7.jsonl", "check_sweep8.jsonl",
-                                      "check_sweep9.jsonl"])
+                                      "check_sweep9.jsonl", "check_sweep9x.jsonl"])
 def test_the_fourth_to_ninth_sets_record_the_sha256_split_of_their_rows(manifest):
     """The fourth to ninth sets (decisions 0040, 0047, 0050, 0053, 0058, 0061) were split by `half()`, sha256 parity,
     before `check` ran on them; each row records its half, and every expected bug names a rule
@@ -136,3 +136,12 @@ def test_whole_repo_mode_checks_a_file_inside_its_repositorys_tree(tmp_path):
     rescored = subprocess.run([*sweep, "--findings", str(saved)], capture_output=True, text=True,
                               check=True).stdout.splitlines()
     assert rescored == out and json.loads(saved.read_text())["findings"][0][:2] == ["DDP003", 8]
+
+
+def test_the_ninth_sets_more_bug_fixes_use_no_repository_of_another_set():
+    """bench/check_sweep9x.jsonl adds bug fixes to the ninth set from projects no other set used."""
+    def repos(path):
+        return {json.loads(line)["repo"].lower() for line in path.read_text().splitlines()}
+    extra = REPO / "bench" / "check_sweep9x.jsonl"
+    others = set().union(*(repos(p) for p in (REPO / "bench").glob("check_sweep*.jsonl") if p != extra))
+    assert not repos(extra) & others
