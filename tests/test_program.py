@@ -1087,3 +1087,18 @@ def test_a_name_bound_to_a_call_of_its_namesake_in_a_module_alias_resolves_to_no
     facts = Facts(prog.merged, prog)
     runs = {facts.code(c): [f.name.value for f in facts.user_functions(c)] for c in facts.calls}
     assert runs == {"F.loss(x)": [], "step(1)": ["step"], "F.scale(2)": ["scale"]}
+
+
+def test_the_folders_above_are_asked_about_once_per_program(monkeypatch):
+    """An import found nowhere beside the entry is looked for above it (`_above`): whether each
+    folder there is Python's own (`_installed`, which resolves Python's prefixes) and how far up
+    the project reaches were asked again for every such import (12 imports, 2 folders: 25
+    `_installed` calls for one script); now once per folder."""
+    import ddpify.inputs.program as prog
+
+    write({"proj/scripts/train.py": "".join(f"import missing{i}\n" for i in range(12)) + "x = 1\n"})
+    asked = []
+    original = prog._installed
+    monkeypatch.setattr(prog, "_installed", lambda folder: asked.append(folder) or original(folder))
+    program("proj/scripts/train.py")
+    assert len(asked) == len(set(asked))

@@ -145,6 +145,26 @@ class _Lookups:
         self._files: dict[tuple[Path, str], list[tuple[Path, str]]] = {}
         self._imports: dict[tuple, tuple] = {}
         self._resolved: dict[Path, Path] = {}
+        self._installed: dict[Path, bool] = {}
+        self._reach: dict[Path, int] = {}
+        self._git: dict[Path, bool] = {}
+
+    def installed(self, folder: Path) -> bool:
+        """`_installed`: asked of the same folders above the entry for each module it imports."""
+        if folder not in self._installed:
+            self._installed[folder] = _installed(folder)
+        return self._installed[folder]
+
+    def reach(self, root: Path) -> int:
+        if root not in self._reach:
+            self._reach[root] = _reach(root)
+        return self._reach[root]
+
+    def git(self, folder: Path) -> bool:
+        """Does `folder` hold `.git` (a repository's root)?"""
+        if folder not in self._git:
+            self._git[folder] = (folder / ".git").exists()
+        return self._git[folder]
 
     def files(self, base: Path, name: str) -> list[tuple[Path, str]]:
         key = (base, name)
@@ -176,7 +196,7 @@ def _located(root: Path, name: str, folders: dict[Path, cst.Call], aboves: dict[
         base, via, files = folder, call, lookups.files(folder, name)
     top = name.split(".")[0]
     if not files and not any((f / top).exists() or (f / f"{top}.py").exists() for f in (root, *folders)):
-        above = _above(root, top, aboves)  # not beside the entry at all: maybe above it
+        above = _above(root, top, aboves, lookups)  # not beside the entry at all: maybe above it
         if above is not None:
             base, via, files = above, None, lookups.files(above, name)
     return base, via, files
@@ -248,7 +268,7 @@ PROJECT_MARKERS = (".git", "setup.py", "setup.cfg", "pyproject.toml")
 PROJECT_DEPTH = 6
 
 
-def _above(root: Path, top: str, cache: dict[str, Path | None]) -> Path | None:
+def _above(root: Path, top: str, cache: dict[str, Path | None], lookups: _Lookups) -> Path | None:
     """The folder above `root` (the entry's, where `top` is neither a module nor a folder) that
     holds the package `top`, the nearest first, or its `src/` (a src layout): what `PYTHONPATH=. torchrun scripts/train.py` run from the
     repository, or the project installed from it, imports `top` from (`from src.data import
@@ -257,17 +277,18 @@ def _above(root: Path, top: str, cache: dict[str, Path | None]) -> Path | None:
     `setup.py`, `pyproject.toml`: `recipes/LibriSpeech/ASR/seq2seq/train.py` of a project installed
     from its root imports `speechbrain` from there), not past the one holding `.git`, never into
     the standard library or the installed packages; a package (a folder), not a lone module
-    file, so that `import utils` is not taken from an unrelated folder."""
+    file, so that `import utils` is not taken from an unrelated folder. The answers about folders
+    alone (`lookups`) are found once per program, not per module it imports."""
     if top not in cache:
         cache[top] = None
-        for folder in list(root.parents)[:_reach(root)] if not (root / ".git").exists() else ():
-            if _installed(folder):
+        for folder in list(root.parents)[:lookups.reach(root)] if not lookups.git(root) else ():
+            if lookups.installed(folder):
                 break
             found = next((base for base in (folder, folder / "src") if (base / top).is_dir()), None)
             if found is not None:
                 cache[top] = found
                 break
-            if (folder / ".git").exists():
+            if lookups.git(folder):
                 break
     return cache[top]
 
