@@ -141,6 +141,7 @@ class Facts:
         self._call_order = [self.spans[c][0] for c in self.calls]
         self._trains_memo: dict[cst.CSTNode, bool] = {}
         self._bound: dict[cst.FunctionDef, set[str]] = {}
+        self._lineages: dict[cst.ClassDef, list[cst.ClassDef]] = {}
         self._scopes: dict[cst.CSTNode, Scope] = {}
         self._classes: dict[cst.CSTNode, cst.ClassDef | None] = {}
         self._callees: dict[cst.Call, list[cst.FunctionDef]] = {}
@@ -588,10 +589,13 @@ class Facts:
         return None
 
     def _lineage(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
-        """`cls` and its bases in the program, nearest first."""
-        line = [cls]
-        while (base := self._base(line[-1])) is not None and base not in line:
-            line.append(base)
+        """`cls` and its bases in the program, nearest first (found once per class: every `self.x`
+        asks for its root class)."""
+        line = self._lineages.get(cls)
+        if line is None:
+            line = self._lineages[cls] = [cls]
+            while (base := self._base(line[-1])) is not None and base not in line:
+                line.append(base)
         return line
 
     def method(self, cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
