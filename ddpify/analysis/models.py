@@ -1241,11 +1241,14 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Re
     function returns (`self.model, self.criterion, self.optimizer = get_model(args)`, `get_model`
     wrapping its `model` before `return model, criterion, optimizer`). Not by a binding that runs
     only after the `read` (`model = AutoModel(...)`; `model.kwargs`; ...; `model = trainer.wrap(model)`)."""
+    calls = [] if "." in ref.name else [value for value in facts.sources(ref) if isinstance(value, cst.Call)]
+    unpacked = [(value, i) for value, i in facts._unpacking.get(ref, ()) if isinstance(value, cst.Call)]
+    if not calls and not unpacked:
+        return None
     later = {id(value) for _, value, stmt in facts.writes(ref) if read is not None and _only_after(facts, read, stmt)}
-    returned = [] if "." in ref.name else \
-        [r for value in facts.sources(ref) if isinstance(value, cst.Call) and id(value) not in later
-         for func in facts.user_functions(value) if not _unwraps(facts, func) for r in facts.returned(func)]
-    returned += [e for value, i in facts._unpacking.get(ref, ()) if isinstance(value, cst.Call) and id(value) not in later
+    returned = [r for value in calls if id(value) not in later
+                for func in facts.user_functions(value) if not _unwraps(facts, func) for r in facts.returned(func)]
+    returned += [e for value, i in unpacked if id(value) not in later
                  and not any(_unwraps(facts, func) for func in facts.user_functions(value)) for e in facts._unpacked(value, i)]
     return MAYBE if any(_holds(facts, refs, answers, r, depth - 1) for r in returned) else None
 
