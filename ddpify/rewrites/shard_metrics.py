@@ -53,9 +53,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         for stmt in _later_statements(facts, loop, scope):
             for left, right in _divisions(facts, stmt):
                 used = mt.names_in(left) & sums
-                if used and _mentions_full_size(right):
+                if used and _full_size(facts, right, stmt):
                     divided.append((sorted(used)[0], stmt))
-                    break
         names = sorted({name for name, _ in divided})
         loader = mt.strip_iteration(loop.iter) if isinstance(loop, cst.For) else None
         if names and loader is not None and _rereadable(loader) and set(names) <= _restarted(facts, loop):
@@ -104,9 +103,11 @@ def _restarted(facts: Facts, loop: cst.For | cst.While) -> set[str]:
 
 
 def _later_statements(facts: Facts, loop: cst.For | cst.While, scope: cst.CSTNode) -> list[cst.SimpleStatementLine]:
-    """Simple statements of the same function that come after the loop and assign or call
-    something (`avg = total / n`, `print(total / n)`)."""
-    found = [stmt for _, _, stmt in facts.writes_in(scope)] + facts.calls_of(scope)
+    """Simple statements of the same function that come after the loop and assign, call or
+    return something (`avg = total / n`, `print(total / n)`, `return total / n`)."""
+    returned = [r for r in facts.findall(scope, cst.Return) if facts.scope(r) is scope] \
+        if isinstance(scope, cst.FunctionDef) else []
+    found = [stmt for _, _, stmt in facts.writes_in(scope)] + facts.calls_of(scope) + returned
     later = {facts.statement(n) for n in found if facts.before(loop, n) and not facts.is_inside(n, loop)}
     return sorted((s for s in later if isinstance(s, cst.SimpleStatementLine)), key=lambda s: facts.spans[s][0])
 
@@ -116,6 +117,16 @@ def _divisions(facts: Facts, stmt: cst.CSTNode) -> list[tuple[cst.BaseExpression
     found = [(b.left, b.right) for b in facts.findall(stmt, cst.BinaryOperation, lambda b: isinstance(b.operator, cst.Divide))]
     return found + [(a.target, a.value) for a in facts.findall(stmt, cst.AugAssign)
                     if isinstance(a.operator, cst.DivideAssign)]
+
+
+def _full_size(facts: Facts, node: cst.BaseExpression, stmt: cst.CSTNode) -> bool:
+    """Is the divisor the full dataset size: written out, or a name of the function that holds it
+    (`n = len(self.train_loader.dataset)`, then `correct / n`)?"""
+    if _mentions_full_size(node):
+        return True
+    ref = facts.ref(node, stmt) if isinstance(node, cst.Name) else None
+    writes = facts.writes(ref) if ref is not None and ref.scope is facts.scope(stmt) else []
+    return bool(writes) and all(_mentions_full_size(value) for _, value, _ in writes)
 
 
 def _mentions_full_size(node: cst.CSTNode) -> bool:

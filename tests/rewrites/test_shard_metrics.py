@@ -96,6 +96,50 @@ for epoch in range(3):
         "change: `correct` summed over the processes after the loop (sum_over_shards, where `train_loader` is sharded): "
         "each is divided by the full dataset size",
     ], scaffold=SCRIPT.instead_of("loop")),
+    # a trainer's epoch returns its metrics, divided by a name that holds the full size
+    # (`n = len(self.train_loader.dataset)`, `return total_loss / n, correct / n`): each
+    # process's returned numbers were about 1/world_size of the true ones, with no word
+    pair("""\
+
+def train_epoch(model, train_loader, opt):
+    correct, total_loss = 0, 0.0
+    for x, y in train_loader:
+        opt.zero_grad()
+        out = model(x)
+        loss = loss_fn(out, y)
+        loss.backward()
+        opt.step()
+        total_loss += loss.item() * x.size(0)
+        correct += (out > 0).sum().item()
+    n = len(train_loader.dataset)
+    return total_loss / n, correct / n
+
+
+for epoch in range(3):
+    print(train_epoch(model, train_loader, opt))
+""", """\
+from ddpify_runtime import sum_over_shards
+
+
+def train_epoch(model, train_loader, opt):
+    correct, total_loss = 0, 0.0
+    for x, y in train_loader:
+        opt.zero_grad()
+        out = model(x)
+        loss = loss_fn(out, y)
+        loss.backward()
+        opt.step()
+        total_loss += loss.item() * x.size(0)
+        correct += (out > 0).sum().item()
+    correct, total_loss = sum_over_shards(train_loader, correct, total_loss)
+    n = len(train_loader.dataset)
+    return total_loss / n, correct / n
+
+
+for epoch in range(3):
+    print(train_epoch(model, train_loader, opt))
+""", "sums_returned_divided_by_a_name_that_holds_the_full_size_are_summed_over_the_processes",
+         scaffold=SCRIPT.instead_of("loop")),
     # divided in place (`test_loss /= len(test_loader.dataset)`)
     pair("""\
 total /= len(loader.dataset)
