@@ -251,6 +251,14 @@ def test_cost_is_linear_in_a_long_chain_of_assignments():
     assert spelled(facts, flow.values(last_use(facts, "x299"))) == {"Net()"}
 
 
+# `progress(self, dataloader, epoch)`: a generator method over a progress bar (rich's `track`);
+# `T.test` is passed to it elsewhere, and must not feed the loop over `T().progress(zip(...))`
+PASSING = ("from rich.progress import Progress\nclass T:\n    def __init__(self):\n        self.src = DataLoader([1])\n"
+           "        self.tgt = DataLoader([2])\n        self.test = DataLoader([3])\n"
+           "    def progress(self, dataloader, epoch):\n        bar = Progress()\n        {body}"
+           "t = T()\nfor x in t.progress(t.test, 0):\n    pass\n")
+
+
 @pytest.mark.parametrize("source, fed", [
     ("class Data:\n    def __init__(self):\n        self.train = DataLoader([1])\n        self.val = DataLoader([2])\n"
      "data = Data()\nwith tqdm(data.train) as bar:\n    for x in bar:\n        pass\n", {"DataLoader([1])"}),
@@ -259,11 +267,18 @@ def test_cost_is_linear_in_a_long_chain_of_assignments():
     ("loaders = {p: DataLoader([p]) for p in ['train', 'val']}\nfor x in loaders['train']:\n    pass\n",
      {"DataLoader([p])"}),
     ("loader = DataLoader([1])\nfor x in [1, 2]:\n    pass\n", set()),  # near miss: a list, not the loader
-])
+] + [  # a generator of the program that hands out the items of its argument: each call's own argument
+    (PASSING.format(body=body) + "for b in enumerate(t.progress(zip(t.src, t.tgt), 1)):\n    pass\n", fed)
+    for body, fed in [
+        ("with bar:\n            yield from bar.track(dataloader, total=3)\n", {"DataLoader([1])", "DataLoader([2])"}),
+        ("for batch in tqdm(dataloader):\n            yield batch\n", {"DataLoader([1])", "DataLoader([2])"}),
+        ("yield from range(3)\n", set()),  # near miss: it makes its own items
+        ("yield from dataloader\n        yield 0\n", set()),  # near miss: a yield of another item
+    ]])
 def test_which_loader_a_loop_iterates(source, fed):
     from ddpify.analysis.loaders import loaders_of
     facts, _ = core(source)
-    loop = facts.loops[0]
+    loop = facts.loops[-1]
     it = loop.iter if not isinstance(loop.iter, cst.Call) or dotted(loop.iter.func) != "range" else \
         [c for c in facts.calls if dotted(c.func) == "next"][0].args[0].value
     loader_calls = [c for c in facts.calls if dotted(c.func) == "DataLoader"]

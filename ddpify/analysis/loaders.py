@@ -63,7 +63,7 @@ def find(facts: Facts, models: Models) -> Loaders:
                 for key, trains in roles[call].items():
                     keyed.setdefault(call, {})[key] = keyed.get(call, {}).get(key, False) or trains
     training = [c for c in fed if (any(keyed[c].values()) if c in keyed and c not in unkeyed
-                                   else not _evaluates(facts, c) or _zipped_in(fed[c]))]
+                                   else not _evaluates(facts, c) or _zipped_in(facts, fed[c]))]
     by_key = {c: _by_key(facts, c, keyed[c]) for c in training if c in keyed and c not in unkeyed}
     if not fed:
         training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
@@ -225,11 +225,11 @@ def _evaluates(facts: Facts, call: cst.Call) -> bool:
     return bool(name and EVAL_NAME.search(name)) and not _shuffles(call)
 
 
-def _zipped_in(fed: list[tuple[cst.For | cst.While, cst.BaseExpression]]) -> bool:
+def _zipped_in(facts: Facts, fed: list[tuple[cst.For | cst.While, cst.BaseExpression]]) -> bool:
     """Does a training loop draw this loader's batches beside another's (`for (x, y), (vx, vy) in
     zip(train_loader, valid_loader)`: a DARTS search steps its architecture on the validation
     batches)? Then both feed the step, whatever its name says: no shared `run_epoch` zips."""
-    return any(len(_zipped(expr)) > 1 for _, expr in fed)
+    return any(len(_zipped(facts, expr)) > 1 for _, expr in fed)
 
 
 def _bound_name(facts: Facts, call: cst.Call) -> str | None:
@@ -291,7 +291,7 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
     for call in training:
         for batch_loop, iterated in fed.get(call, ()):
             stepped = iterated is not getattr(batch_loop, "iter", None)  # by next(): it starts the passes
-            found = [(loop, expr) for part in _zipped(iterated) for loader in [_loader_expression(facts, part, call)]
+            found = [(loop, expr) for part in _zipped(facts, iterated) for loader in [_loader_expression(facts, part, call)]
                      for loop, expr in ([(batch_loop, loader)] if stepped else
                                         _climb(facts, batch_loop, loader, depth=4))]
             for loop, expr in found:
@@ -304,10 +304,44 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                     if expr not in built:
                         built.append(expr)
                     continue
-                text = facts.code(expr)
+                text = _named_in(facts, loop, expr)
                 if text not in entry.loaders:
                     entry.loaders.append(text)
     return list(loops.values()), looped
+
+
+def _named_in(facts: Facts, loop: cst.CSTNode, expr: cst.BaseExpression) -> str:
+    """The loader `expr` as the epoch loop names it: `self.x` as written where every instance that
+    runs the loop has it (each class of the program that derives from the loop's, and has no
+    subclass of its own, sets it in every run of a method of its lineage), else
+    `getattr(self, "x", None)` (set_epoch skips None): a base class's `train()` whose epoch loop
+    calls `self.train_epoch(epoch)`, where one subclass's override passes over
+    `self.dataloader_source`, an attribute only that subclass sets (its siblings have none), or one
+    set in a `try` or an `if`."""
+    text = facts.code(expr)
+    cls = facts.enclosing_class(loop)
+    if not (isinstance(expr, cst.Attribute) and dotted(expr.value) == "self" and cls is not None):
+        return text
+    setters = set()
+    for target, _, stmt in facts.assigns:
+        targets = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        if any(dotted(t) == text for t in targets) and _always_run(facts, stmt):
+            setters.add(facts.enclosing_class(stmt))
+    derived = [c for c in facts.classes.values() if cls in facts._lineage(c)]
+    leaves = [c for c in derived if not any(c is not d and c in facts._lineage(d) for d in derived)]
+    if all(setters & set(facts._lineage(c)) for c in leaves):
+        return text
+    return f'getattr(self, "{expr.attr.value}", None)'
+
+
+def _always_run(facts: Facts, stmt: cst.CSTNode) -> bool:
+    """Does `stmt` run whenever its method runs (no `if`, `try`, loop or nested function around it there)?"""
+    for node in facts.ancestors(stmt):
+        if isinstance(node, cst.FunctionDef):
+            return True
+        if isinstance(node, (cst.If, cst.Try, cst.For, cst.While, cst.IfExp)):
+            return False
+    return False
 
 
 def _remade(facts: Facts, training: list[cst.Call], loops: list[EpochLoop], looped: set[cst.Call],
@@ -363,16 +397,51 @@ def _catches_end(handler: cst.ExceptHandler) -> bool:
                in ("StopIteration", "Exception", "BaseException") for n in names)
 
 
-def _zipped(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+def _zipped(facts: Facts, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The iterables a batch loop over `zip(...)` draws from, each (`for (x, y), (u, _) in
-    zip(cycle(labelled), unlabelled)`: both loaders), or `[expr]`."""
-    inner = expr
-    while isinstance(inner, cst.Call) and inner.args and (dotted(inner.func) or "").rpartition(".")[2] in (
-            "enumerate", "tqdm", "trange"):
-        inner = inner.args[0].value
+    zip(cycle(labelled), unlabelled)`: both loaders), also through a local name bound once and a
+    generator of the program that hands out what it is given (`loop = enumerate(self.progress(zip(
+    src, tgt)))`, `for ... in loop:`: `src` and `tgt`), or `[expr]`."""
+    inner = _through(facts, expr, keep_zip=True)
     if isinstance(inner, cst.Call) and dotted(inner.func) == "zip":
         return [a.value for a in inner.args]
     return [expr]
+
+
+def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False) -> cst.BaseExpression:
+    """What a batch loop's iterable draws from: through iterator adapters (`enumerate(tqdm(x))`,
+    and `zip`'s first iterable unless `keep_zip`), the calls of a generator of the program that
+    hands out the items of an argument (`self.progress(x, epoch=epoch)`: `x`; objects.passed_through)
+    and, with `keep_zip`, a local name bound once (`loop = enumerate(self.progress(zip(a, b)))`)."""
+    flow = objects.of(facts)
+    seen: set[int] = set()
+    while id(expr) not in seen:
+        seen.add(id(expr))
+        if isinstance(expr, cst.Call) and keep_zip and dotted(expr.func) == "zip":
+            break
+        stripped = mt.strip_iteration(expr) if not keep_zip else _strip_adapters(expr)
+        if stripped is not expr:
+            expr = stripped
+            continue
+        passed = flow.passed_through(expr) if isinstance(expr, cst.Call) else None
+        if passed is not None:
+            expr = passed
+            continue
+        ref = facts.ref(expr) if isinstance(expr, cst.Name) and keep_zip else None
+        sources = facts.sources(ref) if ref is not None and type(ref.scope) is cst.FunctionDef else []
+        if len(sources) == 1 and any(v is sources[0] for _, v, _ in facts.writes(ref)):
+            expr = sources[0]
+            continue
+        break
+    return expr
+
+
+def _strip_adapters(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`enumerate(tqdm(x))` -> `x`, but not into a `zip`."""
+    while isinstance(expr, cst.Call) and expr.args and dotted(expr.func) != "zip" and \
+            (dotted(expr.func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
+        expr = expr.args[0].value
+    return expr
 
 
 def _loader_expression(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -> cst.BaseExpression:
@@ -380,15 +449,17 @@ def _loader_expression(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -
     `train_loader`; a local that holds one of several loaders (`data_loader = self.val_loader if
     validation else self.train_loader`) -> the one that is `call` (`self.train_loader`), a name its
     callers can see."""
-    expr = mt.strip_iteration(expr)
+    expr = _through(facts, expr)
     seen: set[str] = set()
     while isinstance(expr, cst.Name) and expr.value not in seen:  # `it = iter(loader)`, also re-assigned on StopIteration
         seen.add(expr.value)
         ref = facts.ref(expr)  # `with tqdm(loader) as bar`: `loader`
         sources = facts.sources(ref) or facts.entered(ref)
-        stripped = [mt.strip_iteration(s) for s in sources]
         local = ref is not None and type(ref.scope) is cst.FunctionDef and bool(sources) and \
             all(s in {value for _, value, _ in facts.writes(ref)} for s in sources)  # assigned, not a parameter
+        if local:  # `data_loader = self.tqdm(self.train_loader) if self.use_tqdm else self.train_loader`
+            sources = [branch for s in sources for branch in _branches(s)]
+        stripped = [mt.strip_iteration(s) for s in sources]
         if len({facts.code(s) for s in stripped}) > 1 and local:
             # a local holding one of several (a parameter's callers' names are theirs): the one that is `call`
             stripped = [s for s in stripped if mt.is_simple_reference(s) and call in loaders_of(facts, s, [call])]
@@ -399,6 +470,13 @@ def _loader_expression(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -
             break  # (a local alias, `dl = self.train_loader`, is followed: callers may see its source)
         expr = stripped[0]
     return expr.value if isinstance(expr, cst.Subscript) else expr
+
+
+def _branches(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values a conditional expression may take: `a if c else (b if d else e)` -> a, b, e."""
+    if isinstance(expr, cst.IfExp):
+        return _branches(expr.body) + _branches(expr.orelse)
+    return [expr]
 
 
 def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: int):

@@ -15,8 +15,10 @@ gives the sites `expr` may hold, following
   methods, `__call__` of instances and base classes' methods as `Facts.user_functions` resolves
   them), `with cm as x` to `cm`;
 - calls that hand back the object they are given: `model.to(device)`, `.cuda()`, `.train()`,
-  `torch.compile(model)`, and iterator adapters (`iter(loader)`, `tqdm(loader)`, `enumerate`, `filter`,
-  `itertools.chain`, `list`): a loop over `tqdm(loader)` is fed by `loader`.
+  `torch.compile(model)`, and iterator adapters (`iter(loader)`, `tqdm(loader)`, rich's `track(loader)`,
+  `enumerate`, `filter`, `itertools.chain`, `list`): a loop over `tqdm(loader)` is fed by `loader`; so
+  is a generator of the program that hands out the items of what it is given (`self.progress(loader)`
+  with `def progress(self, dataloader): ... yield from bar.track(dataloader)`), at each of its calls.
 
 Each node's and each name's value is computed once and memoised, so the cost is linear in the
 program. Inside a cycle of assignments (`a = f(b)` ... `b = g(a)`) the value first asked for
@@ -69,6 +71,7 @@ class Objects:
         self.stored_parameters: set[cst.Call] = set()
         self._names: dict[object, frozenset[Ref]] = {}
         self._loggers: dict[cst.ClassDef, bool] = {}
+        self._passing: dict[cst.FunctionDef, str | None] = {}
 
     # the flow -----------------------------------------------------------------------------------
     def values(self, expr: cst.BaseExpression) -> Sites:
@@ -123,6 +126,9 @@ class Objects:
             return Sites().union(*(self.values(a.value) for a in call.args if a.keyword is None))
         if qualified == "getattr" and len(call.args) >= 2:
             return self._getattr(call.args[0].value, call.args[1].value)
+        passed = self.passed_through(call)
+        if passed is not None:
+            return self.values(passed)
         callees = f.user_functions(call) or self.methods(call)
         if callees and not self.classes_built(call):
             return Sites().union(*(self.values(r) for c in callees for r in f.returned(c)))
@@ -164,6 +170,36 @@ class Objects:
                 if ref is not None:
                     index[ref].setdefault(key, []).append(value)
         return index
+
+    def passed_through(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The argument of `call` whose items the generator of the program it calls hands out:
+        `self.progress(zip(src, tgt), epoch=epoch)` with `def progress(self, dataloader, epoch): ...
+        yield from bar.track(dataloader)` (or `for batch in tqdm(dataloader): yield batch`) gives
+        `zip(src, tgt)`, this call's own argument: a loop over the call draws from it, as a loop over
+        `tqdm(loader)` draws from `loader`. None where a callee is no such generator, or the
+        callees disagree."""
+        f = self.facts
+        callees = f.user_functions(call) or self.methods(call)
+        params = [self._passing_parameter(func) for func in callees]
+        if not callees or None in params:
+            return None
+        found = {id(a): a for func, name in zip(callees, params) for a in [f.argument_for(call, func, name)]}
+        return next(iter(found.values())) if len(found) == 1 else None
+
+    def _passing_parameter(self, func: cst.FunctionDef) -> str | None:
+        """The parameter whose items the generator `func` hands out in one pass, through iterator
+        adapters (`yield from track(dataloader)`, `for b in tqdm(dataloader): yield b`), where every
+        yield of `func` does so; else None (a generator that makes its own items, draws from several,
+        or passes over them again and again: `while True: for b in dataloader: yield b`)."""
+        if func not in self._passing:
+            f = self.facts
+            yields = f.findall(func, cst.Yield, lambda y: f.scope(y) is func)
+            drawn = [_one_pass(f, func, y) for y in yields]
+            names = {_adapted(d).value if isinstance(_adapted(d), cst.Name) else None for d in drawn if d is not None}
+            params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
+            self._passing[func] = names.pop() if yields and None not in drawn and len(names) == 1 and \
+                names <= params else None
+        return self._passing[func]
 
     def methods(self, call: cst.Call) -> list[cst.FunctionDef]:
         """The methods `obj.f(...)` may run where `obj` holds an instance of a class of the program
@@ -291,6 +327,8 @@ class Objects:
                 parts = [func.value]
             elif qualified in ADAPTERS or (dotted(func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
                 parts = [a.value for a in expr.args if a.keyword is None]
+            elif (passed := self.passed_through(expr)) is not None:
+                parts = [passed]
             elif not self.classes_built(expr):
                 parts = [r for c in f.user_functions(expr) for r in f.returned(c)]
         elif isinstance(expr, cst.IfExp):
@@ -638,6 +676,23 @@ class Objects:
                 for call in f.call_sites(func):
                     index[ref] += self._bound.get(call if i is None else (call, i), [])
         return index
+
+
+def _one_pass(f: Facts, func: cst.FunctionDef, y: cst.Yield) -> cst.BaseExpression | None:
+    """What the yield `y` of `func` hands out the items of in one pass: `yield from x` outside any
+    loop, or `yield item` in a `for item in x:` that is the only loop of `func` around it."""
+    loops = [lp for lp in f.enclosing_loops(y) if f.scope(lp) is func]
+    if isinstance(y.value, cst.From):
+        return y.value.item if not loops else None
+    return loops[0].iter if len(loops) == 1 and isinstance(loops[0], cst.For) else None
+
+
+def _adapted(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What iterator adapters are given: `enumerate(tqdm(x))` -> `x`, `bar.track(x, total=n)` -> `x`."""
+    while isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None and \
+            (dotted(expr.func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS - {"zip"}:
+        expr = expr.args[0].value
+    return expr
 
 
 def _literal_key(expr: cst.Subscript) -> str | None:

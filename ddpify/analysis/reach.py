@@ -78,6 +78,8 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
         method = not (outside or looked_up) and isinstance(call.func, cst.Attribute) and bool(call.args)
         if not (outside or looked_up or method) or facts.user_functions(call):
             continue  # (cheap tests first: most calls go to torch, builtins, methods, the program)
+        if (name or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
+            continue  # an iterator adapter (`bar.track(loader)`: rich's progress) hands out what it is given
         handed = _training_arguments(facts, refs, call)
         if not handed or _own_method(facts, refs, call):
             continue

@@ -151,7 +151,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             owners.append(owner)
             continue
         assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) else None
-        if isinstance(assign, cst.Assign) and _is_logger(facts, assign.value, opened):
+        if isinstance(assign, (cst.Assign, cst.AnnAssign)) and _is_logger(facts, assign.value, opened):
             made = "file opened for writing" if assign.value in opened else f"{what} created"
             edits.replace(assign.value, lambda node: cst.IfExp(
                 test=cst.parse_expression(GUARD), body=node, orelse=cst.Name("None")),
@@ -254,7 +254,7 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, log
     # `return scipy.misc.imsave(path, image)` ending a helper: guarded, the others return None
     ends = isinstance(small, cst.Return) and isinstance(scope := facts.scope(stmt), cst.FunctionDef) \
         and isinstance(scope.body, cst.IndentedBlock) and scope.body.body[-1] is stmt
-    call = small.value if isinstance(small, (cst.Expr, cst.Assign)) or ends else None
+    call = small.value if isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign)) or ends else None
     if isinstance(small, cst.Expr) and isinstance(call, cst.Tuple) and len(call.elements) == 1:
         call = call.elements[0].value  # `torch.save(state, path),`: a stray comma makes a tuple of the call
     if not isinstance(call, cst.Call):

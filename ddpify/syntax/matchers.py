@@ -15,7 +15,7 @@ import libcst as cst
 from ddpify.syntax.names import dotted
 
 # Loops over data are often written through one of these; the loader is the first argument.
-ITERATION_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "list", "trange", "cycle"}
+ITERATION_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "list", "trange", "cycle", "track"}  # `track`: rich.progress
 
 OPTIMIZER_NAMES = {
     "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam",

@@ -895,6 +895,14 @@ def test_a_constructor_that_builds_a_writer_runs_on_every_process():
     assert "self.writer = SummaryWriter() if is_main_process() else None" in out
 
 
+def test_a_writer_made_by_an_annotated_assignment_exists_on_the_main_process_only():
+    """`self.metrics_writer: SummaryWriter = SummaryWriter(path)` (a trainer base class's `__init__`):
+    the annotated assignment made the writer, and its log folder, on every process, silently, while
+    its calls were guarded as a logger's."""
+    out = only(NAME, TRAINER_WITH_WRITER.replace("self.writer = SummaryWriter()", "self.writer: SummaryWriter = SummaryWriter()"))
+    assert "self.writer: SummaryWriter = SummaryWriter() if is_main_process() else None" in out
+
+
 def test_a_read_of_a_main_process_only_writer_is_the_main_process_value():
     """`self.writer.log_dir` on every process raised AttributeError off the main process, silently
     converted; its method calls are guarded, and its attribute reads take the main process's value

@@ -1106,3 +1106,69 @@ def test_a_loop_drawing_from_a_generator_that_passes_over_the_loader_is_no_epoch
     out = only(NAME, CYCLED)
     assert "        set_epoch(dl)\n        for data in dl:\n            yield data\n        end_epoch()\n" in out
     assert "TODO" not in out and out.count("end_epoch()") == 1
+
+
+# a trainer registry: the base class's `train()` runs the epochs and calls `self.train_epoch(epoch)`,
+# whose override in one subclass passes over loaders only that subclass sets, through the base's
+# generator over a progress bar (`self.progress(zip(...))`); the other subclass has none of them
+REGISTRY = """\
+import torch
+from rich.progress import Progress
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def data():
+    return TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+
+
+class Base:
+    def __init__(self):
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.prepare()
+
+    def prepare(self):
+        pass
+
+    def progress(self, dataloader):
+        bar = Progress()
+        with bar:
+            yield from bar.track(dataloader, total=4)
+
+    def train(self):
+        for epoch in range(2):
+            self.train_epoch(epoch)
+
+
+class TwoDomains(Base):
+    def prepare(self):
+        self.source = DataLoader(data(), batch_size=4, shuffle=True)
+        self.target = DataLoader(data(), batch_size=4, shuffle=True)
+
+    def train_epoch(self, epoch):
+        for (x, y), (u, _) in self.progress(zip(self.source, self.target)):
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+
+
+class Plain(Base):
+    def train_epoch(self, epoch):
+        pass
+
+
+TwoDomains().train()
+Plain().train()
+"""
+
+
+def test_a_loader_only_a_subclass_sets_is_named_by_getattr_in_the_base_classs_epoch_loop():
+    """The loaders reach the loop through the base's generator over `bar.track(...)` and a `zip`: both
+    get `set_epoch` (they were neither sharded nor reshuffled, silently); in the base's `train()`, which
+    `Plain` runs too, they are `getattr(self, "source", None)` (`self.source` raised AttributeError there)."""
+    out = only(NAME, REGISTRY)
+    assert '            set_epoch(getattr(self, "source", None), epoch)\n' \
+           '            set_epoch(getattr(self, "target", None), epoch)\n' \
+           '            self.train_epoch(epoch)\n            end_epoch()\n' in out
+    sharded = only("shard-data", REGISTRY)
+    assert "self.source = shard_loader(self.source)" in sharded and "self.target = shard_loader(self.target)" in sharded
