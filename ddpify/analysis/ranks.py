@@ -286,14 +286,20 @@ class Ranks:
         if key is not None:  # `os.environ["LOCAL_RANK"]`, `os.environ["SLURM_LOCALID"]`
             return rank_variable(key)
         if isinstance(test, cst.Call):
-            if isinstance(test.func, cst.Attribute) and mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
-                return self.rank_dependent(test.func.value, depth)
-            return rank_word(test.func) or any(self.rank_dependent(a.value, depth) and not self._only_logged(test, a.value)
-                                               for a in test.args
-                                               if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)) \
-                or self.returns_rank_test(test, depth)
+            return self._call_rank_dependent(test, depth)
         return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
             child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
+
+    def _call_rank_dependent(self, test: cst.Call, depth: int) -> bool:
+        """`rank_dependent` of a call: its name says rank, an argument reads the rank (not one that
+        only places the value, `t.cuda(local_rank)`, nor one a helper only logs with), or it returns
+        a rank test."""
+        if isinstance(test.func, cst.Attribute) and mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
+            return self.rank_dependent(test.func.value, depth)
+        return rank_word(test.func) or any(self.rank_dependent(a.value, depth) and not self._only_logged(test, a.value)
+                                           for a in test.args
+                                           if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)) \
+            or self.returns_rank_test(test, depth)
 
     def asks_distributed(self, test: cst.CSTNode) -> bool:
         """`RANK > -1`, `args.local_rank != -1`, `rank is not None`: a comparison of a rank that
@@ -310,10 +316,13 @@ class Ranks:
             self._worded[expr] = any(rank_word(n) for n in read_names(expr))
         return self._worded[expr]
 
-    def _only_logged(self, call: cst.Call, arg: cst.BaseExpression) -> bool:
-        """Does every function of the program `call` runs only call methods of the parameter `arg`
-        binds, as statements of their own (`logger.info(...)`): what it returns does not come from
-        it (`auto_resume_helper(config.OUTPUT, logger)`, the logger made with the rank)?"""
+    def _only_logged(self, call: cst.Call, arg: cst.BaseExpression, depth: int = 2) -> bool:
+        """Does every function of the program `call` runs use the parameter `arg` binds only to
+        log: calling its methods as statements of their own (`logger.info(...)`), testing it in an
+        `if` whose body only makes such calls (`if verbose: self.info()`), or handing it on to a
+        call that does the same (`DetectionModel(cfg, verbose=verbose and RANK == -1)`)? What it
+        returns does not come from it (`auto_resume_helper(config.OUTPUT, logger)`, the logger made
+        with the rank; `get_model(cfg, verbose=RANK in {-1, 0})`)."""
         f = self.facts
         funcs = f.user_functions(call)
         if not funcs:
@@ -323,13 +332,30 @@ class Ranks:
             bound = [p for p in params if f.argument_for(call, func, p) is arg]
             if len(bound) != 1:
                 return False
-            for use in f.references(func.body, bound[0]):
-                method = f.parent(use)
-                statement = mt.sole(f.statement(use), cst.Expr)
-                if not (isinstance(method, cst.Attribute) and method.value is use and statement is not None
-                        and isinstance(statement.value, cst.Call) and statement.value.func is method):
-                    return False
+            if not all(self._logs_only(use, depth) for use in f.references(func.body, bound[0])):
+                return False
         return True
+
+    def _logs_only(self, use: cst.CSTNode, depth: int) -> bool:
+        """Is this read of a parameter one `_only_logged` allows?"""
+        f = self.facts
+        method = f.parent(use)
+        statement = mt.sole(f.statement(use), cst.Expr)
+        if isinstance(method, cst.Attribute) and method.value is use and statement is not None \
+                and isinstance(statement.value, cst.Call) and statement.value.func is method:
+            return True  # `logger.info(...)`
+        branch = f.statement(use)
+        if isinstance(branch, cst.If) and f.is_inside(use, branch.test) and branch.orelse is None \
+                and isinstance(branch.body, cst.IndentedBlock) and all(
+                    isinstance(s, cst.SimpleStatementLine) and all(
+                        isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) for small in s.body)
+                    for s in branch.body.body):
+            return True  # `if verbose: self.info()`
+        outer = next((a for a in f.ancestors(use) if isinstance(a, cst.Arg)), None)
+        if outer is None or depth <= 0:
+            return False
+        handed = f.parent(outer)  # `DetectionModel(cfg, verbose=verbose and RANK == -1)`
+        return isinstance(handed, cst.Call) and self._only_logged(handed, outer.value, depth - 1)
 
     def set_on_some_ranks(self, expr: cst.Name | cst.Attribute) -> bool:
         """Does the name hold `None` on some ranks and a value on the others: every binding of a
