@@ -106,3 +106,19 @@ class SAM(torch.optim.Optimizer):
 model = torch.nn.Linear(2, 1)
 """, optimizer="optimizer = SAM(model.parameters(), torch.optim.SGD, lr=0.1)"))
     assert "DistributedDataParallel(model" in result.code and "DistributedSampler" in result.code
+
+
+def test_a_module_level_dataparallel_replaced_where_the_process_group_starts_converts():
+    """A script with no function whose first model is `policy = nn.DataParallel(Net())`: the
+    process group starts right before that statement, and the statement itself is replaced by
+    two (`policy = Net()` and its wrap). The walk that applies the edits was handed the two as one
+    sentinel with lines to put around it, and stopped ("internal error in rewrite wrap-model:
+    'FlattenSentinel' object has no attribute '_is_removable'")."""
+    code = convert(
+        "import torch\nimport torch.nn as nn\n\n"
+        "policy = nn.DataParallel(nn.Linear(4, 2))\n"
+        "optim = torch.optim.SGD(policy.parameters(), lr=0.1)\n"
+        "for x in torch.randn(3, 8, 4):\n"
+        "    optim.zero_grad()\n    policy(x).sum().backward()\n    optim.step()\n").code
+    wrap = "policy = nn.Linear(4, 2)\npolicy = DistributedDataParallel(policy, device_ids=device_ids(policy))\n"
+    assert wrap in code and code.index("init_distributed_mode()\n") < code.index(wrap)

@@ -148,6 +148,8 @@ class _Apply(cst.CSTTransformer):
             updated_node = fn(updated_node)
         if isinstance(updated_node, cst.RemovalSentinel):
             return _flatten(e.before.get(original_node, ()), e.after.get(original_node, ()))
+        if isinstance(updated_node, cst.FlattenSentinel):  # a statement replaced by several: the lines go around them all
+            return self._around(original_node, list(updated_node.nodes))
         if original_node in e.comments:  # before `enclosed` records the node: a TODO'd statement is guarded too
             lines = [cst.EmptyLine(comment=cst.Comment(f"# TODO(ddpify): {m}")) for m in e.comments[original_node]]
             updated_node = updated_node.with_changes(leading_lines=[*updated_node.leading_lines, *lines])
@@ -159,6 +161,15 @@ class _Apply(cst.CSTTransformer):
         if before or after:
             return cst.FlattenSentinel([*before, updated_node, *after])
         return updated_node
+
+    def _around(self, original_node: cst.CSTNode, nodes: list) -> cst.FlattenSentinel:
+        """The statements that replace one (`model = nn.DataParallel(Net())` -> `model = Net()` and
+        its wrap), with the statements inserted before and after it, and its TODOs above the first."""
+        e = self.edits
+        if original_node in e.comments and nodes:
+            lines = [cst.EmptyLine(comment=cst.Comment(f"# TODO(ddpify): {m}")) for m in e.comments[original_node]]
+            nodes[0] = nodes[0].with_changes(leading_lines=[*nodes[0].leading_lines, *lines])
+        return cst.FlattenSentinel([*e.before.get(original_node, ()), *nodes, *e.after.get(original_node, ())])
 
     def _group(self, body) -> list[cst.BaseStatement]:
         """Put each run of adjacent statements with the same header into one compound statement."""
