@@ -51,6 +51,7 @@ class Model:
     beside: bool = False  # synced: its forward runs too, and the `synced` call runs sub-modules beside it
     penalty: bool = False  # synced: `synced` is a gradient penalty through it, and a step may leave parameters without gradient
     kept: bool = False  # synced: `synced` is a statement that keeps the model in an object before it is ready to wrap
+    bypassed: str | None = None  # a DataParallel model trained through its `.module`'s own method: that call
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -94,6 +95,7 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     calls = _calls_on_models(facts, models.refs) if place is None else []
     for model in wrapped if place is None else ():  # DDP's (FSDP2 shards such a model all the same)
         model.synced, model.beside = _trained_by_methods(facts, calls, models.refs, model)
+        model.bypassed = _through_module(facts, models.refs, model)
         keeper = _kept_before_ready(facts, model) if not model.synced else None
         if keeper is not None:  # `trainer = Trainer(model)`, then `model = model.to(device)`: the trainer keeps the bare model
             model.synced, model.kept = facts.code(keeper).strip(), True
@@ -197,6 +199,36 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
                 beside = facts.code(call.func)
     # named by the method that trains (`netD.train_step`), not the first one called (`restore_checkpoint`)
     return (beside, beside is not None) if forward else (beside or found, False)
+
+
+def _through_module(facts: Facts, refs: dict[Ref, Model], model: Model) -> str | None:
+    """For a model whose `nn.DataParallel` the wrap replaces: the first call with gradients of a
+    method of its own through `.module` that runs its sub-modules or a training step
+    (`policy.module.sample(x)`), as written; None where there is none. It runs the module inside
+    the wrapper, outside DistributedDataParallel's forward, the only place where DDP averages
+    gradients (DataParallel's `.module` ran on one GPU, with the same gradients)."""
+    if model.dataparallel is None:
+        return None
+    own = {ref: m for ref, m in refs.items() if m is model or m in model.rebuilds}
+    classes = model_classes(facts, model)
+    for call in facts.calls:
+        func = call.func
+        if not isinstance(func, cst.Attribute) or not isinstance(inner := func.value, cst.Attribute) \
+                or inner.attr.value != "module" or not dotted(inner.value) \
+                or func.attr.value in mt.MODULE_API | STATE or facts.grad_disabled(call) \
+                or holds_wrapper(facts, own, inner.value) is None:
+            continue
+        methods = [f for c in classes for f in facts.method(c, func.attr.value)]
+        if any(_runs_submodules(facts, m) or _runs_forward(facts, m) for m in methods) or \
+                not methods and _submodule_of(facts, classes, func.attr.value):
+            return facts.code(func)
+    return None
+
+
+def _runs_forward(facts: Facts, method: cst.FunctionDef) -> bool:
+    """Does `method` run its object's forward (`self.forward(x)`, `self(x)`)?"""
+    return any(mt.is_name(c.func, "self") or isinstance(c.func, cst.Attribute) and dotted(c.func.value) == "self"
+               and c.func.attr.value == "forward" for c in facts.calls_in(method))
 
 
 def _kept_before_ready(facts: Facts, model: Model) -> cst.CSTNode | None:

@@ -52,6 +52,11 @@ and its checkpoint keys. A deep copy of such a model that gradients are taken th
 architect's unrolled copy, `self.v_net = copy.deepcopy(net)`) becomes
 `sync_gradients(copy.deepcopy(net))`, since a copy keeps none of the original's hooks.
 
+A DataParallel model that the training runs through its module's own method (`policy.module.sample(x)`,
+a method that runs its forward or sub-modules, with gradients) gets a TODO at the wrap: that call
+runs the module inside DDP, outside its forward, so its gradients would not be averaged (the
+runtime's self-check names it too, `bypassed-wrapper`).
+
 Tensors that no module holds, given to an optimizer of their own (SAC's entropy temperature,
 `log_alpha = torch.zeros(1, requires_grad=True)`), are synced where the optimizer takes them:
 
@@ -397,6 +402,11 @@ def _replace_dataparallel(facts: Facts, edits: Edits, model: Model, lines: list[
     call = model.dataparallel
     edits.warn(call, "DataParallel split each batch across GPUs; now every process loads its own "
                  "batch: divide a total batch size by get_world_size() to keep the old global batch")
+    if model.bypassed:
+        edits.todo(facts.statement(call), f"`{model.bypassed}(...)` trains the module inside the wrapper, outside "
+                   f"{by}'s forward, where gradients are averaged: each process would train its own copy; "
+                   f"call `{model.name}(...)` instead, or keep the model unwrapped with "
+                   f"`{model.name} = sync_gradients({model.name})` and drop `.module`")
     inner = mt.positional(call, 0) or mt.keyword(call, "module")
     target = model.name
     statement = facts.statement(call)

@@ -3637,3 +3637,54 @@ def test_tensors_no_module_holds_given_to_an_optimizer_of_their_own_are_synced()
     assert "actor = DistributedDataParallel(actor" in result.code
     assert result.code.count("could not tell which model") == 1
     assert "SGD([log_alpha, head.weight]" in result.code
+
+
+THROUGH_MODULE = """\
+import torch
+import torch.nn as nn
+
+
+class Gauss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mean = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.mean(x)
+
+    def sample(self, x):
+        mean = self.forward(x)
+        return mean + torch.randn_like(mean)
+
+    def width(self):
+        return self.mean.out_features
+
+
+def main():
+    policy = nn.DataParallel(Gauss())
+    optim = torch.optim.Adam(policy.parameters(), lr=1e-3)
+    for x in torch.randn(3, 8, 4):
+        loss = policy.module.sample(x).pow(2).mean() * policy.module.width()
+        optim.zero_grad()
+        loss.backward()
+        optim.step()
+    with torch.no_grad():
+        print(policy.module.sample(x))
+
+
+main()
+"""
+
+
+def test_a_dataparallel_model_trained_through_its_modules_own_method_is_named():
+    """The class of pranz24/pytorch-soft-actor-critic's bypassed policy (eighth fresh sweep, held
+    out: a model put in DDP and trained only through its own `sample()`, never its forward, named
+    by the runtime's self-check only): a DataParallel script reaches it through `.module`
+    (`policy.module.sample(x)`), which DDP leaves as written: the module inside the wrapper runs
+    outside DDP's forward, its gradients are never averaged, and the report said nothing. It names
+    the call now. Near misses: a method that runs no sub-module (`width()`), and a sample taken
+    without gradients."""
+    result = rewritten(NAME, THROUGH_MODULE)
+    todos = [line for line in result.code.splitlines() if "TODO(ddpify)" in line]
+    assert len(todos) == 1 and "`policy.module.sample(...)` trains the module inside the wrapper" in todos[0]
+    assert "policy = DistributedDataParallel(policy" in result.code
