@@ -126,7 +126,8 @@ def _full_size(facts: Facts, node: cst.BaseExpression, stmt: cst.CSTNode) -> boo
         return True
     ref = facts.ref(node, stmt) if isinstance(node, cst.Name) else None
     writes = facts.writes(ref) if ref is not None and ref.scope is facts.scope(stmt) else []
-    return bool(writes) and all(_mentions_full_size(value) for _, value, _ in writes)
+    return bool(writes) and all(isinstance(at, cst.Assign) and _mentions_full_size(value)
+                                for _, value, at in writes)  # not a count of its own (`seen += y.size(0)`)
 
 
 def _mentions_full_size(node: cst.CSTNode) -> bool:

@@ -206,6 +206,31 @@ for epoch in range(2):
         total += loss.item()
     avg = total / len(loader)
 """, id="a_mean_over_this_shard_s_batches"),
+    # near miss: divided by a count of this shard's own samples (`seen += y.size(0)`): the ratio
+    # is this process's, not a fraction of the full dataset
+    pytest.param("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def run_epoch():
+    total, seen = 0.0, 0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item() * y.size(0)
+        seen += y.size(0)
+    return total / seen
+
+
+for epoch in range(2):
+    run_epoch()
+""", id="divided_by_a_count_of_the_shard_s_own_samples"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
