@@ -77,12 +77,15 @@ def convert(source: str | bytes, options: Options = Options()) -> Result:
 
 
 def _convert(data: bytes, module: cst.Module, options: Options, program: Program | None = None) -> Result:
-    """Convert one file; given the one-file `program` it is, with `ddpify.analysis.reach`'s warnings."""
-    analysis = analyse(module, options.fsdp)
-    edits = edit_set.Edits(module)
-    gate = _leave_alone(analysis.facts)
+    """Convert one file; given the one-file `program` it is, with `ddpify.analysis.reach`'s warnings.
+    A file left alone (`_leave_alone`: no training, already distributed) is told so from its facts,
+    before any analysis runs."""
+    facts = Facts(module)
+    gate = _leave_alone(facts)
     if gate is not None:  # no warnings about a conversion that does not happen
         return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)
+    analysis = analyse(module, options.fsdp, facts=facts)
+    edits = edit_set.Edits(module)
     for node, message in reach.unseen(analysis, program) if program is not None else ():
         edits.for_rewrite("ddpify").warn(node, message)
     rewrites, options = selected(options)

@@ -122,3 +122,15 @@ def test_a_module_level_dataparallel_replaced_where_the_process_group_starts_con
         "    optim.zero_grad()\n    policy(x).sum().backward()\n    optim.step()\n").code
     wrap = "policy = nn.Linear(4, 2)\npolicy = DistributedDataParallel(policy, device_ids=device_ids(policy))\n"
     assert wrap in code and code.index("init_distributed_mode()\n") < code.index(wrap)
+
+
+def test_a_file_left_alone_runs_no_analysis(monkeypatch):
+    """A file `convert` leaves alone (already distributed, no training loop) is told so from its
+    facts: the analyses of what trains (`models.find`, ...) ran first and were thrown away (a third
+    of the conversion of the corpus's already_ddp.py)."""
+    from ddpify.analysis import models
+
+    monkeypatch.setattr(models, "find", lambda *args, **kwargs: pytest.fail("analysed"))
+    for source in ("import torch.distributed as dist\ndist.init_process_group('gloo')\n", "import os\nprint(os.sep)\n"):
+        result = convert(source)
+        assert not result.changed and result.changes[0].kind == NOTE

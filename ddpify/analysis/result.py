@@ -42,11 +42,13 @@ class Analysis:
     counts: tuple[Count, ...] = ()  # counts of a sharded loader's batches, lowered, that the program divides by
 
 
-def analyse(module: cst.Module, fsdp_strategy: bool = False, program: Files | None = None) -> Analysis:
+def analyse(module: cst.Module, fsdp_strategy: bool = False, program: Files | None = None,
+            facts: Facts | None = None) -> Analysis:
     """The analyses of `module` (for the merged module of a `program`, which statements are
     whose); under FSDP2 (`fsdp_strategy`) each sharding is placed before the optimizers over it
-    are built, before the names that hold the model are followed from that place."""
-    facts = Facts(module, program)
+    are built, before the names that hold the model are followed from that place. `facts`: those
+    of `module`, where the caller has them already."""
+    facts = Facts(module, program) if facts is None else facts
     found = models.find(facts, partial(fsdp.place_shard, facts) if fsdp_strategy else None)
     fed = loaders.find(facts, found)
     return Analysis(facts, found, fed, tuple(evaluation.find(facts, found, fed)), counts.find(facts, fed))
