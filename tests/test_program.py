@@ -1102,3 +1102,18 @@ def test_the_folders_above_are_asked_about_once_per_program(monkeypatch):
     monkeypatch.setattr(prog, "_installed", lambda folder: asked.append(folder) or original(folder))
     program("proj/scripts/train.py")
     assert len(asked) == len(set(asked))
+
+
+def test_python_s_own_folders_are_found_once_per_process(monkeypatch):
+    """Whether a folder is the standard library's or the installed packages' reads sysconfig's
+    paths (~1 ms, most of the conversion of a short module of the standard library); they are the
+    interpreter's, found once per process, not per file read (`ddpify convert DIR`)."""
+    import sysconfig
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    asked = []
+    original = sysconfig.get_paths
+    monkeypatch.setattr(sysconfig, "get_paths", lambda *a, **k: asked.append(1) or original(*a, **k))
+    for name in ("contextvars.py", "struct.py", "decimal.py"):
+        load(stdlib / name, (stdlib / name).read_bytes())
+    assert len(asked) <= 1

@@ -44,6 +44,7 @@ loop in its method. `Program.part_of` tells which file a node of that module bel
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -543,22 +544,28 @@ def _installed(folder: Path) -> bool:
     """Is `folder` in the standard library or among the installed packages? Those lie under
     Python's prefixes in every installation scheme: a folder outside them is answered without
     computing sysconfig's paths (a few ms, each `ddpify convert` of a project's script)."""
-    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    if not any(_under(folder, Path(p)) for p in prefixes):
+    parents = folder.parents
+    if not any(folder == p or p in parents for p in _prefixes()):
         return False
+    return any(folder == library or library in parents for library in _libraries())
+
+
+@functools.cache
+def _prefixes() -> frozenset[Path]:
+    """Python's prefixes, as written and with their links resolved: the interpreter's, found once
+    per process."""
+    written = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    return frozenset(written | {p.resolve() for p in written})
+
+
+@functools.cache
+def _libraries() -> tuple[Path, ...]:
+    """The standard library's and the installed packages' folders (sysconfig's paths, resolved):
+    the interpreter's, found once per process (`ddpify convert DIR` asks for each file under it)."""
     import sysconfig
 
     paths = sysconfig.get_paths()
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        library = Path(paths[key]).resolve()
-        if folder == library or library in folder.parents:
-            return True
-    return False
-
-
-def _under(folder: Path, prefix: Path) -> bool:
-    """Is `folder` (resolved) `prefix` or inside it, as written or with its links resolved?"""
-    return any(folder == p or p in folder.parents for p in {prefix, prefix.resolve()})
+    return tuple(Path(paths[key]).resolve() for key in ("stdlib", "platstdlib", "purelib", "platlib"))
 
 
 def _assemble(root: Path, parts: list[Part], local: frozenset[str], by_name: frozenset[cst.Call],
