@@ -1907,6 +1907,43 @@ def _names(names: List[str]) -> str:
 
 # The checks
 
+def _settings(optimizer: Any) -> "List[dict]":
+    """Each param group's settings but its parameters (``lr``, ``momentum``, ``betas``, ...) that
+    are numbers (a one-element tensor read as one), to compare between processes."""
+    found = []
+    for group in optimizer.param_groups:
+        kept = {}
+        for name, value in group.items():
+            if isinstance(value, torch.Tensor) and value.numel() == 1:
+                value = value.item()
+            if name != "params" and isinstance(value, (int, float)) or \
+                    isinstance(value, tuple) and all(isinstance(v, (int, float)) for v in value):
+                kept[name] = value
+        found.append(kept)
+    return found
+
+
+def _differing_settings(record: "_Stepped", settings: "List[Any]") -> "List[_Finding]":
+    """A finding where the processes step one optimizer with different settings (an ``lr`` each
+    picked from its own shard's losses, as an LR finder does): the same gradients, different
+    updates, so the models part. ``settings``: each process's ``_settings`` (None: not known)."""
+    known = [s for s in settings if s is not None]
+    if len(known) < 2 or all(s == known[0] for s in known) or len({len(s) for s in known}) > 1:
+        return []
+    named = sorted({name for groups in zip(*known) for name in groups[0]
+                    if len({repr(g.get(name)) for g in groups}) > 1})
+    values = "; ".join(f"{name}: " + ", ".join(repr(next((g[name] for g in s if name in g), None)) for s in known)
+                       for name in named)
+    return [_Finding(
+        "differing-settings", *record.site,
+        f"after this optimizer's 2nd step its settings differ between processes ({values}, in rank "
+        f"order): every process steps the averaged gradients with its own {', '.join(named)}, so the "
+        f"models part",
+        "a manual change: compute the value on the main process (or from numbers added up over the "
+        "processes) and give every process the same, e.g. value = from_main_process(lambda: value); a "
+        "setting picked from each process's own losses (an LR finder over a sharded loader) differs")]
+
+
 @dataclass
 class _Stepped:
     """An optimizer the checks have seen step: where it was built, the parameters it stepped, the
@@ -1916,6 +1953,7 @@ class _Stepped:
     params: List[torch.Tensor]
     key: str
     count: int = 0
+    settings: Any = None  # its param groups' settings at its 2nd step (``_settings``)
 
 
 class _SelfCheck:
@@ -2406,6 +2444,7 @@ class _SelfCheck:
         record.count += 1
         self.steps += 1
         if record.count == 2:
+            record.settings = _settings(optimizer)
             self.compare(record)
         waiting = [o for o in self.optimizers if o not in self.stepped]  # built, not stepped yet
         if self.step_undo and ((not waiting and all(r.count >= 2 for r in self.stepped.values()))
@@ -2447,7 +2486,7 @@ class _SelfCheck:
         step in time."""
         params = [p for p in record.params if not _held_in_parts(p)]
         sums = torch.stack([_checksum(p).cpu() for p in params]).tolist() if params else []
-        parts, missing = self.exchange(record.key, (self.pending, sums, self.lengths))
+        parts, missing = self.exchange(record.key, (self.pending, sums, self.lengths, record.settings))
         parts = [part for part in parts if len(part[1]) == len(sums)]  # the same parameters
         self.pending = []
         findings = _merge([part[0] for part in parts])
@@ -2472,6 +2511,7 @@ class _SelfCheck:
                     f"forever (a hang)",
                     "give every process as many batches: a DistributedSampler pads to equal shards "
                     "(rewrite shard-data); or drop_last=True on equal-sized shards"))
+        findings += _differing_settings(record, [part[3] if len(part) > 3 else None for part in parts])
         differ = [p for i, p in enumerate(params) if len({part[1][i] for part in parts}) > 1]
         if differ:
             owners = _owners(differ, self.wrapped)

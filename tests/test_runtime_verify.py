@@ -721,6 +721,32 @@ def test_the_checksums_of_another_process_come_from_the_store(check, capsys, ran
                              "parameters differ between processes (bias)")
 
 
+@pytest.mark.parametrize("rank1_lr, found", [(0.2, True), (0.1, False)])
+def test_an_optimizer_whose_settings_differ_between_processes_is_a_finding(check, capsys, rank0_of_2_with_a_store,
+                                                                           rank1_lr, found):
+    """An LR finder over a sharded loader picks each process's learning rate from its own shard's
+    losses (`best_lr = finder.range_test(loader)`, then `g["lr"] = best_lr`): the same averaged
+    gradients, different updates. The self-check said only "diverged-parameters ... change the
+    weights only by the optimizer's step", which the program does; the settings are named now."""
+    import pickle
+
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    comparing = check()
+    comparing.prefix = "ddpify/verify/test/"
+    record = rt._Stepped(("train.py", 12), list(model.parameters()), comparing.exchange_key(("train.py", 12)))
+    record.settings = rt._settings(optimizer)
+    other = torch.optim.SGD(model.parameters(), lr=rank1_lr, momentum=0.9)
+    sums = [int(rt._checksum(p)) for p in model.parameters()]
+    rank0_of_2_with_a_store.set("ddpify/verify/test/train.py:12#0/1", pickle.dumps(([], sums, {}, rt._settings(other))))
+    comparing.compare(record)
+    err = [line for line in capsys.readouterr().err.splitlines() if "differing-settings" in line]
+    assert bool(err) is found
+    if found:
+        assert err[0].startswith("train.py:12: differing-settings: after this optimizer's 2nd step its settings differ "
+                                 "between processes (lr: 0.1, 0.2, in rank order)")
+
+
 def test_a_synced_model_whose_parameters_differ_after_the_2nd_step_is_a_finding(check, capsys, rank0_of_2_with_a_store):
     """pt.darts' search (seventh fresh sweep, tuning): the controller is synced (sync_gradients),
     yet the architect sets its alphas' gradients by hand (`alpha.grad = da - xi * h`, from a
