@@ -263,6 +263,8 @@ class Ranks:
                 sources = self.attribute_of_passed(ref)  # `args.should_save` set by the caller of `train(args)`
             if self.set_on_some_ranks(test):
                 return True
+            if sources and all(isinstance(s, cst.Integer) for s in sources) and self.rank_name(test):
+                return True  # `cfg.LOCAL_RANK = 0`, a default: the rank is set where no source shows it
             if sources and depth > 0 and ref is not None and not self.cycles.held(ref, self._following):
                 # what it holds, not what it is called (`do_multi_rank_gather`); a name passed on
                 # as it is (`self.device_id = device_id`, a constructor's argument in another
