@@ -1784,8 +1784,9 @@ def _sampler_chain(roots: List[Any]) -> List[Any]:
 
 def _sharded(loader: DataLoader) -> Optional[bool]:
     """True: a sampler shards ``loader``; False: a plain torch sampler reads its whole map-style
-    data set on every process; None: cannot tell (an IterableDataset, a custom sampler)."""
-    if isinstance(loader.dataset, IterableDataset):
+    data set on every process; None: cannot tell (an IterableDataset, a custom sampler, or no
+    DataLoader at all: an ``enumerate`` or a generator over one)."""
+    if not isinstance(loader, DataLoader) or isinstance(loader.dataset, IterableDataset):
         return None
     samplers = _samplers(loader)
     if any(isinstance(s, (DistributedSampler, ShardedSampler, ExactSplitSampler))

@@ -1026,6 +1026,44 @@ def test_a_module_whose_top_level_shards_a_loader_joins_the_process_group_when_i
     assert result.code.index("args = argparse.ArgumentParser().parse_args()\n    init_distributed_mode()") > 0
 
 
+def test_a_module_whose_class_body_wraps_a_model_joins_the_process_group_when_imported():
+    """A config class whose body builds the models, their optimizers and the rest at import
+    (`class CONFIG: NET = Net(); OPTIMIZER = Adam(NET.parameters())` in `config.py`, which `train.py`
+    imports before `main()` runs; pettod/pytorch-template, ninth fresh sweep's tuning half): the
+    wrap in the class body ran before `main()` joined the group ("Default process group has not
+    been initialized"). A class body runs on import as top-level code does: the module joins the
+    group first."""
+    write({
+        "train.py": """\
+            import torch
+            from config import CONFIG
+
+            def main():
+                for epoch in range(2):
+                    for x, y in CONFIG.LOADER:
+                        CONFIG.OPTIMIZER.zero_grad()
+                        ((CONFIG.NET(x) - y) ** 2).mean().backward()
+                        CONFIG.OPTIMIZER.step()
+
+            if __name__ == "__main__":
+                main()
+            """,
+        "config.py": """\
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+
+            class CONFIG:
+                NET = torch.nn.Linear(4, 1)
+                OPTIMIZER = torch.optim.SGD(NET.parameters(), lr=0.1)
+                LOADER = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 1)), batch_size=4, shuffle=True)
+            """,
+    })
+    result = convert_program(program())
+    config = result.modules["config.py"].code
+    assert config.index("init_distributed_mode()\n") < config.index("class CONFIG:") < \
+        config.index("DistributedDataParallel(NET")
+
+
 def test_a_class_a_package_re_exports_is_followed_through_the_packages_attributes():
     """kwotsin/mimicry (sixth fresh sweep, held out): `import torch_mimicry as mmc`, then
     `mmc.training.Trainer(netD=netD, ...)`, whose package re-exports the class with `from .trainer

@@ -78,6 +78,14 @@ def test_sum_over_shards_adds_up_a_sharded_loaders_sums_only(monkeypatch):
     assert rt.sum_over_shards(whole, 3, 1.5) == (3, 1.5) and rt.sum_over_shards(whole, 2.5) == 2.5
 
 
+def test_sum_over_shards_over_no_loader_keeps_the_values():
+    """`sum_over_shards(loop, correct)` with `loop` an `enumerate` of a generator over zipped loaders
+    (YannLeo's DANN trainer, ninth fresh sweep) raised AttributeError ('enumerate' object has no
+    attribute 'dataset') in every process: what it cannot tell is sharded keeps its values."""
+    assert rt.sum_over_shards(enumerate(zip([1], [2])), 3) == 3
+    assert rt.sum_over_shards(iter([]), 3, 1.5) == (3, 1.5)
+
+
 def test_sum_over_shards_gives_numpy_back_as_numpy(monkeypatch):
     """`running_loss += loss.detach().cpu().numpy() * n`: reduce_sum adds tensors; the sum returns
     as the numpy array (or scalar) it was."""

@@ -5,7 +5,9 @@ assignments, helper functions that return it, dicts keyed by phase, `self.` attr
 arguments of the functions that own the loop. A loader that no training loop reads, or whose
 name says it evaluates (unless a training loop zips it with another), is left unsharded here; its evaluation loops are split where that is
 exact (ddpify.analysis.evaluation), and read whole elsewhere. A loader that trains with `shuffle=False` is sharded
-with `DistributedSampler(..., shuffle=False)`. No loader is sharded when no model is wrapped.
+with `DistributedSampler(..., shuffle=False)`. No loader is sharded when no model is wrapped, nor
+when an optimizer steps a model ddpify could not find (`withheld`): on sharded data that model,
+left bare, would train apart on each process; on whole data every process trains it alike.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, param_names, target_names
 from ddpify.analysis import objects, phases
 from ddpify.analysis.objects import Sites
-from ddpify.analysis.models import Models
+from ddpify.analysis.models import Models, bare_tensors
 from ddpify.syntax.names import dotted
 
 EVAL_NAME = re.compile(r"val|test|eval|dev|holdout", re.IGNORECASE)
@@ -44,6 +46,8 @@ class Loaders:
     sharded_loops: list[cst.For]  # batch loops over a sharded loader, training or not
     by_key: dict[cst.Call, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # comprehension-built: (dict, keys to shard)
     remade: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # (statement, loader): its iterator made again at its end
+    # training loaders left whole, each with an optimizer whose model was not found (nor wrapped)
+    withheld: list[tuple[cst.Call, cst.CSTNode]] = field(default_factory=list)
 
 
 def find(facts: Facts, models: Models) -> Loaders:
@@ -69,6 +73,9 @@ def find(facts: Facts, models: Models) -> Loaders:
         training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
     if not models.wrapped:  # without DDP, sharded data would train a different model per process
         training = []
+    unknown = [o for o in models.untraced if bare_tensors(facts, o) is None]
+    withheld = training if unknown else []  # an optimizer steps a model ddpify did not find, and so did not wrap:
+    training = [] if unknown else training  # on sharded data that model would train apart on each process
     iterable = [c for c in training if is_iterable_dataset(facts, c)]
     training = [c for c in training if c not in iterable]
     loops, looped = _epoch_loops(facts, fed, training)
@@ -80,7 +87,8 @@ def find(facts: Facts, models: Models) -> Loaders:
                                         *_reading_sharded(facts, loader_calls, training, drawing)]))
     manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing and _slices_by_hand(facts, lp)]
     by_key = {c: found for c, found in by_key.items() if found is not None and c in training}
-    return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key, remade)
+    return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key, remade,
+                   [(c, unknown[0]) for c in withheld if c not in iterable])
 
 
 def _reading_sharded(facts: Facts, loader_calls: list[cst.Call], training: list[cst.Call],
@@ -408,11 +416,19 @@ def _zipped(facts: Facts, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [expr]
 
 
-def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False) -> cst.BaseExpression:
+def drawn_from(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The loader a batch loop over `expr` draws from, as that loop's function can name it: through
+    iterator adapters, `zip`'s first iterable, a local name bound once and a generator of the
+    program that hands out the items of its argument (`for i, (a, b) in loop:` after `loop =
+    enumerate(self.progress(zip(self.source, self.target)))`: `self.source`)."""
+    return _through(facts, expr, names=True)
+
+
+def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False, names: bool = False) -> cst.BaseExpression:
     """What a batch loop's iterable draws from: through iterator adapters (`enumerate(tqdm(x))`,
     and `zip`'s first iterable unless `keep_zip`), the calls of a generator of the program that
     hands out the items of an argument (`self.progress(x, epoch=epoch)`: `x`; objects.passed_through)
-    and, with `keep_zip`, a local name bound once (`loop = enumerate(self.progress(zip(a, b)))`)."""
+    and, with `keep_zip` or `names`, a local name bound once (`loop = enumerate(self.progress(zip(a, b)))`)."""
     flow = objects.of(facts)
     seen: set[int] = set()
     while id(expr) not in seen:
@@ -427,7 +443,7 @@ def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False) -> 
         if passed is not None:
             expr = passed
             continue
-        ref = facts.ref(expr) if isinstance(expr, cst.Name) and keep_zip else None
+        ref = facts.ref(expr) if isinstance(expr, cst.Name) and (keep_zip or names) else None
         sources = facts.sources(ref) if ref is not None and type(ref.scope) is cst.FunctionDef else []
         if len(sources) == 1 and any(v is sources[0] for _, v, _ in facts.writes(ref)):
             expr = sources[0]

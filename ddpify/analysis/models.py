@@ -1389,3 +1389,23 @@ def _conditional_to(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> bool:
 def _in_same_loop(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> bool:
     """Is there a loop around both (a later rebinding is seen by the next iteration)?"""
     return any(isinstance(a, (cst.For, cst.While)) and facts.is_inside(stmt, a) for a in facts.ancestors(expr))
+
+
+TENSORS = frozenset(f"torch.{f}" for f in (
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "rand", "randn", "arange", "linspace",
+    "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like"))
+
+
+def bare_tensors(facts: Facts, optimizer: cst.CSTNode) -> cst.List | cst.Tuple | None:
+    """The list of tensors an optimizer is given (`Adam([self.log_alpha], lr=lr)`) where each is
+    made by a tensor factory of torch (`torch.zeros(1, requires_grad=True)`, `torch.tensor(x)`,
+    moved or not): no module holds it, so no wrapper would sync it. None for anything else."""
+    arg = (mt.positional(optimizer, 0) or mt.keyword(optimizer, "params")) if isinstance(optimizer, cst.Call) else None
+    if arg is None or not isinstance(arg.value, (cst.List, cst.Tuple)) or not arg.value.elements:
+        return None
+    flow = objects.of(facts)
+    for element in arg.value.elements:
+        sites = flow.values(element.value) if isinstance(element, cst.Element) else None
+        if not sites or not all(isinstance(s, cst.Call) and facts.qualify(s.func) in TENSORS for s in sites):
+            return None
+    return arg.value

@@ -16,8 +16,8 @@ Where it goes: right after argument parsing (after the call of a `parse_args()` 
 at the top of the function the `if __name__ == "__main__":` block calls; else after the imports
 of a script that runs at top level. In a program, a module of the project whose top-level code
 shards a loader, wraps a model or draws random numbers when it is imported (`loaders = {"train":
-DataLoader(...)}` in `data.py`, imported before `main()` runs) calls it too, after its imports
-(a second call does nothing). A module that only defines a trainer (no entry point, nothing
+DataLoader(...)}` in `data.py`, imported before `main()` runs; or a class body's `NET = Net()`,
+which runs on import too) calls it too, after its imports (a second call does nothing). A module that only defines a trainer (no entry point, nothing
 run at import) gets a TODO instead: its importer must initialise. `CUDA_VISIBLE_DEVICES` set in
 the script gets a TODO too: it would pin every process to one GPU.
 """
@@ -147,14 +147,27 @@ def _on_import(facts: Facts, analysis: Analysis) -> list[cst.CSTNode]:
     firsts: dict[str, cst.CSTNode] = {}  # by the module's name
     needed: list[cst.CSTNode] = []
     for stmt in facts.module.body:
-        if stmt not in library or mt.is_preamble(stmt):
+        run = _class_body(stmt) if isinstance(stmt, cst.ClassDef) else [stmt]
+        if stmt not in library or not run or mt.is_preamble(stmt) and not isinstance(stmt, cst.ClassDef):
             continue
         first = firsts.setdefault(facts.program.part_of(stmt, facts.parents).name, stmt)
-        if first not in needed and _reaches(
-                facts, stmt, lambda node: any(facts.is_inside(site, node) for site in sites)
-                or any(_draws(facts, c) for c in facts.calls_in(node))):
+        if first not in needed and any(_reaches(
+                facts, part, lambda node: any(facts.is_inside(site, node) for site in sites)
+                or any(_draws(facts, c) for c in facts.calls_in(node))) for part in run):
             needed.append(first)
     return needed
+
+
+def _class_body(cls: cst.ClassDef) -> list[cst.CSTNode]:
+    """The statements of a class body that run when the class is defined (`NET = Net()` in `class
+    CONFIG:`), nested classes' included; not its methods."""
+    found: list[cst.CSTNode] = []
+    for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
+        if isinstance(stmt, cst.ClassDef):
+            found += _class_body(stmt)
+        elif not isinstance(stmt, cst.FunctionDef) and not mt.is_docstring(stmt):
+            found.append(stmt)
+    return found
 
 
 def _draws(facts: Facts, call: cst.Call) -> bool:

@@ -86,10 +86,15 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                       "each process's pass now holds 1/N of the batches: endless() starts the next pass (next epoch) "
                       "where one ends")
         edits.add_import("ddpify_runtime", "endless")
+    for call, optimizer in found.withheld:
+        stepping = f"`{facts.code(optimizer.func)}(...)`" if isinstance(optimizer, cst.Call) else "an optimizer"
+        edits.todo(facts.statement(call), f"this loader trains but is left whole: {stepping} (a TODO there) steps a "
+                   "model ddpify could not find, and so did not wrap; on sharded data that model would train apart "
+                   "on each process: wrap it by hand, then shard this loader (DistributedSampler)")
     if found.training:
         edits.warn(found.training[0], "batch_size is now per process: the global batch is batch_size x "
                      "the number of processes")
-    elif analysis.models.wrapped and not found.manual and not found.iterable:
+    elif analysis.models.wrapped and not found.manual and not found.iterable and not found.withheld:
         outer = _outermost_training_loop(facts)
         if outer is not None:
             edits.todo(outer, "no DataLoader feeds this training, so ddpify cannot shard its data: every process "

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis.loaders import drawn_from
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
@@ -56,7 +57,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                 if used and _full_size(facts, right, stmt):
                     divided.append((sorted(used)[0], stmt))
         names = sorted({name for name, _ in divided})
-        loader = mt.strip_iteration(loop.iter) if isinstance(loop, cst.For) else None
+        loader = drawn_from(facts, loop.iter) if isinstance(loop, cst.For) else None
         if names and loader is not None and _rereadable(loader) and set(names) <= _restarted(facts, loop):
             summed = ", ".join(names)
             edits.insert_after(loop, f"{summed} = sum_over_shards({facts.code(loader)}, {summed})\n")

@@ -93,7 +93,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from ddpify.analysis import fsdp, objects
-from ddpify.analysis.models import penalties
+from ddpify.analysis.models import bare_tensors, penalties
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
@@ -166,12 +166,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
 def _untraced(facts: Facts, edits: Edits, models: Models, options: Options) -> None:
     """The optimizers whose model was not found: the tensors of one that no module holds are synced;
     the others get a TODO."""
-    unsharded = "" if models.wrapped else \
-        " (until a model is wrapped, ddpify leaves the training data whole too)"
+    unsharded = " (until a model is wrapped, ddpify leaves the training data whole too)" if not models.wrapped \
+        else " (until it is, ddpify leaves the training data whole too)"
     wrap = "shard it with `model = shard_model(model)` before building the optimizer" if options.fsdp else \
         "wrap that model in DistributedDataParallel(model, device_ids=device_ids(model))"
     for optimizer in models.untraced:
-        tensors = _bare_tensors(facts, optimizer)
+        tensors = bare_tensors(facts, optimizer)
         if tensors is not None:
             edits.replace(tensors, lambda node: cst.Call(cst.Name("sync_gradients"), [cst.Arg(node)]),
                           f"the optimizer's tensors `{facts.code(tensors)}` belong to no module, so no wrapper syncs "
@@ -181,26 +181,6 @@ def _untraced(facts: Facts, edits: Edits, models: Models, options: Options) -> N
             continue
         edits.todo(facts.statement(optimizer), f"could not tell which model this optimizer trains: {wrap} "
                    f"by hand{unsharded}")
-
-
-TENSORS = frozenset(f"torch.{f}" for f in (
-    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "rand", "randn", "arange", "linspace",
-    "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like"))
-
-
-def _bare_tensors(facts: Facts, optimizer: cst.CSTNode) -> cst.List | cst.Tuple | None:
-    """The list of tensors an optimizer is given (`Adam([self.log_alpha], lr=lr)`) where each is
-    made by a tensor factory of torch (`torch.zeros(1, requires_grad=True)`, `torch.tensor(x)`,
-    moved or not): no module holds it, so no wrapper would sync it. None for anything else."""
-    arg = (mt.positional(optimizer, 0) or mt.keyword(optimizer, "params")) if isinstance(optimizer, cst.Call) else None
-    if arg is None or not isinstance(arg.value, (cst.List, cst.Tuple)) or not arg.value.elements:
-        return None
-    flow = objects.of(facts)
-    for element in arg.value.elements:
-        sites = flow.values(element.value) if isinstance(element, cst.Element) else None
-        if not sites or not all(isinstance(s, cst.Call) and facts.qualify(s.func) in TENSORS for s in sites):
-            return None
-    return arg.value
 
 
 _PENALTY_DDP = ("torch.autograd.grad through a model DistributedDataParallel wraps (a gradient penalty), run in "

@@ -185,6 +185,39 @@ for epoch in range(3):
     ]),
 ]
 
+ZIPPED = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+source = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+target = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def train_epoch():
+    correct = 0
+    loop = enumerate(zip(source, target))
+    for i, ((x, y), (u, _)) in loop:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+        correct += (model(x) > y).sum().item()
+    return correct / len(source.dataset)
+
+
+for epoch in range(2):
+    train_epoch()
+"""
+
+
+def test_a_sum_over_a_loop_through_a_local_enumerate_is_summed_over_the_loader_it_draws_from():
+    """`loop = enumerate(self.progress(zip(source, target)))`, then `for ... in loop:` (YannLeo's DANN
+    trainer): the sum went to `sum_over_shards(loop, ...)`, an enumerate object, not a loader."""
+    from tests.support.snippets import only
+    out = only(NAME, ZIPPED)
+    assert "    correct = sum_over_shards(source, correct)\n" in out
+
+
 UNCHANGED = [
     # near miss: the same function run over the evaluation loader only, which stays whole here
     pytest.param(EVALUATES.format(summed="", calls="    test(model, test_loader)\n"),
