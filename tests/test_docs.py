@@ -265,6 +265,10 @@ for step in range(4):
                           "opt = torch.optim.SGD([*model.parameters(), *netG.parameters()], lr=0.1)\n"
                           + EPOCHS + "{example}\n"],
     "load-map-location": IMPORTS + LOADER + MODEL + "{example}\n" + EPOCHS,
+    "agree-plateau": IMPORTS + LOADER + MODEL + "scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)\n"
+                     "for epoch in range(2):\n    running = 0.0\n    for x, y in loader:\n        opt.zero_grad()\n"
+                     "        loss = ((model(x) - y) ** 2).mean()\n        loss.backward()\n        opt.step()\n"
+                     "        running += loss.item()\n{example:4}\n",
 }
 ALSO = {"unwrap-model": frozenset({"wrap-model"}), "accumulate-no-sync": frozenset({"wrap-model"}),
         "shard-eval": frozenset({"wrap-model"})}

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ddpify.rewrites import (
     accumulate_no_sync,
+    agree_plateau,
     agree_stop,
     download_first,
     init_distributed,
@@ -80,6 +81,7 @@ REWRITES: tuple[Rewrite, ...] = tuple(_load(m) for m in (
     set_epoch,
     accumulate_no_sync,
     agree_stop,
+    agree_plateau,
     shard_metrics,
     main_process_only,
     load_map_location,

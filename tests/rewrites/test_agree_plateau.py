@@ -1,0 +1,106 @@
+"""agree-plateau: a ReduceLROnPlateau stepped on a metric each process computes on its own shard
+is stepped on the main process's value (from_main_process); under a test that may differ between
+processes, a TODO; a shared metric, another scheduler, a step with no metric: left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.snippets import TRAINS, pair, rewrite_tests
+
+NAME = "agree-plateau"
+
+# an epoch loop that sums this process's training loss over its shard
+SUMMED = TRAINS.instead_of("loop").enclosing(setup="""\
+scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0)
+for epoch in range(3):
+    running = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        running += loss.item()
+""", indent="    ")
+
+TODO = ("# TODO(ddpify): this plateau scheduler steps on `running / len(loader)`, which may differ between processes, "
+        "under a test that may too: give every process the same value (from_main_process) where all of them run, "
+        "or their learning rates part\n")
+
+PAIRS = [
+    pair("""\
+scheduler.step(running / len(loader))
+""", """\
+from ddpify_runtime import from_main_process
+
+scheduler.step(from_main_process(lambda: running / len(loader)))
+""", "a_plateau_scheduler_steps_on_the_main_process_s_value_of_a_shard_metric", report=[
+        "change: the plateau scheduler steps on the main process's `running / len(loader)` (from_main_process): "
+        "each process's own would lower its learning rate at another epoch",
+    ], scaffold=SUMMED),
+    # a trainer's scheduler, kept on self, stepped with the keyword
+    pair("""\
+
+class Trainer:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.sched = torch.optim.lr_scheduler.ReduceLROnPlateau(self.opt)
+
+    def fit(self):
+        for epoch in range(2):
+            total = 0.0
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                loss = ((self.model(x) - y) ** 2).mean()
+                loss.backward()
+                self.opt.step()
+                total += loss.item()
+            self.sched.step(metrics=total)
+
+
+Trainer(torch.nn.Linear(2, 1), loader).fit()
+""", """\
+from ddpify_runtime import from_main_process
+
+
+class Trainer:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.sched = torch.optim.lr_scheduler.ReduceLROnPlateau(self.opt)
+
+    def fit(self):
+        for epoch in range(2):
+            total = 0.0
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                loss = ((self.model(x) - y) ** 2).mean()
+                loss.backward()
+                self.opt.step()
+                total += loss.item()
+            self.sched.step(metrics=from_main_process(lambda: total))
+
+
+Trainer(torch.nn.Linear(2, 1), loader).fit()
+""", "a_trainer_s_plateau_scheduler_stepped_by_keyword", scaffold=TRAINS.instead_of("model", "opt", "loop")),
+    # under a test each process answers alone: a broadcast there could wait forever
+    pair("""\
+if running < 100.0:
+    scheduler.step(running / len(loader))
+""", """\
+if running < 100.0:
+    """ + TODO + """\
+    scheduler.step(running / len(loader))
+""", "a_step_under_a_test_that_may_differ_between_processes_gets_a_todo", scaffold=SUMMED),
+]
+
+UNCHANGED = [
+    pytest.param(SUMMED.around("scheduler.step(0.5)\n"), id="a_metric_the_same_everywhere"),
+    pytest.param(SUMMED.around("scheduler.step()\n").replace(
+        "ReduceLROnPlateau(opt, patience=0)", "StepLR(opt, step_size=1)"), id="another_scheduler_stepped_without_a_metric"),
+]
+
+test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
