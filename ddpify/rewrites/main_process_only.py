@@ -193,6 +193,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     for call in bars:
         edits.replace(call, _disable_bar, "progress bar shown on the main process only")
         writes[call] = "tqdm"
+        for stmt in _drawing_on_bar(facts, call):
+            if not _already_guarded(facts, stmt, writes):
+                edits.guard(stmt, GUARD, "a disabled progress bar has no display: drawn on the main process only")
     if _log_file_handlers(facts, edits) or files or bars:  # not for writes the user's code guards already
         edits.add_import("ddpify_runtime", "is_main_process")
 
@@ -841,6 +844,31 @@ def _reads(facts: Facts, call: cst.Call, depth: int = 1) -> bool:
         return True
     return depth > 0 and any(_reads(facts, c, depth - 1) for f in facts.user_functions(call) for c in facts.calls_in(f))
 
+
+
+# what a disabled tqdm bar still answers (its __init__ returns before it sets up the rest: `display()`
+# reads `self.nrows`, which a disabled bar lacks)
+BAR_SAFE = frozenset({"update", "close", "set_description", "set_description_str", "set_postfix", "set_postfix_str",
+                      "refresh", "clear", "reset", "unpause", "write", "__iter__", "__enter__", "__exit__"})
+
+
+def _drawing_on_bar(facts: Facts, bar: cst.Call) -> list[cst.CSTNode]:
+    """The statements that call a method a disabled bar lacks on the name `bar` is bound to
+    (`progress_bar = trange(n)`, then `progress_bar.display(text, 1)`): each is a statement of its own."""
+    assign = facts.parent(bar)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or dotted(assign.targets[0].target) is None:
+        return []
+    ref = facts.ref(assign.targets[0].target, assign)
+    found = []
+    for call in facts.calls_in(facts.scope(bar)):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value not in BAR_SAFE and dotted(func.value) is not None \
+                and facts.ref(func.value) == ref and ref is not None:
+            stmt = facts.statement(call)
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
+                    and stmt.body[0].value is call:
+                found.append(stmt)
+    return found
 
 
 def _disable_bar(node: cst.Call) -> cst.Call:

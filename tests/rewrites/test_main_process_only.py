@@ -903,6 +903,27 @@ def test_a_writer_made_by_an_annotated_assignment_exists_on_the_main_process_onl
     assert "self.writer: SummaryWriter = SummaryWriter() if is_main_process() else None" in out
 
 
+def test_a_disabled_bar_draws_nothing_it_lacks():
+    """pettod/pytorch-template (ninth fresh sweep): `progress_bar = trange(n, leave=False)`, then
+    `progress_bar.display(text, 1)`: the bar disabled off the main process has no `nrows`, and
+    `display` raised AttributeError there, silently; the call is made on the main process only,
+    `set_description` (which a disabled bar takes) stays as it is."""
+    out = only(NAME, SCRIPT.instead_of("loop").around("""\
+from tqdm import trange
+
+for epoch in range(2):
+    progress_bar = trange(2, leave=False)
+    progress_bar.set_description("epoch")
+    for i, (x, y) in zip(progress_bar, train_loader):
+        opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        opt.step()
+        progress_bar.display("loss", 1)
+"""))
+    assert "    progress_bar.set_description(\"epoch\")\n" in out
+    assert "        if is_main_process():\n            progress_bar.display(\"loss\", 1)\n" in out
+
+
 def test_a_read_of_a_main_process_only_writer_is_the_main_process_value():
     """`self.writer.log_dir` on every process raised AttributeError off the main process, silently
     converted; its method calls are guarded, and its attribute reads take the main process's value
