@@ -339,11 +339,19 @@ class SameValues:
             return any(self._reads_rank_by_role(side, depth) for side in (test.left, test.right))
         if self.ranks.asks_distributed(test):
             return False  # `RANK > -1`: whether the run is distributed, not which rank this is
-        nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else read_names(test)
+        nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else self._read_for_rank(test)
         refs = [r for r in map(self.facts.ref, nodes) if r is not None]
         return any(r in self.ranks.ranks_by_role for r in refs) or depth > 0 and any(
             self._reads_rank_by_role(s, depth - 1) for r in refs for s in self.facts.sources(r)
             if (not isinstance(s, (cst.Name, cst.Attribute)) or self.facts.ref(s) != r) and not self._reads_file(s))
+
+    def _read_for_rank(self, test: cst.CSTNode) -> list[cst.CSTNode]:
+        """The names `test` reads for its value (`read_names`), but not a sampler, loader or data
+        set it only takes the length of: `len(train_sampler)` of a sampler given this process's
+        rank is its share, which distributed sampling makes the same on every process."""
+        sized = {id(n) for c in mt.findall(test, cst.Call) if mt.is_call_of(c, "len") and len(c.args) == 1
+                 and self._data(c.args[0].value) for n in names_in(c.args[0].value)}
+        return [n for n in read_names(test) if id(n) not in sized]
 
     def _reads_file(self, node: cst.CSTNode) -> bool:
         """A load of saved state (`trainer.load_checkpoint(path)`, `torch.load(path)` of a path
