@@ -502,6 +502,9 @@ class Facts:
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             cls = self.enclosing_class(call)
             return self._methods(cls, func.attr.value) if cls is not None else []
+        if isinstance(func, cst.Attribute) and (cls := self._class_named(func.value)) is not None:
+            # `DeepSpeech.serialize(model, ...)`: a static or class method, called on the class
+            return [m for m in self._methods(cls, func.attr.value) if _static_or_class(m)]
         classes = self._instances_of(func.value) if isinstance(func, cst.Attribute) else []
         # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`, `model.train(loader)` where `model`
         # is `GAN(args)` or `DCGAN(args)` by the branch taken
@@ -655,6 +658,16 @@ class Facts:
         """The class of this file `expr` is an instance of, when it is one class."""
         classes = self._instances_of(expr)
         return classes[0] if len(classes) == 1 else None
+
+    def _class_named(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
+        """The class of the program `expr` names (`DeepSpeech`, `model.DeepSpeech` of `import
+        model`), where no assignment rebinds the name."""
+        if isinstance(expr, cst.Attribute) and self.is_program_module(expr.value):
+            expr = expr.attr
+        if not isinstance(expr, cst.Name) or expr.value in self.functions:
+            return None
+        ref = self.ref(expr)
+        return None if ref is not None and self.writes(ref) else self.classes.get(self._defined_name(expr))
 
     def _instances_of(self, expr: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes of this file `expr` may be an instance of: `Cls(...)`, or a name every
@@ -1105,6 +1118,12 @@ PROPERTIES = frozenset({"property", "cached_property"})  # decorators that make 
 def is_property(func: cst.FunctionDef) -> bool:
     """`@property`, `@functools.cached_property`: a method read as an attribute."""
     return any((dotted(d.decorator) or "").rpartition(".")[2] in PROPERTIES for d in func.decorators)
+
+
+def _static_or_class(func: cst.FunctionDef) -> bool:
+    """`@staticmethod`, `@classmethod`: a method called on its class, its arguments its parameters
+    (after `cls`)."""
+    return any(dotted(d.decorator) in ("staticmethod", "classmethod") for d in func.decorators)
 
 
 def param_names(func: cst.FunctionDef) -> list[str]:

@@ -11,6 +11,7 @@ from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Ref, param_names
 from ddpify.syntax.names import dotted
 
 
@@ -41,12 +42,16 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     program that returns true only under its own such test of the object it is given:
     `isimplemented(model, "x")` testing `name in dir(obj)`). Also found: `getattr(model, "x", default)`, which on the wrapper
     returns the default without a word, and `model.dtype` (a Hugging Face model's, not
-    nn.Module's). `--fix` adds `.module` where the name holds the wrapper on every path.
+    nn.Module's). A function of another module of the program that reads such an attribute of
+    the wrapper it is handed (a static method, `Speech.serialize(model)` of model.py reading
+    `model.hidden_size`) is also reported at the checked file's call that hands it over. `--fix`
+    adds `.module` where the name holds the wrapper on every path.
     """
     f = ctx.facts
     if not ctx.ddp_refs:
         return
     containers = _containers(ctx)
+    reported: set[cst.Call] = set()
     for attr in f.attributes:
         name = attr.attr.value
         if ctx.module_api(name):
@@ -59,6 +64,12 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
         owner = f.code(attr.value)
         yield Hit(attr, f"`{owner}` holds the DDP wrapper, which has no `{name}`: use `{owner}.module.{name}`",
                   _through_module(attr) if holds == WRAPPER else None)
+        for site, arg in _handed_from_elsewhere(ctx, attr):  # `DeepSpeech.serialize(model)` of model.py's reads
+            if site not in reported:
+                reported.add(site)
+                yield Hit(site, f"`{f.code(site.func)}()` reads `{owner}.{name}` ({f.program.part_of(attr, f.parents).rel}) "
+                                f"of the DDP wrapper `{f.code(arg)}` it is handed, which has no `{name}`: "
+                                f"pass `{f.code(arg)}.module`")
     for call in f.calls:  # `getattr(model, "x", default)`: on the wrapper, the default, silently
         name = string_value(call.args[1].value) if mt.is_call_of(call, "getattr") and len(call.args) >= 2 else None
         if not name or ctx.module_api(name):
@@ -72,6 +83,26 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
         owner = f.code(obj)
         yield Hit(call, f"`{owner}` holds the DDP wrapper, which has no `{name}`: this getattr "
                         f"{'returns its default' if len(call.args) > 2 else 'raises'}; read `{owner}.module`")
+
+
+def _handed_from_elsewhere(ctx: Context, attr: cst.Attribute) -> list[tuple[cst.Call, cst.BaseExpression]]:
+    """Where `attr` reads a parameter of a function of another module of the program, the calls of
+    that function in other files that hand it the wrapper, with the argument (`DeepSpeech.serialize(
+    model, ...)` in train.py, whose static method in model.py reads `model.version`): the checked
+    file's line that breaks."""
+    f = ctx.facts
+    func, param = f.scope(attr), attr.value
+    if f.program is None or not isinstance(func, cst.FunctionDef) or not isinstance(param, cst.Name) \
+            or param.value not in param_names(func) or f.writes(Ref(func, param.value)):
+        return []
+    home = f.program.part_of(attr, f.parents)
+    found = []
+    for site in f.call_sites(func):
+        arg = f.argument_for(site, func, param.value)
+        if arg is not None and f.program.part_of(site, f.parents) is not home and ctx.holds_ddp(arg) is not None \
+                and not ctx.unwrapped_here(arg):
+            found.append((site, arg))
+    return found
 
 
 def _before_the_wrap(ctx: Context, expr: cst.BaseExpression) -> bool:
