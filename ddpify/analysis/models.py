@@ -1077,6 +1077,7 @@ class Holds(Enum):
 
 WRAPPER, MAYBE = Holds.WRAPPER, Holds.MAYBE
 DDP = "torch.nn.parallel.DistributedDataParallel"
+APEX_DDP = "apex.parallel.DistributedDataParallel"  # NVIDIA apex's wrapper: the model is its `.module` too
 
 
 def written_wraps(facts: Facts) -> dict[Ref, Model]:
@@ -1204,12 +1205,13 @@ def _expression(name: str) -> cst.BaseExpression:
 
 
 def _is_wrap(facts: Facts, value: cst.BaseExpression, depth: int = 2) -> bool:
-    """`DDP(model, ...)`, or a call of a program function that returns one (`model =
+    """`DDP(model, ...)` (torch's, or apex's `apex.parallel.DistributedDataParallel`, the same
+    wrapper of `.module`), or a call of a program function that returns one (`model =
     ddp_wrap(model, ctx)` of a project's helper: `return DDP(model, ...)`, maybe after `if not
     distributed: return model`, the one-process run, which `check` is not about)."""
     if not isinstance(value, cst.Call):
         return False
-    if facts.qualify(value.func) == DDP:
+    if facts.qualify(value.func) in (DDP, APEX_DDP):
         return True
     return depth > 0 and any(_is_wrap(facts, r, depth - 1) for func in facts.user_functions(value)
                              for r in facts.returned(func))

@@ -44,8 +44,9 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     returns the default without a word, and `model.dtype` (a Hugging Face model's, not
     nn.Module's). A function of another module of the program that reads such an attribute of
     the wrapper it is handed (a static method, `Speech.serialize(model)` of model.py reading
-    `model.hidden_size`) is also reported at the checked file's call that hands it over. `--fix`
-    adds `.module` where the name holds the wrapper on every path.
+    `model.hidden_size`) is also reported at the checked file's call that hands it over. The
+    wrapper is torch's, or NVIDIA apex's `apex.parallel.DistributedDataParallel`. `--fix` adds
+    `.module` where the name holds the wrapper on every path.
     """
     f = ctx.facts
     if not ctx.ddp_refs:
