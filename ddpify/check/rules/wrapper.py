@@ -44,7 +44,8 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     returns the default without a word, and `model.dtype` (a Hugging Face model's, not
     nn.Module's). A function of another module of the program that reads such an attribute of
     the wrapper it is handed (a static method, `Speech.serialize(model)` of model.py reading
-    `model.hidden_size`) is also reported at the checked file's call that hands it over. The
+    `model.hidden_size`, under no branch of it, and not set on the wrapper by the script) is also
+    reported at the checked file's call that hands it over. The
     wrapper is torch's, or NVIDIA apex's `apex.parallel.DistributedDataParallel`. `--fix` adds
     `.module` where the name holds the wrapper on every path.
     """
@@ -96,14 +97,47 @@ def _handed_from_elsewhere(ctx: Context, attr: cst.Attribute) -> list[tuple[cst.
     if f.program is None or not isinstance(func, cst.FunctionDef) or not isinstance(param, cst.Name) \
             or param.value not in param_names(func) or f.writes(Ref(func, param.value)):
         return []
+    if not _every_call_reads(f, attr, func):
+        return []  # `if engine == "deepspeed": model.save_checkpoint(...)`: what the call decides
     home = f.program.part_of(attr, f.parents)
     found = []
     for site in f.call_sites(func):
         arg = f.argument_for(site, func, param.value)
         if arg is not None and f.program.part_of(site, f.parents) is not home and ctx.holds_ddp(arg) is not None \
-                and not ctx.unwrapped_here(arg):
+                and not ctx.unwrapped_here(arg) and not _set_on(ctx, arg, attr.attr.value):
             found.append((site, arg))
     return found
+
+
+def _every_call_reads(f, attr: cst.Attribute, func: cst.FunctionDef) -> bool:
+    """Does every call of `func` read `attr`: is it under no branch, loop or `try` of `func`
+    (a test's own reads run)?"""
+    child: cst.CSTNode = attr
+    for anc in f.ancestors(attr):
+        if anc is func:
+            return True
+        if isinstance(anc, (cst.If, cst.While)) and child is not anc.test or isinstance(anc, cst.IfExp) and \
+                child is not anc.test or isinstance(anc, (cst.For, cst.Try, cst.BooleanOperation, cst.CompFor)):
+            return False
+        child = anc
+    return False
+
+
+def _set_on(ctx: Context, expr: cst.BaseExpression, name: str, depth: int = 3) -> bool:
+    """Does the script set `name` on what `expr` holds: on that name itself (`model.hyp = hyp`,
+    `setattr(model, "hyp", hyp)`, on the wrapper: then it is the wrapper's to read), or, for a
+    parameter, on every wrapper a call passes it (a bare model passed elsewhere has its own)?"""
+    f = ctx.facts
+    ref = f.ref(expr) if dotted(expr) else None
+    if ref is None:
+        return False
+    if (ref, name) in ctx.set_attributes:
+        return True
+    if depth <= 0 or not isinstance(ref.scope, cst.FunctionDef) or ref.name not in param_names(ref.scope):
+        return False
+    passed = [f.argument_for(site, ref.scope, ref.name) for site in f.call_sites(ref.scope)]
+    wrappers = [p for p in passed if p is not None and ctx.holds_ddp(p) is not None]
+    return bool(wrappers) and all(_set_on(ctx, p, name, depth - 1) for p in wrappers)
 
 
 def _before_the_wrap(ctx: Context, expr: cst.BaseExpression) -> bool:
@@ -120,10 +154,11 @@ def _before_the_wrap(ctx: Context, expr: cst.BaseExpression) -> bool:
 
 def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
     """`model.x = ...`, or a read of `model.x` where the script sets it on the same name (also
-    with `setattr(model, "x", ...)`): an attribute of the wrapper, which works."""
+    with `setattr(model, "x", ...)`), or on what every call passes the parameter `model` (the
+    trainer's `model.hyp = hyp` after the wrap, read by a loss helper): an attribute of the
+    wrapper, which works."""
     f = ctx.facts
-    return any(target is attr for target, _, _ in f.assigns) or (
-        f.ref(attr.value), attr.attr.value) in ctx.set_attributes
+    return any(target is attr for target, _, _ in f.assigns) or _set_on(ctx, attr.value, attr.attr.value)
 
 
 def _probed(ctx: Context, attr: cst.Attribute) -> bool:
