@@ -312,10 +312,15 @@ class Ranks:
             _asks_distributed(t) for t in test.comparisons)
 
     def _reads_rank_word(self, expr: cst.BaseExpression) -> bool:
-        """Does `expr` read a name that says rank (`read_names`)? Kept per expression: a source
-        is asked again for every test that reads its name."""
+        """Does `expr` read a name that says rank (`read_names`), other than in an argument a call
+        of the program only logs with (`get_model(cfg, verbose=RANK in {-1, 0})`, `_only_logged`)?
+        Kept per expression: a source is asked again for every test that reads its name."""
         if expr not in self._worded:
-            self._worded[expr] = any(rank_word(n) for n in read_names(expr))
+            worded = [n for n in read_names(expr) if rank_word(n)]
+            logged = {id(n) for c in mt.findall(expr, cst.Call) for a in c.args
+                      if any(self.facts.is_inside(w, a) for w in worded) and self._only_logged(c, a.value)
+                      for n in names_in(a.value)} if worded else set()
+            self._worded[expr] = any(id(n) not in logged for n in worded)
         return self._worded[expr]
 
     def _only_logged(self, call: cst.Call, arg: cst.BaseExpression, depth: int = 2) -> bool:
