@@ -1048,9 +1048,19 @@ def _kept_on_self(facts: Facts, param: Ref, copies: bool = True) -> list[Ref]:
     counts too."""
     if not isinstance(param.scope, cst.FunctionDef) or facts.enclosing_class(param.scope) is None:
         return []
-    return [ref for target, value, stmt in facts.writes_in(param.scope)
+    return [ref for written, stored, stmt in facts.writes_in(param.scope) for target, value in _unpacked(written, stored)
             if mt.is_name(_same_object(facts, value, copies), param.name) and (dotted(target) or "").startswith("self.")
             and (ref := facts.ref(target, stmt)) is not None]
+
+
+def _unpacked(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, value) of an assignment, each pair of a tuple unpacked from a tuple of as many
+    values (`self.model, self.loader = model, loader`), none starred."""
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+            and len(target.elements) == len(value.elements) \
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+    return [(target, value)]
 
 
 def _same_object(facts: Facts, value: cst.BaseExpression, copies: bool = True) -> cst.BaseExpression:

@@ -1714,7 +1714,9 @@ opt = torch.optim.SGD(model.parameters(), lr=0.1)
 Trainer(model, loader, opt).fit()
 model.train()
 """, "the_wrap_comes_before_a_trainer_method_that_trains", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
-    # the wrap comes before a trainer's method that trains the model (an instance kept in a name)
+    # the wrap comes before a trainer's method that trains the model (an instance kept in a name),
+    # and before the trainer that keeps it (`self.model, self.loader, self.opt = model, loader,
+    # opt`): it was placed after `trainer = Trainer(...)`, whose `self.model` kept the bare model
     pair("""\
 
 class Trainer:
@@ -1747,9 +1749,9 @@ class Trainer:
             self.opt.step()
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 trainer = Trainer(model, loader, opt)
-model = DistributedDataParallel(model, device_ids=device_ids(model))
 trainer.fit()
 model.train()
 """, "the_wrap_comes_before_a_trainer_method_called_through_a_name", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
@@ -1964,6 +1966,46 @@ model = torch.nn.Linear(2, 1)
 trainer = Trainer(model, loader)
 trainer.fit()
 """, "a_received_model_moved_onto_self_is_wrapped_there", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # a trainer stores what it receives by unpacking a tuple (`self.model, self.loader = model,
+    # loader`): the model is kept on self all the same, and wrapped before the store (ddpify
+    # could not tell which model the optimizer trains, and left the training whole)
+    pair("""\
+
+class Trainer:
+    def __init__(self, model, loader):
+        self.model, self.loader = model, loader
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+Trainer(torch.nn.Linear(2, 1), loader).fit()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Trainer:
+    def __init__(self, model, loader):
+        model = DistributedDataParallel(model, device_ids=device_ids(model))
+        self.model, self.loader = model, loader
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+Trainer(torch.nn.Linear(2, 1), loader).fit()
+""", "a_received_model_stored_on_self_by_unpacking_a_tuple_is_wrapped_before_the_store",
+         scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # issue 27 (dlm_gan_trainer): a trainer stores the models it receives (`self.G = G`) and moves
     # them after (`self.G.to(self.device)`): each attribute is wrapped after its move, on its
     # device (wrapped on entry, DDP took the models on the CPU, before the move onto a GPU)
