@@ -429,9 +429,19 @@ def _readers(ctx: Context, sampler: cst.Call) -> tuple[list[cst.For], list[cst.C
 
     def reads(expr: cst.CSTNode) -> bool:
         return dotted(expr) in names and f.ref(expr) in refs
-    loops = [lp for lp in f.loops if isinstance(lp, cst.For) and reads(mt.strip_iteration(lp.iter))]
+    loops = [lp for lp in f.loops if isinstance(lp, cst.For) and reads(mt.strip_iteration(lp.iter)) and not _relays(lp)]
     passed = [c for c in f.calls if any(reads(a.value) for a in c.args)] if refs else []
     return loops, passed
+
+
+def _relays(loop: cst.For) -> bool:
+    """A loop of a generator that only hands its items on (`def cycle(it): while True: for i in it:
+    yield i`): it reads nothing for itself; what draws from the generator does."""
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+    return isinstance(loop.target, cst.Name) and bool(body) and all(
+        isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield)
+            and mt.is_name(small.value.value, loop.target.value) for small in stmt.body) for stmt in body)
 
 
 SEEDS = frozenset({"torch.manual_seed", "random.seed", "numpy.random.seed", "torch.cuda.manual_seed",
