@@ -14,6 +14,9 @@ backward.
 fixtures/objects_phases (the second sweep's unet_nb): the loaders in a dict keyed by phase, both
 shuffled, one loop over the phases that steps on 'train' only and keeps the weights of the best
 validation loss: 'train' is sharded, 'val' read whole by every process, the same weights kept.
+fixtures/objects_registry (the ninth sweep's YannLeo trainers): two loaders a subclass sets, zipped into
+the base class's generator over a progress bar, reshuffled from the base's epoch loop (which names them
+by getattr: its other subclass has none); one optimizer over both modules, `itertools.chain`.
 fixtures/objects_alias (the second sweep's siamese_nb and awd_lm): `model` rebound for three
 trainings, two of them through an alias (`model = body`; an optimizer over `net` trained through
 `model = net`), a round's batches drawn with numpy by a batch sampler of the project, and a loss
@@ -45,6 +48,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_main_only": ((64,), {"G.pt", "D.pt"}),
     "objects_alias": ((64,), {"net.pt"}),
     "objects_phases": ((64,), {"model.pt"}),
+    "objects_registry": ((64, 48), {"model.pt"}),
 }
 REBUILT = {"objects_runner"}
 SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
