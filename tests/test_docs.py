@@ -249,10 +249,12 @@ for step in range(4):
                   "criterion = torch.nn.MSELoss()\n" + LOADER + MODEL
                   + "\n\ndef fit(x, y):\n    step = 0\n    loss_ema = x.mean().item()\n{example:4}\n    return step\n\n\n"
                   "for x, y in loader:\n    fit(x, y)\n",
-    "shard-metrics": IMPORTS + "phases = ['train', 'val']\nimage_datasets = {{x: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for x in phases}}\n"
-                     "dataloaders = {{x: DataLoader(image_datasets[x], batch_size=4, shuffle=(x == 'train')) for x in phases}}\n"
-                     "dataset_sizes = {{x: len(image_datasets[x]) for x in phases}}\n" + MODEL
-                     + "for epoch in range(2):\n    for phase in phases:\n        running_corrects = 0\n{example:8}\n",
+    "shard-metrics": [IMPORTS + "phases = ['train', 'val']\nimage_datasets = {{x: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for x in phases}}\n"
+                      "dataloaders = {{x: DataLoader(image_datasets[x], batch_size=4, shuffle=(x == 'train')) for x in phases}}\n"
+                      "dataset_sizes = {{x: len(image_datasets[x]) for x in phases}}\n" + MODEL
+                      + "for epoch in range(2):\n    for phase in phases:\n        running_corrects = 0\n{example:8}\n",
+                      IMPORTS + LOADER + MODEL + "def evaluate(model, data_loader):\n{example:4}\n" + EPOCHS
+                      + "    evaluate(model, loader)\n"],
     "shard-eval": "import torch.nn.functional as F\n" + IMPORTS + TRAIN
                   + "test_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randint(0, 2, (8,))), batch_size=4)\n"
                   "{example}\n",

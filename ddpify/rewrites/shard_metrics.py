@@ -11,6 +11,23 @@
     running_corrects = sum_over_shards(dataloaders[phase], running_corrects)
     epoch_acc = running_corrects.double() / dataset_sizes[phase]
 
+The same where a sum is divided by a count of what its own loop saw (`n += y.size(0)`, `len(y)`,
+`y.shape[0]`, `y.numel()`, `n += 1`), the count summed with it, so that every process reports the
+whole set's mean and not its shard's:
+
+    mae, n = 0., 0
+    for x, y in data_loader:                         # run over the sharded training loader too
+        n += y.size(0)
+        mae += torch.sum(torch.abs(model(x) - y))
+    return mae / n
+->
+    mae, n = 0., 0
+    for x, y in data_loader:                         # run over the sharded training loader too
+        n += y.size(0)
+        mae += torch.sum(torch.abs(model(x) - y))
+    mae, n = sum_over_shards(data_loader, mae, n)
+    return mae / n
+
 `sum_over_shards` (runtime) adds the sums up over the processes where that loader is sharded and
 leaves them as they are where it is read whole (the 'val' phase of a loop shared with training,
 ddpify.analysis.phases, or an evaluation function a caller also runs over the training loader),
@@ -19,8 +36,9 @@ world size - 1 samples twice). It is inserted where each sum starts afresh in th
 before the loop or the `with` around it (`running_corrects = 0`: one pass's sum), and the loop's
 loader can be read again after it (a name, an attribute, `d[phase]`). Elsewhere (a sum carried
 over passes, which adding up after each pass would count again; `for x in DataLoader(...)`) a
-TODO says to all_reduce it. Training itself is right either way (DDP averages gradients); only
-the printed or logged number is at stake.
+TODO says to all_reduce it; a mean over a count that does not start afresh there is left alone
+(one shard's mean is an estimate of the whole set's, not a fraction of it). Training itself is
+right either way (DDP averages gradients); only the printed or logged number is at stake.
 """
 
 from __future__ import annotations
@@ -40,7 +58,8 @@ if TYPE_CHECKING:
     from ddpify.options import Options
 
 NAME = "shard-metrics"
-SUMMARY = "add up over the processes a sum over one shard divided by the full dataset size (else a TODO)"
+SUMMARY = ("add up over the processes a sum over one shard divided by the full dataset size (else a TODO), "
+           "or by a count of the samples its loop saw")
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
@@ -50,26 +69,59 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         if not sums:
             continue
         scope = facts.scope(loop)
+        counts = _counts(facts, loop, sums)
         divided: list[tuple[str, cst.CSTNode]] = []  # (a sum, a statement dividing it by the full size)
+        averaged: set[str] = set()  # sums divided by a count of their own loop, and those counts
         for stmt in _later_statements(facts, loop, scope):
             for left, right in _divisions(facts, stmt):
                 used = mt.names_in(left) & sums
                 if used and _full_size(facts, right, stmt):
                     divided.append((sorted(used)[0], stmt))
-        names = sorted({name for name, _ in divided})
+                elif used - counts and isinstance(right, cst.Name) and right.value in counts:
+                    averaged |= {*(used - counts), right.value}
         loader = drawn_from(facts, loop.iter) if isinstance(loop, cst.For) else None
-        if names and loader is not None and _rereadable(loader) and set(names) <= _restarted(facts, loop):
+        summable = loader is not None and _rereadable(loader)
+        restarted = _restarted(facts, loop) if summable else set()
+        averaged = averaged if averaged <= restarted else set()  # else left alone: a ratio of one shard's
+        names = sorted({name for name, _ in divided} | averaged)
+        if names and summable and set(names) <= restarted:
             summed = ", ".join(names)
             edits.insert_after(loop, f"{summed} = sum_over_shards({facts.code(loader)}, {summed})\n")
             edits.add_import("ddpify_runtime", "sum_over_shards")
             edits.record(loop, f"{', '.join(f'`{n}`' for n in names)} summed over the processes after the loop "
                          f"(sum_over_shards, where `{facts.code(loader)}` is sharded): each is divided by the "
-                         "full dataset size")
+                         f"{'full dataset size' if divided else 'count of the samples it saw'}")
             continue
         for name, flagged in divided:
             edits.todo(flagged, f"`{name}` sums this process's shard only, but is divided by the full "
                        "dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads "
                        "about 1/world_size of the true value")
+
+
+def _counts(facts: Facts, loop: cst.For | cst.While, sums: set[str]) -> set[str]:
+    """The sums of `loop` that only count what it saw: `n += y.size(0)`, `n += len(y)`,
+    `n += y.shape[0]`, `total += targets.numel()`, `n += 1`."""
+    added: dict[str, list[cst.BaseExpression]] = {}
+    for node in facts.findall(loop.body, cst.AugAssign):
+        if isinstance(node.target, cst.Name) and node.target.value in sums:
+            added.setdefault(node.target.value, []).append(node.value)
+    return {name for name, values in added.items() if all(_counted(v) for v in values)}
+
+
+def _counted(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Integer):
+        return value.value == "1"
+    if isinstance(value, cst.Subscript):  # `y.shape[0]`
+        index = value.slice[0].slice if len(value.slice) == 1 else None
+        return mt.is_attribute(value.value, "shape") and isinstance(index, cst.Index) and \
+            isinstance(index.value, cst.Integer) and index.value.value == "0"
+    if not isinstance(value, cst.Call):
+        return False
+    if isinstance(value.func, cst.Name):  # `len(y)`
+        return value.func.value == "len" and len(value.args) == 1
+    arg = [a.value for a in value.args]
+    return mt.is_attribute(value.func, "size") and len(arg) == 1 and isinstance(arg[0], cst.Integer) and \
+        arg[0].value == "0" or mt.is_attribute(value.func, "numel") and not arg
 
 
 def _rereadable(loader: cst.BaseExpression) -> bool:

@@ -48,6 +48,41 @@ for epoch in range(2):
         opt.step()
 {calls}"""
 
+
+# an evaluation function a caller also runs over the (sharded) training loader, dividing a sum by a
+# count of the samples (or batches) its own loop saw: each process printed its shard's mean
+MEAN = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+{start}ds = TensorDataset(torch.randn(8, 2), torch.randint(0, 2, (8,)))
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+test_loader = DataLoader(ds, batch_size=4)
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def evaluate(model, data_loader):
+    correct, seen = 0, 0
+    with torch.no_grad():
+        for x, y in data_loader:
+            {count}
+            correct += (model(x).argmax(1) == y).sum().item()
+{summed}    {after}
+
+
+for epoch in range(2):
+    for x, y in train_loader:
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    evaluate(model, train_loader)
+    evaluate(model, test_loader)
+"""
+IMPORTED = "from ddpify_runtime import sum_over_shards\n\n"
+SUMMED = "        correct, seen = sum_over_shards(data_loader, correct, seen)\n"
+COUNTED_REPORT = ["change: `correct`, `seen` summed over the processes after the loop (sum_over_shards, where "
+                  "`data_loader` is sharded): each is divided by the count of the samples it saw"]
+
 TODO = ("# TODO(ddpify): `{}` sums this process's shard only, but is divided by the full dataset size: all_reduce "
         "it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value\n")
 
@@ -183,6 +218,22 @@ for epoch in range(3):
         "change: `correct` summed over the processes after the loop (sum_over_shards, where `test_loader` is "
         "sharded): each is divided by the full dataset size",
     ]),
+    pair(MEAN.format(count="seen += y.size(0)", summed="", after="print(correct / seen)", start=""),
+         MEAN.format(count="seen += y.size(0)", summed=SUMMED, after="print(correct / seen)", start=IMPORTED),
+         "a_sum_divided_by_a_count_of_the_samples_its_loop_saw_is_summed_over_the_processes_with_it",
+         report=COUNTED_REPORT),
+    pair(MEAN.format(count="seen += len(y)", summed="", after="return correct / seen", start=""),
+         MEAN.format(count="seen += len(y)", summed=SUMMED, after="return correct / seen", start=IMPORTED),
+         "a_returned_mean_over_len_of_each_batch"),
+    pair(MEAN.format(count="seen += y.numel()", summed="", after="acc = correct / seen", start=""),
+         MEAN.format(count="seen += y.numel()", summed=SUMMED, after="acc = correct / seen", start=IMPORTED),
+         "a_mean_over_numel_of_each_batch"),
+    pair(MEAN.format(count="seen += x.shape[0]", summed="", after="print(correct / seen)", start=""),
+         MEAN.format(count="seen += x.shape[0]", summed=SUMMED, after="print(correct / seen)", start=IMPORTED),
+         "a_mean_over_the_first_dimension_of_each_batch"),
+    pair(MEAN.format(count="seen += 1", summed="", after="correct /= seen", start=""),
+         MEAN.format(count="seen += 1", summed=SUMMED, after="correct /= seen", start=IMPORTED),
+         "a_mean_over_the_batches_counted_in_the_loop_divided_in_place"),
 ]
 
 ZIPPED = """\
@@ -239,31 +290,21 @@ for epoch in range(2):
         total += loss.item()
     avg = total / len(loader)
 """, id="a_mean_over_this_shard_s_batches"),
-    # near miss: divided by a count of this shard's own samples (`seen += y.size(0)`): the ratio
-    # is this process's, not a fraction of the full dataset
-    pytest.param("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-
-
-def run_epoch():
-    total, seen = 0.0, 0
-    for x, y in loader:
-        opt.zero_grad()
-        loss = ((model(x) - y) ** 2).mean()
-        loss.backward()
-        opt.step()
-        total += loss.item() * y.size(0)
-        seen += y.size(0)
-    return total / seen
-
-
-for epoch in range(2):
-    run_epoch()
-""", id="divided_by_a_count_of_the_shard_s_own_samples"),
+    # near misses of MEAN: a count never divided by; a function run over the evaluation loader only
+    # (never sharded); a running mean printed inside the loop; a count carried over the passes
+    pytest.param(MEAN.format(count="seen += y.size(0)", summed="", after="print(correct, seen)", start=""),
+                 id="a_count_never_divided_by"),
+    pytest.param(MEAN.format(count="seen += y.size(0)", summed="", after="print(correct / seen)", start="")
+                 .replace("    evaluate(model, train_loader)\n", ""), id="a_mean_over_a_loader_never_sharded"),
+    pytest.param(MEAN.format(count="seen += y.size(0)", summed="", after="", start="")
+                 .replace("correct += (model(x).argmax(1) == y).sum().item()\n",
+                          "correct += (model(x).argmax(1) == y).sum().item()\n            print(correct / seen)\n"),
+                 id="a_running_mean_printed_inside_the_loop"),
+    pytest.param(MEAN.format(count="seen += y.size(0)", summed="", after="print(correct / seen)", start="")
+                 .replace("    correct, seen = 0, 0\n", "    correct = 0\n"),
+                 id="a_count_not_started_afresh_before_the_loop"),
+    pytest.param(MEAN.format(count="seen += y.size(0) * 2", summed="", after="print(correct / seen)", start=""),
+                 id="a_count_of_something_else"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
