@@ -137,7 +137,7 @@ class Ranks:
 
     def is_local_rank(self, expr: cst.CSTNode, depth: int = 4) -> bool:
         """Is `expr` the process's index on its node: `os.environ["LOCAL_RANK"]`, `args.local_rank`,
-        `args.rank` of an option also spelled `--local_rank` (torch.distributed.launch fills it),
+        `state.local_process_index`, `args.rank` of an option also spelled `--local_rank` (torch.distributed.launch fills it),
         `dist.get_node_local_rank()`, or a name every assignment of which is one of those?"""
         f = self.facts
         if isinstance(expr, cst.Call) and mt.is_call_of(expr, "int") and expr.args:
@@ -151,7 +151,8 @@ class Ranks:
             return f.qualify(expr.func) == "torch.distributed.get_node_local_rank"
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return False
-        if "local_rank" in (dotted(expr) or "").split(".")[-1].lower() or self._launcher_local(expr):
+        last = (expr.attr if isinstance(expr, cst.Attribute) else expr).value.lower()
+        if "local_rank" in last or last == "local_process_index" or self._launcher_local(expr):
             return True
         ref = f.ref(expr)
         sources = [s for s in f.sources(ref) if not isinstance(s, cst.Integer)] if ref is not None and depth else []

@@ -40,20 +40,24 @@ MAIN_PROCESS_WORDS = re.compile(r"(is_|am_|i_am_)?(local_|global_)?(main|master|
 # `rank` as a word of the name (`rank`, `local_rank`, `get_rank`, `rank0`, `myrank`), not as the
 # start of another word (`ranking_loss`, `ranks`)
 RANK_WORD = re.compile(r"rank(?![a-z])")
+# the rank under another name: accelerate's `process_index`, `local_process_index`
+PROCESS_INDEX_WORDS = re.compile(r"(local_|global_)?process_index")
 
 
 def rank_word(node: cst.CSTNode) -> bool:
-    """`rank`, `args.local_rank`, `dist.get_rank`, `is_main_process`, `master_process`: the last
-    name says it is a process's rank or asks for the main one (`world_size`, `args.ranking_loss`
-    are not)."""
-    name = dotted(node)
-    return _rank_name(name.split(".")[-1].lower()) if name else False
+    """`rank`, `args.local_rank`, `dist.get_rank`, `is_main_process`, `master_process`,
+    `state.process_index`: the last name says it is a process's rank or asks for the main one
+    (`world_size`, `args.ranking_loss` are not), whatever object it is read from
+    (`AcceleratorState().local_process_index`, `PartialState().is_main_process`)."""
+    kind = type(node)
+    last = node.attr.value if kind is cst.Attribute else node.value if kind is cst.Name else None
+    return _rank_name(last.lower()) if last else False
 
 
 @lru_cache(maxsize=4096)
 def _rank_name(last: str) -> bool:
-    return RANK_WORD.search(last) is not None or MAIN_PROCESS_WORDS.fullmatch(last) is not None \
-        and last not in ("main", "root", "zero")
+    return RANK_WORD.search(last) is not None or PROCESS_INDEX_WORDS.fullmatch(last) is not None \
+        or MAIN_PROCESS_WORDS.fullmatch(last) is not None and last not in ("main", "root", "zero")
 
 
 def dotted(node: cst.CSTNode) -> str | None:
