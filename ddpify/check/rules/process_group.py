@@ -79,7 +79,8 @@ def set_device_after_init(ctx: Context) -> Iterator[Hit]:
     Until `set_device` runs that is GPU 0 on every process: a barrier, a broadcast or a DDP
     construction before it puts every process's NCCL context on GPU 0 (out of memory, or a
     hang). Set the device before `init_process_group` (or pass it `device_id=`). Found in one
-    function, for a backend that is `"nccl"` as written, when a collective runs between the two.
+    function, for a backend that is `"nccl"` as written (in any case: torch lowercases it), when a
+    collective runs between the two.
     `set_device` right after `init_process_group`, before any collective, is fine: the
     communicator does not exist yet.
     """
@@ -140,7 +141,7 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     torch = ctx.script.spelled("torch")
     for init in ctx.script.calls_of(INIT):
         backend = _backend(init)
-        if falls_back and backend is not None and string_value(backend) == "nccl" and not _binds_gpu(ctx, init) \
+        if falls_back and backend is not None and _says_nccl(backend) and not _binds_gpu(ctx, init) \
                 and not _gpu_branch(ctx, init) and not _spawned_on_gpus(ctx, init):
             fix = None if torch is None else _choose_backend(backend, torch)
             yield Hit(backend, "the backend is always NCCL, but this script also runs on CPU, where NCCL "
@@ -243,7 +244,12 @@ def _backend(init: cst.Call) -> cst.BaseExpression | None:
 def _nccl(ctx: Context, init: cst.Call) -> bool:
     backend = _backend(init)
     return backend is not None and any(
-        string_value(s) == "nccl" for o in ctx.facts.origins(backend) for s in mt.findall(o, cst.SimpleString))
+        _says_nccl(s) for o in ctx.facts.origins(backend) for s in mt.findall(o, cst.SimpleString))
+
+
+def _says_nccl(string: cst.BaseExpression) -> bool:
+    """`"nccl"`, `"NCCL"`: torch's `Backend` lowercases the name it is given."""
+    return (string_value(string) or "").lower() == "nccl"
 
 
 def _choose_backend(backend: cst.BaseExpression, torch: str):
