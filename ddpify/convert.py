@@ -12,10 +12,11 @@ import libcst as cst
 
 from ddpify.output import edits as edit_set
 from ddpify.analysis import reach
-from ddpify.analysis.distributed import is_distributed
+from ddpify.analysis.distributed import is_distributed, ungrouped
 from ddpify.analysis.result import Analysis, analyse
 from ddpify.options import Options
 from ddpify.syntax.facts import Facts
+from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 from ddpify.syntax.parse import parse_module
 from ddpify.inputs.program import Part, Program
@@ -83,7 +84,11 @@ def _convert(data: bytes, module: cst.Module, options: Options, program: Program
     facts = Facts(module)
     gate = _leave_alone(facts)
     if gate is not None:  # no warnings about a conversion that does not happen
-        return Result(data, data, [Change("ddpify", 1, gate, NOTE)], module.encoding)
+        edits = edit_set.Edits(module)
+        for node, message in _gate_warnings(facts):
+            edits.for_rewrite("ddpify").warn(node, message)
+        return Result(data, data, [Change("ddpify", 1, gate, NOTE),
+                                   *edits.changes(source=data, parents=facts.parents)], module.encoding)
     analysis = analyse(module, options.fsdp, facts=facts)
     edits = edit_set.Edits(module)
     for node, message in reach.unseen(analysis, program) if program is not None else ():
@@ -140,6 +145,8 @@ def plan_program(program: Program, options: Options = Options()
     analysis = analyse(program.merged, options.fsdp, program)
     edits = edit_set.Edits(program.merged)
     gate = _leave_alone(analysis.facts)
+    for node, message in _gate_warnings(analysis.facts) if gate is not None else ():
+        edits.for_rewrite("ddpify").warn(node, message)
     if gate is None:  # no warnings about a conversion that does not happen
         for node, message in reach.unseen(analysis, program):
             edits.for_rewrite("ddpify").warn(node, message)
@@ -226,6 +233,35 @@ def _leave_alone(facts: Facts) -> str | None:
     if not facts.has_training:
         return "no training loop found (no optimizer, no .backward()); left unchanged"
     return None
+
+
+def _gate_warnings(facts: Facts) -> list[tuple[cst.CSTNode, str]]:
+    """Why a file `_leave_alone` leaves unchanged may still be wrong under torchrun, at the line:
+    a distributed script that never joins a process group (`ddpify.analysis.distributed.ungrouped`:
+    every process would train alone), or a file with `.backward()` and `.step()` where no training
+    was found (torch not imported in the code read: a `from utils import *` of a module not read).
+
+        import torch.distributed as dist
+        model = DistributedDataParallel(model)  # warning: never joins a process group
+    """
+    if any(facts.imports.imports_module(f) for f in ("ddpify_runtime", *DISTRIBUTING_FRAMEWORKS)):
+        return []  # (a framework joins its own group: `hvd.init()`)
+    if is_distributed(facts):
+        call = ungrouped(facts)
+        return [] if call is None else [(facts.statement(call), (
+            f"`{facts.code(call.func)}(...)` but the program never joins a process group (no "
+            f"`init_process_group` in the code ddpify read): under torchrun each process would train its own "
+            f"model on all the data; left unchanged: add `dist.init_process_group(...)` where it starts, "
+            f"or remove its torch.distributed code and convert it"))]
+    if facts.has_training:
+        return []
+    backward = next((c for c in facts.calls if facts.is_backward(c) and not c.args), None)
+    if backward is None or not any(mt.is_method_call(c, "step") for c in facts.calls):
+        return []
+    return [(facts.statement(backward), (
+        f"`{facts.code(backward)}` and `.step()` but no torch import or optimizer in the code ddpify read (a "
+        f"`from ... import *` of a module it did not read?); left unchanged: import torch and the optimizer "
+        f"in this file, or convert by hand"))]
 
 
 def _check_compiles(code: str, module: cst.Module, analysis: Analysis, rewrites: tuple[Rewrite, ...],

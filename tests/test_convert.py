@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ddpify.convert import convert
-from ddpify.output.report import NOTE
+from ddpify.convert import convert, convert_program
+from ddpify.inputs.program import load
+from ddpify.output.report import NOTE, WARNING
 from tests.support.snippets import run, script
 
 
@@ -18,6 +19,47 @@ def test_files_left_alone_are_byte_identical_with_a_note(code, reason):
     result = convert(code)
     assert not result.changed
     assert [c.kind for c in result.changes] == [NOTE] and reason in result.changes[0].message
+
+
+UNGROUPED = """import torch
+import torch.distributed as dist
+model = torch.nn.Linear(2, 1)
+if world_size > 1:
+    model = torch.nn.parallel.DistributedDataParallel(model)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loss = model(torch.randn(4, 2)).sum()
+loss.backward()
+opt.step()
+"""
+
+
+def test_a_distributed_script_that_never_joins_a_process_group_is_left_alone_with_a_warning():
+    """DDP without `init_process_group`: under torchrun each process would train alone, said at the wrap."""
+    result = convert(UNGROUPED)
+    assert not result.changed
+    assert [(c.kind, c.line) for c in result.changes] == [(NOTE, 1), (WARNING, 5)]
+    assert "never joins a process group" in result.changes[1].message
+
+
+@pytest.mark.parametrize("join", ["dist.init_process_group('nccl')\n", "init_distributed_mode(args)\n",
+                                  "utils.setup_ddp(rank)\n"])
+def test_a_distributed_script_that_joins_a_group_has_only_the_note(join):
+    result = convert(UNGROUPED + join)
+    assert [c.kind for c in result.changes] == [NOTE] and "already distributed" in result.changes[0].message
+
+
+def test_training_behind_an_unread_star_import_is_a_warning_not_a_silent_note(tmp_path):
+    """`from utils import *` of a module not read (torch and the optimizer come through it): the
+    `.backward()` and `.step()` the file calls are named, not passed over in a note."""
+    (tmp_path / "model.py").write_text("from utils import *\n\ndef build():\n    return Net()\n")
+    entry = tmp_path / "train.py"
+    entry.write_text("from utils import *\nfrom model import *\nmodel = build()\n"
+                     "opt = optim.Adam(model.parameters())\nfor x in data:\n"
+                     "    loss = model(x).sum()\n    loss.backward()\n    opt.step()\n")
+    for result in (convert(entry.read_text()), convert_program(load(entry, entry.read_bytes()))):
+        assert not result.changed
+        assert [(c.kind, c.line) for c in result.changes] == [(NOTE, 1), (WARNING, 7)]
+        assert "`loss.backward()` and `.step()`" in result.changes[1].message
 
 
 def test_only_and_skip_select_rewrites():

@@ -43,6 +43,35 @@ def is_distributed(facts: Facts) -> bool:
     return any(_distributed_call(facts, call) or barrier_method(facts, call) for call in facts.calls)
 
 
+def ungrouped(facts: Facts) -> cst.Call | None:
+    """The first distributed call of a distributed script that never joins a process group, or
+    None: no `init_process_group`, no other library's group starter (`GROUP_STARTERS`), no
+    launcher API, and no call of a helper that may start one (`init_distributed_mode(args)`,
+    `setup_ddp(rank)`: a name with `init`/`setup` and `dist`/`ddp`/`group`) in the code read.
+
+        import torch.distributed as dist
+        if args.world_size > 1:
+            model = DistributedDataParallel(model)   # <- this call: under torchrun every process
+                                                     #    trains its own model on all the data
+    """
+    first = None
+    for call in facts.calls:
+        name = facts.qualify(call.func) or ""
+        if name in GROUP_JOINS or name in GROUP_STARTERS or name.startswith(LAUNCHERS) \
+                or name in SPAWNERS or _group_helper(call.func):
+            return None
+        if first is None and (_distributed_call(facts, call) or barrier_method(facts, call)):
+            first = call
+    return first
+
+
+def _group_helper(func: cst.BaseExpression) -> bool:
+    """`init_distributed_mode`, `utils.setup_ddp`, `dist_init`: a helper that may join the group."""
+    last = (func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name)
+            else "").lower()
+    return ("init" in last or "setup" in last) and any(w in last for w in ("dist", "ddp", "group"))
+
+
 def barrier_method(facts: Facts, call: cst.Call) -> bool:
     """`distr.barrier()`, `self.comm.barrier()`: a barrier of a process-group helper the project
     wraps torch.distributed in (`distr = DistribTorch.instance()`), seen from a module that
@@ -77,6 +106,12 @@ def _distributed_name(name: str | None, called: bool) -> bool:
 
 # other libraries' calls that start the torch.distributed process group of the job
 GROUP_STARTERS = frozenset({"deepspeed.init_distributed", "deepspeed.comm.init_distributed"})
+
+
+# calls that join the process group, and the launcher APIs (the workers they start join it)
+GROUP_JOINS = frozenset({"torch.distributed.init_process_group", "torch.distributed.device_mesh.init_device_mesh",
+                         "torch.distributed.init_device_mesh"})
+LAUNCHERS = ("torch.distributed.run.", "torch.distributed.launcher.", "torch.distributed.elastic.")
 
 
 # calls that start worker processes, with where they take the worker function (its position,
