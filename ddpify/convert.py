@@ -116,7 +116,16 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
     facts = analysis.facts
     if gate is not None:
         unseen = edits.changes(entry.module, lambda n: program.part_of(n, facts.parents) is entry)
-        return Result(entry.data, entry.data, [Change("ddpify", 1, gate, NOTE), *unseen], entry.module.encoding)
+        main = Result(entry.data, entry.data, [Change("ddpify", 1, gate, NOTE), *unseen], entry.module.encoding)
+        for part in program.parts[1:]:  # a warning in a module (its DDP wrap): said at its line
+            changes = edits.changes(part.module, partial(_in_part, program, facts.parents, part), part.data,
+                                    facts.parents)
+            if changes:
+                main.modules[str(part.rel)] = Result(
+                    part.data, part.data, changes, part.module.encoding,
+                    read_from=str(part.path) if part.via is not None or part.beside else None,
+                    beside=str(part.beside) if part.beside else None)
+        return main
     results = {}
     on_path = edit_set.edited_paths(edits, facts.parents)
     for part in program.parts:

@@ -41,6 +41,21 @@ def test_a_distributed_script_that_never_joins_a_process_group_is_left_alone_wit
     assert "never joins a process group" in result.changes[1].message
 
 
+def test_a_module_that_wraps_without_a_process_group_is_warned_at_its_line(tmp_path):
+    """The program's DDP wrap in a module of its own: the warning is in that module's report."""
+    (tmp_path / "trainer.py").write_text("import torch\nimport torch.distributed as dist\ndef wrap(model):\n"
+                                         "    if world_size > 1:\n"
+                                         "        model = torch.nn.parallel.DistributedDataParallel(model)\n"
+                                         "    return model\n")
+    entry = tmp_path / "train.py"
+    entry.write_text("import torch\nfrom trainer import wrap\nmodel = wrap(torch.nn.Linear(2, 1))\n"
+                     "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel(torch.randn(4, 2)).sum().backward()\n"
+                     "opt.step()\n")
+    result = convert_program(load(entry, entry.read_bytes()))
+    assert [c.kind for c in result.changes] == [NOTE] and "already distributed" in result.changes[0].message
+    assert [(c.kind, c.line) for c in result.modules["trainer.py"].changes] == [(WARNING, 5)]
+
+
 @pytest.mark.parametrize("join", ["dist.init_process_group('nccl')\n", "init_distributed_mode(args)\n",
                                   "utils.setup_ddp(rank)\n"])
 def test_a_distributed_script_that_joins_a_group_has_only_the_note(join):
