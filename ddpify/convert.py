@@ -239,6 +239,8 @@ def _leave_alone(facts: Facts) -> str | None:
     framework = next((f for f in DISTRIBUTING_FRAMEWORKS if imports.imports_module(f)), None)
     if framework is not None:
         return f"distributed by {framework}, which ddpify does not convert; left unchanged"
+    if not facts.imports.imports_module("torch"):
+        return "no training loop found (torch is not imported in the code ddpify read); left unchanged"
     if not facts.has_training:
         return "no training loop found (no optimizer, no .backward()); left unchanged"
     return None

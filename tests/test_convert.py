@@ -75,6 +75,7 @@ def test_training_behind_an_unread_star_import_is_a_warning_not_a_silent_note(tm
         assert not result.changed
         assert [(c.kind, c.line) for c in result.changes] == [(NOTE, 1), (WARNING, 7)]
         assert "`loss.backward()` and `.step()`" in result.changes[1].message
+        assert "torch is not imported" in result.changes[0].message  # not "no .backward()" beside it
 
 
 def test_only_and_skip_select_rewrites():
