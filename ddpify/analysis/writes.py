@@ -11,6 +11,9 @@ A call writes a file when it is
   nnU-Net's and many projects' own), called with both, where the program does not define it;
 - a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`,
   pathlib's `Path(p).write_bytes(data)` and `.write_text(s)`);
+- the opener of a `with` that opens a file for writing (`with open(p, "w") as f:`, any opener
+  given a write mode: `with PathManager.open(p, "w") as f:`, `with fs.open(p, mode="wb") as f:`),
+  unless a write of this list writes the handle in its body (`json.dump(d, f)`: that is the write);
 - a tensorboard writer made (`SummaryWriter(log_dir)`, tensorboardX's, TensorFlow's
   `tf.summary.create_file_writer(d)`): it creates its folder and an event file at once, and each
   process's writer its own, so every process logs the same curves again;
@@ -29,7 +32,7 @@ Near misses, not writes: `optimizer.step()`, a `.save()` of the script's own obj
 
 What stays each command's own: `convert` also guards what is not a file write but must happen
 once (wandb calls, the logging calls of a SummaryWriter, `os.mkdir` and `os.makedirs` without `exist_ok`, which
-the processes would race) and files opened for writing (a `with open(p, "w")` block).
+the processes would race) and guards a `with open(p, "w")` block whole, whatever its body writes.
 """
 
 from __future__ import annotations
@@ -66,12 +69,29 @@ EVENT_WRITERS = ("torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryW
 
 
 def file_write(facts: Facts, call: cst.Call) -> str | None:
-    """What `call` is, when it writes a file (`torch.save`, `np.save`, `.save_pretrained()`), or None
-    (also for a write into an in-memory buffer: `torch.save(state, io.BytesIO())`)."""
+    """What `call` is, when it writes a file (`torch.save`, `np.save`, `.save_pretrained()`, the
+    opener of `with open(p, "w") as f:`), or None (also for a write into an in-memory buffer:
+    `torch.save(state, io.BytesIO())`)."""
+    if _opened_to_write(facts, call):
+        return f"{facts.code(call.func)} for writing"
     what = _writer(facts, call)
     if what is None or in_memory(facts, written_path(facts, call)):
         return None
     return what
+
+
+def _opened_to_write(facts: Facts, call: cst.Call) -> bool:
+    """The item of a `with` that opens a file for writing (`with open(p, "w") as f:`,
+    `with PathManager.open(p, "w") as f:`, `mt.opens_for_writing`) whose body writes the handle by
+    no other write of this list (in `with open(p, "w") as f: json.dump(d, f)` the write is the dump)."""
+    item = facts.parent(call)
+    if not isinstance(item, cst.WithItem) or item.item is not call or not mt.opens_for_writing(call):
+        return False
+    block = facts.parent(item)
+    handle = facts.code(item.asname.name) if item.asname is not None else None
+    return not isinstance(block, cst.With) or handle is None or not any(
+        _writer(facts, c) is not None and (target := written_path(facts, c)) is not None
+        and facts.code(target) == handle for c in mt.findall(block.body, cst.Call))
 
 
 def in_memory(facts: Facts, target: cst.BaseExpression | None) -> bool:
@@ -104,9 +124,15 @@ def _saves_itself(qualified: str | None) -> bool:
 
 def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     """The path (or open file) a file write writes to, where it is passed (the object of
-    `Path(p).write_bytes(data)`)."""
+    `Path(p).write_bytes(data)`, the path opened in `with fs.open(p, mode="wb") as f:`)."""
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in PATH_METHODS:
         return call.func.value
+    if _opened_to_write(facts, call):  # `open(p, "w")`, `Path(p).open("w")`
+        opened = [a for a in call.args if a.keyword is None and not a.star]
+        if len(opened) == 1 and isinstance(call.func, cst.Attribute) and mt.WRITE_MODE.fullmatch(
+                mt.string_value(opened[0].value) or ""):
+            return call.func.value  # the mode alone: the object is the path
+        return opened[0].value if opened else None
     qualified = facts.qualify(call.func) or ""
     arg = mt.positional(call, FILE_WRITES.get(qualified, 1 if _serializer(facts, call) else 0))
     if arg is None and qualified in EVENT_WRITERS:

@@ -8,6 +8,7 @@ node.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Callable, Iterator, TypeVar
 
 import libcst as cst
@@ -336,6 +337,22 @@ def is_open_for_writing(node: cst.CSTNode) -> bool:
         return False
     return len(node.args) > 1 and _write_mode(node.args[1].value) or \
         any(_write_mode(a.value) for a in node.args if a.keyword is not None and a.keyword.value == "mode")
+
+
+# a mode of `open` that writes: only mode letters (`"w"`, `"wb"`, `"a+"`, not a path: `"data.txt"`)
+WRITE_MODE = re.compile(r"[rbt+]*[wax][rwaxbt+]*")
+
+
+def opens_for_writing(node: cst.CSTNode) -> bool:
+    """`open(p, "w")` and any other opener given a write mode: `PathManager.open(p, "w")`,
+    `fs.open(p, mode="wb")`, `gzip.open(p, "wt")`, `Path(p).open("a")`."""
+    if not isinstance(node, cst.Call) or not (is_call_of(node, "open") or isinstance(
+            node.func, cst.Attribute) and node.func.attr.value == "open"):
+        return False
+    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+    modes = positional[1:2] if is_call_of(node, "open") or len(positional) > 1 else positional[:1]
+    return any(WRITE_MODE.fullmatch(string_value(m) or "") for m in modes + [
+        a.value for a in node.args if a.keyword is not None and a.keyword.value == "mode"])
 
 
 def string_value(node: cst.CSTNode) -> str | None:
