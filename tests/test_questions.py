@@ -421,3 +421,27 @@ def test_a_local_runs_the_inner_functions_it_holds(name):
     facts = _facts(code)
     call = next(c for c in facts.calls if mt.is_name(c.func, "step_fn", "f"))
     assert sorted(f.name.value for f in facts.user_functions(call)) == expected
+
+
+OPENS = {  # the builtin open's mode: one answer for convert's guards and check's writes
+    "open(p, 'w')": True,
+    "open(p, mode='ab')": True,
+    "open(p, 'x')": True,
+    "open(p)": False,
+    "open(p, 'rb')": False,
+    "open(p, encoding='ascii')": False,  # 'a' of "ascii" is no append mode
+    "open('data.txt')": False,
+}
+
+
+@pytest.mark.parametrize("expr", sorted(OPENS))
+def test_open_for_writing(expr):
+    call = cst.parse_expression(expr)
+    assert mt.is_open_for_writing(call) is OPENS[expr]
+    assert mt.is_open_for_writing(call) == mt.opens_for_writing(call)
+
+
+def test_a_file_read_with_an_encoding_is_read_on_every_process():
+    """`with open(p, encoding="ascii")` reads: convert leaves it where every process runs it."""
+    code = SINGLE_HEAD + "with open('cfg.txt', encoding='ascii') as f:\n    cfg = f.read()\n"
+    assert "is_main_process" not in convert(code).code

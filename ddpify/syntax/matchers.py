@@ -327,18 +327,6 @@ def is_device_move(call: cst.Call) -> bool:
     return is_attribute(call.func, "to", "cuda")
 
 
-def _write_mode(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.SimpleString) and any(c in node.value.strip("'\"") for c in "wax")
-
-
-def is_open_for_writing(node: cst.CSTNode) -> bool:
-    """`open(path, "w")`, `open(path, mode="a")`."""
-    if not is_call_of(node, "open"):
-        return False
-    return len(node.args) > 1 and _write_mode(node.args[1].value) or \
-        any(_write_mode(a.value) for a in node.args if a.keyword is not None and a.keyword.value == "mode")
-
-
 # a mode of `open` that writes: only mode letters (`"w"`, `"wb"`, `"a+"`, not a path: `"data.txt"`)
 WRITE_MODE = re.compile(r"[rbt+]*[wax][rwaxbt+]*")
 
@@ -353,6 +341,11 @@ def opens_for_writing(node: cst.CSTNode) -> bool:
     modes = positional[1:2] if is_call_of(node, "open") or len(positional) > 1 else positional[:1]
     return any(WRITE_MODE.fullmatch(string_value(m) or "") for m in modes + [
         a.value for a in node.args if a.keyword is not None and a.keyword.value == "mode"])
+
+
+def is_open_for_writing(node: cst.CSTNode) -> bool:
+    """The builtin `open(path, "w")`, `open(path, mode="a")` (`opens_for_writing`, of `open` only)."""
+    return is_call_of(node, "open") and opens_for_writing(node)
 
 
 def string_value(node: cst.CSTNode) -> str | None:
