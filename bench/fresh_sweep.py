@@ -7,7 +7,7 @@ converted by `ddpify convert` and launched under `torchrun --standalone --nproc_
 
 The programs are listed in bench/fresh_sweep.json (`--manifest`: another set of the same schema,
 bench/fresh_sweep2.json the second sweep's, bench/fresh_sweep3.json the third's,
-bench/fresh_sweep4a.json and bench/fresh_sweep4b.json the fourth's parts A and B, bench/fresh_sweep5a.json and bench/fresh_sweep5b.json the fifth's parts A and B, bench/fresh_sweep6a.json the sixth's part A, bench/fresh_sweep7a.json and bench/fresh_sweep7b.json the seventh's parts A and B, bench/fresh_sweep8a.json and bench/fresh_sweep8b.json the eighth's parts A and B, bench/fresh_sweep9a.json and bench/fresh_sweep9b.json the ninth's parts A and B) (repository, commit, the files taken, entry,
+bench/fresh_sweep4a.json and bench/fresh_sweep4b.json the fourth's parts A and B, bench/fresh_sweep5a.json and bench/fresh_sweep5b.json the fifth's parts A and B, bench/fresh_sweep6a.json the sixth's part A, bench/fresh_sweep7a.json and bench/fresh_sweep7b.json the seventh's parts A and B, bench/fresh_sweep8a.json and bench/fresh_sweep8b.json the eighth's parts A and B, bench/fresh_sweep9a.json and bench/fresh_sweep9b.json the ninth's parts A and B, bench/fresh_sweep10a.json the tenth's part A) (repository, commit, the files taken, entry,
 arguments, environment, `pythonpath` (the project's folders its README installs), and `prep`: the few literal edits that make a program run here
 (or a file to add, `new` written `times` times, where it needs an input; `copies` files named with `{i}`), each with its reason: no GPU, no downloads, no torchvision, a short step budget). Their code
 is never committed: `build` copies the files from the snapshots the library's `fetch` tool
