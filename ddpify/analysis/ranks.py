@@ -56,7 +56,11 @@ COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
 # (`torch.load(p, map_location=f"cuda:{rank}")`, `x.to(local_rank)`, `DDP(m, device_ids=[rank])`)
 PLACING_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output_device"})
 PLACING_METHODS = ("to", "cuda")
-GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank"})
+# XLA's ordinals number processes as torch.distributed's ranks do: the global one among all processes
+GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank", "torch_xla.runtime.global_ordinal",
+                               "torch_xla.core.xla_model.get_ordinal"})
+LOCAL_RANK_CALLS = frozenset({"torch.distributed.get_node_local_rank", "torch_xla.runtime.local_ordinal",
+                              "torch_xla.core.xla_model.get_local_ordinal"})
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
 
 
@@ -84,8 +88,8 @@ class Ranks:
 
     def is_global_rank(self, expr: cst.CSTNode) -> bool:
         """Is `expr` the process's rank among all processes of the job (not its index on this node)?
-        `dist.get_rank()`, `int(os.environ["RANK"])`, `args.rank` from the command line, a name every
-        assignment of which is one of those (`rank = dist.get_rank()`, `rank = setup()` where
+        `dist.get_rank()` (XLA's `xr.global_ordinal()`), `int(os.environ["RANK"])`, `args.rank` from
+        the command line, a name every assignment of which is one of those (`rank = dist.get_rank()`, `rank = setup()` where
         `setup` returns one), `args.rank * ngpus + gpu`, a class's field whose `default_factory`
         returns one (`global_rank: int = Field(default_factory=get_global_rank)`).
         A parameter no call in this file passes (`def worker(rank, world)` started by
@@ -138,7 +142,7 @@ class Ranks:
     def is_local_rank(self, expr: cst.CSTNode, depth: int = 4) -> bool:
         """Is `expr` the process's index on its node: `os.environ["LOCAL_RANK"]`, `args.local_rank`,
         `state.local_process_index`, `args.rank` of an option also spelled `--local_rank` (torch.distributed.launch fills it),
-        `dist.get_node_local_rank()`, or a name every assignment of which is one of those?"""
+        `dist.get_node_local_rank()` (XLA's `xm.get_local_ordinal()`), or a name every assignment of which is one of those?"""
         f = self.facts
         if isinstance(expr, cst.Call) and mt.is_call_of(expr, "int") and expr.args:
             return self.is_local_rank(expr.args[0].value, depth)
@@ -148,7 +152,7 @@ class Ranks:
         if isinstance(expr, cst.Call) and self._factory_returns(expr) and depth:
             return all(self.is_local_rank(r, depth - 1) for r in self._factory_returns(expr))
         if isinstance(expr, cst.Call):
-            return f.qualify(expr.func) == "torch.distributed.get_node_local_rank"
+            return f.qualify(expr.func) in LOCAL_RANK_CALLS
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return False
         last = (expr.attr if isinstance(expr, cst.Attribute) else expr).value.lower()

@@ -44,7 +44,8 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     process already uses). A GPU index is the process's rank on its node: `LOCAL_RANK`. Found
     where `dist.get_rank()`, `os.environ["RANK"]`, `args.rank` (not an option also spelled
     `--local_rank`, which the launcher fills with the local rank) or a name holding one of them is
-    a device: `set_device(...)` (torch.cuda's, or an accelerator's: `get_accelerator().set_device(...)`), `device_ids=[...]`, `output_device=`, `torch.device("cuda", ...)`,
+    a device: `set_device(...)` (torch.cuda's, or an accelerator's: `get_accelerator().set_device(...)`), `device_ids=[...]`
+    (DDP's, or `dist.barrier`'s: NCCL's barrier runs on that GPU), `output_device=`, `torch.device("cuda", ...)`,
     `f"cuda:{...}"`, `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there when the launcher
     sets it (torchrun does) and keeps the script's own expression when not (a single process
     without a launcher, `srun`): `int(os.environ.get("LOCAL_RANK", rank))`, bound once to
@@ -151,7 +152,7 @@ def _device_indices(ctx: Context) -> Iterator[tuple[cst.BaseExpression, str]]:
         if (name in ("torch.cuda.set_device", "torch.cuda.device") or mt.is_method_call(call, "set_device")) \
                 and first is not None:  # also an accelerator's: `get_accelerator().set_device(i)`, `torch.xpu`'s
             yield first.value, '"'
-        elif name == DDP:
+        elif name in (DDP, "torch.distributed.barrier"):  # NCCL's barrier runs on `device_ids`' GPU
             ids, out = mt.keyword(call, "device_ids"), mt.keyword(call, "output_device")
             if ids is not None and isinstance(ids.value, (cst.List, cst.Tuple)):
                 yield from ((e.value, '"') for e in ids.value.elements)
@@ -292,7 +293,7 @@ def _gpu_zero(ctx: Context) -> Iterator[cst.BaseExpression]:
                 and name is None:
             if first is not None and mt.is_zero(first.value):
                 yield first.value
-        elif name == DDP:
+        elif name in (DDP, "torch.distributed.barrier"):  # NCCL's barrier runs on `device_ids`' GPU
             ids, out = mt.keyword(call, "device_ids"), mt.keyword(call, "output_device")
             if ids is not None and isinstance(ids.value, (cst.List, cst.Tuple)):
                 yield from (e.value for e in ids.value.elements if mt.is_zero(e.value))
