@@ -809,6 +809,12 @@ class Facts:
                 and not any(isinstance(e, cst.StarredElement) for e in value.elements) else value
                 for value, i in self._unpacking.get(ref, ())]
 
+    def unpacked_parts(self, ref: Ref) -> list[cst.BaseExpression]:
+        """What `ref` is unpacked from, as closely as it is known: its element of a tuple written out
+        or of the tuples a function of the program returns (`use_ddp, rank = setup()` where `setup`
+        returns `use_ddp, rank`: that `rank`), else the whole value (`epoch, var = pair`: `pair`)."""
+        return [e for value, i in self._unpacking.get(ref, ()) for e in (self._unpacked(value, i) or [value])]
+
     def argument_for(self, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
         """The expression a call passes for `param` of `func`."""
         names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
