@@ -210,6 +210,7 @@ class _State:
         self.waiting: Any = None  # (what, (file, line), since): this process waits in a runtime collective
         self.shown: "dict[str, str]" = {}  # file name -> as a finding or a hang report shows it
         self.first_forward_undo: Any = None  # puts DistributedDataParallel.__init__ back (_install_first_forward_sync)
+        self.moved_to_gpu = False  # device_ids() moved a CPU model to this process's GPU (said once)
 
 
 _STATE = _State()
@@ -772,13 +773,36 @@ def from_main_process(compute: Callable[[], Any]) -> Any:
 
 
 def device_ids(model: torch.nn.Module) -> Optional[List[int]]:
-    """DDP's ``device_ids=``: ``[index]`` for a module on one CUDA device, else None."""
+    """DDP's ``device_ids=``: ``[index]`` for a module on one CUDA device, else None.
+
+    A module whose parameters are all on the CPU while the process group is nccl is first moved
+    to this process's GPU (``local_device()``), and the main process says so once: nccl holds no
+    CPU tensors, so DDP could not wrap it. That is a program that moves its model later, in a
+    function it hands the wrapped model to (``train(model, ...)`` doing ``model.to(device)``), as
+    the same program on one GPU would have it there by its first step.
+    """
+    _to_process_gpu(model)
     devices = {p.device for p in model.parameters()}
     if len(devices) == 1:
         device = devices.pop()
         if device.type == "cuda":
             return [device.index]
     return None
+
+
+def _to_process_gpu(model: torch.nn.Module) -> None:
+    """``model`` onto ``local_device()`` where the process group is nccl and every parameter is
+    on the CPU (``device_ids()``)."""
+    params = list(model.parameters())
+    if not params or not _initialised() or dist.get_backend() != "nccl" \
+            or any(p.device.type != "cpu" for p in params):
+        return
+    device = local_device()
+    model.to(device)
+    if is_main_process() and not _STATE.moved_to_gpu:
+        _STATE.moved_to_gpu = True
+        _BUILTIN_PRINT(f"ddpify: {type(model).__name__} was on the CPU when it was wrapped; moved to {device} "
+                       "first (nccl, the process group on GPUs, holds no CPU tensors)", file=sys.stderr)
 
 
 def penalty_gradients(model: Any, gradients: Any) -> Any:
@@ -822,6 +846,8 @@ def sync_gradients(model: Any) -> Any:
     if world < 2:
         return model
     module = isinstance(model, torch.nn.Module)
+    if module:
+        _to_process_gpu(model)  # as device_ids() does for DDP: nccl broadcasts no CPU tensors
     params = list(model.parameters()) if module else list(model)
     for tensor in [*params, *(model.buffers() if module else ())]:
         dist.broadcast(tensor.data, 0)

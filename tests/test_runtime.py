@@ -116,6 +116,42 @@ def test_device_ids_is_none_for_cpu_modules():
 
 
 @pytest.fixture
+def nccl_group(monkeypatch):
+    """A process group that reports nccl, with the meta device standing for this process's GPU."""
+    monkeypatch.setattr(rt, "_initialised", lambda: True)
+    monkeypatch.setattr(rt.dist, "get_backend", lambda *a, **k: "nccl")
+    monkeypatch.setattr(rt, "local_device", lambda: torch.device("meta"))
+    monkeypatch.setattr(rt, "is_main_process", lambda: True)
+    rt._reset_for_tests()
+    yield
+    rt._reset_for_tests()
+
+
+def test_device_ids_moves_a_cpu_model_to_the_process_gpu_under_nccl(nccl_group, capsys):
+    # a notebook wraps the model where it is built and a helper it hands the model to moves it
+    # later (train_and_test(model, ...) doing model.to(device)): DDP under nccl takes no CPU tensors
+    model, other = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    rt.device_ids(model)
+    rt.device_ids(other)
+    assert {p.device.type for p in [*model.parameters(), *other.parameters()]} == {"meta"}
+    assert capsys.readouterr().err.count("Linear was on the CPU when it was wrapped") == 1
+
+
+def test_sync_gradients_moves_a_cpu_model_to_the_process_gpu_under_nccl(nccl_group, monkeypatch):
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    monkeypatch.setattr(rt.dist, "broadcast", lambda tensor, src: None)
+    model = rt.sync_gradients(torch.nn.Linear(2, 2))
+    assert {p.device.type for p in model.parameters()} == {"meta"}
+
+
+def test_device_ids_leaves_a_cpu_model_alone_under_gloo(monkeypatch):
+    monkeypatch.setattr(rt, "_initialised", lambda: True)
+    monkeypatch.setattr(rt.dist, "get_backend", lambda *a, **k: "gloo")
+    model = torch.nn.Linear(2, 2)
+    assert rt.device_ids(model) is None and {p.device.type for p in model.parameters()} == {"cpu"}
+
+
+@pytest.fixture
 def one_process_group():
     """A gloo group of one process in the test process, gone after the test."""
     import torch.distributed as dist
