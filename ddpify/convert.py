@@ -85,7 +85,7 @@ def _convert(data: bytes, module: cst.Module, options: Options, program: Program
     gate = _leave_alone(facts)
     if gate is not None:  # no warnings about a conversion that does not happen
         edits = edit_set.Edits(module)
-        for node, message in _gate_warnings(facts):
+        for node, message in _gate_warnings(facts, program):
             edits.for_rewrite("ddpify").warn(node, message)
         return Result(data, data, [Change("ddpify", 1, gate, NOTE),
                                    *edits.changes(source=data, parents=facts.parents)], module.encoding)
@@ -154,7 +154,7 @@ def plan_program(program: Program, options: Options = Options()
     analysis = analyse(program.merged, options.fsdp, program)
     edits = edit_set.Edits(program.merged)
     gate = _leave_alone(analysis.facts)
-    for node, message in _gate_warnings(analysis.facts) if gate is not None else ():
+    for node, message in _gate_warnings(analysis.facts, program) if gate is not None else ():
         edits.for_rewrite("ddpify").warn(node, message)
     if gate is None:  # no warnings about a conversion that does not happen
         for node, message in reach.unseen(analysis, program):
@@ -246,30 +246,32 @@ def _leave_alone(facts: Facts) -> str | None:
     return None
 
 
-def _gate_warnings(facts: Facts) -> list[tuple[cst.CSTNode, str]]:
+def _gate_warnings(facts: Facts, program: Program | None = None) -> list[tuple[cst.CSTNode, str]]:
     """Why a file `_leave_alone` leaves unchanged may still be wrong under torchrun, at the line:
     a distributed script that never joins a process group (`ddpify.analysis.distributed.ungrouped`:
-    every process would train alone), or a file with `.backward()` and `.step()` where no training
-    was found (torch not imported in the code read: a `from utils import *` of a module not read).
+    every process would train alone), a `from X import *` of a module not found
+    (`reach.star_imports`: it may bring torch and the training), or a file with `.backward()` and
+    `.step()` where no training was found (torch not imported in the code read).
 
         import torch.distributed as dist
         model = DistributedDataParallel(model)  # warning: never joins a process group
     """
     if any(facts.imports.imports_module(f) for f in ("ddpify_runtime", *DISTRIBUTING_FRAMEWORKS)):
         return []  # (a framework joins its own group: `hvd.init()`)
+    stars = list(reach.star_imports(program)) if program is not None else []
     if is_distributed(facts):
         call = ungrouped(facts)
-        return [] if call is None else [(facts.statement(call), (
+        return stars if call is None else stars + [(facts.statement(call), (
             f"`{facts.code(call.func)}(...)` but the program never joins a process group (no "
             f"`init_process_group` in the code ddpify read): under torchrun each process would train its own "
             f"model on all the data; left unchanged: add `dist.init_process_group(...)` where it starts, "
             f"or remove its torch.distributed code and convert it"))]
     if facts.has_training:
-        return []
+        return stars
     backward = next((c for c in facts.calls if facts.is_backward(c) and not c.args), None)
     if backward is None or not any(mt.is_method_call(c, "step") for c in facts.calls):
-        return []
-    return [(facts.statement(backward), (
+        return stars
+    return stars + [(facts.statement(backward), (
         f"`{facts.code(backward)}` and `.step()` but no torch import or optimizer in the code ddpify read (a "
         f"`from ... import *` of a module it did not read?); left unchanged: import torch and the optimizer "
         f"in this file, or convert by hand"))]

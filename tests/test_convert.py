@@ -71,11 +71,16 @@ def test_training_behind_an_unread_star_import_is_a_warning_not_a_silent_note(tm
     entry.write_text("from utils import *\nfrom model import *\nmodel = build()\n"
                      "opt = optim.Adam(model.parameters())\nfor x in data:\n"
                      "    loss = model(x).sum()\n    loss.backward()\n    opt.step()\n")
-    for result in (convert(entry.read_text()), convert_program(load(entry, entry.read_bytes()))):
-        assert not result.changed
-        assert [(c.kind, c.line) for c in result.changes] == [(NOTE, 1), (WARNING, 7)]
-        assert "`loss.backward()` and `.step()`" in result.changes[1].message
-        assert "torch is not imported" in result.changes[0].message  # not "no .backward()" beside it
+    result = convert(entry.read_text())
+    assert not result.changed
+    assert [(c.kind, c.line) for c in result.changes] == [(NOTE, 1), (WARNING, 7)]
+    assert "`loss.backward()` and `.step()`" in result.changes[1].message
+    assert "torch is not imported" in result.changes[0].message  # not "no .backward()" beside it
+    program = convert_program(load(entry, entry.read_bytes()))  # the program says where: the star import
+    assert not program.changed
+    assert [(c.kind, c.line) for c in program.changes] == [(NOTE, 1), (WARNING, 1), (WARNING, 7)]
+    assert program.changes[1].message.startswith("`from utils import *`: ddpify found no module `utils`")
+    assert [(c.kind, c.line) for c in program.modules["model.py"].changes] == [(WARNING, 1)]
 
 
 def test_only_and_skip_select_rewrites():

@@ -1155,3 +1155,72 @@ def test_python_s_own_folders_are_found_once_per_process(monkeypatch):
     for name in ("contextvars.py", "struct.py", "decimal.py"):
         load(stdlib / name, (stdlib / name).read_bytes())
     assert len(asked) <= 1
+
+
+def test_a_lone_module_above_reached_by_a_star_import_is_read_and_what_it_brings_converts():
+    """seq2seq-pytorch (the ninth sweep, held out): `transformer/train.py` run from the repository
+    with `PYTHONPATH=.` gets torch, the model and its helpers only through `from utils import *` of
+    the repository's lone `utils.py`, which itself does `from params import *` of a module beside
+    the entry. A lone module above was never read ("no training loop found", and every process
+    trained and saved alone); now it is (its name is no module of Python's or the installed
+    packages'), the chain of star imports followed, and the program converted."""
+    write({"seq/train.py": """\
+        from utils import *
+
+        model = Net()
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+        for epoch in range(2):
+            for (x,) in loader:
+                opt.zero_grad()
+                model(x).sum().backward()
+                opt.step()
+            save(model, "model.pt")
+        """, "seq/params.py": """\
+        import torch
+        import torch.nn as nn
+        import torch.optim as optim
+        from torch.utils.data import DataLoader, TensorDataset
+        """, "utils.py": """\
+        from params import *
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 1)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        def save(model, path):
+            torch.save(model.state_dict(), path)
+        """})
+    result = convert_program(program("seq/train.py"))
+    assert "model = DistributedDataParallel(model" in result.code and "set_epoch(loader, epoch)" in result.code
+    assert "unwrap(model).state_dict()" in result.modules["../utils.py"].code
+    assert not [c for c in result.changes if c.kind == "warning" and c.rewrite == "ddpify"]
+
+
+def test_a_star_import_of_a_module_found_nowhere_is_a_warning_at_its_line():
+    """What `from helpers import *` brings is unknown when no `helpers` module is found: said at the
+    import whether the file converts or is left alone; a star import of an installed package
+    (`from torch.nn import *`) or of a module read is not."""
+    write({"train.py": """\
+        import torch
+        from torch.nn import *
+        from helpers import *
+        from model import *
+
+        model = Linear(2, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in torch.randn(3, 4, 2):
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+        """, "model.py": "X = 1\n"})
+    result = convert_program(program())
+    assert result.changed
+    assert [(c.line, c.message.split(":")[0]) for c in result.changes if c.kind == "warning"
+            and "import *" in c.message] == [(3, "`from helpers import *`")]

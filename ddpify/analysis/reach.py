@@ -10,6 +10,8 @@ warning at the call, so that "0 warning(s)" means the whole training path was re
     engine.train_one_epoch(model, loader, opt)    # warning: `engine` is outside the project
     fitter = pl.Trainer(max_epochs=2)
     fitter.fit(model, loader)                     # warning: a method of an object built outside
+    from utils import *                           # warning, when no `utils` module was found: the
+                                                  # names it brings (torch?) are unknown
     Trainer(model, dataset).run()                 # warning, when nothing trains in what was read:
                                                   # `Trainer` (another package) may train
     TRAINERS[args.trainer](model, opt)            # warning: a callable looked up at run time
@@ -108,6 +110,7 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
         yield facts.statement(backwards[0]), (
             "this trains, but no optimizer is built in the code ddpify read (built by code it does not "
             "read, or by name): no model is wrapped in DistributedDataParallel")
+    yield from star_imports(program)
     loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
 
     def traced(loop: cst.For) -> bool:
@@ -118,6 +121,19 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
         if not traced(loop) and not any(isinstance(lp, cst.For) and traced(lp) for lp in facts.enclosing_loops(loop)):
             yield loop, (f"this loop trains on `{facts.code(mt.strip_iteration(loop.iter))}`, which ddpify cannot "
                          "trace to a DataLoader in the code it read: its data is not sharded")
+
+
+def star_imports(program: Program) -> Iterator[tuple[cst.CSTNode, str]]:
+    """(statement, warning) for each `from X import *` whose module ddpify did not find
+    (`Program.unresolved_stars`): what it brings may be torch, the model or the training loop,
+    and code using it is neither checked nor converted (said whether the file is converted or
+    left alone: seq2seq-pytorch's `train.py`, whose torch came through `from utils import *` of a
+    module not found, was 'no training loop found', and every process trained alone)."""
+    for node, module in program.unresolved_stars():
+        yield node, (f"`from {module} import *`: ddpify found no module `{module}` to read (beside the script, "
+                     f"in a folder it puts on sys.path, or above it), so the names it brings are unknown: "
+                     f"training code that uses them is neither checked nor converted; put its folder on "
+                     f"sys.path in the script (sys.path.insert) or convert a copy with the module beside it")
 
 
 def _built_outside(facts: Facts, obj: cst.BaseExpression, local: set[str]) -> str | None:

@@ -29,7 +29,9 @@ scripts/train.py` imports `from src.dist import setup` from the repository's `sr
 src-layout project installed from it `from pkg.train import loop` from `src/pkg/`. Such a module
 is named relative to the entry's folder (`../src/dist.py`): `--in-place` converts it where it
 lies; `-o DIR/` writes it at its path under the folder it is imported from (`Part.beside`:
-`DIR/src/dist.py`), beside the converted entry, as a module of a folder on `sys.path` is.
+`DIR/src/dist.py`), beside the converted entry, as a module of a folder on `sys.path` is. A lone
+module file above is taken too when its name is no module of Python's or of the installed packages
+(`from utils import *` in `transformer/train.py` of the repository's `utils.py`).
 
 Nothing else is followed (the standard library, site-packages, a name no file of the project
 has), and nothing is imported or executed. A script that lies in the standard library or among
@@ -113,6 +115,21 @@ class Program:
                 continue
             if "__main__" in text and pattern.search(text):
                 found.append(file.name)
+        return found
+
+    def unresolved_stars(self) -> list[tuple[cst.ImportFrom, str]]:
+        """(statement, module) for each `from X import *` of the code read whose module ddpify did not
+        read and that is no module of Python's or of the installed packages: the names it brings
+        (torch, a model, an optimizer, a training loop) are unknown, and nothing using them is
+        converted or checked. `from utils import *` with no `utils.py` found beside the script, in a
+        folder it puts on `sys.path` or above it."""
+        read = {part.name for part in self.parts}
+        found = []
+        for part in self.parts:
+            for node, base in _star_imports(part):
+                if base not in read and (base == "" or not _elsewhere(base.split(".")[0])) \
+                        and not _only_in_main_guard(part, node, self.top):
+                    found.append((node, base or "." * len(node.relative)))
         return found
 
     def part_of(self, node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> Part:
@@ -277,21 +294,46 @@ def _above(root: Path, top: str, cache: dict[str, Path | None], lookups: _Lookup
     `ABOVE` folders, or up to the project's root where a folder above holds its marks (`.git`,
     `setup.py`, `pyproject.toml`: `recipes/LibriSpeech/ASR/seq2seq/train.py` of a project installed
     from its root imports `speechbrain` from there), not past the one holding `.git`, never into
-    the standard library or the installed packages; a package (a folder), not a lone module
-    file, so that `import utils` is not taken from an unrelated folder. The answers about folders
-    alone (`lookups`) are found once per program, not per module it imports."""
+    the standard library or the installed packages. A package (a folder), or a lone module file
+    (`top.py`) where `top` names no module of the standard library or the installed packages
+    (`_elsewhere`): `transformer/train.py` of a repository of several models run from its root
+    with `PYTHONPATH=.` does `from utils import *` of the root's `utils.py`, which the import
+    would not find anywhere else (left unread, every process trained alone, silently); a `json.py`
+    above is never taken for `import json`. The answers about folders alone (`lookups`) are found
+    once per program, not per module it imports."""
     if top not in cache:
         cache[top] = None
+        lone = not _elsewhere(top)
         for folder in list(root.parents)[:lookups.reach(root)] if not lookups.git(root) else ():
             if lookups.installed(folder):
                 break
-            found = next((base for base in (folder, folder / "src") if (base / top).is_dir()), None)
+            found = next((base for base in (folder, folder / "src") if (base / top).is_dir()
+                          or lone and (base / f"{top}.py").is_file()), None)
             if found is not None:
                 cache[top] = found
                 break
             if lookups.git(folder):
                 break
     return cache[top]
+
+
+def _elsewhere(top: str) -> bool:
+    """Does the top-level module name `top` name a module of the standard library, a built-in one,
+    or one of the installed packages (a folder or a file of that name in site-packages)?"""
+    return top in sys.stdlib_module_names or top in sys.builtin_module_names or top in _installed_names()
+
+
+@functools.cache
+def _installed_names() -> frozenset[str]:
+    """The top-level names of the installed packages' folders and files (`torch`, `six` of `six.py`,
+    `_cffi_backend` of its `.so`), listed once per process."""
+    names = set()
+    for library in _libraries():
+        try:
+            names.update(entry.name.split(".")[0] for entry in os.scandir(library))
+        except OSError:
+            continue
+    return frozenset(names)
 
 
 def _reach(root: Path) -> int:
@@ -510,20 +552,34 @@ class _PathNames:
 def _folder(expr: cst.BaseExpression, root: Path, here: Path, names: _PathNames | None = None) -> Path | None:
     """The folder a literal path expression names: `".."` (from the entry's folder, where the program
     runs), `os.path.join(os.path.dirname(__file__), "..")` (from the file's own), `os.path.abspath(...)`;
-    through the module's names (`names`) where given."""
+    a parent computed from the file's own (`os.path.dirname(os.path.dirname(os.path.abspath(__file__)))`,
+    `Path(__file__).resolve().parent.parent`, `Path(__file__).parents[1] / "lib"`, `str(...)` of one) or the
+    folder where the program runs (`os.getcwd()`, `Path.cwd()`); through the module's names (`names`)
+    where given."""
     if names is not None:
         expr = names.value(expr)
     if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
         return (root / expr.evaluated_value).resolve()
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide) and isinstance(
+            expr.right, cst.SimpleString) and isinstance(expr.right.evaluated_value, str):  # `ROOT / "lib"`
+        left = _folder(expr.left, root, here, names)
+        return None if left is None else (left / expr.right.evaluated_value).resolve()
+    if isinstance(expr, (cst.Attribute, cst.Subscript)) or isinstance(expr, cst.Call) and isinstance(
+            expr.func, cst.Attribute) and expr.func.attr.value in ("resolve", "absolute") and not expr.args:
+        return _pathlib_folder(expr, root, here, names)
     if not isinstance(expr, cst.Call):
         return None
     func, args = names.qualify(expr.func) if names is not None else dotted(expr.func), [a.value for a in expr.args]
     args = [names.value(a) for a in args] if names is not None else args
-    if func in ("os.path.abspath", "os.path.realpath", "os.path.normpath") and len(args) == 1:
+    if func in ("os.getcwd", "pathlib.Path.cwd") and not args:
+        return root.resolve()
+    if func in ("os.path.abspath", "os.path.realpath", "os.path.normpath", "str", "pathlib.Path") and len(args) == 1:
         return _folder(args[0], root, here, names)
     if func == "os.path.dirname" and len(args) == 1 and (
             mt.is_name(args[0], "__file__") or _folder_of_file(args[0], names)):
         return here.resolve()
+    if func == "os.path.dirname" and len(args) == 1 and (inner := _folder(args[0], root, here, names)) is not None:
+        return inner.parent
     if func == "os.path.join" and args:
         first = _folder(args[0], root, here, names)
         rest = [a.evaluated_value for a in args[1:] if isinstance(a, cst.SimpleString)]
@@ -531,6 +587,32 @@ def _folder(expr: cst.BaseExpression, root: Path, here: Path, names: _PathNames 
             return None
         return first.joinpath(*rest).resolve()
     return None
+
+
+def _pathlib_folder(expr: cst.BaseExpression, root: Path, here: Path, names: _PathNames | None) -> Path | None:
+    """The folder of a pathlib expression over the file's own path: `Path(__file__)` is the file,
+    `.parent` its folder, `.parents[1]` the one above, `.resolve()` and `.absolute()` the same."""
+    ups = 0
+    while True:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args \
+                and expr.func.attr.value in ("resolve", "absolute"):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value == "parent":
+            expr, ups = expr.value, ups + 1
+        elif isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(
+                index := expr.slice[0].slice, cst.Index) and isinstance(index.value, cst.Integer) \
+                and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "parents":
+            expr, ups = expr.value.value, ups + 1 + int(index.value.value)
+        else:
+            break
+    func = (names.qualify(expr.func) if names is not None else dotted(expr.func)) if isinstance(expr, cst.Call) else None
+    if func not in ("pathlib.Path", "Path") or len(expr.args) != 1 or not mt.is_name(expr.args[0].value, "__file__") \
+            or ups == 0:
+        return None
+    folder = here.resolve()  # the file's own folder: `Path(__file__).parent`
+    for _ in range(ups - 1):
+        folder = folder.parent
+    return folder
 
 
 def _folder_of_file(expr: cst.BaseExpression, names: _PathNames | None = None) -> bool:
@@ -581,6 +663,31 @@ def _parse(path: Path, data: bytes) -> cst.Module:
     except INPUT_ERRORS as exc:
         exc.path = path
         raise
+
+
+def _star_imports(part: Part) -> list[tuple[cst.ImportFrom, str]]:
+    """(statement, the dotted module it names, relative ones made absolute; "" for one beyond the top
+    package) for each `from X import *` of `part`."""
+    if b"*" not in part.data:
+        return []
+    package = part.name.rpartition(".")[0] if part.path.name != "__init__.py" else part.name
+    found = []
+    for node in import_nodes(part.module):
+        if not isinstance(node, cst.ImportFrom) or not isinstance(node.names, cst.ImportStar):
+            continue
+        base = dotted(node.module) if node.module is not None else ""
+        if node.relative:
+            up = package.split(".") if package else []
+            up = up[:len(up) - (len(node.relative) - 1)] if len(node.relative) <= len(up) else None
+            base = "" if up is None else ".".join(filter(None, [*up, base]))
+        found.append((node, base))
+    return found
+
+
+def _only_in_main_guard(part: Part, node: cst.CSTNode, top: dict[cst.CSTNode, Part]) -> bool:
+    """Is `node` in a statement of `part` that the merged module leaves out (a helper's main block)?"""
+    return not any(stmt in top and any(n is node for n in import_nodes(cst.Module(body=[stmt])))
+                   for stmt in part.module.body)
 
 
 def _imported(part: Part):

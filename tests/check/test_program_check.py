@@ -69,8 +69,12 @@ READS = {
         {"scripts/train.py": "from src.dist import setup\nif __name__ == '__main__':\n    setup()\n",
          "scripts/src/__init__.py": "", "scripts/src/dist.py": "", "src/__init__.py": "", "src/dist.py": ""},
         "scripts/train.py", ["scripts/train.py", "scripts/src/__init__.py", "scripts/src/dist.py"]),
-    "a_lone_module_above_is_not_taken": (
-        {"scripts/train.py": "import utils\nif __name__ == '__main__':\n    utils.f()\n", "utils.py": ""},
+    "a_lone_module_above_is_taken": (  # seq2seq-pytorch: `from utils import *` run with PYTHONPATH=.
+        {"scripts/train.py": "from utils import *\nif __name__ == '__main__':\n    f()\n", "utils.py": ""},
+        "scripts/train.py", ["scripts/train.py", "utils.py"]),
+    "a_lone_module_above_named_as_pythons_own_is_not_taken": (
+        {"scripts/train.py": "import json, pytest\nif __name__ == '__main__':\n    json.f()\n", "json.py": "",
+         "pytest.py": ""},
         "scripts/train.py", ["scripts/train.py"]),
     "not_past_the_repository": (
         {"repo/.git/HEAD": "", "repo/scripts/train.py": "from src.dist import setup\nif __name__ == '__main__':\n"
@@ -83,6 +87,20 @@ READS = {
                                  "add_path(lib_path)\n",
          "lib/dataset/__init__.py": "def make():\n    pass\n"},
         "tools/train.py", ["tools/train.py", "tools/_init_paths.py", "lib/dataset/__init__.py"]),
+    "a_folder_computed_from_the_files_parent_on_sys_path": (
+        {"tools/train.py": "import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname("
+                           "os.path.abspath(__file__))), 'lib'))\nimport helper\nif __name__ == '__main__':\n"
+                           "    helper.f()\n", "lib/helper.py": ""},
+        "tools/train.py", ["tools/train.py", "lib/helper.py"]),
+    "a_pathlib_folder_on_sys_path": (
+        {"tools/train.py": "import sys\nfrom pathlib import Path\nROOT = Path(__file__).resolve().parents[1]\n"
+                           "sys.path.append(str(ROOT / 'lib'))\nimport helper\nif __name__ == '__main__':\n"
+                           "    helper.f()\n", "lib/helper.py": ""},
+        "tools/train.py", ["tools/train.py", "lib/helper.py"]),
+    "the_run_folder_on_sys_path": (
+        {"tools/train.py": "import os, sys\nsys.path.append(os.path.join(os.getcwd(), 'lib'))\nimport helper\n"
+                           "if __name__ == '__main__':\n    helper.f()\n", "tools/lib/helper.py": ""},
+        "tools/train.py", ["tools/train.py", "tools/lib/helper.py"]),
     "a_module_of_a_namespace_package_in_its_importers_program": (  # wespeaker: no ns/__init__.py
         {"ns/utils/__init__.py": "", "ns/utils/checkpoint.py": MODULE, "ns/bin/train.py":
          "from ns.utils.checkpoint import Trainer\nif __name__ == '__main__':\n    Trainer(0)\n"},
