@@ -12,7 +12,7 @@ import libcst as cst
 
 from ddpify.output import edits as edit_set
 from ddpify.analysis import reach
-from ddpify.analysis.distributed import is_distributed, ungrouped
+from ddpify.analysis.distributed import is_distributed, joins_group
 from ddpify.analysis.result import Analysis, analyse
 from ddpify.options import Options
 from ddpify.syntax.facts import Facts
@@ -234,7 +234,7 @@ def _leave_alone(facts: Facts) -> str | None:
     imports = facts.imports
     if imports.imports_module("ddpify_runtime"):
         return "already converted by ddpify; left unchanged"
-    if is_distributed(facts):
+    if is_distributed(facts) and joins_group(facts):  # (DDP code that never joins a group: converted)
         return "already distributed (uses torch.distributed); left unchanged: `ddpify check` finds DDP bugs in it"
     framework = next((f for f in DISTRIBUTING_FRAMEWORKS if imports.imports_module(f)), None)
     if framework is not None:
@@ -248,24 +248,16 @@ def _leave_alone(facts: Facts) -> str | None:
 
 def _gate_warnings(facts: Facts, program: Program | None = None) -> list[tuple[cst.CSTNode, str]]:
     """Why a file `_leave_alone` leaves unchanged may still be wrong under torchrun, at the line:
-    a distributed script that never joins a process group (`ddpify.analysis.distributed.ungrouped`:
-    every process would train alone), a `from X import *` of a module not found
-    (`reach.star_imports`: it may bring torch and the training), or a file with `.backward()` and
-    `.step()` where no training was found (torch not imported in the code read).
+    a `from X import *` of a module not found (`reach.star_imports`: it may bring torch and the
+    training), or a file with `.backward()` and `.step()` where no training was found (torch not
+    imported in the code read).
 
-        import torch.distributed as dist
-        model = DistributedDataParallel(model)  # warning: never joins a process group
+        from utils import *                     # warning: no `utils` module found
+        loss.backward()                         # warning: no torch import or optimizer read
     """
     if any(facts.imports.imports_module(f) for f in ("ddpify_runtime", *DISTRIBUTING_FRAMEWORKS)):
         return []  # (a framework joins its own group: `hvd.init()`)
     stars = list(reach.star_imports(program)) if program is not None else []
-    if is_distributed(facts):
-        call = ungrouped(facts)
-        return stars if call is None else stars + [(facts.statement(call), (
-            f"`{facts.code(call.func)}(...)` but the program never joins a process group (no "
-            f"`init_process_group` in the code ddpify read): under torchrun each process would train its own "
-            f"model on all the data; left unchanged: add `dist.init_process_group(...)` where it starts, "
-            f"or remove its torch.distributed code and convert it"))]
     if facts.has_training:
         return stars
     backward = next((c for c in facts.calls if facts.is_backward(c) and not c.args), None)

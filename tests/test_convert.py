@@ -33,16 +33,19 @@ opt.step()
 """
 
 
-def test_a_distributed_script_that_never_joins_a_process_group_is_left_alone_with_a_warning():
-    """DDP without `init_process_group`: under torchrun each process would train alone, said at the wrap."""
+def test_a_script_with_ddp_code_that_never_joins_a_process_group_is_converted():
+    """DDP without `init_process_group` (Lyken17/PyTorch-Template's `--world-size > 1` branch): it was
+    "already distributed" and left alone, and under torchrun each process trained alone. Now it is
+    no distributed script (`distributed.joins_group`): converted, the runtime joins the group, and
+    its own wrap of the model is replaced by the one wrap after the set-up (two would nest)."""
     result = convert(UNGROUPED)
-    assert not result.changed
-    assert [(c.kind, c.line) for c in result.changes] == [(NOTE, 1), (WARNING, 5)]
-    assert "never joins a process group" in result.changes[1].message
+    assert result.changed and "init_distributed_mode()" in result.code
+    assert result.code.count("DistributedDataParallel(") == 1 and "if world_size > 1" not in result.code
+    assert [c.line for c in result.changes if "own DistributedDataParallel" in c.message] == [5]
 
 
-def test_a_module_that_wraps_without_a_process_group_is_warned_at_its_line(tmp_path):
-    """The program's DDP wrap in a module of its own: the warning is in that module's report."""
+def test_a_module_that_wraps_without_a_process_group_is_converted_with_the_program(tmp_path):
+    """The program's DDP wrap in a module of its own: dropped there, the model wrapped once in the entry."""
     (tmp_path / "trainer.py").write_text("import torch\nimport torch.distributed as dist\ndef wrap(model):\n"
                                          "    if world_size > 1:\n"
                                          "        model = torch.nn.parallel.DistributedDataParallel(model)\n"
@@ -52,8 +55,8 @@ def test_a_module_that_wraps_without_a_process_group_is_warned_at_its_line(tmp_p
                      "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel(torch.randn(4, 2)).sum().backward()\n"
                      "opt.step()\n")
     result = convert_program(load(entry, entry.read_bytes()))
-    assert [c.kind for c in result.changes] == [NOTE] and "already distributed" in result.changes[0].message
-    assert [(c.kind, c.line) for c in result.modules["trainer.py"].changes] == [(WARNING, 5)]
+    assert "init_distributed_mode()" in result.code and "model = DistributedDataParallel(model" in result.code
+    assert "DistributedDataParallel" not in result.modules["trainer.py"].code
 
 
 @pytest.mark.parametrize("join", ["dist.init_process_group('nccl')\n", "init_distributed_mode(args)\n",

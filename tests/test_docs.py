@@ -158,6 +158,9 @@ TEMPERATURE = "from torch import optim\nfrom torch.optim import Adam\n" + IMPORT
     + "lr = 0.1\nlog_alpha = torch.zeros(1, requires_grad=True)\n{example}\n" \
     + EPOCHS.replace("opt.step()", "opt.step()\n        alpha_optim.zero_grad()\n        log_alpha.exp().backward()\n"
                      "        alpha_optim.step()")
+OWN_WRAP = "import argparse\nimport torch.distributed as dist\n" + IMPORTS + LOADER \
+    + "args = argparse.ArgumentParser().parse_args()\nmodel = torch.nn.Linear(2, 1)\n{example}\n" + MODEL.split("\n")[1] \
+    + "\n" + EPOCHS
 SPLIT_LOSS = """\
 class SplitCrossEntropyLoss(torch.nn.Module):
     def __init__(self, emsize, splits):
@@ -197,7 +200,7 @@ CONTEXTS = {
     ],
     "wrap-model": [WRAP, WRAP.replace("{example}\n", SPLIT_LOSS + "emsize, splits = 2, []\nmodel = torch.nn.Linear(2, 1)\n"
                                       "{example}\noptimizer = optim.SGD(list(model.parameters()) + "
-                                      "list(criterion.parameters()), lr=0.1)\n"), TEMPERATURE, WRAP],
+                                      "list(criterion.parameters()), lr=0.1)\n"), OWN_WRAP, TEMPERATURE, WRAP],
     "unwrap-model": [WRAPPED] * 9 + [
         IMPORTS + TRAIN + "if use_best:\n    model = torch.load('best.pt')\n{example}\n",
         IMPORTS + LOADER + "model = torch.nn.DataParallel(Net())\nmodel.to('cpu')\n"

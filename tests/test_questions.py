@@ -5,7 +5,7 @@ import libcst as cst
 import pytest
 
 from ddpify.analysis import writes
-from ddpify.analysis.distributed import is_distributed
+from ddpify.analysis.distributed import is_distributed, joins_group
 from ddpify.analysis.same_values import is_rank_test
 from ddpify.analysis.same_values import same_everywhere, values
 from ddpify.check import NOT_DISTRIBUTED, check
@@ -61,15 +61,27 @@ def test_not_distributed(name):
     assert not is_distributed(_facts(NOT_DISTRIBUTED_SCRIPTS[name]))
 
 
+# the distributed scripts that join a process group (the others have DDP code but no group)
+GROUPED = {"init", "init_via_torch", "launcher_api", "helper_barrier"}
+
+
+@pytest.mark.parametrize("name", sorted(DISTRIBUTED) + sorted(NOT_DISTRIBUTED_SCRIPTS))
+def test_joins_a_process_group(name):
+    """(`mp.spawn(train, ...)` alone is not distributed, but its workers may join a group.)"""
+    assert joins_group(_facts({**DISTRIBUTED, **NOT_DISTRIBUTED_SCRIPTS}[name])) is (name in GROUPED | {"spawn_only"})
+
+
 @pytest.mark.parametrize("name", sorted(DISTRIBUTED) + sorted(NOT_DISTRIBUTED_SCRIPTS))
 def test_convert_and_check_agree(name):
-    """convert leaves a distributed script unchanged and check checks it; a script that is not
-    distributed is converted and check says convert makes it a DDP script."""
+    """convert leaves a distributed script that joins a process group unchanged and check checks it;
+    one with DDP code that never joins a group is converted (the runtime joins it: under torchrun as
+    it was, every process would train alone) and check checks it; a script that is not distributed
+    is converted and check says convert makes it a DDP script."""
     code = "import torch\nmodel = torch.nn.Linear(2, 2)\n" + {**DISTRIBUTED, **NOT_DISTRIBUTED_SCRIPTS}[name] + TRAIN
     distributed = name in DISTRIBUTED
     converted = convert(code)
-    assert converted.changed is not distributed
-    assert any("already distributed" in c.message for c in converted.changes) is distributed
+    assert converted.changed is (name not in GROUPED)
+    assert any("already distributed" in c.message for c in converted.changes) is (name in GROUPED)
     report = check(code)
     assert report.distributed is distributed
     assert (report.note == NOT_DISTRIBUTED) is not distributed

@@ -43,26 +43,48 @@ def is_distributed(facts: Facts) -> bool:
     return any(_distributed_call(facts, call) or barrier_method(facts, call) for call in facts.calls)
 
 
+def joins_group(facts: Facts) -> bool:
+    """Does the program join a process group on some path of the code read? It calls
+    `init_process_group` (or `init_device_mesh`), another library's group starter
+    (`GROUP_STARTERS`), a launcher API, a spawner whose workers may join one, or a helper that may
+    start one (`init_distributed_mode(args)`, `setup_ddp(rank)`: a name with `init`/`setup` and
+    `dist`/`ddp`/`group`), or waits at the barrier of a process-group helper of the project
+    (`distr.barrier()`: the helper's module joins the group). The one answer to "already
+    distributed" with `is_distributed`: `convert` leaves a script alone only when it does both, and
+    converts one that has DDP machinery but never joins a group (the runtime joins it); `check`
+    checks both."""
+    return any(_joins(facts, call) for call in facts.calls)
+
+
+def _joins(facts: Facts, call: cst.Call) -> bool:
+    name = facts.qualify(call.func)
+    if name is None:
+        return _group_helper(call.func) or barrier_method(facts, call)
+    return name in GROUP_JOINS or name in GROUP_STARTERS or name.startswith(LAUNCHERS) or name in SPAWNERS \
+        or _group_helper(call.func)
+
+
 def ungrouped(facts: Facts) -> cst.Call | None:
-    """The first distributed call of a distributed script that never joins a process group, or
-    None: no `init_process_group`, no other library's group starter (`GROUP_STARTERS`), no
-    launcher API, and no call of a helper that may start one (`init_distributed_mode(args)`,
-    `setup_ddp(rank)`: a name with `init`/`setup` and `dist`/`ddp`/`group`) in the code read.
+    """The first distributed call of a distributed script that never joins a process group
+    (`joins_group`), or None.
 
         import torch.distributed as dist
         if args.world_size > 1:
             model = DistributedDataParallel(model)   # <- this call: under torchrun every process
                                                      #    trains its own model on all the data
     """
-    first = None
-    for call in facts.calls:
-        name = facts.qualify(call.func) or ""
-        if name in GROUP_JOINS or name in GROUP_STARTERS or name.startswith(LAUNCHERS) \
-                or name in SPAWNERS or _group_helper(call.func):
-            return None
-        if first is None and (_distributed_call(facts, call) or barrier_method(facts, call)):
-            first = call
-    return first
+    if joins_group(facts):
+        return None
+    return next((c for c in facts.calls if _distributed_call(facts, c) or barrier_method(facts, c)), None)
+
+
+def own_wraps(facts: Facts) -> list[cst.Call]:
+    """The program's own `DistributedDataParallel(...)` wraps when it never joins a process group
+    (`ungrouped`): `convert` joins the group and wraps each trained model itself, after its set-up,
+    so such a wrap of the same model is replaced by that one (two wrappers would nest)."""
+    if ungrouped(facts) is None:
+        return []
+    return [c for c in facts.calls if facts.qualify(c.func) == DDP and c.args]
 
 
 def _group_helper(func: cst.BaseExpression) -> bool:

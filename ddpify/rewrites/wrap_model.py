@@ -57,6 +57,19 @@ a method that runs its forward or sub-modules, with gradients) gets a TODO at th
 runs the module inside DDP, outside its forward, so its gradients would not be averaged (the
 runtime's self-check names it too, `bypassed-wrapper`).
 
+A program that wraps in DistributedDataParallel itself but never joins a process group
+(`ddpify.analysis.distributed.own_wraps`: torch.distributed imported, a branch for
+`--world-size > 1`, no `init_process_group`) is converted: the runtime joins the group, and the
+program's own wrap of a model ddpify wraps is dropped, as a DataParallel is (the wrap after the
+set-up applies on every path; two would nest):
+
+    if args.world_size > 1:
+        model.cuda()
+        model = torch.nn.parallel.DistributedDataParallel(model)
+->
+    if args.world_size > 1:
+        model.cuda()
+
 Tensors that no module holds, given to an optimizer of their own (SAC's entropy temperature,
 `log_alpha = torch.zeros(1, requires_grad=True)`), are synced where the optimizer takes them:
 
@@ -93,6 +106,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from ddpify.analysis import fsdp, objects
+from ddpify.analysis.distributed import own_wraps
 from ddpify.analysis.models import bare_tensors, penalties
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -110,6 +124,7 @@ SUMMARY = "wrap each trained model in DistributedDataParallel (replacing DataPar
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts, models = analysis.facts, analysis.models
+    own = own_wraps(facts)
     for model in models.wrapped:
         name = model.name
         if options.fsdp:
@@ -146,6 +161,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel{where}", needs_group=True)
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids")
+        _drop_own_wraps(facts, edits, model, own)
     left = "unsharded" if options.fsdp else "unwrapped"
     for name, stmt in _untrained_models(facts, models):
         edits.warn(stmt, f"`{name}` runs in training but no optimizer trains it: left {left} (right for a "
@@ -418,6 +434,22 @@ def _replace_dataparallel(facts: Facts, edits: Edits, model: Model, lines: list[
     for stmt in model.setup:
         for attr in facts.findall(stmt, cst.Attribute, lambda a: a.attr.value == "module" and dotted(a.value) == target):
             edits.replace(attr, lambda node: node.value)
+
+
+def _drop_own_wraps(facts: Facts, edits: Edits, model: Model, own: list[cst.Call]) -> None:
+    """Drop the program's own `model = DistributedDataParallel(model, ...)` of the model just wrapped
+    (`own`: its wraps, made where no process group was joined): the wrap after the set-up replaces it."""
+    for call in own:
+        inner = mt.positional(call, 0) or mt.keyword(call, "module")
+        statement = facts.statement(call)
+        assign = mt.sole(statement, cst.Assign)
+        if inner is None or dotted(inner.value) != model.name or assign is None or assign.value is not call \
+                or len(assign.targets) != 1 or dotted(assign.targets[0].target) != model.name:
+            continue
+        _remove(facts, edits, statement)
+        edits.record(statement, f"the program's own DistributedDataParallel of `{model.name}` (it never joined a "
+                                f"process group) replaced by the wrap after its set-up, in the group "
+                                f"init_distributed_mode() joins")
 
 
 def _remove(facts: Facts, edits: Edits, statement: cst.CSTNode) -> None:
