@@ -79,6 +79,9 @@ def spelled(facts: Facts, sites) -> set[str]:
      "class Runner:\n    def __init__(self, config):\n        self.config = config\n    def train(self):\n"
      "        tb = self.config.tb\n        return tb\n_, config = parse()\nRunner(config).train()\n", "tb",
      {"SummaryWriter('r')"}),  # stored into any object's attribute, read through another name (DDIM's tb_logger)
+    ("G = [Net()]\nD = nn.Linear(1, 1)\nnets = G + [D]\nx = nets[1]\n", "x",
+     {"Net()", "nn.Linear(1, 1)", "[Net()]", "[D]"}),  # lists joined by + (pettod's `self.models + [self.discriminator]`)
+    ("a = Net()\nb = 1 + 2\nx = b\n", "x", set()),  # numbers added: no object
 ])
 def test_values_follow_objects(source, expr, made):
     facts, flow = core(source)

@@ -646,13 +646,17 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] | Non
     rebuilt = _this_round(facts, candidates, optimizer)
     candidates = rebuilt or [c for c in candidates if not _after_training(facts, c[1])]
     candidates = _reaching(facts, candidates, optimizer)
+    by_object = _dataparallel_of_object(facts, optimizer) if not any(c[0] == 3 for c in candidates) else []
+    candidates += by_object  # no DataParallel of the name: the program's own of the object, if any
     if not candidates:
         return None
     best = max(c[0] for c in candidates)  # DataParallel > a move to a device > a construction
     near = [c for c in candidates if facts.scope(c[1]) is facts.scope(optimizer) and c[0] == best]
     candidates = near or candidates
-    _, stmt, name, dp = [c for c in candidates if c[0] == best][-1]
-    defined = _unconditional(facts, facts.statement(stmt), optimizer)
+    chosen = [c for c in candidates if c[0] == best][-1]
+    _, stmt, name, dp = chosen
+    # the program's own DataParallel of the object: on every path that binds the object to its name
+    defined = _unconditional(facts, facts.statement(stmt), optimizer, bound=name if chosen in by_object else None)
     setup, anchor = _setup_after(facts, defined, name)
     alias = next((s for s in setup if _trained_alias(facts, s, of=name)), None)
     pair = _alias_of(alias) if alias is not None and dp is None else None
@@ -660,6 +664,36 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] | Non
         name, defined = pair[0], _unconditional(facts, alias)
         setup, anchor = _setup_after(facts, defined, name)
     return Model(name, defined, anchor, dataparallel=dp, setup=setup)
+
+
+def _dataparallel_of_object(facts: Facts, optimizer: cst.CSTNode) -> list[Candidate]:
+    """The program's own `x = nn.DataParallel(x)` wraps of the object `optimizer` steps, found by
+    the object (`objects.trained`), not by the optimizer's name: `DISCRIMINATOR = Net()` and
+    `DIS_OPTIMIZER = Adam(DISCRIMINATOR.parameters())` in a config class, moved into a trainer as
+    `self.discriminator = config.DISCRIMINATOR.to(device)` and wrapped there after the group is
+    joined, `self.discriminator = nn.DataParallel(self.discriminator)` (pettod/pytorch-template).
+    That wrap is the place for DDP; the name alone found the construction in the config class, and
+    the DataParallel later wrapped the DDP wrapper. Only a DataParallel of this optimizer's objects
+    alone, and not a factory's (`net = nn.DataParallel(net)`, `return net`: its callers' names are
+    the places, found by name)."""
+    if not isinstance(optimizer, cst.Call):
+        return []
+    flow = objects.of(facts)
+    trained = flow.trained(optimizer)
+    found: list[Candidate] = []
+    for target, value, stmt in facts.assigns if trained else ():
+        name = dotted(target)
+        dp = _dataparallel_call(facts, value) if isinstance(value, cst.Call) and not isinstance(stmt, cst.AugAssign) \
+            else None
+        inner = dp is not None and (mt.positional(dp, 0) or mt.keyword(dp, "module"))
+        if not inner or name is None or name.count(".") > (1 if name.startswith("self.") else 0):
+            continue
+        held = flow.values(inner.value) - {dp}  # (`self.d = nn.DataParallel(self.d)`: the name holds the wrapper after)
+        scope = facts.scope(stmt)
+        factory = isinstance(scope, cst.FunctionDef) and any(dotted(r) == name for r in facts.returned(scope))
+        if held and held <= trained and not factory:
+            found.append((3, stmt, name, dp))
+    return found
 
 
 def _branch_calls(value: cst.BaseExpression) -> list[cst.Call] | None:
@@ -867,17 +901,22 @@ def _training_points(facts: Facts, scope) -> list[cst.CSTNode]:
     return points
 
 
-def _unconditional(facts: Facts, stmt: cst.CSTNode, optimizer: cst.CSTNode | None = None) -> cst.CSTNode:
+def _unconditional(facts: Facts, stmt: cst.CSTNode, optimizer: cst.CSTNode | None = None,
+                   bound: str | None = None) -> cst.CSTNode:
     """The outermost `if`/`with`/`try` of its function that holds `stmt`: a model built or moved
     under `if use_cuda:` is wrapped after that `if`, on every path. Not one that holds the
     optimizer too (`elif args.train: model = LeNet(); optimizer = ...; train_model(model, ...)`):
-    that branch trains the model it builds, and the wrap stays in it, before its training."""
+    that branch trains the model it builds, and the wrap stays in it, before its training; nor,
+    given the name `bound`, one that binds it before `stmt` (`if self.use_gan: self.discriminator
+    = config.DISCRIMINATOR.to(device)`: the object is there on that path only)."""
     result = stmt
     for anc in facts.ancestors(stmt):
         if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While)) or mt.is_main_guard(anc):
             break
         if isinstance(anc, (cst.If, cst.With, cst.Try)):
-            if optimizer is not None and facts.is_inside(optimizer, anc):
+            if optimizer is not None and facts.is_inside(optimizer, anc) or bound is not None and any(
+                    dotted(t) == bound and s is not stmt and facts.is_inside(s, anc) and facts.before(s, stmt)
+                    for t, _, s in facts.assigns):
                 break
             result = anc
     return result

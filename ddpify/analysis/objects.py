@@ -107,6 +107,8 @@ class Objects:
             return self.values(expr.body) | self.values(expr.orelse)
         if isinstance(expr, cst.BooleanOperation):
             return self.values(expr.left) | self.values(expr.right)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            return self._joined(expr)
         if isinstance(expr, cst.Subscript):  # an item: what the container holds
             keyed = self._keyed_item(expr)
             if keyed is not None:
@@ -115,6 +117,12 @@ class Objects:
         if isinstance(expr, CONTAINERS):
             return Sites({expr})
         return Sites()
+
+    def _joined(self, expr: cst.BinaryOperation) -> Sites:
+        """`self.models + [self.discriminator]`: the containers joined, when one side is a container
+        (a number, a string or a tensor added is no object the program tracks)."""
+        sides = self.values(expr.left) | self.values(expr.right)
+        return sides if any(isinstance(s, CONTAINERS) for s in sides) else Sites()
 
     def _call(self, call: cst.Call) -> Sites:
         f = self.facts

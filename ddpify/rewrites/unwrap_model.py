@@ -35,7 +35,9 @@ saves without them, and loads both:
 Its own code that unwraps the DataParallel it made takes the wrapper that replaced it too (an EMA
 helper that registers the bare model's parameter names and updates through the wrapper):
 `isinstance(module, nn.DataParallel)` becomes `isinstance(module, (nn.DataParallel,
-DistributedDataParallel))`, and `module = module.module` then unwraps either.
+DistributedDataParallel))`, and `module = module.module` then unwraps either; so does a comparison
+of its type (a callback that saves `model[i].module` when `type(model[i]) == nn.DataParallel`):
+`type(m) == nn.DataParallel` becomes `type(m) in (nn.DataParallel, DistributedDataParallel)`.
 
 With `--strategy fsdp` the model keeps its class (FSDP2 has no `.module`: custom attributes stay
 as written, a DataParallel script's `model.module.x` becomes `model.x`), and its state dicts are
@@ -93,6 +95,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     _dataparallel_loads(facts, refs, edits)
     if any(model.dataparallel is not None for model in refs.values()):
         _dataparallel_tests(facts, edits)
+        _dataparallel_type_tests(facts, edits)
     for call, tested in _tested_models(facts):
         _give_bare_model(facts, refs, edits, tested, lambda bare: (
             f"`{dotted(call.func)}` tests `{bare}`, the model itself: the DistributedDataParallel wrapper is not of "
@@ -166,6 +169,33 @@ def _dataparallel_tests(facts: Facts, edits: Edits) -> None:
         edits.replace(second.value, _with_ddp, f"`{facts.code(call)}` also takes the DistributedDataParallel that "
                       "replaced the DataParallel")
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
+
+
+# `type(m) == nn.DataParallel` -> `type(m) in (nn.DataParallel, DistributedDataParallel)`; `!=` -> `not in`
+_TYPE_TESTS = {cst.Equal: cst.In, cst.Is: cst.In, cst.NotEqual: cst.NotIn, cst.IsNot: cst.NotIn}
+
+
+def _dataparallel_type_tests(facts: Facts, edits: Edits) -> None:
+    """`type(m) == nn.DataParallel` (`is`, `!=`, `is not`) -> `type(m) in (nn.DataParallel,
+    DistributedDataParallel)` (`not in`), in a program whose DataParallel became
+    DistributedDataParallel: pettod/pytorch-template's callback saves `model[i].module` when
+    `type(model[i]) == nn.DataParallel`, else `model[i]`, which then saved the DDP wrapper
+    (`module.` keys)."""
+    for node in facts.by_type.get(cst.Comparison, ()):
+        assert isinstance(node, cst.Comparison)
+        if len(node.comparisons) != 1 or type(node.comparisons[0].operator) not in _TYPE_TESTS \
+                or not (isinstance(node.left, cst.Call) and mt.is_name(node.left.func, "type") and len(node.left.args) == 1) \
+                or facts.qualify(node.comparisons[0].comparator) != "torch.nn.DataParallel":
+            continue
+        edits.replace(node, _in_ddp, f"`{facts.code(node)}` also takes the DistributedDataParallel that replaced the "
+                      "DataParallel")
+        edits.add_import("torch.nn.parallel", "DistributedDataParallel")
+
+
+def _in_ddp(node: cst.Comparison) -> cst.Comparison:
+    target = node.comparisons[0]
+    operator = _TYPE_TESTS[type(target.operator)]()
+    return node.with_changes(comparisons=[target.with_changes(operator=operator, comparator=_with_ddp(target.comparator))])
 
 
 def _with_ddp(node: cst.BaseExpression) -> cst.Tuple:

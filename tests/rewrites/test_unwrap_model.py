@@ -855,6 +855,48 @@ def test_the_programs_own_dataparallel_tests_take_the_wrapper_that_replaced_it()
     assert "isinstance(module, nn.DataParallel)" in bare and "(nn.DataParallel, DistributedDataParallel)" not in bare
 
 
+def test_the_programs_own_dataparallel_type_comparisons_take_the_wrapper_that_replaced_it():
+    """pettod/pytorch-template's callback saves `model[i].module` when `type(model[i]) ==
+    nn.DataParallel`, else `model[i]`: with the DataParallel replaced, it saved the
+    DistributedDataParallel, `module.` keys. `==`/`is` become `in`, `!=`/`is not` `not in`, a tuple
+    that takes DistributedDataParallel too; another class compared is left alone."""
+    code = EMA_OVER_DATAPARALLEL + ("saved = model.module if type(model) == nn.DataParallel else model\n"
+                                    "kept = model if type(model) is not nn.DataParallel else model.module\n"
+                                    "other = type(model) == nn.Linear\ntorch.save(saved.state_dict(), 'm.pt')\n")
+    out = only(NAME, code, also={"wrap-model"})
+    assert "saved = model.module if type(model) in (nn.DataParallel, DistributedDataParallel) else model\n" in out
+    assert "kept = model if type(model) not in (nn.DataParallel, DistributedDataParallel) else model.module\n" in out
+    assert "other = type(model) == nn.Linear\n" in out
+
+
+def test_a_state_dict_saved_through_a_joined_list_of_models_is_unwrapped():
+    """pettod/pytorch-template's callback is handed `self.models + [self.discriminator]` and saves
+    `model[i].state_dict()`: the joined list's objects (`objects`: `+` of containers) include the
+    wrapped model, so its state dict goes through `unwrap(...)`; it was saved with `module.` keys."""
+    code = """\
+import torch
+import torch.nn as nn
+
+
+def save_all(models, path):
+    for i in range(len(models)):
+        saved = models[i]
+        torch.save(saved.state_dict(), f"{path}_{i}.pt")
+
+
+model = nn.DataParallel(nn.Linear(2, 1))
+others = [nn.Linear(2, 1)]
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(3, 4, 2):
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    optimizer.step()
+save_all(others + [model], "m")
+"""
+    out = only(NAME, code, also={"wrap-model"})
+    assert "        torch.save(unwrap(saved).state_dict(), f\"{path}_{i}.pt\")\n" in out
+
+
 EMA_BY_NAMES = """\
 import copy
 import torch

@@ -3730,3 +3730,45 @@ def test_a_dataparallel_model_trained_through_its_modules_own_method_is_named():
     todos = [line for line in result.code.splitlines() if "TODO(ddpify)" in line]
     assert len(todos) == 1 and "`policy.module.sample(...)` trains the module inside the wrapper" in todos[0]
     assert "policy = DistributedDataParallel(policy" in result.code
+
+
+def test_the_programs_own_dataparallel_of_the_trained_object_is_the_wrap_point_whatever_its_name():
+    """pettod/pytorch-template (the ninth sweep): the discriminator and its optimizer are built under
+    one name (`DISCRIMINATOR`), and a trainer moves the object into `self.discriminator` and wraps it
+    in `nn.DataParallel` there. The wrap point was found by the optimizer's name only: ddpify wrapped
+    the construction, and the trainer's DataParallel then wrapped the DistributedDataParallel. Now
+    the program's own DataParallel of the object the optimizer steps (`objects.trained`) is the
+    place, as a DataParallel of the name is, on the path that binds the object (under the `if`)."""
+    code = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self, model, optimizer, train=True):
+        if train:
+            self.net = model.to("cpu")
+            self.optimizer = optimizer
+            self.net = nn.DataParallel(self.net)
+        self.loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+
+    def train(self):
+        for epoch in range(2):
+            for (x,) in self.loader:
+                self.net.zero_grad()
+                self.net(x).sum().backward()
+                self.optimizer.step()
+
+
+def main():
+    d = nn.Linear(2, 1)
+    d_opt = torch.optim.Adam(d.parameters(), lr=0.1)
+    Trainer(d, d_opt).train()
+
+
+main()
+"""
+    out = only(NAME, code)
+    assert "            self.net = DistributedDataParallel(self.net, device_ids=device_ids(self.net))\n" in out
+    assert out.count("DistributedDataParallel(") == 1 and "nn.DataParallel" not in out
