@@ -511,8 +511,15 @@ def sync_on_wrong_micro_step(ctx: Context) -> Iterator[Hit]:
              for guard in f.ancestors(c) if isinstance(guard, cst.If) and f.is_inside(c, guard.body)]
     for node in f.by_type[cst.Attribute]:  # `model.no_sync()`, or `model.no_sync` entered later
         ifexp = f.parent(f.parent(node)) if isinstance(f.parent(node), cst.Call) else f.parent(node)
-        if not (mt.is_attribute(node, "no_sync") and isinstance(ifexp, cst.IfExp)
-                and ifexp.body in (node, f.parent(node))):  # DDP's method (FSDP's means the same)
+        if not (mt.is_attribute(node, "no_sync") and isinstance(ifexp, cst.IfExp)):
+            continue  # DDP's method (FSDP's means the same)
+        if _entered_on_the_last_micro_step(f, ifexp, ifexp.body in (node, f.parent(node))):
+            yield Hit(ifexp.test, f"`no_sync()` is entered on the last micro-step of `for ... in "
+                                  f"{f.code(next(f.enclosing_loops(ifexp)).iter)}`, whose backward the "
+                                  "optimizer step after the loop uses: the step takes gradients that were not "
+                                  "averaged; enter no_sync() on the other micro-steps")
+            continue
+        if ifexp.body not in (node, f.parent(node)):
             continue
         if f.code(ifexp.test) in {f.code(t) for t in steps}:
             yield Hit(ifexp.test, f"`no_sync()` is entered when `{f.code(ifexp.test)}`, the very test that "
@@ -527,6 +534,63 @@ def sync_on_wrong_micro_step(ctx: Context) -> Iterator[Hit]:
                                       f"optimizer steps when `{f.code(test)}`: the step takes gradients that were "
                                       "not averaged; leave no_sync() on the micro-step that steps")
                 break
+
+
+def _entered_on_the_last_micro_step(f, ifexp: cst.IfExp, in_body: bool) -> bool:
+    """Is the `no_sync()` an inner loop picks per micro-step entered on its last one, when the
+    optimizer steps after that loop (so the last backward is the one that must all-reduce)?
+
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            ctx = model.no_sync() if last else nullcontext()                # entered on the last
+            ctx = nullcontext() if i < len(parts) - 1 else model.no_sync()  # the same
+            with ctx:
+                model(part).sum().backward()
+        optimizer.step()
+
+    The test may be held in a name set in the loop (`last = ...`); a conjunct that does not
+    count the micro-step (`multi_gpu and ...`) is the same on every one of them."""
+    loop = next(f.enclosing_loops(ifexp), None)
+    index = _loop_index(loop)
+    if index is None or not any(mt.is_method_call(c, "step") and "optim" in f.code(c) and f.before(loop, c)
+                                and not f.is_inside(c, loop) and f.scope(c) is f.scope(loop) for c in f.calls):
+        return False
+    test = ifexp.test
+    if isinstance(test, cst.Name) and (ref := f.ref(test)) is not None and len(sources := f.sources(ref)) == 1 \
+            and f.is_inside(sources[0], loop.body):
+        test = sources[0]
+    parts = [test]
+    while isinstance(parts[-1], cst.BooleanOperation) and isinstance(parts[-1].operator, cst.And):
+        parts[-1:] = [parts[-1].left, parts[-1].right]
+    senses = {sense for part in parts if (sense := _last_micro_step(f, part, index, loop)) is not None}
+    return len(senses) == 1 and senses.pop() == in_body
+
+
+def _loop_index(loop) -> str | None:
+    """`i` of `for i, x in enumerate(xs)` or `for i in range(n)`."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+        return None
+    if mt.is_call_of(loop.iter, "enumerate") and isinstance(loop.target, cst.Tuple) and loop.target.elements \
+            and isinstance(loop.target.elements[0].value, cst.Name):
+        return loop.target.elements[0].value.value
+    if mt.is_call_of(loop.iter, "range") and len(loop.iter.args) == 1 and isinstance(loop.target, cst.Name):
+        return loop.target.value
+    return None
+
+
+def _last_micro_step(f, test: cst.BaseExpression, index: str, loop: cst.For) -> bool | None:
+    """`i == len(xs) - 1` -> True (the last micro-step); `i < len(xs) - 1`, `i != n - 1` -> False
+    (the others); anything else -> None. `xs`/`n` is what the loop counts."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and mt.is_name(test.left, index)):
+        return None
+    operator, bound = test.comparisons[0].operator, test.comparisons[0].comparator
+    counted = loop.iter.args[0].value
+    last = f"len({f.code(counted)}) - 1" if mt.is_call_of(loop.iter, "enumerate") else f"{f.code(counted)} - 1"
+    if f.code(bound).replace(" ", "") != last.replace(" ", ""):
+        return None
+    if isinstance(operator, cst.Equal):
+        return True
+    return False if isinstance(operator, (cst.LessThan, cst.NotEqual)) else None
 
 
 def _same_loop(f, step: cst.CSTNode, entered: cst.CSTNode) -> bool:
