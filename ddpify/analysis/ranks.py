@@ -536,7 +536,8 @@ class Ranks:
         `world_size > 1`, `int(os.environ.get("WORLD_SIZE", 1)) > 1`, `dist.get_world_size() != 1`,
         a rank the launcher set (`int(os.environ.get("RANK", -1)) != -1`), either side of an `and`
         (`dist.is_available() and dist.is_initialized()`), or a name or attribute every assignment
-        of which is one of those (`multi_gpu = ...`, `self.is_ddp = ...`)? With `every`, whether it
+        of which is one of those (`multi_gpu = ...`, `self.is_ddp = ...`) or `False` (`cfg.distributed
+        = False` where no launcher set WORLD_SIZE: the flag is never true there)? With `every`, whether it
         says only that, so that where it fails the run is one process: each side of an `and` says
         it or asks `dist.is_available()` (the `else` of `ddp and rank == 0` is every rank but 0)."""
         f = self.facts
@@ -555,7 +556,7 @@ class Ranks:
                 op, cst.GreaterThanEqual) and bound == "2" or isinstance(op, cst.NotEqual) and bound == "1")
         if isinstance(test, (cst.Name, cst.Attribute)) and depth:
             ref = f.ref(test)
-            sources = f.sources(ref) if ref is not None else []
+            sources = [s for s in (f.sources(ref) if ref is not None else []) if not mt.is_name(s, "False")]
             return bool(sources) and all(self.several_processes(s, depth - 1, every) for s in sources)
         return False
 
