@@ -16,6 +16,7 @@ from ddpify.analysis.ranks import SPAWNED_WITH_INDEX
 from ddpify.syntax.names import dotted
 
 DESTROY = "torch.distributed.destroy_process_group"
+NEW_GROUP = "torch.distributed.new_group"
 
 
 @rule("DDP011", bug=False)
@@ -82,7 +83,8 @@ def set_device_after_init(ctx: Context) -> Iterator[Hit]:
     function, for a backend that is `"nccl"` as written (in any case: torch lowercases it), when a
     collective runs between the two.
     `set_device` right after `init_process_group`, before any collective, is fine: the
-    communicator does not exist yet.
+    communicator does not exist yet; so is one after `new_group(...)` (a gloo group for the CPU),
+    which every process calls but which agrees through the store, not over NCCL.
     """
     f = ctx.facts
     for init in ctx.script.calls_of(INIT):
@@ -93,7 +95,8 @@ def set_device_after_init(ctx: Context) -> Iterator[Hit]:
             if f.scope(call) is not scope or not f.before(init, call):
                 continue
             between = [c for c in f.calls if f.scope(c) is scope and f.before(init, c) and f.before(c, call)]
-            first = next((c for c in between if ctx.ranks.is_collective(c) or f.qualify(c.func) == DDP), None)
+            first = next((c for c in between if ctx.ranks.is_collective(c) and f.qualify(c.func) != NEW_GROUP
+                          or f.qualify(c.func) == DDP), None)
             if first is not None:
                 yield Hit(call, f"set_device runs after `{f.code(first.func)}(...)` on an NCCL group, which already "
                                 "bound this process's communicator to GPU 0: set the device before "
