@@ -23,6 +23,7 @@ a name of the script's own that merely contains "distributed".
 
 from __future__ import annotations
 
+import sys
 from functools import cached_property
 
 import libcst as cst
@@ -46,10 +47,13 @@ def is_distributed(facts: Facts) -> bool:
 def joins_group(facts: Facts) -> bool:
     """Does the program join a process group on some path of the code read? It calls
     `init_process_group` (or `init_device_mesh`), another library's group starter
-    (`GROUP_STARTERS`), a launcher API, a spawner whose workers may join one, or a helper that may
+    (`GROUP_STARTERS`), a launcher API, a spawner whose workers may join one, a framework that
+    starts its own group (`hvd.init()`, `Accelerator()`: `FRAMEWORKS`), or a helper that may
     start one (`init_distributed_mode(args)`, `setup_ddp(rank)`: a name with `init`/`setup` and
-    `dist`/`ddp`/`group`), or waits at the barrier of a process-group helper of the project
-    (`distr.barrier()`: the helper's module joins the group). The one answer to "already
+    `dist`/`ddp`/`group`), hands a function of the program to a library ddpify does not read
+    (detectron2's `launch(main, num_gpus, ...)` starts workers that join the group), or waits at
+    the barrier of a process-group helper of the project (`distr.barrier()`: the helper's module
+    joins the group). The one answer to "already
     distributed" with `is_distributed`: `convert` leaves a script alone only when it does both, and
     converts one that has DDP machinery but never joins a group (the runtime joins it); `check`
     checks both."""
@@ -61,7 +65,16 @@ def _joins(facts: Facts, call: cst.Call) -> bool:
     if name is None:
         return _group_helper(call.func) or barrier_method(facts, call)
     return name in GROUP_JOINS or name in GROUP_STARTERS or name.startswith(LAUNCHERS) or name in SPAWNERS \
-        or _group_helper(call.func)
+        or _group_helper(call.func) or name.split(".")[0] in FRAMEWORKS or _hands_on_a_function(facts, call, name)
+
+
+def _hands_on_a_function(facts: Facts, call: cst.Call, name: str) -> bool:
+    """`launch(main, args.num_gpus, ...)` of an installed library (not the standard library's, not
+    torch's, not a function the program defines): it may run `main` in workers of its own."""
+    top = name.split(".")[0]
+    if not top or top in sys.stdlib_module_names or top in ("torch", "builtins") or facts.user_functions(call):
+        return False
+    return any(isinstance(a.value, cst.Name) and facts.functions.get(a.value.value) for a in call.args)
 
 
 def ungrouped(facts: Facts) -> cst.Call | None:
@@ -128,6 +141,10 @@ def _distributed_name(name: str | None, called: bool) -> bool:
 
 # other libraries' calls that start the torch.distributed process group of the job
 GROUP_STARTERS = frozenset({"deepspeed.init_distributed", "deepspeed.comm.init_distributed"})
+
+# frameworks that start (or stand in for) the process group themselves: any call of theirs may
+FRAMEWORKS = frozenset({"accelerate", "lightning", "pytorch_lightning", "deepspeed", "horovod", "fairscale",
+                        "colossalai", "ray"})
 
 
 # calls that join the process group, and the launcher APIs (the workers they start join it)

@@ -11,6 +11,7 @@ from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.check.script import INIT
 from ddpify.syntax.matchers import string_value
+from ddpify.analysis.distributed import SAMPLER, ungrouped
 from ddpify.analysis.models import DDP
 from ddpify.analysis.ranks import SPAWNED_WITH_INDEX
 from ddpify.syntax.names import dotted
@@ -262,3 +263,62 @@ def _choose_backend(backend: cst.BaseExpression, torch: str):
             f"{quote}nccl{quote} if {torch}.cuda.is_available() else {quote}gloo{quote}"),
             "NCCL on GPUs, gloo on CPU")
     return fix
+
+
+@rule("DDP026")
+def no_process_group(ctx: Context) -> Iterator[Hit]:
+    """A program that wraps in DDP (or shards with a DistributedSampler) but never joins a process group.
+
+    Wrong:
+
+        import argparse
+        import torch
+        from torch.nn.parallel import DistributedDataParallel
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--world-size", type=int, default=1)
+            args = parser.parse_args()
+            model = torch.nn.Linear(4, 2)
+            if args.world_size > 1:
+                model = DistributedDataParallel(model)
+        if __name__ == "__main__":
+            main()
+
+    Right:
+
+        import argparse
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--world-size", type=int, default=1)
+            args = parser.parse_args()
+            model = torch.nn.Linear(4, 2)
+            if args.world_size > 1:
+                dist.init_process_group("gloo")
+                model = DistributedDataParallel(model)
+        if __name__ == "__main__":
+            main()
+
+    Without a process group, torchrun starts N processes that know nothing of each other: each
+    trains its own model on all the data (the wrap is skipped), or DDP and the sampler stop
+    with "Default process group has not been initialized". Found at the first DDP wrap or
+    DistributedSampler (one not given both `num_replicas=` and `rank=`) of a file that runs as a
+    program (its `if __name__ == "__main__":` block, or the one of a script that imports it), where
+    nothing in the code read joins a group (`ddpify.analysis.distributed.ungrouped`, the answer
+    `convert` gives too: no `init_process_group`, group helper, launcher API, framework that starts
+    its own, or function handed to a library that may start workers).
+    """
+    f = ctx.facts
+    if not ctx.script.distributed or not any(mt.is_main_guard(s) and not f.in_library(s) for s in f.module.body) \
+            or ungrouped(f) is None:
+        return
+    for call in f.calls:
+        name = f.qualify(call.func)
+        if not f.in_library(call) and (name == DDP or name == SAMPLER and not (
+                mt.keyword(call, "num_replicas") and mt.keyword(call, "rank"))):
+            yield Hit(call.func, f"`{f.code(call.func)}(...)` but the program never joins a process group (no "
+                                 "`init_process_group` in the code read): under torchrun every process trains alone "
+                                 "on all the data, or this call fails; call `dist.init_process_group(...)` first")
+            return
