@@ -14,6 +14,7 @@ from ddpify.analysis.same_values import reads_saved_state
 from ddpify.syntax.matchers import string_value
 from ddpify.analysis import writes
 from ddpify.analysis.models import WRAPPER
+from ddpify.analysis.states import holds_no_tensors
 from ddpify.analysis.objects import MODEL, OPTIMIZER, of as objects_of
 from ddpify.syntax.names import dotted, rank_word
 
@@ -397,7 +398,9 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     loader's workers hand out), and not for a file the program itself writes with `torch.save`
     only from data it builds on the CPU (a cache: `torch.save(loaded, cached_file)` of a reader's
     tensors or a dict of vocabularies, where a model, its state, an optimizer, a model's output
-    or a tensor moved to a device goes into none of them).
+    or a tensor moved to a device goes into none of them), and not for a state that holds no
+    tensors (`ddpify.analysis.states`): an LR scheduler's or a GradScaler's `load_state_dict`
+    (numbers), the random generators' states handed to their setters (CPU tensors).
     """
     if not ctx.script.distributed:
         return
@@ -405,7 +408,8 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
         if not (_maps(call) and not _none_on_a_gpu(ctx, call)) and not _chosen(ctx, call) \
                 and not _per_rank_file(ctx, call) \
                 and not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call) \
-                and not _in_a_data_set(ctx, call) and not _own_cpu_cache(ctx, call):
+                and not _in_a_data_set(ctx, call) and not _own_cpu_cache(ctx, call) \
+                and not holds_no_tensors(ctx.facts, call):
             yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
                             "GPU 0; pass map_location (\"cpu\" or this process's device)")
 
