@@ -720,8 +720,18 @@ class SameValues:
         if not sites:
             return not self.ranks.entry_point(ref.scope) and not rank_word(cst.Name(ref.name)) \
                 and ref not in self.ranks.ranks_by_role
-        passed = [f.argument_for(call, ref.scope, ref.name) for call in sites]
+        passed = [self._passed(call, ref.scope, ref.name) for call in sites]
         return all(p is not None and self._shared(p, proving) for p in passed)
+
+    def _passed(self, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
+        """What `call` gives `param` of `func`: its argument, or the parameter's default where the
+        call passes it none (`super().__init__(serialization_dir)` of `def __init__(self, ...,
+        distributed=False)`); None where a `*args`/`**kwargs` of the call may hold it."""
+        found = self.facts.argument_for(call, func, param)
+        if found is not None or any(a.star for a in call.args):
+            return found
+        return next((p.default for p in (*func.params.params, *func.params.kwonly_params)
+                     if p.name.value == param), None)
 
     def _environment(self, node: cst.CSTNode) -> bool:
         """`os.environ["X"]`, `os.environ.get("X")`, `os.getenv("X")` for a variable other than a
