@@ -120,6 +120,9 @@ class Ranks:
         if ref is None:
             return False
         sources = f.sources(ref)
+        # what a run of one process assigns does not count (`else: local_rank = int(os.environ.get(
+        # "LOCAL_RANK", 0))` of `if dist.is_initialized(): local_rank = dist.get_rank()`)
+        sources = [s for s in sources if not self.undistributed(s)] or sources
         if sources:  # `rank = int(os.environ["RANK"])` ... else `rank = 0` (one process)
             ranks = [s for s in sources if not isinstance(s, cst.Integer)]
             # an update of the name itself keeps what it was: a rank where it says so (`args.rank =
