@@ -211,6 +211,9 @@ class _State:
         self.shown: "dict[str, str]" = {}  # file name -> as a finding or a hang report shows it
         self.first_forward_undo: Any = None  # puts DistributedDataParallel.__init__ back (_install_first_forward_sync)
         self.moved_to_gpu = False  # device_ids() moved a CPU model to this process's GPU (said once)
+        self.wrapped: "list[tuple[int, Any]]" = []  # (number, weak reference) of each live DDP (_resync_wrapped)
+        self.wraps_made = 0  # DDP models built so far: their numbers, the same on every process
+        self.resynced: "set[int]" = set()  # the numbers of the wrapped models _resync_wrapped said it resynced
 
 
 _STATE = _State()
@@ -502,9 +505,17 @@ def _install_first_forward_sync() -> None:
         def init(self: Any, *args: Any, **kwargs: Any) -> None:
             original(self, *args, **kwargs)
             _sync_after_first_forward(self)
+            _remember_wrapped(self)
         return init
 
     _STATE.first_forward_undo = _patch(torch.nn.parallel.DistributedDataParallel, "__init__", make)
+
+
+def _remember_wrapped(model: Any) -> None:
+    """Number ``model`` (a DistributedDataParallel, or a module ``sync_gradients`` synced) for
+    ``_resync_wrapped``: every process builds its models in the same order, so the numbers agree."""
+    _STATE.wrapped.append((_STATE.wraps_made, weakref.ref(model)))
+    _STATE.wraps_made += 1
 
 
 def _sync_after_first_forward(model: Any) -> None:
@@ -868,6 +879,8 @@ def sync_gradients(model: Any) -> Any:
         if param.requires_grad and not getattr(param, "_ddpify_synced", False):
             param.register_hook(hook(param))
             param._ddpify_synced = True  # type: ignore[attr-defined]
+    if module:
+        _remember_wrapped(model)
     return model
 
 
@@ -1002,6 +1015,46 @@ def end_epoch() -> None:
     if _STATE.in_pass:
         _end_pass()
     _wait_for_all("end_epoch()")
+    if _initialised() and get_world_size() > 1:
+        _resync_wrapped()
+
+
+def _resync_wrapped() -> None:
+    """At an epoch's end (``end_epoch()``): where the parameters of a DistributedDataParallel
+    model still alive on every process differ between the processes, every process takes the
+    main process's (one broadcast each, in place), and the main process says so once per model
+    (a module ``sync_gradients`` synced too).
+    DDP keeps the replicas equal through the optimizer's steps only; a program that changes
+    parameters outside them from what each process computed on its own (a VQ-VAE re-initializing
+    the codes its batches left unused, ``codes.data[unused] = torch.randn_like(...)``) has each
+    process go on with its own model. One ``all_gather_object`` of a checksum per parameter."""
+    ddp, live = torch.nn.parallel.DistributedDataParallel, {}
+    for number, ref in _STATE.wrapped:
+        model = ref()
+        if model is not None and (not isinstance(model, ddp)
+                                  or model.process_group is dist.distributed_c10d._get_default_group()):
+            live[number] = model
+    _STATE.wrapped = [(number, ref) for number, ref in _STATE.wrapped if number in live]
+    params = {number: [p for key, p in (model.module if isinstance(model, ddp) else model).named_parameters()
+                       if key not in set(getattr(model, "parameters_to_ignore", ()) or ())]
+              for number, model in live.items()}
+    sums = {number: [int(_checksum(p)) for p in tensors] for number, tensors in params.items()}
+    parts: List[Any] = [None] * get_world_size()
+    with _waiting("end_epoch()"):
+        dist.all_gather_object(parts, sums)
+    for number in sorted(live):
+        if not all(number in part for part in parts) or all(part[number] == sums[number] for part in parts):
+            continue
+        with torch.no_grad():
+            for param in params[number]:
+                dist.broadcast(param.data, 0)
+        if get_rank() == 0 and number not in _STATE.resynced:
+            _STATE.resynced.add(number)
+            name = type(unwrap(live[number])).__name__
+            _BUILTIN_PRINT(f"ddpify: at an epoch's end the parameters of {name} differed "
+                           "between processes (changed outside the optimizer from each process's own batches or random "
+                           "numbers, as a re-initialization of unused codes): every process now goes on with the main "
+                           "process's", file=sys.stderr)
 
 
 def _set_epoch(obj: Any, epoch: Optional[int], seen: set) -> bool:

@@ -257,6 +257,51 @@ def test_sync_gradients_takes_a_parameter_the_first_batch_set_from_the_main_proc
     assert torch.equal(model.bias, torch.tensor([7.0]))
 
 
+@pytest.mark.parametrize("other_differs", [True, False])
+def test_end_epoch_gives_every_process_the_main_processs_parameters_where_they_differ(monkeypatch, one_process_group,
+                                                                                     capsys, other_differs):
+    """A VQ-VAE re-initializes the codes its own batches left unused (`codes.data[unused] =
+    torch.randn_like(...)`) outside the optimizer, on each process from its own shard: the replicas
+    went on apart (decision 0064's educ_rqvae). At the epoch's end a checksum per parameter is
+    gathered; where another process's differ, every parameter of that model is broadcast from the
+    main process, which says so once; equal replicas get nothing but the gather."""
+    rt._reset_for_tests()
+    model = torch.nn.Linear(2, 1)
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    rt._STATE.wrapped.append((0, __import__("weakref").ref(ddp)))
+    sent = []
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    monkeypatch.setattr(rt.dist, "all_gather_object", lambda parts, mine: parts.__setitem__(
+        slice(None), [mine, {0: [s + other_differs for s in mine[0]]}]))
+    monkeypatch.setattr(rt.dist, "broadcast", lambda t, src: sent.append(t.shape) or t.fill_(7.0))
+    for epoch in range(2):
+        rt.end_epoch()
+    err = capsys.readouterr().err
+    if other_differs:
+        assert sent == [(1, 2), (1,)] * 2 and torch.equal(model.weight, torch.full((1, 2), 7.0))
+        assert err.count("the parameters of Linear differed between processes") == 1
+    else:
+        assert sent == [] and "differed" not in err
+    rt._reset_for_tests()
+
+
+def test_end_epoch_resyncs_a_module_sync_gradients_synced(monkeypatch, one_process_group, capsys):
+    """A model trained through its own methods is synced by sync_gradients, not wrapped: its
+    replicas are brought back to the main process's at an epoch's end as a wrapped one's are."""
+    rt._reset_for_tests()
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    sent = []
+    monkeypatch.setattr(rt.dist, "broadcast", lambda t, src: sent.append(t.shape) or t.fill_(7.0))
+    model = rt.sync_gradients(torch.nn.Linear(2, 1))
+    sent.clear()
+    monkeypatch.setattr(rt.dist, "all_gather_object", lambda parts, mine: parts.__setitem__(
+        slice(None), [mine, {0: [s + 1 for s in mine[0]]}]))
+    rt.end_epoch()
+    assert sent == [(1, 2), (1,)] and torch.equal(model.bias, torch.full((1,), 7.0))
+    assert "the parameters of Linear differed" in capsys.readouterr().err
+    rt._reset_for_tests()
+
+
 class _ActNorm(torch.nn.Module):
     """A shift set from the first batch it sees (data-dependent initialization, as Glow's)."""
 

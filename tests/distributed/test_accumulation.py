@@ -173,7 +173,9 @@ def test_hand_steps_inside_no_sync_train_different_models(tmp_path):
     print(f"\nhand steps in no_sync (before issue #9): rounds per rank {rounds}, "
           f"weights differ by {drift:.2e}, {done.wall_s:.1f} s")
     assert rounds == {0: HAND_BATCHES - HAND_WARMUP, 1: HAND_BATCHES - HAND_WARMUP}
-    assert drift > 1e-4
+    # the replicas trained apart within each epoch; since decision 0064 end_epoch() finds that and
+    # gives every process the main process's parameters, saying so, so they end equal
+    assert drift == 0.0 and "the parameters of Sequential differed between processes" in done.output
 
 
 def test_accumulation_that_also_steps_on_the_last_batch_keeps_one_round_per_step(tmp_path):
