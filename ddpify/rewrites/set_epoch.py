@@ -119,13 +119,18 @@ def _bound_first(facts: Facts, body: Sequence[cst.CSTNode], loader: str) -> cst.
     """The last statement at the top of the epoch's body that binds `loader` before any statement
     reads it (`data_loader = get_data_loader(...)` made anew each epoch): `set_epoch` goes after
     it, as the name holds no loader (or the last epoch's) before it. None when the body reads the
-    loader first (it was made before the loop)."""
+    loader first (it was made before the loop). A loop of the body over phases that makes the
+    loader for each (`for split in splits: data_loader = DataLoader(ds[split], ...)`) is looked
+    into: set_epoch goes after the statement that makes it there."""
     bound = None
     for stmt in body:
         assign = mt.sole(stmt, cst.Assign)
         if assign is not None and any(facts.code(t.target) == loader for t in assign.targets):
             bound = stmt
         elif facts.has_name(stmt, loader.rsplit(".", 1)[-1]):  # reads it (or a namesake: then as before)
+            if bound is None and isinstance(stmt, cst.For) and facts.over_phases(stmt) \
+                    and isinstance(stmt.body, cst.IndentedBlock):
+                return _bound_first(facts, stmt.body.body, loader)
             break
     return bound
 

@@ -1092,15 +1092,37 @@ class Facts:
             if isinstance(anc, cst.FunctionDef):
                 return None
             if isinstance(anc, (cst.For, cst.While)) and anc is not inner and mt.is_epoch_loop(anc) \
-                    and not self.in_header(inner, anc):
+                    and not self.in_header(inner, anc) and not self.over_phases(anc):
                 return anc
         return None
+
+    def over_phases(self, loop: cst.For | cst.While) -> bool:
+        """`for split in splits:` where `splits` is only ever bound to lists of strings, written out or
+        put together (`splits = ['train', 'valid'] + (['test'] if args.test else [])`): a loop over
+        phases inside an epoch, not over epochs; so is `for phase in ['train', 'val']:`."""
+        if not isinstance(loop, cst.For):
+            return False
+        listed = mt.strip_iteration(loop.iter)
+        ref = self.ref(listed) if isinstance(listed, cst.Name) else None
+        sources = [listed] if not isinstance(listed, cst.Name) else self.sources(ref) if ref is not None else []
+        return bool(sources) and all(_strings_only(value) for value in sources)
 
     def in_header(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
         """Is `node` in the iterable of the `for` statement `loop` (evaluated once, not per pass)?"""
         return isinstance(loop, cst.For) and self.is_inside(node, loop.iter)
 
     DATA_MODULES = ("torch.utils.data.", "torchvision.datasets.")  # loaders and data sets
+
+
+def _strings_only(node: cst.BaseExpression) -> bool:
+    """A list or tuple of string literals (empty too), or lists of them added or chosen by a test."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return all(isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString) for e in node.elements)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return _strings_only(node.left) and _strings_only(node.right)
+    if isinstance(node, cst.IfExp):
+        return _strings_only(node.body) and _strings_only(node.orelse)
+    return False
 
 
 def _is_variable(name: cst.Name, parent: cst.CSTNode | None) -> bool:

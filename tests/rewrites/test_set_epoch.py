@@ -844,6 +844,83 @@ for epoch in range(2):
         opt.step()
     end_epoch()
 """, "a_loader_made_anew_in_the_epoch_is_reshuffled_after_it_is_made", also=set()),
+    # a loader made per phase in a loop over a name bound to lists of strings (Sentence-VAE's
+    # `splits = ['train', 'valid'] + (['test'] if args.test else [])`): that loop is no epoch loop;
+    # set_epoch numbers the pass by the epoch, after the phase's loader is made
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+splits = ['train', 'valid'] + (['test'] if torch.cuda.is_available() else [])
+datasets = {s: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for s in ['train', 'valid', 'test']}
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for split in splits:
+        loader = DataLoader(datasets[split], batch_size=4, shuffle=split == 'train')
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            if split == 'train':
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+splits = ['train', 'valid'] + (['test'] if torch.cuda.is_available() else [])
+datasets = {s: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for s in ['train', 'valid', 'test']}
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for split in splits:
+        loader = DataLoader(datasets[split], batch_size=4, shuffle=split == 'train')
+        set_epoch(loader, epoch)
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            if split == 'train':
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    end_epoch()
+""", "a_loader_made_per_phase_over_named_string_lists_is_reshuffled_by_the_epoch", also=set()),
+    # the same with the phases written in the loop: set_epoch where the loader is made, not at the
+    # top of the epoch (where `loader` is not bound yet)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+datasets = {s: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for s in ['train', 'valid', 'test']}
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for split in ['train', 'valid']:
+        loader = DataLoader(datasets[split], batch_size=4, shuffle=split == 'train')
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            if split == 'train':
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+datasets = {s: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for s in ['train', 'valid', 'test']}
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for split in ['train', 'valid']:
+        loader = DataLoader(datasets[split], batch_size=4, shuffle=split == 'train')
+        set_epoch(loader, epoch)
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            if split == 'train':
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    end_epoch()
+""", "a_loader_made_per_phase_over_a_literal_list_is_reshuffled_where_it_is_made", also=set()),
     # a batch loop over zip(cycle(labelled), unlabelled): each loader it draws from
     pair("""\
 import itertools
