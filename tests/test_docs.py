@@ -183,8 +183,17 @@ CONTEXTS = {
     "launcher-arg": ARGPARSE,
     "init-distributed": ARGPARSE,
     "local-device": IMPORTS + "use_cuda = torch.cuda.is_available()\n{example}\n" + TRAIN,
-    "download-first": "from torchvision import datasets\n" + IMPORTS + "{example}\n"
-                      + TRAIN.replace("TensorDataset(torch.randn(8, 2), torch.randn(8, 1))", "train_set"),
+    "download-first": [
+        "from torchvision import datasets\n" + IMPORTS + "{example}\n"
+        + TRAIN.replace("TensorDataset(torch.randn(8, 2), torch.randn(8, 1))", "train_set"),
+        "import json\nimport os\nfrom torch.utils.data import Dataset\n" + IMPORTS
+        + "class PTB(Dataset):\n    def __init__(self, root, split):\n        path = os.path.join(root, split + '.json')\n"
+          "        if not os.path.exists(path):\n            with open(path, 'w') as f:\n                json.dump([[0.0, 1.0]] * 8, f)\n"
+          "        with open(path) as f:\n            self.rows = json.load(f)\n"
+          "    def __len__(self):\n        return len(self.rows)\n"
+          "    def __getitem__(self, i):\n        return torch.tensor(self.rows[i][:1]), torch.tensor(self.rows[i][1:])\n"
+          "datasets, data_dir = {{}}, 'data'\nfor split in ['train', 'valid']:\n{example:4}\n"
+        + TRAIN.replace("TensorDataset(torch.randn(8, 2), torch.randn(8, 1))", "datasets['train']")],
     "shard-data": [
         IMPORTS + "train_set = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))\n{example}\n" + MODEL
         + EPOCHS.replace("in loader", "in train_loader"),

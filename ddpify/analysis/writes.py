@@ -43,6 +43,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
+from ddpify.syntax.names import dotted
 
 # calls that write a file, with the position of the path (or open file) they write to
 FILE_WRITES = {
@@ -146,3 +147,56 @@ def _serializer(facts: Facts, call: cst.Call) -> bool:
     return isinstance(call.func, cst.Name) and SERIALIZER.match(call.func.value) is not None \
         and facts.qualify(call.func) not in (None, call.func.value) and mt.positional(call, 1) is not None \
         and not facts.user_functions(call)
+
+
+DATA_SETS = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"})
+
+
+def prepared_by(facts: Facts, call: cst.Call) -> cst.Call | None:
+    """The first file write that building a data set runs, or None. `call` builds a class of the
+    program that derives from torch's `Dataset` (directly or through the program's classes), and its
+    `__init__`, or what it calls (its own methods, the program's functions; 3 calls down), writes a
+    file: a data set that prepares its files the first time it is built and reads them back
+    (Sentence-VAE's `PTB(...)` writes ptb.train.json and the vocabulary when they are missing).
+    Every process building it at once would race: one reads what another is still writing."""
+    return _preparing(facts, call)[1]
+
+
+def preparing(facts: Facts) -> frozenset[cst.FunctionDef]:
+    """The functions that building such data sets runs (`prepared_by`): what they write is written
+    by each node's first process before the others build theirs (rewrite download-first), so it is
+    not guarded to the main process inside them."""
+    found: set[cst.FunctionDef] = set()
+    for call in facts.calls:
+        functions, write = _preparing(facts, call)
+        if write is not None:
+            found |= functions
+    return frozenset(found)
+
+
+def _preparing(facts: Facts, call: cst.Call, depth: int = 3) -> tuple[set[cst.FunctionDef], cst.Call | None]:
+    """(the functions building the data set `call` builds runs, the first file write among them)."""
+    seen: set[cst.FunctionDef] = set()
+    functions = facts.user_functions(call) if facts.builds(call) else []
+    if not functions or not all(is_data_set(facts, facts.enclosing_class(f)) for f in functions):
+        return seen, None
+    write = None
+    while functions and depth >= 0:
+        seen.update(functions)
+        found: list[cst.FunctionDef] = []
+        for func in functions:
+            for inner in facts.calls_of(func):
+                if write is None and file_write(facts, inner) is not None:
+                    write = inner
+                found += [f for f in facts.user_functions(inner) if f not in seen and f not in found]
+        functions, depth = found, depth - 1
+    return seen, write
+
+
+def is_data_set(facts: Facts, cls: cst.ClassDef | None, depth: int = 3) -> bool:
+    """Does `cls` derive from torch's `Dataset`, directly or through the program's classes?"""
+    if cls is None or depth < 0:
+        return False
+    return any(facts.qualify(base.value) in DATA_SETS or
+               is_data_set(facts, facts.classes.get((dotted(base.value) or "").rpartition(".")[2]), depth - 1)
+               for base in cls.bases)

@@ -8,6 +8,19 @@
 Every process downloading and unpacking into the same folder at once corrupts it.
 `main_process_first()` (runtime) runs the block on each node's local rank 0 first, then on the
 other processes, which find the files in place. Adjacent downloads share one block.
+
+A data set of the program that prepares its own files when it is built (a `Dataset` subclass
+whose `__init__`, or what it calls, writes a file: `ddpify.analysis.writes.prepared_by`) is built
+the same way, and its writes stay as they are (main-process-only leaves them to this block);
+here `PTB.__init__` writes ptb.train.json and the vocabulary where they are missing:
+
+    datasets[split] = PTB(data_dir, split)
+->
+    with main_process_first():
+        datasets[split] = PTB(data_dir, split)
+
+Built by every process at once, one reads the file another is still writing; with a write
+guarded to the main process inside it, the others would read what is not there yet.
 """
 
 from __future__ import annotations
@@ -16,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis import writes
 from ddpify.syntax import matchers as mt
 
 if TYPE_CHECKING:
@@ -24,15 +38,21 @@ if TYPE_CHECKING:
     from ddpify.options import Options
 
 NAME = "download-first"
-SUMMARY = "download data sets on each node's first process before the others read them"
+SUMMARY = "download or prepare data sets on each node's first process before the others read them"
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
+    enclosed: set[cst.CSTNode] = set()
     for call in facts.calls:
         download = mt.keyword(call, "download")
-        if download is not None and mt.is_literal_true(download.value):
-            stmt = facts.statement(call)
-            if isinstance(stmt, cst.SimpleStatementLine):
-                edits.enclose(stmt, "with main_process_first():")
-                edits.record(stmt, "downloaded by each node's first process before the others read it")
-                edits.add_import("ddpify_runtime", "main_process_first")
+        downloads = download is not None and mt.is_literal_true(download.value)
+        write = None if downloads else writes.prepared_by(facts, call)
+        stmt = facts.statement(call)
+        if not (downloads or write is not None) or not isinstance(stmt, cst.SimpleStatementLine) or stmt in enclosed:
+            continue
+        enclosed.add(stmt)
+        edits.enclose(stmt, "with main_process_first():")
+        edits.record(stmt, "downloaded by each node's first process before the others read it" if write is None else
+                     f"built by each node's first process before the others, which find its files in place "
+                     f"(building it writes: `{facts.code(write)}`)")
+        edits.add_import("ddpify_runtime", "main_process_first")

@@ -86,6 +86,7 @@ import libcst as cst
 
 from ddpify.output import build
 from ddpify.analysis import fsdp, objects, writes
+from ddpify.analysis.writes import preparing
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
 from ddpify.analysis.same_values import is_rank_test, ranks, same_everywhere
@@ -121,11 +122,13 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     facts, models, refs = analysis.facts, analysis.models, wrapped_refs(analysis, options)
     opened = _opened_for_writing(facts)
     loggers = _loggers(facts, opened)
-    writes = {stmt: what for stmt in _statements(facts) if (what := _writes(facts, stmt, loggers, opened))}
+    prepared = preparing(facts)  # a data set's own files: built on each node's first process first
+    writes = {stmt: what for stmt in _statements(facts) if facts.scope(stmt) not in prepared
+              and (what := _writes(facts, stmt, loggers, opened))}
     writers = _writer_functions(facts, models, refs, writes, options)
     for call in facts.calls:  # a helper that only writes files is guarded where it is called
         stmt = facts.statement(call)
-        if (isinstance(stmt, cst.SimpleStatementLine) or _one_line_if(stmt)) and \
+        if facts.scope(stmt) not in prepared and (isinstance(stmt, cst.SimpleStatementLine) or _one_line_if(stmt)) and \
                 any(f in writers for f in facts.user_functions(call)):
             writes[stmt] = f"{dotted(call.func)}()"
     saves, guarded, files, owners = [], [], [], []

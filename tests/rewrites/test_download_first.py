@@ -36,6 +36,85 @@ with main_process_first():
     ds = datasets.MNIST('data', train=True, download=True)
     val = datasets.MNIST('data', train=False, download=True)
 """, "dataset_downloads_run_on_the_first_process_of_each_node_first", scaffold=SCRIPT.before("train_loader")),
+    # a data set of the program that writes its files when it is built (Sentence-VAE's PTB): built by
+    # the first process before the others, which then find the files (every process at once: one reads
+    # what another is still writing)
+    pair("""\
+import io
+import json
+import os
+import torch
+from torch.utils.data import DataLoader, Dataset
+class Prepared(Dataset):
+    def __init__(self, root, split):
+        self.path = os.path.join(root, split + '.json')
+        if not os.path.exists(self.path):
+            self._create()
+        else:
+            self._load()
+    def _create(self):
+        rows = [[float(i), float(2 * i)] for i in range(8)]
+        with io.open(self.path, 'wb') as f:
+            f.write(json.dumps(rows).encode('utf8'))
+        self._load()
+    def _load(self):
+        with open(self.path) as f:
+            self.rows = json.load(f)
+    def __len__(self):
+        return len(self.rows)
+    def __getitem__(self, i):
+        return torch.tensor(self.rows[i][:1]), torch.tensor(self.rows[i][1:])
+datasets = {}
+for split in ['train', 'valid']:
+    datasets[split] = Prepared('data', split)
+loader = DataLoader(datasets['train'], batch_size=4, shuffle=True)
+model = torch.nn.Linear(1, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import io
+import json
+import os
+import torch
+from torch.utils.data import DataLoader, Dataset
+from ddpify_runtime import main_process_first
+
+class Prepared(Dataset):
+    def __init__(self, root, split):
+        self.path = os.path.join(root, split + '.json')
+        if not os.path.exists(self.path):
+            self._create()
+        else:
+            self._load()
+    def _create(self):
+        rows = [[float(i), float(2 * i)] for i in range(8)]
+        with io.open(self.path, 'wb') as f:
+            f.write(json.dumps(rows).encode('utf8'))
+        self._load()
+    def _load(self):
+        with open(self.path) as f:
+            self.rows = json.load(f)
+    def __len__(self):
+        return len(self.rows)
+    def __getitem__(self, i):
+        return torch.tensor(self.rows[i][:1]), torch.tensor(self.rows[i][1:])
+datasets = {}
+for split in ['train', 'valid']:
+    with main_process_first():
+        datasets[split] = Prepared('data', split)
+loader = DataLoader(datasets['train'], batch_size=4, shuffle=True)
+model = torch.nn.Linear(1, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "a_data_set_that_prepares_its_files_is_built_on_the_first_process_first", also=set()),
 ]
 
 UNCHANGED = [
@@ -67,6 +146,34 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, id="a_dataset_without_a_download_argument"),
+    # near misses: a class that writes when it is built but is no data set (a run log), and a data set
+    # that only reads
+    pytest.param("""\
+import json
+import torch
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+class RunLog:
+    def __init__(self, path):
+        with open(path, 'w') as f:
+            json.dump({}, f)
+class Rows(Dataset):
+    def __init__(self, path):
+        with open(path) as f:
+            self.rows = json.load(f)
+    def __len__(self):
+        return len(self.rows)
+    def __getitem__(self, i):
+        return torch.tensor(self.rows[i][:1]), torch.tensor(self.rows[i][1:])
+log = RunLog('log.json')
+loader = DataLoader(Rows('rows.json'), batch_size=4, shuffle=True)
+model = torch.nn.Linear(1, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", id="a_run_log_written_when_built_and_a_data_set_that_only_reads"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)

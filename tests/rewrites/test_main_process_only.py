@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, unchanged
 
 NAME = "main-process-only"
@@ -810,6 +812,43 @@ if is_main_process():
 ]
 
 UNCHANGED = [
+    # a data set's own files, written when it is built and read back: download-first builds it on the
+    # first process before the others, so the write stays (guarded with a barrier inside a branch that
+    # asks whether the file exists, a late process finding the file skips the barrier and hangs)
+    pytest.param("""\
+import io
+import json
+import os
+import torch
+from torch.utils.data import DataLoader, Dataset
+class Prepared(Dataset):
+    def __init__(self, root, split):
+        self.path = os.path.join(root, split + '.json')
+        if not os.path.exists(self.path):
+            self._create()
+        else:
+            self._load()
+    def _create(self):
+        rows = [[float(i), float(2 * i)] for i in range(8)]
+        with open(self.path, 'w') as f:
+            json.dump(rows, f)
+        self._load()
+    def _load(self):
+        with open(self.path) as f:
+            self.rows = json.load(f)
+    def __len__(self):
+        return len(self.rows)
+    def __getitem__(self, i):
+        return torch.tensor(self.rows[i][:1]), torch.tensor(self.rows[i][1:])
+loader = DataLoader(Prepared('data', 'train'), batch_size=4, shuffle=True)
+model = torch.nn.Linear(1, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", id="a_data_sets_own_files_written_when_it_is_built"),
     # the runtime silences print
     unchanged("""\
     print(f"epoch {epoch}")
