@@ -19,6 +19,11 @@ follows it by place is then given by name. Other shapes:
                                              ->  loaders = {x: DataLoader(ds[x], shuffle=True) for x in ["train", "val"]}
                                                  loaders['train'] = shard_loader(loaders['train'])
 
+The same holds for a loader made anew in a loop over phases whose `shuffle` is the phase's test
+(`for split in splits:` / `data_loader = DataLoader(datasets[split], shuffle=split == 'train')`, with
+`splits` a list of strings: `Facts.over_phases`): its sampler is a DistributedSampler in the phases
+that shuffle and None in the others, which evaluate on the whole set.
+
 A sampler passed by name is the one bound last before the loader is built (`s = A(...)` for one
 loader, `s = balanced(y)` for the next: the next's is the function's), and one that several loaders
 share is wrapped once. A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (runtime) keeps a
@@ -188,7 +193,7 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> N
     shuffle = mt.loader_arg(call, "shuffle")
     ds = facts.code(dataset.value)
     value = None if shuffle is None else facts.code(shuffle.value)
-    if shuffle is not None and value is not None and _depends_on_comprehension(facts, call, shuffle.value):
+    if shuffle is not None and value is not None and _depends_on_phase(facts, call, shuffle.value):
         sampler_code = f"DistributedSampler({ds}) if {value} else None"
     elif value == "True":
         sampler_code = f"DistributedSampler({ds}, shuffle=True)"
@@ -216,14 +221,20 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> N
     edits.add_import("torch.utils.data.distributed", "DistributedSampler")
 
 
-def _depends_on_comprehension(facts: Facts, call: cst.Call, expr: cst.BaseExpression) -> bool:
-    """Is `expr` computed from the variable of a comprehension around the loader (a phase key)?"""
+def _depends_on_phase(facts: Facts, call: cst.Call, expr: cst.BaseExpression) -> bool:
+    """Is `expr` computed from a phase key: the variable of a comprehension around the loader, or
+    of a loop over phases (`for split in splits:` with `splits = ['train', 'valid']`,
+    `Facts.over_phases`) that makes a loader for each?"""
     names = mt.names_in(expr)
     for anc in facts.ancestors(call):
         if isinstance(anc, (cst.DictComp, cst.ListComp, cst.GeneratorExp)):
             targets = mt.names_in(anc.for_in.target)
-            if names & targets:
-                return True
+        elif isinstance(anc, cst.For) and facts.over_phases(anc) and not facts.in_header(call, anc):
+            targets = mt.names_in(anc.target)
+        else:
+            continue
+        if names & targets:
+            return True
     return False
 
 

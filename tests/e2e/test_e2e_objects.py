@@ -17,6 +17,10 @@ validation loss: 'train' is sharded, 'val' read whole by every process, the same
 fixtures/objects_registry (the ninth sweep's YannLeo trainers): two loaders a subclass sets, zipped into
 the base class's generator over a progress bar, reshuffled from the base's epoch loop (which names them
 by getattr: its other subclass has none); one optimizer over both modules, `itertools.chain`.
+fixtures/objects_prepared (the tenth sweep's Sentence-VAE): data sets of the project that write their
+file when first built, one per phase of a list put together from the arguments, and a loader made
+anew per phase in each epoch: built on the first process first, the training phase's loader sharded
+and reshuffled by the epoch, the validation phase's read whole by every process.
 fixtures/objects_alias (the second sweep's siamese_nb and awd_lm): `model` rebound for three
 trainings, two of them through an alias (`model = body`; an optimizer over `net` trained through
 `model = net`), a round's batches drawn with numpy by a batch sampler of the project, and a loss
@@ -49,8 +53,9 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_alias": ((64,), {"net.pt"}),
     "objects_phases": ((64,), {"model.pt"}),
     "objects_registry": ((64, 48), {"model.pt"}),
+    "objects_prepared": ((64,), {"model.pt"}),
 }
-REBUILT = {"objects_runner"}
+REBUILT = {"objects_runner", "objects_prepared"}
 SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
 
 
@@ -185,3 +190,20 @@ def test_a_phase_dicts_validation_loader_is_read_whole_and_the_same_best_weights
     assert sum(line.startswith("val loss") for line in lines) == EPOCHS and "best val loss" in lines[-1], run.tail()
     read = [line.split(", read ")[1] for line in lines if ", read " in line]  # the sums of both phases,
     assert read == ["1.00 of the samples"] * (2 * EPOCHS), run.tail()  # divided by the full sizes: whole
+
+
+def test_data_sets_that_prepare_their_files_and_loaders_made_per_phase(runs):
+    """Sentence-VAE: the data sets write their files on the first process, then the others read
+    them (no process reads a file another is writing, and no barrier inside the data set waits for
+    a process that found the file); each epoch's 'train' loader is sharded and draws a new order
+    (the test above: set_epoch by the epoch, not by the phase's name), and every process reads all
+    40 validation samples each epoch, so the printed validation loss is the single-GPU one."""
+    run = runs["objects_prepared"]
+    assert run.ok, run.tail()
+    assert sorted(p.name for p in run.cwd.glob("*.json")) == ["train.json", "valid.json"]
+    valid = [n for n, info in run.probe.loaders().items() if info["dataset_len"] == 40]
+    assert len(valid) == EPOCHS and not any(h.is_sharded(run.probe.loaders()[n]) for n in valid), valid
+    for rank in range(h.WORLD):
+        passes = [p for n in valid for p in h.complete_passes(run.probe, rank, n)]
+        assert [sorted(p.indices) for p in passes] == [list(range(40))] * EPOCHS, passes
+    assert sum("over 40" in line for line in run.rank_output[0].splitlines()) == EPOCHS, run.tail()

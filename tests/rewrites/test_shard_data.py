@@ -517,6 +517,44 @@ loader = DataLoader(
     sampler=DistributedSampler(ds, shuffle=False)
 )
 """, "a_multi_line_call_without_shuffle_keeps_its_layout", scaffold=TRAINS.instead_of("loader")),
+    # a loader made per phase in a loop over phases (Sentence-VAE's `for split in splits:`), shuffled in
+    # the training phase: sharded there, whole in the phases that only evaluate (their losses and dumps
+    # are the single-GPU numbers)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+splits = ['train', 'valid'] + (['test'] if torch.cuda.is_available() else [])
+datasets = {s: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for s in splits}
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for split in splits:
+        loader = DataLoader(datasets[split], batch_size=4, shuffle=split == 'train')
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            if split == 'train':
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+splits = ['train', 'valid'] + (['test'] if torch.cuda.is_available() else [])
+datasets = {s: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for s in splits}
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for split in splits:
+        loader = DataLoader(datasets[split], batch_size=4, sampler=DistributedSampler(datasets[split]) if split == 'train' else None)
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            if split == 'train':
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+""", "a_loader_made_per_phase_is_sharded_in_the_phase_that_shuffles_only", also=set()),
 ]
 
 # Every script that trains gets its training data sharded or a TODO saying why not, so the near
