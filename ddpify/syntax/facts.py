@@ -1098,31 +1098,30 @@ class Facts:
 
     def over_phases(self, loop: cst.For | cst.While) -> bool:
         """`for split in splits:` where `splits` is only ever bound to lists of strings, written out or
-        put together (`splits = ['train', 'valid'] + (['test'] if args.test else [])`): a loop over
-        phases inside an epoch, not over epochs; so is `for phase in ['train', 'val']:`."""
-        if not isinstance(loop, cst.For):
-            return False
-        listed = mt.strip_iteration(loop.iter)
-        ref = self.ref(listed) if isinstance(listed, cst.Name) else None
-        sources = [listed] if not isinstance(listed, cst.Name) else self.sources(ref) if ref is not None else []
-        return bool(sources) and all(_strings_only(value) for value in sources)
+        put together (`splits = ['train', 'valid'] + (['test'] if args.test else [])`), here or through
+        other names: a loop over phases inside an epoch, not over epochs; so is `for phase in ['train', 'val']:`."""
+        return isinstance(loop, cst.For) and self._strings_only(mt.strip_iteration(loop.iter))
+
+    def _strings_only(self, node: cst.BaseExpression, depth: int = 3) -> bool:
+        """A list or tuple of string literals (empty too), lists of them added or chosen by a test,
+        or a name every binding of which is one (`splits = SPLITS`, `SPLITS = ('train', 'valid')`)."""
+        if isinstance(node, cst.Name):
+            ref = self.ref(node)
+            sources = self.sources(ref) if ref is not None and depth > 0 else []
+            return bool(sources) and all(self._strings_only(value, depth - 1) for value in sources)
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return all(isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString) for e in node.elements)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            return self._strings_only(node.left, depth) and self._strings_only(node.right, depth)
+        if isinstance(node, cst.IfExp):
+            return self._strings_only(node.body, depth) and self._strings_only(node.orelse, depth)
+        return False
 
     def in_header(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
         """Is `node` in the iterable of the `for` statement `loop` (evaluated once, not per pass)?"""
         return isinstance(loop, cst.For) and self.is_inside(node, loop.iter)
 
     DATA_MODULES = ("torch.utils.data.", "torchvision.datasets.")  # loaders and data sets
-
-
-def _strings_only(node: cst.BaseExpression) -> bool:
-    """A list or tuple of string literals (empty too), or lists of them added or chosen by a test."""
-    if isinstance(node, (cst.List, cst.Tuple)):
-        return all(isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString) for e in node.elements)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
-        return _strings_only(node.left) and _strings_only(node.right)
-    if isinstance(node, cst.IfExp):
-        return _strings_only(node.body) and _strings_only(node.orelse)
-    return False
 
 
 def _is_variable(name: cst.Name, parent: cst.CSTNode | None) -> bool:

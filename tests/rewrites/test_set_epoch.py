@@ -921,6 +921,46 @@ for epoch in range(2):
                 opt.step()
     end_epoch()
 """, "a_loader_made_per_phase_over_a_literal_list_is_reshuffled_where_it_is_made", also=set()),
+    # the phases through two names, one a module's constant
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+SPLITS = ('train', 'valid')
+datasets = {s: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for s in ['train', 'valid', 'test']}
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+splits = SPLITS
+for epoch in range(2):
+    for split in splits:
+        loader = DataLoader(datasets[split], batch_size=4, shuffle=split == 'train')
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            if split == 'train':
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+SPLITS = ('train', 'valid')
+datasets = {s: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for s in ['train', 'valid', 'test']}
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+splits = SPLITS
+for epoch in range(2):
+    for split in splits:
+        loader = DataLoader(datasets[split], batch_size=4, shuffle=split == 'train')
+        set_epoch(loader, epoch)
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            if split == 'train':
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    end_epoch()
+""", "a_loader_made_per_phase_over_phases_named_twice_is_reshuffled_by_the_epoch", also=set()),
     # a batch loop over zip(cycle(labelled), unlabelled): each loader it draws from
     pair("""\
 import itertools
