@@ -105,3 +105,50 @@ def test_a_kept_answer_is_not_reused_inside_its_own_cycle():
     facts = Facts(module)
     first, second = mt.findall(module, cst.If)[-2:]
     assert is_rank_test(facts, first.test) and is_rank_test(facts, second.test)
+
+
+def _questions(n: int, entry: str, monkeypatch) -> tuple[int, int, set[bool]]:
+    """The rank questions (`rank_dependent`) and shared-value questions (`SameValues._core`) that
+    answering every test of a ring of `n` functions asks: each `f{i}(x)` passes `x` on to the next
+    two and tests it, so every parameter is a source of every other (one cycle of names). Past a
+    budget of questions it stops (without the answers kept per question, the count doubles with
+    every function or two: 1,064 rank questions for 8 functions, 11,148 for 12)."""
+    from ddpify.analysis.ranks import Ranks
+    from ddpify.analysis.same_values import SameValues
+
+    code = "import torch\nimport torch.distributed as dist\n" + "".join(
+        f"def f{i}(x):\n    f{(i + 1) % n}(x)\n    f{(i + 2) % n}(x)\n    if x:\n        torch.save(x, 'a')\n"
+        for i in range(n)) + entry
+    module = cst.parse_module(code)
+    facts = Facts(module)
+    asked, proved = [], []
+
+    def count(log, original):
+        def counted(*args):
+            log.append(args[1])
+            if len(log) > 100_000:
+                raise RecursionError("over budget")
+            return original(*args)
+        return counted
+
+    monkeypatch.setattr(Ranks, "rank_dependent", count(asked, Ranks.rank_dependent))
+    monkeypatch.setattr(SameValues, "_core", count(proved, SameValues._core))
+    answers = {is_rank_test(facts, branch.test) for branch in mt.findall(module, cst.If)}
+    monkeypatch.undo()
+    return len(asked), len(proved), answers
+
+
+@pytest.mark.parametrize("entry, expected", [("", False), ("f0(dist.get_rank() == 0)\n", True)],
+                         ids=["no rank", "rank passed in"])
+def test_a_cycle_of_calls_costs_no_more_than_the_square_of_its_size(entry, expected, monkeypatch):
+    """A name passed on to callees costs no depth, so in a cycle of calls `rank_dependent` and the
+    shared-value core (which assumes a name it is proving shared) followed every path again: the
+    cut answers inside the cycle were never kept (pytorch_geometric's distributed_sampling.py in
+    its checkout, 550 files, did not finish in 28 minutes). Each question now keeps its names'
+    answers until it ends (`Cycles.remember`, `SameValues._core_of`): twice the functions, at most
+    about four times the questions, the same answers (all False without a rank; all True where the
+    rank is passed into the cycle)."""
+    small = _questions(8, entry, monkeypatch)
+    large = _questions(16, entry, monkeypatch)
+    assert small[2] == large[2] == {expected}
+    assert large[0] <= 5 * small[0] and large[1] <= 5 * small[1]

@@ -243,6 +243,9 @@ class Ranks:
         kept = self._dependent.get(key)
         if kept is not None and self.cycles.reusable(kept[1]):
             return kept[0]
+        found, answer = self.cycles.recall(key)
+        if found:
+            return answer
         started = self.cycles.start()
         try:
             answer = self._rank_dependent(test, depth)
@@ -250,6 +253,8 @@ class Ranks:
             asked = self.cycles.keep(started)
         if asked is not None:
             self._dependent[key] = (answer, asked)
+        else:
+            self.cycles.remember(key, answer)
         return answer
 
     def _rank_dependent(self, test: cst.CSTNode, depth: int) -> bool:

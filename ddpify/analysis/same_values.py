@@ -81,6 +81,7 @@ class SameValues:
         self.facts, self.ranks = facts, ranks
         self._fills: dict[Ref, list[cst.Arg]] = {}
         self._guarding: set[Ref] = ranks.cycles.following()  # the names `_bound_on_some_ranks` is answering
+        self._core_names: dict[Ref, bool] = {}  # `_core_name`'s answers in the question under way (`_core_of`)
 
     @cached_property
     def agreed_names(self) -> set[str]:
@@ -104,7 +105,7 @@ class SameValues:
             return True  # `self.stop = flags[0]` after `dist.broadcast_object_list(flags, 0)`, whatever rank 0 sent
         if self._reads_rank_by_role(test) or self._set_from_rank_by_caller(test):
             return False  # `gpu == 0` where `gpu` is handed to init_process_group as the rank
-        if self._core(test, frozenset()):
+        if self._core_of(test):
             return True
         if not wide:
             return False
@@ -132,6 +133,18 @@ class SameValues:
                 rank_word(node.func) or self.ranks.returns_rank_test(node, 2))
 
     # the core (`wide=False`) -------------------------------------------------------------------
+    def _core_of(self, node: cst.CSTNode) -> bool:
+        """`_core` of a question asked afresh. Its names' answers are kept until it ends, each
+        name answered once (`_core_name`): the question is "is every value it reaches shared", so
+        a name met again adds nothing, whether it is being proven (a cycle) or was proven. Kept
+        no longer: an answer proven while a cycle was assumed shared holds only inside it. A
+        question asked inside another (through `_per_process`) keeps its own."""
+        outer, self._core_names = self._core_names, {}
+        try:
+            return self._core(node, frozenset())
+        finally:
+            self._core_names = outer
+
     def _core(self, node: cst.CSTNode, proving: frozenset) -> bool:
         """Computed only from values every process holds alike? Anything not listed in
         `same_everywhere` (a loss, a metric, a random draw, a method call) is taken to differ."""
@@ -184,11 +197,16 @@ class SameValues:
             return False
         if ref in proving:  # `step = step + 1`: shared when every other write is
             return True
-        proving = proving | {ref}
-        if isinstance(ref.scope, cst.FunctionDef) and name.value in param_names(ref.scope):
-            return self._core_parameter(ref.scope, name.value, proving)
+        if ref not in self._core_names:
+            self._core_names[ref] = self._core_ref(ref, proving | {ref})
+        return self._core_names[ref]
+
+    def _core_ref(self, ref: Ref, proving: frozenset) -> bool:
+        f = self.facts
+        if isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope):
+            return self._core_parameter(ref.scope, ref.name, proving)
         writes = [(v, s) for _, v, s in f.writes(ref)]
-        loops = self._loop_targets.get(ref.scope, {}).get(name.value, [])  # `stage` of `for stage in stages:`
+        loops = self._loop_targets.get(ref.scope, {}).get(ref.name, [])  # `stage` of `for stage in stages:`
         return bool(writes or loops) and not f.unpacked_from(ref) and all(
             self._plain(lp.iter) and self._core(lp.iter, proving) for lp in loops) and all(
             not self._branched(s) and (mt.is_parse_args(v) or self._core(v, proving)) for v, s in writes) \
@@ -367,7 +385,7 @@ class SameValues:
         entries = self.ranks.dict_entries(node)
         if entries is not None:
             return all(self._shared(e, proving) for e in entries)
-        if self._core(node, frozenset()):
+        if self._core_of(node):
             return True
         if len(proving) > SHARED_DEPTH:
             return False
