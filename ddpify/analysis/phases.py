@@ -55,6 +55,41 @@ def keyed_roles(facts: Facts, loop: cst.For, expr: cst.BaseExpression,
     return roles
 
 
+def made_per_phase(facts: Facts, call: cst.Call) -> tuple[str, list[str]] | None:
+    """For a loader made anew in a loop over phases (`for split in splits: loader =
+    DataLoader(datasets[split], shuffle=True)`, `Facts.over_phases`) where some phases train and
+    others do not: (the loop's variable, the phases that train). None when every phase trains, when
+    no phase does, or when the phases are not all string literals (through names, `+` and `x if c
+    else y`)."""
+    for loop in facts.enclosing_loops(call):
+        if not (isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and facts.over_phases(loop)):
+            continue
+        keys = _phase_strings(facts, mt.strip_iteration(loop.iter))
+        training = [k for k in keys or () if _trains_with(facts, loop, loop.target.value, k)]
+        return (loop.target.value, training) if keys and training and len(training) < len(keys) else None
+    return None
+
+
+def _phase_strings(facts: Facts, node: cst.BaseExpression, depth: int = 3) -> list[str] | None:
+    """Every string the phases' list may hold (`['train', 'valid'] + (['test'] if args.test else [])`:
+    all three), through names bound to such lists; None where one is not a string literal."""
+    if isinstance(node, cst.Name):
+        ref = facts.ref(node)
+        sources = facts.sources(ref) if ref is not None and depth > 0 else []
+        parts = [_phase_strings(facts, value, depth - 1) for value in sources]
+    elif isinstance(node, cst.BinaryOperation):
+        parts = [_phase_strings(facts, node.left, depth), _phase_strings(facts, node.right, depth)]
+    elif isinstance(node, cst.IfExp):
+        parts = [_phase_strings(facts, node.body, depth), _phase_strings(facts, node.orelse, depth)]
+    elif isinstance(node, (cst.List, cst.Tuple)):
+        parts = [_strings(node) or ([] if not node.elements else None)]
+    else:
+        return None
+    if not parts or any(part is None for part in parts):
+        return None
+    return list(dict.fromkeys(k for part in parts for k in part or ()))
+
+
 def _item(facts: Facts, expr: cst.BaseExpression) -> cst.Subscript | None:
     """`d[phase]`, or the name bound once to it (`loader = dataloaders[phase]`)."""
     if isinstance(expr, cst.Name):

@@ -22,7 +22,9 @@ follows it by place is then given by name. Other shapes:
 The same holds for a loader made anew in a loop over phases whose `shuffle` is the phase's test
 (`for split in splits:` / `data_loader = DataLoader(datasets[split], shuffle=split == 'train')`, with
 `splits` a list of strings: `Facts.over_phases`): its sampler is a DistributedSampler in the phases
-that shuffle and None in the others, which evaluate on the whole set.
+that shuffle and None in the others, which evaluate on the whole set. Made so with another `shuffle`,
+it is passed through `shard_loader` in the phases that train only (`phases.made_per_phase`):
+`if split == 'train': data_loader = shard_loader(data_loader)` after the statement.
 
 A sampler passed by name is the one bound last before the loader is built (`s = A(...)` for one
 loader, `s = balanced(y)` for the next: the next's is the function's), and one that several loaders
@@ -50,7 +52,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddpify.analysis import objects
+from ddpify.analysis import objects, phases
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -191,6 +193,10 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> N
                      else "its dataset is built in the call")
         return
     shuffle = mt.loader_arg(call, "shuffle")
+    per_phase = phases.made_per_phase(facts, call)
+    if per_phase is not None and (shuffle is None or not _depends_on_phase(facts, call, shuffle.value)) \
+            and _shard_in_phases(facts, edits, call, *per_phase):
+        return
     ds = facts.code(dataset.value)
     value = None if shuffle is None else facts.code(shuffle.value)
     if shuffle is not None and value is not None and _depends_on_phase(facts, call, shuffle.value):
@@ -310,6 +316,25 @@ def _shard_keys(facts: Facts, edits: Edits, call: cst.Call, name: str, keys: tup
     edits.record(call, f"training loader {', '.join(items)} passed through shard_loader() (the comprehension "
                  "also builds loaders that only evaluate, which stay whole): it is rebuilt with a distributed "
                  "sampler that keeps its shuffle setting")
+
+
+def _shard_in_phases(facts: Facts, edits: Edits, call: cst.Call, var: str, training: list[str]) -> bool:
+    """A loader made anew for each phase, whose training phases are `training`: passed through
+    `shard_loader` in those phases only, after the statement that makes it (the others evaluate on
+    the whole set). False where that statement does not bind it to a name."""
+    stmt = facts.statement(call)
+    assign = mt.sole(stmt, cst.Assign)
+    if assign is None or assign.value is not call or len(assign.targets) != 1 \
+            or not isinstance(assign.targets[0].target, (cst.Name, cst.Attribute)):
+        return False
+    name = facts.code(assign.targets[0].target)
+    test = f"{var} == {training[0]!r}" if len(training) == 1 else f"{var} in {tuple(training)!r}"
+    edits.insert_after(stmt, f"if {test}:\n    {name} = shard_loader({name})\n")
+    edits.add_import("ddpify_runtime", "shard_loader")
+    edits.record(call, f"training loader passed through shard_loader() where `{test}` (made anew for each "
+                 "phase; the phases that do not train evaluate on the whole set): it is rebuilt with a "
+                 "distributed sampler that keeps its shuffle setting")
+    return True
 
 
 def _wrap_loader(facts: Facts, edits: Edits, call: cst.Call, why: str,
