@@ -415,9 +415,10 @@ class SameValues:
                 return self._shared(last, proving - {ref})
             # what the one-process branch assigns does not count (`else: reduced = loss` of `if multi_gpu:`)
             writes = [w for w in f.writes(ref) if not self.ranks.undistributed(w[2])]
-            # `epoch, var = load_state(path)`: a part of a shared whole; `use_ddp, rank = setup()`: the part
-            # setup returns there, which may be a rank
-            unpacked = f.unpacked_parts(ref)
+            # `epoch, var = load_state(path)`: a part of a shared whole, unless the part the function
+            # returns there reads the rank (`use_ddp, rank = setup()`: setup's `rank`)
+            parts = f.unpacked_parts(ref)
+            unpacked = parts if any(self.ranks.rank_dependent(p) for p in parts) else f.unpacked_from(ref)
             loops = self._loop_targets.get(ref.scope, {}).get(ref.name, []) if isinstance(node, cst.Name) else []
             if loops and not writes and not unpacked and all(
                     self._plain(lp.iter) and self._shared(lp.iter, proving) for lp in loops):
