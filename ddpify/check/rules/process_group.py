@@ -305,20 +305,27 @@ def no_process_group(ctx: Context) -> Iterator[Hit]:
     trains its own model on all the data (the wrap is skipped), or DDP and the sampler stop
     with "Default process group has not been initialized". Found at the first DDP wrap or
     DistributedSampler (one not given both `num_replicas=` and `rank=`) of a file that runs as a
-    program (its `if __name__ == "__main__":` block, or the one of a script that imports it), where
+    program (its own `if __name__ == "__main__":` block: a module's wrap, run by whichever script
+    imports it, is that script's question), where
     nothing in the code read joins a group (`ddpify.analysis.distributed.ungrouped`, the answer
     `convert` gives too: no `init_process_group`, group helper, launcher API, framework that starts
     its own, or function handed to a library that may start workers).
     """
     f = ctx.facts
-    if not ctx.script.distributed or not any(mt.is_main_guard(s) and not f.in_library(s) for s in f.module.body) \
+    if not ctx.script.distributed or not any(mt.is_main_guard(s) and _own(f, s) for s in f.module.body) \
             or ungrouped(f) is None:
         return
     for call in f.calls:
         name = f.qualify(call.func)
-        if not f.in_library(call) and (name == DDP or name == SAMPLER and not (
+        if _own(f, call) and (name == DDP or name == SAMPLER and not (
                 mt.keyword(call, "num_replicas") and mt.keyword(call, "rank"))):
             yield Hit(call.func, f"`{f.code(call.func)}(...)` but the program never joins a process group (no "
                                  "`init_process_group` in the code read): under torchrun every process trains alone "
                                  "on all the data, or this call fails; call `dist.init_process_group(...)` first")
             return
+
+
+def _own(f, node: cst.CSTNode) -> bool:
+    """Is `node` in the checked file itself (not a module it imports, nor the script that imports it)?"""
+    program = f.program
+    return program is None or program.part_of(node, f.parents) is program.parts[0]
