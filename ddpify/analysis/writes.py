@@ -154,7 +154,7 @@ DATA_SETS = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dat
 
 def prepared_by(facts: Facts, call: cst.Call) -> cst.Call | None:
     """The first file write that building a data set runs, or None. `call` builds a class of the
-    program that derives from torch's `Dataset` (directly or through the program's classes), and its
+    program that is a data set (`is_data_set`), and its
     `__init__`, or what it calls (its own methods, the program's functions; 3 calls down), writes a
     file: a data set that prepares its files the first time it is built and reads them back
     (Sentence-VAE's `PTB(...)` writes ptb.train.json and the vocabulary when they are missing).
@@ -194,9 +194,12 @@ def _preparing(facts: Facts, call: cst.Call, depth: int = 3) -> tuple[set[cst.Fu
 
 
 def is_data_set(facts: Facts, cls: cst.ClassDef | None, depth: int = 3) -> bool:
-    """Does `cls` derive from torch's `Dataset`, directly or through the program's classes?"""
+    """Does `cls` derive from torch's `Dataset`, directly or through the program's classes, or
+    define `__getitem__` and `__len__` as a data set does (a DataLoader reads any such object)?"""
     if cls is None or depth < 0:
         return False
+    if facts.method(cls, "__getitem__") and facts.method(cls, "__len__"):
+        return True
     return any(facts.qualify(base.value) in DATA_SETS or
                is_data_set(facts, facts.classes.get((dotted(base.value) or "").rpartition(".")[2]), depth - 1)
                for base in cls.bases)

@@ -9,8 +9,9 @@ Every process downloading and unpacking into the same folder at once corrupts it
 `main_process_first()` (runtime) runs the block on each node's local rank 0 first, then on the
 other processes, which find the files in place. Adjacent downloads share one block.
 
-A data set of the program that prepares its own files when it is built (a `Dataset` subclass
-whose `__init__`, or what it calls, writes a file: `ddpify.analysis.writes.prepared_by`) is built
+A data set of the program that prepares its own files when it is built (a `Dataset` subclass, or
+a class with `__getitem__` and `__len__`, whose `__init__`, or what it calls, writes a file:
+`ddpify.analysis.writes.prepared_by`) is built
 the same way, and its writes stay as they are (main-process-only leaves them to this block);
 here `PTB.__init__` writes ptb.train.json and the vocabulary where they are missing:
 
@@ -30,10 +31,12 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis import writes
+from ddpify.analysis.same_values import same_everywhere
 from ddpify.syntax import matchers as mt
 
 if TYPE_CHECKING:
     from ddpify.analysis.result import Analysis
+    from ddpify.syntax.facts import Facts
     from ddpify.output.edits import Edits
     from ddpify.options import Options
 
@@ -51,8 +54,26 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         if not (downloads or write is not None) or not isinstance(stmt, cst.SimpleStatementLine) or stmt in enclosed:
             continue
         enclosed.add(stmt)
+        if write is not None and not _reached_alike(facts, stmt):
+            edits.todo(stmt, f"building this data set writes its files (`{facts.code(write)}`), and some processes "
+                       "may not build it here (a test that may differ between them): build it on every process "
+                       "under `with main_process_first():` (ddpify_runtime), or one process reads what another is "
+                       "still writing")
+            continue
         edits.enclose(stmt, "with main_process_first():")
         edits.record(stmt, "downloaded by each node's first process before the others read it" if write is None else
                      f"built by each node's first process before the others, which find its files in place "
                      f"(building it writes: `{facts.code(write)}`)")
         edits.add_import("ddpify_runtime", "main_process_first")
+
+
+def _reached_alike(facts: Facts, stmt: cst.CSTNode) -> bool:
+    """Does every process that runs the function (or the module) around `stmt` reach it: no `if`
+    on the way whose test may differ between processes (`if is_main_process():`, a test on a
+    shard's loss)? `main_process_first()` waits for every process of the node."""
+    for anc in facts.ancestors(stmt):
+        if isinstance(anc, (cst.FunctionDef, cst.Module)):
+            return True
+        if isinstance(anc, cst.If) and not same_everywhere(facts, anc.test):
+            return False
+    return True
