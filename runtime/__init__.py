@@ -1011,6 +1011,11 @@ def end_epoch() -> None:
     ``broadcast_object_list``), so what is drawn between two trainings (a permutation, a
     ``random_split``, a new model's weights) is the same on every process, as one process draws
     it once. Outside a pass it is a barrier; before initialisation it does nothing.
+
+    Then every process compares the parameters of its wrapped models with the others': where a
+    model's differ (changed outside the optimizer from each process's own values, as a
+    re-initialization of the codes its batches left unused), every process takes the main
+    process's, and the main process says so once per model.
     """
     if _STATE.in_pass:
         _end_pass()
