@@ -134,7 +134,8 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     only where the run has several processes (`if world_size > 1:`) in a worker that the program
     spawns only where it demands GPUs (`mp.spawn(run, ...)` after `assert world_size <=
     torch.cuda.device_count()`, or under a GPU test; the CPU path calls `run("cpu", 1)`, one
-    process). `dist.is_available()` asks
+    process), nor one in a worker spawned once per GPU (`mp.spawn(run, nprocs=world_size)` with
+    `world_size = torch.cuda.device_count()`: no worker without a GPU). `dist.is_available()` asks
     about the build's distributed support, not about a GPU.
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
     """
@@ -193,15 +194,31 @@ def _spawned_on_gpus(ctx: Context, init: cst.Call) -> bool:
     """Does `init` run only where the run has several processes (under `if world_size > 1:` in its
     function), in a worker that the program starts several of only where it demands GPUs: every
     `mp.spawn` of that function runs under a GPU test or after an `assert` on `torch.cuda`
-    (`assert world_size <= torch.cuda.device_count()`)? Its processes then have GPUs."""
+    (`assert world_size <= torch.cuda.device_count()`)? Or, wherever `init` runs in it, does every
+    spawn start one worker per GPU (`nprocs=torch.cuda.device_count()`: none without a GPU)? Its
+    processes then have GPUs."""
     f = ctx.facts
     func = f.scope(init)
-    if not isinstance(func, cst.FunctionDef) or not any(
-            isinstance(a, cst.If) and f.is_inside(a, func) and f.is_inside(init, a.body)
-            and ctx.ranks.several_processes(a.test) for a in f.ancestors(init)):
+    if not isinstance(func, cst.FunctionDef):
         return False
     spawns = [c for c in f.calls if f.qualify(c.func) in SPAWNED_WITH_INDEX and _worker(c) == func.name.value]
+    if spawns and all(_one_per_gpu(f, s) for s in spawns):
+        return True
+    if not any(isinstance(a, cst.If) and f.is_inside(a, func) and f.is_inside(init, a.body)
+               and ctx.ranks.several_processes(a.test) for a in f.ancestors(init)):
+        return False
     return bool(spawns) and all(_gpu_branch(ctx, s) or _after_gpu_assert(ctx, s) for s in spawns)
+
+
+def _one_per_gpu(f, spawn: cst.Call) -> bool:
+    """`mp.spawn(run, nprocs=torch.cuda.device_count())` (or a name every value of which is that
+    count): one worker per GPU, and none where there is no GPU."""
+    nprocs = mt.keyword(spawn, "nprocs")
+    if nprocs is None:
+        return False
+    origins = f.origins(nprocs.value)
+    return bool(origins) and all(isinstance(o, cst.Call) and f.qualify(o.func) == "torch.cuda.device_count"
+                                 for o in origins)
 
 
 def _worker(spawn: cst.Call) -> str | None:
