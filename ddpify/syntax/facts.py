@@ -1087,14 +1087,19 @@ class Facts:
 
     def epoch_loop(self, inner: cst.CSTNode) -> cst.For | cst.While | None:
         """The nearest loop around `inner`, in its own function, that repeats passes over data
-        (not a `for` whose header holds `inner`: `for x in batches():` calls `batches()` once)."""
+        (not a `for` whose header holds `inner`: `for x in batches():` calls `batches()` once). A
+        loop over phases (`over_phases`) is one only where no such loop is around it there: inside
+        `for epoch in range(n):` it splits each epoch into phases."""
+        phases = None
         for anc in self.ancestors(inner):
             if isinstance(anc, cst.FunctionDef):
-                return None
+                break
             if isinstance(anc, (cst.For, cst.While)) and anc is not inner and mt.is_epoch_loop(anc) \
-                    and not self.in_header(inner, anc) and not self.over_phases(anc):
-                return anc
-        return None
+                    and not self.in_header(inner, anc):
+                if not self.over_phases(anc):
+                    return anc
+                phases = phases or anc
+        return phases
 
     def over_phases(self, loop: cst.For | cst.While) -> bool:
         """`for split in splits:` where `splits` is only ever bound to lists of strings, written out or

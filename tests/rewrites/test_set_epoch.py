@@ -961,6 +961,37 @@ for epoch in range(2):
                 opt.step()
     end_epoch()
 """, "a_loader_made_per_phase_over_phases_named_twice_is_reshuffled_by_the_epoch", also=set()),
+    # near miss: a loop over phases with no epoch loop around it is the loop of the passes (each phase a
+    # pass: set_epoch gives a name that is no number the next number)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+modes = ['warmup', 'main']
+for mode in modes:
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+modes = ['warmup', 'main']
+for mode in modes:
+    set_epoch(loader, mode)
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    end_epoch()
+""", "a_loop_over_phases_with_no_epoch_loop_around_it_numbers_the_passes", also=set()),
     # a batch loop over zip(cycle(labelled), unlabelled): each loader it draws from
     pair("""\
 import itertools
