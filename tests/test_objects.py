@@ -82,6 +82,9 @@ def spelled(facts: Facts, sites) -> set[str]:
     ("G = [Net()]\nD = nn.Linear(1, 1)\nnets = G + [D]\nx = nets[1]\n", "x",
      {"Net()", "nn.Linear(1, 1)", "[Net()]", "[D]"}),  # lists joined by + (pettod's `self.models + [self.discriminator]`)
     ("a = Net()\nb = 1 + 2\nx = b\n", "x", set()),  # numbers added: no object
+    ("class C:\n    MODELS = [Net()]\nclass T:\n    def __init__(self, config):\n"
+     "        self.models = [m.to('cpu') for m in config.MODELS]\n        x = self.models[0]\nT(C)\n", "x",
+     {"Net()", "[m.to('cpu') for m in config.MODELS]"}),  # a comprehension's item (pettod's moved model list)
 ])
 def test_values_follow_objects(source, expr, made):
     facts, flow = core(source)

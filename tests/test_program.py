@@ -1064,6 +1064,50 @@ def test_a_module_whose_class_body_wraps_a_model_joins_the_process_group_when_im
         config.index("DistributedDataParallel(NET")
 
 
+def test_a_module_whose_class_body_builds_a_model_it_does_not_wrap_joins_the_process_group_when_imported():
+    """pettod/pytorch-template once its models are wrapped in the trainer, not in the config class:
+    `config.py`'s class body still builds them (and an unused discriminator) at import, before `main()`
+    joins the group, and torch's generator is seeded from the operating system in each process, so a
+    model no DistributedDataParallel broadcasts had other weights on each process (the ninth sweep's
+    pt_deblur: `params` failed on the never-trained discriminator). Building a module counts as a draw."""
+    write({
+        "train.py": """\
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+            from config import CONFIG
+
+            def main():
+                model = torch.nn.DataParallel(CONFIG.NETS[0])
+                loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 1)), batch_size=4, shuffle=True)
+                for epoch in range(2):
+                    for x, y in loader:
+                        CONFIG.OPTIMIZER.zero_grad()
+                        ((model(x) - y) ** 2).mean().backward()
+                        CONFIG.OPTIMIZER.step()
+
+            if __name__ == "__main__":
+                main()
+            """,
+        "config.py": """\
+            import torch
+
+            class CONFIG:
+                NETS = [torch.nn.Linear(4, 1)]
+                OPTIMIZER = torch.optim.SGD(NETS[0].parameters(), lr=0.1)
+                UNUSED = torch.nn.Linear(4, 1)
+            """,
+    })
+    result = convert_program(program())
+    config = result.modules["config.py"].code
+    assert config.index("init_distributed_mode()\n") < config.index("class CONFIG:")
+    assert "DistributedDataParallel" not in config
+    # a loss built at import draws no weights (the eighth sweep's era_v2_s5: `nn.CrossEntropyLoss()` in utils.py)
+    Path("config.py").write_text(Path("config.py").read_text().replace("UNUSED = torch.nn.Linear(4, 1)",
+                                                                       "LOSS = torch.nn.CrossEntropyLoss()").replace(
+        "NETS = [torch.nn.Linear(4, 1)]", "NETS = NETS_ELSEWHERE"))
+    assert "init_distributed_mode" not in convert_program(program()).modules["config.py"].code
+
+
 def test_a_class_a_package_re_exports_is_followed_through_the_packages_attributes():
     """kwotsin/mimicry (sixth fresh sweep, held out): `import torch_mimicry as mmc`, then
     `mmc.training.Trainer(netD=netD, ...)`, whose package re-exports the class with `from .trainer

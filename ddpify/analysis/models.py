@@ -89,6 +89,7 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
                 one.partial = partial
                 wrapped.append(one)
             (known or one).optimizers.append(optimizer)
+    _found_by_object(facts, wrapped, untraced)
     if place is not None:
         wrapped = [place(model) for model in wrapped]
     models = Models(wrapped, untraced, wrapped_refs(facts, wrapped))
@@ -653,7 +654,11 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] | Non
     best = max(c[0] for c in candidates)  # DataParallel > a move to a device > a construction
     near = [c for c in candidates if facts.scope(c[1]) is facts.scope(optimizer) and c[0] == best]
     candidates = near or candidates
-    chosen = [c for c in candidates if c[0] == best][-1]
+    return _model_at(facts, [c for c in candidates if c[0] == best][-1], optimizer, by_object)
+
+
+def _model_at(facts: Facts, chosen: Candidate, optimizer: cst.CSTNode, by_object: list[Candidate]) -> Model:
+    """The model wrapped at the candidate `chosen`, after its set-up."""
     _, stmt, name, dp = chosen
     # the program's own DataParallel of the object: on every path that binds the object to its name
     defined = _unconditional(facts, facts.statement(stmt), optimizer, bound=name if chosen in by_object else None)
@@ -682,18 +687,56 @@ def _dataparallel_of_object(facts: Facts, optimizer: cst.CSTNode) -> list[Candid
     trained = flow.trained(optimizer)
     found: list[Candidate] = []
     for target, value, stmt in facts.assigns if trained else ():
-        name = dotted(target)
+        name = dotted(target) or (facts.code(target) if isinstance(target, cst.Subscript) and dotted(target.value)
+                                  and _same_item(facts, target, value) else None)
         dp = _dataparallel_call(facts, value) if isinstance(value, cst.Call) and not isinstance(stmt, cst.AugAssign) \
             else None
         inner = dp is not None and (mt.positional(dp, 0) or mt.keyword(dp, "module"))
         if not inner or name is None or name.count(".") > (1 if name.startswith("self.") else 0):
             continue
-        held = flow.values(inner.value) - {dp}  # (`self.d = nn.DataParallel(self.d)`: the name holds the wrapper after)
+        # (`self.d = nn.DataParallel(self.d)`: the name holds the wrapper after; an item: its list too)
+        held = Sites(s for s in flow.values(inner.value) if s is not dp and not isinstance(s, objects.CONTAINERS))
         scope = facts.scope(stmt)
         factory = isinstance(scope, cst.FunctionDef) and any(dotted(r) == name for r in facts.returned(scope))
         if held and held <= trained and not factory:
             found.append((3, stmt, name, dp))
     return found
+
+
+def _found_by_object(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNode]) -> None:
+    """The models of the optimizers in `untraced` that name none (`Adam(MODELS[0].parameters())`),
+    found by the object they step (`_by_object`): added to `wrapped`, and the optimizers traced."""
+    for optimizer in [o for o in untraced if isinstance(o, cst.Call) and o in facts.optimizers
+                      and not _names_a_model(facts, o)]:
+        model = _by_object(facts, optimizer)
+        if model is None:
+            continue
+        known = next((w for w in wrapped if w.defined is model.defined and w.name == model.name), None)
+        if known is None:
+            wrapped.append(model)
+        (known or model).optimizers.append(optimizer)
+        untraced.remove(optimizer)
+
+
+def _names_a_model(facts: Facts, optimizer: cst.Call) -> bool:
+    """Does `optimizer` step the parameters of a model it names (`model.parameters()`, not `MODELS[0].parameters()`)?"""
+    return any(isinstance(c.func, cst.Attribute) and _owner(c.func.value) for c in parameter_calls(facts, optimizer))
+
+
+def _same_item(facts: Facts, target: cst.Subscript, value: cst.BaseExpression) -> bool:
+    """`self.models[i] = nn.DataParallel(self.models[i])`: the item wrapped where it lies."""
+    dp = _dataparallel_call(facts, value) if isinstance(value, cst.Call) else None
+    inner = (mt.positional(dp, 0) or mt.keyword(dp, "module")) if dp is not None else None
+    return inner is not None and facts.code(inner.value) == facts.code(target)
+
+
+def _by_object(facts: Facts, optimizer: cst.CSTNode) -> Model | None:
+    """For an optimizer whose model has no name to find (`Adam(MODELS[0].parameters())`, an item of
+    a list a config class builds): the model at the program's own DataParallel of the object it
+    steps, when there is exactly one (`self.models[i] = nn.DataParallel(self.models[i])` in the
+    trainer's loop over the list moved from the config)."""
+    found = _dataparallel_of_object(facts, optimizer)
+    return _model_at(facts, found[0], optimizer, found) if len(found) == 1 else None
 
 
 def _branch_calls(value: cst.BaseExpression) -> list[cst.Call] | None:
@@ -1245,7 +1288,10 @@ def _unpacked_writes(facts: Facts, ref: Ref) -> list[tuple[cst.BaseExpression, c
 
 
 def _expression(name: str) -> cst.BaseExpression:
-    """`self.model` as an expression (built, not parsed: this runs for every question asked)."""
+    """`self.model` as an expression (built, not parsed: this runs for every question asked; an
+    item wrapped where it lies, `self.models[i]`, parsed)."""
+    if "[" in name:
+        return cst.parse_expression(name)
     head, *rest = name.split(".")
     expr: cst.BaseExpression = cst.Name(head)
     for part in rest:

@@ -98,8 +98,12 @@ class Objects:
             held = self._attribute(expr)
             if held:
                 return held
+        if isinstance(expr, cst.Name) and (drawn := self._comprehension_item(expr)) is not None:
+            return drawn
         if isinstance(expr, (cst.Name, cst.Attribute)):
             ref = f.ref(expr) if dotted(expr) else None
+            if ref is not None and isinstance(expr, cst.Name) and expr.value in f.classes and not f.sources(ref):
+                return Sites({f.classes[expr.value]})  # the class itself, handed on as an object (a config class)
             return self.ref_values(ref) if ref is not None else Sites()
         if isinstance(expr, cst.Call):
             return self._call(expr)
@@ -117,6 +121,20 @@ class Objects:
         if isinstance(expr, CONTAINERS):
             return Sites({expr})
         return Sites()
+
+    def _comprehension_item(self, name: cst.Name) -> Sites | None:
+        """`m` in `[m.to(device) for m in config.MODELS]`: the items of what the comprehension
+        iterates (None where `name` is no target of an enclosing comprehension's `for`)."""
+        for anc in self.facts.ancestors(name):
+            if isinstance(anc, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                clause: cst.CompFor | None = anc.for_in
+                while clause is not None:
+                    if mt.is_name(clause.target, name.value):
+                        return Sites().union(*(self.elements(s) for s in self.values(clause.iter)))
+                    clause = clause.inner_for_in
+            elif isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return None
+        return None
 
     def _joined(self, expr: cst.BinaryOperation) -> Sites:
         """`self.models + [self.discriminator]`: the containers joined, when one side is a container
@@ -259,6 +277,10 @@ class Objects:
         for site in held:
             for cls in self.classes_built(site):
                 found |= self.ref_values(Ref(f._root_class(cls), f"self.{expr.attr.value}"))
+            if isinstance(site, cst.ClassDef):  # `config.MODELS` of `class CONFIG: MODELS = [Net()]`
+                found |= Sites().union(*(self.values(value) for target, value, stmt in f.assigns
+                                         if mt.is_name(target, expr.attr.value) and f.enclosing_class(stmt) is site
+                                         and not isinstance(f.scope(stmt), cst.FunctionDef)))
         for target, value in self._attribute_stores.get(expr.attr.value, ()) if held else ():
             if target is not expr and self.values(target.value) & held:
                 found |= self.values(value)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis import objects
 from ddpify.analysis.same_values import same_everywhere
 from ddpify.syntax.names import dotted
 
@@ -66,9 +67,9 @@ def _plateau_metric(facts: Facts, call: cst.Call) -> cst.Arg | None:
     arg = next((a for a in call.args if a.keyword is None or a.keyword.value == "metrics"), None)
     if arg is None or arg.star:
         return None
-    origins = facts.origins(call.func.value)
-    if not origins or not all(isinstance(o, cst.Call) and facts.qualify(o.func) == PLATEAU for o in origins):
-        return None
+    if not any(origins and all(isinstance(o, cst.Call) and facts.qualify(o.func) == PLATEAU for o in origins)
+               for origins in (facts.origins(call.func.value), objects.of(facts).values(call.func.value))):
+        return None  # (the objects: `for s in self.schedulers: s.step(loss)`, a list a config class builds)
     return arg
 
 

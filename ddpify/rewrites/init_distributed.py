@@ -15,9 +15,9 @@ destroys the group at exit.
 Where it goes: right after argument parsing (after the call of a `parse_args()` helper); else
 at the top of the function the `if __name__ == "__main__":` block calls; else after the imports
 of a script that runs at top level. In a program, a module of the project whose top-level code
-shards a loader, wraps a model or draws random numbers when it is imported (`loaders = {"train":
-DataLoader(...)}` in `data.py`, imported before `main()` runs; or a class body's `NET = Net()`,
-which runs on import too) calls it too, after its imports (a second call does nothing). A module that only defines a trainer (no entry point, nothing
+shards a loader, wraps a model or draws random numbers (builds a model: its weights) when it is
+imported (`loaders = {"train": DataLoader(...)}` in `data.py`, imported before `main()` runs; or a
+class body's `NET = Net()`, which runs on import too) calls it too, after its imports (a second call does nothing). A module that only defines a trainer (no entry point, nothing
 run at import) gets a TODO instead: its importer must initialise. `CUDA_VISIBLE_DEVICES` set in
 the script gets a TODO too: it would pin every process to one GPU.
 """
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import libcst as cst
 
+from ddpify.analysis import objects
 from ddpify.syntax import matchers as mt
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ def _on_import(facts: Facts, analysis: Analysis) -> list[cst.CSTNode]:
         first = firsts.setdefault(facts.program.part_of(stmt, facts.parents).name, stmt)
         if first not in needed and any(_reaches(
                 facts, part, lambda node: any(facts.is_inside(site, node) for site in sites)
-                or any(_draws(facts, c) for c in facts.calls_in(node))) for part in run):
+                or any(_draws(facts, c) or _builds_module(facts, c) for c in facts.calls_in(node))) for part in run):
             needed.append(first)
     return needed
 
@@ -170,10 +171,19 @@ def _class_body(cls: cst.ClassDef) -> list[cst.CSTNode]:
     return found
 
 
+def _builds_module(facts: Facts, call: cst.Call) -> bool:
+    """A module built when a module of the program is imported (`MODELS = [Net()]` in a config
+    class's body): its weights are drawn from torch's generator, seeded from the operating system
+    in each process, so a model no DistributedDataParallel broadcasts (a frozen or unused network
+    built beside the trained ones) would differ between processes unless the group is joined, and
+    every process given rank 0's state, first. Not a loss (`nn.CrossEntropyLoss()`: no weights drawn)."""
+    return objects.of(facts).kind(call) == objects.MODEL and not (facts.qualify(call.func) or "").endswith("Loss")
+
+
 def _draws(facts: Facts, call: cst.Call) -> bool:
     """A draw from numpy's or Python's global generator: seeded from the operating system in
     each process, so one made before `init_distributed_mode()` shares rank 0's state differs
-    between processes (torch's generator starts from one fixed seed everywhere)."""
+    between processes (so is torch's: `_builds_module`)."""
     return (facts.qualify(call.func) or "").startswith(("numpy.random.", "random."))
 
 

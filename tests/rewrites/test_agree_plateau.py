@@ -86,6 +86,35 @@ class Trainer:
 
 Trainer(torch.nn.Linear(2, 1), loader).fit()
 """, "a_trainer_s_plateau_scheduler_stepped_by_keyword", scaffold=TRAINS.instead_of("model", "opt", "loop")),
+    # schedulers in a list, stepped in a loop over it (pettod/pytorch-template's trainer, the list from
+    # a config class): the loop's item is a plateau scheduler by its object, not by a name
+    pair("""\
+schedulers = [torch.optim.lr_scheduler.ReduceLROnPlateau(opt)]
+for epoch in range(2):
+    total = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    for s in schedulers:
+        s.step(total)
+""", """\
+from ddpify_runtime import from_main_process
+
+schedulers = [torch.optim.lr_scheduler.ReduceLROnPlateau(opt)]
+for epoch in range(2):
+    total = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    for s in schedulers:
+        s.step(from_main_process(lambda: total))
+""", "plateau_schedulers_of_a_list_stepped_in_a_loop_over_it", scaffold=TRAINS.instead_of("loop")),
     # under a test each process answers alone: a broadcast there could wait forever
     pair("""\
 if running < 100.0:

@@ -3772,3 +3772,43 @@ main()
     out = only(NAME, code)
     assert "            self.net = DistributedDataParallel(self.net, device_ids=device_ids(self.net))\n" in out
     assert out.count("DistributedDataParallel(") == 1 and "nn.DataParallel" not in out
+
+
+def test_an_item_of_a_list_wrapped_item_by_item_is_found_by_the_object_its_optimizer_steps():
+    """pettod/pytorch-template's generator: `MODELS = [Net()]` and `OPTIMIZERS = [Adam(MODELS[0].parameters())]`
+    in a config class, moved into `self.models` by a comprehension over `config.MODELS` and wrapped item by
+    item, `self.models[i] = nn.DataParallel(self.models[i])`. The optimizer names no model, so none was
+    found: "could not tell which model this optimizer trains", the data left whole. Now the program's own
+    DataParallel of the object it steps is the wrap point, the item wrapped where it lies."""
+    code = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class CONFIG:
+    MODELS = [nn.Linear(2, 1)]
+    OPTIMIZERS = [torch.optim.Adam(MODELS[0].parameters(), lr=0.1)]
+
+
+class Trainer:
+    def __init__(self, config):
+        self.models = [m.to("cpu") for m in config.MODELS]
+        self.optimizers = config.OPTIMIZERS
+        for i in range(len(config.MODELS)):
+            self.models[i] = nn.DataParallel(self.models[i])
+        self.loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+
+    def train(self):
+        for epoch in range(2):
+            for (x,) in self.loader:
+                self.models[0].zero_grad()
+                self.models[0](x).sum().backward()
+                self.optimizers[0].step()
+
+
+Trainer(CONFIG).train()
+"""
+    out = only(NAME, code)
+    assert "            self.models[i] = DistributedDataParallel(self.models[i], device_ids=device_ids(self.models[i]))\n" \
+        in out and "TODO" not in out
