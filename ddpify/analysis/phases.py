@@ -55,18 +55,18 @@ def keyed_roles(facts: Facts, loop: cst.For, expr: cst.BaseExpression,
     return roles
 
 
-def made_per_phase(facts: Facts, call: cst.Call) -> tuple[str, list[str]] | None:
+def made_per_phase(facts: Facts, call: cst.Call) -> tuple[str, list[str], list[str]] | None:
     """For a loader made anew in a loop over phases (`for split in splits: loader =
     DataLoader(datasets[split], shuffle=True)`, `Facts.over_phases`) where some phases train and
-    others do not: (the loop's variable, the phases that train). None when every phase trains, when
-    no phase does, or when the phases are not all string literals (through names, `+` and `x if c
-    else y`)."""
+    others do not: (the loop's variable, the phases that train, all the phases). None when every
+    phase trains, when no phase does, or when the phases are not all string literals (through
+    names, `+` and `x if c else y`)."""
     for loop in facts.enclosing_loops(call):
         if not (isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and facts.over_phases(loop)):
             continue
         keys = _phase_strings(facts, mt.strip_iteration(loop.iter))
         training = [k for k in keys or () if _trains_with(facts, loop, loop.target.value, k)]
-        return (loop.target.value, training) if keys and training and len(training) < len(keys) else None
+        return (loop.target.value, training, keys) if keys and training and len(training) < len(keys) else None
     return None
 
 

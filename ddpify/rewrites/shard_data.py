@@ -22,9 +22,10 @@ follows it by place is then given by name. Other shapes:
 The same holds for a loader made anew in a loop over phases whose `shuffle` is the phase's test
 (`for split in splits:` / `data_loader = DataLoader(datasets[split], shuffle=split == 'train')`, with
 `splits` a list of strings: `Facts.over_phases`): its sampler is a DistributedSampler in the phases
-that shuffle and None in the others, which evaluate on the whole set. Made so with another `shuffle`,
-it is passed through `shard_loader` in the phases that train only (`phases.made_per_phase`):
-`if split == 'train': data_loader = shard_loader(data_loader)` after the statement.
+that shuffle and None in the others, which evaluate on the whole set. Made so with another `shuffle`
+(`True`, or a test of other phases than those that train), it is passed through `shard_loader` in the
+phases that train only (`phases.made_per_phase`): `if split == 'train': data_loader =
+shard_loader(data_loader)` after the statement.
 
 A sampler passed by name is the one bound last before the loader is built (`s = A(...)` for one
 loader, `s = balanced(y)` for the next: the next's is the function's), and one that several loaders
@@ -194,8 +195,8 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> N
         return
     shuffle = mt.loader_arg(call, "shuffle")
     per_phase = phases.made_per_phase(facts, call)
-    if per_phase is not None and (shuffle is None or not _depends_on_phase(facts, call, shuffle.value)) \
-            and _shard_in_phases(facts, edits, call, *per_phase):
+    if per_phase is not None and not _shuffled_where_it_trains(shuffle, *per_phase) \
+            and _shard_in_phases(facts, edits, call, *per_phase[:2]):
         return
     ds = facts.code(dataset.value)
     value = None if shuffle is None else facts.code(shuffle.value)
@@ -316,6 +317,13 @@ def _shard_keys(facts: Facts, edits: Edits, call: cst.Call, name: str, keys: tup
     edits.record(call, f"training loader {', '.join(items)} passed through shard_loader() (the comprehension "
                  "also builds loaders that only evaluate, which stay whole): it is rebuilt with a distributed "
                  "sampler that keeps its shuffle setting")
+
+
+def _shuffled_where_it_trains(shuffle: cst.Arg | None, var: str, training: list[str], keys: list[str]) -> bool:
+    """Is the loader's `shuffle` the test of the phases that train (`shuffle=split == 'train'`,
+    read with each phase put in): then `DistributedSampler(ds) if <shuffle> else None` shards
+    exactly those, and the others keep their unshuffled whole loader."""
+    return shuffle is not None and all(phases.evaluate(shuffle.value, var, k) is (k in training) for k in keys)
 
 
 def _shard_in_phases(facts: Facts, edits: Edits, call: cst.Call, var: str, training: list[str]) -> bool:

@@ -593,6 +593,44 @@ for epoch in range(2):
                 loss.backward()
                 opt.step()
 """, "a_loader_made_per_phase_shuffled_in_every_phase_is_sharded_where_it_trains", also=set()),
+    # shuffled by a test of other phases than the one that trains ('valid' shuffles too): shard_loader as well
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+splits = ['train', 'valid'] + (['test'] if torch.cuda.is_available() else [])
+datasets = {s: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for s in splits}
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for split in splits:
+        loader = DataLoader(datasets[split], batch_size=4, shuffle=split != 'test')
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            if split == 'train':
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import shard_loader
+
+splits = ['train', 'valid'] + (['test'] if torch.cuda.is_available() else [])
+datasets = {s: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for s in splits}
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for split in splits:
+        loader = DataLoader(datasets[split], batch_size=4, shuffle=split != 'test')
+        if split == 'train':
+            loader = shard_loader(loader)
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            if split == 'train':
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+""", "a_loader_made_per_phase_shuffled_by_another_test_is_sharded_where_it_trains", also=set()),
 ]
 
 # Every script that trains gets its training data sharded or a TODO saying why not, so the near
