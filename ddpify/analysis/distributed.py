@@ -1,5 +1,6 @@
 """Is the script already distributed? The one answer `convert` (which leaves such a script
-unchanged) and `check` (which checks only such scripts) both use.
+unchanged where it also joins a process group, `joins_group`) and `check` (which checks only such
+scripts) both use.
 
 A script is distributed when it *does* something distributed, not when it merely imports it:
 - it calls anything of `torch.distributed` (`init_process_group`, a collective, `get_rank`,
@@ -13,7 +14,10 @@ A script is distributed when it *does* something distributed, not when it merely
 
 Before (two answers): `import torch.distributed as dist` and no call of it was distributed for
 `check` (it ran the rules) and not for `convert` (it converted the script).
-After: neither; both treat it as a single-process script.
+After: neither; both treat it as a single-process script. A script with DDP code that joins no
+process group on any path (`joins_group`: `DistributedDataParallel` under `--world-size > 1` and no
+`init_process_group`) is distributed for `check` (its DDP026 says so) and converted by `convert`
+(the runtime joins the group; decision 0067).
 
 Near misses, not distributed: the import alone, `dist.is_available()` alone,
 `isinstance(model, DistributedDataParallel)` (a library that accepts a wrapped model),
