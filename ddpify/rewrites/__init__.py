@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ddpify.rewrites import (
     accumulate_no_sync,
+    agree_clock,
     agree_plateau,
     agree_stop,
     download_first,
@@ -82,6 +83,7 @@ REWRITES: tuple[Rewrite, ...] = tuple(_load(m) for m in (
     accumulate_no_sync,
     agree_stop,
     agree_plateau,
+    agree_clock,
     shard_metrics,
     main_process_only,
     load_map_location,

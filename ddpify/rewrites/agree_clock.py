@@ -1,0 +1,109 @@
+"""agree-clock: name a run by the main process's clock, on every process.
+
+    run_dir = os.path.join("runs", datetime.now().strftime("%Y%m%d-%H%M%S"))
+->
+    run_dir = os.path.join("runs", from_main_process(lambda: datetime.now()).strftime("%Y%m%d-%H%M%S"))
+
+A run folder or a file named by the time the program starts is named by each process's own
+clock, and the processes do not start at the same instant: the main process writes the
+checkpoint into its folder, and another, reading it back, looks in a folder of its own time that
+holds nothing (FileNotFoundError), or makes a folder of its own beside the main one. Every
+process now takes the main process's reading (`from_main_process`, a broadcast; before the process
+group starts it reads its own). Read: a clock call (`time.strftime`, `time.time`, `datetime.now`,
+...) in a value assigned to a name, built into a string there (`str(...)`, `.strftime(...)`,
+`.format(...)`, an f-string, `%`, `os.path.join`), at the top level or in a function that trains,
+outside loops and outside tests that may differ between processes (a broadcast there would wait
+for processes that never come). Left alone: a clock read for timing (`start = time.time()`,
+`elapsed = time.time() - start`), one in a loop, and one handed to another call (a writer made on
+the main process only reads it there).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddpify.analysis.same_values import same_everywhere
+from ddpify.syntax.names import dotted
+
+if TYPE_CHECKING:
+    from ddpify.analysis.result import Analysis
+    from ddpify.output.edits import Edits
+    from ddpify.options import Options
+    from ddpify.syntax.facts import Facts
+
+NAME = "agree-clock"
+SUMMARY = "name a run by the main process's clock on every process (from_main_process)"
+
+CLOCKS = frozenset({"time.time", "time.strftime", "time.ctime", "time.asctime", "time.localtime", "time.gmtime",
+                    "datetime.datetime.now", "datetime.datetime.today", "datetime.datetime.utcnow",
+                    "datetime.date.today"})
+TEXTUAL = frozenset({"str", "format", "strftime", "isoformat", "replace", "join", "ctime"})  # calls that make text of it
+
+
+def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
+    facts = analysis.facts
+    for call in facts.calls:
+        if facts.qualify(call.func) not in CLOCKS or not _names_something(facts, call):
+            continue
+        edits.replace(call, lambda node: cst.Call(cst.Name("from_main_process"), [cst.Arg(cst.Lambda(
+            cst.Parameters(), node))]),
+            f"`{facts.code(call)}` read from the main process's clock (from_main_process): each process's own "
+            "would name another run, where the others look for what the main process writes")
+        edits.add_import("ddpify_runtime", "from_main_process")
+
+
+def _names_something(facts: Facts, clock: cst.Call) -> bool:
+    """Is `clock` built into a string assigned to a name (`ts = time.strftime(...)`,
+    `run = f"runs/{datetime.now():%H%M}"`), where every process runs the assignment once?"""
+    textual = facts.qualify(clock.func) in ("time.strftime", "time.ctime", "time.asctime")
+    node: cst.CSTNode = clock
+    for anc in facts.ancestors(clock):
+        if isinstance(anc, (cst.Assign, cst.AnnAssign)):
+            if node is not anc.value:
+                return False  # a target's subscript, not the value
+            break
+        if isinstance(anc, cst.Call) and node is not anc.func:
+            name = (dotted(anc.func) or "").rpartition(".")[2]
+            if name not in TEXTUAL:
+                return False  # handed to another call (a writer, a print)
+            textual = True
+        elif isinstance(anc, cst.Call):  # `datetime.now().strftime(...)`: a method of the reading
+            name = anc.func.attr.value if isinstance(anc.func, cst.Attribute) else ""
+            if name not in TEXTUAL and anc.func is not node:
+                return False
+        elif isinstance(anc, cst.Attribute) and anc.value is node:
+            textual = textual or anc.attr.value in TEXTUAL
+        elif isinstance(anc, (cst.FormattedString, cst.FormattedStringExpression)):
+            textual = True
+        elif isinstance(anc, cst.BinaryOperation):
+            if not (isinstance(anc.operator, (cst.Modulo, cst.Add)) and _texts(anc)):
+                return False  # arithmetic: `time.time() - start` measures
+            textual = True
+        elif isinstance(anc, cst.IfExp) and node is not anc.test and not same_everywhere(facts, anc.test) or \
+                isinstance(anc, (cst.Lambda, cst.BaseComp, cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return False
+        node = anc
+    else:
+        return False
+    return textual and _once_everywhere(facts, clock)
+
+
+def _texts(op: cst.BinaryOperation) -> bool:
+    """`"run-%s" % stamp`, `"runs/" + stamp`: an operation with a string literal on one side."""
+    return any(isinstance(side, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
+               for side in (op.left, op.right))
+
+
+def _once_everywhere(facts: Facts, node: cst.CSTNode) -> bool:
+    """At the top level, or in a function that trains (one the conversion never runs on the main
+    process only), outside loops and outside an `if` whose test may differ between processes."""
+    for anc in facts.ancestors(node):
+        if isinstance(anc, cst.Module):
+            return True
+        if isinstance(anc, cst.FunctionDef):
+            return facts.trains(anc)
+        if isinstance(anc, (cst.For, cst.While)) or isinstance(anc, cst.If) and not same_everywhere(facts, anc.test):
+            return False
+    return True

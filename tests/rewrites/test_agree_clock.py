@@ -1,0 +1,88 @@
+"""agree-clock: a run's name read from the clock, built into a string assigned to a name, is read
+from the main process's clock on every process; a clock read for timing, in a loop, under a test
+that may differ between processes, or handed to another call is left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.snippets import pair, rewrite_tests
+
+NAME = "agree-clock"
+
+TRAIN = """\
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+"""
+
+PAIRS = [
+    # the main process saves into its run folder, every process reads the checkpoint back from its own
+    pair("""\
+import os
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+def main():
+    run_dir = os.path.join("runs", time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(run_dir, exist_ok=True)
+""" + TRAIN + """\
+    torch.save(model.state_dict(), os.path.join(run_dir, "last.pt"))
+    model.load_state_dict(torch.load(os.path.join(run_dir, "last.pt")))
+main()
+""", """\
+import os
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import from_main_process
+
+def main():
+    run_dir = os.path.join("runs", from_main_process(lambda: time.strftime("%Y%m%d-%H%M%S")))
+    os.makedirs(run_dir, exist_ok=True)
+""" + TRAIN + """\
+    torch.save(model.state_dict(), os.path.join(run_dir, "last.pt"))
+    model.load_state_dict(torch.load(os.path.join(run_dir, "last.pt")))
+main()
+""", "a_run_folder_named_by_the_clock_is_the_main_process_s", also=set()),
+    # at the top level, in an f-string and through str()
+    pair("""\
+import datetime
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+stamp = f"run-{datetime.datetime.now():%H%M%S}"
+name = "exp_" + str(datetime.datetime.now())
+""" + TRAIN.replace("\n    ", "\n").lstrip(" "), """\
+import datetime
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import from_main_process
+
+stamp = f"run-{from_main_process(lambda: datetime.datetime.now()):%H%M%S}"
+name = "exp_" + str(from_main_process(lambda: datetime.datetime.now()))
+""" + TRAIN.replace("\n    ", "\n").lstrip(" "), "names_made_of_the_clock_at_the_top_level_are_the_main_process_s", also=set()),
+]
+
+UNCHANGED = [
+    pytest.param("""\
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+def main():
+    start = time.time()
+""" + TRAIN + """\
+        print("epoch", epoch, time.strftime("%H:%M:%S"))
+        stamp = time.strftime("%H%M%S")
+    elapsed = time.time() - start
+    took = "%.1f s" % (time.time() - start) if elapsed > 1 else ""
+    writer_dir = str(time.time()) if loss_is_low(model) else None
+main()
+""", id="timing_reads_printed_or_in_a_loop_or_under_a_test_that_may_differ"),
+]
+
+test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
