@@ -64,6 +64,8 @@ def _names_something(facts: Facts, clock: cst.Call) -> bool:
             if node is not anc.value:
                 return False  # a target's subscript, not the value
             break
+        if isinstance(anc, cst.Call) and facts.qualify(anc.func) in CLOCKS:
+            return False  # `time.strftime(fmt, time.gmtime())`: the outer reading is taken whole
         if isinstance(anc, cst.Call) and node is not anc.func:
             name = (dotted(anc.func) or "").rpartition(".")[2]
             if name not in TEXTUAL:

@@ -22,14 +22,16 @@ TRAIN = """\
 """
 
 PAIRS = [
-    # the main process saves into its run folder, every process reads the checkpoint back from its own
+    # the main process saves into its run folder, every process reads the checkpoint back from its own;
+    # a reading inside another (`time.gmtime()` given to `time.strftime`) is taken with it, once (a broadcast
+    # inside the lambda, which the main process alone runs, would wait for the others forever)
     pair("""\
 import os
 import time
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 def main():
-    run_dir = os.path.join("runs", time.strftime("%Y%m%d-%H%M%S"))
+    run_dir = os.path.join("runs", time.strftime("%Y%m%d-%H%M%S", time.gmtime()))
     os.makedirs(run_dir, exist_ok=True)
 """ + TRAIN + """\
     torch.save(model.state_dict(), os.path.join(run_dir, "last.pt"))
@@ -43,7 +45,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from ddpify_runtime import from_main_process
 
 def main():
-    run_dir = os.path.join("runs", from_main_process(lambda: time.strftime("%Y%m%d-%H%M%S")))
+    run_dir = os.path.join("runs", from_main_process(lambda: time.strftime("%Y%m%d-%H%M%S", time.gmtime())))
     os.makedirs(run_dir, exist_ok=True)
 """ + TRAIN + """\
     torch.save(model.state_dict(), os.path.join(run_dir, "last.pt"))
