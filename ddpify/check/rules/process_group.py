@@ -18,6 +18,7 @@ from ddpify.syntax.names import dotted
 
 DESTROY = "torch.distributed.destroy_process_group"
 NEW_GROUP = "torch.distributed.new_group"
+BARRIER = "torch.distributed.barrier"
 
 
 @rule("DDP011", bug=False)
@@ -85,7 +86,9 @@ def set_device_after_init(ctx: Context) -> Iterator[Hit]:
     collective runs between the two.
     `set_device` right after `init_process_group`, before any collective, is fine: the
     communicator does not exist yet; so is one after `new_group(...)` (a gloo group for the CPU),
-    which every process calls but which agrees through the store, not over NCCL.
+    which every process calls but which agrees through the store, not over NCCL, or after a barrier
+    given its GPU (`dist.barrier(device_ids=[local_rank])`, also in a helper whose plain barrier is
+    the `else` of `if dist.get_backend() == "nccl":`).
     """
     f = ctx.facts
     for init in ctx.script.calls_of(INIT):
@@ -96,13 +99,49 @@ def set_device_after_init(ctx: Context) -> Iterator[Hit]:
             if f.scope(call) is not scope or not f.before(init, call):
                 continue
             between = [c for c in f.calls if f.scope(c) is scope and f.before(init, c) and f.before(c, call)]
-            first = next((c for c in between if ctx.ranks.is_collective(c) and f.qualify(c.func) != NEW_GROUP
-                          or f.qualify(c.func) == DDP), None)
+            first = next((c for c in between if _on_current_gpu(ctx, c)), None)
             if first is not None:
                 yield Hit(call, f"set_device runs after `{f.code(first.func)}(...)` on an NCCL group, which already "
                                 "bound this process's communicator to GPU 0: set the device before "
                                 "init_process_group")
                 break
+
+
+def _on_current_gpu(ctx: Context, call: cst.Call, depth: int = 2) -> bool:
+    """Does `call` run an NCCL collective on the current GPU: a DDP wrap, a collective of
+    torch.distributed (not `new_group`, which agrees through the store, nor a barrier given
+    `device_ids=`, which runs on that GPU), or a function of the program that runs one outside the
+    branch an NCCL group does not take (the `else` of `if dist.get_backend() == "nccl":`)?"""
+    f = ctx.facts
+    name = f.qualify(call.func)
+    if name == DDP:
+        return True
+    if name == NEW_GROUP or name == BARRIER and mt.keyword(call, "device_ids") is not None \
+            or not ctx.ranks.is_collective(call):
+        return False
+    helpers = ctx.ranks.callees(call) if depth else []
+    return not helpers or any(_on_current_gpu(ctx, c, depth - 1) for func in helpers
+                              for c in f.calls_in(func.body) if not _off_nccl(f, c))
+
+
+def _off_nccl(f, node: cst.CSTNode) -> bool:
+    """Is `node` on the side of a backend test an NCCL group does not take (`else:` of
+    `if dist.get_backend() == dist.Backend.NCCL:`, the body of `!= "nccl"`)?"""
+    for anc in f.ancestors(node):
+        if isinstance(anc, cst.If) and isinstance(anc.test, cst.Comparison) and len(anc.test.comparisons) == 1 \
+                and _names_nccl_backend(f, anc.test):
+            equal = isinstance(anc.test.comparisons[0].operator, cst.Equal)
+            in_else = anc.orelse is not None and f.is_inside(node, anc.orelse)
+            if in_else == equal and (in_else or f.is_inside(node, anc.body)):
+                return True
+    return False
+
+
+def _names_nccl_backend(f, test: cst.Comparison) -> bool:
+    """`dist.get_backend() == dist.Backend.NCCL`, `dist.get_backend() != "nccl"`."""
+    sides = (test.left, test.comparisons[0].comparator)
+    return any(isinstance(x, cst.Call) and f.qualify(x.func) == "torch.distributed.get_backend" for x in sides) \
+        and any(_says_nccl(x) or isinstance(x, cst.Attribute) and x.attr.value == "NCCL" for x in sides)
 
 
 @rule("DDP013", fixable=True)
