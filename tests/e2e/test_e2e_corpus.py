@@ -75,7 +75,6 @@ SPECS = {
     "repeated_passes": Spec(train={240: True}, passes=4),  # two phases, each from epoch 0
     "constructor_flag_branch": Spec(train={300: True}, passes=2),  # `if self.use_norm:` fixed per model
     "data_init": Spec(train={192: True}, passes=2),  # ActNorm set from the first batch (each process's own)
-    "agree_clock": Spec(train={64: True}, passes=2),  # a run folder named by the clock, read back by every process
 }
 UNCHANGED = ["already_ddp", "inference_only"]
 NAMES = sorted(SPECS)
