@@ -416,9 +416,11 @@ class SameValues:
             # what the one-process branch assigns does not count (`else: reduced = loss` of `if multi_gpu:`)
             writes = [w for w in f.writes(ref) if not self.ranks.undistributed(w[2])]
             # `epoch, var = load_state(path)`: a part of a shared whole, unless the part the function
-            # returns there reads the rank (`use_ddp, rank = setup()`: setup's `rank`)
+            # returns there is a rank (`use_ddp, rank = setup()`: setup's `rank`); not a part that merely
+            # reads one (a data set built with a logger made for this rank)
             parts = f.unpacked_parts(ref)
-            unpacked = parts if any(self.ranks.rank_dependent(p) for p in parts) else f.unpacked_from(ref)
+            unpacked = parts if any(rank_word(p) or self.ranks.is_local_rank(p) or self.ranks.is_global_rank(p)
+                                    for p in parts) else f.unpacked_from(ref)
             loops = self._loop_targets.get(ref.scope, {}).get(ref.name, []) if isinstance(node, cst.Name) else []
             if loops and not writes and not unpacked and all(
                     self._plain(lp.iter) and self._shared(lp.iter, proving) for lp in loops):
