@@ -80,7 +80,7 @@ def _names_something(facts: Facts, clock: cst.Call) -> bool:
         elif isinstance(anc, (cst.FormattedString, cst.FormattedStringExpression)):
             textual = True
         elif isinstance(anc, cst.BinaryOperation):
-            if not (isinstance(anc.operator, (cst.Modulo, cst.Add)) and _texts(anc)):
+            if not (isinstance(anc.operator, (cst.Modulo, cst.Add)) and (textual or _texts(anc))):
                 return False  # arithmetic: `time.time() - start` measures
             textual = True
         elif isinstance(anc, cst.IfExp) and node is not anc.test and not same_everywhere(facts, anc.test) or \

@@ -21,6 +21,8 @@ fixtures/objects_prepared (the tenth sweep's Sentence-VAE): data sets of the pro
 file when first built, one per phase of a list put together from the arguments, and a loader made
 anew per phase in each epoch: built on the first process first, the training phase's loader sharded
 and reshuffled by the epoch, the validation phase's read whole by every process.
+fixtures/objects_clock (agree-clock): a run folder named by the time, two clock readings one inside the other,
+the main process's checkpoint read back by every process: one folder, the main process's.
 fixtures/objects_alias (the second sweep's siamese_nb and awd_lm): `model` rebound for three
 trainings, two of them through an alias (`model = body`; an optimizer over `net` trained through
 `model = net`), a round's batches drawn with numpy by a batch sampler of the project, and a loss
@@ -54,6 +56,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_phases": ((64,), {"model.pt"}),
     "objects_registry": ((64, 48), {"model.pt"}),
     "objects_prepared": ((64,), {"model.pt"}),
+    "objects_clock": ((64,), {"model.pt"}),
 }
 REBUILT = {"objects_runner", "objects_prepared"}
 SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
@@ -207,3 +210,12 @@ def test_data_sets_that_prepare_their_files_and_loaders_made_per_phase(runs):
         passes = [p for n in valid for p in h.complete_passes(run.probe, rank, n)]
         assert [sorted(p.indices) for p in passes] == [list(range(40))] * EPOCHS, passes
     assert sum("over 40" in line for line in run.rank_output[0].splitlines()) == EPOCHS, run.tail()
+
+
+def test_a_run_folder_named_by_the_clock_is_the_main_process_s(runs):
+    """agree-clock: every process names the run folder by the main process's clock, so all read back
+    the checkpoint the main process saved there, and no process makes a folder of its own time."""
+    run = runs["objects_clock"]
+    assert run.ok, run.tail()
+    (folder,) = (run.cwd / "runs").iterdir()
+    assert (folder / "model.pt").is_file() and f"reloaded from runs/{folder.name}" in run.rank_output[0], run.tail()
