@@ -64,7 +64,9 @@ def main() -> None:
 
         def command(name: str, path: Path) -> list[str]:
             cmd, _ = candidates[name]
-            return [*cmd, str(path)] + ([] if name == "floor" else ["-o", str(work / f"out-{name}.py")])
+            out = work / f"out-{name}.py"
+            out.unlink(missing_ok=True)  # (untimed) an output keeps its input's mode: a read-only one is not rewritten
+            return [*cmd, str(path)] + ([] if name == "floor" else ["-o", str(out)])
 
         for path in files:  # once each, untimed: every module they import is compiled to bytecode
             for name, (_, child_env) in candidates.items():

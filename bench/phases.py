@@ -1,22 +1,25 @@
-"""Where convert() spends its time, phase by phase, without a profiler's overhead.
+"""Where a conversion spends its time beyond LibCST's parse + codegen, phase by phase, without a
+profiler's overhead.
 
-    .venv/bin/python bench/phases.py FILE [REPS]     # e.g. a script from bench/make_large.py
+    .venv/bin/python bench/phases.py ENTRY|FOLDER ... [--reps N]
 
-Wraps, in this process only, the steps `ddpify.convert.convert` goes through (parse, the
-`Facts` pass, the analyses `ddpify.analysis.result.analyse` runs, each rewrite, applying
-the edits, the compile check and the report's line numbers) and prints the median seconds
-of each over REPS conversions (after one warm-up). Times are exclusive: what the facts compute
-on first use inside a rewrite counts as that rewrite. A step the
-code no longer has is skipped; "other" is the rest of convert() (mostly the final codegen).
-For the functions inside a phase: bench/hotspots.py (cProfile, ddpify's functions only).
+Converts each ENTRY (a FOLDER: its scripts and notebooks; as bench/real_speed.py's `jobs`, so as
+`ddpify convert ENTRY` converts it, with its project modules) once to warm up, then REPS times
+(default 5) in turn with the floor (LibCST's parse + codegen of the files read), and prints the
+CPU milliseconds per round of each phase, exclusive (what a timed step inside it spends counts
+as that step), as a share of the conversion and in floors: the parse, CPython's compile of the
+input, `Facts`, each analysis, each rewrite, applying the edits, the report's line numbers, the
+compile check of the output; "other" is the rest (the output's codegen, loading the program,
+glue). What the facts compute on first use inside a rewrite counts as that rewrite. For the
+functions inside a phase: bench/hotspots.py (cProfile).
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import functools
 import statistics
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -26,21 +29,23 @@ import libcst
 import ddpify.analysis.result as result
 import ddpify.convert as conv
 import ddpify.output.edits as edits
+import ddpify.syntax.parse as parse
+from real_speed import entries, jobs
 
 SPENT: dict[str, float] = defaultdict(float)
 _STACK: list[str] = []
 
 
 def timed(name: str, fn):
-    """`fn`, adding its exclusive time (less that of timed steps inside it) to SPENT[name]."""
+    """`fn`, adding its exclusive CPU time (less that of timed steps inside it) to SPENT[name]."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         _STACK.append(name)
-        start = time.perf_counter()
+        start = time.process_time()
         try:
             return fn(*args, **kwargs)
         finally:
-            elapsed = time.perf_counter() - start
+            elapsed = time.process_time() - start
             _STACK.pop()
             SPENT[name] += elapsed
             if _STACK:
@@ -48,44 +53,55 @@ def timed(name: str, fn):
     return wrapper
 
 
-def _patch(owner, attr: str, name: str) -> None:
-    if hasattr(owner, attr):
-        setattr(owner, attr, timed(name, getattr(owner, attr)))
-
-
 def install() -> None:
-    libcst.parse_module = timed("parse", libcst.parse_module)
-    _patch(result, "Facts", "facts: collect pass")
-    for module in (result.models, result.loaders, result.evaluation):
-        _patch(module, "find", f"{module.__name__}.find")
-    registry = sys.modules["ddpify.rewrites"]
-    registry.REWRITES = tuple(dataclasses.replace(r, apply=timed(f"rewrite {r.name}", r.apply))
-                              for r in registry.REWRITES)
-    _patch(edits, "apply", "edits.apply: transform")
-    _patch(edits, "_add_imports", "edits.apply: add imports")
-    _patch(edits.Edits, "changes", "report line numbers")
-    _patch(conv, "_check_compiles", "compile check (codegen + compile)")
+    libcst.parse_module = timed("parse (LibCST)", libcst.parse_module)
+    parse.python_compile = timed("compile of the input (CPython)", parse.python_compile)
+    conv.Facts = timed("Facts", conv.Facts)
+    result.Facts = timed("Facts", result.Facts)
+    for module in (result.models, result.loaders, result.evaluation, result.counts):
+        module.find = timed(f"{module.__name__.rsplit('.', 1)[-1]}.find", module.find)
+    run = conv._run
+
+    def run_timed(rewrites, options, analysis, edit_set):
+        rewrites = tuple(dataclasses.replace(r, apply=timed(f"rewrite {r.name}", r.apply)) for r in rewrites)
+        return run(rewrites, options, analysis, edit_set)
+    conv._run = run_timed
+    edits.apply = timed("edits.apply", edits.apply)
+    edits.Edits.changes = timed("report line numbers", edits.Edits.changes)
+    conv._check_compiles = timed("compile check of the output", conv._check_compiles)
 
 
-def main(path: str, reps: int = 3) -> None:
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args()
     install()
-    data = Path(path).read_bytes()
-    conv.convert(data)
-    samples: dict[str, list[float]] = defaultdict(list)
-    for _ in range(reps):
+    pairs = [jobs(entry)[:2] for _, entry in entries(args.paths, None, None)]
+    for convert, floor in pairs:
+        convert(), floor()
+    SPENT.clear()
+    totals, floors = [], []
+    for _ in range(args.reps):
+        start = time.process_time()
+        for convert, _ in pairs:
+            convert()
+        totals.append(time.process_time() - start)
+        kept = dict(SPENT)  # (the floor's parse is not the conversion's)
+        start = time.process_time()
+        for _, floor in pairs:
+            floor()
+        floors.append(time.process_time() - start)
         SPENT.clear()
-        start = time.perf_counter()
-        conv.convert(data)
-        total = time.perf_counter() - start
-        for name, seconds in SPENT.items():
-            samples[name].append(seconds)
-        samples["other (final codegen, glue)"].append(total - sum(SPENT.values()))
-        samples["TOTAL convert()"].append(total)
-    print(f"{path}: {len(data.splitlines())} lines, median of {reps}")
-    total = statistics.median(samples["TOTAL convert()"])
-    for name, values in sorted(samples.items(), key=lambda kv: -statistics.median(kv[1])):
-        print(f"  {name:<46} {statistics.median(values):8.3f} s  {statistics.median(values) / total:6.1%}")
+        SPENT.update(kept)
+    total, base = statistics.median(totals), statistics.median(floors)
+    SPENT["other (output codegen, loading, glue)"] = sum(totals) - sum(SPENT.values())
+    print(f"{len(pairs)} programs: conversion {total * 1e3:.0f} ms, floor {base * 1e3:.0f} ms per round "
+          f"(CPU, medians of {args.reps}): {total / base:.2f}x")
+    for name, seconds in sorted(SPENT.items(), key=lambda kv: -kv[1]):
+        each = seconds / args.reps
+        print(f"  {name:<40} {each * 1e3:8.1f} ms {each / total:6.1%}  {each / base:5.2f} floors")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], *(int(a) for a in sys.argv[2:3]))
+    main()

@@ -181,7 +181,7 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
     with the wrapper)."""
     if model.dataparallel is not None:
         return None, False
-    own = {ref: m for ref, m in refs.items() if m is model or m in model.rebuilds}  # the wraps of one name share its refs
+    own = _own_refs(refs, model)
     found, forward, beside = None, False, None
     for call, without_grad in calls:
         if dotted(call.func) and not without_grad and holds_wrapper(facts, own, call.func) is not None:
@@ -202,6 +202,14 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
     return (beside, beside is not None) if forward else (beside or found, False)
 
 
+def _own_refs(refs: dict[Ref, Model], model: Model) -> dict[Ref, Model]:
+    """The names of `refs` that hold `model` (the wraps of one name share its refs): `refs` itself
+    where that is every one of them (one model), so that `holds_wrapper` answers from what it
+    already answered about `refs` (`_answers` keeps answers per dict of names)."""
+    own = {ref: m for ref, m in refs.items() if m is model or m in model.rebuilds}
+    return refs if len(own) == len(refs) else own
+
+
 def _through_module(facts: Facts, refs: dict[Ref, Model], model: Model) -> str | None:
     """For a model whose `nn.DataParallel` the wrap replaces: the first call with gradients of a
     method of its own through `.module` that runs its sub-modules or a training step
@@ -210,7 +218,7 @@ def _through_module(facts: Facts, refs: dict[Ref, Model], model: Model) -> str |
     gradients (DataParallel's `.module` ran on one GPU, with the same gradients)."""
     if model.dataparallel is None:
         return None
-    own = {ref: m for ref, m in refs.items() if m is model or m in model.rebuilds}
+    own = _own_refs(refs, model)
     classes = model_classes(facts, model)
     for call in facts.calls:
         func = call.func

@@ -152,6 +152,8 @@ class Facts:
         self._origins: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._unpacked_memo: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._qualified: dict[cst.CSTNode, str | None] = {}  # (the node kept as the key: no id is reused)
+        self._refs: dict[object, Ref | None] = {}  # `ref`: by the expression, or (expression, place)
+        self._sources: dict[Ref, list[cst.BaseExpression]] = {}  # `sources`
 
     @cached_property
     def _calls_by_func(self) -> dict[cst.CSTNode, list[cst.Call]]:
@@ -386,11 +388,17 @@ class Facts:
         return index
 
     def ref(self, expr: cst.CSTNode, at: cst.CSTNode | None = None) -> Ref | None:
-        """Where a Name or dotted expression lives, seen from `at` (default: the expression)."""
+        """Where a Name or dotted expression lives, seen from `at` (default: the expression).
+        Kept per expression and place: the analyses ask it again for every question about a name."""
+        key = expr if at is None or at is expr else (expr, at)
+        if key not in self._refs:
+            self._refs[key] = self._ref(expr, at or expr)
+        return self._refs[key]
+
+    def _ref(self, expr: cst.CSTNode, at: cst.CSTNode) -> Ref | None:
         name = dotted(expr)
         if name is None:
             return None
-        at = at or expr
         head = name.split(".")[0]
         func = self.scope(at)
         if head == "self" and "." in name:
@@ -836,7 +844,13 @@ class Facts:
 
     def sources(self, ref: Ref) -> list[cst.BaseExpression]:
         """Expressions whose value `ref` may hold: assignments (tuple unpacking included, also of
-        a helper's returned tuple; items stored into it), arguments for a parameter."""
+        a helper's returned tuple; items stored into it), arguments for a parameter. Found once per
+        name (every analysis follows names through it); each caller gets its own list."""
+        if ref not in self._sources:
+            self._sources[ref] = self._find_sources(ref)
+        return list(self._sources[ref])
+
+    def _find_sources(self, ref: Ref) -> list[cst.BaseExpression]:
         found = [value for _, value, stmt in self.writes(ref) if not isinstance(stmt, cst.AugAssign)]
         found += self._item_writes.get(ref, [])
         found += self._class_fields.get(ref, [])
