@@ -26,7 +26,8 @@ would race the main process's writes (`if os.path.exists(d): shutil.rmtree(d)` t
 `os.makedirs(d)`: a slower process deletes the folder the main process has just filled).
 A helper that ends by returning what a file write returns (`return imageio.imwrite(path, img)`)
 has that statement guarded: the other processes return None. A helper that only writes
-(`save_checkpoint(...)`) is guarded where it is called, and an `if`
+(`save_checkpoint(...)`, a method of an item of a list of the program's instances,
+`self.agents[i].save(path)`) is guarded where it is called, and an `if`
 whose body only writes takes the condition (`if args.save_model and is_main_process():`), one
 written on one line too (`if args.save_model and is_main_process(): policy.save(path)`).
 A function that sets an attribute (`__init__` building `self.writer`) is not such a helper: other
@@ -130,7 +131,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         stmt = facts.statement(call)
         if facts.scope(stmt) not in prepared and (isinstance(stmt, cst.SimpleStatementLine) or _one_line_if(stmt)) and \
                 any(f in writers for f in facts.user_functions(call)):
-            writes[stmt] = f"{dotted(call.func)}()"
+            writes[stmt] = f"{dotted(call.func) or facts.code(call.func)}()"
     saves, guarded, files, owners = [], [], [], []
     for stmt, what in list(writes.items()):
         if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):

@@ -148,6 +148,7 @@ class Facts:
         self._named: dict[cst.Call, list[cst.FunctionDef]] = {}
         self._holding: set[cst.Name] = set()  # the names `_held_functions` is answering
         self._looking_up: set[cst.BaseExpression] = set()  # the values `_looked_up_classes` is answering
+        self._itemizing: set[Ref] = set()  # the containers `_item_classes` is answering
         self._typed_parameters: dict[Ref, list[cst.ClassDef]] = {}
         self._origins: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._unpacked_memo: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
@@ -681,8 +682,10 @@ class Facts:
         """The classes of this file `expr` may be an instance of: `Cls(...)`, or a name every
         assignment of which is `Cls(...)` or None (`model = None`, then `model = GAN(args)` or
         `model = WGAN(args)` by the branch taken), its element of an unpacked tuple included
-        (`q1, q2 = QNet(lr), QNet(lr)`, or returned so by a helper); [] when some assignment is
-        anything else."""
+        (`q1, q2 = QNet(lr), QNet(lr)`, or returned so by a helper), or an item of a list of them
+        (`self.agents[i]`, `_item_classes`); [] when some assignment is anything else."""
+        if isinstance(expr, cst.Subscript) and dotted(expr.value):  # `self.agents[i]`, not `[1:]`
+            return self._item_classes(expr.value) if isinstance(expr.slice[0].slice, cst.Index) else []
         if isinstance(expr, cst.Call):
             func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
                 self.is_program_module(expr.func.value) else expr.func
@@ -696,6 +699,51 @@ class Facts:
                   if not mt.is_name(v, "None")] if ref is not None else []
         classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in values]
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
+
+    def _item_classes(self, container: cst.BaseExpression) -> list[cst.ClassDef]:
+        """The classes of the program the items of a list or tuple are instances of (`self.agents =
+        [DDPG(...) for _ in range(n)]`, then `self.agents.append(DDPG(...))`): every value given to
+        it is written out, or a comprehension, whose items are such instances, and so is every item
+        added to it (`append`, `insert`, `x[i] = ...`); [] when any is something else (`extend`, `+=`)."""
+        ref = self.ref(container)
+        if ref is None or ref in self._itemizing:  # asked again while answering: a cycle adds nothing
+            return []
+        self._itemizing.add(ref)
+        try:
+            return self._items_of(ref)
+        finally:
+            self._itemizing.discard(ref)
+
+    def _items_of(self, ref: Ref) -> list[cst.ClassDef]:
+        writes = self.writes(ref)
+        if not writes or any(isinstance(stmt, cst.AugAssign) for _, _, stmt in writes):
+            return []
+        items: list[cst.BaseExpression] = list(self._item_writes.get(ref, []))
+        for _, value, _ in writes:
+            if isinstance(value, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in value.elements):
+                items += [e.value for e in value.elements]
+            elif isinstance(value, cst.ListComp):
+                items.append(value.elt)
+            else:
+                return []
+        for call in self._grown.get(ref, ()):
+            if call.func.attr.value == "extend" or not call.args:
+                return []
+            items.append(call.args[-1].value)
+        classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in items]
+        return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
+
+    @cached_property
+    def _grown(self) -> dict[Ref, list[cst.Call]]:
+        """`agents.append(agent)`, `.insert(0, agent)`, `.extend(more)`: the calls that add items to a
+        container, by the container."""
+        index: dict[Ref, list] = defaultdict(list)
+        for call in self.calls:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("append", "insert", "extend") and \
+                    dotted(func.value) and (ref := self.ref(func.value, call)) is not None:
+                index[ref].append(call)
+        return index
 
     def _picked_classes(self, name: cst.Name) -> list[cst.ClassDef]:
         """The classes of the program a name that is no function holds where every assignment of

@@ -1034,6 +1034,53 @@ def test_a_logger_class_of_the_program_and_a_file_written_line_by_line_are_logge
     assert 'self.logger = Logger("./logs")\n' in trainer  # it holds a model: not a logger
 
 
+AGENTS_IN_A_LIST = """\
+import torch
+
+
+class Agent:
+    def __init__(self):
+        self.net = torch.nn.Linear(2, 1)
+
+    def save(self, name):
+        torch.save(self.net.state_dict(), name + "_net.pth")
+
+
+class Team:
+    def __init__(self, levels):
+        self.agents = [Agent()]
+        for _ in range(levels - 1):
+            self.agents.append(Agent())
+
+    def save(self, name):
+        for i in range(len(self.agents)):
+            self.agents[i].save(name + str(i))
+
+
+team = Team(2)
+opt = torch.optim.SGD(team.agents[0].net.parameters(), lr=0.1)
+team.agents[0].net(torch.randn(4, 2)).sum().backward()
+opt.step()
+team.save("team")
+"""
+
+
+def test_a_helper_that_only_writes_reached_through_an_item_of_a_list_is_guarded_where_it_is_called():
+    """`self.agents[i].save(...)` (hierarchical actor-critic: an object holding a list of agents,
+    each saving its networks) ran the save on every process, silently: the item of a list was of
+    no known class. Now its class is the one every item given to the list is an instance of (the
+    list written out or a comprehension, `append`, `insert`); a list also given items it cannot
+    tell (`extend`) names none."""
+    out = only(NAME, AGENTS_IN_A_LIST)
+    assert "            if is_main_process():\n                self.agents[i].save(name + str(i))\n" in out
+    comprehension = only(NAME, AGENTS_IN_A_LIST.replace("[Agent()]", "[Agent() for _ in range(levels)]"))
+    assert "            if is_main_process():\n                self.agents[i].save(" in comprehension
+    appended = only(NAME, AGENTS_IN_A_LIST.replace("[Agent()]", "[]"))
+    assert "            if is_main_process():\n                self.agents[i].save(" in appended
+    extended = only(NAME, AGENTS_IN_A_LIST.replace("self.agents.append(Agent())", "self.agents.extend(more)"))
+    assert "is_main_process():\n                self.agents[i].save(" not in extended
+
+
 def test_a_helper_returning_what_an_image_writer_returns_guards_that_return():
     """`return scipy.misc.imsave(path, image)` ending a helper was written by every process (the
     fresh sweep's GAN collection: utils.imsave); a return before the end is not guarded."""
