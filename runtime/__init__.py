@@ -790,7 +790,9 @@ def device_ids(model: torch.nn.Module) -> Optional[List[int]]:
     to this process's GPU (``local_device()``), and the main process says so once: nccl holds no
     CPU tensors, so DDP could not wrap it. That is a program that moves its model later, in a
     function it hands the wrapped model to (``train(model, ...)`` doing ``model.to(device)``), as
-    the same program on one GPU would have it there by its first step.
+    the same program on one GPU would have it there by its first step. A program that trains on
+    the CPU on purpose (its inputs stay there) stops at its first step on a GPU machine: the line
+    says to run it with ``DDPIFY_BACKEND=gloo``, which keeps it on the CPU.
     """
     _to_process_gpu(model)
     devices = {p.device for p in model.parameters()}
@@ -813,7 +815,8 @@ def _to_process_gpu(model: torch.nn.Module) -> None:
     if is_main_process() and not _STATE.moved_to_gpu:
         _STATE.moved_to_gpu = True
         _BUILTIN_PRINT(f"ddpify: {type(model).__name__} was on the CPU when it was wrapped; moved to {device} "
-                       "first (nccl, the process group on GPUs, holds no CPU tensors)", file=sys.stderr)
+                       "first (nccl, the process group on GPUs, holds no CPU tensors); a program that trains "
+                       "on the CPU on purpose: run it with DDPIFY_BACKEND=gloo", file=sys.stderr)
 
 
 def penalty_gradients(model: Any, gradients: Any) -> Any:

@@ -134,7 +134,10 @@ def test_device_ids_moves_a_cpu_model_to_the_process_gpu_under_nccl(nccl_group, 
     rt.device_ids(model)
     rt.device_ids(other)
     assert {p.device.type for p in [*model.parameters(), *other.parameters()]} == {"meta"}
-    assert capsys.readouterr().err.count("Linear was on the CPU when it was wrapped") == 1
+    err = capsys.readouterr().err
+    assert err.count("Linear was on the CPU when it was wrapped") == 1
+    # a program that trains on the CPU on purpose keeps its inputs there: the line says how to keep it
+    assert "run it with DDPIFY_BACKEND=gloo" in err
 
 
 def test_sync_gradients_moves_a_cpu_model_to_the_process_gpu_under_nccl(nccl_group, monkeypatch):
