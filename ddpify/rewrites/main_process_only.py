@@ -27,7 +27,8 @@ would race the main process's writes (`if os.path.exists(d): shutil.rmtree(d)` t
 A helper that ends by returning what a file write returns (`return imageio.imwrite(path, img)`)
 has that statement guarded: the other processes return None. A helper that only writes
 (`save_checkpoint(...)`, a method of an item of a list of the program's instances,
-`self.agents[i].save(path)`) is guarded where it is called, and an `if`
+`self.agents[i].save(path)` or `for agent in self.agents: agent.save(path)`) is guarded where it
+is called, and an `if`
 whose body only writes takes the condition (`if args.save_model and is_main_process():`), one
 written on one line too (`if args.save_model and is_main_process(): policy.save(path)`).
 A function that sets an attribute (`__init__` building `self.writer`) is not such a helper: other

@@ -683,7 +683,8 @@ class Facts:
         assignment of which is `Cls(...)` or None (`model = None`, then `model = GAN(args)` or
         `model = WGAN(args)` by the branch taken), its element of an unpacked tuple included
         (`q1, q2 = QNet(lr), QNet(lr)`, or returned so by a helper), or an item of a list of them
-        (`self.agents[i]`, `_item_classes`); [] when some assignment is anything else."""
+        (`self.agents[i]`, `for agent in self.agents:`, `_item_classes`); [] when some assignment is
+        anything else."""
         if isinstance(expr, cst.Subscript) and dotted(expr.value):  # `self.agents[i]`, not `[1:]`
             return self._item_classes(expr.value) if isinstance(expr.slice[0].slice, cst.Index) else []
         if isinstance(expr, cst.Call):
@@ -698,7 +699,24 @@ class Facts:
         values = [v for v in [*(v for _, v, _ in self.writes(ref)), *self.unpacked_elements(ref)]
                   if not mt.is_name(v, "None")] if ref is not None else []
         classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in values]
+        classes += [self._item_classes(container) for container in self._looped.get(ref, ())] if ref else []
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
+
+    @cached_property
+    def _looped(self) -> dict[Ref, list[cst.BaseExpression]]:
+        """`for agent in self.agents:`, `for i, agent in enumerate(self.agents):`: the containers a
+        loop variable takes its items from, by the variable."""
+        index: dict[Ref, list] = defaultdict(list)
+        for loop in self.loops:
+            if not isinstance(loop, cst.For):
+                continue
+            target, container = loop.target, loop.iter
+            if isinstance(container, cst.Call) and mt.is_name(container.func, "enumerate") and container.args and \
+                    isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+                target, container = target.elements[1].value, container.args[0].value
+            if isinstance(target, cst.Name) and dotted(container) and (ref := self.ref(target, loop)) is not None:
+                index[ref].append(container)
+        return index
 
     def _item_classes(self, container: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes of the program the items of a list or tuple are instances of (`self.agents =

@@ -1081,6 +1081,16 @@ def test_a_helper_that_only_writes_reached_through_an_item_of_a_list_is_guarded_
     assert "is_main_process():\n                self.agents[i].save(" not in extended
 
 
+def test_a_helper_that_only_writes_called_on_a_loop_variable_over_a_list_is_guarded_where_it_is_called():
+    """`for agent in self.agents: agent.save(...)` (or `for i, agent in enumerate(self.agents)`)
+    ran the save on every process, silently, as `self.agents[i].save(...)` did: the loop variable
+    takes the classes of the list's items."""
+    indexed = "        for i in range(len(self.agents)):\n            self.agents[i].save(name + str(i))\n"
+    for loop in ("for agent in self.agents:", "for i, agent in enumerate(self.agents):"):
+        out = only(NAME, AGENTS_IN_A_LIST.replace(indexed, f"        {loop}\n            agent.save(name)\n"))
+        assert f"        {loop}\n            if is_main_process():\n                agent.save(name)\n" in out
+
+
 def test_a_helper_returning_what_an_image_writer_returns_guards_that_return():
     """`return scipy.misc.imsave(path, image)` ending a helper was written by every process (the
     fresh sweep's GAN collection: utils.imsave); a return before the end is not guarded."""
