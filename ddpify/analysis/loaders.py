@@ -6,8 +6,9 @@ arguments of the functions that own the loop. A loader that no training loop rea
 name says it evaluates (unless a training loop zips it with another), is left unsharded here; its evaluation loops are split where that is
 exact (ddpify.analysis.evaluation), and read whole elsewhere. A loader that trains with `shuffle=False` is sharded
 with `DistributedSampler(..., shuffle=False)`. No loader is sharded when no model is wrapped, nor
-when an optimizer steps a model ddpify could not find (`withheld`): on sharded data that model,
-left bare, would train apart on each process; on whole data every process trains it alike.
+when an optimizer steps a model ddpify could not find (`withheld`, also where no model is wrapped:
+shard-data says so at each training loader): on sharded data that model, left bare, would train
+apart on each process; on whole data every process trains it alike.
 """
 
 from __future__ import annotations
@@ -71,11 +72,11 @@ def find(facts: Facts, models: Models) -> Loaders:
     by_key = {c: _by_key(facts, c, keyed[c]) for c in training if c in keyed and c not in unkeyed}
     if not fed:
         training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
-    if not models.wrapped:  # without DDP, sharded data would train a different model per process
-        training = []
     unknown = [o for o in models.untraced if bare_tensors(facts, o) is None]
     withheld = training if unknown else []  # an optimizer steps a model ddpify did not find, and so did not wrap:
     training = [] if unknown else training  # on sharded data that model would train apart on each process
+    if not models.wrapped:  # without DDP, sharded data would train a different model per process
+        training = []
     iterable = [c for c in training if is_iterable_dataset(facts, c)]
     training = [c for c in training if c not in iterable]
     loops, looped = _epoch_loops(facts, fed, training)

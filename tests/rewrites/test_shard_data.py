@@ -453,12 +453,37 @@ while True:
     optimizer.step()
 """, "an_iterator_drawn_a_fixed_number_of_times_starts_a_new_pass_where_a_shard_ends",
          scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # no model wrapped: the loader stays whole, and says why at its line (the sweep's judge reads a
+    # warning on the loader's path only)
     pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(get_params(), lr=0.1)
+for x, y in train_loader:
+    loss = (model(x) - y).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
 """, """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+# TODO(ddpify): this loader trains but is left whole: `torch.optim.SGD(...)` (a TODO there) steps a model ddpify could not find, and so did not wrap; on sharded data that model would train apart on each process: wrap it by hand, then shard this loader (DistributedSampler)
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
 # TODO(ddpify): could not tell which model this optimizer trains: wrap that model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand (until a model is wrapped, ddpify leaves the training data whole too)
 optimizer = torch.optim.SGD(get_params(), lr=0.1)
-""", "without_a_wrapped_model_the_data_stays_whole", also={"wrap-model"}, scaffold=SCRIPT.instead_of("optimizer")),
+for x, y in train_loader:
+    loss = (model(x) - y).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""", "without_a_wrapped_model_the_data_stays_whole_and_says_so", also={"wrap-model"}),
     pair("""\
 import torch
 
