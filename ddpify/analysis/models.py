@@ -74,15 +74,18 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     untraced: list[cst.CSTNode] = []
     for key, optimizer, partial, at in _trained_names(facts, untraced):
         read = {r} if at is not optimizer and (r := facts.ref(_expression(key), at)) is not None else None
-        model = _received(facts, key, at) or _handed_in(facts, key, at) or _locate(facts, key, at, read)
-        if model is None or _holds_modules_only(facts, model) or _passed_containers(facts, model):
+        passed = _passed_by_callers(facts, key, at)  # `optimizer(net, lr)` called for `self.D`, then for `self.G`
+        found = passed or [m for m in [_received(facts, key, at) or _handed_in(facts, key, at) or
+                                        _locate(facts, key, at, read)] if m is not None]
+        if not found or any(_holds_modules_only(facts, m) or _passed_containers(facts, m) for m in found):
             untraced.append(optimizer)
             continue
-        modules, held = [model], _held_modules(facts, model, at)
-        if held is not None:  # `trainable_list.parameters()` of an nn.ModuleList: its modules are wrapped
-            modules, missed = held
-            if missed:  # some it holds are not found: a TODO at the optimizer
+        modules = []
+        for model in found:
+            held = _held_modules(facts, model, at)
+            if held is not None and held[1]:  # some it holds are not found: a TODO at the optimizer
                 untraced.append(optimizer)
+            modules += [model] if held is None else held[0]  # `trainable_list.parameters()` of an nn.ModuleList: its modules
         for one in modules:
             known = next((w for w in wrapped if w.defined is one.defined and w.name == one.name), None)
             if known is None:
@@ -839,8 +842,8 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
     if any(facts.before(stmt, optimizer) for _, _, stmt in facts.writes(Ref(func, key))):
         return None
     if not facts.trains(func) and not _kept_on_self(facts, Ref(func, key)):
-        # `build_optimizer(model, lr)`: the caller trains what it passed
-        return _passed_by_caller(facts, func, key)
+        # `build_optimizer(model, lr)`: the caller trains what it passed (`_passed_by_callers`)
+        return None
     body = [s for s in func.body.body if not mt.is_docstring(s)]
     if not body:
         return None
@@ -890,14 +893,26 @@ def _rebinds(stmt: cst.CSTNode, name: str) -> bool:
     return assign is not None and any(dotted(t.target) == name for t in assign.targets)
 
 
-def _passed_by_caller(facts: Facts, func: cst.FunctionDef, param: str) -> Model | None:
-    """The model the one call of a function that only builds the optimizer passes for `param`
-    (`optimizer = build_optimizer(net, lr)`: `net`, where the caller builds it). Wrapping the
-    parameter there would leave the caller training its bare model."""
-    sites = facts.call_sites(func)
-    arg = facts.argument_for(sites[0], func, param) if len(sites) == 1 else None
-    owner = _owner(arg) if arg is not None and dotted(arg) else None
-    return _locate(facts, owner, sites[0]) if owner else None
+def _passed_by_callers(facts: Facts, key: str, optimizer: cst.CSTNode) -> list[Model]:
+    """The models the calls of a function that only builds the optimizer pass for its parameter
+    `key`, not rebound there before the optimizer (`optimizer = build_optimizer(net, lr)`: `net`,
+    where the caller builds it; `optimizer(self.D, lr)` and `optimizer(self.G, lr)` of a GAN's
+    model module: both). Wrapping the parameter there would leave the callers training their bare
+    models. [] unless every call passes one ddpify finds."""
+    func = facts.scope(optimizer)
+    if not isinstance(func, cst.FunctionDef) or key not in param_names(func) or facts.trains(func) \
+            or _kept_on_self(facts, Ref(func, key)) \
+            or any(facts.before(stmt, optimizer) for _, _, stmt in facts.writes(Ref(func, key))):
+        return []
+    found = []
+    for site in facts.call_sites(func):
+        arg = facts.argument_for(site, func, key)
+        owner = _owner(arg) if arg is not None and dotted(arg) else None
+        model = _locate(facts, owner, site) if owner else None
+        if model is None:
+            return []
+        found.append(model)
+    return found
 
 
 def _moved_onto(stmt: cst.CSTNode, name: str) -> str | None:

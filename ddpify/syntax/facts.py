@@ -413,9 +413,10 @@ class Facts:
 
     def user_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
         """The functions of this file a call runs: `f(...)`, `self.f(...)`, `Cls(...)` (`__init__`),
-        and a method of a parameter by what its callers pass (`_through_parameter`)."""
+        a method of a parameter by what its callers pass (`_through_parameter`), and a function of a
+        program module a name holds (`_through_module`)."""
         if call not in self._callees:
-            self._callees[call] = self._named_callees(call) or self._through_parameter(call)
+            self._callees[call] = self._named_callees(call) or self._through_parameter(call) or self._through_module(call)
         return self._callees[call]
 
     def _named_callees(self, call: cst.Call) -> list[cst.FunctionDef]:
@@ -518,6 +519,33 @@ class Facts:
         # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`, `model.train(loader)` where `model`
         # is `GAN(args)` or `DCGAN(args)` by the branch taken
         return [m for cls in classes for m in self._methods(cls, func.attr.value)]
+
+    def _through_module(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """`self.GAN_type.optimizer(self.D, lr)`: the function of that name of each program module
+        the name before it holds (`_held_program_modules`)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or self.program is None or not dotted(func.value) or \
+                not any(self.enclosing_class(f) is None for f in self.functions.get(func.attr.value, ())):
+            return []
+        held = self._held_program_modules(func.value)
+        return [f for f in self.functions[func.attr.value] if self.enclosing_class(f) is None
+                and self.program.part_of(f, self.parents).name in held]
+
+    def _held_program_modules(self, expr: cst.BaseExpression, depth: int = 3) -> frozenset[str]:
+        """The program's modules (by their names in it) that a name holds, where every value it is
+        given is one: `self.GAN_type`, set from the parameter `GAN_type` for which every caller that
+        runs its function by name passes a module (`Trainer(DCGAN, loader)` with `from models import
+        DCGAN`: `models.DCGAN`); empty otherwise."""
+        if self.is_program_module(expr):
+            return frozenset({self.qualify(expr) or dotted(expr) or ""})
+        ref = self.ref(expr) if depth and dotted(expr) not in (None, "self") else None
+        if ref is None:
+            return frozenset()
+        values = [value for _, value, stmt in self.writes(ref) if not isinstance(stmt, cst.AugAssign)]
+        if isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope) and not values:
+            values = [self.argument_for(site, ref.scope, ref.name) for site in self._named_call_sites.get(ref.scope, [])]
+        found = [self._held_program_modules(v, depth - 1) if v is not None else frozenset() for v in _branches(values)]
+        return frozenset().union(*found) if found and all(found) else frozenset()
 
     def _held_functions(self, name: cst.Name) -> list[cst.FunctionDef]:
         """The functions of the program a local variable holds, where every value it is given is one
@@ -1091,9 +1119,19 @@ class Facts:
     def optimizers(self) -> list[cst.Call]:
         """Optimizer constructions: torch's and the known libraries' (`torch.optim.Adam(...)`), and
         an instance of a class of the program that derives from one (`SAM(model.parameters(),
-        torch.optim.SGD, rho=2)` with `class SAM(torch.optim.Optimizer)`)."""
-        return [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c) or
+        torch.optim.SGD, rho=2)` with `class SAM(torch.optim.Optimizer)`), and a call of a name that
+        holds an optimizer class (`optimizer = torch.optim.Adam` under a condition, then
+        `optimizer(params, lr=lr)`)."""
+        return [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c) or self._holds_optimizer_class(c.func) or
                 any(self.is_optimizer_class(cls) for cls in self._instances_of(c))]
+
+    def _holds_optimizer_class(self, func: cst.BaseExpression) -> bool:
+        """Is `func` a name every value of which is an optimizer class, as written where it is bound
+        (`optimizer = torch.optim.Adam`, `opt_cls = optim.SGD if args.sgd else optim.Adam`)?"""
+        ref = self.ref(func) if isinstance(func, cst.Name) else None
+        values = list(_branches(self.sources(ref))) if ref is not None else []
+        return bool(values) and all(isinstance(v, (cst.Name, cst.Attribute)) and
+                                    mt.is_optimizer(self.qualify(v), cst.Call(func=v)) for v in values)
 
     def is_optimizer_class(self, cls: cst.ClassDef, depth: int = 4) -> bool:
         """Does `cls` derive from an optimizer class (`torch.optim.Optimizer`, `optim.SGD`), directly
@@ -1263,3 +1301,12 @@ def _class_names(classes: dict, expr: cst.BaseExpression) -> list:
         return left + right if left and right else []
     cls = classes.get(expr.value) if isinstance(expr, cst.Name) else None
     return [cls] if cls is not None else []
+
+
+def _branches(values: list[cst.BaseExpression]) -> Iterator[cst.BaseExpression]:
+    """Each value as a conditional expression may give it (`a if c else b`: `a`, then `b`)."""
+    for value in values:
+        if isinstance(value, cst.IfExp):
+            yield from _branches([value.body, value.orelse])
+        else:
+            yield value
