@@ -421,7 +421,8 @@ def drawn_from(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpression:
     """The loader a batch loop over `expr` draws from, as that loop's function can name it: through
     iterator adapters, `zip`'s first iterable, a local name bound once and a generator of the
     program that hands out the items of its argument (`for i, (a, b) in loop:` after `loop =
-    enumerate(self.progress(zip(self.source, self.target)))`: `self.source`)."""
+    enumerate(self.progress(zip(self.source, self.target)))`: `self.source`); not past a name that
+    holds the loader itself (`train_loader = DataLoader(...)` in `main()`: `train_loader`)."""
     return _through(facts, expr, names=True)
 
 
@@ -447,6 +448,8 @@ def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False, nam
         ref = facts.ref(expr) if isinstance(expr, cst.Name) and (keep_zip or names) else None
         sources = facts.sources(ref) if ref is not None and type(ref.scope) is cst.FunctionDef else []
         if len(sources) == 1 and any(v is sources[0] for _, v, _ in facts.writes(ref)):
+            if names and _through(facts, sources[0]) is sources[0]:
+                break  # `train_loader = DataLoader(...)`: the name holds the loader itself, read again by name
             expr = sources[0]
             continue
         break

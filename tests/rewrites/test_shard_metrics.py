@@ -269,6 +269,44 @@ def test_a_sum_over_a_loop_through_a_local_enumerate_is_summed_over_the_loader_i
     assert "    correct = sum_over_shards(source, correct)\n" in out
 
 
+# the loader made and read in the same function (`def main():`), a local name bound once to the
+# DataLoader call: the loader the loop draws from is that name
+IN_MAIN = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def main():
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randint(0, 2, (8,))), batch_size=4, shuffle=True)
+    for epoch in range(2):
+        correct, total = 0, 0
+        for x, y in train_loader:
+            opt.zero_grad()
+            out = model(x)
+            torch.nn.functional.cross_entropy(out, y).backward()
+            opt.step()
+            correct += (out.argmax(1) == y).sum().item()
+            total += y.size(0)
+        print(f"Acc: {100 * correct / total:.2f}%")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_sum_over_a_loader_made_in_the_same_function_is_summed_over_that_loader():
+    """`train_loader = DataLoader(...)` in `main()`, then `correct / total` after its loop (a held-out
+    program of sweep 10, dod_position_cnn): the loop was traced through the local name to the
+    DataLoader call, which cannot be read again after the loop, so nothing was summed and no TODO
+    written; each process printed its shard's accuracy."""
+    from tests.support.snippets import only
+    out = only(NAME, IN_MAIN)
+    assert "        correct, total = sum_over_shards(train_loader, correct, total)\n" in out
+
+
 UNCHANGED = [
     # near miss: the same function run over the evaluation loader only, which stays whole here
     pytest.param(EVALUATES.format(summed="", calls="    test(model, test_loader)\n"),
