@@ -38,7 +38,10 @@ loader can be read again after it (a name, an attribute, `d[phase]`). Elsewhere 
 over passes, which adding up after each pass would count again; `for x in DataLoader(...)`) a
 TODO says to all_reduce it; a mean over a count that does not start afresh there is left alone
 (one shard's mean is an estimate of the whole set's, not a fraction of it). Training itself is
-right either way (DDP averages gradients); only the printed or logged number is at stake.
+right either way (DDP averages gradients); only the printed or logged number is at stake. A pass
+that trains nothing over a sharded training loader and sums nothing this rewrite adds up
+(`validate(net, train_loader)` after training, filling a confusion matrix) is named with a
+warning at the call that hands it that loader (else at the loop): it covers one shard.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddpify.analysis.loaders import drawn_from
+from ddpify.analysis.loaders import drawn_from, loaders_of
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
@@ -67,6 +70,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         sums = {node.target.value for node in facts.findall(loop.body, cst.AugAssign)
                 if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign)}
         if not sums:
+            _name_shard_pass(facts, analysis.loaders.training, loop, edits)
             continue
         scope = facts.scope(loop)
         counts = _counts(facts, loop, sums)
@@ -96,6 +100,32 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             edits.todo(flagged, f"`{name}` sums this process's shard only, but is divided by the full "
                        "dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads "
                        "about 1/world_size of the true value")
+        if not divided:
+            _name_shard_pass(facts, analysis.loaders.training, loop, edits)
+
+
+def _name_shard_pass(facts: Facts, training: list[cst.Call], loop: cst.For | cst.While, edits: Edits) -> None:
+    """Warn where a pass that trains nothing reads a sharded training loader and nothing of it was
+    summed (`validate(net, train_loader)` after training, whose loop fills a confusion matrix): each
+    process evaluates its own shard, so what it reports covers about 1/world_size of the training
+    set. Said at each call that hands the function such a loader, else at the loop. Not a loop that
+    hands the batches on (`yield batch`): its consumer trains."""
+    if not isinstance(loop, cst.For) or facts.trains(loop) or facts.findall(loop.body, cst.Yield):
+        return
+    loader = mt.strip_iteration(loop.iter)
+    scope = facts.scope(loop)
+    calls: list[tuple[cst.CSTNode, str]] = []
+    if isinstance(scope, cst.FunctionDef) and isinstance(loader, cst.Name) and loader.value in \
+            {p.name.value for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params)}:
+        for call in facts.entries(scope):
+            arg = facts.argument_for(call, scope, loader.value)
+            if arg is not None and loaders_of(facts, arg, training):
+                calls.append((facts.statement(call), f"`{dotted(call.func) or 'this call'}(...)` passes over `{facts.code(arg)}`"))
+    for node, what in calls or [(loop, f"this loop passes over `{facts.code(loader)}`")]:
+        edits.warn(node, f"{what}, a sharded training loader, without training: each process reads its own part "
+                   "(about 1/world_size of the training set), so what it computes there covers that part only; "
+                   "hand it a loader over the whole set (no DistributedSampler) or add its results up over the "
+                   "processes (torch.distributed.all_reduce)")
 
 
 def _counts(facts: Facts, loop: cst.For | cst.While, sums: set[str]) -> set[str]:

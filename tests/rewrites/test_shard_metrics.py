@@ -307,6 +307,51 @@ def test_a_sum_over_a_loader_made_in_the_same_function_is_summed_over_that_loade
     assert "        correct, total = sum_over_shards(train_loader, correct, total)\n" in out
 
 
+# an evaluation function that fills a confusion matrix (no sum shard-metrics can add up), run
+# after training over the training loader and the test loader
+CONFUSION = """\
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 2), torch.randint(0, 2, (8,)))
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+test_loader = DataLoader(ds, batch_size=4)
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def validate(model, data_loader):
+    conf_mat = np.zeros([2, 2])
+    for x, y in data_loader:
+        predicted = model(x).argmax(1)
+        for i in range(len(y)):
+            conf_mat[y[i], predicted[i]] += 1.0
+    print(np.trace(conf_mat) / np.sum(conf_mat))
+
+
+for epoch in range(2):
+    for x, y in train_loader:
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+{calls}"""
+
+
+def test_an_evaluation_pass_over_the_training_loader_that_nothing_sums_is_named_at_its_call():
+    """`validate(net, train_loader)` after training, filling a confusion matrix (held-out sweep 10a,
+    ty_main and ty_finetune): each process evaluated its shard, half the training set on two, and
+    the report said nothing. Now a warning at that call; none at the call over the test loader,
+    which stays whole."""
+    from tests.support.snippets import rewritten, warnings
+    calls = "validate(model, train_loader)\nvalidate(model, test_loader)\n"
+    result = rewritten(NAME, CONFUSION.format(calls=calls))
+    line = CONFUSION.format(calls=calls).splitlines().index("validate(model, train_loader)") + 1
+    named = [c for c in result.changes if c.message in warnings(result.changes)]
+    assert [c.line for c in named] == [line]
+    assert named[0].message.startswith("`validate(...)` passes over `train_loader`, a sharded training loader")
+    assert not warnings(rewritten(NAME, CONFUSION.format(calls="validate(model, test_loader)\n")).changes)
+
+
 UNCHANGED = [
     # near miss: the same function run over the evaluation loader only, which stays whole here
     pytest.param(EVALUATES.format(summed="", calls="    test(model, test_loader)\n"),
