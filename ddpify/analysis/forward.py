@@ -42,9 +42,12 @@ METADATA = {"device", "dtype", "shape", "size", "ndim", "requires_grad", "is_cud
 
 
 def classes_of(facts: Facts, built: list[cst.CSTNode]) -> list[cst.ClassDef]:
-    """The classes of this file instantiated in `built` (statements or expressions)."""
-    names = {dotted(c.func) for node in built for c in facts.calls_in(node)}
-    return [facts.classes[n] for n in sorted(names & facts.classes.keys())]
+    """The classes of this file instantiated in `built` (statements or expressions), also through a
+    name that holds a program module (`self.GAN_type.Discriminator()`: `Facts.module_classes`)."""
+    calls = [c for node in built for c in facts.calls_in(node)]
+    names = {dotted(c.func) for c in calls}
+    found = [facts.classes[n] for n in sorted(names & facts.classes.keys())]
+    return found + [cls for c in calls for cls in facts.module_classes(c.func) if cls not in found]
 
 
 def is_module_class(facts: Facts, cls: cst.ClassDef, depth: int = 4) -> bool:

@@ -531,6 +531,16 @@ class Facts:
         return [f for f in self.functions[func.attr.value] if self.enclosing_class(f) is None
                 and self.program.part_of(f, self.parents).name in held]
 
+    def module_classes(self, func: cst.BaseExpression) -> list[cst.ClassDef]:
+        """`self.GAN_type.Discriminator`: the classes of that name of the program modules the name
+        before it holds (`_held_program_modules`)."""
+        if not isinstance(func, cst.Attribute) or self.program is None or func.attr.value not in self.classes \
+                or not dotted(func.value):
+            return []
+        held = self._held_program_modules(func.value)
+        return [c for c in self.by_type.get(cst.ClassDef, ()) if c.name.value == func.attr.value
+                and held and self.program.part_of(c, self.parents).name in held]
+
     def _held_program_modules(self, expr: cst.BaseExpression, depth: int = 3) -> frozenset[str]:
         """The program's modules (by their names in it) that a name holds, where every value it is
         given is one: `self.GAN_type`, set from the parameter `GAN_type` for which every caller that
