@@ -26,7 +26,7 @@ would race the main process's writes (`if os.path.exists(d): shutil.rmtree(d)` t
 `os.makedirs(d)`: a slower process deletes the folder the main process has just filled).
 A helper that ends by returning what a file write returns (`return imageio.imwrite(path, img)`)
 has that statement guarded: the other processes return None. A helper that only writes
-(`save_checkpoint(...)`, a method of an item of a list of the program's instances,
+(`save_checkpoint(...)`, a method of an item of a list or dict of the program's instances,
 `self.agents[i].save(path)` or `for agent in self.agents: agent.save(path)`) is guarded where it
 is called, and an `if`
 whose body only writes takes the condition (`if args.save_model and is_main_process():`), one

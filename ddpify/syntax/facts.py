@@ -742,25 +742,31 @@ class Facts:
 
     @cached_property
     def _looped(self) -> dict[Ref, list[cst.BaseExpression]]:
-        """`for agent in self.agents:`, `for i, agent in enumerate(self.agents):`: the containers a
-        loop variable takes its items from, by the variable."""
+        """`for agent in self.agents:`, `for i, agent in enumerate(self.agents):`, `for agent in
+        self.agents.values():`, `for name, agent in self.agents.items():`: the containers a loop
+        variable takes its items from, by the variable."""
         index: dict[Ref, list] = defaultdict(list)
         for loop in self.loops:
             if not isinstance(loop, cst.For):
                 continue
             target, container = loop.target, loop.iter
-            if isinstance(container, cst.Call) and mt.is_name(container.func, "enumerate") and container.args and \
-                    isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+            pair = isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
+            if isinstance(container, cst.Call) and mt.is_name(container.func, "enumerate") and container.args and pair:
                 target, container = target.elements[1].value, container.args[0].value
+            elif isinstance(container, cst.Call) and isinstance(container.func, cst.Attribute) and not container.args \
+                    and (container.func.attr.value == "values" or container.func.attr.value == "items" and pair):
+                target = target.elements[1].value if container.func.attr.value == "items" else target
+                container = container.func.value
             if isinstance(target, cst.Name) and dotted(container) and (ref := self.ref(target, loop)) is not None:
                 index[ref].append(container)
         return index
 
     def _item_classes(self, container: cst.BaseExpression) -> list[cst.ClassDef]:
-        """The classes of the program the items of a list or tuple are instances of (`self.agents =
-        [DDPG(...) for _ in range(n)]`, then `self.agents.append(DDPG(...))`): every value given to
-        it is written out, or a comprehension, whose items are such instances, and so is every item
-        added to it (`append`, `insert`, `x[i] = ...`); [] when any is something else (`extend`, `+=`)."""
+        """The classes of the program the items of a list, tuple or dict are instances of (`self.agents
+        = [DDPG(...) for _ in range(n)]`, then `self.agents.append(DDPG(...))`; `{"low": DDPG(...)}`):
+        every value given to it is written out, or a comprehension, whose items are such instances,
+        and so is every item added to it (`append`, `insert`, `setdefault`, `x[i] = ...`); [] when
+        any is something else (`extend`, `update`, `+=`)."""
         ref = self.ref(container)
         if ref is None or ref in self._itemizing:  # asked again while answering: a cycle adds nothing
             return []
@@ -778,12 +784,14 @@ class Facts:
         for _, value, _ in writes:
             if isinstance(value, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in value.elements):
                 items += [e.value for e in value.elements]
-            elif isinstance(value, cst.ListComp):
-                items.append(value.elt)
+            elif isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) for e in value.elements):
+                items += [e.value for e in value.elements]
+            elif isinstance(value, (cst.ListComp, cst.DictComp)):
+                items.append(value.elt if isinstance(value, cst.ListComp) else value.value)
             else:
                 return []
         for call in self._grown.get(ref, ()):
-            if call.func.attr.value == "extend" or not call.args:
+            if call.func.attr.value in ("extend", "update") or not call.args:
                 return []
             items.append(call.args[-1].value)
         classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in items]
@@ -791,12 +799,12 @@ class Facts:
 
     @cached_property
     def _grown(self) -> dict[Ref, list[cst.Call]]:
-        """`agents.append(agent)`, `.insert(0, agent)`, `.extend(more)`: the calls that add items to a
-        container, by the container."""
+        """`agents.append(agent)`, `.insert(0, agent)`, `.extend(more)`, `.setdefault(k, agent)`,
+        `.update(more)`: the calls that add items to a container, by the container."""
         index: dict[Ref, list] = defaultdict(list)
         for call in self.calls:
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("append", "insert", "extend") and \
+            if isinstance(func, cst.Attribute) and func.attr.value in ("append", "insert", "extend", "setdefault", "update") and \
                     dotted(func.value) and (ref := self.ref(func.value, call)) is not None:
                 index[ref].append(call)
         return index

@@ -1091,6 +1091,23 @@ def test_a_helper_that_only_writes_called_on_a_loop_variable_over_a_list_is_guar
         assert f"        {loop}\n            if is_main_process():\n                agent.save(name)\n" in out
 
 
+def test_a_helper_that_only_writes_reached_through_a_dict_of_the_programs_instances_is_guarded_where_it_is_called():
+    """`self.agents = {"low": Agent()}`, then `self.agents[key].save(...)` or a loop over its
+    `.values()` or `.items()`: the save ran on every process, silently; a dict also given items
+    by `update` names no class."""
+    indexed = "        for i in range(len(self.agents)):\n            self.agents[i].save(name + str(i))\n"
+    as_dict = AGENTS_IN_A_LIST.replace("[Agent()]", '{"low": Agent()}').replace(
+        "self.agents.append(Agent())", 'self.agents["high"] = Agent()').replace("team.agents[0]", 'team.agents["low"]')
+    for loop, call in (("for key in self.agents:", "self.agents[key].save(name + key)"),
+                       ("for agent in self.agents.values():", "agent.save(name)"),
+                       ("for key, agent in self.agents.items():", "agent.save(name + key)")):
+        out = only(NAME, as_dict.replace(indexed, f"        {loop}\n            {call}\n"))
+        assert f"        {loop}\n            if is_main_process():\n                {call}\n" in out
+    updated = only(NAME, as_dict.replace('self.agents["high"] = Agent()', "self.agents.update(more)").replace(
+        indexed, "        for agent in self.agents.values():\n            agent.save(name)\n"))
+    assert "is_main_process():\n                agent.save(name)" not in updated
+
+
 def test_a_helper_returning_what_an_image_writer_returns_guards_that_return():
     """`return scipy.misc.imsave(path, image)` ending a helper was written by every process (the
     fresh sweep's GAN collection: utils.imsave); a return before the end is not guarded."""
