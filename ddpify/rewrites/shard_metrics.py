@@ -41,7 +41,7 @@ TODO says to all_reduce it; a mean over a count that does not start afresh there
 right either way (DDP averages gradients); only the printed or logged number is at stake. A pass
 that trains nothing over a sharded training loader and sums nothing this rewrite adds up
 (`validate(net, train_loader)` after training, filling a confusion matrix) is named with a
-warning at the call that hands it that loader (else at the loop): it covers one shard.
+warning at the call that hands it that loader: it covers one shard.
 """
 
 from __future__ import annotations
@@ -108,21 +108,23 @@ def _name_shard_pass(facts: Facts, training: list[cst.Call], loop: cst.For | cst
     """Warn where a pass that trains nothing reads a sharded training loader and nothing of it was
     summed (`validate(net, train_loader)` after training, whose loop fills a confusion matrix): each
     process evaluates its own shard, so what it reports covers about 1/world_size of the training
-    set. Said at each call that hands the function such a loader, else at the loop. Not a loop that
-    hands the batches on (`yield batch`): its consumer trains."""
+    set. Said at each call that hands the function such a loader. Not a loop over a loader it does
+    not take as an argument (`for x, y in train_loader: print(x.shape); break`, or one that trains
+    through a step ddpify cannot follow), nor one that hands the batches on (`yield batch`): its
+    consumer trains."""
     if not isinstance(loop, cst.For) or facts.trains(loop) or facts.findall(loop.body, cst.Yield):
         return
     loader = mt.strip_iteration(loop.iter)
     scope = facts.scope(loop)
-    calls: list[tuple[cst.CSTNode, str]] = []
-    if isinstance(scope, cst.FunctionDef) and isinstance(loader, cst.Name) and loader.value in \
-            {p.name.value for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params)}:
-        for call in facts.entries(scope):
-            arg = facts.argument_for(call, scope, loader.value)
-            if arg is not None and loaders_of(facts, arg, training):
-                calls.append((facts.statement(call), f"`{dotted(call.func) or 'this call'}(...)` passes over `{facts.code(arg)}`"))
-    for node, what in calls or [(loop, f"this loop passes over `{facts.code(loader)}`")]:
-        edits.warn(node, f"{what}, a sharded training loader, without training: each process reads its own part "
+    if not (isinstance(scope, cst.FunctionDef) and isinstance(loader, cst.Name) and loader.value in
+            {p.name.value for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params)}):
+        return
+    for call in facts.entries(scope):
+        arg = facts.argument_for(call, scope, loader.value)
+        if arg is None or not loaders_of(facts, arg, training):
+            continue
+        edits.warn(facts.statement(call), f"`{dotted(call.func) or 'this call'}(...)` passes over `{facts.code(arg)}`, "
+                   "a sharded training loader, without training: each process reads its own part "
                    "(about 1/world_size of the training set), so what it computes there covers that part only; "
                    "hand it a loader over the whole set (no DistributedSampler) or add its results up over the "
                    "processes (torch.distributed.all_reduce)")

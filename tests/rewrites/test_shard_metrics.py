@@ -350,6 +350,8 @@ def test_an_evaluation_pass_over_the_training_loader_that_nothing_sums_is_named_
     assert [c.line for c in named] == [line]
     assert named[0].message.startswith("`validate(...)` passes over `train_loader`, a sharded training loader")
     assert not warnings(rewritten(NAME, CONFUSION.format(calls="validate(model, test_loader)\n")).changes)
+    peek = "for x, y in train_loader:\n    print(x.shape)\n    break\n"  # a loop over the loader itself
+    assert not warnings(rewritten(NAME, CONFUSION.format(calls=peek)).changes)
 
 
 UNCHANGED = [
