@@ -2072,6 +2072,9 @@ class _SelfCheck:
         self.wraps: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # DDP -> (site, name at exit)
         self.wrapped_at: "dict[tuple[str, int], int]" = {}  # DDP site -> models wrapped there
         self.stepped: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # optimizer -> _Stepped
+        self.after_steps: "List[Callable[[Any, Any, Any], None]]" = []  # what runs after each step (on_step)
+        self.step_dispatch: Any = None  # the one step post hook of torch's that runs them
+        self.in_step = False  # run_after_step is running them
         self.training: dict = {}  # loader key -> order at its first training pass (None: nothing to compare)
         self.repeats: dict = {}  # loader key -> [iterator ref, site, batches drawn at the last step] of a pass in that order
         self.forwards: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # DDP -> (forwards, last output's grad_fns)
@@ -2264,8 +2267,42 @@ class _SelfCheck:
                 _patch(torch.nn.parallel.DistributedDataParallel, "forward", forward),
                 lambda: self.forwards.clear(),
                 _optimizer_module().register_optimizer_step_pre_hook(self.before_step).remove,
-                _optimizer_module().register_optimizer_step_post_hook(self.after_step).remove,
+                self.on_step(self.after_step),
             ]
+
+    def on_step(self, hook: Callable[[Any, Any, Any], None]) -> Callable[[], None]:
+        """Run ``hook(optimizer, args, kwargs)`` after every optimizer step until the function
+        returned is called. One step post hook of torch's runs them all: torch loops over its
+        hooks' dict while it calls them, and a hook taken out of that dict there (a check that ends
+        at the step that completes it, the repeated-order watch at its finding) broke the loop for
+        the hooks after it ("OrderedDict mutated during iteration") in the program's step. That one
+        hook goes when none is left, after the others (``run_after_step``), or at once outside a step."""
+        if self.step_dispatch is None:
+            self.step_dispatch = _optimizer_module().register_optimizer_step_post_hook(self.run_after_step)
+        self.after_steps.append(hook)
+
+        def undo() -> None:
+            if hook in self.after_steps:
+                self.after_steps.remove(hook)
+            if not self.in_step:
+                self.end_dispatch_when_idle()
+        return undo
+
+    def run_after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        """The step post hook: each hook of ``on_step`` not taken away by one before it in this step."""
+        self.in_step = True
+        try:
+            for hook in list(self.after_steps):
+                if hook in self.after_steps:
+                    hook(optimizer, args, kwargs)
+        finally:
+            self.in_step = False
+        self.end_dispatch_when_idle()
+
+    def end_dispatch_when_idle(self) -> None:
+        if not self.after_steps and self.step_dispatch is not None:
+            self.step_dispatch.remove()
+            self.step_dispatch = None
 
     def epoch_set(self, site: "tuple[str, int]", epoch: Optional[int], back: bool) -> None:
         """``set_epoch(loader, epoch)`` at ``site``: a training starts over where the epoch asked
@@ -2383,7 +2420,7 @@ class _SelfCheck:
         except TypeError:  # an iterator that cannot be weakly referenced: nothing to watch
             return
         if self.repeat_undo is None:
-            self.repeat_undo = _optimizer_module().register_optimizer_step_post_hook(self.step_in_repeat).remove
+            self.repeat_undo = self.on_step(self.step_in_repeat)
 
     def step_in_repeat(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         """An optimizer step while passes in a repeated order are watched: a pass that has drawn
@@ -2654,6 +2691,8 @@ class _SelfCheck:
         for undo in self.build_undo:
             undo()
         self.build_undo = []
+        self.after_steps = []
+        self.end_dispatch_when_idle()
         self.stop_recording_writes()
         if _STATE.self_check is self:
             _STATE.self_check = None

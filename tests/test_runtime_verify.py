@@ -1122,3 +1122,21 @@ def test_the_hang_watchdog_has_ended_when_the_exit_hooks_have_run(monkeypatch):
     for hook in reversed(hooks):
         hook()
     assert not watchdog.thread.is_alive()
+
+
+def test_a_check_that_ends_inside_a_step_leaves_the_hooks_after_it_running(check):
+    """agt_dcgan (tenth sweep, part c): the repeated-order watch ended at its finding inside an
+    optimizer step, its hook taken out of torch's dict of step hooks while torch looped over it,
+    with the per-step checks' hook after it: "OrderedDict mutated during iteration" in the
+    program's `optimizer.step()`. The checks' hooks now run from one hook of torch's, which goes
+    once none is left."""
+    checking = check()
+    seen = []
+    undo_first = checking.on_step(lambda *_: (seen.append("first"), undo_first()))
+    undo_second = checking.on_step(lambda *_: seen.append("second"))
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
+    optimizer.step()
+    optimizer.step()
+    assert seen == ["first", "second", "second"]
+    undo_second()
+    assert not rt._optimizer_module()._global_optimizer_post_hooks
