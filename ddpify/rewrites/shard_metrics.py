@@ -40,8 +40,10 @@ TODO says to all_reduce it; a mean over a count that does not start afresh there
 (one shard's mean is an estimate of the whole set's, not a fraction of it). Training itself is
 right either way (DDP averages gradients); only the printed or logged number is at stake. A pass
 that trains nothing over a sharded training loader and sums nothing this rewrite adds up
-(`validate(net, train_loader)` after training, filling a confusion matrix) is named with a
-warning at the call that hands it that loader: it covers one shard.
+(`validate(net, train_loader)` after training, collecting its predictions in a list) is named with a
+warning at the call that hands it that loader: it covers one shard. An array of zeros made just
+before such a pass and counted cell by cell in it (`conf_mat[label, predicted] += 1.0`) is summed
+over the processes after it, as a sum is.
 """
 
 from __future__ import annotations
@@ -69,8 +71,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     for loop in analysis.loaders.sharded_loops:
         sums = {node.target.value for node in facts.findall(loop.body, cst.AugAssign)
                 if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign)}
+        celled = _sum_cells(facts, loop, edits)
         if not sums:
-            _name_shard_pass(facts, analysis.loaders.training, loop, edits)
+            if not celled:
+                _name_shard_pass(facts, analysis.loaders.training, loop, edits)
             continue
         scope = facts.scope(loop)
         counts = _counts(facts, loop, sums)
@@ -100,13 +104,35 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             edits.todo(flagged, f"`{name}` sums this process's shard only, but is divided by the full "
                        "dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads "
                        "about 1/world_size of the true value")
-        if not divided:
+        if not divided and not celled:
             _name_shard_pass(facts, analysis.loaders.training, loop, edits)
+
+
+def _sum_cells(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> bool:
+    """Add up over the processes after a pass that trains nothing the arrays of zeros made just
+    before it and counted cell by cell in it (`conf_mat[label, predicted] += 1.0`, a confusion
+    matrix of `validate(net, train_loader)`): each cell counts what this process's shard holds."""
+    loader = drawn_from(facts, loop.iter) if isinstance(loop, cst.For) else None
+    if loader is None or not _rereadable(loader) or facts.trains(loop):
+        return False
+    counted = {n.target.value.value for n in facts.findall(loop.body, cst.AugAssign)
+               if isinstance(n.operator, cst.AddAssign) and isinstance(n.target, cst.Subscript)
+               and isinstance(n.target.value, cst.Name)}
+    rebound = {n for a in facts.findall(loop.body, cst.Assign) for t in a.targets for n in mt.names_in(t.target)}
+    names = sorted(counted & _restarted(facts, loop, zeros=True) - rebound)
+    if not names:
+        return False
+    summed = ", ".join(names)
+    edits.insert_after(loop, f"{summed} = sum_over_shards({facts.code(loader)}, {summed})\n")
+    edits.add_import("ddpify_runtime", "sum_over_shards")
+    edits.record(loop, f"{', '.join(f'`{n}`' for n in names)} summed over the processes after the loop "
+                 f"(sum_over_shards, where `{facts.code(loader)}` is sharded): counted cell by cell over the data")
+    return True
 
 
 def _name_shard_pass(facts: Facts, training: list[cst.Call], loop: cst.For | cst.While, edits: Edits) -> None:
     """Warn where a pass that trains nothing reads a sharded training loader and nothing of it was
-    summed (`validate(net, train_loader)` after training, whose loop fills a confusion matrix): each
+    summed (`validate(net, train_loader)` after training, whose loop collects its predictions): each
     process evaluates its own shard, so what it reports covers about 1/world_size of the training
     set. Said at each call that hands the function such a loader. Not a loop over a loader it does
     not take as an argument (`for x, y in train_loader: print(x.shape); break`, or one that trains
@@ -166,11 +192,11 @@ def _rereadable(loader: cst.BaseExpression) -> bool:
     return dotted(loader) is not None
 
 
-def _restarted(facts: Facts, loop: cst.For | cst.While) -> set[str]:
+def _restarted(facts: Facts, loop: cst.For | cst.While, zeros: bool = False) -> set[str]:
     """The names set afresh in the statements before `loop` in its block, or before the `with`
     blocks around it (`running_loss = 0.0`, `correct = 0` above `with torch.no_grad():`): a sum
     that starts there is one pass's, so adding it up over the processes after the loop counts
-    each pass once."""
+    each pass once. With `zeros`, those set to an array of zeros (`conf_mat = np.zeros([n, n])`)."""
     found: set[str] = set()
     node: cst.CSTNode = loop
     while True:
@@ -178,7 +204,8 @@ def _restarted(facts: Facts, loop: cst.For | cst.While) -> set[str]:
         body = list(getattr(block, "body", ()))
         for stmt in body[:body.index(node)] if node in body else ():
             for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Assign):
+                if isinstance(small, cst.Assign) and (not zeros or isinstance(small.value, cst.Call) and
+                                                      (dotted(small.value.func) or "").endswith(("zeros", "zeros_like"))):
                     for target in small.targets:
                         found |= {n for n in mt.names_in(target.target)} - mt.names_in(small.value)
         owner = facts.parent(block) if block is not None else None

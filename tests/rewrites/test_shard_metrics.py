@@ -307,9 +307,9 @@ def test_a_sum_over_a_loader_made_in_the_same_function_is_summed_over_that_loade
     assert "        correct, total = sum_over_shards(train_loader, correct, total)\n" in out
 
 
-# an evaluation function that fills a confusion matrix (no sum shard-metrics can add up), run
-# after training over the training loader and the test loader
-CONFUSION = """\
+# an evaluation function run after training over the training loader and the test loader:
+# `{counts}` in its loop, `{after}` after it
+EVALUATED_AFTER = """\
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -321,12 +321,11 @@ opt = torch.optim.SGD(model.parameters(), lr=0.1)
 
 
 def validate(model, data_loader):
-    conf_mat = np.zeros([2, 2])
+    {start}
     for x, y in data_loader:
         predicted = model(x).argmax(1)
-        for i in range(len(y)):
-            conf_mat[y[i], predicted[i]] += 1.0
-    print(np.trace(conf_mat) / np.sum(conf_mat))
+        {counts}
+{summed}    print({after})
 
 
 for epoch in range(2):
@@ -335,24 +334,35 @@ for epoch in range(2):
         torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
 {calls}"""
+CONFUSION = dict(start="conf_mat = np.zeros([2, 2])", after="np.trace(conf_mat) / np.sum(conf_mat)",
+                 counts="for i in range(len(y)):\n            conf_mat[y[i], predicted[i]] += 1.0")
+PREDICTIONS = dict(start="found = []", counts="found.extend(predicted.tolist())", after="sum(found) / len(found)", summed="")
+BOTH = "validate(model, train_loader)\nvalidate(model, test_loader)\n"
+
+
+def test_a_confusion_matrix_counted_over_the_training_loader_is_summed_over_the_processes():
+    """`validate(net, train_loader)` after training, filling a confusion matrix made of zeros just
+    before its loop (held-out sweep 10a, ty_main and ty_finetune): each process counted its shard,
+    half the training set on two, and printed and plotted it as the whole set's."""
+    from tests.support.snippets import only
+    out = only(NAME, EVALUATED_AFTER.format(summed="", calls=BOTH, **CONFUSION))
+    assert "\n    conf_mat = sum_over_shards(data_loader, conf_mat)\n    print(np.trace" in out
 
 
 def test_an_evaluation_pass_over_the_training_loader_that_nothing_sums_is_named_at_its_call():
-    """`validate(net, train_loader)` after training, filling a confusion matrix (held-out sweep 10a,
-    ty_main and ty_finetune): each process evaluated its shard, half the training set on two, and
-    the report said nothing. Now a warning at that call; none at the call over the test loader,
-    which stays whole."""
+    """The same pass collecting its predictions in a list, which nothing here adds up: a warning at
+    the call over the training loader; none at the call over the test loader, which stays whole,
+    nor at a loop over the training loader itself (a peek at its first batch)."""
     from tests.support.snippets import rewritten, warnings
-    calls = "validate(model, train_loader)\nvalidate(model, test_loader)\n"
-    result = rewritten(NAME, CONFUSION.format(calls=calls))
-    line = CONFUSION.format(calls=calls).splitlines().index("validate(model, train_loader)") + 1
+    code = EVALUATED_AFTER.format(calls=BOTH, **PREDICTIONS)
+    result = rewritten(NAME, code)
     named = [c for c in result.changes if c.message in warnings(result.changes)]
-    assert [c.line for c in named] == [line]
+    assert [c.line for c in named] == [code.splitlines().index("validate(model, train_loader)") + 1]
     assert named[0].message.startswith("`validate(...)` passes over `train_loader`, a sharded training loader")
-    assert not warnings(rewritten(NAME, CONFUSION.format(calls="validate(model, test_loader)\n")).changes)
-    peek = "for x, y in train_loader:\n    print(x.shape)\n    break\n"  # a loop over the loader itself
-    assert not warnings(rewritten(NAME, CONFUSION.format(calls=peek)).changes)
-
+    assert not warnings(rewritten(NAME, EVALUATED_AFTER.format(calls="validate(model, test_loader)\n",
+                                                               **PREDICTIONS)).changes)
+    peek = "for x, y in train_loader:\n    print(x.shape)\n    break\n"
+    assert not warnings(rewritten(NAME, EVALUATED_AFTER.format(calls=peek, **PREDICTIONS)).changes)
 
 UNCHANGED = [
     # near miss: the same function run over the evaluation loader only, which stays whole here
