@@ -416,7 +416,8 @@ class Facts:
         a method of a parameter by what its callers pass (`_through_parameter`), and a function of a
         program module a name holds (`_through_module`)."""
         if call not in self._callees:
-            self._callees[call] = self._named_callees(call) or self._through_parameter(call) or self._through_module(call)
+            self._callees[call] = self._named_callees(call) or self._through_parameter(call) or \
+                self._through_module(call) or self._kept_inner_functions(call)
         return self._callees[call]
 
     def _named_callees(self, call: cst.Call) -> list[cst.FunctionDef]:
@@ -540,6 +541,21 @@ class Facts:
         held = self._held_program_modules(func.value)
         return [c for c in self.by_type.get(cst.ClassDef, ()) if c.name.value == func.attr.value
                 and held and self.program.part_of(c, self.parents).name in held]
+
+    def _kept_inner_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """`self.train_D(imgs, cls)`, no method of its class, where `self.train_D` is set to the inner
+        function a call returns (`self.GAN_type.train_D(self)`, whose `def train` it returns)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or dotted(func.value) != "self" or func in self._holding:
+            return []
+        cls = self.enclosing_class(call)
+        if cls is None or self._methods(cls, func.attr.value):
+            return []
+        self._holding.add(func)
+        try:
+            return self._inner_functions(func)
+        finally:
+            self._holding.discard(func)
 
     def _held_program_modules(self, expr: cst.BaseExpression, depth: int = 3) -> frozenset[str]:
         """The program's modules (by their names in it) that a name holds, where every value it is
