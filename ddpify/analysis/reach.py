@@ -116,9 +116,18 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
     def traced(loop: cst.For) -> bool:
         return bool(loaders_of(facts, loop.iter, loader_calls))
 
-    for loop in facts.batch_loops():
+    batch_loops = facts.batch_loops()
+
+    def runs_traced(node: cst.CSTNode, depth: int = 3) -> bool:
+        """Does `node` call a function of the program whose own batch loop reads a loader (`for
+        params in settings(grid): self.train(params)`, `train` looping over `self.loader`)?"""
+        return any(any(traced(lp) for lp in batch_loops if facts.scope(lp) is f) or depth and runs_traced(f, depth - 1)
+                   for c in facts.calls_in(node) for f in facts.user_functions(c) if f is not node)
+
+    for loop in batch_loops:
         # `for net, opt in zip(nets, optimizers):` inside `for x, y in loader:` trains on the loader's batch
-        if not traced(loop) and not any(isinstance(lp, cst.For) and traced(lp) for lp in facts.enclosing_loops(loop)):
+        if not traced(loop) and not any(isinstance(lp, cst.For) and traced(lp) for lp in facts.enclosing_loops(loop)) \
+                and not runs_traced(loop.body):
             yield loop, (f"this loop trains on `{facts.code(mt.strip_iteration(loop.iter))}`, which ddpify cannot "
                          "trace to a DataLoader in the code it read: its data is not sharded")
 
