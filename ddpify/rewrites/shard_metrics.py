@@ -137,7 +137,8 @@ def _name_shard_pass(facts: Facts, training: list[cst.Call], loop: cst.For | cst
     set. Said at each call that hands the function such a loader. Not a loop over a loader it does
     not take as an argument (`for x, y in train_loader: print(x.shape); break`, or one that trains
     through a step ddpify cannot follow), nor one that hands the batches on (`yield batch`): its
-    consumer trains."""
+    consumer trains. Only where every loader the argument may be is sharded (not one read from a dict
+    a helper returns beside the training loader)."""
     if not isinstance(loop, cst.For) or facts.trains(loop) or facts.findall(loop.body, cst.Yield):
         return
     loader = mt.strip_iteration(loop.iter)
@@ -145,9 +146,11 @@ def _name_shard_pass(facts: Facts, training: list[cst.Call], loop: cst.For | cst
     if not (isinstance(scope, cst.FunctionDef) and isinstance(loader, cst.Name) and loader.value in
             {p.name.value for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params)}):
         return
+    loader_calls = [c for c in facts.calls if facts.qualify(c.func) == "torch.utils.data.DataLoader"]
     for call in facts.entries(scope):
         arg = facts.argument_for(call, scope, loader.value)
-        if arg is None or not loaders_of(facts, arg, training):
+        found = loaders_of(facts, arg, loader_calls) if arg is not None else []
+        if arg is None or not found or any(c not in training for c in found):
             continue
         edits.warn(facts.statement(call), f"`{dotted(call.func) or 'this call'}(...)` passes over `{facts.code(arg)}`, "
                    "a sharded training loader, without training: each process reads its own part "

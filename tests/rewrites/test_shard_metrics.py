@@ -351,8 +351,9 @@ def test_a_confusion_matrix_counted_over_the_training_loader_is_summed_over_the_
 
 def test_an_evaluation_pass_over_the_training_loader_that_nothing_sums_is_named_at_its_call():
     """The same pass collecting its predictions in a list, which nothing here adds up: a warning at
-    the call over the training loader; none at the call over the test loader, which stays whole,
-    nor at a loop over the training loader itself (a peek at its first batch)."""
+    the call over the training loader; none at the call over the test loader, which stays whole (also
+    where a helper's dict holds it beside the training loader), nor at a loop over the training loader
+    itself (a peek at its first batch)."""
     from tests.support.snippets import rewritten, warnings
     code = EVALUATED_AFTER.format(calls=BOTH, **PREDICTIONS)
     result = rewritten(NAME, code)
@@ -363,6 +364,12 @@ def test_an_evaluation_pass_over_the_training_loader_that_nothing_sums_is_named_
                                                                **PREDICTIONS)).changes)
     peek = "for x, y in train_loader:\n    print(x.shape)\n    break\n"
     assert not warnings(rewritten(NAME, EVALUATED_AFTER.format(calls=peek, **PREDICTIONS)).changes)
+    keyed = EVALUATED_AFTER.format(calls="validate(model, loaders()['test'])\n", **PREDICTIONS).replace(
+        "train_loader = DataLoader(ds, batch_size=4, shuffle=True)\n",
+        "def loaders():\n    return {'train': DataLoader(ds, batch_size=4, shuffle=True), 'test': DataLoader(ds, batch_size=4)}\n\n\n"
+        "train_loader = loaders()['train']\n")  # the test loader: the other element of a helper's dict
+    assert "train_loader = loaders()['train']" in keyed
+    assert not warnings(rewritten(NAME, keyed).changes)
 
 UNCHANGED = [
     # near miss: the same function run over the evaluation loader only, which stays whole here
