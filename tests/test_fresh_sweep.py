@@ -261,6 +261,13 @@ def test_the_stand_in_torchvision_serves_transforms_v2_models_resnet_and_cifars_
     assert out.splitlines() == ["(3, 4, 5) 1.0 True True", "list int Tensor"]
 
 
+def test_the_stand_in_pil_opens_a_picture_from_a_stream():
+    """A notebook saves each plot into io.BytesIO and opens it with PIL for a GIF: the stand-in
+    opened its argument as a path (TypeError on a BytesIO)."""
+    out = _stubbed("import io\nfrom PIL import Image\nprint(Image.open(io.BytesIO(b'png')).size)")
+    assert out.split() == ["(48,", "48)"]
+
+
 def test_the_stand_in_torchvision_serves_rand_augment():
     """torchvision.transforms.RandAugment (era1a8's notebooks augment with it): a tensor goes through."""
     out = _stubbed("import torch\nfrom torchvision import transforms\n"
@@ -555,6 +562,19 @@ def test_the_probe_takes_a_batch_sampler_sharded_whole_for_a_distributed_one():
     assert (info["num_replicas"], info["sampler_rank"]) == (2, 1)
     plain = probe._sampler_info(DataLoader(data, batch_sampler=batches))
     assert (plain["num_replicas"], plain["sampler_rank"]) == (None, None)
+
+
+def test_the_probe_takes_a_tensor_given_straight_to_a_loader_for_no_subset():
+    """A notebook's `DataLoader(dataset, ...)` over one tensor: `Tensor.indices` is a method (a
+    sparse tensor's), and the probe iterated it, so the program crashed in the probe, not in itself."""
+    import torch
+    from torch.utils.data import Subset
+
+    spec = importlib.util.spec_from_file_location("probe_site", ROOT / "tests" / "support" / "probe" / "sitecustomize.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    assert probe._subset_digest(torch.randn(8, 2)) is None
+    assert probe._subset_digest(Subset(torch.randn(8, 2), [1, 3])) is not None
 
 
 @pytest.mark.parametrize("rank, late", [("1", True), ("0", False)])

@@ -166,12 +166,17 @@ class _PILImage(Anything):
 
     def open(self, fp, *args, **kwargs):
         """An image file of the program's own inputs: 48x48 RGB pixels (``FRESH_SWEEP_IMAGE_SIDE``)
-        fixed by the file's name (the file must exist, as for the real one)."""
+        fixed by the file's name (the file must exist, as for the real one); from a stream (a plot
+        saved into ``io.BytesIO``), fixed by the stream's bytes."""
         import zlib
         import numpy
-        with open(fp, "rb"):
-            pass
-        rng = numpy.random.default_rng(zlib.crc32(os.path.basename(str(fp)).encode()))
+        if hasattr(fp, "read"):
+            seed = zlib.crc32(fp.getvalue() if hasattr(fp, "getvalue") else fp.read())
+        else:
+            with open(fp, "rb"):
+                pass
+            seed = zlib.crc32(os.path.basename(str(fp)).encode())
+        rng = numpy.random.default_rng(seed)
         side = int(os.environ.get("FRESH_SWEEP_IMAGE_SIDE", "48"))
         return Picture(rng.integers(0, 256, (side, side, 3), dtype=numpy.uint8))
 

@@ -153,9 +153,10 @@ def _index(i):
 
 
 def _subset_digest(dataset):
-    """A hash of the indices a `Subset` (from `random_split`) takes, None for other datasets."""
+    """A hash of the indices a `Subset` (from `random_split`) takes, None for other datasets (a
+    tensor given straight to the loader has a method `indices`, a sparse tensor's)."""
     indices = getattr(dataset, "indices", None)
-    if indices is None:
+    if indices is None or callable(indices):
         return None
     return hashlib.sha256(json.dumps([int(i) for i in indices]).encode()).hexdigest()[:16]
 
