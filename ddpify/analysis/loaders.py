@@ -500,7 +500,10 @@ def _branches(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: int):
-    """(epoch loop, loader expression valid there), through the calls of the inner function."""
+    """(epoch loop, loader expression valid there), through the calls of the inner function: a
+    parameter of it is what each call passes, also at the root of an attribute (`dataset.dlp` in
+    `_run_epoch(self, step, epoch, dataset)`, called as `self._run_epoch(step, epoch, self.train)`:
+    `self.train.dlp`); a loader reached through a local of it cannot be named by its callers."""
     loop = facts.epoch_loop(inner)
     if loop is not None:
         yield loop, loader
@@ -508,18 +511,40 @@ def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: 
     func = facts.scope(inner)
     if depth == 0 or not isinstance(func, cst.FunctionDef):
         return
-    name = dotted(loader)
-    ref = facts.ref(loader) if name is not None and "." not in name and name not in param_names(func) else None
+    root = _root(loader)
+    passed = root is not None and root.value in param_names(func) and not _is_self(facts, func, root.value)
+    ref = facts.ref(root) if root is not None and root.value not in param_names(func) else None
     if ref is not None and ref.scope is func:
         return  # a local of `func`: its callers cannot name it
     for call in facts.call_sites(func):
-        if name is not None and "." not in name and name in param_names(func):
-            expr = facts.argument_for(call, func, name)
-            if expr is None or not mt.is_simple_reference(expr):
+        if passed:
+            arg = facts.argument_for(call, func, root.value)
+            if arg is None or not mt.is_simple_reference(arg):
                 continue
+            expr = _rooted(loader, arg)
         else:
             expr = loader
         yield from _climb(facts, call, expr, depth - 1)
+
+
+def _root(expr: cst.BaseExpression) -> cst.Name | None:
+    """The name at the left of `a.b.c` (`a`), None for any other expression."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr if isinstance(expr, cst.Name) else None
+
+
+def _is_self(facts: Facts, func: cst.FunctionDef, name: str) -> bool:
+    """Is `name` the instance parameter of a method (its callers name the same object `self`)?"""
+    first = next(iter((*func.params.posonly_params, *func.params.params)), None)
+    return first is not None and first.name.value == name and facts.enclosing_class(func) is not None
+
+
+def _rooted(expr: cst.BaseExpression, root: cst.BaseExpression) -> cst.BaseExpression:
+    """`expr` with the name at its left replaced by `root`: `dataset.dlp`, `self.train` -> `self.train.dlp`."""
+    if isinstance(expr, cst.Attribute):
+        return expr.with_changes(value=_rooted(expr.value, root))
+    return root
 
 
 def _epoch_variable(loop: cst.For | cst.While) -> str | None:

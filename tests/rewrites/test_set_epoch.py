@@ -1114,6 +1114,55 @@ for epoch in range(2):
     train(model, opt, trainloader)
     end_epoch()
 """, "a_loader_of_an_instance_built_through_a_registry_is_reshuffled", also=set()),
+    # a data set object holding its loader, passed to the method that owns the batch loop and
+    # read there through an attribute of the parameter: named as the caller's epoch loop passes it
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+class Points:
+    def __init__(self, n):
+        self.loader = DataLoader(TensorDataset(torch.randn(n, 2), torch.randn(n, 1)), batch_size=4, shuffle=True)
+class Trainer:
+    def __init__(self, train):
+        self.train = train
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+    def run(self, epochs):
+        for epoch in range(epochs):
+            self._run_epoch(epoch, self.train)
+    def _run_epoch(self, epoch, dataset):
+        dl = dataset.loader
+        for x, y in dl:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+Trainer(Points(8)).run(2)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+class Points:
+    def __init__(self, n):
+        self.loader = DataLoader(TensorDataset(torch.randn(n, 2), torch.randn(n, 1)), batch_size=4, shuffle=True)
+class Trainer:
+    def __init__(self, train):
+        self.train = train
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+    def run(self, epochs):
+        for epoch in range(epochs):
+            set_epoch(self.train.loader, epoch)
+            self._run_epoch(epoch, self.train)
+            end_epoch()
+    def _run_epoch(self, epoch, dataset):
+        dl = dataset.loader
+        for x, y in dl:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+Trainer(Points(8)).run(2)
+""", "a_loader_read_through_an_attribute_of_a_parameter_is_named_as_the_caller_passes_it", also=set()),
 ]
 
 UNCHANGED = [
