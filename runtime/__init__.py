@@ -2,8 +2,8 @@
 
 ``init_distributed_mode()`` reads the launch from the environment (torchrun, SLURM ``srun``, or
 none), binds the process to its GPU (``LOCAL_RANK`` for the device, ``RANK`` for identity),
-initialises the process group (``nccl`` on CUDA, ``gloo`` otherwise). With no launcher it still
-creates a one-process group on an in-memory store, so ``DistributedSampler``, DDP and barriers
+initialises the process group (``cpu:gloo,cuda:nccl`` on CUDA, ``gloo`` otherwise). With no
+launcher it still creates a one-process group on an in-memory store, so ``DistributedSampler``, DDP and barriers
 work unchanged under plain ``python``. The other helpers work before initialisation too (rank 0
 of 1): rank queries, ``unwrap``, ``without_module_prefix``, ``set_epoch``, ``agree_on`` and
 loader sharding (``ShardedSampler``, ``shard_loader``).
@@ -95,6 +95,8 @@ DEFAULT_PORT = 29500
 # for NCCL. Raise it with DDPIFY_TIMEOUT where one process works alone for longer between
 # collectives (a large download in main_process_first, a very long save).
 DEFAULT_TIMEOUT_S = 600
+# The process group with CUDA: nccl for tensors on GPUs, gloo for those the program keeps on the CPU
+GPU_BACKEND = "cpu:gloo,cuda:nccl"
 MATERIALISE_UP_TO = 10_000_000  # ShardedSampler holds a stream up to this length in memory
 SAMPLER_DEPTH = 8  # samplers looked at in a loader's chain of wrapped samplers (``_sampler_chain``)
 
@@ -234,14 +236,18 @@ def _reset_for_tests() -> None:
 _BUILTIN_PRINT = builtins.print
 
 
-def init_distributed_mode() -> None:
+def init_distributed_mode(backend: Optional[str] = None) -> None:
     """Join the process group of this launch (idempotent: a second call does nothing).
 
-    Then, with more than one process, every rank takes rank 0's random state
+    The backend: ``DDPIFY_BACKEND`` if set, else ``backend`` (``"gloo"`` where the conversion found
+    that the program places nothing on an accelerator: it keeps training on the CPU on a GPU
+    machine), else ``cpu:gloo,cuda:nccl`` with CUDA (nccl for the tensors on GPUs, gloo for those a
+    program keeps on the CPU, as ``charrnn``'s ``if cuda: net.cuda()`` does when not asked) and
+    ``gloo`` without. Then, with more than one process, every rank takes rank 0's random state
     (``_share_random_state``); ranks > 0 silence their standard output unless
     ``DDPIFY_ALL_RANKS=1`` (``_setup_output``); and a hint follows DDP's unused-parameter error
-    (``_install_excepthook``). ``DDPIFY_BACKEND`` overrides the backend, ``DDPIFY_TIMEOUT``
-    (seconds) the 10 min timeout of every collective.
+    (``_install_excepthook``). ``DDPIFY_TIMEOUT`` (seconds) sets the 10 min timeout of every
+    collective.
     """
     if _STATE.launch is not None:
         return
@@ -249,7 +255,7 @@ def init_distributed_mode() -> None:
     verify = _verify_mode(os.environ, launch.world_size)
     if torch.cuda.is_available():
         torch.cuda.set_device(launch.local_rank % torch.cuda.device_count())
-    backend = os.environ.get("DDPIFY_BACKEND") or ("nccl" if torch.cuda.is_available() else "gloo")
+    backend = os.environ.get("DDPIFY_BACKEND") or backend or (GPU_BACKEND if torch.cuda.is_available() else "gloo")
     timeout = datetime.timedelta(seconds=float(os.environ.get("DDPIFY_TIMEOUT", DEFAULT_TIMEOUT_S)))
     if not dist.is_initialized():
         if launch.launcher == "none":
@@ -786,15 +792,17 @@ def from_main_process(compute: Callable[[], Any]) -> Any:
 def device_ids(model: torch.nn.Module) -> Optional[List[int]]:
     """DDP's ``device_ids=``: ``[index]`` for a module on one CUDA device, else None.
 
-    A module whose parameters are all on the CPU while the process group is nccl is first moved
-    to this process's GPU (``local_device()``), and the main process says so once: nccl holds no
-    CPU tensors, so DDP could not wrap it. That is a program that moves its model later, in a
-    function it hands the wrapped model to (``train(model, ...)`` doing ``model.to(device)``), as
-    the same program on one GPU would have it there by its first step. A program that trains on
-    the CPU on purpose (its inputs stay there) stops at its first step on a GPU machine: the line
-    says to run it with ``DDPIFY_BACKEND=gloo``, which keeps it on the CPU.
+    A module whose parameters are all on the CPU while the process group has nccl for CUDA is
+    first moved to this process's GPU (``local_device()``), and the main process says so once: a
+    DistributedDataParallel cannot follow its module to another device later. That is a program
+    that moves its model later, in a function it hands the wrapped model to (``train(model, ...)``
+    doing ``model.to(device)``), as the same program on one GPU would have it there by its first
+    step. A program that places nothing on an accelerator is converted with
+    ``init_distributed_mode(backend="gloo")`` and keeps its model on the CPU; one that keeps it
+    there only when not asked for a GPU (a flag) stops at its first step on a GPU machine: the
+    line says to run it with ``DDPIFY_BACKEND=gloo``.
     """
-    _to_process_gpu(model)
+    _to_process_gpu(model, moves_later=True)
     devices = {p.device for p in model.parameters()}
     if len(devices) == 1:
         device = devices.pop()
@@ -803,11 +811,13 @@ def device_ids(model: torch.nn.Module) -> Optional[List[int]]:
     return None
 
 
-def _to_process_gpu(model: torch.nn.Module) -> None:
-    """``model`` onto ``local_device()`` where the process group is nccl and every parameter is
-    on the CPU (``device_ids()``)."""
+def _to_process_gpu(model: torch.nn.Module, moves_later: bool) -> None:
+    """``model`` onto ``local_device()`` where every parameter is on the CPU and the process group
+    holds no CPU tensors (nccl alone), or, for a wrapper that cannot follow a later move
+    (``moves_later``: DDP), has nccl for CUDA."""
     params = list(model.parameters())
-    if not params or not _initialised() or dist.get_backend() != "nccl" \
+    backend = dist.get_backend() if _initialised() else ""
+    if not params or "nccl" not in backend or (backend != "nccl" and not moves_later) \
             or any(p.device.type != "cpu" for p in params):
         return
     device = local_device()
@@ -861,7 +871,7 @@ def sync_gradients(model: Any) -> Any:
         return model
     module = isinstance(model, torch.nn.Module)
     if module:
-        _to_process_gpu(model)  # as device_ids() does for DDP: nccl broadcasts no CPU tensors
+        _to_process_gpu(model, moves_later=False)  # nccl alone broadcasts no CPU tensors; gloo beside it does
     params = list(model.parameters()) if module else list(model)
     for tensor in [*params, *(model.buffers() if module else ())]:
         dist.broadcast(tensor.data, 0)

@@ -88,7 +88,7 @@ INFERENCE = textwrap.dedent('''\
 
 HELPER = "def double(x):\n    return 2 * x\n"
 BROKEN = "def f(:\n    pass\n"
-INIT_CALL = "\n    init_distributed_mode()\n"  # the inserted line (messages name the function too)
+INIT_CALL = '\n    init_distributed_mode(backend="gloo")\n'  # the inserted line (messages name the function too)
 RUN_HINT = f"run it: torchrun --standalone --nproc_per_node={default_nproc()}"  # a number without a GPU
 
 
@@ -705,10 +705,10 @@ def diff_on_a_terminal(**env: str) -> bytes:
 def test_diff_is_coloured_on_a_terminal_unless_no_color():
     write("train.py", TRAIN)
     coloured = diff_on_a_terminal()
-    assert b"\x1b[32m+    init_distributed_mode()" in coloured
+    assert b'\x1b[32m+    init_distributed_mode(backend="gloo")' in coloured
     assert b"\x1b[36m@@ " in coloured
     plain = diff_on_a_terminal(NO_COLOR="1")
-    assert b"\x1b[" not in plain and b"+    init_distributed_mode()" in plain
+    assert b"\x1b[" not in plain and b'+    init_distributed_mode(backend="gloo")' in plain
 
 
 def test_a_file_of_a_folder_that_runs_past_the_timeout_is_skipped_and_the_others_written(monkeypatch):

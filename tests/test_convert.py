@@ -39,7 +39,7 @@ def test_a_script_with_ddp_code_that_never_joins_a_process_group_is_converted():
     no distributed script (`distributed.joins_group`): converted, the runtime joins the group, and
     its own wrap of the model is replaced by the one wrap after the set-up (two would nest)."""
     result = convert(UNGROUPED)
-    assert result.changed and "init_distributed_mode()" in result.code
+    assert result.changed and 'init_distributed_mode(backend="gloo")' in result.code
     assert result.code.count("DistributedDataParallel(") == 1 and "if world_size > 1" not in result.code
     assert [c.line for c in result.changes if "own DistributedDataParallel" in c.message] == [5]
 
@@ -55,7 +55,7 @@ def test_a_module_that_wraps_without_a_process_group_is_converted_with_the_progr
                      "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel(torch.randn(4, 2)).sum().backward()\n"
                      "opt.step()\n")
     result = convert_program(load(entry, entry.read_bytes()))
-    assert "init_distributed_mode()" in result.code and "model = DistributedDataParallel(model" in result.code
+    assert 'init_distributed_mode(backend="gloo")' in result.code and "model = DistributedDataParallel(model" in result.code
     assert "DistributedDataParallel" not in result.modules["trainer.py"].code
 
 
@@ -90,7 +90,7 @@ def test_only_and_skip_select_rewrites():
     only, _ = run(script(), only=frozenset({"wrap-model"}))
     assert "DistributedDataParallel(model" in only and "init_distributed_mode" not in only
     skipped, _ = run(script(), skip=frozenset({"wrap-model"}))
-    assert "DistributedDataParallel(model" not in skipped and "init_distributed_mode()" in skipped
+    assert "DistributedDataParallel(model" not in skipped and 'init_distributed_mode(backend="gloo")' in skipped
 
 
 @pytest.mark.parametrize("framework", ["from accelerate import Accelerator", "import deepspeed",
@@ -187,7 +187,7 @@ def test_a_module_level_dataparallel_replaced_where_the_process_group_starts_con
         "for x in torch.randn(3, 8, 4):\n"
         "    optim.zero_grad()\n    policy(x).sum().backward()\n    optim.step()\n").code
     wrap = "policy = nn.Linear(4, 2)\npolicy = DistributedDataParallel(policy, device_ids=device_ids(policy))\n"
-    assert wrap in code and code.index("init_distributed_mode()\n") < code.index(wrap)
+    assert wrap in code and code.index('init_distributed_mode(backend="gloo")\n') < code.index(wrap)
 
 
 def test_a_file_left_alone_runs_no_analysis(monkeypatch):

@@ -1021,9 +1021,9 @@ def test_a_module_whose_top_level_shards_a_loader_joins_the_process_group_when_i
     })
     result = convert_program(program())
     data = result.modules["data.py"].code
-    assert data.index("init_distributed_mode()\n") < data.index("train_set = ") < data.index("DistributedSampler(")
+    assert data.index('init_distributed_mode(backend="gloo")\n') < data.index("train_set = ") < data.index("DistributedSampler(")
     assert "init_distributed_mode" not in result.modules.get("helpers.py", result).code
-    assert result.code.index("args = argparse.ArgumentParser().parse_args()\n    init_distributed_mode()") > 0
+    assert result.code.index('args = argparse.ArgumentParser().parse_args()\n    init_distributed_mode(backend="gloo")') > 0
 
 
 def test_a_module_whose_class_body_wraps_a_model_joins_the_process_group_when_imported():
@@ -1060,7 +1060,7 @@ def test_a_module_whose_class_body_wraps_a_model_joins_the_process_group_when_im
     })
     result = convert_program(program())
     config = result.modules["config.py"].code
-    assert config.index("init_distributed_mode()\n") < config.index("class CONFIG:") < \
+    assert config.index('init_distributed_mode(backend="gloo")\n') < config.index("class CONFIG:") < \
         config.index("DistributedDataParallel(NET")
 
 
@@ -1099,7 +1099,7 @@ def test_a_module_whose_class_body_builds_a_model_it_does_not_wrap_joins_the_pro
     })
     result = convert_program(program())
     config = result.modules["config.py"].code
-    assert config.index("init_distributed_mode()\n") < config.index("class CONFIG:")
+    assert config.index('init_distributed_mode(backend="gloo")\n') < config.index("class CONFIG:")
     assert "DistributedDataParallel" not in config
     # a loss built at import draws no weights (the eighth sweep's era_v2_s5: `nn.CrossEntropyLoss()` in utils.py)
     Path("config.py").write_text(Path("config.py").read_text().replace("UNUSED = torch.nn.Linear(4, 1)",

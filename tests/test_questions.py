@@ -5,6 +5,7 @@ import libcst as cst
 import pytest
 
 from ddpify.analysis import writes
+from ddpify.analysis.accelerator import places_on_accelerator
 from ddpify.analysis.distributed import is_distributed, joins_group
 from ddpify.analysis.same_values import is_rank_test
 from ddpify.analysis.same_values import same_everywhere, values
@@ -457,3 +458,46 @@ def test_a_file_read_with_an_encoding_is_read_on_every_process():
     """`with open(p, encoding="ascii")` reads: convert leaves it where every process runs it."""
     code = SINGLE_HEAD + "with open('cfg.txt', encoding='ascii') as f:\n    cfg = f.read()\n"
     assert "is_main_process" not in convert(code).code
+
+
+PLACES_ON_ACCELERATOR = {
+    "cuda_method": "model = Net().cuda()\n",
+    "cuda_if_asked": "def train(net, cuda=False):\n    if cuda:\n        net.cuda()\n",
+    "device_string": "device = torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')\n",
+    "device_fstring": "model.to(f'cuda:{args.gpu}')\n",
+    "argparse_default": "parser.add_argument('--device', default='cuda')\n",
+    "mps": "device = 'mps' if torch.backends.mps.is_available() else 'cpu'\n",
+    "cuda_tensor_type": "Tensor = torch.cuda.FloatTensor\n",
+    "index": "x = x.to(0)\n",
+    "framework": "from accelerate import Accelerator\naccelerator = Accelerator()\n",
+    "amp": "scaler = torch.cuda.amp.GradScaler()\n",
+}
+
+PLACES_NOTHING = {
+    "cpu_device": "device = torch.device('cpu')\nmodel = Net().to(device)\n",
+    "nothing": "model = Net()\nx = torch.randn(4, 2)\n",
+    "seeding": "torch.manual_seed(0)\ntorch.cuda.manual_seed_all(0)\n",
+    "availability_read": "print(torch.cuda.is_available(), torch.cuda.device_count())\n",
+    "backend_flags": "torch.backends.cuda.matmul.allow_tf32 = True\ntorch.backends.cudnn.benchmark = True\n",
+    "dtype_move": "x = x.to(torch.float32)\n",
+    "text_about_it": "print('cuda is not used here')\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLACES_ON_ACCELERATOR))
+def test_places_on_accelerator(name):
+    assert places_on_accelerator(_facts(PLACES_ON_ACCELERATOR[name]))
+
+
+@pytest.mark.parametrize("name", sorted(PLACES_NOTHING))
+def test_places_nothing_on_an_accelerator(name):
+    assert not places_on_accelerator(_facts(PLACES_NOTHING[name]))
+
+
+def test_a_program_places_on_an_accelerator_from_any_of_its_files(tmp_path):
+    from ddpify.inputs.program import load
+    (tmp_path / "helpers.py").write_text("def place(model):\n    return model.cuda()\n")
+    (tmp_path / "train.py").write_text("import torch\nfrom helpers import place\nmodel = place(torch.nn.Linear(2, 2))\n")
+    entry = tmp_path / "train.py"
+    program = load(entry, entry.read_bytes())
+    assert len(program.parts) == 2 and places_on_accelerator(Facts(program.merged, program))

@@ -155,6 +155,68 @@ def test_device_ids_leaves_a_cpu_model_alone_under_gloo(monkeypatch):
 
 
 @pytest.fixture
+def cuda_host(monkeypatch):
+    """A machine that reports one GPU to a process run without a launcher; the backends that
+    init_distributed_mode asks for are recorded, and a real one-process gloo group stands for the
+    group (this torch has no nccl). Gone after the test."""
+    import torch.distributed as dist
+
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_PROCID", "SLURM_NTASKS", "DDPIFY_BACKEND"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda index: None)
+    asked = []
+    init = dist.init_process_group
+    monkeypatch.setattr(rt.dist, "init_process_group", lambda backend, **kw: (asked.append(backend), init("gloo", **kw)))
+    rt._reset_for_tests()
+    yield asked
+    rt._reset_for_tests()
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def test_a_gpu_machine_gets_a_group_for_cpu_and_gpu_tensors(cuda_host):
+    # charrnn's `if cuda: net.cuda()`, not asked: its model and inputs stay on the CPU, and nccl
+    # alone holds no CPU tensors: gloo beside it carries their collectives
+    rt.init_distributed_mode()
+    assert cuda_host == [rt.GPU_BACKEND] and set(rt.GPU_BACKEND.split(",")) == {"cpu:gloo", "cuda:nccl"}
+
+
+def test_a_program_that_places_nothing_on_an_accelerator_keeps_gloo_on_a_gpu_machine(cuda_host, monkeypatch):
+    rt.init_distributed_mode(backend="gloo")
+    assert cuda_host == ["gloo"]
+    model = torch.nn.Linear(2, 2)  # the one-process group has started: the model stays where it is
+    wrapped = torch.nn.parallel.DistributedDataParallel(model, device_ids=rt.device_ids(model))
+    wrapped(torch.ones(3, 2)).sum().backward()  # the CPU inputs meet the CPU model
+    assert {p.device.type for p in model.parameters()} == {"cpu"}
+
+
+def test_the_environment_still_chooses_the_backend(cuda_host, monkeypatch):
+    monkeypatch.setenv("DDPIFY_BACKEND", "gloo")
+    rt.init_distributed_mode(backend="nccl")
+    assert cuda_host == ["gloo"]
+
+
+@pytest.mark.parametrize("backend, moved", [(rt.GPU_BACKEND, False), ("nccl", True)])
+def test_sync_gradients_keeps_a_cpu_model_where_gloo_can_carry_it(nccl_group, monkeypatch, backend, moved):
+    monkeypatch.setattr(rt.dist, "get_backend", lambda *a, **k: backend)
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    monkeypatch.setattr(rt.dist, "broadcast", lambda tensor, src: None)
+    model = rt.sync_gradients(torch.nn.Linear(2, 2))
+    assert {p.device.type for p in model.parameters()} == {"meta" if moved else "cpu"}
+
+
+def test_device_ids_still_moves_a_cpu_model_beside_gloo(nccl_group, monkeypatch):
+    # the notebook that wraps its model and moves it later in a helper: a DistributedDataParallel
+    # built on the CPU cannot follow its module to the GPU, so the model goes there first
+    monkeypatch.setattr(rt.dist, "get_backend", lambda *a, **k: rt.GPU_BACKEND)
+    model = torch.nn.Linear(2, 2)
+    rt.device_ids(model)
+    assert {p.device.type for p in model.parameters()} == {"meta"}
+
+
+@pytest.fixture
 def one_process_group():
     """A gloo group of one process in the test process, gone after the test."""
     import torch.distributed as dist

@@ -20,6 +20,19 @@ imported (`loaders = {"train": DataLoader(...)}` in `data.py`, imported before `
 class body's `NET = Net()`, which runs on import too) calls it too, after its imports (a second call does nothing). A module that only defines a trainer (no entry point, nothing
 run at import) gets a TODO instead: its importer must initialise. `CUDA_VISIBLE_DEVICES` set in
 the script gets a TODO too: it would pin every process to one GPU.
+
+A program that places nothing on an accelerator (`accelerator.places_on_accelerator`: no `.cuda()`,
+no `"cuda"` device, in any file it reads) trained on the CPU on a GPU machine too, and keeps doing so:
+
+    args = parser.parse_args()
+    model = Net()
+->
+    args = parser.parse_args()
+    init_distributed_mode(backend="gloo")
+    model = Net()
+
+(without it a GPU machine's process group would be nccl, which holds no CPU tensors, and the model
+wrapped on the CPU would be moved to the GPU with its inputs left behind).
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 import libcst as cst
 
 from ddpify.analysis import objects
+from ddpify.analysis.accelerator import places_on_accelerator
 from ddpify.syntax import matchers as mt
 
 if TYPE_CHECKING:
@@ -41,6 +55,7 @@ NAME = "init-distributed"
 SUMMARY = "call init_distributed_mode() after argument parsing (torchrun, SLURM or one plain process)"
 
 CALL = "init_distributed_mode()\n"
+ON_CPU = 'init_distributed_mode(backend="gloo")\n'
 
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
@@ -59,11 +74,15 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     earlier = _needed_earlier(facts, analysis, anchor)
     if earlier is not None:
         anchor, after = earlier, False
-    (edits.insert_after if after else edits.insert_before)(anchor, CALL)
+    on_cpu = not places_on_accelerator(facts)
+    call = ON_CPU if on_cpu else CALL
+    (edits.insert_after if after else edits.insert_before)(anchor, call)
     edits.add_import("ddpify_runtime", "init_distributed_mode")
-    edits.record(anchor, "init_distributed_mode() joins the process group (torchrun, SLURM, or one process)")
+    edits.record(anchor, "init_distributed_mode() joins the process group (torchrun, SLURM, or one process)" + (
+        "; gloo, as the program places nothing on an accelerator (no .cuda(), no \"cuda\" device): it trains on "
+        "the CPU on a GPU machine too" if on_cpu else ""))
     for first in _on_import(facts, analysis):
-        edits.insert_before(first, CALL)
+        edits.insert_before(first, call)
         edits.record(first, "init_distributed_mode() joins the process group when this module is imported: "
                      "its top-level code shards a loader, wraps a model or draws random numbers")
 

@@ -13,7 +13,7 @@ loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_s
 """, """\
 from ddpify_runtime import init_distributed_mode
 
-init_distributed_mode()
+init_distributed_mode(backend="gloo")
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 """, "a_top_level_script", scaffold=TRAINS.instead_of("loader")),
     # after argument parsing
@@ -27,7 +27,7 @@ from ddpify_runtime import init_distributed_mode
 
 parser = argparse.ArgumentParser()
 args = parser.parse_args()
-init_distributed_mode()
+init_distributed_mode(backend="gloo")
 """, "after_argument_parsing", scaffold=TRAINS.before("loader")),
     # no argparse, an entry point: the top of the function it calls, after its docstring
     pair('''\
@@ -54,7 +54,7 @@ from ddpify_runtime import init_distributed_mode
 
 def main():
     """Train."""
-    init_distributed_mode()
+    init_distributed_mode(backend="gloo")
     loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
     model = torch.nn.Linear(2, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -82,7 +82,7 @@ def parse_args():
     parser = argparse.ArgumentParser()
     return parser.parse_args()
 args = parse_args()
-init_distributed_mode()
+init_distributed_mode(backend="gloo")
 """, "parse_args_helper_puts_init_after_its_call_site", scaffold=SCRIPT.before("train_loader")),
     pair('''\
 def main():
@@ -109,7 +109,7 @@ from ddpify_runtime import init_distributed_mode
 
 def main():
     """Train."""
-    init_distributed_mode()
+    init_distributed_mode(backend="gloo")
 
     import torch
     from torch.utils.data import DataLoader, TensorDataset
@@ -134,7 +134,7 @@ loss_fn = torch.nn.MSELoss()
 """, """\
 from ddpify_runtime import init_distributed_mode
 
-init_distributed_mode()
+init_distributed_mode(backend="gloo")
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loss_fn = torch.nn.MSELoss()
 """, "top_level_script_initialises_after_the_imports", scaffold=SCRIPT.instead_of("data")),
@@ -145,7 +145,7 @@ os.environ['CUDA_VISIBLE_DEVICES'] = '0'
 import os
 from ddpify_runtime import init_distributed_mode
 
-init_distributed_mode()
+init_distributed_mode(backend="gloo")
 # TODO(ddpify): CUDA_VISIBLE_DEVICES set here would show every process the same GPU: remove it and choose GPUs on the launcher's command line
 os.environ['CUDA_VISIBLE_DEVICES'] = '0'
 """, "a_pinned_gpu_gets_a_todo", scaffold=SCRIPT.before("data")),
@@ -198,7 +198,7 @@ if __name__ == '__main__':
 """, """\
 from ddpify_runtime import init_distributed_mode
 
-init_distributed_mode()
+init_distributed_mode(backend="gloo")
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -240,7 +240,7 @@ def train():
             opt.step()
 
 if __name__ == '__main__':
-    init_distributed_mode()
+    init_distributed_mode(backend="gloo")
     print('start')
     loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
     model = torch.nn.Linear(2, 1)
@@ -263,7 +263,7 @@ if __name__ == '__main__':
 """, """\
 from ddpify_runtime import init_distributed_mode
 
-init_distributed_mode()
+init_distributed_mode(backend="gloo")
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
 
 if __name__ == '__main__':
@@ -296,7 +296,7 @@ if __name__ == '__main__':
 import numpy as np
 from ddpify_runtime import init_distributed_mode
 
-init_distributed_mode()
+init_distributed_mode(backend="gloo")
 noise = np.random.normal(0, 1, (8, 1))
 import torch
 from torch.utils.data import DataLoader, TensorDataset

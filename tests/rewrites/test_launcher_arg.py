@@ -104,7 +104,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help="set by torch.distributed.launch")
     args = parser.parse_args()
-    init_distributed_mode()
+    init_distributed_mode(backend="gloo")
 
     import torch
     from torch.utils.data import DataLoader, TensorDataset
@@ -150,7 +150,7 @@ def get_parser():
     parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help="set by torch.distributed.launch")
     return parser
 opts = get_parser().parse_args()
-init_distributed_mode()
+init_distributed_mode(backend="gloo")
 """, "a_parser_built_by_a_helper_gets_the_launcher_argument_and_init_follows_parsing", also={"init-distributed"}, scaffold=SCRIPT.before("train_loader")),
     # a module-level parser parsed in a function that runs twice (MCDropConnect's get_args(), called by
     # the entry and on import of its logger module): the argument goes on once, at module level
