@@ -291,12 +291,20 @@ class Context:
     @cached_property
     def set_attributes(self) -> set[tuple[Ref | None, str | None]]:
         """(where the object lives, attribute name) for every `obj.x = ...` and
-        `setattr(obj, "x", ...)` of the script."""
+        `setattr(obj, "x", ...)` of the script where `obj` may hold the wrapper: one made on the
+        bare model before the wrap (`model.num_param = n` ... `model = DDP(model)`) stays on the
+        model, and the wrapper built around it has no `num_param`."""
         f = self.facts
         found = {(f.ref(t.value), t.attr.value) for t, _, _ in f.assigns
-                 if isinstance(t, cst.Attribute) and dotted(t.value)}
+                 if isinstance(t, cst.Attribute) and dotted(t.value) and self._set_on_wrapper(t.value)}
         return found | {(f.ref(c.args[0].value), string_value(c.args[1].value)) for c in f.calls
-                        if mt.is_call_of(c, "setattr") and len(c.args) == 3 and dotted(c.args[0].value)}
+                        if mt.is_call_of(c, "setattr") and len(c.args) == 3 and dotted(c.args[0].value)
+                        and self._set_on_wrapper(c.args[0].value)}
+
+    def _set_on_wrapper(self, obj: cst.BaseExpression) -> bool:
+        """May `obj` hold the wrapper where an attribute is set on it? Not a name of the wrapper
+        set before every wrap of it, where `holds_ddp` answers None."""
+        return self.holds_ddp(obj) is not None
 
     def module_api(self, name: str) -> bool:
         """Does the DDP wrapper itself answer `.name` (nn.Module's API and DDP's own)?"""
