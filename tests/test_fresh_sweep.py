@@ -30,7 +30,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep8b.json", 12), ("fresh_sweep8a.json", 11),
                                         ("fresh_sweep9b.json", 10), ("fresh_sweep9a.json", 10),
                                         ("fresh_sweep10a.json", 10), ("fresh_sweep10b.json", 9),
-                                        ("fresh_sweep10c.json", 2), ("fresh_sweep11b.json", 7), ("fresh_sweep11c.json", 9)])
+                                        ("fresh_sweep10c.json", 2), ("fresh_sweep11b.json", 7), ("fresh_sweep11c.json", 9),
+                                        ("fresh_sweep11a.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -237,12 +238,19 @@ def test_the_tenth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     assert len(part_c) >= 2 and not part_c & earlier
 
 
-
 def test_the_eleventh_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep11c.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep11c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 6 and not part_c & earlier
+
+
+def test_the_eleventh_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep11a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep11a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 5 and not part_a & earlier
+
 
 def test_the_stand_in_rich_progress_yields_every_item_and_toml_reads_a_file(tmp_path):
     (tmp_path / "c.toml").write_text("name = 'x'\n[loader]\nargs = { batch_size = 4 }\n")
@@ -606,3 +614,35 @@ def test_the_probe_holds_back_every_process_but_rank_0_once_it_joined_the_proces
                PYTHONPATH=os.pathsep.join(str(ROOT / "bench" / "fresh_sweep_env" / d) for d in ("probe", "stubs")))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     assert out.split() == [str(late)]
+
+
+def test_the_stand_in_yacs_merges_a_file_and_a_list_and_freezes(tmp_path):
+    """yacs.config.CfgNode (laurent3577's config): defaults, a YAML file, then dotted command-line pairs read as literals."""
+    (tmp_path / "c.yaml").write_text("OPTIM:\n  EPOCH: 2\nSIZE: [8, 8]\n")
+    out = _stubbed("from yacs.config import CfgNode as CN\n"
+                   "c = CN(); c.OPTIM = CN(); c.OPTIM.EPOCH = 10; c.OPTIM.NAME = 'SGD'; c.SIZE = (32, 32); c.PLOT = False\n"
+                   f"c.merge_from_file({str(tmp_path / 'c.yaml')!r}); c.merge_from_list(['OPTIM.NAME', 'Adam', 'PLOT', 'True'])\n"
+                   "c.freeze()\ntry:\n    c.OPTIM.EPOCH = 3\nexcept AttributeError:\n    print('frozen')\n"
+                   "print(c.OPTIM.EPOCH, c.OPTIM.NAME, c.SIZE, c.PLOT)")
+    assert out.splitlines() == ["frozen", "2 Adam (8, 8) True"]
+
+
+def test_the_stand_in_torchvision_vgg_has_the_classifier_programs_replace():
+    """torchvision's VGG keeps its last Linear at classifier[6] (ds4cg's model builder replaces it)."""
+    out = _stubbed("import torch, torch.nn as nn\nfrom torchvision import models\n"
+                   "m = models.vgg16_bn(pretrained=False); m.classifier[6] = nn.Linear(m.classifier[6].in_features, 1)\n"
+                   "print(tuple(m(torch.zeros(2, 3, 16, 16)).shape))")
+    assert out.split() == ["(2,", "1)"]
+
+
+def test_the_stand_in_einops_rearranges_groups_and_reduces_over_an_ellipsis():
+    """einops (drawcodeboy's DDPM): the layer's space-to-depth split, flatten and back, a unit axis, a mean over `...`."""
+    out = _stubbed("import torch\nfrom einops import rearrange, reduce\nfrom einops.layers.torch import Rearrange\n"
+                   "x = torch.arange(2 * 3 * 4 * 6.).reshape(2, 3, 4, 6)\n"
+                   "y = Rearrange('b c (h p1) (w p2) -> b (c p1 p2) h w', p1=2, p2=2)(x)\n"
+                   "f = rearrange(x, 'b c h w -> b (h w) c')\n"
+                   "print(torch.equal(y, x.reshape(2, 3, 2, 2, 3, 2).permute(0, 1, 3, 5, 2, 4).reshape(2, 12, 2, 3)),\n"
+                   "      torch.equal(rearrange(f, 'b (h w) c -> b c h w', h=4, w=6), x),\n"
+                   "      torch.equal(reduce(x, 'b ... -> b', 'mean'), x.flatten(1).mean(1)),\n"
+                   "      tuple(rearrange(x[:, :, 0, 0], 'b c -> b c 1 1').shape))")
+    assert out.strip().split(maxsplit=3) == ["True", "True", "True", "(2, 3, 1, 1)"]

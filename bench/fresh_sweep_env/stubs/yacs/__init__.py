@@ -1,0 +1,1 @@
+"""A stand-in for yacs (not installed here): ``yacs.config.CfgNode``."""
