@@ -396,10 +396,28 @@ def _setup_output(rank: int, environ: Mapping[str, str]) -> None:
     if quiet and _STATE.sink is None:
         _STATE.stdout, _STATE.sink = sys.stdout, open(os.devnull, "w")
         sys.stdout = _STATE.sink
+        _move_log_handlers(_STATE.stdout, _STATE.sink)
     elif not quiet and _STATE.sink is not None:
         if sys.stdout is _STATE.sink:
             sys.stdout = _STATE.stdout
+        _move_log_handlers(_STATE.sink, _STATE.stdout)
         _STATE.sink = None
+
+
+def _move_log_handlers(old: Any, new: Any) -> None:
+    """Point the logging handlers that write to ``old`` at ``new``: a handler made on
+    ``sys.stdout`` before the process was quieted (``logging.basicConfig(stream=sys.stdout)`` in a
+    module the script imports before the runtime) kept the real standard output, and every
+    process logged to the terminal."""
+    logging = sys.modules.get("logging")
+    if logging is None:
+        return
+    loggers = [logging.getLogger(), *(lg for lg in list(logging.Logger.manager.loggerDict.values())
+                                      if isinstance(lg, logging.Logger))]
+    for logger in loggers:
+        for handler in list(logger.handlers):
+            if isinstance(handler, logging.StreamHandler) and getattr(handler, "stream", None) is old:
+                handler.setStream(new)
 
 
 def _quiet_before_init(environ: Mapping[str, str]) -> None:

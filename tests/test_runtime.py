@@ -876,6 +876,27 @@ def test_other_ranks_stdout_goes_to_a_sink_but_forced_prints_reach_the_terminal(
     assert (captured.out, captured.err) == ("forced\nforced to stdout\n", "error\n")
 
 
+def test_a_log_handler_made_on_stdout_before_the_process_was_quieted_goes_quiet_too(output_restored, capsys):
+    """`logging.basicConfig(stream=sys.stdout)` in a module the script imports before the runtime:
+    the handler kept the real standard output, and every process logged to the terminal. A rank
+    that prints after all (the import quieted it, init finds it is the main one) logs again."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stdout)
+    logger = logging.getLogger("ddpify-test-early")
+    logger.addHandler(handler)
+    try:
+        rt._quiet_before_init({"SLURM_PROCID": "2", "SLURM_NTASKS": "4"})
+        logger.warning("quiet")
+        sink = sys.stdout
+        rt._setup_output(0, {})
+        sink.close()
+        logger.warning("main")
+    finally:
+        logger.removeHandler(handler)
+    assert capsys.readouterr().out == "main\n"
+
+
 @pytest.mark.parametrize("rank, environ", [(0, {}), (1, {"DDPIFY_ALL_RANKS": "1"})])
 def test_main_rank_and_ddpify_all_ranks_keep_stdout(rank, environ, output_restored, capsys):
     terminal = sys.stdout
