@@ -271,6 +271,37 @@ def test_a_whole_training_path_gives_no_warning_of_reach():
     assert not [c for c in records if c.rewrite == "ddpify"], records
 
 
+def test_a_file_read_at_the_top_of_an_imported_module_is_no_read_after_the_entrys_save():
+    """`definition.py` reads a label file at its top level; the entry imports it, then saves a
+    checkpoint each epoch: the merged module puts the import's code after the entry's, but it ran
+    before, so no barrier goes after the save (it went to the end of the entry, outside its
+    `if __name__ == '__main__':`, "the file is read back below")."""
+    write({"definition.py": """\
+        def load_labels(path):
+            with open(path) as f:
+                return f.read().split()
+        LABELS = load_labels("labels.txt")
+        """, "train.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        from definition import LABELS
+
+        if __name__ == "__main__":
+            model = torch.nn.Linear(2, len(LABELS))
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+            for epoch in range(2):
+                for (x,) in loader:
+                    opt.zero_grad()
+                    model(x).sum().backward()
+                    opt.step()
+                torch.save(model, "epoch%d.pt" % epoch)
+        """})
+    result = convert_program(program())
+    assert "barrier()" not in result.code
+    assert not [c for c in result.changes if "read back" in c.message]
+
+
 # ---- command line --------------------------------------------------------------------------------
 
 def test_convert_writes_the_entry_and_the_changed_modules_only():

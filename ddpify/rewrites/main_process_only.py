@@ -834,13 +834,21 @@ def _read_back_later(facts: Facts, stmt: cst.CSTNode, readers: list[cst.Call]) -
     ...; `readers`: the calls that read one)? The other processes must then wait for the main
     process's write."""
     scope = facts.scope(stmt)
-    if any(facts.scope(c) is scope and facts.before(stmt, c) and not facts.is_inside(c, stmt) for c in readers):
+    if any(facts.scope(c) is scope and facts.before(stmt, c) and not facts.is_inside(c, stmt) and _same_file(facts, stmt, c)
+           for c in readers):
         return True
     # `def save(): torch.save(net, "net.pkl")` and `def restore(): torch.load("net.pkl")`, called in
     # turn: a read in another function, where every call of the writing one runs on every process
     sites = [facts.statement(c) for c in facts.call_sites(scope)] if isinstance(scope, cst.FunctionDef) else []
     return bool(sites) and all(_reached_by_all(facts, site) is site for site in sites) and any(
         facts.scope(c) is not scope for c in readers)
+
+
+def _same_file(facts: Facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """Are `a` and `b` in one file of the program? At the top of its merged module a module the
+    entry imports comes after the entry's code, but its top level runs at the import, before."""
+    program = facts.program
+    return program is None or program.part_of(a, facts.parents) is program.part_of(b, facts.parents)
 
 
 def _reads(facts: Facts, call: cst.Call, depth: int = 1) -> bool:
