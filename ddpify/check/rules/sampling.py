@@ -12,7 +12,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import param_names
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
-from ddpify.check.script import SAMPLER
+from ddpify.check.script import INIT, SAMPLER
 from ddpify.syntax.names import dotted
 
 LOADER = "torch.utils.data.DataLoader"
@@ -609,7 +609,11 @@ def local_rank_as_rank(ctx: Context) -> Iterator[Hit]:
     leave it out: the sampler asks the process group). Found for `rank=` (or the third
     positional argument) holding `LOCAL_RANK`, `args.local_rank`, an option also spelled
     `--local_rank`, or a name that only ever holds one of those, given to a DistributedSampler
-    or to a sampler of the project's that takes the same `num_replicas=` and `rank=`.
+    or to a sampler of the project's that takes the same `num_replicas=` and `rank=`; and for the
+    same `rank=` given to `init_process_group` (on two nodes two processes join as each rank and
+    the group never forms), unless the job is one node's: its `world_size=` counts this node's
+    GPUs (`torch.cuda.device_count()`), or the rank is the index `mp.spawn` gives the workers it
+    starts on this machine.
     """
     # torch's sampler, or one of the project's that takes the same `num_replicas=`, `rank=`
     samplers = [c for c in ctx.facts.calls if mt.keyword(c, "num_replicas") and mt.keyword(c, "rank")]
@@ -619,3 +623,24 @@ def local_rank_as_rank(ctx: Context) -> Iterator[Hit]:
             yield Hit(rank.value, f"`{ctx.facts.code(rank.value)}` is this process's index on its node, not in the "
                                   "job: on several nodes their processes read the same shard; use the global rank "
                                   "(dist.get_rank())")
+    for call in ctx.script.calls_of(INIT):
+        rank = mt.keyword(call, "rank")
+        if rank is None or not ctx.ranks.is_local_rank(rank.value) or ctx.ranks.is_global_rank(rank.value) \
+                or _one_node(ctx, rank.value, mt.keyword(call, "world_size")):
+            continue
+        yield Hit(rank.value, f"`{ctx.facts.code(rank.value)}` is this process's index on its node, not in the job: "
+                              "on several nodes two processes join the group as each rank and it never forms; pass "
+                              "the global rank (int(os.environ[\"RANK\"]))")
+
+
+def _one_node(ctx: Context, rank: cst.BaseExpression, world_size: cst.Arg | None) -> bool:
+    """Is the job one node's: `world_size=` counts this node's GPUs (`torch.cuda.device_count()`,
+    through names), or `rank` is the first parameter of a worker `mp.spawn` starts (its index
+    among the processes it starts on this machine)? Then each process's local rank is its rank."""
+    f = ctx.facts
+    ref = f.ref(rank) if isinstance(rank, cst.Name) else None
+    if ref is not None and ref.scope in ctx.script.launcher.targets and param_names(ref.scope)[:1] == [ref.name]:
+        return True
+    origins = f.origins(world_size.value) if world_size is not None else []
+    return bool(origins) and all(isinstance(o, cst.Call) and f.qualify(o.func) == "torch.cuda.device_count"
+                                 for o in origins)
