@@ -46,6 +46,7 @@ from typing import NamedTuple
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from ddpify.check import check  # noqa: E402
+from ddpify.inputs.program import PROJECT_MARKERS  # noqa: E402
 
 
 def half(repo: str) -> str:
@@ -68,7 +69,10 @@ def fill(rows: list[dict], cache: Path, mirrors: Path) -> None:
 
 def fill_trees(rows: list[dict], cache: Path, mirrors: Path) -> None:
     """Each row's whole repository at its commit, once per (repository, commit): its Python
-    files (what `check` reads; a snapshot may lack its large binary files, so no `git archive`)."""
+    files (what `check` reads; a snapshot may lack its large binary files, so no `git archive`),
+    the files that mark a project's root (`pyproject.toml`, `setup.cfg`: how far above a script
+    `check` looks for the project's packages, `ddpify.inputs.program`) and an empty `.git`, as in
+    a checkout (trees built before the eleventh set hold the Python files only)."""
     cache.mkdir(parents=True, exist_ok=True)
     for row in rows:
         target = cache / row["key"]
@@ -81,12 +85,18 @@ def fill_trees(rows: list[dict], cache: Path, mirrors: Path) -> None:
             continue
         listing = subprocess.check_output(["git", "-C", str(git), "ls-tree", "-r", "-z", row["commit"]])
         blobs = [(entry.split(b"\t", 1)[1].decode(), entry.split()[2].decode()) for entry in listing.split(b"\0")
-                 if entry and entry.split()[1] == b"blob" and entry.endswith(b".py")]
+                 if entry and entry.split()[1] == b"blob" and (entry.endswith(b".py") or _marks_root(entry))]
         partial = cache / (row["key"] + ".partial")
+        (partial / ".git").mkdir(parents=True)
         for path, blob in blobs:
             (partial / path).parent.mkdir(parents=True, exist_ok=True)
             (partial / path).write_bytes(subprocess.check_output(["git", "-C", str(git), "cat-file", "blob", blob]))
         partial.rename(target)
+
+
+def _marks_root(entry: bytes) -> bool:
+    """Is a `git ls-tree` entry a file that marks a project's root (`pyproject.toml`)?"""
+    return entry.split(b"\t", 1)[1].split(b"/")[-1].decode() in PROJECT_MARKERS
 
 
 class Found(NamedTuple):

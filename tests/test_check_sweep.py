@@ -139,6 +139,41 @@ def test_whole_repo_mode_checks_a_file_inside_its_repositorys_tree(tmp_path):
     assert rescored == out and json.loads(saved.read_text())["findings"][0][:2] == ["DDP003", 8]
 
 
+def test_a_tree_keeps_what_marks_its_projects_root(tmp_path):
+    """A script three folders below its project's root imports the project's package, as its
+    checkout does (`pyproject.toml` there tells `check` how far up the project goes): the tree
+    keeps that file and an empty `.git`, so the package that joins the process group is read and
+    the wrap is not taken for one that never joins (DDP026)."""
+    mirrors = tmp_path / "mirrors"
+    git = mirrors / "owner+deep" / "repo"
+    (git / "pkg").mkdir(parents=True)
+    (git / "examples" / "a" / "b").mkdir(parents=True)
+    (git / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (git / "pkg" / "__init__.py").write_text("")
+    (git / "pkg" / "launch.py").write_text("import torch.distributed as dist\n\n\ndef join():\n"
+                                           "    dist.init_process_group('nccl')\n")
+    (git / "examples" / "a" / "b" / "train.py").write_text(
+        "import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "from pkg.launch import join\n\njoin()\nmodel = DDP(torch.nn.Linear(2, 2).cuda())\n"
+        "model(torch.ones(1, 2).cuda()).sum().backward()\ndist.destroy_process_group()\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    for command in (["init", "-q"], ["add", "."], ["commit", "-qm", "x"]):
+        subprocess.run(["git", "-C", str(git), *command], check=True, env=env)
+    commit = subprocess.check_output(["git", "-C", str(git), "rev-parse", "HEAD"], text=True).strip()
+    row = {"half": "tuning", "repo": "owner/deep", "commit": commit, "path": "examples/a/b/train.py", "kind": "clean",
+           "key": f"owner+deep@{commit[:12]}", "expected": []}
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps(row) + "\n")
+    cache = tmp_path / "cache"
+    sweep = [sys.executable, str(REPO / "bench" / "check_sweep.py"), str(manifest), str(cache), "--whole-repo"]
+    subprocess.run([*sweep, "--fill-from", str(mirrors)], check=True)
+    tree = cache / row["key"]
+    assert (tree / "pyproject.toml").is_file() and (tree / ".git").is_dir()
+    out = subprocess.run(sweep, capture_output=True, text=True, check=True).stdout.splitlines()
+    assert f"clean  owner/deep@{commit[:7]}:examples/a/b/train.py: 0 findings" in out
+
+
 def test_the_ninth_sets_more_bug_fixes_use_no_repository_of_another_set():
     """bench/check_sweep9x.jsonl adds bug fixes to the ninth set from projects no other set used."""
     def repos(path):
