@@ -1262,7 +1262,8 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
         if ref is None or not depth:
             return None
         return _alias_holds(facts, refs, answers, ref, depth) or _returned_holds(facts, refs, answers, ref, depth, expr) \
-            or _object_holds(facts, refs, expr, ref) or _param_holds(facts, refs, answers, ref, depth)
+            or _object_holds(facts, refs, expr, ref) or _param_holds(facts, refs, answers, ref, depth) \
+            or _stored_holds(facts, refs, answers, ref, depth)
     home = facts.ref(_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
         if facts.in_library(ref.scope):
@@ -1382,6 +1383,18 @@ def _param_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, 
         return None
     passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)]
     verdicts = {_holds(facts, refs, answers, arg, depth - 1) if arg is not None else None for arg in passed}
+    return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
+
+
+def _stored_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, depth: int) -> Holds | None:
+    """`self.model` of a class whose methods store another object's model into it (`self.model =
+    trainer.model` in a visualizer's `__init__`, `trainer` an instance of the class that wraps its
+    `self.model`): what every store gives it (WRAPPER where each gives the wrapper, MAYBE where some
+    may)."""
+    if not isinstance(ref.scope, cst.ClassDef) or not ref.name.startswith("self."):
+        return None
+    values = [_same_object(facts, value) for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)]
+    verdicts = {_holds(facts, refs, answers, value, depth - 1) for value in values}
     return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
 
 

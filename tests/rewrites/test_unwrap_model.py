@@ -939,3 +939,60 @@ def test_a_model_handed_to_a_function_that_pairs_its_parameter_names_is_unwrappe
     assert "        accumulate(ema, model)\n" in out and "        evaluate(model, x)\n" in out
     assert "    par2 = dict(model.module.named_parameters())\n" in out
     assert "    par1 = dict(ema.named_parameters())\n" in out
+
+
+def test_a_model_another_class_keeps_from_a_trainer_is_read_through_the_module():
+    """A visualizer keeps the trainer's model (`self.model = trainer.model` in its `__init__`) and
+    reads `self.model.config`, `isinstance(self.model, Net)` and `self.model.describe(...)`: the
+    trainer's `self.model` is the wrapper, and each read failed on it (AttributeError; the
+    `isinstance` test was False), with nothing in the report."""
+    code = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.config = {"width": 2}
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def describe(self, n):
+        return f"{n} inputs"
+
+
+class Trainer:
+    def __init__(self):
+        self.model = Net()
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+
+    def fit(self):
+        for epoch in range(2):
+            for (x,) in self.loader:
+                self.opt.zero_grad()
+                self.model(x).sum().backward()
+                self.opt.step()
+
+
+class Viewer:
+    def __init__(self, trainer):
+        self.model = trainer.model
+
+    def show(self):
+        width = self.model.config["width"]
+        if isinstance(self.model, Net):
+            return self.model.describe(width)
+
+
+trainer = Trainer()
+trainer.fit()
+Viewer(trainer).show()
+"""
+    out = only(NAME, code, also={"wrap-model"})
+    assert "        width = self.model.module.config[\"width\"]\n" in out
+    assert "        if isinstance(self.model.module, Net):\n" in out
+    assert "            return self.model.module.describe(width)\n" in out
