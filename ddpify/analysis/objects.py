@@ -320,6 +320,8 @@ class Objects:
         found = Sites().union(*(self.values(s) for s in f.sources(ref)))
         for loop in self._loop_targets.get(ref, ()):  # `for net in [self.G, self.D]:`
             found |= Sites().union(*(self.elements(s) for s in self.values(loop.iter)))
+        for held in self._item_loops.get(ref, ()):  # `for k, v in self.writers.items():`
+            found |= Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s} for s in self.values(held)))
         for value, i in f._unpacking.get(ref, ()):  # `model, opt = torch.load(f)`: made by the load
             if not f._unpacked(value, i):
                 found |= Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s}
@@ -431,6 +433,27 @@ class Objects:
                 ref = f.ref(loop.target, loop)
                 if ref is not None:
                     index[ref].append(loop)
+        return index
+
+    @cached_property
+    def _item_loops(self) -> dict[Ref, list[cst.BaseExpression]]:
+        """The names a loop binds to the values of a dict, by the dict: `v` of `for k, v in
+        d.items():` and of `for v in d.values():` -> [`d`] (what `d` holds, its items stored by
+        `d[key] = value` among them)."""
+        f = self.facts
+        index: dict[Ref, list] = defaultdict(list)
+        for loop in f.loops:
+            if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call) or loop.iter.args \
+                    or not isinstance(loop.iter.func, cst.Attribute):
+                continue
+            method, target = loop.iter.func.attr.value, loop.target
+            if method == "items" and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+                target = target.elements[1].value
+            elif method != "values":
+                continue
+            ref = f.ref(target, loop) if isinstance(target, cst.Name) else None
+            if ref is not None:
+                index[ref].append(loop.iter.func.value)
         return index
 
     def loop_bound(self, ref: Ref) -> bool:

@@ -277,7 +277,7 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, log
     if (what := writes.file_write(facts, call)) is not None:
         return dotted(call.func) or what.strip(".()")
     if isinstance(call.func, cst.Attribute) and _on_logger(facts, call.func.value, loggers):
-        return dotted(call.func)
+        return dotted(call.func) or facts.code(call.func)  # `self.writer[tag].add_scalar`: no dotted name
     if _prints_to(call) is not None and _on_logger(facts, _prints_to(call), loggers):
         return "print(file=...)"  # print(s, file=None) would write to stdout
     return None

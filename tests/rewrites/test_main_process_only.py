@@ -1631,3 +1631,48 @@ def test_a_folder_every_process_asserts_absent_is_made_after_every_process_asked
         "try:\n    assert not os.path.exists(run_dir)\n    writer = SummaryWriter(log_dir=run_dir)\nexcept OSError:\n    pass\n"))
     assert not [line for line in tried.splitlines() if line.strip() == "barrier()"]
     assert "    # TODO(ddpify): every process asks whether `run_dir` exists before the main process makes it" in tried
+
+
+def test_loggers_kept_in_a_dict_are_guarded_where_an_item_or_a_loop_over_its_values_uses_them():
+    """A trainer keeps one SummaryWriter per split in a dict (`self.writer['train'] =
+    SummaryWriter(...)`), logs through `self.writer[tag].add_scalar(...)` and closes them in `for k, v
+    in self.writer.items(): v.flush(); v.close()`: the writers were made on the main process only
+    (None elsewhere) but these uses ran everywhere (AttributeError on None), with nothing in the
+    report: a use through an item had no dotted name, and a loop's `v` held nothing known."""
+    code = """\
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+
+class Trainer:
+    def __init__(self):
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.writer = dict()
+        self.writer['train'] = SummaryWriter("runs/train")
+        self.writer['val'] = SummaryWriter("runs/val")
+
+    def _log(self, tag, epoch, **kwargs):
+        for k, v in kwargs.items():
+            self.writer[tag].add_scalar(k, v, epoch)
+
+    def fit(self):
+        for epoch in range(2):
+            for x in torch.randn(3, 4, 2):
+                self.opt.zero_grad()
+                loss = self.model(x).sum()
+                loss.backward()
+                self.opt.step()
+            self._log('train', epoch, loss=loss.item())
+        for w in self.writer.values():
+            w.flush()
+        for k, v in self.writer.items():
+            v.close()
+
+
+Trainer().fit()
+"""
+    out = only(NAME, code)
+    assert "            if is_main_process():\n                self.writer[tag].add_scalar(k, v, epoch)\n" in out
+    assert "            if is_main_process():\n                w.flush()\n" in out
+    assert "            if is_main_process():\n                v.close()\n" in out
