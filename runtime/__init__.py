@@ -216,6 +216,7 @@ class _State:
         self.wrapped: "list[tuple[int, Any]]" = []  # (number, weak reference) of each live DDP (_resync_wrapped)
         self.wraps_made = 0  # DDP models built so far: their numbers, the same on every process
         self.resynced: "set[int]" = set()  # the numbers of the wrapped models _resync_wrapped said it resynced
+        self.thawed: "set[str]" = set()  # the models _average_once_unfrozen said it averages unfrozen parameters of
 
 
 _STATE = _State()
@@ -521,6 +522,8 @@ def _install_first_forward_sync() -> None:
     layer that sets its parameters from the first batch it sees (ActNorm's or weight norm's
     data-dependent initialization, ``if not self.initialized: self.bias.data.copy_(-mean)``) sets
     them from each process's own shard, and the replicas would train apart from the first step.
+    The same patch has a wrapper that holds frozen parameters average their gradients once they
+    are unfrozen (``_average_once_unfrozen``).
     The patch stays for the run (it runs at construction only); nothing of it runs in a step."""
     if _STATE.first_forward_undo is not None:
         return
@@ -529,6 +532,7 @@ def _install_first_forward_sync() -> None:
         def init(self: Any, *args: Any, **kwargs: Any) -> None:
             original(self, *args, **kwargs)
             _sync_after_first_forward(self)
+            _average_once_unfrozen(self)
             _remember_wrapped(self)
         return init
 
@@ -578,6 +582,44 @@ def _sync_after_first_forward(model: Any) -> None:
 
     handle = model.register_forward_hook(after)
 
+
+
+def _average_once_unfrozen(model: Any) -> None:
+    """DDP averages the gradients of the parameters that required them when it was built. A
+    parameter frozen then (``requires_grad = False``: a pretrained backbone) and unfrozen later
+    (``for p in model.parameters(): p.requires_grad = True`` after some epochs, to fine-tune it)
+    gets no averaging, and each process would step its own copy from its own batches. Where the
+    wrapper holds such parameters, a hook looks at them before each of its forwards with
+    gradients; those that require gradients now get ``sync_gradients``' averaging hook (one
+    all-reduce per parameter per backward; every process unfreezes them at the same forward, as
+    they run the same code), and the main process says so once. A wrapper with nothing frozen
+    gets no hook; the hook goes once nothing is left frozen."""
+    ignored = set(getattr(model, "parameters_to_ignore", ()) or ())
+    frozen = [p for key, p in model.module.named_parameters() if key not in ignored and not p.requires_grad]
+    if not frozen:
+        return
+    group, name = model.process_group, type(model.module).__name__  # (the hook holds no reference to the model)
+
+    def before(module: Any, inputs: Any) -> None:
+        thawed = [p for p in frozen if p.requires_grad] if torch.is_grad_enabled() else []
+        if not thawed:
+            return
+        world = dist.get_world_size(group)
+        for param in thawed:
+            if not getattr(param, "_ddpify_synced", False):
+                param.register_hook(_averaging_hook(param, world, group))
+                param._ddpify_synced = True  # type: ignore[attr-defined]
+        frozen[:] = [p for p in frozen if not p.requires_grad]
+        if not frozen:
+            handle.remove()
+        if get_rank() == 0 and name not in _STATE.thawed:
+            _STATE.thawed.add(name)
+            _BUILTIN_PRINT(f"ddpify: {len(thawed)} parameter(s) of {name} were frozen when DistributedDataParallel "
+                           "was built and now require gradients: DDP does not average them, ddpify does (one "
+                           "all-reduce each per backward; wrapping the model after unfreezing lets DDP do it)",
+                           file=sys.stderr)
+
+    handle = model.register_forward_pre_hook(before)
 
 def _unused_parameters_hint(traceback: Any) -> str:
     """The way out of DDP's unused-parameter error: DDP looks for unused parameters only in the
@@ -894,26 +936,32 @@ def sync_gradients(model: Any) -> Any:
     for tensor in [*params, *(model.buffers() if module else ())]:
         dist.broadcast(tensor.data, 0)
 
-    def hook(param: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
-        first = [True]
-
-        def averaged(grad: torch.Tensor) -> torch.Tensor:
-            grad = grad.clone()
-            dist.all_reduce(grad)
-            if first[0]:  # every process runs the same backward: the same hooks, in the same order
-                first[0] = False
-                dist.broadcast(param.data, 0)
-            return grad.div_(world)
-        return averaged
-
     for param in params:
         if param.requires_grad and not getattr(param, "_ddpify_synced", False):
-            param.register_hook(hook(param))
+            param.register_hook(_averaging_hook(param, world))
             param._ddpify_synced = True  # type: ignore[attr-defined]
     if module:
         _remember_wrapped(model)
     return model
 
+
+
+def _averaging_hook(param: torch.Tensor, world: int, group: Any = None) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A gradient hook for ``param``: the gradient summed over the processes of ``group`` (of
+    ``world`` processes) and divided by their number; at its first call ``param`` takes the main
+    process's value (every process runs the same backward: the same hooks, in the same order)."""
+    first = [True]
+    source = dist.get_global_rank(group, 0) if group is not None else 0
+    among = {} if group is None else {"group": group}
+
+    def averaged(grad: torch.Tensor) -> torch.Tensor:
+        grad = grad.clone()
+        dist.all_reduce(grad, **among)
+        if first[0]:
+            first[0] = False
+            dist.broadcast(param.data, source, **among)
+        return grad.div_(world)
+    return averaged
 
 def convert_sync_batchnorm(model: torch.nn.Module) -> torch.nn.Module:
     """BatchNorm -> SyncBatchNorm for a CUDA model (call it after ``.to(device)``, before DDP).

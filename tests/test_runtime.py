@@ -1,6 +1,7 @@
 """Unit tests of ddpify_runtime: no launcher, one pytest process (plus one plain-python child)."""
 
 import builtins
+import copy
 import itertools
 import json
 import os
@@ -410,6 +411,43 @@ def test_a_ddp_model_whose_first_forward_sets_parameters_takes_the_main_processs
     else:
         assert sent == [] and capsys.readouterr().err == ""
 
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_a_ddp_model_whose_frozen_layers_are_unfrozen_later_averages_their_gradients(monkeypatch, one_process_group,
+                                                                                     capsys, frozen):
+    """A pretrained backbone frozen before the wrap and unfrozen after some epochs, Adam over all
+    the parameters (Cassava_class.py, eleventh fresh sweep, tuning): DDP averages only what
+    required gradients when it was built, so each process stepped its own backbone from its own
+    batches (end_epoch then took the main process's, saying they changed outside the optimizer).
+    Once unfrozen, each backward averages the backbone's gradients (the other process's simulated:
+    3x these, so the sum is 4x); the head stays DDP's; a model with nothing frozen gets no hook."""
+    rt._reset_for_tests()
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1))
+    reference = copy.deepcopy(model)
+    for param in model[0].parameters():
+        param.requires_grad = not frozen
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    reduced = []
+    monkeypatch.setattr(rt.dist, "all_reduce", lambda t, group=None: reduced.append(tuple(t.shape)) or t.mul_(1 + 3))
+    monkeypatch.setattr(rt.dist, "broadcast", lambda t, src, group=None: t)
+    rt._average_once_unfrozen(ddp)
+    x = torch.tensor([[1.0, 2.0]])
+    ddp(x).sum().backward()
+    assert reduced == [] and (model[0].weight.grad is None) == frozen
+    for param in model[0].parameters():
+        param.requires_grad = True
+    model.zero_grad()
+    for _ in range(2):  # the hook is registered once: the second backward accumulates one more average
+        ddp(x).sum().backward()
+        reference(x).sum().backward()
+    scale = 1 + 3 if frozen else 1
+    assert torch.equal(model[0].weight.grad, reference[0].weight.grad * scale)
+    assert torch.equal(model[1].weight.grad, reference[1].weight.grad)
+    assert sorted(reduced) == ([(2,), (2,), (2, 2), (2, 2)] if frozen else [])
+    err = capsys.readouterr().err
+    assert err.count("were frozen when DistributedDataParallel was built") == int(frozen)
+    rt._reset_for_tests()
 
 def test_a_process_keeps_its_rank_after_the_group_is_destroyed(monkeypatch):
     """DomainBed's `sys.stdout = Tee(path)`, its file opened on the main process only: at

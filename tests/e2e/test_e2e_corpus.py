@@ -75,6 +75,7 @@ SPECS = {
     "repeated_passes": Spec(train={240: True}, passes=4),  # two phases, each from epoch 0
     "constructor_flag_branch": Spec(train={300: True}, passes=2),  # `if self.use_norm:` fixed per model
     "data_init": Spec(train={192: True}, passes=2),  # ActNorm set from the first batch (each process's own)
+    "unfreeze_backbone": Spec(train={32: True}, passes=3),  # frozen when wrapped, unfrozen at epoch 1
 }
 UNCHANGED = ["already_ddp", "inference_only"]
 NAMES = sorted(SPECS)
