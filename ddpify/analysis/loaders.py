@@ -468,8 +468,10 @@ def _loader_expression(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -
     """The loader `call` that a batch loop iterates, as a name: `pbar = tqdm(train_loader)` ->
     `train_loader`; a local that holds one of several loaders (`data_loader = self.val_loader if
     validation else self.train_loader`) -> the one that is `call` (`self.train_loader`), a name its
-    callers can see."""
-    expr = _through(facts, expr)
+    callers can see; an attribute the loop's own method sets before it (`self.pbar =
+    tqdm(self.train_loader)` in one branch, `tqdm(self.val_loader)` in the other) -> the same (at the
+    top of the caller's epoch loop `self.pbar` still holds the previous pass's bar, or nothing)."""
+    expr = _set_just_before(facts, _through(facts, expr), call)
     seen: set[str] = set()
     while isinstance(expr, cst.Name) and expr.value not in seen:  # `it = iter(loader)`, also re-assigned on StopIteration
         seen.add(expr.value)
@@ -490,6 +492,20 @@ def _loader_expression(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -
             break  # (a local alias, `dl = self.train_loader`, is followed: callers may see its source)
         expr = stripped[0]
     return expr.value if isinstance(expr, cst.Subscript) else expr
+
+
+def _set_just_before(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -> cst.BaseExpression:
+    """`self.x` that the method holding `expr` assigns before it (each assignment there read as its
+    value, through `tqdm(...)`): the one of those values that is the loader `call`, where exactly one
+    is; else `expr`."""
+    scope = facts.scope(expr)
+    if not (isinstance(expr, cst.Attribute) and dotted(expr.value) == "self" and isinstance(scope, cst.FunctionDef)):
+        return expr
+    text = facts.code(expr)
+    sources = [mt.strip_iteration(_through(facts, value)) for target, value, stmt in facts.writes_in(scope)
+               if dotted(target) == text and facts.before(stmt, expr)]
+    found = {facts.code(s): s for s in sources if mt.is_simple_reference(s) and call in loaders_of(facts, s, [call])}
+    return next(iter(found.values())) if len(found) == 1 else expr
 
 
 def _branches(expr: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -1163,6 +1163,67 @@ class Trainer:
             self.opt.step()
 Trainer(Points(8)).run(2)
 """, "a_loader_read_through_an_attribute_of_a_parameter_is_named_as_the_caller_passes_it", also=set()),
+    # the pass's own method sets the bar it iterates (`self.bar = tqdm(self.train_loader)` or the
+    # validation one, sharded too as it reaches the loop that trains): the caller's epoch loop names
+    # the loaders, not `self.bar` (still the last pass's bar, or unset, at the top of the epoch)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from tqdm import tqdm
+class Trainer:
+    def __init__(self, train_loader, val_loader):
+        self.train_loader = train_loader
+        self.val_loader = val_loader
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+    def _pass(self, training):
+        if training:
+            self.bar = tqdm(self.train_loader)
+        else:
+            self.bar = tqdm(self.val_loader)
+        for x, y in self.bar:
+            loss = ((self.model(x) - y) ** 2).mean()
+            if training:
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self._pass(True)
+data = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+Trainer(DataLoader(data, batch_size=4, shuffle=True), DataLoader(data, batch_size=4)).train(2)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from tqdm import tqdm
+from ddpify_runtime import end_epoch, set_epoch
+
+class Trainer:
+    def __init__(self, train_loader, val_loader):
+        self.train_loader = train_loader
+        self.val_loader = val_loader
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+    def _pass(self, training):
+        if training:
+            self.bar = tqdm(self.train_loader)
+        else:
+            self.bar = tqdm(self.val_loader)
+        for x, y in self.bar:
+            loss = ((self.model(x) - y) ** 2).mean()
+            if training:
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+    def train(self, epochs):
+        for epoch in range(epochs):
+            set_epoch(self.train_loader, epoch)
+            set_epoch(self.val_loader, epoch)
+            self._pass(True)
+            end_epoch()
+data = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+Trainer(DataLoader(data, batch_size=4, shuffle=True), DataLoader(data, batch_size=4)).train(2)
+""", "a_bar_the_passs_method_sets_before_its_loop_is_named_by_its_loader", also=set()),
 ]
 
 UNCHANGED = [
