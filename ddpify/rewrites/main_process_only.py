@@ -32,7 +32,8 @@ is called, and an `if`
 whose body only writes takes the condition (`if args.save_model and is_main_process():`), one
 written on one line too (`if args.save_model and is_main_process(): policy.save(path)`).
 A function that sets an attribute (`__init__` building `self.writer`) is not such a helper: other
-code reads that state. A logger (a SummaryWriter, TensorFlow's summary writer, a wandb run, an
+code reads that state. A logger (a SummaryWriter, TensorFlow's summary writer, a wandb run, a ClearML
+task (`Task.init`, also of `trains`), an
 instance of a logger class of the program such as `Logger(log_dir)` whose `__init__` makes a
 writer, a file opened for writing that is only written, printed into and closed, here or by
 a function it is handed to) exists on the main process
@@ -114,7 +115,9 @@ ONCE = {"wandb.init", "wandb.log", "wandb.save", "wandb.finish", "wandb.watch", 
         # writes there (one deletes the folder another has just made and written into)
         "shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.replace"}
 DELETIONS = frozenset({"shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs"})  # nothing to read back
-LOGGERS = {"wandb.init"}  # and what `objects` calls a writer (SummaryWriter, a logger class of the program)
+# a ClearML task (`trains` its former name) logs to its server like a wandb run: one, from the main process
+LOGGERS = {"wandb.init", "clearml.Task.init", "trains.Task.init"}  # and what `objects` calls a writer
+# (SummaryWriter, a logger class of the program)
 FILE_METHODS = {"write", "writelines", "flush", "close"}
 LOG_FILE_HANDLERS = frozenset({"logging.FileHandler", "logging.handlers.RotatingFileHandler",
                                "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler"})

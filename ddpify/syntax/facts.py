@@ -754,7 +754,27 @@ class Facts:
                   if not mt.is_name(v, "None")] if ref is not None else []
         classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in values]
         classes += [self._item_classes(container) for container in self._looped.get(ref, ())] if ref else []
+        if not classes and ref is not None and ref.name.count(".") == 1 and ref.name.startswith("self."):
+            return self._back_references.get(ref.name[len("self."):], [])
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
+
+    @cached_property
+    def _back_references(self) -> dict[str, list[cst.ClassDef]]:
+        """attribute -> the classes whose methods hand an object of the program themselves under that
+        name (`hook.trainer = self` for each hook, `callback.model = self`), where every assignment of
+        that attribute on another object is so: what a class that never sets `self.trainer` reads there
+        (the hook's `self.trainer.save_ckpt(...)`)."""
+        index: dict[str, list[cst.ClassDef]] = defaultdict(list)
+        other: set[str] = set()
+        for target, value, stmt in self.assigns:
+            if not isinstance(target, cst.Attribute) or dotted(target.value) in (None, "self"):
+                continue
+            cls = self.enclosing_class(stmt)
+            if mt.is_name(value, "self") and cls is not None and isinstance(self.scope(stmt), cst.FunctionDef):
+                index[target.attr.value].append(cls)
+            else:
+                other.add(target.attr.value)
+        return {attr: list(dict.fromkeys(classes)) for attr, classes in index.items() if attr not in other}
 
     @cached_property
     def _looped(self) -> dict[Ref, list[cst.BaseExpression]]:

@@ -1676,3 +1676,69 @@ Trainer().fit()
     assert "            if is_main_process():\n                self.writer[tag].add_scalar(k, v, epoch)\n" in out
     assert "            if is_main_process():\n                w.flush()\n" in out
     assert "            if is_main_process():\n                v.close()\n" in out
+
+
+HOOKS_HANDED_THE_TRAINER = """\
+import torch
+
+
+class BestSaver:
+    def __init__(self):
+        self.best = 0.0
+
+    def epoch_end(self, acc):
+        if acc > self.best:
+            self.best = acc
+            self.trainer.save_ckpt("best.pth")
+
+
+class Trainer:
+    def __init__(self, model, hooks):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.hooks = hooks
+        for hook in hooks:
+            hook.trainer = self
+
+    def save_ckpt(self, name):
+        torch.save(self.model.state_dict(), name)
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self.opt.zero_grad()
+            self.model(torch.randn(4, 2)).sum().backward()
+            self.opt.step()
+            for hook in self.hooks:
+                hook.epoch_end(float(epoch))
+
+
+Trainer(torch.nn.Linear(2, 1), [BestSaver()]).train(2)
+"""
+
+
+def test_a_helper_that_only_writes_reached_through_an_object_that_handed_itself_to_the_caller_is_guarded():
+    """`hook.trainer = self` for each hook in the Trainer, then the hook's `self.trainer.save_ckpt(...)`
+    (laurent3577's Validation hook saving the best checkpoint): the save ran on every process, silently,
+    as `self.trainer` was of no known class in the hook. It is now the class that hands itself over under
+    that name; an attribute also given anything else on other objects names no class."""
+    out = only(NAME, HOOKS_HANDED_THE_TRAINER)
+    assert "            if is_main_process():\n                self.trainer.save_ckpt(\"best.pth\")\n" in out
+    mixed = only(NAME, HOOKS_HANDED_THE_TRAINER.replace("Trainer(torch.nn.Linear(2, 1), [BestSaver()]).train(2)",
+                                                        "spare = BestSaver()\nspare.trainer = None\n"
+                                                        "Trainer(torch.nn.Linear(2, 1), [BestSaver()]).train(2)"))
+    assert "is_main_process():\n                self.trainer.save_ckpt(" not in mixed
+
+
+def test_a_clearml_task_is_made_on_the_main_process_only_and_its_calls_guarded():
+    """`task = Task.init(...)` of ClearML (or of `trains`, its former name, as laurent3577's train.py
+    imports it), then `task.connect(config)`: every process opened a task on the server, silently. It
+    is now a logger like a wandb run: made on the main process only, None elsewhere, its calls guarded."""
+    code = ("import torch\nfrom {module} import Task\n\ntask = Task.init(project_name='p', task_name='t')\n"
+            "task.connect({{'lr': 0.1}}, 'Config')\nmodel = torch.nn.Linear(2, 1)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(2):\n    opt.zero_grad()\n"
+            "    model(torch.randn(4, 2)).sum().backward()\n    opt.step()\n")
+    for module in ("clearml", "trains"):
+        out = only(NAME, code.format(module=module))
+        assert "task = Task.init(project_name='p', task_name='t') if is_main_process() else None\n" \
+               "if is_main_process():\n    task.connect({'lr': 0.1}, 'Config')\n" in out
+    assert "is_main_process()" not in only(NAME, code.format(module="mytasks"))
