@@ -12,8 +12,8 @@
     epoch_acc = running_corrects.double() / dataset_sizes[phase]
 
 The same where a sum is divided by a count of what its own loop saw (`n += y.size(0)`, `len(y)`,
-`y.shape[0]`, `y.numel()`, `n += 1`), the count summed with it, so that every process reports the
-whole set's mean and not its shard's:
+`y.shape[0]`, `y.numel()`, `n += 1`; kept from zero, `max(n, 1)`, too), the count summed with it, so
+that every process reports the whole set's mean and not its shard's:
 
     mae, n = 0., 0
     for x, y in data_loader:                         # run over the sharded training loader too
@@ -85,8 +85,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                 used = mt.names_in(left) & sums
                 if used and _full_size(facts, right, stmt):
                     divided.append((sorted(used)[0], stmt))
-                elif used - counts and isinstance(right, cst.Name) and right.value in counts:
-                    averaged |= {*(used - counts), right.value}
+                elif used - counts and (count := _count_in(right)) in counts:
+                    averaged |= {*(used - counts), count}
         loader = drawn_from(facts, loop.iter) if isinstance(loop, cst.For) else None
         summable = loader is not None and _rereadable(loader)
         restarted = _restarted(facts, loop) if summable else set()
@@ -167,6 +167,14 @@ def _counts(facts: Facts, loop: cst.For | cst.While, sums: set[str]) -> set[str]
         if isinstance(node.target, cst.Name) and node.target.value in sums:
             added.setdefault(node.target.value, []).append(node.value)
     return {name for name, values in added.items() if all(_counted(v) for v in values)}
+
+
+def _count_in(divisor: cst.BaseExpression) -> str | None:
+    """The name a divisor counts by: `n`, also kept from zero (`max(n, 1)`, `max(1, n)`)."""
+    if isinstance(divisor, cst.Call) and mt.is_name(divisor.func, "max") and len(divisor.args) == 2:
+        names = [a.value for a in divisor.args if not isinstance(a.value, cst.Integer)]
+        divisor = names[0] if len(names) == 1 else divisor
+    return divisor.value if isinstance(divisor, cst.Name) else None
 
 
 def _counted(value: cst.BaseExpression) -> bool:

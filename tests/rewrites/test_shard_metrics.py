@@ -234,6 +234,11 @@ for epoch in range(3):
     pair(MEAN.format(count="seen += 1", summed="", after="correct /= seen", start=""),
          MEAN.format(count="seen += 1", summed=SUMMED, after="correct /= seen", start=IMPORTED),
          "a_mean_over_the_batches_counted_in_the_loop_divided_in_place"),
+    # a count kept from zero (the course package's `running_loss/max(total,1)` printed each epoch)
+    pair(MEAN.format(count="seen += y.size(0)", summed="", after='print(f"acc: {correct/max(seen,1):.4f}")', start=""),
+         MEAN.format(count="seen += y.size(0)", summed=SUMMED, after='print(f"acc: {correct/max(seen,1):.4f}")',
+                     start=IMPORTED),
+         "a_mean_over_a_count_kept_from_zero_by_max", report=COUNTED_REPORT),
 ]
 
 ZIPPED = """\
