@@ -213,6 +213,8 @@ class _State:
         self.shown: "dict[str, str]" = {}  # file name -> as a finding or a hang report shows it
         self.first_forward_undo: Any = None  # puts DistributedDataParallel.__init__ back (_install_first_forward_sync)
         self.moved_to_gpu = False  # device_ids() moved a CPU model to this process's GPU (said once)
+        self.full_batches_undo: Any = None  # puts DataLoader.__init__ back (_install_full_batches)
+        self.kept_full: "set[tuple[str, int]]" = set()  # the lines of loaders whose batches were kept full (said once)
         self.wrapped: "list[tuple[int, Any]]" = []  # (number, weak reference) of each live DDP (_resync_wrapped)
         self.wraps_made = 0  # DDP models built so far: their numbers, the same on every process
         self.resynced: "set[int]" = set()  # the numbers of the wrapped models _resync_wrapped said it resynced
@@ -229,6 +231,8 @@ def _reset_for_tests() -> None:
         _STATE.self_check.remove()
     if _STATE.first_forward_undo is not None:
         _STATE.first_forward_undo()
+    if _STATE.full_batches_undo is not None:
+        _STATE.full_batches_undo()
     _STATE.__init__()
 
 
@@ -278,6 +282,7 @@ def init_distributed_mode(backend: Optional[str] = None) -> None:
     _install_excepthook()
     if get_world_size() > 1:
         _install_first_forward_sync()
+        _install_full_batches()
     _install_self_check(verify, timeout.total_seconds())
     if get_rank() == 0 and get_world_size() > 1:
         _BUILTIN_PRINT(f"ddpify: {get_world_size()} processes ({launch.launcher}, {dist.get_backend()})",
@@ -537,6 +542,55 @@ def _install_first_forward_sync() -> None:
         return init
 
     _STATE.first_forward_undo = _patch(torch.nn.parallel.DistributedDataParallel, "__init__", make)
+
+
+def _install_full_batches() -> None:
+    """Every ``DataLoader`` built from now on over a sharded sampler keeps the batches full where
+    the single process's were (``_keep_batches_full``). The patch stays for the run; it runs at
+    construction only."""
+    if _STATE.full_batches_undo is not None:
+        return
+
+    def make(original: Any) -> Any:
+        def init(self: Any, *args: Any, **kwargs: Any) -> None:
+            original(self, *args, **kwargs)
+            _keep_batches_full(self)
+        return init
+
+    _STATE.full_batches_undo = _patch(DataLoader, "__init__", make)
+
+
+def _keep_batches_full(loader: Any) -> None:
+    """``loader``'s batches kept full (its ``BatchSampler`` drops the last partial one) where it
+    draws from a sampler that shards its data set among the processes (``DistributedSampler``,
+    ``ShardedSampler``: the converted loader), every batch of the same loader in one process was
+    full (the data set, or the sharded sampler's own, a multiple of the batch size) and each
+    process's shard would end in a short one. A program may size tensors by its batch size
+    (``real = torch.ones(batch_size)`` beside each batch's loss): one process never met a short
+    batch, and each process's shard would, at the end of every pass. What is left out (fewer
+    samples than a batch, other ones each epoch where the sampler reshuffles) the main process
+    names once per loader line."""
+    batches = getattr(loader, "batch_sampler", None)
+    sampler = getattr(batches, "sampler", None)
+    if type(batches) is not BatchSampler or batches.drop_last or not isinstance(sampler, (DistributedSampler, ShardedSampler)) \
+            or sampler.num_replicas < 2:
+        return
+    try:
+        whole = len(sampler.sampler) if isinstance(sampler, ShardedSampler) else len(sampler.dataset)
+        shard = len(sampler)
+    except TypeError:  # a sampler without a length
+        return
+    size = batches.batch_size
+    if whole % size or not shard % size or shard < size:
+        return
+    batches.drop_last = True
+    site = _site()
+    if is_main_process() and site not in _STATE.kept_full:
+        _STATE.kept_full.add(site)
+        _BUILTIN_PRINT(f"ddpify: {site[0]}:{site[1]}: every batch of {size} of this loader was full in one process, "
+                       f"and each process's shard of {shard} would end in a batch of {shard % size}: those "
+                       f"{shard % size} samples are left out of each pass (drop_last), so that every batch stays full",
+                       file=sys.stderr)
 
 
 def _remember_wrapped(model: Any) -> None:

@@ -748,6 +748,38 @@ def test_shard_loader_other_samplers(rank1_of_2):
     assert unbatched.batch_size is None and list(unbatched) == list(range(1, 20, 2))
 
 
+@pytest.fixture
+def full_batches(monkeypatch):
+    """DataLoader's construction patched as init_distributed_mode patches it with 2+ processes."""
+    monkeypatch.setattr(rt, "is_main_process", lambda: True)
+    rt._reset_for_tests()
+    rt._install_full_batches()
+    yield
+    rt._reset_for_tests()
+
+
+@pytest.mark.parametrize("size, batch, full", [(24, 8, True), (16, 8, False), (20, 8, False), (24, 12, False)])
+def test_a_sharded_loader_keeps_its_batches_full_where_one_process_had_them_full(rank1_of_2, full_batches, capsys,
+                                                                                 size, batch, full):
+    # 24 samples in batches of 8: one process never meets a short batch, while each shard of 12
+    # would end in one of 4 (a program sizing `real = torch.ones(batch_size)` stops there); 16
+    # splits into full batches anyway, 20 had a short batch in one process too, and a shard of 12
+    # in batches of 12 is full
+    data = list(range(size))
+    loaders = [DataLoader(data, batch_size=batch, sampler=DistributedSampler(data, num_replicas=2, rank=1)),
+               rt.shard_loader(DataLoader(data, batch_size=batch, shuffle=True)),
+               rt.shard_loader(DataLoader(data, sampler=WeightedRandomSampler([1.0] * size, size), batch_size=batch))]
+    for loader in loaders:
+        sizes = [len(b) for b in loader]
+        assert set(sizes) == {batch} if full else sizes == [batch] * (size // 2 // batch) + [size // 2 % batch] * bool(size // 2 % batch)
+    said = capsys.readouterr().err
+    assert (said.count(f"would end in a batch of {size // 2 % batch}") == len(loaders)) if full else not said
+
+
+def test_an_unsharded_loader_keeps_its_short_batch(rank1_of_2, full_batches):
+    assert [len(b) for b in DataLoader(list(range(12)), batch_size=8, shuffle=True)] == [8, 4]
+
+
 def test_shard_loader_keeps_batch_samplers(rank1_of_2):
     batches = BatchSampler(RandomSampler(DATA), batch_size=3, drop_last=True)
     new = rt.shard_loader(DataLoader(DATA, batch_sampler=batches))
