@@ -283,7 +283,7 @@ for step in range(4):
                      "for epoch in range(2):\n    running = 0.0\n    for x, y in loader:\n        opt.zero_grad()\n"
                      "        loss = ((model(x) - y) ** 2).mean()\n        loss.backward()\n        opt.step()\n"
                      "        running += loss.item()\n{example:4}\n",
-    "agree-clock": "import os\nfrom datetime import datetime\n" + IMPORTS + TRAIN + "{example}\n",
+    "agree-clock": "import os\nimport time\nfrom datetime import datetime\n" + IMPORTS + TRAIN + "{example}\n",
 }
 ALSO = {"unwrap-model": frozenset({"wrap-model"}), "accumulate-no-sync": frozenset({"wrap-model"}),
         "shard-eval": frozenset({"wrap-model"})}

@@ -13,7 +13,19 @@ group starts it reads its own). Read: a clock call (`time.strftime`, `time.time`
 ...) in a value assigned to a name, built into a string there (`str(...)`, `.strftime(...)`,
 `.format(...)`, an f-string, `%`, `os.path.join`), at the top level or in a function that trains,
 outside loops and outside tests that may differ between processes (a broadcast there would wait
-for processes that never come). Left alone: a clock read for timing (`start = time.time()`,
+for processes that never come). A reading a helper returns is followed to the helper's callers
+(three helpers deep), each of which must name something so; the reading is then taken in the
+helper:
+
+    def stamp():
+        return time.strftime("%Y%m%d-%H%M%S")
+    run_dir = os.path.join("runs", stamp())
+->
+    def stamp():
+        return from_main_process(lambda: time.strftime("%Y%m%d-%H%M%S"))
+    run_dir = os.path.join("runs", stamp())
+
+Left alone: a clock read for timing (`start = time.time()`,
 `elapsed = time.time() - start`), one in a loop, and one handed to another call (a writer made on
 the main process only reads it there).
 """
@@ -39,6 +51,7 @@ SUMMARY = "name a run by the main process's clock on every process (from_main_pr
 CLOCKS = frozenset({"time.time", "time.strftime", "time.ctime", "time.asctime", "time.localtime", "time.gmtime",
                     "datetime.datetime.now", "datetime.datetime.today", "datetime.datetime.utcnow",
                     "datetime.date.today"})
+HELPER_DEPTH = 3  # helpers returning a reading, followed to their callers
 TEXTUAL = frozenset({"str", "format", "strftime", "isoformat", "replace", "join", "ctime"})  # calls that make text of it
 
 
@@ -57,9 +70,22 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
 def _names_something(facts: Facts, clock: cst.Call) -> bool:
     """Is `clock` built into a string assigned to a name (`ts = time.strftime(...)`,
     `run = f"runs/{datetime.now():%H%M}"`), where every process runs the assignment once?"""
-    textual = facts.qualify(clock.func) in ("time.strftime", "time.ctime", "time.asctime")
-    node: cst.CSTNode = clock
-    for anc in facts.ancestors(clock):
+    return _named(facts, clock, facts.qualify(clock.func) in ("time.strftime", "time.ctime", "time.asctime"),
+                  HELPER_DEPTH)
+
+
+def _named(facts: Facts, reading: cst.Call, textual: bool, depth: int) -> bool:
+    """`_names_something` for `reading`: a clock call, or a call of a helper that returns one
+    (`def stamp(): return time.strftime(...)`, then `run_dir = os.path.join("runs", stamp())`):
+    the helper's value is followed to each of its call sites (`depth` helpers deep), every one of
+    which must name something once on every process."""
+    node: cst.CSTNode = reading
+    for anc in facts.ancestors(reading):
+        if isinstance(anc, cst.Return) and anc.value is node:
+            func = facts.scope(anc)
+            sites = facts.call_sites(func) if isinstance(func, cst.FunctionDef) and depth > 0 else []
+            return bool(sites) and _once_everywhere(facts, anc, func) \
+                and all(_named(facts, site, textual, depth - 1) for site in sites)
         if isinstance(anc, (cst.Assign, cst.AnnAssign)):
             if node is not anc.value:
                 return False  # a target's subscript, not the value
@@ -89,7 +115,7 @@ def _names_something(facts: Facts, clock: cst.Call) -> bool:
         node = anc
     else:
         return False
-    return textual and _once_everywhere(facts, clock)
+    return textual and _once_everywhere(facts, reading)
 
 
 def _texts(op: cst.BinaryOperation) -> bool:
@@ -98,11 +124,12 @@ def _texts(op: cst.BinaryOperation) -> bool:
                for side in (op.left, op.right))
 
 
-def _once_everywhere(facts: Facts, node: cst.CSTNode) -> bool:
+def _once_everywhere(facts: Facts, node: cst.CSTNode, helper: cst.CSTNode | None = None) -> bool:
     """At the top level, or in a function that trains (one the conversion never runs on the main
-    process only), outside loops and outside an `if` whose test may differ between processes."""
+    process only), outside loops and outside an `if` whose test may differ between processes; with
+    `helper`, the function `node` returns from, the same within it (its call sites answer for it)."""
     for anc in facts.ancestors(node):
-        if isinstance(anc, cst.Module):
+        if anc is helper or isinstance(anc, cst.Module):
             return True
         if isinstance(anc, cst.FunctionDef):
             return facts.trains(anc)

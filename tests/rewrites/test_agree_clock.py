@@ -68,6 +68,42 @@ from ddpify_runtime import from_main_process
 stamp = f"run-{from_main_process(lambda: datetime.datetime.now()):%H%M%S}"
 name = "exp_" + str(from_main_process(lambda: datetime.datetime.now()))
 """ + TRAIN.replace("\n    ", "\n").lstrip(" "), "names_made_of_the_clock_at_the_top_level_are_the_main_process_s", also=set()),
+    # a reading a helper returns, followed through a second helper to the name it makes: read in the helper
+    pair("""\
+import os
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+def stamp():
+    return time.strftime("%Y%m%d-%H%M%S")
+def make_run_dir(root):
+    return os.path.join(root, "run-" + stamp())
+def main():
+    run_dir = make_run_dir("runs")
+    os.makedirs(run_dir, exist_ok=True)
+""" + TRAIN + """\
+    torch.save(model.state_dict(), os.path.join(run_dir, "last.pt"))
+    model.load_state_dict(torch.load(os.path.join(run_dir, "last.pt")))
+main()
+""", """\
+import os
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import from_main_process
+
+def stamp():
+    return from_main_process(lambda: time.strftime("%Y%m%d-%H%M%S"))
+def make_run_dir(root):
+    return os.path.join(root, "run-" + stamp())
+def main():
+    run_dir = make_run_dir("runs")
+    os.makedirs(run_dir, exist_ok=True)
+""" + TRAIN + """\
+    torch.save(model.state_dict(), os.path.join(run_dir, "last.pt"))
+    model.load_state_dict(torch.load(os.path.join(run_dir, "last.pt")))
+main()
+""", "a_clock_reading_a_helper_returns_is_read_in_the_helper_from_the_main_process", also=set()),
 ]
 
 UNCHANGED = [
@@ -85,6 +121,24 @@ def main():
     writer_dir = str(time.time()) if loss_is_low(model) else None
 main()
 """, id="timing_reads_printed_or_in_a_loop_or_under_a_test_that_may_differ"),
+    # a helper's reading that one caller makes in a loop, one that another prints, and a helper no one calls
+    pytest.param("""\
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+def stamp():
+    return time.strftime("%H%M%S")
+def label():
+    return "run-" + time.strftime("%H%M%S")
+def unused():
+    return time.strftime("%H%M%S")
+def main():
+    run = label()
+""" + TRAIN + """\
+        tag = stamp()
+    print(label())
+main()
+""", id="a_helpers_reading_that_a_caller_makes_in_a_loop_or_hands_to_a_call"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
