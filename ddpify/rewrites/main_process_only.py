@@ -53,7 +53,9 @@ insists does not exist yet, `assert not os.path.exists(run_dir)` before `Summary
 as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
 later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.load`, `open(path)`,
-...) may read what was written, a `barrier()` follows the write, whatever wrote it.
+...) may read what was written, a `barrier()` follows the write, whatever wrote it; after a picture
+(`plt.savefig`, `save_image`) only where a picture reader (`Image.open`, `plt.imread`) or a file
+opened in binary may read it.
 `print` needs nothing: the runtime silences it off the main process. A logging handler that
 opens a file is made on the main process only, a `NullHandler` elsewhere:
 
@@ -83,7 +85,7 @@ TODO.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, AbstractSet, Iterator, NamedTuple
+from typing import TYPE_CHECKING, AbstractSet, Callable, Iterator, NamedTuple
 
 import libcst as cst
 
@@ -181,7 +183,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         _write_atomically(facts, edits, stmt)
     readers = [c for c in facts.calls if _reads(facts, c)] if saves else []
     main_only = {*guarded, *owners}  # a barrier inside them would wait for processes that never come
-    points = {stmt: _reached_by_all(facts, stmt, main_only) for stmt in saves if _read_back_later(facts, stmt, readers)}
+    points = {stmt: _reached_by_all(facts, stmt, main_only) for stmt in saves
+              if _read_back_later(facts, stmt, _picture_readers(facts, readers) if _draws(facts, stmt) else readers)}
     placed: set[cst.CSTNode] = set()
     for stmt, point in points.items():
         if _barrier_follows(facts, point, set(points.values()) - {point},
@@ -828,8 +831,34 @@ def _barrier_follows(facts: Facts, point: cst.CSTNode, others: set[cst.CSTNode],
     return any(entry.loop is owner for entry in epoch_loops)
 
 
+PICTURE_READERS = frozenset({"PIL.Image.open", "matplotlib.pyplot.imread", "cv2.imread", "imageio.imread",
+                             "imageio.v2.imread", "imageio.v3.imread", "skimage.io.imread", "torchvision.io.read_image"})
 READERS = {"torch.load", "pickle.load", "json.load", "numpy.load", "numpy.loadtxt", "pandas.read_csv",
-           "pandas.read_json", "pandas.read_pickle", "PIL.Image.open", "yaml.safe_load", "yaml.load"}
+           "pandas.read_json", "pandas.read_pickle", "yaml.safe_load", "yaml.load", *PICTURE_READERS}
+PICTURE_WRITES = frozenset({"torchvision.utils.save_image", "matplotlib.pyplot.savefig", "matplotlib.pyplot.imsave",
+                            "imageio.imwrite", "imageio.imsave", "imageio.mimwrite", "imageio.mimsave",
+                            "imageio.v2.imwrite", "imageio.v2.mimwrite", "imageio.v3.imwrite", "scipy.misc.imsave",
+                            "skimage.io.imsave", "cv2.imwrite"})
+
+
+def _draws(facts: Facts, stmt: cst.CSTNode) -> bool:
+    """Are the files `stmt` writes pictures only (`plt.savefig(p)`, `fig.savefig(p)`, `save_image(x, p)`)?"""
+    found = [c for c in facts.calls_in(stmt) if writes.file_write(facts, c) is not None]
+    return bool(found) and all(facts.qualify(c.func) in PICTURE_WRITES or
+                               isinstance(c.func, cst.Attribute) and c.func.attr.value == "savefig" for c in found)
+
+
+def _picture_readers(facts: Facts, readers: list[cst.Call]) -> list[cst.Call]:
+    """The `readers` that may read a picture back: a picture reader (`Image.open`, `plt.imread`),
+    or a file opened in binary, itself or in a function it calls; a plot nothing reads so needs no
+    barrier after it (a `torch.load` or a text file read later reads another file)."""
+    return [c for c in readers if _reads(facts, c, only=_reads_picture)]
+
+
+def _reads_picture(facts: Facts, call: cst.Call) -> bool:
+    mode = mt.keyword(call, "mode") or mt.positional(call, 1)
+    return facts.qualify(call.func) in PICTURE_READERS or mt.is_call_of(call, "open") and mode is not None \
+        and isinstance(mode.value, cst.SimpleString) and "b" in mode.value.value and not mt.is_open_for_writing(call)
 
 
 def _read_back_later(facts: Facts, stmt: cst.CSTNode, readers: list[cst.Call]) -> bool:
@@ -854,11 +883,15 @@ def _same_file(facts: Facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:
     return program is None or program.part_of(a, facts.parents) is program.part_of(b, facts.parents)
 
 
-def _reads(facts: Facts, call: cst.Call, depth: int = 1) -> bool:
-    """A call that reads a file, itself or in a function of this file it calls (`restore()`)."""
-    if facts.qualify(call.func) in READERS or mt.is_call_of(call, "open") and not mt.is_open_for_writing(call):
+def _reads(facts: Facts, call: cst.Call, depth: int = 1,
+           only: Callable[[Facts, cst.Call], bool] | None = None) -> bool:
+    """A call that reads a file, itself or in a function of this file it calls (`restore()`);
+    with `only`, a read that `only(facts, call)` accepts."""
+    if only(facts, call) if only is not None else \
+            facts.qualify(call.func) in READERS or mt.is_call_of(call, "open") and not mt.is_open_for_writing(call):
         return True
-    return depth > 0 and any(_reads(facts, c, depth - 1) for f in facts.user_functions(call) for c in facts.calls_in(f))
+    return depth > 0 and any(_reads(facts, c, depth - 1, only) for f in facts.user_functions(call)
+                             for c in facts.calls_in(f))
 
 
 

@@ -1742,3 +1742,44 @@ def test_a_clearml_task_is_made_on_the_main_process_only_and_its_calls_guarded()
         assert "task = Task.init(project_name='p', task_name='t') if is_main_process() else None\n" \
                "if is_main_process():\n    task.connect({'lr': 0.1}, 'Config')\n" in out
     assert "is_main_process()" not in only(NAME, code.format(module="mytasks"))
+
+
+PLOT_HELPER = """\
+import matplotlib.pyplot as plt
+import torch
+from PIL import Image
+
+
+def plot_losses(losses, path):
+    plt.plot(losses)
+    plt.savefig(path)
+
+
+def main():
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for epoch in range(2):
+        loss = model(torch.randn(4, 2)).sum()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        plot_losses(losses, "losses.png")
+    model.load_state_dict(torch.load("best.pt"))
+{read}
+
+main()
+"""
+
+
+@pytest.mark.parametrize("read, barrier", [
+    ("", False),  # the plot is read by no one: the checkpoint read later is another file
+    ("    shown = Image.open('losses.png')", True),  # a picture reader may read it back
+    ("    raw = open('losses.png', 'rb').read()", True),  # and so may a file opened in binary
+    ("    notes = open('notes.txt').read()", False),  # a text file read later is no picture
+])
+def test_a_plot_is_followed_by_a_barrier_only_where_a_picture_may_be_read_back(read, barrier):
+    """The tenth sweep's plotting helpers (a confusion matrix's `plt.savefig` in `utils.py`): a
+    barrier after the main process's plot, where no process reads a picture back, only waited."""
+    converted = only(NAME, PLOT_HELPER.format(read=read))
+    assert "plt.savefig(path)" in converted and ("barrier()\n" in converted) == barrier
