@@ -206,6 +206,10 @@ CONTEXTS = {
         .replace("            ((model", "            loss = ((model").replace(".backward()", "\n            if phase == 'train':"
                                                                         "\n                loss.backward()")
         .replace("            opt.step()", "                opt.step()"),
+        IMPORTS + "TRAIN = VALID = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))\n"
+        "def get_dataloader(ds, shuffle=True):\n    return DataLoader(ds, batch_size=4, shuffle=shuffle)\n"
+        "{example}\nvalid_loader = get_dataloader(VALID, shuffle=False)\n" + MODEL
+        + EPOCHS.replace("in loader", "in train_loader"),
     ],
     "wrap-model": [WRAP, WRAP.replace("{example}\n", SPLIT_LOSS + "emsize, splits = 2, []\nmodel = torch.nn.Linear(2, 1)\n"
                                       "{example}\noptimizer = optim.SGD(list(model.parameters()) + "

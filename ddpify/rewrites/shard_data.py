@@ -27,6 +27,17 @@ that shuffle and None in the others, which evaluate on the whole set. Made so wi
 phases that train only (`phases.made_per_phase`): `if split == 'train': data_loader =
 shard_loader(data_loader)` after the statement.
 
+A loader a helper makes for training and for evaluation alike (`def get_dataloader(ds, shuffle=True):
+return DataLoader(ds, shuffle=shuffle)`, its value bound to `valid_loader`, or given `VALID`, at
+one call) is sharded at the training caller, the helper left as it is:
+
+    train_loader = get_dataloader(TRAIN)
+->
+    train_loader = get_dataloader(TRAIN)
+    train_loader = shard_loader(train_loader)
+
+(sharded in the helper, the evaluation loader would be sharded too, its numbers one process's).
+
 A sampler passed by name is the one bound last before the loader is built (`s = A(...)` for one
 loader, `s = balanced(y)` for the next: the next's is the function's), and one that several loaders
 share is wrapped once. A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (runtime) keeps a
@@ -54,6 +65,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis import objects, phases
+from ddpify.analysis.loaders import EVAL_NAME
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -83,7 +95,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     for call in found.training:
         if call in found.by_key:
             _shard_keys(facts, edits, call, *found.by_key[call])
-        else:
+        elif not _shard_at_callers(facts, edits, call):
             _shard(facts, edits, call, done)
     for loop in found.manual:
         edits.todo(loop, "batches are sliced by hand, so every process trains on all the data (correct, "
@@ -170,6 +182,19 @@ def _outermost_training_loop(facts: Facts) -> cst.For | cst.While | None:
                                           if facts.scope(a) is facts.scope(loop)):
             return loop
     return None
+
+
+def _shard_at_callers(facts: Facts, edits: Edits, call: cst.Call) -> bool:
+    """Shard where a helper shared by training and evaluation is called for training
+    (`_shared_helper_callers`); False where `call` is no such helper's loader."""
+    callers = _shared_helper_callers(facts, call)
+    if callers is None:
+        return False
+    training, evaluating = callers
+    for site in training:
+        _wrap_loader(facts, edits, site, f"`{facts.code(site.func)}` makes it where it trains, and also the "
+                     f"evaluation loader `{facts.code(evaluating[0])}`, which stays whole")
+    return True
 
 
 def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> None:
@@ -343,6 +368,26 @@ def _shard_in_phases(facts: Facts, edits: Edits, call: cst.Call, var: str, train
                  "phase; the phases that do not train evaluate on the whole set): it is rebuilt with a "
                  "distributed sampler that keeps its shuffle setting")
     return True
+
+
+def _shared_helper_callers(facts: Facts, call: cst.Call) -> tuple[list[cst.Call], list[cst.Call]] | None:
+    """The calls of the helper that returns `call` (`def get_dataloader(ds, shuffle=True): return
+    DataLoader(ds, shuffle=shuffle)`) split into those that make a training loader and those that
+    make an evaluation loader, the value bound to a name, or given an argument, that says it
+    evaluates (`valid_loader = get_dataloader(VALID, shuffle=False)`); None unless there are both.
+    Sharded in the helper, the evaluation loader would be sharded too: its numbers one process's."""
+    ret = facts.parent(call)
+    func = facts.scope(call)
+    if not isinstance(ret, cst.Return) or ret.value is not call or not isinstance(func, cst.FunctionDef):
+        return None
+    training: list[cst.Call] = []
+    evaluating: list[cst.Call] = []
+    for site in facts.call_sites(func):
+        parent = facts.parent(site)
+        bound = dotted(parent.targets[0].target) if isinstance(parent, cst.Assign) and len(parent.targets) == 1 else None
+        said = [bound or "", *(facts.code(a.value) for a in site.args)]
+        (evaluating if any(EVAL_NAME.search(text) for text in said) else training).append(site)
+    return (training, evaluating) if training and evaluating else None
 
 
 def _wrap_loader(facts: Facts, edits: Edits, call: cst.Call, why: str,

@@ -928,3 +928,48 @@ def test_a_loader_stays_whole_while_an_optimizer_steps_a_model_ddpify_did_not_fi
     assert "sampler=DistributedSampler(" not in out and "shard_loader(" not in out
     assert "# TODO(ddpify): this loader trains but is left whole: `torch.optim.Adam(...)` (a TODO there)" in out
     assert "loader = shard_loader(loader)" in only(NAME, CONFIG_MODELS.replace("MODELS[0].parameters()", "DISCRIMINATOR.parameters()"))
+
+
+SHARED_HELPER = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+TRAIN = TensorDataset(torch.randn(16, 2), torch.randn(16, 1))
+VALID = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+
+
+def get_dataloader(dataset, shuffle=True):
+    return DataLoader(dataset, batch_size=4, shuffle=shuffle)
+
+
+def main():
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train_loader = get_dataloader(TRAIN)
+    {second}
+    for epoch in range(2):
+        for x, y in train_loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+        print(epoch, sum(((model(x) - y) ** 2).sum().item() for x, y in {read}))
+
+
+main()
+"""
+
+
+def test_a_loader_helper_shared_by_training_and_evaluation_is_sharded_at_the_training_caller():
+    """The ninth sweep's pettod (`getDataloader(dataset, shuffle=True)` called for the training and
+    the validation set): sharded in the helper, the validation loader was sharded too, its printed
+    sum one process's share."""
+    code = SHARED_HELPER.format(second="valid_loader = get_dataloader(VALID, shuffle=False)", read="valid_loader")
+    converted = only(NAME, code)
+    assert "return DataLoader(dataset, batch_size=4, shuffle=shuffle)" in converted  # the helper is left as it is
+    assert "    train_loader = get_dataloader(TRAIN)\n    train_loader = shard_loader(train_loader)\n" in converted
+    assert "valid_loader = get_dataloader(VALID, shuffle=False)\n    for" in converted
+
+
+def test_a_loader_helper_called_for_training_only_is_sharded_in_the_helper():
+    code = SHARED_HELPER.format(second="other_loader = get_dataloader(TRAIN)", read="train_loader")
+    assert "sampler=DistributedSampler(dataset, shuffle=shuffle)" in only(NAME, code)
