@@ -55,7 +55,7 @@ rank guard would deadlock DDP, so one inside a guarded write goes through `.modu
 later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.load`, `open(path)`,
 ...) may read what was written, a `barrier()` follows the write, whatever wrote it; after a picture
 (`plt.savefig`, `save_image`) only where a picture reader (`Image.open`, `plt.imread`) or a file
-opened in binary may read it.
+opened in binary may read it (a data set's own reads are of its samples).
 `print` needs nothing: the runtime silences it off the main process. A logging handler that
 opens a file is made on the main process only, a `NullHandler` elsewhere:
 
@@ -850,9 +850,11 @@ def _draws(facts: Facts, stmt: cst.CSTNode) -> bool:
 
 def _picture_readers(facts: Facts, readers: list[cst.Call]) -> list[cst.Call]:
     """The `readers` that may read a picture back: a picture reader (`Image.open`, `plt.imread`),
-    or a file opened in binary, itself or in a function it calls; a plot nothing reads so needs no
-    barrier after it (a `torch.load` or a text file read later reads another file)."""
-    return [c for c in readers if _reads(facts, c, only=_reads_picture)]
+    or a file opened in binary, itself or in a function it calls, outside the methods of a data set
+    (whose `__getitem__` reads the samples the program trains on); a plot nothing reads so needs
+    no barrier after it (a `torch.load` or a text file read later reads another file)."""
+    return [c for c in readers if not writes.is_data_set(facts, facts.enclosing_class(c))
+            and _reads(facts, c, only=_reads_picture)]
 
 
 def _reads_picture(facts: Facts, call: cst.Call) -> bool:

@@ -1783,3 +1783,24 @@ def test_a_plot_is_followed_by_a_barrier_only_where_a_picture_may_be_read_back(r
     barrier after the main process's plot, where no process reads a picture back, only waited."""
     converted = only(NAME, PLOT_HELPER.format(read=read))
     assert "plt.savefig(path)" in converted and ("barrier()\n" in converted) == barrier
+
+
+def test_a_plot_is_not_read_back_by_a_data_sets_own_picture_reads():
+    """knee_train's and DiscoGAN's data sets open their samples with `Image.open` in `__getitem__`
+    (or a function their `__init__` calls): those reads are of the data, not of the plots."""
+    data_set = """\
+class Pictures(torch.utils.data.Dataset):
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, i):
+        return Image.open(self.paths[i])
+
+
+"""
+    code = PLOT_HELPER.format(read="    data = Pictures(['a.png'])").replace("\n\ndef main", "\n\n" + data_set + "def main", 1)
+    converted = only(NAME, code)
+    assert "class Pictures" in converted and "barrier()" not in converted
