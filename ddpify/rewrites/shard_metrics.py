@@ -12,8 +12,9 @@
     epoch_acc = running_corrects.double() / dataset_sizes[phase]
 
 The same where a sum is divided by a count of what its own loop saw (`n += y.size(0)`, `len(y)`,
-`y.shape[0]`, `y.numel()`, `n += 1`; kept from zero, `max(n, 1)`, too), the count summed with it, so
-that every process reports the whole set's mean and not its shard's:
+`y.shape[0]`, `y.numel()`, `n += 1`, or a name the loop sets to one, `bs = y.size(0)`; kept from zero,
+`max(n, 1)`, too), the count summed with it, so that every process reports the whole set's mean and not
+its shard's:
 
     mae, n = 0., 0
     for x, y in data_loader:                         # run over the sharded training loader too
@@ -161,12 +162,20 @@ def _name_shard_pass(facts: Facts, training: list[cst.Call], loop: cst.For | cst
 
 def _counts(facts: Facts, loop: cst.For | cst.While, sums: set[str]) -> set[str]:
     """The sums of `loop` that only count what it saw: `n += y.size(0)`, `n += len(y)`,
-    `n += y.shape[0]`, `total += targets.numel()`, `n += 1`."""
+    `n += y.shape[0]`, `total += targets.numel()`, `n += 1`, also through a name the loop's body
+    sets to such a count (`bs = real.size(0)` ... `n += bs`)."""
     added: dict[str, list[cst.BaseExpression]] = {}
     for node in facts.findall(loop.body, cst.AugAssign):
         if isinstance(node.target, cst.Name) and node.target.value in sums:
             added.setdefault(node.target.value, []).append(node.value)
-    return {name for name, values in added.items() if all(_counted(v) for v in values)}
+    sizes: dict[str, list[cst.BaseExpression]] = {}
+    for node in facts.findall(loop.body, cst.Assign):
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                sizes.setdefault(target.target.value, []).append(node.value)
+    return {name for name, values in added.items()
+            if all(_counted(v) or isinstance(v, cst.Name) and v.value in sizes and all(_counted(s) for s in sizes[v.value])
+                   for v in values)}
 
 
 def _count_in(divisor: cst.BaseExpression) -> str | None:

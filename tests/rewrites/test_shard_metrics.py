@@ -239,6 +239,11 @@ for epoch in range(3):
          MEAN.format(count="seen += y.size(0)", summed=SUMMED, after='print(f"acc: {correct/max(seen,1):.4f}")',
                      start=IMPORTED),
          "a_mean_over_a_count_kept_from_zero_by_max", report=COUNTED_REPORT),
+    # a count through a name the loop sets (the course GAN's `bs = real.size(0)` ... `n += bs`)
+    pair(MEAN.format(count="bs = y.size(0)\n            seen += bs", summed="", after="print(correct / seen)", start=""),
+         MEAN.format(count="bs = y.size(0)\n            seen += bs", summed=SUMMED, after="print(correct / seen)",
+                     start=IMPORTED),
+         "a_mean_over_a_count_added_through_a_name_the_loop_sets", report=COUNTED_REPORT),
 ]
 
 ZIPPED = """\
