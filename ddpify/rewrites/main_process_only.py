@@ -138,6 +138,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         if facts.scope(stmt) not in prepared and (isinstance(stmt, cst.SimpleStatementLine) or _one_line_if(stmt)) and \
                 any(f in writers for f in facts.user_functions(call)):
             writes[stmt] = f"{dotted(call.func) or facts.code(call.func)}()"
+    _name_untold_items(facts, edits, writers)
     saves, guarded, files, owners = [], [], [], []
     for stmt, what in list(writes.items()):
         if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):
@@ -839,6 +840,25 @@ PICTURE_WRITES = frozenset({"torchvision.utils.save_image", "matplotlib.pyplot.s
                             "imageio.imwrite", "imageio.imsave", "imageio.mimwrite", "imageio.mimsave",
                             "imageio.v2.imwrite", "imageio.v2.mimwrite", "imageio.v3.imwrite", "scipy.misc.imsave",
                             "skimage.io.imsave", "cv2.imwrite"})
+
+
+def _name_untold_items(facts: Facts, edits: Edits, writers: AbstractSet[cst.FunctionDef]) -> None:
+    """A TODO where a method is called on an item of a container whose items ddpify cannot tell
+    (`self.agents.extend(make_agents())`, `self.agents += [...]`, a list passed in), the call runs
+    no function ddpify can name, and a class of the program has a method of that name that only
+    writes files (`DDPG.save`): if that is what runs, every process writes the files."""
+    for call in facts.calls:
+        func = call.func
+        if not isinstance(func, cst.Attribute) or facts.user_functions(call):
+            continue
+        saving = [f for f in writers if f.name.value == func.attr.value and facts.enclosing_class(f) is not None]
+        untold = [c for c in facts.item_containers(func.value) if not facts.items_told(c)] if saving else []
+        if untold:
+            cls = facts.enclosing_class(saving[0])
+            edits.todo(facts.statement(call), f"ddpify cannot tell what every item of `{facts.code(untold[0])}` is "
+                       f"(items added by extend, update or +=, or a container passed in): if this runs "
+                       f"{cls.name.value if cls else ''}.{func.attr.value}, which writes files, every process writes "
+                       "them: guard the call with is_main_process()")
 
 
 def _draws(facts: Facts, stmt: cst.CSTNode) -> bool:

@@ -797,6 +797,20 @@ class Facts:
                 index[ref].append(container)
         return index
 
+    def item_containers(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+        """The containers `expr` is an item of: `c` for `c[i]` (not a slice), and for a loop
+        variable what its loops take items from (`for agent in self.agents:`, `.values()`)."""
+        if isinstance(expr, cst.Subscript) and dotted(expr.value):
+            return [expr.value] if isinstance(expr.slice[0].slice, cst.Index) else []
+        ref = self.ref(expr) if isinstance(expr, cst.Name) else None
+        return list(self._looped.get(ref, ())) if ref is not None else []
+
+    def items_told(self, container: cst.BaseExpression) -> bool:
+        """Is every item of `container` an instance of classes of the program ddpify can tell
+        (`_item_classes`)? Not where items come by `extend`, `update` or `+=`, or the container is
+        passed in."""
+        return bool(self._item_classes(container))
+
     def _item_classes(self, container: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes of the program the items of a list, tuple or dict are instances of (`self.agents
         = [DDPG(...) for _ in range(n)]`, then `self.agents.append(DDPG(...))`; `{"low": DDPG(...)}`):

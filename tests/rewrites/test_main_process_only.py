@@ -1804,3 +1804,25 @@ class Pictures(torch.utils.data.Dataset):
     code = PLOT_HELPER.format(read="    data = Pictures(['a.png'])").replace("\n\ndef main", "\n\n" + data_set + "def main", 1)
     converted = only(NAME, code)
     assert "class Pictures" in converted and "barrier()" not in converted
+
+
+@pytest.mark.parametrize("added", [
+    "self.agents.extend(more)",  # items ddpify cannot tell: extend, +=
+    "self.agents += more",
+])
+def test_a_save_through_an_item_of_a_container_with_untold_items_is_named(added):
+    """After f7e210b a list also given items by `extend` or `+=` names no class, and a save through
+    its items stayed on every process without a word."""
+    code = AGENTS_IN_A_LIST.replace("self.agents.append(Agent())", added).replace("def __init__(self, levels):",
+                                                                                  "def __init__(self, levels, more=()):")
+    out = only(NAME, code)
+    assert "# TODO(ddpify): ddpify cannot tell what every item of `self.agents` is" in out
+    assert "Agent.save, which writes files" in out
+    told = only(NAME, AGENTS_IN_A_LIST)  # every item an Agent: guarded, nothing to name
+    assert "cannot tell what every item" not in told
+
+
+def test_a_save_through_the_items_of_a_container_passed_in_is_named():
+    code = AGENTS_IN_A_LIST + "\n\ndef save_all(agents, name):\n    for agent in agents:\n        agent.save(name)\n\n\n" \
+        "save_all(team.agents, 'all')\n"
+    assert "# TODO(ddpify): ddpify cannot tell what every item of `agents` is" in only(NAME, code)
