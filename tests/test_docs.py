@@ -278,6 +278,7 @@ for step in range(4):
                           + "for epoch in range(2):\n{example:4}\n        opt.zero_grad()\n"
                           "        ((model(x) - y) ** 2).mean().backward()\n        opt.step()\n",
                           "import logging\n" + IMPORTS + TRAIN_LOADER + "log_file_name = 'log.txt'\n{example}\n",
+                          "import logging\n" + IMPORTS + "{example}\n" + TRAIN_LOADER,
                           "from torchvision.utils import save_image\n" + IMPORTS + LOADER
                           + "model = torch.nn.Linear(2, 1)\nnetG = torch.nn.Linear(2, 1)\n"
                           "opt = torch.optim.SGD([*model.parameters(), *netG.parameters()], lr=0.1)\n"

@@ -63,6 +63,13 @@ opens a file is made on the main process only, a `NullHandler` elsewhere:
 ->
     file_handler = logging.FileHandler(log_file_name) if is_main_process() else NullHandler()
 
+and `logging.basicConfig`'s file (the root logger's handler, which it opens) likewise, `os.devnull`
+elsewhere, so that every process keeps the level and format it sets (`from os import devnull`):
+
+    logging.basicConfig(filename="train.log", level=logging.INFO)
+->
+    logging.basicConfig(filename="train.log" if is_main_process() else devnull, level=logging.INFO)
+
 With `--strategy fsdp` a forward and a full state dict are collectives (FSDP2 all-gathers the
 shards), so they run on every process, before the guard, and only the write is guarded:
 
@@ -215,10 +222,13 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
 def _log_file_handlers(facts: Facts, edits: Edits) -> bool:
     """`logging.FileHandler(path)` (and the rotating ones) opens its file where it is made:
     made on the main process only, a `NullHandler` elsewhere, which takes the same calls
-    (`setFormatter`, `addHandler`) and writes nothing. True if any was."""
-    found = False
+    (`setFormatter`, `addHandler`) and writes nothing; `logging.basicConfig(filename=...)`'s file
+    likewise (`_basic_config_file`). True if any was."""
+    found = configured = False
     for call in facts.calls:
         made = facts.qualify(call.func)
+        if made == "logging.basicConfig" and not _already_guarded(facts, call, {}):
+            configured = _basic_config_file(call, edits) or configured
         if made in LOG_FILE_HANDLERS and not _already_guarded(facts, call, {}):
             parent = facts.parent(call)
             enclose = isinstance(parent, (cst.Attribute, cst.Subscript)) and parent.value is call
@@ -227,7 +237,25 @@ def _log_file_handlers(facts: Facts, edits: Edits) -> bool:
             found = True
     if found:
         edits.add_import("logging", "NullHandler")
-    return found
+    return found or configured
+
+
+def _basic_config_file(call: cst.Call, edits: Edits) -> bool:
+    """`logging.basicConfig(filename=path, ...)`: the file opened on the main process only,
+    `os.devnull` elsewhere (the level and format stay every process's). True if it named one."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "filename":
+            edits.replace(arg.value, _main_or_devnull, "logging.basicConfig's file opened on the main process only "
+                                                       "(os.devnull elsewhere)")
+            edits.add_import("os", "devnull")
+            return True
+    return False
+
+
+def _main_or_devnull(value: cst.BaseExpression) -> cst.IfExp:
+    if isinstance(value, (cst.IfExp, cst.Lambda)):
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.IfExp(test=cst.parse_expression(GUARD), body=value, orelse=cst.Name("devnull"))
 
 
 def _main_or_null(call: cst.Call, enclose: bool) -> cst.IfExp:
