@@ -519,7 +519,9 @@ def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: 
     """(epoch loop, loader expression valid there), through the calls of the inner function: a
     parameter of it is what each call passes, also at the root of an attribute (`dataset.dlp` in
     `_run_epoch(self, step, epoch, dataset)`, called as `self._run_epoch(step, epoch, self.train)`:
-    `self.train.dlp`); a loader reached through a local of it cannot be named by its callers."""
+    `self.train.dlp`); a method's `self` is the object it is called on (`self.loader` of
+    `run_epoch(self)`, called as `trainer.run_epoch()`: `trainer.loader`); a loader reached
+    through a local of it cannot be named by its callers."""
     loop = facts.epoch_loop(inner)
     if loop is not None:
         yield loop, loader
@@ -528,7 +530,8 @@ def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: 
     if depth == 0 or not isinstance(func, cst.FunctionDef):
         return
     root = _root(loader)
-    passed = root is not None and root.value in param_names(func) and not _is_self(facts, func, root.value)
+    own = root is not None and _is_self(facts, func, root.value)
+    passed = root is not None and root.value in param_names(func) and not own
     ref = facts.ref(root) if root is not None and root.value not in param_names(func) else None
     if ref is not None and ref.scope is func:
         return  # a local of `func`: its callers cannot name it
@@ -538,9 +541,26 @@ def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: 
             if arg is None or not mt.is_simple_reference(arg):
                 continue
             expr = _rooted(loader, arg)
+        elif own:
+            receiver = _receiver(call)
+            if receiver is None:
+                continue
+            expr = loader if dotted(receiver) == root.value else _rooted(loader, receiver)
         else:
             expr = loader
         yield from _climb(facts, call, expr, depth - 1)
+
+
+def _receiver(call: cst.Call) -> cst.BaseExpression | None:
+    """The object a method call runs on, as its caller names it: `trainer` of `trainer.run_epoch()`,
+    `self` of `self.run_epoch()` and of `super().run_epoch()`; None where the caller names none
+    (`Trainer().run_epoch()`, a call through the class)."""
+    if not isinstance(call.func, cst.Attribute):
+        return None
+    value = call.func.value
+    if isinstance(value, cst.Call) and mt.is_call_of(value, "super"):
+        return cst.Name("self")
+    return value if dotted(value) is not None else None
 
 
 def _root(expr: cst.BaseExpression) -> cst.Name | None:

@@ -1163,6 +1163,49 @@ class Trainer:
             self.opt.step()
 Trainer(Points(8)).run(2)
 """, "a_loader_read_through_an_attribute_of_a_parameter_is_named_as_the_caller_passes_it", also=set()),
+    # a trainer's method passes over `self.loader`; the epoch loop is a function's, over
+    # `trainer.run_epoch()`: `self` there is `trainer` (it named `self.loader`: NameError)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+class Trainer:
+    def __init__(self):
+        self.loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+    def run_epoch(self):
+        for x, y in self.loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+def main():
+    trainer = Trainer()
+    for epoch in range(2):
+        trainer.run_epoch()
+main()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+class Trainer:
+    def __init__(self):
+        self.loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+    def run_epoch(self):
+        for x, y in self.loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+def main():
+    trainer = Trainer()
+    for epoch in range(2):
+        set_epoch(trainer.loader, epoch)
+        trainer.run_epoch()
+        end_epoch()
+main()
+""", "a_loader_a_method_reads_on_self_is_named_by_the_object_the_epoch_loop_calls_it_on", also=set()),
     # the pass's own method sets the bar it iterates (`self.bar = tqdm(self.train_loader)` or the
     # validation one, sharded too as it reaches the loop that trains): the caller's epoch loop names
     # the loaders, not `self.bar` (still the last pass's bar, or unset, at the top of the epoch)
