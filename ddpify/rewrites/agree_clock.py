@@ -11,8 +11,9 @@ holds nothing (FileNotFoundError), or makes a folder of its own beside the main 
 process now takes the main process's reading (`from_main_process`, a broadcast; before the process
 group starts it reads its own). Read: a clock call (`time.strftime`, `time.time`, `datetime.now`,
 ...) in a value assigned to a name, built into a string there (`str(...)`, `.strftime(...)`,
-`.format(...)`, an f-string, `%`, `os.path.join`), at the top level or in a function that trains,
-outside loops and outside tests that may differ between processes (a broadcast there would wait
+`.format(...)`, an f-string, `%`, `os.path.join`), at the top level or in a function that trains
+(or one that keeps it, returning a value or storing it in an attribute, as a trainer's `__init__`
+does, each of whose calls is so), outside loops and outside tests that may differ between processes (a broadcast there would wait
 for processes that never come). A reading a helper returns is followed to the helper's callers
 (three helpers deep), each of which must name something so; the reading is then taken in the
 helper:
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis.same_values import same_everywhere
+from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
@@ -124,15 +126,38 @@ def _texts(op: cst.BinaryOperation) -> bool:
                for side in (op.left, op.right))
 
 
-def _once_everywhere(facts: Facts, node: cst.CSTNode, helper: cst.CSTNode | None = None) -> bool:
+def _once_everywhere(facts: Facts, node: cst.CSTNode, helper: cst.CSTNode | None = None,
+                     depth: int = HELPER_DEPTH) -> bool:
     """At the top level, or in a function that trains (one the conversion never runs on the main
     process only), outside loops and outside an `if` whose test may differ between processes; with
-    `helper`, the function `node` returns from, the same within it (its call sites answer for it)."""
+    `helper`, the function `node` returns from, the same within it (its call sites answer for it).
+    A function that does not train answers so where it keeps the reading (`_keeps`) and each of
+    its calls is a statement of its own, once on every process (`depth` callers up)."""
     for anc in facts.ancestors(node):
         if anc is helper or isinstance(anc, cst.Module):
             return True
         if isinstance(anc, cst.FunctionDef):
-            return facts.trains(anc)
+            if facts.trains(anc):
+                return True
+            entries = facts.entries(anc) if depth > 0 and _keeps(facts, node, anc) else []
+            return bool(entries) and all(_called_alone(facts, e) and _once_everywhere(facts, e, None, depth - 1)
+                                         for e in entries)
         if isinstance(anc, (cst.For, cst.While)) or isinstance(anc, cst.If) and not same_everywhere(facts, anc.test):
             return False
     return True
+
+
+def _keeps(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
+    """Does `func` hand on what it computes, so that main-process-only never runs it on the main
+    process alone (it guards helpers that only write): it returns a value, or `node` sits in an
+    assignment to an attribute (`config.model_name = "{}_{}".format(config.dataset, get_time())`),
+    state read later?"""
+    assign = mt.sole(facts.statement(node), cst.Assign)
+    return bool(facts.returned(func)) or assign is not None and any(
+        isinstance(t.target, cst.Attribute) for t in assign.targets)
+
+
+def _called_alone(facts: Facts, call: cst.Call) -> bool:
+    """Is `call` a statement of its own, or the value a name is bound to (not a write's argument)?"""
+    small = mt.sole(facts.statement(call), (cst.Expr, cst.Assign))
+    return small is not None and small.value is call

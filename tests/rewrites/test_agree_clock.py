@@ -104,6 +104,42 @@ def main():
     model.load_state_dict(torch.load(os.path.join(run_dir, "last.pt")))
 main()
 """, "a_clock_reading_a_helper_returns_is_read_in_the_helper_from_the_main_process", also=set()),
+    # kept in an attribute by a function that does not train (a trainer's `__init__`), built once
+    pair("""\
+import os
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+class Trainer:
+    def __init__(self):
+        self.run_dir = os.path.join("runs", time.strftime("%H%M%S"))
+    def train(self):
+""" + TRAIN.replace("\n    ", "\n        ").replace("    loader", "        loader", 1) + """\
+        torch.save(model.state_dict(), os.path.join(self.run_dir, "last.pt"))
+        model.load_state_dict(torch.load(os.path.join(self.run_dir, "last.pt")))
+def main():
+    trainer = Trainer()
+    trainer.train()
+main()
+""", """\
+import os
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import from_main_process
+
+class Trainer:
+    def __init__(self):
+        self.run_dir = os.path.join("runs", from_main_process(lambda: time.strftime("%H%M%S")))
+    def train(self):
+""" + TRAIN.replace("\n    ", "\n        ").replace("    loader", "        loader", 1) + """\
+        torch.save(model.state_dict(), os.path.join(self.run_dir, "last.pt"))
+        model.load_state_dict(torch.load(os.path.join(self.run_dir, "last.pt")))
+def main():
+    trainer = Trainer()
+    trainer.train()
+main()
+""", "a_clock_reading_kept_in_an_attribute_by_a_function_that_does_not_train_is_the_main_process_s", also=set()),
 ]
 
 UNCHANGED = [
@@ -139,6 +175,25 @@ def main():
     print(label())
 main()
 """, id="a_helpers_reading_that_a_caller_makes_in_a_loop_or_hands_to_a_call"),
+    # a function that does not train and keeps the reading in a local name only (a helper that
+    # only writes, which main-process-only runs on the main process alone), and one built in a loop
+    pytest.param("""\
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+class Run:
+    def __init__(self):
+        self.name = "run-" + time.strftime("%H%M%S")
+def note(text):
+    stamp = time.strftime("%H%M%S")
+    with open("notes.txt", "a") as f:
+        f.write(stamp + text)
+def main():
+    note("start")
+""" + TRAIN + """\
+        run = Run()
+main()
+""", id="a_reading_in_a_function_that_only_writes_or_one_built_in_a_loop"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
