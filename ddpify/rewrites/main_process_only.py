@@ -899,10 +899,20 @@ def _draws(facts: Facts, stmt: cst.CSTNode) -> bool:
 def _picture_readers(facts: Facts, readers: list[cst.Call]) -> list[cst.Call]:
     """The `readers` that may read a picture back: a picture reader (`Image.open`, `plt.imread`),
     or a file opened in binary, itself or in a function it calls, outside the methods of a data set
-    (whose `__getitem__` reads the samples the program trains on); a plot nothing reads so needs
+    and the functions only they call (`__getitem__` reads the samples the program trains on); a
+    plot nothing reads so needs
     no barrier after it (a `torch.load` or a text file read later reads another file)."""
-    return [c for c in readers if not writes.is_data_set(facts, facts.enclosing_class(c))
-            and _reads(facts, c, only=_reads_picture)]
+    return [c for c in readers if not _data_sets_own(facts, c) and _reads(facts, c, only=_reads_picture)]
+
+
+def _data_sets_own(facts: Facts, call: cst.Call) -> bool:
+    """Is `call` in a method of a data set, or in a function that only data sets' methods call
+    (DiscoGAN's `pix2pix_split_images(self.root)` from its data set's `__init__`)?"""
+    if writes.is_data_set(facts, facts.enclosing_class(call)):
+        return True
+    func = facts.scope(call)
+    sites = facts.call_sites(func) if isinstance(func, cst.FunctionDef) else []
+    return bool(sites) and all(writes.is_data_set(facts, facts.enclosing_class(site)) for site in sites)
 
 
 def _reads_picture(facts: Facts, call: cst.Call) -> bool:

@@ -1837,6 +1837,10 @@ class Pictures(torch.utils.data.Dataset):
     code = PLOT_HELPER.format(read="    data = Pictures(['a.png'])").replace("\n\ndef main", "\n\n" + data_set + "def main", 1)
     converted = only(NAME, code)
     assert "class Pictures" in converted and "barrier()" not in converted
+    prepared = data_set.replace("        self.paths = paths\n", "        self.paths = paths\n        split(paths)\n")
+    split = "def split(paths):\n    for path in paths:\n        Image.open(path).crop((0, 0, 1, 1))\n\n\n"
+    code = PLOT_HELPER.format(read="    data = Pictures(['a.png'])").replace("\n\ndef main", "\n\n" + split + prepared + "def main", 1)
+    assert "barrier()" not in only(NAME, code)  # a function only the data set's `__init__` calls
 
 
 @pytest.mark.parametrize("added", [
