@@ -193,6 +193,8 @@ class SameValues:
         if name.value in ("True", "False", "None") or self._counter_target(name):
             return True
         ref = f.ref(name)
+        if name.value == "__name__" and (ref is None or not f.writes(ref)):
+            return True  # `if __name__ == "__main__":`: the module's name, alike on every process
         if ref is None:
             return False
         if ref in proving:  # `step = step + 1`: shared when every other write is

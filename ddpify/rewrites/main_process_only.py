@@ -933,7 +933,7 @@ def _read_back_later(facts: Facts, stmt: cst.CSTNode, readers: list[cst.Call]) -
     # turn: a read in another function, where every call of the writing one runs on every process
     sites = [facts.statement(c) for c in facts.call_sites(scope)] if isinstance(scope, cst.FunctionDef) else []
     return bool(sites) and all(_reached_by_all(facts, site) is site for site in sites) and any(
-        facts.scope(c) is not scope for c in readers)
+        facts.scope(c) is not scope and scope not in facts.user_functions(c) for c in readers)  # (not `main()` itself)
 
 
 def _same_file(facts: Facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:

@@ -1863,3 +1863,26 @@ def test_a_save_through_the_items_of_a_container_passed_in_is_named():
     code = AGENTS_IN_A_LIST + "\n\ndef save_all(agents, name):\n    for agent in agents:\n        agent.save(name)\n\n\n" \
         "save_all(team.agents, 'all')\n"
     assert "# TODO(ddpify): ddpify cannot tell what every item of `agents` is" in only(NAME, code)
+
+
+def test_a_save_read_back_under_the_main_guard_gets_its_barrier_before_the_read():
+    """`if __name__ == "__main__":` around a script that saves its model and loads it back: the
+    test was taken for one that may differ between processes, so the barrier went after the whole
+    block, and the other processes read the file while the main process was still writing it."""
+    code = """\
+import torch
+
+if __name__ == "__main__":
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(3, 4, 2):
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+    torch.save(model.state_dict(), "m.pt")
+    model.load_state_dict(torch.load("m.pt"))
+    print("reloaded")
+"""
+    out = only(NAME, code)
+    assert "            torch.save(model.state_dict(), tmp_path)\n    barrier()\n    model.load_state_dict(" in out
+    assert not out.rstrip().endswith("barrier()")
