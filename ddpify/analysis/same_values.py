@@ -29,7 +29,7 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref, param_names, target_names
+from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_names
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
 from ddpify.analysis.objects import MODEL, of as objects_of
@@ -56,7 +56,7 @@ PER_PROCESS_MODULES = frozenset({"torch", "random", "numpy", "time", "datetime",
 CONFIG_DECORATORS = frozenset({"hydra.main"})
 
 SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
-PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "round", "range", "sorted", "str",
+PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "round", "range", "sorted", "str", "any", "all",
                            "list", "tuple", "dict", "vars", "enumerate", "zip", "reversed"})
 # calls whose items are those of the plain values they are given (`enumerate(stages)`, `list(args.stages)`),
 # in their order (not `set`: the order of its strings differs by process)
@@ -72,6 +72,11 @@ FILLING = frozenset({"append", "extend", "insert", "add", "update", "appendleft"
 FOLDER_LISTINGS = frozenset({"os.listdir", "glob.glob", "glob.iglob"})
 # a call that reads saved state: a method or a function ddpify does not read, named so
 LOAD_WORD = re.compile(r"(?:^|_)(?:load|resume|restore)(?:_|$)")
+# a call that builds or returns the run's configuration, by a word of its name or its class's
+# (`Config()`, `create_config_instance(...)`, `OmegaConf.merge(...)`, `get_args()`, `HParams(...)`)
+CONFIGURING = re.compile(r"conf(ig(uration)?)?s?|cfgs?|settings|options|hparams|hyper_?param(eter)?s|arg(ument)?s",
+                         re.I)
+WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")  # `DictConfig`: Dict, Config
 
 
 class SameValues:
@@ -249,9 +254,9 @@ class SameValues:
         sites = f.call_sites(func)
         default = next((p.default for p in (*func.params.params, *func.params.kwonly_params)
                         if p.name.value == param), None)
-        passed = [f.argument_for(c, func, param) or default for c in sites]
+        passed = [(c, f.argument_for(c, func, param) or default) for c in sites]
         return bool(sites) and all(p is not None and (mt.is_parse_args(p) or self._core(p, proving))
-                                   for p in passed)
+                                   or p is None and self._decorator_fills(c, func, param) for c, p in passed)
 
     @cached_property
     def _loop_targets(self) -> dict:
@@ -269,7 +274,8 @@ class SameValues:
 
     def _plain(self, expr: cst.BaseExpression, depth: int = 4) -> bool:
         """Does iterating `expr` give the same items wherever its value is the same: a list,
-        tuple, dict or string written out, a comprehension over such, `range(...)`, a list,
+        tuple, dict or string written out, a comprehension over such, the sum of two such
+        (`["train"] + list(names)`), `range(...)`, a list,
         tuple, sorted, reversed, enumerate or zip of such (`enumerate(stages)`), a mapping's
         `.items()` or a string's `.split()`, the command line or a part of it (`_command_line`),
         a name every source of which is one? Not a loader, a sampler or any object of a library,
@@ -279,6 +285,8 @@ class SameValues:
         if isinstance(expr, (cst.List, cst.Tuple, cst.Dict, cst.SimpleString, cst.ConcatenatedString,
                              cst.FormattedString)) or mt.is_counting(expr) or self._command_line(expr):
             return True
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):  # `["train"] + list(evals)`
+            return self._plain(expr.left, depth) and self._plain(expr.right, depth)
         if isinstance(expr, (cst.ListComp, cst.DictComp, cst.GeneratorExp)):
             clause: cst.CompFor | None = expr.for_in
             while clause is not None:
@@ -395,12 +403,16 @@ class SameValues:
             if dotted(node) in self.agreed_names:  # `flags = [stop]; dist.broadcast_object_list(flags)`
                 return True
             ref = f.ref(node)
+            if ref is None and isinstance(node, cst.Attribute) and dotted(node) is None:
+                return self._shared(node.value, proving)  # `main.experiment(sig).cfg`: a part of what the call gives
             if ref is None or ref in proving:
                 return ref is not None
             if ref in self.ranks.ranks_by_role:
                 return False  # handed to init_process_group as the rank, also where a caller passes it on
             if ref in self._group_sizes:
                 return True  # handed to init_process_group as the world size: the group forms only if all agree
+            if self._configuration_object(node, proving):
+                return True  # `self.config`, every object of which a `Config()` built: read from one file
             proving = proving | {ref}
             if any(dotted(n) in self.agreed_names for _, value, _ in f.writes(ref)
                    for n in names_in(value)):
@@ -432,10 +444,14 @@ class SameValues:
                     self._shared(test, proving) for _, _, stmt in writes if isinstance(stmt, cst.AugAssign)
                     for test in self._counted_under(stmt, node)) and (not self._updated_parameter(ref, writes) or
                                                                       self._shared_parameter(ref, proving))
+            if isinstance(node, cst.Name) and (node.value in f.functions or node.value in f.classes) and not (
+                    isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope)):
+                return True  # `main.get_xp_from_sig(sig)`: a function or class of the program, one code everywhere
             if isinstance(node, cst.Attribute):
                 if any(self.ranks.rank_dependent(v) for v in self.ranks.attribute_of_passed(ref)):
                     return False  # a caller sets it from the rank on the object it passes (`args.should_save`)
-                return self._shared(node.value, proving)
+                kept = self._kept_on_self(node, proving)
+                return kept if kept is not None else self._shared(node.value, proving)
             return self._shared_parameter(ref, proving)
         if self._environment(node):  # `os.environ.get("MAX_STEPS")`: one job, one environment
             return True
@@ -477,6 +493,52 @@ class SameValues:
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression)))
+
+    def _configuration_object(self, node: cst.Name | cst.Attribute, proving: frozenset) -> bool:
+        """Is every object `node` may hold (`objects.values`: followed through assignments,
+        parameters and returns) built by a call that says it makes configuration, by its own name
+        or its class's (`Config()`, `self.optim.create_config_instance(...)`, `OmegaConf.load(p)`),
+        from values that read no rank, clock or draw (`_reads_per_process`)? A configuration object is read from the same files
+        and command line on every process; a part of it the program sets from a rank is an
+        attribute of its own, judged by what it is set to (`cfg.gpu = local_rank`)."""
+        flow = objects_of(self.facts)
+        sites = flow.values(node)
+        return bool(sites) and all(isinstance(s, cst.Call) and self._configuring(s, flow, proving) for s in sites)
+
+    def _configuring(self, call: cst.Call, flow, proving: frozenset) -> bool:
+        cls = flow.constructs(call)
+        words = [cls.name.value] if cls is not None else [
+            n.value for n in mt.findall(call.func, cst.Name)]  # `OmegaConf.merge`, `self.optim.create_config_instance`
+        return any(CONFIGURING.fullmatch(part) for w in words for part in (w.replace("_", ""), *WORDS.findall(w))) \
+            and all(self._shared(a.value, proving) or not self._reads_per_process(a.value) for a in call.args)
+
+    def _reads_per_process(self, expr: cst.BaseExpression, depth: int = 2) -> bool:
+        """Does `expr` read a rank, or call a function of a module that answers per process
+        (`time.time()`, `random.random()`, `os.getpid()`; not `os.path` nor the launcher's shared
+        environment), itself or through the assignments of the names it reads (`depth` deep)?"""
+        f = self.facts
+        if self.ranks.rank_dependent(expr) or any(
+                (q := f.qualify(c.func) or "").split(".")[0] in PER_PROCESS_MODULES and not q.startswith(
+                    ("os.path.", "os.environ", "os.getenv", "torch.")) for c in mt.findall(expr, cst.Call)):
+            return True
+        refs = {r for n in names_in(expr) if (r := f.ref(n)) is not None}
+        return depth > 0 and any(self._reads_per_process(v, depth - 1) for r in refs for _, v, _ in f.writes(r))
+
+    def _kept_on_self(self, node: cst.Attribute, proving: frozenset) -> bool | None:
+        """`self.x` that the program never assigns, read in a method of its class: a property of
+        the class is what it returns (`is_training` returning `self.current_stage == "train"`);
+        any other is what a base class of a library keeps on the object (flashy's solver stage,
+        Lightning's `current_epoch`), which every process builds and drives by the same calls: the
+        same everywhere, but for a rank, which its name says (`_per_process`). None where neither
+        answers (no class around, or no base outside the program)."""
+        f = self.facts
+        cls = f.enclosing_class(node) if dotted(node.value) == "self" else None
+        if cls is None:
+            return None
+        properties = [m for m in f.method(cls, node.attr.value) if is_property(m)]
+        if properties:
+            return all(m in proving or self._shared(r, proving | {m}) for m in properties for r in f.returned(m))
+        return True if f.library_based(cls) else None
 
     def _updated_parameter(self, ref: Ref, writes: list) -> bool:
         """A parameter that an assignment updates from itself (`overrides = cfg2dict(overrides)`):
@@ -649,8 +711,9 @@ class SameValues:
         sites = f.call_sites(ref.scope)
         if not sites:
             return self._shared_parameter(ref, frozenset())
-        passed = [f.argument_for(call, ref.scope, ref.name) for call in sites]
-        return all(p is not None and self._configuration(p, depth if dotted(p) else depth - 1, seen) for p in passed)
+        passed = [(call, f.argument_for(call, ref.scope, ref.name)) for call in sites]
+        return all(p is not None and self._configuration(p, depth if dotted(p) else depth - 1, seen)
+                   or p is None and self._decorator_fills(call, ref.scope, ref.name) for call, p in passed)
 
     def _loads_one_file(self, call: cst.Call) -> bool:
         """`torch.load(path)`, `torch.load(f)` of an opened file: every process reads the same
@@ -743,8 +806,19 @@ class SameValues:
         if not sites:
             return not self.ranks.entry_point(ref.scope) and not rank_word(cst.Name(ref.name)) \
                 and ref not in self.ranks.ranks_by_role
-        passed = [self._passed(call, ref.scope, ref.name) for call in sites]
-        return all(p is not None and self._shared(p, proving) for p in passed)
+        passed = [(call, self._passed(call, ref.scope, ref.name)) for call in sites]
+        return all(p is not None and self._shared(p, proving) or p is None and self._decorator_fills(
+            call, ref.scope, ref.name) for call, p in passed)
+
+    def _decorator_fills(self, call: cst.Call, func: cst.FunctionDef, param: str) -> bool:
+        """Does the decorator of `func` pass the parameter that `call` leaves out (no argument, no
+        default, no `*`/`**` of the call that may hold it): `main()` of `@hydra_main(config_path=...)
+        def main(args)`, of click's options? What a decorator gives the entry point it wraps is the
+        run's configuration, the same on every process (a rank among it is refused by its name
+        first, `_per_process`)."""
+        return bool(func.decorators) and not any(a.star for a in call.args) and self.facts.argument_for(
+            call, func, param) is None and any(p.name.value == param and p.default is None
+                                               for p in (*func.params.params, *func.params.kwonly_params))
 
     def _passed(self, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
         """What `call` gives `param` of `func`: its argument, or the parameter's default where the

@@ -664,6 +664,12 @@ class Facts:
                 line.append(base)
         return line
 
+    def library_based(self, cls: cst.ClassDef) -> bool:
+        """Does `cls`, or a base of it in the program, derive from a class outside the program (a
+        library's: `class Solver(flashy.BaseSolver)`), not `object`?"""
+        return any((dotted(b.value) or "object").rpartition(".")[2] not in (*self.classes, "object")
+                   for c in self._lineage(cls) for b in c.bases)
+
     def method(self, cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
         """What `obj.name(...)` runs on an instance of `cls` (its own method or the nearest base's),
         and the overrides of its subclasses (`_methods`)."""
