@@ -562,11 +562,41 @@ class Ranks:
             bound = right.value if isinstance(right, cst.Integer) else None
             return self._world_size(test.left) and (isinstance(op, cst.GreaterThan) and bound == "1" or isinstance(
                 op, cst.GreaterThanEqual) and bound == "2" or isinstance(op, cst.NotEqual) and bound == "1")
+        if isinstance(test, (cst.Name, cst.Attribute)) and f.code(test) in self._group_gates:
+            return True  # `if train_config.enable_fsdp:`, the test every process group is started under
         if isinstance(test, (cst.Name, cst.Attribute)) and depth:
             ref = f.ref(test)
             sources = [s for s in (f.sources(ref) if ref is not None else []) if not mt.is_name(s, "False")]
             return bool(sources) and all(self.several_processes(s, depth - 1, every) for s in sources)
         return False
+
+    @cached_property
+    def _group_gates(self) -> frozenset[str]:
+        """The flags (a name or attribute, by its code) that every `init_process_group` of the
+        program runs under, in its function or at every call of the functions around it (`if
+        train_config.enable_fsdp: setup()`, `setup` calling it): where such a flag is false no process
+        group exists, so the run is one process; where it is true, the group was started."""
+        f = self.facts
+        gates: set[str] | None = None
+        for call in f.calls:
+            if f.qualify(call.func) == "torch.distributed.init_process_group":
+                found = self._gates(call, 3)
+                gates = found if gates is None else gates & found
+        return frozenset(gates or ())
+
+    def _gates(self, node: cst.CSTNode, depth: int) -> set[str]:
+        """The flags `node` runs under: the tests of the `if`s whose body holds it in its function,
+        and those every call of that function runs under (`depth` calls up)."""
+        f = self.facts
+        found = {f.code(anc.test) for anc in f.ancestors(node) if isinstance(anc, cst.If)
+                 and isinstance(anc.test, (cst.Name, cst.Attribute)) and f.is_inside(node, anc.body)
+                 and f.scope(anc) is f.scope(node)}
+        func = f.scope(node)
+        sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) and depth else []
+        if sites:
+            above = [self._gates(site, depth - 1) for site in sites]
+            found |= set.intersection(*above)
+        return found
 
     def _world_size(self, expr: cst.BaseExpression) -> bool:
         """`world_size`, `args.world_size`, `dist.get_world_size()`, `int(os.environ["WORLD_SIZE"])`."""
