@@ -824,6 +824,8 @@ def atomic_write(path: Any) -> Iterator[Any]:
             os.chmod(tmp, os.stat(target).st_mode & 0o7777)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
+        if _STATE.self_check is not None:  # the target, not the temporary file (hidden, per process)
+            _STATE.self_check.wrote(target, sys._getframe(1))
         try:
             os.replace(tmp, target)
         except OSError as exc:  # EBUSY: a bind-mounted file cannot be renamed over
@@ -2285,14 +2287,8 @@ class _SelfCheck:
         recorded: devices, and paths with a hidden folder or file below the working directory
         (``_hidden``). Also every ``torch.save``'s object (``torch.serialization._save``), for
         ``saved``."""
-        writes, check = self.writes, self
-
-        def record(file: Any, frame: Any) -> None:
-            if len(writes) < KEPT_WRITES and isinstance(file, (str, bytes, os.PathLike)):
-                with contextlib.suppress(OSError):  # the working directory is gone: not recorded
-                    path = os.path.abspath(os.fsdecode(file))
-                    if path not in writes and not path.startswith(("/dev/", "/proc/")) and not _hidden(path):
-                        writes[path] = _site(frame)
+        check = self
+        record = self._record
 
         def opener(original: Any) -> Any:
             def open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
@@ -2342,6 +2338,21 @@ class _SelfCheck:
                 "saved-wrapper", *_site(frame),
                 f"this save holds {what}: the original script cannot load it as it did",
                 "a manual change: save unwrap(model) or unwrap(model).state_dict() (rewrite unwrap-model)")])
+
+    def _record(self, file: Any, frame: Any) -> None:
+        if len(self.writes) < KEPT_WRITES and isinstance(file, (str, bytes, os.PathLike)):
+            with contextlib.suppress(OSError):  # the working directory is gone: not recorded
+                path = os.path.abspath(os.fsdecode(file))
+                if path not in self.writes and not path.startswith(("/dev/", "/proc/")) and not _hidden(path):
+                    self.writes[path] = _site(frame)
+
+    def wrote(self, file: Any, frame: Any) -> None:
+        """``atomic_write(file)`` finished its block at ``frame``: recorded as a write of ``file``
+        while writes are recorded (its own temporary file is hidden, and differs per process), so a
+        save the conversion meant for the main process that another process reached too (a guard
+        missed at one of a helper's calls) is a ``shared-write`` at exit."""
+        if self.write_undo:
+            self._record(file, frame)
 
     def stop_recording_writes(self) -> None:
         for undo in self.write_undo:

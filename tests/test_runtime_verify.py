@@ -949,9 +949,9 @@ WRITES = textwrap.dedent("""\
 """)
 
 
-def rank0_writes(check, monkeypatch, rank1):
-    """Rank 0 of 2 runs WRITES as train.py under the checks, then what atexit runs; rank 1's exit
-    payload (given its files) in the store where given."""
+def rank0_writes(check, monkeypatch, rank1, code=WRITES):
+    """Rank 0 of 2 runs ``code`` (WRITES) as train.py under the checks, then what atexit runs; rank
+    1's exit payload (given its files) in the store where given."""
     import pickle
 
     checking = check()
@@ -960,7 +960,7 @@ def rank0_writes(check, monkeypatch, rank1):
     checking.prefix, checking.wait = "ddpify/verify/test/", 0.2
     monkeypatch.setattr(rt._STATE, "exit_check", checking)
     monkeypatch.setattr(rt._STATE, "failed", False)
-    exec(compile(WRITES, "train.py", "exec"), {})
+    exec(compile(code, "train.py", "exec"), {})
     assert builtins.open is not OPEN  # recording (the whole run)
     if rank1 is not None:
         rt._default_store().set("ddpify/verify/test/exit/1", pickle.dumps((False, {}, *rank1(checking.writes))))
@@ -980,6 +980,29 @@ def test_a_file_every_process_writes_is_one_finding_at_the_writers_line(check, c
     assert err[1].startswith("train.py:4: shared-write: every process wrote sample_0.png: each overwrites "
                              "the others' file")
     assert "guard the write with is_main_process() (or give each process its own path" in err[1]
+
+
+ATOMIC_SAVE = textwrap.dedent("""\
+    import torch
+    from ddpify_runtime import atomic_write
+    def save_ckpt(path):  # a helper that only writes: the conversion guards it where it is called
+        with atomic_write(path) as tmp_path:
+            torch.save({"w": 1}, tmp_path)
+    save_ckpt("best_val.pth")
+""")
+
+
+def test_a_save_through_atomic_write_that_every_process_reached_is_one_finding_at_its_line(
+        check, capsys, monkeypatch, rank0_of_2_with_a_store, tmp_path):
+    """lc_train (eleventh sweep): a hook's call of the trainer's save helper had no guard, and both
+    processes saved best_val.pth through atomic_write, unnamed: only the temporary files (hidden, one
+    per process) were seen. The target is now recorded at the line of the `with`."""
+    checking = rank0_writes(check, monkeypatch, code=ATOMIC_SAVE, rank1=lambda writes: (HOST, {
+        str(tmp_path / "best_val.pth"): ("train.py", 4)}))
+    assert checking.writes == {str(tmp_path / "best_val.pth"): ("train.py", 4)}
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ddpify self-check: 1 problem(s) found" and len(err) == 2
+    assert err[1].startswith("train.py:4: shared-write: every process wrote best_val.pth: ")
 
 
 @pytest.mark.parametrize("rank1", [
