@@ -1066,16 +1066,6 @@ class Facts:
             return [e for f in self.user_functions(value) for r in self.returned(f) for e in self._unpacked(r, i)]
         return []
 
-    def receivers(self, ref: Ref, depth: int = 3) -> set[Ref]:
-        """The parameters of this file's functions that `ref` is passed to, directly or on
-        through further calls."""
-        found: set[Ref] = set()
-        frontier = {ref}
-        for _ in range(depth):
-            frontier = {param for r in frontier for param in self._passed_to.get(r, ())} - found
-            found |= frontier
-        return found
-
     @cached_property
     def _passed_to(self) -> dict[Ref, set[Ref]]:
         """For each name passed as an argument, the parameters that receive it."""

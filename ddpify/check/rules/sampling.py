@@ -423,8 +423,9 @@ def _readers(ctx: Context, sampler: cst.Call) -> tuple[list[cst.For], list[cst.C
         if arg is not None and any(f.is_inside(sampler, o) for o in f.origins(arg.value)):
             loaders |= {f.ref(t, s) for t, v, s in f.assigns if v is call}
     refs = {r for r in loaders if r is not None}
+    flow = objects.of(f)
     for ref in list(refs):
-        refs |= f.receivers(ref)
+        refs |= flow.receivers(ref)
     names = {ref.name for ref in refs}  # compared first: cheaper than resolving every name
 
     def reads(expr: cst.CSTNode) -> bool:
@@ -542,8 +543,9 @@ def _trained_on(ctx: Context, loader: cst.Call) -> bool:
     if not refs or any(not (isinstance(v, cst.Call) and f.qualify(v.func) == LOADER)
                        for ref in refs for _, v, _ in f.writes(ref)):
         return False
+    flow = objects.of(f)
     for ref in list(refs):
-        refs |= {p for p in f.receivers(ref) if _only_passed(f, p, refs)}
+        refs |= {p for p in flow.receivers(ref) if _only_passed(f, p, refs)}
     return any(isinstance(lp, cst.For) and dotted(mt.strip_iteration(lp.iter))
                and f.ref(mt.strip_iteration(lp.iter)) in refs and f.trains(lp) for lp in f.loops)
 
