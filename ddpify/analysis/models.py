@@ -336,9 +336,8 @@ def _held_modules(facts: Facts, model: Model, optimizer: cst.CSTNode) -> tuple[l
     literal = first.value if first is not None else None
     items = [(e.value, model.defined) for e in getattr(literal, "elements", ())
              if isinstance(e, (cst.Element, cst.DictElement))]
-    items += [(c.args[0].value, facts.statement(c)) for c in facts.calls
-              if ref is not None and mt.is_method_call(c, "append") and len(c.args) == 1
-              and isinstance(c.func, cst.Attribute) and dotted(c.func.value) and facts.ref(c.func.value) == ref]
+    items += [(c.args[0].value, facts.statement(c)) for method, c in (facts.filled(ref) if ref is not None else ())
+              if method == "append" and len(c.args) == 1]
     found: dict = {}
     missed = not items
     for item, stored in items:

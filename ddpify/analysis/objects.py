@@ -380,7 +380,7 @@ class Objects:
         set bound to a name, what `.append(x)` / `.add(x)` put in it (`ds = []`,
         `ds.append(train_loader)`, `return ds`)."""
         if isinstance(site, (cst.List, cst.Tuple, cst.Set)):
-            added = [x for ref in self._holders.get(site, ()) for x in self._appended.get(ref, ())]
+            added = [x for ref in self._holders.get(site, ()) for x in self._appended(ref)]
             return Sites().union(*(self.values(e.value) for e in site.elements if isinstance(e, cst.Element)),
                                  *(self.values(x) for x in added))
         if isinstance(site, cst.Dict):
@@ -573,7 +573,7 @@ class Objects:
                 self.stored_parameters.update(stored)
                 calls += stored
             if ref is not None:  # `params += list(model.parameters())`, `params.extend(...)`
-                calls += [c for stmt in self._growth.get(ref, ()) for c in self._parameters_in(stmt)]
+                calls += [c for stmt in self._growth(ref) for c in self._parameters_in(stmt)]
                 # `for name, p in model.named_parameters(): decay.append(p)`
                 calls += [c for loop in self._loop_bindings.get(ref, ()) for c in self._parameters_in(loop.iter)]
         self._params[node] = tuple(dict.fromkeys(calls))
@@ -601,29 +601,24 @@ class Objects:
                     index[value].append(ref)
         return index
 
-    @cached_property
-    def _appended(self) -> dict[Ref, list[cst.BaseExpression]]:
-        """What `name.append(x)` / `name.add(x)` puts in a list or set, by name."""
-        f = self.facts
-        index: dict[Ref, list] = defaultdict(list)
-        for call in f.calls:
-            if mt.is_method_call(call, "append", "add") and dotted(call.func.value) and len(call.args) == 1:
-                ref = f.ref(call.func.value)
-                if ref is not None:
-                    index[ref].append(call.args[0].value)
-        return index
+    def _appended(self, ref: Ref) -> list[cst.BaseExpression]:
+        """What `name.append(x)` / `name.add(x)` puts in a list or set (`Facts.filled`)."""
+        return [c.args[0].value for method, c in self.facts.filled(ref) if method in ("append", "add") and len(c.args) == 1]
+
+    def _growth(self, ref: Ref) -> list[cst.CSTNode]:
+        """`params += ...`, `params.append(...)` / `.extend(...)`, `opt.add_param_group(...)`: what is
+        added to a list by name."""
+        return [*self._augmented.get(ref, ()), *(a.value for method, c in self.facts.filled(ref)
+                                                 if method in ("append", "extend", "add_param_group") for a in c.args)]
 
     @cached_property
-    def _growth(self) -> dict[Ref, list[cst.CSTNode]]:
-        """`params += ...`, `params.append(...)` / `.extend(...)`: what is added to a list by name."""
+    def _augmented(self) -> dict[Ref, list[cst.BaseExpression]]:
+        """`params += ...`: what an augmented assignment adds, by name."""
         f = self.facts
         index: dict[Ref, list] = defaultdict(list)
         for target, value, stmt in f.assigns:
             if isinstance(stmt, cst.AugAssign) and dotted(target):
                 index[f.ref(target, stmt)].append(value)
-        for call in f.calls:
-            if mt.is_method_call(call, "append", "extend", "add_param_group") and dotted(call.func.value):
-                index[f.ref(call.func.value)].extend(a.value for a in call.args)
         return index
 
     def trained(self, optimizer: cst.Call) -> Sites:

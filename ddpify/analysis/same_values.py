@@ -84,7 +84,6 @@ class SameValues:
 
     def __init__(self, facts: Facts, ranks: Ranks) -> None:
         self.facts, self.ranks = facts, ranks
-        self._fills: dict[Ref, list[cst.Arg]] = {}
         self._guarding: set[Ref] = ranks.cycles.following()  # the names `_bound_on_some_ranks` is answering
         self._core_names: dict[Ref, bool] = {}  # `_core_name`'s answers in the question under way (`_core_of`)
 
@@ -574,11 +573,7 @@ class SameValues:
     def _filled_with(self, ref: Ref) -> list[cst.Arg]:
         """The arguments of the calls that fill the container `ref` names in place
         (`losses.append(loss.item())`, `seen.add(x)`, `stats.update(d)`)."""
-        if ref not in self._fills:
-            f = self.facts
-            self._fills[ref] = [a for c in f.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value in FILLING
-                                and dotted(c.func.value) == ref.name and f.ref(c.func.value) == ref for a in c.args]
-        return self._fills[ref]
+        return [a for method, c in self.facts.filled(ref) if method in FILLING for a in c.args]
 
     def _shared_function_of_shared(self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp | cst.Lambda,
                                    proving: frozenset) -> bool:

@@ -846,23 +846,32 @@ class Facts:
                 items.append(value.elt if isinstance(value, cst.ListComp) else value.value)
             else:
                 return []
-        for call in self._grown.get(ref, ()):
-            if call.func.attr.value in ("extend", "update") or not call.args:
+        for method, call in self.filled(ref):
+            if method not in GROWN:
+                continue
+            if method in ("extend", "update") or not call.args:
                 return []
             items.append(call.args[-1].value)
         classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in items]
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
 
+    def filled(self, ref: Ref) -> list[tuple[str, cst.Call]]:
+        """(method, call) for the calls that fill the container `ref` names in place, in source order: `x.append(v)`,
+        `.insert(i, v)`, `.appendleft(v)`, `.add(v)`, `.setdefault(k, v)` (one item, the last
+        argument), `.extend(vs)`, `.update(d)` (items not written out), and an optimizer's
+        `.add_param_group(group)`. The one answer for the object core (what a list holds, what an
+        optimizer is given), the call graph (`_items_of`), the wraps of a `ModuleList`'s modules
+        and what is the same on every process (a list filled with shared values)."""
+        return self._filled.get(ref, [])
+
     @cached_property
-    def _grown(self) -> dict[Ref, list[cst.Call]]:
-        """`agents.append(agent)`, `.insert(0, agent)`, `.extend(more)`, `.setdefault(k, agent)`,
-        `.update(more)`: the calls that add items to a container, by the container."""
-        index: dict[Ref, list] = defaultdict(list)
+    def _filled(self) -> dict[Ref, list[tuple[str, cst.Call]]]:
+        index: dict[Ref, list[tuple[str, cst.Call]]] = defaultdict(list)
         for call in self.calls:
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("append", "insert", "extend", "setdefault", "update") and \
-                    dotted(func.value) and (ref := self.ref(func.value, call)) is not None:
-                index[ref].append(call)
+            if type(func) is cst.Attribute and func.attr.value in FILLS and dotted(func.value) and \
+                    (ref := self.ref(func.value)) is not None:
+                index[ref].append((func.attr.value, call))
         return index
 
     def _picked_classes(self, name: cst.Name) -> list[cst.ClassDef]:
@@ -1326,7 +1335,10 @@ def _grouped(items, key) -> dict:
 
 
 NO_GRAD = frozenset({"no_grad", "inference_mode"})  # torch.no_grad, torch.autograd.no_grad, torch.inference_mode
-PROPERTIES = frozenset({"property", "cached_property"})  # decorators that make a method an attribute
+PROPERTIES = frozenset({"property", "cached_property"})
+# methods that fill a container in place (`Facts.filled`)
+FILLS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "setdefault", "add_param_group"})
+GROWN = frozenset({"append", "insert", "extend", "setdefault", "update"})  # what `_items_of` reads of them  # decorators that make a method an attribute
 
 
 def is_property(func: cst.FunctionDef) -> bool:
