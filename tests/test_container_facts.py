@@ -1,6 +1,7 @@
-"""What fills a container in place: one index in `ddpify.syntax.facts` (`Facts.filled`), the
-answer the object core, the call graph, the wraps of a `ModuleList`'s modules and the
-same-on-every-process proofs all read. Asked directly; near misses sit next to the positives."""
+"""What fills a container in place, and which loops bind a name: one index each in
+`ddpify.syntax.facts` (`Facts.filled`, `Facts.loops_binding`), the answer the object core, the
+call graph, the wraps of a `ModuleList`'s modules and the same-on-every-process proofs all read.
+Asked directly; near misses sit next to the positives."""
 
 from __future__ import annotations
 
@@ -44,6 +45,24 @@ def test_what_fills_a_container_in_place(source, name, fills):
     facts = facts_of(source)
     ref = facts.ref(read(facts, name))
     assert [facts.code(c) for _, c in facts.filled(ref)] == fills
+
+
+@pytest.mark.parametrize("source, name, iterated", [
+    ("for net in nets:\n    pass\nnet\n", "net", ["nets"]),
+    ("for n, p in model.named_parameters():\n    pass\nfor p in ps:\n    pass\np\n", "p",
+     ["model.named_parameters()", "ps"]),  # in source order
+    ("for i, (a, b) in enumerate(pairs):\n    pass\nb\n", "b", ["enumerate(pairs)"]),
+    ("def f():\n    for x in xs:\n        pass\n    return x\n", "x", ["xs"]),
+    # near misses: a comprehension's target, a loop of another function, an attribute target, a while
+    ("ys = [x for x in xs]\nx = 1\nx\n", "x", []),
+    ("def f():\n    for x in xs:\n        pass\nx = 1\nx\n", "x", []),
+    ("class T:\n    def f(self):\n        for self.x in xs:\n            pass\n        return self.x\n", "self.x", []),
+    ("x = 0\nwhile x < 3:\n    x += 1\nx\n", "x", []),
+])
+def test_which_loops_bind_a_name(source, name, iterated):
+    facts = facts_of(source)
+    ref = facts.ref(read(facts, name))
+    assert [facts.code(lp.iter) for lp in facts.loops_binding(ref)] == iterated
 
 
 @pytest.mark.parametrize("source, shared", [

@@ -38,7 +38,7 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref, is_property, target_names
+from ddpify.syntax.facts import Facts, Ref, is_property
 from ddpify.syntax.names import dotted
 
 MODEL, LOADER, OPTIMIZER, WRITER = "model", "loader", "optimizer", "writer"
@@ -318,7 +318,7 @@ class Objects:
     def _compute_ref(self, ref: Ref) -> Sites:
         f = self.facts
         found = Sites().union(*(self.values(s) for s in f.sources(ref)))
-        for loop in self._loop_targets.get(ref, ()):  # `for net in [self.G, self.D]:`
+        for loop in self._loop_targets(ref):  # `for net in [self.G, self.D]:`
             found |= Sites().union(*(self.elements(s) for s in self.values(loop.iter)))
         for held in self._item_loops.get(ref, ()):  # `for k, v in self.writers.items():`
             found |= Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s} for s in self.values(held)))
@@ -410,30 +410,9 @@ class Objects:
                 index[name.split(".")[-1]].append((element.value, value.elements[i].value if literal else value, stmt))
         return index
 
-    @cached_property
-    def _loop_bindings(self) -> dict[Ref, list[cst.For]]:
-        """The loops that bind a name in their target (`p` of `for n, p in ...`)."""
-        f = self.facts
-        index: dict[Ref, list] = defaultdict(list)
-        for loop in f.loops:
-            if isinstance(loop, cst.For):
-                for name in target_names(loop.target):
-                    ref = f.ref(name, loop)
-                    if ref is not None:
-                        index[ref].append(loop)
-        return index
-
-    @cached_property
-    def _loop_targets(self) -> dict[Ref, list[cst.For]]:
-        """The loops that bind a name as their whole target (`for net in nets:`)."""
-        f = self.facts
-        index: dict[Ref, list] = defaultdict(list)
-        for loop in f.loops:
-            if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name):
-                ref = f.ref(loop.target, loop)
-                if ref is not None:
-                    index[ref].append(loop)
-        return index
+    def _loop_targets(self, ref: Ref) -> list[cst.For]:
+        """The loops that bind `ref` as their whole target (`for net in nets:`; `Facts.loops_binding`)."""
+        return [loop for loop in self.facts.loops_binding(ref) if isinstance(loop.target, cst.Name)]
 
     @cached_property
     def _item_loops(self) -> dict[Ref, list[cst.BaseExpression]]:
@@ -458,7 +437,7 @@ class Objects:
 
     def loop_bound(self, ref: Ref) -> bool:
         """Is `ref` the whole target of a `for` loop?"""
-        return ref in self._loop_targets
+        return bool(self._loop_targets(ref))
 
     # what an object is ------------------------------------------------------------------------
     def constructs(self, call: cst.CSTNode) -> cst.ClassDef | None:
@@ -575,7 +554,7 @@ class Objects:
             if ref is not None:  # `params += list(model.parameters())`, `params.extend(...)`
                 calls += [c for stmt in self._growth(ref) for c in self._parameters_in(stmt)]
                 # `for name, p in model.named_parameters(): decay.append(p)`
-                calls += [c for loop in self._loop_bindings.get(ref, ()) for c in self._parameters_in(loop.iter)]
+                calls += [c for loop in self.facts.loops_binding(ref) for c in self._parameters_in(loop.iter)]
         self._params[node] = tuple(dict.fromkeys(calls))
         return self._params[node]
 

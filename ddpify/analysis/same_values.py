@@ -212,7 +212,7 @@ class SameValues:
         if isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope):
             return self._core_parameter(ref.scope, ref.name, proving)
         writes = [(v, s) for _, v, s in f.writes(ref)]
-        loops = self._loop_targets.get(ref.scope, {}).get(ref.name, [])  # `stage` of `for stage in stages:`
+        loops = self._loop_targets(ref)  # `stage` of `for stage in stages:`
         return bool(writes or loops) and not f.unpacked_from(ref) and all(
             self._plain(lp.iter) and self._core(lp.iter, proving) for lp in loops) and all(
             not self._branched(s) and (mt.is_parse_args(v) or self._core(v, proving)) for v, s in writes) \
@@ -257,19 +257,9 @@ class SameValues:
         return bool(sites) and all(p is not None and (mt.is_parse_args(p) or self._core(p, proving))
                                    or p is None and self._decorator_fills(c, func, param) for c, p in passed)
 
-    @cached_property
-    def _loop_targets(self) -> dict:
-        """The names each function binds as the target of a loop (not a counter): scope, then
-        name, to the loops that bind it."""
-        index: dict = {}
-        for loop in self.facts.loops:
-            if isinstance(loop, cst.For):
-                counters = self._counters(loop)
-                names = index.setdefault(self.facts.scope(loop), {})
-                for n in target_names(loop.target):
-                    if n.value not in counters:
-                        names.setdefault(n.value, []).append(loop)
-        return index
+    def _loop_targets(self, ref: Ref) -> list[cst.For]:
+        """The loops that bind `ref` in their target, not to a count (`Facts.loops_binding`)."""
+        return [loop for loop in self.facts.loops_binding(ref) if ref.name not in self._counters(loop)]
 
     def _plain(self, expr: cst.BaseExpression, depth: int = 4) -> bool:
         """Does iterating `expr` give the same items wherever its value is the same: a list,
@@ -434,7 +424,7 @@ class SameValues:
             parts = f.unpacked_parts(ref)
             unpacked = parts if any(rank_word(p) or self.ranks.is_local_rank(p) or self.ranks.is_global_rank(p)
                                     for p in parts) else f.unpacked_from(ref)
-            loops = self._loop_targets.get(ref.scope, {}).get(ref.name, []) if isinstance(node, cst.Name) else []
+            loops = self._loop_targets(ref) if isinstance(node, cst.Name) else []
             if loops and not writes and not unpacked and all(
                     self._plain(lp.iter) and self._shared(lp.iter, proving) for lp in loops):
                 return True  # `stage` of `for stage in list(cfg["stages"]):`: an item of a shared list

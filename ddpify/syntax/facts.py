@@ -759,10 +759,17 @@ class Facts:
         values = [v for v in [*(v for _, v, _ in self.writes(ref)), *self.unpacked_elements(ref)]
                   if not mt.is_name(v, "None")] if ref is not None else []
         classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in values]
-        classes += [self._item_classes(container) for container in self._looped.get(ref, ())] if ref else []
+        classes += [self._item_classes(container) for container in self._looped(ref)] if ref else []
         if not classes and ref is not None and ref.name.count(".") == 1 and ref.name.startswith("self."):
             return self._back_references.get(ref.name[len("self."):], [])
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
+
+    def loops_binding(self, ref: Ref) -> list[cst.For]:
+        """The `for` loops that bind the name `ref` in their target (`net` of `for net in nets:`, `p`
+        of `for n, p in model.named_parameters():`), in source order: the one answer for the object
+        core (what a loop variable holds), the call graph (`_looped`) and what is the same on every
+        process (an item of a shared list)."""
+        return self._loops_binding.get(ref, [])
 
     @cached_property
     def _back_references(self) -> dict[str, list[cst.ClassDef]]:
@@ -783,14 +790,22 @@ class Facts:
         return {attr: list(dict.fromkeys(classes)) for attr, classes in index.items() if attr not in other}
 
     @cached_property
-    def _looped(self) -> dict[Ref, list[cst.BaseExpression]]:
-        """`for agent in self.agents:`, `for i, agent in enumerate(self.agents):`, `for agent in
-        self.agents.values():`, `for name, agent in self.agents.items():`: the containers a loop
-        variable takes its items from, by the variable."""
-        index: dict[Ref, list] = defaultdict(list)
+    def _loops_binding(self) -> dict[Ref, list[cst.For]]:
+        index: dict[Ref, list[cst.For]] = defaultdict(list)
         for loop in self.loops:
-            if not isinstance(loop, cst.For):
-                continue
+            if isinstance(loop, cst.For):
+                for name in target_names(loop.target):
+                    ref = self.ref(name, loop)
+                    if ref is not None:
+                        index[ref].append(loop)
+        return index
+
+    def _looped(self, ref: Ref) -> list[cst.BaseExpression]:
+        """`for agent in self.agents:`, `for i, agent in enumerate(self.agents):`, `for agent in
+        self.agents.values():`, `for name, agent in self.agents.items():`: the containers the loop
+        variable `ref` takes its items from."""
+        found = []
+        for loop in self.loops_binding(ref):
             target, container = loop.target, loop.iter
             pair = isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
             if isinstance(container, cst.Call) and mt.is_name(container.func, "enumerate") and container.args and pair:
@@ -799,9 +814,9 @@ class Facts:
                     and (container.func.attr.value == "values" or container.func.attr.value == "items" and pair):
                 target = target.elements[1].value if container.func.attr.value == "items" else target
                 container = container.func.value
-            if isinstance(target, cst.Name) and dotted(container) and (ref := self.ref(target, loop)) is not None:
-                index[ref].append(container)
-        return index
+            if isinstance(target, cst.Name) and dotted(container) and self.ref(target, loop) == ref:
+                found.append(container)
+        return found
 
     def item_containers(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
         """The containers `expr` is an item of: `c` for `c[i]` (not a slice), and for a loop
@@ -809,7 +824,7 @@ class Facts:
         if isinstance(expr, cst.Subscript) and dotted(expr.value):
             return [expr.value] if isinstance(expr.slice[0].slice, cst.Index) else []
         ref = self.ref(expr) if isinstance(expr, cst.Name) else None
-        return list(self._looped.get(ref, ())) if ref is not None else []
+        return list(self._looped(ref)) if ref is not None else []
 
     def items_told(self, container: cst.BaseExpression) -> bool:
         """Is every item of `container` an instance of classes of the program ddpify can tell
