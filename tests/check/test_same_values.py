@@ -139,6 +139,22 @@ def test_the_core_takes_an_item_of_a_shared_list(loop, shared):
     assert same_everywhere(facts, facts.by_type[cst.If][-1].test) is shared
 
 
+@pytest.mark.parametrize("filled, shared", [
+    ("stages.append('c')", True),
+    ("stages.append(str(int(os.environ['RANK'])))", False),  # each process appends its own
+    ("stages.insert(0, str(int(os.environ['RANK'])))", False),
+])
+def test_an_item_of_a_list_filled_in_place_is_shared_only_where_every_fill_is(filled, shared):
+    """Both answers read one index of what fills a list (`Facts.filled`): check's (wide) no longer
+    takes an item of `stages = ['a', 'b']` for a phase name when the program appends its rank."""
+    from ddpify.analysis.same_values import same_everywhere
+    code = HEAD + "stages = ['a', 'b']\n" + filled + "\nfor stage in stages:\n    if stage == 'a':\n        pass\n"
+    facts = Facts(parse_module(code))
+    test = facts.by_type[cst.If][-1].test
+    assert Context(facts).values.same_everywhere(test) is shared
+    assert same_everywhere(facts, test) is shared
+
+
 @pytest.mark.parametrize("binding, shared", [
     ("name = 'F' + str(args.frames)", True),  # `str` of the command line
     ("if rank == 0:\n    name = 'F' + str(args.frames)", False),  # only rank 0 holds it: the others have none
