@@ -380,7 +380,8 @@ class Objects:
         set bound to a name, what `.append(x)` / `.add(x)` put in it (`ds = []`,
         `ds.append(train_loader)`, `return ds`)."""
         if isinstance(site, (cst.List, cst.Tuple, cst.Set)):
-            added = [x for ref in self._holders.get(site, ()) for x in self._appended(ref)]
+            holders = self._bound.get(site, []) if isinstance(site, (cst.List, cst.Set)) else []  # `ds = []`
+            added = [x for ref in holders for x in self._appended(ref)]
             return Sites().union(*(self.values(e.value) for e in site.elements if isinstance(e, cst.Element)),
                                  *(self.values(x) for x in added))
         if isinstance(site, cst.Dict):
@@ -567,18 +568,6 @@ class Objects:
             return False
         callees = self.facts.user_functions(call) or self.methods(call)
         return bool(callees) and all(self.facts.enclosing_class(c) is not None for c in callees)
-
-    @cached_property
-    def _holders(self) -> dict[cst.CSTNode, list[Ref]]:
-        """The names a list or set literal is bound to (`ds = []`)."""
-        f = self.facts
-        index: dict[cst.CSTNode, list[Ref]] = defaultdict(list)
-        for target, value, stmt in f.assigns:
-            if isinstance(value, (cst.List, cst.Set)) and dotted(target) and not isinstance(stmt, cst.AugAssign):
-                ref = f.ref(target, stmt)
-                if ref is not None:
-                    index[value].append(ref)
-        return index
 
     def _appended(self, ref: Ref) -> list[cst.BaseExpression]:
         """What `name.append(x)` / `name.add(x)` puts in a list or set (`Facts.filled`)."""
