@@ -417,13 +417,12 @@ def _readers(ctx: Context, sampler: cst.Call) -> tuple[list[cst.For], list[cst.C
     are passed to), and the calls they are passed to (`evaluate(val_loader, model)`, a function
     of another file, tells by its name)."""
     f = ctx.facts
-    loaders = set()
+    flow = objects.of(f)
+    refs = set()
     for call in ctx.script.calls_of(LOADER):
         arg = mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler")
         if arg is not None and any(f.is_inside(sampler, o) for o in f.origins(arg.value)):
-            loaders |= {f.ref(t, s) for t, v, s in f.assigns if v is call}
-    refs = {r for r in loaders if r is not None}
-    flow = objects.of(f)
+            refs.update(flow.bound_to(call))
     for ref in list(refs):
         refs |= flow.receivers(ref)
     names = {ref.name for ref in refs}  # compared first: cheaper than resolving every name
@@ -539,11 +538,11 @@ def _trained_on(ctx: Context, loader: cst.Call) -> bool:
     assignment of which is a DataLoader (`loader = shard_loader(loader)` shards it), or through a
     parameter of a function every call of which passes that name?"""
     f = ctx.facts
-    refs = {f.ref(t, s) for t, v, s in f.assigns if v is loader} - {None}
+    flow = objects.of(f)
+    refs = set(flow.bound_to(loader))
     if not refs or any(not (isinstance(v, cst.Call) and f.qualify(v.func) == LOADER)
                        for ref in refs for _, v, _ in f.writes(ref)):
         return False
-    flow = objects.of(f)
     for ref in list(refs):
         refs |= {p for p in flow.receivers(ref) if _only_passed(f, p, refs)}
     return any(isinstance(lp, cst.For) and dotted(mt.strip_iteration(lp.iter))
