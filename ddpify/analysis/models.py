@@ -18,6 +18,7 @@ Under `--strategy fsdp`, `ddpify.analysis.fsdp.place_shard` may move that point 
 from __future__ import annotations
 
 import builtins
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -394,12 +395,21 @@ def _maybe_none(facts: Facts, model: Model) -> bool:
     generator = define_vae(...)` / `else: generator = None`, `g = G() if c else None`)?"""
     if isinstance(model.defined, cst.FunctionDef):
         return False
-    for target, value, stmt in facts.assigns:
-        if isinstance(value, cst.IfExp):
-            value = value.body if mt.is_name(value.body, "None") else value.orelse
-        if mt.is_name(value, "None") and facts.is_inside(stmt, model.defined) and dotted(target) == model.name:
-            return True
-    return False
+    return any(facts.is_inside(stmt, model.defined) for stmt in _none_bindings(facts).get(model.name, ()))
+
+
+def _none_bindings(facts: Facts) -> dict[str, list[cst.CSTNode]]:
+    """The statements that may bind each name (`x`, `self.x`) to None (`g = None`, `g = G() if c
+    else None`), found in one pass over the assignments (each model asks)."""
+    index = facts.__dict__.get("_none_bindings")
+    if index is None:
+        index = facts.__dict__["_none_bindings"] = defaultdict(list)
+        for target, value, stmt in facts.assigns:
+            if isinstance(value, cst.IfExp):
+                value = value.body if mt.is_name(value.body, "None") else value.orelse
+            if mt.is_name(value, "None") and (name := dotted(target)) is not None:
+                index[name].append(stmt)
+    return index
 
 
 def _holds_modules_only(facts: Facts, model: Model) -> bool:
@@ -696,20 +706,31 @@ def _dataparallel_of_object(facts: Facts, optimizer: cst.CSTNode) -> list[Candid
     flow = objects.of(facts)
     trained = flow.trained(optimizer)
     found: list[Candidate] = []
-    for target, value, stmt in facts.assigns if trained else ():
-        name = dotted(target) or (facts.code(target) if isinstance(target, cst.Subscript) and dotted(target.value)
-                                  and _same_item(facts, target, value) else None)
-        dp = _dataparallel_call(facts, value) if isinstance(value, cst.Call) and not isinstance(stmt, cst.AugAssign) \
-            else None
-        inner = dp is not None and (mt.positional(dp, 0) or mt.keyword(dp, "module"))
-        if not inner or name is None or name.count(".") > (1 if name.startswith("self.") else 0):
-            continue
+    for stmt, name, dp, inner in _dataparallel_wraps(facts) if trained else ():
         # (`self.d = nn.DataParallel(self.d)`: the name holds the wrapper after; an item: its list too)
         held = Sites(s for s in flow.values(inner.value) if s is not dp and not isinstance(s, objects.CONTAINERS))
         scope = facts.scope(stmt)
         factory = isinstance(scope, cst.FunctionDef) and any(dotted(r) == name for r in facts.returned(scope))
         if held and held <= trained and not factory:
             found.append((3, stmt, name, dp))
+    return found
+
+
+def _dataparallel_wraps(facts: Facts) -> list[tuple[cst.CSTNode, str, cst.Call, cst.Arg]]:
+    """(statement, name, the DataParallel call, its module argument) for each `x = nn.DataParallel(x)`
+    of the program (`self.x = ...`, an item of a list: `nets[i] = ...`), in source order, found in
+    one pass over the assignments (each optimizer asks)."""
+    found = facts.__dict__.get("_dataparallel_wraps")
+    if found is None:
+        found = facts.__dict__["_dataparallel_wraps"] = []
+        for target, value, stmt in facts.assigns:
+            name = dotted(target) or (facts.code(target) if isinstance(target, cst.Subscript) and dotted(target.value)
+                                      and _same_item(facts, target, value) else None)
+            dp = _dataparallel_call(facts, value) if isinstance(value, cst.Call) and not isinstance(stmt, cst.AugAssign) \
+                else None
+            inner = (mt.positional(dp, 0) or mt.keyword(dp, "module")) if dp is not None else None
+            if inner is not None and name is not None and name.count(".") <= (1 if name.startswith("self.") else 0):
+                found.append((stmt, name, dp, inner))
     return found
 
 
