@@ -1274,6 +1274,8 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
     if isinstance(expr, cst.IfExp) and not any(mt.is_attribute(e, "module") for e in (expr.body, expr.orelse)):
         verdicts = {_holds(facts, refs, answers, e, depth) for e in (expr.body, expr.orelse)}
         return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
+    if isinstance(expr, cst.Call) and depth:
+        return _passed_through(facts, refs, answers, expr, depth)
     ref = facts.ref(expr)
     if ref not in refs and isinstance(expr, cst.Attribute) and dotted(expr.value) not in (None, "self"):
         ref = _instance_attribute(facts, refs, expr) or ref  # `runner.model`: the class's `self.model`
@@ -1438,13 +1440,50 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Re
     return MAYBE if any(_holds(facts, refs, answers, r, depth - 1) for r in returned) else None
 
 
+def _passed_through(facts: Facts, refs: dict[Ref, Model], answers: dict, call: cst.Call, depth: int) -> Holds | None:
+    """MAYBE for a call of a function of the program that returns a parameter it is given as it is,
+    where the argument may be a wrapper (`get_module(model).state_dict()` of a `get_module` that
+    unwraps DataParallel only); None for the program's unwrap helper (`_unwraps`)."""
+    funcs = facts.user_functions(call)
+    if not funcs or any(_unwraps(facts, func) for func in funcs):
+        return None
+    passed = [facts.argument_for(call, func, r.value) for func in funcs for r in facts.returned(func)
+              if isinstance(r, cst.Name) and r.value in param_names(func)]
+    return MAYBE if any(p is not None and _holds(facts, refs, answers, p, depth - 1) for p in passed) else None
+
+
 def _unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
     """Is `func` the program's unwrap helper: it takes `.module` of its parameter (`return
-    model.module`, `model = model.module` in a loop until no wrapper is left)?"""
+    model.module`, `model = model.module` in a loop until no wrapper is left), not only under a test
+    that a DistributedDataParallel wrapper fails (`if isinstance(m, nn.DataParallel): return
+    m.module`: the DDP wrapper is returned as it is)?"""
     params = {p.name.value for p in func.params.params}
     values = [*facts.returned(func), *(v for _, v, _ in facts.writes_in(func))]
-    return any(isinstance(v, cst.Attribute) and v.attr.value == "module" and isinstance(v.value, cst.Name)
-               and v.value.value in params for v in values)
+    return any(isinstance(a, cst.Attribute) and a.attr.value == "module" and isinstance(a.value, cst.Name)
+               and a.value.value in params and not _not_for_ddp(facts, a, a.value.value)
+               for v in values for a in (v, *mt.findall(v, cst.Attribute)))  # `return get_module(m.module)` too
+
+
+def _not_for_ddp(facts: Facts, node: cst.CSTNode, param: str) -> bool:
+    """Is `node` in the body of `if isinstance(param, X):` of its function, where X names only
+    classes a DistributedDataParallel wrapper is no instance of: DataParallel, a class of the
+    program not derived from DistributedDataParallel?"""
+    for anc in facts.ancestors(node):
+        if isinstance(anc, cst.FunctionDef):
+            return False
+        test = anc.test if isinstance(anc, cst.If) and facts.is_inside(node, anc.body) else None
+        if isinstance(test, cst.Call) and mt.is_call_of(test, "isinstance") and len(test.args) == 2 \
+                and mt.is_name(test.args[0].value, param):
+            kinds = test.args[1].value
+            classes = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+            return all((facts.qualify(c) or "").rsplit(".", 1)[-1] == "DataParallel" or _program_class_not_ddp(facts, c)
+                       for c in classes)
+    return False
+
+
+def _program_class_not_ddp(facts: Facts, expr: cst.BaseExpression) -> bool:
+    cls = facts.classes.get((dotted(expr) or "").rpartition(".")[2])
+    return cls is not None and not any((dotted(b.value) or "").endswith("DistributedDataParallel") for b in cls.bases)
 
 
 def _only_after(facts: Facts, read: cst.CSTNode, stmt: cst.CSTNode) -> bool:

@@ -7,6 +7,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Ref, param_names
 from ddpify.check.branches import left_out, never_runs
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
@@ -211,7 +212,7 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
         # the saved object, or the `state_dict()`s it is made of, followed through names
         # (`state = {"model": model.state_dict()}` ... `torch.save(state, path)`)
         candidates = [saved.value] if dotted(saved.value) else []
-        for built in dict.fromkeys([saved.value, *f.origins(saved.value)]):
+        for built in dict.fromkeys(_made_of(f, saved.value)):
             candidates += [c.func.value for c in f.calls_in(built) if mt.is_method_call(c, "state_dict")]
         for expr in dict.fromkeys(candidates):
             holds = ctx.holds_ddp(expr)
@@ -225,6 +226,21 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
                 yield Hit(expr, f"this checkpoint's keys are names from `{f.code(expr)}.{method}()` of the DDP wrapper, "
                                 f"which start with `module.`: it does not load into the model itself; iterate "
                                 f"`{f.code(expr)}.module.{method}()`")
+
+
+def _made_of(f, expr: cst.BaseExpression, depth: int = 2) -> list[cst.BaseExpression]:
+    """`expr` and the values it is built from (`Facts.origins`), and, for a parameter of a
+    helper that those read (`def save_checkpoint(model_state, ...): torch.save({"model":
+    model_state}, path)`), what every call of the helper passes it, as far (`depth` calls up)."""
+    found = [expr, *f.origins(expr)]
+    if depth:
+        for value in list(found):
+            for name in mt.findall(value, cst.Name):
+                func = f.scope(name)
+                if isinstance(func, cst.FunctionDef) and name.value in param_names(func) and f.ref(name) == Ref(func, name.value):
+                    found += [v for site in f.call_sites(func) if (arg := f.argument_for(site, func, name.value)) is not None
+                              for v in _made_of(f, arg, depth - 1)]
+    return found
 
 
 # methods of a module whose items are (name, object), the name of each as its `state_dict()` keys it
