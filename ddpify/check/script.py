@@ -75,6 +75,16 @@ class Script:
                     index.setdefault(name, []).append(call)
         return index
 
+    def subclass_calls(self, qualified: str) -> list[cst.Call]:
+        """The calls that build an instance of a class of the program derived, through its bases
+        in the program, from the library class `qualified` (`class TaskSampler(DistributedSampler)`
+        ... `TaskSampler(ds, tasks)`), in source order."""
+        f = self.facts
+        derived = {cls for cls in f.classes.values()
+                   if any(f.qualify(b.value) == qualified for c in f.lineage(cls) for b in c.bases)}
+        return [c for c in f.calls if isinstance(c.func, (cst.Name, cst.Attribute))
+                and f.classes.get((dotted(c.func) or "").rpartition(".")[2]) in derived]
+
     def callees(self, func: cst.BaseExpression, depth: int = 3) -> list[str | None]:
         """The qualified names a called expression may be: itself, both branches of a conditional
         expression, what a local name is assigned (`cls = A if x else B`)."""

@@ -664,6 +664,10 @@ class Facts:
                 line.append(base)
         return line
 
+    def lineage(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
+        """`cls` and its bases in the program, nearest first."""
+        return self._lineage(cls)
+
     def library_based(self, cls: cst.ClassDef) -> bool:
         """Does `cls`, or a base of it in the program, derive from a class outside the program (a
         library's: `class Solver(flashy.BaseSolver)`), not `object`?"""

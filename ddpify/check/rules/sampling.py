@@ -47,7 +47,9 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
 
     The sampler shuffles with a seed plus its epoch; without `set_epoch` the epoch stays 0 and
     every epoch visits the data in the same order, on every process. Found (also for a sampler
-    class picked by a conditional expression: `(DistributedSampler if ddp else RandomSampler)(ds)`)
+    class picked by a conditional expression: `(DistributedSampler if ddp else RandomSampler)(ds)`,
+    and for a class of the program derived from DistributedSampler that keeps its `__iter__` or
+    orders by `self.epoch` in its own)
     when a file that
     trains (or reads the sampler's loader in a loop inside another loop: the training step may
     live in another module) builds a sampler that shuffles and calls no `set_epoch` (torch's
@@ -63,7 +65,8 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
             mt.is_call_of(c, "set_epoch") for c in f.calls):
         return
     reported: set[cst.Call] = set()
-    for call in ctx.script.calls_of(SAMPLER):
+    subclassed = [c for c in ctx.script.subclass_calls(SAMPLER) if _shuffles_by_epoch(ctx, c)]
+    for call in [*ctx.script.calls_of(SAMPLER), *subclassed]:
         shuffle = mt.keyword(call, "shuffle")
         if (shuffle is None or not mt.is_name(shuffle.value, "False")) and not _evaluation_only(ctx, call, True) \
                 and (f.has_training or _epochs(ctx, call)):
@@ -77,6 +80,17 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
                     yield Hit(site, f"`{f.code(site.func)}(...)` builds a DistributedSampler that shuffles (in "
                                     f"`{f.scope(call).name.value}`), but nothing calls its set_epoch(epoch): every "
                                     "epoch sees the same order")
+
+
+def _shuffles_by_epoch(ctx: Context, call: cst.Call) -> bool:
+    """Does the sampler subclass `call` builds order its items by the epoch: its `__iter__` (its
+    own or a base's in the program) reads `self.epoch`, or it keeps DistributedSampler's?"""
+    f = ctx.facts
+    cls = f.classes.get((dotted(call.func) or "").rpartition(".")[2])
+    iters = [m for c in f.lineage(cls) for m in f.functions.get("__iter__", ()) if f.enclosing_class(m) is c] \
+        if cls is not None else []
+    return not iters or any(mt.is_attribute(a, "epoch") and dotted(a.value) == "self"
+                            for m in iters[:1] for a in mt.findall(m, cst.Attribute))
 
 
 def _entry_calls(f, node: cst.CSTNode, depth: int = 3) -> list[cst.Call]:
