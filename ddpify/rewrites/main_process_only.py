@@ -36,7 +36,7 @@ code reads that state. A logger (a SummaryWriter, TensorFlow's summary writer, a
 task (`Task.init`, also of `trains`), an
 instance of a logger class of the program such as `Logger(log_dir)` whose `__init__` makes a
 writer, a file opened for writing that is only written, printed into and closed, here or by
-a function it is handed to) exists on the main process
+a function it is handed to, or by a `csv.writer` over it that only writes rows) exists on the main process
 only, None elsewhere; its method calls are guarded, and a read of its attribute outside a guard
 takes the main process's value on every process: `run_dir = self.writer.log_dir` becomes
 `run_dir = from_main_process(lambda: self.writer.log_dir)` (a broadcast; where some processes
@@ -128,6 +128,8 @@ DELETIONS = frozenset({"shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "o
 LOGGERS = {"wandb.init", "clearml.Task.init", "trains.Task.init"}  # and what `objects` calls a writer
 # (SummaryWriter, a logger class of the program)
 FILE_METHODS = {"write", "writelines", "flush", "close"}
+CSV_WRITERS = {"csv.writer", "csv.DictWriter"}
+ROW_METHODS = {"writerow", "writerows", "writeheader"}
 LOG_FILE_HANDLERS = frozenset({"logging.FileHandler", "logging.handlers.RotatingFileHandler",
                                "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler"})
 
@@ -463,7 +465,34 @@ def _is_logger(facts: Facts, expr: cst.CSTNode, opened: frozenset[cst.Call] = fr
     instance of a logger class of the program (`Logger(log_dir)`, whose `__init__` makes a writer:
     its methods log), a file opened for writing that is only written and closed (`opened`)."""
     return isinstance(expr, cst.Call) and (facts.qualify(expr.func) in LOGGERS or expr in opened
-                                           or objects.of(facts).kind(expr) == objects.WRITER)
+                                           or objects.of(facts).kind(expr) == objects.WRITER
+                                           or _csv_writer_over(facts, expr, opened))
+
+
+def _csv_writer_over(facts: Facts, call: cst.Call, opened: frozenset[cst.Call]) -> bool:
+    """`csv.writer(log)` (or `csv.DictWriter(log, ...)`) over a file that is a logger (`opened`)."""
+    if facts.qualify(call.func) not in CSV_WRITERS or not call.args or not opened:
+        return False
+    return bool(objects.of(facts).values(call.args[0].value) & opened)
+
+
+def _rows_written(facts: Facts, node: cst.CSTNode) -> bool:
+    """`writer = csv.writer(f)` (`node` is `f`) whose every use is a statement of its own writing rows
+    (`writer.writerow(row)`, `writeheader()`, `writerows(rows)`): the file is only written."""
+    arg, call = facts.parent(node), facts.parent(facts.parent(node))
+    if not isinstance(arg, cst.Arg) or arg.value is not node or not isinstance(call, cst.Call) or \
+            facts.qualify(call.func) not in CSV_WRITERS or call.args[0] is not arg:
+        return False
+    assign = facts.parent(call)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or dotted(assign.targets[0].target) is None:
+        return False
+    target = assign.targets[0].target
+    ref = facts.ref(target, facts.statement(assign))
+    uses = [n for n in facts.uses(dotted(target), ref.scope) if n is not target and facts.ref(n) == ref] \
+        if ref is not None else []
+    return bool(uses) and all(isinstance(a := facts.parent(n), cst.Attribute) and a.attr.value in ROW_METHODS
+                              and isinstance(c := facts.parent(a), cst.Call) and c.func is a
+                              and isinstance(facts.parent(c), cst.Expr) for n in uses)
 
 
 class Loggers(NamedTuple):
@@ -496,7 +525,7 @@ def _opened_for_writing(facts: Facts) -> frozenset[cst.Call]:
                 attributes.setdefault(dotted(attribute), []).append(attribute)
         uses = [n for n in (*attributes.get(dotted(target), ()), *facts.uses(dotted(target), ref.scope))
                 if n is not target and dotted(n) == dotted(target) and facts.ref(n) == ref]
-        if all(_file_method_statement(facts, n) or _passed_to_writer(facts, n) for n in uses):
+        if all(_file_method_statement(facts, n) or _passed_to_writer(facts, n) or _rows_written(facts, n) for n in uses):
             found.append(value)
     return frozenset(found)
 

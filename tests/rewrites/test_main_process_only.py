@@ -1886,3 +1886,37 @@ if __name__ == "__main__":
     out = only(NAME, code)
     assert "            torch.save(model.state_dict(), tmp_path)\n    barrier()\n    model.load_state_dict(" in out
     assert not out.rstrip().endswith("barrier()")
+
+
+def test_a_file_only_a_csv_writer_writes_rows_into_is_a_logger_of_the_main_process():
+    """`log = open("log.csv", "w")`, `writer = csv.writer(log)`, rows written each epoch, then
+    `log.close()`: every process opened and wrote the same file (each overwrote the others', torn or
+    the last one's; only the runtime's self-check said so). The file and its writer are made on the
+    main process only (None elsewhere) and each use is guarded; a writer handed on stays."""
+    code = """\
+import csv
+import torch
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+log = open("log.csv", "w", newline="")
+writer = csv.writer(log)
+writer.writerow(["epoch", "loss"])
+kept = open("kept.csv", "w")
+rows = csv.writer(kept)
+for epoch in range(2):
+    for x in torch.randn(3, 4, 2):
+        opt.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+    writer.writerow([epoch, loss.item()])
+    print(rows)
+log.close()
+"""
+    out = only(NAME, code)
+    assert 'log = open("log.csv", "w", newline="") if is_main_process() else None\n' in out
+    assert "writer = csv.writer(log) if is_main_process() else None\n" in out
+    assert '    if is_main_process():\n        writer.writerow([epoch, loss.item()])\n' in out
+    assert "if is_main_process():\n    log.close()\n" in out
+    assert 'kept = open("kept.csv", "w")\nrows = csv.writer(kept)\n' in out
