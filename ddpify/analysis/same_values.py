@@ -15,7 +15,12 @@ Two proofs, one a parameter of the other (`wide`), because the two errors cost d
   `.resume_or_load(...)`), configuration objects built from the command line, methods of shared
   values, the environment the launcher gives every process but the rank variables, a parameter of
   a function no call of the program reaches, what a model's own method asked nothing answers
-  (`model.num_params()`: the replicas are one model).
+  (`model.num_params()`: the replicas are one model), configuration objects (every object a name
+  may hold built by a call that says it makes configuration, `Config()`, from values that read no
+  rank, clock or draw), what a decorator passes the entry point it wraps (`main()` of `@hydra_main
+  def main(args)`), functions and classes of the program as receivers, and `self.x` that the
+  program never assigns in a class with a library base (what that base keeps) or that a property
+  answers.
 
 Before: the core was `Facts.same_everywhere` and the wide answer `check/same_values.py`, each
 with its own refusal of a rank (the core refused any name or attribute whose words say rank and
@@ -400,7 +405,7 @@ class SameValues:
                 return False  # handed to init_process_group as the rank, also where a caller passes it on
             if ref in self._group_sizes:
                 return True  # handed to init_process_group as the world size: the group forms only if all agree
-            if self._configuration_object(node, proving):
+            if self._configuration_object(node, proving | {ref}):
                 return True  # `self.config`, every object of which a `Config()` built: read from one file
             proving = proving | {ref}
             if any(dotted(n) in self.agreed_names for _, value, _ in f.writes(ref)
