@@ -71,6 +71,10 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
         if (shuffle is None or not mt.is_name(shuffle.value, "False")) and not _evaluation_only(ctx, call, True) \
                 and (f.has_training or _epochs(ctx, call)):
             if not f.in_library(call):
+                func = f.scope(call)
+                sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) else []
+                if sites and not any(_built_for(f, call, func, site) for site in sites):
+                    continue  # every call of its helper passes what skips it (`sampler_type=SamplerType.INFINITE`)
                 yield Hit(call, "this DistributedSampler shuffles, but nothing calls its set_epoch(epoch): every "
                                 "epoch sees the same order")
                 continue
@@ -393,12 +397,62 @@ def _built_for(f, sampler: cst.Call, func: cst.FunctionDef, call: cst.Call) -> b
     return True
 
 
+def _passed(f, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
+    """What `call` gives `param` of `func`: its argument, else the parameter's default (None where a
+    `*`/`**` argument may hold it)."""
+    passed = f.argument_for(call, func, param)
+    if passed is None and not any(a.star for a in call.args):
+        found = next((p for p in (*func.params.params, *func.params.kwonly_params) if p.name.value == param), None)
+        passed = found.default if found is not None else None
+    return passed
+
+
+def _constants(f, expr: cst.BaseExpression | None, depth: int = 3) -> set[str] | None:
+    """The constants `expr` may be, by their code: a literal, a member of a class
+    (`SamplerType.SHARDED_INFINITE`), through a name's assignments and a parameter's callers
+    (`depth` deep); None where one is not a constant."""
+    if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float)) or mt.is_name(expr, "True", "False", "None"):
+        return {f.code(expr)}
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in f.classes:
+        return {f.code(expr)}
+    ref = f.ref(expr) if isinstance(expr, cst.Name) and depth else None
+    if ref is None:
+        return None
+    if isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope) and not f.writes(ref):
+        sites = f.call_sites(ref.scope)
+        values = [_constants(f, _passed(f, site, ref.scope, ref.name), depth - 1) for site in sites]
+    else:
+        values = [_constants(f, source, depth - 1) for source in f.sources(ref)]
+    return set().union(*values) if values and None not in values else None
+
+
+def _compared(f, test: cst.Comparison, values: set[str] | None) -> bool | None:
+    """The truth of `param == K`, `!=`, `in (K1, K2)`, `not in`, for each of the constants `param`
+    may be: one answer for all of them, else None."""
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if values is None:
+        return None
+    if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        keys = {f.code(e.value) for e in right.elements}
+        answers = {(v in keys) == isinstance(op, cst.In) for v in values}
+    elif isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) and _constants(f, right, 0) is not None:
+        answers = {(v == f.code(right)) == isinstance(op, (cst.Equal, cst.Is)) for v in values}
+    else:
+        return None
+    return answers.pop() if len(answers) == 1 else None
+
+
 def _literal_test(f, test: cst.BaseExpression, func: cst.FunctionDef, call: cst.Call) -> bool | None:
     """The truth of `param` / `not param` for `call`, where it passes a literal (or the parameter's
-    literal default applies); None when not known."""
+    literal default applies), or of `param == K` / `param in (K1, K2)` where every value it may pass
+    is a constant (`_constants`: `sampler_type = SamplerType.SHARDED_INFINITE` handed on through
+    two calls); None when not known."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = _literal_test(f, test.expression, func, call)
         return None if inner is None else not inner
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
+            and test.left.value in param_names(func):  # `type == SamplerType.DISTRIBUTED`, `type in (A, B)`
+        return _compared(f, test, _constants(f, _passed(f, call, func, test.left.value)))
     if not isinstance(test, cst.Name) or test.value not in param_names(func):
         return None
     passed = f.argument_for(call, func, test.value)
