@@ -37,7 +37,8 @@ task (`Task.init`, also of `trains`), an
 instance of a logger class of the program such as `Logger(log_dir)` whose `__init__` makes a
 writer, a file opened for writing that is only written, printed into and closed, here or by
 a function it is handed to, or by a `csv.writer` over it that only writes rows) exists on the main process
-only, None elsewhere; its method calls are guarded, and a read of its attribute outside a guard
+only, None elsewhere (each item of a list, dict or comprehension built of loggers:
+`[SummaryWriter(d) if is_main_process() else None for d in dirs]`); its method calls are guarded, and a read of its attribute outside a guard
 takes the main process's value on every process: `run_dir = self.writer.log_dir` becomes
 `run_dir = from_main_process(lambda: self.writer.log_dir)` (a broadcast; where some processes
 may not reach the read, a TODO instead).
@@ -205,6 +206,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             edits.insert_after(point, "barrier()\n")
             edits.add_import("ddpify_runtime", "barrier")
         edits.record(stmt, "barrier() after the save: the file is read back below")
+    for _, value, stmt in facts.assigns:
+        for made in _logger_elements(facts, value, opened):
+            edits.replace(made, lambda node: cst.IfExp(test=cst.parse_expression(GUARD), body=node, orelse=cst.Name("None")),
+                          f"{dotted(made.func) or facts.code(made.func)} created on the main process only (None elsewhere)")
     _reads_of_main_only(facts, edits, loggers, writes)
     for call in facts.calls:
         if facts.qualify(call.func) == "os.makedirs" and not _tolerates_existing(call) and _made_if_missing(facts, call):
@@ -469,6 +474,23 @@ def _is_logger(facts: Facts, expr: cst.CSTNode, opened: frozenset[cst.Call] = fr
                                            or _csv_writer_over(facts, expr, opened))
 
 
+def _logger_elements(facts: Facts, value: cst.BaseExpression, opened: frozenset[cst.Call]) -> list[cst.Call]:
+    """The loggers a container or comprehension is built of (`[SummaryWriter(d) for d in dirs]`,
+    `{"train": SummaryWriter(a), "val": SummaryWriter(b)}`): each is made on the main process only,
+    None elsewhere, and the container keeps its shape."""
+    if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        items = [value.elt]
+    elif isinstance(value, cst.DictComp):
+        items = [value.value]
+    elif isinstance(value, (cst.List, cst.Tuple)):
+        items = [e.value for e in value.elements if isinstance(e, cst.Element)]
+    elif isinstance(value, cst.Dict):
+        items = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    else:
+        return []
+    return [i for i in items if isinstance(i, cst.Call) and _is_logger(facts, i, opened)]
+
+
 def _csv_writer_over(facts: Facts, call: cst.Call, opened: frozenset[cst.Call]) -> bool:
     """`csv.writer(log)` (or `csv.DictWriter(log, ...)`) over a file that is a logger (`opened`)."""
     if facts.qualify(call.func) not in CSV_WRITERS or not call.args or not opened:
@@ -504,6 +526,7 @@ class Loggers(NamedTuple):
 
 def _loggers(facts: Facts, opened: frozenset[cst.Call]) -> Loggers:
     made = [(t, v, s) for t, v, s in facts.assigns if _is_logger(facts, v, opened)]
+    made += [(t, e, s) for t, v, s in facts.assigns for e in _logger_elements(facts, v, opened)]
     refs = {facts.ref(t, s) for t, _, s in made} - {None}
     return Loggers(refs.union(*(objects.of(facts).receivers(r) for r in refs)), frozenset(v for _, v, _ in made))
 

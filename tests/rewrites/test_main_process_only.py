@@ -1920,3 +1920,36 @@ log.close()
     assert '    if is_main_process():\n        writer.writerow([epoch, loss.item()])\n' in out
     assert "if is_main_process():\n    log.close()\n" in out
     assert 'kept = open("kept.csv", "w")\nrows = csv.writer(kept)\n' in out
+
+
+def test_loggers_a_comprehension_or_a_display_builds_are_made_on_the_main_process_only():
+    """`writers = [SummaryWriter(f"runs/{s}") for s in splits]` (or a dict display of them): every
+    process made the writers and wrote their event files, and the report said nothing. Each is made
+    on the main process only (None elsewhere), the container keeps its shape, and each use is
+    guarded."""
+    code = """\
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+writers = [SummaryWriter(f"runs/{split}") for split in ("train", "val")]
+named = {"train": SummaryWriter("runs/a"), "val": SummaryWriter("runs/b")}
+for epoch in range(2):
+    for x in torch.randn(3, 4, 2):
+        opt.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+    writers[0].add_scalar("loss", loss.item(), epoch)
+    named["train"].add_scalar("loss", loss.item(), epoch)
+for w in writers:
+    w.close()
+"""
+    out = only(NAME, code)
+    assert 'writers = [SummaryWriter(f"runs/{split}") if is_main_process() else None for split in ("train", "val")]\n' in out
+    assert 'named = {"train": SummaryWriter("runs/a") if is_main_process() else None, ' \
+           '"val": SummaryWriter("runs/b") if is_main_process() else None}\n' in out
+    assert '    if is_main_process():\n        writers[0].add_scalar("loss", loss.item(), epoch)\n' \
+           '        named["train"].add_scalar("loss", loss.item(), epoch)\n' in out
+    assert "    if is_main_process():\n        w.close()\n" in out
