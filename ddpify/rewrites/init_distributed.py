@@ -207,12 +207,42 @@ def _draws(facts: Facts, call: cst.Call) -> bool:
 
 
 def _top_level(facts: Facts) -> Iterator[tuple[cst.CSTNode, cst.If | None]]:
-    """(statement, the main block holding it or None) for the statements run at import, in order."""
+    """(part, the main block holding it or None) for what runs at import, in order: the parts of a
+    compound statement (`for`, `while`, `with`, `if`, `try`) one by one (`_in_order`), so that a fold
+    loop building its loader before it calls the helper that builds the model is seen to shard first."""
     for stmt in facts.module.body:
         if isinstance(stmt, cst.If) and mt.is_main_guard(stmt):
-            yield from ((s, stmt) for s in stmt.body.body)
+            yield from ((part, stmt) for s in stmt.body.body for part in _in_order(s))
         elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            yield stmt, None
+            yield from ((part, None) for part in _in_order(stmt))
+
+
+def _in_order(stmt: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`stmt`, or for a compound statement its header's expressions and then its blocks'
+    statements, in the order they run (both branches of an `if`: either may run)."""
+    heads: list[cst.CSTNode]
+    blocks: list[cst.CSTNode | None]
+    if isinstance(stmt, cst.For):
+        heads, blocks = [stmt.iter], [stmt.body, stmt.orelse]
+    elif isinstance(stmt, (cst.While, cst.If)):
+        heads, blocks = [stmt.test], [stmt.body, stmt.orelse]
+    elif isinstance(stmt, cst.With):
+        heads, blocks = [item.item for item in stmt.items], [stmt.body]
+    elif isinstance(stmt, cst.Try):
+        heads, blocks = [], [stmt.body, *stmt.handlers, stmt.orelse, stmt.finalbody]
+    else:
+        yield stmt
+        return
+    yield from heads
+    for block in blocks:
+        block = block.body if isinstance(block, (cst.Else, cst.ExceptHandler, cst.Finally)) else block
+        if isinstance(block, cst.If):  # `elif`
+            yield from _in_order(block)
+        elif isinstance(block, cst.IndentedBlock):
+            for inner in block.body:
+                yield from _in_order(inner)
+        elif isinstance(block, cst.SimpleStatementSuite):  # `if cond: x = f()` on one line
+            yield block
 
 
 def _reaches(facts: Facts, stmt: cst.CSTNode, found: Callable[[cst.CSTNode], bool], depth: int = 3) -> bool:

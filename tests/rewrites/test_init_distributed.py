@@ -247,6 +247,51 @@ if __name__ == '__main__':
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     train()
 """, "set_up_in_the_main_block_before_the_helper_initialises_there", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # a fold loop in the main block builds the loader, then calls the helper that builds the model:
+    # the helper's top (the first function the main block calls) would come after the sampler needs
+    # the process group (a cross-validation script of the eleventh fresh sweep, part C, held out:
+    # "Default process group has not been initialized", under plain python too)
+    pair("""\
+
+def make_model():
+    return torch.nn.Linear(2, 1)
+
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+if __name__ == '__main__':
+    for fold in range(2):
+        with open('fold.log', 'w'):
+            loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+            model = make_model()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            train()
+""", """\
+from ddpify_runtime import init_distributed_mode
+
+def make_model():
+    return torch.nn.Linear(2, 1)
+
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+if __name__ == '__main__':
+    init_distributed_mode(backend="gloo")
+    for fold in range(2):
+        with open('fold.log', 'w'):
+            loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+            model = make_model()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            train()
+""", "a_loader_built_in_a_fold_loop_before_the_model_helper_is_called_initialises_first", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # the loader is sharded at module level and the main block then trains: initialising at the top
     # of the main block would come after the sampler needs the process group
     pair("""\
