@@ -475,12 +475,27 @@ class Facts:
             arg = param.default if arg is None else arg
             if mt.is_name(arg, "None"):
                 continue
+            if isinstance(arg, cst.Name) and (holder := self._instance_parameter_class(arg)) is not None:
+                found += [holder] if holder not in found else []  # `Saver(self)` in a method of `Trainer`
+                continue
             classes = self._parameter_classes(arg, seen) if isinstance(arg, cst.Name) and not self.writes(
                 self.ref(arg) or ref) else self._instances_of(arg)
             if not classes:
                 return []
             found += [c for c in classes if c not in found]
         return found
+
+    def _instance_parameter_class(self, name: cst.Name) -> cst.ClassDef | None:
+        """The class of the method whose instance parameter (`self`) `name` is, never rebound there."""
+        func = self.scope(name)
+        while isinstance(func, cst.FunctionDef) and name.value not in param_names(func):
+            func = self.scope(func)  # a function nested in the method sees its `self`
+        first = next(iter((*func.params.posonly_params, *func.params.params)), None) \
+            if isinstance(func, cst.FunctionDef) else None
+        cls = self.enclosing_class(func) if first is not None and first.name.value == name.value else None
+        ref = self.ref(name)
+        method = cls is not None and func in getattr(cls.body, "body", ())
+        return cls if method and ref is not None and not self.writes(ref) else None
 
     def _resolve_call(self, call: cst.Call) -> list[cst.FunctionDef]:
         """(A property's name called, `self.model(x)` of `@property def model(self)`, runs what the
@@ -762,7 +777,8 @@ class Facts:
         ref = self.ref(expr) if isinstance(expr, cst.Name) or (dotted(expr) or "").startswith("self.") else None
         values = [v for v in [*(v for _, v, _ in self.writes(ref)), *self.unpacked_elements(ref)]
                   if not mt.is_name(v, "None")] if ref is not None else []
-        classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in values]
+        classes = [self._instances_of(v) if isinstance(v, cst.Call) else
+                   self._parameter_classes(v) if isinstance(v, cst.Name) else [] for v in values]
         classes += [self._item_classes(container) for container in self._looped(ref)] if ref else []
         if not classes and ref is not None and ref.name.count(".") == 1 and ref.name.startswith("self."):
             return self._back_references.get(ref.name[len("self."):], [])

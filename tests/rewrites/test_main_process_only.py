@@ -1953,3 +1953,20 @@ for w in writers:
     assert '    if is_main_process():\n        writers[0].add_scalar("loss", loss.item(), epoch)\n' \
            '        named["train"].add_scalar("loss", loss.item(), epoch)\n' in out
     assert "    if is_main_process():\n        w.close()\n" in out
+
+
+def test_a_helper_that_only_writes_reached_through_an_object_the_caller_built_with_itself_is_guarded():
+    """`self.hooks = [BestSaver(self)]` in the Trainer, the hook keeping `self.trainer = trainer` and later
+    calling `self.trainer.save_ckpt(...)`: the save ran on every process, silently (the parameter `trainer`
+    was of no known class: `self` passed from a method named none). `self` passed from a method of a class
+    is now an instance of that class."""
+    built = HOOKS_HANDED_THE_TRAINER.replace(
+        "        for hook in hooks:\n            hook.trainer = self\n", "").replace(
+        "    def __init__(self):\n        self.best = 0.0\n",
+        "    def __init__(self, trainer):\n        self.trainer = trainer\n        self.best = 0.0\n").replace(
+        "    def __init__(self, model, hooks):\n", "    def __init__(self, model):\n").replace(
+        "        self.hooks = hooks\n", "        self.hooks = [BestSaver(self)]\n").replace(
+        "Trainer(torch.nn.Linear(2, 1), [BestSaver()])", "Trainer(torch.nn.Linear(2, 1))")
+    assert "BestSaver(self)" in built and "hook.trainer" not in built
+    out = only(NAME, built)
+    assert "            if is_main_process():\n                self.trainer.save_ckpt(\"best.pth\")\n" in out
