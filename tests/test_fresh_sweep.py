@@ -290,6 +290,19 @@ def test_the_stand_in_pil_opens_a_picture_from_a_stream():
     assert out.split() == ["(48,", "48)"]
 
 
+def test_the_stand_in_pyplot_records_no_write_for_a_plot_saved_into_a_stream():
+    """`plt.savefig(io.BytesIO(), format="png")` (frames of a GIF kept in memory) writes no file:
+    the stand-in recorded it as one, and the judge failed `saves` on every process's in-memory plots;
+    a plot saved to a path is still a write."""
+    code = ("import io, sys, types\nsite = types.ModuleType('sitecustomize')\n"
+            "site.record_write = lambda path, what: print('write', path, what)\nsys.modules['sitecustomize'] = site\n"
+            "import fresh_stubs; fresh_stubs.install()\nimport matplotlib.pyplot as plt\n"
+            "plt.savefig(io.BytesIO(), format='png'); plt.savefig('plot.png')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.splitlines() == ["write plot.png savefig"]
+
+
 def test_the_stand_in_torchvision_serves_rand_augment():
     """torchvision.transforms.RandAugment (era1a8's notebooks augment with it): a tensor goes through."""
     out = _stubbed("import torch\nfrom torchvision import transforms\n"

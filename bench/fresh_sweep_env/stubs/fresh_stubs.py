@@ -61,6 +61,8 @@ class Anything:
         if self._name in WRITES:  # joblib.dump(value, path): the path second
             at = 1 if self._name == "dump" else 0
             path = args[at] if len(args) > at else None
+            if hasattr(path, "write") and not isinstance(path, Anything):
+                return Anything(self._name + "()")  # `plt.savefig(io.BytesIO())`: a stream in memory, no file
             _record(self._name, path if isinstance(path, (str, os.PathLike)) and
                     self._name in ("savefig", "imsave", "imwrite", "mimsave", "savemat", "save", "dump") else None)
         return Anything(self._name + "()")
