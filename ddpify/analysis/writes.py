@@ -20,7 +20,8 @@ A call writes a file when it is
 - or `.save(path)` on a TorchScript module (a value made by `torch.jit.script` or
   `torch.jit.trace`, followed through names: `scripted = torch.jit.script(m)` ... `scripted.save(p)`)
   or on a matplotlib animation (`anim = animation.ArtistAnimation(fig, ims)` ... `anim.save("a.gif")`)
-  or on a PIL image (`Image.fromarray(a).save("sample.png")`, `img = Image.open(p)` ... `img.save(q)`).
+  or on a PIL image (`Image.fromarray(a).save("sample.png")`, `img = Image.open(p)` ... `img.save(q)`, an
+  item of a list of them, `frames[0].save("out.gif", save_all=True, append_images=frames)`).
 
 and what it writes to is not an in-memory buffer: `torch.save(state, buffer)` with `buffer =
 io.BytesIO()` (or `json.dump(d, io.StringIO())`, `fig.savefig(buf)`) writes no file, on any
@@ -41,6 +42,7 @@ import re
 
 import libcst as cst
 
+from ddpify.analysis import objects
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.names import dotted
@@ -113,10 +115,18 @@ def _writer(facts: Facts, call: cst.Call) -> str | None:
     if not isinstance(call.func, cst.Attribute):
         return None
     method = call.func.attr.value
-    if method in FILE_WRITE_METHODS or method == "save" and any(
-            isinstance(o, cst.Call) and _saves_itself(facts.qualify(o.func)) for o in facts.origins(call.func.value)):
+    if method in FILE_WRITE_METHODS or method == "save" and _saves_itself_made(facts, call.func.value):
         return f".{method}()"
     return None
+
+
+def _saves_itself_made(facts: Facts, value: cst.BaseExpression) -> bool:
+    """Was `value` made by a maker of values whose `.save(path)` writes a file (`Image.open(p)`,
+    an animation), through names, or through the items of a list it was appended to (`imgs[0]` of
+    `imgs.append(Image.open(buf))`: ddpify.analysis.objects)?"""
+    def made(origins) -> bool:
+        return any(isinstance(o, cst.Call) and _saves_itself(facts.qualify(o.func)) for o in origins)
+    return made(facts.origins(value)) or isinstance(value, cst.Subscript) and made(objects.of(facts).values(value))
 
 
 def _saves_itself(qualified: str | None) -> bool:

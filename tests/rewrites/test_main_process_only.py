@@ -1970,3 +1970,35 @@ def test_a_helper_that_only_writes_reached_through_an_object_the_caller_built_wi
     assert "BestSaver(self)" in built and "hook.trainer" not in built
     out = only(NAME, built)
     assert "            if is_main_process():\n                self.trainer.save_ckpt(\"best.pth\")\n" in out
+
+
+def test_a_gif_saved_through_an_item_of_a_list_of_pil_images_is_written_once():
+    """Plots saved into `io.BytesIO`, opened with PIL and appended to a list, then
+    `frames[0].save("out.gif", append_images=frames, save_all=True)`: the item of the list was made
+    by no maker ddpify knew (only names were followed), so every process wrote the GIF, silently.
+    The in-memory saves stay on every process."""
+    code = """\
+import io
+import torch
+import matplotlib.pyplot as plt
+from PIL import Image
+
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(3, 4, 2):
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+frames = []
+for i in range(3):
+    plt.clf()
+    plt.scatter(*model(torch.randn(8, 2)).detach().T)
+    buf = io.BytesIO()
+    plt.savefig(buf, format="png")
+    frames.append(Image.open(buf))
+frames = frames + frames[::-1]
+frames[0].save("out.gif", format="GIF", append_images=frames, save_all=True)
+"""
+    out = only(NAME, code)
+    assert 'if is_main_process():\n    frames[0].save("out.gif", format="GIF", append_images=frames, save_all=True)\n' in out
+    assert '    plt.savefig(buf, format="png")\n' in out
