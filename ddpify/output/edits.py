@@ -188,11 +188,21 @@ class _Apply(cst.CSTTransformer):
 
 
 def _compound(header: str, body: list[cst.BaseStatement]) -> cst.BaseCompoundStatement:
-    """`header` + an indented block of `body`; the comments above the first statement move above it."""
+    """`header` + an indented block of `body`; the comments above the first statement move above it,
+    and a blank line between two of them stays blank (no indentation left on it)."""
     first = body[0]
     shell = cst.parse_statement(f"{header}\n    pass\n")
-    block = shell.body.with_changes(body=[first.with_changes(leading_lines=()), *body[1:]])
+    rest = [stmt.with_changes(leading_lines=[_unindented(line) for line in stmt.leading_lines]) for stmt in body[1:]]
+    block = shell.body.with_changes(body=[first.with_changes(leading_lines=()), *rest])
     return shell.with_changes(body=block, leading_lines=first.leading_lines)
+
+
+def _unindented(line: cst.EmptyLine) -> cst.EmptyLine:
+    """A blank line moved into a new block: written without the block's indentation, which would
+    leave trailing whitespace (`torch.save(a)`, blank, `torch.save(b)` under one `if`)."""
+    if line.comment is None and not line.whitespace.value:
+        return line.with_changes(indent=False)
+    return line
 
 
 def _flatten(before, after):

@@ -23,6 +23,21 @@ if is_main_process():
     with open("log.txt", "a") as f:
         f.write(f"{epoch}\\n")
 """, "adjacent_writes_share_one_guard", scaffold=TRAINS.end_of_epoch),
+    # a blank line between two guarded writes at the top level stays blank, with no indentation left on it
+    pair("""\
+torch.save(model.state_dict(), "m.pt")
+
+torch.save(optimizer.state_dict(), "o.pt")
+""", """\
+from ddpify_runtime import atomic_write, is_main_process
+
+if is_main_process():
+    with atomic_write("m.pt") as tmp_path:
+        torch.save(model.state_dict(), tmp_path)
+
+    with atomic_write("o.pt") as tmp_path:
+        torch.save(optimizer.state_dict(), tmp_path)
+""", "a_blank_line_between_guarded_writes_stays_blank", scaffold=TRAINS.at_end),
     # an `if` written on one line whose body writes is guarded by its own condition (sfujim/TD3:
     # `if args.save_model: policy.save(...)` left every process writing, and nothing said so)
     pair("""\
