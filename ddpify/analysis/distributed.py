@@ -9,6 +9,7 @@ A script is distributed when it *does* something distributed, not when it merely
 - or it wraps in `DistributedDataParallel` or builds a `DistributedSampler`, called directly,
   picked by a conditional expression (`(DistributedSampler if ddp else RandomSampler)(ds)`)
   or handed to a call (`functools.partial(DDP, device_ids=...)`);
+- or it builds Hugging Face accelerate's `Accelerator(...)`, which joins the job's process group;
 - or it waits at the barrier of a process-group helper of the project (`distr.barrier()` after
   `distr = DistribTorch.instance()`, the helper's module doing the torch.distributed calls).
 
@@ -44,7 +45,7 @@ NOT_DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_available"})
 
 def is_distributed(facts: Facts) -> bool:
     """Does the script call torch.distributed (or `deepspeed.init_distributed()`, which starts its
-    process group), or wrap in DDP, or build a DistributedSampler, or wait at a barrier of an object the project made (`distr.barrier()`)?"""
+    process group, or accelerate's `Accelerator()`, which joins it), or wrap in DDP, or build a DistributedSampler, or wait at a barrier of an object the project made (`distr.barrier()`)?"""
     return any(_distributed_call(facts, call) or barrier_method(facts, call) for call in facts.calls)
 
 
@@ -116,8 +117,10 @@ def barrier_method(facts: Facts, call: cst.Call) -> bool:
     wraps torch.distributed in (`distr = DistribTorch.instance()`), seen from a module that
     imports only the helper. Every process must reach it, as `dist.barrier()`. Not
     `threading.Barrier(n).wait()` (another name), not a module-level function of another
-    library (`hvd.barrier`, qualified: one of its own)."""
-    if not mt.is_method_call(call, "barrier"):
+    library (`hvd.barrier`, qualified: one of its own). In a program that imports accelerate,
+    `accelerator.wait_for_everyone()` is its barrier (of the `Accelerator`'s process group)."""
+    if not (mt.is_method_call(call, "barrier") or mt.is_method_call(call, ACCELERATE_BARRIER)
+            and facts.imports.imports_module("accelerate")):
         return False
     name = facts.qualify(call.func)
     return name is None or name.startswith("torch.distributed.")
@@ -140,11 +143,16 @@ def _distributed_name(name: str | None, called: bool) -> bool:
     if name in WRAPPERS:
         return True
     return called and (name.startswith("torch.distributed.") and name not in NOT_DISTRIBUTED_CALLS
-                       or name in GROUP_STARTERS)
+                       or name in GROUP_STARTERS or name in ACCELERATORS)
 
 
 # other libraries' calls that start the torch.distributed process group of the job
 GROUP_STARTERS = frozenset({"deepspeed.init_distributed", "deepspeed.comm.init_distributed"})
+
+# Hugging Face accelerate's `Accelerator(...)`: it joins the process group of the job the launcher
+# (`accelerate launch`, torchrun) starts, and its methods are that group's collectives
+ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
+ACCELERATE_BARRIER = "wait_for_everyone"  # `accelerator.wait_for_everyone()`: accelerate's barrier
 
 # frameworks that start (or stand in for) the process group themselves: any call of theirs may
 FRAMEWORKS = frozenset({"accelerate", "lightning", "pytorch_lightning", "deepspeed", "horovod", "fairscale",

@@ -1221,7 +1221,28 @@ def written_wraps(facts: Facts) -> dict[Ref, Model]:
     about these. The first wrap of a name is its `Model`; later ones are writes that keep it."""
     wraps = [Model(name, stmt, stmt) for target, value, stmt in facts.assigns
              if _is_wrap(facts, value) and (name := dotted(target)) and not isinstance(stmt, cst.AugAssign)]
+    wraps += [Model(name, stmt, stmt) for target, value, stmt in facts.assigns
+              for name in _prepared_models(facts, target, value)]
     return wrapped_refs(facts, wraps[::-1])  # the first wrap of a name wins
+
+
+ACCELERATE_PREPARE = ("prepare", "prepare_model")
+
+
+def _prepared_models(facts: Facts, target: cst.BaseExpression, value: cst.BaseExpression) -> list[str]:
+    """The names Hugging Face accelerate's `prepare` binds to the DDP wrapper of a model, in a
+    program that imports accelerate: of `model, opt, loader = accelerator.prepare(model, opt,
+    loader)`, the names the program calls (runs a forward on: `model(x)`), not the optimizer or
+    the loader it also hands back; the name `accelerator.prepare_model(model)` is bound to.
+
+        model, opt, dl = accelerator.prepare(model, opt, dl)   -> ["model"]
+        accelerator.unwrap_model(model)                          (the bare model: no name bound)
+    """
+    if not mt.is_method_call(value, *ACCELERATE_PREPARE) or not facts.imports.imports_module("accelerate"):
+        return []
+    names = [dotted(e.value) for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [dotted(target)]
+    called = {dotted(c.func) for c in facts.calls}
+    return [n for n in names if n and n in called]
 
 
 def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, depth: int = 3) -> Holds | None:
