@@ -201,17 +201,7 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> N
     for key in ("batch_sampler", "sampler"):
         arg = mt.loader_arg(call, key)
         if arg is not None and not mt.is_name(arg.value, "None"):
-            given = [sampler for value in _values_at(facts, arg.value, call)
-                     for sampler in _sampler_calls(facts, value, unbatch=(key == "batch_sampler"))]
-            for sampler in dict.fromkeys(given):
-                if sampler not in done:
-                    done.add(sampler)
-                    _replace_sampler(facts, edits, sampler)
-            if not given and key == "batch_sampler":  # a batch sampler of the program's own class, say
-                _wrap_loader(facts, edits, call, "its batch_sampler is built elsewhere",
-                             "its batch sampler's batches are dealt out in turn, the same number to each process")
-            elif not given:
-                _wrap_loader(facts, edits, call, f"its {key} is built elsewhere")
+            _shard_given(facts, edits, call, key, arg.value, done)
             return
     dataset = mt.positional(call, 0) or mt.keyword(call, "dataset")
     if mt.has_double_star(call) or dataset is None or not mt.is_simple_reference(dataset.value):
@@ -253,6 +243,26 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> N
     edits.add_import("torch.utils.data.distributed", "DistributedSampler")
 
 
+def _shard_given(facts: Facts, edits: Edits, call: cst.Call, key: str, given_value: cst.BaseExpression,
+                 done: set[cst.Call]) -> None:
+    """A loader given its `sampler` or `batch_sampler` (`key`): the samplers it may be given are
+    sharded where they are made; where none is seen, or it may be None, the loader is passed
+    through `shard_loader`."""
+    given = [sampler for value in _values_at(facts, given_value, call)
+             for sampler in _sampler_calls(facts, value, unbatch=(key == "batch_sampler"))]
+    for sampler in dict.fromkeys(given):
+        if sampler not in done:
+            done.add(sampler)
+            _replace_sampler(facts, edits, sampler)
+    if not given and key == "batch_sampler":  # a batch sampler of the program's own class, say
+        _wrap_loader(facts, edits, call, "its batch_sampler is built elsewhere",
+                     "its batch sampler's batches are dealt out in turn, the same number to each process")
+    elif not given:
+        _wrap_loader(facts, edits, call, f"its {key} is built elsewhere")
+    elif _may_be_none(facts, given_value, call):
+        _wrap_loader(facts, edits, call, f"its {key} is None on some paths")
+
+
 def _depends_on_phase(facts: Facts, call: cst.Call, expr: cst.BaseExpression) -> bool:
     """Is `expr` computed from a phase key: the variable of a comprehension around the loader, or
     of a loop over phases (`for split in splits:` with `splits = ['train', 'valid']`,
@@ -287,6 +297,17 @@ def _values_at(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -> list[c
     if last is not None:  # `s = A(); loader(sampler=s); s = balanced(y); loader(sampler=s)`: A() is not the 2nd's
         reach = [(value, stmt) for value, stmt in reach if facts.scope(stmt) is not scope or not facts.before(stmt, last)]
     return [value for value, _ in reach] if reach and len(reach) < len(writes) else [expr]
+
+
+def _may_be_none(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -> bool:
+    """May the name `expr` hold `None` where `call` reads it (`train_sampler = None` unless a flag
+    asks for a weighted one, the loader then made with `shuffle=(train_sampler is None)`)? The
+    loader's own default sampler then reads the whole data set in every process."""
+    values = _values_at(facts, expr, call)
+    ref = facts.ref(expr) if isinstance(expr, cst.Name) else None
+    if values == [expr] and ref is not None:
+        values = [value for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)]
+    return any(mt.is_name(value, "None") for value in values)
 
 
 CONDITIONAL = (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler, cst.Match)

@@ -171,6 +171,28 @@ kw.update(shuffle=True)
 train_loader = DataLoader(ds, **kw)
 train_loader = shard_loader(train_loader)
 """, "opaque_loader_arguments_go_through_shard_loader", scaffold=SCRIPT.instead_of("train_loader")),
+    # the ImageNet example's `sampler=train_sampler, shuffle=(train_sampler is None)`, the sampler
+    # None unless a flag asks for one (heart_nn, eleventh fresh sweep part C, held out at e2988b3):
+    # the weighted sampler is sharded, and the loader too for the path where it is None
+    pair("""\
+from torch.utils.data import WeightedRandomSampler
+if len(ds) > 100:
+    train_sampler = WeightedRandomSampler([1.0] * 8, 8)
+else:
+    train_sampler = None
+train_loader = DataLoader(ds, batch_size=4, shuffle=(train_sampler is None), sampler=train_sampler)
+""", """\
+from ddpify_runtime import ShardedSampler, shard_loader
+
+from torch.utils.data import WeightedRandomSampler
+if len(ds) > 100:
+    train_sampler = ShardedSampler(WeightedRandomSampler([1.0] * 8, 8))
+else:
+    train_sampler = None
+train_loader = DataLoader(ds, batch_size=4, shuffle=(train_sampler is None), sampler=train_sampler)
+train_loader = shard_loader(train_loader)
+""", "a_sampler_none_on_some_paths_also_passes_the_loader_through_shard_loader",
+         scaffold=SCRIPT.instead_of("train_loader")),
     pair("""\
 from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler
 s = RandomSampler(ds)
