@@ -998,7 +998,11 @@ def _same_file(facts: Facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:
 def _reads(facts: Facts, call: cst.Call, depth: int = 1,
            only: Callable[[Facts, cst.Call], bool] | None = None) -> bool:
     """A call that reads a file, itself or in a function of this file it calls (`restore()`);
-    with `only`, a read that `only(facts, call)` accepts."""
+    with `only`, a read that `only(facts, call)` accepts. Not a read of an in-memory buffer
+    (`Image.open(buf)` after `plt.savefig(buf)`, `buf = io.BytesIO()`): no file."""
+    source = mt.positional(call, 0)
+    if source is not None and writes.in_memory(facts, source.value):
+        return False
     if only(facts, call) if only is not None else \
             facts.qualify(call.func) in READERS or mt.is_call_of(call, "open") and not mt.is_open_for_writing(call):
         return True

@@ -2017,3 +2017,27 @@ frames[0].save("out.gif", format="GIF", append_images=frames, save_all=True)
     out = only(NAME, code)
     assert 'if is_main_process():\n    frames[0].save("out.gif", format="GIF", append_images=frames, save_all=True)\n' in out
     assert '    plt.savefig(buf, format="png")\n' in out
+
+
+def test_a_picture_read_from_an_in_memory_buffer_is_no_read_after_a_save():
+    """`torch.save(...)`, then a plot saved into `buf = io.BytesIO()` and opened with
+    `Image.open(buf)`: no file is read back, so no barrier after the save (one went there, reported
+    as "the file is read back below")."""
+    code = """\
+import io
+import torch
+import matplotlib.pyplot as plt
+from PIL import Image
+
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(3, 4, 2):
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+torch.save(model.state_dict(), "model.pth")
+buf = io.BytesIO()
+plt.savefig(buf, format="png")
+picture = Image.open(buf)
+"""
+    assert "barrier" not in only(NAME, code)
