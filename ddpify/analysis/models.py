@@ -673,8 +673,23 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] | Non
         return None
     best = max(c[0] for c in candidates)  # DataParallel > a move to a device > a construction
     near = [c for c in candidates if facts.scope(c[1]) is facts.scope(optimizer) and c[0] == best]
+    if not near:  # built where the optimizer's helper is called (`self.model = build(...)` then
+        # `self.optimizer = optimizer_builder.build(cfg, self.model.parameters())`), not where it is built again
+        callers = _calling_scopes(facts, optimizer)
+        near = [c for c in candidates if facts.scope(c[1]) in callers and c[0] == best]
     candidates = near or candidates
     return _model_at(facts, [c for c in candidates if c[0] == best][-1], optimizer, by_object)
+
+
+def _calling_scopes(facts: Facts, node: cst.CSTNode, depth: int = 2) -> set[cst.CSTNode]:
+    """The functions that call the one holding `node`, and theirs, up to `depth` levels."""
+    found: set[cst.CSTNode] = set()
+    scopes = {facts.scope(node)}
+    for _ in range(depth):
+        scopes = {facts.scope(site) for func in scopes if isinstance(func, cst.FunctionDef)
+                  for site in facts.call_sites(func)} - found
+        found |= scopes
+    return found
 
 
 def _model_at(facts: Facts, chosen: Candidate, optimizer: cst.CSTNode, by_object: list[Candidate]) -> Model:

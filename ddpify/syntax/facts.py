@@ -1235,7 +1235,15 @@ class Facts:
 
     def _holds_optimizer_class(self, func: cst.BaseExpression) -> bool:
         """Is `func` a name every value of which is an optimizer class, as written where it is bound
-        (`optimizer = torch.optim.Adam`, `opt_cls = optim.SGD if args.sgd else optim.Adam`)?"""
+        (`optimizer = torch.optim.Adam`, `opt_cls = optim.SGD if args.sgd else optim.Adam`), or an item
+        of a dict display of optimizer classes by name (`OPTIMIZERS[name]` after `OPTIMIZERS = {'sgd':
+        optim.SGD, 'adam': optim.Adam}`)?"""
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+            ref = self.ref(func.value)
+            found = [v for v in (self.sources(ref) if ref is not None else []) if isinstance(v, cst.Dict)]
+            items = [e for d in found for e in d.elements]
+            return bool(items) and all(isinstance(e, cst.DictElement) and isinstance(e.value, (cst.Name, cst.Attribute))
+                                       and mt.is_optimizer(self.qualify(e.value), cst.Call(func=e.value)) for e in items)
         ref = self.ref(func) if isinstance(func, cst.Name) else None
         values = list(_branches(self.sources(ref))) if ref is not None else []
         return bool(values) and all(isinstance(v, (cst.Name, cst.Attribute)) and
