@@ -112,6 +112,12 @@ WRITES = {
                        "anim.save('a.gif', dpi=80, writer='imagemagick')\n", ".save()", "'a.gif'"),
     "pil_save": ("from PIL import Image\nImage.fromarray(a).save(f'sample_{i}.png')\n", ".save()", "f'sample_{i}.png'"),
     "pil_name_save": ("from PIL import Image\nimg = Image.open(p)\nimg.save('b.png')\n", ".save()", "'b.png'"),
+    "pil_each_of_a_list_save": ("from PIL import Image\nframes = []\nfor a in arrays:\n    frames.append(Image.fromarray(a))\n"
+                                "for frame in frames:\n    frame.save(out)\n", ".save()", "out"),
+    "soundfile_write": ("import soundfile as sf\nsf.write('a.wav', y, 16000)\n", "soundfile.write", "'a.wav'"),
+    "wavfile_write": ("from scipy.io import wavfile\nwavfile.write(path, 16000, y)\n", "scipy.io.wavfile.write", "path"),
+    "torchaudio_save": ("import torchaudio\ntorchaudio.save('a.wav', wave, 16000)\n", "torchaudio.save", "'a.wav'"),
+    "write_png": ("from torchvision.io import write_png\nwrite_png(img, 'a.png')\n", "torchvision.io.write_png", "'a.png'"),
     "path_write_bytes": ("from pathlib import Path\nPath('m.pt').write_bytes(data)\n", ".write_bytes()", "Path('m.pt')"),
     "path_write_text": ("import pathlib\nout = pathlib.Path('log.txt')\nout.write_text(s)\n", ".write_text()", "out"),
 }
@@ -127,6 +133,8 @@ NOT_WRITES = {
     "imread": "import imageio\nimg = imageio.imread('a.png')\n",
     "animation_pause": "import matplotlib.animation as animation\nanim = animation.FuncAnimation(fig, f)\nanim.pause()\n",
     "pil_show": "from PIL import Image\nImage.fromarray(a).show()\n",
+    "own_save_in_a_loop": "class Saver:\n    def save(self, p):\n        pass\nfor s in [Saver()]:\n    s.save(p)\n",
+    "soundfile_read": "import soundfile as sf\ny, sr = sf.read('a.wav')\n",
     "buffer_save": "import io\nimport torch\nbuffer = io.BytesIO()\ntorch.save(model, buffer)\n",
     "buffer_inline": "import io\nimport torch\ntorch.save(model, io.BytesIO())\n",
     "string_buffer_dump": "import io\nimport json\nout = io.StringIO()\njson.dump(d, out)\n",

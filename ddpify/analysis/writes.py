@@ -5,7 +5,8 @@ A call writes a file when it is
 - one of `FILE_WRITES` by qualified name (`torch.save`, `torch.jit.save`, `json.dump`,
   `pickle.dump`, `joblib.dump`, NumPy's `save`/`savez`/`savez_compressed`/`savetxt`, `shutil` copies and moves,
   `torchvision.utils.save_image`, `matplotlib.pyplot.savefig`, the image writers of imageio,
-  scipy, scikit-image, OpenCV and matplotlib: `imageio.mimsave`, `scipy.misc.imsave`, ...);
+  scipy, scikit-image, OpenCV, matplotlib and torchvision.io: `imageio.mimsave`, `scipy.misc.imsave`, ...,
+  and the audio writers of soundfile, scipy, torchaudio and librosa: `sf.write(p, y, sr)`, `wavfile.write(p, sr, y)`);
 - a helper of an installed library that writes an object to a path, known by its name
   (`save_json(obj, path)`, `write_pickle(obj, path)`, `dump_yaml(cfg, path)`: batchgenerators',
   nnU-Net's and many projects' own), called with both, where the program does not define it;
@@ -21,7 +22,8 @@ A call writes a file when it is
   `torch.jit.trace`, followed through names: `scripted = torch.jit.script(m)` ... `scripted.save(p)`)
   or on a matplotlib animation (`anim = animation.ArtistAnimation(fig, ims)` ... `anim.save("a.gif")`)
   or on a PIL image (`Image.fromarray(a).save("sample.png")`, `img = Image.open(p)` ... `img.save(q)`, an
-  item of a list of them, `frames[0].save("out.gif", save_all=True, append_images=frames)`).
+  item of a list of them, `frames[0].save("out.gif", save_all=True, append_images=frames)`, or each
+  of them in turn: `for frame in frames: frame.save(p)`).
 
 and what it writes to is not an in-memory buffer: `torch.save(state, buffer)` with `buffer =
 io.BytesIO()` (or `json.dump(d, io.StringIO())`, `fig.savefig(buf)`) writes no file, on any
@@ -57,6 +59,9 @@ FILE_WRITES = {
     "imageio.imwrite": 0, "imageio.imsave": 0, "imageio.mimwrite": 0, "imageio.mimsave": 0,
     "imageio.v2.imwrite": 0, "imageio.v2.mimwrite": 0, "imageio.v3.imwrite": 0,
     "scipy.misc.imsave": 0, "skimage.io.imsave": 0, "cv2.imwrite": 0, "matplotlib.pyplot.imsave": 0,
+    "torchvision.io.write_png": 1, "torchvision.io.write_jpeg": 1, "torchvision.io.write_video": 0,
+    # audio writers: the path first
+    "soundfile.write": 0, "scipy.io.wavfile.write": 0, "torchaudio.save": 0, "librosa.output.write_wav": 0,
 }
 FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv", "write_bytes", "write_text"})
 PATH_METHODS = frozenset({"write_bytes", "write_text"})  # pathlib's: the path is the object, not an argument
@@ -123,10 +128,11 @@ def _writer(facts: Facts, call: cst.Call) -> str | None:
 def _saves_itself_made(facts: Facts, value: cst.BaseExpression) -> bool:
     """Was `value` made by a maker of values whose `.save(path)` writes a file (`Image.open(p)`,
     an animation), through names, or through the items of a list it was appended to (`imgs[0]` of
-    `imgs.append(Image.open(buf))`: ddpify.analysis.objects)?"""
+    `imgs.append(Image.open(buf))`, `frame` of `for frame in imgs:`: ddpify.analysis.objects)?"""
     def made(origins) -> bool:
         return any(isinstance(o, cst.Call) and _saves_itself(facts.qualify(o.func)) for o in origins)
-    return made(facts.origins(value)) or isinstance(value, cst.Subscript) and made(objects.of(facts).values(value))
+    return made(facts.origins(value)) or isinstance(value, (cst.Subscript, cst.Name)) \
+        and made(objects.of(facts).values(value))
 
 
 def _saves_itself(qualified: str | None) -> bool:
