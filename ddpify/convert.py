@@ -234,11 +234,11 @@ def _leave_alone(facts: Facts) -> str | None:
     imports = facts.imports
     if imports.imports_module("ddpify_runtime"):
         return "already converted by ddpify; left unchanged"
+    framework = next((f for f in DISTRIBUTING_FRAMEWORKS if imports.imports_module(f)), None)
+    if framework is not None:  # (before torch.distributed: `Accelerator()` counts as distributed too)
+        return f"distributed by {framework}, which ddpify does not convert; left unchanged"
     if is_distributed(facts) and joins_group(facts):  # (DDP code that never joins a group: converted)
         return "already distributed (uses torch.distributed); left unchanged: `ddpify check` finds DDP bugs in it"
-    framework = next((f for f in DISTRIBUTING_FRAMEWORKS if imports.imports_module(f)), None)
-    if framework is not None:
-        return f"distributed by {framework}, which ddpify does not convert; left unchanged"
     if not facts.imports.imports_module("torch"):
         return "no training loop found (torch is not imported in the code ddpify read); left unchanged"
     if not facts.has_training:

@@ -94,7 +94,8 @@ def test_only_and_skip_select_rewrites():
 
 
 @pytest.mark.parametrize("framework", ["from accelerate import Accelerator", "import deepspeed",
-                                       "import horovod.torch as hvd", "import lightning as L"])
+                                       "import horovod.torch as hvd", "import lightning as L",
+                                       "from accelerate import Accelerator\naccelerator = Accelerator()"])
 def test_scripts_distributed_by_a_framework_are_left_alone(framework):
     result = convert(framework + "\n" + script())
     assert not result.changed and "distributed by" in result.changes[0].message
