@@ -13,7 +13,10 @@ The wrap follows the model's set-up (weight init, resumed weights, freezing: DDP
 the final `requires_grad`), after it is on its device and before `torch.compile`.
 `device_ids(model)` (runtime) is `[local GPU]` for a CUDA model and None on CPU, as DDP
 requires. `nn.DataParallel(model)` is replaced by the same wrap; `model.module.x` between the
-two points becomes `model.x`, since the model is not wrapped yet there. Modules no optimizer
+two points becomes `model.x`, since the model is not wrapped yet there. One that no wrap replaces
+in the function that builds a wrapped model (`if torch.cuda.device_count() > 1: model =
+nn.DataParallel(model)` in `build_model`, then `model = build_model()`) gets a warning: a process
+that sees several GPUs would run it inside DDP, and stop. Modules no optimizer
 trains (frozen teachers, loss networks) are never wrapped. An optimizer whose model cannot be
 found gets a TODO. A model whose optimizer trains only some sub-modules (`model.fc.parameters()`)
 gets `find_unused_parameters=True`: DDP would otherwise wait for gradients of the rest. So
@@ -162,6 +165,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids")
         _drop_own_wraps(facts, edits, model, own)
+    if not options.fsdp and any(not model.synced for model in models.wrapped):
+        _stray_dataparallel(facts, edits, models)
     left = "unsharded" if options.fsdp else "unwrapped"
     for name, stmt in _untrained_models(facts, models):
         edits.warn(stmt, f"`{name}` runs in training but no optimizer trains it: left {left} (right for a "
@@ -434,6 +439,24 @@ def _replace_dataparallel(facts: Facts, edits: Edits, model: Model, lines: list[
     for stmt in model.setup:
         for attr in facts.findall(stmt, cst.Attribute, lambda a: a.attr.value == "module" and dotted(a.value) == target):
             edits.replace(attr, lambda node: node.value)
+
+
+def _stray_dataparallel(facts: Facts, edits: Edits, models: Models) -> None:
+    """A warning at each `nn.DataParallel(...)` in a function whose call builds a model wrapped in DDP
+    that no wrap replaces (`if torch.cuda.device_count() > 1: model = nn.DataParallel(model)` in the
+    `build_model` of `model = build_model()`): under
+    torchrun a process that sees several GPUs runs it inside DDP, and its forward refuses a model
+    on any GPU but its first, `cuda:0`."""
+    replaced = {model.dataparallel for model in models.wrapped}
+    assigns = [mt.sole(m.defined, cst.Assign) for m in models.wrapped if not m.synced]
+    builders = {f for a in assigns if a is not None and isinstance(a.value, cst.Call) for f in facts.user_functions(a.value)}
+    for call in facts.calls:
+        if facts.qualify(call.func) == "torch.nn.DataParallel" and call not in replaced \
+                and facts.scope(call) in builders:
+            edits.warn(facts.statement(call), "this nn.DataParallel is left as it is: a process that sees several GPUs "
+                       "under torchrun runs it inside DDP, and its forward stops on every process but the first "
+                       "('module must have its parameters and buffers on device cuda:0'); remove it, or give each "
+                       "process one GPU (CUDA_VISIBLE_DEVICES)")
 
 
 def _drop_own_wraps(facts: Facts, edits: Edits, model: Model, own: list[cst.Call]) -> None:

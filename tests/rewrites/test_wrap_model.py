@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, rewritten, unchanged
+from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, rewritten, unchanged, warnings
 
 NAME = "wrap-model"
 
@@ -3858,3 +3858,36 @@ def test_an_optimizer_built_by_name_from_a_dict_of_torchs_classes_wraps_the_mode
     assert "        self.optimizer = build_optimizer(config, self.model.parameters())\n        self.model = " \
            "DistributedDataParallel(self.model, device_ids=device_ids(self.model))\n" in out
     assert "    def reload(self):\n        self.model = torch.nn.Linear(2, 1)\n\n" in out
+
+
+DATAPARALLEL_IN_BUILDER = """\
+import torch
+from torch import nn
+
+
+def build_model():
+    model = nn.Linear(2, 1)
+    if torch.cuda.device_count() > 1:
+        model = nn.DataParallel(model)
+    return model
+
+
+model = build_model()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(3, 4, 2):
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    optimizer.step()
+"""
+
+
+def test_a_dataparallel_a_model_builder_returns_is_named_where_no_wrap_replaces_it():
+    """ds4cg's model_builder (eleventh sweep, held out): `model = torch.nn.DataParallel(model)` under
+    `torch.cuda.device_count() > 1` inside the builder, which returns it; the DDP wrap goes where the
+    caller keeps the model and replaces no DataParallel. Under torchrun on a node with several GPUs
+    each process would run DataParallel inside DDP, whose forward stops every process but the first
+    ('module must have its parameters and buffers on device cuda:0'); the report said nothing."""
+    result = rewritten(NAME, DATAPARALLEL_IN_BUILDER)
+    assert "model = DistributedDataParallel(model" in result.code
+    said = [w for w in warnings(result.changes) if "nn.DataParallel is left as it is" in w]
+    assert len(said) == 1 and "cuda:0" in said[0]
