@@ -147,7 +147,8 @@ def _needed_earlier(facts: Facts, analysis: Analysis, anchor: cst.CSTNode) -> cs
     for stmt, main_block in _top_level(facts):
         if _reaches(facts, stmt, lambda node: node is entered or facts.is_inside(entered, node)):
             return None  # `anchor` runs first
-        if _reaches(facts, stmt, lambda node: any(facts.is_inside(site, node) for site in sites)
+        if _reaches(facts, stmt, lambda node: any(facts.is_inside(site, node) or facts.is_inside(node, site)
+                                                  for site in sites)  # (a part of a compound site)
                     or any(_draws(facts, c) for c in facts.calls_in(node))):
             return main_block.body.body[0] if main_block is not None else \
                 next(s for s in facts.module.body if not mt.is_preamble(s))

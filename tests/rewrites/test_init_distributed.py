@@ -292,6 +292,46 @@ if __name__ == '__main__':
             opt = torch.optim.SGD(model.parameters(), lr=0.1)
             train()
 """, "a_loader_built_in_a_fold_loop_before_the_model_helper_is_called_initialises_first", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # the model is wrapped after a loop that sets its weights (the wrap's place is that `for`), and a
+    # helper is called later: the compound statement holding the wrap counts as the wrap (the
+    # eleventh sweep's char_rnnlm got the call at the top of its `load_corpus()` helper, after the wrap)
+    pair("""\
+
+def load_rows(n):
+    return [torch.randn(2) for _ in range(n)]
+
+if __name__ == '__main__':
+    model = torch.nn.Linear(2, 1)
+    for param in model.parameters():
+        param.data.uniform_(-0.08, 0.08)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    rows = load_rows(8)
+    loader = DataLoader(TensorDataset(torch.stack(rows), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+""", """\
+from ddpify_runtime import init_distributed_mode
+
+def load_rows(n):
+    return [torch.randn(2) for _ in range(n)]
+
+if __name__ == '__main__':
+    init_distributed_mode(backend="gloo")
+    model = torch.nn.Linear(2, 1)
+    for param in model.parameters():
+        param.data.uniform_(-0.08, 0.08)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    rows = load_rows(8)
+    loader = DataLoader(TensorDataset(torch.stack(rows), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+""", "a_model_wrapped_after_a_loop_over_its_weights_initialises_before_it", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # the loader is sharded at module level and the main block then trains: initialising at the top
     # of the main block would come after the sampler needs the process group
     pair("""\
