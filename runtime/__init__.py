@@ -637,7 +637,6 @@ def _sync_after_first_forward(model: Any) -> None:
     handle = model.register_forward_hook(after)
 
 
-
 def _average_once_unfrozen(model: Any) -> None:
     """DDP averages the gradients of the parameters that required them when it was built. A
     parameter frozen then (``requires_grad = False``: a pretrained backbone) and unfrozen later
@@ -674,6 +673,7 @@ def _average_once_unfrozen(model: Any) -> None:
                            file=sys.stderr)
 
     handle = model.register_forward_pre_hook(before)
+
 
 def _unused_parameters_hint(traceback: Any) -> str:
     """The way out of DDP's unused-parameter error: DDP looks for unused parameters only in the
@@ -999,7 +999,6 @@ def sync_gradients(model: Any) -> Any:
     if module:
         _remember_wrapped(model)
     return model
-
 
 
 def _averaging_hook(param: torch.Tensor, world: int, group: Any = None) -> Callable[[torch.Tensor], torch.Tensor]:

@@ -1010,7 +1010,6 @@ def _reads(facts: Facts, call: cst.Call, depth: int = 1,
                              for c in facts.calls_in(f))
 
 
-
 # what a disabled tqdm bar still answers (its __init__ returns before it sets up the rest: `display()`
 # reads `self.nrows`, which a disabled bar lacks)
 BAR_SAFE = frozenset({"update", "close", "set_description", "set_description_str", "set_postfix", "set_postfix_str",
