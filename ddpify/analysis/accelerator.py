@@ -33,7 +33,7 @@ _ONLY_READS = frozenset({"is_available", "device_count", "manual_seed", "manual_
                          "reset_peak_memory_stats", "is_initialized", "get_rng_state", "get_rng_state_all"})
 _ACCELERATORS = ("cuda", "mps", "xpu", "npu", "hpu", "xla")
 _DEVICE_TEXT = re.compile(r"(cuda|mps|xpu|npu|hpu|xla)(:\d*)?$")
-_FRAMEWORKS = ("accelerate", "lightning", "pytorch_lightning", "deepspeed", "torch_xla")
+_FRAMEWORKS = ("accelerate", "lightning", "pytorch_lightning", "deepspeed", "torch_xla")  # place for the program
 
 
 def places_on_accelerator(facts: Facts) -> bool:
@@ -43,7 +43,7 @@ def places_on_accelerator(facts: Facts) -> bool:
     return any(_names_accelerator(facts, a) for a in facts.findall(module, cst.Attribute)) \
         or any(_DEVICE_TEXT.match(_text(s) or "") for s in facts.findall(module, (cst.SimpleString, cst.FormattedString))) \
         or any(_moves_to_index(c) for c in facts.findall(module, cst.Call)) \
-        or any(_imports_framework(i) for i in facts.findall(module, (cst.Import, cst.ImportFrom)))
+        or any(facts.imports.imports_module(f) for f in _FRAMEWORKS)
 
 
 def _names_accelerator(facts: Facts, attr: cst.Attribute) -> bool:
@@ -63,15 +63,6 @@ def _text(node: cst.CSTNode) -> str | None:
         return value if isinstance(value, str) else None
     first = node.parts[0] if isinstance(node, cst.FormattedString) and node.parts else None
     return first.value.rstrip(":") if isinstance(first, cst.FormattedStringText) else None
-
-
-def _imports_framework(node: cst.Import | cst.ImportFrom) -> bool:
-    """`import lightning`, `from accelerate import Accelerator`: a framework that places for the program."""
-    if isinstance(node, cst.ImportFrom):
-        names = [dotted(node.module) or ""] if node.module is not None and not node.relative else []
-    else:
-        names = [dotted(a.name) or "" for a in node.names]
-    return any(n.split(".")[0] in _FRAMEWORKS for n in names)
 
 
 def _moves_to_index(call: cst.Call) -> bool:
