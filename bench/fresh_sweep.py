@@ -60,16 +60,24 @@ Verdicts (torchrun), each `ok`, `FAIL` or `n/a`:
 `wrapped` (information): `no` where an optimizer steps parameters of no DDP- or FSDP-wrapped
 module after its 2nd step (identical data on every process keeps such replicas equal, so
 `params` can pass). `selfcheck`: the problems the runtime's own check (issue 28) printed, if any (information,
-not a verdict). A failed verdict is `silent` when the conversion's report has no warning on its
-path: none in a function (or, for module-level code, at the module level) of a file on the
-user's stack at the failing site (the loader's or optimizer's construction, the save, the
-write, the print, the crash's traceback).
+not a verdict). A failed verdict is `silent` when neither the conversion's report nor the
+self-check names anything on its path. The path: the frames of the user's stack at each failing
+site (the loader's or optimizer's construction, the save, the write, the print, the crash's
+traceback), in the files as they ran. A warning of the report (its line carried into the
+converted file) or a finding of the self-check (`FILE:LINE: CHECK:`, printed or in
+`DDPIFY_VERIFY_JSON`) names it when it lies at a frame's statement (or the header of a statement
+around it: a loop's `for` line), or when it is of the failing check's class (`CLASSES`: the
+rewrites and self-check checks that speak of it; the report's "ddpify cannot follow this" speaks
+of every class) and lies in the frame's function (a module-level frame: at the module level).
+Not any warning of the file: the report's advice on the batch size names no failure (`ADVICE`).
+A failure with no site (the probe saw no stack) is named only by a self-check finding of its class.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import difflib
 import hashlib
 import json
 import os
@@ -95,6 +103,23 @@ from records import Probe  # noqa: E402
 VERDICTS = ("runs", "sharded", "reshuffled", "params", "saves", "voice", "python")
 RANDOM_SAMPLERS = ("RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler")
 SELF_CHECK = re.compile(r"ddpify self-check: (\d+) problem")
+SELF_CHECK_LINE = re.compile(r"(?:\[[^\]]*\]:)?(.+?):(\d+): ([a-z]+(?:-[a-z]+)*): ")  # a finding's line in its block
+# verdict -> the report's rewrites whose warnings are of its class, the self-check's checks of its class
+CLASSES = {
+    "runs": (("init-distributed", "launcher-arg", "local-device", "load-map-location", "unwrap-model"),
+             ("uneven-batches", "missing-step")),
+    "sharded": (("shard-data", "set-epoch"), ("unsharded-loader",)),
+    "reshuffled": (("shard-data", "set-epoch"), ("same-order",)),
+    "params": (("wrap-model", "accumulate-no-sync", "agree-plateau", "agree-stop", "agree-clock"),
+               ("unwrapped-parameters", "bypassed-wrapper", "diverged-parameters", "diverged-at-exit",
+                "differing-settings", "outside-forward", "missing-step")),
+    "wrapped": (("wrap-model",), ("unwrapped-parameters", "bypassed-wrapper")),
+    "saves": (("main-process-only", "unwrap-model", "download-first"), ("saved-wrapper", "shared-write")),
+    "voice": (("main-process-only",), ()),
+    "python": (("init-distributed", "launcher-arg", "local-device", "load-map-location", "unwrap-model"), ()),
+}
+EVERY_CLASS = ("ddpify",)  # the report's "ddpify cannot follow this" (analysis.reach): whatever fails on its path
+ADVICE = ("batch_size is now per process", "DataParallel split each batch across GPUs")  # warnings naming no failure
 
 
 # --------------------------------------------------------------------------- manifest, build
@@ -278,7 +303,10 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         row["selfcheck"] = max(found) if found else 0
         if (tmp / "verify.json").exists():
             row["selfcheck_json"] = _tail((tmp / "verify.json").read_text(), 20)
-        row["silent"] = silent(row["checks"], sites, report, src, entry, {out_dir: src, ddp: src, py: src, base: src})
+        findings = selfcheck_findings(joined, (tmp / "verify.json").read_text(errors="replace")
+                                      if (tmp / "verify.json").exists() else None)
+        row["silent"] = silent(row["checks"], sites, report, src, entry, {out_dir: src, ddp: src, py: src, base: src},
+                               findings, ddp / cwd_rel)
         row["sites"] = {k: v[:3] for k, v in sites.items() if row["checks"].get(k) in ("FAIL", "no")}
         failed = [k for k in VERDICTS if row["checks"].get(k) == "FAIL"]
         row["verdict"] = "pass" if not failed else "FAIL: " + ", ".join(failed)
@@ -466,62 +494,131 @@ def _report_summary(report: dict) -> dict:
             "records": [(r["path"], r["line"], r["kind"], r["rewrite"], r["message"][:160]) for r in records]}
 
 
-def _scopes(path: Path, entry_is_notebook: bool) -> dict[str, tuple[int, int]]:
-    """qualname -> (first, last line) of every function of a file (a notebook: its script)."""
-    if entry_is_notebook:
+def _original_code(path: Path) -> str:
+    """The code the report's lines count in: a file's text, a notebook's script."""
+    if path.suffix == ".ipynb":
         from ddpify.inputs.notebook import to_script
-        code = to_script(path.name, path.read_bytes()).code
-    else:
-        code = path.read_text(errors="replace")
-    scopes: dict[str, tuple[int, int]] = {}
+        return to_script(path.name, path.read_bytes()).code
+    return path.read_text(errors="replace")
 
-    def visit(node, prefix):
+
+class _Ran:
+    """One file as it ran (a frame's file: the conversion's output or a copy): its functions'
+    spans by qualname, the statements around a line, and the line a line of its original (the
+    report counts there) became, matched on the lines' stripped text."""
+
+    def __init__(self, code: str, original: str | None = None) -> None:
+        self.scopes: dict[str, tuple[int, int]] = {}
+        self.statements: list[ast.stmt] = []
+        try:
+            self._visit(ast.parse(code), "")
+        except SyntaxError:
+            pass
+        self.moved: dict[int, int] = {}
+        if original is not None and original != code:
+            old = [line.strip() for line in original.splitlines()]
+            new = [line.strip() for line in code.splitlines()]
+            for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+                for i in range(a1, a2):  # a changed line: the same place in the changed block
+                    self.moved[i + 1] = b1 + min(i - a1, max(b2 - b1 - 1, 0)) + 1
+
+    def _visit(self, node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = f"{prefix}{child.name}"
                 if not isinstance(child, ast.ClassDef):
-                    scopes[name] = (child.lineno, child.end_lineno or child.lineno)
-                visit(child, name + "." if isinstance(child, ast.ClassDef) else name + ".<locals>.")
-    try:
-        visit(ast.parse(code), "")
-    except SyntaxError:
-        pass
-    return scopes
+                    self.scopes[name] = (child.lineno, child.end_lineno or child.lineno)
+                self._visit(child, name + "." if isinstance(child, ast.ClassDef) else name + ".<locals>.")
+            elif isinstance(child, ast.stmt):
+                self.statements.append(child)
+                self._visit(child, prefix)
+
+    def line(self, original_line: int) -> int:
+        return self.moved.get(original_line, original_line)
+
+    def site(self, line: int) -> set[int]:
+        """The lines of the statement running at `line` (all of it) and the headers of the
+        statements around it (a loop's `for` line: a warning there names the loop)."""
+        around = [s for s in self.statements if s.lineno <= line <= (s.end_lineno or s.lineno)]
+        if not around:
+            return {line}
+        inner = min(around, key=lambda s: (s.end_lineno or s.lineno) - s.lineno)
+        lines = set(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+        for s in around:
+            body = getattr(s, "body", None)
+            if s is not inner and body:
+                lines |= set(range(s.lineno, body[0].lineno))
+        return lines
+
+    def within(self, qualname: str, line: int) -> bool:
+        """`line` lies in the function `qualname` (module-level code: in no function)."""
+        if qualname == "<module>":
+            return not any(a <= line <= b for a, b in self.scopes.values())
+        span = self.scopes.get(qualname)
+        return span is not None and span[0] <= line <= span[1]
 
 
-def silent(checks: dict, sites: dict, report: dict, src: Path, entry: str, copies: dict[Path, Path]) -> dict:
-    """verdict -> True when it failed and no warning of the report lies on the path of any of
-    its failing sites (see the module docstring)."""
+def selfcheck_findings(output: str, verify_json: str | None) -> list[dict]:
+    """The runtime's self-check findings, each {"check", "file", "line"}: from the JSON file
+    ``DDPIFY_VERIFY_JSON`` names, and from the blocks it printed (``FILE:LINE: CHECK: ...`` after
+    its header), whichever has them."""
+    found = []
+    if verify_json:
+        try:
+            found = [{k: f[k] for k in ("check", "file", "line")} for f in json.loads(verify_json)]
+        except (ValueError, TypeError, KeyError):
+            found = []
+    block = False
+    for line in output.splitlines():
+        if SELF_CHECK.search(line):
+            block = True
+            continue
+        hit = SELF_CHECK_LINE.match(line.strip()) if block else None
+        if hit is None:
+            block = False
+            continue
+        found.append({"check": hit[3], "file": hit[1], "line": int(hit[2])})
+    return found
+
+
+def silent(checks: dict, sites: dict, report: dict, src: Path, entry: str, copies: dict[Path, Path],
+           findings: list[dict] = (), cwd: Path | None = None) -> dict:
+    """verdict -> True when it failed and neither the report nor the self-check names anything on
+    the path of any of its failing sites: a warning or finding at a site's statement (or the
+    header of a statement around it), or one of the failing check's class (`CLASSES`) in the
+    function of a frame on the stack (module-level code: at the module level); the report's
+    advice on the batch size (`ADVICE`) names no failure. A failure with no site is named only
+    by a self-check finding of its class. `findings`' relative files are relative to `cwd`."""
     entry_dir = (src / entry).parent
-    warnings = defaultdict(list)  # path relative to the entry's folder -> lines
+    warnings = defaultdict(list)  # project path (relative to src) -> (line, rewrite)
     for f in report["files"]:
         for r in f["records"]:
-            if r["kind"] == "warning":
-                path = os.path.relpath(r["path"], entry_dir) if os.path.isabs(r["path"]) else r["path"]
-                warnings[path].append(r["line"])
-    entry_name = Path(entry).name
+            if r["kind"] == "warning" and not r["message"].startswith(ADVICE):
+                path = Path(r["path"]) if os.path.isabs(r["path"]) else entry_dir / r["path"]
+                warnings[os.path.normpath(os.path.relpath(path, src))].append((r["line"], r["rewrite"]))
+    found = [(os.path.realpath(os.path.join(cwd or "", f["file"])), int(f["line"]), f["check"]) for f in findings]
+    ran: dict[str, _Ran] = {}
     result = {}
     for verdict, state in checks.items():
         if state not in ("FAIL", "no"):
             continue
-        stacks = [s for s in sites.get(verdict, []) if s]
-        named = False
-        for stack in stacks:
-            for path, line, qualname in stack:
-                rel = _relative(Path(path), copies, src, entry)
-                if rel is None:
-                    continue
-                rel_to_entry = os.path.relpath(src / rel, entry_dir) if rel != entry else entry_name
-                lines = warnings.get(rel_to_entry, []) + (warnings.get(entry_name, []) if rel == entry else [])
-                if not lines:
-                    continue
-                scopes = _scopes(src / rel, rel.endswith(".ipynb"))
-                if qualname == "<module>":
-                    inside = [s for s in scopes.values()]
-                    named |= any(not any(a <= ln <= b for a, b in inside) for ln in lines)
-                else:
-                    span = scopes.get(qualname)
-                    named |= span is not None and any(span[0] <= ln <= span[1] for ln in lines)
+        rewrites, kinds = CLASSES.get(verdict, ((), ()))
+        frames = [frame for stack in sites.get(verdict, []) if stack for frame in stack]
+        named = not frames and any(kind in kinds for _, _, kind in found)
+        for path, line, qualname in frames:
+            real = os.path.realpath(path)
+            rel = _relative(Path(path), copies, src, entry)
+            if real not in ran:
+                original = _original_code(src / rel) if rel is not None and (src / rel).is_file() else None
+                code = Path(real).read_text(errors="replace") if os.path.isfile(real) else original
+                ran[real] = _Ran(code or "", original)
+            file = ran[real]
+            site = file.site(line)
+            said = [(ln, kind in kinds) for p, ln, kind in found if p == real]
+            if rel is not None:
+                said += [(file.line(ln), rw in rewrites or rw in EVERY_CLASS)
+                         for ln, rw in warnings.get(os.path.normpath(rel), [])]
+            named |= any(ln in site or (of_class and file.within(qualname, ln)) for ln, of_class in said)
         result[verdict] = not named
     return result
 

@@ -440,26 +440,92 @@ def test_reshuffling_is_asked_only_where_the_original_drew_at_random():
     assert sweep.judge(probe, RANDOM, 0, {}, 0)[0]["reshuffled"] == "FAIL"
 
 
-def test_a_failure_is_silent_unless_a_warning_lies_in_a_function_on_its_stack(tmp_path):
-    src = tmp_path / "prog"
-    src.mkdir()
-    (src / "train.py").write_text("import trainer\n\ndef main():\n    x = 1\n    trainer.fit()\n\nmain()\n")
-    (src / "trainer.py").write_text("def fit():\n    save()\n\n\ndef save():\n    pass\n")
-    copy = tmp_path / "ddp"
-    stack = [[str(copy / "trainer.py"), 6, "save"], [str(copy / "trainer.py"), 2, "fit"],
-             [str(copy / "train.py"), 5, "main"]]
+TRAIN = "import trainer\n\ndef main():\n    x = 1\n    trainer.fit()\n\nmain()\n"
+# the conversion's output: two lines more above main, a TODO above the call
+CONVERTED = ("import trainer\nfrom ddpify_runtime import init\n\ndef main():\n    x = 1\n"
+             "    # TODO(ddpify): something\n    trainer.fit()\n\ninit()\nmain()\n")
+TRAINER = "def fit():\n    save()\n    other = 2\n\n\ndef save():\n    pass\n"
 
-    def report(path, line):
-        return {"files": [{"path": path, "changed": True,
-                           "records": [{"path": path, "line": line, "kind": "warning", "rewrite": "x", "message": ""}]}]}
 
-    checks, sites = {"saves": "FAIL"}, {"saves": [stack]}
-    copies = {copy: src}
-    assert sweep.silent(checks, sites, report("trainer.py", 2), src, "train.py", copies) == {"saves": False}
-    assert sweep.silent(checks, sites, report("train.py", 4), src, "train.py", copies) == {"saves": False}
-    assert sweep.silent(checks, sites, report(str(src / "train.py"), 4), src, "train.py", copies) == {"saves": False}
-    assert sweep.silent(checks, sites, report("train.py", 7), src, "train.py", copies) == {"saves": True}
-    assert sweep.silent(checks, {"saves": []}, report("trainer.py", 2), src, "train.py", copies) == {"saves": True}
+def _judged(tmp_path):
+    src, out, copy = tmp_path / "prog", tmp_path / "out", tmp_path / "ddp"
+    for folder, train in ((src, TRAIN), (copy, TRAIN), (out, CONVERTED)):
+        folder.mkdir()
+        (folder / "train.py").write_text(train)
+    for folder in (src, copy):
+        (folder / "trainer.py").write_text(TRAINER)
+    stack = [[str(copy / "trainer.py"), 7, "save"], [str(copy / "trainer.py"), 2, "fit"],
+             [str(out / "train.py"), 7, "main"], [str(out / "train.py"), 10, "<module>"]]
+    return src, {out: src, copy: src}, stack
+
+
+def _report(*records):
+    return {"files": [{"path": path, "changed": True, "records": [
+        {"path": path, "line": line, "kind": "warning", "rewrite": rewrite, "message": message}]}
+        for path, line, rewrite, message in records]}
+
+
+@pytest.mark.parametrize("record, verdict, is_silent", [
+    (("trainer.py", 2, "shard-data", "a"), "saves", False),  # at a site's statement, whatever its class
+    (("trainer.py", 3, "shard-data", "a"), "saves", True),  # in a function on the stack, of another class
+    (("trainer.py", 3, "main-process-only", "a"), "saves", False),  # ... of the failing check's class
+    (("trainer.py", 3, "ddpify", "a"), "saves", False),  # what ddpify cannot follow, on the path
+    (("trainer.py", 3, "main-process-only", "a"), "sharded", True),  # of another check's class
+    (("trainer.py", 2, "shard-data", "batch_size is now per process: x"), "saves", True),  # advice names nothing
+    (("train.py", 5, "x", "a"), "saves", False),  # the call's line in the original: line 7 of the output
+    (("train.py", 4, "x", "a"), "saves", True),  # `x = 1`, beside the call
+    (("train.py", 7, "x", "a"), "saves", False),  # the module-level call
+    (("train.py", 1, "shard-data", "a"), "saves", True),  # module-level, of another class (the old rule named it)
+    (("train.py", 1, "main-process-only", "a"), "saves", False),  # module-level, of the check's class
+    (("elsewhere.py", 2, "main-process-only", "a"), "saves", True),  # a file off the stack
+])
+def test_a_failure_is_named_only_by_a_warning_at_its_site_or_of_its_class_on_its_path(tmp_path, record, verdict,
+                                                                                        is_silent):
+    src, copies, stack = _judged(tmp_path)
+    assert sweep.silent({verdict: "FAIL"}, {verdict: [stack]}, _report(record), src, "train.py", copies) == \
+        {verdict: is_silent}
+    assert sweep.silent({verdict: "FAIL"}, {verdict: []}, _report(record), src, "train.py", copies) == {verdict: True}
+
+
+@pytest.mark.parametrize("finding, verdict, is_silent", [
+    (("ddp/trainer.py", 7, "shared-write"), "saves", False),  # at the site, of the class
+    (("ddp/trainer.py", 7, "unsharded-loader"), "saves", False),  # at the site, of another class
+    (("ddp/trainer.py", 3, "shared-write"), "saves", False),  # in a function on the stack, of the class
+    (("ddp/trainer.py", 3, "unsharded-loader"), "saves", True),  # ... of another class
+    (("out/train.py", 7, "unsharded-loader"), "sharded", False),  # the converted file's lines
+    (("out/train.py", 5, "unsharded-loader"), "sharded", False),
+    (("out/train.py", 1, "unsharded-loader"), "sharded", False),  # module-level, of the class
+    (("out/train.py", 1, "shared-write"), "sharded", True),  # module-level, of another class
+    (("prog/trainer.py", 7, "shared-write"), "saves", True),  # the same name, not the file that ran
+])
+def test_a_self_check_finding_on_the_path_names_a_failure(tmp_path, finding, verdict, is_silent):
+    src, copies, stack = _judged(tmp_path)
+    findings = [dict(zip(("file", "line", "check"), finding))]
+    assert sweep.silent({verdict: "FAIL"}, {verdict: [stack]}, _report(), src, "train.py", copies, findings,
+                        tmp_path) == {verdict: is_silent}
+    findings = [dict(findings[0], file=str(tmp_path / finding[0]))]  # absolute: outside the working folder
+    assert sweep.silent({verdict: "FAIL"}, {verdict: [stack]}, _report(), src, "train.py", copies, findings,
+                        tmp_path / "elsewhere") == {verdict: is_silent}
+
+
+def test_a_failure_with_no_site_is_named_by_a_self_check_finding_of_its_class(tmp_path):
+    src, copies, _ = _judged(tmp_path)
+    found = [{"file": "x.py", "line": 1, "check": "diverged-at-exit"}]
+    assert sweep.silent({"params": "FAIL"}, {"params": [[]]}, _report(), src, "train.py", copies, found) == \
+        {"params": False}
+    assert sweep.silent({"saves": "FAIL"}, {"saves": [[]]}, _report(), src, "train.py", copies, found) == \
+        {"saves": True}
+
+
+def test_the_self_check_findings_are_read_from_its_json_and_from_its_printed_blocks():
+    printed = ("epoch 1\nddpify self-check: 2 problem(s) found\n"
+               "src/a.py:12: unsharded-loader: this training loader's x: y; z; DDPIFY_VERIFY=0 turns it off\n"
+               "[rank0]:/t/out/b.py:3: shared-write: ranks 0, 1 wrote a: b\nloss 0.5\nsrc/c.py:4: same-order: x\n")
+    assert sweep.selfcheck_findings(printed, None) == [
+        {"check": "unsharded-loader", "file": "src/a.py", "line": 12},
+        {"check": "shared-write", "file": "/t/out/b.py", "line": 3}]
+    written = json.dumps([{"check": "same-order", "file": "c.py", "line": 4, "message": "m", "fix": "f"}])
+    assert sweep.selfcheck_findings("", written) == [{"check": "same-order", "file": "c.py", "line": 4}]
 
 
 def _repo(tmp_path: Path) -> tuple[Path, str]:
