@@ -31,7 +31,7 @@ Probe = sweep.Probe
                                         ("fresh_sweep9b.json", 10), ("fresh_sweep9a.json", 10),
                                         ("fresh_sweep10a.json", 10), ("fresh_sweep10b.json", 9),
                                         ("fresh_sweep10c.json", 2), ("fresh_sweep11b.json", 7), ("fresh_sweep11c.json", 9),
-                                        ("fresh_sweep11a.json", 8), ("fresh_sweep12c.json", 7)])
+                                        ("fresh_sweep11a.json", 8), ("fresh_sweep12c.json", 7), ("fresh_sweep12b.json", 7)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -257,6 +257,38 @@ def test_the_twelfth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep12c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_twelfth_sweeps_trainer_part_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep12b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep12b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 5 and not part_b & earlier
+
+
+def test_the_stand_in_hydra_calls_the_main_with_the_yaml_config_and_the_command_lines_overrides(tmp_path):
+    """`@hydra.main(config_path='c.yml')` (hydra < 1.0: the file beside the script): the config as a
+    DictConfig without its `hydra` section, `key=value` arguments read as YAML over it."""
+    (tmp_path / "c.yml").write_text("hydra:\n  run:\n    dir: logs\nbatch_size: 512\nopt:\n  lr: 0.1\nname: x\n")
+    (tmp_path / "main.py").write_text("import hydra\nfrom omegaconf import DictConfig\n"
+                                      "@hydra.main(config_path='c.yml')\ndef run(args: DictConfig) -> None:\n"
+                                      "    print(args.batch_size, args.opt.lr, args['name'], 'hydra' in args,\n"
+                                      "          hydra.utils.to_absolute_path('d') == __import__('os').path.abspath('d'))\n"
+                                      "run()\n")
+    out = subprocess.run([sys.executable, str(tmp_path / "main.py"), "batch_size=16", "opt.lr=0.5"], capture_output=True,
+                         text=True, check=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["16", "0.5", "x", "False", "True"]
+
+
+def test_the_stand_in_gym_cartpole_has_its_state_and_topilimage_gives_a_picture_that_saves():
+    """A DQN reads `env.state` between steps (CartPole's attribute): the stand-in had none; a script
+    saves `transforms.ToPILImage()(grid).save(path)`: the stand-in returned the tensor (no `save`)."""
+    out = _stubbed("import gym, numpy as np, torch\nfrom torchvision import transforms\n"
+                   "env = gym.make('CartPole-v0'); env.reset(); obs = env.step(1)[0]\n"
+                   "picture = transforms.ToPILImage()(torch.rand(3, 4, 5))\n"
+                   "print(np.array_equal(env.state, obs), np.asarray(picture).shape, callable(picture.save))")
+    assert out.split() == ["True", "(4,", "5,", "3)", "True"]
 
 
 def test_the_stand_in_rich_progress_yields_every_item_and_toml_reads_a_file(tmp_path):

@@ -59,6 +59,10 @@ class Env:
             return self._state.copy(), reward, done, False, {}
         return self._state.copy(), reward, done, {}
 
+    @property
+    def state(self):  # CartPole's `env.state`: the current observation, as a program reads it between steps
+        return self._state.copy()
+
     def render(self, *args, **kwargs):
         return None
 

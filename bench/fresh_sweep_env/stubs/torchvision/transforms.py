@@ -117,7 +117,10 @@ AutoAugment = RandAugment = RandomGrayscale = GaussianBlur = RandomApply = Rando
 
 
 class ToPILImage(_T):
-    pass
+    """The stand-in PIL's picture of a tensor or numpy image (`.save(path)` is a recorded write)."""
+
+    def __call__(self, x):
+        return _to_pil_image(x)
 
 
 class Grayscale:
