@@ -56,6 +56,16 @@ training that no DataLoader feeds (generated batches, RL rollouts): every proces
 own data, and the TODO says what that means. A count of a sharded loader's batches that the program
 lowers and divides by (`num = len(trn_loader) - 1`, then `1 / num`) gets a TODO with the least
 number of batches per process it needs (ddpify.analysis.counts).
+
+Every process builds its own data set, and a distributed sampler's index i must name the same
+sample on all of them. A sequence listed from a set of strings does not: str hashes are salted per
+process, so each process lists the set in its own order (ddpify.analysis.set_order), and the shards
+overlap and miss samples; a class numbering taken from a set gives each process other labels:
+
+    self.files = list(set(names))  ->  self.files = list(dict.fromkeys(names))
+
+`dict.fromkeys` holds the same distinct items, in the order they first come, on every process
+(also in `tuple(...)`, `enumerate(...)` and list, dict and generator comprehensions over the set).
 """
 
 from __future__ import annotations
@@ -64,7 +74,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddpify.analysis import objects, phases
+from ddpify.analysis import objects, phases, set_order
 from ddpify.analysis.loaders import EVAL_NAME
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
@@ -111,6 +121,13 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.todo(facts.statement(call), f"this loader trains but is left whole: {stepping} (a TODO there) steps a "
                    "model ddpify could not find, and so did not wrap; on sharded data that model would train apart "
                    "on each process: wrap it by hand, then shard this loader (DistributedSampler)")
+    if analysis.models.wrapped:
+        for taken in set_order.taken_from_sets(facts):
+            edits.replace(taken.func, lambda node: cst.parse_expression("dict.fromkeys"),
+                          "`set(...)` lists its items in an order that differs between processes (str hashes are "
+                          "salted per process): `dict.fromkeys(...)` holds the same items in the order they first "
+                          "come, the same on every process, so an index or a number taken from it names the same "
+                          "item everywhere")
     if found.training:
         edits.warn(found.training[0], "batch_size is now per process: the global batch is batch_size x "
                      "the number of processes")

@@ -678,6 +678,48 @@ for epoch in range(2):
                 loss.backward()
                 opt.step()
 """, "a_loader_made_per_phase_shuffled_by_another_test_is_sharded_where_it_trains", also=set()),
+    # dcase_ust's AudioDataset (`self.filenames = list(set(df.index.tolist()))`): each process listed
+    # the set of file names in its own order (str hashes are salted per process), so the
+    # DistributedSampler's disjoint indices named overlapping files; a class numbering from a set
+    # gave each process other labels
+    pair("""\
+class Files(torch.utils.data.Dataset):
+    def __init__(self, names, labels):
+        self.files = list(set(names))
+        self.numbers = {c: i for i, c in enumerate(set(labels))}
+        self.pairs = tuple((n, c) for c in set(labels) for n in set(names))
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        return torch.randn(2), torch.randn(1)
+
+
+ds = Files(['a', 'b', 'c'], ['x', 'y'])
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+""", """\
+from torch.utils.data.distributed import DistributedSampler
+
+class Files(torch.utils.data.Dataset):
+    def __init__(self, names, labels):
+        self.files = list(dict.fromkeys(names))
+        self.numbers = {c: i for i, c in enumerate(dict.fromkeys(labels))}
+        self.pairs = tuple((n, c) for c in dict.fromkeys(labels) for n in dict.fromkeys(names))
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        return torch.randn(2), torch.randn(1)
+
+
+ds = Files(['a', 'b', 'c'], ['x', 'y'])
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
+""", "an_order_taken_from_a_set_is_the_first_seen_order_on_every_process",
+         scaffold=SCRIPT.instead_of("data", "train_loader")),
 ]
 
 # Every script that trains gets its training data sharded or a TODO saying why not, so the near
@@ -704,6 +746,22 @@ def predict(dl):
     return [model(x) for x, _ in dl]
 preds = predict(DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4))
 """, "a_loader_handed_to_a_function_that_predicts", TRAINS.at_end),
+    # a set only counted, tested, sorted, combined, kept in a name or walked by a statement keeps no
+    # order; a `set` the program defines is not the builtin
+    unchanged("""\
+names = ['b', 'a', 'b']
+count, known, ordered = len(set(names)), 'a' in set(names), sorted(set(names))
+both, kept = list(set(names) | set(['c'])), set(names)
+for name in set(names):
+    print(name)
+
+
+def set(items):
+    return items
+
+
+listed = list(set(names))
+""", "a_set_whose_order_is_not_kept_or_a_set_of_the_programs_own", TRAINS.at_end),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
