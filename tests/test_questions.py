@@ -99,6 +99,7 @@ WRITES = {
     "pickle_dump": ("import pickle\npickle.dump(d, f)\n", "pickle.dump", "f"),
     "joblib_dump": ("import joblib\njoblib.dump(args, 'models/args.pkl')\n", "joblib.dump", "'models/args.pkl'"),
     "shutil_copy": ("import shutil\nshutil.copyfile('a', 'b')\n", "shutil.copyfile", "'b'"),
+    "shutil_copytree": ("import shutil\nshutil.copytree('out', '/output', dirs_exist_ok=True)\n", "shutil.copytree", "'/output'"),
     "save_image": ("from torchvision.utils import save_image\nsave_image(x, 'x.png')\n",
                    "torchvision.utils.save_image", "'x.png'"),
     "savefig": ("import matplotlib.pyplot as plt\nplt.savefig('p.png')\n", "matplotlib.pyplot.savefig", "'p.png'"),

@@ -77,6 +77,54 @@ if args.ranking_loss > 0:
     assert "is_main_process()" not in only("main-process-only", guarded)
 
 
+INSTANCE = """\
+import torch.distributed as dist
+class Learner:
+    def __init__(self):
+        self.lead = True
+    def step(self):
+        if self.lead:
+            pass
+def run(flag):
+    learner = Learner()
+    learner.lead = {value}
+    learner.step()
+"""
+
+
+@pytest.mark.parametrize("value, expected", [("dist.get_rank() == 0", True), ("flag", False), ("False", False)])
+def test_a_flag_the_program_sets_on_its_instance_is_read_where_the_class_tests_it(value, expected):
+    """`learner.lead = dist.get_rank() == 0` outside the class makes `if self.lead:` of its method a
+    rank test (DiffWave's `is_master`), for convert and check alike; a flag set from anything else
+    does not."""
+    module = cst.parse_module(INSTANCE.format(value=value))
+    facts = Facts(module)
+    assert is_rank_test(facts, mt.findall(module, cst.If)[0].test) is expected
+
+
+COORDINATE = """\
+class Dims:
+    @property
+    def dp_coord(self):
+        return self.mesh.get_local_rank(mesh_dim="dp"), self.replicas
+class Trainer:
+    def __init__(self, dims):
+        self.dims = dims
+    def save(self):
+        if self.dims.dp_coord[0] == 0:
+            pass
+"""
+
+
+def test_a_device_mesh_coordinate_of_an_object_made_elsewhere_is_a_rank():
+    """`self.dims.dp_coord[0] == 0`, a property of the program returning the rank's coordinate along
+    a mesh, read on an object whose maker ddpify does not see: a rank test."""
+    module = cst.parse_module(COORDINATE)
+    assert is_rank_test(Facts(module), mt.findall(module, cst.If)[0].test)
+    plain = cst.parse_module(COORDINATE.replace('self.mesh.get_local_rank(mesh_dim="dp")', "0"))
+    assert not is_rank_test(Facts(plain), mt.findall(plain, cst.If)[0].test)
+
+
 def test_each_rank_question_is_answered_once(monkeypatch):
     """`rank_dependent` follows a name to what it holds: each test of a chain of 40 names
     (`a1 = a0` ... `if a39:`) followed the whole chain again, 940 questions for 40 tests

@@ -295,6 +295,17 @@ class Objects:
                 stores[target.attr.value].append((target, value))
         return stores
 
+    def instance_stores(self, ref: Ref) -> list[cst.BaseExpression]:
+        """What the program stores into `self.x` of a class's instances from outside the class:
+        `learner.is_master = (replica_id == 0)` where `learner` holds a `Learner(...)`, besides
+        `Learner`'s own `self.is_master = True`. `ref` is the class's `self.x`."""
+        cls, (head, _, attr) = ref.scope, ref.name.partition(".")
+        if head != "self" or not attr or "." in attr or not isinstance(cls, cst.ClassDef):
+            return []
+        f = self.facts
+        return [value for target, value in self._attribute_stores.get(attr, ())
+                if any(f._root_class(c) is cls for site in self.values(target.value) for c in self.classes_built(site))]
+
     def _getattr(self, obj: cst.BaseExpression, name: cst.BaseExpression) -> Sites:
         """`getattr(self, "net" + name)`: the attribute named, or any attribute of the object's
         class when the name is computed."""

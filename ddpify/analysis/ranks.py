@@ -271,7 +271,7 @@ class Ranks:
             ref = self.facts.ref(test)
             if ref is not None and ref in self.ranks_by_role:  # handed on as the rank: whatever it holds
                 return True
-            sources = self.facts.sources(ref) if ref is not None else []
+            sources = self.facts.sources(ref) + of(self.facts).instance_stores(ref) if ref is not None else []
             if not sources and ref is not None and isinstance(test, cst.Attribute):
                 sources = self.attribute_of_passed(ref)  # `args.should_save` set by the caller of `train(args)`
             if self.set_on_some_ranks(test):
@@ -413,16 +413,21 @@ class Ranks:
 
     def property_rank_test(self, attr: cst.Attribute, depth: int = 2) -> bool:
         """`ctx.lead` where `ctx` holds an instance of a class of the program whose `lead` is a
-        property that returns a rank test or returns under one (`return self.rank == 0`)."""
+        property that returns a rank test or returns under one (`return self.rank == 0`), or a
+        value that reads the rank (`dims.dp_coord[0] == 0` of `return mesh.get_local_rank("dp"),
+        n`: the rank's coordinate along a device mesh). Where the object is made where ddpify does
+        not see (a parameter of a class whose callers are elsewhere), the program's properties so
+        named."""
         if depth <= 0 or self.cycles.held(attr, self._returning) or attr.attr.value not in self._property_names:
             return False
         flow = of(self.facts)
         classes = dict.fromkeys(c for s in flow.values(attr.value) for c in flow.classes_built(s))
-        props = [m for c in classes for m in self.facts.method(c, attr.attr.value)
-                 if is_property(m)]
+        props = [m for c in classes for m in self.facts.method(c, attr.attr.value) if is_property(m)] if classes \
+            else [m for m in self.facts.functions.get(attr.attr.value, ()) if is_property(m)]
         self._returning.add(attr)
         try:
-            return any(self.rank_dependent(r, depth - 1) for m in props for r in self.facts.returned(m)) or any(
+            return any(self.rank_dependent(part, depth - 1) for m in props for r in self.facts.returned(m)
+                       for part in _parts(r)) or any(
                 r.value is not None and self.rank_guard(r) is not None for r in self._returns_of(props))
         finally:
             self._returning.discard(attr)
@@ -651,13 +656,31 @@ class Ranks:
         return self._rank_tests[test]
 
     def all_but_one(self, node: cst.CSTNode) -> bool:
-        """Does `node` run in the `else` of its innermost rank test, a test that holds on one rank
-        (`rank == 0`, `is_main_process()`, `ddp and dist.get_rank() == 0`)? Then every other rank
-        runs it: several processes, where the run has more than two (and with the one that took
-        the branch, where both write)."""
+        """Does `node` run where its innermost rank test fails on one rank only: in the `else` of a
+        test that holds on one rank (`rank == 0`, `is_main_process()`, `ddp and dist.get_rank() ==
+        0`), or under one that negates such a test (`if rank != 0:`, `if not is_main_process():`,
+        `if accelerator.is_main_process == 0:`)? Then every other rank runs it: several processes,
+        where the run has more than two (and with the one that took the branch, where both write)."""
         guard = self.rank_guard(node)
-        return guard is not None and guard.orelse is not None and self.facts.is_inside(node, guard.orelse) \
-            and any(self._one_rank(c) for c in _conjuncts(guard.test))
+        if guard is None:
+            return False
+        if guard.orelse is not None and self.facts.is_inside(node, guard.orelse):
+            return any(self._one_rank(c) for c in _conjuncts(guard.test))
+        return any(self._but_one_rank(c) for c in _conjuncts(guard.test))
+
+    def _but_one_rank(self, test: cst.BaseExpression) -> bool:
+        """`rank != 0`, `rank > 0`, `not is_main_process()`, `accelerator.is_main_process == 0`
+        (`== False`, `is False`): a rank test that fails on one process only."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self._one_rank(test.expression)
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            return False
+        operator, value = test.comparisons[0].operator, test.comparisons[0].comparator
+        if isinstance(operator, (cst.Equal, cst.Is)) and (mt.is_name(value, "False") or (
+                isinstance(value, cst.Integer) and value.value == "0")):
+            return self._one_rank(test.left)
+        return isinstance(operator, (cst.NotEqual, cst.GreaterThan)) and isinstance(value, cst.Integer) \
+            and value.value == "0" and self.rank_dependent(test)
 
     def _one_rank(self, test: cst.BaseExpression) -> bool:
         """`rank == 0`, `dist.get_rank() == 0`, `is_main_process()`, `master_process`: a rank test
@@ -669,6 +692,23 @@ class Ranks:
         last = (dotted(name) or "").rsplit(".", 1)[-1].lower()
         return isinstance(name, (cst.Name, cst.Attribute)) and MAIN_PROCESS_WORDS.fullmatch(last) is not None \
             and self.rank_dependent(test)
+
+    def ends_alone(self, node: cst.CSTNode) -> bool:
+        """Does `node` run in a branch that ends its process (`sys.exit(1)`, `os._exit(1)`, a
+        `raise`) under a test not proven the same on every process (`if not
+        math.isfinite(loss_value):`, the process's own loss)? Only the processes whose own values
+        fail enter it, and none comes back: what it writes is a crash dump of that process, not a
+        file every process writes."""
+        f = self.facts
+        child = node
+        for anc in f.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(anc, cst.If) and child is not anc.test:
+                branch = anc.body if child is anc.body else child.body if isinstance(child, cst.Else) else None
+                return branch is not None and _exits(f, branch) and not self._proven_shared(anc.test)
+            child = anc
+        return False
 
     def on_some_ranks(self, node: cst.CSTNode, depth: int = 3) -> bool:
         """Does `node` run on some processes only: under a rank test (of an `if`, or of a
@@ -945,6 +985,23 @@ def read_names(expr: cst.CSTNode) -> list[cst.CSTNode]:
                if a.keyword and a.keyword.value in PLACING_KEYWORDS or mt.is_method_call(c, *PLACING_METHODS)]
     skipped = {id(n) for p in placing for n in names_in(p)}
     return [n for n in names_in(expr) if id(n) not in skipped]
+
+
+def _parts(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The items of a tuple written out (`return mesh.get_local_rank("dp"), n`), else the value."""
+    return [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+
+
+# calls that end the process
+EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def _exits(f: Facts, block: cst.BaseSuite) -> bool:
+    """Does the block end the process: a last `raise`, or a call of `sys.exit` and its kin?"""
+    last = block.body[-1] if isinstance(block, cst.IndentedBlock) and block.body else None
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) else None
+    return isinstance(small, cst.Raise) or isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and (
+        f.qualify(small.value.func) or dotted(small.value.func)) in EXITS
 
 
 def _returns(branch: cst.CSTNode) -> bool:

@@ -429,12 +429,14 @@ class SameValues:
             parts = f.unpacked_parts(ref)
             unpacked = parts if any(rank_word(p) or self.ranks.is_local_rank(p) or self.ranks.is_global_rank(p)
                                     for p in parts) else f.unpacked_from(ref)
+            # what the program stores on its instances from outside (`learner.is_master = rank == 0`)
+            stored = objects_of(f).instance_stores(ref)
             loops = self._loop_targets(ref) if isinstance(node, cst.Name) else []
-            if loops and not writes and not unpacked and all(
+            if loops and not writes and not unpacked and not stored and all(
                     self._plain(lp.iter) and self._shared(lp.iter, proving) for lp in loops):
                 return True  # `stage` of `for stage in list(cfg["stages"]):`: an item of a shared list
-            if writes or unpacked:
-                return all(self._shared(value, proving) for value in [v for _, v, _ in writes] + unpacked) and all(
+            if writes or unpacked or stored:
+                return all(self._shared(value, proving) for value in [v for _, v, _ in writes] + unpacked + stored) and all(
                     self._shared(test, proving) for _, _, stmt in writes if isinstance(stmt, cst.AugAssign)
                     for test in self._counted_under(stmt, node)) and (not self._updated_parameter(ref, writes) or
                                                                       self._shared_parameter(ref, proving))

@@ -47,11 +47,14 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     a tensorboard `SummaryWriter(log_dir)` made (each process's its own event file: every curve logged N times),
     an installed library's `save_json(obj, path)` and its kin;
     not a save into an in-memory buffer, `torch.save(sd, io.BytesIO())`) that runs on every process, or on every
-    process but one (the `else` of `if rank == 0:` or of `if ddp and rank == 0:`) (not in a branch of a
+    process but one (the `else` of `if rank == 0:` or of `if ddp and rank == 0:`, the branch of
+    `if rank != 0:` or `if accelerator.is_main_process == 0:`) (not in a branch of a
     conditional expression on the rank, `SummaryWriter(d) if rank == 0 else None`; not for a path
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`): not under a rank test, not after an early
-    `if rank != 0: return`, not under a flag only ever set to `False`, not where only a run of one process gets (`if args.local_rank == -1:`,
+    `if rank != 0: return`, not under a flag only ever set to `False`, not in a branch that ends the
+    process under a test that can differ between processes (a crash dump of a process whose own loss
+    is not finite, then `sys.exit(1)`: only the failing processes write it), not where only a run of one process gets (`if args.local_rank == -1:`,
     after `assert opt.local_rank == -1`, where a test holds that the distributed branch asserts
     false: `if opt.evolve:` after `if LOCAL_RANK != -1: assert not opt.evolve`), not in a "main
     process first" block (`with
@@ -77,13 +80,16 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
                 or isinstance(func, cst.FunctionDef) and f.entries(func) and all(
                     ctx.ranks.on_some_ranks(site) or left_out(f, call, func, site) for site in f.entries(func)) \
                 or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call) \
-                or ctx.ranks.main_first(call):
+                or ctx.ranks.main_first(call) or ctx.ranks.ends_alone(call):
             continue
         stmt = f.statement(call)
         alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
         if ctx.ranks.all_but_one(call):  # the `else` of `if rank == 0:`: guarding it again would not help
-            yield Hit(call, f"every rank but the one the test above picks runs this {what}, in the `else` of that "
-                            "rank test: write it on rank 0 only")
+            guard = ctx.ranks.rank_guard(call)
+            where = "in the `else` of that rank test" if guard.orelse is not None and f.is_inside(call, guard.orelse) \
+                else "under a test that fails on that rank only"
+            yield Hit(call, f"every rank but the one the test above picks runs this {what}, {where}: write it on "
+                            "rank 0 only")
             continue
         fix = _guard(stmt, dist) if alone and dist is not None else None
         message = "every rank writes this checkpoint: save on rank 0 only" if what == "torch.save" else \
