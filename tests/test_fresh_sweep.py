@@ -31,7 +31,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep9b.json", 10), ("fresh_sweep9a.json", 10),
                                         ("fresh_sweep10a.json", 10), ("fresh_sweep10b.json", 9),
                                         ("fresh_sweep10c.json", 2), ("fresh_sweep11b.json", 7), ("fresh_sweep11c.json", 9),
-                                        ("fresh_sweep11a.json", 8), ("fresh_sweep12c.json", 7), ("fresh_sweep12b.json", 7)])
+                                        ("fresh_sweep11a.json", 8), ("fresh_sweep12c.json", 7), ("fresh_sweep12b.json", 7),
+                                        ("fresh_sweep12a.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -264,6 +265,13 @@ def test_the_twelfth_sweeps_trainer_part_uses_no_repository_of_an_earlier_sweep(
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep12b.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_b) >= 5 and not part_b & earlier
+
+
+def test_the_twelfth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep12a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep12a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 5 and not part_a & earlier
 
 
 def test_the_stand_in_hydra_calls_the_main_with_the_yaml_config_and_the_command_lines_overrides(tmp_path):
@@ -751,6 +759,15 @@ def test_the_stand_in_torchvision_vgg_has_the_classifier_programs_replace():
                    "m = models.vgg16_bn(pretrained=False); m.classifier[6] = nn.Linear(m.classifier[6].in_features, 1)\n"
                    "print(tuple(m(torch.zeros(2, 3, 16, 16)).shape))")
     assert out.split() == ["(2,", "1)"]
+
+
+def test_the_stand_in_torchvision_resnet_has_the_stages_programs_take_apart():
+    """A backbone made of torchvision's ResNet stages (brainprint's): conv1 ... layer4 and avgpool, fc.in_features as torchvision's."""
+    out = _stubbed("import torch, torch.nn as nn\nfrom torchvision import models\n"
+                   "r = models.resnet50(pretrained=False)\n"
+                   "body = nn.Sequential(r.conv1, r.bn1, r.relu, r.maxpool, r.layer1, r.layer2, r.layer3, r.layer4, r.avgpool)\n"
+                   "print(tuple(body(torch.zeros(2, 3, 64, 64)).shape), r.fc.in_features, models.resnet18().fc.in_features)")
+    assert out.split() == ["(2,", "2048,", "1,", "1)", "2048", "512"]
 
 
 def test_the_stand_in_einops_rearranges_groups_and_reduces_over_an_ellipsis():

@@ -1,6 +1,7 @@
 """No pretrained weights here (downloads): asking for them fails. A model built from scratch
 (``pretrained=False``, no ``weights``) is a small convolutional network with torchvision's
-classifier attribute (``fc``): a program that trains it from scratch runs, faster."""
+classifier attribute (``fc``; a ResNet's stages too: ``conv1`` ... ``layer4``, ``avgpool``, with
+torchvision's widths at the end): a program that trains it from scratch runs, faster."""
 
 import torch.nn as nn
 
@@ -20,10 +21,33 @@ class _Small(nn.Module):
         return self.fc(self.features(x))
 
 
-def _scratch(pretrained=False, weights=None, num_classes=1000, **kwargs):
-    if pretrained or weights is not None:
-        _unavailable()
-    return _Small(num_classes)
+class _SmallResNet(nn.Module):
+    """A ResNet built from scratch: torchvision's stage names (programs take `conv1` ... `layer4`
+    apart to build a backbone) with 16-channel stages, the last widened to torchvision's
+    `fc.in_features` (512, or 2048 for ResNet-50 and deeper)."""
+
+    def __init__(self, num_classes=1000, width=512):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16)
+        self.relu, self.maxpool = nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)
+        self.layer1 = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1), nn.ReLU())
+        self.layer2 = nn.Sequential(nn.Conv2d(16, 16, 3, 2, 1), nn.ReLU())
+        self.layer3 = nn.Sequential(nn.Conv2d(16, 16, 3, 2, 1), nn.ReLU())
+        self.layer4 = nn.Sequential(nn.Conv2d(16, width, 1), nn.ReLU())
+        self.avgpool, self.fc = nn.AdaptiveAvgPool2d(1), nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(self.avgpool(x).flatten(1))
+
+
+def _scratch_resnet(width):
+    def build(pretrained=False, weights=None, num_classes=1000, **kwargs):
+        if pretrained or weights is not None:
+            _unavailable()
+        return _SmallResNet(num_classes, width)
+    return build
 
 
 class ResNet(nn.Module):
@@ -54,7 +78,8 @@ def _scratch_vgg(pretrained=False, weights=None, num_classes=1000, **kwargs):
     return _SmallVGG(num_classes)
 
 
-resnet18 = resnet34 = resnet50 = resnet101 = resnet152 = _scratch
+resnet18 = resnet34 = _scratch_resnet(512)
+resnet50 = resnet101 = resnet152 = _scratch_resnet(2048)
 vgg11_bn = vgg13_bn = vgg16_bn = vgg19_bn = _scratch_vgg
 vgg16 = alexnet = densenet121 = densenet169 = densenet201 = inception_v3 = _unavailable
 squeezenet1_0 = squeezenet1_1 = _unavailable
