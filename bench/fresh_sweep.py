@@ -472,7 +472,7 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     keyed = [e for e in probe.saves() if any(str(k).startswith("module.") for k in
                                              (e.get("keys") or []) + [kk for v in (e.get("nested") or {}).values()
                                                                       for kk in v])]
-    writes = [e for e in probe.of("write") if e["rank"] != 0]
+    writes = [e for e in probe.of("write") if e["rank"] != 0 and e["path"] != os.devnull]  # (no file: a sink)
     checks["saves"] = "FAIL" if bad_saves or keyed or writes else \
         ("ok" if probe.of("save_site") or probe.of("write") else "n/a")
     sites["saves"] += [e["stack"] for e in bad_saves + writes]

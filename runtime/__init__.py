@@ -75,7 +75,7 @@ __all__ = [
     "init_distributed_mode",
     # ranks and collectives
     "get_rank", "get_world_size", "is_main_process", "local_rank", "local_device", "barrier",
-    "main_process_first", "agree_on", "from_main_process", "atomic_write",
+    "main_process_first", "agree_on", "from_main_process", "atomic_write", "open_on_main",
     # models
     "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix", "penalty_gradients",
     "sync_gradients",
@@ -900,6 +900,18 @@ def from_main_process(compute: Callable[[], Any]) -> Any:
     with _waiting("from_main_process()"):
         dist.broadcast_object_list(box, src=0)
     return box[0]
+
+
+def open_on_main(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+    """``open(file, mode, ...)`` on the main process; on the others, where ``mode`` writes (``w``,
+    ``a``, ``x``), ``os.devnull`` opened to write instead: a handle the program keeps and uses
+    later (a stdout ``Tee`` that seeks and tells, a log handle handed around) works on every
+    process, and one process writes the file. A mode that only reads, or a file descriptor, opens
+    ``file`` on every process."""
+    if isinstance(file, (str, bytes, os.PathLike)) and isinstance(mode, str) and any(c in mode for c in "wax") \
+            and not is_main_process():
+        file, mode = os.devnull, mode.replace("x", "w")  # os.devnull exists: "x" would refuse it
+    return open(file, mode, *args, **kwargs)
 
 
 # --------------------------------------------------------------------------- models

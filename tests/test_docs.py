@@ -281,6 +281,7 @@ for step in range(4):
     "main-process-only": ["from tqdm import tqdm\n" + IMPORTS + TRAIN_LOADER.split("for epoch")[0]
                           + "for epoch in range(2):\n{example:4}\n        opt.zero_grad()\n"
                           "        ((model(x) - y) ** 2).mean().backward()\n        opt.step()\n",
+                          IMPORTS + "{example}\n\n\nwith Tee('train.log', 'w'):\n" + textwrap.indent(TRAIN_LOADER, "    "),
                           "import logging\n" + IMPORTS + TRAIN_LOADER + "log_file_name = 'log.txt'\n{example}\n",
                           "import logging\n" + IMPORTS + "{example}\n" + TRAIN_LOADER,
                           "from torchvision.utils import save_image\n" + IMPORTS + LOADER

@@ -445,6 +445,15 @@ def test_a_sharded_reshuffled_identical_program_passes_every_check():
                       "voice": "ok", "python": "ok", "wrapped": "n/a"}
 
 
+@pytest.mark.parametrize("path, verdict", [("train.log", "FAIL"), (os.devnull, "ok")])
+def test_a_write_of_another_process_fails_saves_unless_it_goes_to_the_null_device(path, verdict):
+    """`open_on_main(path, "w")` opens os.devnull on the processes other than the main one: no file."""
+    probe = _trained(dict(DIST, sampler_rank=0), dict(DIST, sampler_rank=1), [[0, 2], [2, 0]], [[1, 3], [3, 1]],
+                     extra=[dict(ev="write", rank=r, path=p, what="open", stack=[["/r/tee.py", 8, "Tee.__init__"]])
+                            for r, p in ((0, "train.log"), (1, path))])
+    assert sweep.judge(probe, RANDOM, 0, {0: "loss 1\n", 1: ""}, 0)[0]["saves"] == verdict
+
+
 def test_each_gap_fails_its_own_check_and_names_the_site():
     whole = {"sampler": "RandomSampler"}
     saves = [dict(ev="save_site", rank=1, path="m.pt", wrapper=False, stack=[["/r/trainer.py", 40, "Stopper.save"]]),

@@ -476,6 +476,35 @@ def test_before_init_the_main_process_is_the_launchers_rank_0(monkeypatch, envir
     assert rt.is_main_process() is main
 
 
+@pytest.mark.parametrize("mode, written", [("w", {0}), ("a", {0}), ("x", {0}), ("w+", {0}), ("r", None)])
+def test_open_on_main_opens_the_file_on_the_main_process_and_the_null_device_elsewhere(monkeypatch, tmp_path,
+                                                                                       mode, written):
+    """esc50_crossval's `Tee`: `open(*args, **kwargs)` kept in the object and used on every process.
+    Where the mode writes, rank 1's handle is os.devnull's (and "x" does not refuse it): it writes,
+    tells and seeks like the file's, and the file holds the main process's lines only; a mode that
+    reads opens the file on every process."""
+    path = tmp_path / "train.log"
+    if written is None:
+        path.write_text("kept\n")
+    monkeypatch.setattr(rt, "_initialised", lambda: False)
+    handles = {}
+    for rank in (1, 0):
+        monkeypatch.setattr(rt._STATE, "launch", rt.Launch("torchrun", rank, rank, 2, "127.0.0.1", 29500))
+        if mode == "x" and rank == 0:
+            path.unlink(missing_ok=True)
+        handles[rank] = handle = rt.open_on_main(str(path), mode, 1, encoding="utf-8")
+        if written is not None:
+            handle.write(f"rank {rank}\n")
+            assert handle.tell() >= 0 and handle.seek(0) == 0
+        handle.close()
+    if written is None:
+        assert {r: h.name for r, h in handles.items()} == {0: str(path), 1: str(path)}
+        assert path.read_text() == "kept\n"
+    else:
+        assert handles[1].name == os.devnull and handles[0].name == str(path)
+        assert path.read_text() == "rank 0\n"
+
+
 def test_sync_gradients_leaves_one_process_alone():
     model = torch.nn.Linear(2, 1)
     assert rt.sync_gradients(model) is model and not any(rt._synchronised_elsewhere(p) for p in model.parameters())

@@ -915,6 +915,13 @@ def same_everywhere(facts: Facts, expr: cst.CSTNode) -> bool:
     return values(facts).same_everywhere(expr, wide=False)
 
 
+def per_process(facts: Facts, expr: cst.BaseExpression) -> bool:
+    """Does `expr` read what each process has its own of (a rank, `os.getpid()`, the clock), itself
+    or through the names it reads (`SameValues._reads_per_process`)? A path built so names a file
+    of each process's own."""
+    return values(facts)._reads_per_process(expr)
+
+
 def is_rank_test(facts: Facts, test: cst.CSTNode) -> bool:
     """Does `test` part the processes: does it read a rank (`Ranks.rank_dependent`) and is it not
     proven the same on every process anyway (`Ranks.rank_test`)? The one answer to "is this the

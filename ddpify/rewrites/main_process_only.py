@@ -57,6 +57,20 @@ later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.l
 ...) may read what was written, a `barrier()` follows the write, whatever wrote it; after a picture
 (`plt.savefig`, `save_image`) only where a picture reader (`Image.open`, `plt.imread`) or a file
 opened in binary may read it (a data set's own reads are of its samples).
+A file opened for writing whose handle the program keeps and uses for more than writing it (a
+stdout tee that points `sys.stdout` at itself and tells its position, a handle handed to a
+`csv.writer` or read for its `.name`), or opened with a mode its call leaves to starred arguments,
+is opened on every process, the file on the main process only (`open_on_main`: `os.devnull`
+elsewhere, where the mode the runtime reads writes):
+
+    class Tee:
+        def __init__(self, *args, **kwargs):
+            self.file = open(*args, **kwargs)
+->
+    class Tee:
+        def __init__(self, *args, **kwargs):
+            self.file = open_on_main(*args, **kwargs)
+
 `print` needs nothing: the runtime silences it off the main process. A logging handler that
 opens a file is made on the main process only, a `NullHandler` elsewhere:
 
@@ -102,7 +116,7 @@ from ddpify.analysis import fsdp, objects, writes
 from ddpify.analysis.writes import preparing
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
-from ddpify.analysis.same_values import is_rank_test, ranks, same_everywhere
+from ddpify.analysis.same_values import is_rank_test, per_process, ranks, same_everywhere
 from ddpify.rewrites.set_epoch import NAME as SET_EPOCH
 from ddpify.rewrites.wrap_model import wrapped_refs
 from ddpify.syntax.names import dotted
@@ -211,6 +225,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             edits.replace(made, lambda node: cst.IfExp(test=cst.parse_expression(GUARD), body=node, orelse=cst.Name("None")),
                           f"{dotted(made.func) or facts.code(made.func)} created on the main process only (None elsewhere)")
     _reads_of_main_only(facts, edits, loggers, writes)
+    _kept_handles(facts, edits, opened, writes, prepared)
     for call in facts.calls:
         if facts.qualify(call.func) == "os.makedirs" and not _tolerates_existing(call) and _made_if_missing(facts, call):
             edits.replace(call, _exist_ok, "every process makes the folder if it is missing (exist_ok=True): "
@@ -551,6 +566,46 @@ def _opened_for_writing(facts: Facts) -> frozenset[cst.Call]:
         if all(_file_method_statement(facts, n) or _passed_to_writer(facts, n) or _rows_written(facts, n) for n in uses):
             found.append(value)
     return frozenset(found)
+
+
+def _kept_handles(facts: Facts, edits: Edits, opened: frozenset[cst.Call], writes: dict[cst.CSTNode, str],
+                  prepared: frozenset[cst.FunctionDef]) -> None:
+    """A file opened for writing whose handle the program keeps (`self.file = open(path, "w")`,
+    read later for more than writes: `self.file.tell()`, `sys.stdout = self` in a `Tee`), or opened
+    with a mode the call does not spell out (`open(*args, **kwargs)`): `open_on_main(...)`, the
+    file on the main process, `os.devnull` on the others where the mode writes (the runtime reads
+    the mode), so the handle works everywhere and one process writes. A handle only written and
+    closed is a logger (`_opened_for_writing`: None elsewhere); a data set's own files stay each
+    node's (`preparing`), and a path each process names its own (`os.getpid()`, a rank) its own."""
+    found = False
+    for _, value, _ in facts.assigns:
+        if not mt.is_call_of(value, "open") or value in opened or facts.scope(value) in prepared:
+            continue
+        stmt = facts.statement(value)
+        if stmt in writes or _already_guarded(facts, stmt, writes):
+            continue
+        path = mt.positional(value, 0) or mt.keyword(value, "file")
+        if path is not None and per_process(facts, path.value):
+            continue  # each process's own file (`f"served-{os.getpid()}.jsonl"`)
+        if mt.is_open_for_writing(value) or _opened_with_write_default(facts, value) or _mode_unsaid(value):
+            edits.replace(value.func, lambda _: cst.Name("open_on_main"), "file opened for writing on the main "
+                          "process only, os.devnull on the others: its handle is kept and used on every process")
+            found = True
+    if found:
+        edits.add_import("ddpify_runtime", "open_on_main")
+
+
+def _mode_unsaid(call: cst.Call) -> bool:
+    """`open(*args, **kwargs)`: the mode may come in the starred arguments (no `mode=`, and a star
+    where the path or the mode would be)."""
+    if mt.keyword(call, "mode") is not None:
+        return False
+    said = 0
+    for arg in call.args:
+        if arg.star:
+            return said < 2
+        said += arg.keyword is None
+    return False
 
 
 def _opened_with_write_default(facts: Facts, value: cst.BaseExpression) -> bool:

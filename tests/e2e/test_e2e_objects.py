@@ -23,6 +23,8 @@ anew per phase in each epoch: built on the first process first, the training pha
 and reshuffled by the epoch, the validation phase's read whole by every process.
 fixtures/objects_clock (agree-clock): a run folder named by the time, two clock readings one inside the other,
 the main process's checkpoint read back by every process: one folder, the main process's.
+fixtures/objects_tee (the eleventh sweep's esc50_crossval): a stdout tee of the project opening its log with
+`open(*args, **kwargs)`, seeking and telling it: the log is the main process's, each epoch's line once.
 fixtures/objects_alias (the second sweep's siamese_nb and awd_lm): `model` rebound for three
 trainings, two of them through an alias (`model = body`; an optimizer over `net` trained through
 `model = net`), a round's batches drawn with numpy by a batch sampler of the project, and a loss
@@ -57,6 +59,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_registry": ((64, 48), {"model.pt"}),
     "objects_prepared": ((64,), {"model.pt"}),
     "objects_clock": ((64,), {"model.pt"}),
+    "objects_tee": ((64,), {"model.pt"}),
 }
 REBUILT = {"objects_runner", "objects_prepared"}
 SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
@@ -219,3 +222,15 @@ def test_a_run_folder_named_by_the_clock_is_the_main_process_s(runs):
     assert run.ok, run.tail()
     (folder,) = (run.cwd / "runs").iterdir()
     assert (folder / "model.pt").is_file() and f"reloaded from runs/{folder.name}" in run.rank_output[0], run.tail()
+
+
+def test_a_kept_log_handle_writes_the_main_process_s_log_only(runs):
+    """esc50_crossval's Tee: the handle opened with `open(*args, **kwargs)` is the file on rank 0 and
+    os.devnull on rank 1 (`open_on_main`), so the log holds each epoch's line once, and the
+    runtime's self-check finds no file both processes wrote (before: `shared-write` of train.log)."""
+    run = runs["objects_tee"]
+    assert run.ok, run.tail()
+    lines = (run.cwd / "train.log").read_text().splitlines()
+    assert [line.split(" loss ")[0] for line in lines] == [f"epoch {e}" for e in range(EPOCHS)], lines
+    assert "shared-write" not in run.rank_output[0] and lines == [
+        line for line in run.rank_output[0].splitlines() if line.startswith("epoch ")], run.tail()

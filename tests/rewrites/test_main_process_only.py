@@ -1043,7 +1043,7 @@ def test_a_logger_class_of_the_program_and_a_file_written_line_by_line_are_logge
     assert "self.writer = tf.summary.create_file_writer(log_dir)\n" in out  # guarded where Logger() is called
     handed = only(NAME, LOGGER_CLASS.replace('        self.file = open("scores.txt", "w")',
                                              '        self.file = open("scores.txt", "w")\n        rows = csv.writer(self.file)'))
-    assert 'self.file = open("scores.txt", "w")\n' in handed  # csv.writer(None) would fail: every process
+    assert 'self.file = open_on_main("scores.txt", "w")\n' in handed  # csv.writer(None) would fail: os.devnull
     trainer = only(NAME, LOGGER_CLASS.replace("class Logger:", "class Logger:\n    net = None").replace(
         "        self.writer = tf", "        self.net = torch.nn.Linear(2, 1)\n        self.writer = tf"))
     assert 'self.logger = Logger("./logs")\n' in trainer  # it holds a model: not a logger
@@ -1208,23 +1208,24 @@ main()
 def test_a_file_opened_for_writing_and_handed_to_a_function_that_only_writes_it_is_a_logger():
     """`trainF = open(p, 'w')` in main(), passed to train() which only writes and flushes it
     (bamos/densenet.pytorch's train.csv): every process wrote it. It is opened on the main process
-    only and its writes in train() are guarded; a callee that reads it otherwise keeps it everywhere."""
+    only and its writes in train() are guarded; a callee that reads it otherwise keeps a handle
+    everywhere, the file on the main process only (`open_on_main`: os.devnull elsewhere)."""
     out = only(NAME, FILE_HANDED_DOWN)
     assert "trainF = open(\"train.csv\", \"w\") if is_main_process() else None" in out
     assert "        if is_main_process():\n            trainF.write(" in out
     near = only(NAME, FILE_HANDED_DOWN.replace("        trainF.flush()", "        print(trainF.name)"))
-    assert "trainF = open(\"train.csv\", \"w\")\n" in near
+    assert "trainF = open_on_main(\"train.csv\", \"w\")\n" in near
 
 
 def test_a_file_handed_to_a_function_that_tests_it_against_none_before_writing_is_a_logger():
     """LDAM-DRW's `validate(..., log)` writes `log_test.csv` under `if log is not None:`: every
     process opened and wrote it (the runtime's shared-write). Such a test passes on the main process
-    and fails where the file is None; a test of another value still keeps the file everywhere."""
+    and fails where the file is None; a test of another value keeps a handle everywhere (`open_on_main`)."""
     tested = FILE_HANDED_DOWN.replace("        trainF.write(", "        if trainF is not None:\n            trainF.write(")
     out = only(NAME, tested)
     assert "trainF = open(\"train.csv\", \"w\") if is_main_process() else None" in out
     near = only(NAME, tested.replace("if trainF is not None:", "if trainF is not sys.stdout:"))
-    assert "trainF = open(\"train.csv\", \"w\")\n" in near
+    assert "trainF = open_on_main(\"train.csv\", \"w\")\n" in near
 
 
 TEE = """\
@@ -1270,11 +1271,73 @@ def test_a_file_opened_with_a_mode_parameter_whose_default_writes_is_a_logger():
     assert "self.file = open(fname, mode)\n" in near
 
 
+STAR_TEE = """\
+import os
+import sys
+import torch
+
+
+class Tee:
+    def __init__(self, *args, **kwargs):
+        self.file = open(*args, **kwargs)
+        self.stdout = sys.stdout
+        sys.stdout = self
+
+    def write(self, data):
+        self.stdout.write(data)
+        self.file.write(data)
+        self.last = self.file.tell()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        sys.stdout = self.stdout
+        self.file.close()
+
+
+net = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+with Tee("train.log", "w", 1, encoding="utf-8"):
+    for x in torch.randn(3, 4, 2):
+        opt.zero_grad()
+        net(x).sum().backward()
+        opt.step()
+        print(x.sum())
+"""
+
+
+@pytest.mark.parametrize("opened, kept", [
+    ("open(*args, **kwargs)", False),  # the mode comes in the starred arguments
+    ("open(args[0], *args[1:])", False),
+    ('open("train.log", "w")', False),  # a handle also read (`tell()`): neither a guard nor None elsewhere
+    ("open(args[0], 'r', *args[2:])", True),  # reads
+    ("open(*args, mode='r')", True),
+    ("open(args[0])", True),
+    ('open(f"{args[0]}-{os.getpid()}", "w")', True),  # each process's own file
+])
+def test_a_kept_handle_opened_for_writing_opens_the_file_on_the_main_process_only(opened, kept):
+    """The eleventh sweep's esc50_crossval: a stdout `Tee` opens its log with `open(*args, **kwargs)`
+    in `__init__`, points `sys.stdout` at itself, seeks and tells, and is used as `with Tee(path,
+    "w", 1, ...)`: every process truncated and wrote train.log (the self-check's shared-write), and
+    the report said nothing. A handle opened to write (or with a mode the call leaves to its starred
+    arguments) that is kept for more than writes is opened on every process, the file on the main
+    process only: `open_on_main`, os.devnull elsewhere where the mode writes."""
+    code = STAR_TEE.replace("open(*args, **kwargs)", opened)
+    out = only(NAME, code)
+    if kept:
+        assert out == code
+    else:
+        assert f"self.file = {opened.replace('open(', 'open_on_main(', 1)}\n" in out
+        assert "from ddpify_runtime import open_on_main\n" in out
+        assert out.replace("from ddpify_runtime import open_on_main\n", "").replace("open_on_main(", "open(") == code
+
+
 def test_a_file_opened_for_writing_that_print_writes_into_is_a_logger():
     """`log_output = open(p, 'w')` then `print(s, file=log_output)` (AlexiaJM/RelativisticGAN's
     log.txt): every process wrote it. It is opened on the main process only and each print into it
     is guarded (print(s, file=None) would write on stdout), with no barrier after it; a print to
-    stdout stays, and a file also read stays on every process."""
+    stdout stays, and a file also read keeps a handle on every process (`open_on_main`)."""
     code = FILE_HANDED_DOWN.replace("        trainF.write(f\"{loss.item()}\\n\")\n        trainF.flush()\n",
                                     "        print(loss.item(), file=trainF)\n        print(loss.item())\n")
     out = only(NAME, code)
@@ -1282,7 +1345,7 @@ def test_a_file_opened_for_writing_that_print_writes_into_is_a_logger():
     assert "        if is_main_process():\n            print(loss.item(), file=trainF)\n        print(loss.item())\n" in out
     assert "barrier()" not in out.split("def main")[0]
     near = only(NAME, code.replace("        print(loss.item())\n", "        print(loss.item(), trainF.name)\n"))
-    assert "trainF = open(\"train.csv\", \"w\")\n" in near
+    assert "trainF = open_on_main(\"train.csv\", \"w\")\n" in near
 
 
 PROBED_FOLDER = """\
@@ -1934,7 +1997,7 @@ log.close()
     assert "writer = csv.writer(log) if is_main_process() else None\n" in out
     assert '    if is_main_process():\n        writer.writerow([epoch, loss.item()])\n' in out
     assert "if is_main_process():\n    log.close()\n" in out
-    assert 'kept = open("kept.csv", "w")\nrows = csv.writer(kept)\n' in out
+    assert 'kept = open_on_main("kept.csv", "w")\nrows = csv.writer(kept)\n' in out
 
 
 def test_loggers_a_comprehension_or_a_display_builds_are_made_on_the_main_process_only():
