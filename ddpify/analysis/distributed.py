@@ -35,6 +35,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 
+from ddpify.analysis import objects
 from ddpify.analysis.models import DDP
 from ddpify.syntax.facts import Facts
 
@@ -124,6 +125,57 @@ def barrier_method(facts: Facts, call: cst.Call) -> bool:
         return False
     name = facts.qualify(call.func)
     return name is None or name.startswith("torch.distributed.")
+
+
+# `accelerator.gather(t)` and its kin: collectives of the Accelerator's process group
+ACCELERATE_COLLECTIVES = frozenset({"gather", "gather_for_metrics", "reduce", "pad_across_processes"})
+
+
+def accelerate_collective(facts: Facts, call: cst.Call) -> bool:
+    """`accelerator.gather(loss)`, `self.accelerator.reduce(t)`, `gather_for_metrics`,
+    `pad_across_processes`: a collective of accelerate's, where the object is known to be an
+    `Accelerator(...)` (the object core's sites of the receiver); not a tensor's `x.gather(dim,
+    index)`."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in ACCELERATE_COLLECTIVES):
+        return False
+    return bool(accelerators(facts, call.func.value))
+
+
+# accelerate's hook registrations, with the method of the Accelerator that runs the hooks
+ACCELERATE_HOOKS = {"register_save_state_pre_hook": "save_state", "register_load_state_pre_hook": "load_state"}
+
+
+def hook_runs(facts: Facts, func: cst.FunctionDef) -> list[cst.Call]:
+    """The calls that run `func` where the program registers it as a hook of an `Accelerator`
+    (`accelerator.register_save_state_pre_hook(save_model_hook)`): each `accelerator.save_state(...)`
+    of that object runs it, on the processes that make that call."""
+    index = facts.__dict__.get("_hook_runs")
+    if index is None:
+        index = facts.__dict__["_hook_runs"] = _hook_index(facts)
+    return index.get(func.name.value, [])
+
+
+def _hook_index(facts: Facts) -> dict[str, list[cst.Call]]:
+    """The name of each function registered as an accelerate hook, with the calls that run it."""
+    index: dict[str, list[cst.Call]] = {}
+    for call in facts.calls:
+        func = call.func
+        runner = ACCELERATE_HOOKS.get(func.attr.value) if isinstance(func, cst.Attribute) else None
+        if runner is None or not isinstance(func, cst.Attribute):
+            continue
+        owners = accelerators(facts, func.value)
+        runs = [c for c in facts.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == runner
+                and accelerators(facts, c.func.value) & owners]
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name):
+                index.setdefault(arg.value.value, []).extend(runs)
+    return index
+
+
+def accelerators(facts: Facts, expr: cst.BaseExpression) -> frozenset[cst.CSTNode]:
+    """The `Accelerator(...)` sites `expr` may hold."""
+    return frozenset(s for s in objects.of(facts).values(expr)
+                     if isinstance(s, cst.Call) and facts.qualify(s.func) in ACCELERATORS)
 
 
 def _distributed_call(facts: Facts, call: cst.Call) -> bool:

@@ -1247,17 +1247,22 @@ ACCELERATE_PREPARE = ("prepare", "prepare_model")
 def _prepared_models(facts: Facts, target: cst.BaseExpression, value: cst.BaseExpression) -> list[str]:
     """The names Hugging Face accelerate's `prepare` binds to the DDP wrapper of a model, in a
     program that imports accelerate: of `model, opt, loader = accelerator.prepare(model, opt,
-    loader)`, the names the program calls (runs a forward on: `model(x)`), not the optimizer or
-    the loader it also hands back; the name `accelerator.prepare_model(model)` is bound to.
+    loader)`, the names handed a model (the object core's `kind` of what is prepared there: an
+    `nn.Module` of the program or of torch), or, where that is not known, the names the program
+    calls (runs a forward on: `model(x)`); not the optimizer or the loader it also hands back; the
+    name `accelerator.prepare_model(model)` is bound to.
 
         model, opt, dl = accelerator.prepare(model, opt, dl)   -> ["model"]
+        policy = accelerator.prepare(Policy())                  -> ["policy"] (called as `self.model(x)` elsewhere)
         accelerator.unwrap_model(model)                          (the bare model: no name bound)
     """
     if not mt.is_method_call(value, *ACCELERATE_PREPARE) or not facts.imports.imports_module("accelerate"):
         return []
     names = [dotted(e.value) for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [dotted(target)]
+    given = [a.value for a in value.args if a.keyword is None and not a.star] if isinstance(value, cst.Call) else []
+    flow = objects.of(facts)
     called = {dotted(c.func) for c in facts.calls}
-    return [n for n in names if n and n in called]
+    return [n for i, n in enumerate(names) if n and (n in called or i < len(given) and flow.of_kind(given[i], objects.MODEL))]
 
 
 def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, depth: int = 3) -> Holds | None:
@@ -1330,6 +1335,10 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
             verdicts = {_holds(facts, refs, answers, _same_object(facts, value), depth - 1) if depth else MAYBE
                         for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)}
             return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
+        rebound = [(value, stmt) for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)
+                   and facts.scope(stmt) is facts.scope(expr) and facts.before(stmt, expr)]
+        if rebound and _unwrapping(rebound[-1][0], ref.name) and not _conditional_to(facts, rebound[-1][1], expr):
+            return None  # `unet = accelerator.unwrap_model(unet)` first: the bare model
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
             if isinstance(ref.scope, cst.FunctionDef) else []
         verdicts = {_holds(facts, refs, answers, arg, depth - 1) if depth and arg is not None else MAYBE
@@ -1346,9 +1355,15 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
             continue
         if facts.scope(stmt) is not facts.scope(expr) or facts.before(expr, stmt) or _conditional_to(facts, stmt, expr):
             return MAYBE  # rebound somewhere, sometimes: either may be there
-        unwraps = dotted(value) == f"{dotted(target)}.module"  # `model = model.module`: the bare model
+        unwraps = _unwrapping(value, dotted(target) or "")  # `model = model.module`: the bare model
         holds = None if unwraps or not facts.references(value, dotted(target) or "") else MAYBE  # last rebinding wins
     return holds
+
+
+def _unwrapping(value: cst.BaseExpression, name: str) -> bool:
+    """`model.module`, `accelerator.unwrap_model(model)`: the bare model `name`'s wrapper holds."""
+    return dotted(value) == f"{name}.module" or isinstance(value, cst.Call) and mt.is_method_call(value, "unwrap_model") \
+        and len(value.args) == 1 and dotted(value.args[0].value) == name
 
 
 def _unpacked_writes(facts: Facts, ref: Ref) -> list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]:

@@ -33,7 +33,7 @@ from ddpify.syntax.facts import Facts, Ref, is_property
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import MAIN_PROCESS_WORDS, dotted, rank_word
 from ddpify.analysis.cycles import Cycles
-from ddpify.analysis.distributed import Launcher, barrier_method
+from ddpify.analysis.distributed import Launcher, accelerate_collective, barrier_method, hook_runs
 from ddpify.analysis.objects import of
 
 # Calls whose `rank=` argument is the calling process's rank.
@@ -715,7 +715,8 @@ class Ranks:
         conditional expression: `SummaryWriter(d) if rank == 0 else None`), after an early `return`
         of its function on a rank test, or in a function every call of which is, or runs in the
         launching process only (`Launcher.only`: a subclass's own `train` that overrides the
-        method that spawns the workers)?"""
+        method that spawns the workers)? A hook the program registers with accelerate
+        (`register_save_state_pre_hook`) runs where its `save_state(...)` calls are."""
         if self.rank_guard(node) is not None or self._after_rank_return(node) or self._rank_choice(node):
             return True
         func = self.facts.scope(node)
@@ -725,7 +726,7 @@ class Ranks:
             return True
         if func in self.launcher.targets:
             return False  # started on every worker, whatever its calls here
-        sites = self.facts.entries(func)
+        sites = self.facts.entries(func) or hook_runs(self.facts, func)  # a hook: where the framework runs it
         return bool(sites) and all(self.on_some_ranks(site, depth - 1) or self.launcher.only(site) for site in sites)
 
     @cached_property
@@ -879,7 +880,8 @@ class Ranks:
         """A call every process must make: a torch.distributed collective, ddpify_runtime's
         `barrier`/`end_epoch`/`agree_on`, or a function of this file that makes one on every rank (one under
         a rank test of its own, as in "main process first", follows a protocol of its own)."""
-        if self.facts.qualify(call.func) in COLLECTIVES or barrier_method(self.facts, call):
+        if self.facts.qualify(call.func) in COLLECTIVES or barrier_method(self.facts, call) \
+                or accelerate_collective(self.facts, call):
             return True
         if call in self._collective:
             return self._collective[call]
@@ -896,6 +898,8 @@ class Ranks:
         name = self.facts.qualify(call.func)
         if name in COLLECTIVES or barrier_method(self.facts, call):
             return frozenset({name or "barrier"})
+        if accelerate_collective(self.facts, call):
+            return frozenset({f"accelerate.Accelerator.{self.facts.code(call.func).rsplit('.', 1)[-1]}"})
         funcs = [*self.callees(call), *self.handed_functions(call)] if depth > 0 else []
         return frozenset().union(*(self.collectives_reached(func.body, depth - 1) for func in funcs))
 

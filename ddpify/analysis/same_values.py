@@ -37,6 +37,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_names
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
+from ddpify.analysis.distributed import accelerators
 from ddpify.analysis.objects import MODEL, of as objects_of
 from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable, read_names
 
@@ -49,6 +50,10 @@ PER_PROCESS_VARIABLES = frozenset({"SLURM_PROCID", "SLURM_LOCALID", "OMPI_COMM_W
 # methods that read a checkpoint: every process reads the same file
 
 # what every process of a job answers alike
+# what an `Accelerator` answers alike on every process: the job's size and type, and whether this
+# step syncs the gradients (every process counts the same accumulation steps)
+ACCELERATOR_JOB_STATE = frozenset({"sync_gradients", "num_processes", "distributed_type", "gradient_accumulation_steps",
+                                   "mixed_precision", "use_distributed", "step"})
 JOB_QUESTIONS = frozenset({"torch.distributed.get_world_size", "torch.distributed.is_initialized",
                            "torch.distributed.is_available", "torch.distributed.get_backend",
                            "torch.cuda.is_available", "torch.cuda.device_count"})
@@ -405,6 +410,9 @@ class SameValues:
                 return False  # handed to init_process_group as the rank, also where a caller passes it on
             if ref in self._group_sizes:
                 return True  # handed to init_process_group as the world size: the group forms only if all agree
+            if isinstance(node, cst.Attribute) and node.attr.value in ACCELERATOR_JOB_STATE \
+                    and accelerators(f, node.value):
+                return True  # `accelerator.sync_gradients`: one answer for the whole job
             if self._configuration_object(node, proving | {ref}):
                 return True  # `self.config`, every object of which a `Config()` built: read from one file
             proving = proving | {ref}

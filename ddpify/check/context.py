@@ -30,7 +30,7 @@ from ddpify.analysis.same_values import ranks, values
 from ddpify.check.script import Script
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.facts import Facts, Ref, is_property
-from ddpify.analysis.models import DDP, Holds, Model, holds_wrapper, written_wraps
+from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, Holds, Model, holds_wrapper, written_wraps
 from ddpify.syntax.names import dotted
 
 
@@ -48,6 +48,16 @@ class Context:
         """Names that hold a `DistributedDataParallel(...)` the script built, with the parameters of
         this file's functions they are passed to (`models.written_wraps`)."""
         return written_wraps(self.facts)
+
+    @cached_property
+    def prepared_only(self) -> bool:
+        """Is every wrap the script writes accelerate's (`model = accelerator.prepare(model)`, no
+        `DistributedDataParallel(...)` of its own)? `prepare` wraps only where there are several
+        processes: the bare model is reached through `accelerator.unwrap_model(model)`, which
+        works on one process too, not through `.module`."""
+        return bool(self.ddp_refs) and all(
+            isinstance(m.defined, (cst.Assign, cst.AnnAssign)) and m.defined.value is not None
+            and mt.is_method_call(m.defined.value, *ACCELERATE_PREPARE) for m in self.ddp_refs.values())
 
     def holds_ddp(self, expr: cst.BaseExpression) -> Holds | None:
         """WRAPPER when `expr` holds the wrapper on every path that reaches it, MAYBE when on
@@ -147,8 +157,10 @@ class Context:
         if args.distributed else model.x`), on the true side of a test every wrap is on the false
         side of (`if self.use_deepspeed: model.backward(loss)`, the wrap under `elif
         self.use_ddp:`), or that picks another value of the option every wrap is chosen by
-        (`_other_choice`), or after the function unwrapped it under the wrap's test (`if
-        args.distributed: model = model.module`)?"""
+        (`_other_choice`), or, where every wrap is accelerate's `prepare` (no test of the
+        program's own guards it: it wraps where there are several processes), opposite a branch
+        that reads its `.module` (`vae.module.discr if self.is_distributed else vae.discr`), or after the function unwrapped it under the wrap's test (`if args.distributed: model =
+        model.module`)?"""
         f = self.facts
         owner = f.code(expr)
         child: cst.CSTNode = expr
@@ -161,6 +173,10 @@ class Context:
                     return True
                 if not in_else and (f.code(test) in self.other_engine_tests or self._other_choice(test)):
                     return True
+                other = anc.orelse if child is anc.body else anc.body
+                if self.prepared_only and other is not None and any(
+                        f.code(a.value) == owner and a.attr.value == "module" for a in mt.findall(other, cst.Attribute)):
+                    return True  # accelerate's own unwrapping: `vae.module.discr if distributed else vae.discr`
             if isinstance(anc, cst.IndentedBlock) and self._left_if_wrapper(anc, child, owner):
                 return True
             if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):

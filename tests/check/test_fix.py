@@ -68,3 +68,13 @@ def test_a_rank_used_as_a_device_several_times_is_bound_once():
     assert f"    local_rank = int(os.environ.get(\"LOCAL_RANK\", dist.get_rank()))\n    {first}  # noqa" in output
     assert 'f"cuda:{local_rank}"' in output
     compile(output, "fixed.py", "exec")
+
+
+def test_a_prepared_model_is_not_fixed_through_module():
+    """accelerate's `prepare` wraps only where there are several processes: `model.module.x` would
+    break a run of one. DDP008 names `accelerator.unwrap_model(model)` there and offers no fix."""
+    source = (CASES / "DDP008" / "trigger_accelerate.py").read_bytes()
+    found = check(source, select(frozenset({"DDP008"}))).findings
+    assert found and not any(f.fixable for f in found)
+    assert all("accelerator.unwrap_model(model)" in f.message for f in found)
+    assert fix(source).output == source

@@ -17,7 +17,7 @@ from ddpify.analysis import writes
 from ddpify.analysis.models import WRAPPER
 from ddpify.analysis.states import holds_no_tensors
 from ddpify.analysis.objects import MODEL, OPTIMIZER, of as objects_of
-from ddpify.syntax.names import dotted, rank_word
+from ddpify.syntax.names import MAIN_PROCESS_WORDS, dotted, rank_word
 
 
 @rule("DDP006", fixable=True, several=True)
@@ -51,7 +51,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     `if rank != 0:` or `if accelerator.is_main_process == 0:`) (not in a branch of a
     conditional expression on the rank, `SummaryWriter(d) if rank == 0 else None`; not for a path
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
-    `tempfile.mkstemp()`): not under a rank test, not after an early
+    `tempfile.mkstemp()`; not a write told whether this is the main process,
+    `save_pretrained(d, is_main_process=accelerator.is_main_process)`): not under a rank test, not after an early
     `if rank != 0: return`, not under a flag only ever set to `False`, not in a branch that ends the
     process under a test that can differ between processes (a crash dump of a process whose own loss
     is not finite, then `sys.exit(1)`: only the failing processes write it), not where only a run of one process gets (`if args.local_rank == -1:`,
@@ -80,7 +81,7 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
                 or isinstance(func, cst.FunctionDef) and f.entries(func) and all(
                     ctx.ranks.on_some_ranks(site) or left_out(f, call, func, site) for site in f.entries(func)) \
                 or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call) \
-                or ctx.ranks.main_first(call) or ctx.ranks.ends_alone(call):
+                or ctx.ranks.main_first(call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call):
             continue
         stmt = f.statement(call)
         alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
@@ -101,6 +102,14 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
             reported.add(site)
             yield Hit(site, f"`{f.code(site.func)}()` runs a file write of {f.program.part_of(call, f.parents).rel} "
                             f"({what} in `{func.name.value}`) on every rank: call it on rank 0 only")
+
+
+def _told_main_process(ctx: Context, call: cst.Call) -> bool:
+    """A write told whether this is the main process and writing there only: `model.save_pretrained(d,
+    is_main_process=accelerator.is_main_process)` (Hugging Face's `save_pretrained` writes nothing
+    where it is False)."""
+    return any(a.keyword is not None and MAIN_PROCESS_WORDS.fullmatch(a.keyword.value) is not None
+               and ctx.ranks.rank_dependent(a.value) for a in call.args)
 
 
 def _callers_elsewhere(ctx: Context, call: cst.CSTNode, depth: int = 3) -> list[cst.Call]:

@@ -585,7 +585,8 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
 
     Without a sampler that shards the data, every process trains on every sample: N GPUs do
     the work of one, an epoch is N epochs, and the learning-rate schedule is off. Found for a
-    loader without `sampler=`/`batch_sampler=` that a DDP training loop of this file reads,
+    loader without `sampler=`/`batch_sampler=` that a DDP training loop of this file reads as
+    it was built (not one `accelerator.prepare` hands back: accelerate shards it),
     whose data set is torch's or torchvision's or a class of this file that never mentions a
     rank, a world size or shards (a data set that shards itself is fine), in a file that
     builds no sampler at all.
@@ -603,14 +604,15 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
 
 def _trained_on(ctx: Context, loader: cst.Call) -> bool:
     """Does a loop of this file that trains iterate `loader` as it was built: by a name every
-    assignment of which is a DataLoader (`loader = shard_loader(loader)` shards it), or through a
+    assignment of which is a DataLoader (`loader = shard_loader(loader)` shards it, and so does
+    `model, loader = accelerator.prepare(model, loader)`), or through a
     parameter of a function every call of which passes that name?"""
     f = ctx.facts
     flow = objects.of(f)
     refs = set(flow.bound_to(loader))
     if not refs or any(not (isinstance(v, cst.Call) and f.qualify(v.func) == LOADER)
-                       for ref in refs for _, v, _ in f.writes(ref)):
-        return False
+                       for ref in refs for v in [*(v for _, v, _ in f.writes(ref)), *f.unpacked_from(ref)]):
+        return False  # also rebound by unpacking: `model, loader = accelerator.prepare(model, loader)` shards it
     for ref in list(refs):
         refs |= {p for p in flow.receivers(ref) if _only_passed(f, p, refs)}
     return any(isinstance(lp, cst.For) and dotted(mt.strip_iteration(lp.iter))

@@ -46,8 +46,13 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     the wrapper it is handed (a static method, `Speech.serialize(model)` of model.py reading
     `model.hidden_size`, under no branch of it, and not set on the wrapper by the script) is also
     reported at the checked file's call that hands it over. The
-    wrapper is torch's, or NVIDIA apex's `apex.parallel.DistributedDataParallel`. `--fix` adds
-    `.module` where the name holds the wrapper on every path.
+    wrapper is torch's, NVIDIA apex's `apex.parallel.DistributedDataParallel`, or what Hugging
+    Face accelerate's `prepare` hands back for a model (one the object core knows to be an
+    `nn.Module`, or a name the program calls); `prepare` wraps only where there are several
+    processes, so there the bare model is `accelerator.unwrap_model(model)`, and the program's
+    own `model.module.x if <its test> else model.x` is its unwrapping. `--fix` adds `.module`
+    where the name holds torch's or apex's wrapper on every path (not accelerate's: on one process
+    there is no `.module`).
     """
     f = ctx.facts
     if not ctx.ddp_refs:
@@ -64,8 +69,12 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
                 or holds != WRAPPER and f.code(attr.value) in containers:
             continue
         owner = f.code(attr.value)
-        yield Hit(attr, f"`{owner}` holds the DDP wrapper, which has no `{name}`: use `{owner}.module.{name}`",
-                  _through_module(attr) if holds == WRAPPER else None)
+        if ctx.prepared_only:  # accelerate's wrap, absent on one process: no `.module` to add
+            yield Hit(attr, f"`{owner}` holds the DDP wrapper `prepare` made, which has no `{name}`: use "
+                            f"`accelerator.unwrap_model({owner}).{name}`")
+        else:
+            yield Hit(attr, f"`{owner}` holds the DDP wrapper, which has no `{name}`: use `{owner}.module.{name}`",
+                      _through_module(attr) if holds == WRAPPER else None)
         for site, arg in _handed_from_elsewhere(ctx, attr):  # `DeepSpeech.serialize(model)` of model.py's reads
             if site not in reported:
                 reported.add(site)
