@@ -1299,3 +1299,81 @@ def test_a_star_import_of_a_module_found_nowhere_is_a_warning_at_its_line():
     assert result.changed
     assert [(c.line, c.message.split(":")[0]) for c in result.changes if c.kind == "warning"
             and "import *" in c.message] == [(3, "`from helpers import *`")]
+
+
+# torchmf's metrics (the twelfth sweep, part C): `func = getattr(metrics, metric)`, then
+# `func(self.model, ...)`, whose `patk` starts `mp.Process(target=batch_patk, args=(queue, rows, model))`,
+# which calls `model.predict(...)`: neither hop was followed, the wrapper has no `predict`, and every
+# metric process died (a nan precision, every check passing)
+METRICS = """\
+    import torch.multiprocessing as mp
+
+
+    def patk(model, rows, k=5):
+        queue = mp.Queue()
+        worker = mp.Process(target=batch_patk, args=(queue, rows, model), kwargs={"k": k})
+        worker.start()
+        worker.join()
+        return queue.get()
+
+
+    def batch_patk(queue, rows, model, k=5):
+        queue.put(model.predict(rows).topk(k).values.sum().item())
+
+
+    def ranked(rows, model, order):
+        return model.predict(rows).argsort(descending=order)
+    """
+
+HANDS_ON = """\
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    import metrics
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(6, 6)
+
+        def forward(self, x):
+            return self.fc(x)
+
+        def predict(self, x):
+            return self.fc(x).sigmoid()
+
+
+    def fit(names):
+        model = Net()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = DataLoader(TensorDataset(torch.randn(8, 6), torch.randn(8, 6)), batch_size=4, shuffle=True)
+        for epoch in range(2):
+            for x, y in loader:
+                optimizer.zero_grad()
+                ((model(x) - y) ** 2).mean().backward()
+                optimizer.step()
+        for name in names:
+            func = getattr(metrics, name)
+            print(func(model, torch.randn(8, 6)))
+
+
+    fit(["patk"])
+    """
+
+
+def test_a_model_a_process_is_started_with_or_a_function_looked_up_in_a_module_is_given_is_followed_there():
+    from ddpify.syntax.facts import Facts
+    from ddpify.syntax.names import dotted
+
+    write({"train.py": HANDS_ON, "metrics.py": METRICS})
+    loaded = program()
+    facts = Facts(loaded.merged, loaded)
+    looked_up = next(c for c in facts.calls if dotted(c.func) == "func")
+    assert [f.name.value for f in facts.user_functions(looked_up)] == ["patk"]  # not `ranked`: 3 parameters
+    started = next(c for c in facts.calls if facts.starts(c))
+    [target] = facts.user_functions(started)
+    assert target.name.value == "batch_patk"
+    assert [facts.code(facts.argument_for(started, target, p)) for p in ("queue", "model", "k")] == ["queue", "model", "k"]
+    result = convert_program(loaded)
+    assert any("`model.predict(...)`" in c.message for c in result.changes if c.rewrite == "wrap-model")
+    assert not [c for c in result.changes if c.kind == "warning" and "looked up at run time" in c.message]

@@ -160,7 +160,7 @@ def _training_functions_passed(facts: Facts, call: cst.Call) -> list[str]:
     (`mp.Process(target=train, ...)`, `trainer.register(train_step)`); not a local variable of
     the same name (`super().__init__(root, train=train)` in a data set's `__init__(self, train=True)`)."""
     if not any(isinstance(a.value, cst.Name) and a.value.value in facts.functions for a in call.args) \
-            or facts.user_functions(call) or facts.qualify(call.func) in RUNS_NOW:
+            or facts.user_functions(call) and not facts.starts(call) or facts.qualify(call.func) in RUNS_NOW:
         return []
     found = []
     for arg in call.args:

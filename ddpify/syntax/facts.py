@@ -413,12 +413,33 @@ class Facts:
 
     def user_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
         """The functions of this file a call runs: `f(...)`, `self.f(...)`, `Cls(...)` (`__init__`),
-        a method of a parameter by what its callers pass (`_through_parameter`), and a function of a
-        program module a name holds (`_through_module`)."""
+        a method of a parameter by what its callers pass (`_through_parameter`), a function of a
+        program module a name holds (`_through_module`, or `getattr(module, name)`: those its arguments
+        fit), and the `target=` a process or thread is started with (`_started_target`)."""
         if call not in self._callees:
             self._callees[call] = self._named_callees(call) or self._through_parameter(call) or \
-                self._through_module(call) or self._kept_inner_functions(call)
+                self._through_module(call) or self._kept_inner_functions(call) or self._started_target(call)
         return self._callees[call]
+
+    def starts(self, call: cst.Call) -> bool:
+        """Does `call` start its `target=` in another process or thread (`STARTERS`)?"""
+        return mt.keyword(call, "target") is not None and self.qualify(call.func) in STARTERS
+
+    def _started_target(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """`mp.Process(target=batch_auc, args=(queue, rows, model))`, `Thread(target=self.work)`: the
+        function it runs, with the arguments of `args=`/`kwargs=` (`argument_for`), as a call would
+        (in another process or thread: what it does with a model it is handed is the model's all the
+        same: torchmf's metrics called `model.predict` on the wrapper there)."""
+        target = mt.keyword(call, "target")
+        if target is None or not self.starts(call):
+            return []
+        if isinstance(target.value, cst.Name):
+            return self._same_file([f for f in self.functions.get(target.value.value, ())
+                                    if self.enclosing_class(f) is None], call)
+        cls = self.enclosing_class(call)
+        if isinstance(target.value, cst.Attribute) and dotted(target.value.value) == "self" and cls is not None:
+            return self._methods(cls, target.value.attr.value)
+        return []
 
     def _named_callees(self, call: cst.Call) -> list[cst.FunctionDef]:
         """What a call runs by the names it is written with, parameters untyped."""
@@ -514,8 +535,8 @@ class Facts:
                 return self._methods(cls, "__call__")  # `stopper(val_loss, model)`: its `__call__`
             if name not in self.functions and (picked := self._picked_classes(func)):
                 return [init for cls in picked for init in self._constructor(cls)]  # `pipeline_class(conf, model)`
-            if name not in self.functions:
-                return self._held_functions(func)
+            if name not in self.functions:  # (a call its arguments do not fit would raise: not one of them)
+                return [f for f in self._held_functions(func) if _accepts(call, f)]
             return self._same_file([f for f in self.functions.get(name, ()) if self.enclosing_class(f) is None],
                                    call)
         if isinstance(func, cst.Subscript) and dotted(func.value):  # `TASK_PIPELINE[task](conf, model)`
@@ -618,11 +639,22 @@ class Facts:
         for leaf in leaves:
             defs = [f for f in self.functions.get(self._defined_name(leaf), ()) if self.enclosing_class(f) is None] \
                 if isinstance(leaf, cst.Name) else []
-            defs = defs or self._inner_functions(leaf)
+            defs = defs or self._looked_up_in_module(leaf) or self._inner_functions(leaf)
             if not defs:
                 return []
             found += [f for f in defs if f not in found]
         return found
+
+    def _looked_up_in_module(self, expr: cst.BaseExpression) -> list[cst.FunctionDef]:
+        """`getattr(metrics, metric)` of a module of the program: any of its top-level functions
+        (which one is known at run time only: torchmf's `func = getattr(metrics, metric)` for each
+        name of its `eval_metrics`)."""
+        if not isinstance(expr, cst.Call) or not mt.is_name(expr.func, "getattr") or len(expr.args) < 2 \
+                or self.program is None:
+            return []
+        held = self._held_program_modules(expr.args[0].value)
+        return [f for fs in self.functions.values() for f in fs if self.enclosing_class(f) is None
+                and self.program.part_of(f, self.parents).name in held]
 
     def _inner_functions(self, expr: cst.BaseExpression) -> list[cst.FunctionDef]:
         """The inner functions `expr` comes from (`self.train_step_fn`, set to what
@@ -1036,10 +1068,13 @@ class Facts:
         return [e for value, i in self._unpacking.get(ref, ()) for e in (self._unpacked(value, i) or [value])]
 
     def argument_for(self, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
-        """The expression a call passes for `param` of `func`."""
+        """The expression a call passes for `param` of `func` (a process's or thread's `target`: the
+        element of its `args=` tuple, or the value of its `kwargs=` dict, `_started_target`)."""
         names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
         if names and names[0] in ("self", "cls") and self.enclosing_class(func) is not None:
             names = names[1:]
+        if self.starts(call):
+            return _started_argument(call, names, param)
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == param:
                 return arg.value
@@ -1429,3 +1464,43 @@ def _branches(values: list[cst.BaseExpression]) -> Iterator[cst.BaseExpression]:
             yield from _branches([value.body, value.orelse])
         else:
             yield value
+
+
+# what starts a function in another process or thread: `target=` runs with `args=` and `kwargs=`
+STARTERS = frozenset({"multiprocessing.Process", "torch.multiprocessing.Process", "multiprocessing.context.Process",
+                      "threading.Thread"})
+
+
+def _started_argument(call: cst.Call, names: list[str], param: str) -> cst.BaseExpression | None:
+    """What a process's `args=(...)` (by place) or `kwargs={...}` (by name) passes for `param`."""
+    args, kwargs = mt.keyword(call, "args"), mt.keyword(call, "kwargs")
+    if kwargs is not None and isinstance(kwargs.value, cst.Dict):
+        for element in kwargs.value.elements:
+            key = element.key if isinstance(element, cst.DictElement) else None
+            if isinstance(key, cst.SimpleString) and key.evaluated_value == param:
+                return element.value
+    if args is not None and isinstance(args.value, (cst.Tuple, cst.List)) and param in names:
+        values = [e.value for e in args.value.elements if not isinstance(e, cst.StarredElement)]
+        if len(values) == len(args.value.elements) and names.index(param) < len(values):
+            return values[names.index(param)]
+    return None
+
+
+def _accepts(call: cst.Call, func: cst.FunctionDef) -> bool:
+    """Do the arguments of `call` fit the parameters of the plain function `func` (no `self`): not
+    more by place than it takes, no keyword it lacks, none it requires left out? (`*args` or
+    `**kwargs` in the call: they may.)"""
+    if any(a.star for a in call.args):
+        return True
+    params = func.params
+    positional = [*params.posonly_params, *params.params]
+    named = {p.name.value for p in (*params.params, *params.kwonly_params)}
+    given = [a for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    if len(given) > len(positional) and not isinstance(params.star_arg, cst.Param):
+        return False
+    if not keywords <= named and params.star_kwarg is None:
+        return False
+    required = [p.name.value for p in positional[len(given):] if p.default is None]
+    required += [p.name.value for p in params.kwonly_params if p.default is None]
+    return all(name in keywords for name in required)
