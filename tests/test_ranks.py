@@ -200,3 +200,28 @@ def test_a_cycle_of_calls_costs_no_more_than_the_square_of_its_size(entry, expec
     large = _questions(16, entry, monkeypatch)
     assert small[2] == large[2] == {expected}
     assert large[0] <= 5 * small[0] and large[1] <= 5 * small[1]
+
+
+EXPORT = """\
+import torch.distributed as dist
+class Trainer:
+    def export(self):
+        if self.dims.replica_rank > 0:
+            return
+        dist.barrier()
+    def save(self):
+        self.export()
+"""
+
+
+@pytest.mark.parametrize("code, expected", [(EXPORT, False), (EXPORT.replace("            return\n", "            pass\n"), True)],
+                         ids=["after_its_own_rank_return", "on_every_rank"])
+def test_a_helper_whose_collective_follows_its_own_rank_return_is_not_one_at_its_call(code, expected):
+    """`self.export()` whose barrier runs after `if replica_rank > 0: return` follows a protocol of
+    its own (cosmos-rl's export_safetensors, called in the first replica's block): its call is no
+    collective every process must make, as one whose barrier is under its own rank test."""
+    from ddpify.analysis.same_values import ranks
+    module = cst.parse_module(code)
+    facts = Facts(module)
+    call = next(c for c in facts.calls if mt.is_method_call(c, "export"))
+    assert ranks(facts).is_collective(call) is expected

@@ -878,8 +878,10 @@ class Ranks:
 
     def is_collective(self, call: cst.Call, depth: int = 3) -> bool:
         """A call every process must make: a torch.distributed collective, ddpify_runtime's
-        `barrier`/`end_epoch`/`agree_on`, or a function of this file that makes one on every rank (one under
-        a rank test of its own, as in "main process first", follows a protocol of its own)."""
+        `barrier`/`end_epoch`/`agree_on`, accelerate's `gather`/`reduce` of an `Accelerator`, or a
+        function of this file that makes one on every rank (one under a rank test of its own, as in
+        "main process first", or after its own early `return` on a rank test, follows a protocol of
+        its own)."""
         if self.facts.qualify(call.func) in COLLECTIVES or barrier_method(self.facts, call) \
                 or accelerate_collective(self.facts, call):
             return True
@@ -887,6 +889,7 @@ class Ranks:
             return self._collective[call]
         self._collective[call] = False  # recursion adds nothing
         found = depth > 0 and any(self.is_collective(c, depth - 1) and self.rank_guard(c) is None
+                                  and not self._after_rank_return(c)
                                   for func in self.callees(call) for c in self.facts.calls_in(func.body))
         self._collective[call] = found
         return found

@@ -263,7 +263,7 @@ class SameValues:
         sites = f.call_sites(func)
         default = next((p.default for p in (*func.params.params, *func.params.kwonly_params)
                         if p.name.value == param), None)
-        passed = [(c, f.argument_for(c, func, param) or default) for c in sites]
+        passed = [(c, f.argument_for(c, func, param) or default or self._from_decorator(c, func, param)) for c in sites]
         return bool(sites) and all(p is not None and (mt.is_parse_args(p) or self._core(p, proving))
                                    or p is None and self._decorator_fills(c, func, param) for c, p in passed)
 
@@ -711,7 +711,8 @@ class SameValues:
         sites = f.call_sites(ref.scope)
         if not sites:
             return self._shared_parameter(ref, frozenset())
-        passed = [(call, f.argument_for(call, ref.scope, ref.name)) for call in sites]
+        passed = [(call, f.argument_for(call, ref.scope, ref.name) or self._from_decorator(call, ref.scope, ref.name))
+                  for call in sites]
         return all(p is not None and self._configuration(p, depth if dotted(p) else depth - 1, seen)
                    or p is None and self._decorator_fills(call, ref.scope, ref.name) for call, p in passed)
 
@@ -832,7 +833,27 @@ class SameValues:
         if found is not None or any(a.star for a in call.args):
             return found
         return next((p.default for p in (*func.params.params, *func.params.kwonly_params)
-                     if p.name.value == param), None)
+                     if p.name.value == param), None) or self._from_decorator(call, func, param)
+
+    def _from_decorator(self, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
+        """What a decorator of the program gives `param` of `func` where `call` passes it nothing
+        and it has no default (`@launch def main(max_steps)` run as `main()`): the argument of the
+        call its wrapper makes of the function it decorates (`entry(budget)`), where that is the
+        only such call. A decorator of a library (hydra's, click's) gives nothing known here:
+        `_decorator_fills` takes what it gives for the run's configuration."""
+        f = self.facts
+        names = param_names(func)
+        if any(a.star for a in call.args) or param not in names or f.enclosing_class(func) is not None:
+            return None
+        given = []
+        for decorator in func.decorators:
+            name = dotted(decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator)
+            for deco in f.functions.get((name or "").split(".")[-1], ()):
+                wrapped = param_names(deco)[:1]
+                if f.enclosing_class(deco) is None and wrapped:
+                    given += [mt.keyword(c, param) or mt.positional(c, names.index(param)) for c in f.calls_in(deco)
+                              if mt.is_name(c.func, wrapped[0])]
+        return given[0].value if len(given) == 1 and given[0] is not None else None
 
     def _environment(self, node: cst.CSTNode) -> bool:
         """`os.environ["X"]`, `os.environ.get("X")`, `os.getenv("X")` for a variable other than a

@@ -33,6 +33,18 @@ CODES = {r.code: r for r in RULES}
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 NOT_DISTRIBUTED = "not distributed (no torch.distributed): `ddpify convert` makes it a DDP script"
 ONE_PROCESS = "one process (init_process_group(world_size=1)): rules about several processes skipped"
+# programs whose processes a framework runs that `check` does not read (decision 0085): what it
+# says instead of "not distributed", by the framework's package
+FRAMEWORK_NOTES = {
+    "lightning": "run by Lightning, which check does not read: its strategy (chosen by the Trainer's "
+                 "arguments) starts the processes, wraps the model and shards the loaders, and it calls the "
+                 "hooks and callbacks on every process; check finds bugs in torch.distributed, DDP and "
+                 "accelerate code only",
+    "ignite": "run by ignite's idist, which check does not read: idist.Parallel starts the processes, "
+              "idist.auto_model wraps the model and idist.auto_dataloader shards the loaders; check finds bugs "
+              "in torch.distributed, DDP and accelerate code only",
+}
+FRAMEWORK_PACKAGES = {"lightning": "lightning", "pytorch_lightning": "lightning", "ignite.distributed": "ignite"}
 
 
 @dataclass(frozen=True)
@@ -125,7 +137,10 @@ class _Run:
         self.hits: list[tuple[str, Hit, tuple[int, int]]] = []
         self.note = None
         if not self.context.script.distributed:
-            self.note = NOT_DISTRIBUTED if self.context.facts.has_training else None
+            imports = self.context.facts.imports
+            framework = next((FRAMEWORK_NOTES[name] for package, name in FRAMEWORK_PACKAGES.items()
+                              if imports.imports_module(package)), None)
+            self.note = framework or (NOT_DISTRIBUTED if self.context.facts.has_training else None)
             return
         if self.context.script.one_process:  # what only several processes get wrong cannot happen
             self.note = ONE_PROCESS

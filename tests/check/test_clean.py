@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ddpify.check import NOT_DISTRIBUTED, check
+from ddpify.check import FRAMEWORK_NOTES, NOT_DISTRIBUTED, check
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -50,3 +50,42 @@ def test_the_already_distributed_fixture_pads_its_validation_set():
     DistributedSampler repeats samples whenever 512 does not divide by the number of processes."""
     report = check((FIXTURES / "already_ddp" / "before.py").read_bytes())
     assert [(f.code, f.line, f.column) for f in report.findings] == [("DDP010", 74, 19)]
+
+
+LIGHTNING_CALLBACK = b"""\
+import torch
+from pytorch_lightning.callbacks import ModelCheckpoint
+
+
+class OnnxCheckpoint(ModelCheckpoint):
+    def _save_checkpoint(self, trainer, filepath):
+        trainer.save_checkpoint(filepath)
+        trainer.model.to_onnx(filepath + ".onnx", torch.randn(1, 4))
+"""
+
+IGNITE_SCRIPT = b"""\
+import ignite.distributed as idist
+import torch
+
+
+def training(local_rank, config):
+    model = idist.auto_model(torch.nn.Linear(4, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in idist.auto_dataloader(torch.utils.data.TensorDataset(torch.randn(64, 4)), batch_size=8):
+        opt.zero_grad()
+        model(x[0]).sum().backward()
+        opt.step()
+
+
+with idist.Parallel(backend="nccl") as parallel:
+    parallel.run(training, {})
+"""
+
+
+@pytest.mark.parametrize("source, framework", [(LIGHTNING_CALLBACK, "lightning"), (IGNITE_SCRIPT, "ignite")])
+def test_a_program_a_framework_runs_is_named_with_what_check_reads(source, framework):
+    """A Lightning callback (no training loop of its own) and an ignite idist script are not "not
+    distributed" single-GPU scripts: the note names the framework that runs their processes and
+    says that check does not read it (decision 0085)."""
+    report = check(source)
+    assert report.findings == [] and report.note == FRAMEWORK_NOTES[framework]

@@ -416,8 +416,10 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     A checkpoint saved from GPU tensors remembers their device, `cuda:0`: loaded without
     `map_location`, every process allocates its copy on GPU 0 (out of memory there, and a CUDA
     context on GPU 0 for every process). Load to the CPU or to the process's own device. Found
-    for a `torch.load` with neither `map_location` nor a second positional argument, in a
-    script that uses torch.distributed; not where the other branch of an `if` on a missing GPU
+    for a `torch.load` with neither `map_location` nor a second positional argument (and for an
+    installed library's loader handed a `map_location` that is None: mmcv's
+    `_load_checkpoint(filename, map_location)` in a helper whose `map_location=None` every call
+    leaves as it is), in a script that uses torch.distributed; not where the other branch of an `if` on a missing GPU
     index loads with a `map_location` (the script chose: `if args.gpu is None: torch.load(path)
     else: ...`; but `if torch.cuda.is_available(): torch.load(path)` is the bug itself, and so is a
     `map_location` name that holds None wherever CUDA is available), not for
@@ -443,6 +445,40 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
                 and not holds_no_tensors(ctx.facts, call):
             yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
                             "GPU 0; pass map_location (\"cpu\" or this process's device)")
+    for call in _library_loads_unmapped(ctx):
+        if not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call):
+            yield Hit(call, f"`{ctx.facts.code(call.func)}` is handed a map_location that is None: its torch.load puts "
+                            "every rank's copy of the checkpoint on GPU 0; pass \"cpu\" or this process's device")
+
+
+def _library_loads_unmapped(ctx: Context) -> Iterator[cst.Call]:
+    """The calls of an installed library's function handed a `map_location` (by that keyword, or a
+    name so called) that holds None: `_load_checkpoint(filename, map_location)` of mmcv, where
+    `map_location` is a parameter of the program's loader left to its default None by every call.
+    The library hands it to its `torch.load`, which then maps nothing."""
+    f = ctx.facts
+    for call in f.calls:
+        if f.qualify(call.func) in (None, "torch.load") or f.user_functions(call):
+            continue
+        arg = mt.keyword(call, "map_location") or next(
+            (a for a in call.args if a.keyword is None and mt.is_name(a.value, "map_location")), None)
+        if arg is not None and _holds_none(f, arg.value):
+            yield call
+
+
+def _holds_none(f, expr: cst.BaseExpression) -> bool:
+    """`None`, or a parameter whose default is None that no statement of its function sets and
+    every call of it leaves out or passes None (none of the program calls it: its default)."""
+    if mt.is_name(expr, "None"):
+        return True
+    ref = f.ref(expr) if isinstance(expr, cst.Name) else None
+    func = ref.scope if ref is not None else None
+    if not isinstance(func, cst.FunctionDef) or f.writes(ref):
+        return False
+    default = next((p.default for p in (*func.params.params, *func.params.kwonly_params) if p.name.value == ref.name), None)
+    return default is not None and mt.is_name(default, "None") and all(
+        (a := f.argument_for(c, func, ref.name)) is None and not mt.has_double_star(c) or a is not None and mt.is_name(a, "None")
+        for c in f.call_sites(func))
 
 
 # methods whose value holds, or is put on, the device: a model's state, its tensors moved
