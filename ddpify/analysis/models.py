@@ -1174,7 +1174,7 @@ def wrapped_refs(facts: Facts, wrapped: list[Model]) -> dict[Ref, Model]:
         if home is not None:
             flow = objects.of(facts)
             received = flow.receivers(home)
-            kept = {k for r in [home, *received] for k in _kept_on_self(facts, r)}  # `self.model = model`
+            kept = {k for r in [home, *received] for k in _kept_on_self(facts, r, copies=False)}  # `self.model = model`
             refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in flow.receivers(k))], model))
             model.rebuilds = homes.setdefault(home, [])  # one list, shared by the wraps of one name
             model.rebuilds.append(model)
@@ -1332,7 +1332,7 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
         if facts.in_library(ref.scope):
             return MAYBE  # a module's function: another entry point may pass the bare model
         if isinstance(ref.scope, cst.ClassDef):  # `self.model` a method stores: what it was given
-            verdicts = {_holds(facts, refs, answers, _same_object(facts, value), depth - 1) if depth else MAYBE
+            verdicts = {_holds(facts, refs, answers, _same_object(facts, value, copies=False), depth - 1) if depth else MAYBE
                         for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)}
             return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
         rebound = [(value, stmt) for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)
@@ -1441,7 +1441,7 @@ def _alias_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, 
     (`best = copy.deepcopy(self.model)`): `unwrap(model)` takes either."""
     if not isinstance(ref.scope, cst.FunctionDef) or "." in ref.name or ref.name in param_names(ref.scope):
         return None
-    values = [_same_object(facts, value) for value in facts.sources(ref)]
+    values = [_same_object(facts, value, copies=False) for value in facts.sources(ref)]
     if not values or not all(dotted(value) is not None for value in values):
         return None
     verdicts = {_holds(facts, refs, answers, value, depth - 1) for value in values}
@@ -1466,7 +1466,8 @@ def _stored_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref,
     may)."""
     if not isinstance(ref.scope, cst.ClassDef) or not ref.name.startswith("self."):
         return None
-    values = [_same_object(facts, value) for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)]
+    values = [_same_object(facts, value, copies=False) for _, value, stmt in facts.writes(ref)
+              if not isinstance(stmt, cst.AugAssign)]
     verdicts = {_holds(facts, refs, answers, value, depth - 1) for value in values}
     return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
 

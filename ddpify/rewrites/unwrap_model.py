@@ -5,6 +5,7 @@
     torch.save(model.state_dict(), path)      ->  torch.save(model.module.state_dict(), path)
     torch.save(model, path)                   ->  torch.save(model.module, path)
     torch.jit.trace(model, x)                 ->  torch.jit.trace(model.module, x)
+    ema = copy.deepcopy(model)                ->  ema = copy.deepcopy(model.module)
     isinstance(model, Net)                    ->  isinstance(model.module, Net)
     hasattr(model, "num_layers")              ->  hasattr(model.module, "num_layers")
     model.load_state_dict(best_weights)       ->  model.module.load_state_dict(best_weights)
@@ -80,6 +81,7 @@ SUMMARY = "send custom attributes and state_dict()/load_state_dict() of wrapped 
 REQUIRES = frozenset({"wrap-model"})  # `.module` is the wrapper's: selected with it, skipped without it
 
 STATE = {"state_dict", "load_state_dict"}
+COPIES = frozenset({"copy.deepcopy", "copy.copy"})  # a copy of the model is bare: of the module, not the wrapper
 TRACERS = frozenset({"torch.jit.trace", "torch.jit.trace_module", "torch.jit.script", "torch.onnx.export",
                      "torch.onnx.dynamo_export", "torch.export.export"})
 
@@ -111,6 +113,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         _give_bare_model(facts, refs, edits, traced, lambda bare: (
             f"`{dotted(call.func)}` traces `{bare}`, the model itself: tracing the DistributedDataParallel wrapper "
             "fails on its process group"))
+    for call in facts.calls:  # `self.shadow = copy.deepcopy(model)` would copy the wrapper: a second DDP
+        copied = mt.positional(call, 0)
+        if facts.qualify(call.func) in COPIES and copied is not None and len(call.args) == 1:
+            _give_bare_model(facts, refs, edits, copied.value, lambda bare: (
+                f"`{dotted(call.func)}` copies `{bare}`, the model itself: a copy of the DistributedDataParallel "
+                "wrapper is a second wrapper, whose forward is a collective of its own"))
 
 
 def _custom_attributes(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> None:

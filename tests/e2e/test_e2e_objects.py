@@ -25,6 +25,8 @@ fixtures/objects_clock (agree-clock): a run folder named by the time, two clock 
 the main process's checkpoint read back by every process: one folder, the main process's.
 fixtures/objects_tee (the eleventh sweep's esc50_crossval): a stdout tee of the project opening its log with
 `open(*args, **kwargs)`, seeking and telling it: the log is the main process's, each epoch's line once.
+fixtures/objects_ema (the eleventh sweep's EMA helper): `self.shadow = copy.deepcopy(model)` in the helper's
+`__init__`, handed the wrapped model: the shadow is a copy of the module, not a second wrapper.
 fixtures/objects_alias (the second sweep's siamese_nb and awd_lm): `model` rebound for three
 trainings, two of them through an alias (`model = body`; an optimizer over `net` trained through
 `model = net`), a round's batches drawn with numpy by a batch sampler of the project, and a loss
@@ -60,6 +62,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_prepared": ((64,), {"model.pt"}),
     "objects_clock": ((64,), {"model.pt"}),
     "objects_tee": ((64,), {"model.pt"}),
+    "objects_ema": ((64,), {"ema.pt"}),
 }
 REBUILT = {"objects_runner", "objects_prepared"}
 SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
@@ -234,3 +237,14 @@ def test_a_kept_log_handle_writes_the_main_process_s_log_only(runs):
     assert [line.split(" loss ")[0] for line in lines] == [f"epoch {e}" for e in range(EPOCHS)], lines
     assert "shared-write" not in run.rank_output[0] and lines == [
         line for line in run.rank_output[0].splitlines() if line.startswith("epoch ")], run.tail()
+
+
+def test_an_ema_helper_copies_the_module_not_the_wrapper(runs):
+    """`EMA(model)` after the wrap deep-copied the DistributedDataParallel wrapper: a second wrapper
+    (its forward a collective of its own: a buffer broadcast with BatchNorm), its state dict read
+    through `.module`. The helper is handed the module (`copy.deepcopy(model.module)`): the shadow is
+    the model's class on every process, and its state dict is saved as the single-GPU script's."""
+    run = runs["objects_ema"]
+    assert run.ok, run.tail()
+    lines = [line for line in run.rank_output[0].splitlines() if line.startswith("epoch ")]
+    assert len(lines) == EPOCHS and all(line.endswith("shadow Sequential") for line in lines), run.tail()

@@ -941,6 +941,55 @@ def test_a_model_handed_to_a_function_that_pairs_its_parameter_names_is_unwrappe
     assert "    par1 = dict(ema.named_parameters())\n" in out
 
 
+EMA_HELPER = """\
+import copy
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class EMA:
+    def __init__(self, model, decay=0.9):
+        self.decay = decay
+        self.shadow = copy.deepcopy(model)
+
+    @torch.no_grad()
+    def update(self, model):
+        for s, p in zip(self.shadow.parameters(), model.parameters()):
+            s.mul_(self.decay).add_(p, alpha=1 - self.decay)
+
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+ema = EMA(model)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        ema.update(model)
+torch.save(ema.shadow.state_dict(), "ema.pt")
+"""
+
+
+@pytest.mark.parametrize("copied, bare", [
+    ("copy.deepcopy(model)", "copy.deepcopy(model.module)"),  # every caller hands the wrapper
+    ("copy.copy(model)", "copy.copy(model.module)"),
+    ("copy.deepcopy(model.state_dict())", None),  # a state dict: read through `.module` by its own rule
+])
+def test_a_copy_of_the_wrapped_model_is_a_copy_of_the_module(copied, bare):
+    """The eleventh sweep's EMA helper (decision 0071): `self.shadow = copy.deepcopy(model)` in the
+    `__init__` of a class handed the model after the wrap copied the DistributedDataParallel
+    wrapper, a second wrapper (its forward a collective of its own), read through `.module` for its
+    state dict. The copy is of the module: the shadow is the model's class, its state dict read as it is."""
+    out = only(NAME, EMA_HELPER.replace("copy.deepcopy(model)", copied), also={"wrap-model"})
+    if bare is None:
+        assert f"self.shadow = {copied}\n" in out
+        return
+    assert f"self.shadow = {bare}\n" in out
+    assert 'torch.save(ema.shadow.state_dict(), "ema.pt")\n' in out
+
+
 def test_a_model_another_class_keeps_from_a_trainer_is_read_through_the_module():
     """A visualizer keeps the trainer's model (`self.model = trainer.model` in its `__init__`) and
     reads `self.model.config`, `isinstance(self.model, Net)` and `self.model.describe(...)`: the
