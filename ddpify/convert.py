@@ -249,10 +249,12 @@ def _leave_alone(facts: Facts) -> str | None:
 def _gate_warnings(facts: Facts, program: Program | None = None) -> list[tuple[cst.CSTNode, str]]:
     """Why a file `_leave_alone` leaves unchanged may still be wrong under torchrun, at the line:
     a `from X import *` of a module not found (`reach.star_imports`: it may bring torch and the
-    training), or a file with `.backward()` and `.step()` where no training was found (torch not
-    imported in the code read).
+    training), code loaded by name where torch is imported and nothing trains (`reach.loads_by_name`:
+    the training may be there), or a file with `.backward()` and `.step()` where no training was
+    found (torch not imported in the code read).
 
         from utils import *                     # warning: no `utils` module found
+        spec_from_file_location(name, path)     # warning, and at the calls on the way to it
         loss.backward()                         # warning: no torch import or optimizer read
     """
     if any(facts.imports.imports_module(f) for f in ("ddpify_runtime", *DISTRIBUTING_FRAMEWORKS)):
@@ -260,6 +262,8 @@ def _gate_warnings(facts: Facts, program: Program | None = None) -> list[tuple[c
     stars = list(reach.star_imports(program)) if program is not None else []
     if facts.has_training:
         return stars
+    if program is not None and facts.imports.imports_module("torch"):
+        stars += reach.loads_by_name(facts, program)
     backward = next((c for c in facts.calls if facts.is_backward(c) and not c.args), None)
     if backward is None or not any(mt.is_method_call(c, "step") for c in facts.calls):
         return stars

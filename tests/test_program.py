@@ -156,6 +156,52 @@ def test_training_through_code_ddpify_does_not_read_is_a_warning_naming_the_call
     assert any("no `.backward()`" in w for w in warnings) == backward_unseen, warnings
 
 
+def test_code_loaded_by_name_where_nothing_read_trains_is_named_on_every_call_on_the_way():
+    """brainprint (the twelfth sweep): `run.py` calls `build_trainer(cfg)`, which runs the registry's
+    `load_modules` (every file of a folder found by glob, executed through
+    `importlib.util.spec_from_file_location`) and takes the trainer from the registry: the trainer,
+    its loaders and saves were never read, the program was "no training loop found; left
+    unchanged" with no warning, and every process trained and saved alone. Now the program is still
+    left unchanged, with a warning at the loading call and at each call on the way to it."""
+    write({"run.py": """\
+        import torch
+        from builders import build_trainer
+
+
+        def main():
+            trainer = build_trainer({"type": "base"})
+            trainer.train()
+
+
+        main()
+        """, "builders/__init__.py": """\
+        from builders.registry import REGISTRY, load_modules
+
+
+        def build_trainer(cfg):
+            load_modules(__file__)
+            return REGISTRY[cfg["type"]](cfg)
+        """, "builders/registry.py": """\
+        import glob
+        import importlib.util
+        import os
+
+        REGISTRY = {}
+
+
+        def load_modules(init_file):
+            for path in glob.glob(os.path.join(os.path.dirname(init_file), "*.py")):
+                spec = importlib.util.spec_from_file_location("loaded", path)
+                spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        """})
+    result = convert_program(program("run.py"))
+    files = {"run.py": result, **result.modules}
+    warned = {(path, c.line) for path, r in files.items() for c in r.changes
+              if c.kind == "warning" and "by name" in c.message}
+    assert warned == {("builders/registry.py", 10), ("builders/__init__.py", 5), ("run.py", 6), ("run.py", 10)}, warned
+    assert all(r.output == r.source for r in files.values())
+
+
 def test_a_parameter_named_as_a_function_that_trains_is_not_that_function_handed_on():
     """`super().__init__(root, train=train)` in a data set's `__init__(self, root, train=True)`
     (MixMatch's CIFAR10_labeled) hands a flag on, not the script's `train()`."""

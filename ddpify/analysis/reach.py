@@ -132,6 +132,44 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
                          "trace to a DataLoader in the code it read: its data is not sharded")
 
 
+def loads_by_name(facts: Facts, program: Program) -> Iterator[tuple[cst.CSTNode, str]]:
+    """(statement, warning) for a program where nothing trains in the code read but code is loaded
+    by name (`DYNAMIC`, not read: `Program.by_name`): at each such call, and at every call of a
+    function of the program that makes one, up to the entry, so that the calls on the way to the
+    code it loads are named (brainprint's `run.py` -> `build_trainer(cfg)` -> `load_modules(...)`,
+    which executes every file of a folder found by `glob`: the trainer, its loaders and saves).
+
+        def load_modules(folder):
+            for path in glob.glob(folder + "/*.py"):
+                spec = importlib.util.spec_from_file_location("m", path)   # warning
+                ...
+        def build_trainer(cfg):
+            load_modules(FOLDER)                                         # warning: runs load_modules
+            return REGISTRY[cfg["trainer"]](cfg)
+        trainer = build_trainer(cfg)                                     # warning: runs build_trainer
+    """
+    dynamic = [c for c in facts.calls
+               if (facts.qualify(c.func) or dotted(c.func) or "") in DYNAMIC and c not in program.by_name]
+    for call in dynamic:
+        yield facts.statement(call), (f"no training loop in the code ddpify read, and `{facts.code(call)}` loads "
+                                      "code by name, which ddpify does not follow: training code it loads is "
+                                      "neither checked nor converted (it runs whole on every process)")
+    pending = [f for f in {facts.scope(c) for c in dynamic} if isinstance(f, cst.FunctionDef)]
+    done: set[cst.FunctionDef] = set(pending)
+    while pending:
+        function = pending.pop()
+        for call in facts.calls:
+            if function not in facts.user_functions(call):
+                continue
+            yield facts.statement(call), (f"`{facts.code(call.func)}(...)` runs code loaded by name (in "
+                                          f"`{function.name.value}`, or a function it calls): training code it "
+                                          "loads is neither checked nor converted (it runs whole on every process)")
+            caller = facts.scope(call)
+            if isinstance(caller, cst.FunctionDef) and caller not in done:
+                done.add(caller)
+                pending.append(caller)
+
+
 def star_imports(program: Program) -> Iterator[tuple[cst.CSTNode, str]]:
     """(statement, warning) for each `from X import *` whose module ddpify did not find
     (`Program.unresolved_stars`): what it brings may be torch, the model or the training loop,
