@@ -1268,21 +1268,25 @@ class Facts:
         return [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c) or self._holds_optimizer_class(c.func) or
                 any(self.is_optimizer_class(cls) for cls in self._instances_of(c))]
 
-    def _holds_optimizer_class(self, func: cst.BaseExpression) -> bool:
+    def _holds_optimizer_class(self, func: cst.BaseExpression, depth: int = 4) -> bool:
         """Is `func` a name every value of which is an optimizer class, as written where it is bound
         (`optimizer = torch.optim.Adam`, `opt_cls = optim.SGD if args.sgd else optim.Adam`), or an item
         of a dict display of optimizer classes by name (`OPTIMIZERS[name]` after `OPTIMIZERS = {'sgd':
-        optim.SGD, 'adam': optim.Adam}`)?"""
+        optim.SGD, 'adam': optim.Adam}`)? Names and `self.x` are followed through what is bound to them,
+        arguments for parameters included: `self.optim(self.model.parameters())` in a trainer whose
+        `__init__(self, model, optim)` stores `self.optim = optim`, built as `Trainer(model, optim=optim.Adam)`."""
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
             ref = self.ref(func.value)
             found = [v for v in (self.sources(ref) if ref is not None else []) if isinstance(v, cst.Dict)]
             items = [e for d in found for e in d.elements]
             return bool(items) and all(isinstance(e, cst.DictElement) and isinstance(e.value, (cst.Name, cst.Attribute))
                                        and mt.is_optimizer(self.qualify(e.value), cst.Call(func=e.value)) for e in items)
-        ref = self.ref(func) if isinstance(func, cst.Name) else None
+        followed = isinstance(func, cst.Name) or (dotted(func) or "").startswith("self.") and dotted(func).count(".") == 1
+        ref = self.ref(func) if followed else None
         values = list(_branches(self.sources(ref))) if ref is not None else []
         return bool(values) and all(isinstance(v, (cst.Name, cst.Attribute)) and
-                                    mt.is_optimizer(self.qualify(v), cst.Call(func=v)) for v in values)
+                                    (mt.is_optimizer(self.qualify(v), cst.Call(func=v)) or
+                                     depth > 0 and self._holds_optimizer_class(v, depth - 1)) for v in values)
 
     def is_optimizer_class(self, cls: cst.ClassDef, depth: int = 4) -> bool:
         """Does `cls` derive from an optimizer class (`torch.optim.Optimizer`, `optim.SGD`), directly

@@ -3891,3 +3891,47 @@ def test_a_dataparallel_a_model_builder_returns_is_named_where_no_wrap_replaces_
     assert "model = DistributedDataParallel(model" in result.code
     said = [w for w in warnings(result.changes) if "nn.DataParallel is left as it is" in w]
     assert len(said) == 1 and "cuda:0" in said[0]
+
+
+OPTIMIZER_CLASS_HANDED = """\
+import torch
+from torch import optim
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self, model, loaders, optim, epochs):
+        self.model = model
+        self.train_loader, self.test_loader = loaders
+        self.optim = optim
+        self.optimizer = self.optim(self.model.parameters(), lr=0.1)
+
+    def train(self, epoch):
+        for x, y in self.train_loader:
+            self.optimizer.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.optimizer.step()
+
+
+ds = TensorDataset(torch.randn(8, 4), torch.randn(8, 1))
+trainer = Trainer(model=torch.nn.Linear(4, 1), loaders=(DataLoader(ds, batch_size=4, shuffle=True), DataLoader(ds)),
+                  optim=optim.Adam, epochs=2)
+for epoch in range(2):
+    trainer.train(epoch)
+"""
+
+
+def test_a_trainer_handed_the_optimizer_class_builds_an_optimizer_and_its_model_is_wrapped():
+    """Issue 27, the twelfth sweep's GMM-VAE trainer: `Trainer(model=..., optim=optim.Adam)` stores
+    the class (`self.optim = optim`) and builds the optimizer as `self.optim(self.model.parameters())`.
+    No optimizer was found (the call's name is an attribute, its value a parameter): the report said
+    "no optimizer is built in the code ddpify read", the model trained bare on every process and the
+    data stayed whole. The name is followed to the argument its callers pass (an optimizer class):
+    the model is wrapped where `__init__` receives it. Near miss: handed something else (a factory
+    function of the program that is no optimizer class), nothing is wrapped."""
+    code = only(NAME, OPTIMIZER_CLASS_HANDED)
+    assert "        model = DistributedDataParallel(model, device_ids=device_ids(model))\n" \
+           "        self.model = model\n" in code
+    other = OPTIMIZER_CLASS_HANDED.replace("optim=optim.Adam,", "optim=make,").replace(
+        "\n\nds = ", "\n\ndef make(params, lr):\n    return [p for p in params]\n\n\nds = ")
+    assert "DistributedDataParallel(" not in only(NAME, other)
