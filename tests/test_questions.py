@@ -115,6 +115,11 @@ WRITES = {
     "pil_name_save": ("from PIL import Image\nimg = Image.open(p)\nimg.save('b.png')\n", ".save()", "'b.png'"),
     "pil_each_of_a_list_save": ("from PIL import Image\nframes = []\nfor a in arrays:\n    frames.append(Image.fromarray(a))\n"
                                 "for frame in frames:\n    frame.save(out)\n", ".save()", "out"),
+    "to_pil_image_instance_save": ("import torchvision.transforms as transforms\ngrid_img = transforms.ToPILImage()(grid)\n"
+                                   "grid_img.save(save_path)\n", ".save()", "save_path"),
+    "to_pil_name_save": ("from torchvision import transforms as T\nto_pil = T.ToPILImage()\nto_pil(x).save('a.png')\n",
+                         ".save()", "'a.png'"),
+    "to_pil_image_save": ("import torchvision.transforms.functional as TF\nTF.to_pil_image(t).save(p)\n", ".save()", "p"),
     "soundfile_write": ("import soundfile as sf\nsf.write('a.wav', y, 16000)\n", "soundfile.write", "'a.wav'"),
     "wavfile_write": ("from scipy.io import wavfile\nwavfile.write(path, 16000, y)\n", "scipy.io.wavfile.write", "path"),
     "torchaudio_save": ("import torchaudio\ntorchaudio.save('a.wav', wave, 16000)\n", "torchaudio.save", "'a.wav'"),
@@ -134,6 +139,8 @@ NOT_WRITES = {
     "imread": "import imageio\nimg = imageio.imread('a.png')\n",
     "animation_pause": "import matplotlib.animation as animation\nanim = animation.FuncAnimation(fig, f)\nanim.pause()\n",
     "pil_show": "from PIL import Image\nImage.fromarray(a).show()\n",
+    "to_pil_show": "import torchvision.transforms as transforms\ntransforms.ToPILImage()(grid).show()\n",
+    "own_converter_save": "class Conv:\n    def __call__(self, x):\n        return Saver()\nConv()(x).save(p)\n",
     "own_save_in_a_loop": "class Saver:\n    def save(self, p):\n        pass\nfor s in [Saver()]:\n    s.save(p)\n",
     "soundfile_read": "import soundfile as sf\ny, sr = sf.read('a.wav')\n",
     "buffer_save": "import io\nimport torch\nbuffer = io.BytesIO()\ntorch.save(model, buffer)\n",

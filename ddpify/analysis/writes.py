@@ -21,8 +21,8 @@ A call writes a file when it is
 - or `.save(path)` on a TorchScript module (a value made by `torch.jit.script` or
   `torch.jit.trace`, followed through names: `scripted = torch.jit.script(m)` ... `scripted.save(p)`)
   or on a matplotlib animation (`anim = animation.ArtistAnimation(fig, ims)` ... `anim.save("a.gif")`)
-  or on a PIL image (`Image.fromarray(a).save("sample.png")`, `img = Image.open(p)` ... `img.save(q)`, an
-  item of a list of them, `frames[0].save("out.gif", save_all=True, append_images=frames)`, or each
+  or on a PIL image (`Image.fromarray(a).save("sample.png")`, `img = Image.open(p)` ... `img.save(q)`,
+  torchvision's `transforms.ToPILImage()(grid).save(p)` and `to_pil_image(t).save(p)`, an item of a list of them, `frames[0].save("out.gif", save_all=True, append_images=frames)`, or each
   of them in turn: `for frame in frames: frame.save(p)`).
 
 and what it writes to is not an in-memory buffer: `torch.save(state, buffer)` with `buffer =
@@ -69,7 +69,11 @@ IN_MEMORY = frozenset({"io.BytesIO", "io.StringIO"})  # buffers: what is written
 SCRIPTED = frozenset({"torch.jit.script", "torch.jit.trace"})
 # library helpers that write their first argument to the path second (`save_json(obj, path)`)
 SERIALIZER = re.compile(r"^(?:save|write|dump)_(?:json|yaml|yml|pickle|pkl)$")
-SAVED_BY_METHOD = ("matplotlib.animation.", "PIL.Image.")  # makers of values whose `.save(path)` writes a file
+# makers of values whose `.save(path)` writes a file: animations, PIL images (also torchvision's converters)
+SAVED_BY_METHOD = ("matplotlib.animation.", "PIL.Image.", "torchvision.transforms.functional.to_pil_image",
+                   "torchvision.transforms.v2.functional.to_pil_image")
+PIL_CONVERTERS = frozenset({"torchvision.transforms.ToPILImage", "torchvision.transforms.transforms.ToPILImage",
+                            "torchvision.transforms.v2.ToPILImage"})  # instances: called on a tensor, a PIL image
 # tensorboard writers: made, they write an event file into their folder (the first argument)
 EVENT_WRITERS = ("torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter",
                  "tensorflow.summary.create_file_writer", "tensorflow.summary.FileWriter",
@@ -127,12 +131,23 @@ def _writer(facts: Facts, call: cst.Call) -> str | None:
 
 def _saves_itself_made(facts: Facts, value: cst.BaseExpression) -> bool:
     """Was `value` made by a maker of values whose `.save(path)` writes a file (`Image.open(p)`,
-    an animation), through names, or through the items of a list it was appended to (`imgs[0]` of
-    `imgs.append(Image.open(buf))`, `frame` of `for frame in imgs:`: ddpify.analysis.objects)?"""
+    an animation, torchvision's PIL converters: `transforms.ToPILImage()(grid)`, `to_pil(grid)` with
+    `to_pil = transforms.ToPILImage()`, `TF.to_pil_image(t)`), through names, or through the items of
+    a list it was appended to (`imgs[0]` of `imgs.append(Image.open(buf))`, `frame` of `for frame in
+    imgs:`: ddpify.analysis.objects)?"""
     def made(origins) -> bool:
-        return any(isinstance(o, cst.Call) and _saves_itself(facts.qualify(o.func)) for o in origins)
+        return any(isinstance(o, cst.Call) and (_saves_itself(facts.qualify(o.func)) or _converted_to_pil(facts, o))
+                   for o in origins)
     return made(facts.origins(value)) or isinstance(value, (cst.Subscript, cst.Name)) \
         and made(objects.of(facts).values(value))
+
+
+def _converted_to_pil(facts: Facts, call: cst.Call) -> bool:
+    """A call of an instance of torchvision's `ToPILImage`: `transforms.ToPILImage()(grid)`, or a
+    name bound to one (`to_pil = T.ToPILImage()` ... `to_pil(grid)`)."""
+    makers = [call.func] if isinstance(call.func, cst.Call) else \
+        facts.origins(call.func) if isinstance(call.func, cst.Name) else []
+    return any(isinstance(m, cst.Call) and facts.qualify(m.func) in PIL_CONVERTERS for m in makers)
 
 
 def _saves_itself(qualified: str | None) -> bool:
