@@ -25,6 +25,7 @@ import itertools
 
 import libcst as cst
 
+from ddpify.analysis.objects import SELF_RETURNING
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, param_names
 from ddpify.syntax.names import dotted
@@ -189,6 +190,40 @@ def _replaced_parameter(facts: Facts, cls: cst.ClassDef, depth: int = 4) -> str 
         if depth and sub is not None and sub is not cls and (found := _replaced_parameter(facts, sub, depth - 1)):
             return found
     return None
+
+
+def made_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set | None = None) -> str | None:
+    """A sub-module (or a parameter-holding instance of the program) that `forward`, or a method it
+    calls through `self.`, makes and keeps on `self`, in `cls` or in a sub-module class of the
+    program it builds in `__init__` (an encoder that makes its fully connected layers once it has
+    seen the first batch's size: `if self.fc is None: self.fc = nn.Linear(n, h).to(x.device)`), as
+    "`self.fc` of `Encoder`, made in forward()"; or None. Those parameters come after the model is
+    wrapped and its optimizer built. A parameter replaced in forward is `_replaced_parameter`'s."""
+    seen = set() if seen is None else seen
+    forward = _method(facts, cls, "forward")
+    if cls in seen or forward is None:
+        return None
+    seen.add(cls)
+    for func in _reached(facts, cls, forward):
+        for target, value, _ in facts.writes_in(func):
+            name = dotted(target) or ""
+            built = _built(value)
+            if name.startswith("self.") and name.count(".") == 1 and _has_parameters(facts, built) \
+                    and facts.qualify(built.func) != "torch.nn.Parameter":
+                return f"`{name}` of `{cls.name.value}`, made in {func.name.value}()"
+    for sub in _sub_module_classes(facts, cls) if depth else ():
+        if (found := made_in_forward(facts, sub, depth - 1, seen)) is not None:
+            return found
+    return None
+
+
+def _built(value: cst.BaseExpression) -> cst.BaseExpression:
+    """What a chain of calls that hand back their object was called on: `nn.Linear(n, h)` of
+    `nn.Linear(n, h).to(x.device)`."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value in SELF_RETURNING:
+        value = value.func.value
+    return value
 
 
 def parameters_on_some_paths(facts: Facts, cls: cst.ClassDef) -> str | None:

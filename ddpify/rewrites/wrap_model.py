@@ -108,9 +108,9 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from ddpify.analysis import fsdp, objects
+from ddpify.analysis import forward, fsdp, objects
 from ddpify.analysis.distributed import own_wraps
-from ddpify.analysis.models import bare_tensors, penalties
+from ddpify.analysis.models import bare_tensors, model_classes, penalties
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
@@ -130,6 +130,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     own = own_wraps(facts)
     for model in models.wrapped:
         name = model.name
+        _warn_made_in_forward(facts, edits, model, options)
         if options.fsdp:
             _shard(facts, edits, model, options)
             continue
@@ -296,6 +297,21 @@ def _no_gradient_through(facts: Facts, read: cst.CSTNode) -> bool:
     attr = facts.parent(read)
     return isinstance(attr, cst.Attribute) and attr.value is read and attr.attr.value in _STATE_METHODS \
         and isinstance(call := facts.parent(attr), cst.Call) and call.func is attr
+
+
+def _warn_made_in_forward(facts: Facts, edits: Edits, model: Model, options: Options) -> None:
+    """A warning at a model whose forward makes sub-modules the first time it runs (`self.fc =
+    nn.Linear(n, h)` under `if self.fc is None:`): the wrapper is built before, so it neither
+    broadcasts those parameters nor averages their gradients, and the optimizer, built before the
+    first forward, does not step them: they differ between the processes (and so does anything
+    computed over all of `model.parameters()`, such as the norm gradient clipping scales by)."""
+    late = next(filter(None, (forward.made_in_forward(facts, cls) for cls in model_classes(facts, model))), None)
+    if late is not None:
+        wrapper = "FSDP" if options.fsdp else "DistributedDataParallel"
+        edits.warn(model.anchor, f"{late}: parameters a model makes after it is wrapped are not in {wrapper} "
+                   f"(not broadcast, their gradients not averaged) nor in an optimizer built before its first "
+                   f"forward: `{model.name}` trains them apart on each process; make them in __init__, or run "
+                   "one forward pass before the wrap and the optimizer")
 
 
 def _sync(edits: Edits, model: Model) -> None:

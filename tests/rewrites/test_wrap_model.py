@@ -3935,3 +3935,62 @@ def test_a_trainer_handed_the_optimizer_class_builds_an_optimizer_and_its_model_
     other = OPTIMIZER_CLASS_HANDED.replace("optim=optim.Adam,", "optim=make,").replace(
         "\n\nds = ", "\n\ndef make(params, lr):\n    return [p for p in params]\n\n\nds = ")
     assert "DistributedDataParallel(" not in only(NAME, other)
+
+
+LAZY_LAYERS = """\
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.conv = nn.Conv1d(1, 4, 3)
+        self.hidden = hidden
+        self.fc = None
+
+    def forward(self, x):
+        h = self.conv(x).flatten(1)
+        if self.fc is None:
+            self.fc = nn.Linear(h.shape[1], self.hidden).to(x.device)
+        return self.fc(h)
+
+
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder(8)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+model = VAE()
+optimizer = torch.optim.Adam(model.parameters())
+for x in torch.randn(3, 4, 1, 10):
+    optimizer.zero_grad()
+    model(x).pow(2).mean().backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+"""
+
+
+def test_a_model_whose_forward_makes_its_layers_the_first_time_is_wrapped_with_a_warning():
+    """Issue 27, the twelfth sweep's GMM-VAE script: an encoder (a sub-module) makes its fully connected
+    layers in its first forward (`if self.fc is None: self.fc = nn.Linear(...).to(x.device)`), after
+    the model is wrapped and its optimizer built. DDP neither broadcasts those parameters nor averages
+    their gradients, the optimizer does not step them, and the gradient norm clipped over
+    `model.parameters()` differs between the processes: 158 of 166 parameters diverged, the report
+    silent. The model is still wrapped, with a warning at it naming the layer. Near misses: the same
+    layer made in `__init__`, or in a method `__init__` calls, gets no warning."""
+    result = rewritten(NAME, LAZY_LAYERS)
+    assert "model = VAE()\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" in result.code
+    line = LAZY_LAYERS.splitlines().index("model = VAE()") + 1
+    assert [(c.line, c.message.split(":")[0]) for c in result.changes if c.kind == "warning"] == \
+           [(line, "`self.fc` of `Encoder`, made in forward()")]
+    lazy = "        if self.fc is None:\n            self.fc = nn.Linear(h.shape[1], self.hidden).to(x.device)\n"
+    eager = LAZY_LAYERS.replace(lazy, "").replace("        self.fc = None\n", "        self.fc = nn.Linear(28, hidden)\n")
+    built = LAZY_LAYERS.replace(lazy, "").replace("        self.fc = None\n", "        self.build()\n\n    def build(self):\n"
+                                                  "        self.fc = nn.Linear(28, self.hidden)\n")
+    assert lazy not in eager and lazy not in built
+    assert not warnings(rewritten(NAME, eager).changes) and not warnings(rewritten(NAME, built).changes)
