@@ -770,6 +770,15 @@ def test_the_stand_in_torchvision_vgg_has_the_classifier_programs_replace():
     assert out.split() == ["(2,", "1)"]
 
 
+def test_the_stand_in_torchvision_resnet_keeps_its_stem_when_a_program_replaces_conv1_for_small_pictures():
+    """SimCLR for CIFAR replaces `conv1` by `nn.Conv2d(3, 64, 3, 1, 1)` and `maxpool` and `fc` by
+    identities, keeping `bn1`: the stand-in's 16-channel stem made bn1 refuse 64 channels."""
+    out = _stubbed("import torch, torch.nn as nn\nfrom torchvision.models import resnet18\n"
+                   "r = resnet18(pretrained=False)\nr.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)\n"
+                   "r.maxpool = nn.Identity()\nr.fc = nn.Identity()\nprint(tuple(r(torch.zeros(2, 3, 32, 32)).shape))")
+    assert out.split() == ["(2,", "512)"]
+
+
 def test_the_stand_in_torchvision_resnet_has_the_stages_programs_take_apart():
     """A backbone made of torchvision's ResNet stages (brainprint's): conv1 ... layer4 and avgpool, fc.in_features as torchvision's."""
     out = _stubbed("import torch, torch.nn as nn\nfrom torchvision import models\n"

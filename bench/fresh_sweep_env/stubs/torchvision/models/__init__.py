@@ -23,14 +23,15 @@ class _Small(nn.Module):
 
 class _SmallResNet(nn.Module):
     """A ResNet built from scratch: torchvision's stage names (programs take `conv1` ... `layer4`
-    apart to build a backbone) with 16-channel stages, the last widened to torchvision's
-    `fc.in_features` (512, or 2048 for ResNet-50 and deeper)."""
+    apart to build a backbone) with torchvision's 64-channel stem (programs replace `conv1` by a
+    3x3 convolution of the same width for small pictures, keeping `bn1`) and 16-channel stages, the
+    last widened to torchvision's `fc.in_features` (512, or 2048 for ResNet-50 and deeper)."""
 
     def __init__(self, num_classes=1000, width=512):
         super().__init__()
-        self.conv1, self.bn1 = nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16)
+        self.conv1, self.bn1 = nn.Conv2d(3, 64, 3, 2, 1, bias=False), nn.BatchNorm2d(64)
         self.relu, self.maxpool = nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)
-        self.layer1 = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1), nn.ReLU())
+        self.layer1 = nn.Sequential(nn.Conv2d(64, 16, 3, 1, 1), nn.ReLU())
         self.layer2 = nn.Sequential(nn.Conv2d(16, 16, 3, 2, 1), nn.ReLU())
         self.layer3 = nn.Sequential(nn.Conv2d(16, 16, 3, 2, 1), nn.ReLU())
         self.layer4 = nn.Sequential(nn.Conv2d(16, width, 1), nn.ReLU())
