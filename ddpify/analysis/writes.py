@@ -11,7 +11,7 @@ A call writes a file when it is
   (`save_json(obj, path)`, `write_pickle(obj, path)`, `dump_yaml(cfg, path)`: batchgenerators',
   nnU-Net's and many projects' own), called with both, where the program does not define it;
 - a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`,
-  pathlib's `Path(p).write_bytes(data)` and `.write_text(s)`);
+  pathlib's `Path(p).write_bytes(data)` and `.write_text(s)`, zipfile's and tarfile's `.extractall(d)`);
 - the opener of a `with` that opens a file for writing (`with open(p, "w") as f:`, any opener
   given a write mode: `with PathManager.open(p, "w") as f:`, `with fs.open(p, mode="wb") as f:`),
   unless a write of this list writes the handle in its body (`json.dump(d, f)`: that is the write);
@@ -63,7 +63,7 @@ FILE_WRITES = {
     # audio writers: the path first
     "soundfile.write": 0, "scipy.io.wavfile.write": 0, "torchaudio.save": 0, "librosa.output.write_wav": 0,
 }
-FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv", "write_bytes", "write_text"})
+FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv", "write_bytes", "write_text", "extractall"})
 PATH_METHODS = frozenset({"write_bytes", "write_text"})  # pathlib's: the path is the object, not an argument
 IN_MEMORY = frozenset({"io.BytesIO", "io.StringIO"})  # buffers: what is written to them is no file
 SCRIPTED = frozenset({"torch.jit.script", "torch.jit.trace"})
@@ -181,6 +181,10 @@ def _serializer(facts: Facts, call: cst.Call) -> bool:
 
 
 DATA_SETS = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"})
+# calls that bring a data set's files from elsewhere (`prepared_by`), or unpack them
+FETCHES = frozenset({"urllib.request.urlretrieve", "requests.get", "wget.download", "gdown.download",
+                     "torch.hub.download_url_to_file", "torchvision.datasets.utils.download_url",
+                     "torchvision.datasets.utils.download_and_extract_archive", "shutil.unpack_archive"})
 
 
 def prepared_by(facts: Facts, call: cst.Call) -> cst.Call | None:
@@ -189,7 +193,11 @@ def prepared_by(facts: Facts, call: cst.Call) -> cst.Call | None:
     `__init__`, or what it calls (its own methods, the program's functions; 3 calls down), writes a
     file: a data set that prepares its files the first time it is built and reads them back
     (Sentence-VAE's `PTB(...)` writes ptb.train.json and the vocabulary when they are missing).
-    Every process building it at once would race: one reads what another is still writing."""
+    Every process building it at once would race: one reads what another is still writing.
+    Or `call` runs a function of the program that fetches its data and writes it (3 calls down:
+    a download, `FETCHES`, or an archive unpacked, `.extractall(dest)`) and trains nothing:
+    torchmf's `read_movielens_df()` downloads the zip where it is missing, extracts it, and reads
+    the ratings back."""
     return _preparing(facts, call)[1]
 
 
@@ -206,12 +214,14 @@ def preparing(facts: Facts) -> frozenset[cst.FunctionDef]:
 
 
 def _preparing(facts: Facts, call: cst.Call, depth: int = 3) -> tuple[set[cst.FunctionDef], cst.Call | None]:
-    """(the functions building the data set `call` builds runs, the first file write among them)."""
+    """(the functions building the data set `call` builds, or the fetching function it calls, runs;
+    the first file write among them)."""
     seen: set[cst.FunctionDef] = set()
-    functions = facts.user_functions(call) if facts.builds(call) else []
-    if not functions or not all(is_data_set(facts, facts.enclosing_class(f)) for f in functions):
+    functions = facts.user_functions(call)
+    builds = facts.builds(call)
+    if not functions or builds and not all(is_data_set(facts, facts.enclosing_class(f)) for f in functions):
         return seen, None
-    write = None
+    write, fetched = None, False
     while functions and depth >= 0:
         seen.update(functions)
         found: list[cst.FunctionDef] = []
@@ -219,9 +229,19 @@ def _preparing(facts: Facts, call: cst.Call, depth: int = 3) -> tuple[set[cst.Fu
             for inner in facts.calls_of(func):
                 if write is None and file_write(facts, inner) is not None:
                     write = inner
+                fetched = fetched or fetches(facts, inner)
                 found += [f for f in facts.user_functions(inner) if f not in seen and f not in found]
         functions, depth = found, depth - 1
-    return seen, write
+    if builds or fetched and not any(facts.trains(f) for f in seen):
+        return seen, write
+    return set(), None
+
+
+def fetches(facts: Facts, call: cst.Call) -> bool:
+    """Does `call` fetch data from elsewhere into files or memory (`FETCHES`: `urlretrieve`,
+    `requests.get`, ...) or unpack an archive into files (`.extractall(dest)` of zipfile or tarfile)?"""
+    return facts.qualify(call.func) in FETCHES or isinstance(call.func, cst.Attribute) and \
+        call.func.attr.value == "extractall"
 
 
 def is_data_set(facts: Facts, cls: cst.ClassDef | None, depth: int = 3) -> bool:

@@ -22,6 +22,11 @@ here `PTB.__init__` writes ptb.train.json and the vocabulary where they are miss
 
 Built by every process at once, one reads the file another is still writing; with a write
 guarded to the main process inside it, the others would read what is not there yet.
+
+So is a call of a function of the program that fetches its data and writes it, and trains
+nothing (`writes.prepared_by`: torchmf's `ratings = read_ratings("data")`, whose `download(dest)`
+runs `requests.get(url)`, writes the zip and `.extractall(dest)`s it where it is missing, then reads
+the ratings back): under `with main_process_first():` where it is called, not inside it.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ SUMMARY = "download or prepare data sets on each node's first process before the
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
     enclosed: set[cst.CSTNode] = set()
+    fetching = writes.preparing(facts)  # run by a call that prepares: its own calls run inside that block
     for call in facts.calls:
         download = mt.keyword(call, "download")
         downloads = download is not None and mt.is_literal_true(download.value)
@@ -53,17 +59,23 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         stmt = facts.statement(call)
         if not (downloads or write is not None) or not isinstance(stmt, cst.SimpleStatementLine) or stmt in enclosed:
             continue
+        built = downloads or facts.builds(call)
+        if not built and facts.scope(stmt) in fetching:
+            continue
         enclosed.add(stmt)
         if write is not None and not _reached_alike(facts, stmt):
-            edits.todo(stmt, f"building this data set writes its files (`{facts.code(write)}`), and some processes "
-                       "may not build it here (a test that may differ between them): build it on every process "
-                       "under `with main_process_first():` (ddpify_runtime), or one process reads what another is "
-                       "still writing")
+            edits.todo(stmt, f"{'building this data set' if built else 'this call fetches data and'} writes its "
+                       f"files (`{facts.code(write)}`), and some processes may not {'build it' if built else 'run it'} "
+                       f"here (a test that may differ between them): {'build' if built else 'run'} it on every "
+                       "process under `with main_process_first():` (ddpify_runtime), or one process reads what "
+                       "another is still writing")
             continue
         edits.enclose(stmt, "with main_process_first():")
         edits.record(stmt, "downloaded by each node's first process before the others read it" if write is None else
                      f"built by each node's first process before the others, which find its files in place "
-                     f"(building it writes: `{facts.code(write)}`)")
+                     f"(building it writes: `{facts.code(write)}`)" if built else
+                     f"run by each node's first process before the others, which find its files in place (it "
+                     f"fetches data and writes: `{facts.code(write)}`)")
         edits.add_import("ddpify_runtime", "main_process_first")
 
 

@@ -270,6 +270,67 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, "a_data_set_that_prepares_its_files_under_a_test_that_may_differ_gets_a_todo", also=set()),
+    # torchmf's utils: a function (no data set) that downloads the ratings zip where it is missing,
+    # extracts it and reads the ratings back; main-process-only guarded the download's write, and the
+    # other processes opened a zip that was not there yet, and extracted it all at once
+    pair("""\
+import os
+import zipfile
+import numpy as np
+import requests
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+def download(dest):
+    req = requests.get('http://example.org/ratings.zip', stream=True)
+    with open(os.path.join(dest, 'ratings.zip'), 'wb') as fd:
+        for chunk in req.iter_content(chunk_size=None):
+            fd.write(chunk)
+    with zipfile.ZipFile(os.path.join(dest, 'ratings.zip'), 'r') as z:
+        z.extractall(dest)
+def read_ratings(path):
+    if not os.path.isfile(os.path.join(path, 'ratings.zip')):
+        download(path)
+    return np.loadtxt(os.path.join(path, 'ratings', 'u.data'))
+ratings = torch.tensor(read_ratings('data'), dtype=torch.float32)
+loader = DataLoader(TensorDataset(ratings[:, :2], ratings[:, 2:]), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import os
+import zipfile
+import numpy as np
+import requests
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import main_process_first
+
+def download(dest):
+    req = requests.get('http://example.org/ratings.zip', stream=True)
+    with open(os.path.join(dest, 'ratings.zip'), 'wb') as fd:
+        for chunk in req.iter_content(chunk_size=None):
+            fd.write(chunk)
+    with zipfile.ZipFile(os.path.join(dest, 'ratings.zip'), 'r') as z:
+        z.extractall(dest)
+def read_ratings(path):
+    if not os.path.isfile(os.path.join(path, 'ratings.zip')):
+        download(path)
+    return np.loadtxt(os.path.join(path, 'ratings', 'u.data'))
+with main_process_first():
+    ratings = torch.tensor(read_ratings('data'), dtype=torch.float32)
+loader = DataLoader(TensorDataset(ratings[:, :2], ratings[:, 2:]), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "a_function_that_downloads_and_extracts_its_data_runs_on_the_first_process_first", also={"main-process-only"}),
 ]
 
 UNCHANGED = [
@@ -329,6 +390,30 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, id="a_run_log_written_when_built_and_a_data_set_that_only_reads"),
+    # near misses: a function that fetches and trains (a block run on one process first would
+    # leave the others waiting at its collectives), one that writes and fetches nothing
+    pytest.param("""\
+import json
+import requests
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+model = torch.nn.Linear(1, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+def fit(loader):
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+        requests.get('http://example.org/progress')
+        with open('progress.json', 'w') as f:
+            json.dump({'epoch': epoch}, f)
+def note(path):
+    with open(path, 'w') as f:
+        json.dump({}, f)
+note('start.json')
+fit(DataLoader(TensorDataset(torch.randn(8, 1), torch.randn(8, 1)), batch_size=4, shuffle=True))
+""", id="a_function_that_fetches_and_trains_and_one_that_only_writes"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
