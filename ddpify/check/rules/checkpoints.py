@@ -418,7 +418,7 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     context on GPU 0 for every process). Load to the CPU or to the process's own device. Found
     for a `torch.load` with neither `map_location` nor a second positional argument (and for an
     installed library's loader handed a `map_location` that is None: mmcv's
-    `_load_checkpoint(filename, map_location)` in a helper whose `map_location=None` every call
+    `_load_checkpoint(filename, map_location)` in a helper whose `map_location=None` a call
     leaves as it is), in a script that uses torch.distributed; not where the other branch of an `if` on a missing GPU
     index loads with a `map_location` (the script chose: `if args.gpu is None: torch.load(path)
     else: ...`; but `if torch.cuda.is_available(): torch.load(path)` is the bug itself, and so is a
@@ -454,7 +454,7 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
 def _library_loads_unmapped(ctx: Context) -> Iterator[cst.Call]:
     """The calls of an installed library's function handed a `map_location` (by that keyword, or a
     name so called) that holds None: `_load_checkpoint(filename, map_location)` of mmcv, where
-    `map_location` is a parameter of the program's loader left to its default None by every call.
+    `map_location` is a parameter of the program's loader that a call leaves to its default None.
     The library hands it to its `torch.load`, which then maps nothing."""
     f = ctx.facts
     for call in f.calls:
@@ -468,7 +468,7 @@ def _library_loads_unmapped(ctx: Context) -> Iterator[cst.Call]:
 
 def _holds_none(f, expr: cst.BaseExpression) -> bool:
     """`None`, or a parameter whose default is None that no statement of its function sets and
-    every call of it leaves out or passes None (none of the program calls it: its default)."""
+    that a call of it leaves out or passes None (or none of the program calls it: its default)."""
     if mt.is_name(expr, "None"):
         return True
     ref = f.ref(expr) if isinstance(expr, cst.Name) else None
@@ -476,9 +476,10 @@ def _holds_none(f, expr: cst.BaseExpression) -> bool:
     if not isinstance(func, cst.FunctionDef) or f.writes(ref):
         return False
     default = next((p.default for p in (*func.params.params, *func.params.kwonly_params) if p.name.value == ref.name), None)
-    return default is not None and mt.is_name(default, "None") and all(
+    sites = f.call_sites(func)
+    return default is not None and mt.is_name(default, "None") and (not sites or any(
         (a := f.argument_for(c, func, ref.name)) is None and not mt.has_double_star(c) or a is not None and mt.is_name(a, "None")
-        for c in f.call_sites(func))
+        for c in sites))
 
 
 # methods whose value holds, or is put on, the device: a model's state, its tensors moved
