@@ -732,22 +732,13 @@ def _computed_imports(part: Part, root: Path) -> list[tuple[cst.Call, list[str]]
         if isinstance(first, cst.SimpleString):
             found.append((call, [str(first.evaluated_value)]))
             continue
-        prefix = _literal_prefix(first)
+        prefix = mt.literal_prefix(first)
         package = prefix.rpartition(".")[0] if "." in prefix else \
             (part.name if part.path.name == "__init__.py" else "")
         folder = root.joinpath(*package.split(".")) if package else None
         if folder is not None and folder.is_dir():
             found.append((call, [f"{package}.{f.stem}" for f in sorted(folder.glob("*.py")) if f.name != "__init__.py"]))
     return found
-
-
-def _literal_prefix(node: cst.BaseExpression) -> str:
-    """The text a computed string starts with: `f"models.{arch}"`, `"models." + arch`."""
-    if isinstance(node, cst.FormattedString) and node.parts and isinstance(node.parts[0], cst.FormattedStringText):
-        return node.parts[0].value
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.left, cst.SimpleString):
-        return str(node.left.evaluated_value)
-    return ""
 
 
 def _files(root: Path, name: str) -> list[tuple[Path, str]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
 from collections import defaultdict
 from functools import cached_property
 from typing import Iterator, NamedTuple, Protocol, Sequence
@@ -1281,12 +1282,27 @@ class Facts:
             items = [e for d in found for e in d.elements]
             return bool(items) and all(isinstance(e, cst.DictElement) and isinstance(e.value, (cst.Name, cst.Attribute))
                                        and mt.is_optimizer(self.qualify(e.value), cst.Call(func=e.value)) for e in items)
+        if isinstance(func, cst.Call):
+            return self._looks_up_optimizer_class(func)
         followed = isinstance(func, cst.Name) or (dotted(func) or "").startswith("self.") and dotted(func).count(".") == 1
         ref = self.ref(func) if followed else None
         values = list(_branches(self.sources(ref))) if ref is not None else []
-        return bool(values) and all(isinstance(v, (cst.Name, cst.Attribute)) and
+        return bool(values) and all(isinstance(v, cst.Call) and self._looks_up_optimizer_class(v) or
+                                    isinstance(v, (cst.Name, cst.Attribute)) and
                                     (mt.is_optimizer(self.qualify(v), cst.Call(func=v)) or
                                      depth > 0 and self._holds_optimizer_class(v, depth - 1)) for v in values)
+
+    def _looks_up_optimizer_class(self, call: cst.Call) -> bool:
+        """A class of `torch.optim` looked up by its name at run time: `getattr(optim, cfg['name'])`
+        (RPipe's make_optimizer), `eval("optim.{}".format(name))` (brainprint's trainer); not
+        `getattr(optim.lr_scheduler, name)`, a scheduler."""
+        if mt.is_call_of(call, "getattr") and len(call.args) >= 2:
+            return self.qualify(call.args[0].value) == "torch.optim"
+        if not (mt.is_call_of(call, "eval") and call.args):
+            return False
+        owner = mt.literal_prefix(call.args[0].value).rpartition(".")[0]  # "optim.{}" -> `optim`
+        return bool(re.fullmatch(r"[A-Za-z_][\w.]*", owner)) and \
+            self.imports.qualify(cst.parse_expression(owner)) == "torch.optim"
 
     def is_optimizer_class(self, cls: cst.ClassDef, depth: int = 4) -> bool:
         """Does `cls` derive from an optimizer class (`torch.optim.Optimizer`, `optim.SGD`), directly

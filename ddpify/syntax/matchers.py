@@ -216,6 +216,18 @@ def is_epoch_loop(loop: cst.For | cst.While) -> bool:
     return not is_string_list(strip_iteration(loop.iter))
 
 
+def literal_prefix(node: cst.BaseExpression) -> str:
+    """The text a computed string starts with: `f"models.{arch}"`, `"models." + arch`,
+    `"optim.{}".format(name)`."""
+    if isinstance(node, cst.FormattedString) and node.parts and isinstance(node.parts[0], cst.FormattedStringText):
+        return node.parts[0].value
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.left, cst.SimpleString):
+        return str(node.left.evaluated_value)
+    if isinstance(node, cst.Call) and is_attribute(node.func, "format") and isinstance(node.func.value, cst.SimpleString):
+        return str(node.func.value.evaluated_value).partition("{")[0]
+    return ""
+
+
 def is_optimizer_factory(func: cst.BaseExpression) -> bool:
     """`model.configure_optimizers`: nanoGPT/minGPT build the optimizer in a method of the model."""
     return is_attribute(func, "configure_optimizers")

@@ -3860,6 +3860,41 @@ def test_an_optimizer_built_by_name_from_a_dict_of_torchs_classes_wraps_the_mode
     assert "    def reload(self):\n        self.model = torch.nn.Linear(2, 1)\n\n" in out
 
 
+OPTIMIZER_LOOKED_UP = """\
+import torch
+import torch.optim as optim
+
+
+def make_optimizer(parameters, cfg):
+    optimizer_class = {lookup}
+    return optimizer_class(parameters, lr=cfg["lr"])
+
+
+model = torch.nn.Linear(2, 1)
+optimizer = make_optimizer(model.parameters(), {{"name": "SGD", "lr": 0.1}})
+for x in torch.randn(3, 4, 2):
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("lookup", ['getattr(optim, cfg["name"])', 'getattr(torch.optim, cfg["name"])',
+                                    'eval("optim.{{}}".format(cfg["name"]))', 'eval(f"torch.optim.{{cfg[\'name\']}}")'])
+def test_an_optimizer_class_looked_up_by_name_in_torch_optim_is_an_optimizer(lookup):
+    """RPipe's make_optimizer (`getattr(optim, cfg['optimizer_name'])`) and brainprint's trainer
+    (`eval("optim.{}".format(name))`), twelfth sweep: the class looked up in `torch.optim` by its
+    name was no optimizer, so nothing was wrapped and the loader stayed whole; now it is one (a
+    scheduler looked up in `optim.lr_scheduler` is not)."""
+    out = only(NAME, OPTIMIZER_LOOKED_UP.format(lookup=lookup))
+    assert "model = DistributedDataParallel(model, device_ids=device_ids(model))" in out
+
+
+def test_a_scheduler_class_looked_up_by_name_is_no_optimizer():
+    source = OPTIMIZER_LOOKED_UP.format(lookup='getattr(optim.lr_scheduler, cfg["name"])')
+    assert "DistributedDataParallel" not in only(NAME, source)
+
+
 DATAPARALLEL_IN_BUILDER = """\
 import torch
 from torch import nn
