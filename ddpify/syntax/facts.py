@@ -1275,7 +1275,8 @@ class Facts:
         of a dict display of optimizer classes by name (`OPTIMIZERS[name]` after `OPTIMIZERS = {'sgd':
         optim.SGD, 'adam': optim.Adam}`)? Names and `self.x` are followed through what is bound to them,
         arguments for parameters included: `self.optim(self.model.parameters())` in a trainer whose
-        `__init__(self, model, optim)` stores `self.optim = optim`, built as `Trainer(model, optim=optim.Adam)`."""
+        `__init__(self, model, optim)` stores `self.optim = optim`, built as `Trainer(model, optim=optim.Adam)`;
+        a `functools.partial` of an optimizer class is one too (`Trainer(net, partial(torch.optim.SGD, lr=0.1))`)."""
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
             ref = self.ref(func.value)
             found = [v for v in (self.sources(ref) if ref is not None else []) if isinstance(v, cst.Dict)]
@@ -1286,7 +1287,7 @@ class Facts:
             return self._looks_up_optimizer_class(func)
         followed = isinstance(func, cst.Name) or (dotted(func) or "").startswith("self.") and dotted(func).count(".") == 1
         ref = self.ref(func) if followed else None
-        values = list(_branches(self.sources(ref))) if ref is not None else []
+        values = [self._partial_of(v) for v in _branches(self.sources(ref))] if ref is not None else []
         return bool(values) and all(isinstance(v, cst.Call) and self._looks_up_optimizer_class(v) or
                                     isinstance(v, (cst.Name, cst.Attribute)) and
                                     (mt.is_optimizer(self.qualify(v), cst.Call(func=v)) or
@@ -1303,6 +1304,14 @@ class Facts:
         owner = mt.literal_prefix(call.args[0].value).rpartition(".")[0]  # "optim.{}" -> `optim`
         return bool(re.fullmatch(r"[A-Za-z_][\w.]*", owner)) and \
             self.imports.qualify(cst.parse_expression(owner)) == "torch.optim"
+
+    def _partial_of(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """What `functools.partial(f, ...)` calls (`f`: `partial(torch.optim.SGD, lr=0.1)` builds SGDs),
+        else `value` itself."""
+        if isinstance(value, cst.Call) and self.qualify(value.func) == "functools.partial" and value.args \
+                and value.args[0].keyword is None and not value.args[0].star:
+            return value.args[0].value
+        return value
 
     def is_optimizer_class(self, cls: cst.ClassDef, depth: int = 4) -> bool:
         """Does `cls` derive from an optimizer class (`torch.optim.Optimizer`, `optim.SGD`), directly

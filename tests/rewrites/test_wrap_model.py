@@ -3961,12 +3961,15 @@ def test_a_trainer_handed_the_optimizer_class_builds_an_optimizer_and_its_model_
     the class (`self.optim = optim`) and builds the optimizer as `self.optim(self.model.parameters())`.
     No optimizer was found (the call's name is an attribute, its value a parameter): the report said
     "no optimizer is built in the code ddpify read", the model trained bare on every process and the
-    data stayed whole. The name is followed to the argument its callers pass (an optimizer class):
-    the model is wrapped where `__init__` receives it. Near miss: handed something else (a factory
+    data stayed whole. The name is followed to the argument its callers pass (an optimizer class, or
+    a `functools.partial` of one): the model is wrapped where `__init__` receives it. Near miss: handed something else (a factory
     function of the program that is no optimizer class), nothing is wrapped."""
     code = only(NAME, OPTIMIZER_CLASS_HANDED)
     assert "        model = DistributedDataParallel(model, device_ids=device_ids(model))\n" \
            "        self.model = model\n" in code
+    partial = OPTIMIZER_CLASS_HANDED.replace("optim=optim.Adam,", "optim=functools.partial(optim.SGD, momentum=0.9),")
+    assert "        model = DistributedDataParallel(model, device_ids=device_ids(model))\n" in \
+        only(NAME, "import functools\n" + partial)
     other = OPTIMIZER_CLASS_HANDED.replace("optim=optim.Adam,", "optim=make,").replace(
         "\n\nds = ", "\n\ndef make(params, lr):\n    return [p for p in params]\n\n\nds = ")
     assert "DistributedDataParallel(" not in only(NAME, other)
