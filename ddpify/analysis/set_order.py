@@ -13,10 +13,12 @@ gives each process other labels for the same class, and DDP averages gradients o
 
 `taken_from_sets` finds each `set(x)` (the builtin, one argument) whose order is kept: listed
 (`list(...)`, `tuple(...)`), numbered (`enumerate(...)`), or walked by a comprehension that builds
-a list, a dict or a generator. `dict.fromkeys(x)` holds the same distinct items (its keys) in the
-order they first come, which is the same in every process (shard-data's edit). A set only tested
-(`x in set(...)`, `len(set(...))`), sorted, combined with another, kept in a name, or walked by a
-`for` statement is left alone.
+a list, a dict or a generator, there or through a name bound to it whose every use works alike on a
+dict's keys (`classes = set(labels)`, then `enumerate(classes)` and `c in classes`).
+`dict.fromkeys(x)` holds the same distinct items (its keys) in the order they first come, which is
+the same in every process (shard-data's edit). A set only tested (`x in set(...)`,
+`len(set(...))`), sorted, combined with another, walked by a `for` statement, or kept in a name
+that is added to, combined, passed on or returned is left alone.
 """
 
 from __future__ import annotations
@@ -30,19 +32,59 @@ COMPREHENSIONS = (cst.ListComp, cst.DictComp, cst.GeneratorExp)
 
 
 def taken_from_sets(facts: Facts) -> list[cst.Call]:
-    """The `set(x)` calls whose iteration order the program keeps (see the module's docstring)."""
-    found = []
+    """The `set(x)` calls whose iteration order the program keeps (see the module's docstring),
+    also through a name they are bound to (`_named_sets`)."""
+    found = [call for call in facts.calls if _builtin_set_of_one(facts, call) and _keeps_order(facts, call)]
+    return found + [call for call in _named_sets(facts) if call not in found]
+
+
+def _keeps_order(facts: Facts, node: cst.CSTNode) -> bool:
+    """Is `node` listed, numbered or walked by a comprehension that builds a list, a dict or a generator?"""
+    parent = facts.parent(node)
+    holder = facts.parent(parent) if isinstance(parent, cst.Arg) else None
+    if isinstance(holder, cst.Call) and holder.args[0] is parent and _builtin(facts, holder.func, *KEEPS_ORDER):
+        return True
+    return isinstance(parent, cst.CompFor) and parent.iter is node and \
+        isinstance(_comprehension(facts, parent), COMPREHENSIONS)
+
+
+def _named_sets(facts: Facts) -> list[cst.Call]:
+    """`classes = set(labels)` ... `{c: i for i, c in enumerate(classes)}`: the `set(x)` calls a
+    local or module-level name is bound to, where every value it is given is one, some use keeps its
+    order, and every use works alike on `dict.fromkeys(x)`'s keys (listed, numbered, walked, sorted,
+    counted, `in`); not a name that is added to, combined, passed on or returned."""
+    found: list[cst.Call] = []
     for call in facts.calls:
-        if not _builtin_set_of_one(facts, call):
+        assign = facts.parent(call)
+        if call in found or not _builtin_set_of_one(facts, call) or not isinstance(assign, cst.Assign) or \
+                len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
             continue
-        parent = facts.parent(call)
-        holder = facts.parent(parent) if isinstance(parent, cst.Arg) else None
-        if isinstance(holder, cst.Call) and holder.args[0] is parent and _builtin(facts, holder.func, *KEEPS_ORDER):
-            found.append(call)
-        elif isinstance(parent, cst.CompFor) and parent.iter is call and isinstance(_comprehension(facts, parent),
-                                                                                   COMPREHENSIONS):
-            found.append(call)
+        target = assign.targets[0].target
+        ref = facts.ref(target)
+        writes = facts.writes(ref) if ref is not None else []
+        values = [value for _, value, _ in writes]
+        if not values or not all(isinstance(v, cst.Call) and _builtin_set_of_one(facts, v) for v in values):
+            continue
+        written = {id(t) for t, _, _ in writes}
+        reads = [r for r in facts.references(facts.scope(call), target.value)
+                 if id(r) not in written and facts.ref(r) == ref]
+        if reads and all(_reads_alike(facts, r) for r in reads) and any(_keeps_order(facts, r) for r in reads):
+            found += [v for v in values if isinstance(v, cst.Call)]
     return found
+
+
+def _reads_alike(facts: Facts, read: cst.CSTNode) -> bool:
+    """Does this use of a set work alike on a dict's keys: kept in order, walked, sorted, counted,
+    or the right side of `in`?"""
+    parent = facts.parent(read)
+    holder = facts.parent(parent) if isinstance(parent, cst.Arg) else None
+    if isinstance(holder, cst.Call) and holder.args[0] is parent and \
+            _builtin(facts, holder.func, *KEEPS_ORDER, "sorted", "len"):
+        return True
+    if isinstance(parent, (cst.CompFor, cst.For)) and parent.iter is read:
+        return True
+    return isinstance(parent, cst.ComparisonTarget) and parent.comparator is read and \
+        isinstance(parent.operator, (cst.In, cst.NotIn))
 
 
 def _comprehension(facts: Facts, clause: cst.CompFor) -> cst.CSTNode | None:

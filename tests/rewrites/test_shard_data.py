@@ -720,6 +720,47 @@ loss_fn = torch.nn.MSELoss()
 train_loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
 """, "an_order_taken_from_a_set_is_the_first_seen_order_on_every_process",
          scaffold=SCRIPT.instead_of("data", "train_loader")),
+    # the same through a name: every use of it works alike on a dict's keys
+    pair("""\
+class Files(torch.utils.data.Dataset):
+    def __init__(self, names, labels):
+        classes = set(labels)
+        self.numbers = {c: i for i, c in enumerate(classes)}
+        self.files = [n for n in names if n[0] in classes]
+        print(len(classes), sorted(classes))
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        return torch.randn(2), torch.randn(1)
+
+
+ds = Files(['a', 'b', 'c'], ['a', 'b'])
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+""", """\
+from torch.utils.data.distributed import DistributedSampler
+
+class Files(torch.utils.data.Dataset):
+    def __init__(self, names, labels):
+        classes = dict.fromkeys(labels)
+        self.numbers = {c: i for i, c in enumerate(classes)}
+        self.files = [n for n in names if n[0] in classes]
+        print(len(classes), sorted(classes))
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        return torch.randn(2), torch.randn(1)
+
+
+ds = Files(['a', 'b', 'c'], ['a', 'b'])
+loss_fn = torch.nn.MSELoss()
+train_loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
+""", "a_set_bound_to_a_name_whose_order_is_taken_is_the_first_seen_order",
+         scaffold=SCRIPT.instead_of("data", "train_loader")),
 ]
 
 # Every script that trains gets its training data sharded or a TODO saying why not, so the near
@@ -762,6 +803,14 @@ def set(items):
 
 listed = list(set(names))
 """, "a_set_whose_order_is_not_kept_or_a_set_of_the_programs_own", TRAINS.at_end),
+    # a named set added to, or passed on, is a set to its other uses
+    unchanged("""\
+names = ['b', 'a', 'b']
+grown = set(names)
+grown.add('c')
+passed = set(names)
+print(list(grown), list(passed), passed)
+""", "a_named_set_added_to_or_passed_on", TRAINS.at_end),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
