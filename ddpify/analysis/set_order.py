@@ -13,12 +13,14 @@ gives each process other labels for the same class, and DDP averages gradients o
 
 `taken_from_sets` finds each `set(x)` (the builtin, one argument) whose order is kept: listed
 (`list(...)`, `tuple(...)`), numbered (`enumerate(...)`), or walked by a comprehension that builds
-a list, a dict or a generator, there or through a name bound to it whose every use works alike on a
-dict's keys (`classes = set(labels)`, then `enumerate(classes)` and `c in classes`).
+a list, a dict or a generator, or by a `for` statement that stores or appends what it walks
+(`for c in set(labels): index[c] = len(index)`), there or through a name bound to it whose every
+use works alike on a dict's keys (`classes = set(labels)`, then `enumerate(classes)` and `c in
+classes`).
 `dict.fromkeys(x)` holds the same distinct items (its keys) in the order they first come, which is
 the same in every process (shard-data's edit). A set only tested (`x in set(...)`,
-`len(set(...))`), sorted, combined with another, walked by a `for` statement, or kept in a name
-that is added to, combined, passed on or returned is left alone.
+`len(set(...))`), sorted, combined with another, walked by a `for` statement that keeps nothing
+(`print`), or kept in a name that is added to, combined, passed on or returned is left alone.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ddpify.syntax.facts import Facts
 
 KEEPS_ORDER = ("list", "tuple", "enumerate")
 COMPREHENSIONS = (cst.ListComp, cst.DictComp, cst.GeneratorExp)
+APPENDS = ("append", "extend", "insert")
 
 
 def taken_from_sets(facts: Facts) -> list[cst.Call]:
@@ -44,8 +47,20 @@ def _keeps_order(facts: Facts, node: cst.CSTNode) -> bool:
     holder = facts.parent(parent) if isinstance(parent, cst.Arg) else None
     if isinstance(holder, cst.Call) and holder.args[0] is parent and _builtin(facts, holder.func, *KEEPS_ORDER):
         return True
+    if isinstance(parent, cst.For) and parent.iter is node:
+        return _collects(facts, parent)
     return isinstance(parent, cst.CompFor) and parent.iter is node and \
         isinstance(_comprehension(facts, parent), COMPREHENSIONS)
+
+
+def _collects(facts: Facts, loop: cst.For) -> bool:
+    """Does the loop's body keep what it walks in order: store into an item (`index[c] = len(index)`)
+    or add to a list (`.append`, `.extend`, `.insert`)?"""
+    stores = [t for a in facts.findall(loop.body, (cst.Assign, cst.AugAssign))
+              for t in (a.targets if isinstance(a, cst.Assign) else [a])
+              if isinstance(t.target, cst.Subscript)]
+    return bool(stores) or any(isinstance(c.func, cst.Attribute) and c.func.attr.value in APPENDS
+                               for c in facts.calls_in(loop.body))
 
 
 def _named_sets(facts: Facts) -> list[cst.Call]:

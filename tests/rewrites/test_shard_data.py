@@ -688,6 +688,9 @@ class Files(torch.utils.data.Dataset):
         self.files = list(set(names))
         self.numbers = {c: i for i, c in enumerate(set(labels))}
         self.pairs = tuple((n, c) for c in set(labels) for n in set(names))
+        self.index = {}
+        for c in set(labels):
+            self.index[c] = len(self.index)
 
     def __len__(self):
         return len(self.files)
@@ -707,6 +710,9 @@ class Files(torch.utils.data.Dataset):
         self.files = list(dict.fromkeys(names))
         self.numbers = {c: i for i, c in enumerate(dict.fromkeys(labels))}
         self.pairs = tuple((n, c) for c in dict.fromkeys(labels) for n in dict.fromkeys(names))
+        self.index = {}
+        for c in dict.fromkeys(labels):
+            self.index[c] = len(self.index)
 
     def __len__(self):
         return len(self.files)
