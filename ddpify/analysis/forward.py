@@ -25,7 +25,6 @@ import itertools
 
 import libcst as cst
 
-from ddpify.analysis.objects import SELF_RETURNING
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, param_names
 from ddpify.syntax.names import dotted
@@ -221,7 +220,7 @@ def _built(value: cst.BaseExpression) -> cst.BaseExpression:
     """What a chain of calls that hand back their object was called on: `nn.Linear(n, h)` of
     `nn.Linear(n, h).to(x.device)`."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
-            value.func.attr.value in SELF_RETURNING:
+            value.func.attr.value in mt.SELF_RETURNING:
         value = value.func.value
     return value
 

@@ -43,9 +43,6 @@ from ddpify.syntax.names import dotted
 
 MODEL, LOADER, OPTIMIZER, WRITER = "model", "loader", "optimizer", "writer"
 
-# methods that return the object they are called on (`__iter__`: an iterator of it, as `iter(x)` is)
-SELF_RETURNING = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
-                            "requires_grad_", "share_memory", "to_empty", "__iter__"})
 # calls whose value is made of (or iterates) the objects they are given (`torch.compile(model)`: the
 # model, its attributes read through)
 ADAPTERS = frozenset({"iter", "enumerate", "filter", "list", "tuple", "sorted", "reversed", "zip", "torch.compile",
@@ -145,7 +142,7 @@ class Objects:
     def _call(self, call: cst.Call) -> Sites:
         f = self.facts
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in SELF_RETURNING:
+        if isinstance(func, cst.Attribute) and func.attr.value in mt.SELF_RETURNING:
             return self.values(func.value)
         qualified = f.qualify(func) or dotted(func)
         if qualified in ADAPTERS or (dotted(func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
@@ -366,7 +363,7 @@ class Objects:
         if isinstance(expr, cst.Call):
             func = expr.func
             qualified = f.qualify(func) or dotted(func)
-            if isinstance(func, cst.Attribute) and func.attr.value in SELF_RETURNING:
+            if isinstance(func, cst.Attribute) and func.attr.value in mt.SELF_RETURNING:
                 parts = [func.value]
             elif qualified in ADAPTERS or (dotted(func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
                 parts = [a.value for a in expr.args if a.keyword is None]

@@ -36,6 +36,10 @@ MODULE_API = frozenset("""
     device_ids __call__ __class__
 """.split())
 
+# methods that return the object they are called on (`__iter__`: an iterator of it, as `iter(x)` is)
+SELF_RETURNING = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
+                            "requires_grad_", "share_memory", "to_empty", "__iter__"})
+
 N = TypeVar("N", bound=cst.CSTNode)
 
 
