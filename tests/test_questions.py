@@ -126,6 +126,8 @@ WRITES = {
     "write_png": ("from torchvision.io import write_png\nwrite_png(img, 'a.png')\n", "torchvision.io.write_png", "'a.png'"),
     "path_write_bytes": ("from pathlib import Path\nPath('m.pt').write_bytes(data)\n", ".write_bytes()", "Path('m.pt')"),
     "path_write_text": ("import pathlib\nout = pathlib.Path('log.txt')\nout.write_text(s)\n", ".write_text()", "out"),
+    "datasets_to_json": ("ds.to_json(out_dir + 'mixed.json')\n", ".to_json()", "out_dir + 'mixed.json'"),
+    "save_to_disk": ("ds.save_to_disk('data/mixed')\n", ".save_to_disk()", "'data/mixed'"),
 }
 
 NOT_WRITES = {
@@ -136,6 +138,7 @@ NOT_WRITES = {
     "torch_load": "import torch\nm = torch.load('m.pt')\n",
     "step": "opt.step()\n",
     "print": "print('saved')\n",
+    "to_json_text": "text = df.to_json()\n",
     "imread": "import imageio\nimg = imageio.imread('a.png')\n",
     "animation_pause": "import matplotlib.animation as animation\nanim = animation.FuncAnimation(fig, f)\nanim.pause()\n",
     "pil_show": "from PIL import Image\nImage.fromarray(a).show()\n",

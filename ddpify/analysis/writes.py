@@ -11,7 +11,8 @@ A call writes a file when it is
   (`save_json(obj, path)`, `write_pickle(obj, path)`, `dump_yaml(cfg, path)`: batchgenerators',
   nnU-Net's and many projects' own), called with both, where the program does not define it;
 - a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`,
-  pathlib's `Path(p).write_bytes(data)` and `.write_text(s)`, zipfile's and tarfile's `.extractall(d)`);
+  pathlib's `Path(p).write_bytes(data)` and `.write_text(s)`, zipfile's and tarfile's `.extractall(d)`,
+  Hugging Face datasets' `ds.save_to_disk(d)`), and `ds.to_json(path)` given a path;
 - the opener of a `with` that opens a file for writing (`with open(p, "w") as f:`, any opener
   given a write mode: `with PathManager.open(p, "w") as f:`, `with fs.open(p, mode="wb") as f:`),
   unless a write of this list writes the handle in its body (`json.dump(d, f)`: that is the write);
@@ -63,7 +64,11 @@ FILE_WRITES = {
     # audio writers: the path first
     "soundfile.write": 0, "scipy.io.wavfile.write": 0, "torchaudio.save": 0, "librosa.output.write_wav": 0,
 }
-FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv", "write_bytes", "write_text", "extractall"})
+FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv", "write_bytes", "write_text", "extractall",
+                                "save_to_disk"})
+# methods that write a file where they are given its path, and hand back text without one
+# (Hugging Face datasets' and pandas' `ds.to_json(path)`; `df.to_json()` returns a string)
+PATH_GIVEN_WRITE_METHODS = frozenset({"to_json"})
 PATH_METHODS = frozenset({"write_bytes", "write_text"})  # pathlib's: the path is the object, not an argument
 IN_MEMORY = frozenset({"io.BytesIO", "io.StringIO"})  # buffers: what is written to them is no file
 SCRIPTED = frozenset({"torch.jit.script", "torch.jit.trace"})
@@ -124,7 +129,9 @@ def _writer(facts: Facts, call: cst.Call) -> str | None:
     if not isinstance(call.func, cst.Attribute):
         return None
     method = call.func.attr.value
-    if method in FILE_WRITE_METHODS or method == "save" and _saves_itself_made(facts, call.func.value):
+    if method in FILE_WRITE_METHODS or method == "save" and _saves_itself_made(facts, call.func.value) \
+            or method in PATH_GIVEN_WRITE_METHODS and (call.args and call.args[0].keyword is None
+                                                       or mt.keyword(call, "path_or_buf") is not None):
         return f".{method}()"
     return None
 
