@@ -53,6 +53,8 @@ class Model:
     penalty: bool = False  # synced: `synced` is a gradient penalty through it, and a step may leave parameters without gradient
     kept: bool = False  # synced: `synced` is a statement that keeps the model in an object before it is ready to wrap
     bypassed: str | None = None  # a DataParallel model trained through its `.module`'s own method: that call
+    written: bool = False  # wrapped by the program itself (`ddpify check`): a copy of it is a wrapper too,
+    # where a copy of a wrap ddpify places copies its module (unwrap-model)
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
@@ -1174,7 +1176,7 @@ def wrapped_refs(facts: Facts, wrapped: list[Model]) -> dict[Ref, Model]:
         if home is not None:
             flow = objects.of(facts)
             received = flow.receivers(home)
-            kept = {k for r in [home, *received] for k in _kept_on_self(facts, r, copies=False)}  # `self.model = model`
+            kept = {k for r in [home, *received] for k in _kept_on_self(facts, r, model.written)}  # `self.model = model`
             refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in flow.receivers(k))], model))
             model.rebuilds = homes.setdefault(home, [])  # one list, shared by the wraps of one name
             model.rebuilds.append(model)
@@ -1234,9 +1236,9 @@ def written_wraps(facts: Facts) -> dict[Ref, Model]:
     """The names a script that is already distributed wraps itself (`model = DDP(model, ...)`), as
     `wrapped_refs` gives them for the wraps ddpify places: `ddpify check` asks `holds_wrapper`
     about these. The first wrap of a name is its `Model`; later ones are writes that keep it."""
-    wraps = [Model(name, stmt, stmt) for target, value, stmt in facts.assigns
+    wraps = [Model(name, stmt, stmt, written=True) for target, value, stmt in facts.assigns
              if _is_wrap(facts, value) and (name := dotted(target)) and not isinstance(stmt, cst.AugAssign)]
-    wraps += [Model(name, stmt, stmt) for target, value, stmt in facts.assigns
+    wraps += [Model(name, stmt, stmt, written=True) for target, value, stmt in facts.assigns
               for name in _prepared_models(facts, target, value)]
     return wrapped_refs(facts, wraps[::-1])  # the first wrap of a name wins
 
@@ -1332,7 +1334,7 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
         if facts.in_library(ref.scope):
             return MAYBE  # a module's function: another entry point may pass the bare model
         if isinstance(ref.scope, cst.ClassDef):  # `self.model` a method stores: what it was given
-            verdicts = {_holds(facts, refs, answers, _same_object(facts, value, copies=False), depth - 1) if depth else MAYBE
+            verdicts = {_holds(facts, refs, answers, _same_object(facts, value, model.written), depth - 1) if depth else MAYBE
                         for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)}
             return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
         rebound = [(value, stmt) for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)
@@ -1435,13 +1437,20 @@ def _branch_of(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> tuple[cst.
     return None
 
 
+def _copies_wrap(refs: dict[Ref, Model]) -> bool:
+    """Is a copy of a wrapper (`copy.deepcopy(model)`) a wrapper? In a program that wraps its
+    models itself, yes; a copy of a wrap ddpify places copies the module (unwrap-model)."""
+    return any(model.written for model in refs.values())
+
+
 def _alias_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, depth: int) -> Holds | None:
     """MAYBE for a local name (not a parameter) of a function every value of which is a name that
     may hold a wrapper (`model, config = self.model, self.config`), or a copy of one
     (`best = copy.deepcopy(self.model)`): `unwrap(model)` takes either."""
     if not isinstance(ref.scope, cst.FunctionDef) or "." in ref.name or ref.name in param_names(ref.scope):
         return None
-    values = [_same_object(facts, value, copies=False) for value in facts.sources(ref)]
+    copies = _copies_wrap(refs)
+    values = [_same_object(facts, value, copies) for value in facts.sources(ref)]
     if not values or not all(dotted(value) is not None for value in values):
         return None
     verdicts = {_holds(facts, refs, answers, value, depth - 1) for value in values}
@@ -1466,7 +1475,8 @@ def _stored_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref,
     may)."""
     if not isinstance(ref.scope, cst.ClassDef) or not ref.name.startswith("self."):
         return None
-    values = [_same_object(facts, value, copies=False) for _, value, stmt in facts.writes(ref)
+    copies = _copies_wrap(refs)
+    values = [_same_object(facts, value, copies) for _, value, stmt in facts.writes(ref)
               if not isinstance(stmt, cst.AugAssign)]
     verdicts = {_holds(facts, refs, answers, value, depth - 1) for value in values}
     return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
