@@ -181,7 +181,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             saves.append(owner or stmt)  # every process waits there when the file is read back below
             # (not after a guarded `return <write>`: the main process leaves there, the others would wait)
         if owner is not None:  # `if args.save_model: torch.save(...)` -> `if args.save_model and ...:`
-            edits.replace(owner.test, _and_main, f"{what} runs on the main process only")
+            reads_logger = any(_on_logger(facts, a.value, loggers) for a in facts.findall(owner.test, cst.Attribute))
+            edits.replace(owner.test, _main_and if reads_logger else _and_main, f"{what} runs on the main process only")
             writes[owner] = what
             owners.append(owner)
             continue
@@ -659,32 +660,55 @@ def _file_method_statement(facts: Facts, node: cst.CSTNode) -> bool:
 
 
 def _reads_of_main_only(facts: Facts, edits: Edits, loggers: Loggers, writes: dict[cst.CSTNode, str]) -> None:
-    """A read of a logger's attribute outside a guard (`run_dir = self.writer.log_dir`): the logger
-    exists on the main process only (None elsewhere), so every process takes the main process's
-    value, `from_main_process(lambda: self.writer.log_dir)` (a broadcast). Where some processes may
+    """A read of a logger's attribute outside a guard (`run_dir = self.writer.log_dir`), or of what
+    its method returns (`print(logger.write('train'))`): the logger exists on the main process only
+    (None elsewhere), so every process takes the main process's value,
+    `from_main_process(lambda: self.writer.log_dir)` (a broadcast). Where some processes may
     not reach the read (under a test that may differ between them, in a `try`, in a function called
-    under a guard), a broadcast could wait forever: a TODO instead."""
+    under a guard), a broadcast could wait forever: the read runs on the main process only, None
+    elsewhere (`logger.state_dict() if is_main_process() else None`, saved there only), with a
+    warning. A print of the logger's value alone is guarded (the runtime silences print elsewhere)."""
     done: set[cst.CSTNode] = set()
     for attr in facts.attributes:
         if not _on_logger(facts, attr.value, loggers):
             continue
         stmt = facts.statement(attr)
         if stmt in writes or _already_guarded(facts, stmt, writes) or any(
-                isinstance(c.func, cst.Attribute) and c.func is attr for c in facts.calls_in(stmt)):
-            continue  # a method call of the logger is guarded with its statement
+                c.func is attr and isinstance(facts.parent(c), cst.Expr) for c in facts.calls_in(stmt)):
+            continue  # a method call of the logger as a statement is guarded with it; one whose value is
+            # used (`print(logger.write('train'))`, `{'logger': logger.state_dict()}`) is a read
         read = _whole_read(facts, attr)
         if read in done or any(facts.is_inside(read, d) for d in done):
             continue
         done.add(read)
+        if stmt not in done and _prints_only_the_logger(facts, stmt, loggers):
+            done.add(stmt)  # printed on the main process only anyway: no broadcast
+            edits.guard(stmt, GUARD, f"`{facts.code(read)}` printed on the main process only "
+                        f"(`{facts.code(attr.value)}` exists there only: None elsewhere)")
+            continue
+        if stmt in done:
+            continue
         if _reached_by_all(facts, stmt) is stmt and _callers_unguarded(facts, stmt, writes):
             edits.replace(read, lambda node: cst.Call(cst.Name("from_main_process"), [cst.Arg(cst.Lambda(
                 cst.Parameters(), node))]), f"`{facts.code(read)}` is the main process's on every process "
                 f"(`{facts.code(attr.value)}` exists there only: None elsewhere)")
             edits.add_import("ddpify_runtime", "from_main_process")
             continue
-        edits.todo(stmt, f"`{facts.code(read)}` is read on every process, but `{facts.code(attr.value)}` exists "
-                   "on the main process only (None elsewhere), and not every process may reach this line: read it "
-                   "under `if is_main_process():` or compute the value without the logger")
+        edits.replace(read, lambda node: cst.IfExp(test=cst.parse_expression(GUARD), body=node, orelse=cst.Name("None")),
+                      f"`{facts.code(read)}` read on the main process only")
+        edits.warn(stmt, f"`{facts.code(read)}` is the main process's value there and None on the others: "
+                   f"`{facts.code(attr.value)}` exists on the main process only, and not every process may reach "
+                   "this line to share it; where the others use the value, compute it without the logger")
+
+
+def _prints_only_the_logger(facts: Facts, stmt: cst.CSTNode, loggers: Loggers) -> bool:
+    """`print(logger.write('train'))`: a print statement whose other calls are all the logger's
+    methods (the runtime silences print off the main process: guarded, it changes nothing else)."""
+    line = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    if not (isinstance(line, cst.Expr) and isinstance(line.value, cst.Call) and mt.is_call_of(line.value, "print")):
+        return False
+    return all(c is line.value or isinstance(c.func, cst.Attribute) and _on_logger(facts, c.func.value, loggers)
+               for c in facts.calls_in(stmt))
 
 
 def _whole_read(facts: Facts, attr: cst.Attribute) -> cst.BaseExpression:
@@ -757,9 +781,19 @@ def _sole_body_of_if(facts: Facts, stmt: cst.CSTNode, writes: dict[cst.CSTNode, 
 
 
 def _and_main(test: cst.BaseExpression) -> cst.BaseExpression:
+    return cst.BooleanOperation(_parenthesized(test), cst.And(), cst.parse_expression(GUARD))
+
+
+def _main_and(test: cst.BaseExpression) -> cst.BaseExpression:
+    """`if logger.compare('test'): save(...)` -> `if is_main_process() and logger.compare('test'):`:
+    the guard first where the test reads a logger, which is None off the main process."""
+    return cst.BooleanOperation(cst.parse_expression(GUARD), cst.And(), _parenthesized(test))
+
+
+def _parenthesized(test: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(test, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)) and not test.lpar:
-        test = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return cst.BooleanOperation(test, cst.And(), cst.parse_expression(GUARD))
+        return test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return test
 
 
 def _forward_through_module(facts: Facts, refs: dict[Ref, Model], edits: Edits, stmt: cst.CSTNode) -> None:
@@ -940,7 +974,8 @@ def _reached_by_all(facts: Facts, stmt: cst.CSTNode, main_only: AbstractSet[cst.
     the whole loop still counts (`if not os.path.exists(d): for f in files: copy; barrier()`: a
     process that finds the folder the main process made skips the loop and its barriers). A
     statement this rewrite runs on the main process only (`main_only`: guarded, or an `if` whose
-    test it extends) is left by the others too."""
+    test it extends) is left by the others too. torch's own `with` blocks (`torch.no_grad()`) let
+    everything raised through."""
     point, looped = stmt, False
     for anc in facts.ancestors(stmt):
         if isinstance(anc, (cst.FunctionDef, cst.Module)):
@@ -951,10 +986,17 @@ def _reached_by_all(facts: Facts, stmt: cst.CSTNode, main_only: AbstractSet[cst.
         if isinstance(anc, (cst.For, cst.While)):
             looped = True
             continue
-        if isinstance(anc, (cst.Try, cst.TryStar)) or isinstance(anc, cst.With) and not looped \
+        if isinstance(anc, (cst.Try, cst.TryStar)) or isinstance(anc, cst.With) and not looped and not _torch_with(facts, anc) \
                 or isinstance(anc, cst.If) and not same_everywhere(facts, anc.test):
             point = anc
     return point
+
+
+def _torch_with(facts: Facts, block: cst.With) -> bool:
+    """`with torch.no_grad():` (`torch.autocast(...)`, `torch.inference_mode()`): torch's context
+    managers swallow nothing that their body raises."""
+    return all(isinstance(item.item, cst.Call) and (facts.qualify(item.item.func) or "").startswith("torch.")
+               for item in block.items)
 
 
 def _barrier_follows(facts: Facts, point: cst.CSTNode, others: set[cst.CSTNode], epoch_loops: list[EpochLoop]) -> bool:

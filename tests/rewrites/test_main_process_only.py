@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, unchanged
+from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, rewritten, unchanged, warnings
 
 NAME = "main-process-only"
 
@@ -981,15 +981,75 @@ for epoch in range(2):
 def test_a_read_of_a_main_process_only_writer_is_the_main_process_value():
     """`self.writer.log_dir` on every process raised AttributeError off the main process, silently
     converted; its method calls are guarded, and its attribute reads take the main process's value
-    (a broadcast), whole chains included; a read some processes may skip gets a TODO."""
-    out = only(NAME, TRAINER_WITH_WRITER.replace("print(run_dir)", "print(run_dir, self.writer.file_writer.get_logdir())"))
+    (a broadcast), whole chains included; a read some processes may skip runs on the main process
+    only (None elsewhere), with a warning."""
+    out = only(NAME, TRAINER_WITH_WRITER.replace("print(run_dir)", "print(run_dir, str(self.writer.file_writer.get_logdir()))"))
     assert "        run_dir = from_main_process(lambda: self.writer.log_dir)\n" in out
-    assert "print(run_dir, from_main_process(lambda: self.writer.file_writer.get_logdir()))" in out
+    assert "print(run_dir, str(from_main_process(lambda: self.writer.file_writer.get_logdir())))" in out
     assert "        if is_main_process():\n                self.writer.add_scalar" in out
     assert "from_main_process" not in only(NAME, TRAINER_WITH_WRITER.replace("run_dir = self.writer.log_dir", "run_dir = 'runs'"))
-    skipped = only(NAME, TRAINER_WITH_WRITER.replace("        run_dir = self.writer.log_dir",
-                                                     "        if loss.item() > 1:\n            run_dir = self.writer.log_dir"))
-    assert "# TODO(ddpify): `self.writer.log_dir` is read on every process" in skipped and "lambda" not in skipped
+    skipped = rewritten(NAME, TRAINER_WITH_WRITER.replace("        run_dir = self.writer.log_dir",
+                                                          "        if loss.item() > 1:\n            run_dir = self.writer.log_dir"))
+    assert "run_dir = self.writer.log_dir if is_main_process() else None" in skipped.code and "lambda" not in skipped.code
+    assert any("`self.writer.log_dir` is the main process's value there and None" in w for w in warnings(skipped.changes))
+
+
+PROGRAM_LOGGER_READ = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.tensorboard import SummaryWriter
+
+
+class Logger:
+    def __init__(self, path):
+        self.writer = SummaryWriter(path)
+        self.best = None
+
+    def write(self, split):
+        return f"{split}: {self.best}"
+
+    def compare(self, split):
+        return True
+
+    def state_dict(self):
+        return {"best": self.best}
+
+
+def train(loader, model, optimizer, logger):
+    for i, (x, y) in enumerate(loader):
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+        if i % 2 == 0:
+            print(logger.write("train"))
+
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=2, shuffle=True)
+logger = Logger("runs")
+for step in range(4):
+    train(loader, model, optimizer, logger)
+    if torch.rand(1).item() > 0.5:
+        result = {"model": model.state_dict(), "logger": logger.state_dict()}
+        if logger.compare("test"):
+            torch.save(result, "best.pt")
+"""
+
+
+def test_what_a_main_process_only_logger_returns_is_read_where_it_exists():
+    """RPipe's train_model.py (twelfth sweep): its Logger (a class of the program making a
+    SummaryWriter) is None off the main process, but `print(logger.write('train'))`,
+    `{'logger': logger.state_dict()}` and `if logger.compare('test'): save` read it on every
+    process, and the second process died of AttributeError. Now the print is guarded (printed on the
+    main process only anyway), the dict's read runs on the main process only (None elsewhere:
+    some processes may not reach the line, a broadcast could wait forever), and the `if` tests the
+    guard first."""
+    out = rewritten(NAME, PROGRAM_LOGGER_READ)
+    assert "        if i % 2 == 0 and is_main_process():\n            print(logger.write(\"train\"))\n" in out.code \
+        or "        if i % 2 == 0:\n            if is_main_process():\n                print(logger.write(\"train\"))\n" in out.code
+    assert '"logger": logger.state_dict() if is_main_process() else None}' in out.code
+    assert '        if is_main_process() and logger.compare("test"):\n' in out.code
 
 
 LOGGER_CLASS = """\
