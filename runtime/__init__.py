@@ -85,7 +85,7 @@ __all__ = [
     "shard_model", "sharded_blocks", "full_state_dict", "load_full_state_dict",
     "full_optimizer_state_dict", "load_full_optimizer_state_dict",
     # evaluation
-    "ExactSplitSampler", "shard_eval", "reduce_sum", "gather_ordered", "sum_over_shards",
+    "ExactSplitSampler", "shard_eval", "reduce_sum", "gather_ordered", "sum_over_shards", "gather_over_shards",
     # self-check
     "SelfCheckError",
 ]
@@ -1727,6 +1727,18 @@ def sum_over_shards(loader: DataLoader, *values: Any) -> Any:
     back = tuple(s if not isinstance(v, kinds) else s.numpy() if isinstance(v, kinds[0]) else type(v)(s.item())
                  for v, s in zip(values, summed))
     return back[0] if len(back) == 1 else back
+
+
+def gather_over_shards(loader: DataLoader, *lists: Any) -> Any:
+    """``gather_ordered(items)`` of each list where a sampler gives each process its own part of
+    ``loader``'s data, else the lists as they are: what one pass over ``loader`` collected (one
+    loss per batch, the predictions) becomes what one process reading all of it collects, every
+    process's items in rank order, so that a mean over the list is the whole set's. A collective
+    where the loader is sharded (every process passes the same loader there)."""
+    if not _sharded(loader):
+        return lists[0] if len(lists) == 1 else lists
+    gathered = tuple(gather_ordered(items) for items in lists)
+    return gathered[0] if len(gathered) == 1 else gathered
 
 
 def _sum_over_ranks(value: Any, seen: List[Any]) -> Any:

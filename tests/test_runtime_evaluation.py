@@ -78,6 +78,18 @@ def test_sum_over_shards_adds_up_a_sharded_loaders_sums_only(monkeypatch):
     assert rt.sum_over_shards(whole, 3, 1.5) == (3, 1.5) and rt.sum_over_shards(whole, 2.5) == 2.5
 
 
+def test_gather_over_shards_gathers_a_sharded_loaders_lists_only(monkeypatch):
+    """dc_ddpm's epoch loss, `sum(total_loss) / len(total_loss)` over the batch losses one pass
+    collected: gathered from every process where the loader is sharded, kept where it is whole."""
+    monkeypatch.setattr(rt, "gather_ordered", lambda items: ["rank 0's", *items])
+    sharded = DataLoader(list(range(8)), sampler=DistributedSampler(list(range(8)), num_replicas=2, rank=1))
+    whole = DataLoader(list(range(8)), shuffle=True)
+    assert rt.gather_over_shards(sharded, [0.5, 0.25]) == ["rank 0's", 0.5, 0.25]
+    assert rt.gather_over_shards(sharded, [1], [2]) == (["rank 0's", 1], ["rank 0's", 2])
+    assert rt.gather_over_shards(whole, [0.5]) == [0.5] and rt.gather_over_shards(whole, [1], [2]) == ([1], [2])
+    assert rt.gather_over_shards(enumerate([1]), [3]) == [3]
+
+
 def test_sum_over_shards_over_no_loader_keeps_the_values():
     """`sum_over_shards(loop, correct)` with `loop` an `enumerate` of a generator over zipped loaders
     (YannLeo's DANN trainer, ninth fresh sweep) raised AttributeError ('enumerate' object has no

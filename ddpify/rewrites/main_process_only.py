@@ -54,7 +54,10 @@ insists does not exist yet, `assert not os.path.exists(run_dir)` before `Summary
 as do forward passes: a model call under a
 rank guard would deadlock DDP, so one inside a guarded write goes through `.module`. When a
 later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.load`, `open(path)`,
-...) may read what was written, a `barrier()` follows the write, whatever wrote it; after a picture
+...) may read what was written, or a read that runs after a call of the writing function (below
+the call in its caller, or in the caller's caller, or above it in a loop around both: `save()`
+then `restore()`; not any read of the program, such as a data set's `Image.open`), a `barrier()`
+follows the write, whatever wrote it; after a picture
 (`plt.savefig`, `save_image`) only where a picture reader (`Image.open`, `plt.imread`) or a file
 opened in binary may read it (a data set's own reads are of its samples).
 A file opened for writing whose handle the program keeps and uses for more than writing it (a
@@ -1079,10 +1082,36 @@ def _read_back_later(facts: Facts, stmt: cst.CSTNode, readers: list[cst.Call]) -
            for c in readers):
         return True
     # `def save(): torch.save(net, "net.pkl")` and `def restore(): torch.load("net.pkl")`, called in
-    # turn: a read in another function, where every call of the writing one runs on every process
+    # turn: a read in another function, where every call of the writing one runs on every process,
+    # called after a call of the writing one (`restore()` reads through its body), or before it in a
+    # loop around both (the next round reads it). Not any read of the program (a data set's
+    # `Image.open` in `__getitem__` after a save in `main()`: nothing waits for that file)
     sites = [facts.statement(c) for c in facts.call_sites(scope)] if isinstance(scope, cst.FunctionDef) else []
-    return bool(sites) and all(_reached_by_all(facts, site) is site for site in sites) and any(
-        facts.scope(c) is not scope and scope not in facts.user_functions(c) for c in readers)  # (not `main()` itself)
+    return bool(sites) and all(_reached_by_all(facts, site) is site for site in sites) and \
+        _read_after_a_call(facts, scope, readers)
+
+
+def _read_after_a_call(facts: Facts, func: cst.FunctionDef, readers: list[cst.Call], depth: int = 4) -> bool:
+    """Does a read run after a call of `func`: in the caller's function, after the call (`_runs_after`),
+    or after a call of that function in turn (an early stopper's `__call__` saving through
+    `save_checkpoint()`, the script reloading the best weights after the training function returns)?"""
+    for site in (facts.statement(c) for c in facts.call_sites(func)):
+        if any(_runs_after(facts, site, c) for c in readers):
+            return True
+        caller = facts.scope(site)
+        if depth > 0 and isinstance(caller, cst.FunctionDef) and caller is not func \
+                and _read_after_a_call(facts, caller, readers, depth - 1):
+            return True
+    return False
+
+
+def _runs_after(facts: Facts, site: cst.CSTNode, call: cst.Call) -> bool:
+    """Does `call` run after the statement `site` in its function: below it, or anywhere in a loop
+    of that function around both?"""
+    if facts.scope(call) is not facts.scope(site) or facts.is_inside(call, site) or not _same_file(facts, site, call):
+        return False
+    return facts.before(site, call) or any(isinstance(loop, (cst.For, cst.While)) and facts.is_inside(call, loop)
+                                           for loop in facts.ancestors(site))
 
 
 def _same_file(facts: Facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:

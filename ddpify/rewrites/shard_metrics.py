@@ -29,6 +29,23 @@ its shard's:
     mae, n = sum_over_shards(data_loader, mae, n)
     return mae / n
 
+A sum read undivided after the loop (returned, printed, logged: `return train_loss, correct / n`)
+is a sum over the data too, added up with the others (and the counts read with it:
+`print(correct, seen)`); one carried over the passes and read undivided gets a TODO. A list started
+afresh before the loop, filled in it and read after it (one loss per batch) is gathered from every
+process, so that what is computed from it covers the whole set:
+
+    losses = []
+    for x, y in train_loader:
+        losses.append(loss_fn(model(x), y).item())
+    print(sum(losses) / len(losses))
+->
+    losses = []
+    for x, y in train_loader:
+        losses.append(loss_fn(model(x), y).item())
+    losses = gather_over_shards(train_loader, losses)
+    print(sum(losses) / len(losses))
+
 `sum_over_shards` (runtime) adds the sums up over the processes where that loader is sharded and
 leaves them as they are where it is read whole (the 'val' phase of a loop shared with training,
 ddpify.analysis.phases, or an evaluation function a caller also runs over the training loader),
@@ -70,6 +87,7 @@ SUMMARY = ("add up over the processes a sum over one shard divided by the full d
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
     for loop in analysis.loaders.sharded_loops:
+        _gather_lists(facts, loop, edits)
         sums = {node.target.value for node in facts.findall(loop.body, cst.AugAssign)
                 if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign)}
         celled = _sum_cells(facts, loop, edits)
@@ -81,25 +99,38 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         counts = _counts(facts, loop, sums)
         divided: list[tuple[str, cst.CSTNode]] = []  # (a sum, a statement dividing it by the full size)
         averaged: set[str] = set()  # sums divided by a count of their own loop, and those counts
+        read, in_divisions = set(), set()  # sums read after the loop; those in a division there
         for stmt in _later_statements(facts, loop, scope):
+            read |= _read_in(stmt) & sums
             for left, right in _divisions(facts, stmt):
                 used = mt.names_in(left) & sums
+                in_divisions |= (mt.names_in(left) | mt.names_in(right)) & sums
                 if used and _full_size(facts, right, stmt):
                     divided.append((sorted(used)[0], stmt))
                 elif used - counts and (count := _count_in(right)) in counts:
                     averaged |= {*(used - counts), count}
+        undivided = read - in_divisions - counts  # `return train_loss`, `print(total)`: a sum over the data
+        undivided |= (read - in_divisions) & counts if undivided else set()  # `print(correct, seen)`: both
         loader = drawn_from(facts, loop.iter) if isinstance(loop, cst.For) else None
         summable = loader is not None and _rereadable(loader)
         restarted = _restarted(facts, loop) if summable else set()
         averaged = averaged if averaged <= restarted else set()  # else left alone: a ratio of one shard's
-        names = sorted({name for name, _ in divided} | averaged)
+        undivided, carried = (undivided & restarted, undivided - restarted) if summable else (set(), undivided)
+        for name in sorted(carried - counts):  # a sum over passes, or over a loader not read again: named
+            edits.todo(next(s for s in _later_statements(facts, loop, scope) if name in _read_in(s)),
+                       f"`{name}` sums this process's shard of the data only and is read undivided: it covers "
+                       "about 1/world_size of it; all_reduce it first (torch.distributed.all_reduce)")
+        names = sorted({name for name, _ in divided} | averaged | undivided)
         if names and summable and set(names) <= restarted:
             summed = ", ".join(names)
             edits.insert_after(loop, f"{summed} = sum_over_shards({facts.code(loader)}, {summed})\n")
             edits.add_import("ddpify_runtime", "sum_over_shards")
+            raw = "read undivided after the loop: a sum over all the data"
+            how = f"each is {raw}" if set(names) == undivided else "each is divided by the " + (
+                "full dataset size" if divided else "count of the samples it saw") + (
+                f"; {', '.join(f'`{n}`' for n in sorted(undivided))} {raw}" if undivided else "")
             edits.record(loop, f"{', '.join(f'`{n}`' for n in names)} summed over the processes after the loop "
-                         f"(sum_over_shards, where `{facts.code(loader)}` is sharded): each is divided by the "
-                         f"{'full dataset size' if divided else 'count of the samples it saw'}")
+                         f"(sum_over_shards, where `{facts.code(loader)}` is sharded): {how}")
             continue
         for name, flagged in divided:
             edits.todo(flagged, f"`{name}` sums this process's shard only, but is divided by the full "
@@ -107,6 +138,32 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                        "about 1/world_size of the true value")
         if not divided and not celled:
             _name_shard_pass(facts, analysis.loaders.training, loop, edits)
+
+
+def _gather_lists(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> None:
+    """Gather over the processes after the loop the lists started afresh just before it (`losses =
+    []`), filled in it (`losses.append(loss.item())`) and read after it (`sum(losses) / len(losses)`,
+    `return losses`): each holds what this process's shard gave (dc_ddpm's epoch loss, a mean over
+    a list of batch losses), so the number read was one shard's."""
+    loader = drawn_from(facts, loop.iter) if isinstance(loop, cst.For) else None
+    if loader is None or not _rereadable(loader):
+        return
+    filled = {c.func.value.value for c in facts.findall(loop.body, cst.Call)
+              if mt.is_method_call(c, "append", "extend") and isinstance(c.func.value, cst.Name)}
+    started = _restarted(facts, loop, lists=True)
+    later = _later_statements(facts, loop, facts.scope(loop))
+    read = {n for s in later for n in _read_in(s)}
+    backward = {n for s in later if any(mt.is_method_call(c, "backward") for c in mt.findall(s, cst.Call))
+                for n in _read_in(s)}  # `torch.stack(losses).mean().backward()`: the graph, not a metric
+    names = sorted(filled & started & read - backward)
+    if not names:
+        return
+    gathered = ", ".join(names)
+    edits.insert_after(loop, f"{gathered} = gather_over_shards({facts.code(loader)}, {gathered})\n")
+    edits.add_import("ddpify_runtime", "gather_over_shards")
+    edits.record(loop, f"{', '.join(f'`{n}`' for n in names)} gathered over the processes after the loop "
+                 f"(gather_over_shards, where `{facts.code(loader)}` is sharded): each collects what one pass "
+                 "over the data gives, read after it")
 
 
 def _sum_cells(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> bool:
@@ -212,11 +269,12 @@ def _rereadable(loader: cst.BaseExpression) -> bool:
     return dotted(loader) is not None
 
 
-def _restarted(facts: Facts, loop: cst.For | cst.While, zeros: bool = False) -> set[str]:
+def _restarted(facts: Facts, loop: cst.For | cst.While, zeros: bool = False, lists: bool = False) -> set[str]:
     """The names set afresh in the statements before `loop` in its block, or before the `with`
     blocks around it (`running_loss = 0.0`, `correct = 0` above `with torch.no_grad():`): a sum
     that starts there is one pass's, so adding it up over the processes after the loop counts
-    each pass once. With `zeros`, those set to an array of zeros (`conf_mat = np.zeros([n, n])`)."""
+    each pass once. With `zeros`, those set to an array of zeros (`conf_mat = np.zeros([n, n])`);
+    with `lists`, to an empty list (`losses = []`)."""
     found: set[str] = set()
     node: cst.CSTNode = loop
     while True:
@@ -225,7 +283,8 @@ def _restarted(facts: Facts, loop: cst.For | cst.While, zeros: bool = False) -> 
         for stmt in body[:body.index(node)] if node in body else ():
             for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
                 if isinstance(small, cst.Assign) and (not zeros or isinstance(small.value, cst.Call) and
-                                                      (dotted(small.value.func) or "").endswith(("zeros", "zeros_like"))):
+                                                      (dotted(small.value.func) or "").endswith(("zeros", "zeros_like"))) \
+                        and (not lists or isinstance(small.value, cst.List) and not small.value.elements):
                     for target in small.targets:
                         found |= {n for n in mt.names_in(target.target)} - mt.names_in(small.value)
         owner = facts.parent(block) if block is not None else None
@@ -242,6 +301,12 @@ def _later_statements(facts: Facts, loop: cst.For | cst.While, scope: cst.CSTNod
     found = [stmt for _, _, stmt in facts.writes_in(scope)] + facts.calls_of(scope) + returned
     later = {facts.statement(n) for n in found if facts.before(loop, n) and not facts.is_inside(n, loop)}
     return sorted((s for s in later if isinstance(s, cst.SimpleStatementLine)), key=lambda s: facts.spans[s][0])
+
+
+def _read_in(stmt: cst.CSTNode) -> set[str]:
+    """The names `stmt` reads: all it names but the names it binds (`total = 0.0` reads nothing)."""
+    bound = {t.target.value for a in mt.findall(stmt, cst.Assign) for t in a.targets if isinstance(t.target, cst.Name)}
+    return mt.names_in(stmt) - bound
 
 
 def _divisions(facts: Facts, stmt: cst.CSTNode) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:

@@ -1331,6 +1331,74 @@ def test_a_file_opened_with_a_mode_parameter_whose_default_writes_is_a_logger():
     assert "self.file = open(fname, mode)\n" in near
 
 
+SAVED_IN_MAIN = """\
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset
+
+
+class Images(Dataset):
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, i):
+        return torch.tensor(list(Image.open(self.paths[i]).getdata()), dtype=torch.float32)
+
+
+def evaluate(model):
+    return torch.load("model.pt")
+
+
+def main():
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(Images(["a.png", "b.png"]), batch_size=1, shuffle=True)
+    for epoch in range(2):
+        for x in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+        torch.save(model.state_dict(), "model.pt")
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("after_main, barrier", [
+    ("", False),  # a data set's `Image.open` and an uncalled function read other files, or never
+    ("evaluate(None)\n", True),  # read back after the function that saves
+])
+def test_a_save_is_followed_by_a_barrier_only_where_a_read_after_it_may_read_the_file(after_main, barrier):
+    """radam_resnet (seventh sweep) and lidc_unet (eleventh): a save in `main()`, called once by every
+    process, got `barrier()` after it because some other function of the program reads a file (a data
+    set's `Image.open` in `__getitem__`, a CSV reader): nothing waits for the saved file there. A read in
+    another function counts where it runs after a call of the saving function (or before it in a loop
+    around both: the next round reads it)."""
+    out = only(NAME, SAVED_IN_MAIN + after_main)
+    assert ("barrier()" in out) is barrier
+
+
+@pytest.mark.parametrize("order, barrier", [
+    ("    save()\n    restore()\n", True),
+    ("    restore()\n    save()\n", True),  # the next round reads what this one saved
+    ("    restore()\nsave()\n", False),  # read before the save, never after it
+])
+def test_a_read_in_another_function_before_the_save_in_a_loop_is_a_read_back(order, barrier):
+    """A save in a function that does more than write (`save()` takes a backward step, then saves: not a helper that only writes), called in a loop
+    whose rounds read the file through `restore()`: below the call, or above it (the next round)."""
+    code = SAVED_IN_MAIN.replace("        torch.save(model.state_dict(), \"model.pt\")\n", "") \
+        .replace("def evaluate(model):\n    return torch.load(\"model.pt\")\n",
+                 "def restore():\n    return torch.load(\"model.pt\")\n\n\ndef save():\n    MODEL(torch.ones(1, 4)).sum().backward()\n"
+                 "    torch.save(MODEL.state_dict(), \"model.pt\")\n") \
+        .replace("main()\n", "MODEL = torch.nn.Linear(4, 1)\nfor round in range(2):\n" + order)
+    out = only(NAME, code)
+    assert ("barrier()" in out) is barrier, out
+
+
 STAR_TEE = """\
 import os
 import sys

@@ -87,6 +87,75 @@ TODO = ("# TODO(ddpify): `{}` sums this process's shard only, but is divided by 
         "it first (torch.distributed.all_reduce), or it reads about 1/world_size of the true value\n")
 
 PAIRS = [
+    # a sum over the sharded training loader read undivided after the loop (gx_s5's "Train Loss", the
+    # sum of its batch losses, returned and printed): one shard's sum, half the single process's number
+    pair("""\
+print(total)
+""", """\
+from ddpify_runtime import sum_over_shards
+
+total = sum_over_shards(loader, total)
+print(total)
+""", "a_shard_sum_read_undivided_after_the_loop_is_summed_over_the_processes", report=[
+        "change: `total` summed over the processes after the loop (sum_over_shards, where `loader` is sharded): "
+        "each is read undivided after the loop: a sum over all the data",
+    ], scaffold=SUMMED_LOSS),
+    # a list of batch losses started afresh before the pass and read after it (dc_ddpm's epoch loss,
+    # `sum(losses) / len(losses)`): gathered from every process, the mean the whole set's
+    pair("""\
+
+for epoch in range(3):
+    losses = []
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        losses.append(loss.item())
+    print(sum(losses) / len(losses))
+""", """\
+from ddpify_runtime import gather_over_shards
+
+
+for epoch in range(3):
+    losses = []
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        losses.append(loss.item())
+    losses = gather_over_shards(train_loader, losses)
+    print(sum(losses) / len(losses))
+""", "a_list_of_a_pass_read_after_it_is_gathered_over_the_processes", report=[
+        "change: `losses` gathered over the processes after the loop (gather_over_shards, where `train_loader` is "
+        "sharded): each collects what one pass over the data gives, read after it"],
+         scaffold=SCRIPT.instead_of("loop")),
+    # near miss: divided by the shard's own number of batches, a mean of one shard (an estimate): left alone
+    pair("""\
+print(total / len(loader))
+""", """\
+print(total / len(loader))
+""", "a_shard_sum_divided_by_its_own_number_of_batches_is_left_alone", scaffold=SUMMED_LOSS),
+    # a sum carried over the passes (set once, before the epochs) and read undivided: named, not summed
+    # after each pass (that would count the earlier passes again)
+    pair("""\
+
+total = 0.0
+for epoch in range(3):
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        total += loss.item()
+print(total)
+""", """\
+
+total = 0.0
+for epoch in range(3):
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        total += loss.item()
+# TODO(ddpify): `total` sums this process's shard of the data only and is read undivided: it covers about \
+1/world_size of it; all_reduce it first (torch.distributed.all_reduce)
+print(total)
+""", "a_sum_carried_over_the_passes_and_read_undivided_is_named", scaffold=SCRIPT.instead_of("loop")),
     pair("""\
 avg = total / len(loader.dataset)
 """, """\
@@ -222,6 +291,13 @@ for epoch in range(3):
          MEAN.format(count="seen += y.size(0)", summed=SUMMED, after="print(correct / seen)", start=IMPORTED),
          "a_sum_divided_by_a_count_of_the_samples_its_loop_saw_is_summed_over_the_processes_with_it",
          report=COUNTED_REPORT),
+    # a sum and a count printed undivided (once a near miss: the count was left one shard's, and the sum
+    # too): both summed, the single process's numbers
+    pair(MEAN.format(count="seen += y.size(0)", summed="", after="print(correct, seen)", start=""),
+         MEAN.format(count="seen += y.size(0)", summed=SUMMED, after="print(correct, seen)", start=IMPORTED),
+         "a_sum_and_its_count_read_undivided_are_summed_over_the_processes", report=[
+        "change: `correct`, `seen` summed over the processes after the loop (sum_over_shards, where `data_loader` is "
+        "sharded): each is read undivided after the loop: a sum over all the data"]),
     pair(MEAN.format(count="seen += len(y)", summed="", after="return correct / seen", start=""),
          MEAN.format(count="seen += len(y)", summed=SUMMED, after="return correct / seen", start=IMPORTED),
          "a_returned_mean_over_len_of_each_batch"),
@@ -402,10 +478,38 @@ for epoch in range(2):
         total += loss.item()
     avg = total / len(loader)
 """, id="a_mean_over_this_shard_s_batches"),
-    # near misses of MEAN: a count never divided by; a function run over the evaluation loader only
-    # (never sharded); a running mean printed inside the loop; a count carried over the passes
-    pytest.param(MEAN.format(count="seen += y.size(0)", summed="", after="print(correct, seen)", start=""),
-                 id="a_count_never_divided_by"),
+    # near misses of the list: carried over the passes (started once, before the epochs); never read after
+    # the pass
+    pytest.param("""\
+
+losses = []
+for epoch in range(3):
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        losses.append(loss.item())
+    print(sum(losses) / len(losses))
+""", SCRIPT.instead_of("loop"), id="a_list_carried_over_the_passes"),
+    pytest.param("""\
+
+for epoch in range(3):
+    losses = []
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        losses.append(loss.item())
+        print(sum(losses) / len(losses))
+""", SCRIPT.instead_of("loop"), id="a_list_read_inside_the_pass_only"),
+    pytest.param("""\
+
+for epoch in range(3):
+    losses = []
+    for x, y in train_loader:
+        losses.append(loss_fn(model(x), y))
+    torch.stack(losses).mean().backward()
+""", SCRIPT.instead_of("loop"), id="a_list_of_a_pass_a_backward_reads_after_it"),
+    # near misses of MEAN: a function run over the evaluation loader only (never sharded); a running
+    # mean printed inside the loop; a count carried over the passes
     pytest.param(MEAN.format(count="seen += y.size(0)", summed="", after="print(correct / seen)", start="")
                  .replace("    evaluate(model, train_loader)\n", ""), id="a_mean_over_a_loader_never_sharded"),
     pytest.param(MEAN.format(count="seen += y.size(0)", summed="", after="", start="")
