@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ddpify.analysis import models
 from ddpify.analysis.result import analyse
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.parse import parse_module
@@ -39,3 +40,66 @@ def test_a_programs_one_model_is_asked_about_with_one_memo(monkeypatch):
     analysis, _ = _analysed(monkeypatch)
     assert len(analysis.models.wrapped) == 1
     assert len(analysis.facts.__dict__["_holds_answers"]) == 1
+
+
+# one unit: a model class with a method of its own, trained in a function of its own, then a call of
+# that method (the calls `_trained_by_methods` asks about) and a save (`_unwraps`, `holds_wrapper`)
+UNIT = """
+class Net{i}(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def score(self, x):
+        return self.fc(x).sum()
+
+
+def unwrap{i}(m):
+    return m.module if hasattr(m, "module") else m
+
+
+def main{i}(data):
+    model = Net{i}()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in DataLoader(data, batch_size=2):
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    print(model.score(x))
+    torch.save(unwrap{i}(model).state_dict(), "m{i}.pt")
+"""
+HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom torch.utils.data import DataLoader\n"
+
+
+def _questions(monkeypatch, units: int, name: str) -> Counter:
+    """`models.<name>`'s calls, by argument ids, analysing `units` copies of `UNIT`."""
+    found: Counter = Counter()
+    original = getattr(models, name)
+
+    def counted(*args):
+        found[tuple(map(id, args[1:]))] += 1
+        return original(*args)
+    monkeypatch.setattr(models, name, counted)
+    analyse(parse_module(HEAD + "".join(UNIT.format(i=i) for i in range(units))))
+    monkeypatch.setattr(models, name, original)
+    return found
+
+
+def test_what_names_hold_is_asked_linearly_in_the_models(monkeypatch):
+    """`_trained_by_methods` asks, for each model, whether each call on any model holds it: each
+    model's questions about another's calls were answered model by model (2, 4, 8 units: 80, 200,
+    560 answers, quadratic); where a question reads none of the model's names (`_asked`), it is not
+    asked (linear)."""
+    four, eight = (sum(_questions(monkeypatch, n, "_holds_uncached").values()) for n in (4, 8))
+    assert four and eight <= 2 * four
+
+
+def test_a_helper_is_read_for_an_unwrap_once(monkeypatch):
+    """`_unwraps` (is this function the program's unwrap helper) is asked for each call of it that
+    a question follows, by every model's questions: it reads the function once."""
+    found = _questions(monkeypatch, 4, "_takes_module")
+    assert found and max(found.values()) == 1

@@ -14,6 +14,7 @@ apart on each process; on whole data every process trains it alike.
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 import libcst as cst
 
@@ -319,6 +320,19 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
     return list(loops.values()), looped
 
 
+def _setting(facts: Facts) -> dict[str, list[cst.CSTNode]]:
+    """The assignments of the program by each name they bind as written (`self.x`, also of `self.x,
+    self.y = ...`), in source order: one pass, not one for each loop `_named_in` names a loader in."""
+    found = facts.__dict__.get("_setting")
+    if found is None:
+        found = facts.__dict__["_setting"] = defaultdict(list)
+        for target, _, stmt in facts.assigns:
+            targets = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+            for name in dict.fromkeys(dotted(t) for t in targets):
+                found[name].append(stmt)
+    return found
+
+
 def _named_in(facts: Facts, loop: cst.CSTNode, expr: cst.BaseExpression) -> str:
     """The loader `expr` as the epoch loop names it: `self.x` as written where every instance that
     runs the loop has it (each class of the program that derives from the loop's, and has no
@@ -331,11 +345,7 @@ def _named_in(facts: Facts, loop: cst.CSTNode, expr: cst.BaseExpression) -> str:
     cls = facts.enclosing_class(loop)
     if not (isinstance(expr, cst.Attribute) and dotted(expr.value) == "self" and cls is not None):
         return text
-    setters = set()
-    for target, _, stmt in facts.assigns:
-        targets = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-        if any(dotted(t) == text for t in targets) and _always_run(facts, stmt):
-            setters.add(facts.enclosing_class(stmt))
+    setters = {facts.enclosing_class(stmt) for stmt in _setting(facts).get(text, ()) if _always_run(facts, stmt)}
     derived = [c for c in facts.classes.values() if cls in facts._lineage(c)]
     leaves = [c for c in derived if not any(c is not d and c in facts._lineage(d) for d in derived)]
     if all(setters & set(facts._lineage(c)) for c in leaves):

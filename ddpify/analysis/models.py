@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
 import libcst as cst
 
 from ddpify.analysis import forward, objects
@@ -56,11 +57,23 @@ class Model:
     written: bool = False  # wrapped by the program itself (`ddpify check`): a copy of it is a wrapper too,
     # where a copy of a wrap ddpify places copies its module (unwrap-model)
 
+    def __setattr__(self, name: str, value: object) -> None:
+        """Setting again a field `holds_wrapper`'s answers depend on starts a new state of them
+        (`_answers`; a model being built is in no `refs` yet)."""
+        if name in _ANSWERED_FIELDS and name in self.__dict__:
+            global _state
+            _state += 1
+        object.__setattr__(self, name, value)
+
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
         """Does `node`, in the wrap's own function, run after the wrap?"""
         if self.before_anchor:
             return not facts.before(node, self.anchor)
         return facts.before(self.anchor, node) and not facts.is_inside(node, self.anchor)
+
+
+_ANSWERED_FIELDS = frozenset({"empty", "maybe_none", "rebuilds"})  # the fields of a Model `holds_wrapper` reads
+_state = 0  # bumped each time one of them is set on any Model (`_answers`)
 
 
 @dataclass(frozen=True)
@@ -190,12 +203,12 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
     own = _own_refs(refs, model)
     found, forward, beside = None, False, None
     for call, without_grad in calls:
-        if dotted(call.func) and not without_grad and holds_wrapper(facts, own, call.func) is not None:
+        if dotted(call.func) and not without_grad and _holds_own(facts, refs, own, call.func) is not None:
             forward = True  # its forward runs with gradients (an evaluation's no_grad forward trains nothing)
             continue
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value not in mt.MODULE_API | STATE \
-                and dotted(func.value) and holds_wrapper(facts, own, func.value) is not None:
+                and dotted(func.value) and _holds_own(facts, refs, own, func.value) is not None:
             found = found or facts.code(call.func)
             classes = model_classes(facts, model)
             methods = facts.user_functions(call) or [  # the method of a class the model may be, or of its bases
@@ -214,6 +227,54 @@ def _own_refs(refs: dict[Ref, Model], model: Model) -> dict[Ref, Model]:
     already answered about `refs` (`_answers` keeps answers per dict of names)."""
     own = {ref: m for ref, m in refs.items() if m is model or m in model.rebuilds}
     return refs if len(own) == len(refs) else own
+
+
+def _holds_own(facts: Facts, refs: dict[Ref, Model], own: dict[Ref, Model], expr: cst.BaseExpression) -> Holds | None:
+    """`holds_wrapper(facts, own, expr)` for the names of one model of `refs` (`own`: `_own_refs`),
+    asked of every call on any model: where `own` is not all of `refs` (and holds wraps ddpify
+    places, `_copies_wrap`), None without asking where the question never reads a name of `own`
+    (`_asked`), as it then answers as it does of no name at all, so that each model's questions
+    about the calls of the others are not answered model by model (quadratic in the models). (A
+    program's one model: `own` is `refs`, whose answers `_calls_on_models` already gave.)"""
+    asked = _asked(facts, expr) if own is not refs and not _copies_wrap(own) else None
+    if asked is not None and asked.isdisjoint(own):
+        return None
+    return holds_wrapper(facts, own, expr)
+
+
+class _Asking(dict):
+    """An empty `refs` that keeps the names `holds_wrapper` asks it about (`_asked`); `every`: it
+    read every model it holds (`_object_holds`), so that any may change the answer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: set[Ref] = set()
+        self.every = False
+
+    def __contains__(self, ref: object) -> bool:
+        self.asked.add(ref)  # type: ignore[arg-type]
+        return False
+
+    def get(self, ref: Ref, default: Model | None = None) -> Model | None:  # type: ignore[override]
+        self.asked.add(ref)
+        return default
+
+    def values(self):  # type: ignore[override]
+        self.every = True
+        return super().values()
+
+
+def _asked(facts: Facts, expr: cst.BaseExpression) -> frozenset[Ref] | None:
+    """The names whose presence in `refs` the answer of `holds_wrapper(facts, refs, expr)` reads,
+    found once per expression by asking it of no name at all: while none of them is in `refs`, the
+    question takes the same steps as it does then, and answers None. None where the answer may
+    depend on more (every model of `refs` read, or an answer but None of no name)."""
+    memo = facts.__dict__.setdefault("_holds_asked", {})
+    if id(expr) not in memo:
+        probe = _Asking()
+        answer = _holds(facts, probe, {}, expr, 3)
+        memo[id(expr)] = (expr, None if probe.every or answer is not None else frozenset(probe.asked))
+    return memo[id(expr)][1]
 
 
 def _through_module(facts: Facts, refs: dict[Ref, Model], model: Model) -> str | None:
@@ -1291,17 +1352,14 @@ def _answers(facts: Facts, refs: dict[Ref, Model]) -> dict:
     expression is held beside its answer, so that its id is not reused) and the depth. An answer
     depends on the program (`facts`), on `refs` (never changed once built) and on fields of their
     models that `find` sets after it first asks (`empty`, `maybe_none`; `rebuilds`, made anew by
-    each `wrapped_refs`): the answers are kept per `refs` (held here, for the same reason) and per
-    state of those fields, read at each question (the models of each `rebuilds` held too)."""
+    each `wrapped_refs`, which fills each list right after setting it): the answers are kept per
+    `refs` (held here, for the same reason) and per state of those fields (`_state`, which
+    `Model.__setattr__` bumps), a look-up for each question, not a read of every model."""
     memos = facts.__dict__.setdefault("_holds_answers", {})
     entry = memos.get(id(refs))
-    if entry is None:
-        entry = memos[id(refs)] = (refs, list({id(m): m for m in refs.values()}.values()), {})
-    _, models, by_state = entry
-    state = tuple((m.empty, m.maybe_none, *map(id, m.rebuilds)) for m in models)
-    if state not in by_state:
-        by_state[state] = ({}, [list(m.rebuilds) for m in models])
-    return by_state[state][0]
+    if entry is None or entry[1] != _state:
+        entry = memos[id(refs)] = (refs, _state, {})
+    return entry[2]
 
 
 def _holds(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: cst.BaseExpression, depth: int) -> Holds | None:
@@ -1386,9 +1444,12 @@ def _unpacked_writes(facts: Facts, ref: Ref) -> list[tuple[cst.BaseExpression, c
     return found
 
 
+@lru_cache(maxsize=4096)
 def _expression(name: str) -> cst.BaseExpression:
     """`self.model` as an expression (built, not parsed: this runs for every question asked; an
-    item wrapped where it lies, `self.models[i]`, parsed)."""
+    item wrapped where it lies, `self.models[i]`, parsed). Built once per name: a node is never
+    changed, and one that is in no module is where its name is read only with an `at`
+    (`Facts.ref(expr, at)`), which then finds the name kept from the last question."""
     if "[" in name:
         return cst.parse_expression(name)
     head, *rest = name.split(".")
@@ -1439,8 +1500,10 @@ def _branch_of(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> tuple[cst.
 
 def _copies_wrap(refs: dict[Ref, Model]) -> bool:
     """Is a copy of a wrapper (`copy.deepcopy(model)`) a wrapper? In a program that wraps its
-    models itself, yes; a copy of a wrap ddpify places copies the module (unwrap-model)."""
-    return any(model.written for model in refs.values())
+    models itself, yes; a copy of a wrap ddpify places copies the module (unwrap-model). A
+    question asked of no name (`_asked`) answers as for the wraps ddpify places, which are the
+    only ones `_holds_own` asks it for."""
+    return not isinstance(refs, _Asking) and any(model.written for model in refs.values())
 
 
 def _alias_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, depth: int) -> Holds | None:
@@ -1518,7 +1581,16 @@ def _unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
     """Is `func` the program's unwrap helper: it takes `.module` of its parameter (`return
     model.module`, `model = model.module` in a loop until no wrapper is left), not only under a test
     that a DistributedDataParallel wrapper fails (`if isinstance(m, nn.DataParallel): return
-    m.module`: the DDP wrapper is returned as it is)?"""
+    m.module`: the DDP wrapper is returned as it is)? Answered once per function (it is asked for
+    every call of the function that `holds_wrapper` follows)."""
+    memo = facts.__dict__.setdefault("_unwraps", {})
+    if func not in memo:
+        memo[func] = _takes_module(facts, func)
+    return memo[func]
+
+
+def _takes_module(facts: Facts, func: cst.FunctionDef) -> bool:
+    """`_unwraps`, not memoised."""
     params = {p.name.value for p in func.params.params}
     values = [*facts.returned(func), *(v for _, v, _ in facts.writes_in(func))]
     return any(isinstance(a, cst.Attribute) and a.attr.value == "module" and isinstance(a.value, cst.Name)
