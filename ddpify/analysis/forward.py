@@ -195,8 +195,9 @@ def made_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
     """A sub-module (or a parameter-holding instance of the program) that `forward`, or a method it
     calls through `self.`, makes and keeps on `self`, in `cls` or in a sub-module class of the
     program it builds in `__init__` (an encoder that makes its fully connected layers once it has
-    seen the first batch's size: `if self.fc is None: self.fc = nn.Linear(n, h).to(x.device)`), as
-    "`self.fc` of `Encoder`, made in forward()"; or None. Those parameters come after the model is
+    seen the first batch's size: `if self.fc is None: self.fc = nn.Linear(n, h).to(x.device)`, or
+    registered by `self.add_module(name, ...)`, `setattr(self, name, ...)`), as "`self.fc` of `Encoder`,
+    made in forward()"; or None. Those parameters come after the model is
     wrapped and its optimizer built. A parameter replaced in forward is `_replaced_parameter`'s."""
     seen = set() if seen is None else seen
     forward = _method(facts, cls, "forward")
@@ -210,6 +211,12 @@ def made_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
             if name.startswith("self.") and name.count(".") == 1 and _has_parameters(facts, built) \
                     and facts.qualify(built.func) != "torch.nn.Parameter":
                 return f"`{name}` of `{cls.name.value}`, made in {func.name.value}()"
+        for call in facts.calls_in(func):  # `self.add_module(name, nn.Linear(...))`, `setattr(self, name, ...)`
+            registers = isinstance(call.func, cst.Attribute) and mt.is_name(call.func.value, "self") and \
+                call.func.attr.value in ("add_module", "register_module") or \
+                mt.is_call_of(call, "setattr") and bool(call.args) and mt.is_name(call.args[0].value, "self")
+            if registers and len(call.args) >= 2 and _has_parameters(facts, _built(call.args[-1].value)):
+                return f"a sub-module of `{cls.name.value}` registered by `{facts.code(call.func)}(...)` in {func.name.value}()"
     for sub in _sub_module_classes(facts, cls) if depth else ():
         if (found := made_in_forward(facts, sub, depth - 1, seen)) is not None:
             return found

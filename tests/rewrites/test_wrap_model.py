@@ -4032,3 +4032,7 @@ def test_a_model_whose_forward_makes_its_layers_the_first_time_is_wrapped_with_a
                                                   "        self.fc = nn.Linear(28, self.hidden)\n")
     assert lazy not in eager and lazy not in built
     assert not warnings(rewritten(NAME, eager).changes) and not warnings(rewritten(NAME, built).changes)
+    registered = LAZY_LAYERS.replace(lazy, "        if self.fc is None:\n            self.add_module('fc', nn.Linear(h.shape[1], "
+                                           "self.hidden))\n")
+    assert [c.message.split(":")[0] for c in rewritten(NAME, registered).changes if c.kind == "warning"] == \
+           ["a sub-module of `Encoder` registered by `self.add_module(...)` in forward()"]
