@@ -84,6 +84,7 @@ class Ranks:
         self._following: set[Ref] = self.cycles.following()  # the names `rank_dependent` is following (a cycle adds nothing)
         self._dependent: dict[tuple[cst.CSTNode, int], tuple[bool, frozenset]] = {}  # `rank_dependent`
         self._sentinels: dict[Ref, bool] = {}  # `set_on_some_ranks`
+        self._flags: dict[Ref, bool] = {}  # `flag_set_by_rank`
         self._worded: dict[cst.CSTNode, bool] = {}  # `_reads_rank_word`
 
     def is_global_rank(self, expr: cst.CSTNode) -> bool:
@@ -274,8 +275,8 @@ class Ranks:
             sources = self.facts.sources(ref) + of(self.facts).instance_stores(ref) if ref is not None else []
             if not sources and ref is not None and isinstance(test, cst.Attribute):
                 sources = self.attribute_of_passed(ref)  # `args.should_save` set by the caller of `train(args)`
-            if self.set_on_some_ranks(test):
-                return True
+            if self.set_on_some_ranks(test) or self.flag_set_by_rank(test):
+                return True  # `saver` built on some ranks only; `default_gpu` set True where `rank == 0`
             if sources and all(isinstance(s, cst.Integer) for s in sources) and self.rank_name(test):
                 return True  # `cfg.LOCAL_RANK = 0`, a default: the rank is set where no source shows it
             if sources and depth > 0 and ref is not None and not self.cycles.held(ref, self._following):
@@ -304,6 +305,25 @@ class Ranks:
             return self._call_rank_dependent(test, depth)
         return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
             child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
+
+    def flag_set_by_rank(self, expr: cst.Name | cst.Attribute) -> bool:
+        """Is the name assigned only constants, one of them under a rank test and not what it holds
+        elsewhere (`default_gpu = False` ... `if dist.get_rank() == 0: default_gpu = True`, also
+        with `else: default_gpu = True` of a run that is not distributed)? A flag the rank sets."""
+        ref = self.facts.ref(expr)
+        if ref is None or self.cycles.held(ref, self._following):
+            return False
+        if ref not in self._flags:
+            sources = self.facts.sources(ref)
+            self._following.add(ref)
+            try:
+                constants = all(isinstance(s, (cst.Integer, cst.SimpleString)) or mt.is_name(s, "True", "False", "None")
+                                for s in sources)
+                self._flags[ref] = len(sources) > 1 and constants and len({self.facts.code(s) for s in sources}) > 1 \
+                    and any(self.rank_guard(s) is not None for s in sources)
+            finally:
+                self._following.discard(ref)
+        return self._flags[ref]
 
     def _call_rank_dependent(self, test: cst.Call, depth: int) -> bool:
         """`rank_dependent` of a call: its name says rank, an argument reads the rank (not one that
