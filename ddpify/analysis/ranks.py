@@ -508,7 +508,7 @@ class Ranks:
         the `else` of a test that the run has several processes (`if multi_gpu:` ... `else:`
         with `multi_gpu = int(os.environ.get("WORLD_SIZE", 1)) > 1`, `if dist.is_initialized():`),
         or after an `assert` of its block that the run is not (`assert opt.local_rank == -1, "DDP
-        mode not implemented for --evolve"`), or where a test holds that its function's
+        mode not implemented for --evolve"`, `assert dist.get_world_size() == 1`), or where a test holds that its function's
         distributed branch asserts false (`if LOCAL_RANK != -1: assert not opt.evolve`)?"""
         child = node
         for anc in self.facts.ancestors(node):
@@ -527,9 +527,7 @@ class Ranks:
                 if holds and any(self.facts.code(t) in ruled_out for t in (_conjuncts(test) if in_body else [test])):
                     return True
             if isinstance(anc, (cst.IndentedBlock, cst.Module)) and child in anc.body:
-                if any(isinstance(small, cst.Assert) and self._asks_one_process(small.test, True)
-                       for stmt in anc.body[:anc.body.index(child)] if isinstance(stmt, cst.SimpleStatementLine)
-                       for small in stmt.body):
+                if any(self._asks_one_process(test, True) or self._one_world(test) for test in _asserted_before(anc, child)):
                     return True
             child = anc
         return False
@@ -557,6 +555,12 @@ class Ranks:
                 if isinstance(small, cst.Assert) and isinstance(small.test, cst.UnaryOperation)
                 and isinstance(small.test.operator, cst.Not))
         return self._ruled_out[scope]
+
+    def _one_world(self, test: cst.BaseExpression) -> bool:
+        """`dist.get_world_size() == 1`, `world_size <= 1`: the run is one process."""
+        return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and self._world_size(test.left) \
+            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.LessThanEqual)) \
+            and isinstance(test.comparisons[0].comparator, cst.Integer) and test.comparisons[0].comparator.value == "1"
 
     def _asks_one_process(self, test: cst.BaseExpression, holds: bool) -> bool:
         """`args.local_rank == -1` (where `holds`; `!= -1` where it does not): no process group."""
@@ -735,9 +739,11 @@ class Ranks:
         conditional expression: `SummaryWriter(d) if rank == 0 else None`), after an early `return`
         of its function on a rank test, or in a function every call of which is, or runs in the
         launching process only (`Launcher.only`: a subclass's own `train` that overrides the
-        method that spawns the workers)? A hook the program registers with accelerate
-        (`register_save_state_pre_hook`) runs where its `save_state(...)` calls are."""
-        if self.rank_guard(node) is not None or self._after_rank_return(node) or self._rank_choice(node):
+        method that spawns the workers), or after an `assert` that it is the one process of a rank
+        test? A hook the program registers with accelerate (`register_save_state_pre_hook`) runs
+        where its `save_state(...)` calls are."""
+        if self.rank_guard(node) is not None or self._after_rank_return(node) or self._rank_choice(node) \
+                or self._after_rank_assert(node):
             return True
         func = self.facts.scope(node)
         if not isinstance(func, cst.FunctionDef) or depth == 0:
@@ -748,6 +754,20 @@ class Ranks:
             return False  # started on every worker, whatever its calls here
         sites = self.facts.entries(func) or hook_runs(self.facts, func)  # a hook: where the framework runs it
         return bool(sites) and all(self.on_some_ranks(site, depth - 1) or self.launcher.only(site) for site in sites)
+
+    def _after_rank_assert(self, node: cst.CSTNode) -> bool:
+        """Does `node` follow, in its function, an `assert` that this is the one process of a rank
+        test (`assert dist.get_rank() == 0, "only the first process writes"`)? Every other process
+        stops at the assert."""
+        child = node
+        for anc in self.facts.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and any(
+                    self._one_rank(test) for test in _asserted_before(anc, child)):
+                return True
+            child = anc
+        return False
 
     @cached_property
     def launcher(self) -> Launcher:
@@ -1029,6 +1049,14 @@ def _exits(f: Facts, block: cst.BaseSuite) -> bool:
     small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) else None
     return isinstance(small, cst.Raise) or isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and (
         f.qualify(small.value.func) or dotted(small.value.func)) in EXITS
+
+
+def _asserted_before(block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The tests of the `assert`s of `block` before its statement `child`."""
+    if child not in block.body:
+        return []
+    return [small.test for stmt in block.body[:block.body.index(child)] if isinstance(stmt, cst.SimpleStatementLine)
+            for small in stmt.body if isinstance(small, cst.Assert)]
 
 
 def _returns(branch: cst.CSTNode) -> bool:
