@@ -497,7 +497,8 @@ class SameValues:
         if isinstance(node, cst.NamedExpr):
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
-                   or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression)))
+                   or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression,
+                                         cst.BaseDictElement)))  # `{"loss": loss.item()}`: as shared as its entries
 
     def _configuration_object(self, node: cst.Name | cst.Attribute, proving: frozenset) -> bool:
         """Is every object `node` may hold (`objects.values`: followed through assignments,
