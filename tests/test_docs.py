@@ -199,6 +199,8 @@ CONTEXTS = {
         + EPOCHS.replace("in loader", "in train_loader"),
         *["from torch.utils.data import RandomSampler, SequentialSampler, WeightedRandomSampler\n" + IMPORTS
           + "{example}\nloader = DataLoader(ds, batch_size=4, sampler=sampler)\n" + MODEL + EPOCHS] * 3,
+        "from torch.utils.data import RandomSampler\n" + IMPORTS + "bs, steps = 4, 2\n{example}\n"
+        "loader = DataLoader(ds, batch_size=bs, sampler=sampler)\n" + MODEL + EPOCHS,
         IMPORTS + "{example}\n" + MODEL + EPOCHS,
         IMPORTS + "phases = ['train', 'val']\ndataloaders = {example}\n" + MODEL + BY_PHASE,
         IMPORTS + "ds = {x: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for x in ['train', 'val']}\n"

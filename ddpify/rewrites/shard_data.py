@@ -11,6 +11,8 @@ follows it by place is then given by name. Other shapes:
     sampler = RandomSampler(ds)              ->  sampler = DistributedSampler(ds)
     sampler = SequentialSampler(ds)          ->  sampler = DistributedSampler(ds, shuffle=False)
     sampler = WeightedRandomSampler(w, n)    ->  sampler = ShardedSampler(WeightedRandomSampler(w, n))
+    sampler = RandomSampler(ds, num_samples=bs * steps)
+                                             ->  sampler = ShardedSampler(RandomSampler(ds, num_samples=(bs * steps) * get_world_size()))
     loader = DataLoader(ds, **kwargs)        ->  loader = DataLoader(ds, **kwargs)
                                                  loader = shard_loader(loader)
     {x: DataLoader(ds[x], shuffle=(x == "train")) for x in phases}
@@ -41,7 +43,10 @@ one call) is sharded at the training caller, the helper left as it is:
 A sampler passed by name is the one bound last before the loader is built (`s = A(...)` for one
 loader, `s = balanced(y)` for the next: the next's is the function's), and one that several loaders
 share is wrapped once. A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (runtime) keeps a
-custom sampler's weighting and gives every process the same number of batches. `shard_loader`
+custom sampler's weighting and gives every process the same number of batches. A `RandomSampler` told how
+many samples to draw (`num_samples=`, a count of draws, not the data set's size) draws that many on every
+process: a loop that counts its steps up to what it was sized for (RPipe's `while step < num_steps` over one
+`enumerate(loader)` iterator) would otherwise run out of batches halfway, and go round forever. `shard_loader`
 (runtime) rebuilds a loader whose arguments are not visible here with a distributed sampler
 that keeps its shuffle setting (`'shuffle'` arriving through a dict only on CUDA stays so); a
 batch sampler of another class (`batch_sampler=BalancedBatchSampler(labels, ...)`) has its
@@ -365,10 +370,34 @@ def _replace_sampler(facts: Facts, edits: Edits, sampler: cst.Call) -> None:
         edits.add_import("torch.utils.data.distributed", "DistributedSampler")
         return
     name = dotted(sampler.func) or "sampler"
+    if qualified == "torch.utils.data.RandomSampler" and _drawn_count(sampler) is not None:
+        edits.replace(sampler, lambda node: build.call("ShardedSampler", _per_process(node)),
+                      f"{name} wrapped in ShardedSampler, its num_samples drawn on every process (a count of "
+                      "draws: each process makes as many steps as the single process did)")
+        edits.add_import("ddpify_runtime", "ShardedSampler")
+        edits.add_import("ddpify_runtime", "get_world_size")
+        return
     edits.replace(sampler, lambda node: build.call("ShardedSampler", node),
                   f"{name} wrapped in ShardedSampler: its weighting is kept, each process draws "
                   "an equal share of its indices")
     edits.add_import("ddpify_runtime", "ShardedSampler")
+
+
+def _drawn_count(sampler: cst.Call) -> cst.Arg | None:
+    """`RandomSampler`'s `num_samples` (by name, or third by place), where given and not None."""
+    arg = mt.keyword(sampler, "num_samples") or mt.positional(sampler, 2)
+    return None if arg is None or mt.is_name(arg.value, "None") else arg
+
+
+def _per_process(sampler: cst.Call) -> cst.Call:
+    """`RandomSampler(ds, num_samples=n)` -> `RandomSampler(ds, num_samples=(n) * get_world_size())`."""
+    arg = _drawn_count(sampler)
+    if arg is None:
+        return sampler
+    value = arg.value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) \
+        if isinstance(arg.value, (cst.BinaryOperation, cst.BooleanOperation, cst.IfExp)) and not arg.value.lpar else arg.value
+    scaled = cst.BinaryOperation(value, cst.Multiply(), build.call("get_world_size"))
+    return sampler.with_changes(args=[a.with_changes(value=scaled) if a is arg else a for a in sampler.args])
 
 
 def _shard_keys(facts: Facts, edits: Edits, call: cst.Call, name: str, keys: tuple[str, ...]) -> None:

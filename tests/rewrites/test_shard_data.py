@@ -1108,3 +1108,37 @@ def test_a_loader_helper_shared_by_training_and_evaluation_is_sharded_at_the_tra
 def test_a_loader_helper_called_for_training_only_is_sharded_in_the_helper():
     code = SHARED_HELPER.format(second="other_loader = get_dataloader(TRAIN)", read="train_loader")
     assert "sampler=DistributedSampler(dataset, shuffle=shuffle)" in only(NAME, code)
+
+
+STEP_BUDGET = """\
+import torch
+from torch.utils.data import DataLoader, RandomSampler, TensorDataset
+
+steps, batch_size = 8, 4
+data = TensorDataset(torch.randn(64, 2))
+sampler = RandomSampler(data, replacement=False, num_samples=batch_size * steps, generator=torch.Generator())
+batches = enumerate(DataLoader(data, batch_size=batch_size, sampler=sampler))
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+step = 0
+while step < steps:
+    for i, (x,) in batches:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+        step += 1
+        if (i + 1) % 4 == 0:
+            break
+"""
+
+
+def test_a_random_sampler_told_how_many_samples_to_draw_draws_them_on_every_process():
+    """RPipe (twelfth sweep): `RandomSampler(num_samples=batch_size * steps)` drawn through one
+    `enumerate(loader)` by a loop counting its steps up to `steps`. Sharded, each process drew half
+    the samples, ran out of batches halfway, and the loop went round forever (the run timed out
+    with nothing said). The count of draws is now each process's: `num_samples * get_world_size()`
+    in the sampler the ShardedSampler deals out, so that each process gets `num_samples`."""
+    out = only(NAME, STEP_BUDGET)
+    assert "sampler = ShardedSampler(RandomSampler(data, replacement=False, num_samples=(batch_size * steps) * " \
+           "get_world_size(), generator=torch.Generator()))" in out
+    assert "ShardedSampler, get_world_size" in out or "get_world_size, " in out
