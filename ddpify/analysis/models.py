@@ -1319,6 +1319,12 @@ def _prepared_models(facts: Facts, target: cst.BaseExpression, value: cst.BaseEx
         policy = accelerator.prepare(Policy())                  -> ["policy"] (called as `self.model(x)` elsewhere)
         accelerator.unwrap_model(model)                          (the bare model: no name bound)
     """
+    element = _prepared_element(facts, value)
+    if element is not None and facts.imports.imports_module("accelerate"):
+        (prepare, index), name = element, dotted(target)
+        given = [a.value for a in prepare.args if a.keyword is None]
+        model = name in {dotted(c.func) for c in facts.calls} or objects.of(facts).of_kind(given[index], objects.MODEL)
+        return [name] if name and model else []
     if not mt.is_method_call(value, *ACCELERATE_PREPARE) or not facts.imports.imports_module("accelerate"):
         return []
     names = [dotted(e.value) for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [dotted(target)]
@@ -1326,6 +1332,53 @@ def _prepared_models(facts: Facts, target: cst.BaseExpression, value: cst.BaseEx
     flow = objects.of(facts)
     called = {dotted(c.func) for c in facts.calls}
     return [n for i, n in enumerate(names) if n and (n in called or i < len(given) and flow.of_kind(given[i], objects.MODEL))]
+
+
+def prepares(facts: Facts, value: cst.BaseExpression) -> bool:
+    """Is `value` accelerate's wrap: `accelerator.prepare(...)`, or one item of what it handed
+    back (`_prepared_element`)?"""
+    return mt.is_method_call(value, *ACCELERATE_PREPARE) or _prepared_element(facts, value) is not None
+
+
+def _prepared_element(facts: Facts, value: cst.BaseExpression) -> tuple[cst.Call, int] | None:
+    """(the `prepare` call, the place of its argument) where `value` takes one item of what
+    `prepare` handed back, kept whole in a name first: `results[0]`, or `results.pop(0)` (the
+    first pop of `results`, none in a loop before it) of `results = list(accelerator.prepare(decoder,
+    *optimizers))`; None for any other value, or a place at or past a starred argument.
+
+        results = list(accelerator.prepare(decoder, *optimizers))
+        self.decoder = results.pop(0)      -> (prepare, 0): the decoder's wrapper
+    """
+    index: int | None
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index) \
+            and isinstance(value.slice[0].slice.value, cst.Integer):
+        seq, index = value.value, int(value.slice[0].slice.value.value)
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "pop" \
+            and len(value.args) == 1 and isinstance(value.args[0].value, cst.Integer) and value.args[0].value.value == "0":
+        seq, index = value.func.value, _earlier_pops(facts, value, value.func.value)
+    else:
+        return None
+    ref = facts.ref(seq) if isinstance(seq, cst.Name) else None
+    held = facts.sources(ref) if ref is not None and index is not None else []
+    prepare = held[0] if len(held) == 1 else None
+    if isinstance(prepare, cst.Call) and mt.is_call_of(prepare, "list", "tuple") and len(prepare.args) == 1:
+        prepare = prepare.args[0].value
+    if index is None or not (isinstance(prepare, cst.Call) and mt.is_method_call(prepare, *ACCELERATE_PREPARE)):
+        return None
+    args = [a for a in prepare.args if a.keyword is None]
+    return (prepare, index) if index < len(args) and not any(a.star for a in args[:index + 1]) else None
+
+
+def _earlier_pops(facts: Facts, pop: cst.Call, seq: cst.BaseExpression) -> int | None:
+    """How many `seq.pop(0)` of the same list ran before this one in its function (None where one
+    of them, or this one, is in a loop: how often it ran is not read)."""
+    scope = facts.scope(pop)
+    pops = [c for c in facts.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "pop"
+            and facts.scope(c) is scope and facts.code(c.func.value) == facts.code(seq) and (c is pop or facts.before(c, pop))]
+    if any(isinstance(a, (cst.For, cst.While)) for c in pops for a in facts.ancestors(c)
+           if facts.scope(a) is scope and a is not scope):
+        return None
+    return len(pops) - 1
 
 
 def holds_wrapper(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, depth: int = 3) -> Holds | None:

@@ -304,16 +304,20 @@ class Objects:
                 if any(f._root_class(c) is cls for site in self.values(target.value) for c in self.classes_built(site))]
 
     def _getattr(self, obj: cst.BaseExpression, name: cst.BaseExpression) -> Sites:
-        """`getattr(self, "net" + name)`: the attribute named, or any attribute of the object's
-        class when the name is computed."""
+        """`getattr(self, "net")`: the attribute named; when the name is computed, any attribute of
+        the object's class that starts with its literal start (`getattr(self, f"optim{i}")`,
+        `getattr(self, "net" + name)`: `self.optim0`, not `self.decoder`)."""
         literal = name.evaluated_value if isinstance(name, cst.SimpleString) else None
-        return self._self_attributes(obj, literal if isinstance(literal, str) else None)
+        if isinstance(literal, str):
+            return self._self_attributes(obj, literal)
+        return self._self_attributes(obj, _literal_start(name), prefix=True)
 
-    def _self_attributes(self, obj: cst.BaseExpression, name: str | None) -> Sites:
+    def _self_attributes(self, obj: cst.BaseExpression, name: str | None, prefix: bool = False) -> Sites:
         f = self.facts
         classes = [f._root_class(c) for c in [f.enclosing_class(obj)] if c is not None] if dotted(obj) == "self" \
             else [f._root_class(c) for s in self.values(obj) for c in self.classes_built(s)]
-        refs = [r for r in self._class_attributes if r.scope in classes and (name is None or r.name == f"self.{name}")]
+        refs = [r for r in self._class_attributes if r.scope in classes and (
+            name is None or (r.name.startswith(f"self.{name}") if prefix else r.name == f"self.{name}"))]
         return Sites().union(*(self.ref_values(r) for r in refs))
 
     @cached_property
@@ -734,3 +738,14 @@ def of(facts: Facts) -> Objects:
     if found is None:
         found = facts.__dict__["_objects"] = Objects(facts)
     return found
+
+
+def _literal_start(name: cst.BaseExpression) -> str:
+    """The text a computed attribute name starts with: `optim` of `f"optim{i}"` and of `"optim" +
+    str(i)`; "" when it starts with what is known at run time only."""
+    if isinstance(name, cst.FormattedString) and name.parts and isinstance(name.parts[0], cst.FormattedStringText):
+        return name.parts[0].value
+    if isinstance(name, cst.BinaryOperation) and isinstance(name.operator, cst.Add) \
+            and isinstance(name.left, cst.SimpleString) and isinstance(name.left.evaluated_value, str):
+        return name.left.evaluated_value
+    return ""

@@ -30,7 +30,7 @@ from ddpify.analysis.same_values import ranks, values
 from ddpify.check.script import Script
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.facts import Facts, Ref, is_property
-from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, Holds, Model, holds_wrapper, written_wraps
+from ddpify.analysis.models import DDP, Holds, Model, holds_wrapper, prepares, written_wraps
 from ddpify.syntax.names import dotted
 
 
@@ -57,7 +57,7 @@ class Context:
         works on one process too, not through `.module`."""
         return bool(self.ddp_refs) and all(
             isinstance(m.defined, (cst.Assign, cst.AnnAssign)) and m.defined.value is not None
-            and mt.is_method_call(m.defined.value, *ACCELERATE_PREPARE) for m in self.ddp_refs.values())
+            and prepares(self.facts, m.defined.value) for m in self.ddp_refs.values())
 
     def holds_ddp(self, expr: cst.BaseExpression) -> Holds | None:
         """WRAPPER when `expr` holds the wrapper on every path that reaches it, MAYBE when on

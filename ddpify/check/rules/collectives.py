@@ -6,7 +6,7 @@ from typing import Callable, Iterator
 
 import libcst as cst
 
-from ddpify.analysis.models import DDP
+from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, prepares
 from ddpify.analysis.objects import of
 from ddpify.check.branches import left_out
 from ddpify.check.context import Context
@@ -38,8 +38,10 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     DDP backward all-reduces gradients, and a DDP forward with gradients on synchronises
     buffers: under a rank test they hang the same way (evaluate through `model.module`, under
     `torch.no_grad()`). After a training step, the next forward broadcasts the buffers
-    (BatchNorm statistics) even under `no_grad`: so is a DDP forward on rank 0 alone, unless the
-    wrap says `broadcast_buffers=False` or wraps a torch.nn layer without buffers (an
+    (BatchNorm statistics) even under `no_grad`: so is a DDP forward on rank 0 alone (also of a
+    model accelerate's `prepare` wrapped, under `inference_mode`), unless the wrap says
+    `broadcast_buffers=False` (for `prepare`: the Accelerator is handed
+    `DistributedDataParallelKwargs(broadcast_buffers=False)`) or wraps a torch.nn layer without buffers (an
     `nn.Linear` classifier) or a model of the program's classes that builds none (no
     `register_buffer`, no BatchNorm, no library's modules: a UNet of convolutions and GroupNorm). Found under an `if` that reads the rank (not one proven
     the same everywhere: an entry of a configuration dict), or after an early `if rank != 0:
@@ -57,7 +59,8 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     f = ctx.facts
     ddp_used = bool(ctx.ddp_refs)
     # after a training step (a backward) DDP's next forward broadcasts buffers, even under no_grad
-    buffers = any(_broadcasts_buffers(ctx, c) for c in ctx.script.calls_of(DDP)) and any(f.is_backward(c) for c in f.calls)
+    buffers = (any(_broadcasts_buffers(ctx, c) for c in ctx.script.calls_of(DDP)) or _prepare_broadcasts_buffers(ctx)) \
+        and any(f.is_backward(c) for c in f.calls)
     for call in f.calls:
         guard = ctx.ranks.rank_guard(call)
         returned = guard is None and (guard := ctx.ranks.rank_return_guard(call)) is not None
@@ -74,11 +77,11 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
             yield Hit(call, f"a DDP backward all-reduces gradients, but only {some} run it (deadlock)")
         elif ctx.holds_ddp(call.func) and not ctx.facts.grad_disabled(call):
             yield Hit(call, f"a DDP forward with gradients on is a collective, but only {some} run it: use "
-                            f"`{f.code(call.func)}.module` under torch.no_grad()")
+                            f"`{_bare(ctx, call.func)}` under torch.no_grad()")
         elif ctx.holds_ddp(call.func) and buffers and _has_buffers(ctx, call.func):
             yield Hit(call, f"a DDP forward after a training step broadcasts the model's buffers (BatchNorm "
                             f"statistics), even under no_grad, but only {some} run it (deadlock): evaluate "
-                            f"`{f.code(call.func)}.module`")
+                            f"`{_bare(ctx, call.func)}`")
         else:
             for inner, given, chain in _forwards_of_given(ctx, call):
                 no_grad = any(ctx.facts.grad_disabled(c) for c in (*chain, inner))
@@ -89,6 +92,13 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
                                     f"a DDP forward {what}, but only {some} run it (deadlock): pass "
                                     f"`{f.code(given)}.module`")
                     break
+
+
+def _bare(ctx: Context, wrapper: cst.BaseExpression) -> str:
+    """How the program reaches the model inside `wrapper`: `model.module`, or where every wrap is
+    accelerate's `prepare` (no wrapper on one process) `accelerator.unwrap_model(model)`."""
+    owner = ctx.facts.code(wrapper)
+    return f"accelerator.unwrap_model({owner})" if ctx.prepared_only else f"{owner}.module"
 
 
 def _forwards_of_given(ctx: Context, call: cst.Call, depth: int = 6):
@@ -141,8 +151,13 @@ def _has_buffers(ctx: Context, wrapper: cst.BaseExpression) -> bool:
     traces into its wraps is a torch.nn layer without buffers (`DDP(nn.Linear(2048, 1000))`), or an
     instance of a class of the program that builds none (`_builds_no_buffers`)."""
     f, objects = ctx.facts, of(ctx.facts)
-    wraps = [s for s in objects.values(wrapper) if isinstance(s, cst.Call) and f.qualify(s.func) == DDP and s.args]
+    held = objects.values(wrapper)
+    wraps = [s for s in held if isinstance(s, cst.Call) and f.qualify(s.func) == DDP and s.args]
     inner = [m for w in wraps for m in objects.values(w.args[0].value) if m not in wraps]  # `m = DDP(m)` names both
+    prepared = [s for s in held if isinstance(s, cst.Call) and mt.is_method_call(s, *ACCELERATE_PREPARE)]
+    if prepared:  # accelerate's wrap: the models the name holds besides what `prepare` hands back
+        wraps += prepared
+        inner += [m for m in held if m not in prepared]
     return not (wraps and inner and all(isinstance(m, cst.Call) and (f.qualify(m.func) in NO_BUFFERS or (
         cls := objects.constructs(m)) is not None and _builds_no_buffers(ctx, cls, set(), 6)) for m in inner))
 
@@ -192,6 +207,19 @@ def _broadcasts_buffers(ctx: Context, wrap: cst.Call) -> bool:
     """Does this DDP wrap broadcast buffers in its forward (the default, `broadcast_buffers=True`)?"""
     flag = mt.keyword(wrap, "broadcast_buffers")
     return flag is None or not mt.is_name(flag.value, "False")
+
+
+def _prepare_broadcasts_buffers(ctx: Context) -> bool:
+    """Does a model `accelerator.prepare` wraps broadcast buffers in its forward? accelerate builds
+    its DistributedDataParallel with `broadcast_buffers=True` unless the program hands its
+    Accelerator `DistributedDataParallelKwargs(broadcast_buffers=False)`."""
+    f = ctx.facts
+    if not any(isinstance(m.defined, (cst.Assign, cst.AnnAssign)) and m.defined.value is not None
+               and prepares(f, m.defined.value) for m in ctx.ddp_refs.values()):
+        return False
+    return not any((f.qualify(c.func) or "").endswith(".DistributedDataParallelKwargs")
+                   and (flag := mt.keyword(c, "broadcast_buffers")) is not None and mt.is_name(flag.value, "False")
+                   for c in f.calls)
 
 
 def _after_a_wrap(ctx: Context, node: cst.CSTNode) -> bool:
