@@ -1448,9 +1448,7 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
             verdicts = {_holds(facts, refs, answers, _same_object(facts, value, model.written), depth - 1) if depth else MAYBE
                         for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)}
             return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
-        rebound = [(value, stmt) for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)
-                   and facts.scope(stmt) is facts.scope(expr) and facts.before(stmt, expr)]
-        if rebound and _unwrapping(rebound[-1][0], ref.name) and not _conditional_to(facts, rebound[-1][1], expr):
+        if _unwrapped_before(facts, ref, expr):
             return None  # `unet = accelerator.unwrap_model(unet)` first: the bare model
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
             if isinstance(ref.scope, cst.FunctionDef) else []
@@ -1463,20 +1461,64 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
             return None
     holds: Holds | None = MAYBE if model.empty or model.maybe_none or _wrapped_on_some_paths(facts, model, ref, expr) else WRAPPER
     for target, value, stmt in [*facts.writes(ref), *_unpacked_writes(facts, ref)]:
-        if _keeps_binding(facts, target, value) or _is_wrap(facts, value) \
+        unwraps = _unwrapping(facts, value, dotted(target) or "")  # `model = model.module`: the bare model
+        if not unwraps and (_keeps_binding(facts, target, value) or _is_wrap(facts, value)) \
                 or not _may_run_between(facts, model, stmt, expr):
             continue
         if facts.scope(stmt) is not facts.scope(expr) or facts.before(expr, stmt) or _conditional_to(facts, stmt, expr):
             return MAYBE  # rebound somewhere, sometimes: either may be there
-        unwraps = _unwrapping(value, dotted(target) or "")  # `model = model.module`: the bare model
         holds = None if unwraps or not facts.references(value, dotted(target) or "") else MAYBE  # last rebinding wins
     return holds
 
 
-def _unwrapping(value: cst.BaseExpression, name: str) -> bool:
-    """`model.module`, `accelerator.unwrap_model(model)`: the bare model `name`'s wrapper holds."""
-    return dotted(value) == f"{name}.module" or isinstance(value, cst.Call) and mt.is_method_call(value, "unwrap_model") \
-        and len(value.args) == 1 and dotted(value.args[0].value) == name
+def _unwrapping(facts: Facts, value: cst.BaseExpression, name: str, depth: int = 2) -> bool:
+    """`model.module`, `accelerator.unwrap_model(model)`, or a call of the program's own helper that
+    hands back the bare model of the one it is given (`unwrap_model(unet)` of `def
+    unwrap_model(model): model = accelerator.unwrap_model(model); model = model._orig_mod if
+    is_compiled_module(model) else model; return model`): the bare model `name`'s wrapper holds."""
+    if dotted(value) == f"{name}.module":
+        return True
+    if not (isinstance(value, cst.Call) and len(value.args) == 1 and dotted(value.args[0].value) == name):
+        return False
+    if mt.is_method_call(value, "unwrap_model"):
+        return True
+    funcs = facts.user_functions(value) if depth > 0 else []
+    return bool(funcs) and all(_returns_unwrapped(facts, func, value, depth - 1) for func in funcs)
+
+
+def _returns_unwrapped(facts: Facts, func: cst.FunctionDef, call: cst.Call, depth: int) -> bool:
+    """Does every `return` of `func` hand back the bare model of the argument `call` passes it:
+    its parameter unwrapped there (`_unwrapping`), or the parameter after the function rebound it
+    so (`_unwrapped_before`)?"""
+    param = next((p.name.value for p in (*func.params.posonly_params, *func.params.params)
+                  if facts.argument_for(call, func, p.name.value) is call.args[0].value), None)
+    returned = facts.returned(func)
+    if param is None or not returned:
+        return False
+    for value in returned:
+        ref = facts.ref(value) if mt.is_name(value, param) else None
+        if not (_unwrapping(facts, value, param, depth) or ref is not None and _unwrapped_before(facts, ref, value, depth)):
+            return False
+    return True
+
+
+def _unwrapped_before(facts: Facts, ref: Ref, expr: cst.BaseExpression, depth: int = 2) -> bool:
+    """Has `expr`'s function rebound `ref` to its bare model before `expr` (`unet =
+    accelerator.unwrap_model(unet)`, not under a test `expr` is outside of), rebinding it after that
+    only to itself or a part of it (`model = model._orig_mod if compiled else model`: a part of the
+    bare model is no wrapper)?"""
+    rebound = [(value, stmt) for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)
+               and facts.scope(stmt) is facts.scope(expr) and facts.before(stmt, expr) and not facts.is_inside(expr, stmt)]
+    last = max((i for i, (value, _) in enumerate(rebound) if _unwrapping(facts, value, ref.name, depth)), default=None)
+    return last is not None and not _conditional_to(facts, rebound[last][1], expr) \
+        and all(_part_of(value, ref.name) for value, _ in rebound[last + 1:])
+
+
+def _part_of(value: cst.BaseExpression, name: str) -> bool:
+    """`model`, `model._orig_mod`, either one picked by a test: the object `name` holds or a part of it."""
+    if isinstance(value, cst.IfExp):
+        return _part_of(value.body, name) and _part_of(value.orelse, name)
+    return (dotted(value) or "").partition(".")[0] == name
 
 
 def _unpacked_writes(facts: Facts, ref: Ref) -> list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]:

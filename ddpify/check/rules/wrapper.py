@@ -50,7 +50,9 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     Face accelerate's `prepare` hands back for a model (one the object core knows to be an
     `nn.Module`, or a name the program calls); `prepare` wraps only where there are several
     processes, so there the bare model is `accelerator.unwrap_model(model)`, and the program's
-    own `model.module.x if <its test> else model.x` is its unwrapping. `--fix` adds `.module`
+    own `model.module.x if <its test> else model.x` is its unwrapping, as is a helper of the program
+    that hands back `accelerator.unwrap_model(x)` (`unet = unwrap_model(unet)`, also after taking a
+    compiled model's `_orig_mod`). `--fix` adds `.module`
     where the name holds torch's or apex's wrapper on every path (not accelerate's: on one process
     there is no `.module`).
     """
