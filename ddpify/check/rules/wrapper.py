@@ -6,6 +6,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ddpify.analysis import bare_model
 from ddpify.analysis.models import DDP, WRAPPER
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
@@ -52,7 +53,10 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     processes, so there the bare model is `accelerator.unwrap_model(model)`, and the program's
     own `model.module.x if <its test> else model.x` is its unwrapping, as is a helper of the program
     that hands back `accelerator.unwrap_model(x)` (`unet = unwrap_model(unet)`, also after taking a
-    compiled model's `_orig_mod`). `--fix` adds `.module`
+    compiled model's `_orig_mod`). Not reported: a name the model inside lacks too, where every
+    model the name may wrap is of the program's classes (built there, or a parameter annotated
+    with one) and none of them defines it (`ddpify.analysis.bare_model`: `model.generate` where
+    the class has `sample`; `.module.generate` fails the same way). `--fix` adds `.module`
     where the name holds torch's or apex's wrapper on every path (not accelerate's: on one process
     there is no `.module`).
     """
@@ -68,7 +72,7 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
         holds = ctx.holds_ddp(attr.value)
         if holds is None or _assigned(ctx, attr) or _probed(ctx, attr) or ctx.unwrapped_here(attr.value) \
                 or _before_the_wrap(ctx, attr.value) \
-                or holds != WRAPPER and f.code(attr.value) in containers:
+                or holds != WRAPPER and f.code(attr.value) in containers or bare_model.lacks(f, attr.value, name):
             continue
         owner = f.code(attr.value)
         if ctx.prepared_only:  # accelerate's wrap, absent on one process: no `.module` to add
