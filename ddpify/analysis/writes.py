@@ -211,13 +211,19 @@ def prepared_by(facts: Facts, call: cst.Call) -> cst.Call | None:
 def preparing(facts: Facts) -> frozenset[cst.FunctionDef]:
     """The functions that building such data sets runs (`prepared_by`): what they write is written
     by each node's first process before the others build theirs (rewrite download-first), so it is
-    not guarded to the main process inside them."""
+    not guarded to the main process inside them. A helper among them that other code calls too
+    (a `save(obj, path)` that also writes the checkpoints) is not one of them."""
     found: set[cst.FunctionDef] = set()
+    roots: set[cst.FunctionDef] = set()
     for call in facts.calls:
         functions, write = _preparing(facts, call)
         if write is not None:
             found |= functions
-    return frozenset(found)
+            roots.update(facts.user_functions(call))
+    # a helper the preparation shares with other code (RPipe's `save(obj, path)`, which writes the data
+    # set's processed files and, called by `check()`, the checkpoints) is not the preparation's own
+    shared = {f for f in found - roots if any(facts.scope(site) not in found for site in facts.call_sites(f))}
+    return frozenset(found - shared)
 
 
 def _preparing(facts: Facts, call: cst.Call, depth: int = 3) -> tuple[set[cst.FunctionDef], cst.Call | None]:

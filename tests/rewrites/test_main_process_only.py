@@ -2232,3 +2232,55 @@ plt.savefig(buf, format="png")
 picture = Image.open(buf)
 """
     assert "barrier" not in only(NAME, code)
+
+
+SHARED_SAVE = """\
+import os
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+def save(obj, path):
+    torch.save(obj, path)
+
+
+class Points(Dataset):
+    def __init__(self, root):
+        self.path = os.path.join(root, "points.pt")
+        if not os.path.exists(self.path):
+            save(torch.randn(8, 2), self.path)
+        self.data = torch.load(self.path)
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, i):
+        return self.data[i]
+
+
+def check(result, folder):
+    for name in result:
+        save(result[name], os.path.join(folder, name))
+
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(Points("data"), batch_size=4, shuffle=True)
+for epoch in range(2):
+    for x in loader:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+    check({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, "checkpoint")
+"""
+
+
+def test_a_save_helper_shared_by_a_data_set_and_the_checkpoints_writes_on_the_main_process():
+    """RPipe (twelfth sweep): `save(obj, path)` writes the data set's processed files (built on each
+    node's first process first, download-first) and, called by `check()`, every checkpoint file. As
+    one of the functions the data set's building runs it was left to every process, so every
+    process wrote the checkpoints (the self-check's shared-write). A helper the preparation shares
+    with other code is not the preparation's own: its write is guarded."""
+    out = only(NAME, SHARED_SAVE)
+    assert "        if is_main_process():\n            save(result[name], os.path.join(folder, name))\n" in out
+    assert "            save(torch.randn(8, 2), self.path)\n" in out  # the data set's: download-first's
