@@ -115,6 +115,12 @@ WRITES = {
     "pil_name_save": ("from PIL import Image\nimg = Image.open(p)\nimg.save('b.png')\n", ".save()", "'b.png'"),
     "pil_each_of_a_list_save": ("from PIL import Image\nframes = []\nfor a in arrays:\n    frames.append(Image.fromarray(a))\n"
                                 "for frame in frames:\n    frame.save(out)\n", ".save()", "out"),
+    "pil_each_of_an_enumerated_list_save": ("from PIL import Image\nframes = []\nfor a in arrays:\n"
+                                            "    frames.append(Image.fromarray(a))\nfor i, frame in enumerate(frames):\n"
+                                            "    frame.save(f'{i}.png')\n", ".save()", "f'{i}.png'"),
+    "pil_each_of_zipped_lists_save": ("from PIL import Image\nframes = []\nfor a in arrays:\n"
+                                      "    frames.append(Image.fromarray(a))\nfor frame, path in zip(frames, paths):\n"
+                                      "    frame.save(path)\n", ".save()", "path"),
     "to_pil_image_instance_save": ("import torchvision.transforms as transforms\ngrid_img = transforms.ToPILImage()(grid)\n"
                                    "grid_img.save(save_path)\n", ".save()", "save_path"),
     "to_pil_name_save": ("from torchvision import transforms as T\nto_pil = T.ToPILImage()\nto_pil(x).save('a.png')\n",
@@ -132,6 +138,10 @@ WRITES = {
 
 NOT_WRITES = {
     "own_save": "class Saver:\n    def save(self, p):\n        pass\nSaver().save('m.pt')\n",
+    "own_save_enumerated": "class Saver:\n    def save(self, p):\n        pass\nfor i, s in enumerate([Saver()]):\n"
+                           "    s.save(str(i))\n",
+    "pil_list_index_saved": "from PIL import Image\nframes = [Image.fromarray(a)]\nfor frame, i in enumerate(frames):\n"
+                            "    frame.save(p)\n",  # the index, not the item
     "json_dumps": "import json\ns = json.dumps(d)\n",
     "joblib_load": "import joblib\nargs = joblib.load('models/args.pkl')\n",
     "np_load": "import numpy as np\na = np.load('a.npy')\n",

@@ -332,6 +332,8 @@ class Objects:
         found = Sites().union(*(self.values(s) for s in f.sources(ref)))
         for loop in self._loop_targets(ref):  # `for net in [self.G, self.D]:`
             found |= Sites().union(*(self.elements(s) for s in self.values(loop.iter)))
+        for iterated in self._paired_loops(ref):  # `for i, frame in enumerate(frames):`
+            found |= Sites().union(*(self.elements(s) for s in self.values(iterated)))
         for held in self._item_loops.get(ref, ()):  # `for k, v in self.writers.items():`
             found |= Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s} for s in self.values(held)))
         for value, i in f._unpacking.get(ref, ()):  # `model, opt = torch.load(f)`: made by the load
@@ -422,6 +424,25 @@ class Objects:
                     and isinstance(value.elements[i], cst.Element)
                 index[name.split(".")[-1]].append((element.value, value.elements[i].value if literal else value, stmt))
         return index
+
+    def _paired_loops(self, ref: Ref) -> list[cst.BaseExpression]:
+        """What a loop over `enumerate(...)` or `zip(...)` binds `ref` to an item of, by its place in
+        the target: `frames` for `frame` of `for i, frame in enumerate(frames):`, `paths` for `path`
+        of `for frame, path in zip(frames, paths):`."""
+        found = []
+        for loop in self.facts.loops_binding(ref):
+            target, iterated = loop.target, loop.iter
+            if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(iterated, cst.Call):
+                continue
+            names = [dotted(e.value) if isinstance(e, cst.Element) else None for e in target.elements]
+            if ref.name not in names:
+                continue
+            args = [a.value for a in iterated.args if a.keyword is None and not a.star]
+            if mt.is_call_of(iterated, "enumerate") and len(names) == 2 and names.index(ref.name) == 1 and args:
+                found.append(args[0])
+            elif mt.is_call_of(iterated, "zip") and len(args) == len(names):
+                found.append(args[names.index(ref.name)])
+        return found
 
     def _loop_targets(self, ref: Ref) -> list[cst.For]:
         """The loops that bind `ref` as their whole target (`for net in nets:`; `Facts.loops_binding`)."""

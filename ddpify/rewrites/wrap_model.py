@@ -15,8 +15,9 @@ the final `requires_grad`), after it is on its device and before `torch.compile`
 requires. `nn.DataParallel(model)` is replaced by the same wrap; `model.module.x` between the
 two points becomes `model.x`, since the model is not wrapped yet there. One that no wrap replaces
 in the function that builds a wrapped model (`if torch.cuda.device_count() > 1: model =
-nn.DataParallel(model)` in `build_model`, then `model = build_model()`) gets a warning: a process
-that sees several GPUs would run it inside DDP, and stop. Modules no optimizer
+nn.DataParallel(model)` in `build_model`, then `model = build_model()`) is removed (with the `if`
+around it when nothing else is left in it): a process that sees several GPUs would run it inside
+DDP, and stop; each process drives one GPU, and the caller's wrap takes the module. Modules no optimizer
 trains (frozen teachers, loss networks) are never wrapped. An optimizer whose model cannot be
 found gets a TODO. A model whose optimizer trains only some sub-modules (`model.fc.parameters()`)
 gets `find_unused_parameters=True`: DDP would otherwise wait for gradients of the rest. So
@@ -458,21 +459,36 @@ def _replace_dataparallel(facts: Facts, edits: Edits, model: Model, lines: list[
 
 
 def _stray_dataparallel(facts: Facts, edits: Edits, models: Models) -> None:
-    """A warning at each `nn.DataParallel(...)` in a function whose call builds a model wrapped in DDP
+    """Remove each `nn.DataParallel(...)` in a function whose call builds a model wrapped in DDP
     that no wrap replaces (`if torch.cuda.device_count() > 1: model = nn.DataParallel(model)` in the
-    `build_model` of `model = build_model()`): under
-    torchrun a process that sees several GPUs runs it inside DDP, and its forward refuses a model
-    on any GPU but its first, `cuda:0`."""
+    `build_model` of `model = build_model()`): under torchrun a process that sees several GPUs
+    would run it inside DDP, whose forward refuses a model on any GPU but its first, `cuda:0`;
+    each process drives one GPU, the caller's DDP wraps the module. `model = nn.DataParallel(model)`
+    goes (with the `if` around it when nothing else is left in it); elsewhere the call becomes the
+    module it is given (`return nn.DataParallel(net)` -> `return net`). One without the module it
+    wraps gets a warning."""
     replaced = {model.dataparallel for model in models.wrapped}
     assigns = [mt.sole(m.defined, cst.Assign) for m in models.wrapped if not m.synced]
     builders = {f for a in assigns if a is not None and isinstance(a.value, cst.Call) for f in facts.user_functions(a.value)}
     for call in facts.calls:
-        if facts.qualify(call.func) == "torch.nn.DataParallel" and call not in replaced \
-                and facts.scope(call) in builders:
-            edits.warn(facts.statement(call), "this nn.DataParallel is left as it is: a process that sees several GPUs "
+        if facts.qualify(call.func) != "torch.nn.DataParallel" or call in replaced or facts.scope(call) not in builders:
+            continue
+        statement, inner = facts.statement(call), mt.positional(call, 0) or mt.keyword(call, "module")
+        if inner is None:
+            edits.warn(statement, "this nn.DataParallel is left as it is: a process that sees several GPUs "
                        "under torchrun runs it inside DDP, and its forward stops on every process but the first "
                        "('module must have its parameters and buffers on device cuda:0'); remove it, or give each "
                        "process one GPU (CUDA_VISIBLE_DEVICES)")
+            continue
+        assign = mt.sole(statement, cst.Assign)
+        if assign is not None and assign.value is call and len(assign.targets) == 1 \
+                and facts.code(assign.targets[0].target) == facts.code(inner.value):
+            _remove(facts, edits, statement)
+        else:
+            edits.replace(call, lambda node, module=inner.value: module)
+        edits.record(statement, f"nn.DataParallel of `{facts.code(inner.value)}` removed: the caller's "
+                     "DistributedDataParallel wraps the model this function builds, one GPU per process "
+                     "(DataParallel inside DDP stops on a node with several GPUs)")
 
 
 def _drop_own_wraps(facts: Facts, edits: Edits, model: Model, own: list[cst.Call]) -> None:

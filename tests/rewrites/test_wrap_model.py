@@ -3916,16 +3916,35 @@ for x in torch.randn(3, 4, 2):
 """
 
 
-def test_a_dataparallel_a_model_builder_returns_is_named_where_no_wrap_replaces_it():
+@pytest.mark.parametrize("kept, built", [
+    ("", "    model = nn.Linear(2, 1)\n    return model\n"),  # the `if` had nothing else: it goes
+    ("        print('several GPUs')\n",
+     "    model = nn.Linear(2, 1)\n    if torch.cuda.device_count() > 1:\n        print('several GPUs')\n    return model\n"),
+])
+def test_a_dataparallel_a_model_builder_returns_is_removed_where_no_wrap_replaces_it(kept, built):
     """ds4cg's model_builder (eleventh sweep, held out): `model = torch.nn.DataParallel(model)` under
     `torch.cuda.device_count() > 1` inside the builder, which returns it; the DDP wrap goes where the
     caller keeps the model and replaces no DataParallel. Under torchrun on a node with several GPUs
     each process would run DataParallel inside DDP, whose forward stops every process but the first
-    ('module must have its parameters and buffers on device cuda:0'); the report said nothing."""
-    result = rewritten(NAME, DATAPARALLEL_IN_BUILDER)
-    assert "model = DistributedDataParallel(model" in result.code
-    said = [w for w in warnings(result.changes) if "nn.DataParallel is left as it is" in w]
-    assert len(said) == 1 and "cuda:0" in said[0]
+    ('module must have its parameters and buffers on device cuda:0'): first unnamed, then warned
+    (1e35254) and left. Each process drives one GPU: the DataParallel goes, the caller's DDP wraps
+    the module."""
+    source = DATAPARALLEL_IN_BUILDER.replace("        model = nn.DataParallel(model)\n",
+                                             "        model = nn.DataParallel(model)\n" + kept)
+    result = rewritten(NAME, source)
+    assert "model = DistributedDataParallel(model" in result.code and "DataParallel(model)\n" not in result.code.replace(
+        "DistributedDataParallel(model", "")
+    assert "def build_model():\n" + built in result.code
+    assert not warnings(result.changes)
+    assert any("nn.DataParallel of `model` removed" in c.message for c in result.changes)
+
+
+def test_a_dataparallel_a_model_builder_returns_directly_becomes_the_module():
+    source = DATAPARALLEL_IN_BUILDER.replace(
+        "    if torch.cuda.device_count() > 1:\n        model = nn.DataParallel(model)\n    return model\n",
+        "    return nn.DataParallel(model, device_ids=[0, 1])\n")
+    result = rewritten(NAME, source)
+    assert "    return model\n" in result.code and "nn.DataParallel" not in result.code
 
 
 OPTIMIZER_CLASS_HANDED = """\
