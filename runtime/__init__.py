@@ -1803,8 +1803,8 @@ def _gather_tensors(items: List[torch.Tensor], shapes: List[List[Any]]) -> List[
 # the store with a bounded wait, ``_SelfCheck.exchange``: a process that never steps there is a
 # finding, never a hang). Then the per-step hooks remove themselves, and an optimizer built later
 # (the next training), or a training that starts over (``set_epoch``'s epoch goes back), arms
-# them again. At exit one more exchange compares the models' parameters and the files each
-# process wrote (``open`` and torch's writers record them for the whole run). The main process
+# them again. At exit one more exchange compares the models' parameters, the sharded training
+# data sets' orders and the files each process wrote (``open`` and torch's writers record them for the whole run). The main process
 # prints one block per moment of finding (a fixed header, one ``file:line: check: what; way out``
 # line each) and, where ``DDPIFY_VERIFY_JSON`` names a file, writes every finding so far there as
 # JSON. ``DDPIFY_VERIFY=strict`` raises ``SelfCheckError`` after the block (at exit: ends the
@@ -2244,6 +2244,7 @@ class _SelfCheck:
         self.epochs: "dict[tuple[str, int], int]" = {}  # set_epoch site -> the epoch last asked for there
         self.build_undo: List[Any] = []  # construction hooks: stay until remove()
         self.writes: "dict[str, tuple[str, int]]" = {}  # absolute path opened for writing -> first opener's site
+        self.orders: "dict[tuple[str, int], dict[str, str]]" = {}  # training loader's site -> _order_fingerprint
         self.write_undo: List[Any] = []
         self.step_undo: List[Any] = []
         self.pass_undo: List[Any] = []
@@ -2640,6 +2641,8 @@ class _SelfCheck:
         file, line = self.sites.get(loader, _site())
         with contextlib.suppress(TypeError):  # an IterableDataset without __len__
             self.lengths[f"{file}:{line}"] = len(loader)
+        if sharded:  # a distributed sampler's indices assume the same data set on every process
+            self.orders.setdefault((file, line), _order_fingerprint(loader.dataset))
         if sharded is None and get_world_size() > 1:  # the data set may shard itself: compare a batch
             self.pending.append(_Finding(
                 "unsharded-loader", file, line,
@@ -2872,8 +2875,10 @@ class _SelfCheck:
     def compare_models(self) -> None:
         """At the program's end: one exchange of a checksum per parameter of each live
         DistributedDataParallel model (by its wrap line) and of the files each process opened for
-        writing (``record_writes``), then one finding per model whose parameters differ between
-        the processes that took part, and one per file that several processes of one host wrote
+        writing (``record_writes``) and of the training data sets' orders (``_order_fingerprint``),
+        then one finding per model whose parameters differ between the processes that took part,
+        one per training loader whose data set lists its items in another order on another
+        process (``_orders_differ``), and one per file that several processes of one host wrote
         (``_shared_writes``). A process that is not there in time is no finding; nor is a
         divergence the run already reported."""
         import socket
@@ -2886,11 +2891,12 @@ class _SelfCheck:
                                    if n not in ignored and not _synchronised_elsewhere(p)])
         sums = {name: [int(_checksum(p)) for _, p in params] for name, (_, params) in models.items()}
         try:
-            parts, missing = self.exchange("exit", (said, sums, socket.gethostname(), self.writes))
+            parts, missing = self.exchange("exit", (said, sums, socket.gethostname(), self.writes, self.orders))
         except RuntimeError:  # the store went away (its host process ended first): nothing to compare
             return
         here = [r for r in range(get_world_size()) if r not in missing]
         findings = [] if any(part[0] for part in parts) else self.models_differ(models, parts)
+        findings += _orders_differ(parts)
         findings += _shared_writes(here, parts)
         self.report(findings, speaker=get_rank() == here[0])
 
@@ -2964,6 +2970,60 @@ def _saved_wrapper(obj: Any, wrapped: Any, depth: int = 3) -> Optional[str]:
 def _same_tensor(saved: Any, own: Any) -> bool:
     """Is ``saved`` a view of the same memory as ``own``, a tensor of a wrapped model's state?"""
     return isinstance(saved, torch.Tensor) and isinstance(own, torch.Tensor) and saved.data_ptr() == own.data_ptr()
+
+
+ORDER_ITEMS = (str, bytes, int, float, bool, type(None))  # items whose repr is the same on every process
+
+
+def _order_fingerprint(dataset: Any) -> "dict[str, str]":
+    """Digests of what a map-style data set holds per sample or per class, by attribute: each list,
+    tuple or numpy array of as many items as the data set (file names) and each dict (a class
+    numbering) whose items are plain values (``ORDER_ITEMS``, or tuples of them) with strings among
+    them (str and bytes hashes are salted per process: a set of them lists in another order on each;
+    numbers alone, such as random stand-in data, are left out), so that equal contents digest alike
+    on every process. A ``Subset``'s own data set is read; a data set it cannot read is none."""
+    while isinstance(dataset, torch.utils.data.Subset):
+        dataset = dataset.dataset
+    try:
+        size, fields = len(dataset), dict(vars(dataset))
+    except Exception:  # no __len__ (an IterableDataset), no __dict__, or a length it cannot tell
+        return {}
+    found = {}
+    for name, value in fields.items():
+        if isinstance(value, dict):
+            items: Any = list(value.items())
+        elif isinstance(value, (list, tuple)) or type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+            items = value.tolist() if hasattr(value, "tolist") else list(value)
+            if not isinstance(items, list) or len(items) != size:
+                continue
+        else:
+            continue
+        parts = [i if isinstance(i, (tuple, list)) else (i,) for i in items]
+        if parts and all(isinstance(j, ORDER_ITEMS) for i in parts for j in i) and \
+                any(isinstance(j, (str, bytes)) for i in parts for j in i):
+            found[name] = hashlib.sha256(repr(items).encode()).hexdigest()
+    return found
+
+
+def _orders_differ(parts: List[Any]) -> List[_Finding]:
+    """One ``data-order`` finding per training loader (by its site, in every process's exit
+    payload, ``parts``) whose data set holds an attribute that digests differently on another
+    process (``_order_fingerprint``): the same items in another order, or other items."""
+    orders = [part[4] if len(part) > 4 else {} for part in parts]
+    findings = []
+    for site, mine in orders[0].items():
+        differ = [name for name, digest in mine.items()
+                  if any(site in other and other[site].get(name, digest) != digest for other in orders[1:])]
+        if differ:
+            findings.append(_Finding(
+                "data-order", *site,
+                f"this training loader's data set holds {_names(differ)} differently on each process: a "
+                f"distributed sampler's index i names another sample on each process, so the shards overlap "
+                f"and miss samples (a class numbering gives each process other labels); a list made from a "
+                f"set of strings does this (str hashes are salted per process)",
+                "build it in a fixed order: sorted(...), or dict.fromkeys(x) in place of set(x) (rewrite "
+                "shard-data does so where it sees the set)"))
+    return findings
 
 
 def _shared_writes(ranks: List[int], parts: List[Any]) -> List[_Finding]:

@@ -1163,3 +1163,30 @@ def test_a_check_that_ends_inside_a_step_leaves_the_hooks_after_it_running(check
     assert seen == ["first", "second", "second"]
     undo_second()
     assert not rt._optimizer_module()._global_optimizer_post_hooks
+
+
+def test_a_training_data_sets_order_is_compared_by_what_it_holds_per_sample_and_per_class():
+    """`data-order` (at exit): a list, tuple or array of one item per sample and a dict (a class
+    numbering), of plain values, digested per attribute; items whose repr differs anyway (default
+    object reprs) and values that are no sequence (a root folder) are not compared."""
+    class Files(torch.utils.data.Dataset):
+        def __init__(self, names):
+            self.names, self.root = names, "data"
+            self.index = {n: i for i, n in enumerate(names)}
+            self.kept = [object() for _ in names]
+
+        def __len__(self):
+            return len(self.names)
+
+        def __getitem__(self, i):
+            return torch.zeros(1)
+
+    mine = rt._order_fingerprint(torch.utils.data.Subset(Files(["a.wav", "b.wav", "c.wav"]), [0, 1]))
+    other = rt._order_fingerprint(Files(["b.wav", "a.wav", "c.wav"]))
+    assert sorted(mine) == ["index", "names"]
+    site = ("train.py", 3)
+    found = rt._orders_differ([(False, {}, "host", {}, {site: mine}), (False, {}, "host", {}, {site: other})])
+    assert [(f.check, f.file, f.line) for f in found] == [("data-order", "train.py", 3)]
+    assert found[0].message.startswith("this training loader's data set holds names, index differently on each process")
+    assert not rt._orders_differ([(False, {}, "host", {}, {site: mine}), (False, {}, "host", {}, {site: mine})])
+    assert not rt._orders_differ([(False, {}, "host", {}), (False, {}, "host", {})])  # no orders sent

@@ -172,3 +172,55 @@ def test_a_hang_names_where_each_process_is(tmp_path):
     assert "ddpify hang: rank 1 is at hang.py:6" in lines, done
     assert "ddpify hang: rank 1   hang.py:6 in <module>" in lines
     assert "ddpify hang: rank 0   hang.py:7 in <module>" in lines
+
+
+# dcase_ust's AudioDataset (the twelfth sweep, part C): `self.filenames = list(set(...))` listed the
+# file names in another order on each process (str hashes are salted per process), so the
+# DistributedSampler's disjoint indices named overlapping files, and no check saw it
+ORDERED_FROM_A_SET = """\
+import torch
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
+from ddpify_runtime import device_ids, end_epoch, init_distributed_mode, set_epoch
+
+
+class Files(Dataset):
+    def __init__(self, names):
+        self.names = {listed}
+
+    def __len__(self):
+        return len(self.names)
+
+    def __getitem__(self, i):
+        return torch.tensor([float(len(self.names[i]))]), torch.tensor([1.0])
+
+
+init_distributed_mode()
+train_set = Files(["clip_%d.wav" % i for i in range(32)])
+train_loader = DataLoader(train_set, batch_size=4, sampler=DistributedSampler(train_set, shuffle=True))
+model = torch.nn.Linear(1, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(2):
+    set_epoch(train_loader, epoch)
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        optimizer.step()
+    end_epoch()
+"""
+
+
+def test_a_data_set_listed_from_a_set_of_strings_is_a_finding_at_exit_and_a_sorted_one_none(tmp_path):
+    scripts = []
+    for name, listed in (("from_set", "list(set(names))"), ("from_sorted", "sorted(set(names))")):
+        (tmp_path / f"{name}.py").write_text(ORDERED_FROM_A_SET.format(listed=listed))
+        scripts.append(h.torchrun(tmp_path / f"{name}.py"))
+    salted = h.env(PYTHONHASHSEED="random")  # as a launch outside the tests: each process salts its own
+    trigger, near = h.run_all(scripts, tmp_path, [salted, salted])
+    assert trigger.returncode == 0 and near.returncode == 0, (trigger, near)
+    line = next(n for n, text in enumerate(ORDERED_FROM_A_SET.splitlines(), 1) if text.startswith("train_loader ="))
+    assert f"from_set.py:{line}: data-order: this training loader's data set holds names differently on each " \
+           "process" in trigger.output, trigger.output
+    assert "self-check" not in near.output, near.output
