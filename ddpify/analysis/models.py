@@ -1820,13 +1820,36 @@ TENSORS = frozenset(f"torch.{f}" for f in (
 def bare_tensors(facts: Facts, optimizer: cst.CSTNode) -> cst.List | cst.Tuple | None:
     """The list of tensors an optimizer is given (`Adam([self.log_alpha], lr=lr)`) where each is
     made by a tensor factory of torch (`torch.zeros(1, requires_grad=True)`, `torch.tensor(x)`,
-    moved or not): no module holds it, so no wrapper would sync it. None for anything else."""
+    moved or not): no module holds it, so no wrapper would sync it. None for anything else. A
+    name the module's top level binds again after the optimizer is built (a notebook's `x` drawn
+    anew for a plot) is the tensor its last binding before that holds (`_bound_last`)."""
     arg = (mt.positional(optimizer, 0) or mt.keyword(optimizer, "params")) if isinstance(optimizer, cst.Call) else None
     if arg is None or not isinstance(arg.value, (cst.List, cst.Tuple)) or not arg.value.elements:
         return None
     flow = objects.of(facts)
     for element in arg.value.elements:
         sites = flow.values(element.value) if isinstance(element, cst.Element) else None
-        if not sites or not all(isinstance(s, cst.Call) and facts.qualify(s.func) in TENSORS for s in sites):
-            return None
+        if not sites or not all(_tensor_made(facts, s) for s in sites):
+            if not isinstance(element, cst.Element) or not _tensor_made(facts, _bound_last(facts, element.value, optimizer)):
+                return None
     return arg.value
+
+
+def _tensor_made(facts: Facts, site: cst.CSTNode | None) -> bool:
+    return isinstance(site, cst.Call) and facts.qualify(site.func) in TENSORS
+
+
+def _bound_last(facts: Facts, name: cst.BaseExpression, at: cst.CSTNode) -> cst.BaseExpression | None:
+    """What a name holds at `at`, a statement of the module's top level (run once, in order): the
+    value of its last assignment before `at`, where every assignment before it is a top-level
+    statement too (none in a loop or branch); None otherwise. `x = torch.tensor([0.0],
+    requires_grad=True)`, `SGD([x], lr=0.1)`, then `x = torch.linspace(0, 10, 30)` in a later cell:
+    `torch.tensor(...)`."""
+    line = facts.statement(at)
+    ref = facts.ref(name) if isinstance(name, cst.Name) else None
+    if ref is None or facts.parent(line) is not facts.module:
+        return None
+    earlier = [(value, stmt) for _, value, stmt in facts.writes(ref) if facts.before(stmt, line)]
+    if not earlier or any(facts.parent(facts.statement(stmt)) is not facts.module for _, stmt in earlier):
+        return None
+    return max(earlier, key=lambda pair: facts.spans[pair[1]][0])[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, rewritten, unchanged, warnings
+from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, rewritten, run, unchanged, warnings
 
 NAME = "wrap-model"
 
@@ -4055,3 +4055,38 @@ def test_a_model_whose_forward_makes_its_layers_the_first_time_is_wrapped_with_a
                                            "self.hidden))\n")
     assert [c.message.split(":")[0] for c in rewritten(NAME, registered).changes if c.kind == "warning"] == \
            ["a sub-module of `Encoder` registered by `self.add_module(...)` in forward()"]
+
+
+BARE_TENSOR_THEN_MODEL = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+x = torch.tensor([0.0], requires_grad=True)
+optimizer = torch.optim.SGD([x], lr=0.1)
+for step in range(20):
+    optimizer.zero_grad()
+    ((x - 3) ** 2).sum().backward()
+    optimizer.step()
+data_loader = DataLoader(TensorDataset(torch.randn(8, 1), torch.randn(8, 1)), batch_size=2, shuffle=True)
+model = torch.nn.Linear(1, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(2):
+    for batch_x, batch_y in data_loader:
+        optimizer.zero_grad()
+        ((model(batch_x) - batch_y) ** 2).mean().backward()
+        optimizer.step()
+with torch.no_grad():
+    x = torch.unsqueeze(torch.linspace(0, 10, 30), dim=1)
+    print(model(x))
+"""
+
+
+def test_a_bare_tensor_a_notebook_binds_again_later_is_still_the_optimizers_bare_tensor():
+    """ICTP's introductory notebook (twelfth sweep): an SGD over a bare leaf tensor `[x]`, then a
+    model trained on a loader, and `x` bound again in a later cell for a plot. The later binding
+    made `[x]` no list of bare tensors, so that optimizer stepped "a model ddpify could not find":
+    no loader was sharded (a TODO, and the self-check's unsharded-loader). At the module's top
+    level, the last binding before the optimizer is what it holds."""
+    out, _ = run(BARE_TENSOR_THEN_MODEL)
+    assert "optimizer = torch.optim.SGD(sync_gradients([x]), lr=0.1)" in out
+    assert "data_loader = shard_loader(data_loader)" in out and "model = DistributedDataParallel(model" in out
