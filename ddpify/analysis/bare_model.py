@@ -23,13 +23,12 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.analysis import objects
+from ddpify.analysis.models import ACCELERATE_PREPARE, APEX_DDP, DDP
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.names import dotted
 
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
-_WRAPS = ("torch.nn.parallel.DistributedDataParallel", "apex.parallel.DistributedDataParallel")
-_PREPARE = ("prepare", "prepare_model")
 
 
 def lacks(facts: Facts, wrapper: cst.BaseExpression, name: str) -> bool:
@@ -59,7 +58,7 @@ def _classes(facts: Facts, wrapper: cst.BaseExpression) -> list[cst.ClassDef]:
 
 
 def _is_wrap(facts: Facts, value: cst.CSTNode) -> bool:
-    return isinstance(value, cst.Call) and (facts.qualify(value.func) in _WRAPS or mt.is_method_call(value, *_PREPARE))
+    return isinstance(value, cst.Call) and (facts.qualify(value.func) in (DDP, APEX_DDP) or mt.is_method_call(value, *ACCELERATE_PREPARE))
 
 
 def _annotated(facts: Facts, value: cst.BaseExpression) -> cst.ClassDef | None:
