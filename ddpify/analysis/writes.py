@@ -202,7 +202,8 @@ def prepared_by(facts: Facts, call: cst.Call) -> cst.Call | None:
     (Sentence-VAE's `PTB(...)` writes ptb.train.json and the vocabulary when they are missing).
     Every process building it at once would race: one reads what another is still writing.
     Or `call` runs a function of the program that fetches its data and writes it (3 calls down:
-    a download, `FETCHES`, or an archive unpacked, `.extractall(dest)`) and trains nothing:
+    a download, `FETCHES`, or an archive unpacked, `.extractall(dest)`), trains nothing and is
+    called in no loop that trains (a report posted each epoch prepares no data):
     torchmf's `read_movielens_df()` downloads the zip where it is missing, extracts it, and reads
     the ratings back."""
     return _preparing(facts, call)[1]
@@ -245,8 +246,9 @@ def _preparing(facts: Facts, call: cst.Call, depth: int = 3) -> tuple[set[cst.Fu
                 fetched = fetched or fetches(facts, inner)
                 found += [f for f in facts.user_functions(inner) if f not in seen and f not in found]
         functions, depth = found, depth - 1
-    if builds or fetched and not any(facts.trains(f) for f in seen):
-        return seen, write
+    if builds or fetched and not any(facts.trains(f) for f in seen) and \
+            not any(facts.trains(loop) for loop in facts.enclosing_loops(call)):
+        return seen, write  # (a fetch inside a training loop posts progress: no data set is prepared there)
     return set(), None
 
 

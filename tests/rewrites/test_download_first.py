@@ -411,9 +411,21 @@ def fit(loader):
 def note(path):
     with open(path, 'w') as f:
         json.dump({}, f)
+def report(epoch):
+    requests.post('http://example.org/progress', json={'epoch': epoch})
+    with open('progress.json', 'w') as f:
+        json.dump({'epoch': epoch}, f)
+    requests.get('http://example.org/ack')
 note('start.json')
 fit(DataLoader(TensorDataset(torch.randn(8, 1), torch.randn(8, 1)), batch_size=4, shuffle=True))
-""", id="a_function_that_fetches_and_trains_and_one_that_only_writes"),
+loader = DataLoader(TensorDataset(torch.randn(8, 1), torch.randn(8, 1)), batch_size=4, shuffle=True)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    report(epoch)
+""", id="a_function_that_fetches_and_trains_one_that_only_writes_and_one_that_reports_each_epoch"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
