@@ -198,7 +198,9 @@ def _env(program: dict, probe_dir: Path | None, roots: list[Path], pythonpath: l
     env.update(OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", CUDA_VISIBLE_DEVICES="",
                MPLBACKEND="Agg", FRESH_SWEEP_SAMPLES="256", TORCH_CPP_LOG_LEVEL="ERROR")
     env.update(program.get("env", {}))
-    env["PYTHONPATH"] = os.pathsep.join(map(str, [ENV_DIR / "probe", ENV_DIR / "stubs", *pythonpath]))
+    # the stand-ins play installed packages: after the program's own folders, as site-packages
+    # comes after PYTHONPATH (a project's own omegaconf.py is imported before an installed one)
+    env["PYTHONPATH"] = os.pathsep.join(map(str, [ENV_DIR / "probe", *pythonpath, ENV_DIR / "stubs"]))
     env["FRESH_SWEEP_USER_ROOTS"] = os.pathsep.join(map(str, roots))
     if probe_dir is not None:
         env["DDPIFY_PROBE_DIR"] = str(probe_dir)

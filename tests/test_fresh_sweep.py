@@ -799,3 +799,16 @@ def test_the_stand_in_einops_rearranges_groups_and_reduces_over_an_ellipsis():
                    "      torch.equal(reduce(x, 'b ... -> b', 'mean'), x.flatten(1).mean(1)),\n"
                    "      tuple(rearrange(x[:, :, 0, 0], 'b c -> b c 1 1').shape))")
     assert out.strip().split(maxsplit=3) == ["True", "True", "True", "(2, 3, 1, 1)"]
+
+
+def test_a_programs_own_modules_come_before_the_stand_ins_for_installed_packages(tmp_path):
+    """A project's own `omegaconf.py` shadows the installed package in the original's run (its
+    folder is sys.path[0]); the converted program, run from another folder with the project's
+    folders on PYTHONPATH, must see the same module, not the stand-in of the installed one."""
+    own = tmp_path / "project"
+    (own / "omegaconf.py").parent.mkdir()
+    (own / "omegaconf.py").write_text("OWN = True\n")
+    env = sweep._env({}, None, [], [own])
+    run = subprocess.run([sys.executable, "-c", "import omegaconf; print(getattr(omegaconf, 'OWN', False))"],
+                         env={**env, "PATH": os.environ.get("PATH", "")}, capture_output=True, text=True, cwd=tmp_path)
+    assert run.stdout.strip() == "True", run.stderr
