@@ -134,6 +134,7 @@ WRITES = {
     "path_write_text": ("import pathlib\nout = pathlib.Path('log.txt')\nout.write_text(s)\n", ".write_text()", "out"),
     "datasets_to_json": ("ds.to_json(out_dir + 'mixed.json')\n", ".to_json()", "out_dir + 'mixed.json'"),
     "save_to_disk": ("ds.save_to_disk('data/mixed')\n", ".save_to_disk()", "'data/mixed'"),
+    "extractall_path": ("import tarfile\ntar = tarfile.open('a.tar')\ntar.extractall(path='out')\n", ".extractall()", "'out'"),
 }
 
 NOT_WRITES = {

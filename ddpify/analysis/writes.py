@@ -176,6 +176,8 @@ def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     arg = mt.positional(call, FILE_WRITES.get(qualified, 1 if _serializer(facts, call) else 0))
     if arg is None and qualified in EVENT_WRITERS:
         arg = mt.keyword(call, "log_dir") or mt.keyword(call, "logdir")
+    if arg is None and isinstance(call.func, cst.Attribute):  # `tar.extractall(path=d)`
+        arg = mt.keyword(call, "path")
     return arg.value if arg is not None else None
 
 

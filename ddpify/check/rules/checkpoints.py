@@ -165,10 +165,11 @@ UNIQUE_NAMES = frozenset({"uuid1", "uuid4", "mkstemp", "mkdtemp", "NamedTemporar
 
 def _unique(f, expr: cst.BaseExpression) -> bool:
     """A path made unique per process: `f"batch-{uuid4()}.pt"`, `tempfile.mkstemp()[1]`,
-    `tempfile.NamedTemporaryFile()` (of the `uuid` or `tempfile` module, or a helper so named)."""
+    `tempfile.NamedTemporaryFile()`, the folder of `with tempfile.TemporaryDirectory() as d:` (of
+    the `uuid` or `tempfile` module, or a helper so named)."""
     ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
-    if ref is not None and any(_unique(f, whole) for whole in f.unpacked_from(ref)):
-        return True  # `handle, path = tempfile.mkstemp()`
+    if ref is not None and any(_unique(f, whole) for whole in [*f.unpacked_from(ref), *f.entered(ref)]):
+        return True  # `handle, path = tempfile.mkstemp()`, `with tempfile.TemporaryDirectory() as d:`
     calls = [expr] if isinstance(expr, cst.Call) else []
     return any((f.qualify(c.func) or dotted(c.func) or "").rsplit(".", 1)[-1] in UNIQUE_NAMES
                for c in calls + list(mt.findall(expr, cst.Call)))
