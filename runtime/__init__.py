@@ -2234,6 +2234,7 @@ class _SelfCheck:
         self.repeats: dict = {}  # loader key -> [iterator ref, site, batches drawn at the last step] of a pass in that order
         self.forwards: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # DDP -> (forwards, last output's grad_fns)
         self.ran: "weakref.WeakSet" = weakref.WeakSet()  # DDP instances whose forward ran with gradients while checked
+        self.late: "weakref.WeakSet" = weakref.WeakSet()  # DDP instances whose late parameters were said
         self.repeat_undo: Optional[Any] = None
         self.lengths: "dict[str, int]" = {}  # "file:line" of a training loader -> its batches per pass
         self.optimizers: "weakref.WeakSet" = weakref.WeakSet()  # built since the checks were armed
@@ -2693,6 +2694,32 @@ class _SelfCheck:
         bypassed = self.bypassed(record.params)
         if bypassed:
             record.params = [p for p in record.params if id(p) not in bypassed]
+        self.made_late()
+
+    def made_late(self) -> None:
+        """Parameters a wrapped module holds that its DistributedDataParallel does not: made after
+        the wrap (a layer its forward makes the first time it runs, `if self.fc is None: self.fc =
+        nn.Linear(...)`). DDP neither broadcast them nor averages their gradients, and an optimizer
+        built before the first forward does not step them: they differ between the processes, and so
+        does what is computed over all the parameters (a clipped gradient norm). A finding at the wrap
+        line (``late-parameters``), once per model."""
+        ddp = torch.nn.parallel.DistributedDataParallel
+        for model in [m for m in self.wrapped if isinstance(m, ddp) and m not in self.late]:
+            held = {id(p) for p in getattr(model, "_module_parameters", ())}
+            ignored = getattr(model, "parameters_to_ignore", set())
+            names = [n for n, p in model.module.named_parameters() if id(p) not in held and n not in ignored]
+            if not names:
+                continue
+            self.late.add(model)
+            cls = type(model.module).__name__
+            self.pending.append(_Finding(
+                "late-parameters", *self.wraps.get(model, (_site(), ""))[0],
+                f"{len(names)} parameter(s) of {cls} ({_names(names)}) were made after this DistributedDataParallel "
+                f"wrapped it (a layer made in the first forward): DDP neither broadcast them nor averages their "
+                f"gradients, so each process trains its own copy, and what is computed over all the parameters "
+                f"(a clipped gradient norm) differs between the processes",
+                "a manual change: make them in __init__, or run one forward pass before the wrap and before the "
+                "optimizer is built"))
 
     def bypassed(self, params: List[torch.Tensor]) -> "set[int]":
         """Of ``params`` (with a gradient, about to be stepped), the ids of those a

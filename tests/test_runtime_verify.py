@@ -1190,3 +1190,45 @@ def test_a_training_data_sets_order_is_compared_by_what_it_holds_per_sample_and_
     assert found[0].message.startswith("this training loader's data set holds names, index differently on each process")
     assert not rt._orders_differ([(False, {}, "host", {}, {site: mine}), (False, {}, "host", {}, {site: mine})])
     assert not rt._orders_differ([(False, {}, "host", {}), (False, {}, "host", {})])  # no orders sent
+
+
+LATE_LAYER = textwrap.dedent("""\
+    import torch
+    from torch.nn.parallel import DistributedDataParallel
+    class Encoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Linear(4, 3)
+            self.fc = None
+        def forward(self, x):
+            h = self.conv(x)
+            if self.fc is None:
+                self.fc = LAYER
+            return self.fc(h)
+    model = DistributedDataParallel(Encoder())
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(3, 8, 4):
+        optimizer.zero_grad()
+        model(x).pow(2).mean().backward()
+        optimizer.step()
+""")
+
+
+@pytest.mark.parametrize("layer, late", [
+    ("torch.nn.Linear(3, 2)", True),  # made in the first forward, after the wrap
+    ("torch.nn.Identity()", False),  # near miss: a module without parameters made late
+])
+def test_parameters_a_model_makes_after_its_wrap_are_named_at_the_wrap(group, check, capsys, layer, late):
+    """Issue 27, the twelfth sweep's GMM-VAE script: an encoder makes its fully connected layer in
+    its first forward, after DDP wrapped the model: DDP holds only the parameters made before, so it
+    neither broadcast nor averages the new ones (158 of 166 parameters diverged, said only as
+    `diverged-parameters`, with no cause). The wrap line is named with what happened."""
+    rt._STATE.self_check = check()
+    rt._STATE.self_check.install()
+    code = LATE_LAYER.replace("LAYER", layer)
+    exec(compile(code, "train.py", "exec"), {})
+    err = capsys.readouterr().err
+    line = next(n for n, text in enumerate(code.splitlines(), 1) if text.startswith("model = Distributed"))
+    said = f"train.py:{line}: late-parameters: 2 parameter(s) of Encoder (fc.weight, fc.bias) were made after this " \
+           "DistributedDataParallel wrapped it"
+    assert (said in err) is late and ("late-parameters" in err) is late
