@@ -112,7 +112,7 @@ CLASSES = {
     "reshuffled": (("shard-data", "set-epoch"), ("same-order",)),
     "params": (("wrap-model", "accumulate-no-sync", "agree-plateau", "agree-stop", "agree-clock"),
                ("unwrapped-parameters", "bypassed-wrapper", "diverged-parameters", "diverged-at-exit",
-                "differing-settings", "outside-forward", "missing-step")),
+                "differing-settings", "outside-forward", "missing-step", "late-parameters")),
     "wrapped": (("wrap-model",), ("unwrapped-parameters", "bypassed-wrapper")),
     "saves": (("main-process-only", "unwrap-model", "download-first"), ("saved-wrapper", "shared-write")),
     "voice": (("main-process-only",), ()),

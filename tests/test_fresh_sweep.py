@@ -546,6 +546,8 @@ def test_a_failure_is_named_only_by_a_warning_at_its_site_or_of_its_class_on_its
     (("out/train.py", 1, "unsharded-loader"), "sharded", False),  # module-level, of the class
     (("out/train.py", 1, "shared-write"), "sharded", True),  # module-level, of another class
     (("prog/trainer.py", 7, "shared-write"), "saves", True),  # the same name, not the file that ran
+    (("out/train.py", 1, "late-parameters"), "params", False),  # parameters made after the wrap: of the class
+    (("out/train.py", 1, "late-parameters"), "saves", True),
 ])
 def test_a_self_check_finding_on_the_path_names_a_failure(tmp_path, finding, verdict, is_silent):
     src, copies, stack = _judged(tmp_path)
