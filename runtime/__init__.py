@@ -3025,11 +3025,24 @@ def _order_fingerprint(dataset: Any) -> "dict[str, str]":
                 continue
         else:
             continue
-        parts = [i if isinstance(i, (tuple, list)) else (i,) for i in items]
-        if parts and all(isinstance(j, ORDER_ITEMS) for i in parts for j in i) and \
-                any(isinstance(j, (str, bytes)) for i in parts for j in i):
-            found[name] = hashlib.sha256(repr(items).encode()).hexdigest()
+        if items and all(map(_plain, items)) and any(map(_stringy, items)):
+            digest = hashlib.sha256()
+            for start in range(0, len(items), 4096):  # a million file names: no 100 MB string at once
+                digest.update(repr(items[start:start + 4096]).encode())
+            found[name] = digest.hexdigest()
     return found
+
+
+def _plain(item: Any) -> bool:
+    """A value whose repr is the same on every process: ``ORDER_ITEMS``, or a tuple or list of them."""
+    return isinstance(item, ORDER_ITEMS) or isinstance(item, (tuple, list)) and \
+        all(isinstance(i, ORDER_ITEMS) for i in item)
+
+
+def _stringy(item: Any) -> bool:
+    """A string, or a tuple or list with one (a file's path and its label)."""
+    return isinstance(item, (str, bytes)) or isinstance(item, (tuple, list)) and \
+        any(isinstance(i, (str, bytes)) for i in item)
 
 
 def _orders_differ(parts: List[Any]) -> List[_Finding]:
