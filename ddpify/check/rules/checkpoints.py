@@ -163,16 +163,17 @@ def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:
 UNIQUE_NAMES = frozenset({"uuid1", "uuid4", "mkstemp", "mkdtemp", "NamedTemporaryFile", "TemporaryDirectory"})
 
 
-def _unique(f, expr: cst.BaseExpression) -> bool:
+def _unique(f, expr: cst.BaseExpression, depth: int = 2) -> bool:
     """A path made unique per process: `f"batch-{uuid4()}.pt"`, `tempfile.mkstemp()[1]`,
-    `tempfile.NamedTemporaryFile()`, the folder of `with tempfile.TemporaryDirectory() as d:` (of
-    the `uuid` or `tempfile` module, or a helper so named)."""
+    `tempfile.NamedTemporaryFile()`, the folder of `with tempfile.TemporaryDirectory() as d:` and
+    a path built on it (`Path(d)`) (of the `uuid` or `tempfile` module, or a helper so named)."""
     ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
-    if ref is not None and any(_unique(f, whole) for whole in [*f.unpacked_from(ref), *f.entered(ref)]):
+    if ref is not None and depth and any(_unique(f, whole, depth - 1) for whole in [*f.unpacked_from(ref), *f.entered(ref)]):
         return True  # `handle, path = tempfile.mkstemp()`, `with tempfile.TemporaryDirectory() as d:`
     calls = [expr] if isinstance(expr, cst.Call) else []
     return any((f.qualify(c.func) or dotted(c.func) or "").rsplit(".", 1)[-1] in UNIQUE_NAMES
-               for c in calls + list(mt.findall(expr, cst.Call)))
+               for c in calls + list(mt.findall(expr, cst.Call))) or depth > 0 and any(
+        _unique(f, n, depth - 1) for n in mt.findall(expr, cst.Name) if n is not expr)  # `Path(temp_dir)`
 
 
 def _guard(stmt: cst.CSTNode, dist: str):
