@@ -311,9 +311,9 @@ def _one_line_if(stmt: cst.CSTNode) -> cst.Expr | None:
 def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, loggers: Loggers,
             opened: frozenset[cst.Call]) -> str | None:
     """What file-writing call `stmt` makes, or None."""
-    if isinstance(stmt, cst.With):
+    if isinstance(stmt, cst.With):  # `open(p, "w")`, `gzip.open(p, "wt")`, `zipfile.ZipFile(p, "w")`, ...
         for item in stmt.items:
-            if mt.is_open_for_writing(item.item):
+            if mt.opens_for_writing(item.item) and not writes.in_memory(facts, _opened_path(item.item)):
                 return "writing the file"
         return None
     small = _one_line_if(stmt) or (stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
@@ -548,6 +548,14 @@ def _loggers(facts: Facts, opened: frozenset[cst.Call]) -> Loggers:
     made += [(t, e, s) for t, v, s in facts.assigns for e in _logger_elements(facts, v, opened)]
     refs = {facts.ref(t, s) for t, _, s in made} - {None}
     return Loggers(refs.union(*(objects.of(facts).receivers(r) for r in refs)), frozenset(v for _, v, _ in made))
+
+
+def _opened_path(opener: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What `open(p, "w")`, `gzip.open(p, "wt")`, `zipfile.ZipFile(p, "w")` open: `p` (none for
+    `Path(p).open("w")`, whose path is its object)."""
+    first = mt.positional(opener, 0) if isinstance(opener, cst.Call) else None
+    return first.value if first is not None and not mt.WRITE_MODE.fullmatch(mt.string_value(first.value) or "") \
+        else None
 
 
 def _opened_for_writing(facts: Facts) -> frozenset[cst.Call]:
@@ -1015,7 +1023,11 @@ def _barrier_follows(facts: Facts, point: cst.CSTNode, others: set[cst.CSTNode],
 PICTURE_READERS = frozenset({"PIL.Image.open", "matplotlib.pyplot.imread", "cv2.imread", "imageio.imread",
                              "imageio.v2.imread", "imageio.v3.imread", "skimage.io.imread", "torchvision.io.read_image"})
 READERS = {"torch.load", "pickle.load", "json.load", "numpy.load", "numpy.loadtxt", "pandas.read_csv",
-           "pandas.read_json", "pandas.read_pickle", "yaml.safe_load", "yaml.load", *PICTURE_READERS}
+           "pandas.read_json", "pandas.read_pickle", "yaml.safe_load", "yaml.load", *PICTURE_READERS,
+           # archives, tables, arrays, audio and models read from a path the program may have just written
+           "zipfile.ZipFile", "tarfile.open", "joblib.load", "numpy.genfromtxt", "pandas.read_excel",
+           "pandas.read_parquet", "pandas.read_table", "pandas.read_feather", "scipy.io.loadmat", "h5py.File",
+           "soundfile.read", "librosa.load", "torchaudio.load", "torch.jit.load"}
 PICTURE_WRITES = frozenset({"torchvision.utils.save_image", "matplotlib.pyplot.savefig", "matplotlib.pyplot.imsave",
                             "imageio.imwrite", "imageio.imsave", "imageio.mimwrite", "imageio.mimsave",
                             "imageio.v2.imwrite", "imageio.v2.mimwrite", "imageio.v3.imwrite", "scipy.misc.imsave",
@@ -1130,7 +1142,8 @@ def _reads(facts: Facts, call: cst.Call, depth: int = 1,
     if source is not None and writes.in_memory(facts, source.value):
         return False
     if only(facts, call) if only is not None else \
-            facts.qualify(call.func) in READERS or mt.is_call_of(call, "open") and not mt.is_open_for_writing(call):
+            facts.qualify(call.func) in READERS and not mt.opens_for_writing(call) or \
+            mt.is_call_of(call, "open") and not mt.is_open_for_writing(call):
         return True
     return depth > 0 and any(_reads(facts, c, depth - 1, only) for f in facts.user_functions(call)
                              for c in facts.calls_in(f))

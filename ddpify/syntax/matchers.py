@@ -344,14 +344,15 @@ def is_device_move(call: cst.Call) -> bool:
 
 
 # a mode of `open` that writes: only mode letters (`"w"`, `"wb"`, `"a+"`, not a path: `"data.txt"`)
-WRITE_MODE = re.compile(r"[rbt+]*[wax][rwaxbt+]*")
+WRITE_MODE = re.compile(r"[rbt+]*[wax][rwaxbt+]*(?:[:|][a-z0-9]*)?")  # (tarfile's "w:gz")
 
 
 def opens_for_writing(node: cst.CSTNode) -> bool:
     """`open(p, "w")` and any other opener given a write mode: `PathManager.open(p, "w")`,
-    `fs.open(p, mode="wb")`, `gzip.open(p, "wt")`, `Path(p).open("a")`."""
-    if not isinstance(node, cst.Call) or not (is_call_of(node, "open") or isinstance(
-            node.func, cst.Attribute) and node.func.attr.value == "open"):
+    `fs.open(p, mode="wb")`, `gzip.open(p, "wt")`, `Path(p).open("a")`, and the archives and
+    array files opened so: `zipfile.ZipFile(p, "w")`, `tarfile.open(p, "w:gz")`, `h5py.File(p, "w")`."""
+    if not isinstance(node, cst.Call) or not (is_call_of(node, "open", "ZipFile") or isinstance(
+            node.func, cst.Attribute) and node.func.attr.value in ("open", "ZipFile", "File")):
         return False
     positional = [a.value for a in node.args if a.keyword is None and not a.star]
     modes = positional[1:2] if is_call_of(node, "open") or len(positional) > 1 else positional[:1]

@@ -172,6 +172,41 @@ if is_main_process():
 barrier()
 state = torch.load("m.pt", weights_only=True, map_location=local_device())
 """, "save_then_reload_waits_for_the_file_and_loads_onto_the_local_device", also={"load-map-location", "unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+    # archives and pickles read back (torchmf's downloaded zip opened by zipfile.ZipFile): the
+    # others waited for no write they read; an archive opened for writing (zipfile.ZipFile(p, "w"),
+    # tarfile.open(p, "w:gz")) was written by every process at once
+    pair("""\
+import tarfile
+import zipfile
+import joblib
+joblib.dump({"steps": 2}, "stats.pkl")
+stats = joblib.load("stats.pkl")
+with zipfile.ZipFile("run.zip", "w") as z:
+    z.write("stats.pkl")
+with zipfile.ZipFile("run.zip") as z:
+    print(z.namelist())
+with tarfile.open("run.tar.gz", "w:gz") as tar:
+    tar.add("stats.pkl")
+""", """\
+from ddpify_runtime import barrier, is_main_process
+
+import tarfile
+import zipfile
+import joblib
+if is_main_process():
+    joblib.dump({"steps": 2}, "stats.pkl")
+barrier()
+stats = joblib.load("stats.pkl")
+if is_main_process():
+    with zipfile.ZipFile("run.zip", "w") as z:
+        z.write("stats.pkl")
+barrier()
+with zipfile.ZipFile("run.zip") as z:
+    print(z.namelist())
+if is_main_process():
+    with tarfile.open("run.tar.gz", "w:gz") as tar:
+        tar.add("stats.pkl")
+""", "archives_and_pickles_written_once_and_waited_for_where_they_are_read_back", scaffold=SCRIPT.at_end),
     pair("""\
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
