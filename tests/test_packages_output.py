@@ -15,6 +15,7 @@ import pytest
 
 from click.testing import CliRunner
 from ddpify.cli import main
+from ddpify.inputs.written import RECORD
 from ddpify.output.packages import EXTEND, extended
 from ddpify.run import launch
 
@@ -319,3 +320,47 @@ def test_under_ddpify_run_a_package_read_above_the_script_is_the_one_imported(tm
     assert pythonpath[0] == str(repo / "scripts") and pythonpath[-1] == str(base)
     assert probe(folder, package, ":".join(pythonpath)) == [str(folder / "src" / "loop.py"),
                                                             str(base / "src" / "util.py")]
+
+
+@pytest.mark.parametrize("decorator, files", [
+    ('@hydra.main(config_path="simclr_config.yml")', ["simclr_config.yml"]),  # hydra < 1.0: the file
+    ('@hydra.main(config_path="conf", config_name="config")', ["conf/config.yaml", "conf/model/small.yaml"]),
+    ('@hydra.main(config_path=".", config_name="config", version_base=None)', ["config.yaml"]),
+])
+def test_the_configuration_hydra_reads_beside_the_script_is_copied_beside_the_copy(tmp_path, decorator, files):
+    """simclr_pretrain (twelfth sweep, held out): `@hydra.main(config_path='simclr_config.yml')`
+    reads its configuration beside the decorated script's file; written to `out/` without it,
+    the converted program stopped at its first line (FileNotFoundError under python and
+    torchrun). The configuration (a file; a folder with its config groups) is copied; other files
+    beside the script are not."""
+    project, out = tmp_path / "proj", tmp_path / "out"
+    for rel in ["simclr_config.yml", "config.yaml", "conf/config.yaml", "conf/model/small.yaml", "notes.txt"]:
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text("lr: 0.1\n")
+    (project / "train.py").write_text(f"import hydra\n\n\n{decorator}\ndef main(cfg):\n" + textwrap.indent(
+        ENTRY.replace("from engine.loop import fit\nfrom engine.util import helper\n", "").replace("helper()", "2"),
+        "    ") + "\n\nmain()\n" + LOOP.replace("import torch\n", ""))
+    result = CliRunner().invoke(main, ["convert", str(project / "train.py"), "-o", f"{out}/"])
+    assert result.exit_code == 0, result.output
+    copied = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.name != RECORD)
+    assert copied == sorted(["train.py", *files]), result.output
+
+
+def test_under_ddpify_run_the_configuration_hydra_reads_beside_the_script_is_in_the_runs_folder(tmp_path, monkeypatch):
+    """The run's folder holds the converted script: hydra's configuration beside the original goes
+    there too, or the run stops at the decorator."""
+    project = tmp_path / "proj"
+    (project / "conf").mkdir(parents=True)
+    (project / "conf" / "config.yaml").write_text("lr: 0.1\n")
+    (project / "train.py").write_text('import hydra\n\n\n@hydra.main(config_path="conf", config_name="config")\n'
+                                      "def main(cfg):\n" + textwrap.indent(ENTRY.replace(
+                                          "from engine.loop import fit\nfrom engine.util import helper\n", "")
+                                          .replace("helper()", "2"), "    ") + "\n\nmain()\n" + LOOP.replace("import torch\n", ""))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setattr(launch, "run_job", lambda *a, **k: pytest.fail("--dry-run launched"))
+    result = CliRunner().invoke(main, ["run", "--dry-run", "--nproc-per-node", "1", str(project / "train.py")])
+    assert result.exit_code == 0, result.output
+    folder = Path(result.stdout.splitlines()[0].split("# the run's folder (kept): ")[1])
+    assert (folder / "conf" / "config.yaml").read_text() == "lr: 0.1\n"

@@ -220,8 +220,9 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
         fail(EXIT_INPUT, f"{dest}: -o would overwrite a module of the program; write it to "
                          "another file or directory")
     changed = {rel: module for rel, module in result.modules.items() if module.changed}
+    entry_reads = [] if in_place else _read_beside_entry(source, dest, result)
     if not changed:
-        return []
+        return entry_reads
     if dest is None:
         fail(EXIT_INPUT, f"{source.name}: the conversion also changes {', '.join(changed)}: "
                          "write the program with -o DIR/ (or --in-place); `ddpify diff` shows every change")
@@ -254,7 +255,27 @@ def _module_dests(source: files.Source, dest: Path | None, result: Result, in_pl
     for rel, (original, data) in files_read_beside(project, placed, inits).items():
         found.append((Result(data, data), dest.parent / rel,
                       f"{_shown(original)}, copied: a converted module beside it reads it through its __file__"))
-    return found
+    return found + [entry for entry in entry_reads if entry[1] not in {target for _, target, _ in found}]
+
+
+def _read_beside_entry(source: files.Source, dest: Path | None, result: Result) -> list[tuple[Result, Path, str]]:
+    """The files the entry script reads beside its own file (a path built from its `__file__`, the
+    configuration of `@hydra.main(config_path=...)`), copied beside its output in another folder,
+    where the output's `__file__` points (ddpify.output.packages `files_read_beside`).
+
+        ddpify convert train.py -o out/     (train.py: @hydra.main(config_path="conf", config_name="config"))
+        -> out/train.py, out/conf/config.yaml  <- conf/config.yaml, copied
+    """
+    if dest is None or source.path is None:
+        return []
+    project = Path(os.path.realpath(source.path)).parent
+    if Path(os.path.realpath(dest.parent)) == project:
+        return []
+    from ddpify.convert import Result
+    from ddpify.output.packages import files_read_beside
+
+    return [(Result(data, data), dest.parent / rel, f"{_shown(original)}, copied: {source.name} reads it beside its own file")
+            for rel, (original, data) in files_read_beside(project, {source.path.name: result}, {}).items()]
 
 
 def _folder_dests(source: files.Source, dest: Path | None, result: Result) -> list[tuple[Path, str]]:

@@ -148,6 +148,8 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
                                       {rel: module.read_from for rel, module in placed.items()})
         modules |= {rel: code for rel, (_, code) in inits.items()}
         modules |= {rel: data for rel, (_, data) in files_read_beside(project, placed, inits).items()}
+        # what the script reads beside its own file (its `__file__`'s paths, hydra's configuration)
+        modules |= {rel: data for rel, (_, data) in files_read_beside(project, {plan.script.name: result}, {}).items()}
         if result.changed or script is not None or modules:
             # a project's changed modules too, at their paths beside the script (ddpify.output.packages):
             # the run's folder comes first on sys.path, the script's own folder (its unchanged modules)

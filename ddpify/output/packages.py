@@ -14,7 +14,8 @@ package `__init__.py` the conversion changed gets the same line.
 
 A file a written module reads beside itself through a path built from its `__file__`
 (`open(os.path.join(os.path.dirname(__file__), 'VERSION'))` in a package's `__init__.py`) is
-copied beside the copy: its `__file__` names the output folder. A folder it builds paths into
+copied beside the copy: its `__file__` names the output folder; so is the configuration
+`@hydra.main(config_path=...)` reads beside the module. A folder it builds paths into
 (`os.path.join(os.path.dirname(__file__), 'trained_models')`) is made there, empty, and said.
 
 A changed module goes at its path under the folder it is imported from: the entry's folder
@@ -147,11 +148,52 @@ def _named_beside(project: Path, written: Mapping[str, Result],
     found: dict[str, Path] = {}
     for rel, (path, code) in sources.items():
         folder = path.resolve().parent
-        for name in _named_from_file(code):
+        configs = _hydra_configs(code)
+        for name in _named_from_file(code) | configs:
             original = folder / name
-            if original.exists() and folder in original.resolve().parents:
+            if not original.exists() or folder not in original.resolve().parents:
+                continue
+            if name in configs and original.is_dir():  # hydra's config folder: its files, config groups too
+                for file in sorted(f for f in original.rglob("*") if f.is_file()):
+                    found.setdefault(str(PurePosixPath(rel).parent / file.relative_to(folder).as_posix()), file)
+            else:
                 found.setdefault(str(PurePosixPath(rel).parent / name), original)
     return {rel: original for rel, original in found.items() if rel not in sources}
+
+
+def _hydra_configs(code: bytes) -> set[str]:
+    """What `@hydra.main(config_path=..., config_name=...)` reads beside the module's file: its
+    `config_path`, a folder (with `config_name`.yaml and the config groups in it) or, as hydra < 1.0
+    took it, the file itself; `pkg://` and absolute paths are not beside it.
+
+        @hydra.main(config_path="conf", config_name="config")   -> {"conf", "conf/config.yaml"}
+        @hydra.main(config_path="simclr_config.yml")             -> {"simclr_config.yml"}
+    """
+    if b"hydra" not in code:
+        return set()
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for call in node.decorator_list:
+            if not (isinstance(call, ast.Call) and ast.unparse(call.func) in ("hydra.main", "main")):
+                continue
+            given = dict(zip(("config_path", "config_name"), call.args))
+            given |= {k.arg: k.value for k in call.keywords if k.arg in ("config_path", "config_name")}
+            values = {k: v.value for k, v in given.items() if isinstance(v, ast.Constant) and isinstance(v.value, str)}
+            path = values.get("config_path", "")
+            if path.startswith("pkg://") or Path(path).is_absolute():
+                continue
+            if path.strip(". /"):
+                found.add(path)
+            if "config_name" in values:
+                name = values["config_name"]
+                found.add(str(PurePosixPath(path or ".") / (name if name.endswith((".yaml", ".yml")) else name + ".yaml")))
+    return found
 
 
 def _named_from_file(code: bytes) -> set[str]:
