@@ -228,6 +228,20 @@ def test_an_instance_call_runs_its_dunder_call_and_passes_on():
     assert {(r.scope.name.value, r.name) for r in flow.receivers(home)} == {("__call__", "model"), ("save", "model")}
 
 
+@pytest.mark.parametrize("setup, call", [
+    ("class Trainer:\n    def __init__(self):\n        self.stopper = Stopper()\n"
+     "    def fit(self, model):\n", "        self.stopper(1.0, model)\n"),
+    ("def fit(model):\n", "    Stopper()(1.0, model)\n"),
+])
+def test_an_instance_called_through_an_attribute_or_its_constructor_runs_its_dunder_call(setup, call):
+    """mask_kfold and mask_split (the twelfth sweep's held-out half): a trainer's
+    `self.early_stopping(val_loss, self.model, opt)` ran nothing ddpify knew, so the early stopper's
+    save of `model.state_dict()` kept the wrapper's `module.` keys."""
+    facts, _ = core("class Stopper:\n    def __call__(self, loss, model):\n        pass\n" + setup + call)
+    (site,) = [c for c in facts.calls if "Stopper()(" in facts.code(c) or dotted(c.func) == "self.stopper"]
+    assert [f.name.value for f in facts.user_functions(site)] == ["__call__"]
+
+
 def test_a_function_value_is_no_instance_call():
     facts, _ = core("def stopper(loss, model):\n    pass\nmodel = Net()\nstopper(1.0, model)\n")
     (call,) = [c for c in facts.calls if dotted(c.func) == "stopper"]

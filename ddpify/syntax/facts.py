@@ -549,7 +549,9 @@ class Facts:
                 [f for f in self._methods(base, func.attr.value) if self.enclosing_class(f) in self._lineage(base)]
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             cls = self.enclosing_class(call)
-            return self._methods(cls, func.attr.value) if cls is not None else []
+            return (self._methods(cls, func.attr.value) if cls is not None else []) or self._called_instances(func)
+        if isinstance(func, cst.Call):  # `Stopper(path)(val_loss, model)`: its `__call__`
+            return self._called_instances(func)
         if isinstance(func, cst.Attribute) and (cls := self._class_named(func.value)) is not None:
             # `DeepSpeech.serialize(model, ...)`: a static or class method, called on the class
             return [m for m in self._methods(cls, func.attr.value) if _static_or_class(m)]
@@ -774,6 +776,12 @@ class Facts:
         `pipeline_class(conf)` of `pipeline_class = TASK_PIPELINE[task]`, `TASK_PIPELINE[task](conf)`),
         rather than return what a function returns?"""
         return bool(self._instances_of(call))
+
+    def _called_instances(self, expr: cst.BaseExpression) -> list[cst.FunctionDef]:
+        """The `__call__` methods an instance of the program's classes that `expr` holds runs when
+        called: `self.early_stopping(val_loss, self.model)` where `__init__` set
+        `self.early_stopping = EarlyStopping(path)` (not a method of the class)."""
+        return [m for cls in self._instances_of(expr) for m in self._methods(cls, "__call__")]
 
     def _instance_of(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
         """The class of this file `expr` is an instance of, when it is one class."""
