@@ -531,3 +531,27 @@ def test_a_program_places_on_an_accelerator_from_any_of_its_files(tmp_path):
     entry = tmp_path / "train.py"
     program = load(entry, entry.read_bytes())
     assert len(program.parts) == 2 and places_on_accelerator(Facts(program.merged, program))
+
+
+HEAD = "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(net)\n"
+
+
+@pytest.mark.parametrize("source, stepped", [
+    ("opt = torch.optim.Adam(model.parameters())\nopt.step()\n", True),
+    ("def make(m):\n    return torch.optim.SGD(m.parameters(), lr=0.1)\nopt_g = make(model)\nopt_g.step()\n", True),
+    ("class T:\n    def __init__(self, m):\n        self.o = torch.optim.Adam(m.parameters())\n"
+     "    def fit(self):\n        self.o.step()\n", True),
+    ("opt = torch.optim.Adam(model.parameters())\nscaler = torch.cuda.amp.GradScaler()\nscaler.step(opt)\n", True),
+    ("optimizer = accelerator.prepare(optimizer)\noptimizer.step()\n", True),  # no object seen: the name
+    # near misses: a scheduler, a module whose name says "optim", an environment
+    ("opt = torch.optim.Adam(model.parameters())\nsched = torch.optim.lr_scheduler.StepLR(opt, 1)\nsched.step()\n", False),
+    ("optim_net = torch.nn.Linear(2, 2)\noptim_net.step()\n", False),
+    ("env.step(action)\n", False),
+])
+def test_an_optimizer_step_is_asked_of_the_object_core(source, stepped):
+    """`Context.optimizer_steps` (check's DDP018, DDP019): a `.step()` of an object the core finds an
+    optimizer in, whatever its name, or a GradScaler's step of one; by the name only where the
+    core finds no object of a kind it knows."""
+    facts = Facts(parse_module(HEAD + source))
+    last = [c for c in facts.calls if mt.is_method_call(c, "step")][-1]
+    assert (last in Context(facts).optimizer_steps) is stepped

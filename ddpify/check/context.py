@@ -25,6 +25,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from ddpify.analysis import objects
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.same_values import ranks, values
 from ddpify.check.script import Script
@@ -58,6 +59,33 @@ class Context:
         return bool(self.ddp_refs) and all(
             isinstance(m.defined, (cst.Assign, cst.AnnAssign)) and m.defined.value is not None
             and prepares(self.facts, m.defined.value) for m in self.ddp_refs.values())
+
+    @cached_property
+    def optimizer_steps(self) -> frozenset[cst.Call]:
+        """The `.step()` calls that step an optimizer: of an object the object core finds an
+        optimizer among (`opt_g.step()` of `opt_g = Adam(...)`, `self.opt.step()` of a trainer whose
+        `__init__` builds it, one handed in as an argument), or of a name bound to one of
+        `Facts.optimizers`; a GradScaler's `scaler.step(opt)` of one. Where the core finds no
+        object of a kind it knows (a library's factory, a parameter no caller passes), a name that
+        says "optim" (`optimizer = create_optimizer(cfg)`); not where it finds only models, loaders or
+        writers (`self.optim_net.step()` of a module).
+
+            opt.step()                 # opt = torch.optim.Adam(...): a step
+            scaler.step(self.opt)      # a step of self.opt
+            optimizer.step()           # optimizer = accelerator.prepare(optimizer): a step, by name
+            scheduler.step()           # no step of an optimizer
+        """
+        f = self.facts
+        flow = objects.of(f)
+        named = {f.ref(t, s) for t, v, s in f.assigns if v in f.optimizers}
+
+        def optimizer(expr: cst.BaseExpression) -> bool:
+            kinds = {flow.kind(site) for site in flow.values(expr)}
+            if objects.OPTIMIZER in kinds or f.ref(expr) in named:
+                return True
+            return kinds <= {None} and "optim" in (dotted(expr) or "").lower()
+        return frozenset(c for c in f.calls if mt.is_method_call(c, "step") and isinstance(c.func, cst.Attribute)
+                         and (optimizer(c.func.value) or any(optimizer(a.value) for a in c.args)))
 
     def holds_ddp(self, expr: cst.BaseExpression) -> Holds | None:
         """WRAPPER when `expr` holds the wrapper on every path that reaches it, MAYBE when on

@@ -464,10 +464,8 @@ def step_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     if not ctx.script.distributed or not ctx.ddp_refs:
         return
     f = ctx.facts
-    optimizers = {f.ref(t, s) for t, v, s in f.assigns if v in f.optimizers}
     for call in f.calls:
-        if not mt.is_method_call(call, "step") or f.ref(call.func.value) not in optimizers and \
-                "optim" not in (dotted(call.func.value) or "").lower():
+        if call not in ctx.optimizer_steps:
             continue
         for anc in f.ancestors(call):
             if isinstance(anc, cst.If) and not f.is_inside(call, anc.test) and any(
@@ -535,13 +533,13 @@ def sync_on_wrong_micro_step(ctx: Context) -> Iterator[Hit]:
         elif _never_true(f, value, loop):
             yield Hit(value, f"`{f.code(value)}` is never true in `for ... in {f.code(loop.iter)}`: the "
                              "gradients are never all-reduced; compare with the last micro-step")
-    steps = [guard.test for c in f.calls if mt.is_method_call(c, "step") and "optim" in f.code(c)
+    steps = [guard.test for c in f.calls if c in ctx.optimizer_steps
              for guard in f.ancestors(c) if isinstance(guard, cst.If) and f.is_inside(c, guard.body)]
     for node in f.by_type[cst.Attribute]:  # `model.no_sync()`, or `model.no_sync` entered later
         ifexp = f.parent(f.parent(node)) if isinstance(f.parent(node), cst.Call) else f.parent(node)
         if not (mt.is_attribute(node, "no_sync") and isinstance(ifexp, cst.IfExp)):
             continue  # DDP's method (FSDP's means the same)
-        if _entered_on_the_last_micro_step(f, ifexp, ifexp.body in (node, f.parent(node))):
+        if _entered_on_the_last_micro_step(ctx, ifexp, ifexp.body in (node, f.parent(node))):
             yield Hit(ifexp.test, f"`no_sync()` is entered on the last micro-step of `for ... in "
                                   f"{f.code(next(f.enclosing_loops(ifexp)).iter)}`, whose backward the "
                                   "optimizer step after the loop uses: the step takes gradients that were not "
@@ -564,7 +562,7 @@ def sync_on_wrong_micro_step(ctx: Context) -> Iterator[Hit]:
                 break
 
 
-def _entered_on_the_last_micro_step(f, ifexp: cst.IfExp, in_body: bool) -> bool:
+def _entered_on_the_last_micro_step(ctx: Context, ifexp: cst.IfExp, in_body: bool) -> bool:
     """Is the `no_sync()` an inner loop picks per micro-step entered on its last one, when the
     optimizer steps after that loop (so the last backward is the one that must all-reduce)?
 
@@ -578,9 +576,10 @@ def _entered_on_the_last_micro_step(f, ifexp: cst.IfExp, in_body: bool) -> bool:
 
     The test may be held in a name set in the loop (`last = ...`); a conjunct that does not
     count the micro-step (`multi_gpu and ...`) is the same on every one of them."""
+    f = ctx.facts
     loop = next(f.enclosing_loops(ifexp), None)
     index = _loop_index(loop)
-    if index is None or not any(mt.is_method_call(c, "step") and "optim" in f.code(c) and f.before(loop, c)
+    if index is None or not any(c in ctx.optimizer_steps and f.before(loop, c)
                                 and not f.is_inside(c, loop) and f.scope(c) is f.scope(loop) for c in f.calls):
         return False
     test = ifexp.test
