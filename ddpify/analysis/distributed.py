@@ -50,6 +50,11 @@ def is_distributed(facts: Facts) -> bool:
     return any(_distributed_call(facts, call) or barrier_method(facts, call) for call in facts.calls)
 
 
+def distributed_in(facts: Facts, node: cst.CSTNode) -> bool:
+    """Does the code of `node` (a class, a function) do what `is_distributed` asks of a script?"""
+    return any(_distributed_call(facts, call) or barrier_method(facts, call) for call in facts.calls_in(node))
+
+
 def joins_group(facts: Facts) -> bool:
     """Does the program join a process group on some path of the code read? It calls
     `init_process_group` (or `init_device_mesh`), another library's group starter

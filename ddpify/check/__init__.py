@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ddpify.output import edits as edit_set
 from ddpify.check.rules import (  # noqa: F401 (importing a rule module registers its rules)
     checkpoints, collectives, devices, interactive, process_group, sampling, wrapper)
-from ddpify.check import branches
+from ddpify.check import branches, job
 from ddpify.check.context import Context
 from ddpify.check.rule import REGISTERED, Hit, Rule
 from ddpify.syntax.facts import Facts
@@ -147,7 +147,8 @@ class _Run:
             rules = tuple(r for r in rules if not r.several)
         hits = [(rule.code, hit) for rule in rules for hit in rule.find(self.context)
                 if not (rule.several and self.context.script.launcher.only(hit.node))  # one process runs it
-                and not branches.never_runs(self.context.facts, hit.node)]  # a branch no call takes
+                and not branches.never_runs(self.context.facts, hit.node)  # a branch no call takes
+                and not job.outside(self.context, program, hit.node)]  # code its importer's job never runs
         if program is not None:
             parents = self.context.facts.parents
             hits = [(code, hit) for code, hit in hits if program.part_of(hit.node, parents) is program.parts[0]]
