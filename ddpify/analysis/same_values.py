@@ -14,7 +14,8 @@ Two proofs, one a parameter of the other (`wide`), because the two errors cost d
   counters kept on `self`, the last write before the test, what a checkpoint holds (`torch.load`,
   `.resume_or_load(...)`), configuration objects built from the command line, methods of shared
   values, the environment the launcher gives every process but the rank variables, a parameter of
-  a function no call of the program reaches, what a model's own method asked nothing answers
+  a function no call of the program reaches or the items of the `args=(...)` a launcher hands it
+  (`mp.spawn(main, args=(cfg,))`), what a model's own method asked nothing answers
   (`model.num_params()`: the replicas are one model), configuration objects (every object a name
   may hold built by a call that says it makes configuration, `Config()`, from values that read no
   rank, clock or draw), what a decorator passes the entry point it wraps (`main()` of `@hydra_main
@@ -802,7 +803,8 @@ class SameValues:
     def _shared_parameter(self, ref: Ref, proving: frozenset) -> bool:
         """A parameter every call of this file passes a shared value (`Trainer(args)`), or one of
         a function that no call of this file reaches (another file's entry point passes it
-        configuration: `def train(cfg, max_iter)`), unless its name says it is a rank."""
+        configuration: `def train(cfg, max_iter)`) or that a launcher hands the items of its
+        `args=(...)` (`_launched_with`), unless its name says it is a rank."""
         f = self.facts
         if not isinstance(ref.scope, cst.FunctionDef):
             return False
@@ -810,12 +812,41 @@ class SameValues:
                for d in ref.scope.decorators):
             return True  # `@hydra.main(...) def train(cfg)`: the decorator passes the run's configuration
         sites = f.call_sites(ref.scope)
+        launched = self._launched_with(ref.scope, ref.name)
+        if not sites and launched:
+            return not rank_word(cst.Name(ref.name)) and ref not in self.ranks.ranks_by_role \
+                and all(self._shared(v, proving) for v in launched)
         if not sites:
             return not self.ranks.entry_point(ref.scope) and not rank_word(cst.Name(ref.name)) \
                 and ref not in self.ranks.ranks_by_role
         passed = [(call, self._passed(call, ref.scope, ref.name)) for call in sites]
         return all(p is not None and self._shared(p, proving) or p is None and self._decorator_fills(
             call, ref.scope, ref.name) for call, p in passed)
+
+    def _launched_with(self, func: cst.FunctionDef, param: str) -> list[cst.BaseExpression]:
+        """What the calls that hand `func` on by name with `args=(...)` give `param`
+        (`mp.spawn(main, nprocs=n, args=(cfg,))`, a launcher's `launch(main, n_gpu, args=(cfg,))`):
+        the tuple's items fill its last parameters in order (spawn puts the process index before
+        them, and that one no item fills). Empty where a call hands `func` on without such a tuple,
+        or gives `param` nothing."""
+        f = self.facts
+        params = [p.name.value for p in func.params.params]
+        if f.enclosing_class(func) is not None or func.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) \
+                or param not in params:
+            return []
+        given = []
+        for call in f.calls:
+            if not any(isinstance(a.value, cst.Name) and a.value.value == func.name.value for a in call.args):
+                continue
+            items = mt.keyword(call, "args")
+            if items is None or not isinstance(items.value, (cst.Tuple, cst.List)) \
+                    or any(isinstance(e, cst.StarredElement) for e in items.value.elements):
+                return []
+            at = params.index(param) - (len(params) - len(items.value.elements))
+            if at < 0 or len(items.value.elements) > len(params):
+                return []
+            given.append(items.value.elements[at].value)
+        return given
 
     def _decorator_fills(self, call: cst.Call, func: cst.FunctionDef, param: str) -> bool:
         """Does the decorator of `func` pass the parameter that `call` leaves out (no argument, no
