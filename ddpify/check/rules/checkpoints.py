@@ -213,13 +213,15 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     also through a function of the program that does so on a parameter or a `**kwargs` value it
     is given (`restart(path, state_dict=model)`), or
     hands the wrapper to a loader of another module that ddpify does not read
-    (`load_checkpoint(path, encoder=encoder)`: what keys it expects is not known here), nor where
+    (`load_checkpoint(path, encoder=encoder)`: what keys it expects is not known here), nor in a
+    program whose own loader fits the keys either way (it asks whether they start with `module.`,
+    or retries a failed load with the prefix taken off), nor where
     the name is not the wrapper there: the other arm of `hasattr(model, "module")` or of the test
     the script wraps under, after `if args.distributed: model = model.module`. `--fix` adds
     `.module` where the name holds the wrapper on every path.
     """
     f = ctx.facts
-    if not ctx.ddp_refs:
+    if not ctx.ddp_refs or _loader_fits_either_keys(ctx):
         return
     resumed = _resumed_into_wrapper(ctx)
     for call in ctx.script.calls_of("torch.save"):
@@ -243,6 +245,42 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
                 yield Hit(expr, f"this checkpoint's keys are names from `{f.code(expr)}.{method}()` of the DDP wrapper, "
                                 f"which start with `module.`: it does not load into the model itself; iterate "
                                 f"`{f.code(expr)}.module.{method}()`")
+
+
+PREFIX = "module."  # what the wrapper's `state_dict()` puts before every key
+
+
+def _loader_fits_either_keys(ctx: Context) -> bool:
+    """Does a function of the program load a state dict (`.load_state_dict(...)`) with or without
+    the wrapper's `module.` prefix: one that asks whether the keys have it
+    (`list(sd)[0].startswith("module.")`, `"module." in k`), or that renames the keys in the
+    handler of a failed load (`try: model.load_state_dict(sd)` `except RuntimeError: ...
+    {k[7:]: v ...}`)? A checkpoint with the wrapper's keys loads back wherever the program loads
+    it. Not a loader that always takes the prefix off (it expects the model's own keys)."""
+    f = ctx.facts
+    for func in (func for funcs in f.functions.values() for func in funcs):
+        if not any(mt.is_method_call(c, "load_state_dict") for c in f.calls_in(func)):
+            continue
+        asks = [c for c in f.calls_in(func) if mt.is_method_call(c, "startswith", "removeprefix")
+                and any((string_value(a.value) or "").startswith(PREFIX) for a in c.args)]
+        asks += [t for t in mt.findall(func, cst.Comparison) if (string_value(t.left) or "").startswith(PREFIX)]
+        retried = [h for t in mt.findall(func, cst.Try) if any(mt.is_method_call(c, "load_state_dict")
+                                                                for c in f.calls_in(t.body))
+                   for h in t.handlers if _renames_prefix(h)]
+        if asks or retried:
+            return True
+    return False
+
+
+def _renames_prefix(node: cst.CSTNode) -> bool:
+    """Does `node` take the `module.` prefix off a key or put it on (`k[7:]`, `k.replace("module.",
+    "")`, `f"module.{k}"`)?"""
+    cuts = [s for s in mt.findall(node, cst.Slice) if isinstance(s.lower, cst.Integer)
+            and s.lower.value == str(len(PREFIX)) and s.upper is None]
+    texts = [string_value(s) or "" for s in mt.findall(node, cst.SimpleString)]
+    texts += [p.value for s in mt.findall(node, cst.FormattedString) for p in s.parts[:1]
+              if isinstance(p, cst.FormattedStringText)]
+    return bool(cuts) or any(t.startswith(PREFIX) for t in texts)
 
 
 def _made_of(f, expr: cst.BaseExpression, depth: int = 2) -> list[cst.BaseExpression]:
