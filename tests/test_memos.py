@@ -103,3 +103,19 @@ def test_a_helper_is_read_for_an_unwrap_once(monkeypatch):
     a question follows, by every model's questions: it reads the function once."""
     found = _questions(monkeypatch, 4, "_takes_module")
     assert found and max(found.values()) == 1
+
+
+def test_whether_a_copy_is_a_wrapper_is_read_once_per_refs():
+    """`_copies_wrap` (is a copy of a wrapper a wrapper: the program wrote its wraps) is asked in two
+    of `holds_wrapper`'s questions, each answered for every name followed: it reads the models of
+    `refs` once."""
+    class Counted(dict):
+        reads = 0
+
+        def values(self):
+            Counted.reads += 1
+            return super().values()
+    analysis = analyse(parse_module(HEAD + UNIT.format(i=0)))
+    refs = Counted(analysis.models.refs)
+    assert [models._copies_wrap(analysis.facts, refs) for _ in range(3)] == [False] * 3
+    assert Counted.reads == 1

@@ -236,7 +236,7 @@ def _holds_own(facts: Facts, refs: dict[Ref, Model], own: dict[Ref, Model], expr
     (`_asked`), as it then answers as it does of no name at all, so that each model's questions
     about the calls of the others are not answered model by model (quadratic in the models). (A
     program's one model: `own` is `refs`, whose answers `_calls_on_models` already gave.)"""
-    asked = _asked(facts, expr) if own is not refs and not _copies_wrap(own) else None
+    asked = _asked(facts, expr) if own is not refs and not _copies_wrap(facts, own) else None
     if asked is not None and asked.isdisjoint(own):
         return None
     return holds_wrapper(facts, own, expr)
@@ -1593,12 +1593,18 @@ def _branch_of(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> tuple[cst.
     return None
 
 
-def _copies_wrap(refs: dict[Ref, Model]) -> bool:
+def _copies_wrap(facts: Facts, refs: dict[Ref, Model]) -> bool:
     """Is a copy of a wrapper (`copy.deepcopy(model)`) a wrapper? In a program that wraps its
     models itself, yes; a copy of a wrap ddpify places copies the module (unwrap-model). A
     question asked of no name (`_asked`) answers as for the wraps ddpify places, which are the
-    only ones `_holds_own` asks it for."""
-    return not isinstance(refs, _Asking) and any(model.written for model in refs.values())
+    only ones `_holds_own` asks it for. Read once per `refs` (held beside the answer, so that its
+    id is not reused): `written` is set when a model is made, and `refs` never changes."""
+    if isinstance(refs, _Asking):
+        return False
+    memo = facts.__dict__.setdefault("_copies_wrap", {})
+    if id(refs) not in memo:
+        memo[id(refs)] = (refs, any(model.written for model in refs.values()))
+    return memo[id(refs)][1]
 
 
 def _alias_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, depth: int) -> Holds | None:
@@ -1607,7 +1613,7 @@ def _alias_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, 
     (`best = copy.deepcopy(self.model)`): `unwrap(model)` takes either."""
     if not isinstance(ref.scope, cst.FunctionDef) or "." in ref.name or ref.name in param_names(ref.scope):
         return None
-    copies = _copies_wrap(refs)
+    copies = _copies_wrap(facts, refs)
     values = [_same_object(facts, value, copies) for value in facts.sources(ref)]
     if not values or not all(dotted(value) is not None for value in values):
         return None
@@ -1633,7 +1639,7 @@ def _stored_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref,
     may)."""
     if not isinstance(ref.scope, cst.ClassDef) or not ref.name.startswith("self."):
         return None
-    copies = _copies_wrap(refs)
+    copies = _copies_wrap(facts, refs)
     values = [_same_object(facts, value, copies) for _, value, stmt in facts.writes(ref)
               if not isinstance(stmt, cst.AugAssign)]
     verdicts = {_holds(facts, refs, answers, value, depth - 1) for value in values}
