@@ -42,7 +42,12 @@ one call) is sharded at the training caller, the helper left as it is:
 
 A sampler passed by name is the one bound last before the loader is built (`s = A(...)` for one
 loader, `s = balanced(y)` for the next: the next's is the function's), and one that several loaders
-share is wrapped once. A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (runtime) keeps a
+share is wrapped once; one made by another sampler class on another branch is wrapped too:
+
+    if args.shuffle: s = SubsetRandomSampler(idx)   ->  s = ShardedSampler(SubsetRandomSampler(idx))
+    else: s = SubsetSampler(idx)                    ->  s = ShardedSampler(SubsetSampler(idx))
+
+A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (runtime) keeps a
 custom sampler's weighting and gives every process the same number of batches. A `RandomSampler` told how
 many samples to draw (`num_samples=`, a count of draws, not the data set's size) draws that many on every
 process: a loop that counts its steps up to what it was sized for (RPipe's `while step < num_steps` over one
@@ -344,19 +349,32 @@ def _runs_before_each(facts: Facts, stmt: cst.CSTNode, call: cst.Call) -> bool:
 
 def _sampler_calls(facts: Facts, expr: cst.BaseExpression, unbatch: bool) -> list[cst.Call]:
     """The constructor calls of the sampler behind `sampler=`/`batch_sampler=`: the first call it
-    comes from, and the other calls of that constructor it may come from (a function the program
-    defines twice, returning one each)."""
+    comes from, the other calls of that constructor it may come from (a function the program
+    defines twice, returning one each), and the samplers of other classes it may come from by the
+    branch taken (`SubsetRandomSampler(idx)` if a flag asks for it, else the program's own
+    `SubsetSampler(idx)`: the held-out aps_train_seq trained on all the data on every process)."""
     calls = [origin for origin in facts.origins(expr, depth=3) if isinstance(origin, cst.Call)]
     if not calls:
         return []
     callee = facts.qualify(calls[0].func) or dotted(calls[0].func)
-    calls = [c for c in calls if (facts.qualify(c.func) or dotted(c.func)) == callee]
+    calls = [c for c in calls if (facts.qualify(c.func) or dotted(c.func)) == callee
+             or not unbatch and _makes_sampler(facts, calls[0]) and _makes_sampler(facts, c)]
     if not unbatch:
         return calls
     if callee != "torch.utils.data.BatchSampler":
         return []
     inner = [arg for c in calls if (arg := mt.positional(c, 0) or mt.keyword(c, "sampler")) is not None]
     return [sampler for arg in inner for sampler in _sampler_calls(facts, arg.value, unbatch=False)]
+
+
+def _makes_sampler(facts: Facts, call: cst.Call) -> bool:
+    """Does `call` make a sampler of single indices: one of `torch.utils.data`'s (not a
+    `BatchSampler`), or of a class of the program whose base is one (`class SubsetSampler(Sampler)`)?"""
+    qualified = facts.qualify(call.func) or ""
+    cls = facts.classes.get(call.func.value) if isinstance(call.func, cst.Name) else None
+    bases = [facts.qualify(base.value) or "" for base in cls.bases] if cls is not None else [qualified]
+    return any(b.startswith("torch.utils.data") and b.endswith("Sampler") and not b.endswith("BatchSampler")
+               for b in bases)
 
 
 def _replace_sampler(facts: Facts, edits: Edits, sampler: cst.Call) -> None:

@@ -1142,3 +1142,45 @@ def test_a_random_sampler_told_how_many_samples_to_draw_draws_them_on_every_proc
     assert "sampler = ShardedSampler(RandomSampler(data, replacement=False, num_samples=(batch_size * steps) * " \
            "get_world_size(), generator=torch.Generator()))" in out
     assert "ShardedSampler, get_world_size" in out or "get_world_size, " in out
+
+
+def test_a_sampler_of_another_class_on_another_branch_is_sharded_too():
+    """aps_train_seq (the twelfth sweep's held-out half): `SubsetRandomSampler(idx)` when a flag
+    asks for shuffling, else the program's own `SubsetSampler(idx)` (a `Sampler` subclass); only
+    the first constructor was wrapped, and the run that took the other branch trained on all the
+    data on every process (named only by the runtime's self-check, unsharded-loader)."""
+    code = """\
+import sys
+
+import torch
+from torch.utils.data import DataLoader, Sampler, SubsetRandomSampler, TensorDataset
+
+
+class InOrder(Sampler):
+    def __init__(self, indices):
+        self.indices = indices
+
+    def __iter__(self):
+        return iter(self.indices)
+
+    def __len__(self):
+        return len(self.indices)
+
+
+ds = TensorDataset(torch.randn(32, 4), torch.randn(32, 1))
+if sys.argv[-1] == "random":
+    sampler = SubsetRandomSampler(range(24))
+else:
+    sampler = InOrder(range(24))
+loader = DataLoader(ds, batch_size=8, sampler=sampler)
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+"""
+    out = only(NAME, code)
+    assert "sampler = ShardedSampler(SubsetRandomSampler(range(24)))" in out
+    assert "sampler = ShardedSampler(InOrder(range(24)))" in out
