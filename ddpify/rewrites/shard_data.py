@@ -42,12 +42,9 @@ one call) is sharded at the training caller, the helper left as it is:
 
 A sampler passed by name is the one bound last before the loader is built (`s = A(...)` for one
 loader, `s = balanced(y)` for the next: the next's is the function's), and one that several loaders
-share is wrapped once; one made by another sampler class on another branch is wrapped too:
-
-    if args.shuffle: s = SubsetRandomSampler(idx)   ->  s = ShardedSampler(SubsetRandomSampler(idx))
-    else: s = SubsetSampler(idx)                    ->  s = ShardedSampler(SubsetSampler(idx))
-
-A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (runtime) keeps a
+share is wrapped once; one made by another sampler class on another branch is wrapped too
+(`SubsetRandomSampler(idx)` if a flag asks for shuffling, else the program's own `SubsetSampler(idx)`:
+both become `ShardedSampler(...)`). A `BatchSampler` keeps its batching around the new sampler. `ShardedSampler` (runtime) keeps a
 custom sampler's weighting and gives every process the same number of batches. A `RandomSampler` told how
 many samples to draw (`num_samples=`, a count of draws, not the data set's size) draws that many on every
 process: a loop that counts its steps up to what it was sized for (RPipe's `while step < num_steps` over one
