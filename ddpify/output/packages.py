@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Iterable, Mapping
 
@@ -161,6 +162,15 @@ def _named_beside(project: Path, written: Mapping[str, Result],
     return {rel: original for rel, original in found.items() if rel not in sources}
 
 
+@lru_cache(maxsize=16)
+def _parsed(code: bytes) -> ast.Module | None:
+    """A module's tree, once for the questions asked of it here (None: it does not parse)."""
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+
+
 def _hydra_configs(code: bytes) -> set[str]:
     """What `@hydra.main(config_path=..., config_name=...)` reads beside the module's file: its
     `config_path`, a folder (with `config_name`.yaml and the config groups in it) or, as hydra < 1.0
@@ -169,11 +179,8 @@ def _hydra_configs(code: bytes) -> set[str]:
         @hydra.main(config_path="conf", config_name="config")   -> {"conf", "conf/config.yaml"}
         @hydra.main(config_path="simclr_config.yml")             -> {"simclr_config.yml"}
     """
-    if b"hydra" not in code:
-        return set()
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    tree = _parsed(code) if b"hydra" in code else None
+    if tree is None:
         return set()
     found = set()
     for node in ast.walk(tree):
@@ -200,11 +207,8 @@ def _named_from_file(code: bytes) -> set[str]:
     """The string literals of each expression that builds a path from `__file__` (also
     `sys.modules[__name__].__file__`), or from a name bound to such a path (`here =
     os.path.dirname(__file__)`, then `os.path.join(here, 'trained_models')`)."""
-    if b"__file__" not in code:
-        return set()  # no such expression: not parsed a second time
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    tree = _parsed(code) if b"__file__" in code else None  # no such expression: not parsed at all
+    if tree is None:
         return set()
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     bound = [(node.targets[0].id, node.value) for node in ast.walk(tree) if isinstance(node, ast.Assign)
