@@ -1,1 +1,1 @@
-"""A stand-in for rich (not installed here): `rich.progress` tracks an iterable by yielding its items."""
+"""A stand-in for rich (not installed here): `rich.progress` tracks an iterable by yielding its items; `rich.console` and `rich.pretty` print plainly."""
