@@ -61,7 +61,7 @@ def find(facts: Facts, models: Models, loaders: Loaders) -> list[EvalLoop]:
     for loop in facts.loops:
         if not isinstance(loop, cst.For) or mt.is_counting(loop.iter) or facts.trains(loop):
             continue
-        loader = mt.strip_iteration(loop.iter)
+        loader = _behind_wrapper(facts, mt.strip_iteration(loop.iter), loop)
         origins = facts.origins(loader)
         calls = [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
         if not calls or any(c in loaders.training for c in calls) or loop in loaders.sharded_loops:
@@ -75,6 +75,20 @@ def find(facts: Facts, models: Models, loaders: Loaders) -> list[EvalLoop]:
             entry.kept = str(why)
         found.append(entry)
     return found + list(_unsplit(facts, loaders, loader_calls))
+
+
+def _behind_wrapper(facts: Facts, iterated: cst.BaseExpression, loop: cst.For) -> cst.BaseExpression:
+    """What a name the loop iterates wraps, where it is bound once, before the loop in its function,
+    to a progress bar or `enumerate` over it (`bar = tqdm(val_loader)`, then `for x, y in bar`):
+    `val_loader`, which shard_eval then splits inside the wrapper; else `iterated` itself."""
+    ref = facts.ref(iterated) if isinstance(iterated, cst.Name) else None
+    if ref is None or len(writes := facts.writes(ref)) != 1 or facts.sources(ref) != [writes[0][1]]:
+        return iterated
+    _, value, stmt = writes[0]
+    inner = mt.strip_iteration(value)
+    if inner is value or facts.scope(stmt) is not facts.scope(loop) or not facts.before(stmt, loop):
+        return iterated
+    return inner
 
 
 def _unsplit(facts: Facts, loaders: Loaders, loader_calls: list[cst.Call]) -> Iterator[EvalLoop]:
@@ -165,10 +179,11 @@ def _check_batch_averages(facts: Facts, entry: EvalLoop, loop: cst.For) -> None:
     """`len(loader)` next to the loop (a mean of per-batch means) or the loop index read after it."""
     scope = facts.scope(loop)
     name = facts.code(entry.loader)
+    names = {name, facts.code(mt.strip_iteration(loop.iter))}  # the loader, and a progress bar over it
     for func in facts.uses("len", scope):
         call = facts.parent(func)
         if isinstance(call, cst.Call) and call.func is func and call.args and not facts.before(call, loop) \
-                and facts.code(call.args[0].value) == name:
+                and facts.code(call.args[0].value) in names:
             division = facts.parent(call)
             if isinstance(division, cst.BinaryOperation) and isinstance(division.operator, cst.Divide):
                 raise Kept(f"the loss is averaged per batch (`{facts.code(division)}`), and the batches "

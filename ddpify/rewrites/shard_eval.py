@@ -23,7 +23,9 @@ models the loop runs, as DDP's forward would. Forwards go through the bare modul
 holds no collective and uneven batch counts cannot hang. After the loop, sums and counts are
 added up over the processes (`reduce_sum`) and lists of per-sample values are gathered in the
 loader's order (`gather_ordered`): `preds = gather_ordered(preds)`. Every process then holds the same numbers,
-so decisions made from them (best checkpoint, early stop) agree. Integer counts are exact; float
+so decisions made from them (best checkpoint, early stop) agree. A progress bar bound to a name before
+the loop (`bar = tqdm(val_loader)`, then `for x, y in bar`) gets the split loader inside it:
+`bar = tqdm(shard_eval(val_loader, model))`. Integer counts are exact; float
 sums are added in another grouping, so they may differ from the single process in the last bits.
 
 Where a split would change a number, the loader stays whole and the report says why

@@ -97,6 +97,37 @@ print(total / len(test_loader))
 """, "kept_whole_for_a_loss_averaged_per_batch", report=[
         "note: evaluation of `test_loader` kept whole: the loss is averaged per batch (`total / len(test_loader)`), and the batches differ once split",
     ], scaffold=TRAINS.at_end),
+    pair("""\
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+preds = []
+bar = tqdm(test_loader)
+for x, y in enumerate(bar):
+    preds += model(y[0]).view(-1).tolist()
+print(len(preds))
+""", """\
+from ddpify_runtime import gather_ordered, shard_eval
+
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+preds = []
+bar = tqdm(shard_eval(test_loader))
+for x, y in enumerate(bar):
+    preds += model(y[0]).view(-1).tolist()
+preds = gather_ordered(preds)
+print(len(preds))
+""", "a_progress_bar_bound_to_a_name_is_split_inside", scaffold=TRAINS.at_end),
+    kept("""\
+from tqdm import tqdm
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+bar = tqdm(test_loader)
+for x, y in bar:
+    total += ((model(x) - y) ** 2).mean().item()
+print(total / len(bar))
+""", "kept_whole_for_a_loss_averaged_over_a_progress_bar_s_batches", report=[
+        "note: evaluation of `test_loader` kept whole: the loss is averaged per batch (`total / len(bar)`), and the batches differ once split",
+    ], scaffold=TRAINS.at_end),
     kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
