@@ -127,6 +127,7 @@ def _custom_attributes(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> No
         name = attr.attr.value
         if name in mt.MODULE_API and name not in STATE | NAMING or _module_path(facts, attr):
             continue
+        attr = _through_self_returning(attr)  # `model.cpu().state_dict` -> `model.cpu`: the wrapper's own `cpu()`
         holds = holds_wrapper(facts, refs, attr.value)  # `model.x`, not `model.fc.x`
         if holds is None:
             continue
@@ -136,6 +137,18 @@ def _custom_attributes(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> No
             "DistributedDataParallel does not forward custom attributes"
         edits.replace(attr, partial(_through_bare_model, edits, holds is WRAPPER),
                       f"`{owner}.{name}` -> `{_bare_text(owner, holds)}.{name}` ({why})")
+
+
+def _through_self_returning(attr: cst.Attribute) -> cst.Attribute:
+    """`model.cpu().state_dict` -> `model.cpu`, the attribute whose value may be the wrapper:
+    nn.Module's methods that return the module they are called on (`cpu()`, `to(device)`,
+    `eval()`, `float()`, ...) return the wrapper when called on it, so `model.cpu().state_dict()`
+    is the wrapper's state dict (keys that start with `module.`), as `model.state_dict()` is. The
+    bare model goes in front of the chain: `model.module.cpu().state_dict()`."""
+    while isinstance(call := attr.value, cst.Call) and isinstance(call.func, cst.Attribute) and \
+            call.func.attr.value in mt.SELF_RETURNING - {"__iter__"}:
+        attr = call.func
+    return attr
 
 
 def _module_path(facts: Facts, attr: cst.Attribute) -> bool:

@@ -51,6 +51,31 @@ torch.save(model.module.state_dict(), 'm.pt')
 print(model.module.weight, model.training)
 """, "state_dict_and_attributes_go_through_module", scaffold=TRAINS.instead_of("opt", "loop")),
     pair("""\
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+torch.save(model.cpu().state_dict(), 'm.pt')
+torch.save(model.to('cpu').eval().state_dict(), 'e.pt')
+print(model.float().weight, model.cpu().training)
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+torch.save(model.module.cpu().state_dict(), 'm.pt')
+torch.save(model.module.to('cpu').eval().state_dict(), 'e.pt')
+print(model.module.float().weight, model.cpu().training)
+""", "state_dict_after_methods_that_return_the_wrapper_goes_through_module", scaffold=TRAINS.instead_of("opt", "loop")),
+    pair("""\
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 for epoch in range(3):
