@@ -306,6 +306,34 @@ def test_convert_agrees_a_stop_where_check_reports_it(name):
     assert ("DDP005" in [f.code for f in check(STOP_HEAD + STOP_DDP + STOP_LOOP.format(test)).findings]) is reported
 
 
+# the length of a list every process grows and shrinks alike (a sliding window of validation
+# losses) is a count: `len(window) >= n` is the same on every process, whatever the items hold
+WINDOW = ("window = []\nfor epoch in range(args.epochs):\n    for (x,) in loader:\n        loss = model(x).sum()\n"
+          "        opt.zero_grad()\n        loss.backward()\n        opt.step()\n{}"
+          "    if len(window) >= 3:\n        if window[-1] > window[0]:\n            break\n        del window[0]\n")
+READER = "def rising(values, n):\n    return values[-1] > values[0] and len(values) >= n\n\n\n"
+CHANGER = "def rising(values, n):\n    values.pop()\n    return len(values) >= n\n\n\n"
+WINDOWS = {  # what the loop does to the window before the test: (code, the length is shared)
+    "appended_each_epoch": ("    window.append(loss.item())\n", True),
+    "appended_under_a_shared_test": ("    if epoch % 2 == 0:\n        window.insert(0, loss.item())\n", True),
+    "read_by_a_function_of_the_program": ("    window.append(loss.item())\n    rising(window, 3)\n", True),
+    "appended_under_a_loss_test": ("    if loss.item() < 1.0:\n        window.append(loss.item())\n", False),
+    "appended_after_a_skip_on_the_loss": ("    if loss.item() > 9.0:\n        continue\n    window.append(loss.item())\n", False),
+    "extended": ("    window.extend([loss.item()])\n", False),
+    "bound_to_another_name": ("    window.append(loss.item())\n    kept = window\n", False),
+    "changed_by_a_function_of_the_program": ("    window.append(loss.item())\n    rising(window, 3)\n", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WINDOWS))
+def test_the_length_of_a_list_every_process_changes_alike_is_shared(name):
+    body, shared = WINDOWS[name]
+    helper = CHANGER if name.startswith("changed") else READER
+    converted = convert(STOP_HEAD + helper + WINDOW.format(body)).code
+    assert ("agree_on(len(window) >= 3)" not in converted) is shared
+    assert "agree_on(window[-1] > window[0])" in converted  # the values themselves differ
+
+
 # "is this a rank test": one function (`analysis.same_values.is_rank_test`); convert leaves a write
 # under one as the user's guard, check does not report it (DDP006)
 RANK_HEAD = ("import argparse\nimport os\nimport torch\n"

@@ -79,6 +79,11 @@ HOLDERS = frozenset({"types.SimpleNamespace", "argparse.Namespace", "collections
 PLAIN_METHODS = frozenset({"items", "keys", "values", "split", "splitlines"})
 # methods that put their arguments into the container they are called on
 FILLING = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "setdefault"})
+# a list's methods that add or take one item, and those that leave its length as it is
+ONE_ITEM = frozenset({"append", "insert", "appendleft", "pop", "popleft", "remove"})
+LENGTH_KEEPING = frozenset({"index", "count", "copy", "sort", "reverse"})
+# builtins that read a list they are given and change nothing of it
+LIST_READERS = PURE_BUILTINS | {"sum", "print", "iter", "next"}
 # what a folder holds: the same for every process of the job, as a file `torch.load` reads is
 FOLDER_LISTINGS = frozenset({"os.listdir", "glob.glob", "glob.iglob"})
 # a call that reads saved state: a method or a function ddpify does not read, named so
@@ -182,7 +187,8 @@ class SameValues:
         """A pure function of shared values (`int(x)`, `math.ceil(x)`), or `len(train_loader)`."""
         f = self.facts
         name = dotted(call.func)
-        if name == "len" and len(call.args) == 1 and self._sized_data(call.args[0].value):
+        if name == "len" and len(call.args) == 1 and (self._sized_data(call.args[0].value)
+                                                      or self._counted_length(call.args[0].value, proving)):
             return True
         if name in PURE_BUILTINS or (f.qualify(call.func) or "").startswith("math."):
             return all(self._core(a, proving) for a in call.args)
@@ -203,6 +209,58 @@ class SameValues:
         origins = f.origins(expr)
         return bool(origins) and all(
             isinstance(o, cst.Call) and (f.qualify(o.func) or "").startswith(f.DATA_MODULES) for o in origins)
+
+    def _counted_length(self, expr: cst.BaseExpression, proving: frozenset) -> bool:
+        """A list the program writes out (`val_window = []`) whose length only statements that every
+        process runs alike change, one item at a time (`.append(v)`, `.insert(i, v)`, `.pop()`,
+        `del window[0]`), under tests and loops of shared values, as a counter `n += 1` is: its
+        length counts, whatever its items hold (a sliding window of validation losses), so `len(...)`
+        of it is the same on every process. Not a list handed on (returned, bound to another name,
+        given to a call that is no builtin reader, or to a function of the program that changes it),
+        extended by another (`.extend`, `+=`) or changed where a test of values that differ decides."""
+        f = self.facts
+        ref = f.ref(expr) if isinstance(expr, cst.Name) else None
+        if ref is None or ("len", ref) in proving:
+            return ref is not None  # `if len(window) >= n: del window[0]`: shared when every other change is
+        writes = f.writes(ref)
+        changes = [stmt for _, _, stmt in writes]
+        if not writes or f.unpacked_from(ref) or f.loops_binding(ref) or not all(
+                isinstance(stmt, cst.Assign) and isinstance(value, (cst.List, cst.Tuple)) and
+                not any(isinstance(e, cst.StarredElement) for e in value.elements) for _, value, stmt in writes):
+            return False
+        for use in f.references(f.module, ref.name):
+            if f.ref(use) != ref or any(use is target for target, _, _ in writes):
+                continue
+            changed = _length_change(f, use)
+            if changed is False:
+                return False
+            if isinstance(changed, cst.CSTNode):
+                changes.append(changed)
+        proving = proving | {("len", ref)}
+        return all(f.scope(stmt) is ref.scope and self._run_alike(stmt, proving) for stmt in changes)
+
+    def _run_alike(self, stmt: cst.CSTNode, proving: frozenset) -> bool:
+        """Does every process run `stmt` as often as the others: the tests of the `if`s and `while`s
+        around it in its function, and of those that skip the rest of a loop's round before it
+        (`continue`) or leave it (`break`, `return`), read shared values only, each `for` around it
+        iterates a count, a loader or shared values, and no `except` holds it? A `break` of a loop that
+        trains is left out: agree-stop agrees it, so every process leaves in the same round."""
+        f = self.facts
+        exits = (cst.Continue, cst.Return)
+        for anc in f.ancestors(stmt):
+            if isinstance(anc, (cst.FunctionDef, cst.Module)):
+                return True
+            if isinstance(anc, (cst.ExceptHandler, cst.IfExp, cst.Lambda)) or \
+                    isinstance(anc, (cst.If, cst.While)) and not self._core(anc.test, proving):
+                return False
+            if isinstance(anc, cst.For) and not (mt.is_counting(anc.iter) or self._sized_data(mt.strip_iteration(anc.iter))
+                                                 or self._plain(anc.iter) and self._core(anc.iter, proving)):
+                return False
+            if isinstance(anc, (cst.For, cst.While)) and not all(
+                    self._core(test.test, proving) for skip in f.findall(anc.body, exits if f.trains(anc) else (*exits, cst.Break))
+                    if f.before(skip, stmt) for test in f.ancestors(skip) if isinstance(test, cst.If) and f.is_inside(test, anc)):
+                return False
+        return True
 
     def _core_name(self, name: cst.Name, proving: frozenset) -> bool:
         f = self.facts
@@ -911,6 +969,42 @@ def _parts(expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
     if isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
         return [v for e in expr.elements for v in ((e.key, e.value) if isinstance(e, cst.DictElement) else (e.value,))]
     return None
+
+
+def _length_change(f: Facts, use: cst.CSTNode, depth: int = 2) -> cst.CSTNode | None | bool:
+    """What a use of a list does to its length: None where it reads it (`window[-1]`, `len(window)`,
+    `for v in window`, `v in window`, `window.index(v)`, a builtin reader, a function of the program
+    that only reads its parameter so), the statement where it adds or takes one item
+    (`window.append(v)`, `window.pop(0)`, `del window[0]`), False where it hands the list on or
+    changes it otherwise (`return window`, `other = window`, `window.extend(vs)`, `window += vs`)."""
+    parent = f.parent(use)
+    if isinstance(parent, cst.Attribute) and parent.value is use:
+        call = f.parent(parent)
+        if not (isinstance(call, cst.Call) and call.func is parent):
+            return False
+        method = parent.attr.value
+        return f.statement(call) if method in ONE_ITEM else None if method in LENGTH_KEEPING else False
+    if isinstance(parent, cst.Subscript) and parent.value is use:
+        above = f.parent(parent)
+        if isinstance(above, cst.Del):
+            index = parent.slice[0].slice if len(parent.slice) == 1 else None
+            return f.statement(above) if isinstance(index, cst.Index) else False
+        return None  # `window[-1]`, `window[i] = v`
+    if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is use or isinstance(parent, cst.ComparisonTarget):
+        return None
+    if isinstance(parent, cst.Arg) and parent.value is use and not parent.star and isinstance(call := f.parent(parent), cst.Call):
+        if dotted(call.func) in LIST_READERS:
+            return None
+        funcs = [] if f.builds(call) else f.user_functions(call)
+        return None if depth and funcs and all(_only_reads(f, func, call, use, depth) for func in funcs) else False
+    return False
+
+
+def _only_reads(f: Facts, func: cst.FunctionDef, call: cst.Call, given: cst.CSTNode, depth: int) -> bool:
+    """Does `func`, given the list `given` by `call`, only read it (every use of its parameter a read)?"""
+    params = [p for p in param_names(func) if f.argument_for(call, func, p) is given]
+    return len(params) == 1 and all(_length_change(f, use, depth - 1) is None for use in f.uses(params[0], func)
+                                    if not isinstance(f.parent(use), cst.Param))
 
 
 def _conditional(f: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> bool:
