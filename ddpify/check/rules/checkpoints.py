@@ -215,7 +215,8 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     hands the wrapper to a loader of another module that ddpify does not read
     (`load_checkpoint(path, encoder=encoder)`: what keys it expects is not known here), nor in a
     program whose own loader fits the keys either way (it asks whether they start with `module.`,
-    or retries a failed load with the prefix taken off), nor where
+    `k[:7] == "module."` too, itself or in a helper it calls, or retries a failed load with the
+    prefix taken off), nor where
     the name is not the wrapper there: the other arm of `hasattr(model, "module")` or of the test
     the script wraps under, after `if args.distributed: model = model.module`. `--fix` adds
     `.module` where the name holds the wrapper on every path.
@@ -253,23 +254,41 @@ PREFIX = "module."  # what the wrapper's `state_dict()` puts before every key
 def _loader_fits_either_keys(ctx: Context) -> bool:
     """Does a function of the program load a state dict (`.load_state_dict(...)`) with or without
     the wrapper's `module.` prefix: one that asks whether the keys have it
-    (`list(sd)[0].startswith("module.")`, `"module." in k`), or that renames the keys in the
-    handler of a failed load (`try: model.load_state_dict(sd)` `except RuntimeError: ...
-    {k[7:]: v ...}`)? A checkpoint with the wrapper's keys loads back wherever the program loads
-    it. Not a loader that always takes the prefix off (it expects the model's own keys)."""
+    (`list(sd)[0].startswith("module.")`, `"module." in k`, `k[:7] == "module."`), itself or in a
+    function of the program it calls, two calls deep (`model.load_state_dict(read(path))` where
+    `read` returns `strip(torch.load(path))` and `strip` keeps the keys without the prefix and
+    takes it off the others), or that renames the keys in the handler of a failed load
+    (`try: model.load_state_dict(sd)` `except RuntimeError: ... {k[7:]: v ...}`)? A checkpoint with
+    the wrapper's keys loads back wherever the program loads it. Not a loader that always takes
+    the prefix off (it expects the model's own keys)."""
     f = ctx.facts
     for func in (func for funcs in f.functions.values() for func in funcs):
         if not any(mt.is_method_call(c, "load_state_dict") for c in f.calls_in(func)):
             continue
-        asks = [c for c in f.calls_in(func) if mt.is_method_call(c, "startswith", "removeprefix")
-                and any((string_value(a.value) or "").startswith(PREFIX) for a in c.args)]
-        asks += [t for t in mt.findall(func, cst.Comparison) if (string_value(t.left) or "").startswith(PREFIX)]
         retried = [h for t in mt.findall(func, cst.Try) if any(mt.is_method_call(c, "load_state_dict")
                                                                 for c in f.calls_in(t.body))
                    for h in t.handlers if _renames_prefix(h)]
-        if asks or retried:
+        if retried or any(_asks_prefix(f, called) for called in _called_from(f, func, depth=2)):
             return True
     return False
+
+
+def _called_from(f, func: cst.FunctionDef, depth: int) -> list[cst.FunctionDef]:
+    """`func` and the functions of the program its calls run, `depth` calls deep."""
+    found = [func]
+    for _ in range(depth):
+        found += [callee for g in found for c in f.calls_in(g) for callee in f.user_functions(c) if callee not in found]
+    return list(dict.fromkeys(found))
+
+
+def _asks_prefix(f, func: cst.FunctionDef) -> bool:
+    """Does `func` ask whether a key starts with the wrapper's `module.` prefix
+    (`k.startswith("module.")`, `"module." in k`, `k[:7] == "module."`)?"""
+    if any(mt.is_method_call(c, "startswith", "removeprefix") and any((string_value(a.value) or "").startswith(PREFIX)
+                                                                       for a in c.args) for c in f.calls_in(func)):
+        return True
+    return any((string_value(side) or "").startswith(PREFIX) for t in mt.findall(func, cst.Comparison)
+               for side in (t.left, *(c.comparator for c in t.comparisons)))
 
 
 def _renames_prefix(node: cst.CSTNode) -> bool:
