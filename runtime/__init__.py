@@ -44,6 +44,7 @@ script as ``ddpify_runtime.py`` on machines where ddpify is not installed.
 import atexit
 import builtins
 import contextlib
+import copy
 import datetime
 import functools
 import gc
@@ -1422,8 +1423,25 @@ def shard_loader(loader: DataLoader) -> DataLoader:
                                                batch_sampler.batch_size, batch_sampler.drop_last)
     else:
         kwargs["batch_sampler"] = _shard(batch_sampler, loader.dataset)
-    sharded = DataLoader(loader.dataset, **kwargs)
+    sharded = DataLoader(loader.dataset, **kwargs) if type(loader) is DataLoader else _resampled(loader, kwargs)
     _continue_epochs(sharded, loader)
+    return sharded
+
+
+def _resampled(loader: DataLoader, kwargs: dict) -> DataLoader:
+    """A copy of ``loader``, an instance of the program's own DataLoader subclass (whose
+    ``__init__`` takes its own parameters, and whose methods and attributes the program uses:
+    ``loader.load_negatives(...)``), drawing from the sharded sampler in ``kwargs``: its class and
+    attributes are kept, only its sampling is replaced (DataLoader refuses to set it once made)."""
+    sharded = copy.copy(loader)
+    if "sampler" in kwargs:
+        sampler = kwargs["sampler"]
+        batches = None if loader.batch_size is None else BatchSampler(sampler, loader.batch_size, loader.drop_last)
+    else:
+        sampler, batches = loader.sampler, kwargs["batch_sampler"]
+    object.__setattr__(sharded, "sampler", sampler)
+    object.__setattr__(sharded, "batch_sampler", batches)
+    object.__setattr__(sharded, "_iterator", None)
     return sharded
 
 

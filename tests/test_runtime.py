@@ -731,6 +731,29 @@ def test_shard_loader_random_sampler_becomes_shuffled_distributed_sampler(rank1_
     assert [i for b in new for i in b] == list(new.sampler)[:9]
 
 
+class NegativesLoader(DataLoader):
+    """A program's own DataLoader subclass: parameters of its own, a method the training calls."""
+
+    def __init__(self, dataset, batch_size, shuffle=False):
+        self.extra = len(dataset)
+        super().__init__(dataset, batch_size=batch_size, shuffle=shuffle)
+
+    def negatives(self):
+        return self.extra
+
+
+def test_shard_loader_keeps_a_programs_dataloader_subclass_and_its_attributes(rank1_of_2):
+    """The thirteenth sweep's Video_Audio_Match: `train_loader.load_neg_afeat(...)`, a method of the
+    program's DataLoader subclass, on the loader shard_loader returned: rebuilt as a DataLoader,
+    it had no such method."""
+    loader = NegativesLoader(DATA, 3, shuffle=True)
+    new = rt.shard_loader(loader)
+    assert type(new) is NegativesLoader and new.negatives() == len(DATA)
+    assert isinstance(new.sampler, DistributedSampler) and (new.sampler.shuffle, new.sampler.rank) == (True, 1)
+    assert [i for b in new for i in b.tolist()] == [DATA[i] for i in new.sampler]
+    assert len(new) == -(-len(new.sampler) // 3) and isinstance(loader.sampler, RandomSampler)
+
+
 def made_again():
     return rt.shard_loader(DataLoader(DATA, batch_size=4, shuffle=True))  # one line: every call makes it there
 

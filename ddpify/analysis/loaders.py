@@ -53,7 +53,7 @@ class Loaders:
 
 
 def find(facts: Facts, models: Models) -> Loaders:
-    loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
+    loader_calls = [c for c in facts.calls if objects.of(facts).makes_loader(c)]
     fed: dict[cst.Call, list[tuple[cst.For | cst.While, cst.BaseExpression]]] = {}
     keyed: dict[cst.Call, dict[str, bool]] = {}  # a loader of a dict keyed by phase: whether each key trains
     unkeyed: set[cst.Call] = set()  # fed where its key is not known

@@ -515,8 +515,8 @@ class Objects:
         cls = self.constructs(site)
         if cls is not None:
             from ddpify.analysis.forward import is_module_class  # forward imports facts only
-            return OPTIMIZER if f.is_optimizer_class(cls) else MODEL if is_module_class(f, cls) else \
-                WRITER if self.logger_class(cls) else None
+            return LOADER if self.loader_class(cls) else OPTIMIZER if f.is_optimizer_class(cls) else \
+                MODEL if is_module_class(f, cls) else WRITER if self.logger_class(cls) else None
         if qualified == "torch.utils.data.DataLoader":
             return LOADER
         if qualified.startswith(WRITERS) or qualified.endswith(".SummaryWriter"):
@@ -528,6 +528,20 @@ class Objects:
                 head.startswith("torchvision.models") or qualified == "timm.create_model":
             return MODEL
         return None
+
+    def loader_class(self, cls: cst.ClassDef) -> bool:
+        """A DataLoader subclass of the program (`class VADataloader(data.DataLoader)`, whose
+        `__init__` hands its own arguments to `super().__init__(...)` and adds methods of its own)."""
+        return any(self.facts.qualify(base.value) == "torch.utils.data.DataLoader"
+                   for c in self.facts.lineage(cls) for base in c.bases)
+
+    def makes_loader(self, call: cst.Call) -> bool:
+        """Does `call` build a DataLoader: `DataLoader(...)`, or an instance of the program's own
+        DataLoader subclass?"""
+        if self.facts.qualify(call.func) == "torch.utils.data.DataLoader":
+            return True
+        cls = self.constructs(call)
+        return cls is not None and self.loader_class(cls)
 
     def logger_class(self, cls: cst.ClassDef) -> bool:
         """A logger class of the program: its instances hold a writer (`self.writer =

@@ -35,7 +35,8 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.result import Analysis
-from ddpify.analysis.loaders import DATALOADER, loaders_of
+from ddpify.analysis import objects
+from ddpify.analysis.loaders import loaders_of
 from ddpify.analysis.models import Model, looked_up_callee
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted
@@ -111,7 +112,7 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
             "this trains, but no optimizer is built in the code ddpify read (built by code it does not "
             "read, or by name): no model is wrapped in DistributedDataParallel")
     yield from star_imports(program)
-    loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
+    loader_calls = [c for c in facts.calls if objects.of(facts).makes_loader(c)]
 
     def traced(loop: cst.For) -> bool:
         return bool(loaders_of(facts, loop.iter, loader_calls))
@@ -219,7 +220,7 @@ def _holds_training(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpressi
     if dotted(expr) is None:
         return False
     return facts.ref(expr) in refs or any(
-        isinstance(o, cst.Call) and (o in facts.optimizers or facts.qualify(o.func) == DATALOADER)
+        isinstance(o, cst.Call) and (o in facts.optimizers or objects.of(facts).makes_loader(o))
         for o in facts.origins(expr))
 
 

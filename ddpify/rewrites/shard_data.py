@@ -53,6 +53,11 @@ process: a loop that counts its steps up to what it was sized for (RPipe's `whil
 that keeps its shuffle setting (`'shuffle'` arriving through a dict only on CUDA stays so); a
 batch sampler of another class (`batch_sampler=BalancedBatchSampler(labels, ...)`) has its
 batches dealt out in turn to the processes, drawn alike on every process.
+An instance of the program's own DataLoader subclass (`class PairsLoader(data.DataLoader)`, whose
+`__init__` takes parameters of its own and hands them to `super().__init__`, and whose methods the
+training calls: `train_loader.negatives(k)`) is a training loader too; its call takes no `sampler=`,
+so it passes through `shard_loader` (`train_loader = shard_loader(train_loader)` after it), which
+replaces its sampling and keeps its class and attributes.
 An iterator the program draws a fixed number of times and never expects to run out
 (`batches = iter(get_loader(ds))`, then `next(batches)` in a loop, no `except StopIteration`)
 becomes `endless(...)` (runtime): a process's shard holds 1/N of the batches, and where one pass
@@ -222,6 +227,11 @@ def _shard_at_callers(facts: Facts, edits: Edits, call: cst.Call) -> bool:
 
 
 def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> None:
+    if objects.of(facts).constructs(call) is not None:  # the program's DataLoader subclass: its own parameters
+        _wrap_loader(facts, edits, call, "it is an instance of the program's own DataLoader subclass, whose "
+                     "parameters are its own", "its sampler is made distributed, keeping its shuffle setting, "
+                     "its class and its attributes")
+        return
     for key in ("batch_sampler", "sampler"):
         arg = mt.loader_arg(call, key)
         if arg is not None and not mt.is_name(arg.value, "None"):

@@ -1184,3 +1184,48 @@ for epoch in range(2):
     out = only(NAME, code)
     assert "sampler = ShardedSampler(SubsetRandomSampler(range(24)))" in out
     assert "sampler = ShardedSampler(InOrder(range(24)))" in out
+
+
+OWN_LOADER_CLASS = """\
+import torch
+import torch.utils.data as data
+
+
+class PairsLoader(data.DataLoader):
+    def __init__(self, dataset, batch_size, shuffle=False):
+        self.size = len(dataset)
+        super().__init__(dataset, batch_size=batch_size, shuffle=shuffle)
+
+    def negatives(self, k):
+        return torch.randn(k, 2)
+
+
+def train_one_epoch(train_loader, model, optimizer):
+    for x, y in train_loader:
+        negatives = train_loader.negatives(2)
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+
+
+dataset = data.TensorDataset(torch.randn(16, 2), torch.randn(16, 1))
+train_loader = PairsLoader(dataset, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(2):
+    train_one_epoch(train_loader, model, optimizer)
+"""
+
+
+def test_an_instance_of_the_programs_own_dataloader_subclass_is_a_training_loader_sharded_keeping_its_class():
+    """The thirteenth sweep's Video_Audio_Match: `class VAKMDataloader(data.DataLoader)`, handed its
+    own arguments (no `sampler=`) and asked for negatives by a method of its own in the training loop.
+    Read as a model (a class with a library base), its loader stayed whole: "ddpify cannot trace
+    [it] to a DataLoader". It is passed through shard_loader, which keeps its class and attributes
+    (tests/test_runtime.py), and set_epoch reshuffles it each epoch."""
+    from ddpify.convert import convert
+    result = convert(OWN_LOADER_CLASS)
+    assert "train_loader = PairsLoader(dataset, batch_size=4, shuffle=True)\ntrain_loader = shard_loader(train_loader)\n" \
+        in result.code
+    assert "set_epoch(train_loader, epoch)" in result.code
+    assert "cannot" not in result.code and "DistributedDataParallel(PairsLoader" not in result.code
