@@ -23,7 +23,9 @@ json/pickle/numpy dumps, `shutil` copies, `savefig`, `save_image`, `to_csv`), fi
 writing, wandb calls and `SummaryWriter` logging (the writer is None elsewhere), and removing or
 renaming files and folders (`shutil.rmtree`, `os.remove`, `os.rename`, `os.replace`, ...), which
 would race the main process's writes (`if os.path.exists(d): shutil.rmtree(d)` then
-`os.makedirs(d)`: a slower process deletes the folder the main process has just filled).
+`os.makedirs(d)`: a slower process deletes the folder the main process has just filled), and
+links made or removed (`os.symlink`, pathlib's `latest.unlink()` and `latest.symlink_to(name)`: a
+'latest' checkpoint link replaced on every process, one unlinking the link another has just made).
 A helper that ends by returning what a file write returns (`return imageio.imwrite(path, img)`)
 has that statement guarded: the other processes return None. A helper that only writes
 (`save_checkpoint(...)`, a method of an item of a list or dict of the program's instances,
@@ -57,7 +59,10 @@ later read in the same function (`torch.load`, `pickle.load`, `json.load`, `np.l
 ...) may read what was written, or a read that runs after a call of the writing function (below
 the call in its caller, or in the caller's caller, or above it in a loop around both: `save()`
 then `restore()`; not any read of the program, such as a data set's `Image.open`), a `barrier()`
-follows the write, whatever wrote it; after a picture
+follows the write, whatever wrote it (where the write and the read sit in an `if` whose test may
+differ between processes, `if epoch % k == 0 or time.time() - last >= every:`, the test is agreed,
+`agree_on(...)`, and the barrier follows the write inside it: after the `if` is too late for the
+read, and a barrier inside an `if` that some processes skip waits for them); after a picture
 (`plt.savefig`, `save_image`) only where a picture reader (`Image.open`, `plt.imread`) or a file
 opened in binary may read it (a data set's own reads are of its samples).
 A file opened for writing whose handle the program keeps and uses for more than writing it (a
@@ -142,12 +147,19 @@ ONCE = {"wandb.init", "wandb.log", "wandb.save", "wandb.finish", "wandb.watch", 
         # writes there (one deletes the folder another has just made and written into)
         "shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.replace"}
 DELETIONS = frozenset({"shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs"})  # nothing to read back
+# links made or removed: `os.symlink(src, dst)`, and pathlib's methods of these names, found on no
+# other common object (`latest.unlink()`, `latest.symlink_to(ckpt.name)`: a 'latest' checkpoint
+# link replaced on every process, one process unlinking the link another has just made)
+LINKS = frozenset({"os.symlink", "os.link"})
+PATH_METHODS = frozenset({"unlink", "symlink_to", "hardlink_to"})
 # a ClearML task (`trains` its former name) logs to its server like a wandb run: one, from the main process
 LOGGERS = {"wandb.init", "clearml.Task.init", "trains.Task.init"}  # and what `objects` calls a writer
 # (SummaryWriter, a logger class of the program)
 FILE_METHODS = {"write", "writelines", "flush", "close"}
 CSV_WRITERS = {"csv.writer", "csv.DictWriter"}
 ROW_METHODS = {"writerow", "writerows", "writeheader"}
+AGREED = "condition agreed across processes (agree_on): the file saved in it is read back in it, after a barrier " \
+    "that every process must reach"
 LOG_FILE_HANDLERS = frozenset({"logging.FileHandler", "logging.handlers.RotatingFileHandler",
                                "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler"})
 
@@ -180,7 +192,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         if owner is not None and options.fsdp and _collectives(facts, models, refs, owner):
             owner = None  # the gathers stay on every process: the write is guarded inside the `if`
         returns = isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)
-        if not what.startswith("wandb.") and what not in DELETIONS and not _logs(facts, stmt, loggers) and not returns:
+        if not what.startswith("wandb.") and what not in DELETIONS and not what.endswith(".unlink") \
+                and not _logs(facts, stmt, loggers) and not returns:
             saves.append(owner or stmt)  # every process waits there when the file is read back below
             # (not after a guarded `return <write>`: the main process leaves there, the others would wait)
         if owner is not None:  # `if args.save_model: torch.save(...)` -> `if args.save_model and ...:`
@@ -214,6 +227,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     main_only = {*guarded, *owners}  # a barrier inside them would wait for processes that never come
     points = {stmt: _reached_by_all(facts, stmt, main_only) for stmt in saves
               if _read_back_later(facts, stmt, _picture_readers(facts, readers) if _draws(facts, stmt) else readers)}
+    for stmt, point in points.items():
+        if (tests := _agreeable_tests(facts, stmt, point, readers)):
+            points[stmt] = stmt  # the tests agreed, every process reaches the save: the barrier goes right after it
+            for test in tests:
+                edits.replace(test, lambda node: build.call("agree_on", node), AGREED)
+            edits.add_import("ddpify_runtime", "agree_on")
     placed: set[cst.CSTNode] = set()
     for stmt, point in points.items():
         if _barrier_follows(facts, point, set(points.values()) - {point},
@@ -333,8 +352,10 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, log
     qualified = facts.qualify(call.func)
     if qualified == "os.makedirs" and not _tolerates_existing(call) and not _made_if_missing(facts, call):
         return "os.makedirs"  # raced by every process
-    if qualified in ONCE or _is_logger(facts, call, opened):
+    if qualified in ONCE or qualified in LINKS or _is_logger(facts, call, opened):
         return dotted(call.func)
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in PATH_METHODS and qualified is None:
+        return dotted(call.func) or facts.code(call.func)  # `latest.unlink()`, `(d / "latest").symlink_to(p)`
     if (what := writes.file_write(facts, call)) is not None:
         return dotted(call.func) or what.strip(".()")
     if isinstance(call.func, cst.Attribute) and _on_logger(facts, call.func.value, loggers):
@@ -1001,6 +1022,30 @@ def _reached_by_all(facts: Facts, stmt: cst.CSTNode, main_only: AbstractSet[cst.
                 or isinstance(anc, cst.If) and not same_everywhere(facts, anc.test):
             point = anc
     return point
+
+
+def _agreeable_tests(facts: Facts, stmt: cst.CSTNode, point: cst.CSTNode, readers: list[cst.Call]) -> list[cst.BaseExpression]:
+    """The tests to agree (`agree_on`) so that every process reaches the save `stmt` and waits there
+    for the file it reads back inside the same `if`: `point` (`_reached_by_all`) is an `if` whose test
+    may differ between processes (a clock, `if epoch % k == 0 or time.time() - last >= every:`) and
+    the file is read in it, after the save. A barrier after the `if` comes too late for that read,
+    and one inside it would wait for processes that skipped it. Only `if`s lie between `stmt` and
+    `point` (no loop, `try` or `with`, and nothing this rewrite guards: their tests alone decide);
+    the tests of those that may differ are returned, or none where agreeing cannot help."""
+    if point is stmt or not isinstance(point, cst.If) or not any(
+            facts.is_inside(c, point) and facts.before(stmt, c) and not facts.is_inside(c, stmt)
+            and _same_file(facts, stmt, c) for c in readers):
+        return []
+    tests = []
+    for anc in facts.ancestors(stmt):
+        if isinstance(anc, cst.If):
+            if not same_everywhere(facts, anc.test):
+                tests.append(anc.test)
+        elif isinstance(anc, (cst.For, cst.While, cst.Try, cst.TryStar, cst.With, cst.FunctionDef)):
+            return []
+        if anc is point:
+            return tests
+    return []
 
 
 def _torch_with(facts: Facts, block: cst.With) -> bool:

@@ -330,6 +330,82 @@ for epoch in range(3):
 with open("m.pt", "rb") as f:
     model = torch.load(f)
 """, "a_save_through_a_file_handle_that_is_read_back_is_followed_by_a_barrier", also={"unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+    # a 'latest' checkpoint link replaced after each save (SLURM-ready trainers): pathlib's unlink and
+    # symlink_to, os.symlink, on every process would race (one unlinks the link another just made)
+    pair("""\
+import os
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    try:
+        if latest.exists():
+            latest.unlink()
+        latest.symlink_to(name)
+    except OSError:
+        pass
+    os.symlink(name, last)
+""", """\
+from ddpify_runtime import is_main_process
+
+import os
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    try:
+        if latest.exists() and is_main_process():
+            latest.unlink()
+        if is_main_process():
+            latest.symlink_to(name)
+    except OSError:
+        pass
+    if is_main_process():
+        os.symlink(name, last)
+""", "links_replaced_through_pathlib_and_os_symlink_are_the_main_processs", scaffold=SCRIPT.instead_of("optimizer", "loop")),
+    # a checkpoint saved every k epochs or every so many seconds (SLURM-ready trainers) and read back
+    # in the same `if`: the clock differs between processes, so the test is agreed and every
+    # process waits at the barrier right after the save (after the `if` came too late for the read)
+    pair("""\
+import time
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+last = time.time()
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    now = time.time()
+    if epoch % 5 == 0 or now - last >= 60:
+        torch.save(model.state_dict(), "m.pt")
+        model.load_state_dict(torch.load("m.pt"))
+        last = now
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import agree_on, atomic_write, barrier, device_ids, is_main_process
+
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+import time
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+last = time.time()
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    now = time.time()
+    if agree_on(epoch % 5 == 0 or now - last >= 60):
+        if is_main_process():
+            with atomic_write("m.pt") as tmp_path:
+                torch.save(model.module.state_dict(), tmp_path)
+        barrier()
+        model.module.load_state_dict(torch.load("m.pt"))
+        last = now
+""", "a_save_read_back_in_an_if_whose_test_reads_the_clock_agrees_the_test_and_waits_after_the_save", also={"unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # ncsn's main.py: a run folder cleared then made again; on every process, one deletes the
     # folder (and the config in it) another has just made: the deletion is the main process's too
     pair("""\
