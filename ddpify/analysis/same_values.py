@@ -30,6 +30,7 @@ accepted `self.rank` through its owner where the script assigned it; check asked
 from __future__ import annotations
 
 import re
+import sys
 from functools import cached_property
 
 import libcst as cst
@@ -39,7 +40,7 @@ from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_nam
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
 from ddpify.analysis.distributed import accelerators
-from ddpify.analysis.objects import MODEL, of as objects_of
+from ddpify.analysis.objects import LOADER, MODEL, of as objects_of
 from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable, read_names
 
 # collectives after which the tensor passed first holds the same value on every process
@@ -59,16 +60,18 @@ JOB_QUESTIONS = frozenset({"torch.distributed.get_world_size", "torch.distribute
                            "torch.distributed.is_available", "torch.distributed.get_backend",
                            "torch.cuda.is_available", "torch.cuda.device_count"})
 
-# modules whose functions answer per process (a draw, a clock, a process id, a host name)
-PER_PROCESS_MODULES = frozenset({"torch", "random", "numpy", "time", "datetime", "os", "socket", "uuid",
-                                 "secrets", "tempfile", "subprocess", "psutil", "threading", "multiprocessing"})
+# modules whose functions answer per process (a draw, a clock, a process id, a host name); numpy
+# only for its draws (`np.sort`, `np.ceil` compute from their arguments alone)
+PER_PROCESS_MODULES = frozenset({"torch", "random", "numpy.random", "time", "datetime", "os", "socket", "uuid",
+                                 "secrets", "tempfile", "subprocess", "psutil", "threading", "multiprocessing",
+                                 "platform"})
 
 # decorators that call the function they decorate with the run's configuration
 CONFIG_DECORATORS = frozenset({"hydra.main"})
 
 SHARED_DEPTH = 12  # names followed to prove a value is the same on every process
 PURE_BUILTINS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "round", "range", "sorted", "str", "any", "all",
-                           "list", "tuple", "dict", "vars", "enumerate", "zip", "reversed"})
+                           "list", "tuple", "dict", "vars", "enumerate", "zip", "reversed", "map", "filter"})
 # calls whose items are those of the plain values they are given (`enumerate(stages)`, `list(args.stages)`),
 # in their order (not `set`: the order of its strings differs by process)
 PLAIN_ITERATIONS = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "zip", "dict"})
@@ -92,6 +95,7 @@ LOAD_WORD = re.compile(r"(?:^|_)(?:load|resume|restore)(?:_|$)")
 # (`Config()`, `create_config_instance(...)`, `OmegaConf.merge(...)`, `get_args()`, `HParams(...)`)
 CONFIGURING = re.compile(r"conf(ig(uration)?)?s?|cfgs?|settings|options|hparams|hyper_?param(eter)?s|arg(ument)?s",
                          re.I)
+DATA_WORD = re.compile(r"(sampler|loader|dataset)s?$", re.I)  # what `len()` of is the same on every process
 WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")  # `DictConfig`: Dict, Config
 
 
@@ -462,6 +466,8 @@ class SameValues:
             if dotted(node) in self.agreed_names:  # `flags = [stop]; dist.broadcast_object_list(flags)`
                 return True
             ref = f.ref(node)
+            if (ref is None or not f.writes(ref)) and _constant_of_library(f.qualify(node)):
+                return True  # `sys.maxsize`, `sys.argv`, `np.inf`: a library module's, one for the whole job
             if ref is None and isinstance(node, cst.Attribute) and dotted(node) is None:
                 return self._shared(node.value, proving)  # `main.experiment(sig).cfg`: a part of what the call gives
             if ref is None or ref in proving:
@@ -546,10 +552,14 @@ class SameValues:
             if funcs:  # `args = get_args()`: what it returns; a function being proven (recursion) holds
                 return all(func in proving or f.returned(func) and all(
                     self._shared(r, proving | {func}) for r in self._distributed_returns(func)) for func in funcs)
+            qualified = f.qualify(node.func)
             if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving) \
-                    or (f.qualify(node.func) or "").startswith(("os.path.", "math.")) or _torch_function(f.qualify(node.func)) \
-                    or f.qualify(node.func) in FOLDER_LISTINGS:
+                    or (qualified or "").startswith(("os.path.", "math.")) or _torch_function(qualified) \
+                    or qualified in FOLDER_LISTINGS:
                 return arguments  # `args.path.split("-")`, `os.path.basename(args.ckpt)`, `torch.isnan(reduced)`
+            if _computes(qualified, bool(node.args)):  # `np.sort(ckpts)`, `re.search(pattern, path)`
+                return arguments and not self._hands_data(node) and not any(
+                    self._reads_per_process(a.value) for a in node.args)
             return mt.is_parse_args(node) or self._configuration(node)
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Lambda)):
             return self._shared_function_of_shared(node, proving)
@@ -558,6 +568,13 @@ class SameValues:
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression,
                                          cst.BaseDictElement)))  # `{"loss": loss.item()}`: as shared as its entries
+
+    def _hands_data(self, call: cst.Call) -> bool:
+        """Is `call` handed a model or a loader (the object core's `kind`): what a function of
+        another module computes from them (`plan_iterations(model, loader)`) is of this process's
+        own data, not of the values alone."""
+        flow = objects_of(self.facts)
+        return any(flow.kind(site) in (MODEL, LOADER) for a in call.args for site in flow.values(a.value))
 
     def _configuration_object(self, node: cst.Name | cst.Attribute, proving: frozenset) -> bool:
         """Is every object `node` may hold (`objects.values`: followed through assignments,
@@ -579,12 +596,13 @@ class SameValues:
 
     def _reads_per_process(self, expr: cst.BaseExpression, depth: int = 2) -> bool:
         """Does `expr` read a rank, or call a function of a module that answers per process
-        (`time.time()`, `random.random()`, `os.getpid()`; not `os.path` nor the launcher's shared
-        environment), itself or through the assignments of the names it reads (`depth` deep)?"""
+        (`time.time()`, `random.random()`, `os.getpid()`; not `os.path`, a folder's listing nor the
+        launcher's shared environment), itself or through the assignments of the names it reads (`depth` deep)?"""
         f = self.facts
         if self.ranks.rank_dependent(expr) or any(
-                (q := f.qualify(c.func) or "").split(".")[0] in PER_PROCESS_MODULES and not q.startswith(
-                    ("os.path.", "os.environ", "os.getenv", "torch.")) for c in mt.findall(expr, cst.Call)):
+                _per_process_module(q := f.qualify(c.func) or "") and not q.startswith(
+                    ("os.path.", "os.environ", "os.getenv", "torch.")) and q not in FOLDER_LISTINGS
+                for c in mt.findall(expr, cst.Call)):
             return True
         refs = {r for n in names_in(expr) if (r := f.ref(n)) is not None}
         return depth > 0 and any(self._reads_per_process(v, depth - 1) for r in refs for _, v, _ in f.writes(r))
@@ -742,7 +760,7 @@ class SameValues:
             if not module and isinstance(expr.func, cst.Attribute) and not dotted(expr.func):
                 return arguments and self._configuration(expr.func.value, depth - 1, seen)  # `Path(p).resolve()`
             built = bool(expr.args) or _class_name(qualified)  # `config.TrainConfig()`: its defaults
-            return built and bool(module) and module not in PER_PROCESS_MODULES and arguments
+            return built and bool(module) and not _per_process_module(qualified) and arguments
         if isinstance(expr, cst.Attribute) and not dotted(expr):  # `Path(__file__).parent`
             return self._configuration(expr.value, depth - 1, seen)
         ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
@@ -835,12 +853,20 @@ class SameValues:
         return tests
 
     def _data(self, expr: cst.BaseExpression) -> bool:
-        """A sampler, loader or data set (built by a class so named, or a parameter so named): its
-        length is the same on every process, since distributed sampling gives each an equal share."""
+        """A sampler, loader or data set (built by a class so named, or a parameter so named), or
+        one held by a name so named and built from no rank (`len(vectorized_datasets["train"])`,
+        filled by `.map`, `.filter` and `partial`s of them): its length is the same on every
+        process, since every process reads the same data and distributed sampling gives each an
+        equal share."""
         origins = self.facts.origins(expr)
-        return bool(origins) and all(
-            re.search(r"(sampler|loader|dataset)$", dotted(o.func if isinstance(o, cst.Call) else o) or "", re.I)
-            for o in origins)
+        if bool(origins) and all(DATA_WORD.search(dotted(o.func if isinstance(o, cst.Call) else o) or "")
+                                 for o in origins):
+            return True
+        held = expr
+        while isinstance(held, cst.Subscript):
+            held = held.value
+        return isinstance(held, (cst.Name, cst.Attribute)) and DATA_WORD.search(dotted(held) or "") is not None \
+            and not self._reads_per_process(held)
 
     def _last_write(self, ref: Ref, use: cst.CSTNode) -> cst.BaseExpression | None:
         """The value of the last assignment to `ref` before `use` in the same loop body or block
@@ -1024,6 +1050,32 @@ def _learning_rate(node: cst.Subscript) -> bool:
     inner = node.value
     return isinstance(key, cst.Index) and string_value(key.value) in ("lr", "initial_lr") \
         and isinstance(inner, cst.Subscript) and mt.is_attribute(inner.value, "param_groups")
+
+
+def _per_process_module(qualified: str) -> bool:
+    """Is `qualified` of a module whose functions answer per process (`PER_PROCESS_MODULES`:
+    `time.time`, `numpy.random.rand`; not `numpy.sort`)?"""
+    return any(qualified == m or qualified.startswith(m + ".") for m in PER_PROCESS_MODULES)
+
+
+def _computes(qualified: str | None, given: bool) -> bool:
+    """A function of another module taken to compute its answer from its arguments alone, whatever
+    the process: any module's but those that answer per process (`np.sort`, `re.search`,
+    transformers' `HfArgumentParser`; not `time.time`, `random.random`, `np.random.rand`), where it
+    is `given` arguments or is a class built with its defaults (`DatasetDict()`): a function asked
+    nothing answers from state of its own (`should_stop()`, an event a signal handler sets). A
+    function whose name says rank is refused before (`SameValues._per_process`); one handed a
+    model, a loader or a value read from a rank, after (`SameValues._shared`)."""
+    return qualified is not None and not _per_process_module(qualified) and (given or _class_name(qualified))
+
+
+def _constant_of_library(qualified: str | None) -> bool:
+    """An attribute of a module of the standard library, not called: a constant of the module
+    (`sys.maxsize`, `math.inf`) or the command line (`sys.argv`), one for the whole job; not of a
+    module that answers per process (`os.environ`), nor a name another module holds (an event a
+    signal handler sets)."""
+    return qualified is not None and "." in qualified and qualified.split(".")[0] in sys.stdlib_module_names \
+        and not _per_process_module(qualified)
 
 
 def _torch_function(name: str | None) -> bool:
