@@ -36,7 +36,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 
 from ddpify.analysis import objects
-from ddpify.analysis.models import DDP
+from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, prepared_model
 from ddpify.syntax.facts import Facts
 
 SAMPLER = "torch.utils.data.DistributedSampler"
@@ -134,16 +134,43 @@ def barrier_method(facts: Facts, call: cst.Call) -> bool:
 
 # `accelerator.gather(t)` and its kin: collectives of the Accelerator's process group
 ACCELERATE_COLLECTIVES = frozenset({"gather", "gather_for_metrics", "reduce", "pad_across_processes"})
+# sharded optimizers, whose `consolidate_state_dict()` gathers every process's shard of the state
+# on one: each process must call it (fairscale's OSS, torch's ZeroRedundancyOptimizer)
+LIBRARY_COLLECTIVES = {cls: frozenset({"consolidate_state_dict"}) for cls in (
+    "fairscale.optim.OSS", "fairscale.optim.oss.OSS", "torch.distributed.optim.ZeroRedundancyOptimizer",
+    "torch.distributed.optim.zero_redundancy_optimizer.ZeroRedundancyOptimizer")}
 
 
 def accelerate_collective(facts: Facts, call: cst.Call) -> bool:
-    """`accelerator.gather(loss)`, `self.accelerator.reduce(t)`, `gather_for_metrics`,
-    `pad_across_processes`: a collective of accelerate's, where the object is known to be an
-    `Accelerator(...)` (the object core's sites of the receiver); not a tensor's `x.gather(dim,
-    index)`."""
-    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in ACCELERATE_COLLECTIVES):
+    """A collective of a library object, by what the object is (the object core's sites of the
+    receiver), not by the method's name alone: `accelerator.gather(loss)`,
+    `self.accelerator.reduce(t)`, `gather_for_metrics`, `pad_across_processes` of an
+    `Accelerator(...)`, and its `prepare(model)` of a model (it wraps it in DDP, which broadcasts
+    rank 0's state to every process: `prepare_model`'s kin, `models.prepared_model`); a sharded
+    optimizer's `consolidate_state_dict()` (`LIBRARY_COLLECTIVES`, the optimizer's class also
+    picked into a name first: `optim_class = OSS` ... `optim_class(params, ...)`). Not a tensor's
+    `x.gather(dim, index)`, not `prepare(loader)`, not a plain optimizer's method."""
+    if not isinstance(call.func, cst.Attribute):
         return False
-    return bool(accelerators(facts, call.func.value))
+    method = call.func.attr.value
+    if method in ACCELERATE_COLLECTIVES or method in ACCELERATE_PREPARE and any(
+            prepared_model(facts, a.value) for a in call.args if a.keyword is None and not a.star):
+        return bool(accelerators(facts, call.func.value))
+    return any(method in LIBRARY_COLLECTIVES.get(cls, ()) for cls in _library_classes(facts, call.func.value))
+
+
+def _library_classes(facts: Facts, expr: cst.BaseExpression) -> set[str]:
+    """The qualified names of the library classes `expr` may be an instance of: what builds each
+    site the object core gives (`OSS(...)`), or what the name called there may hold (`optim_class
+    = OSS`)."""
+    found: set[str] = set()
+    for site in objects.of(facts).values(expr):
+        if not isinstance(site, cst.Call):
+            continue
+        ref = facts.ref(site.func) if isinstance(site.func, cst.Name) else None
+        found.update(q for built in [site.func, *(facts.sources(ref) if ref is not None else ())]
+                     if (q := facts.qualify(built)) is not None)
+    return found
 
 
 # accelerate's hook registrations, with the method of the Accelerator that runs the hooks

@@ -1323,15 +1323,27 @@ def _prepared_models(facts: Facts, target: cst.BaseExpression, value: cst.BaseEx
     if element is not None and facts.imports.imports_module("accelerate"):
         (prepare, index), name = element, dotted(target)
         given = [a.value for a in prepare.args if a.keyword is None]
-        model = name in {dotted(c.func) for c in facts.calls} or objects.of(facts).of_kind(given[index], objects.MODEL)
-        return [name] if name and model else []
+        return [name] if name and (name in _called(facts) or objects.of(facts).of_kind(given[index], objects.MODEL)) else []
     if not mt.is_method_call(value, *ACCELERATE_PREPARE) or not facts.imports.imports_module("accelerate"):
         return []
     names = [dotted(e.value) for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [dotted(target)]
     given = [a.value for a in value.args if a.keyword is None and not a.star] if isinstance(value, cst.Call) else []
     flow = objects.of(facts)
-    called = {dotted(c.func) for c in facts.calls}
-    return [n for i, n in enumerate(names) if n and (n in called or i < len(given) and flow.of_kind(given[i], objects.MODEL))]
+    return [n for i, n in enumerate(names) if n and (n in _called(facts) or i < len(given) and flow.of_kind(given[i], objects.MODEL))]
+
+
+def prepared_model(facts: Facts, given: cst.BaseExpression) -> bool:
+    """Is `given`, handed to accelerate's `prepare`, a model: an `nn.Module` by the object core's
+    `kind`, or a name the program calls (runs a forward on), as `_prepared_models` reads it?"""
+    return dotted(given) in _called(facts) or bool(objects.of(facts).of_kind(given, objects.MODEL))
+
+
+def _called(facts: Facts) -> set[str | None]:
+    """The names the program calls (`model(x)`: `model`), computed once."""
+    found = facts.__dict__.get("_called_names")
+    if found is None:
+        found = facts.__dict__["_called_names"] = {dotted(c.func) for c in facts.calls}
+    return found
 
 
 def prepares(facts: Facts, value: cst.BaseExpression) -> bool:
@@ -1462,7 +1474,9 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
     holds: Holds | None = MAYBE if model.empty or model.maybe_none or _wrapped_on_some_paths(facts, model, ref, expr) else WRAPPER
     for target, value, stmt in [*facts.writes(ref), *_unpacked_writes(facts, ref)]:
         unwraps = _unwrapping(facts, value, dotted(target) or "")  # `model = model.module`: the bare model
-        if not unwraps and (_keeps_binding(facts, target, value) or _is_wrap(facts, value)) \
+        # a wrap again (`model = accelerator.prepare(model)` after unwrapping it to save) holds a wrapper too
+        if not unwraps and (_keeps_binding(facts, target, value) or _is_wrap(facts, value)
+                            or dotted(target) in _prepared_models(facts, target, value)) \
                 or not _may_run_between(facts, model, stmt, expr):
             continue
         if facts.scope(stmt) is not facts.scope(expr) or facts.before(expr, stmt) or _conditional_to(facts, stmt, expr):

@@ -43,7 +43,11 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     `broadcast_buffers=False` (for `prepare`: the Accelerator is handed
     `DistributedDataParallelKwargs(broadcast_buffers=False)`) or wraps a torch.nn layer without buffers (an
     `nn.Linear` classifier) or a model of the program's classes that builds none (no
-    `register_buffer`, no BatchNorm, no library's modules: a UNet of convolutions and GroupNorm). Found under an `if` that reads the rank (not one proven
+    `register_buffer`, no BatchNorm, no library's modules: a UNet of convolutions and GroupNorm).
+    Library objects' collectives are known by what the object is: accelerate's `gather`/`reduce`
+    and its `prepare` of a model (a DDP wrap again, which broadcasts rank 0's state), a sharded
+    optimizer's `consolidate_state_dict()` (fairscale's OSS, torch's ZeroRedundancyOptimizer, also
+    where its class is picked into a name first). Found under an `if` that reads the rank (not one proven
     the same everywhere: an entry of a configuration dict), or after an early `if rank != 0:
     return` of its function, also through a function of this file that runs a collective,
     unless the other ranks reach the same collectives in the other branch (rank 0 broadcasts in
