@@ -188,15 +188,19 @@ class Context:
         (`_other_choice`), or, where every wrap is accelerate's `prepare` (no test of the
         program's own guards it: it wraps where there are several processes), opposite a branch
         that reads its `.module` (`vae.module.discr if self.is_distributed else vae.discr`), or after the function unwrapped it under the wrap's test (`if args.distributed: model =
-        model.module`)?"""
+        model.module`)? A test about an object `expr` is read from counts too (`model.base_model` on
+        the else of `hasattr(model, "module")`)."""
         f = self.facts
         owner = f.code(expr)
+        # the object read and those it is read from: the else of `hasattr(model, "module")` holds the
+        # bare `model`, and its `model.base_model` too
+        owners = [owner, *_prefixes(dotted(expr))]
         child: cst.CSTNode = expr
         for anc in f.ancestors(expr):
             if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
                 test, negated = _negation(anc.test)
                 in_else = (child is not anc.body) != negated
-                if in_else and (self._is_wrap_test(test) or self._wrapper_test(test, owner)
+                if in_else and (self._is_wrap_test(test) or any(self._wrapper_test(test, o) for o in owners)
                                 or self._implied_by_wrap_tests(test)):
                     return True
                 if not in_else and (f.code(test) in self.other_engine_tests or self._other_choice(test)):
@@ -353,6 +357,12 @@ class Context:
     def module_api(self, name: str) -> bool:
         """Does the DDP wrapper itself answer `.name` (nn.Module's API and DDP's own)?"""
         return name in mt.MODULE_API or name in WRAPPER_API or name.startswith("__")
+
+
+def _prefixes(name: str | None) -> list[str]:
+    """The objects a dotted name is read from: `a.b.c` -> `a.b`, `a`."""
+    parts = (name or "").split(".")
+    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
 
 
 def _key(expr: cst.BaseExpression) -> str | None:
