@@ -1,6 +1,13 @@
 """Code that never runs: what `ddpify check` does not report.
 
-Two shapes. Code under `if flag:` where every assignment of `flag` is `False` (a mode left over
+Three shapes. Code after a `raise` or `return` of its own block (a method left unfinished,
+`raise NotImplementedError` above the code it will run) runs on no process:
+
+    def forward(self):
+        raise NotImplementedError
+        pkg = torch.load(path)                # never runs
+
+Code under `if flag:` where every assignment of `flag` is `False` (a mode left over
 from debugging, `extract_boxes = False` and never set again) runs on no process:
 
     extract_boxes = False
@@ -43,9 +50,10 @@ _UNKNOWN = object()
 
 
 def never_runs(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
-    """Is `node` under a flag that is only ever False, or in a branch (of its function, or of a
-    function calling it, `depth` calls up) that no call in the program takes?"""
-    if _under_false_flag(facts, node):
+    """Is `node` after a `raise` or `return` of its own block, under a flag that is only ever
+    False, or in a branch (of its function, or of a function calling it, `depth` calls up) that no
+    call in the program takes?"""
+    if _under_false_flag(facts, node) or _after_an_exit(facts, node):
         return True
     func = facts.scope(node)
     if depth <= 0 or not isinstance(func, cst.FunctionDef) or facts.enclosing_class(func) is not None:
@@ -54,6 +62,24 @@ def never_runs(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
     if not sites or any(any(a.star for a in site.args) for site in sites):
         return False
     return all(left_out(facts, node, func, site) or never_runs(facts, site, depth - 1) for site in sites)
+
+
+def _after_an_exit(facts: Facts, node: cst.CSTNode) -> bool:
+    """Does a statement before `node`'s, in a block around it in its function, leave that block
+    whatever happens (`raise NotImplementedError`, `return`)?"""
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, cst.IndentedBlock):
+            for stmt in anc.body:
+                if stmt is child:
+                    break
+                if isinstance(stmt, cst.SimpleStatementLine) and any(
+                        isinstance(s, (cst.Raise, cst.Return)) for s in stmt.body):
+                    return True
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            return False
+        child = anc
+    return False
 
 
 def _under_false_flag(facts: Facts, node: cst.CSTNode) -> bool:
