@@ -165,7 +165,8 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     NCCL works on GPUs only: where the script falls back to the CPU (it tests
     `torch.cuda.is_available()` to choose), the process group fails to start. A script that
     demands CUDA (`assert torch.cuda.is_available()`, an exit without it, a `set_device` that
-    runs on every path, or on the path that starts the group) or only moves results to a
+    runs on every path, or on the path that starts the group, as does a `torch.device` of a GPU
+    with no other choice there: `torch.device(f"cuda:{local_rank}")`) or only moves results to a
     `"cpu"` device has no CPU path.
     A group started only on a branch that tests for GPUs (`if torch.cuda.device_count() > 1:`,
     `if device.type != "cpu":`, or a test of the name its body hands DistributedDataParallel as
@@ -208,11 +209,34 @@ def _requires(ctx: Context, test: cst.Call) -> bool:
 
 
 def _binds_gpu(ctx: Context, init: cst.Call) -> bool:
-    """Does a `set_device` run on the path to `init` (in its block or a block around it)? Then the
-    branch that starts NCCL uses a GPU (`else: torch.cuda.set_device(args.local_rank) ...`)."""
+    """Does a `set_device`, or a `torch.device` of a GPU with no other choice (`torch.device(f"cuda:{local_rank}")`),
+    run on the path to `init` (in its block or a block around it)? Then the branch that starts NCCL
+    uses a GPU (`else: torch.cuda.set_device(args.local_rank) ...`)."""
     f = ctx.facts
-    return any(f.scope(c) is f.scope(init) and f.is_inside(init, f.parent(f.statement(c)))
-               for c in ctx.script.calls_of("torch.cuda.set_device"))
+    binding = [*ctx.script.calls_of("torch.cuda.set_device"),
+               *(c for c in ctx.script.calls_of("torch.device") if c.args and _names_gpu(c.args[0].value)
+                 and not _chosen(f, c))]
+    return any(f.scope(c) is f.scope(init) and f.is_inside(init, f.parent(f.statement(c))) for c in binding)
+
+
+def _chosen(f, call: cst.Call) -> bool:
+    """Is `call` one side of a choice in its statement (`torch.device("cuda") if ... else
+    torch.device("cpu")`, `... or ...`)?"""
+    stmt = f.statement(call)
+    for anc in f.ancestors(call):
+        if anc is stmt:
+            return False
+        if isinstance(anc, (cst.IfExp, cst.BooleanOperation)):
+            return True
+    return False
+
+
+def _names_gpu(expr: cst.BaseExpression) -> bool:
+    """`"cuda"`, `"cuda:0"`, `f"cuda:{local_rank}"`: a device string that says a GPU, whatever else."""
+    if isinstance(expr, cst.FormattedString):
+        first = expr.parts[0] if expr.parts else None
+        return isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")
+    return (string_value(expr) or "").startswith("cuda")
 
 
 def _gpu_branch(ctx: Context, init: cst.Call) -> bool:
