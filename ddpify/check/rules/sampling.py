@@ -324,8 +324,12 @@ def _skips_seen(branch: cst.If) -> bool:
 def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> bool:
     """Is the loader of `sampler` read by evaluation only: loops here that do not train (`strict`:
     that run without gradients or in a function named for evaluation; the training step may be in
-    another module), or calls of functions named for evaluation, and nothing that trains?"""
+    another module), or calls of functions named for evaluation, and nothing that trains? A loop
+    that yields its batches is not counted: it reads for whoever draws from the generator."""
     loops, passed = _readers(ctx, sampler)
+    # a loop that hands each batch on (`for x, y in loader: yield x`, an endless looper) reads for
+    # whoever draws from it, training or evaluating: no reader of its own
+    loops = [lp for lp in loops if not any(mt.findall(lp.body, (cst.Yield,)))]
     if strict:
         loops = [lp for lp in loops if ctx.facts.grad_disabled(lp) or isinstance(
             ctx.facts.scope(lp), cst.FunctionDef) and EVALUATES.search(ctx.facts.scope(lp).name.value)]
