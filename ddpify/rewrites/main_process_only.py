@@ -62,7 +62,9 @@ then `restore()`; not any read of the program, such as a data set's `Image.open`
 follows the write, whatever wrote it (where the write and the read sit in an `if` whose test may
 differ between processes, `if epoch % k == 0 or time.time() - last >= every:`, the test is agreed,
 `agree_on(...)`, and the barrier follows the write inside it: after the `if` is too late for the
-read, and a barrier inside an `if` that some processes skip waits for them); after a picture
+read, and a barrier inside an `if` that some processes skip waits for them). A barrier is never
+placed in a function that some processes may not call (a checkpoint helper called under such a test,
+three callers up): the save gets a warning that names the read that may race it instead. After a picture
 (`plt.savefig`, `save_image`) only where a picture reader (`Image.open`, `plt.imread`) or a file
 opened in binary may read it (a data set's own reads are of its samples).
 A file opened for writing whose handle the program keeps and uses for more than writing it (a
@@ -160,6 +162,9 @@ CSV_WRITERS = {"csv.writer", "csv.DictWriter"}
 ROW_METHODS = {"writerow", "writerows", "writeheader"}
 AGREED = "condition agreed across processes (agree_on): the file saved in it is read back in it, after a barrier " \
     "that every process must reach"
+UNWAITED = "no barrier after this save, which is read back later: `{func}` is called where some processes may " \
+    "not call it (a test that may differ between them), and a barrier in it would wait for them; a reader on " \
+    "another process may read the file before the main process has written it"
 LOG_FILE_HANDLERS = frozenset({"logging.FileHandler", "logging.handlers.RotatingFileHandler",
                                "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler"})
 
@@ -237,6 +242,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     for stmt, point in points.items():
         if _barrier_follows(facts, point, set(points.values()) - {point},
                             analysis.loaders.epoch_loops if options.runs(SET_EPOCH) else []):
+            continue
+        if not _called_by_all(facts, scope := facts.scope(point), main_only) and isinstance(scope, cst.FunctionDef):
+            edits.warn(stmt, UNWAITED.format(func=scope.name.value))
             continue
         if point not in placed:  # several saves that every process reaches at one point: one barrier there
             placed.add(point)
@@ -1022,6 +1030,22 @@ def _reached_by_all(facts: Facts, stmt: cst.CSTNode, main_only: AbstractSet[cst.
                 or isinstance(anc, cst.If) and not same_everywhere(facts, anc.test):
             point = anc
     return point
+
+
+def _called_by_all(facts: Facts, scope: cst.CSTNode, main_only: AbstractSet[cst.CSTNode], depth: int = 3) -> bool:
+    """Does every process make every call of `scope` (a function; the module's own code: yes), so that a
+    barrier in it waits for all of them: each call is reached by all in its own function
+    (`_reached_by_all`), and that function is called so in turn (`depth` callers up). A checkpoint
+    helper called under `if epoch % k == 0 or time.time() - last >= every:` (each process's clock)
+    or `if val_loss < best:` (a shard's loss) is called by some processes only: a barrier in it would
+    wait for the others, or meet their next collective."""
+    if not isinstance(scope, cst.FunctionDef) or depth == 0:
+        return True
+    for call in facts.call_sites(scope):
+        site = facts.statement(call)
+        if _reached_by_all(facts, site, main_only) is not site or not _called_by_all(facts, facts.scope(site), main_only, depth - 1):
+            return False
+    return True
 
 
 def _agreeable_tests(facts: Facts, stmt: cst.CSTNode, point: cst.CSTNode, readers: list[cst.Call]) -> list[cst.BaseExpression]:

@@ -2395,3 +2395,46 @@ def test_a_save_helper_shared_by_a_data_set_and_the_checkpoints_writes_on_the_ma
     out = only(NAME, SHARED_SAVE)
     assert "        if is_main_process():\n            save(result[name], os.path.join(folder, name))\n" in out
     assert "            save(torch.randn(8, 2), self.path)\n" in out  # the data set's: download-first's
+
+
+CLOCKED_HELPER = """\
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+def save_checkpoint(model, path):
+    torch.save(model.state_dict(), path)
+    return torch.load(path)
+
+def train(every):
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    last = time.time()
+    for epoch in range(3):
+        for x, y in loader:
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+        now = time.time()
+        if now - last >= every:
+            save_checkpoint(model, "m.pt")
+            last = now
+        {tail}
+
+train(60)
+"""
+
+
+def test_a_helper_called_where_some_processes_may_not_call_it_gets_no_barrier_and_a_warning():
+    """A checkpoint helper that saves and reads the file back, called under a test that reads each
+    process's clock (SLURM-ready trainers: every so many seconds): a barrier in the helper waited for
+    processes that did not call it (a hang, or a barrier met by their next gradient all-reduce); it is
+    left out and the read that may race the write is named. Called by every process, it is placed."""
+    clocked = rewritten(NAME, CLOCKED_HELPER.replace("{tail}", ""))
+    assert "barrier()" not in clocked.code
+    assert any("`save_checkpoint` is called where some processes may not call it" in w
+               for w in warnings(clocked.changes))
+    every = rewritten(NAME, CLOCKED_HELPER.replace("{tail}", "save_checkpoint(model, \"last.pt\")").replace(
+        "        if now - last >= every:\n            save_checkpoint(model, \"m.pt\")\n", "        if epoch >= 0:\n            pass\n"))
+    assert "barrier()" in every.code and not warnings(every.changes)
