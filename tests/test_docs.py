@@ -247,6 +247,16 @@ for step in range(4):
     opt.step()
 """, IMPORTS + TRAIN_LOADER.split("for epoch")[0] + """
 
+def train_step(x, y):
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+
+
+steps = 4
+{example}
+""", IMPORTS + TRAIN_LOADER.split("for epoch")[0] + """
+
 class Feeder:
     def __init__(self, loader):
         self.loader = loader

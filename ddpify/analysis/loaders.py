@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, param_names, target_names
+from ddpify.syntax.facts import Facts, Ref, param_names, target_names
 from ddpify.analysis import objects, phases
 from ddpify.analysis.objects import Sites
 from ddpify.analysis.models import Models, bare_tensors
@@ -141,7 +141,8 @@ def _stepped(facts: Facts, consumed: set[cst.FunctionDef]):
     consumes (`while True: try: yield next(it) except StopIteration: it = iter(loader)`, its passes
     begun where the iterator is made again). The loop is the one that starts the new passes: around
     `train_iter = iter(...)` (once per epoch, or on StopIteration inside the step loop) where it
-    trains, else the loop around `next()`. Not `next(batches)` of a generator of the program whose
+    trains, else the loop around `next()`; where a handler of the iterator's end inside it makes the
+    iterator again, each round draws one batch and `_epoch_loops` leaves it to `_remade`. Not `next(batches)` of a generator of the program whose
     own loop passes over the loader (`batches = cycle(loader)`, `def cycle(dl): while True: for x in
     dl: yield x`): `_generated` has those passes, each an epoch; the loop that draws is no epoch loop."""
     for call in facts.calls:
@@ -301,6 +302,8 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
     for call in training:
         for batch_loop, iterated in fed.get(call, ()):
             stepped = iterated is not getattr(batch_loop, "iter", None)  # by next(): it starts the passes
+            if stepped and _made_again_within(facts, batch_loop, iterated):
+                continue  # each round draws one batch: the passes begin where the iterator is made again (`_remade`)
             found = [(loop, expr) for part in _zipped(facts, iterated) for loader in [_loader_expression(facts, part, call)]
                      for loop, expr in ([(batch_loop, loader)] if stepped else
                                         _climb(facts, batch_loop, loader, depth=4))]
@@ -369,18 +372,16 @@ def _remade(facts: Facts, training: list[cst.Call], loops: list[EpochLoop], loop
     again (`except StopIteration: it = iter(self.loader)`, or `self.loader.__iter__()`), in a loop or
     not, in a function or a method of any module of the program: each new iterator is a new pass,
     and `set_epoch(loader)` goes right before it (the mimicry trainer's `_fetch_data`, a method with
-    no loop). Not where an epoch loop found for that loader already holds the handler (a generator's
-    `while True` round, a step loop that makes it again), nor for a loader that does not train (an
-    evaluation loader made again the same way), nor where no training draws through the handler (a
-    training loader's endless iterator that only an evaluation reads). Adds each loader to `looped`."""
+    no loop), and where a loop around the handler made it first, before the loop (`_first_made`).
+    Not where an epoch loop found for that loader already holds the handler, nor for a loader that
+    does not train (an evaluation loader made again the same way), nor where no training draws
+    through the handler (a training loader's endless iterator that only an evaluation reads). Adds
+    each loader to `looped`."""
     found: list[tuple[cst.CSTNode, str]] = []
     for handler in facts.findall(facts.module, cst.ExceptHandler, _catches_end):
         for call in facts.calls_in(handler):
-            if mt.is_name(call.func, "iter") and len(call.args) == 1:
-                expr = call.args[0].value
-            elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "__iter__" and not call.args:
-                expr = call.func.value
-            else:
+            expr = _iterated(call)
+            if expr is None:
                 continue
             fed = loaders_of(facts, expr, training, drawn=False) if mt.is_simple_reference(expr) else []
             text = facts.code(expr)
@@ -388,9 +389,53 @@ def _remade(facts: Facts, training: list[cst.Call], loops: list[EpochLoop], loop
                     not _drawn_in_training(facts, call, consumed):
                 continue
             looped.update(fed)
-            if (facts.statement(call), text) not in found:
-                found.append((facts.statement(call), text))
+            for stmt in [*_first_made(facts, facts.statement(call), handler, text), facts.statement(call)]:
+                if (stmt, text) not in found:
+                    found.append((stmt, text))
     return found
+
+
+def _iterated(call: cst.Call) -> cst.BaseExpression | None:
+    """What `iter(loader)` or `loader.__iter__()` makes an iterator of."""
+    if mt.is_name(call.func, "iter") and len(call.args) == 1:
+        return call.args[0].value
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "__iter__" and not call.args:
+        return call.func.value
+    return None
+
+
+def _first_made(facts: Facts, stmt: cst.CSTNode, handler: cst.ExceptHandler, loader: str) -> list[cst.CSTNode]:
+    """Where a loop that makes the loader's iterator again in `handler` (its statement `stmt`,
+    `it = iter(loader)`) made it first, before the loop, in the same function: the first pass
+    begins there (`it = iter(loader)` above `for step in range(n):`)."""
+    loop = next(facts.enclosing_loops(handler), None)
+    targets = [t.target for t in stmt.body[0].targets] if isinstance(stmt, cst.SimpleStatementLine) and \
+        isinstance(stmt.body[0], cst.Assign) else []
+    refs = {facts.ref(n) for t in targets for n in ([t] if not isinstance(t, cst.Tuple) else
+                                                    [e.value for e in t.elements])} - {None}
+    if loop is None:
+        return []
+    return [facts.statement(at) for ref in refs for value, at in _bindings(facts, ref)
+            if not facts.is_inside(at, loop) and facts.before(at, loop) and facts.scope(at) is facts.scope(loop)
+            and any(facts.code(e) == loader for c in facts.findall(value, cst.Call) if (e := _iterated(c)) is not None)]
+
+
+def _made_again_within(facts: Facts, loop: cst.CSTNode, iterator: cst.BaseExpression) -> bool:
+    """Does a handler of the iterator's end inside `loop` make `iterator` again (`except
+    StopIteration: it = iter(loader)` in a step loop, or in a generator's `while True`)? Then each
+    round of the loop draws one batch, and a pass ends only where the handler runs."""
+    ref = facts.ref(iterator)
+    return ref is not None and any(
+        isinstance(h, cst.ExceptHandler) and _catches_end(h) and facts.is_inside(h, loop)
+        for _, stmt in _bindings(facts, ref) for h in facts.ancestors(stmt))
+
+
+def _bindings(facts: Facts, ref: Ref) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+    """(value, statement) of each assignment to `ref`, also as a part of a tuple
+    (`a_it, b_it = iter(a), iter(b)`: the whole value)."""
+    return [(value, stmt) for target, value, stmt in facts.assigns
+            if any(facts.ref(t, stmt) == ref for t in ([e.value for e in target.elements]
+                                                       if isinstance(target, (cst.Tuple, cst.List)) else [target]))]
 
 
 def _drawn_in_training(facts: Facts, node: cst.CSTNode, consumed: set[cst.FunctionDef], depth: int = 3) -> bool:

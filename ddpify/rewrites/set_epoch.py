@@ -30,10 +30,35 @@ batches to a training loop is a pass over the loader, reshuffled in the loop aro
                 yield images
             end_epoch()
 
-A generator that makes the loader's iterator again when it runs out (`except StopIteration:
-iterator = iter(loader)`, read with `next()` or `__next__()`) passes once per round of its loop
-(one batch): `set_epoch(loader)` at the top of that round and `end_epoch()` at its end, so each
-new iterator draws a new order.
+A loop that draws one batch per round and makes the loader's iterator again when it runs out (a
+step loop, or a generator's `while True`, reading it with `next()` or `__next__()`) passes over
+the loader once per iterator, not once per round: a pass begins where the iterator is made, and
+the handler ends the last one first (`end_epoch()`: a barrier and a comparison of the parameters,
+once per pass, not per batch). The pass under way when the loop ends is left open, as a
+generator's is (a collective after the loop would make a process that left it alone wait there):
+
+    it = iter(train_loader)
+    for step in range(steps):
+        try:
+            x, y = next(it)
+        except StopIteration:
+            it = iter(train_loader)
+            x, y = next(it)
+        train_step(x, y)
+->
+    set_epoch(train_loader)
+    it = iter(train_loader)
+    for step in range(steps):
+        try:
+            x, y = next(it)
+        except StopIteration:
+            end_epoch()
+            set_epoch(train_loader)
+            it = iter(train_loader)
+            x, y = next(it)
+        train_step(x, y)
+
+Every process runs out in the same round: the sharded loaders give each as many batches.
 
 Wherever else the program makes a training loader's iterator again once it has run out (in a
 method with no loop of its own, as a trainer's `_fetch_data`), that is a new pass:
@@ -106,10 +131,22 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                              for b in entry.built if entry.epoch is not None)])
         if calls:
             edits.record(loop, f"{calls} reshuffles each epoch; end_epoch() ends it")
+    rounds = {entry.loop for entry in found.epoch_loops}  # each of their rounds ends with end_epoch() already
+    ended: set[cst.CSTNode] = set()
     for stmt, loader in found.remade:
+        handler = next((a for a in facts.ancestors(stmt) if isinstance(a, cst.ExceptHandler)), None)
+        around = next(facts.enclosing_loops(handler), None) if handler is not None else None
+        ends = around is not None and around not in rounds  # a loop's round that found the last pass over
+        if around is not None and ends and stmt not in ended:
+            ended.add(stmt)
+            edits.insert_before(stmt, "end_epoch()\n")
+            edits.add_import("ddpify_runtime", "end_epoch")
         edits.insert_before(stmt, f"set_epoch({loader})\n")
         edits.add_import("ddpify_runtime", "set_epoch")
-        edits.record(stmt, f"set_epoch({loader}) before its iterator is made again: each new pass draws a new order")
+        edits.record(stmt, f"set_epoch({loader}) " + (
+            "before its iterator is first made: the first pass draws its own order" if handler is None else
+            "before its iterator is made again: each new pass draws a new order" + (
+                "; end_epoch() ends the pass before it, once per pass over the loader" if ends else "")))
     for call in found.unlooped:
         edits.todo(facts.statement(call), "no epoch loop found for this loader: call set_epoch(loader, epoch) "
                    "at the start of each epoch, or every epoch draws the same order")

@@ -618,7 +618,9 @@ for step in range(8):
 """, "a_generator_that_yields_from_a_loader_reshuffles_each_of_its_passes", scaffold=TRAINS.instead_of("loop")),
     # the real shape (fourth sweep, odenet): no `for` over the loader; the generator makes the
     # loader's iterator again on StopIteration, read with `__next__()` on both sides. Each round of
-    # its `while True` is a pass (one batch), so every iterator made again draws a new order.
+    # its `while True` draws one batch: a pass begins where the iterator is made (first, and again
+    # in the handler, where the last one ends), not at every round (a barrier and a parameter
+    # comparison per batch).
     pair("""\
 def inf_generator(iterable):
     iterator = iterable.__iter__()
@@ -639,14 +641,15 @@ for itr in range(8):
 from ddpify_runtime import end_epoch, set_epoch
 
 def inf_generator(iterable):
+    set_epoch(iterable)
     iterator = iterable.__iter__()
     while True:
-        set_epoch(iterable)
         try:
             yield iterator.__next__()
         except StopIteration:
+            end_epoch()
+            set_epoch(iterable)
             iterator = iterable.__iter__()
-        end_epoch()
 
 
 data_gen = inf_generator(loader)
@@ -656,7 +659,46 @@ for itr in range(8):
     ((model(x) - y) ** 2).mean().backward()
     opt.step()
 """, "a_generator_that_makes_the_loaders_iterator_again_reshuffles_each_new_one",
-         report=["change: set_epoch(iterable) reshuffles each epoch; end_epoch() ends it"],
+         report=["change: set_epoch(iterable) before its iterator is first made: the first pass draws its own order",
+                 "change: set_epoch(iterable) before its iterator is made again: each new pass draws a new order; "
+                 "end_epoch() ends the pass before it, once per pass over the loader"],
+         scaffold=TRAINS.instead_of("loop")),
+    # (sweep 10b, discogan) a step loop that makes two loaders' iterators again on StopIteration:
+    # one pass per pass over the loaders
+    pair("""\
+other = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+a_it, b_it = iter(loader), iter(other)
+for step in range(8):
+    try:
+        (x, y), (u, _) = next(a_it), next(b_it)
+    except StopIteration:
+        a_it, b_it = iter(loader), iter(other)
+        (x, y), (u, _) = next(a_it), next(b_it)
+    opt.zero_grad()
+    ((model(x + u) - y) ** 2).mean().backward()
+    opt.step()
+print("done")
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+other = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+set_epoch(loader)
+set_epoch(other)
+a_it, b_it = iter(loader), iter(other)
+for step in range(8):
+    try:
+        (x, y), (u, _) = next(a_it), next(b_it)
+    except StopIteration:
+        end_epoch()
+        set_epoch(loader)
+        set_epoch(other)
+        a_it, b_it = iter(loader), iter(other)
+        (x, y), (u, _) = next(a_it), next(b_it)
+    opt.zero_grad()
+    ((model(x + u) - y) ** 2).mean().backward()
+    opt.step()
+print("done")
+""", "a_step_loop_that_makes_its_iterators_again_ends_a_pass_once_per_pass_over_the_loaders",
          scaffold=TRAINS.instead_of("loop")),
     # (sixth sweep, mimicry) a trainer's method with no loop of its own makes the loader's iterator
     # again on StopIteration; the loop that calls it trains through a model's own method. Each new
