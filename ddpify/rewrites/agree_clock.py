@@ -11,7 +11,7 @@ holds nothing (FileNotFoundError), or makes a folder of its own beside the main 
 process now takes the main process's reading (`from_main_process`, a broadcast; before the process
 group starts it reads its own). Read: a clock call (`time.strftime`, `time.time`, `datetime.now`,
 ...) in a value assigned to a name, built into a string there (`str(...)`, `.strftime(...)`,
-`.format(...)`, an f-string, `%`, `os.path.join`), at the top level or in a function that trains
+`.format(...)`, an f-string, `%`, `os.path.join`, a `pathlib.Path` of it), at the top level or in a function that trains
 (or one that keeps it, returning a value or storing it in an attribute, as a trainer's `__init__`
 does, each of whose calls is so), outside loops and outside tests that may differ between processes (a broadcast there would wait
 for processes that never come). A reading a helper returns is followed to the helper's callers
@@ -54,7 +54,8 @@ CLOCKS = frozenset({"time.time", "time.strftime", "time.ctime", "time.asctime", 
                     "datetime.datetime.now", "datetime.datetime.today", "datetime.datetime.utcnow",
                     "datetime.date.today"})
 HELPER_DEPTH = 3  # helpers returning a reading, followed to their callers
-TEXTUAL = frozenset({"str", "format", "strftime", "isoformat", "replace", "join", "ctime"})  # calls that make text of it
+# calls that make text of it, or a path of that text (`Path(f"runs/{time.strftime(...)}")`)
+TEXTUAL = frozenset({"str", "format", "strftime", "isoformat", "replace", "join", "ctime", "Path", "PurePath"})
 
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:

@@ -52,6 +52,38 @@ def main():
     model.load_state_dict(torch.load(os.path.join(run_dir, "last.pt")))
 main()
 """, "a_run_folder_named_by_the_clock_is_the_main_process_s", also=set()),
+    # a pathlib.Path of an f-string, its pieces on several lines (a SLURM-ready trainer's experiment folder)
+    pair("""\
+import time
+from pathlib import Path
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+def main():
+    exp = Path(
+        f"ae"
+        f"-{time.strftime('%Y%m%d-%H%M%S')}"
+    )
+    (Path("runs") / exp).mkdir(parents=True, exist_ok=True)
+""" + TRAIN + """\
+    torch.save(model.state_dict(), Path("runs") / exp / "last.pt")
+main()
+""", """\
+import time
+from pathlib import Path
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import from_main_process
+
+def main():
+    exp = Path(
+        f"ae"
+        f"-{from_main_process(lambda: time.strftime('%Y%m%d-%H%M%S'))}"
+    )
+    (Path("runs") / exp).mkdir(parents=True, exist_ok=True)
+""" + TRAIN + """\
+    torch.save(model.state_dict(), Path("runs") / exp / "last.pt")
+main()
+""", "a_path_made_of_the_clock_is_the_main_process_s", also=set()),
     # at the top level, in an f-string and through str()
     pair("""\
 import datetime
