@@ -1281,11 +1281,11 @@ class Facts:
         """Is `func` a name every value of which is an optimizer class, as written where it is bound
         (`optimizer = torch.optim.Adam`, `opt_cls = optim.SGD if args.sgd else optim.Adam`), or an item
         of a dict display of optimizer classes by name (`OPTIMIZERS[name]` after `OPTIMIZERS = {'sgd':
-        optim.SGD, 'adam': optim.Adam}`)? Names and `self.x` are followed through what is bound to them,
+        optim.SGD, 'adam': optim.Adam}`, or in an attribute: `self.optimizers[name]`)? Names and `self.x` are followed through what is bound to them,
         arguments for parameters included: `self.optim(self.model.parameters())` in a trainer whose
         `__init__(self, model, optim)` stores `self.optim = optim`, built as `Trainer(model, optim=optim.Adam)`;
         a `functools.partial` of an optimizer class is one too (`Trainer(net, partial(torch.optim.SGD, lr=0.1))`)."""
-        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+        if isinstance(func, cst.Subscript) and _own_name(func.value):
             ref = self.ref(func.value)
             found = [v for v in (self.sources(ref) if ref is not None else []) if isinstance(v, cst.Dict)]
             items = [e for d in found for e in d.elements]
@@ -1293,8 +1293,7 @@ class Facts:
                                        and mt.is_optimizer(self.qualify(e.value), cst.Call(func=e.value)) for e in items)
         if isinstance(func, cst.Call):
             return self._looks_up_optimizer_class(func)
-        followed = isinstance(func, cst.Name) or (dotted(func) or "").startswith("self.") and dotted(func).count(".") == 1
-        ref = self.ref(func) if followed else None
+        ref = self.ref(func) if _own_name(func) else None
         values = [self._partial_of(v) for v in _branches(self.sources(ref))] if ref is not None else []
         return bool(values) and all(isinstance(v, cst.Call) and self._looks_up_optimizer_class(v) or
                                     isinstance(v, (cst.Name, cst.Attribute)) and
@@ -1541,3 +1540,9 @@ def _accepts(call: cst.Call, func: cst.FunctionDef) -> bool:
     required = [p.name.value for p in positional[len(given):] if p.default is None]
     required += [p.name.value for p in params.kwonly_params if p.default is None]
     return all(name in keywords for name in required)
+
+
+def _own_name(expr: cst.BaseExpression) -> bool:
+    """A name, or an attribute of `self` (`self.optim`): what a value bound to it can be followed through."""
+    name = dotted(expr) or ""
+    return isinstance(expr, cst.Name) or name.startswith("self.") and name.count(".") == 1

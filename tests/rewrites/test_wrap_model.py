@@ -3860,6 +3860,34 @@ def test_an_optimizer_built_by_name_from_a_dict_of_torchs_classes_wraps_the_mode
     assert "    def reload(self):\n        self.model = torch.nn.Linear(2, 1)\n\n" in out
 
 
+def test_an_optimizer_built_by_name_from_a_dict_of_torchs_classes_held_by_an_attribute_wraps_the_model():
+    """The thirteenth sweep's text classifier: a trainer keeps its dict of optimizer classes in an
+    attribute (`self.optimizers = {'Adam': torch.optim.Adam}`) and builds `self.optimizers[name](...)`:
+    only a dict held by a plain name was an optimizer construction, so nothing was wrapped."""
+    code = """\
+import torch
+
+
+class Engine:
+    def __init__(self, name):
+        self.optimizers = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}
+        self.model = torch.nn.Linear(2, 1)
+        self.optimizer = self.optimizers[name](self.model.parameters(), lr=0.1)
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self.optimizer.zero_grad()
+            self.model(torch.randn(4, 2)).sum().backward()
+            self.optimizer.step()
+
+
+Engine("adam").train(2)
+"""
+    out = only(NAME, code)
+    assert "        self.optimizer = self.optimizers[name](self.model.parameters(), lr=0.1)\n        self.model = " \
+           "DistributedDataParallel(self.model, device_ids=device_ids(self.model))\n" in out
+
+
 OPTIMIZER_LOOKED_UP = """\
 import torch
 import torch.optim as optim
