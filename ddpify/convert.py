@@ -19,7 +19,7 @@ from ddpify.syntax.facts import Facts
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 from ddpify.syntax.parse import parse_module
-from ddpify.inputs.program import Part, Program
+from ddpify.inputs.program import Part, Program, own_folder_inserts
 from ddpify.output.report import CHANGE, NOTE, Change
 from ddpify.rewrites import Rewrite, select
 
@@ -173,18 +173,24 @@ def _in_part(program: Program, parents: dict[cst.CSTNode, cst.CSTNode], part: Pa
 def _own_folder_first(program: Program, facts: Facts, edits: edit_set.Edits) -> None:
     """`sys.path.insert(0, "..")` -> `sys.path.insert(1, "..")` where a module read from that folder
     is converted: the converted module is written beside the converted entry (ddpify.inputs.program),
-    in the script's own folder, which Python searches first unless an insert at 0 goes before it."""
+    in the script's own folder, which Python searches first unless an insert at 0 goes before it.
+    The same for an insert at 0 of the project's own folder (`sys.path.insert(0, '.')` run from
+    it) where a module beside the entry is converted: under `-o DIR/` the original folder would
+    come first, and its unconverted modules would be the ones imported."""
     changed = [program.part_of(r.node, facts.parents) for r in edits.records if r.kind == CHANGE]
+    moved = [(p.via, f"{p.rel} is written there, beside it (read from {p.path.parent})")
+             for p in program.parts if p.via is not None and any(c is p for c in changed)]
+    beside = [p for p in program.parts[1:] if p.via is None and p.beside is None]
+    if any(c is p for c in changed for p in beside):
+        moved += [(call, f"modules are written there, beside it (their originals are in {program.root})")
+                  for part in program.parts for call in own_folder_inserts(part, program.root) if call in facts.parents]
     done: list[cst.Call] = []
-    for part in program.parts:
-        call = part.via
-        if call is None or any(c is call for c in done) or not any(p is part for p in changed) or \
-                dotted(call.func) != "sys.path.insert" or not _is_zero(call.args[0].value):
+    for call, where in moved:
+        if any(c is call for c in done) or dotted(call.func) != "sys.path.insert" or not _is_zero(call.args[0].value):
             continue
         done.append(call)
         edits.for_rewrite("ddpify").replace(call.args[0].value, lambda node: cst.Integer("1"),
-                                            f"the script's own folder stays first on sys.path: the converted "
-                                            f"{part.rel} is written there, beside it (read from {part.path.parent})")
+                                            f"the script's own folder stays first on sys.path: the converted {where}")
 
 
 def _is_zero(expr: cst.BaseExpression) -> bool:

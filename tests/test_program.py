@@ -938,6 +938,40 @@ def test_a_helper_reached_through_sys_path_insert_is_read_converted_and_imported
     assert os.path.samefile(run.stdout.split("helper ")[1].split()[0], "out/helper_train.py")
 
 
+def test_a_module_that_puts_the_project_s_own_folder_first_on_sys_path_leaves_the_converted_ones_first():
+    """The thirteenth sweep's text classifier: a module of the project runs `sys.path.insert(0, '.')`
+    (the folder the program runs from, its own) before the script imports its models package. Under
+    `-o out/` that put the original folder before the converted one, so the unconverted trainer ran
+    (every process saved, each over the other's file). The insert now goes after the script's own
+    folder (at 1) wherever a module beside the entry is converted; one of a folder elsewhere stays."""
+    write({"proj/train.py": """\
+        import torch
+        import data
+        from engine.loop import train
+
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        train(model, data.make_loader(), optimizer)
+        """, "proj/data.py": """\
+        import sys
+        sys.path.insert(0, '.')
+        sys.path.insert(0, '/nowhere')
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+
+        def make_loader():
+            return DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+        """, "proj/engine/__init__.py": "", "proj/engine/loop.py": HELPER_TRAIN})
+    result = convert_program(program("proj/train.py"))
+    assert "sys.path.insert(1, '.')\nsys.path.insert(0, '/nowhere')\n" in result.modules["data.py"].code
+    cli("convert", "proj/train.py", "-o", "out/")
+    run = subprocess.run([sys.executable, "../out/train.py"], cwd="proj", capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "runtime")})
+    assert run.returncode == 0, run.stderr
+    assert os.path.samefile(run.stdout.split("helper ")[1].split()[0], "out/engine/loop.py")
+
+
 def test_a_package_reached_through_sys_path_is_written_with_its_init_so_it_is_the_one_imported():
     """d2l_mlp (second fresh sweep, held out; decision 0033): `sys.path.append("..")` then
     `from d2lpkg import utils`, a regular package beside the notebook's folder. Its converted

@@ -506,6 +506,22 @@ def _path_additions(part: Part, root: Path) -> list[tuple[Path, cst.Call]]:
     return found
 
 
+def own_folder_inserts(part: Part, root: Path) -> list[cst.Call]:
+    """The `sys.path.insert(...)` calls of `part` that put the project's own folder (`root`, the
+    entry's: `sys.path.insert(0, '.')` run from there, `os.path.dirname(__file__)` in the entry)
+    on `sys.path` again."""
+    if b"sys.path" not in part.data:
+        return []
+    names, found = _PathNames(part.module), []
+    for call, scope in names.path_calls():
+        arg = mt.positional(call, PATH_CALLS[names.qualify(call.func)])
+        if names.qualify(call.func) == "sys.path.insert" and arg is not None and any(
+                _folder(expr, root, root / part.rel.parent, names) == root.resolve()
+                for expr in names.passed(arg.value, scope)):
+            found.append(call)
+    return found
+
+
 class _PathNames:
     """What a module's names hold, for the folders it puts on `sys.path`: its imports (`osp.join`
     is `os.path.join`), its module-level names bound once, its top-level functions' parameters."""
