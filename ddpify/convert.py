@@ -19,7 +19,7 @@ from ddpify.syntax.facts import Facts
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 from ddpify.syntax.parse import parse_module
-from ddpify.inputs.program import Part, Program, own_folder_inserts
+from ddpify.inputs.program import Part, Program, folder_inserts
 from ddpify.output.report import CHANGE, NOTE, Change
 from ddpify.rewrites import Rewrite, select
 
@@ -174,16 +174,16 @@ def _own_folder_first(program: Program, facts: Facts, edits: edit_set.Edits) -> 
     """`sys.path.insert(0, "..")` -> `sys.path.insert(1, "..")` where a module read from that folder
     is converted: the converted module is written beside the converted entry (ddpify.inputs.program),
     in the script's own folder, which Python searches first unless an insert at 0 goes before it.
-    The same for an insert at 0 of the project's own folder (`sys.path.insert(0, '.')` run from
-    it) where a module beside the entry is converted: under `-o DIR/` the original folder would
-    come first, and its unconverted modules would be the ones imported."""
+    Where any module is written there, every insert at 0 of a folder a literal path names goes at 1
+    too: the project's own (`sys.path.insert(0, '.')` run from it), one above it, one elsewhere. Any
+    of them, made by one module after another, would push the script's folder down, and the next
+    insert of the project's folder would put the unconverted modules before the converted ones."""
     changed = [program.part_of(r.node, facts.parents) for r in edits.records if r.kind == CHANGE]
     moved = [(p.via, f"{p.rel} is written there, beside it (read from {p.path.parent})")
              for p in program.parts if p.via is not None and any(c is p for c in changed)]
-    beside = [p for p in program.parts[1:] if p.via is None and p.beside is None]
-    if any(c is p for c in changed for p in beside):
-        moved += [(call, f"modules are written there, beside it (their originals are in {program.root})")
-                  for part in program.parts for call in own_folder_inserts(part, program.root) if call in facts.parents]
+    if any(c is p for c in changed for p in program.parts[1:]):
+        moved += [(call, "modules are written there, beside it") for part in program.parts
+                  for _, call in folder_inserts(part, program.root) if call in facts.parents]
     done: list[cst.Call] = []
     for call, where in moved:
         if any(c is call for c in done) or dotted(call.func) != "sys.path.insert" or not _is_zero(call.args[0].value):

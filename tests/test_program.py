@@ -939,14 +939,17 @@ def test_a_helper_reached_through_sys_path_insert_is_read_converted_and_imported
 
 
 def test_a_module_that_puts_the_project_s_own_folder_first_on_sys_path_leaves_the_converted_ones_first():
-    """The thirteenth sweep's text classifier: a module of the project runs `sys.path.insert(0, '.')`
-    (the folder the program runs from, its own) before the script imports its models package. Under
-    `-o out/` that put the original folder before the converted one, so the unconverted trainer ran
-    (every process saved, each over the other's file). The insert now goes after the script's own
-    folder (at 1) wherever a module beside the entry is converted; one of a folder elsewhere stays."""
+    """The thirteenth sweep's text classifier: modules of the project run `sys.path.insert(0, '.')`
+    (the folder the program runs from, its own) and `sys.path.insert(0, '..')` (where a package it
+    reads lies), each of them again, before the script imports its models package. Under `-o out/`
+    that put the original folders before the converted one, so the unconverted trainer ran (every
+    process saved, each over the other's file). Every insert at 0 of a folder holding the original
+    of a converted module now goes after the script's own folder (at 1), and so does every other
+    insert at 0 of a folder a literal path names (here `/nowhere`: it pushed the script's folder down)."""
     write({"proj/train.py": """\
         import torch
         import data
+        import extra
         from engine.loop import train
 
         model = torch.nn.Linear(2, 1)
@@ -954,8 +957,14 @@ def test_a_module_that_puts_the_project_s_own_folder_first_on_sys_path_leaves_th
         train(model, data.make_loader(), optimizer)
         """, "proj/data.py": """\
         import sys
-        sys.path.insert(0, '.')
+        sys.path.insert(0, '../lib')
         sys.path.insert(0, '/nowhere')
+        from helper_data import make_loader
+        """, "proj/extra.py": """\
+        import sys
+        sys.path.insert(0, '../lib')
+        sys.path.insert(0, '.')
+        """, "lib/helper_data.py": """\
         import torch
         from torch.utils.data import DataLoader, TensorDataset
 
@@ -964,7 +973,8 @@ def test_a_module_that_puts_the_project_s_own_folder_first_on_sys_path_leaves_th
             return DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
         """, "proj/engine/__init__.py": "", "proj/engine/loop.py": HELPER_TRAIN})
     result = convert_program(program("proj/train.py"))
-    assert "sys.path.insert(1, '.')\nsys.path.insert(0, '/nowhere')\n" in result.modules["data.py"].code
+    assert "sys.path.insert(1, '../lib')\nsys.path.insert(1, '/nowhere')\n" in result.modules["data.py"].code
+    assert "sys.path.insert(1, '../lib')\nsys.path.insert(1, '.')\n" in result.modules["extra.py"].code
     cli("convert", "proj/train.py", "-o", "out/")
     run = subprocess.run([sys.executable, "../out/train.py"], cwd="proj", capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "runtime")})

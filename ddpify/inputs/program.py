@@ -506,19 +506,20 @@ def _path_additions(part: Part, root: Path) -> list[tuple[Path, cst.Call]]:
     return found
 
 
-def own_folder_inserts(part: Part, root: Path) -> list[cst.Call]:
-    """The `sys.path.insert(...)` calls of `part` that put the project's own folder (`root`, the
-    entry's: `sys.path.insert(0, '.')` run from there, `os.path.dirname(__file__)` in the entry)
-    on `sys.path` again."""
+def folder_inserts(part: Part, root: Path) -> list[tuple[Path, cst.Call]]:
+    """The `sys.path.insert(...)` calls of `part` with the folder each puts on `sys.path`, where a
+    literal path names it (`sys.path.insert(0, '.')` run from the project's folder: `root`)."""
     if b"sys.path" not in part.data:
         return []
     names, found = _PathNames(part.module), []
     for call, scope in names.path_calls():
         arg = mt.positional(call, PATH_CALLS[names.qualify(call.func)])
-        if names.qualify(call.func) == "sys.path.insert" and arg is not None and any(
-                _folder(expr, root, root / part.rel.parent, names) == root.resolve()
-                for expr in names.passed(arg.value, scope)):
-            found.append(call)
+        if names.qualify(call.func) != "sys.path.insert" or arg is None:
+            continue
+        for expr in names.passed(arg.value, scope):
+            folder = _folder(expr, root, root / part.rel.parent, names)
+            if folder is not None:
+                found.append((folder, call))
     return found
 
 
