@@ -76,7 +76,7 @@ __all__ = [
     "init_distributed_mode",
     # ranks and collectives
     "get_rank", "get_world_size", "is_main_process", "local_rank", "local_device", "barrier",
-    "main_process_first", "agree_on", "from_main_process", "atomic_write", "open_on_main",
+    "main_process_first", "agree_on", "from_main_process", "atomic_write", "open_on_main", "bar_file",
     # models
     "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix", "penalty_gradients",
     "sync_gradients",
@@ -913,6 +913,16 @@ def open_on_main(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
             and not is_main_process():
         file, mode = os.devnull, mode.replace("x", "w")  # os.devnull exists: "x" would refuse it
     return open(file, mode, *args, **kwargs)
+
+
+def bar_file() -> Any:
+    """A progress bar's ``file=`` that keeps it counting on every process: None (tqdm's default,
+    standard error) on the main process, standard output on the others, which the runtime
+    silences (``DDPIFY_ALL_RANKS`` shows it). A bar disabled on the others (``disable=True``)
+    counts nothing: its ``update()`` returns first, ``pbar.n`` stays at its start, and a program
+    that reads it (``while pbar.n < total_steps:``, ``if pbar.n % log_every == 0:``) takes other
+    branches there. Call it once the process group is up (``init_distributed_mode()``)."""
+    return None if is_main_process() else sys.stdout
 
 
 # --------------------------------------------------------------------------- models

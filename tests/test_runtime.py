@@ -2,6 +2,7 @@
 
 import builtins
 import copy
+import io
 import itertools
 import json
 import os
@@ -474,6 +475,25 @@ def test_before_init_the_main_process_is_the_launchers_rank_0(monkeypatch, envir
     monkeypatch.setattr(rt, "_initialised", lambda: False)
     monkeypatch.setattr(rt._STATE, "launch", None)
     assert rt.is_main_process() is main
+
+
+def test_bar_file_keeps_a_bar_counting_on_every_process_and_shown_on_the_main_one(monkeypatch):
+    """vam_train (thirteenth sweep): `while pbar.n < total_steps:` around the epochs. A bar disabled
+    on rank 1 counts nothing there (`update()` returns first): its `pbar.n` stays 0. Written into
+    rank 1's (silenced) standard output instead, it counts; the main process's goes to tqdm's default."""
+    tqdm = pytest.importorskip("tqdm").tqdm
+    monkeypatch.setattr(rt, "_initialised", lambda: False)
+    counted = {}
+    for rank in (1, 0):
+        monkeypatch.setattr(rt._STATE, "launch", rt.Launch("torchrun", rank, rank, 2, "127.0.0.1", 29500))
+        assert rt.bar_file() is (None if rank == 0 else sys.stdout)
+        with tqdm(total=3, file=rt.bar_file() if rank else io.StringIO()) as bar:
+            bar.update(2)
+            counted[rank] = bar.n
+    assert counted == {0: 2, 1: 2}
+    with tqdm(total=3, disable=True) as bar:  # what `disable=not is_main_process()` gave rank 1
+        bar.update(2)
+        assert bar.n == 0
 
 
 @pytest.mark.parametrize("mode, written", [("w", {0}), ("a", {0}), ("x", {0}), ("w+", {0}), ("r", None)])

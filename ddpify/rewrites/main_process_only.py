@@ -12,6 +12,11 @@
             f.write(row)
     for x, y in tqdm(train_loader, disable=not is_main_process()):
 
+A progress bar whose count the program reads (`while pbar.n < total_steps:`, also in a function the
+bar is handed to) is not disabled on the other processes, where a disabled bar counts nothing
+(`pbar.n` stays 0): it is written into their silenced standard output instead, `tqdm(total=n,
+file=bar_file())`, and counts on every process.
+
 A `torch.save` to a path it guards (also inside a helper that only writes) goes through
 `atomic_write`: the file is written next to its target, synced, and renamed over it, so a kill
 during the save (preemption, an OOM kill, a restart) leaves the previous checkpoint whole
@@ -263,6 +268,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
                           "no race, and no barrier that some callers may not reach")
     bars = [c for c in facts.calls if facts.qualify(c.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(c, "disable")]
     for call in bars:
+        if mt.keyword(call, "file") is None and _counts_read(facts, call):
+            edits.replace(call, _bar_to_file, "progress bar shown on the main process only; the others draw it "
+                          "into their silenced standard output (bar_file()), so that it still counts: the program "
+                          "reads what it has counted, and a disabled bar counts nothing")
+            edits.add_import("ddpify_runtime", "bar_file")
+            continue
         edits.replace(call, _disable_bar, "progress bar shown on the main process only")
         writes[call] = "tqdm"
         for stmt in _drawing_on_bar(facts, call):
@@ -1245,3 +1256,29 @@ def _drawing_on_bar(facts: Facts, bar: cst.Call) -> list[cst.CSTNode]:
 
 def _disable_bar(node: cst.Call) -> cst.Call:
     return build.append_arg(node, build.keyword("disable", f"not {GUARD}"))
+
+
+# what a bar has counted: a disabled bar's `update()` returns before it counts, so `pbar.n` stays at its start
+BAR_COUNTS = frozenset({"n", "last_print_n", "format_dict"})
+
+
+def _counts_read(facts: Facts, bar: cst.Call) -> bool:
+    """Does the program read what the bar `bar` makes has counted (`while pbar.n < total_steps:`,
+    `if (pbar.n + 1) % log_every == 0:`, in a function the bar is handed to)? Disabled on the
+    other processes, it would read its start there for ever."""
+    return any(node.attr.value in BAR_COUNTS and _holds(facts, node.value, bar)
+               for node in facts.by_type.get(cst.Attribute, ()))
+
+
+def _holds(facts: Facts, expr: cst.BaseExpression, made: cst.Call, depth: int = 4) -> bool:
+    """May the name `expr` hold what the call `made` returns: bound to it, or a parameter given a
+    name bound to it? (The objects core reads a bar as the iterable it wraps, not as an object.)"""
+    if expr is made:
+        return True
+    ref = facts.ref(expr) if dotted(expr) is not None else None
+    return ref is not None and depth > 0 and any(_holds(facts, s, made, depth - 1) for s in facts.sources(ref))
+
+
+def _bar_to_file(node: cst.Call) -> cst.Call:
+    """`tqdm(total=n)` -> `tqdm(total=n, file=bar_file())`: shown by the main process, counting on all."""
+    return build.append_arg(node, build.keyword("file", "bar_file()"))

@@ -2438,3 +2438,40 @@ def test_a_helper_called_where_some_processes_may_not_call_it_gets_no_barrier_an
     every = rewritten(NAME, CLOCKED_HELPER.replace("{tail}", "save_checkpoint(model, \"last.pt\")").replace(
         "        if now - last >= every:\n            save_checkpoint(model, \"m.pt\")\n", "        if epoch >= 0:\n            pass\n"))
     assert "barrier()" in every.code and not warnings(every.changes)
+COUNTED_BAR = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from tqdm import tqdm
+
+
+def train_one_epoch(loader, model, optimizer, pbar):
+    for x, y in loader:
+        for group in optimizer.param_groups:
+            group["lr"] = 0.1 * min(1.0, (pbar.n + 1) / 4)
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+        pbar.update(1)
+
+
+loader = DataLoader(TensorDataset(torch.randn(32, 2), torch.randn(32, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+pbar = tqdm(total=2 * len(loader))
+for epoch in range(2):
+    train_one_epoch(loader, model, optimizer, pbar)
+shown = tqdm(total=3)
+shown.update(1)
+"""
+
+
+def test_a_bar_whose_count_the_program_reads_counts_on_every_process():
+    """vam_train (thirteenth sweep): `while pbar.n < total_steps:` and `if (pbar.n + 1) % step_log
+    == 0:`, the bar handed to the function that reads it. Disabled on rank 1 (`disable=not
+    is_main_process()`), it counted nothing there: `pbar.n` stayed 0, and a warm-up read from it
+    (here) kept rank 1's learning rate at its start while rank 0's rose. Such a bar is written into
+    the silenced standard output of the other processes (`file=bar_file()`, tests/test_runtime.py);
+    a bar whose count nothing reads is still disabled there."""
+    converted = only(NAME, COUNTED_BAR)
+    assert "pbar = tqdm(total=2 * len(loader), file=bar_file())" in converted
+    assert "shown = tqdm(total=3, disable=not is_main_process())" in converted
