@@ -116,7 +116,9 @@ class Facts:
         # modules other than the entry, which code ddpify does not read may also run
         self.local_modules = program.local_names if program is not None else frozenset()
         self.library = program.library if program is not None else frozenset()
-        self.imports = Imports(module)  # of every file of a program: what the program uses
+        # of every file of a program: what the program uses (a name the entry imports twice: the later)
+        self.imports = Imports(module, None if program is None else
+                               lambda stmt: stmt not in program.library)
         # how the entry's own code spells what it imports (code added to it may use only these)
         self.own_imports = Imports(program.parts[0].module) if program is not None else self.imports
         self.calls: list[cst.Call] = []

@@ -9,6 +9,7 @@ parse; the names a training script imports are few, so a dictionary does.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 import libcst as cst
@@ -72,27 +73,48 @@ def dotted(node: cst.CSTNode) -> str | None:
 
 
 class Imports:
-    """Maps the names bound by the module's imports to what they import."""
+    """Maps the names bound by the module's imports to what they import. A name the first file's
+    top level imports twice is what the later import binds, as Python runs them (`import
+    torch.distributed as dist` ... `from tensorfn import distributed as dist`: tensorfn's); `first`
+    says which top-level statements are that file's (of a program's merged module: the entry's;
+    by default, every one)."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, first: Callable[[cst.CSTNode], bool] | None = None) -> None:
         self.aliases: dict[str, str] = {}
         self.stars: list[str] = []  # modules imported with `from X import *` (relative ones with their dots)
         for node in import_nodes(module):
-            if isinstance(node, cst.Import):
-                for alias in node.names:
-                    full = dotted(alias.name)
-                    if alias.asname:
-                        self.aliases[alias.asname.name.value] = full
-                    else:
-                        top = full.split(".")[0]
-                        self.aliases[top] = top
-            elif isinstance(node.names, cst.ImportStar):
-                self.stars.append("." * len(node.relative) + (dotted(node.module) or ""))
-            elif node.module is not None and not node.relative:
-                base = dotted(node.module)
-                for alias in node.names:
-                    local = alias.asname.name.value if alias.asname else alias.name.value
-                    self.aliases[local] = f"{base}.{alias.name.value}"
+            self._bind(node)
+        top = [s for stmt in module.body if type(stmt) is cst.SimpleStatementLine and (first is None or first(stmt))
+               for s in stmt.body if type(s) is cst.Import or type(s) is cst.ImportFrom]
+        rebound = [node for node in top if any(n in self._bound(other) for other in top if other is not node
+                                               for n in self._bound(node))]
+        for node in rebound:  # in source order: the later import wins
+            self._bind(node)
+
+    def _bind(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted(alias.name)
+                if alias.asname:
+                    self.aliases[alias.asname.name.value] = full
+                else:
+                    top = full.split(".")[0]
+                    self.aliases[top] = top
+        elif isinstance(node.names, cst.ImportStar):
+            self.stars.append("." * len(node.relative) + (dotted(node.module) or ""))
+        elif node.module is not None and not node.relative:
+            base = dotted(node.module)
+            for alias in node.names:
+                local = alias.asname.name.value if alias.asname else alias.name.value
+                self.aliases[local] = f"{base}.{alias.name.value}"
+
+    @staticmethod
+    def _bound(node: cst.Import | cst.ImportFrom) -> set[str]:
+        """The names an import binds (none for `from X import *`)."""
+        if isinstance(node.names, cst.ImportStar):
+            return set()
+        return {alias.asname.name.value if alias.asname else (dotted(alias.name) or "").split(".")[0]
+                for alias in node.names}
 
     def qualify(self, node: cst.CSTNode) -> str | None:
         """The qualified name an expression refers to through the imports, or None."""
