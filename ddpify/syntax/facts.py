@@ -770,8 +770,29 @@ class Facts:
         if len(funcs) < 2 or self.program is None:
             return funcs
         qualified = self.qualify(call.func)
-        wanted = qualified.rpartition(".")[0] if qualified else self.program.part_of(call, self.parents).name
-        return [f for f in funcs if self.program.part_of(f, self.parents).name == wanted] or funcs
+        wanted = self._imported_from(call) or (qualified.rpartition(".")[0] if qualified else None) or \
+            self.program.part_of(call, self.parents).name
+        names = {f: self.program.part_of(f, self.parents).name for f in funcs}
+        return [f for f in funcs if names[f] == wanted] or \
+            [f for f in funcs if names[f].rpartition(".")[2] == wanted.rpartition(".")[2]] or funcs
+
+    def _imported_from(self, call: cst.Call) -> str | None:
+        """The module the call's own file imports the called name from, relative imports included:
+        `from .engine import evaluate` -> "engine", `from tool.ref.engine import evaluate` ->
+        "tool.ref.engine" (a file of the program is named by its stem or, imported through its
+        package, its dotted name: `_same_file` matches either, not coco_eval.py's `evaluate(self)`);
+        None where that file imports no such name from a module."""
+        name = call.func.value if isinstance(call.func, cst.Name) else None
+        if name is None:
+            return None
+        part = self.program.part_of(call, self.parents)
+        for node in self.by_type.get(cst.ImportFrom, ()):
+            if isinstance(node.names, cst.ImportStar) or node.module is None:
+                continue
+            bound = [a for a in node.names if (a.asname.name.value if a.asname else dotted(a.name)) == name]
+            if bound and self.program.part_of(node, self.parents) is part:
+                return dotted(node.module)
+        return None
 
     def builds(self, call: cst.Call) -> bool:
         """Does the call build an instance of a class of the program (`Net()`, `models.Net()`,
