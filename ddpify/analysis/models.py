@@ -1323,19 +1323,33 @@ def _prepared_models(facts: Facts, target: cst.BaseExpression, value: cst.BaseEx
     if element is not None and facts.imports.imports_module("accelerate"):
         (prepare, index), name = element, dotted(target)
         given = [a.value for a in prepare.args if a.keyword is None]
-        return [name] if name and (name in _called(facts) or objects.of(facts).of_kind(given[index], objects.MODEL)) else []
+        return [name] if name and (name in _called(facts) or _a_model_itself(facts, given[index])) else []
     if not mt.is_method_call(value, *ACCELERATE_PREPARE) or not facts.imports.imports_module("accelerate"):
         return []
     names = [dotted(e.value) for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [dotted(target)]
     given = [a.value for a in value.args if a.keyword is None and not a.star] if isinstance(value, cst.Call) else []
-    flow = objects.of(facts)
-    return [n for i, n in enumerate(names) if n and (n in _called(facts) or i < len(given) and flow.of_kind(given[i], objects.MODEL))]
+    return [n for i, n in enumerate(names) if n and (n in _called(facts) or i < len(given) and _a_model_itself(facts, given[i]))]
 
 
 def prepared_model(facts: Facts, given: cst.BaseExpression) -> bool:
     """Is `given`, handed to accelerate's `prepare`, a model: an `nn.Module` by the object core's
     `kind`, or a name the program calls (runs a forward on), as `_prepared_models` reads it?"""
     return dotted(given) in _called(facts) or bool(objects.of(facts).of_kind(given, objects.MODEL))
+
+
+def _a_model_itself(facts: Facts, expr: cst.BaseExpression) -> bool:
+    """Does `expr` hold a model itself, not only the models the program stores into it by item?
+    accelerate's `prepare` wraps an `nn.Module` and hands any other object back as it is: a dict
+    (a Munch) of models, `nets[key] = MyDataParallel(nets[key])`, stays the dict.
+
+        nets = Munch(encoder=enc, decoder=dec); nets[k] = DP(nets[k]); nets, opt = acc.prepare(nets, opt)
+                                                              -> False (`nets.encoder` is no wrapper's)
+        model = Net(); model, opt = acc.prepare(model, opt)   -> True
+    """
+    flow = objects.of(facts)
+    ref = facts.ref(expr) if isinstance(expr, cst.Name) else None
+    items = Sites().union(*(flow.values(v) for v in facts._item_writes.get(ref, ()))) if ref is not None else Sites()
+    return bool(flow.of_kind(expr, objects.MODEL) - items)
 
 
 def _called(facts: Facts) -> set[str | None]:
