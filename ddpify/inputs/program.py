@@ -360,12 +360,16 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
     hands to a class of the module, a DistributedSampler that a helper of a third module builds,
     the loader it passes) are facts of the module's code too. Of the files under that folder that
     import the module's top package by name, have a main block or lie outside every package,
-    and whose program reaches the module, the script is the first that starts the processes or
-    their group (`STARTS`: `init_process_group`, `mp.spawn`; predict_from_raw_data.py, which
-    only imports DistributedDataParallel, is not the run of nnU-Net's trainer, run_training.py
-    is), else the first that names torch.distributed (`DISTRIBUTED`), else the first that starts
-    a group of one process (an example whose every `init_process_group` says `world_size=1`: not
-    the run the module's several processes share), else the first, by depth then name. The
+    and whose program reaches the module, those whose program names a class or function the
+    module defines come first (`_uses`: F5-TTS's train.py, which builds the module's `Trainer`,
+    not a TensorRT benchmark that says torch.distributed and reaches trainer.py only through the
+    package's `__init__.py`); of them (else of all), the script is the first that starts the
+    processes or their group (`STARTS`: `init_process_group`, `mp.spawn`;
+    predict_from_raw_data.py, which only imports DistributedDataParallel, is not the run of
+    nnU-Net's trainer, run_training.py is), else the first that names torch.distributed
+    (`DISTRIBUTED`), else the first that starts a group of one process (an example whose every
+    `init_process_group` says `world_size=1`: not the run the module's several processes share),
+    else the first, by depth then name. The
     module stays the program's first part: only its findings are reported. `scans` (folder ->
     the candidate scripts) keeps the scans across the files of one run."""
     parsed = {} if parsed is None else parsed
@@ -399,27 +403,54 @@ def _importer(entry: Path, data: bytes, module: cst.Module, root: Path, name: st
     """(the module's part, the script its program is read with or None, the lookups) for `entry`
     imported from `root` as `name`; None where `look` and no script there reaches it."""
     first = Part(PurePosixPath(entry.resolve().relative_to(root).as_posix()), entry, data, module, name)
-    chosen = named = alone = None
+    defined = {stmt.name.value for stmt in module.body if isinstance(stmt, (cst.ClassDef, cst.FunctionDef))}
+    # of the importers that name a definition of the module, and of the others: [the first, the one
+    # that starts the job or else says it runs distributed, one that starts a run of one process]
+    picks = {True: [None, None, None], False: [None, None, None]}
     lookups = _Lookups()
+    # once a script that starts the job is found, only a script whose own text names a definition
+    # may still come first: the others are not read (a large project has hundreds of scripts)
+    words = re.compile(rb"\b(?:" + b"|".join(re.escape(d.encode()) for d in sorted(defined)) + rb")\b") \
+        if defined else None
     for script in (_scripts(root, name.split(".")[0], {} if scans is None else scans) if look else []):
         if script == entry.resolve():
             continue
         try:
+            if picks[False][1] is not None and STARTS.search(picks[False][1].data) and (
+                    words is None or not words.search(script.read_bytes())):
+                continue
             importer = _script_part(entry, script, root, parsed)
             reached = _read(root, [importer], [importer], parsed, lenient=True, lookups=lookups)
         except (*INPUT_ERRORS, OSError):
             continue  # an importer that does not parse is not read: the module is checked without it
         if any(lookups.resolved(p.path) == entry.resolve() for p in reached.parts):
-            chosen = chosen or importer
+            pick = picks[_uses(reached, entry.resolve(), lookups, defined)]
+            pick[0] = pick[0] or importer
             if STARTS.search(importer.data) and _one_process(importer.module):
-                alone = alone or importer  # a run of one process
+                pick[2] = pick[2] or importer  # a run of one process
             elif STARTS.search(importer.data):
-                chosen = named = importer  # the script that starts the distributed job
-                break
-            elif named is None and DISTRIBUTED.search(importer.data):
-                named = importer  # one that says it runs distributed
-    chosen = named or alone or chosen
+                pick[0] = pick[1] = importer  # the script that starts the distributed job
+                if pick is picks[True]:
+                    break
+            elif pick[1] is None and DISTRIBUTED.search(importer.data):
+                pick[1] = importer  # one that says it runs distributed
+    earliest, named, alone = picks[True] if picks[True][0] is not None else picks[False]
+    chosen = named or alone or earliest
     return (first, chosen, lookups) if chosen is not None or not look else None
+
+
+def _uses(reached: "Program", entry: Path, lookups: "_Lookups", defined: set[str]) -> bool:
+    """Does the program of an importer name a class or function the module defines at its top
+    level, outside import statements (`Trainer(...)` in train.py, not `from .trainer import
+    Trainer` in the package's `__init__.py`)? A script that only reaches the module through its
+    package's imports runs none of its code."""
+    for part in reached.parts:
+        if lookups.resolved(part.path) == entry:
+            continue
+        imported = {id(n) for imp in import_nodes(part.module) for n in mt.findall(imp, cst.Name)}
+        if any(n.value in defined and id(n) not in imported for n in mt.findall(part.module, cst.Name)):
+            return True
+    return False
 
 
 # a script that says it runs distributed (of the importers of a module, the one whose facts `check` reads)
