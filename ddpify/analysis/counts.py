@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ddpify.analysis import objects
 from ddpify.analysis.loaders import Loaders, loaders_of
 from ddpify.syntax.facts import Facts
 
@@ -43,7 +44,7 @@ def find(facts: Facts, fed: Loaders) -> tuple[Count, ...]:
     """The lowered counts of a sharded training loader's batches that the program divides by."""
     if not fed.training:
         return ()
-    loader_calls = [c for c in facts.calls if facts.qualify(c.func) == "torch.utils.data.DataLoader"]
+    loader_calls = [c for c in facts.calls if objects.of(facts).makes_loader(c)]
     found = []
     for call in facts.calls:
         if not (isinstance(call.func, cst.Name) and call.func.value == "len" and len(call.args) == 1):

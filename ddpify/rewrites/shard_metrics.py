@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis import objects
 from ddpify.analysis.loaders import drawn_from, loaders_of
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -204,7 +205,7 @@ def _name_shard_pass(facts: Facts, training: list[cst.Call], loop: cst.For | cst
     if not (isinstance(scope, cst.FunctionDef) and isinstance(loader, cst.Name) and loader.value in
             {p.name.value for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params)}):
         return
-    loader_calls = [c for c in facts.calls if facts.qualify(c.func) == "torch.utils.data.DataLoader"]
+    loader_calls = [c for c in facts.calls if objects.of(facts).makes_loader(c)]
     for call in facts.entries(scope):
         arg = facts.argument_for(call, scope, loader.value)
         found = loaders_of(facts, arg, loader_calls) if arg is not None else []

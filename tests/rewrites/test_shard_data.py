@@ -1229,3 +1229,13 @@ def test_an_instance_of_the_programs_own_dataloader_subclass_is_a_training_loade
         in result.code
     assert "set_epoch(train_loader, epoch)" in result.code
     assert "cannot" not in result.code and "DistributedDataParallel(PairsLoader" not in result.code
+
+
+def test_a_lowered_count_of_the_programs_own_dataloader_subclass_is_named_as_a_dataloaders():
+    """The count that `len(loader) - 1` lowers and `1 / steps` divides by (a learning-rate finder's)
+    names the least batches per process it needs where the sharded loader is an instance of the
+    program's own DataLoader subclass too: the counts analysis looked for `DataLoader(...)` calls only."""
+    code = OWN_LOADER_CLASS.replace("for epoch in range(2):\n", "steps = len(train_loader) - 1\ngamma = 10 ** (1 / steps)\n"
+                                    "for epoch in range(2):\n")
+    todos = [line.strip() for line in rewritten(NAME, code).code.splitlines() if "TODO(ddpify)" in line and "len(" in line]
+    assert len(todos) == 1 and "`len(train_loader) - 1`" in todos[0] and "at least 2 batches per process" in todos[0]

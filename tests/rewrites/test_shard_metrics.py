@@ -524,3 +524,17 @@ for epoch in range(3):
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
+
+
+def test_an_evaluation_pass_over_the_programs_own_dataloader_subclass_is_named_as_over_a_dataloader():
+    """The same pass over a training loader that is an instance of the program's own DataLoader
+    subclass (sharded since 29ebdbe): named at its call as over a `DataLoader(...)`; the analysis
+    looked for `DataLoader(...)` calls only, and said nothing."""
+    from tests.support.snippets import rewritten, warnings
+    code = EVALUATED_AFTER.format(calls="validate(model, train_loader)\n", **PREDICTIONS).replace(
+        "train_loader = DataLoader(ds, batch_size=4, shuffle=True)\n",
+        "class Batches(DataLoader):\n    def __init__(self, data, size):\n        super().__init__(data, batch_size=size, "
+        "shuffle=True)\n\n\ntrain_loader = Batches(ds, 4)\n")
+    result = rewritten(NAME, code)
+    named = [c for c in result.changes if c.message in warnings(result.changes)]
+    assert [c.line for c in named] == [code.splitlines().index("validate(model, train_loader)") + 1]
