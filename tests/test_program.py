@@ -982,6 +982,54 @@ def test_a_module_that_puts_the_project_s_own_folder_first_on_sys_path_leaves_th
     assert os.path.samefile(run.stdout.split("helper ")[1].split()[0], "out/engine/loop.py")
 
 
+def test_a_model_class_looked_up_by_name_in_a_package_of_the_program_is_followed():
+    """The thirteenth sweep's graph classifier: `model = getattr(models, opt.model)(...).train()`,
+    with `models/__init__.py` importing the classes from its modules. What `model` was an instance
+    of was unknown (a class looked up in a module, and `.train()` on it), so `model.save()` ran no
+    function ddpify knew: its write was guarded inside, and no barrier came before the best model
+    is read back. Now it is any top-level class of that package and its modules, and a module
+    method that returns the module itself (`.train()`, `.to(device)`) keeps what it was called on."""
+    write({"train.py": """\
+        import torch
+        import models
+
+        NAME = "Net"
+        model = getattr(models, NAME)(2).train()
+        model = model.to("cpu")
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        best = float("inf")
+        for epoch in range(2):
+            for x in torch.randn(3, 4, 2):
+                opt.zero_grad()
+                model(x).sum().backward()
+                opt.step()
+            val = model(torch.randn(4, 2)).sum().item()
+            if val < best:
+                best = val
+                model.save()
+        model.load("best.pt")
+        """, "models/__init__.py": "from .net import Net\n", "models/net.py": """\
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.fc = torch.nn.Linear(n, 1)
+
+            def forward(self, x):
+                return self.fc(x)
+
+            def save(self):
+                torch.save(self.state_dict(), "best.pt")
+
+            def load(self, path):
+                self.load_state_dict(torch.load(path))
+        """})
+    result = convert_program(program())
+    assert "        if is_main_process():\n            model.module.save()\n    barrier()\n" in result.code
+
+
 def test_a_package_reached_through_sys_path_is_written_with_its_init_so_it_is_the_one_imported():
     """d2l_mlp (second fresh sweep, held out; decision 0033): `sys.path.append("..")` then
     `from d2lpkg import utils`, a regular package beside the notebook's folder. Its converted

@@ -26,6 +26,11 @@ from ddpify.syntax.names import Imports, dotted
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
 
+
+# nn.Module methods that return the module itself: `model = Net().to(device)` is still a Net
+SELF_RETURNING = frozenset({"to", "train", "eval", "cuda", "cpu", "float", "double", "half", "bfloat16",
+                            "requires_grad_", "share_memory"})
+
 class File(Protocol):
     """What the facts read of one file of a program."""
 
@@ -661,6 +666,18 @@ class Facts:
         return [f for fs in self.functions.values() for f in fs if self.enclosing_class(f) is None
                 and self.program.part_of(f, self.parents).name in held]
 
+    def _classes_looked_up_in_module(self, expr: cst.Call) -> list[cst.ClassDef]:
+        """`getattr(models, opt.model)` of a module or package of the program: any of the top-level
+        classes of it and of its submodules (which one is known at run time only: a project's
+        `model = getattr(models, opt.model)(nfeat=..., nhid=...)` with `models/__init__.py`
+        importing `GCN` and `GAT` from `models/gcn.py` and `models/gat.py`)."""
+        if not mt.is_name(expr.func, "getattr") or len(expr.args) < 2 or self.program is None:
+            return []
+        held = self._held_program_modules(expr.args[0].value)
+        return [c for c in self.by_type.get(cst.ClassDef, ()) if held and type(self.scope(c)) is not cst.FunctionDef
+                and self.enclosing_class(c) is None
+                and any(n == h or n.startswith(h + ".") for h in held for n in [self.program.part_of(c, self.parents).name])]
+
     def _inner_functions(self, expr: cst.BaseExpression) -> list[cst.FunctionDef]:
         """The inner functions `expr` comes from (`self.train_step_fn`, set to what
         `self._make_train_step_fn()` returns: its `def perform_train_step_fn`), [] unless every
@@ -830,23 +847,33 @@ class Facts:
         anything else."""
         if isinstance(expr, cst.Subscript) and dotted(expr.value):  # `self.agents[i]`, not `[1:]`
             return self._item_classes(expr.value) if isinstance(expr.slice[0].slice, cst.Index) else []
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in SELF_RETURNING:
+            return self._instances_of(expr.func.value)  # `Net().to(device)`, `model.train()`: the module itself
         if isinstance(expr, cst.Call):
             func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
                 self.is_program_module(expr.func.value) else expr.func
             cls = self.classes.get(func.value) if isinstance(func, cst.Name) else None
             if isinstance(func, cst.Subscript) and dotted(func.value):
                 return self._registry_classes(func.value)
+            if isinstance(func, cst.Call):
+                return self._classes_looked_up_in_module(func)
             return [cls] if cls is not None else self._picked_classes(func) if isinstance(func, cst.Name) else []
         # a name, or an attribute a class keeps (`self.checkpointer = checkpointer_class(path)` in `__init__`)
         ref = self.ref(expr) if isinstance(expr, cst.Name) or (dotted(expr) or "").startswith("self.") else None
         values = [v for v in [*(v for _, v, _ in self.writes(ref)), *self.unpacked_elements(ref)]
-                  if not mt.is_name(v, "None")] if ref is not None else []
+                  if not mt.is_name(v, "None") and not self._same_module_again(v, ref)] if ref is not None else []
         classes = [self._instances_of(v) if isinstance(v, cst.Call) else
                    self._parameter_classes(v) if isinstance(v, cst.Name) else [] for v in values]
         classes += [self._item_classes(container) for container in self._looped(ref)] if ref else []
         if not classes and ref is not None and ref.name.count(".") == 1 and ref.name.startswith("self."):
             return self._back_references.get(ref.name[len("self."):], [])
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
+
+    def _same_module_again(self, value: cst.BaseExpression, ref: Ref) -> bool:
+        """`model = model.to(device)`: what `ref` held already, bound to it again."""
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value in SELF_RETURNING and dotted(value.func.value) is not None and \
+            self.ref(value.func.value, value) == ref
 
     def loops_binding(self, ref: Ref) -> list[cst.For]:
         """The `for` loops that bind the name `ref` in their target (`net` of `for net in nets:`, `p`
