@@ -944,17 +944,33 @@ def _already_guarded(facts: Facts, stmt: cst.CSTNode, writes: dict[cst.CSTNode, 
 def _writer_functions(facts: Facts, models: Models, refs: dict[Ref, Model], writes: dict[cst.CSTNode, str],
                       options: Options) -> set[cst.FunctionDef]:
     """Functions whose every statement writes, prints or computes a path: `save_checkpoint(...)`;
-    under FSDP2 not one that gathers a state dict or runs a model (every process must)."""
+    one that ends returning a value every call drops too (`def save(self): ...; return name`,
+    called as `model.save()`: `_dropped_return`); under FSDP2 not one that gathers a state dict or runs a model (every
+    process must)."""
     found = set()
     for funcs in facts.functions.values():
         for func in funcs:
-            if not any(facts.scope(w) is func for w in writes) or facts.returned(func) or facts.trains(func):
+            last = _dropped_return(facts, func)
+            if not any(facts.scope(w) is func for w in writes) or facts.trains(func) or \
+                    facts.returned(func) and last is None:
                 continue  # (one that trains runs on every process: DDP's backward is a collective)
             if options.fsdp and _collectives(facts, models, refs, func):
                 continue
-            if all(_harmless(facts, refs, s, writes) for s in _simple_statements(func.body)):
+            if all(_harmless(facts, refs, s, writes) for s in _simple_statements(func.body) if s is not last):
                 found.add(func)
     return found
+
+
+def _dropped_return(facts: Facts, func: cst.FunctionDef) -> cst.SimpleStatementLine | None:
+    """`func`'s only `return`, its last statement, computing nothing (`return name`), where `func`
+    is called and every call is a statement of its own, its result unused; else None."""
+    body = func.body.body if isinstance(func.body, cst.IndentedBlock) else []
+    last = body[-1] if body else None
+    sites = facts.call_sites(func)
+    if not isinstance(last, cst.SimpleStatementLine) or not isinstance(last.body[0], cst.Return) or \
+            facts.returns_in(func) != [last.body[0]] or facts.calls_in(last) or not sites:
+        return None
+    return last if all(isinstance(facts.parent(c), cst.Expr) for c in sites) else None
 
 
 def _simple_statements(block: cst.BaseSuite) -> Iterator[cst.CSTNode]:

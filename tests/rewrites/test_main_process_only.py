@@ -2475,3 +2475,54 @@ def test_a_bar_whose_count_the_program_reads_counts_on_every_process():
     converted = only(NAME, COUNTED_BAR)
     assert "pbar = tqdm(total=2 * len(loader), file=bar_file())" in converted
     assert "shown = tqdm(total=3, disable=not is_main_process())" in converted
+
+
+def test_a_save_method_that_returns_what_every_call_drops_is_guarded_where_it_is_called():
+    """The thirteenth sweep's graph classifier: `def save(self, name=None): ...; torch.save(...);
+    return name`, called as `model.save()` under `if val < best:`, then `model.load(path)` after the
+    epochs. A function that returns a value was never a writer guarded where it is called, so the
+    save was guarded inside it, and no barrier went in (its call is not reached by every process):
+    a process ahead of the main one read the previous best, or none, passing only by timing. Now
+    the call is guarded, and the barrier goes after its `if`, where every process passes."""
+    code = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def save(self, name=None):
+        if name is None:
+            name = "best.pt"
+        torch.save(self.state_dict(), name)
+        return name
+
+    def load(self, path):
+        self.load_state_dict(torch.load(path))
+
+
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+best = float("inf")
+for epoch in range(2):
+    for x in torch.randn(3, 4, 2):
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+    val = model(torch.randn(4, 2)).sum().item()
+    if val < best:
+        best = val
+        model.save()
+    print(epoch)
+model.load("best.pt")
+"""
+    out = only(NAME, code)
+    assert "    if val < best:\n        best = val\n        if is_main_process():\n            model.save()\n" \
+           "    barrier()\n    print(epoch)\n" in out
+    assert "        with atomic_write(name) as tmp_path:\n            torch.save(self.state_dict(), tmp_path)\n" \
+           "        return name\n" in out
