@@ -86,7 +86,8 @@ __all__ = [
     "shard_model", "sharded_blocks", "full_state_dict", "load_full_state_dict",
     "full_optimizer_state_dict", "load_full_optimizer_state_dict",
     # evaluation
-    "ExactSplitSampler", "shard_eval", "reduce_sum", "gather_ordered", "sum_over_shards", "gather_over_shards",
+    "ExactSplitSampler", "shard_eval", "reduce_sum", "gather_ordered", "sum_over_shards", "mean_over_shards",
+    "gather_over_shards",
     # self-check
     "SelfCheckError",
 ]
@@ -1755,6 +1756,20 @@ def sum_over_shards(loader: DataLoader, *values: Any) -> Any:
     back = tuple(s if not isinstance(v, kinds) else s.numpy() if isinstance(v, kinds[0]) else type(v)(s.item())
                  for v, s in zip(values, summed))
     return back[0] if len(back) == 1 else back
+
+
+def mean_over_shards(loader: DataLoader, *values: Any) -> Any:
+    """The mean over the processes of each value where a sampler gives each process its own part of
+    ``loader``'s data, else the values as they are: a sum over one pass of ``loader`` that the
+    program divides by the batches it drew (``total / len(loader)``, the same number on every
+    process, as a ``DistributedSampler`` gives each as many) becomes the sum over all of it divided
+    by all the batches, the whole set's mean. A collective where the loader is sharded."""
+    if not _sharded(loader):
+        return values[0] if len(values) == 1 else values
+    summed = sum_over_shards(loader, *values)
+    size = get_world_size()
+    means = tuple(s / size for s in (summed if len(values) > 1 else (summed,)))
+    return means[0] if len(means) == 1 else means
 
 
 def gather_over_shards(loader: DataLoader, *lists: Any) -> Any:

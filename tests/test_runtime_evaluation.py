@@ -78,6 +78,17 @@ def test_sum_over_shards_adds_up_a_sharded_loaders_sums_only(monkeypatch):
     assert rt.sum_over_shards(whole, 3, 1.5) == (3, 1.5) and rt.sum_over_shards(whole, 2.5) == 2.5
 
 
+def test_mean_over_shards_averages_a_sharded_loaders_sums_only(monkeypatch):
+    """dcase's `this_epoch_train_loss /= len(train_loader)`: the sum over one shard, averaged over
+    the processes (each drew as many batches), is the whole pass's sum over all the batches."""
+    monkeypatch.setattr(rt, "reduce_sum", lambda *values: tuple(v + 5 for v in values) if len(values) > 1 else values[0] + 5)
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)  # the other process's sum: 5
+    sharded = DataLoader(list(range(8)), sampler=DistributedSampler(list(range(8)), num_replicas=2, rank=1))
+    whole = DataLoader(list(range(8)), shuffle=True)
+    assert rt.mean_over_shards(sharded, 3.0) == 4.0 and rt.mean_over_shards(sharded, 3, 1.5) == (4.0, 3.25)
+    assert rt.mean_over_shards(whole, 2.5) == 2.5 and rt.mean_over_shards(whole, 3, 1.5) == (3, 1.5)
+
+
 def test_gather_over_shards_gathers_a_sharded_loaders_lists_only(monkeypatch):
     """dc_ddpm's epoch loss, `sum(total_loss) / len(total_loss)` over the batch losses one pass
     collected: gathered from every process where the loader is sharded, kept where it is whole."""

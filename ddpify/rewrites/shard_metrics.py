@@ -29,6 +29,28 @@ its shard's:
     mae, n = sum_over_shards(data_loader, mae, n)
     return mae / n
 
+A sum divided by the number of batches its loop drew (`len(train_loader)`, or a name that holds it)
+is one shard's mean: averaged over the processes (each drew as many batches), it is the whole pass's:
+
+    this_epoch_train_loss = 0
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        this_epoch_train_loss += loss.item()
+    this_epoch_train_loss /= len(train_loader)
+->
+    this_epoch_train_loss = 0
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        this_epoch_train_loss += loss.item()
+    this_epoch_train_loss = mean_over_shards(train_loader, this_epoch_train_loss)
+    this_epoch_train_loss /= len(train_loader)
+
+The full dataset size is also what a data set class of the program reads in its `__len__`
+(`return self.mat.nnz`), read through the same attribute (`total_loss /= self.train.nnz`). A sum
+divided by anything else ddpify cannot tell is named with a warning at the division.
+
 A sum read undivided after the loop (returned, printed, logged: `return train_loss, correct / n`)
 is a sum over the data too, added up with the others (and the counts read with it:
 `print(correct, seen)`); one carried over the passes and read undivided gets a TODO. A list started
@@ -83,7 +105,7 @@ if TYPE_CHECKING:
 
 NAME = "shard-metrics"
 SUMMARY = ("add up over the processes a sum over one shard divided by the full dataset size (else a TODO), "
-           "or by a count of the samples its loop saw")
+           "or by a count of the samples its loop saw; average one divided by the batches its loop drew")
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
@@ -98,23 +120,13 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             continue
         scope = facts.scope(loop)
         counts = _counts(facts, loop, sums)
-        divided: list[tuple[str, cst.CSTNode]] = []  # (a sum, a statement dividing it by the full size)
-        averaged: set[str] = set()  # sums divided by a count of their own loop, and those counts
-        read, in_divisions = set(), set()  # sums read after the loop; those in a division there
-        for stmt in _later_statements(facts, loop, scope):
-            read |= _read_in(stmt) & sums
-            for left, right in _divisions(facts, stmt):
-                used = mt.names_in(left) & sums
-                in_divisions |= (mt.names_in(left) | mt.names_in(right)) & sums
-                if used and _full_size(facts, right, stmt):
-                    divided.append((sorted(used)[0], stmt))
-                elif used - counts and (count := _count_in(right)) in counts:
-                    averaged |= {*(used - counts), count}
+        loader = drawn_from(facts, loop.iter) if isinstance(loop, cst.For) else None
+        divided, averaged, meaned, unknown, read, in_divisions = _read_after(facts, loop, sums, counts, loader)
         undivided = read - in_divisions - counts  # `return train_loss`, `print(total)`: a sum over the data
         undivided |= (read - in_divisions) & counts if undivided else set()  # `print(correct, seen)`: both
-        loader = drawn_from(facts, loop.iter) if isinstance(loop, cst.For) else None
         summable = loader is not None and _rereadable(loader)
         restarted = _restarted(facts, loop) if summable else set()
+        _mean_or_name(facts, loop, loader, meaned & restarted, unknown, {name for name, _ in divided} | averaged, edits)
         averaged = averaged if averaged <= restarted else set()  # else left alone: a ratio of one shard's
         undivided, carried = (undivided & restarted, undivided - restarted) if summable else (set(), undivided)
         for name in sorted(carried - counts):  # a sum over passes, or over a loader not read again: named
@@ -139,6 +151,97 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                        "about 1/world_size of the true value")
         if not divided and not celled:
             _name_shard_pass(facts, analysis.loaders.training, loop, edits)
+
+
+def _read_after(facts: Facts, loop: cst.For | cst.While, sums: set[str], counts: set[str],
+                loader: cst.BaseExpression | None):
+    """How the statements after the loop read its sums: (divided by the full size, with the statement;
+    divided by a count of the loop, with those counts; divided by the batches the loop drew; divided
+    by what ddpify cannot tell, with the divisor and the statement; read; read in a division)."""
+    divided: list[tuple[str, cst.CSTNode]] = []
+    averaged: set[str] = set()
+    meaned: set[str] = set()
+    unknown: list[tuple[str, cst.BaseExpression, cst.CSTNode]] = []
+    read: set[str] = set()
+    in_divisions: set[str] = set()
+    for stmt in _later_statements(facts, loop, facts.scope(loop)):
+        read |= _read_in(stmt) & sums
+        for left, right in _divisions(facts, stmt):
+            used = mt.names_in(left) & sums
+            in_divisions |= (mt.names_in(left) | mt.names_in(right)) & sums
+            if used and (_full_size(facts, right, stmt) or loader is not None and _data_set_length(facts, right, loader)):
+                divided.append((sorted(used)[0], stmt))
+            elif used - counts and (count := _count_in(right)) in counts:
+                averaged |= {*(used - counts), count}
+            elif used - counts and loader is not None and _batches_drawn(facts, right, loader, stmt, loop):
+                meaned |= used - counts
+            elif used - counts and not mt.names_in(right) & counts:
+                unknown.append((sorted(used - counts)[0], right, stmt))
+    return divided, averaged, meaned, unknown, read, in_divisions
+
+
+def _mean_or_name(facts: Facts, loop: cst.For | cst.While, loader: cst.BaseExpression | None, meaned: set[str],
+                  unknown: list[tuple[str, cst.BaseExpression, cst.CSTNode]], summed: set[str], edits: Edits) -> None:
+    """Average the sums divided by the batches the loop drew (`_average`), where they start afresh
+    before it and are not added up otherwise (`summed`); name with a warning at the division each
+    sum divided by what ddpify cannot tell and handled no other way."""
+    meaned = meaned - summed
+    if loader is not None and meaned:
+        _average(facts, loop, loader, sorted(meaned), edits)
+    handled = meaned | summed
+    for name, right, at in unknown:
+        if name not in handled:
+            edits.warn(at, f"`{name}` sums this process's shard of the data only (about 1/world_size of it) and is "
+                       f"divided by `{facts.code(right)}`, which ddpify cannot tell: where it counts the whole data "
+                       "set, add the sums up over the processes first (torch.distributed.all_reduce); where it "
+                       "counts what this process drew, average the result over the processes")
+            handled.add(name)
+
+
+def _average(facts: Facts, loop: cst.For | cst.While, loader: cst.BaseExpression, names: list[str], edits: Edits) -> None:
+    """Average over the processes after the loop the sums that are divided by the number of batches
+    the loop drew (`this_epoch_train_loss /= len(train_loader)`): each process drew as many
+    (a DistributedSampler gives each an equal share), so the mean of the processes' sums over that
+    number is the whole pass's mean over all the batches."""
+    averaged = ", ".join(names)
+    edits.insert_after(loop, f"{averaged} = mean_over_shards({facts.code(loader)}, {averaged})\n")
+    edits.add_import("ddpify_runtime", "mean_over_shards")
+    edits.record(loop, f"{', '.join(f'`{n}`' for n in names)} averaged over the processes after the loop "
+                 f"(mean_over_shards, where `{facts.code(loader)}` is sharded): each is divided by the number of "
+                 "batches this process drew, the same on every process")
+
+
+def _batches_drawn(facts: Facts, divisor: cst.BaseExpression, loader: cst.BaseExpression, stmt: cst.CSTNode,
+                   loop: cst.For | cst.While) -> bool:
+    """Is the divisor the number of batches the loop drew from `loader`: `len(loader)`, a name of
+    the function every assignment of which is (`n_batches = len(train_loader)`), or the loop's
+    `enumerate` index plus one (`losses / (idx + 1)` after `for idx, batch in enumerate(loader)`)?"""
+    def drawn(node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Call) and mt.is_name(node.func, "len") and len(node.args) == 1 \
+            and facts.code(node.args[0].value) == facts.code(loader)
+    if drawn(divisor) or _index_plus_one(facts, divisor, loop):
+        return True
+    ref = facts.ref(divisor, stmt) if isinstance(divisor, cst.Name) else None
+    writes = facts.writes(ref) if ref is not None and ref.scope is facts.scope(stmt) else []
+    return bool(writes) and all(isinstance(at, cst.Assign) and drawn(value) for _, value, at in writes)
+
+
+def _index_plus_one(facts: Facts, divisor: cst.BaseExpression, loop: cst.For | cst.While) -> bool:
+    """`idx + 1` where `idx` is the index `loop` takes from `enumerate(...)` (also in a progress
+    bar): after the loop, the number of batches it drew."""
+    if not (isinstance(divisor, cst.BinaryOperation) and isinstance(divisor.operator, cst.Add)
+            and isinstance(divisor.right, cst.Integer) and divisor.right.value == "1"
+            and isinstance(divisor.left, cst.Name) and isinstance(loop, cst.For)
+            and isinstance(loop.target, cst.Tuple) and loop.target.elements
+            and mt.is_name(loop.target.elements[0].value, divisor.left.value)):
+        return False
+    iterated = loop.iter
+    ref = facts.ref(iterated) if isinstance(iterated, cst.Name) else None
+    sources = facts.sources(ref) if ref is not None else []
+    iterated = sources[0] if len(sources) == 1 else iterated  # `loop = enumerate(...)`, then `for i, b in loop`
+    while isinstance(iterated, cst.Call) and not mt.is_name(iterated.func, "enumerate") and iterated.args:
+        iterated = iterated.args[0].value  # `tqdm(enumerate(loader), ...)`
+    return isinstance(iterated, cst.Call) and mt.is_name(iterated.func, "enumerate")
 
 
 def _gather_lists(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> None:
@@ -320,12 +423,35 @@ def _divisions(facts: Facts, stmt: cst.CSTNode) -> list[tuple[cst.BaseExpression
 def _full_size(facts: Facts, node: cst.BaseExpression, stmt: cst.CSTNode) -> bool:
     """Is the divisor the full dataset size: written out, or a name of the function that holds it
     (`n = len(self.train_loader.dataset)`, then `correct / n`)?"""
-    if _mentions_full_size(node):
+    if _mentions_full_size(node) or isinstance(node, cst.Attribute) and node.attr.value in _length_attributes(facts):
         return True
     ref = facts.ref(node, stmt) if isinstance(node, cst.Name) else None
     writes = facts.writes(ref) if ref is not None and ref.scope is facts.scope(stmt) else []
     return bool(writes) and all(isinstance(at, cst.Assign) and _mentions_full_size(value)
                                 for _, value, at in writes)  # not a count of its own (`seen += y.size(0)`)
+
+
+def _data_set_length(facts: Facts, divisor: cst.BaseExpression, loader: cst.BaseExpression) -> bool:
+    """`len(X)` where `X` is the data set the loop's loader was made over (`loader =
+    DataLoader(datasets[split], ...)`, then `total / len(datasets[split])`): the full size."""
+    if not (isinstance(divisor, cst.Call) and mt.is_name(divisor.func, "len") and len(divisor.args) == 1):
+        return False
+    made = [c for c in facts.calls if facts.qualify(c.func) == "torch.utils.data.DataLoader"]
+    sets = [c.args[0].value for c in loaders_of(facts, loader, made) if c.args and not c.args[0].keyword]
+    return any(facts.code(s) == facts.code(divisor.args[0].value) for s in sets)
+
+
+def _length_attributes(facts: Facts) -> set[str]:
+    """The attributes through which the program's data sets tell their size: what a `__len__`
+    returns from an object it holds (`return self.mat.nnz`: `nnz`), so a divisor that reads it
+    (`total_loss /= self.train.nnz`, the matrix the data set was made from) is the full size."""
+    found = facts.__dict__.get("_length_attributes")
+    if found is None:
+        found = facts.__dict__["_length_attributes"] = {
+            value.attr.value for cls in facts.classes.values() for func in facts.method(cls, "__len__")
+            for value in facts.returned(func) if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Attribute)
+            and dotted(value.value.value) == "self"}
+    return found
 
 
 def _mentions_full_size(node: cst.CSTNode) -> bool:

@@ -127,12 +127,152 @@ for epoch in range(3):
         "change: `losses` gathered over the processes after the loop (gather_over_shards, where `train_loader` is "
         "sharded): each collects what one pass over the data gives, read after it"],
          scaffold=SCRIPT.instead_of("loop")),
-    # near miss: divided by the shard's own number of batches, a mean of one shard (an estimate): left alone
+    # divided by the shard's own number of batches (dcase_ust's `this_epoch_train_loss /=
+    # len(train_loader)`, the main process's shard mean printed): averaged over the processes, each
+    # drew as many batches, so the mean is the whole pass's; also through a name that holds the number
     pair("""\
 print(total / len(loader))
 """, """\
+from ddpify_runtime import mean_over_shards
+
+total = mean_over_shards(loader, total)
 print(total / len(loader))
-""", "a_shard_sum_divided_by_its_own_number_of_batches_is_left_alone", scaffold=SUMMED_LOSS),
+""", "a_shard_sum_divided_by_its_own_number_of_batches_is_averaged_over_the_processes", report=[
+        "change: `total` averaged over the processes after the loop (mean_over_shards, where `loader` is sharded): "
+        "each is divided by the number of batches this process drew, the same on every process"],
+         scaffold=SUMMED_LOSS),
+    pair("""\
+batches = len(loader)
+print(total / batches)
+""", """\
+from ddpify_runtime import mean_over_shards
+
+total = mean_over_shards(loader, total)
+batches = len(loader)
+print(total / batches)
+""", "a_shard_sum_divided_by_a_name_holding_its_number_of_batches_is_averaged", scaffold=SUMMED_LOSS),
+    # divided by the loop's `enumerate` index plus one after it (APS360's `return losses/(idx+1)`)
+    pair("""\
+def train_epoch():
+    losses = 0.0
+    for idx, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses += loss.item()
+    return losses / (idx + 1)
+
+
+for epoch in range(2):
+    print(train_epoch())
+""", """\
+from ddpify_runtime import mean_over_shards
+
+def train_epoch():
+    losses = 0.0
+    for idx, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses += loss.item()
+    losses = mean_over_shards(loader, losses)
+    return losses / (idx + 1)
+
+
+for epoch in range(2):
+    print(train_epoch())
+""", "a_shard_sum_divided_by_its_loops_index_plus_one_is_averaged", scaffold=TRAINS.instead_of("loop")),
+    # divided by the length of the data set the loop's loader was made over, held in a dict
+    pair("""\
+sets = {"train": TensorDataset(torch.randn(8, 2), torch.randn(8, 1))}
+train_loader = DataLoader(sets["train"], batch_size=4, shuffle=True)
+for epoch in range(2):
+    total = 0.0
+    for x, y in train_loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).sum()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    print(total / len(sets["train"]))
+""", """\
+from ddpify_runtime import sum_over_shards
+
+sets = {"train": TensorDataset(torch.randn(8, 2), torch.randn(8, 1))}
+train_loader = DataLoader(sets["train"], batch_size=4, shuffle=True)
+for epoch in range(2):
+    total = 0.0
+    for x, y in train_loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).sum()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    total = sum_over_shards(train_loader, total)
+    print(total / len(sets["train"]))
+""", "a_shard_sum_divided_by_the_length_of_its_loaders_data_set_is_summed", scaffold=TRAINS.instead_of("loop")),
+    # divided by what the data set's `__len__` returns, read from the object it was made from
+    # (torchmf's `total_loss /= self.train.nnz`, its Interactions' `return self.mat.nnz`): the full size
+    pair("""\
+class Ratings(torch.utils.data.Dataset):
+    def __init__(self, mat):
+        self.mat = mat
+
+    def __len__(self):
+        return self.mat.nnz
+
+    def __getitem__(self, i):
+        return torch.randn(2), torch.randn(1)
+
+
+class Matrix:
+    nnz = 8
+
+
+train = Matrix()
+loader = DataLoader(Ratings(train), batch_size=4, shuffle=True)
+for epoch in range(2):
+    total = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).sum()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    total /= train.nnz
+""", """\
+from ddpify_runtime import sum_over_shards
+
+class Ratings(torch.utils.data.Dataset):
+    def __init__(self, mat):
+        self.mat = mat
+
+    def __len__(self):
+        return self.mat.nnz
+
+    def __getitem__(self, i):
+        return torch.randn(2), torch.randn(1)
+
+
+class Matrix:
+    nnz = 8
+
+
+train = Matrix()
+loader = DataLoader(Ratings(train), batch_size=4, shuffle=True)
+for epoch in range(2):
+    total = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).sum()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    total = sum_over_shards(loader, total)
+    total /= train.nnz
+""", "a_shard_sum_divided_by_what_the_data_sets_len_reads_is_summed", scaffold=TRAINS.instead_of("loop")),
     # a sum carried over the passes (set once, before the epochs) and read undivided: named, not summed
     # after each pass (that would count the earlier passes again)
     pair("""\
@@ -461,23 +601,6 @@ UNCHANGED = [
     # near miss: the same function run over the evaluation loader only, which stays whole here
     pytest.param(EVALUATES.format(summed="", calls="    test(model, test_loader)\n"),
                  id="an_evaluation_function_run_over_the_evaluation_loader_only"),
-    # a mean over this shard's batches
-    pytest.param("""\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    total = 0.0
-    for x, y in loader:
-        opt.zero_grad()
-        loss = ((model(x) - y) ** 2).mean()
-        loss.backward()
-        opt.step()
-        total += loss.item()
-    avg = total / len(loader)
-""", id="a_mean_over_this_shard_s_batches"),
     # near misses of the list: carried over the passes (started once, before the epochs); never read after
     # the pass
     pytest.param("""\
@@ -538,3 +661,20 @@ def test_an_evaluation_pass_over_the_programs_own_dataloader_subclass_is_named_a
     result = rewritten(NAME, code)
     named = [c for c in result.changes if c.message in warnings(result.changes)]
     assert [c.line for c in named] == [code.splitlines().index("validate(model, train_loader)") + 1]
+
+
+def test_a_shard_sum_divided_by_what_ddpify_cannot_tell_is_named_at_the_division():
+    """A sum over the sharded loader divided by a number that is neither the full size, nor a count of
+    its own loop, nor the batches it drew (`total / norm`): one shard's sum, named at the division
+    (it was silent); a mean over the loop's own count, left alone as it is, is not named."""
+    from tests.support.snippets import rewritten, warnings
+    code = SUMMED_LOSS.around("norm = 4.0\nprint(total / norm)\n")
+    result = rewritten(NAME, code)
+    named = [c for c in result.changes if c.message in warnings(result.changes)]
+    assert [c.line for c in named] == [code.splitlines().index("    print(total / norm)") + 1]
+    assert named[0].message.startswith("`total` sums this process's shard of the data only")
+    carried = TRAINS.instead_of("loop").around(
+        "seen = 0\nfor epoch in range(2):\n    total = 0.0\n    for x, y in loader:\n        seen += 1\n"
+        "        loss = ((model(x) - y) ** 2).mean()\n        loss.backward()\n        total += loss.item()\n"
+        "    print(total / seen)\n")  # a count carried over the passes: an estimate, left alone
+    assert not warnings(rewritten(NAME, carried).changes)
