@@ -358,7 +358,7 @@ def test_convert_writes_the_entry_and_the_changed_modules_only():
     for rel in written[1:]:
         assert Path("out", rel).read_bytes() == (PROJECT / "after" / rel).read_bytes()
     assert "proj/trainer.py:43: [main-process-only] torch.save runs on the main process only" in result.stderr
-    assert "proj/trainer.py: 7 change(s), 0 warning(s)" in result.stderr
+    assert "proj/trainer.py: 8 change(s), 0 warning(s)" in result.stderr
     assert "PYTHONPATH=" in result.stderr  # the unchanged modules stay in proj/
     assert sorted(str(p.relative_to("proj")) for p in Path("proj").rglob("*.py")) == \
         sorted(str(p.relative_to(PROJECT / "before")) for p in (PROJECT / "before").rglob("*.py"))
