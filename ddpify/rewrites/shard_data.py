@@ -6,7 +6,9 @@
 
 `shuffle=` moves into the sampler with its original value, literal or expression (DataLoader
 refuses both); so does a `shuffle` given by place (`DataLoader(train_set, 64, True)`), and what
-follows it by place is then given by name. Other shapes:
+follows it by place is then given by name. A `sampler=None` given makes way for the new sampler
+(`DataLoader(ds, shuffle=True, sampler=None)` -> `DataLoader(ds, sampler=DistributedSampler(ds,
+shuffle=True))`). Other shapes:
 
     sampler = RandomSampler(ds)              ->  sampler = DistributedSampler(ds)
     sampler = SequentialSampler(ds)          ->  sampler = DistributedSampler(ds, shuffle=False)
@@ -262,19 +264,29 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> N
         idx = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "shuffle"), None)
         places = [i for i, a in enumerate(args) if a.keyword is None and not a.star]
         if idx is None and len(places) > mt.LOADER_PLACES["shuffle"]:  # `DataLoader(train_set, 64, True, ...)`
-            # what is given by place from `shuffle` on is given by name, a `None` sampler dropped
+            # what is given by place from `shuffle` on is given by name
             for place, i in enumerate(places[2:len(mt.LOADER_ORDER)], start=2):
                 args[i] = args[i].with_changes(keyword=cst.Name(mt.LOADER_ORDER[place]), equal=build.NO_SPACE)
-            args = [a for a in args if not (a.keyword is not None and a.keyword.value == "sampler"
-                                            and mt.is_name(a.value, "None"))]
-            idx = next(i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "shuffle")
+        # a `sampler=None` given is dropped, the new sampler given instead (`shuffle=True, ..., sampler=None`)
+        given = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "sampler"
+                      and mt.is_name(a.value, "None")), None)
+        if given is not None:
+            args = _without(args, given)
+        idx = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "shuffle"), None)
         if idx is None:
-            return build.append_arg(node, new_arg)
+            return build.append_arg(node.with_changes(args=args), new_arg)
         args[idx] = new_arg.with_changes(comma=args[idx].comma, whitespace_after_arg=args[idx].whitespace_after_arg)
         return node.with_changes(args=args)
 
     edits.replace(call, fix, f"training loader sharded with {sampler_code}", needs_group=True)
     edits.add_import("torch.utils.data.distributed", "DistributedSampler")
+
+
+def _without(args: list[cst.Arg], i: int) -> list[cst.Arg]:
+    """`args` less its `i`th; the one before takes its comma where it was the last."""
+    if i == len(args) - 1 and i > 0:
+        args[i - 1] = args[i - 1].with_changes(comma=args[i].comma, whitespace_after_arg=args[i].whitespace_after_arg)
+    return args[:i] + args[i + 1:]
 
 
 def _shard_given(facts: Facts, edits: Edits, call: cst.Call, key: str, given_value: cst.BaseExpression,

@@ -36,6 +36,26 @@ from torch.utils.data.distributed import DistributedSampler
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, 4, sampler=DistributedSampler(ds, shuffle=True), batch_sampler=None, num_workers=0)
 """, "what_follows_shuffle_by_place_is_given_by_name", scaffold=TRAINS.instead_of("loader")),
+    # a `sampler=None` given by name beside `shuffle=True` (gcommands' loaders): a second `sampler=`
+    # made the converted file a SyntaxError
+    pair("""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, shuffle=True, num_workers=0, sampler=None)
+""", """\
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True), num_workers=0)
+""", "a_none_sampler_given_by_name_gives_way", scaffold=TRAINS.instead_of("loader")),
+    pair("""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, sampler=None, num_workers=0)
+""", """\
+from torch.utils.data.distributed import DistributedSampler
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, num_workers=0, sampler=DistributedSampler(ds, shuffle=False))
+""", "a_none_sampler_without_shuffle_gives_way", scaffold=TRAINS.instead_of("loader")),
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, 4, False)
