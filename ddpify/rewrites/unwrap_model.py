@@ -288,7 +288,10 @@ def _saved_models(facts: Facts, saved: cst.BaseExpression) -> list[cst.BaseExpre
     """The names `torch.save` may pickle whole: the saved name itself, or the values of a dict,
     list or tuple saved (`{"epoch": e, "model": model}`), written in the call or assigned to the
     saved name just before (`checkpoint = {...}`, then `torch.save(checkpoint, path)`); of a
-    value that picks one (`'net': net.module if use_cuda else net`), each name it may pick."""
+    value that picks one (`'net': net.module if use_cuda else net`, or the saved value itself:
+    `torch.save(model.module if args.cuda else model, path)`), each name it may pick."""
+    if isinstance(saved, cst.IfExp):
+        return _picked([saved])
     if dotted(saved):
         ref = facts.ref(saved)
         writes = facts.writes(ref) if ref is not None else []
@@ -297,10 +300,14 @@ def _saved_models(facts: Facts, saved: cst.BaseExpression) -> list[cst.BaseExpre
             return [saved]
         saved = writes[0][1]
     if isinstance(saved, (cst.Dict, cst.List, cst.Tuple)):
-        values = [e.value for e in saved.elements if not isinstance(e, cst.StarredElement)]
-        picked = [v for value in values for v in ((value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,))]
-        return [v for v in picked if dotted(v) and not (dotted(v) or "").endswith(".module")]
+        return _picked([e.value for e in saved.elements if not isinstance(e, cst.StarredElement)])
     return []
+
+
+def _picked(values: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
+    """The names `values` may be, either branch of a conditional expression, less `x.module`."""
+    picked = [v for value in values for v in ((value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,))]
+    return [v for v in picked if dotted(v) and not (dotted(v) or "").endswith(".module")]
 
 
 def _bare_text(owner: str, holds: Holds | None) -> str:

@@ -792,6 +792,28 @@ torch.save(state, "m.t7")
     assert 'state = {"net": net.module if use_cuda else net.module, "acc": 1 if use_cuda else 0}' in out
 
 
+def test_a_saved_choice_between_the_model_and_its_dataparallel_module_saves_the_bare_model():
+    """gcommands_lenet (held out in sweep 13c) saves `torch.save(model.module if args.cuda else
+    model, path)`, its DataParallel made under the cuda flag only: a CPU run pickled the
+    DistributedDataParallel wrapper (the self-check's saved-wrapper). The choice saved straight,
+    not only inside a dict, has each name it may pick unwrapped."""
+    code = """\
+import torch
+use_cuda = torch.cuda.is_available()
+model = torch.nn.Linear(4, 1)
+if use_cuda:
+    model = torch.nn.DataParallel(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(3, 4):
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    optimizer.step()
+torch.save(model.module if use_cuda else model, "m.t7")
+"""
+    out = only(NAME, code, frozenset({"wrap-model"}))
+    assert 'torch.save(model.module if use_cuda else model.module, "m.t7")' in out
+
+
 def test_a_parameter_given_a_choice_between_the_wrapped_model_and_another_reaches_it_through_unwrap():
     """continual-learning (sweep 5a's tuning half): `cb._VAE_loss_cb(model=model if feedback else
     generator)` hands the wrapped generator on one branch; the callback it returns read
