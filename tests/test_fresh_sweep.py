@@ -372,6 +372,21 @@ def test_the_stand_in_pyplot_records_no_write_for_a_plot_saved_into_a_stream():
     assert out.splitlines() == ["write plot.png savefig"]
 
 
+def test_a_permissive_stand_in_records_configure_as_a_write_only_when_given_a_log_folder():
+    """`structlog.configure(processors=[...])` (cifar_structlog, at import) sets up a logger that
+    prints: the stand-in recorded it as a file write and the judge failed `saves` on every process;
+    tensorboard_logger's `configure("runs/x")` makes its log folder and is still a write."""
+    code = ("import sys, types\nsite = types.ModuleType('sitecustomize')\n"
+            "site.record_write = lambda path, what: print('write', path, what)\nsys.modules['sitecustomize'] = site\n"
+            "import fresh_stubs; fresh_stubs.install()\nimport structlog, tensorboard_logger\n"
+            "structlog.configure(processors=[structlog.processors.JSONRenderer()], cache_logger_on_first_use=True)\n"
+            "tensorboard_logger.configure('runs/x', flush_secs=5)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "FRESH_SWEEP_EXTRA_STUBS": "structlog",
+                              "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.splitlines() == ["write configure configure"]
+
+
 def test_the_stand_in_torchvision_serves_rand_augment():
     """torchvision.transforms.RandAugment (era1a8's notebooks augment with it): a tensor goes through."""
     out = _stubbed("import torch\nfrom torchvision import transforms\n"

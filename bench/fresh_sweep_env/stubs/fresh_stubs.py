@@ -58,7 +58,9 @@ class Anything:
             return Anything("subplots[0]"), _axes(*args[:2], **kwargs)
         if self._name == "legend_elements":  # handles, labels = ...
             return Anything(self._name + "[0]"), Anything(self._name + "[1]")
-        if self._name in WRITES:  # joblib.dump(value, path): the path second
+        if self._name in WRITES and not (self._name == "configure" and not args and "logdir" not in kwargs):
+            # joblib.dump(value, path): the path second; `structlog.configure(processors=...)`, given
+            # no log folder as tensorboard_logger's `configure(logdir)` is, writes no file
             at = 1 if self._name == "dump" else 0
             path = args[at] if len(args) > at else None
             if hasattr(path, "write") and not isinstance(path, Anything):
