@@ -238,7 +238,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     points = {stmt: _reached_by_all(facts, stmt, main_only) for stmt in saves
               if _read_back_later(facts, stmt, _picture_readers(facts, readers) if _draws(facts, stmt) else readers)}
     for stmt, point in points.items():
-        if (tests := _agreeable_tests(facts, stmt, point, readers)):
+        if _called_by_all(facts, facts.scope(point), main_only) and (tests := _agreeable_tests(facts, stmt, point, readers)):
             points[stmt] = stmt  # the tests agreed, every process reaches the save: the barrier goes right after it
             for test in tests:
                 edits.replace(test, lambda node: build.call("agree_on", node), AGREED)

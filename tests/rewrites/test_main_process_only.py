@@ -2526,3 +2526,45 @@ model.load("best.pt")
            "    barrier()\n    print(epoch)\n" in out
     assert "        with atomic_write(name) as tmp_path:\n            torch.save(self.state_dict(), tmp_path)\n" \
            "        return name\n" in out
+
+
+def test_a_clocked_test_in_a_helper_that_some_processes_may_not_call_is_not_agreed():
+    """The save and its read-back inside `if time.time() - last >= every:` of a helper that is itself
+    called under a test that may differ (`if val_loss < best:`): an `agree_on` there is a collective
+    the processes that skip the helper never join; the test stays as written, the save named."""
+    code = """\
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+def maybe_save(model, last, every):
+    now = time.time()
+    if now - last >= every:
+        torch.save(model.state_dict(), "m.pt")
+        model.load_state_dict(torch.load("m.pt"))
+    return now
+
+def train():
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    last, best = time.time(), float("inf")
+    for epoch in range(3):
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+        if loss.item() < best:
+            best = loss.item()
+            last = maybe_save(model, last, 60)
+
+train()
+"""
+    out = rewritten(NAME, code)
+    assert "agree_on" not in out.code and "barrier()" not in out.code
+    assert any("`maybe_save` is called where some processes may not call it" in w for w in warnings(out.changes))
+    called_by_all = rewritten(NAME, code.replace("        if loss.item() < best:\n            best = loss.item()\n"
+                                                 "            last = maybe_save(model, last, 60)",
+                                                 "        last = maybe_save(model, last, 60)"))
+    assert "if agree_on(now - last >= every):" in called_by_all.code and "barrier()" in called_by_all.code
