@@ -200,6 +200,24 @@ def test_code_loaded_by_name_where_nothing_read_trains_is_named_on_every_call_on
               if c.kind == "warning" and "by name" in c.message}
     assert warned == {("builders/registry.py", 10), ("builders/__init__.py", 5), ("run.py", 6), ("run.py", 10)}, warned
     assert all(r.output == r.source for r in files.values())
+    loading = next(c.message for c in files["builders/registry.py"].changes if c.kind == "warning")
+    assert 'executes each file `glob.glob(os.path.join(os.path.dirname(init_file), "*.py"))` lists' in loading
+    assert "import those modules by name" in loading
+
+
+def test_code_loaded_by_name_from_one_path_is_named_without_a_folders_files():
+    """The near miss of the registry above: one file loaded by its path (no folder listed) is named at
+    the loading call as before, with no word of a folder's files."""
+    write({"run.py": """\
+        import importlib.util
+        import torch
+
+        spec = importlib.util.spec_from_file_location("trainer", "plugins/trainer.py")
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        """})
+    result = convert_program(program("run.py"))
+    loading = [c.message for c in result.changes if c.kind == "warning" and "by name" in c.message]
+    assert loading and not any("lists" in m or "import those modules" in m for m in loading), loading
 
 
 def test_a_parameter_named_as_a_function_that_trains_is_not_that_function_handed_on():

@@ -44,6 +44,8 @@ from ddpify.inputs.program import Program
 
 DYNAMIC = {"importlib.import_module", "importlib.__import__", "__import__", "runpy.run_path",
            "runpy.run_module", "importlib.util.spec_from_file_location", "exec"}
+# what lists a folder's files
+LISTINGS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir"})
 # Entry points that call the function they are handed right away, in this process: `app.run(main)`
 # runs `main(argv)` after parsing the flags, as a direct call would.
 RUNS_NOW = frozenset({"absl.app.run"})
@@ -152,9 +154,14 @@ def loads_by_name(facts: Facts, program: Program) -> Iterator[tuple[cst.CSTNode,
     dynamic = [c for c in facts.calls
                if (facts.qualify(c.func) or dotted(c.func) or "") in DYNAMIC and c not in program.by_name]
     for call in dynamic:
+        listing = _listed(facts, call)
         yield facts.statement(call), (f"no training loop in the code ddpify read, and `{facts.code(call)}` loads "
                                       "code by name, which ddpify does not follow: training code it loads is "
-                                      "neither checked nor converted (it runs whole on every process)")
+                                      "neither checked nor converted (it runs whole on every process)" + (
+                                          f"; it executes each file `{facts.code(listing)}` lists (a registry "
+                                          "filled by executing a folder's files): import those modules by name "
+                                          "(`from . import name` in the package's `__init__.py`) so that ddpify "
+                                          "reads and converts them" if listing is not None else ""))
     pending = [f for f in {facts.scope(c) for c in dynamic} if isinstance(f, cst.FunctionDef)]
     done: set[cst.FunctionDef] = set(pending)
     while pending:
@@ -169,6 +176,19 @@ def loads_by_name(facts: Facts, program: Program) -> Iterator[tuple[cst.CSTNode,
             if isinstance(caller, cst.FunctionDef) and caller not in done:
                 done.add(caller)
                 pending.append(caller)
+
+
+def _listed(facts: Facts, call: cst.Call) -> cst.Call | None:
+    """The folder listing (`glob.glob(...)`, `os.listdir(...)`) that a loop around `call` walks, handing
+    `call` each path it lists (`for path in glob.glob(...)`, also through a list made from it)."""
+    for arg in call.args:
+        ref = facts.ref(arg.value) if isinstance(arg.value, cst.Name) else None
+        for loop in facts.loops_binding(ref) if ref is not None else ():
+            for origin in [loop.iter, *facts.origins(loop.iter)]:
+                for listing in facts.findall(origin, cst.Call):
+                    if facts.qualify(listing.func) in LISTINGS:
+                        return listing
+    return None
 
 
 def star_imports(program: Program) -> Iterator[tuple[cst.CSTNode, str]]:
