@@ -213,7 +213,7 @@ def test_converted_notebook_trains_with_disjoint_shards_under_torchrun(tmp_path)
     proc = subprocess.run([sys.executable, "-m", "ddpify", "run", "--nproc-per-node", "2", "train.ipynb"],
                           cwd=job, env=probe_env(probe_dir), capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
-    assert "train.ipynb: 9 change(s), 4 warning(s)\ntrain.ipynb: converted -> " in proc.stderr
+    assert "train.ipynb: 10 change(s), 4 warning(s)\ntrain.ipynb: converted -> " in proc.stderr
     probe = Probe.read(probe_dir)
     assert probe.ranks == [0, 1]
     loader = probe.first_loader()
