@@ -281,7 +281,21 @@ class Launcher:
 
     @cached_property
     def _spawns(self) -> tuple[cst.Call, ...]:
-        return tuple(c for c in self.facts.calls if (self.facts.qualify(c.func) or "") in SPAWNERS)
+        """The calls that start the program's own workers: not a helper process (`Process(target=
+        worker_process)` of an image writer an imported module starts) whose function reaches
+        nothing distributed while the code the main block reaches does (`Accelerator()`): there
+        the main block's process is itself one of the job's, started by the launcher."""
+        spawns = tuple(c for c in self.facts.calls if (self.facts.qualify(c.func) or "") in SPAWNERS)
+        return tuple(c for c in spawns if not self._helper(c))
+
+    def _helper(self, spawn: cst.Call) -> bool:
+        """Does `spawn` start a helper process of a program whose main block does the distributed work?"""
+        worker = self._reach(self._targets_of(spawn))
+        if any(distributed_in(self.facts, f) for f in worker):
+            return False
+        main = self._reach([g for block in self._main_blocks for call in self.facts.calls_in(block.body)
+                            for g in self.facts.user_functions(call)]) - worker
+        return any(distributed_in(self.facts, node) for node in (*main, *self._main_blocks))
 
     @cached_property
     def _workers(self) -> frozenset[cst.FunctionDef]:
@@ -290,16 +304,18 @@ class Launcher:
     @cached_property
     def targets(self) -> frozenset[cst.FunctionDef]:
         """The functions the script starts as workers (`mp.spawn(train, ...)`, `Process(target=self._do_train)`)."""
-        targets = []
-        for call in self._spawns:
-            position, keyword = SPAWNERS[self.facts.qualify(call.func) or ""]
-            arg = mt.keyword(call, keyword) or (mt.positional(call, position) if position is not None else None)
-            if arg is not None and isinstance(arg.value, cst.Name):
-                targets += self._named(arg.value.value)
-            elif arg is not None and isinstance(arg.value, cst.Attribute) and mt.is_name(arg.value.value, "self") \
-                    and (cls := self.facts.enclosing_class(call)) is not None:
-                targets += self.facts.method(cls, arg.value.attr.value)  # `mp.spawn(self._do_train, ...)`
-        return frozenset(targets)
+        return frozenset(f for call in self._spawns for f in self._targets_of(call))
+
+    def _targets_of(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """The functions of the program that `call` (a spawner) starts as workers."""
+        position, keyword = SPAWNERS[self.facts.qualify(call.func) or ""]
+        arg = mt.keyword(call, keyword) or (mt.positional(call, position) if position is not None else None)
+        if arg is not None and isinstance(arg.value, cst.Name):
+            return self._named(arg.value.value)
+        if arg is not None and isinstance(arg.value, cst.Attribute) and mt.is_name(arg.value.value, "self") \
+                and (cls := self.facts.enclosing_class(call)) is not None:
+            return list(self.facts.method(cls, arg.value.attr.value))  # `mp.spawn(self._do_train, ...)`
+        return []
 
     @cached_property
     def _main_blocks(self) -> tuple[cst.If, ...]:
