@@ -157,14 +157,44 @@ def _set_on(ctx: Context, expr: cst.BaseExpression, name: str, depth: int = 3) -
 
 def _before_the_wrap(ctx: Context, expr: cst.BaseExpression) -> bool:
     """`self.model.x` read in a method that runs, by the calls that lead to both, before the one
-    that wraps `self.model` (`setup()` calls `on_setup()`, then `self.model = DDP(self.model)`):
-    there it is the bare model."""
+    that wraps `self.model` (`setup()` calls `on_setup()`, then `self.model = DDP(self.model)`),
+    or in `__init__` before any other method of the object can have run (`self.model =
+    build_model(args); self.model.backbone` there, where only `train()` ends with `self.model =
+    self.ema.module`, an average copied from the wrapper): there it is the bare model. A wrap
+    is an assignment of `self.model` whose value may hold the wrapper and is not `self.model`'s
+    own (`self.model = self.model.to(device)` wraps nothing)."""
     f = ctx.facts
     if not mt.is_attribute(expr) or dotted(expr.value) != "self":
         return False
+    own = f.code(expr)
     wraps = [stmt for target, value, stmt in f.assigns if isinstance(value, cst.Call)
-             and f.qualify(value.func) == DDP and f.code(target) == f.code(expr)]
-    return bool(wraps) and all(f.runs_before(expr, wrap, strict=True) for wrap in wraps)
+             and f.qualify(value.func) == DDP and f.code(target) == own]
+    if wraps and all(f.runs_before(expr, wrap, strict=True) for wrap in wraps):
+        return True
+    holders = [stmt for target, value, stmt in f.assigns if f.code(target) == own
+               and ctx.holds_ddp(value) is not None and not f.code(value).startswith(own)]
+    return bool(holders) and all(_constructed_before(f, expr, stmt) for stmt in holders)
+
+
+def _constructed_before(f, expr: cst.BaseExpression, wrap: cst.CSTNode) -> bool:
+    """Is `expr` read in `__init__` of a class, and `wrap` in another method of that class that
+    `__init__` reaches by none of its calls (or later in `__init__` itself): the object is built
+    before any of its methods runs."""
+    init, func = f.scope(expr), f.scope(wrap)
+    if not isinstance(init, cst.FunctionDef) or init.name.value != "__init__" or not isinstance(func, cst.FunctionDef):
+        return False
+    if func is init:
+        return f.before(expr, wrap)
+    if (cls := f.enclosing_class(init)) is None or f.enclosing_class(func) is not cls:
+        return False
+    seen: set[cst.FunctionDef] = set()
+    todo = [init]
+    while todo:
+        g = todo.pop()
+        if g not in seen:
+            seen.add(g)
+            todo += [h for call in f.calls_in(g.body) for h in f.user_functions(call)]
+    return func not in seen
 
 
 def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
