@@ -583,3 +583,33 @@ def test_an_optimizer_step_is_asked_of_the_object_core(source, stepped):
     facts = Facts(parse_module(HEAD + source))
     last = [c for c in facts.calls if mt.is_method_call(c, "step")][-1]
     assert (last in Context(facts).optimizer_steps) is stepped
+
+
+# "is this a wrap": one function (`models.wrap_kind`), asked by convert's `holds_wrapper` (a later
+# wrap keeps the wrapper, a wrap on some paths) and check's `written_wraps` and `bare_model`
+WRAP_HEAD = "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nimport apex\n"
+
+
+@pytest.mark.parametrize("source, kind", [
+    ("DDP(model, device_ids=[0])", "ddp"),
+    ("apex.parallel.DistributedDataParallel(model)", "ddp"),
+    ("import accelerate\naccelerator.prepare(model, opt)", "accelerate"),
+    ("from accelerate import Accelerator\nacc.prepare_model(model)", "accelerate"),
+    ("def wrap(m, distributed):\n    if not distributed:\n        return m\n    return DDP(m)\nwrap(model, True)", "ddp"),
+    ("import accelerate\ndef wrap(m):\n    return accelerator.prepare(m)\nwrap(model)", "accelerate"),
+    # near misses: a `prepare` of a program that does not import accelerate, DataParallel, a helper
+    # that hands back its argument moved, a helper that hands back DataParallel, a placement
+    ("dataset.prepare(model)", None),
+    ("torch.nn.DataParallel(model)", None),
+    ("def keep(m):\n    return m.cuda()\nkeep(model)", None),
+    ("def wrap(m):\n    return torch.nn.DataParallel(m)\nwrap(model)", None),
+    ("model.to('cuda')", None),
+])
+def test_a_wrap_is_one_answer_with_its_kind(source, kind):
+    """`wrap_kind` of the last statement's call: torch's or apex's DDP, accelerate's `prepare` in a
+    program that imports it, or a program function that returns one (two calls deep)."""
+    from ddpify.analysis.models import ACCELERATE, DDP, is_wrap, wrap_kind
+    facts = Facts(parse_module(WRAP_HEAD + source + "\n"))
+    value = [c for c in facts.calls if facts.scope(c) is facts.module][-1]
+    assert wrap_kind(facts, value) == {"ddp": DDP, "accelerate": ACCELERATE, None: None}[kind]
+    assert is_wrap(facts, value) is (kind is not None)

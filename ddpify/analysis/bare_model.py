@@ -23,7 +23,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.analysis import objects
-from ddpify.analysis.models import ACCELERATE_PREPARE, APEX_DDP, DDP
+from ddpify.analysis.models import is_wrap
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.names import dotted
@@ -46,19 +46,15 @@ def _classes(facts: Facts, wrapper: cst.BaseExpression) -> list[cst.ClassDef]:
     flow = objects.of(facts)
     found: list[cst.ClassDef] = []
     for value in facts.sources(ref):
-        if _is_wrap(facts, value) or facts.code(value) == facts.code(wrapper):
+        if is_wrap(facts, value) or facts.code(value) == facts.code(wrapper):
             continue
         held = _annotated(facts, value)
-        sites = [s for s in flow.values(value) if not _is_wrap(facts, s)]
+        sites = [s for s in flow.values(value) if not is_wrap(facts, s)]
         built = [flow.constructs(s) for s in sites]
         if held is None and (not built or None in built):
             return []  # made where the program does not show
         found += [c for c in [held, *built] if c is not None]
     return list(dict.fromkeys(found))
-
-
-def _is_wrap(facts: Facts, value: cst.CSTNode) -> bool:
-    return isinstance(value, cst.Call) and (facts.qualify(value.func) in (DDP, APEX_DDP) or mt.is_method_call(value, *ACCELERATE_PREPARE))
 
 
 def _annotated(facts: Facts, value: cst.BaseExpression) -> cst.ClassDef | None:

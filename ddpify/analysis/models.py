@@ -1291,6 +1291,7 @@ class Holds(Enum):
 WRAPPER, MAYBE = Holds.WRAPPER, Holds.MAYBE
 DDP = "torch.nn.parallel.DistributedDataParallel"
 APEX_DDP = "apex.parallel.DistributedDataParallel"  # NVIDIA apex's wrapper: the model is its `.module` too
+ACCELERATE = "accelerate"  # what Hugging Face accelerate's `prepare` hands back for a model (`wrap_kind`)
 
 
 def written_wraps(facts: Facts) -> dict[Ref, Model]:
@@ -1298,7 +1299,7 @@ def written_wraps(facts: Facts) -> dict[Ref, Model]:
     `wrapped_refs` gives them for the wraps ddpify places: `ddpify check` asks `holds_wrapper`
     about these. The first wrap of a name is its `Model`; later ones are writes that keep it."""
     wraps = [Model(name, stmt, stmt, written=True) for target, value, stmt in facts.assigns
-             if _is_wrap(facts, value) and (name := dotted(target)) and not isinstance(stmt, cst.AugAssign)]
+             if wrap_kind(facts, value) == DDP and (name := dotted(target)) and not isinstance(stmt, cst.AugAssign)]
     wraps += [Model(name, stmt, stmt, written=True) for target, value, stmt in facts.assigns
               for name in _prepared_models(facts, target, value)]
     return wrapped_refs(facts, wraps[::-1])  # the first wrap of a name wins
@@ -1489,7 +1490,7 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
     for target, value, stmt in [*facts.writes(ref), *_unpacked_writes(facts, ref)]:
         unwraps = _unwrapping(facts, value, dotted(target) or "")  # `model = model.module`: the bare model
         # a wrap again (`model = accelerator.prepare(model)` after unwrapping it to save) holds a wrapper too
-        if not unwraps and (_keeps_binding(facts, target, value) or _is_wrap(facts, value)
+        if not unwraps and (_keeps_binding(facts, target, value) or is_wrap(facts, value)
                             or dotted(target) in _prepared_models(facts, target, value)) \
                 or not _may_run_between(facts, model, stmt, expr):
             continue
@@ -1582,17 +1583,36 @@ def _expression(name: str) -> cst.BaseExpression:
     return expr
 
 
-def _is_wrap(facts: Facts, value: cst.BaseExpression, depth: int = 2) -> bool:
-    """`DDP(model, ...)` (torch's, or apex's `apex.parallel.DistributedDataParallel`, the same
-    wrapper of `.module`), or a call of a program function that returns one (`model =
-    ddp_wrap(model, ctx)` of a project's helper: `return DDP(model, ...)`, maybe after `if not
-    distributed: return model`, the one-process run, which `check` is not about)."""
+def is_wrap(facts: Facts, value: cst.CSTNode) -> bool:
+    """Does `value` hand back a wrapper of the model it is given (`wrap_kind`: torch's, apex's or
+    accelerate's)? The one answer for `convert` and `check` (`bare_model`)."""
+    return wrap_kind(facts, value) is not None
+
+
+def wrap_kind(facts: Facts, value: cst.CSTNode, depth: int = 2) -> str | None:
+    """Which wrapper `value` hands back: DDP for `DDP(model, ...)` (torch's, or apex's
+    `apex.parallel.DistributedDataParallel`, the same wrapper of `.module`), ACCELERATE for Hugging
+    Face accelerate's `accelerator.prepare(...)` / `prepare_model(...)` in a program that imports
+    accelerate (on several processes, a DDP wrapper), or either for a call of a program function
+    that returns one (`model = ddp_wrap(model, ctx)` of a project's helper: `return DDP(model,
+    ...)`, maybe after `if not distributed: return model`, the one-process run, which `check` is
+    not about); None for any other value.
+
+        DDP(model, device_ids=[rank])          -> DDP
+        accelerator.prepare(model, opt)        -> ACCELERATE (accelerate imported)
+        wrap(model)  (def wrap(m): return DDP(m))  -> DDP
+        dataset.prepare(model)                 -> None (accelerate not imported)
+    """
     if not isinstance(value, cst.Call):
-        return False
+        return None
     if facts.qualify(value.func) in (DDP, APEX_DDP):
-        return True
-    return depth > 0 and any(_is_wrap(facts, r, depth - 1) for func in facts.user_functions(value)
-                             for r in facts.returned(func))
+        return DDP
+    if mt.is_method_call(value, *ACCELERATE_PREPARE) and facts.imports.imports_module("accelerate"):
+        return ACCELERATE
+    if depth == 0:
+        return None
+    return next((kind for func in facts.user_functions(value) for r in facts.returned(func)
+                 if (kind := wrap_kind(facts, r, depth - 1)) is not None), None)
 
 
 def _wrapped_on_some_paths(facts: Facts, model: Model, ref: Ref, expr: cst.CSTNode) -> bool:
@@ -1601,7 +1621,7 @@ def _wrapped_on_some_paths(facts: Facts, model: Model, ref: Ref, expr: cst.CSTNo
     DDP(model, device_ids=None)`)? ddpify's own wraps never are: they go after the `if`."""
     if facts.scope(expr) is not facts.scope(model.anchor):
         return False
-    wraps = [model.anchor, *(s for _, v, s in facts.writes(ref) if _is_wrap(facts, v) and s is not model.anchor
+    wraps = [model.anchor, *(s for _, v, s in facts.writes(ref) if is_wrap(facts, v) and s is not model.anchor
                              and facts.scope(s) is facts.scope(expr) and facts.before(s, expr))]
     found = [_branch_of(facts, w, expr) for w in wraps]
     branches = [b for b in found if b is not None]
