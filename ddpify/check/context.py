@@ -10,7 +10,8 @@
   `wide=True`): which values are the same on every process;
 - `ctx.facts`, and here: which names hold a `DistributedDataParallel` wrapper, and whether on
   every path: the converter's own answer (`ddpify.analysis.models.holds_wrapper`) about the wraps
-  the script writes.
+  the script writes; which `DataLoader(...)` each loop iterates and each call is handed: the
+  converter's `loaders.loaders_of`.
 
 Each part holds what it asks (`SameValues` asks the facts and the ranks), none is another's
 subclass; a rank test parts the processes unless the values prove it the same on every one,
@@ -26,6 +27,7 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.analysis import objects
+from ddpify.analysis.loaders import loaders_of
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.same_values import ranks, values
 from ddpify.check.script import Script
@@ -49,6 +51,22 @@ class Context:
         """Names that hold a `DistributedDataParallel(...)` the script built, with the parameters of
         this file's functions they are passed to (`models.written_wraps`)."""
         return written_wraps(self.facts)
+
+    @cached_property
+    def loader_reads(self) -> tuple[dict[cst.For, frozenset[cst.Call]], dict[cst.Call, frozenset[cst.Call]]]:
+        """Which of the script's `DataLoader(...)` calls each `for` loop may iterate (past iterator
+        adapters), and which each call may be handed in an argument (a name or an attribute), as
+        the object core finds them (`loaders.loaders_of`, `convert`'s answer): asked once, for the
+        loaders of every sampler (DDP002, DDP010)."""
+        f = self.facts
+        loaders = self.script.calls_of("torch.utils.data.DataLoader")
+        if not loaders:
+            return {}, {}
+        loops = {lp: found for lp in f.loops if isinstance(lp, cst.For)
+                 and (found := frozenset(loaders_of(f, mt.strip_iteration(lp.iter), loaders)))}
+        handed = {c: found for c in f.calls if (found := frozenset(
+            x for a in c.args if dotted(a.value) for x in loaders_of(f, a.value, loaders, drawn=False)))}
+        return loops, handed
 
     @cached_property
     def prepared_only(self) -> bool:

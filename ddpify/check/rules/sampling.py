@@ -8,6 +8,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.analysis import objects
+from ddpify.analysis.loaders import loaders_of
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import param_names
 from ddpify.check.context import Context
@@ -485,24 +486,23 @@ def _called(call: cst.Call) -> str:
 
 
 def _readers(ctx: Context, sampler: cst.Call) -> tuple[list[cst.For], list[cst.Call]]:
-    """The loops over the loaders that draw from `sampler` (here or in functions of this file they
-    are passed to), and the calls they are passed to (`evaluate(val_loader, model)`, a function
-    of another file, tells by its name)."""
+    """The loops over the loaders that draw from `sampler`, and the calls they are passed to
+    (`evaluate(val_loader, model)`, a function of another file, tells by its name): what the object
+    core finds a loop iterates or an argument holds (`loaders.loaders_of`: through names, `self.x`
+    and `obj.x` of an instance, helpers' returns and parameters at any depth, containers, `with
+    tqdm(loader) as bar`, `iter()`), as `convert` finds the loaders that feed training. Not an
+    instance of the program's classes built with the loader (`Trainer(model, train_loader,
+    val_loader)`): the loops of its methods are followed, and its class's name says nothing of
+    what each loader it holds is for."""
     f = ctx.facts
-    flow = objects.of(f)
-    refs = set()
-    for call in ctx.script.calls_of(LOADER):
-        arg = mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler")
-        if arg is not None and any(f.is_inside(sampler, o) for o in f.origins(arg.value)):
-            refs.update(flow.bound_to(call))
-    for ref in list(refs):
-        refs |= flow.receivers(ref)
-    names = {ref.name for ref in refs}  # compared first: cheaper than resolving every name
-
-    def reads(expr: cst.CSTNode) -> bool:
-        return dotted(expr) in names and f.ref(expr) in refs
-    loops = [lp for lp in f.loops if isinstance(lp, cst.For) and reads(mt.strip_iteration(lp.iter)) and not _relays(lp)]
-    passed = [c for c in f.calls if any(reads(a.value) for a in c.args)] if refs else []
+    drawing = [call for call in ctx.script.calls_of(LOADER)
+               if (arg := mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler")) is not None
+               and any(f.is_inside(sampler, o) for o in f.origins(arg.value))]
+    if not drawing:
+        return [], []
+    iterated, handed = ctx.loader_reads
+    loops = [lp for lp, found in iterated.items() if not found.isdisjoint(drawing) and not _relays(lp)]
+    passed = [c for c, found in handed.items() if not found.isdisjoint(drawing) and not f.builds(c)]
     return loops, passed
 
 
@@ -607,29 +607,32 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
 
 
 def _trained_on(ctx: Context, loader: cst.Call) -> bool:
-    """Does a loop of this file that trains iterate `loader` as it was built: by a name every
-    assignment of which is a DataLoader (`loader = shard_loader(loader)` shards it, and so does
-    `model, loader = accelerator.prepare(model, loader)`), or through a
-    parameter of a function every call of which passes that name?"""
+    """Does a loop of this file that trains iterate `loader` as it was built (`_as_built`)?"""
     f = ctx.facts
-    flow = objects.of(f)
-    refs = set(flow.bound_to(loader))
-    if not refs or any(not (isinstance(v, cst.Call) and f.qualify(v.func) == LOADER)
-                       for ref in refs for v in [*(v for _, v, _ in f.writes(ref)), *f.unpacked_from(ref)]):
-        return False  # also rebound by unpacking: `model, loader = accelerator.prepare(model, loader)` shards it
-    for ref in list(refs):
-        refs |= {p for p in flow.receivers(ref) if _only_passed(f, p, refs)}
-    return any(isinstance(lp, cst.For) and dotted(mt.strip_iteration(lp.iter))
-               and f.ref(mt.strip_iteration(lp.iter)) in refs and f.trains(lp) for lp in f.loops)
+    return any(isinstance(lp, cst.For) and f.trains(lp) and _as_built(ctx, mt.strip_iteration(lp.iter), loader)
+               for lp in f.loops)
 
 
-def _only_passed(f, param, refs) -> bool:
-    """Is the parameter `param` passed one of `refs` by every call (a `run_epoch(model, loader)`
-    that also gets the sharded training loader tells nothing about this one)?"""
-    if not isinstance(param.scope, cst.FunctionDef):
+def _as_built(ctx: Context, expr: cst.BaseExpression, loader: cst.Call) -> bool:
+    """Does `expr` iterate `loader` as it was built: the object core finds it may
+    (`loaders.loaders_of`: through names, `self.x` and `obj.x` of an instance, helpers' returns,
+    `with tqdm(loader) as bar`, `iter()`); the name it reads, and each name the loader is bound
+    to, holds loaders the core sees and nothing else (`loader = shard_loader(loader)` shards it,
+    and so does `model, loader = accelerator.prepare(model, loader)`); and where it reads a
+    parameter, every call of its function passes the loader (a `run_epoch(model, loader)` that
+    also gets the sharded training loader tells nothing about this one)?"""
+    f = ctx.facts
+    if not loaders_of(f, expr, [loader]):
         return False
-    passed = [f.argument_for(c, param.scope, param.name) for c in f.call_sites(param.scope)]
-    return bool(passed) and all(a is not None and dotted(a) and f.ref(a) in refs for a in passed)
+    flow, loaders = objects.of(f), ctx.script.calls_of(LOADER)
+    ref = f.ref(expr) if dotted(expr) else None
+    refs = [*flow.bound_to(loader), *([ref] if ref is not None else [])]
+    if any(not loaders_of(f, v, loaders) for r in refs for v in [*(v for _, v, _ in f.writes(r)), *f.unpacked_from(r)]):
+        return False
+    if ref is None or not isinstance(ref.scope, cst.FunctionDef) or ref.name not in param_names(ref.scope):
+        return True
+    passed = [f.argument_for(c, ref.scope, ref.name) for c in f.call_sites(ref.scope)]
+    return bool(passed) and all(a is not None and loaders_of(f, a, [loader]) for a in passed)
 
 
 SHARDING_WORDS = re.compile(r"rank|world|shard|replica|split_dataset_by_node", re.I)
