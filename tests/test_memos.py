@@ -119,3 +119,37 @@ def test_whether_a_copy_is_a_wrapper_is_read_once_per_refs():
     refs = Counted(analysis.models.refs)
     assert [models._copies_wrap(analysis.facts, refs) for _ in range(3)] == [False] * 3
     assert Counted.reads == 1
+
+
+def test_what_a_helper_runs_is_walked_once_however_many_calls_run_it(monkeypatch):
+    """`writes.preparing` asks of every call of the program what the functions it runs run, three
+    calls down (a data set's preparation writes its files on one process): a helper called from
+    eight places was walked eight times; it is walked once."""
+    from ddpify.analysis import writes
+    found: Counter = Counter()
+    original = Facts.calls_of
+
+    def counted(self, func):
+        found[id(func)] += 1
+        return original(self, func)
+    monkeypatch.setattr(Facts, "calls_of", counted)
+    source = HEAD + "def save(obj, path):\n    torch.save(obj, path)\n\n\n" + "".join(
+        f"def step{i}(model):\n    save(model.state_dict(), 'm{i}.pt')\n\n\n" for i in range(8))
+    facts = Facts(parse_module(source))
+    writes.preparing(facts)
+    assert found and max(found.values()) == 1
+
+
+def test_a_name_no_comprehension_binds_is_not_walked_up(monkeypatch):
+    """`Objects.values` asks of every name whether a comprehension around it binds it (`m` of `[m.to(d)
+    for m in models]`), walking up its ancestors (large scripts: 2,506 walks); a name that no
+    comprehension of the program binds is answered without a walk."""
+    from ddpify.analysis import objects
+    facts = Facts(parse_module(HEAD + "model = nn.Linear(2, 2)\nnets = [n.cuda() for n in [model]]\nopt = model\n"))
+    flow = objects.of(facts)
+    names = [n for n in facts.names if n.value in ("model", "opt")]
+
+    def walked(node):
+        raise AssertionError(f"walked up from {node.value}")
+    monkeypatch.setattr(facts, "ancestors", walked)
+    assert names and all(flow._comprehension_item(n) is None for n in names)

@@ -122,6 +122,8 @@ class Objects:
     def _comprehension_item(self, name: cst.Name) -> Sites | None:
         """`m` in `[m.to(device) for m in config.MODELS]`: the items of what the comprehension
         iterates (None where `name` is no target of an enclosing comprehension's `for`)."""
+        if name.value not in self._comprehension_targets:
+            return None  # (no comprehension binds the name: its ancestors are not walked)
         for anc in self.facts.ancestors(name):
             if isinstance(anc, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
                 clause: cst.CompFor | None = anc.for_in
@@ -132,6 +134,11 @@ class Objects:
             elif isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 return None
         return None
+
+    @cached_property
+    def _comprehension_targets(self) -> frozenset[str]:
+        """The names a comprehension's `for` binds whole (`m` of `for m in ...`)."""
+        return frozenset(c.target.value for c in self.facts.by_type.get(cst.CompFor, ()) if isinstance(c.target, cst.Name))
 
     def _joined(self, expr: cst.BinaryOperation) -> Sites:
         """`self.models + [self.discriminator]`: the containers joined, when one side is a container

@@ -229,15 +229,30 @@ def preparing(facts: Facts) -> frozenset[cst.FunctionDef]:
     return frozenset(found - shared)
 
 
-def _preparing(facts: Facts, call: cst.Call, depth: int = 3) -> tuple[set[cst.FunctionDef], cst.Call | None]:
+def _preparing(facts: Facts, call: cst.Call) -> tuple[set[cst.FunctionDef], cst.Call | None]:
     """(the functions building the data set `call` builds, or the fetching function it calls, runs;
     the first file write among them)."""
-    seen: set[cst.FunctionDef] = set()
     functions = facts.user_functions(call)
     builds = facts.builds(call)
     if not functions or builds and not all(is_data_set(facts, facts.enclosing_class(f)) for f in functions):
-        return seen, None
-    write, fetched = None, False
+        return set(), None
+    seen, write, fetched = _runs(facts, tuple(functions))
+    if builds or fetched and not any(facts.trains(f) for f in seen) and \
+            not any(facts.trains(loop) for loop in facts.enclosing_loops(call)):
+        return set(seen), write  # (a fetch inside a training loop posts progress: no data set is prepared there)
+    return set(), None
+
+
+def _runs(facts: Facts, functions: tuple[cst.FunctionDef, ...], depth: int = 3) \
+        -> tuple[frozenset[cst.FunctionDef], cst.Call | None, bool]:
+    """(the functions that calling `functions` runs, `depth` calls down; the first file write among
+    them; whether one of them fetches data): walked once per `functions`, however many calls run
+    them (`preparing` asks of every call of the program)."""
+    memo = facts.__dict__.setdefault("_runs", {})
+    if functions in memo:
+        return memo[functions]
+    seen: set[cst.FunctionDef] = set()
+    key, write, fetched = functions, None, False
     while functions and depth >= 0:
         seen.update(functions)
         found: list[cst.FunctionDef] = []
@@ -247,11 +262,9 @@ def _preparing(facts: Facts, call: cst.Call, depth: int = 3) -> tuple[set[cst.Fu
                     write = inner
                 fetched = fetched or fetches(facts, inner)
                 found += [f for f in facts.user_functions(inner) if f not in seen and f not in found]
-        functions, depth = found, depth - 1
-    if builds or fetched and not any(facts.trains(f) for f in seen) and \
-            not any(facts.trains(loop) for loop in facts.enclosing_loops(call)):
-        return seen, write  # (a fetch inside a training loop posts progress: no data set is prepared there)
-    return set(), None
+        functions, depth = tuple(found), depth - 1
+    memo[key] = frozenset(seen), write, fetched
+    return memo[key]
 
 
 def fetches(facts: Facts, call: cst.Call) -> bool:
