@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from ddpify.check import Finding, in_order
 from ddpify.cli import main
 
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "check"
@@ -163,3 +164,9 @@ def test_a_helper_module_a_ddp_script_imports_is_checked_as_ddp_code():
     Path("alone").mkdir()
     shutil.copy("proj/utils.py", "alone/utils.py")
     assert cli("alone/utils.py", code=0).stdout == ""
+
+
+def test_findings_at_one_place_come_out_in_one_order_whatever_order_they_were_found_in():
+    first = Finding("DDP008", 623, 9, "`model` holds the DDP wrapper, which has no `config`", True)
+    second = Finding("DDP008", 623, 9, "`model` holds the DDP wrapper, which has no `generate`", True)
+    assert in_order([second, first]) == in_order([first, second]) == [first, second]
