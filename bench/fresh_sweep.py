@@ -247,9 +247,12 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
             return row
         # 2. conversion
         out_dir = tmp / "out"
+        # converted with the project's folders on PYTHONPATH as it runs with them (`core/` of a flat import)
+        told_env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, _installed(program, src)))}
         start = time.perf_counter()
         proc = subprocess.run([str(Path(_python()).parent / "ddpify"), "convert", str(src / entry), "-o",
-                               str(out_dir) + "/", "--json"], capture_output=True, text=True, timeout=600)
+                               str(out_dir) + "/", "--json"], capture_output=True, text=True, timeout=600,
+                              env=told_env)
         row["convert"] = {"rc": proc.returncode, "seconds": round(time.perf_counter() - start, 2),
                           "stderr": _tail(proc.stderr, 6)}
         base, in_place = src, proc.returncode == 2 and "--in-place" in proc.stderr
@@ -258,7 +261,8 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
             shutil.copytree(src, base)
             start = time.perf_counter()
             proc = subprocess.run([str(Path(_python()).parent / "ddpify"), "convert", str(base / entry), "--in-place",
-                                   "--json"], capture_output=True, text=True, timeout=600)
+                                   "--json"], capture_output=True, text=True, timeout=600,
+                                  env={**told_env, "PYTHONPATH": os.pathsep.join(map(str, _installed(program, base)))})
             row["convert"] = {"rc": proc.returncode, "seconds": round(time.perf_counter() - start, 2),
                               "stderr": _tail(proc.stderr, 6), "in_place": True}
         if proc.returncode != 0:
@@ -278,7 +282,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         probe_dir, logs = tmp / "probe", tmp / "logs"
         told = [] if in_place else _run_line_path(subprocess.run(  # --json prints no "run it:" line
             [str(Path(_python()).parent / "ddpify"), "convert", str(src / entry), "-o", str(out_dir) + "/"],
-            capture_output=True, text=True, timeout=600).stderr)
+            capture_output=True, text=True, timeout=600, env=told_env).stderr)
         env = _env(program, probe_dir, [out_dir, ddp], [*_within(told, src, ddp, ddp / entry_dir), *_installed(program, ddp)])
         env["DDPIFY_VERIFY_JSON"] = str(tmp / "verify.json")
         env.setdefault("FRESH_SWEEP_STAGGER", STAGGER)  # rank 0 runs ahead: a race is lost every time

@@ -1533,3 +1533,42 @@ def test_a_model_a_process_is_started_with_or_a_function_looked_up_in_a_module_i
     result = convert_program(loaded)
     assert any("`model.predict(...)`" in c.message for c in result.changes if c.rewrite == "wrap-model")
     assert not [c for c in result.changes if c.kind == "warning" and "looked up at run time" in c.message]
+
+
+def test_a_module_of_a_project_folder_on_pythonpath_is_read_and_converted(monkeypatch):
+    """ddpm-from-scratch (the thirteenth sweep, held out): `scripts/train_cifar.py`, run as its README
+    says with `core/` on PYTHONPATH, imports `from datasets import get_loader` flat from `core/`.
+    Not beside the entry nor above it, the module was never read ("cannot trace `loader` to a
+    DataLoader") and every process trained on the whole set. Converted with the same PYTHONPATH, it
+    is read and its loader sharded, written beside the converted entry; a folder outside the
+    project on PYTHONPATH is not read."""
+    write({"work/proj/setup.py": "", "work/proj/scripts/train.py": """\
+        import torch
+        from datasets import get_loader
+
+        model = torch.nn.Linear(2, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = get_loader(4)
+        for epoch in range(2):
+            for (x,) in loader:
+                opt.zero_grad()
+                model(x).sum().backward()
+                opt.step()
+        """, "work/proj/core/datasets.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+
+        def get_loader(batch_size):
+            return DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=batch_size, shuffle=True)
+        """, "elsewhere/datasets.py": "x = 1\n"})
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["elsewhere", "work/proj/core"]))
+    result = convert_program(program("work/proj/scripts/train.py"))
+    assert "shard_loader(DataLoader(" in result.modules["../core/datasets.py"].code
+    assert "set_epoch(loader, epoch)" in result.code
+    monkeypatch.setenv("PYTHONPATH", "elsewhere")
+    assert not convert_program(program("work/proj/scripts/train.py")).modules
+    cli("convert", "work/proj/scripts/train.py", "-o", "out/", code=0)
+    monkeypatch.setenv("PYTHONPATH", "work/proj/core")
+    cli("convert", "work/proj/scripts/train.py", "-o", "out2/")
+    assert "shard_loader(DataLoader(" in Path("out2/datasets.py").read_text()

@@ -52,8 +52,9 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
     Python script: on stdout, or -o FILE.py (into -o DIR as NAME.py).
 
     A script or notebook named alone is converted with the modules of its project that it
-    imports (beside it, in a folder it puts on sys.path, or a package above its folder such as
-    the repository's src/); several inputs or a directory are converted file by file. With -o,
+    imports (beside it, in a folder it puts on sys.path, a package above its folder such as
+    the repository's src/, or a folder of the project on the PYTHONPATH ddpify runs with, as the
+    script runs with it: PYTHONPATH=core); several inputs or a directory are converted file by file. With -o,
     each changed module is written beside the output at its import path
     (scripts/../src/data.py -> out/src/data.py) and listed; the run hint names the PYTHONPATH
     that finds the unchanged ones.

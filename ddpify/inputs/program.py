@@ -31,7 +31,10 @@ is named relative to the entry's folder (`../src/dist.py`): `--in-place` convert
 lies; `-o DIR/` writes it at its path under the folder it is imported from (`Part.beside`:
 `DIR/src/dist.py`), beside the converted entry, as a module of a folder on `sys.path` is. A lone
 module file above is taken too when its name is no module of Python's or of the installed packages
-(`from utils import *` in `transformer/train.py` of the repository's `utils.py`).
+(`from utils import *` in `transformer/train.py` of the repository's `utils.py`). So is a module
+of a folder of the project on the PYTHONPATH ddpify runs with, as the program is run with it:
+`PYTHONPATH=core ddpify convert scripts/train.py` reads `from diffusion import GaussianDiffusion`
+from `core/diffusion.py` (`-o DIR/`: `DIR/diffusion.py`).
 
 Nothing else is followed (the standard library, site-packages, a name no file of the project
 has), and nothing is imported or executed. A script that lies in the standard library or among
@@ -215,9 +218,27 @@ def _located(root: Path, name: str, folders: dict[Path, cst.Call], aboves: dict[
     top = name.split(".")[0]
     if not files and not any((f / top).exists() or (f / f"{top}.py").exists() for f in (root, *folders)):
         above = _above(root, top, aboves, lookups)  # not beside the entry at all: maybe above it
+        if above is None:  # or in a folder of the project's on PYTHONPATH (`PYTHONPATH=core`)
+            above = next((f for f in _on_pythonpath(root, lookups) if (f / top).is_dir() or (f / f"{top}.py").is_file()),
+                         None)
         if above is not None:
             base, via, files = above, None, lookups.files(above, name)
     return base, via, files
+
+
+def _on_pythonpath(root: Path, lookups: _Lookups) -> list[Path]:
+    """The folders of the PYTHONPATH ddpify runs with (relative ones from the working folder), as
+    the program is run with it (`PYTHONPATH=core python scripts/train.py`, the modules imported flat
+    from the repository's `core/`), that lie in the entry's project: under the folder `_above`
+    reaches, never the standard library's or the installed packages'."""
+    top = root
+    for folder in list(root.parents)[:lookups.reach(root)] if not lookups.git(root) else ():
+        top = folder
+        if lookups.git(folder):
+            break
+    folders = [Path(f).resolve() for f in os.environ.get("PYTHONPATH", "").split(os.pathsep) if f]
+    return [f for f in dict.fromkeys(folders) if f != root and f.is_relative_to(top) and f.is_dir()
+            and not lookups.installed(f)]
 
 
 def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenient: bool = False,
