@@ -1561,13 +1561,14 @@ def test_a_module_of_a_project_folder_on_pythonpath_is_read_and_converted(monkey
 
         def get_loader(batch_size):
             return DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=batch_size, shuffle=True)
-        """, "elsewhere/datasets.py": "x = 1\n"})
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["elsewhere", "work/proj/core"]))
+        """, "elsewhere/datasets.py": "x = 1\n", "work/lib/datasets.py": "x = 1\n"})
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["elsewhere", "work/lib", "work/proj/core"]))
     result = convert_program(program("work/proj/scripts/train.py"))
     assert "shard_loader(DataLoader(" in result.modules["../core/datasets.py"].code
     assert "set_epoch(loader, epoch)" in result.code
-    monkeypatch.setenv("PYTHONPATH", "elsewhere")
-    assert not convert_program(program("work/proj/scripts/train.py")).modules
+    for outside in ("elsewhere", "work/lib"):  # out of the project; in the folder above it (a tool's checkout)
+        monkeypatch.setenv("PYTHONPATH", outside)
+        assert not convert_program(program("work/proj/scripts/train.py")).modules
     cli("convert", "work/proj/scripts/train.py", "-o", "out/", code=0)
     monkeypatch.setenv("PYTHONPATH", "work/proj/core")
     cli("convert", "work/proj/scripts/train.py", "-o", "out2/")

@@ -229,16 +229,18 @@ def _located(root: Path, name: str, folders: dict[Path, cst.Call], aboves: dict[
 def _on_pythonpath(root: Path, lookups: _Lookups) -> list[Path]:
     """The folders of the PYTHONPATH ddpify runs with (relative ones from the working folder), as
     the program is run with it (`PYTHONPATH=core python scripts/train.py`, the modules imported flat
-    from the repository's `core/`), that lie in the entry's project: under the folder `_above`
-    reaches, never the standard library's or the installed packages'."""
+    from the repository's `core/`), that lie in the entry's project: under the folder above the
+    entry's and the folder `_above` reaches, never the standard library's or the installed
+    packages' (a tool's own checkout on PYTHONPATH, `PYTHONPATH=~/ddpify ddpify check ../proj`, is
+    not the project's)."""
     top = root
     for folder in list(root.parents)[:lookups.reach(root)] if not lookups.git(root) else ():
         top = folder
         if lookups.git(folder):
             break
     folders = [Path(f).resolve() for f in os.environ.get("PYTHONPATH", "").split(os.pathsep) if f]
-    return [f for f in dict.fromkeys(folders) if f != root and f.is_relative_to(top) and f.is_dir()
-            and not lookups.installed(f)]
+    return [f for f in dict.fromkeys(folders) if f != root and f.is_relative_to(top) and f.is_relative_to(root.parent)
+            and f.is_dir() and not lookups.installed(f)]
 
 
 def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenient: bool = False,
