@@ -400,3 +400,22 @@ def test_a_name_bound_to_no_call_is_not_asked_what_a_call_returns(monkeypatch):
     for i in range(10):
         assert holds_wrapper(analysis.facts, analysis.models.refs, last_use(analysis.facts, f"alias{i}")) is None
     assert not asked
+
+
+def test_names_bound_to_each_other_through_calls_that_return_the_module_keep_its_class():
+    """`b = a.to("cpu")` and `a = b.float()` in a loop: each name's class is asked through the
+    other's, which 8762c4e made a question that never ended (lerobot's training script: a
+    RecursionError, `check` stopped on it); the cycle adds no class, and `Net()` stays the answer."""
+    source = textwrap.dedent("""\
+        a = Net()
+        for _ in range(2):
+            b = a.to("cpu")
+            a = b.float()
+        a(1)
+        """)
+    facts = Facts(parse_module(HEAD + NET + source))
+    call = next(c for c in facts.calls if dotted(c.func) == "a")
+    assert [c.name.value for c in facts._instances_of(call.func)] == ["Net"]
+    near = source.replace("a = b.float()", "a = make(b)")  # near miss: a value of unknown class
+    facts = Facts(parse_module(HEAD + NET + near))
+    assert facts._instances_of(next(c for c in facts.calls if dotted(c.func) == "a").func) == []

@@ -31,6 +31,14 @@ Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 SELF_RETURNING = frozenset({"to", "train", "eval", "cuda", "cpu", "float", "double", "half", "bfloat16",
                             "requires_grad_", "share_memory"})
 
+class _Cycle(list):
+    """What `Facts._instances_of` answers for a name it is already answering: no class of its own,
+    left out by the assignments that reach it again (an empty list to any other reader)."""
+
+
+_CYCLE = _Cycle()
+
+
 class File(Protocol):
     """What the facts read of one file of a program."""
 
@@ -157,6 +165,7 @@ class Facts:
         self._holding: set[cst.Name] = set()  # the names `_held_functions` is answering
         self._looking_up: set[cst.BaseExpression] = set()  # the values `_looked_up_classes` is answering
         self._itemizing: set[Ref] = set()  # the containers `_item_classes` is answering
+        self._instancing: set[Ref] = set()  # the names `_instances_of` is answering
         self._typed_parameters: dict[Ref, list[cst.ClassDef]] = {}
         self._origins: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._unpacked_memo: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
@@ -860,10 +869,20 @@ class Facts:
             return [cls] if cls is not None else self._picked_classes(func) if isinstance(func, cst.Name) else []
         # a name, or an attribute a class keeps (`self.checkpointer = checkpointer_class(path)` in `__init__`)
         ref = self.ref(expr) if isinstance(expr, cst.Name) or (dotted(expr) or "").startswith("self.") else None
+        if ref in self._instancing:  # `b = a.to(d)` and `a = b.float()`: the cycle adds no class
+            return _CYCLE
         values = [v for v in [*(v for _, v, _ in self.writes(ref)), *self.unpacked_elements(ref)]
                   if not mt.is_name(v, "None") and not self._same_module_again(v, ref)] if ref is not None else []
-        classes = [self._instances_of(v) if isinstance(v, cst.Call) else
-                   self._parameter_classes(v) if isinstance(v, cst.Name) else [] for v in values]
+        if ref is not None:
+            self._instancing.add(ref)
+        try:
+            classes = [self._instances_of(v) if isinstance(v, cst.Call) else
+                       self._parameter_classes(v) if isinstance(v, cst.Name) else [] for v in values]
+        finally:
+            self._instancing.discard(ref)
+        if classes and all(c is _CYCLE for c in classes):
+            return _CYCLE
+        classes = [c for c in classes if c is not _CYCLE]
         classes += [self._item_classes(container) for container in self._looped(ref)] if ref else []
         if not classes and ref is not None and ref.name.count(".") == 1 and ref.name.startswith("self."):
             return self._back_references.get(ref.name[len("self."):], [])
