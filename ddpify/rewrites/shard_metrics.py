@@ -154,7 +154,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
 
 
 def _read_after(facts: Facts, loop: cst.For | cst.While, sums: set[str], counts: set[str],
-                loader: cst.BaseExpression | None):
+                loader: cst.BaseExpression | None) -> tuple[
+                    list[tuple[str, cst.CSTNode]], set[str], set[str],
+                    list[tuple[str, cst.BaseExpression, cst.CSTNode]], set[str], set[str]]:
     """How the statements after the loop read its sums: (divided by the full size, with the statement;
     divided by a count of the loop, with those counts; divided by the batches the loop drew; divided
     by what ddpify cannot tell, with the divisor and the statement; read; read in a division)."""
