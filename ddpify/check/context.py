@@ -206,7 +206,7 @@ class Context:
         (`_other_choice`), or, where every wrap is accelerate's `prepare` (no test of the
         program's own guards it: it wraps where there are several processes), opposite a branch
         that reads its `.module` (`vae.module.discr if self.is_distributed else vae.discr`), or after the function unwrapped it under the wrap's test (`if args.distributed: model =
-        model.module`)? A test about an object `expr` is read from counts too (`model.base_model` on
+        model.module`; for a read in a closure, before each of the closure's calls)? A test about an object `expr` is read from counts too (`model.base_model` on
         the else of `hasattr(model, "module")`)."""
         f = self.facts
         owner = f.code(expr)
@@ -234,8 +234,21 @@ class Context:
             child = anc
         ref = f.ref(expr) if dotted(expr) else None
         return ref is not None and any(
-            f.code(value) == f"{owner}.module" and f.scope(stmt) is f.scope(expr) and f.before(stmt, expr)
-            and self._under_wrap_test(stmt, owner) for _, value, stmt in f.writes(ref))
+            f.code(value) == f"{owner}.module" and (reads := self._read_in(expr, f.scope(stmt)))
+            and all(f.before(stmt, r) for r in reads) and self._under_wrap_test(stmt, owner)
+            for _, value, stmt in f.writes(ref))
+
+    def _read_in(self, expr: cst.BaseExpression, scope) -> list[cst.CSTNode]:
+        """Where `expr` is read in the function `scope`: `expr` itself, or, read in a
+        closure of `scope` (`def time_ids(): return unet.config.dim`), every call of the closure
+        there: the closure sees the name as it is at its call."""
+        f = self.facts
+        inner = f.scope(expr)
+        if inner is scope:
+            return [expr]
+        sites: list[cst.CSTNode] = list(f.call_sites(inner)) if isinstance(inner, cst.FunctionDef) \
+            and f.scope(inner) is scope else []
+        return sites if sites and all(f.scope(site) is scope for site in sites) else []
 
     def _is_wrap_test(self, test: cst.BaseExpression) -> bool:
         """The script's wrap test, or a parameter every call passes it (`def run_step(x, model,

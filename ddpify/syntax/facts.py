@@ -268,14 +268,14 @@ class Facts:
         function calls in turn (`self._move_to_device()` ... `self._setup_ddp()` in `__init__`,
         whatever order the methods are defined in), in the order of those calls. Each side is
         followed up through the one call of its function; else source order (`strict`: else no)."""
-        up_a, up_b = self._callers_up(a, depth), self._callers_up(b, depth)
+        up_a, up_b = self.callers_up(a, depth), self.callers_up(b, depth)
         for x in up_a:
             for y in up_b:
                 if x is not y and self.scope(x) is self.scope(y):
                     return self.before(x, y)
         return not strict and self.before(a, b)
 
-    def _callers_up(self, node: cst.CSTNode, depth: int) -> list[cst.CSTNode]:
+    def callers_up(self, node: cst.CSTNode, depth: int) -> list[cst.CSTNode]:
         """`node`, the one call of its function, the one call of that call's function, ..."""
         chain = [node]
         while depth and isinstance(func := self.scope(chain[-1]), cst.FunctionDef) \

@@ -160,7 +160,9 @@ def _before_the_wrap(ctx: Context, expr: cst.BaseExpression) -> bool:
     that wraps `self.model` (`setup()` calls `on_setup()`, then `self.model = DDP(self.model)`),
     or in `__init__` before any other method of the object can have run (`self.model =
     build_model(args); self.model.backbone` there, where only `train()` ends with `self.model =
-    self.ema.module`, an average copied from the wrapper): there it is the bare model. A wrap
+    self.ema.module`, an average copied from the wrapper), also in a method whose one call is
+    there (`__init__` calls `self.reset_head(n)`, which reads `self.model.reset_head`): there it
+    is the bare model. A wrap
     is an assignment of `self.model` whose value may hold the wrapper and is not `self.model`'s
     own (`self.model = self.model.to(device)` wraps nothing)."""
     f = ctx.facts
@@ -173,7 +175,8 @@ def _before_the_wrap(ctx: Context, expr: cst.BaseExpression) -> bool:
         return True
     holders = [stmt for target, value, stmt in f.assigns if f.code(target) == own
                and ctx.holds_ddp(value) is not None and not f.code(value).startswith(own)]
-    return bool(holders) and all(_constructed_before(f, expr, stmt) for stmt in holders)
+    chain = f.callers_up(expr, 3)  # the read, the one call of its method, ...
+    return bool(holders) and all(any(_constructed_before(f, x, stmt) for x in chain) for stmt in holders)
 
 
 def _constructed_before(f, expr: cst.BaseExpression, wrap: cst.CSTNode) -> bool:
