@@ -33,7 +33,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep10c.json", 2), ("fresh_sweep11b.json", 7), ("fresh_sweep11c.json", 9),
                                         ("fresh_sweep11a.json", 8), ("fresh_sweep12c.json", 7), ("fresh_sweep12b.json", 7),
                                         ("fresh_sweep12a.json", 8), ("fresh_sweep13c.json", 7), ("fresh_sweep13b.json", 7),
-                                        ("fresh_sweep13a.json", 7), ("fresh_sweep14c.json", 7)])
+                                        ("fresh_sweep13a.json", 7), ("fresh_sweep14c.json", 7),
+                                        ("fresh_sweep14a.json", 6)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -273,6 +274,13 @@ def test_the_fourteenth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep14c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_fourteenth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep14a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep14a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 4 and not part_a & earlier
 
 
 def test_the_twelfth_sweeps_trainer_part_uses_no_repository_of_an_earlier_sweep():
