@@ -34,7 +34,7 @@ Probe = sweep.Probe
                                         ("fresh_sweep11a.json", 8), ("fresh_sweep12c.json", 7), ("fresh_sweep12b.json", 7),
                                         ("fresh_sweep12a.json", 8), ("fresh_sweep13c.json", 7), ("fresh_sweep13b.json", 7),
                                         ("fresh_sweep13a.json", 7), ("fresh_sweep14c.json", 7),
-                                        ("fresh_sweep14a.json", 6)])
+                                        ("fresh_sweep14a.json", 6), ("fresh_sweep14b.json", 9)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -297,6 +297,13 @@ def test_the_thirteenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
     assert len(part_b) >= 5 and not part_b & earlier
 
 
+def test_the_fourteenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep14b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep14b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 5 and not part_b & earlier
+
+
 def test_the_twelfth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
     part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep12a.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep12a.json"
@@ -365,6 +372,14 @@ def test_the_stand_in_torchvision_serves_transforms_v2_models_resnet_and_cifars_
                    "print(tuple(x.shape), float(x.max()), RandomPerspective(p=1.0)(x) is x, callable(torchvision.models.resnet.resnet34))\n"
                    "print(type(d.CIFAR100('r').targets).__name__, type(d.CIFAR10('r').targets[0]).__name__, type(d.MNIST('r').targets).__name__)")
     assert out.splitlines() == ["(3, 4, 5) 1.0 True True", "list int Tensor"]
+
+
+def test_the_stand_in_torchvision_resizes_a_batch_as_it_resizes_a_picture():
+    """Resize and RandomResizedCrop take [..., H, W] as the real ones do: easy_byol augments a whole
+    batch (N, C, H, W) with them; the stand-in took one (C, H, W) picture only (ValueError)."""
+    out = _stubbed("import torch\nfrom torchvision import transforms as T\n"
+                   "print(tuple(T.Resize(8)(torch.ones(2, 3, 4, 4)).shape), tuple(T.RandomResizedCrop(6)(torch.ones(3, 4, 4)).shape))")
+    assert out.split() == ["(2,", "3,", "8,", "8)", "(3,", "6,", "6)"]
 
 
 def test_the_stand_in_pil_opens_a_picture_from_a_stream():

@@ -70,7 +70,9 @@ class Resize:
             size = (self.size, round(w * self.size / h)) if h <= w else (round(h * self.size / w), self.size)
         else:
             size = tuple(self.size)
-        return F.interpolate(x.unsqueeze(0), size=size, mode="bilinear", align_corners=False).squeeze(0)
+        lead = x.shape[:-2]  # (C,) or a batch's (N, C): the real one takes [..., H, W]
+        out = F.interpolate(x.reshape(1, -1, h, w), size=size, mode="bilinear", align_corners=False)
+        return out.reshape(*lead, *size)
 
 
 Scale = Resize
