@@ -26,6 +26,7 @@ from functools import lru_cache
 import libcst as cst
 
 from ddpify.analysis import forward, objects
+from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.objects import Sites
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, param_names
@@ -1708,10 +1709,19 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Re
         return None
     later = {id(value) for _, value, stmt in facts.writes(ref) if read is not None and _only_after(facts, read, stmt)}
     returned = [r for value in calls if id(value) not in later
-                for func in facts.user_functions(value) if not _unwraps(facts, func) for r in facts.returned(func)]
+                for func in facts.user_functions(value) if not _unwraps(facts, func) and not _wraps_left_out(
+                    facts, refs, func, value) for r in facts.returned(func)]
     returned += [e for value, i in unpacked if id(value) not in later
                  and not any(_unwraps(facts, func) for func in facts.user_functions(value)) for e in facts._unpacked(value, i)]
     return MAYBE if any(_holds(facts, refs, answers, r, depth - 1) for r in returned) else None
+
+
+def _wraps_left_out(facts: Facts, refs: dict[Ref, Model], func: cst.FunctionDef, call: cst.Call) -> bool:
+    """Does `call` leave out every wrap `func` writes, each in a branch its constant arguments
+    decide against (`get_model(conf, local_rank=-1)` of a factory that wraps under `if local_rank
+    >= 0:`): it returns the bare model?"""
+    anchors = [model.anchor for r, model in refs.items() if r.scope is func]
+    return bool(anchors) and all(left_out(facts, anchor, func, call) for anchor in anchors)
 
 
 def _passed_through(facts: Facts, refs: dict[Ref, Model], answers: dict, call: cst.Call, depth: int) -> Holds | None:

@@ -29,24 +29,20 @@ runs, nor does a function called only from such a branch:
 
 Conservative: a method (reached through its class in ways no call site shows: by reference,
 by dispatch, `model(x)` running `forward`), a function with no call in the program (called from
-outside it, or only by reference), a call with a `*` or `**` argument, a parameter the function assigns, or a test that
-is not one parameter compared with constants (`==`, `!=`, `is`, `is not`, `in`, `not in`) keeps
-every branch.
+outside it, or only by reference), a function also named other than in a call (`mp.spawn(run,
+args=(world_size,))` beside `run(0, 1)`), a call with a `*` or `**` argument, a parameter the
+function assigns, or a test that is not one parameter compared with constants (`==`, `!=`, `<`,
+`<=`, `>`, `>=`, `is`, `is not`, `in`, `not in`; `ddpify.analysis.call_branches`) keeps every
+branch.
 """
 
 from __future__ import annotations
 
-import ast
-import operator
-
 import libcst as cst
 
+from ddpify.analysis.call_branches import left_out
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref
-
-_OPS = {cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.Is: lambda a, b: a is b,
-        cst.IsNot: lambda a, b: a is not b, cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b}
-_UNKNOWN = object()
+from ddpify.syntax.facts import Facts
 
 
 def never_runs(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
@@ -59,9 +55,17 @@ def never_runs(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
     if depth <= 0 or not isinstance(func, cst.FunctionDef) or facts.enclosing_class(func) is not None:
         return False
     sites = facts.entries(func)
-    if not sites or any(any(a.star for a in site.args) for site in sites):
+    if not sites or any(any(a.star for a in site.args) for site in sites) or _passed_by_name(facts, func):
         return False
     return all(left_out(facts, node, func, site) or never_runs(facts, site, depth - 1) for site in sites)
+
+
+def _passed_by_name(facts: Facts, func: cst.FunctionDef) -> bool:
+    """Is `func` named other than as the function of a call (`mp.spawn(run, ...)`, `Thread(target=
+    run)`): run from there with arguments no call site shows?"""
+    name = func.name.value
+    return any(n is not func.name and not (isinstance(parent := facts.parent(n), cst.Call) and parent.func is n)
+               for n in facts.references(facts.module, name))
 
 
 def _after_an_exit(facts: Facts, node: cst.CSTNode) -> bool:
@@ -94,65 +98,3 @@ def _under_false_flag(facts: Facts, node: cst.CSTNode) -> bool:
             if sources and all(mt.is_name(s, "False") for s in sources):
                 return True
     return False
-
-
-def left_out(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef, site: cst.Call) -> bool:
-    """Does the call `site` of `func` leave out a branch of `func` around `node` (`if model is not
-    None:` or `if model:` with `model` left at its default None; `if backend == "tflite":`)?"""
-    return not any(a.star for a in site.args) and any(
-        _decided(facts, func, site, test) is (not taken) for test, taken in _branches(facts, node, func))
-
-
-def _branches(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> list[tuple[cst.BaseExpression, bool]]:
-    """The tests of the `if`s of `func` around `node`, each with the value it must have for `node`
-    to run (True in the body, False in the `else` or `elif`)."""
-    found = []
-    for anc in facts.ancestors(node):
-        if anc is func:
-            break
-        if isinstance(anc, cst.If) and anc.orelse is not None and facts.is_inside(node, anc.orelse):
-            found.append((anc.test, False))
-        elif isinstance(anc, cst.If) and facts.is_inside(node, anc.body):
-            found.append((anc.test, True))
-    return found
-
-
-def _decided(facts: Facts, func: cst.FunctionDef, site: cst.Call, test: cst.BaseExpression) -> object:
-    """The value of `test` for the call `site`, when it compares one parameter of `func` that the
-    call gives a constant (`backend == "torch"`), or tests one for truth (`if model:`); `_UNKNOWN`
-    otherwise."""
-    if type(test) is cst.Name:
-        value = _argument(facts, func, site, test.value)
-        return _UNKNOWN if value is _UNKNOWN else bool(value)
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or not isinstance(test.left, cst.Name):
-        return _UNKNOWN
-    target = test.comparisons[0]
-    op, right = _OPS.get(type(target.operator)), _constant(target.comparator)
-    value = _argument(facts, func, site, test.left.value)
-    if op is None or right is _UNKNOWN or value is _UNKNOWN:
-        return _UNKNOWN
-    try:
-        return bool(op(value, right))
-    except TypeError:
-        return _UNKNOWN
-
-
-def _argument(facts: Facts, func: cst.FunctionDef, site: cst.Call, name: str) -> object:
-    """The constant the call passes for parameter `name` (its default when it passes nothing);
-    `_UNKNOWN` when it is no constant, or the function assigns the parameter."""
-    params = [p for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
-              if p.name.value == name]
-    if not params or facts.writes(Ref(func, name)):
-        return _UNKNOWN
-    passed = facts.argument_for(site, func, name)
-    if passed is None:
-        return _constant(params[0].default) if params[0].default is not None else _UNKNOWN
-    return _constant(passed)
-
-
-def _constant(expr: cst.BaseExpression) -> object:
-    """The value of a literal (`"torch"`, `None`, `("tf", "tflite")`); `_UNKNOWN` for anything else."""
-    try:
-        return ast.literal_eval(cst.Module([]).code_for_node(expr))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _UNKNOWN

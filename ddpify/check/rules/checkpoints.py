@@ -8,7 +8,8 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Ref, param_names
-from ddpify.check.branches import left_out, never_runs
+from ddpify.analysis.call_branches import left_out
+from ddpify.check.branches import never_runs
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.analysis.same_values import reads_saved_state

@@ -6,9 +6,9 @@ from typing import Callable, Iterator
 
 import libcst as cst
 
+from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, prepares
 from ddpify.analysis.objects import of
-from ddpify.check.branches import left_out
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.syntax import matchers as mt

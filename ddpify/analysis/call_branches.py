@@ -1,0 +1,97 @@
+"""Which branches of a function one call of it takes, where the call decides them by constants.
+
+A helper's branch that compares a parameter with a constant (or tests it for truth) runs for a
+call only where the value the call passes (or the parameter's default, when it passes nothing)
+makes the test true:
+
+    def get_model(conf, local_rank=-1):
+        model = Net(conf)
+        if local_rank >= 0:
+            model = DistributedDataParallel(model, device_ids=[local_rank])   # not for the call below
+        return model
+
+    model_ema = get_model(conf, local_rank=-1)
+
+`ddpify check` asks it to drop a finding in a branch no call takes (`ddpify.check.branches`), and
+`holds_wrapper` to tell that a factory's result is bare for a call that leaves out every wrap it
+writes. A test that is not one parameter compared with a constant (`==`, `!=`, `<`, `<=`, `>`,
+`>=`, `is`, `is not`, `in`, `not in`), a parameter the function assigns, or a call with a `*` or
+`**` argument decides nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+
+import libcst as cst
+
+from ddpify.syntax.facts import Facts, Ref
+
+_OPS = {cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.Is: lambda a, b: a is b,
+        cst.IsNot: lambda a, b: a is not b, cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
+        cst.LessThan: operator.lt, cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt,
+        cst.GreaterThanEqual: operator.ge}
+_UNKNOWN = object()
+
+
+def left_out(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef, site: cst.Call) -> bool:
+    """Does the call `site` of `func` leave out a branch of `func` around `node` (`if model is not
+    None:` or `if model:` with `model` left at its default None; `if backend == "tflite":`)?"""
+    return not any(a.star for a in site.args) and any(
+        _decided(facts, func, site, test) is (not taken) for test, taken in _branches(facts, node, func))
+
+
+def _branches(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> list[tuple[cst.BaseExpression, bool]]:
+    """The tests of the `if`s of `func` around `node`, each with the value it must have for `node`
+    to run (True in the body, False in the `else` or `elif`)."""
+    found = []
+    for anc in facts.ancestors(node):
+        if anc is func:
+            break
+        if isinstance(anc, cst.If) and anc.orelse is not None and facts.is_inside(node, anc.orelse):
+            found.append((anc.test, False))
+        elif isinstance(anc, cst.If) and facts.is_inside(node, anc.body):
+            found.append((anc.test, True))
+    return found
+
+
+def _decided(facts: Facts, func: cst.FunctionDef, site: cst.Call, test: cst.BaseExpression) -> object:
+    """The value of `test` for the call `site`, when it compares one parameter of `func` that the
+    call gives a constant (`backend == "torch"`), or tests one for truth (`if model:`); `_UNKNOWN`
+    otherwise."""
+    if type(test) is cst.Name:
+        value = _argument(facts, func, site, test.value)
+        return _UNKNOWN if value is _UNKNOWN else bool(value)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or not isinstance(test.left, cst.Name):
+        return _UNKNOWN
+    target = test.comparisons[0]
+    op, right = _OPS.get(type(target.operator)), _constant(target.comparator)
+    value = _argument(facts, func, site, test.left.value)
+    if op is None or right is _UNKNOWN or value is _UNKNOWN:
+        return _UNKNOWN
+    try:
+        return bool(op(value, right))
+    except TypeError:
+        return _UNKNOWN
+
+
+def _argument(facts: Facts, func: cst.FunctionDef, site: cst.Call, name: str) -> object:
+    """The constant the call passes for parameter `name` (its default when it passes nothing);
+    `_UNKNOWN` when it is no constant, or the function assigns the parameter."""
+    params = [p for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+              if p.name.value == name]
+    if not params or facts.writes(Ref(func, name)):
+        return _UNKNOWN
+    passed = facts.argument_for(site, func, name)
+    if passed is None:
+        return _constant(params[0].default) if params[0].default is not None else _UNKNOWN
+    return _constant(passed)
+
+
+def _constant(expr: cst.BaseExpression) -> object:
+    """The value of a literal (`"torch"`, `None`, `("tf", "tflite")`); `_UNKNOWN` for anything else."""
+    try:
+        return ast.literal_eval(cst.Module([]).code_for_node(expr))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _UNKNOWN
