@@ -209,21 +209,29 @@ class Ranks:
         return ranks_by_role(self.facts)
 
     @cached_property
-    def rank_tables(self) -> frozenset[str]:
+    def rank_tables(self) -> frozenset[tuple[str, str | None]]:
         """The lists the script takes its process's rank from by index (`init_process_group(...,
         rank=opt.gpu_ranks[device_id])`): `opt.gpu_ranks`. An item of one is a rank wherever the
         program reads it at an index that is not a constant (`gpu_rank = opt.gpu_ranks[device_id]` in
-        another module: `if gpu_rank <= 0:` is a rank test; `rank_item`)."""
+        another module: `if gpu_rank <= 0:` is a rank test; `rank_item`). Each with the key of the
+        entry where the rank is taken at a constant one (`rank=config["rank"]`: `("config",
+        "rank")`), else None: of such a mapping only that entry is the rank, not
+        `config["data_loader"]`."""
         f = self.facts
-        return frozenset(table for call in f.calls if f.qualify(call.func) in RANK_TAKERS
+        return frozenset((table, _constant_key(arg.value)) for call in f.calls if f.qualify(call.func) in RANK_TAKERS
                          and (arg := mt.keyword(call, "rank")) is not None and isinstance(arg.value, cst.Subscript)
                          and (table := dotted(arg.value.value)) is not None)
 
     def rank_item(self, expr: cst.CSTNode) -> bool:
         """An item of a rank table (`rank_tables`) at an index that is not a constant:
-        `opt.gpu_ranks[device_id]` (not `opt.gpu_ranks[0]`, the same on every process)."""
-        return isinstance(expr, cst.Subscript) and dotted(expr.value) in self.rank_tables and not all(
-            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Integer) for e in expr.slice)
+        `opt.gpu_ranks[device_id]` (not `opt.gpu_ranks[0]`, the same on every process), or the
+        entry of a mapping the rank is taken from (`config["rank"]`, not `config["data_loader"]`)."""
+        if not isinstance(expr, cst.Subscript) or (table := dotted(expr.value)) is None:
+            return False
+        key = _constant_key(expr)
+        return (table, None) in self.rank_tables and not all(
+            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Integer) for e in expr.slice) \
+            or key is not None and (table, key) in self.rank_tables
 
     def rank_name(self, expr: cst.CSTNode) -> bool:
         """Is this name a rank: by its words (`rank`, `local_rank`, `is_main_process`) or by its
@@ -1145,3 +1153,8 @@ def ranks_by_role(facts: Facts) -> frozenset[Ref]:
                     found.add(Ref(func, params[0].name.value))
     return frozenset(found)
 
+
+def _constant_key(item: cst.Subscript) -> str | None:
+    """The string an item is taken at (`config["rank"]`: "rank"), else None."""
+    index = item.slice[0].slice if len(item.slice) == 1 else None
+    return string_value(index.value) if isinstance(index, cst.Index) else None
