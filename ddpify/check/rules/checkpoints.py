@@ -53,7 +53,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     conditional expression on the rank, `SummaryWriter(d) if rank == 0 else None`; not for a path
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`; not a write told whether this is the main process,
-    `save_pretrained(d, is_main_process=accelerator.is_main_process)`): not under a rank test, not after an early
+    `save_pretrained(d, is_main_process=accelerator.is_main_process)`; not a method of an object that every
+    rank but one has replaced with an object of another class, `else: saver = NoOp()` of `if rank == 0:`,
+    before `saver.save(model)`): not under a rank test, not after an early
     `if rank != 0: return`, not under a flag only ever set to `False`, not in a branch that ends the
     process under a test that can differ between processes (a crash dump of a process whose own loss
     is not finite, then `sys.exit(1)`: only the failing processes write it), not where only a run of one process gets (`if args.local_rank == -1:`,
@@ -80,7 +82,7 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
         if ctx.ranks.on_some_ranks(call) and not ctx.ranks.all_but_one(call) \
                 or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
                 or isinstance(func, cst.FunctionDef) and f.entries(func) and all(
-                    ctx.ranks.on_some_ranks(site) or left_out(f, call, func, site) for site in f.entries(func)) \
+                    _on_one_rank(ctx, site, func) or left_out(f, call, func, site) for site in f.entries(func)) \
                 or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call) \
                 or ctx.ranks.main_first(call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call):
             continue
@@ -129,7 +131,7 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode, depth: int = 3) -> list[
                 continue
             seen.add(func)
             for site in f.call_sites(func):
-                if ctx.ranks.on_some_ranks(site) or ctx.ranks.undistributed(site) or ctx.ranks.main_first(site) \
+                if _on_one_rank(ctx, site, func) or ctx.ranks.undistributed(site) or ctx.ranks.main_first(site) \
                         or func is f.scope(call) and left_out(f, call, func, site):
                     continue
                 if f.program.part_of(site, f.parents) is not home:
@@ -138,6 +140,25 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode, depth: int = 3) -> list[
                     reached.append(f.scope(site))
         frontier = reached
     return found
+
+
+def _on_one_rank(ctx: Context, site: cst.Call, func: cst.FunctionDef) -> bool:
+    """Does the call `site` of `func` run it on some ranks only: under a rank test, or through an
+    object that every rank but one has rebound to an object of another class of the program
+    before the call (`if rank == 0: saver = Saver(d)` / `else: saver = NoOp()`, then
+    `saver.save(model)`: the no-op object's method writes nothing)?"""
+    if ctx.ranks.on_some_ranks(site):
+        return True
+    f = ctx.facts
+    owner = site.func.value if isinstance(site.func, cst.Attribute) and dotted(site.func.value) else None
+    ref = f.ref(owner) if owner is not None else None
+    if ref is None or (cls := f.enclosing_class(func)) is None:
+        return False
+    writes = [(value, stmt) for _, value, stmt in f.writes(ref) if f.scope(stmt) is f.scope(site) and f.before(stmt, site)]
+    flow = objects_of(f)
+    return any(isinstance(value, cst.Call) and ctx.ranks.all_but_one(value) and (other := flow.constructs(value)) is not None
+               and other is not cls and not any(f.before(stmt, later) for _, later in writes)
+               for value, stmt in writes)
 
 
 def _file_writes(ctx: Context):
