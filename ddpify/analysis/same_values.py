@@ -329,7 +329,7 @@ class SameValues:
                         if p.name.value == param), None)
         passed = [(c, f.argument_for(c, func, param) or default or self._from_decorator(c, func, param)) for c in sites]
         return bool(sites) and all(p is not None and (mt.is_parse_args(p) or self._core(p, proving))
-                                   or p is None and self._decorator_fills(c, func, param) for c, p in passed)
+                                   or p is None and self._filled_elsewhere(c, func, param) for c, p in passed)
 
     def _loop_targets(self, ref: Ref) -> list[cst.For]:
         """The loops that bind `ref` in their target, not to a count (`Facts.loops_binding`)."""
@@ -793,7 +793,7 @@ class SameValues:
         passed = [(call, f.argument_for(call, ref.scope, ref.name) or self._from_decorator(call, ref.scope, ref.name))
                   for call in sites]
         return all(p is not None and self._configuration(p, depth if dotted(p) else depth - 1, seen)
-                   or p is None and self._decorator_fills(call, ref.scope, ref.name) for call, p in passed)
+                   or p is None and self._filled_elsewhere(call, ref.scope, ref.name) for call, p in passed)
 
     def _loads_one_file(self, call: cst.Call) -> bool:
         """`torch.load(path)`, `torch.load(f)` of an opened file: every process reads the same
@@ -904,7 +904,7 @@ class SameValues:
             return not self.ranks.entry_point(ref.scope) and not rank_word(cst.Name(ref.name)) \
                 and ref not in self.ranks.ranks_by_role
         passed = [(call, self._passed(call, ref.scope, ref.name)) for call in sites]
-        return all(p is not None and self._shared(p, proving) or p is None and self._decorator_fills(
+        return all(p is not None and self._shared(p, proving) or p is None and self._filled_elsewhere(
             call, ref.scope, ref.name) for call, p in passed)
 
     def _launched_with(self, func: cst.FunctionDef, param: str) -> list[cst.BaseExpression]:
@@ -931,6 +931,19 @@ class SameValues:
                 return []
             given.append(items.value.elements[at].value)
         return given
+
+    def _filled_elsewhere(self, call: cst.Call, func: cst.FunctionDef, param: str) -> bool:
+        """Where `call` names no value for `param`: does the run's configuration fill it, through
+        a library decorator of `func` (`_decorator_fills`) or through the call's `**` of the
+        configuration (`main(**OmegaConf.load(args.config))`, `train(**vars(args))`: an entry of
+        it, else the parameter's default, which must be configuration too)?"""
+        if self._decorator_fills(call, func, param):
+            return True
+        stars = [a.value for a in call.args if a.star]
+        default = next((p.default for p in (*func.params.params, *func.params.kwonly_params)
+                        if p.name.value == param), None)
+        return any(a.star == "**" for a in call.args) and self.facts.argument_for(call, func, param) is None \
+            and all(self._configuration(v) for v in stars) and (default is None or self._configuration(default))
 
     def _decorator_fills(self, call: cst.Call, func: cst.FunctionDef, param: str) -> bool:
         """Does the decorator of `func` pass the parameter that `call` leaves out (no argument, no
