@@ -1009,6 +1009,31 @@ class Facts:
         and what is the same on every process (a list filled with shared values)."""
         return self._filled.get(ref, [])
 
+    def unpacked_entries(self, call: cst.Call, key: str) -> list[cst.BaseExpression]:
+        """The values `call` may pass as its keyword `key` through a `**mapping` argument: the entry
+        `key` of the dicts the mapping's name is bound to (written out, or `dict(key=...)`), and of
+        what `.update(...)`s of that name merge in (a dict written out, a keyword argument, another
+        such name): `DataLoader(ds, **train_kwargs)` after `train_kwargs.update(cuda_kwargs)` with
+        `cuda_kwargs = {"shuffle": True}`. Empty where no such entry is written."""
+        return [v for arg in call.args if arg.star == "**" for v in self._mapping_entries(arg.value, key, 3)]
+
+    def _mapping_entries(self, expr: cst.BaseExpression, key: str, depth: int) -> list[cst.BaseExpression]:
+        if isinstance(expr, cst.Dict):
+            return [e.value for e in expr.elements if isinstance(e, cst.DictElement) and mt.string_value(e.key) == key]
+        if isinstance(expr, cst.Call) and mt.is_call_of(expr, "dict"):
+            return [a.value for a in expr.args if a.keyword is not None and a.keyword.value == key] + [
+                v for a in expr.args if a.keyword is None for v in self._mapping_entries(a.value, key, depth)]
+        ref = self.ref(expr) if depth and dotted(expr) else None
+        if ref is None:
+            return []
+        found = [v for source in self.sources(ref) for v in self._mapping_entries(source, key, depth - 1)]
+        for a in (a for method, update in self.filled(ref) if method == "update" for a in update.args):
+            if a.keyword is None:
+                found += self._mapping_entries(a.value, key, depth - 1)
+            elif a.keyword.value == key:
+                found.append(a.value)
+        return found
+
     @cached_property
     def _filled(self) -> dict[Ref, list[tuple[str, cst.Call]]]:
         index: dict[Ref, list[tuple[str, cst.Call]]] = defaultdict(list)

@@ -128,14 +128,16 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
         loader = DataLoader(train_set, sampler=DistributedSampler(train_set))
 
     A DataLoader takes its order from the sampler; `shuffle=True` next to `sampler=` (or
-    `batch_sampler=`), by name or by place (`DataLoader(train_set, 64, True, sampler=...)`), raises
+    `batch_sampler=`), by name or by place (`DataLoader(train_set, 64, True, sampler=...)`), or as an
+    entry of a mapping it unpacks (`DataLoader(train_set, **train_kwargs, sampler=...)` after
+    `train_kwargs.update(cuda_kwargs)` with `cuda_kwargs = {"shuffle": True}`), raises
     "sampler option is mutually exclusive with shuffle". The
     DistributedSampler shuffles already (its `shuffle=True` default). `--fix` keeps the order of
     every configuration the script has: `shuffle=(sampler is None)` where the sampler may be
     `None` (a single process still shuffles; also a sampler from a helper that may return `None`),
     `shuffle=not distributed` for
     `sampler=DistributedSampler(ds) if distributed else None`, and removes `shuffle=True` where
-    the sampler is always built.
+    the sampler is always built (not where the mapping passes it: no fix is offered there).
     """
     f = ctx.facts
     for call in ctx.script.calls_of(LOADER):
@@ -147,6 +149,20 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
                 "sampler" if sampler is mt.loader_arg(call, "sampler") else "batch_sampler"
             yield Hit(shuffle, f"shuffle=True with {kind}=: DataLoader raises ValueError; the sampler decides "
                                "the order", _shuffle_fix(f, call, shuffle, sampler.value) if shuffle.keyword else None)
+        elif shuffle is None and any(mt.is_literal_true(v) for v in f.unpacked_entries(call, "shuffle")):
+            kind = next((k for k in ("sampler", "batch_sampler") if any(
+                not mt.is_name(v, "None") for v in _given(f, call, k))), None)
+            if kind is not None:  # `DataLoader(ds, **train_kwargs, sampler=s)` after `train_kwargs.update(shuffle=True)`
+                star = next(a for a in call.args if a.star == "**")
+                yield Hit(star, f"`{f.code(star.value)}` passes shuffle=True with {kind}=: DataLoader raises "
+                                "ValueError; the sampler decides the order")
+
+
+def _given(f, call: cst.Call, name: str) -> list[cst.BaseExpression]:
+    """What a `DataLoader(...)` call is given as `name`: by keyword or place, or as an entry of a
+    `**mapping` it unpacks (`Facts.unpacked_entries`)."""
+    arg = mt.loader_arg(call, name)
+    return [arg.value] if arg is not None else f.unpacked_entries(call, name)
 
 
 def _shuffle_fix(f, call: cst.Call, shuffle: cst.Arg, sampler: cst.BaseExpression):
@@ -375,14 +391,11 @@ def _evaluated_through_factory(ctx: Context, sampler: cst.Call) -> bool:
 
 def _sampler_args(f, loader: cst.Call) -> list[cst.BaseExpression]:
     """What a `DataLoader(...)` call is given as its sampler: `sampler=`/`batch_sampler=`, or the
-    entry `"sampler"` of a dict written out and passed as `**loader_args`."""
-    found = [a.value for a in (mt.keyword(loader, "sampler"), mt.keyword(loader, "batch_sampler")) if a is not None]
-    for arg in loader.args:
-        ref = f.ref(arg.value) if arg.star == "**" and dotted(arg.value) else None
-        for source in f.sources(ref) if ref is not None else ():
-            found += [e.value for e in source.elements if isinstance(e, cst.DictElement) and isinstance(
-                e.key, cst.SimpleString) and e.key.evaluated_value in ("sampler", "batch_sampler")] \
-                if isinstance(source, cst.Dict) else []
+    entry `"sampler"` of a mapping it unpacks (`**loader_args`, `Facts.unpacked_entries`)."""
+    found: list[cst.BaseExpression] = []
+    for name in ("sampler", "batch_sampler"):
+        arg = mt.keyword(loader, name)
+        found += [arg.value] if arg is not None else f.unpacked_entries(loader, name)
     return found
 
 
