@@ -420,20 +420,36 @@ class SameValues:
         return any(rank_key(n) if isinstance(n, cst.Subscript) else (ref := f.ref(n)) is not None and any(
             self.ranks.rank_dependent(v) for v in self.ranks.attribute_of_passed(ref)) for n in nodes)
 
-    def _reads_rank_by_role(self, test: cst.CSTNode, depth: int = 2) -> bool:
+    def _reads_rank_by_role(self, test: cst.CSTNode) -> bool:
         """Does `test` read a rank by role, or a name assigned from one (`is_main = device_id in
         {0, None}` where `init_process_group(rank=device_id)`: `device_id` defaults to None on a
         one-process run, but the flag still differs by process)? A rank that only places a value
         on this process's GPU (`loss.detach().to(rank)`, `torch.tensor(..., device=rank)`) is no
-        part of the value (`read_names`): a flag built so and then all-reduced is shared."""
+        part of the value (`read_names`): a flag built so and then all-reduced is shared.
+
+        Each expression is answered once per question, at each depth (`_role_read`): the sources
+        of a name that reads itself (`cfg = ...`, then `cfg["x"] = f(cfg)` a hundred times) are
+        met again through each other, and asking each again multiplied the walks by their number
+        per level (RPipe's train_model.py: 20,839 questions, 94 distinct). Kept no longer than
+        the question: a `len()` of data inside asks `rank_dependent`, whose answer may differ with
+        the names being followed, and those stay the same only while the question lasts."""
+        return self._role_read(test, 2, {})
+
+    def _role_read(self, test: cst.CSTNode, depth: int, answers: dict) -> bool:
+        key = (test, depth)
+        if key not in answers:
+            answers[key] = self._role_read_afresh(test, depth, answers)
+        return answers[key]
+
+    def _role_read_afresh(self, test: cst.CSTNode, depth: int, answers: dict) -> bool:
         if isinstance(test, cst.BooleanOperation):  # `RANK > -1 and self.world_size > 1`: each side
-            return any(self._reads_rank_by_role(side, depth) for side in (test.left, test.right))
+            return any(self._role_read(side, depth, answers) for side in (test.left, test.right))
         if self.ranks.asks_distributed(test):
             return False  # `RANK > -1`: whether the run is distributed, not which rank this is
         nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else self._read_for_rank(test)
         refs = [r for r in map(self.facts.ref, nodes) if r is not None]
         return any(r in self.ranks.ranks_by_role for r in refs) or depth > 0 and any(
-            self._reads_rank_by_role(s, depth - 1) for r in refs for s in self.facts.sources(r)
+            self._role_read(s, depth - 1, answers) for r in refs for s in self.facts.sources(r)
             if (not isinstance(s, (cst.Name, cst.Attribute)) or self.facts.ref(s) != r) and not self._reads_file(s))
 
     def _read_for_rank(self, test: cst.CSTNode) -> list[cst.CSTNode]:
