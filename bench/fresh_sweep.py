@@ -270,7 +270,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
             return row
         report = json.loads(proc.stdout)
         row["report"] = _report_summary(report)
-        row["speed"] = speed(src / entry)
+        row["speed"] = speed(src / entry, _installed(program, src))
         converted = out_dir / _output_name(src, entry)
         if not converted.exists():
             converted = src / entry  # left unchanged: run the original file
@@ -660,13 +660,14 @@ def _relative(path: Path, copies: dict[Path, Path], src: Path, entry: str) -> st
 
 # --------------------------------------------------------------------------- speed
 
-def speed(entry: Path, reps: int = 3) -> dict:
-    """Files and lines the conversion reads (a notebook's included: the modules it imports); its
-    in-process CPU time against LibCST's parse + codegen of those files (bench/real_speed.py)."""
+def speed(entry: Path, pythonpath: list[Path], reps: int = 3) -> dict:
+    """Files and lines the conversion reads (a notebook's included: the modules it imports; with
+    the program's `pythonpath` folders on PYTHONPATH, as it was converted); its in-process CPU
+    time against LibCST's parse + codegen of those files (bench/real_speed.py)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from real_speed import measure
 
-    found = measure(entry, reps)
+    found = measure(entry, reps, tuple(pythonpath))
     return {"files": found["files"], "lines": found["lines"], "convert_s": round(found["convert_s"], 3),
             "floor_s": round(found["floor_s"], 3), "ratio": found["ratio"]}
 

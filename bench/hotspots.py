@@ -5,9 +5,10 @@
 Converts ENTRY (a script or a notebook, with the project modules it imports, as `ddpify convert
 ENTRY` does: bench/real_speed.py's `jobs`) once to warm up, then REPS times (default 1) under
 cProfile, and prints ddpify's TOP (default 25) functions by cumulative time, as a share of the
-conversion's total: `cum` includes what the function calls (libcst included), `self` is its own
-code. cProfile slows LibCST's many small calls more than plain Python, and its native parser not
-at all, so read shares, not seconds (bench/phases.py times the phases without a profiler).
+conversion's total, in CPU time (`time.process_time`: the machine is shared): `cum` includes
+what the function calls (libcst included), `self` is its own code. cProfile slows LibCST's many
+small calls more than plain Python, and its native parser not at all, so read shares, not
+seconds (bench/phases.py times the phases without a profiler).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import cProfile
 import pstats
 import sys
+import time
 from pathlib import Path
 
 import ddpify
@@ -28,7 +30,7 @@ def main(path: str, reps: int = 1, top: int = 25) -> None:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     convert, _, files, lines = jobs(Path(path))
     convert()
-    profile = cProfile.Profile()
+    profile = cProfile.Profile(time.process_time)
     profile.enable()
     for _ in range(reps):
         convert()

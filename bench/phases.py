@@ -77,7 +77,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args()
     install()
-    pairs = [jobs(entry)[:2] for _, entry in entries(args.paths, None, None)]
+    pairs = [jobs(entry)[:2] for _, entry, _ in entries(args.paths, None, None)]
     for convert, floor in pairs:
         convert(), floor()
     SPENT.clear()

@@ -7,8 +7,10 @@ Each ENTRY (a script or a notebook; a FOLDER gives its `*.py` and `*.ipynb`, not
 each program of a fresh-sweep manifest (`bench/fresh_sweep2.json`, built under `--root`, as
 `bench/fresh_sweep.py build` lays them out: ROOT/NAME/ENTRY) is converted as `ddpify convert
 ENTRY` converts it: `load` + `convert_program`, with the project modules it imports; a notebook's
-code cells first (`to_script`), then the modules it imports, as the CLI does since 0015. The
-floor is LibCST's `parse_module(...).code` of every file read (a notebook: its cells' script).
+code cells first (`to_script`), then the modules it imports, as the CLI does since 0015; a
+manifest program with the manifest's `pythonpath` folders as PYTHONPATH, as the sweep converts
+it (a project folder there is read: decision 0087). The floor is LibCST's
+`parse_module(...).code` of every file read (a notebook: its cells' script).
 Both run once untimed (lazy imports, first-call caches), then REPS times each, alternately, timed
 with `time.process_time` (CPU: the machine is shared; wall time counts the other jobs), under
 the garbage collector's settings of the `ddpify` command (`ddpify.cli.collect_less`; before
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -37,10 +40,12 @@ from ddpify.inputs.program import load
 from ddpify.syntax.parse import RECURSION_LIMIT
 
 
-def jobs(entry: Path):
-    """(convert, floor, files read, lines read) for `entry`: the two functions timed (under the
-    command's garbage collector settings from here on)."""
+def jobs(entry: Path, pythonpath: tuple[Path, ...] | None = None):
+    """(convert, floor, files read, lines read) for `entry`, converted with `pythonpath` as
+    PYTHONPATH (None: this process's): the two functions timed (under the command's garbage
+    collector settings from here on)."""
     collect_less()
+    told = os.environ.get("PYTHONPATH", "") if pythonpath is None else os.pathsep.join(map(str, pythonpath))
     if is_notebook(entry.name):
         from ddpify.inputs.notebook import to_script
 
@@ -51,8 +56,10 @@ def jobs(entry: Path):
             return entry.read_bytes()
 
     def convert():
+        os.environ["PYTHONPATH"] = told
         convert_program(load(entry, code()))
 
+    os.environ["PYTHONPATH"] = told
     parts = load(entry, code()).parts
     # as LibCST is given them: a file whose tab indentation its tokenizer cannot read, expanded
     sources = [_expand_indentation(part.data) or part.data for part in parts]
@@ -64,9 +71,9 @@ def jobs(entry: Path):
     return convert, floor, len(sources), sum(len(data.splitlines()) for data in sources)
 
 
-def measure(entry: Path, reps: int) -> dict:
+def measure(entry: Path, reps: int, pythonpath: tuple[Path, ...] | None = None) -> dict:
     """Files and lines read; medians of CPU seconds of the conversion and of the floor; the ratio."""
-    convert, floor, files, lines = jobs(entry)
+    convert, floor, files, lines = jobs(entry, pythonpath)
     times: dict = {convert: [], floor: []}
     convert(), floor()  # warm-up
     for rep in range(reps):
@@ -79,17 +86,20 @@ def measure(entry: Path, reps: int) -> dict:
             "floor_s": round(base, 4), "ratio": round(ours / base, 2)}
 
 
-def entries(paths: list[Path], manifest: Path | None, root: Path | None) -> list[tuple[str, Path]]:
-    """(name, entry) for each path (a folder: its scripts and notebooks) and manifest program."""
+def entries(paths: list[Path], manifest: Path | None, root: Path | None) -> list[tuple[str, Path, tuple | None]]:
+    """(name, entry, PYTHONPATH folders) for each path (a folder: its scripts and notebooks; None:
+    this process's PYTHONPATH) and manifest program (its `pythonpath`, folders of its copy)."""
     found = []
     for path in paths:
         if path.is_dir():
-            found += [(p.stem, p) for p in sorted(path.iterdir()) if p.suffix in (".py", ".ipynb")]
+            found += [(p.stem, p, None) for p in sorted(path.iterdir()) if p.suffix in (".py", ".ipynb")]
         else:
-            found.append((path.stem, path))
+            found.append((path.stem, path, None))
     if manifest is not None:
         for program in json.loads(manifest.read_text())["programs"]:
-            found.append((program["name"], root / program["name"] / program["entry"]))
+            copy = root / program["name"]
+            found.append((program["name"], copy / program["entry"],
+                          tuple(copy / folder for folder in program.get("pythonpath", []))))
     return found
 
 
@@ -105,8 +115,8 @@ def main() -> None:
         parser.error("--manifest needs --root")
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     rows = []
-    for name, entry in entries(args.paths, args.manifest, args.root):
-        row = {"name": name, **measure(entry, args.reps)}
+    for name, entry, pythonpath in entries(args.paths, args.manifest, args.root):
+        row = {"name": name, **measure(entry, args.reps, pythonpath)}
         rows.append(row)
         print(f"{name:24} {row['files']:3} files {row['lines']:6} lines  convert {row['convert_s']:.3f} s  "
               f"floor {row['floor_s']:.3f} s  ratio {row['ratio']:.2f}", flush=True)
