@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 import libcst as cst
@@ -230,7 +231,8 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     sd.update({f"{name}.lora.{k}": v ...})`, `sd[name] = p`; also in a helper of another module
     that the wrapper is handed to), not for a name with the prefix taken off first (`name[7:]`).
     Not reported where the script resumes by loading a checkpoint, as read, back
-    into the same wrapper (its own resume expects the `module.` keys; an entry of the load, a
+    into the same wrapper, in a file that resume may read (its own resume expects the `module.`
+    keys; still reported for `best_{epoch}.pth` where the resume reads `latest.pth`; an entry of the load, a
     comprehension that keeps its keys, a conversion of it, not a dict made later for a save),
     also through a function of the program that does so on a parameter or a `**kwargs` value it
     is given (`restart(path, state_dict=model)`), or
@@ -251,6 +253,8 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
         saved = mt.positional(call, 0)
         if saved is None:
             continue
+        path = mt.positional(call, 1) or mt.keyword(call, "f")
+        resumes = {name for name, loads in resumed.items() if _may_read(f, loads, path.value if path else None)}
         # the saved object, or the `state_dict()`s it is made of, followed through names
         # (`state = {"model": model.state_dict()}` ... `torch.save(state, path)`)
         candidates = [saved.value] if dotted(saved.value) else []
@@ -258,13 +262,13 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
             candidates += [c.func.value for c in f.calls_in(built) if mt.is_method_call(c, "state_dict")]
         for expr in dict.fromkeys(candidates):
             holds = ctx.holds_ddp(expr)
-            if holds is None or f.code(expr) in resumed or ctx.unwrapped_here(expr):
+            if holds is None or f.code(expr) in resumes or ctx.unwrapped_here(expr):
                 continue
             what = "the DDP wrapper" if expr is saved.value else f"`{f.code(expr)}.state_dict()`, whose keys start with `module.`"
             yield Hit(expr, f"this checkpoint saves {what}: it does not load into the model itself; save "
                             f"`{f.code(expr)}.module`", _module_of(expr) if holds == WRAPPER else None)
         for expr, method in _keyed_by_wrapper_names(ctx, saved.value):
-            if f.code(expr) not in resumed and not ctx.unwrapped_here(expr):
+            if f.code(expr) not in resumes and not ctx.unwrapped_here(expr):
                 yield Hit(expr, f"this checkpoint's keys are names from `{f.code(expr)}.{method}()` of the DDP wrapper, "
                                 f"which start with `module.`: it does not load into the model itself; iterate "
                                 f"`{f.code(expr)}.module.{method}()`")
@@ -384,24 +388,90 @@ def _as_is(key: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
-def _resumed_into_wrapper(ctx: Context) -> set[str]:
+def _resumed_into_wrapper(ctx: Context) -> dict[str, list[cst.BaseExpression | None]]:
     """The wrappers the script loads a checkpoint back into as it was read
     (`model.load_state_dict(torch.load(path)["model"])`, `model` being the wrapper, on every path
     or on the same paths as the save: `if world_size > 1: model = DDP(model)`): its own resume
     expects the keys it saves, and saving `.module` would break it (`_as_read`). Not where the
-    keys are rewritten first (`{k[7:]: v ...}`): that loader expects the model's own."""
+    keys are rewritten first (`{k[7:]: v ...}`): that loader expects the model's own. Each with
+    the paths of the files loaded so (None where not known: a library's or a helper's load)."""
     f = ctx.facts
-    found = set()
+    found: dict[str, list[cst.BaseExpression | None]] = {}
     for call in f.calls:
         arg = mt.positional(call, 0)
         if mt.is_method_call(call, "load_state_dict") and arg is not None and ctx.holds_ddp(call.func.value) is not None:
             if _as_read(f, arg.value, call):
-                found.add(f.code(call.func.value))
+                found.setdefault(f.code(call.func.value), []).extend(_loaded_paths(f, arg.value))
         elif reads_saved_state(f, call):
-            found.update(f.code(a.value) for a in call.args if ctx.holds_ddp(a.value) is not None)
+            for a in call.args:
+                if ctx.holds_ddp(a.value) is not None:
+                    found.setdefault(f.code(a.value), []).append(None)
         else:
-            found.update(f.code(a) for a in _loaded_by_callee(ctx, call) if ctx.holds_ddp(a) is not None)
+            for a in _loaded_by_callee(ctx, call):
+                if ctx.holds_ddp(a) is not None:
+                    found.setdefault(f.code(a), []).append(None)
     return found
+
+
+def _loaded_paths(f, expr: cst.BaseExpression, depth: int = 3) -> list[cst.BaseExpression | None]:
+    """The paths of the `torch.load`s state read as it is comes from (`checkpoint["model"]` after
+    `checkpoint = torch.load(path)`); None for one not followed."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Call) and f.qualify(expr.func) == "torch.load":
+        path = mt.positional(expr, 0) or mt.keyword(expr, "f")
+        return [path.value if path is not None else None]
+    ref = f.ref(expr) if isinstance(expr, cst.Name) and depth else None
+    sources = f.sources(ref) if ref is not None else []
+    return [p for s in sources for p in _loaded_paths(f, s, depth - 1)] if sources else [None]
+
+
+def _may_read(f, loads: list[cst.BaseExpression | None], saved: cst.BaseExpression | None) -> bool:
+    """May a resume that loads the files `loads` read the file a save writes to `saved`? Yes but
+    where the names of both are known and differ (`best_{epoch}.pth` and `latest.pth`: a resume of
+    the latest checkpoint expects nothing of the best one's keys)."""
+    wrote = _file_name(f, saved) if saved is not None else None
+    return wrote is None or any(p is None or (read := _file_name(f, p)) is None or _overlap(wrote, read) for p in loads)
+
+
+def _file_name(f, path: cst.BaseExpression, depth: int = 2) -> list[str | None] | None:
+    """The file name a path ends in, as literal pieces and None for a part not known
+    (`args.dir + "/best_" + str(epoch) + ".pth"`: ["best_", None, ".pth"]; `os.path.join(d,
+    "latest.pth")`: ["latest.pth"]); None where the name may be anything (`args.ckpt`)."""
+    pieces = _pieces(f, path, depth)
+    for i in range(len(pieces) - 1, -1, -1):
+        piece = pieces[i]
+        if piece is not None and "/" in piece:
+            return [piece.rsplit("/", 1)[1], *pieces[i + 1:]]
+    return None
+
+
+def _pieces(f, expr: cst.BaseExpression, depth: int) -> list[str | None]:
+    """A path expression as literal pieces and None for the parts not known; a join's last part is
+    after a separator."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return _pieces(f, expr.left, depth) + _pieces(f, expr.right, depth)
+    if isinstance(expr, cst.FormattedString):
+        return [p.value if isinstance(p, cst.FormattedStringText) else None for p in expr.parts]
+    if isinstance(expr, cst.Call) and f.qualify(expr.func) == "os.path.join" and expr.args:
+        return [None, "/", *_pieces(f, expr.args[-1].value, depth)]
+    if (value := string_value(expr)) is not None:
+        return [value]
+    ref = f.ref(expr) if isinstance(expr, cst.Name) and depth else None
+    sources = f.sources(ref) if ref is not None else []
+    return _pieces(f, sources[0], depth - 1) if len(sources) == 1 else [None]
+
+
+def _overlap(a: list[str | None], b: list[str | None]) -> bool:
+    """May two file names, in pieces (`_file_name`), be the same name: equal where both are
+    literal, else where the literal one fits the other's pattern (any two patterns may)?"""
+    def pattern(pieces: list[str | None]) -> re.Pattern:
+        return re.compile("".join(".*" if p is None else re.escape(p) for p in pieces))
+    if None not in a:
+        return pattern(b).fullmatch("".join(a)) is not None
+    if None not in b:
+        return pattern(a).fullmatch("".join(b)) is not None
+    return True
 
 
 def _as_read(f, expr: cst.BaseExpression, use: cst.CSTNode, depth: int = 4) -> bool:
