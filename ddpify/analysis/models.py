@@ -549,15 +549,17 @@ def _trained_names(facts: Facts, untraced: list[cst.CSTNode]) -> list[tuple[str,
         owners: dict[tuple[str, cst.CSTNode], list[bool]] = {}
         for call in calls:
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            whole, of_part = _looped_submodule(facts, receiver)
+            receiver = whole if whole is not None else receiver  # `m` of `for mn, m in self.named_modules():`
             if receiver is not None and mt.is_name(receiver, "self"):  # `self.optimizer = Adam(self.parameters())` in a model's own method
                 for name, stmt in _instances(facts, facts.enclosing_class(call), opt):
-                    owners.setdefault((name, stmt), []).append(False)
+                    owners.setdefault((name, stmt), []).append(of_part)
                 continue
             if receiver is not None and (owner := _owner(receiver)):
                 aliased = _aliased_owner(facts, receiver)
                 of, part = aliased or (owner, False)
                 at = facts.statement(call) if aliased or _stored_elsewhere(facts, call, opt) else opt
-                owners.setdefault((of, at), []).append(part or _is_submodule(receiver))
+                owners.setdefault((of, at), []).append(part or of_part or _is_submodule(receiver))
         if not owners:
             untraced.append(opt)
         found += [(o, opt, all(subs), at) for (o, at), subs in owners.items()]
@@ -624,6 +626,35 @@ def _stored_elsewhere(facts: Facts, call: cst.Call, optimizer: cst.Call) -> bool
     an object in another function (`model.optim_list = [...]` where the model is set up, then
     `Adam(model.optim_list)` in the training function)? Its names belong to where it is written."""
     return call in objects.of(facts).stored_parameters and facts.scope(call) is not facts.scope(optimizer)
+
+
+# the methods of a module that iterate its sub-modules: (method, whether the module's own parameters are left out)
+SUBMODULE_LOOPS = {"modules": False, "named_modules": False, "children": True, "named_children": True}
+
+
+def _looped_submodule(facts: Facts, receiver: cst.BaseExpression | None) -> tuple[cst.BaseExpression | None, bool]:
+    """For a receiver that is a name bound only by loops over a module's sub-modules (`m` of `for mn,
+    m in self.named_modules():`, minGPT's `configure_optimizers` naming the parameters to decay by
+    `m.named_parameters()`): that module (`self`), and whether its parameters are only some of the
+    module's (`children()` leaves its own out; `modules()` yields the module itself too). (None,
+    False) for any other receiver: the name is not a model of its own, whatever else the program
+    binds to the same name elsewhere."""
+    if not isinstance(receiver, cst.Name) or (ref := facts.ref(receiver)) is None or facts.writes(ref):
+        return None, False
+    found: list[tuple[cst.BaseExpression, bool]] = []
+    for loop in facts.loops_binding(ref):
+        iterated, target = loop.iter, loop.target
+        if not (isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Attribute)
+                and iterated.func.attr.value in SUBMODULE_LOOPS):
+            return None, False
+        last = target.elements[-1].value if isinstance(target, (cst.Tuple, cst.List)) and target.elements else target
+        if not mt.is_name(last, receiver.value):
+            return None, False
+        found.append((iterated.func.value, SUBMODULE_LOOPS[iterated.func.attr.value]))
+    wholes = {dotted(whole) for whole, _ in found}
+    if not found or len(wholes) != 1 or None in wholes:
+        return None, False
+    return found[0][0], any(part for _, part in found)
 
 
 def _aliased_owner(facts: Facts, receiver: cst.BaseExpression) -> tuple[str, bool] | None:

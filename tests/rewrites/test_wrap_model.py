@@ -286,6 +286,54 @@ model = DistributedDataParallel(model, device_ids=device_ids(model))
 optimizer = model.configure_optimizers(0.1)
 """, "configure_optimizers_counts_as_training_the_model", scaffold=SCRIPT.instead_of("optimizer")),
     pair("""\
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(2, 4)
+        self.head = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        m = self.body(x)
+        return self.head(m)
+
+    def configure_optimizers(self, lr):
+        decay = set()
+        for mn, m in self.named_modules():
+            for pn, p in m.named_parameters():
+                decay.add(f"{mn}.{pn}" if mn else pn)
+        params = {pn: p for pn, p in self.named_parameters()}
+        return torch.optim.AdamW([{"params": [params[pn] for pn in sorted(decay)]}], lr=lr)
+
+model = Net()
+optimizer = model.configure_optimizers(0.1)
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(2, 4)
+        self.head = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        m = self.body(x)
+        return self.head(m)
+
+    def configure_optimizers(self, lr):
+        decay = set()
+        for mn, m in self.named_modules():
+            for pn, p in m.named_parameters():
+                decay.add(f"{mn}.{pn}" if mn else pn)
+        params = {pn: p for pn, p in self.named_parameters()}
+        return torch.optim.AdamW([{"params": [params[pn] for pn in sorted(decay)]}], lr=lr)
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+optimizer = model.configure_optimizers(0.1)
+""", "an_optimizer_over_the_parameters_of_its_models_named_modules_trains_the_model_not_a_name_of_forward",
+        scaffold=SCRIPT.instead_of("model", "optimizer")),
+    pair("""\
 
 
 for epoch in range(3):
