@@ -952,13 +952,38 @@ def _writer_functions(facts: Facts, models: Models, refs: dict[Ref, Model], writ
         for func in funcs:
             last = _dropped_return(facts, func)
             if not any(facts.scope(w) is func for w in writes) or facts.trains(func) or \
-                    facts.returned(func) and last is None:
+                    facts.returned(func) and last is None or _handed_out(facts, func):
                 continue  # (one that trains runs on every process: DDP's backward is a collective)
             if options.fsdp and _collectives(facts, models, refs, func):
                 continue
             if all(_harmless(facts, refs, s, writes) for s in _simple_statements(func.body) if s is not last):
                 found.add(func)
     return found
+
+
+def _handed_out(facts: Facts, func: cst.FunctionDef) -> bool:
+    """Is `func` used as a value as well as called: handed to code that calls it where ddpify does
+    not follow (`trainer.set_callback("on_batch_end", log_row)`, `hooks = [log_row]`,
+    `self.callbacks.append(self.save)`), so that guarding its calls would miss those? Its writes are
+    then guarded inside it. Any name, or `self.` attribute, of its name that is not a callee counts
+    (one of another function of that name too: guarding inside is right wherever it is called)."""
+    name = func.name.value
+
+    def used_as_value(node: cst.CSTNode) -> bool:
+        parent = facts.parent(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            return False  # a call of it
+        part = VALUELESS_PARTS.get(type(parent))
+        return part is None or getattr(parent, part) is not node  # not `x.name`, `f(name=...)`, a `def name`, ...
+
+    names = facts.findall(facts.module, cst.Name, lambda n: n.value == name)
+    methods = facts.findall(facts.module, cst.Attribute, lambda a: a.attr.value == name and mt.is_name(a.value, "self"))
+    return any(used_as_value(n) for n in [*names, *methods])
+
+
+# the parts of a node where a function's name is no use of the function: an attribute's name, a keyword, ...
+VALUELESS_PARTS = {cst.Attribute: "attr", cst.Arg: "keyword", cst.Param: "name", cst.ImportAlias: "name",
+                   cst.FunctionDef: "name", cst.ClassDef: "name"}
 
 
 def _dropped_return(facts: Facts, func: cst.FunctionDef) -> cst.SimpleStatementLine | None:

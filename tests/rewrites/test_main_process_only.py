@@ -2568,3 +2568,54 @@ train()
                                                  "            last = maybe_save(model, last, 60)",
                                                  "        last = maybe_save(model, last, 60)"))
     assert "if agree_on(now - last >= every):" in called_by_all.code and "barrier()" in called_by_all.code
+
+
+HANDED_OUT = """\
+import torch
+from collections import defaultdict
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.callbacks = defaultdict(list)
+
+    def set_callback(self, onevent, callback):
+        self.callbacks[onevent] = [callback]
+
+    def run(self, loader):
+        opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        for x, y in loader:
+            opt.zero_grad()
+            (self.model(x) - y).pow(2).mean().backward()
+            opt.step()
+            for callback in self.callbacks.get("on_batch_end", []):
+                callback(self)
+
+
+def log_row(trainer):
+    with open("log.csv", "a") as f:
+        f.write("row\\n")
+
+
+def save(trainer):
+    torch.save(trainer.model.state_dict(), "last.pt")
+
+
+model = torch.nn.Linear(2, 1)
+trainer = Trainer(model)
+trainer.set_callback("on_batch_end", log_row)
+save(trainer)
+trainer.run(DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4))
+"""
+
+
+def test_a_writing_function_handed_out_as_a_callback_is_guarded_inside():
+    """minGPT's `trainer.set_callback("on_batch_end", batch_end_callback)`: the trainer calls it
+    through a dict of lists, a call ddpify does not resolve, so the CSV row it appends was written by
+    every process when only its calls were guarded (binGPT's 2_transformer.py, the fourteenth sweep);
+    a helper only called where ddpify sees it is still guarded at the call."""
+    out = only(NAME, HANDED_OUT)
+    assert '    if is_main_process():\n        with open("log.csv", "a") as f:\n            f.write("row\\n")' in out
+    assert "\nif is_main_process():\n    save(trainer)\n" in out
