@@ -1741,10 +1741,29 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Re
     later = {id(value) for _, value, stmt in facts.writes(ref) if read is not None and _only_after(facts, read, stmt)}
     returned = [r for value in calls if id(value) not in later
                 for func in facts.user_functions(value) if not _unwraps(facts, func) and not _wraps_left_out(
-                    facts, refs, func, value) for r in facts.returned(func)]
+                    facts, refs, func, value) for r in _returned_for(facts, func, value)]
     returned += [e for value, i in unpacked if id(value) not in later
                  and not any(_unwraps(facts, func) for func in facts.user_functions(value)) for e in facts._unpacked(value, i)]
     return MAYBE if any(_holds(facts, refs, answers, r, depth - 1) for r in returned) else None
+
+
+def _returned_for(facts: Facts, func: cst.FunctionDef, call: cst.Call) -> list[cst.BaseExpression]:
+    """What `func` returns to `call`: each returned expression (both branches of a conditional
+    one), where a parameter the function never rebinds is what this call passes for it, else its
+    default; not what other calls pass (`noise = default(noise, torch.randn_like(data))` of `def
+    default(v, d): return v if exists(v) else d` is this call's `noise` or fresh noise, though
+    another call is `default(self.ema_model, self.model)` with the prepared model)."""
+    def of(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+        if isinstance(value, cst.IfExp):
+            return [*of(value.body), *of(value.orelse)]
+        if isinstance(value, cst.Name) and value.value in param_names(func) and not facts.writes(Ref(func, value.value)):
+            given = facts.argument_for(call, func, value.value)
+            if given is None and not any(a.star for a in call.args):
+                given = next((p.default for p in (*func.params.params, *func.params.kwonly_params)
+                              if p.name.value == value.value), None)
+            return [given] if given is not None else [value]
+        return [value]
+    return [e for r in facts.returned(func) for e in of(r)]
 
 
 def _wraps_left_out(facts: Facts, refs: dict[Ref, Model], func: cst.FunctionDef, call: cst.Call) -> bool:
