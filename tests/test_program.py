@@ -1163,6 +1163,32 @@ def test_a_loader_kept_by_a_data_set_class_built_through_a_registry_is_traced_fo
     assert "trainloader = shard_loader(trainloader)" in code and "testloader = shard_loader" not in code
 
 
+def test_a_module_that_trains_when_the_entry_imports_it_joins_the_process_group_once():
+    """The fourteenth sweep's charlstm_corpus (`train.py` is `from ai.train import *`; ai/train.py
+    trains at its top level): the module's first statement is where the program starts and where
+    it joins the group on import, and init_distributed_mode() was inserted there twice."""
+    write({
+        "train.py": "from ai.train import *\n",
+        "ai/train.py": """\
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+
+            data = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+            loader = DataLoader(data, batch_size=4, shuffle=True)
+            model = torch.nn.Linear(2, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for epoch in range(2):
+                for x, y in loader:
+                    opt.zero_grad()
+                    ((model(x) - y) ** 2).mean().backward()
+                    opt.step()
+            """,
+    })
+    code = convert_program(program()).modules["ai/train.py"].code
+    assert code.count("init_distributed_mode(backend=") == 1
+    assert code.index('init_distributed_mode(backend="gloo")\n') < code.index("data = ") < code.index("DistributedSampler(")
+
+
 def test_a_module_whose_top_level_shards_a_loader_joins_the_process_group_when_imported():
     """dougbrion/pytorch-classification-uncertainty (sweep 5a's tuning half): `data.py` builds its
     loaders at its top level and `main.py` imports it first, so the DistributedSampler was built

@@ -82,6 +82,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         "; gloo, as the program places nothing on an accelerator (no .cuda(), no \"cuda\" device): it trains on "
         "the CPU on a GPU machine too" if on_cpu else ""))
     for first in _on_import(facts, analysis):
+        if first is anchor and not after:  # the entry's own call already goes there
+            continue
         edits.insert_before(first, call)
         edits.record(first, "init_distributed_mode() joins the process group when this module is imported: "
                      "its top-level code shards a loader, wraps a model or draws random numbers")
