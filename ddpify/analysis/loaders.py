@@ -100,9 +100,55 @@ def _reading_sharded(facts: Facts, loader_calls: list[cst.Call], training: list[
     process reads its shard there too, so a sum over it is one process's (shard-metrics)."""
     if not training:
         return []
+    whole = {site for c in training if (callers := shared_helper_callers(facts, c)) for site in callers[1]}
     return [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing
             and not mt.is_counting(lp.iter) and not facts.trains(lp)
-            and any(c in training for c in loaders_of(facts, mt.strip_iteration(lp.iter), loader_calls))]
+            and any(c in training for c in loaders_of(facts, mt.strip_iteration(lp.iter), loader_calls))
+            and not _made_by(facts, mt.strip_iteration(lp.iter), whole)]
+
+
+def _made_by(facts: Facts, expr: cst.BaseExpression, sites: set[cst.Call]) -> bool:
+    """Is the loader `expr` one of `sites` (a shared helper's evaluation calls, which stay whole:
+    `loader = get_dataloader(x, y, 'validation')`), directly or through a name bound only to them?"""
+    if expr in sites:
+        return True
+    ref = facts.ref(expr) if isinstance(expr, cst.Name) else None
+    writes = facts.writes(ref) if ref is not None else []
+    return bool(writes) and all(value in sites for _, value, _ in writes)
+
+
+def shared_helper_callers(facts: Facts, call: cst.Call) -> tuple[list[cst.Call], list[cst.Call]] | None:
+    """The calls of the helper that returns `call` (`def get_dataloader(ds, shuffle=True): return
+    DataLoader(ds, shuffle=shuffle)`) split into those that make a training loader and those that
+    make an evaluation loader, the value bound to a name, or given an argument, that says it
+    evaluates (`valid_loader = get_dataloader(VALID, shuffle=False)`); None unless there are both.
+    Sharded in the helper, the evaluation loader would be sharded too: its numbers one process's."""
+    func = facts.scope(call)
+    if not isinstance(func, cst.FunctionDef) or not _returned(facts, call, func):
+        return None
+    training: list[cst.Call] = []
+    evaluating: list[cst.Call] = []
+    for site in facts.call_sites(func):
+        parent = facts.parent(site)
+        bound = dotted(parent.targets[0].target) if isinstance(parent, cst.Assign) and len(parent.targets) == 1 else None
+        said = [bound or "", *(facts.code(a.value) for a in site.args)]
+        (evaluating if any(EVAL_NAME.search(text) for text in said) else training).append(site)
+    return (training, evaluating) if training and evaluating else None
+
+
+def _returned(facts: Facts, call: cst.Call, func: cst.FunctionDef) -> bool:
+    """Does `func` return the loader `call` makes: `return DataLoader(...)`, or the name it is bound
+    to once (`dataloader = DataLoader(...)` then `return dataloader`, every return of `func`)?"""
+    parent = facts.parent(call)
+    if isinstance(parent, cst.Return):
+        return parent.value is call
+    if not isinstance(parent, cst.Assign) or parent.value is not call or len(parent.targets) != 1 or \
+            not isinstance(parent.targets[0].target, cst.Name):
+        return False
+    ref = facts.ref(parent.targets[0].target, parent)
+    returns = facts.returns_in(func)
+    return ref is not None and len(facts.writes(ref)) == 1 and bool(returns) and all(
+        isinstance(r.value, cst.Name) and facts.ref(r.value) == ref for r in returns)
 
 
 def _by_key(facts: Facts, call: cst.Call, roles: dict[str, bool]) -> tuple[str, tuple[str, ...]] | None:

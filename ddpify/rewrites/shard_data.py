@@ -89,7 +89,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis import objects, phases, set_order
-from ddpify.analysis.loaders import EVAL_NAME
+from ddpify.analysis.loaders import shared_helper_callers
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -217,8 +217,8 @@ def _outermost_training_loop(facts: Facts) -> cst.For | cst.While | None:
 
 def _shard_at_callers(facts: Facts, edits: Edits, call: cst.Call) -> bool:
     """Shard where a helper shared by training and evaluation is called for training
-    (`_shared_helper_callers`); False where `call` is no such helper's loader."""
-    callers = _shared_helper_callers(facts, call)
+    (`analysis.loaders.shared_helper_callers`); False where `call` is no such helper's loader."""
+    callers = shared_helper_callers(facts, call)
     if callers is None:
         return False
     training, evaluating = callers
@@ -472,26 +472,6 @@ def _shard_in_phases(facts: Facts, edits: Edits, call: cst.Call, var: str, train
                  "phase; the phases that do not train evaluate on the whole set): it is rebuilt with a "
                  "distributed sampler that keeps its shuffle setting")
     return True
-
-
-def _shared_helper_callers(facts: Facts, call: cst.Call) -> tuple[list[cst.Call], list[cst.Call]] | None:
-    """The calls of the helper that returns `call` (`def get_dataloader(ds, shuffle=True): return
-    DataLoader(ds, shuffle=shuffle)`) split into those that make a training loader and those that
-    make an evaluation loader, the value bound to a name, or given an argument, that says it
-    evaluates (`valid_loader = get_dataloader(VALID, shuffle=False)`); None unless there are both.
-    Sharded in the helper, the evaluation loader would be sharded too: its numbers one process's."""
-    ret = facts.parent(call)
-    func = facts.scope(call)
-    if not isinstance(ret, cst.Return) or ret.value is not call or not isinstance(func, cst.FunctionDef):
-        return None
-    training: list[cst.Call] = []
-    evaluating: list[cst.Call] = []
-    for site in facts.call_sites(func):
-        parent = facts.parent(site)
-        bound = dotted(parent.targets[0].target) if isinstance(parent, cst.Assign) and len(parent.targets) == 1 else None
-        said = [bound or "", *(facts.code(a.value) for a in site.args)]
-        (evaluating if any(EVAL_NAME.search(text) for text in said) else training).append(site)
-    return (training, evaluating) if training and evaluating else None
 
 
 def _wrap_loader(facts: Facts, edits: Edits, call: cst.Call, why: str,

@@ -1125,6 +1125,29 @@ def test_a_loader_helper_shared_by_training_and_evaluation_is_sharded_at_the_tra
     assert "valid_loader = get_dataloader(VALID, shuffle=False)\n    for" in converted
 
 
+BOUND_THEN_RETURNED = ("    return DataLoader(dataset, batch_size=4, shuffle=shuffle)\n",
+                       "    loader = DataLoader(dataset, batch_size=4, shuffle=shuffle)\n    return loader\n")
+
+
+def test_a_shared_loader_helper_that_binds_the_loader_to_a_name_it_returns_is_sharded_at_the_training_caller():
+    """The fourteenth sweep's ml2020_seq2seq (`dataloader = DataLoader(...)` then `return dataloader`
+    in `get_dataloader(x, y, mode)`): only a helper that returned the call itself was seen as shared,
+    so this one was sharded inside, and the validation pass read one process's half."""
+    code = SHARED_HELPER.format(second="valid_loader = get_dataloader(VALID, shuffle=False)", read="valid_loader")
+    converted = only(NAME, code.replace(*BOUND_THEN_RETURNED))
+    assert "    loader = DataLoader(dataset, batch_size=4, shuffle=shuffle)\n    return loader\n" in converted
+    assert "    train_loader = get_dataloader(TRAIN)\n    train_loader = shard_loader(train_loader)\n" in converted
+
+
+def test_a_helper_that_may_return_another_loader_than_the_bound_one_is_sharded_inside():
+    """Near miss: the name is bound again (or another value returned) on some path, so the helper's
+    value is not always that call's loader: sharded in the helper as before."""
+    code = SHARED_HELPER.format(second="valid_loader = get_dataloader(VALID, shuffle=False)", read="valid_loader")
+    rebound = code.replace(BOUND_THEN_RETURNED[0], BOUND_THEN_RETURNED[1].replace(
+        "    return loader\n", "    if not shuffle:\n        loader = DataLoader(dataset, batch_size=8)\n    return loader\n"))
+    assert "sampler=DistributedSampler(dataset, shuffle=shuffle)" in only(NAME, rebound)
+
+
 def test_a_loader_helper_called_for_training_only_is_sharded_in_the_helper():
     code = SHARED_HELPER.format(second="other_loader = get_dataloader(TRAIN)", read="train_loader")
     assert "sampler=DistributedSampler(dataset, shuffle=shuffle)" in only(NAME, code)

@@ -678,3 +678,50 @@ def test_a_shard_sum_divided_by_what_ddpify_cannot_tell_is_named_at_the_division
         "        loss = ((model(x) - y) ** 2).mean()\n        loss.backward()\n        total += loss.item()\n"
         "    print(total / seen)\n")  # a count carried over the passes: an estimate, left alone
     assert not warnings(rewritten(NAME, carried).changes)
+
+
+SHARED_HELPER_EVALUATES = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+TRAIN = TensorDataset(torch.randn(16, 2), torch.randn(16, 1))
+VALID = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+
+
+def get_dataloader(dataset, mode):
+    loader = DataLoader(dataset, batch_size=4, shuffle=(mode == "train"))
+    return loader
+
+
+def evaluate(model):
+    total = 0.0
+    for x, y in get_dataloader(VALID, "validation"):
+        total += ((model(x) - y) ** 2).sum().item()
+    return total / len(VALID)
+
+
+def main():
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train_loader = get_dataloader(TRAIN, "train")
+    for epoch in range(2):
+        for x, y in train_loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+        print(epoch, evaluate(model))
+
+
+main()
+"""
+
+
+def test_a_sum_over_a_shared_helpers_evaluation_loader_which_stays_whole_is_not_named_a_shards():
+    """The fourteenth sweep's ml2020_seq2seq: the helper is sharded at its training caller and its
+    validation loader stays whole, so a sum over it covers the whole set; it was named as one
+    process's shard (the loop's loader traced to the helper's DataLoader, which trains). A sum over
+    the training caller's loader in an evaluation pass is still named (the tests above)."""
+    from tests.support.snippets import rewritten, warnings
+    result = rewritten(NAME, SHARED_HELPER_EVALUATES)
+    assert not [w for w in warnings(result.changes) if "`total`" in w]
+    assert "sum_over_shards" not in result.code
