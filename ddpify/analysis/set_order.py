@@ -19,7 +19,7 @@ use works alike on a dict's keys (`classes = set(labels)`, then `enumerate(class
 classes`).
 `dict.fromkeys(x)` holds the same distinct items (its keys) in the order they first come, which is
 the same in every process (shard-data's edit). A set only tested (`x in set(...)`,
-`len(set(...))`), sorted, combined with another, walked by a `for` statement that keeps nothing
+`len(set(...))`), sorted (also once listed: `sorted(list(set(x)))`), combined with another, walked by a `for` statement that keeps nothing
 (`print`), or kept in a name that is added to, combined, passed on or returned is left alone.
 """
 
@@ -46,11 +46,19 @@ def _keeps_order(facts: Facts, node: cst.CSTNode) -> bool:
     parent = facts.parent(node)
     holder = facts.parent(parent) if isinstance(parent, cst.Arg) else None
     if isinstance(holder, cst.Call) and holder.args[0] is parent and _builtin(facts, holder.func, *KEEPS_ORDER):
-        return True
+        return not _sorted(facts, holder)
     if isinstance(parent, cst.For) and parent.iter is node:
         return _collects(facts, parent)
     return isinstance(parent, cst.CompFor) and parent.iter is node and \
         isinstance(_comprehension(facts, parent), COMPREHENSIONS)
+
+
+def _sorted(facts: Facts, listed: cst.Call) -> bool:
+    """Is the list or tuple of a set sorted at once (`sorted(list(set(text)))`): its order then is
+    the items' own, the same in every process?"""
+    arg = facts.parent(listed)
+    holder = facts.parent(arg) if isinstance(arg, cst.Arg) else None
+    return isinstance(holder, cst.Call) and holder.args[0] is arg and _builtin(facts, holder.func, "sorted")
 
 
 def _collects(facts: Facts, loop: cst.For) -> bool:
