@@ -226,6 +226,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             if what in ("os.mkdir", "os.makedirs"):
                 call = next(iter(facts.calls_in(stmt)), None)
                 _barrier_before_made(facts, edits, stmt, mt.positional(call, 0) if call is not None else None)
+            else:
+                _barrier_before_asked(facts, edits, stmt)
         if not options.fsdp:
             _forward_through_module(facts, refs, edits, stmt)
     taken: dict = {}
@@ -441,6 +443,32 @@ def _barrier_before_made(facts: Facts, edits: Edits, stmt: cst.CSTNode, path: cs
     edits.insert_before(stmt, "barrier()\n")
     edits.add_import("ddpify_runtime", "barrier")
     edits.record(stmt, f"barrier() before the folder is made: {why}")
+
+
+def _barrier_before_asked(facts: Facts, edits: Edits, stmt: cst.CSTNode) -> None:
+    """`barrier()` before a file the main process writes in a branch of an `if` that asks whether
+    that file exists and reads it in the other (`if os.path.exists(p): configs = json.load(open(p))`
+    / `else: ...; json.dump(configs, open(p, "w"))`): a process that asked after the main process
+    had written it, or while it wrote, would take the other branch and read it (half of it, maybe).
+    Every process asks, then the barrier, then the write: all take the same branch (as a folder
+    made in such a branch, `_branch_of_probe`; where the file is there before the run, no process
+    reaches the barrier)."""
+    block = facts.parent(stmt)
+    owner = facts.parent(block)
+    if isinstance(owner, cst.Else):
+        owner = facts.parent(owner)
+    if not isinstance(owner, cst.If) or owner.orelse is None or \
+            not any(b is block for b in (owner.body, getattr(owner.orelse, "body", None))):
+        return
+    test = owner.test
+    probe = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else test
+    if not (isinstance(probe, cst.Call) and facts.qualify(probe.func) in PROBES and probe.args) or \
+            facts.code(probe.args[0].value) not in facts.code(stmt) or _reached_by_all(facts, owner) is not owner:
+        return
+    edits.insert_before(stmt, "barrier()\n")
+    edits.add_import("ddpify_runtime", "barrier")
+    edits.record(stmt, "barrier() before the file is written: every process has asked whether it exists, so all "
+                 "take the same branch")
 
 
 def _asked_before(facts: Facts, stmt: cst.CSTNode, path: cst.BaseExpression) -> bool:

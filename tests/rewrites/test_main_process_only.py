@@ -2619,3 +2619,43 @@ def test_a_writing_function_handed_out_as_a_callback_is_guarded_inside():
     out = only(NAME, HANDED_OUT)
     assert '    if is_main_process():\n        with open("log.csv", "a") as f:\n            f.write("row\\n")' in out
     assert "\nif is_main_process():\n    save(trainer)\n" in out
+
+
+ASKED = """\
+import json
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+path = "config.json"
+if os.path.exists(path):
+    with open(path) as f:
+        config = json.load(f)
+else:
+    config = {"lr": 0.1}
+    with open(path, "w") as f:
+        json.dump(config, f)
+if not os.path.exists("log.csv"):
+    with open("log.csv", "w") as f:
+        f.write("epoch,loss\\n")
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=config["lr"])
+for epoch in range(2):
+    for x, y in DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True):
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+"""
+
+
+def test_a_file_written_where_the_if_around_it_found_none_waits_until_every_process_has_asked():
+    """binGPT's 2_transformer.py (the fourteenth sweep): `if os.path.exists(config.json)`: read it,
+    `else`: build the configuration and write it. A process that asks after the main process has
+    written it (or while it writes) takes the other branch and reads it, half-written maybe: a race
+    that passed by timing. Every process asks, then a barrier, then the main process writes; a file
+    whose `if` has no other branch needs none."""
+    out = only(NAME, ASKED)
+    assert '    config = {"lr": 0.1}\n    barrier()\n    if is_main_process():\n        with open(path, "w") as f:' in out
+    assert 'if not os.path.exists("log.csv") and is_main_process():\n    with open("log.csv", "w") as f:' in out
+    assert out.count("barrier()") == 1
