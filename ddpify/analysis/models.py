@@ -29,7 +29,7 @@ from ddpify.analysis import forward, objects
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.objects import Sites
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref, param_names
+from ddpify.syntax.facts import Facts, Ref, argument_slot, param_names
 from ddpify.syntax.names import dotted
 
 
@@ -1231,9 +1231,10 @@ def _keeps_argument(facts: Facts, call: cst.Call, func: cst.FunctionDef, name: s
     (`super().__init__(model)`, `self.setup(model)`)? The instance would keep the bare model.
     `copies`: a copy it stores counts too (`_kept_on_self`)."""
     flow = objects.of(facts)
-    return any(dotted(facts.argument_for(call, func, param) or cst.Name("_")) == name
-               and any(_kept_on_self(facts, r, copies) for r in [Ref(func, param), *flow.receivers(Ref(func, param))])
-               for param in param_names(func))
+    handed = [Ref(func, param) for param in param_names(func)
+              if dotted(facts.argument_for(call, func, param) or cst.Name("_")) == name]
+    handed = handed or facts.star_receivers(func, argument_slot(call, name))
+    return any(_kept_on_self(facts, r, copies) for ref in handed for r in [ref, *flow.receivers(ref)])
 
 
 def _collects(stmt: cst.CSTNode, name: str) -> bool:

@@ -1250,16 +1250,56 @@ class Facts:
 
     @cached_property
     def _passed_to(self) -> dict[Ref, set[Ref]]:
-        """For each name passed as an argument, the parameters that receive it."""
+        """For each name passed as an argument, the parameters that receive it, also through
+        `*args`/`**kwargs` handed on whole (`star_receivers`)."""
         index: dict[Ref, set[Ref]] = defaultdict(set)
         for call in self.calls:
             for func in self.user_functions(call):
+                matched = set()
                 for param in param_names(func):
                     arg = self.argument_for(call, func, param)
                     ref = self.ref(arg) if arg is not None else None
                     if ref is not None:
                         index[ref].add(Ref(func, param))
+                        matched.add(id(arg))
+                if func.params.star_arg is None and func.params.star_kwarg is None or self.starts(call):
+                    continue
+                for arg in call.args:
+                    ref = self.ref(arg.value) if not arg.star and id(arg.value) not in matched else None
+                    if ref is not None:
+                        index[ref].update(self.star_receivers(func, argument_slot(call, dotted(arg.value))))
         return index
+
+    def star_receivers(self, func: cst.FunctionDef, slot: int | str | None, depth: int = 3) -> list[Ref]:
+        """The parameters that get the argument at `slot` of a call of `func` (`argument_slot`),
+        where `func` takes it in `*args` or `**kwargs` and hands those on whole
+        (`super().__init__(*args, **kwargs)`, `self.setup(loader, *args)`): its position in `*args`
+        (or its keyword) is followed into each function called with them, `depth` hand-offs deep,
+        to a named parameter there. Nothing where the slot is unknown."""
+        if slot is None or depth == 0:
+            return []
+        p = func.params
+        positional = [x.name.value for x in (*p.posonly_params, *p.params)]
+        if positional and positional[0] in ("self", "cls") and self.enclosing_class(func) is not None:
+            positional = positional[1:]
+        if isinstance(slot, int) and slot < len(positional):
+            return [Ref(func, positional[slot])]
+        if isinstance(slot, str) and slot in param_names(func):
+            return [Ref(func, slot)]
+        star = p.star_kwarg if isinstance(slot, str) else p.star_arg
+        if not isinstance(star, cst.Param):
+            return []
+        mark = "**" if isinstance(slot, str) else "*"
+        found: list[Ref] = []
+        for inner in self.calls_in(func):
+            at = next((i for i, a in enumerate(inner.args) if a.star == mark and isinstance(a.value, cst.Name)
+                       and a.value.value == star.name.value), None)
+            if at is None or mark == "*" and any(a.star or a.keyword is not None for a in inner.args[:at]):
+                continue
+            onward = slot if isinstance(slot, str) else at + slot - len(positional)
+            for callee in self.user_functions(inner):
+                found += self.star_receivers(callee, onward, depth - 1)
+        return found
 
     @cached_property
     def assigned_names(self) -> dict[str, list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]]:
@@ -1558,6 +1598,17 @@ def _static_or_class(func: cst.FunctionDef) -> bool:
     """`@staticmethod`, `@classmethod`: a method called on its class, its arguments its parameters
     (after `cls`)."""
     return any(dotted(d.decorator) in ("staticmethod", "classmethod") for d in func.decorators)
+
+
+def argument_slot(call: cst.Call, name: str | None) -> int | str | None:
+    """Where `call` passes the name `name`: its index among the positional arguments (none
+    starred before it), or its keyword; None where it does not pass it alone."""
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if name is not None and dotted(arg.value) == name:
+            return arg.keyword.value if arg.keyword is not None else i
+    return None
 
 
 def param_names(func: cst.FunctionDef) -> list[str]:

@@ -3478,6 +3478,68 @@ def test_a_trainer_whose_base_class_keeps_the_model_gets_the_wrapper():
     assert "trainer = Trainer(model, 0.1)\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" in other
 
 
+KEPT_THROUGH_STAR_ARGUMENTS = """\
+import torch
+from torch import nn
+
+
+class BaseTrainer:
+    def __init__(self, loader, model, save_dir):
+        self.loader = loader
+        self.model = model
+        self.save_dir = save_dir
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, *args, metric, **kwargs):
+        super(Trainer, self).__init__(*args, **kwargs)
+        self.metric = metric
+
+    def step(self, x, y, optimizer):
+        optimizer.zero_grad()
+        ((self.model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+
+
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = list(zip(torch.randn(3, 8, 4), torch.randn(3, 8, 1)))
+trainer = Trainer(loader, model, metric=None, save_dir='.')
+for x, y in loader:
+    trainer.step(x, y, optimizer)
+"""
+
+
+def test_a_trainer_that_hands_its_star_arguments_to_a_base_class_that_keeps_the_model_gets_the_wrapper():
+    """sweep14c's qgcn: `GCNTrainer.__init__(self, *args, metric, **kwargs)` hands `*args` and
+    `**kwargs` whole to `super().__init__`, whose `qTrainer.__init__(dataloader, model, ...)` stores
+    `self.model = model`. The model reached the store through the star parameters, which no
+    parameter of the trainer's own `__init__` names, so the trainer was taken for set-up, the wrap
+    went after it, and the trainer trained the bare model (the runtime's `bypassed-wrapper`). The
+    position in `*args` (or the keyword in `**kwargs`) is followed into the function they are handed
+    on to: the wrap goes before the trainer. Near miss: the model handed at a position the base
+    class does not store (`self.save_dir`) leaves the trainer set-up. The base class's methods read
+    the wrapper through `self.model` then: its save of `self.model.state_dict()` unwraps (the
+    parameters a name is passed to are followed through the star parameters too), where it saved
+    `module.` keys (the runtime's `saved-wrapper`)."""
+    code = only(NAME, KEPT_THROUGH_STAR_ARGUMENTS)
+    wrap = "model = DistributedDataParallel(model, device_ids=device_ids(model))\n"
+    assert code.index(wrap) < code.index("trainer = Trainer(")
+    by_keyword = only(NAME, KEPT_THROUGH_STAR_ARGUMENTS.replace("Trainer(loader, model, metric=None, save_dir='.')",
+                                                               "Trainer(loader, metric=None, model=model, save_dir='.')"))
+    assert by_keyword.index(wrap) < by_keyword.index("trainer = Trainer(")
+    elsewhere = only(NAME, KEPT_THROUGH_STAR_ARGUMENTS.replace("        self.model = model\n", "        self.size = 4\n")
+                     .replace("self.model(x)", "x.sum(1, keepdim=True)"))
+    assert "trainer = Trainer(loader, model, metric=None, save_dir='.')\n" + wrap in elsewhere
+    saved = only("unwrap-model", KEPT_THROUGH_STAR_ARGUMENTS.replace("        self.save_dir = save_dir\n", """\
+        self.save_dir = save_dir
+
+    def save(self):
+        torch.save(self.model.state_dict(), "model.pt")
+""") + "trainer.save()\n")  # the base class's `self.model` holds the wrapper: its save unwraps
+    assert "torch.save(unwrap(self.model).state_dict(), \"model.pt\")" in saved
+
+
 OWN_OPTIMIZER = """\
 import torch
 from torch import nn, optim
