@@ -791,7 +791,8 @@ def _model_at(facts: Facts, chosen: Candidate, optimizer: cst.CSTNode, by_object
     """The model wrapped at the candidate `chosen`, after its set-up."""
     _, stmt, name, dp = chosen
     # the program's own DataParallel of the object: on every path that binds the object to its name
-    defined = _unconditional(facts, facts.statement(stmt), optimizer, bound=name if chosen in by_object else None)
+    defined = _unconditional(facts, facts.statement(stmt), optimizer, bound=name if chosen in by_object else None,
+                             name=name)
     setup, anchor = _setup_after(facts, defined, name)
     alias = next((s for s in setup if _trained_alias(facts, s, of=name)), None)
     pair = _alias_of(alias) if alias is not None and dp is None else None
@@ -1098,24 +1099,49 @@ def _training_points(facts: Facts, scope) -> list[cst.CSTNode]:
 
 
 def _unconditional(facts: Facts, stmt: cst.CSTNode, optimizer: cst.CSTNode | None = None,
-                   bound: str | None = None) -> cst.CSTNode:
+                   bound: str | None = None, name: str | None = None) -> cst.CSTNode:
     """The outermost `if`/`with`/`try` of its function that holds `stmt`: a model built or moved
     under `if use_cuda:` is wrapped after that `if`, on every path. Not one that holds the
-    optimizer too (`elif args.train: model = LeNet(); optimizer = ...; train_model(model, ...)`):
-    that branch trains the model it builds, and the wrap stays in it, before its training; nor,
-    given the name `bound`, one that binds it before `stmt` (`if self.use_gan: self.discriminator
-    = config.DISCRIMINATOR.to(device)`: the object is there on that path only)."""
+    optimizer too (`elif args.train: model = LeNet(); optimizer = ...; train_model(model, ...)`:
+    that branch uses the model it builds, and the wrap stays in it, before that use), unless,
+    given the model's `name`, the branch neither trains, returns, keeps nor hands on the model
+    after `stmt` and the program moves it right after the `if` (`if arch == 'a': model = A();
+    optimizer = Adam(...)`, then `model.to(device)` after the chain): that is set-up, and the wrap
+    follows the chain and the move, where DDP must be built. Nor, given the name `bound`, one that binds
+    it before `stmt` (`if self.use_gan: self.discriminator = config.DISCRIMINATOR.to(device)`: the
+    object is there on that path only)."""
     result = stmt
     for anc in facts.ancestors(stmt):
         if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While)) or mt.is_main_guard(anc):
             break
         if isinstance(anc, (cst.If, cst.With, cst.Try)):
-            if optimizer is not None and facts.is_inside(optimizer, anc) or bound is not None and any(
+            if optimizer is not None and facts.is_inside(optimizer, anc) and (
+                    name is None or _used_inside(facts, anc, stmt, name) or not _moved_after(facts, anc, name)) \
+                    or bound is not None and any(
                     dotted(t) == bound and s is not stmt and facts.is_inside(s, anc) and facts.before(s, stmt)
                     for t, _, s in facts.assigns):
                 break
             result = anc
     return result
+
+
+def _moved_after(facts: Facts, anc: cst.CSTNode, name: str) -> bool:
+    """Is the first statement after `anc` that mentions `name` a move of it (`model.to(device)`)?
+    The program reads the model there on every path, so a wrap after it binds nothing new. An
+    `elif` answers for its whole chain."""
+    while isinstance(outer := facts.parent(anc), cst.If):
+        anc = outer
+    first = next((s for s in facts.following(anc) if _mentions(facts, s, name)), None)
+    return first is not None and _moves(first, name)
+
+
+def _used_inside(facts: Facts, anc: cst.CSTNode, stmt: cst.CSTNode, name: str) -> bool:
+    """Does `anc` train, return, keep or hand on `name` after `stmt` (`_stops`)?"""
+    inside = [facts.statement(c) for c in facts.calls_in(anc)]
+    inside += [facts.statement(s) for _, _, s in facts.assigns if facts.is_inside(s, anc)]
+    inside += [facts.statement(r) for r in facts.returns if facts.is_inside(r, anc)]
+    inside += [lp for lp in facts.loops_in(facts.scope(anc)) if facts.is_inside(lp, anc)]
+    return any(facts.before(stmt, s) and _stops(facts, s, name) for s in inside)
 
 
 def _dataparallel_call(facts: Facts, value: cst.Call) -> cst.Call | None:

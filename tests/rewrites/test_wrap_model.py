@@ -2656,6 +2656,48 @@ print(stamp, model.optimizer)
     assert other.index("train_fn(model, stamp)") < other.index("model = DistributedDataParallel(model")
 
 
+CHOSEN_IN_BRANCHES_MOVED_AFTER = """\
+import argparse
+import torch
+from torch import nn, optim
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="a")
+args = parser.parse_args()
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+if args.model == "a":
+    model = nn.Linear(4, 1)
+    optimizer = optim.Adam(model.parameters(), lr=0.1)
+elif args.model == "b":
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+model.to(device)
+for x in torch.randn(3, 8, 4):
+    optimizer.zero_grad()
+    model(x.to(device)).sum().backward()
+    optimizer.step()
+"""
+
+
+def test_a_model_chosen_in_branches_with_its_optimizer_and_moved_after_them_is_wrapped_after_the_move():
+    """sweep14c's ncf_gmf/ncf_neumf (IkgyuLee/NCF): each branch of `if args.model_name == ...`
+    builds its model and its optimizer, and `model.to(device)` follows the chain, before the
+    training. The wrap stayed in each branch, before the move: DDP was built over a model still on
+    the CPU, then the wrapper moved (on a GPU, DDP's buckets and the first broadcast are on the
+    wrong device). A branch that only builds (it trains, returns, keeps and hands on nothing), with
+    the move right after the chain, is set-up like any other: the wrap follows the chain and the
+    move, once, on every path; the optimizers built over the bare parameters step the wrapped
+    model's own. Near miss: with no move after the chain, the wraps stay in the branches (the
+    model may be bound on some paths only). The branch that trains its model stays wrapped in it
+    (the test below)."""
+    out = only(NAME, CHOSEN_IN_BRANCHES_MOVED_AFTER)
+    wrap = "model = DistributedDataParallel(model, device_ids=device_ids(model))\n"
+    assert "model.to(device)\n" + wrap + "for x in" in out
+    assert out.count("DistributedDataParallel(model") == 1
+    unmoved = only(NAME, CHOSEN_IN_BRANCHES_MOVED_AFTER.replace("model.to(device)\n", ""))
+    assert unmoved.count("    " + wrap) == 2
+
+
 def test_a_branch_that_builds_and_trains_the_model_is_wrapped_in_that_branch_before_its_training():
     """dougbrion/pytorch-classification-uncertainty (sweep 5a's tuning half): `elif args.train:`
     builds the model and its optimizer and hands them to `train_model(...)`; the wrap went after
