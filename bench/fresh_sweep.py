@@ -106,11 +106,11 @@ SELF_CHECK = re.compile(r"ddpify self-check: (\d+) problem")
 SELF_CHECK_LINE = re.compile(r"(?:\[[^\]]*\]:)?(.+?):(\d+): ([a-z]+(?:-[a-z]+)*): ")  # a finding's line in its block
 # verdict -> the report's rewrites whose warnings are of its class, the self-check's checks of its class
 CLASSES = {
-    "runs": (("init-distributed", "launcher-arg", "local-device", "load-map-location", "unwrap-model"),
+    "runs": (("init-distributed", "launcher-arg", "local-device", "load-map-location", "unwrap-model", "agree-search"),
              ("uneven-batches", "missing-step")),
     "sharded": (("shard-data", "set-epoch"), ("unsharded-loader",)),
     "reshuffled": (("shard-data", "set-epoch"), ("same-order",)),
-    "params": (("wrap-model", "accumulate-no-sync", "agree-plateau", "agree-stop", "agree-clock"),
+    "params": (("wrap-model", "accumulate-no-sync", "agree-plateau", "agree-stop", "agree-clock", "agree-search"),
                ("unwrapped-parameters", "bypassed-wrapper", "diverged-parameters", "diverged-at-exit",
                 "differing-settings", "outside-forward", "missing-step", "late-parameters")),
     "wrapped": (("wrap-model",), ("unwrapped-parameters", "bypassed-wrapper")),

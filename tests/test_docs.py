@@ -307,6 +307,10 @@ for step in range(4):
                      "        loss = ((model(x) - y) ** 2).mean()\n        loss.backward()\n        opt.step()\n"
                      "        running += loss.item()\n{example:4}\n",
     "agree-clock": "import os\nimport time\nfrom datetime import datetime\n" + IMPORTS + TRAIN + "{example}\n",
+    "agree-search": IMPORTS + "\n\ndef objective(trial):\n{example:4}\n    model = torch.nn.Linear(2, 1)\n"
+                    "    opt = torch.optim.SGD(model.parameters(), lr=lr)\n" + textwrap.indent(LOADER, "    ")
+                    + "    for x, y in loader:\n        opt.zero_grad()\n        ((model(x) - y) ** 2).mean().backward()\n"
+                    "        opt.step()\n    return 0.0\n",
 }
 ALSO = {"unwrap-model": frozenset({"wrap-model"}), "accumulate-no-sync": frozenset({"wrap-model"}),
         "shard-eval": frozenset({"wrap-model"})}
