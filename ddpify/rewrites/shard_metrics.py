@@ -51,6 +51,10 @@ The full dataset size is also what a data set class of the program reads in its 
 (`return self.mat.nnz`), read through the same attribute (`total_loss /= self.train.nnz`). A sum
 divided by anything else ddpify cannot tell is named with a warning at the division.
 
+A sum divided by the full dataset size inside its own loop (a running value on a progress line:
+`show(j, total_loss / len(loader.dataset))`) is named with a warning there: adding it up over the
+processes at every batch, for a number only shown, would cost every step.
+
 A sum read undivided after the loop (returned, printed, logged: `return train_loss, correct / n`)
 is a sum over the data too, added up with the others (and the counts read with it:
 `print(correct, seen)`); one carried over the passes and read undivided gets a TODO. A list started
@@ -113,6 +117,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         _gather_lists(facts, loop, edits)
         sums = {node.target.value for node in facts.findall(loop.body, cst.AugAssign)
                 if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign)}
+        _name_running(facts, loop, sums, edits)
         celled = _sum_cells(facts, loop, edits)
         if not sums:
             if not celled:
@@ -151,6 +156,27 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                        "about 1/world_size of the true value")
         if not divided and not celled:
             _name_shard_pass(facts, analysis.loaders.training, loop, edits)
+
+
+def _name_running(facts: Facts, loop: cst.For | cst.While, sums: set[str], edits: Edits) -> None:
+    """Name with a warning a sum divided by the full dataset size inside its own loop, where it
+    only has the batches drawn so far (a progress line: `show(j, total_loss / len(loader.dataset))`):
+    the last value shown is the pass's mean on one process, but a shard's sum over the whole set's
+    size there, about 1/world_size of it. Nothing is added up: a collective per batch, for a number
+    only shown, would cost every step."""
+    loader = drawn_from(facts, loop.iter) if isinstance(loop, cst.For) else None
+    named: set[str] = set()
+    for stmt in facts.findall(loop.body, cst.SimpleStatementLine):
+        if facts.scope(stmt) is not facts.scope(loop):
+            continue
+        for left, right in _divisions(facts, stmt):
+            used = sorted((mt.names_in(left) & sums) - named)
+            if used and (_full_size(facts, right, stmt) or loader is not None and _data_set_length(facts, right, loader)):
+                edits.warn(stmt, f"`{used[0]}` sums this process's shard so far and is divided here, inside its loop, "
+                           f"by the full dataset size (`{facts.code(right)}`): the value shown covers about "
+                           "1/world_size of the data; all_reduce the sum before it is shown "
+                           "(torch.distributed.all_reduce), or divide it by the samples this process has drawn")
+                named.add(used[0])
 
 
 def _read_after(facts: Facts, loop: cst.For | cst.While, sums: set[str], counts: set[str],

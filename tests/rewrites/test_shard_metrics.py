@@ -725,3 +725,47 @@ def test_a_sum_over_a_shared_helpers_evaluation_loader_which_stays_whole_is_not_
     result = rewritten(NAME, SHARED_HELPER_EVALUATES)
     assert not [w for w in warnings(result.changes) if "`total`" in w]
     assert "sum_over_shards" not in result.code
+
+
+RUNNING = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def show(batch, total_batches, loss):
+    print(f"\\r{batch}/{total_batches} loss {loss:.4f}", end="")
+
+
+data = TensorDataset(torch.randn(32, 2), torch.randn(32, 1))
+loader = DataLoader(data, batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    total = 0.0
+    for j, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        total += loss.item()
+        loss.backward()
+        opt.step()
+        show(j + 1, len(loader), SHOWN)
+"""
+
+
+@pytest.mark.parametrize("shown", ["total / len(data)", "total / len(loader.dataset)"])
+def test_a_sum_divided_by_the_full_size_inside_its_loop_is_named_there(shown):
+    """The fourteenth sweep's ml2020 GAN classes: a progress line inside the batch loop shows the
+    running sum over the data set's size; on a shard the last value is about 1/world_size of the
+    pass's mean, and nothing named it (only reads after the loop were looked at)."""
+    from tests.support.snippets import rewritten, warnings
+    result = rewritten(NAME, RUNNING.replace("SHOWN", shown))
+    named = [w for w in warnings(result.changes) if "`total` sums this process's shard so far" in w]
+    assert len(named) == 1 and "sum_over_shards" not in result.code
+
+
+def test_a_running_sum_over_a_window_of_batches_inside_its_loop_is_not_named():
+    """Near miss: a mean over the last batches (`total / (j + 1)`, `total / 100`) is this process's
+    mean, an estimate of the whole pass's: nothing to name."""
+    from tests.support.snippets import rewritten, warnings
+    for shown in ("total / (j + 1)", "total / 100"):
+        assert not [w for w in warnings(rewritten(NAME, RUNNING.replace("SHOWN", shown)).changes) if "`total`" in w]
