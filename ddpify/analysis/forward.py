@@ -105,6 +105,7 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
             continue
         held.add(name)
         uses = [a for f in reached for a in facts.findall(f, cst.Attribute, lambda a: dotted(a) == name)]
+        uses = uses or _closure_calls(facts, cls, reached, name)
         if not uses:
             return f"`{name}` is never used in forward()"
         if all(isinstance(facts.parent(u), cst.Attribute) and facts.parent(u).attr.value in METADATA for u in uses):
@@ -297,6 +298,22 @@ def _init_writes(facts: Facts, cls: cst.ClassDef) -> list[tuple[cst.BaseExpressi
     calls `super().__init__()` holds its base's layers too)."""
     return [w for owner in _lineage(facts, cls) if (init := _own_method(facts, owner, "__init__")) is not None
             for w in facts.writes_in(init)]
+
+
+def _closure_calls(facts: Facts, cls: cst.ClassDef, reached: list[cst.FunctionDef], name: str) -> list[cst.Call]:
+    """The calls in `reached` of a lambda `__init__` stores on `self` whose body reads `name`, or a
+    local of `__init__` bound to it alone (minGPT's block: `m = self.mlp`, `self.mlpf = lambda x:
+    m.c_proj(m.act(m.c_fc(x)))`, and `forward` calls `self.mlpf(...)`): where forward uses it."""
+    writes = _init_writes(facts, cls)
+    aliases = {t.value for t, v, _ in writes if isinstance(t, cst.Name) and dotted(v) == name}
+    aliases -= {t.value for t, v, _ in writes if isinstance(t, cst.Name) and dotted(v) != name}
+    stored = set()
+    for target, value, _ in writes:
+        held = dotted(target)
+        if isinstance(value, cst.Lambda) and held and held.startswith("self.") and held.count(".") == 1 and \
+                any(dotted(n) == name or dotted(n) in aliases for n in facts.findall(value.body, (cst.Name, cst.Attribute))):
+            stored.add(held)
+    return [c for f in reached for c in facts.calls_in(f) if stored and dotted(c.func) in stored]
 
 
 def _reached(facts: Facts, cls: cst.ClassDef, forward: cst.FunctionDef) -> list[cst.FunctionDef]:

@@ -745,6 +745,39 @@ class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = torch.nn.Linear(2, 1)
+        self.mlp = torch.nn.ModuleDict(dict(inp=torch.nn.Linear(2, 4), out=torch.nn.Linear(4, 2)))
+        m = self.mlp
+        self.mlpf = lambda x: m.out(torch.relu(m.inp(x)))
+
+    def forward(self, x):
+        return self.fc(x + self.mlpf(x))
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.mlp = torch.nn.ModuleDict(dict(inp=torch.nn.Linear(2, 4), out=torch.nn.Linear(4, 2)))
+        m = self.mlp
+        self.mlpf = lambda x: m.out(torch.relu(m.inp(x)))
+
+    def forward(self, x):
+        return self.fc(x + self.mlpf(x))
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+""", "a_layer_forward_uses_through_a_lambda_init_stores_is_used", report=[
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
+    pair("""\
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
         self.act = torch.nn.ReLU()
         self.bn = torch.nn.BatchNorm1d(1)
 
