@@ -86,6 +86,7 @@ class Ranks:
         self._sentinels: dict[Ref, bool] = {}  # `set_on_some_ranks`
         self._flags: dict[Ref, bool] = {}  # `flag_set_by_rank`
         self._worded: dict[cst.CSTNode, bool] = {}  # `_reads_rank_word`
+        self._asserts = _Asserts()
 
     def is_global_rank(self, expr: cst.CSTNode) -> bool:
         """Is `expr` the process's rank among all processes of the job (not its index on this node)?
@@ -534,8 +535,8 @@ class Ranks:
                 ruled_out = self._ruled_out_when_distributed(self.facts.scope(node))
                 if holds and any(self.facts.code(t) in ruled_out for t in (_conjuncts(test) if in_body else [test])):
                     return True
-            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and child in anc.body:
-                if any(self._asks_one_process(test, True) or self._one_world(test) for test in _asserted_before(anc, child)):
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)):
+                if any(self._asks_one_process(test, True) or self._one_world(test) for test in self._asserts.asserted_before(anc, child)):
                     return True
             child = anc
         return False
@@ -772,7 +773,7 @@ class Ranks:
             if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return False
             if isinstance(anc, (cst.IndentedBlock, cst.Module)) and any(
-                    self._one_rank(test) for test in _asserted_before(anc, child)):
+                    self._one_rank(test) for test in self._asserts.asserted_before(anc, child)):
                 return True
             child = anc
         return False
@@ -921,8 +922,7 @@ class Ranks:
         """Is `func` run by this script: called here, or handed on by name (`mp.spawn(worker, ...)`)?
         A helper nobody here calls belongs to another file's control flow."""
         name = func.name.value
-        return bool(self.facts.call_sites(func)) or any(
-            isinstance(a.value, cst.Name) and a.value.value == name for c in self.facts.calls for a in c.args)
+        return bool(self.facts.call_sites(func)) or bool(self.facts.handing_on(name))
 
     def is_collective(self, call: cst.Call, depth: int = 3) -> bool:
         """A call every process must make: a torch.distributed collective, ddpify_runtime's
@@ -1059,12 +1059,23 @@ def _exits(f: Facts, block: cst.BaseSuite) -> bool:
         f.qualify(small.value.func) or dotted(small.value.func)) in EXITS
 
 
-def _asserted_before(block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> list[cst.BaseExpression]:
-    """The tests of the `assert`s of `block` before its statement `child`."""
-    if child not in block.body:
-        return []
-    return [small.test for stmt in block.body[:block.body.index(child)] if isinstance(stmt, cst.SimpleStatementLine)
-            for small in stmt.body if isinstance(small, cst.Assert)]
+class _Asserts:
+    """The tests of the `assert`s of each block before each of its statements (`asserted_before`),
+    each block read once: a program's merged module is a block of every statement of its files, and
+    every statement asked about has it among its ancestors."""
+
+    def __init__(self) -> None:
+        self._blocks: dict[cst.CSTNode, tuple[dict[cst.CSTNode, int], list[tuple[int, cst.BaseExpression]]]] = {}
+
+    def asserted_before(self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> list[cst.BaseExpression]:
+        """The tests of the `assert`s of `block` before its statement `child`."""
+        if block not in self._blocks:
+            self._blocks[block] = ({stmt: i for i, stmt in enumerate(block.body)}, [
+                (i, small.test) for i, stmt in enumerate(block.body) if isinstance(stmt, cst.SimpleStatementLine)
+                for small in stmt.body if isinstance(small, cst.Assert)])
+        place, asserts = self._blocks[block]
+        at = place.get(child)
+        return [] if at is None else [test for i, test in asserts if i < at]
 
 
 def _returns(branch: cst.CSTNode) -> bool:

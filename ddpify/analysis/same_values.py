@@ -201,7 +201,7 @@ class SameValues:
 
     def _returns_arguments(self, func: cst.FunctionDef) -> bool:
         """Does every `return` of `func` return `parser.parse_args()`?"""
-        returns = [r for r in self.facts.returns if self.facts.scope(r) is func]
+        returns = self.facts.returns_in(func)
         return bool(returns) and all(r.value is not None and mt.is_parse_args(r.value) for r in returns)
 
     def _sized_data(self, expr: cst.BaseExpression) -> bool:
@@ -935,9 +935,7 @@ class SameValues:
                 or param not in params:
             return []
         given = []
-        for call in f.calls:
-            if not any(isinstance(a.value, cst.Name) and a.value.value == func.name.value for a in call.args):
-                continue
+        for call in f.handing_on(func.name.value):
             items = mt.keyword(call, "args")
             if items is None or not isinstance(items.value, (cst.Tuple, cst.List)) \
                     or any(isinstance(e, cst.StarredElement) for e in items.value.elements):

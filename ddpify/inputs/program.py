@@ -93,10 +93,10 @@ class Program:
         return _assemble(self.root, [Part(entry.rel, entry.path, data, parse_module(data), entry.name),
                                      *self.parts[1:]], self.local_names, self.by_name, self.unread)
 
-    @property
+    @functools.cached_property
     def library(self) -> frozenset[cst.CSTNode]:
         """The statements of the modules other than the entry and its importer (another entry point
-        may use them)."""
+        may use them). Found once: the imports of every file ask it of each statement."""
         return frozenset(stmt for stmt, part in self.top.items() if part is not self.parts[0] and not part.importer)
 
     @property

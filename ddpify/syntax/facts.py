@@ -22,6 +22,7 @@ from typing import Iterator, NamedTuple, Protocol, Sequence
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.call_index import CallIndex
 from ddpify.syntax.names import Imports, dotted
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
@@ -162,6 +163,10 @@ class Facts:
         self._classes: dict[cst.CSTNode, cst.ClassDef | None] = {}
         self._callees: dict[cst.Call, list[cst.FunctionDef]] = {}
         self._named: dict[cst.Call, list[cst.FunctionDef]] = {}
+        self._calling: dict[cst.Call, int] = {}  # the calls `user_functions` is answering (how many times over)
+        self._naming: dict[cst.Call, int] = {}  # the calls `_named_callees` is answering
+        self._call_index = CallIndex(self.calls, self.user_functions, self._callees, self._calling)  # `call_sites`
+        self._named_index = CallIndex(self.calls, self._named_callees, self._named, self._naming)  # `_named_call_sites`
         self._holding: set[cst.Name] = set()  # the names `_held_functions` is answering
         self._looking_up: set[cst.BaseExpression] = set()  # the values `_looked_up_classes` is answering
         self._itemizing: set[Ref] = set()  # the containers `_item_classes` is answering
@@ -434,8 +439,12 @@ class Facts:
         program module a name holds (`_through_module`, or `getattr(module, name)`: those its arguments
         fit), and the `target=` a process or thread is started with (`_started_target`)."""
         if call not in self._callees:
-            self._callees[call] = self._named_callees(call) or self._through_parameter(call) or \
-                self._through_module(call) or self._kept_inner_functions(call) or self._started_target(call)
+            _enter(self._calling, call)
+            try:
+                self._callees[call] = self._named_callees(call) or self._through_parameter(call) or \
+                    self._through_module(call) or self._kept_inner_functions(call) or self._started_target(call)
+            finally:
+                _leave(self._calling, call)
         return self._callees[call]
 
     def starts(self, call: cst.Call) -> bool:
@@ -461,18 +470,17 @@ class Facts:
     def _named_callees(self, call: cst.Call) -> list[cst.FunctionDef]:
         """What a call runs by the names it is written with, parameters untyped."""
         if call not in self._named:
-            self._named[call] = self._resolve_call(call)
+            _enter(self._naming, call)
+            try:
+                self._named[call] = self._resolve_call(call)
+            finally:
+                _leave(self._naming, call)
         return self._named[call]
 
-    @cached_property
-    def _named_call_sites(self) -> dict[cst.FunctionDef, list[cst.Call]]:
-        """The calls that run each function by name (`_named_callees`): the callers that type a
-        parameter (one pass, so that typing a parameter never asks for the call graph it builds)."""
-        index: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)
-        for call in self.calls:
-            for func in self._named_callees(call):
-                index[func].append(call)
-        return index
+    def _named_call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
+        """The calls that run `func` by name (`_named_callees`): the callers that type a parameter
+        (found in one pass, `CallIndex`, though typing a parameter asks for it while it is found)."""
+        return self._named_index.sites(func)
 
     def _through_parameter(self, call: cst.Call) -> list[cst.FunctionDef]:
         """`saver.save_recovery(...)` (`stopper(loss)`) where `saver` is a parameter its function
@@ -504,7 +512,7 @@ class Facts:
     def _passed_classes(self, func: cst.FunctionDef, ref: Ref, seen: frozenset[Ref]) -> list[cst.ClassDef]:
         param = next(p for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
                      if p.name.value == ref.name)
-        sites = self._named_call_sites.get(func, [])
+        sites = self._named_call_sites(func)
         found: list[cst.ClassDef] = []
         for site in sites:
             arg = self.argument_for(site, func, ref.name)
@@ -624,7 +632,7 @@ class Facts:
             return frozenset()
         values = [value for _, value, stmt in self.writes(ref) if not isinstance(stmt, cst.AugAssign)]
         if isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope) and not values:
-            values = [self.argument_for(site, ref.scope, ref.name) for site in self._named_call_sites.get(ref.scope, [])]
+            values = [self.argument_for(site, ref.scope, ref.name) for site in self._named_call_sites(ref.scope)]
         found = [self._held_program_modules(v, depth - 1) if v is not None else frozenset() for v in _branches(values)]
         return frozenset().union(*found) if found and all(found) else frozenset()
 
@@ -1094,21 +1102,26 @@ class Facts:
 
     def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
         """The calls of this file that run `func` (`Cls(...)` for an `__init__`)."""
-        return self._call_sites.get(func, [])
+        return self._call_index.sites(func)
+
+    def handing_on(self, name: str) -> list[cst.Call]:
+        """The calls with an argument that is the bare name `name` (`mp.spawn(worker, ...)`,
+        `Thread(target=worker)`): where a function may be handed on by name, in source order."""
+        return self._handing_on.get(name, [])
+
+    @cached_property
+    def _handing_on(self) -> dict[str, list[cst.Call]]:
+        index: dict[str, list[cst.Call]] = defaultdict(list)
+        for call in self.calls:
+            for name in dict.fromkeys(a.value.value for a in call.args if type(a.value) is cst.Name):
+                index[name].append(call)
+        return index
 
     def entries(self, func: cst.FunctionDef) -> list[cst.Call]:
         """The calls that enter `func` from outside its own body: where it runs, and so on which
         processes. A recursive call (`update_top_k(mean(metrics), ...)` inside `update_top_k`) runs
         only once `func` has been entered, so it says nothing of where."""
         return [c for c in self.call_sites(func) if not self.is_inside(c, func)]
-
-    @cached_property
-    def _call_sites(self) -> dict[cst.FunctionDef, list[cst.Call]]:
-        index: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)
-        for call in self.calls:
-            for func in self.user_functions(call):
-                index[func].append(call)
-        return index
 
     def writes_in(self, scope: Scope) -> list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]:
         """The assignments a function (or the module's top level) makes: (target, value, statement)."""
@@ -1691,3 +1704,15 @@ def _own_name(expr: cst.BaseExpression) -> bool:
     """A name, or an attribute of `self` (`self.optim`): what a value bound to it can be followed through."""
     name = dotted(expr) or ""
     return isinstance(expr, cst.Name) or name.startswith("self.") and name.count(".") == 1
+
+
+def _enter(answering: dict, key) -> None:
+    """`key` is being answered (once more, where a question asks it again while it is answered)."""
+    answering[key] = answering.get(key, 0) + 1
+
+
+def _leave(answering: dict, key) -> None:
+    if answering[key] == 1:
+        del answering[key]
+    else:
+        answering[key] -= 1
