@@ -19,7 +19,7 @@ use works alike on a dict's keys (`classes = set(labels)`, then `enumerate(class
 classes`).
 `dict.fromkeys(x)` holds the same distinct items (its keys) in the order they first come, which is
 the same in every process (shard-data's edit). A set only tested (`x in set(...)`,
-`len(set(...))`), sorted (also once listed: `sorted(list(set(x)))`), combined with another, walked by a `for` statement that keeps nothing
+`len(set(...))`), sorted (also once listed: `sorted(list(set(x)))`, or `xs = list(set(x))` then `xs.sort()`), combined with another, walked by a `for` statement that keeps nothing
 (`print`), or kept in a name that is added to, combined, passed on or returned is left alone.
 """
 
@@ -54,11 +54,22 @@ def _keeps_order(facts: Facts, node: cst.CSTNode) -> bool:
 
 
 def _sorted(facts: Facts, listed: cst.Call) -> bool:
-    """Is the list or tuple of a set sorted at once (`sorted(list(set(text)))`): its order then is
-    the items' own, the same in every process?"""
+    """Is the list or tuple of a set sorted at once (`sorted(list(set(text)))`), or the list bound to
+    a name that the next statement sorts in place (`seq = list(set(seq))`, then `seq.sort()`): its
+    order then is the items' own, the same in every process?"""
     arg = facts.parent(listed)
     holder = facts.parent(arg) if isinstance(arg, cst.Arg) else None
-    return isinstance(holder, cst.Call) and holder.args[0] is arg and _builtin(facts, holder.func, "sorted")
+    if isinstance(holder, cst.Call) and holder.args[0] is arg and _builtin(facts, holder.func, "sorted"):
+        return True
+    if not (isinstance(arg, cst.Assign) and arg.value is listed and len(arg.targets) == 1
+            and isinstance(arg.targets[0].target, cst.Name)):
+        return False
+    line = facts.parent(arg)
+    after = facts.following(line) if isinstance(line, cst.SimpleStatementLine) else []
+    sort = after[0].body[0].value if after and isinstance(after[0], cst.SimpleStatementLine) and \
+        isinstance(after[0].body[0], cst.Expr) else None
+    return isinstance(sort, cst.Call) and isinstance(sort.func, cst.Attribute) and sort.func.attr.value == "sort" \
+        and isinstance(sort.func.value, cst.Name) and sort.func.value.value == arg.targets[0].target.value
 
 
 def _collects(facts: Facts, loop: cst.For) -> bool:

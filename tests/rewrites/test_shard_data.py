@@ -813,12 +813,15 @@ def predict(dl):
     return [model(x) for x, _ in dl]
 preds = predict(DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4))
 """, "a_loader_handed_to_a_function_that_predicts", TRAINS.at_end),
-    # a set listed and sorted at once keeps the items' own order (the fourteenth sweep's charlstm_corpus:
-    # `chars = sorted(list(set(text)))` was rewritten to dict.fromkeys, which changes nothing)
+    # a set listed and sorted at once, or listed into a name the next statement sorts in place, keeps the
+    # items' own order (the fourteenth sweep's charlstm_corpus, `sorted(list(set(text)))`, and ddpm_cifar_wandb,
+    # `seq = list(set(seq))` then `seq.sort(reverse=True)`: rewritten to dict.fromkeys, which changes nothing)
     unchanged("""\
 text = 'hello'
 chars = sorted(list(set(text)))
 index = {c: i for i, c in enumerate(chars)}
+steps = list(set(int(s) for s in [3.0, 1.0, 3.0]))
+steps.sort(reverse=True)
 """, "a_set_listed_and_sorted_at_once", TRAINS.at_end),
     # a set only counted, tested, sorted, combined, kept in a name or walked by a statement keeps no
     # order; a `set` the program defines is not the builtin
