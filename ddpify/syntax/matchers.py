@@ -134,17 +134,20 @@ STATEMENTS = frozenset({cst.SimpleStatementLine, *_subclasses(cst.BaseCompoundSt
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """`node` and everything below it, in source order."""
+    """`node` and the syntax below it, in source order: not the whitespace, comments and
+    punctuation (`syntax_children`), about 60% of a file's nodes, which no question asks about
+    (a search for names, calls or statements finds the same nodes in the same order)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(children(current)))
+        stack.extend(reversed(syntax_children(current)))
 
 
 def findall(node: cst.CSTNode, kind: type[N] | tuple[type, ...],
             where: Callable[[N], bool] | None = None) -> list[N]:
-    """The nodes of type `kind` in `node` (itself included) for which `where` holds."""
+    """The nodes of type `kind` in `node` (itself included) for which `where` holds; `kind` a
+    syntax node type (`walk` skips whitespace, comments and punctuation)."""
     return [n for n in walk(node) if isinstance(n, kind) and (where is None or where(n))]
 
 
