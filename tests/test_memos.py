@@ -305,3 +305,57 @@ def test_which_functions_are_handed_on_or_return_the_options_is_not_a_walk_of_th
     parsed = [values._returns_arguments(f) for f in workers]
     assert handed == [True] + [False] * 19 and [len(v) for v in launched] == [1] + [0] * 19 and not any(parsed)
     assert _Scanned.walks <= 2  # (the index of calls handing names on; the classes patched by calls)
+
+
+def _load_counting(tmp_path, monkeypatch) -> tuple[Counter, Counter]:
+    """Load a program of two files that both import ten modules found nowhere, and whose helper
+    puts a folder on `sys.path` from a function; count what the file system and the imports are
+    asked: `_on_pythonpath` per entry folder, `exists` per path, and each call's name looked up
+    (`Imports.qualify`) by the search for `sys.path` calls."""
+    from pathlib import Path
+
+    import ddpify.inputs.program as program
+    from ddpify.syntax.names import Imports, dotted
+
+    unknown = "".join(f"import alpha{i}\n" for i in range(10))
+    (tmp_path / "helper.py").write_text(unknown + "import sys\ndef add(p):\n    print(p)\n    sys.path.insert(0, p)\nadd('lib')\n")
+    entry = tmp_path / "train.py"
+    entry.write_text("import helper\n" + unknown)
+    (tmp_path / "lib").mkdir()
+    listed, stats, qualified = Counter(), Counter(), Counter()
+    on_pythonpath, exists, qualify = program._on_pythonpath, Path.exists, Imports.qualify
+
+    def counted_listing(root, lookups):
+        listed[root] += 1
+        return on_pythonpath(root, lookups)
+
+    def counted_exists(self, *args, **kwargs):
+        stats[self] += 1
+        return exists(self, *args, **kwargs)
+
+    def counted_qualify(self, node, *args, **kwargs):
+        qualified[dotted(node)] += 1
+        return qualify(self, node, *args, **kwargs)
+    monkeypatch.setattr(program, "_on_pythonpath", counted_listing)
+    monkeypatch.setattr(Path, "exists", counted_exists)
+    monkeypatch.setattr(Imports, "qualify", counted_qualify)
+    program.load(entry, entry.read_bytes())
+    monkeypatch.undo()
+    return listed, stats, qualified
+
+
+def test_what_the_file_system_holds_is_asked_once_per_program(tmp_path, monkeypatch):
+    """An import found nowhere beside the entry is looked for above it and on PYTHONPATH: the
+    folders of PYTHONPATH were listed again (each resolved, tested, its parents walked) for every
+    such import, and whether the entry's folder holds the name was asked again by every file that
+    imports it. Each is now asked once per program (`_Lookups.on_pythonpath`, `present`)."""
+    listed, stats, _ = _load_counting(tmp_path, monkeypatch)
+    assert list(listed.values()) == [1]
+    assert stats[tmp_path / "alpha3"] == stats[tmp_path / "alpha3.py"] == 1
+
+
+def test_the_calls_of_a_module_are_searched_for_sys_path_once(tmp_path, monkeypatch):
+    """The search for `sys.path.insert`/`append` walked each top-level function, then the whole
+    module again, looking up the name of every call inside a function twice: one walk now."""
+    _, _, qualified = _load_counting(tmp_path, monkeypatch)
+    assert qualified["print"] == qualified["add"] == 1

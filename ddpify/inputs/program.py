@@ -169,6 +169,8 @@ class _Lookups:
         self._installed: dict[Path, bool] = {}
         self._reach: dict[Path, int] = {}
         self._git: dict[Path, bool] = {}
+        self._present: dict[tuple[Path, str], bool] = {}
+        self._on_pythonpath: dict[tuple[Path, str], list[Path]] = {}
 
     def installed(self, folder: Path) -> bool:
         """`_installed`: asked of the same folders above the entry for each module it imports."""
@@ -186,6 +188,21 @@ class _Lookups:
         if folder not in self._git:
             self._git[folder] = (folder / ".git").exists()
         return self._git[folder]
+
+    def present(self, folder: Path, top: str) -> bool:
+        """Does `folder` hold `top` (a folder or anything so named) or `top.py`? Asked of the same
+        folders for each name a program imports that is found nowhere beside the entry."""
+        key = (folder, top)
+        if key not in self._present:
+            self._present[key] = (folder / top).exists() or (folder / f"{top}.py").exists()
+        return self._present[key]
+
+    def on_pythonpath(self, root: Path) -> list[Path]:
+        """`_on_pythonpath`, once per entry folder and PYTHONPATH (asked for each such name)."""
+        key = (root, os.environ.get("PYTHONPATH", ""))
+        if key not in self._on_pythonpath:
+            self._on_pythonpath[key] = _on_pythonpath(root, self)
+        return self._on_pythonpath[key]
 
     def files(self, base: Path, name: str) -> list[tuple[Path, str]]:
         key = (base, name)
@@ -216,10 +233,10 @@ def _located(root: Path, name: str, folders: dict[Path, cst.Call], aboves: dict[
             break
         base, via, files = folder, call, lookups.files(folder, name)
     top = name.split(".")[0]
-    if not files and not any((f / top).exists() or (f / f"{top}.py").exists() for f in (root, *folders)):
+    if not files and not any(lookups.present(f, top) for f in (root, *folders)):
         above = _above(root, top, aboves, lookups)  # not beside the entry at all: maybe above it
         if above is None:  # or in a folder of the project's on PYTHONPATH (`PYTHONPATH=core`)
-            above = next((f for f in _on_pythonpath(root, lookups) if (f / top).is_dir() or (f / f"{top}.py").is_file()),
+            above = next((f for f in lookups.on_pythonpath(root) if (f / top).is_dir() or (f / f"{top}.py").is_file()),
                          None)
         if above is not None:
             base, via, files = above, None, lookups.files(above, name)
@@ -595,12 +612,11 @@ class _PathNames:
         return self.imports.qualify(func) or dotted(func)
 
     def path_calls(self) -> list[tuple[cst.Call, cst.FunctionDef | None]]:
-        """The `sys.path.insert`/`append` calls, each with the top-level function it is in (None: the module's own code)."""
-        def calls(node: cst.CSTNode) -> list[cst.Call]:
-            return mt.findall(node, cst.Call, lambda c: self.qualify(c.func) in PATH_CALLS)
-        funcs = [stmt for stmt in self.module.body if isinstance(stmt, cst.FunctionDef)]
-        inside = {id(c): func for func in funcs for c in calls(func)}
-        return [(c, inside.get(id(c))) for c in calls(self.module)]
+        """The `sys.path.insert`/`append` calls, each with the top-level function it is in (None:
+        the module's own code), in source order: one walk of each top-level statement (the calls
+        of a module are those of its statements; each call's name is looked up once)."""
+        return [(c, stmt if isinstance(stmt, cst.FunctionDef) else None) for stmt in self.module.body
+                for c in mt.findall(stmt, cst.Call, lambda c: self.qualify(c.func) in PATH_CALLS)]
 
     def passed(self, expr: cst.BaseExpression, scope: cst.FunctionDef | None) -> list[cst.BaseExpression]:
         """`expr`, or for a parameter of `scope` what the module's calls of it pass."""
