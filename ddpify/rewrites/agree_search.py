@@ -14,7 +14,10 @@ the processes stop waiting for each other). Every process now takes the main pro
 decision (`trial.should_prune()`: each study would prune on its own). Read: a call of a trial's
 `suggest_*` method or of `should_prune`, with the value used (not a statement of its own).
 Left alone, with a warning: one under an `if` whose test may differ between processes, or in a
-comprehension or lambda (a broadcast there may be reached by some processes only).
+comprehension or lambda (a broadcast there may be reached by some processes only), and every draw
+of a program that runs its trials in threads (`study.optimize(objective, n_jobs=4)`: broadcasts
+from several threads at once would pair the wrong values, or wait forever), whose `optimize` call
+gets the warning too.
 """
 
 from __future__ import annotations
@@ -41,11 +44,16 @@ DRAWS = frozenset({"suggest_float", "suggest_int", "suggest_categorical", "sugge
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
+    threaded = [c for c in facts.calls if _in_threads(c)]
+    for call in threaded:
+        edits.warn(call, f"`{facts.code(call)}` runs its trials in threads: ddpify cannot take their suggestions "
+                         "from the main process (broadcasts from several threads at once), and the processes may "
+                         "train different hyperparameters; run the trials one at a time (n_jobs=1) under torchrun")
     for call in facts.calls:
         if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in DRAWS or _unused(facts, call):
             continue
         code = facts.code(call)
-        if not _reached_alike(facts, call):
+        if threaded or not _reached_alike(facts, call):
             edits.warn(call, f"`{code}` draws on each process's own search (its sampler's own generator): "
                              "ddpify cannot take it from the main process here (a test that may differ between "
                              "processes, a comprehension or a lambda), and the processes may train different "
@@ -56,6 +64,14 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             f"`{code}` taken from the main process's trial (from_main_process): each process's search draws "
             "its own, and the processes would train different hyperparameters")
         edits.add_import("ddpify_runtime", "from_main_process")
+
+
+def _in_threads(call: cst.Call) -> bool:
+    """`study.optimize(objective, n_jobs=...)` with other than `n_jobs=1`: trials in threads."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value != "optimize":
+        return False
+    jobs = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "n_jobs"), None)
+    return jobs is not None and not (isinstance(jobs, cst.Integer) and jobs.value == "1")
 
 
 def _unused(facts: Facts, call: cst.Call) -> bool:

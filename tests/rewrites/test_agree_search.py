@@ -81,3 +81,16 @@ def objective(trial):
     said = warnings(result.changes)
     assert len(said) == 2 and all("draws on each process's own search" in w for w in said)
     assert only(NAME, code) == result.code
+
+
+def test_trials_run_in_threads_leave_every_draw_alone_and_named():
+    """`study.optimize(objective, n_jobs=2)` runs trials in threads: a broadcast per draw from two
+    threads at once would pair the wrong values (or wait forever). No draw is taken from the main
+    process; the `optimize` call and each draw get a warning. Near miss: `n_jobs=1` converts."""
+    code = PAIRS[0][0].replace("study.optimize(objective, n_trials=2)", "study.optimize(objective, n_trials=2, n_jobs=2)")
+    result = rewritten(NAME, code)
+    assert "from_main_process" not in result.code
+    said = warnings(result.changes)
+    assert len(said) == 5 and sum("runs its trials in threads" in w for w in said) == 1
+    one = only(NAME, code.replace("n_jobs=2", "n_jobs=1"))
+    assert one.count("from_main_process(lambda: trial.") == 4
