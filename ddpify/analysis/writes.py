@@ -37,6 +37,13 @@ Near misses, not writes: `optimizer.step()`, a `.save()` of the script's own obj
 What stays each command's own: `convert` also guards what is not a file write but must happen
 once (wandb calls, the logging calls of a SummaryWriter, `os.mkdir` and `os.makedirs` without `exist_ok`, which
 the processes would race) and guards a `with open(p, "w")` block whole, whatever its body writes.
+`check` also reports a download into a file of the disk on every rank (`download`: `urlretrieve(url,
+path)`, torchvision's `download_url(url, root)` and `download_and_extract_archive`,
+`shutil.unpack_archive(archive, d)`, which write in place; not `urlretrieve(url)`, whose temporary
+file is the process's own, nor `requests.get`, which writes nothing, nor a download that moves a
+finished temporary file into place, `torch.hub.download_url_to_file`), which `convert` leaves to
+`ddpify.rewrites.download_first` (each node's first process downloads, the others after it) rather
+than guarding it alone: the other processes read what it writes.
 """
 
 from __future__ import annotations
@@ -178,6 +185,31 @@ def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
         arg = mt.keyword(call, "log_dir") or mt.keyword(call, "logdir")
     if arg is None and isinstance(call.func, cst.Attribute):  # `tar.extractall(path=d)`
         arg = mt.keyword(call, "path")
+    return arg.value if arg is not None else None
+
+
+# downloads (and an archive unpacked) that write their files in place, with the position of where:
+# a process reading one can find it half written; `torch.hub.download_url_to_file`, `wget.download`
+# and `gdown.download` write a temporary file and move it into place, each process's copy whole
+DOWNLOADS = {"urllib.request.urlretrieve": 1, "torchvision.datasets.utils.download_url": 1,
+             "torchvision.datasets.utils.download_and_extract_archive": 1, "shutil.unpack_archive": 1}
+DESTINATIONS = ("filename", "root", "download_root", "extract_dir")
+
+
+def download(facts: Facts, call: cst.Call) -> str | None:
+    """What `call` is when it downloads into a file of the disk in place (`DOWNLOADS`:
+    `urlretrieve(url, path)`, torchvision's `download_url(url, root)`, ...), or None;
+    `urlretrieve(url)` without a file name writes a temporary file of its own, no shared one."""
+    qualified = facts.qualify(call.func) or ""
+    if qualified not in DOWNLOADS or qualified == "urllib.request.urlretrieve" and download_path(facts, call) is None:
+        return None
+    return qualified.rsplit(".", 1)[-1]
+
+
+def download_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
+    """Where a download of `DOWNLOADS` writes, where it is passed (by place or by keyword)."""
+    arg = mt.positional(call, DOWNLOADS.get(facts.qualify(call.func) or "", 1)) \
+        or next((a for a in (mt.keyword(call, k) for k in DESTINATIONS) if a is not None), None)
     return arg.value if arg is not None else None
 
 

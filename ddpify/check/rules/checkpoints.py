@@ -47,7 +47,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     `.save(path)`, `save_pretrained(...)`, `np.save`/`np.savez`/`np.savetxt`, `json.dump`,
     `pickle.dump`, `shutil` copies, `save_image`, `savefig`, `to_csv`, pathlib's `write_bytes`/`write_text`,
     a tensorboard `SummaryWriter(log_dir)` made (each process's its own event file: every curve logged N times),
-    an installed library's `save_json(obj, path)` and its kin;
+    an installed library's `save_json(obj, path)` and its kin; a download that writes its file in place, `urlretrieve(url, path)`,
+    torchvision's `download_url`/`download_and_extract_archive`, `shutil.unpack_archive`, every process fetching
+    into the same file at once (not one that moves a finished temporary file into place, `download_url_to_file`);
     not a save into an in-memory buffer, `torch.save(sd, io.BytesIO())`) that runs on every process, or on every
     process but one (the `else` of `if rank == 0:` or of `if ddp and rank == 0:`, the branch of
     `if rank != 0:` or `if accelerator.is_main_process == 0:`) (not in a branch of a
@@ -71,14 +73,14 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     wrapper calls it under a rank test, `@rank0_only`). A write of another module of the
     program is also reported at the call of the checked file that runs it on every process
     (`self.save_best()` of a base class whose helper calls `torch.save`). `--fix` puts it under `if not dist.is_initialized() or
-    dist.get_rank() == 0:`.
+    dist.get_rank() == 0:` (not a download: the others read what it fetches, so they must wait for it).
     """
     if not ctx.script.distributed:
         return
     f = ctx.facts
     dist = ctx.script.spelled("torch.distributed")
     reported: set[cst.Call] = set()
-    for call, path, what in _file_writes(ctx):
+    for call, path, what, fetched in _file_writes(ctx):
         func = f.scope(call)
         if ctx.ranks.on_some_ranks(call) and not ctx.ranks.all_but_one(call) \
                 or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
@@ -96,16 +98,20 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
             yield Hit(call, f"every rank but the one the test above picks runs this {what}, {where}: write it on "
                             "rank 0 only")
             continue
-        fix = _guard(stmt, dist) if alone and dist is not None else None
-        message = "every rank writes this checkpoint: save on rank 0 only" if what == "torch.save" else \
+        fix = _guard(stmt, dist) if alone and dist is not None and not fetched else None
+        message = f"every rank downloads into this file ({what}): download it on one process first, the others " \
+                  "waiting for it (a barrier) before they read it" if fetched else \
+            "every rank writes this checkpoint: save on rank 0 only" if what == "torch.save" else \
             f"every rank writes this file ({what}): write it on rank 0 only"
         yield Hit(call, message, fix)
         for site in _callers_elsewhere(ctx, call):  # `self.save_best()` of base.py's torch.save, in trainer.py
             if site in reported:
                 continue
             reported.add(site)
-            yield Hit(site, f"`{f.code(site.func)}()` runs a file write of {f.program.part_of(call, f.parents).rel} "
-                            f"({what} in `{func.name.value}`) on every rank: call it on rank 0 only")
+            where = f"{f.program.part_of(call, f.parents).rel} ({what} in `{func.name.value}`) on every rank"
+            yield Hit(site, f"`{f.code(site.func)}()` runs a download into a file of {where}: run it on one process "
+                            "first, the others waiting for it (a barrier)" if fetched else
+                      f"`{f.code(site.func)}()` runs a file write of {where}: call it on rank 0 only")
 
 
 def _told_main_process(ctx: Context, call: cst.Call) -> bool:
@@ -163,13 +169,17 @@ def _on_one_rank(ctx: Context, site: cst.Call, func: cst.FunctionDef) -> bool:
 
 
 def _file_writes(ctx: Context):
-    """(call, the path or file it writes, what it is) for each call of the script that writes a
-    file (`ddpify.analysis.writes`: the list convert's main-process-only guards)."""
+    """(call, the path or file it writes, what it is, whether it downloads) for each call of the
+    script that writes a file (`ddpify.analysis.writes`: the list convert's main-process-only
+    guards) or downloads into one (`writes.download`: `urlretrieve(url, path)`, ...)."""
     f = ctx.facts
     for call in f.calls:
-        what = writes.file_write(f, call)
-        if what is not None and not never_runs(f, call):  # nor its callers elsewhere
-            yield call, writes.written_path(f, call), what
+        if never_runs(f, call):  # nor its callers elsewhere
+            continue
+        if (what := writes.file_write(f, call)) is not None:
+            yield call, writes.written_path(f, call), what, False
+        elif (what := writes.download(f, call)) is not None:
+            yield call, writes.download_path(f, call), what, True
 
 
 def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:
