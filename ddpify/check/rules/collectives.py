@@ -392,7 +392,8 @@ def no_sync_backward_only(ctx: Context) -> Iterator[Hit]:
     the forward too, or the accumulation steps all-reduce every time (no speed-up) and the
     gradients are not what the script means. Found for a `no_sync()` block (written in the
     `with`, picked by a conditional expression, or held in a name first) that runs a
-    backward but no call of the model.
+    backward but no call of the model (a method of the same object that calls `self.model`,
+    `self._step(batch)`, is one).
     """
     f = ctx.facts
     for with_, call in _no_sync_items(ctx):
@@ -400,10 +401,26 @@ def no_sync_backward_only(ctx: Context) -> Iterator[Hit]:
         model = dotted(call.func.value)
         inside = f.calls_in(block)
         forwards = [c for c in inside if dotted(c.func) in (model, f"{model}.forward") or any(
-            dotted(a.value) == model for a in c.args if f.user_functions(c))]
+            dotted(a.value) == model for a in c.args if f.user_functions(c)) or _method_runs(f, c, model)]
         if model and not forwards and any(f.is_backward(c) for c in inside):
             yield Hit(call, f"the forward of `{model}` runs outside `no_sync()`, so the backward in it still "
                             "all-reduces: put the forward inside the block too")
+
+
+def _method_runs(f, call: cst.Call, model: str | None, depth: int = 2) -> bool:
+    """Does `call`, a call of a method of the same object (`self._step(batch)`), run the model
+    `self.model` it holds, in its body or in such a call of its own, `depth` calls deep?"""
+    if not model or not model.startswith("self.") or not mt.is_attribute(call.func) or dotted(call.func.value) != "self":
+        return False
+    cls = f.enclosing_class(f.scope(call))
+    for func in f.user_functions(call):
+        if cls is None or f.enclosing_class(func) not in f.lineage(cls):
+            continue
+        inner = f.calls_in(func.body)
+        if any(dotted(c.func) in (model, f"{model}.forward") for c in inner) or depth > 1 and any(
+                _method_runs(f, c, model, depth - 1) for c in inner):
+            return True
+    return False
 
 
 def _no_sync_items(ctx: Context):
