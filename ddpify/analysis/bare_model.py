@@ -37,6 +37,15 @@ def lacks(facts: Facts, wrapper: cst.BaseExpression, name: str) -> bool:
     return bool(classes) and name not in _set_anywhere(facts) and not any(_answers(facts, c, name) for c in classes)
 
 
+def a_model_defines(facts: Facts, name: str) -> bool:
+    """Does a class of the program derived from `nn.Module` (itself or through the program's
+    classes) define `name`, a method or a class attribute (`PI052Policy.debug_text_predictions`):
+    a model the program may wrap answers it, where the wrapper does not?"""
+    return any(name in _defined(facts, c) and any(facts.qualify(b.value) in MODULE_BASES
+                                                  for k in facts.lineage(c) for b in k.bases if b.keyword is None)
+               for c in facts.classes.values())
+
+
 def _classes(facts: Facts, wrapper: cst.BaseExpression) -> list[cst.ClassDef]:
     """The program's classes of every object the name `wrapper` reads may hold besides its
     wraps; empty where one of them is not known."""

@@ -1413,10 +1413,12 @@ def _a_model_itself(facts: Facts, expr: cst.BaseExpression) -> bool:
 
 
 def _called(facts: Facts) -> set[str | None]:
-    """The names the program calls (`model(x)`: `model`), computed once."""
+    """The names the program calls, or whose `forward` it calls (`model(x)`, `policy.forward(batch)`:
+    `model`, `policy`), computed once."""
     found = facts.__dict__.get("_called_names")
     if found is None:
-        found = facts.__dict__["_called_names"] = {dotted(c.func) for c in facts.calls}
+        found = facts.__dict__["_called_names"] = {dotted(c.func) for c in facts.calls} | {
+            dotted(c.func.value) for c in facts.calls if mt.is_method_call(c, "forward") and isinstance(c.func, cst.Attribute)}
     return found
 
 

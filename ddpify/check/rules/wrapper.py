@@ -42,14 +42,15 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     the wrap under its `elif self.use_ddp:`), or under `if hasattr(model, "x"):` (or a helper of the
     program that returns true only under its own such test of the object it is given:
     `isimplemented(model, "x")` testing `name in dir(obj)`). Also found: `getattr(model, "x", default)`, which on the wrapper
-    returns the default without a word, and `model.dtype` (a Hugging Face model's, not
-    nn.Module's). A function of another module of the program that reads such an attribute of
+    returns the default without a word, `hasattr(model, "x")` of a name a model class of the
+    program defines (always False on the wrapper: what it guards silently never runs), and
+    `model.dtype` (a Hugging Face model's, not nn.Module's). A function of another module of the program that reads such an attribute of
     the wrapper it is handed (a static method, `Speech.serialize(model)` of model.py reading
     `model.hidden_size`, under no branch of it, and not set on the wrapper by the script) is also
     reported at the checked file's call that hands it over. The
     wrapper is torch's, NVIDIA apex's `apex.parallel.DistributedDataParallel`, or what Hugging
     Face accelerate's `prepare` hands back for a model (one the object core knows to be an
-    `nn.Module`, or a name the program calls); `prepare` wraps only where there are several
+    `nn.Module`, or a name the program calls, or whose `forward` it calls); `prepare` wraps only where there are several
     processes, so there the bare model is `accelerator.unwrap_model(model)`, and the program's
     own `model.module.x if <its test> else model.x` is its unwrapping, as is a helper of the program
     that hands back `accelerator.unwrap_model(x)` (`unet = unwrap_model(unet)`, also after taking a
@@ -87,6 +88,18 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
                 yield Hit(site, f"`{f.code(site.func)}()` reads `{owner}.{name}` ({f.program.part_of(attr, f.parents).rel}) "
                                 f"of the DDP wrapper `{f.code(arg)}` it is handed, which has no `{name}`: "
                                 f"pass `{f.code(arg)}.module`")
+    for call in f.calls:  # `hasattr(model, "x")` of a method the model defines: always False on the wrapper
+        name = string_value(call.args[1].value) if mt.is_call_of(call, "hasattr") and len(call.args) == 2 else None
+        if not name or ctx.module_api(name) or not bare_model.a_model_defines(f, name):
+            continue
+        obj = call.args[0].value
+        if ctx.holds_ddp(obj) is None or (f.ref(obj), name) in ctx.set_attributes or ctx.unwrapped_here(obj) \
+                or _before_the_wrap(ctx, obj):
+            continue
+        owner = f.code(obj)
+        inner = f"accelerator.unwrap_model({owner})" if ctx.prepared_only else f"{owner}.module"
+        yield Hit(call, f"`{owner}` holds the DDP wrapper, which has no `{name}` (the model's class defines it): "
+                        f"this hasattr is always False there, and what it guards never runs; ask `{inner}`")
     for call in f.calls:  # `getattr(model, "x", default)`: on the wrapper, the default, silently
         name = string_value(call.args[1].value) if mt.is_call_of(call, "getattr") and len(call.args) >= 2 else None
         if not name or ctx.module_api(name):
