@@ -359,3 +359,28 @@ def test_the_calls_of_a_module_are_searched_for_sys_path_once(tmp_path, monkeypa
     module again, looking up the name of every call inside a function twice: one walk now."""
     _, _, qualified = _load_counting(tmp_path, monkeypatch)
     assert qualified["print"] == qualified["add"] == 1
+
+
+def test_the_rank_and_shared_value_questions_read_the_index_not_a_walk(monkeypatch):
+    """Whether a value differs by process asks which names and calls an expression holds, for
+    every test and every source it follows (RPipe's train_model.py: 71,878 searches), and walked
+    each subtree for them; the collect pass has indexed every node of the file by type already
+    (`Facts.findall` answers as the walk, `tests/test_walk.py`). No search of those questions
+    (`ranks`, `same_values`, the unwrap helper's test in `models`) walks a node of the file now."""
+    import sys as _sys
+
+    from ddpify.convert import convert
+    from ddpify.syntax import matchers as mt
+
+    walked: Counter = Counter()
+    findall = mt.findall
+
+    def counted(node, *args, **kwargs):
+        walked[_sys._getframe(1).f_globals["__name__"]] += 1
+        return findall(node, *args, **kwargs)
+    monkeypatch.setattr(mt, "findall", counted)
+    for case in ("canonical", "file_read_back", "trainer_before_wrap", "variant_parse_args_helper"):
+        convert((FIXTURES / case / "before.py").read_bytes())
+    monkeypatch.undo()
+    assert walked  # (the fallback for nodes of no tree, and the rewrites' own searches)
+    assert not {m: n for m, n in walked.items() if m.endswith((".ranks", ".same_values", ".models"))}

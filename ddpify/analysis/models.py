@@ -1833,7 +1833,7 @@ def _takes_module(facts: Facts, func: cst.FunctionDef) -> bool:
     values = [*facts.returned(func), *(v for _, v, _ in facts.writes_in(func))]
     return any(isinstance(a, cst.Attribute) and a.attr.value == "module" and isinstance(a.value, cst.Name)
                and a.value.value in params and not _not_for_ddp(facts, a, a.value.value)
-               for v in values for a in (v, *mt.findall(v, cst.Attribute)))  # `return get_module(m.module)` too
+               for v in values for a in (v, *facts.findall(v, cst.Attribute)))  # `return get_module(m.module)` too
 
 
 def _not_for_ddp(facts: Facts, node: cst.CSTNode, param: str) -> bool:

@@ -129,7 +129,7 @@ class Ranks:
             ranks = [s for s in sources if not isinstance(s, cst.Integer)]
             # an update of the name itself keeps what it was: a rank where it says so (`args.rank =
             # args.rank * ngpus + gpu`), a counter where not (`i = i + 1`)
-            own = [s for s in ranks if any(dotted(n) == ref.name and f.ref(n) == ref for n in names_in(s))]
+            own = [s for s in ranks if any(dotted(n) == ref.name and f.ref(n) == ref for n in names_in(f, s))]
             return bool(ranks) and all(self.is_global_rank(s) for s in ranks if s not in own) and (
                 not own or ref.name.rpartition(".")[2] == "rank" and not self._launcher_local(expr))
         return isinstance(expr, cst.Attribute) and expr.attr.value == "rank" and any(
@@ -358,10 +358,10 @@ class Ranks:
         of the program only logs with (`get_model(cfg, verbose=RANK in {-1, 0})`, `_only_logged`)?
         Kept per expression: a source is asked again for every test that reads its name."""
         if expr not in self._worded:
-            worded = [n for n in read_names(expr) if rank_word(n)]
-            logged = {id(n) for c in mt.findall(expr, cst.Call) for a in c.args
+            worded = [n for n in read_names(self.facts, expr) if rank_word(n)]
+            logged = {id(n) for c in self.facts.findall(expr, cst.Call) for a in c.args
                       if any(self.facts.is_inside(w, a) for w in worded) and self._only_logged(c, a.value)
-                      for n in names_in(a.value)} if worded else set()
+                      for n in names_in(self.facts, a.value)} if worded else set()
             self._worded[expr] = any(id(n) not in logged for n in worded)
         return self._worded[expr]
 
@@ -857,15 +857,15 @@ class Ranks:
         decos = [d for d in f.functions.get(name.rpartition(".")[2], ()) if f.enclosing_class(d) is None] if name else []
         sites = f.call_sites(func)
         for deco in decos:
-            for wrapper in mt.findall(deco.body, cst.FunctionDef):
+            for wrapper in f.findall(deco.body, cst.FunctionDef):
                 star = wrapper.params.star_kwarg
                 if star is None:
                     continue
-                keys = {string_value(c.args[0].value) for c in mt.findall(wrapper.body, cst.Call)
+                keys = {string_value(c.args[0].value) for c in f.findall(wrapper.body, cst.Call)
                         if c.args and isinstance(c.func, cst.Attribute) and c.func.attr.value == "get"
                         and mt.is_name(c.func.value, star.name.value)}
                 gates = [s for s in wrapper.body.body if isinstance(s, cst.If) and any(
-                    isinstance(r, cst.Return) for r in mt.findall(s.body, cst.Return))]
+                    isinstance(r, cst.Return) for r in f.findall(s.body, cst.Return))]
                 for key in (k for k in keys if k is not None):
                     if gates and sites and all(
                             (arg := mt.keyword(site, key)) is not None and self.rank_dependent(arg.value) for site in sites):
@@ -1033,13 +1033,13 @@ class Ranks:
         return None
 
 
-def read_names(expr: cst.CSTNode) -> list[cst.CSTNode]:
+def read_names(facts: Facts, expr: cst.CSTNode) -> list[cst.CSTNode]:
     """The names and attributes `expr` reads for its value, not those that only place it on a
     device (`map_location=...`, `device=...`, the arguments of `.to(...)`, `.cuda(...)`)."""
-    placing = [a.value for c in mt.findall(expr, cst.Call) for a in c.args
+    placing = [a.value for c in facts.findall(expr, cst.Call) for a in c.args
                if a.keyword and a.keyword.value in PLACING_KEYWORDS or mt.is_method_call(c, *PLACING_METHODS)]
-    skipped = {id(n) for p in placing for n in names_in(p)}
-    return [n for n in names_in(expr) if id(n) not in skipped]
+    skipped = {id(n) for p in placing for n in names_in(facts, p)}
+    return [n for n in names_in(facts, expr) if id(n) not in skipped]
 
 
 def _parts(value: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -1114,9 +1114,10 @@ def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [test]
 
 
-def names_in(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The names and attributes in `node` (`a`, `a.b` and its `a`)."""
-    found: list[cst.CSTNode] = mt.findall(node, (cst.Name, cst.Attribute))
+def names_in(facts: Facts, node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The names and attributes in `node` (`a`, `a.b` and its `a`), from the index of `facts`
+    (`Facts.findall`: a walk where `node` is of no tree of theirs)."""
+    found: list[cst.CSTNode] = facts.findall(node, (cst.Name, cst.Attribute))
     return found
 
 

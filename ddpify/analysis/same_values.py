@@ -135,8 +135,8 @@ class SameValues:
             return False
         if self._shared(test, frozenset()):
             return True
-        return any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in mt.findall(test, cst.Call)) or any(
-            dotted(n) in self.agreed_names for n in names_in(test))
+        return any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in f.findall(test, cst.Call)) or any(
+            dotted(n) in self.agreed_names for n in names_in(f, test))
 
     def _per_process(self, node: cst.CSTNode) -> bool:
         """The one refusal of both answers: a value each process has its own of. A name or
@@ -415,7 +415,7 @@ class SameValues:
         object it passes (`args.should_save` of `train(args)`, after `args.should_save = ... and
         is_master(args)`)? Or an entry whose key is a rank's name (`opt["rank"]`)?"""
         f = self.facts
-        nodes = [test] if isinstance(test, (cst.Attribute, cst.Subscript)) else mt.findall(
+        nodes = [test] if isinstance(test, (cst.Attribute, cst.Subscript)) else f.findall(
             test, (cst.Attribute, cst.Subscript))
         return any(rank_key(n) if isinstance(n, cst.Subscript) else (ref := f.ref(n)) is not None and any(
             self.ranks.rank_dependent(v) for v in self.ranks.attribute_of_passed(ref)) for n in nodes)
@@ -456,9 +456,9 @@ class SameValues:
         """The names `test` reads for its value (`read_names`), but not a sampler, loader or data
         set it only takes the length of: `len(train_sampler)` of a sampler given this process's
         rank is its share, which distributed sampling makes the same on every process."""
-        sized = {id(n) for c in mt.findall(test, cst.Call) if mt.is_call_of(c, "len") and len(c.args) == 1
-                 and self._data(c.args[0].value) for n in names_in(c.args[0].value)}
-        return [n for n in read_names(test) if id(n) not in sized]
+        sized = {id(n) for c in self.facts.findall(test, cst.Call) if mt.is_call_of(c, "len") and len(c.args) == 1
+                 and self._data(c.args[0].value) for n in names_in(self.facts, c.args[0].value)}
+        return [n for n in read_names(self.facts, test) if id(n) not in sized]
 
     def _reads_file(self, node: cst.CSTNode) -> bool:
         """A load of saved state (`trainer.load_checkpoint(path)`, `torch.load(path)` of a path
@@ -499,7 +499,7 @@ class SameValues:
                 return True  # `self.config`, every object of which a `Config()` built: read from one file
             proving = proving | {ref}
             if any(dotted(n) in self.agreed_names for _, value, _ in f.writes(ref)
-                   for n in names_in(value)):
+                   for n in names_in(f, value)):
                 return True  # `if RANK != 0: stop = broadcast_list[0]` after the broadcast
             if self._counts(node):
                 return True
@@ -606,7 +606,7 @@ class SameValues:
     def _configuring(self, call: cst.Call, flow, proving: frozenset) -> bool:
         cls = flow.constructs(call)
         words = [cls.name.value] if cls is not None else [
-            n.value for n in mt.findall(call.func, cst.Name)]  # `OmegaConf.merge`, `self.optim.create_config_instance`
+            n.value for n in self.facts.findall(call.func, cst.Name)]  # `OmegaConf.merge`, `self.optim.create_config_instance`
         return any(CONFIGURING.fullmatch(part) for w in words for part in (w.replace("_", ""), *WORDS.findall(w))) \
             and all(self._shared(a.value, proving) or not self._reads_per_process(a.value) for a in call.args)
 
@@ -618,9 +618,9 @@ class SameValues:
         if self.ranks.rank_dependent(expr) or any(
                 _per_process_module(q := f.qualify(c.func) or "") and not q.startswith(
                     ("os.path.", "os.environ", "os.getenv", "torch.")) and q not in FOLDER_LISTINGS
-                for c in mt.findall(expr, cst.Call)):
+                for c in f.findall(expr, cst.Call)):
             return True
-        refs = {r for n in names_in(expr) if (r := f.ref(n)) is not None}
+        refs = {r for n in names_in(f, expr) if (r := f.ref(n)) is not None}
         return depth > 0 and any(self._reads_per_process(v, depth - 1) for r in refs for _, v, _ in f.writes(r))
 
     def _kept_on_self(self, node: cst.Attribute, proving: frozenset) -> bool | None:
@@ -644,7 +644,7 @@ class SameValues:
         what it holds is made of what the callers pass, which must be shared too."""
         f = self.facts
         return isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope) and any(
-            f.ref(n) == ref for _, value, _ in writes for n in mt.findall(value, cst.Name) if n.value == ref.name)
+            f.ref(n) == ref for _, value, _ in writes for n in f.findall(value, cst.Name) if n.value == ref.name)
 
     @cached_property
     def _group_sizes(self) -> set[Ref]:
@@ -692,7 +692,7 @@ class SameValues:
         while clause is not None:
             if not self._shared(clause.iter, proving):
                 return False
-            proving = proving | {r for r in map(f.ref, mt.findall(clause.target, cst.Name)) if r is not None}
+            proving = proving | {r for r in map(f.ref, f.findall(clause.target, cst.Name)) if r is not None}
             if not all(self._shared(test.test, proving) for test in clause.ifs):
                 return False
             clause = clause.inner_for_in
@@ -712,7 +712,7 @@ class SameValues:
             if f.scope(stmt) is not f.scope(read) or not f.before(stmt, read) or f.is_inside(read, stmt):
                 continue
             return not isinstance(stmt, cst.AugAssign) and not self._conditional_when_distributed(stmt, read) \
-                and any(dotted(n) in self.agreed_names for n in names_in(value))
+                and any(dotted(n) in self.agreed_names for n in names_in(f, value))
         return False
 
     def _conditional_when_distributed(self, stmt: cst.CSTNode, read: cst.CSTNode) -> bool:
@@ -816,7 +816,7 @@ class SameValues:
         file, wherever it places it; not a path that names the rank (`f"ckpt_{rank}.pt"`)."""
         return self.facts.qualify(call.func) == "torch.load" and not any(
             self.ranks.rank_name(n) for a in call.args if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)
-            for n in names_in(a.value))
+            for n in names_in(self.facts, a.value))
 
     def _stepped_with_shared(self, scheduler: cst.BaseExpression | None, proving: frozenset) -> bool:
         """Is the learning rate the same on every process: every `.step(...)` of `scheduler` (of
@@ -845,7 +845,7 @@ class SameValues:
         if not isinstance(name, cst.Name):
             return False
         for anc in f.ancestors(name):
-            if isinstance(anc, cst.For) and name.value in {n.value for n in mt.findall(anc.target, cst.Name)}:
+            if isinstance(anc, cst.For) and name.value in {n.value for n in f.findall(anc.target, cst.Name)}:
                 target = anc.target
                 if isinstance(target, cst.Tuple) and mt.is_call_of(anc.iter, "enumerate"):
                     return target.elements[0].value is not None and mt.is_name(target.elements[0].value, name.value)
