@@ -33,7 +33,7 @@ CODES = {r.code: r for r in RULES}
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 NOT_DISTRIBUTED = "not distributed (no torch.distributed): `ddpify convert` makes it a DDP script"
-ONE_PROCESS = "one process (init_process_group(world_size=1)): rules about several processes skipped"
+ONE_PROCESS = "one process ({}): rules about several processes skipped"
 # programs whose processes a framework runs that `check` does not read (decision 0085): what it
 # says instead of "not distributed", by the framework's package
 FRAMEWORK_NOTES = {
@@ -150,8 +150,8 @@ class _Run:
                               if imports.imports_module(package)), None)
             self.note = framework or (NOT_DISTRIBUTED if self.context.facts.has_training else None)
             return
-        if self.context.script.one_process:  # what only several processes get wrong cannot happen
-            self.note = ONE_PROCESS
+        if self.context.one_process:  # what only several processes get wrong cannot happen
+            self.note = ONE_PROCESS.format(self.context.one_process)
             rules = tuple(r for r in rules if not r.several)
         hits = [(rule.code, hit) for rule in rules for hit in rule.find(self.context)
                 if not (rule.several and self.context.script.launcher.only(hit.node))  # one process runs it

@@ -30,7 +30,7 @@ from ddpify.analysis import objects
 from ddpify.analysis.loaders import loaders_of
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.same_values import ranks, values
-from ddpify.check.script import Script
+from ddpify.check.script import INIT, Script
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.facts import Facts, Ref, is_property
 from ddpify.analysis.models import DDP, Holds, Model, holds_wrapper, prepares, written_wraps
@@ -51,6 +51,22 @@ class Context:
         """Names that hold a `DistributedDataParallel(...)` the script built, with the parameters of
         this file's functions they are passed to (`models.written_wraps`)."""
         return written_wraps(self.facts)
+
+    @cached_property
+    def one_process(self) -> str | None:
+        """Why the program runs as one process, or None: its process group is hard-coded to one
+        (`Script.one_process`), or it is an accelerate program that spreads its models over the
+        GPUs itself with `nn.DataParallel` (or a subclass of it) and wraps none in DDP, neither by
+        its own wrap nor through `prepare` (a dict of DataParallel networks is handed back as it
+        is): DataParallel in each of several processes would put every process on every GPU."""
+        f = self.facts
+        if self.script.one_process:
+            return "init_process_group(world_size=1)"
+        spread = [c for name in DATA_PARALLEL for c in (*self.script.calls_of(name), *self.script.subclass_calls(name))]
+        if spread and f.imports.imports_module("accelerate") and not self.ddp_refs \
+                and not self.script.calls_of(INIT) and not self.script.calls_of(DDP):
+            return "an accelerate program whose models nn.DataParallel spreads over the GPUs, none wrapped in DDP"
+        return None
 
     @cached_property
     def loader_reads(self) -> tuple[dict[cst.For, frozenset[cst.Call]], dict[cst.Call, frozenset[cst.Call]]]:
@@ -415,6 +431,9 @@ def _negation(test: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
 
 # nn.Module's public API beyond `matchers.MODULE_API`, and DistributedDataParallel's own attributes
 # (with the private methods scripts call on the wrapper, as torch's errors advise: `_set_static_graph()`)
+# nn.DataParallel, as torch spells it
+DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                 "torch.nn.parallel.data_parallel.DataParallel")
 WRAPPER_API = frozenset("""
     state_dict load_state_dict register_state_dict_pre_hook register_state_dict_post_hook
     register_load_state_dict_pre_hook register_load_state_dict_post_hook get_extra_state
