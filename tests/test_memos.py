@@ -384,3 +384,24 @@ def test_the_rank_and_shared_value_questions_read_the_index_not_a_walk(monkeypat
     monkeypatch.undo()
     assert walked  # (the fallback for nodes of no tree, and the rewrites' own searches)
     assert not {m: n for m, n in walked.items() if m.endswith((".ranks", ".same_values", ".models"))}
+
+
+def test_what_prepares_a_data_set_is_asked_once_per_call(monkeypatch):
+    """main-process-only and download-first both ask which functions prepare a data set's files
+    (`writes.preparing`), each of every call of the program, and download-first again of each
+    call (`prepared_by`): whether a call builds a data set is now asked once per call."""
+    import sys as _sys
+
+    from ddpify.convert import convert
+
+    asked: Counter = Counter()
+    builds = Facts.builds
+
+    def counted(self, call):
+        if _sys._getframe(1).f_globals["__name__"] == "ddpify.analysis.writes":
+            asked[id(call)] += 1
+        return builds(self, call)
+    monkeypatch.setattr(Facts, "builds", counted)
+    convert((FIXTURES / "canonical" / "before.py").read_bytes())
+    monkeypatch.undo()
+    assert asked and max(asked.values()) == 1

@@ -261,18 +261,28 @@ def preparing(facts: Facts) -> frozenset[cst.FunctionDef]:
     return frozenset(found - shared)
 
 
-def _preparing(facts: Facts, call: cst.Call) -> tuple[set[cst.FunctionDef], cst.Call | None]:
+def _preparing(facts: Facts, call: cst.Call) -> tuple[frozenset[cst.FunctionDef], cst.Call | None]:
     """(the functions building the data set `call` builds, or the fetching function it calls, runs;
-    the first file write among them)."""
+    the first file write among them), found once per call: `preparing` asks of every call, for
+    main-process-only and again for download-first, and download-first's `prepared_by` again."""
+    memo = facts.__dict__.setdefault("_prepares", {})
+    if call not in memo:
+        memo[call] = _prepares(facts, call)
+    found: tuple[frozenset[cst.FunctionDef], cst.Call | None] = memo[call]
+    return found
+
+
+def _prepares(facts: Facts, call: cst.Call) -> tuple[frozenset[cst.FunctionDef], cst.Call | None]:
+    """`_preparing`, not memoised."""
     functions = facts.user_functions(call)
     builds = facts.builds(call)
     if not functions or builds and not all(is_data_set(facts, facts.enclosing_class(f)) for f in functions):
-        return set(), None
+        return frozenset(), None
     seen, write, fetched = _runs(facts, tuple(functions))
     if builds or fetched and not any(facts.trains(f) for f in seen) and \
             not any(facts.trains(loop) for loop in facts.enclosing_loops(call)):
-        return set(seen), write  # (a fetch inside a training loop posts progress: no data set is prepared there)
-    return set(), None
+        return seen, write  # (a fetch inside a training loop posts progress: no data set is prepared there)
+    return frozenset(), None
 
 
 def _runs(facts: Facts, functions: tuple[cst.FunctionDef, ...], depth: int = 3) \
