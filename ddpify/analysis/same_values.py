@@ -364,6 +364,8 @@ class SameValues:
                 return all(self._plain(a.value, depth - 1) for a in expr.args if not a.keyword)
             return isinstance(expr.func, cst.Attribute) and expr.func.attr.value in PLAIN_METHODS
         ref = f.ref(expr) if isinstance(expr, cst.Name) else None
+        if ref is not None and _star_parameter(ref) is not None:
+            return True  # `for arg in args:` of `def default(*args)`: the tuple of what the call passes
         sources = [*f.sources(ref), *f.unpacked_from(ref)] if ref is not None else []
         return bool(sources) and all(self._plain(s, depth - 1) for s in sources)
 
@@ -901,7 +903,8 @@ class SameValues:
         return None
 
     def _shared_parameter(self, ref: Ref, proving: frozenset) -> bool:
-        """A parameter every call of this file passes a shared value (`Trainer(args)`), or one of
+        """A parameter every call of this file passes a shared value (`Trainer(args)`; for `*args`,
+        every positional argument past the named ones: `default(num_steps, len(dataset))`), or one of
         a function that no call of this file reaches (another file's entry point passes it
         configuration: `def train(cfg, max_iter)`) or that a launcher hands the items of its
         `args=(...)` (`_launched_with`), unless its name says it is a rank."""
@@ -912,6 +915,11 @@ class SameValues:
                for d in ref.scope.decorators):
             return True  # `@hydra.main(...) def train(cfg)`: the decorator passes the run's configuration
         sites = f.call_sites(ref.scope)
+        named = _star_parameter(ref)
+        if sites and named is not None:  # `def default(*args)`: the positional arguments past the named ones
+            return all(not any(a.star for a in call.args) and all(
+                self._shared(a.value, proving) for a in [a for a in call.args if a.keyword is None][named:])
+                for call in sites)
         launched = self._launched_with(ref.scope, ref.name)
         if not sites and launched:
             return not rank_word(cst.Name(ref.name)) and ref not in self.ranks.ranks_by_role \
@@ -1004,6 +1012,17 @@ class SameValues:
         rank (the launcher gives every process the same environment but those)."""
         key = self.ranks.environment_key(node)
         return key is not None and not rank_variable(key) and key not in PER_PROCESS_VARIABLES
+
+
+def _star_parameter(ref: Ref) -> int | None:
+    """For the `*args` parameter of a function, how many named positional parameters come before it
+    (`def default(*args)`: 0); None for any other name."""
+    func = ref.scope
+    if not isinstance(func, cst.FunctionDef) or not isinstance(func.params.star_arg, cst.Param) \
+            or func.params.star_arg.name.value != ref.name:
+        return None
+    named = len(func.params.posonly_params) + len(func.params.params)
+    return named - 1 if named and func.params.params and func.params.params[0].name.value == "self" else named
 
 
 def _class_name(qualified: str) -> bool:
