@@ -88,6 +88,13 @@ that trains nothing over a sharded training loader and sums nothing this rewrite
 warning at the call that hands it that loader: it covers one shard. An array of zeros made just
 before such a pass and counted cell by cell in it (`conf_mat[label, predicted] += 1.0`) is summed
 over the processes after it, as a sum is.
+
+An object of the program's own classes that a method called in the loop adds to (an `AverageMeter`
+whose `update(val, n)` does `self.sum += val * n; self.count += n`, a `Logger` keeping running sums)
+and that is read after the loop (`print(loss_meter.avg)`, `return loss_meter.avg`) holds one
+shard's figures: it is named with a warning at the read, not added up (what its fields mean, and
+whether it starts afresh for the pass, are the class's own). Not a meter of the process's own time
+(`batch_time.update(time.time() - end)`).
 """
 
 from __future__ import annotations
@@ -115,6 +122,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
     for loop in analysis.loaders.sharded_loops:
         _gather_lists(facts, loop, edits)
+        _name_meters(facts, loop, edits)
         sums = {node.target.value for node in facts.findall(loop.body, cst.AugAssign)
                 if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign)}
         _name_running(facts, loop, sums, edits)
@@ -156,6 +164,91 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                        "about 1/world_size of the true value")
         if not divided and not celled:
             _name_shard_pass(facts, analysis.loaders.training, loop, edits)
+
+
+def _name_meters(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> None:
+    """Name with a warning where it is read after the loop an object of the program's own classes
+    that a method called in the loop adds to (`loss_meter.update(loss.item(), x.size(0))`, whose
+    `update` does `self.sum += val * n; self.count += n`; a `Logger` keeping running sums): read
+    after the loop (`print(loss_meter.avg)`, `return logger`), it holds this process's shard's
+    figures only. Not added up here: what its fields mean (a sum, a count, a mean set in `update`,
+    the last batch's value), and whether it was started afresh for this pass (`reset()`, or kept
+    over the epochs), are the class's own; a reading of one shard's mean, unnamed, was silent."""
+    meters: dict[str, cst.Call] = {}
+    kept: dict[str, set[str]] = {}  # what the object keeps that those methods set, and its class's methods
+    for call in facts.findall(loop.body, cst.Call):
+        owner = dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
+        if owner is None or owner == "self" or _reads_clock(facts, call):
+            continue
+        adding = [f for f in facts.user_functions(call) if facts.enclosing_class(f) is not None and _adds_to_self(facts, f)]
+        if adding:
+            meters.setdefault(owner, call)
+            kept.setdefault(owner, set()).update(*(_fields_set(f) | _methods(facts, f) for f in adding))
+    later = _later_statements(facts, loop, facts.scope(loop)) if meters else []
+    reads: dict[cst.CSTNode, list[str]] = {}
+    for owner in meters:
+        read = next((s for s in later if _reads_object(facts, s, owner, kept[owner])), None)
+        if read is not None:
+            reads.setdefault(read, []).append(owner)
+    loader = f"`{facts.code(drawn_from(facts, loop.iter))}`" if isinstance(loop, cst.For) else "its loader"
+    for at, owners in reads.items():
+        edits.warn(at, f"the figures of {', '.join(f'`{o}`' for o in owners)}, added up in the loop by "
+                   f"{', '.join(f'`{facts.code(meters[o].func)}(...)`' for o in owners)}, are read here after it: "
+                   f"where {loader} is sharded, they are this process's shard's (about 1/world_size of the data), "
+                   "not the whole pass's; add "
+                   "the sums and counts up over the processes first (torch.distributed.all_reduce), or say that "
+                   "they are one process's")
+
+
+def _reads_clock(facts: Facts, call: cst.Call) -> bool:
+    """`batch_time.update(time.time() - end)`: a meter of this process's own time, not of the data."""
+    return any((facts.qualify(c.func) or "").startswith("time.") for c in facts.findall(call, cst.Call) if c is not call)
+
+
+def _adds_to_self(facts: Facts, method: cst.FunctionDef) -> bool:
+    """Does the method add to what its object keeps: `self.sum += val * n`, `self.total[key] +=
+    value`, `self.values.append(val)`?"""
+    def kept(target: cst.BaseExpression) -> bool:
+        target = target.value if isinstance(target, cst.Subscript) else target
+        return (dotted(target) or "").startswith("self.")
+    return any(isinstance(a.operator, cst.AddAssign) and kept(a.target) for a in facts.findall(method, cst.AugAssign)) \
+        or any(mt.is_method_call(c, "append", "extend") and kept(c.func.value) for c in facts.findall(method, cst.Call))
+
+
+def _reads_object(facts: Facts, stmt: cst.CSTNode, owner: str, kept: set[str]) -> bool:
+    """Does `stmt` read the figures the object `owner` holds: one of `kept`, what its adding methods
+    set or its class's methods and properties (`loss_meter.avg`), a method's value (`print(logger.write())`),
+    the object itself (`print(meter)`, `return meter`)? Not a method called for its effect
+    (`loss_meter.reset()`), nor something else it holds (`logger.profiler.stop()`)."""
+    for node in facts.findall(stmt, (cst.Name, cst.Attribute)):
+        parent = facts.parent(node)
+        if dotted(node) != owner or isinstance(parent, cst.Attribute) and parent.attr is node or \
+                isinstance(parent, cst.AssignTarget) and parent.target is node:
+            continue
+        if not (isinstance(parent, cst.Attribute) and parent.value is node):
+            return True
+        above = facts.parent(parent)
+        if isinstance(above, cst.Call) and above.func is parent:
+            if not isinstance(facts.parent(above), cst.Expr):
+                return True
+        elif parent.attr.value in kept:
+            return True
+    return False
+
+
+def _fields_set(method: cst.FunctionDef) -> set[str]:
+    """What the method sets on its object: `sum`, `count`, `avg` of `self.sum += val * n` ...
+    `self.avg = self.sum / self.count`; `mean` of `self.mean[name] = ...`."""
+    targets = [t.target for a in mt.findall(method, cst.Assign) for t in a.targets] + \
+        [a.target for a in mt.findall(method, cst.AugAssign)]
+    return {name.split(".")[1] for t in targets for n in mt.findall(t, cst.Attribute)
+            if (name := dotted(n) or "").startswith("self.") and name.count(".") == 1}
+
+
+def _methods(facts: Facts, method: cst.FunctionDef) -> set[str]:
+    """The names of the methods (and properties) of the class that defines `method`."""
+    cls = facts.enclosing_class(method)
+    return {f.name.value for f in cls.body.body if isinstance(f, cst.FunctionDef)} if cls is not None else set()
 
 
 def _name_running(facts: Facts, loop: cst.For | cst.While, sums: set[str], edits: Edits) -> None:

@@ -769,3 +769,62 @@ def test_a_running_sum_over_a_window_of_batches_inside_its_loop_is_not_named():
     from tests.support.snippets import rewritten, warnings
     for shown in ("total / (j + 1)", "total / 100"):
         assert not [w for w in warnings(rewritten(NAME, RUNNING.replace("SHOWN", shown)).changes) if "`total`" in w]
+
+
+METER = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class AverageMeter:
+    def __init__(self):
+        self.name = "loss"
+        self.reset()
+
+    def reset(self):
+        self.sum, self.count, self.avg = 0.0, 0, 0.0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+        self.avg = self.sum / self.count
+
+
+loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randn(16, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def train(loader):
+    meter = AverageMeter()
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        meter.update(loss.item(), x.size(0))
+    READ
+
+
+for epoch in range(2):
+    train(loader)
+"""
+
+
+@pytest.mark.parametrize("read", ["print(meter.avg)", "return meter.avg", "return meter"])
+def test_a_shards_figures_kept_in_the_programs_own_meter_are_named_where_read_after_the_loop(read):
+    """Sweeps 12b/13 (simclr_pretrain's `AverageMeter`, RPipe's `Logger`): an object of the program's
+    class whose `update` adds up in the loop over the sharded loader (`self.sum += val * n`) and is
+    read after it holds one shard's figures: named at the read (it was silent); not where nothing
+    reads it after the loop, nor where only its own `reset()` or a field `update` does not set
+    (`meter.name`) follows, nor a meter of the process's own time (`batch_time.update(time.time() - end)`)."""
+    from tests.support.snippets import rewritten, warnings
+    code = METER.replace("READ", read)
+    named = [c for c in rewritten(NAME, code).changes if c.message in warnings(rewritten(NAME, code).changes)]
+    assert [c.line for c in named] == [code.splitlines().index(f"    {read}") + 1]
+    assert named[0].message.startswith("the figures of `meter`, added up in the loop by `meter.update(...)`, are read")
+    assert not warnings(rewritten(NAME, METER.replace("READ", "meter.reset()")).changes)
+    timed = METER.replace("READ", read).replace("meter.update(loss.item(), x.size(0))", "meter.update(time.time() - 1.0)")
+    assert not warnings(rewritten(NAME, "import time\n" + timed).changes)  # this process's own time
+    assert not warnings(rewritten(NAME, METER.replace("READ", "print(meter_name)")).changes)
+    assert not warnings(rewritten(NAME, METER.replace("READ", "print(meter.name)")).changes)  # not a figure
