@@ -118,6 +118,10 @@ body writes such a checkpoint keeps its condition and guards the write inside it
 a helper that gathers or runs the model is not guarded at its call but inside, statement by
 statement. A collective that reads a name the write itself binds (`with open(...) as f:`) gets a
 TODO.
+
+A shell command that writes files (`os.system(f"mkdir -p {d}")`, `subprocess.run(["cp", src, dst])`,
+ddpify.analysis.shell) is named with a warning where every process runs it, not guarded: what it
+writes, and whether the other processes read it at once, is in a string ddpify does not read.
 """
 
 from __future__ import annotations
@@ -128,6 +132,7 @@ import libcst as cst
 
 from ddpify.output import build
 from ddpify.analysis import fsdp, objects, writes
+from ddpify.analysis.shell import shell_write
 from ddpify.analysis.writes import preparing
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
@@ -188,6 +193,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
                 any(f in writers for f in facts.user_functions(call)):
             writes[stmt] = f"{dotted(call.func) or facts.code(call.func)}()"
     _name_untold_items(facts, edits, writers)
+    _name_shell_writes(facts, edits, writes, prepared)
     saves, guarded, files, owners = [], [], [], []
     for stmt, what in list(writes.items()):
         if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):
@@ -955,6 +961,19 @@ def _bound_inside(stmt: cst.CSTNode) -> set[str]:
     targets = [a.name for a in mt.findall(stmt, cst.AsName)]
     targets += [t.target for t in mt.findall(stmt, (cst.AssignTarget, cst.For, cst.CompFor))]
     return {n.value for t in targets for n in mt.findall(t, cst.Name)}
+
+
+def _name_shell_writes(facts: Facts, edits: Edits, writes: dict[cst.CSTNode, str], prepared: AbstractSet[cst.CSTNode]) -> None:
+    """Name with a warning a shell command that writes files (`os.system(f"mkdir -p {d}")`,
+    `subprocess.run(["cp", src, dst])`, `ddpify.analysis.shell`) where every process runs it: not
+    guarded, for what it writes and who reads it at once are in a string ddpify does not read."""
+    for call in facts.calls:
+        stmt = facts.statement(call)
+        if (what := shell_write(facts, call)) and facts.scope(stmt) not in prepared and not _already_guarded(facts, stmt, writes):
+            edits.warn(stmt, f"`{facts.code(call.func)}(...)` runs a shell command that writes files (`{what}`) on "
+                       "every process: they race each other over the same files; run it on the main process only "
+                       "(`if is_main_process():`, with barrier() after it where the others read what it writes), "
+                       "or make it safe to run several times at once")
 
 
 def _already_guarded(facts: Facts, stmt: cst.CSTNode, writes: dict[cst.CSTNode, str]) -> bool:

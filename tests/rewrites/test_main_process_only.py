@@ -2659,3 +2659,20 @@ def test_a_file_written_where_the_if_around_it_found_none_waits_until_every_proc
     assert '    config = {"lr": 0.1}\n    barrier()\n    if is_main_process():\n        with open(path, "w") as f:' in out
     assert 'if not os.path.exists("log.csv") and is_main_process():\n    with open("log.csv", "w") as f:' in out
     assert out.count("barrier()") == 1
+
+
+@pytest.mark.parametrize("command", ['os.system(f"mkdir -p {out}")', 'subprocess.run(["cp", "a.txt", out])',
+                                     'os.system("rm -rf " + out)', 'os.system(f"echo done > {out}/log.txt")'])
+def test_a_shell_command_that_writes_files_on_every_process_is_named(command):
+    """The thirteenth sweep's vam_train (`os.system(f'mkdir {dir}')`): a shell command that writes ran
+    on every process, unread and unnamed; it is named at its line (not guarded: what it writes, and
+    who reads it at once, is in a string). Not one that only reads (`nvidia-smi`, `git rev-parse`),
+    nor one under the program's own rank test."""
+    code = "import os\nimport subprocess\nout = 'runs'\n" + TRAINS.end_of_epoch.around(command + "\n")
+    named = [w for w in warnings(rewritten(NAME, code).changes) if "runs a shell command that writes files" in w]
+    assert len(named) == 1 and named[0].startswith(f"`{command.split('(')[0]}(...)`")
+    for reads in ('os.system("nvidia-smi")', 'subprocess.run(["git", "rev-parse", "HEAD"])',
+                  'os.system("ls data > /dev/null")'):
+        assert not warnings(rewritten(NAME, "import os\nimport subprocess\n" + TRAINS.end_of_epoch.around(reads + "\n")).changes)
+    guarded = "import os\nrank = int(os.environ['RANK'])\nout = 'runs'\nif rank == 0:\n    " + command.replace("subprocess.run", "os.system") + "\n"
+    assert not [w for w in warnings(rewritten(NAME, guarded).changes) if "shell command" in w]
