@@ -69,7 +69,11 @@ exact); in a dict keyed by phase, the key whose loop steps no optimizer ('val') 
 training that no DataLoader feeds (generated batches, RL rollouts): every process then makes its
 own data, and the TODO says what that means. A count of a sharded loader's batches that the program
 lowers and divides by (`num = len(trn_loader) - 1`, then `1 / num`) gets a TODO with the least
-number of batches per process it needs (ddpify.analysis.counts).
+number of batches per process it needs (ddpify.analysis.counts). A learning-rate schedule stepped
+once per batch of a sharded loader whose total steps count the training set's samples
+(`OneCycleLR(opt, max_lr, total_steps=len(train_set) // bs * epochs)`) runs 1/world_size of its course:
+it is named with a warning at the schedule (ddpify.analysis.schedules); one counted by the loader
+(`len(train_loader) * epochs`) shrinks with the shard, as it should, and is left alone.
 
 Every process builds its own data set, and a distributed sampler's index i must name the same
 sample on all of them. A sequence listed from a set of strings does not: str hashes are salted per
@@ -88,7 +92,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddpify.analysis import objects, phases, set_order
+from ddpify.analysis import objects, phases, schedules, set_order
 from ddpify.analysis.loaders import shared_helper_callers
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
@@ -152,6 +156,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                        "trains on all the data it reads (correct, no speed-up), and batches it generates "
                        "(random batches, RL rollouts) start from the same random state on every process: "
                        "seed with an offset of get_rank() before this loop if they should differ")
+    for built, length in schedules.counted_by_samples(facts, found) if analysis.models.wrapped else ():
+        edits.warn(facts.statement(built), f"`{facts.code(built.func)}(...)` counts its steps by `{facts.code(length)}`, "
+                   "the whole training set, but steps once per batch of a sharded loader: each process draws about "
+                   "1/world_size of those batches, so the schedule runs only that part of its course; count by the "
+                   "loader (`len(train_loader)`, this process's batches) or divide by get_world_size()")
     for count in analysis.counts:
         divided = count.divided.with_changes(lpar=[], rpar=[]) if isinstance(count.divided, cst.BinaryOperation) \
             else count.divided

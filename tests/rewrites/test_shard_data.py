@@ -1292,3 +1292,44 @@ def test_a_lowered_count_of_the_programs_own_dataloader_subclass_is_named_as_a_d
                                     "for epoch in range(2):\n")
     todos = [line.strip() for line in rewritten(NAME, code).code.splitlines() if "TODO(ddpify)" in line and "len(" in line]
     assert len(todos) == 1 and "`len(train_loader) - 1`" in todos[0] and "at least 2 batches per process" in todos[0]
+
+
+SCHEDULED = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+train_set = TensorDataset(torch.randn(16, 2), torch.randn(16, 1))
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+epochs, batch_size = 2, 4
+train_loader = DataLoader(train_set, batch_size=batch_size, shuffle=True)
+COUNT
+scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, total_steps=total_steps)
+for epoch in range(epochs):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+        scheduler.step()
+"""
+
+
+def test_a_schedule_counted_by_the_data_sets_samples_and_stepped_per_sharded_batch_is_named():
+    """The thirteenth sweep's per-batch schedules: a OneCycleLR whose total steps come from the
+    training set's length (`len(train_set) // batch_size * epochs`), stepped once per batch of the
+    sharded loader, runs 1/world_size of its course (it never comes down): named at the schedule (it
+    was silent). Counted by the loader (`len(train_loader) * epochs`), the count shrinks with the
+    shard: nothing to name, also where the loader's sampler counts the set (`num_samples=len(train_set)`)."""
+    from tests.support.snippets import warnings
+    code = SCHEDULED.replace("COUNT", "total_steps = len(train_set) // batch_size * epochs")
+    named = [w for w in warnings(rewritten(NAME, code).changes) if "counts its steps by" in w]
+    assert named == [w for w in named if w.startswith("`torch.optim.lr_scheduler.OneCycleLR(...)` counts its steps "
+                                                      "by `len(train_set)`")] and len(named) == 1
+    by_loader = SCHEDULED.replace("COUNT", "total_steps = len(train_loader) * epochs")
+    assert not [w for w in warnings(rewritten(NAME, by_loader).changes) if "counts its steps by" in w]
+    sampled = by_loader.replace(  # the loader's sampler counts the set's samples, not the schedule (simclr_lin)
+        "train_loader = DataLoader(train_set, batch_size=batch_size, shuffle=True)",
+        "sampler = torch.utils.data.RandomSampler(train_set, num_samples=len(train_set))\n"
+        "train_loader = DataLoader(train_set, batch_size=batch_size, sampler=sampler)")
+    assert "num_samples=len(train_set)" in sampled
+    assert not [w for w in warnings(rewritten(NAME, sampled).changes) if "counts its steps by" in w]

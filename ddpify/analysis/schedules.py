@@ -1,0 +1,82 @@
+"""Which learning-rate schedules count their steps by the training data set's samples while they are
+stepped once per batch of a sharded loader?
+
+    total_steps = len(train_set) // batch_size * epochs          # the whole set's batches
+    scheduler = OneCycleLR(optimizer, max_lr=0.1, total_steps=total_steps)
+    train_loader = DataLoader(train_set, batch_size=batch_size, shuffle=True)   # sharded
+    for epoch in range(epochs):
+        for x, y in train_loader:
+            ...
+            scheduler.step()                                     # once per batch of this process's shard
+
+Each process now draws about 1/world_size of the batches the count was made from, so the schedule
+runs only that part of its course (a one-cycle schedule ends at its peak, a linear warm-up decay
+never decays). Counted by the loader (`len(train_loader) * epochs`) the count shrinks with the shard:
+right, and left alone. `shard-data` names each found with a warning at the schedule.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.analysis import objects
+from ddpify.analysis.loaders import Loaders, drawn_from, loaders_of
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Facts
+from ddpify.syntax.names import dotted
+
+
+def counted_by_samples(facts: Facts, found: Loaders) -> list[tuple[cst.Call, cst.Call]]:
+    """(the schedule built, the `len(data set)` its arguments count by) for each schedule stepped in
+    a training loop over a sharded loader made over that data set."""
+    made = [c for c in facts.calls if objects.of(facts).makes_loader(c)]
+    hits: dict[cst.Call, cst.Call] = {}
+    for loop in found.sharded_loops:
+        if not isinstance(loop, cst.For) or not facts.trains(loop):
+            continue
+        sharded = [c for c in loaders_of(facts, drawn_from(facts, loop.iter), made) if c in found.training]
+        sets = {facts.code(a.value) for c in sharded if (a := mt.keyword(c, "dataset") or mt.positional(c, 0)) is not None}
+        for step in facts.findall(loop.body, cst.Call) if sets else ():
+            if not mt.is_method_call(step, "step"):
+                continue
+            for built in facts.origins(step.func.value):
+                if isinstance(built, cst.Call) and built not in hits and _schedule(facts, built) and \
+                        (length := _length_of(facts, built, sets)) is not None:
+                    hits[built] = length
+    return list(hits.items())
+
+
+def _schedule(facts: Facts, call: cst.Call) -> bool:
+    """`torch.optim.lr_scheduler.OneCycleLR(...)`, transformers' `get_linear_schedule_with_warmup(...)`."""
+    name = facts.qualify(call.func) or dotted(call.func) or ""
+    return name.startswith("torch.optim.lr_scheduler.") or "schedule" in name.rsplit(".", 1)[-1].lower()
+
+
+def _length_of(facts: Facts, built: cst.Call, sets: set[str], depth: int = 3) -> cst.Call | None:
+    """The `len(X)` of one of `sets` (or of a loader's `.dataset`) in the schedule's arguments, or in
+    what the names they read were set to in their function (`total = len(ds) // bs * epochs`)."""
+    todo: list[tuple[cst.CSTNode, cst.CSTNode, int]] = [(a.value, built, depth) for a in built.args]
+    while todo:
+        expr, at, left = todo.pop()
+        for call in mt.findall(expr, cst.Call):
+            if mt.is_name(call.func, "len") and len(call.args) == 1 and (
+                    facts.code(call.args[0].value) in sets or mt.is_attribute(call.args[0].value, "dataset")):
+                return call
+        for name in mt.findall(expr, cst.Name) if left else ():
+            ref = facts.ref(name, facts.statement(at))
+            todo += [(value, stmt, left - 1) for _, value, stmt in (facts.writes(ref) if ref is not None else [])
+                     if _numeric(facts, value)]
+    return None
+
+
+def _numeric(facts: Facts, value: cst.BaseExpression) -> bool:
+    """A count written out: `len(ds) // bs * epochs`, `math.ceil(len(ds) / bs)`, `n`, `100`; not a
+    loader or a sampler a name holds (whose arguments may count something else)."""
+    if isinstance(value, cst.BinaryOperation):
+        return _numeric(facts, value.left) and _numeric(facts, value.right)
+    if isinstance(value, cst.Call):
+        return (facts.qualify(value.func) or dotted(value.func) or "") in COUNTING
+    return isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Integer, cst.Float))
+
+
+COUNTING = frozenset({"len", "int", "round", "max", "min", "math.ceil", "math.floor", "numpy.ceil", "np.ceil"})
