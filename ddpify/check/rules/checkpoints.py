@@ -437,11 +437,26 @@ def _loaded_paths(f, expr: cst.BaseExpression, depth: int = 3) -> list[cst.BaseE
 
 
 def _may_read(f, loads: list[cst.BaseExpression | None], saved: cst.BaseExpression | None) -> bool:
-    """May a resume that loads the files `loads` read the file a save writes to `saved`? Yes but
-    where the names of both are known and differ (`best_{epoch}.pth` and `latest.pth`: a resume of
-    the latest checkpoint expects nothing of the best one's keys)."""
-    wrote = _file_name(f, saved) if saved is not None else None
-    return wrote is None or any(p is None or (read := _file_name(f, p)) is None or _overlap(wrote, read) for p in loads)
+    """May a resume that loads the files `loads` read the file a save writes to `saved`, or a copy
+    the program makes of it? Yes but where the names of both are known and differ
+    (`best_{epoch}.pth` and `latest.pth`: a resume of the latest checkpoint expects nothing of
+    the best one's keys)."""
+    if saved is None:
+        return True
+    names = [_file_name(f, path) for path in [saved, *_copies(f, saved)]]
+    return any(wrote is None or p is None or (read := _file_name(f, p)) is None or _overlap(wrote, read)
+               for wrote in names for p in loads)
+
+
+COPIES = frozenset({"shutil.copyfile", "shutil.copy", "shutil.copy2", "shutil.move", "os.rename", "os.replace"})
+
+
+def _copies(f, saved: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """Where the program copies or moves the file written to `saved` (a name: `shutil.copyfile(
+    filename, os.path.join(d, "model_best.pth.tar"))` after `torch.save(state, filename)`)."""
+    ref = f.ref(saved) if dotted(saved) else None
+    return [call.args[1].value for call in f.calls if ref is not None and f.qualify(call.func) in COPIES
+            and len(call.args) >= 2 and dotted(call.args[0].value) and f.ref(call.args[0].value) == ref]
 
 
 def _file_name(f, path: cst.BaseExpression, depth: int = 2) -> list[str | None] | None:
