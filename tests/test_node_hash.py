@@ -19,3 +19,15 @@ def test_nodes_are_keys_by_identity():
     index = {first: 1, second: 2}
     assert index[first] == 1 and index[second] == 2 and len({first, second, first}) == 2
     assert hash(first) == object.__hash__(first) and _PYTHON_HASH(first) == id(first)
+
+
+def test_node_classes_answer_instance_checks_by_their_bases_in_c():
+    """`isinstance` against a node class ran ABCMeta's Python `__instancecheck__`; the classes
+    now check in C, with the answers of their bases for every pair of node classes."""
+    from abc import ABCMeta
+
+    classes = node_classes()
+    assert not [cls.__name__ for cls in classes if isinstance(cls, ABCMeta)]
+    assert all(issubclass(a, b) == (b in a.__mro__) for a in classes for b in classes)
+    assert isinstance(cst.Name("x"), cst.BaseExpression) and not isinstance("x", cst.CSTNode)
+    assert not isinstance(cst.Name("x"), cst.Call) and isinstance(cst.Name("x"), (cst.Call, cst.Name))
