@@ -49,4 +49,4 @@ class _NodeType(type):
 
 for _cls in node_classes():
     if type(_cls) is ABCMeta:
-        _cls.__class__ = _NodeType
+        _cls.__class__ = _NodeType  # type: ignore[assignment]
