@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -133,7 +134,9 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
             output = edit_set.apply_part(part.module, edits, facts, on_path)
             code = None if output is part.module else output.code  # an unchanged file is its bytes
             if code is not None:
-                compile(code, str(part.rel), "exec")
+                with warnings.catch_warnings():  # the user's code's SyntaxWarnings are not ddpify's to show
+                    warnings.simplefilter("ignore")
+                    compile(code, str(part.rel), "exec", dont_inherit=True)
         except Exception as exc:
             raise RewriteError("ddpify", f"{part.rel}: {type(exc).__name__}: {exc}") from exc
         changes = edits.changes(part.module, partial(_in_part, program, facts.parents, part), part.data, facts.parents)

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -136,6 +137,29 @@ TRAINS = """\
     loader = DataLoader(torch.randn(8, 2), shuffle=True)
     {call}
     """
+
+
+def test_the_users_syntax_warnings_are_not_printed_when_the_output_is_compiled():
+    """A changed module is compiled as a safety check; CPython's SyntaxWarnings about the user's own
+    code (`x is 1`) are the user's, and ddpify printed them on stderr (textmining's main.py)."""
+    write({"train.py": TRAINS.format(imports="import helper", call="helper.fit(model, loader, optimizer)"),
+           "helper.py": """\
+               import torch
+               def fit(model, loader, optimizer, epochs=1):
+                   for epoch in range(epochs):
+                       for x in loader:
+                           loss = model(x).sum()
+                           if epochs is 1:
+                               print(loss.item())
+                           loss.backward()
+                           optimizer.step()
+                       torch.save(model.state_dict(), "m.pt")
+               """})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = convert_program(program())
+    assert result.modules["helper.py"].changes  # the module holding the warning was changed and compiled
+    assert not [w for w in caught if issubclass(w.category, SyntaxWarning)]
 
 
 @pytest.mark.parametrize("imports, call, named, backward_unseen", [
