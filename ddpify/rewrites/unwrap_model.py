@@ -17,7 +17,9 @@ the model's custom methods and attributes. The names of its modules and paramete
 (`named_modules()`, `named_parameters()`, `named_children()`, `named_buffers()`) are read from
 the model itself, as the single-GPU script named them (`for name, layer in
 model.named_modules(): if name in layers_to_hook:`, or `dict(model2.named_parameters())` in a
-function handed the wrapper, paired with an EMA copy's): the wrapper's all start with `module.`. State dicts go through the module so checkpoints
+function handed the wrapper, paired with an EMA copy's): the wrapper's all start with `module.`. So is its module tree (`modules()`, `children()`):
+the wrapper's holds the wrapper itself and the model as its one child, so a walk paired with another
+model's (`for a, b in zip(theta.modules(), phi.modules()):`) would pair the wrong layers. State dicts go through the module so checkpoints
 keep the single-GPU key names (no `module.` prefix) and load into a plain model. Only uses
 that see the wrapper change: after the wrap in its own function, in functions the wrapped
 model is passed to, and `self.x` in the class's methods. Where the name may hold the bare
@@ -125,7 +127,7 @@ def _custom_attributes(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> No
     """`model.x` of a custom attribute, `state_dict()` or `load_state_dict()` -> through the bare model."""
     for attr in facts.attributes:
         name = attr.attr.value
-        if name in mt.MODULE_API and name not in STATE | NAMING or _module_path(facts, attr):
+        if name in mt.MODULE_API and name not in STATE | NAMING | TREE or _module_path(facts, attr):
             continue
         attr = _through_self_returning(attr)  # `model.cpu().state_dict` -> `model.cpu`: the wrapper's own `cpu()`
         holds = holds_wrapper(facts, refs, attr.value)  # `model.x`, not `model.fc.x`
@@ -134,6 +136,7 @@ def _custom_attributes(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> No
         owner = facts.code(attr.value)
         why = "checkpoint keys stay as in the single-GPU script" if name in STATE else \
             "the names stay as in the single-GPU script: the wrapper's start with `module.`" if name in NAMING else \
+            "the modules stay as in the single-GPU script: the wrapper's are itself and the model" if name in TREE else \
             "DistributedDataParallel does not forward custom attributes"
         edits.replace(attr, partial(_through_bare_model, edits, holds is WRAPPER),
                       f"`{owner}.{name}` -> `{_bare_text(owner, holds)}.{name}` ({why})")
@@ -282,6 +285,7 @@ def _tested_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
 
 
 NAMING = frozenset({"named_parameters", "named_buffers", "named_modules", "named_children"})
+TREE = frozenset({"modules", "children"})  # the wrapper's tree: itself first, the model as its one child
 
 
 def _saved_models(facts: Facts, saved: cst.BaseExpression) -> list[cst.BaseExpression]:

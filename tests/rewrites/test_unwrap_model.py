@@ -479,6 +479,43 @@ for epoch in range(2):
     trainer.train(loader)
 print(trainer.layers(['fc']), trainer.hooked(['fc']), [n for n, _ in model.module.named_parameters()])
 """, "the_names_of_a_wrapped_models_modules_are_the_models_own", scaffold=NET),
+    # the module tree of a wrapped model is the model's own, as in the single-GPU script: a walk paired
+    # with another model's (the fourteenth sweep's held-out maml_omniglot copied theta's layers into phi
+    # by `zip(theta.modules(), phi.modules())`; through the wrapper every pair was shifted by one, and
+    # a pooling layer was asked for its weight)
+    pair("""\
+other = Net()
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    with torch.no_grad():
+        for a, b in zip(other.modules(), model.modules()):
+            if isinstance(b, torch.nn.Linear):
+                b.weight.data = a.weight.clone()
+    print(len(list(model.children())))
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+other = Net()
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    with torch.no_grad():
+        for a, b in zip(other.modules(), model.module.modules()):
+            if isinstance(b, torch.nn.Linear):
+                b.weight.data = a.weight.clone()
+    print(len(list(model.module.children())))
+""", "the_module_tree_of_a_wrapped_model_is_the_models_own", scaffold=NET),
     # `self.model` of a trainer of this file that stores the wrapper it is given holds the wrapper
     pair("""\
 
