@@ -133,20 +133,26 @@ def _module_level_last(facts: Facts, call: cst.Call, parser: str) -> cst.CSTNode
 
 def _torchrun_abbreviations(facts: Facts, edits: Edits) -> None:
     """Warn at each `add_argument` of an option torchrun's parser would take for an abbreviation of
-    two or more of its own (and stop on)."""
-    for call in facts.calls:
-        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"):
+    two or more of its own (and stop on). Where an `add_argument` takes its flags from a starred
+    argument (the pytorch-template's `args.add_argument(*opt.flags, ...)` over a list of
+    `CustomArgs(['--e', '--epoch'], ...)`), the option strings written in lists and tuples of the
+    program stand for them, each named where it is written."""
+    adds = [c for c in facts.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "add_argument"]
+    flags: list[tuple[cst.SimpleString, cst.CSTNode]] = [
+        (a.value, c) for c in adds for a in c.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+    if any(a.star == "*" for c in adds for a in c.args):
+        flags += [(e.value, e.value) for seq in facts.findall(facts.module, (cst.List, cst.Tuple))
+                  for e in seq.elements if isinstance(e.value, cst.SimpleString)]
+    for literal, at in flags:
+        flag = literal.evaluated_value
+        if not isinstance(flag, str) or not flag.startswith("--") or flag in TORCHRUN_OPTIONS:
             continue
-        for arg in call.args:
-            flag = arg.value.evaluated_value if arg.keyword is None and isinstance(arg.value, cst.SimpleString) else None
-            if not isinstance(flag, str) or not flag.startswith("--") or flag in TORCHRUN_OPTIONS:
-                continue
-            theirs = sorted(o for o in TORCHRUN_OPTIONS if o.startswith(flag))
-            if len(theirs) >= 2:
-                edits.warn(facts.statement(call), (
-                    f"torchrun stops at `{flag}` before it starts the script: its parser takes it for an abbreviation "
-                    f"of its own {', '.join(theirs)} (\"ambiguous option\"); pass the script's arguments after `--` "
-                    f"(torchrun ... SCRIPT -- {flag} ...), as `ddpify run` does"))
+        theirs = sorted(o for o in TORCHRUN_OPTIONS if o.startswith(flag))
+        if len(theirs) >= 2:
+            edits.warn(facts.statement(at), (
+                f"torchrun stops at `{flag}` before it starts the script: its parser takes it for an abbreviation "
+                f"of its own {', '.join(theirs)} (\"ambiguous option\"); pass the script's arguments after `--` "
+                f"(torchrun ... SCRIPT -- {flag} ...), as `ddpify run` does"))
 
 
 def _known_flags(facts: Facts, parser: str) -> set[str]:

@@ -230,3 +230,23 @@ def test_a_script_option_that_abbreviates_several_of_torchruns_is_named():
     assert "--log-dir, --log_dir, --logs-specs, --logs_specs" in " ".join(_torchrun_warnings("--log"))
     assert _torchrun_warnings("--nproc") and _torchrun_warnings("--master")
     assert not _torchrun_warnings("--log-dir") and not _torchrun_warnings("--mod") and not _torchrun_warnings("--config")
+
+
+def test_an_option_added_from_a_starred_list_of_flags_that_abbreviates_torchruns_is_named_where_it_is_written():
+    """The pytorch-template's `args.add_argument(*opt.flags, ...)` for each `CustomArgs(['--e',
+    '--epoch'], ...)` (network-traffic prediction, the fourteenth sweep's held-out half): `--e`
+    abbreviates torchrun's --event-log-handler, and torchrun stopped with "ambiguous option" before
+    the script started, with nothing in the report; the option strings of the program's lists stand
+    for the starred flags."""
+    from ddpify.convert import convert
+    from tests.support.snippets import warnings
+    code = ("import argparse\nimport collections\nimport torch\n"
+            "Opt = collections.namedtuple('Opt', 'flags type')\n"
+            "options = [Opt(['--lr', '--learning_rate'], float), Opt(['--e', '--epoch'], int)]\n"
+            "parser = argparse.ArgumentParser()\n"
+            "for opt in options:\n    parser.add_argument(*opt.flags, default=None, type=opt.type)\n"
+            "args = parser.parse_args()\n"
+            "model = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for epoch in range(2):\n    opt.zero_grad()\n    model(torch.randn(4, 2)).sum().backward()\n    opt.step()\n")
+    found = [w for w in warnings(convert(code).changes) if "torchrun stops" in w]
+    assert len(found) == 1 and "`--e`" in found[0] and "--event-log-handler" in found[0]
