@@ -114,7 +114,7 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
             return f"`{name}` is used in forward() on some paths only"
         if any(_iterated_until_break(facts, u) for u in uses):
             return f"`{name}` is iterated in forward() by a loop that may stop early (`break`)"
-    dead = _output_read_on_some_paths(facts, cls, reached, held)
+    dead = _output_read_on_some_paths(facts, cls, reached, held) or _discarded_output(facts, cls, reached)
     if dead is not None:
         return dead
     for sub in _sub_module_classes(facts, cls) if depth else ():
@@ -139,6 +139,39 @@ def _output_read_on_some_paths(facts: Facts, cls: cst.ClassDef, reached: list[cs
             if all(_on_some_paths(facts, cls, r, reads, func) for r in reads):
                 return f"the output of `{subs[0]}` (`{target.value}`) is read in {func.name.value}() on some paths only"
     return None
+
+
+def _discarded_output(facts: Facts, cls: cst.ClassDef, reached: list[cst.FunctionDef]) -> str | None:
+    """`_ = self.backbone(x)`, or the call as a statement of its own, in forward: a sub-module whose
+    output nothing reads (a forward hook on one of its layers keeps that layer's output instead), so
+    its layers after that one get no gradient. The sub-module is anything `__init__` stores on `self`
+    but a literal or a parameterless torch layer, also one element of an unpacking (`self.backbone,
+    self.layer = get_backbone(name)`: what a helper returns, which ddpify cannot see)."""
+    stored = set()
+    for target, value, _ in _init_writes(facts, cls):
+        elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        if isinstance(value, (cst.BaseString, cst.Integer, cst.Float, cst.Lambda)) or _parameterless(facts, value):
+            continue
+        stored |= {name for e in elements if (name := dotted(e)) and name.startswith("self.") and name.count(".") == 1}
+    for func in reached:
+        for stmt in facts.findall(func, cst.SimpleStatementLine):
+            small = stmt.body[0] if len(stmt.body) == 1 and facts.scope(stmt) is func else None
+            call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+            name = dotted(call.func) if isinstance(call, cst.Call) else None
+            if name not in stored or _method(facts, cls, name.split(".", 1)[1]) is not None:
+                continue
+            if isinstance(small, cst.Expr) or len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+                    and not _reads_after(facts, small.targets[0].target.value, stmt, func):
+                return f"the output of `{name}` is never read in {func.name.value}()"
+    return None
+
+
+def _parameterless(facts: Facts, value: cst.BaseExpression) -> bool:
+    """`nn.ReLU()`, `nn.Dropout(p)`: a torch layer without parameters."""
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = facts.qualify(value.func) or ""
+    return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in PARAMETERLESS
 
 
 def _reads_after(facts: Facts, name: str, stmt: cst.CSTNode, func: cst.FunctionDef) -> list[cst.CSTNode]:

@@ -943,6 +943,58 @@ model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused
         "warning: the output of `self.norm` (`out`) is read in forward() on some paths only (`Block`, a sub-module of `Net`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=OWN_CLASS),
+    # a sub-module whose output forward never reads (a forward hook keeps one of its layers' output),
+    # stored by unpacking what a helper returns (the fourteenth sweep's held-out easy_byol_cifar:
+    # `self.backbone, self.layer = get_backbone(...)`, `_ = self.backbone(x)`: the backbone's last
+    # layer got no gradient, "Expected to have finished reduction in the prior iteration")
+    pair("""\
+def get_backbone():
+    return torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.Linear(4, 3)), 0
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone, self.layer = get_backbone()
+        self.head = torch.nn.Linear(4, 1)
+        self.kept = None
+        self.backbone[self.layer].register_forward_hook(self.keep)
+
+    def keep(self, module, inputs, output):
+        self.kept = output
+
+    def forward(self, x):
+        _ = self.backbone(x)
+        return self.head(self.kept)
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+def get_backbone():
+    return torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.Linear(4, 3)), 0
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone, self.layer = get_backbone()
+        self.head = torch.nn.Linear(4, 1)
+        self.kept = None
+        self.backbone[self.layer].register_forward_hook(self.keep)
+
+    def keep(self, module, inputs, output):
+        self.kept = output
+
+    def forward(self, x):
+        _ = self.backbone(x)
+        return self.head(self.kept)
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
+""", "a_sub_module_whose_output_forward_never_reads_finds_unused_parameters", report=[
+        "warning: the output of `self.backbone` is never read in forward(): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
     pair("""\
 class Block(torch.nn.Module):
     def __init__(self, a, b):
