@@ -236,8 +236,8 @@ def prepared_by(facts: Facts, call: cst.Call) -> cst.Call | None:
     (Sentence-VAE's `PTB(...)` writes ptb.train.json and the vocabulary when they are missing).
     Every process building it at once would race: one reads what another is still writing.
     Or `call` runs a function of the program that fetches its data and writes it (3 calls down:
-    a download, `FETCHES`, or an archive unpacked, `.extractall(dest)`), trains nothing and is
-    called in no loop that trains (a report posted each epoch prepares no data):
+    a download, `FETCHES`, or an archive unpacked, `.extractall(dest)`), trains nothing (no backward,
+    no optimizer built) and is called in no loop that trains (a report posted each epoch prepares no data):
     torchmf's `read_movielens_df()` downloads the zip where it is missing, extracts it, and reads
     the ratings back."""
     return _preparing(facts, call)[1]
@@ -279,10 +279,17 @@ def _prepares(facts: Facts, call: cst.Call) -> tuple[frozenset[cst.FunctionDef],
     if not functions or builds and not all(is_data_set(facts, facts.enclosing_class(f)) for f in functions):
         return frozenset(), None
     seen, write, fetched = _runs(facts, tuple(functions))
-    if builds or fetched and not any(facts.trains(f) for f in seen) and \
+    if builds or fetched and not any(facts.trains(f) for f in seen) and not _makes_optimizer(facts, seen) and \
             not any(facts.trains(loop) for loop in facts.enclosing_loops(call)):
         return seen, write  # (a fetch inside a training loop posts progress: no data set is prepared there)
     return frozenset(), None
+
+
+def _makes_optimizer(facts: Facts, functions: frozenset[cst.FunctionDef]) -> bool:
+    """Does one of `functions` build an optimizer? It trains, also where its steps run out of sight
+    (`learner = Learner()`, whose forward steps the optimizer its `__init__` built, called as
+    `learner(x)`): a `main()` that also fetches the data is no preparation to run on one process first."""
+    return any(facts.scope(o) in functions for o in facts.optimizers)
 
 
 def _runs(facts: Facts, functions: tuple[cst.FunctionDef, ...], depth: int = 3) \

@@ -429,3 +429,59 @@ for epoch in range(2):
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
+
+
+FETCHED_BESIDE_A_LEARNER = """\
+import os
+import urllib.request
+import zipfile
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def load(root):
+    path = os.path.join(root, "data.npy")
+    if not os.path.isfile(path):
+        urllib.request.urlretrieve("https://example.com/data.zip", os.path.join(root, "data.zip"))
+        zipfile.ZipFile(os.path.join(root, "data.zip")).extractall(root)
+        np.save(path, np.zeros((8, 2)))
+    return np.load(path)
+
+
+class Learner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+    def forward(self, x):
+        loss = self.net(x).pow(2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+
+def main():
+    x = torch.from_numpy(load("data")).float()
+    learner = Learner()
+    for step in range(3):
+        print(learner(x))
+
+
+main()
+"""
+
+
+def test_a_function_that_fetches_and_builds_a_model_stepping_its_own_optimizer_is_not_run_first_on_one_process():
+    """The fourteenth sweep's held-out maml_omniglot: `main()` builds the data (a fetch and a write)
+    and a learner whose forward steps the optimizer its `__init__` builds (no backward in sight of
+    `main`), so `main()` itself was taken for a preparation and run under main_process_first: the
+    other processes waited at its barrier while the first trained. The fetch is run first where
+    `main` calls it; `main()` is called as written."""
+    from tests.support.snippets import rewritten
+    code = rewritten(NAME, FETCHED_BESIDE_A_LEARNER).code
+    assert "with main_process_first():\n        x = torch.from_numpy(load(\"data\")).float()\n" in code
+    assert "\nmain()\n" in code
