@@ -29,7 +29,7 @@ from ddpify.analysis import forward, objects
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.objects import Sites
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref, argument_slot, param_names
+from ddpify.syntax.facts import Facts, Ref, argument_slot, param_names, target_names
 from ddpify.syntax.names import dotted
 
 
@@ -54,6 +54,7 @@ class Model:
     beside: bool = False  # synced: its forward runs too, and the `synced` call runs sub-modules beside it
     penalty: bool = False  # synced: `synced` is a gradient penalty through it, and a step may leave parameters without gradient
     kept: bool = False  # synced: `synced` is a statement that keeps the model in an object before it is ready to wrap
+    item: bool = False  # synced: an item of a container of modules, picked where its optimizer is built (`nets[net]`)
     bypassed: str | None = None  # a DataParallel model trained through its `.module`'s own method: that call
     written: bool = False  # wrapped by the program itself (`ddpify check`): a copy of it is a wrapper too,
     # where a copy of a wrap ddpify places copies its module (unwrap-model)
@@ -110,16 +111,13 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
                 wrapped.append(one)
             (known or one).optimizers.append(optimizer)
     _found_by_object(facts, wrapped, untraced)
+    _found_as_items(facts, wrapped, untraced)
     if place is not None:
         wrapped = [place(model) for model in wrapped]
     models = Models(wrapped, untraced, wrapped_refs(facts, wrapped))
     calls = _calls_on_models(facts, models.refs) if place is None else []
     for model in wrapped if place is None else ():  # DDP's (FSDP2 shards such a model all the same)
-        model.synced, model.beside = _trained_by_methods(facts, calls, models.refs, model)
-        model.bypassed = _through_module(facts, models.refs, model)
-        keeper = _kept_before_ready(facts, model) if not model.synced else None
-        if keeper is not None:  # `trainer = Trainer(model)`, then `model = model.to(device)`: the trainer keeps the bare model
-            model.synced, model.kept = facts.code(keeper).strip(), True
+        _settle_sync(facts, calls, models, model)
     if any(model.synced for model in wrapped):  # no wrapper: the names hold the model itself
         models = Models(wrapped, untraced, wrapped_refs(facts, [m for m in wrapped if not m.synced]))
     for model in wrapped:
@@ -132,6 +130,19 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     if place is None and _sync_penalised(facts, models):
         models = Models(wrapped, untraced, wrapped_refs(facts, [m for m in wrapped if not m.synced]))
     return models
+
+
+def _settle_sync(facts: Facts, calls: list[tuple[cst.Call, bool]], models: Models, model: Model) -> None:
+    """Whether `model` is synced rather than wrapped, and why: trained through its own methods,
+    or kept by an object before it is ready to wrap. An item picked by key is synced already
+    (`_found_as_items`)."""
+    if model.item:
+        return
+    model.synced, model.beside = _trained_by_methods(facts, calls, models.refs, model)
+    model.bypassed = _through_module(facts, models.refs, model)
+    keeper = _kept_before_ready(facts, model) if not model.synced else None
+    if keeper is not None:  # `trainer = Trainer(model)`, then `model = model.to(device)`: the trainer keeps the bare model
+        model.synced, model.kept = facts.code(keeper).strip(), True
 
 
 def _sync_penalised(facts: Facts, models: Models) -> bool:
@@ -858,6 +869,59 @@ def _found_by_object(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTN
             wrapped.append(model)
         (known or model).optimizers.append(optimizer)
         untraced.remove(optimizer)
+
+
+def _found_as_items(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNode]) -> None:
+    """The models of the optimizers in `untraced` whose parameters are those of an item of a
+    container the program fills with modules it builds (`nets['plain'] = Plain().to(device)`, or a
+    dict or list display of them), picked by a key (`AdamW(nets[net].parameters())` in `for net in
+    nets:`): no name holds the model, so the item is synced where the optimizer is built (no wrapper:
+    what the program reads, saves and loads of the item stays as it is), and the optimizer traced."""
+    for optimizer in [o for o in untraced if isinstance(o, cst.Call) and o in facts.optimizers]:
+        calls = parameter_calls(facts, optimizer)
+        receiver = calls[0].func.value if len(calls) == 1 and isinstance(calls[0].func, cst.Attribute) else None
+        if not isinstance(receiver, cst.Subscript):
+            continue
+        container = dotted(receiver.value)
+        if container is None or not _picked_by_loop(facts, receiver, optimizer) or not _filled_with_modules(facts, container):
+            continue
+        stmt = facts.statement(optimizer)
+        model = Model(facts.code(receiver), stmt, stmt, before_anchor=True, synced=facts.code(receiver), item=True)
+        model.optimizers.append(optimizer)
+        wrapped.append(model)
+        untraced.remove(optimizer)
+
+
+def _picked_by_loop(facts: Facts, item: cst.Subscript, optimizer: cst.Call) -> bool:
+    """Is `item`'s key a name a `for` around `optimizer` binds, in its function (`nets[net]` in
+    `for i, net in enumerate(nets):`)? An item at a fixed key (`MODELS[0]` in a config class) is not."""
+    key = item.slice[0].slice if len(item.slice) == 1 and isinstance(item.slice[0].slice, cst.Index) else None
+    name = key.value if key is not None and isinstance(key.value, cst.Name) else None
+    return name is not None and any(
+        isinstance(loop, cst.For) and facts.scope(loop) is facts.scope(optimizer)
+        and any(n.value == name.value for n in target_names(loop.target)) for loop in facts.enclosing_loops(optimizer))
+
+
+def _filled_with_modules(facts: Facts, container: str) -> bool:
+    """Does the program store modules it builds into `container` (`nets['a'] = Net().to(device)`,
+    `nets = {'a': Net()}`, `nets = [Net(), nn.Linear(2, 2)]`), and only those or placeholders?"""
+    values = [v for target, v, _ in facts.assigns if isinstance(target, cst.Subscript) and dotted(target.value) == container]
+    values += [e.value for target, v, _ in facts.assigns if dotted(target) == container
+               and isinstance(v, (cst.Dict, cst.List, cst.Tuple)) for e in v.elements
+               if isinstance(e, (cst.DictElement, cst.Element))]
+    built = [v for v in values if _builds_module(facts, v)]
+    return bool(built) and all(v in built or isinstance(v, (cst.List, cst.Tuple, cst.Name)) and
+                               (not isinstance(v, cst.Name) or v.value == "None") for v in values)
+
+
+def _builds_module(facts: Facts, value: cst.BaseExpression) -> bool:
+    """`Net(...)`, `nn.Linear(...)`, and those moved (`Net().to(device)`): a module the program builds."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in mt.SELF_RETURNING:
+        value = value.func.value
+    if not isinstance(value, cst.Call):
+        return False
+    return (facts.qualify(value.func) or "").startswith("torch.nn.") or \
+        isinstance(value.func, cst.Name) and value.func.value in facts.classes
 
 
 def _names_a_model(facts: Facts, optimizer: cst.Call) -> bool:

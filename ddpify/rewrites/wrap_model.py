@@ -56,6 +56,12 @@ and its checkpoint keys. A deep copy of such a model that gradients are taken th
 architect's unrolled copy, `self.v_net = copy.deepcopy(net)`) becomes
 `sync_gradients(copy.deepcopy(net))`, since a copy keeps none of the original's hooks.
 
+A model that is an item of a container the program fills with the modules it builds, picked by the
+key of a loop where its optimizer is built (`nets['plain'] = Plain().to(device)`, then `for net in
+nets: optim = AdamW(nets[net].parameters())`), has no name a wrapper could take: the item is synced
+right before that optimizer, `nets[net] = sync_gradients(nets[net])`, and what the program reads,
+saves and loads of it stays as it is. An item at a fixed key (`MODELS[0]`) keeps the TODO below.
+
 A DataParallel model that the training runs through its module's own method (`policy.module.sample(x)`,
 a method that runs its forward or sub-modules, with gradients) gets a TODO at the wrap: that call
 runs the module inside DDP, outside its forward, so its gradients would not be averaged (the
@@ -221,7 +227,9 @@ def _sync_copies(facts: Facts, edits: Edits, model: Model) -> None:
     the copy is synced too. A deep copy keeps no hook of the original's, so each process would
     step its own gradients from the copy into the model (`alpha.grad = ...`) and the processes'
     parameters would part. A copy nothing differentiates (an EMA copy, a best model kept) is
-    left as it is."""
+    left as it is. An item picked by key (`nets[net]`) has no name to follow its copies by."""
+    if model.item:
+        return
     flow = objects.of(facts)
     held = next(iter(_targets(model.anchor, model.name) + _targets(model.defined, model.name)), None)
     if held is None and "." in model.name:
@@ -330,6 +338,9 @@ def _sync(edits: Edits, model: Model) -> None:
            f"without gradient ({_why_unused(model)}): DistributedDataParallel with find_unused_parameters takes "
            f"those for unused at the forward's end and the penalty's backward reaches them again (\"marked as "
            f"ready twice\")" if model.penalty else
+           f"`{name}` is an item of a container of modules that the training picks by key, which no name "
+           f"holds to wrap: it is synced where its optimizer is built, and the program's reads, saves and "
+           f"loads of the item stay as they are" if model.item else
            f"`{model.synced}` keeps `{name}` before it is ready to wrap (on its device, set up): that "
            f"object would run the bare model, never DistributedDataParallel's forward, which averages "
            f"gradients" if model.kept else

@@ -2783,6 +2783,57 @@ def test_a_model_chosen_in_branches_with_its_optimizer_and_moved_after_them_is_w
     assert unmoved.count("    " + wrap) == 2
 
 
+MODELS_IN_A_DICT = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Plain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 1)), batch_size=4, shuffle=True)
+nets = {"plain": [], "deep": []}
+if True:
+    nets["plain"] = Plain().to("cpu")
+nets["deep"] = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+for i, net in enumerate(nets):
+    if not nets[net]:
+        continue
+    optim = torch.optim.AdamW(nets[net].parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            optim.zero_grad()
+            ((nets[net](x) - y) ** 2).mean().backward()
+            optim.step()
+    torch.save(nets[net].state_dict(), f"model_{i}.pth")
+"""
+
+
+def test_models_kept_in_a_dict_and_trained_in_turn_by_key_are_synced_where_their_optimizer_is_built():
+    """sweep14c's held-out energy_ann (pigeon4231/wassup_proj2nd): three regressors built into a dict
+    by flags (`nets['nomal'] = ANN(...).to(device)`), trained in turn by `for i, net in
+    enumerate(nets):` with `AdamW(nets[net].parameters(), ...)`. No name holds the model, so the
+    optimizer got a TODO, no model was wrapped, and the loaders were left whole (named, but every
+    process trained on all the data). The item the loop picks is synced where its optimizer is built
+    (`nets[net] = sync_gradients(nets[net])`): no wrapper, so the program's own reads, saves and loads
+    of the item stay as they are; the loader is sharded. Near misses: a container filled with no module
+    the program builds keeps the TODO, and so does an item at a fixed key (`MODELS[0]` of a config
+    class, tests/rewrites/test_shard_data.py's CONFIG_MODELS)."""
+    out = only(NAME, MODELS_IN_A_DICT, frozenset({"shard-data"}))
+    assert "    nets[net] = sync_gradients(nets[net])\n    optim = torch.optim.AdamW(" in out
+    assert "TODO(ddpify)" not in out and "loader = shard_loader(loader)\n" in out
+    unknown = only(NAME, MODELS_IN_A_DICT.replace('nets["plain"] = Plain().to("cpu")', 'nets["plain"] = make()')
+                   .replace('nets["deep"] = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))', 'nets["deep"] = make()'))
+    assert "sync_gradients" not in unknown and "could not tell which model this optimizer trains" in unknown
+
+
 def test_a_branch_that_builds_and_trains_the_model_is_wrapped_in_that_branch_before_its_training():
     """dougbrion/pytorch-classification-uncertainty (sweep 5a's tuning half): `elif args.train:`
     builds the model and its optimizer and hands them to `train_model(...)`; the wrap went after
