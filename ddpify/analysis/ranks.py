@@ -22,7 +22,6 @@ proven the same on every process, by `ddpify.analysis.same_values.ranks(facts)`,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from functools import cached_property
 
@@ -31,7 +30,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, is_property
 from ddpify.syntax.matchers import string_value
-from ddpify.syntax.names import MAIN_PROCESS_WORDS, dotted, rank_word
+from ddpify.syntax.names import MAIN_PROCESS_WORDS, RANK_WORD, dotted, rank_word
 from ddpify.analysis.cycles import Cycles
 from ddpify.analysis.distributed import Launcher, accelerate_collective, barrier_method, hook_runs
 from ddpify.analysis.objects import of
@@ -1123,8 +1122,8 @@ def names_in(facts: Facts, node: cst.CSTNode) -> list[cst.CSTNode]:
 
 def rank_variable(key: str) -> bool:
     """An environment variable that differs by process: one of the launchers' (`SLURM_PROCID`), or
-    one a word of which ends in RANK (`LOCAL_RANK`, `MYRANK`; not `RANKING_MODE`)."""
-    return key in RANK_VARIABLES or re.search(r"RANK(?:_|$)", key.upper()) is not None
+    one a word of which is RANK (`LOCAL_RANK`, `MYRANK`; not `RANKING_MODE`, `RERANK_MODEL`: `RANK_WORD`)."""
+    return key in RANK_VARIABLES or RANK_WORD.search(key.lower()) is not None
 
 
 def rank_key(expr: cst.CSTNode) -> bool:
