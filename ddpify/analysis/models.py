@@ -1600,7 +1600,7 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
             verdicts = {_holds(facts, refs, answers, _same_object(facts, value, model.written), depth - 1) if depth else MAYBE
                         for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)}
             return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
-        if _unwrapped_before(facts, ref, expr):
+        if unwrapped_before(facts, ref, expr):
             return None  # `unet = accelerator.unwrap_model(unet)` first: the bare model
         passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)] \
             if isinstance(ref.scope, cst.FunctionDef) else []
@@ -1629,7 +1629,12 @@ def _unwrapping(facts: Facts, value: cst.BaseExpression, name: str, depth: int =
     """`model.module`, `accelerator.unwrap_model(model)`, or a call of the program's own helper that
     hands back the bare model of the one it is given (`unwrap_model(unet)` of `def
     unwrap_model(model): model = accelerator.unwrap_model(model); model = model._orig_mod if
-    is_compiled_module(model) else model; return model`): the bare model `name`'s wrapper holds."""
+    is_compiled_module(model) else model; return model`): the bare model `name`'s wrapper holds.
+    A method called on the bare model (`accelerator.unwrap_model(model).eval()`, `model.module.to(device)`)
+    hands back no wrapper: it is read as the value it is called on."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
+            isinstance(value.func.value, cst.Call) or dotted(value.func.value) == f"{name}.module"):
+        value = value.func.value
     if dotted(value) == f"{name}.module":
         return True
     if not (isinstance(value, cst.Call) and len(value.args) == 1 and dotted(value.args[0].value) == name):
@@ -1643,7 +1648,7 @@ def _unwrapping(facts: Facts, value: cst.BaseExpression, name: str, depth: int =
 def _returns_unwrapped(facts: Facts, func: cst.FunctionDef, call: cst.Call, depth: int) -> bool:
     """Does every `return` of `func` hand back the bare model of the argument `call` passes it:
     its parameter unwrapped there (`_unwrapping`), or the parameter after the function rebound it
-    so (`_unwrapped_before`)?"""
+    so (`unwrapped_before`)?"""
     param = next((p.name.value for p in (*func.params.posonly_params, *func.params.params)
                   if facts.argument_for(call, func, p.name.value) is call.args[0].value), None)
     returned = facts.returned(func)
@@ -1651,12 +1656,12 @@ def _returns_unwrapped(facts: Facts, func: cst.FunctionDef, call: cst.Call, dept
         return False
     for value in returned:
         ref = facts.ref(value) if mt.is_name(value, param) else None
-        if not (_unwrapping(facts, value, param, depth) or ref is not None and _unwrapped_before(facts, ref, value, depth)):
+        if not (_unwrapping(facts, value, param, depth) or ref is not None and unwrapped_before(facts, ref, value, depth)):
             return False
     return True
 
 
-def _unwrapped_before(facts: Facts, ref: Ref, expr: cst.BaseExpression, depth: int = 2) -> bool:
+def unwrapped_before(facts: Facts, ref: Ref, expr: cst.BaseExpression, depth: int = 2) -> bool:
     """Has `expr`'s function rebound `ref` to its bare model before `expr` (`unet =
     accelerator.unwrap_model(unet)`, not under a test `expr` is outside of), rebinding it after that
     only to itself or a part of it (`model = model._orig_mod if compiled else model`: a part of the

@@ -7,7 +7,7 @@ from typing import Callable, Iterator
 import libcst as cst
 
 from ddpify.analysis.call_branches import left_out
-from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, prepares
+from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, prepares, unwrapped_before
 from ddpify.analysis.objects import of
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
@@ -109,7 +109,8 @@ def _forwards_of_given(ctx: Context, call: cst.Call, depth: int = 6):
     """The forwards the functions of the program run on a DDP wrapper that `call` hands them
     (`evaluate(model, loader)` where `evaluate` calls `model(x)`, or hands it on to a helper that
     does: `sequence_logprobs(model, ids)` -> `model(ids)`), each with the argument of `call` and
-    the calls it passed through; not in a branch of the function that the call leaves out
+    the calls it passed through; not after the function rebound it to its bare model (`model =
+    accelerator.unwrap_model(model).eval()`), nor in a branch of the function that the call leaves out
     (`branches.left_out`: `synthesis(model, text)` with `backend="torch"` by default does not run
     its `if backend == "tf": model(x)`)."""
     f = ctx.facts
@@ -129,7 +130,9 @@ def _forwards_of_given(ctx: Context, call: cst.Call, depth: int = 6):
                 if f.scope(inner) is not func or left_out(f, inner, func, call):
                     continue  # (a branch this call does not take: `backend == "tf"` of a call left at "torch")
                 if isinstance(inner.func, cst.Name) and inner.func.value in held:
-                    yield inner, held[inner.func.value], (*chain, call)
+                    ref = f.ref(inner.func)
+                    if ref is None or not unwrapped_before(f, ref, inner.func):  # (`model = model.module` first)
+                        yield inner, held[inner.func.value], (*chain, call)
                 elif depth > 0 and any(isinstance(a.value, cst.Name) and a.value.value in held for a in inner.args):
                     yield from walk(inner, lambda a, held=held: held.get(a.value) if isinstance(a, cst.Name) else None,
                                     (*chain, call), depth - 1, seen | {func})
