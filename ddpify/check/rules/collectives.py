@@ -324,7 +324,9 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
     Found for loops that run a DDP backward or a collective, here or in a function they call,
     and that every rank runs (not a loop under a rank test, or in a function every call of which
     is: no other rank is in it to wait); reported once per exit, at the innermost test around it
-    that can differ.
+    that can differ. An `except` whose `try` runs the step's backward or a collective is such a
+    test (`try: loss = model(x); loss.backward() / except SkipBatch: continue`): one rank can raise
+    alone.
     """
     if not ctx.script.distributed:
         return
@@ -333,7 +335,8 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
     loops = {lp for lp in f.loops if (ddp_used and f.trains(lp)) or any(ctx.ranks.is_collective(c) for c in f.calls_in(lp.body))}
     seen = set()
     for exit_ in [*f.breaks, *f.returns, *f.continues]:
-        if isinstance(exit_, cst.Continue) and not _skips_backward(f, exit_, loops):
+        if isinstance(exit_, cst.Continue) and not _skips_backward(f, exit_, loops) \
+                and _handled_step(ctx, exit_, ddp_used) is None:
             continue
         left = None
         for loop in f.enclosing_loops(exit_):
@@ -346,6 +349,13 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
             continue  # a loop only some ranks run: none of the others is in it to be left waiting
         for anc in f.ancestors(exit_):  # the innermost test that can differ decides: one finding per exit
             if anc is left or isinstance(anc, cst.If) and anc in seen:
+                break
+            if anc is _handled_step(ctx, exit_, ddp_used):
+                kind = type(exit_).__name__.lower()
+                yield Hit(anc, f"`{f.code(anc.type) if anc.type else 'except'}` catches an error a rank can raise "
+                               f"alone in a step that runs collectives, and the `{kind}` in it leaves that step on "
+                               "that rank only: the others wait for its all-reduce; agree on it first (all_reduce "
+                               "a flag) or let the error stop every rank")
                 break
             if isinstance(anc, cst.If) and not ctx.values.same_everywhere(anc.test):
                 seen.add(anc)
@@ -363,6 +373,23 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
         if isinstance(loop, cst.While) and not ctx.values.same_everywhere(loop.test) and not mt.is_literal_true(loop.test):
             yield Hit(loop.test, f"`{f.code(loop.test)}` can differ between ranks and ends a loop that runs "
                                  "collectives: the ranks that stay wait forever; agree on it first")
+
+
+def _handled_step(ctx: Context, exit_: cst.CSTNode, ddp_used: bool) -> cst.ExceptHandler | None:
+    """The `except` handler `exit_` is in, inside its innermost loop, whose `try` runs a DDP backward
+    or a collective (`try: loss = model(x); loss.backward() / except SkipBatch: continue`): an
+    exception one rank raises leaves the step there alone."""
+    f = ctx.facts
+    loop = next(f.enclosing_loops(exit_), None)
+    for anc in f.ancestors(exit_):
+        if anc is loop or isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            return None
+        if isinstance(anc, cst.ExceptHandler):
+            try_ = f.parent(anc)
+            if isinstance(try_, cst.Try) and any(ddp_used and f.is_backward(c) or ctx.ranks.is_collective(c)
+                                                 for c in f.calls_in(try_.body)):
+                return anc
+    return None
 
 
 def _skips_backward(f, cont: cst.Continue, loops) -> bool:
