@@ -459,17 +459,8 @@ def _barrier_before_asked(facts: Facts, edits: Edits, stmt: cst.CSTNode) -> None
     Every process asks, then the barrier, then the write: all take the same branch (as a folder
     made in such a branch, `_branch_of_probe`; where the file is there before the run, no process
     reaches the barrier)."""
-    block = facts.parent(stmt)
-    owner = facts.parent(block)
-    if isinstance(owner, cst.Else):
-        owner = facts.parent(owner)
-    if not isinstance(owner, cst.If) or owner.orelse is None or \
-            not any(b is block for b in (owner.body, getattr(owner.orelse, "body", None))):
-        return
-    test = owner.test
-    probe = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else test
-    if not (isinstance(probe, cst.Call) and facts.qualify(probe.func) in PROBES and probe.args) or \
-            facts.code(probe.args[0].value) not in facts.code(stmt) or _reached_by_all(facts, owner) is not owner:
+    asked = _probe_around(facts, stmt)
+    if asked is None or facts.code(asked[1]) not in facts.code(stmt) or _reached_by_all(facts, asked[0]) is not asked[0]:
         return
     edits.insert_before(stmt, "barrier()\n")
     edits.add_import("ddpify_runtime", "barrier")
@@ -520,17 +511,25 @@ def _branch_of_probe(facts: Facts, stmt: cst.CSTNode) -> bool:
     process asks, then a barrier, then the folder is made (both branches are taken alike)."""
     call = next(iter(facts.calls_in(stmt)), None)
     target = mt.positional(call, 0) if call is not None else None
+    asked = _probe_around(facts, stmt)
+    return target is not None and asked is not None and facts.code(asked[1]) == facts.code(target.value)
+
+
+def _probe_around(facts: Facts, stmt: cst.CSTNode) -> tuple[cst.If, cst.BaseExpression] | None:
+    """The `if` with an `else` whose branch holds `stmt` and whose test asks whether a path exists
+    (`if os.path.exists(p):`, `if not os.path.isdir(d):`), with the path asked about; else None."""
     block = facts.parent(stmt)
     owner = facts.parent(block)
     if isinstance(owner, cst.Else):
         owner = facts.parent(owner)
-    if target is None or not isinstance(owner, cst.If) or owner.orelse is None or \
+    if not isinstance(owner, cst.If) or owner.orelse is None or \
             not any(b is block for b in (owner.body, getattr(owner.orelse, "body", None))):
-        return False
+        return None
     test = owner.test
     probe = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else test
-    return isinstance(probe, cst.Call) and facts.qualify(probe.func) in PROBES and bool(probe.args) and \
-        facts.code(probe.args[0].value) == facts.code(target.value)
+    if not (isinstance(probe, cst.Call) and facts.qualify(probe.func) in PROBES and probe.args):
+        return None
+    return owner, probe.args[0].value
 
 
 def _prints_to(call: cst.Call) -> cst.BaseExpression | None:
