@@ -34,7 +34,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep11a.json", 8), ("fresh_sweep12c.json", 7), ("fresh_sweep12b.json", 7),
                                         ("fresh_sweep12a.json", 8), ("fresh_sweep13c.json", 7), ("fresh_sweep13b.json", 7),
                                         ("fresh_sweep13a.json", 7), ("fresh_sweep14c.json", 7),
-                                        ("fresh_sweep14a.json", 6), ("fresh_sweep14b.json", 9)])
+                                        ("fresh_sweep14a.json", 6), ("fresh_sweep14b.json", 9),
+                                        ("fresh_sweep15a.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -281,6 +282,13 @@ def test_the_fourteenth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep14a.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_a) >= 4 and not part_a & earlier
+
+
+def test_the_fifteenth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep15a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep15a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 5 and not part_a & earlier
 
 
 def test_the_twelfth_sweeps_trainer_part_uses_no_repository_of_an_earlier_sweep():
@@ -837,6 +845,15 @@ def test_the_stand_in_torchvision_vgg_has_the_classifier_programs_replace():
                    "m = models.vgg16_bn(pretrained=False); m.classifier[6] = nn.Linear(m.classifier[6].in_features, 1)\n"
                    "print(tuple(m(torch.zeros(2, 3, 16, 16)).shape))")
     assert out.split() == ["(2,", "1)"]
+
+
+def test_the_stand_in_torchvision_densenet_has_the_classifier_programs_replace():
+    """torchvision's DenseNet keeps one Linear at `classifier` (imageclassifier's get_model reads its
+    in_features, freezes the rest and replaces it); `models.DenseNet` names the class in annotations."""
+    out = _stubbed("import torch, torch.nn as nn\nfrom torchvision import models\n"
+                   "m = models.densenet161(weights=None); m.classifier = nn.Linear(m.classifier.in_features, 3)\n"
+                   "print(isinstance(m, models.DenseNet), tuple(m(torch.zeros(2, 3, 16, 16)).shape))")
+    assert out.split() == ["True", "(2,", "3)"]
 
 
 def test_the_stand_in_torchvision_resnet_keeps_its_stem_when_a_program_replaces_conv1_for_small_pictures():

@@ -73,6 +73,25 @@ class _SmallVGG(_Small):
         return self.classifier(self.features(x))
 
 
+class _SmallDenseNet(_Small):
+    """A DenseNet built from scratch: the small network with torchvision's DenseNet classifier
+    attribute (``classifier``, one Linear with ``in_features``, which programs replace)."""
+
+    def __init__(self, num_classes=1000):
+        super().__init__(num_classes)
+        del self.fc
+        self.classifier = nn.Linear(32, num_classes)
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+def _scratch_densenet(pretrained=False, weights=None, num_classes=1000, **kwargs):
+    if pretrained or weights is not None:
+        _unavailable()
+    return _SmallDenseNet(num_classes)
+
+
 def _scratch_vgg(pretrained=False, weights=None, num_classes=1000, **kwargs):
     if pretrained or weights is not None:
         _unavailable()
@@ -82,6 +101,8 @@ def _scratch_vgg(pretrained=False, weights=None, num_classes=1000, **kwargs):
 resnet18 = resnet34 = _scratch_resnet(512)
 resnet50 = resnet101 = resnet152 = _scratch_resnet(2048)
 vgg11_bn = vgg13_bn = vgg16_bn = vgg19_bn = _scratch_vgg
-vgg16 = alexnet = densenet121 = densenet169 = densenet201 = inception_v3 = _unavailable
+densenet121 = densenet161 = densenet169 = densenet201 = _scratch_densenet
+DenseNet = _SmallDenseNet  # the class programs name in annotations
+vgg16 = alexnet = inception_v3 = _unavailable
 squeezenet1_0 = squeezenet1_1 = _unavailable
 from . import inception  # noqa: E402,F401  (torchvision.models.inception, as the package imports it)
