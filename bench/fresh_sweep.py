@@ -44,7 +44,8 @@ Verdicts (torchrun), each `ok`, `FAIL` or `n/a`:
 - `runs`: exit 0 within the time limit, 2 processes;
 - `sharded`: every loader that fed an optimizer step (a step after its batch) was split across
   the 2 processes: a distributed sampler of 2 replicas on different ranks, or, where the
-  indices are seen, passes whose index sets overlap by at most 1 per process (padding);
+  indices are seen (an `IterableDataset`'s: its items' digests), passes whose index sets
+  overlap by at most 1 per process (padding);
   n/a without a DataLoader in training;
 - `reshuffled`: where the original drew a training loader at random, the converted one's
   order changes from its 1st to its 2nd training pass (one a step follows) on rank 0 (where

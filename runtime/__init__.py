@@ -1412,18 +1412,15 @@ def shard_loader(loader: DataLoader) -> DataLoader:
     ``RandomSampler`` -> ``DistributedSampler(shuffle=True)``, ``SequentialSampler`` ->
     ``DistributedSampler(shuffle=False)``, already distributed -> unchanged, anything else ->
     ``ShardedSampler``. A ``BatchSampler`` is rebuilt around the sharded sampler; another batch
-    sampler is sharded batch by batch. An IterableDataset loader is returned as is, with a
-    warning: the dataset must shard itself in ``__iter__``.
+    sampler is sharded batch by batch. A loader over an ``IterableDataset`` reads it through
+    ``_StreamShard``: each rank takes its item of every round of world-size items of the stream.
 
     A loader made again at the line that made one before (a factory called for each pass), whose
     samplers no ``set_epoch`` numbers, gets the epoch after the last one's there: each pass draws
     a new order, as a single process's new ``RandomSampler`` does.
     """
     if isinstance(loader.dataset, IterableDataset):
-        warnings.warn("ddpify: a DataLoader over an IterableDataset cannot be sharded by a "
-                      "sampler; every rank sees the same data unless the dataset shards itself "
-                      "in __iter__ (by get_rank() and get_world_size())", stacklevel=2)
-        return loader
+        return _streamed_in_turn(loader)
     kwargs = _loader_kwargs(loader)
     batch_sampler = loader.batch_sampler
     if batch_sampler is None or loader.batch_size is not None:
@@ -1436,6 +1433,63 @@ def shard_loader(loader: DataLoader) -> DataLoader:
         kwargs["batch_sampler"] = _shard(batch_sampler, loader.dataset)
     sharded = DataLoader(loader.dataset, **kwargs) if type(loader) is DataLoader else _resampled(loader, kwargs)
     _continue_epochs(sharded, loader)
+    return sharded
+
+
+class _StreamShard(IterableDataset):
+    """This rank's part of the program's ``IterableDataset`` (``shard_loader``): of every round of
+    ``num_replicas`` items its stream yields, the ``rank``-th. An incomplete last round is dropped on
+    every rank, so each rank yields as many items, and takes as many steps, where every rank's
+    stream is as long (a finite stream: files read in order; an endless one: any); where the
+    stream draws at random, each rank takes its items of its own draws. In a loader's worker
+    processes each worker's copy splits the part of the stream the dataset gives that worker
+    (``get_worker_info()``), or the whole stream where it gives every worker all of it, as the
+    single process did. Its length, where the dataset has one, is this rank's whole rounds;
+    what the program reads or sets on it (``loader.dataset.files``, a ``worker_init_fn`` that sets
+    ``get_worker_info().dataset.start``) is the dataset's."""
+
+    _OWN = ("dataset", "num_replicas", "rank")
+
+    def __init__(self, dataset: IterableDataset, num_replicas: Optional[int] = None,
+                 rank: Optional[int] = None) -> None:
+        object.__setattr__(self, "dataset", dataset)
+        num_replicas, rank = _placement(num_replicas, rank)
+        object.__setattr__(self, "num_replicas", num_replicas)
+        object.__setattr__(self, "rank", rank)
+
+    def __iter__(self) -> Iterator:
+        mine = None
+        for i, item in enumerate(self.dataset):
+            if i % self.num_replicas == self.rank:
+                mine = item
+            if i % self.num_replicas == self.num_replicas - 1:
+                yield mine
+                mine = None
+
+    def __len__(self) -> int:
+        return len(self.dataset) // self.num_replicas  # TypeError where the dataset has no length
+
+    def __getattr__(self, name: str) -> Any:
+        inner = self.__dict__.get("dataset")  # (absent while unpickling: no recursion)
+        if inner is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self if name in self._OWN else self.dataset, name, value)
+
+
+def _streamed_in_turn(loader: DataLoader) -> DataLoader:
+    """A copy of ``loader``, over an ``IterableDataset``, that reads this rank's ``_StreamShard`` of
+    it (its class, batching and attributes kept); a dataset that is one already is kept."""
+    if isinstance(loader.dataset, _StreamShard):
+        return loader
+    shard = _StreamShard(loader.dataset)
+    if type(loader) is DataLoader:
+        return DataLoader(shard, batch_size=loader.batch_size, drop_last=loader.drop_last, **_loader_kwargs(loader))
+    sharded = copy.copy(loader)
+    object.__setattr__(sharded, "dataset", shard)
+    object.__setattr__(sharded, "_iterator", None)
     return sharded
 
 
@@ -2070,7 +2124,10 @@ def _sampler_chain(roots: List[Any]) -> List[Any]:
 def _sharded(loader: DataLoader) -> Optional[bool]:
     """True: a sampler shards ``loader``; False: a plain torch sampler reads its whole map-style
     data set on every process; None: cannot tell (an IterableDataset, a custom sampler, or no
-    DataLoader at all: an ``enumerate`` or a generator over one)."""
+    DataLoader at all: an ``enumerate`` or a generator over one). An IterableDataset that
+    ``shard_loader`` deals out (``_StreamShard``) is sharded."""
+    if isinstance(loader, DataLoader) and isinstance(loader.dataset, _StreamShard):
+        return True
     if not isinstance(loader, DataLoader) or isinstance(loader.dataset, IterableDataset):
         return None
     samplers = _samplers(loader)

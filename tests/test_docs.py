@@ -212,6 +212,9 @@ CONTEXTS = {
         "def get_dataloader(ds, shuffle=True):\n    return DataLoader(ds, batch_size=4, shuffle=shuffle)\n"
         "{example}\nvalid_loader = get_dataloader(VALID, shuffle=False)\n" + MODEL
         + EPOCHS.replace("in loader", "in train_loader"),
+        IMPORTS + "class Stream(torch.utils.data.IterableDataset):\n    def __init__(self, files):\n"
+        "        self.files = files\n\n    def __iter__(self):\n        for name in self.files:\n"
+        "            yield torch.randn(2), torch.randn(1)\n\n\nfiles = ['a', 'b']\n{example}\n" + MODEL + EPOCHS,
         IMPORTS + "class Files(torch.utils.data.Dataset):\n    def __init__(self, names):\n{example:8}\n\n"
         "    def __len__(self):\n        return len(self.files)\n\n    def __getitem__(self, i):\n"
         "        return torch.randn(2), torch.randn(1)\n\n\nloader = DataLoader(Files(['a', 'b']), batch_size=4, "

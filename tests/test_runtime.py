@@ -940,14 +940,38 @@ def test_shard_loader_splits_a_programs_batch_sampler_subclass(rank1_of_2):
     assert [len(b) for b in new] == [6, 6, 6]
 
 
-def test_shard_loader_warns_on_iterable_dataset(rank1_of_2):
-    class Stream(IterableDataset):
-        def __iter__(self):
-            return iter(DATA)
+class Stream(IterableDataset):
+    """The first ``end`` numbers; a worker (``get_worker_info()``) reads from ``start`` on."""
 
-    loader = DataLoader(Stream(), batch_size=2)
-    with pytest.warns(UserWarning, match="IterableDataset"):
-        assert rt.shard_loader(loader) is loader
+    def __init__(self, end):
+        self.start, self.end = 0, end
+
+    def __iter__(self):
+        return iter(range(self.start, self.end))
+
+    def __len__(self):
+        return self.end
+
+
+def test_shard_loader_deals_an_iterable_datasets_stream_out_in_whole_rounds(rank1_of_2):
+    """Rank 1 of 2 takes the 2nd item of every pair of 21: ten, the 21st (a round short) dropped
+    on every rank; its length is its own, the dataset's attributes are read and set through it."""
+    stream = Stream(21)
+    new = rt.shard_loader(DataLoader(stream, batch_size=4, drop_last=True))
+    assert [x.tolist() for x in new] == [[1, 3, 5, 7], [9, 11, 13, 15]]
+    assert len(new.dataset) == 10 and len(new) == 2 and new.drop_last
+    new.dataset.start = 10  # a worker_init_fn that gives each worker a part of the stream
+    assert stream.start == 10 and new.dataset.end == 21
+    assert [x.tolist() for x in new] == [[11, 13, 15, 17]]
+    assert rt.shard_loader(new) is new  # sharded already
+    assert rt._sharded(new) and rt._sharded(DataLoader(stream)) is None  # sums over it are added up
+
+
+def test_shard_loader_shards_an_iterable_dataset_read_by_worker_processes(rank1_of_2):
+    """Each worker's copy splits the stream the dataset gives it (here all of it: the single process
+    read it once per worker), so what rank 1 reads is the 2nd of every pair in each worker's copy."""
+    new = rt.shard_loader(DataLoader(Stream(8), batch_size=2, num_workers=2))
+    assert sorted(x for batch in new for x in batch.tolist()) == [1, 1, 3, 3, 5, 5, 7, 7]
 
 
 # --------------------------------------------------------------------------- printing

@@ -41,7 +41,7 @@ class EpochLoop:
 @dataclass
 class Loaders:
     training: list[cst.Call]  # DataLoader calls to shard
-    iterable: list[cst.Call]  # training loaders over an IterableDataset (not shardable here)
+    iterable: list[cst.Call]  # training loaders over an IterableDataset whose class speaks of ranks: left whole
     epoch_loops: list[EpochLoop]
     unlooped: list[cst.Call]  # sharded loaders no epoch loop re-iterates
     manual: list[cst.For]  # batch loops that slice tensors by hand
@@ -78,7 +78,7 @@ def find(facts: Facts, models: Models) -> Loaders:
     training = [] if unknown else training  # on sharded data that model would train apart on each process
     if not models.wrapped:  # without DDP, sharded data would train a different model per process
         training = []
-    iterable = [c for c in training if is_iterable_dataset(facts, c)]
+    iterable = [c for c in training if is_iterable_dataset(facts, c) and _speaks_of_ranks(facts, c)]
     training = [c for c in training if c not in iterable]
     loops, looped = _epoch_loops(facts, fed, training)
     remade = _remade(facts, training, loops, looped, consumed)
@@ -306,24 +306,40 @@ def _bound_name(facts: Facts, call: cst.Call) -> str | None:
 
 
 def is_iterable_dataset(facts: Facts, call: cst.Call) -> bool:
+    """Does the loader `call` read an instance of the program's own `IterableDataset` subclass?"""
+    return bool(_iterable_classes(facts, call))
+
+
+def _iterable_classes(facts: Facts, call: cst.Call) -> list[cst.ClassDef]:
+    """The program's classes, from the dataset's own up to the one that subclasses
+    `IterableDataset`, of each dataset the loader `call` may read."""
     dataset = mt.positional(call, 0) or mt.keyword(call, "dataset")
     if dataset is None:
-        return False
-    for origin in facts.origins(dataset.value):
-        if isinstance(origin, cst.Call) and _subclasses_iterable(facts, dotted(origin.func), 3):
-            return True
-    return False
+        return []
+    return [cls for origin in facts.origins(dataset.value) if isinstance(origin, cst.Call)
+            for cls in _subclasses_iterable(facts, dotted(origin.func), 3)]
 
 
-def _subclasses_iterable(facts: Facts, name: str | None, depth: int) -> bool:
+def _subclasses_iterable(facts: Facts, name: str | None, depth: int) -> list[cst.ClassDef]:
     cls = facts.classes.get(name or "")
     if cls is None or depth == 0:
-        return False
+        return []
     for base in cls.bases:
-        if facts.qualify(base.value) == "torch.utils.data.IterableDataset" or \
-                _subclasses_iterable(facts, dotted(base.value), depth - 1):
-            return True
-    return False
+        if facts.qualify(base.value) == "torch.utils.data.IterableDataset":
+            return [cls]
+        if above := _subclasses_iterable(facts, dotted(base.value), depth - 1):
+            return [cls, *above]
+    return []
+
+
+RANK_WORDS = re.compile(r"\b(get_rank|get_world_size|world_size|num_replicas|rank)\b", re.I)
+
+
+def _speaks_of_ranks(facts: Facts, call: cst.Call) -> bool:
+    """Does the code of the `IterableDataset` class the loader `call` reads speak of ranks or world
+    sizes (`get_rank()`, `self.world_size`): a stream that may split itself by process, which
+    `shard_loader` would split again?"""
+    return any(RANK_WORDS.search(facts.code(cls)) for cls in _iterable_classes(facts, call))
 
 
 def _slices_by_hand(facts: Facts, loop: cst.For) -> bool:

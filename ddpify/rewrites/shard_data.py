@@ -65,8 +65,20 @@ An iterator the program draws a fixed number of times and never expects to run o
 becomes `endless(...)` (runtime): a process's shard holds 1/N of the batches, and where one pass
 ends it starts the next, with the next epoch. Evaluation loaders stay whole here (shard-eval splits their loops where the numbers stay
 exact); in a dict keyed by phase, the key whose loop steps no optimizer ('val') evaluates
-(ddpify.analysis.phases), and the comprehension that builds both has its training item sharded. A loader over an `IterableDataset` gets a TODO: it must shard in `__iter__`. So does
-training that no DataLoader feeds (generated batches, RL rollouts): every process then makes its
+(ddpify.analysis.phases), and the comprehension that builds both has its training item sharded. A loader over
+an `IterableDataset` of the program's, which no sampler can split, passes through `shard_loader`:
+
+    loader = DataLoader(Stream(files), batch_size=32)
+->
+    loader = DataLoader(Stream(files), batch_size=32)
+    loader = shard_loader(loader)
+
+and each process takes its item of every round of world_size items of the stream (each worker's
+copy: of the part the dataset gives that worker), an incomplete last round dropped on every process, so
+every process takes as many steps where every process's stream is as long (files read in order; any
+endless stream); a warning there says so, and that a stream drawn at random is each process's own
+draw. One whose class speaks of ranks or world sizes (`get_rank()` in its `__iter__`: it may split
+itself) gets a TODO instead. So does training that no DataLoader feeds (generated batches, RL rollouts): every process then makes its
 own data, and the TODO says what that means. A count of a sharded loader's batches that the program
 lowers and divides by (`num = len(trn_loader) - 1`, then `1 / num`) gets a TODO with the least
 number of batches per process it needs (ddpify.analysis.counts). A learning-rate schedule stepped
@@ -93,7 +105,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis import objects, phases, schedules, set_order
-from ddpify.analysis.loaders import shared_helper_callers
+from ddpify.analysis.loaders import is_iterable_dataset, shared_helper_callers
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -118,8 +130,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     found = analysis.loaders
     done: set[cst.Call] = set()  # samplers wrapped already: two loaders may share one
     for call in found.iterable:
-        edits.todo(facts.statement(call), "this loader reads an IterableDataset, which a sampler cannot shard: "
-                   "split the stream in its __iter__ by ddpify_runtime.get_rank()/get_world_size()")
+        edits.todo(facts.statement(call), "this loader reads an IterableDataset whose class speaks of ranks or "
+                   "world sizes, so ddpify leaves it whole: check that its __iter__ splits the stream by "
+                   "ddpify_runtime.get_rank()/get_world_size(), or every process trains on all of it")
     for call in found.training:
         if call in found.by_key:
             _shard_keys(facts, edits, call, *found.by_key[call])
@@ -238,6 +251,15 @@ def _shard_at_callers(facts: Facts, edits: Edits, call: cst.Call) -> bool:
 
 
 def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> None:
+    if is_iterable_dataset(facts, call):
+        _wrap_loader(facts, edits, call, "it reads an IterableDataset, which no sampler can split",
+                     "each process takes its item of every round of world_size items of the stream")
+        edits.warn(facts.statement(call), "this loader's IterableDataset is split in turn: each process takes "
+                   "every world_size-th item of its stream, whole rounds only, so the processes take as many steps "
+                   "where their streams are as long (files read in order, an endless stream); a finite stream whose "
+                   "length differs between processes would leave one waiting for the others, and one drawn at "
+                   "random is each process's own draw")
+        return
     if objects.of(facts).constructs(call) is not None:  # the program's DataLoader subclass: its own parameters
         _wrap_loader(facts, edits, call, "it is an instance of the program's own DataLoader subclass, whose "
                      "parameters are its own", "its sampler is made distributed, keeping its shuffle setting, "

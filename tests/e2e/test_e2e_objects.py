@@ -27,6 +27,9 @@ fixtures/objects_tee (the eleventh sweep's esc50_crossval): a stdout tee of the 
 `open(*args, **kwargs)`, seeking and telling it: the log is the main process's, each epoch's line once.
 fixtures/objects_ema (the eleventh sweep's EMA helper): `self.shadow = copy.deepcopy(model)` in the helper's
 `__init__`, handed the wrapped model: the shadow is a copy of the module, not a second wrapper.
+fixtures/objects_stream (the fourteenth sweep's apds_liver_2p5d): a training loader over the program's
+IterableDataset, read by two workers that split its parts: each process takes its item of every round of
+two, no item on both, the same number of steps on each.
 fixtures/objects_alias (the second sweep's siamese_nb and awd_lm): `model` rebound for three
 trainings, two of them through an alias (`model = body`; an optimizer over `net` trained through
 `model = net`), a round's batches drawn with numpy by a batch sampler of the project, and a loss
@@ -64,6 +67,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_tee": ((64,), {"model.pt"}),
     "objects_ema": ((64,), {"ema.pt"}),
 }
+STREAMS = {"objects_stream"}  # loaders over an IterableDataset of the program's: no sampler, no indices
 REBUILT = {"objects_runner", "objects_prepared"}
 SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
 
@@ -73,7 +77,7 @@ def runs(tmp_path_factory):
     """case -> its Run: every case converted, then all run in one torchrun batch (``harness.start_batch``)."""
     root = tmp_path_factory.mktemp("objects")
     programs = {}
-    for case in CASES:
+    for case in [*CASES, *STREAMS]:
         entry = converted(case, root / case)
         programs[case] = h.Program(entry, ["--epochs", str(EPOCHS)], entry.parent, root / f"probe-{case}")
     return h.start_batch(programs, root / "batch", count=True).wait()
@@ -248,3 +252,24 @@ def test_an_ema_helper_copies_the_module_not_the_wrapper(runs):
     assert run.ok, run.tail()
     lines = [line for line in run.rank_output[0].splitlines() if line.startswith("epoch ")]
     assert len(lines) == EPOCHS and all(line.endswith("shadow Sequential") for line in lines), run.tail()
+
+
+def test_an_iterable_datasets_stream_is_dealt_out_to_the_processes(runs):
+    """Two workers read 36 and 27 samples a pass: each process takes its half of every pair, 18 + 13
+    (the 27th, a pair short, dropped on both), 31 samples in 3 + 2 batches of 8, none on both
+    processes, the same samples each epoch (the parts are read in order); the parameters agree."""
+    run = runs["objects_stream"]
+    assert run.ok and run.probe.exited() == {0: 1, 1: 1}, run.tail()
+    problems = h.check_params_identical(run.probe, h.WORLD) + h.check_optimizers_identical(run.probe, h.WORLD)
+    assert not problems, "\n".join(problems)
+    (loader,) = {e["loader"] for e in run.probe.of("fetch")}
+    passes = run.probe.passes()
+    per_rank = [passes.get((rank, loader), []) for rank in range(h.WORLD)]
+    assert [len(p) for p in per_rank] == [EPOCHS] * h.WORLD, per_rank
+    for rank in range(h.WORLD):
+        assert [len(p.indices) for p in per_rank[rank]] == [31] * EPOCHS, per_rank[rank]
+        assert len({frozenset(p.indices) for p in per_rank[rank]}) == 1, "a pass read other samples"
+        assert len([e for e in run.probe.of("step", rank)]) == 5 * EPOCHS
+    assert not set(per_rank[0][0].indices) & set(per_rank[1][0].indices), per_rank
+    assert len(set(per_rank[0][0].indices)) == 31
+    assert "epoch 2 samples 31" in run.rank_output[0], run.tail()

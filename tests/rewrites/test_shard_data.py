@@ -374,6 +374,46 @@ class Stream(IterableDataset):
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 loader = DataLoader(Stream(), batch_size=2)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+""", """\
+
+import torch
+from torch.utils.data import DataLoader, IterableDataset
+from ddpify_runtime import shard_loader
+
+class Stream(IterableDataset):
+    def __iter__(self):
+        yield torch.randn(2)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(Stream(), batch_size=2)
+loader = shard_loader(loader)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+""", "a_loader_over_the_programs_iterable_dataset_is_split_in_turn_by_shard_loader", report=[
+        "change: training loader passed through shard_loader() (it reads an IterableDataset, which no sampler can "
+        "split): each process takes its item of every round of world_size items of the stream",
+        "warning: this loader's IterableDataset is split in turn: each process takes every world_size-th item of its "
+        "stream, whole rounds only, so the processes take as many steps where their streams are as long (files read "
+        "in order, an endless stream); a finite stream whose length differs between processes would leave one "
+        "waiting for the others, and one drawn at random is each process's own draw",
+        "warning: batch_size is now per process: the global batch is batch_size x the number of processes",
+    ]),
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader, IterableDataset
+class Stream(IterableDataset):
+    def __init__(self, rank):
+        self.rank = rank
+    def __iter__(self):
+        yield torch.randn(2)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(Stream(0), batch_size=2)
 X = torch.randn(8, 2)
 for epoch in range(2):
     for x in loader:
@@ -385,12 +425,14 @@ for epoch in range(2):
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 class Stream(IterableDataset):
+    def __init__(self, rank):
+        self.rank = rank
     def __iter__(self):
         yield torch.randn(2)
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-# TODO(ddpify): this loader reads an IterableDataset, which a sampler cannot shard: split the stream in its __iter__ by ddpify_runtime.get_rank()/get_world_size()
-loader = DataLoader(Stream(), batch_size=2)
+# TODO(ddpify): this loader reads an IterableDataset whose class speaks of ranks or world sizes, so ddpify leaves it whole: check that its __iter__ splits the stream by ddpify_runtime.get_rank()/get_world_size(), or every process trains on all of it
+loader = DataLoader(Stream(0), batch_size=2)
 X = torch.randn(8, 2)
 for epoch in range(2):
     for x in loader:
@@ -398,8 +440,10 @@ for epoch in range(2):
     # TODO(ddpify): batches are sliced by hand, so every process trains on all the data (correct, no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler
     for i in range(0, 8, 4):
         model(X[i:i + 4]).sum().backward()
-""", "iterable_dataset_and_manual_batching_get_a_todo_and_a_warning", report=[
-        "warning: this loader reads an IterableDataset, which a sampler cannot shard: split the stream in its __iter__ by ddpify_runtime.get_rank()/get_world_size()",
+""", "an_iterable_dataset_that_speaks_of_ranks_and_manual_batching_get_a_todo_and_a_warning", report=[
+        "warning: this loader reads an IterableDataset whose class speaks of ranks or world sizes, so ddpify leaves "
+        "it whole: check that its __iter__ splits the stream by ddpify_runtime.get_rank()/get_world_size(), or every "
+        "process trains on all of it",
         "warning: batches are sliced by hand, so every process trains on all the data (correct, no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler",
     ]),
     pair("""\

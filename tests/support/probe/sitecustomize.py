@@ -17,7 +17,9 @@ group's rank once it exists, the environment's before. Events:
   on every rank, since every rank runs the same code); the sampler behind a pass (type, shuffle,
   world size, drop_last, batch size, indices a full pass yields) and the data set.
 * ``fetch`` (``_MapDatasetFetcher.fetch``): the indices of every batch, tagged with the loader
-  and pass of the iterator that owns the fetcher (num_workers=0 loaders only).
+  and pass of the iterator that owns the fetcher (num_workers=0 loaders only). A loader over an
+  ``IterableDataset`` has no indices: each batch its iterator hands the main process (workers or
+  not) is logged so, with a digest of each item in place of its index (``_item_digests``).
 * ``save`` (``torch.save``): path as given (the target's, for the temporary file of ``atomic_write``), absolute path, the keys of the saved mapping (and
   of nested mappings), and whether any of their values is sharded (a DTensor: FSDP2's
   ``state_dict()``, not a plain checkpoint).
@@ -152,6 +154,33 @@ def _index(i):
         return repr(i)
 
 
+def _item_digests(batch):
+    """A short sha256 per item of a collated batch: of the bytes of row i of every tensor in it
+    whose first dimension is the first tensor's (a batch of ``(x, y)`` pairs: x[i] and y[i]); one
+    digest of its ``repr`` where it holds no tensor with rows."""
+    import torch
+
+    tensors, todo = [], [batch]
+    while todo:
+        item = todo.pop(0)
+        if isinstance(item, (list, tuple)):
+            todo.extend(item)
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        elif hasattr(item, "detach") and getattr(item, "ndim", 0) >= 1:
+            tensors.append(item.detach().cpu().contiguous())
+    if not tensors:
+        return [hashlib.sha256(repr(batch).encode()).hexdigest()[:16]]
+    rows = [t for t in tensors if t.shape[0] == tensors[0].shape[0]]
+    found = []
+    for i in range(tensors[0].shape[0]):
+        h = hashlib.sha256()
+        for t in rows:
+            h.update(t[i].contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+        found.append(h.hexdigest()[:16])
+    return found
+
+
 def _subset_digest(dataset):
     """A hash of the indices a `Subset` (from `random_split`) takes, None for other datasets (a
     tensor given straight to the loader has a method `indices`, a sparse tensor's)."""
@@ -258,8 +287,9 @@ def _record():
     import torch
     import torch.distributed as dist
     from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
-    from torch.utils.data import DataLoader
+    from torch.utils.data import DataLoader, IterableDataset
     from torch.utils.data._utils import fetch
+    from torch.utils.data.dataloader import _BaseDataLoaderIter
 
     init_process_group = dist.init_process_group
 
@@ -335,6 +365,8 @@ def _record():
         fetcher = getattr(iterator, "_dataset_fetcher", None)
         if fetcher is not None:
             fetcher._ddpify_probe_tag = (number, self._ddpify_probe_passes)
+        if isinstance(self.dataset, IterableDataset):
+            iterator._ddpify_probe_stream = (number, self._ddpify_probe_passes)
         try:
             dataset_len = len(self.dataset)
         except TypeError:
@@ -352,6 +384,15 @@ def _record():
         batch = possibly_batched_index if self.auto_collation else [possibly_batched_index]
         _log("fetch", loader=number, **{"pass": pass_}, idx=[_index(i) for i in batch])
         return fetch_batch(self, possibly_batched_index)
+
+    next_batch = _BaseDataLoaderIter.__next__
+
+    def probed_next(self):
+        batch = next_batch(self)
+        number, pass_ = getattr(self, "_ddpify_probe_stream", (None, None))
+        if number is not None:
+            _log("fetch", loader=number, **{"pass": pass_}, idx=_item_digests(batch))
+        return batch
 
     save = torch.save
 
@@ -380,6 +421,7 @@ def _record():
     DataLoader.__init__ = probed_loader_init
     DataLoader.__iter__ = probed_iter
     fetch._MapDatasetFetcher.fetch = probed_fetch
+    _BaseDataLoaderIter.__next__ = probed_next
     torch.save = probed_save
     sys.meta_path.insert(0, _AfterImport("torch.distributed.fsdp", _record_fsdp))
     _log("start", argv=getattr(sys, "orig_argv", sys.argv), cwd=os.getcwd(),
