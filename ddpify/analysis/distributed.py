@@ -274,6 +274,16 @@ class Launcher:
     Code outside the main block (module level, functions nobody here calls) is not counted:
     with the spawn start method every worker imports the module again and runs it. A script
     that starts no workers has no launcher-only code (torchrun starts every process the same).
+    Nor is code that also runs a worker itself, and what leads to it: launched once per process
+    (torchrun, env://) it is every process's. Not where the worker runs itself on the side of a
+    count's test that means one process (`if n_gpus > 1: mp.spawn(...) else: train(0, args)`).
+
+        def main():
+            save_hparams(args)                  # every process: main runs the worker itself too
+            if args.spawn:
+                mp.spawn(train, nprocs=n, args=(args,))
+            else:
+                train(args.gpu, args)
     """
 
     def __init__(self, facts: Facts) -> None:
@@ -299,7 +309,44 @@ class Launcher:
 
     @cached_property
     def _workers(self) -> frozenset[cst.FunctionDef]:
-        return self._reach(list(self.targets))
+        return self._reach([*self.targets, *self._running_a_worker])
+
+    @cached_property
+    def _running_a_worker(self) -> frozenset[cst.FunctionDef]:
+        """The functions that call a worker themselves (not through a spawner), and the functions
+        whose calls lead to one."""
+        found: set[cst.FunctionDef] = set()
+        calls = [c for c in self.facts.calls if c not in self._spawns and not self._one_process(c)] if self.targets else []
+        while True:
+            more = {f for c in calls if set(self.facts.user_functions(c)) & (self.targets | found)
+                    for f in [self.facts.scope(c)] if isinstance(f, cst.FunctionDef) and f not in self.targets} - found
+            if not more:
+                return frozenset(found)
+            found |= more
+
+    def _one_process(self, call: cst.CSTNode) -> bool:
+        """Is `call` on the side of an `if` comparing a count with one that means a single process
+        (the `else` of `n > 1`, `n >= 2`, `n != 1`; the body of `n == 1`, `n < 2`, `n <= 1`)?"""
+        child = call
+        for anc in self.facts.ancestors(call):
+            if isinstance(anc, cst.If) and child is not anc.test and isinstance(anc.test, cst.Comparison) \
+                    and len(anc.test.comparisons) == 1:
+                op, bound = anc.test.comparisons[0].operator, anc.test.comparisons[0].comparator
+                several = {cst.GreaterThan: "1", cst.GreaterThanEqual: "2", cst.NotEqual: "1"}
+                single = {cst.Equal: "1", cst.LessThan: "2", cst.LessThanEqual: "1"}
+                value = bound.value if isinstance(bound, cst.Integer) else None
+                if value is not None and (child is anc.body and single.get(type(op)) == value
+                                          or child is not anc.body and several.get(type(op)) == value):
+                    return True
+            if isinstance(anc, cst.FunctionDef):
+                return False
+            child = anc
+        return False
+
+    def _runs_a_worker(self, block: cst.If) -> bool:
+        """Does the main block `block` run a worker itself, directly or through a function?"""
+        return any(set(self.facts.user_functions(c)) & (self.targets | self._running_a_worker)
+                   for c in self.facts.calls_in(block.body) if c not in self._spawns and not self._one_process(c))
 
     @cached_property
     def targets(self) -> frozenset[cst.FunctionDef]:
@@ -323,8 +370,13 @@ class Launcher:
                      and not self.facts.in_library(s))  # an imported module's main block does not run
 
     @cached_property
+    def _launching_blocks(self) -> tuple[cst.If, ...]:
+        """The main blocks that run no worker themselves."""
+        return tuple(s for s in self._main_blocks if not self._runs_a_worker(s))
+
+    @cached_property
     def _launcher(self) -> frozenset[cst.FunctionDef]:
-        roots = [g for block in self._main_blocks for call in self.facts.calls_in(block.body)
+        roots = [g for block in self._launching_blocks for call in self.facts.calls_in(block.body)
                  for g in self.facts.user_functions(call)]
         spawning = [s for s in map(self.facts.scope, self._spawns) if isinstance(s, cst.FunctionDef)]
         # a subclass's override of the method that spawns runs where the workers would have been started
@@ -342,7 +394,7 @@ class Launcher:
                     return False
                 if anc in self._launcher:
                     return True
-            if anc in self._main_blocks:
+            if anc in self._launching_blocks:
                 return True
         return False
 
