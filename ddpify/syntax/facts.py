@@ -564,6 +564,10 @@ class Facts:
                 return [f for f in self._held_functions(func) if _accepts(call, f)]
             return self._same_file([f for f in self.functions.get(name, ()) if self.enclosing_class(f) is None],
                                    call)
+        if self._own_globals(func):  # `globals()[task](**kwargs)`: any function of this file its arguments fit
+            part = self._part(call)
+            return [f for fs in self.functions.values() for f in fs if self.enclosing_class(f) is None
+                    and f is not self.scope(call) and self._part(f) == part and _accepts(call, f)]
         if isinstance(func, cst.Subscript) and dotted(func.value):  # `TASK_PIPELINE[task](conf, model)`
             return [init for cls in self._registry_classes(func.value) for init in self._constructor(cls)]
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
@@ -583,6 +587,22 @@ class Facts:
         # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`, `model.train(loader)` where `model`
         # is `GAN(args)` or `DCGAN(args)` by the branch taken
         return [m for cls in classes for m in self._methods(cls, func.attr.value)]
+
+    @staticmethod
+    def _own_globals(func: cst.BaseExpression) -> bool:
+        """`globals()[name]`, `globals().get(name)`: a function of the module looked up by a name
+        known at run time only (a task picked on the command line: `globals()[task](**kwargs)`)."""
+        if isinstance(func, cst.Subscript):
+            lookup = func.value
+        elif isinstance(func, cst.Call) and isinstance(func.func, cst.Attribute) and func.func.attr.value == "get":
+            lookup = func.func.value
+        else:
+            return False
+        return isinstance(lookup, cst.Call) and mt.is_name(lookup.func, "globals") and not lookup.args
+
+    def _part(self, node: cst.CSTNode) -> str | None:
+        """The name of the program file that holds `node` (None outside a program)."""
+        return None if self.program is None else self.program.part_of(node, self.parents).name
 
     def _through_module(self, call: cst.Call) -> list[cst.FunctionDef]:
         """`self.GAN_type.optimizer(self.D, lr)`: the function of that name of each program module
