@@ -840,7 +840,8 @@ class SameValues:
 
     def _counts(self, name: cst.CSTNode) -> bool:
         """`idx` of `for idx in pbar` where `pbar` is a `range(...)`, on some ranks wrapped in a
-        progress bar (`pbar = tqdm(pbar) if rank == 0 else pbar`): a counter all the same. Not an
+        progress bar (`pbar = tqdm(pbar) if rank == 0 else pbar`, `with tqdm(range(n)) as pbar:`,
+        what `with` binds being the bar itself): a counter all the same. Not an
         item of a list written out that the program fills in place (`stages = []` ...
         `stages.append(x)`, `Facts.filled`): it holds what it is given."""
         f = self.facts
@@ -851,8 +852,10 @@ class SameValues:
                 target = anc.target
                 if isinstance(target, cst.Tuple) and mt.is_call_of(anc.iter, "enumerate"):
                     return target.elements[0].value is not None and mt.is_name(target.elements[0].value, name.value)
-                origins = [o for o in f.origins(anc.iter) if dotted(o) != dotted(anc.iter)]
                 iterated = f.ref(mt.strip_iteration(anc.iter))
+                entered = f.entered(iterated) if iterated is not None else []
+                origins = [o for o in [*f.origins(anc.iter), *(o for e in entered for o in f.origins(e))]
+                           if dotted(o) != dotted(anc.iter)]
                 return isinstance(target, cst.Name) and bool(origins) and all(mt.is_counting(o) for o in origins) \
                     and not (iterated is not None and f.filled(iterated))
         return False
