@@ -1,6 +1,6 @@
 """Code that never runs: what `ddpify check` does not report.
 
-Three shapes. Code after a `raise` or `return` of its own block (a method left unfinished,
+Four shapes. Code after a `raise` or `return` of its own block (a method left unfinished,
 `raise NotImplementedError` above the code it will run) runs on no process:
 
     def forward(self):
@@ -13,6 +13,21 @@ from debugging, `extract_boxes = False` and never set again) runs on no process:
     extract_boxes = False
     if extract_boxes:
         cv2.imwrite(f"crop_{i}.png", image)   # never runs
+
+Code under `if x is None:` (or the `else` of `if x is not None:`) where everything `x` may
+hold is an instance the program's classes build (a factory that builds one evaluator or
+another and exits otherwise) runs on no process:
+
+    def build(args):
+        if args.dataset == "voc":
+            evaluator = VOCEvaluator(args)
+        else:
+            evaluator = COCOEvaluator(args)
+        return evaluator
+
+    evaluator = build(args)
+    if evaluator is None:
+        torch.save(model.state_dict(), path)  # never runs
 
 And a helper's branch that compares a parameter with a constant runs only for the calls that pass a
 value making the test true. When every call of the function in the program passes a constant (or
@@ -49,7 +64,7 @@ def never_runs(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
     """Is `node` after a `raise` or `return` of its own block, under a flag that is only ever
     False, or in a branch (of its function, or of a function calling it, `depth` calls up) that no
     call in the program takes?"""
-    if _under_false_flag(facts, node) or _after_an_exit(facts, node):
+    if _under_false_flag(facts, node) or _after_an_exit(facts, node) or _under_a_none_test_of_an_instance(facts, node):
         return True
     func = facts.scope(node)
     if depth <= 0 or not isinstance(func, cst.FunctionDef) or facts.enclosing_class(func) is not None:
@@ -82,6 +97,24 @@ def _after_an_exit(facts: Facts, node: cst.CSTNode) -> bool:
                     return True
         if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Module)):
             return False
+        child = anc
+    return False
+
+
+def _under_a_none_test_of_an_instance(facts: Facts, node: cst.CSTNode) -> bool:
+    """Under `if x is None:` (the `else` of `if x is not None:`) of its function where every value
+    `x` may hold (`Facts.origins`) is an instance built by a class of the program?"""
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(anc, cst.If) and child is not anc.test and isinstance(anc.test, cst.Comparison) \
+                and len(anc.test.comparisons) == 1 and mt.is_name(anc.test.comparisons[0].comparator, "None"):
+            op = anc.test.comparisons[0].operator
+            taken = isinstance(op, cst.Is) and child is anc.body or isinstance(op, cst.IsNot) and child is not anc.body
+            origins = facts.origins(anc.test.left) if isinstance(anc.test.left, (cst.Name, cst.Attribute)) else []
+            if taken and origins and all(isinstance(o, cst.Call) and facts.builds(o) for o in origins):
+                return True
         child = anc
     return False
 
