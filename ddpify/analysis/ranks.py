@@ -28,9 +28,10 @@ from functools import cached_property
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref, is_property
+from ddpify.syntax.facts import Facts, Ref, is_property, param_names
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import MAIN_PROCESS_WORDS, RANK_WORD, dotted, rank_word
+from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.cycles import Cycles
 from ddpify.analysis.distributed import Launcher, accelerate_collective, barrier_method, hook_runs
 from ddpify.analysis.objects import of
@@ -317,7 +318,11 @@ class Ranks:
     def flag_set_by_rank(self, expr: cst.Name | cst.Attribute) -> bool:
         """Is the name assigned only constants, one of them under a rank test and not what it holds
         elsewhere (`default_gpu = False` ... `if dist.get_rank() == 0: default_gpu = True`, also
-        with `else: default_gpu = True` of a run that is not distributed)? A flag the rank sets."""
+        with `else: default_gpu = True` of a run that is not distributed)? A flag the rank sets.
+        A parameter its function never assigns is given its constants call by call: a call under a
+        rank test sets it for that call only, so two calls must pass different constants in the two
+        branches of one rank test (`if rank == 0: save(True) else: save(False)`), not a call of the
+        main process beside one of every process (`save(ckpt=True)` ... `if is_main: save(ckpt=False)`)."""
         ref = self.facts.ref(expr)
         if ref is None or self.cycles.held(ref, self._following):
             return False
@@ -327,11 +332,24 @@ class Ranks:
             try:
                 constants = all(isinstance(s, (cst.Integer, cst.SimpleString)) or mt.is_name(s, "True", "False", "None")
                                 for s in sources)
+                given = isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope) \
+                    and not self.facts.writes(ref)
                 self._flags[ref] = len(sources) > 1 and constants and len({self.facts.code(s) for s in sources}) > 1 \
-                    and any(self.rank_guard(s) is not None for s in sources)
+                    and (self._parted_by_rank(sources) if given else any(self.rank_guard(s) is not None for s in sources))
             finally:
                 self._following.discard(ref)
         return self._flags[ref]
+
+    def _parted_by_rank(self, constants: list[cst.BaseExpression]) -> bool:
+        """Do two different constants sit in the two branches of one rank test?"""
+        f = self.facts
+        for one in constants:
+            guard = self.rank_guard(one)
+            if guard is not None and any(
+                    f.code(other) != f.code(one) and self.rank_guard(other) is guard
+                    and f.is_inside(other, guard.body) != f.is_inside(one, guard.body) for other in constants):
+                return True
+        return False
 
     def _call_rank_dependent(self, test: cst.Call, depth: int) -> bool:
         """`rank_dependent` of a call: its name says rank, an argument reads the rank (not one that
@@ -928,7 +946,7 @@ class Ranks:
         `barrier`/`end_epoch`/`agree_on`, accelerate's `gather`/`reduce` of an `Accelerator`, or a
         function of this file that makes one on every rank (one under a rank test of its own, as in
         "main process first", or after its own early `return` on a rank test, follows a protocol of
-        its own)."""
+        its own; one in a branch this call leaves out, `left_out`, is not made)."""
         if self.facts.qualify(call.func) in COLLECTIVES or barrier_method(self.facts, call) \
                 or accelerate_collective(self.facts, call):
             return True
@@ -936,7 +954,7 @@ class Ranks:
             return self._collective[call]
         self._collective[call] = False  # recursion adds nothing
         found = depth > 0 and any(self.is_collective(c, depth - 1) and self.rank_guard(c) is None
-                                  and not self._after_rank_return(c)
+                                  and not self._after_rank_return(c) and not left_out(self.facts, c, func, call)
                                   for func in self.callees(call) for c in self.facts.calls_in(func.body))
         self._collective[call] = found
         return found
