@@ -648,7 +648,9 @@ def _as_built(ctx: Context, expr: cst.BaseExpression, loader: cst.Call) -> bool:
     return bool(passed) and all(a is not None and loaders_of(f, a, [loader]) for a in passed)
 
 
-SHARDING_WORDS = re.compile(r"rank|world|shard|replica|split_dataset_by_node", re.I)
+# words of a data set that shards itself; a word that ends in "rank" (`rerank`) is no rank, as `RANK_WORD`
+SHARDING_WORDS = re.compile(r"(?<![a-z])(?:(?:my|local|global|get|world|node|proc|l|g)?rank|world|shard(?:s|ed|ing)?"
+                            r"|(?:num_)?replicas?|split_dataset_by_node)(?![a-z])", re.I)
 
 
 def _whole_data(ctx: Context, loader: cst.Call) -> bool:
