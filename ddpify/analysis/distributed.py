@@ -11,7 +11,10 @@ A script is distributed when it *does* something distributed, not when it merely
   or handed to a call (`functools.partial(DDP, device_ids=...)`);
 - or it builds Hugging Face accelerate's `Accelerator(...)`, which joins the job's process group;
 - or it waits at the barrier of a process-group helper of the project (`distr.barrier()` after
-  `distr = DistribTorch.instance()`, the helper's module doing the torch.distributed calls).
+  `distr = DistribTorch.instance()`, the helper's module doing the torch.distributed calls);
+- or it defines a Composer event handler (a class derived from `composer.Callback` or
+  `composer.Algorithm`): Composer's `Trainer` runs it in every process of the job the `composer`
+  launcher starts, and joins that job's process group itself.
 
 Before (two answers): `import torch.distributed as dist` and no call of it was distributed for
 `check` (it ran the rules) and not for `convert` (it converted the script).
@@ -47,19 +50,34 @@ NOT_DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_available"})
 def is_distributed(facts: Facts) -> bool:
     """Does the script call torch.distributed (or `deepspeed.init_distributed()`, which starts its
     process group, or accelerate's `Accelerator()`, which joins it), or wrap in DDP, or build a DistributedSampler, or wait at a barrier of an object the project made (`distr.barrier()`)?"""
-    return any(_distributed_call(facts, call) or barrier_method(facts, call) for call in facts.calls)
+    return any(_distributed_call(facts, call) or barrier_method(facts, call) for call in facts.calls) \
+        or bool(composer_handlers(facts))
 
 
 def distributed_in(facts: Facts, node: cst.CSTNode) -> bool:
     """Does the code of `node` (a class, a function) do what `is_distributed` asks of a script?"""
-    return any(_distributed_call(facts, call) or barrier_method(facts, call) for call in facts.calls_in(node))
+    return any(_distributed_call(facts, call) or barrier_method(facts, call) for call in facts.calls_in(node)) \
+        or any(facts.is_inside(cls, node) for cls in composer_handlers(facts))
+
+
+# Composer's event handlers: its `Trainer` calls their methods in every process of the job
+COMPOSER_HANDLERS = frozenset({"composer.Callback", "composer.core.Callback", "composer.core.callback.Callback",
+                               "composer.Algorithm", "composer.core.Algorithm", "composer.core.algorithm.Algorithm"})
+
+
+def composer_handlers(facts: Facts) -> list[cst.ClassDef]:
+    """The classes of the program derived from a Composer event handler (`class Saver(Callback)`
+    with `from composer.core import Callback`)."""
+    return [cls for cls in facts.classes.values()
+            if any(facts.qualify(base.value) in COMPOSER_HANDLERS for base in cls.bases)]
 
 
 def joins_group(facts: Facts) -> bool:
     """Does the program join a process group on some path of the code read? It calls
     `init_process_group` (or `init_device_mesh`), another library's group starter
     (`GROUP_STARTERS`), a launcher API, a spawner whose workers may join one, a framework that
-    starts its own group (`hvd.init()`, `Accelerator()`: `FRAMEWORKS`), or a helper that may
+    starts its own group (`hvd.init()`, `Accelerator()`: `FRAMEWORKS`; the `Trainer` of a Composer
+    event handler, `composer_handlers`), or a helper that may
     start one (`init_distributed_mode(args)`, `setup_ddp(rank)`: a name with `init`/`setup` and
     `dist`/`ddp`/`group`), hands a function of the program to a library ddpify does not read
     (detectron2's `launch(main, num_gpus, ...)` starts workers that join the group), or waits at
@@ -68,7 +86,7 @@ def joins_group(facts: Facts) -> bool:
     distributed" with `is_distributed`: `convert` leaves a script alone only when it does both, and
     converts one that has DDP machinery but never joins a group (the runtime joins it); `check`
     checks both."""
-    return any(_joins(facts, call) for call in facts.calls)
+    return any(_joins(facts, call) for call in facts.calls) or bool(composer_handlers(facts))
 
 
 def _joins(facts: Facts, call: cst.Call) -> bool:
@@ -240,7 +258,7 @@ ACCELERATE_BARRIER = "wait_for_everyone"  # `accelerator.wait_for_everyone()`: a
 
 # frameworks that start (or stand in for) the process group themselves: any call of theirs may
 FRAMEWORKS = frozenset({"accelerate", "lightning", "pytorch_lightning", "deepspeed", "horovod", "fairscale",
-                        "colossalai", "ray"})
+                        "colossalai", "ray", "composer"})
 
 
 # calls that join the process group, and the launcher APIs (the workers they start join it)

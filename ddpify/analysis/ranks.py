@@ -33,7 +33,7 @@ from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import MAIN_PROCESS_WORDS, RANK_WORD, dotted, rank_word
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.cycles import Cycles
-from ddpify.analysis.distributed import Launcher, accelerate_collective, barrier_method, hook_runs
+from ddpify.analysis.distributed import Launcher, accelerate_collective, barrier_method, composer_handlers, hook_runs
 from ddpify.analysis.objects import of
 
 # Calls whose `rank=` argument is the calling process's rank.
@@ -936,10 +936,12 @@ class Ranks:
         return found
 
     def entry_point(self, func: cst.FunctionDef) -> bool:
-        """Is `func` run by this script: called here, or handed on by name (`mp.spawn(worker, ...)`)?
-        A helper nobody here calls belongs to another file's control flow."""
+        """Is `func` run by this script: called here, or handed on by name (`mp.spawn(worker, ...)`),
+        or a method of a Composer event handler (its `Trainer` runs them on every process)? A
+        helper nobody here calls belongs to another file's control flow."""
         name = func.name.value
-        return bool(self.facts.call_sites(func)) or bool(self.facts.handing_on(name))
+        return bool(self.facts.call_sites(func)) or bool(self.facts.handing_on(name)) \
+            or self.facts.enclosing_class(func) in composer_handlers(self.facts)
 
     def is_collective(self, call: cst.Call, depth: int = 3) -> bool:
         """A call every process must make: a torch.distributed collective, ddpify_runtime's
