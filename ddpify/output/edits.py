@@ -144,8 +144,8 @@ class _Apply(cst.CSTTransformer):
         if original_node not in self.on_path and original_node is not self.root:
             return updated_node  # a child of an edited node, itself without edits
         e = self.edits
-        for fn in e.replacements.get(original_node, ()):
-            updated_node = fn(updated_node)
+        if original_node in e.replacements:
+            updated_node = _replaced(updated_node, e.replacements[original_node])
         if isinstance(updated_node, cst.RemovalSentinel):
             return _flatten(e.before.get(original_node, ()), e.after.get(original_node, ()))
         if isinstance(updated_node, cst.FlattenSentinel):  # a statement replaced by several: the lines go around them all
@@ -185,6 +185,24 @@ class _Apply(cst.CSTTransformer):
             elif stmt is not None:
                 out.append(stmt)
         return out
+
+
+_OWN_PARENS = (cst.Tuple, cst.GeneratorExp, cst.Yield)  # parentheses that are part of the expression
+
+
+def _replaced(node: cst.CSTNode, fns: list[NodeFn]) -> cst.CSTNode:
+    """`node` through its replacement functions. The parentheses around an expression stay around
+    what replaces it: `if(os.path.isfile(p)):` -> `if(agree_on(os.path.isfile(p))):`, where
+    `agree_on((os.path.isfile(p)))` would have left `ifagree_on(...)`, which LibCST refuses (no space
+    after the keyword was needed while the test began with its parenthesis)."""
+    lpar, rpar = getattr(node, "lpar", ()), getattr(node, "rpar", ())
+    if lpar and not isinstance(node, _OWN_PARENS):
+        node = node.with_changes(lpar=(), rpar=())
+    for fn in fns:
+        node = fn(node)
+    if lpar and isinstance(node, cst.BaseExpression) and not node.lpar:
+        node = node.with_changes(lpar=lpar, rpar=rpar)
+    return node
 
 
 def _compound(header: str, body: list[cst.BaseStatement]) -> cst.BaseCompoundStatement:

@@ -2570,6 +2570,40 @@ train()
     assert "if agree_on(now - last >= every):" in called_by_all.code and "barrier()" in called_by_all.code
 
 
+def test_a_test_written_against_its_parenthesis_stays_parenthesized_when_agreed():
+    """`if(os.path.isfile("vocab.npy")):` (no space after `if`, the fifteenth sweep's homework NER
+    taggers) whose branches read the vocabulary back or build, save and read it: the agreed test
+    keeps its parentheses around `agree_on(...)`; `ifagree_on(...)` made LibCST refuse the module,
+    an internal error and nothing converted."""
+    code = """\
+import os
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+def build_vocab(path):
+    if(os.path.isfile("vocab.npy")):
+        vocab = np.load("vocab.npy", allow_pickle=True).item()
+    else:
+        vocab = {w: i for i, w in enumerate(open(path).read().split())}
+        np.save("vocab.npy", vocab)
+        vocab = np.load("vocab.npy", allow_pickle=True).item()
+    return vocab
+
+vocab = build_vocab("corpus.txt")
+model = torch.nn.Linear(len(vocab), 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(8, len(vocab)), torch.randn(8, 2)), batch_size=4, shuffle=True)
+for x, y in loader:
+    optimizer.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    optimizer.step()
+"""
+    out = rewritten(NAME, code)
+    assert '    if(agree_on(os.path.isfile("vocab.npy"))):\n' in out.code
+    assert out.code == rewritten(NAME, code.replace("if(os.path", "if (os.path")).code.replace("if (agree_on", "if(agree_on")
+
+
 HANDED_OUT = """\
 import torch
 from collections import defaultdict
