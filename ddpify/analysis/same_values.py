@@ -93,6 +93,8 @@ FOLDER_LISTINGS = frozenset({"os.listdir", "glob.glob", "glob.iglob"})
 LOAD_WORD = re.compile(r"(?:^|_)(?:load|resume|restore)(?:_|$)")
 # a call that builds or returns the run's configuration, by a word of its name or its class's
 # (`Config()`, `create_config_instance(...)`, `OmegaConf.merge(...)`, `get_args()`, `HParams(...)`)
+# the parses of transformers' `HfArgumentParser`: the command line (or a file it names) read into dataclasses
+PARSES_INTO_DATACLASSES = ("parse_args_into_dataclasses", "parse_yaml_file", "parse_json_file", "parse_dict")
 CONFIGURING = re.compile(r"conf(ig(uration)?)?s?|cfgs?|settings|options|hparams|hyper_?param(eter)?s|arg(ument)?s",
                          re.I)
 DATA_WORD = re.compile(r"(sampler|loader|dataset)s?$", re.I)  # what `len()` of is the same on every process
@@ -765,7 +767,7 @@ class SameValues:
         parts = _parts(expr)
         if parts is not None:  # `a / b`, `[f"x={args.out}"]`: what it is made of
             return all(self._configuration(p, depth - 1, seen) for p in parts)
-        if mt.is_parse_args(expr):
+        if mt.is_parse_args(expr) or mt.is_method_call(expr, *PARSES_INTO_DATACLASSES):
             return True
         if isinstance(expr, cst.Call):
             arguments = all(self._configuration(a.value, depth - 1, seen) for a in expr.args)
@@ -959,15 +961,16 @@ class SameValues:
 
     def _filled_elsewhere(self, call: cst.Call, func: cst.FunctionDef, param: str) -> bool:
         """Where `call` names no value for `param`: does the run's configuration fill it, through
-        a library decorator of `func` (`_decorator_fills`) or through the call's `**` of the
-        configuration (`main(**OmegaConf.load(args.config))`, `train(**vars(args))`: an entry of
-        it, else the parameter's default, which must be configuration too)?"""
+        a library decorator of `func` (`_decorator_fills`) or through the call's `**` or `*` of the
+        configuration (`main(**OmegaConf.load(args.config))`, `train(**vars(args))`,
+        `main(*parser.parse_args_into_dataclasses())`: an item of it, else the parameter's
+        default, which must be configuration too)?"""
         if self._decorator_fills(call, func, param):
             return True
         stars = [a.value for a in call.args if a.star]
         default = next((p.default for p in (*func.params.params, *func.params.kwonly_params)
                         if p.name.value == param), None)
-        return any(a.star == "**" for a in call.args) and self.facts.argument_for(call, func, param) is None \
+        return bool(stars) and self.facts.argument_for(call, func, param) is None \
             and all(self._configuration(v) for v in stars) and (default is None or self._configuration(default))
 
     def _decorator_fills(self, call: cst.Call, func: cst.FunctionDef, param: str) -> bool:
