@@ -42,6 +42,10 @@ def spelled(facts: Facts, sites) -> set[str]:
     return {facts.code(s) for s in sites}
 
 
+# a list of (training, test) loader pairs grown by append (vcl's create_data_loaders)
+PAIRS = "ds = []\nfor t in range(2):\n    ds.append((DataLoader([1]), DataLoader([2])))\n"
+
+
 @pytest.mark.parametrize("source, expr, made", [
     ("m = Net()\nm = m.to('cpu')\n", "m", {"Net()"}),  # a method that returns its object
     ("def build():\n    return Net()\nm = build()\n", "m", {"Net()"}),  # a helper's return
@@ -64,6 +68,10 @@ def spelled(facts: Facts, sites) -> set[str]:
      "    ds = ds[0] if len(ds) == 1 else ds\n    return ds\ntrain, test = get()\n", "train",
      {"DataLoader([1])", "DataLoader([2])"}),  # a list grown by append, returned and unpacked
     ("ds = []\nother = []\nds.append(DataLoader([1]))\na, b = other\n", "a", set()),  # another list's items
+    ] + [(PAIRS + loop + "    x = tr\n    y = te\n", name, {made})  # pairs appended to a list, unpacked by a loop
+         for loop in ("for i, (tr, te) in enumerate(ds):\n", "for tr, te in ds:\n", "for (tr, te), n in zip(ds, [1]):\n",
+                      "for i, (tr, te) in enumerate(ds[:2]):\n")
+         for name, made in (("tr", "DataLoader([1])"), ("te", "DataLoader([2])"))] + [
     ("G = Net()\nD = nn.Linear(1, 1)\nfor net in [G, D]:\n    pass\n", "net", {"Net()", "nn.Linear(1, 1)"}),
     ("m = Net()\nm, o = torch.load('f.pt', weights_only=False)\n", "m",
      {"Net()", "torch.load('f.pt', weights_only=False)"}),  # a whole-object reload is another object

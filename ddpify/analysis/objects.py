@@ -341,6 +341,8 @@ class Objects:
             found |= Sites().union(*(self.elements(s) for s in self.values(loop.iter)))
         for iterated in self._paired_loops(ref):  # `for i, frame in enumerate(frames):`
             found |= Sites().union(*(self.elements(s) for s in self.values(iterated)))
+        for loop in self.facts.loops_binding(ref):  # `for i, (train, test) in enumerate(pairs):`
+            found |= Sites().union(*(self._bound_in(pattern, items, ref) for pattern, items in self._loop_items(loop)))
         for held in self._item_loops.get(ref, ()):  # `for k, v in self.writers.items():`
             found |= Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s} for s in self.values(held)))
         for value, i in f._unpacking.get(ref, ()):  # `model, opt = torch.load(f)`: made by the load
@@ -449,6 +451,40 @@ class Objects:
                 found.append(args[0])
             elif mt.is_call_of(iterated, "zip") and len(args) == len(names):
                 found.append(args[names.index(ref.name)])
+        return found
+
+    def _loop_items(self, loop: cst.For) -> list[tuple[cst.BaseExpression, Sites]]:
+        """(a part of the target, the items it takes) for a loop that unpacks each item: the item of
+        `enumerate(pairs)` for the second part, of each argument of `zip(...)` for its part, of the
+        container itself for a whole tuple target (`for train, test in pairs:`)."""
+        target, iterated = loop.target, loop.iter
+        if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+            return []
+        args = [a.value for a in iterated.args if a.keyword is None and not a.star] if isinstance(iterated, cst.Call) else []
+        if mt.is_call_of(iterated, "enumerate") and len(target.elements) == 2 and args:
+            return [(target.elements[1].value, self._items(args[0]))]
+        if mt.is_call_of(iterated, "zip") and len(args) == len(target.elements):
+            return [(e.value, self._items(arg)) for e, arg in zip(target.elements, args)]
+        return [(target, self._items(iterated))]
+
+    def _items(self, iterated: cst.BaseExpression) -> Sites:
+        return Sites().union(*(self.elements(s) for s in self.values(iterated)))
+
+    def _bound_in(self, pattern: cst.BaseExpression, items: Sites, ref: Ref) -> Sites:
+        """What `ref` takes from `items` where a loop's target binds it inside `pattern` (`(train, _)`
+        over the tuples `loaders.append((train_loader, test_loader))` put in a list: the first
+        elements only); a part that is a name binds nothing deeper (the flat cases above)."""
+        if not isinstance(pattern, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in pattern.elements):
+            return Sites()
+        found = Sites()
+        for i, element in enumerate(pattern.elements):
+            part = element.value
+            if not (isinstance(part, cst.Name) and part.value == ref.name) and not isinstance(part, (cst.Tuple, cst.List)):
+                continue
+            held = Sites().union(*(self.values(s.elements[i].value) for s in items
+                                   if isinstance(s, (cst.Tuple, cst.List)) and len(s.elements) == len(pattern.elements)
+                                   and isinstance(s.elements[i], cst.Element)))
+            found |= held if isinstance(part, cst.Name) else self._bound_in(part, held, ref)
         return found
 
     def _loop_targets(self, ref: Ref) -> list[cst.For]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, rewritten, unchanged
 
 NAME = "shard-data"
@@ -1377,3 +1379,50 @@ def test_a_schedule_counted_by_the_data_sets_samples_and_stepped_per_sharded_bat
         "train_loader = DataLoader(train_set, batch_size=batch_size, sampler=sampler)")
     assert "num_samples=len(train_set)" in sampled
     assert not [w for w in warnings(rewritten(NAME, sampled).changes) if "counts its steps by" in w]
+
+
+TASK_PAIRS = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def make_tasks(n):
+    tasks = []
+    for _ in range(n):
+        data = TensorDataset(torch.randn(16, 2), torch.randn(16, 1))
+        train_loader = DataLoader(data, batch_size=4, shuffle=True)
+        test_loader = DataLoader(data, batch_size=4, shuffle=False)
+        tasks.append((train_loader, test_loader))
+    return tasks
+
+
+def fit(model, optimizer, loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+warmup = DataLoader(TensorDataset(torch.randn(16, 2), torch.randn(16, 1)), batch_size=4, shuffle=True)
+fit(model, optimizer, warmup)
+tasks = make_tasks(2)
+for task, {pattern} in enumerate(tasks):
+    fit(model, optimizer, train_loader)
+    for _, test_loader in tasks[:task + 1]:
+        print(sum(float(model(x).sum()) for x, _ in test_loader))
+"""
+
+
+@pytest.mark.parametrize("pattern", ["(train_loader, _)", "[train_loader, test_loader]"])
+def test_training_loaders_kept_in_pairs_with_test_loaders_a_loop_unpacks_are_sharded(pattern):
+    """The fifteenth sweep's vcl_coresets (`data_loaders.append((train_loader, test_loader))`, then
+    `for task_id, (trainloader, _) in enumerate(dataloaders)`): a loop variable bound inside a
+    nested target held nothing, so the training loaders stayed whole (the self-check's
+    unsharded-loader; the warm-up loader fed directly stands for vcl's coreset loaders: with none
+    fed, every shuffled loader is taken for training); the test loaders, the pairs' second
+    elements, stay whole."""
+    converted = only(NAME, TASK_PAIRS.format(pattern=pattern), also=frozenset({"wrap-model"}))
+    assert "train_loader = DataLoader(data, batch_size=4, sampler=DistributedSampler(data, shuffle=True))" in converted
+    assert "test_loader = DataLoader(data, batch_size=4, shuffle=False)" in converted
