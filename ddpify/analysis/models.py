@@ -1247,9 +1247,14 @@ def _setup_in(facts: Facts, stmts: Sequence[cst.CSTNode], name: str) -> tuple[li
 
 
 def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
-    """Training, compiling, forwarding or returning the model: the wrap must come first."""
+    """Training, compiling, forwarding or returning the model: the wrap must come first. A
+    statement that holds a training loop stops it too (`if not os.path.exists(path):` around the
+    loop, its `else:` loading and moving the model): a wrap after it would come after the training."""
     if isinstance(stmt, (cst.For, cst.While)) and (facts.trains(stmt) or any(
             _hands_to_unread(facts, c, name) for c in facts.calls_in(stmt))):
+        return True
+    if isinstance(stmt, (cst.If, cst.With, cst.Try)) and any(
+            facts.is_inside(loop, stmt) and _stops(facts, loop, name) for loop in facts.loops_in(facts.scope(stmt))):
         return True
     if mt.sole(stmt, cst.Return) is not None or _collects(stmt, name) or _stores(stmt, name):
         return True

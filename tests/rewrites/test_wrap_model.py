@@ -4406,3 +4406,54 @@ def test_a_bare_tensor_a_notebook_binds_again_later_is_still_the_optimizers_bare
     out, _ = run(BARE_TENSOR_THEN_MODEL)
     assert "optimizer = torch.optim.SGD(sync_gradients([x]), lr=0.1)" in out
     assert "data_loader = shard_loader(data_loader)" in out and "model = DistributedDataParallel(model" in out
+
+
+PRETRAIN_OR_LOAD = """\
+import os
+import torch
+
+
+class Pair(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = torch.nn.Linear(2, 3)
+        self.decoder = torch.nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+def pretrain(model, loader, path):
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    if not os.path.exists(path):
+        for x, y in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss({step}, y).backward()
+            optimizer.step()
+        torch.save(model.state_dict(), path)
+    else:
+        model.load_state_dict(torch.load(path))
+        model.to("cpu")
+
+
+loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+pretrain(Pair(), loader, "pre.pt")
+"""
+
+
+@pytest.mark.parametrize("step, wrap", [
+    ("model.decoder(model.encoder(x))", "    model = sync_gradients(model)\n"),
+    ("model.forward(x)", "    model = DistributedDataParallel(model, device_ids=device_ids(model))\n"),
+])
+def test_a_model_a_function_receives_and_trains_in_a_branch_whose_other_branch_sets_it_up_is_wrapped_first(step, wrap):
+    """The fifteenth sweep's club_privacy (`pre_train_model`: the loop under `if not
+    os.path.exists(model_path):`, `model.load_state_dict(...)` and `model.to(device)` under its
+    `else:`): the `if` was taken for set-up, so the wrap went after it, after the training; the
+    model trained bare there on sharded data (each process its own copy; the self-check's
+    unwrapped-parameters), and through its sub-modules it was not even seen to need
+    sync_gradients. A statement that holds a training loop now ends the set-up: the wrap opens
+    the function."""
+    converted = only(NAME, PRETRAIN_OR_LOAD.format(step=step))
+    head = "def pretrain(model, loader, path):\n"
+    assert head + wrap + "    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)\n" in converted
+    assert converted.count(wrap) == 1
