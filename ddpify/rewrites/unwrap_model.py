@@ -5,6 +5,8 @@
     torch.save(model.state_dict(), path)      ->  torch.save(model.module.state_dict(), path)
     torch.save(model, path)                   ->  torch.save(model.module, path)
     torch.jit.trace(model, x)                 ->  torch.jit.trace(model.module, x)
+    head = model[-1]                          ->  head = model.module[-1]
+    for layer in model:                       ->  for layer in model.module:
     ema = copy.deepcopy(model)                ->  ema = copy.deepcopy(model.module)
     isinstance(model, Net)                    ->  isinstance(model.module, Net)
     hasattr(model, "num_layers")              ->  hasattr(model.module, "num_layers")
@@ -100,6 +102,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     if any(model.dataparallel is not None for model in refs.values()):
         _dataparallel_tests(facts, edits)
         _dataparallel_type_tests(facts, edits)
+    for value in _container_reads(facts):  # `model[-1]`, `for layer in model:`: DDP is no container
+        _give_bare_model(facts, refs, edits, value, lambda bare: (
+            f"the layers of `{bare}`, read as a container's items: the DistributedDataParallel wrapper is neither "
+            "subscriptable nor iterable"))
     for call, tested in _tested_models(facts):
         _give_bare_model(facts, refs, edits, tested, lambda bare: (
             f"`{dotted(call.func)}` tests `{bare}`, the model itself: the DistributedDataParallel wrapper is not of "
@@ -281,6 +287,27 @@ def _tested_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
                 found.append((call, first.value))
         elif (name := mt.string_value(second.value)) is not None and name not in mt.MODULE_API:
             found.append((call, first.value))
+    return found
+
+
+ITEMS = frozenset({"len", "list", "tuple", "iter", "enumerate", "reversed", "zip"})  # builtins that read a container's items
+
+
+def _container_reads(facts: Facts) -> list[cst.BaseExpression]:
+    """The names read as a container of layers, as an `nn.Sequential` or `nn.ModuleList` model is:
+    subscripted (`model[-1]`, `model[:2]`), iterated (`for layer in model:`, a comprehension's
+    `for`, `enumerate(model)`, `len(model)`), or unpacked (`nn.Sequential(*model)`). The wrapper
+    answers none of them (TypeError); `_give_bare_model` keeps those that may not hold it."""
+    found: list[cst.BaseExpression] = []
+    for sub in facts.by_type.get(cst.Subscript, ()):
+        if isinstance(sub, cst.Subscript) and dotted(sub.value) and not isinstance(facts.parent(sub), (cst.AssignTarget, cst.Del)):
+            found.append(sub.value)
+    for loop in [*facts.loops, *facts.by_type.get(cst.CompFor, ())]:
+        if isinstance(loop, (cst.For, cst.CompFor)) and dotted(loop.iter):
+            found.append(loop.iter)
+    for call in facts.calls:
+        items = mt.is_name(call.func, *ITEMS)
+        found += [a.value for a in call.args if dotted(a.value) and (a.star == "*" or items and not a.keyword and not a.star)]
     return found
 
 

@@ -1170,3 +1170,43 @@ class Trainer:
 Trainer().fit([torch.randn(4, 2)])
 """
     assert 'self.best["state_dict"] = model.module.state_dict()' in only(NAME, code)
+
+
+SEQUENTIAL = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4, shuffle=True)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    optimizer.step()
+{read}
+"""
+
+
+@pytest.mark.parametrize("read, bare", [
+    ("head = model[-1]", "head = model.module[-1]"),
+    ("body = model[:2]", "body = model.module[:2]"),
+    ("for i, layer in enumerate(model):\n    print(i, layer)", "for i, layer in enumerate(model.module):"),
+    ("for layer in model:\n    print(layer)", "for layer in model.module:"),
+    ("names = [type(m).__name__ for m in model]", "names = [type(m).__name__ for m in model.module]"),
+    ("print(len(model))", "print(len(model.module))"),
+    ("features = nn.Sequential(*model)", "features = nn.Sequential(*model.module)"),
+])
+def test_a_wrapped_sequential_read_as_a_container_of_layers_is_read_through_the_module(read, bare):
+    """`model[-1]`, `for layer in model:`, `len(model)`, `nn.Sequential(*model)` of an nn.Sequential
+    (or ModuleList) model: DistributedDataParallel is neither subscriptable nor iterable, so each
+    stopped the converted program with a TypeError that nothing named."""
+    converted = only(NAME, SEQUENTIAL.format(read=read), also=frozenset({"wrap-model"}))
+    assert bare in converted
+
+
+@pytest.mark.parametrize("read", ["print(y[0], x[:1])", "for row in x:\n    print(row)", "print(len(loader))",
+                                  "print(*y)"])
+def test_items_of_what_is_not_the_wrapped_model_are_read_as_written(read):
+    converted = only(NAME, SEQUENTIAL.format(read=read), also=frozenset({"wrap-model"}))
+    assert read in converted and ".module" not in converted
