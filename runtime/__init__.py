@@ -226,6 +226,22 @@ class _State:
 _STATE = _State()
 
 
+class _SyncedMark:
+    """A parameter's ``_ddpify_synced`` while a hook of this process averages its gradient: true
+    here, and ``False`` once pickled (``torch.save(model)`` of a synced model), since the hook is not
+    pickled: a process that loads the model and syncs it again hooks its parameters again (a saved
+    ``True`` made ``sync_gradients`` skip them, and their gradients were never averaged)."""
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __reduce__(self) -> tuple:
+        return (bool, ())
+
+
+_SYNCED = _SyncedMark()
+
+
 def _reset_for_tests() -> None:
     """Set the runtime's state back to its start, as a fresh import has it (for tests); the
     self-check's hooks go first. The process group, ``print`` and ``sys.stdout`` stay as they are."""
@@ -663,7 +679,7 @@ def _average_once_unfrozen(model: Any) -> None:
         for param in thawed:
             if not getattr(param, "_ddpify_synced", False):
                 param.register_hook(_averaging_hook(param, world, group))
-                param._ddpify_synced = True  # type: ignore[attr-defined]
+                param._ddpify_synced = _SYNCED  # type: ignore[attr-defined]
         frozen[:] = [p for p in frozen if not p.requires_grad]
         if not frozen:
             handle.remove()
@@ -1019,7 +1035,7 @@ def sync_gradients(model: Any) -> Any:
     for param in params:
         if param.requires_grad and not getattr(param, "_ddpify_synced", False):
             param.register_hook(_averaging_hook(param, world))
-            param._ddpify_synced = True  # type: ignore[attr-defined]
+            param._ddpify_synced = _SYNCED  # type: ignore[attr-defined]
     if module:
         _remember_wrapped(model)
     return model

@@ -289,6 +289,23 @@ def test_sync_gradients_starts_from_the_main_process_and_averages_each_gradient(
     assert not rt._synchronised_elsewhere(torch.nn.Parameter(torch.ones(1)))
 
 
+def test_a_synced_model_saved_whole_and_loaded_back_is_synced_again(monkeypatch):
+    """`torch.save(model, path)` of a model sync_gradients hooked (the fifteenth sweep's CRF tagger
+    saves its whole model every epoch), loaded back and synced again, as a program resuming from it
+    or fine-tuning its best checkpoint would: the averaging hook is not pickled, and the loaded
+    parameters must get a new one (they kept the mark that they had one, and their gradients were
+    never averaged)."""
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    monkeypatch.setattr(rt.dist, "broadcast", lambda tensor, src: tensor)
+    monkeypatch.setattr(rt.dist, "all_reduce", lambda tensor: tensor.mul_(1 + 3))
+    saved = io.BytesIO()
+    torch.save(rt.sync_gradients(torch.nn.Linear(2, 1)), saved)
+    saved.seek(0)
+    loaded = rt.sync_gradients(torch.load(saved, weights_only=False))
+    loaded(torch.ones(1, 2)).sum().backward()
+    assert torch.equal(loaded.bias.grad, torch.tensor([2.0]))  # (1 + 3) / 2
+
+
 def test_sync_gradients_of_tensors_no_module_holds_starts_from_the_main_process_and_averages(monkeypatch):
     """`Adam(sync_gradients([log_alpha]))`: a list of bare tensors, as an optimizer takes them, comes
     back as given; each starts from the main process's value and its gradient is averaged."""
