@@ -153,6 +153,7 @@ ACCUMULATE = IMPORTS + LOADER + MODEL.replace("opt =", "optimizer =") + "criteri
     "{example:8}\n"
 WRAPPED = IMPORTS + TRAIN + "{example}\n"
 
+SEQUENTIAL = IMPORTS + TRAIN.replace("torch.nn.Linear(2, 1)", "torch.nn.Sequential(torch.nn.Linear(2, 1))") + "{example}\n"
 WRAP = "from torch import optim\n" + IMPORTS + LOADER + "{example}\n" + EPOCHS.replace("opt.", "optimizer.")
 TEMPERATURE = "from torch import optim\nfrom torch.optim import Adam\n" + IMPORTS + LOADER + MODEL \
     + "lr = 0.1\nlog_alpha = torch.zeros(1, requires_grad=True)\n{example}\n" \
@@ -223,7 +224,7 @@ CONTEXTS = {
     "wrap-model": [WRAP, WRAP.replace("{example}\n", SPLIT_LOSS + "emsize, splits = 2, []\nmodel = torch.nn.Linear(2, 1)\n"
                                       "{example}\noptimizer = optim.SGD(list(model.parameters()) + "
                                       "list(criterion.parameters()), lr=0.1)\n"), OWN_WRAP, TEMPERATURE, WRAP],
-    "unwrap-model": [WRAPPED] * 5 + ["import copy\n" + WRAPPED] + [WRAPPED] * 4 + [
+    "unwrap-model": [WRAPPED] * 5 + [SEQUENTIAL] * 2 + ["import copy\n" + WRAPPED] + [WRAPPED] * 4 + [
         IMPORTS + TRAIN + "if use_best:\n    model = torch.load('best.pt')\n{example}\n",
         IMPORTS + LOADER + "model = torch.nn.DataParallel(Net())\nmodel.to('cpu')\n"
         "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + EPOCHS + "{example}\n",

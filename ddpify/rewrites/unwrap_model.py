@@ -6,7 +6,7 @@
     torch.save(model, path)                   ->  torch.save(model.module, path)
     torch.jit.trace(model, x)                 ->  torch.jit.trace(model.module, x)
     head = model[-1]                          ->  head = model.module[-1]
-    for layer in model:                       ->  for layer in model.module:
+    n = len(model)                            ->  n = len(model.module)
     ema = copy.deepcopy(model)                ->  ema = copy.deepcopy(model.module)
     isinstance(model, Net)                    ->  isinstance(model.module, Net)
     hasattr(model, "num_layers")              ->  hasattr(model.module, "num_layers")
