@@ -291,7 +291,11 @@ for step in range(4):
                       + "for epoch in range(2):\n    for phase in phases:\n        running_corrects = 0\n{example:8}\n",
                       IMPORTS + LOADER + MODEL + "def evaluate(model, data_loader):\n{example:4}\n" + EPOCHS
                       + "    evaluate(model, loader)\n",
-                      *[IMPORTS + TRAIN_LOADER + "loss_fn = torch.nn.functional.mse_loss\n{example}\n"] * 2],
+                      *[IMPORTS + TRAIN_LOADER + "loss_fn = torch.nn.functional.mse_loss\n{example}\n"] * 2,
+                      IMPORTS + "class AverageMeter:\n    def __init__(self):\n        self.sum, self.count = 0.0, 0\n\n"
+                      "    def update(self, val, n=1):\n        self.sum += val * n\n        self.count += n\n"
+                      "        self.avg = self.sum / self.count\n\n\n" + TRAIN_LOADER
+                      + "loss_fn = torch.nn.functional.mse_loss\n\n\ndef train():\n{example:4}\n\n\ntrain()\n"],
     "shard-eval": "import torch.nn.functional as F\n" + IMPORTS + TRAIN
                   + "test_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randint(0, 2, (8,))), batch_size=4)\n"
                   "{example}\n",

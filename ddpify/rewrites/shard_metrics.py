@@ -92,13 +92,35 @@ over the processes after it, as a sum is.
 An object of the program's own classes that a method called in the loop adds to (an `AverageMeter`
 whose `update(val, n)` does `self.sum += val * n; self.count += n`, a `Logger` keeping running sums)
 and that is read after the loop (`print(loss_meter.avg)`, `return loss_meter.avg`) holds one
-shard's figures: it is named with a warning at the read, not added up (what its fields mean, and
-whether it starts afresh for the pass, are the class's own). Not a meter of the process's own time
-(`batch_time.update(time.time() - end)`).
+shard's figures. Where its figures are plain sums made for this pass (the meter made in the loop's
+block before it, touched in the loop only by methods that add to fields starting as numbers and set
+fields from those alone), they are added up after the loop and what the class computes from them is
+computed again, on every process:
+
+    losses = AverageMeter()
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        losses.update(loss.item(), x.size(0))
+    return losses.avg
+->
+    losses = AverageMeter()
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        losses.update(loss.item(), x.size(0))
+    losses.sum, losses.count = sum_over_shards(train_loader, losses.sum, losses.count)
+    losses.avg = losses.sum / losses.count
+    return losses.avg
+
+Any other such object (kept over the epochs, reset in the loop, a method that does more) is named
+with a warning at the read, not added up: what its fields mean, and whether it starts afresh for
+the pass, are its class's own. Not a meter of the process's own time (`batch_time.update(time.time() - end)`).
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -176,6 +198,7 @@ def _name_meters(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> None:
     over the epochs), are the class's own; a reading of one shard's mean, unnamed, was silent."""
     meters: dict[str, cst.Call] = {}
     kept: dict[str, set[str]] = {}  # what the object keeps that those methods set, and its class's methods
+    adders: dict[str, list[cst.FunctionDef]] = {}
     for call in facts.findall(loop.body, cst.Call):
         owner = dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
         if owner is None or owner == "self" or _reads_clock(facts, call):
@@ -184,12 +207,15 @@ def _name_meters(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> None:
         if adding:
             meters.setdefault(owner, call)
             kept.setdefault(owner, set()).update(*(_fields_set(f) | _methods(facts, f) for f in adding))
+            adders.setdefault(owner, []).extend(f for f in adding if f not in adders.get(owner, []))
     later = _later_statements(facts, loop, facts.scope(loop)) if meters else []
     reads: dict[cst.CSTNode, list[str]] = {}
     for owner in meters:
         read = next((s for s in later if _reads_object(facts, s, owner, kept[owner])), None)
         if read is not None:
             reads.setdefault(read, []).append(owner)
+    added = _add_up_meters(facts, loop, {o: adders[o] for owners in reads.values() for o in owners}, edits)
+    reads = {at: kept_whole for at, owners in reads.items() if (kept_whole := [o for o in owners if o not in added])}
     loader = f"`{facts.code(drawn_from(facts, loop.iter))}`" if isinstance(loop, cst.For) else "its loader"
     for at, owners in reads.items():
         edits.warn(at, f"the figures of {', '.join(f'`{o}`' for o in owners)}, added up in the loop by "
@@ -198,6 +224,148 @@ def _name_meters(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> None:
                    "not the whole pass's; add "
                    "the sums and counts up over the processes first (torch.distributed.all_reduce), or say that "
                    "they are one process's")
+
+
+def _add_up_meters(facts: Facts, loop: cst.For | cst.While, adders: dict[str, list[cst.FunctionDef]],
+                   edits: Edits) -> set[str]:
+    """Add up over the processes, after the loop, the meters (`owner -> the methods of its class the
+    loop calls to add to it`) read after it whose figures are plain sums: each made afresh for this
+    pass (`losses = AverageMeter()` in the loop's block, before it), touched in the loop only by
+    those methods, whose bodies only add to fields that start as numbers (`self.sum += val * n`,
+    `self.count += n`), set fields from those alone (`self.avg = self.sum / self.count`) or keep
+    an argument (`self.val = val`, the last batch's, left as it is); over a loader read again after
+    the loop. The fields added to are summed (`sum_over_shards`, one collective, on every process:
+    the loop runs on every process), and the ones set from them set again from the sums; the
+    meters done. Others are left to the warning: a meter kept over the epochs, reset or set in the
+    loop, or whose methods do more, holds figures whose meaning is its class's own."""
+    loader = drawn_from(facts, loop.iter) if isinstance(loop, cst.For) else None
+    if loader is None or not _rereadable(loader):
+        return set()
+    plans = {}
+    for owner, methods in adders.items():
+        shape = _plain_sums(facts, methods)
+        if shape is not None and "." not in owner and _made_afresh(facts, loop, owner, methods) and \
+                _only_added_to(facts, loop, owner, {m.name.value for m in methods}):
+            plans[owner] = shape
+    if not plans:
+        return set()
+    fields = ", ".join(f"{owner}.{field}" for owner, (summed, _) in plans.items() for field in summed)
+    again = [f"{owner}.{facts.code(a.targets[0].target).split('.', 1)[1]} = "
+             f"{_on(facts.code(a.value), owner)}\n" for owner, (_, derived) in plans.items() for a in derived]
+    edits.insert_after(loop, f"{fields} = sum_over_shards({facts.code(loader)}, {fields})\n", *again)
+    edits.add_import("ddpify_runtime", "sum_over_shards")
+    edits.record(loop, f"the figures of {', '.join(f'`{o}`' for o in plans)} summed over the processes after the "
+                 f"loop (sum_over_shards, where `{facts.code(loader)}` is sharded), and what "
+                 f"{'its class computes' if len(plans) == 1 else 'their classes compute'} from them computed again: "
+                 "read after the loop, they are the whole pass's")
+    return set(plans)
+
+
+def _on(code: str, owner: str) -> str:
+    """`self.sum / self.count` read on `owner`: `losses.sum / losses.count`."""
+    return re.sub(r"\bself\.", f"{owner}.", code)
+
+
+def _plain_sums(facts: Facts, methods: list[cst.FunctionDef]) -> tuple[list[str], list[cst.Assign]] | None:
+    """(the fields the methods add to, the assignments that set fields from those alone) where the
+    methods' bodies are nothing but such additions (`self.sum += val * n`), such assignments
+    (`self.avg = self.sum / self.count`) and fields kept from arguments (`self.val = val`), and
+    every field added to starts as a number in its class (`self.sum = 0`, `self.sum, self.count =
+    0.0, 0`); else None."""
+    summed: list[str] = []
+    derived: list[cst.Assign] = []
+    for method in methods:
+        for stmt in method.body.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                return None
+            for small in stmt.body:
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+                    continue  # a docstring
+                field = _own_field(small.target if isinstance(small, cst.AugAssign) else
+                                   small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1
+                                   else None)
+                if field is None or not isinstance(small, (cst.AugAssign, cst.Assign)):
+                    return None
+                read = _variables(small.value)
+                if isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign) and "self" not in read:
+                    summed += [field] if field not in summed else []
+                elif isinstance(small, cst.Assign) and "self" not in read:
+                    continue  # `self.val = val`: the last batch's, this process's own
+                elif isinstance(small, cst.Assign) and read == {"self"} and \
+                        {_own_field(a) for a in mt.findall(small.value, cst.Attribute)} <= set(summed) and field not in summed:
+                    derived.append(small)
+                else:
+                    return None
+    return (summed, derived) if summed and set(summed) <= _numeric_starts(facts, methods) else None
+
+
+def _variables(node: cst.CSTNode) -> set[str]:
+    """The variables `node` reads: its names but attribute and keyword names (`self` and `n` of
+    `self.sum / n`)."""
+    spelled = {id(a.attr) for a in mt.findall(node, cst.Attribute)} | \
+        {id(a.keyword) for a in mt.findall(node, cst.Arg) if a.keyword is not None}
+    return {n.value for n in mt.findall(node, cst.Name) if id(n) not in spelled}
+
+
+def _own_field(node: cst.BaseExpression | None) -> str | None:
+    """`sum` of `self.sum`; None for anything else."""
+    if isinstance(node, cst.Attribute) and mt.is_name(node.value, "self"):
+        return node.attr.value
+    return None
+
+
+def _numeric_starts(facts: Facts, methods: list[cst.FunctionDef]) -> set[str]:
+    """The fields the classes of `methods` set to a number literal somewhere (`self.sum = 0`, in
+    `reset()` or `__init__`, also in a tuple: `self.sum, self.count = 0.0, 0`)."""
+    found: set[str] = set()
+    classes = [c for c in (facts.enclosing_class(m) for m in methods) if c is not None]
+    for assign in (a for cls in classes for a in mt.findall(cls, cst.Assign)):
+        for target in assign.targets:
+            left, right = target.target, assign.value
+            pairs = [(e.value, v.value) for e, v in zip(left.elements, right.elements)] \
+                if isinstance(left, cst.Tuple) and isinstance(right, cst.Tuple) else [(left, right)]
+            found |= {field for node, value in pairs
+                      if (field := _own_field(node)) is not None and isinstance(value, (cst.Integer, cst.Float))}
+    return found
+
+
+def _made_afresh(facts: Facts, loop: cst.For | cst.While, owner: str, methods: list[cst.FunctionDef]) -> bool:
+    """Is `owner` made anew, an instance of the class of `methods` (`losses = AverageMeter()`,
+    `meter = utils.AverageMeter('loss')`), in a statement before `loop` in its block (or before the
+    `with` around it), and not set again between: each pass's figures are that pass's alone."""
+    names = {c.name.value for c in (facts.enclosing_class(m) for m in methods) if c is not None}
+    node: cst.CSTNode = loop
+    while True:
+        block = facts.parent(node)
+        body = list(getattr(block, "body", ()))
+        for stmt in reversed(body[:body.index(node)] if node in body else ()):
+            assign = mt.sole(stmt, cst.Assign)
+            if assign is not None and len(assign.targets) == 1 and mt.is_name(assign.targets[0].target, owner):
+                made = (dotted(assign.value.func) or "").rsplit(".", 1)[-1] if isinstance(assign.value, cst.Call) else ""
+                return made in names
+            if owner in mt.names_in(stmt):
+                return False  # set or handed on between: not plainly this pass's
+        above = facts.parent(block) if block is not None else None
+        if not isinstance(above, cst.With):
+            return False
+        node = above
+
+
+def _only_added_to(facts: Facts, loop: cst.For | cst.While, owner: str, adding: set[str]) -> bool:
+    """Is `owner`, in the loop, only called by its `adding` methods or read (`losses.avg` on a
+    progress line): not reset, set, or handed to anything else?"""
+    for name in facts.findall(loop.body, cst.Name, lambda n: n.value == owner):
+        parent = facts.parent(name)
+        if not (isinstance(parent, cst.Attribute) and parent.value is name):
+            return False
+        above = facts.parent(parent)
+        if isinstance(above, cst.Call) and above.func is parent:
+            if parent.attr.value not in adding:
+                return False
+        elif isinstance(above, (cst.AssignTarget, cst.AugAssign)) or \
+                isinstance(above, cst.Attribute) and isinstance(facts.parent(above), (cst.AssignTarget, cst.AugAssign)):
+            return False
+    return True
 
 
 def _reads_clock(facts: Facts, call: cst.Call) -> bool:

@@ -30,6 +30,8 @@ fixtures/objects_ema (the eleventh sweep's EMA helper): `self.shadow = copy.deep
 fixtures/objects_stream (the fourteenth sweep's apds_liver_2p5d): a training loader over the program's
 IterableDataset, read by two workers that split its parts: each process takes its item of every round of
 two, no item on both, the same number of steps on each.
+fixtures/objects_meter (the twelfth to fourteenth sweeps' AverageMeter): meters made afresh in each pass's
+function, added to by `update(val, n)` over the sharded loader, printed after it: the whole set's figures.
 fixtures/objects_alias (the second sweep's siamese_nb and awd_lm): `model` rebound for three
 trainings, two of them through an alias (`model = body`; an optimizer over `net` trained through
 `model = net`), a round's batches drawn with numpy by a batch sampler of the project, and a loss
@@ -67,7 +69,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_tee": ((64,), {"model.pt"}),
     "objects_ema": ((64,), {"ema.pt"}),
 }
-STREAMS = {"objects_stream"}  # loaders over an IterableDataset of the program's: no sampler, no indices
+EXTRA = {"objects_stream", "objects_meter"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared"}
 SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
 
@@ -77,7 +79,7 @@ def runs(tmp_path_factory):
     """case -> its Run: every case converted, then all run in one torchrun batch (``harness.start_batch``)."""
     root = tmp_path_factory.mktemp("objects")
     programs = {}
-    for case in [*CASES, *STREAMS]:
+    for case in [*CASES, *EXTRA]:
         entry = converted(case, root / case)
         programs[case] = h.Program(entry, ["--epochs", str(EPOCHS)], entry.parent, root / f"probe-{case}")
     return h.start_batch(programs, root / "batch", count=True).wait()
@@ -273,3 +275,16 @@ def test_an_iterable_datasets_stream_is_dealt_out_to_the_processes(runs):
     assert not set(per_rank[0][0].indices) & set(per_rank[1][0].indices), per_rank
     assert len(set(per_rank[0][0].indices)) == 31
     assert "epoch 2 samples 31" in run.rank_output[0], run.tail()
+
+
+def test_a_meter_made_for_the_pass_prints_the_whole_sets_figures(runs):
+    """The targets are 0..63: each epoch the main process prints the mean target over all 64 samples,
+    31.5, not one process's 32 (the meters' sums and counts are added up over the processes after the
+    loop); the parameters agree."""
+    run = runs["objects_meter"]
+    assert run.ok and run.probe.exited() == {0: 1, 1: 1}, run.tail()
+    problems = h.check_params_identical(run.probe, h.WORLD) + h.check_optimizers_identical(run.probe, h.WORLD)
+    assert not problems, "\n".join(problems)
+    lines = [line for line in run.rank_output[0].splitlines() if line.startswith("epoch ")]
+    assert len(lines) == EPOCHS and all(line.endswith(" target 31.5000 over 64") for line in lines), run.tail()
+    assert all(" over 64 " in line for line in lines), lines  # the loss meter's count too

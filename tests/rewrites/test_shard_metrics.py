@@ -811,20 +811,52 @@ for epoch in range(2):
 """
 
 
+# the meter made once, before the epochs: kept over the passes, its figures all of them so far
+KEPT = METER.replace("def train(loader):\n    meter = AverageMeter()\n", "meter = AverageMeter()\n\n\ndef train(loader):\n")
+
+
 @pytest.mark.parametrize("read", ["print(meter.avg)", "return meter.avg", "return meter"])
 def test_a_shards_figures_kept_in_the_programs_own_meter_are_named_where_read_after_the_loop(read):
     """Sweeps 12b/13 (simclr_pretrain's `AverageMeter`, RPipe's `Logger`): an object of the program's
     class whose `update` adds up in the loop over the sharded loader (`self.sum += val * n`) and is
-    read after it holds one shard's figures: named at the read (it was silent); not where nothing
+    read after it holds one shard's figures; where it is not made afresh for the pass (kept over
+    the epochs here) they are not added up (0108): named at the read (it was silent); not where nothing
     reads it after the loop, nor where only its own `reset()` or a field `update` does not set
     (`meter.name`) follows, nor a meter of the process's own time (`batch_time.update(time.time() - end)`)."""
     from tests.support.snippets import rewritten, warnings
-    code = METER.replace("READ", read)
+    code = KEPT.replace("READ", read)
     named = [c for c in rewritten(NAME, code).changes if c.message in warnings(rewritten(NAME, code).changes)]
     assert [c.line for c in named] == [code.splitlines().index(f"    {read}") + 1]
     assert named[0].message.startswith("the figures of `meter`, added up in the loop by `meter.update(...)`, are read")
-    assert not warnings(rewritten(NAME, METER.replace("READ", "meter.reset()")).changes)
-    timed = METER.replace("READ", read).replace("meter.update(loss.item(), x.size(0))", "meter.update(time.time() - 1.0)")
+    assert not warnings(rewritten(NAME, KEPT.replace("READ", "meter.reset()")).changes)
+    timed = KEPT.replace("READ", read).replace("meter.update(loss.item(), x.size(0))", "meter.update(time.time() - 1.0)")
     assert not warnings(rewritten(NAME, "import time\n" + timed).changes)  # this process's own time
-    assert not warnings(rewritten(NAME, METER.replace("READ", "print(meter_name)")).changes)
-    assert not warnings(rewritten(NAME, METER.replace("READ", "print(meter.name)")).changes)  # not a figure
+    assert not warnings(rewritten(NAME, KEPT.replace("READ", "print(meter_name)")).changes)
+    assert not warnings(rewritten(NAME, KEPT.replace("READ", "print(meter.name)")).changes)  # not a figure
+
+
+@pytest.mark.parametrize("read", ["print(meter.avg)", "return meter.avg", "return meter"])
+def test_a_plain_meter_made_for_the_pass_is_added_up_over_the_processes_after_the_loop(read):
+    """The fourteenth sweep's leftovers (0108): an `AverageMeter` made afresh before the loop over the
+    sharded loader, whose `update` only adds to `sum` and `count` (numbers from the start) and sets
+    `avg` from them, has its sum and count summed over the processes after the loop (one
+    collective, on every process) and its `avg` set again from them: what is read after the loop is
+    the whole pass's. Left named instead: a meter reset in the loop, one whose `update` does more
+    (an `if`), one whose sum starts as a list, one set from a field that is not summed."""
+    from tests.support.snippets import rewritten, warnings
+    code = METER.replace("READ", read)
+    result = rewritten(NAME, code)
+    assert result.code.endswith("        meter.update(loss.item(), x.size(0))\n"
+                                "    meter.sum, meter.count = sum_over_shards(loader, meter.sum, meter.count)\n"
+                                "    meter.avg = meter.sum / meter.count\n"
+                                f"    {read}\n\n\nfor epoch in range(2):\n    train(loader)\n"), result.code
+    assert "from ddpify_runtime import sum_over_shards" in result.code and not warnings(result.changes)
+    near = {"reset in the loop": ("        meter.update(loss.item(), x.size(0))\n",
+                                  "        meter.update(loss.item(), x.size(0))\n        meter.reset()\n"),
+            "more in update": ("        self.count += n\n", "        if n:\n            self.count += n\n"),
+            "a list": ("self.sum, self.count, self.avg = 0.0, 0, 0.0", "self.sum, self.count, self.avg = [], 0, 0.0"),
+            "not summed": ("        self.avg = self.sum / self.count", "        self.avg = self.sum / self.name")}
+    for why, (old, new) in near.items():
+        assert old in code, why
+        changed = rewritten(NAME, code.replace(old, new))
+        assert "sum_over_shards" not in changed.code and warnings(changed.changes), why
