@@ -517,14 +517,42 @@ def _branch_of_probe(facts: Facts, stmt: cst.CSTNode) -> bool:
 
 def _probe_around(facts: Facts, stmt: cst.CSTNode) -> tuple[cst.If, cst.BaseExpression] | None:
     """The `if` with an `else` whose branch holds `stmt` and whose test asks whether a path exists
-    (`if os.path.exists(p):`, `if not os.path.isdir(d):`), with the path asked about; else None."""
+    (`if os.path.exists(p):`, `if not os.path.isdir(d):`), or such an `if` before `stmt` in its block
+    whose body leaves it (`if os.path.isfile(p): return np.load(p)`, then `np.save(p, ...)`: the
+    other branch, written as the rest of the block), with the path asked about; else None."""
     block = facts.parent(stmt)
     owner = facts.parent(block)
     if isinstance(owner, cst.Else):
         owner = facts.parent(owner)
     if not isinstance(owner, cst.If) or owner.orelse is None or \
             not any(b is block for b in (owner.body, getattr(owner.orelse, "body", None))):
-        return None
+        owner = _leaving_if_before(facts, stmt)
+    return _asks_about(facts, owner) if owner is not None else None
+
+
+def _leaving_if_before(facts: Facts, stmt: cst.CSTNode) -> cst.If | None:
+    """The nearest `if` without `else` before `stmt` in its block whose body ends by leaving it
+    (return, raise, continue, break, sys.exit()), whose test asks about a path; else None."""
+    body = list(getattr(facts.parent(stmt), "body", ()))
+    for before in reversed(body[:body.index(stmt)] if stmt in body else []):
+        if isinstance(before, cst.If) and before.orelse is None and _leaves(facts, before.body) \
+                and _asks_about(facts, before) is not None:
+            return before
+    return None
+
+
+def _leaves(facts: Facts, block: cst.BaseSuite) -> bool:
+    """Does `block` end with a statement after which nothing below it in its block runs?"""
+    last = block.body[-1] if isinstance(block, cst.IndentedBlock) and block.body else None
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+    if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+        return True
+    return isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+        facts.qualify(small.value.func) in ("sys.exit", "exit", "quit")
+
+
+def _asks_about(facts: Facts, owner: cst.If) -> tuple[cst.If, cst.BaseExpression] | None:
+    """`owner` and the path its test asks about (`os.path.exists(p)`, `not os.path.isdir(d)`), else None."""
     test = owner.test
     probe = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else test
     if not (isinstance(probe, cst.Call) and facts.qualify(probe.func) in PROBES and probe.args):

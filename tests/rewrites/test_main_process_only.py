@@ -2570,6 +2570,42 @@ train()
     assert "if agree_on(now - last >= every):" in called_by_all.code and "barrier()" in called_by_all.code
 
 
+def test_a_file_written_after_an_if_that_returns_where_it_exists_waits_until_every_process_asked():
+    """`if os.path.isfile("vocab.npy"): return np.load(...)`, then the vocabulary built, saved and
+    read back (the early-return form of the fifteenth sweep's NER taggers' if/else): a process that
+    asked after the main process had saved it returned early and never met the barrier after the
+    save, where the main process waited for it (under torchrun, one process 3 s behind: a hang).
+    Every process asks, then a barrier, then the save, as in the if/else form."""
+    code = """\
+import os
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+def build_vocab(path):
+    if os.path.isfile("vocab.npy"):
+        return np.load("vocab.npy", allow_pickle=True).item()
+    vocab = {w: i for i, w in enumerate(open(path).read().split())}
+    np.save("vocab.npy", vocab)
+    return np.load("vocab.npy", allow_pickle=True).item()
+
+vocab = build_vocab("corpus.txt")
+model = torch.nn.Linear(len(vocab), 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(8, len(vocab)), torch.randn(8, 2)), batch_size=4, shuffle=True)
+for x, y in loader:
+    optimizer.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    optimizer.step()
+"""
+    out = rewritten(NAME, code)
+    assert "    barrier()\n    if is_main_process():\n        np.save(\"vocab.npy\", vocab)\n    barrier()\n" in out.code
+    assert any("every process has asked whether it exists" in c.message for c in out.changes)
+    falls_through = rewritten(NAME, code.replace("        return np.load(\"vocab.npy\", allow_pickle=True).item()\n",
+                                                 "        print(\"found\")\n"))
+    assert "    barrier()\n    if is_main_process():\n        np.save" not in falls_through.code
+
+
 def test_a_test_written_against_its_parenthesis_stays_parenthesized_when_agreed():
     """`if(os.path.isfile("vocab.npy")):` (no space after `if`, the fifteenth sweep's homework NER
     taggers) whose branches read the vocabulary back or build, save and read it: the agreed test
