@@ -66,6 +66,8 @@ PER_PROCESS_MODULES = frozenset({"torch", "random", "numpy.random", "time", "dat
                                  "secrets", "tempfile", "subprocess", "psutil", "threading", "multiprocessing",
                                  "platform"})
 
+# libraries that call the function they are handed with the command line's values
+COMMAND_LINE_RUNNERS = frozenset({"fire.Fire", "typer.run", "jsonargparse.CLI", "jsonargparse.auto_cli"})
 # decorators that call the function they decorate with the run's configuration
 CONFIG_DECORATORS = frozenset({"hydra.main"})
 
@@ -912,7 +914,8 @@ class SameValues:
         every positional argument past the named ones: `default(num_steps, len(dataset))`), or one of
         a function that no call of this file reaches (another file's entry point passes it
         configuration: `def train(cfg, max_iter)`) or that a launcher hands the items of its
-        `args=(...)` (`_launched_with`), unless its name says it is a rank."""
+        `args=(...)` (`_launched_with`) or that a command-line library runs (`fire.Fire(main)`:
+        `_command_line_entry`), unless its name says it is a rank."""
         f = self.facts
         if not isinstance(ref.scope, cst.FunctionDef):
             return False
@@ -930,11 +933,18 @@ class SameValues:
             return not rank_word(cst.Name(ref.name)) and ref not in self.ranks.ranks_by_role \
                 and all(self._shared(v, proving) for v in launched)
         if not sites:
-            return not self.ranks.entry_point(ref.scope) and not rank_word(cst.Name(ref.name)) \
-                and ref not in self.ranks.ranks_by_role
+            return (not self.ranks.entry_point(ref.scope) or self._command_line_entry(ref.scope)) \
+                and not rank_word(cst.Name(ref.name)) and ref not in self.ranks.ranks_by_role
         passed = [(call, self._passed(call, ref.scope, ref.name)) for call in sites]
         return all(p is not None and self._shared(p, proving) or p is None and self._filled_elsewhere(
             call, ref.scope, ref.name) for call, p in passed)
+
+    def _command_line_entry(self, func: cst.FunctionDef) -> bool:
+        """Is `func` handed on by name only to a library that fills its parameters from the command
+        line (`fire.Fire(main)`, `typer.run(main)`, `jsonargparse.CLI(main)`)?"""
+        f = self.facts
+        handing = f.handing_on(func.name.value)
+        return bool(handing) and all(f.qualify(c.func) in COMMAND_LINE_RUNNERS for c in handing)
 
     def _launched_with(self, func: cst.FunctionDef, param: str) -> list[cst.BaseExpression]:
         """What the calls that hand `func` on by name with `args=(...)` give `param`
