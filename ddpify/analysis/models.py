@@ -1457,7 +1457,26 @@ def _prepared_models(facts: Facts, target: cst.BaseExpression, value: cst.BaseEx
         return []
     names = [dotted(e.value) for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [dotted(target)]
     given = [a.value for a in value.args if a.keyword is None and not a.star] if isinstance(value, cst.Call) else []
-    return [n for i, n in enumerate(names) if n and (n in _called(facts) or i < len(given) and _a_model_itself(facts, given[i]))]
+    return [n for i, n in enumerate(names) if n and (n in _called(facts) or i < len(given) and _a_model_itself(facts, given[i]))
+            and not (i < len(given) and _frozen(facts, given[i]))]
+
+
+# library modules whose parameters are frozen copies (`requires_grad_(False)`), unless the keyword given
+# True also registers the trained model in them: ema_pytorch's EMA
+FROZEN_MODULES = {"ema_pytorch.EMA": "include_online_model", "ema_pytorch.ema_pytorch.EMA": "include_online_model"}
+
+
+def _frozen(facts: Facts, expr: cst.BaseExpression) -> bool:
+    """Does `expr` hold only modules none of whose parameters requires grad, which accelerate's
+    `prepare` hands back as they are (it wraps a module in DDP only where one does): an
+    ema_pytorch `EMA(model)`, whose parameters are its frozen copy (not `include_online_model=True`)?
+
+        ema = EMA(model); model, ema = accelerator.prepare(model, ema)   -> ema is bare: `ema.update()`
+    """
+    sites = [s for s in objects.of(facts).values(expr) if not mt.is_method_call(s, *ACCELERATE_PREPARE)]  # what it hands back
+    return bool(sites) and all(
+        isinstance(s, cst.Call) and (keyword := FROZEN_MODULES.get(facts.qualify(s.func) or "")) is not None
+        and not ((given := mt.keyword(s, keyword)) is not None and not mt.is_name(given.value, "False")) for s in sites)
 
 
 def prepared_model(facts: Facts, given: cst.BaseExpression) -> bool:
