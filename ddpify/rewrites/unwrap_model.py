@@ -9,6 +9,7 @@
     n = len(model)                            ->  n = len(model.module)
     ema = copy.deepcopy(model)                ->  ema = copy.deepcopy(model.module)
     isinstance(model, Net)                    ->  isinstance(model.module, Net)
+    layer = getattr(model, f"layer{i}")       ->  layer = getattr(model.module, f"layer{i}")
     hasattr(model, "num_layers")              ->  hasattr(model.module, "num_layers")
     model.load_state_dict(best_weights)       ->  model.module.load_state_dict(best_weights)
 
@@ -273,20 +274,22 @@ def _traced_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
 def _tested_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
     """(call, tested argument) of the tests of a value's class or custom attributes:
     `isinstance(model, Net)` against classes not of torch (`isinstance(model, nn.Module)` and a
-    test for a DataParallel stay as written), `hasattr(model, "ntoken")` and `getattr(model,
-    "ntoken", d)` of a name nn.Module's own API does not answer. Given the wrapper, each says
-    no where the single-GPU script's said yes."""
+    test for a DataParallel stay as written), `hasattr(model, "ntoken")`, `getattr(model,
+    "ntoken", d)` and `setattr(model, "fc", head)` of a name nn.Module's own API does not
+    answer, or of a name computed at run time (`getattr(model, "layer%d" % i)`: its layers).
+    Given the wrapper, each says no where the single-GPU script's said yes (or sets the
+    wrapper's attribute, which the model's forward never reads)."""
     found = []
     for call in facts.calls:
         first, second = mt.positional(call, 0), mt.positional(call, 1)
-        if first is None or second is None or not mt.is_name(call.func, "isinstance", "hasattr", "getattr"):
+        if first is None or second is None or not mt.is_name(call.func, "isinstance", "hasattr", "getattr", "setattr"):
             continue
         if mt.is_name(call.func, "isinstance"):
             classes = [e.value for e in second.value.elements] if isinstance(second.value, cst.Tuple) else [second.value]
             if not any((facts.qualify(c) or "").split(".")[0] == "torch" for c in classes):
                 found.append((call, first.value))
-        elif (name := mt.string_value(second.value)) is not None and name not in mt.MODULE_API:
-            found.append((call, first.value))
+        elif (name := mt.string_value(second.value)) is None or name not in mt.MODULE_API:
+            found.append((call, first.value))  # a computed name (`getattr(model, "layer%d" % i)`): the model's own
     return found
 
 

@@ -1210,3 +1210,34 @@ def test_a_wrapped_sequential_read_as_a_container_of_layers_is_read_through_the_
 def test_items_of_what_is_not_the_wrapped_model_are_read_as_written(read):
     converted = only(NAME, SEQUENTIAL.format(read=read), also=frozenset({"wrap-model"}))
     assert read in converted and ".module" not in converted
+
+
+LAYERED = SEQUENTIAL.replace("model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))", """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer1 = nn.Linear(4, 8)
+        self.layer2 = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.layer2(torch.relu(self.layer1(x)))
+
+
+model = Net()""")
+
+
+@pytest.mark.parametrize("read, bare", [
+    ("for i in (1, 2):\n    print(getattr(model, 'layer%d' % i).weight.shape)", "getattr(model.module, 'layer%d' % i)"),
+    ("name = 'layer2'\nlast = getattr(model, name)", "last = getattr(model.module, name)"),
+    ("setattr(model, 'layer2', nn.Linear(8, 3))", "setattr(model.module, 'layer2', nn.Linear(8, 3))"),
+])
+def test_a_layer_of_a_wrapped_model_named_at_run_time_is_read_through_the_module(read, bare):
+    """`getattr(model, "layer%d" % i)`: only a literal name nn.Module's API does not answer was
+    sent through the module, so a computed one asked the wrapper (AttributeError, unnamed);
+    `setattr` set the wrapper's attribute, which the model's forward never reads."""
+    assert bare in only(NAME, LAYERED.format(read=read), also=frozenset({"wrap-model"}))
+
+
+@pytest.mark.parametrize("read", ["print(getattr(model, 'training'))", "getattr(model, 'train')()"])
+def test_getattr_of_nn_modules_own_api_on_the_wrapper_is_kept(read):
+    assert read in only(NAME, LAYERED.format(read=read), also=frozenset({"wrap-model"}))
