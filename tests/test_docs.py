@@ -153,6 +153,9 @@ ACCUMULATE = IMPORTS + LOADER + MODEL.replace("opt =", "optimizer =") + "criteri
     "{example:8}\n"
 WRAPPED = IMPORTS + TRAIN + "{example}\n"
 
+ENSEMBLE = "from torch.optim import SGD\n" + IMPORTS + LOADER + "models = [torch.nn.Linear(2, 1) for _ in range(2)]\n" \
+    "{example}\nfor x, y in loader:\n    for model, opt in zip(models, opts):\n        opt.zero_grad()\n" \
+    "        ((model(x) - y) ** 2).mean().backward()\n        opt.step()\n"
 SEQUENTIAL = IMPORTS + TRAIN.replace("torch.nn.Linear(2, 1)", "torch.nn.Sequential(torch.nn.Linear(2, 1))") + "{example}\n"
 WRAP = "from torch import optim\n" + IMPORTS + LOADER + "{example}\n" + EPOCHS.replace("opt.", "optimizer.")
 TEMPERATURE = "from torch import optim\nfrom torch.optim import Adam\n" + IMPORTS + LOADER + MODEL \
@@ -223,7 +226,7 @@ CONTEXTS = {
     ],
     "wrap-model": [WRAP, WRAP.replace("{example}\n", SPLIT_LOSS + "emsize, splits = 2, []\nmodel = torch.nn.Linear(2, 1)\n"
                                       "{example}\noptimizer = optim.SGD(list(model.parameters()) + "
-                                      "list(criterion.parameters()), lr=0.1)\n"), OWN_WRAP, TEMPERATURE, WRAP],
+                                      "list(criterion.parameters()), lr=0.1)\n"), ENSEMBLE, OWN_WRAP, TEMPERATURE, WRAP],
     "unwrap-model": [WRAPPED] * 5 + [SEQUENTIAL] * 2 + ["import copy\n" + WRAPPED] + [WRAPPED, "i = 1\n" + WRAPPED] + [WRAPPED] * 3 + [
         IMPORTS + TRAIN + "if use_best:\n    model = torch.load('best.pt')\n{example}\n",
         IMPORTS + LOADER + "model = torch.nn.DataParallel(Net())\nmodel.to('cpu')\n"

@@ -55,6 +55,7 @@ class Model:
     penalty: bool = False  # synced: `synced` is a gradient penalty through it, and a step may leave parameters without gradient
     kept: bool = False  # synced: `synced` is a statement that keeps the model in an object before it is ready to wrap
     item: bool = False  # synced: an item of a container of modules, picked where its optimizer is built (`nets[net]`)
+    inline: cst.Name | None = None  # item: the loop variable that holds it in its optimizer's call (`m` of `m.parameters()`)
     bypassed: str | None = None  # a DataParallel model trained through its `.module`'s own method: that call
     written: bool = False  # wrapped by the program itself (`ddpify check`): a copy of it is a wrapper too,
     # where a copy of a wrap ddpify places copies its module (unwrap-model)
@@ -880,12 +881,22 @@ def _found_as_items(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNo
     for optimizer in [o for o in untraced if isinstance(o, cst.Call) and o in facts.optimizers]:
         calls = parameter_calls(facts, optimizer)
         receiver = calls[0].func.value if len(calls) == 1 and isinstance(calls[0].func, cst.Attribute) else None
+        stmt = facts.statement(optimizer)
+        if isinstance(receiver, cst.Name):  # `[SGD(m.parameters()) for m in models]`, `for m in models:`
+            looped = _looped_over(facts, receiver, optimizer)
+            container = dotted(looped) if looped is not None else None
+            if looped is None or container is None or not _filled_with_modules(facts, container, facts.ref(looped)):
+                continue
+            model = Model(receiver.value, stmt, stmt, before_anchor=True, synced=receiver.value, item=True, inline=receiver)
+            model.optimizers.append(optimizer)
+            wrapped.append(model)
+            untraced.remove(optimizer)
+            continue
         if not isinstance(receiver, cst.Subscript):
             continue
         container = dotted(receiver.value)
         if container is None or not _picked_by_loop(facts, receiver, optimizer) or not _filled_with_modules(facts, container):
             continue
-        stmt = facts.statement(optimizer)
         model = Model(facts.code(receiver), stmt, stmt, before_anchor=True, synced=facts.code(receiver), item=True)
         model.optimizers.append(optimizer)
         wrapped.append(model)
@@ -902,13 +913,33 @@ def _picked_by_loop(facts: Facts, item: cst.Subscript, optimizer: cst.Call) -> b
         and any(n.value == name.value for n in target_names(loop.target)) for loop in facts.enclosing_loops(optimizer))
 
 
-def _filled_with_modules(facts: Facts, container: str) -> bool:
+def _looped_over(facts: Facts, name: cst.Name, optimizer: cst.Call) -> cst.BaseExpression | None:
+    """What the comprehension or `for` around `optimizer` that binds `name` whole iterates (`models`
+    of `[SGD(m.parameters()) for m in models]`, of `for m in models:` in its function)."""
+    for anc in facts.ancestors(optimizer):
+        if isinstance(anc, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            clause: cst.CompFor | None = anc.for_in
+            while clause is not None:
+                if mt.is_name(clause.target, name.value):
+                    return clause.iter
+                clause = clause.inner_for_in
+        elif isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            break
+    return next((loop.iter for loop in facts.enclosing_loops(optimizer)
+                 if isinstance(loop, cst.For) and mt.is_name(loop.target, name.value)), None)
+
+
+def _filled_with_modules(facts: Facts, container: str, ref: Ref | None = None) -> bool:
     """Does the program store modules it builds into `container` (`nets['a'] = Net().to(device)`,
-    `nets = {'a': Net()}`, `nets = [Net(), nn.Linear(2, 2)]`), and only those or placeholders?"""
+    `nets = {'a': Net()}`, `nets = [Net(), nn.Linear(2, 2)]`, and with `ref`, the name, also
+    `nets = [Net() for _ in range(3)]` and `nets.append(Net())`), and only those or placeholders?"""
     values = [v for target, v, _ in facts.assigns if isinstance(target, cst.Subscript) and dotted(target.value) == container]
     values += [e.value for target, v, _ in facts.assigns if dotted(target) == container
                and isinstance(v, (cst.Dict, cst.List, cst.Tuple)) for e in v.elements
                if isinstance(e, (cst.DictElement, cst.Element))]
+    if ref is not None:
+        values += [v.elt for target, v, _ in facts.assigns if dotted(target) == container and isinstance(v, cst.ListComp)]
+        values += [c.args[0].value for method, c in facts.filled(ref) if method == "append" and len(c.args) == 1]
     built = [v for v in values if _builds_module(facts, v)]
     return bool(built) and all(v in built or isinstance(v, (cst.List, cst.Tuple, cst.Name)) and
                                (not isinstance(v, cst.Name) or v.value == "None") for v in values)

@@ -61,6 +61,11 @@ key of a loop where its optimizer is built (`nets['plain'] = Plain().to(device)`
 nets: optim = AdamW(nets[net].parameters())`), has no name a wrapper could take: the item is synced
 right before that optimizer, `nets[net] = sync_gradients(nets[net])`, and what the program reads,
 saves and loads of it stays as it is. An item at a fixed key (`MODELS[0]`) keeps the TODO below.
+So is each module of a list the program builds (`models.append(Net())`, `[Net() for _ in range(3)]`,
+an ensemble) where a comprehension or loop over the list gives it its optimizer; the list keeps
+the modules themselves, hooked:
+
+    opts = [SGD(m.parameters()) for m in models]  ->  opts = [SGD(sync_gradients(m).parameters()) for m in models]
 
 A DataParallel model that the training runs through its module's own method (`policy.module.sample(x)`,
 a method that runs its forward or sub-modules, with gradients) gets a TODO at the wrap: that call
@@ -328,6 +333,13 @@ def _sync(edits: Edits, model: Model) -> None:
     methods (`model.synced`), whose forward DDP never sees."""
     name = model.name
     line = f"{name} = sync_gradients({name})\n"
+    if model.inline is not None:  # `[SGD(sync_gradients(m).parameters()) for m in models]`: the item itself, hooked
+        edits.replace(model.inline, lambda node: cst.Call(cst.Name("sync_gradients"), [cst.Arg(node)]),
+                      f"`{name}`, each module of the container its optimizer's loop goes over, which no name holds "
+                      "to wrap: its gradients are averaged as backward computes them (sync_gradients); the "
+                      "container keeps the modules themselves", needs_group=True)
+        edits.add_import("ddpify_runtime", "sync_gradients")
+        return
     if model.empty:
         line = f"if any(p.requires_grad for p in {name}.parameters()):\n    {line}"
     elif model.maybe_none:

@@ -4457,3 +4457,45 @@ def test_a_model_a_function_receives_and_trains_in_a_branch_whose_other_branch_s
     head = "def pretrain(model, loader, path):\n"
     assert head + wrap + "    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)\n" in converted
     assert converted.count(wrap) == 1
+
+
+ENSEMBLE = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4, shuffle=True)
+{models}
+{optimizers}
+for x, y in loader:
+    for model, optimizer in zip(models, optimizers):
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+"""
+APPENDED = "models = []\nfor _ in range(3):\n    models.append(nn.Linear(4, 2))"
+BUILT = "models = [nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)) for _ in range(3)]"
+
+
+@pytest.mark.parametrize("models, optimizers, synced", [
+    (APPENDED, "optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]",
+     "optimizers = [torch.optim.SGD(sync_gradients(m).parameters(), lr=0.1) for m in models]"),
+    (BUILT, "optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]",
+     "optimizers = [torch.optim.SGD(sync_gradients(m).parameters(), lr=0.1) for m in models]"),
+    (BUILT, "optimizers = []\nfor m in models:\n    optimizers.append(torch.optim.Adam(m.parameters()))",
+     "    optimizers.append(torch.optim.Adam(sync_gradients(m).parameters()))"),
+])
+def test_each_model_of_a_list_the_optimizers_loop_goes_over_is_synced_in_place(models, optimizers, synced):
+    """An ensemble: modules the program builds into a list, an optimizer per module made in a
+    comprehension or loop over it (`[SGD(m.parameters()) for m in models]`): no name holds a model
+    to wrap, so each optimizer got a TODO and the loader stayed whole; each module is now synced
+    where its optimizer takes it (the list keeps the modules themselves, hooked), and the loader is
+    sharded."""
+    converted = only(NAME, ENSEMBLE.format(models=models, optimizers=optimizers), also=frozenset({"shard-data"}))
+    assert synced in converted and "TODO" not in converted and "loader = shard_loader(loader)" in converted
+
+
+def test_a_list_of_modules_made_where_ddpify_does_not_see_keeps_the_todo():
+    code = ENSEMBLE.format(models="models = load_models()", optimizers="optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]")
+    converted = only(NAME, code)
+    assert "sync_gradients" not in converted and "TODO(ddpify): could not tell which model" in converted
