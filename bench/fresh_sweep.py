@@ -71,7 +71,12 @@ around it: a loop's `for` line), or when it is of the failing check's class (`CL
 rewrites and self-check checks that speak of it; the report's "ddpify cannot follow this" speaks
 of every class) and lies in the frame's function (a module-level frame: at the module level).
 Not any warning of the file: the report's advice on the batch size names no failure (`ADVICE`).
-A failure with no site (the probe saw no stack) is named only by a self-check finding of its class.
+A failure with no site (the probe saw no stack) is named only by a self-check finding of its class,
+or, where torchrun itself refused the command line over one of the script's options before it
+started a process (`ambiguous option: --e could match --event-log-handler, ...`), by a report
+warning of `launcher-arg` that names that option: the report tells the user what to pass
+(the script's arguments after `--`), and the sweep launches as the report's "run it:" line
+reads, without it (decision 0108).
 """
 
 from __future__ import annotations
@@ -104,6 +109,7 @@ from records import Probe  # noqa: E402
 VERDICTS = ("runs", "sharded", "reshuffled", "params", "saves", "voice", "python")
 RANDOM_SAMPLERS = ("RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler")
 SELF_CHECK = re.compile(r"ddpify self-check: (\d+) problem")
+REFUSED = re.compile(r"error: ambiguous option: (\S+) could match")  # torchrun's parser, before any process
 SELF_CHECK_LINE = re.compile(r"(?:\[[^\]]*\]:)?(.+?):(\d+): ([a-z]+(?:-[a-z]+)*): ")  # a finding's line in its block
 # verdict -> the report's rewrites whose warnings are of its class, the self-check's checks of its class
 CLASSES = {
@@ -313,7 +319,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         findings = selfcheck_findings(joined, (tmp / "verify.json").read_text(errors="replace")
                                       if (tmp / "verify.json").exists() else None)
         row["silent"] = silent(row["checks"], sites, report, src, entry, {out_dir: src, ddp: src, py: src, base: src},
-                               findings, ddp / cwd_rel)
+                               findings, ddp / cwd_rel, refused_option(out) if rc != 0 else None)
         row["sites"] = {k: v[:3] for k, v in sites.items() if row["checks"].get(k) in ("FAIL", "no")}
         failed = [k for k in VERDICTS if row["checks"].get(k) == "FAIL"]
         row["verdict"] = "pass" if not failed else "FAIL: " + ", ".join(failed)
@@ -588,14 +594,26 @@ def selfcheck_findings(output: str, verify_json: str | None) -> list[dict]:
     return found
 
 
+def refused_option(out: str) -> str | None:
+    """The script's option over which torchrun's own parser refused the command line, before it
+    started any process (`torchrun: error: ambiguous option: --e could match ...`), or None."""
+    found = REFUSED.search(out)
+    return found.group(1) if found else None
+
+
 def silent(checks: dict, sites: dict, report: dict, src: Path, entry: str, copies: dict[Path, Path],
-           findings: list[dict] = (), cwd: Path | None = None) -> dict:
+           findings: list[dict] = (), cwd: Path | None = None, refused: str | None = None) -> dict:
     """verdict -> True when it failed and neither the report nor the self-check names anything on
     the path of any of its failing sites: a warning or finding at a site's statement (or the
     header of a statement around it), or one of the failing check's class (`CLASSES`) in the
     function of a frame on the stack (module-level code: at the module level); the report's
     advice on the batch size (`ADVICE`) names no failure. A failure with no site is named only
-    by a self-check finding of its class. `findings`' relative files are relative to `cwd`."""
+    by a self-check finding of its class, or, where torchrun `refused` the command line over
+    one of the script's options, by a report warning of `launcher-arg` naming that option.
+    `findings`' relative files are relative to `cwd`."""
+    told = refused is not None and any(
+        r["kind"] == "warning" and r["rewrite"] == "launcher-arg" and f"`{refused}`" in r["message"]
+        for f in report["files"] for r in f["records"])
     entry_dir = (src / entry).parent
     warnings = defaultdict(list)  # project path (relative to src) -> (line, rewrite)
     for f in report["files"]:
@@ -611,7 +629,7 @@ def silent(checks: dict, sites: dict, report: dict, src: Path, entry: str, copie
             continue
         rewrites, kinds = CLASSES.get(verdict, ((), ()))
         frames = [frame for stack in sites.get(verdict, []) if stack for frame in stack]
-        named = not frames and any(kind in kinds for _, _, kind in found)
+        named = not frames and (told or any(kind in kinds for _, _, kind in found))
         for path, line, qualname in frames:
             real = os.path.realpath(path)
             rel = _relative(Path(path), copies, src, entry)

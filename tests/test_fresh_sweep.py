@@ -658,6 +658,29 @@ def test_a_failure_with_no_site_is_named_by_a_self_check_finding_of_its_class(tm
         {"saves": True}
 
 
+def test_a_launch_torchrun_refused_over_an_option_the_report_names_is_named(tmp_path):
+    """traffic_gru/traffic_lstm (14a): torchrun stopped at the script's `--e` before it started a
+    process, so no failure had a site and the judge counted runs and params silent, though the
+    report named the option and what to pass (0108). Named where a launcher-arg warning names the
+    very option torchrun refused; not by one about another option, nor without a refusal."""
+    src, copies, _ = _judged(tmp_path)
+    out = ("usage: torchrun [-h] ...\ntorchrun: error: ambiguous option: --e could match --event-log-handler, "
+           "--event_log_handler\n")
+    assert sweep.refused_option(out) == "--e" and sweep.refused_option("Traceback ...\nValueError: x\n") is None
+    checks, sites = {"runs": "FAIL", "params": "FAIL"}, {"params": [], "runs": []}
+    warning = ("train.py", 3, "launcher-arg", "torchrun stops at `--e` before it starts the script: its parser takes "
+               "it for an abbreviation of its own `--event-log-handler` (\"ambiguous option\"); pass the script's "
+               "arguments after `--`")
+    assert sweep.silent(checks, sites, _report(warning), src, "train.py", copies, refused="--e") == \
+        {"runs": False, "params": False}
+    other = (*warning[:3], warning[3].replace("`--e`", "`--l`"))
+    assert sweep.silent(checks, sites, _report(other), src, "train.py", copies, refused="--e") == \
+        {"runs": True, "params": True}
+    assert sweep.silent(checks, sites, _report(warning), src, "train.py", copies) == {"runs": True, "params": True}
+    assert sweep.silent(checks, sites, _report((*warning[:2], "shard-data", warning[3])), src, "train.py", copies,
+                        refused="--e") == {"runs": True, "params": True}
+
+
 def test_the_self_check_findings_are_read_from_its_json_and_from_its_printed_blocks():
     printed = ("epoch 1\nddpify self-check: 2 problem(s) found\n"
                "src/a.py:12: unsharded-loader: this training loader's x: y; z; DDPIFY_VERIFY=0 turns it off\n"

@@ -85,7 +85,10 @@ number of batches per process it needs (ddpify.analysis.counts). A learning-rate
 once per batch of a sharded loader whose total steps count the training set's samples
 (`OneCycleLR(opt, max_lr, total_steps=len(train_set) // bs * epochs)`) runs 1/world_size of its course:
 it is named with a warning at the schedule (ddpify.analysis.schedules); one counted by the loader
-(`len(train_loader) * epochs`) shrinks with the shard, as it should, and is left alone.
+(`len(train_loader) * epochs`) shrinks with the shard, as it should, and is left alone. One of a fixed
+number of steps (`StepLR(opt, step_size=2000)`, `MultiStepLR(opt, milestones=[...])`, `T_max=`, an
+`ExponentialLR`) stepped per batch in a `for` over a sharded loader now runs over world_size times as
+many epochs: named with a warning at its `step()`.
 
 Every process builds its own data set, and a distributed sampler's index i must name the same
 sample on all of them. A sequence listed from a set of strings does not: str hashes are salted per
@@ -111,6 +114,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
+    from ddpify.analysis.loaders import Loaders
     from ddpify.analysis.result import Analysis
     from ddpify.syntax.facts import Facts
     from ddpify.output.edits import Edits
@@ -169,11 +173,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                        "trains on all the data it reads (correct, no speed-up), and batches it generates "
                        "(random batches, RL rollouts) start from the same random state on every process: "
                        "seed with an offset of get_rank() before this loop if they should differ")
-    for built, length in schedules.counted_by_samples(facts, found) if analysis.models.wrapped else ():
-        edits.warn(facts.statement(built), f"`{facts.code(built.func)}(...)` counts its steps by `{facts.code(length)}`, "
-                   "the whole training set, but steps once per batch of a sharded loader: each process draws about "
-                   "1/world_size of those batches, so the schedule runs only that part of its course; count by the "
-                   "loader (`len(train_loader)`, this process's batches) or divide by get_world_size()")
+    if analysis.models.wrapped:
+        _name_schedules(facts, found, edits)
     for count in analysis.counts:
         divided = count.divided.with_changes(lpar=[], rpar=[]) if isinstance(count.divided, cst.BinaryOperation) \
             else count.divided
@@ -181,6 +182,23 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                    f"a sharded loader (about 1/world_size of the single-GPU count), and `{facts.code(divided)}` "
                    f"divides by it: it needs at least {count.least} batches per process, or it divides by 0; give "
                    "each process that many (more data, a smaller batch_size or fewer processes)")
+
+
+def _name_schedules(facts: Facts, found: Loaders, edits: Edits) -> None:
+    """Warn at the learning-rate schedules stepped once per batch of a sharded loader whose course
+    sharding changes: counted by the data set's samples (at the schedule), or a fixed number of
+    steps (at its `step()`; ddpify.analysis.schedules)."""
+    for built, length in schedules.counted_by_samples(facts, found):
+        edits.warn(facts.statement(built), f"`{facts.code(built.func)}(...)` counts its steps by `{facts.code(length)}`, "
+                   "the whole training set, but steps once per batch of a sharded loader: each process draws about "
+                   "1/world_size of those batches, so the schedule runs only that part of its course; count by the "
+                   "loader (`len(train_loader)`, this process's batches) or divide by get_world_size()")
+    for step, built in schedules.counted_in_steps(facts, found):
+        edits.warn(facts.statement(step), f"`{facts.code(step.func)}()` steps `{facts.code(built.func)}(...)`, a "
+                   "schedule of a fixed number of steps, once per batch of a sharded loader: each process draws about "
+                   "1/world_size of the batches an epoch, so the schedule now runs over world_size times as many "
+                   "epochs (its changes come later, perhaps after the run ends); divide its step counts by "
+                   "get_world_size(), or count them by the loader (len(train_loader))")
 
 
 def _drawn_without_end(facts: Facts, training: list[cst.Call]) -> list[cst.Call]:

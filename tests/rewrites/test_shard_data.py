@@ -1381,6 +1381,44 @@ def test_a_schedule_counted_by_the_data_sets_samples_and_stepped_per_sharded_bat
     assert not [w for w in warnings(rewritten(NAME, sampled).changes) if "counts its steps by" in w]
 
 
+
+FIXED = SCHEDULED.replace("COUNT\n", "").replace(
+    "torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, total_steps=total_steps)", "SCHEDULE")
+
+
+@pytest.mark.parametrize("schedule", ["StepLR(optimizer, step_size=2)", "MultiStepLR(optimizer, milestones=[2, 4])",
+                                      "CosineAnnealingLR(optimizer, T_max=steps)", "ExponentialLR(optimizer, 0.9)"])
+def test_a_schedule_of_fixed_steps_stepped_per_sharded_batch_is_named_at_the_step(schedule):
+    """The fourteenth sweep's leftovers (0108): a schedule whose course is a fixed number of steps,
+    stepped once per batch of the sharded loader, runs over world_size times as many epochs: named at
+    its `step()` (it was silent). Not where its counts read the loader's length (they shrink with the
+    shard), nor where it is stepped once per epoch, nor where the training ends by a count of steps
+    (`next()` in a loop of its own, a `while` around the loop, a `break` of its own: as many steps as
+    one process took)."""
+    from tests.support.snippets import warnings
+    code = "steps = 8\n" + FIXED.replace("SCHEDULE", f"torch.optim.lr_scheduler.{schedule}")
+
+    def named(text):
+        return [c for c in rewritten(NAME, text).changes if "a schedule of a fixed number of steps" in c.message]
+    found = named(code)
+    assert [c.line for c in found] == [code.splitlines().index("        scheduler.step()") + 1]
+    assert found[0].message.startswith(f"`scheduler.step()` steps `torch.optim.lr_scheduler.{schedule.split('(')[0]}(...)`")
+    assert found[0].kind == "warning" and found[0].message in warnings(rewritten(NAME, code).changes)
+    by_loader = code.replace("steps = 8\n", "").replace("train_loader = DataLoader(", "steps = 8\ntrain_loader = DataLoader(")
+    by_loader = by_loader.replace("step_size=2", "step_size=len(train_loader)").replace("[2, 4]", "[len(train_loader)]") \
+        .replace("T_max=steps", "T_max=len(train_loader) * epochs").replace("0.9)", "0.9 ** (1 / len(train_loader)))")
+    assert not named(by_loader)
+    per_epoch = code.replace("        scheduler.step()", "    scheduler.step()")
+    assert not named(per_epoch)
+    counted = code.replace("for epoch in range(epochs):\n    for x, y in train_loader:",
+                           "batches = iter(train_loader)\nfor step in range(10):\n    for x, y in [next(batches)]:")
+    assert "next(batches)" in counted and not named(counted)
+    bounded = code.replace("for epoch in range(epochs):", "step = 0\nwhile step < steps:")  # steps_compile_bn
+    assert "while step < steps:" in bounded and not named(bounded)
+    broken = code.replace("        scheduler.step()", "        scheduler.step()\n        if x.sum() > 100:\n            break")
+    assert not named(broken)
+
+
 TASK_PAIRS = """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
