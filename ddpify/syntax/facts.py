@@ -29,6 +29,8 @@ Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
 
 # nn.Module methods that return the module itself: `model = Net().to(device)` is still a Net
+# a class's own constructors by convention (Hugging Face's, Lightning's): `Net.from_pretrained(path)` is a `Net`
+ALTERNATE_CONSTRUCTORS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint"})
 SELF_RETURNING = frozenset({"to", "train", "eval", "cuda", "cpu", "float", "double", "half", "bfloat16",
                             "requires_grad_", "share_memory"})
 
@@ -848,6 +850,11 @@ class Facts:
                 return dotted(node.module)
         return None
 
+    def built_classes(self, call: cst.Call) -> list[cst.ClassDef]:
+        """The classes of the program `call` builds an instance of, by the names it is written with
+        (`Net(...)`, `model_cls(...)` of `model_cls = A if c else B`, `Net.from_pretrained(path)`)."""
+        return self._instances_of(call)
+
     def builds(self, call: cst.Call) -> bool:
         """Does the call build an instance of a class of the program (`Net()`, `models.Net()`,
         `pipeline_class(conf)` of `pipeline_class = TASK_PIPELINE[task]`, `TASK_PIPELINE[task](conf)`),
@@ -886,6 +893,11 @@ class Facts:
             return self._item_classes(expr.value) if isinstance(expr.slice[0].slice, cst.Index) else []
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in SELF_RETURNING:
             return self._instances_of(expr.func.value)  # `Net().to(device)`, `model.train()`: the module itself
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in ALTERNATE_CONSTRUCTORS and isinstance(expr.func.value, cst.Name):
+            named = expr.func.value  # `model_cls.from_pretrained(path)`: an instance of the class it is called on
+            cls = self.classes.get(named.value)
+            return [cls] if cls is not None else self._picked_classes(named)
         if isinstance(expr, cst.Call):
             func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
                 self.is_program_module(expr.func.value) else expr.func
