@@ -34,7 +34,8 @@ For each program, in a fresh temporary folder:
    optimizers, saves, writes and rank-1 prints) and the stand-ins on PYTHONPATH, with the
    folders the conversion's "run it:" line puts there (the entry's, and those of the unchanged
    modules a program written with -o imports from above it), each rank's stdout kept apart
-   (`--redirects 1`), rank 1 held back `STAGGER` seconds once it has joined the process group
+   (`--redirects 1`), the program's arguments after `--` where that line ends with one (torchrun
+   would take one of them for its own option), rank 1 held back `STAGGER` seconds once it has joined the process group
    (`FRESH_SWEEP_STAGGER`), so that rank 0 runs ahead to the next collective: a program that
    passes only when the processes keep step (one asks whether a folder exists, the main process
    makes it) fails every time;
@@ -75,8 +76,7 @@ A failure with no site (the probe saw no stack) is named only by a self-check fi
 or, where torchrun itself refused the command line over one of the script's options before it
 started a process (`ambiguous option: --e could match --event-log-handler, ...`), by a report
 warning of `launcher-arg` that names that option: the report tells the user what to pass
-(the script's arguments after `--`), and the sweep launches as the report's "run it:" line
-reads, without it (decision 0108).
+(the script's arguments after `--`, as its "run it:" line now reads; decision 0108).
 """
 
 from __future__ import annotations
@@ -287,15 +287,17 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         if in_place:
             converted = ddp / entry
         probe_dir, logs = tmp / "probe", tmp / "logs"
-        told = [] if in_place else _run_line_path(subprocess.run(  # --json prints no "run it:" line
+        hint = "" if in_place else subprocess.run(  # --json prints no "run it:" line
             [str(Path(_python()).parent / "ddpify"), "convert", str(src / entry), "-o", str(out_dir) + "/"],
-            capture_output=True, text=True, timeout=600, env=told_env).stderr)
+            capture_output=True, text=True, timeout=600, env=told_env).stderr
+        told = _run_line_path(hint)
         env = _env(program, probe_dir, [out_dir, ddp], [*_within(told, src, ddp, ddp / entry_dir), *_installed(program, ddp)])
         env["DDPIFY_VERIFY_JSON"] = str(tmp / "verify.json")
         env.setdefault("FRESH_SWEEP_STAGGER", STAGGER)  # rank 0 runs ahead: a race is lost every time
         torchrun = str(Path(_python()).parent / "torchrun")
         rc, out, secs = _run([torchrun, "--standalone", "--nproc_per_node=2", "--redirects", "1",
-                              "--log-dir", str(logs), str(converted), *args], ddp / cwd_rel, env, timeout)
+                              "--log-dir", str(logs), str(converted), *_run_line_dash(hint), *args], ddp / cwd_rel,
+                             env, timeout)
         stdout = _rank_stdout(logs)
         row["torchrun"] = {"rc": rc, "seconds": round(secs, 1), "tail": _tail(out)}
         # 4. plain python, converted
@@ -337,6 +339,16 @@ def _run_line_path(stderr: str) -> list[str]:
         if line.startswith("run it: "):
             words = shlex.split(line[len("run it: "):])
             return next((w[len("PYTHONPATH="):].split(os.pathsep) for w in words if w.startswith("PYTHONPATH=")), [])
+    return []
+
+
+def _run_line_dash(stderr: str) -> list[str]:
+    """`["--"]` where the conversion's "run it:" line ends with `--` (the script's arguments go
+    after it: torchrun would take one of them for its own option), else nothing: the sweep
+    launches as the line reads."""
+    for line in stderr.splitlines():
+        if line.startswith("run it: "):
+            return ["--"] if shlex.split(line)[-1] == "--" else []
     return []
 
 

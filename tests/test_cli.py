@@ -203,6 +203,21 @@ def test_output_file_gets_the_code_and_a_run_hint():
     assert Path("train.py").read_text() == TRAIN
 
 
+def test_the_run_hint_puts_the_scripts_arguments_after_a_dash_where_torchrun_would_take_one_for_its_own():
+    """traffic_gru/traffic_lstm (14a, decision 0108): the script's `--e` is an abbreviation of torchrun's
+    `--event-log-handler`, so `torchrun ... train_ddp.py --e 3` stops before any process starts. The
+    run line ends with `--` there (torchrun hands what follows to the script), and says why; not for
+    a script whose options torchrun leaves alone."""
+    write("train.py", TRAIN.replace('add_argument("--epochs"', 'add_argument("--e", "--epochs", dest="epochs"'))
+    result = cli("convert", "train.py", "-o", "train_ddp.py")
+    assert f"{RUN_HINT} train_ddp.py --\n" in result.stderr
+    assert "or: python train_ddp.py (one process)\n" in result.stderr
+    assert "the script's arguments go after `--` under torchrun, which would take `--e` for its own" in result.stderr
+    write("plain.py", TRAIN)
+    plain = cli("convert", "plain.py", "-o", "plain_ddp.py")
+    assert f"{RUN_HINT} plain_ddp.py\n" in plain.stderr and "after `--`" not in plain.stderr
+
+
 def test_converting_the_output_again_changes_nothing():
     write("train.py", TRAIN)
     cli("convert", "train.py", "-o", "once.py")

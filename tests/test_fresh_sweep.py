@@ -681,6 +681,15 @@ def test_a_launch_torchrun_refused_over_an_option_the_report_names_is_named(tmp_
                         refused="--e") == {"runs": True, "params": True}
 
 
+def test_the_program_is_launched_with_its_arguments_after_a_dash_where_the_run_line_ends_with_one():
+    """The sweep launches as the conversion's "run it:" line reads (0108): `--` before the program's
+    arguments where the line ends with one, none where it does not or there is no line."""
+    hint = "x.py: 3 change(s)\nrun it: torchrun --standalone --nproc_per_node=2 out/x.py --\n    or: python out/x.py\n"
+    assert sweep._run_line_dash(hint) == ["--"]
+    assert sweep._run_line_dash(hint.replace("out/x.py --\n", "out/x.py\n")) == []
+    assert sweep._run_line_dash("") == []
+
+
 def test_the_self_check_findings_are_read_from_its_json_and_from_its_printed_blocks():
     printed = ("epoch 1\nddpify self-check: 2 problem(s) found\n"
                "src/a.py:12: unsharded-loader: this training loader's x: y; z; DDPIFY_VERIFY=0 turns it off\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from dataclasses import replace
@@ -365,21 +366,35 @@ def _print_outcome(source: files.Source, dest: Path | None, result: Result, scri
             click.echo(f"    {path}/  <- {what}", err=True)
     if dest is not None and result.changed:
         _print_run_hint(dest, None if in_place or not result.modules else
-                        [source.path.parent, *original_folders(source.path.parent, result.modules)])
+                        [source.path.parent, *original_folders(source.path.parent, result.modules)],
+                        _taken_by_torchrun(result))
 
 
-def _print_run_hint(dest: Path, folders: list[Path] | None = None) -> None:
+def _taken_by_torchrun(result: Result) -> list[str]:
+    """The script's options that torchrun's parser would take for abbreviations of its own (the
+    launcher-arg warnings "torchrun stops at `--e` ..."), in the entry and its modules."""
+    found = [m.group(1) for c in result.changes if c.rewrite == "launcher-arg"
+             and (m := re.match(r"torchrun stops at `([^`]+)`", c.message))]
+    return list(dict.fromkeys([*found, *(o for sub in result.modules.values() for o in _taken_by_torchrun(sub))]))
+
+
+def _print_run_hint(dest: Path, folders: list[Path] | None = None, taken: list[str] | None = None) -> None:
     """How to launch the output here: `gpu` only where there is one (torchrun refuses it on
     CPU); with the `folders` whose unchanged modules the output imports (the entry's, then those
     its modules were imported from), those on PYTHONPATH, after the converted ones (first on
-    sys.path: beside the script)."""
+    sys.path: beside the script). Where torchrun would take options of the script for its own
+    (`taken`), the line ends with `--`, after which the script's arguments go, and says why."""
     from ddpify.run.launch import default_nproc
 
     path = shlex.quote(str(dest))
     shown = list(dict.fromkeys(str(f.resolve()) for f in folders or () if f.resolve() != dest.parent.resolve()))
     env = f"PYTHONPATH={shlex.quote(os.pathsep.join(shown))} " if shown else ""
-    click.echo(f"run it: {env}torchrun --standalone --nproc_per_node={default_nproc()} {path}", err=True)
+    dash = " --" if taken else ""
+    click.echo(f"run it: {env}torchrun --standalone --nproc_per_node={default_nproc()} {path}{dash}", err=True)
     click.echo(f"    or: {env}python {path} (one process)", err=True)
+    if taken:
+        click.echo(f"    the script's arguments go after `--` under torchrun, which would take "
+                   f"{', '.join(f'`{o}`' for o in taken)} for its own options", err=True)
 
 
 def _finish(inputs: files.Inputs, results: list[Result], check: bool, as_json: bool) -> None:
