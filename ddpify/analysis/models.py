@@ -567,6 +567,8 @@ def _trained_names(facts: Facts, untraced: list[cst.CSTNode]) -> list[tuple[str,
                 for name, stmt in _instances(facts, facts.enclosing_class(call), opt):
                     owners.setdefault((name, stmt), []).append(of_part)
                 continue
+            if receiver is not None and _holds_a_model(facts, receiver):
+                continue  # `args.model`: found by the object it steps (`_bound_once`), not by `args`
             if receiver is not None and (owner := _owner(receiver)):
                 aliased = _aliased_owner(facts, receiver)
                 of, part = aliased or (owner, False)
@@ -705,6 +707,22 @@ def _branch_owners(value: cst.BaseExpression) -> list[tuple[str, bool]] | None:
     if name is None or name.startswith("self."):
         return None
     return [(name.split(".")[0], "." in name)]
+
+
+def _holds_a_model(facts: Facts, receiver: cst.BaseExpression) -> bool:
+    """Is `receiver` (`args.model`, `setup.net.encoder`) a model kept on an object that is none
+    (an argparse namespace, a dataclass of the program: every object its first name may hold is
+    known and no model) rather than a part of a model (`model.fc`)? Wrapping that first name would
+    wrap the holder."""
+    head = receiver
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    if head is receiver or not isinstance(head, cst.Name) or head.value == "self":
+        return False
+    flow = objects.of(facts)
+    held = flow.values(head)
+    return bool(held) and not any(flow.kind(s) == objects.MODEL or _builds_module(facts, s) for s in held) \
+        and any(flow.kind(s) == objects.MODEL or _builds_module(facts, s) for s in flow.values(receiver))
 
 
 def _is_submodule(receiver: cst.BaseExpression) -> bool:
@@ -859,10 +877,14 @@ def _dataparallel_wraps(facts: Facts) -> list[tuple[cst.CSTNode, str, cst.Call, 
 
 def _found_by_object(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNode]) -> None:
     """The models of the optimizers in `untraced` that name none (`Adam(MODELS[0].parameters())`),
-    found by the object they step (`_by_object`): added to `wrapped`, and the optimizers traced."""
-    for optimizer in [o for o in untraced if isinstance(o, cst.Call) and o in facts.optimizers
-                      and not _names_a_model(facts, o)]:
-        model = _by_object(facts, optimizer)
+    found by the object they step (`_by_object`), or that read it off an object they are handed
+    (`_bound_once`): added to `wrapped`, and the optimizers traced."""
+    placed = {id(o) for w in wrapped for o in w.optimizers}  # some of its models found: the TODO stays for the rest
+    for optimizer in [o for o in untraced if isinstance(o, cst.Call) and o in facts.optimizers]:
+        named = _names_a_model(facts, optimizer)
+        if named and id(optimizer) in placed:
+            continue
+        model = _bound_once(facts, optimizer) if named else _by_object(facts, optimizer)
         if model is None:
             continue
         known = next((w for w in wrapped if w.defined is model.defined and w.name == model.name), None)
@@ -870,6 +892,31 @@ def _found_by_object(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTN
             wrapped.append(model)
         (known or model).optimizers.append(optimizer)
         untraced.remove(optimizer)
+
+
+def _bound_once(facts: Facts, optimizer: cst.Call) -> Model | None:
+    """For an optimizer that reads its model off an object it is handed (`Adam(s.model.parameters())`
+    in `def fit(s)`, where `s` is `Setup(net, loader)` of a dataclass, a trainer's config or an
+    argparse namespace given `net`): the one module it steps (`objects.trained`), wrapped where the
+    one name the program binds to it is built (`net = Net().to(device)`), before it is stored in the
+    object. None where it steps several objects, or the object has no name or more than one."""
+    trained = objects.of(facts).trained(optimizer)
+    site = next(iter(trained)) if len(trained) == 1 else None
+    if site is None or not _builds_module(facts, site):
+        return None
+    bound = [(stmt, target.value, value) for target, value, stmt in facts.assigns
+             if isinstance(target, cst.Name) and not isinstance(stmt, cst.AugAssign) and _built(value) is site]
+    if len(bound) != 1:
+        return None
+    stmt, name, value = bound[0]
+    return _model_at(facts, (2 if _built(value) is not value else 1, stmt, name, None), optimizer, [])
+
+
+def _built(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The construction a value moves or sets up in place (`Net()` of `Net().to(device).train()`)."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in mt.SELF_RETURNING:
+        value = value.func.value
+    return value
 
 
 def _found_as_items(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNode]) -> None:
@@ -947,8 +994,7 @@ def _filled_with_modules(facts: Facts, container: str, ref: Ref | None = None) -
 
 def _builds_module(facts: Facts, value: cst.BaseExpression) -> bool:
     """`Net(...)`, `nn.Linear(...)`, and those moved (`Net().to(device)`): a module the program builds."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in mt.SELF_RETURNING:
-        value = value.func.value
+    value = _built(value)
     if not isinstance(value, cst.Call):
         return False
     return (facts.qualify(value.func) or "").startswith("torch.nn.") or \
@@ -1396,7 +1442,8 @@ def wrapped_refs(facts: Facts, wrapped: list[Model]) -> dict[Ref, Model]:
         if home is not None:
             flow = objects.of(facts)
             received = flow.receivers(home)
-            kept = {k for r in [home, *received] for k in _kept_on_self(facts, r, model.written)}  # `self.model = model`
+            kept = {k for r in [home, *received] for k in [*_kept_on_self(facts, r, model.written),  # `self.model = model`
+                                                           *facts.kept_by_generated_init(r)]}  # `Setup(model, loader)`
             refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in flow.receivers(k))], model))
             model.rebuilds = homes.setdefault(home, [])  # one list, shared by the wraps of one name
             model.rebuilds.append(model)
@@ -1646,14 +1693,15 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
             return None
         return _alias_holds(facts, refs, answers, ref, depth) or _returned_holds(facts, refs, answers, ref, depth, expr) \
             or _object_holds(facts, refs, expr, ref) or _param_holds(facts, refs, answers, ref, depth) \
-            or _stored_holds(facts, refs, answers, ref, depth)
+            or _stored_holds(facts, refs, answers, ref, depth) or _kept_holds(facts, refs, answers, expr, depth)
     home = facts.ref(_expression(model.name), model.anchor)
     if ref != home:  # a parameter the wrapper is passed to
         if facts.in_library(ref.scope):
             return MAYBE  # a module's function: another entry point may pass the bare model
         if isinstance(ref.scope, cst.ClassDef):  # `self.model` a method stores: what it was given
+            stored = [value for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)]
             verdicts = {_holds(facts, refs, answers, _same_object(facts, value, model.written), depth - 1) if depth else MAYBE
-                        for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)}
+                        for value in [*stored, *facts.generated_init_arguments(ref)]}  # a dataclass's field: its constructions
             return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
         if unwrapped_before(facts, ref, expr):
             return None  # `unet = accelerator.unwrap_model(unet)` first: the bare model
@@ -1876,6 +1924,16 @@ def _stored_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref,
     values = [_same_object(facts, value, copies) for _, value, stmt in facts.writes(ref)
               if not isinstance(stmt, cst.AugAssign)]
     verdicts = {_holds(facts, refs, answers, value, depth - 1) for value in values}
+    return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
+
+
+def _kept_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: cst.BaseExpression, depth: int) -> Holds | None:
+    """`args.model` where the program stores a model into that attribute of the object (`args.model =
+    net` on the namespace `train(args)` is handed, net wrapped before): what every such store gives it
+    (ddpify.analysis.objects follows the object, not the name)."""
+    if not isinstance(expr, cst.Attribute) or dotted(expr.value) in (None, "self"):
+        return None
+    verdicts = {_holds(facts, refs, answers, value, depth - 1) for value in objects.of(facts).stored_into(expr)}
     return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
 
 

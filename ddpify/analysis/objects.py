@@ -299,6 +299,13 @@ class Objects:
                 stores[target.attr.value].append((target, value))
         return stores
 
+    def stored_into(self, expr: cst.Attribute) -> list[cst.BaseExpression]:
+        """What the program stores into `obj.x` of the objects `obj` may hold, through any name
+        (`args.model = net`, read as `args.model` in the function `args` is handed to)."""
+        held = self.values(expr.value)
+        return [value for target, value in self._attribute_stores.get(expr.attr.value, ())
+                if target is not expr and held and self.values(target.value) & held]
+
     def instance_stores(self, ref: Ref) -> list[cst.BaseExpression]:
         """What the program stores into `self.x` of a class's instances from outside the class:
         `learner.is_master = (replica_id == 0)` where `learner` holds a `Learner(...)`, besides

@@ -1249,6 +1249,7 @@ class Facts:
         found = [value for _, value, stmt in self.writes(ref) if not isinstance(stmt, cst.AugAssign)]
         found += self._item_writes.get(ref, [])
         found += self._class_fields.get(ref, [])
+        found += self.generated_init_arguments(ref)
         found += self.unpacked_elements(ref)
         if isinstance(ref.scope, cst.FunctionDef) and "." not in ref.name:
             for call in self.call_sites(ref.scope):
@@ -1268,6 +1269,36 @@ class Facts:
             cls = self.parents.get(block) if isinstance(block, cst.IndentedBlock) else None
             if isinstance(cls, cst.ClassDef) and isinstance(target, cst.Name) and not isinstance(stmt, cst.AugAssign):
                 index[Ref(self._root_class(cls), f"self.{target.value}")].append(value)
+        return index
+
+    def generated_init_arguments(self, ref: Ref) -> list[cst.BaseExpression]:
+        """What the constructions of a dataclass (or `NamedTuple`) pass for its field `ref` (`self.model`):
+        the generated `__init__` stores them there (`_generated_init_arguments`)."""
+        return list(self._generated_init_arguments.get(ref, ()))
+
+    def kept_by_generated_init(self, ref: Ref) -> list[Ref]:
+        """The fields (`self.model` of `Setup`) a dataclass's constructions store the name `ref` in
+        (`Setup(net, loader)`, `Setup(model=net)`)."""
+        return [field for field, args in self._generated_init_arguments.items()
+                if any(isinstance(a, cst.Name) and self.ref(a) == ref for a in args)]
+
+    @cached_property
+    def _generated_init_arguments(self) -> dict[Ref, list[cst.BaseExpression]]:
+        """`Setup(model=net, loader=loader)` of `@dataclass class Setup: model: nn.Module; loader:
+        DataLoader` (or a `NamedTuple` class): what the generated `__init__` stores in `self.model`,
+        `self.loader` of the instance, by keyword or by position in the order the fields are written."""
+        fields = {cls: names for cls in self.classes.values() if (names := _generated_fields(cls))}
+        index: dict[Ref, list] = defaultdict(list)
+        for call in self.calls if fields else ():
+            func = call.func.attr if isinstance(call.func, cst.Attribute) and self.is_program_module(call.func.value) \
+                else call.func
+            cls = self.classes.get(self._defined_name(func)) if isinstance(func, cst.Name) else None
+            for i, name in enumerate(fields.get(cls, ())):
+                arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+                positional = [a.value for a in call.args if a.keyword is None and not a.star]
+                arg = arg if arg is not None or i >= len(positional) else positional[i]
+                if arg is not None:
+                    index[Ref(self._root_class(cls), f"self.{name}")].append(arg)
         return index
 
     @cached_property
@@ -1654,6 +1685,20 @@ def argument_slot(call: cst.Call, name: str | None) -> int | str | None:
         if name is not None and dotted(arg.value) == name:
             return arg.keyword.value if arg.keyword is not None else i
     return None
+
+
+def _generated_fields(cls: cst.ClassDef) -> list[str]:
+    """The fields, in order, of a class whose `__init__` Python writes: a `@dataclass` (without an
+    `__init__` of its own) or a `typing.NamedTuple` subclass; `ClassVar`s are not fields."""
+    generated = any((dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "")
+                    .rpartition(".")[2] == "dataclass" for d in cls.decorators) or \
+        any((dotted(b.value) or "").rpartition(".")[2] == "NamedTuple" for b in cls.bases)
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    if not generated or any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in body):
+        return []
+    return [a.target.value for line in body if isinstance(line, cst.SimpleStatementLine) for a in line.body
+            if isinstance(a, cst.AnnAssign) and isinstance(a.target, cst.Name)
+            and "ClassVar" not in (dotted(a.annotation.annotation) or dotted(getattr(a.annotation.annotation, "value", None)) or "")]
 
 
 def param_names(func: cst.FunctionDef) -> list[str]:

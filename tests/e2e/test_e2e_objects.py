@@ -36,6 +36,9 @@ fixtures/objects_alias (the second sweep's siamese_nb and awd_lm): `model` rebou
 trainings, two of them through an alias (`model = body`; an optimizer over `net` trained through
 `model = net`), a round's batches drawn with numpy by a batch sampler of the project, and a loss
 module stepped with the model that has no parameter at this size.
+fixtures/objects_holder (the fifteenth sweep's config objects): a model and the training loader in fields
+of a dataclass the training function is handed, a second model on the argparse namespace: each
+optimizer reads its model off the object; both are wrapped where built, saved without prefix.
 """
 
 from __future__ import annotations
@@ -68,10 +71,11 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_clock": ((64,), {"model.pt"}),
     "objects_tee": ((64,), {"model.pt"}),
     "objects_ema": ((64,), {"ema.pt"}),
+    "objects_holder": ((64,), {"model.pt", "head.pt"}),
 }
 EXTRA = {"objects_stream", "objects_meter"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared"}
-SHARED_BACKWARD = {"objects_pair"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
+SHARED_BACKWARD = {"objects_pair", "objects_holder"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
 
 
 @pytest.fixture(scope="module")

@@ -4499,3 +4499,57 @@ def test_a_list_of_modules_made_where_ddpify_does_not_see_keeps_the_todo():
     code = ENSEMBLE.format(models="models = load_models()", optimizers="optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]")
     converted = only(NAME, code)
     assert "sync_gradients" not in converted and "TODO(ddpify): could not tell which model" in converted
+
+
+HOLDER = """\
+import argparse
+from dataclasses import dataclass
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+@dataclass
+class Setup:
+    model: torch.nn.Module
+    loader: DataLoader
+
+def fit(s, args):
+    opt = torch.optim.SGD(s.model.parameters(), lr=0.1)
+    head_opt = torch.optim.SGD(args.head.parameters(), lr=0.1)
+    for x, y in s.loader:
+        opt.zero_grad()
+        head_opt.zero_grad()
+        torch.nn.functional.mse_loss(args.head(s.model(x)), y).backward()
+        opt.step()
+        head_opt.step()
+    torch.save(s.model.state_dict(), "model.pt")
+    torch.save(args.head.state_dict(), "head.pt")
+
+args = argparse.ArgumentParser().parse_args()
+net = torch.nn.Linear(2, 4)
+head = torch.nn.Linear(4, 1)
+args.head = head
+fit(Setup(net, DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)), args)
+"""
+
+
+def test_models_kept_on_a_dataclass_and_a_namespace_are_wrapped_where_built_and_saved_unwrapped():
+    """The fifteenth sweep's config objects (decision 0102): an optimizer over `s.model.parameters()`
+    of a dataclass the function is handed got a TODO (the dataclass's generated `__init__` stored
+    nothing ddpify saw), and one over `args.head.parameters()` of the argparse namespace took the
+    namespace for the model (`args = sync_gradients(args)`, a TypeError at run time). Each model is
+    wrapped where it is built, before the object keeps it; the holders stay; the saves take `.module`."""
+    out, _ = run(HOLDER)
+    assert "net = DistributedDataParallel(net, device_ids=device_ids(net))\nhead = torch" in out
+    assert "head = DistributedDataParallel(head, device_ids=device_ids(head))\nargs.head = head" in out
+    assert "sync_gradients" not in out and "TODO" not in out
+    assert "torch.save(s.model.module.state_dict(), tmp_path)" in out
+    assert "torch.save(args.head.module.state_dict(), tmp_path)" in out
+    assert "Setup(net, shard_loader(DataLoader(" in out
+
+
+def test_a_model_built_inside_the_dataclass_construction_keeps_its_todo():
+    """No name holds a model built inside the arguments of the object that keeps it
+    (`Setup(torch.nn.Linear(2, 4), loader)`): it is not wrapped, and the TODO says so."""
+    out, _ = run(HOLDER.replace("net = torch.nn.Linear(2, 4)\n", "").replace("Setup(net, ", "Setup(torch.nn.Linear(2, 4), "))
+    assert "# TODO(ddpify): could not tell which model this optimizer trains" in out
+    assert "head = DistributedDataParallel(" in out and "sync_gradients" not in out
