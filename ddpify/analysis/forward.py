@@ -114,6 +114,9 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
             return f"`{name}` is used in forward() on some paths only"
         if any(_iterated_until_break(facts, u) for u in uses):
             return f"`{name}` is iterated in forward() by a loop that may stop early (`break`)"
+        picked = _picked_by_key(facts, value, uses, forward)
+        if picked is not None:
+            return f"`{name}` is a container of modules of which forward() runs the one a key picks (`{picked}`)"
     dead = _output_read_on_some_paths(facts, cls, reached, held) or _discarded_output(facts, cls, reached)
     if dead is not None:
         return dead
@@ -363,6 +366,27 @@ def _reached(facts: Facts, cls: cst.ClassDef, forward: cst.FunctionDef) -> list[
                 if method is not None:
                     todo.append(method)
     return reached
+
+
+CONTAINERS = frozenset({"torch.nn.ModuleDict", "torch.nn.ModuleList", "torch.nn.ParameterDict", "torch.nn.ParameterList"})
+
+
+def _picked_by_key(facts: Facts, value: cst.BaseExpression, uses: list[cst.CSTNode], forward: cst.FunctionDef) -> str | None:
+    """`self.heads[task](h)` of `self.heads = nn.ModuleDict(...)` (or a ModuleList), where every use
+    in forward() is an item at a key that is no literal, outside any loop: a step runs one head,
+    the others get no gradient (a multi-task model given its task). The first use, as written."""
+    if not (isinstance(value, cst.Call) and facts.qualify(value.func) in CONTAINERS) or not uses:
+        return None
+    for use in uses:
+        item = facts.parent(use)
+        if not (isinstance(item, cst.Subscript) and item.value is use and len(item.slice) == 1
+                and isinstance(item.slice[0].slice, cst.Index)):
+            return None
+        key = item.slice[0].slice.value
+        if isinstance(key, (cst.Integer, cst.SimpleString, cst.UnaryOperation)) or any(
+                isinstance(a, (cst.For, cst.While, cst.CompFor)) for a in _ancestors_within(facts, use, forward)):
+            return None
+    return facts.code(facts.parent(uses[0]))
 
 
 def _has_parameters(facts: Facts, value: cst.BaseExpression) -> bool:

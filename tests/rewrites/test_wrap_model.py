@@ -4553,3 +4553,54 @@ def test_a_model_built_inside_the_dataclass_construction_keeps_its_todo():
     out, _ = run(HOLDER.replace("net = torch.nn.Linear(2, 4)\n", "").replace("Setup(net, ", "Setup(torch.nn.Linear(2, 4), "))
     assert "# TODO(ddpify): could not tell which model this optimizer trains" in out
     assert "head = DistributedDataParallel(" in out and "sync_gradients" not in out
+
+
+MULTI_HEAD = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class MultiHead(nn.Module):
+    def __init__(self, tasks):
+        super().__init__()
+        self.body = nn.Linear(4, 8)
+        self.heads = nn.{container}
+
+    def forward(self, x, task):
+        h = torch.relu(self.body(x))
+{forward}
+
+
+tasks = ["a", "b"]
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4, shuffle=True)
+model = MultiHead(tasks)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+for t in tasks:
+    for x, y in loader:
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x, t), y).backward()
+        optimizer.step()
+"""
+BY_NAME = "ModuleDict({t: nn.Linear(8, 2) for t in tasks})"
+BY_INDEX = "ModuleList([nn.Linear(8, 2) for _ in tasks])"
+
+
+@pytest.mark.parametrize("container, forward", [
+    (BY_NAME, "        return self.heads[task](h)"),
+    (BY_INDEX, "        return self.heads[tasks.index(task)](h)"),
+])
+def test_a_container_of_heads_forward_picks_one_of_by_key_finds_unused_parameters(container, forward):
+    """A multi-task model whose forward runs the head its task picks (`self.heads[task](h)`): the
+    other heads get no gradient in that step, and DDP stopped at the next one ("Expected to have
+    finished reduction"), unnamed."""
+    converted = only(NAME, MULTI_HEAD.format(container=container, forward=forward))
+    assert "find_unused_parameters=True" in converted
+
+
+@pytest.mark.parametrize("container, forward", [
+    (BY_NAME, "        return sum(self.heads[t](h) for t in self.heads)"),  # every head, in a loop
+    (BY_INDEX, "        return self.heads[0](h) + self.heads[1](h)"),  # fixed items
+])
+def test_a_container_of_heads_all_run_needs_no_unused_parameter_search(container, forward):
+    assert "find_unused_parameters" not in only(NAME, MULTI_HEAD.format(container=container, forward=forward))
