@@ -83,6 +83,23 @@ def heads(facts: Facts, cls: cst.ClassDef) -> set[int] | None:
     return found
 
 
+def dict_heads(facts: Facts, cls: cst.ClassDef) -> set[str]:
+    """The keys of a dict display `forward` returns whose values are computed by a sub-module that
+    no other value uses (`return {"logits": self.cls(h), "aux": self.aux(h)}`), as `heads` finds
+    the positions of a tuple's."""
+    forward = _method(facts, cls, "forward")
+    found: set[str] = set()
+    for value in facts.returned(forward) if forward is not None else ():
+        if not isinstance(value, cst.Dict):
+            continue
+        items = [(e.key.evaluated_value if isinstance(e.key, cst.SimpleString) else None,
+                  _self_calls(_resolved(facts, forward, e.value))) for e in value.elements if isinstance(e, cst.DictElement)]
+        for i, (key, mine) in enumerate(items):
+            if isinstance(key, str) and mine - set().union(*(used for j, (_, used) in enumerate(items) if j != i)):
+                found.add(key)
+    return found
+
+
 def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set | None = None) -> str | None:
     """Why some parameters of `cls`, or of the sub-modules of the program's classes it builds, may
     get no gradient in a step (as the source shows it), or None."""

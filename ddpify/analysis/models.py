@@ -530,11 +530,18 @@ def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:
     parent = facts.parent(call)
     classes = model_classes(facts, model)
     heads = forward.heads(facts, classes[0]) if len(classes) == 1 else None
+    keys = forward.dict_heads(facts, classes[0]) if len(classes) == 1 else set()
     if isinstance(parent, cst.Subscript) and parent.value is call:
-        return heads is None or len(heads) > 1
+        return bool(keys - _keys_read([parent])) if keys else heads is None or len(heads) > 1
     if not (isinstance(parent, cst.Assign) and parent.value is call):
         return False
     scope = facts.scope(call)
+    bound = parent.targets[0].target if len(parent.targets) == 1 else None
+    if keys and isinstance(bound, cst.Name):  # `out = model(x)`, then `out["logits"]` only: "aux" unread
+        reads = [r for r in facts.references(scope, bound.value) if r is not bound]
+        items = [facts.parent(r) for r in reads]
+        if reads and all(isinstance(i, cst.Subscript) and i.value is r for i, r in zip(items, reads)):
+            return bool(keys - _keys_read(items))
     for target in parent.targets:
         if heads is None and isinstance(target.target, (cst.Tuple, cst.List)) and len(target.target.elements) < 3:
             continue  # `_, loss = model(x, y)`, `out, _ = rnn(x)`: too common to mean a head, unseen
@@ -546,6 +553,16 @@ def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:
                 if unread and (heads is None or i in heads):
                     return True
     return False
+
+
+def _keys_read(items: list) -> set[str]:
+    """The literal string keys of the subscripts `items` (`out["logits"]` -> {"logits"})."""
+    keys = set()
+    for item in items:
+        index = item.slice[0].slice if len(item.slice) == 1 and isinstance(item.slice[0].slice, cst.Index) else None
+        if index is not None and isinstance(index.value, cst.SimpleString) and isinstance(index.value.evaluated_value, str):
+            keys.add(index.value.evaluated_value)
+    return keys
 
 
 def _trained_names(facts: Facts, untraced: list[cst.CSTNode]) -> list[tuple[str, cst.CSTNode, bool, cst.CSTNode]]:

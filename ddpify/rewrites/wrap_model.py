@@ -22,7 +22,8 @@ trains (frozen teachers, loss networks) are never wrapped. An optimizer whose mo
 found gets a TODO. A model whose optimizer trains only some sub-modules (`model.fc.parameters()`)
 gets `find_unused_parameters=True`: DDP would otherwise wait for gradients of the rest. So
 does a model some of whose parameters a step may leave without gradient (`ddpify.analysis.forward`):
-outputs a training forward leaves unread (`validity, _, _ = netD(fake)`), layers `forward`
+outputs a training forward leaves unread (`validity, _, _ = netD(fake)`; `out["logits"]` alone of a
+dict `forward` returns with another head), layers `forward`
 never uses, parameters read for their device only, sub-modules used on some paths, the one module of a
 container that a key picks (`self.heads[task](h)`); without it
 DDP stops at the next step with "Expected to have finished reduction in the prior iteration".

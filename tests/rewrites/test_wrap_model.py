@@ -4604,3 +4604,48 @@ def test_a_container_of_heads_forward_picks_one_of_by_key_finds_unused_parameter
 ])
 def test_a_container_of_heads_all_run_needs_no_unused_parameter_search(container, forward):
     assert "find_unused_parameters" not in only(NAME, MULTI_HEAD.format(container=container, forward=forward))
+
+
+DICT_OUT = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 8)
+        self.cls = nn.Linear(8, 2)
+        self.aux = nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = torch.relu(self.body(x))
+        return {{"logits": self.cls(h), "aux": self.aux(h)}}
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4, shuffle=True)
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+{step}
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("step", [
+    "    out = model(x)\n    nn.functional.cross_entropy(out['logits'], y).backward()",
+    "    nn.functional.cross_entropy(model(x)['logits'], y).backward()",
+])
+def test_a_dict_output_whose_head_the_step_never_reads_finds_unused_parameters(step):
+    """`return {"logits": self.cls(h), "aux": self.aux(h)}` with only `out["logits"]` read in the
+    step: `self.aux` gets no gradient, and DDP stopped at the next step, unnamed (only tuple
+    outputs were looked at)."""
+    converted = only(NAME, DICT_OUT.format(step=step))
+    assert "find_unused_parameters=True" in converted
+
+
+def test_a_dict_output_whose_every_head_the_step_reads_needs_no_unused_parameter_search():
+    step = "    out = model(x)\n    (nn.functional.cross_entropy(out['logits'], y) + out['aux'].mean()).backward()"
+    assert "find_unused_parameters" not in only(NAME, DICT_OUT.format(step=step))
