@@ -16,6 +16,7 @@ from ddpify.analysis import reach
 from ddpify.analysis.distributed import is_distributed, joins_group
 from ddpify.analysis.result import Analysis, analyse
 from ddpify.options import Options
+from ddpify.syntax import codegen
 from ddpify.syntax.facts import Facts
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -100,7 +101,7 @@ def _convert(data: bytes, module: cst.Module, options: Options, program: Program
         output = edit_set.apply(module, edits, analysis.facts.parents)
     except Exception as exc:
         raise RewriteError(_culprit(module, analysis, rewrites, options), f"{type(exc).__name__}: {exc}") from exc
-    code = output.code  # generated once: checked, then returned
+    code = codegen.code(output)  # generated once: checked, then returned
     _check_compiles(code, module, analysis, rewrites, options)
     return Result(data, code.encode(output.encoding), edits.changes(source=data, parents=analysis.facts.parents),
                   module.encoding)
@@ -132,7 +133,7 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
     for part in program.parts:
         try:
             output = edit_set.apply_part(part.module, edits, facts, on_path)
-            code = None if output is part.module else output.code  # an unchanged file is its bytes
+            code = None if output is part.module else codegen.code(output)  # an unchanged file is its bytes
             if code is not None:
                 with warnings.catch_warnings():  # the user's code's SyntaxWarnings are not ddpify's to show
                     warnings.simplefilter("ignore")

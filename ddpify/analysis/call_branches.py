@@ -26,6 +26,7 @@ import operator
 
 import libcst as cst
 
+from ddpify.syntax.codegen import code_for_node
 from ddpify.syntax.facts import Facts, Ref
 
 _OPS = {cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.Is: lambda a, b: a is b,
@@ -92,6 +93,6 @@ def _argument(facts: Facts, func: cst.FunctionDef, site: cst.Call, name: str) ->
 def _constant(expr: cst.BaseExpression) -> object:
     """The value of a literal (`"torch"`, `None`, `("tf", "tflite")`); `_UNKNOWN` for anything else."""
     try:
-        return ast.literal_eval(cst.Module([]).code_for_node(expr))
+        return ast.literal_eval(code_for_node(cst.Module([]), expr))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return _UNKNOWN

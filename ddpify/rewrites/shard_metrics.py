@@ -127,6 +127,7 @@ import libcst as cst
 
 from ddpify.analysis import objects
 from ddpify.analysis.loaders import drawn_from, loaders_of
+from ddpify.syntax.codegen import code_for_node
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
@@ -745,5 +746,5 @@ def _length_attributes(facts: Facts) -> set[str]:
 
 def _mentions_full_size(node: cst.CSTNode) -> bool:
     """`len(loader.dataset)`, `dataset_sizes[phase]`, `num_samples`..."""
-    code = cst.Module([]).code_for_node(node)  # a bare module: no need for the script's own
+    code = code_for_node(cst.Module([]), node)  # a bare module: no need for the script's own
     return ".dataset" in code or "size" in code.lower() or "num_samples" in code

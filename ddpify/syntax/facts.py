@@ -23,6 +23,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.call_index import CallIndex
+from ddpify.syntax.codegen import code_for_node
 from ddpify.syntax.names import Imports, dotted
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
@@ -191,7 +192,7 @@ class Facts:
     # tree navigation ---------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
         """The source text of `node`, as the script spells it."""
-        return self.module.code_for_node(node)
+        return code_for_node(self.module, node)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(node)

@@ -2,8 +2,8 @@
 
 The report needs the line of each node a rewrite touched, nothing else. LibCST's
 PositionProvider records a range for every node of the file, which costs several times a
-parse. Here the module prints itself into a plain token list (`add_token` is the list's own
-`append`, so printing costs what `module.code` costs); the pass notes at which token each node
+parse. Here the module prints itself into a plain token list (`ddpify.syntax.codegen.State`:
+`add_token` is the list's own `append`, so printing costs what `module.code` costs, less); the pass notes at which token each node
 asked about starts, and where comment and blank lines are, and the newlines before those
 tokens are counted afterwards with string operations. A node's position is that of its first
 token after the comments and blank lines above it (as PositionProvider does).
@@ -23,17 +23,15 @@ from collections import defaultdict
 from typing import Collection, Mapping
 
 import libcst as cst
-# LibCST's private API, as its own position providers use it: pyproject.toml pins the tested range
-from libcst._nodes.internal import CodegenState
 
+from ddpify.syntax.codegen import State
 from ddpify.syntax.matchers import STATEMENTS
 from ddpify.syntax.parse import PYTHON_RECURSION_LIMIT
 
 
-class _Marks(CodegenState):
+class _Marks(State):
     def __init__(self, module: cst.Module, wanted: Collection[cst.CSTNode]) -> None:
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.add_token = self.tokens.append  # type: ignore[method-assign]
+        super().__init__(module.default_indent, module.default_newline)
         self.wanted = {id(node) for node in wanted}  # ids: a node's own __hash__ is Python code
         self.starts: list[tuple[int, cst.CSTNode]] = []  # (index of the node's first token, node)
         self.empty: list[int] = []  # [start, end) token ranges of the comment and blank lines, flattened
