@@ -18,6 +18,7 @@ from ddpify.analysis.result import Analysis, analyse
 from ddpify.options import Options
 from ddpify.syntax import codegen
 from ddpify.syntax.facts import Facts
+from ddpify.syntax.lines import statement_lines
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 from ddpify.syntax.parse import parse_module
@@ -101,10 +102,11 @@ def _convert(data: bytes, module: cst.Module, options: Options, program: Program
         output = edit_set.apply(module, edits, analysis.facts.parents)
     except Exception as exc:
         raise RewriteError(_culprit(module, analysis, rewrites, options), f"{type(exc).__name__}: {exc}") from exc
-    code = codegen.code(output)  # generated once: checked, then returned
+    starts = statement_lines(module, data)  # (read by the print and by the report's line numbers)
+    code = codegen.code(output, module, data, starts)  # generated once: checked, then returned
     _check_compiles(code, module, analysis, rewrites, options)
-    return Result(data, code.encode(output.encoding), edits.changes(source=data, parents=analysis.facts.parents),
-                  module.encoding)
+    return Result(data, code.encode(output.encoding),
+                  edits.changes(source=data, parents=analysis.facts.parents, starts=starts), module.encoding)
 
 
 def convert_program(program: Program, options: Options = Options()) -> Result:
@@ -131,16 +133,20 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
     results = {}
     on_path = edit_set.edited_paths(edits, facts.parents)
     for part in program.parts:
+        starts = None
         try:
             output = edit_set.apply_part(part.module, edits, facts, on_path)
-            code = None if output is part.module else codegen.code(output)  # an unchanged file is its bytes
-            if code is not None:
+            if output is not part.module:  # (read by the print and by the report's line numbers)
+                starts = statement_lines(part.module, part.data)
+            code = None if output is part.module else codegen.code(output, part.module, part.data, starts)
+            if code is not None:  # (an unchanged file is its bytes)
                 with warnings.catch_warnings():  # the user's code's SyntaxWarnings are not ddpify's to show
                     warnings.simplefilter("ignore")
                     compile(code, str(part.rel), "exec", dont_inherit=True)
         except Exception as exc:
             raise RewriteError("ddpify", f"{part.rel}: {type(exc).__name__}: {exc}") from exc
-        changes = edits.changes(part.module, partial(_in_part, program, facts.parents, part), part.data, facts.parents)
+        changes = edits.changes(part.module, partial(_in_part, program, facts.parents, part), part.data, facts.parents,
+                                starts)
         results[part.rel] = Result(part.data, part.data if code is None else code.encode(part.module.encoding),
                                    changes, part.module.encoding,
                                    read_from=str(part.path) if part.via is not None or part.beside else None,

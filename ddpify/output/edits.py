@@ -66,16 +66,17 @@ class Edits:
         self.record(node, message, WARNING)
 
     def changes(self, module: cst.Module | None = None, where: Callable[[cst.CSTNode], bool] | None = None,
-                source: bytes | None = None, parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None
-                ) -> list[Change]:
+                source: bytes | None = None, parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None,
+                starts: Mapping[cst.CSTNode, int] | None = None) -> list[Change]:
         """The records as report lines, in source order (lines computed once, for these nodes
         only: from the statements that hold them, given the module's `source` and the nodes'
-        `parents`); for a program (ddpify.inputs.program), those on the nodes `where` accepts,
-        with the lines of their file's `module`."""
+        `parents`; `starts`: the lines of its statements, where known already); for a program
+        (ddpify.inputs.program), those on the nodes `where` accepts, with the lines of their
+        file's `module`."""
         records = [r for r in self.records if where is None or where(r.node)]
         if not records:
             return []  # (no code generation for a file with nothing to say)
-        lines = line_numbers(module or self.module, {r.node for r in records}, source, parents)
+        lines = line_numbers(module or self.module, {r.node for r in records}, source, parents, starts)
         changes = [Change(r.rewrite, lines[r.node], r.message, r.kind) for r in records]
         return sorted(changes, key=lambda c: c.line)
 

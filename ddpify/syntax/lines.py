@@ -56,10 +56,12 @@ def positions(module: cst.Module, nodes: Collection[cst.CSTNode]) -> dict[cst.CS
 
 
 def line_numbers(module: cst.Module, nodes: Collection[cst.CSTNode], source: bytes | None = None,
-                 parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None) -> dict[cst.CSTNode, int]:
+                 parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None,
+                 starts: Mapping[cst.CSTNode, int] | None = None) -> dict[cst.CSTNode, int]:
     """The 1-based line where each of `nodes` starts; given `module`'s `source` and the nodes'
-    `parents`, from the lines of their statements (ast) and a print of those statements only."""
-    found = None if source is None or parents is None else _by_statement(module, nodes, source, parents)
+    `parents`, from the lines of their statements (ast; `starts`: `statement_lines`, where known
+    already) and a print of those statements only."""
+    found = None if source is None or parents is None else _by_statement(module, nodes, source, parents, starts)
     if found is None:
         found = {node: line for node, (line, _) in positions(module, nodes).items()}
     return found
@@ -113,7 +115,8 @@ class _Printed(Exception):
 
 
 def _by_statement(module: cst.Module, nodes: Collection[cst.CSTNode], source: bytes,
-                  parents: Mapping[cst.CSTNode, cst.CSTNode]) -> dict[cst.CSTNode, int] | None:
+                  parents: Mapping[cst.CSTNode, cst.CSTNode], starts: Mapping[cst.CSTNode, int] | None = None
+                  ) -> dict[cst.CSTNode, int] | None:
     """`line_numbers` from the statements holding `nodes`, or None where that cannot answer."""
     held: dict[cst.CSTNode, list[cst.CSTNode]] = defaultdict(list)
     for node in nodes:
@@ -123,7 +126,7 @@ def _by_statement(module: cst.Module, nodes: Collection[cst.CSTNode], source: by
         if stmt is None:
             return None
         held[stmt].append(node)
-    starts = _statement_lines(module, source)
+    starts = statement_lines(module, source) if starts is None else starts
     if starts is None:
         return None
     lines = source.splitlines()  # (bytes break at \n, \r\n and \r only, as Python counts lines)
@@ -150,7 +153,7 @@ def _by_statement(module: cst.Module, nodes: Collection[cst.CSTNode], source: by
     return found
 
 
-def _statement_lines(module: cst.Module, source: bytes) -> dict[cst.CSTNode, int] | None:
+def statement_lines(module: cst.Module, source: bytes) -> dict[cst.CSTNode, int] | None:
     """The line of every statement of `module` as it sits in a block (a simple line or a compound
     statement), from Python's own parse of `source` (under the recursion limit Python compiles
     with); None where the two trees do not pair up."""
