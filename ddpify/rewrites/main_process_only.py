@@ -51,7 +51,8 @@ takes the main process's value on every process: `run_dir = self.writer.log_dir`
 may not reach the read, a TODO instead).
 `os.makedirs(..., exist_ok=True)` stays on every process (harmless; so does `if not
 os.path.exists(d): os.makedirs(d)`, given `exist_ok=True`; any other `os.makedirs` is
-guarded, `exist_ok=False` included, as the processes would race to create the folder and the
+guarded, `exist_ok=False` included (or a name set to a test: `exist_ok = run_id == ''`), and so is
+pathlib's `out_dir.mkdir(parents=True)` (its `exist_ok` False unless given), as the processes would race to create the folder and the
 slower one fail (`try: os.makedirs(out, exist_ok=False)` / `except FileExistsError: sys.exit(...)`); a folder whose name every process
 chose by probing for a free one, `while os.path.exists(base_dir): run += 1`, is made after a
 `barrier()`, once all have probed; so is one made in a branch of an `if`/`else` that asks
@@ -229,9 +230,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         else:
             edits.guard(stmt, GUARD, f"{what} runs on the main process only")
             guarded.append(stmt)
-            if what in ("os.mkdir", "os.makedirs"):
+            if what in ("os.mkdir", "os.makedirs", "Path.mkdir"):
                 call = next(iter(facts.calls_in(stmt)), None)
-                _barrier_before_made(facts, edits, stmt, mt.positional(call, 0) if call is not None else None)
+                made = mt.positional(call, 0) if what != "Path.mkdir" or call is None else \
+                    cst.Arg(cst.ensure_type(call.func, cst.Attribute).value)
+                _barrier_before_made(facts, edits, stmt, made)
             else:
                 _barrier_before_asked(facts, edits, stmt)
         if not options.fsdp:
@@ -271,7 +274,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     _reads_of_main_only(facts, edits, loggers, writes)
     _kept_handles(facts, edits, opened, writes, prepared)
     for call in facts.calls:
-        if facts.qualify(call.func) == "os.makedirs" and not _tolerates_existing(call) and _made_if_missing(facts, call):
+        if facts.qualify(call.func) == "os.makedirs" and not _tolerates_existing(facts, call) and \
+                _made_if_missing(facts, call):
             edits.replace(call, _exist_ok, "every process makes the folder if it is missing (exist_ok=True): "
                           "no race, and no barrier that some callers may not reach")
     bars = [c for c in facts.calls if facts.qualify(c.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(c, "disable")]
@@ -377,8 +381,10 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, log
     if ends and (writes.file_write(facts, call) is None or _is_logger(facts, call, opened)):
         return None  # (a helper's `return SummaryWriter(d)`: its callers hold the writer)
     qualified = facts.qualify(call.func)
-    if qualified == "os.makedirs" and not _tolerates_existing(call) and not _made_if_missing(facts, call):
+    if qualified == "os.makedirs" and not _tolerates_existing(facts, call) and not _made_if_missing(facts, call):
         return "os.makedirs"  # raced by every process
+    if qualified is None and mt.is_method_call(call, "mkdir") and not _tolerates_existing(facts, call):
+        return "Path.mkdir"  # pathlib's (`out_dir.mkdir(parents=True)`): raced by every process
     if qualified in ONCE or qualified in LINKS or _is_logger(facts, call, opened):
         return dotted(call.func)
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in PATH_METHODS and qualified is None:
@@ -411,11 +417,17 @@ def _made_if_missing(facts: Facts, call: cst.Call) -> bool:
         facts.code(probe.args[0].value) == facts.code(target.value)
 
 
-def _tolerates_existing(call: cst.Call) -> bool:
-    """Does `os.makedirs(...)` accept a folder that exists: `exist_ok=` given and not the literal
-    False (by keyword, or third positional: `os.makedirs(d, mode, exist_ok)`)?"""
+def _tolerates_existing(facts: Facts, call: cst.Call) -> bool:
+    """Does `os.makedirs(...)` (or pathlib's `path.mkdir(...)`) accept a folder that exists:
+    `exist_ok=` given (by keyword, or third positional: `os.makedirs(d, mode, exist_ok)`,
+    `path.mkdir(mode, parents, exist_ok)`) and not the literal False, nor a name set to False or to
+    a test (`exist_ok = run_id == ''`, pytorch-template's: False for a run named by the time)?"""
     arg = mt.keyword(call, "exist_ok") or mt.positional(call, 2)
-    return arg is not None and not mt.is_name(arg.value, "False")
+    if arg is None or mt.is_name(arg.value, "False"):
+        return False
+    ref = facts.ref(arg.value, facts.statement(call)) if isinstance(arg.value, cst.Name) else None
+    return not any(mt.is_name(value, "False") or isinstance(value, (cst.Comparison, cst.UnaryOperation))
+                   for _, value, _ in (facts.writes(ref) if ref is not None else []))
 
 
 def _exist_ok(node: cst.Call) -> cst.Call:

@@ -406,6 +406,46 @@ for epoch in range(3):
         model.module.load_state_dict(torch.load("m.pt"))
         last = now
 """, "a_save_read_back_in_an_if_whose_test_reads_the_clock_agrees_the_test_and_waits_after_the_save", also={"unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+    # pytorch-template's ConfigParser (traffic_gru, 14a; decision 0108): pathlib's mkdir, whose exist_ok is
+    # False unless given, or a name set to a test (False for a run named by the time), raced by every
+    # process: the slower one fails with FileExistsError; one that tolerates the folder stays everywhere
+    pair("""\
+from pathlib import Path
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+
+run_id = "0101_120000"
+exist_ok = run_id == ''
+save_dir = Path("saved") / run_id
+save_dir.mkdir(parents=True, exist_ok=exist_ok)
+(save_dir / "log").mkdir()
+Path("cache").mkdir(parents=True, exist_ok=True)
+for x, y in train_loader:
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+""", """\
+from pathlib import Path
+from ddpify_runtime import is_main_process
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+
+run_id = "0101_120000"
+exist_ok = run_id == ''
+save_dir = Path("saved") / run_id
+if is_main_process():
+    save_dir.mkdir(parents=True, exist_ok=exist_ok)
+    (save_dir / "log").mkdir()
+Path("cache").mkdir(parents=True, exist_ok=True)
+for x, y in train_loader:
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+""", "a_pathlib_mkdir_that_fails_on_an_existing_folder_runs_on_the_main_process_only",
+         scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # ncsn's main.py: a run folder cleared then made again; on every process, one deletes the
     # folder (and the config in it) another has just made: the deletion is the main process's too
     pair("""\
