@@ -6,7 +6,8 @@ A script is distributed when it *does* something distributed, not when it merely
 - it calls anything of `torch.distributed` (`init_process_group`, a collective, `get_rank`,
   the launcher API `torch.distributed.run` / `torch.distributed.launcher`, FSDP), except
   `torch.distributed.is_available()`, which asks what the build supports;
-- or it wraps in `DistributedDataParallel` or builds a `DistributedSampler`, called directly,
+- or it wraps in `DistributedDataParallel` (also through pytorch-ignite's `idist.auto_model`) or
+  builds a `DistributedSampler`, called directly,
   picked by a conditional expression (`(DistributedSampler if ddp else RandomSampler)(ds)`)
   or handed to a call (`functools.partial(DDP, device_ids=...)`);
 - or it builds Hugging Face accelerate's `Accelerator(...)`, which joins the job's process group;
@@ -43,7 +44,8 @@ from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, prepared_model
 from ddpify.syntax.facts import Facts
 
 SAMPLER = "torch.utils.data.DistributedSampler"
-WRAPPERS = frozenset({DDP, SAMPLER})
+IGNITE_WRAPS = frozenset({"ignite.distributed.auto_model", "ignite.distributed.auto.auto_model"})
+WRAPPERS = frozenset({DDP, SAMPLER, *IGNITE_WRAPS})
 NOT_DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_available"})
 
 
@@ -258,7 +260,7 @@ ACCELERATE_BARRIER = "wait_for_everyone"  # `accelerator.wait_for_everyone()`: a
 
 # frameworks that start (or stand in for) the process group themselves: any call of theirs may
 FRAMEWORKS = frozenset({"accelerate", "lightning", "pytorch_lightning", "deepspeed", "horovod", "fairscale",
-                        "colossalai", "ray", "composer"})
+                        "colossalai", "ray", "composer", "ignite"})
 
 
 # calls that join the process group, and the launcher APIs (the workers they start join it)

@@ -1514,6 +1514,8 @@ class Holds(Enum):
 WRAPPER, MAYBE = Holds.WRAPPER, Holds.MAYBE
 DDP = "torch.nn.parallel.DistributedDataParallel"
 APEX_DDP = "apex.parallel.DistributedDataParallel"  # NVIDIA apex's wrapper: the model is its `.module` too
+# pytorch-ignite's `idist.auto_model(model)`: torch's DistributedDataParallel of the model on a run of several processes
+IGNITE_AUTO_MODEL = ("ignite.distributed.auto_model", "ignite.distributed.auto.auto_model")
 ACCELERATE = "accelerate"  # what Hugging Face accelerate's `prepare` hands back for a model (`wrap_kind`)
 
 
@@ -1841,7 +1843,8 @@ def is_wrap(facts: Facts, value: cst.CSTNode) -> bool:
 
 def wrap_kind(facts: Facts, value: cst.CSTNode, depth: int = 2) -> str | None:
     """Which wrapper `value` hands back: DDP for `DDP(model, ...)` (torch's, or apex's
-    `apex.parallel.DistributedDataParallel`, the same wrapper of `.module`), ACCELERATE for Hugging
+    `apex.parallel.DistributedDataParallel`, the same wrapper of `.module`, or pytorch-ignite's
+    `idist.auto_model(model)`, torch's on several processes), ACCELERATE for Hugging
     Face accelerate's `accelerator.prepare(...)` / `prepare_model(...)` in a program that imports
     accelerate (on several processes, a DDP wrapper), or either for a call of a program function
     that returns one (`model = ddp_wrap(model, ctx)` of a project's helper: `return DDP(model,
@@ -1855,7 +1858,7 @@ def wrap_kind(facts: Facts, value: cst.CSTNode, depth: int = 2) -> str | None:
     """
     if not isinstance(value, cst.Call):
         return None
-    if facts.qualify(value.func) in (DDP, APEX_DDP):
+    if facts.qualify(value.func) in (DDP, APEX_DDP, *IGNITE_AUTO_MODEL):
         return DDP
     if mt.is_method_call(value, *ACCELERATE_PREPARE) and facts.imports.imports_module("accelerate"):
         return ACCELERATE

@@ -41,9 +41,9 @@ FRAMEWORK_NOTES = {
                  "arguments) starts the processes, wraps the model and shards the loaders, and it calls the "
                  "hooks and callbacks on every process; check finds bugs in torch.distributed, DDP and "
                  "accelerate code only",
-    "ignite": "run by ignite's idist, which check does not read: idist.Parallel starts the processes, "
-              "idist.auto_model wraps the model and idist.auto_dataloader shards the loaders; check finds bugs "
-              "in torch.distributed, DDP and accelerate code only",
+    "ignite": "run by ignite's idist, which check reads only where idist.auto_model wraps a model (a DDP "
+              "wrap): idist.Parallel starts the processes and idist.auto_dataloader shards the loaders; check "
+              "finds bugs in torch.distributed, DDP and accelerate code only",
 }
 FRAMEWORK_PACKAGES = {"lightning": "lightning", "pytorch_lightning": "lightning", "ignite.distributed": "ignite"}
 

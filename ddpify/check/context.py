@@ -33,7 +33,7 @@ from ddpify.analysis.same_values import ranks, values
 from ddpify.check.script import INIT, Script
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.facts import Facts, Ref, is_property
-from ddpify.analysis.models import DDP, Holds, Model, holds_wrapper, prepares, written_wraps
+from ddpify.analysis.models import DDP, IGNITE_AUTO_MODEL, Holds, Model, holds_wrapper, prepares, written_wraps
 from ddpify.syntax.names import dotted
 
 
@@ -83,6 +83,16 @@ class Context:
         handed = {c: found for c in f.calls if (found := frozenset(
             x for a in c.args if dotted(a.value) for x in loaders_of(f, a.value, loaders, drawn=False)))}
         return loops, handed
+
+    @cached_property
+    def wrapped_on_several_only(self) -> bool:
+        """Is every wrap the script writes one that wraps only on a run of several processes
+        (accelerate's `prepare`, pytorch-ignite's `idist.auto_model`: on one process the model
+        itself, or a DataParallel)? There a `.module` added by `--fix` would fail on one process."""
+        return bool(self.ddp_refs) and all(
+            isinstance(m.defined, (cst.Assign, cst.AnnAssign)) and isinstance(m.defined.value, cst.Call)
+            and (prepares(self.facts, m.defined.value) or self.facts.qualify(m.defined.value.func) in IGNITE_AUTO_MODEL)
+            for m in self.ddp_refs.values())
 
     @cached_property
     def prepared_only(self) -> bool:

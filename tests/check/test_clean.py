@@ -82,10 +82,20 @@ with idist.Parallel(backend="nccl") as parallel:
 """
 
 
-@pytest.mark.parametrize("source, framework", [(LIGHTNING_CALLBACK, "lightning"), (IGNITE_SCRIPT, "ignite")])
+IGNITE_LOADERS_ONLY = IGNITE_SCRIPT.replace(b"idist.auto_model(torch.nn.Linear(4, 2))", b"torch.nn.Linear(4, 2)")
+
+
+@pytest.mark.parametrize("source, framework", [(LIGHTNING_CALLBACK, "lightning"), (IGNITE_LOADERS_ONLY, "ignite")])
 def test_a_program_a_framework_runs_is_named_with_what_check_reads(source, framework):
-    """A Lightning callback (no training loop of its own) and an ignite idist script are not "not
-    distributed" single-GPU scripts: the note names the framework that runs their processes and
-    says that check does not read it (decision 0085)."""
+    """A Lightning callback (no training loop of its own) and an ignite idist script that wraps no
+    model are not "not distributed" single-GPU scripts: the note names the framework that runs
+    their processes and says what check does not read of it (decision 0085)."""
     report = check(source)
     assert report.findings == [] and report.note == FRAMEWORK_NOTES[framework]
+
+
+def test_an_ignite_script_that_wraps_with_auto_model_is_checked():
+    """`idist.auto_model(model)` is torch's DDP wrap on several processes: the script is checked
+    as a distributed one (decision 0107), and this clean one gives no finding and no note."""
+    report = check(IGNITE_SCRIPT)
+    assert report.distributed and report.findings == [] and report.note is None

@@ -58,8 +58,9 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     model the name may wrap is of the program's classes (built there, or a parameter annotated
     with one) and none of them defines it (`ddpify.analysis.bare_model`: `model.generate` where
     the class has `sample`; `.module.generate` fails the same way). `--fix` adds `.module`
-    where the name holds torch's or apex's wrapper on every path (not accelerate's: on one process
-    there is no `.module`).
+    where the name holds torch's or apex's wrapper on every path (not accelerate's, nor
+    pytorch-ignite's `idist.auto_model`'s: on one process there is no `.module`). pytorch-ignite's
+    `idist.auto_model(model)` is read as torch's wrap (it is one on several processes).
     """
     f = ctx.facts
     if not ctx.ddp_refs:
@@ -81,7 +82,7 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
                             f"`accelerator.unwrap_model({owner}).{name}`")
         else:
             yield Hit(attr, f"`{owner}` holds the DDP wrapper, which has no `{name}`: use `{owner}.module.{name}`",
-                      _through_module(attr) if holds == WRAPPER else None)
+                      _through_module(attr) if holds == WRAPPER and not ctx.wrapped_on_several_only else None)
         for site, arg in _handed_from_elsewhere(ctx, attr):  # `DeepSpeech.serialize(model)` of model.py's reads
             if site not in reported:
                 reported.add(site)
