@@ -34,9 +34,13 @@ process; where the buffer's bytes are written later, that write is the file writ
 Near misses, not writes: `optimizer.step()`, a `.save()` of the script's own objects,
 `json.dumps` (a string), `np.load`, `torch.load`, `print`, a save into an in-memory buffer.
 
+A link made on the disk (`link`: `os.symlink(src, dst)`, pathlib's `latest.symlink_to(ckpt.name)`)
+is no file write, but both commands treat it as one: on every process, all but the first fail on
+the link the first has made (`convert` guards it, `check` reports it).
+
 What stays each command's own: `convert` also guards what is not a file write but must happen
 once (wandb calls, the logging calls of a SummaryWriter, `os.mkdir` and `os.makedirs` without `exist_ok`, which
-the processes would race) and guards a `with open(p, "w")` block whole, whatever its body writes.
+the processes would race, a link removed) and guards a `with open(p, "w")` block whole, whatever its body writes.
 `check` also reports a download into a file of the disk on every rank (`download`: `urlretrieve(url,
 path)`, torchvision's `download_url(url, root)` and `download_and_extract_archive`,
 `shutil.unpack_archive(archive, d)`, which write in place; not `urlretrieve(url)`, whose temporary
@@ -210,6 +214,32 @@ def download_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     """Where a download of `DOWNLOADS` writes, where it is passed (by place or by keyword)."""
     arg = mt.positional(call, DOWNLOADS.get(facts.qualify(call.func) or "", 1)) \
         or next((a for a in (mt.keyword(call, k) for k in DESTINATIONS) if a is not None), None)
+    return arg.value if arg is not None else None
+
+
+# links made: `os.symlink(src, dst)`, `os.link(src, dst)` (the link second), and pathlib's methods of
+# these names, found on no other common object (`latest.symlink_to(ckpt.name)`: the link is the
+# object); made on every process, all but the first fail on the link the first has made
+LINKS = {"os.symlink": 1, "os.link": 1}
+LINK_METHODS = frozenset({"symlink_to", "hardlink_to"})
+
+
+def link(facts: Facts, call: cst.Call) -> str | None:
+    """What `call` is when it makes a link on the disk (`os.symlink(src, dst)`, pathlib's
+    `latest.symlink_to(ckpt.name)`), or None (`Path.is_symlink()`, `os.readlink(p)`: questions)."""
+    qualified = facts.qualify(call.func)
+    if qualified in LINKS:
+        return qualified
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in LINK_METHODS and qualified is None:
+        return f".{call.func.attr.value}()"
+    return None
+
+
+def link_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
+    """The link a call of `link` makes: `dst` of `os.symlink(src, dst)`, the object of `p.symlink_to(t)`."""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in LINK_METHODS:
+        return call.func.value
+    arg = mt.positional(call, LINKS.get(facts.qualify(call.func) or "", 1)) or mt.keyword(call, "dst")
     return arg.value if arg is not None else None
 
 

@@ -163,8 +163,8 @@ DELETIONS = frozenset({"shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "o
 # links made or removed: `os.symlink(src, dst)`, and pathlib's methods of these names, found on no
 # other common object (`latest.unlink()`, `latest.symlink_to(ckpt.name)`: a 'latest' checkpoint
 # link replaced on every process, one process unlinking the link another has just made)
-LINKS = frozenset({"os.symlink", "os.link"})
-PATH_METHODS = frozenset({"unlink", "symlink_to", "hardlink_to"})
+LINKS = frozenset(writes.LINKS)
+PATH_METHODS = writes.LINK_METHODS | {"unlink"}
 # a ClearML task (`trains` its former name) logs to its server like a wandb run: one, from the main process
 LOGGERS = {"wandb.init", "clearml.Task.init", "trains.Task.init"}  # and what `objects` calls a writer
 # (SummaryWriter, a logger class of the program)

@@ -47,6 +47,7 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     `.save(path)`, `save_pretrained(...)`, `np.save`/`np.savez`/`np.savetxt`, `json.dump`,
     `pickle.dump`, `shutil` copies, `save_image`, `savefig`, `to_csv`, pathlib's `write_bytes`/`write_text`,
     a tensorboard `SummaryWriter(log_dir)` made (each process's its own event file: every curve logged N times),
+    a link made, `os.symlink(src, dst)` or pathlib's `latest.symlink_to(name)` (all but the first process fail on it),
     an installed library's `save_json(obj, path)` and its kin; a download that writes its file in place, `urlretrieve(url, path)`,
     torchvision's `download_url`/`download_and_extract_archive`, `shutil.unpack_archive`, every process fetching
     into the same file at once (not one that moves a finished temporary file into place, `download_url_to_file`);
@@ -102,6 +103,7 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
         message = f"every rank downloads into this file ({what}): download it on one process first, the others " \
                   "waiting for it (a barrier) before they read it" if fetched else \
             "every rank writes this checkpoint: save on rank 0 only" if what == "torch.save" else \
+            f"every rank makes this link ({what}): make it on rank 0 only" if writes.link(f, call) else \
             f"every rank writes this file ({what}): write it on rank 0 only"
         yield Hit(call, message, fix)
         for site in _callers_elsewhere(ctx, call):  # `self.save_best()` of base.py's torch.save, in trainer.py
@@ -171,7 +173,8 @@ def _on_one_rank(ctx: Context, site: cst.Call, func: cst.FunctionDef) -> bool:
 def _file_writes(ctx: Context):
     """(call, the path or file it writes, what it is, whether it downloads) for each call of the
     script that writes a file (`ddpify.analysis.writes`: the list convert's main-process-only
-    guards) or downloads into one (`writes.download`: `urlretrieve(url, path)`, ...)."""
+    guards), makes a link (`writes.link`: `os.symlink(src, dst)`, `latest.symlink_to(name)`, which
+    main-process-only guards too) or downloads into one (`writes.download`: `urlretrieve(url, path)`, ...)."""
     f = ctx.facts
     for call in f.calls:
         if never_runs(f, call):  # nor its callers elsewhere
@@ -180,6 +183,8 @@ def _file_writes(ctx: Context):
             yield call, writes.written_path(f, call), what, False
         elif (what := writes.download(f, call)) is not None:
             yield call, writes.download_path(f, call), what, True
+        elif (what := writes.link(f, call)) is not None:
+            yield call, writes.link_path(f, call), what, False
 
 
 def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:
