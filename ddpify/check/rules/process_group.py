@@ -82,8 +82,9 @@ def set_device_after_init(ctx: Context) -> Iterator[Hit]:
     Until `set_device` runs that is GPU 0 on every process: a barrier, a broadcast or a DDP
     construction before it puts every process's NCCL context on GPU 0 (out of memory, or a
     hang). Set the device before `init_process_group` (or pass it `device_id=`). Found in one
-    function, for a backend that is `"nccl"` as written (in any case: torch lowercases it), when a
-    collective runs between the two.
+    function, or in a function of the file called after the group is started (`main(cfg)` of
+    `if __name__ == "__main__":` after `init_process_group`), for a backend that is `"nccl"` as
+    written (in any case: torch lowercases it), when a collective runs between the two.
     `set_device` right after `init_process_group`, before any collective, is fine: the
     communicator does not exist yet; so is one after `new_group(...)` (a gloo group for the CPU),
     which every process calls but which agrees through the store, not over NCCL, or after a barrier
@@ -96,15 +97,28 @@ def set_device_after_init(ctx: Context) -> Iterator[Hit]:
             continue
         scope = f.scope(init)
         for call in ctx.script.calls_of("torch.cuda.set_device"):
-            if f.scope(call) is not scope or not f.before(init, call):
+            if f.scope(call) is scope and f.before(init, call):
+                between = [c for c in f.calls if f.scope(c) is scope and f.before(init, c) and f.before(c, call)]
+            elif (site := _site_after(ctx, init, f.scope(call))) is not None:
+                between = [c for c in f.calls if f.scope(c) is scope and f.before(init, c) and f.before(c, site)] \
+                    + [c for c in f.calls if f.scope(c) is f.scope(call) and f.before(c, call)]
+            else:
                 continue
-            between = [c for c in f.calls if f.scope(c) is scope and f.before(init, c) and f.before(c, call)]
             first = next((c for c in between if _on_current_gpu(ctx, c)), None)
             if first is not None:
                 yield Hit(call, f"set_device runs after `{f.code(first.func)}(...)` on an NCCL group, which already "
                                 "bound this process's communicator to GPU 0: set the device before "
                                 "init_process_group")
                 break
+
+
+def _site_after(ctx: Context, init: cst.Call, func: cst.CSTNode) -> cst.Call | None:
+    """The call after `init_process_group`, in its own function or block, that runs the function
+    `func` of this file (`main(cfg)` of `if __name__ == "__main__":`, after the group is started
+    there), or None."""
+    f = ctx.facts
+    return next((c for c in f.calls if f.scope(c) is f.scope(init) and f.before(init, c)
+                 and func in ctx.ranks.callees(c)), None) if isinstance(func, cst.FunctionDef) else None
 
 
 def _on_current_gpu(ctx: Context, call: cst.Call, depth: int = 2) -> bool:
