@@ -25,7 +25,7 @@ from enum import Enum
 from functools import lru_cache
 import libcst as cst
 
-from ddpify.analysis import forward, objects
+from ddpify.analysis import forward, freezing, objects
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.objects import Sites
 from ddpify.syntax import matchers as mt
@@ -128,9 +128,18 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     for call, model in _forwards(facts, models):
         if model.unused is None and _leaves_outputs_unread(facts, call, model):
             model.unused = f"a training step leaves outputs of `{model.name}` unread (`{facts.code(facts.parent(call) or call)}`)"
+    _frozen_after_wrap(facts, wrapped)
     if place is None and _sync_penalised(facts, models):
         models = Models(wrapped, untraced, wrapped_refs(facts, [m for m in wrapped if not m.synced]))
     return models
+
+
+def _frozen_after_wrap(facts: Facts, wrapped: list[Model]) -> None:
+    """A wrapped model some of whose parameters the program freezes where the wrapper is built
+    already (`ddpify.analysis.freezing`) may leave them without gradient in a step: `unused` says so."""
+    for model in wrapped:
+        if model.unused is None and not model.synced:
+            model.unused = freezing.frozen_after_wrap(facts, model.name, lambda stmt, m=model: m.sees_wrapper(facts, stmt))
 
 
 def _settle_sync(facts: Facts, calls: list[tuple[cst.Call, bool]], models: Models, model: Model) -> None:

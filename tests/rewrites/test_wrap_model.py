@@ -3237,6 +3237,61 @@ def test_modules_iterated_by_a_loop_that_may_break_find_unused_parameters():
     assert "generator = DistributedDataParallel(generator, device_ids=device_ids(generator))\n" in whole
 
 
+FROZEN_IN_TRAINING = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 8)
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.body(x)))
+
+
+def train(model, loader, epochs):
+    opt = torch.optim.SGD(filter(lambda p: p.requires_grad, model.parameters()), lr=0.1)
+    for epoch in range(epochs):
+        if epoch == 1:
+            for name, param in model.named_parameters():
+                if name.startswith("body"):
+                    param.requires_grad = False
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+
+
+model = Net()
+loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 2, (16,))), batch_size=4, shuffle=True)
+train(model, loader, 3)
+"""
+
+
+@pytest.mark.parametrize("freeze", ["param.requires_grad = False", "param.requires_grad_(False)"])
+def test_parameters_frozen_in_the_epoch_loop_after_the_wrap_find_unused_parameters(freeze):
+    """Transfer learning that freezes the backbone after a warm-up epoch, by name, in the epoch loop
+    (fifteenth sweep part C's shapes; a fixture of ours): DDP, built over every parameter, waited at the
+    next step for the frozen ones ("Expected to have finished reduction in the prior iteration", under
+    torchrun at once). The wrap finds unused parameters and says why; freezing before the wrap needs
+    nothing (DDP leaves out what is frozen when it is built), nor freezing the whole model (a GAN's
+    critic frozen around the generator's step runs under DDP as it is)."""
+    result = rewritten(NAME, FROZEN_IN_TRAINING.replace("param.requires_grad = False", freeze))
+    assert "    model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)\n" in result.code
+    assert any(f"parameters of `model` are frozen after it is wrapped (`{freeze}`)" in w for w in warnings(result.changes))
+    before = FROZEN_IN_TRAINING.replace(
+        "    opt = torch.optim.SGD(", "    for param in model.body.parameters():\n        param.requires_grad = False\n"
+        "    opt = torch.optim.SGD(").replace("        if epoch == 1:\n            for name, param in model.named_parameters():\n"
+                                          "                if name.startswith(\"body\"):\n                    param.requires_grad = False\n", "")
+    assert "    model = DistributedDataParallel(model, device_ids=device_ids(model))\n" in rewritten(NAME, before).code
+    whole = FROZEN_IN_TRAINING.replace('                if name.startswith("body"):\n                    param', "                param")
+    assert "    model = DistributedDataParallel(model, device_ids=device_ids(model))\n" in rewritten(NAME, whole).code
+
+
 CONTROLLER = """\
 import torch
 from torch import nn
