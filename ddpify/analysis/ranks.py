@@ -110,7 +110,10 @@ class Ranks:
         if isinstance(expr, cst.Call):
             returned = [r for func in f.user_functions(expr) for r in f.returned(func)]
             if returned and dotted(expr.func) not in f.classes:  # `rank = setup()`: what it returns
-                return all(self.is_global_rank(r) for r in returned)
+                # what a run of one process returns does not count, as for a name's assignments below
+                # (`return 0` in the `else` of `if dist.is_initialized(): return dist.get_rank()`)
+                ranks = [r for r in returned if not isinstance(r, cst.Integer) and not self.undistributed(r)]
+                return bool(ranks) and all(self.is_global_rank(r) for r in ranks)
             return f.qualify(expr.func) in GLOBAL_RANK_CALLS or self._reads_rank_variable(expr)
         if isinstance(expr, cst.Subscript):
             return self._reads_rank_variable(expr)

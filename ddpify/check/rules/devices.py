@@ -163,6 +163,15 @@ def _device_indices(ctx: Context) -> Iterator[tuple[cst.BaseExpression, str]]:
         elif mt.is_method_call(call, "cuda", "to") and first is not None and name is None \
                 and isinstance(first.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
             yield first.value, '"'
+        elif mt.is_method_call(call, "format") and isinstance(call.func, cst.Attribute) \
+                and isinstance(call.func.value, cst.SimpleString) and string_value(call.func.value) == "cuda:{}" \
+                and len(call.args) == 1 and first is not None:
+            yield first.value, '"'  # `"cuda:{}".format(rank)`: the f-string below, spelled the older way
+    for text in f.strings:  # `"cuda:%d" % rank`: the same, with %
+        op = f.parents.get(text)
+        if isinstance(op, cst.BinaryOperation) and op.left is text and isinstance(op.operator, cst.Modulo) \
+                and string_value(text) in ("cuda:%d", "cuda:%s", "cuda:%i") and not isinstance(op.right, cst.Tuple):
+            yield op.right, '"'
     for string in f.fstrings:
         parts = string.parts
         if len(parts) == 2 and isinstance(parts[0], cst.FormattedStringText) and parts[0].value == "cuda:" \
