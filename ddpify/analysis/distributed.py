@@ -250,8 +250,9 @@ def _distributed_name(name: str | None, called: bool) -> bool:
                        or name in GROUP_STARTERS or name in ACCELERATORS)
 
 
-# other libraries' calls that start the torch.distributed process group of the job
-GROUP_STARTERS = frozenset({"deepspeed.init_distributed", "deepspeed.comm.init_distributed"})
+# other libraries' calls that start the torch.distributed process group of the job: DeepSpeed's
+# `deepspeed.initialize(model=...)` starts it too where no one has yet (its `dist_init_required`)
+GROUP_STARTERS = frozenset({"deepspeed.init_distributed", "deepspeed.comm.init_distributed", "deepspeed.initialize"})
 
 # Hugging Face accelerate's `Accelerator(...)`: it joins the process group of the job the launcher
 # (`accelerate launch`, torchrun) starts, and its methods are that group's collectives
