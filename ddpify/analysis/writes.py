@@ -202,18 +202,35 @@ DESTINATIONS = ("filename", "root", "download_root", "extract_dir")
 
 def download(facts: Facts, call: cst.Call) -> str | None:
     """What `call` is when it downloads into a file of the disk in place (`DOWNLOADS`:
-    `urlretrieve(url, path)`, torchvision's `download_url(url, root)`, ...), or None;
-    `urlretrieve(url)` without a file name writes a temporary file of its own, no shared one."""
+    `urlretrieve(url, path)`, torchvision's `download_url(url, root)`, ...; a torchvision data set
+    built with `download=True`, which fetches its archive into `root` with
+    `download_and_extract_archive` where the files are missing), or None; `urlretrieve(url)`
+    without a file name writes a temporary file of its own, no shared one.
+
+        datasets.CIFAR10(root="./data", train=True, download=True)    -> "CIFAR10(download=True)"
+        datasets.CIFAR10(root="./data", train=True, download=False)   -> None (reads what is there)
+    """
     qualified = facts.qualify(call.func) or ""
+    if _data_set_download(qualified, call):
+        return f"{qualified.rsplit('.', 1)[-1]}(download=True)"
     if qualified not in DOWNLOADS or qualified == "urllib.request.urlretrieve" and download_path(facts, call) is None:
         return None
     return qualified.rsplit(".", 1)[-1]
 
 
+def _data_set_download(qualified: str, call: cst.Call) -> bool:
+    """A torchvision data set class built with `download=True` (its `root` is where it writes)."""
+    head, _, name = qualified.rpartition(".")
+    flag = mt.keyword(call, "download")
+    return head.startswith("torchvision.datasets") and name[:1].isupper() and flag is not None \
+        and mt.is_name(flag.value, "True")
+
+
 def download_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     """Where a download of `DOWNLOADS` writes, where it is passed (by place or by keyword)."""
-    arg = mt.positional(call, DOWNLOADS.get(facts.qualify(call.func) or "", 1)) \
-        or next((a for a in (mt.keyword(call, k) for k in DESTINATIONS) if a is not None), None)
+    qualified = facts.qualify(call.func) or ""
+    place = 0 if _data_set_download(qualified, call) else DOWNLOADS.get(qualified, 1)
+    arg = mt.positional(call, place) or next((a for a in (mt.keyword(call, k) for k in DESTINATIONS) if a is not None), None)
     return arg.value if arg is not None else None
 
 
