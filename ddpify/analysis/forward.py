@@ -50,14 +50,25 @@ def classes_of(facts: Facts, built: list[cst.CSTNode]) -> list[cst.ClassDef]:
     return found + [cls for c in calls for cls in facts.module_classes(c.func) if cls not in found]
 
 
+# torch's own classes that are no nn.Module, by the package they come from: a learning-rate
+# scheduler (`class NoamLR(_LRScheduler)`) or an optimizer
+NOT_MODULES = ("torch.optim.",)
+
+
 def is_module_class(facts: Facts, cls: cst.ClassDef, depth: int = 4) -> bool:
-    """Does `cls` derive from nn.Module (a base this file cannot see counts as one)?"""
+    """Does `cls` derive from nn.Module (a base this file cannot see counts as one, unless it is one
+    of torch.optim's classes: `NOT_MODULES`)?
+
+        class Net(nn.Module)                  -> True
+        class NoamLR(_LRScheduler)            -> False (torch.optim.lr_scheduler's)
+        class Block(SomeLibraryLayer)         -> True (not seen: taken for a module)
+    """
     for base in cls.bases:
         name = dotted(base.value)
         if name in facts.classes:
             if depth and is_module_class(facts, facts.classes[name], depth - 1):
                 return True
-        elif name != "object":
+        elif name != "object" and not (facts.qualify(base.value) or "").startswith(NOT_MODULES):
             return True
     return False
 
