@@ -29,6 +29,7 @@ import libcst as cst
 from ddpify.analysis import objects
 from ddpify.analysis.loaders import loaders_of
 from ddpify.syntax import matchers as mt
+from ddpify.analysis.ranks import _conjuncts as conjuncts
 from ddpify.analysis.same_values import ranks, values
 from ddpify.check.script import INIT, Script
 from ddpify.syntax.matchers import string_value
@@ -247,7 +248,8 @@ class Context:
                 if in_else and (self._is_wrap_test(test) or any(self._wrapper_test(test, o) for o in owners)
                                 or self._implied_by_wrap_tests(test)):
                     return True
-                if not in_else and (f.code(test) in self.other_engine_tests or self._other_choice(test)):
+                if not in_else and (f.code(test) in self.other_engine_tests or self._other_choice(test)
+                                    or any(self._container_test(t, o) for t in conjuncts(test) for o in owners)):
                     return True
                 other = anc.orelse if child is anc.body else anc.body
                 if self.prepared_only and other is not None and any(
@@ -384,6 +386,19 @@ class Context:
         names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
         return mt.is_call_of(test, "isinstance") and any(f.qualify(n) == DDP for n in names)
 
+    def _container_test(self, test: cst.BaseExpression, owner: str) -> bool:
+        """`isinstance(model, dict)`: where it holds, `model` is of a kind no DDP wrapper is (a
+        builtin container or collection, or one of `collections`/`typing`'s), so no wrapper there;
+        Amphion's `if isinstance(self.model, dict): for key in self.model.keys():`."""
+        f = self.facts
+        if not (isinstance(test, cst.Call) and mt.is_call_of(test, "isinstance") and len(test.args) == 2
+                and f.code(test.args[0].value) == owner):
+            return False
+        kinds = test.args[1].value
+        names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+        return all(isinstance(n, cst.Name) and n.value in CONTAINER_TYPES and f.qualify(n) in (None, n.value)
+                   or (f.qualify(n) or "").startswith(("collections.", "typing.")) for n in names)
+
     def _returns_wrapper_test(self, func: cst.FunctionDef, depth: int) -> bool:
         """Is `func`'s body one `return` of a wrapper test of its first parameter?"""
         params = func.params.params
@@ -430,6 +445,10 @@ def _key(expr: cst.BaseExpression) -> str | None:
             and (first := mt.positional(expr, 0)) is not None:
         return string_value(first.value)
     return None
+
+
+# builtin types no DDP wrapper is an instance of (`isinstance(model, dict)` holds for a dict of models)
+CONTAINER_TYPES = ("dict", "list", "tuple", "set", "frozenset", "str", "bytes", "int", "float", "bool")
 
 
 def _negation(test: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
