@@ -49,7 +49,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     a tensorboard `SummaryWriter(log_dir)` made (each process's its own event file: every curve logged N times),
     a link made, `os.symlink(src, dst)` or pathlib's `latest.symlink_to(name)` (all but the first process fail on it),
     an installed library's `save_json(obj, path)` and its kin; a download that writes its file in place, `urlretrieve(url, path)`,
-    torchvision's `download_url`/`download_and_extract_archive`, `shutil.unpack_archive`, every process fetching
+    torchvision's `download_url`/`download_and_extract_archive` (and a torchvision data set built with
+    `download=True`, which calls it), `shutil.unpack_archive`, every process fetching
     into the same file at once (not one that moves a finished temporary file into place, `download_url_to_file`);
     not a save into an in-memory buffer, `torch.save(sd, io.BytesIO())`) that runs on every process, or on every
     process but one (the `else` of `if rank == 0:` or of `if ddp and rank == 0:`, the branch of

@@ -46,7 +46,7 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     `--local_rank`, which the launcher fills with the local rank) or a name holding one of them is
     a device: `set_device(...)` (torch.cuda's, or an accelerator's: `get_accelerator().set_device(...)`), `device_ids=[...]`
     (DDP's, or `dist.barrier`'s: NCCL's barrier runs on that GPU), `output_device=`, `torch.device("cuda", ...)`,
-    `f"cuda:{...}"`, `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there when the launcher
+    `f"cuda:{...}"` (or `"cuda:{}".format(...)`, `"cuda:%d" % ...`), `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there when the launcher
     sets it (torchrun does) and keeps the script's own expression when not (a single process
     without a launcher, `srun`): `int(os.environ.get("LOCAL_RANK", rank))`, bound once to
     `local_rank` where one function uses the same rank as a device several times. Not where

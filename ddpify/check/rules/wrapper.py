@@ -39,7 +39,8 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     there to read, and so is one read where the object is not the wrapper: the `else` of the
     test the script wraps under (`if args.distributed:`), of `isinstance(model, DDP)`, the side
     of a test every wrap is on the other side of (`if self.use_deepspeed: model.backward(loss)`,
-    the wrap under its `elif self.use_ddp:`), or under `if hasattr(model, "x"):` (or a helper of the
+    the wrap under its `elif self.use_ddp:`), the side of `isinstance(model, dict)` (a builtin or
+    `collections` container: no wrapper is one) where it holds, or under `if hasattr(model, "x"):` (or a helper of the
     program that returns true only under its own such test of the object it is given:
     `isimplemented(model, "x")` testing `name in dir(obj)`). Also found: `getattr(model, "x", default)`, which on the wrapper
     returns the default without a word, `hasattr(model, "x")` of a name a model class of the
@@ -50,7 +51,8 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     reported at the checked file's call that hands it over. The
     wrapper is torch's, NVIDIA apex's `apex.parallel.DistributedDataParallel`, or what Hugging
     Face accelerate's `prepare` hands back for a model (one the object core knows to be an
-    `nn.Module`, or a name the program calls, or whose `forward` it calls); `prepare` wraps only where there are several
+    `nn.Module`, or a name the program calls, or whose `forward` it calls; not a scheduler or optimizer
+    class of the program, `class NoamLR(_LRScheduler)`); `prepare` wraps only where there are several
     processes, so there the bare model is `accelerator.unwrap_model(model)`, and the program's
     own `model.module.x if <its test> else model.x` is its unwrapping, as is a helper of the program
     that hands back `accelerator.unwrap_model(x)` (`unet = unwrap_model(unet)`, also after taking a
