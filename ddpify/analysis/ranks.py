@@ -826,7 +826,7 @@ class Ranks:
                                                             for func in f.user_functions(item.item))
                     for item in anc.items):
                 return True
-            if isinstance(anc, cst.IndentedBlock) and child in anc.body:
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and child in anc.body:  # a script's top level too
                 index = anc.body.index(child)
                 if any(self._waits(s) for s in anc.body[:index]) and any(self._waits(s) for s in anc.body[index + 1:]):
                     return True
