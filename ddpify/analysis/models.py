@@ -988,18 +988,40 @@ def _picked_by_loop(facts: Facts, item: cst.Subscript, optimizer: cst.Call) -> b
 
 def _looped_over(facts: Facts, name: cst.Name, optimizer: cst.Call) -> cst.BaseExpression | None:
     """What the comprehension or `for` around `optimizer` that binds `name` whole iterates (`models`
-    of `[SGD(m.parameters()) for m in models]`, of `for m in models:` in its function)."""
+    of `[SGD(m.parameters()) for m in models]`, of `for m in models:` or `for k, m in
+    models.items():` in its function)."""
     for anc in facts.ancestors(optimizer):
         if isinstance(anc, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             clause: cst.CompFor | None = anc.for_in
             while clause is not None:
-                if mt.is_name(clause.target, name.value):
-                    return clause.iter
+                if (found := _items_bound(clause.target, clause.iter, name.value)) is not None:
+                    return found
                 clause = clause.inner_for_in
         elif isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             break
-    return next((loop.iter for loop in facts.enclosing_loops(optimizer)
-                 if isinstance(loop, cst.For) and mt.is_name(loop.target, name.value)), None)
+    for loop in facts.enclosing_loops(optimizer):
+        if isinstance(loop, cst.For) and (found := _items_bound(loop.target, loop.iter, name.value)) is not None:
+            return found
+    return None
+
+
+def _items_bound(target: cst.BaseExpression, iterated: cst.BaseExpression, name: str) -> cst.BaseExpression | None:
+    """The container whose items a loop (or a comprehension's `for`) binds `name` to: `models` of
+    `for m in models:`, `for m in models.values():`, `for key, m in models.items():`, `for i, m in
+    enumerate(models):`."""
+    pair = isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2 and \
+        mt.is_name(target.elements[1].value, name)
+    if mt.is_name(target, name):
+        if isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Attribute) and not iterated.args \
+                and iterated.func.attr.value == "values":
+            return iterated.func.value
+        return iterated
+    if pair and isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Attribute) and not iterated.args \
+            and iterated.func.attr.value == "items":
+        return iterated.func.value
+    if pair and isinstance(iterated, cst.Call) and mt.is_call_of(iterated, "enumerate") and iterated.args:
+        return iterated.args[0].value
+    return None
 
 
 def _filled_with_modules(facts: Facts, container: str, ref: Ref | None = None) -> bool:

@@ -63,9 +63,10 @@ key of a loop where its optimizer is built (`nets['plain'] = Plain().to(device)`
 nets: optim = AdamW(nets[net].parameters())`), has no name a wrapper could take: the item is synced
 right before that optimizer, `nets[net] = sync_gradients(nets[net])`, and what the program reads,
 saves and loads of it stays as it is. An item at a fixed key (`MODELS[0]`) keeps the TODO below.
-So is each module of a list the program builds (`models.append(Net())`, `[Net() for _ in range(3)]`,
-an ensemble) where a comprehension or loop over the list gives it its optimizer; the list keeps
-the modules themselves, hooked:
+So is each module of a list or dict the program builds (`models.append(Net())`, `[Net() for _ in
+range(3)]`, `{'small': Net(), 'big': Big()}`: an ensemble) where a comprehension or loop over it
+(its `values()`, `items()`, `enumerate`) gives it its optimizer; the container keeps the modules
+themselves, hooked:
 
     opts = [SGD(m.parameters()) for m in models]  ->  opts = [SGD(sync_gradients(m).parameters()) for m in models]
 

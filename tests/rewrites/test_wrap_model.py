@@ -4530,6 +4530,7 @@ for x, y in loader:
 """
 APPENDED = "models = []\nfor _ in range(3):\n    models.append(nn.Linear(4, 2))"
 BUILT = "models = [nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)) for _ in range(3)]"
+BY_KEY = "models = {'small': nn.Linear(4, 2), 'big': nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))}"
 
 
 @pytest.mark.parametrize("models, optimizers, synced", [
@@ -4538,6 +4539,12 @@ BUILT = "models = [nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)) fo
     (BUILT, "optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]",
      "optimizers = [torch.optim.SGD(sync_gradients(m).parameters(), lr=0.1) for m in models]"),
     (BUILT, "optimizers = []\nfor m in models:\n    optimizers.append(torch.optim.Adam(m.parameters()))",
+     "    optimizers.append(torch.optim.Adam(sync_gradients(m).parameters()))"),
+    (BY_KEY, "optimizers = []\nfor name, m in models.items():\n    optimizers.append(torch.optim.Adam(m.parameters()))",
+     "    optimizers.append(torch.optim.Adam(sync_gradients(m).parameters()))"),
+    (BY_KEY, "optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models.values()]",
+     "optimizers = [torch.optim.SGD(sync_gradients(m).parameters(), lr=0.1) for m in models.values()]"),
+    (BUILT, "optimizers = []\nfor i, m in enumerate(models):\n    optimizers.append(torch.optim.Adam(m.parameters()))",
      "    optimizers.append(torch.optim.Adam(sync_gradients(m).parameters()))"),
 ])
 def test_each_model_of_a_list_the_optimizers_loop_goes_over_is_synced_in_place(models, optimizers, synced):
