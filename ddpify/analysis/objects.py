@@ -97,6 +97,8 @@ class Objects:
                 return held
         if isinstance(expr, cst.Name) and (drawn := self._comprehension_item(expr)) is not None:
             return drawn
+        if mt.is_name(expr, "self") and isinstance(f.parent(expr), cst.Arg):
+            return self._handed_self(expr)
         if isinstance(expr, (cst.Name, cst.Attribute)):
             ref = f.ref(expr) if dotted(expr) else None
             if ref is not None and isinstance(expr, cst.Name) and expr.value in f.classes and not f.sources(ref):
@@ -118,6 +120,17 @@ class Objects:
         if isinstance(expr, CONTAINERS):
             return Sites({expr})
         return Sites()
+
+    def _handed_self(self, name: cst.Name) -> Sites:
+        """`self` handed on by a method (`cb.on_epoch_end(self, loss)` in a trainer's loop over its
+        callbacks): the instances the program builds of its class and of the classes of its kin
+        (`Trainer(model, loader, [Checkpoint(), Printer()])`), so that the callback's
+        `trainer.model` is the trainer's `self.model`."""
+        f = self.facts
+        cls = f.enclosing_class(name)
+        if cls is None or not isinstance(f.scope(name), cst.FunctionDef):
+            return Sites()
+        return Sites(c for c in f.calls if (built := self.constructs(c)) is not None and f.kin_classes(built, cls))
 
     def _comprehension_item(self, name: cst.Name) -> Sites | None:
         """`m` in `[m.to(device) for m in config.MODELS]`: the items of what the comprehension

@@ -1023,7 +1023,14 @@ class Facts:
         if not writes or any(isinstance(stmt, cst.AugAssign) for _, _, stmt in writes):
             return []
         items: list[cst.BaseExpression] = list(self._item_writes.get(ref, []))
-        for _, value, _ in writes:
+        values = [value for _, value, _ in writes]
+        for value in [v for v in values if isinstance(v, cst.Name)]:  # `self.callbacks = callbacks` in `__init__`:
+            param = self.ref(value)  # what every call passes for the parameter (`Trainer(..., [Checkpoint(), Printer()])`)
+            passed = [self.argument_for(c, param.scope, param.name) for c in self._constructions(param.scope)] \
+                if param is not None and isinstance(param.scope, cst.FunctionDef) and param.name in param_names(param.scope) \
+                and not self.writes(param) else [None]
+            values = [v for v in values if v is not value] + (passed if passed and None not in passed else [value])
+        for value in values:
             if isinstance(value, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in value.elements):
                 items += [e.value for e in value.elements]
             elif isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) for e in value.elements):
@@ -1040,6 +1047,17 @@ class Facts:
             items.append(call.args[-1].value)
         classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in items]
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
+
+    def _constructions(self, init: cst.FunctionDef) -> list[cst.Call]:
+        """The calls that build an instance of the class whose `__init__` is `init`, by its name
+        (`Trainer(...)`, `trainer.Trainer(...)`): found without the call graph, which asks for the
+        items of containers while it is built."""
+        cls = self.enclosing_class(init)
+        if init.name.value != "__init__" or cls is None:
+            return []
+        return [c for c in self.calls if isinstance(func := (c.func.attr if isinstance(c.func, cst.Attribute)
+                                                             and self.is_program_module(c.func.value) else c.func), cst.Name)
+                and self.classes.get(self._defined_name(func)) is cls]
 
     def filled(self, ref: Ref) -> list[tuple[str, cst.Call]]:
         """(method, call) for the calls that fill the container `ref` names in place, in source order: `x.append(v)`,

@@ -1241,3 +1241,57 @@ def test_a_layer_of_a_wrapped_model_named_at_run_time_is_read_through_the_module
 @pytest.mark.parametrize("read", ["print(getattr(model, 'training'))", "getattr(model, 'train')()"])
 def test_getattr_of_nn_modules_own_api_on_the_wrapper_is_kept(read):
     assert read in only(NAME, LAYERED.format(read=read), also=frozenset({"wrap-model"}))
+
+
+CALLBACKS = """\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Checkpoint:
+    def __init__(self, folder):
+        self.folder = folder
+
+    def on_epoch_end(self, trainer, loss):
+        torch.save(trainer.model.state_dict(), os.path.join(self.folder, "last.pt"))
+
+
+class Printer:
+    def on_epoch_end(self, trainer, loss):
+        print(trainer.epoch, loss)
+
+
+class Trainer:
+    def __init__(self, model, loader, callbacks):
+        self.model = model
+        self.loader = loader
+        self.callbacks = callbacks
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.epoch = 0
+
+    def fit(self, epochs):
+        for self.epoch in range(epochs):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                loss = torch.nn.functional.mse_loss(self.model(x), y)
+                loss.backward()
+                self.opt.step()
+            for cb in self.callbacks:
+                cb.on_epoch_end(self, loss.item())
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+Trainer(torch.nn.Linear(2, 1), loader, [Checkpoint("ckpt"), Printer()]).fit(2)
+"""
+
+
+def test_a_callback_handed_the_trainer_saves_the_module_of_its_wrapped_model():
+    """The fifteenth sweep's callbacks (decision 0102): a trainer loops over the callbacks it was built
+    with (`for cb in self.callbacks: cb.on_epoch_end(self, loss)`, `self.callbacks` the list its
+    constructor is given) and a checkpoint callback saves `trainer.model.state_dict()`: the call ran
+    no method ddpify knew (the list came through a parameter) and `self` handed on held nothing, so
+    the save kept the wrapper's `module.` keys (the self-check's saved-wrapper). The call runs each
+    callback class's method, `trainer` holds the trainer, and the save takes `.module`."""
+    out = convert(CALLBACKS, Options()).code
+    assert "torch.save(trainer.model.module.state_dict(), tmp_path)" in out
