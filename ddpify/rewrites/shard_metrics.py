@@ -676,15 +676,27 @@ def _restarted(facts: Facts, loop: cst.For | cst.While, zeros: bool = False, lis
         body = list(getattr(block, "body", ()))
         for stmt in body[:body.index(node)] if node in body else ():
             for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Assign) and (not zeros or isinstance(small.value, cst.Call) and
-                                                      (dotted(small.value.func) or "").endswith(("zeros", "zeros_like"))) \
-                        and (not lists or isinstance(small.value, cst.List) and not small.value.elements):
-                    for target in small.targets:
-                        found |= {n for n in mt.names_in(target.target)} - mt.names_in(small.value)
+                for target, value in _pairs(small) if isinstance(small, cst.Assign) else ():
+                    if (not zeros or isinstance(value, cst.Call) and (dotted(value.func) or "").endswith(("zeros", "zeros_like"))) \
+                            and (not lists or isinstance(value, cst.List) and not value.elements):
+                        found |= {n for n in mt.names_in(target)} - mt.names_in(value)
         owner = facts.parent(block) if block is not None else None
         if not isinstance(owner, cst.With):
             return found
         node = owner
+
+
+def _pairs(assign: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """Each target of `assign` with its value, element by element where both are tuples of one length
+    (`losses, correct, seen = [], 0, 0`: `losses` is a list started afresh, as `losses = []`)."""
+    pairs = []
+    for target in assign.targets:
+        left, right = target.target, assign.value
+        if isinstance(left, (cst.Tuple, cst.List)) and isinstance(right, cst.Tuple) and len(left.elements) == len(right.elements):
+            pairs += [(t.value, v.value) for t, v in zip(left.elements, right.elements)]
+        else:
+            pairs.append((left, right))
+    return pairs
 
 
 def _later_statements(facts: Facts, loop: cst.For | cst.While, scope: cst.CSTNode) -> list[cst.SimpleStatementLine]:

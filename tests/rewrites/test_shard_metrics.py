@@ -127,6 +127,43 @@ for epoch in range(3):
         "change: `losses` gathered over the processes after the loop (gather_over_shards, where `train_loader` is "
         "sharded): each collects what one pass over the data gives, read after it"],
          scaffold=SCRIPT.instead_of("loop")),
+    # the same list started in one assignment with the pass's counters (`losses, correct, seen = [], 0, 0`,
+    # a fixture of ours for part C's train functions returning averaged metrics): the counters were
+    # summed and the list was not, so the mean loss returned was one shard's
+    pair("""\
+
+for epoch in range(3):
+    losses, correct, seen = [], 0, 0
+    for x, y in train_loader:
+        out = model(x)
+        loss = loss_fn(out, y)
+        loss.backward()
+        losses.append(loss.item())
+        correct += (out.argmax(1) == y).sum().item()
+        seen += len(y)
+    print(sum(losses) / len(losses), correct / seen)
+""", """\
+from ddpify_runtime import gather_over_shards, sum_over_shards
+
+
+for epoch in range(3):
+    losses, correct, seen = [], 0, 0
+    for x, y in train_loader:
+        out = model(x)
+        loss = loss_fn(out, y)
+        loss.backward()
+        losses.append(loss.item())
+        correct += (out.argmax(1) == y).sum().item()
+        seen += len(y)
+    losses = gather_over_shards(train_loader, losses)
+    correct, seen = sum_over_shards(train_loader, correct, seen)
+    print(sum(losses) / len(losses), correct / seen)
+""", "a_list_started_in_one_assignment_with_the_counters_is_gathered_too", report=[
+        "change: `losses` gathered over the processes after the loop (gather_over_shards, where `train_loader` is "
+        "sharded): each collects what one pass over the data gives, read after it",
+        "change: `correct`, `seen` summed over the processes after the loop (sum_over_shards, where `train_loader` "
+        "is sharded): each is divided by the count of the samples it saw"],
+         scaffold=SCRIPT.instead_of("loop")),
     # divided by the shard's own number of batches (dcase_ust's `this_epoch_train_loss /=
     # len(train_loader)`, the main process's shard mean printed): averaged over the processes, each
     # drew as many batches, so the mean is the whole pass's; also through a name that holds the number
