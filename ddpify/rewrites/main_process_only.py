@@ -383,7 +383,8 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, log
     qualified = facts.qualify(call.func)
     if qualified == "os.makedirs" and not _tolerates_existing(facts, call) and not _made_if_missing(facts, call):
         return "os.makedirs"  # raced by every process
-    if qualified is None and mt.is_method_call(call, "mkdir") and not _tolerates_existing(facts, call):
+    if qualified is None and mt.is_method_call(call, "mkdir") and not _tolerates_existing(facts, call) and \
+            not facts.user_functions(call):  # (a method of the program's own, which may set what others read)
         return "Path.mkdir"  # pathlib's (`out_dir.mkdir(parents=True)`): raced by every process
     if qualified in ONCE or qualified in LINKS or _is_logger(facts, call, opened):
         return dotted(call.func)

@@ -408,12 +408,20 @@ for epoch in range(3):
 """, "a_save_read_back_in_an_if_whose_test_reads_the_clock_agrees_the_test_and_waits_after_the_save", also={"unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # pytorch-template's ConfigParser (traffic_gru, 14a; decision 0108): pathlib's mkdir, whose exist_ok is
     # False unless given, or a name set to a test (False for a run named by the time), raced by every
-    # process: the slower one fails with FileExistsError; one that tolerates the folder stays everywhere
+    # process: the slower one fails with FileExistsError; one that tolerates the folder stays everywhere, and so
+    # does a `mkdir` method of the program's own (it may set what the other processes read)
     pair("""\
 from pathlib import Path
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+
+
+
+class Run:
+    def mkdir(self):
+        self.log_dir = "runs/log"
+
 
 run_id = "0101_120000"
 exist_ok = run_id == ''
@@ -421,6 +429,7 @@ save_dir = Path("saved") / run_id
 save_dir.mkdir(parents=True, exist_ok=exist_ok)
 (save_dir / "log").mkdir()
 Path("cache").mkdir(parents=True, exist_ok=True)
+Run().mkdir()
 for x, y in train_loader:
     optimizer.zero_grad()
     torch.nn.functional.mse_loss(model(x), y).backward()
@@ -433,6 +442,13 @@ model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
 
+
+
+class Run:
+    def mkdir(self):
+        self.log_dir = "runs/log"
+
+
 run_id = "0101_120000"
 exist_ok = run_id == ''
 save_dir = Path("saved") / run_id
@@ -440,6 +456,7 @@ if is_main_process():
     save_dir.mkdir(parents=True, exist_ok=exist_ok)
     (save_dir / "log").mkdir()
 Path("cache").mkdir(parents=True, exist_ok=True)
+Run().mkdir()
 for x, y in train_loader:
     optimizer.zero_grad()
     torch.nn.functional.mse_loss(model(x), y).backward()
