@@ -142,6 +142,8 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
             return f"`{name}` is used in forward() on some paths only"
         if any(_iterated_until_break(facts, u) for u in uses):
             return f"`{name}` is iterated in forward() by a loop that may stop early (`break`)"
+        if all(facts.grad_disabled(u) or _detached(facts, u) for u in uses) and not _frozen(facts, cls, name):
+            return f"`{name}` runs in forward() without gradients only (`torch.no_grad()` or `.detach()`)"
         picked = _picked_by_key(facts, value, uses, forward)
         if picked is not None:
             return f"`{name}` is a container of modules of which forward() runs the one a key picks (`{picked}`)"
@@ -394,6 +396,28 @@ def _reached(facts: Facts, cls: cst.ClassDef, forward: cst.FunctionDef) -> list[
                 if method is not None:
                     todo.append(method)
     return reached
+
+
+def _detached(facts: Facts, use: cst.CSTNode) -> bool:
+    """`self.target(x).detach()`: the sub-module's output cut from the graph where it is made."""
+    call = facts.parent(use)
+    holder = facts.parent(call) if isinstance(call, cst.Call) and call.func is use else None
+    return isinstance(holder, cst.Attribute) and holder.value is call and holder.attr.value in ("detach", "detach_")
+
+
+def _frozen(facts: Facts, cls: cst.ClassDef, name: str) -> bool:
+    """Does the class turn off `requires_grad` of `name`'s parameters (`for p in
+    self.encoder_k.parameters(): p.requires_grad = False`, `self.target.requires_grad_(False)`)?
+    DDP then expects no gradient of them."""
+    for func in (f for f in cls.body.body if isinstance(f, cst.FunctionDef)):
+        if any(isinstance(c.func, cst.Attribute) and dotted(c.func.value) == name and c.func.attr.value == "requires_grad_"
+               for c in facts.calls_in(func)):
+            return True
+        for loop in facts.loops_in(func):
+            if isinstance(loop, cst.For) and "requires_grad" in facts.code(loop.body) and \
+                    any(dotted(a) == name for a in facts.findall(loop.iter, cst.Attribute, lambda a: True)):
+                return True
+    return False
 
 
 CONTAINERS = frozenset({"torch.nn.ModuleDict", "torch.nn.ModuleList", "torch.nn.ParameterDict", "torch.nn.ParameterList"})

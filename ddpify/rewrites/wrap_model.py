@@ -25,7 +25,8 @@ does a model some of whose parameters a step may leave without gradient (`ddpify
 outputs a training forward leaves unread (`validity, _, _ = netD(fake)`; `out["logits"]` alone of a
 dict `forward` returns with another head), layers `forward`
 never uses, parameters read for their device only, sub-modules used on some paths, the one module of a
-container that a key picks (`self.heads[task](h)`); without it
+container that a key picks (`self.heads[task](h)`), a sub-module it runs without gradients only (a target
+network under `torch.no_grad()` or detached, its parameters not frozen); without it
 DDP stops at the next step with "Expected to have finished reduction in the prior iteration".
 A gradient penalty (`torch.autograd.grad` through the wrapper) gets its gradients tied to every
 parameter of the model (`penalty_gradients(D, torch.autograd.grad(D(x), x, ...))`, a zero

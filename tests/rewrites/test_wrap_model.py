@@ -4711,3 +4711,49 @@ def test_a_dict_output_whose_head_the_step_never_reads_finds_unused_parameters(s
 def test_a_dict_output_whose_every_head_the_step_reads_needs_no_unused_parameter_search():
     step = "    out = model(x)\n    (nn.functional.cross_entropy(out['logits'], y) + out['aux'].mean()).backward()"
     assert "find_unused_parameters" not in only(NAME, DICT_OUT.format(step=step))
+
+
+TARGET_INSIDE = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Student(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 2)
+        self.target = nn.Linear(4, 2)
+{freeze}
+    def forward(self, x):
+{goal}
+        return self.net(x), goal
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4, shuffle=True)
+model = Student()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+    out, goal = model(x)
+    ((out - goal) ** 2).mean().backward()
+    optimizer.step()
+"""
+NO_GRAD = "        with torch.no_grad():\n            goal = self.target(x)"
+
+
+@pytest.mark.parametrize("goal", [NO_GRAD, "        goal = self.target(x).detach()"])
+def test_a_sub_module_forward_runs_without_gradients_only_finds_unused_parameters(goal):
+    """A target network kept inside the trained model (a self-supervised learner's momentum
+    encoder) that forward runs under `torch.no_grad()` or detaches: its parameters, still
+    requiring gradients, get none, and DDP stopped at the next step, unnamed."""
+    converted = only(NAME, TARGET_INSIDE.format(freeze="", goal=goal))
+    assert "find_unused_parameters=True" in converted
+
+
+@pytest.mark.parametrize("freeze", [
+    "        self.target.requires_grad_(False)\n",
+    "        for p in self.target.parameters():\n            p.requires_grad = False\n",
+])
+def test_a_frozen_sub_module_run_without_gradients_needs_no_unused_parameter_search(freeze):
+    assert "find_unused_parameters" not in only(NAME, TARGET_INSIDE.format(freeze=freeze, goal=NO_GRAD))
