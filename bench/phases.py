@@ -8,9 +8,10 @@ Converts each ENTRY (a FOLDER: its scripts and notebooks; as bench/real_speed.py
 (default 5) in turn with the floor (LibCST's parse + codegen of the files read), and prints the
 CPU milliseconds per round of each phase, exclusive (what a timed step inside it spends counts
 as that step), as a share of the conversion and in floors: the parse, CPython's compile of the
-input, `Facts`, each analysis, each rewrite, applying the edits, the report's line numbers, the
-compile check of the output; "other" is the rest (the output's codegen, loading the program,
-glue). What the facts compute on first use inside a rewrite counts as that rewrite. For the
+input, `Facts`, each analysis, each rewrite, applying the edits, the lines of the edited files'
+statements (Python's `ast`, read by the output's print and the report), the output's print, the
+report's line numbers, the compile check of the output, loading the program, what the report
+warns is not read; "other" is the rest (glue). What the facts compute on first use inside a rewrite counts as that rewrite. For the
 functions inside a phase: bench/hotspots.py (cProfile).
 """
 
@@ -21,6 +22,7 @@ import dataclasses
 import functools
 import statistics
 import time
+import types
 from collections import defaultdict
 from pathlib import Path
 
@@ -30,6 +32,9 @@ import ddpify.analysis.result as result
 import ddpify.convert as conv
 import ddpify.output.edits as edits
 import ddpify.syntax.parse as parse
+import real_speed
+from ddpify.analysis import reach
+from ddpify.syntax import codegen
 from real_speed import entries, jobs
 
 SPENT: dict[str, float] = defaultdict(float)
@@ -67,7 +72,14 @@ def install() -> None:
         return run(rewrites, options, analysis, edit_set)
     conv._run = run_timed
     edits.apply = timed("edits.apply", edits.apply)
+    edits.apply_part = timed("edits.apply_part (a program's files)", edits.apply_part)
+    unseen = reach.unseen
+    reach.unseen = timed("reach.unseen (what the report warns is not read)", lambda *args: list(unseen(*args)))
+    real_speed.load = timed("loading the program (less its parses and compiles)", real_speed.load)
     edits.Edits.changes = timed("report line numbers", edits.Edits.changes)
+    conv.statement_lines = timed("statement lines (ast; the print and the report)", conv.statement_lines)
+    conv.codegen = types.SimpleNamespace(code=timed("the output's print", codegen.code))
+    conv.compile = timed("compile check of the output", compile)  # a program's files
     conv._check_compiles = timed("compile check of the output", conv._check_compiles)
 
 
@@ -95,7 +107,7 @@ def main() -> None:
         SPENT.clear()
         SPENT.update(kept)
     total, base = statistics.median(totals), statistics.median(floors)
-    SPENT["other (output codegen, loading, glue)"] = sum(totals) - sum(SPENT.values())
+    SPENT["other (glue)"] = sum(totals) - sum(SPENT.values())
     print(f"{len(pairs)} programs: conversion {total * 1e3:.0f} ms, floor {base * 1e3:.0f} ms per round "
           f"(CPU, medians of {args.reps}): {total / base:.2f}x")
     for name, seconds in sorted(SPENT.items(), key=lambda kv: -kv[1]):
