@@ -302,6 +302,7 @@ def _container_reads(facts: Facts) -> list[cst.BaseExpression]:
     `for`, `enumerate(model)`, `len(model)`), or unpacked (`nn.Sequential(*model)`). The wrapper
     answers none of them (TypeError); `_give_bare_model` keeps those that may not hold it."""
     found: list[cst.BaseExpression] = []
+    flow = objects.of(facts)
     for sub in facts.by_type.get(cst.Subscript, ()):
         if isinstance(sub, cst.Subscript) and dotted(sub.value) and not isinstance(facts.parent(sub), (cst.AssignTarget, cst.Del)):
             found.append(sub.value)
@@ -311,7 +312,8 @@ def _container_reads(facts: Facts) -> list[cst.BaseExpression]:
     for call in facts.calls:
         items = mt.is_name(call.func, *ITEMS)
         found += [a.value for a in call.args if dotted(a.value) and (a.star == "*" or items and not a.keyword and not a.star)]
-    return found
+    # a name that may hold a list, tuple or dict is read as that container (`nets = [nets]`, then `for net in nets:`)
+    return [e for e in found if not any(isinstance(site, objects.CONTAINERS) for site in flow.values(e))]
 
 
 NAMING = frozenset({"named_parameters", "named_buffers", "named_modules", "named_children"})

@@ -1295,3 +1295,12 @@ def test_a_callback_handed_the_trainer_saves_the_module_of_its_wrapped_model():
     callback class's method, `trainer` holds the trainer, and the save takes `.module`."""
     out = convert(CALLBACKS, Options()).code
     assert "torch.save(trainer.model.module.state_dict(), tmp_path)" in out
+
+
+def test_a_name_rebound_to_a_list_of_the_wrapped_models_is_iterated_as_written():
+    """pix2pix's `set_requires_grad(nets)`: `if not isinstance(nets, list): nets = [nets]`, then
+    `for net in nets:`; the loop reads the list, which 7d87727 sent through `.module` (crash)."""
+    read = ("def set_requires_grad(nets, flag=False):\n    if not isinstance(nets, list):\n        nets = [nets]\n"
+            "    for net in nets:\n        for p in net.parameters():\n            p.requires_grad = flag\n"
+            "set_requires_grad(model, True)")
+    assert "    for net in nets:\n" in only(NAME, SEQUENTIAL.format(read=read), also=frozenset({"wrap-model"}))
