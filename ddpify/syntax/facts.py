@@ -30,10 +30,10 @@ Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
 
 # nn.Module methods that return the module itself: `model = Net().to(device)` is still a Net
-# a class's own constructors by convention (Hugging Face's, Lightning's): `Net.from_pretrained(path)` is a `Net`
-ALTERNATE_CONSTRUCTORS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint"})
 SELF_RETURNING = frozenset({"to", "train", "eval", "cuda", "cpu", "float", "double", "half", "bfloat16",
                             "requires_grad_", "share_memory"})
+# a class's own constructors by convention (Hugging Face's, Lightning's): `Net.from_pretrained(path)` is a `Net`
+ALTERNATE_CONSTRUCTORS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint"})
 
 class _Cycle(list):
     """What `Facts._instances_of` answers for a name it is already answering: no class of its own,
