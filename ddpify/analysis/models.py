@@ -741,7 +741,7 @@ def _holds_a_model(facts: Facts, receiver: cst.BaseExpression) -> bool:
     known and no model) rather than a part of a model (`model.fc`)? Wrapping that first name would
     wrap the holder."""
     head = receiver
-    while isinstance(head, cst.Attribute):
+    while isinstance(head, (cst.Attribute, cst.Subscript)):  # `args.model`, `state["model"]`
         head = head.value
     if head is receiver or not isinstance(head, cst.Name) or head.value == "self":
         return False
@@ -910,7 +910,7 @@ def _found_by_object(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTN
         named = _names_a_model(facts, optimizer)
         if named and id(optimizer) in placed:
             continue
-        model = _bound_once(facts, optimizer) if named else _by_object(facts, optimizer)
+        model = _bound_once(facts, optimizer) if named else _by_object(facts, optimizer) or _bound_once(facts, optimizer)
         if model is None:
             continue
         known = next((w for w in wrapped if w.defined is model.defined and w.name == model.name), None)
@@ -1739,8 +1739,8 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
         ref = _instance_attribute(facts, refs, expr) or ref  # `runner.model`: the class's `self.model`
     model = refs.get(ref) if ref is not None else None
     if model is None or ref is None:
-        if ref is None or not depth:
-            return None
+        if ref is None or not depth:  # `state["model"]` of a dict handed in: what the dict display holds
+            return _kept_holds(facts, refs, answers, expr, depth) if depth else None
         return _alias_holds(facts, refs, answers, ref, depth) or _returned_holds(facts, refs, answers, ref, depth, expr) \
             or _object_holds(facts, refs, expr, ref) or _param_holds(facts, refs, answers, ref, depth) \
             or _stored_holds(facts, refs, answers, ref, depth) or _kept_holds(facts, refs, answers, expr, depth)
@@ -1980,9 +1980,10 @@ def _stored_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref,
 
 def _kept_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: cst.BaseExpression, depth: int) -> Holds | None:
     """`args.model` where the program stores a model into that attribute of the object (`args.model =
-    net` on the namespace `train(args)` is handed, net wrapped before): what every such store gives it
-    (ddpify.analysis.objects follows the object, not the name)."""
-    if not isinstance(expr, cst.Attribute) or dotted(expr.value) in (None, "self"):
+    net` on the namespace `train(args)` is handed, net wrapped before), or `state["model"]` of a dict
+    display (`state = {"model": net, ...}`): what every such store gives it (ddpify.analysis.objects
+    follows the object, not the name)."""
+    if not isinstance(expr, (cst.Attribute, cst.Subscript)) or dotted(expr.value) in (None, "self"):
         return None
     verdicts = {_holds(facts, refs, answers, value, depth - 1) for value in objects.of(facts).stored_into(expr)}
     return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None

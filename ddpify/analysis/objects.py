@@ -312,10 +312,15 @@ class Objects:
                 stores[target.attr.value].append((target, value))
         return stores
 
-    def stored_into(self, expr: cst.Attribute) -> list[cst.BaseExpression]:
+    def stored_into(self, expr: cst.Attribute | cst.Subscript) -> list[cst.BaseExpression]:
         """What the program stores into `obj.x` of the objects `obj` may hold, through any name
-        (`args.model = net`, read as `args.model` in the function `args` is handed to)."""
+        (`args.model = net`, read as `args.model` in the function `args` is handed to), or under a
+        literal key of the dicts it may hold (`state = {"model": net, ...}`, read as `state["model"]`)."""
         held = self.values(expr.value)
+        if isinstance(expr, cst.Subscript):
+            key = _literal_key(expr)
+            return [e.value for c in held if isinstance(c, cst.Dict) and key is not None for e in c.elements
+                    if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key]
         return [value for target, value in self._attribute_stores.get(expr.attr.value, ())
                 if target is not expr and held and self.values(target.value) & held]
 

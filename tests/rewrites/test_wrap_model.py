@@ -4757,3 +4757,31 @@ def test_a_sub_module_forward_runs_without_gradients_only_finds_unused_parameter
 ])
 def test_a_frozen_sub_module_run_without_gradients_needs_no_unused_parameter_search(freeze):
     assert "find_unused_parameters" not in only(NAME, TARGET_INSIDE.format(freeze=freeze, goal=NO_GRAD))
+
+
+DICT_HOLDER = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+def train(state):
+    opt = torch.optim.Adam(state["model"].parameters(), lr=state["lr"])
+    for epoch in range(2):
+        for x, y in state["loader"]:
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(state["model"](x), y).backward()
+            opt.step()
+    torch.save(state["model"].state_dict(), "model.pt")
+
+net = torch.nn.Linear(2, 1)
+state = {"model": net, "loader": DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True), "lr": 0.01}
+train(state)
+"""
+
+
+def test_a_model_kept_in_a_dict_the_training_function_is_handed_is_wrapped_where_built_and_saved_unwrapped():
+    """The same for a dict display handed to the training function (`state = {"model": net, ...}`,
+    `Adam(state["model"].parameters())`): it was a TODO; `net` is wrapped before the dict keeps it,
+    and `state["model"]` is known to hold the wrapper."""
+    out, _ = run(DICT_HOLDER)
+    assert "net = DistributedDataParallel(net, device_ids=device_ids(net))\nstate = {" in out
+    assert "TODO" not in out and 'torch.save(state["model"].module.state_dict(), tmp_path)' in out
