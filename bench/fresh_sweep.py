@@ -56,7 +56,8 @@ Verdicts (torchrun), each `ok`, `FAIL` or `n/a`:
   twice, the converted program steps one twice on both ranks (a program that catches its own
   crash and exits 0 trains no further);
 - `saves`: no `torch.save` and no file write (open for writing, images, plots, loggers) on
-  rank 1; no saved key starting with `module.`; no DistributedDataParallel saved whole;
+  rank 1; no saved key starting with `module.` (but those the original saved too: an AveragedModel's own `module`);
+  no DistributedDataParallel saved whole;
 - `voice`: rank 1 writes nothing on stdout;
 - `python`: the converted program exits 0 under plain `python`.
 `wrapped` (information): `no` where an optimizer steps parameters of no DDP- or FSDP-wrapped
@@ -494,15 +495,16 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     sites["wrapped"] = [made.get(("optimizer", n), []) for n in bare]
     # saves and writes
     bad_saves = [e for e in probe.of("save_site") if e["rank"] != 0 or e.get("wrapper")]
-    keyed = [e for e in probe.saves() if any(str(k).startswith("module.") for k in
-                                             (e.get("keys") or []) + [kk for v in (e.get("nested") or {}).values()
-                                                                      for kk in v])]
+    # a key `module.` starts that the original saved too is the program's own (an AveragedModel's,
+    # `self.module` of an EMA): only one the original never saved comes from a wrapper
+    own = {k for e in original.saves() for k in _saved_keys(e) if k.startswith("module.")}
+    keyed = [e for e in probe.saves() if any(k.startswith("module.") and k not in own for k in _saved_keys(e))]
     writes = [e for e in probe.of("write") if e["rank"] != 0 and e["path"] != os.devnull]  # (no file: a sink)
     checks["saves"] = "FAIL" if bad_saves or keyed or writes else \
         ("ok" if probe.of("save_site") or probe.of("write") else "n/a")
     sites["saves"] += [e["stack"] for e in bad_saves + writes]
     if keyed:
-        by_path = {e["path"]: e["stack"] for e in probe.of("save_site")}
+        by_path = {_final_path(e["path"]): e["stack"] for e in probe.of("save_site")}
         sites["saves"] += [by_path.get(e["path"], []) for e in keyed]
     # one voice
     spoken = stdout.get(1, "").strip()
@@ -510,6 +512,21 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     sites["voice"] += [e["stack"] for e in probe.of("print") if e["rank"] != 0]
     checks["python"] = "ok" if python_rc == 0 else "FAIL"
     return checks, dict(sites)
+
+
+ATOMIC_TMP = re.compile(r"^(?P<folder>.*?)\.(?P<name>[^/]+)\.\d+\.[0-9a-f]{8}\.tmp$")  # runtime.atomic_write's temporary file
+
+
+def _final_path(path: str) -> str:
+    """The file a save goes to: `results/.steps_4.pt.2525.812f71b6.tmp` (atomic_write's temporary
+    file, renamed over it) -> `results/steps_4.pt` (the name's first 64 characters, as written)."""
+    found = ATOMIC_TMP.match(path)
+    return found["folder"] + found["name"] if found else path
+
+
+def _saved_keys(save: dict) -> list[str]:
+    """A save event's keys and the keys of the dicts it holds (`{"model": sd, "ema": sd}`)."""
+    return [str(k) for k in (save.get("keys") or []) + [kk for v in (save.get("nested") or {}).values() for kk in v]]
 
 
 def _report_summary(report: dict) -> dict:

@@ -945,3 +945,33 @@ def test_a_programs_own_modules_come_before_the_stand_ins_for_installed_packages
     run = subprocess.run([sys.executable, "-c", "import omegaconf; print(getattr(omegaconf, 'OWN', False))"],
                          env={**env, "PATH": os.environ.get("PATH", "")}, capture_output=True, text=True, cwd=tmp_path)
     assert run.stdout.strip() == "True", run.stderr
+
+
+@pytest.mark.parametrize("original_keys, verdict", [
+    (["n_averaged", "module.fc.weight"], "ok"),  # the EMA's own `module` (AveragedModel): saved so by the original too
+    (["n_averaged", "fc.weight"], "FAIL"),  # near miss: a wrapper's prefix the original never had
+])
+def test_a_module_key_fails_saves_only_where_the_original_saved_no_such_key(original_keys, verdict):
+    """The fifteenth sweep's mnist_diffusion_ema (held out): `torch.save({"model": model.state_dict(),
+    "model_ema": model_ema.state_dict()})` with `model_ema` an AveragedModel, whose state dict's keys
+    start with `module.` in the single-GPU program too; the judge failed `saves` on them (no frame)."""
+    saves = [dict(ev="save_site", rank=0, path="ckpt.pt", wrapper=False, stack=[["/r/train.py", 9, "main"]]),
+             dict(ev="save", rank=0, path="ckpt.pt", keys=["model", "model_ema"],
+                  nested={"model": ["fc.weight"], "model_ema": ["n_averaged", "module.fc.weight"]})]
+    probe = _trained(dict(DIST, sampler_rank=0), dict(DIST, sampler_rank=1), [[0, 2], [2, 0]], [[1, 3], [3, 1]],
+                     extra=saves)
+    original = Probe([*RANDOM.events, dict(pid=1, ev="save", rank=0, path="ckpt.pt", keys=["model", "model_ema"],
+                                           nested={"model": ["fc.weight"], "model_ema": original_keys})])
+    assert sweep.judge(probe, original, 0, {0: "loss 1\n", 1: ""}, 0)[0]["saves"] == verdict
+
+
+def test_a_wrapper_key_saved_through_atomic_write_is_sited_at_its_save():
+    """The save's site event names atomic_write's temporary file (`.ckpt.pt.12.0a1b2c3d.tmp`), the
+    save event the file it becomes: a key of the wrapper in it had no frame, so nothing could name it."""
+    saves = [dict(ev="save_site", rank=0, path="out/.ckpt.pt.12.0a1b2c3d.tmp", wrapper=False,
+                  stack=[["/r/train.py", 9, "main"]]),
+             dict(ev="save", rank=0, path="out/ckpt.pt", keys=["module.fc.weight"], nested={})]
+    probe = _trained(dict(DIST, sampler_rank=0), dict(DIST, sampler_rank=1), [[0, 2], [2, 0]], [[1, 3], [3, 1]],
+                     extra=saves)
+    checks, sites = sweep.judge(probe, RANDOM, 0, {0: "loss 1\n", 1: ""}, 0)
+    assert checks["saves"] == "FAIL" and sites["saves"] == [[["/r/train.py", 9, "main"]]]
