@@ -462,8 +462,11 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     stepped = training_passes(probe, 0)  # an evaluation over the training loader is no epoch of it
     orders = [[p.indices for p in passes.get((0, loader), []) if p.indices and (loader, p.number) in stepped]
               for loader in sorted(train)]
+    # the sampler's epoch at each pass a step follows: not an iterator made and dropped before the
+    # training's own (tqdm.auto's `tqdm(loader)` calls `iter(loader)` when it is built), which draws
+    # the epoch's order once more
     epochs = {loader: [e["epoch"] for e in sorted(probe.of("pass_epoch", 0), key=lambda e: e["number"] or 0)
-                       if e["loader"] == loader] for loader in train}
+                       if e["loader"] == loader and (loader, e["number"]) in stepped] for loader in train}
     if not random_before or not train:
         checks["reshuffled"] = "n/a"
     elif any(len(o) >= 2 for o in orders):

@@ -760,6 +760,21 @@ def test_where_workers_hide_the_indices_the_sampler_epoch_tells_a_reshuffle(epoc
     assert checks["sharded"] == "ok" and checks["reshuffled"] == verdict
 
 
+def test_an_iterator_made_and_dropped_before_each_epochs_own_is_no_pass_of_the_training():
+    """The fifteenth sweep's ovarian_cnn_classifier (decision 0102): `tqdm.auto.tqdm(loader)` calls
+    `iter(loader)` when it is built and then iterates the loader again, so each epoch began two passes
+    at one sampler epoch, the first dropped with no step; the judge compared the first two passes'
+    epochs (1 and 1) and failed `reshuffled` on a loader the training drew anew each epoch (1, then 2)."""
+    events = []
+    for rank in (0, 1):
+        for number, epoch in enumerate((1, 1, 2, 2), 1):
+            events += [_pass(rank, 1, number, **DIST, sampler_rank=rank),
+                       dict(ev="pass_epoch", rank=rank, loader=1, number=number, epoch=epoch)]
+            events += [_step(rank)] if number % 2 == 0 else []
+    checks, _ = sweep.judge(_events(*events), RANDOM, 0, {}, 0)
+    assert checks["reshuffled"] == "ok"
+
+
 def test_an_optimizer_stepping_bare_parameters_is_told_apart_from_a_wrapped_one():
     probe = _trained(dict(DIST, sampler_rank=0), dict(DIST, sampler_rank=1), [[0, 2], [2, 0]], [[1, 3], [3, 1]],
                      extra=[dict(ev="coverage", rank=0, number=0, params=4, bare=4, shapes=[[2, 2]])])
