@@ -293,7 +293,7 @@ class SameValues:
         loops = self._loop_targets(ref)  # `stage` of `for stage in stages:`
         return bool(writes or loops) and not f.unpacked_from(ref) and all(
             self._plain(lp.iter) and self._core(lp.iter, proving) for lp in loops) and all(
-            not self._branched(s) and (mt.is_parse_args(v) or self._core(v, proving)) for v, s in writes) \
+            not self._branched(s, proving) and (mt.is_parse_args(v) or self._core(v, proving)) for v, s in writes) \
             and all(self._core(a.value, proving) for a in self._filled_with(ref))  # `losses.append(loss.item())`
 
     def _counter_target(self, name: cst.Name) -> bool:
@@ -406,12 +406,14 @@ class SameValues:
         methods = [m for cls in classes if cls is not None for m in self.facts.method(cls, "__getitem__")]
         return [r for m in methods for r in self.facts.returned(m)] if len(methods) >= len(classes) else []
 
-    def _branched(self, stmt: cst.CSTNode) -> bool:
-        """Does `stmt` run only on some paths of its function (inside an `if` or an `except`)?"""
+    def _branched(self, stmt: cst.CSTNode, proving: frozenset = frozenset()) -> bool:
+        """Does `stmt` run only on some paths of its function (inside an `if` or an `except`), paths
+        that may differ between processes? Not inside an `if` whose test is the same on every process
+        (`if __name__ == "__main__":` around `args = parser.parse_args()`): every process takes it."""
         for anc in self.facts.ancestors(stmt):
             if isinstance(anc, cst.FunctionDef):
                 return False
-            if isinstance(anc, (cst.If, cst.IfExp, cst.ExceptHandler)):
+            if isinstance(anc, (cst.IfExp, cst.ExceptHandler)) or isinstance(anc, cst.If) and not self._core(anc.test, proving):
                 return True
         return False
 

@@ -1299,7 +1299,7 @@ def _read_back_later(facts: Facts, stmt: cst.CSTNode, readers: list[cst.Call]) -
     process's write."""
     scope = facts.scope(stmt)
     if any(facts.scope(c) is scope and facts.before(stmt, c) and not facts.is_inside(c, stmt) and _same_file(facts, stmt, c)
-           for c in readers):
+           for c in [*readers, *_reading_through(facts, scope, readers)]):
         return True
     # `def save(): torch.save(net, "net.pkl")` and `def restore(): torch.load("net.pkl")`, called in
     # turn: a read in another function, where every call of the writing one runs on every process,
@@ -1316,13 +1316,29 @@ def _read_after_a_call(facts: Facts, func: cst.FunctionDef, readers: list[cst.Ca
     or after a call of that function in turn (an early stopper's `__call__` saving through
     `save_checkpoint()`, the script reloading the best weights after the training function returns)?"""
     for site in (facts.statement(c) for c in facts.call_sites(func)):
-        if any(_runs_after(facts, site, c) for c in readers):
+        if any(_runs_after(facts, site, c) for c in [*readers, *_reading_through(facts, facts.scope(site), readers)]):
             return True
         caller = facts.scope(site)
         if depth > 0 and isinstance(caller, cst.FunctionDef) and caller is not func \
                 and _read_after_a_call(facts, caller, readers, depth - 1):
             return True
     return False
+
+
+def _reading_through(facts: Facts, scope: cst.CSTNode, readers: list[cst.Call], depth: int = 3) -> list[cst.Call]:
+    """The calls `scope` runs itself that reach one of `readers` through the program's functions
+    they call, up to `depth` calls deep (`train()` after `make_vocab()`, whose body calls
+    `get_vocab()`, which opens the vocabulary `make_vocab` wrote): a read below the call too."""
+    reading, found = set(readers), []
+    for call in facts.calls_of(scope):
+        funcs, seen = list(facts.user_functions(call)), set()
+        for _ in range(depth):
+            if any(c in reading for f in funcs for c in facts.calls_in(f)):
+                found.append(call)
+                break
+            seen.update(funcs)
+            funcs = [g for f in funcs for c in facts.calls_in(f) for g in facts.user_functions(c) if g not in seen]
+    return found
 
 
 def _runs_after(facts: Facts, site: cst.CSTNode, call: cst.Call) -> bool:

@@ -163,3 +163,22 @@ def test_a_name_only_some_ranks_bind_is_not_shared(binding, shared):
     facts = Facts(parse_module(HEAD + STAGES + binding + "\nif name == 'F1':\n    pass\n"))
     assert Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test) is shared
 
+
+
+@pytest.mark.parametrize("guard, shared", [
+    ('__name__ == "__main__"', True),  # every process runs the script as its main module
+    ("int(os.environ['LOCAL_RANK']) == 0", False),  # only one process parses: the others hold nothing
+    ("time.time() > 1e9", False),  # a clock each process reads for itself
+])
+def test_the_command_line_parsed_under_an_if_every_process_takes_is_shared(guard, shared):
+    """`args = parser.parse_args()` under `if __name__ == "__main__":`, then `if args.make_vocab:`
+    (the fifteenth sweep part C's text CNN, held out, after its run; a fixture of ours): the core
+    took the `if` for a branch some processes may skip, `args.make_vocab` for a value that may
+    differ, and the vocabulary `make_vocab()` writes got no barrier before `train()` read it back
+    (a warning instead). An `if` every process takes alike is no such branch."""
+    from ddpify.analysis.same_values import same_everywhere
+    code = ("import argparse\nimport os\nimport time\n"
+            f"if {guard}:\n    parser = argparse.ArgumentParser()\n    opts = parser.parse_args()\n"
+            "    if opts.make_vocab:\n        pass\n")
+    facts = Facts(parse_module(code))
+    assert same_everywhere(facts, facts.by_type[cst.If][-1].test) is shared

@@ -2663,6 +2663,47 @@ for x, y in loader:
     assert "    barrier()\n    if is_main_process():\n        np.save" not in falls_through.code
 
 
+def test_a_file_read_back_two_calls_below_the_write_gets_a_barrier():
+    """`make_vocab(corpus, path)` writes the vocabulary, then `train(path)` reads it through
+    `get_vocab(path)` (the fifteenth sweep part C's text CNN, held out, after its run; a fixture of
+    ours): the read, two calls below the statement after the write, was not seen, and a process
+    other than the main one could open the vocabulary before it was written, or while. The main
+    process writes it, then a barrier, then the training."""
+    code = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def make_vocab(corpus, path):
+    words = sorted(set(open(corpus).read().split()))
+    with open(path, "w") as f:
+        f.write(" ".join(words))
+
+
+def get_vocab(path):
+    with open(path) as f:
+        return {w: i for i, w in enumerate(f.read().split())}
+
+
+def train(path):
+    vocab = get_vocab(path)
+    model = torch.nn.Linear(len(vocab), 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(TensorDataset(torch.randn(8, len(vocab)), torch.randn(8, 2)), batch_size=4, shuffle=True)
+    for x, y in loader:
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+
+
+make_vocab("corpus.txt", "vocab.txt")
+train("vocab.txt")
+"""
+    out = rewritten(NAME, code)
+    assert out.code.endswith('if is_main_process():\n    make_vocab("corpus.txt", "vocab.txt")\nbarrier()\ntrain("vocab.txt")\n')
+    assert any("barrier() after the save: the file is read back below" in c.message for c in out.changes)
+
+
 def test_a_test_written_against_its_parenthesis_stays_parenthesized_when_agreed():
     """`if(os.path.isfile("vocab.npy")):` (no space after `if`, the fifteenth sweep's homework NER
     taggers) whose branches read the vocabulary back or build, save and read it: the agreed test
