@@ -6,9 +6,10 @@ Two proofs, one a parameter of the other (`wide`), because the two errors cost d
 - the core (`wide=False`, what the rewrites ask: `agree_stop`, `accumulate_no_sync`, where a
   barrier goes, the test around an evaluation): literals, arguments (`args.x`, parameters every
   caller passes such values), loop and step counters, `len()` of a torch/torchvision loader or
-  data set, pure builtins and `math` of those, a helper that returns `parse_args()`. For `convert`
-  a value wrongly thought shared leaves a stop that some processes take (a hang); one wrongly
-  thought to differ costs one `agree_on`, a collective every process reaches.
+  data set (not one of this process's own share) or of a loader an `Accelerator` prepared, pure
+  builtins and `math` of those, a helper that returns `parse_args()`. For `convert` a value
+  wrongly thought shared leaves a stop that some processes take (a hang); one wrongly thought to
+  differ costs one `agree_on`, a collective every process reaches.
 - the wide answer (`wide=True`, what `check` asks, where a value wrongly thought to differ is a
   false alarm): the core, plus what a collective agreed (`dist.all_reduce(loss)`, `agree_on(...)`),
   counters kept on `self`, the last write before the test, what a checkpoint holds (`torch.load`,
@@ -40,6 +41,7 @@ from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_nam
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
 from ddpify.analysis.distributed import accelerators
+from ddpify.analysis.models import ACCELERATE_PREPARE
 from ddpify.analysis.objects import LOADER, MODEL, of as objects_of
 from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable, read_names
 
@@ -209,14 +211,33 @@ class SameValues:
         return bool(returns) and all(r.value is not None and mt.is_parse_args(r.value) for r in returns)
 
     def _sized_data(self, expr: cst.BaseExpression) -> bool:
-        """A loader or data set from torch or torchvision (`loader.dataset` too): its length is the
-        same on every process, since a sharded loader gives each process an equal share."""
+        """A loader or data set from torch or torchvision (`loader.dataset` too), or an item of what
+        an `Accelerator`'s `prepare` handed back (`prepared[2]`, whatever else the name held first
+        is `None`): its length is the same on every process, since a sharded loader gives each
+        process an equal share (a `DistributedSampler`'s padded one, `prepare`'s even batches) and
+        an unsharded one the whole data set. Not a loader or data set built from this process's
+        own share of the data (`DataLoader(Shards(files[rank::world]))`, `Subset(data,
+        ids[rank::world])`): the shares differ by one where the data does not divide."""
         f = self.facts
         if isinstance(expr, cst.Attribute) and expr.attr.value == "dataset":
             expr = expr.value
-        origins = f.origins(expr)
-        return bool(origins) and all(
-            isinstance(o, cst.Call) and (f.qualify(o.func) or "").startswith(f.DATA_MODULES) for o in origins)
+        origins = [o for o in f.origins(expr) if not (isinstance(o, cst.Name) and o.value == "None")]
+        return bool(origins) and all(isinstance(o, cst.Call) and (
+            (f.qualify(o.func) or "").startswith(f.DATA_MODULES) and not self._own_share(o)
+            or isinstance(o.func, cst.Attribute) and o.func.attr.value in ACCELERATE_PREPARE
+            and bool(accelerators(f, o.func.value))) for o in origins)
+
+    def _own_share(self, data: cst.Call) -> bool:
+        """Does a torch loader or data set hold this process's own share of the data: the data set
+        a loader is given (its sampler may read the rank: a `DistributedSampler`'s shares are of
+        one length), or any data a data set is built from, reads the rank?"""
+        name = self.facts.qualify(data.func) or ""
+        if name.endswith("Sampler"):
+            return False
+        given = [a.value for a in data.args if a.keyword is None or a.keyword.value in ("dataset", "indices")]
+        if name.endswith("DataLoader"):
+            given = given[:1]
+        return any(self.ranks.rank_dependent(g, 3) for g in given)
 
     def _counted_length(self, expr: cst.BaseExpression, proving: frozenset) -> bool:
         """A list the program writes out (`val_window = []`) whose length only statements that every
@@ -463,9 +484,11 @@ class SameValues:
     def _read_for_rank(self, test: cst.CSTNode) -> list[cst.CSTNode]:
         """The names `test` reads for its value (`read_names`), but not a sampler, loader or data
         set it only takes the length of: `len(train_sampler)` of a sampler given this process's
-        rank is its share, which distributed sampling makes the same on every process."""
+        rank is its share, which distributed sampling makes the same on every process (so is
+        `len(loader)` of `DataLoader(data, sampler=DistributedSampler(data, rank=rank))`)."""
         sized = {id(n) for c in self.facts.findall(test, cst.Call) if mt.is_call_of(c, "len") and len(c.args) == 1
-                 and self._data(c.args[0].value) for n in names_in(self.facts, c.args[0].value)}
+                 and (self._data(c.args[0].value) or self._sized_data(c.args[0].value))
+                 for n in names_in(self.facts, c.args[0].value)}
         return [n for n in read_names(self.facts, test) if id(n) not in sized]
 
     def _reads_file(self, node: cst.CSTNode) -> bool:
@@ -884,8 +907,12 @@ class SameValues:
         one held by a name so named and built from no rank (`len(vectorized_datasets["train"])`,
         filled by `.map`, `.filter` and `partial`s of them): its length is the same on every
         process, since every process reads the same data and distributed sampling gives each an
-        equal share."""
-        origins = self.facts.origins(expr)
+        equal share. Not a torch loader or data set of this process's own share (`_own_share`)."""
+        f = self.facts
+        origins = f.origins(expr)
+        if any(isinstance(o, cst.Call) and (f.qualify(o.func) or "").startswith(f.DATA_MODULES) and self._own_share(o)
+               for o in origins):
+            return False
         if bool(origins) and all(DATA_WORD.search(dotted(o.func if isinstance(o, cst.Call) else o) or "")
                                  for o in origins):
             return True

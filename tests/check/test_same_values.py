@@ -164,7 +164,6 @@ def test_a_name_only_some_ranks_bind_is_not_shared(binding, shared):
     assert Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test) is shared
 
 
-
 @pytest.mark.parametrize("guard, shared", [
     ('__name__ == "__main__"', True),  # every process runs the script as its main module
     ("int(os.environ['LOCAL_RANK']) == 0", False),  # only one process parses: the others hold nothing
@@ -182,3 +181,37 @@ def test_the_command_line_parsed_under_an_if_every_process_takes_is_shared(guard
             "    if opts.make_vocab:\n        pass\n")
     facts = Facts(parse_module(code))
     assert same_everywhere(facts, facts.by_type[cst.If][-1].test) is shared
+
+
+LOADER_HEAD = ("import torch\nimport torch.distributed as dist\nfrom accelerate import Accelerator\n"
+               "from torch.utils.data import DataLoader, Subset, TensorDataset\n"
+               "from torch.utils.data.distributed import DistributedSampler\nfrom project import helper\n"
+               "accelerator = Accelerator()\nrank = dist.get_rank()\ndata = TensorDataset(torch.randn(100, 3))\n"
+               "prepared = accelerator.prepare(torch.nn.Linear(3, 1), DataLoader(data, batch_size=8))\n")
+SHARED_LENGTHS = {  # `loader = None` (a trainer's, before it builds one), `loader = ...`, `if len(loader) > 3:`
+    "sharded_by_a_distributed_sampler": "DataLoader(data, sampler=DistributedSampler(data, rank=rank), batch_size=8)",
+    "the_whole_data_set": "DataLoader(data, batch_size=8, shuffle=True)",
+    "prepared_by_an_accelerator": "accelerator.prepare(DataLoader(data, batch_size=8))",
+    "an_item_of_what_prepare_handed_back": "prepared[1]",
+}
+PER_PROCESS_LENGTHS = {  # `loader = ...`, `if len(loader) > 3:`
+    "a_loader_of_this_process_share": "DataLoader(Subset(data, range(rank, 100, 7)), batch_size=8)",
+    "this_process_share": "Subset(data, indices=range(rank, 100, 7))",
+    "prepared_by_something_else": "helper.prepare(DataLoader(data, batch_size=8))",
+}
+
+
+def _length_shared(value: str, wide: bool, first: str = "") -> bool:
+    code = LOADER_HEAD + first + "loader = " + value + "\nif len(loader) > 3:\n    pass\n"
+    facts = Facts(parse_module(code))
+    return Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test, wide=wide)
+
+
+@pytest.mark.parametrize("name", sorted(SHARED_LENGTHS))
+def test_the_length_of_a_loader_sharded_alike_is_shared_in_the_core(name):
+    assert _length_shared(SHARED_LENGTHS[name], wide=False, first="loader = None\n")
+
+
+@pytest.mark.parametrize("name", sorted(PER_PROCESS_LENGTHS))
+def test_the_length_of_a_process_own_share_is_not(name):
+    assert not _length_shared(PER_PROCESS_LENGTHS[name], wide=False)
