@@ -34,6 +34,7 @@ from ddpify.syntax.names import MAIN_PROCESS_WORDS, RANK_WORD, dotted, rank_word
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.cycles import Cycles
 from ddpify.analysis.distributed import Launcher, accelerate_collective, barrier_method, composer_handlers, hook_runs
+from ddpify.analysis.lightning import ONE_PROCESS_A_NODE, lightning_hook
 from ddpify.analysis.objects import of
 
 # Calls whose `rank=` argument is the calling process's rank.
@@ -769,15 +770,17 @@ class Ranks:
         of its function on a rank test, or in a function every call of which is, or runs in the
         launching process only (`Launcher.only`: a subclass's own `train` that overrides the
         method that spawns the workers), or after an `assert` that it is the one process of a rank
-        test? A hook the program registers with accelerate (`register_save_state_pre_hook`) runs
-        where its `save_state(...)` calls are."""
+        test, or in Lightning's `prepare_data` hook (one process a node)? A hook the program
+        registers with accelerate (`register_save_state_pre_hook`) runs where its `save_state(...)`
+        calls are."""
         if self.rank_guard(node) is not None or self._after_rank_return(node) or self._rank_choice(node) \
                 or self._after_rank_assert(node):
             return True
         func = self.facts.scope(node)
         if not isinstance(func, cst.FunctionDef) or depth == 0:
             return False
-        if any(self._rank_only_decorator(d.decorator) or self._keyword_gated(d.decorator, func) for d in func.decorators):
+        if any(self._rank_only_decorator(d.decorator) or self._keyword_gated(d.decorator, func) for d in func.decorators) \
+                or lightning_hook(self.facts, func, ONE_PROCESS_A_NODE):
             return True
         if func in self.launcher.targets:
             return False  # started on every worker, whatever its calls here

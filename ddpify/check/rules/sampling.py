@@ -8,6 +8,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.analysis import objects
+from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
 from ddpify.analysis.loaders import loaders_of
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import param_names
@@ -59,7 +60,8 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     call of that helper. A sampler whose loader only
     evaluation reads (a loop that does not train, a function named for evaluation, a sampler or
     loader named for it, `val_sampler`) is left alone: the order of an evaluation pass does not
-    change its result.
+    change its result. Nor is a sampler built in a `*_dataloader` hook of a Lightning data module
+    or module (or a helper only those hooks call): Lightning's loop calls its `set_epoch`.
     """
     f = ctx.facts
     if any(mt.is_attribute(a, "set_epoch") for a in f.attributes) or any(
@@ -70,7 +72,7 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     for call in [*ctx.script.calls_of(SAMPLER), *subclassed]:
         shuffle = mt.keyword(call, "shuffle")
         if (shuffle is None or not mt.is_name(shuffle.value, "False")) and not _evaluation_only(ctx, call, True) \
-                and (f.has_training or _epochs(ctx, call)):
+                and (f.has_training or _epochs(ctx, call)) and not in_lightning_hook(f, call, LOADER_HOOKS):
             if not f.in_library(call):
                 func = f.scope(call)
                 sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) else []
