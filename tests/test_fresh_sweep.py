@@ -38,7 +38,7 @@ Probe = sweep.Probe
                                         ("fresh_sweep15a.json", 8),
                                         ("fresh_sweep15b.json", 9), ("fresh_sweep15c.json", 8),
                                         ("fresh_sweep16c.json", 7),
-                                        ("fresh_sweep16a.json", 9)])
+                                        ("fresh_sweep16a.json", 9), ("fresh_sweep16b.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -187,6 +187,14 @@ def test_the_stand_in_gym_serves_a_tasks_shapes_in_the_old_or_the_new_api(api, r
     assert out[0] == f"{reset} {step} 7 (17,) (6,) 1.0 2 (4,)"
 
 
+def test_the_stand_in_gym_lunar_lander_has_eight_observations_and_four_discrete_actions():
+    code = ("import gym\nenv = gym.make('LunarLander-v2'); s = env.reset()\n"
+            "print(s.shape, env.action_space.n, len(env.step(3)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["(8,)", "4", "4"]
+
+
 def test_the_stand_in_gym_is_the_same_environment_in_every_process():
     code = ("import gym, numpy as np\nenv = gym.make('Pendulum-v1'); s = env.reset()\n"
             "for a in (0.5, -1.0, 2.0): s, r, done, _ = env.step(np.array([a]))\nprint(s.tolist(), r)")
@@ -332,6 +340,13 @@ def test_the_thirteenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
 def test_the_fifteenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
     part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep15b.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep15b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 5 and not part_b & earlier
+
+
+def test_the_sixteenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep16b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep16b.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_b) >= 5 and not part_b & earlier
 

@@ -1,6 +1,6 @@
 """A stand-in for OpenAI gym (not installed here): `gym.make(name)` gives a small synthetic
 environment of the named kind's shapes (CartPole: 4 observations, 2 discrete actions; Pendulum: 3
-observations, 1 action in [-2, 2]; the MuJoCo tasks: their observation and action sizes, actions in
+observations, 1 action in [-2, 2]; LunarLander: 8 observations, 4 discrete actions; the MuJoCo tasks: their observation and action sizes, actions in
 [-1, 1]). The dynamics are a fixed smooth map of the state and the action (seeded by the name), the
 reward a function of both, and an episode ends after `FRESH_SWEEP_GYM_STEPS` steps (default 20), so
 a program's episodes, buffers and updates run as written, and every process sees the same
@@ -16,10 +16,11 @@ from gym import spaces
 
 __version__ = "0.26.2" if os.environ.get("FRESH_SWEEP_GYM_API") == "new" else "0.21.0"
 
-# name prefix -> (observation size, action size or None for 2 discrete actions, action bound)
-KINDS = {"CartPole": (4, None, 1.0), "Pendulum": (3, 1, 2.0), "MountainCarContinuous": (2, 1, 1.0),
+# name prefix -> (observation size, action size or None for discrete actions, action bound)
+KINDS = {"CartPole": (4, None, 1.0), "LunarLander": (8, None, 1.0), "Pendulum": (3, 1, 2.0), "MountainCarContinuous": (2, 1, 1.0),
          "HalfCheetah": (17, 6, 1.0), "Hopper": (11, 3, 1.0), "Walker2d": (17, 6, 1.0), "Ant": (111, 8, 1.0),
          "Reacher": (11, 2, 1.0), "InvertedPendulum": (4, 1, 3.0), "Humanoid": (376, 17, 0.4)}
+ACTIONS = {"LunarLander": 4}  # a discrete kind's number of actions (2 where not named)
 
 
 class Env:
@@ -31,7 +32,7 @@ class Env:
         self.spec = type("EnvSpec", (), {"id": name, "max_episode_steps": None})()
         self._max_episode_steps = self.spec.max_episode_steps = int(os.environ.get("FRESH_SWEEP_GYM_STEPS", "20"))
         self.observation_space = spaces.Box(-np.inf, np.inf, (obs,), np.float32)
-        self.action_space = spaces.Discrete(2) if act is None else spaces.Box(-bound, bound, (act,), np.float32)
+        self.action_space = spaces.Discrete(ACTIONS.get(kind, 2)) if act is None else spaces.Box(-bound, bound, (act,), np.float32)
         g = np.random.RandomState(zlib.crc32(name.encode()))
         self._a = g.normal(0, 0.5, (obs, obs)).astype(np.float32)
         self._b = g.normal(0, 0.5, (obs, act or 1)).astype(np.float32)
