@@ -86,6 +86,21 @@ def test_modules_imported_by_computed_names_are_followed_to_their_package():
     assert len(program("main.py").by_name) == 3  # the call of an unknown name (`__import__(name)`) read nothing
 
 
+def test_a_computed_name_under_a_package_reaches_its_sub_packages_too():
+    write({
+        "main.py": "from commands import get_commands\nfor c in get_commands():\n    c()\n",
+        "commands/__init__.py": "from importlib import import_module\nfrom pathlib import Path\n"
+                                "def get_commands():\n    for entry in Path(__file__).parent.iterdir():\n"
+                                "        yield import_module(f'commands.{entry.stem}').run\n",
+        "commands/train/__init__.py": "from .loop import fit\ndef run():\n    fit()\n",
+        "commands/train/loop.py": "def fit():\n    pass\n", "commands/evaluate.py": "def run():\n    pass\n",
+        "commands/notes/readme.txt": "",
+    })
+    found = sorted(str(p.rel) for p in program("main.py").parts)
+    assert found == ["commands/__init__.py", "commands/evaluate.py", "commands/train/__init__.py",
+                     "commands/train/loop.py", "main.py"]
+
+
 def test_a_method_called_on_self_runs_the_overrides_below_its_class_never_a_siblings():
     from ddpify.syntax.facts import Facts
     from ddpify.syntax.parse import parse_module

@@ -14,7 +14,8 @@ A module imported by a name computed at run time is followed too, as any module 
 may run: a package whose `__init__.py` imports its own modules in a loop
 (`__import__(".".join([__name__, py]))` over `os.listdir`, as project templates register their
 agents) gives every module of that package; `importlib.import_module(f"models.{args.arch}")`
-every module of `models/`; a literal `importlib.import_module("models.resnet")` that module.
+every module of `models/`, its sub-packages too (`commands/train/__init__.py` of a command found
+by walking `commands/`); a literal `importlib.import_module("models.resnet")` that module.
 
 A folder the program puts on `sys.path` (`sys.path.insert(0, "..")`, `sys.path.append("../helper")`,
 `os.path.join(os.path.dirname(__file__), "..")`: a literal path, relative to the entry's folder,
@@ -824,8 +825,16 @@ def _computed_imports(part: Part, root: Path) -> list[tuple[cst.Call, list[str]]
             (part.name if part.path.name == "__init__.py" else "")
         folder = root.joinpath(*package.split(".")) if package else None
         if folder is not None and folder.is_dir():
-            found.append((call, [f"{package}.{f.stem}" for f in sorted(folder.glob("*.py")) if f.name != "__init__.py"]))
+            found.append((call, _modules_of(folder, package)))
     return found
+
+
+def _modules_of(folder: Path, package: str) -> list[str]:
+    """The modules a computed name under `package` may import: its `.py` files and its
+    sub-packages (a folder with an `__init__.py`: `commands/train/__init__.py` of
+    `import_module(f"commands.{entry.stem}")` over the package's folder)."""
+    files = [f"{package}.{f.stem}" for f in sorted(folder.glob("*.py")) if f.name != "__init__.py"]
+    return files + [f"{package}.{d.name}" for d in sorted(folder.iterdir()) if (d / "__init__.py").is_file()]
 
 
 def _files(root: Path, name: str) -> list[tuple[Path, str]]:
