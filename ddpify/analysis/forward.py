@@ -168,7 +168,7 @@ def _output_read_on_some_paths(facts: Facts, cls: cst.ClassDef, reached: list[cs
             subs = sorted({dotted(c.func) for c in facts.calls_in(value)} & held)
             if not subs or any(isinstance(a, (cst.For, cst.While)) for a in _ancestors_within(facts, stmt, func)):
                 continue
-            reads = _reads_after(facts, target.value, facts.statement(stmt), func)
+            reads = _reads_after(facts, target.value, facts.statement(stmt), func, small=stmt)
             if all(_on_some_paths(facts, cls, r, reads, func) for r in reads):
                 return f"the output of `{subs[0]}` (`{target.value}`) is read in {func.name.value}() on some paths only"
     return None
@@ -207,10 +207,18 @@ def _parameterless(facts: Facts, value: cst.BaseExpression) -> bool:
     return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in PARAMETERLESS
 
 
-def _reads_after(facts: Facts, name: str, stmt: cst.CSTNode, func: cst.FunctionDef) -> list[cst.CSTNode]:
+def _reads_after(facts: Facts, name: str, stmt: cst.CSTNode, func: cst.FunctionDef,
+                 small: cst.CSTNode | None = None) -> list[cst.CSTNode]:
     """The reads of `name` in the statements that run after `stmt` in `func`, up to the first one
-    that binds it again in the same block (its value's reads included)."""
+    that binds it again in the same block (its value's reads included). With `small`, one of the
+    statements of the line `stmt`, the ones after it on that line come first (`x = self.features(x);
+    x = torch.flatten(x, 1); return self.classifier(x)`)."""
     reads: list[cst.CSTNode] = []
+    if isinstance(stmt, cst.SimpleStatementLine) and small in stmt.body:
+        for after in stmt.body[stmt.body.index(small) + 1:]:
+            if isinstance(after, cst.Assign) and any(mt.is_name(t.target, name) for t in after.targets):
+                return reads + facts.references(after.value, name)
+            reads += facts.references(after, name)
     node = stmt
     while node is not func:
         parent = facts.parent(node)

@@ -943,6 +943,38 @@ model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused
         "warning: the output of `self.norm` (`out`) is read in forward() on some paths only (`Block`, a sub-module of `Net`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=OWN_CLASS),
+    # statements on one line, separated by semicolons (the sixteenth sweep's assignment2_cifar_speccnn:
+    # SimpleCNN's `x = self.features(x); x = torch.flatten(x, 1); return self.classifier(x)`): the
+    # line's later statements read the output, so every step reaches every parameter
+    pair("""\
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.ReLU())
+        self.classifier = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        x = self.features(x); x = torch.flatten(x, 1); return self.classifier(x)
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.ReLU())
+        self.classifier = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        x = self.features(x); x = torch.flatten(x, 1); return self.classifier(x)
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+""", "an_output_read_by_the_next_statement_of_the_same_line_needs_no_unused_parameters", report=[
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
     # a sub-module whose output forward never reads (a forward hook keeps one of its layers' output),
     # stored by unpacking what a helper returns (the fourteenth sweep's held-out easy_byol_cifar:
     # `self.backbone, self.layer = get_backbone(...)`, `_ = self.backbone(x)`: the backbone's last
