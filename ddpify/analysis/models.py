@@ -92,6 +92,8 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     wrapped: list[Model] = []
     untraced: list[cst.CSTNode] = []
     for key, optimizer, partial, at in _trained_names(facts, untraced):
+        if _built_for_no_caller(facts, key, at):
+            continue
         read = {r} if at is not optimizer and (r := facts.ref(_expression(key), at)) is not None else None
         passed = _passed_by_callers(facts, key, at)  # `optimizer(net, lr)` called for `self.D`, then for `self.G`
         found = passed or [m for m in [_received(facts, key, at) or _handed_in(facts, key, at) or
@@ -1211,6 +1213,32 @@ def _moves(stmt: cst.CSTNode, name: str) -> bool:
 def _rebinds(stmt: cst.CSTNode, name: str) -> bool:
     assign = mt.sole(stmt, cst.Assign)
     return assign is not None and any(dotted(t.target) == name for t in assign.targets)
+
+
+def _built_for_no_caller(facts: Facts, key: str, optimizer: cst.CSTNode) -> bool:
+    """Is the optimizer built from the parameter `key` of a function of the program that nothing
+    calls or names (an import of it aside): `def SGD(model, lr): return torch.optim.SGD(model.parameters(),
+    lr=lr)` beside the `Adam` the program uses? It builds nothing when the program runs, and no
+    caller says what `key` holds: another `model` of the program that shares the name is not it
+    (it was wrapped there too, twice where that model was the one the program trains)."""
+    func = facts.scope(optimizer)
+    if not isinstance(func, cst.FunctionDef) or key not in param_names(func) or facts.enclosing_class(func) \
+            or facts.call_sites(func):
+        return False
+    return not any(_names_function(facts, n, func) for n in facts.names if n.value == func.name.value)
+
+
+def _names_function(facts: Facts, name: cst.Name, func: cst.FunctionDef) -> bool:
+    """Could `name` be a use of the program's function `func`: not its definition, not an import of
+    it, not the attribute of a library's module (`torch.optim.SGD` beside `def SGD`); an attribute
+    of a program module (`optimiser.SGD`) or of an object ddpify cannot name (`self.kind.optimizer`
+    of a module handed in at run time) may be."""
+    parent = facts.parent(name)
+    if name is func.name or isinstance(parent, cst.ImportAlias):
+        return False
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return facts.qualify(parent) is None or facts.is_program_module(parent.value)
+    return True
 
 
 def _passed_by_callers(facts: Facts, key: str, optimizer: cst.CSTNode) -> list[Model]:

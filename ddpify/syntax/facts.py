@@ -1502,9 +1502,22 @@ class Facts:
         an instance of a class of the program that derives from one (`SAM(model.parameters(),
         torch.optim.SGD, rho=2)` with `class SAM(torch.optim.Optimizer)`), and a call of a name that
         holds an optimizer class (`optimizer = torch.optim.Adam` under a condition, then
-        `optimizer(params, lr=lr)`)."""
-        return [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c) or self._holds_optimizer_class(c.func) or
-                any(self.is_optimizer_class(cls) for cls in self._instances_of(c))]
+        `optimizer(params, lr=lr)`). Not a call of the program's own function named like one, which
+        builds the optimizer inside (`optimizer = Adam(model, lr=1e-3)` with `def Adam(model, lr):
+        return torch.optim.Adam(model.parameters(), lr=lr)`): the construction in its body is the
+        optimizer, its model found through the callers' arguments."""
+        found = [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c) or self._holds_optimizer_class(c.func)
+                 or any(self.is_optimizer_class(cls) for cls in self._instances_of(c))]
+        return [c for c in found if not self._builds_optimizer_inside(c, found)]
+
+    def _builds_optimizer_inside(self, call: cst.Call, optimizers: list[cst.Call]) -> bool:
+        """Does `call` run functions of the program (not a class's constructor) each of which
+        constructs one of `optimizers` in its own body?"""
+        if not isinstance(call.func, (cst.Name, cst.Attribute)) or mt.is_optimizer_factory(call.func):
+            return False
+        funcs = self._named_callees(call)
+        return bool(funcs) and all(self.enclosing_class(f) is None and
+                                   any(o is not call and self.is_inside(o, f) for o in optimizers) for f in funcs)
 
     def _holds_optimizer_class(self, func: cst.BaseExpression, depth: int = 4) -> bool:
         """Is `func` a name every value of which is an optimizer class, as written where it is bound
