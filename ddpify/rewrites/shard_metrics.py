@@ -503,9 +503,10 @@ def _average(facts: Facts, loop: cst.For | cst.While, loader: cst.BaseExpression
 
 def _batches_drawn(facts: Facts, divisor: cst.BaseExpression, loader: cst.BaseExpression, stmt: cst.CSTNode,
                    loop: cst.For | cst.While) -> bool:
-    """Is the divisor the number of batches the loop drew from `loader`: `len(loader)`, a name of
-    the function every assignment of which is (`n_batches = len(train_loader)`), or the loop's
-    `enumerate` index plus one (`losses / (idx + 1)` after `for idx, batch in enumerate(loader)`)?"""
+    """Is the divisor the number of batches the loop drew from `loader`: `len(loader)`, or the loop's
+    `enumerate` index plus one (`losses / (idx + 1)` after `for idx, batch in enumerate(loader)`), or
+    a name of the function every assignment of which is one of those (`n_batches = len(train_loader)`,
+    `train_steps = i + 1` right after the loop)?"""
     def drawn(node: cst.BaseExpression) -> bool:
         return isinstance(node, cst.Call) and mt.is_name(node.func, "len") and len(node.args) == 1 \
             and facts.code(node.args[0].value) == facts.code(loader)
@@ -513,7 +514,8 @@ def _batches_drawn(facts: Facts, divisor: cst.BaseExpression, loader: cst.BaseEx
         return True
     ref = facts.ref(divisor, stmt) if isinstance(divisor, cst.Name) else None
     writes = facts.writes(ref) if ref is not None and ref.scope is facts.scope(stmt) else []
-    return bool(writes) and all(isinstance(at, cst.Assign) and drawn(value) for _, value, at in writes)
+    return bool(writes) and all(isinstance(at, cst.Assign) and (drawn(value) or _index_plus_one(facts, value, loop))
+                                for _, value, at in writes)
 
 
 def _index_plus_one(facts: Facts, divisor: cst.BaseExpression, loop: cst.For | cst.While) -> bool:

@@ -221,6 +221,42 @@ def train_epoch():
 for epoch in range(2):
     print(train_epoch())
 """, "a_shard_sum_divided_by_its_loops_index_plus_one_is_averaged", scaffold=TRAINS.instead_of("loop")),
+    # the same count kept in a name after the loop (the sixteenth sweep's foot-ulcer U-Net: `train_steps = i+1`,
+    # then `avg_train_loss = float(train_loss / train_steps)`): was a warning that ddpify cannot tell the divisor
+    pair("""\
+def train_epoch():
+    losses = 0.0
+    for i, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses += loss
+    steps = i + 1
+    return float(losses / steps)
+
+
+for epoch in range(2):
+    print(train_epoch())
+""", """\
+from ddpify_runtime import mean_over_shards
+
+def train_epoch():
+    losses = 0.0
+    for i, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses += loss
+    losses = mean_over_shards(loader, losses)
+    steps = i + 1
+    return float(losses / steps)
+
+
+for epoch in range(2):
+    print(train_epoch())
+""", "a_shard_sum_divided_by_a_name_holding_its_loops_index_plus_one_is_averaged", scaffold=TRAINS.instead_of("loop")),
     # divided by the length of the data set the loop's loader was made over, held in a dict
     pair("""\
 sets = {"train": TensorDataset(torch.randn(8, 2), torch.randn(8, 1))}
