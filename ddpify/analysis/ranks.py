@@ -34,6 +34,7 @@ from ddpify.syntax.names import MAIN_PROCESS_WORDS, RANK_WORD, dotted, rank_word
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.cycles import Cycles
 from ddpify.analysis.distributed import Launcher, accelerate_collective, barrier_method, composer_handlers, hook_runs
+from ddpify.analysis import frameworks
 from ddpify.analysis.lightning import ONE_PROCESS_A_NODE, lightning_hook
 from ddpify.analysis.objects import of
 
@@ -115,7 +116,8 @@ class Ranks:
                 # (`return 0` in the `else` of `if dist.is_initialized(): return dist.get_rank()`)
                 ranks = [r for r in returned if not isinstance(r, cst.Integer) and not self.undistributed(r)]
                 return bool(ranks) and all(self.is_global_rank(r) for r in ranks)
-            return f.qualify(expr.func) in GLOBAL_RANK_CALLS or self._reads_rank_variable(expr)
+            return f.qualify(expr.func) in GLOBAL_RANK_CALLS and not _in_group(expr) \
+                or frameworks.rank_call(f, expr) == "global" or self._reads_rank_variable(expr)
         if isinstance(expr, cst.Subscript):
             return self._reads_rank_variable(expr)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply)):
@@ -161,7 +163,7 @@ class Ranks:
         if isinstance(expr, cst.Call) and self._factory_returns(expr) and depth:
             return all(self.is_local_rank(r, depth - 1) for r in self._factory_returns(expr))
         if isinstance(expr, cst.Call):
-            return f.qualify(expr.func) in LOCAL_RANK_CALLS
+            return f.qualify(expr.func) in LOCAL_RANK_CALLS or frameworks.rank_call(f, expr) == "local"
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return False
         last = (expr.attr if isinstance(expr, cst.Attribute) else expr).value.lower()
@@ -241,7 +243,7 @@ class Ranks:
     def rank_name(self, expr: cst.CSTNode) -> bool:
         """Is this name a rank: by its words (`rank`, `local_rank`, `is_main_process`) or by its
         role (`gpu` where the script calls `init_process_group(rank=gpu)`)?"""
-        if rank_word(expr):
+        if rank_word(expr) or frameworks.main_test(self.facts, expr):
             return True
         ref = self.facts.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
         return ref is not None and ref in self.ranks_by_role
@@ -361,7 +363,8 @@ class Ranks:
         a rank test."""
         if isinstance(test.func, cst.Attribute) and mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
             return self.rank_dependent(test.func.value, depth)
-        return rank_word(test.func) or any(self.rank_dependent(a.value, depth) and not self._only_logged(test, a.value)
+        return rank_word(test.func) or frameworks.main_test(self.facts, test.func) or any(
+            self.rank_dependent(a.value, depth) and not self._only_logged(test, a.value)
                                            for a in test.args
                                            if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)) \
             or self.returns_rank_test(test, depth)
@@ -744,7 +747,8 @@ class Ranks:
                 and isinstance(test.comparisons[0].comparator, cst.Integer) and self.rank_dependent(test)
         name = test.func if isinstance(test, cst.Call) and not test.args else test
         last = (dotted(name) or "").rsplit(".", 1)[-1].lower()
-        return isinstance(name, (cst.Name, cst.Attribute)) and MAIN_PROCESS_WORDS.fullmatch(last) is not None \
+        return isinstance(name, (cst.Name, cst.Attribute)) and (MAIN_PROCESS_WORDS.fullmatch(last) is not None
+                                                                or frameworks.one_process_test(self.facts, name)) \
             and self.rank_dependent(test)
 
     def ends_alone(self, node: cst.CSTNode) -> bool:
@@ -956,7 +960,7 @@ class Ranks:
         "main process first", or after its own early `return` on a rank test, follows a protocol of
         its own; one in a branch this call leaves out, `left_out`, is not made)."""
         if self.facts.qualify(call.func) in COLLECTIVES or barrier_method(self.facts, call) \
-                or accelerate_collective(self.facts, call):
+                or accelerate_collective(self.facts, call) or frameworks.collective(self.facts, call):
             return True
         if call in self._collective:
             return self._collective[call]
@@ -972,7 +976,7 @@ class Ranks:
         or what the functions of this file it runs reach (`closure()`), or those it is handed
         and runs (`optimizer.step(closure)`: the optimizer calls the closure)."""
         name = self.facts.qualify(call.func)
-        if name in COLLECTIVES or barrier_method(self.facts, call):
+        if name in COLLECTIVES or barrier_method(self.facts, call) or frameworks.collective(self.facts, call):
             return frozenset({name or "barrier"})
         if accelerate_collective(self.facts, call):
             return frozenset({f"accelerate.Accelerator.{self.facts.code(call.func).rsplit('.', 1)[-1]}"})
@@ -1065,6 +1069,14 @@ def read_names(facts: Facts, expr: cst.CSTNode) -> list[cst.CSTNode]:
                if a.keyword and a.keyword.value in PLACING_KEYWORDS or mt.is_method_call(c, *PLACING_METHODS)]
     skipped = {id(n) for p in placing for n in names_in(facts, p)}
     return [n for n in names_in(facts, expr) if id(n) not in skipped]
+
+
+def _in_group(call: cst.Call) -> bool:
+    """`dist.get_rank(group=local_group)`, `dist.get_rank(pg)`: the rank within a group the program
+    made (detectron2's per-machine group: the local rank), not among all processes; not
+    `group=None` nor `group=dist.group.WORLD`."""
+    given = mt.keyword(call, "group") or next((a for a in call.args if a.keyword is None), None)
+    return given is not None and not mt.is_name(given.value, "None") and not (dotted(given.value) or "").endswith("WORLD")
 
 
 def _parts(value: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -1,0 +1,77 @@
+"""Frameworks' own names for the process questions, one table the core of `ddpify.analysis.ranks`
+consults: which of a framework's calls or fields test for the main process, which return the
+global or the local rank, and which are collectives.
+
+A framework that runs the program's code on every process spells these in its own names, which
+the plain torch.distributed reading misses (a test it does not know, so a write under it is
+"every rank") or misreads (a rank it takes for another):
+
+| package | spelled | is |
+|---|---|---|
+| transformers | `self.is_world_process_zero()` (Trainer), `state.is_world_process_zero` (TrainerState) | a test that holds on one process of the job |
+| transformers | `self.is_local_process_zero()`, `state.is_local_process_zero` | a test that holds on one process a node |
+| detectron2 | `comm.is_main_process()` | a test that holds on one process of the job |
+| detectron2 | `comm.get_rank()` / `comm.get_local_rank()` | the global / the local rank |
+| detectron2 | `comm.synchronize()`, `comm.all_gather(x)`, `comm.gather(x)`, `comm.reduce_dict(d)` | collectives |
+
+A method or field is read by its name where the program imports the package (the object is
+often handed in, `trainer.is_world_process_zero()`); a function of a module by the name it is
+imported under (`import detectron2.utils.comm as comm`). Where the program holds the framework's
+own source (a project that vendors detectron2), its functions are read as the program's.
+
+    class RM(transformers.Trainer):
+        def save_predictions(self, preds):
+            if not self.is_world_process_zero():   # before: no rank test, the write "every rank's"
+                return                             # after: every process but one returns here
+            open("preds.jsonl", "w").write(preds)
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.syntax.facts import Facts
+
+# methods or fields, read by name where the program imports the package
+JOB_MAIN_TESTS = {"transformers": frozenset({"is_world_process_zero"})}
+NODE_MAIN_TESTS = {"transformers": frozenset({"is_local_process_zero"})}
+# module functions, by qualified name
+_COMM = "detectron2.utils.comm"
+MAIN_TEST_CALLS = frozenset({f"{_COMM}.is_main_process"})
+GLOBAL_RANK_CALLS = frozenset({f"{_COMM}.get_rank"})
+LOCAL_RANK_CALLS = frozenset({f"{_COMM}.get_local_rank"})
+COLLECTIVE_CALLS = frozenset(f"{_COMM}.{name}" for name in ("synchronize", "all_gather", "gather", "reduce_dict"))
+
+
+def main_test(facts: Facts, expr: cst.CSTNode) -> bool:
+    """Is `expr` a framework's test for the main process (of the job or of the node): the func of
+    `self.is_world_process_zero()`, the field `state.is_world_process_zero`, detectron2's
+    `comm.is_main_process`?"""
+    if isinstance(expr, cst.Attribute):
+        name = expr.attr.value
+        if any(name in names and facts.imports.imports_module(package)
+               for table in (JOB_MAIN_TESTS, NODE_MAIN_TESTS) for package, names in table.items()):
+            return True
+    return isinstance(expr, (cst.Name, cst.Attribute)) and facts.qualify(expr) in MAIN_TEST_CALLS
+
+
+def one_process_test(facts: Facts, expr: cst.CSTNode) -> bool:
+    """Is `expr` a framework's test that holds on one process of the job (`main_test`, not the
+    node's: `is_local_process_zero` holds on one a node)?"""
+    if isinstance(expr, cst.Attribute) and any(
+            expr.attr.value in names and facts.imports.imports_module(package)
+            for package, names in JOB_MAIN_TESTS.items()):
+        return True
+    return isinstance(expr, (cst.Name, cst.Attribute)) and facts.qualify(expr) in MAIN_TEST_CALLS
+
+
+def rank_call(facts: Facts, call: cst.Call) -> str | None:
+    """"global" or "local" for a framework's call that returns the process's rank among all
+    processes or on its node (detectron2's `comm.get_rank()`, `comm.get_local_rank()`)."""
+    name = facts.qualify(call.func)
+    return "global" if name in GLOBAL_RANK_CALLS else "local" if name in LOCAL_RANK_CALLS else None
+
+
+def collective(facts: Facts, call: cst.Call) -> bool:
+    """A framework's call every process must make (detectron2's `comm.synchronize()`)."""
+    return facts.qualify(call.func) in COLLECTIVE_CALLS
