@@ -13,18 +13,31 @@ was "every rank writes this checkpoint" (DDP006), and its `train_dataloader` ret
 `DataLoader(ds, sampler=DistributedSampler(ds))` was "nothing calls its set_epoch" (DDP002).
 After: neither is reported. The same methods of a plain class (no Lightning base) still are: the
 script calls them itself, on every process.
+
+Two orders of Lightning's make a write "main process first" (`Ranks.main_first`): the others run
+it after one process has, and find what it wrote where it writes only what is missing:
+
+- a loader hook (or `setup`) runs after `prepare_data` on every process: what it runs that
+  `prepare_data` also reaches (a data set whose constructor writes its cache) was run first by
+  one process a node (`prepared_first`);
+- Lightning's `Trainer` starts the other processes in its `fit` (`validate`, `test`, `predict`):
+  what the script runs before that call runs on the first process before any other starts
+  (`before_launch`).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.objects import of
 from ddpify.syntax.facts import Facts
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning"})
 LIGHTNING_CLASSES = frozenset({"LightningDataModule", "LightningModule"})
 ONE_PROCESS_A_NODE = frozenset({"prepare_data"})
 LOADER_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader"})
+AFTER_PREPARE = LOADER_HOOKS | {"setup"}
+LAUNCHES = frozenset({"fit", "validate", "test", "predict"})  # a Trainer's methods that start the processes
 
 
 def lightning_class(facts: Facts, cls: cst.ClassDef) -> bool:
@@ -55,3 +68,60 @@ def in_lightning_hook(facts: Facts, node: cst.CSTNode, hooks: frozenset[str], de
         return True
     sites = facts.entries(func)
     return bool(sites) and all(in_lightning_hook(facts, site, hooks, depth - 1) for site in sites)
+
+
+def prepared_first(facts: Facts, node: cst.CSTNode, write: cst.CSTNode, depth: int = 3) -> bool:
+    """Does `node` run in a loader hook or `setup` of a Lightning class (or in a helper only those
+    call, or those and `prepare_data` itself) whose `prepare_data` also reaches the function holding `write` (`SliceDataset(root)` built
+    in both: its constructor caches the root's index where it is missing)? Lightning runs
+    `prepare_data` first, on one process a node."""
+    func = facts.scope(node)
+    if not isinstance(func, cst.FunctionDef) or depth == 0:
+        return False
+    if lightning_hook(facts, func, ONE_PROCESS_A_NODE):
+        return True  # the preparation itself (the data set's other call)
+    cls = facts.enclosing_class(func)
+    if func.name.value in AFTER_PREPARE and cls is not None and lightning_class(facts, cls):
+        holder = facts.scope(write)
+        return any(holder in _reached(facts, prepare, 3) for prepare in facts.method(cls, "prepare_data"))
+    sites = facts.entries(func)
+    return bool(sites) and all(prepared_first(facts, site, write, depth - 1) for site in sites)
+
+
+def _reached(facts: Facts, func: cst.FunctionDef, depth: int) -> set[cst.FunctionDef]:
+    """`func` and the functions of the program its calls run, `depth` calls deep."""
+    found, frontier = {func}, [func]
+    for _ in range(depth):
+        frontier = [g for f in frontier for c in facts.calls_in(f.body) for g in facts.user_functions(c) if g not in found]
+        found.update(frontier)
+    return found
+
+
+def before_launch(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
+    """Does `node` run before a call that has Lightning's `Trainer` start the other processes
+    (`trainer.fit(model, data)` of `pl.Trainer(...)` or `pl.Trainer.from_argparse_args(args)`):
+    later in its function (or in the function of every call that runs it, `depth` calls up), a
+    call that is such a launch or runs one?"""
+    func = facts.scope(node)
+    stmt = facts.statement(node)
+    if any(facts.scope(c) is func and facts.before(stmt, c) and not facts.is_inside(c, stmt) and _runs_launch(facts, c, 2)
+           for c in facts.calls_in(func.body if isinstance(func, cst.FunctionDef) else func)):
+        return True
+    sites = facts.entries(func) if isinstance(func, cst.FunctionDef) and depth else []
+    return bool(sites) and all(before_launch(facts, site, depth - 1) for site in sites)
+
+
+def _runs_launch(facts: Facts, call: cst.Call, depth: int) -> bool:
+    """Is `call` a Lightning `Trainer`'s launch (`LAUNCHES`), or a call of the program that runs one?"""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in LAUNCHES and any(
+            _lightning_trainer(facts, site) for site in of(facts).values(call.func.value)):
+        return True
+    return depth > 0 and any(_runs_launch(facts, c, depth - 1) for g in facts.user_functions(call)
+                             for c in facts.calls_in(g.body))
+
+
+def _lightning_trainer(facts: Facts, site: cst.CSTNode) -> bool:
+    """`pl.Trainer(...)`, `pl.Trainer.from_argparse_args(args)`, `L.Trainer(...)`."""
+    name = facts.qualify(site.func) if isinstance(site, cst.Call) else None
+    parts = (name or "").split(".")
+    return parts[0] in LIGHTNING_PACKAGES and "Trainer" in parts

@@ -35,7 +35,7 @@ from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.cycles import Cycles
 from ddpify.analysis.distributed import Launcher, accelerate_collective, barrier_method, composer_handlers, hook_runs
 from ddpify.analysis import frameworks
-from ddpify.analysis.lightning import ONE_PROCESS_A_NODE, lightning_hook
+from ddpify.analysis.lightning import ONE_PROCESS_A_NODE, before_launch, lightning_hook, prepared_first
 from ddpify.analysis.objects import of
 
 # Calls whose `rank=` argument is the calling process's rank.
@@ -789,7 +789,22 @@ class Ranks:
         if func in self.launcher.targets:
             return False  # started on every worker, whatever its calls here
         sites = self.facts.entries(func) or hook_runs(self.facts, func)  # a hook: where the framework runs it
-        return bool(sites) and all(self.on_some_ranks(site, depth - 1) or self.launcher.only(site) for site in sites)
+        return bool(sites) and not self.parted_calls(sites) \
+            and all(self.on_some_ranks(site, depth - 1) or self.launcher.only(site) for site in sites)
+
+    def parted_calls(self, sites: list[cst.Call]) -> bool:
+        """Do two of these calls sit in the two branches of one rank test (`if rank == 0:
+        train(rank, logger)` / `else: train(rank, None)`)? Together they run the function on every
+        process, though each runs under a rank test."""
+        f = self.facts
+        for site in sites:
+            for anc in f.ancestors(site):
+                if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                    break
+                if isinstance(anc, cst.If) and anc.orelse is not None and f.is_inside(site, anc.body) \
+                        and self._rank_test(anc) and any(f.is_inside(other, anc.orelse) for other in sites):
+                    return True
+        return False
 
     def _after_rank_assert(self, node: cst.CSTNode) -> bool:
         """Does `node` follow, in its function, an `assert` that this is the one process of a rank
@@ -809,20 +824,24 @@ class Ranks:
     def launcher(self) -> Launcher:
         return Launcher(self.facts)
 
-    def main_first(self, node: cst.CSTNode, depth: int = 3) -> bool:
+    def main_first(self, node: cst.CSTNode, depth: int = 3, write: cst.CSTNode | None = None) -> bool:
         """Does `node` run in a "main process first" block: in the body of `with
         torch_distributed_zero_first(rank):` (a context manager of the program whose other ranks
         wait at a collective under a rank test before its `yield`, the main process at one after
         it), or between `if rank != 0: dist.barrier()` and `if rank == 0: dist.barrier()` of its
-        block, or in a function every call of which does? The main process runs it first (writes
-        a cache where it is missing), the others after it and find what it wrote."""
-        if self._in_main_first(node):
+        block, or before Lightning's `Trainer` starts the other processes (`trainer.fit(...)` later:
+        `lightning.before_launch`), or in a Lightning loader hook whose `prepare_data` also reaches
+        the function holding `write` (`lightning.prepared_first`), or in a function every call of
+        which does? The main process runs it first (writes a cache where it is missing), the others
+        after it and find what it wrote."""
+        if self._in_main_first(node) or before_launch(self.facts, node) \
+                or write is not None and prepared_first(self.facts, node, write):
             return True
         func = self.facts.scope(node)
         if not isinstance(func, cst.FunctionDef) or depth == 0:
             return False
         sites = self.facts.entries(func)
-        return bool(sites) and all(self.main_first(site, depth - 1) for site in sites)
+        return bool(sites) and all(self.main_first(site, depth - 1, write) for site in sites)
 
     def _in_main_first(self, node: cst.CSTNode) -> bool:
         f = self.facts

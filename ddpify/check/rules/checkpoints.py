@@ -70,7 +70,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     torch_distributed_zero_first(rank):`, a context manager of the program whose other ranks wait
     before its `yield` and the main process after it, or between `if rank != 0: dist.barrier()`
     and `if rank == 0: dist.barrier()`: a cache the main process writes where it is missing and
-    the others find), and in a function that some call reaches on every process (or
+    the others find; before Lightning's `Trainer` starts the other processes at `trainer.fit(...)`;
+    in a Lightning loader hook or `setup`, where `prepare_data` already ran what writes: a data set
+    building its cache where it is missing), and in a function that some call reaches on every process (or
     that is handed to `mp.spawn`; not in a function decorated by a program decorator whose
     wrapper calls it under a rank test, `@rank0_only`). A write of another module of the
     program is also reported at the call of the checked file that runs it on every process
@@ -86,10 +88,10 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
         func = f.scope(call)
         if ctx.ranks.on_some_ranks(call) and not ctx.ranks.all_but_one(call) \
                 or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
-                or isinstance(func, cst.FunctionDef) and f.entries(func) and all(
-                    _on_one_rank(ctx, site, func) or left_out(f, call, func, site) for site in f.entries(func)) \
+                or isinstance(func, cst.FunctionDef) and f.entries(func) and not ctx.ranks.parted_calls(f.entries(func)) \
+                and all(_on_one_rank(ctx, site, func) or left_out(f, call, func, site) for site in f.entries(func)) \
                 or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call) \
-                or ctx.ranks.main_first(call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call):
+                or ctx.ranks.main_first(call, write=call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call):
             continue
         stmt = f.statement(call)
         alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
@@ -141,7 +143,7 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode, depth: int = 3) -> list[
                 continue
             seen.add(func)
             for site in f.call_sites(func):
-                if _on_one_rank(ctx, site, func) or ctx.ranks.undistributed(site) or ctx.ranks.main_first(site) \
+                if _on_one_rank(ctx, site, func) or ctx.ranks.undistributed(site) or ctx.ranks.main_first(site, write=call) \
                         or func is f.scope(call) and left_out(f, call, func, site):
                     continue
                 if f.program.part_of(site, f.parents) is not home:

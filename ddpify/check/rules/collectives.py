@@ -86,7 +86,7 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
             yield Hit(call, f"a DDP forward after a training step broadcasts the model's buffers (BatchNorm "
                             f"statistics), even under no_grad, but only {some} run it (deadlock): evaluate "
                             f"`{_bare(ctx, call.func)}`")
-        else:
+        elif not _called_across_branches(ctx, call, guard):
             for inner, given, chain in _forwards_of_given(ctx, call):
                 no_grad = any(ctx.facts.grad_disabled(c) for c in (*chain, inner))
                 if not no_grad or buffers and _has_buffers(ctx, given):
@@ -96,6 +96,15 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
                                     f"a DDP forward {what}, but only {some} run it (deadlock): pass "
                                     f"`{f.code(given)}.module`")
                     break
+
+
+def _called_across_branches(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
+    """Is the function `call` runs also called in the other branch of the rank test `guard` (`if
+    rank == 0: train(net, logger)` / `else: train(net, None)`)? Every process runs it then, and
+    the forwards in it are made by all of them (`Ranks.parted_calls`)."""
+    f = ctx.facts
+    return any(ctx.ranks.parted_calls([call, other]) for func in f.user_functions(call) for other in f.entries(func)
+               if other is not call and ctx.ranks.rank_guard(other) is guard)
 
 
 def _bare(ctx: Context, wrapper: cst.BaseExpression) -> str:
