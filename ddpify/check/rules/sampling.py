@@ -132,7 +132,9 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
     A DataLoader takes its order from the sampler; `shuffle=True` next to `sampler=` (or
     `batch_sampler=`), by name or by place (`DataLoader(train_set, 64, True, sampler=...)`), or as an
     entry of a mapping it unpacks (`DataLoader(train_set, **train_kwargs, sampler=...)` after
-    `train_kwargs.update(cuda_kwargs)` with `cuda_kwargs = {"shuffle": True}`), raises
+    `train_kwargs.update(cuda_kwargs)` with `cuda_kwargs = {"shuffle": True}`), or as a flag that is
+    true wherever the sampler is built (`shuffle=is_train` where `if is_train: sampler =
+    DistributedSampler(ds)` and `is_train = True` on the train split), raises
     "sampler option is mutually exclusive with shuffle". The
     DistributedSampler shuffles already (its `shuffle=True` default). `--fix` keeps the order of
     every configuration the script has: `shuffle=(sampler is None)` where the sampler may be
@@ -145,12 +147,18 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
     for call in ctx.script.calls_of(LOADER):
         shuffle = mt.loader_arg(call, "shuffle")  # by name, or by place: `DataLoader(ds, 64, True, ...)`
         sampler = mt.loader_arg(call, "sampler") or mt.loader_arg(call, "batch_sampler")
-        if shuffle is not None and mt.is_literal_true(shuffle.value) and sampler is not None \
-                and not mt.is_name(sampler.value, "None"):
+        if shuffle is not None and sampler is not None and not mt.is_name(sampler.value, "None") and (
+                mt.is_literal_true(shuffle.value) or _true_where_sampled(f, shuffle.value, sampler.value)):
             kind = sampler.keyword.value if sampler.keyword is not None else \
                 "sampler" if sampler is mt.loader_arg(call, "sampler") else "batch_sampler"
-            yield Hit(shuffle, f"shuffle=True with {kind}=: DataLoader raises ValueError; the sampler decides "
-                               "the order", _shuffle_fix(f, call, shuffle, sampler.value) if shuffle.keyword else None)
+            if mt.is_literal_true(shuffle.value):
+                yield Hit(shuffle, f"shuffle=True with {kind}=: DataLoader raises ValueError; the sampler decides "
+                                   "the order", _shuffle_fix(f, call, shuffle, sampler.value) if shuffle.keyword else None)
+                continue
+            flag, given = f.code(shuffle.value), f.code(sampler.value)
+            yield Hit(shuffle, f"shuffle={flag} is true where the {kind} is built (under `{flag}`): DataLoader "
+                               "raises ValueError there; the sampler decides the order",
+                      _set_shuffle(shuffle, f"{flag} if {given} is None else False") if shuffle.keyword else None)
         elif shuffle is None and any(mt.is_literal_true(v) for v in f.unpacked_entries(call, "shuffle")):
             kind = next((k for k in ("sampler", "batch_sampler") if any(
                 not mt.is_name(v, "None") for v in _given(f, call, k))), None)
@@ -158,6 +166,34 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
                 star = next(a for a in call.args if a.star == "**")
                 yield Hit(star, f"`{f.code(star.value)}` passes shuffle=True with {kind}=: DataLoader raises "
                                 "ValueError; the sampler decides the order")
+
+
+def _true_where_sampled(f, flag: cst.BaseExpression, sampler: cst.BaseExpression) -> bool:
+    """Is `shuffle=flag` true wherever the loader gets a sampler: a flag that may be `True` (`is_train
+    = True` on the train split), and a sampler the name given as `sampler=` may hold built under
+    `if flag:` (`if is_train: sampler = DistributedSampler(ds)`; one in its `else` is given where the
+    flag is false) or in `... if flag else None`? Not where the branch that builds the sampler, or
+    code after it, sets the flag again (`shuffle = False`)."""
+    ref = f.ref(flag) if isinstance(flag, (cst.Name, cst.Attribute)) else None
+    held = f.ref(sampler) if isinstance(sampler, (cst.Name, cst.Attribute)) else None
+    if ref is None or held is None or not any(mt.is_literal_true(v) for v in f.sources(ref)):
+        return False
+    built = [v for v in f.sources(held) if not mt.is_name(v, "None")]
+    code = f.code(flag)
+
+    def under_flag(value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.IfExp):
+            return f.code(value.test) == code and mt.is_name(value.orelse, "None")
+        child = value
+        for anc in f.ancestors(value):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            if isinstance(anc, cst.If) and child is anc.body and f.code(anc.test) == code:
+                return not any(f.is_inside(stmt, anc.body) or f.before(anc, stmt) for _, _, stmt in f.writes(ref))
+            child = anc
+        return False
+
+    return any(under_flag(v) for v in built)
 
 
 def _given(f, call: cst.Call, name: str) -> list[cst.BaseExpression]:
