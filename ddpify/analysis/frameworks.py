@@ -13,6 +13,7 @@ the plain torch.distributed reading misses (a test it does not know, so a write 
 | detectron2 | `comm.is_main_process()` | a test that holds on one process of the job |
 | detectron2 | `comm.get_rank()` / `comm.get_local_rank()` | the global / the local rank |
 | detectron2 | `comm.synchronize()`, `comm.all_gather(x)`, `comm.gather(x)`, `comm.reduce_dict(d)` | collectives |
+| torch FSDP | `FSDP.optim_state_dict(m, opt)`, `FSDP.full_optim_state_dict(m, opt)`; `m.state_dict()` under `with FSDP.state_dict_type(m, StateDictType.FULL_STATE_DICT)` | collectives (each gathers every process's shards) |
 
 A method or field is read by its name where the program imports the package (the object is
 often handed in, `trainer.is_world_process_zero()`); a function of a module by the name it is
@@ -31,6 +32,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.syntax.facts import Facts
+from ddpify.syntax.names import dotted
 
 # methods or fields, read by name where the program imports the package
 JOB_MAIN_TESTS = {"transformers": frozenset({"is_world_process_zero"})}
@@ -40,7 +42,10 @@ _COMM = "detectron2.utils.comm"
 MAIN_TEST_CALLS = frozenset({f"{_COMM}.is_main_process"})
 GLOBAL_RANK_CALLS = frozenset({f"{_COMM}.get_rank"})
 LOCAL_RANK_CALLS = frozenset({f"{_COMM}.get_local_rank"})
-COLLECTIVE_CALLS = frozenset(f"{_COMM}.{name}" for name in ("synchronize", "all_gather", "gather", "reduce_dict"))
+_FSDP = "torch.distributed.fsdp.FullyShardedDataParallel"
+COLLECTIVE_CALLS = frozenset(f"{_COMM}.{name}" for name in ("synchronize", "all_gather", "gather", "reduce_dict")) | {
+    f"{_FSDP}.{name}" for name in ("optim_state_dict", "full_optim_state_dict", "sharded_optim_state_dict")}
+FULL_STATE_DICT_TYPES = frozenset({"FULL_STATE_DICT"})
 
 
 def main_test(facts: Facts, expr: cst.CSTNode) -> bool:
@@ -73,5 +78,18 @@ def rank_call(facts: Facts, call: cst.Call) -> str | None:
 
 
 def collective(facts: Facts, call: cst.Call) -> bool:
-    """A framework's call every process must make (detectron2's `comm.synchronize()`)."""
-    return facts.qualify(call.func) in COLLECTIVE_CALLS
+    """A framework's call every process must make (detectron2's `comm.synchronize()`), or a
+    model's `state_dict()` where FSDP gathers the full one (`full_state_dict`)."""
+    return facts.qualify(call.func) in COLLECTIVE_CALLS or full_state_dict(facts, call)
+
+
+def full_state_dict(facts: Facts, call: cst.Call) -> bool:
+    """`model.state_dict()` in the body of `with FSDP.state_dict_type(model,
+    StateDictType.FULL_STATE_DICT, ...)`: FSDP all-gathers every process's shards into it, so
+    every process must call it, even where only rank 0 keeps the result (`rank0_only=True`)."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "state_dict"):
+        return False
+    return any(isinstance(anc, cst.With) and facts.is_inside(call, anc.body) and any(
+        isinstance(item.item, cst.Call) and facts.qualify(item.item.func) == f"{_FSDP}.state_dict_type"
+        and any((dotted(a.value) or "").rpartition(".")[2] in FULL_STATE_DICT_TYPES for a in item.item.args)
+        for item in anc.items) for anc in facts.ancestors(call))

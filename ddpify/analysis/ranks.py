@@ -974,7 +974,9 @@ class Ranks:
 
     def is_collective(self, call: cst.Call, depth: int = 3) -> bool:
         """A call every process must make: a torch.distributed collective, ddpify_runtime's
-        `barrier`/`end_epoch`/`agree_on`, accelerate's `gather`/`reduce` of an `Accelerator`, or a
+        `barrier`/`end_epoch`/`agree_on`, accelerate's `gather`/`reduce` of an `Accelerator`, a
+        framework's (`frameworks.collective`: detectron2's `comm.synchronize()`, FSDP's full state
+        dict gathered by `model.state_dict()` or `FSDP.optim_state_dict`), or a
         function of this file that makes one on every rank (one under a rank test of its own, as in
         "main process first", or after its own early `return` on a rank test, follows a protocol of
         its own; one in a branch this call leaves out, `left_out`, is not made)."""
