@@ -124,7 +124,8 @@ class SameValues:
         """Is `test` the same on every process? `wide=False`: the core alone (literals, arguments,
         counters, sizes of data, pure functions of those), what `convert` asks, where a value
         wrongly proven shared is a hang; `wide=True`: the core, plus values agreed by a collective
-        (`agree_on(...)`, a tensor passed to `dist.all_reduce` before), attributes every
+        (`agree_on(...)`, a tensor passed to `dist.all_reduce` before; not a test that also reads
+        a rank beside it, `local_rank <= 0 and found.item() != 0`), attributes every
         assignment of which is shared (`self.iter_num = 0` ... `self.iter_num += 1`), objects of
         the program's classes built from shared values (a config dataclass), methods of shared
         values (`args.path.split("-")`), and what a checkpoint holds (`torch.load` reads the
@@ -141,8 +142,14 @@ class SameValues:
             return False
         if self._shared(test, frozenset()):
             return True
-        return any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in f.findall(test, cst.Call)) or any(
-            dotted(n) in self.agreed_names for n in names_in(f, test))
+        # a value agreed by a collective makes the test the same everywhere where it reads no
+        # process's own value beside it (`local_rank <= 0 and (found.item() != 0 or reload)` after
+        # `all_reduce(found)` is still a rank test)
+        return (any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in f.findall(test, cst.Call)) or any(
+            dotted(n) in self.agreed_names for n in names_in(f, test))) and not any(
+            self._per_process(n) or self.ranks.rank_dependent(n) for n in names_in(f, test)
+            if not any(agreed == (dotted(n) or "") or (dotted(n) or "").startswith(agreed + ".")
+                       for agreed in self.agreed_names))
 
     def _per_process(self, node: cst.CSTNode) -> bool:
         """The one refusal of both answers: a value each process has its own of. A name or
