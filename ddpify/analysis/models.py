@@ -2024,7 +2024,8 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Re
     `unwrap(trained)` takes either. Also a name, or `self.x`, unpacked from the tuple such a
     function returns (`self.model, self.criterion, self.optimizer = get_model(args)`, `get_model`
     wrapping its `model` before `return model, criterion, optimizer`). Not by a binding that runs
-    only after the `read` (`model = AutoModel(...)`; `model.kwargs`; ...; `model = trainer.wrap(model)`)."""
+    only after the `read` (`model = AutoModel(...)`; `model.kwargs`; ...; `model = trainer.wrap(model)`,
+    or `model, opt = distributed_opt(model, opt)`)."""
     calls = [] if "." in ref.name else [value for value in facts.sources(ref) if isinstance(value, cst.Call)]
     unpacked = [(value, i) for value, i in facts._unpacking.get(ref, ()) if isinstance(value, cst.Call)]
     if not calls and not unpacked:
@@ -2034,6 +2035,7 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Re
                 for func in facts.user_functions(value) if not _unwraps(facts, func) and not _wraps_left_out(
                     facts, refs, func, value) for r in _returned_for(facts, func, value)]
     returned += [e for value, i in unpacked if id(value) not in later
+                 and not (read is not None and _only_after(facts, read, facts.statement(value)))
                  and not any(_unwraps(facts, func) for func in facts.user_functions(value)) for e in facts._unpacked(value, i)]
     return MAYBE if any(_holds(facts, refs, answers, r, depth - 1) for r in returned) else None
 
