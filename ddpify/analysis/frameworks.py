@@ -13,6 +13,7 @@ the plain torch.distributed reading misses (a test it does not know, so a write 
 | detectron2 | `comm.is_main_process()` | a test that holds on one process of the job |
 | detectron2 | `comm.get_rank()` / `comm.get_local_rank()` | the global / the local rank |
 | detectron2 | `comm.synchronize()`, `comm.all_gather(x)`, `comm.gather(x)`, `comm.reduce_dict(d)` | collectives |
+| transformers, trl | `compute_loss(self, model, ...)`, `training_step(self, model, ...)` of a `Trainer` subclass; `batched_forward_pass(self, model, ...)` of trl's | methods the framework calls with the model it wrapped (DDP where distributed) |
 | torch FSDP | `FSDP.optim_state_dict(m, opt)`, `FSDP.full_optim_state_dict(m, opt)`; `m.state_dict()` under `with FSDP.state_dict_type(m, StateDictType.FULL_STATE_DICT)` | collectives (each gathers every process's shards) |
 
 A method or field is read by its name where the program imports the package (the object is
@@ -46,6 +47,9 @@ _FSDP = "torch.distributed.fsdp.FullyShardedDataParallel"
 COLLECTIVE_CALLS = frozenset(f"{_COMM}.{name}" for name in ("synchronize", "all_gather", "gather", "reduce_dict")) | {
     f"{_FSDP}.{name}" for name in ("optim_state_dict", "full_optim_state_dict", "sharded_optim_state_dict")}
 FULL_STATE_DICT_TYPES = frozenset({"FULL_STATE_DICT"})
+# methods of a framework's trainer class that it calls with the model it wrapped, and that parameter
+WRAPPED_PARAMETERS = {"transformers": {"compute_loss": "model", "training_step": "model"},
+                      "trl": {"compute_loss": "model", "training_step": "model", "batched_forward_pass": "model"}}
 
 
 def main_test(facts: Facts, expr: cst.CSTNode) -> bool:
@@ -93,3 +97,22 @@ def full_state_dict(facts: Facts, call: cst.Call) -> bool:
         isinstance(item.item, cst.Call) and facts.qualify(item.item.func) == f"{_FSDP}.state_dict_type"
         and any((dotted(a.value) or "").rpartition(".")[2] in FULL_STATE_DICT_TYPES for a in item.item.args)
         for item in anc.items) for anc in facts.ancestors(call))
+
+
+def wrapped_parameters(facts: Facts) -> list[tuple[cst.FunctionDef, str]]:
+    """The methods of the program's subclasses of a framework's trainer (`class RM(transformers.Trainer)`,
+    `class PPO(trl.PPOTrainer)`) that the framework calls with the model it wrapped, each with that
+    parameter: `compute_loss(self, model, inputs)` gets Trainer's DDP wrapper where the run is
+    distributed (`model.config` there is an AttributeError)."""
+    found = []
+    for package, methods in WRAPPED_PARAMETERS.items():
+        if not facts.imports.imports_module(package):
+            continue
+        for name, param in methods.items():
+            for func in facts.functions.get(name, ()):
+                cls = facts.enclosing_class(func)
+                if cls is not None and param in {p.name.value for p in func.params.params} and any(
+                        (q := facts.qualify(b.value) or "").partition(".")[0] == package and q.endswith("Trainer")
+                        for c in facts.lineage(cls) for b in c.bases):
+                    found.append((func, param))
+    return found

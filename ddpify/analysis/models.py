@@ -25,7 +25,7 @@ from enum import Enum
 from functools import lru_cache
 import libcst as cst
 
-from ddpify.analysis import forward, freezing, objects
+from ddpify.analysis import forward, frameworks, freezing, objects
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.objects import Sites
 from ddpify.syntax import matchers as mt
@@ -1586,6 +1586,9 @@ def written_wraps(facts: Facts) -> dict[Ref, Model]:
              if wrap_kind(facts, value) == DDP and (name := dotted(target)) and not isinstance(stmt, cst.AugAssign)]
     wraps += [Model(name, stmt, stmt, written=True) for target, value, stmt in facts.assigns
               for name in _prepared_models(facts, target, value)]
+    # a framework's trainer hands its wrapper to a method of the program (`compute_loss(self, model, ...)`)
+    wraps += [Model(param, first, first, before_anchor=True, written=True) for func, param in frameworks.wrapped_parameters(facts)
+              if isinstance(func.body, cst.IndentedBlock) and func.body.body for first in func.body.body[:1]]
     return wrapped_refs(facts, wraps[::-1])  # the first wrap of a name wins
 
 

@@ -26,7 +26,7 @@ from functools import cached_property
 
 import libcst as cst
 
-from ddpify.analysis import objects
+from ddpify.analysis import frameworks, objects
 from ddpify.analysis.loaders import loaders_of
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.ranks import _conjuncts as conjuncts
@@ -93,7 +93,16 @@ class Context:
         return bool(self.ddp_refs) and all(
             isinstance(m.defined, (cst.Assign, cst.AnnAssign)) and isinstance(m.defined.value, cst.Call)
             and (prepares(self.facts, m.defined.value) or self.facts.qualify(m.defined.value.func) in IGNITE_AUTO_MODEL)
-            for m in self.ddp_refs.values())
+            or m.defined in self._framework_given for m in self.ddp_refs.values())
+
+    @cached_property
+    def _framework_given(self) -> frozenset[cst.CSTNode]:
+        """The first statements of the methods a framework's trainer calls with the model it wrapped
+        (`compute_loss(self, model, ...)` of a `transformers.Trainer` subclass,
+        `frameworks.wrapped_parameters`): where their `Model`s start. Trainer wraps through
+        accelerate, on a run of several processes only."""
+        return frozenset(func.body.body[0] for func, _ in frameworks.wrapped_parameters(self.facts)
+                         if isinstance(func.body, cst.IndentedBlock) and func.body.body)
 
     @cached_property
     def prepared_only(self) -> bool:
@@ -103,7 +112,7 @@ class Context:
         works on one process too, not through `.module`."""
         return bool(self.ddp_refs) and all(
             isinstance(m.defined, (cst.Assign, cst.AnnAssign)) and m.defined.value is not None
-            and prepares(self.facts, m.defined.value) for m in self.ddp_refs.values())
+            and prepares(self.facts, m.defined.value) or m.defined in self._framework_given for m in self.ddp_refs.values())
 
     @cached_property
     def optimizer_steps(self) -> frozenset[cst.Call]:

@@ -62,7 +62,12 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     the class has `sample`; `.module.generate` fails the same way). `--fix` adds `.module`
     where the name holds torch's or apex's wrapper on every path (not accelerate's, nor
     pytorch-ignite's `idist.auto_model`'s: on one process there is no `.module`). pytorch-ignite's
-    `idist.auto_model(model)` is read as torch's wrap (it is one on several processes).
+    `idist.auto_model(model)` is read as torch's wrap (it is one on several processes). The `model`
+    of a method that Hugging Face's `Trainer` (or trl's) calls with the model it wrapped, in the
+    program's subclass of it (`compute_loss(self, model, inputs)`, `training_step`;
+    `ddpify.analysis.frameworks`), is that wrapper, as accelerate's. A read inside `getattr(...)`
+    or `hasattr(...)` is one the program expects may fail, but not the object it asks about
+    (`getattr(model.config, "model_type", None)` reads `model.config` first).
     """
     f = ctx.facts
     if not ctx.ddp_refs:
@@ -230,8 +235,9 @@ def _probed(ctx: Context, attr: cst.Attribute) -> bool:
     (also `and` something else): the script expects it may be missing."""
     f = ctx.facts
     for anc in f.ancestors(attr):
-        if isinstance(anc, cst.Call) and isinstance(anc.func, cst.Name) and anc.func.value in ("hasattr", "getattr"):
-            return True
+        if isinstance(anc, cst.Call) and isinstance(anc.func, cst.Name) and anc.func.value in ("hasattr", "getattr") \
+                and not (anc.args and f.is_inside(attr, anc.args[0].value)):
+            return True  # (the object asked about is read first: `getattr(model.config, "x", None)` reads `model.config`)
         if isinstance(anc, cst.If) and f.is_inside(attr, anc.body) and any(
                 _tests_attribute(ctx, c, attr) for c in _conjuncts(anc.test)):
             return True
