@@ -95,6 +95,9 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
         if _built_for_no_caller(facts, key, at):
             continue
         read = {r} if at is not optimizer and (r := facts.ref(_expression(key), at)) is not None else None
+        if _loop_variable(facts, key, optimizer):  # `{k: Adam(net.parameters()) for k, net in nets.items()}`
+            untraced.append(optimizer)  # an item of what it loops over (`_found_as_items`), not a `self.net` of some class
+            continue
         passed = _passed_by_callers(facts, key, at)  # `optimizer(net, lr)` called for `self.D`, then for `self.G`
         found = passed or [m for m in [_received(facts, key, at) or _handed_in(facts, key, at) or
                                         _locate(facts, key, at, read)] if m is not None]
@@ -749,8 +752,8 @@ def _holds_a_model(facts: Facts, receiver: cst.BaseExpression) -> bool:
         return False
     flow = objects.of(facts)
     held = flow.values(head)
-    return bool(held) and not any(flow.kind(s) == objects.MODEL or _builds_module(facts, s) for s in held) \
-        and any(flow.kind(s) == objects.MODEL or _builds_module(facts, s) for s in flow.values(receiver))
+    return bool(held) and not any(flow.kind(s) == objects.MODEL or builds_module(facts, s) for s in held) \
+        and any(flow.kind(s) == objects.MODEL or builds_module(facts, s) for s in flow.values(receiver))
 
 
 def _is_submodule(receiver: cst.BaseExpression) -> bool:
@@ -930,7 +933,7 @@ def _bound_once(facts: Facts, optimizer: cst.Call) -> Model | None:
     object. None where it steps several objects, or the object has no name or more than one."""
     trained = objects.of(facts).trained(optimizer)
     site = next(iter(trained)) if len(trained) == 1 else None
-    if site is None or not _builds_module(facts, site):
+    if site is None or not builds_module(facts, site):
         return None
     bound = [(stmt, target.value, value) for target, value, stmt in facts.assigns
              if isinstance(target, cst.Name) and not isinstance(stmt, cst.AugAssign) and _built(value) is site]
@@ -988,6 +991,18 @@ def _picked_by_loop(facts: Facts, item: cst.Subscript, optimizer: cst.Call) -> b
         and any(n.value == name.value for n in target_names(loop.target)) for loop in facts.enclosing_loops(optimizer))
 
 
+def _loop_variable(facts: Facts, key: str, optimizer: cst.CSTNode) -> bool:
+    """Is the model `optimizer` trains named `key` by the variable of a comprehension or `for`
+    around it that goes over a container's items (`net` of `[SGD(net.parameters()) for net in
+    nets]`, of `for name, net in nets.items():`)? Such a name holds each item in turn: no
+    assignment elsewhere that binds `key` (a `self.net = nn.Sequential(...)` inside some model's
+    class) is what it steps."""
+    if not isinstance(optimizer, cst.Call) or "." in key:
+        return False
+    return any(isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name) and c.func.value.value == key
+               and _looped_over(facts, c.func.value, optimizer) is not None for c in parameter_calls(facts, optimizer))
+
+
 def _looped_over(facts: Facts, name: cst.Name, optimizer: cst.Call) -> cst.BaseExpression | None:
     """What the comprehension or `for` around `optimizer` that binds `name` whole iterates (`models`
     of `[SGD(m.parameters()) for m in models]`, of `for m in models:` or `for k, m in
@@ -1029,20 +1044,31 @@ def _items_bound(target: cst.BaseExpression, iterated: cst.BaseExpression, name:
 def _filled_with_modules(facts: Facts, container: str, ref: Ref | None = None) -> bool:
     """Does the program store modules it builds into `container` (`nets['a'] = Net().to(device)`,
     `nets = {'a': Net()}`, `nets = [Net(), nn.Linear(2, 2)]`, and with `ref`, the name, also
-    `nets = [Net() for _ in range(3)]` and `nets.append(Net())`), and only those or placeholders?"""
+    `nets = [Net() for _ in range(3)]`, `nets = {k: MODELS[k]() for k in names}` (a class a
+    registry holds, made per key) and `nets.append(Net())`), and only those or placeholders?"""
     values = [v for target, v, _ in facts.assigns if isinstance(target, cst.Subscript) and dotted(target.value) == container]
     values += [e.value for target, v, _ in facts.assigns if dotted(target) == container
                and isinstance(v, (cst.Dict, cst.List, cst.Tuple)) for e in v.elements
                if isinstance(e, (cst.DictElement, cst.Element))]
+    made: list[cst.BaseExpression] = []
     if ref is not None:
-        values += [v.elt for target, v, _ in facts.assigns if dotted(target) == container and isinstance(v, cst.ListComp)]
-        values += [c.args[0].value for method, c in facts.filled(ref) if method == "append" and len(c.args) == 1]
-    built = [v for v in values if _builds_module(facts, v)]
+        made = [v.elt if isinstance(v, cst.ListComp) else v.value for target, v, _ in facts.assigns
+                if dotted(target) == container and isinstance(v, (cst.ListComp, cst.DictComp))]
+        values += made + [c.args[0].value for method, c in facts.filled(ref) if method == "append" and len(c.args) == 1]
+    built = [v for v in values if builds_module(facts, v) or v in made and _registry_made(v)]
     return bool(built) and all(v in built or isinstance(v, (cst.List, cst.Tuple, cst.Name)) and
                                (not isinstance(v, cst.Name) or v.value == "None") for v in values)
 
 
-def _builds_module(facts: Facts, value: cst.BaseExpression) -> bool:
+def _registry_made(value: cst.BaseExpression) -> bool:
+    """`MODELS[name](...)` (and it moved, `.to(device)`): an instance of a class a registry holds,
+    made by the comprehension that fills a container an optimizer's loop goes over (what the
+    optimizer steps tells it is a module)."""
+    value = _built(value)
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Subscript)
+
+
+def builds_module(facts: Facts, value: cst.BaseExpression) -> bool:
     """`Net(...)`, `nn.Linear(...)`, and those moved (`Net().to(device)`): a module the program builds."""
     value = _built(value)
     if not isinstance(value, cst.Call):

@@ -65,9 +65,10 @@ nets: optim = AdamW(nets[net].parameters())`), has no name a wrapper could take:
 right before that optimizer, `nets[net] = sync_gradients(nets[net])`, and what the program reads,
 saves and loads of it stays as it is. An item at a fixed key (`MODELS[0]`) keeps the TODO below.
 So is each module of a list or dict the program builds (`models.append(Net())`, `[Net() for _ in
-range(3)]`, `{'small': Net(), 'big': Big()}`: an ensemble) where a comprehension or loop over it
-(its `values()`, `items()`, `enumerate`) gives it its optimizer; the container keeps the modules
-themselves, hooked:
+range(3)]`, `{'small': Net(), 'big': Big()}`, `{k: MODELS[k]() for k in names}` from a registry of
+classes: an ensemble) where a comprehension or loop over it (its `values()`, `items()`,
+`enumerate`) gives it its optimizer; the loop's variable names each item, never a model bound to
+that name elsewhere (`self.net` inside some class); the container keeps the modules themselves, hooked:
 
     opts = [SGD(m.parameters()) for m in models]  ->  opts = [SGD(sync_gradients(m).parameters()) for m in models]
 

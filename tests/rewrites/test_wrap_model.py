@@ -4670,6 +4670,77 @@ def test_each_model_of_a_list_the_optimizers_loop_goes_over_is_synced_in_place(m
     assert synced in converted and "TODO" not in converted and "loader = shard_loader(loader)" in converted
 
 
+REGISTERED = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+MODELS = {}
+
+def register(cls):
+    MODELS[cls.__name__] = cls
+    return cls
+
+@register
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+
+    def forward(self, z):
+        return self.net(z)
+
+@register
+class Disc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.net(x)
+
+class Solver:
+    def __init__(self, loader):
+        self.nets = {name: MODELS[name]() for name in ("Gen", "Disc")}
+        {optimizers}
+        self.loader = loader
+
+    def train(self):
+        for (x,) in self.loader:
+            fake = self.nets["Gen"](torch.randn(x.size(0), 4))
+            d_loss = self.nets["Disc"](fake.detach()).mean() - self.nets["Disc"](x).mean()
+            self.opts["Disc"].zero_grad()
+            d_loss.backward()
+            self.opts["Disc"].step()
+            g_loss = -self.nets["Disc"](self.nets["Gen"](torch.randn(x.size(0), 4))).mean()
+            self.opts["Gen"].zero_grad()
+            g_loss.backward()
+            self.opts["Gen"].step()
+
+Solver(DataLoader(TensorDataset(torch.randn(8, 4)), batch_size=4, shuffle=True)).train()
+"""
+
+
+@pytest.mark.parametrize("optimizers, synced", [
+    ("self.opts = {name: torch.optim.Adam(net.parameters()) for name, net in self.nets.items()}",
+     "self.opts = {name: torch.optim.Adam(sync_gradients(net).parameters()) for name, net in self.nets.items()}"),
+    ("self.opts = {}\n        for name, net in self.nets.items():\n            self.opts[name] = torch.optim.Adam(net.parameters())",
+     "            self.opts[name] = torch.optim.Adam(sync_gradients(net).parameters())"),
+])
+def test_models_a_comprehension_makes_from_a_registry_are_synced_not_a_sub_module_named_like_the_loop_variable(
+        optimizers, synced):
+    """The sixteenth sweep's probe of containers of models (decision 0110): a solver whose models
+    a dict comprehension makes from a registry of classes (`{name: MODELS[name]() for name in
+    ...}`), each given its optimizer in a loop over `self.nets.items()` whose variable is `net`.
+    The optimizer's model was looked up by that name and found in `self.net = nn.Linear(...)`
+    inside Disc's `__init__`: a DistributedDataParallel wrapped Disc's layer inside the model, and
+    Gen trained bare (each process its own copy; only the self-check's unwrapped-parameters said
+    so). A loop's variable names each item in turn, never an assignment elsewhere; the items the
+    comprehension makes from the registry are synced where their optimizers take them."""
+    converted = only(NAME, REGISTERED.replace("{optimizers}", optimizers), also=frozenset({"shard-data"}))
+    assert synced in converted and "DistributedDataParallel" not in converted and "TODO" not in converted
+
+
 def test_a_list_of_modules_made_where_ddpify_does_not_see_keeps_the_todo():
     code = ENSEMBLE.format(models="models = load_models()", optimizers="optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]")
     converted = only(NAME, code)
