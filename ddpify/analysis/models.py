@@ -95,9 +95,6 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
         if _built_for_no_caller(facts, key, at):
             continue
         read = {r} if at is not optimizer and (r := facts.ref(_expression(key), at)) is not None else None
-        if _loop_variable(facts, key, optimizer):  # `{k: Adam(net.parameters()) for k, net in nets.items()}`
-            untraced.append(optimizer)  # an item of what it loops over (`_found_as_items`), not a `self.net` of some class
-            continue
         passed = _passed_by_callers(facts, key, at)  # `optimizer(net, lr)` called for `self.D`, then for `self.G`
         found = passed or [m for m in [_received(facts, key, at) or _handed_in(facts, key, at) or
                                         _locate(facts, key, at, read)] if m is not None]
@@ -605,8 +602,9 @@ def _trained_names(facts: Facts, untraced: list[cst.CSTNode]) -> list[tuple[str,
                 of, part = aliased or (owner, False)
                 at = facts.statement(call) if aliased or _stored_elsewhere(facts, call, opt) else opt
                 owners.setdefault((of, at), []).append(part or of_part or _is_submodule(receiver))
-        if not owners:
-            untraced.append(opt)
+        if not owners or any(_loop_variable(facts, o, opt) for o, _ in owners):
+            untraced.append(opt)  # `{k: Adam(net.parameters()) for k, net in nets.items()}`: an item of what it
+            continue  # loops over (`_found_as_items`), not a `self.net` of some class
         found += [(o, opt, all(subs), at) for (o, at), subs in owners.items()]
     if not facts.optimizers:  # plain SGD by hand: `for p in model.parameters(): p.data.add_(p.grad, ...)`
         for loop in facts.loops:
