@@ -158,7 +158,11 @@ ACCELERATE_COLLECTIVES = frozenset({"gather", "gather_for_metrics", "reduce", "p
 # on one: each process must call it (fairscale's OSS, torch's ZeroRedundancyOptimizer)
 LIBRARY_COLLECTIVES = {cls: frozenset({"consolidate_state_dict"}) for cls in (
     "fairscale.optim.OSS", "fairscale.optim.oss.OSS", "torch.distributed.optim.ZeroRedundancyOptimizer",
-    "torch.distributed.optim.zero_redundancy_optimizer.ZeroRedundancyOptimizer")}
+    "torch.distributed.optim.zero_redundancy_optimizer.ZeroRedundancyOptimizer")} | {
+    # ColossalAI's Booster: its checkpoint IO gathers the shards of a ZeRO, Gemini or hybrid-parallel
+    # plugin from every process (and writes on the master itself), so every process saves
+    cls: frozenset({"save_model", "save_optimizer"}) for cls in (
+        "colossalai.booster.Booster", "colossalai.booster.booster.Booster")}
 
 
 def accelerate_collective(facts: Facts, call: cst.Call) -> bool:
@@ -167,8 +171,10 @@ def accelerate_collective(facts: Facts, call: cst.Call) -> bool:
     `self.accelerator.reduce(t)`, `gather_for_metrics`, `pad_across_processes` of an
     `Accelerator(...)`, and its `prepare(model)` of a model (it wraps it in DDP, which broadcasts
     rank 0's state to every process: `prepare_model`'s kin, `models.prepared_model`); a sharded
-    optimizer's `consolidate_state_dict()` (`LIBRARY_COLLECTIVES`, the optimizer's class also
-    picked into a name first: `optim_class = OSS` ... `optim_class(params, ...)`). Not a tensor's
+    optimizer's `consolidate_state_dict()` and ColossalAI's `booster.save_model(...)` /
+    `save_optimizer(...)` (not a booster of a `TorchDDPPlugin`, whose saves gather nothing)
+    (`LIBRARY_COLLECTIVES`, the class also picked into a name first:
+    `optim_class = OSS` ... `optim_class(params, ...)`). Not a tensor's
     `x.gather(dim, index)`, not `prepare(loader)`, not a plain optimizer's method."""
     if not isinstance(call.func, cst.Attribute):
         return False
@@ -176,7 +182,22 @@ def accelerate_collective(facts: Facts, call: cst.Call) -> bool:
     if method in ACCELERATE_COLLECTIVES or method in ACCELERATE_PREPARE and any(
             prepared_model(facts, a.value) for a in call.args if a.keyword is None and not a.star):
         return bool(accelerators(facts, call.func.value))
-    return any(method in LIBRARY_COLLECTIVES.get(cls, ()) for cls in _library_classes(facts, call.func.value))
+    return any(method in LIBRARY_COLLECTIVES.get(cls, ()) for cls in _library_classes(facts, call.func.value)) \
+        and not _plain_ddp_booster(facts, call.func.value)
+
+
+# ColossalAI's plugin whose checkpoint IO writes on the master and gathers nothing (plain DDP)
+COLOSSALAI_DDP_PLUGINS = frozenset({"colossalai.booster.plugin.TorchDDPPlugin",
+                                    "colossalai.booster.plugin.torch_ddp_plugin.TorchDDPPlugin"})
+
+
+def _plain_ddp_booster(facts: Facts, expr: cst.BaseExpression) -> bool:
+    """Is every `Booster(...)` that `expr` may hold given a `TorchDDPPlugin` (also through a name:
+    `plugin = TorchDDPPlugin()` ... `Booster(plugin=plugin)`)? Its saves run on the master alone."""
+    boosters = [s for s in objects.of(facts).values(expr) if isinstance(s, cst.Call)]
+    plugins = [a.value for b in boosters for a in b.args if a.keyword is None or a.keyword.value == "plugin"]
+    return bool(plugins) and len(plugins) == len(boosters) and all(
+        _library_classes(facts, p) & COLOSSALAI_DDP_PLUGINS for p in plugins)
 
 
 def _library_classes(facts: Facts, expr: cst.BaseExpression) -> set[str]:

@@ -47,7 +47,9 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     Library objects' collectives are known by what the object is: accelerate's `gather`/`reduce`
     and its `prepare` of a model (a DDP wrap again, which broadcasts rank 0's state), a sharded
     optimizer's `consolidate_state_dict()` (fairscale's OSS, torch's ZeroRedundancyOptimizer, also
-    where its class is picked into a name first). Found under an `if` that reads the rank (not one proven
+    where its class is picked into a name first), ColossalAI's `booster.save_model` and
+    `save_optimizer` (the plugin's checkpoint IO gathers every process's shards and writes on the
+    master itself: every process calls them). Found under an `if` that reads the rank (not one proven
     the same everywhere: an entry of a configuration dict), or after an early `if rank != 0:
     return` of its function, also through a function of this file that runs a collective,
     unless the other ranks reach the same collectives in the other branch (rank 0 broadcasts in
