@@ -1638,3 +1638,41 @@ def test_a_module_of_a_project_folder_on_pythonpath_is_read_and_converted(monkey
     monkeypatch.setenv("PYTHONPATH", "work/proj/core")
     cli("convert", "work/proj/scripts/train.py", "-o", "out2/")
     assert "shard_loader(DataLoader(" in Path("out2/datasets.py").read_text()
+
+
+def test_a_function_of_a_module_loaded_by_a_computed_name_is_followed_to_the_loader_it_builds():
+    """The sixteenth sweep's click template: `import_module(f"data.{name}")` then a function of
+    the module it returns (`.build(...)` on the call, or `getattr(module, "build")`), the loaders
+    handed back in a dict. The function was run by no call ddpify knew, so the training loop's
+    loader was untraced: sharded where built, but no set_epoch (every epoch drew the same order)
+    and a warning. Now the function is that of each module the computed name may load."""
+    write({"train.py": """\
+        import torch
+        from data import get_loaders
+
+        model = torch.nn.Linear(2, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        loaders = get_loaders("synthetic", batch_size=4)
+        for epoch in range(2):
+            for x, y in loaders["train"]:
+                opt.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+        """, "data/__init__.py": """\
+        import importlib
+
+
+        def get_loaders(name, **kwargs):
+            return importlib.import_module("data." + name).build(**kwargs)
+        """, "data/synthetic.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+
+        def build(batch_size):
+            data = TensorDataset(torch.randn(16, 2), torch.randn(16, 1))
+            return {"train": DataLoader(data, batch_size=batch_size, shuffle=True)}
+        """})
+    result = convert_program(program())
+    assert "    set_epoch(loaders, epoch)\n" in result.code
+    assert not [c for c in result.changes if c.kind == "warning" and "cannot trace" in c.message]

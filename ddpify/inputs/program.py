@@ -54,8 +54,10 @@ import functools
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from types import MappingProxyType
+from typing import Mapping
 
 import libcst as cst
 
@@ -85,7 +87,8 @@ class Program:
     merged: cst.Module  # the statements of every part, in that order
     local_names: frozenset[str]  # names that hold a project module (`import trainer` -> `trainer`)
     top: dict[cst.CSTNode, Part]  # each statement of `merged` -> its part
-    by_name: frozenset[cst.Call] = frozenset()  # the calls importing by a computed name whose modules were read
+    # the calls importing by a computed name whose modules were read -> those modules' names
+    by_name: Mapping[cst.Call, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     unread: tuple[str, ...] = ()  # `ddpify check`: the imported files left out as they do not parse (one line each)
 
     def with_entry(self, data: bytes) -> "Program":
@@ -270,14 +273,15 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
     entry = parts[0].path
     seen = {lookups.resolved(p.path) for p in parts}
     local: set[str] = set()
-    by_name: set[cst.Call] = set()
+    by_name: dict[cst.Call, tuple[str, ...]] = {}
     folders: dict[Path, cst.Call] = {}  # what `sys.path.insert(...)` calls add, in order
     unread: list[str] = []
     aboves: dict[str, Path | None] = {}
     while queue:
         part = queue.pop(0)
         imported, computed, additions = lookups.imports(part, root)
-        by_name.update(call for call, names in computed if any(lookups.files(root, n) for n in names))
+        by_name.update((call, read) for call, names in computed
+                       if (read := tuple(n for n in names if lookups.files(root, n))))
         for folder, call in additions:
             folders.setdefault(folder, call)
         pending = [*imported, *((None, n) for _, names in computed for n in names)]
@@ -318,7 +322,7 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
                     for folder, call in lookups.imports(new, root)[2]:  # run on import: `import _init_paths`
                         folders.setdefault(folder, call)  # puts `lib/` on the path for the other imports
             pending = missed if len(folders) > grown else []
-    return _assemble(root, parts, frozenset(local), frozenset(by_name), tuple(unread))
+    return _assemble(root, parts, frozenset(local), MappingProxyType(by_name), tuple(unread))
 
 
 ABOVE = 2  # how many folders above the entry's an import is looked up in (`scripts/train.py`: the repository's)
@@ -738,7 +742,7 @@ def _libraries() -> tuple[Path, ...]:
     return tuple(Path(paths[key]).resolve() for key in ("stdlib", "platstdlib", "purelib", "platlib"))
 
 
-def _assemble(root: Path, parts: list[Part], local: frozenset[str], by_name: frozenset[cst.Call],
+def _assemble(root: Path, parts: list[Part], local: frozenset[str], by_name: Mapping[cst.Call, tuple[str, ...]],
               unread: tuple[str, ...] = ()) -> Program:
     top = {stmt: part for part in parts for stmt in part.module.body
            if part is parts[0] or part.importer or not mt.is_main_guard(stmt)}

@@ -25,6 +25,10 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.call_index import CallIndex
 from ddpify.syntax.codegen import code_for_node
 from ddpify.syntax.names import Imports, dotted
+
+# what returns the module its (computed) name names: `importlib.import_module("data." + name)`
+# (`__import__("data.mnist")` returns the top package, `data`)
+IMPORTS_MODULE = frozenset({"importlib.import_module", "import_module"})
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
 
@@ -608,10 +612,12 @@ class Facts:
         return None if self.program is None else self.program.part_of(node, self.parents).name
 
     def _through_module(self, call: cst.Call) -> list[cst.FunctionDef]:
-        """`self.GAN_type.optimizer(self.D, lr)`: the function of that name of each program module
-        the name before it holds (`_held_program_modules`)."""
+        """`self.GAN_type.optimizer(self.D, lr)`, `import_module("data." + name).build(**kwargs)`: the
+        function of that name of each program module the name before it holds, or the call before
+        it returns (`_held_program_modules`)."""
         func = call.func
-        if not isinstance(func, cst.Attribute) or self.program is None or not dotted(func.value) or \
+        if not isinstance(func, cst.Attribute) or self.program is None or \
+                not (dotted(func.value) or isinstance(func.value, cst.Call)) or \
                 not any(self.enclosing_class(f) is None for f in self.functions.get(func.attr.value, ())):
             return []
         held = self._held_program_modules(func.value)
@@ -647,9 +653,14 @@ class Facts:
         """The program's modules (by their names in it) that a name holds, where every value it is
         given is one: `self.GAN_type`, set from the parameter `GAN_type` for which every caller that
         runs its function by name passes a module (`Trainer(DCGAN, loader)` with `from models import
-        DCGAN`: `models.DCGAN`); empty otherwise."""
+        DCGAN`: `models.DCGAN`), or what `importlib.import_module` returns, any of the modules of the
+        program its computed name may load (`import_module("data." + name)`: `data.mnist`,
+        `data.cifar`, `Program.by_name`); empty otherwise."""
         if self.is_program_module(expr):
             return frozenset({self.qualify(expr) or dotted(expr) or ""})
+        if isinstance(expr, cst.Call) and (self.qualify(expr.func) or dotted(expr.func)) in IMPORTS_MODULE \
+                and self.program is not None:  # `import_module(f"data.{name}")`: any module it may load
+            return frozenset(self.program.by_name.get(expr, ()))
         ref = self.ref(expr) if depth and dotted(expr) not in (None, "self") else None
         if ref is None:
             return frozenset()
