@@ -1031,10 +1031,13 @@ class Facts:
 
     def _items_of(self, ref: Ref) -> list[cst.ClassDef]:
         writes = self.writes(ref)
-        if not writes or any(isinstance(stmt, cst.AugAssign) for _, _, stmt in writes):
+        if any(isinstance(stmt, cst.AugAssign) for _, _, stmt in writes):
+            return []
+        # (`self.model, self.callbacks = model, list(callbacks)`: its element of the tuple written out)
+        values = [_copied(value) for value in [*(value for _, value, _ in writes), *self.unpacked_from(ref)]]
+        if not values:
             return []
         items: list[cst.BaseExpression] = list(self._item_writes.get(ref, []))
-        values = [value for _, value, _ in writes]
         for value in [v for v in values if isinstance(v, cst.Name)]:  # `self.callbacks = callbacks` in `__init__`:
             param = self.ref(value)  # what every call passes for the parameter (`Trainer(..., [Checkpoint(), Printer()])`)
             passed = [self.argument_for(c, param.scope, param.name) for c in self._constructions(param.scope)] \
@@ -1703,6 +1706,19 @@ def _grouped(items, key) -> dict:
 
 NO_GRAD = frozenset({"no_grad", "inference_mode"})  # torch.no_grad, torch.autograd.no_grad, torch.inference_mode
 PROPERTIES = frozenset({"property", "cached_property"})
+def _copied(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The container a copy is made of (`list(callbacks)`, `tuple(hooks)`, `sorted(cbs)`: the same
+    items as `callbacks`), else `value` itself."""
+    if isinstance(value, cst.Call) and dotted(value.func) in COPIES and len(value.args) == 1 \
+            and value.args[0].keyword is None and not value.args[0].star and isinstance(value.args[0].value, cst.Name):
+        return value.args[0].value
+    return value
+
+
+# what makes a new container of the items of the one it is given
+COPIES = frozenset({"list", "tuple", "sorted"})
+
+
 # methods that fill a container in place (`Facts.filled`)
 FILLS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "setdefault", "add_param_group"})
 GROWN = frozenset({"append", "insert", "extend", "setdefault", "update"})  # what `_items_of` reads of them  # decorators that make a method an attribute

@@ -1297,6 +1297,25 @@ def test_a_callback_handed_the_trainer_saves_the_module_of_its_wrapped_model():
     assert "torch.save(trainer.model.module.state_dict(), tmp_path)" in out
 
 
+@pytest.mark.parametrize("stored", [
+    "        self.callbacks = list(callbacks)\n",  # a copy of the list it is given
+    "        self.loader, self.callbacks = loader, callbacks\n",  # by unpacking a tuple written out
+    "        self.loader, self.callbacks = loader, tuple(callbacks)\n",
+])
+def test_a_callback_list_copied_or_unpacked_by_the_trainer_still_holds_the_callbacks(stored):
+    """The sixteenth sweep's part A (a probe of its data-module and callback shapes): the trainer
+    keeps `list(callbacks)`, or unpacks `self.loader, self.callbacks = loader, callbacks`: its list
+    held nothing ddpify knew (only a plain `self.callbacks = callbacks` was followed), so the
+    checkpoint callback saved the wrapper's `module.` keys, and the best model loaded back into the
+    bare module crashed. A copy holds the items of what it copies, and a name unpacked from a tuple
+    written out holds its element."""
+    code = CALLBACKS.replace("        self.loader = loader\n        self.callbacks = callbacks\n",
+                             stored if "loader" in stored else "        self.loader = loader\n" + stored)
+    assert stored in code
+    out = convert(code, Options()).code
+    assert "torch.save(trainer.model.module.state_dict(), tmp_path)" in out
+
+
 def test_a_name_rebound_to_a_list_of_the_wrapped_models_is_iterated_as_written():
     """pix2pix's `set_requires_grad(nets)`: `if not isinstance(nets, list): nets = [nets]`, then
     `for net in nets:`; the loop reads the list, which 7d87727 sent through `.module` (crash)."""
