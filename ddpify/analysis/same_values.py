@@ -127,7 +127,8 @@ class SameValues:
         (`agree_on(...)`, a tensor passed to `dist.all_reduce` before; not a test that also reads
         a rank beside it, `local_rank <= 0 and found.item() != 0`), attributes every
         assignment of which is shared (`self.iter_num = 0` ... `self.iter_num += 1`), objects of
-        the program's classes built from shared values (a config dataclass), methods of shared
+        the program's classes built from shared values (a config dataclass, also by its own
+        classmethod: `cls(**yaml_values)`), methods of shared
         values (`args.path.split("-")`), and what a checkpoint holds (`torch.load` reads the
         same file on every process), what `check` asks. Both refuse the same values first
         (`_per_process`)."""
@@ -596,7 +597,7 @@ class SameValues:
             if mt.is_call_of(node, "len") and len(node.args) == 1 and self._data(node.args[0].value):
                 return True  # `len(train_sampler)`: a distributed sampler gives every process as many
             if dotted(node.func) in f.classes or dotted(node.func) in PURE_BUILTINS or f.qualify(node.func) in HOLDERS \
-                    or mt.is_call_of(node, "getattr", "hasattr"):  # `Config()`, `int(x)`, `getattr(args, "fsdp", False)`
+                    or mt.is_call_of(node, "getattr", "hasattr") or self._own_class(node.func):  # `Config()`, `int(x)`, `getattr(args, "fsdp", False)`
                 return arguments  # `SimpleNamespace(**cfg)` too
             if isinstance(node.func, cst.Attribute) and mt.is_method_call(node, "get_last_lr", "get_lr"):  # a scheduler's rate
                 return self._stepped_with_shared(node.func.value, proving)
@@ -622,6 +623,19 @@ class SameValues:
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
                    or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression,
                                          cst.BaseDictElement)))  # `{"loss": loss.item()}`: as shared as its entries
+
+    def _own_class(self, func: cst.BaseExpression) -> bool:
+        """`cls` of `cls(**values)` in a `@classmethod` of a class of the program (a configuration's
+        `from_yaml_and_cli(cls)`): the class itself, built as `Config(...)` is, from its arguments."""
+        f = self.facts
+        if not isinstance(func, cst.Name):
+            return False
+        scope = f.scope(func)
+        if not isinstance(scope, cst.FunctionDef) or not scope.params.params:
+            return False
+        return scope.params.params[0].name.value == func.value and f.enclosing_class(scope) is not None \
+            and any(mt.is_name(d.decorator, "classmethod") for d in scope.decorators) \
+            and not f.writes(Ref(scope, func.value))
 
     def _hands_data(self, call: cst.Call) -> bool:
         """Is `call` handed a model or a loader (the object core's `kind`): what a function of
