@@ -41,7 +41,8 @@ class EpochLoop:
 @dataclass
 class Loaders:
     training: list[cst.Call]  # DataLoader calls to shard
-    iterable: list[cst.Call]  # training loaders over an IterableDataset whose class speaks of ranks: left whole
+    iterable: list[cst.Call]  # training loaders over an IterableDataset whose class speaks of ranks, or a library's
+    # stream that splits itself by node only where told how (`library_stream`): left whole, with a TODO
     epoch_loops: list[EpochLoop]
     unlooped: list[cst.Call]  # sharded loaders no epoch loop re-iterates
     manual: list[cst.For]  # batch loops that slice tensors by hand
@@ -50,6 +51,8 @@ class Loaders:
     remade: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # (statement, loader): its iterator made again at its end
     # training loaders left whole, each with an optimizer whose model was not found (nor wrapped)
     withheld: list[tuple[cst.Call, cst.CSTNode]] = field(default_factory=list)
+    # training loaders over a datapipe with a `sharding_filter()`, which DataLoader splits by process itself
+    self_split: list[cst.Call] = field(default_factory=list)
 
 
 def find(facts: Facts, models: Models) -> Loaders:
@@ -78,8 +81,10 @@ def find(facts: Facts, models: Models) -> Loaders:
     training = [] if unknown else training  # on sharded data that model would train apart on each process
     if not models.wrapped:  # without DDP, sharded data would train a different model per process
         training = []
-    iterable = [c for c in training if is_iterable_dataset(facts, c) and _speaks_of_ranks(facts, c)]
-    training = [c for c in training if c not in iterable]
+    iterable = [c for c in training if is_iterable_dataset(facts, c) and _speaks_of_ranks(facts, c)
+                or library_stream(facts, c) == NAMED]
+    self_split = [c for c in training if library_stream(facts, c) == SPLITS]
+    training = [c for c in training if c not in iterable and c not in self_split]
     loops, looped = _epoch_loops(facts, fed, training)
     remade = _remade(facts, training, loops, looped, consumed)
     unlooped = [c for c in training if c not in looped
@@ -90,7 +95,7 @@ def find(facts: Facts, models: Models) -> Loaders:
     manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing and _slices_by_hand(facts, lp)]
     by_key = {c: found for c, found in by_key.items() if found is not None and c in training}
     return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key, remade,
-                   [(c, unknown[0]) for c in withheld if c not in iterable])
+                   [(c, unknown[0]) for c in withheld if c not in iterable], self_split)
 
 
 def _reading_sharded(facts: Facts, loader_calls: list[cst.Call], training: list[cst.Call],
@@ -306,8 +311,72 @@ def _bound_name(facts: Facts, call: cst.Call) -> str | None:
 
 
 def is_iterable_dataset(facts: Facts, call: cst.Call) -> bool:
-    """Does the loader `call` read an instance of the program's own `IterableDataset` subclass?"""
-    return bool(_iterable_classes(facts, call))
+    """Does the loader `call` read an instance of the program's own `IterableDataset` subclass, or
+    a library's stream that no sampler can split either (`library_stream`: a `datasets` stream, a
+    datapipe)?"""
+    return bool(_iterable_classes(facts, call)) or library_stream(facts, call) == STREAM
+
+
+# what a library's IterableDataset a loader reads does with several processes (`library_stream`)
+STREAM, SPLITS, NAMED = "stream", "splits", "named"
+_DATAPIPES = ("torchdata.datapipes.iter.", "torch.utils.data.datapipes.iter.")
+_SELF_SPLITTING = frozenset({"split_dataset_by_node", "split_by_node", "nodesplitter"})
+
+
+def library_stream(facts: Facts, call: cst.Call) -> str | None:
+    """What the loader `call` reads, where it is a library's `IterableDataset`, for which DataLoader
+    refuses any sampler: STREAM, a stream every process reads whole (`load_dataset(..., streaming=True)`,
+    `ds.to_iterable_dataset()`, a datapipe: `IterableWrapper(items).map(f)`), which `shard_loader`
+    splits in turn as it does the program's own; SPLITS, a datapipe with a `sharding_filter()`, which
+    torch's DataLoader splits between the processes itself; NAMED, a stream that splits itself by
+    node only where it is told how (a webdataset pipeline: newer versions refuse several processes
+    without a `nodesplitter`; `split_dataset_by_node(ds, rank=..., world_size=...)`), left whole with
+    a TODO. None for anything else (a map-style dataset, one ddpify does not see made)."""
+    dataset = mt.positional(call, 0) or mt.keyword(call, "dataset")
+    if dataset is None:
+        return None
+    names: set[str] = set()
+    for origin in facts.origins(dataset.value):
+        names |= _stream_chain(facts, origin, 4)
+    if not names - _SELF_SPLITTING - {"sharding_filter"}:
+        return None
+    if names & _SELF_SPLITTING or "webdataset" in names:
+        return NAMED
+    return SPLITS if "sharding_filter" in names else STREAM
+
+
+def _stream_chain(facts: Facts, expr: cst.BaseExpression, depth: int) -> set[str]:
+    """The marks of a library stream along the calls `expr` is made by (`ds.shuffle(seed).map(f)`
+    back to `load_dataset(...)` through the names it is bound to): "stream", "webdataset", and
+    the names of the calls that split it by process ("sharding_filter", "split_dataset_by_node",
+    "nodesplitter" for a keyword given)."""
+    found: set[str] = set()
+    while isinstance(expr, cst.Call) and depth > 0:
+        qualified = facts.qualify(expr.func) or ""
+        method = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else None
+        if qualified == "datasets.load_dataset":
+            streaming = mt.keyword(expr, "streaming")
+            if streaming is not None and not mt.is_name(streaming.value, "False"):
+                found.add(STREAM)
+        elif qualified.startswith(_DATAPIPES) or qualified.startswith("datasets.IterableDataset") \
+                or method == "to_iterable_dataset":
+            found.add(STREAM)
+        elif qualified.startswith("webdataset."):
+            found.add("webdataset")
+        found |= {k.keyword.value for k in expr.args if k.keyword is not None and k.keyword.value in _SELF_SPLITTING}
+        if qualified.split(".")[-1] in _SELF_SPLITTING or method in ("sharding_filter", *_SELF_SPLITTING):
+            found.add(method or qualified.split(".")[-1])
+        if method is None and qualified.split(".")[-1] in _SELF_SPLITTING and expr.args:  # split_dataset_by_node(ds, ...)
+            expr = expr.args[0].value
+        elif method is not None and not qualified.startswith(("datasets.", "webdataset.", *_DATAPIPES)):
+            expr = expr.func.value  # `ds.shuffle(seed=0).map(f)`: back to what it is called on
+        else:
+            break
+        if not isinstance(expr, cst.Call):
+            for origin in facts.origins(expr) if facts.ref(expr) is not None else ():
+                found |= _stream_chain(facts, origin, depth - 1)
+            break
+    return found
 
 
 def _iterable_classes(facts: Facts, call: cst.Call) -> list[cst.ClassDef]:

@@ -77,8 +77,12 @@ and each process takes its item of every round of world_size items of the stream
 copy: of the part the dataset gives that worker), an incomplete last round dropped on every process, so
 every process takes as many steps where every process's stream is as long (files read in order; any
 endless stream); a warning there says so, and that a stream drawn at random is each process's own
-draw. One whose class speaks of ranks or world sizes (`get_rank()` in its `__iter__`: it may split
-itself) gets a TODO instead. So does training that no DataLoader feeds (generated batches, RL rollouts): every process then makes its
+draw. So does a library's stream that every process would read whole: a `datasets` stream
+(`load_dataset(..., streaming=True)`, `.to_iterable_dataset()`) or a datapipe (`IterableWrapper(items).map(f)`),
+where a `sampler=` would stop every process at the loader's line. A datapipe with a `sharding_filter()`
+is left as it is (DataLoader splits it by process itself). One whose class speaks of ranks or world
+sizes (`get_rank()` in its `__iter__`: it may split itself) gets a TODO instead, as does a library's
+stream that splits itself only where told how (a webdataset pipeline, `split_dataset_by_node`). So does training that no DataLoader feeds (generated batches, RL rollouts): every process then makes its
 own data, and the TODO says what that means. A count of a sharded loader's batches that the program
 lowers and divides by (`num = len(trn_loader) - 1`, then `1 / num`) gets a TODO with the least
 number of batches per process it needs (ddpify.analysis.counts). A learning-rate schedule stepped
@@ -108,7 +112,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis import objects, phases, schedules, set_order
-from ddpify.analysis.loaders import is_iterable_dataset, shared_helper_callers
+from ddpify.analysis.loaders import NAMED, is_iterable_dataset, library_stream, shared_helper_callers
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -133,10 +137,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
     found = analysis.loaders
     done: set[cst.Call] = set()  # samplers wrapped already: two loaders may share one
-    for call in found.iterable:
-        edits.todo(facts.statement(call), "this loader reads an IterableDataset whose class speaks of ranks or "
-                   "world sizes, so ddpify leaves it whole: check that its __iter__ splits the stream by "
-                   "ddpify_runtime.get_rank()/get_world_size(), or every process trains on all of it")
+    _name_streams(facts, edits, found)
     for call in found.training:
         if call in found.by_key:
             _shard_keys(facts, edits, call, *found.by_key[call])
@@ -166,7 +167,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     if found.training:
         edits.warn(found.training[0], "batch_size is now per process: the global batch is batch_size x "
                      "the number of processes")
-    elif analysis.models.wrapped and not found.manual and not found.iterable and not found.withheld:
+    elif analysis.models.wrapped and not found.manual and not found.iterable and not found.withheld \
+            and not found.self_split:
         outer = _outermost_training_loop(facts)
         if outer is not None:
             edits.todo(outer, "no DataLoader feeds this training, so ddpify cannot shard its data: every process "
@@ -253,6 +255,25 @@ def _outermost_training_loop(facts: Facts) -> cst.For | cst.While | None:
                                           if facts.scope(a) is facts.scope(loop)):
             return loop
     return None
+
+
+def _name_streams(facts: Facts, edits: Edits, found: Loaders) -> None:
+    """The TODOs at the training loaders over a stream left whole (`Loaders.iterable`), and a line at
+    each over a datapipe DataLoader splits itself (`Loaders.self_split`)."""
+    for call in found.iterable:
+        if library_stream(facts, call) == NAMED:
+            edits.todo(facts.statement(call), "this loader reads a library's stream that splits itself between "
+                       "processes only where it is told how (a webdataset pipeline: `nodesplitter=wds.split_by_node`, "
+                       "newer versions refuse several processes without one; `split_dataset_by_node(ds, "
+                       "rank=get_rank(), world_size=get_world_size())`), so ddpify leaves it whole: tell it, or "
+                       "every process trains on all of it")
+            continue
+        edits.todo(facts.statement(call), "this loader reads an IterableDataset whose class speaks of ranks or "
+                   "world sizes, so ddpify leaves it whole: check that its __iter__ splits the stream by "
+                   "ddpify_runtime.get_rank()/get_world_size(), or every process trains on all of it")
+    for call in found.self_split:
+        edits.record(call, "training loader left as it is: it reads a datapipe with a `sharding_filter()`, which "
+                     "DataLoader splits between the processes itself", needs_group=True)
 
 
 def _shard_at_callers(facts: Facts, edits: Edits, call: cst.Call) -> bool:

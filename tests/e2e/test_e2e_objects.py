@@ -30,6 +30,9 @@ fixtures/objects_ema (the eleventh sweep's EMA helper): `self.shadow = copy.deep
 fixtures/objects_stream (the fourteenth sweep's apds_liver_2p5d): a training loader over the program's
 IterableDataset, read by two workers that split its parts: each process takes its item of every round of
 two, no item on both, the same number of steps on each.
+fixtures/objects_datapipe (a library's stream, decision 0115): a training loader over a datapipe bound to a
+name (torch's own `IterableWrapper(...).map(...)`, as torchdata's): split in turn by `shard_loader`, as the
+program's own IterableDataset is, where a `sampler=` stopped every process.
 fixtures/objects_meter (the twelfth to fourteenth sweeps' AverageMeter): meters made afresh in each pass's
 function, added to by `update(val, n)` over the sharded loader, printed after it: the whole set's figures.
 fixtures/objects_alias (the second sweep's siamese_nb and awd_lm): `model` rebound for three
@@ -73,7 +76,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_ema": ((64,), {"ema.pt"}),
     "objects_holder": ((64,), {"model.pt", "head.pt"}),
 }
-EXTRA = {"objects_stream", "objects_meter"}  # cases with checks of their own (objects_stream: no sampler, no indices)
+EXTRA = {"objects_stream", "objects_datapipe", "objects_meter"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared"}
 SHARED_BACKWARD = {"objects_pair", "objects_holder"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
 
@@ -279,6 +282,25 @@ def test_an_iterable_datasets_stream_is_dealt_out_to_the_processes(runs):
     assert not set(per_rank[0][0].indices) & set(per_rank[1][0].indices), per_rank
     assert len(set(per_rank[0][0].indices)) == 31
     assert "epoch 2 samples 31" in run.rank_output[0], run.tail()
+
+
+def test_a_datapipes_stream_is_dealt_out_to_the_processes(runs):
+    """40 samples a pass: each process takes 20 (in batches of 8, 8 and 4), none read by both, the
+    same 20 each epoch (the pipe is read in order); the parameters agree."""
+    run = runs["objects_datapipe"]
+    assert run.ok and run.probe.exited() == {0: 1, 1: 1}, run.tail()
+    problems = h.check_params_identical(run.probe, h.WORLD) + h.check_optimizers_identical(run.probe, h.WORLD)
+    assert not problems, "\n".join(problems)
+    (loader,) = {e["loader"] for e in run.probe.of("fetch")}
+    passes = run.probe.passes()
+    per_rank = [passes.get((rank, loader), []) for rank in range(h.WORLD)]
+    assert [len(p) for p in per_rank] == [EPOCHS] * h.WORLD, per_rank
+    for rank in range(h.WORLD):
+        assert [len(p.indices) for p in per_rank[rank]] == [20] * EPOCHS, per_rank[rank]
+        assert len({frozenset(p.indices) for p in per_rank[rank]}) == 1, "a pass read other samples"
+        assert len([e for e in run.probe.of("step", rank)]) == 3 * EPOCHS
+    assert not set(per_rank[0][0].indices) & set(per_rank[1][0].indices), per_rank
+    assert "epoch 2 samples 20" in run.rank_output[0], run.tail()
 
 
 def test_a_meter_made_for_the_pass_prints_the_whole_sets_figures(runs):

@@ -448,6 +448,141 @@ for epoch in range(2):
         "process trains on all of it",
         "warning: batches are sliced by hand, so every process trains on all the data (correct, no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler",
     ]),
+    # a library's stream (issue 27's fifteenth-sweep leftovers, decision 0115): DataLoader refuses any sampler
+    # for it, so a `sampler=DistributedSampler(ds)` stopped every process at the loader's line
+    pair("""\
+
+import torch
+from datasets import load_dataset
+from torch.utils.data import DataLoader
+ds = load_dataset("toy", split="train", streaming=True)
+ds = ds.shuffle(seed=0, buffer_size=64).map(encode)
+loader = DataLoader(ds, batch_size=2)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+""", """\
+
+import torch
+from datasets import load_dataset
+from torch.utils.data import DataLoader
+from ddpify_runtime import shard_loader
+
+ds = load_dataset("toy", split="train", streaming=True)
+ds = ds.shuffle(seed=0, buffer_size=64).map(encode)
+loader = DataLoader(ds, batch_size=2)
+loader = shard_loader(loader)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+""", "a_loader_over_a_datasets_stream_is_split_in_turn_by_shard_loader", report=[
+        "change: training loader passed through shard_loader() (it reads an IterableDataset, which no sampler can "
+        "split): each process takes its item of every round of world_size items of the stream",
+        "warning: this loader's IterableDataset is split in turn: each process takes every world_size-th item of its "
+        "stream, whole rounds only, so the processes take as many steps where their streams are as long (files read "
+        "in order, an endless stream); a finite stream whose length differs between processes would leave one "
+        "waiting for the others, and one drawn at random is each process's own draw",
+        "warning: batch_size is now per process: the global batch is batch_size x the number of processes",
+    ]),
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader
+from torchdata.datapipes.iter import IterableWrapper
+pipe = IterableWrapper(items).shuffle().map(encode)
+loader = DataLoader(pipe, batch_size=2)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+""", """\
+
+import torch
+from torch.utils.data import DataLoader
+from torchdata.datapipes.iter import IterableWrapper
+from ddpify_runtime import shard_loader
+
+pipe = IterableWrapper(items).shuffle().map(encode)
+loader = DataLoader(pipe, batch_size=2)
+loader = shard_loader(loader)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+""", "a_loader_over_a_datapipe_is_split_in_turn_by_shard_loader", report=[
+        "change: training loader passed through shard_loader() (it reads an IterableDataset, which no sampler can "
+        "split): each process takes its item of every round of world_size items of the stream",
+        "warning: this loader's IterableDataset is split in turn: each process takes every world_size-th item of its "
+        "stream, whole rounds only, so the processes take as many steps where their streams are as long (files read "
+        "in order, an endless stream); a finite stream whose length differs between processes would leave one "
+        "waiting for the others, and one drawn at random is each process's own draw",
+        "warning: batch_size is now per process: the global batch is batch_size x the number of processes",
+    ]),
+    pair("""\
+
+import torch
+import webdataset as wds
+from torch.utils.data import DataLoader
+ds = wds.WebDataset("train-{000..003}.tar").decode().to_tuple("x.pth")
+loader = DataLoader(ds, batch_size=2)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+""", """\
+
+import torch
+import webdataset as wds
+from torch.utils.data import DataLoader
+ds = wds.WebDataset("train-{000..003}.tar").decode().to_tuple("x.pth")
+# TODO(ddpify): this loader reads a library's stream that splits itself between processes only where it is told how (a webdataset pipeline: `nodesplitter=wds.split_by_node`, newer versions refuse several processes without one; `split_dataset_by_node(ds, rank=get_rank(), world_size=get_world_size())`), so ddpify leaves it whole: tell it, or every process trains on all of it
+loader = DataLoader(ds, batch_size=2)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+""", "a_loader_over_a_webdataset_pipeline_is_left_whole_with_a_todo", report=[
+        "warning: this loader reads a library's stream that splits itself between processes only where it is told "
+        "how (a webdataset pipeline: `nodesplitter=wds.split_by_node`, newer versions refuse several processes "
+        "without one; `split_dataset_by_node(ds, rank=get_rank(), world_size=get_world_size())`), so ddpify leaves "
+        "it whole: tell it, or every process trains on all of it",
+    ]),
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader
+from torchdata.datapipes.iter import IterableWrapper
+pipe = IterableWrapper(items).shuffle().sharding_filter().map(encode)
+loader = DataLoader(pipe, batch_size=2)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+""", """\
+
+import torch
+from torch.utils.data import DataLoader
+from torchdata.datapipes.iter import IterableWrapper
+pipe = IterableWrapper(items).shuffle().sharding_filter().map(encode)
+loader = DataLoader(pipe, batch_size=2)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+""", "a_loader_over_a_datapipe_with_a_sharding_filter_is_left_as_it_is", report=[
+        "change: training loader left as it is: it reads a datapipe with a `sharding_filter()`, which DataLoader "
+        "splits between the processes itself",
+    ]),
     pair("""\
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)
