@@ -55,7 +55,9 @@ class Model:
     penalty: bool = False  # synced: `synced` is a gradient penalty through it, and a step may leave parameters without gradient
     kept: bool = False  # synced: `synced` is a statement that keeps the model in an object before it is ready to wrap
     item: bool = False  # synced: an item of a container of modules, picked where its optimizer is built (`nets[net]`)
-    inline: cst.Name | None = None  # item: the loop variable that holds it in its optimizer's call (`m` of `m.parameters()`)
+    # item: what holds it in its optimizer's call (`m` of `m.parameters()`, a loop variable; `ema.model`, an attribute
+    # of an object that is no model, `_held_unnamed`)
+    inline: cst.Name | cst.Attribute | None = None
     bypassed: str | None = None  # a DataParallel model trained through its `.module`'s own method: that call
     written: bool = False  # wrapped by the program itself (`ddpify check`): a copy of it is a wrapper too,
     # where a copy of a wrap ddpify places copies its module (unwrap-model)
@@ -739,19 +741,33 @@ def _branch_owners(value: cst.BaseExpression) -> list[tuple[str, bool]] | None:
 
 
 def _holds_a_model(facts: Facts, receiver: cst.BaseExpression) -> bool:
-    """Is `receiver` (`args.model`, `setup.net.encoder`) a model kept on an object that is none
-    (an argparse namespace, a dataclass of the program: every object its first name may hold is
-    known and no model) rather than a part of a model (`model.fc`)? Wrapping that first name would
-    wrap the holder."""
+    """Is `receiver` (`args.model`, `setup.net.encoder`, `self.ema.model`) a model kept on an object
+    that is none (an argparse namespace, a dataclass or another plain class of the program: every
+    object its first name, or `self.` attribute, may hold is known and no model) rather than a part
+    of a model (`model.fc`)? Wrapping that first name would wrap the holder."""
     head = receiver
-    while isinstance(head, (cst.Attribute, cst.Subscript)):  # `args.model`, `state["model"]`
+    while isinstance(head, (cst.Attribute, cst.Subscript)) and not _of_self(head):  # `args.model`, `state["model"]`
         head = head.value
-    if head is receiver or not isinstance(head, cst.Name) or head.value == "self":
+    if head is receiver or not isinstance(head, (cst.Name, cst.Attribute)) or mt.is_name(head, "self"):
         return False
     flow = objects.of(facts)
     held = flow.values(head)
-    return bool(held) and not any(flow.kind(s) == objects.MODEL or builds_module(facts, s) for s in held) \
+    return bool(held) and not any(flow.kind(s) == objects.MODEL or builds_module(facts, s) and not _of_a_plain_class(facts, s)
+                                  for s in held) \
         and any(flow.kind(s) == objects.MODEL or builds_module(facts, s) for s in flow.values(receiver))
+
+
+def _of_self(expr: cst.BaseExpression) -> bool:
+    """`self.ema`: an attribute of `self`, the first name of what it holds (`self.ema.model`)."""
+    return isinstance(expr, cst.Attribute) and mt.is_name(expr.value, "self")
+
+
+def _of_a_plain_class(facts: Facts, site: cst.BaseExpression) -> bool:
+    """Is `site` an instance of a class of the program that is no module (`EMA(net)`, `Trainer(Net(), cfg)`:
+    no base, or `object`), a holder of models rather than one?"""
+    built = _built(site)
+    cls = facts.classes.get(built.func.value) if isinstance(built, cst.Call) and isinstance(built.func, cst.Name) else None
+    return cls is not None and not forward.is_module_class(facts, cls)
 
 
 def _is_submodule(receiver: cst.BaseExpression) -> bool:
@@ -915,6 +931,10 @@ def _found_by_object(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTN
             continue
         model = _bound_once(facts, optimizer) if named else _by_object(facts, optimizer) or _bound_once(facts, optimizer)
         if model is None:
+            model = _held_unnamed(facts, optimizer)
+            if model is not None:
+                wrapped.append(model)
+                untraced.remove(optimizer)
             continue
         known = next((w for w in wrapped if w.defined is model.defined and w.name == model.name), None)
         if known is None:
@@ -939,6 +959,26 @@ def _bound_once(facts: Facts, optimizer: cst.Call) -> Model | None:
         return None
     stmt, name, value = bound[0]
     return _model_at(facts, (2 if _built(value) is not value else 1, stmt, name, None), optimizer, [])
+
+
+def _held_unnamed(facts: Facts, optimizer: cst.Call) -> Model | None:
+    """For an optimizer that reads its model off an object that is none (`SGD(ema.model.parameters())`),
+    where the one module it steps was built where no name holds it (`ema = EMA(Net())`,
+    `Solver(model=Net().to(device))`): the module synced where the optimizer takes it
+    (`SGD(sync_gradients(ema.model).parameters())`, no wrapper: the object keeps the module itself,
+    and what the program reads, saves and copies of it stays as it is). None for anything else."""
+    calls = parameter_calls(facts, optimizer)
+    receiver = calls[0].func.value if len(calls) == 1 and isinstance(calls[0].func, cst.Attribute) else None
+    if not isinstance(receiver, cst.Attribute) or dotted(receiver) is None or not _holds_a_model(facts, receiver):
+        return None
+    trained = objects.of(facts).trained(optimizer)
+    if len(trained) != 1 or not builds_module(facts, next(iter(trained))):
+        return None
+    stmt = facts.statement(optimizer)
+    code = facts.code(receiver)
+    model = Model(code, stmt, stmt, before_anchor=True, synced=code, item=True, inline=receiver)
+    model.optimizers.append(optimizer)
+    return model
 
 
 def _built(value: cst.BaseExpression) -> cst.BaseExpression:

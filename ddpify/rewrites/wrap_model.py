@@ -340,6 +340,9 @@ def _sync(edits: Edits, model: Model) -> None:
     line = f"{name} = sync_gradients({name})\n"
     if model.inline is not None:  # `[SGD(sync_gradients(m).parameters()) for m in models]`: the item itself, hooked
         edits.replace(model.inline, lambda node: cst.Call(cst.Name("sync_gradients"), [cst.Arg(node)]),
+                      f"`{name}`, a module kept on an object that is no model, built where no name holds it to wrap: its "
+                      "gradients are averaged as backward computes them (sync_gradients) where its optimizer takes "
+                      "it; the object keeps the module itself" if isinstance(model.inline, cst.Attribute) else
                       f"`{name}`, each module of the container its optimizer's loop goes over, which no name holds "
                       "to wrap: its gradients are averaged as backward computes them (sync_gradients); the "
                       "container keeps the modules themselves", needs_group=True)

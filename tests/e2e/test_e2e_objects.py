@@ -39,6 +39,9 @@ fixtures/objects_alias (the second sweep's siamese_nb and awd_lm): `model` rebou
 trainings, two of them through an alias (`model = body`; an optimizer over `net` trained through
 `model = net`), a round's batches drawn with numpy by a batch sampler of the project, and a loss
 module stepped with the model that has no parameter at this size.
+fixtures/objects_inline (a model built inside its holder's construction, decision 0115): `ema = EMA(Net())`, the
+optimizer over `ema.model.parameters()`: synced where the optimizer takes it (it was `ema = sync_gradients(ema)`,
+a TypeError on every process), saved as it is, the holder's average of it too.
 fixtures/objects_holder (the fifteenth sweep's config objects): a model and the training loader in fields
 of a dataclass the training function is handed, a second model on the argparse namespace: each
 optimizer reads its model off the object; both are wrapped where built, saved without prefix.
@@ -76,7 +79,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_ema": ((64,), {"ema.pt"}),
     "objects_holder": ((64,), {"model.pt", "head.pt"}),
 }
-EXTRA = {"objects_stream", "objects_datapipe", "objects_meter"}  # cases with checks of their own (objects_stream: no sampler, no indices)
+EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared"}
 SHARED_BACKWARD = {"objects_pair", "objects_holder"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
 
@@ -282,6 +285,24 @@ def test_an_iterable_datasets_stream_is_dealt_out_to_the_processes(runs):
     assert not set(per_rank[0][0].indices) & set(per_rank[1][0].indices), per_rank
     assert len(set(per_rank[0][0].indices)) == 31
     assert "epoch 2 samples 31" in run.rank_output[0], run.tail()
+
+
+def test_a_model_built_inside_its_holders_construction_is_synced_and_saved_once_without_prefix(runs):
+    """`EMA(Net())`: the model's gradients are averaged before every step (sync_gradients: all-reduces, no
+    DDP rounds), the loader sharded and reshuffled, the parameters the same on every process, the model
+    and its average saved by the main process with the single-GPU keys."""
+    run = runs["objects_inline"]
+    assert run.ok and run.probe.exited() == {0: 1, 1: 1}, run.tail()
+    problems = h.check_params_identical(run.probe, h.WORLD) + h.check_optimizers_identical(run.probe, h.WORLD)
+    (loader,) = h.sharded_loaders(run.probe, 64)
+    problems += h.check_sharded_passes(run.probe, h.WORLD, loader) + h.check_reshuffled(run.probe, h.WORLD, loader)
+    assert not problems, "\n".join(problems)
+    for rank in range(h.WORLD):
+        averaged = [e["all_reduce"] for e in run.probe.of("step", rank)]
+        assert len(averaged) == 4 * EPOCHS and all(averaged), f"rank {rank}: all-reduces per step {averaged}"
+    saves = [e for e in run.probe.saves() if os.path.basename(e["path"]) in ("model.pt", "ema.pt")]
+    assert {e["rank"] for e in saves} == {0} and len(saves) == 2, saves
+    assert not any(h.prefixed_keys(e) for e in saves), saves
 
 
 def test_a_datapipes_stream_is_dealt_out_to_the_processes(runs):

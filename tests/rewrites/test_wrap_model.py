@@ -1486,7 +1486,8 @@ for epoch in range(2):
         optimizer.step()
 """, "heads_returned_through_names_are_still_heads", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # A real script's shape (sweep, a seq2seq chatbot): optimizers over `holder.encoder` and
-    # `holder.decoder` of a plain class; DDP cannot wrap `holder`, so the optimizers get TODOs.
+    # `holder.decoder` of a plain class; DDP cannot wrap `holder`, and no name holds the encoder built
+    # in the holder's construction: it is synced where its optimizer takes it (decision 0115; a TODO before).
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
@@ -1506,6 +1507,8 @@ def train(holder):
 
 train(Holder(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)))
 """, """\
+from ddpify_runtime import sync_gradients
+
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(ds, batch_size=4, shuffle=True)
 
@@ -1515,8 +1518,7 @@ class Holder:
         self.decoder = decoder
 
 def train(holder):
-    # TODO(ddpify): could not tell which model this optimizer trains: wrap that model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand (until a model is wrapped, ddpify leaves the training data whole too)
-    enc_opt = torch.optim.SGD(holder.encoder.parameters(), lr=0.1)
+    enc_opt = torch.optim.SGD(sync_gradients(holder.encoder).parameters(), lr=0.1)
     for epoch in range(2):
         for x, y in loader:
             enc_opt.zero_grad()
@@ -1525,7 +1527,9 @@ def train(holder):
 
 train(Holder(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)))
 """, "a_plain_object_holding_the_trained_modules_is_not_wrapped", report=[
-        "warning: could not tell which model this optimizer trains: wrap that model in DistributedDataParallel(model, device_ids=device_ids(model)) by hand (until a model is wrapped, ddpify leaves the training data whole too)",
+        "change: `holder.encoder`, a module kept on an object that is no model, built where no name holds it to "
+        "wrap: its gradients are averaged as backward computes them (sync_gradients) where its optimizer takes it; "
+        "the object keeps the module itself",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # A real script's shape (sweep, WGAN-GP): the penalty's gradients are tied to every parameter,
     # as DDP waits for all or none (its own backward would give the weights only, not the biases).
@@ -4793,12 +4797,54 @@ def test_models_kept_on_a_dataclass_and_a_namespace_are_wrapped_where_built_and_
     assert "Setup(net, shard_loader(DataLoader(" in out
 
 
-def test_a_model_built_inside_the_dataclass_construction_keeps_its_todo():
+def test_a_model_built_inside_the_dataclass_construction_is_synced_where_its_optimizer_takes_it():
     """No name holds a model built inside the arguments of the object that keeps it
-    (`Setup(torch.nn.Linear(2, 4), loader)`): it is not wrapped, and the TODO says so."""
+    (`Setup(torch.nn.Linear(2, 4), loader)`), so no wrapper can take its place there (a TODO until
+    decision 0115): it is synced where its optimizer takes it, and the object keeps the module itself,
+    saved as it is (no `.module`)."""
     out, _ = run(HOLDER.replace("net = torch.nn.Linear(2, 4)\n", "").replace("Setup(net, ", "Setup(torch.nn.Linear(2, 4), "))
-    assert "# TODO(ddpify): could not tell which model this optimizer trains" in out
-    assert "head = DistributedDataParallel(" in out and "sync_gradients" not in out
+    assert "opt = torch.optim.SGD(sync_gradients(s.model).parameters(), lr=0.1)" in out and "TODO" not in out
+    assert "head = DistributedDataParallel(" in out
+    assert "torch.save(s.model.state_dict(), tmp_path)" in out
+
+
+EMA_HELD = """\
+import copy
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+class EMA:
+    def __init__(self, model):
+        self.model = model
+        self.shadow = copy.deepcopy(model)
+
+class Runner:
+    def __init__(self):
+        self.ema = EMA(torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1)))
+        self.opt = torch.optim.SGD(self.ema.model.parameters(), lr=0.1)
+        self.loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+    def run(self):
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                torch.nn.functional.mse_loss(self.ema.model(x), y).backward()
+                self.opt.step()
+        torch.save(self.ema.shadow.state_dict(), "ema.pt")
+
+Runner().run()
+"""
+
+
+def test_a_model_built_inside_a_plain_holders_construction_is_synced_where_its_optimizer_takes_it():
+    """Issue 27's class of a model built inline in a holder's constructor call (decision 0115): `self.ema =
+    EMA(Net())`, the optimizer over `self.ema.model.parameters()`. The holder is no module (a TODO before:
+    `self.ema` was taken for a model of the class's own); no name holds the module, so it is synced where
+    the optimizer takes it, and the holder keeps it (its copy too) as it is."""
+    out, _ = run(EMA_HELD)
+    assert "self.opt = torch.optim.SGD(sync_gradients(self.ema.model).parameters(), lr=0.1)" in out
+    assert "TODO" not in out and "DistributedDataParallel" not in out
+    assert "self.loader = shard_loader(self.loader)" in out and "torch.save(self.ema.shadow.state_dict(), tmp_path)" in out
 
 
 MULTI_HEAD = """\
