@@ -42,6 +42,17 @@ values all processes share:
     if agree_on(val_loss < best_val_loss):
         torch.save(model.state_dict(), "best.pt")
 
+A `try` around training (its body trains, here or in a function it calls) whose handler catches
+every error and goes on (a bare `except:`, `except Exception:` or `except BaseException:` that
+never raises) cannot be agreed: an error on one process (its own crash, the runtime's self-check,
+a collective that timed out) is swallowed there while the others wait in their next collective.
+It is named with a warning at the handler:
+
+    try:
+        train(model, loader)
+    except Exception as e:  # warning: re-raise it when get_world_size() > 1
+        logger.error(e)
+
 Not agreed: `except StopIteration: break` after `next(it)` on a loader. The sharded loaders
 give every process the same number of batches (DistributedSampler pads the last shard), so
 all processes run out in the same iteration.
@@ -69,6 +80,10 @@ NAME = "agree-stop"
 SUMMARY = "make data-dependent loop exits the same on every process (agree_on)"
 
 MESSAGE = "loop exit agreed across processes (agree_on): all leave in the same iteration"
+SWALLOWED = ("this handler catches every error of the training in its `try` and goes on: under several processes an "
+             "error on one (its crash, the runtime's self-check, a collective's) is swallowed here while the others "
+             "wait in their next collective until its timeout: re-raise it (`raise`) when get_world_size() > 1")
+_BROAD = frozenset({"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"})
 BRANCH = "condition agreed across processes (agree_on): under FSDP2 the forward or state dict in it is a collective"
 
 
@@ -87,6 +102,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     for call in fsdp.collectives(facts, analysis.models, wrapped_refs(analysis, options)) if options.fsdp else ():
         branches += [a.test for a in facts.ancestors(call) if isinstance(a, cst.If) and a.test not in tests
                      and not facts.is_inside(call, a.test) and facts.scope(a) is facts.scope(call)]
+    for handler in _swallowing(facts):
+        edits.warn(handler, SWALLOWED)
     for test in dict.fromkeys(tests):  # an `if` above two exits is agreed once
         if not same_everywhere(facts, test):
             edits.replace(test, lambda node: build.call("agree_on", node), MESSAGE)
@@ -95,6 +112,25 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         if not same_everywhere(facts, test):
             edits.replace(test, lambda node: build.call("agree_on", node), BRANCH)
             edits.add_import("ddpify_runtime", "agree_on")
+
+
+def _swallowing(facts: Facts) -> list[cst.ExceptHandler]:
+    """The handlers that catch every error of a `try` whose body trains (`.backward()` there or in a
+    function it calls) and never raise: `except:`, `except Exception as e:`, `except (ValueError,
+    BaseException):`."""
+    found = []
+    for stmt in facts.findall(facts.module, cst.Try):
+        broad = [h for h in stmt.handlers if _catches_everything(facts, h) and not facts.findall(h.body, cst.Raise)]
+        if broad and facts.trains(stmt.body):
+            found += broad
+    return found
+
+
+def _catches_everything(facts: Facts, handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    caught = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+    return any((facts.qualify(c) or "") in _BROAD or isinstance(c, cst.Name) and c.value in _BROAD for c in caught)
 
 
 def _training_loops(facts: Facts, loaders: Loaders) -> set[cst.For | cst.While]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import ARGS, SCRIPT, TRAINS, pair, rewrite_tests, unchanged
+from tests.support.snippets import ARGS, SCRIPT, TRAINS, kept, pair, rewrite_tests, unchanged
 
 NAME = "agree-stop"
 
@@ -374,6 +374,60 @@ for epoch in range(10):
     if epoch == 5:
         break
 """, "ddp_branches_around_a_save_or_a_forward_are_left_alone", also={"wrap-model"}, scaffold=TRAINS.instead_of("opt", "loop")),
+    # a handler that swallows every error of the training (issue 27's fifteenth sweep, soothsayer's main):
+    # an error on one process would leave the others waiting in their next collective (decision 0115)
+    kept("""\
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+def main():
+    try:
+        train()
+    except Exception as e:
+        print(f"failed: {e}")
+    try:
+        train()
+    except:
+        pass
+    try:
+        train()
+    except (ValueError, BaseException):
+        print("stopped")
+
+main()
+""", "a_handler_that_swallows_every_error_of_the_training_is_named", report=[
+        "warning: this handler catches every error of the training in its `try` and goes on: under several "
+        "processes an error on one (its crash, the runtime's self-check, a collective's) is swallowed here while "
+        "the others wait in their next collective until its timeout: re-raise it (`raise`) when get_world_size() > 1",
+    ] * 3, scaffold=TRAINS.instead_of("loop")),
+    # near misses: a handler of some errors, one that raises again, a `try` that does not train
+    kept("""\
+def train():
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+try:
+    train()
+except KeyboardInterrupt:
+    print("interrupted")
+try:
+    train()
+except Exception:
+    print("failed")
+    raise
+try:
+    import yaml
+except Exception:
+    yaml = None
+""", "handlers_of_some_errors_or_that_raise_or_around_no_training_are_not_named", report=[],
+         scaffold=TRAINS.instead_of("loop")),
 ]
 
 UNCHANGED = [
