@@ -162,6 +162,30 @@ TEMPERATURE = "from torch import optim\nfrom torch.optim import Adam\n" + IMPORT
     + "lr = 0.1\nlog_alpha = torch.zeros(1, requires_grad=True)\n{example}\n" \
     + EPOCHS.replace("opt.step()", "opt.step()\n        alpha_optim.zero_grad()\n        log_alpha.exp().backward()\n"
                      "        alpha_optim.step()")
+REPLACED = "import argparse\nimport torch.nn as nn\n" + IMPORTS + LOADER + """\
+args = argparse.ArgumentParser().parse_args()
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(nn.Linear(2, 1), nn.Sigmoid())
+
+    def forward(self, x):
+        return self.main(x)
+
+
+netD = Critic()
+opt = torch.optim.SGD(netD.parameters(), lr=0.1)
+layers = [nn.Linear(2, 1)]
+if args:
+{example:4}
+    opt = torch.optim.SGD(netD.parameters(), lr=0.1)
+    for x, y in loader:
+        opt.zero_grad()
+        ((netD(x) - y) ** 2).mean().backward()
+        opt.step()
+"""
 OWN_WRAP = "import argparse\nimport torch.distributed as dist\n" + IMPORTS + LOADER \
     + "args = argparse.ArgumentParser().parse_args()\nmodel = torch.nn.Linear(2, 1)\n{example}\n" + MODEL.split("\n")[1] \
     + "\n" + EPOCHS
@@ -226,7 +250,7 @@ CONTEXTS = {
     ],
     "wrap-model": [WRAP, WRAP.replace("{example}\n", SPLIT_LOSS + "emsize, splits = 2, []\nmodel = torch.nn.Linear(2, 1)\n"
                                       "{example}\noptimizer = optim.SGD(list(model.parameters()) + "
-                                      "list(criterion.parameters()), lr=0.1)\n"), ENSEMBLE, OWN_WRAP, TEMPERATURE, WRAP],
+                                      "list(criterion.parameters()), lr=0.1)\n"), ENSEMBLE, OWN_WRAP, TEMPERATURE, REPLACED, WRAP],
     "unwrap-model": [WRAPPED] * 5 + [SEQUENTIAL] * 2 + ["import copy\n" + WRAPPED] + [WRAPPED, "i = 1\n" + WRAPPED] + [WRAPPED] * 3 + [
         IMPORTS + TRAIN + "if use_best:\n    model = torch.load('best.pt')\n{example}\n",
         IMPORTS + LOADER + "model = torch.nn.DataParallel(Net())\nmodel.to('cpu')\n"

@@ -95,6 +95,15 @@ Tensors that no module holds, given to an optimizer of their own (SAC's entropy 
 
     alpha_optim = Adam([log_alpha], lr=lr)  ->  alpha_optim = Adam(sync_gradients([log_alpha]), lr=lr)
 
+A sub-module of the wrapped model replaced after the wrap in its function (the critic's
+`netD.main` rebuilt without its Sigmoid under the `if` that trains a WGAN, a new head in a
+fine-tuning branch) gets the model wrapped again right after, so that DDP holds the new
+parameters (and waits for none of those the model no longer runs; unwrap-model then reads
+`netD.main` as `netD.module.main`):
+
+    netD.main = nn.Sequential(*layers)  ->  netD.main = nn.Sequential(*layers)
+                                            netD = DistributedDataParallel(netD.module, device_ids=device_ids(netD.module))
+
 A model received by the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
 function is entered, after its set-up: the parameter is rebound, callers keep the bare model.
@@ -127,7 +136,7 @@ import libcst as cst
 
 from ddpify.analysis import forward, fsdp, objects
 from ddpify.analysis.distributed import own_wraps
-from ddpify.analysis.models import bare_tensors, model_classes, penalties
+from ddpify.analysis.models import bare_tensors, builds_module, model_classes, penalties
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
@@ -182,6 +191,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel{where}", needs_group=True)
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids")
+        _rewrap_replaced(facts, edits, model, extra)
         _drop_own_wraps(facts, edits, model, own)
     if not options.fsdp and any(not model.synced for model in models.wrapped):
         _stray_dataparallel(facts, edits, models)
@@ -200,6 +210,32 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             "waits for a gradient of all of them after its forward, and the penalty's backward gives some only")
         edits.add_import("ddpify_runtime", "penalty_gradients")
     _untraced(facts, edits, models, options)
+
+
+def _rewrap_replaced(facts: Facts, edits: Edits, model: Model, extra: str) -> None:
+    """A sub-module of the wrapped model replaced after the wrap, in its function (`netD.main =
+    nn.Sequential(*list(netD.main.children())[:-1], nn.Linear(4, 1))` under the `if` that trains
+    a WGAN's critic, `model.fc = nn.Linear(512, 10)` in a fine-tuning branch): DDP averages the
+    gradients of the parameters it held when it was built, so the new ones trained apart on each
+    process, and one it held that the model no longer runs stops the next step ("Expected to have
+    finished reduction"). The model is wrapped again right after:
+
+        netD.main = nn.Sequential(...)  ->  netD.main = nn.Sequential(...)
+                                            netD = DistributedDataParallel(netD.module, device_ids=device_ids(netD.module))
+    """
+    if model.maybe_none or model.empty:
+        return
+    name = model.name
+    for target, value, stmt in facts.assigns:
+        owner = target.value if isinstance(target, cst.Attribute) else None
+        if owner is None or dotted(owner) != name or not builds_module(facts, value) \
+                or not model.sees_wrapper(facts, stmt) or facts.scope(stmt) is not facts.scope(model.anchor):
+            continue
+        inner, stmt = f"{name}.module", facts.statement(target)
+        edits.insert_after(stmt, f"{name} = DistributedDataParallel({inner}, device_ids=device_ids({inner}){extra})\n")
+        edits.record(stmt, f"`{dotted(target)}` replaced after the wrap: `{name}` wrapped again, so that "
+                     "DistributedDataParallel averages the gradients of the new parameters (and waits for no "
+                     "gradient of those it no longer runs)", needs_group=True)
 
 
 def _untraced(facts: Facts, edits: Edits, models: Models, options: Options) -> None:

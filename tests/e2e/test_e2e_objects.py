@@ -45,6 +45,8 @@ a TypeError on every process), saved as it is, the holder's average of it too.
 fixtures/objects_holder (the fifteenth sweep's config objects): a model and the training loader in fields
 of a dataclass the training function is handed, a second model on the argparse namespace: each
 optimizer reads its model off the object; both are wrapped where built, saved without prefix.
+fixtures/objects_replaced (the sixteenth sweep's faces_wgan): a critic's `main` rebuilt with a new output
+layer under the `if` that trains it, after the wrap: the critic is wrapped again, its new layer averaged.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_tee": ((64,), {"model.pt"}),
     "objects_ema": ((64,), {"ema.pt"}),
     "objects_holder": ((64,), {"model.pt", "head.pt"}),
+    "objects_replaced": ((64,), {"critic.pt"}),
 }
 EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared"}

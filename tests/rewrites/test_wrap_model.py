@@ -4745,6 +4745,64 @@ def test_models_a_comprehension_makes_from_a_registry_are_synced_not_a_sub_modul
     assert synced in converted and "DistributedDataParallel" not in converted and "TODO" not in converted
 
 
+REPLACED_AFTER = """\
+import argparse
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1), nn.Sigmoid())
+
+    def forward(self, x):
+        return self.main(x)
+
+def train(net, opt, loader):
+    for x, y in loader:
+        opt.zero_grad()
+        nn.functional.mse_loss(net(x), y).backward()
+        opt.step()
+
+args = argparse.ArgumentParser().parse_args()
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 1)), batch_size=4, shuffle=True)
+net = Critic()
+net.apply(lambda m: None)
+opt = torch.optim.Adam(net.parameters())
+if {flag}:
+    net.main = {replacement}
+    opt = torch.optim.RMSprop(net.parameters())
+    train(net, opt, loader)
+else:
+    train(net, opt, loader)
+"""
+
+
+@pytest.mark.parametrize("replacement", [
+    "nn.Sequential(*list(net.main.children())[:-1])",
+    "nn.Sequential(*list(net.main.children())[:-2], nn.Linear(8, 1))",
+])
+def test_a_sub_module_replaced_after_the_wrap_has_the_model_wrapped_again(replacement):
+    """The sixteenth sweep's faces_wgan (decision 0110): the critic's last layer cut off by
+    rebuilding `netD.main` from its children under the `if` that trains a WGAN, after the wrap
+    (the `if` holds training, so the set-up ends before it). DDP held the parameters of the wrap
+    time: a layer made in the new Sequential trained apart on each process (the self-check's
+    diverged-parameters). The model is wrapped again right after the replacement."""
+    converted = only(NAME, REPLACED_AFTER.replace("{flag}", "args").replace("{replacement}", replacement))
+    assert ("    net.main = " + replacement + "\n"
+            "    net = DistributedDataParallel(net.module, device_ids=device_ids(net.module))\n"
+            "    opt = torch.optim.RMSprop(net.parameters())") in converted.replace("net.module.main", "net.main")
+    assert converted.count("DistributedDataParallel(") == 2
+
+
+def test_a_sub_module_replaced_before_the_wrap_is_set_up_and_wrapped_once():
+    code = REPLACED_AFTER.replace("if {flag}:", "net.main = nn.Sequential(*list(net.main.children())[:-1])\nif args:")
+    converted = only(NAME, code.replace("{replacement}", "nn.Linear(4, 1)"))
+    assert converted.count("DistributedDataParallel(") == 2  # the wrap after the set-up, the one after the branch's
+    assert "net.main = nn.Sequential(*list(net.main.children())[:-1])\nnet = DistributedDataParallel(net" in converted
+
+
 def test_a_list_of_modules_made_where_ddpify_does_not_see_keeps_the_todo():
     code = ENSEMBLE.format(models="models = load_models()", optimizers="optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]")
     converted = only(NAME, code)
