@@ -1874,7 +1874,8 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
 
 
 def _unwrapping(facts: Facts, value: cst.BaseExpression, name: str, depth: int = 2) -> bool:
-    """`model.module`, `accelerator.unwrap_model(model)`, or a call of the program's own helper that
+    """`model.module`, `accelerator.unwrap_model(model)` (options by keyword too:
+    `accelerator.unwrap_model(model, keep_fp32_wrapper=False)`), or a call of the program's own helper that
     hands back the bare model of the one it is given (`unwrap_model(unet)` of `def
     unwrap_model(model): model = accelerator.unwrap_model(model); model = model._orig_mod if
     is_compiled_module(model) else model; return model`): the bare model `name`'s wrapper holds.
@@ -1885,12 +1886,20 @@ def _unwrapping(facts: Facts, value: cst.BaseExpression, name: str, depth: int =
         value = value.func.value
     if dotted(value) == f"{name}.module":
         return True
-    if not (isinstance(value, cst.Call) and len(value.args) == 1 and dotted(value.args[0].value) == name):
+    if not (isinstance(value, cst.Call) and value.args and _only_argument_by_position(value)
+            and dotted(value.args[0].value) == name):
         return False
     if mt.is_method_call(value, "unwrap_model"):
         return True
     funcs = facts.user_functions(value) if depth > 0 else []
     return bool(funcs) and all(_returns_unwrapped(facts, func, value, depth - 1) for func in funcs)
+
+
+def _only_argument_by_position(call: cst.Call) -> bool:
+    """Is the call's first argument its only positional one, every other one a keyword
+    (`unwrap_model(model, keep_fp32_wrapper=False)`)?"""
+    first, *rest = call.args
+    return first.keyword is None and not first.star and all(arg.keyword is not None for arg in rest)
 
 
 def _returns_unwrapped(facts: Facts, func: cst.FunctionDef, call: cst.Call, depth: int) -> bool:
