@@ -1083,6 +1083,15 @@ class Ranks:
         return None
 
 
+def counts_this_nodes_gpus(facts: Facts, world_size: cst.BaseExpression | None) -> bool:
+    """Is an `init_process_group`'s `world_size` the number of GPUs of this machine,
+    `torch.cuda.device_count()` (through names, arguments and returns)? Then the job is one node's,
+    and a rank is the process's index on it."""
+    origins = facts.origins(world_size) if world_size is not None else []
+    return bool(origins) and all(isinstance(o, cst.Call) and facts.qualify(o.func) == "torch.cuda.device_count"
+                                 for o in origins)
+
+
 def read_names(facts: Facts, expr: cst.CSTNode) -> list[cst.CSTNode]:
     """The names and attributes `expr` reads for its value, not those that only place it on a
     device (`map_location=...`, `device=...`, the arguments of `.to(...)`, `.cuda(...)`)."""

@@ -12,7 +12,7 @@ from ddpify.check.rule import Hit, rule
 from ddpify.check.script import INIT
 from ddpify.syntax.matchers import string_value
 from ddpify.analysis.models import DDP
-from ddpify.analysis.ranks import SPAWNED_WITH_INDEX
+from ddpify.analysis.ranks import SPAWNED_WITH_INDEX, counts_this_nodes_gpus
 from ddpify.syntax.facts import Ref
 from ddpify.syntax.names import dotted
 
@@ -51,8 +51,10 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     without a launcher, `srun`): `int(os.environ.get("LOCAL_RANK", rank))`, bound once to
     `local_rank` where one function uses the same rank as a device several times. Not where
     the script starts every process itself, one `mp.spawn` numbering them by the index it passes
-    each worker (`init_process_group(rank=rank)` in `def run(rank, world_size)`): those ranks
-    are the GPUs of one machine.
+    each worker (`init_process_group(rank=rank)` in `def run(rank, world_size)`), nor where the
+    job's size is this machine's GPU count (`init_process_group(world_size=n)` with `n =
+    torch.cuda.device_count()`, through names and arguments): those ranks are the GPUs of one
+    machine.
     """
     f = ctx.facts
     if not ctx.script.distributed or _one_machine(f):
@@ -69,8 +71,9 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
 
 def _one_machine(f) -> bool:
     """Does every `init_process_group` of the program take as its rank the index `mp.spawn`
-    passes its worker, as it is (not `node_rank * ngpus + gpu`)? Then one spawn on one machine
-    started every process, and a rank is a GPU index there."""
+    passes its worker, as it is (not `node_rank * ngpus + gpu`), or as its `world_size` this
+    machine's GPU count (`torch.cuda.device_count()`)? Then the processes are one machine's, and a
+    rank is a GPU index there."""
     spawned = {Ref(func, func.params.params[0].name.value)
                for call in f.calls if f.qualify(call.func) in SPAWNED_WITH_INDEX
                for worker in [mt.keyword(call, "fn") or (call.args[0] if call.args and call.args[0].keyword is None else None)]
@@ -82,7 +85,8 @@ def _one_machine(f) -> bool:
         value = rank.value if rank is not None else None
         if isinstance(value, cst.Call) and mt.is_call_of(value, "int") and value.args:
             value = value.args[0].value
-        if not _spawn_index(f, value, spawned):
+        size = mt.keyword(call, "world_size")
+        if not (_spawn_index(f, value, spawned) or counts_this_nodes_gpus(f, size.value if size is not None else None)):
             return False
     return bool(inits)
 

@@ -10,6 +10,7 @@ import libcst as cst
 from ddpify.analysis import objects
 from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
 from ddpify.analysis.loaders import loaders_of
+from ddpify.analysis.ranks import counts_this_nodes_gpus
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import param_names
 from ddpify.check.context import Context
@@ -772,6 +773,4 @@ def _one_node(ctx: Context, rank: cst.BaseExpression, world_size: cst.Arg | None
     ref = f.ref(rank) if isinstance(rank, cst.Name) else None
     if ref is not None and ref.scope in ctx.script.launcher.targets and param_names(ref.scope)[:1] == [ref.name]:
         return True
-    origins = f.origins(world_size.value) if world_size is not None else []
-    return bool(origins) and all(isinstance(o, cst.Call) and f.qualify(o.func) == "torch.cuda.device_count"
-                                 for o in origins)
+    return counts_this_nodes_gpus(f, world_size.value if world_size is not None else None)
