@@ -2336,6 +2336,7 @@ class _SelfCheck:
         self.prefix = ""  # of this installation's keys in the store
         self.keys: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # optimizer -> exchange name
         self.built: "dict[tuple[str, int], int]" = {}  # optimizer site -> optimizers built there
+        self.named: "dict[str, int]" = {}  # exchange name without its number -> optimizers given it
         self.reported: List[_Finding] = []
         self.pending: List[_Finding] = []
         self.sites: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # optimizer/loader -> site
@@ -2887,10 +2888,17 @@ class _SelfCheck:
             self.end_steps()
 
     def exchange_key(self, site: "tuple[str, int]") -> str:
-        """The name of an optimizer's exchange: its site and how many were built there before it
-        (the same on every process that builds the same optimizers, whichever of them step)."""
-        number = self.built[site] = self.built.get(site, -1) + 1
-        return f"{site[0]}:{site[1]}#{number}"
+        """The name of an optimizer's exchange: its site's file name and line, and how many were
+        given that name before it (the same on every process that builds the same optimizers,
+        whichever of them step). The file's name, not its path: the processes of one job may run
+        the program from different folders (each node's ``ddpify run`` converts into a workspace
+        of its own, ``/tmp/ddpify-run-x1/train.py`` -> ``train.py:98#0``), and a path would give
+        each process exchanges of its own, none complete: a false ``missing-step`` on every
+        process after a 30 s wait at the 2nd step."""
+        self.built[site] = self.built.get(site, -1) + 1
+        name = f"{os.path.basename(site[0])}:{site[1]}"
+        number = self.named[name] = self.named.get(name, -1) + 1
+        return f"{name}#{number}"
 
     def exchange(self, key: str, payload: Any) -> "tuple[List[Any], List[int]]":
         """Every process's ``payload`` for ``key``, through the process group's store, not a

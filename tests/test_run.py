@@ -633,7 +633,8 @@ SRUN = '#!/bin/bash\n# a stand-in for srun: one task per node, every "node" this
 @pytest.mark.slow
 def test_the_sbatch_script_runs_two_nodes_under_slurm(tmp_path, monkeypatch):
     """Two `ddpify run` processes with only SLURM's variables (one per "node", both on this
-    machine) find each other: global ranks 0 and 1, one per node, disjoint shards."""
+    machine) find each other: global ranks 0 and 1, one per node, disjoint shards, and the
+    self-check finds nothing (each node converts into a workspace of its own)."""
     job, probe_dir, bin_dir = tmp_path / "job", tmp_path / "probe", tmp_path / "bin"
     job.mkdir()
     bin_dir.mkdir()
@@ -650,6 +651,7 @@ def test_the_sbatch_script_runs_two_nodes_under_slurm(tmp_path, monkeypatch):
     proc = subprocess.run(["sbatch", "job.sh"], cwd=job, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("Submitted batch job 4242\n")
+    assert "ddpify self-check" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     probe = Probe.read(probe_dir)
     init = probe.init()
     assert sorted(init) == [0, 1] and {e["world"] for e in init.values()} == {2}

@@ -704,6 +704,16 @@ def test_a_loader_whose_iterator_alone_is_kept_is_judged_at_its_construction_lin
     assert [text[:len(said)] for text in err] == ([said] if found else [])
 
 
+def test_an_optimizers_exchange_has_one_name_on_every_process_whatever_its_folder(check):
+    """Each node's `ddpify run` converts the script into a workspace of its own: the same optimizer
+    is built at /tmp/ddpify-run-<random>/train.py:98 on each, and must meet the others' checksums."""
+    node0, node1 = check(), check()
+    assert node0.exchange_key(("/tmp/ddpify-run-a1/train.py", 98)) == "train.py:98#0" == \
+        node1.exchange_key(("/tmp/ddpify-run-b2/train.py", 98))
+    assert node0.exchange_key(("/tmp/ddpify-run-a1/train.py", 98)) == "train.py:98#1"  # a second one there
+    assert node0.exchange_key(("/tmp/ddpify-run-a1/lib/train.py", 98)) == "train.py:98#2"  # one name, one count
+
+
 def test_the_checksums_of_another_process_come_from_the_store(check, capsys, rank0_of_2_with_a_store):
     import pickle
 
