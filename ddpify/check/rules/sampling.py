@@ -63,8 +63,12 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     loader named for it, `val_sampler`) is left alone: the order of an evaluation pass does not
     change its result. Nor is a sampler built in a `*_dataloader` hook of a Lightning data module
     or module (or a helper only those hooks call): Lightning's loop calls its `set_epoch`.
+    Also found: a `set_epoch` called only `if isinstance(sampler, DistributedSampler):` where the
+    sampler is the project's own (a batch sampler class with a `set_epoch`, built to shuffle), which
+    never passes the test.
     """
     f = ctx.facts
+    yield from _set_epoch_behind_a_failing_type_test(ctx)
     if any(mt.is_attribute(a, "set_epoch") for a in f.attributes) or any(
             mt.is_call_of(c, "set_epoch") for c in f.calls):
         return
@@ -88,6 +92,50 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
                     yield Hit(site, f"`{f.code(site.func)}(...)` builds a DistributedSampler that shuffles (in "
                                     f"`{f.scope(call).name.value}`), but nothing calls its set_epoch(epoch): every "
                                     "epoch sees the same order")
+
+
+def _set_epoch_behind_a_failing_type_test(ctx: Context) -> Iterator[Hit]:
+    """`if isinstance(sampler, DistributedSampler): sampler.set_epoch(epoch)` where every object
+    `sampler` may hold is built from a class of the program that is no DistributedSampler but has a
+    `set_epoch` of its own (a project's distributed batch sampler, `class GroupBatchSampler(Sampler)`):
+    the test never holds, so its epoch is never set and it shuffles every epoch alike (not one built
+    with `shuffle=False`)."""
+    f = ctx.facts
+    flow = objects.of(f)
+    for call in f.calls:
+        if not (mt.is_method_call(call, "set_epoch") and isinstance(call.func, cst.Attribute)):
+            continue
+        test = next((a.test for a in f.ancestors(call) if isinstance(a, cst.If) and f.is_inside(call, a.body)), None)
+        if not (isinstance(test, cst.Call) and mt.is_call_of(test, "isinstance") and len(test.args) == 2
+                and f.code(test.args[0].value) == f.code(call.func.value)
+                and f.qualify(test.args[1].value) in (SAMPLER, "torch.utils.data.DistributedSampler")):
+            continue
+        sites = flow.values(call.func.value)
+        classes = [_built_class(f, flow, site) for site in sites]
+        if classes and all(cls is not None and not any(
+                f.qualify(b.value) in (SAMPLER, "torch.utils.data.DistributedSampler")
+                for c in f.lineage(cls) for b in c.bases) for cls in classes):
+            epoched = [cls for site, cls in zip(sites, classes) if cls is not None and f.method(cls, "set_epoch")
+                       and not ((off := mt.keyword(site, "shuffle")) is not None and mt.is_name(off.value, "False"))]
+            if not epoched:
+                continue
+            names = ", ".join(sorted({cls.name.value for cls in epoched}))
+            yield Hit(test, f"`{f.code(call.func.value)}` holds a {names}, no DistributedSampler: this test never holds, "
+                            "so its set_epoch(epoch) never runs and every epoch sees the same order; call it "
+                            "wherever the sampler has set_epoch")
+
+
+def _built_class(f, flow, site: cst.CSTNode) -> cst.ClassDef | None:
+    """The class of the program `site` builds: `Sampler(...)`, or `cls(...)` in a `@classmethod`
+    of it (`from_datasets(cls, ...)`)."""
+    built = flow.constructs(site)
+    if built is not None or not (isinstance(site, cst.Call) and isinstance(site.func, cst.Name)):
+        return built
+    scope = f.scope(site)
+    if isinstance(scope, cst.FunctionDef) and scope.params.params and scope.params.params[0].name.value == site.func.value \
+            and any(mt.is_name(d.decorator, "classmethod") for d in scope.decorators):
+        return f.enclosing_class(scope)
+    return None
 
 
 def _shuffles_by_epoch(ctx: Context, call: cst.Call) -> bool:
