@@ -1830,8 +1830,9 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
     if isinstance(expr, cst.Call) and depth:
         return _passed_through(facts, refs, answers, expr, depth)
     ref = facts.ref(expr)
-    if ref not in refs and isinstance(expr, cst.Attribute) and dotted(expr.value) not in (None, "self"):
-        ref = _instance_attribute(facts, refs, expr) or ref  # `runner.model`: the class's `self.model`
+    if ref not in refs and isinstance(expr, cst.Attribute) and not mt.is_name(expr.value, "self") and \
+            (dotted(expr.value) or isinstance(expr.value, (cst.Subscript, cst.Call))):
+        ref = _instance_attribute(facts, refs, expr) or ref  # `runner.model`, `models[0].model`: the class's `self.model`
     model = refs.get(ref) if ref is not None else None
     if model is None or ref is None:
         if ref is None or not depth:  # `state["model"]` of a dict handed in: what the dict display holds

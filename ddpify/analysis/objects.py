@@ -174,8 +174,17 @@ class Objects:
             return self.values(passed)
         callees = f.user_functions(call) or self.methods(call)
         if callees and not self.classes_built(call):
-            return Sites().union(*(self.values(r) for c in callees for r in f.returned(c)))
+            return Sites().union(*(self._returned(call, c, r) for c in callees for r in f.returned(c)))
         return Sites({call})
+
+    def _returned(self, call: cst.Call, callee: cst.FunctionDef, value: cst.BaseExpression) -> Sites:
+        """What `call` gets back from `callee`'s `return value`: a method's `return self` (a fluent
+        `fit` of an estimator class: `reg = Regressor(d).fit(X, y)`) hands back the object it is
+        called on, whatever made it; any other value is followed as it is."""
+        if mt.is_name(value, "self") and isinstance(call.func, cst.Attribute) and \
+                self.facts.enclosing_class(callee) is not None:
+            return self.values(call.func.value)
+        return self.values(value)
 
     def _keyed_item(self, expr: cst.Subscript) -> Sites | None:
         """`self.elements["optimizer"]` where the program stores items into that container by

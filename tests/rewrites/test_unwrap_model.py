@@ -1323,3 +1323,45 @@ def test_a_name_rebound_to_a_list_of_the_wrapped_models_is_iterated_as_written()
             "    for net in nets:\n        for p in net.parameters():\n            p.requires_grad = flag\n"
             "set_requires_grad(model, True)")
     assert "    for net in nets:\n" in only(NAME, SEQUENTIAL.format(read=read), also=frozenset({"wrap-model"}))
+
+
+ESTIMATORS = """\
+import torch
+
+
+class Regressor:
+    def __init__(self, d):
+        self.model = torch.nn.Linear(d, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.05)
+
+    def fit(self, x, y):
+        for epoch in range(2):
+            self.opt.zero_grad()
+            ((self.model(x).squeeze(-1) - y) ** 2).mean().backward()
+            self.opt.step()
+        return self
+
+
+models = []
+for fold in range(3):
+    reg = Regressor(4).fit(torch.randn(8, 4), torch.randn(8))
+    models.append(reg)
+{save}
+"""
+
+
+@pytest.mark.parametrize("save, saved", [
+    ('torch.save(reg.model.state_dict(), "last.pt")', "reg.model.module.state_dict()"),
+    ('torch.save(models[0].model.state_dict(), "first.pt")', "models[0].model.module.state_dict()"),
+    ('torch.save([m.model.state_dict() for m in models], "folds.pt")', "[m.model.module.state_dict() for m in models]"),
+])
+def test_the_model_of_an_estimator_returned_by_its_fit_or_kept_in_a_list_is_saved_through_its_module(save, saved):
+    """A k-fold loop over an estimator class (`reg = Regressor(d).fit(X[tr], y[tr])`, whose `fit`
+    returns `self`, kept in `models.append(reg)` for an ensemble) saved `reg.model.state_dict()`,
+    `models[0].model.state_dict()` or one per fold in a comprehension with the wrapper's `module.`
+    keys, and nothing said so: `fit(...)` handed back nothing ddpify saw (its `return self` was the
+    method's own parameter), and an item of a list was never asked which class's `self.model` it
+    reads. A method's `return self` hands back the object it is called on, and an attribute of an
+    item (or of a call's result) is the class's attribute as an attribute of a name is."""
+    out = only(NAME, ESTIMATORS.format(save=save), also=frozenset({"wrap-model"}))
+    assert saved in out, out
