@@ -143,7 +143,17 @@ def _frozen_after_wrap(facts: Facts, wrapped: list[Model]) -> None:
     already (`ddpify.analysis.freezing`) may leave them without gradient in a step: `unused` says so."""
     for model in wrapped:
         if model.unused is None and not model.synced:
-            model.unused = freezing.frozen_after_wrap(facts, model.name, lambda stmt, m=model: m.sees_wrapper(facts, stmt))
+            model.unused = freezing.frozen_after_wrap(facts, model.name, lambda stmt, m=model: _sees_wrap(facts, m, stmt))
+
+
+def _sees_wrap(facts: Facts, model: Model, stmt: cst.CSTNode) -> bool:
+    """Does `stmt` run where `model` is wrapped already? Not a statement of another function that
+    runs before the wrap through the calls between them: a transfer-learning script that freezes
+    the backbone in `main` (`for name, p in model.named_parameters(): p.requires_grad = False`),
+    then hands the model to a trainer whose `__init__` wraps it, froze it before DDP was built."""
+    if facts.scope(stmt) is not facts.scope(model.anchor) and facts.runs_before(stmt, model.anchor, strict=True):
+        return False
+    return model.sees_wrapper(facts, stmt)
 
 
 def _settle_sync(facts: Facts, calls: list[tuple[cst.Call, bool]], models: Models, model: Model) -> None:

@@ -3328,6 +3328,56 @@ def test_parameters_frozen_in_the_epoch_loop_after_the_wrap_find_unused_paramete
     assert "    model = DistributedDataParallel(model, device_ids=device_ids(model))\n" in rewritten(NAME, whole).code
 
 
+FROZEN_THEN_HANDED = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.opt = torch.optim.SGD([p for p in self.model.parameters() if p.requires_grad], lr=0.1)
+
+    def fit(self, epochs):
+        for epoch in range(epochs):
+            for x, y in self.loader:
+                self.opt.zero_grad()
+                nn.functional.cross_entropy(self.model(x), y).backward()
+                self.opt.step()
+
+
+def freeze(model):
+    for name, param in model.named_parameters():
+        if not name.startswith("1"):
+            param.requires_grad = False
+
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Linear(8, 2))
+loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 2, (16,))), batch_size=4, shuffle=True)
+{first}
+trainer = Trainer(model, loader)
+{then}
+trainer.fit(2)
+"""
+
+
+def test_parameters_frozen_before_the_call_that_wraps_the_model_need_no_search_for_unused_ones():
+    """A transfer-learning script froze its backbone in the caller (`for name, param in
+    model.named_parameters(): ... param.requires_grad = False`, a fixture of ours after the sixteenth
+    sweep's probes), then handed the model to a trainer whose `__init__` is where ddpify wraps it:
+    the freeze, in another function after that method in the file, was taken to follow the wrap, so
+    DDP searched every step for unused parameters (find_unused_parameters=True) and the report
+    warned of a freeze after the wrap. It runs before the call that wraps; a freeze that runs after
+    it is still one."""
+    before = rewritten(NAME, FROZEN_THEN_HANDED.format(first="freeze(model)", then=""))
+    assert "        model = DistributedDataParallel(model, device_ids=device_ids(model))\n" in before.code
+    assert not any("frozen after it is wrapped" in w for w in warnings(before.changes)), before.changes
+    after = rewritten(NAME, FROZEN_THEN_HANDED.format(first="", then="freeze(trainer.model)"))
+    assert "find_unused_parameters=True" in after.code
+
+
 CONTROLLER = """\
 import torch
 from torch import nn
