@@ -1856,6 +1856,7 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
             return MAYBE  # a module's function: another entry point may pass the bare model
         if isinstance(ref.scope, cst.ClassDef):  # `self.model` a method stores: what it was given
             stored = [value for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)]
+            stored += facts.unpacked_from(ref)  # `self.model, self.path = model, path`: its element
             verdicts = {_holds(facts, refs, answers, _same_object(facts, value, model.written), depth - 1) if depth else MAYBE
                         for value in [*stored, *facts.generated_init_arguments(ref)]}  # a dataclass's field: its constructions
             return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None

@@ -1365,3 +1365,46 @@ def test_the_model_of_an_estimator_returned_by_its_fit_or_kept_in_a_list_is_save
     item (or of a call's result) is the class's attribute as an attribute of a name is."""
     out = only(NAME, ESTIMATORS.format(save=save), also=frozenset({"wrap-model"}))
     assert saved in out, out
+
+
+STOPPER_KEEPS_MODEL = """\
+import torch
+
+
+class EarlyStopping:
+    def __init__(self, model, path, patience=2):
+        {store}
+        self.best, self.wait = None, 0
+
+    def __call__(self, score):
+        if self.best is None or score < self.best:
+            self.best, self.wait = score, 0
+            torch.save(self.model.state_dict(), self.path)
+            return False
+        self.wait += 1
+        return self.wait >= self.patience
+
+
+model = torch.nn.Linear(2, 1)
+stopper = EarlyStopping(model, "best.pt")
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    opt.zero_grad()
+    model(torch.randn(4, 2)).sum().backward()
+    opt.step()
+    if stopper(float(epoch)):
+        break
+"""
+
+
+@pytest.mark.parametrize("store", ["self.model, self.path, self.patience = model, path, patience",
+                                   "self.model = model\n        self.path, self.patience = path, patience"])
+def test_an_early_stopping_that_keeps_the_model_in_a_tuple_assignment_saves_its_module(store):
+    """An early-stopping helper handed the model in its constructor (a fixture of ours after the
+    sixteenth sweep part C's probes) kept it by a tuple assignment (`self.model, self.path,
+    self.patience = model, path, patience`) and saved `self.model.state_dict()` whenever the score
+    improved: the wrap comes before the helper is built, so it held the wrapper, but only a plain
+    `self.model = model` was read as what the attribute holds, and the best checkpoint kept the
+    wrapper's `module.` keys with nothing said. Its element of the tuple is what it holds too."""
+    out = only(NAME, STOPPER_KEEPS_MODEL.format(store=store), also=frozenset({"wrap-model"}))
+    assert "torch.save(self.model.module.state_dict(), self.path)" in out, out
