@@ -276,6 +276,14 @@ def loaders_of(facts: Facts, expr: cst.BaseExpression, loader_calls: list[cst.Ca
     return [c for c in loader_calls if c in held]
 
 
+def draws_in_order(call: cst.Call) -> bool:
+    """A `DataLoader(...)` that draws its samples in order: no `shuffle` or a literal false one, no
+    sampler or batch sampler of its own, nothing passed by `**`."""
+    shuffle = mt.loader_arg(call, "shuffle")
+    return (shuffle is None or mt.is_name(shuffle.value, "False")) and not mt.has_double_star(call) and \
+        mt.loader_arg(call, "sampler") is None and mt.loader_arg(call, "batch_sampler") is None
+
+
 def _shuffles(call: cst.Call) -> bool:
     arg = mt.loader_arg(call, "shuffle")
     return arg is not None and mt.is_literal_true(arg.value)

@@ -77,7 +77,9 @@ at the top of its body) gets `set_epoch` right after that statement, where the n
 takes dicts of loaders. A loader the loop builds itself (`for x, y in DataLoader(ds, ...):`,
 `for x, y in batches():`) is reshuffled where it is built, since naming it again would build
 another: `for x, y in set_epoch(DataLoader(ds, ...), epoch):` (set_epoch returns its loader).
-A sharded loader that no epoch loop re-iterates gets a TODO.
+A sharded loader that no epoch loop re-iterates gets a TODO, unless it draws its samples in
+order (no `shuffle`, or `shuffle=False`, and no sampler of its own: `DistributedSampler(ds,
+shuffle=False)` gives every epoch the same shard whatever its number).
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import libcst as cst
 
+from ddpify.analysis.loaders import draws_in_order
 from ddpify.syntax import matchers as mt
 
 if TYPE_CHECKING:
@@ -148,6 +151,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             "before its iterator is made again: each new pass draws a new order" + (
                 "; end_epoch() ends the pass before it, once per pass over the loader" if ends else "")))
     for call in found.unlooped:
+        if draws_in_order(call):  # (its sampler draws the same order at every epoch: nothing to number)
+            continue
         edits.todo(facts.statement(call), "no epoch loop found for this loader: call set_epoch(loader, epoch) "
                    "at the start of each epoch, or every epoch draws the same order")
 
