@@ -1,7 +1,9 @@
 """Objects, not names: where each value of the program may have been made.
 
 An object is abstracted by the call that constructs it, its *site*: `Net()`, `DataLoader(...)`,
-`torch.optim.Adam(...)`, `SummaryWriter(...)`, `torch.load(...)`. A container literal
+`torch.optim.Adam(...)`, `SummaryWriter(...)`, `torch.load(...)`, and a registry's call that builds an
+instance of a class it looks up by name in the module it is handed (pytorch-template's
+`config.init_obj('arch', module_arch)`: `Facts.looked_up_in`; of the kind every class of that module is). A container literal
 (`[model, opt]`, `{"params": ...}`) or a comprehension is a site of its own, holding its elements
 and, bound to a name, what `.append(x)` adds to it. `values(expr)`
 gives the sites `expr` may hold, following
@@ -172,6 +174,8 @@ class Objects:
         passed = self.passed_through(call)
         if passed is not None:
             return self.values(passed)
+        if f.looked_up_in(call) is not None:  # `config.init_obj('arch', module_arch)`: an object made there
+            return Sites({call})
         callees = f.user_functions(call) or self.methods(call)
         if callees and not self.classes_built(call):
             return Sites().union(*(self._returned(call, c, r) for c in callees for r in f.returned(c)))
@@ -594,6 +598,9 @@ class Objects:
             from ddpify.analysis.forward import is_module_class  # forward imports facts only
             return LOADER if self.loader_class(cls) else OPTIMIZER if f.is_optimizer_class(cls) else \
                 MODEL if is_module_class(f, cls) else WRITER if self.logger_class(cls) else None
+        module = f.looked_up_in(site)
+        if module is not None:
+            return self._registry_kind(module)
         if qualified == "torch.utils.data.DataLoader":
             return LOADER
         if qualified.startswith(WRITERS) or qualified.endswith(".SummaryWriter"):
@@ -612,11 +619,28 @@ class Objects:
         return any(self.facts.qualify(base.value) == "torch.utils.data.DataLoader"
                    for c in self.facts.lineage(cls) for base in c.bases)
 
+    def _registry_kind(self, module: str) -> str | None:
+        """The kind of what a registry builds from `module` by a name the configuration gives
+        (`Facts.looked_up_in`): OPTIMIZER from `torch.optim`; LOADER or MODEL where every class the
+        program's module defines is a DataLoader subclass, or a module (pytorch-template's
+        `data_loader/data_loaders.py`, `model/model.py`); else None."""
+        if module == "torch.optim":
+            return OPTIMIZER
+        from ddpify.analysis.forward import is_module_class  # forward imports facts only
+        classes = self.facts.classes_of_module(module)
+        if classes and all(self.loader_class(c) for c in classes):
+            return LOADER
+        return MODEL if classes and all(is_module_class(self.facts, c) for c in classes) else None
+
     def makes_loader(self, call: cst.Call) -> bool:
-        """Does `call` build a DataLoader: `DataLoader(...)`, or an instance of the program's own
-        DataLoader subclass?"""
+        """Does `call` build a DataLoader: `DataLoader(...)`, an instance of the program's own
+        DataLoader subclass, or one a registry builds by name from a module of them
+        (`config.init_obj('data_loader', module_data)`)?"""
         if self.facts.qualify(call.func) == "torch.utils.data.DataLoader":
             return True
+        module = self.facts.looked_up_in(call)
+        if module is not None:
+            return self._registry_kind(module) == LOADER
         cls = self.constructs(call)
         return cls is not None and self.loader_class(cls)
 

@@ -59,7 +59,9 @@ An instance of the program's own DataLoader subclass (`class PairsLoader(data.Da
 `__init__` takes parameters of its own and hands them to `super().__init__`, and whose methods the
 training calls: `train_loader.negatives(k)`) is a training loader too; its call takes no `sampler=`,
 so it passes through `shard_loader` (`train_loader = shard_loader(train_loader)` after it), which
-replaces its sampling and keeps its class and attributes.
+replaces its sampling and keeps its class and attributes. So does one a configuration's registry
+builds by name from a module of such classes (pytorch-template's `config.init_obj('data_loader',
+module_data)`, `Facts.looked_up_in`).
 An iterator the program draws a fixed number of times and never expects to run out
 (`batches = iter(get_loader(ds))`, then `next(batches)` in a loop, no `except StopIteration`)
 becomes `endless(...)` (runtime): a process's shard holds 1/N of the batches, and where one pass
@@ -298,6 +300,11 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> N
                    "where their streams are as long (files read in order, an endless stream); a finite stream whose "
                    "length differs between processes would leave one waiting for the others, and one drawn at "
                    "random is each process's own draw")
+        return
+    module = facts.looked_up_in(call)
+    if module is not None:  # `config.init_obj('data_loader', module_data)`: a class the configuration names
+        _wrap_loader(facts, edits, call, f"it is an instance of a DataLoader class of `{module}` that a configuration "
+                     "names", "its sampler is made distributed, keeping its shuffle setting, its class and its attributes")
         return
     if objects.of(facts).constructs(call) is not None:  # the program's DataLoader subclass: its own parameters
         _wrap_loader(facts, edits, call, "it is an instance of the program's own DataLoader subclass, whose "

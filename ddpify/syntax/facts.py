@@ -182,6 +182,7 @@ class Facts:
         self._origins: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._unpacked_memo: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._qualified: dict[cst.CSTNode, str | None] = {}  # (the node kept as the key: no id is reused)
+        self._looked_up: dict[cst.Call, str | None] = {}  # `looked_up_in`
         self._refs: dict[object, Ref | None] = {}  # `ref`: by the expression, or (expression, place)
         self._sources: dict[Ref, list[cst.BaseExpression]] = {}  # `sources`
 
@@ -1516,12 +1517,14 @@ class Facts:
         an instance of a class of the program that derives from one (`SAM(model.parameters(),
         torch.optim.SGD, rho=2)` with `class SAM(torch.optim.Optimizer)`), and a call of a name that
         holds an optimizer class (`optimizer = torch.optim.Adam` under a condition, then
-        `optimizer(params, lr=lr)`). Not a call of the program's own function named like one, which
+        `optimizer(params, lr=lr)`), and a registry's instance of a class of `torch.optim` named by a
+        configuration (`config.init_obj('optimizer', torch.optim, params)`, `looked_up_in`). Not a call
+        of the program's own function named like one, which
         builds the optimizer inside (`optimizer = Adam(model, lr=1e-3)` with `def Adam(model, lr):
         return torch.optim.Adam(model.parameters(), lr=lr)`): the construction in its body is the
         optimizer, its model found through the callers' arguments."""
         found = [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c) or self._holds_optimizer_class(c.func)
-                 or any(self.is_optimizer_class(cls) for cls in self._instances_of(c))]
+                 or any(self.is_optimizer_class(cls) for cls in self._instances_of(c)) or self.looked_up_in(c) == "torch.optim"]
         return [c for c in found if not self._builds_optimizer_inside(c, found)]
 
     def _builds_optimizer_inside(self, call: cst.Call, optimizers: list[cst.Call]) -> bool:
@@ -1567,6 +1570,30 @@ class Facts:
         owner = mt.literal_prefix(call.args[0].value).rpartition(".")[0]  # "optim.{}" -> `optim`
         return bool(re.fullmatch(r"[A-Za-z_][\w.]*", owner)) and \
             self.imports.qualify(cst.parse_expression(owner)) == "torch.optim"
+
+    def looked_up_in(self, call: cst.Call) -> str | None:
+        """The module, qualified, that a call of the program's own registry hands it to build an
+        instance of a class it looks up there by name: pytorch-template's
+        `config.init_obj('optimizer', torch.optim, params)` -> "torch.optim",
+        `config.init_obj('arch', module_arch)` -> "model.model", whose `init_obj` returns
+        `getattr(module, module_name)(*args, **module_args)`. A method call whose object ddpify cannot
+        follow (a configuration a classmethod returns as `cls(...)`) may run any method of the
+        program's classes by that name. None for any other call."""
+        found = self._looked_up.get(call, _UNSET)
+        if found is _UNSET:
+            callees = self.user_functions(call) or (  # `config.init_obj(...)`, `config` from a classmethod's `cls(...)`
+                [f for f in self.functions.get(call.func.attr.value, ()) if self.enclosing_class(f) is not None]
+                if isinstance(call.func, cst.Attribute) else [])
+            found = self._looked_up[call] = next(filter(None, (
+                self.qualify(arg) for f in callees for r in self.returned(f)
+                if isinstance(r, cst.Call) and isinstance(r.func, cst.Call) and mt.is_call_of(r.func, "getattr")
+                and r.func.args and isinstance(r.func.args[0].value, cst.Name)
+                and (arg := self.argument_for(call, f, r.func.args[0].value.value)) is not None)), None)
+        return found
+
+    def classes_of_module(self, qualified: str) -> list[cst.ClassDef]:
+        """The classes a module of the program defines (`model.model`'s), by its qualified name."""
+        return [cls for cls in self.classes.values() if self._part(cls) == qualified] if self.program is not None else []
 
     def _partial_of(self, value: cst.BaseExpression) -> cst.BaseExpression:
         """What `functools.partial(f, ...)` calls (`f`: `partial(torch.optim.SGD, lr=0.1)` builds SGDs),

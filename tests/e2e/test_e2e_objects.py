@@ -42,6 +42,9 @@ module stepped with the model that has no parameter at this size.
 fixtures/objects_inline (a model built inside its holder's construction, decision 0115): `ema = EMA(Net())`, the
 optimizer over `ema.model.parameters()`: synced where the optimizer takes it (it was `ema = sync_gradients(ema)`,
 a TypeError on every process), saved as it is, the holder's average of it too.
+fixtures/objects_config (pytorch-template's registries, decision 0115): the model, the training loader (a DataLoader
+subclass of the project's) and the optimizer built by the names a configuration gives (`config.init_obj("arch",
+module_arch)`, `getattr(module, type)(*args, **kwargs)` in the configuration's method): each found, wrapped, sharded.
 fixtures/objects_holder (the fifteenth sweep's config objects): a model and the training loader in fields
 of a dataclass the training function is handed, a second model on the argparse namespace: each
 optimizer reads its model off the object; both are wrapped where built, saved without prefix.
@@ -81,6 +84,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_ema": ((64,), {"ema.pt"}),
     "objects_holder": ((64,), {"model.pt", "head.pt"}),
     "objects_replaced": ((64,), {"critic.pt"}),
+    "objects_config": ((64,), {"checkpoint.pth"}),
 }
 EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared"}

@@ -4916,6 +4916,51 @@ def test_a_model_built_inside_the_dataclass_construction_is_synced_where_its_opt
     assert "torch.save(s.model.state_dict(), tmp_path)" in out
 
 
+REGISTRY = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+class Config:
+    def __init__(self, config):
+        self.config = config
+
+    @classmethod
+    def load(cls, config):
+        return cls(config)
+
+    def init_obj(self, name, module, *args, **kwargs):
+        module_args = dict(self.config[name]["args"])
+        module_args.update(kwargs)
+        return getattr(module, self.config[name]["type"])(*args, **module_args)
+
+def main(config):
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    optimizer = config.init_obj("optimizer", torch.optim, model.parameters())
+    scheduler = config.init_obj("lr_scheduler", torch.optim.lr_scheduler, optimizer)
+    for epoch in range(2):
+        for x, y in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+        scheduler.step()
+    torch.save(model.state_dict(), "model.pt")
+
+main(Config.load({"optimizer": {"type": "SGD", "args": {"lr": 0.1}}, "lr_scheduler": {"type": "StepLR", "args": {"step_size": 1}}}))
+"""
+
+
+def test_an_optimizer_a_configurations_registry_builds_from_torch_optim_has_its_model_wrapped():
+    """pytorch-template's `config.init_obj("optimizer", torch.optim, params)`, whose method returns
+    `getattr(module, type)(*args, **kwargs)` (decision 0115): an optimizer of torch.optim, so the model
+    whose parameters it is given is wrapped and the loader sharded ("no optimizer is built in the code
+    ddpify read" before); the scheduler the same registry builds from `torch.optim.lr_scheduler` is none."""
+    out, _ = run(REGISTRY)
+    assert "model.parameters())\n    model = DistributedDataParallel(model, device_ids=device_ids(model))\n" in out
+    assert "loader = shard_loader(loader)" in out and "torch.save(model.module.state_dict(), tmp_path)" in out
+    assert out.count("DistributedDataParallel(") == 1
+
+
 EMA_HELD = """\
 import copy
 import torch
