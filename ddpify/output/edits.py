@@ -256,9 +256,20 @@ def apply_part(module: cst.Module, edits: Edits, facts: Facts, on_path: set[cst.
     if not any(stmt in on_path for stmt in module.body):  # no edit in this file
         return module
     output = module.visit(_Apply(edits, on_path, module))
-    used = _names_used(output, {name for _, name in edits.imports}, facts)
-    needed = [(mod, name) for mod, name in edits.imports if name in used]
+    used = _names_used(output, {_bound(name) for _, name in edits.imports}, facts)
+    needed = [(mod, name) for mod, name in edits.imports if _bound(name) in used]
     return _add_imports(output, needed) if needed else output
+
+
+def _bound(name: str) -> str:
+    """The name an import binds: `device_ids as ddpify_device_ids` -> `ddpify_device_ids`."""
+    return name.rpartition(" as ")[2]
+
+
+def _alias(name: str) -> cst.ImportAlias:
+    """`device_ids`, or `device_ids as ddpify_device_ids`, as an item of a `from ... import`."""
+    imported, _, bound = name.partition(" as ")
+    return cst.ImportAlias(name=cst.Name(imported), asname=cst.AsName(cst.Name(bound)) if bound else None)
 
 
 def _names_used(tree: cst.CSTNode, names: set[str], facts: Facts) -> set[str]:
@@ -307,7 +318,7 @@ def _add_imports(module: cst.Module, imports) -> cst.Module:
         imp = body[i].body[0]
         mod = dotted(imp.module) if isinstance(imp, cst.ImportFrom) and not imp.relative else None
         if mod in wanted and not isinstance(imp.names, cst.ImportStar):
-            added = [cst.ImportAlias(name=cst.Name(n)) for n in sorted(wanted.pop(mod))]
+            added = [_alias(n) for n in sorted(wanted.pop(mod))]
             body[i] = body[i].with_changes(body=[imp.with_changes(names=[*added, *imp.names])])
     if not wanted:
         return module.with_changes(body=body)

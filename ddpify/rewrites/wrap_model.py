@@ -12,8 +12,9 @@
 The wrap follows the model's set-up (weight init, resumed weights, freezing: DDP must see
 the final `requires_grad`), after it is on its device and before `torch.compile`.
 `device_ids(model)` (runtime) is `[local GPU]` for a CUDA model and None on CPU, as DDP
-requires. `nn.DataParallel(model)` is replaced by the same wrap; `model.module.x` between the
-two points becomes `model.x`, since the model is not wrapped yet there. One that no wrap replaces
+requires; where the program has a `device_ids` of its own (`device, device_ids =
+prepare_device(n_gpu)`), the runtime's is imported as `ddpify_device_ids`.
+`nn.DataParallel(model)` is replaced by the same wrap; `model.module.x` between the two points becomes `model.x`, since the model is not wrapped yet there. One that no wrap replaces
 in the function that builds a wrapped model (`if torch.cuda.device_count() > 1: model =
 nn.DataParallel(model)` in `build_model`, then `model = build_model()`) is removed (with the `if`
 around it when nothing else is left in it): a process that sees several GPUs would run it inside
@@ -154,6 +155,7 @@ SUMMARY = "wrap each trained model in DistributedDataParallel (replacing DataPar
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts, models = analysis.facts, analysis.models
     own = own_wraps(facts)
+    ids = "ddpify_device_ids" if _names_its_own(facts, "device_ids") else "device_ids"
     for model in models.wrapped:
         name = model.name
         _warn_made_in_forward(facts, edits, model, options)
@@ -169,7 +171,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         if unused and not options.find_unused_parameters:
             edits.warn(model.anchor, f"{unused}: DDP is built with find_unused_parameters=True, since the "
                          "other parts may get no gradient in a step")
-        wrap = f"{name} = DistributedDataParallel({name}, device_ids=device_ids({name}){extra})\n"
+        wrap = f"{name} = DistributedDataParallel({name}, device_ids={ids}({name}){extra})\n"
         if model.empty:  # DDP refuses a module with no parameter to train
             wrap = f"if any(p.requires_grad for p in {name}.parameters()):\n    {wrap}"
         elif model.maybe_none:  # built on some paths only
@@ -190,8 +192,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                 where += " where it is built (it is None on the other path)"
             edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel{where}", needs_group=True)
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
-        edits.add_import("ddpify_runtime", "device_ids")
-        _rewrap_replaced(facts, edits, model, extra)
+        edits.add_import("ddpify_runtime", "device_ids" if ids == "device_ids" else f"device_ids as {ids}")
+        _rewrap_replaced(facts, edits, model, extra, ids)
         _drop_own_wraps(facts, edits, model, own)
     if not options.fsdp and any(not model.synced for model in models.wrapped):
         _stray_dataparallel(facts, edits, models)
@@ -212,7 +214,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     _untraced(facts, edits, models, options)
 
 
-def _rewrap_replaced(facts: Facts, edits: Edits, model: Model, extra: str) -> None:
+def _rewrap_replaced(facts: Facts, edits: Edits, model: Model, extra: str, ids: str = "device_ids") -> None:
     """A sub-module of the wrapped model replaced after the wrap, in its function (`netD.main =
     nn.Sequential(*list(netD.main.children())[:-1], nn.Linear(4, 1))` under the `if` that trains
     a WGAN's critic, `model.fc = nn.Linear(512, 10)` in a fine-tuning branch): DDP averages the
@@ -232,7 +234,7 @@ def _rewrap_replaced(facts: Facts, edits: Edits, model: Model, extra: str) -> No
                 or not model.sees_wrapper(facts, stmt) or facts.scope(stmt) is not facts.scope(model.anchor):
             continue
         inner, stmt = f"{name}.module", facts.statement(target)
-        edits.insert_after(stmt, f"{name} = DistributedDataParallel({inner}, device_ids=device_ids({inner}){extra})\n")
+        edits.insert_after(stmt, f"{name} = DistributedDataParallel({inner}, device_ids={ids}({inner}){extra})\n")
         edits.record(stmt, f"`{dotted(target)}` replaced after the wrap: `{name}` wrapped again, so that "
                      "DistributedDataParallel averages the gradients of the new parameters (and waits for no "
                      "gradient of those it no longer runs)", needs_group=True)
@@ -367,6 +369,16 @@ def _warn_made_in_forward(facts: Facts, edits: Edits, model: Model, options: Opt
                    f"(not broadcast, their gradients not averaged) nor in an optimizer built before its first "
                    f"forward: `{model.name}` trains them apart on each process; make them in __init__, or run "
                    "one forward pass before the wrap and the optimizer")
+
+
+def _names_its_own(facts: Facts, name: str) -> bool:
+    """Does the program use `name` as a name of its own (`device, device_ids = prepare_device(n_gpu)`,
+    `def run(model, device_ids):`), not only as a keyword or an attribute (`device_ids=...`,
+    `self.device_ids`)? The runtime's function of that name is then imported as `ddpify_<name>`, or
+    the program's would hide it where the wrap calls it ("'list' object is not callable")."""
+    return any(not (isinstance(parent := facts.parent(n), cst.Arg) and parent.keyword is n)
+               and not (isinstance(parent, cst.Attribute) and parent.attr is n)
+               for n in facts.findall(facts.module, cst.Name, lambda n: n.value == name))
 
 
 def _sync(edits: Edits, model: Model) -> None:

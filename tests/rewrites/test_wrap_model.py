@@ -4961,6 +4961,41 @@ def test_an_optimizer_a_configurations_registry_builds_from_torch_optim_has_its_
     assert out.count("DistributedDataParallel(") == 1
 
 
+def test_the_runtimes_device_ids_is_imported_under_another_name_where_the_program_has_its_own():
+    """pytorch-template's `device, device_ids = prepare_device(n_gpu)` beside its DataParallel (decision 0115):
+    the wrap called the program's list, `device_ids(model)` ("'list' object is not callable" on every
+    process at the inserted line); the runtime's function is imported as `ddpify_device_ids` there, and
+    as itself where the name is only a keyword or an attribute."""
+    code = SCRIPT_WITH_IDS
+    out, _ = run(code)
+    assert "model = DistributedDataParallel(model, device_ids=ddpify_device_ids(model))" in out
+    assert "device_ids as ddpify_device_ids" in out and "    device_ids = list(range(torch.cuda.device_count()))" in out
+    out, _ = run(code.replace("    device_ids = list(range(torch.cuda.device_count()))\n", "").replace(
+        "if len(device_ids) > 1", "if torch.cuda.device_count() > 1").replace("device_ids=device_ids", "device_ids=[0, 1]"))
+    assert "model = DistributedDataParallel(model, device_ids=device_ids(model))" in out and "ddpify_device_ids" not in out
+
+
+SCRIPT_WITH_IDS = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+def main():
+    device_ids = list(range(torch.cuda.device_count()))
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    if len(device_ids) > 1:
+        model = torch.nn.DataParallel(model, device_ids=device_ids)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+
+main()
+"""
+
+
 EMA_HELD = """\
 import copy
 import torch

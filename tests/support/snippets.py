@@ -193,7 +193,7 @@ def plain_runtime_import(code: str) -> str:
     """``code`` with the runtime's guarded import as the one line a pair spells out:
     ``from ddpify_runtime import a, b`` (its exact form is tested once, in test_convert)."""
     def one_line(match: re.Match) -> str:
-        names = re.findall(r"\w+", match.group("names"))
+        names = re.findall(r"\w+(?: as \w+)?", match.group("names"))
         return f"from ddpify_runtime import {', '.join(names)}\n"
     return RUNTIME_TRY.sub(one_line, code)
 
