@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -359,7 +360,11 @@ def test_ctrl_c_during_the_renames_lets_them_all_finish(monkeypatch):
     replace = os.replace
 
     def interrupted(src, dst):
-        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C after the first rename has begun
+        # Ctrl-C after the first rename has begun, to the thread that runs the command: the only
+        # thread of a `ddpify` process; here, where the test runner may have threads of its own
+        # (pytest-xdist's worker), a signal to the whole process may land on one of those, which
+        # does not hold SIGINT (2 runs of this file in 3 under pytest-xdist reached the rollback)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
         replace(src, dst)
 
     monkeypatch.setattr(os, "replace", interrupted)
