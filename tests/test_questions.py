@@ -109,6 +109,13 @@ WRITES = {
                    "matplotlib.pyplot.imsave", "'s.jpg'"),
     "save_pretrained": ("model.save_pretrained('out')\n", ".save_pretrained()", "'out'"),
     "to_csv": ("df.to_csv('t.csv')\n", ".to_csv()", "'t.csv'"),
+    # pandas' other writers (a k-fold script's out-of-fold predictions, a submission): no write before
+    "to_pickle": ("df.to_pickle('oof.pkl')\n", ".to_pickle()", "'oof.pkl'"),
+    "to_feather": ("df.to_feather(path)\n", ".to_feather()", "path"),
+    "to_excel": ("df.to_excel('results.xlsx', index=False)\n", ".to_excel()", "'results.xlsx'"),
+    "to_hdf": ("df.to_hdf('store.h5', key='oof')\n", ".to_hdf()", "'store.h5'"),
+    "to_parquet": ("df.to_parquet(out_dir + 'hist.parquet')\n", ".to_parquet()", "out_dir + 'hist.parquet'"),
+    "to_markdown_path": ("df.to_markdown('scores.md')\n", ".to_markdown()", "'scores.md'"),
     "animation_save": ("import matplotlib.animation as animation\nanim = animation.ArtistAnimation(fig, ims)\n"
                        "anim.save('a.gif', dpi=80, writer='imagemagick')\n", ".save()", "'a.gif'"),
     "pil_save": ("from PIL import Image\nImage.fromarray(a).save(f'sample_{i}.png')\n", ".save()", "f'sample_{i}.png'"),
@@ -150,6 +157,8 @@ NOT_WRITES = {
     "step": "opt.step()\n",
     "print": "print('saved')\n",
     "to_json_text": "text = df.to_json()\n",
+    "to_markdown_text": "print(df.to_markdown())\n",
+    "to_parquet_bytes": "data = df.to_parquet()\n",
     "imread": "import imageio\nimg = imageio.imread('a.png')\n",
     "animation_pause": "import matplotlib.animation as animation\nanim = animation.FuncAnimation(fig, f)\nanim.pause()\n",
     "pil_show": "from PIL import Image\nImage.fromarray(a).show()\n",

@@ -10,9 +10,11 @@ A call writes a file when it is
 - a helper of an installed library that writes an object to a path, known by its name
   (`save_json(obj, path)`, `write_pickle(obj, path)`, `dump_yaml(cfg, path)`: batchgenerators',
   nnU-Net's and many projects' own), called with both, where the program does not define it;
-- a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`,
+- a method of `FILE_WRITE_METHODS` (`model.save_pretrained(d)`, `fig.savefig(p)`, `df.to_csv(p)`, pandas' other
+  writers `df.to_pickle(p)`, `.to_feather(p)`, `.to_excel(p)`, `.to_hdf(p, key)`,
   pathlib's `Path(p).write_bytes(data)` and `.write_text(s)`, zipfile's and tarfile's `.extractall(d)`,
-  Hugging Face datasets' `ds.save_to_disk(d)`), and `ds.to_json(path)` given a path;
+  Hugging Face datasets' `ds.save_to_disk(d)`), and `ds.to_json(path)`, `df.to_parquet(path)`,
+  `df.to_markdown(path)` and `df.to_html(path)` given a path;
 - the opener of a `with` that opens a file for writing (`with open(p, "w") as f:`, any opener
   given a write mode: `with PathManager.open(p, "w") as f:`, `with fs.open(p, mode="wb") as f:`),
   unless a write of this list writes the handle in its body (`json.dump(d, f)`: that is the write);
@@ -76,10 +78,11 @@ FILE_WRITES = {
     "soundfile.write": 0, "scipy.io.wavfile.write": 0, "torchaudio.save": 0, "librosa.output.write_wav": 0,
 }
 FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv", "write_bytes", "write_text", "extractall",
-                                "save_to_disk"})
+                                "save_to_disk", "to_pickle", "to_feather", "to_excel", "to_hdf"})  # (pandas' writers)
 # methods that write a file where they are given its path, and hand back text without one
-# (Hugging Face datasets' and pandas' `ds.to_json(path)`; `df.to_json()` returns a string)
-PATH_GIVEN_WRITE_METHODS = frozenset({"to_json"})
+# (Hugging Face datasets' and pandas' `ds.to_json(path)`; `df.to_json()` returns a string;
+# pandas' `df.to_parquet()` returns bytes, `df.to_markdown()` and `df.to_html()` text)
+PATH_GIVEN_WRITE_METHODS = frozenset({"to_json", "to_parquet", "to_markdown", "to_html"})
 PATH_METHODS = frozenset({"write_bytes", "write_text"})  # pathlib's: the path is the object, not an argument
 IN_MEMORY = frozenset({"io.BytesIO", "io.StringIO"})  # buffers: what is written to them is no file
 SCRIPTED = frozenset({"torch.jit.script", "torch.jit.trace"})
