@@ -56,8 +56,8 @@ class Model:
     kept: bool = False  # synced: `synced` is a statement that keeps the model in an object before it is ready to wrap
     item: bool = False  # synced: an item of a container of modules, picked where its optimizer is built (`nets[net]`)
     # item: what holds it in its optimizer's call (`m` of `m.parameters()`, a loop variable; `ema.model`, an attribute
-    # of an object that is no model, `_held_unnamed`)
-    inline: cst.Name | cst.Attribute | None = None
+    # of an object that is no model, `_held_unnamed`; `nets[k]`, picked by a comprehension's key)
+    inline: cst.Name | cst.Attribute | cst.Subscript | None = None
     bypassed: str | None = None  # a DataParallel model trained through its `.module`'s own method: that call
     written: bool = False  # wrapped by the program itself (`ddpify check`): a copy of it is a wrapper too,
     # where a copy of a wrap ddpify places copies its module (unwrap-model)
@@ -1021,9 +1021,12 @@ def _found_as_items(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNo
         if not isinstance(receiver, cst.Subscript):
             continue
         container = dotted(receiver.value)
-        if container is None or not _picked_by_loop(facts, receiver, optimizer) or not _filled_with_modules(facts, container):
+        in_comprehension = _picked_by_comprehension(receiver, optimizer, facts)
+        if container is None or not (in_comprehension or _picked_by_loop(facts, receiver, optimizer)) \
+                or not _filled_with_modules(facts, container, facts.ref(receiver.value)):
             continue
-        model = Model(facts.code(receiver), stmt, stmt, before_anchor=True, synced=facts.code(receiver), item=True)
+        model = Model(facts.code(receiver), stmt, stmt, before_anchor=True, synced=facts.code(receiver), item=True,
+                      inline=receiver if in_comprehension else None)  # the key is the comprehension's: synced in place
         model.optimizers.append(optimizer)
         wrapped.append(model)
         untraced.remove(optimizer)
@@ -1037,6 +1040,24 @@ def _picked_by_loop(facts: Facts, item: cst.Subscript, optimizer: cst.Call) -> b
     return name is not None and any(
         isinstance(loop, cst.For) and facts.scope(loop) is facts.scope(optimizer)
         and any(n.value == name.value for n in target_names(loop.target)) for loop in facts.enclosing_loops(optimizer))
+
+
+def _picked_by_comprehension(item: cst.Subscript, optimizer: cst.Call, facts: Facts) -> bool:
+    """Is `item`'s key a name the comprehension around `optimizer` binds (`nets[k]` in `{k:
+    SGD(nets[k].parameters()) for k in nets}`)?"""
+    key = item.slice[0].slice if len(item.slice) == 1 and isinstance(item.slice[0].slice, cst.Index) else None
+    if key is None or not isinstance(key.value, cst.Name):
+        return False
+    for anc in facts.ancestors(optimizer):
+        if isinstance(anc, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            clause: cst.CompFor | None = anc.for_in
+            while clause is not None:
+                if any(n.value == key.value.value for n in target_names(clause.target)):
+                    return True
+                clause = clause.inner_for_in
+        elif isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return False
+    return False
 
 
 def _loop_variable(facts: Facts, key: str, optimizer: cst.CSTNode) -> bool:
@@ -1093,7 +1114,8 @@ def _filled_with_modules(facts: Facts, container: str, ref: Ref | None = None) -
     """Does the program store modules it builds into `container` (`nets['a'] = Net().to(device)`,
     `nets = {'a': Net()}`, `nets = [Net(), nn.Linear(2, 2)]`, and with `ref`, the name, also
     `nets = [Net() for _ in range(3)]`, `nets = {k: MODELS[k]() for k in names}` (a class a
-    registry holds, made per key) and `nets.append(Net())`), and only those or placeholders?"""
+    registry holds, made per key), `[make() for _ in range(3)]` (a factory of the program's that returns
+    modules) and `nets.append(Net())`), and only those or placeholders?"""
     values = [v for target, v, _ in facts.assigns if isinstance(target, cst.Subscript) and dotted(target.value) == container]
     values += [e.value for target, v, _ in facts.assigns if dotted(target) == container
                and isinstance(v, (cst.Dict, cst.List, cst.Tuple)) for e in v.elements
@@ -1103,9 +1125,19 @@ def _filled_with_modules(facts: Facts, container: str, ref: Ref | None = None) -
         made = [v.elt if isinstance(v, cst.ListComp) else v.value for target, v, _ in facts.assigns
                 if dotted(target) == container and isinstance(v, (cst.ListComp, cst.DictComp))]
         values += made + [c.args[0].value for method, c in facts.filled(ref) if method == "append" and len(c.args) == 1]
-    built = [v for v in values if builds_module(facts, v) or v in made and _registry_made(v)]
+    built = [v for v in values if builds_module(facts, v) or v in made and (_registry_made(v) or _from_factory(facts, v))]
     return bool(built) and all(v in built or isinstance(v, (cst.List, cst.Tuple, cst.Name)) and
                                (not isinstance(v, cst.Name) or v.value == "None") for v in values)
+
+
+def _from_factory(facts: Facts, value: cst.BaseExpression) -> bool:
+    """`make()` of the program's function that returns only modules it builds (`def make(): return
+    nn.Sequential(...)`), made by the comprehension that fills a container (`[make() for _ in range(3)]`)."""
+    value = _built(value)
+    if not isinstance(value, cst.Call) or not facts.user_functions(value):
+        return False
+    origins = facts.origins(value)
+    return bool(origins) and all(builds_module(facts, o) for o in origins)
 
 
 def _registry_made(value: cst.BaseExpression) -> bool:

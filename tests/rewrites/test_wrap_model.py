@@ -4698,6 +4698,8 @@ for x, y in loader:
 APPENDED = "models = []\nfor _ in range(3):\n    models.append(nn.Linear(4, 2))"
 BUILT = "models = [nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)) for _ in range(3)]"
 BY_KEY = "models = {'small': nn.Linear(4, 2), 'big': nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))}"
+FROM_FACTORY = "def make():\n    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n\nmodels = [make() for _ in range(3)]"
+KEYED_COMPREHENSION = "models = {name: nn.Linear(4, 2) for name in ('a', 'b')}"
 
 
 @pytest.mark.parametrize("models, optimizers, synced", [
@@ -4713,6 +4715,11 @@ BY_KEY = "models = {'small': nn.Linear(4, 2), 'big': nn.Sequential(nn.Linear(4, 
      "optimizers = [torch.optim.SGD(sync_gradients(m).parameters(), lr=0.1) for m in models.values()]"),
     (BUILT, "optimizers = []\nfor i, m in enumerate(models):\n    optimizers.append(torch.optim.Adam(m.parameters()))",
      "    optimizers.append(torch.optim.Adam(sync_gradients(m).parameters()))"),
+    # decision 0115: a list a factory of the program's fills, and optimizers picked by a comprehension's key
+    (FROM_FACTORY, "optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]",
+     "optimizers = [torch.optim.SGD(sync_gradients(m).parameters(), lr=0.1) for m in models]"),
+    (KEYED_COMPREHENSION, "optimizers = [torch.optim.SGD(models[k].parameters(), lr=0.1) for k in models]",
+     "optimizers = [torch.optim.SGD(sync_gradients(models[k]).parameters(), lr=0.1) for k in models]"),
 ])
 def test_each_model_of_a_list_the_optimizers_loop_goes_over_is_synced_in_place(models, optimizers, synced):
     """An ensemble: modules the program builds into a list, an optimizer per module made in a
