@@ -251,7 +251,7 @@ CONTEXTS = {
     "wrap-model": [WRAP, WRAP.replace("{example}\n", SPLIT_LOSS + "emsize, splits = 2, []\nmodel = torch.nn.Linear(2, 1)\n"
                                       "{example}\noptimizer = optim.SGD(list(model.parameters()) + "
                                       "list(criterion.parameters()), lr=0.1)\n"), ENSEMBLE, OWN_WRAP, TEMPERATURE, REPLACED, WRAP],
-    "unwrap-model": [WRAPPED] * 5 + [SEQUENTIAL] * 2 + ["import copy\n" + WRAPPED] + [WRAPPED, "i = 1\n" + WRAPPED] + [WRAPPED] * 3 + [
+    "unwrap-model": [WRAPPED] * 5 + [SEQUENTIAL] * 2 + ["import copy\n" + WRAPPED] + [WRAPPED] * 2 + ["i = 1\n" + WRAPPED] + [WRAPPED] * 3 + [
         IMPORTS + TRAIN + "if use_best:\n    model = torch.load('best.pt')\n{example}\n",
         IMPORTS + LOADER + "model = torch.nn.DataParallel(Net())\nmodel.to('cpu')\n"
         "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + EPOCHS + "{example}\n",

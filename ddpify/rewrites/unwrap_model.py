@@ -9,6 +9,7 @@
     n = len(model)                            ->  n = len(model.module)
     ema = copy.deepcopy(model)                ->  ema = copy.deepcopy(model.module)
     isinstance(model, Net)                    ->  isinstance(model.module, Net)
+    name = type(model).__name__               ->  name = type(model.module).__name__
     layer = getattr(model, f"layer{i}")       ->  layer = getattr(model.module, f"layer{i}")
     hasattr(model, "num_layers")              ->  hasattr(model.module, "num_layers")
     model.load_state_dict(best_weights)       ->  model.module.load_state_dict(best_weights)
@@ -118,6 +119,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                 _give_bare_model(facts, refs, edits, value, lambda bare: (
                     f"torch.save saves `{bare}`, the model itself: a pickled DistributedDataParallel would not load "
                     "without a process group"), any_value=True)
+    for call, typed in _typed_models(facts):  # `type(model).__name__` in a file name, `type(model)(cfg)`
+        _give_bare_model(facts, refs, edits, typed, lambda bare: (
+            f"`type({bare})`, the model's class as the single-GPU script names it: the wrapper's is "
+            "DistributedDataParallel"))
     for call, traced in _traced_models(facts):
         _give_bare_model(facts, refs, edits, traced, lambda bare: (
             f"`{dotted(call.func)}` traces `{bare}`, the model itself: tracing the DistributedDataParallel wrapper "
@@ -134,7 +139,8 @@ def _custom_attributes(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> No
     """`model.x` of a custom attribute, `state_dict()` or `load_state_dict()` -> through the bare model."""
     for attr in facts.attributes:
         name = attr.attr.value
-        if name in mt.MODULE_API and name not in STATE | NAMING | TREE or _module_path(facts, attr):
+        if name in mt.MODULE_API and name not in STATE | NAMING | TREE | CLASS or _module_path(facts, attr) \
+                or name in CLASS and _compared_to_torch(facts, attr):
             continue
         attr = _through_self_returning(attr)  # `model.cpu().state_dict` -> `model.cpu`: the wrapper's own `cpu()`
         holds = holds_wrapper(facts, refs, attr.value)  # `model.x`, not `model.fc.x`
@@ -144,6 +150,7 @@ def _custom_attributes(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> No
         why = "checkpoint keys stay as in the single-GPU script" if name in STATE else \
             "the names stay as in the single-GPU script: the wrapper's start with `module.`" if name in NAMING else \
             "the modules stay as in the single-GPU script: the wrapper's are itself and the model" if name in TREE else \
+            "the model's class, as the single-GPU script names it: the wrapper's is DistributedDataParallel" if name in CLASS else \
             "DistributedDataParallel does not forward custom attributes"
         edits.replace(attr, partial(_through_bare_model, edits, holds is WRAPPER),
                       f"`{owner}.{name}` -> `{_bare_text(owner, holds)}.{name}` ({why})")
@@ -271,6 +278,27 @@ def _traced_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
     return found
 
 
+def _typed_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
+    """(call, argument) of each `type(x)` of one argument that is not compared with a class of
+    torch (`type(m) == nn.DataParallel` tests for a wrapper: `_dataparallel_type_tests`). Given the
+    wrapper it names DistributedDataParallel: a checkpoint named `f"{type(model).__name__}.pt"`
+    would be `DistributedDataParallel.pt`, and `type(model)(cfg)` would build a wrapper."""
+    return [(call, call.args[0].value) for call in facts.calls
+            if mt.is_name(call.func, "type") and len(call.args) == 1 and not call.args[0].star
+            and not _compared_to_torch(facts, call)]
+
+
+def _compared_to_torch(facts: Facts, node: cst.BaseExpression) -> bool:
+    """Is `node` the left side of a comparison with a class of torch (`type(m) is nn.DataParallel`,
+    `m.__class__ == DistributedDataParallel`)?"""
+    parent = facts.parent(node)
+    return isinstance(parent, cst.Comparison) and parent.left is node and any(
+        (facts.qualify(c.comparator) or "").split(".")[0] == "torch" or
+        any((facts.qualify(e.value) or "").split(".")[0] == "torch"
+            for e in getattr(c.comparator, "elements", ()) if isinstance(e, cst.Element))
+        for c in parent.comparisons)
+
+
 def _tested_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
     """(call, tested argument) of the tests of a value's class or custom attributes:
     `isinstance(model, Net)` against classes not of torch (`isinstance(model, nn.Module)` and a
@@ -318,6 +346,7 @@ def _container_reads(facts: Facts) -> list[cst.BaseExpression]:
 
 NAMING = frozenset({"named_parameters", "named_buffers", "named_modules", "named_children"})
 TREE = frozenset({"modules", "children"})  # the wrapper's tree: itself first, the model as its one child
+CLASS = frozenset({"__class__"})  # the wrapper's is DistributedDataParallel
 
 
 def _saved_models(facts: Facts, saved: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -1238,6 +1238,24 @@ def test_a_layer_of_a_wrapped_model_named_at_run_time_is_read_through_the_module
     assert bare in only(NAME, LAYERED.format(read=read), also=frozenset({"wrap-model"}))
 
 
+@pytest.mark.parametrize("read, bare", [
+    ("torch.save(model.state_dict(), f'{type(model).__name__}.pt')", "f'{type(model.module).__name__}.pt'"),
+    ("print('trained', model.__class__.__name__)", "print('trained', model.module.__class__.__name__)"),
+    ("fresh = type(model)()", "fresh = type(model.module)()"),
+])
+def test_the_class_of_a_wrapped_model_is_the_models_own(read, bare):
+    """The sixteenth sweep's probe of module-tree reads (decision 0110): `type(model).__name__` in
+    a checkpoint's file name and `model.__class__.__name__` in a log named DistributedDataParallel
+    (the file `DistributedDataParallel.pt`, unnamed), and `type(model)()` built a second wrapper."""
+    assert bare in only(NAME, LAYERED.format(read=read), also=frozenset({"wrap-model"}))
+
+
+@pytest.mark.parametrize("read", ["print(type(model) == nn.DataParallel)", "print(model.__class__ is nn.DataParallel)",
+                                  "print(type(loader).__name__)"])
+def test_a_class_compared_with_torchs_or_of_another_value_is_kept(read):
+    assert read in only(NAME, LAYERED.format(read=read), also=frozenset({"wrap-model"}))
+
+
 @pytest.mark.parametrize("read", ["print(getattr(model, 'training'))", "getattr(model, 'train')()"])
 def test_getattr_of_nn_modules_own_api_on_the_wrapper_is_kept(read):
     assert read in only(NAME, LAYERED.format(read=read), also=frozenset({"wrap-model"}))
