@@ -1022,7 +1022,8 @@ def _found_as_items(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNo
             continue
         container = dotted(receiver.value)
         in_comprehension = _picked_by_comprehension(receiver, optimizer, facts)
-        if container is None or not (in_comprehension or _picked_by_loop(facts, receiver, optimizer)) \
+        if container is None or not (in_comprehension or _picked_by_loop(facts, receiver, optimizer)
+                                     or _displayed_key(facts, container, receiver)) \
                 or not _filled_with_modules(facts, container, facts.ref(receiver.value)):
             continue
         model = Model(facts.code(receiver), stmt, stmt, before_anchor=True, synced=facts.code(receiver), item=True,
@@ -1030,6 +1031,27 @@ def _found_as_items(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNo
         model.optimizers.append(optimizer)
         wrapped.append(model)
         untraced.remove(optimizer)
+
+
+def _displayed_key(facts: Facts, container: str, item: cst.Subscript) -> bool:
+    """Is `item`'s key a string the dict display that fills `container` names (`self.nets["gen"]` of
+    `self.nets = nn.ModuleDict({"gen": Gen(), "disc": Disc()})`, or of a plain dict display)? Such an
+    item is the module built at that key; an index into a list a config class keeps (`MODELS[0]`) is not."""
+    key = item.slice[0].slice if len(item.slice) == 1 and isinstance(item.slice[0].slice, cst.Index) else None
+    name = mt.string_value(key.value) if key is not None else None
+    return name is not None and any(
+        isinstance(e, cst.DictElement) and mt.string_value(e.key) == name
+        for target, v, _ in facts.assigns if dotted(target) == container
+        and isinstance(d := _display(facts, v), cst.Dict) for e in d.elements)
+
+
+def _display(facts: Facts, value: cst.BaseExpression) -> cst.BaseExpression:
+    """The display a container is made of: `{...}` of `nn.ModuleDict({...})`, `[...]` of
+    `nn.ModuleList([...])`, else `value` itself."""
+    if isinstance(value, cst.Call) and facts.qualify(value.func) in ("torch.nn.ModuleDict", "torch.nn.ModuleList") \
+            and value.args and isinstance(value.args[0].value, (cst.Dict, cst.List)):
+        return value.args[0].value
+    return value
 
 
 def _picked_by_loop(facts: Facts, item: cst.Subscript, optimizer: cst.Call) -> bool:
@@ -1118,7 +1140,7 @@ def _filled_with_modules(facts: Facts, container: str, ref: Ref | None = None) -
     modules) and `nets.append(Net())`), and only those or placeholders?"""
     values = [v for target, v, _ in facts.assigns if isinstance(target, cst.Subscript) and dotted(target.value) == container]
     values += [e.value for target, v, _ in facts.assigns if dotted(target) == container
-               and isinstance(v, (cst.Dict, cst.List, cst.Tuple)) for e in v.elements
+               and isinstance(d := _display(facts, v), (cst.Dict, cst.List, cst.Tuple)) for e in d.elements
                if isinstance(e, (cst.DictElement, cst.Element))]
     made: list[cst.BaseExpression] = []
     if ref is not None:

@@ -64,7 +64,9 @@ A model that is an item of a container the program fills with the modules it bui
 key of a loop where its optimizer is built (`nets['plain'] = Plain().to(device)`, then `for net in
 nets: optim = AdamW(nets[net].parameters())`), has no name a wrapper could take: the item is synced
 right before that optimizer, `nets[net] = sync_gradients(nets[net])`, and what the program reads,
-saves and loads of it stays as it is. An item at a fixed key (`MODELS[0]`) keeps the TODO below.
+saves and loads of it stays as it is. So is an item at a string key of the dict display (or
+`nn.ModuleDict`) the program fills (`self.nets["gen"]` of `self.nets = nn.ModuleDict({"gen": Gen(),
+"disc": Disc()})`); an item at a fixed index (`MODELS[0]`) keeps the TODO below.
 So is each module of a list or dict the program builds (`models.append(Net())`, `[Net() for _ in
 range(3)]`, `{'small': Net(), 'big': Big()}`, `{k: MODELS[k]() for k in names}` from a registry of
 classes: an ensemble) where a comprehension or loop over it (its `values()`, `items()`,

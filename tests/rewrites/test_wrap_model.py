@@ -4860,6 +4860,53 @@ def test_a_sub_module_replaced_before_the_wrap_is_set_up_and_wrapped_once():
     assert "net.main = nn.Sequential(*list(net.main.children())[:-1])\nnet = DistributedDataParallel(net" in converted
 
 
+HELD_BY_KEY = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+class GAN:
+    def __init__(self):
+        self.nets = {display}
+        self.g_opt = torch.optim.Adam(self.nets["gen"].parameters(), lr=1e-3)
+        self.d_opt = torch.optim.Adam(self.nets["disc"].parameters(), lr=1e-3)
+
+    def step(self, x):
+        z = torch.randn(x.size(0), 4)
+        d_loss = self.nets["disc"](self.nets["gen"](z).detach()).mean() - self.nets["disc"](x).mean()
+        self.d_opt.zero_grad()
+        d_loss.backward()
+        self.d_opt.step()
+        g_loss = -self.nets["disc"](self.nets["gen"](z)).mean()
+        self.g_opt.zero_grad()
+        g_loss.backward()
+        self.g_opt.step()
+
+gan = GAN()
+for (x,) in DataLoader(TensorDataset(torch.randn(8, 8)), batch_size=4, shuffle=True):
+    gan.step(x)
+"""
+
+
+@pytest.mark.parametrize("display", ['nn.ModuleDict({"gen": nn.Linear(4, 8), "disc": nn.Linear(8, 1)})',
+                                     '{"gen": nn.Linear(4, 8), "disc": nn.Linear(8, 1)}'])
+def test_models_a_holder_keeps_by_literal_key_in_a_module_dict_are_synced_where_their_optimizers_are_built(display):
+    """The sixteenth sweep's probe of containers of models (decision 0110): a GAN holder (no module)
+    keeping its generator and discriminator in an `nn.ModuleDict` (or a dict) under literal keys,
+    an optimizer over `self.nets["gen"].parameters()`: only an item a loop picks was synced, so each
+    optimizer got a TODO and the loader stayed whole. The item the display builds at that key is
+    synced where its optimizer is built; the loader is sharded."""
+    out = only(NAME, HELD_BY_KEY.replace("{display}", display), also=frozenset({"shard-data"}))
+    assert '        self.nets["gen"] = sync_gradients(self.nets["gen"])\n        self.g_opt' in out
+    assert '        self.nets["disc"] = sync_gradients(self.nets["disc"])\n        self.d_opt' in out
+    assert "TODO" not in out and "shard_loader(" in out
+
+
+def test_an_item_at_a_key_the_display_does_not_build_keeps_the_todo():
+    code = HELD_BY_KEY.replace("{display}", 'nn.ModuleDict({"G": nn.Linear(4, 8), "D": nn.Linear(8, 1)})')
+    assert "sync_gradients" not in only(NAME, code) and "could not tell which model" in only(NAME, code)
+
+
 def test_a_list_of_modules_made_where_ddpify_does_not_see_keeps_the_todo():
     code = ENSEMBLE.format(models="models = load_models()", optimizers="optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]")
     converted = only(NAME, code)
