@@ -65,7 +65,7 @@ from ddpify.syntax.names import dotted
 
 # calls that write a file, with the position of the path (or open file) they write to
 FILE_WRITES = {
-    "torch.save": 1, "torch.jit.save": 1, "json.dump": 1, "pickle.dump": 1, "joblib.dump": 1,
+    "torch.save": 1, "torch.jit.save": 1, "safetensors.torch.save_file": 1, "json.dump": 1, "pickle.dump": 1, "joblib.dump": 1,
     "numpy.save": 0, "numpy.savez": 0, "numpy.savez_compressed": 0, "numpy.savetxt": 0,
     "shutil.copyfile": 1, "shutil.copy": 1, "shutil.copy2": 1, "shutil.copytree": 1, "shutil.move": 1,
     "torchvision.utils.save_image": 1, "matplotlib.pyplot.savefig": 0,
@@ -78,7 +78,8 @@ FILE_WRITES = {
     "soundfile.write": 0, "scipy.io.wavfile.write": 0, "torchaudio.save": 0, "librosa.output.write_wav": 0,
 }
 FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv", "write_bytes", "write_text", "extractall",
-                                "save_to_disk", "to_pickle", "to_feather", "to_excel", "to_hdf"})  # (pandas' writers)
+                                "save_to_disk", "to_pickle", "to_feather", "to_excel", "to_hdf",  # (pandas' writers)
+                                "save_lora_weights"})  # diffusers' LoRA checkpoints
 # methods that write a file where they are given its path, and hand back text without one
 # (Hugging Face datasets' and pandas' `ds.to_json(path)`; `df.to_json()` returns a string;
 # pandas' `df.to_parquet()` returns bytes, `df.to_markdown()` and `df.to_html()` text)

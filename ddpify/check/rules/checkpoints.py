@@ -267,25 +267,22 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     if not ctx.ddp_refs or _loader_fits_either_keys(ctx):
         return
     resumed = _resumed_into_wrapper(ctx)
-    for call in ctx.script.calls_of("torch.save"):
-        saved = mt.positional(call, 0)
-        if saved is None:
-            continue
-        path = mt.positional(call, 1) or mt.keyword(call, "f")
-        resumes = {name for name, loads in resumed.items() if _may_read(f, loads, path.value if path else None)}
-        # the saved object, or the `state_dict()`s it is made of, followed through names
+    torch_saves = frozenset(ctx.script.calls_of("torch.save"))
+    for call, saved, path in _checkpoint_saves(ctx, torch_saves):
+        resumes = {name for name, loads in resumed.items() if _may_read(f, loads, path)}
+        # the saved object (by torch.save), or the state dicts it is made of, followed through names
         # (`state = {"model": model.state_dict()}` ... `torch.save(state, path)`)
-        candidates = [saved.value] if dotted(saved.value) else []
-        for built in dict.fromkeys(_made_of(f, saved.value)):
-            candidates += [c.func.value for c in f.calls_in(built) if mt.is_method_call(c, "state_dict")]
-        for expr in dict.fromkeys(candidates):
+        candidates = [(saved, "the DDP wrapper")] if dotted(saved) and call in torch_saves else []
+        for built in dict.fromkeys(_made_of(f, saved)):
+            candidates += [(model, f"`{f.code(c)}`, whose keys start with `module.`")
+                           for c in f.calls_in(built) if (model := _state_dict_of(f, c)) is not None]
+        for expr, what in dict.fromkeys(candidates):
             holds = ctx.holds_ddp(expr)
             if holds is None or f.code(expr) in resumes or ctx.unwrapped_here(expr):
                 continue
-            what = "the DDP wrapper" if expr is saved.value else f"`{f.code(expr)}.state_dict()`, whose keys start with `module.`"
             yield Hit(expr, f"this checkpoint saves {what}: it does not load into the model itself; save "
                             f"`{f.code(expr)}.module`", _module_of(expr) if holds == WRAPPER else None)
-        for expr, method in _keyed_by_wrapper_names(ctx, saved.value):
+        for expr, method in _keyed_by_wrapper_names(ctx, saved):
             if f.code(expr) not in resumes and not ctx.unwrapped_here(expr):
                 yield Hit(expr, f"this checkpoint's keys are names from `{f.code(expr)}.{method}()` of the DDP wrapper, "
                                 f"which start with `module.`: it does not load into the model itself; iterate "
@@ -293,6 +290,37 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
 
 
 PREFIX = "module."  # what the wrapper's `state_dict()` puts before every key
+# library functions that take a module's state dict as its `state_dict()` keys it (peft's: the
+# adapter's entries of it, the keys kept), the module their first argument
+STATE_DICT_OF = frozenset({"peft.get_peft_model_state_dict", "peft.utils.get_peft_model_state_dict",
+                           "peft.utils.save_and_load.get_peft_model_state_dict"})
+
+
+def _checkpoint_saves(ctx: Context, torch_saves: frozenset[cst.Call]) \
+        -> Iterator[tuple[cst.Call, cst.BaseExpression, cst.BaseExpression | None]]:
+    """(call, what it saves, the path) for each checkpoint save: `torch.save(obj, path)`, and each
+    value handed to another file write (`writes.file_write`: safetensors' `save_file(sd, path)`,
+    diffusers' `save_lora_weights(dir, unet_lora_layers=sd)`), the path not among them."""
+    f = ctx.facts
+    for call in f.calls:
+        if call in torch_saves:
+            saved, path = mt.positional(call, 0), mt.positional(call, 1) or mt.keyword(call, "f")
+            if saved is not None:
+                yield call, saved.value, path.value if path else None
+        elif writes.file_write(f, call) is not None:
+            path = writes.written_path(f, call)
+            for arg in call.args:
+                if arg.value is not path and not arg.star:
+                    yield call, arg.value, path
+
+
+def _state_dict_of(f, call: cst.Call) -> cst.BaseExpression | None:
+    """The module whose state dict `call` takes: `model` of `model.state_dict()`, of
+    `get_peft_model_state_dict(model)` (`STATE_DICT_OF`); None for another call."""
+    if mt.is_method_call(call, "state_dict"):
+        return call.func.value
+    first = mt.positional(call, 0)
+    return first.value if first is not None and f.qualify(call.func) in STATE_DICT_OF else None
 
 
 def _loader_fits_either_keys(ctx: Context) -> bool:
