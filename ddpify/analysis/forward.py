@@ -147,7 +147,8 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
         picked = _picked_by_key(facts, value, uses, forward)
         if picked is not None:
             return f"`{name}` is a container of modules of which forward() runs the one a key picks (`{picked}`)"
-    dead = _output_read_on_some_paths(facts, cls, reached, held) or _discarded_output(facts, cls, reached)
+    dead = _output_read_on_some_paths(facts, cls, reached, held) or _discarded_output(facts, cls, reached) \
+        or _outputs_kept_in_part(facts, reached, held)
     if dead is not None:
         return dead
     for sub in _sub_module_classes(facts, cls) if depth else ():
@@ -197,6 +198,46 @@ def _discarded_output(facts: Facts, cls: cst.ClassDef, reached: list[cst.Functio
                     and not _reads_after(facts, small.targets[0].target.value, stmt, func):
                 return f"the output of `{name}` is never read in {func.name.value}()"
     return None
+
+
+def _outputs_kept_in_part(facts: Facts, reached: list[cst.FunctionDef], held: set[str]) -> str | None:
+    """A loop in forward over the layers of a container of modules (`for i in range(len(self.layers)):`,
+    `for layer in self.layers:`) that appends what they give to a list (`h_n.append(hn)`), of which
+    forward then reads some items only, at fixed places (`h_n[-1]`): the other layers' outputs are
+    dropped, and their parameters get no gradient (a GRU stack run on the same input, the last
+    hidden state kept)."""
+    for func in reached:
+        for loop in facts.findall(func, cst.For):
+            over = {dotted(a) for a in facts.findall(loop.iter, cst.Attribute)} & held
+            if not over:
+                continue
+            for call in facts.findall(loop.body, cst.Call):
+                kept = call.func.value if isinstance(call.func, cst.Attribute) and call.func.attr.value == "append" \
+                    and isinstance(call.func.value, cst.Name) else None
+                if kept is None:
+                    continue
+                after = [n for n in facts.findall(func, cst.Name, lambda n: n.value == kept.value)
+                         if not facts.is_inside(n, loop) and not _bound_here(facts, n) and facts.before(loop, n)]
+                if after and all(_fixed_item(facts.parent(n)) for n in after):
+                    return (f"forward() keeps the outputs of `{sorted(over)[0]}`'s layers in `{kept.value}` and reads "
+                            f"`{facts.code(facts.parent(after[0]))}` of it only")
+    return None
+
+
+def _bound_here(facts: Facts, name: cst.Name) -> bool:
+    """Is `name` an assignment's target (`h_n = []`)?"""
+    parent = facts.parent(name)
+    return isinstance(parent, cst.AssignTarget)
+
+
+def _fixed_item(node: cst.CSTNode) -> bool:
+    """`h_n[-1]`, `outs[0]`: an item at a place written as a number."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    index = node.slice[0].slice.value
+    if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus):
+        index = index.expression
+    return isinstance(index, cst.Integer)
 
 
 def _parameterless(facts: Facts, value: cst.BaseExpression) -> bool:

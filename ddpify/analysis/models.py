@@ -520,13 +520,14 @@ def _holds_modules_only(facts: Facts, model: Model) -> bool:
 
 def model_classes(facts: Facts, model: Model) -> list[cst.ClassDef]:
     """The classes of this file the model may be: built where it is defined (or, through the
-    object flow, where what defines it was made: `model = create_model()`), or passed by every
-    caller of the function that receives it."""
+    object flow, where what defines it was made: `model = create_model()`, or each class a registry
+    may build: `model = config.init_obj('arch', module_arch)`), or passed by every caller of the
+    function that receives it."""
     if not isinstance(model.defined, cst.FunctionDef):
         built = forward.classes_of(facts, [model.defined])
         home = facts.ref(_expression(model.name), model.anchor)
         flow = objects.of(facts)
-        made = {c for s in (flow.ref_values(home) if home is not None else ()) if (c := flow.constructs(s)) is not None}
+        made = {c for s in (flow.ref_values(home) if home is not None else ()) for c in flow.classes_built(s)}
         return built + sorted(made - set(built), key=lambda c: c.name.value)
     passed = [facts.argument_for(c, model.defined, model.param or model.name) for c in facts.call_sites(model.defined)]
     return forward.classes_of(facts, [o for arg in passed if arg is not None for o in facts.origins(arg)])

@@ -269,13 +269,17 @@ class Objects:
     def classes_built(self, site: cst.CSTNode) -> list[cst.ClassDef]:
         """The classes of the program a call may build an instance of: `constructs`, those a
         name it calls holds (`checkpointer_class = Distributed if sharded else Single`, then
-        `checkpointer_class(path)`), or those a registry it calls an item of names
-        (`FACTORY = {"mnist": MNIST, "cifar": CIFAR}`, then `FACTORY[name](batch_size)`)."""
+        `checkpointer_class(path)`), those a registry it calls an item of names
+        (`FACTORY = {"mnist": MNIST, "cifar": CIFAR}`, then `FACTORY[name](batch_size)`), or every class
+        of the module a configuration's registry builds from by name (`Facts.looked_up_in`)."""
         cls = self.constructs(site)
         if cls is not None or not isinstance(site, cst.Call):
             return [] if cls is None else [cls]
         f = self.facts
         func = site.func
+        module = f.looked_up_in(site)
+        if module is not None:  # `config.init_obj('arch', module_arch)`: any class of that module
+            return f.classes_of_module(module)
         if isinstance(func, cst.Subscript) and dotted(func.value):
             ref = f.ref(func.value)
             registries = [v for v in (f.sources(ref) if ref is not None else ()) if isinstance(v, (cst.Dict, cst.List, cst.Tuple))]

@@ -5050,6 +5050,47 @@ main()
 """
 
 
+STACK = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+class Stack(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.GRU(1, h, batch_first=True) for h in (8, 4)])
+        self.fc = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h_n = []
+        for i in range(len(self.layers)):
+            out, hn = self.layers[i](x)
+            h_n.append(hn)
+        return self.fc({read})
+
+loader = DataLoader(TensorDataset(torch.randn(8, 3, 1), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = Stack()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+"""
+
+
+def test_a_stack_of_layers_of_which_forward_keeps_the_last_output_finds_unused_parameters():
+    """traffic_gru's GRU (decision 0115): four GRU layers run on the same input, their hidden states kept
+    in a list of which forward reads `h_n[-1]` only; the other layers get no gradient, and DDP stopped at
+    the second step ("Expected to have finished reduction"), unnamed. Now built with
+    find_unused_parameters=True and a warning; a forward that reads the whole list (`torch.cat(h_n, 2)`)
+    is left as it is."""
+    out, changes = run(STACK.replace("{read}", "h_n[-1].squeeze(0)"))
+    assert "DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)" in out
+    assert any("reads `h_n[-1]` of it only" in c.message for c in changes)
+    out, _ = run(STACK.replace("{read}", "torch.cat(h_n, 2).squeeze(0)[:, -4:]"))
+    assert "DistributedDataParallel(model, device_ids=device_ids(model))" in out
+
+
 EMA_HELD = """\
 import copy
 import torch
