@@ -21,12 +21,16 @@ STANDINS = Path(__file__).resolve().parent / "standins"  # packages not installe
 LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_WORLD_SIZE",
                "GROUP_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE", "GROUP_WORLD_SIZE")
 DROPPED_PREFIXES = ("SLURM_", "TORCHELASTIC_", "DDPIFY_", "FAIL_ON_RANK")
+# The test runner's window (pytest-xdist's workers export COLUMNS=80 and LINES=24, which
+# shutil.get_terminal_size reads before the terminal): a launched process sizes itself by its own.
+TERMINAL_VARS = ("COLUMNS", "LINES")
 
 
 def clean_env(**extra: str) -> Dict[str, str]:
-    """The test's environment without any launcher variable, one thread, unbuffered, plus ``extra``."""
+    """The test's environment without any launcher variable or window size, one thread,
+    unbuffered, plus ``extra``."""
     env = {k: v for k, v in os.environ.items()
-           if k not in LAUNCH_VARS and not k.startswith(DROPPED_PREFIXES)}
+           if k not in LAUNCH_VARS + TERMINAL_VARS and not k.startswith(DROPPED_PREFIXES)}
     env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
     env.update(extra)
     return env
