@@ -1,4 +1,5 @@
-"""Repository-wide pytest options, and the signal dispositions of a terminal."""
+"""Repository-wide pytest options, the signal dispositions of a terminal, and the order of the
+test files (the long ones first)."""
 
 import signal
 
@@ -13,3 +14,12 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 def pytest_addoption(parser):
     parser.addoption("--update-goldens", action="store_true",
                      help="rewrite fixtures/*/after.py and report.txt from the current converter")
+
+
+def pytest_collection_modifyitems(items):
+    """The files that hold slow or stdlib tests run first, each file's tests in their order: under
+    `-n 2 --dist loadfile` (README's test command) their long launches then start while the other
+    worker runs the quick tests, instead of last, with one worker idle while the other finishes a
+    batch of launches (the order of the tests does not change what any of them proves)."""
+    long = {item.path for item in items if item.get_closest_marker("slow") or item.get_closest_marker("stdlib")}
+    items.sort(key=lambda item: item.path not in long)  # a stable sort: the order within each part stays
