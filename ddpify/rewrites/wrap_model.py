@@ -107,6 +107,10 @@ parameters (and waits for none of those the model no longer runs; unwrap-model t
     netD.main = nn.Sequential(*layers)  ->  netD.main = nn.Sequential(*layers)
                                             netD = DistributedDataParallel(netD.module, device_ids=device_ids(netD.module))
 
+A wrapped model that `torch.func.functional_call` runs with weights of the program's (a MAML
+inner loop's adapted parameters) gets a TODO there: its gradients flow outside DDP's forward, and
+averaging them as backward computes them would average the inner loop's own gradients too.
+
 A model received by the function that builds its optimizer
 (`def train(model, loader): optimizer = Adam(model.parameters())`) is wrapped where that
 function is entered, after its set-up: the parameter is rebound, callers keep the bare model.
@@ -139,7 +143,7 @@ import libcst as cst
 
 from ddpify.analysis import forward, fsdp, objects
 from ddpify.analysis.distributed import own_wraps
-from ddpify.analysis.models import bare_tensors, builds_module, model_classes, penalties
+from ddpify.analysis.models import bare_tensors, builds_module, holds_wrapper, model_classes, penalties
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
 
@@ -214,6 +218,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             "waits for a gradient of all of them after its forward, and the penalty's backward gives some only")
         edits.add_import("ddpify_runtime", "penalty_gradients")
     _untraced(facts, edits, models, options)
+    _functional_calls(facts, edits, models, options)
 
 
 def _rewrap_replaced(facts: Facts, edits: Edits, model: Model, extra: str, ids: str = "device_ids") -> None:
@@ -240,6 +245,30 @@ def _rewrap_replaced(facts: Facts, edits: Edits, model: Model, extra: str, ids: 
         edits.record(stmt, f"`{dotted(target)}` replaced after the wrap: `{name}` wrapped again, so that "
                      "DistributedDataParallel averages the gradients of the new parameters (and waits for no "
                      "gradient of those it no longer runs)", needs_group=True)
+
+
+FUNCTIONAL_CALLS = frozenset({"torch.func.functional_call", "torch.nn.utils.stateless.functional_call"})
+
+
+def _functional_calls(facts: Facts, edits: Edits, models: Models, options: Options) -> None:
+    """A TODO at each `torch.func.functional_call(model, params, args)` with gradients whose model is
+    wrapped (a MAML inner loop's adapted weights, `{k: v - lr * g ...}` of its `named_parameters()`):
+    the module runs with the program's tensors in place of its parameters, outside DDP's forward,
+    so DDP averages none of the gradients that reach the parameters through them (and, handed the
+    wrapper, functional_call looks the module's names up on DDP: AttributeError). Averaging each
+    gradient as backward computes it would also average the inner loop's own `autograd.grad`
+    across the processes' tasks: only the meta-gradient may be averaged, by hand. (FSDP2 keeps the
+    model's class and names: not looked at.)"""
+    for call in facts.calls if not options.fsdp else ():
+        first = mt.positional(call, 0) or mt.keyword(call, "module")
+        if facts.qualify(call.func) in FUNCTIONAL_CALLS and first is not None and not facts.grad_disabled(call) \
+                and holds_wrapper(facts, models.refs, first.value) is not None:
+            edits.todo(facts.statement(call), f"`{facts.code(call.func)}` runs `{facts.code(first.value)}` with "
+                       "weights of the program's, outside DistributedDataParallel's forward: DDP averages none of the "
+                       "gradients that flow through them, and given the wrapper the call fails (AttributeError); "
+                       "ddpify cannot convert this: pass the module (`.module`) and average each parameter's .grad "
+                       "by hand (torch.distributed.all_reduce, then divide by get_world_size()) before the "
+                       "optimizer's step")
 
 
 def _untraced(facts: Facts, edits: Edits, models: Models, options: Options) -> None:

@@ -4907,6 +4907,43 @@ def test_an_item_at_a_key_the_display_does_not_build_keeps_the_todo():
     assert "sync_gradients" not in only(NAME, code) and "could not tell which model" in only(NAME, code)
 
 
+FUNCTIONAL = """\
+import torch
+import torch.nn as nn
+from torch.func import functional_call
+from torch.utils.data import DataLoader, TensorDataset
+
+model = nn.Linear(1, 1)
+meta_opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+loader = DataLoader(TensorDataset(torch.randn(8, 1), torch.randn(8, 1)), batch_size=4, shuffle=True)
+for x, y in loader:
+    meta_opt.zero_grad()
+    params = dict(model.named_parameters())
+    {guard}loss = nn.functional.mse_loss(functional_call(model, params, (x,)), y)
+    grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)
+    fast = {k: v - 0.01 * g for (k, v), g in zip(params.items(), grads)}
+    nn.functional.mse_loss(model(x), y).backward()
+    meta_opt.step()
+"""
+
+
+def test_a_wrapped_model_run_by_functional_call_gets_a_todo():
+    """The sixteenth sweep's probe of meta-learning loops (decision 0110): a MAML inner loop runs the
+    model by `torch.func.functional_call(model, params, (x,))` with its adapted weights. Given the
+    wrapper the call stopped the program ("DistributedDataParallel has no attribute ..."), which
+    nothing named; syncing the model instead would average the inner loop's `autograd.grad` across
+    the processes' tasks too. The call gets a TODO: ddpify cannot convert it."""
+    out = only(NAME, FUNCTIONAL.replace("{guard}", ""))
+    assert "    # TODO(ddpify): `functional_call` runs `model` with weights of the program's" in out
+
+
+def test_a_functional_call_without_gradients_needs_no_todo():
+    out = only(NAME, FUNCTIONAL.replace("{guard}", "with torch.no_grad():\n        ").replace(
+        "    grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)\n"
+        "    fast = {k: v - 0.01 * g for (k, v), g in zip(params.items(), grads)}\n", ""))
+    assert "TODO" not in out
+
+
 def test_a_list_of_modules_made_where_ddpify_does_not_see_keeps_the_todo():
     code = ENSEMBLE.format(models="models = load_models()", optimizers="optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]")
     converted = only(NAME, code)
