@@ -14,7 +14,10 @@ now steps it with the main process's value (`from_main_process`, a broadcast), s
 Left alone: a metric the same on every process (`ddpify.analysis.same_values`, its core: arguments,
 counters, literals), a step with no metric, a scheduler of another kind, and a step under a test
 that may differ between processes (a broadcast there would wait for processes that never come):
-that one gets a TODO.
+that one gets a TODO. A test whether an object is None, where every value it may hold is an object
+the program constructs, is the same on every process: `if scheduler is not None:
+scheduler.step(val_loss)` in a training function handed the scheduler that a configuration function
+built is stepped on the main process's value.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import libcst as cst
 
 from ddpify.analysis import objects
 from ddpify.analysis.same_values import same_everywhere
+from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import param_names
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
@@ -79,6 +84,49 @@ def _runs_everywhere(facts: Facts, call: cst.Call) -> bool:
     for anc in facts.ancestors(call):
         if isinstance(anc, (cst.FunctionDef, cst.Module)):
             return True
-        if isinstance(anc, (cst.If, cst.While)) and not same_everywhere(facts, anc.test):
+        if isinstance(anc, (cst.If, cst.While)) and not same_everywhere(facts, anc.test) \
+                and not _tests_a_constructed_object(facts, anc.test):
             return False
     return True
+
+
+def _tests_a_constructed_object(facts: Facts, test: cst.BaseExpression) -> bool:
+    """`x is None` / `x is not None` where every value `x` may hold is an object the program
+    constructs (`_never_none`): the same answer on every process."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))):
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    tested = left if mt.is_name(right, "None") else right if mt.is_name(left, "None") else None
+    return tested is not None and _never_none(facts, tested, 6)
+
+
+def _never_none(facts: Facts, expr: cst.BaseExpression, depth: int) -> bool:
+    """Is every value `expr` may hold a constructed object: a class's construction (`Cls(...)`, a
+    class of the program or a library's, by its capitalised name), followed through the names it is
+    bound to, the tuples it is unpacked from, the returns of the program's functions and, for a
+    parameter, what every call passes (its default where a call leaves it out)? Not `None`, nor
+    anything else."""
+    if depth == 0:
+        return False
+    if isinstance(expr, cst.Call):
+        funcs = facts.user_functions(expr)
+        if funcs and not facts.builds(expr):
+            returns = [r for f in funcs for r in facts.returned(f)]
+            return bool(returns) and all(_never_none(facts, r, depth - 1) for r in returns)
+        name = (dotted(expr.func) or "").rpartition(".")[2]
+        return facts.builds(expr) or name[:1].isupper()
+    if not isinstance(expr, cst.Name) or expr.value == "None":
+        return False
+    ref = facts.ref(expr)
+    if ref is None:
+        return False
+    func = ref.scope
+    if isinstance(func, cst.FunctionDef) and ref.name in param_names(func) and not facts.writes(ref):
+        sites = facts.call_sites(func)
+        default = next((p.default for p in (*func.params.params, *func.params.kwonly_params)
+                        if p.name.value == ref.name), None)
+        passed = [facts.argument_for(site, func, ref.name) or default for site in sites]
+        return bool(sites) and all(v is not None and _never_none(facts, v, depth - 1) for v in passed)
+    values = [*facts.sources(ref), *facts.unpacked_parts(ref)]
+    return bool(values) and all(_never_none(facts, v, depth - 1) for v in values)

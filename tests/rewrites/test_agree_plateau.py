@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import TRAINS, pair, rewrite_tests
+from tests.support.snippets import TRAINS, only, pair, rewrite_tests
 
 NAME = "agree-plateau"
 
@@ -133,3 +133,49 @@ UNCHANGED = [
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
+
+
+HANDED = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def configure():
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    scheduler = {scheduler}
+    return model, optimizer, scheduler
+
+
+def train(model, optimizer, scheduler, loader):
+    for epoch in range(3):
+        total = 0.0
+        for x in loader:
+            optimizer.zero_grad()
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+        if scheduler is not None:
+            scheduler.step(total / len(loader))
+
+
+loader = DataLoader(torch.randn(8, 2), batch_size=4, shuffle=True)
+model, optimizer, scheduler = configure()
+train(model, optimizer, scheduler, loader)
+"""
+
+
+@pytest.mark.parametrize("scheduler, agreed", [
+    ("torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, patience=1)", True),
+    ("torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer) if torch.cuda.is_available() else None", False),
+])
+def test_a_step_under_a_test_whether_a_constructed_scheduler_is_none_is_agreed(scheduler, agreed):
+    """The sixteenth sweep's foot-ulcer U-Net (tuning): `Train(..., scheduler, ...)` steps `if scheduler
+    is not None: scheduler.step(avg_val_loss)`, the scheduler a parameter handed from the tuple a
+    configuration function returns: a TODO, the test taken to differ between processes. Every value the
+    scheduler may hold is a construction, so the test is the same everywhere and the step is agreed; a
+    scheduler that may be None keeps the TODO."""
+    out = only(NAME, HANDED.format(scheduler=scheduler), also=frozenset({"wrap-model", "shard-data"}))
+    assert ("scheduler.step(from_main_process(lambda: total / len(loader)))" in out) is agreed, out
+    assert ("TODO(ddpify): this plateau scheduler" in out) is not agreed, out
