@@ -684,12 +684,16 @@ class Ranks:
         return None
 
     def _rank_choice(self, node: cst.CSTNode) -> bool:
-        """Is `node` a branch of a conditional expression of its function on a rank test?"""
+        """Is `node` a branch of a conditional expression of its function on a rank test, or the
+        right of a short-circuit operator whose left is one (`rank == 0 and link(p)`, `rank != 0
+        or link(p)`: the right runs only where the left lets it)?"""
         child = node
         for anc in self.facts.ancestors(node):
             if isinstance(anc, (cst.Lambda, cst.BaseSmallStatement, cst.BaseCompoundStatement)):  # its statement
                 return False
             if isinstance(anc, cst.IfExp) and child is not anc.test and self.rank_test(anc.test):
+                return True
+            if isinstance(anc, cst.BooleanOperation) and child is anc.right and self.rank_test(anc.left):
                 return True
             child = anc
         return False
