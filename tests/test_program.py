@@ -1676,3 +1676,42 @@ def test_a_function_of_a_module_loaded_by_a_computed_name_is_followed_to_the_loa
     result = convert_program(program())
     assert "    set_epoch(loaders, epoch)\n" in result.code
     assert not [c for c in result.changes if c.kind == "warning" and "cannot trace" in c.message]
+
+
+def test_an_optimizer_class_picked_from_merged_dicts_of_torch_optim_classes_is_an_optimizer():
+    """The sixteenth sweep's held-out classification app (decision 0109): `get_optimizer` builds
+    `all_optims[name](params=model.parameters(), **kw)` where `all_optims = torch_optims |
+    custom_optims` (or `{**torch_optims, **custom_optims}` on an older python), `custom_optims` an
+    empty dict. Only a dict display written out was read, so no optimizer was found: the model was
+    not wrapped and its loader not sharded ("no optimizer is built in the code ddpify read")."""
+    write({"train.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        from opt import get_optimizer
+
+        loader = DataLoader(TensorDataset(torch.randn(32, 2), torch.randn(32, 1)), batch_size=4, shuffle=True)
+        model = torch.nn.Linear(2, 1)
+        optimizer = get_optimizer("SGD", {"lr": 0.1}, model)
+        for epoch in range(2):
+            for x, y in loader:
+                optimizer.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                optimizer.step()
+        """, "opt.py": """\
+        from torch import optim
+
+        torch_optims = {"Adam": optim.Adam, "SGD": optim.SGD}
+        custom_optims = {}
+        try:
+            all_optims = torch_optims | custom_optims
+        except TypeError:
+            all_optims = {**torch_optims, **custom_optims}
+
+
+        def get_optimizer(name, params, model):
+            return all_optims[name](params=model.parameters(), **params)
+        """})
+    code = convert_program(program()).code
+    assert "model = DistributedDataParallel(model, device_ids=device_ids(model))" in code
+    assert "sampler=DistributedSampler(" in code or "shard_loader(loader)" in code

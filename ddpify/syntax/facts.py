@@ -1545,11 +1545,9 @@ class Facts:
         `__init__(self, model, optim)` stores `self.optim = optim`, built as `Trainer(model, optim=optim.Adam)`;
         a `functools.partial` of an optimizer class is one too (`Trainer(net, partial(torch.optim.SGD, lr=0.1))`)."""
         if isinstance(func, cst.Subscript) and _own_name(func.value):
-            ref = self.ref(func.value)
-            found = [v for v in (self.sources(ref) if ref is not None else []) if isinstance(v, cst.Dict)]
-            items = [e for d in found for e in d.elements]
-            return bool(items) and all(isinstance(e, cst.DictElement) and isinstance(e.value, (cst.Name, cst.Attribute))
-                                       and mt.is_optimizer(self.qualify(e.value), cst.Call(func=e.value)) for e in items)
+            items = self._dict_values(func.value)
+            return bool(items) and all(isinstance(v, (cst.Name, cst.Attribute))
+                                       and mt.is_optimizer(self.qualify(v), cst.Call(func=v)) for v in items)
         if isinstance(func, cst.Call):
             return self._looks_up_optimizer_class(func)
         ref = self.ref(func) if _own_name(func) else None
@@ -1558,6 +1556,34 @@ class Facts:
                                     isinstance(v, (cst.Name, cst.Attribute)) and
                                     (mt.is_optimizer(self.qualify(v), cst.Call(func=v)) or
                                      depth > 0 and self._holds_optimizer_class(v, depth - 1)) for v in values)
+
+    def _dict_values(self, expr: cst.BaseExpression, depth: int = 3) -> list[cst.BaseExpression]:
+        """The values of the dict displays a name holds, merged as the program merges them
+        (`{**torch_optims, **custom_optims}`, `torch_optims | custom_optims`): [] where any part is
+        something else (or nothing is a dict display written out)."""
+        ref = self.ref(expr) if _own_name(expr) else None
+        sources = self.sources(ref) if ref is not None else [expr] if not _own_name(expr) else []
+        values: list[cst.BaseExpression] = []
+        for source in sources:
+            if isinstance(source, cst.BinaryOperation) and isinstance(source.operator, cst.BitOr):
+                merged = [source.left, source.right]
+            elif isinstance(source, cst.Dict):
+                values += [e.value for e in source.elements if isinstance(e, cst.DictElement)]
+                merged = [e.value for e in source.elements if isinstance(e, cst.StarredDictElement)]
+            else:
+                return []
+            for part in merged:
+                found = self._dict_values(part, depth - 1) if depth else []
+                if not found and not self._empty_dict(part):
+                    return []
+                values += found
+        return values
+
+    def _empty_dict(self, expr: cst.BaseExpression) -> bool:
+        """A name bound only to `{}` (a registry of the program's own classes left empty)."""
+        ref = self.ref(expr) if _own_name(expr) else None
+        sources = self.sources(ref) if ref is not None else []
+        return bool(sources) and all(isinstance(v, cst.Dict) and not v.elements for v in sources)
 
     def _looks_up_optimizer_class(self, call: cst.Call) -> bool:
         """A class of `torch.optim` looked up by its name at run time: `getattr(optim, cfg['name'])`
