@@ -244,7 +244,10 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     The wrapper's `state_dict()` names every weight `module.<name>`: the checkpoint does not load
     into the plain model (evaluation, export, a single-GPU run) without renaming the keys, and
     `torch.save(model)` pickles the wrapper, which needs a process group to load. Save
-    `model.module`. Also found for a dict keyed by the names the wrapper's `named_modules()` or
+    `model.module`. Also found for a state dict peft's `get_peft_model_state_dict(model)` takes
+    of the wrapper (its keys the wrapper's, filtered), and for one handed to any other file write
+    (`ddpify.analysis.writes`: safetensors' `save_file(sd, path)`, diffusers'
+    `save_lora_weights(dir, unet_lora_layers=sd)`, `pickle.dump`). Also found for a dict keyed by the names the wrapper's `named_modules()` or
     `named_parameters()` gives, as they are (`for name, m in model.named_modules():
     sd.update({f"{name}.lora.{k}": v ...})`, `sd[name] = p`; also in a helper of another module
     that the wrapper is handed to), not for a name with the prefix taken off first (`name[7:]`).
