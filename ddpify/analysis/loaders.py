@@ -7,8 +7,9 @@ name says it evaluates (unless a training loop zips it with another), is left un
 exact (ddpify.analysis.evaluation), and read whole elsewhere. A loader that trains with `shuffle=False` is sharded
 with `DistributedSampler(..., shuffle=False)`. No loader is sharded when no model is wrapped, nor
 when an optimizer steps a model ddpify could not find (`withheld`, also where no model is wrapped:
-shard-data says so at each training loader): on sharded data that model, left bare, would train
-apart on each process; on whole data every process trains it alike.
+shard-data says so at each training loader; `unwrapped`: the loaders a training loop reads where no
+model is wrapped, named there too): on sharded data that model, left bare, would train apart on
+each process; on whole data every process trains it alike.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ class Loaders:
     withheld: list[tuple[cst.Call, cst.CSTNode]] = field(default_factory=list)
     # training loaders over a datapipe with a `sharding_filter()`, which DataLoader splits by process itself
     self_split: list[cst.Call] = field(default_factory=list)
+    # loaders a training loop reads, left whole as no model is wrapped (no optimizer ddpify could read)
+    unwrapped: list[cst.Call] = field(default_factory=list)
 
 
 def find(facts: Facts, models: Models) -> Loaders:
@@ -79,6 +82,7 @@ def find(facts: Facts, models: Models) -> Loaders:
     unknown = [o for o in models.untraced if bare_tensors(facts, o) is None]
     withheld = training if unknown else []  # an optimizer steps a model ddpify did not find, and so did not wrap:
     training = [] if unknown else training  # on sharded data that model would train apart on each process
+    unwrapped = [c for c in training if c in fed] if not models.wrapped and not unknown else []
     if not models.wrapped:  # without DDP, sharded data would train a different model per process
         training = []
     iterable = [c for c in training if is_iterable_dataset(facts, c) and _speaks_of_ranks(facts, c)
@@ -95,7 +99,7 @@ def find(facts: Facts, models: Models) -> Loaders:
     manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing and _slices_by_hand(facts, lp)]
     by_key = {c: found for c, found in by_key.items() if found is not None and c in training}
     return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key, remade,
-                   [(c, unknown[0]) for c in withheld if c not in iterable], self_split)
+                   [(c, unknown[0]) for c in withheld if c not in iterable], self_split, unwrapped)
 
 
 def _reading_sharded(facts: Facts, loader_calls: list[cst.Call], training: list[cst.Call],

@@ -159,6 +159,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.todo(facts.statement(call), f"this loader trains but is left whole: {stepping} (a TODO there) steps a "
                    "model ddpify could not find, and so did not wrap; on sharded data that model would train apart "
                    "on each process: wrap it by hand, then shard this loader (DistributedSampler)")
+    for call in found.unwrapped:
+        edits.todo(facts.statement(call), "this loader trains but is left whole: no model is wrapped in "
+                   "DistributedDataParallel (no optimizer that ddpify could read steps one: see the warning at the "
+                   "training); on sharded data each process would train its own model, so every process trains on "
+                   "all the data (correct, no speed-up): build the optimizer where ddpify can read it, or wrap the "
+                   "model and shard this loader by hand")
     if analysis.models.wrapped:
         for taken in set_order.taken_from_sets(facts):
             edits.replace(taken.func, lambda node: cst.parse_expression("dict.fromkeys"),
