@@ -562,8 +562,8 @@ class Facts:
             func = func.attr  # `trainer.Trainer(...)`: a class of the program's module `trainer`
         if isinstance(func, cst.Name):
             name = self._defined_name(func)
-            if name in self.classes:
-                return self._constructor(self.classes[name])
+            if (cls := self.class_of(func)) is not None:
+                return self._constructor(cls)
             if name not in self.functions and (cls := self._instance_of(func)) is not None:
                 return self._methods(cls, "__call__")  # `stopper(val_loss, model)`: its `__call__`
             if name not in self.functions and (picked := self._picked_classes(func)):
@@ -757,11 +757,32 @@ class Facts:
         any other name as written."""
         if self.program is None or name.value not in self.imports.aliases:  # no file imports the name
             return name.value
-        part = self.program.part_of(name, self.parents)
+        module, _, defined = (self._imports_of(self.program.part_of(name, self.parents)).qualify(name) or "").rpartition(".")
+        return defined if module in self._part_names else name.value
+
+    def class_of(self, name: cst.Name) -> cst.ClassDef | None:
+        """The class of the program the name `name` holds where it is written: the class of that
+        name its own file imports, or else defines (`Runner` of simple_trainer.py, where
+        simple_trainer_mcmc.py defines a `Runner` too), or else the program's one of that name."""
+        defined = self._defined_name(name)
+        if self.program is not None and len(self._same_named.get(defined, ())) > 1:
+            part = self.program.part_of(name, self.parents)
+            module, _, imported = (self._imports_of(part).qualify(name) or "").rpartition(".")
+            home = module if imported == defined and module in self._part_names else part.name
+            own = [c for c in self._same_named[defined] if self.program.part_of(c, self.parents).name == home]
+            if own:
+                return own[-1]
+        return self.classes.get(defined)
+
+    def _imports_of(self, part) -> Imports:
         if part.name not in self._part_imports:
             self._part_imports[part.name] = Imports(part.module)
-        module, _, defined = (self._part_imports[part.name].qualify(name) or "").rpartition(".")
-        return defined if module in self._part_names else name.value
+        return self._part_imports[part.name]
+
+    @cached_property
+    def _same_named(self) -> dict[str, list[cst.ClassDef]]:
+        """The program's classes by name, in source order (several where two files define one)."""
+        return _grouped(self.by_type.get(cst.ClassDef, ()), lambda c: c.name.value)
 
     @cached_property
     def _part_names(self) -> frozenset[str]:
@@ -893,7 +914,7 @@ class Facts:
         if not isinstance(expr, cst.Name) or expr.value in self.functions:
             return None
         ref = self.ref(expr)
-        return None if ref is not None and self.writes(ref) else self.classes.get(self._defined_name(expr))
+        return None if ref is not None and self.writes(ref) else self.class_of(expr)
 
     def _instances_of(self, expr: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes of this file `expr` may be an instance of: `Cls(...)`, or a name every
@@ -1072,7 +1093,7 @@ class Facts:
             return []
         return [c for c in self.calls if isinstance(func := (c.func.attr if isinstance(c.func, cst.Attribute)
                                                              and self.is_program_module(c.func.value) else c.func), cst.Name)
-                and self.classes.get(self._defined_name(func)) is cls]
+                and self.class_of(func) is cls]
 
     def filled(self, ref: Ref) -> list[tuple[str, cst.Call]]:
         """(method, call) for the calls that fill the container `ref` names in place, in source order: `x.append(v)`,
@@ -1326,7 +1347,7 @@ class Facts:
         for call in self.calls if fields else ():
             func = call.func.attr if isinstance(call.func, cst.Attribute) and self.is_program_module(call.func.value) \
                 else call.func
-            cls = self.classes.get(self._defined_name(func)) if isinstance(func, cst.Name) else None
+            cls = self.class_of(func) if isinstance(func, cst.Name) else None
             for i, name in enumerate(fields.get(cls, ())):
                 arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
                 positional = [a.value for a in call.args if a.keyword is None and not a.star]
