@@ -127,16 +127,18 @@ def _told_main_process(ctx: Context, call: cst.Call) -> bool:
                and ctx.ranks.rank_dependent(a.value) for a in call.args)
 
 
-def _callers_elsewhere(ctx: Context, call: cst.CSTNode, depth: int = 3) -> list[cst.Call]:
-    """The calls of other files of the program that run the function holding `call` on every rank,
-    directly or through functions of its own file (a trainer's `self.save_best_checkpoint()` of a
-    base class in another module, whose `_save_checkpoint` calls `torch.save`)."""
+def _callers_elsewhere(ctx: Context, call: cst.CSTNode) -> list[cst.Call]:
+    """The calls of the checked file that run the function holding `call`, a function of another
+    file of the program, on every rank, directly or through functions of any file between them
+    (a trainer's `self.save_best_checkpoint()` of a base class in another module, whose
+    `_save_checkpoint` calls `torch.save`; `fusion()` of a module whose function calls
+    `utils/misc.save_hdf5()`, which writes). Each function is asked once."""
     f = ctx.facts
     if f.program is None:
         return []
-    home = f.program.part_of(call, f.parents)
+    home, entry = f.program.part_of(call, f.parents), f.program.parts[0]
     found, frontier, seen = [], [f.scope(call)], set()
-    for _ in range(depth):
+    while frontier:
         reached = []
         for func in frontier:
             if not isinstance(func, cst.FunctionDef) or func in seen:
@@ -146,7 +148,7 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode, depth: int = 3) -> list[
                 if _on_one_rank(ctx, site, func) or ctx.ranks.undistributed(site) or ctx.ranks.main_first(site, write=call) \
                         or func is f.scope(call) and left_out(f, call, func, site):
                     continue
-                if f.program.part_of(site, f.parents) is not home:
+                if f.program.part_of(site, f.parents) is entry is not home:
                     found.append(site)
                 else:
                     reached.append(f.scope(site))
