@@ -214,6 +214,8 @@ def _calls_on_models(facts: Facts, refs: dict[Ref, Model]) -> list[tuple[cst.Cal
     found = []
     for call in facts.calls:
         func = call.func
+        if facts.library_callee(func):
+            continue  # `transforms.Compose(...)`, `plt.plot(...)`: a library's, no model of the program
         if dotted(func) and holds_wrapper(facts, refs, func) is not None or isinstance(func, cst.Attribute) \
                 and dotted(func.value) and holds_wrapper(facts, refs, func.value) is not None:
             found.append((call, facts.grad_disabled(call)))

@@ -784,6 +784,23 @@ class Facts:
         """The program's classes by name, in source order (several where two files define one)."""
         return _grouped(self.by_type.get(cst.ClassDef, ()), lambda c: c.name.value)
 
+    def library_callee(self, func: cst.BaseExpression) -> bool:
+        """Is `func` a dotted name whose root only an import of a module outside the program binds
+        (`plt` of `plt.plot(...)`, `transforms` of `transforms.Compose(...)`, `tqdm` of `from tqdm
+        import tqdm`), never assigned? Such a call runs no function and builds no class of the
+        program, and holds none of its objects; the analyses that follow the program's own
+        functions, classes and names skip it."""
+        root = func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name) or root.value in self.local_modules or self.assigned_names.get(root.value):
+            return False
+        qualified = self.imports.aliases.get(root.value)
+        if qualified is None or qualified.startswith("."):
+            return False
+        parts = qualified.split(".")
+        return not any(".".join(parts[:i]) in self._part_names for i in range(1, len(parts) + 1))
+
     @cached_property
     def _part_names(self) -> frozenset[str]:
         return frozenset(part.name for part in self.program.parts) if self.program is not None else frozenset()
@@ -1544,8 +1561,9 @@ class Facts:
         builds the optimizer inside (`optimizer = Adam(model, lr=1e-3)` with `def Adam(model, lr):
         return torch.optim.Adam(model.parameters(), lr=lr)`): the construction in its body is the
         optimizer, its model found through the callers' arguments."""
-        found = [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c) or self._holds_optimizer_class(c.func)
-                 or any(self.is_optimizer_class(cls) for cls in self._instances_of(c)) or self.looked_up_in(c) == "torch.optim"]
+        found = [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c) or not self.library_callee(c.func) and (
+                 self._holds_optimizer_class(c.func) or any(self.is_optimizer_class(cls) for cls in self._instances_of(c))
+                 or self.looked_up_in(c) == "torch.optim")]
         return [c for c in found if not self._builds_optimizer_inside(c, found)]
 
     def _builds_optimizer_inside(self, call: cst.Call, optimizers: list[cst.Call]) -> bool:
