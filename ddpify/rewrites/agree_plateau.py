@@ -103,10 +103,10 @@ def _tests_a_constructed_object(facts: Facts, test: cst.BaseExpression) -> bool:
 
 def _never_none(facts: Facts, expr: cst.BaseExpression, depth: int) -> bool:
     """Is every value `expr` may hold a constructed object: a class's construction (`Cls(...)`, a
-    class of the program or a library's, by its capitalised name), followed through the names it is
-    bound to, the tuples it is unpacked from, the returns of the program's functions and, for a
-    parameter, what every call passes (its default where a call leaves it out)? Not `None`, nor
-    anything else."""
+    class of the program or a library's, by its capitalised name), followed through the names and
+    `self.x` attributes it is bound to, the tuples it is unpacked from, the returns of the program's
+    functions and, for a parameter, what every call passes (its default where a call leaves it out)?
+    Not `None`, nor anything else."""
     if depth == 0:
         return False
     if isinstance(expr, cst.Call):
@@ -116,9 +116,9 @@ def _never_none(facts: Facts, expr: cst.BaseExpression, depth: int) -> bool:
             return bool(returns) and all(_never_none(facts, r, depth - 1) for r in returns)
         name = (dotted(expr.func) or "").rpartition(".")[2]
         return facts.builds(expr) or name[:1].isupper()
-    if not isinstance(expr, cst.Name) or expr.value == "None":
+    if not isinstance(expr, (cst.Name, cst.Attribute)) or mt.is_name(expr, "None") or not dotted(expr):
         return False
-    ref = facts.ref(expr)
+    ref = facts.ref(expr)  # `self.scheduler` of a trainer: every value its methods store
     if ref is None:
         return False
     func = ref.scope
