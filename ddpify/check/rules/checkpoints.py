@@ -60,7 +60,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     `tempfile.mkstemp()`; not a write told whether this is the main process,
     `save_pretrained(d, is_main_process=accelerator.is_main_process)`; not a method of an object that every
     rank but one has replaced with an object of another class, `else: saver = NoOp()` of `if rank == 0:`,
-    before `saver.save(model)`): not under a rank test, not after an early
+    before `saver.save(model)`): not under a rank test (nor right of one that short-circuits:
+    `rank == 0 and link(p)`), not after an early
     `if rank != 0: return`, not under a flag only ever set to `False`, not in a branch that ends the
     process under a test that can differ between processes (a crash dump of a process whose own loss
     is not finite, then `sys.exit(1)`: only the failing processes write it), not where only a run of one process gets (`if args.local_rank == -1:`,
@@ -76,7 +77,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     that is handed to `mp.spawn`; not in a function decorated by a program decorator whose
     wrapper calls it under a rank test, `@rank0_only`). A write of another module of the
     program is also reported at the call of the checked file that runs it on every process
-    (`self.save_best()` of a base class whose helper calls `torch.save`). `--fix` puts it under `if not dist.is_initialized() or
+    (`self.save_best()` of a base class whose helper calls `torch.save`), through as many modules
+    as lie between (`fuse()` of a module whose helper in a third module writes). `--fix` puts it under `if not dist.is_initialized() or
     dist.get_rank() == 0:` (not a download: the others read what it fetches, so they must wait for it).
     """
     if not ctx.script.distributed:
