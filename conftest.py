@@ -16,6 +16,13 @@ def pytest_addoption(parser):
                      help="rewrite fixtures/*/after.py and report.txt from the current converter")
 
 
+def pytest_configure(config):
+    """pytest-xdist hands its workers the files in the order below, not its own (by number of tests,
+    most first, which put the slow files, a few tests each, last: one worker ran them alone)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(items):
     """The files that hold slow or stdlib tests run first, each file's tests in their order: under
     `-n 2 --dist loadfile` (README's test command) their long launches then start while the other
