@@ -14,6 +14,7 @@ the plain torch.distributed reading misses (a test it does not know, so a write 
 | detectron2 | `comm.get_rank()` / `comm.get_local_rank()` | the global / the local rank |
 | detectron2 | `comm.synchronize()`, `comm.all_gather(x)`, `comm.gather(x)`, `comm.reduce_dict(d)` | collectives |
 | transformers, trl | `compute_loss(self, model, ...)`, `training_step(self, model, ...)` of a `Trainer` subclass; `batched_forward_pass(self, model, ...)` of trl's | methods the framework calls with the model it wrapped (DDP where distributed) |
+| easytorch, Lightning | `@master_only` (easytorch.utils), `@rank_zero_only` (Lightning's utilities) | decorators that run the function on the main process only |
 | torch FSDP | `FSDP.optim_state_dict(m, opt)`, `FSDP.full_optim_state_dict(m, opt)`; `m.state_dict()` under `with FSDP.state_dict_type(m, StateDictType.FULL_STATE_DICT)` | collectives (each gathers every process's shards) |
 
 A method or field is read by its name where the program imports the package (the object is
@@ -47,6 +48,12 @@ _FSDP = "torch.distributed.fsdp.FullyShardedDataParallel"
 COLLECTIVE_CALLS = frozenset(f"{_COMM}.{name}" for name in ("synchronize", "all_gather", "gather", "reduce_dict")) | {
     f"{_FSDP}.{name}" for name in ("optim_state_dict", "full_optim_state_dict", "sharded_optim_state_dict")}
 FULL_STATE_DICT_TYPES = frozenset({"FULL_STATE_DICT"})
+# decorators, by qualified name, whose wrapper runs the function on the main process only
+_RANK_ZERO = ("pytorch_lightning.utilities", "pytorch_lightning.utilities.rank_zero", "lightning.pytorch.utilities",
+              "lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities", "lightning.fabric.utilities.rank_zero",
+              "lightning_utilities.core.rank_zero")
+RANK_ONLY_DECORATORS = frozenset({"easytorch.utils.master_only", "easytorch.utils.dist.master_only",
+                                  *(f"{module}.rank_zero_only" for module in _RANK_ZERO)})
 # methods of a framework's trainer class that it calls with the model it wrapped, and that parameter
 WRAPPED_PARAMETERS = {"transformers": {"compute_loss": "model", "training_step": "model"},
                       "trl": {"compute_loss": "model", "training_step": "model", "batched_forward_pass": "model"}}
@@ -116,3 +123,9 @@ def wrapped_parameters(facts: Facts) -> list[tuple[cst.FunctionDef, str]]:
                         for c in facts.lineage(cls) for b in c.bases):
                     found.append((func, param))
     return found
+
+
+def rank_only_decorator(facts: Facts, decorator: cst.BaseExpression) -> bool:
+    """A framework's decorator that runs the function it decorates on the main process only
+    (easytorch's `@master_only`, Lightning's `@rank_zero_only`)."""
+    return isinstance(decorator, (cst.Name, cst.Attribute)) and facts.qualify(decorator) in RANK_ONLY_DECORATORS

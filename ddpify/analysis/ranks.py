@@ -885,8 +885,11 @@ class Ranks:
     def _rank_only_decorator(self, decorator: cst.BaseExpression) -> bool:
         """A decorator of the program whose wrapper calls the function it decorates under a rank
         test only (`@rank0_only`: `def wrapper(*a, **k): if get_rank() == 0: fn(*a, **k)`, then a
-        barrier): the decorated body runs on those ranks."""
+        barrier), or a framework's (`frameworks.rank_only_decorator`: easytorch's `@master_only`):
+        the decorated body runs on those ranks."""
         f = self.facts
+        if frameworks.rank_only_decorator(f, decorator):
+            return True
         name = dotted(decorator)
         decos = [d for d in f.functions.get(name.rpartition(".")[2], ()) if f.enclosing_class(d) is None] if name else []
         for deco in decos:
