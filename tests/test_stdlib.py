@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import sysconfig
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tests.test_sweep import sweep
+from tests.test_sweep import pool, sweep
 
 pytestmark = pytest.mark.stdlib
 
@@ -34,8 +33,8 @@ def test_standard_library_converts_without_damage(capsys):
     root = Path(sysconfig.get_paths()["stdlib"])
     files = sorted(str(p) for p in root.rglob("*.py") if "site-packages" not in p.parts)
     start = time.perf_counter()
-    with ProcessPoolExecutor() as pool:
-        results = list(pool.map(_check, files, chunksize=16))
+    with pool() as workers:
+        results = list(workers.map(_check, files, chunksize=16))
     seconds = time.perf_counter() - start
     outcomes = [r[1] for r in results]
     failures = [f"{path}: {outcome}" for path, outcome, _ in results

@@ -6,22 +6,35 @@ through the same sweep in tests/test_stdlib.py; bench/sweep.py takes any checkou
 from __future__ import annotations
 
 import importlib.util
+import multiprocessing
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
 from tests.support.env import FIXTURES, REPO
 
 _spec = importlib.util.spec_from_file_location("sweep", REPO / "bench" / "sweep.py")
-sweep = sys.modules["sweep"] = importlib.util.module_from_spec(_spec)  # importable in the pool's workers
+sweep = sys.modules["sweep"] = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(sweep)
 
 SCRIPTS = sorted(str(p) for p in FIXTURES.glob("*/before.py"))
 
 
+def pool() -> ProcessPoolExecutor:
+    """A pool whose workers start as new interpreters: a test process may run threads (pytest-xdist's
+    channel, tqdm's monitor), and a worker forked from it can inherit a lock one of them held and
+    wait on it for ever (a whole suite hung so once). Each worker imports this module afresh."""
+    return ProcessPoolExecutor(mp_context=multiprocessing.get_context("spawn"))
+
+
+def sweep_one(job: tuple[str, str, float]) -> tuple:
+    """bench/sweep.py's sweep_one, named in this importable module for the pool's workers."""
+    return sweep.sweep_one(job)
+
+
 def test_every_fixture_converts_compiles_settles_and_checks_clean_under_both_strategies():
     jobs = [(path, strategy, 120.0) for path in SCRIPTS for strategy in ("ddp", "fsdp")]
-    with ProcessPoolExecutor() as pool:
-        results = list(pool.map(sweep.sweep_one, jobs))
+    with pool() as workers:
+        results = list(workers.map(sweep_one, jobs))
     failures = [f"{path} [{strategy}]: {outcome}: {detail}" for path, strategy, outcome, detail, _ in results
                 if outcome in sweep.KINDS]
     assert failures == []
