@@ -13,7 +13,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -268,31 +267,6 @@ def test_several_files_keep_their_paths_relative_to_their_common_directory():
     Path("out").mkdir()
     cli("convert", "a/train.py", "b/train.py", "-o", "out")
     assert files("out") == ["a/train.py", "b/train.py"]
-
-
-def test_parallel_jobs_start_new_interpreters_where_the_process_runs_threads(monkeypatch):
-    """A pool forked from a process with threads may deadlock on a lock a thread held (CI hung so,
-    in a test's own pool): `convert -j 2` called where other threads run spawns its workers."""
-    contexts = []
-
-    class Pool(ProcessPoolExecutor):
-        def __init__(self, max_workers, mp_context=None, **kwargs):
-            contexts.append(mp_context.get_start_method() if mp_context else None)
-            super().__init__(max_workers, mp_context=mp_context, **kwargs)
-
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
-    for i in range(2):
-        write(f"src/train{i}.py", TRAIN)
-    stop = threading.Event()
-    waiter = threading.Thread(target=stop.wait)
-    waiter.start()
-    try:
-        cli("convert", "src", "-o", "out", "-j", "2")
-    finally:
-        stop.set()
-        waiter.join()
-    assert contexts == ["spawn"]
-    assert files("out") == ["train0.py", "train1.py"]
 
 
 def test_parallel_jobs_use_a_process_pool_and_give_the_same_outputs(monkeypatch):

@@ -111,17 +111,11 @@ def convert_all(items: list[tuple[str, bytes, Scope]], options: Options, jobs: i
     jobs = min(jobs or os.cpu_count() or 1, len(items))
     if jobs <= 1:
         return [convert_one(name, data, options, scope, timeout) for name, data, scope in items]
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    # A fork of a process that runs threads (ddpify called from a program or a test runner that
-    # has them) can inherit a lock one of them held and wait on it for ever: start the workers
-    # as new interpreters there; the command line, one thread, keeps the faster fork.
-    start = "fork" if threading.active_count() == 1 else "spawn"
     outcomes = []
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(start),
-                             initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(convert_one, name, data, options, scope, timeout) for name, data, scope in items]
         for (name, _, _), future in zip(items, futures):
             try:
