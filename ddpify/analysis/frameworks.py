@@ -21,6 +21,9 @@ A method or field is read by its name where the program imports the package (the
 often handed in, `trainer.is_world_process_zero()`); a function of a module by the name it is
 imported under (`import detectron2.utils.comm as comm`). Where the program holds the framework's
 own source (a project that vendors detectron2), its functions are read as the program's.
+Collectives that are methods of a library object the program builds (a sharded optimizer's
+`consolidate_state_dict()`, ColossalAI's `booster.save_model(...)`) are found by that object's
+class instead: `ddpify.analysis.distributed.LIBRARY_COLLECTIVES`; accelerate's in the same module.
 
     class RM(transformers.Trainer):
         def save_predictions(self, preds):
