@@ -107,6 +107,9 @@ parameters (and waits for none of those the model no longer runs; unwrap-model t
     netD.main = nn.Sequential(*layers)  ->  netD.main = nn.Sequential(*layers)
                                             netD = DistributedDataParallel(netD.module, device_ids=device_ids(netD.module))
 
+The same where a function of the program handed the wrapped model replaces its sub-module
+(`as_critic(netD)`, whose body sets `net.main = ...`): the caller wraps it again after the call.
+
 A wrapped model that `torch.func.functional_call` runs with weights of the program's (a MAML
 inner loop's adapted parameters) gets a TODO there: its gradients flow outside DDP's forward, and
 averaging them as backward computes them would average the inner loop's own gradients too.
@@ -145,6 +148,7 @@ from ddpify.analysis import forward, fsdp, objects
 from ddpify.analysis.distributed import own_wraps
 from ddpify.analysis.models import bare_tensors, builds_module, holds_wrapper, model_classes, penalties
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import param_names
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
@@ -231,20 +235,48 @@ def _rewrap_replaced(facts: Facts, edits: Edits, model: Model, extra: str, ids: 
 
         netD.main = nn.Sequential(...)  ->  netD.main = nn.Sequential(...)
                                             netD = DistributedDataParallel(netD.module, device_ids=device_ids(netD.module))
+
+    The same where a function of the program handed the wrapped model replaces it
+    (`def as_critic(net): net.main = ...` called as `as_critic(netD)` after the wrap): rebinding
+    its parameter would not reach the caller, so the caller wraps it again after the call:
+
+        as_critic(netD)  ->  as_critic(netD)
+                             netD = DistributedDataParallel(netD.module, device_ids=device_ids(netD.module))
     """
     if model.maybe_none or model.empty:
         return
     name = model.name
+    scope = facts.scope(model.anchor)
     for target, value, stmt in facts.assigns:
         owner = target.value if isinstance(target, cst.Attribute) else None
         if owner is None or dotted(owner) != name or not builds_module(facts, value) \
-                or not model.sees_wrapper(facts, stmt) or facts.scope(stmt) is not facts.scope(model.anchor):
+                or not model.sees_wrapper(facts, stmt) or facts.scope(stmt) is not scope:
             continue
-        inner, stmt = f"{name}.module", facts.statement(target)
-        edits.insert_after(stmt, f"{name} = DistributedDataParallel({inner}, device_ids={ids}({inner}){extra})\n")
-        edits.record(stmt, f"`{dotted(target)}` replaced after the wrap: `{name}` wrapped again, so that "
-                     "DistributedDataParallel averages the gradients of the new parameters (and waits for no "
-                     "gradient of those it no longer runs)", needs_group=True)
+        _rewrap_after(facts, edits, facts.statement(target), name, extra, ids, f"`{dotted(target)}` replaced")
+    for call in facts.calls_of(scope):
+        if not any(mt.is_name(arg.value, name) for arg in call.args) or not model.sees_wrapper(facts, call):
+            continue
+        replaced = [f"`{dotted(target)}`" for func in facts.user_functions(call) for target in _replaced_in(facts, func)
+                    if mt.is_name(facts.argument_for(call, func, dotted(target.value) or ""), name)]
+        if replaced:
+            _rewrap_after(facts, edits, facts.statement(call), name, extra, ids,
+                          f"{replaced[0]} replaced by `{facts.code(call.func)}()`")
+
+
+def _replaced_in(facts: Facts, func: cst.FunctionDef) -> list[cst.Attribute]:
+    """The attributes of `func`'s parameters it sets to a module it builds (`net.main = nn.Sequential(...)`)."""
+    params = param_names(func)
+    return [target for target, value, stmt in facts.assigns
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+            and target.value.value in params and facts.scope(stmt) is func and builds_module(facts, value)]
+
+
+def _rewrap_after(facts: Facts, edits: Edits, stmt: cst.CSTNode, name: str, extra: str, ids: str, what: str) -> None:
+    inner = f"{name}.module"
+    edits.insert_after(stmt, f"{name} = DistributedDataParallel({inner}, device_ids={ids}({inner}){extra})\n")
+    edits.record(stmt, f"{what} after the wrap: `{name}` wrapped again, so that DistributedDataParallel "
+                 "averages the gradients of the new parameters (and waits for no gradient of those it no longer "
+                 "runs)", needs_group=True)
 
 
 FUNCTIONAL_CALLS = frozenset({"torch.func.functional_call", "torch.nn.utils.stateless.functional_call"})

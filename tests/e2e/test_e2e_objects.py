@@ -49,7 +49,8 @@ fixtures/objects_holder (the fifteenth sweep's config objects): a model and the 
 of a dataclass the training function is handed, a second model on the argparse namespace: each
 optimizer reads its model off the object; both are wrapped where built, saved without prefix.
 fixtures/objects_replaced (the sixteenth sweep's faces_wgan): a critic's `main` rebuilt with a new output
-layer under the `if` that trains it, after the wrap: the critic is wrapped again, its new layer averaged.
+layer under the `if` that trains it, after the wrap, and a second critic's inside a helper it is handed:
+each is wrapped again (the second after the helper's call), its new layer averaged.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_tee": ((64,), {"model.pt"}),
     "objects_ema": ((64,), {"ema.pt"}),
     "objects_holder": ((64,), {"model.pt", "head.pt"}),
-    "objects_replaced": ((64,), {"critic.pt"}),
+    "objects_replaced": ((64,), {"critic.pt", "second.pt"}),
     "objects_config": ((64,), {"checkpoint.pth"}),
 }
 EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)

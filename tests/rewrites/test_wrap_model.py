@@ -4860,6 +4860,24 @@ def test_a_sub_module_replaced_before_the_wrap_is_set_up_and_wrapped_once():
     assert "net.main = nn.Sequential(*list(net.main.children())[:-1])\nnet = DistributedDataParallel(net" in converted
 
 
+@pytest.mark.parametrize("helper, rewrapped", [
+    ("def as_critic(critic):\n    critic.main = nn.Sequential(*list(critic.main.children())[:-2], nn.Linear(8, 1))\n", True),
+    ("def as_critic(critic):\n    critic.scale = 0.5\n", False),  # no module
+    ("def as_critic(critic):\n    print(critic.main)\n", False),  # reads it only
+])
+def test_a_sub_module_replaced_by_a_helper_after_the_wrap_has_the_model_wrapped_again_after_the_call(helper, rewrapped):
+    """The sixteenth sweep's left class (decision 0110, probe p13_helper_replace): the critic's
+    `main` rebuilt inside a function of the program that is handed the wrapped model. Rebinding its
+    parameter there would not reach the caller, so the caller wraps it again after the call; a
+    helper that only reads the sub-module, or sets an attribute to no module, changes nothing."""
+    code = REPLACED_AFTER.replace("def train(", helper + "\ndef train(").replace("{flag}", "args") \
+        .replace("    net.main = {replacement}\n", "    as_critic(net)\n")
+    converted = only(NAME, code)
+    again = "    as_critic(net)\n    net = DistributedDataParallel(net.module, device_ids=device_ids(net.module))\n"
+    assert (again in converted) is rewrapped, converted
+    assert converted.count("DistributedDataParallel(") == 1 + rewrapped
+
+
 HELD_BY_KEY = """\
 import torch
 import torch.nn as nn
