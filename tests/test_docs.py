@@ -306,6 +306,27 @@ for step in range(4):
     opt.zero_grad()
     ((model(x) - y) ** 2).mean().backward()
     opt.step()
+""", IMPORTS + MODEL + """
+
+class Data:
+    def train_dataloader(self):
+        return DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+
+class Trainer:
+    def step(self, b):
+        x, y = b
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    def fit(self, dm, epochs):
+{example:8}
+
+
+Trainer().fit(Data(), 2)
 """],
     "accumulate-no-sync": ACCUMULATE,
     "agree-stop": "import argparse\n" + IMPORTS + "args = argparse.ArgumentParser().parse_args()\n"

@@ -60,12 +60,12 @@ class Loaders:
 
 def find(facts: Facts, models: Models) -> Loaders:
     loader_calls = [c for c in facts.calls if objects.of(facts).makes_loader(c)]
-    fed: dict[cst.Call, list[tuple[cst.For | cst.While, cst.BaseExpression]]] = {}
+    fed: dict[cst.Call, list[tuple[cst.For | cst.While | cst.CompFor, cst.BaseExpression]]] = {}
     keyed: dict[cst.Call, dict[str, bool]] = {}  # a loader of a dict keyed by phase: whether each key trains
     unkeyed: set[cst.Call] = set()  # fed where its key is not known
     consumed = _consumed_in_training(facts)
     for loop, expr in [*((lp, lp.iter) for lp in _training_loops(facts)), *_stepped(facts, consumed),
-                       *_generated(facts, consumed)]:
+                       *_generated(facts, consumed), *_comprehended(facts)]:
         roles = phases.keyed_roles(facts, loop, expr, loader_calls) if isinstance(loop, cst.For) else None
         for call in loaders_of(facts, expr, loader_calls):
             fed.setdefault(call, []).append((loop, expr))
@@ -94,7 +94,8 @@ def find(facts: Facts, models: Models) -> Loaders:
     unlooped = [c for c in training if c not in looped
                 and not (fed.get(c) and all(_single_pass(facts, lp) for lp, _ in fed[c]))]
     drawing = {lp for found in fed.values() for lp, _ in found}  # a loader's batches: no slice by hand
-    sharded_loops = list(dict.fromkeys([*(lp for c in training for lp, _ in fed.get(c, ())),
+    sharded_loops = list(dict.fromkeys([*(lp for c in training for lp, _ in fed.get(c, ())
+                                          if isinstance(lp, (cst.For, cst.While))),
                                         *_reading_sharded(facts, loader_calls, training, drawing)]))
     manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing and _slices_by_hand(facts, lp)]
     by_key = {c: found for c, found in by_key.items() if found is not None and c in training}
@@ -216,6 +217,18 @@ def _stepped(facts: Facts, consumed: set[cst.FunctionDef]):
             continue
         restarts = [next(facts.enclosing_loops(stmt), None) for _, _, stmt in facts.writes(ref)] if ref else []
         yield next((lp for lp in restarts if lp is not None and facts.trains(lp)), loop), iterator
+
+
+def _comprehended(facts: Facts):
+    """(clause, iterator) for comprehensions whose items train (`losses = [self.step(b) for b in
+    dm.train_dataloader()]`): one pass over the loader, as a batch loop's, so the epoch loop around
+    it reshuffles it (`for b in set_epoch(dm.train_dataloader(), epoch)`, or `set_epoch(loader,
+    epoch)` where a name holds it)."""
+    for kind in (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp):
+        for comp in facts.by_type.get(kind, ()):
+            clause = comp.for_in
+            if not mt.is_counting(clause.iter) and facts.trains(comp):
+                yield clause, clause.iter
 
 
 def _passing_generator(facts: Facts, value: cst.BaseExpression, consumed: set[cst.FunctionDef]) -> bool:

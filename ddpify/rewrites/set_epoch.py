@@ -77,6 +77,15 @@ at the top of its body) gets `set_epoch` right after that statement, where the n
 takes dicts of loaders. A loader the loop builds itself (`for x, y in DataLoader(ds, ...):`,
 `for x, y in batches():`) is reshuffled where it is built, since naming it again would build
 another: `for x, y in set_epoch(DataLoader(ds, ...), epoch):` (set_epoch returns its loader).
+A comprehension whose items train is a pass over its loader, as a batch loop is:
+
+    for epoch in range(epochs):
+        losses = [self.step(b) for b in dm.train_dataloader()]
+->
+    for epoch in range(epochs):
+        losses = [self.step(b) for b in set_epoch(dm.train_dataloader(), epoch)]
+        end_epoch()
+
 A sharded loader that no epoch loop re-iterates gets a TODO, unless it draws its samples in
 order (no `shuffle`, or `shuffle=False`, and no sampler of its own: `DistributedSampler(ds,
 shuffle=False)` gives every epoch the same shard whatever its number).

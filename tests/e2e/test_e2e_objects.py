@@ -51,6 +51,8 @@ optimizer reads its model off the object; both are wrapped where built, saved wi
 fixtures/objects_replaced (the sixteenth sweep's faces_wgan): a critic's `main` rebuilt with a new output
 layer under the `if` that trains it, after the wrap, and a second critic's inside a helper it is handed:
 each is wrapped again (the second after the helper's call), its new layer averaged.
+fixtures/objects_comprehension (decision 0109's probe): an epoch that is a list comprehension over the loader a
+data module's hook builds anew: sharded where the hook builds it, reshuffled where the comprehension builds it.
 """
 
 from __future__ import annotations
@@ -86,9 +88,10 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_holder": ((64,), {"model.pt", "head.pt"}),
     "objects_replaced": ((64,), {"critic.pt", "second.pt"}),
     "objects_config": ((64,), {"checkpoint.pth"}),
+    "objects_comprehension": ((64,), {"model.pt"}),
 }
 EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)
-REBUILT = {"objects_runner", "objects_prepared"}
+REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}
 SHARED_BACKWARD = {"objects_pair", "objects_holder"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
 
 

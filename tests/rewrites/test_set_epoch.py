@@ -274,6 +274,90 @@ for epoch in range(2):
         opt.step()
     end_epoch()
 """, "a_loader_a_helper_builds_in_the_for_statement_is_reshuffled_where_it_is_built", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # a comprehension whose items train (decision 0109's probe: `losses = [self.step(b) for b in
+    # dm.train_dataloader()]`) passes over the loader once, as a batch loop does: reshuffled by
+    # the epoch loop around it, where it is built or where a name holds it
+    pair("""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def batches():
+    return DataLoader(ds, batch_size=4, shuffle=True)
+
+
+def step(x, y):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+for epoch in range(2):
+    losses = [step(x, y) for x, y in batches()]
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def batches():
+    return DataLoader(ds, batch_size=4, shuffle=True)
+
+
+def step(x, y):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+for epoch in range(2):
+    losses = [step(x, y) for x, y in set_epoch(batches(), epoch)]
+    end_epoch()
+""", "a_loader_a_comprehension_that_trains_builds_is_reshuffled_where_it_is_built",
+         scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    pair("""\
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def step(x, y):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+for epoch in range(2):
+    losses = list(step(x, y) for x, y in loader)
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def step(x, y):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+for epoch in range(2):
+    set_epoch(loader, epoch)
+    losses = list(step(x, y) for x, y in loader)
+    end_epoch()
+""", "a_named_loader_a_generator_expression_that_trains_reads_is_reshuffled_by_the_epoch_loop",
+         scaffold=TRAINS.instead_of("model", "opt", "loop")),
     # a loader built once before the loop that no name holds: a TODO (naming `DataLoader(...)` again
     # at the top of the epoch would reshuffle another loader)
     pair("""\
