@@ -39,7 +39,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep15b.json", 9), ("fresh_sweep15c.json", 8),
                                         ("fresh_sweep16c.json", 7),
                                         ("fresh_sweep16a.json", 9), ("fresh_sweep16b.json", 8),
-                                        ("fresh_sweep17c.json", 9)])
+                                        ("fresh_sweep17c.json", 9),
+                                        ("fresh_sweep17a.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -308,6 +309,30 @@ def test_the_sixteenth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep16a.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_a) >= 5 and not part_a & earlier
+
+
+def test_the_seventeenth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep17a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep17a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 5 and not part_a & earlier
+
+
+def test_the_stand_in_albumentations_crops_normalizes_and_gives_a_chw_tensor():
+    """A CIFAR-sized uint8 picture (and the torchvision stand-in's CHW floats) through pad, crop,
+    dropout, a transform it leaves as is, Normalize and ToTensorV2: a float CHW tensor of the
+    picture's size, normalized (a constant picture at the mean gives zeros outside the dropped box)."""
+    code = ("import numpy as np, albumentations as A; from albumentations.pytorch.transforms import ToTensorV2; "
+            "t = A.Compose([A.PadIfNeeded(40, 40, always_apply=True), A.RandomCrop(32, 32, always_apply=True), "
+            "A.RandomBrightnessContrast(p=1), A.CenterCrop(32, 32), A.Normalize(mean=(0.5,) * 3, std=(0.25,) * 3), "
+            "ToTensorV2()]); "
+            "x = t(image=np.full((32, 32, 3), 127.5, dtype=np.float32))['image']; "
+            "y = A.Compose([A.CoarseDropout(1, 8, 8, 1, 8, 8, fill_value=0), ToTensorV2()])(image=np.ones((3, 32, 32)))['image']; "
+            "print(tuple(x.shape), str(x.dtype), round(float(x[:, 12:20, 12:20].abs().max()), 3), "
+            "tuple(y.shape), int((y == 0).sum()) in range(3 * 8, 3 * 64 + 1))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["(3,", "32,", "32)", "torch.float32", "0.0", "(3,", "32,", "32)", "True"]
 
 
 def test_the_fifteenth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
