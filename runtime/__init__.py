@@ -76,7 +76,8 @@ __all__ = [
     "init_distributed_mode",
     # ranks and collectives
     "get_rank", "get_world_size", "is_main_process", "local_rank", "local_device", "barrier",
-    "main_process_first", "agree_on", "from_main_process", "atomic_write", "open_on_main", "bar_file",
+    "main_process_first", "agree_on", "from_main_process", "atomic_write", "open_on_main", "log_config_on_main",
+    "bar_file",
     # models
     "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix", "penalty_gradients",
     "sync_gradients",
@@ -930,6 +931,24 @@ def open_on_main(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
             and not is_main_process():
         file, mode = os.devnull, mode.replace("x", "w")  # os.devnull exists: "x" would refuse it
     return open(file, mode, *args, **kwargs)
+
+
+def log_config_on_main(config: Any) -> Any:
+    """``logging.config.dictConfig``'s dict as the program gives it on the main process; on the
+    others a copy whose handlers that write a file (a ``filename``, as ``FileHandler`` and the
+    rotating ones take) are ``NullHandler`` instead, keeping their level, formatter and filters:
+    every process logs through the loggers the configuration sets (its console handler too, which
+    the runtime silences on standard output off the main process), and one process writes each log
+    file (pytorch-template's ``logger_config.json`` wrote ``info.log`` from every process)."""
+    if is_main_process() or not isinstance(config, dict) or not isinstance(config.get("handlers"), dict):
+        return config
+    handlers = {}
+    for name, handler in config["handlers"].items():
+        if isinstance(handler, dict) and "filename" in handler:
+            handler = {key: value for key, value in handler.items() if key in ("level", "formatter", "filters")}
+            handler["class"] = "logging.NullHandler"
+        handlers[name] = handler
+    return {**config, "handlers": handlers}
 
 
 def bar_file() -> Any:

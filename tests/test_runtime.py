@@ -542,6 +542,40 @@ def test_open_on_main_opens_the_file_on_the_main_process_and_the_null_device_els
         assert path.read_text() == "rank 0\n"
 
 
+def test_log_config_on_main_keeps_the_log_files_on_the_main_process_and_null_handlers_elsewhere(monkeypatch, tmp_path):
+    """pytorch-template's `logging.config.dictConfig(config)` with a rotating file handler: every
+    process configures the same loggers, and `info.log` holds the main process's lines only (rank
+    1's handler is a NullHandler at the same level, its console handler kept)."""
+    import logging
+    import logging.config
+
+    path = tmp_path / "info.log"
+    config = {"version": 1, "disable_existing_loggers": False,
+              "formatters": {"plain": {"format": "%(message)s"}},
+              "handlers": {"console": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr"},
+                           "file": {"class": "logging.handlers.RotatingFileHandler", "level": "INFO",
+                                    "formatter": "plain", "filename": str(path), "maxBytes": 1000}},
+              "loggers": {"ddpify_test_log": {"level": "INFO", "handlers": ["console", "file"], "propagate": False}}}
+    monkeypatch.setattr(rt, "_initialised", lambda: False)
+    logger = logging.getLogger("ddpify_test_log")
+    kinds = {}
+    try:
+        for rank in (1, 0):
+            monkeypatch.setattr(rt._STATE, "launch", rt.Launch("torchrun", rank, rank, 2, "127.0.0.1", 29500))
+            given = rt.log_config_on_main(config)
+            assert (given is config) is (rank == 0)
+            logging.config.dictConfig(given)
+            kinds[rank] = sorted(type(h).__name__ for h in logger.handlers)
+            logger.info("rank %d", rank)
+            for handler in logger.handlers:
+                handler.close()
+    finally:
+        logger.handlers.clear()
+    assert kinds == {0: ["RotatingFileHandler", "StreamHandler"], 1: ["NullHandler", "StreamHandler"]}
+    assert path.read_text() == "rank 0\n"
+    assert config["handlers"]["file"]["class"] == "logging.handlers.RotatingFileHandler"  # the program's dict untouched
+
+
 def test_sync_gradients_leaves_one_process_alone():
     model = torch.nn.Linear(2, 1)
     assert rt.sync_gradients(model) is model and not any(rt._synchronised_elsewhere(p) for p in model.parameters())

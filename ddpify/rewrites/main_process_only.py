@@ -101,6 +101,13 @@ elsewhere, so that every process keeps the level and format it sets (`from os im
 ->
     logging.basicConfig(filename="train.log" if is_main_process() else devnull, level=logging.INFO)
 
+A logging configuration's dict (pytorch-template's `logger_config.json`) keeps its file handlers
+on the main process; elsewhere they are `NullHandler`s with the same level and formatter:
+
+    logging.config.dictConfig(config)
+->
+    logging.config.dictConfig(log_config_on_main(config))
+
 With `--strategy fsdp` a forward and a full state dict are collectives (FSDP2 all-gathers the
 shards), so they run on every process, before the guard, and only the write is guarded:
 
@@ -299,12 +306,18 @@ def _log_file_handlers(facts: Facts, edits: Edits) -> bool:
     """`logging.FileHandler(path)` (and the rotating ones) opens its file where it is made:
     made on the main process only, a `NullHandler` elsewhere, which takes the same calls
     (`setFormatter`, `addHandler`) and writes nothing; `logging.basicConfig(filename=...)`'s file
-    likewise (`_basic_config_file`). True if any was."""
+    likewise (`_basic_config_file`); `logging.config.dictConfig(config)`'s handlers that write a
+    file are NullHandlers off the main process (`log_config_on_main`). True if a guard is
+    imported for any of them."""
     found = configured = False
     for call in facts.calls:
         made = facts.qualify(call.func)
         if made == "logging.basicConfig" and not _already_guarded(facts, call, {}):
             configured = _basic_config_file(call, edits) or configured
+        if made == "logging.config.dictConfig" and call.args and not _already_guarded(facts, call, {}):
+            edits.replace(call.args[0].value, lambda node: cst.Call(cst.Name("log_config_on_main"), [cst.Arg(node)]),
+                          "the configuration's log files opened on the main process only (NullHandlers elsewhere)")
+            edits.add_import("ddpify_runtime", "log_config_on_main")
         if made in LOG_FILE_HANDLERS and not _already_guarded(facts, call, {}):
             parent = facts.parent(call)
             enclose = isinstance(parent, (cst.Attribute, cst.Subscript)) and parent.value is call

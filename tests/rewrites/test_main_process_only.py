@@ -1841,6 +1841,43 @@ def test_logging_basic_config_opens_its_file_on_the_main_process_only():
     assert '    logging.basicConfig(filename="train.log", filemode="w"' in guarded
     compile(out, "basic_config.py", "exec")
 
+DICT_CONFIG = """\
+import json
+import logging
+import logging.config
+from logging.config import dictConfig as configure
+import torch
+
+with open("logger_config.json") as f:
+    config = json.load(f)
+logging.config.dictConfig(config)
+configure({"version": 1, "handlers": {"f": {"class": "logging.FileHandler", "filename": "b.log"}}})
+model = torch.nn.Linear(2, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(4, 2):
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    optimizer.step()
+    logging.info("step")
+"""
+
+
+def test_a_logging_configuration_dict_keeps_its_log_files_on_the_main_process():
+    """pytorch-template's `logger/logger.py` (the fifteenth sweep's traffic_gru, decision 0115):
+    `logging.config.dictConfig(config)` from a JSON whose handler writes `info.log` made every
+    process write it, named only by the self-check. The dict goes through `log_config_on_main`,
+    whose file handlers are NullHandlers off the main process; one under the user's rank test is
+    left as it is."""
+    out = only(NAME, DICT_CONFIG)
+    assert "logging.config.dictConfig(log_config_on_main(config))\n" in out
+    assert 'configure(log_config_on_main({"version": 1, ' in out
+    assert "from ddpify_runtime import log_config_on_main" in out
+    guarded = only(NAME, DICT_CONFIG.replace("logging.config.dictConfig(config)",
+                                             "if rank == 0:\n    logging.config.dictConfig(config)"))
+    assert "    logging.config.dictConfig(config)\n" in guarded
+    compile(out, "dict_config.py", "exec")
+
+
 def test_a_barrier_after_copies_in_a_loop_under_a_folder_test_is_placed_after_that_test():
     """`if not os.path.exists(d): makedirs(d); for f in files: copyfile(f, d)` read back later
     (BYOL's training folder): a process that finds the folder the main process made skips the
