@@ -40,7 +40,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep16c.json", 7),
                                         ("fresh_sweep16a.json", 9), ("fresh_sweep16b.json", 8),
                                         ("fresh_sweep17c.json", 9),
-                                        ("fresh_sweep17a.json", 8)])
+                                        ("fresh_sweep17a.json", 8),
+                                        ("fresh_sweep17b.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -380,6 +381,13 @@ def test_the_fifteenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
 def test_the_sixteenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
     part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep16b.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep16b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 5 and not part_b & earlier
+
+
+def test_the_seventeenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep17b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep17b.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_b) >= 5 and not part_b & earlier
 
@@ -1011,6 +1019,32 @@ def test_the_stand_in_einops_rearranges_groups_and_reduces_over_an_ellipsis():
                    "      torch.equal(reduce(x, 'b ... -> b', 'mean'), x.flatten(1).mean(1)),\n"
                    "      tuple(rearrange(x[:, :, 0, 0], 'b c -> b c 1 1').shape))")
     assert out.strip().split(maxsplit=3) == ["True", "True", "True", "(2, 3, 1, 1)"]
+
+
+def test_the_stand_in_einops_reduces_with_a_callable_as_einops_calls_it():
+    """einops calls a callable reduction with the tensor and the reduced axes (rzyfrank/ddpm's weight-standardised conv:
+    `reduce(weight, 'o ... -> o 1 1 1', partial(torch.var, unbiased=False))`)."""
+    out = _stubbed("import torch\nfrom functools import partial\nfrom einops import reduce\n"
+                   "w = torch.arange(4 * 3 * 2 * 2.).reshape(4, 3, 2, 2)\n"
+                   "v = reduce(w, 'o ... -> o 1 1 1', partial(torch.var, unbiased=False))\n"
+                   "print(tuple(v.shape), torch.allclose(v.flatten(), w.flatten(1).var(1, unbiased=False)))")
+    assert out.split() == ["(4,", "1,", "1,", "1)", "True"]
+
+
+def test_the_stand_in_gym_env_is_the_base_of_a_programs_own_environment():
+    """`class SortEnv(gym.Env)` (shny0711/rl-seimei): the base takes no name, and the subclass's own `state`, spaces,
+    reset and step are its own; gym.make still gives the synthetic task."""
+    code = ("import gym\nfrom gym import spaces\n"
+            "class Own(gym.Env):\n"
+            "    def __init__(self):\n"
+            "        super().__init__(); self.action_space = spaces.Discrete(3); self.state = [2, 1]\n"
+            "    def reset(self):\n        self.state = [2, 1]; return self.state\n"
+            "    def step(self, a):\n        self.state = sorted(self.state); return self.state, 1.0, True, {}\n"
+            "env = Own(); s = env.reset(); out = env.step(0)\n"
+            "print(s, out[0], env.action_space.n, env.unwrapped is env, gym.make('CartPole-v1').reset().shape)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.strip() == "[2, 1] [1, 2] 3 True (4,)"
 
 
 def test_a_programs_own_modules_come_before_the_stand_ins_for_installed_packages(tmp_path):

@@ -81,7 +81,10 @@ def reduce(tensor, pattern, reduction, **sizes):
     kept = {n for g in right_groups for n in g} | ({f"...{i}" for i in range(ellipsis)} if ["..."] in right_groups else set())
     gone = [i for i, n in enumerate(names) if n not in kept]
     if gone:
-        x = getattr(torch, {"mean": "mean", "sum": "sum", "max": "amax", "min": "amin"}[reduction])(x, dim=gone)
+        if callable(reduction):  # einops calls a callable with the tensor and the axes it reduces
+            x = reduction(x, tuple(gone))
+        else:
+            x = getattr(torch, {"mean": "mean", "sum": "sum", "max": "amax", "min": "amin"}[reduction])(x, dim=gone)
         names = [n for i, n in enumerate(names) if i not in gone]
     return _compose(x, names, right_groups, {**sizes, **dict(zip(names, x.shape))}, ellipsis)
 

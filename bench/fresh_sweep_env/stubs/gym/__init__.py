@@ -24,6 +24,33 @@ ACTIONS = {"LunarLander": 4}  # a discrete kind's number of actions (2 where not
 
 
 class Env:
+    """gym.Env, the base of a program's own environment (`class SortEnv(gym.Env)`: its spaces and dynamics are its own)."""
+
+    metadata = {"render.modes": []}
+
+    def reset(self, seed=None, options=None):
+        raise NotImplementedError
+
+    def step(self, action):
+        raise NotImplementedError
+
+    def seed(self, seed=None):
+        return [seed]
+
+    def render(self, *args, **kwargs):
+        return None
+
+    def close(self):
+        pass
+
+    @property
+    def unwrapped(self):
+        return self
+
+
+class _Made(Env):
+    """What `gym.make(name)` gives: the named kind's shapes and the synthetic dynamics."""
+
     def __init__(self, name):
         kind = next((k for k in KINDS if name.startswith(k)), None)
         if kind is None:
@@ -39,10 +66,6 @@ class Env:
         self._start = g.uniform(-0.05, 0.05, obs).astype(np.float32)
         self._new = os.environ.get("FRESH_SWEEP_GYM_API") == "new"
         self._state, self._t = self._start, 0
-        self.unwrapped = self
-
-    def seed(self, seed=None):
-        return [seed]
 
     def reset(self, seed=None, options=None):
         self._state, self._t = self._start.copy(), 0
@@ -64,12 +87,6 @@ class Env:
     def state(self):  # CartPole's `env.state`: the current observation, as a program reads it between steps
         return self._state.copy()
 
-    def render(self, *args, **kwargs):
-        return None
-
-    def close(self):
-        pass
-
 
 class error:  # gym.error
     class Error(Exception):
@@ -77,4 +94,4 @@ class error:  # gym.error
 
 
 def make(name, **kwargs):
-    return Env(name)
+    return _Made(name)
