@@ -747,9 +747,18 @@ class Facts:
     def is_program_module(self, expr: cst.BaseExpression) -> bool:
         """Does `expr` name a module of the program: `trainer` of `import trainer`, or a package's
         module reached through its attributes (`mmc.training` of `import torch_mimicry as mmc`,
-        whose `training/__init__.py` re-exports `Trainer` with `from .trainer import *`)?"""
+        whose `training/__init__.py` re-exports `Trainer` with `from .trainer import *`)? Not a
+        function's own variable or parameter that another file's import shares a name with
+        (`module = __import__(name)` in a helper, where a test does `import train as module`)."""
         name = dotted(expr)
-        return name is not None and (name in self.local_modules or name.split(".")[0] in self.local_modules)
+        if name is None or not (name in self.local_modules or name.split(".")[0] in self.local_modules):
+            return False
+        root = expr
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        ref = self.ref(root) if isinstance(root, cst.Name) else None
+        return not (ref is not None and isinstance(ref.scope, cst.FunctionDef)
+                    and (ref.name in param_names(ref.scope) or bool(self.writes(ref))))
 
     def _defined_name(self, name: cst.Name) -> str:
         """The name a callee has where the program defines it: `train` bound by `from helper.loops
