@@ -20,9 +20,13 @@ it after one process has, and find what it wrote where it writes only what is mi
 - a loader hook (or `setup`) runs after `prepare_data` on every process: what it runs that
   `prepare_data` also reaches (a data set whose constructor writes its cache) was run first by
   one process a node (`prepared_first`);
-- Lightning's `Trainer` starts the other processes in its `fit` (`validate`, `test`, `predict`):
-  what the script runs before that call runs on the first process before any other starts
-  (`before_launch`).
+- Lightning's `Trainer` starts the other processes in its `fit` (`validate`, `test`, `predict`),
+  and Fabric in its `launch` (`fabric.launch(main, cfg)` or `fabric.launch()`): what the script
+  runs before that call runs on the first process before any other starts (`before_launch`; so
+  does a program that runs itself again under torchrun, `shell.relaunch`).
+
+Fabric's `launch(main, *args, **kwargs)` calls `main(fabric, *args, **kwargs)` on every process
+(`fabric_launch_arguments`): the values the script hands it are what `main`'s parameters hold.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.analysis.objects import of
+from ddpify.analysis.shell import relaunch
 from ddpify.syntax.facts import Facts
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning"})
@@ -38,6 +43,7 @@ ONE_PROCESS_A_NODE = frozenset({"prepare_data"})
 LOADER_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader"})
 AFTER_PREPARE = LOADER_HOOKS | {"setup"}
 LAUNCHES = frozenset({"fit", "validate", "test", "predict"})  # a Trainer's methods that start the processes
+FABRIC_LAUNCH = "launch"  # Fabric's method that starts the processes (and calls the function it is given)
 
 
 def lightning_class(facts: Facts, cls: cst.ClassDef) -> bool:
@@ -99,7 +105,8 @@ def _reached(facts: Facts, func: cst.FunctionDef, depth: int) -> set[cst.Functio
 
 def before_launch(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
     """Does `node` run before a call that has Lightning's `Trainer` start the other processes
-    (`trainer.fit(model, data)` of `pl.Trainer(...)` or `pl.Trainer.from_argparse_args(args)`):
+    (`trainer.fit(model, data)` of `pl.Trainer(...)` or `pl.Trainer.from_argparse_args(args)`;
+    Fabric's `fabric.launch(...)`; a command that runs the program again under torchrun):
     later in its function (or in the function of every call that runs it, `depth` calls up), a
     call that is such a launch or runs one?"""
     func = facts.scope(node)
@@ -112,9 +119,13 @@ def before_launch(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
 
 
 def _runs_launch(facts: Facts, call: cst.Call, depth: int) -> bool:
-    """Is `call` a Lightning `Trainer`'s launch (`LAUNCHES`), or a call of the program that runs one?"""
+    """Is `call` a Lightning `Trainer`'s launch (`LAUNCHES`) or Fabric's (`fabric_launch`), or a
+    command that runs the program again under a launcher (`shell.relaunch`: ultralytics'
+    `subprocess.run(generate_ddp_command(...))`, which starts the workers as Lightning's `ddp`
+    strategy does), or a call of the program that runs one?"""
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in LAUNCHES and any(
-            _lightning_trainer(facts, site) for site in of(facts).values(call.func.value)):
+            _lightning_trainer(facts, site) for site in of(facts).values(call.func.value)) \
+            or fabric_launch(facts, call) or relaunch(facts, call):
         return True
     return depth > 0 and any(_runs_launch(facts, c, depth - 1) for g in facts.user_functions(call)
                              for c in facts.calls_in(g.body))
@@ -125,3 +136,34 @@ def _lightning_trainer(facts: Facts, site: cst.CSTNode) -> bool:
     name = facts.qualify(site.func) if isinstance(site, cst.Call) else None
     parts = (name or "").split(".")
     return parts[0] in LIGHTNING_PACKAGES and "Trainer" in parts
+
+
+def fabric_launch(facts: Facts, call: cst.Call) -> bool:
+    """`fabric.launch(...)` of a `fabric = L.Fabric(...)` (`lightning.Fabric`, `lightning.fabric.Fabric`,
+    `lightning_fabric.Fabric`)."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == FABRIC_LAUNCH and any(
+        _lightning_class_named(facts, site, "Fabric", (*LIGHTNING_PACKAGES, "lightning_fabric"))
+        for site in of(facts).values(call.func.value))
+
+
+def fabric_launch_arguments(facts: Facts, call: cst.Call, func: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
+    """What Fabric's `launch` gives the parameters of `func`, the function it is handed first:
+    `fabric.launch(main, devices, train=cfg)` calls `main(fabric, devices, train=cfg)` on every
+    process, so of `def main(fabric, devices, train)` -> {"devices": devices, "train": cfg} (the
+    first parameter is the Fabric object). Empty for any other call, or one with a `*`/`**`."""
+    params = [p.name.value for p in func.params.params]
+    if not fabric_launch(facts, call) or not call.args or call.args[0].keyword is not None \
+            or not isinstance(call.args[0].value, cst.Name) or call.args[0].value.value != func.name.value \
+            or any(a.star for a in call.args) or facts.enclosing_class(func) is not None:
+        return {}
+    positional = [a.value for a in call.args[1:] if a.keyword is None]
+    given = dict(zip(params[1:], positional))
+    given.update({a.keyword.value: a.value for a in call.args[1:] if a.keyword is not None})
+    return given
+
+
+def _lightning_class_named(facts: Facts, site: cst.CSTNode, name: str, packages) -> bool:
+    """Is `site` a construction of Lightning's class `name` (`L.Fabric(...)`)?"""
+    qualified = facts.qualify(site.func) if isinstance(site, cst.Call) else None
+    parts = (qualified or "").split(".")
+    return parts[0] in packages and parts[-1] == name

@@ -16,7 +16,7 @@ Two proofs, one a parameter of the other (`wide`), because the two errors cost d
   `.resume_or_load(...)`), configuration objects built from the command line, methods of shared
   values, the environment the launcher gives every process but the rank variables, a parameter of
   a function no call of the program reaches or the items of the `args=(...)` a launcher hands it
-  (`mp.spawn(main, args=(cfg,))`), what a model's own method asked nothing answers
+  (`mp.spawn(main, args=(cfg,))`; what Fabric's `fabric.launch(main, cfg)` hands it), what a model's own method asked nothing answers
   (`model.num_params()`: the replicas are one model), configuration objects (every object a name
   may hold built by a call that says it makes configuration, `Config()`, from values that read no
   rank, clock or draw), what a decorator passes the entry point it wraps (`main()` of `@hydra_main
@@ -41,6 +41,7 @@ from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_nam
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
 from ddpify.analysis.distributed import accelerators
+from ddpify.analysis.lightning import fabric_launch, fabric_launch_arguments
 from ddpify.analysis.models import ACCELERATE_PREPARE
 from ddpify.analysis.objects import LOADER, MODEL, of as objects_of
 from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable, read_names
@@ -1000,8 +1001,9 @@ class SameValues:
         """What the calls that hand `func` on by name with `args=(...)` give `param`
         (`mp.spawn(main, nprocs=n, args=(cfg,))`, a launcher's `launch(main, n_gpu, args=(cfg,))`):
         the tuple's items fill its last parameters in order (spawn puts the process index before
-        them, and that one no item fills). Empty where a call hands `func` on without such a tuple,
-        or gives `param` nothing."""
+        them, and that one no item fills); or what Fabric's `fabric.launch(main, cfg)` hands it
+        (`lightning.fabric_launch_arguments`). Empty where a call hands `func` on without such a
+        tuple, or gives `param` nothing."""
         f = self.facts
         params = [p.name.value for p in func.params.params]
         if f.enclosing_class(func) is not None or func.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) \
@@ -1009,6 +1011,11 @@ class SameValues:
             return []
         given = []
         for call in f.handing_on(func.name.value):
+            if fabric_launch(f, call):  # `fabric.launch(main, cfg)`: `main(fabric, cfg)` on every process
+                if (value := fabric_launch_arguments(f, call, func).get(param)) is None:
+                    return []
+                given.append(value)
+                continue
             items = mt.keyword(call, "args")
             if items is None or not isinstance(items.value, (cst.Tuple, cst.List)) \
                     or any(isinstance(e, cst.StarredElement) for e in items.value.elements):
