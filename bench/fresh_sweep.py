@@ -86,6 +86,7 @@ import argparse
 import ast
 import difflib
 import hashlib
+import io
 import json
 import os
 import re
@@ -496,18 +497,21 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     bare = sorted({e["number"] for e in probe.of("coverage", 0) if e["bare"]})
     checks["wrapped"] = "no" if bare else ("ok" if probe.of("coverage", 0) else "n/a")
     sites["wrapped"] = [made.get(("optimizer", n), []) for n in bare]
-    # saves and writes
-    bad_saves = [e for e in probe.of("save_site") if e["rank"] != 0 or e.get("wrapper")]
+    # saves and writes: a torch.save into memory writes no file (all_gather_object pickles a
+    # tensor's storage with torch.save into a BytesIO on every process)
+    save_sites = [e for e in probe.of("save_site") if e["path"] != IN_MEMORY]
+    bad_saves = [e for e in save_sites if e["rank"] != 0 or e.get("wrapper")]
     # a key `module.` starts that the original saved too is the program's own (an AveragedModel's,
     # `self.module` of an EMA): only one the original never saved comes from a wrapper
     own = {k for e in original.saves() for k in _saved_keys(e) if k.startswith("module.")}
-    keyed = [e for e in probe.saves() if any(k.startswith("module.") and k not in own for k in _saved_keys(e))]
+    keyed = [e for e in probe.saves() if e["path"] != IN_MEMORY
+             and any(k.startswith("module.") and k not in own for k in _saved_keys(e))]
     writes = [e for e in probe.of("write") if e["rank"] != 0 and e["path"] != os.devnull]  # (no file: a sink)
     checks["saves"] = "FAIL" if bad_saves or keyed or writes else \
-        ("ok" if probe.of("save_site") or probe.of("write") else "n/a")
+        ("ok" if save_sites or probe.of("write") else "n/a")
     sites["saves"] += [e["stack"] for e in bad_saves + writes]
     if keyed:
-        by_path = {_final_path(e["path"]): e["stack"] for e in probe.of("save_site")}
+        by_path = {_final_path(e["path"]): e["stack"] for e in save_sites}
         sites["saves"] += [by_path.get(e["path"], []) for e in keyed]
     # one voice
     spoken = stdout.get(1, "").strip()
@@ -517,6 +521,7 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     return checks, dict(sites)
 
 
+IN_MEMORY = repr(io.BytesIO)  # the path both probes record for a torch.save into a BytesIO
 ATOMIC_TMP = re.compile(r"^(?P<folder>.*?)\.(?P<name>[^/]+)\.\d+\.[0-9a-f]{8}\.tmp$")  # runtime.atomic_write's temporary file
 
 

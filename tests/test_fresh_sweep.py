@@ -1078,6 +1078,21 @@ def test_a_module_key_fails_saves_only_where_the_original_saved_no_such_key(orig
     assert sweep.judge(probe, original, 0, {0: "loss 1\n", 1: ""}, 0)[0]["saves"] == verdict
 
 
+@pytest.mark.parametrize("target, verdict", [
+    ("<class '_io.BytesIO'>", "n/a"),  # all_gather_object pickling a tensor's storage: no file
+    ("<class '_io.BufferedWriter'>", "FAIL"),  # near miss: a file opened for writing on the second process
+])
+def test_a_save_into_memory_on_another_process_writes_no_file(target, verdict):
+    """The seventeenth sweep's erav2_s8_batchnorm_helpers_notebook (tuning): lists of picture tensors
+    gathered with `gather_over_shards` (all_gather_object) on both processes; pickling a tensor's
+    storage calls torch.save into a BytesIO, and the judge failed `saves` at the gather's line."""
+    probe = _trained(dict(DIST, sampler_rank=0), dict(DIST, sampler_rank=1), [[0, 2], [2, 0]], [[1, 3], [3, 1]],
+                     extra=[dict(ev="save_site", rank=r, path=target, wrapper=False,
+                                 stack=[["/r/loops.py", 65, "train_loop"]]) for r in (0, 1)]
+                     + [dict(ev="save", rank=r, path=target, keys=None, nested=None) for r in (0, 1)])
+    assert sweep.judge(probe, RANDOM, 0, {0: "loss 1\n", 1: ""}, 0)[0]["saves"] == verdict
+
+
 def test_a_wrapper_key_saved_through_atomic_write_is_sited_at_its_save():
     """The save's site event names atomic_write's temporary file (`.ckpt.pt.12.0a1b2c3d.tmp`), the
     save event the file it becomes: a key of the wrapper in it had no frame, so nothing could name it."""
