@@ -678,7 +678,7 @@ def _restarted(facts: Facts, loop: cst.For | cst.While, zeros: bool = False, lis
         body = list(getattr(block, "body", ()))
         for stmt in body[:body.index(node)] if node in body else ():
             for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
-                for target, value in _pairs(small) if isinstance(small, cst.Assign) else ():
+                for target, value in _pairs(small) if isinstance(small, (cst.Assign, cst.AnnAssign)) else ():
                     if (not zeros or isinstance(value, cst.Call) and (dotted(value.func) or "").endswith(("zeros", "zeros_like"))) \
                             and (not lists or isinstance(value, cst.List) and not value.elements):
                         found |= {n for n in mt.names_in(target)} - mt.names_in(value)
@@ -688,9 +688,12 @@ def _restarted(facts: Facts, loop: cst.For | cst.While, zeros: bool = False, lis
         node = owner
 
 
-def _pairs(assign: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+def _pairs(assign: cst.Assign | cst.AnnAssign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
     """Each target of `assign` with its value, element by element where both are tuples of one length
-    (`losses, correct, seen = [], 0, 0`: `losses` is a list started afresh, as `losses = []`)."""
+    (`losses, correct, seen = [], 0, 0`: `losses` is a list started afresh, as `losses = []`); an
+    annotated one with its value (`images: List[Tensor] = []`), none where it has no value."""
+    if isinstance(assign, cst.AnnAssign):
+        return [(assign.target, assign.value)] if assign.value is not None else []
     pairs = []
     for target in assign.targets:
         left, right = target.target, assign.value

@@ -164,6 +164,43 @@ for epoch in range(3):
         "change: `correct`, `seen` summed over the processes after the loop (sum_over_shards, where `train_loader` "
         "is sharded): each is divided by the count of the samples it saw"],
          scaffold=SCRIPT.instead_of("loop")),
+    # the lists and counters started with an annotation (`images: List[Tensor] = []`, the seventeenth
+    # sweep's Tester.get_misclassified_images, whose `labels` and `predictions` were gathered and its
+    # `images` were not: three lists of one length no more where the loader is sharded)
+    pair("""\
+
+for epoch in range(3):
+    images: list = []
+    labels = []
+    seen: int = 0
+    for x, y in train_loader:
+        out = model(x)
+        loss = loss_fn(out, y)
+        loss.backward()
+        images.append(x[0])
+        labels.append(y[0])
+        seen += len(y)
+    print(len(images), len(labels), seen / len(train_loader.dataset))
+""", """\
+from ddpify_runtime import gather_over_shards, sum_over_shards
+
+
+for epoch in range(3):
+    images: list = []
+    labels = []
+    seen: int = 0
+    for x, y in train_loader:
+        out = model(x)
+        loss = loss_fn(out, y)
+        loss.backward()
+        images.append(x[0])
+        labels.append(y[0])
+        seen += len(y)
+    images, labels = gather_over_shards(train_loader, images, labels)
+    seen = sum_over_shards(train_loader, seen)
+    print(len(images), len(labels), seen / len(train_loader.dataset))
+""", "lists_and_counters_started_with_an_annotation_are_gathered_and_summed_too",
+         scaffold=SCRIPT.instead_of("loop")),
     # divided by the shard's own number of batches (dcase_ust's `this_epoch_train_loss /=
     # len(train_loader)`, the main process's shard mean printed): averaged over the processes, each
     # drew as many batches, so the mean is the whole pass's; also through a name that holds the number
