@@ -567,7 +567,8 @@ class SameValues:
                 return True  # `stage` of `for stage in list(cfg["stages"]):`: an item of a shared list
             if writes or unpacked or stored:
                 return all(self._shared(value, proving) for value in [v for _, v, _ in writes] + unpacked + stored) and all(
-                    self._shared(test, proving) for _, _, stmt in writes if isinstance(stmt, cst.AugAssign)
+                    self._shared(test, proving) for _, value, stmt in writes
+                    if isinstance(stmt, cst.AugAssign) or _constant(value)
                     for test in self._counted_under(stmt, node)) and (not self._updated_parameter(ref, writes) or
                                                                       self._shared_parameter(ref, proving))
             if isinstance(node, cst.Name) and (node.value in f.functions or node.value in f.classes) and not (
@@ -912,9 +913,12 @@ class SameValues:
         return False
 
     def _counted_under(self, stmt: cst.CSTNode, use: cst.CSTNode) -> list[cst.BaseExpression]:
-        """The tests of the `if`s that an augmented assignment (`global_step += 1`) sits under in
-        its function, which `use` is not in: the counter is the same on every process only where
-        they are (`if is_update_step:`, not `if torch.isfinite(loss):`)."""
+        """The tests of the `if`s that a counter's step or a constant's assignment sits under in
+        its function, which `use` is not in: what it holds is the same on every process only where
+        they are. A counter (`global_step += 1`) counts alike under `if is_update_step:`, not under
+        `if torch.isfinite(loss):`; a flag set to a constant (`improved = True` under `if val_loss <
+        best:`, then `if not improved: patience += 1`) holds what the test decided, on this
+        process's own numbers there (a computed value carries what it is computed from itself)."""
         f = self.facts
         tests = []
         for anc in f.ancestors(stmt):
@@ -1263,3 +1267,11 @@ def ranks(facts: Facts) -> Ranks:
     if found is None:
         found = facts.__dict__["_ranks"] = Ranks(facts, shared=lambda test: values(facts).same_everywhere(test))
     return found
+
+
+def _constant(value: cst.BaseExpression) -> bool:
+    """`True`, `False`, `None`, a number or a string: a value that carries nothing it was computed from."""
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    return mt.is_name(value, "True", "False", "None") or isinstance(
+        value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString))
