@@ -556,6 +556,8 @@ class Ranks:
                 test, negated = (anc.test.expression, True) if isinstance(anc.test, cst.UnaryOperation) \
                     and isinstance(anc.test.operator, cst.Not) else (anc.test, False)
                 holds = in_body != negated
+                if in_body and self._other_mode(anc.test):
+                    return True
                 ruled_out = self._ruled_out_when_distributed(self.facts.scope(node))
                 if holds and any(self.facts.code(t) in ruled_out for t in (_conjuncts(test) if in_body else [test])):
                     return True
@@ -563,6 +565,20 @@ class Ranks:
                 if any(self._asks_one_process(test, True) or self._one_world(test) for test in self._asserts.asserted_before(anc, child)):
                     return True
             child = anc
+        return False
+
+    def _other_mode(self, test: cst.BaseExpression) -> bool:
+        """Does `test` hold only where a comparison every process group starts under fails: `if
+        args.dist == "OFF":` where the group starts under `if args.dist == "ON":` (one setting, two
+        constants), or `if args.dist != "ON":`? That branch is the single-process run."""
+        mode = _mode_test(test, negated=True)
+        if mode is None:
+            return False
+        setting, value, equal = mode
+        for gate in self._group_gates:
+            gated = _mode_test(cst.parse_expression(gate))
+            if gated is not None and gated[0] == setting and gated[2] and (gated[1] != value if equal else gated[1] == value):
+                return True
         return False
 
     def _one_process_either_way(self, test: cst.BaseExpression) -> bool:
@@ -624,8 +640,9 @@ class Ranks:
             bound = right.value if isinstance(right, cst.Integer) else None
             return self._world_size(test.left) and (isinstance(op, cst.GreaterThan) and bound == "1" or isinstance(
                 op, cst.GreaterThanEqual) and bound == "2" or isinstance(op, cst.NotEqual) and bound == "1")
-        if isinstance(test, (cst.Name, cst.Attribute)) and f.code(test) in self._group_gates:
-            return True  # `if train_config.enable_fsdp:`, the test every process group is started under
+        if (isinstance(test, (cst.Name, cst.Attribute)) or _mode_test(test) is not None) \
+                and f.code(test) in self._group_gates:
+            return True  # `if train_config.enable_fsdp:`, `if args.dist == "ON":`: the test every group starts under
         if isinstance(test, (cst.Name, cst.Attribute)) and depth:
             ref = f.ref(test)
             sources = [s for s in (f.sources(ref) if ref is not None else []) if not mt.is_name(s, "False")]
@@ -634,10 +651,11 @@ class Ranks:
 
     @cached_property
     def _group_gates(self) -> frozenset[str]:
-        """The flags (a name or attribute, by its code) that every `init_process_group` of the
-        program runs under, in its function or at every call of the functions around it (`if
-        train_config.enable_fsdp: setup()`, `setup` calling it): where such a flag is false no process
-        group exists, so the run is one process; where it is true, the group was started."""
+        """The flags (a name or attribute, or its comparison with a constant: `args.dist == "ON"`,
+        by its code) that every `init_process_group` of the program runs under, in its function or
+        at every call of the functions around it (`if train_config.enable_fsdp: setup()`, `setup`
+        calling it): where such a flag is false no process group exists, so the run is one process;
+        where it is true, the group was started."""
         f = self.facts
         gates: set[str] | None = None
         for call in f.calls:
@@ -651,8 +669,8 @@ class Ranks:
         and those every call of that function runs under (`depth` calls up)."""
         f = self.facts
         found = {f.code(anc.test) for anc in f.ancestors(node) if isinstance(anc, cst.If)
-                 and isinstance(anc.test, (cst.Name, cst.Attribute)) and f.is_inside(node, anc.body)
-                 and f.scope(anc) is f.scope(node)}
+                 and (isinstance(anc.test, (cst.Name, cst.Attribute)) or _mode_test(anc.test) is not None)
+                 and f.is_inside(node, anc.body) and f.scope(anc) is f.scope(node)}
         func = f.scope(node)
         sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) and depth else []
         if sites:
@@ -1244,3 +1262,18 @@ def _constant_key(item: cst.Subscript) -> str | None:
     """The string an item is taken at (`config["rank"]`: "rank"), else None."""
     index = item.slice[0].slice if len(item.slice) == 1 else None
     return string_value(index.value) if isinstance(index, cst.Index) else None
+
+
+def _mode_test(test: cst.BaseExpression, negated: bool = False) -> tuple[str, str, bool] | None:
+    """`args.dist == "ON"` (with `negated`, also `args.dist != "ON"`): a setting compared with a
+    constant, as (the setting's code, the constant, whether the test asks equality)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if not isinstance(test.left, (cst.Name, cst.Attribute)) or mt.is_name(test.left, "__name__") \
+            or not isinstance(right, (cst.SimpleString, cst.Integer)):
+        return None
+    if isinstance(op, cst.Equal) or negated and isinstance(op, cst.NotEqual):
+        constant = repr(string_value(right)) if isinstance(right, cst.SimpleString) else right.value
+        return cst.Module([]).code_for_node(test.left), constant, isinstance(op, cst.Equal)
+    return None
