@@ -201,7 +201,7 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     for init in ctx.script.calls_of(INIT):
         backend = _backend(init)
         if falls_back and backend is not None and _says_nccl(backend) and not _binds_gpu(ctx, init) \
-                and not _gpu_branch(ctx, init) and not _spawned_on_gpus(ctx, init):
+                and not _gpu_branch(ctx, init) and not _spawned_on_gpus(ctx, init) and not _cpu_picks_another(ctx, init):
             fix = None if torch is None else _choose_backend(backend, torch)
             yield Hit(backend, "the backend is always NCCL, but this script also runs on CPU, where NCCL "
                                "cannot start: use gloo there", fix)
@@ -264,6 +264,51 @@ def _gpu_branch(ctx: Context, init: cst.Call) -> bool:
                 or any(string_value(s) in ("cuda", "cpu") for s in mt.findall(anc.test, cst.SimpleString))
                 or _tests_gpu_index(f, anc)):
             return True
+    return False
+
+
+def _cpu_picks_another(ctx: Context, init: cst.Call) -> bool:
+    """Does `init` run under a test of a setting against a constant (`if method == "nccl-openmpi":`)
+    that the CPU path of its function sets, before it, to another constant (`if not
+    torch.cuda.is_available(): method = "gloo"`)? There the branch that starts NCCL is not taken."""
+    f = ctx.facts
+    for anc in f.ancestors(init):
+        if isinstance(anc, cst.FunctionDef):
+            return False
+        mode = _mode_test(anc.test) if isinstance(anc, cst.If) and f.is_inside(init, anc.body) else None
+        if mode is None:
+            continue
+        setting, value = mode
+        for target, assigned, stmt in f.assigns:
+            if f.code(target) == setting and f.scope(stmt) is f.scope(init) and f.before(stmt, init) \
+                    and _cpu_path(f, stmt) and (string_value(assigned) if isinstance(assigned, cst.SimpleString)
+                                                 else None) not in (None, value):
+                return True
+    return False
+
+
+def _mode_test(test: cst.BaseExpression) -> tuple[str, str] | None:
+    """`method == "nccl-openmpi"`: a setting (its code) compared with a string (its value)."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+            and isinstance(test.comparisons[0].operator, cst.Equal) and isinstance(test.left, (cst.Name, cst.Attribute)):
+        value = string_value(test.comparisons[0].comparator)
+        return None if value is None else (cst.Module([]).code_for_node(test.left), value)
+    return None
+
+
+def _cpu_path(f, stmt: cst.CSTNode) -> bool:
+    """Does `stmt` run only where there is no GPU: in the body of `if not torch.cuda.is_available():`
+    or the `else` of `if torch.cuda.is_available():`?"""
+    child = stmt
+    for anc in f.ancestors(stmt):
+        if isinstance(anc, cst.FunctionDef):
+            return False
+        if isinstance(anc, cst.If) and child is not anc.test:
+            test = anc.test
+            negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+            if mt.is_available_test(test.expression if negated else test) and (child is anc.body) == negated:
+                return True
+        child = anc
     return False
 
 
