@@ -93,6 +93,12 @@ PAIRS = "ds = []\nfor t in range(2):\n    ds.append((DataLoader([1]), DataLoader
     ("class C:\n    MODELS = [Net()]\nclass T:\n    def __init__(self, config):\n"
      "        self.models = [m.to('cpu') for m in config.MODELS]\n        x = self.models[0]\nT(C)\n", "x",
      {"Net()", "[m.to('cpu') for m in config.MODELS]"}),  # a comprehension's item (pettod's moved model list)
+    ("class Data:\n    def __init__(self):\n        self._train = DataLoader([1, 2])\n    @property\n"
+     "    def train_loader(self):\n        return self._train\ndata = Data()\nx = data.train_loader\n",
+     "data.train_loader", {"DataLoader([1, 2])"}),  # a property of an instance: what its getter returns
+    ("import functools\nclass Data:\n    def __init__(self):\n        self._val = DataLoader([3])\n"
+     "    @functools.cached_property\n    def val_loader(self):\n        return self._val\n"
+     "    def run(self):\n        x = self.val_loader\n        return x\n", "x", {"DataLoader([3])"}),  # read on self
 ])
 def test_values_follow_objects(source, expr, made):
     facts, flow = core(source)
@@ -111,6 +117,12 @@ def test_values_follow_objects(source, expr, made):
      "x = data.trainloader\n", "data.trainloader"),  # a registry of functions: no class named
     ("import argparse\na = argparse.Namespace()\nb = argparse.Namespace()\na.tb = SummaryWriter('r')\nx = b.tb\n",
      "b.tb"),  # the same attribute stored into another object
+    ("class Data:\n    def __init__(self):\n        self._train = DataLoader([1, 2])\n    @property\n"
+     "    def train_loader(self):\n        return self._train\nclass Other:\n    @property\n"
+     "    def size(self):\n        return 8\nd = Other()\nx = d.train_loader\n", "d.train_loader"),  # another class's
+    ("class Data:\n    def __init__(self):\n        self._train = DataLoader([1, 2])\n"
+     "    def train_loader(self):\n        return self._train\nd = Data()\nx = d.train_loader\n",
+     "d.train_loader"),  # a method read without a call is the method, not what it returns
 ])
 def test_values_near_misses(source, expr):
     facts, flow = core(source)

@@ -10,7 +10,8 @@ gives the sites `expr` may hold, following
 
 - names and `self.x` through every assignment (tuple unpacking and stores by item included);
 - `obj.x` on an instance of a class of the program: the class's `self.x`
-  (`data.trainloader`, with `data = DataModule(...)` in another module); on any object, what
+  (`data.trainloader`, with `data = DataModule(...)` in another module), or what its property
+  `x` returns (`@property def train_loader(self): return self._train`); on any object, what
   `obj.x = value` stores through a name that may hold it (`config.tb_logger = SummaryWriter()`);
 - calls of the program's functions to what they return, arguments to parameters (and to
   `kwargs["model"]` of a `**kwargs` parameter: the callers' `model=`) (bound
@@ -393,7 +394,19 @@ class Objects:
                                          for s in self.values(value)))
         for item in self.facts.entered(ref):
             found |= self.values(item)
-        return found
+        return found | self._property_values(ref)
+
+    def _property_values(self, ref: Ref) -> Sites:
+        """`self.x` of a class of the program that defines `x` as a property (`@property def
+        train_loader(self): return self._train`): what the getter returns. So `data.train_loader`,
+        `data` an instance of that class, is the loader its `__init__` stores in `self._train`."""
+        head, _, attr = ref.name.partition(".")
+        if head != "self" or not attr or "." in attr or not isinstance(ref.scope, cst.ClassDef):
+            return Sites()
+        f = self.facts
+        getters = [m for m in f.functions.get(attr, ()) if is_property(m)
+                   and (cls := f.enclosing_class(m)) is not None and f._root_class(cls) is ref.scope]
+        return Sites().union(*(self.values(r) for m in getters for r in f.returned(m)))
 
     def names_through(self, expr: cst.BaseExpression) -> frozenset[Ref]:
         """The names whose values `expr` may take, by the same paths as `values`: `self.model`
