@@ -80,7 +80,7 @@ __all__ = [
     "bar_file",
     # models
     "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix", "penalty_gradients",
-    "sync_gradients",
+    "sync_gradients", "average_gradients",
     # data
     "set_epoch", "end_epoch", "endless", "ShardedSampler", "shard_loader",
     # fsdp
@@ -1058,6 +1058,26 @@ def sync_gradients(model: Any) -> Any:
     if module:
         _remember_wrapped(model)
     return model
+
+
+def average_gradients(model: Any) -> None:
+    """Average the gradients the program set by hand (``p.grad = g``) over the processes:
+    gradients ``torch.autograd.grad`` computed for ``model``'s parameters (a meta-learning
+    outer step summing each task's, a first-order update) never reach DistributedDataParallel's
+    backward, which averages only what ``.backward()`` accumulates, so each process would step
+    its own. ``model`` is a module (its parameters) or the parameters; those without a gradient
+    are left out. Averaging is linear: done after each hand-set pass it gives the average of the
+    sum. A collective: every process calls it, with gradients for the same parameters. One
+    process: nothing to do."""
+    world = get_world_size()
+    if world < 2:
+        return
+    params = model.parameters() if isinstance(model, torch.nn.Module) else model
+    with _waiting("average_gradients()"):
+        for param in params:
+            if param.grad is not None:
+                dist.all_reduce(param.grad)
+                param.grad.div_(world)
 
 
 def _averaging_hook(param: torch.Tensor, world: int, group: Any = None) -> Callable[[torch.Tensor], torch.Tensor]:

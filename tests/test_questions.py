@@ -14,6 +14,7 @@ from ddpify.check.context import Context
 from ddpify.convert import convert
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
+from ddpify.syntax.names import dotted
 from ddpify.syntax.parse import parse_module
 
 TRAIN = "\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nloss = model(x).sum()\nloss.backward()\nopt.step()\n"
@@ -622,3 +623,27 @@ def test_a_wrap_is_one_answer_with_its_kind(source, kind):
     value = [c for c in facts.calls if facts.scope(c) is facts.module][-1]
     assert wrap_kind(facts, value) == {"ddp": DDP, "accelerate": ACCELERATE, None: None}[kind]
     assert is_wrap(facts, value) is (kind is not None)
+
+
+PARAMETER_GRADIENTS = {  # code: the object whose parameters `torch.autograd.grad` differentiates, or None
+    "g = torch.autograd.grad(loss, model.parameters())": "model",
+    "g = torch.autograd.grad(loss, list(self.net.parameters()))": "self.net",
+    "params = list(model.parameters())\ng = torch.autograd.grad(loss, params)": "model",
+    "g = torch.autograd.grad(outputs=loss, inputs=model.parameters(), create_graph=False)": "model",
+    # near misses: a penalty through the inputs, second order (backpropagated), parameters picked by hand
+    "g = torch.autograd.grad(out.sum(), x, create_graph=True)": None,
+    "g = torch.autograd.grad(loss, model.parameters(), create_graph=True)": None,
+    "g = torch.autograd.grad(loss, [model.weight])": None,
+    "g = grad(loss, model.parameters())": None,  # not torch's (no import)
+}
+
+
+@pytest.mark.parametrize("code", PARAMETER_GRADIENTS)
+def test_parameter_gradients(code):
+    """Decision 0125: first-order `torch.autograd.grad` of a model's parameters trains (a meta-learning
+    outer step sets them by hand), and no backward runs for DDP to average."""
+    facts = _facts(code + "\n")
+    (call,) = [c for c in facts.calls if (dotted(c.func) or "").endswith("grad")]
+    owner = facts.parameter_gradients(call)
+    assert (None if owner is None else facts.code(owner)) == PARAMETER_GRADIENTS[code]
+    assert facts.trains(facts.module) is (owner is not None)

@@ -193,7 +193,8 @@ def penalties(facts: Facts, refs: dict[Ref, Model]) -> Iterator[tuple[cst.Call, 
     (progressive-gan's WGAN-GP discriminator, whose layers run by resolution)."""
     for call in facts.calls:
         outputs = mt.positional(call, 0) or mt.keyword(call, "outputs")
-        if facts.qualify(call.func) != "torch.autograd.grad" or outputs is None:
+        if facts.qualify(call.func) != "torch.autograd.grad" or outputs is None or \
+                facts.parameter_gradients(call) is not None:
             continue
         computed = [outputs.value, *facts.origins(outputs.value)]
         for name in facts.variables_in(outputs.value):  # `out = D(x)`, then `grad(out, x)` or `grad(out.sum(), x)`

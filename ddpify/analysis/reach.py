@@ -104,7 +104,7 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
             yield facts.statement(call), (f"`{callee}(...)` comes from `{qualified.rpartition('.')[0]}`, outside "
                                           f"the project: ddpify cannot see what it does with {what}; "
                                           "training code there is not converted")
-    backwards = [c for c in facts.calls if facts.is_backward(c)]
+    backwards = [c for c in facts.calls if facts.is_backward(c) or facts.parameter_gradients(c) is not None]
     if facts.optimizers and not backwards:
         yield facts.statement(facts.optimizers[0]), (
             "no `.backward()` in the code ddpify read: the training loop runs elsewhere, "

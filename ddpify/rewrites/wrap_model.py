@@ -110,6 +110,11 @@ parameters (and waits for none of those the model no longer runs; unwrap-model t
 The same where a function of the program handed the wrapped model replaces its sub-module
 (`as_critic(netD)`, whose body sets `net.main = ...`): the caller wraps it again after the call.
 
+Gradients of a wrapped model's parameters that `torch.autograd.grad` computes (first order) and
+the program sets into `p.grad` by hand before a step (a meta-learning outer step summing each
+task's) never reach DDP's backward: `average_gradients(model)` follows the loop that sets them;
+where nothing sets them, a warning names them.
+
 A wrapped model that `torch.func.functional_call` runs with weights of the program's (a MAML
 inner loop's adapted parameters) gets a TODO there: its gradients flow outside DDP's forward, and
 averaging them as backward computes them would average the inner loop's own gradients too.
@@ -148,7 +153,7 @@ from ddpify.analysis import forward, fsdp, objects
 from ddpify.analysis.distributed import own_wraps
 from ddpify.analysis.models import bare_tensors, builds_module, holds_wrapper, model_classes, penalties
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import param_names
+from ddpify.syntax.facts import param_names, parameters_of
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
@@ -223,6 +228,57 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.add_import("ddpify_runtime", "penalty_gradients")
     _untraced(facts, edits, models, options)
     _functional_calls(facts, edits, models, options)
+    _hand_set_gradients(facts, edits, models, options)
+
+
+def _hand_set_gradients(facts: Facts, edits: Edits, models: Models, options: Options) -> None:
+    """Gradients of a wrapped model's parameters that `torch.autograd.grad` computes, first order,
+    and the program sets by hand (a meta-learning outer step summing each task's gradients, then
+    `p.grad = g / len(tasks)` and `meta_opt.step()`): DDP averages only what `.backward()`
+    accumulates, so each process stepped its own and the replicas diverged. They are averaged
+    over the processes after the loop that sets them:
+
+        for p, g in zip(model.parameters(), grads):  ->  for p, g in zip(model.parameters(), grads):
+            p.grad = g / len(tasks)                          p.grad = g / len(tasks)
+                                                         average_gradients(model)
+
+    Where no loop of that function sets them (an inner loop that adapts a copy, an update by hand),
+    a warning says DDP does not average them. (Not with `--strategy fsdp`.)"""
+    if options.fsdp:
+        return
+    done: set[cst.CSTNode] = set()
+    for call in facts.calls:
+        owner = facts.parameter_gradients(call)
+        if owner is None or holds_wrapper(facts, models.refs, owner) is None:
+            continue
+        code = facts.code(owner)
+        loops = [lp for lp in facts.loops_in(facts.scope(call)) if _sets_gradients_of(facts, lp, code)]
+        for loop in loops:
+            if loop not in done:
+                done.add(loop)
+                edits.insert_after(loop, f"average_gradients({code})\n")
+                edits.record(loop, f"gradients of `{code}`'s parameters set by hand (torch.autograd.grad) averaged "
+                             "over the processes (average_gradients): DDP averages only what .backward() accumulates")
+                edits.add_import("ddpify_runtime", "average_gradients")
+        if not loops:
+            edits.warn(facts.statement(call), f"torch.autograd.grad of `{code}`'s parameters: DDP does not average "
+                       "these gradients (it averages what .backward() accumulates); where an optimizer steps with "
+                       f"them, call average_gradients({code}) after setting them, or the processes diverge")
+
+
+def _sets_gradients_of(facts: Facts, loop: cst.For | cst.While, code: str) -> bool:
+    """`for p, g in zip(model.parameters(), grads): p.grad = ...` (or over `model.parameters()`):
+    a loop over `code`'s parameters that sets a gradient of each to a value."""
+    if not isinstance(loop, cst.For):
+        return False
+    it = loop.iter
+    over = [it, *(a.value for a in it.args)] if isinstance(it, cst.Call) and mt.is_name(it.func, "zip") else [it]
+    if not any(facts.code(o) == code for e in over if (o := parameters_of(e)) is not None):
+        return False
+    bound = {n.value for n in facts.findall(loop.target, cst.Name)}
+    return any(isinstance(t, cst.Attribute) and t.attr.value == "grad" and isinstance(t.value, cst.Name)
+               and t.value.value in bound and not mt.is_name(v, "None")
+               for t, v, _ in facts.writes_in(facts.scope(loop)) if facts.is_inside(t, loop.body))
 
 
 def _rewrap_replaced(facts: Facts, edits: Edits, model: Model, extra: str, ids: str = "device_ids") -> None:

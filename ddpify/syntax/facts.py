@@ -1540,13 +1540,34 @@ class Facts:
         return type(call.func) is cst.Attribute and call.func.attr.value == "backward" \
             and not any(isinstance(a.value, (cst.Integer, cst.Float, cst.UnaryOperation)) for a in call.args)
 
+    def parameter_gradients(self, call: cst.Call) -> cst.BaseExpression | None:
+        """`torch.autograd.grad(loss, model.parameters())` (or `list(...)` of them, or a name
+        holding either), first order (no `create_graph`): the object whose parameters it
+        differentiates (`model`), else None. It trains as a backward does (a meta-learning outer
+        step summing each task's gradients into `p.grad` by hand), but no backward runs: nothing
+        backpropagates through such gradients, and DDP, which averages what `.backward()`
+        accumulates, never sees them."""
+        func = call.func
+        if type(func) is not cst.Attribute or func.attr.value != "grad" or self.qualify(func) != "torch.autograd.grad":
+            return None
+        inputs = mt.positional(call, 1) or mt.keyword(call, "inputs")
+        graph = mt.keyword(call, "create_graph")
+        if inputs is None or graph is not None and not mt.is_name(graph.value, "False"):
+            return None
+        value = inputs.value
+        if isinstance(value, cst.Name) and (ref := self.ref(value)) is not None:
+            sources = self.sources(ref)
+            value = sources[0] if len(sources) == 1 else value
+        return parameters_of(value)
+
     def trains(self, node: cst.CSTNode, depth: int = 3) -> bool:
-        """Does running `node` call `.backward()` (here or in a function of this file it calls)?"""
+        """Does running `node` call `.backward()`, or differentiate a model's parameters by
+        `torch.autograd.grad` (`parameter_gradients`), here or in a function of this file it calls?"""
         if node in self._trains_memo:
             return self._trains_memo[node]
         self._trains_memo[node] = False  # a recursive call of the same function adds nothing
         calls = self._calls_by_func.get(node, []) if isinstance(node, cst.FunctionDef) else self.calls_in(node)
-        result = any(self.is_backward(c) for c in calls) or (depth > 0 and any(
+        result = any(self.is_backward(c) or self.parameter_gradients(c) is not None for c in calls) or (depth > 0 and any(
             self.trains(f, depth - 1) for c in calls for f in self.user_functions(c)))
         self._trains_memo[node] = result
         return result
@@ -1859,6 +1880,16 @@ def _generated_fields(cls: cst.ClassDef) -> list[str]:
     return [a.target.value for line in body if isinstance(line, cst.SimpleStatementLine) for a in line.body
             if isinstance(a, cst.AnnAssign) and isinstance(a.target, cst.Name)
             and "ClassVar" not in (dotted(a.annotation.annotation) or dotted(getattr(a.annotation.annotation, "value", None)) or "")]
+
+
+def parameters_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`model.parameters()`, `list(model.parameters())`: `model`; else None."""
+    if isinstance(expr, cst.Call) and mt.is_name(expr.func, "list") and len(expr.args) == 1:
+        expr = expr.args[0].value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "parameters" \
+            and not expr.args and dotted(expr.func.value):
+        return expr.func.value
+    return None
 
 
 def param_names(func: cst.FunctionDef) -> list[str]:

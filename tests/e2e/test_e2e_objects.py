@@ -53,6 +53,8 @@ layer under the `if` that trains it, after the wrap, and a second critic's insid
 each is wrapped again (the second after the helper's call), its new layer averaged.
 fixtures/objects_comprehension (decision 0109's probe): an epoch that is a list comprehension over the loader a
 data module's hook builds anew: sharded where the hook builds it, reshuffled where the comprehension builds it.
+fixtures/objects_meta (decision 0125): a meta-learning outer step whose `torch.autograd.grad` gradients of the
+model's parameters are summed over tasks and set into `p.grad` by hand: averaged after the loop that sets them.
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_replaced": ((64,), {"critic.pt", "second.pt"}),
     "objects_config": ((64,), {"checkpoint.pth"}),
     "objects_comprehension": ((64,), {"model.pt"}),
+    "objects_meta": ((64,), {"model.pt"}),
 }
 EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}

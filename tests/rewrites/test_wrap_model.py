@@ -5353,3 +5353,44 @@ def test_a_model_kept_in_a_dict_the_training_function_is_handed_is_wrapped_where
     out, _ = run(DICT_HOLDER)
     assert "net = DistributedDataParallel(net, device_ids=device_ids(net))\nstate = {" in out
     assert "TODO" not in out and 'torch.save(state["model"].module.state_dict(), tmp_path)' in out
+
+
+META_STEP = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randn(16, 1)), batch_size=8, shuffle=True)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+meta_opt = torch.optim.Adam(model.parameters(), lr=0.01)
+for epoch in range(2):
+    for x, y in loader:
+        meta_opt.zero_grad()
+        summed = [torch.zeros_like(p) for p in model.parameters()]
+        for tx, ty in ((x[:4], y[:4]), (x[4:], y[4:])):
+            grads = torch.autograd.grad(nn.functional.mse_loss(model(tx), ty), model.parameters())
+            summed = [s + g for s, g in zip(summed, grads)]
+{use}
+        meta_opt.step()
+"""
+
+
+def test_gradients_of_the_parameters_set_by_hand_are_averaged_after_the_loop_that_sets_them():
+    """A meta-learning outer step (decision 0125): each task's `torch.autograd.grad` of the model's
+    parameters summed and set into `p.grad` by hand before `meta_opt.step()`. DDP averages what
+    `.backward()` accumulates, so each process stepped its own gradients (the self-check's
+    diverged-parameters); they are averaged after the loop that sets them, with no
+    `penalty_gradients` (nothing backpropagates through them)."""
+    use = "        for p, g in zip(model.parameters(), summed):\n            p.grad = g / 2\n"
+    converted = only(NAME, META_STEP.replace("{use}\n", use))
+    assert use + "        average_gradients(model)\n        meta_opt.step()" in converted
+    assert "penalty_gradients" not in converted and "from ddpify_runtime import average_gradients" in converted
+
+
+def test_gradients_of_the_parameters_used_otherwise_are_named_not_averaged():
+    """An update by hand of a copy (an inner loop that adapts fast weights): nothing sets `p.grad`
+    from them, so nothing is averaged, and a warning says DDP does not average them."""
+    use = "        fast = [p - 0.1 * g for p, g in zip(model.parameters(), summed)]\n"
+    result = rewritten(NAME, META_STEP.replace("{use}\n", use))
+    assert "average_gradients" not in result.code
+    assert any("DDP does not average these gradients" in w for w in warnings(result.changes)), result.changes
