@@ -15,6 +15,7 @@ the plain torch.distributed reading misses (a test it does not know, so a write 
 | detectron2 | `comm.synchronize()`, `comm.all_gather(x)`, `comm.gather(x)`, `comm.reduce_dict(d)` | collectives |
 | transformers, trl | `compute_loss(self, model, ...)`, `training_step(self, model, ...)` of a `Trainer` subclass; `batched_forward_pass(self, model, ...)` of trl's | methods the framework calls with the model it wrapped (DDP where distributed) |
 | easytorch, Lightning | `@master_only` (easytorch.utils), `@rank_zero_only` (Lightning's utilities) | decorators that run the function on the main process only |
+| Lightning | `trainer.save_checkpoint(p)`; Fabric's `fabric.save(p, state)`, `fabric.barrier()`, `fabric.all_reduce(x)` ... (`lightning.collective`) | collectives |
 | torch FSDP | `FSDP.optim_state_dict(m, opt)`, `FSDP.full_optim_state_dict(m, opt)`; `m.state_dict()` under `with FSDP.state_dict_type(m, StateDictType.FULL_STATE_DICT)` | collectives (each gathers every process's shards) |
 
 A method or field is read by its name where the program imports the package (the object is
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis import lightning
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.names import dotted
 
@@ -92,9 +94,10 @@ def rank_call(facts: Facts, call: cst.Call) -> str | None:
 
 
 def collective(facts: Facts, call: cst.Call) -> bool:
-    """A framework's call every process must make (detectron2's `comm.synchronize()`), or a
-    model's `state_dict()` where FSDP gathers the full one (`full_state_dict`)."""
-    return facts.qualify(call.func) in COLLECTIVE_CALLS or full_state_dict(facts, call)
+    """A framework's call every process must make (detectron2's `comm.synchronize()`, Lightning's
+    `trainer.save_checkpoint(p)`: `lightning.collective`), or a model's `state_dict()` where FSDP
+    gathers the full one (`full_state_dict`)."""
+    return facts.qualify(call.func) in COLLECTIVE_CALLS or full_state_dict(facts, call) or lightning.collective(facts, call)
 
 
 def full_state_dict(facts: Facts, call: cst.Call) -> bool:

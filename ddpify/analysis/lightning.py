@@ -1,6 +1,8 @@
 """Lightning's own protocol for the hooks of a `LightningDataModule` or `LightningModule`, where
 `check` reads a file of one without Lightning's `Trainer` (a data module in its own module).
 
+- the steps and `on_*` hooks of a `LightningModule` run on every process (`run_by_lightning`),
+  though no code of the program calls them: a write there is every process's write;
 - `prepare_data` runs on one process a node (the main process of each node; Lightning calls it
   before it builds the loaders on every process): a write in it, or in a helper only it calls,
   is one process's write (`Ranks.on_some_ranks`).
@@ -27,6 +29,18 @@ it after one process has, and find what it wrote where it writes only what is mi
 
 Fabric's `launch(main, *args, **kwargs)` calls `main(fabric, *args, **kwargs)` on every process
 (`fabric_launch_arguments`): the values the script hands it are what `main`'s parameters hold.
+
+Collectives of Lightning's objects (`collective`), which every process must call: a `Trainer`'s
+`save_checkpoint(path)` (its strategy gathers what it saves and waits at a barrier; read by name
+where the program imports Lightning, the trainer being handed in or built by a factory:
+`trainer = instantiate(cfg.trainer)`), Fabric's `save`, `barrier`, `all_reduce`, `all_gather`,
+`broadcast` (of a `Fabric(...)`, or a parameter annotated `L.Fabric`), a strategy's `barrier`,
+`broadcast`, `reduce`, `all_gather` (`trainer.strategy.broadcast(x)`). What a broadcast or a
+reduction returns is the same on every process (`agreed`): `if trainer.strategy.broadcast(linked):
+return` is no rank test.
+
+    if trainer.is_global_zero:
+        trainer.save_checkpoint(path)      # before: no collective; after: DDP004, the others never call it
 """
 
 from __future__ import annotations
@@ -40,10 +54,21 @@ from ddpify.syntax.facts import Facts
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning"})
 LIGHTNING_CLASSES = frozenset({"LightningDataModule", "LightningModule"})
 ONE_PROCESS_A_NODE = frozenset({"prepare_data"})
+# the methods of a LightningModule or LightningDataModule that Lightning's loop calls on every
+# process, besides its `on_*` hooks: nobody in the program calls them, and they run all the same
+STEP_HOOKS = frozenset({"training_step", "validation_step", "test_step", "predict_step", "configure_optimizers",
+                        "setup", "teardown", "forward"})
 LOADER_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader"})
 AFTER_PREPARE = LOADER_HOOKS | {"setup"}
 LAUNCHES = frozenset({"fit", "validate", "test", "predict"})  # a Trainer's methods that start the processes
 FABRIC_LAUNCH = "launch"  # Fabric's method that starts the processes (and calls the function it is given)
+FABRIC_PACKAGES = (*LIGHTNING_PACKAGES, "lightning_fabric")
+TRAINER_COLLECTIVES = frozenset({"save_checkpoint"})  # a Trainer's methods every process must call
+FABRIC_COLLECTIVES = frozenset({"save", "barrier", "all_reduce", "all_gather", "broadcast"})  # Fabric's
+# a strategy's (`trainer.strategy.barrier()`), read by name where the program imports Lightning
+STRATEGY_COLLECTIVES = frozenset({"barrier", "broadcast", "reduce", "all_gather", "reduce_boolean_decision"})
+# of those, the calls whose result every process holds alike (rank 0's value sent, or one reduced)
+AGREEING = frozenset({"broadcast", "reduce", "all_reduce", "reduce_boolean_decision"})
 
 
 def lightning_class(facts: Facts, cls: cst.ClassDef) -> bool:
@@ -62,6 +87,15 @@ def lightning_hook(facts: Facts, func: cst.FunctionDef, hooks: frozenset[str]) -
     """Is `func` a method named in `hooks` of a Lightning class (`lightning_class`)?"""
     cls = facts.enclosing_class(func)
     return func.name.value in hooks and cls is not None and lightning_class(facts, cls)
+
+
+def run_by_lightning(facts: Facts, func: cst.FunctionDef) -> bool:
+    """Is `func` a method of a Lightning class that Lightning's loop calls on every process: a step
+    (`STEP_HOOKS`), a loader hook, or an `on_*` hook (`validation_step`, `on_validation_epoch_end`)?
+    Not `prepare_data` (one process a node)."""
+    name = func.name.value
+    return (name in STEP_HOOKS or name in LOADER_HOOKS or name.startswith("on_")) and lightning_hook(
+        facts, func, frozenset({name}))
 
 
 def in_lightning_hook(facts: Facts, node: cst.CSTNode, hooks: frozenset[str], depth: int = 3) -> bool:
@@ -141,9 +175,49 @@ def _lightning_trainer(facts: Facts, site: cst.CSTNode) -> bool:
 def fabric_launch(facts: Facts, call: cst.Call) -> bool:
     """`fabric.launch(...)` of a `fabric = L.Fabric(...)` (`lightning.Fabric`, `lightning.fabric.Fabric`,
     `lightning_fabric.Fabric`)."""
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value == FABRIC_LAUNCH and any(
-        _lightning_class_named(facts, site, "Fabric", (*LIGHTNING_PACKAGES, "lightning_fabric"))
-        for site in of(facts).values(call.func.value))
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == FABRIC_LAUNCH and fabric_object(
+        facts, call.func.value)
+
+
+def fabric_object(facts: Facts, expr: cst.BaseExpression) -> bool:
+    """Is `expr` a Fabric object: built as `L.Fabric(...)` (the object core's sites), or a parameter
+    annotated so (`def main(fabric: L.Fabric, ...)`, which Fabric's `launch` calls)?"""
+    if any(_lightning_class_named(facts, site, "Fabric", FABRIC_PACKAGES) for site in of(facts).values(expr)):
+        return True
+    ref = facts.ref(expr) if isinstance(expr, cst.Name) else None
+    if ref is None or not isinstance(ref.scope, cst.FunctionDef):
+        return False
+    return any(p.name.value == ref.name and p.annotation is not None
+               and (facts.qualify(p.annotation.annotation) or "").split(".")[0] in FABRIC_PACKAGES
+               and (facts.qualify(p.annotation.annotation) or "").endswith(".Fabric")
+               for p in (*ref.scope.params.params, *ref.scope.params.kwonly_params))
+
+
+def collective(facts: Facts, call: cst.Call) -> bool:
+    """A Lightning collective (`TRAINER_COLLECTIVES` of a trainer, where the program imports
+    Lightning; `FABRIC_COLLECTIVES` of a Fabric object), not a method of the program's own."""
+    if not isinstance(call.func, cst.Attribute) or facts.user_functions(call):
+        return False
+    method = call.func.attr.value
+    if method in TRAINER_COLLECTIVES and _imports_lightning(facts) or method in STRATEGY_COLLECTIVES and _strategy(facts, call):
+        return True
+    return method in FABRIC_COLLECTIVES and fabric_object(facts, call.func.value)
+
+
+def agreed(facts: Facts, call: cst.Call) -> bool:
+    """Does `call` return the same value on every process: a Lightning strategy's or Fabric's
+    `broadcast` or reduction (`AGREEING`: `trainer.strategy.broadcast(flag)`, `fabric.all_reduce(x)`)?"""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in AGREEING and collective(facts, call)
+
+
+def _strategy(facts: Facts, call: cst.Call) -> bool:
+    """`trainer.strategy.m(...)`, `self.trainer.strategy.m(...)` where the program imports Lightning."""
+    owner = call.func.value if isinstance(call.func, cst.Attribute) else None
+    return isinstance(owner, cst.Attribute) and owner.attr.value == "strategy" and _imports_lightning(facts)
+
+
+def _imports_lightning(facts: Facts) -> bool:
+    return any(facts.imports.imports_module(p) for p in LIGHTNING_PACKAGES)
 
 
 def fabric_launch_arguments(facts: Facts, call: cst.Call, func: cst.FunctionDef) -> dict[str, cst.BaseExpression]:

@@ -35,6 +35,7 @@ from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.cycles import Cycles
 from ddpify.analysis.distributed import Launcher, accelerate_collective, barrier_method, composer_handlers, hook_runs
 from ddpify.analysis import frameworks
+from ddpify.analysis import lightning
 from ddpify.analysis.lightning import ONE_PROCESS_A_NODE, before_launch, lightning_hook, prepared_first
 from ddpify.analysis.objects import of
 
@@ -359,10 +360,12 @@ class Ranks:
 
     def _call_rank_dependent(self, test: cst.Call, depth: int) -> bool:
         """`rank_dependent` of a call: its name says rank, an argument reads the rank (not one that
-        only places the value, `t.cuda(local_rank)`, nor one a helper only logs with), or it returns
-        a rank test."""
+        only places the value, `t.cuda(local_rank)`, nor one a helper only logs with, nor one a
+        broadcast sends: `lightning.agreed`), or it returns a rank test."""
         if isinstance(test.func, cst.Attribute) and mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
             return self.rank_dependent(test.func.value, depth)
+        if lightning.agreed(self.facts, test):
+            return False  # `trainer.strategy.broadcast(rank == 0 and linked)`: rank 0's value, on every process
         return rank_word(test.func) or frameworks.main_test(self.facts, test.func) or any(
             self.rank_dependent(a.value, depth) and not self._only_logged(test, a.value)
                                            for a in test.args
@@ -991,11 +994,13 @@ class Ranks:
 
     def entry_point(self, func: cst.FunctionDef) -> bool:
         """Is `func` run by this script: called here, or handed on by name (`mp.spawn(worker, ...)`),
-        or a method of a Composer event handler (its `Trainer` runs them on every process)? A
+        or a method of a Composer event handler (its `Trainer` runs them on every process), or a
+        step or hook of a Lightning class (`lightning.run_by_lightning`: `validation_step`)? A
         helper nobody here calls belongs to another file's control flow."""
         name = func.name.value
         return bool(self.facts.call_sites(func)) or bool(self.facts.handing_on(name)) \
-            or self.facts.enclosing_class(func) in composer_handlers(self.facts)
+            or self.facts.enclosing_class(func) in composer_handlers(self.facts) \
+            or lightning.run_by_lightning(self.facts, func)
 
     def is_collective(self, call: cst.Call, depth: int = 3) -> bool:
         """A call every process must make: a torch.distributed collective, ddpify_runtime's

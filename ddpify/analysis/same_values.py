@@ -41,7 +41,7 @@ from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_nam
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
 from ddpify.analysis.distributed import accelerators
-from ddpify.analysis.lightning import fabric_launch, fabric_launch_arguments
+from ddpify.analysis.lightning import agreed, fabric_launch, fabric_launch_arguments
 from ddpify.analysis.models import ACCELERATE_PREPARE
 from ddpify.analysis.objects import LOADER, MODEL, of as objects_of
 from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable, read_names
@@ -592,8 +592,8 @@ class SameValues:
             return self._loads_one_file(node)  # `torch.load(f)`: the same file everywhere
         if isinstance(node, cst.Call) and reads_saved_state(f, node):
             return True  # `checkpointer.resume_or_load(path)`, `load_state(path)`: the same file everywhere
-        if isinstance(node, cst.Call) and f.qualify(node.func) in JOB_QUESTIONS:
-            return True  # `dist.get_world_size()`: one answer for the whole job
+        if isinstance(node, cst.Call) and (f.qualify(node.func) in JOB_QUESTIONS or agreed(f, node)):
+            return True  # `dist.get_world_size()`: one answer for the whole job; `trainer.strategy.broadcast(x)`
         if isinstance(node, cst.Call):
             arguments = all(self._shared(a.value, proving) for a in node.args)
             if mt.is_call_of(node, "len") and len(node.args) == 1 and self._data(node.args[0].value):

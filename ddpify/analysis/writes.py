@@ -176,9 +176,14 @@ def _saves_itself(qualified: str | None) -> bool:
     return qualified is not None and (qualified in SCRIPTED or qualified.startswith(SAVED_BY_METHOD))
 
 
+# the keywords a write's path is passed by, where it is not passed by its place
+PATH_KEYWORDS = ("f", "file", "fname", "filename", "path")
+
+
 def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     """The path (or open file) a file write writes to, where it is passed (the object of
-    `Path(p).write_bytes(data)`, the path opened in `with fs.open(p, mode="wb") as f:`)."""
+    `Path(p).write_bytes(data)`, the path opened in `with fs.open(p, mode="wb") as f:`, the
+    keyword of `torch.save(obj=state, f=path)`)."""
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in PATH_METHODS:
         return call.func.value
     if _opened_to_write(facts, call):  # `open(p, "w")`, `Path(p).open("w")`
@@ -193,6 +198,8 @@ def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
         arg = mt.keyword(call, "log_dir") or mt.keyword(call, "logdir")
     if arg is None and isinstance(call.func, cst.Attribute):  # `tar.extractall(path=d)`
         arg = mt.keyword(call, "path")
+    if arg is None:  # `torch.save(obj=state, f=path)`, `np.save(file=p, arr=a)`: the path passed by keyword
+        arg = next((found for kw in PATH_KEYWORDS if (found := mt.keyword(call, kw)) is not None), None)
     return arg.value if arg is not None else None
 
 

@@ -76,7 +76,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     (`subprocess.run(ddp_command)`, ultralytics');
     in a Lightning loader hook or `setup`, where `prepare_data` already ran what writes: a data set
     building its cache where it is missing), and in a function that some call reaches on every process (or
-    that is handed to `mp.spawn`; not in a function decorated by a program decorator whose
+    that is handed to `mp.spawn`, or a step or `on_*` hook of a LightningModule, which Lightning runs
+    on every process; not in a function decorated by a program decorator whose
     wrapper calls it under a rank test, `@rank0_only`). A write of another module of the
     program is also reported at the call of the checked file that runs it on every process
     (`self.save_best()` of a base class whose helper calls `torch.save`), through as many modules
