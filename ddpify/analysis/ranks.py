@@ -516,13 +516,14 @@ class Ranks:
         return found
 
     def dict_entries(self, expr: cst.CSTNode) -> list[cst.BaseExpression] | None:
-        """The values `d["key"]` can be, where every assignment of `d` is a dict literal (with
-        that key): the entry followed, not the whole dict. None for anything else."""
-        if not (isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
-                and isinstance(expr.value, (cst.Name, cst.Attribute))):
+        """The values `d["key"]` (or `d.get("key")`) can be, where every assignment of `d` is a dict
+        literal (with that key): the entry followed, not the whole dict. None for anything else."""
+        mapping = expr.value if isinstance(expr, cst.Subscript) else expr.func.value if isinstance(
+            expr, cst.Call) and isinstance(expr.func, cst.Attribute) else None
+        key = _read_key(expr)
+        if key is None or not isinstance(mapping, (cst.Name, cst.Attribute)):
             return None
-        key = string_value(expr.slice[0].slice.value)
-        ref = self.facts.ref(expr.value) if key is not None else None
+        ref = self.facts.ref(mapping)
         sources = self.facts.sources(ref) if ref is not None else []
         dicts = [s for s in sources if isinstance(s, cst.Dict)]
         if not sources or len(dicts) != len(sources):
@@ -1225,11 +1226,24 @@ def rank_variable(key: str) -> bool:
 
 
 def rank_key(expr: cst.CSTNode) -> bool:
-    """`opt["rank"]`, `cfg["local_rank"]`: an entry whose literal key is a rank's name."""
-    if not (isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)):
-        return False
-    key = string_value(expr.slice[0].slice.value)
+    """`opt["rank"]`, `cfg["local_rank"]`: an entry whose literal key is a rank's name; also read
+    with the mapping's or the configuration object's `get` (`configer.get("local_rank")`,
+    `cfg.get("rank", 0)`), the same entry asked for by its key.
+
+    Before: only the item was; torchcv's saves under `if self.configer.get('local_rank') != 0:
+    return` read as writes of every rank (DDP006)."""
+    key = _read_key(expr)
     return key is not None and key.isidentifier() and rank_word(cst.Name(key))
+
+
+def _read_key(expr: cst.CSTNode) -> str | None:
+    """The literal key an entry is read at: `cfg["rank"]` and `cfg.get("rank", 0)` both "rank"."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        return string_value(expr.slice[0].slice.value)
+    if isinstance(expr, cst.Call) and mt.is_method_call(expr, "get") and 1 <= len(expr.args) <= 2 \
+            and expr.args[0].keyword is None:
+        return string_value(expr.args[0].value)
+    return None
 
 
 def ranks_by_role(facts: Facts) -> frozenset[Ref]:

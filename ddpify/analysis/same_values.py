@@ -451,11 +451,11 @@ class SameValues:
     def _set_from_rank_by_caller(self, test: cst.CSTNode) -> bool:
         """Does `test` read an attribute of a parameter that a caller sets from the rank on the
         object it passes (`args.should_save` of `train(args)`, after `args.should_save = ... and
-        is_master(args)`)? Or an entry whose key is a rank's name (`opt["rank"]`)?"""
+        is_master(args)`)? Or an entry whose key is a rank's name (`opt["rank"]`, `cfg.get("rank")`)?"""
         f = self.facts
-        nodes = [test] if isinstance(test, (cst.Attribute, cst.Subscript)) else f.findall(
-            test, (cst.Attribute, cst.Subscript))
-        return any(rank_key(n) if isinstance(n, cst.Subscript) else (ref := f.ref(n)) is not None and any(
+        nodes = [test] if isinstance(test, (cst.Attribute, cst.Subscript, cst.Call)) else f.findall(
+            test, (cst.Attribute, cst.Subscript, cst.Call))
+        return any(rank_key(n) if isinstance(n, (cst.Subscript, cst.Call)) else (ref := f.ref(n)) is not None and any(
             self.ranks.rank_dependent(v) for v in self.ranks.attribute_of_passed(ref)) for n in nodes)
 
     def _reads_rank_by_role(self, test: cst.CSTNode) -> bool:
@@ -543,6 +543,8 @@ class SameValues:
                 return True  # `if RANK != 0: stop = broadcast_list[0]` after the broadcast
             if self._counts(node):
                 return True
+            if _unpacked_batch_size(f, ref):
+                return True  # `n, c, h, w = images.shape`: `n` is `images.shape[0]`, the batch's size
             if self._bound_on_some_ranks(ref, node):
                 return False  # `if rank == 0: out_dir = ...` read after the test: the other ranks hold none
             if not all(self._shared(a.value, proving) for a in self._filled_with(ref)):
@@ -1208,6 +1210,21 @@ def _torch_function(name: str | None) -> bool:
         return False
     last = name.rsplit(".", 1)[-1]
     return not last.startswith(("rand", "normal", "bernoulli", "multinomial", "poisson", "manual_seed", "seed"))
+
+
+def _unpacked_batch_size(f: Facts, ref: Ref) -> bool:
+    """Is every value of `ref` the first element unpacked from a batch's shape (`n, c, h, w =
+    images.shape`, `b, t = tokens.size()`)? That is `images.shape[0]` (`_batch_size`): a
+    DistributedSampler gives every process as many samples, so the i-th batch has one size on
+    every process; the other elements (`t`, a padded sequence's length) are the batch's own.
+
+    Before: only `images.shape[0]` written out was the batch's size; unpacked, `n` was a value of
+    this process's data, and Person_reID's skip of a short last batch read as a `continue` some
+    ranks take (DDP005)."""
+    unpacked = f._unpacking.get(ref, ())
+    return bool(unpacked) and not f.writes(ref) and all(i == 0 and (
+        mt.is_attribute(value, "shape") or isinstance(value, cst.Call) and mt.is_method_call(value, "size")
+        and not value.args) for value, i in unpacked)
 
 
 def _batch_size(node: cst.CSTNode) -> bool:

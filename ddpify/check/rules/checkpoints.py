@@ -142,23 +142,66 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode) -> list[cst.Call]:
     if f.program is None:
         return []
     home, entry = f.program.part_of(call, f.parents), f.program.parts[0]
-    found, frontier, seen = [], [f.scope(call)], set()
+    found: list[cst.Call] = []
+    frontier: list[tuple[cst.CSTNode | None, cst.ClassDef | None]] = [(f.scope(call), None)]
+    seen: set = set()
     while frontier:
         reached = []
-        for func in frontier:
-            if not isinstance(func, cst.FunctionDef) or func in seen:
+        for func, needed in frontier:
+            if not isinstance(func, cst.FunctionDef) or (func, needed) in seen:
                 continue
-            seen.add(func)
+            seen.add((func, needed))
             for site in f.call_sites(func):
                 if _on_one_rank(ctx, site, func) or ctx.ranks.undistributed(site) or ctx.ranks.main_first(site, write=call) \
                         or func is f.scope(call) and left_out(f, call, func, site):
                     continue
+                runs = _dispatched_to(f, site, func, needed)
+                if runs is False:
+                    continue  # `trainer.train()` of a `DDPTrainer`: never a sibling subclass's override
                 if f.program.part_of(site, f.parents) is entry is not home:
-                    found.append(site)
+                    if runs is None or _made_on(f, f.scope(site), runs):
+                        found.append(site)
                 else:
-                    reached.append(f.scope(site))
+                    reached.append((f.scope(site), runs))
         frontier = reached
     return found
+
+
+def _made_on(f, func: cst.CSTNode | None, needed: cst.ClassDef, depth: int = 4) -> bool:
+    """Is `func`, a method that runs a write only on an instance of the class `needed`, called on
+    one: on `self` by a method called so in turn, or on an object that may be of that class
+    (`AdversarialDDPTrainer(cfg).train()`)? A method no call of the program reaches is taken to be
+    (a framework may call it)."""
+    if not isinstance(func, cst.FunctionDef) or not depth:
+        return True
+    sites = f.call_sites(func)
+    runs = [(site, _dispatched_to(f, site, func, needed)) for site in sites]
+    return not sites or any(r is None or r is not False and _made_on(f, f.scope(site), r, depth - 1) for site, r in runs)
+
+
+def _dispatched_to(f, site: cst.Call, func: cst.FunctionDef, needed: cst.ClassDef | None) -> cst.ClassDef | None | bool:
+    """Does the call `site` run `func` for the object it is made on? `self._pre_training()` in
+    `Trainer.train` runs a subclass's override (`AdversarialTraining._pre_training`) only where
+    `self` is an instance of that subclass: the class the walk from the write back to the checked
+    file then needs, through the callers of `Trainer.train` on `self` alike, up to a call on an
+    object whose classes are known (`trainer = DDPTrainer(cfg)`, `trainer.train()`), which runs it
+    only if one of them is that class or below it. The class still needed (None: any), or False
+    where the call never runs `func`.
+
+    Before: a base class's method reached every override of its subclasses, so a trainer's
+    `train()` reported the image write of a sibling subclass this trainer is not."""
+    owner = f.enclosing_class(func)
+    receiver = site.func.value if isinstance(site.func, cst.Attribute) else None
+    if receiver is not None and dotted(receiver) == "self":
+        caller = f.enclosing_class(site)
+        if owner is not None and caller is not None and caller is not owner and owner not in f.lineage(caller) \
+                and caller in f.lineage(owner):
+            needed = owner if needed is None or needed in f.lineage(owner) else needed  # an override below the caller's class
+        return needed if needed is None or caller is None or caller in f.lineage(needed) else False
+    if needed is None or receiver is None:
+        return None
+    classes = f._instances_of(receiver)
+    return None if not classes or any(needed in f.lineage(cls) for cls in classes) else False
 
 
 def _on_one_rank(ctx: Context, site: cst.Call, func: cst.FunctionDef) -> bool:
