@@ -91,9 +91,10 @@ class Models:
 def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     """The models that train, each wrapped where it is ready, or where `place` moves it
     (`ddpify.analysis.fsdp.place_shard`), before the names that hold it are followed from there."""
-    wrapped: list[Model] = []
+    wrapped: list[Model] = [m for m in (_trains_itself(facts, o) for o in facts.optimizers) if m is not None]
     untraced: list[cst.CSTNode] = []
-    for key, optimizer, partial, at in _trained_names(facts, untraced):
+    own = frozenset(o for m in wrapped for o in m.optimizers)
+    for key, optimizer, partial, at in _trained_names(facts, untraced, own):
         if _built_for_no_caller(facts, key, at):
             continue
         read = {r} if at is not optimizer and (r := facts.ref(_expression(key), at)) is not None else None
@@ -592,12 +593,16 @@ def _keys_read(items: list) -> set[str]:
     return keys
 
 
-def _trained_names(facts: Facts, untraced: list[cst.CSTNode]) -> list[tuple[str, cst.CSTNode, bool, cst.CSTNode]]:
+def _trained_names(facts: Facts, untraced: list[cst.CSTNode], skip: frozenset[cst.CSTNode] = frozenset()
+                   ) -> list[tuple[str, cst.CSTNode, bool, cst.CSTNode]]:
     """(last name component of each trained model, what trains it, whether only some of its
     sub-modules are trained, where that name is read: the optimizer, or the statement that names
-    the parameters where they are not the optimizer's to name), in source order."""
+    the parameters where they are not the optimizer's to name), in source order; not the optimizers
+    in `skip` (their model is found already)."""
     found: list[tuple[str | None, cst.CSTNode, bool, cst.CSTNode]] = []
     for opt in facts.optimizers:
+        if opt in skip:
+            continue
         if mt.is_optimizer_factory(opt.func) and isinstance(opt.func, cst.Attribute):  # `model.configure_optimizers(...)`
             found.append((_owner(opt.func.value), opt, False, opt))
             continue
@@ -632,6 +637,36 @@ def _trained_names(facts: Facts, untraced: list[cst.CSTNode]) -> list[tuple[str,
     return [(owner, node, partial, at) for owner, node, partial, at in found if owner]
 
 
+def _trains_itself(facts: Facts, optimizer: cst.CSTNode) -> Model | None:
+    """A module that trains itself in a method of its own: the method (not `__init__`) builds the
+    optimizer over `self.parameters()` and runs the forward and a backward (`_steps_itself`), and
+    the program calls it on an object it makes (`_called_on`: `method.run()` -> `self.train(X, y)`),
+    a course's `method` class or a Keras-like `fit`:
+
+        def train_model(self, X, y):                 def train_model(self, X, y):
+            self._build_model()                          self._build_model()
+            opt = Adam(self.parameters())       ->       opt = Adam(sync_gradients(self).parameters())
+            ... self.forward(x) ... backward()           ... self.forward(x) ... backward()
+
+    Synced where the optimizer takes it, no wrapper (DDP's forward never runs; the object's own
+    methods stay callable): every layer it has built by then is hooked, layers the method builds
+    first too (a vocabulary's embedding, made once the data is seen), on whichever object runs it,
+    whatever names the program binds it to. None for any other optimizer."""
+    calls = parameter_calls(facts, optimizer) if isinstance(optimizer, cst.Call) else []
+    receiver = calls[0].func.value if len(calls) == 1 and isinstance(calls[0].func, cst.Attribute) else None
+    method, cls = facts.scope(optimizer), facts.enclosing_class(optimizer)
+    if not isinstance(receiver, cst.Name) or receiver.value != "self" or cls is None \
+            or not isinstance(method, cst.FunctionDef) or method.name.value == "__init__" or not forward.is_module_class(facts, cls) \
+            or facts.enclosing_class(calls[0]) is not cls or not _steps_itself(facts, method) \
+            or not _called_on(facts, method, set()):
+        return None
+    stmt = facts.statement(optimizer)
+    model = Model("self", stmt, stmt, before_anchor=True, synced=f"{cls.name.value}.{method.name.value}", item=True,
+                  inline=receiver)
+    model.optimizers.append(optimizer)
+    return model
+
+
 def _instances(facts: Facts, cls: cst.ClassDef | None, optimizer: cst.Call) -> list[tuple[str, cst.CSTNode]]:
     """For a module class whose own method builds `optimizer` over `self.parameters()` (in `cls` or
     its kin): (the last name, the statement) of each name the program binds to an instance of it
@@ -648,9 +683,7 @@ def _instances(facts: Facts, cls: cst.ClassDef | None, optimizer: cst.Call) -> l
             or not facts.kin_classes(cls, built_in) or not forward.is_module_class(facts, cls):
         return []
     flow = objects.of(facts)
-    called = None if method.name.value == "__init__" else Sites().union(*(
-        flow.values(c.func.value) for c in facts.calls
-        if isinstance(c.func, cst.Attribute) and c.func.attr.value == method.name.value and dotted(c.func.value)))
+    called = None if method.name.value == "__init__" else _called_on(facts, method, set())
     found = []
     for target, value, stmt in [*facts.assigns, *_unpacked_elements(facts)]:
         name = dotted(target)
@@ -665,6 +698,30 @@ def _instances(facts: Facts, cls: cst.ClassDef | None, optimizer: cst.Call) -> l
         if isinstance(func, cst.FunctionDef) and any(mt.is_name(r, name) for r in facts.returned(func)):
             continue
         found.append((name.split(".")[-1], stmt))
+    return found
+
+
+def _called_on(facts: Facts, method: cst.FunctionDef, seen: set[cst.FunctionDef]) -> Sites:
+    """The objects the program calls `method` on (a method of a class, by its name): each receiver
+    of `x.method(...)`; a call on `self` in a method of the class or its kin (`self.train(X, y)` in
+    the model's own `run()`) is on the objects that method is called on, followed up the chain
+    (`setting.method.run()`), and one in `__init__` on every instance built of that class."""
+    if method in seen:
+        return Sites()
+    seen.add(method)
+    flow, cls = objects.of(facts), facts.enclosing_class(method)
+    found: Sites = Sites()
+    for call in facts.calls:
+        if not isinstance(call.func, cst.Attribute) or call.func.attr.value != method.name.value or not dotted(call.func.value):
+            continue
+        caller, caller_class = facts.scope(call), facts.enclosing_class(call)
+        if not mt.is_name(call.func.value, "self"):
+            found |= flow.values(call.func.value)
+        elif isinstance(caller, cst.FunctionDef) and cls is not None and caller_class is not None \
+                and facts.kin_classes(caller_class, cls):
+            found |= Sites(c for c in facts.calls if (built := flow.constructs(c)) is not None
+                           and facts.kin_classes(built, caller_class)) if caller.name.value == "__init__" \
+                else _called_on(facts, caller, seen)
     return found
 
 
@@ -1470,8 +1527,15 @@ def _unconditional(facts: Facts, stmt: cst.CSTNode, optimizer: cst.CSTNode | Non
                     dotted(t) == bound and s is not stmt and facts.is_inside(s, anc) and facts.before(s, stmt)
                     for t, _, s in facts.assigns):
                 break
-            result = anc
+            if not _is_elif(facts, anc):  # an `elif` is no statement of a block: its chain answers for it
+                result = anc
     return result
+
+
+def _is_elif(facts: Facts, node: cst.CSTNode) -> bool:
+    """Is `node` the `elif` of an `if` (the `If` in its parent's `orelse`)?"""
+    parent = facts.parent(node)
+    return isinstance(node, cst.If) and isinstance(parent, cst.If) and parent.orelse is node
 
 
 def _moved_after(facts: Facts, anc: cst.CSTNode, name: str) -> bool:

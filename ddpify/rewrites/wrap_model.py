@@ -507,6 +507,10 @@ def _sync(edits: Edits, model: Model) -> None:
     line = f"{name} = sync_gradients({name})\n"
     if model.inline is not None:  # `[SGD(sync_gradients(m).parameters()) for m in models]`: the item itself, hooked
         edits.replace(model.inline, lambda node: cst.Call(cst.Name("sync_gradients"), [cst.Arg(node)]),
+                      f"`{model.synced.split('.')[0]}` trains itself in `{model.synced}()` (its optimizer over `self.parameters()`, its "
+                      "forward and backward there), never through DistributedDataParallel's forward: its gradients are "
+                      "averaged as backward computes them (sync_gradients) where the optimizer takes it, with every "
+                      "layer it holds by then; the object stays as it is" if mt.is_name(model.inline, "self") else
                       f"`{name}`, a module kept on an object that is no model, built where no name holds it to wrap: its "
                       "gradients are averaged as backward computes them (sync_gradients) where its optimizer takes "
                       "it; the object keeps the module itself" if isinstance(model.inline, cst.Attribute) else

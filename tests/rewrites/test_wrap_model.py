@@ -5394,3 +5394,157 @@ def test_gradients_of_the_parameters_used_otherwise_are_named_not_averaged():
     result = rewritten(NAME, META_STEP.replace("{use}\n", use))
     assert "average_gradients" not in result.code
     assert any("DDP does not average these gradients" in w for w in warnings(result.changes)), result.changes
+
+
+SELF_TRAINED = """\
+import torch
+import torch.nn as nn
+
+
+class Method:
+    def __init__(self, name):
+        self.name = name
+
+
+class Setting:
+    def prepare(self, method):
+        self.method = method
+
+    def run(self, X, y):
+        self.method.data = (X, y)
+        return self.method.run()
+
+
+class Reviews(Method, nn.Module):
+    def __init__(self, name, epochs):
+        Method.__init__(self, name)
+        nn.Module.__init__(self)
+        self.epochs = epochs
+
+    def _build(self, vocab):
+        self.embedding = nn.Embedding(vocab, 8)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.head(self.embedding(x).mean(1))
+
+    def train_model(self, X, y):
+        self._build(int(X.max()) + 1)
+        optimizer = torch.optim.Adam(self.parameters(), lr=1e-3)
+        for _ in range(self.epochs):
+            loss = nn.functional.cross_entropy(self.forward(X), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+    def run(self):
+        self.train_model(*self.data)
+        return self.forward(self.data[0]).argmax(1)
+
+
+class Scores(Method, nn.Module):
+    def __init__(self, name):
+        Method.__init__(self, name)
+        nn.Module.__init__(self)
+        self.fc = nn.Linear(5, 2)
+
+    def forward(self, x):
+        return self.fc(x.float())
+
+    def train(self, X, y):
+        optimizer = torch.optim.SGD(self.parameters(), lr=0.1)
+        for _ in range(2):
+            loss = nn.functional.cross_entropy(self(X), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+    def run(self):
+        self.train(*self.data)
+        return self(self.data[0]).argmax(1)
+
+
+class Unused(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 2)
+
+    def fit(self, X, y):
+        optimizer = torch.optim.SGD(self.parameters(), lr=0.1)
+        loss = nn.functional.cross_entropy(self.forward(X), y)
+        loss.backward()
+        optimizer.step()
+
+
+kind = "reviews"
+X, y = torch.randint(0, 10, (16, 5)), torch.randint(0, 2, (16,))
+setting = Setting()
+if kind == "reviews":
+    method = Reviews("reviews", 2)
+elif kind == "scores":
+    method = Scores("scores")
+setting.prepare(method)
+print(setting.run(X, y))
+"""
+
+
+def test_a_module_that_trains_itself_in_a_method_the_program_runs_is_synced_where_its_optimizer_takes_it():
+    """Issue 27 (the seventeenth sweep's course project, decision 0121): an nn.Module that is also
+    the course's `method` object trains itself in a method of its own (its optimizer over
+    `self.parameters()`, `self.forward(X)` or `self(X)` and the backward there, `train` overriding
+    nn.Module's), run through a setting object (`setting.run()` -> `self.method.run()` ->
+    `self.train_model(X, y)`), with its layers built in that call once the vocabulary is known and
+    the two classes bound to one name in an if/elif: `self` had no object to name, every instance
+    trained bare under a TODO. It is synced where its optimizer takes it, after its layers exist,
+    on whichever object runs it (`Adam(sync_gradients(self).parameters())`); the object stays as
+    it is (a DDP wrapper has no `run`). Near miss: a class whose training method the program never
+    calls on an object it makes (`Unused.fit`) keeps its TODO."""
+    result = rewritten(NAME, SELF_TRAINED)
+    assert "optimizer = torch.optim.Adam(sync_gradients(self).parameters(), lr=1e-3)\n" in result.code
+    assert "optimizer = torch.optim.SGD(sync_gradients(self).parameters(), lr=0.1)\n" in result.code
+    assert result.code.count("sync_gradients(") == 2 and "= DistributedDataParallel(" not in result.code
+    lines = SELF_TRAINED.splitlines()
+    assert [c.line for c in result.changes if "could not tell which model" in c.message] == \
+           [n for n, text in enumerate(lines, 1) if text.startswith("        optimizer") and "fit" in lines[n - 2]]
+    assert [c.message.split(" trains itself")[0] for c in result.changes if "trains itself in" in c.message] == \
+           ["`Reviews`", "`Scores`"]
+
+
+def test_a_model_made_in_an_elif_that_binds_its_name_again_is_synced_in_its_branch():
+    """A model that builds its optimizer in `__init__` and steps it in its own `train_step`, made in
+    an `elif` whose `if` binds the same name: the wrap's place climbed to the `elif` itself, no
+    statement of a block, and the conversion stopped ("'IndentedBlock' object is not iterable").
+    The `elif` is part of its chain: the model is synced in its branch, after it is made."""
+    code = only(NAME, OWN_ELIF)
+    assert "elif kind == \"small\":\n    net = Net(0.01)\n    net = sync_gradients(net)\n" in code
+
+
+OWN_ELIF = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, lr):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+        self.optimizer = torch.optim.SGD(self.parameters(), lr=lr)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def train_step(self, x, y):
+        loss = ((self(x) - y) ** 2).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+kind = "small"
+if kind == "big":
+    net = Net(0.1)
+elif kind == "small":
+    net = Net(0.01)
+for _ in range(2):
+    net.train_step(torch.randn(8, 4), torch.randn(8, 1))
+"""
