@@ -245,7 +245,7 @@ def _add_up_meters(facts: Facts, loop: cst.For | cst.While, adders: dict[str, li
     plans = {}
     for owner, methods in adders.items():
         shape = _plain_sums(facts, methods)
-        if shape is not None and "." not in owner and _made_afresh(facts, loop, owner, methods) and \
+        if shape is not None and "." not in owner and _made_afresh(facts, loop, owner, methods, shape[0]) and \
                 _only_added_to(facts, loop, owner, {m.name.value for m in methods}):
             plans[owner] = shape
     if not plans:
@@ -330,16 +330,22 @@ def _numeric_starts(facts: Facts, methods: list[cst.FunctionDef]) -> set[str]:
     return found
 
 
-def _made_afresh(facts: Facts, loop: cst.For | cst.While, owner: str, methods: list[cst.FunctionDef]) -> bool:
+def _made_afresh(facts: Facts, loop: cst.For | cst.While, owner: str, methods: list[cst.FunctionDef],
+                 summed: list[str]) -> bool:
     """Is `owner` made anew, an instance of the class of `methods` (`losses = AverageMeter()`,
     `meter = utils.AverageMeter('loss')`), in a statement before `loop` in its block (or before the
-    `with` around it), and not set again between: each pass's figures are that pass's alone."""
-    names = {c.name.value for c in (facts.enclosing_class(m) for m in methods) if c is not None}
+    `with` around it), and not set again between: each pass's figures are that pass's alone. A
+    meter made once and reset there (`epoch_loss.reset()` before each epoch's loop, a method of its
+    class that sets every field it adds to, `summed`, back to a number) is made anew too."""
+    classes = [c for c in (facts.enclosing_class(m) for m in methods) if c is not None]
+    names = {c.name.value for c in classes}
     node: cst.CSTNode = loop
     while True:
         block = facts.parent(node)
         body = list(getattr(block, "body", ()))
         for stmt in reversed(body[:body.index(node)] if node in body else ()):
+            if _resets(facts, stmt, owner, classes, summed):
+                return True
             assign = mt.sole(stmt, cst.Assign)
             if assign is not None and len(assign.targets) == 1 and mt.is_name(assign.targets[0].target, owner):
                 made = (dotted(assign.value.func) or "").rsplit(".", 1)[-1] if isinstance(assign.value, cst.Call) else ""
@@ -350,6 +356,51 @@ def _made_afresh(facts: Facts, loop: cst.For | cst.While, owner: str, methods: l
         if not isinstance(above, cst.With):
             return False
         node = above
+
+
+def _resets(facts: Facts, stmt: cst.CSTNode, owner: str, classes: list[cst.ClassDef], summed: list[str]) -> bool:
+    """Is `stmt` `owner.reset()`, a call of a method of `classes` that sets every field of `summed`
+    back to a number and does nothing else (sets fields to literals, calls such methods of its own:
+    `def reset(self): self.__init__()`)?"""
+    expr = mt.sole(stmt, cst.Expr)
+    call = expr.value if expr is not None else None
+    if not isinstance(call, cst.Call) or call.args or not isinstance(call.func, cst.Attribute) \
+            or not mt.is_name(call.func.value, owner):
+        return False
+    reset = _literal_fields(classes, call.func.attr.value, set())
+    return reset is not None and set(summed) <= reset
+
+
+def _literal_fields(classes: list[cst.ClassDef], name: str, seen: set[str]) -> set[str] | None:
+    """The fields the method `name` of `classes` sets to a number, where it does nothing but set
+    fields to literals and call such methods of its own; else None."""
+    method = next((f for c in classes for f in c.body.body if isinstance(f, cst.FunctionDef) and f.name.value == name),
+                  None)
+    if method is None or name in seen:
+        return None
+    seen.add(name)
+    found: set[str] = set()
+    for stmt in method.body.body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [None]:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+                continue  # a docstring
+            call = small.value if isinstance(small, cst.Expr) else None
+            if isinstance(call, cst.Call) and not call.args and isinstance(call.func, cst.Attribute) \
+                    and mt.is_name(call.func.value, "self") \
+                    and (more := _literal_fields(classes, call.func.attr.value, seen)) is not None:
+                found |= more
+                continue
+            if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                return None
+            left, right = small.targets[0].target, small.value
+            pairs = [(e.value, v.value) for e, v in zip(left.elements, right.elements)] \
+                if isinstance(left, cst.Tuple) and isinstance(right, cst.Tuple) else [(left, right)]
+            for node, value in pairs:
+                field = _own_field(node)
+                if field is None or not isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
+                    return None
+                found |= {field} if isinstance(value, (cst.Integer, cst.Float)) else set()
+    return found
 
 
 def _only_added_to(facts: Facts, loop: cst.For | cst.While, owner: str, adding: set[str]) -> bool:

@@ -970,3 +970,31 @@ def test_a_plain_meter_made_for_the_pass_is_added_up_over_the_processes_after_th
         assert old in code, why
         changed = rewritten(NAME, code.replace(old, new))
         assert "sum_over_shards" not in changed.code and warnings(changed.changes), why
+
+
+def test_a_meter_made_once_and_reset_before_each_pass_is_added_up_over_the_processes_after_the_loop():
+    """The seventeenth sweep's COVID-19 homework (decision 0121): `epoch_loss = AverageMeter()` made
+    once, before the epochs, and `epoch_loss.reset()` (`def reset(self): self.__init__()`, whose
+    `__init__` sets every field to 0) right before each epoch's loop over the sharded loader: the
+    meter starts afresh for the pass as one made there does, yet the main process printed its own
+    shard's mean under a warning. Its sum and count are summed after the loop now. Near misses, left
+    named: a reset that leaves a summed field as it is (`count`), one that does more than set
+    literals (a print), a `reset()` called before an `update` between it and the loop."""
+    from tests.support.snippets import rewritten, warnings
+    code = KEPT.replace("def train(loader):\n", "def train(loader):\n    meter.reset()\n").replace("READ", "print(meter.avg)")
+    code = code.replace("        self.name = \"loss\"\n        self.reset()\n", "        self.name = \"loss\"\n"
+                        "        self.sum, self.count, self.avg = 0.0, 0, 0.0\n")
+    code = code.replace("    def reset(self):\n        self.sum, self.count, self.avg = 0.0, 0, 0.0\n",
+                        "    def reset(self):\n        self.__init__()\n")
+    result = rewritten(NAME, code)
+    assert "        meter.update(loss.item(), x.size(0))\n" \
+           "    meter.sum, meter.count = sum_over_shards(loader, meter.sum, meter.count)\n" \
+           "    meter.avg = meter.sum / meter.count\n    print(meter.avg)\n" in result.code, result.code
+    assert not warnings(result.changes)
+    near = {"count kept": ("        self.__init__()\n", "        self.sum = 0.0\n"),
+            "more than literals": ("        self.__init__()\n", "        self.__init__()\n        print('reset')\n"),
+            "an update between": ("    meter.reset()\n", "    meter.reset()\n    meter.update(0.0)\n")}
+    for why, (old, new) in near.items():
+        assert old in code, why
+        changed = rewritten(NAME, code.replace(old, new))
+        assert "sum_over_shards" not in changed.code and warnings(changed.changes), why
