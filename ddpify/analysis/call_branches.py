@@ -12,11 +12,14 @@ makes the test true:
 
     model_ema = get_model(conf, local_rank=-1)
 
+A test of such tests (`not`, `and`, `or`) is decided where the known parts decide it:
+`if num_gpus > 1 and not for_val_only:` is left out by `Engine(for_val_only=True)`.
+
 `ddpify check` asks it to drop a finding in a branch no call takes (`ddpify.check.branches`), and
 `holds_wrapper` to tell that a factory's result is bare for a call that leaves out every wrap it
 writes. A test that is not one parameter compared with a constant (`==`, `!=`, `<`, `<=`, `>`,
-`>=`, `is`, `is not`, `in`, `not in`), a parameter the function assigns, or a call with a `*` or
-`**` argument decides nothing.
+`>=`, `is`, `is not`, `in`, `not in`) nor such tests joined by `not`/`and`/`or`, a parameter the
+function assigns, or a call with a `*` or `**` argument decides nothing.
 """
 
 from __future__ import annotations
@@ -60,7 +63,17 @@ def _branches(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> list[tu
 def _decided(facts: Facts, func: cst.FunctionDef, site: cst.Call, test: cst.BaseExpression) -> object:
     """The value of `test` for the call `site`, when it compares one parameter of `func` that the
     call gives a constant (`backend == "torch"`), or tests one for truth (`if model:`); `_UNKNOWN`
-    otherwise."""
+    otherwise. Through `not`, `and` and `or` of such tests (`num_gpus > 1 and not for_val_only`
+    with `for_val_only=True` passed: False, whatever `num_gpus` is)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        value = _decided(facts, func, site, test.expression)
+        return _UNKNOWN if value is _UNKNOWN else not value
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _decided(facts, func, site, test.left), _decided(facts, func, site, test.right)
+        deciding = isinstance(test.operator, cst.Or)  # the value one side decides the whole with
+        if left is deciding or right is deciding:
+            return deciding
+        return _UNKNOWN if _UNKNOWN in (left, right) else not deciding
     if type(test) is cst.Name:
         value = _argument(facts, func, site, test.value)
         return _UNKNOWN if value is _UNKNOWN else bool(value)
