@@ -157,6 +157,15 @@ def test_values_near_misses(source, expr):
      "x", objects.OPTIMIZER),  # an optimizer class of the program
     ("class Base(torch.optim.Optimizer):\n    pass\nclass Lookahead(Base):\n    pass\n"
      "x = Lookahead(Net().parameters(), {})\n", "x", objects.OPTIMIZER),  # through the program's base
+    # a call of a functools.partial object: of what the partial wraps (`make(ds, shuffle=True)`)
+    ("import functools\nmake = functools.partial(DataLoader, batch_size=2)\nx = make([1], shuffle=True)\n", "x",
+     objects.LOADER),
+    ("from functools import partial\nbuild = partial(Net)\nx = build()\n", "x", objects.MODEL),
+    ("from functools import partial\nmake = partial(torch.optim.SGD, lr=0.1)\nx = make(Net().parameters())\n", "x",
+     objects.OPTIMIZER),
+    ("from functools import partial\nmake = partial(sorted, key=len)\nx = make([1])\n", "x", None),  # of no kind
+    ("from functools import partial\nmake = partial(Net) if True else partial(DataLoader)\nx = make([1])\n", "x",
+     None),  # near miss: partials of two callables
 ])
 def test_kind(source, expr, kind):
     facts, flow = core(source)

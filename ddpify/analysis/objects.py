@@ -574,13 +574,13 @@ class Objects:
     # what an object is ------------------------------------------------------------------------
     def constructs(self, call: cst.CSTNode) -> cst.ClassDef | None:
         """The class of the program `call` builds an instance of (`Net()`, `models.Net()`)."""
-        if not isinstance(call, cst.Call):
-            return None
-        f = self.facts
-        func = call.func
-        if isinstance(func, cst.Attribute) and f.is_program_module(func.value):
+        return self._class_called(call.func) if isinstance(call, cst.Call) else None
+
+    def _class_called(self, func: cst.BaseExpression) -> cst.ClassDef | None:
+        """The class of the program `func` names (`Net`, `models.Net`)."""
+        if isinstance(func, cst.Attribute) and self.facts.is_program_module(func.value):
             func = func.attr
-        return f.classes.get(func.value) if isinstance(func, cst.Name) else None
+        return self.facts.classes.get(func.value) if isinstance(func, cst.Name) else None
 
     def drawn_from(self, site: cst.CSTNode) -> Sites:
         """What an instance `site` builds draws its items from when iterated, where its class's
@@ -604,25 +604,44 @@ class Objects:
             found += [self.values(r) for r in f.returned(method)]
         return Sites().union(*found)
 
+    def partial_callee(self, call: cst.Call) -> cst.BaseExpression | None:
+        """What `call` really calls where it calls a `functools.partial` object: `make =
+        partial(DataLoader, batch_size=16)`, then `make(ds, shuffle=True)` builds a DataLoader
+        (`DataLoader` here); `opt_fn = partial(torch.optim.Adam, lr=1e-3)`, then
+        `opt_fn(model.parameters())` an optimizer. None where `call.func` may hold anything else
+        (or partials of different callables)."""
+        if not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return None
+        f = self.facts
+        sites = self.values(call.func)
+        partials = [s for s in sites if isinstance(s, cst.Call) and f.qualify(s.func) == "functools.partial"
+                    and s.args and s.args[0].keyword is None and not s.args[0].star]
+        callees = {dotted(p.args[0].value) for p in partials}
+        return partials[0].args[0].value if partials and len(partials) == len(sites) and len(callees) == 1 \
+            and None not in callees else None
+
     def kind(self, site: cst.CSTNode) -> str | None:
-        """MODEL, LOADER, OPTIMIZER or WRITER for a site of one, else None."""
+        """MODEL, LOADER, OPTIMIZER or WRITER for a site of one, else None (a call of a
+        `functools.partial` object: of what the partial wraps)."""
         if not isinstance(site, cst.Call):
             return None
         f = self.facts
-        qualified = f.qualify(site.func) or ""
-        cls = self.constructs(site)
+        callee = self.partial_callee(site)
+        func = site.func if callee is None else callee
+        qualified = f.qualify(func) or ""
+        cls = self._class_called(func)
         if cls is not None:
             from ddpify.analysis.forward import is_module_class  # forward imports facts only
             return LOADER if self.loader_class(cls) else OPTIMIZER if f.is_optimizer_class(cls) else \
                 MODEL if is_module_class(f, cls) else WRITER if self.logger_class(cls) else None
-        module = f.looked_up_in(site)
+        module = f.looked_up_in(site) if callee is None else None
         if module is not None:
             return self._registry_kind(module)
         if qualified == "torch.utils.data.DataLoader":
             return LOADER
         if qualified.startswith(WRITERS) or qualified.endswith(".SummaryWriter"):
             return WRITER
-        if mt.is_optimizer(f.qualify(site.func), site):
+        if mt.is_optimizer(f.qualify(func), site if callee is None else site.with_changes(func=callee)):
             return OPTIMIZER
         head, _, last = qualified.rpartition(".")
         if head.startswith(("torch.nn", "torchvision.models")) and last[:1].isupper() or \
@@ -651,10 +670,15 @@ class Objects:
 
     def makes_loader(self, call: cst.Call) -> bool:
         """Does `call` build a DataLoader: `DataLoader(...)`, an instance of the program's own
-        DataLoader subclass, or one a registry builds by name from a module of them
-        (`config.init_obj('data_loader', module_data)`)?"""
+        DataLoader subclass, one a registry builds by name from a module of them
+        (`config.init_obj('data_loader', module_data)`), or a call of a `functools.partial` of
+        one (`make = partial(DataLoader, batch_size=16)`, then `make(ds, shuffle=True)`)?"""
         if self.facts.qualify(call.func) == "torch.utils.data.DataLoader":
             return True
+        callee = self.partial_callee(call)
+        if callee is not None:
+            cls = self._class_called(callee)
+            return self.facts.qualify(callee) == "torch.utils.data.DataLoader" or cls is not None and self.loader_class(cls)
         module = self.facts.looked_up_in(call)
         if module is not None:
             return self._registry_kind(module) == LOADER

@@ -297,7 +297,10 @@ def _shard_at_callers(facts: Facts, edits: Edits, call: cst.Call) -> bool:
     return True
 
 
-def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> None:
+def _rebuilt_at_run_time(facts: Facts, edits: Edits, call: cst.Call) -> bool:
+    """Pass through `shard_loader` the loaders whose sampler the call cannot be given: over an
+    IterableDataset, of a DataLoader class a configuration names or the program defines, made
+    through a `functools.partial`. True where it did."""
     if is_iterable_dataset(facts, call):
         _wrap_loader(facts, edits, call, "it reads an IterableDataset, which no sampler can split",
                      "each process takes its item of every round of world_size items of the stream")
@@ -306,16 +309,26 @@ def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> N
                    "where their streams are as long (files read in order, an endless stream); a finite stream whose "
                    "length differs between processes would leave one waiting for the others, and one drawn at "
                    "random is each process's own draw")
-        return
+        return True
     module = facts.looked_up_in(call)
     if module is not None:  # `config.init_obj('data_loader', module_data)`: a class the configuration names
         _wrap_loader(facts, edits, call, f"it is an instance of a DataLoader class of `{module}` that a configuration "
                      "names", "its sampler is made distributed, keeping its shuffle setting, its class and its attributes")
-        return
+        return True
+    if objects.of(facts).partial_callee(call) is not None:  # `make(ds)` of `make = partial(DataLoader, ...)`
+        _wrap_loader(facts, edits, call, "it is made through a functools.partial that gives some of its arguments, "
+                     "a shuffle setting among them maybe")
+        return True
     if objects.of(facts).constructs(call) is not None:  # the program's DataLoader subclass: its own parameters
         _wrap_loader(facts, edits, call, "it is an instance of the program's own DataLoader subclass, whose "
                      "parameters are its own", "its sampler is made distributed, keeping its shuffle setting, "
                      "its class and its attributes")
+        return True
+    return False
+
+
+def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> None:
+    if _rebuilt_at_run_time(facts, edits, call):
         return
     for key in ("batch_sampler", "sampler"):
         arg = mt.loader_arg(call, key)

@@ -121,6 +121,28 @@ kwargs = {'batch_size': 4, 'shuffle': True}
 loader = DataLoader(ds, **kwargs)
 loader = shard_loader(loader)
 """, "arguments_this_file_cannot_see", scaffold=TRAINS.instead_of("loader")),
+    # made through a functools.partial that gives some of its arguments (the shuffle too): a sampler added
+    # to the call beside the partial's `shuffle=True` would make DataLoader raise; the loader was untraced
+    # ("cannot trace to a DataLoader", left whole), found by a probe of the seventeenth sweep's part A
+    pair("""\
+from functools import partial
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+make = partial(DataLoader, batch_size=4, shuffle=True)
+loader = make(ds)
+""", """\
+from functools import partial
+from ddpify_runtime import shard_loader
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+make = partial(DataLoader, batch_size=4, shuffle=True)
+loader = make(ds)
+loader = shard_loader(loader)
+""", "a_loader_made_through_a_partial_is_rebuilt_at_run_time", report=[
+        "change: training loader passed through shard_loader() (it is made through a functools.partial that gives "
+        "some of its arguments, a shuffle setting among them maybe): it is rebuilt with a distributed sampler that "
+        "keeps its shuffle setting",
+        "warning: batch_size is now per process: the global batch is batch_size x the number of processes"],
+         scaffold=TRAINS.instead_of("loader")),
     pair("""\
 args_shuffle = True
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
