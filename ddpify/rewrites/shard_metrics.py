@@ -510,11 +510,13 @@ def _read_after(facts: Facts, loop: cst.For | cst.While, sums: set[str], counts:
         for left, right in _divisions(facts, stmt):
             used = mt.names_in(left) & sums
             in_divisions |= (mt.names_in(left) | mt.names_in(right)) & sums
-            if used and (_full_size(facts, right, stmt) or loader is not None and _data_set_length(facts, right, loader)):
-                divided.append((sorted(used)[0], stmt))
+            drew = bool(used - counts) and loader is not None and _batches_drawn(facts, right, loader, stmt, loop)
+            if used and not drew and (_full_size(facts, right, stmt) or
+                                      loader is not None and _data_set_length(facts, right, loader)):
+                divided.append((sorted(used)[0], stmt))  # (`batch_id * batch_size` names a size, counts a shard's)
             elif used - counts and (count := _count_in(right)) in counts:
                 averaged |= {*(used - counts), count}
-            elif used - counts and loader is not None and _batches_drawn(facts, right, loader, stmt, loop):
+            elif drew:
                 meaned |= used - counts
             elif used - counts and not mt.names_in(right) & counts:
                 unknown.append((sorted(used - counts)[0], right, stmt))
@@ -571,12 +573,38 @@ def _batches_drawn(facts: Facts, divisor: cst.BaseExpression, loader: cst.BaseEx
 
 def _index_plus_one(facts: Facts, divisor: cst.BaseExpression, loop: cst.For | cst.While) -> bool:
     """`idx + 1` where `idx` is the index `loop` takes from `enumerate(...)` (also in a progress
-    bar): after the loop, the number of batches it drew."""
+    bar): after the loop, the number of batches it drew; also that index, or `idx + 1`, times a
+    factor the loop does not set (`batch_id * batch_size`: about the samples it drew), a count that
+    is the same on every process as the number of batches is."""
+    if isinstance(divisor, cst.BinaryOperation) and isinstance(divisor.operator, cst.Multiply):
+        for count, factor in ((divisor.left, divisor.right), (divisor.right, divisor.left)):
+            if (_loop_index(facts, count, loop) or _index_plus_one(facts, count, loop)) and \
+                    not mt.names_in(factor) & _set_in(loop):
+                return True
+        return False
     if not (isinstance(divisor, cst.BinaryOperation) and isinstance(divisor.operator, cst.Add)
-            and isinstance(divisor.right, cst.Integer) and divisor.right.value == "1"
-            and isinstance(divisor.left, cst.Name) and isinstance(loop, cst.For)
+            and isinstance(divisor.right, cst.Integer) and divisor.right.value == "1"):
+        return False
+    return _loop_index(facts, divisor.left, loop)
+
+
+def _set_in(loop: cst.For | cst.While) -> set[str]:
+    """The names the loop assigns, its own target among them."""
+    found = mt.names_in(loop.target) if isinstance(loop, cst.For) else set()
+    for node in mt.findall(loop.body, cst.Assign):
+        found |= {n for t in node.targets for n in mt.names_in(t.target)}
+    for aug in mt.findall(loop.body, cst.AugAssign):
+        found |= mt.names_in(aug.target)
+    for ann in mt.findall(loop.body, cst.AnnAssign):
+        found |= mt.names_in(ann.target)
+    return found
+
+
+def _loop_index(facts: Facts, node: cst.BaseExpression, loop: cst.For | cst.While) -> bool:
+    """Is `node` the index `loop` takes from `enumerate(...)` (also inside a progress bar)?"""
+    if not (isinstance(node, cst.Name) and isinstance(loop, cst.For)
             and isinstance(loop.target, cst.Tuple) and loop.target.elements
-            and mt.is_name(loop.target.elements[0].value, divisor.left.value)):
+            and mt.is_name(loop.target.elements[0].value, node.value)):
         return False
     iterated = loop.iter
     ref = facts.ref(iterated) if isinstance(iterated, cst.Name) else None

@@ -294,6 +294,47 @@ def train_epoch():
 for epoch in range(2):
     print(train_epoch())
 """, "a_shard_sum_divided_by_a_name_holding_its_loops_index_plus_one_is_averaged", scaffold=TRAINS.instead_of("loop")),
+    # divided by the loop's index times the batch size, kept in a name after the loop (the seventeenth
+    # sweep's MNIST VAE: `n_samples = batch_id * batch_size`, then `total_loss / n_samples`): a count
+    # of what this process drew, the same on every process; was summed as if divided by the full
+    # dataset size, its name reading `size`, and printed twice the single process's mean
+    pair("""\
+def train_epoch():
+    total_loss = 0.0
+    for batch_id, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total_loss += loss.item()
+    n_samples = batch_id * batch_size
+    return total_loss / n_samples
+
+
+batch_size = 4
+for epoch in range(2):
+    print(train_epoch())
+""", """\
+from ddpify_runtime import mean_over_shards
+
+def train_epoch():
+    total_loss = 0.0
+    for batch_id, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total_loss += loss.item()
+    total_loss = mean_over_shards(loader, total_loss)
+    n_samples = batch_id * batch_size
+    return total_loss / n_samples
+
+
+batch_size = 4
+for epoch in range(2):
+    print(train_epoch())
+""", "a_shard_sum_divided_by_its_loops_index_times_the_batch_size_is_averaged_not_summed",
+         scaffold=TRAINS.instead_of("loop")),
     # divided by the length of the data set the loop's loader was made over, held in a dict
     pair("""\
 sets = {"train": TensorDataset(torch.randn(8, 2), torch.randn(8, 1))}
@@ -789,6 +830,20 @@ def test_a_shard_sum_divided_by_what_ddpify_cannot_tell_is_named_at_the_division
         "    print(total / seen)\n")  # a count carried over the passes: an estimate, left alone
     assert not warnings(rewritten(NAME, carried).changes)
 
+
+
+def test_a_shard_sum_divided_by_its_index_times_what_the_loop_sets_is_named_not_averaged():
+    """Near miss of the index-times-batch-size pair: `batch_id * width`, `width` set in the loop (the
+    last batch's length), is no count ddpify can tell: named at the division, neither averaged nor summed."""
+    from tests.support.snippets import rewritten, warnings
+    code = TRAINS.instead_of("loop").around(
+        "def train_epoch():\n    total_loss = 0.0\n    for batch_id, (x, y) in enumerate(loader):\n"
+        "        loss = ((model(x) - y) ** 2).mean()\n        loss.backward()\n        total_loss += loss.item()\n"
+        "        width = len(y)\n    return total_loss / (batch_id * width)\n\n\nprint(train_epoch())\n")
+    result = rewritten(NAME, code)
+    assert "over_shards" not in result.code
+    named = [c for c in result.changes if c.message in warnings(result.changes)]
+    assert [c.line for c in named] == [code.splitlines().index("    return total_loss / (batch_id * width)") + 1]
 
 SHARED_HELPER_EVALUATES = """\
 import torch
