@@ -284,6 +284,30 @@ def test_only_check_proves(name):
     assert _answers(ONLY_CHECK_PROVES[name]) == (False, True)
 
 
+# the command line handed back by a helper that names it first (`args = parser.parse_args()` ...
+# `return args`: the seventeenth sweep's DDPM package), and attributes the program sets on it: one
+# set to a draw differs however shared the object (`args.seed = random.randint(...)`), the others not
+ARGS_HELPER = ("import argparse\nimport random\nimport torch\n\n\ndef get_args():\n"
+               "    parser = argparse.ArgumentParser()\n    args = parser.parse_args()\n"
+               "    if args.seed is None:\n        args.seed = random.randint(1, 100)\n    return args\n\n\n"
+               "def main(args):\n    for step in range(5):\n        if {}:\n            pass\n\n\n"
+               "args = get_args()\nargs.every = random.randint(1, 3)\nargs.tag = 'run'\nmain(args)\n")
+ARGS_HELPER_TESTS = {  # the test: shared
+    "an_argument_of_the_helpers_name": ("step % args.eval_freq == 0", True),
+    "an_attribute_set_to_a_literal": ("args.tag == 'run'", True),
+    "an_attribute_set_to_a_draw_in_the_helper": ("step % args.seed == 0", False),
+    "an_attribute_set_to_a_draw_by_the_caller": ("step % args.every == 0", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARGS_HELPER_TESTS))
+def test_a_helpers_parsed_arguments_are_shared_but_what_the_program_sets_to_a_draw(name):
+    expression, shared = ARGS_HELPER_TESTS[name]
+    facts = Facts(parse_module(ARGS_HELPER.format(expression)))
+    test = next(n for n in facts.loops[-1].body.body if isinstance(n, cst.If)).test
+    assert (same_everywhere(facts, test), Context(facts).values.same_everywhere(test)) == (shared, shared)
+
+
 # the same answers where they act: convert agrees a stop (`agree_on`) exactly where check reports
 # one that can differ between ranks (DDP005), but for the documented difference
 STOP_HEAD = ("import argparse\nimport os\nimport torch\n"

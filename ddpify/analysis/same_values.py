@@ -192,8 +192,10 @@ class SameValues:
             return False  # `args.local_rank`: an argument, but each process is given its own
         if isinstance(node, cst.Name):
             return self._core_name(node, proving)
-        if isinstance(node, cst.Attribute):  # `args.lr`: as shared as `args`
-            return self._core(node.value, proving)
+        if isinstance(node, cst.Attribute):  # `args.lr`: as shared as `args`, and as what the program sets it to
+            return self._core(node.value, proving) and all(
+                self._core(value, proving | {("set", id(value))}) for value in self._set_attribute(node)
+                if ("set", id(value)) not in proving)
         if isinstance(node, cst.Arg):  # not the keyword's name
             return self._core(node.value, proving)
         if isinstance(node, cst.Call):
@@ -215,9 +217,41 @@ class SameValues:
         return bool(helpers) and all(self._returns_arguments(h) for h in helpers)
 
     def _returns_arguments(self, func: cst.FunctionDef) -> bool:
-        """Does every `return` of `func` return `parser.parse_args()`?"""
-        returns = self.facts.returns_in(func)
-        return bool(returns) and all(r.value is not None and mt.is_parse_args(r.value) for r in returns)
+        """Does every `return` of `func` return `parser.parse_args()`, or a name of `func` that
+        holds nothing else (`args = parser.parse_args()` ... `return args`; what it then sets on
+        an attribute, `args.rand_seed = random.randint(...)`, is asked of that attribute)?"""
+        f = self.facts
+        returns = f.returns_in(func)
+
+        def parsed(value: cst.BaseExpression | None) -> bool:
+            if value is None or mt.is_parse_args(value):
+                return value is not None
+            ref = f.ref(value) if isinstance(value, cst.Name) else None
+            if ref is None or ref.scope is not func:
+                return False
+            writes = f.writes(ref)
+            return bool(writes) and not f.unpacked_from(ref) and all(mt.is_parse_args(v) for _, v, _ in writes)
+        return bool(returns) and all(parsed(r.value) for r in returns)
+
+    def _set_attribute(self, node: cst.Attribute) -> list[cst.BaseExpression]:
+        """What the program assigns to the attribute `node` reads, on the object it reads it from:
+        each `x.attr = value` of that attribute's name whose owner comes from where `node`'s does
+        (`Facts.origins`: `args = get_args()` in one module, `args.seed = random.randint(...)` in
+        the function that made it). An attribute set to a draw, a rank or a clock differs however
+        shared the object it hangs on."""
+        f = self.facts
+        by_name = f.__dict__.get("_set_attributes")
+        if by_name is None:
+            by_name = f.__dict__["_set_attributes"] = {}
+            for target, value, _ in f.assigns:
+                if isinstance(target, cst.Attribute) and dotted(target.value) not in (None, "self"):
+                    by_name.setdefault(target.attr.value, []).append((target, value))
+        candidates = by_name.get(node.attr.value, [])
+        if not candidates or dotted(node.value) in (None, "self"):
+            return []
+        mine = set(map(id, f.origins(node.value)))
+        return [value for target, value in candidates
+                if target is not node and mine & set(map(id, f.origins(target.value)))]
 
     def _sized_data(self, expr: cst.BaseExpression) -> bool:
         """A loader or data set from torch or torchvision (`loader.dataset` too), or an item of what
@@ -521,6 +555,10 @@ class SameValues:
         if isinstance(node, (cst.Name, cst.Attribute)):
             if dotted(node) in self.agreed_names:  # `flags = [stop]; dist.broadcast_object_list(flags)`
                 return True
+            if isinstance(node, cst.Attribute) and not all(
+                    self._shared(value, proving | {("set", id(value))}) for value in self._set_attribute(node)
+                    if ("set", id(value)) not in proving):
+                return False  # `args.seed = random.randint(...)` wherever `args` is made
             ref = f.ref(node)
             if (ref is None or not f.writes(ref)) and _constant_of_library(f.qualify(node)):
                 return True  # `sys.maxsize`, `sys.argv`, `np.inf`: a library module's, one for the whole job
