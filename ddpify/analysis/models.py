@@ -52,6 +52,7 @@ class Model:
     maybe_none: bool = False  # its defining statement binds it to None on some path: wrapped only where it is not
     synced: str | None = None  # trained through its own methods, never its forward: why (the method call)
     beside: bool = False  # synced: its forward runs too, and the `synced` call runs sub-modules beside it
+    read_beside: bool = False  # beside: `synced` reads a sub-module's parameter (`model.decoder.bias`), no call
     penalty: bool = False  # synced: `synced` is a gradient penalty through it, and a step may leave parameters without gradient
     kept: bool = False  # synced: `synced` is a statement that keeps the model in an object before it is ready to wrap
     item: bool = False  # synced: an item of a container of modules, picked where its optimizer is built (`nets[net]`)
@@ -164,6 +165,9 @@ def _settle_sync(facts: Facts, calls: list[tuple[cst.Call, bool]], models: Model
     if model.item:
         return
     model.synced, model.beside = _trained_by_methods(facts, calls, models.refs, model)
+    if model.synced is None and model.dataparallel is None and (read := _parameter_read_beside(
+            facts, calls, models.refs, model)) is not None:
+        model.synced, model.beside, model.read_beside = read, True, True
     model.bypassed = _through_module(facts, models.refs, model)
     keeper = _kept_before_ready(facts, model) if not model.synced else None
     if keeper is not None:  # `trainer = Trainer(model)`, then `model = model.to(device)`: the trainer keeps the bare model
@@ -259,6 +263,35 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
                 beside = facts.code(call.func)
     # named by the method that trains (`netD.train_step`), not the first one called (`restore_checkpoint`)
     return (beside, beside is not None) if forward else (beside or found, False)
+
+
+def _parameter_read_beside(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: dict[Ref, Model],
+                           model: Model) -> str | None:
+    """A parameter of a sub-module of `model` that a training step hands to a call beside the
+    model's forward (AWD-LSTM's `criterion(model.decoder.weight, model.decoder.bias, output,
+    targets)`, a split softmax over the decoder's weights): that parameter gets its gradient outside
+    DistributedDataParallel's forward, and where the forward never runs that sub-module
+    (find_unused_parameters) DDP takes it for unused at the forward's end and stops when backward
+    reaches it ("marked as ready twice"). The read as written, or None. Only for a model whose forward
+    runs with gradients too; only an argument of a call with gradients in a function that trains; not a
+    module's metadata (`model.fc.weight.shape`)."""
+    own = _own_refs(refs, model)
+    if not any(dotted(c.func) and not without_grad and _holds_own(facts, refs, own, c.func) is not None
+               for c, without_grad in calls):
+        return None  # its forward never runs with gradients: `_trained_by_methods` answers
+    classes = model_classes(facts, model)
+    for call in facts.calls:
+        for arg in call.args:
+            read = arg.value
+            if not (isinstance(read, cst.Attribute) and isinstance(read.value, cst.Attribute)
+                    and read.attr.value not in mt.MODULE_API | STATE | forward.METADATA
+                    and dotted(read.value.value) and _submodule_of(facts, classes, read.value.attr.value)):
+                continue
+            scope = facts.scope(call)
+            if facts.trains(scope) and not facts.grad_disabled(call) \
+                    and _holds_own(facts, refs, own, read.value.value) is not None:
+                return facts.code(read)
+    return None
 
 
 def _own_refs(refs: dict[Ref, Model], model: Model) -> dict[Ref, Model]:

@@ -535,6 +535,10 @@ def _sync(edits: Edits, model: Model) -> None:
            f"`{model.synced}` keeps `{name}` before it is ready to wrap (on its device, set up): that "
            f"object would run the bare model, never DistributedDataParallel's forward, which averages "
            f"gradients" if model.kept else
+           f"`{name}` hands a parameter of a sub-module to a call outside its forward in training "
+           f"(`{model.synced}`, beside `{name}(...)`): DistributedDataParallel would see it get its gradient outside "
+           f"its forward (with find_unused_parameters, for a sub-module the forward never runs, it stops: \"marked "
+           f"as ready twice\")" if model.read_beside else
            f"`{name}` runs sub-modules outside its forward in training (`{model.synced}(...)`, beside `{name}(...)`): "
            f"DistributedDataParallel would see their parameters used outside its forward (it averages the "
            f"gradients of its own forward only; with find_unused_parameters it stops: \"marked as ready twice\")"

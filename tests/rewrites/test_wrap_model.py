@@ -3055,6 +3055,36 @@ def test_a_call_beside_the_forward_that_is_no_sub_module_with_gradients_leaves_t
     assert "model = DistributedDataParallel(model" in only(NAME, code)
 
 
+SPLIT_SOFTMAX = AUTOENCODER.replace("    loss = ((model.decoder(z) - x) ** 2).mean()",
+                                    "    loss = split_loss(model.decoder.weight, model.decoder.bias, z, x)").replace(
+    "model = AE()", "def split_loss(weight, bias, z, x):\n    return ((z @ weight.t() + bias - x) ** 2).mean()\n\n\n"
+    "model = AE()")
+
+
+def test_a_sub_modules_parameter_handed_to_a_loss_beside_the_forward_is_synced_and_said_so():
+    """AWD-LSTM's split softmax (the seventeenth sweep): `criterion(model.decoder.weight,
+    model.decoder.bias, output, targets)` after `output = model(x)`: the forward never runs the
+    decoder, so DDP was built with find_unused_parameters=True, took the decoder's bias for unused
+    at the forward's end, and stopped when backward reached it ("marked as ready twice", one
+    process too; the report named only the find_unused_parameters choice, at the wrap). The model
+    is synced, and the report names the read and the cause."""
+    result = rewritten(NAME, SPLIT_SOFTMAX, frozenset())
+    assert "model = sync_gradients(model)" in result.code and "DistributedDataParallel(" not in result.code
+    said = [c.message for c in result.changes if "sync_gradients" in c.message]
+    assert len(said) == 1 and "(`model.decoder.weight`, beside `model(...)`)" in said[0] and "marked as ready twice" in said[0]
+
+
+@pytest.mark.parametrize("change", [
+    ("    loss = split_loss(model.decoder.weight, model.decoder.bias, z, x)",
+     "    with torch.no_grad():\n        print(split_loss(model.decoder.weight, model.decoder.bias, z, x))\n"
+     "    loss = (z ** 2).mean()"),  # read without gradients
+    ("    loss = split_loss(model.decoder.weight, model.decoder.bias, z, x)",
+     "    print(model.decoder.weight.shape)\n    loss = (z ** 2).mean()"),  # its shape only
+])
+def test_a_sub_modules_parameter_read_without_gradients_leaves_the_model_wrapped(change):
+    assert "model = DistributedDataParallel(model" in only(NAME, SPLIT_SOFTMAX.replace(*change))
+
+
 SIBLINGS = """\
 import torch
 from torch import nn
