@@ -95,7 +95,7 @@ class Ranks:
         """Is `expr` the process's rank among all processes of the job (not its index on this node)?
         `dist.get_rank()` (XLA's `xr.global_ordinal()`), `int(os.environ["RANK"])`, `args.rank` from
         the command line, a name every assignment of which is one of those (`rank = dist.get_rank()`, `rank = setup()` where
-        `setup` returns one), `args.rank * ngpus + gpu`, a class's field whose `default_factory`
+        `setup` returns one), `args.rank * ngpus + gpu`, `rank % world_size` (the rank itself), a class's field whose `default_factory`
         returns one (`global_rank: int = Field(default_factory=get_global_rank)`).
         A parameter no call in this file passes (`def worker(rank, world)` started by
         `mp.spawn`) is not: there it counts the processes of one node."""
@@ -123,6 +123,10 @@ class Ranks:
             return self._reads_rank_variable(expr)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply)):
             return self.is_global_rank(expr.left) or self.is_global_rank(expr.right)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo):
+            # `rank % world_size` is the rank itself (every rank is below the world's size); only
+            # the GPU count of a node makes it a local index (`rank % torch.cuda.device_count()`)
+            return self._world_size(expr.right) and self.is_global_rank(expr.left)
         if isinstance(expr, cst.IfExp):  # `dist.get_rank() if dist.is_initialized() else 0`
             return self.is_global_rank(expr.body) or self.is_global_rank(expr.orelse)
         ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
