@@ -1155,6 +1155,57 @@ class Facts:
                 found.append(a.value)
         return found
 
+    def unpacked_keys(self, call: cst.Call) -> set[str] | None:
+        """Every keyword `call` may pass through its `**mapping` arguments, where all of them are
+        written out (`train_kwargs = {"batch_size": 64}` and its `.update(cuda_kwargs)` with
+        `cuda_kwargs = {"shuffle": True}`: {"batch_size", "shuffle"}); None where a mapping comes
+        from elsewhere (a parameter, a call, a `**` inside), so that any keyword may be among them."""
+        found: set[str] = set()
+        for arg in call.args:
+            if arg.star == "**":
+                keys = self._mapping_keys(arg.value, 3)
+                if keys is None:
+                    return None
+                found |= keys
+        return found
+
+    def _mapping_keys(self, expr: cst.BaseExpression, depth: int) -> set[str] | None:
+        if isinstance(expr, cst.Dict):
+            keys = [mt.string_value(e.key) if isinstance(e, cst.DictElement) else None for e in expr.elements]
+            return None if None in keys else {k for k in keys if k is not None}
+        if isinstance(expr, cst.Call) and mt.is_call_of(expr, "dict"):
+            found: set[str] = set()
+            for a in expr.args:
+                more = {a.keyword.value} if a.keyword is not None else None if a.star else self._mapping_keys(a.value, depth)
+                if more is None:
+                    return None
+                found |= more
+            return found
+        ref = self.ref(expr) if depth and isinstance(expr, (cst.Name, cst.Attribute)) else None
+        sources = self.sources(ref) if ref is not None else []
+        if ref is None or not sources or any(isinstance(stmt, cst.AugAssign) for _, _, stmt in self.writes(ref)):
+            return None
+        found = set()
+        for more in [self._mapping_keys(s, depth - 1) for s in sources]:
+            if more is None:
+                return None
+            found |= more
+        for target, _, _ in self.assigns:  # `train_kwargs["sampler"] = sampler`
+            if isinstance(target, cst.Subscript) and dotted(target.value) == ref.name and self.ref(target.value) == ref:
+                key = mt.string_value(target.slice[0].slice.value) if isinstance(target.slice[0].slice, cst.Index) else None
+                if key is None:
+                    return None
+                found.add(key)
+        for method, call in self.filled(ref):
+            if method != "update":
+                return None
+            for a in call.args:
+                more = {a.keyword.value} if a.keyword is not None else None if a.star else self._mapping_keys(a.value, depth - 1)
+                if more is None:
+                    return None
+                found |= more
+        return found
+
     @cached_property
     def _filled(self) -> dict[Ref, list[tuple[str, cst.Call]]]:
         index: dict[Ref, list[tuple[str, cst.Call]]] = defaultdict(list)

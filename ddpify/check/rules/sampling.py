@@ -689,7 +689,9 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
 
     Without a sampler that shards the data, every process trains on every sample: N GPUs do
     the work of one, an epoch is N epochs, and the learning-rate schedule is off. Found for a
-    loader without `sampler=`/`batch_sampler=` that a DDP training loop of this file reads as
+    loader without `sampler=`/`batch_sampler=` (nor among the keywords of a `**kwargs` written
+    out: `DataLoader(ds, **train_kwargs)` with `train_kwargs = {"batch_size": 64}` and its
+    `.update(...)`s) that a DDP training loop of this file reads as
     it was built (not one `accelerator.prepare` hands back: accelerate shards it),
     whose data set is torch's or torchvision's or a class of this file that never mentions a
     rank, a world size or shards (a data set that shards itself is fine), in a file that
@@ -699,8 +701,9 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     if not ctx.ddp_refs or any((dotted(c.func) or "").endswith("Sampler") for c in f.calls):
         return
     for call in ctx.script.calls_of(LOADER):
-        if mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler") or mt.has_double_star(call) \
-                or not _trained_on(ctx, call) or not _whole_data(ctx, call):
+        unpacked = f.unpacked_keys(call) if mt.has_double_star(call) else set()
+        if mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler") or unpacked is None \
+                or unpacked & {"sampler", "batch_sampler"} or not _trained_on(ctx, call) or not _whole_data(ctx, call):
             continue
         yield Hit(call, "every rank reads this whole loader (no DistributedSampler): each process trains on all "
                         "the data; shard it with sampler=DistributedSampler(dataset)")
