@@ -70,6 +70,22 @@ other = torch.device(
     "cuda"
 )
 """, "stale_gpu0_comment_dropped", scaffold=TRAINS.instead_of("model")),
+    # the seventeenth sweep (decision 0121): a GPU the single-GPU script picks by number, written in or
+    # taken from its options, would be every process's GPU (NCCL refuses two processes on one GPU; with
+    # fewer GPUs the index does not exist): this process's GPU, the GPUs picked with CUDA_VISIBLE_DEVICES
+    pair("""\
+device = 'cuda:3' if torch.cuda.is_available() else 'cpu'
+gpu = torch.device("cuda:" + args.device if torch.cuda.is_available() else "cpu")
+args.device = f"cuda:{args.gpu}"
+model = torch.nn.Linear(2, 1).to("cuda:1")
+other = model.to("cuda:{}".format(args.gpu))
+""", """\
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+gpu = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+args.device = "cuda"
+model = torch.nn.Linear(2, 1).to("cuda")
+other = model.to("cuda")
+""", "a_gpu_the_script_picks_by_number_becomes_this_processes", scaffold=TRAINS.instead_of("model")),
 ]
 
 UNCHANGED = [
@@ -86,19 +102,21 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, id="a_device_chosen_by_availability_is_kept"),
-    # an explicit other GPU is the user's choice
+    # a GPU picked by number in a string that is no device: a list of names, a message
     pytest.param("""\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-model = torch.nn.Linear(2, 1).to("cuda:1")
+names = [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+print("cuda:3 is free", "cuda:" + str(len(names)))
+model = torch.nn.Linear(2, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-""", id="an_explicit_other_gpu_is_the_user"),
+""", id="a_gpu_number_that_makes_no_device_is_kept"),
     # a message names no device
     pytest.param("""\
 import torch
