@@ -1132,12 +1132,23 @@ def _write_atomically(facts: Facts, edits: Edits, stmt: cst.CSTNode) -> None:
     if small is None or not isinstance(small.value, cst.Call) or facts.qualify(small.value.func) != "torch.save":
         return
     target = _save_target(small.value)
-    if target is None:
+    if target is None or _opened_handle(facts, target.value, stmt):
         return
     name = _fresh(facts, stmt, "tmp_path", set())
     edits.replace(stmt, lambda node: _atomic(node, name),
                   f"`{facts.code(target.value)}` written whole or not at all (a temporary file renamed over it)")
     edits.add_import("ddpify_runtime", "atomic_write")
+
+
+def _opened_handle(facts: Facts, target: cst.BaseExpression, stmt: cst.CSTNode) -> bool:
+    """Is the file `torch.save` writes a handle the program opened (`with open(fn, 'wb') as f:
+    torch.save([model, criterion, optimizer], f)`, AWD-LSTM's `model_save`; `f = open(p, 'wb')`)?
+    The file is then made by that `open`, before the save: a temporary file renamed over it cannot
+    be had by handing `atomic_write` the handle (it writes into it as it is), so the save is left as
+    written and nothing is claimed of it."""
+    ref = facts.ref(target, stmt) if isinstance(target, cst.Name) else None
+    made = [*facts.entered(ref), *facts.sources(ref)] if ref is not None else [target]
+    return any(mt.opens_for_writing(m) for m in made)
 
 
 def _save_target(call: cst.Call) -> cst.Arg | None:

@@ -23,6 +23,24 @@ if is_main_process():
     with open("log.txt", "a") as f:
         f.write(f"{epoch}\\n")
 """, "adjacent_writes_share_one_guard", scaffold=TRAINS.end_of_epoch),
+    # a save into a handle the program opened (AWD-LSTM's `model_save`: `with open(fn, 'wb') as f:
+    # torch.save([model, criterion, optimizer], f)`) is guarded, and left as written: `atomic_write(f)`
+    # of the handle wrote into it as it was, and the report said "written whole or not at all"
+    pair("""\
+with open("m.pt", "wb") as f:
+    torch.save(model.state_dict(), f)
+handle = open("o.pt", "wb")
+torch.save(optimizer.state_dict(), handle)
+""", """\
+from ddpify_runtime import is_main_process, open_on_main
+
+if is_main_process():
+    with open("m.pt", "wb") as f:
+        torch.save(model.state_dict(), f)
+handle = open_on_main("o.pt", "wb")
+if is_main_process():
+    torch.save(optimizer.state_dict(), handle)
+""", "a_save_into_a_handle_the_program_opened_is_guarded_not_written_atomically", scaffold=TRAINS.at_end),
     # a blank line between two guarded writes at the top level stays blank, with no indentation left on it
     pair("""\
 torch.save(model.state_dict(), "m.pt")
