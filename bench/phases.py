@@ -1,10 +1,11 @@
 """Where a conversion spends its time beyond LibCST's parse + codegen, phase by phase, without a
 profiler's overhead.
 
-    .venv/bin/python bench/phases.py ENTRY|FOLDER ... [--reps N]
+    .venv/bin/python bench/phases.py [ENTRY|FOLDER ...] [--manifest JSON --root DIR ...] [--reps N]
 
 Converts each ENTRY (a FOLDER: its scripts and notebooks; as bench/real_speed.py's `jobs`, so as
-`ddpify convert ENTRY` converts it, with its project modules) once to warm up, then REPS times
+`ddpify convert ENTRY` converts it, with its project modules; a fresh-sweep manifest's programs with their `pythonpath`, `--manifest`
+and `--root` given in pairs) once to warm up, then REPS times
 (default 5) in turn with the floor (LibCST's parse + codegen of the files read), and prints the
 CPU milliseconds per round of each phase, exclusive (what a timed step inside it spends counts
 as that step), as a share of the conversion and in floors: the parse, CPython's compile of the
@@ -85,11 +86,18 @@ def install() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("paths", nargs="*", type=Path)
+    parser.add_argument("--manifest", type=Path, action="append", default=[])
+    parser.add_argument("--root", type=Path, action="append", default=[], help="where each manifest's programs are built")
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args()
+    if len(args.manifest) != len(args.root):
+        parser.error("each --manifest needs its --root")
     install()
-    pairs = [jobs(entry)[:2] for _, entry, _ in entries(args.paths, None, None)]
+    found = entries(args.paths, None, None)
+    for manifest, root in zip(args.manifest, args.root):
+        found += entries([], manifest, root)
+    pairs = [jobs(entry, pythonpath)[:2] for _, entry, pythonpath in found]
     for convert, floor in pairs:
         convert(), floor()
     SPENT.clear()
