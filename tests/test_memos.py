@@ -11,6 +11,7 @@ import libcst as cst
 
 from ddpify.analysis import models
 from ddpify.analysis.result import analyse
+from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.parse import parse_module
 from tests.support.env import FIXTURES
@@ -405,3 +406,148 @@ def test_what_prepares_a_data_set_is_asked_once_per_call(monkeypatch):
     convert((FIXTURES / "canonical" / "before.py").read_bytes())
     monkeypatch.undo()
     assert asked and max(asked.values()) == 1
+
+
+def test_the_statement_of_a_node_is_found_without_walking_above_it():
+    """`Facts.statement` listed every ancestor of a node, up to the module, before it picked the
+    nearest statement (sweep 16's 24 programs: 56,168 questions, 493,514 ancestors listed); the
+    walk up stops at the statement now."""
+    facts = Facts(parse_module(b"def f(y):\n    for x in y:\n        if x:\n            g(x)\n"))
+    asked = []
+
+    class Counting(dict):
+        def get(self, key, default=None):
+            asked.append(key)
+            return super().get(key, default)
+    facts.parents = Counting(facts.parents)
+    call = next(c for c in facts.calls if mt.is_call_of(c, "g"))
+    assert type(facts.statement(call)) is cst.SimpleStatementLine
+    assert len(asked) == 2  # the call's Expr, then the line holding it
+
+
+def test_which_calls_build_a_loader_is_asked_once_per_call(monkeypatch):
+    """The loaders, the reach warnings, the schedules (twice), the counts and shard-metrics each
+    asked of every call of the program whether it builds a DataLoader; it is asked once
+    (`Objects.loader_calls`)."""
+    from ddpify.analysis import objects
+    from ddpify.convert import convert
+
+    asked: Counter = Counter()
+    makes_loader = objects.Objects.makes_loader
+
+    def counted(self, call):
+        if sys._getframe(1).f_code.co_name == "<listcomp>":  # (a search of every call; not reach's of a name's origins)
+            asked[id(call)] += 1
+        return makes_loader(self, call)
+    monkeypatch.setattr(objects.Objects, "makes_loader", counted)
+    most = []
+    for case in ("canonical", "explicit_sampler"):
+        asked.clear()
+        convert((FIXTURES / case / "before.py").read_bytes())
+        most.append(max(asked.values()))
+    monkeypatch.undo()
+    assert most == [1, 1]
+
+
+READ_BACK = """
+import torch
+model = torch.nn.Linear(2, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+def save():
+    torch.save(model.state_dict(), "model.pt")
+def restore():
+    model.load_state_dict(torch.load("model.pt"))
+def check():
+    restore()
+def main():
+    for step in range(3):
+        model(torch.ones(2)).sum().backward()
+        optimizer.step()
+{saves}
+main()
+"""
+
+
+READING = ("_reading_through", "reads_within")
+
+
+def test_what_a_function_reads_through_its_callees_is_asked_once_however_many_saves_ask(monkeypatch):
+    """Whether a save is read back later asks, for every call site of the saving function, which
+    calls of the caller read a file through the functions they call (`_reading_through`): each
+    site walked the same callees again. Whether a function reads within so many calls is kept per
+    function: as many walks of `check()` for eight saves as for two."""
+    from ddpify.convert import convert
+
+    walks = []
+    for sites in (2, 8):
+        asked: Counter = Counter()
+        calls_in = Facts.calls_in
+
+        def counted(self, node, asked=asked):
+            names = (sys._getframe(1).f_code.co_name, sys._getframe(2).f_code.co_name)
+            if names[0] in READING or names[0] in ("<genexpr>", "<listcomp>") and names[1] in READING:
+                asked[getattr(getattr(node, "name", None), "value", None)] += 1
+            return calls_in(self, node)
+        monkeypatch.setattr(Facts, "calls_in", counted)
+        converted = convert(READ_BACK.format(saves="        save()\n        check()\n" * sites)).code
+        monkeypatch.undo()
+        assert "barrier()" in converted  # (the save is read back: the question was asked)
+        walks.append(asked["check"])
+    assert walks[0] == walks[1] >= 1
+
+
+def test_the_names_a_later_statement_reads_come_from_the_index(monkeypatch):
+    """shard-metrics' names a statement after a loop reads (`_read_in`, asked twice per statement
+    by the gather of lists) walked the statement; they are read from the facts' index of the
+    tree's nodes."""
+    from ddpify.rewrites import shard_metrics
+    from ddpify.syntax import matchers
+
+    facts = Facts(parse_module(b"total = total + loss.item() * n\nprint(total / n, key=k)\n"))
+    monkeypatch.setattr(matchers, "walk", None)  # a walk would fail
+    found = [shard_metrics._read_in(facts, stmt) for stmt in facts.module.body]
+    monkeypatch.undo()
+    assert found == [{"loss", "item", "n"}, {"print", "total", "n", "key", "k"}]
+
+
+def test_a_name_of_the_program_is_found_by_its_value_not_by_a_search_of_every_name(monkeypatch):
+    """Whether the program names `device_ids` itself (wrap-model) and whether a function is used as
+    a value (main-process-only, for each function that writes) searched every Name of the
+    program for each question; an index of the names by value answers them
+    (`Facts.names_spelled`, `Facts.attributes_named`)."""
+    from ddpify.convert import convert
+
+    searched = []
+    findall = Facts.findall
+
+    def counted(self, node, kind, *args, **kwargs):
+        if node is self.module and kind in (cst.Name, cst.Attribute):
+            searched.append(sys._getframe(1).f_globals["__name__"])
+        return findall(self, node, kind, *args, **kwargs)
+    monkeypatch.setattr(Facts, "findall", counted)
+    for case in ("canonical", "file_read_back", "mnist_style"):
+        convert((FIXTURES / case / "before.py").read_bytes())
+    monkeypatch.undo()
+    assert not [m for m in searched if m.endswith((".wrap_model", ".main_process_only"))]
+
+
+def test_a_library_name_is_not_asked_whether_it_holds_the_wrapper_for_each_attribute(monkeypatch):
+    """unwrap-model asked of every attribute `x.y` of the program whether `x` holds the DDP
+    wrapper, `torch.nn` and `np.random` included; a name only a library's import binds, never
+    assigned (`Facts.library_callee`, as `models._calls_on_models` skips it) holds no model of
+    the program and is not asked."""
+    from ddpify.convert import convert
+    from ddpify.rewrites import unwrap_model
+
+    asked = []
+    holds_wrapper = unwrap_model.holds_wrapper
+
+    def counted(facts, refs, expr, *args):
+        if sys._getframe(1).f_code.co_name == "_custom_attributes":
+            asked.append(facts.library_callee(expr))
+        return holds_wrapper(facts, refs, expr, *args)
+    monkeypatch.setattr(unwrap_model, "holds_wrapper", counted)
+    for case in ("canonical", "mnist_style", "teacher_student"):
+        convert((FIXTURES / case / "before.py").read_bytes())
+    monkeypatch.undo()
+    assert asked and not any(asked)

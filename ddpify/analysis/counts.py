@@ -44,7 +44,7 @@ def find(facts: Facts, fed: Loaders) -> tuple[Count, ...]:
     """The lowered counts of a sharded training loader's batches that the program divides by."""
     if not fed.training:
         return ()
-    loader_calls = [c for c in facts.calls if objects.of(facts).makes_loader(c)]
+    loader_calls = objects.of(facts).loader_calls
     found = []
     for call in facts.calls:
         if not (isinstance(call.func, cst.Name) and call.func.value == "len" and len(call.args) == 1):

@@ -59,7 +59,7 @@ class Loaders:
 
 
 def find(facts: Facts, models: Models) -> Loaders:
-    loader_calls = [c for c in facts.calls if objects.of(facts).makes_loader(c)]
+    loader_calls = objects.of(facts).loader_calls
     fed: dict[cst.Call, list[tuple[cst.For | cst.While | cst.CompFor, cst.BaseExpression]]] = {}
     keyed: dict[cst.Call, dict[str, bool]] = {}  # a loader of a dict keyed by phase: whether each key trains
     unkeyed: set[cst.Call] = set()  # fed where its key is not known

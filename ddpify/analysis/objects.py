@@ -668,6 +668,13 @@ class Objects:
             return LOADER
         return MODEL if classes and all(is_module_class(self.facts, c) for c in classes) else None
 
+    @cached_property
+    def loader_calls(self) -> list[cst.Call]:
+        """The calls of the program that build a DataLoader (`makes_loader`), in the program's
+        order: the loaders, the reach warnings, the schedules, the counts and shard-metrics each ask
+        of every call."""
+        return [c for c in self.facts.calls if self.makes_loader(c)]
+
     def makes_loader(self, call: cst.Call) -> bool:
         """Does `call` build a DataLoader: `DataLoader(...)`, an instance of the program's own
         DataLoader subclass, one a registry builds by name from a module of them

@@ -114,7 +114,7 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
             "this trains, but no optimizer is built in the code ddpify read (built by code it does not "
             "read, or by name): no model is wrapped in DistributedDataParallel")
     yield from star_imports(program)
-    loader_calls = [c for c in facts.calls if objects.of(facts).makes_loader(c)]
+    loader_calls = objects.of(facts).loader_calls
 
     def traced(loop: cst.For) -> bool:
         return bool(loaders_of(facts, loop.iter, loader_calls))

@@ -40,7 +40,7 @@ from ddpify.syntax.names import dotted
 def counted_by_samples(facts: Facts, found: Loaders) -> list[tuple[cst.Call, cst.Call]]:
     """(the schedule built, the `len(data set)` its arguments count by) for each schedule stepped in
     a training loop over a sharded loader made over that data set."""
-    made = [c for c in facts.calls if objects.of(facts).makes_loader(c)]
+    made = objects.of(facts).loader_calls
     hits: dict[cst.Call, cst.Call] = {}
     for loop in found.sharded_loops:
         if not isinstance(loop, cst.For) or not facts.trains(loop):
@@ -106,7 +106,7 @@ def counted_in_steps(facts: Facts, found: Loaders) -> list[tuple[cst.Call, cst.C
     """(the `scheduler.step()` call, the schedule built) for each schedule of `FIXED_STEPS` stepped
     in a training `for` loop over a sharded loader, whose arguments (and what the names they read
     were set to) count no `len(...)`."""
-    made = [c for c in facts.calls if objects.of(facts).makes_loader(c)]
+    made = objects.of(facts).loader_calls
     hits: dict[cst.Call, cst.Call] = {}
     for loop in found.sharded_loops:
         if not isinstance(loop, cst.For) or not facts.trains(loop) or _bounded_by_steps(facts, loop) or \

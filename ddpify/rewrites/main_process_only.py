@@ -1076,9 +1076,8 @@ def _handed_out(facts: Facts, func: cst.FunctionDef) -> bool:
         part = VALUELESS_PARTS.get(type(parent))
         return part is None or getattr(parent, part) is not node  # not `x.name`, `f(name=...)`, a `def name`, ...
 
-    names = facts.findall(facts.module, cst.Name, lambda n: n.value == name)
-    methods = facts.findall(facts.module, cst.Attribute, lambda a: a.attr.value == name and mt.is_name(a.value, "self"))
-    return any(used_as_value(n) for n in [*names, *methods])
+    methods = [a for a in facts.attributes_named(name) if mt.is_name(a.value, "self")]
+    return any(used_as_value(n) for n in [*facts.names_spelled(name), *methods])
 
 
 # the parts of a node where a function's name is no use of the function: an attribute's name, a keyword, ...
@@ -1352,17 +1351,19 @@ def _read_after_a_call(facts: Facts, func: cst.FunctionDef, readers: list[cst.Ca
 def _reading_through(facts: Facts, scope: cst.CSTNode, readers: list[cst.Call], depth: int = 3) -> list[cst.Call]:
     """The calls `scope` runs itself that reach one of `readers` through the program's functions
     they call, up to `depth` calls deep (`train()` after `make_vocab()`, whose body calls
-    `get_vocab()`, which opens the vocabulary `make_vocab` wrote): a read below the call too."""
-    reading, found = set(readers), []
-    for call in facts.calls_of(scope):
-        funcs, seen = list(facts.user_functions(call)), set()
-        for _ in range(depth):
-            if any(c in reading for f in funcs for c in facts.calls_in(f)):
-                found.append(call)
-                break
-            seen.update(funcs)
-            funcs = [g for f in funcs for c in facts.calls_in(f) for g in facts.user_functions(c) if g not in seen]
-    return found
+    `get_vocab()`, which opens the vocabulary `make_vocab` wrote): a read below the call too.
+    Whether a function reads within so many calls is kept per function for the same `readers`:
+    every save of a function, and every caller of it (`_read_after_a_call`), asks of its calls again."""
+    reading = frozenset(readers)
+    memo: dict[tuple[cst.FunctionDef, int], bool] = facts.__dict__.setdefault("_reads_within", {}).setdefault(reading, {})
+
+    def reads_within(func: cst.FunctionDef, calls: int) -> bool:
+        """Does `func` read itself, or through the functions it calls, within `calls` calls?"""
+        if (func, calls) not in memo:
+            memo[func, calls] = any(c in reading for c in facts.calls_in(func)) or calls > 1 and any(
+                reads_within(g, calls - 1) for c in facts.calls_in(func) for g in facts.user_functions(c))
+        return memo[func, calls]
+    return [call for call in facts.calls_of(scope) if any(reads_within(f, depth) for f in facts.user_functions(call))]
 
 
 def _runs_after(facts: Facts, site: cst.CSTNode, call: cst.Call) -> bool:

@@ -166,7 +166,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         averaged = averaged if averaged <= restarted else set()  # else left alone: a ratio of one shard's
         undivided, carried = (undivided & restarted, undivided - restarted) if summable else (set(), undivided)
         for name in sorted(carried - counts):  # a sum over passes, or over a loader not read again: named
-            edits.todo(next(s for s in _later_statements(facts, loop, scope) if name in _read_in(s)),
+            edits.todo(next(s for s in _later_statements(facts, loop, scope) if name in _read_in(facts, s)),
                        f"`{name}` sums this process's shard of the data only and is read undivided: it covers "
                        "about 1/world_size of it; all_reduce it first (torch.distributed.all_reduce)")
         names = sorted({name for name, _ in divided} | averaged | undivided)
@@ -506,7 +506,7 @@ def _read_after(facts: Facts, loop: cst.For | cst.While, sums: set[str], counts:
     read: set[str] = set()
     in_divisions: set[str] = set()
     for stmt in _later_statements(facts, loop, facts.scope(loop)):
-        read |= _read_in(stmt) & sums
+        read |= _read_in(facts, stmt) & sums
         for left, right in _divisions(facts, stmt):
             used = mt.names_in(left) & sums
             in_divisions |= (mt.names_in(left) | mt.names_in(right)) & sums
@@ -627,9 +627,10 @@ def _gather_lists(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> None
               if mt.is_method_call(c, "append", "extend") and isinstance(c.func.value, cst.Name)}
     started = _restarted(facts, loop, lists=True)
     later = _later_statements(facts, loop, facts.scope(loop))
-    read = {n for s in later for n in _read_in(s)}
-    backward = {n for s in later if any(mt.is_method_call(c, "backward") for c in mt.findall(s, cst.Call))
-                for n in _read_in(s)}  # `torch.stack(losses).mean().backward()`: the graph, not a metric
+    reads = {s: _read_in(facts, s) for s in later}
+    read = {n for s in later for n in reads[s]}
+    backward = {n for s in later if any(mt.is_method_call(c, "backward") for c in facts.findall(s, cst.Call))
+                for n in reads[s]}  # `torch.stack(losses).mean().backward()`: the graph, not a metric
     names = sorted(filled & started & read - backward)
     if not names:
         return
@@ -679,7 +680,7 @@ def _name_shard_pass(facts: Facts, training: list[cst.Call], loop: cst.For | cst
     if not (isinstance(scope, cst.FunctionDef) and isinstance(loader, cst.Name) and loader.value in
             {p.name.value for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params)}):
         return
-    loader_calls = [c for c in facts.calls if objects.of(facts).makes_loader(c)]
+    loader_calls = objects.of(facts).loader_calls
     for call in facts.entries(scope):
         arg = facts.argument_for(call, scope, loader.value)
         found = loaders_of(facts, arg, loader_calls) if arg is not None else []
@@ -793,10 +794,11 @@ def _later_statements(facts: Facts, loop: cst.For | cst.While, scope: cst.CSTNod
     return sorted((s for s in later if isinstance(s, cst.SimpleStatementLine)), key=lambda s: facts.spans[s][0])
 
 
-def _read_in(stmt: cst.CSTNode) -> set[str]:
-    """The names `stmt` reads: all it names but the names it binds (`total = 0.0` reads nothing)."""
-    bound = {t.target.value for a in mt.findall(stmt, cst.Assign) for t in a.targets if isinstance(t.target, cst.Name)}
-    return mt.names_in(stmt) - bound
+def _read_in(facts: Facts, stmt: cst.CSTNode) -> set[str]:
+    """The names `stmt` reads: all it names but the names it binds (`total = 0.0` reads nothing);
+    from the facts' index of the tree's nodes, not a walk of `stmt`."""
+    bound = {t.target.value for a in facts.findall(stmt, cst.Assign) for t in a.targets if isinstance(t.target, cst.Name)}
+    return {n.value for n in facts.findall(stmt, cst.Name)} - bound
 
 
 def _divisions(facts: Facts, stmt: cst.CSTNode) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:

@@ -143,6 +143,8 @@ def _custom_attributes(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> No
                 or name in CLASS and _compared_to_torch(facts, attr):
             continue
         attr = _through_self_returning(attr)  # `model.cpu().state_dict` -> `model.cpu`: the wrapper's own `cpu()`
+        if facts.library_callee(attr.value):
+            continue  # `torch.nn.Linear`, `np.random.seed`: a name only a library's import binds holds no model
         holds = holds_wrapper(facts, refs, attr.value)  # `model.x`, not `model.fc.x`
         if holds is None:
             continue

@@ -497,7 +497,7 @@ def _names_its_own(facts: Facts, name: str) -> bool:
     the program's would hide it where the wrap calls it ("'list' object is not callable")."""
     return any(not (isinstance(parent := facts.parent(n), cst.Arg) and parent.keyword is n)
                and not (isinstance(parent, cst.Attribute) and parent.attr is n)
-               for n in facts.findall(facts.module, cst.Name, lambda n: n.value == name))
+               for n in facts.names_spelled(name))
 
 
 def _sync(edits: Edits, model: Model) -> None:

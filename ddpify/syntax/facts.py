@@ -209,10 +209,14 @@ class Facts:
             node = self.parents.get(node)
 
     def statement(self, node: cst.CSTNode) -> cst.CSTNode:
-        """The statement (simple line or compound) that holds `node`, as it sits in its block."""
-        for candidate in [node, *self.ancestors(node)]:
-            if type(candidate) in mt.STATEMENTS:
+        """The statement (simple line or compound) that holds `node`, as it sits in its block (its
+        nearest: the walk up stops there, not at the module)."""
+        parents, statements = self.parents, mt.STATEMENTS
+        candidate: cst.CSTNode | None = node
+        while candidate is not None:
+            if type(candidate) in statements:
                 return candidate
+            candidate = parents.get(candidate)
         raise ValueError("node outside any statement")
 
     def scope(self, node: cst.CSTNode) -> Scope:
@@ -343,6 +347,24 @@ class Facts:
         first, end = self.spans[node]
         i = bisect.bisect_left(starts, first)
         return i < len(starts) and starts[i] < end
+
+    def names_spelled(self, value: str) -> list[cst.Name]:
+        """Every Name `value` of the tree (a variable, an attribute's name, a keyword, a definition's
+        name alike), in source order: `findall(module, cst.Name)` of that value, from an index by
+        value rather than a filter of every name for each value asked."""
+        return self._names_by_value.get(value, [])
+
+    def attributes_named(self, attr: str) -> list[cst.Attribute]:
+        """Every attribute `x.attr` of the tree, in source order (as `names_spelled`)."""
+        return self._attributes_by_name.get(attr, [])
+
+    @cached_property
+    def _names_by_value(self) -> dict[str, list[cst.Name]]:
+        return _grouped(self.names, lambda n: n.value)
+
+    @cached_property
+    def _attributes_by_name(self) -> dict[str, list[cst.Attribute]]:
+        return _grouped(self.by_type.get(cst.Attribute, ()), lambda a: a.attr.value)
 
     @cached_property
     def _name_starts(self) -> dict[str, list[int]]:
