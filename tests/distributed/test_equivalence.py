@@ -33,8 +33,9 @@ sums grouped per rank, batches of another size and weights equal only within 1e-
 last bits). The probe shows every evaluation pass fetched each test index exactly once.
 
 The same converted file must also run under ``python -m torch.distributed.launch`` (which passes
-``--local-rank=N`` to the script) and as plain ``python``; and a dataset whose size does not divide
-by the world size (101 samples) must train to the end on both ranks.
+``--local-rank=N`` to the script) and as plain ``python``. (A dataset whose size does not divide by
+the world size, 101 samples, must train to the end on both ranks: tests/distributed/test_training.py,
+in its batch.)
 """
 
 from __future__ import annotations
@@ -204,20 +205,3 @@ def test_launcher_forms(runs):
     assert _max_abs_diff(by_torchrun, by_launch) <= TOLERANCE
     assert (folder / "python.pt").is_file()
 
-
-def test_uneven_dataset_trains_to_the_end_on_both_ranks(tmp_path):
-    """101 samples on 2 ranks: DistributedSampler pads to 51 + 51, equal batch counts, no hang."""
-    n, epochs = 101, 2
-    script = h.convert_fixture("equivalence", tmp_path / "after.py")
-    done = h.run(h.torchrun(script, "--epochs", str(epochs), "--num-samples", str(n), "--batch-size", "8",
-                            "--out", str(tmp_path / "uneven.pt")), tmp_path, h.env(tmp_path / "probe"))
-    assert done.returncode == 0, str(done)
-    print(f"\n101 samples on 2 ranks: exit 0 in {done.wall_s:.1f} s")
-    probe = h.Probe.read(tmp_path / "probe")
-    assert sorted(e["rank"] for e in probe.of("exit")) == [0, 1], "a rank did not reach the end"
-    assert h.shard_problems(probe, 2, n) == []
-    assert {r: [len(p) for p in passes] for r, passes in probe.indices().items()} == \
-        {0: [51] * epochs, 1: [51] * epochs}
-    assert probe.batches() == {0: [7] * epochs, 1: [7] * epochs}
-    checkpoint, _ = _weights(tmp_path / "uneven.pt")
-    assert checkpoint["steps_per_epoch"] == [7] * epochs
