@@ -99,6 +99,14 @@ PAIRS = "ds = []\nfor t in range(2):\n    ds.append((DataLoader([1]), DataLoader
     ("import functools\nclass Data:\n    def __init__(self):\n        self._val = DataLoader([3])\n"
      "    @functools.cached_property\n    def val_loader(self):\n        return self._val\n"
      "    def run(self):\n        x = self.val_loader\n        return x\n", "x", {"DataLoader([3])"}),  # read on self
+    # a field of a namedtuple made by a call (`Loaders = namedtuple("Loaders", ["train", "val"])`): what the
+    # construction passes there, by place or by keyword
+    ("from collections import namedtuple\nLoaders = namedtuple('Loaders', ['train', 'val'])\n"
+     "l = Loaders(DataLoader([1]), DataLoader([2]))\nx = l.val\n", "l.val", {"DataLoader([2])"}),
+    ("import collections\nLoaders = collections.namedtuple('Loaders', 'train, val')\n"
+     "l = Loaders(val=DataLoader([2]), train=DataLoader([1]))\nx = l.train\n", "l.train", {"DataLoader([1])"}),
+    ("import typing\nPair = typing.NamedTuple('Pair', [('model', nn.Module), ('loader', DataLoader)])\n"
+     "def make():\n    return Pair(Net(), DataLoader([1]))\np = make()\nx = p.loader\n", "p.loader", {"DataLoader([1])"}),
 ])
 def test_values_follow_objects(source, expr, made):
     facts, flow = core(source)
@@ -123,6 +131,10 @@ def test_values_follow_objects(source, expr, made):
     ("class Data:\n    def __init__(self):\n        self._train = DataLoader([1, 2])\n"
      "    def train_loader(self):\n        return self._train\nd = Data()\nx = d.train_loader\n",
      "d.train_loader"),  # a method read without a call is the method, not what it returns
+    ("from collections import namedtuple\nLoaders = namedtuple('Loaders', ['train', 'val'])\n"
+     "l = Loaders(DataLoader([1]), DataLoader([2]))\nx = l.test\n", "l.test"),  # no such field
+    ("from collections import namedtuple\nLoaders = namedtuple('Loaders', ['train', 'val'])\n"
+     "pair = [DataLoader([1]), DataLoader([2])]\nl = Loaders(*pair)\nx = l.val\n", "l.val"),  # fields given by *: unread
 ])
 def test_values_near_misses(source, expr):
     facts, flow = core(source)

@@ -312,6 +312,7 @@ class Objects:
         for site in held:
             for cls in self.classes_built(site):
                 found |= self.ref_values(Ref(f._root_class(cls), f"self.{expr.attr.value}"))
+            found |= self._namedtuple_field(site, expr.attr.value)
             if isinstance(site, cst.ClassDef):  # `config.MODELS` of `class CONFIG: MODELS = [Net()]`
                 found |= Sites().union(*(self.values(value) for target, value, stmt in f.assigns
                                          if mt.is_name(target, expr.attr.value) and f.enclosing_class(stmt) is site
@@ -320,6 +321,25 @@ class Objects:
             if target is not expr and self.values(target.value) & held:
                 found |= self.values(value)
         return found
+
+    def _namedtuple_field(self, site: cst.CSTNode, attr: str) -> Sites:
+        """`loaders.train` of `loaders = Loaders(DataLoader(...), DataLoader(...))` where `Loaders =
+        namedtuple("Loaders", ["train", "val"])` (or `"train val"`, or `typing.NamedTuple("Loaders",
+        [("train", DataLoader), ...])`): what the construction passes for that field, by keyword or by
+        its place. (The class forms, `class Loaders(NamedTuple)` and dataclasses, are the class's
+        `self.x`: `Facts.generated_init_arguments`.)"""
+        if not isinstance(site, cst.Call) or not isinstance(site.func, (cst.Name, cst.Attribute)):
+            return Sites()
+        layouts = {tuple(_namedtuple_fields(self.facts, s)) for s in self.values(site.func)}
+        fields = layouts.pop() if len(layouts) == 1 else ()
+        if attr not in fields:
+            return Sites()
+        given = next((a.value for a in site.args if a.keyword is not None and a.keyword.value == attr), None)
+        positional = [a.value for a in site.args if a.keyword is None and not a.star]
+        place = fields.index(attr)
+        given = given if given is not None or place >= len(positional) or any(a.star for a in site.args) \
+            else positional[place]
+        return self.values(given) if given is not None else Sites()
 
     @cached_property
     def _attribute_stores(self) -> dict[str, list[tuple[cst.Attribute, cst.BaseExpression]]]:
@@ -897,6 +917,24 @@ def _one_pass(f: Facts, func: cst.FunctionDef, y: cst.Yield) -> cst.BaseExpressi
     if isinstance(y.value, cst.From):
         return y.value.item if not loops else None
     return loops[0].iter if len(loops) == 1 and isinstance(loops[0], cst.For) else None
+
+
+def _namedtuple_fields(f: Facts, site: cst.CSTNode) -> list[str]:
+    """The fields, in order, of the class a `collections.namedtuple("N", ["a", "b"])` (or `"a b"`,
+    `"a, b"`) or `typing.NamedTuple("N", [("a", int), ...])` call makes; [] for anything else or a
+    list ddpify cannot read."""
+    if not isinstance(site, cst.Call) or f.qualify(site.func) not in ("collections.namedtuple", "typing.NamedTuple"):
+        return []
+    spec = mt.positional(site, 1) or mt.keyword(site, "field_names") or mt.keyword(site, "fields")
+    value = spec.value if spec is not None else None
+    if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+        return value.evaluated_value.replace(",", " ").split()
+    if not isinstance(value, (cst.List, cst.Tuple)):
+        return []
+    names = [e.value.elements[0].value if isinstance(e.value, cst.Tuple) and e.value.elements else e.value
+             for e in value.elements]
+    return [n.evaluated_value for n in names if isinstance(n, cst.SimpleString) and isinstance(n.evaluated_value, str)] \
+        if all(isinstance(n, cst.SimpleString) for n in names) else []
 
 
 def _adapted(expr: cst.BaseExpression) -> cst.BaseExpression:
