@@ -2036,8 +2036,20 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
             continue
         if facts.scope(stmt) is not facts.scope(expr) or facts.before(expr, stmt) or _conditional_to(facts, stmt, expr):
             return MAYBE  # rebound somewhere, sometimes: either may be there
-        holds = None if unwraps or not facts.references(value, dotted(target) or "") else MAYBE  # last rebinding wins
+        holds = None if unwraps else MAYBE if facts.references(value, dotted(target) or "") \
+            or _returns_wrapper(facts, refs, answers, value, depth) else None  # last rebinding wins
     return holds
+
+
+def _returns_wrapper(facts: Facts, refs: dict[Ref, Model], answers: dict, value: cst.BaseExpression,
+                     depth: int) -> bool:
+    """Does `value`, a call of a function of the program, hand back what may be a wrapper? `model =
+    trainer.train(3)`, rebinding the wrapped `model` to what a trainer's `train` returns (`return
+    self.model`, the wrapper it was given): the name still holds the wrapper."""
+    if not depth or not isinstance(value, cst.Call):
+        return False
+    return any(not _unwraps(facts, func) and _holds(facts, refs, answers, r, depth - 1)
+               for func in facts.user_functions(value) for r in _returned_for(facts, func, value))
 
 
 def _unwrapping(facts: Facts, value: cst.BaseExpression, name: str, depth: int = 2) -> bool:

@@ -721,6 +721,43 @@ Trainer(model=model, optimizer=optimizer).train([torch.randn(4, 2)])
     assert "torch.save({'state_dict': self.model.module.state_dict()}, 'm.pt')" in only(NAME, code)
 
 
+REBOUND_BY_TRAIN = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model.to('cpu')
+        self.optimizer = optimizer
+
+    def train(self, xs):
+        for x in xs:
+            self.optimizer.zero_grad()
+            self.model(x).sum().backward()
+            self.optimizer.step()
+        return {returned}
+
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+trainer = Trainer(model, optimizer)
+model = trainer.train([torch.randn(4, 2)])
+torch.save(model.state_dict(), 'best.pt')
+"""
+
+
+@pytest.mark.parametrize("returned, saved", [
+    ("self.model", "torch.save(unwrap(model).state_dict(), 'best.pt')"),
+    ("torch.nn.Linear(2, 1)", "torch.save(model.state_dict(), 'best.pt')"),  # near miss: a new, bare model
+])
+def test_a_wrapped_model_rebound_to_what_a_trainer_returns_may_still_be_the_wrapper(returned, saved):
+    """`model = trainer.train(3)` of a `train` that ends `return self.model` (the torchvision
+    transfer-learning tutorial's `train_model`, as a trainer class): the rebinding was read as a new,
+    bare model, and the state dict saved after it had `module.` keys (a probe of the seventeenth
+    sweep's part A, decision 0119)."""
+    assert saved in only(NAME, REBOUND_BY_TRAIN.format(returned=returned))
+
+
 def test_a_model_a_function_rebinds_as_global_may_be_bare_after_it():
     """`model_load()` declares `global model` and reloads the whole object: the model read
     afterwards may be the bare one, so its own methods go through unwrap (`model.module.init_hidden`
