@@ -671,3 +671,25 @@ def test_parameter_gradients(code):
     owner = facts.parameter_gradients(call)
     assert (None if owner is None else facts.code(owner)) == PARAMETER_GRADIENTS[code]
     assert facts.trains(facts.module) is (owner is not None)
+
+
+# the length of a data set of the program's own class (the seventeenth sweep's phoneme notebook, decision
+# 0121: `if len(val_set) > 0:` around the validation pass was taken to differ between processes): shared where
+# the class never mentions ranks, world sizes or shards and nothing it is built from reads the rank
+OWN_DATA = ("import os\nimport torch\nfrom torch.utils.data import Dataset\n\n\nclass Frames(Dataset):\n"
+            "    def __init__(self, X{extra}):\n        self.X = X{part}\n\n    def __len__(self):\n"
+            "        return len(self.X)\n\n    def __getitem__(self, i):\n        return self.X[i]\n\n\n"
+            "data = Frames({args})\nfor step in range(5):\n    if len(data) > 0:\n        pass\n")
+OWN_DATA_TESTS = {  # (extra parameter, what the class keeps of X, the arguments): shared
+    "a_data_set_of_the_programs_class": ("", "", "torch.zeros(4, 2)", True),
+    "one_that_shards_itself": (", rank", "[rank::2]", "torch.zeros(4, 2), int(os.environ['RANK'])", False),
+    "one_built_from_what_reads_the_rank": ("", "", "torch.zeros(4 + int(os.environ['RANK']), 2)", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OWN_DATA_TESTS))
+def test_the_length_of_a_data_set_of_the_programs_class_is_shared_where_nothing_shards_it(name):
+    extra, part, args, shared = OWN_DATA_TESTS[name]
+    facts = Facts(parse_module(OWN_DATA.format(extra=extra, part=part, args=args)))
+    test = next(n for n in facts.loops[-1].body.body if isinstance(n, cst.If)).test
+    assert (same_everywhere(facts, test), Context(facts).values.same_everywhere(test)) == (shared, shared)

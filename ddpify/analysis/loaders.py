@@ -28,6 +28,9 @@ from ddpify.syntax.names import dotted
 
 EVAL_NAME = re.compile(r"val|test|eval|dev|holdout", re.IGNORECASE)
 DATALOADER = "torch.utils.data.DataLoader"
+# words of a data set that shards itself; a word that ends in "rank" (`rerank`) is no rank, as `RANK_WORD`
+SHARDING_WORDS = re.compile(r"(?<![a-z])(?:(?:my|local|global|get|world|node|proc|l|g)?rank|world|shard(?:s|ed|ing)?"
+                            r"|(?:num_)?replicas?|split_dataset_by_node)(?![a-z])", re.I)
 
 
 @dataclass

@@ -42,6 +42,7 @@ from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
 from ddpify.analysis.distributed import accelerators
 from ddpify.analysis.lightning import agreed, fabric_launch, fabric_launch_arguments
+from ddpify.analysis.loaders import SHARDING_WORDS
 from ddpify.analysis.models import ACCELERATE_PREPARE
 from ddpify.analysis.objects import LOADER, MODEL, of as objects_of
 from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable, read_names
@@ -267,8 +268,19 @@ class SameValues:
         origins = [o for o in f.origins(expr) if not (isinstance(o, cst.Name) and o.value == "None")]
         return bool(origins) and all(isinstance(o, cst.Call) and (
             (f.qualify(o.func) or "").startswith(f.DATA_MODULES) and not self._own_share(o)
+            or self._whole_data_set(o)
             or isinstance(o.func, cst.Attribute) and o.func.attr.value in ACCELERATE_PREPARE
             and bool(accelerators(f, o.func.value))) for o in origins)
+
+    def _whole_data_set(self, call: cst.Call) -> bool:
+        """A data set of a class of the program, sized by its `__len__`, whose code never mentions
+        ranks, world sizes or shards (`SHARDING_WORDS`), built from nothing that reads the rank
+        (`LibriDataset(val_X, val_y)` over features every process reads alike): each process holds
+        the same data, so its length is the same."""
+        f = self.facts
+        cls = f.classes.get(dotted(call.func) or "")
+        return cls is not None and any(isinstance(s, cst.FunctionDef) and s.name.value == "__len__" for s in cls.body.body) \
+            and not SHARDING_WORDS.search(f.code(cls)) and not any(self.ranks.rank_dependent(a.value, 3) for a in call.args)
 
     def _own_share(self, data: cst.Call) -> bool:
         """Does a torch loader or data set hold this process's own share of the data: the data set

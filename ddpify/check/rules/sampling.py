@@ -9,7 +9,7 @@ import libcst as cst
 
 from ddpify.analysis import objects
 from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
-from ddpify.analysis.loaders import loaders_of
+from ddpify.analysis.loaders import SHARDING_WORDS, loaders_of
 from ddpify.analysis.ranks import counts_this_nodes_gpus
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import param_names
@@ -736,11 +736,6 @@ def _as_built(ctx: Context, expr: cst.BaseExpression, loader: cst.Call) -> bool:
         return True
     passed = [f.argument_for(c, ref.scope, ref.name) for c in f.call_sites(ref.scope)]
     return bool(passed) and all(a is not None and loaders_of(f, a, [loader]) for a in passed)
-
-
-# words of a data set that shards itself; a word that ends in "rank" (`rerank`) is no rank, as `RANK_WORD`
-SHARDING_WORDS = re.compile(r"(?<![a-z])(?:(?:my|local|global|get|world|node|proc|l|g)?rank|world|shard(?:s|ed|ing)?"
-                            r"|(?:num_)?replicas?|split_dataset_by_node)(?![a-z])", re.I)
 
 
 def _whole_data(ctx: Context, loader: cst.Call) -> bool:
