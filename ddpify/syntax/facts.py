@@ -993,7 +993,8 @@ class Facts:
         ref = self.ref(expr) if isinstance(expr, cst.Name) or (dotted(expr) or "").startswith("self.") else None
         if ref in self._instancing:  # `b = a.to(d)` and `a = b.float()`: the cycle adds no class
             return _CYCLE
-        values = [v for v in [*(v for _, v, _ in self.writes(ref)), *self.unpacked_elements(ref)]
+        values = [v for v in [*(v for _, v, _ in self.writes(ref)), *self.unpacked_elements(ref),
+                              *self._entering_themselves(ref)]
                   if not mt.is_name(v, "None") and not self._same_module_again(v, ref)] if ref is not None else []
         if ref is not None:
             self._instancing.add(ref)
@@ -1811,6 +1812,16 @@ class Facts:
         return any(isinstance(a, cst.With) and any(off(i.item) for i in a.items)
                    or isinstance(a, cst.FunctionDef) and any(off(d.decorator) for d in a.decorators)
                    for a in self.ancestors(node))
+
+    def _entering_themselves(self, ref: Ref) -> list[cst.Call]:
+        """`with Experiment(out, cfg) as exp:` binds `exp` to the instance itself where every
+        `__enter__` of the classes the call builds returns `self` (`exp.checkpoint(model, name)` then
+        runs `Experiment.checkpoint`); not a class whose `__enter__` hands back something else."""
+        calls = [item for item in self.entered(ref) if isinstance(item, cst.Call)]
+        return [call for call in calls if (classes := self._instances_of(call)) and classes is not _CYCLE and all(
+            (enters := self._methods(cls, "__enter__")) and all(
+                self.returned(m) and all(mt.is_name(r, "self") for r in self.returned(m)) for m in enters)
+            for cls in classes)]
 
     def entered(self, ref: Ref) -> list[cst.BaseExpression]:
         """The context managers `ref` is bound to by `with ... as`."""

@@ -758,6 +758,48 @@ def test_a_wrapped_model_rebound_to_what_a_trainer_returns_may_still_be_the_wrap
     assert saved in only(NAME, REBOUND_BY_TRAIN.format(returned=returned))
 
 
+ENTERED = """\
+import torch
+
+
+class Experiment:
+    def __init__(self, path):
+        self.path = path
+        self.other = object()
+
+    def __enter__(self):
+        return {entered}
+
+    def __exit__(self, *exc):
+        return False
+
+    def checkpoint(self, model):
+        torch.save(model.state_dict(), self.path)
+
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+with Experiment('m.pt') as exp:
+    for epoch in range(2):
+        optimizer.zero_grad()
+        model(torch.randn(4, 2)).sum().backward()
+        optimizer.step()
+        exp.checkpoint(model)
+"""
+
+
+@pytest.mark.parametrize("entered, saved", [
+    ("self", "torch.save(model.module.state_dict(), self.path)"),
+    ("self.other", "torch.save(model.state_dict(), self.path)"),  # near miss: `__enter__` hands back another object
+])
+def test_a_method_of_an_instance_bound_by_with_as_runs_on_what_its_callers_pass(entered, saved):
+    """`with Experiment(out, cfg) as exp:` ... `exp.checkpoint(model, name)`: the call graph did not
+    read `exp` as an instance of `Experiment` (its `__enter__` returns `self`), so `checkpoint`'s
+    parameter was not known to receive the wrapper: its state dict was saved with `module.` keys on
+    every process, and nothing was said (a probe of the seventeenth sweep's part A, decision 0119)."""
+    assert saved in only(NAME, ENTERED.format(entered=entered))
+
+
 def test_a_model_a_function_rebinds_as_global_may_be_bare_after_it():
     """`model_load()` declares `global model` and reloads the whole object: the model read
     afterwards may be the bare one, so its own methods go through unwrap (`model.module.init_hidden`
