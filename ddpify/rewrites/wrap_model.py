@@ -209,6 +209,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids" if ids == "device_ids" else f"device_ids as {ids}")
         _rewrap_replaced(facts, edits, model, extra, ids)
+        _sync_reloaded(facts, edits, model)
         _drop_own_wraps(facts, edits, model, own)
     if not options.fsdp and any(not model.synced for model in models.wrapped):
         _stray_dataparallel(facts, edits, models)
@@ -317,6 +318,55 @@ def _rewrap_replaced(facts: Facts, edits: Edits, model: Model, extra: str, ids: 
         if replaced:
             _rewrap_after(facts, edits, facts.statement(call), name, extra, ids,
                           f"{replaced[0]} replaced by `{facts.code(call.func)}()`")
+
+
+WHOLE_LOADS = frozenset({"torch.load", "pickle.load", "dill.load"})
+
+
+def _sync_reloaded(facts: Facts, edits: Edits, model: Model) -> None:
+    """The wrapped model's name rebound, after the wrap and in its function, to a model the program
+    loads whole (`model, opt = torch.load(f, weights_only=False)` after `torch.save([model, opt],
+    f)`, which saves the model itself: unwrap-model), and trained after that: the name then holds
+    the bare model, which each process trained apart on its shard, its copies drifting, and
+    nothing said so. Its gradients are averaged from there on as backward computes them (the
+    optimizer loaded with it holds its parameters): synced, not wrapped, since what the program
+    reads of the name after the load (`model.init_hidden(2)`) is the model's own, as the analysis
+    reads it:
+
+        model, opt = torch.load(f, weights_only=False)  ->  model, opt = torch.load(f, weights_only=False)
+                                                            model = sync_gradients(model)
+    """
+    if model.maybe_none or model.empty:
+        return
+    name = model.name
+    scope = facts.scope(model.anchor)
+    for target, value, stmt in facts.assigns:
+        names = [dotted(e.value) for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [dotted(target)]
+        if name not in names or not isinstance(value, cst.Call) or facts.qualify(value.func) not in WHOLE_LOADS \
+                or facts.scope(stmt) is not scope or not model.sees_wrapper(facts, stmt) \
+                or not _trains_after(facts, facts.statement(stmt), scope):
+            continue
+        line = facts.statement(stmt)
+        edits.insert_after(line, f"{name} = sync_gradients({name})\n")
+        edits.add_import("ddpify_runtime", "sync_gradients")
+        edits.record(line, f"`{name}` loaded whole after the wrap and trained again: the load gives the model "
+                     "itself, which each process would train apart; its gradients are averaged as backward "
+                     "computes them (sync_gradients), the model stays as it is", needs_group=True)
+
+
+def _trains_after(facts: Facts, stmt: cst.CSTNode, scope: cst.CSTNode) -> bool:
+    """Does a statement after `stmt` in its function (or module) train, itself or through the
+    functions it calls (`facts.trains`)?"""
+    node = stmt
+    while node is not None and node is not scope:
+        parent = facts.parent(node)
+        body = getattr(parent, "body", None)
+        items = body if isinstance(body, (list, tuple)) else getattr(body, "body", ())
+        if isinstance(items, (list, tuple)) and node in items:
+            if any(facts.trains(later) for later in items[items.index(node) + 1:]):
+                return True
+        node = parent
+    return False
 
 
 def _replaced_in(facts: Facts, func: cst.FunctionDef) -> list[cst.Attribute]:

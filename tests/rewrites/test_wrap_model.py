@@ -3085,6 +3085,61 @@ def test_a_sub_modules_parameter_read_without_gradients_leaves_the_model_wrapped
     assert "model = DistributedDataParallel(model" in only(NAME, SPLIT_SOFTMAX.replace(*change))
 
 
+RELOADED_WHOLE = """\
+import torch
+from torch import nn
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(4, 4)
+
+    def init_hidden(self, bsz):
+        return torch.zeros(bsz, 4)
+
+    def forward(self, x, h):
+        return self.out(x + h)
+
+
+model = LM()
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+for step in range(3):
+    loss = model(torch.randn(2, 4), model.init_hidden(2)).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+torch.save([model, opt], "ckpt.pt")
+model, opt = torch.load("ckpt.pt", weights_only=False)
+for step in range(3):
+    loss = model(torch.randn(2, 4), model.init_hidden(2)).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_model_reloaded_whole_after_the_wrap_and_trained_again_is_synced():
+    """`torch.save([model, opt], f)` saves the model itself (unwrap-model), so `model, opt =
+    torch.load(f, weights_only=False)` after the wrap binds the bare model: trained again, each
+    process trained its copy apart and the copies drifted, silently (a probe of the seventeenth
+    sweep's part B, after AWD-LSTM's whole-object checkpoints). It is synced right after the load,
+    and what the program reads of it after (`model.init_hidden(2)`) stays the model's own."""
+    result = rewritten(NAME, RELOADED_WHOLE, frozenset())
+    load = 'model, opt = torch.load("ckpt.pt", weights_only=False)\n'
+    assert load + "model = sync_gradients(model)\n" in result.code
+    assert [c.message for c in result.changes if "loaded whole" in c.message]
+
+
+def test_a_model_reloaded_whole_and_only_evaluated_after_is_left_as_loaded():
+    """Near miss: after the load the program only evaluates the model (no_grad): nothing trains it."""
+    loop = ("for step in range(3):\n    loss = model(torch.randn(2, 4), model.init_hidden(2)).sum()\n    opt.zero_grad()\n"
+            "    loss.backward()\n    opt.step()\n")
+    head, _, _ = RELOADED_WHOLE.rpartition(loop)
+    code = head + "with torch.no_grad():\n    print(model(torch.randn(2, 4), model.init_hidden(2)))\n"
+    assert "sync_gradients" not in only(NAME, code)
+
+
 SIBLINGS = """\
 import torch
 from torch import nn
