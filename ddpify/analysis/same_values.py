@@ -1042,9 +1042,22 @@ class SameValues:
         if not sites:
             return (not self.ranks.entry_point(ref.scope) or self._command_line_entry(ref.scope)) \
                 and not rank_word(cst.Name(ref.name)) and ref not in self.ranks.ranks_by_role
-        passed = [(call, self._passed(call, ref.scope, ref.name)) for call in sites]
-        return all(p is not None and self._shared(p, proving) or p is None and self._filled_elsewhere(
+        passed = [(call, self._passed(call, ref.scope, ref.name)) for call in sites
+                  if not self._cannot_run(call, ref.scope, ref.name)]
+        return bool(passed) and all(p is not None and self._shared(p, proving) or p is None and self._filled_elsewhere(
             call, ref.scope, ref.name) for call, p in passed)
+
+    def _cannot_run(self, call: cst.Call, func: cst.FunctionDef, param: str) -> bool:
+        """Does `call` give `param` of `func`, a parameter without a default, no value at all (no
+        argument, no `*`/`**`, no decorator that could fill it)? Then it is not a call of `func`
+        (it would raise TypeError): a base class's `self._load_model(checkpoint_path=p)` is no
+        call of a subclass's `_load_model(self, checkpoint_dir, checkpoint_path=None)`, which
+        every call of its own passes `checkpoint_dir`."""
+        params = [*func.params.params, *func.params.kwonly_params]
+        bound = self.facts.enclosing_class(func) is not None and params[:1] and params[0].name.value == param
+        return not bound and not func.decorators and not any(a.star for a in call.args) \
+            and self.facts.argument_for(call, func, param) is None and any(
+                p.name.value == param and p.default is None for p in params)
 
     def _command_line_entry(self, func: cst.FunctionDef) -> bool:
         """Is `func` handed on by name only to a library that fills its parameters from the command
