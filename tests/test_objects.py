@@ -196,6 +196,10 @@ CONTROLLER = ("class Controller(nn.Module):\n    def __init__(self):\n        su
 STORED = ("def set_up(m):\n    m.optim_list = [{'params': filter(lambda p: p.requires_grad, m.parameters())}]\n"
           "def reset(m):\n    m.optimizer = torch.optim.Adam(m.optim_list)\n")
 
+# a registry of the program's functions, one of them building an optimizer over what it is handed
+REGISTRY = "def adam(p):\n    return torch.optim.Adam(p, lr=1)\ndef plain(p):\n    return p\n" \
+           "OPTS = {{'adam': adam, 'plain': plain{more}}}\n"
+
 TRAINED = [  # optimizer source, the models it steps
     ("G = Net()\nD = Net()\nopt = torch.optim.Adam(filter(lambda p: p.requires_grad, G.parameters()))\n", "G"),
     ("G = Net()\nD = Net()\nopt = torch.optim.SGD(itertools.chain(G.parameters(), D.parameters()), lr=1)\n",
@@ -218,6 +222,7 @@ TRAINED = [  # optimizer source, the models it steps
     (CONTROLLER + "G = Controller()\nD = Net()\nh = Holder()\nopt = torch.optim.SGD(h.params(D), lr=1)\n",
      "D"),  # near miss: a method of no model, handed D
     (STORED + "G = Net()\nD = Net()\nset_up(G)\nreset(G)\n", "G"),  # param groups kept on the model
+    (REGISTRY.format(more="") + "G = Net()\nD = Net()\nopt = OPTS['adam'](G.parameters())\n", "G"),  # a registry of functions
 ]
 
 
@@ -227,6 +232,14 @@ def test_which_models_an_optimizer_steps(source, models):
     (opt,) = [c for c in facts.calls if (facts.qualify(c.func) or "").startswith("torch.optim.")]
     expected = set().union(*(flow.values(last_use(facts, m)) for m in models.split()))
     assert flow.trained(opt) == expected and expected
+
+
+def test_a_registry_holding_anything_but_functions_of_the_program_runs_none_of_them():
+    """Near miss of the registry of functions: an item that is no function of the program (`**more`,
+    a library's function) leaves the call unresolved, and the optimizer's model unknown."""
+    facts, flow = core(REGISTRY.format(more=", 'sgd': torch.optim.SGD") + "G = Net()\nopt = OPTS['adam'](G.parameters())\n")
+    (opt,) = [c for c in facts.calls if facts.qualify(c.func) == "torch.optim.Adam"]
+    assert not flow.trained(opt)
 
 
 def test_an_optimizer_class_of_the_program_is_an_optimizer_and_a_scheduler_class_is_not():

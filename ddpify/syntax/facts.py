@@ -599,7 +599,8 @@ class Facts:
             return [f for fs in self.functions.values() for f in fs if self.enclosing_class(f) is None
                     and f is not self.scope(call) and self._part(f) == part and _accepts(call, f)]
         if isinstance(func, cst.Subscript) and dotted(func.value):  # `TASK_PIPELINE[task](conf, model)`
-            return [init for cls in self._registry_classes(func.value) for init in self._constructor(cls)]
+            return [init for cls in self._registry_classes(func.value) for init in self._constructor(cls)] or \
+                [f for f in self._registry_functions(func.value) if _accepts(call, f)]  # `OPTIMIZERS[name](params)`
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
             cls = self.enclosing_class(call)  # `super().__init__(model, optimizer)`
             base = self._base(cls) if cls is not None else None
@@ -1264,6 +1265,22 @@ class Facts:
             return []  # `**OTHERS`, `*more`: items not written out
         named = [_class_names(self.classes, e.value) for e in items]
         return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
+
+    def _registry_functions(self, registry: cst.BaseExpression) -> list[cst.FunctionDef]:
+        """The module-level functions of the program a registry names, where every value the program
+        gives it is a dict, list or tuple written out whose every item names such a function
+        (`OPTIMIZERS = {"adam": adam, "sgd": sgd}` of `def adam(params): return Adam(params, lr=1e-3)`);
+        [] otherwise."""
+        ref = self.ref(registry)
+        values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
+        if not values or not all(isinstance(v, (cst.Dict, cst.List, cst.Tuple)) for v in values):
+            return []
+        items = [e for v in values for e in v.elements]
+        if not items or not all(isinstance(e, (cst.DictElement, cst.Element)) and isinstance(e.value, cst.Name)
+                                for e in items):
+            return []
+        named = [[f for f in self.functions.get(e.value.value, ()) if self.enclosing_class(f) is None] for e in items]
+        return [] if not all(named) else list(dict.fromkeys(f for fs in named for f in fs))
 
     def _looked_up_classes(self, value: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes a registry looked up by name may give: a call of the program's function
