@@ -357,7 +357,8 @@ def parameters_on_some_paths(facts: Facts, cls: cst.ClassDef) -> str | None:
         return None  # a base of the program or a library's may make parameters this class does not show
     init = _method(facts, cls, "__init__")
     made = [] if init is None else [stmt for target, value, stmt in facts.writes_in(init)
-                                    if (dotted(target) or "").startswith("self.") and _may_hold_parameters(facts, value)]
+                                    for one, part in _paired(target, value)
+                                    if (dotted(one) or "").startswith("self.") and _may_hold_parameters(facts, part)]
     if init is not None and any(isinstance(c.func, cst.Attribute) and c.func.attr.value in REGISTERS
                                 or dotted(c.func) == "setattr" for c in facts.calls_in(init)):
         return None  # `self.register_parameter(...)`, `setattr(self, ...)`: made where the writes do not show
@@ -370,6 +371,18 @@ def parameters_on_some_paths(facts: Facts, cls: cst.ClassDef) -> str | None:
 
 
 REGISTERS = {"register_parameter", "add_module", "register_module"}
+
+
+def _paired(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """What each name of an assignment's target is given: `self.l1, self.l2 = nn.Linear(4, 16),
+    nn.Linear(16, 2)` pairs its elements; a tuple target given one value (`self.a, self.b =
+    make_blocks()`) gives that value to each."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elements = [e.value for e in target.elements]
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elements):
+            return list(zip(elements, (e.value for e in value.elements)))
+        return [(e, value) for e in elements]
+    return [(target, value)]
 
 
 def _may_hold_parameters(facts: Facts, value: cst.BaseExpression) -> bool:

@@ -3085,6 +3085,25 @@ def test_a_sub_modules_parameter_read_without_gradients_leaves_the_model_wrapped
     assert "model = DistributedDataParallel(model" in only(NAME, SPLIT_SOFTMAX.replace(*change))
 
 
+@pytest.mark.parametrize("layers, empty", [
+    ("        self.l1, self.l2 = nn.Linear(4, 8), nn.Linear(8, 2)\n", False),  # a tuple of layers: both made
+    ("        self.l1, self.l2 = make_layers()\n", False),  # a tuple from a function of the program
+    ("        self.l1 = self.l2 = None\n", True),  # near miss: nothing that holds parameters
+])
+def test_layers_made_by_a_tuple_assignment_are_parameters_of_the_module(layers, empty):
+    """`self.l1, self.l2 = nn.Linear(4, 16), nn.Linear(16, 2)` (a DQN probe of the seventeenth sweep's
+    part B) makes parameters: the wrap was guarded by `if any(p.requires_grad ...)` and the report
+    said "`QNet` makes no parameter, and DDP refuses a module without one"."""
+    code = ("import torch\nfrom torch import nn\n\n\ndef make_layers():\n    return nn.Linear(4, 8), nn.Linear(8, 2)\n\n\n"
+            "class QNet(nn.Module):\n    def __init__(self):\n        super().__init__()\n" + layers +
+            "        self.head = None\n\n    def forward(self, x):\n        return self.l2(torch.relu(self.l1(x)))\n\n\n"
+            "model = QNet()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x in torch.randn(3, 2, 4):\n"
+            "    opt.zero_grad()\n    model(x).sum().backward()\n    opt.step()\n")
+    result = rewritten(NAME, code, frozenset())
+    assert ("if any(p.requires_grad for p in model.parameters()):" in result.code) is empty
+    assert any("makes no parameter" in c.message for c in result.changes) is empty
+
+
 RELOADED_WHOLE = """\
 import torch
 from torch import nn
