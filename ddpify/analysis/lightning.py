@@ -24,8 +24,7 @@ it after one process has, and find what it wrote where it writes only what is mi
   one process a node (`prepared_first`);
 - Lightning's `Trainer` starts the other processes in its `fit` (`validate`, `test`, `predict`),
   and Fabric in its `launch` (`fabric.launch(main, cfg)` or `fabric.launch()`): what the script
-  runs before that call runs on the first process before any other starts (`before_launch`; so
-  does a program that runs itself again under torchrun, `shell.relaunch`).
+  runs before that call runs on the first process before any other starts (`before_launch`).
 
 Fabric's `launch(main, *args, **kwargs)` calls `main(fabric, *args, **kwargs)` on every process
 (`fabric_launch_arguments`): the values the script hands it are what `main`'s parameters hold.
@@ -48,7 +47,6 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.analysis.objects import of
-from ddpify.analysis.shell import relaunch
 from ddpify.syntax.facts import Facts
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning"})
@@ -140,7 +138,7 @@ def _reached(facts: Facts, func: cst.FunctionDef, depth: int) -> set[cst.Functio
 def before_launch(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
     """Does `node` run before a call that has Lightning's `Trainer` start the other processes
     (`trainer.fit(model, data)` of `pl.Trainer(...)` or `pl.Trainer.from_argparse_args(args)`;
-    Fabric's `fabric.launch(...)`; a command that runs the program again under torchrun):
+    Fabric's `fabric.launch(...)`):
     later in its function (or in the function of every call that runs it, `depth` calls up), a
     call that is such a launch or runs one?"""
     func = facts.scope(node)
@@ -154,12 +152,10 @@ def before_launch(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
 
 def _runs_launch(facts: Facts, call: cst.Call, depth: int) -> bool:
     """Is `call` a Lightning `Trainer`'s launch (`LAUNCHES`) or Fabric's (`fabric_launch`), or a
-    command that runs the program again under a launcher (`shell.relaunch`: ultralytics'
-    `subprocess.run(generate_ddp_command(...))`, which starts the workers as Lightning's `ddp`
-    strategy does), or a call of the program that runs one?"""
+    call of the program that runs one?"""
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in LAUNCHES and any(
             _lightning_trainer(facts, site) for site in of(facts).values(call.func.value)) \
-            or fabric_launch(facts, call) or relaunch(facts, call):
+            or fabric_launch(facts, call):
         return True
     return depth > 0 and any(_runs_launch(facts, c, depth - 1) for g in facts.user_functions(call)
                              for c in facts.calls_in(g.body))

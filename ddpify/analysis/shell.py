@@ -10,13 +10,6 @@ is in a string ddpify does not read.
 
 Near misses: `os.system("nvidia-smi")`, `subprocess.run(["git", "rev-parse", "HEAD"])`,
 `subprocess.check_output("ls data", shell=True)`: they read.
-
-A command may also start the job's processes (`relaunch`): a program that runs itself again
-under torchrun (ultralytics' `subprocess.run(generate_ddp_command(world_size, self))`, the list
-`[sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", ..., file]` a helper returns)
-is its launching process up to that call: what it ran before it ran once, before any worker
-started (`lightning.before_launch` takes it for "main process first", as Lightning's own
-launch).
 """
 
 from __future__ import annotations
@@ -31,8 +24,6 @@ from ddpify.syntax.facts import Facts
 RUNNERS = frozenset({"os.system", "os.popen", "subprocess.run", "subprocess.call", "subprocess.check_call",
                      "subprocess.check_output", "subprocess.Popen", "subprocess.getoutput",
                      "subprocess.getstatusoutput"})
-# what a command that starts the job's processes names (as a word of a string, or an item of a list)
-LAUNCH_WORDS = frozenset({"torchrun", "torch.distributed.run", "torch.distributed.launch"})
 WRITING = frozenset({"mkdir", "md", "del", "copy", "move", "cp", "mv", "rm", "rmdir", "touch", "tar", "unzip", "gunzip", "gzip", "zip", "7z",
                      "ln", "rsync", "wget", "curl", "tee", "dd", "chmod", "install"})
 
@@ -51,31 +42,3 @@ def shell_write(facts: Facts, call: cst.Call) -> str | None:
     if words and words[0].rsplit("/", 1)[-1] in WRITING:
         return words[0].rsplit("/", 1)[-1]
     return ">" if ">" in re.sub(r"\d?>\s*(/dev/null|&\d)", "", text) else None  # not `2>&1`, `> /dev/null`
-
-
-def relaunch(facts: Facts, call: cst.Call) -> bool:
-    """Does `call` run a command that starts the job's processes (`subprocess.run(["torchrun",
-    "--nproc_per_node", "2", "train.py"])`, `os.system(f"python -m torch.distributed.run {args}")`)?
-    The command is read where it is written, in the names it is assigned to, and in what the
-    program's functions return for it (`command = generate_ddp_command(n, self)`, whose
-    `return [sys.executable, "-m", "torch.distributed.run", ...] + sys.argv[1:]`)."""
-    if facts.qualify(call.func) not in RUNNERS or not call.args or call.args[0].keyword is not None:
-        return False
-    return _names_launcher(facts, call.args[0].value, 3)
-
-
-def _names_launcher(facts: Facts, expr: cst.BaseExpression, depth: int) -> bool:
-    """Does a string of `expr`, or of what its names and calls of the program hold (`depth` deep),
-    name a launcher (`LAUNCH_WORDS`)?"""
-    for node in facts.findall(expr, (cst.BaseExpression, cst.FormattedStringText)):
-        if isinstance(node, (cst.SimpleString, cst.FormattedStringText)):
-            text = mt.string_value(node) if isinstance(node, cst.SimpleString) else node.value
-            if text is not None and LAUNCH_WORDS & set(text.split()):
-                return True
-        elif depth and isinstance(node, cst.Name) and (ref := facts.ref(node)) is not None:
-            if any(_names_launcher(facts, value, depth - 1) for _, value, _ in facts.writes(ref)):
-                return True
-        elif depth and isinstance(node, cst.Call):
-            if any(_names_launcher(facts, r, depth - 1) for func in facts.user_functions(node) for r in facts.returned(func)):
-                return True
-    return False

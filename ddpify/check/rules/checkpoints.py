@@ -72,8 +72,7 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     before its `yield` and the main process after it, or between `if rank != 0: dist.barrier()`
     and `if rank == 0: dist.barrier()`: a cache the main process writes where it is missing and
     the others find; before Lightning's `Trainer` starts the other processes at `trainer.fit(...)`,
-    Fabric at `fabric.launch(...)`, or a command runs the program again under torchrun
-    (`subprocess.run(ddp_command)`, ultralytics');
+    or Fabric at `fabric.launch(...)`;
     in a Lightning loader hook or `setup`, where `prepare_data` already ran what writes: a data set
     building its cache where it is missing), and in a function that some call reaches on every process (or
     that is handed to `mp.spawn`, or a step or `on_*` hook of a LightningModule, which Lightning runs
