@@ -1717,6 +1717,57 @@ def test_an_optimizer_class_picked_from_merged_dicts_of_torch_optim_classes_is_a
     assert "sampler=DistributedSampler(" in code or "shard_loader(loader)" in code
 
 
+SCHEDULED = """\
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from lr_schedules import get_scheduler
+
+    loader = DataLoader(TensorDataset(torch.randn(32, 2), torch.randn(32, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = get_scheduler("StepLR", {"step_size": 1}, optimizer)
+    for epoch in range(2):
+        for x, y in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+        scheduler.step()
+    """
+
+
+@pytest.mark.parametrize("values, warned", [
+    ('{"StepLR": lr_scheduler.StepLR, "OneCycleLR": lr_scheduler.OneCycleLR}', False),
+    ('{"StepLR": lr_scheduler.StepLR, "mine": warmup}', True),  # a function of the program's: may do anything
+])
+def test_a_scheduler_picked_from_merged_dicts_of_torch_classes_is_not_code_ddpify_cannot_see(values, warned):
+    """The sixteenth sweep's classification app (decision 0125): `all_schedulers[name](optimizer,
+    **kw)`, the dict torch's schedulers merged with an empty one of the program's, was "looked up at
+    run time: ddpify cannot see what it does with `optimizer`" on every conversion; a registry
+    whose every value is torch's runs no code of the program. One holding a function of the
+    program's keeps the warning."""
+    write({"train.py": SCHEDULED, "lr_schedules.py": f"""\
+        from torch.optim import lr_scheduler
+
+
+        def warmup(optimizer, **kw):
+            return lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+
+
+        torch_schedulers = {values}
+        custom_schedulers = {{}}
+        all_schedulers = torch_schedulers | custom_schedulers
+
+
+        def get_scheduler(name, params, optimizer):
+            return all_schedulers[name](optimizer, **params)
+        """})
+    result = convert_program(program())
+    changes = [*result.changes, *(c for module in result.modules.values() for c in module.changes)]
+    found = [c for c in changes if c.kind == "warning" and "looked up at run time" in c.message]
+    assert bool(found) is warned, found
+
+
 def test_a_loader_left_whole_as_no_model_is_wrapped_is_named_at_its_line():
     """The sixteenth sweep's held-out classification app (decision 0109): where no optimizer ddpify
     can read steps the model, nothing is wrapped and the training loader is left whole (sharded, each
@@ -1777,3 +1828,49 @@ def test_a_callee_rooted_at_a_librarys_import_is_the_librarys_and_one_of_the_pro
     verdicts = {facts.code(c.func): facts.library_callee(c.func) for c in facts.calls if isinstance(c.func, (cst.Name, cst.Attribute))}
     assert {k for k, v in verdicts.items() if v} >= {"plt.plot", "transforms.Compose", "tqdm"}
     assert not any(verdicts[k] for k in ("Net", "helpers.run", "np.zeros"))
+
+
+@pytest.mark.parametrize("configured", [True, False])
+def test_a_program_built_from_the_targets_of_its_yaml_configuration_is_converted(configured):
+    """The sixteenth sweep's held-out train_frame (decisions 0109, 0125), as fixtures/objects_targets:
+    the data module, the model, the optimizer class and a callback built through
+    `getattr(importlib.import_module(module), name)(**params)` from `target:` strings. The modules
+    the project's YAML files name are read for the computed import, the factory's instances are
+    those of their classes, the optimizer class looked up among targets that name torch.optim's is
+    an optimizer where it is handed parameters, and the trainer's `callbacks or []` holds the
+    callbacks the caller appends: the model is wrapped, the loader sharded and reshuffled, the
+    callback's save unwrapped. Without a YAML file naming targets nothing is read by name and the
+    report says so, as before."""
+    shutil.copytree(FIXTURES / "objects_targets" / "before", ".", dirs_exist_ok=True)
+    if not configured:
+        Path("configs/run.yaml").unlink()
+    result = convert_program(program())
+    modules = {str(rel): m.code for rel, m in result.modules.items()}
+    warned = [c.message for c in [*result.changes, *(c for m in result.modules.values() for c in m.changes)]
+              if c.kind == "warning" and "loads code by name" in c.message]
+    assert ("model = DistributedDataParallel(model, device_ids=device_ids(model))" in result.code) is configured
+    assert ("set_epoch(loader, epoch)" in result.code) is configured
+    assert bool(warned) is not configured, warned
+    if configured:
+        assert "sampler=DistributedSampler(self.train_set, shuffle=True)" in modules["lib/data.py"]
+        assert "torch.save(model.module.state_dict(), tmp_path)" in modules["lib/hooks.py"]
+
+
+def test_configured_targets_reads_the_dotted_names_yaml_files_give_to_build():
+    from ddpify.inputs.program import configured_targets
+
+    write({"configs/a.yaml": """\
+        model:
+          target: models.mlp.MLP   # a comment
+          params: {hidden: 4}
+        callbacks:
+          - target: "callbacks.best.KeepBest"
+          - _target_: 'torch.optim.Adam'
+        trainer:
+          class_path: lightning.Trainer
+        name: models.mlp.MLP
+        target: notdotted
+        """, ".hidden/b.yaml": "target: hidden.mod.Cls\n", "deep/a/b/c/d.yml": "target: too.deep.Cls\n",
+        "deep/e.yml": "- target: deep.mod.Cls\n"})
+    assert configured_targets(Path(".")) == ("models.mlp.MLP", "callbacks.best.KeepBest", "torch.optim.Adam",
+                                             "lightning.Trainer", "deep.mod.Cls")  # not hidden, nor 4 deep

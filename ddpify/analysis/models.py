@@ -1105,7 +1105,8 @@ def _found_as_items(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNo
         if isinstance(receiver, cst.Name):  # `[SGD(m.parameters()) for m in models]`, `for m in models:`
             looped = _looped_over(facts, receiver, optimizer)
             container = dotted(looped) if looped is not None else None
-            if looped is None or container is None or not _filled_with_modules(facts, container, facts.ref(looped)):
+            if looped is None or container is None or not (_filled_with_modules(facts, container, facts.ref(looped))
+                                                           or _holds_modules(facts, looped)):
                 continue
             model = Model(receiver.value, stmt, stmt, before_anchor=True, synced=receiver.value, item=True, inline=receiver)
             model.optimizers.append(optimizer)
@@ -1244,6 +1245,17 @@ def _filled_with_modules(facts: Facts, container: str, ref: Ref | None = None) -
     built = [v for v in values if builds_module(facts, v) or v in made and (_registry_made(v) or _from_factory(facts, v))]
     return bool(built) and all(v in built or isinstance(v, (cst.List, cst.Tuple, cst.Name)) and
                                (not isinstance(v, cst.Name) or v.value == "None") for v in values)
+
+
+def _holds_modules(facts: Facts, container: cst.BaseExpression) -> bool:
+    """Is every object `container` may hold a container the program fills with modules it builds,
+    as the object core follows it (`ensemble.members` of a plain class's `self.members =
+    [Net() for _ in range(n)]`, the ensemble handed to a runner that builds the optimizers)?"""
+    core = objects.of(facts)
+    sites = core.values(container)
+    return bool(sites) and all(isinstance(site, objects.CONTAINERS) and (held := core.elements(site))
+                               and all(isinstance(e, cst.Call) and builds_module(facts, e) for e in held)
+                               for site in sites)
 
 
 def _from_factory(facts: Facts, value: cst.BaseExpression) -> bool:
@@ -1676,8 +1688,15 @@ def _hands_to_looked_up(facts: Facts, call: cst.Call, name: str) -> bool:
 
 def looked_up_callee(facts: Facts, func: cst.BaseExpression) -> bool:
     """A callee found at run time: `TRAINERS[name]`, `getattr(obj, name)`, or a bare name that no
-    import, definition or builtin binds (a parameter, a variable holding a callable)."""
-    if isinstance(func, cst.Subscript) or isinstance(func, cst.Call) and dotted(func.func) == "getattr":
+    import, definition or builtin binds (a parameter, a variable holding a callable). Not an item
+    of dicts the program writes out whose every value is a class or function of torch
+    (`all_scheduler_dict[name](optimizer, **kw)` over `{'StepLR': lr_scheduler.StepLR, ...}`, merged
+    with an empty dict of its own: `Facts.dict_values`): torch's schedulers and optimizers run no
+    training loop of the program's."""
+    if isinstance(func, cst.Subscript):
+        values = facts.dict_values(func.value)
+        return not values or not all(dotted(v) and (facts.qualify(v) or "").startswith("torch.") for v in values)
+    if isinstance(func, cst.Call) and dotted(func.func) == "getattr":
         return True
     return isinstance(func, cst.Name) and func.value not in BUILTINS and facts.qualify(func) is None \
         and func.value not in facts.classes

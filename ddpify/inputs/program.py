@@ -15,7 +15,11 @@ may run: a package whose `__init__.py` imports its own modules in a loop
 (`__import__(".".join([__name__, py]))` over `os.listdir`, as project templates register their
 agents) gives every module of that package; `importlib.import_module(f"models.{args.arch}")`
 every module of `models/`, its sub-packages too (`commands/train/__init__.py` of a command found
-by walking `commands/`); a literal `importlib.import_module("models.resnet")` that module.
+by walking `commands/`); a literal `importlib.import_module("models.resnet")` that module. A name
+computed from nothing written out (`importlib.import_module(module_path)` of a `target:
+package.module.Class` string a configuration file gives) may load any module of the project that
+the project's YAML files name as a target (`target:`, Hydra's `_target_:`, `class_path:`;
+`configured_targets`): `data.synthetic` of `target: "data.synthetic.ClassificationSynthetic"`.
 
 A folder the program puts on `sys.path` (`sys.path.insert(0, "..")`, `sys.path.append("../helper")`,
 `os.path.join(os.path.dirname(__file__), "..")`: a literal path, relative to the entry's folder,
@@ -90,6 +94,12 @@ class Program:
     # the calls importing by a computed name whose modules were read -> those modules' names
     by_name: Mapping[cst.Call, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     unread: tuple[str, ...] = ()  # `ddpify check`: the imported files left out as they do not parse (one line each)
+
+    @functools.cached_property
+    def configured(self) -> tuple[str, ...]:
+        """The dotted names the project's configuration files give as what to build
+        (`configured_targets`): `torch.optim.Adam` of `target: "torch.optim.Adam"` too."""
+        return configured_targets(self.root)
 
     def with_entry(self, data: bytes) -> "Program":
         """The same program with the entry's code replaced by `data` (after `check --fix`)."""
@@ -830,7 +840,44 @@ def _computed_imports(part: Part, root: Path) -> list[tuple[cst.Call, list[str]]
         folder = root.joinpath(*package.split(".")) if package else None
         if folder is not None and folder.is_dir():
             found.append((call, _modules_of(folder, package)))
+        elif not package and (targets := configured_targets(root)):
+            found.append((call, list(dict.fromkeys(t.rpartition(".")[0] for t in targets))))
     return found
+
+
+# a configuration file's target: `target: pkg.mod.Class`, Hydra's `_target_:`, jsonargparse's `class_path:`
+CONFIG_TARGET = re.compile(r"""^[ \t-]*["']?(?:_target_|target|class_path)["']?[ \t]*:[ \t]*["']?"""
+                           r"""([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)["']?[ \t]*(?:#.*)?$""", re.MULTILINE)
+CONFIG_WALK = (3, 2000)  # how deep below the project's folder, and how many entries, configuration files are looked for
+
+
+def configured_targets(root: Path) -> tuple[str, ...]:
+    """The dotted names the YAML files of the project (`root` and its folders, three deep, hidden
+    ones left out) give as what to build, in the order found: a config-driven framework's
+    `target: "models.mlp.MLP"` builds `MLP` of `models/mlp.py` through `getattr(importlib.
+    import_module(module), name)(**params)`. Read without a YAML parser: a line `key: value` whose
+    key is `target`, `_target_` or `class_path` and whose value is a dotted name."""
+    return _configured_targets(root.resolve())
+
+
+@functools.lru_cache(maxsize=64)
+def _configured_targets(root: Path) -> tuple[str, ...]:
+    found: dict[str, None] = {}
+    depth, budget = CONFIG_WALK
+    for folder, dirs, files in os.walk(root):
+        level = len(Path(folder).relative_to(root).parts)
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")) and level < depth)
+        budget -= len(dirs) + len(files)
+        for name in sorted(f for f in files if f.endswith((".yaml", ".yml"))):
+            path = Path(folder, name)
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace") if path.stat().st_size < 1 << 20 else ""
+            except OSError:
+                continue
+            found.update((m.group(1), None) for m in CONFIG_TARGET.finditer(text))
+        if budget < 0:
+            break
+    return tuple(found)
 
 
 def _modules_of(folder: Path, package: str) -> list[str]:

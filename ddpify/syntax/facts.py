@@ -177,7 +177,7 @@ class Facts:
         self._holding: set[cst.Name] = set()  # the names `_held_functions` is answering
         self._looking_up: set[cst.BaseExpression] = set()  # the values `_looked_up_classes` is answering
         self._itemizing: set[Ref] = set()  # the containers `_item_classes` is answering
-        self._instancing: set[Ref] = set()  # the names `_instances_of` is answering
+        self._instancing: set[Ref | cst.FunctionDef] = set()  # the names (and functions) `_instances_of` is answering
         self._typed_parameters: dict[Ref, list[cst.ClassDef]] = {}
         self._origins: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._unpacked_memo: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
@@ -989,6 +989,8 @@ class Facts:
                 return self._registry_classes(func.value)
             if isinstance(func, cst.Call):
                 return self._classes_looked_up_in_module(func)
+            if cls is None and isinstance(func, cst.Name) and func.value in self.functions:
+                return self._returned_instances(expr)
             return [cls] if cls is not None else self._picked_classes(func) if isinstance(func, cst.Name) else []
         # a name, or an attribute a class keeps (`self.checkpointer = checkpointer_class(path)` in `__init__`)
         ref = self.ref(expr) if isinstance(expr, cst.Name) or (dotted(expr) or "").startswith("self.") else None
@@ -1011,6 +1013,26 @@ class Facts:
         if not classes and ref is not None and ref.name.count(".") == 1 and ref.name.startswith("self."):
             return self._back_references.get(ref.name[len("self."):], [])
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
+
+    def _returned_instances(self, call: cst.Call) -> list[cst.ClassDef]:
+        """The classes a call of the program's functions returns an instance of, where every value
+        each returns (but None) is a call of a name that holds classes: a factory building what a
+        configuration names (`data = instantiate(cfg["data"])`, whose `return cls(**params)` builds
+        any class `cls = getattr(importlib.import_module(module_path), name)` may be); [] otherwise
+        (a helper returning `Result(loader=...)` keeps its fields followed as before)."""
+        funcs = [f for f in self.functions.get(dotted(call.func) or "", ()) if self.enclosing_class(f) is None]
+        funcs = self._same_file(funcs, call) if funcs else funcs
+        if not funcs or any(f in self._instancing for f in funcs):
+            return []
+        self._instancing.update(funcs)
+        try:
+            found = [self._picked_classes(r.func) if isinstance(r, cst.Call) and isinstance(r.func, cst.Name)
+                 and r.func.value not in self.classes and r.func.value not in self.functions else []
+                 for f in funcs for r in self.returned(f) if not mt.is_name(r, "None")]
+        finally:
+            self._instancing.difference_update(funcs)
+        found = [c for c in found if c is not _CYCLE]
+        return [] if not found or not all(found) else list(dict.fromkeys(c for cs in found for c in cs))
 
     def _same_module_again(self, value: cst.BaseExpression, ref: Ref) -> bool:
         """`model = model.to(device)`: what `ref` held already, bound to it again."""
@@ -1116,8 +1138,14 @@ class Facts:
                 if param is not None and isinstance(param.scope, cst.FunctionDef) and param.name in param_names(param.scope) \
                 and not self.writes(param) else [None]
             values = [v for v in values if v is not value] + (passed if passed and None not in passed else [value])
+        held: list[cst.ClassDef] = []  # the item classes of another container a parameter is given
         for value in values:
-            if isinstance(value, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in value.elements):
+            if isinstance(value, cst.Name) and self.ref(value) != ref:  # `Trainer(callbacks=callbacks)`, the caller's list
+                classes = self._item_classes(value)
+                if not classes:
+                    return []
+                held += classes
+            elif isinstance(value, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in value.elements):
                 items += [e.value for e in value.elements]
             elif isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) for e in value.elements):
                 items += [e.value for e in value.elements]
@@ -1132,6 +1160,8 @@ class Facts:
                 return []
             items.append(call.args[-1].value)
         classes = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in items]
+        if held:
+            classes.append(held)
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
 
     def _constructions(self, init: cst.FunctionDef) -> list[cst.Call]:
@@ -1244,11 +1274,15 @@ class Facts:
         """The classes of the program a name that is no function holds where every assignment of
         it names classes: `checkpointer_class = Distributed if sharded else Single`, or takes an
         item of a registry of classes (`task_pipeline = TASK_PIPELINE[task]`), or a class a registry
-        function looks up (`_looked_up_classes`)."""
+        function looks up (`_looked_up_classes`), or a class looked up by name in a module of the
+        program (`cls = getattr(importlib.import_module(module_path), name)`: any class of the
+        modules it may load, `_classes_looked_up_in_module`)."""
         ref = self.ref(name) if name.value not in self.functions else None
         values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
         named = [self._registry_classes(v.value) if isinstance(v, cst.Subscript) and dotted(v.value)
-                 else _class_names(self.classes, v) or self._looked_up_classes(v) for v in values]
+                 else _class_names(self.classes, v) or self._looked_up_classes(v)
+                 or (self._classes_looked_up_in_module(v) if isinstance(v, cst.Call) and len(v.args) >= 2
+                     and not isinstance(v.args[1].value, cst.SimpleString) else []) for v in values]
         return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
 
     def _registry_classes(self, registry: cst.BaseExpression) -> list[cst.ClassDef]:
@@ -1684,8 +1718,30 @@ class Facts:
         optimizer, its model found through the callers' arguments."""
         found = [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c) or not self.library_callee(c.func) and (
                  self._holds_optimizer_class(c.func) or any(self.is_optimizer_class(cls) for cls in self._instances_of(c))
-                 or self.looked_up_in(c) == "torch.optim")]
+                 or self.looked_up_in(c) == "torch.optim" or self._configured_optimizer(c))]
         return [c for c in found if not self._builds_optimizer_inside(c, found)]
+
+    def _configured_optimizer(self, call: cst.Call) -> bool:
+        """`Optim(model.parameters(), **params)` where `Optim = getattr(importlib.import_module(module),
+        name)` of a `target:` string, and the project's configuration files name a class of
+        `torch.optim` as a target (`target: "torch.optim.Adam"`, `Program.configured`): an optimizer,
+        where it is handed a model's parameters first (the same lookup builds the scheduler, handed
+        the optimizer, and the model, handed its settings)."""
+        if self.program is None or not call.args or parameters_of(call.args[0].value) is None or \
+                not any(t.rpartition(".")[0] == "torch.optim" for t in getattr(self.program, "configured", ())):
+            return False
+        func = call.func
+        ref = self.ref(func) if isinstance(func, cst.Name) else None
+        values = [func] if isinstance(func, cst.Call) else self.sources(ref) if ref is not None else []
+        return bool(values) and all(isinstance(v, cst.Call) and mt.is_call_of(v, "getattr") and len(v.args) >= 2
+                                    and self._imports_by_computed_name(v.args[0].value) for v in values)
+
+    def _imports_by_computed_name(self, expr: cst.BaseExpression) -> bool:
+        """`importlib.import_module(module_path)` (a name not written out), or a name holding it."""
+        ref = self.ref(expr) if isinstance(expr, cst.Name) else None
+        values = self.sources(ref) if ref is not None else [expr]
+        return bool(values) and all(isinstance(v, cst.Call) and self.qualify(v.func) in IMPORTS_MODULE and v.args
+                                    and not isinstance(v.args[0].value, cst.SimpleString) for v in values)
 
     def _builds_optimizer_inside(self, call: cst.Call, optimizers: list[cst.Call]) -> bool:
         """Does `call` run functions of the program (not a class's constructor) each of which
@@ -1705,7 +1761,7 @@ class Facts:
         `__init__(self, model, optim)` stores `self.optim = optim`, built as `Trainer(model, optim=optim.Adam)`;
         a `functools.partial` of an optimizer class is one too (`Trainer(net, partial(torch.optim.SGD, lr=0.1))`)."""
         if isinstance(func, cst.Subscript) and _own_name(func.value):
-            items = self._dict_values(func.value)
+            items = self.dict_values(func.value)
             return bool(items) and all(isinstance(v, (cst.Name, cst.Attribute))
                                        and mt.is_optimizer(self.qualify(v), cst.Call(func=v)) for v in items)
         if isinstance(func, cst.Call):
@@ -1717,7 +1773,7 @@ class Facts:
                                     (mt.is_optimizer(self.qualify(v), cst.Call(func=v)) or
                                      depth > 0 and self._holds_optimizer_class(v, depth - 1)) for v in values)
 
-    def _dict_values(self, expr: cst.BaseExpression, depth: int = 3) -> list[cst.BaseExpression]:
+    def dict_values(self, expr: cst.BaseExpression, depth: int = 3) -> list[cst.BaseExpression]:
         """The values of the dict displays a name holds, merged as the program merges them
         (`{**torch_optims, **custom_optims}`, `torch_optims | custom_optims`): [] where any part is
         something else (or nothing is a dict display written out)."""
@@ -1733,7 +1789,7 @@ class Facts:
             else:
                 return []
             for part in merged:
-                found = self._dict_values(part, depth - 1) if depth else []
+                found = self.dict_values(part, depth - 1) if depth else []
                 if not found and not self._empty_dict(part):
                     return []
                 values += found
@@ -1931,10 +1987,14 @@ NO_GRAD = frozenset({"no_grad", "inference_mode"})  # torch.no_grad, torch.autog
 PROPERTIES = frozenset({"property", "cached_property"})
 def _copied(value: cst.BaseExpression) -> cst.BaseExpression:
     """The container a copy is made of (`list(callbacks)`, `tuple(hooks)`, `sorted(cbs)`: the same
-    items as `callbacks`), else `value` itself."""
+    items as `callbacks`), or given unless empty (`callbacks or []`), else `value` itself."""
     if isinstance(value, cst.Call) and dotted(value.func) in COPIES and len(value.args) == 1 \
             and value.args[0].keyword is None and not value.args[0].star and isinstance(value.args[0].value, cst.Name):
         return value.args[0].value
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or) \
+            and isinstance(value.left, cst.Name) and isinstance(value.right, (cst.List, cst.Tuple, cst.Dict)) \
+            and not value.right.elements:
+        return value.left  # `self.callbacks = callbacks or []`: the items of `callbacks`, if any
     return value
 
 

@@ -55,6 +55,10 @@ fixtures/objects_comprehension (decision 0109's probe): an epoch that is a list 
 data module's hook builds anew: sharded where the hook builds it, reshuffled where the comprehension builds it.
 fixtures/objects_meta (decision 0125): a meta-learning outer step whose `torch.autograd.grad` gradients of the
 model's parameters are summed over tasks and set into `p.grad` by hand: averaged after the loop that sets them.
+fixtures/objects_targets (the sixteenth sweep's train_frame): the data module, model, optimizer class and a callback
+built from `target:` strings of the project's YAML: wrapped, sharded where the hook makes the loader, saved once.
+fixtures/objects_ensemble (decision 0115's left class): a plain class's list of modules handed to a runner that builds
+an optimizer per member: each member synced where its optimizer is built, the loader sharded.
 """
 
 from __future__ import annotations
@@ -92,6 +96,8 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_config": ((64,), {"checkpoint.pth"}),
     "objects_comprehension": ((64,), {"model.pt"}),
     "objects_meta": ((64,), {"model.pt"}),
+    "objects_targets": ((64,), {"best.pt"}),
+    "objects_ensemble": ((64,), {"ensemble.pt"}),
 }
 EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}

@@ -5652,3 +5652,48 @@ elif kind == "small":
 for _ in range(2):
     net.train_step(torch.randn(8, 4), torch.randn(8, 1))
 """
+
+
+HANDED_ENSEMBLE = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Ensemble:
+    def __init__(self, n):
+        self.members = {members}
+
+
+class Runner:
+    def __init__(self, ensemble, loader):
+        self.ensemble = ensemble
+        self.loader = loader
+        self.optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in ensemble.members]
+
+    def fit(self):
+        for x, y in self.loader:
+            for member, opt in zip(self.ensemble.members, self.optimizers):
+                opt.zero_grad()
+                nn.functional.mse_loss(member(x), y).backward()
+                opt.step()
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 1)), batch_size=4, shuffle=True)
+Runner(Ensemble(3), loader).fit()
+"""
+
+
+@pytest.mark.parametrize("members, synced", [
+    ("[nn.Linear(4, 1) for _ in range(n)]", True),
+    ("torch.load('members.pt')", False),  # what the list holds is not built here: the TODO stays
+])
+def test_the_members_of_an_ensemble_a_plain_class_holds_are_synced_where_a_runner_builds_their_optimizers(members, synced):
+    """Decision 0115's left class: an ensemble kept by a plain class (`self.members = [Net() for ...]`),
+    handed to a runner whose comprehension builds an optimizer per member over `ensemble.members`:
+    the loop variable names the items of a container found only through the object (`ensemble` is
+    an `Ensemble`, whose `self.members` the object core follows), so each member was untraced (a
+    TODO, and the loader left whole). It is synced where its optimizer is built."""
+    converted = only(NAME, HANDED_ENSEMBLE.replace("{members}", members))
+    assert ("torch.optim.SGD(sync_gradients(m).parameters(), lr=0.1) for m in ensemble.members" in converted) is synced
+    assert ("TODO(ddpify): could not tell which model this optimizer trains" in converted) is not synced
