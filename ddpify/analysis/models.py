@@ -929,6 +929,8 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] | Non
             candidates.append((2, stmt, name, None))
         elif not _mentions(facts, value, name) and qualified != "torch.compile":
             candidates.append((1, stmt, name, None))
+    exact = [c for c in candidates if c[1] is optimizer]  # the instance bound here (`_instances`), not another binding
+    candidates = exact or candidates
     trained = read if read is not None else _trained_refs(facts, key, optimizer) if isinstance(optimizer, cst.Call) else set()
     flow = objects.of(facts)
     own = [c for c in candidates if (ref := facts.ref(_expression(c[2]), c[1])) is not None and ref in trained

@@ -5623,6 +5623,18 @@ def test_a_model_made_in_an_elif_that_binds_its_name_again_is_synced_in_its_bran
     assert "elif kind == \"small\":\n    net = Net(0.01)\n    net = sync_gradients(net)\n" in code
 
 
+def test_a_model_that_trains_itself_made_in_each_branch_of_an_if_is_synced_in_each():
+    """A model that builds its optimizer in `__init__` and steps it in its own `train_step`, made in
+    each branch of an if/else (or if/elif) under one name: each instance was located through the
+    name, the last binding won, and the first branch's object trained bare under a TODO at the
+    optimizer. Each instance the program makes is synced where it is made."""
+    for chain in (OWN_ELIF, OWN_ELIF.replace('elif kind == "small":', "else:")):
+        result = rewritten(NAME, chain)
+        assert "    net = Net(0.1)\n    net = sync_gradients(net)\n" in result.code, result.code
+        assert "    net = Net(0.01)\n    net = sync_gradients(net)\n" in result.code
+        assert not [c for c in result.changes if "could not tell which model" in c.message]
+
+
 OWN_ELIF = """\
 import torch
 import torch.nn as nn
