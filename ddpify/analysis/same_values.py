@@ -364,7 +364,10 @@ class SameValues:
     def _core_ref(self, ref: Ref, proving: frozenset) -> bool:
         f = self.facts
         if isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope):
-            return self._core_parameter(ref.scope, ref.name, proving)
+            # a parameter the function sets from the rank itself (`if local_rank is None: local_rank =
+            # int(os.environ["SLURM_LOCALID"])`) holds each process's own, whatever the callers pass
+            return self._core_parameter(ref.scope, ref.name, proving) and not any(
+                self.ranks.rank_dependent(v) for _, v, _ in f.writes(ref))
         writes = [(v, s) for _, v, s in f.writes(ref)]
         loops = self._loop_targets(ref)  # `stage` of `for stage in stages:`
         return bool(writes or loops) and not f.unpacked_from(ref) and all(
