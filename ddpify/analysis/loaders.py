@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref, param_names, target_names
+from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_names
 from ddpify.analysis import objects, phases
 from ddpify.analysis.objects import Sites
 from ddpify.analysis.models import Models, bare_tensors
@@ -471,6 +471,8 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                     continue  # this call site passes another loader (the evaluation one), or an object drawing from it
                 looped.add(call)
                 entry = loops.setdefault(loop, EpochLoop(loop, _epoch_variable(loop)))
+                if made_per_pass(facts, call) and not (facts.is_inside(expr, loop) and isinstance(expr, cst.Call)):
+                    continue  # made anew at each read or call of a pass: shard_loader numbers them (naming it builds another)
                 if not mt.is_simple_reference(expr):  # `for x in DataLoader(...)`: naming it builds another
                     built = entry.built if facts.is_inside(expr, loop) else entry.unreached
                     if expr not in built:
@@ -817,3 +819,34 @@ def _counter(loop: cst.While) -> str | None:
                 and isinstance(step.value, cst.Integer):
             return step.target.value
     return None
+
+
+def made_per_pass(facts: Facts, call: cst.Call) -> bool:
+    """Is the loader `call` makes made anew for each pass: in a property's getter (`@property def
+    train_loader(self): return DataLoader(...)`, a new loader, and sampler, at each read), or in a
+    function every run of which comes in a loop, at any depth of its callers (`for x, y in
+    self.data.train_dataloader():` in the `run_epoch()` an epoch loop calls)? A DistributedSampler
+    made there would start at epoch 0 each time, and the epoch loop's `set_epoch` cannot reach it:
+    every pass would draw the same order."""
+    func = facts.scope(call)
+    return isinstance(func, cst.FunctionDef) and (is_property(func) or _runs_in_a_loop(facts, func, 3))
+
+
+def _runs_in_a_loop(facts: Facts, func: cst.FunctionDef, depth: int, top: bool = True) -> bool:
+    """Does every call of `func` build the loader its batch loop reads in its header (`for x in
+    self.data.train_dataloader():`), in a function every call of which runs in a loop, at any depth
+    of its callers (`depth`)? Not a call bound to a name (`loader = make_loader(ds)`: set_epoch
+    follows the binding) nor one in the header of a batch loop inside the epoch loop itself
+    (`set_epoch(dm.train_dataloader(), epoch)` reshuffles it where it is built)."""
+    def repeated(site: cst.Call) -> bool:
+        in_loop = next(facts.enclosing_loops(site), None) is not None
+        if top and (in_loop or not any(isinstance(a, (cst.For, cst.CompFor)) and facts.is_inside(site, a.iter)
+                                       for a in facts.ancestors(site))):
+            return False
+        if not top and in_loop:
+            return True
+        caller = facts.scope(site)
+        return depth > 0 and isinstance(caller, cst.FunctionDef) and caller is not func and \
+            _runs_in_a_loop(facts, caller, depth - 1, top=False)
+    sites = facts.call_sites(func)
+    return bool(sites) and all(repeated(site) for site in sites)

@@ -114,7 +114,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis import objects, phases, schedules, set_order
-from ddpify.analysis.loaders import NAMED, is_iterable_dataset, library_stream, shared_helper_callers
+from ddpify.analysis.loaders import NAMED, is_iterable_dataset, library_stream, made_per_pass, shared_helper_callers
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -324,7 +324,13 @@ def _rebuilt_at_run_time(facts: Facts, edits: Edits, call: cst.Call) -> bool:
                      "parameters are its own", "its sampler is made distributed, keeping its shuffle setting, "
                      "its class and its attributes")
         return True
+    if made_per_pass(facts, call):
+        _wrap_loader(facts, edits, call, "it is made anew for each pass, where no epoch loop can name it: each "
+                     "one made there continues the epochs of the last", "it is rebuilt with a distributed sampler "
+                     "that keeps its shuffle setting")
+        return True
     return False
+
 
 
 def _shard(facts: Facts, edits: Edits, call: cst.Call, done: set[cst.Call]) -> None:

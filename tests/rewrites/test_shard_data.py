@@ -1621,3 +1621,60 @@ def test_training_loaders_kept_in_pairs_with_test_loaders_a_loop_unpacks_are_sha
     converted = only(NAME, TASK_PAIRS.format(pattern=pattern), also=frozenset({"wrap-model"}))
     assert "train_loader = DataLoader(data, batch_size=4, sampler=DistributedSampler(data, shuffle=True))" in converted
     assert "test_loader = DataLoader(data, batch_size=4, shuffle=False)" in converted
+
+
+MADE_PER_PASS = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Data:
+    def __init__(self):
+        self.train_set = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+
+{maker}
+
+class Engine:
+    def __init__(self, model, data):
+        self.model, self.data = model, data
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def run_epoch(self):
+        for x, y in {read}:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+
+    def fit(self, epochs):
+        for epoch in range(epochs):
+            self.run_epoch()
+
+
+Engine(torch.nn.Linear(2, 1), Data()).fit(2)
+"""
+PROPERTY = "    @property\n    def train_loader(self):\n        return DataLoader(self.train_set, batch_size=4, shuffle=True)\n"
+METHOD = "    def train_loader(self):\n        return DataLoader(self.train_set, batch_size=4, shuffle=True)\n"
+
+
+@pytest.mark.parametrize("maker, read", [(PROPERTY, "self.data.train_loader"), (METHOD, "self.data.train_loader()")])
+def test_a_loader_made_anew_for_each_pass_where_no_epoch_loop_names_it_continues_the_epochs(maker, read):
+    """A property's getter, or a method an epoch's helper calls, that builds a new loader at each
+    read: a DistributedSampler there started at epoch 0 at each pass and the epoch loop's set_epoch
+    could not reach it (the property's got `set_epoch(self.data.train_loader, epoch)`, on yet another
+    new loader; the method's a TODO that called it built once): every epoch drew one order (probes of
+    the seventeenth sweep's part A, decision 0119; named at run time by the self-check). shard_loader
+    numbers the loaders made at one line, each after the last."""
+    converted = only(NAME, MADE_PER_PASS.format(maker=maker, read=read), also=frozenset({"wrap-model", "set-epoch"}))
+    assert "        return shard_loader(DataLoader(self.train_set, batch_size=4, shuffle=True))" in converted
+    assert "TODO" not in converted and "DistributedSampler" not in converted
+
+
+def test_a_loader_a_method_makes_in_the_header_of_the_epochs_own_batch_loop_is_reshuffled_there():
+    """Near miss: the method called in the header of a batch loop inside the epoch loop itself; set_epoch
+    reshuffles it where it is built (`set_epoch(self.data.train_loader(), epoch)`)."""
+    code = MADE_PER_PASS.format(maker=METHOD, read="self.data.train_loader()").replace(
+        "            self.run_epoch()\n", "            for x, y in self.data.train_loader():\n"
+        "                self.opt.zero_grad()\n                ((self.model(x) - y) ** 2).mean().backward()\n"
+        "                self.opt.step()\n")
+    converted = only(NAME, code, also=frozenset({"wrap-model", "set-epoch"}))
+    assert "sampler=DistributedSampler(self.train_set, shuffle=True)" in converted and "shard_loader" not in converted
