@@ -254,7 +254,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     readers = [c for c in facts.calls if _reads(facts, c)] if saves else []
     main_only = {*guarded, *owners}  # a barrier inside them would wait for processes that never come
     points = {stmt: _reached_by_all(facts, stmt, main_only) for stmt in saves
-              if _read_back_later(facts, stmt, _picture_readers(facts, readers) if _draws(facts, stmt) else readers)}
+              if _read_back_later(facts, stmt, _picture_readers(facts, readers) if _draws(facts, stmt) else
+                                  _text_readers(facts, readers) if _writes_text(facts, stmt) else readers)}
     for stmt, point in points.items():
         if _called_by_all(facts, facts.scope(point), main_only) and (tests := _agreeable_tests(facts, stmt, point, readers)):
             points[stmt] = stmt  # the tests agreed, every process reaches the save: the barrier goes right after it
@@ -1308,6 +1309,53 @@ def _data_sets_own(facts: Facts, call: cst.Call) -> bool:
     func = facts.scope(call)
     sites = facts.call_sites(func) if isinstance(func, cst.FunctionDef) else []
     return bool(sites) and all(writes.is_data_set(facts, facts.enclosing_class(site)) for site in sites)
+
+
+# readers of what only a binary file holds: a text file written line by line is never what they read
+BINARY_READERS = frozenset({"torch.load", "torch.jit.load", "pickle.load", "joblib.load", "numpy.load",
+                            "pandas.read_pickle", "pandas.read_parquet", "pandas.read_feather", "zipfile.ZipFile",
+                            "tarfile.open", "h5py.File", "scipy.io.loadmat", "soundfile.read", "librosa.load",
+                            "torchaudio.load", *PICTURE_READERS})
+
+
+def _writes_text(facts: Facts, stmt: cst.CSTNode, depth: int = 2) -> bool:
+    """Does `stmt` write text files only: `with open(p, "a") as f:` (text mode), or a call of a
+    helper of the program whose every file write is one (AWD-LSTM's `logging(s)`, which appends a
+    line to save/log.txt)?"""
+    opens = [item.item for item in stmt.items] if isinstance(stmt, cst.With) else []
+    if opens:
+        return all(isinstance(o, cst.Call) and mt.is_open_for_writing(o) and not _binary_mode(o) for o in opens)
+    helpers = [f for c in facts.calls_in(stmt) for f in facts.user_functions(c)]
+    if not helpers or depth == 0 or any(writes.file_write(facts, c) is not None for c in facts.calls_in(stmt)):
+        return False
+    inner = [w for f in helpers for w in facts.findall(f, (cst.With, cst.SimpleStatementLine))
+             if isinstance(w, cst.With) and any(mt.opens_for_writing(i.item) for i in w.items)
+             or isinstance(w, cst.SimpleStatementLine) and any(writes.file_write(facts, c) is not None
+                                                               for c in facts.calls_in(w))]
+    return bool(inner) and all(_writes_text(facts, w, depth - 1) for w in inner)
+
+
+def _binary_mode(call: cst.Call) -> bool:
+    mode = mt.keyword(call, "mode") or mt.positional(call, 1)
+    return mode is None or not isinstance(mode.value, cst.SimpleString) or "b" in mode.value.value
+
+
+def _text_readers(facts: Facts, readers: list[cst.Call]) -> list[cst.Call]:
+    """The `readers` that may read a text file back: all but the readers of a binary file only
+    (`torch.load`, `pickle.load`, ...: `BINARY_READERS`) and `open(p, "rb")`, itself or in the
+    functions it calls. A log appended to line by line (`logging(s)`) needs no barrier where the
+    program only reads checkpoints after it."""
+    return [c for c in readers if _reads(facts, c, only=_reads_text)]
+
+
+def _reads_text(facts: Facts, call: cst.Call) -> bool:
+    if facts.qualify(call.func) in BINARY_READERS:
+        return False
+    if mt.is_call_of(call, "open"):
+        mode = mt.keyword(call, "mode") or mt.positional(call, 1)
+        return not mt.is_open_for_writing(call) and not (
+            mode is not None and isinstance(mode.value, cst.SimpleString) and "b" in mode.value.value)
+    return facts.qualify(call.func) in READERS
 
 
 def _reads_picture(facts: Facts, call: cst.Call) -> bool:

@@ -1416,10 +1416,44 @@ if __name__ == '__main__':
         f.write(json.dumps({'a': 2}))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     model.load_state_dict(torch.load('m.pt'))
+    print(json.load(open('config.json')))
     model(torch.randn(4, 2)).sum().backward()
     opt.step()
 """
     assert only(NAME, code).count("barrier()\n") == 1
+    # (read back by a text read: `torch.load('m.pt')` alone reads no text file, and waits for none)
+
+
+LOG_HELPER = """\
+import os
+import torch
+
+
+def logging(s):
+    print(s)
+    with open(os.path.join("save", "log.txt"), "a+") as f_log:
+        f_log.write(s + "\\n")
+
+
+logging("start")
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+model(torch.randn(3, 2)).sum().backward()
+opt.step()
+{read}
+"""
+
+
+@pytest.mark.parametrize("read, barriers", [
+    ('state = torch.load("cache.pt")', 0),  # a checkpoint read: no text file the log could be
+    ('with open("cache.pt", "rb") as f:\n    state = f.read()', 0),  # a binary read
+    ('print(open(os.path.join("save", "log.txt")).read())', 1),  # near miss: a text read, which may be the log
+])
+def test_a_text_file_written_line_by_line_waits_only_for_a_text_read(read, barriers):
+    """AWD-LSTM's `logging(s)` (the seventeenth sweep's tuning half) appends a line to save/log.txt;
+    ten calls at its module level each got a barrier after them, a checkpoint being read later
+    (`torch.load`): a text file written line by line is never what a binary reader reads."""
+    assert only(NAME, LOG_HELPER.format(read=read)).count("barrier()\n") == barriers
 
 
 FILE_HANDED_DOWN = """\
