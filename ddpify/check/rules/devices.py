@@ -43,7 +43,8 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     to 15, and `set_device(8)` fails (or, with `% device_count()` missing, picks a GPU another
     process already uses). A GPU index is the process's rank on its node: `LOCAL_RANK`. Found
     where `dist.get_rank()`, `os.environ["RANK"]`, `args.rank` (not an option also spelled
-    `--local_rank`, which the launcher fills with the local rank) or a name holding one of them is
+    `--local_rank`, which the launcher fills with the local rank), a name holding one of them or the name
+    `init_process_group(rank=...)` is given where each assignment of it adds an offset (`rank = args.nr * args.gpus + gpu`) is
     a device: `set_device(...)` (torch.cuda's, or an accelerator's: `get_accelerator().set_device(...)`), `device_ids=[...]`
     (DDP's, or `dist.barrier`'s: NCCL's barrier runs on that GPU), `output_device=`, `torch.device("cuda", ...)`,
     `f"cuda:{...}"` (or `"cuda:{}".format(...)`, `"cuda:%d" % ...`), `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there when the launcher
@@ -59,7 +60,9 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     f = ctx.facts
     if not ctx.script.distributed or _one_machine(f):
         return
-    sites = [(expr, quote) for expr, quote in _device_indices(ctx) if ctx.ranks.is_global_rank(expr)]
+    given = _offset_ranks_given(f)
+    sites = [(expr, quote) for expr, quote in _device_indices(ctx)
+             if ctx.ranks.is_global_rank(expr) or isinstance(expr, cst.Name) and f.ref(expr) in given]
     shared = _bindings(f, [expr for expr, _ in sites])
     for expr, quote in sites:
         fix = None
@@ -89,6 +92,20 @@ def _one_machine(f) -> bool:
         if not (_spawn_index(f, value, spawned) or counts_this_nodes_gpus(f, size.value if size is not None else None)):
             return False
     return bool(inits)
+
+
+def _offset_ranks_given(f) -> set:
+    """The names `init_process_group(rank=...)` is given where every assignment of the name offsets
+    an index by another count (`rank = args.nr * args.gpus + gpu`): the rank in the whole job,
+    whatever the offset's names say."""
+    found = set()
+    for call in f.calls:
+        rank = mt.keyword(call, "rank") if f.qualify(call.func) == INIT else None
+        ref = f.ref(rank.value) if rank is not None and isinstance(rank.value, cst.Name) else None
+        sources = f.sources(ref) if ref is not None else []
+        if sources and all(isinstance(s, cst.BinaryOperation) and isinstance(s.operator, cst.Add) for s in sources):
+            found.add(ref)
+    return found
 
 
 def _spawn_index(f, value: cst.BaseExpression | None, spawned: set, depth: int = 3) -> bool:
