@@ -126,7 +126,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis import objects
-from ddpify.analysis.loaders import drawn_from, loaders_of
+from ddpify.analysis.loaders import drawn_from, loaders_of, shared_helper_callers
 from ddpify.syntax.codegen import code_for_node
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -144,14 +144,14 @@ SUMMARY = ("add up over the processes a sum over one shard divided by the full d
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
     for loop in analysis.loaders.sharded_loops:
-        _gather_lists(facts, loop, edits)
+        gathered = _gather_lists(facts, loop, edits)
         _name_meters(facts, loop, edits)
         sums = {node.target.value for node in facts.findall(loop.body, cst.AugAssign)
                 if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign)}
         _name_running(facts, loop, sums, edits)
         celled = _sum_cells(facts, loop, edits)
         if not sums:
-            if not celled:
+            if not celled and not gathered:
                 _name_shard_pass(facts, analysis.loaders.training, loop, edits)
             continue
         scope = facts.scope(loop)
@@ -185,7 +185,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             edits.todo(flagged, f"`{name}` sums this process's shard only, but is divided by the full "
                        "dataset size: all_reduce it first (torch.distributed.all_reduce), or it reads "
                        "about 1/world_size of the true value")
-        if not divided and not celled:
+        if not divided and not celled and not gathered:
             _name_shard_pass(facts, analysis.loaders.training, loop, edits)
 
 
@@ -615,14 +615,14 @@ def _loop_index(facts: Facts, node: cst.BaseExpression, loop: cst.For | cst.Whil
     return isinstance(iterated, cst.Call) and mt.is_name(iterated.func, "enumerate")
 
 
-def _gather_lists(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> None:
+def _gather_lists(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> bool:
     """Gather over the processes after the loop the lists started afresh just before it (`losses =
     []`), filled in it (`losses.append(loss.item())`) and read after it (`sum(losses) / len(losses)`,
     `return losses`): each holds what this process's shard gave (dc_ddpm's epoch loss, a mean over
-    a list of batch losses), so the number read was one shard's."""
+    a list of batch losses), so the number read was one shard's. Whether any was gathered."""
     loader = drawn_from(facts, loop.iter) if isinstance(loop, cst.For) else None
     if loader is None or not _rereadable(loader):
-        return
+        return False
     filled = {c.func.value.value for c in facts.findall(loop.body, cst.Call)
               if mt.is_method_call(c, "append", "extend") and isinstance(c.func.value, cst.Name)}
     started = _restarted(facts, loop, lists=True)
@@ -633,13 +633,14 @@ def _gather_lists(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> None
                 for n in reads[s]}  # `torch.stack(losses).mean().backward()`: the graph, not a metric
     names = sorted(filled & started & read - backward)
     if not names:
-        return
+        return False
     gathered = ", ".join(names)
     edits.insert_after(loop, f"{gathered} = gather_over_shards({facts.code(loader)}, {gathered})\n")
     edits.add_import("ddpify_runtime", "gather_over_shards")
     edits.record(loop, f"{', '.join(f'`{n}`' for n in names)} gathered over the processes after the loop "
                  f"(gather_over_shards, where `{facts.code(loader)}` is sharded): each collects what one pass "
                  "over the data gives, read after it")
+    return True
 
 
 def _sum_cells(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> bool:
@@ -684,13 +685,24 @@ def _name_shard_pass(facts: Facts, training: list[cst.Call], loop: cst.For | cst
     for call in facts.entries(scope):
         arg = facts.argument_for(call, scope, loader.value)
         found = loaders_of(facts, arg, loader_calls) if arg is not None else []
-        if arg is None or not found or any(c not in training for c in found):
+        if arg is None or not found or any(c not in training for c in found) or _made_to_evaluate(facts, arg, found):
             continue
         edits.warn(facts.statement(call), f"`{dotted(call.func) or 'this call'}(...)` passes over `{facts.code(arg)}`, "
                    "a sharded training loader, without training: each process reads its own part "
                    "(about 1/world_size of the training set), so what it computes there covers that part only; "
                    "hand it a loader over the whole set (no DistributedSampler) or add its results up over the "
                    "processes (torch.distributed.all_reduce)")
+
+
+def _made_to_evaluate(facts: Facts, arg: cst.BaseExpression, found: list[cst.Call]) -> bool:
+    """Is `arg` a name bound only by the calls of a helper shared by training and evaluation that
+    make evaluation loaders (`dv_set = prep_dataloader(path, 'dev', ...)`,
+    `analysis.loaders.shared_helper_callers`)? shard-data shards that helper's loader at its
+    training callers only: these stay whole."""
+    ref = facts.ref(arg) if isinstance(arg, cst.Name) else None
+    writes = facts.writes(ref) if ref is not None else []
+    evaluating = {id(site) for c in found if (callers := shared_helper_callers(facts, c)) is not None for site in callers[1]}
+    return bool(writes) and all(id(value) in evaluating for _, value, _ in writes)
 
 
 def _counts(facts: Facts, loop: cst.For | cst.While, sums: set[str]) -> set[str]:

@@ -713,7 +713,9 @@ for epoch in range(2):
 {calls}"""
 CONFUSION = dict(start="conf_mat = np.zeros([2, 2])", after="np.trace(conf_mat) / np.sum(conf_mat)",
                  counts="for i in range(len(y)):\n            conf_mat[y[i], predicted[i]] += 1.0")
-PREDICTIONS = dict(start="found = []", counts="found.extend(predicted.tolist())", after="sum(found) / len(found)", summed="")
+# the pass keeps its last batch's predictions only: nothing to add up or gather (a list it fills, read after it,
+# is gathered over the processes, and the pass then covers the whole set: not named)
+LAST_BATCH = dict(start="last = None", counts="last = predicted", after="last.tolist()", summed="")
 BOTH = "validate(model, train_loader)\nvalidate(model, test_loader)\n"
 
 
@@ -727,21 +729,21 @@ def test_a_confusion_matrix_counted_over_the_training_loader_is_summed_over_the_
 
 
 def test_an_evaluation_pass_over_the_training_loader_that_nothing_sums_is_named_at_its_call():
-    """The same pass collecting its predictions in a list, which nothing here adds up: a warning at
-    the call over the training loader; none at the call over the test loader, which stays whole (also
+    """The same pass keeping its last batch's predictions, which nothing here adds up or gathers: a
+    warning at the call over the training loader; none at the call over the test loader, which stays whole (also
     where a helper's dict holds it beside the training loader), nor at a loop over the training loader
     itself (a peek at its first batch)."""
     from tests.support.snippets import rewritten, warnings
-    code = EVALUATED_AFTER.format(calls=BOTH, **PREDICTIONS)
+    code = EVALUATED_AFTER.format(calls=BOTH, **LAST_BATCH)
     result = rewritten(NAME, code)
     named = [c for c in result.changes if c.message in warnings(result.changes)]
     assert [c.line for c in named] == [code.splitlines().index("validate(model, train_loader)") + 1]
     assert named[0].message.startswith("`validate(...)` passes over `train_loader`, a sharded training loader")
     assert not warnings(rewritten(NAME, EVALUATED_AFTER.format(calls="validate(model, test_loader)\n",
-                                                               **PREDICTIONS)).changes)
+                                                               **LAST_BATCH)).changes)
     peek = "for x, y in train_loader:\n    print(x.shape)\n    break\n"
-    assert not warnings(rewritten(NAME, EVALUATED_AFTER.format(calls=peek, **PREDICTIONS)).changes)
-    keyed = EVALUATED_AFTER.format(calls="validate(model, loaders()['test'])\n", **PREDICTIONS).replace(
+    assert not warnings(rewritten(NAME, EVALUATED_AFTER.format(calls=peek, **LAST_BATCH)).changes)
+    keyed = EVALUATED_AFTER.format(calls="validate(model, loaders()['test'])\n", **LAST_BATCH).replace(
         "train_loader = DataLoader(ds, batch_size=4, shuffle=True)\n",
         "def loaders():\n    return {'train': DataLoader(ds, batch_size=4, shuffle=True), 'test': DataLoader(ds, batch_size=4)}\n\n\n"
         "train_loader = loaders()['train']\n")  # the test loader: the other element of a helper's dict
@@ -805,7 +807,7 @@ def test_an_evaluation_pass_over_the_programs_own_dataloader_subclass_is_named_a
     subclass (sharded since 29ebdbe): named at its call as over a `DataLoader(...)`; the analysis
     looked for `DataLoader(...)` calls only, and said nothing."""
     from tests.support.snippets import rewritten, warnings
-    code = EVALUATED_AFTER.format(calls="validate(model, train_loader)\n", **PREDICTIONS).replace(
+    code = EVALUATED_AFTER.format(calls="validate(model, train_loader)\n", **LAST_BATCH).replace(
         "train_loader = DataLoader(ds, batch_size=4, shuffle=True)\n",
         "class Batches(DataLoader):\n    def __init__(self, data, size):\n        super().__init__(data, batch_size=size, "
         "shuffle=True)\n\n\ntrain_loader = Batches(ds, 4)\n")
@@ -1053,3 +1055,61 @@ def test_a_meter_made_once_and_reset_before_each_pass_is_added_up_over_the_proce
         assert old in code, why
         changed = rewritten(NAME, code.replace(old, new))
         assert "sum_over_shards" not in changed.code and warnings(changed.changes), why
+
+
+HELPER_LOADERS = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def prep_dataloader(n, mode, batch_size):
+    dataset = TensorDataset(torch.randn(n, 4), torch.randn(n))
+    dataloader = DataLoader(dataset, batch_size, shuffle=(mode == 'train'))
+    return dataloader
+
+
+def last(data, model):
+    for x, y in data:
+        with torch.no_grad():
+            out = model(x)
+    return out
+
+
+def predict(data, model):
+    preds = []
+    for x, y in data:
+        with torch.no_grad():
+            preds.append(model(x))
+    return torch.cat(preds)
+
+
+tr_set = prep_dataloader(32, 'train', 8)
+dv_set = prep_dataloader(16, 'dev', 8)
+tt_set = prep_dataloader(16, 'test', 8)
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in tr_set:
+        opt.zero_grad()
+        ((model(x).squeeze(1) - y) ** 2).mean().backward()
+        opt.step()
+print(last(dv_set, model), predict(tt_set, model).shape)
+print(last(tr_set, model), predict(tr_set, model).shape)
+"""
+
+
+def test_a_pass_over_the_evaluation_loader_a_shared_helper_makes_or_whose_results_are_gathered_is_not_named():
+    """The seventeenth sweep's COVID-19 notebook (decision 0121, after its held-out run): one helper makes
+    the training, validation and test loaders (`prep_dataloader(path, 'dev', ...)`), so shard-data
+    shards at the training caller only (`tr_set = shard_loader(tr_set)`), yet a pass over the others
+    was warned of as "a sharded training loader" read without training (`test(tt_set, ...)`, whose
+    predictions are all there): false. Neither is named now, nor a pass whose lists are gathered
+    over the processes after it (`predict(tr_set, ...)`: every process has all the predictions).
+    Near miss: the same pass over the sharded training loader, nothing summed or gathered
+    (`last(tr_set, ...)`), stays named."""
+    from tests.support.snippets import rewritten
+    result = rewritten(NAME, HELPER_LOADERS, also=frozenset({"shard-data"}))
+    named = [(c.line, c.message.split(" passes over ")[0]) for c in result.changes if "a sharded training loader" in c.message]
+    assert named == [(HELPER_LOADERS.splitlines().index("print(last(tr_set, model), predict(tr_set, model).shape)") + 1,
+                      "`last(...)`")], named
+    assert "preds = gather_over_shards(data, preds)" in result.code
