@@ -60,7 +60,7 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     f = ctx.facts
     if not ctx.script.distributed or _one_machine(f):
         return
-    given = _offset_ranks_given(f)
+    given = _offset_ranks_given(ctx)
     sites = [(expr, quote) for expr, quote in _device_indices(ctx)
              if ctx.ranks.is_global_rank(expr) or isinstance(expr, cst.Name) and f.ref(expr) in given]
     shared = _bindings(f, [expr for expr, _ in sites])
@@ -94,18 +94,13 @@ def _one_machine(f) -> bool:
     return bool(inits)
 
 
-def _offset_ranks_given(f) -> set:
-    """The names `init_process_group(rank=...)` is given where every assignment of the name offsets
-    an index by another count (`rank = args.nr * args.gpus + gpu`): the rank in the whole job,
-    whatever the offset's names say."""
-    found = set()
-    for call in f.calls:
-        rank = mt.keyword(call, "rank") if f.qualify(call.func) == INIT else None
-        ref = f.ref(rank.value) if rank is not None and isinstance(rank.value, cst.Name) else None
-        sources = f.sources(ref) if ref is not None else []
-        if sources and all(isinstance(s, cst.BinaryOperation) and isinstance(s.operator, cst.Add) for s in sources):
-            found.add(ref)
-    return found
+def _offset_ranks_given(ctx: Context) -> set:
+    """The names the script hands on as its rank (`init_process_group(rank=...)`: `ranks_by_role`)
+    where every assignment of the name offsets an index by another count (`rank = args.nr *
+    args.gpus + gpu`): the rank in the whole job, whatever the offset's names say."""
+    f = ctx.facts
+    return {ref for ref in ctx.ranks.ranks_by_role if (sources := f.sources(ref)) and all(
+        isinstance(s, cst.BinaryOperation) and isinstance(s.operator, cst.Add) for s in sources)}
 
 
 def _spawn_index(f, value: cst.BaseExpression | None, spawned: set, depth: int = 3) -> bool:
