@@ -933,14 +933,22 @@ def open_on_main(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
     return open(file, mode, *args, **kwargs)
 
 
-def log_config_on_main(config: Any) -> Any:
-    """``logging.config.dictConfig``'s dict as the program gives it on the main process; on the
-    others a copy whose handlers that write a file (a ``filename``, as ``FileHandler`` and the
-    rotating ones take) are ``NullHandler`` instead, keeping their level, formatter and filters:
-    every process logs through the loggers the configuration sets (its console handler too, which
-    the runtime silences on standard output off the main process), and one process writes each log
-    file (pytorch-template's ``logger_config.json`` wrote ``info.log`` from every process)."""
-    if is_main_process() or not isinstance(config, dict) or not isinstance(config.get("handlers"), dict):
+def log_config_on_main(config: Any, defaults: Any = None, encoding: Optional[str] = None) -> Any:
+    """``logging.config.dictConfig``'s dict, or ``logging.config.fileConfig``'s file (a path, an
+    open file or a ``ConfigParser``; ``defaults`` and ``encoding`` as ``fileConfig`` was given
+    them), as the program gives it on the main process; on the others a copy whose handlers that
+    write a file are ``NullHandler`` instead, keeping their level, formatter and filters: every
+    process logs through the loggers the configuration sets (its console handler too, which the
+    runtime silences on standard output off the main process), and one process writes each log
+    file (pytorch-template's ``logger_config.json`` wrote ``info.log`` from every process). In a
+    dict such a handler has a ``filename`` (as ``FileHandler`` and the rotating ones take); in a
+    file its ``class`` is a ``FileHandler`` (``handlers.RotatingFileHandler``, ...), and the copy
+    is the ``ConfigParser`` that ``fileConfig`` takes as it is."""
+    if is_main_process():
+        return config
+    if not isinstance(config, dict):
+        return _file_config_on_main(config, defaults, encoding)
+    if not isinstance(config.get("handlers"), dict):
         return config
     handlers = {}
     for name, handler in config["handlers"].items():
@@ -949,6 +957,45 @@ def log_config_on_main(config: Any) -> Any:
             handler["class"] = "logging.NullHandler"
         handlers[name] = handler
     return {**config, "handlers": handlers}
+
+
+def _file_config_on_main(source: Any, defaults: Any, encoding: Optional[str]) -> Any:
+    """``fileConfig``'s source read as ``fileConfig`` reads it, each handler whose class (looked
+    up as ``fileConfig`` looks it up, in ``logging``'s names) is a ``logging.FileHandler`` made a
+    ``NullHandler``; the source as it is where it cannot be read here (``fileConfig`` then says
+    why)."""
+    import configparser
+    import logging
+    import logging.config
+    import logging.handlers  # noqa: F401 (``handlers.RotatingFileHandler`` is looked up through it)
+
+    if isinstance(source, configparser.RawConfigParser):
+        parser = copy.deepcopy(source)
+    else:
+        parser = configparser.ConfigParser(defaults)
+        try:
+            if hasattr(source, "readline"):
+                parser.read_file(source)
+            elif not parser.read(source, encoding=encoding):
+                return source  # no such file: fileConfig says so
+        except (OSError, configparser.Error):
+            return source
+    names = parser.get("handlers", "keys", fallback="") if parser.has_section("handlers") else ""
+    for name in filter(None, (n.strip() for n in names.split(","))):
+        section = f"handler_{name}"
+        try:
+            named = parser[section]["class"]
+            try:
+                made = eval(named, vars(logging))  # as fileConfig looks it up
+            except (AttributeError, NameError):
+                made = logging.config._resolve(named)  # a handler of the program's: `mypackage.Handler`
+        except Exception:  # (fileConfig says what is wrong with it)
+            continue
+        if isinstance(made, type) and issubclass(made, logging.FileHandler):
+            parser.set(section, "class", "NullHandler")
+            parser.set(section, "args", "()")
+            parser.remove_option(section, "kwargs")
+    return parser
 
 
 def bar_file() -> Any:

@@ -354,6 +354,7 @@ Trainer().fit(Data(), 2)
                           "import logging\n" + IMPORTS + TRAIN_LOADER + "log_file_name = 'log.txt'\n{example}\n",
                           "import logging\n" + IMPORTS + "{example}\n" + TRAIN_LOADER,
                           "import logging.config\n" + IMPORTS + "config = {{'version': 1}}\n{example}\n" + TRAIN_LOADER,
+                          "import logging.config\n" + IMPORTS + "out = 'runs'\n{example}\n" + TRAIN_LOADER,
                           "from torchvision.utils import save_image\n" + IMPORTS + LOADER
                           + "model = torch.nn.Linear(2, 1)\nnetG = torch.nn.Linear(2, 1)\n"
                           "opt = torch.optim.SGD([*model.parameters(), *netG.parameters()], lr=0.1)\n"

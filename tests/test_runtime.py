@@ -576,6 +576,85 @@ def test_log_config_on_main_keeps_the_log_files_on_the_main_process_and_null_han
     assert config["handlers"]["file"]["class"] == "logging.handlers.RotatingFileHandler"  # the program's dict untouched
 
 
+FILE_CONFIG = """\
+[loggers]
+keys=root,train
+
+[handlers]
+keys=console,file,rotating
+
+[formatters]
+keys=plain
+
+[logger_root]
+level=WARNING
+handlers=console
+
+[logger_train]
+level=INFO
+handlers=console,file,rotating
+qualname=ddpify_test_file_log
+propagate=0
+
+[handler_console]
+class=StreamHandler
+level=INFO
+formatter=plain
+args=(sys.stderr,)
+
+[handler_file]
+class=FileHandler
+level=INFO
+formatter=plain
+args=(%(logdir)s + '/train.log', 'a')
+
+[handler_rotating]
+class=handlers.RotatingFileHandler
+level=DEBUG
+formatter=plain
+args=()
+kwargs={'filename': %(logdir)s + '/rotating.log', 'maxBytes': 1000}
+
+[formatter_plain]
+format=%(message)s
+"""
+
+
+def test_log_config_on_main_keeps_a_config_files_log_files_on_the_main_process(monkeypatch, tmp_path):
+    """`logging.config.fileConfig("logging.conf", defaults={"logdir": ...})`: an INI file whose
+    FileHandler and RotatingFileHandler (by `args`, by `kwargs`) write the logs. Every process
+    configures the same loggers; off the main process both file handlers are NullHandlers at their
+    levels and formatter (the console handler kept), so each log holds the main process's lines
+    only. A file-like source is read once; the program's file is left as it is."""
+    import logging
+    import logging.config
+
+    conf = tmp_path / "logging.conf"
+    conf.write_text(FILE_CONFIG)
+    defaults = {"logdir": repr(str(tmp_path))}
+    monkeypatch.setattr(rt, "_initialised", lambda: False)
+    logger = logging.getLogger("ddpify_test_file_log")
+    kinds, levels = {}, {}
+    try:
+        for rank, source in ((1, str(conf)), (2, conf.open()), (0, str(conf))):
+            monkeypatch.setattr(rt._STATE, "launch", rt.Launch("torchrun", rank, rank, 3, "127.0.0.1", 29500))
+            given = rt.log_config_on_main(source, defaults)
+            assert (given is source) is (rank == 0)
+            logging.config.fileConfig(given, defaults, disable_existing_loggers=False)
+            kinds[rank] = sorted(type(h).__name__ for h in logger.handlers)
+            levels[rank] = sorted(h.level for h in logger.handlers)
+            logger.info("rank %d", rank)
+            for handler in logger.handlers:
+                handler.close()
+    finally:
+        logger.handlers.clear()
+    assert kinds == {0: ["FileHandler", "RotatingFileHandler", "StreamHandler"],
+                     1: ["NullHandler", "NullHandler", "StreamHandler"], 2: ["NullHandler", "NullHandler", "StreamHandler"]}
+    assert levels[1] == levels[0] == [logging.DEBUG, logging.INFO, logging.INFO]
+    assert (tmp_path / "train.log").read_text() == "rank 0\n" == (tmp_path / "rotating.log").read_text()
+    assert conf.read_text() == FILE_CONFIG
+
+
 def test_sync_gradients_leaves_one_process_alone():
     model = torch.nn.Linear(2, 1)
     assert rt.sync_gradients(model) is model and not any(rt._synchronised_elsewhere(p) for p in model.parameters())

@@ -108,6 +108,12 @@ on the main process; elsewhere they are `NullHandler`s with the same level and f
 ->
     logging.config.dictConfig(log_config_on_main(config))
 
+and so does a logging configuration file's (an INI file, read elsewhere with the same `defaults`):
+
+    logging.config.fileConfig("logging.conf", defaults={"logdir": out})
+->
+    logging.config.fileConfig(log_config_on_main("logging.conf", {"logdir": out}), defaults={"logdir": out})
+
 With `--strategy fsdp` a forward and a full state dict are collectives (FSDP2 all-gathers the
 shards), so they run on every process, before the guard, and only the write is guarded:
 
@@ -307,16 +313,23 @@ def _log_file_handlers(facts: Facts, edits: Edits) -> bool:
     """`logging.FileHandler(path)` (and the rotating ones) opens its file where it is made:
     made on the main process only, a `NullHandler` elsewhere, which takes the same calls
     (`setFormatter`, `addHandler`) and writes nothing; `logging.basicConfig(filename=...)`'s file
-    likewise (`_basic_config_file`); `logging.config.dictConfig(config)`'s handlers that write a
-    file are NullHandlers off the main process (`log_config_on_main`). True if a guard is
-    imported for any of them."""
+    likewise (`_basic_config_file`); `logging.config.dictConfig(config)`'s and
+    `logging.config.fileConfig(path, defaults)`'s handlers that write a file are NullHandlers off
+    the main process (`log_config_on_main`, given the file's `defaults` and `encoding` too, with
+    which it reads the file there). True if a guard is imported for any of them."""
     found = configured = False
     for call in facts.calls:
         made = facts.qualify(call.func)
         if made == "logging.basicConfig" and not _already_guarded(facts, call, {}):
             configured = _basic_config_file(call, edits) or configured
-        if made == "logging.config.dictConfig" and call.args and not _already_guarded(facts, call, {}):
-            edits.replace(call.args[0].value, lambda node: cst.Call(cst.Name("log_config_on_main"), [cst.Arg(node)]),
+        if made in ("logging.config.dictConfig", "logging.config.fileConfig") and call.args and \
+                not call.args[0].star and not _already_guarded(facts, call, {}):
+            defaults, encoding = mt.keyword(call, "defaults") or mt.positional(call, 1), mt.keyword(call, "encoding")
+            given = [*([cst.Arg(defaults.value)] if defaults is not None else []),
+                     *([encoding.with_changes(comma=cst.MaybeSentinel.DEFAULT)] if encoding is not None else [])] \
+                if made == "logging.config.fileConfig" else []
+            edits.replace(call.args[0].value,
+                          lambda node, given=given: cst.Call(cst.Name("log_config_on_main"), [cst.Arg(node), *given]),
                           "the configuration's log files opened on the main process only (NullHandlers elsewhere)")
             edits.add_import("ddpify_runtime", "log_config_on_main")
         if made in LOG_FILE_HANDLERS and not _already_guarded(facts, call, {}):

@@ -1930,6 +1930,39 @@ def test_a_logging_configuration_dict_keeps_its_log_files_on_the_main_process():
     compile(out, "dict_config.py", "exec")
 
 
+FILE_CONFIG = """\
+import logging
+import logging.config
+from logging.config import fileConfig
+import torch
+
+logging.config.fileConfig("logging.conf", {"logdir": "runs"}, disable_existing_loggers=False)
+fileConfig(open("other.conf"), encoding="utf-8")
+model = torch.nn.Linear(2, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(4, 2):
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    optimizer.step()
+    logging.info("step")
+"""
+
+
+def test_a_logging_configuration_file_keeps_its_log_files_on_the_main_process():
+    """`logging.config.fileConfig("logging.conf", defaults)`: an INI file whose FileHandler every
+    process opened, as dictConfig's did before `log_config_on_main` (decision 0125; 0134). The file
+    goes through `log_config_on_main` with the defaults and encoding the call gives, which reads it
+    with them off the main process; one under the user's rank test is left as it is."""
+    out = only(NAME, FILE_CONFIG)
+    assert 'logging.config.fileConfig(log_config_on_main("logging.conf", {"logdir": "runs"}), {"logdir": "runs"}, ' \
+        "disable_existing_loggers=False)\n" in out
+    assert 'fileConfig(log_config_on_main(open("other.conf"), encoding="utf-8"), encoding="utf-8")\n' in out
+    assert "from ddpify_runtime import log_config_on_main" in out
+    guarded = only(NAME, FILE_CONFIG.replace("logging.config.fileConfig(", "if rank == 0:\n    logging.config.fileConfig("))
+    assert '    logging.config.fileConfig("logging.conf", {"logdir": "runs"}, disable_existing_loggers=False)\n' in guarded
+    compile(out, "file_config.py", "exec")
+
+
 def test_a_barrier_after_copies_in_a_loop_under_a_folder_test_is_placed_after_that_test():
     """`if not os.path.exists(d): makedirs(d); for f in files: copyfile(f, d)` read back later
     (BYOL's training folder): a process that finds the folder the main process made skips the
