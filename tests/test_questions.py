@@ -693,3 +693,44 @@ def test_the_length_of_a_data_set_of_the_programs_class_is_shared_where_nothing_
     facts = Facts(parse_module(OWN_DATA.format(extra=extra, part=part, args=args)))
     test = next(n for n in facts.loops[-1].body.body if isinstance(n, cst.If)).test
     assert (same_everywhere(facts, test), Context(facts).values.same_everywhere(test)) == (shared, shared)
+
+
+# (code: `WRITTEN(path)` and `READ(path)` mark the two paths, whether they name other files)
+PATHS = {
+    "joined_names": ("import os\nWRITTEN(os.path.join(ckpt, 'log.txt'))\nREAD(os.path.join(base, 'train.txt'))\n", True),
+    "literal_and_fstring": ("WRITTEN('runs/log.txt')\nREAD(f'{out}/model.pt')\n", True),
+    "pathlib_and_format": ("from pathlib import Path\nWRITTEN(Path(out) / 'log.txt')\nREAD('{}/ckpt.pth'.format(out))\n",
+                           True),
+    "a_parameter_by_every_call": ("import os\n\n\ndef tokenize(path):\n    READ(path)\n\n\n"
+                                  "tokenize(os.path.join(d, 'train.txt'))\ntokenize(os.path.join(d, 'valid.txt'))\n"
+                                  "log = os.path.join(ckpt, 'log.txt')\nWRITTEN(log)\n", True),
+    "a_suffix_and_a_name": ("WRITTEN(run + '.csv')\nREAD('log.txt')\n", True),
+    "percent_format": ("WRITTEN('%s.json' % name)\nREAD('runs/log.txt')\n", True),
+    "str_of_a_resolved_path": ("from pathlib import Path\nWRITTEN(str(Path('a/log.txt').resolve()))\nREAD('b/data.txt')\n",
+                               True),
+    # near misses: the same name, or a path not known
+    "the_same_name_on_a_case_blind_disk": ("import os\nWRITTEN('log.txt')\nREAD(os.path.join(d, 'LOG.TXT'))\n", False),
+    "an_attribute": ("import os\nWRITTEN(os.path.join(d, 'log.txt'))\nREAD(args.log)\n", False),
+    "a_name_made_of_names": ("WRITTEN('log.txt')\nREAD(f'{d}/{name}')\n", False),
+    "a_suffix_the_name_ends_with": ("WRITTEN(name + '.txt')\nREAD('log.txt')\n", False),
+    "a_folder": ("WRITTEN('runs/')\nREAD('runs/log.txt')\n", False),
+    "a_parameter_given_by_star": ("def read(path):\n    READ(path)\n\n\nread('train.txt')\nread(*paths)\nWRITTEN('log.txt')\n",
+                                  False),
+    "a_parameter_left_to_its_default": ("def read(path='log.txt'):\n    READ(path)\n\n\nread('train.txt')\nread()\n"
+                                        "WRITTEN('log.txt')\n", False),
+    "a_loop_name": ("p = 'a.txt'\nfor p in files:\n    READ(p)\nWRITTEN('log.txt')\n", False),
+    "an_augmented_name": ("p = 'a'\np += '.txt'\nREAD(p)\nWRITTEN('log.txt')\n", False),
+    "unpacked_names": ("p, q = pair\nREAD(p)\nWRITTEN('log.txt')\n", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATHS))
+def test_paths_whose_last_parts_differ_name_other_files(name):
+    """`writes.other_files`: a write and a later read whose paths end in other names (AWD-LSTM's
+    `log.txt` and its corpus's `train.txt`, whatever the folders) are of other files; where either
+    path cannot be told (an attribute, a name bound by a loop, a call given by `*`), or a tail is
+    a suffix of the other's, they may be one."""
+    code, other = PATHS[name]
+    facts = Facts(parse_module(code))
+    marked = {c.func.value: c.args[0].value for c in facts.calls if mt.is_call_of(c, "WRITTEN", "READ")}
+    assert writes.other_files(facts, [marked["WRITTEN"]], marked["READ"]) is other

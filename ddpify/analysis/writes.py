@@ -391,3 +391,171 @@ def is_data_set(facts: Facts, cls: cst.ClassDef | None, depth: int = 3) -> bool:
     return any(facts.qualify(base.value) in DATA_SETS or
                is_data_set(facts, facts.classes.get((dotted(base.value) or "").rpartition(".")[2]), depth - 1)
                for base in cls.bases)
+
+
+# --------------------------------------------------------------------------- which file a path names
+#
+# A barrier after a write waits for a later read that may read that file. Where neither the path
+# written nor the path read can be evaluated, one thing is often known of each all the same: how its
+# last part ends. AWD-LSTM's `logging(s)` appends to `os.path.join(CKPT_DIR, 'log.txt')`, and the
+# corpus it then reads opens `os.path.join(path, 'train.txt')` (through `tokenize(path)`): files of
+# other names, whatever the folders are. A path's tail is (text, whole): the text its last part ends
+# with, and whether that text is the whole last part.
+
+Tail = tuple[str, bool]
+PATH_MAKERS = frozenset({"os.path.join", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "posixpath.join"})
+SAME_FILE_CALLS = frozenset({"str", "os.fspath", "os.path.abspath", "os.path.realpath", "os.path.normpath",
+                             "os.path.expanduser"})
+SAME_FILE_METHODS = frozenset({"resolve", "absolute", "expanduser"})  # pathlib's: the same last part
+PERCENT_FIELD = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[a-zA-Z%]")
+READ_PATH_KEYWORDS = ("file", "f", "fp", "fname", "filepath_or_buffer", "path", "filename")
+
+
+def path_tails(facts: Facts, expr: cst.BaseExpression, depth: int = 4) -> frozenset[Tail] | None:
+    """The tails of the paths `expr` may hold, or None where one of them cannot be told: a literal
+    (`"log.txt"`, `"runs/log.txt"`), the last part given to `os.path.join(...)` or `Path(...)` or
+    after pathlib's `/`, a string's literal end (`f"{d}/log.txt"`, `d + ".csv"`: a partial tail,
+    `"{}/log.txt".format(d)`, `"%s.txt" % d`), `str(p)`, `Path(p).resolve()`; a name through every
+    value it is given (a parameter by every call of its function, a default where a call gives
+    none), `depth` names deep. Not an attribute (`args.save`: set where ddpify does not look)."""
+    memo = facts.__dict__.setdefault("_path_tails", {})
+    key = (expr, depth)
+    if key not in memo:
+        memo[key] = _tails(facts, expr, depth, True)
+    return memo[key]
+
+
+def _tails(facts: Facts, expr: cst.BaseExpression, depth: int, anchored: bool) -> frozenset[Tail] | None:
+    """`anchored`: `expr` starts the last part (a separator, or nothing, comes before it)."""
+    if isinstance(expr, cst.SimpleString):
+        return _literal(mt.string_value(expr), anchored)
+    if isinstance(expr, cst.FormattedString):
+        last = expr.parts[-1] if expr.parts else None
+        return _literal(last.value, anchored and len(expr.parts) == 1) if isinstance(last, cst.FormattedStringText) else None
+    if isinstance(expr, cst.ConcatenatedString):
+        return _tails(facts, expr.right, depth, False)
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Add):
+            return _tails(facts, expr.right, depth, False)
+        if isinstance(expr.operator, cst.Divide):  # pathlib's `folder / "log.txt"`
+            return _tails(facts, expr.right, depth, True)
+        if isinstance(expr.operator, cst.Modulo) and (text := mt.string_value(expr.left)) is not None:
+            fields = list(PERCENT_FIELD.finditer(text))
+            return _literal(text[fields[-1].end():] if fields else text, anchored and not fields)
+        return None
+    if isinstance(expr, cst.Call):
+        return _call_tails(facts, expr, depth, anchored)
+    if isinstance(expr, cst.Name) and depth > 0:
+        values = _values_of(facts, expr)
+        if not values:
+            return None
+        found: set[Tail] = set()
+        for value in values:
+            tails = _tails(facts, value, depth - 1, anchored)
+            if tails is None:
+                return None
+            found |= tails
+        return frozenset(found)
+    return None
+
+
+def _call_tails(facts: Facts, call: cst.Call, depth: int, anchored: bool) -> frozenset[Tail] | None:
+    func, qualified = call.func, facts.qualify(call.func) or dotted(call.func) or ""
+    if isinstance(func, cst.Attribute) and func.attr.value == "format" and (text := mt.string_value(func.value)) is not None:
+        return _literal(text.rpartition("}")[2], anchored and "{" not in text)
+    if isinstance(func, cst.Attribute) and func.attr.value in SAME_FILE_METHODS and not call.args:
+        return _tails(facts, func.value, depth, anchored)
+    given = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in given) or not given:
+        return None
+    if qualified in PATH_MAKERS:
+        return _tails(facts, given[-1].value, depth, anchored or len(given) > 1)
+    if qualified in SAME_FILE_CALLS and len(given) == 1:
+        return _tails(facts, given[0].value, depth, anchored)
+    return None
+
+
+def _literal(text: str | None, anchored: bool) -> frozenset[Tail] | None:
+    """The tail of a path whose string ends with `text`: after its last separator, the whole last
+    part; none where it ends in a separator (a folder) or nothing is known."""
+    if not text:
+        return None
+    head, sep, last = text.replace("\\", "/").rpartition("/")
+    if sep and not last:
+        return None
+    return frozenset({(last.casefold(), anchored or bool(sep))})  # one file on a case-blind disk too
+
+
+def _values_of(facts: Facts, name: cst.Name) -> list[cst.BaseExpression]:
+    """Every value the name `name` may hold where it is read, or nothing where one of them is not
+    known: bound by a loop, a `with`, an augmented assignment, or a parameter a call gives by `*`."""
+    ref = facts.ref(name)
+    if ref is None or facts.loops_binding(ref) or facts.entered(ref) or \
+            any(isinstance(stmt, cst.AugAssign) for _, _, stmt in facts.writes(ref)):
+        return []
+    values = [value for _, value, _ in facts.writes(ref)]
+    func = ref.scope
+    params = {p.name.value: p for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)} \
+        if isinstance(func, cst.FunctionDef) else {}
+    if not isinstance(func, cst.FunctionDef) or ref.name not in params:
+        return values if values and not facts.unpacked_from(ref) and len(values) == len(facts.sources(ref)) else []
+    sites = facts.call_sites(func)
+    for call in sites:
+        given = facts.argument_for(call, func, ref.name)
+        if given is None and any(a.star for a in call.args):
+            return []
+        given = given if given is not None else params[ref.name].default
+        if given is None:
+            return []
+        values.append(given)
+    return values if sites else []
+
+
+def written_paths(facts: Facts, stmt: cst.CSTNode, depth: int = 2) -> list[cst.BaseExpression] | None:
+    """The paths the file writes of `stmt` write to, its own or those of the program's functions it
+    calls (`depth` calls deep: `logging(s)` appending to its log); None where one of them is not
+    known, or `stmt` writes nothing ddpify can name (a logger's method)."""
+    return _written_paths(facts, stmt, depth) or None
+
+
+def _written_paths(facts: Facts, node: cst.CSTNode, depth: int) -> list[cst.BaseExpression] | None:
+    paths: list[cst.BaseExpression] = []
+    for call in facts.calls_in(node):
+        if file_write(facts, call) is not None:
+            if (path := written_path(facts, call)) is None:
+                return None
+            paths.append(path)
+            continue
+        for func in facts.user_functions(call):
+            if depth == 0 or (inner := _written_paths(facts, func, depth - 1)) is None:
+                return None  # (a write further down is not known)
+            paths += inner
+    return paths
+
+
+def read_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
+    """The path (or open file) a call that reads a file reads: `open(p)`, `torch.load(p)`,
+    `Image.open(fp=p)`."""
+    found = mt.positional(call, 0) or next((a for kw in READ_PATH_KEYWORDS if (a := mt.keyword(call, kw))), None)
+    return found.value if found is not None else None
+
+
+def other_files(facts: Facts, written: list[cst.BaseExpression], read: cst.BaseExpression | None) -> bool:
+    """Do the paths `written` and the path `read` name other files, whatever their folders: every
+    pair's tails differ (`log.txt` and `train.txt`; `log.txt` and a name ending `.pt`)?"""
+    tails = [path_tails(facts, p) for p in written]
+    theirs = path_tails(facts, read) if read is not None else None
+    if theirs is None or not tails or any(t is None for t in tails):
+        return False
+    return all(_differ(a, b) for mine in tails if mine is not None for a in mine for b in theirs)
+
+
+def _differ(a: Tail, b: Tail) -> bool:
+    (text_a, whole_a), (text_b, whole_b) = a, b
+    if whole_a and whole_b:
+        return text_a != text_b
+    if whole_a:
+        return not text_a.endswith(text_b)
+    if whole_b:
+        return not text_b.endswith(text_a)
+    return not (text_a.endswith(text_b) or text_b.endswith(text_a))

@@ -72,7 +72,11 @@ read, and a barrier inside an `if` that some processes skip waits for them). A b
 placed in a function that some processes may not call (a checkpoint helper called under such a test,
 three callers up): the save gets a warning that names the read that may race it instead. After a picture
 (`plt.savefig`, `save_image`) only where a picture reader (`Image.open`, `plt.imread`) or a file
-opened in binary may read it (a data set's own reads are of its samples).
+opened in binary may read it (a data set's own reads are of its samples). A read whose path ends
+in another name than every file the save writes reads another file, whatever the folders, and
+waits for nothing (a log appended to `os.path.join(ckpt, 'log.txt')`, then a corpus opened at
+`os.path.join(data, 'train.txt')`; followed through names and every call's argument for a
+parameter; `ddpify.analysis.writes.other_files`).
 A file opened for writing whose handle the program keeps and uses for more than writing it (a
 stdout tee that points `sys.stdout` at itself and tells its position, a handle handed to a
 `csv.writer` or read for its `.name`), or opened with a mode its call leaves to starred arguments,
@@ -259,11 +263,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         _write_atomically(facts, edits, stmt)
     readers = [c for c in facts.calls if _reads(facts, c)] if saves else []
     main_only = {*guarded, *owners}  # a barrier inside them would wait for processes that never come
+    reading = {stmt: _may_read_back(facts, stmt, readers) for stmt in saves}
     points = {stmt: _reached_by_all(facts, stmt, main_only) for stmt in saves
-              if _read_back_later(facts, stmt, _picture_readers(facts, readers) if _draws(facts, stmt) else
-                                  _text_readers(facts, readers) if _writes_text(facts, stmt) else readers)}
+              if _read_back_later(facts, stmt, reading[stmt])}
     for stmt, point in points.items():
-        if _called_by_all(facts, facts.scope(point), main_only) and (tests := _agreeable_tests(facts, stmt, point, readers)):
+        if _called_by_all(facts, facts.scope(point), main_only) and \
+                (tests := _agreeable_tests(facts, stmt, point, reading[stmt])):
             points[stmt] = stmt  # the tests agreed, every process reaches the save: the barrier goes right after it
             for test in tests:
                 edits.replace(test, lambda node: build.call("agree_on", node), AGREED)
@@ -1375,6 +1380,28 @@ def _reads_picture(facts: Facts, call: cst.Call) -> bool:
     mode = mt.keyword(call, "mode") or mt.positional(call, 1)
     return facts.qualify(call.func) in PICTURE_READERS or mt.is_call_of(call, "open") and mode is not None \
         and isinstance(mode.value, cst.SimpleString) and "b" in mode.value.value and not mt.is_open_for_writing(call)
+
+
+def _may_read_back(facts: Facts, stmt: cst.CSTNode, readers: list[cst.Call]) -> list[cst.Call]:
+    """The `readers` that may read what the save `stmt` writes: of a picture, the picture readers;
+    of a text file written line by line, the text readers; and of those, the ones whose path may name
+    a file `stmt` writes (`writes.other_files`: AWD-LSTM's `logging(s)`, appending to
+    `os.path.join(CKPT_DIR, 'log.txt')`, is never what its corpus's `open(path)` reads, given
+    `os.path.join(path, 'train.txt')`)."""
+    chosen = _picture_readers(facts, readers) if _draws(facts, stmt) else \
+        _text_readers(facts, readers) if _writes_text(facts, stmt) else readers
+    written = writes.written_paths(facts, stmt)
+    return chosen if written is None else [c for c in chosen if not _reads_other_files(facts, written, c)]
+
+
+def _reads_other_files(facts: Facts, written: list[cst.BaseExpression], call: cst.Call, depth: int = 1) -> bool:
+    """Does the read `call` read none of the files at the paths `written`: a read whose path names
+    another file, or a call of the program's functions whose every read does (`depth` calls deep)?"""
+    if _reads(facts, call, 0):
+        return writes.other_files(facts, written, writes.read_path(facts, call))
+    inner = [c for f in facts.user_functions(call) for c in facts.calls_in(f) if _reads(facts, c, depth - 1)] \
+        if depth > 0 else []
+    return bool(inner) and all(_reads_other_files(facts, written, c, depth - 1) for c in inner)
 
 
 def _read_back_later(facts: Facts, stmt: cst.CSTNode, readers: list[cst.Call]) -> bool:

@@ -1456,6 +1456,35 @@ def test_a_text_file_written_line_by_line_waits_only_for_a_text_read(read, barri
     assert only(NAME, LOG_HELPER.format(read=read)).count("barrier()\n") == barriers
 
 
+CORPUS = """\
+class Corpus:
+    def __init__(self, path):
+        self.train = self.tokenize(os.path.join(path, {train}))
+        self.valid = self.tokenize(os.path.join(path, "valid.txt"))
+
+    def tokenize(self, path):
+        with open(path) as f:
+            return f.read().split()
+
+
+corpus = Corpus("data")"""
+
+
+@pytest.mark.parametrize("train, barriers", [
+    ('"train.txt"', 0),  # the corpus's files: other names than the log's, whatever the folders
+    ('"LOG.txt"', 1),  # near miss: the log's name (on a case-blind disk)
+    ("args.split", 1),  # near miss: a name ddpify cannot tell
+])
+def test_a_write_and_a_later_read_of_files_of_other_names_need_no_barrier(train, barriers):
+    """AWD-LSTM's `logging(s)` appends to `os.path.join(CKPT_DIR, 'log.txt')`, and its module then
+    reads the corpus, `open(path)` in `Corpus.tokenize` given `os.path.join(path, 'train.txt')`:
+    each log line before the corpus kept a barrier after 407336a0 (a text log waits for text reads
+    only), and the `if os.path.exists(...)` around two of them was agreed (decision 0134: 7 barriers
+    -> 3). Files whose paths end in other names are other files (`writes.other_files`)."""
+    out = only(NAME, LOG_HELPER.format(read=CORPUS.format(train=train)))
+    assert out.count("barrier()\n") == barriers
+
+
 FILE_HANDED_DOWN = """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
