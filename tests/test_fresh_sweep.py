@@ -41,7 +41,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep16a.json", 9), ("fresh_sweep16b.json", 8),
                                         ("fresh_sweep17c.json", 9),
                                         ("fresh_sweep17a.json", 8),
-                                        ("fresh_sweep17b.json", 8)])
+                                        ("fresh_sweep17b.json", 8),
+                                        ("fresh_sweep18b.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -388,6 +389,13 @@ def test_the_sixteenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
 def test_the_seventeenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
     part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep17b.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep17b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 5 and not part_b & earlier
+
+
+def test_the_eighteenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep18b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep18b.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_b) >= 5 and not part_b & earlier
 
@@ -1103,3 +1111,29 @@ def test_a_wrapper_key_saved_through_atomic_write_is_sited_at_its_save():
                      extra=saves)
     checks, sites = sweep.judge(probe, RANDOM, 0, {0: "loss 1\n", 1: ""}, 0)
     assert checks["saves"] == "FAIL" and sites["saves"] == [[["/r/train.py", 9, "main"]]]
+
+
+def test_the_stand_in_gin_binds_a_config_files_parameters_to_configurable_functions_and_classes(tmp_path):
+    """gin (zhihanyang2022/min-char-seq2seq): `module.fn.param = value` lines bind a configurable
+    function's and a configurable class's defaults; `import` lines are skipped; a call's own
+    arguments win over the bindings."""
+    (tmp_path / "conf.gin").write_text("import helpers\n# a comment\nhelpers.hyper.epochs = 3\n"
+                                      "helpers.Algo.use_attention = True\nhyper.name = 'long'\n")
+    code = ("import gin\n"
+            "@gin.configurable(module='helpers')\ndef hyper(epochs=50, name='short'):\n    return epochs, name\n"
+            "@gin.configurable(module='helpers')\nclass Algo:\n"
+            "    def __init__(self, n, use_attention=False):\n        self.n, self.use_attention = n, use_attention\n"
+            f"gin.parse_config_file({str(tmp_path / 'conf.gin')!r})\n"
+            "a = Algo(4)\n"
+            "print(hyper(), hyper(epochs=7), a.n, a.use_attention, Algo(1, use_attention=False).use_attention, isinstance(a, Algo))")
+    out = _stubbed(code)
+    assert out.strip() == "(3, 'long') (7, 'long') 4 True False True"
+
+
+def test_the_stand_in_gym_records_no_video_and_passes_the_environment_through():
+    """`gym.wrappers.RecordVideo(env, video_folder=...)` (domogonotoso's DQN imports it at the top):
+    the wrapped environment's spaces, reset and step as they are."""
+    out = _stubbed("import gym\nfrom gym.wrappers import RecordVideo\n"
+                   "env = RecordVideo(gym.make('CartPole-v1'), video_folder='videos/', episode_trigger=lambda x: True)\n"
+                   "obs = env.reset()\nprint(env.action_space.n, env.observation_space.shape, obs.shape, len(env.step(1)))")
+    assert out.strip() == "2 (4,) (4,) 4"
