@@ -42,7 +42,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep17c.json", 9),
                                         ("fresh_sweep17a.json", 8),
                                         ("fresh_sweep17b.json", 8),
-                                        ("fresh_sweep18b.json", 8)])
+                                        ("fresh_sweep18b.json", 8),
+                                        ("fresh_sweep18a.json", 9)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -318,6 +319,29 @@ def test_the_seventeenth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep17a.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_a) >= 5 and not part_a & earlier
+
+
+def test_the_eighteenth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep18a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep18a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 5 and not part_a & earlier
+
+
+def test_the_stand_ins_take_albumentations_module_paths_the_older_cutout_and_an_elastic_transform():
+    """``albumentations.augmentations.<module>.<Transform>`` is the stand-in's transform of that name,
+    ``Cutout`` (star-imported, the older arguments) blanks its box, and torchvision's
+    ``ElasticTransform`` leaves the picture as it is."""
+    code = ("import numpy as np, torch, albumentations as A, albumentations.augmentations as AA; "
+            "from albumentations import *; from torchvision import transforms; "
+            "c = Compose([Cutout(num_holes=1, max_h_size=8, max_w_size=8, p=1.0)]); "
+            "y = c(image=np.ones((32, 32, 3)))['image']; x = torch.rand(1, 28, 28); "
+            "print(AA.crops.transforms.RandomResizedCrop.__name__ == 'RandomResizedCrop', "
+            "AA.dropout.coarse_dropout.CoarseDropout is A.CoarseDropout, int((y == 0).sum()) in range(3, 3 * 64 + 1), "
+            "bool(torch.equal(transforms.ElasticTransform(alpha=10.0, sigma=3.0, fill=0)(x), x)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["True", "True", "True", "True"]
 
 
 def test_the_stand_in_albumentations_crops_normalizes_and_gives_a_chw_tensor():

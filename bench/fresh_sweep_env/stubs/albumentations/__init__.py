@@ -99,6 +99,14 @@ class CoarseDropout(BasicTransform):
         return image
 
 
+class Cutout(CoarseDropout):
+    """The older name and arguments (num_holes boxes of max_h_size x max_w_size)."""
+
+    def __init__(self, num_holes=8, max_h_size=8, max_w_size=8, fill_value=0, **kwargs):
+        super().__init__(max_holes=num_holes, max_height=max_h_size, max_width=max_w_size, fill_value=fill_value,
+                         **kwargs)
+
+
 class Compose:
     def __init__(self, transforms, *args, **kwargs):
         self.transforms = [t for t in transforms if t is not None]

@@ -116,6 +116,7 @@ class RandomHorizontalFlip(_T):
 
 RandomVerticalFlip = RandomRotation = ColorJitter = RandomAffine = RandomErasing = RandomHorizontalFlip
 AutoAugment = RandAugment = RandomGrayscale = GaussianBlur = RandomApply = RandomPerspective = RandomHorizontalFlip
+ElasticTransform = RandomHorizontalFlip
 
 
 class ToPILImage(_T):
