@@ -43,7 +43,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep17a.json", 8),
                                         ("fresh_sweep17b.json", 8),
                                         ("fresh_sweep18b.json", 8),
-                                        ("fresh_sweep18a.json", 9)])
+                                        ("fresh_sweep18a.json", 9),
+                                        ("fresh_sweep18c.json", 9)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -380,6 +381,23 @@ def test_the_seventeenth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep17c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_eighteenth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep18c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep18c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_stand_in_torchvision_random_transforms_are_modules_and_it_serves_oxford_pets():
+    """SimSiam's augmentation hands ColorJitter to RandomApply inside a torch.nn.ModuleList, which
+    takes modules only (torchvision's transforms are); a research runner imports OxfordIIITPet."""
+    out = _stubbed("import torch\nfrom torchvision import transforms as T\nfrom torchvision.datasets import OxfordIIITPet\n"
+                   "t = T.RandomApply(torch.nn.ModuleList([T.ColorJitter(0.4, 0.4, 0.4, 0.1)]), p=0.8)\n"
+                   "x = torch.ones(3, 4, 4)\n"
+                   "print(t(x) is x, len(OxfordIIITPet('r', split='trainval')) > 0, OxfordIIITPet('r', split='test')[0][0].shape[0])")
+    assert out.split() == ["True", "True", "3"]
 
 
 def test_the_twelfth_sweeps_trainer_part_uses_no_repository_of_an_earlier_sweep():

@@ -110,8 +110,16 @@ class RandomResizedCrop(Resize):
         super().__init__(_size(size))
 
 
-class RandomHorizontalFlip(_T):
-    pass
+class RandomHorizontalFlip(torch.nn.Module):
+    """The random augmentations, identities here; modules, as torchvision's are (a program may
+    hand them to `RandomApply(torch.nn.ModuleList([...]))`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.args, self.kwargs = args, kwargs
+
+    def forward(self, x):
+        return x
 
 
 RandomVerticalFlip = RandomRotation = ColorJitter = RandomAffine = RandomErasing = RandomHorizontalFlip
