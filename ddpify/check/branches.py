@@ -14,6 +14,10 @@ from debugging, `extract_boxes = False` and never set again) runs on no process:
     if extract_boxes:
         cv2.imwrite(f"crop_{i}.png", image)   # never runs
 
+unless an `if flag:` of that flag starts the process group: then the flag is the script's
+distributed mode, a setting its user edits to run it distributed (`distributed = False`, "set True
+and launch with torchrun"), and the code under it is the distributed path `check` reads.
+
 Code under `if x is None:` (or the `else` of `if x is not None:`) where everything `x` may
 hold is an instance the program's classes build (a factory that builds one evaluator or
 another and exits otherwise) runs on no process:
@@ -121,13 +125,28 @@ def _under_a_none_test_of_an_instance(facts: Facts, node: cst.CSTNode) -> bool:
 
 def _under_false_flag(facts: Facts, node: cst.CSTNode) -> bool:
     """Under `if flag:` of its function (or of the module) where every assignment of `flag` is
-    `False`."""
+    `False`, and no `if flag:` starts the process group (then the flag is the script's distributed
+    mode, which its user sets to run it distributed)."""
     for anc in facts.ancestors(node):
         if isinstance(anc, cst.FunctionDef):
             return False
         if isinstance(anc, cst.If) and isinstance(anc.test, cst.Name) and facts.is_inside(node, anc.body):
             ref = facts.ref(anc.test)
             sources = facts.sources(ref) if ref is not None else []
-            if sources and all(mt.is_name(s, "False") for s in sources):
+            if sources and all(mt.is_name(s, "False") for s in sources) and not _starts_the_group(facts, sources):
+                return True
+    return False
+
+
+def _starts_the_group(facts: Facts, sources: list[cst.BaseExpression]) -> bool:
+    """Does an `if flag:` whose flag has these assignments start the process group
+    (`distributed = False` ... `if distributed: dist.init_process_group("nccl")`)?"""
+    for call in facts.calls:
+        if facts.qualify(call.func) != "torch.distributed.init_process_group":
+            continue
+        for anc in facts.ancestors(call):
+            if isinstance(anc, cst.If) and isinstance(anc.test, cst.Name) and facts.is_inside(call, anc.body) \
+                    and (ref := facts.ref(anc.test)) is not None \
+                    and [id(s) for s in facts.sources(ref)] == [id(s) for s in sources]:
                 return True
     return False
