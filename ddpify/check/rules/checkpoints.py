@@ -300,6 +300,9 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     `named_parameters()` gives, as they are (`for name, m in model.named_modules():
     sd.update({f"{name}.lora.{k}": v ...})`, `sd[name] = p`; also in a helper of another module
     that the wrapper is handed to), not for a name with the prefix taken off first (`name[7:]`).
+    A save in a helper of another module that the wrapper is handed to (`save_checkpoint(run_dir,
+    ddp_model, optimizer)`, whose `save_file(model.state_dict(), path)` is in checkpointing.py) is
+    reported at the checked file's call that hands it.
     Not reported where the script resumes by loading a checkpoint, as read, back
     into the same wrapper, in a file that resume may read (its own resume expects the `module.`
     keys; still reported for `best_{epoch}.pth` where the resume reads `latest.pth`; an entry of the load, a
@@ -332,6 +335,14 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
             holds = ctx.holds_ddp(expr)
             if holds is None or f.code(expr) in resumes or ctx.unwrapped_here(expr):
                 continue
+            if f.in_library(expr):  # a helper of another module saves the wrapper it is handed
+                for site, handed in _entry_sites(f, expr):
+                    if ctx.holds_ddp(handed) is None or ctx.unwrapped_here(handed):
+                        continue
+                    yield Hit(site, f"`{f.code(site.func)}()` saves the DDP wrapper it is handed ({what}, in "
+                                    f"`{f.scope(expr).name.value}`): it does not load into the model itself; hand it "
+                                    "the model (`.module`)")
+                continue
             yield Hit(expr, f"this checkpoint saves {what}: it does not load into the model itself; save "
                             f"`{f.code(expr)}.module`", _module_of(expr) if holds == WRAPPER else None)
         for expr, method in _keyed_by_wrapper_names(ctx, saved):
@@ -339,6 +350,25 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
                 yield Hit(expr, f"this checkpoint's keys are names from `{f.code(expr)}.{method}()` of the DDP wrapper, "
                                 f"which start with `module.`: it does not load into the model itself; iterate "
                                 f"`{f.code(expr)}.module.{method}()`")
+
+
+def _entry_sites(f, node: cst.CSTNode, depth: int = 3) -> list[tuple[cst.Call, cst.BaseExpression]]:
+    """The checked file's calls (and what each passes) that hand the object `node` names to the function of a module it
+    imports that saves it: `node`'s root name is a parameter of the function around it, and a call
+    passes it (from the checked file, or through a parameter of the functions between them, at most
+    `depth` calls deep) where the call's literal arguments do not skip `node`
+    (`call_branches.left_out`)."""
+    func = f.scope(node)
+    root = (dotted(node) or "").split(".")[0]
+    if not isinstance(func, cst.FunctionDef) or depth == 0 or root not in param_names(func):
+        return []
+    found: list[tuple[cst.Call, cst.BaseExpression]] = []
+    for site in f.call_sites(func):
+        arg = f.argument_for(site, func, root)
+        if arg is None or left_out(f, node, func, site):
+            continue
+        found += [(site, arg)] if not f.in_library(site) else _entry_sites(f, arg, depth - 1)
+    return list(dict.fromkeys(found))
 
 
 PREFIX = "module."  # what the wrapper's `state_dict()` puts before every key
