@@ -348,7 +348,9 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     (`np.unique(all_ids, return_index=True)`), nor where each process writes its results to a
     file of its own (a path naming the rank, handed to the evaluation) and a function of the
     program reads every process's file back and skips a result whose key it has seen (`for x in
-    range(num_tasks): ... if key in seen: continue`, as VideoMAE merges its test views).
+    range(num_tasks): ... if key in seen: continue`, as VideoMAE merges its test views), nor for
+    a sampler no DataLoader takes and no call is handed (a `test_sampler` built beside a
+    `DataLoader(test_set)` without it: every process reads the whole set, nothing is padded).
     """
     if _trims_gathered(ctx):
         return
@@ -356,10 +358,34 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
         drop = mt.keyword(call, "drop_last")
         if drop is not None and not mt.is_name(drop.value, "False"):
             continue
-        if (_evaluation_only(ctx, call) or _evaluated_through_factory(ctx, call)) and not _merged_by_key(ctx, call):
+        if (_evaluation_only(ctx, call) or _evaluated_through_factory(ctx, call)) and not _merged_by_key(ctx, call) \
+                and not _taken_by_nothing(ctx, call):
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
                             "the whole set")
+
+
+def _taken_by_nothing(ctx: Context, sampler: cst.Call) -> bool:
+    """Is `sampler` handed to no call of the program: no DataLoader draws from it (`sampler=`,
+    `batch_sampler=`, a `**` dict holding it) and no function is given it? Then no evaluation reads
+    through it (a test sampler built beside a `DataLoader(test_set)` that does not take it), nothing
+    is padded. Read through names, the values of dicts, lists and tuples (two deep)."""
+    f = ctx.facts
+
+    def holds(expr: cst.BaseExpression, depth: int = 2) -> bool:
+        for origin in f.origins(expr):
+            if f.is_inside(sampler, origin):
+                return True
+            if depth and isinstance(origin, cst.Dict):
+                if any(isinstance(e, cst.DictElement) and holds(e.value, depth - 1) for e in origin.elements):
+                    return True
+            elif depth and isinstance(origin, (cst.List, cst.Tuple)):
+                if any(isinstance(e, cst.Element) and holds(e.value, depth - 1) for e in origin.elements):
+                    return True
+        return False
+
+    return not any(call is not sampler and not f.is_inside(call, sampler) and holds(arg.value)
+                   for call in f.calls for arg in call.args)
 
 
 GATHERS = frozenset(f"torch.distributed.{name}" for name in (
