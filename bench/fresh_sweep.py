@@ -116,12 +116,13 @@ SELF_CHECK_LINE = re.compile(r"(?:\[[^\]]*\]:)?(.+?):(\d+): ([a-z]+(?:-[a-z]+)*)
 # verdict -> the report's rewrites whose warnings are of its class, the self-check's checks of its class
 CLASSES = {
     "runs": (("init-distributed", "launcher-arg", "local-device", "load-map-location", "unwrap-model", "agree-search"),
-             ("uneven-batches", "missing-step")),
+             ("uneven-batches", "missing-step", "empty-shard", "schedule-steps")),
     "sharded": (("shard-data", "set-epoch"), ("unsharded-loader",)),
     "reshuffled": (("shard-data", "set-epoch"), ("same-order",)),
     "params": (("wrap-model", "accumulate-no-sync", "agree-plateau", "agree-stop", "agree-clock", "agree-search"),
                ("unwrapped-parameters", "bypassed-wrapper", "diverged-parameters", "diverged-at-exit",
-                "differing-settings", "outside-forward", "missing-step", "late-parameters")),
+                "differing-settings", "outside-forward", "missing-step", "late-parameters", "empty-shard",
+                "schedule-steps")),
     "wrapped": (("wrap-model",), ("unwrapped-parameters", "bypassed-wrapper")),
     "saves": (("main-process-only", "unwrap-model", "download-first"), ("saved-wrapper", "shared-write")),
     "voice": (("main-process-only",), ()),

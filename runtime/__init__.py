@@ -222,6 +222,7 @@ class _State:
         self.wraps_made = 0  # DDP models built so far: their numbers, the same on every process
         self.resynced: "set[int]" = set()  # the numbers of the wrapped models _resync_wrapped said it resynced
         self.thawed: "set[str]" = set()  # the models _average_once_unfrozen said it averages unfrozen parameters of
+        self.shard_batches: "dict[tuple[str, int], tuple[int, int]]" = {}  # shard_loader's line -> (batches whole, per process)
 
 
 _STATE = _State()
@@ -521,7 +522,8 @@ def _install_excepthook() -> None:
     (``_record_error``); after the usual traceback, DDP's unused-parameter error (raised at the
     step after the one where some parameters got no gradient) gets a line naming the fix: the
     flag, or ``penalty_gradients`` where the model that raised finds unused parameters already
-    (``_unused_parameters_hint``)."""
+    (``_unused_parameters_hint``); an error of a learning-rate schedule while this process trains
+    on shards, one naming each sharded loader's batches per process (``_schedule_hint``)."""
     previous = sys.excepthook
 
     def excepthook(kind: Any, value: Any, traceback: Any) -> None:
@@ -533,6 +535,9 @@ def _install_excepthook() -> None:
             seen.add(id(value))
             if UNUSED_PARAMETERS_ERROR in str(value):
                 sys.stderr.write(_unused_parameters_hint(value.__traceback__) + "\n")
+                return
+            if (hint := _schedule_hint(value.__traceback__)) is not None:
+                _say(hint, raising=False)
                 return
             value = value.__cause__ or value.__context__
 
@@ -704,6 +709,47 @@ def _unused_parameters_hint(traceback: Any) -> str:
             return PENALTY_HINT
         traceback = traceback.tb_next
     return UNUSED_PARAMETERS_HINT
+
+
+def _schedule_hint(traceback: Any) -> "Optional[_Finding]":
+    """What to do where a learning-rate schedule of torch raised (``torch/optim/lr_scheduler.py``
+    in the traceback) while this process trains on shards (``schedule-steps``, at the user's line
+    that led there): a schedule sized by a sharded loader's length (``OneCycleLR(...,
+    steps_per_epoch=len(train_loader))``, ``total_steps=epochs * len(loader)``) counts this
+    process's batches, 1/world_size of one process's, which is right, and with little data too few
+    for its phases (OneCycleLR divides by ``pct_start * total_steps - 1``: zero at 4 steps and
+    ``pct_start=0.25``; no step at all it refuses). None elsewhere."""
+    shards = [(site, whole, shard) for site, (whole, shard) in _STATE.shard_batches.items() if shard < whole]
+    if not shards or get_world_size() < 2:
+        return None
+    user = None
+    while traceback is not None and not traceback.tb_frame.f_code.co_filename.endswith(SCHEDULES_FILE):
+        user = traceback.tb_frame if not _is_library(traceback.tb_frame.f_code.co_filename) else user
+        traceback = traceback.tb_next
+    if traceback is None or user is None:
+        return None
+    counts = "; ".join(f"{file}:{line}: {shard} per process, where one process had {whole}"
+                       for (file, line), whole, shard in shards)
+    return _Finding("schedule-steps", _shown_path(user.f_code.co_filename), user.f_lineno,
+                    f"a learning-rate schedule failed on its count of steps: with {get_world_size()} processes each "
+                    f"takes the batches of its shard of the training data ({counts}), so a schedule sized by "
+                    "len(loader) (OneCycleLR's steps_per_epoch, total_steps = epochs * len(loader)) has that many "
+                    "steps per epoch, too few here for its phases",
+                    "give each process more steps (more epochs or data, a smaller batch_size) or run fewer processes")
+
+
+def _say(finding: "_Finding", raising: bool = True) -> None:
+    """A finding every process makes alike, outside the self-check's exchanges: reported by the
+    self-check where it is on (its block, ``DDPIFY_VERIFY_JSON``, strict), else printed by the
+    main process as a line of its own. ``raising``: never raise for it (an exception hook)."""
+    check = _STATE.self_check or _STATE.exit_check
+    if check is not None:
+        check.report([finding], raising=raising)
+    elif is_main_process():
+        _BUILTIN_PRINT(f"ddpify: {finding.file}:{finding.line}: {finding.message}; {finding.fix}", file=sys.stderr)
+
+
+SCHEDULES_FILE = os.path.join("torch", "optim", "lr_scheduler.py")
 
 
 def _record_error(kind: Any, value: Any, tb: Any) -> None:
@@ -1535,7 +1581,29 @@ def shard_loader(loader: DataLoader) -> DataLoader:
         kwargs["batch_sampler"] = _shard(batch_sampler, loader.dataset)
     sharded = DataLoader(loader.dataset, **kwargs) if type(loader) is DataLoader else _resampled(loader, kwargs)
     _continue_epochs(sharded, loader)
+    _count_shard_batches(loader, sharded)
     return sharded
+
+
+def _count_shard_batches(loader: DataLoader, sharded: DataLoader) -> None:
+    """Remember how many batches a pass over ``loader`` gave one process and how many its shard
+    gives this one (``_schedule_hint`` names them where a learning-rate schedule sized by
+    ``len(loader)`` fails on its count). A shard of no batch where the whole had some (fewer
+    samples per process than a batch, with ``drop_last=True``) trains no step at all: the main
+    process says so once per line."""
+    try:
+        whole, shard = len(loader), len(sharded)
+    except TypeError:  # a sampler without a length
+        return
+    site = _site()
+    said = site in _STATE.shard_batches
+    _STATE.shard_batches[site] = (whole, shard)
+    if shard == 0 < whole and not said:
+        _say(_Finding("empty-shard", *site,
+                      f"this training loader gives each of the {get_world_size()} processes no batch per pass "
+                      f"(one process had {whole}): each process's share of the data is smaller than a batch of "
+                      f"{sharded.batch_size}, and drop_last=True leaves it out, so the training takes no step",
+                      "use fewer processes, a smaller batch_size or more data"))
 
 
 class _StreamShard(IterableDataset):
@@ -3155,10 +3223,11 @@ class _SelfCheck:
                     "set; or a load or update on some processes only"))
         return findings
 
-    def report(self, findings: List[_Finding], speaker: Optional[bool] = None) -> None:
+    def report(self, findings: List[_Finding], speaker: Optional[bool] = None, raising: bool = True) -> None:
         """The ``speaker`` (by default the main process; the first process that knows, where the
         main process missed an exchange) prints the new findings as one block and writes every
-        finding so far to ``DDPIFY_VERIFY_JSON``; under strict every process that has them raises."""
+        finding so far to ``DDPIFY_VERIFY_JSON``; under strict every process that has them raises
+        (unless not ``raising``: in an exception hook, where the program ends anyway)."""
         # agreed on by now: two loaders built at one line over two data sets are one line to read
         agreed = _merge([[replace(f, agree=None) for f in _merge([findings])]])
         findings = [f for f in agreed if f not in self.reported]
@@ -3174,7 +3243,7 @@ class _SelfCheck:
                 with atomic_write(path) as tmp:
                     with open(tmp, "w") as out:
                         json.dump([finding.as_json() for finding in self.reported], out, indent=1)
-        if self.strict:
+        if self.strict and raising:
             self.remove()
             raise SelfCheckError(text, findings)
 

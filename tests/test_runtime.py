@@ -924,6 +924,58 @@ def test_a_loader_made_again_at_one_line_draws_a_new_order_each_time():
     assert numbered == [1, 2, 3]
 
 
+@pytest.mark.parametrize("batch, said", [(16, True), (8, False)])
+def test_a_shard_of_no_batch_is_said_where_one_process_had_some(rank1_of_2, monkeypatch, capsys, batch, said):
+    """20 samples in batches of 16 with drop_last: one process trained one batch a pass, each of two
+    processes' 10 trains none: `empty-shard`, printed on its own where the self-check is off (near
+    miss: batches of 8, one each)."""
+    monkeypatch.setattr(rt, "is_main_process", lambda: True)
+    rt._reset_for_tests()
+    for _ in range(2):  # (said once per line)
+        new = rt.shard_loader(DataLoader(DATA, batch_size=batch, shuffle=True, drop_last=True))
+    assert len(new) == (0 if said else 1)
+    err = capsys.readouterr().err
+    assert err.count("no batch per pass (one process had 1)") == said and ("use fewer processes" in err) is said
+
+
+def one_cycle_over(loader, epochs=2):
+    model = torch.nn.Linear(1, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, epochs=epochs, steps_per_epoch=len(loader),
+                                                   pct_start=0.25)  # (ONE_CYCLE_LINE: the user's line of the crash)
+    for _ in range(epochs):
+        for _ in loader:
+            opt.step()
+            schedule.step()
+
+
+ONE_CYCLE_LINE = one_cycle_over.__code__.co_firstlineno + 3
+
+
+def test_a_schedule_that_fails_on_a_shards_count_of_steps_is_told_the_counts(rank1_of_2):
+    """The seventeenth sweep's s11_gradcam notebook (decision 0119): `OneCycleLR(...,
+    steps_per_epoch=len(train_loader), pct_start=5/20)` over a sharded loader, 2 epochs of 2 batches
+    per process where one process had 4: the first phase ends at step 0 and OneCycleLR divided by
+    zero under torchrun, the traceback alone. A `schedule-steps` finding at the user's line that
+    led there names the counts. Near misses: the same error with no shard, an error raised outside
+    a schedule."""
+    rt._reset_for_tests()
+    with pytest.raises(ZeroDivisionError) as raised:
+        one_cycle_over(rt.shard_loader(DataLoader(list(range(16)), batch_size=4, shuffle=True)))
+    hint = rt._schedule_hint(raised.value.__traceback__)
+    assert hint is not None and (hint.check, hint.line) == ("schedule-steps", ONE_CYCLE_LINE)
+    assert "2 per process, where one process had 4" in str(hint) and "run fewer processes" in str(hint)
+    assert rt._schedule_hint(ZeroDivisionError().__traceback__) is None
+    try:
+        1 / 0
+    except ZeroDivisionError as error:
+        assert rt._schedule_hint(error.__traceback__) is None
+    rt._reset_for_tests()
+    with pytest.raises(ZeroDivisionError) as unsharded:
+        one_cycle_over(DataLoader(list(range(8)), batch_size=4))
+    assert rt._schedule_hint(unsharded.value.__traceback__) is None
+
+
 def test_shard_loader_sequential_stays_unshuffled_and_keeps_worker_settings(rank1_of_2):
     loader = DataLoader(DATA, batch_size=4, num_workers=2, prefetch_factor=3, pin_memory=True,
                         persistent_workers=True, multiprocessing_context="spawn", timeout=5)

@@ -8,6 +8,7 @@ import io
 import json
 import logging
 import socket
+import sys
 import textwrap
 
 import pytest
@@ -1242,3 +1243,24 @@ def test_parameters_a_model_makes_after_its_wrap_are_named_at_the_wrap(group, ch
     said = f"train.py:{line}: late-parameters: 2 parameter(s) of Encoder (fc.weight, fc.bias) were made after this " \
            "DistributedDataParallel wrapped it"
     assert (said in err) is late and ("late-parameters" in err) is late
+
+
+def test_a_shard_of_no_batch_is_a_finding_of_the_self_check(check, capsys, tmp_path, monkeypatch):
+    """`empty-shard`: 20 samples in batches of 16 with drop_last, sharded over two processes, give
+    each none: the training takes no step, and no optimizer's 2nd step ever exchanges anything. The
+    self-check names the loader's line in its block and its JSON file when the loader is sharded;
+    under strict it raises there."""
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    monkeypatch.setattr(rt, "get_rank", lambda: 0)
+    rt._STATE.self_check = check()
+    rt.shard_loader(DataLoader(list(range(20)), batch_size=16, shuffle=True, drop_last=True))
+    line = sys._getframe().f_lineno - 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ddpify self-check: 1 problem(s) found"
+    assert f"test_runtime_verify.py:{line}: empty-shard: this training loader gives each of the 2 processes no " \
+        "batch per pass (one process had 1)" in err[1]
+    written = json.loads((tmp_path / "findings.json").read_text())
+    assert [(f["check"], f["line"]) for f in written] == [("empty-shard", line)]
+    rt._STATE.self_check, rt._STATE.shard_batches = check(strict=True), {}
+    with pytest.raises(rt.SelfCheckError, match="empty-shard"):
+        rt.shard_loader(DataLoader(list(range(20)), batch_size=16, shuffle=True, drop_last=True))

@@ -12,7 +12,10 @@ stepped once per batch of a sharded loader?
 Each process now draws about 1/world_size of the batches the count was made from, so the schedule
 runs only that part of its course (a one-cycle schedule ends at its peak, a linear warm-up decay
 never decays). Counted by the loader (`len(train_loader) * epochs`) the count shrinks with the shard:
-right, and left alone. `shard-data` names each found with a warning at the schedule.
+right, and left alone; where a process's share is too small for the schedule's phases (OneCycleLR
+divides by zero at 4 steps with `pct_start=0.25`), the runtime names the counts where it raises
+(the self-check's `schedule-steps`), and a shard of no batch where it is made (`empty-shard`): the
+data's size is known there, not here. `shard-data` names each found with a warning at the schedule.
 
 The other way round, a schedule whose course is a fixed number of steps (`StepLR(opt, step_size=2000)`,
 `MultiStepLR(opt, milestones=[30000, 60000])`, `CosineAnnealingLR(opt, T_max=10000)`, an
