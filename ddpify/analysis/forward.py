@@ -132,8 +132,7 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
         if not name or not name.startswith("self.") or name.count(".") != 1 or not _has_parameters(facts, value):
             continue
         held.add(name)
-        uses = [a for f in reached for a in facts.findall(f, cst.Attribute, lambda a: dotted(a) == name)]
-        uses = uses or _closure_calls(facts, cls, reached, name)
+        uses = _uses(facts, cls, reached, name) or _holders_uses(facts, cls, reached, name)
         if not uses:
             return f"`{name}` is never used in forward()"
         if all(isinstance(facts.parent(u), cst.Attribute) and facts.parent(u).attr.value in METADATA for u in uses):
@@ -426,6 +425,41 @@ def _init_writes(facts: Facts, cls: cst.ClassDef) -> list[tuple[cst.BaseExpressi
     calls `super().__init__()` holds its base's layers too)."""
     return [w for owner in _lineage(facts, cls) if (init := _own_method(facts, owner, "__init__")) is not None
             for w in facts.writes_in(init)]
+
+
+def _uses(facts: Facts, cls: cst.ClassDef, reached: list[cst.FunctionDef], name: str) -> list[cst.CSTNode]:
+    """The reads of `self.X` (`name`) in the methods forward runs, or the calls there of a lambda
+    `__init__` stores that reads it (`_closure_calls`)."""
+    return [a for f in reached for a in facts.findall(f, cst.Attribute, lambda a: dotted(a) == name)] \
+        or _closure_calls(facts, cls, reached, name)
+
+
+def _holders_uses(facts: Facts, cls: cst.ClassDef, reached: list[cst.FunctionDef], name: str) -> list[cst.CSTNode]:
+    """The uses in forward of the modules that hold the sub-module `name`: `__init__` hands it,
+    itself, to what it stores on `self` (`self.conv = nn.Sequential(self.conv1, ...)`), or to a
+    local list that goes there (`conv_layers += [self.conv1, self.pool1]`, `layers.append(self.conv1)`,
+    then `self.conv = nn.Sequential(*conv_layers)`): its parameters run where that one runs."""
+    writes = _init_writes(facts, cls)
+    inits = {facts.scope(stmt) for _, _, stmt in writes}
+    carriers = set()
+    for init in inits:
+        for read in facts.findall(init, cst.Attribute, lambda a: dotted(a) == name):
+            parent = facts.parent(read)
+            if isinstance(parent, cst.Attribute) and parent.value is read:  # `self.conv1.weight`: a part of it
+                continue
+            stmt = facts.statement(read)
+            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            if isinstance(small, (cst.Assign, cst.AugAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                carriers |= {dotted(t) for t in targets if dotted(t) and dotted(t) != name}
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+                    mt.is_method_call(small.value, "append", "extend", "insert"):
+                carriers.add(dotted(small.value.func.value))
+    held = {c for c in carriers if c and c.startswith("self.")}
+    local = {c for c in carriers if c and "." not in c}
+    held |= {stored for target, value, _ in writes if (stored := dotted(target)) and stored.startswith("self.")
+             and any(n.value in local for n in facts.findall(value, cst.Name))}
+    return [u for h in sorted(held) if h.count(".") == 1 for u in _uses(facts, cls, reached, h)]
 
 
 def _closure_calls(facts: Facts, cls: cst.ClassDef, reached: list[cst.FunctionDef], name: str) -> list[cst.Call]:
