@@ -178,6 +178,20 @@ def test_values_near_misses(source, expr):
     ("from functools import partial\nmake = partial(sorted, key=len)\nx = make([1])\n", "x", None),  # of no kind
     ("from functools import partial\nmake = partial(Net) if True else partial(DataLoader)\nx = make([1])\n", "x",
      None),  # near miss: partials of two callables
+    # a call of a value that holds an optimizer class: an alias, an item of a dict of them, what a
+    # function of the program returns (the sweep 18b tutorial's `get_optimizer(config.optimizer)(params)`)
+    ("cls = torch.optim.Adam\nx = cls(Net().parameters())\n", "x", objects.OPTIMIZER),
+    ("OPTS = {'adam': torch.optim.Adam, 'sgd': torch.optim.SGD}\nx = OPTS[name](Net().parameters())\n", "x",
+     objects.OPTIMIZER),
+    ("def get_optimizer(name):\n    table = {'adam': torch.optim.Adam}\n    return table[name]\n"
+     "x = get_optimizer('adam')(Net().parameters(), lr=1)\n", "x", objects.OPTIMIZER),
+    ("def pick(sgd):\n    return torch.optim.SGD if sgd else torch.optim.Adam\nx = pick(True)(Net().parameters(), lr=1)\n",
+     "x", objects.OPTIMIZER),
+    # near misses: a helper handing back a loss class, or an optimizer class or something else
+    ("def get_loss(name):\n    table = {'ce': nn.CrossEntropyLoss}\n    return table[name]\nx = get_loss('ce')()\n", "x",
+     None),
+    ("def pick(sgd):\n    return torch.optim.SGD if sgd else sorted\nx = pick(True)(Net().parameters(), lr=1)\n",
+     "x", None),
 ])
 def test_kind(source, expr, kind):
     facts, flow = core(source)

@@ -657,6 +657,8 @@ class Objects:
         module = f.looked_up_in(site) if callee is None else None
         if module is not None:
             return self._registry_kind(module)
+        if site in self._optimizer_calls:  # a call of what holds an optimizer class (`OPTS[name](params)`)
+            return OPTIMIZER
         if qualified == "torch.utils.data.DataLoader":
             return LOADER
         if qualified.startswith(WRITERS) or qualified.endswith(".SummaryWriter"):
@@ -668,6 +670,13 @@ class Objects:
                 head.startswith("torchvision.models") or qualified == "timm.create_model":
             return MODEL
         return None
+
+    @cached_property
+    def _optimizer_calls(self) -> frozenset[cst.Call]:
+        """The optimizer constructions as `Facts.optimizers` finds them, the calls of a value that
+        holds an optimizer class among them (an alias, an item of a dict of them, what a function of
+        the program returns: `get_optimizer(name)(model.parameters())`): one answer for both."""
+        return frozenset(self.facts.optimizers)
 
     def loader_class(self, cls: cst.ClassDef) -> bool:
         """A DataLoader subclass of the program (`class VADataloader(data.DataLoader)`, whose

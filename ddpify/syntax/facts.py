@@ -1765,13 +1765,26 @@ class Facts:
             return bool(items) and all(isinstance(v, (cst.Name, cst.Attribute))
                                        and mt.is_optimizer(self.qualify(v), cst.Call(func=v)) for v in items)
         if isinstance(func, cst.Call):
-            return self._looks_up_optimizer_class(func)
+            return self._looks_up_optimizer_class(func) or depth > 0 and self._returns_optimizer_class(func, depth - 1)
         ref = self.ref(func) if _own_name(func) else None
         values = [self._partial_of(v) for v in _branches(self.sources(ref))] if ref is not None else []
         return bool(values) and all(isinstance(v, cst.Call) and self._looks_up_optimizer_class(v) or
                                     isinstance(v, (cst.Name, cst.Attribute)) and
                                     (mt.is_optimizer(self.qualify(v), cst.Call(func=v)) or
                                      depth > 0 and self._holds_optimizer_class(v, depth - 1)) for v in values)
+
+    def _returns_optimizer_class(self, call: cst.Call, depth: int) -> bool:
+        """Does `call` run functions of the program each of which returns an optimizer class, as
+        `_holds_optimizer_class` reads a value (a tutorial's `get_optimizer(config.optimizer)(params,
+        lr=lr)` with `def get_optimizer(name): optimizer_dict = {'adam': torch.optim.Adam}; return
+        optimizer_dict[name]`; `return optim.SGD if sgd else optim.Adam`)? Not a class's constructor."""
+        funcs = self.user_functions(call)
+        if not funcs or self._instances_of(call):
+            return False
+        values = [v for f in funcs for v in _branches(self.returned(f))]
+        return bool(values) and all(isinstance(v, (cst.Name, cst.Attribute)) and mt.is_optimizer(self.qualify(v), cst.Call(func=v))
+                                    or isinstance(v, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
+                                    and self._holds_optimizer_class(v, depth) for v in values)
 
     def dict_values(self, expr: cst.BaseExpression, depth: int = 3) -> list[cst.BaseExpression]:
         """The values of the dict displays a name holds, merged as the program merges them
