@@ -330,6 +330,19 @@ def _numeric_starts(facts: Facts, methods: list[cst.FunctionDef]) -> set[str]:
     return found
 
 
+def _assigned_to(assign: cst.Assign, owner: str) -> cst.BaseExpression | None:
+    """What `assign` binds the name `owner` to: its value (`meter = AverageMeter()`), or the element
+    of a tuple paired with it (`acc, loss = AverageMeter(), AverageMeter()`); None where it does not
+    bind `owner` (or binds it to an element of a value that is no tuple written out)."""
+    target, value = assign.targets[0].target, assign.value
+    if mt.is_name(target, owner):
+        return value
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and \
+            len(target.elements) == len(value.elements) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return next((v.value for t, v in zip(target.elements, value.elements) if mt.is_name(t.value, owner)), None)
+    return None
+
+
 def _made_afresh(facts: Facts, loop: cst.For | cst.While, owner: str, methods: list[cst.FunctionDef],
                  summed: list[str]) -> bool:
     """Is `owner` made anew, an instance of the class of `methods` (`losses = AverageMeter()`,
@@ -347,8 +360,9 @@ def _made_afresh(facts: Facts, loop: cst.For | cst.While, owner: str, methods: l
             if _resets(facts, stmt, owner, classes, summed):
                 return True
             assign = mt.sole(stmt, cst.Assign)
-            if assign is not None and len(assign.targets) == 1 and mt.is_name(assign.targets[0].target, owner):
-                made = (dotted(assign.value.func) or "").rsplit(".", 1)[-1] if isinstance(assign.value, cst.Call) else ""
+            value = _assigned_to(assign, owner) if assign is not None and len(assign.targets) == 1 else None
+            if value is not None:
+                made = (dotted(value.func) or "").rsplit(".", 1)[-1] if isinstance(value, cst.Call) else ""
                 return made in names
             if owner in mt.names_in(stmt):
                 return False  # set or handed on between: not plainly this pass's

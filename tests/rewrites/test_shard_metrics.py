@@ -1057,6 +1057,30 @@ def test_a_meter_made_once_and_reset_before_each_pass_is_added_up_over_the_proce
         assert "sum_over_shards" not in changed.code and warnings(changed.changes), why
 
 
+def test_meters_made_afresh_by_one_tuple_assignment_are_added_up_over_the_processes_after_the_loop():
+    """The eighteenth sweep's part B (mnist_trainer, a tutorial's trainer class): `train_acc, train_loss =
+    AverageMeter(), AverageMeter()` before the loop over the sharded loader, both returned after it:
+    made afresh for the pass as `meter = AverageMeter()` is, yet read for a name bound alone only, so
+    both were left to a warning and the printed figures were one shard's. Summed now, each paired with
+    its own element. Near miss, left named: the other one reset in the loop (its figures the last
+    batches' only)."""
+    from tests.support.snippets import rewritten, warnings
+    code = METER.replace("    meter = AverageMeter()\n", "    meter, other = AverageMeter(), AverageMeter()\n") \
+        .replace("        meter.update(loss.item(), x.size(0))\n",
+                 "        meter.update(loss.item(), x.size(0))\n        other.update(1.0, x.size(0))\n") \
+        .replace("READ", "return meter.avg, other.avg")
+    result = rewritten(NAME, code)
+    assert "    meter.sum, meter.count, other.sum, other.count = sum_over_shards(loader, meter.sum, meter.count, " \
+           "other.sum, other.count)\n    meter.avg = meter.sum / meter.count\n    other.avg = other.sum / other.count\n" \
+           "    return meter.avg, other.avg\n" in result.code, result.code
+    assert not warnings(result.changes)
+    near = {"reset in the loop": code.replace("        other.update(1.0, x.size(0))\n",
+                                              "        other.update(1.0, x.size(0))\n        other.reset()\n")}
+    for why, changed_code in near.items():
+        changed = rewritten(NAME, changed_code)
+        assert "other.sum" not in changed.code and any("`other`" in w for w in warnings(changed.changes)), why
+
+
 HELPER_LOADERS = """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
