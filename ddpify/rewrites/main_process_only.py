@@ -1065,13 +1065,14 @@ def _writer_functions(facts: Facts, models: Models, refs: dict[Ref, Model], writ
     """Functions whose every statement writes, prints or computes a path: `save_checkpoint(...)`;
     one that ends returning a value every call drops too (`def save(self): ...; return name`,
     called as `model.save()`: `_dropped_return`); under FSDP2 not one that gathers a state dict or runs a model (every
-    process must)."""
+    process must). Not one the program never calls (a trainer's `save_model(epoch)` left for the
+    user to call): with no call to guard, its writes are guarded inside it."""
     found = set()
     for funcs in facts.functions.values():
         for func in funcs:
             last = _dropped_return(facts, func)
             if not any(facts.scope(w) is func for w in writes) or facts.trains(func) or \
-                    facts.returned(func) and last is None or _handed_out(facts, func):
+                    facts.returned(func) and last is None or _handed_out(facts, func) or not facts.entries(func):
                 continue  # (one that trains runs on every process: DDP's backward is a collective)
             if options.fsdp and _collectives(facts, models, refs, func):
                 continue
