@@ -734,3 +734,26 @@ def test_paths_whose_last_parts_differ_name_other_files(name):
     facts = Facts(parse_module(code))
     marked = {c.func.value: c.args[0].value for c in facts.calls if mt.is_call_of(c, "WRITTEN", "READ")}
     assert writes.other_files(facts, [marked["WRITTEN"]], marked["READ"]) is other
+
+
+APART = {  # code (the calls a() and b() in it): are they in two branches of one `if`, one run taking one at most?
+    "if c:\n    a()\nelse:\n    b()\n": True,
+    "if c:\n    a()\nelif d:\n    b()\n": True,
+    "if c:\n    x = 1\nelif d:\n    a()\nelse:\n    b()\n": True,
+    "def f():\n    if c:\n        a()\n    else:\n        b()\n": True,
+    # near misses: one branch holds both, a loop around the `if`, after the `if`, the test reads one
+    "if c:\n    a()\n    b()\n": False,
+    "for i in range(2):\n    if c:\n        a()\n    else:\n        b()\n": False,
+    "if c:\n    a()\nb()\n": False,
+    "if a():\n    pass\nelse:\n    b()\n": False,
+    "if c:\n    a()\nelse:\n    def g():\n        b()\n": False,
+}
+
+
+@pytest.mark.parametrize("code", APART)
+def test_calls_in_two_branches_of_one_if_are_apart(code):
+    """`Facts.apart` (main-process-only's barriers: a read in the other branch of the `if` around a
+    save waits for nothing), both ways round."""
+    facts = _facts(code)
+    a, b = ([c for c in facts.calls if dotted(c.func) == n][0] for n in ("a", "b"))
+    assert facts.apart(a, b) is APART[code] and facts.apart(b, a) is APART[code]

@@ -1408,10 +1408,11 @@ def _reads_other_files(facts: Facts, written: list[cst.BaseExpression], call: cs
 def _read_back_later(facts: Facts, stmt: cst.CSTNode, readers: list[cst.Call]) -> bool:
     """Does the write's function read a file after it (`torch.load`, `pickle.load`, `open(path)`,
     ...; `readers`: the calls that read one)? The other processes must then wait for the main
-    process's write."""
+    process's write. Not a read in another branch of an `if` around the write (`Facts.apart`: a
+    training run saves, an inference run of the same script loads)."""
     scope = facts.scope(stmt)
     if any(facts.scope(c) is scope and facts.before(stmt, c) and not facts.is_inside(c, stmt) and _same_file(facts, stmt, c)
-           for c in [*readers, *_reading_through(facts, scope, readers)]):
+           and not facts.apart(stmt, c) for c in [*readers, *_reading_through(facts, scope, readers)]):
         return True
     # `def save(): torch.save(net, "net.pkl")` and `def restore(): torch.load("net.pkl")`, called in
     # turn: a read in another function, where every call of the writing one runs on every process,
@@ -1458,7 +1459,8 @@ def _reading_through(facts: Facts, scope: cst.CSTNode, readers: list[cst.Call], 
 def _runs_after(facts: Facts, site: cst.CSTNode, call: cst.Call) -> bool:
     """Does `call` run after the statement `site` in its function: below it, or anywhere in a loop
     of that function around both?"""
-    if facts.scope(call) is not facts.scope(site) or facts.is_inside(call, site) or not _same_file(facts, site, call):
+    if facts.scope(call) is not facts.scope(site) or facts.is_inside(call, site) or not _same_file(facts, site, call) \
+            or facts.apart(site, call):
         return False
     return facts.before(site, call) or any(isinstance(loop, (cst.For, cst.While)) and facts.is_inside(call, loop)
                                            for loop in facts.ancestors(site))

@@ -280,6 +280,25 @@ class Facts:
         """Does `a` start before `b` in the source?"""
         return self.spans[a][0] < self.spans[b][0]
 
+    def apart(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        """Do `a` and `b` sit in two branches of one `if` (its body and its `else`, or an `elif`), so
+        that one run of their function takes one of them at most (`if not args.infer: save(...)` /
+        `else: load(...)`)? Not where a loop of that function holds the `if`: a later round may take
+        the other branch, nor where one of them sits in a function defined in a branch."""
+        if self.scope(a) is not self.scope(b):
+            return False
+        for anc in self.ancestors(a):
+            if isinstance(anc, cst.If) and self.is_inside(b, anc):
+                if self.is_inside(a, anc.body) == self.is_inside(b, anc.body):
+                    return False  # one branch holds both (or the test reads one)
+                for up in self.ancestors(anc):
+                    if isinstance(up, (cst.For, cst.While)):
+                        return False
+                    if isinstance(up, (cst.FunctionDef, cst.Lambda)):
+                        break
+                return anc.orelse is not None and self.is_inside(a, anc.orelse) != self.is_inside(b, anc.orelse)
+        return False
+
     def runs_before(self, a: cst.CSTNode, b: cst.CSTNode, depth: int = 3, strict: bool = False) -> bool:
         """Does `a` run before `b`: in one function, in source order; in two functions that one
         function calls in turn (`self._move_to_device()` ... `self._setup_ddp()` in `__init__`,

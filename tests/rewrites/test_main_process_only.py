@@ -3033,3 +3033,48 @@ def test_a_save_helper_the_program_never_calls_is_guarded_inside(call, inside):
     assert ("    def save_model(self, epoch):\n        if is_main_process():\n" in result.code) is inside, result.code
     assert ("if is_main_process():\n    trainer.save_model(1)\n" in result.code) is (not inside), result.code
 
+
+SAVE_OR_LOAD = """\
+import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--infer", action="store_true")
+args = parser.parse_args()
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def main():
+    if not args.infer:
+        opt.zero_grad()
+        model(torch.randn(4, 2)).sum().backward()
+        opt.step()
+        torch.save(model.state_dict(), "model.pt")
+    else:
+        model.load_state_dict(torch.load("model.pt"))
+        print(model(torch.randn(1, 2)))
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("change, barrier", [
+    (None, False),
+    (("def main():\n    if not args.infer:", "def main():\n  for rnd in range(2):\n    if not args.infer:"), True),  # a loop
+    (("    else:\n        model.load", "    if True:\n        model.load"), True),  # read after the `if`, not in its `else`
+])
+def test_a_read_in_the_other_branch_of_the_if_around_a_save_waits_for_nothing(change, barrier):
+    """The eighteenth sweep's part B (the seq2seq programs): `if not args.infer:` trains and saves the
+    tokenizer, the model and the statistics; its `else:` loads them. One run takes one branch, so
+    nothing the training branch writes is read back in that run: three barriers followed the saves
+    ("the file is read back below"), false. Near misses: the `if` inside a loop (a later round may
+    load what this one saved), a read after the `if` rather than in its `else`."""
+    code = SAVE_OR_LOAD
+    if change is not None:
+        assert change[0] in code
+        code = code.replace(change[0], change[1])
+    result = rewritten(NAME, code)
+    assert ("barrier()" in result.code) is barrier, result.code
+    assert any("read back below" in c.message for c in result.changes) is barrier
