@@ -378,11 +378,27 @@ def _is_store(facts: Facts, name: cst.Name) -> bool:
 
 def _carried(facts: Facts, loop: cst.For, target: cst.Name, stmt: cst.CSTNode) -> bool:
     """A name set in the loop that carries state from batch to batch (read in the loop before it is
-    set there: `best = max(best, acc)`) or out of the loop (read after it)."""
+    set there: `best = max(best, acc)`) or out of the loop (read after it). A read after a statement
+    of the loop's own body that sets it anew for the batch (`inputs = data`, then `inputs =
+    inputs.to(device)`) reads this batch's value."""
     if target.value in {n.value for n in _targets(loop.target)}:
         return _read_after(facts, loop, target.value)
-    earlier = [n for n in _uses_in(facts, loop, target.value) if facts.before(n, stmt) or facts.is_inside(n, stmt)]
+    uses = _uses_in(facts, loop, target.value)
+    fresh = next((n for n in uses if _is_store(facts, n) and _in_own_body(facts, loop, n)), None)
+    earlier = [n for n in uses if (facts.before(n, stmt) or facts.is_inside(n, stmt))
+               and (fresh is None or not facts.before(fresh, n) or facts.is_inside(n, facts.statement(fresh)))]
     return any(not _is_store(facts, n) for n in earlier) or _read_after(facts, loop, target.value)
+
+
+def _in_own_body(facts: Facts, loop: cst.For, node: cst.CSTNode) -> bool:
+    """Does `node` run at every batch of `loop`, before what follows it there: in a statement of the
+    loop's body itself, or of a `with` block there (not under an `if`, a `try` or an inner loop)?"""
+    for anc in facts.ancestors(facts.statement(node)):
+        if anc is loop:
+            return True
+        if not isinstance(anc, (cst.IndentedBlock, cst.With)):
+            return False
+    return False
 
 
 def _targets(node: cst.BaseExpression) -> Iterator[cst.Name]:

@@ -117,6 +117,43 @@ for x, y in enumerate(bar):
 preds = gather_ordered(preds)
 print(len(preds))
 """, "a_progress_bar_bound_to_a_name_is_split_inside", scaffold=TRAINS.at_end),
+    pair("""\
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2)), batch_size=4)
+preds = []
+for i, data in enumerate(test_loader):
+    inputs = data[0]
+    inputs = inputs.to("cpu")
+    for p in model(inputs).view(-1).tolist():
+        preds.append(p)
+print(len(preds))
+""", """\
+from ddpify_runtime import gather_ordered, shard_eval
+
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2)), batch_size=4)
+preds = []
+for i, data in enumerate(shard_eval(test_loader)):
+    inputs = data[0]
+    inputs = inputs.to("cpu")
+    for p in model(inputs).view(-1).tolist():
+        preds.append(p)
+preds = gather_ordered(preds)
+print(len(preds))
+""", "a_name_set_anew_for_each_batch_and_moved_is_no_state_carried", scaffold=TRAINS.at_end),
+    # (the seventeenth sweep's phoneme notebooks, decision 0134: `inputs = data; inputs = inputs.to(device)`
+    # kept the test pass whole, "`inputs` is carried out of the loop")
+    kept("""\
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2)), batch_size=4)
+preds = []
+inputs = None
+for i, data in enumerate(test_loader):
+    if inputs is None:
+        inputs = data[0]
+    inputs = inputs.to("cpu")
+    preds += model(inputs).view(-1).tolist()
+print(len(preds))
+""", "kept_whole_for_a_name_set_under_an_if_and_read_at_the_next_batch", report=[
+        "note: evaluation of `test_loader` kept whole: `inputs` is carried out of the loop by `inputs = data[0]`, which is not a sum over samples",
+    ], scaffold=TRAINS.at_end),
     kept("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
