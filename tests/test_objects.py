@@ -107,6 +107,11 @@ PAIRS = "ds = []\nfor t in range(2):\n    ds.append((DataLoader([1]), DataLoader
      "l = Loaders(val=DataLoader([2]), train=DataLoader([1]))\nx = l.train\n", "l.train", {"DataLoader([1])"}),
     ("import typing\nPair = typing.NamedTuple('Pair', [('model', nn.Module), ('loader', DataLoader)])\n"
      "def make():\n    return Pair(Net(), DataLoader([1]))\np = make()\nx = p.loader\n", "p.loader", {"DataLoader([1])"}),
+    # a generator method handing out one pass over a loader of its own (a data class's `batches()`): a
+    # loop over its call is fed by that loader
+    ("class Data:\n    def __init__(self):\n        self.loader = DataLoader([1, 2])\n    def batches(self):\n"
+     "        for x, _ in self.loader:\n            yield x.view(-1)\nd = Data()\nb = d.batches()\n", "b",
+     {"DataLoader([1, 2])"}),
 ])
 def test_values_follow_objects(source, expr, made):
     facts, flow = core(source)
@@ -135,6 +140,12 @@ def test_values_follow_objects(source, expr, made):
      "l = Loaders(DataLoader([1]), DataLoader([2]))\nx = l.test\n", "l.test"),  # no such field
     ("from collections import namedtuple\nLoaders = namedtuple('Loaders', ['train', 'val'])\n"
      "pair = [DataLoader([1]), DataLoader([2])]\nl = Loaders(*pair)\nx = l.val\n", "l.val"),  # fields given by *: unread
+    ("class Data:\n    def __init__(self):\n        self.loader = DataLoader([1, 2])\n    def batches(self):\n"
+     "        yield torch.randn(2)\n        for x, _ in self.loader:\n            yield x\nd = Data()\nb = d.batches()\n",
+     "b"),  # a generator that also makes an item of its own
+    ("class Data:\n    def __init__(self):\n        self.loader = DataLoader([1, 2])\n    def batches(self):\n"
+     "        while True:\n            for x, _ in self.loader:\n                yield x\nd = Data()\nb = d.batches()\n",
+     "b"),  # one that passes again and again: no pass of its call's
 ])
 def test_values_near_misses(source, expr):
     facts, flow = core(source)

@@ -1874,3 +1874,179 @@ def test_configured_targets_reads_the_dotted_names_yaml_files_give_to_build():
         "deep/e.yml": "- target: deep.mod.Cls\n"})
     assert configured_targets(Path(".")) == ("models.mlp.MLP", "callbacks.best.KeepBest", "torch.optim.Adam",
                                              "lightning.Trainer", "deep.mod.Cls")  # not hidden, nor 4 deep
+
+
+LOOKED_UP_BY_A_HELPER = {
+    "train.py": """\
+        import torch.nn as nn
+
+        import pkg
+
+
+        class Cfg:
+            method = "Plain"
+            body = nn.Linear(4, 1)
+
+
+        pkg.Runner(Cfg).run()
+        """,
+    "pkg/__init__.py": "from pkg.runner import Runner\n\nimport pkg.methods\n",
+    "pkg/methods/__init__.py": "from pkg.methods.plain import Plain\nfrom pkg.methods.halved import Halved\n",
+    "pkg/methods/plain.py": """\
+        class Plain:
+            def __init__(self, cfg):
+                self.cfg = cfg
+
+            def step(self, net, x):
+                net.descend(net(x).pow(2).mean())
+        """,
+    "pkg/methods/halved.py": """\
+        class Halved:
+            def __init__(self, cfg):
+                self.cfg = cfg
+
+            def step(self, net, x):
+                net.descend(net(x).pow(2).mean() / 2)
+        """,
+    "pkg/net.py": """\
+        import torch
+        import torch.nn as nn
+
+
+        class Owned(nn.Module):
+            def __init__(self, body, lr):
+                super().__init__()
+                self.body = body
+                self.opt = torch.optim.SGD(self.parameters(), lr=lr)
+
+            def forward(self, x):
+                return self.body(x)
+
+            def descend(self, loss):
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+        """,
+    "pkg/runner.py": """\
+        import importlib
+
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        from pkg.net import Owned
+
+
+        def lookup(module, name):
+            found = importlib.import_module(module)
+            return getattr(found, name)
+
+
+        class Runner:
+            def __init__(self, cfg):
+                self.cfg = cfg
+                self.method = lookup(MODULE, cfg.method)(cfg)
+                self.loader = DataLoader(TensorDataset(torch.randn(64, 4)), batch_size=8, shuffle=True)
+
+            def run(self):
+                net = Owned(self.cfg.body, 0.1)
+                for epoch in range(2):
+                    for (x,) in self.loader:
+                        self.method.step(net, x)
+                torch.save(net.state_dict(), "net.pt")
+        """,
+}
+
+
+@pytest.mark.parametrize("module, followed", [('"pkg.methods"', True), ("cfg.package", False)])
+def test_classes_a_helper_looks_up_in_a_package_whose_name_its_callers_write_out_are_followed(module, followed):
+    """The eighteenth sweep's GAN package (set 18a's tuning half): `self.algo = get_class('pkg.algos',
+    cfg.algo)(cfg)` with `def get_class(module, name): mod = importlib.import_module(module); return
+    getattr(mod, name)`, and `self.algo.step(net, x)` in the epoch loop. The name the helper
+    imports was not written out where it imports it, so nothing was read by name: the method that
+    trains ran nothing ddpify knew, the loop was no training, and the model was wrapped after it,
+    having trained bare on each process (the report named only the import). Now the module names
+    every call of the helper writes out are read there, the instance is one of any class of those
+    packages, and the model is wrapped before the loop, its own method reached through `unwrap`.
+    Near miss: a caller that passes a name not written out (the import named, as before; the loop
+    that hands the model to a method of such an object may train it, so the wrap still comes
+    before it, rather than after the training). A module `__init__` is handed and keeps
+    (`self.body = body`) may hold parameters: no guard for a module without any."""
+    write({path: text.replace("MODULE", module) for path, text in LOOKED_UP_BY_A_HELPER.items()})
+    result = convert_program(program())
+    modules = {str(rel): m for rel, m in result.modules.items()}
+    runner = modules["pkg/runner.py"].code
+    warned = [c.message for m in modules.values() for c in m.changes if c.kind == "warning"]
+    wrap = "        net = DistributedDataParallel(net, device_ids=device_ids(net))\n"
+    assert wrap + "        for epoch in range(2):\n" in runner, runner
+    assert any("loads code by name" in w for w in warned) is not followed, warned
+    assert ("unwrap(net).descend(" in modules.get("pkg/methods/plain.py", result).code) is followed
+    assert ("unwrap(net).descend(" in modules.get("pkg/methods/halved.py", result).code) is followed
+    assert "requires_grad for p in net.parameters()" not in runner
+
+
+@pytest.mark.parametrize("calls, read", [
+    ('get("pkg.a", n)\nget("pkg.b", n)\n', ("pkg.a", "pkg.b")),
+    ('get(name=n, module="pkg.a")\n', ("pkg.a",)),
+    ('get("pkg.a", n)\nget(where, n)\n', ()),  # one caller computes the name
+    ('', ()),  # no caller in the file
+])
+def test_a_helpers_parameter_imported_by_name_reads_what_its_callers_write_out(calls, read):
+    write({"train.py": "import importlib\n\n\ndef get(module, name):\n    return getattr(importlib.import_module(module), name)\n\n\n"
+                       + calls, "pkg/__init__.py": "", "pkg/a.py": "class A:\n    pass\n", "pkg/b.py": "class B:\n    pass\n"})
+    loaded = program()
+    assert tuple(n for names in loaded.by_name.values() for n in names) == read
+
+
+@pytest.mark.parametrize("made", ['lookup("pkg.data", "Toy")(8)', "Toy(8)"])
+def test_a_loop_over_a_generator_method_passing_over_its_objects_loader_is_that_loaders_pass(made):
+    """The eighteenth sweep's GAN package: `for x in self.data.batches():` in the epoch loop, with
+    `def batches(self): for img, _ in self.dataloader: yield img.view(...)` on a data class looked up
+    by name. The loop was traced to no loader: the report said its data was not sharded (it was,
+    where the class builds it) and, the class looked up, no epoch loop reshuffled it. Now the loop is
+    fed by the loader the generator passes over: the epoch loop names it through the object
+    (`set_epoch(self.data.loader, epoch)`) and sets no epoch on the generator itself."""
+    write({"train.py": f"""\
+        import importlib
+
+        import torch
+
+        from pkg.data.toy import Toy
+
+
+        def lookup(module, name):
+            return getattr(importlib.import_module(module), name)
+
+
+        class Runner:
+            def __init__(self):
+                self.data = {made}
+                self.net = torch.nn.Linear(4, 1)
+                self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+            def run(self):
+                for epoch in range(2):
+                    for x in self.data.batches():
+                        self.opt.zero_grad()
+                        self.net(x).sum().backward()
+                        self.opt.step()
+
+
+        Runner().run()
+        """, "pkg/__init__.py": "", "pkg/data/__init__.py": "from pkg.data.toy import Toy\n", "pkg/data/toy.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+
+        class Toy:
+            def __init__(self, size):
+                self.loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.zeros(64)), batch_size=size,
+                                         shuffle=True)
+
+            def batches(self):
+                for x, _ in self.loader:
+                    yield x.view(x.size(0), -1)
+        """})
+    result = convert_program(program())
+    warned = [c.message for m in [result, *result.modules.values()] for c in m.changes if c.kind == "warning"]
+    assert "            set_epoch(self.data.loader, epoch)\n            for x in self.data.batches():\n" in result.code
+    assert not [w for w in warned if "trace to a DataLoader" in w or "no epoch loop" in w], warned

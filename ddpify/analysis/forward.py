@@ -351,13 +351,19 @@ def parameters_on_some_paths(facts: Facts, cls: cst.ClassDef) -> str | None:
     """Why an instance of `cls` may have no parameter at all at run time, as the source shows it,
     or None: a direct subclass of `nn.Module` whose `__init__` makes each of its parameters and
     sub-modules under an `if` (`if self.nsplits > 1: self.tail_vectors = nn.Parameter(...)`), or
-    none. DistributedDataParallel refuses such a module when it has none."""
+    none. DistributedDataParallel refuses such a module when it has none. What `__init__` is handed
+    and keeps where the class calls it (`self.main = model`, then `self.main(x)`) may be a module
+    with parameters, as one it builds may."""
     if not cls.bases or any(facts.qualify(b.value) != "torch.nn.Module" for b in cls.bases):
         return None  # a base of the program or a library's may make parameters this class does not show
     init = _method(facts, cls, "__init__")
+    received = param_names(init) if init is not None else []
+    called = {dotted(c.func) for m in facts.findall(cls, cst.FunctionDef) for c in facts.calls_in(m)}
     made = [] if init is None else [stmt for target, value, stmt in facts.writes_in(init)
                                     for one, part in _paired(target, value)
-                                    if (dotted(one) or "").startswith("self.") and _may_hold_parameters(facts, part)]
+                                    if (dotted(one) or "").startswith("self.") and (
+                                        _may_hold_parameters(facts, part) or dotted(part) in received
+                                        and dotted(one) in called)]
     if init is not None and any(isinstance(c.func, cst.Attribute) and c.func.attr.value in REGISTERS
                                 or dotted(c.func) == "setattr" for c in facts.calls_in(init)):
         return None  # `self.register_parameter(...)`, `setattr(self, ...)`: made where the writes do not show

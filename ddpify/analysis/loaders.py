@@ -473,6 +473,8 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                 entry = loops.setdefault(loop, EpochLoop(loop, _epoch_variable(loop)))
                 if made_per_pass(facts, call) and not (facts.is_inside(expr, loop) and isinstance(expr, cst.Call)):
                     continue  # made anew at each read or call of a pass: shard_loader numbers them (naming it builds another)
+                if isinstance(expr, cst.Call) and objects.of(facts).generated_pass(expr):
+                    continue  # `for x in self.data.batches()`: the generator's own loop passes over the loader
                 if not mt.is_simple_reference(expr):  # `for x in DataLoader(...)`: naming it builds another
                     built = entry.built if facts.is_inside(expr, loop) else entry.unreached
                     if expr not in built:

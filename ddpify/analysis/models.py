@@ -1709,10 +1709,21 @@ BUILTINS = frozenset(dir(builtins))
 
 def _hands_to_unread(facts: Facts, call: cst.Call, name: str) -> bool:
     """Does `call` hand `name` to an imported function ddpify does not read (`train(epoch, loader,
-    model, optimizer)` of another package)? In a loop, it may train the model there."""
+    model, optimizer)` of another package), or to a method of an object built from a class looked up
+    at run time that ddpify cannot tell (`self.algo.step(model, x)` with `self.algo =
+    lookup(args.package, name)(cfg)`, or `= ALGOS[name](cfg)` of a registry it cannot read)? In a
+    loop, it may train the model there."""
+    if not any(dotted(a.value) == name for a in call.args) or facts.user_functions(call):
+        return False
     qualified = facts.qualify(call.func)
-    return qualified is not None and not qualified.startswith(KNOWN_LIBRARIES) and not facts.user_functions(call) \
-        and any(dotted(a.value) == name for a in call.args)
+    if qualified is not None:
+        return not qualified.startswith(KNOWN_LIBRARIES)
+    if not isinstance(call.func, cst.Attribute) or dotted(call.func.value) in (None, name):
+        return False
+    flow = objects.of(facts)
+    sites = flow.values(call.func.value)
+    return bool(sites) and not flow.methods(call) and all(
+        isinstance(s, cst.Call) and isinstance(s.func, (cst.Call, cst.Subscript)) for s in sites)
 
 
 def _stores(stmt: cst.CSTNode, name: str) -> bool:

@@ -179,8 +179,34 @@ class Objects:
             return Sites({call})
         callees = f.user_functions(call) or self.methods(call)
         if callees and not self.classes_built(call):
+            generated = self._generated(callees)
+            if generated is not None:
+                return generated
             return Sites().union(*(self._returned(call, c, r) for c in callees for r in f.returned(c)))
         return Sites({call})
+
+    def generated_pass(self, call: cst.Call) -> bool:
+        """Is `call` one of generators of the program that hand out the items of one pass over
+        something of their own (`self.data.batches()`, `_generated`)? A loop over it passes over that
+        loader where the generator's own loop does."""
+        f = self.facts
+        callees = f.user_functions(call) or self.methods(call)
+        return bool(callees) and not self.classes_built(call) and self._generated(callees) is not None
+
+    def _generated(self, callees: list[cst.FunctionDef]) -> Sites | None:
+        """What the generators of the program `callees` hand out the items of in one pass over
+        something of their own (`def batches(self): for img, _ in self.dataloader: yield img`: what
+        `self.dataloader` holds), where each of them is such a generator; else None (a function that
+        returns, a generator that makes its items or passes again and again)."""
+        f = self.facts
+        drawn: list[cst.BaseExpression] = []
+        for func in callees:
+            yields = f.findall(func, cst.Yield, lambda y: f.scope(y) is func)
+            passes = [_one_pass(f, func, y) for y in yields]
+            if not yields or None in passes:
+                return None
+            drawn += [_adapted(d) for d in passes if d is not None]
+        return Sites().union(*(self.values(d) for d in drawn))
 
     def _returned(self, call: cst.Call, callee: cst.FunctionDef, value: cst.BaseExpression) -> Sites:
         """What `call` gets back from `callee`'s `return value`: a method's `return self` (a fluent
@@ -272,7 +298,8 @@ class Objects:
         name it calls holds (`checkpointer_class = Distributed if sharded else Single`, then
         `checkpointer_class(path)`), those a registry it calls an item of names
         (`FACTORY = {"mnist": MNIST, "cifar": CIFAR}`, then `FACTORY[name](batch_size)`), or every class
-        of the module a configuration's registry builds from by name (`Facts.looked_up_in`)."""
+        of the module a configuration's registry builds from by name (`Facts.looked_up_in`), or that a
+        lookup by name in modules of the program may give (`Facts.classes_looked_up`)."""
         cls = self.constructs(site)
         if cls is not None or not isinstance(site, cst.Call):
             return [] if cls is None else [cls]
@@ -281,6 +308,8 @@ class Objects:
         module = f.looked_up_in(site)
         if module is not None:  # `config.init_obj('arch', module_arch)`: any class of that module
             return f.classes_of_module(module)
+        if isinstance(func, cst.Call):  # `get_class("pkg.algos", name)(cfg)`: any class of the modules it looks in
+            return f.classes_looked_up(func)
         if isinstance(func, cst.Subscript) and dotted(func.value):
             ref = f.ref(func.value)
             registries = [v for v in (f.sources(ref) if ref is not None else ()) if isinstance(v, (cst.Dict, cst.List, cst.Tuple))]

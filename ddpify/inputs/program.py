@@ -834,6 +834,9 @@ def _computed_imports(part: Part, root: Path) -> list[tuple[cst.Call, list[str]]
         if isinstance(first, cst.SimpleString):
             found.append((call, [str(first.evaluated_value)]))
             continue
+        if names := _literals_for_parameter(part.module, call, first):
+            found.append((call, names))
+            continue
         prefix = mt.literal_prefix(first)
         package = prefix.rpartition(".")[0] if "." in prefix else \
             (part.name if part.path.name == "__init__.py" else "")
@@ -843,6 +846,28 @@ def _computed_imports(part: Part, root: Path) -> list[tuple[cst.Call, list[str]]
         elif not package and (targets := configured_targets(root)):
             found.append((call, list(dict.fromkeys(t.rpartition(".")[0] for t in targets))))
     return found
+
+
+def _literals_for_parameter(module: cst.Module, call: cst.Call, arg: cst.BaseExpression) -> list[str]:
+    """The module names a helper's parameter is given where the helper imports it by name, where
+    every call of the helper in its file writes the name out: `get_class('pkg.algos', cfg.algo)`
+    and `get_class('pkg.data', cfg.data)` of `def get_class(module, name): mod =
+    importlib.import_module(module)`; [] where some call passes anything else, or none is found."""
+    if not isinstance(arg, cst.Name):
+        return []
+    defs = [f for f in mt.findall(module, cst.FunctionDef, lambda f: any(c is call for c in mt.findall(f, cst.Call)))]
+    func = min(defs, key=lambda f: len(mt.findall(f, cst.Call)), default=None)  # the innermost
+    params = [p.name.value for p in func.params.params] if func is not None else []
+    if arg.value not in params or any(mt.findall(func, cst.AssignTarget, lambda t: mt.is_name(t.target, arg.value))):
+        return []
+    index, names = params.index(arg.value), []
+    for site in mt.findall(module, cst.Call, lambda c: mt.is_name(c.func, func.name.value)):
+        given = [a.value for a in site.args if a.keyword is not None and a.keyword.value == arg.value] or \
+            [a.value for a in site.args[index:index + 1] if a.keyword is None and not a.star]
+        if len(given) != 1 or not isinstance(given[0], cst.SimpleString):
+            return []
+        names.append(str(given[0].evaluated_value))
+    return list(dict.fromkeys(names))
 
 
 # a configuration file's target: `target: pkg.mod.Class`, Hydra's `_target_:`, jsonargparse's `class_path:`

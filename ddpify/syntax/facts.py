@@ -772,6 +772,24 @@ class Facts:
                 and self.enclosing_class(c) is None
                 and any(n == h or n.startswith(h + ".") for h in held for n in [self.program.part_of(c, self.parents).name])]
 
+    def classes_looked_up(self, call: cst.Call) -> list[cst.ClassDef]:
+        """The classes of the program a call that looks one up by name may give: `getattr(models,
+        opt.model)` (`_classes_looked_up_in_module`), or a helper that returns such a lookup
+        (`_classes_a_lookup_returns`)."""
+        return self._classes_looked_up_in_module(call) or self._classes_a_lookup_returns(call)
+
+    def _classes_a_lookup_returns(self, call: cst.Call) -> list[cst.ClassDef]:
+        """The classes a call of the program's helper may return where its every return looks one up
+        by name in a module of the program (`get_class('pkg.algos', cfg.algo)` of `def get_class(module,
+        name): mod = importlib.import_module(module); return getattr(mod, name)`): any class of the
+        modules it may load (`_classes_looked_up_in_module`); [] otherwise."""
+        callees = [f for f in self.user_functions(call) if self.enclosing_class(f) is None]
+        returns = [r for f in callees for r in self.returned(f)]
+        if not returns or not all(isinstance(r, cst.Call) and mt.is_call_of(r, "getattr") for r in returns):
+            return []
+        found = [self._classes_looked_up_in_module(r) for r in returns if isinstance(r, cst.Call)]
+        return [] if not all(found) else list(dict.fromkeys(c for cs in found for c in cs))
+
     def _inner_functions(self, expr: cst.BaseExpression) -> list[cst.FunctionDef]:
         """The inner functions `expr` comes from (`self.train_step_fn`, set to what
         `self._make_train_step_fn()` returns: its `def perform_train_step_fn`), [] unless every
@@ -1007,7 +1025,7 @@ class Facts:
             if isinstance(func, cst.Subscript) and dotted(func.value):
                 return self._registry_classes(func.value)
             if isinstance(func, cst.Call):
-                return self._classes_looked_up_in_module(func)
+                return self.classes_looked_up(func)
             if cls is None and isinstance(func, cst.Name) and func.value in self.functions:
                 return self._returned_instances(expr)
             return [cls] if cls is not None else self._picked_classes(func) if isinstance(func, cst.Name) else []
