@@ -342,6 +342,25 @@ def test_a_local_variable_holding_functions_of_the_program_by_name_runs_them(bin
     assert [f.name.value for f in facts.user_functions(call)] == runs
 
 
+@pytest.mark.parametrize("callers, runs", [
+    ("train(loss_a, Net())\n", ["loss_a"]),
+    ("train(loss_a, Net())\ntrain(loss=loss_b, model=Net())\n", ["loss_a", "loss_b"]),
+    ("def outer(fn):\n    train(fn, Net())\nouter(loss_b)\n", ["loss_b"]),  # handed on by a parameter
+    ("def main(flag):\n    fn = loss_a if flag else loss_b\n    train(fn, Net())\n", ["loss_a", "loss_b"]),  # a local
+    ("train(loss_a, Net())\ntrain(LOSSES[name], Net())\n", []),  # one caller passes a lookup
+    ("train(loss_a, Net())\ntrain(*args)\n", []),  # one passes it through *args
+    ("", []),  # no caller runs it by name
+])
+def test_a_parameter_called_as_a_function_runs_what_every_caller_passes(callers, runs):
+    """wgan_gp_mnist (the seventeenth sweep's held-out half, decision 0134): `train(loss, ...)` given
+    `loss_wgan` by run.py calls `loss(netg, netd, x_real, device)`, which ran nothing ddpify knew
+    ("`loss(...)` is looked up at run time"): the gradient penalty in the loss went unseen."""
+    facts, _ = core("def loss_a(m, x):\n    pass\ndef loss_b(m, x):\n    pass\n"
+                    "def train(loss, model):\n    loss(model, 1)\n" + callers)
+    (call,) = [c for c in facts.calls if dotted(c.func) == "loss"]
+    assert [f.name.value for f in facts.user_functions(call)] == runs
+
+
 def test_cost_is_linear_in_a_long_chain_of_assignments():
     """Every name's value is computed once: a chain of 300 rebindings with two sources each
     would take 2**300 steps re-expanded per path."""

@@ -535,14 +535,47 @@ class Facts:
         """`saver.save_recovery(...)` (`stopper(loss)`) where `saver` is a parameter its function
         never rebinds: the methods (`__call__`) of the classes of the program every caller's
         argument is an instance of (`train_epoch(..., saver=saver)` after `saver = None` ... `saver =
-        CheckpointSaver(...)`); [] where any caller passes something else."""
+        CheckpointSaver(...)`), or, called itself, the functions of the program every caller passes
+        (`_parameter_functions`); [] where any caller passes something else."""
         func = call.func
         holder = func.value if isinstance(func, cst.Attribute) else func
         if not isinstance(holder, cst.Name) or isinstance(func, cst.Name) and func.value in self.functions:
             return []
         classes = self._parameter_classes(holder)
+        if not classes and isinstance(func, cst.Name):
+            return self._parameter_functions(func)
         method = func.attr.value if isinstance(func, cst.Attribute) else "__call__"
         return [m for cls in classes for m in self._methods(cls, method) if not is_property(m)]
+
+    def _parameter_functions(self, name: cst.Name, seen: frozenset[Ref] = frozenset()) -> list[cst.FunctionDef]:
+        """The functions of the program a parameter called as one holds (`loss(netg, netd, x)` in
+        `train(loss, ...)`): those every call that runs its function by name passes for it, by name
+        (`train(loss_wgan, ...)`), through a local that holds them, or through a parameter of the
+        caller in turn (`None`, or an omitted argument whose default is None, adds nothing); [] unless
+        every caller passes one."""
+        ref = self.ref(name)
+        func = ref.scope if ref is not None else None
+        if not isinstance(func, cst.FunctionDef) or ref in seen or ref.name not in param_names(func) or self.writes(ref):
+            return []
+        param = next(p for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+                     if p.name.value == ref.name)
+        sites = self._named_call_sites(func)
+        found: list[cst.FunctionDef] = []
+        for site in sites:
+            arg = self.argument_for(site, func, ref.name)
+            if arg is None and (any(a.star for a in site.args) or param.default is None):
+                return []
+            arg = param.default if arg is None else arg
+            if mt.is_name(arg, "None"):
+                continue
+            defs = [f for f in self.functions.get(self._defined_name(arg), ()) if self.enclosing_class(f) is None] \
+                if isinstance(arg, cst.Name) else []
+            defs = defs or (self._held_functions(arg) or self._parameter_functions(arg, seen | {ref})
+                            if isinstance(arg, cst.Name) else [])
+            if not defs:
+                return []
+            found += [f for f in defs if f not in found]
+        return found
 
     def _parameter_classes(self, name: cst.Name, seen: frozenset[Ref] = frozenset()) -> list[cst.ClassDef]:
         """The classes of the program a parameter holds an instance of, by what the calls that run
