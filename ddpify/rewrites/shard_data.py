@@ -180,7 +180,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         outer = _outermost_training_loop(facts)
         if outer is not None:
             edits.todo(outer, "no DataLoader feeds this training, so ddpify cannot shard its data: every process "
-                       "trains on all the data it reads (correct, no speed-up), and batches it generates "
+                       "trains on all the data it reads (correct, no speed-up; to share the work, feed it from a "
+                       "DataLoader, which ddpify shards), and batches it generates "
                        "(random batches, RL rollouts) start from the same random state on every process: "
                        "seed with an offset of get_rank() before this loop if they should differ")
     if analysis.models.wrapped:

@@ -744,14 +744,14 @@ import torch
 
 policy = torch.nn.Linear(4, 2)
 opt = torch.optim.Adam(policy.parameters(), lr=1e-2)
-# TODO(ddpify): no DataLoader feeds this training, so ddpify cannot shard its data: every process trains on all the data it reads (correct, no speed-up), and batches it generates (random batches, RL rollouts) start from the same random state on every process: seed with an offset of get_rank() before this loop if they should differ
+# TODO(ddpify): no DataLoader feeds this training, so ddpify cannot shard its data: every process trains on all the data it reads (correct, no speed-up; to share the work, feed it from a DataLoader, which ddpify shards), and batches it generates (random batches, RL rollouts) start from the same random state on every process: seed with an offset of get_rank() before this loop if they should differ
 for episode in range(100):
     loss = policy(torch.randn(32, 4)).mean()
     opt.zero_grad()
     loss.backward()
     opt.step()
 """, "training_without_a_dataloader_says_what_each_process_trains_on", report=[
-        "warning: no DataLoader feeds this training, so ddpify cannot shard its data: every process trains on all the data it reads (correct, no speed-up), and batches it generates (random batches, RL rollouts) start from the same random state on every process: seed with an offset of get_rank() before this loop if they should differ",
+        "warning: no DataLoader feeds this training, so ddpify cannot shard its data: every process trains on all the data it reads (correct, no speed-up; to share the work, feed it from a DataLoader, which ddpify shards), and batches it generates (random batches, RL rollouts) start from the same random state on every process: seed with an offset of get_rank() before this loop if they should differ",
     ]),
     # a call over several lines keeps its breaks and its `)` on a line of its own
     pair("""\
