@@ -648,7 +648,8 @@ def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False, nam
     """What a batch loop's iterable draws from: through iterator adapters (`enumerate(tqdm(x))`,
     and `zip`'s first iterable unless `keep_zip`), the calls of a generator of the program that
     hands out the items of an argument (`self.progress(x, epoch=epoch)`: `x`; objects.passed_through)
-    and, with `keep_zip` or `names`, a local name bound once (`loop = enumerate(self.progress(zip(a, b)))`)."""
+    and, with `keep_zip` or `names`, a local name bound once (`loop = enumerate(self.progress(zip(a, b)))`)
+    or by one `with` (`with tqdm(loader) as bar:`: `loader`)."""
     flow = objects.of(facts)
     seen: set[int] = set()
     while id(expr) not in seen:
@@ -665,6 +666,10 @@ def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False, nam
             continue
         ref = facts.ref(expr) if isinstance(expr, cst.Name) and (keep_zip or names) else None
         sources = facts.sources(ref) if ref is not None and type(ref.scope) is cst.FunctionDef else []
+        entered = facts.entered(ref) if ref is not None and not sources else []
+        if len(entered) == 1 and not facts.writes(ref):  # `with tqdm(loader) as bar:`: the bar over `loader`
+            expr = entered[0]
+            continue
         if len(sources) == 1 and any(v is sources[0] for _, v, _ in facts.writes(ref)):
             if names and _through(facts, sources[0]) is sources[0]:
                 break  # `train_loader = DataLoader(...)`: the name holds the loader itself, read again by name

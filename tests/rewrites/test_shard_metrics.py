@@ -1137,3 +1137,45 @@ def test_a_pass_over_the_evaluation_loader_a_shared_helper_makes_or_whose_result
     assert named == [(HELPER_LOADERS.splitlines().index("print(last(tr_set, model), predict(tr_set, model).shape)") + 1,
                       "`last(...)`")], named
     assert "preds = gather_over_shards(data, preds)" in result.code
+
+
+WITH_BAR = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from tqdm import tqdm
+
+loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randn(16, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def train_epoch():
+    total = 0.0
+    with tqdm(loader) as bar:
+        for x, y in bar:
+            opt.zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            total += loss.item()
+    return total / len(DIVISOR)
+
+
+for epoch in range(2):
+    print(train_epoch())
+"""
+
+
+@pytest.mark.parametrize("divisor, averaged", [("loader", True), ("loader.dataset", False)])
+def test_a_loop_over_a_bar_bound_by_with_draws_from_the_bars_loader(divisor, averaged):
+    """Issue 27's item 3 (`with tqdm(loader) as bar: for x in bar`), met in a probe of the eighteenth
+    sweep's part B (a seq2seq trainer class): the loop's loader was taken to be `bar`, so a sum
+    divided by `len(loader)`, the batches this process drew, was named with "which ddpify cannot
+    tell" rather than averaged over the processes. The loop draws from `loader` now (`drawn_from`
+    follows a name one `with` binds). Near miss: divided by the data set's size, summed instead."""
+    from tests.support.snippets import rewritten, warnings
+    result = rewritten(NAME, WITH_BAR.replace("DIVISOR", divisor))
+    assert ("            total += loss.item()\n        total = mean_over_shards(loader, total)\n" in result.code) is averaged, \
+        result.code
+    assert ("total = sum_over_shards(loader, total)" in result.code) is (not averaged), result.code
+    assert not any("cannot tell" in w for w in warnings(result.changes))
