@@ -204,7 +204,8 @@ def _name_meters(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> None:
         owner = dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
         if owner is None or owner == "self" or _reads_clock(facts, call):
             continue
-        adding = [f for f in facts.user_functions(call) if facts.enclosing_class(f) is not None and _adds_to_self(facts, f)]
+        methods = facts.user_functions(call) or objects.of(facts).methods(call)  # `meter = make_meter()`, `= SHARED`
+        adding = [f for f in methods if facts.enclosing_class(f) is not None and _adds_to_self(facts, f)]
         if adding:
             meters.setdefault(owner, call)
             kept.setdefault(owner, set()).update(*(_fields_set(f) | _methods(facts, f) for f in adding))
