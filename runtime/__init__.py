@@ -578,10 +578,24 @@ def _install_full_batches() -> None:
     def make(original: Any) -> Any:
         def init(self: Any, *args: Any, **kwargs: Any) -> None:
             original(self, *args, **kwargs)
+            _deal_whole_batches(self)
             _keep_batches_full(self)
         return init
 
     _STATE.full_batches_undo = _patch(DataLoader, "__init__", make)
+
+
+def _deal_whole_batches(loader: Any) -> None:
+    """A ``ShardedSampler`` around a sampler of the program's own that ``loader`` batches
+    (``DataLoader(data, batch_size=B, sampler=...)``) deals whole batches of its stream: such a
+    sampler may compose each batch of B (an episode of N classes times K pictures, a bucket of
+    similar lengths), and every ``num_replicas``-th index of it was none of them. torch's own
+    samplers (random, weighted, sequential) keep index dealing: their batches have no shape."""
+    batches = getattr(loader, "batch_sampler", None)
+    sampler = getattr(batches, "sampler", None)
+    if type(batches) is BatchSampler and isinstance(sampler, ShardedSampler) and batches.batch_size > 1 \
+            and not type(sampler.sampler).__module__.startswith(("torch.", "ddpify_runtime")):
+        sampler._batch_size, sampler._drop_last = batches.batch_size, batches.drop_last
 
 
 def _keep_batches_full(loader: Any) -> None:
@@ -1450,7 +1464,10 @@ class ShardedSampler(_InnerSampler):
     ``random`` and numpy RNGs are seeded with ``seed + epoch`` meanwhile, then restored), pads it
     by repetition to a multiple of the world size, and takes ``stream[rank::num_replicas]``: a
     batch sampler of the program gives each rank every ``num_replicas``-th batch of its stream,
-    the same number of batches on every rank. A sampler without a length (an endless batch
+    the same number of batches on every rank. A sampler of indices of the program's own that a
+    loader batches (its batch size, set by the loader: ``_deal_whole_batches``) is dealt the same
+    way, in whole batches of its stream, a partial last one kept last (or dropped with the
+    loader's ``drop_last``). A sampler without a length (an endless batch
     sampler) is dealt as it is drawn, its chain's generators seeded alike on every rank. Other
     attributes are the inner sampler's (``loader.sampler.indices``: the whole subset).
     """
@@ -1462,6 +1479,8 @@ class ShardedSampler(_InnerSampler):
         self.num_replicas, self.rank = _placement(num_replicas, rank)
         self.seed = seed
         self.epoch = 0
+        self._batch_size: Optional[int] = None  # whole batches of this size dealt (a loader's, for the program's sampler)
+        self._drop_last = False  # (underscored: the inner sampler's own batch_size stays readable)
 
     def set_epoch(self, epoch: int, asked: Optional[int] = None) -> None:
         """Draw a new stream next time. Forwarded to the inner sampler when it has set_epoch: the
@@ -1473,6 +1492,10 @@ class ShardedSampler(_InnerSampler):
             self.sampler.set_epoch(epoch if asked is None else asked)
 
     def __len__(self) -> int:
+        if self._batch_size:
+            size = len(self.sampler)
+            batches = size // self._batch_size if self._drop_last else math.ceil(size / self._batch_size)
+            return math.ceil(batches / self.num_replicas) * self._batch_size
         return math.ceil(len(self.sampler) / self.num_replicas)
 
     def __iter__(self) -> Iterator:
@@ -1484,10 +1507,24 @@ class ShardedSampler(_InnerSampler):
             return self._drawn_as_they_go()
         with _seeded(self.sampler, self.seed + self.epoch):
             stream = list(self.sampler)
+        if self._batch_size:
+            return iter(self._whole_batches(stream, self._batch_size))
         if stream:
             padding = -len(stream) % self.num_replicas
             stream += (stream * math.ceil(padding / len(stream)))[:padding]
         return iter(stream[self.rank::self.num_replicas])
+
+    def _whole_batches(self, stream: List[Any], size: int) -> List[Any]:
+        """This rank's whole batches of ``stream`` (every ``num_replicas``-th), padded by repeating
+        full batches to the same number on every rank; a partial last batch stays the last one
+        (a loader's ``drop_last`` drops it), so that no rank's batches are re-cut."""
+        cut = len(stream) - len(stream) % size
+        full = [stream[i:i + size] for i in range(0, cut, size)]
+        partial = [stream[cut:]] if cut < len(stream) and not self._drop_last else []
+        source = full or partial
+        padding = -(len(full) + len(partial)) % self.num_replicas
+        dealt = full + (source * math.ceil(padding / max(len(source), 1)))[:padding] + partial
+        return [index for batch in dealt[self.rank::self.num_replicas] for index in batch]
 
     def _dealt_endlessly(self) -> Iterator:
         """A sampler without a length (DomainBed's ``_InfiniteSampler``, an endless loop over a

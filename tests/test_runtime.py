@@ -5,6 +5,7 @@ import copy
 import io
 import itertools
 import json
+import math
 import os
 import subprocess
 import sys
@@ -1028,6 +1029,45 @@ def test_a_sharded_loader_keeps_its_batches_full_where_one_process_had_them_full
         assert set(sizes) == {batch} if full else sizes == [batch] * (size // 2 // batch) + [size // 2 % batch] * bool(size // 2 % batch)
     said = capsys.readouterr().err
     assert (said.count(f"would end in a batch of {size // 2 % batch}") == len(loaders)) if full else not said
+
+
+class Episodes(torch.utils.data.Sampler):
+    """A few-shot homework's sampler: `ways` classes of 4 samples each in a random order, every 4
+    indices in a row one class, for a loader batching 4 (an episode's shape, made by the order)."""
+
+    def __init__(self, ways, extra=0):
+        self.ways, self.extra = ways, extra
+
+    def __len__(self):
+        return 4 * self.ways + self.extra
+
+    def __iter__(self):
+        order = torch.randperm(self.ways).tolist()
+        return iter([4 * c + k for c in order for k in range(4)] + list(range(self.extra)))
+
+
+@pytest.mark.parametrize("ways, extra, drop_last", [(5, 0, False), (6, 2, False), (5, 2, True)])
+def test_a_sharded_loader_deals_whole_batches_of_the_programs_own_sampler(full_batches, ways, extra, drop_last):
+    """Every `num_replicas`-th index of an episodic sampler was no episode: each process's batch
+    of 4 mixed two classes, and the prototype loss crashed on it. Whole batches are dealt now:
+    each still one class, none on both processes, as many batches on each (padded by a whole
+    one), a partial last batch kept last or dropped as the loader drops it."""
+    data = list(range(4 * ways + extra))
+    loaders = [DataLoader(data, batch_size=4, drop_last=drop_last, sampler=ShardedSampler(Episodes(ways, extra), 2, rank))
+               for rank in range(2)]
+    batches = [[b.tolist() for b in loader] for loader in loaders]
+    expected = math.ceil((ways + bool(extra and not drop_last)) / 2)
+    assert [len(b) for b in batches] == [len(loader) for loader in loaders] == [expected] * 2
+    whole = [b for b in batches[0] + batches[1] if len(b) == 4]
+    assert all(len({i // 4 for i in b}) == 1 for b in whole)  # an episode each
+    assert len({tuple(b) for b in whole}) == ways and {b[0] // 4 for b in whole} == set(range(ways))
+    assert [len(b) for b in batches[1]][-1] == (extra if extra and not drop_last else 4)
+
+
+def test_a_sharded_loader_deals_indices_of_torchs_samplers(full_batches):
+    data = list(range(16))
+    loader = DataLoader(data, batch_size=4, sampler=ShardedSampler(RandomSampler(data), 2, 0))
+    assert loader.sampler._batch_size is None and len(list(loader)) == 2
 
 
 def test_an_unsharded_loader_keeps_its_short_batch(rank1_of_2, full_batches):

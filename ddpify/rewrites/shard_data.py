@@ -517,9 +517,11 @@ def _replace_sampler(facts: Facts, edits: Edits, sampler: cst.Call) -> None:
         edits.add_import("ddpify_runtime", "ShardedSampler")
         edits.add_import("ddpify_runtime", "get_world_size")
         return
-    edits.replace(sampler, lambda node: build.call("ShardedSampler", node),
-                  f"{name} wrapped in ShardedSampler: its weighting is kept, each process draws "
-                  "an equal share of its indices")
+    share = ("its weighting is kept, each process draws an equal share of its indices"
+             if (qualified or "").startswith("torch.") else
+             "each process takes whole batches of its stream in turn, so that a batch its order makes "
+             "(an episode, a bucket) stays whole")
+    edits.replace(sampler, lambda node: build.call("ShardedSampler", node), f"{name} wrapped in ShardedSampler: {share}")
     edits.add_import("ddpify_runtime", "ShardedSampler")
 
 
