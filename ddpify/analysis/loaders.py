@@ -100,7 +100,8 @@ def find(facts: Facts, models: Models) -> Loaders:
     sharded_loops = list(dict.fromkeys([*(lp for c in training for lp, _ in fed.get(c, ())
                                           if isinstance(lp, (cst.For, cst.While))),
                                         *_reading_sharded(facts, loader_calls, training, drawing)]))
-    manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing and _slices_by_hand(facts, lp)]
+    manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing and _slices_by_hand(facts, lp)
+              and not any(facts.is_inside(inner, lp) for inner in drawing)]  # an epoch loop around a loader's batches
     by_key = {c: found for c, found in by_key.items() if found is not None and c in training}
     return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key, remade,
                    [(c, unknown[0]) for c in withheld if c not in iterable], self_split, unwrapped)
@@ -441,14 +442,17 @@ def _speaks_of_ranks(facts: Facts, call: cst.Call) -> bool:
 
 def _slices_by_hand(facts: Facts, loop: cst.For) -> bool:
     """`for i in range(0, n, bs): idx = perm[i:i + bs]` (or `get_batch(data, i)`) with a backward in
-    reach; with `range(a, b)`, a slice by the loop's variable (`data[i:i + bs]`), not an epoch loop
-    that slices a list of metrics (`values[:-1]`)."""
+    reach; with `range(a, b)` (or a step of 1: `range(start, epochs + 1, 1)`, an epoch loop), a
+    slice by the loop's variable (`data[i:i + bs]`), not an epoch loop that slices a list of
+    metrics (`values[:-1]`)."""
     if not (mt.is_call_of(loop.iter, "range") and loop.iter.args):
         return False
     if len(loop.iter.args) < 2 or not facts.trains(loop):
         return False  # `range(0, n, batch_size)` steps through the data; so does slicing by hand
     names = [n.value for n in target_names(loop.target)]
-    return len(loop.iter.args) == 3 or bool(facts.findall(
+    step = loop.iter.args[2].value if len(loop.iter.args) == 3 else None
+    strided = step is not None and not (isinstance(step, cst.Integer) and step.value == "1")
+    return strided or bool(facts.findall(
         loop.body, cst.Subscript, lambda s: len(s.slice) == 1 and isinstance(s.slice[0].slice, cst.Slice)
         and any(facts.references(s.slice[0].slice, n) for n in names)))
 

@@ -1073,6 +1073,22 @@ def test_an_epoch_loop_slicing_a_list_of_metrics_slices_no_batch():
                                  "    model(data).sum().backward()\n    opt.step()\n    print(values[:-1])\n")
 
 
+@pytest.mark.parametrize("epochs", ["range(1, 3, 1)", "range(0, 4, 2)"])
+def test_an_epoch_loop_around_a_loaders_batches_slices_no_batch(epochs):
+    """SimSiam (the eighteenth sweep's part C): `for epoch in range(init, final + 1, 1):` around
+    `for ... in enumerate(train_loader)`: the third argument was taken for a batch stride, and a TODO
+    said "batches are sliced by hand, so every process trains on all the data", false: the loader
+    is sharded. A loop around a loader's batch loop is an epoch loop, whatever its step. Near
+    miss: the same loop slicing its tensors by a stride still warns (`_slicing_warnings` above)."""
+    assert not _slicing_warnings(
+        "from torch.utils.data import DataLoader, TensorDataset\n"
+        "loader = DataLoader(TensorDataset(data, torch.randn(8, 1)), batch_size=2, shuffle=True)\n"
+        f"for epoch in {epochs}:\n"
+        "    for i, (x, y) in enumerate(loader):\n"
+        "        opt.zero_grad()\n        ((model(x) - y) ** 2).mean().backward()\n        opt.step()\n")
+    assert _slicing_warnings("for i in range(0, 8, 2):\n    model(data[i:i + 2]).sum().backward()\n    opt.step()\n")
+
+
 def test_a_step_loop_drawing_from_a_loaders_iterator_slices_no_batch():
     """`for step in range(0, steps, 1)` drawing `next(iterator)` from `iter(loader)`, made again at each
     epoch's first step (MCDropConnect's trainer): a loader's batches, not a slice by hand."""
