@@ -1507,6 +1507,25 @@ class Facts:
             return positional[names.index(param)]
         return None
 
+    def default_left_out(self, ref: Ref) -> list[cst.BaseExpression]:
+        """The default of the parameter `ref` where it is a value the parameter may hold: a call of
+        its function leaves the argument out, or no call of it is seen (`def finetune(..., optim=
+        torch.optim.SGD)`, called as `finetune(model, X, y)`, or only from a function nobody
+        calls); [] for a name that is no parameter, one without a default or with `None` (a
+        guard: the program tests it before it calls), or one every call passes (through
+        `*args`/`**kwargs` counts as passed: unknown)."""
+        func = ref.scope
+        if not isinstance(func, cst.FunctionDef) or "." in ref.name:
+            return []
+        param = next((p for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+                      if p.name.value == ref.name), None)
+        if param is None or param.default is None or mt.is_name(param.default, "None"):
+            return []
+        sites = self.call_sites(func)
+        left_out = not sites or any(self.argument_for(site, func, ref.name) is None and not any(a.star for a in site.args)
+                                    for site in sites)
+        return [param.default] if left_out else []
+
     def unpacked_elements(self, ref: Ref) -> list[cst.BaseExpression]:
         """What `ref` is bound to by unpacking, element by element: `QNet(lr)` for `q1` of `q1, q2 =
         QNet(lr), QNet(lr)`, or of `q1, q2 = make_critics()` whose function returns such a tuple;
@@ -1837,7 +1856,8 @@ class Facts:
         if isinstance(func, cst.Call):
             return self._looks_up_optimizer_class(func) or depth > 0 and self._returns_optimizer_class(func, depth - 1)
         ref = self.ref(func) if _own_name(func) else None
-        values = [self._partial_of(v) for v in _branches(self.sources(ref))] if ref is not None else []
+        values = [self._partial_of(v) for v in _branches(self.sources(ref) + self.default_left_out(ref))] \
+            if ref is not None else []
         return bool(values) and all(isinstance(v, cst.Call) and self._looks_up_optimizer_class(v) or
                                     isinstance(v, (cst.Name, cst.Attribute)) and
                                     (mt.is_optimizer(self.qualify(v), cst.Call(func=v)) or

@@ -5788,3 +5788,49 @@ def test_the_members_of_an_ensemble_a_plain_class_holds_are_synced_where_a_runne
     converted = only(NAME, HANDED_ENSEMBLE.replace("{members}", members))
     assert ("torch.optim.SGD(sync_gradients(m).parameters(), lr=0.1) for m in ensemble.members" in converted) is synced
     assert ("TODO(ddpify): could not tell which model this optimizer trains" in converted) is not synced
+
+
+OPTIMIZER_CLASS_BY_DEFAULT = """\
+import torch
+from torch import nn
+
+
+def finetune(initial, X, y, optim=torch.optim.SGD, lr=0.01):
+    model = nn.Linear(1, 1)
+    model.load_state_dict(initial.state_dict())
+    optimiser = optim(model.parameters(), lr)
+    for _ in range(3):
+        optimiser.zero_grad()
+        ((model(X) - y) ** 2).mean().backward()
+        optimiser.step()
+    return model
+
+
+def plot(initial, X, y, optim=torch.optim.SGD, lr=0.01):
+    return finetune(initial, X, y, optim=optim, lr=lr)
+
+
+base = nn.Linear(1, 1)
+X, y = torch.randn(8, 1), torch.randn(8, 1)
+plot(base, X, y)
+plot(base, X, y, lr=0.02)
+"""
+
+
+def test_an_optimizer_class_a_parameter_holds_by_its_default_builds_an_optimizer():
+    """Issue 27, the eighteenth sweep's MAML notebook: fine-tuned copies of the meta-model built as
+    `optim(model.parameters(), lr)`, `optim` a parameter whose default is `torch.optim.SGD`, handed on
+    by a plotting function whose callers leave it out. Its only values were the arguments the calls
+    pass, so no optimizer was seen: the copy trained bare (the self-check: unwrapped-parameters). A
+    default is a value where a call leaves the argument out, or where no call is seen. Near misses:
+    a `None` default (a guard the program tests first) and a default that is no optimizer class."""
+    assert "    optimiser = optim(model.parameters(), lr)\n" \
+           "    model = DistributedDataParallel(model, device_ids=device_ids(model))\n" in only(NAME, OPTIMIZER_CLASS_BY_DEFAULT)
+    uncalled = OPTIMIZER_CLASS_BY_DEFAULT.replace("plot(base, X, y)\nplot(base, X, y, lr=0.02)\n",
+                                                  "finetune(base, X, y, optim=torch.optim.Adam)\n")
+    assert "DistributedDataParallel(model" in only(NAME, uncalled)  # `plot`, never called, hands on its default
+    guarded = OPTIMIZER_CLASS_BY_DEFAULT.replace("optim=torch.optim.SGD", "optim=None")
+    assert "DistributedDataParallel(" not in only(NAME, guarded)
+    other = OPTIMIZER_CLASS_BY_DEFAULT.replace("optim=torch.optim.SGD", "optim=list")
+    assert "DistributedDataParallel(" not in only(NAME, other)
+
