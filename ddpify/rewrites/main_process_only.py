@@ -193,6 +193,7 @@ AGREED = "condition agreed across processes (agree_on): the file saved in it is 
 UNWAITED = "no barrier after this save, which is read back later: `{func}` is called where some processes may " \
     "not call it (a test that may differ between them), and a barrier in it would wait for them; a reader on " \
     "another process may read the file before the main process has written it"
+FOLDER_MAKERS = ("os.mkdir", "os.makedirs", "Path.mkdir")
 LOG_FILE_HANDLERS = frozenset({"logging.FileHandler", "logging.handlers.RotatingFileHandler",
                                "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler"})
 
@@ -247,7 +248,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         else:
             edits.guard(stmt, GUARD, f"{what} runs on the main process only")
             guarded.append(stmt)
-            if what in ("os.mkdir", "os.makedirs", "Path.mkdir"):
+            if what in FOLDER_MAKERS:
                 call = next(iter(facts.calls_in(stmt)), None)
                 made = mt.positional(call, 0) if what != "Path.mkdir" or call is None else \
                     cst.Arg(cst.ensure_type(call.func, cst.Attribute).value)
@@ -285,7 +286,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             placed.add(point)
             edits.insert_after(point, "barrier()\n")
             edits.add_import("ddpify_runtime", "barrier")
-        edits.record(stmt, "barrier() after the save: the file is read back below")
+        made = [stmt, *(stmt.body.body if isinstance(stmt, cst.If) else ())]  # a save, or the `if` holding saves
+        folder = all(writes.get(s) in FOLDER_MAKERS for s in made[1:] or made)
+        edits.record(stmt, "barrier() after it: the folder is used below" if folder else
+                     "barrier() after the save: the file is read back below")
     for _, value, stmt in facts.assigns:
         for made in _logger_elements(facts, value, opened):
             edits.replace(made, lambda node: cst.IfExp(test=cst.parse_expression(GUARD), body=node, orelse=cst.Name("None")),
