@@ -96,7 +96,10 @@ class Ranks:
         `dist.get_rank()` (XLA's `xr.global_ordinal()`), `int(os.environ["RANK"])`, `args.rank` from
         the command line, a name every assignment of which is one of those (`rank = dist.get_rank()`, `rank = setup()` where
         `setup` returns one), `args.rank * ngpus + gpu`, `rank % world_size` (the rank itself), a class's field whose `default_factory`
-        returns one (`global_rank: int = Field(default_factory=get_global_rank)`).
+        returns one (`global_rank: int = Field(default_factory=get_global_rank)`), a name the script hands on as
+        its rank (`init_process_group(rank=rank)`, `ranks_by_role`) every assignment of which offsets an index
+        by another count (`rank = args.nr * args.gpus + gpu`, mp.spawn's idiom for several nodes), whatever
+        the offset's names say.
         A parameter no call in this file passes (`def worker(rank, world)` started by
         `mp.spawn`) is not: there it counts the processes of one node."""
         if expr not in self._global:
@@ -136,6 +139,9 @@ class Ranks:
         # what a run of one process assigns does not count (`else: local_rank = int(os.environ.get(
         # "LOCAL_RANK", 0))` of `if dist.is_initialized(): local_rank = dist.get_rank()`)
         sources = [s for s in sources if not self.undistributed(s)] or sources
+        if sources and ref in self.ranks_by_role and all(
+                isinstance(s, cst.BinaryOperation) and isinstance(s.operator, cst.Add) for s in sources):
+            return True  # handed on as the rank, an index offset by another count: `rank = args.nr * args.gpus + gpu`
         if sources:  # `rank = int(os.environ["RANK"])` ... else `rank = 0` (one process)
             ranks = [s for s in sources if not isinstance(s, cst.Integer)]
             # an update of the name itself keeps what it was: a rank where it says so (`args.rank =

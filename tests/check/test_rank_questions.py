@@ -185,3 +185,34 @@ def test_a_flag_assigned_from_a_rank_by_role_parts_the_processes(test, parts):
     facts = Facts(parse_module(ROLES))
     branch = next(i for i in facts.by_type[cst.If] if facts.code(i.test) == test)
     assert Context(facts).ranks._rank_test(branch) is parts
+
+
+OFFSETS = '''
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+def worker(gpu, args):
+    proc = args.nr * args.gpus + gpu
+    dist.init_process_group("nccl", rank=proc, world_size=args.world_size)
+    torch.cuda.set_device(proc)
+    slot = args.nr * args.gpus + gpu
+    torch.cuda.set_device(slot)
+    torch.cuda.set_device(gpu)
+def single(gpu, args):
+    proc = gpu
+    dist.init_process_group("nccl", rank=proc, world_size=args.world_size)
+    torch.cuda.set_device(proc)
+mp.spawn(worker, nprocs=2)
+mp.spawn(single, nprocs=2)
+'''
+
+
+def test_the_rank_handed_on_as_an_offset_index_is_the_global_rank_in_the_core():
+    """`proc = args.nr * args.gpus + gpu` handed to `init_process_group(rank=proc)` is the job's
+    rank (mp.spawn on each node), though no name of it says "rank": every rule asking
+    `is_global_rank` gets it, not DDP001 alone. The same formula not handed on (`slot`), the spawn
+    index itself, and a name handed on as the index as it is (`proc = gpu`, one machine's) are not."""
+    facts = Facts(parse_module(OFFSETS))
+    ranks = Context(facts).ranks
+    devices = [c.args[0].value for c in facts.calls if facts.code(c.func) == "torch.cuda.set_device"]
+    assert [ranks.is_global_rank(d) for d in devices] == [True, False, False, False]

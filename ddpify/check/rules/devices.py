@@ -60,9 +60,7 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     f = ctx.facts
     if not ctx.script.distributed or _one_machine(f):
         return
-    given = _offset_ranks_given(ctx)
-    sites = [(expr, quote) for expr, quote in _device_indices(ctx)
-             if ctx.ranks.is_global_rank(expr) or isinstance(expr, cst.Name) and f.ref(expr) in given]
+    sites = [(expr, quote) for expr, quote in _device_indices(ctx) if ctx.ranks.is_global_rank(expr)]
     shared = _bindings(f, [expr for expr, _ in sites])
     for expr, quote in sites:
         fix = None
@@ -92,15 +90,6 @@ def _one_machine(f) -> bool:
         if not (_spawn_index(f, value, spawned) or counts_this_nodes_gpus(f, size.value if size is not None else None)):
             return False
     return bool(inits)
-
-
-def _offset_ranks_given(ctx: Context) -> set:
-    """The names the script hands on as its rank (`init_process_group(rank=...)`: `ranks_by_role`)
-    where every assignment of the name offsets an index by another count (`rank = args.nr *
-    args.gpus + gpu`): the rank in the whole job, whatever the offset's names say."""
-    f = ctx.facts
-    return {ref for ref in ctx.ranks.ranks_by_role if (sources := f.sources(ref)) and all(
-        isinstance(s, cst.BinaryOperation) and isinstance(s.operator, cst.Add) for s in sources)}
 
 
 def _spawn_index(f, value: cst.BaseExpression | None, spawned: set, depth: int = 3) -> bool:
