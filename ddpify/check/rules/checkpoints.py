@@ -305,7 +305,9 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     reported at the checked file's call that hands it.
     Not reported where the script resumes by loading a checkpoint, as read, back
     into the same wrapper, in a file that resume may read (its own resume expects the `module.`
-    keys; still reported for `best_{epoch}.pth` where the resume reads `latest.pth`; an entry of the load, a
+    keys; still reported for `best_{epoch}.pth` where the resume reads `latest.pth`, and for a bare
+    state dict saved beside a dict whose `"model"` entry the resume reads; the load as the last
+    assignment before it leaves it, not a dict the same loop builds to save; an entry of the load, a
     comprehension that keeps its keys, a conversion of it, not a dict made later for a save),
     also through a function of the program that does so on a parameter or a `**kwargs` value it
     is given (`restart(path, state_dict=model)`), or
@@ -324,16 +326,17 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     resumed = _resumed_into_wrapper(ctx)
     torch_saves = frozenset(ctx.script.calls_of("torch.save"))
     for call, saved, path in _checkpoint_saves(ctx, torch_saves):
-        resumes = {name for name, loads in resumed.items() if _may_read(f, loads, path)}
         # the saved object (by torch.save), or the state dicts it is made of, followed through names
-        # (`state = {"model": model.state_dict()}` ... `torch.save(state, path)`)
-        candidates = [(saved, "the DDP wrapper")] if dotted(saved) and call in torch_saves else []
+        # (`state = {"model": model.state_dict()}` ... `torch.save(state, path)`), each with the entry
+        # of the file it is in (`("model",)`; `()` the whole file; None not known)
+        candidates = [(saved, "the DDP wrapper", ())] if dotted(saved) and call in torch_saves else []
+        plain = _plainly_from(f, saved)
         for built in dict.fromkeys(_made_of(f, saved)):
-            candidates += [(model, f"`{f.code(c)}`, whose keys start with `module.`")
+            candidates += [(model, f"`{f.code(c)}`, whose keys start with `module.`", _entry(f, c, built, plain))
                            for c in f.calls_in(built) if (model := _state_dict_of(f, c)) is not None]
-        for expr, what in dict.fromkeys(candidates):
+        for expr, what, entry in dict.fromkeys(candidates):
             holds = ctx.holds_ddp(expr)
-            if holds is None or f.code(expr) in resumes or ctx.unwrapped_here(expr):
+            if holds is None or _resumes(f, resumed, expr, path, entry) or ctx.unwrapped_here(expr):
                 continue
             if f.in_library(expr):  # a helper of another module saves the wrapper it is handed
                 for site, handed in _entry_sites(f, expr):
@@ -346,7 +349,7 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
             yield Hit(expr, f"this checkpoint saves {what}: it does not load into the model itself; save "
                             f"`{f.code(expr)}.module`", _module_of(expr) if holds == WRAPPER else None)
         for expr, method in _keyed_by_wrapper_names(ctx, saved):
-            if f.code(expr) not in resumes and not ctx.unwrapped_here(expr):
+            if not _resumes(f, resumed, expr, path, None) and not ctx.unwrapped_here(expr):
                 yield Hit(expr, f"this checkpoint's keys are names from `{f.code(expr)}.{method}()` of the DDP wrapper, "
                                 f"which start with `module.`: it does not load into the model itself; iterate "
                                 f"`{f.code(expr)}.module.{method}()`")
@@ -394,6 +397,50 @@ def _checkpoint_saves(ctx: Context, torch_saves: frozenset[cst.Call]) \
             for arg in call.args:
                 if arg.value is not path and not arg.star:
                     yield call, arg.value, path
+
+
+def _resumes(f, resumed: dict[str, list[tuple[cst.BaseExpression | None, tuple[str, ...] | None]]],
+             expr: cst.BaseExpression, path: cst.BaseExpression | None, entry: tuple[str, ...] | None) -> bool:
+    """Does the program resume the wrapper `expr` from the file a save writes to `path`, reading the
+    entry `entry` of it back (`model.load_state_dict(ckpt["model"])` reads a dict's `"model"`,
+    not a bare state dict saved beside it)? A load or a save whose entry is not known fits any."""
+    loads = [p for p, e in resumed.get(f.code(expr), []) if e is None or entry is None or e == entry]
+    return bool(loads) and _may_read(f, loads, path)
+
+
+def _plainly_from(f, saved: cst.BaseExpression, depth: int = 4) -> list[cst.BaseExpression]:
+    """`saved` and what it holds as a whole: the values its name is assigned (not items stored
+    into it), what a function of the program returns, as deep."""
+    found = [saved]
+    if depth and isinstance(saved, cst.Call) and not f.builds(saved):
+        found += [p for func in f.user_functions(saved) for r in f.returned(func) for p in _plainly_from(f, r, depth - 1)]
+    ref = f.ref(saved) if isinstance(saved, cst.Name) and depth else None
+    if ref is not None:
+        found += [p for _, value, stmt in f.writes(ref) if not isinstance(stmt, cst.AugAssign)
+                  for p in _plainly_from(f, value, depth - 1)]
+    return found
+
+
+def _entry(f, call: cst.CSTNode, built: cst.BaseExpression, plain: list[cst.BaseExpression]) -> tuple[str, ...] | None:
+    """The entry of the saved file that `call` (a state dict) is: the keys of the dicts written out
+    around it in `built` (`{"model": model.state_dict()}`: `("model",)`; the state dict itself:
+    `()`), where the save holds `built` as a whole (`plain`); None where not known (a key not a
+    string, a list, a dict filled item by item)."""
+    if not any(b is built for b in plain):
+        return None
+    keys: list[str] = []
+    for anc in [call, *f.ancestors(call)]:
+        if anc is built:
+            return tuple(reversed(keys))
+        parent = f.parent(anc)
+        if isinstance(parent, cst.DictElement) and anc is parent.value:
+            key = string_value(parent.key)
+            if key is None:
+                return None
+            keys.append(key)
+        elif isinstance(parent, (cst.Element, cst.StarredDictElement, cst.StarredElement)):
+            return None
+    return None
 
 
 def _state_dict_of(f, call: cst.Call) -> cst.BaseExpression | None:
@@ -516,42 +563,50 @@ def _as_is(key: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
-def _resumed_into_wrapper(ctx: Context) -> dict[str, list[cst.BaseExpression | None]]:
+def _resumed_into_wrapper(ctx: Context) -> dict[str, list[tuple[cst.BaseExpression | None, tuple[str, ...] | None]]]:
     """The wrappers the script loads a checkpoint back into as it was read
     (`model.load_state_dict(torch.load(path)["model"])`, `model` being the wrapper, on every path
     or on the same paths as the save: `if world_size > 1: model = DDP(model)`): its own resume
     expects the keys it saves, and saving `.module` would break it (`_as_read`). Not where the
     keys are rewritten first (`{k[7:]: v ...}`): that loader expects the model's own. Each with
-    the paths of the files loaded so (None where not known: a library's or a helper's load)."""
+    the paths of the files loaded so and the entry of the file loaded (None where not known: a
+    library's or a helper's load)."""
     f = ctx.facts
-    found: dict[str, list[cst.BaseExpression | None]] = {}
+    found: dict[str, list[tuple[cst.BaseExpression | None, tuple[str, ...] | None]]] = {}
     for call in f.calls:
         arg = mt.positional(call, 0)
         if mt.is_method_call(call, "load_state_dict") and arg is not None and ctx.holds_ddp(call.func.value) is not None:
             if _as_read(f, arg.value, call):
-                found.setdefault(f.code(call.func.value), []).extend(_loaded_paths(f, arg.value))
+                found.setdefault(f.code(call.func.value), []).extend(_loaded_paths(f, arg.value, call))
         elif reads_saved_state(f, call):
             for a in call.args:
                 if ctx.holds_ddp(a.value) is not None:
-                    found.setdefault(f.code(a.value), []).append(None)
+                    found.setdefault(f.code(a.value), []).append((None, None))
         else:
             for a in _loaded_by_callee(ctx, call):
                 if ctx.holds_ddp(a) is not None:
-                    found.setdefault(f.code(a), []).append(None)
+                    found.setdefault(f.code(a), []).append((None, None))
     return found
 
 
-def _loaded_paths(f, expr: cst.BaseExpression, depth: int = 3) -> list[cst.BaseExpression | None]:
-    """The paths of the `torch.load`s state read as it is comes from (`checkpoint["model"]` after
-    `checkpoint = torch.load(path)`); None for one not followed."""
+def _loaded_paths(f, expr: cst.BaseExpression, use: cst.CSTNode, depth: int = 3) \
+        -> list[tuple[cst.BaseExpression | None, tuple[str, ...] | None]]:
+    """The paths of the `torch.load`s state read as it is comes from, each with the entry of the
+    file read (`checkpoint["model"]` after `checkpoint = torch.load(path)`: `(path, ("model",))`);
+    None for one not followed, for an entry not known."""
+    keys: list[str] | None = []
     while isinstance(expr, cst.Subscript):
+        index = expr.slice[0].slice if len(expr.slice) == 1 else None
+        key = string_value(index.value) if isinstance(index, cst.Index) else None
+        keys = [key, *keys] if keys is not None and key is not None else None
         expr = expr.value
     if isinstance(expr, cst.Call) and f.qualify(expr.func) == "torch.load":
         path = mt.positional(expr, 0) or mt.keyword(expr, "f")
-        return [path.value if path is not None else None]
+        return [(path.value if path is not None else None, tuple(keys) if keys is not None else None)]
     ref = f.ref(expr) if isinstance(expr, cst.Name) and depth else None
-    sources = f.sources(ref) if ref is not None else []
-    return [p for s in sources for p in _loaded_paths(f, s, depth - 1)] if sources else [None]
+    sources = [value for value, _ in _reaching(f, ref, use)] if ref is not None else []
+    return [(p, (*e, *keys) if e is not None and keys is not None else None)
+            for s in sources for p, e in _loaded_paths(f, s, use, depth - 1)] if sources else [(None, None)]
 
 
 def _may_read(f, loads: list[cst.BaseExpression | None], saved: cst.BaseExpression | None) -> bool:
@@ -637,12 +692,33 @@ def _as_read(f, expr: cst.BaseExpression, use: cst.CSTNode, depth: int = 4) -> b
     ref = f.ref(expr) if isinstance(expr, cst.Name) and depth else None
     if ref is None:
         return False
-    loops = [lp for lp in f.ancestors(use) if isinstance(lp, (cst.For, cst.While))]
-    reaching = [(value, stmt) for _, value, stmt in f.writes(ref) if f.scope(stmt) is not f.scope(use)
-                or f.before(stmt, use) or any(f.is_inside(stmt, lp) for lp in loops)]
-    values = [v for v, stmt in reaching if not any(  # `sd = convert(sd)`: an update keeps what it was
-        isinstance(n, cst.Name) and n.value == ref.name and f.ref(n) == ref for n in mt.findall(v, cst.Name))]
+    values = [v for v, _ in _reaching(f, ref, use) if not _updates(f, v, ref)]  # `sd = convert(sd)` keeps what it was
     return bool(values) and all(_as_read(f, v, use, depth - 1) for v in values)
+
+
+def _updates(f, value: cst.BaseExpression, ref: Ref) -> bool:
+    """Does `value`, assigned to `ref`, read `ref` itself (`sd = convert(sd)`)?"""
+    return any(isinstance(n, cst.Name) and n.value == ref.name and f.ref(n) == ref for n in mt.findall(value, cst.Name))
+
+
+def _reaching(f, ref: Ref, use: cst.CSTNode) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+    """The assignments of `ref` whose value `use` may read: those of another function, those before
+    it, those later in a loop around it; but none that a later plain assignment on the way to `use`
+    replaces (`checkpoint = torch.load(path)` right before `model.load_state_dict(checkpoint["model"])`
+    in a loop that also builds `checkpoint = {"model": model.state_dict(), ...}` to save it: the
+    load reads what was loaded)."""
+    scope = f.scope(use)
+    writes = [(value, stmt) for _, value, stmt in f.writes(ref)]
+    loops = [lp for lp in f.ancestors(use) if isinstance(lp, (cst.For, cst.While))]
+    last = None
+    for value, stmt in writes:  # the last plain assignment on every path to `use`
+        if isinstance(stmt, (cst.Assign, cst.AnnAssign)) and f.scope(stmt) is scope and f.before(stmt, use) \
+                and not _updates(f, value, ref) and f.is_inside(use, f.parent(f.statement(stmt))) \
+                and (last is None or f.before(last, stmt)):
+            last = stmt
+    return [(value, stmt) for value, stmt in writes if f.scope(stmt) is not scope or stmt is last or (
+        last is None or f.before(last, stmt)) and (f.before(stmt, use) or any(
+            f.is_inside(stmt, lp) and (last is None or not f.is_inside(last, lp)) for lp in loops))]
 
 
 def _loaded_by_callee(ctx: Context, call: cst.Call) -> list[cst.BaseExpression]:
