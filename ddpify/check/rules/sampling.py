@@ -12,7 +12,7 @@ from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
 from ddpify.analysis.loaders import SHARDING_WORDS, loaders_of
 from ddpify.analysis.ranks import counts_this_nodes_gpus
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import param_names
+from ddpify.syntax.facts import Ref, param_names
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.check.script import INIT, SAMPLER
@@ -343,7 +343,8 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     without padding (a strided `Subset`, summing counts with `all_reduce`), or evaluate the
     whole set on every process. Found for a sampler that does not drop the tail and whose loader
     only evaluation reads: loops here that do not train, or functions named for it
-    (`evaluate(val_loader)`); not where a function that gathers the results cuts them back to
+    (`evaluate(val_loader)`), or a name that says so where something reads the loader (not a
+    `test_loader` built and never used, or only tested against None); not where a function that gathers the results cuts them back to
     the data set's length (`torch.cat(gathered)[:len(dataset)]`) or keeps one per sample id
     (`np.unique(all_ids, return_index=True)`), nor where each process writes its results to a
     file of its own (a path naming the rank, handed to the evaluation) and a function of the
@@ -465,7 +466,8 @@ def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> b
             ctx.facts.scope(lp), cst.FunctionDef) and EVALUATES.search(ctx.facts.scope(lp).name.value)]
     evaluated = [c for c in passed if EVALUATES.search(_called(c))]
     trained = any(ctx.facts.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
-    return bool(loops or evaluated or _named_for_evaluation(ctx, sampler)) and not trained
+    return bool(loops or evaluated or _named_for_evaluation(ctx, sampler)
+                and not _never_read(ctx.facts, _loader_names(ctx, sampler))) and not trained
 
 
 def _evaluated_through_factory(ctx: Context, sampler: cst.Call) -> bool:
@@ -495,11 +497,47 @@ def _evaluated_through_factory(ctx: Context, sampler: cst.Call) -> bool:
         passed = [c for c in f.calls if not f.user_functions(c) and any(  # the program's own are followed
             dotted(a.value) in names and f.ref(a.value) in refs for a in c.args)]
         evaluated = [c for c in passed if EVALUATES.search(_called(c))] or \
-            all(EVALUATES.search(r.name.split(".")[-1]) for r in bound)
+            all(EVALUATES.search(r.name.split(".")[-1]) for r in bound) and not _never_read(f, refs)
         trained = any(f.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
         if (loops or evaluated) and not trained:
             return True
     return False
+
+
+def _loader_names(ctx: Context, sampler: cst.Call) -> set[Ref] | None:
+    """The names the loaders drawing from `sampler` are bound and handed on to (`objects`'
+    carriers); None where a loader is not bound to a name (returned, handed on as it is made)."""
+    flow = objects.of(ctx.facts)
+    bound = [flow.bound_to(c) for c in ctx.script.calls_of(LOADER) if any(
+        ctx.facts.is_inside(sampler, o) for arg in _sampler_args(ctx.facts, c) for o in ctx.facts.origins(arg))]
+    return flow.carriers({r for refs in bound for r in refs}) if bound and all(bound) else None
+
+
+def _never_read(f, refs: set[Ref] | None) -> bool:
+    """Is a loader held only by `refs` never read: each a plain name of a function, used there only
+    where it is bound and in tests against None (`test_loader = DataLoader(...)` "not used in this
+    example", `if val_loader is not None: pass`), by no function nested in it? Nothing evaluates
+    over such a loader, whatever its name says."""
+    if not refs or any("." in r.name for r in refs):
+        return False
+    for ref in refs:
+        nested = [n for n in f.findall(ref.scope, (cst.FunctionDef, cst.Lambda)) if n is not ref.scope]
+        if any(f.used_inside(ref.name, n) for n in nested) or any(
+                f.ref(n) == ref and not _bound_or_none_tested(f, n) for n in f.uses(ref.name, ref.scope)):
+            return False
+    return True
+
+
+def _bound_or_none_tested(f, name: cst.Name) -> bool:
+    """Is `name` here a target of an assignment (`a, b = ...` too) or a side of a test against None?"""
+    node, parent = name, f.parent(name)
+    while isinstance(parent, (cst.Element, cst.Tuple, cst.List)):
+        node, parent = parent, f.parent(parent)
+    if isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.AnnAssign) and parent.target is node:
+        return True
+    if isinstance(parent, cst.Comparison) and parent.left is name:
+        return len(parent.comparisons) == 1 and mt.is_name(parent.comparisons[0].comparator, "None")
+    return isinstance(parent, cst.ComparisonTarget) and mt.is_name(f.parent(parent).left, "None")
 
 
 def _sampler_args(f, loader: cst.Call) -> list[cst.BaseExpression]:
