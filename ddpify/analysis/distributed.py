@@ -51,9 +51,28 @@ NOT_DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_available"})
 
 def is_distributed(facts: Facts) -> bool:
     """Does the script call torch.distributed (or `deepspeed.init_distributed()`, which starts its
-    process group, or accelerate's `Accelerator()`, which joins it), or wrap in DDP, or build a DistributedSampler, or wait at a barrier of an object the project made (`distr.barrier()`)?"""
-    return any(_distributed_call(facts, call) or barrier_method(facts, call) for call in facts.calls) \
-        or bool(composer_handlers(facts))
+    process group, or accelerate's `Accelerator()`, which joins it), or wrap in DDP, or build a DistributedSampler, or wait at a barrier of an object the project made (`distr.barrier()`)?
+    Not by a call that never runs (`_never_called`: `setup()` of a helper module the script
+    star-imports and never calls), nor by `destroy_process_group()` alone, where the program never
+    joins a group (`joins_group`): a run of one process that tears down a group it never started."""
+    calls = [c for c in facts.calls if not _never_called(facts, c)]
+    return any((_distributed_call(facts, call) or barrier_method(facts, call)) and facts.qualify(call.func) != DESTROY
+               for call in calls) or bool(composer_handlers(facts)) \
+        or any(facts.qualify(call.func) == DESTROY for call in calls) and joins_group(facts)
+
+
+DESTROY = "torch.distributed.destroy_process_group"
+
+
+def _never_called(facts: Facts, call: cst.Call) -> bool:
+    """Is `call` in a function of a module the program's entry imports that no code of the program
+    calls or names (`def setup(rank, world_size): dist.init_process_group(...)` in a helper module
+    the script star-imports and never calls)? It does not run in this program."""
+    func = facts.scope(call)
+    if not isinstance(func, cst.FunctionDef) or not isinstance(facts.parent(func), cst.Module) \
+            or not facts.in_library(call):
+        return False
+    return not facts.call_sites(func) and all(n is func.name for n in facts.names_spelled(func.name.value))
 
 
 def distributed_in(facts: Facts, node: cst.CSTNode) -> bool:
@@ -88,7 +107,8 @@ def joins_group(facts: Facts) -> bool:
     distributed" with `is_distributed`: `convert` leaves a script alone only when it does both, and
     converts one that has DDP machinery but never joins a group (the runtime joins it); `check`
     checks both."""
-    return any(_joins(facts, call) for call in facts.calls) or bool(composer_handlers(facts))
+    return any(_joins(facts, call) and not _never_called(facts, call) for call in facts.calls) \
+        or bool(composer_handlers(facts))
 
 
 def _joins(facts: Facts, call: cst.Call) -> bool:
