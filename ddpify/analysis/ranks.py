@@ -748,15 +748,27 @@ class Ranks:
                     self._testing.discard(test)
         return self._rank_tests[test]
 
-    def all_but_one(self, node: cst.CSTNode) -> bool:
+    def all_but_one(self, node: cst.CSTNode, depth: int = 3) -> bool:
         """Does `node` run where its innermost rank test fails on one rank only: in the `else` of a
         test that holds on one rank (`rank == 0`, `is_main_process()`, `ddp and dist.get_rank() ==
         0`), or under one that negates such a test (`if rank != 0:`, `if not is_main_process():`,
         `if accelerator.is_main_process == 0:`)? Then every other rank runs it: several processes,
-        where the run has more than two (and with the one that took the branch, where both write)."""
+        where the run has more than two (and with the one that took the branch, where both write).
+        Also after an early `return` of its function that one rank at most takes (`if rank == 0:
+        ... return`, also under a further test there: `if config is None: return`): the others go on;
+        or in a function every call of which is so, `depth` calls up."""
         guard = self.rank_guard(node)
         if guard is None:
-            return False
+            f = self.facts
+            returns = [(r, g) for r, g in self._rank_returns.get(f.scope(node), ())
+                       if f.before(r, node) and not f.is_inside(node, g) and not self._excluded(node, g.test)]
+            if returns:
+                return all(f.is_inside(r, g.body) and any(self._one_rank(c) for c in _conjuncts(g.test))
+                           or g.orelse is not None and f.is_inside(r, g.orelse)
+                           and any(self._but_one_rank(c) for c in _conjuncts(g.test)) for r, g in returns)
+            func = f.scope(node)
+            sites = f.entries(func) if isinstance(func, cst.FunctionDef) and depth else []
+            return bool(sites) and all(self.all_but_one(site, depth - 1) for site in sites)
         if guard.orelse is not None and self.facts.is_inside(node, guard.orelse):
             return any(self._one_rank(c) for c in _conjuncts(guard.test))
         return any(self._but_one_rank(c) for c in _conjuncts(guard.test))

@@ -54,7 +54,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     into the same file at once (not one that moves a finished temporary file into place, `download_url_to_file`);
     not a save into an in-memory buffer, `torch.save(sd, io.BytesIO())`) that runs on every process, or on every
     process but one (the `else` of `if rank == 0:` or of `if ddp and rank == 0:`, the branch of
-    `if rank != 0:` or `if accelerator.is_main_process == 0:`) (not in a branch of a
+    `if rank != 0:` or `if accelerator.is_main_process == 0:`, after an early `return` that rank 0 alone
+    may take, `if rank == 0: ... if config is None: return`, also in a helper every call of which is so) (not in a branch of a
     conditional expression on the rank, `SummaryWriter(d) if rank == 0 else None`; not for a path
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`; not a write told whether this is the main process,
@@ -101,18 +102,19 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
         alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
         if ctx.ranks.all_but_one(call):  # the `else` of `if rank == 0:`: guarding it again would not help
             guard = ctx.ranks.rank_guard(call)
-            where = "in the `else` of that rank test" if guard.orelse is not None and f.is_inside(call, guard.orelse) \
-                else "under a test that fails on that rank only"
+            where = ("after that rank's early return" if ctx.ranks.rank_return_guard(call) is not None else
+                     "where every call of its function runs") if guard is None else "in the `else` of that rank test" \
+                if guard.orelse is not None and f.is_inside(call, guard.orelse) else "under a test that fails on that rank only"
             yield Hit(call, f"every rank but the one the test above picks runs this {what}, {where}: write it on "
                             "rank 0 only")
-            continue
-        fix = _guard(stmt, dist) if alone and dist is not None and not fetched else None
-        message = f"every rank downloads into this file ({what}): download it on one process first, the others " \
-                  "waiting for it (a barrier) before they read it" if fetched else \
-            "every rank writes this checkpoint: save on rank 0 only" if what == "torch.save" else \
-            f"every rank makes this link ({what}): make it on rank 0 only" if writes.link(f, call) else \
-            f"every rank writes this file ({what}): write it on rank 0 only"
-        yield Hit(call, message, fix)
+        else:
+            fix = _guard(stmt, dist) if alone and dist is not None and not fetched else None
+            message = f"every rank downloads into this file ({what}): download it on one process first, the others " \
+                "waiting for it (a barrier) before they read it" if fetched else \
+                "every rank writes this checkpoint: save on rank 0 only" if what == "torch.save" else \
+                f"every rank makes this link ({what}): make it on rank 0 only" if writes.link(f, call) else \
+                f"every rank writes this file ({what}): write it on rank 0 only"
+            yield Hit(call, message, fix)
         for site in _callers_elsewhere(ctx, call):  # `self.save_best()` of base.py's torch.save, in trainer.py
             if site in reported:
                 continue
@@ -209,7 +211,7 @@ def _on_one_rank(ctx: Context, site: cst.Call, func: cst.FunctionDef) -> bool:
     before the call (`if rank == 0: saver = Saver(d)` / `else: saver = NoOp()`, then
     `saver.save(model)`: the no-op object's method writes nothing)?"""
     if ctx.ranks.on_some_ranks(site):
-        return True
+        return not ctx.ranks.all_but_one(site)
     f = ctx.facts
     owner = site.func.value if isinstance(site.func, cst.Attribute) and dotted(site.func.value) else None
     ref = f.ref(owner) if owner is not None else None
