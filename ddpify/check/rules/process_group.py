@@ -158,7 +158,7 @@ def _names_nccl_backend(f, test: cst.Comparison) -> bool:
         and any(_says_nccl(x) or isinstance(x, cst.Attribute) and x.attr.value == "NCCL" for x in sides)
 
 
-@rule("DDP013", fixable=True)
+@rule("DDP013", bug=False, fixable=True)
 def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     """A hard-coded `"nccl"` backend in a script that also runs on CPU.
 
@@ -192,6 +192,8 @@ def nccl_on_cpu(ctx: Context) -> Iterator[Hit]:
     `world_size = torch.cuda.device_count()`: no worker without a GPU). `dist.is_available()` asks
     about the build's distributed support, not about a GPU.
     `gloo` runs on CPU. `--fix` chooses the backend the same way the script chooses its device.
+    Advice (decision 0133): no set of real DDP code ever held a bug of this class that upstream fixed,
+    and all 17 of its findings judged there were false (a CPU path that never starts a group).
     """
     f = ctx.facts
     gpu_only = any(not _under_if(f, c) for c in ctx.script.calls_of("torch.cuda.set_device"))
