@@ -183,8 +183,12 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
     entry of a mapping it unpacks (`DataLoader(train_set, **train_kwargs, sampler=...)` after
     `train_kwargs.update(cuda_kwargs)` with `cuda_kwargs = {"shuffle": True}`), or as a flag that is
     true wherever the sampler is built (`shuffle=is_train` where `if is_train: sampler =
-    DistributedSampler(ds)` and `is_train = True` on the train split), raises
-    "sampler option is mutually exclusive with shuffle". The
+    DistributedSampler(ds)` and `is_train = True` on the train split), or as a shuffle setting the
+    program reads and never sets (`shuffle=cfg.shuffle_train`, true where the user says so) beside a
+    sampler always given, raises
+    "sampler option is mutually exclusive with shuffle"; also where a function of the program hands
+    its `shuffle` parameter and a sampler (a parameter, or in its `**kwargs`) on to the DataLoader
+    (`LoaderFactory.create(ds, shuffle=cfg.shuffle_train, sampler=DistributedSampler(ds))`). The
     DistributedSampler shuffles already (its `shuffle=True` default). `--fix` keeps the order of
     every configuration the script has: `shuffle=(sampler is None)` where the sampler may be
     `None` (a single process still shuffles; also a sampler from a helper that may return `None`),
@@ -197,12 +201,18 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
         shuffle = mt.loader_arg(call, "shuffle")  # by name, or by place: `DataLoader(ds, 64, True, ...)`
         sampler = mt.loader_arg(call, "sampler") or mt.loader_arg(call, "batch_sampler")
         if shuffle is not None and sampler is not None and not mt.is_name(sampler.value, "None") and (
-                mt.is_literal_true(shuffle.value) or _true_where_sampled(f, shuffle.value, sampler.value)):
+                mt.is_literal_true(shuffle.value) or _true_where_sampled(f, shuffle.value, sampler.value)
+                or _set_from_outside(f, shuffle.value) and _always_built(f, sampler.value)):
             kind = sampler.keyword.value if sampler.keyword is not None else \
                 "sampler" if sampler is mt.loader_arg(call, "sampler") else "batch_sampler"
             if mt.is_literal_true(shuffle.value):
                 yield Hit(shuffle, f"shuffle=True with {kind}=: DataLoader raises ValueError; the sampler decides "
                                    "the order", _shuffle_fix(f, call, shuffle, sampler.value) if shuffle.keyword else None)
+                continue
+            if _set_from_outside(f, shuffle.value):
+                yield Hit(shuffle, f"shuffle={f.code(shuffle.value)} is a setting, and {kind}= is always given: "
+                                   "where the setting is true DataLoader raises ValueError; the sampler decides the order",
+                          _shuffle_fix(f, call, shuffle, sampler.value) if shuffle.keyword else None)
                 continue
             flag, given = f.code(shuffle.value), f.code(sampler.value)
             yield Hit(shuffle, f"shuffle={flag} is true where the {kind} is built (under `{flag}`): DataLoader "
@@ -215,6 +225,50 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
                 star = next(a for a in call.args if a.star == "**")
                 yield Hit(star, f"`{f.code(star.value)}` passes shuffle=True with {kind}=: DataLoader raises "
                                 "ValueError; the sampler decides the order")
+    for shuffle, sampler, site in _through_helpers(ctx):
+        if mt.is_literal_true(shuffle.value) or _true_where_sampled(f, shuffle.value, sampler) \
+                or _set_from_outside(f, shuffle.value) and _always_built(f, sampler):
+            yield Hit(shuffle, f"`{f.code(site.func)}` hands shuffle={f.code(shuffle.value)} and this sampler on to "
+                               "a DataLoader: where shuffle is true it raises ValueError; the sampler decides the order")
+
+
+def _through_helpers(ctx: Context) -> Iterator[tuple[cst.Arg, cst.BaseExpression, cst.Call]]:
+    """(the `shuffle=` argument, the sampler, the call) of each call of the checked file to a
+    function of the program that hands both on to a DataLoader: its `shuffle` a parameter it passes
+    as it is, its sampler another such parameter or in the `**kwargs` it passes on
+    (`DataLoaderFactory.create_dataloader(ds, shuffle=cfg.shuffle_train, sampler=DistributedSampler(ds))`
+    where `create_dataloader(dataset, shuffle=False, **kwargs)` returns `DataLoader(dataset,
+    shuffle=shuffle, **kwargs)`)."""
+    f = ctx.facts
+    for loader in ctx.script.calls_of(LOADER):
+        func, shuffle = f.scope(loader), mt.loader_arg(loader, "shuffle")
+        if not isinstance(func, cst.FunctionDef) or shuffle is None or not _passed_as_is(f, func, shuffle.value):
+            continue
+        sampler = mt.loader_arg(loader, "sampler") or mt.loader_arg(loader, "batch_sampler")
+        star = func.params.star_kwarg.name.value if isinstance(func.params.star_kwarg, cst.Param) else None
+        if sampler is not None and not _passed_as_is(f, func, sampler.value) or sampler is None and not (
+                star is not None and any(a.star == "**" and mt.is_name(a.value, star) for a in loader.args)):
+            continue
+        for site in f.call_sites(func):
+            given = f.argument_for(site, func, shuffle.value.value)
+            arg = next((a for a in site.args if given is not None and a.value is given), None)
+            drawn = f.argument_for(site, func, sampler.value.value) if sampler is not None else next(
+                (a.value for a in site.args if a.keyword is not None and a.keyword.value in ("sampler", "batch_sampler")), None)
+            if arg is not None and drawn is not None and not mt.is_name(drawn, "None") and not f.in_library(site):
+                yield arg, drawn, site
+
+
+def _passed_as_is(f, func: cst.FunctionDef, value: cst.BaseExpression) -> bool:
+    """Is `value` a parameter of `func` that it never assigns (handed on as the caller gave it)?"""
+    return isinstance(value, cst.Name) and value.value in param_names(func) and f.ref(value) == Ref(func, value.value) \
+        and not f.writes(Ref(func, value.value))
+
+
+def _set_from_outside(f, flag: cst.BaseExpression) -> bool:
+    """Is `flag` a shuffle setting the program reads and never sets (`cfg.data.shuffle_train`, from a
+    configuration file or the command line): true wherever the user says so?"""
+    ref = f.ref(flag) if isinstance(flag, cst.Attribute) and "shuffle" in flag.attr.value.lower() else None
+    return ref is not None and not f.writes(ref)
 
 
 def _true_where_sampled(f, flag: cst.BaseExpression, sampler: cst.BaseExpression) -> bool:
