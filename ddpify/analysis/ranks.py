@@ -59,6 +59,10 @@ COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
 # (`torch.load(p, map_location=f"cuda:{rank}")`, `x.to(local_rank)`, `DDP(m, device_ids=[rank])`)
 PLACING_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output_device"})
 PLACING_METHODS = ("to", "cuda")
+# methods whose result is made of the string they are called on: a part of a rank-dependent string
+# is rank-dependent (`int(device.split(":")[1])` of `device = f"cuda:{rank}"`)
+STRING_PARTS = ("split", "rsplit", "partition", "rpartition", "strip", "lstrip", "rstrip", "removeprefix",
+                "removesuffix", "replace", "lower", "upper", "zfill")
 # XLA's ordinals number processes as torch.distributed's ranks do: the global one among all processes
 GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get_rank", "torch_xla.runtime.global_ordinal",
                                "torch_xla.core.xla_model.get_ordinal"})
@@ -371,11 +375,15 @@ class Ranks:
     def _call_rank_dependent(self, test: cst.Call, depth: int) -> bool:
         """`rank_dependent` of a call: its name says rank, an argument reads the rank (not one that
         only places the value, `t.cuda(local_rank)`, nor one a helper only logs with, nor one a
-        broadcast sends: `lightning.agreed`), or it returns a rank test."""
+        broadcast sends: `lightning.agreed`), it takes a part of a rank-dependent string
+        (`device.split(":")` of `device = f"cuda:{rank}"`), or it returns a rank test."""
         if isinstance(test.func, cst.Attribute) and mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
             return self.rank_dependent(test.func.value, depth)
         if lightning.agreed(self.facts, test):
             return False  # `trainer.strategy.broadcast(rank == 0 and linked)`: rank 0's value, on every process
+        if isinstance(test.func, cst.Attribute) and mt.is_method_call(test, *STRING_PARTS) \
+                and self.rank_dependent(test.func.value, depth):
+            return True  # `device.split(":")` of `device = f"cuda:{rank}"`: a part of what differs by rank
         return rank_word(test.func) or frameworks.main_test(self.facts, test.func) or any(
             self.rank_dependent(a.value, depth) and not self._only_logged(test, a.value)
                                            for a in test.args

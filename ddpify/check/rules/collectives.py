@@ -771,7 +771,9 @@ def sum_not_averaged(ctx: Context) -> Iterator[Hit]:
     `all_reduce` sums by default: the mean loss (or accuracy) of N processes comes back N times
     too large, and the logged curve, the best-checkpoint test or the early stop that reads it
     changes with the number of GPUs. Divide by `dist.get_world_size()` or reduce with
-    `op=dist.ReduceOp.AVG`. Found for a value that is a mean (a loss, `.mean()`, a quotient)
+    `op=dist.ReduceOp.AVG`. Found for a value that is a mean (a loss, `.mean()`, a quotient, its
+    negation, what a function or method of the program returns where every `return` gives one:
+    `pm.loss(x)` returning `-log_prob.mean()`)
     all-reduced with the default or SUM op, when nothing in its function divides it afterwards
     or hands it to another function; a sum of counts (`correct`, `total`) is what SUM is for.
     """
@@ -791,13 +793,16 @@ def sum_not_averaged(ctx: Context) -> Iterator[Hit]:
 
 
 def _a_mean(ctx: Context, expr: cst.BaseExpression, depth: int = 8) -> bool:
-    """Is `expr` a mean: `.mean()`, a quotient, what a loss function or an `nn.*Loss` object
-    returns, followed through names and `.detach()`, `.clone()`, `.float()`?"""
+    """Is `expr` a mean: `.mean()`, a quotient, its negation, what a loss function or an `nn.*Loss`
+    object returns, or a function of the program each of whose returns is one, followed through
+    names and `.detach()`, `.clone()`, `.float()`?"""
     f = ctx.facts
     if depth == 0:
         return False
     if isinstance(expr, cst.BinaryOperation):  # a quotient, unless already by the number of processes
         return isinstance(expr.operator, cst.Divide) and not _world_size(ctx, expr.right)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):  # `-log_prob.mean()`
+        return _a_mean(ctx, expr.expression, depth - 1)
     if isinstance(expr, cst.Call):
         if mt.is_method_call(expr, "detach", "clone", "float", "double", "cpu", "cuda", "to"):
             return _a_mean(ctx, expr.func.value, depth - 1)
@@ -808,6 +813,9 @@ def _a_mean(ctx: Context, expr: cst.BaseExpression, depth: int = 8) -> bool:
             return True
         if qualified == "torch.tensor":
             return bool(expr.args) and _a_mean(ctx, expr.args[0].value, depth - 1)
+        returned = [r for func in f.user_functions(expr) for r in f.returned(func)]
+        if returned:  # `pm.loss(x)`: a method of the program every `return` of which gives a mean
+            return all(_a_mean(ctx, r, depth - 1) for r in returned)
         return any(isinstance(o, cst.Call) and (f.qualify(o.func) or "").startswith("torch.nn.")
                    and (f.qualify(o.func) or "").endswith("Loss") for o in f.origins(expr.func))
     ref = f.ref(expr) if isinstance(expr, cst.Name) else None

@@ -60,7 +60,8 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     of a module the file imports (`make_dataloader(cfg, is_train=True)`) is reported at the file's
     call of that helper. A sampler whose loader only
     evaluation reads (a loop that does not train, a function named for evaluation, a sampler or
-    loader named for it, `val_sampler`) is left alone: the order of an evaluation pass does not
+    loader named for it, `val_sampler`, also where a training function is handed it under such a
+    name: `fit(model, train_loader, test_loader)`) is left alone: the order of an evaluation pass does not
     change its result. Nor is a sampler built in a `*_dataloader` hook of a Lightning data module
     or module (or a helper only those hooks call): Lightning's loop calls its `set_epoch`.
     Also found: a `set_epoch` called only `if isinstance(sampler, DistributedSampler):` where the
@@ -518,10 +519,25 @@ def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> b
     if strict:
         loops = [lp for lp in loops if ctx.facts.grad_disabled(lp) or isinstance(
             ctx.facts.scope(lp), cst.FunctionDef) and EVALUATES.search(ctx.facts.scope(lp).name.value)]
-    evaluated = [c for c in passed if EVALUATES.search(_called(c))]
-    trained = any(ctx.facts.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
+    as_evaluation = [c for c in passed if _handed_for_evaluation(ctx, c, sampler)]
+    evaluated = [c for c in passed if EVALUATES.search(_called(c)) or c in as_evaluation]
+    trained = any(ctx.facts.trains(loop) for loop in loops) or any(
+        TRAINS.search(_called(c)) and c not in as_evaluation for c in passed)
     return bool(loops or evaluated or _named_for_evaluation(ctx, sampler)
                 and not _never_read(ctx.facts, _loader_names(ctx, sampler))) and not trained
+
+
+def _handed_for_evaluation(ctx: Context, call: cst.Call, sampler: cst.Call) -> bool:
+    """Is every argument by which `call` is handed a loader drawing from `sampler` named for
+    evaluation, by its name or its keyword (`pm.train(train_loader, test_loader)`: the test loader
+    goes to a training function to be evaluated there, `fit(model, val_loader=loader)`)?"""
+    f = ctx.facts
+    drawing = [c for c in ctx.script.calls_of(LOADER)
+               if (arg := mt.keyword(c, "sampler") or mt.keyword(c, "batch_sampler")) is not None
+               and any(f.is_inside(sampler, o) for o in f.origins(arg.value))]
+    carrying = [a for a in call.args if dotted(a.value) and set(loaders_of(f, a.value, drawing, drawn=False))]
+    return bool(carrying) and all(EVALUATES.search(a.keyword.value if a.keyword is not None else
+                                                   dotted(a.value).rsplit(".", 1)[-1]) for a in carrying)
 
 
 def _evaluated_through_factory(ctx: Context, sampler: cst.Call) -> bool:

@@ -42,7 +42,9 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     the wrap under its `elif self.use_ddp:`), the side of `isinstance(model, dict)` (a builtin or
     `collections` container: no wrapper is one) where it holds, or under `if hasattr(model, "x"):` (or a helper of the
     program that returns true only under its own such test of the object it is given:
-    `isimplemented(model, "x")` testing `name in dir(obj)`). Also found: `getattr(model, "x", default)`, which on the wrapper
+    `isimplemented(model, "x")` testing `name in dir(obj)`), or under a test of a parameter
+    (`if load_model: model.load_weights(path)`) that every call handing the function the wrapper
+    fails with a literal (`load_model=False`, also through its own callers' parameters). Also found: `getattr(model, "x", default)`, which on the wrapper
     returns the default without a word, `hasattr(model, "x")` of a name a model class of the
     program defines (always False on the wrapper: what it guards silently never runs), and
     `model.dtype` (a Hugging Face model's, not nn.Module's). A function of another module of the program that reads such an attribute of
@@ -81,7 +83,8 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
         holds = ctx.holds_ddp(attr.value)
         if holds is None or _assigned(ctx, attr) or _probed(ctx, attr) or ctx.unwrapped_here(attr.value) \
                 or _before_the_wrap(ctx, attr.value) \
-                or holds != WRAPPER and f.code(attr.value) in containers or bare_model.lacks(f, attr.value, name):
+                or holds != WRAPPER and f.code(attr.value) in containers or bare_model.lacks(f, attr.value, name) \
+                or _off_for_every_wrapper(ctx, attr):
             continue
         owner = f.code(attr.value)
         if ctx.prepared_only:  # accelerate's wrap, absent on one process: no `.module` to add
@@ -121,6 +124,84 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
         owner = f.code(obj)
         yield Hit(call, f"`{owner}` holds the DDP wrapper, which has no `{name}`: this getattr "
                         f"{'returns its default' if len(call.args) > 2 else 'raises'}; read `{owner}.module`")
+
+
+def _off_for_every_wrapper(ctx: Context, attr: cst.Attribute) -> bool:
+    """Is `attr`, a read of a parameter of its function under a test of another parameter
+    (`if load_model: model.load_pretrained_weights(path)`), off for every call that hands that
+    function the wrapper: each passes a literal that fails the test (`load_model=False`), itself
+    or through the parameters of its own function and their callers, while the calls that pass a
+    true one hand the bare model?"""
+    f = ctx.facts
+    func = f.scope(attr)
+    if not isinstance(func, cst.FunctionDef) or not isinstance(attr.value, cst.Name) \
+            or not _stands_for_parameter(f, attr.value, func):
+        return False
+    wanted = []  # (parameter, the truth the read needs of it)
+    child: cst.CSTNode = attr
+    for anc in f.ancestors(attr):
+        if anc is func:
+            break
+        if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
+            test, holds = anc.test, child is anc.body
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, holds = test.expression, not holds
+            if isinstance(test, cst.Name) and test.value in param_names(func) and not f.writes(Ref(func, test.value)):
+                wanted.append((test.value, holds))
+        child = anc
+    return bool(wanted) and not _reached_with_wrapper(ctx, func, attr.value.value, wanted, 3)
+
+
+def _stands_for_parameter(f, name: cst.Name, func: cst.FunctionDef, site: cst.Call | None = None) -> bool:
+    """Is `name` the parameter of that name as it was passed: never rebound but to itself moved
+    (`model = model.to(device)`), or, read by `site`, rebound only by the assignment `site` is the
+    value of (`model = self.prepare(model, ...)` reads the parameter)?"""
+    if name.value not in param_names(func):
+        return False
+    return all(isinstance(value, cst.Call) and (
+        isinstance(value.func, cst.Attribute) and mt.is_name(value.func.value, name.value)
+        and mt.is_method_call(value, "to", "cuda", "float", "half", "eval", "train")
+        or site is not None and f.is_inside(site, value)) for _, value, _ in f.writes(Ref(func, name.value)))
+
+
+def _reached_with_wrapper(ctx: Context, func: cst.FunctionDef, param: str, wanted: list[tuple[str, bool]],
+                          depth: int) -> bool:
+    """Does some call of `func` hand `param` the wrapper with arguments that may pass every test of
+    `wanted`? A call whose arguments are its own function's parameters is followed to that
+    function's callers (`depth` deep); what is not known counts as passing."""
+    f = ctx.facts
+    sites = f.call_sites(func)
+    if not sites or depth <= 0:
+        return True
+    for site in sites:
+        given = f.argument_for(site, func, param)
+        if given is None or ctx.holds_ddp(given) is None:
+            if given is None and any(a.star for a in site.args):
+                return True
+            continue
+        outer = f.scope(site)
+        onward, passes = [], True
+        for name, holds in wanted:
+            arg = f.argument_for(site, func, name)
+            if arg is None and not any(a.star for a in site.args):
+                found = next((p for p in (*func.params.params, *func.params.kwonly_params) if p.name.value == name), None)
+                arg = found.default if found is not None else None
+            if mt.is_name(arg, "True", "False", "None"):
+                passes = passes and (arg.value == "True") == holds
+            elif isinstance(arg, cst.Name) and isinstance(outer, cst.FunctionDef) and arg.value in param_names(outer) \
+                    and not f.writes(Ref(outer, arg.value)):
+                onward.append((arg.value, holds))
+            else:
+                return True
+        if not passes:
+            continue
+        if not onward:
+            return True
+        if not (isinstance(given, cst.Name) and isinstance(outer, cst.FunctionDef)
+                and _stands_for_parameter(f, given, outer, site)) \
+                or _reached_with_wrapper(ctx, outer, given.value, onward, depth - 1):
+            return True
+    return False
 
 
 def _handed_from_elsewhere(ctx: Context, attr: cst.Attribute) -> list[tuple[cst.Call, cst.BaseExpression]]:
