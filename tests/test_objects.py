@@ -248,6 +248,12 @@ TRAINED = [  # optimizer source, the models it steps
      "D"),  # near miss: a method of no model, handed D
     (STORED + "G = Net()\nD = Net()\nset_up(G)\nreset(G)\n", "G"),  # param groups kept on the model
     (REGISTRY.format(more="") + "G = Net()\nD = Net()\nopt = OPTS['adam'](G.parameters())\n", "G"),  # a registry of functions
+    # a registry of lambdas (`OPTS[name](model.parameters(), lr)`), by place or keyword, and a lambda bound to a name
+    ("OPTS = {'adam': lambda ps, lr: torch.optim.Adam(ps, lr=lr)}\nG = Net()\nD = Net()\n"
+     "opt = OPTS['adam'](D.parameters(), 0.1)\n", "D"),
+    ("OPTS = [lambda ps, lr=1: torch.optim.Adam(ps, lr=lr)]\nG = Net()\nD = Net()\nopt = OPTS[0](lr=2, ps=G.parameters())\n",
+     "G"),
+    ("make = lambda ps: torch.optim.SGD(ps, lr=1)\nG = Net()\nD = Net()\nopt = make(D.parameters())\n", "D"),
 ]
 
 
@@ -257,6 +263,15 @@ def test_which_models_an_optimizer_steps(source, models):
     (opt,) = [c for c in facts.calls if (facts.qualify(c.func) or "").startswith("torch.optim.")]
     expected = set().union(*(flow.values(last_use(facts, m)) for m in models.split()))
     assert flow.trained(opt) == expected and expected
+
+
+def test_a_lambda_handed_another_lambdas_arguments_steps_no_model():
+    """Near miss: `ps` of a lambda that no call of the program runs (its registry is never called)
+    is given nothing: the optimizer it builds steps no model."""
+    facts, flow = core("OPTS = {'adam': lambda ps: torch.optim.Adam(ps)}\nOTHER = {'sgd': lambda ps: ps}\n"
+                       "G = Net()\nx = OTHER['sgd'](G.parameters())\n")
+    (opt,) = [c for c in facts.calls if (facts.qualify(c.func) or "").startswith("torch.optim.")]
+    assert not flow.trained(opt)
 
 
 def test_a_registry_holding_anything_but_functions_of_the_program_runs_none_of_them():

@@ -795,6 +795,10 @@ class Objects:
                     for r in f.returned(callee):
                         calls += self._parameters_in(r)
         for name in f.findall(node, (cst.Name, cst.Attribute), lambda n: dotted(n) is not None):
+            handed = self._lambda_arguments(name) if isinstance(name, cst.Name) else None
+            if handed is not None:  # `lambda params, lr: Adam(params, lr=lr)`: what its callers pass
+                calls += [c for a in handed for c in self._parameters_in(a)]
+                continue
             ref = f.ref(name)
             read = ref is not None and not isinstance(f.parent(name), cst.Attribute)
             sources = f.sources(ref) if read else []
@@ -812,6 +816,39 @@ class Objects:
                 calls += [c for loop in self.facts.loops_binding(ref) for c in self._parameters_in(loop.iter)]
         self._params[node] = tuple(dict.fromkeys(calls))
         return self._params[node]
+
+    def _lambda_arguments(self, name: cst.Name) -> list[cst.BaseExpression] | None:
+        """What the calls of a lambda pass for its parameter `name` reads, where `name` is one
+        (`OPTIMIZERS = {"adam": lambda params, lr: torch.optim.Adam(params, lr=lr)}`, then
+        `OPTIMIZERS[name](model.parameters(), 0.01)`: `model.parameters()`), by place or keyword;
+        None where `name` is no parameter of a lambda around it."""
+        f = self.facts
+        lam = next((a for a in f.ancestors(name) if isinstance(a, cst.Lambda)
+                    and name.value in [p.name.value for p in a.params.params]), None)
+        if lam is None:
+            return None
+        index = [p.name.value for p in lam.params.params].index(name.value)
+        return [a.value for call in self._lambda_calls.get(lam, ()) for a in
+                ([a for a in call.args if a.keyword is not None and a.keyword.value == name.value]
+                 or [a for a in call.args[index:index + 1] if a.keyword is None and not a.star])]
+
+    @cached_property
+    def _lambda_calls(self) -> dict[cst.Lambda, list[cst.Call]]:
+        """The calls of each lambda of the program: through a name bound to it (`make = lambda p:
+        ...`, then `make(...)`) or an item of a registry written out that holds it (`OPTS[name](...)`)."""
+        f = self.facts
+        found: dict[cst.Lambda, list[cst.Call]] = defaultdict(list)
+        for call in f.calls:
+            func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
+            ref = f.ref(func) if dotted(func) else None
+            for source in f.sources(ref) if ref is not None else ():
+                items = [e.value for e in source.elements if isinstance(e, (cst.DictElement, cst.Element))] \
+                    if isinstance(source, (cst.Dict, cst.List, cst.Tuple)) and isinstance(call.func, cst.Subscript) \
+                    else [source]
+                for item in items:
+                    if isinstance(item, cst.Lambda):
+                        found[item].append(call)
+        return found
 
     def _model_method(self, call: cst.Call) -> bool:
         """`model.weights()`, `model.alphas()`: a method of the model's own class, called on the

@@ -797,13 +797,16 @@ class Facts:
         """`getattr(models, opt.model)` of a module or package of the program: any of the top-level
         classes of it and of its submodules (which one is known at run time only: a project's
         `model = getattr(models, opt.model)(nfeat=..., nhid=...)` with `models/__init__.py`
-        importing `GCN` and `GAT` from `models/gcn.py` and `models/gat.py`)."""
+        importing `GCN` and `GAT` from `models/gcn.py` and `models/gat.py`), and the classes of the
+        program such a module imports by name from elsewhere (`pkg/data.py`: `from pkg.toy import Toy`)."""
         if not mt.is_name(expr.func, "getattr") or len(expr.args) < 2 or self.program is None:
             return []
         held = self._held_program_modules(expr.args[0].value)
+        imported = {q for part in self.program.parts if part.name in held for q in self._imports_of(part).aliases.values()}
         return [c for c in self.by_type.get(cst.ClassDef, ()) if held and type(self.scope(c)) is not cst.FunctionDef
                 and self.enclosing_class(c) is None
-                and any(n == h or n.startswith(h + ".") for h in held for n in [self.program.part_of(c, self.parents).name])]
+                and any(n == h or n.startswith(h + ".") for h in held for n in [self.program.part_of(c, self.parents).name])
+                or f"{self.program.part_of(c, self.parents).name}.{c.name.value}" in imported]
 
     def classes_looked_up(self, call: cst.Call) -> list[cst.ClassDef]:
         """The classes of the program a call that looks one up by name may give: `getattr(models,

@@ -5834,3 +5834,28 @@ def test_an_optimizer_class_a_parameter_holds_by_its_default_builds_an_optimizer
     other = OPTIMIZER_CLASS_BY_DEFAULT.replace("optim=torch.optim.SGD", "optim=list")
     assert "DistributedDataParallel(" not in only(NAME, other)
 
+
+def test_an_optimizer_a_registry_of_lambdas_builds_wraps_the_model_its_caller_hands_it():
+    """Decision 0119's open case, a registry of lambdas (`OPTS = {"adam": lambda ps, lr: Adam(ps,
+    lr=lr)}`, then `OPTS[name](model.parameters(), 0.01)`): the optimizer's model was not found
+    ("could not tell which model this optimizer trains"), nothing was wrapped and the data was left
+    whole. The lambda's parameter is what its callers pass: the model is wrapped."""
+    out = only(NAME, """\
+import torch
+import torch.nn as nn
+
+OPTS = {"adam": lambda ps, lr: torch.optim.Adam(ps, lr=lr), "sgd": lambda ps, lr: torch.optim.SGD(ps, lr=lr)}
+
+
+def main(name):
+    model = nn.Linear(4, 1)
+    opt = OPTS[name](model.parameters(), 0.01)
+    for step in range(3):
+        opt.zero_grad()
+        model(torch.randn(2, 4)).sum().backward()
+        opt.step()
+
+
+main("adam")
+""")
+    assert "    opt = OPTS[name](model.parameters(), 0.01)\n    model = DistributedDataParallel(model, device_ids=" in out
