@@ -757,3 +757,23 @@ def test_calls_in_two_branches_of_one_if_are_apart(code):
     facts = _facts(code)
     a, b = ([c for c in facts.calls if dotted(c.func) == n][0] for n in ("a", "b"))
     assert facts.apart(a, b) is APART[code] and facts.apart(b, a) is APART[code]
+
+
+@pytest.mark.parametrize("code, known", [
+    ("torch.save(m, os.path.join(d, 'a.pt'))", True),
+    ("with open('log.txt', 'a') as f:\n    f.write(s)", True),
+    ("df.to_csv(os.path.join(d, 'scores.csv'))", True),
+    ("np.save(os.path.join(d, 'a'), x)", False),  # writes a.npy: a suffix np.save adds
+    ("plt.savefig('plot')", False),  # plot.png
+    ("shutil.copytree(src, 'out')", False),  # fills a folder
+    ("shutil.copy(src, 'out')", False),  # a folder, or a file
+    ("model.save_pretrained('out')", False),
+])
+def test_a_writes_path_is_known_where_it_names_the_file_written(code, known):
+    """`writes.written_paths`: a barrier may be left out only where the path a write is given names
+    the file it writes: `np.save("a")` writes a.npy, `savefig("plot")` plot.png, `copytree` fills
+    a folder, and a read of `a.npy` or of `out/config.json` would be taken for another file."""
+    facts = Facts(parse_module("import os\nimport shutil\nimport numpy as np\nimport torch\n"
+                               "import matplotlib.pyplot as plt\n" + code + "\n"))
+    stmt = facts.module.body[-1]
+    assert (writes.written_paths(facts, stmt) is not None) is known

@@ -522,7 +522,7 @@ def _written_paths(facts: Facts, node: cst.CSTNode, depth: int) -> list[cst.Base
     paths: list[cst.BaseExpression] = []
     for call in facts.calls_in(node):
         if file_write(facts, call) is not None:
-            if (path := written_path(facts, call)) is None:
+            if not _names_its_file(facts, call) or (path := written_path(facts, call)) is None:
                 return None
             paths.append(path)
             continue
@@ -531,6 +531,26 @@ def _written_paths(facts: Facts, node: cst.CSTNode, depth: int) -> list[cst.Base
                 return None  # (a write further down is not known)
             paths += inner
     return paths
+
+
+# writes whose path names the file they write: not a folder they fill (`shutil.copytree`, `save_pretrained(d)`, a
+# SummaryWriter's, `shutil.copy(src, folder)`), nor a name they add a suffix to (`np.save("a")` writes a.npy,
+# `savefig("plot")` plot.png)
+EXACT_FILE_WRITES = frozenset({
+    "torch.save", "torch.jit.save", "safetensors.torch.save_file", "joblib.dump", "pickle.dump", "json.dump",
+    "numpy.savetxt", "torchvision.utils.save_image", "imageio.imwrite", "imageio.imsave", "imageio.mimwrite",
+    "imageio.mimsave", "imageio.v2.imwrite", "imageio.v2.mimwrite", "imageio.v3.imwrite", "cv2.imwrite",
+    "soundfile.write", "scipy.io.wavfile.write", "torchaudio.save"})
+EXACT_FILE_METHODS = frozenset({"write_bytes", "write_text", "to_csv", "to_pickle", "to_feather", "to_excel", "to_hdf",
+                                "to_json", "to_parquet", "save"})
+
+
+def _names_its_file(facts: Facts, call: cst.Call) -> bool:
+    """Does the path the write `call` is given name the very file it writes (`EXACT_FILE_WRITES`,
+    a file opened for writing)?"""
+    return _opened_to_write(facts, call) or (facts.qualify(call.func) or "") in EXACT_FILE_WRITES or \
+        isinstance(call.func, cst.Attribute) and call.func.attr.value in EXACT_FILE_METHODS and \
+        facts.qualify(call.func) is None
 
 
 def read_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
