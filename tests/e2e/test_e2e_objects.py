@@ -59,6 +59,8 @@ fixtures/objects_targets (the sixteenth sweep's train_frame): the data module, m
 built from `target:` strings of the project's YAML: wrapped, sharded where the hook makes the loader, saved once.
 fixtures/objects_ensemble (decision 0115's left class): a plain class's list of modules handed to a runner that builds
 an optimizer per member: each member synced where its optimizer is built, the loader sharded.
+fixtures/objects_logs (decision 0134): the logging configuration read from an INI file (`fileConfig`, a FileHandler)
+and a helper appending lines to a log before the corpus is read: each log written once, by the main process.
 """
 
 from __future__ import annotations
@@ -98,6 +100,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_meta": ((64,), {"model.pt"}),
     "objects_targets": ((64,), {"best.pt"}),
     "objects_ensemble": ((64,), {"ensemble.pt"}),
+    "objects_logs": ((64,), {"model.pt"}),
 }
 EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}
@@ -359,3 +362,16 @@ def test_a_meter_made_for_the_pass_prints_the_whole_sets_figures(runs):
     lines = [line for line in run.rank_output[0].splitlines() if line.startswith("epoch ")]
     assert len(lines) == EPOCHS and all(line.endswith(" target 31.5000 over 64") for line in lines), run.tail()
     assert all(" over 64 " in line for line in lines), lines  # the loss meter's count too
+
+
+def test_a_logging_configuration_files_log_and_a_helpers_log_are_written_once(runs):
+    """`logging.config.fileConfig("logging.conf", defaults)`'s FileHandler: one line per epoch, the
+    main process's (the other's handler a NullHandler); the helper's two lines before and after the
+    corpus is read, once; the self-check names no file written by both processes."""
+    run = runs["objects_logs"]
+    assert run.ok, run.tail()
+    logs = run.cwd / "runs"
+    assert [line.split()[:2] for line in (logs / "train.log").read_text().splitlines()] == \
+        [["epoch", str(e)] for e in range(EPOCHS)]
+    assert (logs / "log.txt").read_text().splitlines() == ["reading the corpus", "64 lines, 10 words"]
+    assert not any("shared-write" in text for text in [run.output, *run.rank_output.values()]), run.tail()
