@@ -441,13 +441,23 @@ def _reads_clock(facts: Facts, call: cst.Call) -> bool:
 
 
 def _adds_to_self(facts: Facts, method: cst.FunctionDef) -> bool:
-    """Does the method add to what its object keeps: `self.sum += val * n`, `self.total[key] +=
-    value`, `self.values.append(val)`?"""
+    """Does the method add figures to what its object keeps: `self.sum += val * n`, `self.total[key]
+    += value`, `self.values.append(val)`? Not a step counter that only adds a constant (`self.iter +=
+    1` in a scheduler object's `step()`): every process makes as many steps over its shard, and
+    counts them alike."""
     def kept(target: cst.BaseExpression) -> bool:
         target = target.value if isinstance(target, cst.Subscript) else target
         return (dotted(target) or "").startswith("self.")
-    return any(isinstance(a.operator, cst.AddAssign) and kept(a.target) for a in facts.findall(method, cst.AugAssign)) \
+    return any(isinstance(a.operator, cst.AddAssign) and kept(a.target) and not _constant(a.value)
+               for a in facts.findall(method, cst.AugAssign)) \
         or any(mt.is_method_call(c, "append", "extend") and kept(c.func.value) for c in facts.findall(method, cst.Call))
+
+
+def _constant(value: cst.BaseExpression) -> bool:
+    """A number written out (`1`, `1.0`, `-1`)."""
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float))
 
 
 def _reads_object(facts: Facts, stmt: cst.CSTNode, owner: str, kept: set[str]) -> bool:

@@ -1196,3 +1196,52 @@ def test_a_meter_the_name_based_resolution_does_not_see_is_named_where_read_afte
         .replace("def train(loader):", extra + "def train(loader):").replace("READ", "return meter.avg")
     named = warnings(rewritten(NAME, code).changes)
     assert len(named) == 1 and named[0].startswith("the figures of `meter`, added up in the loop by `meter.update(...)`")
+
+
+STEPPED_SCHEDULE = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Schedule:
+    def __init__(self, optimizer, rates):
+        self.optimizer, self.rates, self.iter = optimizer, rates, 0
+
+    def step(self, val=None):
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.rates[self.iter]
+        ADD
+
+    def state_dict(self):
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+schedule = Schedule(optimizer, [0.1] * 100)
+loader = DataLoader(TensorDataset(torch.randn(32, 4), torch.randn(32, 1)), batch_size=4, shuffle=True)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        schedule.step(loss.item())
+    torch.save({"model": model.state_dict(), "schedule": schedule.state_dict()}, "ckpt.pt")
+"""
+
+
+@pytest.mark.parametrize("add, named", [
+    ("self.iter += 1", False),  # a step counter: every process steps as often over its shard
+    ("self.iter += 1\n        self.total += val", True),  # near miss: it adds the batch's figure too
+])
+def test_a_scheduler_object_that_counts_its_steps_is_no_meter(add, named):
+    """SimSiam's own scheduler object (the eighteenth sweep's part C): `step()` sets the learning rate
+    and counts `self.iter += 1`; read after the loop (`scheduler.state_dict()` in the checkpoint) it was
+    named as a meter, "this process's shard's figures", false: every process makes as many steps. A
+    method that adds only a constant to its object counts steps; one adding a figure is a meter."""
+    from tests.support.snippets import rewritten, warnings
+    code = STEPPED_SCHEDULE.replace("ADD", add).replace("self.iter = optimizer, rates, 0",
+                                                         "self.iter = optimizer, rates, 0\n        self.total = 0.0")
+    said = [w for w in warnings(rewritten(NAME, code).changes) if "the figures of `schedule`" in w]
+    assert bool(said) is named
