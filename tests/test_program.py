@@ -2053,3 +2053,21 @@ def test_a_loop_over_a_generator_method_passing_over_its_objects_loader_is_that_
     warned = [c.message for m in [result, *result.modules.values()] for c in m.changes if c.kind == "warning"]
     assert "            set_epoch(self.data.loader, epoch)\n            for x in self.data.batches():\n" in result.code
     assert not [w for w in warned if "trace to a DataLoader" in w or "no epoch loop" in w], warned
+
+
+@pytest.mark.parametrize("calls, read", [
+    ('import utils\nfrom stage import go\nutils.get("pkg.a", n)\n', ("pkg.a", "pkg.b")),
+    ('from utils import get\nget("pkg.a", n)\nget(module="pkg.b", name=n)\n', ("pkg.a", "pkg.b")),
+    ('import utils\nfrom stage import go\nutils.get(where, n)\n', ()),  # one caller computes the name
+])
+def test_a_helper_in_another_file_imports_by_name_what_the_programs_callers_write_out(calls, read):
+    """The same helper in `utils.py` (a project's shared `get_class`), called from the entry and
+    from another module of the program: the names every call of the program gives are read once
+    every file is, in the helper's file."""
+    write({"utils.py": "import importlib\n\n\ndef get(module, name):\n    return getattr(importlib.import_module(module), name)\n",
+           "stage.py": "import utils\n\n\ndef go(n):\n    return utils.get('pkg.b', n)\n" if "stage" in calls else "",
+           "train.py": "n = 'A'\n" + calls, "pkg/__init__.py": "", "pkg/a.py": "class A:\n    pass\n",
+           "pkg/b.py": "class B:\n    pass\n"})
+    loaded = program()
+    assert tuple(sorted(n for names in loaded.by_name.values() for n in names)) == read
+    assert {p.name for p in loaded.parts} >= set(read)

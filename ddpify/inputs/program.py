@@ -287,9 +287,12 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
     folders: dict[Path, cst.Call] = {}  # what `sys.path.insert(...)` calls add, in order
     unread: list[str] = []
     aboves: dict[str, Path | None] = {}
-    while queue:
+    handed: dict[str, list[tuple[cst.Call, list[str]]]] = {}  # module names other files' callers give (`_handed_in`)
+    tried: set[cst.Call] = set()
+    while queue or _handed_in(parts, by_name, tried, handed, queue):
         part = queue.pop(0)
         imported, computed, additions = lookups.imports(part, root)
+        computed = [*computed, *handed.pop(part.name, [])]
         by_name.update((call, read) for call, names in computed
                        if (read := tuple(n for n in names if lookups.files(root, n))))
         for folder, call in additions:
@@ -848,20 +851,56 @@ def _computed_imports(part: Part, root: Path) -> list[tuple[cst.Call, list[str]]
     return found
 
 
-def _literals_for_parameter(module: cst.Module, call: cst.Call, arg: cst.BaseExpression) -> list[str]:
+def _handed_in(parts: list[Part], by_name: dict, tried: set[cst.Call], handed: dict, queue: list[Part]) -> bool:
+    """Once every file is read: for a helper that imports by the name of its parameter and that the
+    files calling it write out in another file (`utils.py`: `def get_class(module, name): ...
+    importlib.import_module(module)`; `trainer.py`: `get_class("pkg.algos", cfg.algo)`), the names
+    every call of it in the program gives (`_literals_for_parameter`, over every file), kept in
+    `handed` for the helper's file, which goes back on `queue` to read them. False where there is
+    none (each such import is asked once)."""
+    found = False
+    every: list[cst.Call] | None = None  # the program's calls, gathered once
+    for part in parts:
+        for call in _dynamic_imports(part):
+            if call in by_name or call in tried or not isinstance(call.args[0].value, cst.Name):
+                continue
+            tried.add(call)
+            every = every if every is not None else [c for p in parts for c in mt.findall(p.module, cst.Call)]
+            names = _literals_for_parameter(part.module, call, call.args[0].value, every)
+            if names:
+                handed.setdefault(part.name, []).append((call, names))
+                queue.append(part)
+                found = True
+    return found
+
+
+def _dynamic_imports(part: Part) -> list[cst.Call]:
+    if b"__import__" not in part.data and b"import_module" not in part.data:
+        return []
+    return mt.findall(part.module, cst.Call, lambda c: dotted(c.func) in DYNAMIC_IMPORTS and bool(c.args))
+
+
+def _literals_for_parameter(module: cst.Module, call: cst.Call, arg: cst.BaseExpression,
+                            callers: list[cst.Call] | None = None) -> list[str]:
     """The module names a helper's parameter is given where the helper imports it by name, where
     every call of the helper in its file writes the name out: `get_class('pkg.algos', cfg.algo)`
     and `get_class('pkg.data', cfg.data)` of `def get_class(module, name): mod =
-    importlib.import_module(module)`; [] where some call passes anything else, or none is found."""
+    importlib.import_module(module)`; [] where some call passes anything else, or none is found.
+    `callers`: the calls that may be of it (its own file's by default; every file's for `_handed_in`,
+    the helper called by its name or as an attribute: `utils.get_class(...)`)."""
     if not isinstance(arg, cst.Name):
         return []
     defs = [f for f in mt.findall(module, cst.FunctionDef, lambda f: any(c is call for c in mt.findall(f, cst.Call)))]
     func = min(defs, key=lambda f: len(mt.findall(f, cst.Call)), default=None)  # the innermost
     params = [p.name.value for p in func.params.params] if func is not None else []
+    params = params[1:] if params[:1] in (["self"], ["cls"]) else params  # a method's calls pass the rest
     if arg.value not in params or any(mt.findall(func, cst.AssignTarget, lambda t: mt.is_name(t.target, arg.value))):
         return []
     index, names = params.index(arg.value), []
-    for site in mt.findall(module, cst.Call, lambda c: mt.is_name(c.func, func.name.value)):
+    name = func.name.value
+    sites = [c for c in mt.findall(module, cst.Call, lambda c: mt.is_name(c.func, name))] if callers is None else \
+        [c for c in callers if mt.is_name(c.func, name) or mt.is_attribute(c.func, name)]
+    for site in sites:
         given = [a.value for a in site.args if a.keyword is not None and a.keyword.value == arg.value] or \
             [a.value for a in site.args[index:index + 1] if a.keyword is None and not a.star]
         if len(given) != 1 or not isinstance(given[0], cst.SimpleString):
