@@ -34,7 +34,7 @@ from ddpify.syntax.names import MAIN_PROCESS_WORDS, RANK_WORD, dotted, rank_word
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.cycles import Cycles
 from ddpify.analysis.distributed import Launcher, accelerate_collective, barrier_method, composer_handlers, hook_runs
-from ddpify.analysis import frameworks
+from ddpify.analysis import frameworks, writes
 from ddpify.analysis import lightning
 from ddpify.analysis.lightning import ONE_PROCESS_A_NODE, before_launch, lightning_hook, prepared_first
 from ddpify.analysis.objects import of
@@ -1065,6 +1065,36 @@ class Ranks:
         funcs = [*self.callees(call), *self.handed_functions(call)] if depth > 0 else []
         return frozenset().union(*(self.collectives_reached(func.body, depth - 1) for func in funcs))
 
+    def raced_file_test(self, node: cst.CSTNode) -> cst.If | None:
+        """The `if` around `node` whose test asks whether a file exists (`os.path.exists(p)`,
+        `Path(p).is_file()`), `node` on the side where it does not, where that side makes files on
+        some ranks only (`if rank == 0: download(url, p)`), or None. Each process asks on its own,
+        before or after a rank has made the file there: its answer is not the same on every process,
+        though no rank is read.
+
+            if os.path.exists(path):            # <- this `if`, for the barrier below
+                state = torch.load(path)
+            else:
+                if rank == 0:
+                    download(url, path)
+                dist.barrier()                   # a rank that looks after rank 0 has made it skips this
+        """
+        f = self.facts
+        child = node
+        for anc in f.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return None
+            if isinstance(anc, cst.If) and child is not anc.test:
+                test, negated = anc.test, False
+                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    test, negated = test.expression, True
+                missing = anc.body if negated else anc.orelse
+                if _file_test(f, test) and missing is not None and f.is_inside(node, missing) and any(
+                        _makes_file(f, c) and self.on_some_ranks(c) for c in f.calls_in(missing)):
+                    return anc
+            child = anc
+        return None
+
     def collectives_reached(self, node: cst.CSTNode, depth: int = 3) -> frozenset[str]:
         """The collectives a block may run (`collectives_run` of each call in it)."""
         key = (node, depth)
@@ -1204,6 +1234,24 @@ class _Asserts:
         place, asserts = self._blocks[block]
         at = place.get(child)
         return [] if at is None else [test for i, test in asserts if i < at]
+
+
+FILE_TESTS = frozenset({"os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.lexists"})
+# torch.hub's loaders download into the hub's cache (or `model_dir=`) where the file is missing
+HUB_DOWNLOADS = frozenset({"torch.hub.load_state_dict_from_url", "torch.hub.download_url_to_file",
+                           "torch.utils.model_zoo.load_url"})
+
+
+def _file_test(facts: Facts, test: cst.BaseExpression) -> bool:
+    """`os.path.exists(p)`, `os.path.isfile(p)`, `Path(p).exists()`, `p.is_file()`."""
+    return isinstance(test, cst.Call) and (facts.qualify(test.func) in FILE_TESTS or not test.args and mt.is_method_call(
+        test, "exists", "is_file", "is_dir"))
+
+
+def _makes_file(facts: Facts, call: cst.Call) -> bool:
+    """Does `call` make a file: a write (`torch.save`, `open(p, "w")`), a download or a link?"""
+    return bool(writes.file_write(facts, call) or writes.download(facts, call) or writes.link(facts, call)) \
+        or writes.fetches(facts, call) or facts.qualify(call.func) in HUB_DOWNLOADS
 
 
 def _returns(branch: cst.CSTNode) -> bool:

@@ -61,7 +61,11 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     returns (`if rank != 0: dist.barrier(); return`, then rank 0's barrier in a `finally`), or
     under another rank test (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`,
     "main process first"; not where both lie inside one branch of an outer rank test, which the
-    others never enter).
+    others never enter). Also found on the side of a file test where the file is missing
+    (`if os.path.exists(path): load ... else: if rank == 0: download(url, path); dist.barrier()`)
+    when that side makes files on some ranks (`Ranks.raced_file_test`): each process asks on its
+    own, and one that asks after rank 0 has made the file never reaches the barrier; not where the
+    other side runs the same collectives.
     """
     if not ctx.script.distributed:
         return
@@ -73,6 +77,12 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     for call in f.calls:
         guard = ctx.ranks.rank_guard(call)
         returned = guard is None and (guard := ctx.ranks.rank_return_guard(call)) is not None
+        raced = ctx.ranks.raced_file_test(call) if ctx.ranks.is_collective(call) else None
+        if raced is not None and not ctx.ranks.undistributed(call) and not _paired_across(ctx, call, raced):
+            yield Hit(call, f"`{_name(f, call)}` is a collective, but only the ranks for which "
+                            f"`{f.code(raced.test)}` finds no file reach it, and some rank makes that file there: "
+                            "a rank that looks after it is made never calls it (deadlock)")
+            continue
         if guard is None or ctx.ranks.undistributed(call):
             continue
         holds = "does not hold" if not returned and not f.is_inside(call, guard.body) else "holds"
@@ -101,6 +111,13 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
                                     f"a DDP forward {what}, but only {some} run it (deadlock): pass "
                                     f"`{f.code(given)}.module`")
                     break
+
+
+def _paired_across(ctx: Context, call: cst.Call, test: cst.If) -> bool:
+    """Does the other side of `test` run the collectives `call` runs (a barrier on both sides)?"""
+    f = ctx.facts
+    other = test.orelse if f.is_inside(call, test.body) else test.body
+    return other is not None and ctx.ranks.collectives_run(call) <= ctx.ranks.collectives_reached(other)
 
 
 def _called_across_branches(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
