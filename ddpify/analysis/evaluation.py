@@ -357,8 +357,17 @@ def _uses_in(facts: Facts, loop: cst.For, name: str) -> list[cst.Name]:
 
 
 def _reads_after(facts: Facts, loop: cst.For, name: str) -> list[cst.Name]:
-    """The uses of `name` after the loop, in its function."""
-    return [n for n in facts.uses(name, facts.scope(loop)) if facts.before(loop, n) and not facts.is_inside(n, loop)]
+    """The uses of `name` after the loop, in its function; not a lambda's own parameter of that name
+    (`filenameToPILImage = lambda x: Image.open(x)`, in a module of the program merged after it)."""
+    return [n for n in facts.uses(name, facts.scope(loop)) if facts.before(loop, n) and not facts.is_inside(n, loop)
+            and not _lambdas_own(facts, n)]
+
+
+def _lambdas_own(facts: Facts, name: cst.Name) -> bool:
+    """Is `name` a parameter of a lambda around it (or the parameter itself)?"""
+    return any(isinstance(a, cst.Lambda) and any(p.name.value == name.value for p in
+                                                 (*a.params.posonly_params, *a.params.params, *a.params.kwonly_params))
+               for a in facts.ancestors(name))
 
 
 def _read_after(facts: Facts, loop: cst.For, name: str) -> bool:

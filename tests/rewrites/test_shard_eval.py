@@ -139,6 +139,28 @@ for i, data in enumerate(shard_eval(test_loader)):
 preds = gather_ordered(preds)
 print(len(preds))
 """, "a_name_set_anew_for_each_batch_and_moved_is_no_state_carried", scaffold=TRAINS.at_end),
+    pair("""\
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2)), batch_size=4)
+preds = []
+for i, data in enumerate(test_loader):
+    inputs = data[0]
+    preds += model(inputs).view(-1).tolist()
+print(len(preds))
+scale = lambda inputs: inputs * 2
+""", """\
+from ddpify_runtime import gather_ordered, shard_eval
+
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2)), batch_size=4)
+preds = []
+for i, data in enumerate(shard_eval(test_loader)):
+    inputs = data[0]
+    preds += model(inputs).view(-1).tolist()
+preds = gather_ordered(preds)
+print(len(preds))
+scale = lambda inputs: inputs * 2
+""", "a_lambdas_own_parameter_after_the_loop_reads_no_batch_name", scaffold=TRAINS.at_end),
+    # (the eighteenth sweep's protonet homework, decision 0130: `lambda x: Image.open(x)` of a module the
+    # program merges after the loop was taken for a read of the loop's `x`, "carried out of the loop")
     # (the seventeenth sweep's phoneme notebooks, decision 0134: `inputs = data; inputs = inputs.to(device)`
     # kept the test pass whole, "`inputs` is carried out of the loop")
     kept("""\
