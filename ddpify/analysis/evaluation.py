@@ -7,10 +7,12 @@ numbers behind only when each value it carries out of the loop is
   is visibly a per-sample total (`.sum()`, `reduction="sum"`, `* y.size(0)`, `len(y)`, or
   anything inside a loop over a batch's items), reduced with `reduce_sum` after the loop;
 - a list of per-sample values: `xs.extend(...)`/`xs += ...`, `xs.append(...)` per item, or per
-  batch when the list is only concatenated afterwards, from `[]`, gathered with `gather_ordered`.
+  batch when the list is only concatenated afterwards, from `[]`, gathered with `gather_ordered`;
+- a meter made afresh for the pass whose figures are plain sums (`meter.update(loss.item(), n)`,
+  `ddpify.analysis.meters`): its sums reduced, what its class computes from them computed again.
 Anything else keeps the loader whole, and `kept` says why: a value added once per batch
 (a mean of per-batch means), a batch counter, `len(loader)`, a running max or average, a method
-that accumulates elsewhere (`meter.update(...)`), an early exit, an accumulator read inside the
+that accumulates elsewhere (another `meter.update(...)`), an early exit, an accumulator read inside the
 loop, prints or writes inside it, or a loop that runs only on a condition that may differ
 between processes (its collectives would then hang).
 """
@@ -21,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 import libcst as cst
 
+from ddpify.analysis import meters
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, Scope
 from ddpify.analysis.loaders import DATALOADER, Loaders, is_iterable_dataset
@@ -45,6 +48,9 @@ class EvalLoop:
     sums: list[str] = field(default_factory=list)  # reduced with reduce_sum after the loop
     lists: list[str] = field(default_factory=list)  # gathered with gather_ordered after the loop
     tensors: list[str] = field(default_factory=list)  # sums that start as a tensor (`torch.zeros(3)`)
+    # meters made afresh for the pass and only added to in it: owner -> (its fields added to, the assignments of
+    # its class that set fields from those: `self.avg = self.sum / self.count`), summed and set again after the loop
+    meters: dict[str, tuple[list[str], list[cst.Assign]]] = field(default_factory=dict)
     forwards: list[tuple[cst.Call, Holds | None]] = field(default_factory=list)  # (model call, holds_wrapper)
     kept: str | None = None  # why the loader stays whole; None: split
     kept_wrapped: str | None = None  # why it stays whole once the model is wrapped (a forward elsewhere)
@@ -227,8 +233,28 @@ def _visit(facts: Facts, entry: EvalLoop, loop: cst.For, small: cst.BaseSmallSta
         if mt.is_method_call(call, "append", "extend") and isinstance(call.func, cst.Attribute) and \
                 isinstance(call.func.value, cst.Name):
             _accumulator(facts, entry, loop, call.func.value.value, small)
-        else:
+        elif not _meter(facts, entry, loop, call):
             raise Kept(f"`{facts.code(call)}` may accumulate where ddpify cannot reduce it")
+
+
+def _meter(facts: Facts, entry: EvalLoop, loop: cst.For, call: cst.Call) -> bool:
+    """`meter.update(loss.item(), x.size(0))` of a meter made afresh for this pass (`meter =
+    AverageMeter()` before the loop), only added to in it, whose methods only add to fields that
+    start as numbers and set fields from those (`ddpify.analysis.meters`): its figures are sums
+    over samples, added up after the loop as a sum is, and what its class computes from them
+    computed again (`entry.meters`). Not a meter of the process's own time."""
+    owner = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if not isinstance(owner, cst.Name) or owner.value == "self" or meters.reads_clock(facts, call):
+        return False
+    methods = facts.user_functions(call)
+    if not methods or not all(facts.enclosing_class(m) is not None and meters.adds_to_self(facts, m) for m in methods):
+        return False
+    shape = meters.plain_sums(facts, methods)
+    if shape is None or not meters.made_afresh(facts, loop, owner.value, methods, shape[0]) or \
+            not meters.only_added_to(facts, loop, owner.value, {m.name.value for m in methods}):
+        return False
+    entry.meters[owner.value] = shape
+    return True
 
 
 def _accumulator(facts: Facts, entry: EvalLoop, loop: cst.For, name: str, update: cst.AugAssign | cst.Expr) -> None:

@@ -22,7 +22,11 @@ nothing dropped), and first copies the main process's buffers (BatchNorm statist
 models the loop runs, as DDP's forward would. Forwards go through the bare module, so the loop
 holds no collective and uneven batch counts cannot hang. After the loop, sums and counts are
 added up over the processes (`reduce_sum`) and lists of per-sample values are gathered in the
-loader's order (`gather_ordered`): `preds = gather_ordered(preds)`. Every process then holds the same numbers,
+loader's order (`gather_ordered`): `preds = gather_ordered(preds)`. A meter of the program's class made
+afresh for the pass and only added to in the loop (`meter = AverageMeter()` before it, `meter.update(loss.item(),
+x.size(0))` in it, an `update` that only adds to fields starting as numbers: ddpify.analysis.meters) has those
+fields summed and what its class computes from them computed again: `meter.sum, meter.count =
+reduce_sum(meter.sum, meter.count)`, `meter.avg = meter.sum / meter.count`. Every process then holds the same numbers,
 so decisions made from them (best checkpoint, early stop) agree. A progress bar bound to a name before
 the loop (`bar = tqdm(val_loader)`, then `for x, y in bar`) gets the split loader inside it:
 `bar = tqdm(shard_eval(val_loader, model))`. Integer counts are exact; float
@@ -42,6 +46,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis.meters import on_owner
 from ddpify.analysis.models import WRAPPER
 from ddpify.output import build
 from ddpify.output.report import NOTE
@@ -70,15 +75,21 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.replace(entry.loader, partial(_shard_eval, models))
         edits.add_import("ddpify_runtime", "shard_eval")
         lines = []
-        if entry.sums:
-            names = ", ".join(entry.sums)
+        summed = [*entry.sums, *(f"{owner}.{f}" for owner, (fields, _) in entry.meters.items() for f in fields)]
+        if summed:
+            names = ", ".join(summed)
             lines.append(f"{names} = reduce_sum({names})\n")
             edits.add_import("ddpify_runtime", "reduce_sum")
+        lines += [f"{owner}.{facts.code(a.targets[0].target).split('.', 1)[1]} = {on_owner(facts.code(a.value), owner)}\n"
+                  for owner, (_, derived) in entry.meters.items() for a in derived]
         for xs in entry.lists:
             lines.append(f"{xs} = gather_ordered({xs})\n")
             edits.add_import("ddpify_runtime", "gather_ordered")
         edits.insert_after(entry.loop, *lines)
         reduced = [f"{_names(entry.sums)} summed over the processes (reduce_sum)"] if entry.sums else []
+        reduced += [f"the figures of {_names(list(entry.meters))} summed over the processes (reduce_sum) and what "
+                    f"{'its class computes' if len(entry.meters) == 1 else 'their classes compute'} from them "
+                    "computed again"] if entry.meters else []
         reduced += [f"{_names(entry.lists)} gathered in order (gather_ordered)"] if entry.lists else []
         edits.record(entry.loop, f"evaluation of `{name}` split across processes, each sample read once "
                      f"(shard_eval); after the loop {' and '.join(reduced)}")

@@ -118,6 +118,78 @@ preds = gather_ordered(preds)
 print(len(preds))
 """, "a_progress_bar_bound_to_a_name_is_split_inside", scaffold=TRAINS.at_end),
     pair("""\
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count, self.avg = 0.0, 0, 0.0
+
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val * n
+        self.count += n
+        self.avg = self.sum / self.count
+
+
+def test(model, test_loader):
+    meter = AverageMeter()
+    for x, y in test_loader:
+        meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))
+    return meter.avg
+
+
+test(model, DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4))
+""", """\
+from ddpify_runtime import reduce_sum, shard_eval
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count, self.avg = 0.0, 0, 0.0
+
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val * n
+        self.count += n
+        self.avg = self.sum / self.count
+
+
+def test(model, test_loader):
+    meter = AverageMeter()
+    for x, y in shard_eval(test_loader):
+        meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))
+    meter.sum, meter.count = reduce_sum(meter.sum, meter.count)
+    meter.avg = meter.sum / meter.count
+    return meter.avg
+
+
+test(model, DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4))
+""", "a_meter_made_afresh_for_the_pass_is_summed_and_its_average_computed_again", scaffold=TRAINS.at_end),
+    # (the seventeenth sweep's lhy_covid_regression, decision 0134: `test()` kept whole, "`total_loss.update(...)`
+    # may accumulate where ddpify cannot reduce it")
+    kept("""\
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count, self.avg = 0.0, 0, 0.0
+
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val * n
+        self.count += n
+        self.avg = self.sum / self.count
+
+
+meter = AverageMeter()
+
+
+def test(model, test_loader):
+    for x, y in test_loader:
+        meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))
+    return meter.avg
+
+
+test(model, DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4))
+""", "kept_whole_for_a_meter_kept_over_the_passes", report=[
+        "note: evaluation of `test_loader` kept whole: `meter.update(((model(x) - y) ** 2).mean().item(), x.size(0))` may accumulate where ddpify cannot reduce it",
+    ], scaffold=TRAINS.at_end),
+    pair("""\
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2)), batch_size=4)
 preds = []
 for i, data in enumerate(test_loader):
