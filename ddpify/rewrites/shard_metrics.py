@@ -201,7 +201,10 @@ def _name_meters(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> None:
     kept: dict[str, set[str]] = {}  # what the object keeps that those methods set, and its class's methods
     adders: dict[str, list[cst.FunctionDef]] = {}
     for call in facts.findall(loop.body, cst.Call):
-        owner = dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
+        held = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if isinstance(held, cst.Subscript):  # `meters["loss"].update(...)`: the figures are read through `meters`
+            held = held.value
+        owner = dotted(held) if held is not None else None
         if owner is None or owner == "self" or reads_clock(facts, call):
             continue
         methods = facts.user_functions(call) or objects.of(facts).methods(call)  # `meter = make_meter()`, `= SHARED`

@@ -1245,3 +1245,19 @@ def test_a_scheduler_object_that_counts_its_steps_is_no_meter(add, named):
                                                          "self.iter = optimizer, rates, 0\n        self.total = 0.0")
     said = [w for w in warnings(rewritten(NAME, code).changes) if "the figures of `schedule`" in w]
     assert bool(said) is named
+
+
+@pytest.mark.parametrize("made, item, read", [
+    ('{"loss": AverageMeter()}', 'meters["loss"]', 'return meters["loss"].avg'),  # a dict of meters
+    ("[AverageMeter()]", "meters[0]", "return meters[0].avg"),  # a list of them
+    ('{"loss": AverageMeter()}', 'meters["loss"]', 'print("done")'),  # near miss: nothing read after the loop
+])
+def test_meters_kept_in_a_container_are_named_where_the_container_is_read_after_the_loop(made, item, read):
+    """`meters["loss"].update(loss.item(), n)` in the loop over the sharded loader, `meters["loss"].avg`
+    read after it: one shard's figures, and nothing said (the owner of the call was no name ddpify
+    followed). Named now through the container's name; not where nothing reads it after the loop."""
+    from tests.support.snippets import rewritten, warnings
+    code = METER.replace("    meter = AverageMeter()\n", f"    meters = {made}\n") \
+        .replace("meter.update(", f"{item}.update(").replace("READ", read)
+    named = warnings(rewritten(NAME, code).changes)
+    assert [w[:57] for w in named] == (["the figures of `meters`, added up in the loop by `meters["] if "return" in read else [])
