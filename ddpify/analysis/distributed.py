@@ -55,10 +55,16 @@ def is_distributed(facts: Facts) -> bool:
     Not by a call that never runs (`_never_called`: `setup()` of a helper module the script
     star-imports and never calls), nor by `destroy_process_group()` alone, where the program never
     joins a group (`joins_group`): a run of one process that tears down a group it never started."""
-    calls = [c for c in facts.calls if not _never_called(facts, c)]
-    return any((_distributed_call(facts, call) or barrier_method(facts, call)) and facts.qualify(call.func) != DESTROY
-               for call in calls) or bool(composer_handlers(facts)) \
-        or any(facts.qualify(call.func) == DESTROY for call in calls) and joins_group(facts)
+    if composer_handlers(facts):
+        return True
+    destroys = False
+    for call in facts.calls:
+        if not (_distributed_call(facts, call) or barrier_method(facts, call)) or _never_called(facts, call):
+            continue
+        if facts.qualify(call.func) != DESTROY:
+            return True
+        destroys = True
+    return destroys and joins_group(facts)
 
 
 DESTROY = "torch.distributed.destroy_process_group"
