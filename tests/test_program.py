@@ -1997,7 +1997,8 @@ def test_a_helpers_parameter_imported_by_name_reads_what_its_callers_write_out(c
     assert tuple(n for names in loaded.by_name.values() for n in names) == read
 
 
-@pytest.mark.parametrize("made", ['lookup("pkg.data", "Toy")(8)', "Toy(8)", 'lookup("pkg.flat", "Toy")(8)'])
+@pytest.mark.parametrize("made", ['lookup("pkg.data", "Toy")(8)', "Toy(8)", 'lookup("pkg.flat", "Toy")(8)',
+                                  'lookup("pkg.near", "Toy")(8)'])
 def test_a_loop_over_a_generator_method_passing_over_its_objects_loader_is_that_loaders_pass(made):
     """The eighteenth sweep's GAN package: `for x in self.data.batches():` in the epoch loop, with
     `def batches(self): for img, _ in self.dataloader: yield img.view(...)` on a data class looked up
@@ -2006,7 +2007,7 @@ def test_a_loop_over_a_generator_method_passing_over_its_objects_loader_is_that_
     fed by the loader the generator passes over: the epoch loop names it through the object
     (`set_epoch(self.data.loader, epoch)`) and sets no epoch on the generator itself. The class may
     be looked up in a module that imports it from another (`pkg/flat.py`: `from pkg.data.toy import
-    Toy`)."""
+    Toy`, or `from .data.toy import Toy`)."""
     write({"train.py": f"""\
         import importlib
 
@@ -2035,7 +2036,8 @@ def test_a_loop_over_a_generator_method_passing_over_its_objects_loader_is_that_
 
         Runner().run()
         """, "pkg/__init__.py": "", "pkg/data/__init__.py": "from pkg.data.toy import Toy\n",
-        "pkg/flat.py": "from pkg.data.toy import Toy\n", "pkg/data/toy.py": """\
+        "pkg/flat.py": "from pkg.data.toy import Toy\n", "pkg/near.py": "from .data.toy import Toy\n",
+        "pkg/data/toy.py": """\
         import torch
         from torch.utils.data import DataLoader, TensorDataset
 

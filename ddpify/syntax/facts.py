@@ -24,7 +24,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.call_index import CallIndex
 from ddpify.syntax.codegen import code_for_node
-from ddpify.syntax.names import Imports, dotted
+from ddpify.syntax.names import Imports, dotted, import_nodes
 
 # what returns the module its (computed) name names: `importlib.import_module("data." + name)`
 # (`__import__("data.mnist")` returns the top package, `data`)
@@ -802,7 +802,7 @@ class Facts:
         if not mt.is_name(expr.func, "getattr") or len(expr.args) < 2 or self.program is None:
             return []
         held = self._held_program_modules(expr.args[0].value)
-        imported = {q for part in self.program.parts if part.name in held for q in self._imports_of(part).aliases.values()}
+        imported = {q for part in self.program.parts if part.name in held for q in _imported_names(part)}
         return [c for c in self.by_type.get(cst.ClassDef, ()) if held and type(self.scope(c)) is not cst.FunctionDef
                 and self.enclosing_class(c) is None
                 and any(n == h or n.startswith(h + ".") for h in held for n in [self.program.part_of(c, self.parents).name])
@@ -2251,3 +2251,18 @@ def _leave(answering: dict, key) -> None:
         del answering[key]
     else:
         answering[key] -= 1
+
+
+def _imported_names(part) -> set[str]:
+    """The qualified names a file of the program imports by name, relative imports resolved from
+    its package (`from .data.toy import Toy` in `pkg/flat.py`: `pkg.data.toy.Toy`)."""
+    package = part.name if part.path.name == "__init__.py" else part.name.rpartition(".")[0]
+    found = set()
+    for node in import_nodes(part.module):
+        if not isinstance(node, cst.ImportFrom) or isinstance(node.names, cst.ImportStar):
+            continue
+        base = package.split(".")[:len(package.split(".")) - len(node.relative) + 1] if node.relative else []
+        module = ".".join([*filter(None, base), *([dotted(node.module) or ""] if node.module else [])])
+        found.update(f"{module}.{alias.name.value}" for alias in node.names if isinstance(alias.name, cst.Name))
+    return found
+
