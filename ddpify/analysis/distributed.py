@@ -73,10 +73,11 @@ DESTROY = "torch.distributed.destroy_process_group"
 def _never_called(facts: Facts, call: cst.Call) -> bool:
     """Is `call` in a function of a module the program's entry imports that no code of the program
     calls or names (`def setup(rank, world_size): dist.init_process_group(...)` in a helper module
-    the script star-imports and never calls)? It does not run in this program."""
+    the script star-imports and never calls)? It does not run in this program. Not a decorated
+    function: its decorator may hand it to a registry or a framework that calls it."""
     func = facts.scope(call)
     if not isinstance(func, cst.FunctionDef) or not isinstance(facts.parent(func), cst.Module) \
-            or not facts.in_library(call):
+            or func.decorators or not facts.in_library(call):
         return False
     return not facts.call_sites(func) and all(n is func.name for n in facts.names_spelled(func.name.value))
 
