@@ -404,7 +404,10 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     (`np.unique(all_ids, return_index=True)`), nor where each process writes its results to a
     file of its own (a path naming the rank, handed to the evaluation) and a function of the
     program reads every process's file back and skips a result whose key it has seen (`for x in
-    range(num_tasks): ... if key in seen: continue`, as VideoMAE merges its test views), nor for
+    range(num_tasks): ... if key in seen: continue`, as VideoMAE merges its test views), nor in a
+    program that combines nothing across processes (no collective that sums or gathers, no library
+    that does; the repeats go to the last processes, never to rank 0, and each reports its own
+    shard's numbers), nor for
     a sampler no DataLoader takes and no call is handed (a `test_sampler` built beside a
     `DataLoader(test_set)` without it: every process reads the whole set, nothing is padded).
     """
@@ -415,7 +418,7 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
         if drop is not None and not mt.is_name(drop.value, "False"):
             continue
         if (_evaluation_only(ctx, call) or _evaluated_through_factory(ctx, call)) and not _merged_by_key(ctx, call) \
-                and not _taken_by_nothing(ctx, call):
+                and not _taken_by_nothing(ctx, call) and _combines_across_processes(ctx, call):
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
                             "the whole set")
@@ -442,6 +445,36 @@ def _taken_by_nothing(ctx: Context, sampler: cst.Call) -> bool:
 
     return not any(call is not sampler and not f.is_inside(call, sampler) and holds(arg.value)
                    for call in f.calls for arg in call.args)
+
+
+# collectives that combine values of several processes (a broadcast copies rank 0's, which holds no repeat)
+COMBINES = frozenset(f"torch.distributed.{name}" for name in (
+    "all_reduce", "reduce", "all_gather", "all_gather_object", "all_gather_into_tensor", "gather", "gather_object",
+    "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single"))
+# libraries whose metrics or helpers combine the processes' values themselves (torchmetrics' sync, accelerate's gather)
+COMBINING_PACKAGES = ("torchmetrics", "accelerate", "lightning", "pytorch_lightning", "ignite", "deepspeed")
+
+
+def _combines_across_processes(ctx: Context, sampler: cst.Call) -> bool:
+    """Are values of several processes combined anywhere: a collective of the program that sums or
+    gathers (`COMBINES`), a library that does it for its metrics, or the evaluation of `sampler`'s
+    loader handed a path that names the rank (each process's results written to a file of its own,
+    for a later merge)? DistributedSampler's repeats sit at the positions past the data set's
+    length, which go to the last processes, never to rank 0: where nothing is combined, each
+    process's numbers are its own shard's, and rank 0's hold no repeat."""
+    f = ctx.facts
+    if ctx.script.calls_of(*COMBINES) or any(f.imports.imports_module(p) for p in COMBINING_PACKAGES):
+        return True
+    _, passed = _readers(ctx, sampler)
+    return any(_rank_path(ctx, o) and _names_a_file(o) for c in passed for a in c.args for o in f.origins(a.value))
+
+
+def _names_a_file(expr: cst.BaseExpression) -> bool:
+    """Does a string of `expr` name a file or folder (a `.`, `/` or `\\` in it: `f"{rank}.txt"`,
+    `"preds/"`), not a key (`os.environ["LOCAL_RANK"]`)?"""
+    return any(any(ch in (mt.string_value(node) or "") for ch in "./\\") for node in mt.findall(expr, (cst.SimpleString,))) \
+        or any(any(ch in part.value for ch in "./\\") for fs in mt.findall(expr, (cst.FormattedString,))
+               for part in fs.parts if isinstance(part, cst.FormattedStringText))
 
 
 GATHERS = frozenset(f"torch.distributed.{name}" for name in (
