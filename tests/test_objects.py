@@ -175,6 +175,12 @@ def test_values_near_misses(source, expr):
     ("class A:\n    def __init__(self):\n        self.w = SummaryWriter()\n        self.me = A()\nx = A()\n",
      "x", objects.WRITER),  # holding an instance of itself: no endless question
     ("x = nn.functional.relu(torch.ones(1))\n", "x", None),  # a function, not a module
+    # a class of the program deriving from one of Python's own (versioneer's `NotThisMethod(Exception)`,
+    # raised at import: taken for a model built there, it drew an init_distributed_mode() into a package's
+    # `__init__.py`); near miss: a base from a library ddpify does not read is still taken for a module
+    ("class NotThisMethod(Exception):\n    pass\nx = NotThisMethod('no keywords')\n", "x", None),
+    ("class Table(dict):\n    pass\nx = Table()\n", "x", None),
+    ("from somelib import Layer\nclass Block(Layer):\n    pass\nx = Block()\n", "x", objects.MODEL),
     ("class SAM(torch.optim.Optimizer):\n    def __init__(self, params, base, **kw):\n"
      "        super().__init__(params, kw)\nx = SAM(Net().parameters(), torch.optim.SGD, lr=1)\n",
      "x", objects.OPTIMIZER),  # an optimizer class of the program

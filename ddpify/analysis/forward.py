@@ -21,6 +21,7 @@ ddpify reads count; a model whose class is elsewhere shows nothing here.
 
 from __future__ import annotations
 
+import builtins
 import itertools
 
 import libcst as cst
@@ -53,6 +54,9 @@ def classes_of(facts: Facts, built: list[cst.CSTNode]) -> list[cst.ClassDef]:
 # torch's own classes that are no nn.Module, by the package they come from: a learning-rate
 # scheduler (`class NoamLR(_LRScheduler)`) or an optimizer
 NOT_MODULES = ("torch.optim.",)
+# Python's own classes (`Exception`, `dict`, `ValueError`, ...): a class of the program deriving from
+# one is no module, though the program does not define its base
+BUILTIN_CLASSES = frozenset(name for name, value in vars(builtins).items() if isinstance(value, type))
 
 
 def is_module_class(facts: Facts, cls: cst.ClassDef, depth: int = 4) -> bool:
@@ -61,6 +65,7 @@ def is_module_class(facts: Facts, cls: cst.ClassDef, depth: int = 4) -> bool:
 
         class Net(nn.Module)                  -> True
         class NoamLR(_LRScheduler)            -> False (torch.optim.lr_scheduler's)
+        class NotThisMethod(Exception)        -> False (Python's own: BUILTIN_CLASSES)
         class Block(SomeLibraryLayer)         -> True (not seen: taken for a module)
     """
     for base in cls.bases:
@@ -68,7 +73,8 @@ def is_module_class(facts: Facts, cls: cst.ClassDef, depth: int = 4) -> bool:
         if name in facts.classes:
             if depth and is_module_class(facts, facts.classes[name], depth - 1):
                 return True
-        elif name != "object" and not (facts.qualify(base.value) or "").startswith(NOT_MODULES):
+        elif name != "object" and not (name in BUILTIN_CLASSES and facts.qualify(base.value) in (None, name)) \
+                and not (facts.qualify(base.value) or "").startswith(NOT_MODULES):
             return True
     return False
 
