@@ -10,11 +10,19 @@ nested one in another, 8.9 million look-ups. Here a question asked while a pass 
 that pass from where it stands: it answers again only the calls whose answer is still being
 found (higher on the stack, as a pass started anew would, each call's answer being kept once
 found), then the calls not reached yet; the first pass to reach the end gives the index that
-every later question reads, as before. Each call is answered once, whatever the nesting."""
+every later question reads, as before. Each call is answered once, whatever the nesting.
+
+The first pass runs apart from the question that asked for it (`apart`): as if asked first, with
+no answer found yet and none being found, in source order; and the answers found while it runs
+(read off an index not yet complete) are dropped when it ends, so that a later question finds
+them again over the whole index. Otherwise what a call runs depended on which question came
+first: a parameter typed while its function's callers were still being listed, and that partial
+answer kept (decision 0136)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from contextlib import AbstractContextManager
 from typing import Generic, TypeVar
 
 Call = TypeVar("Call", bound=Hashable)
@@ -24,11 +32,13 @@ Func = TypeVar("Func", bound=Hashable)
 class CallIndex(Generic[Call, Func]):
     """The calls that run each function, in source order (a call that runs a function twice is
     listed twice). `resolve(call)` answers what a call runs and keeps its answer in `kept`;
-    `answering` holds the calls it is answering now."""
+    `answering` holds the calls it is answering now; the first pass runs inside `apart()`, which
+    sets aside the answers kept and being found and drops those found inside it."""
 
     def __init__(self, calls: Sequence[Call], resolve: Callable[[Call], list[Func]], kept: dict[Call, object],
-                 answering: dict[Call, int]) -> None:
+                 answering: dict[Call, int], apart: Callable[[], AbstractContextManager[object]]) -> None:
         self._calls = calls
+        self._apart = apart
         self._resolve = resolve
         self._kept = kept
         self._answering = answering
@@ -38,13 +48,20 @@ class CallIndex(Generic[Call, Func]):
         self._next = 0  # the first call no pass has reached
         self._passes = 0  # the passes running, one in another
         self._done = False  # a pass reached the end
+        self.partial_reads = 0  # the questions answered while a pass runs (with an index not complete)
 
     def sites(self, func: Func) -> list[Call]:
         """The calls that run `func` (a copy while a pass still runs: it may record more)."""
-        if not self._done:
+        if not self._done and not self._passes:
+            with self._apart():
+                self._run()
+        elif not self._done:
             self._run()
         found = self._index.get(func, [])
-        return list(found) if self._passes else found
+        if self._passes:
+            self.partial_reads += 1
+            return list(found)
+        return found
 
     def _run(self) -> None:
         self._passes += 1

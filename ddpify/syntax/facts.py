@@ -16,6 +16,7 @@ import bisect
 import itertools
 import re
 from collections import defaultdict
+from contextlib import contextmanager
 from functools import cached_property
 from typing import Iterator, NamedTuple, Protocol, Sequence
 
@@ -172,8 +173,10 @@ class Facts:
         self._named: dict[cst.Call, list[cst.FunctionDef]] = {}
         self._calling: dict[cst.Call, int] = {}  # the calls `user_functions` is answering (how many times over)
         self._naming: dict[cst.Call, int] = {}  # the calls `_named_callees` is answering
-        self._call_index = CallIndex(self.calls, self.user_functions, self._callees, self._calling)  # `call_sites`
-        self._named_index = CallIndex(self.calls, self._named_callees, self._named, self._naming)  # `_named_call_sites`
+        self._call_index = CallIndex(self.calls, self.user_functions, self._callees, self._calling,
+                                     self._apart)  # `call_sites`
+        self._named_index = CallIndex(self.calls, self._named_callees, self._named, self._naming,
+                                      self._apart)  # `_named_call_sites`
         self._holding: set[cst.Name] = set()  # the names `_held_functions` is answering
         self._looking_up: set[cst.BaseExpression] = set()  # the values `_looked_up_classes` is answering
         self._itemizing: set[Ref] = set()  # the containers `_item_classes` is answering
@@ -185,6 +188,32 @@ class Facts:
         self._looked_up: dict[cst.Call, str | None] = {}  # `looked_up_in`
         self._refs: dict[object, Ref | None] = {}  # `ref`: by the expression, or (expression, place)
         self._sources: dict[Ref, list[cst.BaseExpression]] = {}  # `sources`
+
+    @contextmanager
+    def _apart(self) -> Iterator[None]:
+        """Build an index of callers (`CallIndex`) apart from the questions that asked for it: with
+        the answers kept and those being answered set aside (restored after: the answers found
+        meanwhile, read off an index not complete yet, dropped; `sources` and `origins` keep only
+        those that read no index being built, `_partial_reads`)."""
+        held = [self._callees, self._named, self._typed_parameters, self._calling, self._naming]
+        answering = [self._holding, self._looking_up, self._itemizing, self._instancing]
+        saved = [dict(d) for d in held]
+        saved_sets = [set(s) for s in answering]
+        for d in (*held, *answering):
+            d.clear()
+        try:
+            yield
+        finally:
+            for d, old in zip(held, saved):
+                d.clear()
+                d.update(old)
+            for s, old_set in zip(answering, saved_sets):
+                s.clear()
+                s.update(old_set)
+
+    def _partial_reads(self) -> int:
+        """How many times an index of callers was read while it was being built (`CallIndex`)."""
+        return self._call_index.partial_reads + self._named_index.partial_reads
 
     @cached_property
     def _calls_by_func(self) -> dict[cst.CSTNode, list[cst.Call]]:
@@ -1540,7 +1569,11 @@ class Facts:
         a helper's returned tuple; items stored into it), arguments for a parameter. Found once per
         name (every analysis follows names through it); each caller gets its own list."""
         if ref not in self._sources:
-            self._sources[ref] = self._find_sources(ref)
+            read = self._partial_reads()
+            found = self._find_sources(ref)
+            if self._partial_reads() != read:
+                return found  # read off an index of callers still being built: not kept
+            self._sources[ref] = found
         return list(self._sources[ref])
 
     def _find_sources(self, ref: Ref) -> list[cst.BaseExpression]:
@@ -1612,7 +1645,12 @@ class Facts:
         """Element `i` of a tuple value, or of the tuples a helper function returns."""
         if (value, i) not in self._unpacked_memo:
             self._unpacked_memo[value, i] = []  # a function that returns its own call adds nothing
-            self._unpacked_memo[value, i] = list(dict.fromkeys(self._unpacked_of(value, i)))
+            read = self._partial_reads()
+            found = list(dict.fromkeys(self._unpacked_of(value, i)))
+            if self._partial_reads() != read:
+                del self._unpacked_memo[value, i]
+                return found  # (as `sources`)
+            self._unpacked_memo[value, i] = found
         return self._unpacked_memo[value, i]
 
     def _unpacked_of(self, value: cst.BaseExpression, i: int) -> list[cst.BaseExpression]:
@@ -1731,7 +1769,11 @@ class Facts:
         paths reach it: the walk is linear in the program, not in its paths."""
         key = (expr, depth)
         if key not in self._origins:
-            self._origins[key] = list(dict.fromkeys(self._origins_of(expr, depth)))
+            read = self._partial_reads()
+            found = list(dict.fromkeys(self._origins_of(expr, depth)))
+            if self._partial_reads() != read:
+                return found  # (as `sources`)
+            self._origins[key] = found
         return self._origins[key]
 
     def _origins_of(self, expr: cst.BaseExpression, depth: int) -> list[cst.BaseExpression]:
