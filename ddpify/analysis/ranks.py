@@ -122,7 +122,7 @@ class Ranks:
             if returned and dotted(expr.func) not in f.classes:  # `rank = setup()`: what it returns
                 # what a run of one process returns does not count, as for a name's assignments below
                 # (`return 0` in the `else` of `if dist.is_initialized(): return dist.get_rank()`)
-                ranks = [r for r in returned if not isinstance(r, cst.Integer) and not self.undistributed(r)]
+                ranks = [r for r in returned if not _whole_number(r) and not self.undistributed(r)]
                 return bool(ranks) and all(self.is_global_rank(r) for r in ranks)
             return f.qualify(expr.func) in GLOBAL_RANK_CALLS and not _in_group(expr) \
                 or frameworks.rank_call(f, expr) == "global" or self._reads_rank_variable(expr)
@@ -146,8 +146,9 @@ class Ranks:
         if sources and ref in self.ranks_by_role and all(
                 isinstance(s, cst.BinaryOperation) and isinstance(s.operator, cst.Add) for s in sources):
             return True  # handed on as the rank, an index offset by another count: `rank = args.nr * args.gpus + gpu`
-        if sources:  # `rank = int(os.environ["RANK"])` ... else `rank = 0` (one process)
-            ranks = [s for s in sources if not isinstance(s, cst.Integer)]
+        if sources:  # `rank = int(os.environ["RANK"])` ... else `rank = 0` (one process; also `-1`:
+            # `local_rank = -1` then `if distributed: local_rank = dist.get_rank()`)
+            ranks = [s for s in sources if not _whole_number(s)]
             # an update of the name itself keeps what it was: a rank where it says so (`args.rank =
             # args.rank * ngpus + gpu`), a counter where not (`i = i + 1`)
             own = [s for s in ranks if any(dotted(n) == ref.name and f.ref(n) == ref for n in names_in(f, s))]
@@ -185,7 +186,7 @@ class Ranks:
         if "local_rank" in last or last == "local_process_index" or self._launcher_local(expr):
             return True
         ref = f.ref(expr)
-        sources = [s for s in f.sources(ref) if not isinstance(s, cst.Integer)] if ref is not None and depth else []
+        sources = [s for s in f.sources(ref) if not _whole_number(s)] if ref is not None and depth else []
         return bool(sources) and all(self.is_local_rank(s, depth - 1) for s in sources)
 
     def _launcher_local(self, expr: cst.CSTNode) -> bool:
@@ -833,7 +834,7 @@ class Ranks:
         test, or in Lightning's `prepare_data` hook (one process a node)? A hook the program
         registers with accelerate (`register_save_state_pre_hook`) runs where its `save_state(...)`
         calls are."""
-        if self.rank_guard(node) is not None or self._after_rank_return(node) or self._rank_choice(node) \
+        if self._guarded_by_rank(node) or self._after_rank_return(node) or self._rank_choice(node) \
                 or self._after_rank_assert(node):
             return True
         func = self.facts.scope(node)
@@ -847,6 +848,30 @@ class Ranks:
         sites = self.facts.entries(func) or hook_runs(self.facts, func)  # a hook: where the framework runs it
         return bool(sites) and not self.parted_calls(sites) \
             and all(self.on_some_ranks(site, depth - 1) or self.launcher.only(site) for site in sites)
+
+    def _guarded_by_rank(self, node: cst.CSTNode) -> bool:
+        """Does a rank test of `node`'s function keep it from some processes? Not the body of one
+        `or`-ed with a test that reads no rank (`if rank == 0 and epoch % 10 == 0 or epoch + 1 ==
+        epochs:`): where that alternative holds, every process runs it; a test above may still. An
+        alternative that holds in a run of one process only (`rank == -1`, `not dist.is_initialized()`)
+        lets no second process in."""
+        f = self.facts
+        guard = self.rank_guard(node)
+        while guard is not None:
+            if not (f.is_inside(node, guard.body) and any(
+                    not self.rank_dependent(d) and not self._one_process_alternative(d) for d in _disjuncts(guard.test))):
+                return True
+            guard = self.rank_guard(guard)
+        return False
+
+    def _one_process_alternative(self, test: cst.BaseExpression) -> bool:
+        """`rank == -1`, `self.rank is None`, `not dist.is_initialized()`: a test that holds where the
+        run has no process group."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.several_processes(test.expression)
+        return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
+            test.comparisons[0].operator, (cst.Equal, cst.Is)) and _minus_one_or_none(test.comparisons[0].comparator) \
+            and (self.rank_name(test.left) or self._reads_rank_environment(test.left))
 
     def parted_calls(self, sites: list[cst.Call]) -> bool:
         """Do two of these calls sit in the two branches of one rank test (`if rank == 0:
@@ -1278,9 +1303,23 @@ def _asks_distributed(target: cst.ComparisonTarget) -> bool:
     return isinstance(right, cst.Integer) and right.value == "0" and isinstance(op, (cst.GreaterThanEqual, cst.LessThan))
 
 
+def _whole_number(node: cst.CSTNode) -> bool:
+    """`0`, `-1`: a constant rank, what a run of one process holds before (or instead of) its own."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, cst.Integer)
+
+
 def _minus_one_or_none(node: cst.CSTNode) -> bool:
     return mt.is_name(node, "None") or isinstance(node, cst.UnaryOperation) and isinstance(
         node.operator, cst.Minus) and isinstance(node.expression, cst.Integer) and node.expression.value == "1"
+
+
+def _disjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`a or b or c` -> [a, b, c]; a test that is no `or` -> [] (no alternative of its own)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return (_disjuncts(test.left) or [test.left]) + (_disjuncts(test.right) or [test.right])
+    return []
 
 
 def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
