@@ -867,13 +867,24 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     f = ctx.facts
     if not ctx.ddp_refs or any((dotted(c.func) or "").endswith("Sampler") for c in f.calls):
         return
-    for call in ctx.script.calls_of(LOADER):
+    for call in _loaders(ctx):
         unpacked = f.unpacked_keys(call) if mt.has_double_star(call) else set()
         if mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler") or unpacked is None \
                 or unpacked & {"sampler", "batch_sampler"} or not _trained_on(ctx, call) or not _whole_data(ctx, call):
             continue
         yield Hit(call, "every rank reads this whole loader (no DistributedSampler): each process trains on all "
                         "the data; shard it with sampler=DistributedSampler(dataset)")
+
+
+def _loaders(ctx: Context) -> list[cst.Call]:
+    """The DataLoaders this file builds: torch's, and the program's own subclasses of it whose code
+    never mentions a sampler, a rank or shards (`class DataLoaderX(DataLoader)` with its own
+    `__iter__`), in source order; a subclass that builds its own sampler shards itself."""
+    f = ctx.facts
+    own = [c for c in ctx.script.subclass_calls(LOADER) if not any(
+        SHARDING_WORDS.search(f.code(cls)) or "ampler" in f.code(cls)
+        for cls in f.lineage(f.classes[(dotted(c.func) or "").rpartition(".")[2]]))]
+    return sorted([*ctx.script.calls_of(LOADER), *own], key=lambda c: f.spans[c][0])
 
 
 def _trained_on(ctx: Context, loader: cst.Call) -> bool:
@@ -894,7 +905,7 @@ def _as_built(ctx: Context, expr: cst.BaseExpression, loader: cst.Call) -> bool:
     f = ctx.facts
     if not loaders_of(f, expr, [loader]):
         return False
-    flow, loaders = objects.of(f), ctx.script.calls_of(LOADER)
+    flow, loaders = objects.of(f), _loaders(ctx)
     ref = f.ref(expr) if dotted(expr) else None
     refs = [*flow.bound_to(loader), *([ref] if ref is not None else [])]
     if any(not loaders_of(f, v, loaders) for r in refs for v in [*(v for _, v, _ in f.writes(r)), *f.unpacked_from(r)]):
