@@ -20,7 +20,6 @@ LibCST nodes are not ported; what they cost beyond the parse is bench/phases.py'
 
 from __future__ import annotations
 
-import argparse
 import ast
 import gc
 import os
@@ -38,7 +37,7 @@ from ddpify.inputs.files import is_notebook
 from ddpify.inputs.program import load
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.parse import RECURSION_LIMIT, _expand_indentation
-from real_speed import entries
+from real_speed import programs_from_arguments
 
 # the lists `ddpify.syntax.facts._collect` keeps, by the `ast` node types that hold the same things
 KEPT = {ast.Call: "calls", ast.For: "loops", ast.AsyncFor: "loops", ast.While: "loops", ast.Attribute: "attributes",
@@ -98,19 +97,9 @@ def _script(entry: Path) -> bytes:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="*", type=Path)
-    parser.add_argument("--manifest", type=Path, action="append", default=[])
-    parser.add_argument("--root", type=Path, action="append", default=[], help="where each manifest's programs are built")
-    parser.add_argument("--reps", type=int, default=5)
-    args = parser.parse_args()
-    if len(args.manifest) != len(args.root):
-        parser.error("each --manifest needs its --root")
+    found, args = programs_from_arguments(__doc__.splitlines()[0])
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     collect_less()
-    found = entries(args.paths, None, None)
-    for manifest, root in zip(args.manifest, args.root):
-        found += entries([], manifest, root)
     sources: list[bytes] = []
     lines = changed = 0
     for _, entry, pythonpath in found:

@@ -18,14 +18,12 @@ functions inside a phase: bench/hotspots.py (cProfile).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import statistics
 import time
 import types
 from collections import defaultdict
-from pathlib import Path
 
 import libcst
 
@@ -36,7 +34,7 @@ import ddpify.syntax.parse as parse
 import real_speed
 from ddpify.analysis import reach
 from ddpify.syntax import codegen
-from real_speed import entries, jobs
+from real_speed import jobs, programs_from_arguments
 
 SPENT: dict[str, float] = defaultdict(float)
 _STACK: list[str] = []
@@ -85,18 +83,8 @@ def install() -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="*", type=Path)
-    parser.add_argument("--manifest", type=Path, action="append", default=[])
-    parser.add_argument("--root", type=Path, action="append", default=[], help="where each manifest's programs are built")
-    parser.add_argument("--reps", type=int, default=5)
-    args = parser.parse_args()
-    if len(args.manifest) != len(args.root):
-        parser.error("each --manifest needs its --root")
+    found, args = programs_from_arguments(__doc__.splitlines()[0])
     install()
-    found = entries(args.paths, None, None)
-    for manifest, root in zip(args.manifest, args.root):
-        found += entries([], manifest, root)
     pairs = [jobs(entry, pythonpath)[:2] for _, entry, pythonpath in found]
     for convert, floor in pairs:
         convert(), floor()

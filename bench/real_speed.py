@@ -103,6 +103,24 @@ def entries(paths: list[Path], manifest: Path | None, root: Path | None) -> list
     return found
 
 
+
+def programs_from_arguments(description: str) -> tuple[list, argparse.Namespace]:
+    """The programs named on the command line of phases.py and ast_front_end.py (entries or
+    folders, and any number of `--manifest JSON --root DIR` pairs) and the parsed arguments
+    (`--reps`)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("paths", nargs="*", type=Path)
+    parser.add_argument("--manifest", type=Path, action="append", default=[])
+    parser.add_argument("--root", type=Path, action="append", default=[], help="where each manifest's programs are built")
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args()
+    if len(args.manifest) != len(args.root):
+        parser.error("each --manifest needs its --root")
+    found = entries(args.paths, None, None)
+    for manifest, root in zip(args.manifest, args.root):
+        found += entries([], manifest, root)
+    return found, args
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path)
