@@ -44,7 +44,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep17b.json", 8),
                                         ("fresh_sweep18b.json", 8),
                                         ("fresh_sweep18a.json", 9),
-                                        ("fresh_sweep18c.json", 9)])
+                                        ("fresh_sweep18c.json", 9),
+                                        ("fresh_sweep19c.json", 10)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -386,6 +387,13 @@ def test_the_seventeenth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
 def test_the_eighteenth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep18c.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep18c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_nineteenth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep19c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep19c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 5 and not part_c & earlier
 
