@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import libcst as cst
 import pytest
 
 from ddpify.convert import convert, convert_program
@@ -139,6 +140,34 @@ for x, y in train_loader:
     optimizer.step()
 """)).code
     assert "try:\n    from ddpify_runtime import device_ids, init_distributed_mode\nexcept" in code
+
+
+HELPERS = ["atomic_write", "device_ids as ddpify_device_ids", "end_epoch", "init_distributed_mode",
+           "is_main_process", "reduce_sum", "set_epoch", "shard_loader", "sum_over_shards_of_the_epoch_loss"]
+
+
+@pytest.mark.parametrize("indent", ["    ", "  ", "\t"])
+@pytest.mark.parametrize("module", ["ddpify_runtime", "torch.nn.parallel", "torch.utils.data.distributed"])
+@pytest.mark.parametrize("count", [1, 2, 5, 9])
+def test_an_added_import_is_the_tree_libcst_reads_from_its_text(indent, module, count):
+    """The imports are built as nodes (decision 0145): the same nodes LibCST's parser gives for
+    their text, so a file converted again, and every tool reading the tree, sees what it would
+    have parsed; within 79 columns unless one name alone is longer."""
+    from ddpify.output.edits import _import
+    names = sorted(HELPERS[:count])
+    node = _import(indent, module, names)
+    text = cst.parse_module(f"if x:\n{indent}pass\n").code_for_node(node)
+    assert node.deep_equals(cst.parse_statement(text))
+    assert f"from {module} import" in text and all(name in text for name in names)
+    assert max(len(line.expandtabs(len(indent))) for line in text.splitlines()) <= 79
+
+
+def test_a_wrapped_runtime_import_in_a_tab_indented_file_indents_with_tabs():
+    from ddpify.output.edits import _import
+    text = cst.parse_module("if x:\n\tpass\n").code_for_node(_import("\t", "ddpify_runtime", sorted(HELPERS)))
+    assert text.startswith("try:\n\tfrom ddpify_runtime import (\n\t\tatomic_write, device_ids as ddpify_device_ids,")
+    assert "\n\t)\nexcept ModuleNotFoundError as exc:  # ddpify_runtime or torch not installed\n" \
+        "\traise SystemExit(f\"{exc}: pip install 'ddpify[torch]', \"\n" in text
 
 
 def test_a_converted_script_without_the_runtime_fails_in_one_line_naming_both_fixes(tmp_path):
