@@ -45,7 +45,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep18b.json", 8),
                                         ("fresh_sweep18a.json", 9),
                                         ("fresh_sweep18c.json", 9),
-                                        ("fresh_sweep19c.json", 10)])
+                                        ("fresh_sweep19c.json", 10),
+                                        ("fresh_sweep19b.json", 9)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -446,6 +447,13 @@ def test_the_seventeenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
 def test_the_eighteenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
     part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep18b.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep18b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 5 and not part_b & earlier
+
+
+def test_the_nineteenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep19b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep19b.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_b) >= 5 and not part_b & earlier
 
@@ -1178,6 +1186,29 @@ def test_the_stand_in_gin_binds_a_config_files_parameters_to_configurable_functi
             "print(hyper(), hyper(epochs=7), a.n, a.use_attention, Algo(1, use_attention=False).use_attention, isinstance(a, Algo))")
     out = _stubbed(code)
     assert out.strip() == "(3, 'long') (7, 'long') 4 True False True"
+
+
+def test_the_stand_in_configargparse_reads_a_config_file_under_the_command_line(tmp_path):
+    """configargparse (murumura/Condition-GAN-pytorch): the option marked `is_config_file=True`
+    names a file of `key = value` lines (comments and blank lines skipped) read as options; the
+    command line's own arguments win."""
+    (tmp_path / "run.txt").write_text("# a comment\nmodel = infogan\nepochs = 200\n\nlr = 0.5\n")
+    code = ("import configargparse\np = configargparse.ArgumentParser()\n"
+            "p.add_argument('--config', is_config_file=True)\np.add_argument('--model', default='cgan')\n"
+            "p.add_argument('--epochs', type=int, default=1)\np.add_argument('--lr', type=float)\n"
+            f"a = p.parse_args(['--config', {str(tmp_path / 'run.txt')!r}, '--epochs', '2'])\n"
+            "print(a.model, a.epochs, a.lr, p.parse_args([]).model)")
+    assert _stubbed(code).strip() == "infogan 2 0.5 cgan"
+
+
+def test_the_stand_ins_barbar_and_editdistance_yield_the_loaders_items_and_count_edits():
+    """barbar's `Bar(loader)` (axeloh/gan-pytorch) yields the loader's items; editdistance's
+    `eval(a, b)` (b-etienne/Seq2seq-PyTorch) is the Levenshtein distance of two sequences."""
+    code = ("from barbar import Bar\nimport editdistance, numpy as np\n"
+            "items = [x for x in Bar([3, 4, 5])]\n"
+            "print(items, editdistance.eval('kitten', 'sitting'), editdistance.eval(np.array([1, 2, 3]), np.array([1, 3])),"
+            " editdistance.eval([], [1, 2]))")
+    assert _stubbed(code).strip().splitlines()[-1] == "[3, 4, 5] 3 1 2"
 
 
 def test_the_stand_in_gym_records_no_video_and_passes_the_environment_through():
