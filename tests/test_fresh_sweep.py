@@ -46,7 +46,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep18a.json", 9),
                                         ("fresh_sweep18c.json", 9),
                                         ("fresh_sweep19c.json", 10),
-                                        ("fresh_sweep19b.json", 9)])
+                                        ("fresh_sweep19b.json", 9),
+                                        ("fresh_sweep19a.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -329,6 +330,38 @@ def test_the_eighteenth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep18a.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_a) >= 5 and not part_a & earlier
+
+
+def test_the_nineteenth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep19a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep19a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 5 and not part_a & earlier
+
+
+def test_the_stand_ins_build_an_efficientnet_import_albumentations_paths_and_star_import_its_transforms():
+    """An EfficientNet-B0 built from scratch ends in torchvision's 1280 features (a program replaces its
+    classifier by `Linear(1280, n)`), its weights enum gives transforms but no weights, and
+    `from albumentations.augmentations.dropout.coarse_dropout import CoarseDropout` and a star
+    import's `ShiftScaleRotate` are the stand-in's transforms."""
+    code = ("import torch, torchvision, numpy as np; from torch import nn; from torchvision import transforms; "
+            "from albumentations import *; "
+            "from albumentations.augmentations.dropout.coarse_dropout import CoarseDropout as CD; "
+            "from albumentations.augmentations.geometric.transforms import PadIfNeeded as PIN; "
+            "import albumentations as A; "
+            "w = torchvision.models.EfficientNet_B0_Weights.DEFAULT; m = torchvision.models.efficientnet_b0(); "
+            "m.classifier = nn.Sequential(nn.Dropout(p=0.2, inplace=True), nn.Linear(1280, 3)); "
+            "ok = [tuple(m(torch.rand(2, 3, 64, 64)).shape) == (2, 3), "
+            "      tuple(w.transforms()(torch.rand(3, 32, 32)).shape) == (3, 224, 224), "
+            "      CD is A.CoarseDropout and PIN is A.PadIfNeeded, "
+            "      ShiftScaleRotate(shift_limit=0.1, p=0.5)(image=np.ones((8, 8, 3)))['image'].shape == (8, 8, 3), "
+            "      transforms.InterpolationMode.BICUBIC == 'bicubic'];\n"
+            "try:\n torchvision.models.efficientnet_b0(weights=w); ok.append(False)\n"
+            "except RuntimeError:\n ok.append(True)\n"
+            "print(all(ok), ok)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")})
+    assert out.stdout.startswith("True"), out.stdout + out.stderr
 
 
 def test_the_stand_ins_take_albumentations_module_paths_the_older_cutout_and_an_elastic_transform():

@@ -120,6 +120,14 @@ class Compose:
 
 OneOf = Sequential = Compose
 
+# the transforms a star import reaches (`from albumentations import *` does not call the module's
+# __getattr__): the picture as it is
+for _name in ("ShiftScaleRotate", "Rotate", "RandomRotate90", "Affine", "RandomBrightnessContrast", "ColorJitter",
+              "HueSaturationValue", "RGBShift", "GaussNoise", "GaussianBlur", "Blur", "ToGray", "Sharpen",
+              "RandomResizedCrop", "Resize", "Transpose", "Downscale", "Perspective", "GridDistortion",
+              "ElasticTransform", "CLAHE", "RandomGamma", "ChannelShuffle", "InvertImg", "Equalize"):
+    globals().setdefault(_name, type(_name, (BasicTransform,), {}))
+
 
 def __getattr__(name):
     """Any other transform (ShiftScaleRotate, RandomBrightnessContrast, ColorJitter, ...): the picture

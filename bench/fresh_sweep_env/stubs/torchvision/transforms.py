@@ -124,7 +124,13 @@ class RandomHorizontalFlip(torch.nn.Module):
 
 RandomVerticalFlip = RandomRotation = ColorJitter = RandomAffine = RandomErasing = RandomHorizontalFlip
 AutoAugment = RandAugment = RandomGrayscale = GaussianBlur = RandomApply = RandomPerspective = RandomHorizontalFlip
-ElasticTransform = RandomHorizontalFlip
+ElasticTransform = RandomAdjustSharpness = RandomHorizontalFlip
+
+
+class InterpolationMode:
+    """torchvision's names of the resampling filters (the stand-in resizes bilinearly whatever is named)."""
+    NEAREST, NEAREST_EXACT, BILINEAR, BICUBIC, BOX, HAMMING, LANCZOS = (
+        "nearest", "nearest-exact", "bilinear", "bicubic", "box", "hamming", "lanczos")
 
 
 class ToPILImage(_T):

@@ -98,11 +98,58 @@ def _scratch_vgg(pretrained=False, weights=None, num_classes=1000, **kwargs):
     return _SmallVGG(num_classes)
 
 
+class _SmallEfficientNet(nn.Module):
+    """An EfficientNet built from scratch: torchvision's attributes (`features`, `avgpool`,
+    `classifier` = Dropout + Linear) with its feature width at the end (1280 for B0 and B1, 1408 for
+    B2), which programs name when they replace the classifier head."""
+
+    def __init__(self, num_classes=1000, width=1280):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.SiLU(),
+                                      nn.Conv2d(16, 32, 3, 2, 1), nn.SiLU(), nn.AdaptiveAvgPool2d(4),
+                                      nn.Conv2d(32, width, 1), nn.SiLU())
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Dropout(p=0.2, inplace=True), nn.Linear(width, num_classes))
+
+    def forward(self, x):
+        return self.classifier(self.avgpool(self.features(x)).flatten(1))
+
+
+def _scratch_efficientnet(width):
+    def build(pretrained=False, weights=None, num_classes=1000, **kwargs):
+        if pretrained or weights is not None:
+            _unavailable()
+        return _SmallEfficientNet(num_classes, width)
+    return build
+
+
+class _WeightsEnum:
+    """A weights enum (`EfficientNet_B0_Weights.DEFAULT`): the value exists, so that a program can
+    ask it for its `transforms()` (resize, crop, normalise as torchvision's preset does); building
+    a model with it fails (no downloads)."""
+
+    def __init__(self, crop, resize):
+        self.crop, self.resize = crop, resize
+
+    def transforms(self):
+        from torchvision import transforms as T
+        return T.Compose([T.Resize(self.resize), T.CenterCrop(self.crop), T.ToTensor(),
+                          T.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])])
+
+
+def _weights(crop, resize):
+    return type("Weights", (), {"DEFAULT": _WeightsEnum(crop, resize), "IMAGENET1K_V1": _WeightsEnum(crop, resize)})
+
+
 resnet18 = resnet34 = _scratch_resnet(512)
 resnet50 = resnet101 = resnet152 = _scratch_resnet(2048)
 vgg11_bn = vgg13_bn = vgg16_bn = vgg19_bn = _scratch_vgg
 densenet121 = densenet161 = densenet169 = densenet201 = _scratch_densenet
 DenseNet = _SmallDenseNet  # the class programs name in annotations
+efficientnet_b0 = efficientnet_b1 = _scratch_efficientnet(1280)
+efficientnet_b2 = _scratch_efficientnet(1408)
+EfficientNet_B0_Weights, EfficientNet_B1_Weights = _weights(224, 256), _weights(240, 255)
+EfficientNet_B2_Weights = _weights(288, 288)
 vgg16 = alexnet = inception_v3 = _unavailable
 squeezenet1_0 = squeezenet1_1 = _unavailable
 from . import inception  # noqa: E402,F401  (torchvision.models.inception, as the package imports it)
