@@ -4,7 +4,7 @@ of positives and near misses, asked directly, and each answer as both commands s
 import libcst as cst
 import pytest
 
-from ddpify.analysis import writes
+from ddpify.analysis import forward, writes
 from ddpify.analysis.accelerator import places_on_accelerator
 from ddpify.analysis.distributed import is_distributed, joins_group
 from ddpify.analysis.same_values import is_rank_test
@@ -777,3 +777,26 @@ def test_a_writes_path_is_known_where_it_names_the_file_written(code, known):
                                "import matplotlib.pyplot as plt\n" + code + "\n"))
     stmt = facts.module.body[-1]
     assert (writes.written_paths(facts, stmt) is not None) is known
+
+
+@pytest.mark.parametrize("init, maybe_empty", [
+    # a model a library's registry builds by name (MoCo v2's `models.__dict__[arch](num_classes=dim)`)
+    ("self.q = models.__dict__[arch](num_classes=8)\nif mlp:\n    self.head = nn.Linear(8, 8)", False),
+    ("self.q = getattr(models, arch)(num_classes=8)\nif mlp:\n    self.head = nn.Linear(8, 8)", False),
+    ("self.q = models.resnet18(num_classes=8)\nif mlp:\n    self.head = nn.Linear(8, 8)", False),
+    # near misses: every parameter under the `if`; a lookup in a table of the program's own
+    ("if mlp:\n    self.head = nn.Linear(8, 8)", True),
+    ("self.act = ACTIVATIONS[name]()\nif mlp:\n    self.head = nn.Linear(8, 8)", True),
+    ("self.act = getattr(nn.functional, name)\nif mlp:\n    self.head = nn.Linear(8, 8)", True),
+])
+def test_a_module_may_have_no_parameter_only_where_each_is_made_under_an_if(init, maybe_empty):
+    """`forward.parameters_on_some_paths`: DDP refuses a module with no parameter, so one whose
+    `__init__` makes them all under an `if` is wrapped only where it has one. A model a library's
+    registry builds by name (`models.__dict__[arch](...)`, `getattr(models, arch)(...)`) has its
+    parameters on every path: no such guard, and the report says nothing of an `if`."""
+    body = "".join(f"        {line}\n" for line in init.splitlines())
+    facts = Facts(parse_module("import torch.nn as nn\nimport torchvision.models as models\n\n"
+                               "class Net(nn.Module):\n    def __init__(self, arch, mlp, name):\n"
+                               "        super().__init__()\n" + body))
+    (cls,) = facts.findall(facts.module, cst.ClassDef)
+    assert (forward.parameters_on_some_paths(facts, cls) is not None) is maybe_empty
