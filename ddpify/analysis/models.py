@@ -121,7 +121,8 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     _found_as_items(facts, wrapped, untraced)
     if place is not None:
         wrapped = [place(model) for model in wrapped]
-    models = Models(wrapped, untraced, wrapped_refs(facts, wrapped))
+    models = _wrapped_once(facts, wrapped, untraced)
+    wrapped = models.wrapped
     calls = _calls_on_models(facts, models.refs) if place is None else []
     for model in wrapped if place is None else ():  # DDP's (FSDP2 shards such a model all the same)
         _settle_sync(facts, calls, models, model)
@@ -1414,6 +1415,33 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
         attr, moves = stored
         return Model(attr, func, moves[-1], setup=[*setup, *moves], param=key)
     return Model(key, func, anchor or body[0], setup=setup, before_anchor=anchor is None)
+
+
+def _wrapped_once(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNode]) -> Models:
+    """The models and the names that hold their wrappers, less each model a function receives
+    that every call hands a wrapper already (`_given_wrappers`)."""
+    models = Models(wrapped, untraced, wrapped_refs(facts, wrapped))
+    given = [model for model in wrapped if _given_wrappers(facts, models.refs, model)]
+    if not given:
+        return models
+    kept = [model for model in wrapped if model not in given]
+    return Models(kept, untraced, wrapped_refs(facts, kept))
+
+
+def _given_wrappers(facts: Facts, refs: dict[Ref, Model], model: Model) -> bool:
+    """A model a function receives (`def finetune(net): opt = Adam(net.parameters())`) that every
+    call of that function hands a wrapper already (`finetune(model)`, `model` wrapped where the
+    program trains it): the caller's wrap serves. Wrapped again on entry, it would nest
+    DistributedDataParallel in DistributedDataParallel, two reducers averaging the same gradients
+    (a MAML homework's `test_model(model, t)` after `main()` trained `model`). A name some calls
+    hand a bare model (MAYBE) keeps its wrap on entry."""
+    func = model.defined
+    if not isinstance(func, cst.FunctionDef):
+        return False
+    calls = [call for call in facts.call_sites(func) if not facts.is_inside(call, func)]
+    others = {ref: other for ref, other in refs.items() if other is not model}
+    passed = [facts.argument_for(call, func, model.param or model.name) for call in calls]
+    return bool(passed) and all(arg is not None and holds_wrapper(facts, others, arg) is WRAPPER for arg in passed)
 
 
 def _stored_then_moved(facts: Facts, body: Sequence[cst.CSTNode], key: str) -> tuple[str, list[cst.CSTNode]] | None:

@@ -532,6 +532,93 @@ print(teacher.size, student.size)
         "warning: batch_size is now per process: the global batch is batch_size x the number of processes",
         "change: `model` wrapped in DistributedDataParallel where fit() receives it (the caller keeps the bare model)",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # issue 27 (a MAML homework's `test_model(model, t)`): every call hands the function a model the
+    # program wrapped already where it trained it: no second wrap on entry (DDP in DDP, two reducers)
+    pair("""\
+def finetune(net, x, y):
+    tuner = torch.optim.Adam(net.parameters(), lr=0.1)
+    for _ in range(2):
+        tuner.zero_grad()
+        ((net(x) - y) ** 2).mean().backward()
+        tuner.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+finetune(model, torch.randn(4, 2), torch.randn(4, 1))
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+def finetune(net, x, y):
+    tuner = torch.optim.Adam(net.parameters(), lr=0.1)
+    for _ in range(2):
+        tuner.zero_grad()
+        ((net(x) - y) ** 2).mean().backward()
+        tuner.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+finetune(model, torch.randn(4, 2), torch.randn(4, 1))
+""", "a_function_every_call_hands_a_wrapper_wraps_it_no_second_time", report=[
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # near miss: one call hands it a bare model: it is wrapped on entry, as before
+    pair("""\
+def finetune(net, x, y):
+    tuner = torch.optim.Adam(net.parameters(), lr=0.1)
+    for _ in range(2):
+        tuner.zero_grad()
+        ((net(x) - y) ** 2).mean().backward()
+        tuner.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+finetune(model, torch.randn(4, 2), torch.randn(4, 1))
+finetune(torch.nn.Linear(2, 1), torch.randn(4, 2), torch.randn(4, 1))
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+def finetune(net, x, y):
+    net = DistributedDataParallel(net, device_ids=device_ids(net))
+    tuner = torch.optim.Adam(net.parameters(), lr=0.1)
+    for _ in range(2):
+        tuner.zero_grad()
+        ((net(x) - y) ** 2).mean().backward()
+        tuner.step()
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+finetune(model, torch.randn(4, 2), torch.randn(4, 1))
+finetune(torch.nn.Linear(2, 1), torch.randn(4, 2), torch.randn(4, 1))
+""", "a_function_one_call_hands_a_bare_model_wraps_it_on_entry",
+         scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     pair("""\
 def distill(teacher, student, loader, device):
     teacher.eval()
