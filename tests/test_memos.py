@@ -551,3 +551,31 @@ def test_a_library_name_is_not_asked_whether_it_holds_the_wrapper_for_each_attri
         convert((FIXTURES / case / "before.py").read_bytes())
     monkeypatch.undo()
     assert asked and not any(asked)
+
+
+def test_each_statement_the_edits_insert_is_parsed_once_per_conversion(monkeypatch):
+    """The head of the blocks saves are put in (`if is_main_process():`), in every file and loop
+    that saves, is parsed once per conversion and shared (LibCST's nodes are immutable; decision
+    0145); the output holds it at each place."""
+    from ddpify.convert import convert
+    from tests.support.snippets import script
+
+    parsed: Counter = Counter()
+    original = cst.parse_statement
+
+    def counted(text, *args, **kwargs):
+        parsed[text] += 1
+        return original(text, *args, **kwargs)
+    monkeypatch.setattr(cst, "parse_statement", counted)
+    code = convert(script(loop="""
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    torch.save(model.state_dict(), "last.pt")
+    print(epoch)
+torch.save(model.state_dict(), "final.pt")
+""")).code
+    assert code.count("if is_main_process():\n") == 2
+    assert parsed["if is_main_process():\n    pass\n"] == 1

@@ -53,6 +53,7 @@ class Edits:
         self.imports: list[tuple[str, str | None]] = []
         self.records: list[Record] = []
         self.rewrite = ""
+        self._parsed: dict[str, cst.BaseStatement] = {}
 
     def for_rewrite(self, name: str) -> "Edits":
         self.rewrite = name
@@ -106,10 +107,10 @@ class Edits:
             self.record(node, message, needs_group=needs_group)
 
     def insert_before(self, stmt: cst.CSTNode, *new: cst.BaseStatement | str) -> None:
-        self.before[stmt].extend(_statements(new))
+        self.before[stmt].extend(self._statements(new))
 
     def insert_after(self, stmt: cst.CSTNode, *new: cst.BaseStatement | str) -> None:
-        self.after[stmt].extend(_statements(new))
+        self.after[stmt].extend(self._statements(new))
 
     def enclose(self, stmt: cst.CSTNode, header: str) -> None:
         """Put `stmt` in the block of a new compound statement, `header` being its first line
@@ -126,9 +127,15 @@ class Edits:
         if (module, name) not in self.imports:
             self.imports.append((module, name))
 
+    def parsed(self, text: str) -> cst.BaseStatement:
+        """The statement `text`, parsed once per conversion (`if is_main_process():` heads a block
+        in every file that saves): LibCST's nodes are immutable, so one serves every place it goes."""
+        if text not in self._parsed:
+            self._parsed[text] = cst.parse_statement(text)
+        return self._parsed[text]
 
-def _statements(items: Iterable[cst.BaseStatement | str]) -> list[cst.BaseStatement]:
-    return [cst.parse_statement(s) if isinstance(s, str) else s for s in items]
+    def _statements(self, items: Iterable[cst.BaseStatement | str]) -> list[cst.BaseStatement]:
+        return [self.parsed(s) if isinstance(s, str) else s for s in items]
 
 
 class _Apply(cst.CSTTransformer):
@@ -180,7 +187,7 @@ class _Apply(cst.CSTTransformer):
         for stmt in [*body, None]:
             header = self.enclosed.get(stmt)
             if run and header != self.enclosed[run[0]]:
-                out.append(_compound(self.enclosed[run[0]], run))
+                out.append(_compound(self.edits.parsed(f"{self.enclosed[run[0]]}\n    pass\n"), run))
                 run = []
             if header is not None:
                 run.append(stmt)
@@ -207,11 +214,11 @@ def _replaced(node: cst.CSTNode, fns: list[NodeFn]) -> cst.CSTNode:
     return node
 
 
-def _compound(header: str, body: list[cst.BaseStatement]) -> cst.BaseCompoundStatement:
-    """`header` + an indented block of `body`; the comments above the first statement move above it,
-    and a blank line between two of them stays blank (no indentation left on it)."""
+def _compound(shell: cst.BaseStatement, body: list[cst.BaseStatement]) -> cst.BaseCompoundStatement:
+    """`shell` (`if is_main_process():` over a `pass`) with an indented block of `body`; the
+    comments above the first statement move above it, and a blank line between two of them stays
+    blank (no indentation left on it)."""
     first = body[0]
-    shell = cst.parse_statement(f"{header}\n    pass\n")
     rest = [stmt.with_changes(leading_lines=[_unindented(line) for line in stmt.leading_lines]) for stmt in body[1:]]
     block = shell.body.with_changes(body=[first.with_changes(leading_lines=()), *rest])
     return shell.with_changes(body=block, leading_lines=first.leading_lines)
