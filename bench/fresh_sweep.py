@@ -24,7 +24,8 @@ regression check).
 For each program, in a fresh temporary folder:
 1. `original`: the unconverted entry under plain `python` (the stand-ins only): whether the
    program runs here at all; a program whose original fails is not judged;
-2. `ddpify convert ENTRY -o out/ --json` (program mode), timed (where it refuses -o because the
+2. `ddpify convert ENTRY -o out/ --json --args 'ARGS'` (program mode, told the command line the
+   program is launched with, as `ddpify run` is), timed (where it refuses -o because the
    conversion changes files above the script's folder, a copy converted `--in-place`, as the
    refusal says); and, in this process, the
    conversion (`load` + `convert_program`) against LibCST's parse + codegen of the files it
@@ -260,8 +261,9 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
         # converted with the project's folders on PYTHONPATH as it runs with them (`core/` of a flat import)
         told_env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, _installed(program, src)))}
         start = time.perf_counter()
+        command_line = ["--args", shlex.join(args)] if args else []  # the one it is launched with, as `ddpify run`
         proc = subprocess.run([str(Path(_python()).parent / "ddpify"), "convert", str(src / entry), "-o",
-                               str(out_dir) + "/", "--json"], capture_output=True, text=True, timeout=600,
+                               str(out_dir) + "/", "--json", *command_line], capture_output=True, text=True, timeout=600,
                               env=told_env)
         row["convert"] = {"rc": proc.returncode, "seconds": round(time.perf_counter() - start, 2),
                           "stderr": _tail(proc.stderr, 6)}
@@ -271,7 +273,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
             shutil.copytree(src, base)
             start = time.perf_counter()
             proc = subprocess.run([str(Path(_python()).parent / "ddpify"), "convert", str(base / entry), "--in-place",
-                                   "--json"], capture_output=True, text=True, timeout=600,
+                                   "--json", *command_line], capture_output=True, text=True, timeout=600,
                                   env={**told_env, "PYTHONPATH": os.pathsep.join(map(str, _installed(program, base)))})
             row["convert"] = {"rc": proc.returncode, "seconds": round(time.perf_counter() - start, 2),
                               "stderr": _tail(proc.stderr, 6), "in_place": True}
@@ -280,7 +282,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
             return row
         report = json.loads(proc.stdout)
         row["report"] = _report_summary(report)
-        row["speed"] = speed(src / entry, _installed(program, src))
+        row["speed"] = speed(src / entry, _installed(program, src), argv=tuple(args) or None)
         converted = out_dir / _output_name(src, entry)
         if not converted.exists():
             converted = src / entry  # left unchanged: run the original file
@@ -291,7 +293,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
             converted = ddp / entry
         probe_dir, logs = tmp / "probe", tmp / "logs"
         hint = "" if in_place else subprocess.run(  # --json prints no "run it:" line
-            [str(Path(_python()).parent / "ddpify"), "convert", str(src / entry), "-o", str(out_dir) + "/"],
+            [str(Path(_python()).parent / "ddpify"), "convert", str(src / entry), "-o", str(out_dir) + "/", *command_line],
             capture_output=True, text=True, timeout=600, env=told_env).stderr
         told = _run_line_path(hint)
         env = _env(program, probe_dir, [out_dir, ddp], [*_within(told, src, ddp, ddp / entry_dir), *_installed(program, ddp)])
@@ -717,14 +719,15 @@ def _relative(path: Path, copies: dict[Path, Path], src: Path, entry: str) -> st
 
 # --------------------------------------------------------------------------- speed
 
-def speed(entry: Path, pythonpath: list[Path], reps: int = 3) -> dict:
+def speed(entry: Path, pythonpath: list[Path], reps: int = 3, argv: tuple[str, ...] | None = None) -> dict:
     """Files and lines the conversion reads (a notebook's included: the modules it imports; with
-    the program's `pythonpath` folders on PYTHONPATH, as it was converted); its in-process CPU
-    time against LibCST's parse + codegen of those files (bench/real_speed.py)."""
+    the program's `pythonpath` folders on PYTHONPATH and told its command line `argv`, as it was
+    converted); its in-process CPU time against LibCST's parse + codegen of those files
+    (bench/real_speed.py)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from real_speed import measure
 
-    found = measure(entry, reps, tuple(pythonpath))
+    found = measure(entry, reps, tuple(pythonpath), argv)
     return {"files": found["files"], "lines": found["lines"], "convert_s": round(found["convert_s"], 3),
             "floor_s": round(found["floor_s"], 3), "ratio": found["ratio"]}
 

@@ -33,17 +33,17 @@ from pathlib import Path
 import libcst
 
 from ddpify.cli import collect_less
-from ddpify.convert import convert_program
+from ddpify.convert import Options, convert_program
 from ddpify.inputs.files import is_notebook
 from ddpify.syntax.parse import _expand_indentation
 from ddpify.inputs.program import load
 from ddpify.syntax.parse import RECURSION_LIMIT
 
 
-def jobs(entry: Path, pythonpath: tuple[Path, ...] | None = None):
+def jobs(entry: Path, pythonpath: tuple[Path, ...] | None = None, argv: tuple[str, ...] | None = None):
     """(convert, floor, files read, lines read) for `entry`, converted with `pythonpath` as
-    PYTHONPATH (None: this process's): the two functions timed (under the command's garbage
-    collector settings from here on)."""
+    PYTHONPATH (None: this process's) and told its command line `argv` (`ddpify convert --args`):
+    the two functions timed (under the command's garbage collector settings from here on)."""
     collect_less()
     told = os.environ.get("PYTHONPATH", "") if pythonpath is None else os.pathsep.join(map(str, pythonpath))
     if is_notebook(entry.name):
@@ -57,10 +57,10 @@ def jobs(entry: Path, pythonpath: tuple[Path, ...] | None = None):
 
     def convert():
         os.environ["PYTHONPATH"] = told
-        convert_program(load(entry, code()))
+        convert_program(load(entry, code(), argv=argv), Options(argv=argv))
 
     os.environ["PYTHONPATH"] = told
-    parts = load(entry, code()).parts
+    parts = load(entry, code(), argv=argv).parts
     # as LibCST is given them: a file whose tab indentation its tokenizer cannot read, expanded
     sources = [_expand_indentation(part.data) or part.data for part in parts]
 
@@ -71,9 +71,10 @@ def jobs(entry: Path, pythonpath: tuple[Path, ...] | None = None):
     return convert, floor, len(sources), sum(len(data.splitlines()) for data in sources)
 
 
-def measure(entry: Path, reps: int, pythonpath: tuple[Path, ...] | None = None) -> dict:
+def measure(entry: Path, reps: int, pythonpath: tuple[Path, ...] | None = None,
+            argv: tuple[str, ...] | None = None) -> dict:
     """Files and lines read; medians of CPU seconds of the conversion and of the floor; the ratio."""
-    convert, floor, files, lines = jobs(entry, pythonpath)
+    convert, floor, files, lines = jobs(entry, pythonpath, argv)
     times: dict = {convert: [], floor: []}
     convert(), floor()  # warm-up
     for rep in range(reps):

@@ -15,6 +15,9 @@ class Options:
     find_unused_parameters: bool = False
     sync_batchnorm: bool = False
     strategy: str = "ddp"  # "ddp": DistributedDataParallel; "fsdp": FSDP2's fully_shard
+    # the script's command line, where told (`ddpify run`'s ARGS, `ddpify convert --args`): it names the
+    # module a computed import loads (`import_module(args.cfg)`); None where unknown
+    argv: tuple[str, ...] | None = None
 
     @property
     def fsdp(self) -> bool:

@@ -2073,3 +2073,101 @@ def test_a_helper_in_another_file_imports_by_name_what_the_programs_callers_writ
     loaded = program()
     assert tuple(sorted(n for names in loaded.by_name.values() for n in names)) == read
     assert {p.name for p in loaded.parts} >= set(read)
+
+
+# a configuration module named on the command line (the eighteenth sweep's pytorch_trainer, held out:
+# `cfg = import_module(args.cfg.replace('/', '.')[:-3])`, run as `trainer.py --cfg cfg1.py`): read where
+# its values can be known (the command line ddpify is told, else the option's default and choices, else
+# the modules of the program's `configs/` package), as the module the name computes
+CFG_FILES = {"cfg1.py": "x = 1\n", "cfg2.py": "x = 2\n", "configs/__init__.py": "", "configs/a.py": "x = 3\n",
+             "configs/b.py": "x = 4\n"}
+
+
+@pytest.mark.parametrize("option, name, argv, read", [
+    ("'--cfg', type=str", "args.cfg.replace('/', '.')[:-3]", ("--cfg", "cfg1.py"), ("cfg1",)),
+    ("'--cfg', type=str", "args.cfg.replace('/', '.')[:-3]", ("--epochs", "3", "--cfg=cfg2.py"), ("cfg2",)),
+    ("'-c', '--cfg-file'", "os.path.splitext(os.path.basename(args.cfg_file))[0]", ("-c", "x/cfg2.py"), ("cfg2",)),
+    ("'cfg'", "args.cfg[:-3]", ("cfg1.py",), ("cfg1",)),  # positional
+    ("'--cfg', default='cfg2.py'", "args.cfg[:-3]", None, ("cfg2",)),  # the default
+    ("'--cfg', default='cfg2.py'", "args.cfg[:-3]", ("--cfg", "cfg1.py"), ("cfg1",)),  # the command line first
+    ("'--cfg', choices=['cfg1', 'cfg2']", "args.cfg", None, ("cfg1", "cfg2")),
+    ("'--config'", "args.config", None, ("configs.a", "configs.b")),  # a configuration package's modules
+    ("'--config'", "'configs.' + args.config", None, ("configs.a", "configs.b")),
+    ("'--config'", "args.config.replace('/', '.')[:-3]", None, ("configs.a", "configs.b")),
+    # near misses: no value known, a value naming no module, a name that reads no option
+    ("'--cfg', type=str", "args.cfg.replace('/', '.')[:-3]", None, ()),
+    ("'--cfg', type=str", "args.cfg[:-3]", ("--cfg", "cfg9.py"), ()),
+    ("'--cfg', default='cfg2.py'", "os.environ['CFG']", None, ()),
+])
+def test_a_module_named_on_the_command_line_is_read_where_its_values_can_be_known(option, name, argv, read):
+    files = {k: v for k, v in CFG_FILES.items() if not k.startswith("configs/") or "config'" in option}
+    write({**files, "train.py": f"""\
+        import argparse
+        import importlib
+        import os
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument({option})
+        parser.add_argument("--epochs", type=int)
+        args = parser.parse_args()
+        cfg = importlib.import_module({name})
+        print(cfg.x)
+        """})
+    loaded = load(Path("train.py"), Path("train.py").read_bytes(), argv=argv)
+    assert tuple(n for names in loaded.by_name.values() for n in names) == read
+    assert {str(p.rel) for p in loaded.parts} == {"train.py", *(n.replace(".", "/") + ".py" for n in read),
+                                                    *(["configs/__init__.py"] if read and "." in read[0] else [])}
+
+
+def test_a_module_named_on_the_command_line_is_converted_as_told_and_named_where_it_cannot_be_known():
+    """The same trainer converted with `--args` reads its configuration (the model it builds wrapped
+    there, its loaders unpacked each epoch reshuffled after the unpacking; `trainer.fit(...)` a method
+    of the class the configuration names, though the configuration imports the script as `trainer`);
+    without it, the import names the option and how to tell ddpify its value."""
+    write({"cfg1.py": """\
+        import torch
+        from torch.utils.data import DataLoader
+
+        import trainer
+
+        loaders = DataLoader(list(range(8)), batch_size=2, shuffle=True), DataLoader(list(range(4)), batch_size=2)
+        model = torch.nn.Linear(1, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        trainer_type = trainer.Trainer
+        """, "trainer.py": """\
+        import argparse
+        from importlib import import_module
+
+        import torch
+
+
+        class Trainer:
+            def __init__(self, cfg):
+                self.model, self.optimizer = cfg.model, cfg.optimizer
+
+            def fit(self, loader):
+                for x in loader:
+                    self.optimizer.zero_grad()
+                    self.model(x.float().view(-1, 1)).sum().backward()
+                    self.optimizer.step()
+
+
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--cfg", type=str)
+            args = parser.parse_args()
+            cfg = import_module(args.cfg.replace("/", ".")[:-3])
+            trainer = cfg.trainer_type(cfg)
+            for epoch in range(2):
+                train_loader, test_loader = cfg.loaders
+                trainer.fit(train_loader)
+        """})
+    told = cli("convert", "trainer.py", "-o", "out/", "--args", "--cfg cfg1.py")
+    assert "model = DistributedDataParallel(model" in Path("out/cfg1.py").read_text(), told.stderr
+    assert "train_loader, test_loader = cfg.loaders\n        set_epoch(train_loader, epoch)\n" \
+        in Path("out/trainer.py").read_text()
+    untold = cli("convert", "trainer.py", "-o", "bare/")
+    assert not Path("bare/cfg1.py").exists()
+    assert "loads the module that `--cfg` names on the command line, which ddpify cannot tell from the code: give " \
+           "it the command line (`ddpify run trainer.py --cfg VALUE`, or `ddpify convert trainer.py --args '--cfg VALUE'`)" \
+           in untold.stderr, untold.stderr

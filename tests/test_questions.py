@@ -800,3 +800,55 @@ def test_a_module_may_have_no_parameter_only_where_each_is_made_under_an_if(init
                                "        super().__init__()\n" + body))
     (cls,) = facts.findall(facts.module, cst.ClassDef)
     assert (forward.parameters_on_some_paths(facts, cls) is not None) is maybe_empty
+
+
+# what a call of a parameter runs where the callers hand it a function their own body defines (the
+# eighteenth sweep's pytorch_trainer: `def train(self, loader): def end_update(loss): loss.backward()
+# ...; return self._do(loader, begin_update, end_update)`), though other functions of the program share
+# its name; near misses: a caller that hands it something else, a parameter the function rebinds
+PASSED_CLOSURES = {
+    "closures_of_two_callers": ("""\
+class T:
+    def _do(self, loader, after):
+        for x in loader:
+            after(x)
+    def train(self, loader):
+        def after(x):
+            return x
+        return self._do(loader, after)
+    def test(self, loader):
+        def after(x):
+            return None
+        return self._do(loader, after)
+""", ["after", "after"]),
+    "a_caller_hands_something_else": ("""\
+class T:
+    def _do(self, loader, after):
+        for x in loader:
+            after(x)
+    def train(self, loader, hook):
+        def after(x):
+            return x
+        self._do(loader, after)
+        return self._do(loader, hook)
+""", []),
+    "rebound_in_the_function": ("""\
+class T:
+    def _do(self, loader, after):
+        after = print
+        for x in loader:
+            after(x)
+    def train(self, loader):
+        def after(x):
+            return x
+        return self._do(loader, after)
+""", []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PASSED_CLOSURES))
+def test_a_parameter_called_runs_the_inner_functions_its_callers_hand_it(name):
+    code, expected = PASSED_CLOSURES[name]
+    facts = _facts(code)
+    call = next(c for c in facts.calls if mt.is_name(c.func, "after") and facts.scope(c).name.value == "_do")
+    assert sorted(f.name.value for f in facts.user_functions(call)) == expected

@@ -2054,7 +2054,8 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
         return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
     if isinstance(expr, cst.Call) and depth:
         return _passed_through(facts, refs, answers, expr, depth)
-    ref = facts.ref(expr)
+    read_off = facts.module_attribute(expr)  # `cfg.model`: the top-level `model` of `cfg`'s module, once imported
+    ref = read_off or facts.ref(expr)
     if ref not in refs and isinstance(expr, cst.Attribute) and not mt.is_name(expr.value, "self") and \
             (dotted(expr.value) or isinstance(expr.value, (cst.Subscript, cst.Call))):
         ref = _instance_attribute(facts, refs, expr) or ref  # `runner.model`, `models[0].model`: the class's `self.model`
@@ -2082,7 +2083,7 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
         verdicts = {_holds(facts, refs, answers, arg, depth - 1) if depth and arg is not None else MAYBE
                     for arg in passed}
         return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
-    if facts.scope(expr) is facts.scope(model.anchor):
+    if facts.scope(expr) is facts.scope(model.anchor) and read_off is None:
         model = _binding_at(facts, model, expr)
         if model is None:
             return None

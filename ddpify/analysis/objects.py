@@ -124,6 +124,16 @@ class Objects:
             return Sites({expr})
         return Sites()
 
+    def _module_attribute(self, ref: Ref) -> Sites:
+        """What a module of the program binds at its top level as `name`, read as an attribute of
+        the module (`cfg.dataset_loader`, `cfg.trainer_type` of `cfg = import_module(...)` or `import
+        cfg1 as cfg`): the program's modules share one top level, the merged module's (a class of
+        the program it names, itself)."""
+        f = self.facts
+        if ref.name in f.classes and not f.sources(ref):
+            return Sites({f.classes[ref.name]})
+        return self.ref_values(ref)
+
     def _handed_self(self, name: cst.Name) -> Sites:
         """`self` handed on by a method (`cb.on_epoch_end(self, loss)` in a trainer's loop over its
         callbacks): the instances the program builds of its class and of the classes of its kin
@@ -331,11 +341,14 @@ class Objects:
         return [cls] if cls is not None else []
 
     def _attribute(self, expr: cst.Attribute) -> Sites:
-        """`obj.x` where `obj` is an instance of a class of the program: that class's `self.x`; and
+        """`obj.x` where `obj` is an instance of a class of the program: that class's `self.x`; on a
+        module of the program, what it binds at its top level (`_module_attribute`); and
         on any object, what the program stores into its `x` through a name that may hold it
         (`config.tb_logger = SummaryWriter(...)`, read as `self.config.tb_logger` in another
         module, `config` an `argparse.Namespace` handed to a runner)."""
         f = self.facts
+        if (read := f.module_attribute(expr)) is not None:  # `cfg.dataset_loader` of `import cfg1 as cfg`
+            return self._module_attribute(read)
         found = Sites()
         held = self.values(expr.value)
         for site in held:

@@ -40,6 +40,7 @@ from ddpify.analysis.loaders import loaders_of
 from ddpify.analysis.models import Model, looked_up_callee
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted
+from ddpify.inputs import command_line
 from ddpify.inputs.program import Program
 
 DYNAMIC = {"importlib.import_module", "importlib.__import__", "__import__", "runpy.run_path",
@@ -64,8 +65,8 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
         name = dotted(call.func)
         qualified = facts.qualify(call.func) or name or ""
         if qualified in DYNAMIC and call not in program.by_name:  # (`program` read what it may load)
-            yield facts.statement(call), (f"`{facts.code(call)}` loads code by name, which ddpify does not "
-                                          "follow: training code it loads is neither checked nor converted")
+            yield facts.statement(call), (f"{loaded_by_name(facts, program, call)}: training code it loads is "
+                                          "neither checked nor converted")
             continue
         outside = facts.qualify(call.func) is not None and qualified.split(".")[0] not in PASSIVE | local
         if outside and not facts.has_training and facts.imports.imports_module("torch") \
@@ -135,6 +136,21 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
                          "trace to a DataLoader in the code it read: its data is not sharded")
 
 
+def loaded_by_name(facts: Facts, program: Program, call: cst.Call) -> str:
+    """What to say of `call`, which loads code by a name ddpify did not tell: where the name is a
+    command-line option's value (`import_module(args.cfg.replace("/", ".")[:-3])`, of `--cfg`
+    with no default and no choices), how to tell it, so that the module is read and converted."""
+    option = command_line.option_read(call.args[0].value, facts.module) if call.args else None
+    if option is None:
+        return f"`{facts.code(call)}` loads code by name, which ddpify does not follow"
+    flag, script = option.flags[0] if option.flags else option.dest.upper(), program.parts[0].path.name
+    value = f"{flag} VALUE" if option.flags else "VALUE"
+    return (f"`{facts.code(call)}` loads the module that `{flag}` names on the command line, which ddpify cannot "
+            f"tell from the code: give it the command line (`ddpify run {script} {value}`, or `ddpify convert "
+            f"{script} --args '{value}'`), or give `{flag}` a default or choices, and that module is read and "
+            "converted")
+
+
 def loads_by_name(facts: Facts, program: Program) -> Iterator[tuple[cst.CSTNode, str]]:
     """(statement, warning) for a program where nothing trains in the code read but code is loaded
     by name (`DYNAMIC`, not read: `Program.by_name`): at each such call, and at every call of a
@@ -155,8 +171,8 @@ def loads_by_name(facts: Facts, program: Program) -> Iterator[tuple[cst.CSTNode,
                if (facts.qualify(c.func) or dotted(c.func) or "") in DYNAMIC and c not in program.by_name]
     for call in dynamic:
         listing = _listed(facts, call)
-        yield facts.statement(call), (f"no training loop in the code ddpify read, and `{facts.code(call)}` loads "
-                                      "code by name, which ddpify does not follow: training code it loads is "
+        yield facts.statement(call), (f"no training loop in the code ddpify read, and "
+                                      f"{loaded_by_name(facts, program, call)}: training code it loads is "
                                       "neither checked nor converted (it runs whole on every process)" + (
                                           f"; it executes each file `{facts.code(listing)}` lists (a registry "
                                           "filled by executing a folder's files): import those modules by name "

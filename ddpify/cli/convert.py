@@ -44,8 +44,9 @@ EXIT_CODES = "Exit codes: 0 done, 1 --check: something would change, 2 usage or 
 @click.option("--vendor-runtime", is_flag=True,
               help="Copy the runtime next to each output as ddpify_runtime.py, for machines "
                    "without ddpify installed.")
-def convert_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
-                    no_shard_eval, markdown, jobs, timeout, verbose, output, in_place, vendor_runtime) -> None:
+def convert_command(sources, only, skip, check, as_json, script_args, find_unused_parameters, sync_batchnorm,
+                    strategy, no_shard_eval, markdown, jobs, timeout, verbose, output, in_place,
+                    vendor_runtime) -> None:
     """Convert SRC (files, directories, or - for stdin) to DDP.
 
     One input without -o prints the converted code on stdout (refused when its program changes
@@ -86,7 +87,8 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
         inputs, dests = _inputs(sources, output, in_place, check)
     skipped: list[files.Source] = []  # files of a tree that ran past --timeout: the others are written
     loaded, results, scripts = convert_inputs(
-        inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
+        inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval,
+                             None if script_args is None else tuple(shlex.split(script_args))), jobs,
         verbose, markdown, timeout, skipped if inputs.tree else None)
     if skipped:
         dests = [d for s, d in zip(inputs.sources, dests) if s not in skipped]
@@ -113,8 +115,8 @@ def convert_command(sources, only, skip, check, as_json, find_unused_parameters,
 
 @click.command("diff", epilog=EXIT_CODES)
 @engine_options
-def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sync_batchnorm, strategy,
-                 no_shard_eval, markdown, jobs, timeout, verbose) -> None:
+def diff_command(sources, only, skip, check, as_json, script_args, find_unused_parameters, sync_batchnorm,
+                 strategy, no_shard_eval, markdown, jobs, timeout, verbose) -> None:
     """Show what converting SRC would change, as a unified diff; writes nothing. For a notebook
     (.ipynb), the diff is against its code cells as one script.
 
@@ -127,7 +129,8 @@ def diff_command(sources, only, skip, check, as_json, find_unused_parameters, sy
     if finish_killed_writes(s.path for s in inputs.sources):
         inputs = guard(files.collect, sources)
     _, results, scripts = convert_inputs(
-        inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval), jobs,
+        inputs, make_options(only, skip, find_unused_parameters, sync_batchnorm, strategy, no_shard_eval,
+                             None if script_args is None else tuple(shlex.split(script_args))), jobs,
         verbose, markdown, timeout)
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     for source, result, script in zip(inputs.sources, results, scripts):

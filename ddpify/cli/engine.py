@@ -87,7 +87,8 @@ def convert_one(name: str, data: bytes, options: Options, scope: Scope = Scope.T
         with time_limit(timeout):
             if scope is Scope.TEXT:
                 return Outcome(convert(data, options))
-            return Outcome(convert_program(load(Path(name), data, follow=scope is Scope.FOLLOW), options))
+            return Outcome(convert_program(load(Path(name), data, follow=scope is Scope.FOLLOW, argv=options.argv),
+                                                options))
     except INPUT_ERRORS as exc:  # in the script, or in a module of its program (`exc.path`)
         return Outcome(error=input_error(name, data, exc), code=EXIT_INPUT)
     except FileTimeout:
@@ -265,6 +266,9 @@ def engine_options(command: Callable) -> Callable:
                      help="Exit 1 if anything would change, 0 otherwise; convert writes nothing."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print the change records as JSON on stdout instead of text lines."),
+        click.option("--args", "script_args", metavar="'ARGS'",
+                     help="The script's command line, quoted (--args '--cfg cfg1.py'): tells which module a "
+                          "name given on it imports (`import_module(args.cfg)`), as `ddpify run` does."),
         click.option("--markdown", is_flag=True,
                      help="Notebooks (.ipynb): keep markdown cells, as comments."),
         click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
@@ -279,8 +283,10 @@ def engine_options(command: Callable) -> Callable:
 
 
 def make_options(only: frozenset[str], skip: frozenset[str], find_unused_parameters: bool,
-                 sync_batchnorm: bool, strategy: str, no_shard_eval: bool = False) -> Options:
-    """The `Options` of the command-line flags (--no-shard-eval is --skip shard-eval)."""
+                 sync_batchnorm: bool, strategy: str, no_shard_eval: bool = False,
+                 argv: tuple[str, ...] | None = None) -> Options:
+    """The `Options` of the command-line flags (--no-shard-eval is --skip shard-eval; `argv`: the
+    script's command line, where told)."""
     skip = skip | {"shard-eval"} if no_shard_eval else skip
     return Options(only=only or None, skip=skip, find_unused_parameters=find_unused_parameters,
-                   sync_batchnorm=sync_batchnorm, strategy=strategy)
+                   sync_batchnorm=sync_batchnorm, strategy=strategy, argv=argv)

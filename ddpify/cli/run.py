@@ -109,7 +109,8 @@ def run_command(ctx: click.Context, args: tuple[str, ...]) -> None:
     inputs = guard(files.collect, [str(plan.script)])
     finish_killed_writes([inputs.sources[0].path])
     conversion = make_options(options["only"], options["skip"], options["find_unused_parameters"],
-                              options["sync_batchnorm"], options["strategy"], options["no_shard_eval"])
+                              options["sync_batchnorm"], options["strategy"], options["no_shard_eval"],
+                              tuple(plan.script_args))
     loaded, results, scripts = convert_inputs(inputs, conversion, 1, False, False)
     source, result, script = inputs.sources[0], results[0], scripts[0]
     print_records(source.name, result, script, kinds=None if options["verbose"] else {report.WARNING})

@@ -19,7 +19,12 @@ by walking `commands/`); a literal `importlib.import_module("models.resnet")` th
 computed from nothing written out (`importlib.import_module(module_path)` of a `target:
 package.module.Class` string a configuration file gives) may load any module of the project that
 the project's YAML files name as a target (`target:`, Hydra's `_target_:`, `class_path:`;
-`configured_targets`): `data.synthetic` of `target: "data.synthetic.ClassificationSynthetic"`.
+`configured_targets`): `data.synthetic` of `target: "data.synthetic.ClassificationSynthetic"`. A
+name computed from a command-line option (`cfg = import_module(args.cfg.replace("/", ".")[:-3])`)
+loads the module its value gives: the command line ddpify is told (`ddpify run trainer.py --cfg
+cfg1.py`, `ddpify convert trainer.py --args "--cfg cfg1.py"`), else the option's default and
+choices, else each module of the program's `configs/` package (`ddpify.inputs.command_line`);
+the analysis reads that module's top-level names through the name (`cfg.model`, `cfg.loaders`).
 
 A folder the program puts on `sys.path` (`sys.path.insert(0, "..")`, `sys.path.append("../helper")`,
 `os.path.join(os.path.dirname(__file__), "..")`: a literal path, relative to the entry's folder,
@@ -65,6 +70,7 @@ from typing import Mapping
 
 import libcst as cst
 
+from ddpify.inputs import command_line
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import Imports, dotted, import_nodes
 from ddpify.syntax.parse import INPUT_ERRORS, input_error, parse_module
@@ -157,17 +163,18 @@ class Program:
 
 
 def load(entry: Path, data: bytes, follow: bool = True, parsed: dict | None = None,
-         module: cst.Module | None = None, lenient: bool = False) -> Program:
+         module: cst.Module | None = None, lenient: bool = False, argv: tuple[str, ...] | None = None) -> Program:
     """The program `entry` starts (`data`: its bytes, already read; `module`: them parsed, if
     they are); without `follow`, the entry alone. `parsed` (resolved path -> (bytes, module))
     keeps the modules read across the programs of several entries (`ddpify check src/`), so each
     file is parsed once. Raises what `parse_module` raises, with `exc.path` set to the file that
     does not parse, and OSError; `lenient` (`ddpify check`): an imported file that does not parse
-    is left out and named in `Program.unread` instead."""
+    is left out and named in `Program.unread` instead. `argv`: the script's command line, where
+    known (`ddpify run`'s), which tells the module a name given on it imports (`ddpify.inputs.command_line`)."""
     root = entry.resolve().parent
     first = Part(PurePosixPath(entry.name), entry, data, module or _parse(entry, data), entry.stem)
     return _read(root, [first] if follow and not _installed(root) else [], [first], {} if parsed is None else parsed,
-                 lenient)
+                 lenient, argv=argv)
 
 
 class _Lookups:
@@ -224,11 +231,13 @@ class _Lookups:
             self._files[key] = _files(base, name)
         return self._files[key]
 
-    def imports(self, part: Part, root: Path) -> tuple:
-        """`part`'s (imports, computed imports, `sys.path` additions) from `root`."""
-        key = (part.module, part.name, part.rel, part.path.name, root)
+    def imports(self, part: Part, root: Path, argv: tuple[str, ...] | None = None) -> tuple:
+        """`part`'s (imports, computed imports, `sys.path` additions) from `root`; `argv`: the
+        script's command line, where known."""
+        key = (part.module, part.name, part.rel, part.path.name, root, argv)
         if key not in self._imports:
-            self._imports[key] = (list(_imported(part)), _computed_imports(part, root), _path_additions(part, root))
+            self._imports[key] = (list(_imported(part)), _computed_imports(part, root, argv),
+                                  _path_additions(part, root))
         return self._imports[key]
 
     def resolved(self, path: Path) -> Path:
@@ -275,7 +284,7 @@ def _on_pythonpath(root: Path, lookups: _Lookups) -> list[Path]:
 
 
 def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenient: bool = False,
-          lookups: _Lookups | None = None) -> Program:
+          lookups: _Lookups | None = None, argv: tuple[str, ...] | None = None) -> Program:
     """Follow the imports of the parts of `queue` from `root`, adding each project file they
     reach to `parts` (once), and assemble the program; `lenient`: as for `load`; `lookups`:
     answers kept from the programs read before."""
@@ -291,7 +300,7 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
     tried: set[cst.Call] = set()
     while queue or _handed_in(parts, by_name, tried, handed, queue):
         part = queue.pop(0)
-        imported, computed, additions = lookups.imports(part, root)
+        imported, computed, additions = lookups.imports(part, root, argv)
         computed = [*computed, *handed.pop(part.name, [])]
         by_name.update((call, read) for call, names in computed
                        if (read := tuple(n for n in names if lookups.files(root, n))))
@@ -332,7 +341,7 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
                     new = Part(rel, shown, *parsed[real], module_name, via, beside=beside)
                     parts.append(new)
                     queue.append(new)
-                    for folder, call in lookups.imports(new, root)[2]:  # run on import: `import _init_paths`
+                    for folder, call in lookups.imports(new, root, argv)[2]:  # run on import: `import _init_paths`
                         folders.setdefault(folder, call)  # puts `lib/` on the path for the other imports
             pending = missed if len(folders) > grown else []
     return _assemble(root, parts, frozenset(local), MappingProxyType(by_name), tuple(unread))
@@ -824,11 +833,14 @@ def _imported(part: Part):
 DYNAMIC_IMPORTS = frozenset({"__import__", "importlib.import_module", "import_module"})
 
 
-def _computed_imports(part: Part, root: Path) -> list[tuple[cst.Call, list[str]]]:
+def _computed_imports(part: Part, root: Path, argv: tuple[str, ...] | None = None) -> list[tuple[cst.Call, list[str]]]:
     """(call, the modules it may import) for each call of `part` that imports by name
     (`__import__`, `importlib.import_module`): the name given as a string, else every module of
     the package the computed name lies in (a literal prefix `"models."` of an f-string or a
-    concatenation, or the package itself where its `__init__.py` computes the name)."""
+    concatenation, or the package itself where its `__init__.py` computes the name), else, for a
+    name computed from a command-line option (`import_module(args.cfg.replace("/", ".")[:-3])`),
+    the modules its values give (`command_line.module_names`: `argv`'s, else the option's default
+    and choices, else the modules of a configuration package such as `configs/`)."""
     if b"__import__" not in part.data and b"import_module" not in part.data:
         return []  # the walk below only where such a call may be
     found = []
@@ -838,6 +850,10 @@ def _computed_imports(part: Part, root: Path) -> list[tuple[cst.Call, list[str]]
             found.append((call, [str(first.evaluated_value)]))
             continue
         if names := _literals_for_parameter(part.module, call, first):
+            found.append((call, names))
+            continue
+        if names := command_line.module_names(first, part.module, argv, lambda n: bool(_files(root, n)),
+                                              lambda: _configuration_modules(root)):
             found.append((call, names))
             continue
         prefix = mt.literal_prefix(first)
@@ -942,6 +958,13 @@ def _configured_targets(root: Path) -> tuple[str, ...]:
         if budget < 0:
             break
     return tuple(found)
+
+
+def _configuration_modules(root: Path) -> list[tuple[str, str]]:
+    """(path, dotted name) of each module of the project's configuration packages
+    (`command_line.CONFIG_PACKAGES`: `configs/lenet.py`, `configs.lenet`)."""
+    return [(f"{folder}/{f.name}", f"{folder}.{f.stem}") for folder in command_line.CONFIG_PACKAGES
+            if (root / folder).is_dir() for f in sorted((root / folder).glob("*.py")) if f.name != "__init__.py"]
 
 
 def _modules_of(folder: Path, package: str) -> list[str]:

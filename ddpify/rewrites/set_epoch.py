@@ -168,7 +168,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
 
 def _bound_first(facts: Facts, body: Sequence[cst.CSTNode], loader: str) -> cst.CSTNode | None:
     """The last statement at the top of the epoch's body that binds `loader` before any statement
-    reads it (`data_loader = get_data_loader(...)` made anew each epoch): `set_epoch` goes after
+    reads it (`data_loader = get_data_loader(...)` made anew each epoch, or unpacked from what
+    holds it: `train_loader, test_loader = cfg.dataset_loader`): `set_epoch` goes after
     it, as the name holds no loader (or the last epoch's) before it. None when the body reads the
     loader first (it was made before the loop). A loop of the body over phases that makes the
     loader for each (`for split in splits: data_loader = DataLoader(ds[split], ...)`) is looked
@@ -176,7 +177,7 @@ def _bound_first(facts: Facts, body: Sequence[cst.CSTNode], loader: str) -> cst.
     bound = None
     for stmt in body:
         assign = mt.sole(stmt, cst.Assign)
-        if assign is not None and any(facts.code(t.target) == loader for t in assign.targets):
+        if assign is not None and any(loader in _bound_names(facts, t.target) for t in assign.targets):
             bound = stmt
         elif facts.has_name(stmt, loader.rsplit(".", 1)[-1]):  # reads it (or a namesake: then as before)
             if bound is None and isinstance(stmt, cst.For) and facts.over_phases(stmt) \
@@ -184,6 +185,14 @@ def _bound_first(facts: Facts, body: Sequence[cst.CSTNode], loader: str) -> cst.
                 return _bound_first(facts, stmt.body.body, loader)
             break
     return bound
+
+
+def _bound_names(facts: Facts, target: cst.BaseExpression) -> list[str]:
+    """The names an assignment's target binds, as written: `loader`, and each of `train_loader,
+    test_loader = cfg.dataset_loader` (nested unpacking too)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound_names(facts, e.value)]
+    return [facts.code(target)]
 
 
 def _with_epoch(node: cst.BaseExpression, epoch: str) -> cst.Call:

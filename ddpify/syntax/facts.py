@@ -568,13 +568,21 @@ class Facts:
         (`_parameter_functions`); [] where any caller passes something else."""
         func = call.func
         holder = func.value if isinstance(func, cst.Attribute) else func
-        if not isinstance(holder, cst.Name) or isinstance(func, cst.Name) and func.value in self.functions:
+        if not isinstance(holder, cst.Name) or isinstance(func, cst.Name) and func.value in self.functions \
+                and not self._own_parameter(func):
             return []
         classes = self._parameter_classes(holder)
         if not classes and isinstance(func, cst.Name):
             return self._parameter_functions(func)
         method = func.attr.value if isinstance(func, cst.Attribute) else "__call__"
         return [m for cls in classes for m in self._methods(cls, method) if not is_property(m)]
+
+    def _own_parameter(self, name: cst.Name) -> bool:
+        """Is `name` a parameter of the function it is read in, never rebound there (where a function
+        of the program shares its name: `end_update` of `def _do(self, loader, begin_update, end_update)`)?"""
+        ref = self.ref(name)
+        return ref is not None and isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope) \
+            and not self.writes(ref)
 
     def _parameter_functions(self, name: cst.Name, seen: frozenset[Ref] = frozenset()) -> list[cst.FunctionDef]:
         """The functions of the program a parameter called as one holds (`loss(netg, netd, x)` in
@@ -597,7 +605,10 @@ class Facts:
             arg = param.default if arg is None else arg
             if mt.is_name(arg, "None"):
                 continue
-            defs = [f for f in self.functions.get(self._defined_name(arg), ()) if self.enclosing_class(f) is None] \
+            # a function of the file, or one the caller defines in its own body (`def end_update(loss):
+            # loss.backward(); opt.step()`, then `self._do(loader, begin_update, end_update)`)
+            defs = [f for f in self.functions.get(self._defined_name(arg), ())
+                    if self.enclosing_class(f) is None or self.scope(f) is self.scope(site)] \
                 if isinstance(arg, cst.Name) else []
             defs = defs or (self._held_functions(arg) or self._parameter_functions(arg, seen | {ref})
                             if isinstance(arg, cst.Name) else [])
@@ -882,8 +893,46 @@ class Facts:
         while isinstance(root, cst.Attribute):
             root = root.value
         ref = self.ref(root) if isinstance(root, cst.Name) else None
+        if ref is not None and ref.scope is self.module and self._assigned_not_imported(root, ref):
+            return False  # `trainer = cfg.trainer_type(cfg)` in trainer.py, whose configuration does `import trainer`
         return not (ref is not None and isinstance(ref.scope, cst.FunctionDef)
                     and (ref.name in param_names(ref.scope) or bool(self.writes(ref))))
+
+    def _assigned_not_imported(self, name: cst.Name, ref: Ref) -> bool:
+        """Is the top-level `name` a variable of its own file, which assigns it and imports no module
+        by that name, though another file of the program imports one (the programs' files share one
+        top level)?"""
+        if self.program is None or not self.writes(ref):
+            return False
+        part = self.program.part_of(name, self.parents)
+        return any(self.program.part_of(stmt, self.parents) is part for _, _, stmt in self.writes(ref)) \
+            and self._imports_of(part).qualify(name) is None
+
+    def module_attribute(self, expr: cst.BaseExpression) -> Ref | None:
+        """`cfg.model` read off a module of the program (`import cfg1 as cfg`, or `cfg =
+        importlib.import_module(...)`): the name that module binds at its top level, which the
+        program's modules share (the merged module's); None for anything else, or a module of a
+        package read as its attribute."""
+        if not isinstance(expr, cst.Attribute) or self.program is None or not self._holds_module(expr.value) \
+                or self.qualify(expr) in self.part_names:
+            return None
+        return Ref(self.module, expr.attr.value)
+
+    def _holds_module(self, expr: cst.BaseExpression) -> bool:
+        """Does `expr` name a module of the program (`is_program_module`), or hold one a computed
+        import loads (`_imported_by_name`)?"""
+        return self.is_program_module(expr) or isinstance(expr, cst.Name) and self._imported_by_name(expr)
+
+    def _imported_by_name(self, name: cst.Name) -> bool:
+        """Does `name` hold a module of the program through an import by a computed name, as an
+        import statement's name would (`cfg = importlib.import_module(args.cfg[:-3])`, whose modules
+        the program read: `Program.by_name`)? Every assignment of it must be such a call."""
+        if self.program is None or not self.program.by_name or name.value in self.local_modules:
+            return False
+        ref = self.ref(name)
+        values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
+        return bool(values) and all(isinstance(v, cst.Call) and (self.qualify(v.func) or dotted(v.func)) in
+                                    IMPORTS_MODULE and self.program.by_name.get(v) for v in values)
 
     def _defined_name(self, name: cst.Name) -> str:
         """The name a callee has where the program defines it: `train` bound by `from helper.loops
@@ -892,7 +941,7 @@ class Facts:
         if self.program is None or name.value not in self.imports.aliases:  # no file imports the name
             return name.value
         module, _, defined = (self._imports_of(self.program.part_of(name, self.parents)).qualify(name) or "").rpartition(".")
-        return defined if module in self._part_names else name.value
+        return defined if module in self.part_names else name.value
 
     def class_of(self, name: cst.Name) -> cst.ClassDef | None:
         """The class of the program the name `name` holds where it is written: the class of that
@@ -902,7 +951,7 @@ class Facts:
         if self.program is not None and len(self._same_named.get(defined, ())) > 1:
             part = self.program.part_of(name, self.parents)
             module, _, imported = (self._imports_of(part).qualify(name) or "").rpartition(".")
-            home = module if imported == defined and module in self._part_names else part.name
+            home = module if imported == defined and module in self.part_names else part.name
             own = [c for c in self._same_named[defined] if self.program.part_of(c, self.parents).name == home]
             if own:
                 return own[-1]
@@ -933,10 +982,10 @@ class Facts:
         if qualified is None or qualified.startswith("."):
             return False
         parts = qualified.split(".")
-        return not any(".".join(parts[:i]) in self._part_names for i in range(1, len(parts) + 1))
+        return not any(".".join(parts[:i]) in self.part_names for i in range(1, len(parts) + 1))
 
     @cached_property
-    def _part_names(self) -> frozenset[str]:
+    def part_names(self) -> frozenset[str]:
         return frozenset(part.name for part in self.program.parts) if self.program is not None else frozenset()
 
     def _base(self, cls: cst.ClassDef) -> cst.ClassDef | None:
@@ -1083,9 +1132,9 @@ class Facts:
             named = expr.func.value  # `model_cls.from_pretrained(path)`: an instance of the class it is called on
             cls = self.classes.get(named.value)
             return [cls] if cls is not None else self._picked_classes(named)
-        if isinstance(expr, cst.Call):
+        if isinstance(expr, cst.Call):  # (`cfg.trainer_type(cfg)`: the class the module `cfg` binds to it)
             func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
-                self.is_program_module(expr.func.value) else expr.func
+                self._holds_module(expr.func.value) else expr.func
             cls = self.classes.get(func.value) if isinstance(func, cst.Name) else None
             if isinstance(func, cst.Subscript) and dotted(func.value):
                 return self._registry_classes(func.value)
@@ -1380,7 +1429,8 @@ class Facts:
         program (`cls = getattr(importlib.import_module(module_path), name)`: any class of the
         modules it may load, `_classes_looked_up_in_module`)."""
         ref = self.ref(name) if name.value not in self.functions else None
-        values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
+        values = [v.attr if isinstance(v, cst.Attribute) and self.is_program_module(v.value) else v
+                  for _, v, _ in self.writes(ref)] if ref is not None else []  # `trainer.Classifier`: `Classifier`
         named = [self._registry_classes(v.value) if isinstance(v, cst.Subscript) and dotted(v.value)
                  else _class_names(self.classes, v) or self._looked_up_classes(v)
                  or (self._classes_looked_up_in_module(v) if isinstance(v, cst.Call) and len(v.args) >= 2

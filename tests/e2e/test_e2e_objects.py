@@ -61,6 +61,11 @@ fixtures/objects_ensemble (decision 0115's left class): a plain class's list of 
 an optimizer per member: each member synced where its optimizer is built, the loader sharded.
 fixtures/objects_logs (decision 0134): the logging configuration read from an INI file (`fileConfig`, a FileHandler)
 and a helper appending lines to a log before the corpus is read: each log written once, by the main process.
+fixtures/objects_cfg_module (the eighteenth sweep's pytorch_trainer, decision 0144): the configuration a module named
+by `--cfg` (`import_module(args.cfg.replace("/", ".")[:-3])`, read by the option's default), which builds the
+loaders, the model and its optimizer at import and names the trainer class; the update handed to the trainer's one
+pass as closures, the loaders unpacked from the module each epoch: wrapped where the module builds it, sharded,
+reshuffled after the unpacking, saved through `cfg.model.module`.
 """
 
 from __future__ import annotations
@@ -101,6 +106,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_targets": ((64,), {"best.pt"}),
     "objects_ensemble": ((64,), {"ensemble.pt"}),
     "objects_logs": ((64,), {"model.pt"}),
+    "objects_cfg_module": ((64,), {"model.pt"}),
 }
 EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}
