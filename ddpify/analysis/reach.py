@@ -239,12 +239,22 @@ def _training_functions_passed(facts: Facts, call: cst.Call) -> list[str]:
         return []
     found = []
     for arg in call.args:
+        if _kept_to_be_called_here(facts, call, arg):
+            continue
         name = arg.value if isinstance(arg.value, cst.Name) else None
         ref = facts.ref(name, call) if name is not None else None
         if name is not None and ref is not None and ref.scope is facts.module and any(
                 facts.trains(f) for f in facts.functions.get(name.value, ()) if facts.enclosing_class(f) is None):
             found.append(name.value)
     return found
+
+
+def _kept_to_be_called_here(facts: Facts, call: cst.Call, arg: cst.Arg) -> bool:
+    """`parser.set_defaults(callback=process_args)`, then `args.callback(args)`: argparse keeps the
+    function on the namespace it parses, and the program calls it through that name, in this
+    process (a call of an attribute so named, anywhere in the program)."""
+    return mt.is_attribute(call.func, "set_defaults") and arg.keyword is not None and any(
+        isinstance(c.func, cst.Attribute) and c.func.attr.value == arg.keyword.value for c in facts.calls)
 
 
 def _training_arguments(facts: Facts, refs: dict[Ref, Model], call: cst.Call) -> list[str]:
