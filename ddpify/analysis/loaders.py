@@ -648,7 +648,8 @@ def drawn_from(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpression:
     return _through(facts, expr, names=True)
 
 
-def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False, names: bool = False) -> cst.BaseExpression:
+def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False, names: bool = False,
+             within: frozenset[Ref] = frozenset()) -> cst.BaseExpression:
     """What a batch loop's iterable draws from: through iterator adapters (`enumerate(tqdm(x))`,
     and `zip`'s first iterable unless `keep_zip`), the calls of a generator of the program that
     hands out the items of an argument (`self.progress(x, epoch=epoch)`: `x`; objects.passed_through)
@@ -679,8 +680,25 @@ def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False, nam
                 break  # `train_loader = DataLoader(...)`: the name holds the loader itself, read again by name
             expr = sources[0]
             continue
+        one = _one_drawn(facts, ref, sources, keep_zip, names, within) if len(sources) > 1 and ref not in within \
+            else None
+        if one is not None:  # `iterator = train_loader`, or `tqdm(train_loader, ...)` on another path
+            expr = one
+            continue
         break
     return expr
+
+
+def _one_drawn(facts: Facts, ref: Ref, sources: list[cst.BaseExpression], keep_zip: bool,
+               names: bool, within: frozenset[Ref]) -> cst.BaseExpression | None:
+    """What a local name draws from where every value assigned to it draws from the same name as
+    written (`iterator = train_loader`, and `iterator = tqdm.tqdm(train_loader, ...)` unless in CI):
+    that name's expression; None where any value is no assignment's or they differ."""
+    written = {v for _, v, _ in facts.writes(ref)}
+    if not all(s in written for s in sources):
+        return None
+    drawn = [_through(facts, s, keep_zip, names, within | {ref}) for s in sources]  # (`it = tqdm(it)`: not again)
+    return drawn[0] if mt.is_simple_reference(drawn[0]) and len({facts.code(d) for d in drawn}) == 1 else None
 
 
 def _strip_adapters(expr: cst.BaseExpression) -> cst.BaseExpression:

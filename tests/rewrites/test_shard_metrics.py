@@ -1261,3 +1261,37 @@ def test_meters_kept_in_a_container_are_named_where_the_container_is_read_after_
         .replace("meter.update(", f"{item}.update(").replace("READ", read)
     named = warnings(rewritten(NAME, code).changes)
     assert [w[:57] for w in named] == (["the figures of `meters`, added up in the loop by `meters["] if "return" in read else [])
+
+
+# the eighteenth sweep's ERA V3 assignment (held out, read after its run): `iterator = train_loader`,
+# then `iterator = tqdm(train_loader, ...)` unless in CI, and `for data, target in iterator:`
+EITHER_BAR = WITH_BAR.replace("""    with tqdm(loader) as bar:
+        for x, y in bar:
+            opt.zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            total += loss.item()
+""", """    bar = loader
+    if not quiet:
+        bar = OTHER
+    for x, y in bar:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+""").replace("def train_epoch():", "def train_epoch(quiet=False):")
+
+
+@pytest.mark.parametrize("other, averaged", [("tqdm(loader, desc='train')", True),
+                                             ("tqdm(DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4))", False)])
+def test_a_loop_over_a_name_that_holds_the_loader_or_its_bar_draws_from_the_loader(other, averaged):
+    """A name given the loader on one path and a progress bar over it on another draws from the
+    loader: the sum divided by `len(loader)` is averaged over the processes (the report said "which
+    ddpify cannot tell"). Near miss: a bar over another loader on the other path (still named)."""
+    from tests.support.snippets import rewritten, warnings
+    result = rewritten(NAME, EITHER_BAR.replace("DIVISOR", "loader").replace("OTHER", other))
+    assert ("        total += loss.item()\n    total = mean_over_shards(loader, total)\n" in result.code) is averaged, \
+        result.code
+    assert any("cannot tell" in w for w in warnings(result.changes)) is (not averaged)
