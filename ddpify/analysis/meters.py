@@ -122,13 +122,38 @@ def made_afresh(facts: Facts, loop: cst.For | cst.While, owner: str, methods: li
             value = _assigned_to(assign, owner) if assign is not None and len(assign.targets) == 1 else None
             if value is not None:
                 made = (dotted(value.func) or "").rsplit(".", 1)[-1] if isinstance(value, cst.Call) else ""
-                return made in names
+                return made in names or isinstance(value, cst.Call) and _made_by_each_call(facts, value, names)
             if owner in mt.names_in(stmt):
                 return False  # set or handed on between: not plainly this pass's
         above = facts.parent(block) if block is not None else None
         if not isinstance(above, cst.With):
             return False
         node = above
+
+
+def _made_by_each_call(facts: Facts, call: cst.Call, names: set[str]) -> bool:
+    """Does `call` run functions of the program each of whose returns is an instance of a class of
+    `names` that the call makes (`def make_meter(): return AverageMeter()`, or `meter =
+    AverageMeter('loss'); return meter`): a new one at each call, not one kept elsewhere (`return
+    SHARED`)?"""
+    funcs = facts.user_functions(call)
+    if not funcs or any(f.name.value == "__init__" for f in funcs):
+        return False
+    for func in funcs:
+        returns = facts.returned(func)
+        if not returns or not all(_made_here(facts, func, r, names) for r in returns):
+            return False
+    return True
+
+
+def _made_here(facts: Facts, func: cst.FunctionDef, value: cst.BaseExpression, names: set[str]) -> bool:
+    """Is `value`, returned by `func`, an instance of `names` made in `func`: such a call, or a local
+    name every assignment of which is one?"""
+    if isinstance(value, cst.Name):
+        ref = facts.ref(value)
+        writes = facts.writes(ref) if ref is not None and ref.scope is func else []
+        return bool(writes) and all(_made_here(facts, func, v, names) for t, v, _ in writes if t is not value)
+    return isinstance(value, cst.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] in names
 
 
 def _resets(facts: Facts, stmt: cst.CSTNode, owner: str, classes: list[cst.ClassDef], summed: list[str]) -> bool:

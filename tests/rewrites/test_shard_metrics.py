@@ -1181,21 +1181,29 @@ def test_a_loop_over_a_bar_bound_by_with_draws_from_the_bars_loader(divisor, ave
     assert not any("cannot tell" in w for w in warnings(result.changes))
 
 
-@pytest.mark.parametrize("made, extra", [
-    ("make_meter()", "def make_meter():\n    return AverageMeter()\n\n\n"),  # what a helper of the program returns
-    ("SHARED", "SHARED = AverageMeter()\n\n\n"),  # a name holding one made elsewhere
+@pytest.mark.parametrize("made, extra, summed", [
+    # a helper of the program making one at each call: made afresh for the pass (summed, decision 0144)
+    ("make_meter()", "def make_meter():\n    return AverageMeter()\n\n\n", True),
+    ("make_meter()", "def make_meter():\n    m = AverageMeter()\n    return m\n\n\n", True),
+    ("make_meter()", "def make_meter():\n    return SHARED\n\n\nSHARED = AverageMeter()\n\n\n", False),  # kept
+    ("SHARED", "SHARED = AverageMeter()\n\n\n", False),  # a name holding one made elsewhere
 ])
-def test_a_meter_the_name_based_resolution_does_not_see_is_named_where_read_after_the_loop(made, extra):
+def test_a_meter_the_name_based_resolution_does_not_see_is_named_where_read_after_the_loop(made, extra, summed):
     """A meter whose class only the object core sees (`meter = make_meter()`, `meter = SHARED`):
     `meter.update(...)` ran no method ddpify could name, so nothing was added up and nothing said,
     and the figures read after the loop over the sharded loader were one shard's, silently (met in
-    the eighteenth sweep's part B while reading mnist_trainer's meters). Named now, as a meter not
-    made afresh for the pass is."""
+    the eighteenth sweep's part B while reading mnist_trainer's meters). Named since, as a meter not
+    made afresh for the pass is; and one a helper makes at each call (`return AverageMeter()`) is
+    made afresh: added up over the processes after the loop, as `meter = AverageMeter()` is."""
     from tests.support.snippets import rewritten, warnings
     code = METER.replace("    meter = AverageMeter()\n", f"    meter = {made}\n") \
         .replace("def train(loader):", extra + "def train(loader):").replace("READ", "return meter.avg")
-    named = warnings(rewritten(NAME, code).changes)
-    assert len(named) == 1 and named[0].startswith("the figures of `meter`, added up in the loop by `meter.update(...)`")
+    result = rewritten(NAME, code)
+    named = warnings(result.changes)
+    assert ("    meter.sum, meter.count = sum_over_shards(loader, meter.sum, meter.count)\n"
+            "    meter.avg = meter.sum / meter.count\n" in result.code) is summed, result.code
+    assert (len(named) == 1 and named[0].startswith("the figures of `meter`, added up in the loop by "
+                                                    "`meter.update(...)`")) is not summed, named
 
 
 STEPPED_SCHEDULE = """\
