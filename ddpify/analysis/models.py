@@ -1420,12 +1420,56 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
 def _wrapped_once(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNode]) -> Models:
     """The models and the names that hold their wrappers, less each model a function receives
     that every call hands a wrapper already (`_given_wrappers`)."""
+    wrapped = [_sub_module_alias(facts, wrapped, model) or model for model in wrapped]
     models = Models(wrapped, untraced, wrapped_refs(facts, wrapped))
     given = [model for model in wrapped if _given_wrappers(facts, models.refs, model)]
     if not given:
         return models
     kept = [model for model in wrapped if model not in given]
     return Models(kept, untraced, wrapped_refs(facts, kept))
+
+
+def _sub_module_alias(facts: Facts, wrapped: list[Model], model: Model) -> Model | None:
+    """A model built as a sub-module of another model that trains (`self.feature = Embed()` in
+    `Net.__init__`, a `Net` wrapped where a trainer keeps it), trained on its own through a name
+    its optimizer's function gives it (`feature = self.model.feature`, then `Adam(feature.parameters())`):
+    wrapped at that name, not where its class builds it. Wrapped there, the sub-module would be a
+    DistributedDataParallel inside the other's (two reducers averaging its gradients), and the
+    other's `state_dict()` would save its keys as `feature.module.fc.weight`, which the
+    single-GPU script cannot load (a few-shot GNN's `self.cnn_feature`, pretrained alone)."""
+    assign = mt.sole(model.defined, cst.Assign)
+    built_in = facts.enclosing_class(model.defined)
+    if model.synced or model.dataparallel is not None or built_in is None or not model.name.startswith("self.") \
+            or model.name.count(".") != 1 or assign is None or not model.optimizers:
+        return None
+    if not any(other is not model and any(facts.kin_classes(c, built_in) for c in model_classes(facts, other))
+               for other in wrapped):
+        return None
+    attr = model.name.split(".")[1]
+    aliases = {_sub_module_read(facts, o, attr) for o in model.optimizers}
+    if len(aliases) != 1 or (alias := aliases.pop()) is None:
+        return None
+    stmt, name = alias
+    found = _model_at(facts, (1, stmt, name, None), model.optimizers[0], [])
+    found.optimizers, found.partial = model.optimizers, model.partial
+    return found
+
+
+def _sub_module_read(facts: Facts, optimizer: cst.CSTNode, attr: str) -> tuple[cst.CSTNode, str] | None:
+    """The statement of the optimizer's function, before it, that names the sub-module `attr` of
+    another object (`feature = self.model.feature`), where the optimizer steps that name's parameters."""
+    if not isinstance(optimizer, cst.Call):
+        return None
+    for call in parameter_calls(facts, optimizer):
+        owner = call.func.value if isinstance(call.func, cst.Attribute) else None
+        ref = facts.ref(owner) if isinstance(owner, cst.Name) else None
+        if ref is None or ref.scope is not facts.scope(optimizer):
+            continue
+        for _, value, stmt in facts.writes(ref):
+            if isinstance(value, cst.Attribute) and value.attr.value == attr and dotted(value) is not None \
+                    and facts.before(stmt, optimizer):
+                return facts.statement(stmt), ref.name
+    return None
 
 
 def _given_wrappers(facts: Facts, refs: dict[Ref, Model], model: Model) -> bool:

@@ -575,6 +575,213 @@ finetune(model, torch.randn(4, 2), torch.randn(4, 1))
 """, "a_function_every_call_hands_a_wrapper_wraps_it_no_second_time", report=[
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # issue 27 (a few-shot GNN's `self.cnn_feature`, pretrained alone through `cnn_feature = self.model.cnn_feature`):
+    # a sub-module of a model that trains, trained on its own through a name, is wrapped at that name, not where
+    # its class builds it (a DDP inside the other's DDP, its keys saved as `feature.module.fc.weight`)
+    pair("""\
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+class Embed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 4)
+
+    def forward(self, x):
+        return F.relu(self.fc(x))
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.feature = Embed()
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.feature(x))
+
+class Trainer:
+    def __init__(self):
+        self.model = Net()
+
+    def pretrain(self, loader):
+        feature = self.model.feature
+        classifier = torch.nn.Linear(4, 3)
+        opt = torch.optim.Adam(list(feature.parameters()) + list(classifier.parameters()), lr=0.01)
+        for x, y in loader:
+            opt.zero_grad()
+            F.cross_entropy(classifier(feature(x)), y % 3).backward()
+            opt.step()
+
+    def train(self, loader):
+        opt = torch.optim.Adam(self.model.parameters(), lr=0.01)
+        for x, y in loader:
+            opt.zero_grad()
+            F.cross_entropy(self.model(x), y % 2).backward()
+            opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randint(0, 6, (16,))), batch_size=4, shuffle=True)
+trainer = Trainer()
+trainer.pretrain(loader)
+trainer.train(loader)
+torch.save(trainer.model.state_dict(), "model.pt")
+""", """\
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Embed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 4)
+
+    def forward(self, x):
+        return F.relu(self.fc(x))
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.feature = Embed()
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.feature(x))
+
+class Trainer:
+    def __init__(self):
+        self.model = Net()
+        self.model = DistributedDataParallel(self.model, device_ids=device_ids(self.model))
+
+    def pretrain(self, loader):
+        feature = self.model.module.feature
+        feature = DistributedDataParallel(feature, device_ids=device_ids(feature))
+        classifier = torch.nn.Linear(4, 3)
+        classifier = DistributedDataParallel(classifier, device_ids=device_ids(classifier))
+        opt = torch.optim.Adam(list(feature.parameters()) + list(classifier.parameters()), lr=0.01)
+        for x, y in loader:
+            opt.zero_grad()
+            F.cross_entropy(classifier(feature(x)), y % 3).backward()
+            opt.step()
+
+    def train(self, loader):
+        opt = torch.optim.Adam(self.model.parameters(), lr=0.01)
+        for x, y in loader:
+            opt.zero_grad()
+            F.cross_entropy(self.model(x), y % 2).backward()
+            opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randint(0, 6, (16,))), batch_size=4, shuffle=True)
+trainer = Trainer()
+trainer.pretrain(loader)
+trainer.train(loader)
+torch.save(trainer.model.module.state_dict(), "model.pt")
+""", "a_sub_module_of_a_trained_model_trained_alone_is_wrapped_at_the_name_it_is_trained_through",
+         also={"unwrap-model"}),
+    # near miss: the trainer builds the module itself (no model that trains holds it): wrapped where it is built
+    pair("""\
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+class Embed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 4)
+
+    def forward(self, x):
+        return F.relu(self.fc(x))
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.feature = Embed()
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.feature(x))
+
+class Trainer:
+    def __init__(self):
+        self.model = Net()
+        self.feature = Embed()
+
+    def pretrain(self, loader):
+        feature = self.feature
+        classifier = torch.nn.Linear(4, 3)
+        opt = torch.optim.Adam(list(feature.parameters()) + list(classifier.parameters()), lr=0.01)
+        for x, y in loader:
+            opt.zero_grad()
+            F.cross_entropy(classifier(feature(x)), y % 3).backward()
+            opt.step()
+
+    def train(self, loader):
+        opt = torch.optim.Adam(self.model.parameters(), lr=0.01)
+        for x, y in loader:
+            opt.zero_grad()
+            F.cross_entropy(self.model(x), y % 2).backward()
+            opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randint(0, 6, (16,))), batch_size=4, shuffle=True)
+trainer = Trainer()
+trainer.pretrain(loader)
+trainer.train(loader)
+torch.save(trainer.model.state_dict(), "model.pt")
+""", """\
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Embed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 4)
+
+    def forward(self, x):
+        return F.relu(self.fc(x))
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.feature = Embed()
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.feature(x))
+
+class Trainer:
+    def __init__(self):
+        self.model = Net()
+        self.model = DistributedDataParallel(self.model, device_ids=device_ids(self.model))
+        self.feature = Embed()
+        self.feature = DistributedDataParallel(self.feature, device_ids=device_ids(self.feature))
+
+    def pretrain(self, loader):
+        feature = self.feature
+        classifier = torch.nn.Linear(4, 3)
+        classifier = DistributedDataParallel(classifier, device_ids=device_ids(classifier))
+        opt = torch.optim.Adam(list(feature.parameters()) + list(classifier.parameters()), lr=0.01)
+        for x, y in loader:
+            opt.zero_grad()
+            F.cross_entropy(classifier(feature(x)), y % 3).backward()
+            opt.step()
+
+    def train(self, loader):
+        opt = torch.optim.Adam(self.model.parameters(), lr=0.01)
+        for x, y in loader:
+            opt.zero_grad()
+            F.cross_entropy(self.model(x), y % 2).backward()
+            opt.step()
+
+loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randint(0, 6, (16,))), batch_size=4, shuffle=True)
+trainer = Trainer()
+trainer.pretrain(loader)
+trainer.train(loader)
+torch.save(trainer.model.module.state_dict(), "model.pt")
+""", "a_module_the_trainer_builds_beside_the_model_is_wrapped_where_it_is_built", also={"unwrap-model"}),
     # near miss: one call hands it a bare model: it is wrapped on entry, as before
     pair("""\
 def finetune(net, x, y):
