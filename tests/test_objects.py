@@ -382,6 +382,29 @@ def test_a_parameter_called_as_a_function_runs_what_every_caller_passes(callers,
     assert [f.name.value for f in facts.user_functions(call)] == runs
 
 
+KEEPERS = ("class Embed(nn.Module):\n    def save(self, path):\n        torch.save(self.state_dict(), path)\n"
+           "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.feature = Embed()\n"
+           "class Trainer:\n    def __init__(self):\n        self.model = Net()\n")
+
+
+@pytest.mark.parametrize("use, runs", [
+    ("    def pretrain(self):\n        feature = self.model.feature\n        feature.save('f.pt')\n", ["save"]),
+    ("    def pretrain(self):\n        self.model.feature.save('f.pt')\n", ["save"]),
+    ("    pass\ntrainer = Trainer()\ntrainer.model.feature.save('f.pt')\n", ["save"]),
+    # near misses: an attribute no instance keeps, or one kept as something else on some path
+    ("    def pretrain(self):\n        self.model.head.save('f.pt')\n", []),
+    ("    def pretrain(self):\n        self.model.feature = load()\n        self.model.feature.save('f.pt')\n", []),
+])
+def test_a_method_of_what_an_instance_keeps_runs_that_class_method(use, runs):
+    """A few-shot GNN (sweep 19c's tuning half): `cnn_feature = self.model.cnn_feature`, then
+    `cnn_feature.save(path)` ran nothing ddpify knew, so main-process-only guarded the trainer's
+    `self.model.save(path)` and left that one on every process. What `self.model` holds keeps
+    `self.cnn_feature = EmbeddingCNN(...)`: its `save`."""
+    facts, _ = core(KEEPERS + use)
+    (call,) = [c for c in facts.calls if (dotted(c.func) or "").endswith(".save") and dotted(c.func) != "torch.save"]
+    assert [f.name.value for f in facts.user_functions(call)] == runs
+
+
 def test_cost_is_linear_in_a_long_chain_of_assignments():
     """Every name's value is computed once: a chain of 300 rebindings with two sources each
     would take 2**300 steps re-expanded per path."""

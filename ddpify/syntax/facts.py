@@ -1153,7 +1153,7 @@ class Facts:
         if ref is not None:
             self._instancing.add(ref)
         try:
-            classes = [self._instances_of(v) if isinstance(v, cst.Call) else
+            classes = [self._instances_of(v) if isinstance(v, (cst.Call, cst.Attribute)) else
                        self._parameter_classes(v) if isinstance(v, cst.Name) else [] for v in values]
         finally:
             self._instancing.discard(ref)
@@ -1163,7 +1163,28 @@ class Facts:
         classes += [self._item_classes(container) for container in self._looped(ref)] if ref else []
         if not classes and ref is not None and ref.name.count(".") == 1 and ref.name.startswith("self."):
             return self._back_references.get(ref.name[len("self."):], [])
+        if not classes and isinstance(expr, cst.Attribute):
+            return self._kept_by_instances(expr)
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
+
+    def _kept_by_instances(self, expr: cst.Attribute) -> list[cst.ClassDef]:
+        """`trainer.model`, `self.model.feature`: the classes of what the instances before the dot
+        keep under that attribute (`self.feature = Embed()` in `Net.__init__`, for a `Net` that
+        `self.model` holds); [] where one of those is anything else, or where the object before the
+        dot is of no known class. A method called on it runs that class's (`cnn_feature.save(path)`,
+        `cnn_feature = self.model.cnn_feature`: a few-shot GNN's embedding, saved on its own)."""
+        owners = self._instances_of(expr.value)
+        if owners is _CYCLE or not owners:
+            return []
+        found: list[cst.ClassDef] = []
+        for owner in owners:
+            ref = Ref(self._root_class(owner), f"self.{expr.attr.value}")
+            values = [v for _, v, _ in self.writes(ref) if not mt.is_name(v, "None")]
+            kept = [self._instances_of(v) if isinstance(v, cst.Call) else [] for v in values]
+            if not kept or any(k is _CYCLE or not k for k in kept):
+                return []
+            found += [c for k in kept for c in k]
+        return list(dict.fromkeys(found))
 
     def _returned_instances(self, call: cst.Call) -> list[cst.ClassDef]:
         """The classes a call of the program's functions returns an instance of, where every value
