@@ -181,6 +181,15 @@ def test_values_near_misses(source, expr):
     ("class NotThisMethod(Exception):\n    pass\nx = NotThisMethod('no keywords')\n", "x", None),
     ("class Table(dict):\n    pass\nx = Table()\n", "x", None),
     ("from somelib import Layer\nclass Block(Layer):\n    pass\nx = Block()\n", "x", objects.MODEL),
+    # a class deriving from one of the standard library's, through a base of the program or not
+    # (sweep 19a's `NetworkTrainer(AbstractClassificationNN)`, `AbstractClassificationNN(ABC)`: taken
+    # for a model, the fitter's class body holding one was said to build a model at import)
+    ("from abc import ABC\nclass Base(ABC):\n    pass\nclass Trainer(Base):\n    pass\nx = Trainer()\n", "x", None),
+    ("import abc\nclass Base(abc.ABC):\n    pass\nx = Base()\n", "x", None),
+    ("from typing import Generic, TypeVar\nT = TypeVar('T')\nclass Box(Generic[T]):\n    pass\nx = Box()\n", "x", None),
+    ("import threading\nclass Worker(threading.Thread):\n    pass\nx = Worker()\n", "x", None),
+    # near miss: a module of the program that derives from nn.Module and an ABC mixin is a model
+    ("from abc import ABC\nclass Net2(nn.Module, ABC):\n    pass\nx = Net2()\n", "x", objects.MODEL),
     ("class SAM(torch.optim.Optimizer):\n    def __init__(self, params, base, **kw):\n"
      "        super().__init__(params, kw)\nx = SAM(Net().parameters(), torch.optim.SGD, lr=1)\n",
      "x", objects.OPTIMIZER),  # an optimizer class of the program
