@@ -18,6 +18,7 @@ Under `--strategy fsdp`, `ddpify.analysis.fsdp.place_shard` may move that point 
 from __future__ import annotations
 
 import builtins
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -1700,18 +1701,42 @@ def _setup_after(facts: Facts, defined: cst.CSTNode, name: str) -> tuple[list[cs
 
 def _setup_in(facts: Facts, stmts: Sequence[cst.CSTNode], name: str) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
     """The leading statements of `stmts` that set `name` up before it can be wrapped, and the
-    last of them (None when there is none)."""
+    last of them (None when there is none): those that use it, and those that call a method of an
+    object of another package it was handed (`_holders`)."""
     setup: list[cst.CSTNode] = []
     anchor = None
+    holders: set[str] = set()
     for stmt in stmts:
         if _stops(facts, stmt, name):
             break
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             continue  # `def train(model, ...)` defines a function; its parameter is another name
-        if _mentions(facts, stmt, name) and not _neutral(facts, stmt, name):
+        if _mentions(facts, stmt, name) and not _neutral(facts, stmt, name) or any(
+                isinstance(c.func, cst.Attribute) and dotted(c.func.value) in holders for c in facts.calls_in(stmt)):
             setup.append(stmt)
             anchor = stmt
+            holders |= _holders(facts, stmt, name)
     return setup, anchor
+
+
+def _holders(facts: Facts, stmt: cst.CSTNode, name: str) -> set[str]:
+    """`finder = LRFinder(net, optimizer, criterion)`: the name of an object a class of another
+    package (not torch's, numpy's or the standard library's, nor the program's) builds with `name`
+    among its arguments. It keeps the bare model, and its methods (`finder.range_test(...)`,
+    `finder.reset()`, which puts back the weights the model had when it was handed over) act on it:
+    the wrap comes after them, so that DistributedDataParallel hands every process rank 0's weights
+    after the reset, not before it (a course notebook ran an LR finder over the network it then
+    trained: each process got its own initial weights back, unless the seed made them equal)."""
+    assign = mt.sole(stmt, cst.Assign)
+    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) \
+            or not isinstance(assign.value, cst.Call) or facts.user_functions(assign.value) \
+            or dotted(assign.value.func) in facts.classes:
+        return set()
+    qualified = facts.qualify(assign.value.func) or ""
+    handed = any(dotted(a.value) == name for a in assign.value.args)
+    outside = "." in qualified and not qualified.startswith(KNOWN_LIBRARIES) \
+        and qualified.partition(".")[0] not in sys.stdlib_module_names
+    return {assign.targets[0].target.value} if handed and outside else set()
 
 
 def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:

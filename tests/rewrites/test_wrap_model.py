@@ -6153,3 +6153,46 @@ def main(name):
 main("adam")
 """)
     assert "    opt = OPTS[name](model.parameters(), 0.01)\n    model = DistributedDataParallel(model, device_ids=" in out
+
+
+LR_FINDER = """\
+import torch
+import torch.nn as nn
+from torch_lr_finder import LRFinder
+
+model = nn.Linear(4, 1)
+finder_opt = torch.optim.Adam(model.parameters(), lr=1e-7)
+finder = LRFinder(model, finder_opt, nn.MSELoss())
+finder.range_test([(torch.randn(2, 4), torch.randn(2, 1))], end_lr=1, num_iter=5)
+finder.reset()
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for step in range(3):
+    opt.zero_grad()
+    model(torch.randn(2, 4)).sum().backward()
+    opt.step()
+"""
+
+
+def test_a_model_handed_to_an_object_of_another_package_is_wrapped_after_that_objects_calls():
+    """Sweep 19a's course notebook: an LR finder of another package (`LRFinder(net, ...)`) keeps the
+    bare model, trains it and `reset()` puts back the weights it had when handed over; the wrap came
+    right after the finder was built, so DistributedDataParallel's broadcast ran before the reset and
+    each process got its own initial weights back (equal only under a seed). The wrap now comes after
+    the finder's calls, before the optimizer and the training."""
+    out = only(NAME, LR_FINDER)
+    assert "finder.reset()\nmodel = DistributedDataParallel(model, device_ids=" in out
+
+
+def test_an_object_of_another_package_used_after_the_training_does_not_move_the_wrap_past_it():
+    """Near misses: the finder's plot after the training stays after the wrap (the training loop
+    stops the set-up), and an object of torch's handed the model (`AveragedModel`) holds nothing the
+    wrap must wait for."""
+    out = only(NAME, LR_FINDER + "finder.plot()\n")
+    assert "finder.reset()\nmodel = DistributedDataParallel(model, device_ids=" in out
+    torch_held = LR_FINDER.replace("from torch_lr_finder import LRFinder\n", "").replace(
+        "finder = LRFinder(model, finder_opt, nn.MSELoss())",
+        "finder = torch.optim.swa_utils.AveragedModel(model)").replace(
+        "finder.range_test([(torch.randn(2, 4), torch.randn(2, 1))], end_lr=1, num_iter=5)\n", "").replace(
+        "finder.reset()", "finder.eval()")
+    out = only(NAME, torch_held)
+    assert "finder = torch.optim.swa_utils.AveragedModel(model)\nmodel = DistributedDataParallel(model, device_ids=" in out
