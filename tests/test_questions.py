@@ -852,3 +852,31 @@ def test_a_parameter_called_runs_the_inner_functions_its_callers_hand_it(name):
     facts = _facts(code)
     call = next(c for c in facts.calls if mt.is_name(c.func, "after") and facts.scope(c).name.value == "_do")
     assert sorted(f.name.value for f in facts.user_functions(call)) == expected
+
+
+# a trainer's copy of its arguments (sweep 19c's few-shot GNN: `trainer_dict = {"args": args, "logger": ...}`,
+# `self.args = trainer_dict["args"]`, then `if i % self.args.eval_interval == 0:` got an agree_on, a collective
+# every step): an attribute of `self` every write of which in its class is shared, an item of a dict display
+KEPT = ("import argparse\nimport random\nimport torch\n\n\ndef parser():\n    return argparse.ArgumentParser().parse_args()\n\n\n"
+        "class Trainer:\n    def __init__(self, trainer_dict, lr):\n        self.args = trainer_dict['args']\n"
+        "        self.draw = trainer_dict['draw']\n        self.lr = lr\n        self.tag = 'run'\n        self.best = 0.0\n\n"
+        "    def train(self, loss):\n        self.best = loss.item()\n        for i in range(5):\n            if {}:\n"
+        "                pass\n\n\n"
+        "def main(args):\n    trainer_dict = {{'args': args, 'draw': random.random(), 'logger': open('log.txt', 'w')}}\n"
+        "    trainer = Trainer(trainer_dict, args.lr)\n    trainer.tag = random.random()\n    trainer.train(torch.ones(1))\n\n\n"
+        "main(parser())\n")
+KEPT_TESTS = {  # the test: shared
+    "an_item_of_a_dict_display_kept_on_self": ("i % self.args.eval_interval == 0", True),
+    "a_parameter_kept_on_self": ("i > self.lr", True),
+    "an_item_set_to_a_draw": ("i > self.draw", False),
+    "an_attribute_set_to_a_loss": ("i > self.best", False),
+    "an_attribute_set_again_outside_the_class": ("self.tag == 'run'", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEPT_TESTS))
+def test_what_a_class_keeps_on_self_from_shared_values_is_shared(name):
+    expression, shared = KEPT_TESTS[name]
+    facts = Facts(parse_module(KEPT.format(expression)))
+    test = next(n for n in facts.loops[-1].body.body if isinstance(n, cst.If)).test
+    assert same_everywhere(facts, test) is shared

@@ -193,6 +193,10 @@ class SameValues:
             return False  # `args.local_rank`: an argument, but each process is given its own
         if isinstance(node, cst.Name):
             return self._core_name(node, proving)
+        if isinstance(node, cst.Attribute) and mt.is_name(node.value, "self"):
+            return self._core_kept(node, proving)
+        if isinstance(node, cst.Subscript) and (items := self._display_items(node)) is not None:
+            return all(self._core(item, proving) for item in items)
         if isinstance(node, cst.Attribute):  # `args.lr`: as shared as `args`, and as what the program sets it to
             return self._core(node.value, proving) and all(
                 self._core(value, proving | {("set", id(value))}) for value in self._set_attribute(node)
@@ -204,6 +208,46 @@ class SameValues:
         if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return False
         return all(self._core(child, proving) for child in node.children)
+
+    def _core_kept(self, node: cst.Attribute, proving: frozenset) -> bool:
+        """`self.args` whose every write in its class is shared (`self.args = args` in `__init__`,
+        each construction handing it the parsed command line), and that no code outside the class
+        sets (`trainer.args = ...`): a trainer's copy of its arguments, read in its loop
+        (`if i % self.args.eval_interval == 0:`)."""
+        f = self.facts
+        ref = f.ref(node)
+        if ref is None or any(isinstance(t, cst.Attribute) and t.attr.value == node.attr.value
+                              and not mt.is_name(t.value, "self") for t, _, _ in f.assigns):
+            return False
+        if ref in proving:
+            return True
+        if ref not in self._core_names:
+            self._core_names[ref] = self._core_ref(ref, proving | {ref})
+        return self._core_names[ref]
+
+    def _display_items(self, node: cst.Subscript) -> list[cst.BaseExpression] | None:
+        """`d["args"]` where every value `d` may hold is a dict display with that key (`trainer_dict =
+        {"args": args, "logger": logger}`, handed to `Trainer(trainer_dict)`): each display's item
+        under it; None where the key is no literal, or some value is anything else."""
+        key = self._display_key(node)
+        if key is None or not dotted(node.value) or any(
+                isinstance(t, cst.Subscript) and self._display_key(t) == key for t, _, _ in self.facts.assigns):
+            return None  # `d["args"] = other`: set again somewhere
+        items = []
+        for origin in self.facts.origins(node.value):
+            found = [e.value for e in origin.elements if isinstance(e, cst.DictElement) and
+                     isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key] \
+                if isinstance(origin, cst.Dict) else []
+            if len(found) != 1:
+                return None
+            items += found
+        return items or None
+
+    @staticmethod
+    def _display_key(node: cst.Subscript) -> object:
+        """The literal string key of `d["args"]`, or None."""
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        return index.value.evaluated_value if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) else None
 
     def _core_call(self, call: cst.Call, proving: frozenset) -> bool:
         """A pure function of shared values (`int(x)`, `math.ceil(x)`), or `len(train_loader)`."""
