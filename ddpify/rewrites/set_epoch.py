@@ -135,7 +135,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             edits.todo(loop, f"this loop iterates a loader built once, before it (`{facts.code(built)}`), that no "
                        f"name holds: bind it to a name and call set_epoch(name{epoch}) here, or every "
                        "epoch draws the same order")
-        edits.insert_after(body[-1], "end_epoch()\n")
+        rebuilt = _rebuilt_after(facts, body, entry.loaders)
+        if rebuilt is None:
+            edits.insert_after(body[-1], "end_epoch()\n")
+        else:  # before what builds the next epoch's loader: drawn from the stream every process shares
+            edits.insert_before(rebuilt, "end_epoch()\n")
         edits.add_import("ddpify_runtime", "set_epoch")
         edits.add_import("ddpify_runtime", "end_epoch")
         calls = ", ".join([*(f"set_epoch({loader}{epoch})" for loader in entry.loaders),
@@ -185,6 +189,42 @@ def _bound_first(facts: Facts, body: Sequence[cst.CSTNode], loader: str) -> cst.
                 return _bound_first(facts, stmt.body.body, loader)
             break
     return bound
+
+
+def _rebuilt_after(facts: Facts, body: Sequence[cst.CSTNode], loaders: list[str]) -> cst.CSTNode | None:
+    """The first of the statements at the end of the epoch's body that build a training loader anew
+    for the next epoch, after the statements that read it (the eighteenth sweep's protonet:
+    `train_sampler = BatchSampler(...)`, whose `__init__` draws the episodes, then `train_dataloader =
+    DataLoader(train_dataset, batch_size=B, sampler=train_sampler)`): `end_epoch()` goes before them,
+    so that what they draw comes from the stream every process shares again, as before the first
+    epoch (drawn before it, each process would deal its batches from a stream of its own, and the
+    shards would overlap). The statements just before the loader's that bind names it is built from
+    are part of it. None where the body builds no loader after reading it, or reads it again after."""
+    names = set(loaders)
+    first = next((i for i, stmt in enumerate(body) if any(facts.has_name(stmt, n.rsplit(".", 1)[-1]) for n in names
+                                                          if not _binds(facts, stmt, n))), None)
+    if first is None:
+        return None
+    built = [i for i in range(first + 1, len(body)) if any(_binds(facts, body[i], n) for n in names)]
+    if not built or any(facts.has_name(stmt, n.rsplit(".", 1)[-1]) and not _binds(facts, stmt, n)
+                        for stmt in body[built[0] + 1:] for n in names):
+        return None
+    start = built[0]
+    needed = set(mt.names_in(body[start]))
+    while start - 1 > first and (bound := _assigned(facts, body[start - 1])) and bound & needed:
+        start -= 1
+        needed |= set(mt.names_in(body[start]))
+    return body[start]
+
+
+def _binds(facts: Facts, stmt: cst.CSTNode, loader: str) -> bool:
+    return loader in _assigned(facts, stmt)
+
+
+def _assigned(facts: Facts, stmt: cst.CSTNode) -> set[str]:
+    """The names a statement of one assignment binds, as written."""
+    assign = mt.sole(stmt, cst.Assign)
+    return {n for t in assign.targets for n in _bound_names(facts, t.target)} if assign is not None else set()
 
 
 def _bound_names(facts: Facts, target: cst.BaseExpression) -> list[str]:

@@ -1166,6 +1166,7 @@ for epoch in range(2):
     end_epoch()
 """, "a_loop_over_zipped_loaders_reshuffles_each", also=set()),
     # near miss: the epoch reads the loader made before the loop, then makes the next one at its end
+    # (`end_epoch()` before it: what the next loader draws when built, every process draws alike)
     pair("""\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -1198,8 +1199,8 @@ for epoch in range(2):
         opt.zero_grad()
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
-    loader = make_loader(ds)
     end_epoch()
+    loader = make_loader(ds)
 """, "a_loader_the_epoch_reads_before_it_makes_the_next_is_reshuffled_at_the_top", also=set()),
     # a loader kept by an instance of a data set class built through a registry of classes
     # (pytorch-center-loss: `__factory[name](...)`, then `dataset.trainloader`)
@@ -1611,3 +1612,50 @@ def test_a_loader_only_a_subclass_sets_is_named_by_getattr_in_the_base_classs_ep
            '            self.train_epoch(epoch)\n            end_epoch()\n' in out
     sharded = only("shard-data", REGISTRY)
     assert "self.source = shard_loader(self.source)" in sharded and "self.target = shard_loader(self.target)" in sharded
+
+
+# the eighteenth sweep's protonet (part C's tuning half): a sampler that draws its episodes when it is
+# built, and the loader over it built again at the end of each epoch, after the validation
+REBUILT_SAMPLER = """\
+import torch
+from torch.utils.data import DataLoader, Sampler
+
+
+class Episodes(Sampler):
+    def __init__(self, n):
+        self.order = torch.randperm(n).tolist()
+
+    def __iter__(self):
+        return iter(self.order)
+
+    def __len__(self):
+        return len(self.order)
+
+
+data = torch.randn(16, 2)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+sampler = Episodes(16)
+loader = DataLoader(data, batch_size=4, sampler=sampler)
+for epoch in range(2):
+    for x in loader:
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+    print(model(data).mean().item())
+    sampler = Episodes(16)
+    loader = DataLoader(data, batch_size=4, sampler=sampler)
+TAIL"""
+
+
+@pytest.mark.parametrize("tail, before_rebuild", [("", True), ("    print(len(loader))\n", False)])
+def test_end_epoch_comes_before_the_statements_that_build_the_next_epochs_loader(tail, before_rebuild):
+    """`end_epoch()` went at the end of the epoch's body, after `sampler = Episodes(16)` drew the
+    next epoch's order: processes other than the main one draw from their own random streams until
+    `end_epoch()`, so from the second epoch on each dealt its batches from another order and the
+    shards overlapped (nothing failed). It goes before the sampler now, after the validation; near
+    miss: a loader read again after it is built (the statements are no build for the next epoch)."""
+    out = only(NAME, REBUILT_SAMPLER.replace("TAIL", tail))
+    rebuilt = "    end_epoch()\n    sampler = Episodes(16)\n    loader = DataLoader(data, batch_size=4, sampler=sampler)\n"
+    assert (rebuilt in out) is before_rebuild, out
+    assert out.count("end_epoch()\n") == 1
