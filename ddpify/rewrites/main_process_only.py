@@ -206,11 +206,16 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     writes = {stmt: what for stmt in _statements(facts) if facts.scope(stmt) not in prepared
               and (what := _writes(facts, stmt, loggers, opened))}
     writers = _writer_functions(facts, models, refs, writes, options)
+    makers = {f for f in writers if all(what in FOLDER_MAKERS for s, what in writes.items() if facts.scope(s) is f)}
+    folders: set[cst.CSTNode] = set()  # calls of a helper that only makes folders (`mkdir(args.log_root)`)
     for call in facts.calls:  # a helper that only writes files is guarded where it is called
         stmt = facts.statement(call)
+        callees = facts.user_functions(call)
         if facts.scope(stmt) not in prepared and (isinstance(stmt, cst.SimpleStatementLine) or _one_line_if(stmt)) and \
-                any(f in writers for f in facts.user_functions(call)):
+                any(f in writers for f in callees):
             writes[stmt] = f"{dotted(call.func) or facts.code(call.func)}()"
+            if all(f in makers for f in callees):
+                folders.add(stmt)
     _name_untold_items(facts, edits, writers)
     _name_shell_writes(facts, edits, writes, prepared)
     saves, guarded, files, owners = [], [], [], []
@@ -287,7 +292,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             edits.insert_after(point, "barrier()\n")
             edits.add_import("ddpify_runtime", "barrier")
         made = [stmt, *(stmt.body.body if isinstance(stmt, cst.If) else ())]  # a save, or the `if` holding saves
-        folder = all(writes.get(s) in FOLDER_MAKERS for s in made[1:] or made)
+        folder = all(writes.get(s) in FOLDER_MAKERS or s in folders for s in made[1:] or made)
         edits.record(stmt, "barrier() after it: the folder is used below" if folder else
                      "barrier() after the save: the file is read back below")
     for _, value, stmt in facts.assigns:

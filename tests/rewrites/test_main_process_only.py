@@ -9,6 +9,65 @@ from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, re
 NAME = "main-process-only"
 
 PAIRS = [
+    # issue 27 (sweep 19c's few-shot GNN: `mkdir(args.log_root)` of its utils, then a barrier said "after the
+    # save: the file is read back below"): a helper of the program that only makes folders is a folder maker
+    pair("""\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def mkdir(path):
+    if not os.path.exists(path):
+        os.mkdir(path)
+
+
+mkdir("runs")
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+if os.path.exists(os.path.join("runs", "model.pt")):
+    model.load_state_dict(torch.load(os.path.join("runs", "model.pt")))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+torch.save(model.state_dict(), os.path.join("runs", "model.pt"))
+""", """\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import atomic_write, barrier, is_main_process
+
+
+def mkdir(path):
+    if not os.path.exists(path):
+        os.mkdir(path)
+
+
+if is_main_process():
+    mkdir("runs")
+barrier()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+if os.path.exists(os.path.join("runs", "model.pt")):
+    model.load_state_dict(torch.load(os.path.join("runs", "model.pt")))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+if is_main_process():
+    with atomic_write(os.path.join("runs", "model.pt")) as tmp_path:
+        torch.save(model.state_dict(), tmp_path)
+""", "a_helper_that_only_makes_a_folder_is_said_to_make_one", report=[
+        "change: mkdir() runs on the main process only",
+        "change: barrier() after it: the folder is used below",
+        "change: torch.save runs on the main process only",
+        "change: `os.path.join(\"runs\", \"model.pt\")` written whole or not at all (a temporary file renamed over it)",
+    ]),
     # adjacent writes share one guard; the checkpoint is written to a temporary file and renamed
     pair("""\
 torch.save(model.state_dict(), "m.pt")
