@@ -666,6 +666,8 @@ class Ranks:
         if (isinstance(test, (cst.Name, cst.Attribute)) or _mode_test(test) is not None) \
                 and f.code(test) in self._group_gates:
             return True  # `if train_config.enable_fsdp:`, `if args.dist == "ON":`: the test every group starts under
+        if (key := self._setting_key(test)) is not None and key in self._group_gate_keys:
+            return True  # `if self.DDP:` with `self.DDP = config["DDP"]`, the group started `if use_DDP:` of `cfg["DDP"]`
         if isinstance(test, (cst.Name, cst.Attribute)) and depth:
             ref = f.ref(test)
             sources = [s for s in (f.sources(ref) if ref is not None else []) if not mt.is_name(s, "False")]
@@ -686,6 +688,60 @@ class Ranks:
                 found = self._gates(call, 3)
                 gates = found if gates is None else gates & found
         return frozenset(gates or ())
+
+    @cached_property
+    def _group_count_gates(self) -> frozenset[str]:
+        """The counts (by their code) that every `init_process_group` of the program runs under a
+        test of being more than one: `if torch.cuda.device_count() > 1:`, `if n_gpus >= 2:`. Where
+        the count is one, no process group exists."""
+        f = self.facts
+        counts: set[str] | None = None
+        for call in f.calls:
+            if f.qualify(call.func) == "torch.distributed.init_process_group":
+                found = {f.code(counted) for anc in f.ancestors(call) if isinstance(anc, cst.If)
+                         and f.is_inside(call, anc.body) and f.scope(anc) is f.scope(call)
+                         for test in _conjuncts(anc.test) if (counted := _more_than_one(test)) is not None}
+                counts = found if counts is None else counts & found
+        return frozenset(counts or ())
+
+    @cached_property
+    def _group_gate_keys(self) -> frozenset[str]:
+        """The settings, by their key, that every `init_process_group` of the program runs under:
+        `if config["DDP"]:`, or `if use_DDP:` with `use_DDP = self.final_config_dict["DDP"]`
+        (`_setting_key`). Read from another mapping by the same key elsewhere (`self.DDP =
+        config["DDP"]`), the flag is the same setting: where it is false no process group exists."""
+        keys: set[str] | None = None
+        for call in self.facts.calls:
+            if self.facts.qualify(call.func) == "torch.distributed.init_process_group":
+                found = self._gate_keys(call, 3)
+                keys = found if keys is None else keys & found
+        return frozenset(keys or ())
+
+    def _gate_keys(self, node: cst.CSTNode, depth: int) -> set[str]:
+        """The setting keys of the tests `node` runs under, as `_gates` collects their code."""
+        f = self.facts
+        found = {key for anc in f.ancestors(node) if isinstance(anc, cst.If) and f.is_inside(node, anc.body)
+                 and f.scope(anc) is f.scope(node) and (key := self._setting_key(anc.test)) is not None}
+        func = f.scope(node)
+        sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) and depth else []
+        if sites:
+            found |= set.intersection(*[self._gate_keys(site, depth - 1) for site in sites])
+        return found
+
+    def _setting_key(self, expr: cst.BaseExpression, depth: int = 2) -> str | None:
+        """The key a flag is read under from a mapping of settings: `config["DDP"]`,
+        `cfg.get("distributed", False)`, or a name or attribute every assignment of which reads
+        the same key (`self.DDP = config["DDP"]`); None for anything else."""
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            return string_value(expr.slice[0].slice.value)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get" \
+                and expr.args and expr.args[0].keyword is None:
+            return string_value(expr.args[0].value)
+        if isinstance(expr, (cst.Name, cst.Attribute)) and depth:
+            ref = self.facts.ref(expr)
+            keys = {self._setting_key(s, depth - 1) for s in (self.facts.sources(ref) if ref is not None else [])}
+            return keys.pop() if len(keys) == 1 else None
+        return None
 
     def _gates(self, node: cst.CSTNode, depth: int) -> set[str]:
         """The flags `node` runs under: the tests of the `if`s whose body holds it in its function,
@@ -866,9 +922,12 @@ class Ranks:
 
     def _one_process_alternative(self, test: cst.BaseExpression) -> bool:
         """`rank == -1`, `self.rank is None`, `not dist.is_initialized()`: a test that holds where the
-        run has no process group."""
+        run has no process group; also the complement of a count every process group starts under
+        (`torch.cuda.device_count() == 1` where the group starts `if torch.cuda.device_count() > 1:`)."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return self.several_processes(test.expression)
+        if (counted := _one_of_a_count(test)) is not None and self.facts.code(counted) in self._group_count_gates:
+            return True
         return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
             test.comparisons[0].operator, (cst.Equal, cst.Is)) and _minus_one_or_none(test.comparisons[0].comparator) \
             and (self.rank_name(test.left) or self._reads_rank_environment(test.left))
@@ -1057,6 +1116,15 @@ class Ranks:
         return bool(self.facts.call_sites(func)) or bool(self.facts.handing_on(name)) \
             or self.facts.enclosing_class(func) in composer_handlers(self.facts) \
             or lightning.run_by_lightning(self.facts, func)
+
+    def joins_every_process(self, func: cst.FunctionDef) -> bool:
+        """Does `func` itself (not a function nested in it) build the DDP wrapper or start the
+        process group, under no rank test: both are collectives, so `func` runs on every process
+        whoever calls it, also where no call of this program is seen (a trainer class the script
+        loads by name from its settings, `getattr(import_module(name), cls)(cfg).train()`)."""
+        f = self.facts
+        return any(f.qualify(call.func) in _JOINING and f.scope(call) is func and not self.on_some_ranks(call)
+                   for call in f.calls_in(func))
 
     def is_collective(self, call: cst.Call, depth: int = 3) -> bool:
         """A call every process must make: a torch.distributed collective, ddpify_runtime's
@@ -1320,6 +1388,32 @@ def _disjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
         return (_disjuncts(test.left) or [test.left]) + (_disjuncts(test.right) or [test.right])
     return []
+
+
+def _more_than_one(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`n > 1`, `n >= 2`, `n != 1`: the count `n`; None for anything else."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+            and isinstance(bound := test.comparisons[0].comparator, cst.Integer):
+        op = test.comparisons[0].operator
+        if isinstance(op, (cst.GreaterThan, cst.NotEqual)) and bound.value == "1" \
+                or isinstance(op, cst.GreaterThanEqual) and bound.value == "2":
+            return test.left
+    return None
+
+
+def _one_of_a_count(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`n == 1`, `n <= 1`, `n < 2`: the count `n`; None for anything else."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+            and isinstance(bound := test.comparisons[0].comparator, cst.Integer):
+        op = test.comparisons[0].operator
+        if isinstance(op, (cst.Equal, cst.LessThanEqual)) and bound.value == "1" \
+                or isinstance(op, cst.LessThan) and bound.value == "2":
+            return test.left
+    return None
+
+
+# calls every process must make: the DDP wrap (it broadcasts the parameters) and the group's start
+_JOINING = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.distributed.init_process_group"})
 
 
 def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -180,6 +180,29 @@ def _saves_itself(qualified: str | None) -> bool:
 PATH_KEYWORDS = ("f", "file", "fname", "filename", "path")
 
 
+# inter-process file locks: a `with` of one lets one process at a time into its block
+FILE_LOCKS = frozenset({"filelock.FileLock", "filelock.SoftFileLock", "filelock.UnixFileLock",
+                        "filelock.WindowsFileLock", "portalocker.Lock", "portalocker.RLock",
+                        "fasteners.InterProcessLock", "oslo_concurrency.lockutils.external_lock"})
+
+
+def under_file_lock(facts: Facts, node: cst.CSTNode) -> bool:
+    """Is `node` inside the block of a `with` that holds an inter-process file lock (`with
+    portalocker.Lock(lockfile, timeout=300):`, `with FileLock(p + ".lock"):`, or a name that only
+    ever holds one, `lock = FileLock(p); with lock:`)? The processes take it in turn: a write there
+    is not every process writing at once (the first writes, the others find the file)."""
+    for anc in facts.ancestors(node):
+        if isinstance(anc, cst.With) and facts.is_inside(node, anc.body) and any(
+                _file_lock(facts, item.item) for item in anc.items):
+            return True
+    return False
+
+
+def _file_lock(facts: Facts, expr: cst.BaseExpression) -> bool:
+    origins = facts.origins(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else [expr]
+    return bool(origins) and all(isinstance(o, cst.Call) and facts.qualify(o.func) in FILE_LOCKS for o in origins)
+
+
 def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     """The path (or open file) a file write writes to, where it is passed (the object of
     `Path(p).write_bytes(data)`, the path opened in `with fs.open(p, mode="wb") as f:`, the

@@ -236,7 +236,9 @@ class Context:
     def unwrapped_here(self, expr: cst.BaseExpression) -> bool:
         """Is `expr` read where it is not the wrapper: on the `else` of `isinstance(model, DDP)` (or
         of `hasattr(model, "module")`), or of the very test the script wraps under (`model.module.x
-        if args.distributed else model.x`), on the true side of a test every wrap is on the false
+        if args.distributed else model.x`), or of a test that the run has several processes
+        (`ranks.several_processes`: `dist.is_initialized()`, a flag every process group starts
+        under, `self.ddp = config["DDP"]`; no group, no wrapper), on the true side of a test every wrap is on the false
         side of (`if self.use_deepspeed: model.backward(loss)`, the wrap under `elif
         self.use_ddp:`), or that picks another value of the option every wrap is chosen by
         (`_other_choice`), or, where every wrap is accelerate's `prepare` (no test of the
@@ -255,8 +257,8 @@ class Context:
                 test, negated = _negation(anc.test)
                 in_else = (child is not anc.body) != negated
                 if in_else and (self._is_wrap_test(test) or any(self._wrapper_test(test, o) for o in owners)
-                                or self._implied_by_wrap_tests(test)):
-                    return True
+                                or self._implied_by_wrap_tests(test) or self.ranks.several_processes(test, every=True)):
+                    return True  # (no process group on the else of `if dist.is_initialized():`: no wrapper)
                 if not in_else and (f.code(test) in self.other_engine_tests or self._other_choice(test)
                                     or any(self._container_test(t, o) for t in conjuncts(test) for o in owners)):
                     return True

@@ -28,6 +28,8 @@ CANONICAL = {
     "torch.nn.parallel.DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
     "torch.nn.parallel.distributed.DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
     "torch.utils.data.distributed.DistributedSampler": "torch.utils.data.DistributedSampler",
+    "torch.utils.tensorboard.writer.SummaryWriter": "torch.utils.tensorboard.SummaryWriter",
+    "tensorboardX.writer.SummaryWriter": "tensorboardX.SummaryWriter",
     "tqdm.auto.tqdm": "tqdm.tqdm",
     "tqdm.notebook.tqdm": "tqdm.tqdm",
 }

@@ -58,7 +58,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     may take, `if rank == 0: ... if config is None: return`, also in a helper every call of which is so) (not in a branch of a
     conditional expression on the rank, `SummaryWriter(d) if rank == 0 else None`; not for a path
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
-    `tempfile.mkstemp()`; not a write told whether this is the main process,
+    `tempfile.mkstemp()`; not a write inside the block of an inter-process file lock, `with
+    FileLock(p + ".lock"):` or `portalocker.Lock`, which the processes enter in turn (the first writes,
+    the others find the file); not a write told whether this is the main process,
     `save_pretrained(d, is_main_process=accelerator.is_main_process)`; not a method of an object that every
     rank but one has replaced with an object of another class, `else: saver = NoOp()` of `if rank == 0:`,
     before `saver.save(model)`): not under a rank test (nor right of one that short-circuits:
@@ -77,7 +79,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     in a Lightning loader hook or `setup`, where `prepare_data` already ran what writes: a data set
     building its cache where it is missing), and in a function that some call reaches on every process (or
     that is handed to `mp.spawn`, or a step or `on_*` hook of a LightningModule, which Lightning runs
-    on every process; not in a function decorated by a program decorator whose
+    on every process, or that builds the DDP wrapper or starts the process group itself, which every
+    process must run: a trainer's `train()` of a class the script loads by name; not in a function decorated by a program decorator whose
     wrapper calls it under a rank test, `@rank0_only`). A write of another module of the
     program is also reported at the call of the checked file that runs it on every process
     (`self.save_best()` of a base class whose helper calls `torch.save`), through as many modules
@@ -93,10 +96,12 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
         func = f.scope(call)
         if ctx.ranks.on_some_ranks(call) and not ctx.ranks.all_but_one(call) \
                 or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
+                and not ctx.ranks.joins_every_process(func) \
                 or isinstance(func, cst.FunctionDef) and f.entries(func) and not ctx.ranks.parted_calls(f.entries(func)) \
                 and all(_on_one_rank(ctx, site, func) or left_out(f, call, func, site) for site in f.entries(func)) \
                 or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call) \
-                or ctx.ranks.main_first(call, write=call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call):
+                or ctx.ranks.main_first(call, write=call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call) \
+                or writes.under_file_lock(f, call):
             continue
         stmt = f.statement(call)
         alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
@@ -319,7 +324,9 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     `k[:7] == "module."` too, itself or in a helper it calls, or retries a failed load with the
     prefix taken off), nor where
     the name is not the wrapper there: the other arm of `hasattr(model, "module")` or of the test
-    the script wraps under, after `if args.distributed: model = model.module`. `--fix` adds
+    the script wraps under, the `else` of a test that the run has several processes
+    (`dist.is_initialized()`, a flag every process group starts under: no group, no wrapper), after
+    `if args.distributed: model = model.module`. `--fix` adds
     `.module` where the name holds the wrapper on every path.
     """
     f = ctx.facts
