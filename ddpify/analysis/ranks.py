@@ -303,9 +303,7 @@ class Ranks:
             ref = self.facts.ref(test)
             if ref is not None and ref in self.ranks_by_role:  # handed on as the rank: whatever it holds
                 return True
-            sources = self.facts.sources(ref) + of(self.facts).instance_stores(ref) if ref is not None else []
-            if not sources and ref is not None and isinstance(test, cst.Attribute):
-                sources = self.attribute_of_passed(ref)  # `args.should_save` set by the caller of `train(args)`
+            sources = self._held(test, ref)
             if self.set_on_some_ranks(test) or self.flag_set_by_rank(test):
                 return True  # `saver` built on some ranks only; `default_gpu` set True where `rank == 0`
             if sources and all(isinstance(s, cst.Integer) for s in sources) and self.rank_name(test):
@@ -336,6 +334,107 @@ class Ranks:
             return self._call_rank_dependent(test, depth)
         return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
             child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
+
+    def _held(self, test: cst.Name | cst.Attribute, ref: Ref | None) -> list[cst.BaseExpression]:
+        """What the name or attribute `test` may hold where it is read: its sources, only those that
+        reach the read where a store always made on the way there hides the others (`reaching_stores`),
+        or for an attribute of a parameter what the callers set on it."""
+        if ref is None:
+            return []
+        sources = self.facts.sources(ref) + of(self.facts).instance_stores(ref)
+        reaching = self.reaching_stores(test) if sources else None
+        if reaching is not None:  # `self.path` read just after `self.set_path()` stored it
+            return reaching
+        if not sources and isinstance(test, cst.Attribute):
+            return self.attribute_of_passed(ref)  # `args.should_save` set by the caller of `train(args)`
+        return sources
+
+    def reaching_stores(self, read: cst.Name | cst.Attribute) -> list[cst.BaseExpression] | None:
+        """What `self.x` can hold where `read` reads it, when an earlier statement of its function
+        always stores it on the way there: `self.x = v`, or a call of a method of the object that
+        stores it on every path (`self.get_path()` ... `torch.load(self.path)`), with the values
+        statements in between may store; None where none does (every value it is ever given), or
+        the way crosses a loop's start, an augmented store or a call handing `self` on, or a value
+        stored there reads the attribute itself (`self.model = DDP(self.model)`: what it held before).
+        `load_session` reads the path `get_saved_model_path` has just set, not the per-rank path
+        another method makes of it later."""
+        f = self.facts
+        name = dotted(read) if isinstance(read, cst.Attribute) else None
+        func = f.scope(read)
+        if name is None or name.count(".") != 1 or not name.startswith("self.") or not isinstance(func, cst.FunctionDef):
+            return None
+        found: list[cst.BaseExpression] = []
+        child: cst.CSTNode = f.statement(read)
+        if isinstance(child, cst.While):
+            return None  # its test is read again after each pass of the body
+        for anc in f.ancestors(child):
+            if anc is func or isinstance(anc, (cst.For, cst.While)):
+                return None  # (a loop: a later statement of its body may store it for the next pass)
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)):
+                for stmt in reversed(anc.body[:anc.body.index(child)]):
+                    stored = self._stores(stmt, name, 2)
+                    if stored is None:
+                        return None
+                    always, values = stored
+                    found += values
+                    if always:  # a store made of the attribute itself refines it (`self.m = self.m.to(d)`): all it holds
+                        return None if any(dotted(n) == name for v in found for n in mt.walk(v)
+                                           if isinstance(n, cst.Attribute)) else found
+            if type(anc) in mt.STATEMENTS:
+                child = anc
+        return None
+
+    def _stores(self, stmt: cst.CSTNode, name: str, depth: int) -> tuple[bool, list[cst.BaseExpression]] | None:
+        """Does `stmt` store `self.<x>` (`name`) on every path through it, and what may it store
+        there; None where it cannot tell (an augmented or unpacked store, `self` handed to a call)."""
+        f = self.facts
+        values: list[cst.BaseExpression] = []
+        for node in mt.walk(stmt):
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not stmt:
+                continue
+            if isinstance(node, cst.AugAssign) and dotted(node.target) == name:
+                return None
+            if isinstance(node, cst.Assign):
+                for t in node.targets:
+                    if dotted(t.target) == name:
+                        values.append(node.value)
+                    elif any(dotted(e) == name for e in mt.walk(t.target) if isinstance(e, cst.Attribute)):
+                        return None
+            if isinstance(node, cst.Call):
+                if any(mt.is_name(a.value, "self") for a in node.args):
+                    return None
+                if isinstance(node.func, cst.Attribute) and mt.is_name(node.func.value, "self"):
+                    methods = f.user_functions(node)
+                    for method in methods:
+                        inner = self._stores(method.body, name, depth - 1) if depth > 0 else None
+                        if inner is None:
+                            return None
+                        values += inner[1]
+        return self._always_stores(stmt, name, depth), values
+
+    def _always_stores(self, node: cst.CSTNode, name: str, depth: int) -> bool:
+        """Does every path through `node` (a statement or a block) store `self.<x>`: a plain store,
+        an `if` both of whose branches do, a call of methods of the object that all do, before any
+        `return` of the block?"""
+        if isinstance(node, (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
+            for stmt in node.body:
+                if self._always_stores(stmt, name, depth):
+                    return True
+                if any(isinstance(n, cst.Return) for n in mt.walk(stmt)):
+                    return False  # a path may leave before the store
+            return False
+        if isinstance(node, cst.Assign):
+            return any(dotted(t.target) == name for t in node.targets)
+        if isinstance(node, cst.If):
+            return node.orelse is not None and self._always_stores(node.body, name, depth) and (
+                self._always_stores(node.orelse.body, name, depth) if isinstance(node.orelse, cst.Else)
+                else self._always_stores(node.orelse, name, depth))
+        if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) and depth > 0:
+            call = node.value
+            methods = self.facts.user_functions(call) if isinstance(call.func, cst.Attribute) and mt.is_name(
+                call.func.value, "self") else []
+            return bool(methods) and all(self._always_stores(m.body, name, depth - 1) for m in methods)
+        return isinstance(node, cst.With) and self._always_stores(node.body, name, depth)
 
     def flag_set_by_rank(self, expr: cst.Name | cst.Attribute) -> bool:
         """Is the name assigned only constants, one of them under a rank test and not what it holds
@@ -377,7 +476,8 @@ class Ranks:
         """`rank_dependent` of a call: its name says rank, an argument reads the rank (not one that
         only places the value, `t.cuda(local_rank)`, nor one a helper only logs with, nor one a
         broadcast sends: `lightning.agreed`), it takes a part of a rank-dependent string
-        (`device.split(":")` of `device = f"cuda:{rank}"`), or it returns a rank test."""
+        (`device.split(":")` of `device = f"cuda:{rank}"`), or it returns a rank test; also
+        `torch.cuda.current_device()`, the GPU each process set for itself."""
         if isinstance(test.func, cst.Attribute) and mt.is_method_call(test, *PLACING_METHODS):  # `t.cuda(local_rank)`: where it lives, not what it holds
             return self.rank_dependent(test.func.value, depth)
         if lightning.agreed(self.facts, test):
@@ -385,6 +485,8 @@ class Ranks:
         if isinstance(test.func, cst.Attribute) and mt.is_method_call(test, *STRING_PARTS) \
                 and self.rank_dependent(test.func.value, depth):
             return True  # `device.split(":")` of `device = f"cuda:{rank}"`: a part of what differs by rank
+        if self.facts.qualify(test.func) == "torch.cuda.current_device":
+            return True  # the GPU this process took (`set_device(local_rank)`): each process's own
         return rank_word(test.func) or frameworks.main_test(self.facts, test.func) or any(
             self.rank_dependent(a.value, depth) and not self._only_logged(test, a.value)
                                            for a in test.args
@@ -1269,11 +1371,23 @@ class Ranks:
 
 def counts_this_nodes_gpus(facts: Facts, world_size: cst.BaseExpression | None) -> bool:
     """Is an `init_process_group`'s `world_size` the number of GPUs of this machine,
-    `torch.cuda.device_count()` (through names, arguments and returns)? Then the job is one node's,
-    and a rank is the process's index on it."""
-    origins = facts.origins(world_size) if world_size is not None else []
+    `torch.cuda.device_count()` (through names, arguments and returns, and through what the
+    program stores into an attribute of the object it is read from: `args.nprocs =
+    torch.cuda.device_count()`, read as `world_size=args.nprocs` in the worker `args` is handed to)?
+    Then the job is one node's, and a rank is the process's index on it."""
+    origins = _stored_origins(facts, world_size, 3) if world_size is not None else []
     return bool(origins) and all(isinstance(o, cst.Call) and facts.qualify(o.func) == "torch.cuda.device_count"
                                  for o in origins)
+
+
+def _stored_origins(facts: Facts, expr: cst.BaseExpression, depth: int) -> list[cst.BaseExpression]:
+    """`facts.origins(expr)`, an attribute among them (`args.nprocs` of a parsed namespace) replaced
+    by the origins of what the program stores into it on the objects it may hold, `depth` stores deep."""
+    found: list[cst.BaseExpression] = []
+    for origin in facts.origins(expr):
+        stored = of(facts).stored_into(origin) if depth > 0 and isinstance(origin, cst.Attribute) else []
+        found += [o for s in stored for o in _stored_origins(facts, s, depth - 1)] if stored else [origin]
+    return found
 
 
 def read_names(facts: Facts, expr: cst.CSTNode) -> list[cst.CSTNode]:

@@ -968,8 +968,9 @@ def local_rank_as_rank(ctx: Context) -> Iterator[Hit]:
     or to a sampler of the project's that takes the same `num_replicas=` and `rank=`; and for the
     same `rank=` given to `init_process_group` (on two nodes two processes join as each rank and
     the group never forms), unless the job is one node's: its `world_size=` counts this node's
-    GPUs (`torch.cuda.device_count()`), or the rank is the index `mp.spawn` gives the workers it
-    starts on this machine.
+    GPUs (`torch.cuda.device_count()`, also kept on the options first: `args.nprocs =
+    torch.cuda.device_count()`, read as `world_size=args.nprocs`), or the rank is the index
+    `mp.spawn` gives the workers it starts on this machine.
     """
     # torch's sampler, or one of the project's that takes the same `num_replicas=`, `rank=`
     samplers = [c for c in ctx.facts.calls if mt.keyword(c, "num_replicas") and mt.keyword(c, "rank")]
