@@ -188,7 +188,7 @@ def _output_read_on_some_paths(facts: Facts, cls: cst.ClassDef, reached: list[cs
             if not subs or any(isinstance(a, (cst.For, cst.While)) for a in _ancestors_within(facts, stmt, func)):
                 continue
             reads = _reads_after(facts, target.value, facts.statement(stmt), func, small=stmt)
-            if all(_on_some_paths(facts, cls, r, reads, func) for r in reads):
+            if all(_on_some_paths(facts, cls, r, reads, func, after=stmt) for r in reads):
                 return f"the output of `{subs[0]}` (`{target.value}`) is read in {func.name.value}() on some paths only"
     return None
 
@@ -585,13 +585,16 @@ def _has_parameters(facts: Facts, value: cst.BaseExpression) -> bool:
     return dotted(value.func) in facts.classes
 
 
-def _on_some_paths(facts: Facts, cls: cst.ClassDef, node: cst.CSTNode, uses: list, func: cst.FunctionDef) -> bool:
+def _on_some_paths(facts: Facts, cls: cst.ClassDef, node: cst.CSTNode, uses: list, func: cst.FunctionDef,
+                   after: cst.CSTNode | None = None) -> bool:
     """Is `node` under an `if` of `func` whose other branch has none of `uses`? Not when the
     test is a flag fixed at construction (`if self.use_bn:`) whose value at every construction
-    of the class takes `node`'s branch: every step of every model then uses it."""
+    of the class takes `node`'s branch: every step of every model then uses it. With `after`, the
+    statement whose output `node` reads: only the `if`s it is not inside count (`if self.bn is not
+    None: x = self.bn(x); x = x.transpose(1, 2)` reads the output on every path that made it)."""
     child = node
     for anc in facts.ancestors(node):
-        if anc is func:
+        if anc is func or after is not None and facts.is_inside(after, anc):
             return False
         if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
             other = anc.orelse if child is anc.body else anc.body

@@ -1316,6 +1316,70 @@ model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused
         "warning: the output of `self.norm` (`out`) is read in forward() on some paths only (`Block`, a sub-module of `Net`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=OWN_CLASS),
+    # near miss (sweep 19c's few-shot GNN: `if self.bn is not None: x = self.bn(x); x = transpose(x)`, the last
+    # block built with use_bn=False): an output read after it in the block that made it is read on every path
+    # that made it; where the norm is None the block has no such parameter
+    pair("""\
+class Block(torch.nn.Module):
+    def __init__(self, a, b, use_norm=True):
+        super().__init__()
+        self.fc = torch.nn.Linear(a, b)
+        if use_norm:
+            self.norm = torch.nn.LayerNorm(b)
+        else:
+            self.norm = None
+
+    def forward(self, x):
+        out = self.fc(x)
+        if self.norm is not None:
+            out = self.norm(out)
+            out = torch.relu(out)
+        return out
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = Block(2, 2)
+        self.last = Block(2, 1, use_norm=False)
+
+    def forward(self, x):
+        return self.last(self.first(x))
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Block(torch.nn.Module):
+    def __init__(self, a, b, use_norm=True):
+        super().__init__()
+        self.fc = torch.nn.Linear(a, b)
+        if use_norm:
+            self.norm = torch.nn.LayerNorm(b)
+        else:
+            self.norm = None
+
+    def forward(self, x):
+        out = self.fc(x)
+        if self.norm is not None:
+            out = self.norm(out)
+            out = torch.relu(out)
+        return out
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = Block(2, 2)
+        self.last = Block(2, 1, use_norm=False)
+
+    def forward(self, x):
+        return self.last(self.first(x))
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+""", "a_sub_module_output_read_in_the_block_that_made_it_needs_no_unused_parameter_search", report=[
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
     # statements on one line, separated by semicolons (the sixteenth sweep's assignment2_cifar_speccnn:
     # SimpleCNN's `x = self.features(x); x = torch.flatten(x, 1); return self.classifier(x)`): the
     # line's later statements read the output, so every step reaches every parameter
