@@ -2179,3 +2179,50 @@ def test_a_module_named_on_the_command_line_is_converted_as_told_and_named_where
     assert "loads the module that `--cfg` names on the command line, which ddpify cannot tell from the code: give " \
            "it the command line (`ddpify run trainer.py --cfg VALUE`, or `ddpify convert trainer.py --args '--cfg VALUE'`)" \
            in untold.stderr, untold.stderr
+
+
+@pytest.mark.parametrize("location, argv, read", [
+    ("args.cfg", ("--cfg", "settings/a.py"), True),
+    ("args.cfg", None, False),  # no default, no value told: named
+    ("'settings/a.py'", None, True),  # written out
+    ("'settings/missing.py'", None, False),
+])
+def test_a_configuration_file_loaded_by_spec_from_file_location_is_read_and_converted(location, argv, read):
+    """`spec = importlib.util.spec_from_file_location("cfg", args.cfg)`, `cfg =
+    importlib.util.module_from_spec(spec)`, `spec.loader.exec_module(cfg)`: the file its path names
+    is read as the module `import_module` would load (the command line told, or the path written
+    out), its model wrapped where it is built and its loader reshuffled through `cfg.loader`; where
+    the path cannot be known (no value told, no default, no `configs/` package) the call is named,
+    with how to give it."""
+    write({"settings/__init__.py": "", "settings/a.py": """\
+        import torch
+        from torch.utils.data import DataLoader
+
+        loader = DataLoader(list(range(8)), batch_size=2, shuffle=True)
+        model = torch.nn.Linear(1, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        """, "train.py": f"""\
+        import argparse
+        import importlib.util
+
+        import torch
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--cfg", type=str)
+        args = parser.parse_args()
+        spec = importlib.util.spec_from_file_location("cfg", {location})
+        cfg = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(cfg)
+        for epoch in range(2):
+            for x in cfg.loader:
+                cfg.optimizer.zero_grad()
+                cfg.model(x.float().view(-1, 1)).sum().backward()
+                cfg.optimizer.step()
+        """})
+    result = convert_program(load(Path("train.py"), Path("train.py").read_bytes(), argv=argv), Options(argv=argv))
+    modules = {str(rel): m for rel, m in result.modules.items()}
+    assert ("model = DistributedDataParallel(model" in modules.get("settings/a.py", result).code) is read
+    assert ("    set_epoch(cfg.loader, epoch)\n" in result.code) is read, result.code
+    warned = [c.message for c in result.changes if c.kind == "warning"]
+    assert any("loads the module that `--cfg` names on the command line" in w for w in warned) is \
+        (not read and location == "args.cfg"), warned

@@ -140,7 +140,10 @@ def loaded_by_name(facts: Facts, program: Program, call: cst.Call) -> str:
     """What to say of `call`, which loads code by a name ddpify did not tell: where the name is a
     command-line option's value (`import_module(args.cfg.replace("/", ".")[:-3])`, of `--cfg`
     with no default and no choices), how to tell it, so that the module is read and converted."""
-    option = command_line.option_read(call.args[0].value, facts.module) if call.args else None
+    named = mt.keyword(call, "location") or (call.args[1] if len(call.args) > 1 else None) \
+        if (facts.qualify(call.func) or dotted(call.func) or "").endswith("spec_from_file_location") else \
+        (call.args[0] if call.args else None)  # the path of a file spec, else the module's name
+    option = command_line.option_read(named.value, facts.module) if named is not None else None
     if option is None:
         return f"`{facts.code(call)}` loads code by name, which ddpify does not follow"
     flag, script = option.flags[0] if option.flags else option.dest.upper(), program.parts[0].path.name

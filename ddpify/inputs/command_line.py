@@ -96,6 +96,16 @@ def module_names(expr: cst.BaseExpression, module: cst.Module, argv: Sequence[st
     of `module`'s command line passed through string operations (`_evaluate`); None where it reads
     no option or cannot be told. `exists`: is a dotted name a module of the project; `root_packages`:
     (folder, dotted name) of each module of the program's configuration packages."""
+    computed = values(expr, module, argv, root_packages)
+    names = [n for value in computed or () for n in _module_forms(value) if exists(n)]
+    return list(dict.fromkeys(names)) or None
+
+
+def values(expr: cst.BaseExpression, module: cst.Module, argv: Sequence[str] | None,
+           root_packages: Callable[[], list[tuple[str, str]]]) -> list[str] | None:
+    """The strings `expr` may be, computed from an option of `module`'s command line (`argv`'s value,
+    else its default and choices, else each module of the configuration packages as a command line
+    writes it: `configs/a.py`, `configs.a`, `a`); None where it reads no option."""
     declared = options(module)
     option = _option_read(expr, module, declared)
     if option is None:
@@ -106,8 +116,7 @@ def module_names(expr: cst.BaseExpression, module: cst.Module, argv: Sequence[st
         raw = [v for v in (option.default, *option.choices) if v is not None]
     if not raw:  # a configuration package's modules, as a command line writes them
         raw = [form for path, name in root_packages() for form in (path, name, name.rpartition(".")[2])]
-    names = [n for value in raw for n in _module_forms(_evaluate(expr, module, option, value)) if exists(n)]
-    return list(dict.fromkeys(names)) or None
+    return [v for value in raw if (v := _evaluate(expr, module, option, value)) is not None]
 
 
 def option_read(expr: cst.BaseExpression, module: cst.Module) -> Option | None:

@@ -25,6 +25,8 @@ loads the module its value gives: the command line ddpify is told (`ddpify run t
 cfg1.py`, `ddpify convert trainer.py --args "--cfg cfg1.py"`), else the option's default and
 choices, else each module of the program's `configs/` package (`ddpify.inputs.command_line`);
 the analysis reads that module's top-level names through the name (`cfg.model`, `cfg.loaders`).
+So does `importlib.util.spec_from_file_location("cfg", path)` for the project's file its path
+names (written out, or such an option's value), through `module_from_spec(spec)`.
 
 A folder the program puts on `sys.path` (`sys.path.insert(0, "..")`, `sys.path.append("../helper")`,
 `os.path.join(os.path.dirname(__file__), "..")`: a literal path, relative to the entry's folder,
@@ -841,9 +843,9 @@ def _computed_imports(part: Part, root: Path, argv: tuple[str, ...] | None = Non
     name computed from a command-line option (`import_module(args.cfg.replace("/", ".")[:-3])`),
     the modules its values give (`command_line.module_names`: `argv`'s, else the option's default
     and choices, else the modules of a configuration package such as `configs/`)."""
+    found = _file_specs(part, root, argv)
     if b"__import__" not in part.data and b"import_module" not in part.data:
-        return []  # the walk below only where such a call may be
-    found = []
+        return found  # the walk below only where such a call may be
     for call in mt.findall(part.module, cst.Call, lambda c: dotted(c.func) in DYNAMIC_IMPORTS and bool(c.args)):
         first = call.args[0].value
         if isinstance(first, cst.SimpleString):
@@ -865,6 +867,40 @@ def _computed_imports(part: Part, root: Path, argv: tuple[str, ...] | None = Non
         elif not package and (targets := configured_targets(root)):
             found.append((call, list(dict.fromkeys(t.rpartition(".")[0] for t in targets))))
     return found
+
+
+SPEC_IMPORTS = frozenset({"importlib.util.spec_from_file_location", "util.spec_from_file_location",
+                          "spec_from_file_location"})
+
+
+def _file_specs(part: Part, root: Path, argv: tuple[str, ...] | None) -> list[tuple[cst.Call, list[str]]]:
+    """(call, the modules it loads) for each `importlib.util.spec_from_file_location(name, path)` of
+    `part` whose path names a `.py` file of the project: written out, or computed from a command-line
+    option (`spec_from_file_location("cfg", args.config)`: `command_line.values`), relative to the
+    entry's folder."""
+    if b"spec_from_file_location" not in part.data:
+        return []
+    found = []
+    for call in mt.findall(part.module, cst.Call, lambda c: dotted(c.func) in SPEC_IMPORTS):
+        location = mt.keyword(call, "location")
+        location = location if location is not None else (call.args[1] if len(call.args) > 1 else None)
+        if location is None:
+            continue
+        paths = [str(location.value.evaluated_value)] if isinstance(location.value, cst.SimpleString) else \
+            command_line.values(location.value, part.module, argv, lambda: _configuration_modules(root)) or []
+        names = [n for p in paths if (n := _module_at(root, p)) is not None and _files(root, n)]
+        if names:
+            found.append((call, list(dict.fromkeys(names))))
+    return found
+
+
+def _module_at(root: Path, path: str) -> str | None:
+    """The dotted name of the project's `.py` file at `path` (relative to `root`), or None."""
+    file = (root / path).resolve() if not os.path.isabs(path) else Path(path).resolve()
+    if file.suffix != ".py" or not file.is_relative_to(root.resolve()):
+        return None
+    parts = file.relative_to(root.resolve()).with_suffix("").parts
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
 
 def _handed_in(parts: list[Part], by_name: dict, tried: set[cst.Call], handed: dict, queue: list[Part]) -> bool:

@@ -30,6 +30,7 @@ from ddpify.syntax.names import Imports, dotted, import_nodes
 # what returns the module its (computed) name names: `importlib.import_module("data." + name)`
 # (`__import__("data.mnist")` returns the top package, `data`)
 IMPORTS_MODULE = frozenset({"importlib.import_module", "import_module"})
+FROM_SPEC = frozenset({"importlib.util.module_from_spec", "util.module_from_spec", "module_from_spec"})
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
 
@@ -931,8 +932,20 @@ class Facts:
             return False
         ref = self.ref(name)
         values = [v for _, v, _ in self.writes(ref)] if ref is not None else []
-        return bool(values) and all(isinstance(v, cst.Call) and (self.qualify(v.func) or dotted(v.func)) in
-                                    IMPORTS_MODULE and self.program.by_name.get(v) for v in values)
+        return bool(values) and all(isinstance(v, cst.Call) and self._loads_read_module(v) for v in values)
+
+    def _loads_read_module(self, call: cst.Call) -> bool:
+        """`importlib.import_module(...)` whose modules the program read, or `module_from_spec(spec)` of
+        a `spec = importlib.util.spec_from_file_location(name, path)` whose file it read."""
+        assert self.program is not None
+        func = self.qualify(call.func) or dotted(call.func)
+        if func in IMPORTS_MODULE:
+            return bool(self.program.by_name.get(call))
+        if func not in FROM_SPEC or not call.args or not isinstance(call.args[0].value, cst.Name):
+            return False
+        ref = self.ref(call.args[0].value)
+        specs = [v for _, v, _ in self.writes(ref)] if ref is not None else []
+        return bool(specs) and all(bool(self.program.by_name.get(v)) for v in specs)
 
     def _defined_name(self, name: cst.Name) -> str:
         """The name a callee has where the program defines it: `train` bound by `from helper.loops
