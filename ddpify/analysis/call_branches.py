@@ -12,6 +12,10 @@ makes the test true:
 
     model_ema = get_model(conf, local_rank=-1)
 
+`hasattr(args, "distributed")` of a parameter holds for a call that passes an object the program
+sets that attribute on (through the callers' parameters too); the other branch of such a test
+is left out for it (never decided False: an attribute may be set by other means).
+
 A test of such tests (`not`, `and`, `or`) is decided where the known parts decide it:
 `if num_gpus > 1 and not for_val_only:` is left out by `Engine(for_val_only=True)`.
 
@@ -30,7 +34,7 @@ import operator
 import libcst as cst
 
 from ddpify.syntax.codegen import code_for_node
-from ddpify.syntax.facts import Facts, Ref
+from ddpify.syntax.facts import Facts, Ref, param_names
 
 _OPS = {cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.Is: lambda a, b: a is b,
         cst.IsNot: lambda a, b: a is not b, cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
@@ -77,6 +81,12 @@ def _decided(facts: Facts, func: cst.FunctionDef, site: cst.Call, test: cst.Base
     if type(test) is cst.Name:
         value = _argument(facts, func, site, test.value)
         return _UNKNOWN if value is _UNKNOWN else bool(value)
+    if isinstance(test, cst.Call) and type(test.func) is cst.Name and test.func.value == "hasattr" \
+            and len(test.args) == 2 and type(test.args[0].value) is cst.Name \
+            and isinstance(attr := test.args[1].value, cst.SimpleString) and isinstance(attr.evaluated_value, str):
+        name = test.args[0].value.value
+        passed = facts.argument_for(site, func, name) if name in param_names(func) else None
+        return True if passed is not None and _sets_attribute(facts, passed, attr.evaluated_value) else _UNKNOWN
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or not isinstance(test.left, cst.Name):
         return _UNKNOWN
     target = test.comparisons[0]
@@ -88,6 +98,24 @@ def _decided(facts: Facts, func: cst.FunctionDef, site: cst.Call, test: cst.Base
         return bool(op(value, right))
     except TypeError:
         return _UNKNOWN
+
+
+def _sets_attribute(facts: Facts, passed: cst.BaseExpression, attr: str, depth: int = 3) -> bool:
+    """Does the object a call passes have `attr` set on it by the program: `args.distributed = ...`
+    where `args` is made, also where it reaches the call through the parameters of the functions
+    between (every call of each passing such an object, `depth` calls up)? Then `hasattr(args,
+    "distributed")` holds for that call (`save_configure(args)` from `main_worker(..., args)`)."""
+    ref = facts.ref(passed) if type(passed) is cst.Name else None
+    if ref is None:
+        return False
+    if facts.sources(Ref(ref.scope, f"{ref.name}.{attr}")):
+        return True
+    func = ref.scope
+    if depth == 0 or not isinstance(func, cst.FunctionDef) or ref.name not in param_names(func) or facts.writes(ref):
+        return False
+    sites = facts.call_sites(func)
+    return bool(sites) and all((arg := facts.argument_for(site, func, ref.name)) is not None
+                               and _sets_attribute(facts, arg, attr, depth - 1) for site in sites)
 
 
 def _argument(facts: Facts, func: cst.FunctionDef, site: cst.Call, name: str) -> object:

@@ -41,7 +41,7 @@ from ddpify.syntax import matchers as mt
 
 from ddpify.analysis import objects
 from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, prepared_model
-from ddpify.syntax.facts import Facts
+from ddpify.syntax.facts import Facts, Ref, param_names
 
 SAMPLER = "torch.utils.data.DistributedSampler"
 IGNITE_WRAPS = frozenset({"ignite.distributed.auto_model", "ignite.distributed.auto.auto_model"})
@@ -52,14 +52,14 @@ NOT_DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_available"})
 def is_distributed(facts: Facts) -> bool:
     """Does the script call torch.distributed (or `deepspeed.init_distributed()`, which starts its
     process group, or accelerate's `Accelerator()`, which joins it), or wrap in DDP, or build a DistributedSampler, or wait at a barrier of an object the project made (`distr.barrier()`)?
-    Not by a call that never runs (`_never_called`: `setup()` of a helper module the script
+    Not by a call that never runs (`never_called`: `setup()` of a helper module the script
     star-imports and never calls), nor by `destroy_process_group()` alone, where the program never
     joins a group (`joins_group`): a run of one process that tears down a group it never started."""
     if composer_handlers(facts):
         return True
     destroys = False
     for call in facts.calls:
-        if not (_distributed_call(facts, call) or barrier_method(facts, call)) or _never_called(facts, call):
+        if not (_distributed_call(facts, call) or barrier_method(facts, call)) or never_called(facts, call):
             continue
         if facts.qualify(call.func) != DESTROY:
             return True
@@ -70,16 +70,42 @@ def is_distributed(facts: Facts) -> bool:
 DESTROY = "torch.distributed.destroy_process_group"
 
 
-def _never_called(facts: Facts, call: cst.Call) -> bool:
+def never_called(facts: Facts, call: cst.Call) -> bool:
     """Is `call` in a function of a module the program's entry imports that no code of the program
     calls or names (`def setup(rank, world_size): dist.init_process_group(...)` in a helper module
     the script star-imports and never calls)? It does not run in this program. Not a decorated
     function: its decorator may hand it to a registry or a framework that calls it."""
+    return facts.in_library(call) and runs_nowhere(facts, call)
+
+
+def runs_nowhere(facts: Facts, call: cst.CSTNode) -> bool:
+    """Is `call` in a top-level function that no code of the program that runs calls or names
+    (`_unused`), in whichever file of the program?"""
     func = facts.scope(call)
-    if not isinstance(func, cst.FunctionDef) or not isinstance(facts.parent(func), cst.Module) \
-            or func.decorators or not facts.in_library(call):
+    return isinstance(func, cst.FunctionDef) and _unused(facts, func, 3)
+
+
+def _unused(facts: Facts, func: cst.FunctionDef, depth: int) -> bool:
+    """Is the top-level function `func` (not decorated) named by no code that runs: every name
+    spelled as it is another's (a parameter of that name, `def runner(setup, n): mp.spawn(setup,
+    ...)`), or the call of it in a function that is itself unused, `depth` functions up? A
+    function of the checked file that nothing names at all is not: users may call it."""
+    if not isinstance(facts.parent(func), cst.Module) or func.decorators \
+            or not facts.in_library(func) and len(facts.names_spelled(func.name.value)) < 2:
         return False
-    return not facts.call_sites(func) and all(n is func.name for n in facts.names_spelled(func.name.value))
+    for name in facts.names_spelled(func.name.value):
+        if name is func.name or isinstance(parent := facts.parent(name), (cst.Param, cst.Attribute)) \
+                and getattr(parent, "name", getattr(parent, "attr", None)) is name:
+            continue  # its own definition; a parameter so named; an attribute `x.setup`
+        ref = facts.ref(name)
+        if ref is not None and isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope):
+            continue  # a use of that parameter
+        caller = facts.scope(name)
+        if depth > 0 and isinstance(parent, cst.Call) and parent.func is name and isinstance(caller, cst.FunctionDef) \
+                and caller is not func and _unused(facts, caller, depth - 1):
+            continue  # called by a function nothing runs
+        return False
+    return True
 
 
 def distributed_in(facts: Facts, node: cst.CSTNode) -> bool:
@@ -114,7 +140,7 @@ def joins_group(facts: Facts) -> bool:
     distributed" with `is_distributed`: `convert` leaves a script alone only when it does both, and
     converts one that has DDP machinery but never joins a group (the runtime joins it); `check`
     checks both."""
-    return any(_joins(facts, call) and not _never_called(facts, call) for call in facts.calls) \
+    return any(_joins(facts, call) and not never_called(facts, call) for call in facts.calls) \
         or bool(composer_handlers(facts))
 
 
@@ -427,6 +453,13 @@ class Launcher:
         position, keyword = SPAWNERS[self.facts.qualify(call.func) or ""]
         arg = mt.keyword(call, keyword) or (mt.positional(call, position) if position is not None else None)
         if arg is not None and isinstance(arg.value, cst.Name):
+            scope = self.facts.scope(call)
+            if isinstance(scope, cst.FunctionDef) and arg.value.value in param_names(scope) \
+                    and not self.facts.writes(Ref(scope, arg.value.value)):
+                # a launching helper hands on the function it is given (`def run(fn, n): mp.spawn(fn, nprocs=n)`):
+                # its callers' functions (`run(main_ddp, n)`), not one of the parameter's name elsewhere
+                passed = [self.facts.argument_for(site, scope, arg.value.value) for site in self.facts.call_sites(scope)]
+                return [g for p in passed if isinstance(p, cst.Name) for g in self._named(p.value)]
             return self._named(arg.value.value)
         if arg is not None and isinstance(arg.value, cst.Attribute) and mt.is_name(arg.value.value, "self") \
                 and (cls := self.facts.enclosing_class(call)) is not None:
@@ -466,6 +499,21 @@ class Launcher:
             if anc in self._launching_blocks:
                 return True
         return False
+
+    def at_import_first(self, node: cst.CSTNode, depth: int = 3) -> bool:
+        """Does `node` run when the script is imported, before any worker starts: at the top level
+        of the module the launching main block spawns the workers from (not in its main block), or
+        in a function every call of which does, `depth` calls deep (`trainset = get_dataset()`)?
+        The launching process runs it to the end before its main block calls `mp.spawn`; each
+        worker runs it again on its own import, after."""
+        if not self._workers or not self._launching_blocks:
+            return False
+        f = self.facts
+        scope = f.scope(node)
+        if isinstance(scope, cst.Module):  # (an imported module's top level runs at import too)
+            return not any(f.is_inside(node, block) for block in self._main_blocks)
+        sites = f.entries(scope) if isinstance(scope, cst.FunctionDef) else []
+        return depth > 0 and bool(sites) and all(self.at_import_first(site, depth - 1) for site in sites)
 
     def _named(self, name: str) -> list[cst.FunctionDef]:
         return [f for f in self.facts.functions.get(name, ()) if self.facts.enclosing_class(f) is None]

@@ -33,7 +33,7 @@ from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import MAIN_PROCESS_WORDS, RANK_WORD, dotted, rank_word
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.cycles import Cycles
-from ddpify.analysis.distributed import Launcher, accelerate_collective, barrier_method, composer_handlers, hook_runs
+from ddpify.analysis.distributed import Launcher, accelerate_collective, runs_nowhere, barrier_method, composer_handlers, hook_runs
 from ddpify.analysis import frameworks, writes
 from ddpify.analysis import lightning
 from ddpify.analysis.lightning import ONE_PROCESS_A_NODE, before_launch, lightning_hook, prepared_first
@@ -304,6 +304,9 @@ class Ranks:
             if ref is not None and ref in self.ranks_by_role:  # handed on as the rank: whatever it holds
                 return True
             sources = self._held(test, ref)
+            keyed = {id(v) for k, v in self._items_by_key.get(ref, []) if k is not None} if ref is not None else set()
+            # (an item stored at a literal key, `args["local_rank"] = rank`, is asked where that entry is read)
+            sources = [s for s in sources if id(s) not in keyed]
             if self.set_on_some_ranks(test) or self.flag_set_by_rank(test):
                 return True  # `saver` built on some ranks only; `default_gpu` set True where `rank == 0`
             if sources and all(isinstance(s, cst.Integer) for s in sources) and self.rank_name(test):
@@ -327,9 +330,9 @@ class Ranks:
             return True
         if self.rank_item(test):  # `opt.gpu_ranks[device_id]`
             return True
-        key = self.environment_key(test)
-        if key is not None:  # `os.environ["LOCAL_RANK"]`, `os.environ["SLURM_LOCALID"]`
-            return rank_variable(key)
+        entry = self._entry_rank_dependent(test, depth)
+        if entry is not None:  # `os.environ["LOCAL_RANK"]`; `args["compute_fid"]` of a dict whose
+            return entry  # `args["local_rank"]` each process sets
         if isinstance(test, cst.Call):
             return self._call_rank_dependent(test, depth)
         return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
@@ -435,6 +438,64 @@ class Ranks:
                 call.func.value, "self") else []
             return bool(methods) and all(self._always_stores(m.body, name, depth - 1) for m in methods)
         return isinstance(node, cst.With) and self._always_stores(node.body, name, depth)
+
+    def _entry_rank_dependent(self, expr: cst.CSTNode, depth: int) -> bool | None:
+        """`rank_dependent` of the entry a literal key reads of a named mapping (`args["compute_fid"]`),
+        following the entry, not the whole mapping: an item the program stores at another key
+        (`args["local_rank"] = local_rank` in each spawned worker) leaves it as it was, a mapping it
+        is handed or assigned (`args` of `main(local_rank, nprocs, args)`, the dict `mp.spawn` hands
+        every process) is asked for the same entry, a dict literal for that entry's value. None where
+        the mapping is not a name with sources. An environment variable is a rank by its name
+        (`os.environ["LOCAL_RANK"]`, `os.environ["SLURM_LOCALID"]`)."""
+        variable = self.environment_key(expr)
+        if variable is not None:
+            return rank_variable(variable)
+        key = _read_key(expr)
+        mapping = expr.value if isinstance(expr, cst.Subscript) else expr.func.value if isinstance(
+            expr, cst.Call) and isinstance(expr.func, cst.Attribute) else None
+        if key is None or not isinstance(mapping, (cst.Name, cst.Attribute)):
+            return None
+        return self._entry_of(mapping, key, depth)
+
+    def _entry_of(self, mapping: cst.Name | cst.Attribute, key: str, depth: int) -> bool | None:
+        f = self.facts
+        ref = f.ref(mapping)
+        if ref is None or ref in self.ranks_by_role or self.cycles.held(ref, self._following):
+            return None
+        items = self._items_by_key.get(ref, [])
+        stored = {id(value) for _, value in items}
+        others = [s for s in f.sources(ref) if id(s) not in stored]
+        if not others and not items:
+            return None
+        self._following.add(ref)
+        try:
+            for item_key, value in items:
+                if item_key in (None, key) and self.rank_dependent(value, depth):
+                    return True
+            for source in others:
+                if isinstance(source, cst.Dict) and all(isinstance(e, cst.DictElement) for e in source.elements):
+                    if any(self.rank_dependent(e.value, depth) for e in source.elements
+                           if isinstance(e, cst.DictElement) and string_value(e.key) in (None, key)):
+                        return True
+                    continue
+                entry = self._entry_of(source, key, depth) if isinstance(source, (cst.Name, cst.Attribute)) else None
+                if entry if entry is not None else self.rank_dependent(source, depth):
+                    return True
+            return False
+        finally:
+            self._following.discard(ref)
+
+    @cached_property
+    def _items_by_key(self) -> dict[Ref, list[tuple[str | None, cst.BaseExpression]]]:
+        """The values the program stores into a mapping by item, each with its literal key (None
+        for a key computed at run time): `args["local_rank"] = local_rank`."""
+        f = self.facts
+        index: dict[Ref, list] = {}
+        for target, value, stmt in f.assigns:
+            if isinstance(target, cst.Subscript) and not isinstance(stmt, cst.AugAssign) and dotted(target.value) \
+                    and (ref := f.ref(target.value, stmt)) is not None:
+                index.setdefault(ref, []).append((_read_key(target), value))
+        return index
 
     def flag_set_by_rank(self, expr: cst.Name | cst.Attribute) -> bool:
         """Is the name assigned only constants, one of them under a rank test and not what it holds
@@ -663,7 +724,8 @@ class Ranks:
     def undistributed(self, node: cst.CSTNode) -> bool:
         """Does `node` run only when the script is not distributed: in the branch of
         `if args.local_rank == -1 ...:` (also `and`-ed with more), or the `else` of `!= -1`, or
-        the `else` of a test that the run has several processes (`if multi_gpu:` ... `else:`
+        the `else` of a test that the run has several processes (`if multi_gpu:` ... `else:`, or
+        the body of `if not multi_gpu:`
         with `multi_gpu = int(os.environ.get("WORLD_SIZE", 1)) > 1`, `if dist.is_initialized():`),
         or after an `assert` of its block that the run is not (`assert opt.local_rank == -1, "DDP
         mode not implemented for --evolve"`, `assert dist.get_world_size() == 1`), or where a test holds that its function's
@@ -681,6 +743,8 @@ class Ranks:
                 test, negated = (anc.test.expression, True) if isinstance(anc.test, cst.UnaryOperation) \
                     and isinstance(anc.test.operator, cst.Not) else (anc.test, False)
                 holds = in_body != negated
+                if not holds and self.several_processes(test, every=True):
+                    return True  # the body of `if not multi_gpu:`, as the `else` of `if multi_gpu:`
                 if in_body and self._other_mode(anc.test):
                     return True
                 ruled_out = self._ruled_out_when_distributed(self.facts.scope(node))
@@ -782,11 +846,12 @@ class Ranks:
         by its code) that every `init_process_group` of the program runs under, in its function or
         at every call of the functions around it (`if train_config.enable_fsdp: setup()`, `setup`
         calling it): where such a flag is false no process group exists, so the run is one process;
-        where it is true, the group was started."""
+        where it is true, the group was started. Not a start in a helper nothing runs
+        (`distributed.runs_nowhere`)."""
         f = self.facts
         gates: set[str] | None = None
         for call in f.calls:
-            if f.qualify(call.func) == "torch.distributed.init_process_group":
+            if f.qualify(call.func) == "torch.distributed.init_process_group" and not runs_nowhere(f, call):
                 found = self._gates(call, 3)
                 gates = found if gates is None else gates & found
         return frozenset(gates or ())
@@ -846,12 +911,16 @@ class Ranks:
         return None
 
     def _gates(self, node: cst.CSTNode, depth: int) -> set[str]:
-        """The flags `node` runs under: the tests of the `if`s whose body holds it in its function,
-        and those every call of that function runs under (`depth` calls up)."""
+        """The flags `node` runs under: the tests of the `if`s whose body holds it in its function
+        (and `flag` of an `if not flag:` whose `else` holds it), and those every call of that function runs under (`depth` calls up)."""
         f = self.facts
         found = {f.code(anc.test) for anc in f.ancestors(node) if isinstance(anc, cst.If)
                  and (isinstance(anc.test, (cst.Name, cst.Attribute)) or _mode_test(anc.test) is not None)
                  and f.is_inside(node, anc.body) and f.scope(anc) is f.scope(node)}
+        found |= {f.code(anc.test.expression) for anc in f.ancestors(node) if isinstance(anc, cst.If)
+                  and isinstance(anc.test, cst.UnaryOperation) and isinstance(anc.test.operator, cst.Not)
+                  and isinstance(anc.test.expression, (cst.Name, cst.Attribute)) and anc.orelse is not None
+                  and f.is_inside(node, anc.orelse) and f.scope(anc) is f.scope(node)}  # the `else` of `if not flag:`
         func = f.scope(node)
         sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) and depth else []
         if sites:

@@ -707,7 +707,8 @@ class SameValues:
             funcs = f.user_functions(node)
             if funcs:  # `args = get_args()`: what it returns; a function being proven (recursion) holds
                 return all(func in proving or f.returned(func) and all(
-                    self._shared(r, proving | {func}) for r in self._distributed_returns(func)) for func in funcs)
+                    self._shared(r, proving | {func}) for r in self._distributed_returns(func))
+                    and self._return_chosen_alike(func, proving | {func}) for func in funcs)
             qualified = f.qualify(node.func)
             if isinstance(node.func, cst.Attribute) and self._shared(node.func.value, proving) \
                     or (qualified or "").startswith(("os.path.", "math.")) or _torch_function(qualified) \
@@ -885,6 +886,18 @@ class SameValues:
         returns (`if RANK == -1 or not dist.is_initialized(): return bool(local)` before the
         broadcast of rank 0's decision)."""
         return [r.value for r in self.facts.returns_in(func) if r.value is not None and not self.ranks.undistributed(r)]
+
+    def _return_chosen_alike(self, func: cst.FunctionDef, proving: frozenset) -> bool:
+        """Does every process take the same `return` of `func` where it has several (not all one
+        constant)? The tests of the `if`s and `while`s each such `return` sits in must be shared: `broken =
+        True; return broken` under `if loss_is_nan(loss):`, `return False` at the end, returns two
+        constants, each shared, but which one a process gets is decided by its own loss."""
+        f = self.facts
+        returns = [r.value for r in f.returns_in(func) if r.value is not None and not self.ranks.undistributed(r)]
+        if len(returns) <= 1 or len({f.code(r) for r in returns}) == 1 and _constant(returns[0]):
+            return True  # (`return broken` twice: the name may hold what each path set)
+        return all(self._shared(anc.test, proving) for r in returns for anc in f.ancestors(r)
+                   if f.is_inside(anc, func) and anc is not func and isinstance(anc, (cst.If, cst.While)))
 
     def _asks_the_model(self, call: cst.Call) -> bool:
         """`model.estimate_flops()`, `m.num_scaling_params()`: a method of a model, not its forward,

@@ -75,7 +75,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     before its `yield` and the main process after it, or between `if rank != 0: dist.barrier()`
     and `if rank == 0: dist.barrier()`: a cache the main process writes where it is missing and
     the others find; before Lightning's `Trainer` starts the other processes at `trainer.fit(...)`,
-    or Fabric at `fabric.launch(...)`;
+    or Fabric at `fabric.launch(...)`; a download at import (the module's top level, or a function
+    only that calls) of a script whose main block starts its workers with `mp.spawn`: the launching
+    process fetches it before any worker starts, and each worker's import finds it there;
     in a Lightning loader hook or `setup`, where `prepare_data` already ran what writes: a data set
     building its cache where it is missing), and in a function that some call reaches on every process (or
     that is handed to `mp.spawn`, or a step or `on_*` hook of a LightningModule, which Lightning runs
@@ -98,10 +100,11 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
                 or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
                 and not ctx.ranks.joins_every_process(func) \
                 or isinstance(func, cst.FunctionDef) and f.entries(func) and not ctx.ranks.parted_calls(f.entries(func)) \
-                and all(_on_one_rank(ctx, site, func) or left_out(f, call, func, site) for site in f.entries(func)) \
+                and all(_on_one_rank(ctx, site, func) or left_out(f, call, func, site) or ctx.ranks.undistributed(site)
+                        for site in f.entries(func)) \
                 or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call) \
                 or ctx.ranks.main_first(call, write=call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call) \
-                or writes.under_file_lock(f, call):
+                or writes.under_file_lock(f, call) or fetched and ctx.script.launcher.at_import_first(call):
             continue
         stmt = f.statement(call)
         alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
@@ -399,6 +402,8 @@ def _checkpoint_saves(ctx: Context, torch_saves: frozenset[cst.Call]) \
     for call in f.calls:
         if call in torch_saves:
             saved, path = mt.positional(call, 0), mt.positional(call, 1) or mt.keyword(call, "f")
+            if saved is None and call.args and call.args[0].star == "*":
+                saved = call.args[0]  # `torch.save(*args, **kwargs)` of a helper: the first thing its callers hand it
             if saved is not None:
                 yield call, saved.value, path.value if path else None
         elif writes.file_write(f, call) is not None:
@@ -515,15 +520,25 @@ def _renames_prefix(node: cst.CSTNode) -> bool:
 def _made_of(f, expr: cst.BaseExpression, depth: int = 2) -> list[cst.BaseExpression]:
     """`expr` and the values it is built from (`Facts.origins`), and, for a parameter of a
     helper that those read (`def save_checkpoint(model_state, ...): torch.save({"model":
-    model_state}, path)`), what every call of the helper passes it, as far (`depth` calls up)."""
+    model_state}, path)`), what every call of the helper passes it, as far (`depth` calls up); for
+    the `*args` of a helper that hands them on (`torch.save(*args, **kwargs)`), the first
+    positional argument each call passes there."""
     found = [expr, *f.origins(expr)]
     if depth:
         for value in list(found):
             for name in mt.findall(value, cst.Name):
                 func = f.scope(name)
-                if isinstance(func, cst.FunctionDef) and name.value in param_names(func) and f.ref(name) == Ref(func, name.value):
+                if not isinstance(func, cst.FunctionDef) or f.ref(name) != Ref(func, name.value):
+                    continue
+                if name.value in param_names(func):
                     found += [v for site in f.call_sites(func) if (arg := f.argument_for(site, func, name.value)) is not None
                               for v in _made_of(f, arg, depth - 1)]
+                elif isinstance(star := func.params.star_arg, cst.Param) and star.name.value == name.value:
+                    # `def save_on_master(*args, **kwargs): torch.save(*args, **kwargs)`: the first
+                    # positional argument each call hands past the named ones
+                    first = len(func.params.posonly_params) + len(func.params.params)
+                    found += [v for site in f.call_sites(func) if (arg := mt.positional(site, first)) is not None
+                              for v in _made_of(f, arg.value, depth - 1)]
     return found
 
 

@@ -35,11 +35,15 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
 
     A collective returns when every process of the group has called it: one that only the
     processes passing `if rank == 0:` call waits forever (until the timeout kills the job). A
-    DDP backward all-reduces gradients, and a DDP forward with gradients on synchronises
-    buffers: under a rank test they hang the same way (evaluate through `model.module`, under
+    DDP backward all-reduces gradients, and a DDP forward with gradients on broadcasts the
+    model's buffers from rank 0 (torch's `_pre_forward`: `require_forward_param_sync`, set by
+    the wrap and by every forward with gradients, `broadcast_buffers`, and buffers to send):
+    under a rank test they hang the same way (evaluate through `model.module`, under
     `torch.no_grad()`). After a training step, the next forward broadcasts the buffers
-    (BatchNorm statistics) even under `no_grad`: so is a DDP forward on rank 0 alone (also of a
-    model accelerate's `prepare` wrapped, under `inference_mode`), unless the wrap says
+    (BatchNorm statistics) even under `no_grad`. A forward of a model without buffers
+    broadcasts nothing, with gradients on or not (its one-time bucket rebuild after the first
+    backward pairs with the other ranks' next training forward): so a DDP forward on rank 0
+    alone (also of a model accelerate's `prepare` wrapped, under `inference_mode`) hangs, unless the wrap says
     `broadcast_buffers=False` (for `prepare`: the Accelerator is handed
     `DistributedDataParallelKwargs(broadcast_buffers=False)`) or wraps a torch.nn layer without buffers (an
     `nn.Linear` classifier) or a model of the program's classes that builds none (no
@@ -71,9 +75,12 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
         return
     f = ctx.facts
     ddp_used = bool(ctx.ddp_refs)
-    # after a training step (a backward) DDP's next forward broadcasts buffers, even under no_grad
-    buffers = (any(_broadcasts_buffers(ctx, c) for c in ctx.script.calls_of(DDP)) or _prepare_broadcasts_buffers(ctx)) \
-        and any(f.is_backward(c) for c in f.calls)
+    # a forward with gradients on broadcasts the buffers of a wrap that broadcasts them (of a wrap not
+    # seen here: may); after a training step (a backward) the next one does, even under no_grad
+    wraps = ctx.script.calls_of(DDP)
+    broadcasting = any(_broadcasts_buffers(ctx, c) for c in wraps) or _prepare_broadcasts_buffers(ctx)
+    grad_broadcasts = broadcasting or not wraps
+    buffers = broadcasting and any(f.is_backward(c) for c in f.calls)
     for call in f.calls:
         guard = ctx.ranks.rank_guard(call)
         returned = guard is None and (guard := ctx.ranks.rank_return_guard(call)) is not None
@@ -95,8 +102,10 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
         elif ddp_used and f.is_backward(call) and _after_a_wrap(ctx, call):
             yield Hit(call, f"a DDP backward all-reduces gradients, but only {some} run it (deadlock)")
         elif ctx.holds_ddp(call.func) and not ctx.facts.grad_disabled(call):
-            yield Hit(call, f"a DDP forward with gradients on is a collective, but only {some} run it: use "
-                            f"`{_bare(ctx, call.func)}` under torch.no_grad()")
+            if grad_broadcasts and _has_buffers(ctx, call.func):
+                yield Hit(call, f"a DDP forward with gradients on broadcasts the model's buffers (BatchNorm "
+                                f"statistics), but only {some} run it (deadlock): use `{_bare(ctx, call.func)}` "
+                                "under torch.no_grad()")
         elif ctx.holds_ddp(call.func) and buffers and _has_buffers(ctx, call.func):
             yield Hit(call, f"a DDP forward after a training step broadcasts the model's buffers (BatchNorm "
                             f"statistics), even under no_grad, but only {some} run it (deadlock): evaluate "
@@ -104,9 +113,11 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
         elif not _called_across_branches(ctx, call, guard):
             for inner, given, chain in _forwards_of_given(ctx, call):
                 no_grad = any(ctx.facts.grad_disabled(c) for c in (*chain, inner))
-                if not no_grad or buffers and _has_buffers(ctx, given):
-                    what = "with gradients on is a collective" if not no_grad else (
-                        "after a training step broadcasts the model's buffers (BatchNorm statistics), even under no_grad")
+                trains = not no_grad and any(f.is_backward(c) for c in f.calls_in(f.scope(inner)))
+                if trains or (buffers if no_grad else grad_broadcasts) and _has_buffers(ctx, given):
+                    what = "and its backward all-reduce gradients" if trains else \
+                        "with gradients on broadcasts the model's buffers (BatchNorm statistics)" if not no_grad \
+                        else "after a training step broadcasts the model's buffers (BatchNorm statistics), even under no_grad"
                     yield Hit(call, f"`{_name(f, call)}` runs the forward of the DDP `{f.code(given)}` it is given: "
                                     f"a DDP forward {what}, but only {some} run it (deadlock): pass "
                                     f"`{f.code(given)}.module`")

@@ -970,7 +970,8 @@ def local_rank_as_rank(ctx: Context) -> Iterator[Hit]:
     the group never forms), unless the job is one node's: its `world_size=` counts this node's
     GPUs (`torch.cuda.device_count()`, also kept on the options first: `args.nprocs =
     torch.cuda.device_count()`, read as `world_size=args.nprocs`), or the rank is the index
-    `mp.spawn` gives the workers it starts on this machine.
+    `mp.spawn` gives the workers it starts on this machine (also handed on through a setup
+    function's parameter).
     """
     # torch's sampler, or one of the project's that takes the same `num_replicas=`, `rank=`
     samplers = [c for c in ctx.facts.calls if mt.keyword(c, "num_replicas") and mt.keyword(c, "rank")]
@@ -994,8 +995,21 @@ def _one_node(ctx: Context, rank: cst.BaseExpression, world_size: cst.Arg | None
     """Is the job one node's: `world_size=` counts this node's GPUs (`torch.cuda.device_count()`,
     through names), or `rank` is the first parameter of a worker `mp.spawn` starts (its index
     among the processes it starts on this machine)? Then each process's local rank is its rank."""
+    return _spawn_index(ctx, rank) or counts_this_nodes_gpus(ctx.facts, world_size.value if world_size is not None else None)
+
+
+def _spawn_index(ctx: Context, rank: cst.BaseExpression, depth: int = 3) -> bool:
+    """Is `rank` the first parameter of a worker `mp.spawn` starts, or a parameter of a function
+    every call of which hands it that index (`def setup(address, port, local_rank, nprocs)` called
+    as `setup(..., local_rank=local_rank, ...)` from the spawned `main(local_rank, nprocs, args)`),
+    `depth` calls up?"""
     f = ctx.facts
     ref = f.ref(rank) if isinstance(rank, cst.Name) else None
-    if ref is not None and ref.scope in ctx.script.launcher.targets and param_names(ref.scope)[:1] == [ref.name]:
-        return True
-    return counts_this_nodes_gpus(f, world_size.value if world_size is not None else None)
+    if ref is None or not isinstance(ref.scope, cst.FunctionDef) or ref.name not in param_names(ref.scope) \
+            or f.writes(ref):
+        return False
+    if ref.scope in ctx.script.launcher.targets:
+        return param_names(ref.scope)[:1] == [ref.name]
+    sites = f.call_sites(ref.scope)
+    return depth > 0 and bool(sites) and all((arg := f.argument_for(site, ref.scope, ref.name)) is not None
+                                             and _spawn_index(ctx, arg, depth - 1) for site in sites)
