@@ -93,6 +93,11 @@ ONE_ITEM = frozenset({"append", "insert", "appendleft", "pop", "popleft", "remov
 LENGTH_KEEPING = frozenset({"index", "count", "copy", "sort", "reverse"})
 # builtins that read a list they are given and change nothing of it
 LIST_READERS = PURE_BUILTINS | {"sum", "print", "iter", "next"}
+# what reads a list of numbers into a figure or an array, leaving it as it is (`np.mean(losses_history)`)
+NUMERIC_READERS = frozenset({f"numpy.{n}" for n in ("mean", "median", "std", "var", "sum", "max", "min", "average",
+                                                     "array", "asarray", "stack", "concatenate")}
+                            | {f"statistics.{n}" for n in ("mean", "median", "stdev", "pstdev", "fmean")}
+                            | {"torch.tensor", "torch.stack", "torch.cat"})
 # what a folder holds: the same for every process of the job, as a file `torch.load` reads is
 FOLDER_LISTINGS = frozenset({"os.listdir", "glob.glob", "glob.iglob"})
 # a call that reads saved state: a method or a function ddpify does not read, named so
@@ -1249,7 +1254,7 @@ def _length_change(f: Facts, use: cst.CSTNode, depth: int = 2) -> cst.CSTNode | 
     """What a use of a list does to its length: None where it reads it (`window[-1]`, `len(window)`,
     `for v in window`, `v in window`, `window.index(v)`, a builtin reader, a function of the program
     that only reads its parameter so), the statement where it adds or takes one item
-    (`window.append(v)`, `window.pop(0)`, `del window[0]`), False where it hands the list on or
+    (`window.append(v)`, `window.pop(0)`, `del window[0]`; `np.mean(window)` reads it too), False where it hands the list on or
     changes it otherwise (`return window`, `other = window`, `window.extend(vs)`, `window += vs`)."""
     parent = f.parent(use)
     if isinstance(parent, cst.Attribute) and parent.value is use:
@@ -1267,7 +1272,7 @@ def _length_change(f: Facts, use: cst.CSTNode, depth: int = 2) -> cst.CSTNode | 
     if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is use or isinstance(parent, cst.ComparisonTarget):
         return None
     if isinstance(parent, cst.Arg) and parent.value is use and not parent.star and isinstance(call := f.parent(parent), cst.Call):
-        if dotted(call.func) in LIST_READERS:
+        if dotted(call.func) in LIST_READERS or f.qualify(call.func) in NUMERIC_READERS:
             return None
         funcs = [] if f.builds(call) else f.user_functions(call)
         return None if depth and funcs and all(_only_reads(f, func, call, use, depth) for func in funcs) else False

@@ -91,8 +91,13 @@ def _runs_everywhere(facts: Facts, call: cst.Call) -> bool:
 
 
 def _tests_a_constructed_object(facts: Facts, test: cst.BaseExpression) -> bool:
-    """`x is None` / `x is not None` where every value `x` may hold is an object the program
-    constructs (`_never_none`): the same answer on every process."""
+    """`x is None` / `x is not None`, or `x` / `not x` itself (`if scheduler: scheduler.step(loss)`),
+    where every value `x` may hold is an object the program constructs (`_never_none`): the same
+    answer on every process."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, (cst.Name, cst.Attribute)) and dotted(test) is not None:
+        return _never_none(facts, test, 6)
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
             and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))):
         return False
