@@ -414,6 +414,35 @@ def test_a_method_of_what_an_instance_keeps_runs_that_class_method(use, runs):
     assert [f.name.value for f in facts.user_functions(call)] == runs
 
 
+FITTER = ("class Trainer:\n    def fit(self, loader, model):\n        pass\n"
+          "class Other:\n    def fit(self, loader, model):\n        pass\n")
+
+
+@pytest.mark.parametrize("holder, runs", [
+    # a class attribute: what `self.x` holds in every method until a method assigns it
+    ("class Fitter:\n    __trainer = Trainer()\n    def fit(self, model):\n        self.__trainer.fit([1], model)\n",
+     ["Trainer"]),
+    ("class Fitter:\n    trainer = Trainer()\n    def fit(self, model):\n        self.trainer.fit([1], model)\n",
+     ["Trainer"]),
+    # replaced by a method (the course project's own shape): either may be what `fit` calls
+    ("class Fitter:\n    trainer = Trainer()\n    def fit(self, model):\n        self.trainer = Other()\n"
+     "        self.trainer.fit([1], model)\n", ["Other", "Trainer"]),
+    # near miss: a class attribute of another class of the program
+    ("class Elsewhere:\n    trainer = Trainer()\nclass Fitter:\n    def fit(self, model):\n"
+     "        self.trainer.fit([1], model)\n", []),
+])
+def test_a_method_of_what_a_class_attribute_holds_runs_that_class_method(holder, runs):
+    """Sweep 19a's fitter with its trainer and evaluator objects as class attributes (`__trainer =
+    NetworkTrainer()` in the class body, called as `self.__trainer.fit(loader, model, ...)` in the
+    epoch loop): the call ran nothing ddpify knew, so the loop was no epoch loop (no `set_epoch`: 'no
+    epoch loop found for this loader'), and the trainer's loop was said to train on something that is
+    no DataLoader. A class attribute is what `self.x` holds (`Facts._instances_of` reads
+    `_class_fields`, as `sources` does)."""
+    facts, _ = core(FITTER + holder)
+    (call,) = [c for c in facts.calls if dotted(c.func) in ("self.__trainer.fit", "self.trainer.fit")]
+    assert sorted(facts.enclosing_class(f).name.value for f in facts.user_functions(call)) == runs
+
+
 def test_cost_is_linear_in_a_long_chain_of_assignments():
     """Every name's value is computed once: a chain of 300 rebindings with two sources each
     would take 2**300 steps re-expanded per path."""

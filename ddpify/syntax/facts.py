@@ -1161,7 +1161,7 @@ class Facts:
         if ref in self._instancing:  # `b = a.to(d)` and `a = b.float()`: the cycle adds no class
             return _CYCLE
         values = [v for v in [*(v for _, v, _ in self.writes(ref)), *self.unpacked_elements(ref),
-                              *self._entering_themselves(ref)]
+                              *self._entering_themselves(ref), *(self._class_fields.get(ref, ()) if ref else ())]
                   if not mt.is_name(v, "None") and not self._same_module_again(v, ref)] if ref is not None else []
         if ref is not None:
             self._instancing.add(ref)
