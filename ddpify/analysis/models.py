@@ -2455,13 +2455,19 @@ def _wraps_left_out(facts: Facts, refs: dict[Ref, Model], func: cst.FunctionDef,
 def _passed_through(facts: Facts, refs: dict[Ref, Model], answers: dict, call: cst.Call, depth: int) -> Holds | None:
     """MAYBE for a call of a function of the program that returns a parameter it is given as it is,
     where the argument may be a wrapper (`get_module(model).state_dict()` of a `get_module` that
-    unwraps DataParallel only); None for the program's unwrap helper (`_unwraps`)."""
+    unwraps DataParallel only), or that returns a name or an attribute of its own that may hold one
+    (`fitter.trained().state_dict()` of a method that returns `self.__model`, which `fit(model, ...)`
+    stored: the wrapper it was handed); None for the program's unwrap helper (`_unwraps`)."""
     funcs = facts.user_functions(call)
     if not funcs or any(_unwraps(facts, func) for func in funcs):
         return None
-    passed = [facts.argument_for(call, func, r.value) for func in funcs for r in facts.returned(func)
+    returned = [(func, r) for func in funcs for r in facts.returned(func)]
+    passed = [facts.argument_for(call, func, r.value) for func, r in returned
               if isinstance(r, cst.Name) and r.value in param_names(func)]
-    return MAYBE if any(p is not None and _holds(facts, refs, answers, p, depth - 1) for p in passed) else None
+    own = [r for func, r in returned if isinstance(r, cst.Attribute) and dotted(r)
+           or isinstance(r, cst.Name) and r.value not in param_names(func)]
+    return MAYBE if any(p is not None and _holds(facts, refs, answers, p, depth - 1) for p in passed) \
+        or any(_holds(facts, refs, answers, r, depth - 1) for r in own) else None
 
 
 def _unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
@@ -2515,9 +2521,18 @@ def _only_after(facts: Facts, read: cst.CSTNode, stmt: cst.CSTNode) -> bool:
 
 def _instance_attribute(facts: Facts, refs: dict[Ref, Model], expr: cst.Attribute) -> Ref | None:
     """`self.x` of the class of the program `obj` of `obj.x` is an instance of (ddpify.analysis.objects),
-    when that attribute holds a wrapper."""
+    when that attribute holds a wrapper; or, where `obj` is a class of the program itself (a
+    configuration class handed over whole, `Runner(Config)`, read as `self.cfg.model`), the `x` its
+    body binds, when the wrap is there (`class Config: model = Net()`, wrapped in the class body)."""
     flow = objects.of(facts)
     for site in flow.values(expr.value):
+        if isinstance(site, cst.ClassDef):
+            bound = [ref for ref, model in refs.items() if ref.name == expr.attr.value
+                     and facts.enclosing_class(model.anchor) is site and facts.scope(model.anchor) is not None
+                     and not isinstance(facts.scope(model.anchor), cst.FunctionDef)]
+            if bound:
+                return bound[0]
+            continue
         cls = flow.constructs(site)
         ref = Ref(facts._root_class(cls), f"self.{expr.attr.value}") if cls is not None else None
         if ref in refs:

@@ -1505,3 +1505,83 @@ def test_an_early_stopping_that_keeps_the_model_in_a_tuple_assignment_saves_its_
     wrapper's `module.` keys with nothing said. Its element of the tuple is what it holds too."""
     out = only(NAME, STOPPER_KEEPS_MODEL.format(store=store), also=frozenset({"wrap-model"}))
     assert "torch.save(self.model.module.state_dict(), self.path)" in out, out
+
+
+FITTER_KEEPS = """\
+import torch
+import torch.nn as nn
+
+
+class Fitter:
+    __model = None
+
+    def fit(self, model, optimizer):
+        for step in range(3):
+            optimizer.zero_grad()
+            model(torch.randn(2, 4)).sum().backward()
+            optimizer.step()
+        self.__model = model
+
+    def trained(self):
+        return self.__model
+
+    def fresh(self):
+        return nn.Linear(4, 1)
+
+
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+fitter = Fitter()
+fitter.fit(model, optimizer)
+torch.save(fitter.trained().state_dict(), "model.pt")
+torch.save(fitter.fresh().state_dict(), "fresh.pt")
+"""
+
+
+def test_a_state_dict_of_what_a_method_returns_from_its_instance_goes_through_unwrap():
+    """A fitter object (sweep 19a's course project, with its model kept as `self.__model` once
+    `fit(model, ...)` has trained the wrapper it was handed) whose `trained()` returns it: the
+    checkpoint `torch.save(fitter.trained().state_dict(), path)` kept `module.` keys (the runtime
+    self-check's saved-wrapper). What a method returns of its own may hold the wrapper: through
+    `unwrap(...)`. Near miss: a method that returns a module it builds (`fresh()`) is left alone."""
+    out = only(NAME, FITTER_KEEPS, frozenset({"wrap-model"}))
+    assert 'torch.save(unwrap(fitter.trained()).state_dict(), "model.pt")' in out
+    assert 'torch.save(fitter.fresh().state_dict(), "fresh.pt")' in out
+
+
+CONFIG_CLASS_SAVES = """\
+import torch
+import torch.nn as nn
+
+
+class Config:
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    head = nn.Linear(1, 1)
+
+
+class Runner:
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def run(self):
+        for step in range(3):
+            self.cfg.optimizer.zero_grad()
+            self.cfg.model(torch.randn(2, 4)).sum().backward()
+            self.cfg.optimizer.step()
+        torch.save(self.cfg.model.state_dict(), "model.pt")
+        torch.save(self.cfg.head.state_dict(), "head.pt")
+
+
+Runner(Config).run()
+"""
+
+
+def test_a_state_dict_of_a_model_a_configuration_class_wraps_in_its_body_goes_through_the_module():
+    """A configuration class handed over whole (`Runner(Config)`), whose body builds the model that
+    ddpify wraps there: `self.cfg.model.state_dict()` saved `module.` keys (the runtime self-check's
+    saved-wrapper). The class's own binding holds the wrapper: `.module`. Near miss: another module of
+    the class body, which no optimizer trains (`head`), is left alone."""
+    out = only(NAME, CONFIG_CLASS_SAVES, frozenset({"wrap-model"}))
+    assert 'torch.save(self.cfg.model.module.state_dict(), "model.pt")' in out
+    assert 'torch.save(self.cfg.head.state_dict(), "head.pt")' in out
