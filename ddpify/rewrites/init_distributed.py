@@ -146,14 +146,14 @@ def _needed_earlier(facts: Facts, analysis: Analysis, anchor: cst.CSTNode) -> cs
     func = facts.scope(anchor)
     entered = anchor if not isinstance(func, cst.FunctionDef) else func
     sites = [m.anchor for m in analysis.models.wrapped] + list(analysis.loaders.training)
-    for stmt, main_block in _top_level(facts):
+    for stmt, main_block, owner in _top_level(facts):
         if _reaches(facts, stmt, lambda node: node is entered or facts.is_inside(entered, node)):
             return None  # `anchor` runs first
         if _reaches(facts, stmt, lambda node: any(facts.is_inside(site, node) or facts.is_inside(node, site)
                                                   for site in sites)  # (a part of a compound site)
                     or any(_draws(facts, c) for c in facts.calls_in(node))):
             return main_block.body.body[0] if main_block is not None else \
-                next(s for s in facts.module.body if not mt.is_preamble(s))
+                next(s for s in facts.module.body if not mt.is_preamble(s) or s is owner)
     return None
 
 
@@ -209,15 +209,21 @@ def _draws(facts: Facts, call: cst.Call) -> bool:
     return (facts.qualify(call.func) or "").startswith(("numpy.random.", "random."))
 
 
-def _top_level(facts: Facts) -> Iterator[tuple[cst.CSTNode, cst.If | None]]:
-    """(part, the main block holding it or None) for what runs at import, in order: the parts of a
-    compound statement (`for`, `while`, `with`, `if`, `try`) one by one (`_in_order`), so that a fold
-    loop building its loader before it calls the helper that builds the model is seen to shard first."""
+def _top_level(facts: Facts) -> Iterator[tuple[cst.CSTNode, cst.If | None, cst.CSTNode]]:
+    """(part, the main block holding it or None, the module's statement holding it) for what runs at
+    import, in order: the parts of a compound statement (`for`, `while`, `with`, `if`, `try`) one by
+    one (`_in_order`), so that a fold loop building its loader before it calls the helper that builds
+    the model is seen to shard first; and the statements of a class body (`_class_body`), which run
+    when the class is defined: a configuration class whose body builds the loader and wraps the model
+    (`class Config: train_loader = DataLoader(...)`, `model = ...`) needs the group joined before it,
+    where a call in the main block came after the class had built its DistributedSampler."""
     for stmt in facts.module.body:
         if isinstance(stmt, cst.If) and mt.is_main_guard(stmt):
-            yield from ((part, stmt) for s in stmt.body.body for part in _in_order(s))
-        elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            yield from ((part, None) for part in _in_order(stmt))
+            yield from ((part, stmt, stmt) for s in stmt.body.body for part in _in_order(s))
+        elif isinstance(stmt, cst.ClassDef):
+            yield from ((part, None, stmt) for s in _class_body(stmt) for part in _in_order(s))
+        elif not isinstance(stmt, cst.FunctionDef):
+            yield from ((part, None, stmt) for part in _in_order(stmt))
 
 
 def _in_order(stmt: cst.CSTNode) -> Iterator[cst.CSTNode]:

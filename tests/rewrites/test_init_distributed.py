@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support.snippets import SCRIPT, TRAINS, pair, rewrite_tests, unchanged
+from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, unchanged
 
 NAME = "init-distributed"
 
@@ -423,3 +423,71 @@ if torch.distributed.is_available():
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
+
+
+CONFIG_CLASS = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def describe(cfg):
+    return cfg.__name__
+
+
+class Config:
+    epochs = 2
+    train_loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+class Runner:
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def run(self):
+        for epoch in range(self.cfg.epochs):
+            for x, y in self.cfg.train_loader:
+                self.cfg.optimizer.zero_grad()
+                ((self.cfg.model(x) - y) ** 2).mean().backward()
+                self.cfg.optimizer.step()
+
+
+if __name__ == "__main__":
+    print(describe(Config))
+    Runner(Config).run()
+"""
+
+
+def test_a_class_whose_body_shards_a_loader_or_wraps_a_model_gets_the_call_before_it():
+    """A configuration class whose body builds the training loader and the model (run when the class
+    is defined, at import): its DistributedSampler and its wrap came before the call, which went to
+    the main block (`Default process group has not been initialized`). The call goes before the class;
+    the functions above it stay as they are. Near miss: a class whose body builds neither keeps the
+    call in the main block."""
+    out = only(NAME, CONFIG_CLASS, frozenset({"wrap-model", "shard-data"}))
+    assert out.index("def describe(cfg):") < out.index('\ninit_distributed_mode(backend="gloo")\n') \
+        < out.index("class Config:") and out.count("init_distributed_mode(backend=") == 1
+    plain = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Config:
+    epochs = 2
+    lr = 0.1
+
+
+if __name__ == "__main__":
+    loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=Config.lr)
+    for epoch in range(Config.epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+"""
+    assert 'if __name__ == "__main__":\n    init_distributed_mode(' in only(NAME, plain)
