@@ -198,6 +198,19 @@ def under_file_lock(facts: Facts, node: cst.CSTNode) -> bool:
     return False
 
 
+def locked_on_every_way(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
+    """Is `node` under an inter-process file lock (`under_file_lock`), or in a function of the
+    program every call of which is, `depth` calls up (`with FileLock(p): transforms = fit(...)`,
+    whose helper saves what it fitted): the processes still run it in turn."""
+    if under_file_lock(facts, node):
+        return True
+    func = facts.scope(node)
+    if depth == 0 or not isinstance(func, cst.FunctionDef):
+        return False
+    sites = facts.entries(func)
+    return bool(sites) and all(locked_on_every_way(facts, site, depth - 1) for site in sites)
+
+
 def _file_lock(facts: Facts, expr: cst.BaseExpression) -> bool:
     origins = facts.origins(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else [expr]
     return bool(origins) and all(isinstance(o, cst.Call) and facts.qualify(o.func) in FILE_LOCKS for o in origins)

@@ -60,7 +60,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`; not a write inside the block of an inter-process file lock, `with
     FileLock(p + ".lock"):` or `portalocker.Lock`, which the processes enter in turn (the first writes,
-    the others find the file); not a write told whether this is the main process,
+    the others find the file), also in a helper every call of which is there (`with FileLock(p):
+    fit_transforms(...)`, whose helper saves what it fitted); not a write told whether this is the main process,
     `save_pretrained(d, is_main_process=accelerator.is_main_process)`; not a method of an object that every
     rank but one has replaced with an object of another class, `else: saver = NoOp()` of `if rank == 0:`,
     before `saver.save(model)`): not under a rank test (nor right of one that short-circuits:
@@ -104,7 +105,7 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
                         for site in f.entries(func)) \
                 or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call) \
                 or ctx.ranks.main_first(call, write=call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call) \
-                or writes.under_file_lock(f, call) or fetched and ctx.script.launcher.at_import_first(call):
+                or writes.locked_on_every_way(f, call) or fetched and ctx.script.launcher.at_import_first(call):
             continue
         stmt = f.statement(call)
         alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
@@ -162,8 +163,8 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode) -> list[cst.Call]:
             seen.add((func, needed))
             for site in f.call_sites(func):
                 if _on_one_rank(ctx, site, func) or ctx.ranks.undistributed(site) or ctx.ranks.main_first(site, write=call) \
-                        or func is f.scope(call) and left_out(f, call, func, site):
-                    continue
+                        or func is f.scope(call) and left_out(f, call, func, site) or writes.under_file_lock(f, site):
+                    continue  # (under a file lock the processes run it in turn)
                 runs = _dispatched_to(f, site, func, needed)
                 if runs is False:
                     continue  # `trainer.train()` of a `DDPTrainer`: never a sibling subclass's override
