@@ -286,6 +286,24 @@ def train_step(x, y):
 
 steps = 4
 {example}
+""", IMPORTS + TRAIN_LOADER.split("for epoch")[0].replace("train_loader =", "loader =") + """
+epochs = 2
+
+
+def train_step(batch):
+    x, y = batch
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+
+
+def train_epoch(loader):
+    it = iter(loader)
+    for _ in range(len(loader)):
+        train_step(next(it))
+
+
+{example}
 """, IMPORTS + TRAIN_LOADER.split("for epoch")[0] + """
 
 class Feeder:

@@ -90,6 +90,12 @@ PAIRS = "ds = []\nfor t in range(2):\n    ds.append((DataLoader([1]), DataLoader
     ("G = [Net()]\nD = nn.Linear(1, 1)\nnets = G + [D]\nx = nets[1]\n", "x",
      {"Net()", "nn.Linear(1, 1)", "[Net()]", "[D]"}),  # lists joined by + (pettod's `self.models + [self.discriminator]`)
     ("a = Net()\nb = 1 + 2\nx = b\n", "x", set()),  # numbers added: no object
+    # an item by literal key of a dict display handed to a trainer that keeps it (raahii's InfoGAN):
+    # what the display holds under that key, not every item
+    ("class T:\n    def __init__(self, models):\n        self.models = models\n    def run(self):\n"
+     "        gen = self.models['gen']\n        return gen\ng, d = Net(), nn.Linear(1, 1)\nT({'gen': g, 'dis': d}).run()\n",
+     "gen", {"Net()"}),
+    ("m = {'gen': Net(), 'dis': nn.Linear(1, 1)}\nx = m['dis']\n", "x", {"nn.Linear(1, 1)"}),
     ("class C:\n    MODELS = [Net()]\nclass T:\n    def __init__(self, config):\n"
      "        self.models = [m.to('cpu') for m in config.MODELS]\n        x = self.models[0]\nT(C)\n", "x",
      {"Net()", "[m.to('cpu') for m in config.MODELS]"}),  # a comprehension's item (pettod's moved model list)

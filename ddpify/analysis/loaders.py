@@ -202,7 +202,12 @@ def _stepped(facts: Facts, consumed: set[cst.FunctionDef]):
     begun where the iterator is made again). The loop is the one that starts the new passes: around
     `train_iter = iter(...)` (once per epoch, or on StopIteration inside the step loop) where it
     trains, else the loop around `next()`; where a handler of the iterator's end inside it makes the
-    iterator again, each round draws one batch and `_epoch_loops` leaves it to `_remade`. Not `next(batches)` of a generator of the program whose
+    iterator again, each round draws one batch and `_epoch_loops` leaves it to `_remade`. Where the
+    iterator is made once per call of a function that a loop runs, in no loop of that function (`it
+    = iter(loader)` above the step loop of a `train_epoch(loader)` an epoch loop calls), each call
+    is one pass: the statement that makes it, from which `_epoch_loops` climbs to the epoch loop
+    around the calls. A `next()` in a function with no loop draws from what its callers pass
+    (`_drawing_points`). Not `next(batches)` of a generator of the program whose
     own loop passes over the loader (`batches = cycle(loader)`, `def cycle(dl): while True: for x in
     dl: yield x`): `_generated` has those passes, each an epoch; the loop that draws is no epoch loop."""
     for call in facts.calls:
@@ -212,15 +217,39 @@ def _stepped(facts: Facts, consumed: set[cst.FunctionDef]):
             iterator = call.func.value
         else:
             continue
-        loop = next(facts.enclosing_loops(call), None)
-        if loop is None or not (facts.trains(loop) or facts.scope(loop) in consumed):
-            continue
-        ref = facts.ref(iterator) if isinstance(iterator, cst.Name) else None
-        sources = facts.sources(ref) if ref is not None else []
-        if sources and all(_passing_generator(facts, s, consumed) for s in sources):
-            continue
-        restarts = [next(facts.enclosing_loops(stmt), None) for _, _, stmt in facts.writes(ref)] if ref else []
-        yield next((lp for lp in restarts if lp is not None and facts.trains(lp)), loop), iterator
+        for point, drawn in _drawing_points(facts, call, iterator, 3):
+            loop = next(facts.enclosing_loops(point), None)
+            if loop is None or not (facts.trains(loop) or facts.scope(loop) in consumed):
+                continue
+            ref = facts.ref(drawn) if isinstance(drawn, cst.Name) else None
+            sources = facts.sources(ref) if ref is not None else []
+            if sources and all(_passing_generator(facts, s, consumed) for s in sources):
+                continue
+            made = _bindings(facts, ref) if ref is not None else []
+            restarts = [next(facts.enclosing_loops(stmt), None) for _, stmt in made]
+            restart = next((lp for lp in restarts if lp is not None and facts.trains(lp)), None)
+            if restart is None and made and all(lp is None for lp in restarts) \
+                    and not any(_single_pass(facts, stmt) for _, stmt in made):
+                yield from ((stmt, drawn) for _, stmt in made)  # made once per call of a function a loop runs
+            else:
+                yield restart or loop, drawn
+
+
+def _drawing_points(facts: Facts, call: cst.Call, iterator: cst.BaseExpression, depth: int):
+    """(node, iterator) where batches of `iterator` are drawn: the `next()` call itself, or, where
+    it is in no loop of its function and draws from a parameter the function never binds (`def
+    _train_step(self, it_a, it_b): xa = next(it_a)`), each call of that function with the iterator
+    its caller passes (`self._train_step(it_a, it_b)` in the caller's step loop), up to `depth` levels."""
+    func = facts.scope(call)
+    ref = facts.ref(iterator) if isinstance(iterator, cst.Name) else None
+    if next(facts.enclosing_loops(call), None) is not None or depth == 0 or not isinstance(func, cst.FunctionDef) \
+            or ref is None or ref.name not in param_names(func) or _bindings(facts, ref):
+        yield call, iterator  # (a parameter the function binds again, `except StopIteration: it = iter(...)`: `_remade`'s)
+        return
+    for site in facts.call_sites(func):
+        arg = facts.argument_for(site, func, iterator.value)
+        if isinstance(arg, cst.Name):
+            yield from _drawing_points(facts, site, arg, depth - 1)
 
 
 def _comprehended(facts: Facts):
@@ -467,8 +496,9 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
             stepped = iterated is not getattr(batch_loop, "iter", None)  # by next(): it starts the passes
             if stepped and _made_again_within(facts, batch_loop, iterated):
                 continue  # each round draws one batch: the passes begin where the iterator is made again (`_remade`)
+            by_round = stepped and isinstance(batch_loop, (cst.For, cst.While))  # else made once where the climb starts
             found = [(loop, expr) for part in _zipped(facts, iterated) for loader in [_loader_expression(facts, part, call)]
-                     for loop, expr in ([(batch_loop, loader)] if stepped else
+                     for loop, expr in ([(batch_loop, loader)] if by_round else
                                         _climb(facts, batch_loop, loader, depth=4))]
             for loop, expr in found:
                 if call not in loaders_of(facts, expr, [call], drawn=False):

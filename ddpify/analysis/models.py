@@ -1038,6 +1038,15 @@ def _found_by_object(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTN
         if named and id(optimizer) in placed:
             continue
         model = _bound_once(facts, optimizer) if named else _by_object(facts, optimizer) or _bound_once(facts, optimizer)
+        each = _bound_each(facts, optimizer) if model is None else []
+        for one in each:
+            known = next((w for w in wrapped if w.defined is one.defined and w.name == one.name), None)
+            if known is None:
+                wrapped.append(one)
+            (known or one).optimizers.append(optimizer)
+        if each:
+            untraced.remove(optimizer)
+            continue
         if model is None:
             model = _held_unnamed(facts, optimizer)
             if model is not None:
@@ -1061,12 +1070,57 @@ def _bound_once(facts: Facts, optimizer: cst.Call) -> Model | None:
     site = next(iter(trained)) if len(trained) == 1 else None
     if site is None or not builds_module(facts, site):
         return None
-    bound = [(stmt, target.value, value) for target, value, stmt in facts.assigns
-             if isinstance(target, cst.Name) and not isinstance(stmt, cst.AugAssign) and _built(value) is site]
+    bound = _bound_names(facts, site)
     if len(bound) != 1:
         return None
     stmt, name, value = bound[0]
     return _model_at(facts, (2 if _built(value) is not value else 1, stmt, name, None), optimizer, [])
+
+
+def _bound_each(facts: Facts, optimizer: cst.Call) -> list[Model]:
+    """For an optimizer over the parameters of several modules that it names by no name of theirs
+    (`create_optimizer([gen, qhead], lr)`, whose `for m in models: params += list(m.parameters())`
+    gathers them): each module it steps (`objects.trained`), wrapped where the one name the program
+    binds to it is built (`gen, dis = Generator(z), Discriminator()`), as `_bound_once` wraps one.
+    Empty unless every one of them is so bound, and unless a receiver that may hold several is
+    one of them in turn (a loop's or a comprehension's item), not a choice of one."""
+    flow = objects.of(facts)
+    trained = sorted(flow.trained(optimizer), key=lambda site: facts.spans[site][0])
+    chosen = [c.func.value for c in parameter_calls(facts, optimizer) if isinstance(c.func, cst.Attribute)
+              and len(flow.values(c.func.value)) > 1 and not _each_item(facts, c.func.value)]
+    found: list[Model] = []
+    for site in trained if len(trained) > 1 and not chosen else ():  # (`m = a if x else b`: one or the other)
+        bound = _bound_names(facts, site)
+        if not builds_module(facts, site) or len(bound) != 1:
+            return []
+        stmt, name, value = bound[0]
+        found.append(_model_at(facts, (2 if _built(value) is not value else 1, stmt, name, None), optimizer, []))
+    return found
+
+
+def _each_item(facts: Facts, expr: cst.BaseExpression) -> bool:
+    """Is `expr` the name a `for` loop or a comprehension binds to each item in turn (`m` of `for m
+    in models:`, of `[p for m in modules for p in m.parameters()]`)?"""
+    if not isinstance(expr, cst.Name):
+        return False
+    ref = facts.ref(expr)
+    if ref is not None and objects.of(facts).loop_bound(ref):
+        return True
+    for comp in facts.ancestors(expr):
+        clause = getattr(comp, "for_in", None) if isinstance(comp, (cst.ListComp, cst.SetComp, cst.GeneratorExp,
+                                                                       cst.DictComp)) else None
+        while clause is not None:
+            if mt.is_name(clause.target, expr.value):
+                return True
+            clause = clause.inner_for_in
+    return False
+
+
+def _bound_names(facts: Facts, site: cst.BaseExpression) -> list[tuple[cst.CSTNode, str, cst.BaseExpression]]:
+    """(statement, name, value) of each plain assignment of the construction `site` (moved or not)
+    to a name, also as an item of a tuple written out on both sides (`gen, dis = Generator(z), Discriminator()`)."""
+    return [(stmt, target.value, value) for written, stored, stmt in facts.assigns if not isinstance(stmt, cst.AugAssign)
+            for target, value in _unpacked(written, stored) if isinstance(target, cst.Name) and _built(value) is site]
 
 
 def _held_unnamed(facts: Facts, optimizer: cst.Call) -> Model | None:
@@ -2566,8 +2620,8 @@ def _made(facts: Facts, model: Model) -> frozenset:
     if home is None:
         return frozenset()
     flow = objects.of(facts)
-    return frozenset().union(*(flow.values(value) for _, value, stmt in facts.writes(home)
-                               if facts.is_inside(stmt, model.defined)))
+    return frozenset().union(*(flow.values(value) for _, value, stmt in [*facts.writes(home), *_unpacked_writes(facts, home)]
+                               if facts.is_inside(stmt, model.defined)))  # `gen, dis = Generator(z), Discriminator()` too
 
 
 def _binding_at(facts: Facts, model: Model, expr: cst.CSTNode) -> Model | None:

@@ -237,7 +237,7 @@ class Objects:
         ref = f.ref(expr.value) if key is not None and dotted(expr.value) else None
         stored = self._stored_by_key.get(ref) if ref is not None else None
         if not stored:
-            return None
+            return self._displayed_item(expr, key) if key is not None else None
         others = {id(v) for k, values in stored.items() if k != key for v in values}
         rest = [v for v in f.sources(ref) if id(v) not in others and not any(v is w for w in stored.get(key, ()))]
         containers = Sites().union(*(self.values(v) for v in rest))
@@ -246,6 +246,19 @@ class Objects:
         unknown = [c for c in containers if not isinstance(c, cst.Dict)]
         return Sites().union(*(self.values(v) for v in stored.get(key, ())), *(self.values(e) for e in entries),
                              *(self.elements(c) for c in unknown), Sites(unknown))
+
+    def _displayed_item(self, expr: cst.Subscript, key: str) -> Sites | None:
+        """`self.models["gen"]` where every container the subscripted value may hold is a dict
+        display written out with literal keys (`models = {"gen": gen, "dis": dis}`, handed to a
+        trainer that keeps it): what the display holds under that key. None otherwise (a key no
+        display has, a `**` splat, a container of another kind)."""
+        containers = self.values(expr.value)
+        if not containers or not all(isinstance(c, cst.Dict) and all(
+                isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in c.elements)
+                for c in containers):
+            return None
+        entries = [e.value for c in containers for e in c.elements if e.key.evaluated_value == key]
+        return Sites().union(*(self.values(v) for v in entries)) if entries else None
 
     def stored_by_key(self, ref: Ref) -> dict[str, list[cst.BaseExpression]]:
         """What the program stores into the container `ref` under each literal key (`d["k"] = v`)."""
@@ -630,8 +643,9 @@ class Objects:
         return index
 
     def loop_bound(self, ref: Ref) -> bool:
-        """Is `ref` the whole target of a `for` loop?"""
-        return bool(self._loop_targets(ref))
+        """Is `ref` the whole target of a `for` loop, or what it binds to a dict's values (`model`
+        of `for name, model in models.items():`)?"""
+        return bool(self._loop_targets(ref)) or ref in self._item_loops
 
     # what an object is ------------------------------------------------------------------------
     def constructs(self, call: cst.CSTNode) -> cst.ClassDef | None:

@@ -60,6 +60,23 @@ generator's is (a collective after the loop would make a process that left it al
 
 Every process runs out in the same round: the sharded loaders give each as many batches.
 
+An iterator made once per call of a function, above its step loop, is one pass per call, and
+so is one a helper with no loop of its own draws from (`next(it)` in `_step(self, it)`): the
+epoch loop around the calls reshuffles it, as it does a batch loop's loader:
+
+    def train_epoch(loader):
+        it = iter(loader)
+        for _ in range(len(loader)):
+            train_step(next(it))
+
+    for epoch in range(epochs):
+        train_epoch(loader)
+->
+    for epoch in range(epochs):
+        set_epoch(loader, epoch)
+        train_epoch(loader)
+        end_epoch()
+
 Wherever else the program makes a training loader's iterator again once it has run out (in a
 method with no loop of its own, as a trainer's `_fetch_data`), that is a new pass:
 

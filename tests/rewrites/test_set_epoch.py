@@ -1659,3 +1659,78 @@ def test_end_epoch_comes_before_the_statements_that_build_the_next_epochs_loader
     rebuilt = "    end_epoch()\n    sampler = Episodes(16)\n    loader = DataLoader(data, batch_size=4, sampler=sampler)\n"
     assert (rebuilt in out) is before_rebuild, out
     assert out.count("end_epoch()\n") == 1
+
+
+ITERATOR_PER_CALL = """\
+import torch
+from torch.utils.data import DataLoader
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(list(range(8)), batch_size=2, shuffle=True)
+
+
+def train_epoch(loader):
+    it = iter(loader)
+    for _ in range(len(loader)):
+        x = next(it)
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+
+
+for epoch in range(3):
+    train_epoch(loader)
+"""
+
+ITERATOR_HANDED_ON = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+class Pair:
+    def __init__(self, model, opt):
+        self.model, self.opt = model, opt
+
+    def train(self, loader_a, loader_b, epochs):
+        for epoch in range(epochs):
+            self._epoch(loader_a, loader_b)
+
+    def _epoch(self, loader_a, loader_b):
+        it_a, it_b = iter(loader_a), iter(loader_b)
+        for _ in range(min(len(it_a), len(it_b))):
+            self._step(it_a, it_b)
+
+    def _step(self, it_a, it_b):
+        xa, xb = next(it_a), next(it_b)
+        self.opt.zero_grad()
+        (self.model(xa).sum() + self.model(xb).sum()).backward()
+        self.opt.step()
+
+
+model = torch.nn.Linear(2, 1)
+a = DataLoader(list(range(8)), batch_size=2, shuffle=True)
+b = DataLoader(list(range(8)), batch_size=2, shuffle=True)
+Pair(model, torch.optim.SGD(model.parameters(), lr=0.1)).train(a, b, 3)
+"""
+
+
+def test_an_iterator_made_once_per_call_is_a_pass_reshuffled_in_the_epoch_loop_around_the_calls():
+    """`it = iter(loader)` above the step loop of a function an epoch loop calls: each call is one
+    pass, so `set_epoch(loader, epoch)` goes in the epoch loop; it went in the step loop, with an
+    `end_epoch()` (a barrier and a comparison of the parameters) after every step."""
+    out = only(NAME, ITERATOR_PER_CALL)
+    assert "for epoch in range(3):\n    set_epoch(loader, epoch)\n    train_epoch(loader)\n    end_epoch()\n" in out
+    assert out.count("set_epoch(") == 1 and out.count("end_epoch()") == 1
+
+
+def test_iterators_drawn_by_a_helper_they_are_handed_to_are_passes_reshuffled_in_the_epoch_loop():
+    """`next(it_a)` in a method with no loop (`_step(self, it_a, it_b)`), its iterators made in the
+    caller's `_epoch()` (axeloh/gan-pytorch's CycleGAN): both loaders are reshuffled where
+    `train()` loops over the epochs; they got a TODO, "no epoch loop found", and drew one order
+    every epoch."""
+    out = only(NAME, ITERATOR_HANDED_ON)
+    assert ("        for epoch in range(epochs):\n            set_epoch(loader_a, epoch)\n"
+            "            set_epoch(loader_b, epoch)\n            self._epoch(loader_a, loader_b)\n"
+            "            end_epoch()\n") in out
+    assert "TODO" not in out

@@ -1585,3 +1585,74 @@ def test_a_state_dict_of_a_model_a_configuration_class_wraps_in_its_body_goes_th
     out = only(NAME, CONFIG_CLASS_SAVES, frozenset({"wrap-model"}))
     assert 'torch.save(self.cfg.model.module.state_dict(), "model.pt")' in out
     assert 'torch.save(self.cfg.head.state_dict(), "head.pt")' in out
+
+
+DICT_OF_MODELS = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def forward(self, z):
+        return self.fc(z)
+
+    def sample(self, n):
+        return torch.randn(n, 2)
+
+    def decode(self, z):
+        return self.fc(z).tanh()
+
+
+def create_optimizer(models, lr):
+    params = []
+    for m in models:
+        params += list(m.parameters())
+    return torch.optim.Adam(params, lr=lr)
+
+
+class Trainer:
+    def __init__(self, loader, models, optimizers):
+        self.loader, self.models, self.optimizers = loader, models, optimizers
+
+    def train(self, epochs):
+        gen, dis = self.models["gen"], self.models["dis"]
+        opt = self.optimizers["all"]
+        for epoch in range(epochs):
+            for (x,) in self.loader:
+                z = gen.sample(len(x))
+                loss = (dis(gen.decode(z)) - dis(x)).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        for name, model in self.models.items():
+            torch.save(model.state_dict(), f"{name}.pt")
+
+
+def main():
+    loader = DataLoader(TensorDataset(torch.randn(16, 2)), batch_size=4, shuffle=True)
+    gen, dis = Gen(), nn.Linear(2, 1)
+    models = {"gen": gen, "dis": dis}
+    opt = create_optimizer([gen, dis], lr=0.01)
+    Trainer(loader, models, {"all": opt}).train(2)
+
+
+main()
+"""
+
+
+def test_models_gathered_by_a_helper_and_handed_on_in_a_dict_are_wrapped_and_read_back_through_it():
+    """raahii/infogan-pytorch's shape: `create_optimizer([gen, dis], lr)` gathers the parameters of
+    both modules in a loop over its list (no optimizer name reaches a model: "could not tell which
+    model this optimizer trains", nothing wrapped, the data left whole); the models reach the
+    trainer in a dict display, read back by key, and are saved from a loop over `.items()`. Now
+    each module is wrapped where it is built (the generator, run through its own methods only,
+    synced), and the save unwraps whichever module the loop holds (it saved `module.` keys)."""
+    out = convert(DICT_OF_MODELS, Options()).code
+    assert "    gen = sync_gradients(gen)\n    dis = DistributedDataParallel(dis, device_ids=device_ids(dis))\n" in out
+    assert "torch.save(unwrap(model).state_dict(), tmp_path)" in out
+    assert "could not tell" not in out
