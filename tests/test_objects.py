@@ -449,6 +449,25 @@ def test_a_method_of_what_a_class_attribute_holds_runs_that_class_method(holder,
     assert sorted(facts.enclosing_class(f).name.value for f in facts.user_functions(call)) == runs
 
 
+@pytest.mark.parametrize("method, runs", [
+    ("    @classmethod\n    def make(cls, n):\n        return cls.build(n)\n", ["build"]),
+    ("    @classmethod\n    def make(klass, n):\n        return klass.build(n)\n", ["build"]),  # any first name
+    # near misses: `cls` of a staticmethod or of a plain function is a parameter like any other
+    ("    @staticmethod\n    def make(cls, n):\n        return cls.build(n)\n", []),
+    ("    pass\ndef make(cls, n):\n    return cls.build(n)\n", []),
+])
+def test_a_classmethods_own_class_runs_its_methods(method, runs):
+    """Sweep 19a's tuning shapes varied: a loader factory whose classmethod returns `cls.build(...)`,
+    a staticmethod building the loaders (`self.train_loader, self.val_loader =
+    Loaders.for_settings(settings)` in a trainer's `__init__`): the call ran nothing ddpify knew, so
+    the training loop's loader was 'not traced to a DataLoader' (a false warning: it was sharded) and
+    got no set_epoch."""
+    facts, _ = core("class Loaders:\n    @staticmethod\n    def build(n):\n        return DataLoader([1] * n)\n"
+                    + method)
+    (call,) = [c for c in facts.calls if (dotted(c.func) or "").endswith(".build")]
+    assert [f.name.value for f in facts.user_functions(call)] == runs
+
+
 def test_cost_is_linear_in_a_long_chain_of_assignments():
     """Every name's value is computed once: a chain of 300 rebindings with two sources each
     would take 2**300 steps re-expanded per path."""

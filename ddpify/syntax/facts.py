@@ -702,6 +702,9 @@ class Facts:
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             cls = self.enclosing_class(call)
             return (self._methods(cls, func.attr.value) if cls is not None else []) or self._called_instances(func)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._own_class(func.value, call):
+            cls = self.enclosing_class(call)  # `cls.build(batch)` in a classmethod: the class's own method
+            return self._methods(cls, func.attr.value) if cls is not None else []
         if isinstance(func, cst.Call):  # `Stopper(path)(val_loss, model)`: its `__call__`
             return self._called_instances(func)
         if isinstance(func, cst.Attribute) and (cls := self._class_named(func.value)) is not None:
@@ -711,6 +714,16 @@ class Facts:
         # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`, `model.train(loader)` where `model`
         # is `GAN(args)` or `DCGAN(args)` by the branch taken
         return [m for cls in classes for m in self._methods(cls, func.attr.value)]
+
+    def _own_class(self, name: cst.Name, call: cst.Call) -> bool:
+        """Is `name` the first parameter of the `@classmethod` that makes `call` (`cls` of `def
+        for_settings(cls, s): return cls.build(s.batch)`): the class itself, or a subclass it is
+        called on?"""
+        func = self.scope(call)
+        if not isinstance(func, cst.FunctionDef) or not any(dotted(d.decorator) == "classmethod" for d in func.decorators):
+            return False
+        params = func.params.params
+        return bool(params) and params[0].name.value == name.value
 
     @staticmethod
     def _own_globals(func: cst.BaseExpression) -> bool:
