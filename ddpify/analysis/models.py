@@ -2470,13 +2470,24 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Re
     if not calls and not unpacked:
         return None
     later = {id(value) for _, value, stmt in facts.writes(ref) if read is not None and _only_after(facts, read, stmt)}
-    returned = [r for value in calls if id(value) not in later
-                for func in facts.user_functions(value) if not _unwraps(facts, func) and not _wraps_left_out(
-                    facts, refs, func, value) for r in _returned_for(facts, func, value)]
+    funcs = [(func, value) for value in calls if id(value) not in later for func in facts.user_functions(value)
+             if not _unwraps(facts, func) and not _wraps_left_out(facts, refs, func, value)]
+    if any(_returns_its_wrap(facts, refs, func) for func, _ in funcs):
+        return MAYBE
+    returned = [r for func, value in funcs for r in _returned_for(facts, func, value)]
     returned += [e for value, i in unpacked if id(value) not in later
                  and not (read is not None and _only_after(facts, read, facts.statement(value)))
                  and not any(_unwraps(facts, func) for func in facts.user_functions(value)) for e in facts._unpacked(value, i)]
     return MAYBE if any(_holds(facts, refs, answers, r, depth - 1) for r in returned) else None
+
+
+def _returns_its_wrap(facts: Facts, refs: dict[Ref, Model], func: cst.FunctionDef) -> bool:
+    """Does `func` return a parameter that ddpify wraps in its body (`def fit(model, dm, ...)`, the
+    wrap where `fit()` receives `model`, then `return model`): the caller's `net = fit(net, ...)`
+    holds the wrapper, though the parameter is never rebound in the code as written (a notebook
+    loaded the best checkpoint into it, `net.load_state_dict(torch.load(path))`, and failed on the
+    wrapper's `module.` keys)."""
+    return any(isinstance(r, cst.Name) and Ref(func, r.value) in refs for r in facts.returned(func))
 
 
 def _returned_for(facts: Facts, func: cst.FunctionDef, call: cst.Call) -> list[cst.BaseExpression]:
@@ -2520,7 +2531,8 @@ def _passed_through(facts: Facts, refs: dict[Ref, Model], answers: dict, call: c
               if isinstance(r, cst.Name) and r.value in param_names(func)]
     own = [r for func, r in returned if isinstance(r, cst.Attribute) and dotted(r)
            or isinstance(r, cst.Name) and r.value not in param_names(func)]
-    return MAYBE if any(p is not None and _holds(facts, refs, answers, p, depth - 1) for p in passed) \
+    return MAYBE if any(_returns_its_wrap(facts, refs, func) for func in funcs) \
+        or any(p is not None and _holds(facts, refs, answers, p, depth - 1) for p in passed) \
         or any(_holds(facts, refs, answers, r, depth - 1) for r in own) else None
 
 

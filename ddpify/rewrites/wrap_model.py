@@ -199,8 +199,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             _replace_dataparallel(facts, edits, model, lines, "DistributedDataParallel")
         else:
             (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, *lines)
-            where = f" where {model.defined.name.value}() receives it (the caller keeps the bare model)" \
-                if isinstance(model.defined, cst.FunctionDef) else ""
+            where = (f" where {model.defined.name.value}() receives it" + (
+                " (it returns the wrapper: a caller that keeps what it returns holds the wrapper)"
+                if any(mt.is_name(r, name) for r in facts.returned(model.defined))
+                else " (the caller keeps the bare model)")) if isinstance(model.defined, cst.FunctionDef) else ""
             if model.empty:
                 where += f" where it has a parameter to train ({model.empty}, and DDP refuses a module without one)"
             elif model.maybe_none:

@@ -1656,3 +1656,36 @@ def test_models_gathered_by_a_helper_and_handed_on_in_a_dict_are_wrapped_and_rea
     assert "    gen = sync_gradients(gen)\n    dis = DistributedDataParallel(dis, device_ids=device_ids(dis))\n" in out
     assert "torch.save(unwrap(model).state_dict(), tmp_path)" in out
     assert "could not tell" not in out
+
+
+FIT_RETURNS = """\
+import torch
+import torch.nn as nn
+
+
+def fit(model, steps):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(steps):
+        opt.zero_grad()
+        model(torch.randn(2, 4)).sum().backward()
+        opt.step()
+    torch.save(model.state_dict(), "best.pt")
+    return model
+
+
+net = nn.Linear(4, 1)
+net = fit(net, 3)
+net.load_state_dict(torch.load("best.pt"))
+"""
+
+
+def test_a_name_rebound_to_what_a_function_that_wraps_its_parameter_returns_holds_the_wrapper():
+    """A notebook over a helper module (`net = fit(net, dm, ...)`, `fit` wrapping its `model` where it
+    receives it and returning it, then `net.load_state_dict(torch.load('best.pt'))`): the parameter is
+    never rebound in the code as written, so `net` was taken for the bare model, and the load failed
+    on the wrapper (`Missing key(s) in state_dict: "module.0.weight"`). Near miss: a caller that does
+    not keep what `fit` returns keeps the bare model."""
+    out = only(NAME, FIT_RETURNS, frozenset({"wrap-model"}))
+    assert 'unwrap(net).load_state_dict(torch.load("best.pt"))' in out
+    kept = only(NAME, FIT_RETURNS.replace("net = fit(net, 3)", "fit(net, 3)"), frozenset({"wrap-model"}))
+    assert '\nnet.load_state_dict(torch.load("best.pt"))' in kept
