@@ -1932,10 +1932,41 @@ def wrapped_refs(facts: Facts, wrapped: list[Model]) -> dict[Ref, Model]:
             received = flow.receivers(home)
             kept = {k for r in [home, *received] for k in [*_kept_on_self(facts, r, model.written),  # `self.model = model`
                                                            *facts.kept_by_generated_init(r)]}  # `Setup(model, loader)`
-            refs.update(dict.fromkeys([home, *received, *kept, *(r for k in kept for r in flow.receivers(k))], model))
+            held = {home, *received, *kept, *(r for k in kept for r in flow.receivers(k))}
+            taken = set(_taken_out(facts, held, model, home))  # `gen = self.models["gen"]`
+            refs.update(dict.fromkeys([*held, *taken, *(r for t in taken for r in flow.receivers(t))], model))
             model.rebuilds = homes.setdefault(home, [])  # one list, shared by the wraps of one name
             model.rebuilds.append(model)
     return refs
+
+
+def _taken_out(facts: Facts, held: set[Ref], model: Model, home: Ref) -> list[Ref]:
+    """Names bound to an item of a container that holds the wrapper: a dict, list or tuple
+    display one of whose items reads a name of `held` after the wrap (`models = {"gen": gen,
+    "dis": dis}` below `gen = DistributedDataParallel(gen)`), read by key wherever the container is
+    handed on (`Trainer(loader, models)` keeps it as `self.models`; `gen, dis = self.models["gen"],
+    self.models["dis"]` in its `train()`, then `gen = gen.to(device)`), where the item can hold
+    nothing but the model (ddpify.analysis.objects, by key)."""
+    flow = objects.of(facts)
+    sites = flow.ref_values(home)
+    displays = set()
+    for kind in (cst.Dict, cst.List, cst.Tuple) if sites else ():
+        for display in facts.by_type.get(kind, ()):
+            elements = getattr(display, "elements", ())
+            values = [e.value for e in elements if isinstance(e, (cst.DictElement, cst.Element))]
+            if any(isinstance(v, cst.Name) and facts.ref(v) in held and (
+                    facts.scope(v) is not facts.scope(model.anchor) or facts.before(model.anchor, v)) for v in values):
+                displays.add(display)
+    found: list[Ref] = []
+    for written, stored, stmt in facts.assigns if displays else ():
+        for target, value in _unpacked(written, stored):
+            if not isinstance(target, cst.Name) or not isinstance(value, cst.Subscript):
+                continue
+            containers, items = flow.values(value.value), flow.values(value)
+            if containers and all(c in displays for c in containers) and items and items <= sites \
+                    and (ref := facts.ref(target, stmt)) is not None:
+                found.append(ref)
+    return found
 
 
 def _kept_on_self(facts: Facts, param: Ref, copies: bool = True) -> list[Ref]:

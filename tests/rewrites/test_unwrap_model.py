@@ -1621,6 +1621,7 @@ class Trainer:
 
     def train(self, epochs):
         gen, dis = self.models["gen"], self.models["dis"]
+        gen, dis = gen.to("cpu"), dis.to("cpu")
         opt = self.optimizers["all"]
         for epoch in range(epochs):
             for (x,) in self.loader:
@@ -1649,7 +1650,8 @@ def test_models_gathered_by_a_helper_and_handed_on_in_a_dict_are_wrapped_and_rea
     """raahii/infogan-pytorch's shape: `create_optimizer([gen, dis], lr)` gathers the parameters of
     both modules in a loop over its list (no optimizer name reaches a model: "could not tell which
     model this optimizer trains", nothing wrapped, the data left whole); the models reach the
-    trainer in a dict display, read back by key, and are saved from a loop over `.items()`. Now
+    trainer in a dict display, read back by key (and moved, `gen = gen.to(...)`: the wrapper's
+    `gen.sample()` raised AttributeError), and are saved from a loop over `.items()`. Now
     each module is wrapped where it is built (the generator, run through its own methods only,
     synced), and the save unwraps whichever module the loop holds (it saved `module.` keys)."""
     out = convert(DICT_OF_MODELS, Options()).code
