@@ -212,7 +212,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         stmt = facts.statement(call)
         callees = facts.user_functions(call)
         if facts.scope(stmt) not in prepared and (isinstance(stmt, cst.SimpleStatementLine) or _one_line_if(stmt)) and \
-                any(f in writers for f in callees):
+                _writes_only(callees, writers):
             writes[stmt] = f"{dotted(call.func) or facts.code(call.func)}()"
             if all(f in makers for f in callees):
                 folders.add(stmt)
@@ -1088,6 +1088,19 @@ def _writer_functions(facts: Facts, models: Models, refs: dict[Ref, Model], writ
             if all(_harmless(facts, refs, s, writes) for s in _simple_statements(func.body) if s is not last):
                 found.add(func)
     return found
+
+
+def _writes_only(callees: list[cst.FunctionDef], writers: set[cst.FunctionDef]) -> bool:
+    """Is a call of `callees` one that only writes, to be guarded where it is called? A call of a
+    helper that writes (any of the functions it may run: an override of a method that only writes is
+    guarded at the call); a construction only where every class it may build is one whose `__init__`
+    only writes (a logger class): the object it makes is kept, and a registry by name that may also
+    build a trainer must build it on every process (`trainer = trainer_class(model_class, config,
+    args)`, among every class of the trainer modules a logger class that only makes its SummaryWriter:
+    guarded at the call, the other processes had no `trainer`, UnboundLocalError at `return trainer`)."""
+    if callees and all(f.name.value == "__init__" for f in callees):
+        return all(f in writers for f in callees)
+    return any(f in writers for f in callees)
 
 
 def _handed_out(facts: Facts, func: cst.FunctionDef) -> bool:

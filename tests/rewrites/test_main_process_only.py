@@ -3137,3 +3137,70 @@ def test_a_read_in_the_other_branch_of_the_if_around_a_save_waits_for_nothing(ch
     result = rewritten(NAME, code)
     assert ("barrier()" in result.code) is barrier, result.code
     assert any("read back below" in c.message for c in result.changes) is barrier
+
+
+TRAINER_INIT_WRITES = """\
+import json
+import os
+import shutil
+import torch
+import torch.nn as nn
+from torch.utils.tensorboard import SummaryWriter
+
+
+class Logger:
+    def __init__(self, config, name):
+        self.writer = SummaryWriter(log_dir=os.path.join("runs", name))
+
+    def log(self, loss, step):
+        self.writer.add_scalar("loss", loss, step)
+
+
+class Trainer:
+    def __init__(self, config, name):
+        self.config = config
+        self.lr = config["lr"]
+        self.setup_save(name)
+        self.logger = Logger(config, name)
+
+    def setup_save(self, name):
+        self.save_dir = os.path.join("results", name)
+        os.makedirs(self.save_dir)
+        shutil.copy("config.py", self.save_dir)
+        with open(os.path.join(self.save_dir, "args.json"), "w") as f:
+            json.dump(self.config, f)
+
+    def fit(self, model):
+        opt = torch.optim.SGD(model.parameters(), lr=self.lr)
+        for step in range(3):
+            opt.zero_grad()
+            loss = model(torch.randn(2, 4)).sum()
+            loss.backward()
+            opt.step()
+            self.logger.log(loss.item(), step)
+
+
+CLASSES = {"trainer": Trainer, "logger": Logger}  # a registry by name: either may be built
+
+
+def load_trainer(config, kind="trainer"):
+    trainer = CLASSES[kind](config, "exp")
+    return trainer
+
+
+load_trainer({"lr": 0.1}).fit(nn.Linear(4, 1))
+"""
+
+
+def test_a_construction_runs_on_every_process_though_a_class_it_may_build_only_writes():
+    """A traffic-demand framework (sweep 19a's held-out half, read after its run): `trainer =
+    trainer_class(model_class, config, args)`, the class looked up by name among every class of the
+    trainer modules, its logger class among them, whose `__init__` only makes a SummaryWriter: that
+    `__init__` was taken for a helper that only writes, so the construction was guarded at the call,
+    and the other processes had no `trainer` (UnboundLocalError at `return trainer`, silent by the
+    rule). A construction makes the object the program keeps: it is guarded at the call only where
+    every class it may build only writes (a logger class: None elsewhere); here a registry by name
+    may build either class, and the trainer's writes are guarded inside it."""
+    out = only(NAME, TRAINER_INIT_WRITES)
+    assert 'def load_trainer(config, kind="trainer"):\n    trainer = CLASSES[kind](config, "exp")\n    return trainer' in out
+    assert "if is_main_process():\n            os.makedirs(self.save_dir" in out
