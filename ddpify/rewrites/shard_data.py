@@ -258,12 +258,16 @@ def _ends_caught(facts: Facts, node: cst.CSTNode) -> bool:
 
 
 def _outermost_training_loop(facts: Facts) -> cst.For | cst.While | None:
-    """The first loop that trains and sits in no other loop of its function."""
+    """The loop that trains first and sits in no other loop of its function: of two, the one the
+    calls run first (`Facts.runs_before`), not the one written first (a MAML homework's
+    `test_model()`, defined above `main()` and called after `main()`'s meta-training)."""
+    first = None
     for loop in facts.loops:
         if facts.trains(loop) and not any(isinstance(a, (cst.For, cst.While)) for a in facts.ancestors(loop)
                                           if facts.scope(a) is facts.scope(loop)):
-            return loop
-    return None
+            if first is None or facts.runs_before(loop, first, strict=True):
+                first = loop
+    return first
 
 
 def _name_streams(facts: Facts, edits: Edits, found: Loaders) -> None:

@@ -754,6 +754,54 @@ for episode in range(100):
         "warning: no DataLoader feeds this training, so ddpify cannot shard its data: every process trains on all the data it reads (correct, no speed-up; to share the work, feed it from a DataLoader, which ddpify shards), and batches it generates (random batches, RL rollouts) start from the same random state on every process: seed with an offset of get_rank() before this loop if they should differ",
     ]),
     # a call over several lines keeps its breaks and its `)` on a line of its own
+    # issue 27 (sweep 19c's MAML homework: its `test_model()`, written above `main()` and called after `main()`'s
+    # meta-training, got the TODO): the TODO goes at the training loop that runs first
+    pair("""\
+import torch
+
+
+def finetune(net):
+    tuner = torch.optim.SGD(net.parameters(), lr=0.1)
+    for step in range(5):
+        loss = net(torch.randn(8, 4)).mean()
+        tuner.zero_grad()
+        loss.backward()
+        tuner.step()
+
+
+policy = torch.nn.Linear(4, 2)
+opt = torch.optim.Adam(policy.parameters(), lr=1e-2)
+for episode in range(100):
+    loss = policy(torch.randn(32, 4)).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+finetune(policy)
+""", """\
+import torch
+
+
+def finetune(net):
+    tuner = torch.optim.SGD(net.parameters(), lr=0.1)
+    for step in range(5):
+        loss = net(torch.randn(8, 4)).mean()
+        tuner.zero_grad()
+        loss.backward()
+        tuner.step()
+
+
+policy = torch.nn.Linear(4, 2)
+opt = torch.optim.Adam(policy.parameters(), lr=1e-2)
+# TODO(ddpify): no DataLoader feeds this training, so ddpify cannot shard its data: every process trains on all the data it reads (correct, no speed-up; to share the work, feed it from a DataLoader, which ddpify shards), and batches it generates (random batches, RL rollouts) start from the same random state on every process: seed with an offset of get_rank() before this loop if they should differ
+for episode in range(100):
+    loss = policy(torch.randn(32, 4)).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+finetune(policy)
+""", "training_without_a_dataloader_is_named_at_the_loop_that_runs_first", report=[
+        "warning: no DataLoader feeds this training, so ddpify cannot shard its data: every process trains on all the data it reads (correct, no speed-up; to share the work, feed it from a DataLoader, which ddpify shards), and batches it generates (random batches, RL rollouts) start from the same random state on every process: seed with an offset of get_rank() before this loop if they should differ",
+    ]),
     pair("""\
 ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
 loader = DataLoader(
