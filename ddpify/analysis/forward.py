@@ -574,15 +574,20 @@ def _picked_by_key(facts: Facts, value: cst.BaseExpression, uses: list[cst.CSTNo
 
 
 def _has_parameters(facts: Facts, value: cst.BaseExpression) -> bool:
-    """`nn.Linear(...)`, `nn.Parameter(...)`, an instance of a class of this file; not
-    `nn.ReLU()`, a number or a tensor."""
+    """`nn.Linear(...)`, `nn.Parameter(...)`, an instance of a class of this file that may be a
+    module, a deep copy (`copy.deepcopy(model)`: an EMA model); not `nn.ReLU()`, a number, a
+    tensor, or an instance of a plain class of the program (`class EMA:` keeping a decay), whose
+    modules, if any, are no sub-modules of the model."""
     if not isinstance(value, cst.Call):
         return False
     qualified = facts.qualify(value.func) or ""
     last = qualified.rsplit(".", 1)[-1]
     if qualified.startswith("torch.nn.") and not qualified.startswith("torch.nn.functional"):
         return last[:1].isupper() and last not in PARAMETERLESS
-    return dotted(value.func) in facts.classes
+    if qualified == "copy.deepcopy":
+        return True
+    cls = facts.classes.get(dotted(value.func) or "")
+    return cls is not None and is_module_class(facts, cls)
 
 
 def _on_some_paths(facts: Facts, cls: cst.ClassDef, node: cst.CSTNode, uses: list, func: cst.FunctionDef,

@@ -1380,6 +1380,135 @@ model = DistributedDataParallel(model, device_ids=device_ids(model))
 """, "a_sub_module_output_read_in_the_block_that_made_it_needs_no_unused_parameter_search", report=[
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=OWN_CLASS),
+    # issue 27 (sweep 19c's held-out DDPM, read after the run: `self.ema = EMA(decay)`, a plain object, was named
+    # "never used in forward()" where the parameters no forward reaches are `self.ema_model = deepcopy(model)`'s)
+    pair("""\
+import copy
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class EMA:
+    def __init__(self, decay):
+        self.decay = decay
+
+
+class Diffusion(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.ema_model = copy.deepcopy(model)
+        self.ema = EMA(0.99)
+
+    def forward(self, x):
+        return self.model(x)
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = Diffusion(torch.nn.Linear(2, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import copy
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+
+class EMA:
+    def __init__(self, decay):
+        self.decay = decay
+
+
+class Diffusion(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.ema_model = copy.deepcopy(model)
+        self.ema = EMA(0.99)
+
+    def forward(self, x):
+        return self.model(x)
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = Diffusion(torch.nn.Linear(2, 1))
+model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "a_deep_copy_no_forward_reaches_is_named_not_a_plain_object_beside_it", report=['warning: `self.ema_model` is never used in forward(): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step', 'change: `model` wrapped in DistributedDataParallel']),
+    # near miss: a plain object of the program beside the model holds no parameter of it: no search for unused ones
+    pair("""\
+import copy
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class EMA:
+    def __init__(self, decay):
+        self.decay = decay
+
+
+class Diffusion(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.ema = EMA(0.99)
+
+    def forward(self, x):
+        return self.model(x)
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = Diffusion(torch.nn.Linear(2, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import copy
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+
+class EMA:
+    def __init__(self, decay):
+        self.decay = decay
+
+
+class Diffusion(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.ema = EMA(0.99)
+
+    def forward(self, x):
+        return self.model(x)
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = Diffusion(torch.nn.Linear(2, 1))
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "a_plain_object_of_the_program_kept_by_the_model_needs_no_unused_parameter_search"),
     # statements on one line, separated by semicolons (the sixteenth sweep's assignment2_cifar_speccnn:
     # SimpleCNN's `x = self.features(x); x = torch.flatten(x, 1); return self.classifier(x)`): the
     # line's later statements read the output, so every step reaches every parameter
