@@ -660,9 +660,10 @@ def _untrained_models(facts: Facts, models: Models) -> Iterator[tuple[str, cst.C
     seen = set()
     for target, value, stmt in facts.assigns:
         name = dotted(target)
-        if name in wrapped or name in seen or not isinstance(value, cst.Call) or not mt.is_device_move(value) \
-                or not isinstance(value.func.value, cst.Call) or (dotted(value.func.value.func) or "").endswith("Loss"):
-            continue  # not `criterion = nn.CrossEntropyLoss().cuda()`
+        if name is None or name in wrapped or name in seen or not isinstance(value, cst.Call) \
+                or not mt.is_device_move(value) or not isinstance(value.func.value, cst.Call) \
+                or (dotted(value.func.value.func) or "").endswith("Loss") or not builds_module(facts, value):
+            continue  # not `criterion = nn.CrossEntropyLoss().cuda()`, nor a tensor (`buf[i] = torch.from_numpy(s).to(dev)`)
         if objects.of(facts).receivers(facts.ref(target, stmt)) & models.refs.keys():
             continue  # trained by a function that wraps it on entry
         if any(dotted(c.func) == name and any(facts.is_inside(c, lp) and facts.trains(lp) for lp in facts.loops)

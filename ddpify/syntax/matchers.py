@@ -209,7 +209,10 @@ def strip_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def is_counting(iter_expr: cst.BaseExpression) -> bool:
     """`range(...)` (or Python 2's `xrange`, through six: `from six.moves import xrange`), tqdm's
-    `trange(...)`, or a literal list: a loop over numbers or phases, not over data."""
+    `trange(...)`, or a literal list: a loop over numbers or phases, not over data; also bound by
+    an assignment expression in the loop's header (`for i in (pbar := trange(n)):`)."""
+    while isinstance(iter_expr, cst.NamedExpr):
+        iter_expr = iter_expr.value
     if isinstance(iter_expr, cst.Call) and (dotted(iter_expr.func) or "").rpartition(".")[2] == "trange":
         return True  # tqdm's `trange(n)` is `tqdm(range(n))`
     expr = strip_iteration(iter_expr)

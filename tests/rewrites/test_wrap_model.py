@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import libcst as cst
 import pytest
 
+from ddpify.syntax import matchers as mt
 from tests.support.snippets import SCRIPT, TRAINS, only, pair, rewrite_tests, rewritten, run, unchanged, warnings
 
 NAME = "wrap-model"
@@ -6389,3 +6391,59 @@ def test_an_object_of_another_package_used_after_the_training_does_not_move_the_
         "finder.reset()", "finder.eval()")
     out = only(NAME, torch_held)
     assert "finder = torch.optim.swa_utils.AveragedModel(model)\nmodel = DistributedDataParallel(model, device_ids=" in out
+
+
+REPLAY_BUFFER = """\
+import numpy as np
+import torch
+from torch import nn
+
+q = nn.Linear(4, 2)
+opt = torch.optim.Adam(q.parameters(), lr=1e-3)
+teacher = nn.Linear(4, 2).to("cpu")
+buffer = torch.zeros((64, 4))
+for step in range(8):
+    buffer[step] = torch.from_numpy(np.random.rand(4).astype(np.float32)).to("cpu")
+    loss = (q(buffer).sum(-1) - teacher(buffer).sum(-1)).pow(2).mean() + q(buffer).argmax(-1).float().mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_tensor_moved_into_a_buffer_is_no_module_left_untrained():
+    """XinJingHao's DQN agent (sweep 19b, held out; read after its run): `self.s[self.ptr] =
+    torch.from_numpy(s).to(self.dvc)` in the replay buffer was taken for a module built and moved,
+    and any call in the training loop whose function has no dotted name for one of it: "`None` runs
+    in training but no optimizer trains it". A tensor is no module, and a store by item no name; a
+    module moved and run without an optimizer is still named (`teacher`)."""
+    found = [m for m in warnings(rewritten(NAME, REPLAY_BUFFER).changes) if "no optimizer trains it" in m]
+    assert found == ["`teacher` runs in training but no optimizer trains it: left unwrapped (right for a "
+                     "frozen or loss-only module; wrap it if it should learn)"]
+
+
+def test_a_step_loop_over_a_counter_bound_by_an_assignment_expression_draws_no_data():
+    """jwkweon/vae-pytorch's trainer (sweep 19b, held out; read after its run): `for idx in (pbar :=
+    trange(self.args.train_iter)):` drawing `next(self.iter_dataset(self.train_loader))` was called
+    a loop that "trains on `(pbar := trange(...))`, which ddpify cannot trace to a DataLoader ...:
+    its data is not sharded", false (the loader was sharded); near miss: an assignment expression
+    over anything but a counter is no counter."""
+    code = """\\
+import torch
+from torch.utils.data import DataLoader
+from tqdm import trange
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader([torch.randn(2) for _ in range(8)], batch_size=2, shuffle=True)
+it = iter(loader)
+for idx in (pbar := trange(4)):
+    x = next(it)
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+"""
+    untraced = [m for m in warnings(rewritten(NAME, code).changes) if "cannot trace to a DataLoader" in m]
+    assert untraced == []
+    assert mt.is_counting(cst.parse_expression("(pbar := trange(4))"))
+    assert not mt.is_counting(cst.parse_expression("(batches := make_batches())"))  # near miss: data
