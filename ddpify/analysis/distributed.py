@@ -42,6 +42,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.analysis import objects
 from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, prepared_model
 from ddpify.syntax.facts import Facts, Ref, param_names
+from ddpify.syntax.names import dotted
 
 SAMPLER = "torch.utils.data.DistributedSampler"
 IGNITE_WRAPS = frozenset({"ignite.distributed.auto_model", "ignite.distributed.auto.auto_model"})
@@ -237,6 +238,46 @@ def accelerate_collective(facts: Facts, call: cst.Call) -> bool:
         return bool(accelerators(facts, call.func.value))
     return any(method in LIBRARY_COLLECTIVES.get(cls, ()) for cls in _library_classes(facts, call.func.value)) \
         and not _plain_ddp_booster(facts, call.func.value)
+
+
+# torchmetrics' `Metric` wraps `compute` (also one a subclass overrides) to all-gather every process's
+# states first where a process group is up; `sync()` gathers them outright
+METRIC_COLLECTIVES = frozenset({"compute", "sync"})
+
+
+def metric_collective(facts: Facts, call: cst.Call, depth: int = 4) -> bool:
+    """`metric.compute()` / `metric.sync()` of a torchmetrics metric: one built by torchmetrics'
+    class (`Accuracy(task="binary")`) or by a class of the program deriving from one (`class
+    Mean(BaseAggregator)`, also picked into a name first: `meter = Mean if test else Meter`). Every
+    process must call it, as a gather. Not one built with `sync_on_compute=False` (its `compute()`
+    syncs nothing), not the `compute()` of a program's own meter (`class AverageMeter:`)."""
+    if not mt.is_method_call(call, *METRIC_COLLECTIVES):
+        return False
+    sites = [s for s in objects.of(facts).values(call.func.value) if isinstance(s, cst.Call)]
+    return any(_builds_metric(facts, s, depth) for s in sites if not (
+        call.func.attr.value == "compute" and _false_keyword(mt.keyword(s, "sync_on_compute"))))
+
+
+def _builds_metric(facts: Facts, site: cst.Call, depth: int) -> bool:
+    if (facts.qualify(site.func) or "").startswith("torchmetrics."):
+        return True
+    return any(_metric_class(facts, cls, depth) for cls in objects.of(facts).classes_built(site))
+
+
+def _metric_class(facts: Facts, cls: cst.ClassDef, depth: int) -> bool:
+    """Does the program's class `cls` derive from a torchmetrics class, directly or through its own bases?"""
+    for base in cls.bases:
+        name = dotted(base.value)
+        if name in facts.classes:
+            if depth and _metric_class(facts, facts.classes[name], depth - 1):
+                return True
+        elif (facts.qualify(base.value) or "").startswith("torchmetrics."):
+            return True
+    return False
+
+
+def _false_keyword(arg: cst.Arg | None) -> bool:
+    return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "False"
 
 
 # ColossalAI's plugin whose checkpoint IO writes on the master and gathers nothing (plain DDP)

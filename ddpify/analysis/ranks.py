@@ -33,7 +33,8 @@ from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import MAIN_PROCESS_WORDS, RANK_WORD, dotted, rank_word
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.cycles import Cycles
-from ddpify.analysis.distributed import Launcher, accelerate_collective, runs_nowhere, barrier_method, composer_handlers, hook_runs
+from ddpify.analysis.distributed import Launcher, accelerate_collective, runs_nowhere, barrier_method, composer_handlers, hook_runs, \
+    metric_collective
 from ddpify.analysis import frameworks, writes
 from ddpify.analysis import lightning
 from ddpify.analysis.lightning import ONE_PROCESS_A_NODE, before_launch, lightning_hook, prepared_first
@@ -1301,12 +1302,14 @@ class Ranks:
         """A call every process must make: a torch.distributed collective, ddpify_runtime's
         `barrier`/`end_epoch`/`agree_on`, accelerate's `gather`/`reduce` of an `Accelerator`, a
         framework's (`frameworks.collective`: detectron2's `comm.synchronize()`, FSDP's full state
-        dict gathered by `model.state_dict()` or `FSDP.optim_state_dict`), or a
+        dict gathered by `model.state_dict()` or `FSDP.optim_state_dict`), a torchmetrics metric's
+        `compute()` / `sync()` (`metric_collective`), or a
         function of this file that makes one on every rank (one under a rank test of its own, as in
         "main process first", or after its own early `return` on a rank test, follows a protocol of
         its own; one in a branch this call leaves out, `left_out`, is not made)."""
         if self.facts.qualify(call.func) in COLLECTIVES or barrier_method(self.facts, call) \
-                or accelerate_collective(self.facts, call) or frameworks.collective(self.facts, call):
+                or accelerate_collective(self.facts, call) or frameworks.collective(self.facts, call) \
+                or metric_collective(self.facts, call):
             return True
         if call in self._collective:
             return self._collective[call]
@@ -1326,6 +1329,8 @@ class Ranks:
             return frozenset({name or "barrier"})
         if accelerate_collective(self.facts, call):
             return frozenset({f"accelerate.Accelerator.{self.facts.code(call.func).rsplit('.', 1)[-1]}"})
+        if metric_collective(self.facts, call):
+            return frozenset({f"torchmetrics.Metric.{self.facts.code(call.func).rsplit('.', 1)[-1]}"})
         funcs = [*self.callees(call), *self.handed_functions(call)] if depth > 0 else []
         return frozenset().union(*(self.collectives_reached(func.body, depth - 1) for func in funcs))
 

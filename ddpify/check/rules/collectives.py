@@ -55,7 +55,10 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     `save_optimizer` (the plugin's checkpoint IO gathers every process's shards and writes on the
     master itself: every process calls them), Lightning's `trainer.save_checkpoint(path)` (the
     strategy ends it at a barrier), a strategy's `trainer.strategy.barrier()` / `broadcast(x)`,
-    Fabric's `fabric.save(...)`, `barrier()`, `all_reduce(x)` (what a broadcast or a reduction
+    Fabric's `fabric.save(...)`, `barrier()`, `all_reduce(x)`, a torchmetrics metric's `compute()`
+    and `sync()` (torchmetrics gathers every process's states there, also in a `compute` a program's
+    subclass overrides; not a metric built with `sync_on_compute=False`, not a program's own
+    `AverageMeter`) (what a broadcast or a reduction
     returns is the same everywhere: `if trainer.strategy.broadcast(flag):` is no rank test). Found under an `if` that reads the rank (not one proven
     the same everywhere: an entry of a configuration dict), or after an early `if rank != 0:
     return` of its function, also through a function of this file that runs a collective,
