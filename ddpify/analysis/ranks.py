@@ -69,6 +69,8 @@ GLOBAL_RANK_CALLS = frozenset({"torch.distributed.get_rank", "ddpify_runtime.get
                                "torch_xla.core.xla_model.get_ordinal"})
 LOCAL_RANK_CALLS = frozenset({"torch.distributed.get_node_local_rank", "torch_xla.runtime.local_ordinal",
                               "torch_xla.core.xla_model.get_local_ordinal"})
+# the addresses of this machine itself, as a `MASTER_ADDR`
+LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
 
 
@@ -1430,6 +1432,16 @@ class Ranks:
         os.environ["SLURM_LOCALID"]`, `= str(devices[rank])`)? Then `cuda:0` is that GPU."""
         return any(self.environment_key(target) == "CUDA_VISIBLE_DEVICES" and self.rank_dependent(value)
                    for target, value, _ in self.facts.assigns)
+
+    @cached_property
+    def loopback_master(self) -> bool:
+        """Does the program set `MASTER_ADDR` to this machine itself, each time it sets it
+        (`os.environ["MASTER_ADDR"] = "localhost"`, `"127.0.0.1"`)? Then every process meets the
+        others on its own machine: a launch on two nodes never forms one group, so the job is one
+        node's and the global rank is the local one (as mp.spawn's index). `os.environ.setdefault`
+        keeps a launcher's address and does not count."""
+        values = [value for target, value, _ in self.facts.assigns if self.environment_key(target) == "MASTER_ADDR"]
+        return bool(values) and all(string_value(v) in LOOPBACK for v in values)
 
     def environment_key(self, node: cst.CSTNode) -> str | None:
         """"X" for `os.environ["X"]`, `os.environ.get("X", ...)`, `os.getenv("X")`."""

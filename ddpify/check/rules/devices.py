@@ -54,11 +54,12 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     the script starts every process itself, one `mp.spawn` numbering them by the index it passes
     each worker (`init_process_group(rank=rank)` in `def run(rank, world_size)`), nor where the
     job's size is this machine's GPU count (`init_process_group(world_size=n)` with `n =
-    torch.cuda.device_count()`, through names and arguments): those ranks are the GPUs of one
-    machine.
+    torch.cuda.device_count()`, through names and arguments), nor where the program sets
+    `MASTER_ADDR` to this machine itself (`os.environ["MASTER_ADDR"] = "localhost"`: no group
+    forms across nodes, `Ranks.loopback_master`): those ranks are the GPUs of one machine.
     """
     f = ctx.facts
-    if not ctx.script.distributed or _one_machine(f):
+    if not ctx.script.distributed or _one_machine(f) or ctx.ranks.loopback_master:
         return
     sites = [(expr, quote) for expr, quote in _device_indices(ctx) if ctx.ranks.is_global_rank(expr)]
     shared = _bindings(f, [expr for expr, _ in sites])

@@ -994,8 +994,10 @@ def local_rank_as_rank(ctx: Context) -> Iterator[Hit]:
 def _one_node(ctx: Context, rank: cst.BaseExpression, world_size: cst.Arg | None) -> bool:
     """Is the job one node's: `world_size=` counts this node's GPUs (`torch.cuda.device_count()`,
     through names), or `rank` is the first parameter of a worker `mp.spawn` starts (its index
-    among the processes it starts on this machine)? Then each process's local rank is its rank."""
-    return _spawn_index(ctx, rank) or counts_this_nodes_gpus(ctx.facts, world_size.value if world_size is not None else None)
+    among the processes it starts on this machine), or the program sets `MASTER_ADDR` to this
+    machine itself (`Ranks.loopback_master`)? Then each process's local rank is its rank."""
+    return _spawn_index(ctx, rank) or counts_this_nodes_gpus(ctx.facts, world_size.value if world_size is not None else None) \
+        or ctx.ranks.loopback_master
 
 
 def _spawn_index(ctx: Context, rank: cst.BaseExpression, depth: int = 3) -> bool:
