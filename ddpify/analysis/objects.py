@@ -147,13 +147,18 @@ class Objects:
 
     def _comprehension_item(self, name: cst.Name) -> Sites | None:
         """`m` in `[m.to(device) for m in config.MODELS]`: the items of what the comprehension
-        iterates (None where `name` is no target of an enclosing comprehension's `for`)."""
+        iterates; `v` in `{k: v.compute() for k, v in d.items()}` (or `for v in d.values()`): the
+        values of the dict `d` (None where `name` is no target of an enclosing comprehension's `for`)."""
         if name.value not in self._comprehension_targets:
             return None  # (no comprehension binds the name: its ancestors are not walked)
         for anc in self.facts.ancestors(name):
             if isinstance(anc, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
                 clause: cst.CompFor | None = anc.for_in
                 while clause is not None:
+                    held = _dict_values_bound(clause.target, clause.iter)
+                    if held is not None and mt.is_name(held[0], name.value):
+                        return Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s}
+                                               for s in self.values(held[1])))
                     if mt.is_name(clause.target, name.value):
                         return Sites().union(*(self.elements(s) for s in self.values(clause.iter)))
                     clause = clause.inner_for_in
@@ -164,7 +169,10 @@ class Objects:
     @cached_property
     def _comprehension_targets(self) -> frozenset[str]:
         """The names a comprehension's `for` binds whole (`m` of `for m in ...`)."""
-        return frozenset(c.target.value for c in self.facts.by_type.get(cst.CompFor, ()) if isinstance(c.target, cst.Name))
+        clauses = self.facts.by_type.get(cst.CompFor, ())
+        return frozenset(c.target.value for c in clauses if isinstance(c.target, cst.Name)) | frozenset(
+            held[0].value for c in clauses if (held := _dict_values_bound(c.target, c.iter)) is not None
+            and isinstance(held[0], cst.Name))
 
     def _joined(self, expr: cst.BinaryOperation) -> Sites:
         """`self.models + [self.discriminator]`: the containers joined, when one side is a container
@@ -1073,3 +1081,14 @@ def _literal_start(name: cst.BaseExpression) -> str:
             and isinstance(name.left, cst.SimpleString) and isinstance(name.left.evaluated_value, str):
         return name.left.evaluated_value
     return ""
+
+
+def _dict_values_bound(target: cst.BaseExpression, iterated: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(the part of a `for` target bound to a dict's values, the dict): `v` and `d` of `for k, v in
+    d.items()` and of `for v in d.values()`; None for any other loop."""
+    if not (isinstance(iterated, cst.Call) and not iterated.args and isinstance(iterated.func, cst.Attribute)):
+        return None
+    method = iterated.func.attr.value
+    if method == "items" and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+        return target.elements[1].value, iterated.func.value
+    return (target, iterated.func.value) if method == "values" else None
