@@ -251,11 +251,12 @@ def metric_collective(facts: Facts, call: cst.Call, depth: int = 4) -> bool:
     Mean(BaseAggregator)`, also picked into a name first: `meter = Mean if test else Meter`). Every
     process must call it, as a gather. Not one built with `sync_on_compute=False` (its `compute()`
     syncs nothing), not the `compute()` of a program's own meter (`class AverageMeter:`)."""
-    if not mt.is_method_call(call, *METRIC_COLLECTIVES):
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in METRIC_COLLECTIVES):
         return False
+    method = call.func.attr.value
     sites = [s for s in objects.of(facts).values(call.func.value) if isinstance(s, cst.Call)]
     return any(_builds_metric(facts, s, depth) for s in sites if not (
-        call.func.attr.value == "compute" and _false_keyword(mt.keyword(s, "sync_on_compute"))))
+        method == "compute" and _false_keyword(mt.keyword(s, "sync_on_compute"))))
 
 
 def _builds_metric(facts: Facts, site: cst.Call, depth: int) -> bool:
