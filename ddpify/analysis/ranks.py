@@ -870,7 +870,7 @@ class Ranks:
             if f.qualify(call.func) == "torch.distributed.init_process_group":
                 found = {f.code(counted) for anc in f.ancestors(call) if isinstance(anc, cst.If)
                          and f.is_inside(call, anc.body) and f.scope(anc) is f.scope(call)
-                         for test in _conjuncts(anc.test) if (counted := _more_than_one(test)) is not None}
+                         for test in _conjuncts(anc.test) if (counted := _count_compared(test, _MORE_THAN_ONE)) is not None}
                 counts = found if counts is None else counts & found
         return frozenset(counts or ())
 
@@ -1100,7 +1100,7 @@ class Ranks:
         (`torch.cuda.device_count() == 1` where the group starts `if torch.cuda.device_count() > 1:`)."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return self.several_processes(test.expression)
-        if (counted := _one_of_a_count(test)) is not None and self.facts.code(counted) in self._group_count_gates:
+        if (counted := _count_compared(test, _ONE)) is not None and self.facts.code(counted) in self._group_count_gates:
             return True
         return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
             test.comparisons[0].operator, (cst.Equal, cst.Is)) and _minus_one_or_none(test.comparisons[0].comparator) \
@@ -1590,24 +1590,17 @@ def _disjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     return []
 
 
-def _more_than_one(test: cst.BaseExpression) -> cst.BaseExpression | None:
-    """`n > 1`, `n >= 2`, `n != 1`: the count `n`; None for anything else."""
+# `n > 1`, `n != 1`, `n >= 2`: more than one; `n == 1`, `n <= 1`, `n < 2`: one (each an operator and its bound)
+_MORE_THAN_ONE = ((cst.GreaterThan, "1"), (cst.NotEqual, "1"), (cst.GreaterThanEqual, "2"))
+_ONE = ((cst.Equal, "1"), (cst.LessThanEqual, "1"), (cst.LessThan, "2"))
+
+
+def _count_compared(test: cst.BaseExpression, forms: tuple[tuple[type, str], ...]) -> cst.BaseExpression | None:
+    """The count `n` of a test `n OP BOUND` of one of `forms` (`n > 1` for _MORE_THAN_ONE); None for anything else."""
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
             and isinstance(bound := test.comparisons[0].comparator, cst.Integer):
         op = test.comparisons[0].operator
-        if isinstance(op, (cst.GreaterThan, cst.NotEqual)) and bound.value == "1" \
-                or isinstance(op, cst.GreaterThanEqual) and bound.value == "2":
-            return test.left
-    return None
-
-
-def _one_of_a_count(test: cst.BaseExpression) -> cst.BaseExpression | None:
-    """`n == 1`, `n <= 1`, `n < 2`: the count `n`; None for anything else."""
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
-            and isinstance(bound := test.comparisons[0].comparator, cst.Integer):
-        op = test.comparisons[0].operator
-        if isinstance(op, (cst.Equal, cst.LessThanEqual)) and bound.value == "1" \
-                or isinstance(op, cst.LessThan) and bound.value == "2":
+        if any(isinstance(op, kind) and bound.value == value for kind, value in forms):
             return test.left
     return None
 
