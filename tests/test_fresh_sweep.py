@@ -47,7 +47,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep18c.json", 9),
                                         ("fresh_sweep19c.json", 10),
                                         ("fresh_sweep19b.json", 9),
-                                        ("fresh_sweep19a.json", 8)])
+                                        ("fresh_sweep19a.json", 8),
+                                        ("fresh_sweep20a.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -337,6 +338,21 @@ def test_the_nineteenth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep19a.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_a) >= 5 and not part_a & earlier
+
+
+def test_the_twentieth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep20a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep20a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 5 and not part_a & earlier
+
+
+def test_a_stand_in_value_formats_as_the_number_it_reads_as():
+    """stes/torch-associative prints `'{:.3f}'.format(df['acc'][-100:].mean()*100)` of a pandas frame
+    (a no-op stand-in): a format spec formats it as 0, as `float()` reads it; no spec, its repr."""
+    out = _stubbed("import pandas as pd\ndf = pd.DataFrame([{'a': 1}])\n"
+                   "print('{:.3f} {:>5.1f} {}'.format(df['a'][-100:].mean() * 100, df.x, 'ok'))")
+    assert out.strip() == "0.000   0.0 ok"
 
 
 def test_the_stand_ins_build_an_efficientnet_import_albumentations_paths_and_star_import_its_transforms():

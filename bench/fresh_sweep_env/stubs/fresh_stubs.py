@@ -104,6 +104,10 @@ class Anything:
     def __float__(self):
         return 0.0
 
+    def __format__(self, spec):
+        """`f"{df['acc'].mean():.3f}"`: formatted as the number 0 it reads as (`float()`); no spec, its repr."""
+        return format(0.0, spec) if spec else repr(self)
+
     def __int__(self):
         return 0
 
