@@ -49,7 +49,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep19b.json", 9),
                                         ("fresh_sweep19a.json", 8),
                                         ("fresh_sweep20a.json", 8),
-                                        ("fresh_sweep20b.json", 12)])
+                                        ("fresh_sweep20b.json", 12),
+                                        ("fresh_sweep20c.json", 9)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -447,6 +448,20 @@ def test_the_nineteenth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep19c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_twentieth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep20c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep20c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_stand_in_torchvision_builds_wide_resnets_with_a_resnet50_head():
+    """A SimCLR backbone helper builds every backbone of its dict by name, wide_resnet50_2 among them."""
+    out = _stubbed("from torchvision import models\n"
+                   "print(models.wide_resnet50_2(pretrained=False).fc.in_features, models.wide_resnet101_2().fc.in_features)")
+    assert out.split() == ["2048", "2048"]
 
 
 def test_the_stand_in_torchvision_random_transforms_are_modules_and_it_serves_oxford_pets():

@@ -142,7 +142,7 @@ def _weights(crop, resize):
 
 
 resnet18 = resnet34 = _scratch_resnet(512)
-resnet50 = resnet101 = resnet152 = _scratch_resnet(2048)
+resnet50 = resnet101 = resnet152 = wide_resnet50_2 = wide_resnet101_2 = _scratch_resnet(2048)
 vgg11_bn = vgg13_bn = vgg16_bn = vgg19_bn = _scratch_vgg
 densenet121 = densenet161 = densenet169 = densenet201 = _scratch_densenet
 DenseNet = _SmallDenseNet  # the class programs name in annotations
