@@ -101,7 +101,8 @@ def find(facts: Facts, models: Models) -> Loaders:
                                           if isinstance(lp, (cst.For, cst.While))),
                                         *_reading_sharded(facts, loader_calls, training, drawing)]))
     manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing and _slices_by_hand(facts, lp)
-              and not any(facts.is_inside(inner, lp) for inner in drawing)]  # an epoch loop around a loader's batches
+              and not any(facts.is_inside(inner, lp) for inner in drawing)  # an epoch loop around a loader's batches
+              and not _draws_by_a_call(facts, lp, drawing)]
     by_key = {c: found for c, found in by_key.items() if found is not None and c in training}
     return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key, remade,
                    [(c, unknown[0]) for c in withheld if c not in iterable], self_split, unwrapped)
@@ -484,6 +485,23 @@ def _slices_by_hand(facts: Facts, loop: cst.For) -> bool:
     return strided or bool(facts.findall(
         loop.body, cst.Subscript, lambda s: len(s.slice) == 1 and isinstance(s.slice[0].slice, cst.Slice)
         and any(facts.references(s.slice[0].slice, n) for n in names)))
+
+
+def _draws_by_a_call(facts: Facts, loop: cst.For, drawing: set, depth: int = 3) -> bool:
+    """Does `loop`'s body run a loader's batch loop through the functions it calls (as deep as
+    `Facts.trains` looks)? `for width in range(120, 241, 120):` building a model and calling
+    `trainer.train()`, whose method walks `self.loader`, is a loop of runs around a loader's
+    batches, not a batch stride."""
+    seen: set[cst.FunctionDef] = set()
+    reached: list[cst.CSTNode] = [loop]
+    for _ in range(depth + 1):
+        functions = [f for node in reached for call in facts.calls_in(node) for f in facts.user_functions(call)
+                     if f not in seen]
+        seen.update(functions)
+        if any(facts.is_inside(inner, f) for f in functions for inner in drawing):
+            return True
+        reached = list(dict.fromkeys(functions))
+    return False
 
 
 def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):

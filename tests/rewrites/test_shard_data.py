@@ -1137,6 +1137,25 @@ def test_an_epoch_loop_around_a_loaders_batches_slices_no_batch(epochs):
     assert _slicing_warnings("for i in range(0, 8, 2):\n    model(data[i:i + 2]).sum().backward()\n    opt.step()\n")
 
 
+def test_a_strided_loop_of_runs_calling_a_trainer_that_walks_a_loader_slices_no_batch():
+    """Gheovgos/NN-DL_2024 (the twentieth sweep's part A): `for n_nodes in range(12000, 60001, 12000):`
+    builds a model and calls `trainer.train()`, whose method walks the loader the trainer holds; the
+    stride was taken for a batch stride, and a TODO said "batches are sliced by hand, so every process
+    trains on all the data", false: the loader is sharded. Near miss: the same loop calling a function
+    that slices its tensors by the loop's variable still warns."""
+    trainer = ("from torch.utils.data import DataLoader, TensorDataset\n"
+               "class Trainer:\n    def __init__(self, net, loader):\n        self.net, self.loader = net, loader\n"
+               "    def train(self):\n        for x, y in self.loader:\n"
+               "            ((self.net(x) - y) ** 2).mean().backward()\n            opt.step()\n")
+    assert not _slicing_warnings(
+        trainer + "for width in range(4, 9, 4):\n"
+        "    loader = DataLoader(TensorDataset(data, torch.randn(8, 1)), batch_size=2, shuffle=True)\n"
+        "    Trainer(model, loader).train()\n")
+    assert _slicing_warnings(
+        "def step(i):\n    model(data[i:i + 2]).sum().backward()\n    opt.step()\n"
+        "for i in range(0, 8, 2):\n    step(i)\n")
+
+
 def test_a_step_loop_drawing_from_a_loaders_iterator_slices_no_batch():
     """`for step in range(0, steps, 1)` drawing `next(iterator)` from `iter(loader)`, made again at each
     epoch's first step (MCDropConnect's trainer): a loader's batches, not a slice by hand."""
