@@ -348,8 +348,11 @@ def _in_item_loop(facts: Facts, node: cst.CSTNode, loop: cst.For) -> bool:
     return isinstance(inner, cst.For) and inner is not loop and not mt.is_counting(inner.iter)
 
 
-def _counts_samples(facts: Facts, expr: cst.BaseExpression, loop: cst.For, depth: int = 2) -> bool:
-    """Is `expr` visibly a total over the batch's samples (following names set in the loop)?"""
+def _counts_samples(facts: Facts, expr: cst.BaseExpression, loop: cst.CSTNode, depth: int = 2) -> bool:
+    """Is `expr` visibly a total over the batch's samples (following names set in the loop, and the
+    returns of a function of the program it is the value of)?"""
+    if depth and _returns_counts(facts, _unwrapped_number(expr), depth - 1):
+        return True
     for node in mt.walk(expr):
         if isinstance(node, cst.Attribute) and node.attr.value in PER_SAMPLE or \
                 mt.is_call_of(node, "len", "sum") or isinstance(node, cst.Arg) and node.keyword is not None \
@@ -361,6 +364,30 @@ def _counts_samples(facts: Facts, expr: cst.BaseExpression, loop: cst.For, depth
                for _, v, s in facts.writes(ref)):
             return True
     return False
+
+
+def _unwrapped_number(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`f(x).item()`, `float(f(x))`, `int(f(x))` -> `f(x)`."""
+    while isinstance(expr, cst.Call):
+        if mt.is_method_call(expr, "item") and isinstance(expr.func, cst.Attribute) and not expr.args:
+            expr = expr.func.value
+        elif mt.is_call_of(expr, "float", "int") and len(expr.args) == 1:
+            expr = expr.args[0].value
+        else:
+            break
+    return expr
+
+
+def _returns_counts(facts: Facts, expr: cst.BaseExpression, depth: int) -> bool:
+    """`correct += count_correct(output, target)`, a function of the program (not a method) whose
+    every return is a total over the batch's samples (`return pred.argmax(dim=1).eq(labels).sum().item()`).
+    Not a model's call: its forward reads `x.size(0)` and returns one value per sample."""
+    if not isinstance(expr, cst.Call):
+        return False
+    functions = facts.user_functions(expr)
+    return bool(functions) and all(facts.enclosing_class(f) is None and facts.returned(f) and
+                                   all(_counts_samples(facts, v, f, depth) for v in facts.returned(f))
+                                   for f in functions)
 
 
 def _check_only_concatenated(facts: Facts, loop: cst.For, name: str) -> None:

@@ -12,6 +12,30 @@ NAME = "shard-eval"
 PAIRS = [
     pair("""\
 from tqdm import tqdm
+def count_correct(out, y):
+    return (out.sign() == y.sign()).sum().item()
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+correct = 0
+with torch.no_grad():
+    for x, y in test_loader:
+        correct += count_correct(model(x), y)
+print(correct / len(test_loader.dataset))
+""", """\
+from ddpify_runtime import reduce_sum, shard_eval
+
+from tqdm import tqdm
+def count_correct(out, y):
+    return (out.sign() == y.sign()).sum().item()
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+correct = 0
+with torch.no_grad():
+    for x, y in shard_eval(test_loader):
+        correct += count_correct(model(x), y)
+    correct = reduce_sum(correct)
+print(correct / len(test_loader.dataset))
+""", "a_helper_returning_a_count_over_the_batchs_samples_is_reduced_after_the_loop", scaffold=TRAINS.at_end),
+    pair("""\
+from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
 total, correct, n = 0.0, 0, 0
 with torch.no_grad():
@@ -278,6 +302,18 @@ for x, y in test_loader:
 print(total / len(test_loader.dataset))
 """, "kept_whole_for_a_total_of_one_value_per_batch", report=[
         "note: evaluation of `test_loader` kept whole: `total` adds one value per batch (`((model(x) - y) ** 2).mean().item()`), and the batches differ once split",
+    ], scaffold=TRAINS.at_end),
+    kept("""\
+from tqdm import tqdm
+def batch_error(out, y):
+    return ((out - y) ** 2).mean().item()
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+total = 0.0
+for x, y in test_loader:
+    total += batch_error(model(x), y)
+print(total / len(test_loader.dataset))
+""", "kept_whole_for_a_helper_returning_one_value_per_batch", report=[
+        "note: evaluation of `test_loader` kept whole: `total` adds one value per batch (`batch_error(model(x), y)`), and the batches differ once split",
     ], scaffold=TRAINS.at_end),
     kept("""\
 from tqdm import tqdm
