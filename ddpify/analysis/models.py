@@ -929,7 +929,8 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] | Non
             candidates.append((3, stmt, name, dataparallel))
         elif mt.is_device_move(value):
             candidates.append((2, stmt, name, None))
-        elif not _mentions(facts, value, name) and qualified != "torch.compile":
+        elif (not _mentions(facts, value, name) or _names_its_import(facts, value, name, stmt)) and \
+                qualified != "torch.compile":
             candidates.append((1, stmt, name, None))
     exact = [c for c in candidates if c[1] is optimizer]  # the instance bound here (`_instances`), not another binding
     candidates = exact or candidates
@@ -1918,6 +1919,19 @@ def _neutral(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
 
 def _mentions(facts: Facts, node: cst.CSTNode, name: str) -> bool:
     return bool(facts.references(node, name))
+
+
+def _names_its_import(facts: Facts, value: cst.BaseExpression, name: str, stmt: cst.CSTNode) -> bool:
+    """`import model` then `model = model.Net()`: the name's first binding in its scope builds a class
+    of the module the name imports (read through it: `model.Net`), so the value is a construction, not
+    the name's own model again (`model = torch.compile(model)`)."""
+    if "." in name or name not in facts.imports.aliases:
+        return False
+    scope = facts.scope(stmt)
+    if any(s is not stmt and facts.scope(s) is scope and facts.before(s, stmt) for _, _, s in facts.assigned_names.get(name, ())):
+        return False
+    uses = facts.references(value, name)
+    return all(isinstance(parent := facts.parent(use), cst.Attribute) and parent.value is use for use in uses)
 
 
 def wrapped_refs(facts: Facts, wrapped: list[Model]) -> dict[Ref, Model]:

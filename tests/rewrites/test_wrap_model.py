@@ -6447,3 +6447,29 @@ for idx in (pbar := trange(4)):
     assert untraced == []
     assert mt.is_counting(cst.parse_expression("(pbar := trange(4))"))
     assert not mt.is_counting(cst.parse_expression("(batches := make_batches())"))  # near miss: data
+
+
+@pytest.mark.parametrize("built", ["model.Net()", "model.Net(width=2)"])
+def test_a_name_rebound_from_the_module_it_imports_to_an_instance_of_its_class_is_the_model(tmp_path, built):
+    """rahuldsce/ERA-V2 (the twentieth sweep's part A): `import model` then `model = model.Net()`,
+    the module's name rebound to the network it builds; `model.Net(...)` mentions `model`, so the
+    binding was taken for the model built again from itself (`model = torch.compile(model)`) and
+    no model was found ("could not tell which model this optimizer trains", the loader left whole).
+    Near miss: a second binding that does read the model (`model = model.float()`) is no construction."""
+    from ddpify.convert import convert_program
+    from ddpify.inputs.program import load
+    (tmp_path / "model.py").write_text("import torch.nn as nn\n\nclass Net(nn.Module):\n"
+                                       "    def __init__(self, width=2):\n        super().__init__()\n"
+                                       "        self.fc = nn.Linear(width, 1)\n\n    def forward(self, x):\n"
+                                       "        return self.fc(x)\n")
+    entry = tmp_path / "train.py"
+    entry.write_text("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\nimport model\n"
+                     "loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=2, shuffle=True)\n"
+                     f"model = {built}\n"
+                     "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                     "for (x,) in loader:\n    opt.zero_grad()\n    model(x).sum().backward()\n    opt.step()\n")
+    code = convert_program(load(entry, entry.read_bytes())).code
+    assert f"model = {built}\nmodel = DistributedDataParallel(model" in code and "could not tell" not in code
+    entry.write_text(entry.read_text().replace("opt = torch.optim", "model = model.float()\nopt = torch.optim"))
+    code = convert_program(load(entry, entry.read_bytes())).code
+    assert "model = model.float()\nmodel = DistributedDataParallel(model" in code
