@@ -161,6 +161,26 @@ def test_ipython_lines_become_comments_line_for_line():
     assert s.changes[0].message.startswith("`!pip install a b`: a shell command")
 
 
+def test_automagic_lines_of_a_colab_notebook_become_comments_where_no_variable_has_their_name():
+    """sagar431/ERA-V2 (the twentieth sweep's part A): a Colab notebook's `ls` and `cd
+    /content/drive/MyDrive/S5` (IPython runs them as `%ls` and `%cd`: automagic) made the
+    conversion refuse the notebook ("cannot parse"), or left a bare `ls` to fail as a name. Near
+    misses: a variable of that name (`env = ...` then `env`, `cat(x)`) is Python, and so is an
+    indented line."""
+    s = script(("code", "ls"), ("code", "cd /content/drive/MyDrive/S5\npip install torchsummary"),
+               ("code", "env = 3\nenv\ncat = print\ncat(1)\nif env:\n    pwd = 1\npwd"))
+    assert s.code.splitlines() == [
+        "# %% [cell 1]", "# ls", "",
+        "# %% [cell 2]",
+        "# cd /content/drive/MyDrive/S5  # TODO(ddpify): the script does not change its folder: launch it from "
+        "that folder (its relative paths are read there)",
+        "# pip install torchsummary  # TODO(ddpify): a package install, which the script does not run: run it "
+        "before launching", "",
+        "# %% [cell 3]", "env = 3", "env", "cat = print", "cat(1)", "if env:", "    pwd = 1", "pwd"]
+    assert [(c.line, c.kind) for c in s.changes] == [(2, "change"), (5, "warning"), (6, "warning")]
+    assert s.changes[1].message.startswith("`cd /content/drive/MyDrive/S5` (IPython's `%cd`): ")
+
+
 def test_cell_magics():
     s = script(("code", "%%time\nx = 1"), ("code", "%%bash\necho hi\nls"), ("code", "%%writefile f.py\nprint(1)"))
     assert s.code.splitlines() == [

@@ -35,6 +35,10 @@ DISPLAY_ONLY = frozenset({"matplotlib", "config", "load_ext", "reload_ext", "aut
 # Magics whose argument (line magic) or body (cell magic) is Python: the code is kept.
 PYTHON_BODY = frozenset({"time", "timeit", "capture", "prun"})
 MAGIC = re.compile(r"(?P<indent>[ \t]*)(?:(?P<target>[\w.]+)\s*=\s*)?(?P<kind>%%|%|!!|!)(?P<name>\w*)")
+# IPython's automagic and default aliases: `cd /content/drive/MyDrive/S5`, `ls`, `pip install x` run as
+# `%cd ...` where the word names no variable of the notebook (a statement of its own, unindented).
+AUTOMAGIC = re.compile(r"(?P<name>cd|ls|ll|pwd|pip|conda|mkdir|rmdir|mv|rm|cp|cat|env)(?=[ \t]|$)")
+SHOW_ONLY = frozenset({"ls", "ll", "pwd"})  # automagics that only show the folder: commented out, no TODO
 
 
 class NotebookError(InputError):
@@ -86,11 +90,13 @@ def to_script(name: str, data: bytes, markdown: bool = False) -> Script:
     cell and the line within it."""
     script = Script("")
     lines: list[str] = []
-    for number, (kind, source) in enumerate(_cells(name, data), 1):
+    cells = _cells(name, data)
+    bound = _bound_words("\n".join(source for kind, source in cells if kind == "code"))
+    for number, (kind, source) in enumerate(cells, 1):
         if kind == "markdown" and markdown:
             body, notes = [f"# {line}".rstrip() for line in source.splitlines()], []
         elif kind == "code":
-            body, notes = _translate(source.splitlines())
+            body, notes = _translate(source.splitlines(), bound)
             _check_cell(name, number, "\n".join(body))
         else:
             continue
@@ -160,9 +166,35 @@ def _check_script(name: str, script: Script) -> None:
 
 # ---- IPython-only lines -----------------------------------------------------------------------
 
-def _translate(lines: list[str]) -> tuple[list[str], list[tuple[int, str, str]]]:
+def _bound_words(code: str) -> frozenset[str]:
+    """The automagic words the notebook's code binds (`env = gym.make(...)`, `import cat`, `for ls in ...`,
+    `def cd(...)`): there the word is the variable, not IPython's command."""
+    found = set()
+    for match in re.finditer(r"(?:^|[^\w.])(cd|ls|ll|pwd|pip|conda|mkdir|rmdir|mv|rm|cp|cat|env)\b", code):
+        after = code[match.end():match.end() + 3].lstrip(" \t")
+        before = code[max(match.start() - 12, 0):match.start(1)]
+        if after[:1] == "=" and after[:2] != "==" or re.search(r"(?:\bdef|\bclass|\bimport|\bas|\bfor|,)\s*$", before):
+            found.add(match.group(1))
+    return frozenset(found)
+
+
+def _automagic(lines: list[str], i: int, bound: frozenset[str]) -> str | None:
+    """The `%`-magic an unindented line runs as by IPython's automagic (`cd /data` -> `%cd /data`), if it
+    does: its word names no variable of the notebook, and it starts a statement."""
+    match = AUTOMAGIC.match(lines[i])
+    if match is None or match.group("name") in bound or _open(lines[:i]):
+        return None
+    text = lines[i].strip()
+    rest = text[len(match.group("name")):].lstrip()
+    if _is_python(text) and rest and rest[0] not in "-./~":  # `cat(x)`, `env.step(a)`: Python
+        return None
+    return "%" + text
+
+
+def _translate(lines: list[str], bound: frozenset[str] = frozenset()) -> tuple[list[str], list[tuple[int, str, str]]]:
     """The cell's lines with IPython syntax commented out, line for line, and a note
-    (line in the cell, kind, message) for each commented line."""
+    (line in the cell, kind, message) for each commented line (`bound`: the automagic words the
+    notebook binds as variables)."""
     out, notes = list(lines), []
     first = lines[0].strip() if lines else ""
     if first.startswith("%%"):
@@ -176,6 +208,20 @@ def _translate(lines: list[str]) -> tuple[list[str], list[tuple[int, str, str]]]
         notes.append((1, CHANGE, f"cell magic %%{name} commented out: the cell's code runs as is, once"))
     i = 1 if first.startswith("%%") else 0
     while i < len(out):
+        magic = _automagic(out, i, bound)
+        if magic is not None:
+            word = AUTOMAGIC.match(magic[1:]).group("name")
+            kind, what, _ = _describe(magic, magic, continued=False)
+            if word in SHOW_ONLY:
+                kind, what = CHANGE, "an IPython command that only shows the folder, commented out"
+            elif word == "cd":
+                what = "the script does not change its folder: launch it from that folder (its relative paths are read there)"
+            elif word in ("pip", "conda"):
+                what = "a package install, which the script does not run: run it before launching"
+            out[i] = f"# {out[i].strip()}" + (f"  {TODO} {what}" if kind == WARNING else "")
+            notes.append((i + 1, kind, f"`{out[i][2:].split('  #')[0]}` (IPython's `{magic.split()[0]}`): {what}"))
+            i += 1
+            continue
         if not _ipython_line(out, i):
             i += 1
             continue
