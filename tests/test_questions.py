@@ -4,7 +4,7 @@ of positives and near misses, asked directly, and each answer as both commands s
 import libcst as cst
 import pytest
 
-from ddpify.analysis import forward, writes
+from ddpify.analysis import forward, models, writes
 from ddpify.analysis.accelerator import places_on_accelerator
 from ddpify.analysis.distributed import is_distributed, joins_group
 from ddpify.analysis.same_values import is_rank_test
@@ -880,3 +880,33 @@ def test_what_a_class_keeps_on_self_from_shared_values_is_shared(name):
     facts = Facts(parse_module(KEPT.format(expression)))
     test = next(n for n in facts.loops[-1].body.body if isinstance(n, cst.If)).test
     assert same_everywhere(facts, test) is shared
+
+
+# which modules follow a model that trains (sweep 20b's DQN: `targetQNetwork.load_state_dict(
+# onlineQNetwork.state_dict())`, warned "no optimizer trains it ... wrap it if it should learn"): a module
+# whose weights the program copies from a trained model, by its state dict or through a zip of parameters
+COPIES = ("import torch\nfrom torch import nn\n\n\nclass Agent:\n    def __init__(self):\n"
+          "        self.q = nn.Linear(4, 2)\n        self.q_target = nn.Linear(4, 2)\n        self.other = nn.Linear(4, 2)\n"
+          "        self.opt = torch.optim.Adam(self.q.parameters())\n\n    def train(self, x):\n"
+          "        loss = self.q(x).sum() + self.q_target(x).sum().detach() + self.other(x).sum().detach()\n"
+          "        self.opt.zero_grad()\n        loss.backward()\n        self.opt.step()\n        {}\n")
+COPIES_TESTS = {  # the statement: the attributes it makes a copy of the trained `self.q`
+    "a_state_dict_loaded_from_the_trained_model": ("self.q_target.load_state_dict(self.q.state_dict())", {"self.q_target"}),
+    "a_soft_update_through_a_zip_of_parameters": (
+        "for t, p in zip(self.q_target.parameters(), self.q.parameters()): t.data.copy_(p.data)", {"self.q_target"}),
+    "the_zip_in_either_order": ("for p, t in zip(self.q.parameters(), self.q_target.parameters()): t.data.copy_(p.data)",
+                                {"self.q_target"}),
+    "near_miss_a_state_dict_from_a_file": ("self.q_target.load_state_dict(torch.load('q.pt'))", set()),
+    "near_miss_between_two_untrained_modules": ("self.other.load_state_dict(self.q_target.state_dict())", set()),
+    "near_miss_the_trained_model_loaded_from_a_copy": ("self.q.load_state_dict(self.q_target.state_dict())", set()),
+    "near_miss_a_zip_with_something_else": ("for t, g in zip(self.q_target.parameters(), grads): t.data.copy_(g)", set()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COPIES_TESTS))
+def test_a_module_whose_weights_are_copied_from_a_trained_model_follows_it(name):
+    statement, expected = COPIES_TESTS[name]
+    facts = Facts(parse_module(COPIES.format(statement)))
+    found = models.find(facts)
+    assert {r.name for r in found.refs} >= {"self.q"}
+    assert {r.name for r in models.weight_copies(facts, found.refs)} == expected

@@ -1335,6 +1335,37 @@ def _registry_made(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and isinstance(value.func, cst.Subscript)
 
 
+def weight_copies(facts: Facts, refs: dict[Ref, Model]) -> set[Ref]:
+    """The modules whose weights the program copies from a model that trains (held by `refs`): a
+    target network loaded from it (`target.load_state_dict(online.state_dict())`) or an EMA copy
+    updated through a `zip` of both modules' parameters (`for t, p in zip(target.parameters(),
+    online.parameters()): t.data.copy_(tau * p.data + (1 - tau) * t.data)`). They follow that
+    model: the same on every process as it is, with no optimizer of their own."""
+    copies: set[Ref] = set()
+    for call in facts.calls:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and call.args:
+            sources = [c.func.value for c in facts.calls_in(call.args[0].value)
+                       if isinstance(c.func, cst.Attribute) and c.func.attr.value == "state_dict"]
+            pairs = [(func.value, sources)]
+        elif mt.is_call_of(call, "zip"):
+            owners = [a.value.func.value for a in call.args if isinstance(a.value, cst.Call)
+                      and isinstance(a.value.func, cst.Attribute) and a.value.func.attr.value == "parameters"]
+            pairs = [(o, [s for s in owners if s is not o]) for o in owners] if len(owners) == len(call.args) else []
+        else:
+            continue
+        for copy, sources in pairs:
+            ref = facts.ref(copy, call)
+            if ref is not None and ref not in refs and any(facts.ref(_unwrapped(s), call) in refs for s in sources):
+                copies.add(ref)
+    return copies
+
+
+def _unwrapped(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The model of `model.module` (a script that reads its wrapper's module itself)."""
+    return expr.value if isinstance(expr, cst.Attribute) and expr.attr.value == "module" else expr
+
+
 def builds_module(facts: Facts, value: cst.BaseExpression) -> bool:
     """`Net(...)`, `nn.Linear(...)`, and those moved (`Net().to(device)`): a module the program builds."""
     value = _built(value)

@@ -19,7 +19,10 @@ in the function that builds a wrapped model (`if torch.cuda.device_count() > 1: 
 nn.DataParallel(model)` in `build_model`, then `model = build_model()`) is removed (with the `if`
 around it when nothing else is left in it): a process that sees several GPUs would run it inside
 DDP, and stop; each process drives one GPU, and the caller's wrap takes the module. Modules no optimizer
-trains (frozen teachers, loss networks) are never wrapped. An optimizer whose model cannot be
+trains (frozen teachers, loss networks) are never wrapped; one run in training gets a warning, unless
+the program copies a trained model's weights into it (a target network,
+`target.load_state_dict(online.state_dict())`, or an EMA copy updated through
+`zip(ema.parameters(), model.parameters())`): it follows that model, the same on every process. An optimizer whose model cannot be
 found gets a TODO. A model whose optimizer trains only some sub-modules (`model.fc.parameters()`)
 gets `find_unused_parameters=True`: DDP would otherwise wait for gradients of the rest. So
 does a model some of whose parameters a step may leave without gradient (`ddpify.analysis.forward`):
@@ -151,7 +154,7 @@ import libcst as cst
 
 from ddpify.analysis import forward, fsdp, objects
 from ddpify.analysis.distributed import own_wraps
-from ddpify.analysis.models import bare_tensors, builds_module, holds_wrapper, model_classes, penalties
+from ddpify.analysis.models import bare_tensors, builds_module, holds_wrapper, model_classes, penalties, weight_copies
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import param_names, parameters_of
 from ddpify.syntax.names import dotted
@@ -655,8 +658,10 @@ def _why_unused(model: Model) -> str | None:
 
 def _untrained_models(facts: Facts, models: Models) -> Iterator[tuple[str, cst.CSTNode]]:
     """Modules built and moved to a device (`teacher = Net().to(device)`), called inside a loop
-    that trains, that no optimizer covers (none of `models`)."""
+    that trains, that no optimizer covers (none of `models`), nor copy the weights of one that
+    does (a target network, an EMA copy: `models.weight_copies`)."""
     wrapped = {w.name for w in models.wrapped}
+    copies = weight_copies(facts, models.refs)
     seen = set()
     for target, value, stmt in facts.assigns:
         name = dotted(target)
@@ -666,6 +671,8 @@ def _untrained_models(facts: Facts, models: Models) -> Iterator[tuple[str, cst.C
             continue  # not `criterion = nn.CrossEntropyLoss().cuda()`, nor a tensor (`buf[i] = torch.from_numpy(s).to(dev)`)
         if objects.of(facts).receivers(facts.ref(target, stmt)) & models.refs.keys():
             continue  # trained by a function that wraps it on entry
+        if facts.ref(target, stmt) in copies:
+            continue  # `target.load_state_dict(online.state_dict())`: it follows a model that trains
         if any(dotted(c.func) == name and any(facts.is_inside(c, lp) and facts.trains(lp) for lp in facts.loops)
                for c in facts.calls):
             seen.add(name)

@@ -6473,3 +6473,44 @@ def test_a_name_rebound_from_the_module_it_imports_to_an_instance_of_its_class_i
     entry.write_text(entry.read_text().replace("opt = torch.optim", "model = model.float()\nopt = torch.optim"))
     code = convert_program(load(entry, entry.read_bytes())).code
     assert "model = model.float()\nmodel = DistributedDataParallel(model" in code
+
+
+TARGET_COPIES = """\\
+import copy
+import torch
+from torch import nn
+
+online = nn.Linear(4, 2).to("cpu")
+target = nn.Linear(4, 2).to("cpu")
+target.load_state_dict(online.state_dict())
+ema = nn.Linear(4, 2).to("cpu")
+teacher = nn.Linear(4, 2).to("cpu")
+teacher.load_state_dict(torch.load("teacher.pt"))
+opt = torch.optim.Adam(online.parameters(), lr=1e-3)
+for step in range(8):
+    x = torch.randn(16, 4)
+    with torch.no_grad():
+        y = target(x).max(1)[0] + ema(x).sum(1) + teacher(x).sum(1)
+    loss = (online(x).max(1)[0] - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step % 4 == 0:
+        target.load_state_dict(online.state_dict())
+    for e, p in zip(ema.parameters(), online.parameters()):
+        e.data.copy_(0.99 * e.data + 0.01 * p.data)
+"""
+
+
+def test_a_target_network_or_an_ema_copy_of_a_trained_model_is_not_called_untrained():
+    """gouxiangchen/dueling-DQN-pytorch (sweep 20b, tuning): `targetQNetwork =
+    QNetwork().to(device)`, reloaded by `targetQNetwork.load_state_dict(onlineQNetwork.state_dict())`
+    every few steps, got "runs in training but no optimizer trains it ... wrap it if it should
+    learn": it follows the wrapped model, the same on every process, and must stay bare. Likewise an
+    EMA copy updated through `zip(ema.parameters(), online.parameters())`. Near miss: a teacher
+    loaded from a file is still named."""
+    result = rewritten(NAME, TARGET_COPIES)
+    found = [m for m in warnings(result.changes) if "no optimizer trains it" in m]
+    assert found == ["`teacher` runs in training but no optimizer trains it: left unwrapped (right for a "
+                     "frozen or loss-only module; wrap it if it should learn)"]
+    assert "online = DistributedDataParallel(online" in result.code and "target = DistributedDataParallel" not in result.code
