@@ -13,8 +13,10 @@ and without a launcher forms a one-process group, so `python train.py` still run
 destroys the group at exit.
 
 Where it goes: right after argument parsing (after the call of a `parse_args()` helper); else
-at the top of the function the `if __name__ == "__main__":` block calls; else after the imports
-of a script that runs at top level. In a program, a module of the project whose top-level code
+at the top of the function the `if __name__ == "__main__":` block does nothing but call (`main()`,
+beside imports and constants), or at the top of the main block where it does more (a data helper it
+calls first would join the group for whatever else imports it); else after the imports of a script
+that runs at top level. In a program, a module of the project whose top-level code
 shards a loader, wraps a model or draws random numbers (builds a model: its weights) when it is
 imported (`loaders = {"train": DataLoader(...)}` in `data.py`, imported before `main()` runs; or a
 class body's `NET = Net()`, which runs on import too) calls it too, after its imports (a second call does nothing). A module that only defines a trainer (no entry point, nothing
@@ -129,7 +131,8 @@ def _runs_entry(facts: Facts, stmt: cst.CSTNode) -> bool:
 def _entry_point_start(facts: Facts) -> cst.CSTNode:
     main_block = next((i for i in facts.module.body if isinstance(i, cst.If) and mt.is_main_guard(i)), None)
     if main_block is not None:
-        for call in facts.calls_in(main_block):  # `main()`: its first statement
+        running = [s for s in main_block.body.body if not mt.is_preamble(s) and any(True for _ in facts.calls_in(s))]
+        for call in facts.calls_in(running[0]) if len(running) == 1 else ():  # `main()`: its first statement
             if isinstance(call.func, cst.Name) and call.func.value not in facts.classes:
                 for func in facts.user_functions(call):
                     return _first_statement(func.body.body)

@@ -247,6 +247,83 @@ if __name__ == '__main__':
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     train()
 """, "set_up_in_the_main_block_before_the_helper_initialises_there", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # the main block sets up and trains itself, its first call of the program's a data helper (the
+    # twentieth sweep's flow_matching_train_fn: `make_dataset()` of dataset.py): the call opens the
+    # main block, not the helper, which anything else that imports it would then run too
+    pair("""\
+
+def make_rows(n):
+    return torch.zeros(n, 2)
+
+if __name__ == '__main__':
+    rows = make_rows(8)
+    loader = DataLoader(TensorDataset(rows, torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+""", """\
+from ddpify_runtime import init_distributed_mode
+
+def make_rows(n):
+    return torch.zeros(n, 2)
+
+if __name__ == '__main__':
+    init_distributed_mode(backend="gloo")
+    rows = make_rows(8)
+    loader = DataLoader(TensorDataset(rows, torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+""", "a_main_block_that_trains_itself_initialises_there_not_in_its_first_helper", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # near miss: constants and imports around the one call of `main()` leave the call at main's top
+    pair("""\
+
+
+def main():
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+
+if __name__ == "__main__":
+    import sys
+    EPOCHS = 2
+    sys.exit(main())
+""", """\
+from ddpify_runtime import init_distributed_mode
+
+
+
+def main():
+    init_distributed_mode(backend="gloo")
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+
+if __name__ == "__main__":
+    import sys
+    EPOCHS = 2
+    sys.exit(main())
+""", "a_main_block_that_only_calls_main_beside_constants_initialises_in_main", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # a fold loop in the main block builds the loader, then calls the helper that builds the model:
     # the helper's top (the first function the main block calls) would come after the sampler needs
     # the process group (a cross-validation script of the eleventh fresh sweep, part C, held out:
