@@ -373,25 +373,49 @@ def parameters_on_some_paths(facts: Facts, cls: cst.ClassDef) -> str | None:
     none. DistributedDataParallel refuses such a module when it has none. What `__init__` is handed
     and keeps where the class calls it (`self.main = model`, then `self.main(x)`) may be a module
     with parameters, as one it builds may."""
-    if not cls.bases or any(facts.qualify(b.value) != "torch.nn.Module" for b in cls.bases):
-        return None  # a base of the program or a library's may make parameters this class does not show
+    made = _made_in_init(facts, cls)
+    if made is None:
+        return None
     init = _method(facts, cls, "__init__")
-    received = param_names(init) if init is not None else []
-    called = {dotted(c.func) for m in facts.findall(cls, cst.FunctionDef) for c in facts.calls_in(m)}
-    made = [] if init is None else [stmt for target, value, stmt in facts.writes_in(init)
-                                    for one, part in _paired(target, value)
-                                    if (dotted(one) or "").startswith("self.") and (
-                                        _may_hold_parameters(facts, part) or dotted(part) in received
-                                        and dotted(one) in called)]
-    if init is not None and any(isinstance(c.func, cst.Attribute) and c.func.attr.value in REGISTERS
-                                or dotted(c.func) == "setattr" for c in facts.calls_in(init)):
-        return None  # `self.register_parameter(...)`, `setattr(self, ...)`: made where the writes do not show
     unconditional = [stmt for stmt in made if not any(isinstance(a, cst.If) for a in _ancestors_within(facts, stmt, init))]
     if unconditional:
         return None
     if not made:
         return f"`{cls.name.value}` makes no parameter"
     return f"`{cls.name.value}` makes its parameters under an `if` in __init__"
+
+
+def makes_no_parameter(facts: Facts, value: cst.BaseExpression) -> bool:
+    """Is `value` a module that holds no parameter on any path: a torch layer without parameters
+    (`nn.ReLU()`), or an instance of a direct subclass of `nn.Module` of the program whose
+    `__init__` makes no parameter nor sub-module and keeps none it is handed (a fixed sinusoidal
+    time embedding keeping only its width)? Such a module runs in training with nothing to train."""
+    if _parameterless(facts, value):
+        return True
+    cls = facts.classes.get(dotted(value.func) or "") if isinstance(value, cst.Call) else None
+    return cls is not None and _made_in_init(facts, cls) == []
+
+
+def _made_in_init(facts: Facts, cls: cst.ClassDef) -> list[cst.CSTNode] | None:
+    """The statements of `cls.__init__` that make its parameters and sub-modules (or keep a module it
+    is handed and calls), when `cls` is a direct subclass of `nn.Module`; None where the source does
+    not show them all: a base of the program or a library's may make parameters this class does not
+    show, and `self.register_parameter(...)`, `setattr(self, ...)` and a method `__init__` calls
+    (`self.build()`) make them where no write of `__init__` shows."""
+    if not cls.bases or any(facts.qualify(b.value) != "torch.nn.Module" for b in cls.bases):
+        return None
+    init = _method(facts, cls, "__init__")
+    if init is None:
+        return []
+    methods = {f"self.{f.name.value}" for f in cls.body.body if isinstance(f, cst.FunctionDef)}
+    if any(isinstance(c.func, cst.Attribute) and c.func.attr.value in REGISTERS or dotted(c.func) == "setattr"
+           or dotted(c.func) in methods for c in facts.calls_in(init)):
+        return None
+    received = param_names(init)
+    called = {dotted(c.func) for m in facts.findall(cls, cst.FunctionDef) for c in facts.calls_in(m)}
+    return [stmt for target, value, stmt in facts.writes_in(init) for one, part in _paired(target, value)
+            if (dotted(one) or "").startswith("self.") and (
+                _may_hold_parameters(facts, part) or dotted(part) in received and dotted(one) in called)]
 
 
 REGISTERS = {"register_parameter", "add_module", "register_module"}

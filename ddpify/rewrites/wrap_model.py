@@ -659,7 +659,8 @@ def _why_unused(model: Model) -> str | None:
 def _untrained_models(facts: Facts, models: Models) -> Iterator[tuple[str, cst.CSTNode]]:
     """Modules built and moved to a device (`teacher = Net().to(device)`), called inside a loop
     that trains, that no optimizer covers (none of `models`), nor copy the weights of one that
-    does (a target network, an EMA copy: `models.weight_copies`)."""
+    does (a target network, an EMA copy: `models.weight_copies`); not one that makes no parameter
+    (`forward.makes_no_parameter`), which has nothing to learn."""
     wrapped = {w.name for w in models.wrapped}
     copies = weight_copies(facts, models.refs)
     seen = set()
@@ -669,6 +670,8 @@ def _untrained_models(facts: Facts, models: Models) -> Iterator[tuple[str, cst.C
                 or not mt.is_device_move(value) or not isinstance(value.func.value, cst.Call) \
                 or (dotted(value.func.value.func) or "").endswith("Loss") or not builds_module(facts, value):
             continue  # not `criterion = nn.CrossEntropyLoss().cuda()`, nor a tensor (`buf[i] = torch.from_numpy(s).to(dev)`)
+        if forward.makes_no_parameter(facts, value.func.value):
+            continue  # nothing to train (a fixed sinusoidal embedding)
         if objects.of(facts).receivers(facts.ref(target, stmt)) & models.refs.keys():
             continue  # trained by a function that wraps it on entry
         if facts.ref(target, stmt) in copies:

@@ -6422,6 +6422,66 @@ def test_a_tensor_moved_into_a_buffer_is_no_module_left_untrained():
                      "frozen or loss-only module; wrap it if it should learn)"]
 
 
+PARAMETERLESS_BESIDE = """\
+import torch
+from torch import nn
+
+
+class TimeEmbedding(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, t):
+        return torch.cat([torch.sin(t * self.dim), torch.cos(t * self.dim)], dim=-1)
+
+
+class Gate(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+
+
+class Built(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.build(dim)
+
+    def build(self, dim):
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+q = nn.Linear(4, 2)
+opt = torch.optim.Adam(q.parameters(), lr=1e-3)
+embed = TimeEmbedding(2).to("cpu")
+act = nn.ReLU().to("cpu")
+gate = Gate(4).to("cpu")
+built = Built(4).to("cpu")
+for step in range(8):
+    x, t = torch.randn(3, 4), torch.rand(3, 1)
+    loss = (act(q(x * gate(x) + built(x))) * embed(t)).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_module_that_makes_no_parameter_is_not_said_to_be_left_untrained():
+    """The twentieth sweep's flow_matching_moons (tuning): a sinusoidal time embedding built beside the
+    velocity network, whose `__init__` keeps only its width, was said to run "in training but no
+    optimizer trains it ... wrap it if it should learn": it has nothing to learn. Nor has `nn.ReLU()`.
+    A module that makes a parameter is still named, and so is one whose `__init__` calls a method
+    (`self.build(dim)`), which may make them where `__init__` shows no write."""
+    found = [m.split("`")[1] for m in warnings(rewritten(NAME, PARAMETERLESS_BESIDE).changes) if "no optimizer trains it" in m]
+    assert found == ["gate", "built"]
+
+
 def test_a_step_loop_over_a_counter_bound_by_an_assignment_expression_draws_no_data():
     """jwkweon/vae-pytorch's trainer (sweep 19b, held out; read after its run): `for idx in (pbar :=
     trange(self.args.train_iter)):` drawing `next(self.iter_dataset(self.train_loader))` was called
