@@ -224,10 +224,48 @@ def test_values_near_misses(source, expr):
      None),
     ("def pick(sgd):\n    return torch.optim.SGD if sgd else sorted\nx = pick(True)(Net().parameters(), lr=1)\n",
      "x", None),
+    # a class of torch.optim picked by a configured name, however the module is reached (`Facts.library_lookup`:
+    # the nineteenth sweep's traffic-demand framework, `getattr(importlib.import_module('torch.optim'), name)`)
+    ("import importlib\ncls = getattr(importlib.import_module('torch.optim'), name)\nx = cls(Net().parameters())\n",
+     "x", objects.OPTIMIZER),
+    ("import importlib\nmod = importlib.import_module('torch.optim')\nx = getattr(mod, name)(Net().parameters())\n",
+     "x", objects.OPTIMIZER),
+    ("x = torch.optim.__dict__[name](Net().parameters())\n", "x", objects.OPTIMIZER),
+    ("from torch import optim\ncls = vars(optim)[name]\nx = cls(Net().parameters())\n", "x", objects.OPTIMIZER),
+    # near misses: a scheduler's module, a module whose name is computed, a dict of the program's
+    ("import importlib\nx = getattr(importlib.import_module('torch.optim.lr_scheduler'), name)(opt)\n", "x", None),
+    ("import importlib\nx = getattr(importlib.import_module(pkg), name)(Net().parameters())\n", "x", None),
+    ("x = table.__dict__[name](Net().parameters())\n", "x", None),
 ])
 def test_kind(source, expr, kind):
     facts, flow = core(source)
     assert {flow.kind(s) for s in flow.values(last_use(facts, expr))} == {kind}
+
+
+@pytest.mark.parametrize("binding, module", [
+    ("getattr(torch.optim, name)", "torch.optim"),
+    ("getattr(importlib.import_module('torch.optim'), name, None)", "torch.optim"),
+    ("torch.optim.__dict__[name]", "torch.optim"),
+    ("vars(models)[arch]", "torchvision.models"),
+    ("models.__dict__[arch]", "torchvision.models"),
+    ("getattr(mod, name)", "torch.optim.lr_scheduler"),  # `mod`, bound to a module named as written
+    ("getattr(cond, name)", None),  # a name bound to one of two modules
+    # near misses: a module named at run time, relatively, an attribute read by a name written out
+    ("getattr(importlib.import_module(package), name)", None),
+    ("getattr(importlib.import_module('.optim', 'pkg'), name)", None),
+    ("torch.optim.Adam", None),
+    ("table[name]", None),
+])
+def test_a_library_lookup_names_the_module_it_picks_from(binding, module):
+    """`Facts.library_lookup`: the module a class or function is picked from by a name known at run
+    time, however the code reaches the module (an import, `importlib.import_module` of a name written
+    out, a name bound to one)."""
+    facts, _ = core("import importlib\nimport torchvision.models as models\n"
+                    "mod = importlib.import_module('torch.optim.lr_scheduler')\n"
+                    "cond = importlib.import_module('torch.optim') if a else importlib.import_module('torch.nn')\n"
+                    f"x = {binding}\n")
+    (value,) = [v for t, v, _ in facts.assigns if dotted(t) == "x"]
+    assert facts.library_lookup(value) == module
 
 
 # a DARTS-like controller: its network's weights and its architecture's alphas through its own methods

@@ -438,19 +438,8 @@ def _may_hold_parameters(facts: Facts, value: cst.BaseExpression) -> bool:
     of the program returns (a built block), a model of a library (`torchvision.models.resnet18()`)."""
     if not isinstance(value, cst.Call):
         return False
-    head = (facts.qualify(value.func) or "").rpartition(".")[0] or _looked_up_in(facts, value.func)
+    head = (facts.qualify(value.func) or "").rpartition(".")[0] or facts.library_lookup(value.func) or ""
     return _has_parameters(facts, value) or bool(facts.user_functions(value)) or head.startswith(("torchvision", "timm"))
-
-
-def _looked_up_in(facts: Facts, func: cst.BaseExpression) -> str:
-    """The library namespace a callee is picked from by name, as a registry of models is read
-    (`models.__dict__[arch]`, `getattr(models, arch)` of `import torchvision.models as models`):
-    "torchvision.models"; "" for any other callee."""
-    if isinstance(func, cst.Subscript):
-        return (facts.qualify(func.value) or "").removesuffix(".__dict__")
-    if isinstance(func, cst.Call) and mt.is_call_of(func, "getattr") and func.args:
-        return facts.qualify(func.args[0].value) or ""
-    return ""
 
 
 def _ancestors_within(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> list[cst.CSTNode]:

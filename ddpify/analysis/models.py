@@ -101,8 +101,8 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
             continue
         read = {r} if at is not optimizer and (r := facts.ref(_expression(key), at)) is not None else None
         passed = _passed_by_callers(facts, key, at)  # `optimizer(net, lr)` called for `self.D`, then for `self.G`
-        found = passed or [m for m in [_received(facts, key, at) or _handed_in(facts, key, at) or
-                                        _locate(facts, key, at, read)] if m is not None]
+        found = passed or [m for m in [_received(facts, key, at) or _handed_in(facts, key, at)] if m is not None] \
+            or _located_in_subclasses(facts, key, at, read) or [m for m in [_locate(facts, key, at, read)] if m is not None]
         if not found or any(_holds_modules_only(facts, m) or _passed_containers(facts, m) for m in found):
             untraced.append(optimizer)
             continue
@@ -154,8 +154,12 @@ def _sees_wrap(facts: Facts, model: Model, stmt: cst.CSTNode) -> bool:
     """Does `stmt` run where `model` is wrapped already? Not a statement of another function that
     runs before the wrap through the calls between them: a transfer-learning script that freezes
     the backbone in `main` (`for name, p in model.named_parameters(): p.requires_grad = False`),
-    then hands the model to a trainer whose `__init__` wraps it, froze it before DDP was built."""
+    then hands the model to a trainer whose `__init__` wraps it, froze it before DDP was built. Nor a
+    method of a sibling class under the same base, whose `self.model` is another object."""
     if facts.scope(stmt) is not facts.scope(model.anchor) and facts.runs_before(stmt, model.anchor, strict=True):
+        return False
+    owner, cls = facts.enclosing_class(model.anchor), facts.enclosing_class(stmt)
+    if model.name.startswith("self.") and owner is not None and cls is not None and not facts.kin_classes(owner, cls):
         return False
     return model.sees_wrapper(facts, stmt)
 
@@ -418,8 +422,21 @@ def _kept_before_ready(facts: Facts, model: Model) -> cst.CSTNode | None:
 def _submodule_of(facts: Facts, classes: list[cst.ClassDef], attr: str) -> bool:
     """Does one of `classes` keep `self.<attr>` (`self.decoder = nn.Linear(2, 4)`), so that
     `model.<attr>(z)` runs a sub-module of the model?"""
-    return any(dotted(target) == f"self.{attr}" and facts.enclosing_class(stmt) in classes
-               for target, _, stmt in facts.assigns)
+    return any(cls in classes for cls in _kept_attributes(facts).get(attr, ()))
+
+
+def _kept_attributes(facts: Facts) -> dict[str, set[cst.ClassDef | None]]:
+    """attr -> the classes whose methods assign `self.<attr>`, from one pass over the assignments
+    (asked of every argument of every call, for each model: a framework with ten trainer classes
+    asked it millions of times)."""
+    found = facts.__dict__.get("_kept_attributes")
+    if found is None:
+        found = facts.__dict__["_kept_attributes"] = defaultdict(set)
+        for target, _, stmt in facts.assigns:
+            name = dotted(target)
+            if name is not None and name.startswith("self.") and name.count(".") == 1:
+                found[name[5:]].add(facts.enclosing_class(stmt))
+    return found
 
 
 def _runs_submodules(facts: Facts, method: cst.FunctionDef) -> bool:
@@ -561,12 +578,16 @@ def model_classes(facts: Facts, model: Model) -> list[cst.ClassDef]:
     """The classes of this file the model may be: built where it is defined (or, through the
     object flow, where what defines it was made: `model = create_model()`, or each class a registry
     may build: `model = config.init_obj('arch', module_arch)`), or passed by every caller of the
-    function that receives it."""
+    function that receives it. A model bound to `self.x` in a class is none of what a sibling class
+    under the same base binds there (`self.model` of each trainer subclass: `_located_in_subclasses`)."""
     if not isinstance(model.defined, cst.FunctionDef):
         built = forward.classes_of(facts, [model.defined])
         home = facts.ref(_expression(model.name), model.anchor)
         flow = objects.of(facts)
-        made = {c for s in (flow.ref_values(home) if home is not None else ()) for c in flow.classes_built(s)}
+        owner = facts.enclosing_class(model.defined)
+        sites = [s for s in (flow.ref_values(home) if home is not None else ())
+                 if owner is None or (cls := facts.enclosing_class(s)) is None or facts.kin_classes(owner, cls)]
+        made = {c for s in sites for c in flow.classes_built(s)}
         return built + sorted(made - set(built), key=lambda c: c.name.value)
     passed = [facts.argument_for(c, model.defined, model.param or model.name) for c in facts.call_sites(model.defined)]
     return forward.classes_of(facts, [o for arg in passed if arg is not None for o in facts.origins(arg)])
@@ -907,6 +928,29 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] | Non
     """Where the model named `key` that `optimizer` trains is built; the optimizer's own
     function first (two `main_*()` functions may each build a `model`). `read`: the names whose
     parameters it steps, where the optimizer does not name them itself."""
+    return _pick(facts, _candidates(facts, key, optimizer, read), optimizer)
+
+
+def _located_in_subclasses(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] | None) -> list[Model]:
+    """`self.model`, stepped by an optimizer a base class's method builds (`optim_class(self.model.
+    parameters(), lr=lr)` in `BaseTrainer.setup_train()`), where only its subclasses bind it, two or
+    more of them each in a method of its own (`self.model = self.cls(cfg).to(dev)` in one trainer's
+    `setup_model()`, `self.model = STMetaNet(cfg)` in another's): whichever subclass runs, the
+    optimizer trains the model that subclass built, so each is wrapped where its subclass builds it
+    (one of them picked, the others trained bare on each process's shard). [] otherwise: a binding
+    in the optimizer's class or a base of it, or in one class only, is `_locate`'s."""
+    cls = facts.enclosing_class(optimizer)
+    candidates = _candidates(facts, key, optimizer, read) if cls is not None else []
+    owners = list(dict.fromkeys(facts.enclosing_class(c[1]) for c in candidates))
+    if len(owners) < 2 or not all(c[2].startswith("self.") for c in candidates) \
+            or not all(o is not None and o is not cls and cls in facts.lineage(o) for o in owners):
+        return []
+    found = [_pick(facts, [c for c in candidates if facts.enclosing_class(c[1]) is o], optimizer) for o in owners]
+    return [m for m in found if m is not None]
+
+
+def _candidates(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] | None) -> list[Candidate]:
+    """The bindings of `key` that may build the model `optimizer` trains, as `_locate` weighs them."""
     candidates: list[Candidate] = []
     unpacked = objects.of(facts).unpacked_names.get(key, ())  # `self.G, self.D = build_models(cfg)`
     for target, value, stmt in [*facts.assigned_names.get(key, ()), *unpacked]:
@@ -943,6 +987,11 @@ def _locate(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] | Non
     if cls is not None:  # DANN's `self.classifier = Classifier(...)`, not a sibling algorithm's `nn.Linear(...).cuda()`
         candidates = [c for c in candidates if (built_in := facts.enclosing_class(c[1])) is None
                       or not c[2].startswith("self.") or facts.kin_classes(cls, built_in)] or candidates
+    return candidates
+
+
+def _pick(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode) -> Model | None:
+    """The binding among `candidates` that builds the model `optimizer` trains, as `_locate` picks it."""
     rebuilt = _this_round(facts, candidates, optimizer)
     candidates = rebuilt or [c for c in candidates if not _after_training(facts, c[1])]
     candidates = _reaching(facts, candidates, optimizer)
@@ -1877,7 +1926,10 @@ def looked_up_callee(facts: Facts, func: cst.BaseExpression) -> bool:
     of dicts the program writes out whose every value is a class or function of torch
     (`all_scheduler_dict[name](optimizer, **kw)` over `{'StepLR': lr_scheduler.StepLR, ...}`, merged
     with an empty dict of its own: `Facts.dict_values`): torch's schedulers and optimizers run no
-    training loop of the program's."""
+    training loop of the program's; nor a class or function of torch picked by a name the
+    configuration gives, or a name bound to one (`_picked_from_torch`)."""
+    if _picked_from_torch(facts, func):
+        return False
     if isinstance(func, cst.Subscript):
         values = facts.dict_values(func.value)
         return not values or not all(dotted(v) and (facts.qualify(v) or "").startswith("torch.") for v in values)
@@ -1888,6 +1940,15 @@ def looked_up_callee(facts: Facts, func: cst.BaseExpression) -> bool:
 
 
 BUILTINS = frozenset(dir(builtins))
+
+
+def _picked_from_torch(facts: Facts, func: cst.BaseExpression) -> bool:
+    """`getattr(importlib.import_module('torch.optim.lr_scheduler'), name)`, `torch.optim.__dict__[name]`
+    (`Facts.library_lookup`), or a name every value of which is one (`scheduler_class(**args)` after
+    `scheduler_class = getattr(...)`): a class or function of torch, picked by name."""
+    ref = facts.ref(func) if isinstance(func, cst.Name) else None
+    values = facts.sources(ref) if ref is not None else [func]
+    return bool(values) and all((facts.library_lookup(v) or "").split(".")[0] == "torch" for v in values)
 
 
 def _hands_to_unread(facts: Facts, call: cst.Call, name: str) -> bool:

@@ -64,7 +64,7 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
     for call in facts.calls:
         name = dotted(call.func)
         qualified = facts.qualify(call.func) or name or ""
-        if qualified in DYNAMIC and call not in program.by_name:  # (`program` read what it may load)
+        if qualified in DYNAMIC and loads_unread(facts, program, call):
             yield facts.statement(call), (f"{loaded_by_name(facts, program, call)}: training code it loads is "
                                           "neither checked nor converted")
             continue
@@ -136,6 +136,15 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
                          "trace to a DataLoader in the code it read: its data is not sharded")
 
 
+def loads_unread(facts: Facts, program: Program, call: cst.Call) -> bool:
+    """Does `call`, which loads code by name (`DYNAMIC`), load code ddpify did not read? Not where the
+    program read every module it may load (`Program.by_name`), nor a module of a package that runs no
+    training loop of the program's, named as written (`importlib.import_module('torch.optim')`, whose
+    optimizer a base trainer then picks by a configured name: an import, `Facts.module_named`)."""
+    named = facts.module_named(call)
+    return call not in program.by_name and (named is None or named.split(".")[0] not in PASSIVE)
+
+
 def loaded_by_name(facts: Facts, program: Program, call: cst.Call) -> str:
     """What to say of `call`, which loads code by a name ddpify did not tell: where the name is a
     command-line option's value (`import_module(args.cfg.replace("/", ".")[:-3])`, of `--cfg`
@@ -171,7 +180,7 @@ def loads_by_name(facts: Facts, program: Program) -> Iterator[tuple[cst.CSTNode,
         trainer = build_trainer(cfg)                                     # warning: runs build_trainer
     """
     dynamic = [c for c in facts.calls
-               if (facts.qualify(c.func) or dotted(c.func) or "") in DYNAMIC and c not in program.by_name]
+               if (facts.qualify(c.func) or dotted(c.func) or "") in DYNAMIC and loads_unread(facts, program, c)]
     for call in dynamic:
         listing = _listed(facts, call)
         yield facts.statement(call), (f"no training loop in the code ddpify read, and "

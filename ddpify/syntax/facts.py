@@ -1997,10 +1997,12 @@ class Facts:
                                        and mt.is_optimizer(self.qualify(v), cst.Call(func=v)) for v in items)
         if isinstance(func, cst.Call):
             return self._looks_up_optimizer_class(func) or depth > 0 and self._returns_optimizer_class(func, depth - 1)
+        if isinstance(func, cst.Subscript):  # `torch.optim.__dict__[name]`
+            return self._looks_up_optimizer_class(func)
         ref = self.ref(func) if _own_name(func) else None
         values = [self._partial_of(v) for v in _branches(self.sources(ref) + self.default_left_out(ref))] \
             if ref is not None else []
-        return bool(values) and all(isinstance(v, cst.Call) and self._looks_up_optimizer_class(v) or
+        return bool(values) and all(isinstance(v, (cst.Call, cst.Subscript)) and self._looks_up_optimizer_class(v) or
                                     isinstance(v, (cst.Name, cst.Attribute)) and
                                     (mt.is_optimizer(self.qualify(v), cst.Call(func=v)) or
                                      depth > 0 and self._holds_optimizer_class(v, depth - 1)) for v in values)
@@ -2046,17 +2048,54 @@ class Facts:
         sources = self.sources(ref) if ref is not None else []
         return bool(sources) and all(isinstance(v, cst.Dict) and not v.elements for v in sources)
 
-    def _looks_up_optimizer_class(self, call: cst.Call) -> bool:
+    def _looks_up_optimizer_class(self, call: cst.Call | cst.Subscript) -> bool:
         """A class of `torch.optim` looked up by its name at run time: `getattr(optim, cfg['name'])`
-        (RPipe's make_optimizer), `eval("optim.{}".format(name))` (brainprint's trainer); not
-        `getattr(optim.lr_scheduler, name)`, a scheduler."""
-        if mt.is_call_of(call, "getattr") and len(call.args) >= 2:
-            return self.qualify(call.args[0].value) == "torch.optim"
-        if not (mt.is_call_of(call, "eval") and call.args):
+        (RPipe's make_optimizer), `getattr(importlib.import_module('torch.optim'), name)` (a
+        traffic-demand framework's base trainer), `torch.optim.__dict__[name]` (`library_lookup`),
+        `eval("optim.{}".format(name))` (brainprint's trainer); not `getattr(optim.lr_scheduler,
+        name)`, a scheduler."""
+        module = self.library_lookup(call)
+        if module is not None:
+            return module == "torch.optim"
+        if not (isinstance(call, cst.Call) and mt.is_call_of(call, "eval") and call.args):
             return False
         owner = mt.literal_prefix(call.args[0].value).rpartition(".")[0]  # "optim.{}" -> `optim`
         return bool(re.fullmatch(r"[A-Za-z_][\w.]*", owner)) and \
             self.imports.qualify(cst.parse_expression(owner)) == "torch.optim"
+
+    def library_lookup(self, expr: cst.BaseExpression) -> str | None:
+        """The module, qualified, that `expr` picks a class or function from by a name known at run
+        time: `getattr(optim, cfg.optim)`, `getattr(importlib.import_module('torch.optim'), name)`,
+        `torch.optim.__dict__[name]`, `vars(models)[arch]` -> "torch.optim", "torchvision.models"
+        (the module as `module_named` reads it); None for anything else."""
+        if isinstance(expr, cst.Call) and mt.is_call_of(expr, "getattr") and len(expr.args) >= 2:
+            return self.module_named(expr.args[0].value)
+        if not isinstance(expr, cst.Subscript):
+            return None
+        table = expr.value
+        if isinstance(table, cst.Attribute) and table.attr.value == "__dict__":
+            return self.module_named(table.value)
+        if isinstance(table, cst.Call) and mt.is_call_of(table, "vars") and len(table.args) == 1:
+            return self.module_named(table.args[0].value)
+        return None
+
+    def module_named(self, expr: cst.BaseExpression, depth: int = 3) -> str | None:
+        """The module, qualified, that `expr` is where the code names it: an imported one (`optim` of
+        `from torch import optim`: "torch.optim"), what `importlib.import_module('torch.optim')`
+        loads by a name written out, or a name (or `self.x`) every value of which is one of them
+        (`mod = importlib.import_module('torch.optim')`); None otherwise (a name computed at run
+        time, a relative one)."""
+        if isinstance(expr, cst.Call):
+            named = expr.args[0].value if len(expr.args) == 1 and expr.args[0].keyword is None else None
+            module = named.evaluated_value if isinstance(named, cst.SimpleString) else None
+            return module if (self.qualify(expr.func) or dotted(expr.func)) in IMPORTS_MODULE \
+                and isinstance(module, str) and module[:1] not in ("", ".") else None
+        qualified = self.qualify(expr)
+        if qualified is not None or not depth or not _own_name(expr):
+            return qualified
+        ref = self.ref(expr)
+        found = {self.module_named(v, depth - 1) for v in _branches(self.sources(ref))} if ref is not None else set()
+        return found.pop() if len(found) == 1 else None
 
     def looked_up_in(self, call: cst.Call) -> str | None:
         """The module, qualified, that a call of the program's own registry hands it to build an

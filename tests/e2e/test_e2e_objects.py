@@ -66,6 +66,10 @@ by `--cfg` (`import_module(args.cfg.replace("/", ".")[:-3])`, read by the option
 loaders, the model and its optimizer at import and names the trainer class; the update handed to the trainer's one
 pass as closures, the loaders unpacked from the module each epoch: wrapped where the module builds it, sharded,
 reshuffled after the unpacking, saved through `cfg.model.module`.
+fixtures/objects_lookup (the nineteenth sweep's traffic-demand framework, decision 0153): the trainer and model classes
+looked up by the name `--model` gives, the optimizer and scheduler classes picked from torch's modules by configured
+names (`getattr(importlib.import_module("torch.optim"), name)`), `self.model` bound by each trainer subclass for the
+base class's optimizer: the model of the trainer that runs is wrapped, not only a sibling's.
 """
 
 from __future__ import annotations
@@ -107,6 +111,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_ensemble": ((64,), {"ensemble.pt"}),
     "objects_logs": ((64,), {"model.pt"}),
     "objects_cfg_module": ((64,), {"model.pt"}),
+    "objects_lookup": ((64,), {"model.pt"}),
 }
 EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}

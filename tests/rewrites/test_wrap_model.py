@@ -6574,3 +6574,95 @@ def test_a_target_network_or_an_ema_copy_of_a_trained_model_is_not_called_untrai
     assert found == ["`teacher` runs in training but no optimizer trains it: left unwrapped (right for a "
                      "frozen or loss-only module; wrap it if it should learn)"]
     assert "online = DistributedDataParallel(online" in result.code and "target = DistributedDataParallel" not in result.code
+
+
+SUBCLASS_MODELS = """\
+import importlib
+
+import torch
+from torch import nn
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Wide(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 1)
+        self.extra = nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x) if x.sum() > 0 else self.extra(x)
+
+
+class Base:
+    def train(self, name):
+        self.setup_model()
+        optim_class = getattr(importlib.import_module("torch.optim"), name)
+        optimizer = optim_class(self.model.parameters(), lr=0.1)
+        scheduler = getattr(importlib.import_module("torch.optim.lr_scheduler"), "StepLR")(optimizer, 1)
+        for x in torch.randn(3, 4, 2):
+            optimizer.zero_grad()
+            self.model(x).sum().backward()
+            optimizer.step()
+        scheduler.step()
+
+
+class SmallTrainer(Base):
+    def setup_model(self):
+        self.model = Small()
+
+
+class WideTrainer(Base):
+    def setup_model(self):
+        self.model = Wide()
+
+    def freeze(self):
+        for p in self.model.extra.parameters():
+            p.requires_grad = False
+
+
+SmallTrainer().train("SGD")
+"""
+
+
+def test_a_model_each_subclass_binds_for_its_base_classs_optimizer_is_wrapped_in_each():
+    """The nineteenth sweep's traffic-demand framework (held out, 19a): `BaseTrainer.setup_train()`
+    builds `optim_class(self.model.parameters(), ...)` from a class of `torch.optim` it picks by a
+    configured name through `importlib.import_module('torch.optim')`, and each of its ten trainer
+    subclasses binds `self.model` in its own `setup_model()`. The lookup was no optimizer (nothing
+    wrapped, "loads code by name" at the import); then one subclass's binding was picked, and the
+    trainer that ran trained its model bare on each process's shard. Each subclass's model is wrapped
+    where it builds it; what one sibling's model does (a branch of `Wide.forward`, a freeze in
+    `WideTrainer.freeze`) sets no find_unused_parameters on the other's; torch's own modules named as
+    written load no code of the program's, and a scheduler class picked there runs none: no warning."""
+    result = rewritten(NAME, SUBCLASS_MODELS)
+    out = result.code
+    assert "        self.model = Small()\n        self.model = DistributedDataParallel(self.model, " \
+           "device_ids=device_ids(self.model))\n" in out, out
+    assert "        self.model = Wide()\n        self.model = DistributedDataParallel(self.model, " \
+           "device_ids=device_ids(self.model), find_unused_parameters=True)\n" in out, out
+    assert warnings(result.changes) == ["`self.fc` is used in forward() on some paths only: DDP is built with "
+                                        "find_unused_parameters=True, since the other parts may get no gradient "
+                                        "in a step"], warnings(result.changes)
+
+
+@pytest.mark.parametrize("rebinding", [
+    "class Moved(Base):\n    def setup_model(self):\n        super().setup_model()\n        self.model = self.model.to('cpu')\n",
+    "class Only(Base):\n    pass\n",
+])
+def test_a_model_the_base_class_binds_itself_is_wrapped_once(rebinding):
+    """Near misses: the optimizer's own class binds `self.model` (a subclass moving it there rebinds
+    the same object): one wrap, as before, never a wrapper wrapped again."""
+    code = SUBCLASS_MODELS.split("class SmallTrainer(Base):")[0].replace(
+        "    def train(self, name):\n", "    def setup_model(self):\n        self.model = Small()\n\n    def train(self, name):\n") \
+        + rebinding + "\n\nBase().train('SGD')\n"
+    out = only(NAME, code)
+    assert out.count("DistributedDataParallel(self.model") == 1, out
