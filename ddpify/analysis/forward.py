@@ -39,6 +39,11 @@ PARAMETERLESS = {
     "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample", "PixelShuffle", "ZeroPad2d", "ConstantPad2d",
     "ReflectionPad2d", "Threshold", "Softsign", "Tanhshrink", "LogSigmoid",
+    # torch's losses (their weights are buffers): `self.adversarial_loss = nn.BCELoss()` kept by a discriminator
+    "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "HuberLoss",
+    "SmoothL1Loss", "CTCLoss", "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
+    "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "SoftMarginLoss",
+    "TripletMarginLoss", "TripletMarginWithDistanceLoss",
 }
 METADATA = {"device", "dtype", "shape", "size", "ndim", "requires_grad", "is_cuda"}
 

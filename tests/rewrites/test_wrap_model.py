@@ -1511,6 +1511,65 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, "a_plain_object_of_the_program_kept_by_the_model_needs_no_unused_parameter_search"),
+    # near miss: a torch loss the model keeps for a method of its own holds no parameters (its weights are buffers):
+    # no search for unused ones (the nineteenth sweep's conditional GAN, 19b: `self.adversarial_loss = torch.nn.BCELoss()`
+    # in its discriminator set find_unused_parameters=True, "`self.adversarial_loss` is never used in forward()")
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Critic(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(2, 1)
+        self.adversarial_loss = torch.nn.BCEWithLogitsLoss()
+
+    def forward(self, x):
+        return self.body(x)
+
+    def score(self, x, label):
+        return self.adversarial_loss(self.body(x), label)
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.rand(8, 1)), batch_size=4, shuffle=True)
+model = Critic()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        torch.nn.functional.binary_cross_entropy_with_logits(model(x), y).backward()
+        opt.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+
+class Critic(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(2, 1)
+        self.adversarial_loss = torch.nn.BCEWithLogitsLoss()
+
+    def forward(self, x):
+        return self.body(x)
+
+    def score(self, x, label):
+        return self.adversarial_loss(self.body(x), label)
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.rand(8, 1)), batch_size=4, shuffle=True)
+model = Critic()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        torch.nn.functional.binary_cross_entropy_with_logits(model(x), y).backward()
+        opt.step()
+""", "a_torch_loss_kept_by_the_model_holds_no_parameter_to_search_for", report=['change: `model` wrapped in DistributedDataParallel']),
     # statements on one line, separated by semicolons (the sixteenth sweep's assignment2_cifar_speccnn:
     # SimpleCNN's `x = self.features(x); x = torch.flatten(x, 1); return self.classifier(x)`): the
     # line's later statements read the output, so every step reaches every parameter
