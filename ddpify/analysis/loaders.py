@@ -38,6 +38,7 @@ class EpochLoop:
     loop: cst.For | cst.While
     epoch: str | None  # the expression that numbers the pass, None when there is none (each pass then takes the next number)
     loaders: list[str] = field(default_factory=list)  # expressions to call set_epoch on
+    drawn: dict[str, list[cst.Call]] = field(default_factory=dict)  # each of `loaders`: the DataLoader calls it may hold
     built: list[cst.BaseExpression] = field(default_factory=list)  # loaders built in the loop, where they are
     unreached: list[cst.BaseExpression] = field(default_factory=list)  # built once, before the loop, unnamed
 
@@ -535,6 +536,7 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                 text = _named_in(facts, loop, expr)
                 if text not in entry.loaders:
                     entry.loaders.append(text)
+                entry.drawn.setdefault(text, []).append(call)
     return list(loops.values()), looped
 
 

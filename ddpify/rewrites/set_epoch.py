@@ -115,7 +115,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import libcst as cst
 
-from ddpify.analysis.loaders import draws_in_order
+from ddpify.analysis.loaders import draws_in_order, is_iterable_dataset
 from ddpify.syntax import matchers as mt
 
 if TYPE_CHECKING:
@@ -159,11 +159,17 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             edits.insert_before(rebuilt, "end_epoch()\n")
         edits.add_import("ddpify_runtime", "set_epoch")
         edits.add_import("ddpify_runtime", "end_epoch")
-        calls = ", ".join([*(f"set_epoch({loader}{epoch})" for loader in entry.loaders),
+        in_order = [loader for loader in entry.loaders
+                    if (drawn := entry.drawn.get(loader)) and all(_reads_in_order(facts, c) for c in drawn)]
+        calls = ", ".join([*(f"set_epoch({loader}{epoch})" for loader in entry.loaders if loader not in in_order),
                            *(f"set_epoch({facts.code(b)}{epoch}) where the loop builds it"
                              for b in entry.built if entry.epoch is not None)])
         if calls:
             edits.record(loop, f"{calls} reshuffles each epoch; end_epoch() ends it")
+        if in_order:  # (its sampler draws one order at every epoch: the call starts the pass, and reshuffles nothing)
+            edits.record(loop, f"{', '.join(f'set_epoch({loader}{epoch})' for loader in in_order)} starts each epoch "
+                         "(the loader draws in order, each process its part: the same order every epoch); "
+                         "end_epoch() ends it")
     rounds = {entry.loop for entry in found.epoch_loops}  # each of their rounds ends with end_epoch() already
     ended: set[cst.CSTNode] = set()
     for stmt, loader in found.remade:
@@ -185,6 +191,15 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             continue
         edits.todo(facts.statement(call), "no epoch loop found for this loader: call set_epoch(loader, epoch) "
                    "at the start of each epoch, or every epoch draws the same order")
+
+
+def _reads_in_order(facts: Facts, call: cst.Call) -> bool:
+    """A `DataLoader(...)` of torch's own, over a map-style data set, that draws its samples in order
+    (`draws_in_order`): every epoch reads them in the same order, whatever its number. Not a loader
+    class of the program or a registry's (its `shuffle` may be set inside), nor a stream (an
+    `IterableDataset` orders its own items)."""
+    return facts.qualify(call.func) == "torch.utils.data.DataLoader" and draws_in_order(call) \
+        and not is_iterable_dataset(facts, call)
 
 
 def _bound_first(facts: Facts, body: Sequence[cst.CSTNode], loader: str) -> cst.CSTNode | None:

@@ -212,6 +212,34 @@ for epoch in range(3):
 """, "an_iterator_made_each_epoch_and_read_with_next_gets_set_epoch_in_that_epoch_loop", report=[
         "change: set_epoch(loader, epoch) reshuffles each epoch; end_epoch() ends it",
     ], scaffold=TRAINS.instead_of("loop")),
+    # a loader that draws in order (no shuffle, no sampler of its own): set_epoch starts the pass, and the
+    # report says it reshuffles nothing (the nineteenth sweep's seq2seq trainers, 19b: "reshuffles each epoch")
+    pair("""\
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=False)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=False)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    set_epoch(loader, epoch)
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    end_epoch()
+""", "a_loader_that_draws_in_order_is_said_to_start_each_epoch_not_to_reshuffle",
+         report=["change: set_epoch(loader, epoch) starts each epoch (the loader draws in order, each process its "
+                 "part: the same order every epoch); end_epoch() ends it"],
+         scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
     # a loader the loop builds in its header: set_epoch reaches it where it is built (a second
     # `DataLoader(...)` at the top of the epoch would be another loader, and the one iterated
     # would draw the same order every epoch)
