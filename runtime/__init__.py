@@ -26,7 +26,11 @@ With more than one process the runtime keeps the script's single-process meaning
   ``sys.stdout.write``, logging to stdout) are silenced, from the runtime's import under a
   launcher (what a script prints before ``init_distributed_mode()`` too);
   ``print(..., force=True)`` still prints and ``sys.stderr`` (warnings, tracebacks) is left
-  alone. ``DDPIFY_ALL_RANKS=1`` shows every rank's output, for debugging.
+  alone, but for log records below WARNING that a logging handler writes there
+  (``logging.basicConfig()``'s default, a ``logging.StreamHandler()`` added to the root logger):
+  the main process logs them once, as it prints once; every process still logs its warnings and
+  errors, and log files are the conversion's. ``DDPIFY_ALL_RANKS=1`` shows every rank's output,
+  for debugging.
 * Errors: an uncaught DDP error about parameters that got no gradient ends with a line naming
   ``ddpify convert --find-unused-parameters``, and ``penalty_gradients`` for a gradient penalty
   (the only way out where the model that raised finds unused parameters already).
@@ -51,6 +55,7 @@ import gc
 import hashlib
 import io
 import itertools
+import logging
 import math
 import operator
 import os
@@ -204,6 +209,7 @@ class _State:
         # terminal output
         self.stdout: Any = None  # the real standard output, where print(..., force=True) goes
         self.sink: Any = None  # what sys.stdout became on a quiet rank
+        self.quiet_logs = False  # a quiet rank: log records below WARNING are not written to sys.stderr
         self.eval_splits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # shard_eval's copies
         self.remade: "dict[tuple[str, int], Any]" = {}  # shard_loader's line -> the last sampler it made there
         # self-check
@@ -269,8 +275,9 @@ def init_distributed_mode(backend: Optional[str] = None) -> None:
     machine), else ``cpu:gloo,cuda:nccl`` with CUDA (nccl for the tensors on GPUs, gloo for those a
     program keeps on the CPU, as ``charrnn``'s ``if cuda: net.cuda()`` does when not asked) and
     ``gloo`` without. Then, with more than one process, every rank takes rank 0's random state
-    (``_share_random_state``); ranks > 0 silence their standard output unless
-    ``DDPIFY_ALL_RANKS=1`` (``_setup_output``); and a hint follows DDP's unused-parameter error
+    (``_share_random_state``); ranks > 0 silence their standard output, and the log records below
+    WARNING that logging's stream handlers write to their standard error, unless
+    ``DDPIFY_ALL_RANKS=1`` (``_setup_output``, ``_install_quiet_logs``); and a hint follows DDP's unused-parameter error
     (``_install_excepthook``). ``DDPIFY_TIMEOUT`` (seconds) sets the 10 min timeout of every
     collective.
     """
@@ -419,6 +426,8 @@ def _setup_output(rank: int, environ: Mapping[str, str]) -> None:
     ``sys.stdout`` back."""
     quiet = _quiet(rank, environ)
     _setup_print(quiet)
+    _STATE.quiet_logs = quiet
+    _install_quiet_logs()
     if quiet and _STATE.sink is None:
         _STATE.stdout, _STATE.sink = sys.stdout, open(os.devnull, "w")
         sys.stdout = _STATE.sink
@@ -435,15 +444,34 @@ def _move_log_handlers(old: Any, new: Any) -> None:
     ``sys.stdout`` before the process was quieted (``logging.basicConfig(stream=sys.stdout)`` in a
     module the script imports before the runtime) kept the real standard output, and every
     process logged to the terminal."""
-    logging = sys.modules.get("logging")
-    if logging is None:
-        return
     loggers = [logging.getLogger(), *(lg for lg in list(logging.Logger.manager.loggerDict.values())
                                       if isinstance(lg, logging.Logger))]
     for logger in loggers:
         for handler in list(logger.handlers):
             if isinstance(handler, logging.StreamHandler) and getattr(handler, "stream", None) is old:
                 handler.setStream(new)
+
+
+def _install_quiet_logs() -> None:
+    """Make ``logging.StreamHandler`` drop, on a quiet rank (``_STATE.quiet_logs``), a record below
+    WARNING that it would write to the standard error: a script's ``logging.basicConfig(level=...)``
+    or ``logger.addHandler(logging.StreamHandler())`` logs to stderr, which stays every process's
+    (tracebacks, warnings), and each INFO line showed once per process (the nineteenth sweep's
+    few-shot GNN and SimCLR trainer). Handlers made before or after this, on any logger, are
+    covered (the class's method, replaced once); a FileHandler (a stream of its own) and other
+    streams are not touched. Warnings and errors still come from every process: they may differ."""
+    emit = logging.StreamHandler.emit
+    if getattr(emit, "ddpify_quiet", False):
+        return
+
+    def quiet_emit(self: Any, record: Any) -> None:
+        if _STATE.quiet_logs and record.levelno < logging.WARNING \
+                and (self.stream is sys.stderr or self.stream is sys.__stderr__):
+            return
+        emit(self, record)
+
+    quiet_emit.ddpify_quiet = True  # type: ignore[attr-defined]
+    logging.StreamHandler.emit = quiet_emit  # type: ignore[method-assign]
 
 
 def _quiet_before_init(environ: Mapping[str, str]) -> None:
@@ -1025,7 +1053,6 @@ def _file_config_on_main(source: Any, defaults: Any, encoding: Optional[str]) ->
     ``NullHandler``; the source as it is where it cannot be read here (``fileConfig`` then says
     why)."""
     import configparser
-    import logging
     import logging.config
     import logging.handlers  # noqa: F401 (``handlers.RotatingFileHandler`` is looked up through it)
 

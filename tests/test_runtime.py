@@ -1285,6 +1285,38 @@ def test_a_log_handler_made_on_stdout_before_the_process_was_quieted_goes_quiet_
     assert capsys.readouterr().out == "main\n"
 
 
+@pytest.mark.parametrize("rank, environ, logged", [
+    (1, {}, "warned\nfailed\n"),
+    # near misses: the main process, every rank shown, logs every record
+    (0, {}, "told\nwarned\nfailed\n"),
+    (1, {"DDPIFY_ALL_RANKS": "1"}, "told\nwarned\nfailed\n"),
+])
+def test_other_ranks_log_warnings_to_stderr_and_leave_info_to_the_main_one(rank, environ, logged, output_restored,
+                                                                            capsys, tmp_path):
+    """The nineteenth sweep's few-shot GNN (19c) and SimCLR trainer: `logging.StreamHandler()` on the
+    root logger writes to the standard error, which every process keeps (tracebacks, warnings): each INFO
+    line came once per process. On a quiet rank a record below WARNING written there is dropped, however
+    late the handler is made; a file the handler writes, and another stream, are untouched."""
+    import logging
+
+    logger = logging.getLogger("ddpify-test-stderr")
+    logger.setLevel(logging.INFO)
+    rt._setup_output(rank, environ)
+    handlers = [logging.StreamHandler(), logging.FileHandler(tmp_path / "log.txt")]  # made after init
+    for handler in handlers:
+        logger.addHandler(handler)
+    try:
+        logger.info("told")
+        logger.warning("warned")
+        logger.error("failed")
+    finally:
+        for handler in handlers:
+            logger.removeHandler(handler)
+            handler.close()
+    assert capsys.readouterr().err == logged
+    assert (tmp_path / "log.txt").read_text() == "told\nwarned\nfailed\n"
+
+
 @pytest.mark.parametrize("rank, environ", [(0, {}), (1, {"DDPIFY_ALL_RANKS": "1"})])
 def test_main_rank_and_ddpify_all_ranks_keep_stdout(rank, environ, output_restored, capsys):
     terminal = sys.stdout

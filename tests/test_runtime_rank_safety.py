@@ -65,6 +65,11 @@ RANKS_SCRIPT = textwrap.dedent("""
 
     logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="%(message)s")
     logging.info(f"logged by rank {rank}")
+    on_stderr = logging.getLogger("on_stderr")  # a handler of logging's default stream, made after init
+    on_stderr.addHandler(logging.StreamHandler())
+    on_stderr.propagate = False
+    on_stderr.info(f"told on stderr by rank {rank}")
+    on_stderr.warning(f"warned on stderr by rank {rank}")
     sys.stdout.write(f"progress of rank {rank}\\n")
     print(f"printed by rank {rank}")
     print(f"forced by rank {rank}", force=True)
@@ -110,8 +115,10 @@ def test_same_state_before_training_different_streams_and_one_voice(tmp_path):
     for text in ("logged by rank 1", "progress of rank 1", "printed by rank 1", "imported by rank 1"):
         assert text not in proc.stdout + proc.stderr, text
     assert "imported by rank 0" in proc.stdout
-    for text in ("stderr of rank 0", "stderr of rank 1", "stderr at import of rank 0", "stderr at import of rank 1"):
+    for text in ("stderr of rank 0", "stderr of rank 1", "stderr at import of rank 0", "stderr at import of rank 1",
+                 "told on stderr by rank 0", "warned on stderr by rank 0", "warned on stderr by rank 1"):
         assert text in proc.stderr, text
+    assert "told on stderr by rank 1" not in proc.stderr  # log records below WARNING: the main process's
 
 
 UNUSED_SCRIPT = textwrap.dedent("""
