@@ -151,7 +151,8 @@ def test_ipython_lines_become_comments_line_for_line():
         "y = a != b",
         "# torch.nn?",
         "z = x + 1  # IPython: %time z = x + 1",
-        "# %cd /data  # TODO(ddpify): an IPython magic, which the script does not run: do it by hand",
+        "# %cd /data  # TODO(ddpify): the script does not change its folder: launch it from that folder (its "
+        "relative paths are read there)",
         "if x:",
         "    pass  # !echo hi  # TODO(ddpify): a shell command, which the script does not run: run it "
         "before launching",

@@ -214,10 +214,6 @@ def _translate(lines: list[str], bound: frozenset[str] = frozenset()) -> tuple[l
             kind, what, _ = _describe(magic, magic, continued=False)
             if word in SHOW_ONLY:
                 kind, what = CHANGE, "an IPython command that only shows the folder, commented out"
-            elif word == "cd":
-                what = "the script does not change its folder: launch it from that folder (its relative paths are read there)"
-            elif word in ("pip", "conda"):
-                what = "a package install, which the script does not run: run it before launching"
             out[i] = f"# {out[i].strip()}" + (f"  {TODO} {what}" if kind == WARNING else "")
             notes.append((i + 1, kind, f"`{out[i][2:].split('  #')[0]}` (IPython's `{magic.split()[0]}`): {what}"))
             i += 1
@@ -290,6 +286,10 @@ def _describe(line: str, command: str, continued: bool) -> tuple[str, str, str |
         return CHANGE, "an IPython display setting, not needed in a script: commented out", None
     if name in PYTHON_BODY and rest and not continued and not target:
         return CHANGE, f"IPython %{name} removed: the code runs as is, once", rest
+    if name == "cd" and not target:
+        return WARNING, "the script does not change its folder: launch it from that folder (its relative paths are read there)", None
+    if name in ("pip", "conda") and not target:
+        return WARNING, "a package install, which the script does not run: run it before launching", None
     return WARNING, f"an IPython magic, which the script does not run{unset}: do it by hand", None
 
 
