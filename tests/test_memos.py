@@ -579,3 +579,82 @@ torch.save(model.state_dict(), "final.pt")
 """)).code
     assert code.count("if is_main_process():\n") == 2
     assert parsed["if is_main_process():\n    pass\n"] == 1
+
+
+def test_code_loaded_by_name_is_named_from_the_index_not_a_walk_of_the_program_per_call(tmp_path, monkeypatch):
+    """What to say of each call that loads code by a name a command-line option gives
+    (`reach.loaded_by_name`) read the options the program declares, and the assignments that may
+    name the module, by walking the whole program at each such call (sweep 19's
+    demand_pytorch_convlstm_registry: 45 files, 4 such calls, 0.2 floors of its conversion); the
+    program's facts have them indexed (decision 0154)."""
+    from ddpify.analysis import reach
+    from ddpify.inputs.program import load
+
+    entry = tmp_path / "train.py"
+    entry.write_text("import argparse\nfrom importlib import import_module\n\n"
+                     "parser = argparse.ArgumentParser()\nparser.add_argument('--cfg', type=str)\n"
+                     "parser.add_argument('--data-module', type=str)\nargs = parser.parse_args()\n"
+                     "name = args.cfg[:-3]\ncfg = import_module(name)\ndata = import_module(args.data_module)\n")
+    program = load(entry, entry.read_bytes())
+    facts = Facts(program.merged, program)
+    loads = [c for c in facts.calls if mt.is_name(c.func, "import_module")]
+    walked: list = []
+    findall = mt.findall
+
+    def counted(node, *args, **kwargs):
+        walked.append(node)
+        return findall(node, *args, **kwargs)
+    monkeypatch.setattr(mt, "findall", counted)
+    said = [reach.loaded_by_name(facts, program, call) for call in loads]
+    monkeypatch.undo()
+    assert ["`--cfg`" in said[0], "`--data-module`" in said[1]] == [True, True], said
+    assert not [node for node in walked if isinstance(node, cst.Module)]
+
+
+def test_whether_a_model_keeps_an_attribute_is_read_off_one_pass_over_the_assignments():
+    """`_submodule_of` (does a class the model may be keep `self.<attr>`: is `model.decoder(z)` a
+    sub-module run beside the forward) is asked for each call on a model and each argument read
+    off one, and read every assignment of the program each time (sweep 19: 510,214 assignments
+    compared for 280 questions); the assignments are grouped by attribute once per program
+    (`_kept_attributes`, 4841ce67)."""
+    class Counted(list):
+        reads = 0
+
+        def __iter__(self):
+            Counted.reads += 1
+            return super().__iter__()
+    facts = analyse(parse_module(HEAD + UNIT.format(i=0) + UNIT.format(i=1))).facts
+    facts.assigns = Counted(facts.assigns)
+    net0, net1 = facts.classes["Net0"], facts.classes["Net1"]
+    asked = [models._submodule_of(facts, [net0], attr) for attr in ("fc", "score", "head")]
+    asked.append(models._submodule_of(facts, [net1], "fc"))
+    assert asked == [True, False, False, True]
+    assert Counted.reads == 1
+
+
+def test_the_classes_a_lookup_in_a_module_may_give_are_found_once_per_module(tmp_path):
+    """`getattr(models, name)(...)` of a module of the program may build any of its classes
+    (`_classes_looked_up_in_module`); every call through a name that holds such a lookup asked
+    again, each time a pass over every class of the program and the file of each (sweep 19's
+    demand_pytorch_convlstm_registry: 322 questions for 32 lookups). The classes of a set of
+    modules are found once per program; each question gets its own list."""
+    from ddpify.inputs.program import load
+
+    (tmp_path / "nets.py").write_text("import torch\n\n\nclass A(torch.nn.Module):\n    pass\n\n\n"
+                                      "class B(torch.nn.Module):\n    pass\n")
+    entry = tmp_path / "train.py"
+    entry.write_text("import sys\n\nimport nets\n\nfirst = getattr(nets, sys.argv[1])()\n"
+                     "second = getattr(nets, sys.argv[2])()\n")
+    program = load(entry, entry.read_bytes())
+    facts = Facts(program.merged, program)
+    lookups = [c for c in facts.calls if mt.is_name(c.func, "getattr")]
+    asked: list = []
+    part_of = program.part_of
+    program.part_of = lambda node, parents: asked.append(node) or part_of(node, parents)  # type: ignore[method-assign]
+    found = [facts._classes_looked_up_in_module(c) for c in lookups for _ in range(2)]
+    assert [[c.name.value for c in f] for f in found] == [["A", "B"]] * 4
+    assert found[0] is not found[1]
+    first = len(asked)
+    facts._classes_looked_up_in_module(lookups[0])
+    assert first and len(asked) == first
+

@@ -152,7 +152,8 @@ def loaded_by_name(facts: Facts, program: Program, call: cst.Call) -> str:
     named = mt.keyword(call, "location") or (call.args[1] if len(call.args) > 1 else None) \
         if (facts.qualify(call.func) or dotted(call.func) or "").endswith("spec_from_file_location") else \
         (call.args[0] if call.args else None)  # the path of a file spec, else the module's name
-    option = command_line.option_read(named.value, facts.module) if named is not None else None
+    option = command_line.option_read(named.value, facts.module, facts.calls, facts.findall(facts.module, cst.Assign)) \
+        if named is not None else None
     if option is None:
         return f"`{facts.code(call)}` loads code by name, which ddpify does not follow"
     flag, script = option.flags[0] if option.flags else option.dest.upper(), program.parts[0].path.name

@@ -42,11 +42,14 @@ class Option:
     choices: tuple[str, ...]
 
 
-def options(module: cst.Module) -> dict[str, Option]:
+def options(module: cst.Module, calls: Sequence[cst.Call] | None = None) -> dict[str, Option]:
     """The options a module declares, by `dest`: every `*.add_argument(...)` call whose names are
-    strings written out."""
+    strings written out. `calls`: the module's calls in source order, where an index has them (a
+    program's `Facts`: no walk of the module)."""
     found: dict[str, Option] = {}
-    for call in mt.findall(module, cst.Call, lambda c: mt.is_attribute(c.func, "add_argument")):
+    for call in mt.findall(module, cst.Call) if calls is None else calls:
+        if not mt.is_attribute(call.func, "add_argument"):
+            continue
         names = [a.value for a in call.args if a.keyword is None and not a.star]
         if not names or not all(isinstance(n, cst.SimpleString) for n in names):
             continue
@@ -119,26 +122,32 @@ def values(expr: cst.BaseExpression, module: cst.Module, argv: Sequence[str] | N
     return [v for value in raw if (v := _evaluate(expr, module, option, value)) is not None]
 
 
-def option_read(expr: cst.BaseExpression, module: cst.Module) -> Option | None:
+def option_read(expr: cst.BaseExpression, module: cst.Module, calls: Sequence[cst.Call] | None = None,
+                assigns: Sequence[cst.Assign] | None = None) -> Option | None:
     """The option whose value `expr` computes the module name from (`args.cfg`, through string
-    operations); None where it reads none."""
-    return _option_read(expr, module, options(module))
+    operations); None where it reads none. `calls`, `assigns`: the module's calls and assignments in
+    source order, where an index has them (a program's `Facts`, asked at each call that loads code
+    by name: no walk of the whole program per call)."""
+    return _option_read(expr, module, options(module, calls), assigns)
 
 
-def _option_read(expr: cst.BaseExpression, module: cst.Module, declared: dict[str, Option]) -> Option | None:
+def _option_read(expr: cst.BaseExpression, module: cst.Module, declared: dict[str, Option],
+                 assigns: Sequence[cst.Assign] | None = None) -> Option | None:
     if not declared:
         return None
-    for attr in mt.findall(_resolved(expr, module), cst.Attribute):
+    for attr in mt.findall(_resolved(expr, module, assigns), cst.Attribute):
         if isinstance(attr.value, cst.Name) and attr.attr.value in declared:
             return declared[attr.attr.value]
     return None
 
 
-def _resolved(expr: cst.BaseExpression, module: cst.Module) -> cst.BaseExpression:
+def _resolved(expr: cst.BaseExpression, module: cst.Module,
+              assigns: Sequence[cst.Assign] | None = None) -> cst.BaseExpression:
     """`expr`, a name bound once in the module to another expression replaced by it (`name =
-    args.cfg[:-3]`, then `import_module(name)`)."""
+    args.cfg[:-3]`, then `import_module(name)`); `assigns`: the module's assignments, where an index
+    has them."""
     if isinstance(expr, cst.Name):
-        values = [a.value for a in mt.findall(module, cst.Assign)
+        values = [a.value for a in (mt.findall(module, cst.Assign) if assigns is None else assigns)
                   if len(a.targets) == 1 and mt.is_name(a.targets[0].target, expr.value)]
         if len(values) == 1:
             return values[0]

@@ -189,6 +189,7 @@ class Facts:
         self._looked_up: dict[cst.Call, str | None] = {}  # `looked_up_in`
         self._refs: dict[object, Ref | None] = {}  # `ref`: by the expression, or (expression, place)
         self._sources: dict[Ref, list[cst.BaseExpression]] = {}  # `sources`
+        self._module_classes: dict[frozenset[str], list[cst.ClassDef]] = {}  # `_classes_of_modules`
 
     @contextmanager
     def _apart(self) -> Iterator[None]:
@@ -855,12 +856,23 @@ class Facts:
         program such a module imports by name from elsewhere (`pkg/data.py`: `from pkg.toy import Toy`)."""
         if not mt.is_name(expr.func, "getattr") or len(expr.args) < 2 or self.program is None:
             return []
-        held = self._held_program_modules(expr.args[0].value)
-        imported = {q for part in self.program.parts if part.name in held for q in _imported_names(part)}
-        return [c for c in self.by_type.get(cst.ClassDef, ()) if held and type(self.scope(c)) is not cst.FunctionDef
+        return list(self._classes_of_modules(self._held_program_modules(expr.args[0].value)))
+
+    def _classes_of_modules(self, held: frozenset[str]) -> list[cst.ClassDef]:
+        """The top-level classes of the program's modules `held` and of their submodules, and the
+        classes of the program those modules import by name (`_classes_looked_up_in_module`): found
+        once per set of modules, which every lookup through a name that holds them asks again."""
+        found = self._module_classes.get(held)
+        if found is None:
+            assert self.program is not None
+            program = self.program
+            imported = {q for part in program.parts if part.name in held for q in _imported_names(part)}
+            found = self._module_classes[held] = [
+                c for c in self.by_type.get(cst.ClassDef, ()) if held and type(self.scope(c)) is not cst.FunctionDef
                 and self.enclosing_class(c) is None
-                and any(n == h or n.startswith(h + ".") for h in held for n in [self.program.part_of(c, self.parents).name])
-                or f"{self.program.part_of(c, self.parents).name}.{c.name.value}" in imported]
+                and any(n == h or n.startswith(h + ".") for h in held for n in [program.part_of(c, self.parents).name])
+                or f"{program.part_of(c, self.parents).name}.{c.name.value}" in imported]
+        return found
 
     def classes_looked_up(self, call: cst.Call) -> list[cst.ClassDef]:
         """The classes of the program a call that looks one up by name may give: `getattr(models,
