@@ -119,6 +119,7 @@ class SameValues:
         self.facts, self.ranks = facts, ranks
         self._guarding: set[Ref] = ranks.cycles.following()  # the names `_bound_on_some_ranks` is answering
         self._core_names: dict[Ref, bool] = {}  # `_core_name`'s answers in the question under way (`_core_of`)
+        self._sharding: dict[cst.ClassDef, bool] = {}  # `_mentions_sharding`
 
     @cached_property
     def agreed_names(self) -> set[str]:
@@ -329,7 +330,14 @@ class SameValues:
         f = self.facts
         cls = f.classes.get(dotted(call.func) or "")
         return cls is not None and any(isinstance(s, cst.FunctionDef) and s.name.value == "__len__" for s in cls.body.body) \
-            and not SHARDING_WORDS.search(f.code(cls)) and not any(self.ranks.rank_dependent(a.value, 3) for a in call.args)
+            and not self._mentions_sharding(cls) and not any(self.ranks.rank_dependent(a.value, 3) for a in call.args)
+
+    def _mentions_sharding(self, cls: cst.ClassDef) -> bool:
+        """Does the code of `cls` mention ranks, world sizes or shards (`SHARDING_WORDS`)? Printed
+        once per class: each save's test asks of each data set that sizes it."""
+        if cls not in self._sharding:
+            self._sharding[cls] = SHARDING_WORDS.search(self.facts.code(cls)) is not None
+        return self._sharding[cls]
 
     def _own_share(self, data: cst.Call) -> bool:
         """Does a torch loader or data set hold this process's own share of the data: the data set
