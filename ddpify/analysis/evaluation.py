@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 import libcst as cst
 
-from ddpify.analysis import meters
+from ddpify.analysis import meters, objects
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, Scope
 from ddpify.analysis.loaders import DATALOADER, Loaders, is_iterable_dataset
@@ -68,8 +68,7 @@ def find(facts: Facts, models: Models, loaders: Loaders) -> list[EvalLoop]:
         if not isinstance(loop, cst.For) or mt.is_counting(loop.iter) or facts.trains(loop):
             continue
         loader = _behind_wrapper(facts, mt.strip_iteration(loop.iter), loop)
-        origins = facts.origins(loader)
-        calls = [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
+        origins, calls = _loader_sites(facts, loader, loader_calls)
         if not calls or any(c in loaders.training for c in calls) or loop in loaders.sharded_loops:
             continue  # not over a loader, or over a sharded training loader (shard-metrics)
         if not _leaves_values(facts, loop):
@@ -81,6 +80,23 @@ def find(facts: Facts, models: Models, loaders: Loaders) -> list[EvalLoop]:
             entry.kept = str(why)
         found.append(entry)
     return found + list(_unsplit(facts, loaders, loader_calls))
+
+
+def _loader_sites(facts: Facts, loader: cst.BaseExpression, loader_calls: list[cst.Call]
+                  ) -> tuple[list[cst.BaseExpression], list[cst.Call]]:
+    """(where `loader` comes from, the DataLoader calls among them): its origins by name, or, where
+    those reach no DataLoader (`evaluate(model, dm.val_loader)`, the loader an attribute a data
+    module's `setup()` set), the objects it may hold (ddpify.analysis.objects), when every one of
+    them is a DataLoader the program builds."""
+    origins = facts.origins(loader)
+    calls = [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
+    if calls:
+        return origins, calls
+    held = objects.of(facts).values(loader)
+    made = [c for c in loader_calls if c in held]
+    if made and len(made) == len(held):
+        return list(made), made
+    return origins, calls
 
 
 def _behind_wrapper(facts: Facts, iterated: cst.BaseExpression, loop: cst.For) -> cst.BaseExpression:
@@ -107,8 +123,7 @@ def _unsplit(facts: Facts, loaders: Loaders, loader_calls: list[cst.Call]) -> It
     found: list[tuple[cst.For | cst.Call, cst.BaseExpression]] = [*shared, *comprehensions]
     for node, iterated in found:
         loader = mt.strip_iteration(iterated)
-        origins = facts.origins(loader)
-        calls = [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
+        _, calls = _loader_sites(facts, loader, loader_calls)
         if not any(c not in loaders.training and c not in loaders.iterable for c in calls):
             continue
         why = "it runs through a loop that also trains" if isinstance(node, cst.For) else \

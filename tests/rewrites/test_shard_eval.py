@@ -12,6 +12,55 @@ NAME = "shard-eval"
 PAIRS = [
     pair("""\
 from tqdm import tqdm
+class Data:
+    def setup(self):
+        self.val_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+def evaluate(net, loader):
+    total = 0.0
+    with torch.no_grad():
+        for x, y in loader:
+            total += ((net(x) - y) ** 2).sum().item()
+    return total / len(loader.dataset)
+dm = Data()
+dm.setup()
+print(evaluate(model, dm.val_loader))
+""", """\
+from ddpify_runtime import reduce_sum, shard_eval
+
+from tqdm import tqdm
+class Data:
+    def setup(self):
+        self.val_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+def evaluate(net, loader):
+    total = 0.0
+    with torch.no_grad():
+        for x, y in shard_eval(loader):
+            total += ((net(x) - y) ** 2).sum().item()
+        total = reduce_sum(total)
+    return total / len(loader.dataset)
+dm = Data()
+dm.setup()
+print(evaluate(model, dm.val_loader))
+""", "a_loader_kept_as_an_attribute_of_a_data_object_and_handed_to_the_evaluation_is_split",
+         scaffold=TRAINS.at_end),
+    kept("""\
+from tqdm import tqdm
+class Data:
+    def setup(self, cached):
+        self.val_loader = [(torch.randn(4, 2), torch.randn(4, 1))] if cached else \\
+            DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+def evaluate(net, loader):
+    total = 0.0
+    with torch.no_grad():
+        for x, y in loader:
+            total += ((net(x) - y) ** 2).sum().item()
+    return total
+dm = Data()
+dm.setup(False)
+print(evaluate(model, dm.val_loader))
+""", "an_attribute_that_may_hold_a_list_of_batches_is_no_loader_to_split", report=[], scaffold=TRAINS.at_end),
+    pair("""\
+from tqdm import tqdm
 def count_correct(out, y):
     return (out.sign() == y.sign()).sum().item()
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
