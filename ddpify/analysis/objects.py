@@ -967,6 +967,12 @@ class Objects:
         """The names a call's value is bound to (`eval_loader = create_loader(...)`)."""
         return self._bound.get(call, [])
 
+    def bound_at(self, call: cst.Call) -> list[Ref]:
+        """The names a call's value is bound to, whole or unpacked by place (`loader, n = make(...)`:
+        both)."""
+        return [r for key, refs in self._bound.items() if key is call or isinstance(key, tuple) and key[0] is call
+                for r in refs]
+
     @cached_property
     def _bound(self) -> dict[cst.CSTNode, list[Ref]]:
         """For each value assigned to a name, the names it is bound to; a tuple's elements unpacked by

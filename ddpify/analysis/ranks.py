@@ -729,7 +729,9 @@ class Ranks:
         `if args.local_rank == -1 ...:` (also `and`-ed with more), or the `else` of `!= -1`, or
         the `else` of a test that the run has several processes (`if multi_gpu:` ... `else:`, or
         the body of `if not multi_gpu:`
-        with `multi_gpu = int(os.environ.get("WORLD_SIZE", 1)) > 1`, `if dist.is_initialized():`),
+        with `multi_gpu = int(os.environ.get("WORLD_SIZE", 1)) > 1`, `if dist.is_initialized():`;
+        also `and`-ed with more: `if len(gpus) > 1 and not is_dist_avail_and_initialized():`, where a
+        launcher starts its workers),
         or after an `assert` of its block that the run is not (`assert opt.local_rank == -1, "DDP
         mode not implemented for --evolve"`, `assert dist.get_world_size() == 1`), or where a test holds that its function's
         distributed branch asserts false (`if LOCAL_RANK != -1: assert not opt.evolve`)?"""
@@ -748,6 +750,9 @@ class Ranks:
                 holds = in_body != negated
                 if not holds and self.several_processes(test, every=True):
                     return True  # the body of `if not multi_gpu:`, as the `else` of `if multi_gpu:`
+                if in_body and any(isinstance(c, cst.UnaryOperation) and isinstance(c.operator, cst.Not)
+                                   and self.several_processes(c.expression, every=True) for c in _conjuncts(anc.test)):
+                    return True  # `if len(devices) > 1 and not dist.is_initialized():`: no process group there
                 if in_body and self._other_mode(anc.test):
                     return True
                 ruled_out = self._ruled_out_when_distributed(self.facts.scope(node))
@@ -812,7 +817,8 @@ class Ranks:
     def several_processes(self, test: cst.BaseExpression, depth: int = 2, every: bool = False) -> bool:
         """Does `test` say the run has more than one process: `dist.is_initialized()`,
         `world_size > 1`, `int(os.environ.get("WORLD_SIZE", 1)) > 1`, `dist.get_world_size() != 1`,
-        a rank the launcher set (`int(os.environ.get("RANK", -1)) != -1`), either side of an `and`
+        a rank the launcher set (`int(os.environ.get("RANK", -1)) != -1`), a function of the program
+        that answers it (`is_dist_avail_and_initialized()`: `_asks_for_a_group`), either side of an `and`
         (`dist.is_available() and dist.is_initialized()`), or a name or attribute every assignment
         of which is one of those (`multi_gpu = ...`, `self.is_ddp = ...`) or `False` (`cfg.distributed
         = False` where no launcher set WORLD_SIZE: the flag is never true there)? With `every`, whether it
@@ -826,7 +832,8 @@ class Ranks:
         if self._asks_one_process(test, False):
             return True
         if isinstance(test, cst.Call):
-            return f.qualify(test.func) == "torch.distributed.is_initialized"
+            return f.qualify(test.func) == "torch.distributed.is_initialized" or depth > 0 and self._asks_for_a_group(
+                test, depth - 1, every)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             op, right = test.comparisons[0].operator, test.comparisons[0].comparator
             bound = right.value if isinstance(right, cst.Integer) else None
@@ -841,6 +848,30 @@ class Ranks:
             ref = f.ref(test)
             sources = [s for s in (f.sources(ref) if ref is not None else []) if not mt.is_name(s, "False")]
             return bool(sources) and all(self.several_processes(s, depth - 1, every) for s in sources)
+        return False
+
+    def _asks_for_a_group(self, call: cst.Call, depth: int, every: bool) -> bool:
+        """Is `call` a function of the program that answers whether the run has a process group:
+        `False` under `if not dist.is_initialized():` (and `if not dist.is_available():`) at its top
+        level, then `True` or such a test (`is_dist_avail_and_initialized()` of DETR and its kin)?"""
+        f = self.facts
+        funcs = f.user_functions(call)
+        if len(funcs) != 1:
+            return False
+        asked = False
+        for stmt in funcs[0].body.body:
+            if isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.test, cst.UnaryOperation) \
+                    and isinstance(stmt.test.operator, cst.Not) and _returns_only(stmt.body, "False"):
+                question = stmt.test.expression
+                if self.several_processes(question, depth, every):
+                    asked = True
+                elif not (isinstance(question, cst.Call) and f.qualify(question.func) == "torch.distributed.is_available"):
+                    return False
+            elif isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Return):
+                value = stmt.body[0].value
+                return value is not None and (asked and mt.is_name(value, "True") or self.several_processes(value, depth, every))
+            elif not isinstance(stmt, cst.SimpleStatementLine) or not all(isinstance(s, cst.Expr) for s in stmt.body):
+                return False  # anything but its docstring
         return False
 
     @cached_property
@@ -1607,6 +1638,15 @@ def _count_compared(test: cst.BaseExpression, forms: tuple[tuple[type, str], ...
 
 # calls every process must make: the DDP wrap (it broadcasts the parameters) and the group's start
 _JOINING = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.distributed.init_process_group"})
+
+
+def _returns_only(block: cst.BaseSuite, name: str) -> bool:
+    """Is `block` one `return NAME` (`return False`)?"""
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    small = body[0].body if len(body) == 1 and isinstance(body[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite)) \
+        else []
+    return len(small) == 1 and isinstance(small[0], cst.Return) and small[0].value is not None \
+        and mt.is_name(small[0].value, name)
 
 
 def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -62,7 +62,9 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     evaluation reads (a loop that does not train, a function named for evaluation, a sampler or
     loader named for it, `val_sampler`, also where a training function is handed it under such a
     name: `fit(model, train_loader, test_loader)`) is left alone: the order of an evaluation pass does not
-    change its result. Nor is a sampler built in a `*_dataloader` hook of a Lightning data module
+    change its result. So is a call of a helper that builds the sampler and returns its loader
+    (also in a tuple: `test_loader, n = build_loader("test")`) whose loader only evaluation reads,
+    or nothing: the helper's call for training is still reported. Nor is a sampler built in a `*_dataloader` hook of a Lightning data module
     or module (or a helper only those hooks call): Lightning's loop calls its `set_epoch`.
     Also found: a `set_epoch` called only `if isinstance(sampler, DistributedSampler):` where the
     sampler is the project's own (a batch sampler class with a `set_epoch`, built to shuffle), which
@@ -84,11 +86,14 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
                 sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) else []
                 if sites and not any(_built_for(f, call, func, site) for site in sites):
                     continue  # every call of its helper passes what skips it (`sampler_type=SamplerType.INFINITE`)
+                if sites and all(_unread_or_evaluated_at(ctx, call, site) for site in sites
+                                 if _built_for(f, call, func, site)):
+                    continue  # every loader its helper makes goes to evaluation or to nothing
                 yield Hit(call, "this DistributedSampler shuffles, but nothing calls its set_epoch(epoch): every "
                                 "epoch sees the same order")
                 continue
             for site in _entry_calls(f, call):  # built in a helper of another module: where this file calls it
-                if site not in reported:
+                if site not in reported and not _unread_or_evaluated_at(ctx, call, site):
                     reported.add(site)
                     yield Hit(site, f"`{f.code(site.func)}(...)` builds a DistributedSampler that shuffles (in "
                                     f"`{f.scope(call).name.value}`), but nothing calls its set_epoch(epoch): every "
@@ -591,20 +596,47 @@ def _evaluated_through_factory(ctx: Context, sampler: cst.Call) -> bool:
         return False
     for call in f.call_sites(func):
         bound = set(flow.bound_to(call))
-        if not bound or not _built_for(f, sampler, func, call):
-            continue
-        refs = flow.carriers(bound)
-        names = {ref.name for ref in refs}
-        loops = [lp for lp in f.loops if isinstance(lp, cst.For) and dotted(it := mt.strip_iteration(lp.iter)) in names
-                 and f.ref(it) in refs]
-        passed = [c for c in f.calls if not f.user_functions(c) and any(  # the program's own are followed
-            dotted(a.value) in names and f.ref(a.value) in refs for a in c.args)]
-        evaluated = [c for c in passed if EVALUATES.search(_called(c))] or \
-            all(EVALUATES.search(r.name.split(".")[-1]) for r in bound) and not _never_read(f, refs)
-        trained = any(f.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
-        if (loops or evaluated) and not trained:
+        if bound and _built_for(f, sampler, func, call) and _read_for_evaluation_only(f, flow.carriers(bound), bound):
             return True
     return False
+
+
+def _unread_or_evaluated_at(ctx: Context, sampler: cst.Call, site: cst.Call) -> bool:
+    """Is the loader drawing from `sampler`, built in a helper of another module, bound where the
+    checked file's `site` calls that helper (whole or by its place in a returned tuple:
+    `test_loader, n, bs = builder.get_dataloader_ddp(split='test')`) to names nothing reads, or that
+    only evaluation reads (loops that do not train, functions outside the program named for
+    evaluation, names for it)? The order of such a loader repeats nothing that trains; another
+    call of the same helper, for training, is still reported."""
+    f = ctx.facts
+    flow = objects.of(f)
+    func = f.scope(sampler)
+    made = [c for c in ctx.script.calls_of(LOADER) if f.scope(c) is func]
+    drawing = [c for c in made if any(f.is_inside(sampler, o) for arg in _sampler_args(f, c) for o in f.origins(arg))]
+    # a mapping of loader arguments filled by item (`params["sampler"] = sampler`) is not followed:
+    # then the helper's only loader
+    held = {r for c in drawing or (made if len(made) == 1 else []) for r in flow.bound_to(c)}
+    bound = set(flow.bound_at(site)) & flow.carriers(held)
+    if not bound:
+        return False
+    refs = flow.carriers(bound)
+    return _never_read(f, refs) or _read_for_evaluation_only(f, refs, bound)
+
+
+def _read_for_evaluation_only(f, refs: set[Ref], bound: set[Ref]) -> bool:
+    """Is a loader bound to `bound` and handed on to `refs` (`objects`' carriers) read only by
+    evaluation: iterated by loops that do not train or passed to functions outside the program
+    named for evaluation (the program's own are followed by the carriers), or named for evaluation
+    where it is bound and read, and by nothing that trains?"""
+    names = {ref.name for ref in refs}
+    loops = [lp for lp in f.loops if isinstance(lp, cst.For) and dotted(it := mt.strip_iteration(lp.iter)) in names
+             and f.ref(it) in refs]
+    passed = [c for c in f.calls if not f.user_functions(c) and any(
+        dotted(a.value) in names and f.ref(a.value) in refs for a in c.args)]
+    evaluated = [c for c in passed if EVALUATES.search(_called(c))] or \
+        all(EVALUATES.search(r.name.split(".")[-1]) for r in bound) and not _never_read(f, refs)
+    trained = any(f.trains(loop) for loop in loops) or any(TRAINS.search(_called(c)) for c in passed)
+    return bool(loops or evaluated) and not trained
 
 
 def _loader_names(ctx: Context, sampler: cst.Call) -> set[Ref] | None:
