@@ -910,3 +910,32 @@ def test_a_module_whose_weights_are_copied_from_a_trained_model_follows_it(name)
     found = models.find(facts)
     assert {r.name for r in found.refs} >= {"self.q"}
     assert {r.name for r in models.weight_copies(facts, found.refs)} == expected
+
+
+# which calls prepare data files the other processes then read (`writes.prepared_by`; built or run on each
+# node's first process first): a cache, written where a test of its existence finds it missing, and read
+PREPARES = ("import os\nimport pickle\nimport torch\n\n\nclass Cache:\n    def __init__(self, p):\n"
+            "        if not os.path.exists(p):\n            self.x = [1.0]\n            with open(p, 'wb') as f:\n"
+            "                pickle.dump(self.x, f)\n        else:\n            with open(p, 'rb') as f:\n"
+            "                self.x = pickle.load(f)\n{}\n\n\n"
+            "def cached(p):\n    if not os.path.isfile(p):\n        torch.save(torch.ones(2), p)\n    return torch.load(p)\n\n\n"
+            "def save_once(p, x):\n    if not os.path.exists(p):\n        torch.save(x, p)\n\n\n"
+            "model = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n{}\n")
+PREPARES_TESTS = {  # (what the class's __init__ also does, the statement asked of, prepares)
+    "an_object_caching_its_data": ("", "c = Cache('x.pkl')", True),
+    "a_function_caching_its_data": ("", "x = cached('x.pt')", True),
+    "near_miss_a_save_where_missing_never_read": ("", "save_once('m.pt', model.state_dict())", False),
+    "near_miss_a_cache_in_a_loop_that_trains": ("", "for i in range(2):\n    x = cached('x.pt')\n    opt.zero_grad()\n"
+                                                "    model(x).sum().backward()\n    opt.step()", False),
+    "near_miss_a_cache_beside_an_optimizer": ("        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)",
+                                              "c = Cache('x.pkl')", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PREPARES_TESTS))
+def test_a_cache_of_the_program_prepares_its_files(name):
+    extra, statement, prepares = PREPARES_TESTS[name]
+    facts = Facts(parse_module(PREPARES.format(extra, statement)))
+    call = next(c for c in facts.calls if facts.code(c).startswith(("Cache(", "cached(", "save_once(")) and
+                facts.scope(c) is facts.module)
+    assert (writes.prepared_by(facts, call) is not None) is prepares

@@ -333,7 +333,10 @@ def prepared_by(facts: Facts, call: cst.Call) -> cst.Call | None:
     a download, `FETCHES`, or an archive unpacked, `.extractall(dest)`), trains nothing (no backward,
     no optimizer built) and is called in no loop that trains (a report posted each epoch prepares no data):
     torchmf's `read_movielens_df()` downloads the zip where it is missing, extracts it, and reads
-    the ratings back."""
+    the ratings back. Or, on the same terms, `call` builds a class of the program or runs a function
+    of it that keeps a cache: writes a file where a test of that file's existence finds it missing,
+    and reads it (hcnoh's `MNISTLoader()` parses the MNIST CSVs and pickles the arrays beside them where the
+    pickles are missing, and loads the pickles where they are there)."""
     return _preparing(facts, call)[1]
 
 
@@ -369,11 +372,12 @@ def _preparing(facts: Facts, call: cst.Call) -> tuple[frozenset[cst.FunctionDef]
 def _prepares(facts: Facts, call: cst.Call) -> tuple[frozenset[cst.FunctionDef], cst.Call | None]:
     """`_preparing`, not memoised."""
     functions = facts.user_functions(call)
-    builds = facts.builds(call)
-    if not functions or builds and not all(is_data_set(facts, facts.enclosing_class(f)) for f in functions):
+    if not functions:
         return frozenset(), None
-    seen, write, fetched = _runs(facts, tuple(functions))
-    if builds or fetched and not any(facts.trains(f) for f in seen) and not _makes_optimizer(facts, seen) and \
+    seen, write, fetched, cached = _runs(facts, tuple(functions))
+    if facts.builds(call) and all(is_data_set(facts, facts.enclosing_class(f)) for f in functions):
+        return seen, write
+    if (fetched or cached) and not any(facts.trains(f) for f in seen) and not _makes_optimizer(facts, seen) and \
             not any(facts.trains(loop) for loop in facts.enclosing_loops(call)):
         return seen, write  # (a fetch inside a training loop posts progress: no data set is prepared there)
     return frozenset(), None
@@ -387,27 +391,87 @@ def _makes_optimizer(facts: Facts, functions: frozenset[cst.FunctionDef]) -> boo
 
 
 def _runs(facts: Facts, functions: tuple[cst.FunctionDef, ...], depth: int = 3) \
-        -> tuple[frozenset[cst.FunctionDef], cst.Call | None, bool]:
+        -> tuple[frozenset[cst.FunctionDef], cst.Call | None, bool, bool]:
     """(the functions that calling `functions` runs, `depth` calls down; the first file write among
-    them; whether one of them fetches data): walked once per `functions`, however many calls run
-    them (`preparing` asks of every call of the program)."""
+    them; whether one of them fetches data; whether they keep a cache, writing a file whose
+    existence they test and that they read): walked once per `functions`, however many calls run them (`preparing`
+    asks of every call of the program)."""
     memo = facts.__dict__.setdefault("_runs", {})
     if functions in memo:
         return memo[functions]
     seen: set[cst.FunctionDef] = set()
     key, write, fetched = functions, None, False
+    written: list[cst.BaseExpression] = []
+    tested: list[cst.BaseExpression] = []
+    read: list[cst.BaseExpression] = []
     while functions and depth >= 0:
         seen.update(functions)
         found: list[cst.FunctionDef] = []
         for func in functions:
             for inner in facts.calls_of(func):
-                if write is None and file_write(facts, inner) is not None:
-                    write = inner
+                if file_write(facts, inner) is not None:
+                    write = write or inner
+                    if _names_its_file(facts, inner) and (path := written_path(facts, inner)) is not None:
+                        written.append(_opened_path(facts, path, inner))
+                if (path := existence_tested(facts, inner)) is not None:
+                    tested.append(path)
+                if (path := _read(facts, inner)) is not None:
+                    read.append(path)
                 fetched = fetched or fetches(facts, inner)
                 found += [f for f in facts.user_functions(inner) if f not in seen and f not in found]
         functions, depth = tuple(found), depth - 1
-    memo[key] = frozenset(seen), write, fetched
+    cached = any(same_file(facts, w, t) and any(same_file(facts, w, r) for r in read) for w in written for t in tested)
+    memo[key] = frozenset(seen), write, fetched, cached
     return memo[key]
+
+
+EXISTENCE_TESTS = frozenset({"os.path.exists", "os.path.isfile", "os.path.lexists"})
+# readers given the path of the file they read (`pickle.load(f)` reads the `open(p, "rb")` it is handed)
+PATH_READERS = frozenset({"torch.load", "numpy.load", "numpy.loadtxt", "joblib.load", "pandas.read_csv",
+                          "pandas.read_pickle", "pandas.read_parquet"})
+
+
+def _opened_path(facts: Facts, path: cst.BaseExpression, at: cst.CSTNode) -> cst.BaseExpression:
+    """The path of the file a handle names, opened by the `with` around `at` (`f` of `with open(p,
+    "wb") as f: pickle.dump(x, f)`: `p`), or `path` itself."""
+    if not isinstance(path, cst.Name):
+        return path
+    for node in facts.ancestors(at):
+        for item in node.items if isinstance(node, cst.With) else ():
+            opener = item.item
+            if item.asname is not None and mt.is_name(item.asname.name, path.value) \
+                    and isinstance(opener, cst.Call) and mt.is_call_of(opener, "open") \
+                    and (opened := read_path(facts, opener)) is not None:
+                return opened
+    return path
+
+
+def _read(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
+    """The path a call that reads a file reads (`open(p)` not for writing, `torch.load(p)`), or None."""
+    if mt.is_call_of(call, "open") and not mt.is_open_for_writing(call) or facts.qualify(call.func) in PATH_READERS:
+        return read_path(facts, call)
+    return None
+
+
+def existence_tested(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
+    """The path whose existence `call` tests (`os.path.exists(p)`, `os.path.isfile(p)`,
+    pathlib's `p.exists()`, `p.is_file()`), or None."""
+    if facts.qualify(call.func) in EXISTENCE_TESTS and (given := mt.positional(call, 0)) is not None:
+        return given.value
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("exists", "is_file") and not call.args \
+            and facts.qualify(call.func) is None:
+        return call.func.value
+    return None
+
+
+def same_file(facts: Facts, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """Do the paths `a` and `b` name the same file as far as their last parts are known: the
+    same expression, or tails known for both that agree (`os.path.join(d, "x.pickle")` and
+    `os.path.join(self.root, "x.pickle")`)?"""
+    if facts.code(a) == facts.code(b):
+        return True
+    mine, theirs = path_tails(facts, a), path_tails(facts, b)
+    return mine is not None and theirs is not None and any(not _differ(x, y) for x in mine for y in theirs)
 
 
 def fetches(facts: Facts, call: cst.Call) -> bool:

@@ -27,6 +27,12 @@ So is a call of a function of the program that fetches its data and writes it, a
 nothing (`writes.prepared_by`: torchmf's `ratings = read_ratings("data")`, whose `download(dest)`
 runs `requests.get(url)`, writes the zip and `.extractall(dest)`s it where it is missing, then reads
 the ratings back): under `with main_process_first():` where it is called, not inside it.
+
+So is an object of the program built, or a function of it called, that keeps a cache of its data
+(writes a file where a test of that file's existence finds it missing, and reads it), training
+nothing: `loader = MNISTLoader()`, whose `__init__` pickles the arrays it parses from CSV files
+where the pickles are missing and loads them where they are there. Built by every process at once,
+one starting late finds a pickle the first is still writing.
 """
 
 from __future__ import annotations

@@ -485,3 +485,55 @@ def test_a_function_that_fetches_and_builds_a_model_stepping_its_own_optimizer_i
     code = rewritten(NAME, FETCHED_BESIDE_A_LEARNER).code
     assert "with main_process_first():\n        x = torch.from_numpy(load(\"data\")).float()\n" in code
     assert "\nmain()\n" in code
+
+
+CACHED = """\\
+import os
+import pickle
+import numpy as np
+import torch
+
+
+class CsvLoader:
+    def __init__(self, root):
+        self.root = root
+        if not os.path.exists(os.path.join(root, "x.pickle")):
+            self.x = np.loadtxt(os.path.join(root, "x.csv"), delimiter=",")
+            with open(os.path.join(root, "x.pickle"), "wb") as f:
+                pickle.dump(self.x, f)
+        else:
+            with open(os.path.join(root, "x.pickle"), "rb") as f:
+                self.x = pickle.load(f)
+
+
+def save_once(state, path):
+    if not os.path.exists(path):
+        torch.save(state, path)
+
+
+data = CsvLoader("data")
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    idx = np.random.choice(len(data.x), 4)
+    opt.zero_grad()
+    model(torch.from_numpy(data.x[idx]).float()).sum().backward()
+    opt.step()
+save_once(model.state_dict(), "model.pt")
+"""
+
+
+def test_an_object_that_caches_its_data_where_missing_is_built_on_the_first_process_first():
+    """hcnoh/gan-collection-mnist-pytorch (sweep 20b, tuning): `MNISTLoader()` parses the MNIST CSVs
+    and pickles the arrays beside them where the pickles are missing, and loads the pickles where they
+    are there. Its writes were guarded to the main process and the others parsed the CSVs again: one
+    starting late finds a pickle the main process is still writing, and reads it torn. Such a cache
+    (a file written where a test of its existence finds it missing, and read) is built on each node's
+    first process first, as a data set that prepares its files is; its writes stay as they are.
+    Near miss: a helper that writes where a file is missing but never reads it (`save_once`) is a
+    save, guarded to the main process, run where it is called."""
+    from tests.support.snippets import rewritten
+    code = rewritten(NAME, CACHED, also=frozenset({"main-process-only"})).code
+    assert "with main_process_first():\n    data = CsvLoader(\"data\")\n" in code
+    assert "            with open(os.path.join(root, \"x.pickle\"), \"wb\") as f:\n" in code  # not guarded: the block's
+    assert "\nif is_main_process():\n    save_once(model.state_dict(), \"model.pt\")\n" in code  # a save, not a cache
