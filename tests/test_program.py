@@ -296,6 +296,49 @@ def test_a_loop_over_data_not_traced_to_a_loader_is_a_warning():
     assert any("cannot trace to a DataLoader" in w and "`batches()`" in w for w in warnings), warnings
 
 
+def test_a_loop_over_batches_a_generator_of_the_program_makes_says_so():
+    """The twentieth sweep's causal_meta_transfer_mlp (tuning): `for samples in
+    ground_truth.sample_iter(256, num_batches=n)`, a generator of a module ddpify read that samples
+    each batch itself, was a loop "ddpify cannot trace to a DataLoader in the code it read", as if it
+    might hide one. The generator is named instead; near miss: one that draws with `next()` from an
+    iterator it keeps may hand out a loader's batches, and stays untraced."""
+    write({"train.py": """\
+        import torch
+        from sampler import Truth
+        truth = Truth()
+        model = torch.nn.Linear(2, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in truth.sample_iter(4, num_batches=3):
+            model(x).sum().backward()
+            optimizer.step()
+        for x in truth.drawn(3):
+            model(x).sum().backward()
+            optimizer.step()
+        """, "sampler.py": """\
+        import torch
+
+        class Truth:
+            def __init__(self):
+                self.it = iter([torch.randn(4, 2) for _ in range(3)])
+
+            def sample_iter(self, batch_size, num_batches=10):
+                for _ in range(num_batches):
+                    with torch.no_grad():
+                        samples = torch.randn(batch_size, 2)
+                    yield samples
+
+            def drawn(self, n):
+                for _ in range(n):
+                    yield next(self.it)
+        """})
+    warnings = [c.message for c in convert_program(program()).changes if c.kind == "warning" and "this loop trains on" in c.message]
+    assert warnings == ["this loop trains on `truth.sample_iter(4, num_batches=3)`, batches that `Truth.sample_iter`, a "
+                        "generator of the program, makes itself (its loops count; it draws from no DataLoader nor "
+                        "iterator): its data is not sharded",
+                        "this loop trains on `truth.drawn(3)`, which ddpify cannot trace to a DataLoader in the code it "
+                        "read: its data is not sharded"], warnings
+
+
 @pytest.mark.parametrize("header", ["with trange(1, 5) as pbar:\n    for step in pbar:",
                                     "pbar = trange(4)\nif True:\n    for step in pbar:",
                                     "if True:\n    for step in trange(4):"])

@@ -132,8 +132,31 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
         # `for net, opt in zip(nets, optimizers):` inside `for x, y in loader:` trains on the loader's batch
         if not traced(loop) and not any(isinstance(lp, cst.For) and traced(lp) for lp in facts.enclosing_loops(loop)) \
                 and not runs_traced(loop.body):
-            yield loop, (f"this loop trains on `{facts.code(mt.strip_iteration(loop.iter))}`, which ddpify cannot "
-                         "trace to a DataLoader in the code it read: its data is not sharded")
+            data = mt.strip_iteration(loop.iter)
+            maker = _batch_maker(facts, data)
+            yield loop, (f"this loop trains on `{facts.code(data)}`, " + (
+                f"batches that `{maker}`, a generator of the program, makes itself (its loops count; it draws "
+                "from no DataLoader nor iterator)" if maker is not None else
+                "which ddpify cannot trace to a DataLoader in the code it read") + ": its data is not sharded")
+
+
+def _batch_maker(facts: Facts, data: cst.BaseExpression) -> str | None:
+    """The name of the generator of the program that makes the batches `data` hands out, where it
+    makes them itself: `ground_truth.sample_iter(256, num_batches=n)`, whose loops count (`for _ in
+    range(num_batches)`) and which calls no `next()` or `iter()` and delegates to no other iterable
+    (`yield from`); None for anything else (a generator over a loader it is given, a function that
+    is no generator, one the call graph does not resolve to a single function)."""
+    funcs = facts.user_functions(data) if isinstance(data, cst.Call) else []
+    if len(funcs) != 1:
+        return None
+    func = funcs[0]
+    yields = facts.findall(func, cst.Yield)
+    if not yields or any(isinstance(y.value, cst.From) for y in yields) \
+            or any(isinstance(lp, cst.For) and not facts.counts(lp.iter) for lp in facts.loops_in(func)) \
+            or any(mt.is_call_of(c, "next", "iter") for c in facts.calls_in(func)):
+        return None
+    cls = facts.enclosing_class(func)
+    return f"{cls.name.value}.{func.name.value}" if cls is not None else func.name.value
 
 
 def loads_unread(facts: Facts, program: Program, call: cst.Call) -> bool:
