@@ -486,6 +486,26 @@ class Launcher:
                    for c in self.facts.calls_in(block.body) if c not in self._spawns and not self._one_process(c))
 
     @cached_property
+    def spawn_flags(self) -> frozenset[str]:
+        """The tests under which the script spawns its workers and otherwise runs a worker itself, in
+        the launching process (`if args.multiprocessing_distributed: mp.spawn(main_worker, ...)` /
+        `else: main_worker(args.gpu, ngpus_per_node, args)`), as code: where such a test fails, each
+        launch of the script (a node) runs one process."""
+        found = set()
+        for spawn in self._spawns:
+            child: cst.CSTNode = spawn
+            for anc in self.facts.ancestors(spawn):
+                if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                    break
+                if isinstance(anc, cst.If) and child is anc.body and isinstance(anc.orelse, cst.Else) and any(
+                        set(self.facts.user_functions(c)) & set(self._targets_of(spawn))
+                        for c in self.facts.calls_in(anc.orelse.body)):
+                    found.add(self.facts.code(anc.test))
+                    break
+                child = anc
+        return frozenset(found)
+
+    @cached_property
     def targets(self) -> frozenset[cst.FunctionDef]:
         """The functions the script starts as workers (`mp.spawn(train, ...)`, `Process(target=self._do_train)`)."""
         return frozenset(f for call in self._spawns for f in self._targets_of(call))

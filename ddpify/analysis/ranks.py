@@ -1115,15 +1115,25 @@ class Ranks:
         `or`-ed with a test that reads no rank (`if rank == 0 and epoch % 10 == 0 or epoch + 1 ==
         epochs:`): where that alternative holds, every process runs it; a test above may still. An
         alternative that holds in a run of one process only (`rank == -1`, `not dist.is_initialized()`)
-        lets no second process in."""
+        lets no second process in; nor one that holds where each node runs one process (`not
+        args.multiprocessing_distributed` where the script spawns its workers under that flag and
+        otherwise runs the worker itself): one process a node, as a local rank test lets in."""
         f = self.facts
         guard = self.rank_guard(node)
         while guard is not None:
             if not (f.is_inside(node, guard.body) and any(
-                    not self.rank_dependent(d) and not self._one_process_alternative(d) for d in _disjuncts(guard.test))):
+                    not self.rank_dependent(d) and not self._one_process_alternative(d)
+                    and not self._one_process_a_node_alternative(d) for d in _disjuncts(guard.test))):
                 return True
             guard = self.rank_guard(guard)
         return False
+
+    def _one_process_a_node_alternative(self, test: cst.BaseExpression) -> bool:
+        """`not args.multiprocessing_distributed`, the script spawning its workers only `if
+        args.multiprocessing_distributed:` and running the worker itself in its `else`
+        (`Launcher.spawn_flags`): each launch of the script, one a node, runs one process there."""
+        return isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
+            and self.facts.code(test.expression) in self.launcher.spawn_flags
 
     def _one_process_alternative(self, test: cst.BaseExpression) -> bool:
         """`rank == -1`, `self.rank is None`, `not dist.is_initialized()`: a test that holds where the

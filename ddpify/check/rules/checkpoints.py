@@ -65,7 +65,10 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     `save_pretrained(d, is_main_process=accelerator.is_main_process)`; not a method of an object that every
     rank but one has replaced with an object of another class, `else: saver = NoOp()` of `if rank == 0:`,
     before `saver.save(model)`): not under a rank test (nor right of one that short-circuits:
-    `rank == 0 and link(p)`), not after an early
+    `rank == 0 and link(p)`; nor under one `or`-ed with the `else` of the flag the script spawns its
+    workers under, `not args.multiprocessing_distributed or args.rank == 0` where the script runs
+    `mp.spawn(main_worker, ...)` only `if args.multiprocessing_distributed:` and the worker itself
+    otherwise: each launch, one a node, runs one process there), not after an early
     `if rank != 0: return`, not under a flag only ever set to `False`, not in a branch that ends the
     process under a test that can differ between processes (a crash dump of a process whose own loss
     is not finite, then `sys.exit(1)`: only the failing processes write it), not where only a run of one process gets (`if args.local_rank == -1:`,

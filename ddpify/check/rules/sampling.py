@@ -68,19 +68,29 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     or module (or a helper only those hooks call): Lightning's loop calls its `set_epoch`.
     Also found: a `set_epoch` called only `if isinstance(sampler, DistributedSampler):` where the
     sampler is the project's own (a batch sampler class with a `set_epoch`, built to shuffle), which
-    never passes the test.
+    never passes the test; and a `set_epoch` that runs once, before the epochs (in no loop of a
+    function that runs the epoch loop after it: `sampler.set_epoch(start_epoch)` above `for epoch in
+    range(start_epoch, epochs):`) where no epoch calls one (not one in a function each epoch calls,
+    `run_epoch(...)`, nor beside a `set_epoch(epoch)` in the loop, or in a function of the program the
+    loop runs: `trainer.train_epoch(epoch)` of another module).
     """
     f = ctx.facts
     yield from _set_epoch_behind_a_failing_type_test(ctx)
-    if any(mt.is_attribute(a, "set_epoch") for a in f.attributes) or any(
-            mt.is_call_of(c, "set_epoch") for c in f.calls):
-        return
+    epoch_sets = [*(a for a in f.attributes if mt.is_attribute(a, "set_epoch")),
+                  *(c for c in f.calls if mt.is_call_of(c, "set_epoch"))]
     reported: set[cst.Call] = set()
     subclassed = [c for c in ctx.script.subclass_calls(SAMPLER) if _shuffles_by_epoch(ctx, c)]
     for call in [*ctx.script.calls_of(SAMPLER), *subclassed]:
         shuffle = mt.keyword(call, "shuffle")
         if (shuffle is None or not mt.is_name(shuffle.value, "False")) and not _evaluation_only(ctx, call, True) \
                 and (f.has_training or _epochs(ctx, call)) and not in_lightning_hook(f, call, LOADER_HOOKS):
+            if epoch_sets:
+                epochs = _epoch_loops(ctx, call)
+                once = [s for s in epoch_sets if _before_the_epochs(f, s, epochs)]
+                if epochs and len(once) == len(epoch_sets):
+                    yield Hit(once[0], "this set_epoch runs once, before the epoch loop, and no epoch calls it: every "
+                                       "epoch sees the same order; call it with the epoch at the top of each epoch")
+                continue
             if not f.in_library(call):
                 func = f.scope(call)
                 sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) else []
@@ -98,6 +108,23 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
                     yield Hit(site, f"`{f.code(site.func)}(...)` builds a DistributedSampler that shuffles (in "
                                     f"`{f.scope(call).name.value}`), but nothing calls its set_epoch(epoch): every "
                                     "epoch sees the same order")
+
+
+def _epoch_loops(ctx: Context, sampler: cst.Call) -> list[cst.For | cst.While]:
+    """The epoch loops of the loaders drawing from `sampler`: the loops that hold a read of such a
+    loader (a loop over it, a call it is handed to: `train_epoch(model, loader)`) and are not that
+    read themselves (`for epoch in range(epochs):` around `for x in loader:`)."""
+    f = ctx.facts
+    loops, passed = _readers(ctx, sampler)
+    return [outer for read in [*loops, *passed] for outer in f.enclosing_loops(read) if outer not in loops]
+
+
+def _before_the_epochs(f, node: cst.CSTNode, epochs: list[cst.For | cst.While]) -> bool:
+    """Does `node` (a `set_epoch`) run once, before the epoch loops: in no loop of its function,
+    which runs an epoch loop after it (`sampler.set_epoch(start_epoch)` above `for epoch in ...:`)?
+    Not one in a function each epoch calls (`run_epoch(...)`: it runs once an epoch)."""
+    return next(f.enclosing_loops(node), None) is None and any(
+        f.scope(loop) is f.scope(node) and f.before(node, loop) for loop in epochs)
 
 
 def _set_epoch_behind_a_failing_type_test(ctx: Context) -> Iterator[Hit]:
