@@ -601,3 +601,26 @@ def _is_main_test(test: cst.BaseExpression) -> bool:
         and isinstance(test.comparisons[0].operator, cst.Equal) \
         and isinstance(test.comparisons[0].comparator, cst.SimpleString) \
         and test.comparisons[0].comparator.evaluated_value == "__main__"
+
+
+def one_visible_gpu_each(facts: Facts) -> bool:
+    """Does every process of the program see one GPU only, as the program itself shows? It wraps
+    its models in DDP on the device each process starts on (`device_ids=[device]` with `device =
+    torch.device(f"cuda:{torch.cuda.current_device()}")`) and never picks one (no
+    `torch.cuda.set_device`): with all of a node's GPUs visible every process would train on GPU 0,
+    so its launcher gives each one GPU (srun's `--gpus-per-task=1`), and `cuda:0` is each process's
+    own (a checkpoint saved from it loads back onto the loading process's GPU)."""
+    wraps = [c for c in facts.calls if facts.qualify(c.func) == DDP]
+    if not wraps or any(facts.qualify(c.func) == "torch.cuda.set_device" for c in facts.calls):
+        return False
+    given = [mt.keyword(w, "device_ids") for w in wraps]
+    return all(g is not None and isinstance(g.value, cst.List) and g.value.elements
+               and all(_current_device(facts, e.value) for e in g.value.elements) for g in given)
+
+
+def _current_device(facts: Facts, expr: cst.BaseExpression) -> bool:
+    """Is `expr` the device the process starts on: `torch.cuda.current_device()`, or a device
+    made of it (`torch.device("cuda:{}".format(torch.cuda.current_device()))`), through names?"""
+    origins = facts.origins(expr)
+    return bool(origins) and all(any(facts.qualify(c.func) == "torch.cuda.current_device"
+                                     for c in [o, *mt.findall(o, cst.Call)] if isinstance(c, cst.Call)) for o in origins)

@@ -2135,10 +2135,41 @@ def written_wraps(facts: Facts) -> dict[Ref, Model]:
              if wrap_kind(facts, value) == DDP and (name := dotted(target)) and not isinstance(stmt, cst.AugAssign)]
     wraps += [Model(name, stmt, stmt, written=True) for target, value, stmt in facts.assigns
               for name in _prepared_models(facts, target, value)]
+    # `setattr(self, "net" + name, DDP(net))`: each attribute of the class the name may be
+    wraps += [Model(ref.name, stmt, stmt, written=True) for call in facts.calls if mt.is_name(call.func, "setattr")
+              for arg in call.args[2:3] if wrap_kind(facts, arg.value) == DDP
+              for ref in facts.names_set(arg.value) for stmt in [facts.statement(call)]]
     # a framework's trainer hands its wrapper to a method of the program (`compute_loss(self, model, ...)`)
     wraps += [Model(param, first, first, before_anchor=True, written=True) for func, param in frameworks.wrapped_parameters(facts)
               if isinstance(func.body, cst.IndentedBlock) and func.body.body for first in func.body.body[:1]]
     return wrapped_refs(facts, wraps[::-1])  # the first wrap of a name wins
+
+
+# what a DDP-like class of the program makes to keep its processes' replicas equal
+REPLICA_COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in ("all_reduce", "broadcast", "reduce_scatter",
+                                                                          "reduce_scatter_tensor", "all_gather"))
+
+
+def own_wrapper_classes(facts: Facts) -> list[cst.ClassDef]:
+    """The program's own DDP classes: an nn.Module subclass whose `__init__` keeps the module it is
+    handed as `self.module` and whose methods all-reduce or broadcast through torch.distributed
+    (a course's `DDPAsyncParameter(nn.Module)` that broadcasts the parameters and all-reduces each
+    gradient in a hook). An instance is a wrapper as torch's is (`wrap_kind`): `state_dict()` keys
+    start with `module.`, and the model's own methods are on `.module`."""
+    memo = facts.__dict__.setdefault("_own_wrappers", {})
+    if "classes" not in memo:
+        from ddpify.analysis.forward import is_module_class
+        found = []
+        for cls in facts.classes.values():
+            inits = [f for f in facts.method(cls, "__init__") if facts.enclosing_class(f) is cls]
+            kept = any(isinstance(t, cst.Attribute) and t.attr.value == "module" and mt.is_name(t.value, "self")
+                       and isinstance(v, cst.Name) and v.value in param_names(init)
+                       for init in inits for t, v, _ in facts.writes_in(init))
+            if kept and is_module_class(facts, cls) and any(
+                    facts.qualify(c.func) in REPLICA_COLLECTIVES for c in facts.findall(cls, cst.Call)):
+                found.append(cls)
+        memo["classes"] = found
+    return memo["classes"]
 
 
 ACCELERATE_PREPARE = ("prepare", "prepare_model")
@@ -2487,6 +2518,7 @@ def wrap_kind(facts: Facts, value: cst.CSTNode, depth: int = 2) -> str | None:
     not about); None for any other value.
 
         DDP(model, device_ids=[rank])          -> DDP
+        DDPAsyncParameter(model)               -> DDP (the program's own DDP class: `own_wrapper_classes`)
         accelerator.prepare(model, opt)        -> ACCELERATE (accelerate imported)
         wrap(model)  (def wrap(m): return DDP(m))  -> DDP
         dataset.prepare(model)                 -> None (accelerate not imported)
@@ -2497,6 +2529,9 @@ def wrap_kind(facts: Facts, value: cst.CSTNode, depth: int = 2) -> str | None:
         return DDP
     if mt.is_method_call(value, *ACCELERATE_PREPARE) and facts.imports.imports_module("accelerate"):
         return ACCELERATE
+    own = own_wrapper_classes(facts)
+    if own and any(cls in own for cls in facts.built_classes(value)):
+        return DDP  # `LM_DDP = DDPAsyncParameter(LM)`: the program's own DDP class
     if depth == 0:
         return None
     return next((kind for func in facts.user_functions(value) for r in facts.returned(func)
@@ -2769,8 +2804,10 @@ def _made(facts: Facts, model: Model) -> frozenset:
     if home is None:
         return frozenset()
     flow = objects.of(facts)
+    stored = [value for value in facts.set_by_name(home) if facts.is_inside(value, model.defined)]  # `setattr(self, ...)`
     return frozenset().union(*(flow.values(value) for _, value, stmt in [*facts.writes(home), *_unpacked_writes(facts, home)]
-                               if facts.is_inside(stmt, model.defined)))  # `gen, dis = Generator(z), Discriminator()` too
+                               if facts.is_inside(stmt, model.defined)),  # `gen, dis = Generator(z), Discriminator()` too
+                             *(flow.values(value) for value in stored))
 
 
 def _binding_at(facts: Facts, model: Model, expr: cst.CSTNode) -> Model | None:

@@ -49,6 +49,7 @@ MODEL, LOADER, OPTIMIZER, WRITER = "model", "loader", "optimizer", "writer"
 # calls whose value is made of (or iterates) the objects they are given (`torch.compile(model)`: the
 # model, its attributes read through)
 ADAPTERS = frozenset({"iter", "enumerate", "filter", "list", "tuple", "sorted", "reversed", "zip", "torch.compile",
+                      "dict", "collections.OrderedDict", "easydict.EasyDict",  # a dict copied (`EasyDict({"train": loader})`)
                       "itertools.chain", "itertools.cycle", "itertools.chain.from_iterable",
                       "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.rich.tqdm"})
 WRITERS = ("torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter", "tensorflow.summary.create_file_writer",
@@ -72,6 +73,7 @@ class Objects:
         self._names: dict[object, frozenset[Ref]] = {}
         self._loggers: dict[cst.ClassDef, bool] = {}
         self._passing: dict[cst.FunctionDef, str | None] = {}
+        self._naming: set[Ref] = set()  # the names `strings` is answering
 
     # the flow -----------------------------------------------------------------------------------
     def values(self, expr: cst.BaseExpression) -> Sites:
@@ -268,6 +270,17 @@ class Objects:
         entries = [e.value for c in containers for e in c.elements if e.key.evaluated_value == key]
         return Sites().union(*(self.values(v) for v in entries)) if entries else None
 
+    def _item_under(self, container: cst.BaseExpression, key: str) -> Sites:
+        """What the dicts `container` may hold keep under `key`: the entries of a display written out
+        with literal keys (`{"trainloader": DataLoader(...), ...}`), and every element of any other."""
+        found = Sites()
+        for site in self.values(container):
+            keyed = isinstance(site, cst.Dict) and all(
+                isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in site.elements)
+            found |= Sites().union(*(self.values(e.value) for e in site.elements if e.key.evaluated_value == key)) \
+                if keyed else self.elements(site)
+        return found
+
     def stored_by_key(self, ref: Ref) -> dict[str, list[cst.BaseExpression]]:
         """What the program stores into the container `ref` under each literal key (`d["k"] = v`)."""
         return self._stored_by_key.get(ref, {})
@@ -440,10 +453,47 @@ class Objects:
         """`getattr(self, "net")`: the attribute named; when the name is computed, any attribute of
         the object's class that starts with its literal start (`getattr(self, f"optim{i}")`,
         `getattr(self, "net" + name)`: `self.optim0`, not `self.decoder`)."""
-        literal = name.evaluated_value if isinstance(name, cst.SimpleString) else None
-        if isinstance(literal, str):
-            return self._self_attributes(obj, literal)
+        named = self.strings(name)
+        if named is not None:  # `getattr(self, optimizer)` for each name of `for optimizer in ["optim_G", "optim_D"]:`
+            return Sites().union(*(self._self_attributes(obj, n) for n in named))
         return self._self_attributes(obj, _literal_start(name), prefix=True)
+
+    def strings(self, expr: cst.BaseExpression) -> list[str] | None:
+        """The strings `expr` may be where each is written out: a literal, a name every assignment of
+        which is one, a loop variable over containers of them (`for optimizer, losses in
+        zip(group.optimizers, group.losses):`, `group` built as `NetworkGroup(optimizers=["optimizer_G"],
+        ...)` elsewhere); None where any may be something else."""
+        if isinstance(expr, cst.SimpleString):
+            return [expr.evaluated_value] if isinstance(expr.evaluated_value, str) else None
+        f = self.facts
+        ref = f.ref(expr) if isinstance(expr, cst.Name) else None
+        if ref is None or ref in self._naming:
+            return None
+        self._naming.add(ref)
+        try:
+            items = [e for loop in self._loop_targets(ref) for e in self._written_items(loop.iter)] + \
+                [e for iterated in self._paired_loops(ref) for e in self._written_items(iterated)]
+            if (self._loop_targets(ref) or self._paired_loops(ref)) and None in items or \
+                    len(f.loops_binding(ref)) != len(self._loop_targets(ref)) + len(self._paired_loops(ref)):
+                return None
+            values = [*(v for _, v, _ in f.writes(ref)), *items]
+            found = [self.strings(v) if v is not None else None for v in values]
+        finally:
+            self._naming.discard(ref)
+        return None if not found or None in found else list(dict.fromkeys(n for ns in found if ns for n in ns))
+
+    def _written_items(self, iterated: cst.BaseExpression) -> list[cst.BaseExpression | None]:
+        """The items of the containers `iterated` may hold, each as written (a list display's
+        elements, what `.append(x)` adds to it); [None] where one is of no container written out."""
+        sites = self.values(iterated) if not isinstance(iterated, (cst.List, cst.Tuple, cst.Set)) else Sites({iterated})
+        if not sites or not all(isinstance(s, (cst.List, cst.Tuple, cst.Set)) for s in sites):
+            return [None]
+        found: list[cst.BaseExpression | None] = []
+        for site in sites:
+            holders = self._bound.get(site, []) if isinstance(site, (cst.List, cst.Set)) else []
+            found += [e.value if isinstance(e, cst.Element) else None for e in site.elements]
+            found += [x for ref in holders for x in self._appended(ref)]
+        return found
 
     def _self_attributes(self, obj: cst.BaseExpression, name: str | None, prefix: bool = False) -> Sites:
         f = self.facts
@@ -463,6 +513,8 @@ class Objects:
     def _compute_ref(self, ref: Ref) -> Sites:
         f = self.facts
         found = Sites().union(*(self.values(s) for s in f.sources(ref)))
+        for copied in f.keyed_by_name(ref):  # `setattr(self, key, loaders[key])`: `loaders["trainloader"]`
+            found |= self._item_under(copied, ref.name.partition(".")[2])
         for loop in self._loop_targets(ref):  # `for net in [self.G, self.D]:`
             found |= Sites().union(*(self.elements(s) for s in self.values(loop.iter)))
         for iterated in self._paired_loops(ref):  # `for i, frame in enumerate(frames):`

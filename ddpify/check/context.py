@@ -34,7 +34,7 @@ from ddpify.analysis.same_values import ranks, values
 from ddpify.check.script import INIT, Script
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.facts import Facts, Ref, is_property
-from ddpify.analysis.models import DDP, IGNITE_AUTO_MODEL, Holds, Model, holds_wrapper, prepares, written_wraps
+from ddpify.analysis.models import DDP, IGNITE_AUTO_MODEL, Holds, Model, holds_wrapper, own_wrapper_classes, prepares, written_wraps
 from ddpify.syntax.names import dotted
 
 
@@ -438,8 +438,19 @@ class Context:
         return self.holds_ddp(obj) is not None
 
     def module_api(self, name: str) -> bool:
-        """Does the DDP wrapper itself answer `.name` (nn.Module's API and DDP's own)?"""
-        return name in mt.MODULE_API or name in WRAPPER_API or name.startswith("__")
+        """Does the DDP wrapper itself answer `.name` (nn.Module's API and DDP's own, and what the
+        program's own DDP classes define or keep: `LM.gradient_synchronization()`)?"""
+        return name in mt.MODULE_API or name in WRAPPER_API or name.startswith("__") or name in self._own_wrapper_api
+
+    @cached_property
+    def _own_wrapper_api(self) -> frozenset[str]:
+        """The methods and `self.x` attributes of the program's own DDP classes and their bases."""
+        f = self.facts
+        lineage = {c for cls in own_wrapper_classes(f) for c in f.lineage(cls)}
+        methods = {fn.name.value for fns in f.functions.values() for fn in fns if f.enclosing_class(fn) in lineage}
+        kept = {t.attr.value for t, _, stmt in f.assigns if isinstance(t, cst.Attribute) and mt.is_name(t.value, "self")
+                and f.enclosing_class(stmt) in lineage}
+        return frozenset(methods | kept)
 
 
 def _prefixes(name: str | None) -> list[str]:

@@ -459,11 +459,15 @@ def _roots(file: Path) -> list[tuple[Path, str]]:
     """Where `file` may be imported from, nearest first: its package root (`_package_root`), then
     the folders above a top package that has no `__init__.py` (a namespace package:
     `wespeaker/utils/checkpoint.py` imported as `wespeaker.utils.checkpoint`), one folder up, not
-    above the repository's top (`.git`)."""
+    above the repository's top (`.git`); then the packages' own folders, the top first (a clone
+    with an `__init__.py` at its top whose scripts run from there: `SWAP_with_DDP/classification.py`
+    doing `from defaults import *` for `defaults/trainer.py`)."""
     root, name = _package_root(file)
     found = [(root, name)]
     if "." in name and not (root / ".git").exists() and root.parent != root and root.name.isidentifier():
         found.append((root.parent, f"{root.name}.{name}"))
+    parts = name.split(".")
+    found += [(root.joinpath(*parts[:i]), ".".join(parts[i:])) for i in range(1, len(parts) - 1)]
     return found
 
 
@@ -547,9 +551,10 @@ def _script_part(entry: Path, file: Path, root: Path, parsed: dict) -> Part:
 def _package_root(file: Path) -> tuple[Path, str]:
     """The folder on `sys.path` from which `file` is imported, and its dotted name there: above
     the top package whose `__init__.py` files lead to it (`src/trainer/trainer.py` -> the folder
-    of `src`, `src.trainer.trainer`), else its own folder."""
+    of `src`, `src.trainer.trainer`), else its own folder. A folder whose name is no identifier is
+    no package, whatever it holds (a clone `SWAP-with-DDP/` with an `__init__.py` at its top)."""
     folder, names = file.parent, [file.stem]
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
+    while (folder / "__init__.py").is_file() and folder.parent != folder and folder.name.isidentifier():
         names.insert(0, folder.name)
         folder = folder.parent
     return folder, ".".join(names)

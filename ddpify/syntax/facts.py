@@ -35,6 +35,7 @@ Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
 
 
 
+DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp)
 # nn.Module methods that return the module itself: `model = Net().to(device)` is still a Net
 SELF_RETURNING = frozenset({"to", "train", "eval", "cuda", "cpu", "float", "double", "half", "bfloat16",
                             "requires_grad_", "share_memory"})
@@ -706,15 +707,28 @@ class Facts:
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._own_class(func.value, call):
             cls = self.enclosing_class(call)  # `cls.build(batch)` in a classmethod: the class's own method
             return self._methods(cls, func.attr.value) if cls is not None else []
-        if isinstance(func, cst.Call):  # `Stopper(path)(val_loss, model)`: its `__call__`
-            return self._called_instances(func)
+        if isinstance(func, cst.Call):  # `get_trainer(cfg)(cfg, model)`: the classes it may look up, built;
+            looked = self._lookup_once(func)  # `Stopper(path)(val_loss, model)`: its `__call__`
+            return [init for cls in looked for init in self._constructor(cls)] if looked else self._called_instances(func)
         if isinstance(func, cst.Attribute) and (cls := self._class_named(func.value)) is not None:
             # `DeepSpeech.serialize(model, ...)`: a static or class method, called on the class
             return [m for m in self._methods(cls, func.attr.value) if _static_or_class(m)]
         classes = self._instances_of(func.value) if isinstance(func, cst.Attribute) else []
         # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`, `model.train(loader)` where `model`
-        # is `GAN(args)` or `DCGAN(args)` by the branch taken
-        return [m for cls in classes for m in self._methods(cls, func.attr.value)]
+        # is `GAN(args)` or `DCGAN(args)` by the branch taken (a base's method once for all its subclasses)
+        return list(dict.fromkeys(m for cls in classes for m in self._methods(cls, func.attr.value)))
+
+    def _lookup_once(self, call: cst.Call) -> list[cst.ClassDef]:
+        """`classes_looked_up(call)`, none where it is asked again while it is answered (the module
+        a lookup reads may be a parameter, typed by its callers: `getattr(module, name)(**args)` of
+        `def init_obj(self, name, module)`, whose callers are being listed)."""
+        if call in self._looking_up:
+            return []
+        self._looking_up.add(call)
+        try:
+            return self.classes_looked_up(call)
+        finally:
+            self._looking_up.discard(call)
 
     def _own_class(self, name: cst.Name, call: cst.Call) -> bool:
         """Is `name` the first parameter of the `@classmethod` that makes `call` (`cls` of `def
@@ -873,6 +887,25 @@ class Facts:
                 and any(n == h or n.startswith(h + ".") for h in held for n in [program.part_of(c, self.parents).name])
                 or f"{program.part_of(c, self.parents).name}.{c.name.value}" in imported]
         return found
+
+    def _namespace_classes(self, ref: Ref) -> list[cst.ClassDef]:
+        """The classes a loop variable may hold that walks the namespace of modules of the program
+        (`for name, cls in modellib.__dict__.items():`, `vars(module).values()`,
+        `inspect.getmembers(module)`, the module loaded by a computed name: `modellib =
+        importlib.import_module("models." + name + "_model")`): any class of those modules
+        (`_classes_of_modules`), and where the loop tests `issubclass(cls, BaseModel)`, those
+        deriving from such a base; [] where a loop binding it walks anything else."""
+        found: list[cst.ClassDef] = []
+        for loop in self.loops_binding(ref):
+            module, item = _namespace_walked(loop)
+            held = self._held_program_modules(module) if module is not None else frozenset()
+            if not held or not (isinstance(item, cst.Name) and self.ref(item, loop) == ref):
+                return []
+            bases = [cls for test in self.findall(loop.body, cst.Call) if mt.is_name(test.func, "issubclass")
+                     and len(test.args) == 2 and mt.is_name(test.args[0].value, ref.name)
+                     for cls in _class_names(self.classes, test.args[1].value)]
+            found += [c for c in self._classes_of_modules(held) if not bases or any(b in self._lineage(c) for b in bases)]
+        return list(dict.fromkeys(found))
 
     def classes_looked_up(self, call: cst.Call) -> list[cst.ClassDef]:
         """The classes of the program a call that looks one up by name may give: `getattr(models,
@@ -1236,12 +1269,28 @@ class Facts:
             return []
         self._instancing.update(funcs)
         try:
-            found = [self._picked_classes(r.func) if isinstance(r, cst.Call) and isinstance(r.func, cst.Name)
-                 and r.func.value not in self.classes and r.func.value not in self.functions else []
-                 for f in funcs for r in self.returned(f) if not mt.is_name(r, "None")]
+            found = [self._picked_instances(r) for f in funcs for r in self.returned(f) if not mt.is_name(r, "None")]
         finally:
             self._instancing.difference_update(funcs)
         found = [c for c in found if c is not _CYCLE]
+        return [] if not found or not all(found) else list(dict.fromkeys(c for cs in found for c in cs))
+
+    def _picked_instances(self, value: cst.BaseExpression, depth: int = 2) -> list[cst.ClassDef]:
+        """The classes `value` is an instance of where it is built from a class picked by name: a
+        call of a name that holds such classes (`cls(**params)`, `_picked_classes`), of an item of a
+        registry of classes (`recorders[config.recorder.name](config)`), of what a lookup by name
+        gives (`get_class(module, name)(cfg)`), or a name every value of which is one (`instance =
+        model(opt)`, then `return instance`); [] otherwise."""
+        if isinstance(value, cst.Call):
+            func = value.func
+            if isinstance(func, cst.Name):
+                return [] if func.value in self.classes or func.value in self.functions else self._picked_classes(func)
+            if isinstance(func, cst.Subscript) and dotted(func.value):
+                return self._registry_classes(func.value)
+            return self.classes_looked_up(func) if isinstance(func, cst.Call) else []
+        ref = self.ref(value) if isinstance(value, cst.Name) and depth else None
+        values = [v for _, v, _ in self.writes(ref) if not mt.is_name(v, "None")] if ref is not None else []
+        found = [self._picked_instances(v, depth - 1) for v in values]
         return [] if not found or not all(found) else list(dict.fromkeys(c for cs in found for c in cs))
 
     def _same_module_again(self, value: cst.BaseExpression, ref: Ref) -> bool:
@@ -1488,12 +1537,21 @@ class Facts:
         program (`cls = getattr(importlib.import_module(module_path), name)`: any class of the
         modules it may load, `_classes_looked_up_in_module`)."""
         ref = self.ref(name) if name.value not in self.functions else None
+        if ref is None or ref in self._instancing:  # (`model = cls` ... `cls = model`: the cycle adds none)
+            return []
         values = [v.attr if isinstance(v, cst.Attribute) and self.is_program_module(v.value) else v
-                  for _, v, _ in self.writes(ref)] if ref is not None else []  # `trainer.Classifier`: `Classifier`
-        named = [self._registry_classes(v.value) if isinstance(v, cst.Subscript) and dotted(v.value)
-                 else _class_names(self.classes, v) or self._looked_up_classes(v)
-                 or (self._classes_looked_up_in_module(v) if isinstance(v, cst.Call) and len(v.args) >= 2
-                     and not isinstance(v.args[1].value, cst.SimpleString) else []) for v in values]
+                  for _, v, _ in self.writes(ref) if not mt.is_name(v, "None")]  # `trainer.Classifier`: `Classifier`
+        self._instancing.add(ref)
+        try:
+            named = [self._registry_classes(v.value) if isinstance(v, cst.Subscript) and dotted(v.value)
+                     else _class_names(self.classes, v) or self._looked_up_classes(v)
+                     or (self._picked_classes(v) if isinstance(v, cst.Name) and v.value not in self.classes else [])
+                     or (self._classes_looked_up_in_module(v) if isinstance(v, cst.Call) and len(v.args) >= 2
+                         and not isinstance(v.args[1].value, cst.SimpleString) else []) for v in values]
+            if not values and type(ref.scope) is cst.FunctionDef:  # `for name, cls in modellib.__dict__.items():`
+                named = [self._namespace_classes(ref)]
+        finally:
+            self._instancing.discard(ref)
         return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
 
     def _registry_classes(self, registry: cst.BaseExpression) -> list[cst.ClassDef]:
@@ -1540,7 +1598,10 @@ class Facts:
             callees = self.user_functions(value)
         finally:
             self._looking_up.discard(value)
-        returns = [r for f in callees for r in self.returned(f)]
+        returns = [r for f in callees for r in self.returned(f) if not mt.is_name(r, "None")]
+        if returns and all(isinstance(r, cst.Name) for r in returns):  # `return model`, a class it looked up
+            named = [self._picked_classes(r) for r in returns]
+            return [] if not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
         if not returns or not all(isinstance(r, cst.Subscript) and isinstance(r.value, cst.Call)
                                   and mt.is_call_of(r.value, "globals") for r in returns):
             return []
@@ -1691,12 +1752,93 @@ class Facts:
         found += self._class_fields.get(ref, [])
         found += self.generated_init_arguments(ref)
         found += self.unpacked_elements(ref)
+        found += self.set_by_name(ref)
         if isinstance(ref.scope, cst.FunctionDef) and "." not in ref.name:
             for call in self.call_sites(ref.scope):
                 arg = self.argument_for(call, ref.scope, ref.name)
                 if arg is not None:
                     found.append(arg)
         return found
+
+    def set_by_name(self, ref: Ref) -> list[cst.BaseExpression]:
+        """What the methods of a class store into its `self.x` (`ref`) under a name made at run time:
+        `setattr(self, "net" + name, DDP(net))` (or `self.__setattr__(...)`) where the name may be `x`
+        (its literal parts in order, `_name_pattern`: `netG_A` for `"net" + name`), and a store by a
+        name of no literal part (`setattr(self, name, value)`) into an attribute nothing else makes:
+        none the class stores by name, no method or property of it (`self.trainloader` of a trainer
+        that copies a dict of loaders onto itself, not its `self.is_rank0` property). Not a dict's
+        items copied under their keys (`keyed_by_name`)."""
+        return [value for pattern, value, keyed in self._stores_by_name(ref) if keyed is None]
+
+    def keyed_by_name(self, ref: Ref) -> list[cst.BaseExpression]:
+        """The dicts whose items the methods of a class copy onto its instances under their keys,
+        `setattr(self, key, param_dict[key])` for `key in param_dict` (or `for key, value in
+        d.items(): setattr(self, key, value)`), where `self.x` (`ref`) is no method or property of the
+        class: it holds the item of such a dict under the key `"x"`."""
+        return [keyed for _, _, keyed in self._stores_by_name(ref) if keyed is not None]
+
+    def _stores_by_name(self, ref: Ref) -> list[tuple[re.Pattern, cst.BaseExpression, cst.BaseExpression | None]]:
+        head, _, attr = ref.name.partition(".")
+        stores = self._set_by_name.get(ref.scope, ()) if isinstance(ref.scope, cst.ClassDef) else ()
+        if head != "self" or not attr or "." in attr or not stores:
+            return []
+        method = any(self._root_class(c) is ref.scope for f in self.functions.get(attr, ())
+                     for c in [self.enclosing_class(f)] if c is not None)
+        return [(p, v, k) for p, v, k in stores if p.fullmatch(attr) and (
+            p.pattern != ".*" or not method and (k is not None or not self.writes(ref)))]
+
+    def names_set(self, value: cst.BaseExpression) -> list[Ref]:
+        """The attributes (`self.x`, assigned by name elsewhere in the class and its kin) that a
+        store by a name made at run time of `value` may be: `self.netG_A` and `self.netD_A` for
+        `setattr(self, "net" + name, DDP(net))` in a base class whose subclasses assign those, not
+        one only ever given a display or a constant (`self.networks_groups = []`); none where the
+        name has no literal part."""
+        for cls, stores in self._set_by_name.items():
+            pattern = next((p for p, v, _ in stores if v is value), None)
+            if pattern is not None:
+                if pattern.pattern == ".*":
+                    return []
+                refs = [self.ref(t, stmt) for t, _, stmt in self.assigns if isinstance(t, cst.Attribute)
+                        and mt.is_name(t.value, "self") and pattern.fullmatch(t.attr.value)]
+                return [r for r in dict.fromkeys(refs) if r is not None and r.scope is cls and not all(
+                    isinstance(v, (*DISPLAYS, cst.SimpleString, cst.Integer, cst.Float)) or mt.is_name(v, "None", "True", "False")
+                    for _, v, _ in self.writes(r))]
+        return []
+
+    @cached_property
+    def _set_by_name(self) -> dict[cst.ClassDef, list[tuple[re.Pattern, cst.BaseExpression, cst.BaseExpression | None]]]:
+        """For each class of the program (its topmost base), the (name pattern, value, the dict whose
+        items it copies under their keys or None) of each store its methods make into `self` by a name
+        given as a value: `setattr(self, name, value)`, `self.__setattr__(name, value)`."""
+        index: dict[cst.ClassDef, list[tuple[re.Pattern, cst.BaseExpression, cst.BaseExpression | None]]] = defaultdict(list)
+        for call in self.calls:
+            args = [a.value for a in call.args if a.keyword is None and not a.star]
+            if mt.is_name(call.func, "setattr") and len(args) == 3 and mt.is_name(args[0], "self"):
+                name, value = args[1], args[2]
+            elif mt.is_attribute(call.func, "__setattr__") and mt.is_name(call.func.value, "self") and len(args) == 2:
+                name, value = args
+            else:
+                continue
+            cls = self.enclosing_class(call)
+            if cls is not None and isinstance(self.scope(call), cst.FunctionDef):
+                index[self._root_class(cls)].append((_name_pattern(name), value, self._copied_dict(call, name, value)))
+        return index
+
+    def _copied_dict(self, call: cst.Call, name: cst.BaseExpression, value: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The dict a store by name copies an item of under its key: `d` of `setattr(self, key, d[key])`,
+        and of `setattr(self, k, v)` in `for k, v in d.items():`; None otherwise."""
+        if not isinstance(name, cst.Name):
+            return None
+        if isinstance(value, cst.Subscript) and dotted(value.value) and len(value.slice) == 1 \
+                and isinstance(value.slice[0].slice, cst.Index) and mt.is_name(value.slice[0].slice.value, name.value):
+            return value.value
+        loop = next(self.enclosing_loops(call), None)
+        target = loop.target if isinstance(loop, cst.For) else None
+        if isinstance(value, cst.Name) and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2 \
+                and mt.is_name(target.elements[0].value, name.value) and mt.is_name(target.elements[1].value, value.value) \
+                and mt.is_method_call(loop.iter, "items") and not loop.iter.args:
+            return loop.iter.func.value
+        return None
 
     @cached_property
     def _class_fields(self) -> dict[Ref, list[cst.BaseExpression]]:
@@ -2353,6 +2495,47 @@ def param_names(func: cst.FunctionDef) -> list[str]:
     """The names of a function's positional and keyword parameters."""
     p = func.params
     return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
+
+
+FORMAT_FIELD = re.compile(r"%[-#0 +]*[0-9*]*(?:\.[0-9*]+)?[a-zA-Z]|\{[^{}]*\}")
+
+
+def _name_pattern(expr: cst.BaseExpression) -> re.Pattern:
+    """The names a name computed at run time may be, as a pattern of its literal parts in order:
+    `"net" + name` and `f"net{name}"` give `net.*`, `"level_%d" % i` and `"layer{}".format(i)`
+    `level_.*`, `layer.*`; a name with no literal part (`key`) any name."""
+    def parts(node: cst.BaseExpression) -> str:
+        if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+            return re.escape(node.evaluated_value)
+        if isinstance(node, cst.ConcatenatedString):
+            return parts(node.left) + parts(node.right)
+        if isinstance(node, cst.FormattedString):
+            return "".join(re.escape(p.value) if isinstance(p, cst.FormattedStringText) else ".*" for p in node.parts)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            return parts(node.left) + parts(node.right)
+        formatted = node.left if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo) else \
+            node.func.value if isinstance(node, cst.Call) and mt.is_attribute(node.func, "format") else None
+        if isinstance(formatted, cst.SimpleString) and isinstance(formatted.evaluated_value, str):
+            return ".*".join(re.escape(p) for p in FORMAT_FIELD.split(formatted.evaluated_value))
+        return ".*"
+    return re.compile(re.sub(r"(?:\.\*)+", ".*", parts(expr)))
+
+
+def _namespace_walked(loop: cst.For) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
+    """(the module, the loop's item) of a loop over a module's namespace: `for name, cls in
+    module.__dict__.items():` and `vars(module).items()` (the value of each pair), `for cls in
+    module.__dict__.values():`, `for name, cls in inspect.getmembers(module, ...)`; (None, None) else."""
+    walked, target = loop.iter, loop.target
+    pair = target.elements[1].value if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2 else None
+    if isinstance(walked, cst.Call) and (dotted(walked.func) or "").rpartition(".")[2] == "getmembers" and walked.args:
+        return walked.args[0].value, pair
+    if not (isinstance(walked, cst.Call) and isinstance(walked.func, cst.Attribute) and not walked.args
+            and walked.func.attr.value in ("items", "values")):
+        return None, None
+    space = walked.func.value
+    module = space.value if isinstance(space, cst.Attribute) and space.attr.value == "__dict__" else \
+        space.args[0].value if isinstance(space, cst.Call) and mt.is_name(space.func, "vars") and len(space.args) == 1 else None
+    return (module, pair) if walked.func.attr.value == "items" else (module, target)
 
 
 def target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:

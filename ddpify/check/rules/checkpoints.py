@@ -10,6 +10,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Ref, param_names
 from ddpify.analysis.call_branches import left_out
+from ddpify.analysis.distributed import one_visible_gpu_each
 from ddpify.check.branches import never_runs
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
@@ -316,7 +317,8 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     that the wrapper is handed to), not for a name with the prefix taken off first (`name[7:]`).
     A save in a helper of another module that the wrapper is handed to (`save_checkpoint(run_dir,
     ddp_model, optimizer)`, whose `save_file(model.state_dict(), path)` is in checkpointing.py) is
-    reported at the checked file's call that hands it.
+    reported at the checked file's call that hands it (at a call that may run any of several
+    classes' methods, an object of a class the program picks by name, only where each of them saves it).
     Not reported where the script resumes by loading a checkpoint, as read, back
     into the same wrapper, in a file that resume may read (its own resume expects the `module.`
     keys; still reported for `best_{epoch}.pth` where the resume reads `latest.pth`, and for a bare
@@ -341,6 +343,7 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
         return
     resumed = _resumed_into_wrapper(ctx)
     torch_saves = frozenset(ctx.script.calls_of("torch.save"))
+    handed: list[tuple[cst.BaseExpression, str]] = []  # saves of a wrapper a helper of another module is handed
     for call, saved, path in _checkpoint_saves(ctx, torch_saves):
         # the saved object (by torch.save), or the state dicts it is made of, followed through names
         # (`state = {"model": model.state_dict()}` ... `torch.save(state, path)`), each with the entry
@@ -355,12 +358,7 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
             if holds is None or _resumes(f, resumed, expr, path, entry) or ctx.unwrapped_here(expr):
                 continue
             if f.in_library(expr):  # a helper of another module saves the wrapper it is handed
-                for site, handed in _entry_sites(f, expr):
-                    if ctx.holds_ddp(handed) is None or ctx.unwrapped_here(handed):
-                        continue
-                    yield Hit(site, f"`{f.code(site.func)}()` saves the DDP wrapper it is handed ({what}, in "
-                                    f"`{f.scope(expr).name.value}`): it does not load into the model itself; hand it "
-                                    "the model (`.module`)")
+                handed.append((expr, what))
                 continue
             yield Hit(expr, f"this checkpoint saves {what}: it does not load into the model itself; save "
                             f"`{f.code(expr)}.module`", _module_of(expr) if holds == WRAPPER else None)
@@ -369,6 +367,17 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
                 yield Hit(expr, f"this checkpoint's keys are names from `{f.code(expr)}.{method}()` of the DDP wrapper, "
                                 f"which start with `module.`: it does not load into the model itself; iterate "
                                 f"`{f.code(expr)}.module.{method}()`")
+    saving = {f.scope(expr) for expr, _ in handed}
+    for expr, what in handed:
+        for site, arg in _entry_sites(f, expr):
+            # a call that may run any of several classes' methods (an object of a class picked by name: a recorder
+            # from a registry) saves the wrapper where each of them does, not where one strips `.module` first
+            callees = f.user_functions(site)
+            if ctx.holds_ddp(arg) is None or ctx.unwrapped_here(arg) or len(callees) > 1 and not saving.issuperset(callees):
+                continue
+            yield Hit(site, f"`{f.code(site.func)}()` saves the DDP wrapper it is handed ({what}, in "
+                            f"`{f.scope(expr).name.value}`): it does not load into the model itself; hand it "
+                            "the model (`.module`)")
 
 
 def _entry_sites(f, node: cst.CSTNode, depth: int = 3) -> list[tuple[cst.Call, cst.BaseExpression]]:
@@ -831,9 +840,12 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     tensors or a dict of vocabularies, where a model, its state, an optimizer, a model's output
     or a tensor moved to a device goes into none of them), and not for a state that holds no
     tensors (`ddpify.analysis.states`): an LR scheduler's or a GradScaler's `load_state_dict`
-    (numbers), the random generators' states handed to their setters (CPU tensors).
+    (numbers), the random generators' states handed to their setters (CPU tensors); nor in a
+    program whose processes each see one GPU, as it shows by wrapping on the device each starts on
+    and never picking one (`device_ids=[torch.cuda.current_device()]`, no `set_device`: srun's
+    `--gpus-per-task=1`), where `cuda:0` is every process's own.
     """
-    if not ctx.script.distributed:
+    if not ctx.script.distributed or one_visible_gpu_each(ctx.facts):  # each process's `cuda:0` its own
         return
     for call in ctx.script.calls_of("torch.load"):
         if not (_maps(call) and not _none_on_a_gpu(ctx, call)) and not _chosen(ctx, call) \

@@ -58,7 +58,9 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     live in another module) builds a sampler that shuffles and calls no `set_epoch` (torch's
     method or ddpify_runtime's `set_epoch(loader, epoch)`) anywhere; a sampler built in a helper
     of a module the file imports (`make_dataloader(cfg, is_train=True)`) is reported at the file's
-    call of that helper. A sampler whose loader only
+    call of that helper; one built where this file never calls (a trainer handed its loaders,
+    also a dict of them copied onto it under their keys, `setattr(self, key, loaders[key])`) at
+    the file's loop over the epochs that trains on its loader. A sampler whose loader only
     evaluation reads (a loop that does not train, a function named for evaluation, a sampler or
     loader named for it, `val_sampler`, also where a training function is handed it under such a
     name: `fit(model, train_loader, test_loader)`) is left alone: the order of an evaluation pass does not
@@ -108,6 +110,17 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
                     yield Hit(site, f"`{f.code(site.func)}(...)` builds a DistributedSampler that shuffles (in "
                                     f"`{f.scope(call).name.value}`), but nothing calls its set_epoch(epoch): every "
                                     "epoch sees the same order")
+            entry = f.program.parts[0] if f.program is not None else None
+            here = [site for site in _entry_calls(f, call, skipped=True)
+                    if entry is None or f.program.part_of(site, f.parents) is entry]
+            for loop in [] if here else _loops_drawing_from(ctx, call):  # handed in: where this file trains on it
+                epochs = f.epoch_loop(loop)  # reported at the loop over the epochs, where set_epoch belongs
+                at = epochs.iter if isinstance(epochs, cst.For) else epochs.test if epochs is not None else loop.iter
+                if at not in reported:
+                    reported.add(at)
+                    yield Hit(at, f"this {'epoch ' if epochs is not None else ''}loop trains on a loader whose "
+                                  f"DistributedSampler (built in `{f.scope(call).name.value}`) shuffles, but nothing "
+                                  "calls its set_epoch(epoch): every epoch sees the same order")
 
 
 def _epoch_loops(ctx: Context, sampler: cst.Call) -> list[cst.For | cst.While]:
@@ -182,18 +195,38 @@ def _shuffles_by_epoch(ctx: Context, call: cst.Call) -> bool:
                             for m in iters[:1] for a in mt.findall(m, cst.Attribute))
 
 
-def _entry_calls(f, node: cst.CSTNode, depth: int = 3) -> list[cst.Call]:
+def _loops_drawing_from(ctx: Context, sampler: cst.Call) -> list[cst.For]:
+    """The training loops of the checked file that draw from a loader built with `sampler`, built in
+    another module that this file never calls (a trainer handed its loaders: `self.trainloader`
+    copied onto it from a dict of loaders a wrapper class built)."""
+    f = ctx.facts
+    flow = objects.of(f)
+    fed = [lp for lp in f.loops if isinstance(lp, cst.For) and not f.in_library(lp) and f.trains(lp)
+           and not _evaluation_only(ctx, sampler, True)]
+    return [lp for lp in fed if any(isinstance(site, cst.Call) and _samples_with(f, flow, site, sampler)
+                                    for site in flow.values(lp.iter))]
+
+
+def _samples_with(f, flow, loader: cst.Call, sampler: cst.Call) -> bool:
+    """Is `loader` a DataLoader built with `sampler` (`sampler=train_sampler`, or the call itself)?"""
+    given = mt.keyword(loader, "sampler")
+    return given is not None and flow.kind(loader) == objects.LOADER and \
+        (given.value is sampler or sampler in flow.values(given.value))
+
+
+def _entry_calls(f, node: cst.CSTNode, depth: int = 3, skipped: bool = False) -> list[cst.Call]:
     """The checked file's calls that run `node` of a module it imports: of the function around it,
     or of the functions that call that one (at most `depth` calls deep), where the call's literal
-    arguments do not skip it (`make_dataloader(cfg, is_train=False)` past `if is_train:`)."""
+    arguments do not skip it (`make_dataloader(cfg, is_train=False)` past `if is_train:`; with
+    `skipped`, those too)."""
     func = f.scope(node)
     if not isinstance(func, cst.FunctionDef) or depth == 0:
         return []
     found: list[cst.Call] = []
     for site in f.call_sites(func):
-        if not _built_for(f, node, func, site):
+        if not skipped and not _built_for(f, node, func, site):
             continue
-        found += [site] if not f.in_library(site) else _entry_calls(f, site, depth - 1)
+        found += [site] if not f.in_library(site) else _entry_calls(f, site, depth - 1, skipped)
     return list(dict.fromkeys(found))
 
 
@@ -581,13 +614,13 @@ def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> b
     # a loop that hands each batch on (`for x, y in loader: yield x`, an endless looper) reads for
     # whoever draws from it, training or evaluating: no reader of its own
     loops = [lp for lp in loops if not any(mt.findall(lp.body, (cst.Yield,)))]
+    trains = any(ctx.facts.trains(loop) for loop in loops)  # (a training loop among the readers: not evaluation only)
     if strict:
         loops = [lp for lp in loops if ctx.facts.grad_disabled(lp) or isinstance(
             ctx.facts.scope(lp), cst.FunctionDef) and EVALUATES.search(ctx.facts.scope(lp).name.value)]
     as_evaluation = [c for c in passed if _handed_for_evaluation(ctx, c, sampler)]
     evaluated = [c for c in passed if EVALUATES.search(_called(c)) or c in as_evaluation]
-    trained = any(ctx.facts.trains(loop) for loop in loops) or any(
-        TRAINS.search(_called(c)) and c not in as_evaluation for c in passed)
+    trained = trains or any(TRAINS.search(_called(c)) and c not in as_evaluation for c in passed)
     return bool(loops or evaluated or _named_for_evaluation(ctx, sampler)
                 and not _never_read(ctx.facts, _loader_names(ctx, sampler))) and not trained
 

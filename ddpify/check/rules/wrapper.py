@@ -51,7 +51,10 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     the wrapper it is handed (a static method, `Speech.serialize(model)` of model.py reading
     `model.hidden_size`, under no branch of it, and not set on the wrapper by the script) is also
     reported at the checked file's call that hands it over. The
-    wrapper is torch's, NVIDIA apex's `apex.parallel.DistributedDataParallel`, or what Hugging
+    wrapper is torch's, NVIDIA apex's `apex.parallel.DistributedDataParallel`, the program's own
+    DDP class (an `nn.Module` that keeps the module it is handed as `self.module` and all-reduces or
+    broadcasts through torch.distributed: `LM = AsyncDDP(LM)`, whose own methods and attributes it
+    answers), or what Hugging
     Face accelerate's `prepare` hands back for a model (one the object core knows to be an
     `nn.Module`, or a name the program calls, or whose `forward` it calls; not a scheduler or optimizer
     class of the program, `class NoamLR(_LRScheduler)`); `prepare` wraps only where there are several
@@ -69,7 +72,9 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     program's subclass of it (`compute_loss(self, model, inputs)`, `training_step`;
     `ddpify.analysis.frameworks`), is that wrapper, as accelerate's. A read inside `getattr(...)`
     or `hasattr(...)` is one the program expects may fail, but not the object it asks about
-    (`getattr(model.config, "model_type", None)` reads `model.config` first).
+    (`getattr(model.config, "model_type", None)` reads `model.config` first); so is one in the body
+    of a `try` whose `except` catches an AttributeError (bare, `Exception`), not of a `try` that
+    only has a `finally`.
     """
     f = ctx.facts
     if not ctx.ddp_refs:
@@ -312,7 +317,7 @@ def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
 
 
 def _probed(ctx: Context, attr: cst.Attribute) -> bool:
-    """Inside `hasattr(...)`/`getattr(...)`, a `try`, or the branch of `if hasattr(model, "x"):`
+    """Inside `hasattr(...)`/`getattr(...)`, a `try` that catches AttributeError, or the branch of `if hasattr(model, "x"):`
     (also `and` something else): the script expects it may be missing."""
     f = ctx.facts
     for anc in f.ancestors(attr):
@@ -323,8 +328,17 @@ def _probed(ctx: Context, attr: cst.Attribute) -> bool:
                 _tests_attribute(ctx, c, attr) for c in _conjuncts(anc.test)):
             return True
         if isinstance(anc, (cst.Try, cst.FunctionDef)):
-            return isinstance(anc, cst.Try)
+            return isinstance(anc, cst.Try) and f.is_inside(attr, anc.body) and any(_catches_attribute_error(f, h) for h in anc.handlers)
     return False
+
+
+def _catches_attribute_error(f, handler: cst.ExceptHandler) -> bool:
+    """Does the `except` clause catch an AttributeError (bare, or naming it, `Exception` or
+    `BaseException`, alone or in a tuple)? A `try` with only a `finally` expects nothing to fail."""
+    caught = [] if handler.type is None else [e.value for e in handler.type.elements] \
+        if isinstance(handler.type, cst.Tuple) else [handler.type]
+    return handler.type is None or any((dotted(c) or "").rpartition(".")[2] in
+                                       ("AttributeError", "Exception", "BaseException") for c in caught)
 
 
 def _tests_attribute(ctx: Context, test: cst.BaseExpression, attr: cst.Attribute) -> bool:
