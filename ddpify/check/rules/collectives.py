@@ -446,8 +446,9 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
 
 def _handled_step(ctx: Context, exit_: cst.CSTNode, ddp_used: bool) -> cst.ExceptHandler | None:
     """The `except` handler `exit_` is in, inside its innermost loop, whose `try` runs a DDP backward
-    or a collective (`try: loss = model(x); loss.backward() / except SkipBatch: continue`): an
-    exception one rank raises leaves the step there alone."""
+    (also in a function of the program it calls: `try: loss = trainer.train_step(x, y) / except
+    RuntimeError: continue`) or a collective (`try: loss = model(x); loss.backward() / except
+    SkipBatch: continue`): an exception one rank raises leaves the step there alone."""
     f = ctx.facts
     loop = next(f.enclosing_loops(exit_), None)
     for anc in f.ancestors(exit_):
@@ -455,8 +456,8 @@ def _handled_step(ctx: Context, exit_: cst.CSTNode, ddp_used: bool) -> cst.Excep
             return None
         if isinstance(anc, cst.ExceptHandler):
             try_ = f.parent(anc)
-            if isinstance(try_, cst.Try) and any(ddp_used and f.is_backward(c) or ctx.ranks.is_collective(c)
-                                                 for c in f.calls_in(try_.body)):
+            if isinstance(try_, cst.Try) and (ddp_used and f.trains(try_.body) or any(
+                    ctx.ranks.is_collective(c) for c in f.calls_in(try_.body))):
                 return anc
     return None
 
