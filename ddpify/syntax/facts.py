@@ -707,9 +707,8 @@ class Facts:
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._own_class(func.value, call):
             cls = self.enclosing_class(call)  # `cls.build(batch)` in a classmethod: the class's own method
             return self._methods(cls, func.attr.value) if cls is not None else []
-        if isinstance(func, cst.Call):  # `get_trainer(cfg)(cfg, model)`: the classes it may look up, built;
-            looked = self._lookup_once(func)  # `Stopper(path)(val_loss, model)`: its `__call__`
-            return [init for cls in looked for init in self._constructor(cls)] if looked else self._called_instances(func)
+        if isinstance(func, cst.Call):  # `Stopper(path)(val_loss, model)`: its `__call__`
+            return self._called_instances(func)
         if isinstance(func, cst.Attribute) and (cls := self._class_named(func.value)) is not None:
             # `DeepSpeech.serialize(model, ...)`: a static or class method, called on the class
             return [m for m in self._methods(cls, func.attr.value) if _static_or_class(m)]
@@ -717,18 +716,6 @@ class Facts:
         # `Trainer(model, opt).fit(loader)`, `trainer.fit(loader)`, `model.train(loader)` where `model`
         # is `GAN(args)` or `DCGAN(args)` by the branch taken (a base's method once for all its subclasses)
         return list(dict.fromkeys(m for cls in classes for m in self._methods(cls, func.attr.value)))
-
-    def _lookup_once(self, call: cst.Call) -> list[cst.ClassDef]:
-        """`classes_looked_up(call)`, none where it is asked again while it is answered (the module
-        a lookup reads may be a parameter, typed by its callers: `getattr(module, name)(**args)` of
-        `def init_obj(self, name, module)`, whose callers are being listed)."""
-        if call in self._looking_up:
-            return []
-        self._looking_up.add(call)
-        try:
-            return self.classes_looked_up(call)
-        finally:
-            self._looking_up.discard(call)
 
     def _own_class(self, name: cst.Name, call: cst.Call) -> bool:
         """Is `name` the first parameter of the `@classmethod` that makes `call` (`cls` of `def
