@@ -18,6 +18,7 @@ Under `--strategy fsdp`, `ddpify.analysis.fsdp.place_shard` may move that point 
 from __future__ import annotations
 
 import builtins
+import itertools
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -26,7 +27,7 @@ from enum import Enum
 from functools import lru_cache
 import libcst as cst
 
-from ddpify.analysis import forward, frameworks, freezing, objects
+from ddpify.analysis import forward, frameworks, freezing, objects, writes
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.objects import Sites
 from ddpify.syntax import matchers as mt
@@ -265,10 +266,32 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
                 f for c in classes for f in facts.method(c, func.attr.value)]
             runs = any(_runs_submodules(facts, m) or _steps_itself(facts, m) for m in methods) if methods else \
                 _submodule_of(facts, classes, func.attr.value)  # `model.decoder(z)`: a sub-module called directly
-            if beside is None and not without_grad and runs:
+            if beside is None and not without_grad and runs and not _only_written_out(facts, call):
                 beside = facts.code(call.func)
     # named by the method that trains (`netD.train_step`), not the first one called (`restore_checkpoint`)
     return (beside, beside is not None) if forward else (beside or found, False)
+
+
+def _only_written_out(facts: Facts, call: cst.Call) -> bool:
+    """Is what `call` returns only written out: an argument of a file write or a print, or bound to
+    a name every read of which is one (`zx = model.decoder(fixed_z)`, then `save_image(zx.view(24, 1,
+    28, 28), path)`: a VAE's sample drawn each epoch)? No backward reaches its graph, so the
+    parameters it runs outside the model's forward get no gradient there: DistributedDataParallel
+    may wrap the model (`_trained_by_methods`). A read of the name anywhere else (a loss, a helper of
+    the program, a container) may reach a backward."""
+    def written(node: cst.CSTNode) -> bool:
+        return any(isinstance(a, cst.Call) and (mt.is_call_of(a, "print") or writes.file_write(facts, a) is not None)
+                   for a in itertools.takewhile(lambda a: type(a) not in mt.STATEMENTS, facts.ancestors(node)))
+
+    if written(call):
+        return True
+    stmt = facts.statement(call)
+    bound = [t for t, v, _ in facts.assigns if v is call and isinstance(t, cst.Name)]
+    if len(bound) != 1 or not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    reads = [n for n in facts.uses(bound[0].value, facts.scope(call)) if n is not bound[0]
+             and not any(t is n for t, _, _ in facts.assigns)]
+    return bool(reads) and all(written(n) for n in reads)
 
 
 def _parameter_read_beside(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: dict[Ref, Model],

@@ -3675,11 +3675,27 @@ def test_a_sub_module_called_directly_beside_the_forward_in_training_is_synced_a
     ("    loss = ((model.decoder(z) - x) ** 2).mean()", "    with torch.no_grad():\n        print(model.decoder(z))\n"
      "    loss = (z ** 2).mean()"),  # the sub-module outside the forward runs without gradients
     ("    loss = ((model.decoder(z) - x) ** 2).mean()", "    loss = ((model.project(z) - x) ** 2).mean()"),  # not an attribute of the class
+    # what the sub-module returns is only written out, no backward reaches it (the eighteenth sweep's mnist_vae, 0144:
+    # `zx = model.decoder(fixed_z)` each epoch, then `save_image(zx.view(...), path)`): synced where DDP would do
+    ("    loss = ((model.decoder(z) - x) ** 2).mean()", "    sample = model.decoder(z)\n    torch.save(sample.detach(), "
+     "'sample.pt')\n    print(sample)\n    loss = (z ** 2).mean()"),
+    ("    loss = ((model.decoder(z) - x) ** 2).mean()", "    print(model.decoder(z))\n    loss = (z ** 2).mean()"),
 ])
 def test_a_call_beside_the_forward_that_is_no_sub_module_with_gradients_leaves_the_model_wrapped(change):
     code = AUTOENCODER.replace(*change).replace("        return self.encoder(x)",
                                                 "        return self.encoder(x)\n\n    def project(self, z):\n        return z.repeat(1, 2)")
     assert "model = DistributedDataParallel(model" in only(NAME, code)
+
+
+@pytest.mark.parametrize("step", [
+    "    sample = model.decoder(z)\n    torch.save(sample, 'sample.pt')\n    loss = ((sample - x) ** 2).mean()",
+    "    sample = model.decoder(z)\n    torch.save(sample, 'sample.pt')\n    losses = [sample]\n    loss = (losses[0] ** 2).mean()",
+])
+def test_a_sub_modules_output_written_out_and_read_elsewhere_keeps_the_model_synced(step):
+    """Near misses of `_only_written_out`: the output saved and also read by the loss (or kept in a
+    container the loss reads) reaches a backward: synced, as before."""
+    code = AUTOENCODER.replace("    loss = ((model.decoder(z) - x) ** 2).mean()", step)
+    assert "model = sync_gradients(model)" in only(NAME, code)
 
 
 SPLIT_SOFTMAX = AUTOENCODER.replace("    loss = ((model.decoder(z) - x) ** 2).mean()",
