@@ -961,12 +961,14 @@ def _located_in_subclasses(facts: Facts, key: str, optimizer: cst.CSTNode, read:
     `setup_model()`, `self.model = STMetaNet(cfg)` in another's): whichever subclass runs, the
     optimizer trains the model that subclass built, so each is wrapped where its subclass builds it
     (one of them picked, the others trained bare on each process's shard). [] otherwise: a binding
-    in the optimizer's class or a base of it, or in one class only, is `_locate`'s."""
+    in the optimizer's class or a base of it, in one class only, or in a subclass of another that binds
+    it (`self.model = self.model.to(dev)` after the base's `__init__` built it: one object), is `_locate`'s."""
     cls = facts.enclosing_class(optimizer)
     candidates = _candidates(facts, key, optimizer, read) if cls is not None else []
     owners = list(dict.fromkeys(facts.enclosing_class(c[1]) for c in candidates))
-    if len(owners) < 2 or not all(c[2].startswith("self.") for c in candidates) \
-            or not all(o is not None and o is not cls and cls in facts.lineage(o) for o in owners):
+    classes = [o for o in owners if o is not None and o is not cls and cls in facts.lineage(o)]
+    if len(classes) < 2 or len(classes) < len(owners) or not all(c[2].startswith("self.") for c in candidates) \
+            or any(facts.kin_classes(a, b) for a, b in itertools.combinations(classes, 2)):
         return []
     found = [_pick(facts, [c for c in candidates if facts.enclosing_class(c[1]) is o], optimizer) for o in owners]
     return [m for m in found if m is not None]

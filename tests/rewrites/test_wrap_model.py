@@ -6741,3 +6741,15 @@ def test_a_model_the_base_class_binds_itself_is_wrapped_once(rebinding):
         + rebinding + "\n\nBase().train('SGD')\n"
     out = only(NAME, code)
     assert out.count("DistributedDataParallel(self.model") == 1, out
+
+
+def test_a_subclass_moving_what_its_parent_class_built_is_one_model():
+    """Near miss of `_located_in_subclasses`: the two classes that bind `self.model` are one lineage
+    (`self.model = self.model.to('cpu')` after the parent's `Small()`): one object, wrapped once,
+    never a wrapper wrapped again."""
+    code = SUBCLASS_MODELS.split("class SmallTrainer(Base):")[0] + (
+        "class SmallTrainer(Base):\n    def setup_model(self):\n        self.model = Small()\n\n\n"
+        "class MovedTrainer(SmallTrainer):\n    def setup_model(self):\n        super().setup_model()\n"
+        "        self.model = self.model.to('cpu')\n\n\nMovedTrainer().train('SGD')\n")
+    out = only(NAME, code)
+    assert out.count("DistributedDataParallel(self.model") == 1, out
