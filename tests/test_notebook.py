@@ -182,6 +182,16 @@ def test_automagic_lines_of_a_colab_notebook_become_comments_where_no_variable_h
     assert s.changes[1].message.startswith("`cd /content/drive/MyDrive/S5` (IPython's `%cd`): ")
 
 
+def test_a_cell_whose_first_line_is_indented_runs_dedented_as_ipython_runs_it():
+    """thamizhannal/ERA-V2's S8 notebook (the twentieth sweep's part A, held out; fixed after the freeze):
+    a cell ` train.data[0].shape`, its line indented by a space, which IPython dedents; ddpify
+    refused the notebook ("cannot parse: unexpected indent"). Near miss: a later line indented less
+    than the first keeps its own indentation (IPython leaves it)."""
+    s = script(("code", " x = 1\n y = x + 1"), ("code", "  if True:\n      z = 2\nw = 3"))
+    assert s.code.splitlines() == ["# %% [cell 1]", "x = 1", "y = x + 1", "", "# %% [cell 2]", "if True:",
+                                   "    z = 2", "w = 3"]
+
+
 def test_cell_magics():
     s = script(("code", "%%time\nx = 1"), ("code", "%%bash\necho hi\nls"), ("code", "%%writefile f.py\nprint(1)"))
     assert s.code.splitlines() == [

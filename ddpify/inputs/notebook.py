@@ -96,7 +96,7 @@ def to_script(name: str, data: bytes, markdown: bool = False) -> Script:
         if kind == "markdown" and markdown:
             body, notes = [f"# {line}".rstrip() for line in source.splitlines()], []
         elif kind == "code":
-            body, notes = _translate(source.splitlines(), bound)
+            body, notes = _translate(_leading_indent(source.splitlines()), bound)
             _check_cell(name, number, "\n".join(body))
         else:
             continue
@@ -165,6 +165,15 @@ def _check_script(name: str, script: Script) -> None:
 
 
 # ---- IPython-only lines -----------------------------------------------------------------------
+
+def _leading_indent(lines: list[str]) -> list[str]:
+    """The cell as IPython runs it: where its first line is indented (` train.data[0].shape`), that
+    indentation is taken off every line that starts with it (IPython's `leading_indent`)."""
+    indent = re.match(r"[ \t]+", lines[0]) if lines else None
+    if indent is None:
+        return lines
+    return [line[indent.end():] if line.startswith(indent.group()) else line for line in lines]
+
 
 def _bound_words(code: str) -> frozenset[str]:
     """The automagic words the notebook's code binds (`env = gym.make(...)`, `import cat`, `for ls in ...`,
