@@ -296,43 +296,6 @@ def test_a_loop_over_data_not_traced_to_a_loader_is_a_warning():
     assert any("cannot trace to a DataLoader" in w and "`batches()`" in w for w in warnings), warnings
 
 
-def test_gradients_set_by_hand_with_no_backward_are_said_to_be_so_not_to_train_elsewhere():
-    """The twentieth sweep's rbm_contrastive_divergence (held out; after its run): an RBM's gradients
-    computed by its own method and assigned to `rbm.W.grad` before `optimizer.step()`, no backward
-    anywhere: the report said "no `.backward()` in the code ddpify read: the training loop runs
-    elsewhere", false (it is there). The warning names the hand-set gradients at their assignment;
-    near miss: an optimizer with no backward and no gradient set keeps the old warning."""
-    write({"train.py": """\
-        import torch
-        from torch import nn
-
-        class RBM(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.W = nn.Parameter(torch.randn(4, 3) * 0.01)
-
-            def grads(self, v):
-                return v.t() @ torch.sigmoid(v @ self.W) / v.size(0)
-
-        rbm = RBM()
-        optimizer = torch.optim.Adam(rbm.parameters(), lr=1e-2)
-        for step in range(3):
-            g = rbm.grads(torch.rand(4, 4))
-            optimizer.zero_grad()
-            rbm.W.grad = -g
-            optimizer.step()
-        """})
-    warnings = [c for c in convert_program(program()).changes if c.kind == "warning" and "backward()" in c.message]
-    assert [(w.line, w.message.split(":")[0]) for w in warnings] == [(17, "gradients set by hand with no `.backward()` (contrastive divergence, an update the program computes)")], warnings
-    write({"train.py": """\
-        import torch
-        model = torch.nn.Linear(2, 2)
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        """})
-    warnings = [c.message for c in convert_program(program()).changes if c.kind == "warning"]
-    assert any(w.startswith("no `.backward()` in the code ddpify read: the training loop runs elsewhere") for w in warnings), warnings
-
-
 def test_a_loop_over_batches_a_generator_of_the_program_makes_says_so():
     """The twentieth sweep's causal_meta_transfer_mlp (tuning): `for samples in
     ground_truth.sample_iter(256, num_batches=n)`, a generator of a module ddpify read that samples
@@ -932,51 +895,6 @@ def test_an_edit_of_a_shared_module_that_another_entry_point_cannot_run_gets_a_t
     assert_program_golden("shared_module_todo", result, request)  # the TODO in helpers.py
     Path("evaluate.py").unlink()  # no other entry point: no TODO
     assert not [c for c in convert_program(program()).modules["helpers.py"].changes if c.rewrite == "ddpify"]
-
-
-SHARED_DATAPARALLEL = {
-    "train.py": """\
-        import torch
-        from nets import net, loader
-        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
-        for epoch in range(2):
-            for x, y in loader:
-                optimizer.zero_grad()
-                ((net(x) - y) ** 2).mean().backward()
-                optimizer.step()
-        torch.save(net.state_dict(), "net.pt")
-        """,
-    "nets.py": """\
-        import torch
-        from torch.utils.data import DataLoader, TensorDataset
-        net = torch.nn.Linear(2, 1)
-        if torch.cuda.device_count() > 1:
-            net = torch.nn.DataParallel(net)
-        loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
-        """,
-    "predict.py": """\
-        import torch
-        from nets import net
-        if __name__ == "__main__":
-            net.load_state_dict(torch.load("net.pt"))
-        """,
-}
-
-
-def test_a_dataparallel_replaced_in_a_module_another_entry_point_imports_gets_the_todo_too():
-    """jonad/AnoGan-Pytorch (sweep 20b, held out; read after its run): `generator.py` builds the
-    network at import and wraps it in `nn.DataParallel` on several GPUs; `predict.py` imports it
-    too. The DataParallel became the DistributedDataParallel wrap with no word, where the sampler of
-    a loader `predict.py` also imports got the TODO: `predict.py` would load a checkpoint saved
-    without `module.` into the wrapper. The TODO no longer says the other entry "never joins" the
-    process group: the module now joins one itself at import (a one-process group under plain python)."""
-    write(SHARED_DATAPARALLEL)
-    result = convert_program(program())
-    todos = [c for c in result.modules["nets.py"].changes if c.rewrite == "ddpify"]
-    wraps = [c for c in result.modules["nets.py"].changes if "DataParallel replaced" in c.message]
-    assert wraps and wraps[0].line in {c.line for c in todos}
-    assert all(c.message.startswith("predict.py also imports this module") and "never joins" not in c.message
-               and "a DistributedDataParallel wrapper or a sharded loader" in c.message for c in todos)
 
 
 def test_a_local_alias_of_a_wrapped_attribute_reaches_the_models_own_methods_through_unwrap(request):

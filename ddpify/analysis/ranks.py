@@ -500,6 +500,14 @@ class Ranks:
                 index.setdefault(ref, []).append((_read_key(target), value))
         return index
 
+    def items_stored(self, read: cst.Subscript) -> list[cst.BaseExpression]:
+        """The values the program stores by item into the mapping `read` reads an entry of, at its
+        key or at one computed at run time (`flags[k] = v and self.enable` in a loop over the keys)."""
+        ref = self.facts.ref(read.value) if isinstance(read.value, (cst.Name, cst.Attribute)) else None
+        key = _read_key(read)
+        return [v for k, v in self._items_by_key.get(ref, [])
+                if k is None or key is None or k == key] if ref is not None else []
+
     def flag_set_by_rank(self, expr: cst.Name | cst.Attribute) -> bool:
         """Is the name assigned only constants, one of them under a rank test and not what it holds
         elsewhere (`default_gpu = False` ... `if dist.get_rank() == 0: default_gpu = True`, also
@@ -551,11 +559,22 @@ class Ranks:
             return True  # `device.split(":")` of `device = f"cuda:{rank}"`: a part of what differs by rank
         if self.facts.qualify(test.func) == "torch.cuda.current_device":
             return True  # the GPU this process took (`set_device(local_rank)`): each process's own
+        if self._always_true_instance(test):
+            return False  # `Context(ddp=ddp, rank=rank)`: an object, true on every process whatever it holds
         return rank_word(test.func) or frameworks.main_test(self.facts, test.func) or any(
             self.rank_dependent(a.value, depth) and not self._only_logged(test, a.value)
                                            for a in test.args
                                            if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)) \
             or self.returns_rank_test(test, depth)
+
+    def _always_true_instance(self, call: cst.Call) -> bool:
+        """Does `call` build an instance of a plain class of the program (no base outside the
+        program, no `__bool__` or `__len__`)? Such an object is true on every process, whatever its
+        fields hold: `self.ctx and self.ctx.ddp` where `self.ctx = Context(ddp=ddp, rank=rank,
+        main=rank == 0)` asks the fields it names, not the rank the object also keeps."""
+        classes = self.facts.built_classes(call)
+        return bool(classes) and not any(self.facts.library_based(cls) or self.facts.method(cls, "__bool__")
+                                         or self.facts.method(cls, "__len__") for cls in classes)
 
     def asks_distributed(self, test: cst.CSTNode) -> bool:
         """`RANK > -1`, `args.local_rank != -1`, `rank is not None`: a comparison of a rank that

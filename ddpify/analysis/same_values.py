@@ -203,6 +203,8 @@ class SameValues:
             return self._core_kept(node, proving)
         if isinstance(node, cst.Subscript) and (items := self._display_items(node)) is not None:
             return all(self._core(item, proving) for item in items)
+        if isinstance(node, cst.Subscript) and not all(self._core(v, proving) for v in self.ranks.items_stored(node)):
+            return False  # `flags["writer"]` after `flags[k] = v and self.enable` at every key: what is stored counts
         if isinstance(node, cst.Attribute):  # `args.lr`: as shared as `args`, and as what the program sets it to
             return self._core(node.value, proving) and all(
                 self._core(value, proving | {("set", id(value))}) for value in self._set_attribute(node)
@@ -237,8 +239,9 @@ class SameValues:
         under it; None where the key is no literal, or some value is anything else."""
         key = self._display_key(node)
         if key is None or not dotted(node.value) or any(
-                isinstance(t, cst.Subscript) and self._display_key(t) == key for t, _, _ in self.facts.assigns):
-            return None  # `d["args"] = other`: set again somewhere
+                isinstance(t, cst.Subscript) and self._display_key(t) == key for t, _, _ in self.facts.assigns) \
+                or self.ranks.items_stored(node):
+            return None  # `d["args"] = other`: set again somewhere; `d[k] = v and enable` at every key
         items = []
         for origin in self.facts.origins(node.value):
             found = [e.value for e in origin.elements if isinstance(e, cst.DictElement) and
@@ -698,8 +701,8 @@ class SameValues:
             return True  # `batch.shape[0]`: a DistributedSampler gives every process batches of one size
         if isinstance(node, cst.Subscript) and _learning_rate(node):  # `optimizer.param_groups[0]["lr"]`
             return self._stepped_with_shared(None, proving)
-        if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`
-            return self._shared(node.value, proving)
+        if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`, and what the program stores at its key
+            return self._shared(node.value, proving) and all(self._shared(v, proving) for v in self.ranks.items_stored(node))
         if isinstance(node, cst.Call) and f.qualify(node.func) == "torch.load":
             return self._loads_one_file(node)  # `torch.load(f)`: the same file everywhere
         if isinstance(node, cst.Call) and reads_saved_state(f, node):
