@@ -82,7 +82,8 @@ class VerticalFlip(BasicTransform):
 
 
 class CoarseDropout(BasicTransform):
-    """One to max_holes boxes of max_height x max_width set to fill_value."""
+    """One to max_holes boxes of max_height x max_width set to fill_value, each inside the picture (as
+    albumentations draws a hole's corner: from 0 to the side less the hole's)."""
 
     def __init__(self, max_holes=8, max_height=8, max_width=8, min_holes=None, min_height=None, min_width=None,
                  fill_value=0, **kwargs):
@@ -94,7 +95,8 @@ class CoarseDropout(BasicTransform):
     def apply(self, image):
         image = image.copy()
         for _ in range(random.randint(*self.holes)):
-            top, left = random.randint(0, image.shape[0] - 1), random.randint(0, image.shape[1] - 1)
+            top = random.randint(0, max(image.shape[0] - self.height, 0))
+            left = random.randint(0, max(image.shape[1] - self.width, 0))
             image[top:top + self.height, left:left + self.width] = self.fill.astype(image.dtype)
         return image
 
