@@ -209,9 +209,12 @@ def _is_zero(expr: cst.BaseExpression) -> bool:
 
 def _shared_conflicts(program: Program, facts: Facts, edits: edit_set.Edits) -> None:
     """A TODO at each edit of a module that another entry point imports (ddpify.inputs.program's
-    `other_entries`) when the edit is not right for that one too (its record `needs_group`): a DistributedDataParallel or a
-    DistributedSampler needs the process group that only the converted entry joins (the
-    runtime's helpers, no-ops in one process, are right for both)."""
+    `other_entries`) when the edit is not right for that one too (its record `needs_group`): a DistributedDataParallel
+    wrap (also one that replaces the module's DataParallel) or a DistributedSampler is made for the processes the
+    converted entry launches; the other entry would get the wrapper or a shard, also where the module now joins a
+    process group itself (a one-process group under plain python): its `load_state_dict` of a checkpoint saved
+    without `module.`, its attributes of the model, its pass over the whole data (the runtime's helpers, no-ops in
+    one process, are right for both)."""
     others: dict = {}
     for record in list(edits.records):
         if record.kind != CHANGE or not record.needs_group:
@@ -226,8 +229,9 @@ def _shared_conflicts(program: Program, facts: Facts, edits: edit_set.Edits) -> 
             names = ", ".join(others[part.rel])
             edits.for_rewrite("ddpify").todo(facts.statement(node), (
                 f"{names} also import{'s' if len(others[part.rel]) == 1 else ''} this module; this edit, right for "
-                f"{program.parts[0].rel}, needs the process group that {names} never joins: convert "
-                f"{names} too, or move this edit into {program.parts[0].rel}"))
+                f"{program.parts[0].rel}, is made for the processes {program.parts[0].rel} launches, and hands "
+                f"{names} a DistributedDataParallel wrapper or a sharded loader where it expects the model or the "
+                f"whole data: convert {names} too, or move this edit into {program.parts[0].rel}"))
 
 
 def _run(rewrites: tuple[Rewrite, ...], options: Options, analysis: Analysis, edits: edit_set.Edits) -> None:

@@ -713,7 +713,7 @@ def _replace_dataparallel(facts: Facts, edits: Edits, model: Model, lines: list[
             return cst.FlattenSentinel(new)
 
         edits.replace(statement, in_place, f"nn.DataParallel replaced by {by} for `{target}`"
-                      + (f" (comment `{comment.value}` dropped: it named DataParallel)" if stale else ""))
+                      + (f" (comment `{comment.value}` dropped: it named DataParallel)" if stale else ""), needs_group=True)
         return
     if whole and facts.code(inner.value) == target:
         _remove(facts, edits, statement)
@@ -721,7 +721,7 @@ def _replace_dataparallel(facts: Facts, edits: Edits, model: Model, lines: list[
         edits.replace(call, lambda node: inner.value)
     (edits.insert_before if model.before_anchor else edits.insert_after)(model.anchor, *lines)
     later = ", wrapped after the set-up that follows it" if model.setup else ""
-    edits.record(statement, f"nn.DataParallel replaced by {by} for `{target}`{later}")
+    edits.record(statement, f"nn.DataParallel replaced by {by} for `{target}`{later}", needs_group=True)
     for stmt in model.setup:
         for attr in facts.findall(stmt, cst.Attribute, lambda a: a.attr.value == "module" and dotted(a.value) == target):
             edits.replace(attr, lambda node: node.value)
