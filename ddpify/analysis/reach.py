@@ -106,7 +106,16 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
                                           f"the project: ddpify cannot see what it does with {what}; "
                                           "training code there is not converted")
     backwards = [c for c in facts.calls if facts.is_backward(c) or facts.parameter_gradients(c) is not None]
-    if facts.optimizers and not backwards:
+    hand_set = [stmt for target, _, stmt in facts.assigns
+                if isinstance(target, cst.Attribute) and target.attr.value == "grad"] if not backwards else []
+    if facts.optimizers and hand_set:  # `rbm.W.grad = -w_grad`, then `optimizer.step()`: it trains here
+        yield facts.statement(hand_set[0]), (
+            "gradients set by hand with no `.backward()` (contrastive divergence, an update the program "
+            "computes): ddpify does not read this as a training step, and DDP, which averages what .backward() "
+            "accumulates, averages none of them, so the processes would diverge: average them over the processes "
+            "before the optimizer steps (average_gradients(model), from ddpify_runtime), and see that the loop's "
+            "loader is sharded")
+    elif facts.optimizers and not backwards:
         yield facts.statement(facts.optimizers[0]), (
             "no `.backward()` in the code ddpify read: the training loop runs elsewhere, "
             "and is not converted (its data is not sharded, its saves run on every process)")

@@ -395,7 +395,9 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
     is: no other rank is in it to wait); reported once per exit, at the innermost test around it
     that can differ. An `except` whose `try` runs the step's backward or a collective is such a
     test (`try: loss = model(x); loss.backward() / except SkipBatch: continue`): one rank can raise
-    alone.
+    alone. So is a `return` of a function that runs one step, before its backward, where every
+    call of the function is in such a loop (`def train_step(x): ...; if not torch.isfinite(loss):
+    return None; loss.backward()`).
     """
     if not ctx.script.distributed:
         return
@@ -438,10 +440,43 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
                                     "leaves a loop that runs collectives: the ranks that stay wait forever; agree "
                                     "on it first (all_reduce the flag)")
                 break
+    yield from _steps_left_early(ctx, loops, ddp_used)
     for loop in loops:
         if isinstance(loop, cst.While) and not ctx.values.same_everywhere(loop.test) and not mt.is_literal_true(loop.test):
             yield Hit(loop.test, f"`{f.code(loop.test)}` can differ between ranks and ends a loop that runs "
                                  "collectives: the ranks that stay wait forever; agree on it first")
+
+
+def _steps_left_early(ctx: Context, loops, ddp_used: bool) -> Iterator[Hit]:
+    """The `return`s of functions that run one training step of the DDP model, before the
+    backward (`_step_left_early`)."""
+    for ret in ctx.facts.returns if ddp_used else []:
+        func = ctx.facts.scope(ret)
+        if isinstance(func, cst.FunctionDef) and not ctx.ranks.undistributed(ret) and not any(
+                ctx.facts.scope(lp) is func for lp in ctx.facts.enclosing_loops(ret)):
+            yield from _step_left_early(ctx, ret, func, loops)
+
+
+def _step_left_early(ctx: Context, ret: cst.Return, func: cst.FunctionDef, loops) -> Iterator[Hit]:
+    """A `return` of a function that runs one training step, before its backward (`def
+    train_step(x): loss = ...; if not torch.isfinite(loss): return None; loss.backward()`), where
+    every call of the function is in a loop that runs collectives on every rank: a test that can
+    differ sends some ranks back without the backward whose all-reduce the others wait in."""
+    f = ctx.facts
+    if not any(f.is_backward(c) and f.before(ret, c) for c in f.calls_in(func.body)):
+        return
+    sites = f.call_sites(func)
+    if not sites or not all(any(lp in loops for lp in f.enclosing_loops(site)) and not ctx.ranks.on_some_ranks(site)
+                            for site in sites):
+        return
+    for anc in f.ancestors(ret):
+        if anc is func:
+            return
+        if isinstance(anc, cst.If) and not ctx.values.same_everywhere(anc.test):
+            yield Hit(anc.test, f"`{f.code(anc.test)}` can differ between ranks, and the `return` it decides "
+                                f"leaves `{func.name.value}` before its backward on some ranks only: the others "
+                                "wait in that backward's all-reduce; agree on it first (all_reduce the flag)")
+            return
 
 
 def _handled_step(ctx: Context, exit_: cst.CSTNode, ddp_used: bool) -> cst.ExceptHandler | None:
