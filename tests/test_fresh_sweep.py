@@ -50,7 +50,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep19a.json", 8),
                                         ("fresh_sweep20a.json", 8),
                                         ("fresh_sweep20b.json", 12),
-                                        ("fresh_sweep20c.json", 9)])
+                                        ("fresh_sweep20c.json", 9),
+                                        ("fresh_sweep21c.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -456,6 +457,23 @@ def test_the_twentieth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep20c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_twenty_first_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep21c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep21c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_stand_in_torchvision_serves_random_solarize_and_equalize_as_identity_modules():
+    """VICReg's two-view augmentation ends its Compose with RandomSolarize(0.5, p=0.2); a module, as
+    torchvision's random transforms are, that hands its picture back unchanged."""
+    out = _stubbed("import torch, torchvision.transforms as T\n"
+                   "x = torch.rand(3, 8, 8)\n"
+                   "t = T.Compose([T.RandomSolarize(0.5, p=0.2), T.RandomEqualize(p=0.1)])\n"
+                   "print(isinstance(T.RandomSolarize(0.5), torch.nn.Module), torch.equal(t(x), x))")
+    assert out.split() == ["True", "True"]
 
 
 def test_the_stand_in_torchvision_builds_wide_resnets_with_a_resnet50_head():

@@ -124,7 +124,7 @@ class RandomHorizontalFlip(torch.nn.Module):
 
 RandomVerticalFlip = RandomRotation = ColorJitter = RandomAffine = RandomErasing = RandomHorizontalFlip
 AutoAugment = RandAugment = RandomGrayscale = GaussianBlur = RandomApply = RandomPerspective = RandomHorizontalFlip
-ElasticTransform = RandomAdjustSharpness = RandomHorizontalFlip
+ElasticTransform = RandomAdjustSharpness = RandomSolarize = RandomEqualize = RandomHorizontalFlip
 
 
 class InterpolationMode:
