@@ -613,8 +613,12 @@ def _remade(facts: Facts, training: list[cst.Call], loops: list[EpochLoop], loop
 
 
 def _iterated(call: cst.Call) -> cst.BaseExpression | None:
-    """What `iter(loader)` or `loader.__iter__()` makes an iterator of."""
-    if mt.is_name(call.func, "iter") and len(call.args) == 1:
+    """What `iter(loader)` or `loader.__iter__()` makes an iterator of; also `zip(loader)` and
+    `enumerate(loader)`, iterators over the one loader they are given (`it = zip(other)`, then
+    `batch, = next(it)`)."""
+    if mt.is_name(call.func, "iter", "zip") and len(call.args) == 1 and not call.args[0].star \
+            or mt.is_name(call.func, "enumerate") and call.args and not call.args[0].star and \
+            not call.args[0].keyword:
         return call.args[0].value
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "__iter__" and not call.args:
         return call.func.value
@@ -832,7 +836,7 @@ def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: 
         return  # a local of `func`: its callers cannot name it
     for call in facts.call_sites(func):
         if passed:
-            arg = facts.argument_for(call, func, root.value)
+            arg = facts.argument_for(call, func, root.value) or _item_of_spread(facts, call, func, root.value)
             if arg is None or not mt.is_simple_reference(arg):
                 continue
             expr = _rooted(loader, arg)
@@ -844,6 +848,17 @@ def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: 
         else:
             expr = loader
         yield from _climb(facts, call, expr, depth - 1)
+
+
+def _item_of_spread(facts: Facts, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
+    """The item of a starred argument that fills `param`, as the call's scope names it: `loaders[0]`
+    for the first parameter of `pair(*loaders)` (`Facts.spread_argument`), `kw["lr"]` for `**kw`."""
+    spread = facts.spread_argument(call, func, param)
+    if spread is None or not mt.is_simple_reference(spread[0]):
+        return None
+    holder, place, _ = spread
+    key = cst.Integer(str(place)) if isinstance(place, int) else cst.SimpleString(repr(place))
+    return cst.Subscript(holder, [cst.SubscriptElement(cst.Index(key))])
 
 
 def _receiver(call: cst.Call) -> cst.BaseExpression | None:

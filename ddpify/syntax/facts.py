@@ -1681,20 +1681,126 @@ class Facts:
         return [e for value, i in self._unpacking.get(ref, ()) for e in (self._unpacked(value, i) or [value])]
 
     def argument_for(self, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
-        """The expression a call passes for `param` of `func` (a process's or thread's `target`: the
-        element of its `args=` tuple, or the value of its `kwargs=` dict, `_started_target`)."""
-        names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-        if names and names[0] in ("self", "cls") and self.enclosing_class(func) is not None:
-            names = names[1:]
+        """The expression a call passes for `param` of `func`, as the call's own scope may name it (a
+        process's or thread's `target`: the element of its `args=` tuple, or the value of its
+        `kwargs=` dict, `_started_target`). A `*xs` or `**kw` argument binds the parameters it fills
+        where the call's scope writes its items out (`spread_argument`, `local` only): `pair(*(a,
+        b))`, or `xs = [a, b]` before `pair(*xs)`, passes `a` for `pair`'s first parameter; the
+        places after a `*` whose items are unknown are unknown."""
+        names = self._positional_names(func)
         if self.starts(call):
             return _started_argument(call, names, param)
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == param:
                 return arg.value
-        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        spread = self.spread_argument(call, func, param, local=True)
+        if spread is not None:
+            return spread[2]
+        positional = []
+        for arg in call.args:
+            if arg.keyword is None and not arg.star:
+                positional.append(arg.value)
+            elif arg.star == "*":
+                break  # the places from here on are unknown
         if param in names and names.index(param) < len(positional):
             return positional[names.index(param)]
         return None
+
+    def _positional_names(self, func: cst.FunctionDef) -> list[str]:
+        """The parameters of `func` that a call fills by place (not a method's `self`)."""
+        names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+        if names and names[0] in ("self", "cls") and self.enclosing_class(func) is not None:
+            names = names[1:]
+        return names
+
+    def spread_argument(self, call: cst.Call, func: cst.FunctionDef, param: str, local: bool = False
+                        ) -> tuple[cst.BaseExpression, int | str, cst.BaseExpression] | None:
+        """Where a `*xs` or `**kw` argument of `call` fills `param` of `func`: (`xs`, the place in it,
+        the item), its items known where they are written out (`starred_items`, `starred_keywords`):
+        `pair(*loaders)` with `loaders` a parameter that the one call of its function fills with
+        `(source, target)` gives (`loaders`, 0, `source`) for `pair`'s first parameter (the item as
+        the caller names it: `loaders[0]` where the call is). `local`: the items as the call's own
+        scope writes them (a literal in the call, or a name it binds once to one), not through a
+        parameter. None where no starred argument fills it, or its items are unknown."""
+        if self.starts(call) or not any(a.star for a in call.args):
+            return None
+        depth = 0 if local else 3
+        names = self._positional_names(func)
+        if param in names:
+            place = names.index(param)
+            for arg in call.args:
+                if arg.keyword is not None or arg.star == "**":
+                    continue
+                if not arg.star:
+                    place -= 1
+                elif (items := self.starred_items(arg.value, depth)) is None:
+                    break
+                elif place < len(items):
+                    return arg.value, place, items[place]
+                else:
+                    place -= len(items)
+                if place < 0:
+                    break
+        for arg in call.args:
+            keywords = self.starred_keywords(arg.value, depth) if arg.star == "**" else None
+            if keywords is not None and param in keywords:
+                return arg.value, param, keywords[param]
+        return None
+
+    def starred_items(self, value: cst.BaseExpression, depth: int = 3) -> list[cst.BaseExpression] | None:
+        """The items `*value` passes, where they are written out: a tuple or list (`*(a, b)`), a name
+        whose one binding is one (`xs = [a, b]`), or (`depth` steps deep) a parameter that the one
+        call of its function fills with one (`fit(model, (source, target))` for `loaders` of `def
+        fit(model, loaders)`); None where they are not known."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            items: list[cst.BaseExpression] = []
+            for element in value.elements:
+                inner = self.starred_items(element.value, depth) if isinstance(element, cst.StarredElement) \
+                    else [element.value]
+                if inner is None:
+                    return None
+                items += inner
+            return items
+        bound = self._one_binding(value, depth)
+        return self.starred_items(bound, depth - 1) if bound is not None else None
+
+    def starred_keywords(self, value: cst.BaseExpression, depth: int = 3) -> dict[str, cst.BaseExpression] | None:
+        """The keywords `**value` passes, where they are written out: a dict of string keys
+        (`**{"lr": 0.1}`), `dict(lr=0.1)` (with `**more`: those it names), or a name or parameter
+        whose one binding is one (`starred_items`); None where they are not known."""
+        if isinstance(value, cst.Dict):
+            found: dict[str, cst.BaseExpression] = {}
+            for element in value.elements:
+                key = element.key.evaluated_value if isinstance(element, cst.DictElement) \
+                    and isinstance(element.key, cst.SimpleString) else None
+                if not isinstance(key, str):
+                    return None
+                found[key] = element.value
+            return found
+        if isinstance(value, cst.Call) and mt.is_name(value.func, "dict"):  # (`**more` beside them adds keys)
+            if any(a.keyword is None and not a.star for a in value.args):
+                return None
+            return {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+        bound = self._one_binding(value, depth)
+        return self.starred_keywords(bound, depth - 1) if bound is not None else None
+
+    def _one_binding(self, value: cst.BaseExpression, depth: int) -> cst.BaseExpression | None:
+        """What the name `value` holds where one assignment binds it, or, `depth` > 0 and the name a
+        parameter, what the one call of its function passes for it."""
+        ref = self.ref(value) if isinstance(value, cst.Name) and depth >= 0 else None
+        if ref is None:
+            return None
+        bound = [v for _, v, stmt in self.writes(ref) if not isinstance(stmt, cst.AugAssign)]
+        func = ref.scope
+        if isinstance(func, cst.FunctionDef) and ref.name in param_names(func):
+            if depth == 0:
+                return None
+            sites = self.call_sites(func)
+            passed = [self.argument_for(site, func, ref.name) for site in sites]
+            if len(sites) != 1 or passed[0] is None:
+                return None
+            bound += passed
+        return bound[0] if len(bound) == 1 else None
 
     def default_left_out(self, ref: Ref) -> list[cst.BaseExpression]:
         """The default of the parameter `ref` where it is a value the parameter may hold: a call of
@@ -1743,8 +1849,9 @@ class Facts:
         if isinstance(ref.scope, cst.FunctionDef) and "." not in ref.name:
             for call in self.call_sites(ref.scope):
                 arg = self.argument_for(call, ref.scope, ref.name)
-                if arg is not None:
-                    found.append(arg)
+                spread = self.spread_argument(call, ref.scope, ref.name) if arg is None else None
+                if arg is not None or spread is not None:
+                    found.append(arg if arg is not None else spread[2])  # an item of `*xs` as its maker names it
         return found
 
     def set_by_name(self, ref: Ref) -> list[cst.BaseExpression]:

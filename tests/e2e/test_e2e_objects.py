@@ -70,6 +70,10 @@ fixtures/objects_lookup (the nineteenth sweep's traffic-demand framework, decisi
 looked up by the name `--model` gives, the optimizer and scheduler classes picked from torch's modules by configured
 names (`getattr(importlib.import_module("torch.optim"), name)`), `self.model` bound by each trainer subclass for the
 base class's optimizer: the model of the trainer that runs is wrapped, not only a sibling's.
+fixtures/objects_starred (the twentieth sweep's torch-associative, decision 0162): two loaders handed to the solver
+as one tuple and walked by a generator that a starred argument fills (`pair(*loaders)`, the second loader drawn
+through `zip(other)` made again on StopIteration), and a head trained on a loader passed in `**setting` of a
+`dict(...)`: each loader sharded and reshuffled every epoch.
 """
 
 from __future__ import annotations
@@ -112,6 +116,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_logs": ((64,), {"model.pt"}),
     "objects_cfg_module": ((64,), {"model.pt"}),
     "objects_lookup": ((64,), {"model.pt"}),
+    "objects_starred": ((64, 48, 32), {"model.pt", "head.pt"}),
 }
 EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}

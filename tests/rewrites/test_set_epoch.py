@@ -824,6 +824,37 @@ for step in range(8):
 print("done")
 """, "a_step_loop_that_makes_its_iterators_again_ends_a_pass_once_per_pass_over_the_loaders",
          scaffold=TRAINS.instead_of("loop")),
+    # (the twentieth sweep's torch-associative, decision 0162) the iterator is `zip(loader)`, one
+    # loader's batches as 1-tuples (`batch, = next(it)`), made again on StopIteration: as `iter(loader)`
+    pair("""\
+it = zip(loader)
+for step in range(8):
+    try:
+        (x, y), = next(it)
+    except StopIteration:
+        it = zip(loader)
+        (x, y), = next(it)
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", """\
+from ddpify_runtime import end_epoch, set_epoch
+
+set_epoch(loader)
+it = zip(loader)
+for step in range(8):
+    try:
+        (x, y), = next(it)
+    except StopIteration:
+        end_epoch()
+        set_epoch(loader)
+        it = zip(loader)
+        (x, y), = next(it)
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", "an_iterator_zipping_one_loader_made_again_on_stopiteration_is_a_pass_over_it",
+         scaffold=TRAINS.instead_of("loop")),
     # (sixth sweep, mimicry) a trainer's method with no loop of its own makes the loader's iterator
     # again on StopIteration; the loop that calls it trains through a model's own method. Each new
     # iterator is a pass: set_epoch right before it (no end_epoch: no epoch boundary is known).
