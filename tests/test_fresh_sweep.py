@@ -51,7 +51,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep20a.json", 8),
                                         ("fresh_sweep20b.json", 12),
                                         ("fresh_sweep20c.json", 9),
-                                        ("fresh_sweep21c.json", 8)])
+                                        ("fresh_sweep21c.json", 8),
+                                        ("fresh_sweep21b.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -206,6 +207,15 @@ def test_the_stand_in_gym_lunar_lander_has_eight_observations_and_four_discrete_
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
     assert out.split() == ["(8,)", "4", "4"]
+
+
+def test_the_stand_in_gym_mountain_car_has_two_observations_and_three_actions_and_keeps_its_continuous_kind():
+    code = ("import gym\nenv = gym.make('MountainCar-v0'); s = env.reset()\n"
+            "cont = gym.make('MountainCarContinuous-v0')\n"
+            "print(s.shape, env.action_space.n, len(env.step(2)), cont.action_space.shape)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["(2,)", "3", "4", "(1,)"]
 
 
 def test_the_stand_in_gym_is_the_same_environment_in_every_process():
@@ -545,6 +555,13 @@ def test_the_nineteenth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
 def test_the_twentieth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
     part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep20b.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep20b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 5 and not part_b & earlier
+
+
+def test_the_twenty_first_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep21b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep21b.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_b) >= 5 and not part_b & earlier
 

@@ -1,6 +1,6 @@
 """A stand-in for OpenAI gym (not installed here): `gym.make(name)` gives a small synthetic
 environment of the named kind's shapes (CartPole: 4 observations, 2 discrete actions; Pendulum: 3
-observations, 1 action in [-2, 2]; LunarLander: 8 observations, 4 discrete actions; the MuJoCo tasks: their observation and action sizes, actions in
+observations, 1 action in [-2, 2]; LunarLander: 8 observations, 4 discrete actions; MountainCar: 2 observations, 3 discrete actions; the MuJoCo tasks: their observation and action sizes, actions in
 [-1, 1]). The dynamics are a fixed smooth map of the state and the action (seeded by the name), the
 reward a function of both, and an episode ends after `FRESH_SWEEP_GYM_STEPS` steps (default 20), so
 a program's episodes, buffers and updates run as written, and every process sees the same
@@ -19,8 +19,9 @@ __version__ = "0.26.2" if os.environ.get("FRESH_SWEEP_GYM_API") == "new" else "0
 # name prefix -> (observation size, action size or None for discrete actions, action bound)
 KINDS = {"CartPole": (4, None, 1.0), "LunarLander": (8, None, 1.0), "Pendulum": (3, 1, 2.0), "MountainCarContinuous": (2, 1, 1.0),
          "HalfCheetah": (17, 6, 1.0), "Hopper": (11, 3, 1.0), "Walker2d": (17, 6, 1.0), "Ant": (111, 8, 1.0),
-         "Reacher": (11, 2, 1.0), "InvertedPendulum": (4, 1, 3.0), "Humanoid": (376, 17, 0.4)}
-ACTIONS = {"LunarLander": 4}  # a discrete kind's number of actions (2 where not named)
+         "Reacher": (11, 2, 1.0), "InvertedPendulum": (4, 1, 3.0), "Humanoid": (376, 17, 0.4),
+         "MountainCar": (2, None, 1.0)}  # after MountainCarContinuous: a name takes the first kind it starts with
+ACTIONS = {"LunarLander": 4, "MountainCar": 3}  # a discrete kind's number of actions (2 where not named)
 
 
 class Env:
