@@ -1199,14 +1199,20 @@ def average_gradients(model: Any) -> None:
     gradients ``torch.autograd.grad`` computed for ``model``'s parameters (a meta-learning
     outer step summing each task's, a first-order update) never reach DistributedDataParallel's
     backward, which averages only what ``.backward()`` accumulates, so each process would step
-    its own. ``model`` is a module (its parameters) or the parameters; those without a gradient
-    are left out. Averaging is linear: done after each hand-set pass it gives the average of the
-    sum. A collective: every process calls it, with gradients for the same parameters. One
-    process: nothing to do."""
+    its own. So do gradients a program computes with no backward at all and assigns before its
+    optimizer steps (contrastive divergence: ``rbm.W.grad = -w_grad``). ``model`` is a module
+    (its parameters), an optimizer (the parameters of its groups: ``average_gradients(optimizer)``
+    right before ``optimizer.step()``), or the parameters; those without a gradient are left out.
+    Averaging is linear: done after each hand-set pass it gives the average of the sum. A
+    collective: every process calls it, with gradients for the same parameters. One process:
+    nothing to do."""
     world = get_world_size()
     if world < 2:
         return
-    params = model.parameters() if isinstance(model, torch.nn.Module) else model
+    if isinstance(model, torch.optim.Optimizer):
+        params = [p for group in model.param_groups for p in group["params"]]
+    else:
+        params = model.parameters() if isinstance(model, torch.nn.Module) else model
     with _waiting("average_gradients()"):
         for param in params:
             if param.grad is not None:

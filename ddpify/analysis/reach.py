@@ -106,16 +106,19 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
                                           f"the project: ddpify cannot see what it does with {what}; "
                                           "training code there is not converted")
     backwards = [c for c in facts.calls if facts.is_backward(c) or facts.parameter_gradients(c) is not None]
-    hand_set = [stmt for target, _, stmt in facts.assigns
+    hand_set = [target for target, _, _ in facts.assigns
                 if isinstance(target, cst.Attribute) and target.attr.value == "grad"] if not backwards else []
-    if facts.optimizers and hand_set:  # `rbm.W.grad = -w_grad`, then `optimizer.step()`: it trains here
-        yield facts.statement(hand_set[0]), (
+    stepped = [target for target in hand_set if any(target in facts.gradients_set_by_hand(node) for node in (
+        *facts.enclosing_loops(target), facts.scope(target)))]  # a step of its own: converted (wrap-model)
+    unstepped = [target for target in hand_set if target not in stepped]
+    if facts.optimizers and unstepped:  # `rbm.W.grad = -w_grad` in a helper, the step elsewhere
+        yield facts.statement(unstepped[0]), (
             "gradients set by hand with no `.backward()` (contrastive divergence, an update the program "
-            "computes): ddpify does not read this as a training step, and DDP, which averages what .backward() "
-            "accumulates, averages none of them, so the processes would diverge: average them over the processes "
-            "before the optimizer steps (average_gradients(model), from ddpify_runtime), and see that the loop's "
-            "loader is sharded")
-    elif facts.optimizers and not backwards:
+            "computes), where no optimizer steps in the same loop or function: ddpify does not read this as a "
+            "training step, and DDP, which averages what .backward() accumulates, averages none of them, so the "
+            "processes would diverge: average them over the processes before the optimizer steps "
+            "(average_gradients(optimizer), from ddpify_runtime), and see that the loop's loader is sharded")
+    elif facts.optimizers and not backwards and not stepped:
         yield facts.statement(facts.optimizers[0]), (
             "no `.backward()` in the code ddpify read: the training loop runs elsewhere, "
             "and is not converted (its data is not sharded, its saves run on every process)")

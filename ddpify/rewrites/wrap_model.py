@@ -116,7 +116,17 @@ The same where a function of the program handed the wrapped model replaces its s
 Gradients of a wrapped model's parameters that `torch.autograd.grad` computes (first order) and
 the program sets into `p.grad` by hand before a step (a meta-learning outer step summing each
 task's) never reach DDP's backward: `average_gradients(model)` follows the loop that sets them;
-where nothing sets them, a warning names them.
+where nothing sets them, a warning names them. A step with no backward at all, whose gradients the
+program computes and sets by hand (contrastive divergence: `rbm.W.grad = -w_grad`, then
+`optimizer.step()`), trains too: its loader is a training loader, the model (trained through its
+own methods) is synced, so every process starts from the main process's parameters, and the
+gradients are averaged right before the step, over the optimizer's parameters:
+
+```
+rbm.W.grad = -w_grad   ->  rbm.W.grad = -w_grad
+optimizer.step()           average_gradients(optimizer)
+                           optimizer.step()
+```
 
 A wrapped model that `torch.func.functional_call` runs with weights of the program's (a MAML
 inner loop's adapted parameters) gets a TODO there: its gradients flow outside DDP's forward, and
@@ -181,7 +191,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             _shard(facts, edits, model, options)
             continue
         if model.synced:
-            _sync(edits, model)
+            _sync(edits, model, any(facts.is_backward(c) or facts.parameter_gradients(c) is not None
+                                    for c in facts.calls))
             _sync_copies(facts, edits, model)
             continue
         unused = _why_unused(model)
@@ -235,6 +246,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     _untraced(facts, edits, models, options)
     _functional_calls(facts, edits, models, options)
     _hand_set_gradients(facts, edits, models, options)
+    _hand_set_steps(facts, edits, options)
 
 
 def _hand_set_gradients(facts: Facts, edits: Edits, models: Models, options: Options) -> None:
@@ -270,6 +282,41 @@ def _hand_set_gradients(facts: Facts, edits: Edits, models: Models, options: Opt
             edits.warn(facts.statement(call), f"torch.autograd.grad of `{code}`'s parameters: DDP does not average "
                        "these gradients (it averages what .backward() accumulates); where an optimizer steps with "
                        f"them, call average_gradients({code}) after setting them, or the processes diverge")
+
+
+def _hand_set_steps(facts: Facts, edits: Edits, options: Options) -> None:
+    """An optimizer stepped after the program set gradients by hand, with no backward in that loop
+    (contrastive divergence: the model's own method returns the gradients, the loop assigns them
+    and Adam steps; `Facts.gradients_set_by_hand`, a training step): DDP averages only what
+    `.backward()` accumulates, so each process would step its own. They are averaged over the
+    processes right before the step, over the optimizer's parameters:
+
+        rbm.W.grad = -w_grad          ->  rbm.W.grad = -w_grad
+        rbm.h_bias.grad = -h_grad         rbm.h_bias.grad = -h_grad
+        optimizer.step()                  average_gradients(optimizer)
+                                          optimizer.step()
+
+    (The model that trains this way, never through its forward, is synced, not wrapped: its
+    processes start from the main process's parameters, `sync_gradients`.) Not with `--strategy
+    fsdp`, where the TODO of reach stays."""
+    if options.fsdp:
+        return
+    for call in facts.calls:
+        if not facts.steps_an_optimizer(call):
+            continue
+        node = next(facts.enclosing_loops(call), None) or facts.scope(call)
+        set_before = [s for s in facts.gradients_set_by_hand(node) if facts.before(s, call)]
+        if not set_before or any(facts.is_backward(c) or facts.parameter_gradients(c) is not None
+                                 for c in (facts.calls_of(node) if isinstance(node, cst.FunctionDef)
+                                           else facts.calls_in(node))):
+            continue
+        optimizer = facts.code(call.func.value)  # type: ignore[attr-defined]
+        stmt = facts.statement(call)
+        edits.insert_before(stmt, f"average_gradients({optimizer})\n")
+        edits.record(stmt, f"gradients set by hand (`{facts.code(set_before[0])} = ...`, no .backward()) averaged "
+                     f"over the processes before `{optimizer}` steps (average_gradients, over its parameters): DDP "
+                     "averages only what .backward() accumulates", needs_group=True)
+        edits.add_import("ddpify_runtime", "average_gradients")
 
 
 def _sets_gradients_of(facts: Facts, loop: cst.For | cst.While, code: str) -> bool:
@@ -555,9 +602,10 @@ def _names_its_own(facts: Facts, name: str) -> bool:
                for n in facts.names_spelled(name))
 
 
-def _sync(edits: Edits, model: Model) -> None:
+def _sync(edits: Edits, model: Model, backward: bool = True) -> None:
     """`model = sync_gradients(model)` where DDP would wrap it: a model trained through its own
-    methods (`model.synced`), whose forward DDP never sees."""
+    methods (`model.synced`), whose forward DDP never sees. `backward`: the program runs one (else
+    it steps only gradients it sets by hand, `_hand_set_steps`, and the record says so)."""
     name = model.name
     line = f"{name} = sync_gradients({name})\n"
     if model.inline is not None:  # `[SGD(sync_gradients(m).parameters()) for m in models]`: the item itself, hooked
@@ -600,8 +648,10 @@ def _sync(edits: Edits, model: Model) -> None:
            if model.beside else
            f"`{name}` trains through its own methods (`{model.synced}(...)`), never its forward, which "
            f"DistributedDataParallel needs to average gradients")
-    edits.record(model.anchor, f"{why}: its gradients are averaged as backward computes them (sync_gradients)"
-                 f"{where}; the model stays as it is", needs_group=True)
+    how = "its gradients are averaged as backward computes them (sync_gradients)" if backward else (
+        "every process starts from the main process's parameters (sync_gradients), and the gradients the program "
+        "sets by hand are averaged before each step (average_gradients)")
+    edits.record(model.anchor, f"{why}: {how}{where}; the model stays as it is", needs_group=True)
     edits.add_import("ddpify_runtime", "sync_gradients")
 
 

@@ -2171,10 +2171,42 @@ class Facts:
             return self._trains_memo[node]
         self._trains_memo[node] = False  # a recursive call of the same function adds nothing
         calls = self._calls_by_func.get(node, []) if isinstance(node, cst.FunctionDef) else self.calls_in(node)
-        result = any(self.is_backward(c) or self.parameter_gradients(c) is not None for c in calls) or (depth > 0 and any(
-            self.trains(f, depth - 1) for c in calls for f in self.user_functions(c)))
+        result = any(self.is_backward(c) or self.parameter_gradients(c) is not None for c in calls) or \
+            bool(self.gradients_set_by_hand(node)) or (depth > 0 and any(
+                self.trains(f, depth - 1) for c in calls for f in self.user_functions(c)))
         self._trains_memo[node] = result
         return result
+
+    def gradients_set_by_hand(self, node: cst.CSTNode) -> list[cst.Attribute]:
+        """The gradients `node` (a function or a loop) sets by hand (the targets) where it also
+        steps an optimizer itself: a training step with no backward (contrastive divergence, an
+        update the program computes), which `trains` counts as one:
+
+            w_grad, v_grad = rbm.contrastive_divergence(v)
+            rbm.W.grad = -w_grad            # `rbm.W.grad`, `rbm.v_bias.grad`
+            rbm.v_bias.grad = -v_grad
+            optimizer.step()                # an optimizer of the program (`optimizers`)
+
+        Not `p.grad = None` (clearing), nor where no optimizer's `.step()` is in `node`."""
+        scope = node if isinstance(node, cst.FunctionDef) else self.scope(node)
+        calls = self._calls_by_func.get(node, []) if isinstance(node, cst.FunctionDef) else self.calls_in(node)
+        if not any(self.steps_an_optimizer(c) for c in calls):
+            return []
+        return [target for target, value, stmt in self.writes_in(scope)
+                if isinstance(target, cst.Attribute) and target.attr.value == "grad" and not mt.is_name(value, "None")
+                and (node is scope or self.is_inside(stmt, node))]
+
+    def steps_an_optimizer(self, call: cst.Call) -> bool:
+        """`optimizer.step()` of a name (or `self.x`) that may hold one of `optimizers`."""
+        if not mt.is_method_call(call, "step") or not self.optimizers:
+            return False
+        ref = self.ref(call.func.value)  # type: ignore[attr-defined]
+        return ref is not None and any(v in self._optimizer_set for v in (*self.sources(ref), *(
+            v for _, v, _ in self.writes(ref))))
+
+    @cached_property
+    def _optimizer_set(self) -> frozenset[cst.Call]:
+        return frozenset(self.optimizers)
 
     @property
     def has_training(self) -> bool:

@@ -74,6 +74,10 @@ fixtures/objects_starred (the twentieth sweep's torch-associative, decision 0162
 as one tuple and walked by a generator that a starred argument fills (`pair(*loaders)`, the second loader drawn
 through `zip(other)` made again on StopIteration), and a head trained on a loader passed in `**setting` of a
 `dict(...)`: each loader sharded and reshuffled every epoch.
+fixtures/objects_hand_grads (the twentieth sweep's rbm_contrastive_divergence, decision 0162): an RBM trained by
+contrastive divergence with no backward, its gradients set into `.grad` by hand before Adam steps: the loader
+sharded and reshuffled as a training loader's, every process started from the main process's parameters and the
+hand-set gradients averaged before every step.
 """
 
 from __future__ import annotations
@@ -117,12 +121,13 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_cfg_module": ((64,), {"model.pt"}),
     "objects_lookup": ((64,), {"model.pt"}),
     "objects_starred": ((64, 48, 32), {"model.pt", "head.pt"}),
+    "objects_hand_grads": ((64,), {"model.pt"}),
 }
 EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}
 # cases whose gradients the runtime averages with its own all-reduce, no DDP round (average_gradients after
 # gradients set by hand; sync_gradients' hooks on an ensemble's members)
-RUNTIME_AVERAGED = {"objects_meta", "objects_ensemble"}
+RUNTIME_AVERAGED = {"objects_meta", "objects_ensemble", "objects_hand_grads"}
 SHARED_BACKWARD = {"objects_pair", "objects_holder"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
 
 
