@@ -370,8 +370,8 @@ def _counts_samples(facts: Facts, expr: cst.BaseExpression, loop: cst.CSTNode, d
         return True
     for node in mt.walk(expr):
         if isinstance(node, cst.Attribute) and node.attr.value in PER_SAMPLE or \
-                mt.is_call_of(node, "len", "sum") or isinstance(node, cst.Arg) and node.keyword is not None \
-                and node.keyword.value == "reduction" and "sum" in facts.code(node.value):
+                mt.is_call_of(node, "len", "sum") or _sums_reduction(facts, node) or \
+                isinstance(node, cst.Call) and _summing_criterion(facts, node.func):
             return True
     for name in facts.variables_in(expr) if depth else ():
         ref = facts.ref(name)
@@ -379,6 +379,24 @@ def _counts_samples(facts: Facts, expr: cst.BaseExpression, loop: cst.CSTNode, d
                for _, v, s in facts.writes(ref)):
             return True
     return False
+
+
+def _sums_reduction(facts: Facts, node: cst.CSTNode) -> bool:
+    """`reduction="sum"` (a keyword argument whose value says "sum")."""
+    return isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "reduction" \
+        and "sum" in facts.code(node.value)
+
+
+def _summing_criterion(facts: Facts, func: cst.BaseExpression) -> bool:
+    """Is `func` (a criterion called in the loop) an object built with `reduction="sum"` wherever
+    it is made: a loss handed in by the callers (`test(model, loader, nn.CrossEntropyLoss(
+    reduction='sum'))`), kept on an object, or bound to a name? Every object it may hold is such a
+    construction (`ddpify.analysis.objects`); none that ddpify does not see."""
+    if not mt.is_simple_reference(func) or mt.is_name(func, "sum", "len"):
+        return False
+    sites = objects.of(facts).values(func)
+    return bool(sites) and all(isinstance(site, cst.Call) and any(_sums_reduction(facts, a) for a in site.args)
+                               for site in sites)
 
 
 def _unwrapped_number(expr: cst.BaseExpression) -> cst.BaseExpression:

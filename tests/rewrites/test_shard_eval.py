@@ -83,6 +83,45 @@ with torch.no_grad():
     correct = reduce_sum(correct)
 print(correct / len(test_loader.dataset))
 """, "a_helper_returning_a_count_over_the_batchs_samples_is_reduced_after_the_loop", scaffold=TRAINS.at_end),
+    # (the twentieth sweep's ERA-V2 session 5, decision 0162) the criterion is handed in, built with
+    # `reduction='sum'` by the one caller: each batch's loss is a sum over its samples
+    pair("""\
+from tqdm import tqdm
+def test(net, loader, criterion):
+    total = 0
+    with torch.no_grad():
+        for x, y in loader:
+            total += criterion(net(x), y).item()
+    return total / len(loader.dataset)
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+print(test(model, test_loader, torch.nn.MSELoss(reduction='sum')))
+""", """\
+from ddpify_runtime import reduce_sum, shard_eval
+
+from tqdm import tqdm
+def test(net, loader, criterion):
+    total = 0
+    with torch.no_grad():
+        for x, y in shard_eval(loader):
+            total += criterion(net(x), y).item()
+        total = reduce_sum(total)
+    return total / len(loader.dataset)
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+print(test(model, test_loader, torch.nn.MSELoss(reduction='sum')))
+""", "a_criterion_handed_in_built_with_reduction_sum_by_its_caller_is_a_sum_over_samples",
+         scaffold=TRAINS.at_end),
+    kept("""\
+from tqdm import tqdm
+def test(net, loader, criterion):
+    total = 0
+    with torch.no_grad():
+        for x, y in loader:
+            total += criterion(net(x), y).item()
+    return total / len(loader.dataset)
+test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
+print(test(model, test_loader, torch.nn.MSELoss(reduction='sum')))
+print(test(model, test_loader, torch.nn.MSELoss()))
+""", "kept_whole_where_one_caller_hands_in_a_criterion_that_averages", scaffold=TRAINS.at_end),
     pair("""\
 from tqdm import tqdm
 test_loader = DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)
