@@ -20,6 +20,7 @@ import json
 import re
 import tokenize
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ddpify.inputs.files import InputError
 from ddpify.syntax.parse import one_line, python_compile
@@ -91,12 +92,14 @@ def to_script(name: str, data: bytes, markdown: bool = False) -> Script:
     script = Script("")
     lines: list[str] = []
     cells = _cells(name, data)
-    bound = _bound_words("\n".join(source for kind, source in cells if kind == "code"))
+    code = "\n".join(source for kind, source in cells if kind == "code")
+    bound = _bound_words(code)
+    runs = _Runs(Path(name).parent, frozenset(re.findall(r"\b_\w+", code)))
     for number, (kind, source) in enumerate(cells, 1):
         if kind == "markdown" and markdown:
             body, notes = [f"# {line}".rstrip() for line in source.splitlines()], []
         elif kind == "code":
-            body, notes = _translate(_leading_indent(source.splitlines()), bound)
+            body, notes = _translate(_leading_indent(source.splitlines()), bound, runs)
             _check_cell(name, number, "\n".join(body))
         else:
             continue
@@ -200,10 +203,49 @@ def _automagic(lines: list[str], i: int, bound: frozenset[str]) -> str | None:
     return "%" + text
 
 
-def _translate(lines: list[str], bound: frozenset[str] = frozenset()) -> tuple[list[str], list[tuple[int, str, str]]]:
+@dataclass(frozen=True)
+class _Runs:
+    """What `%run FILE.py` may become: the notebook's folder, and the `_`-names its code uses."""
+
+    folder: Path | None = None
+    private: frozenset[str] = frozenset()
+
+    def as_import(self, command: str) -> tuple[str | None, str]:
+        """(`from helper import *`, what it does) for `%run helper.py` where the import runs what
+        `%run` does: a file beside the notebook, named as a module, given no argument, whose
+        definitions a star import hands over whole (no `__all__`, no `_`-name the notebook reads)
+        and with no `if __name__ == "__main__":` block (`%run` runs it, an import does not); else
+        (None, why it is left to do by hand)."""
+        words = command.split()
+        file = words[1] if len(words) == 2 else ""
+        module = file[:-3] if file.endswith(".py") else ""
+        if not module.isidentifier() or self.folder is None:
+            return None, ("an IPython magic, which the script does not run: do it by hand (`%run` of a file "
+                          "beside the notebook with no options becomes its import)")
+        try:
+            tree = ast.parse((self.folder / file).read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            return None, f"`{file}` is not a Python file beside the notebook that ddpify can read: do it by hand"
+        defined = {n.id for node in tree.body for n in ast.walk(node) if isinstance(n, ast.Name)
+                   and isinstance(n.ctx, ast.Store) and not isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+        defined |= {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+        if any(isinstance(node, ast.If) and "__name__" in ast.unparse(node.test) for node in tree.body):
+            why = f"`{file}` has an `if __name__ == \"__main__\":` block, which `%run` runs and an import does not"
+        elif "__all__" in defined:
+            why = f"`{file}` sets `__all__`, so `from {module} import *` would not hand over every name `%run` does"
+        elif defined & self.private:
+            why = f"the notebook reads `{sorted(defined & self.private)[0]}` of `{file}`, which `from {module} import *` leaves out"
+        else:
+            return (f"from {module} import *", f"`from {module} import *`: the definitions of {file} are the notebook's "
+                    "as under %run, and ddpify reads (and converts) that module with it")
+        return None, f"{why}: do it by hand"
+
+
+def _translate(lines: list[str], bound: frozenset[str] = frozenset(),
+               runs: _Runs = _Runs()) -> tuple[list[str], list[tuple[int, str, str]]]:
     """The cell's lines with IPython syntax commented out, line for line, and a note
     (line in the cell, kind, message) for each commented line (`bound`: the automagic words the
-    notebook binds as variables)."""
+    notebook binds as variables; `runs`: what `%run FILE.py` becomes, an import where it can)."""
     out, notes = list(lines), []
     first = lines[0].strip() if lines else ""
     if first.startswith("%%"):
@@ -235,6 +277,11 @@ def _translate(lines: list[str], bound: frozenset[str] = frozenset()) -> tuple[l
             end += 1
         command = " ".join(line.strip().rstrip("\\").strip() for line in out[i:end + 1])
         kind, what, keep = _describe(out[i], command, continued=end > i)
+        run = MAGIC.match(out[i])
+        if run is not None and run.group("kind") == "%" and run.group("name") == "run" and not run.group("target") \
+                and end == i:
+            keep, what = runs.as_import(command)
+            kind = CHANGE if keep is not None else WARNING
         indent = re.match(r"[ \t]*", out[i]).group()
         if keep is not None:
             out[i] = f"{indent}{keep}  # IPython: {command}"
