@@ -2367,3 +2367,36 @@ def test_a_configuration_file_loaded_by_spec_from_file_location_is_read_and_conv
     warned = [c.message for c in result.changes if c.kind == "warning"]
     assert any("loads the module that `--cfg` names on the command line" in w for w in warned) is \
         (not read and location == "args.cfg"), warned
+
+
+@pytest.mark.parametrize("callee, warned", [
+    ("cudafy = lambda x: x if cuda is None else x.cuda(cuda)", False),  # a lambda of the program: read
+    ("cudafy = lambda x: x\n            if cuda is not None:\n                cudafy = lambda x: x.cuda(cuda)", False),
+    ("cudafy = hooks[0]", True),  # near miss: an item of a list the caller hands in
+])
+def test_a_name_bound_to_a_lambda_of_the_program_is_no_callee_looked_up_at_run_time(callee, warned):
+    """The twentieth sweep's torch-associative (20a held out; decision 0162): `cudafy = lambda x: x
+    if cuda is None else x.cuda(cuda)` in `fit()`, then `cudafy(model)`: "`cudafy(...)` is looked
+    up at run time (a registry, a callback, a parameter): ddpify cannot see what it does with
+    `model`", though the lambda is in the code ddpify read."""
+    write({"train.py": f"""\
+        import torch
+
+
+        def fit(model, loader, cuda=None, hooks=()):
+            {callee}
+            cudafy(model)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for epoch in range(2):
+                for x, y in loader:
+                    opt.zero_grad()
+                    torch.nn.functional.mse_loss(model(cudafy(x)), y).backward()
+                    opt.step()
+
+
+        data = torch.utils.data.TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+        fit(torch.nn.Linear(2, 1), torch.utils.data.DataLoader(data, batch_size=4, shuffle=True))
+        """})
+    changes = convert_program(program()).changes
+    found = [c for c in changes if c.kind == "warning" and "looked up at run time" in c.message]
+    assert bool(found) is warned, found

@@ -1952,7 +1952,8 @@ def looked_up_callee(facts: Facts, func: cst.BaseExpression) -> bool:
     (`all_scheduler_dict[name](optimizer, **kw)` over `{'StepLR': lr_scheduler.StepLR, ...}`, merged
     with an empty dict of its own: `Facts.dict_values`): torch's schedulers and optimizers run no
     training loop of the program's; nor a class or function of torch picked by a name the
-    configuration gives, or a name bound to one (`_picked_from_torch`)."""
+    configuration gives, or a name bound to one (`_picked_from_torch`); nor a name bound only to
+    lambdas the program writes (`_bound_to_lambdas`)."""
     if _picked_from_torch(facts, func):
         return False
     if isinstance(func, cst.Subscript):
@@ -1961,7 +1962,15 @@ def looked_up_callee(facts: Facts, func: cst.BaseExpression) -> bool:
     if isinstance(func, cst.Call) and dotted(func.func) == "getattr":
         return True
     return isinstance(func, cst.Name) and func.value not in BUILTINS and facts.qualify(func) is None \
-        and func.value not in facts.classes
+        and func.value not in facts.classes and not _bound_to_lambdas(facts, func)
+
+
+def _bound_to_lambdas(facts: Facts, name: cst.Name) -> bool:
+    """A name every value of which is a lambda the program writes (`cudafy = lambda x: x if cuda is
+    None else x.cuda(cuda)`): code ddpify reads, not a callee looked up at run time."""
+    ref = facts.ref(name)
+    values = facts.sources(ref) if ref is not None else []
+    return bool(values) and all(isinstance(v, cst.Lambda) for v in values)
 
 
 BUILTINS = frozenset(dir(builtins))
