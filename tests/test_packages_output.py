@@ -364,3 +364,80 @@ def test_under_ddpify_run_the_configuration_hydra_reads_beside_the_script_is_in_
     assert result.exit_code == 0, result.output
     folder = Path(result.stdout.splitlines()[0].split("# the run's folder (kept): ")[1])
     assert (folder / "conf" / "config.yaml").read_text() == "lr: 0.1\n"
+
+
+CLIMBING = [
+    # (what the module's code builds, whether it climbs above the module's folder)
+    ('Path(__file__).parent.parent / "configs" / "base.yaml"', True),
+    ('Path(__file__).resolve().parents[1] / "configs"', True),
+    ('os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs")', True),
+    ('os.path.dirname(__file__) + "/../configs"', True),
+    ('os.path.join(ROOT, "configs")', True),   # ROOT = the folder above, bound once
+    ('os.path.join(HERE, "..", "configs")', True),   # HERE = the module's folder, bound once
+    ('os.path.join(HERE, "configs")', False),
+    ('Path(__file__).parent / "configs"', False),
+    ('os.path.join(os.path.dirname(__file__), "configs")', False),
+]
+
+
+@pytest.mark.parametrize("expr, climbs", CLIMBING)
+def test_a_path_from_file_that_climbs_above_its_folder_names_the_originals_place_where_written_elsewhere(
+        tmp_path, expr, climbs):
+    """egeyavuzcan's `scripts/train.py` (21st sweep, part C, tuning) reads
+    `Path(__file__).parent.parent / "configs" / "base.yaml"`; written to `out/train.py`, the path named
+    `out/../configs/base.yaml` and the converted program stopped at its first read, the report silent.
+    Where the path climbs, the written module's path names what the original's named; where it stays
+    in the module's folder (a file copied beside the output, a folder made there), it names the output's."""
+    from ddpify.output.file_paths import anchored
+
+    code = textwrap.dedent(f"""\
+        import os
+        from pathlib import Path
+        ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        HERE = os.path.dirname(__file__)
+        print(os.path.normpath(os.path.abspath(str({expr}))))
+        print(os.path.normpath(os.path.abspath(os.path.join(HERE, "kept"))))
+    """).encode()
+    original, written = tmp_path / "proj" / "scripts" / "train.py", tmp_path / "elsewhere" / "out" / "train.py"
+    for path, text in ((original, code), (written, anchored(code, original, written)[0])):
+        path.parent.mkdir(parents=True)
+        path.write_bytes(text)
+    names = [subprocess.run([sys.executable, str(p)], capture_output=True, text=True, check=True).stdout.split()
+             for p in (original, written)]
+    assert (names[1][0] == names[0][0]) is climbs
+    assert names[1][0].startswith(str(original.parent.parent if climbs else written.parent))
+    assert names[1][1] == str(written.parent / "kept")  # another use of HERE keeps naming the output's folder
+    assert anchored(code, original, original.parent / "train_ddp.py") == (code, [])  # written beside it
+
+
+def test_a_script_reading_its_config_above_its_folder_runs_converted_into_another_folder_and_says_so(tmp_path):
+    project, out = tmp_path / "proj", tmp_path / "elsewhere" / "out"
+    (project / "scripts").mkdir(parents=True)
+    (project / "configs").mkdir()
+    out.parent.mkdir()
+    (project / "configs" / "base.json").write_text('{"epochs": 2}')
+    (project / "scripts" / "train.py").write_text(textwrap.dedent("""\
+        import json
+        from pathlib import Path
+
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        config = json.loads((Path(__file__).parent.parent / "configs" / "base.json").read_text())
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randn(16, 1)), batch_size=4, shuffle=True)
+        for epoch in range(config["epochs"]):
+            for x, y in loader:
+                optimizer.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                optimizer.step()
+        print("trained", config["epochs"])
+    """))
+    result = CliRunner().invoke(main, ["convert", str(project / "scripts" / "train.py"), "-o", f"{out}/"])
+    assert result.exit_code == 0, result.output
+    assert (f"train.py:7: [ddpify] `__file__` names the original ({os.path.join('..', '..', 'proj', 'scripts', 'train.py')}) "
+            "in this path, which climbs above the file's folder") in result.output
+    run = subprocess.run([sys.executable, str(out / "train.py")], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(project / "scripts")})
+    assert run.returncode == 0 and run.stdout.split() == ["trained", "2"], run.stderr

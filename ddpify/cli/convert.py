@@ -94,6 +94,7 @@ def convert_command(sources, only, skip, check, as_json, script_args, find_unuse
         dests = [d for s, d in zip(inputs.sources, dests) if s not in skipped]
         inputs = replace(inputs, sources=[s for s in inputs.sources if s not in skipped])
     runtime = guard(files.runtime_source) if vendor_runtime and not check else None
+    results = [_anchored(source, dest, result, in_place) for source, dest, result in zip(inputs.sources, dests, results)]
     modules = [] if check else [_module_dests(source, dest, result, in_place)
                                 for source, dest, result in zip(inputs.sources, dests, results)]
     folders = [_folder_dests(source, dest, result) if program and not in_place else []
@@ -196,6 +197,33 @@ def _inputs(sources: tuple[str, ...], output: str | None, in_place: bool, check:
     dests = [_script_dest(source, dest) for source, dest in zip(inputs.sources, dests)]
     guard(files.distinct, inputs.sources, dests)
     return inputs, dests
+
+
+def _anchored(source: files.Source, dest: Path | None, result: Result, in_place: bool) -> Result:
+    """`result` with the paths its modules build from `__file__` above their folders naming the
+    originals' places (ddpify.output.file_paths), where -o writes them into another folder: the
+    entry's output and each changed module's, each such line said in its report."""
+    if dest is None or in_place or source.path is None or files.is_notebook(source.name) or not result.changed:
+        return result
+    from ddpify.output.file_paths import anchored
+
+    project = Path(os.path.realpath(source.path)).parent
+
+    def one(module: Result, original: Path, target: Path) -> Result:
+        output, lines = anchored(module.output, original, target)
+        if not lines:
+            return module
+        _, said = anchored(module.source, original, target)  # the report's lines are the original's
+        rel = os.path.relpath(os.path.realpath(original), os.path.realpath(target.parent))
+        notes = [report.Change("ddpify", line, f"`__file__` names the original ({rel}) in this path, which climbs "
+                                               "above the file's folder: the output is written into another folder")
+                 for line in said or lines]
+        return replace(module, output=output, changes=[*module.changes, *notes])
+
+    modules = {rel: one(module, Path(module.read_from) if module.read_from else project / rel,
+                        dest.parent / (module.beside or rel)) if module.changed else module
+               for rel, module in result.modules.items()}
+    return replace(one(result, source.path, dest), modules=modules)
 
 
 def _script_dest(source: files.Source, dest: Path | None) -> Path | None:

@@ -1,0 +1,189 @@
+"""Paths a module builds from its `__file__` above its own folder, anchored at its original where the
+converted module is written into another folder.
+
+`ddpify convert scripts/train.py -o out/` writes `out/train.py`, whose `__file__` names the output.
+What a path built from it names beside the module is taken care of where it is written
+(ddpify.output.packages copies the files it reads there and makes the folders it writes into), but
+a path that climbs above the module's folder names a place the output cannot hold:
+
+    base_config_path = Path(__file__).parent.parent / "configs" / "base.yaml"   # scripts/../configs
+    ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))          # the project's root
+    sys.path.insert(1, os.path.join(os.path.dirname(__file__), "..", "src"))
+
+From `out/train.py` these name `out/../configs/base.yaml`, and the converted program stopped at its
+first read, with nothing in the report. In the written module, `__file__` in such a path (or in the
+binding of a name such a path reads, `ROOT = ...` above) names the original file, relative to the
+output (`os.path.normpath(os.path.join(os.path.dirname(__file__), "../scripts/train.py"))`), so
+the path names what it named in the single-GPU program; each is said in the report. A path that
+stays in the module's folder keeps `__file__` as it is.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+SAME = ("os.path.abspath", "os.path.realpath", "os.path.normpath", "os.path.expanduser", "abspath", "realpath",
+        "normpath", "os.fspath", "str", "Path", "pathlib.Path", "PurePath", "pathlib.PurePath", "PosixPath")
+DIRNAME = ("os.path.dirname", "path.dirname", "dirname")
+JOIN = ("os.path.join", "path.join", "join")
+SAME_METHODS = ("resolve", "absolute", "expanduser")
+
+
+def anchored(code: bytes, original: Path, written: Path) -> tuple[bytes, list[int]]:
+    """`code` of a module read from `original` and written at `written`, with `__file__` naming the
+    original in each path built from it that climbs above the module's folder, and the lines changed
+    (1-based, in `code`); unchanged where the module is written into its own folder or nothing climbs."""
+    original, written = Path(os.path.realpath(original)), Path(os.path.realpath(written))
+    if b"__file__" not in code or original.parent == written.parent:
+        return code, []
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code, []
+    rel = os.path.relpath(original, written.parent).replace(os.sep, "/")
+    prefix = "os." if any(isinstance(n, ast.Import) and any(a.name == "os" and a.asname is None for a in n.names)
+                          for n in tree.body) else '__import__("os").'
+    anchor = f'{prefix}path.normpath({prefix}path.join({prefix}path.dirname(__file__), "{rel}"))'
+    lines = code.splitlines(keepends=True)
+    edits = _edits(tree, lines, anchor.encode())
+    for line, start, end, text in sorted(edits, reverse=True):
+        lines[line - 1] = lines[line - 1][:start] + text + lines[line - 1][end:]
+    return b"".join(lines), sorted({line for line, *_ in edits})
+
+
+def _edits(tree: ast.Module, lines: list[bytes], anchor: bytes) -> set[tuple[int, int, int, bytes]]:
+    """(line, start, end, text): `__file__` replaced by `anchor` in each path built from it that
+    climbs above the module's folder; where the path reads a name bound once to a path from
+    `__file__`, in that binding if it climbs itself (`ROOT = Path(__file__).parents[1]`: every use
+    of it names the original's places), else at the use, by the binding's value with the anchor
+    (`here = os.path.dirname(__file__)`, `os.path.join(here, "..", "src")`: the other uses of
+    `here` keep naming the output's folder)."""
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    bindings: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bindings.setdefault(node.targets[0].id, []).append(node.value)
+    bound = {name: values[0] for name, values in bindings.items() if len(values) == 1}
+    files = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "__file__"]
+    edits = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+            continue
+        if node.id == "__file__":
+            if _climbs(node, ["F"], parents):
+                edits.add((node.lineno, node.col_offset, node.col_offset + len("__file__"), anchor))
+            continue
+        value = bound.get(node.id)
+        path = _value(value, bound, parents, depth=3) if value is not None else None
+        if value is None or path is None or not _climbs(node, path, parents):
+            continue
+        inside = [f for f in files if _within(f, value, parents)]
+        if path and path[0] == "..":
+            edits |= {(f.lineno, f.col_offset, f.col_offset + len("__file__"), anchor) for f in inside}
+        elif value.lineno == value.end_lineno and value.end_col_offset is not None:
+            text = lines[value.lineno - 1][value.col_offset:value.end_col_offset]
+            for f in sorted(inside, key=lambda f: f.col_offset, reverse=True):
+                start = f.col_offset - value.col_offset
+                text = text[:start] + anchor + text[start + len("__file__"):]
+            edits.add((node.lineno, node.col_offset, node.col_offset + len(node.id), b"(" + text + b")"))
+    return edits
+
+
+def _within(node: ast.AST, top: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    while node is not None and node is not top:
+        node = parents.get(node)  # type: ignore[assignment]
+    return node is top
+
+
+def _value(expr: ast.expr, bound: dict[str, ast.expr], parents: dict[ast.AST, ast.AST], depth: int) -> list[str] | None:
+    """The path `expr` names relative to the module's folder (`["F"]`: the module's file, `[".."]`:
+    the folder above), or None where it is not a path built from `__file__` (through names bound
+    once, `depth` deep)."""
+    for leaf in ast.walk(expr):
+        if not isinstance(leaf, ast.Name):
+            continue
+        if leaf.id == "__file__":
+            path: list[str] | None = ["F"]
+        elif leaf.id in bound and depth:
+            path = _value(bound[leaf.id], bound, parents, depth - 1)
+        else:
+            continue
+        node: ast.expr = leaf
+        while path is not None and node is not expr:
+            path, node = _applied(node, path, parents), _outer(node, parents)
+        if path is not None:
+            return path
+    return None
+
+
+def _climbs(node: ast.expr, path: list[str] | None, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Does `path` (what `node` names), or a path operation around `node`, reach above the
+    module's folder?"""
+    while path is not None:
+        if path and path[0] == "..":
+            return True
+        path, node = _applied(node, path, parents), _outer(node, parents)
+    return False
+
+
+def _outer(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> ast.expr:
+    """The expression a path operation on `node` makes: the call of a `.method()` on it, the
+    subscript of its `.parents[...]`, else its parent."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Attribute) and isinstance(parents.get(parent), (ast.Call, ast.Subscript)):
+        return parents[parent]  # type: ignore[return-value]
+    return parent  # type: ignore[return-value]
+
+
+def _applied(node: ast.expr, path: list[str], parents: dict[ast.AST, ast.AST]) -> list[str] | None:
+    """What the path operation whose operand is `node` (naming `path`) names, or None where the
+    expression around `node` is not a path operation on it."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Call) and node in parent.args:
+        name = ast.unparse(parent.func)
+        if name in DIRNAME and len(parent.args) == 1:
+            return _up(path)
+        if name in SAME and len(parent.args) == 1:
+            return path
+        if (name in JOIN or name in SAME) and parent.args[0] is node:
+            return _joined(path, parent.args[1:])
+        return None
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        outer = parents.get(parent)
+        if parent.attr == "parent":
+            return _up(path)
+        if parent.attr in SAME_METHODS and isinstance(outer, ast.Call) and not outer.args:
+            return path
+        if parent.attr == "joinpath" and isinstance(outer, ast.Call):
+            return _joined(path, outer.args)
+        if parent.attr == "parents" and isinstance(outer, ast.Subscript) and isinstance(outer.slice, ast.Constant) \
+                and isinstance(outer.slice.value, int):
+            for _ in range(outer.slice.value + 1):
+                path = _up(path)
+            return path
+        return None
+    if isinstance(parent, ast.BinOp) and parent.left is node:
+        if isinstance(parent.op, ast.Div):
+            return _joined(path, [parent.right])
+        if isinstance(parent.op, ast.Add) and isinstance(parent.right, ast.Constant) and \
+                isinstance(parent.right.value, str) and parent.right.value.startswith("/"):
+            return _joined(path, [ast.Constant(parent.right.value.lstrip("/"))])
+    return None
+
+
+def _up(path: list[str]) -> list[str]:
+    return path[:-1] if path and path[-1] != ".." else [*path, ".."]
+
+
+def _joined(path: list[str], parts: list[ast.expr]) -> list[str] | None:
+    """`path` joined with string literals (`".."`, `"configs/base.yaml"`), or None (another value,
+    an absolute path)."""
+    for part in parts:
+        if not (isinstance(part, ast.Constant) and isinstance(part.value, str)) or part.value.startswith("/"):
+            return None
+        for segment in part.value.split("/"):
+            if segment not in ("", "."):
+                path = _up(path) if segment == ".." else [*path, segment]
+    return path
