@@ -34,11 +34,40 @@ fitter = Fitter(Scaled())
 fitter.fit(3)
 """
 
+# no question meets itself again: the index's pass keeps its answers (decision 0163)
+NO_CYCLE = """
+class Net:
+    def __init__(self):
+        self.w = 1
+
+    def step(self):
+        return self.w
+
+
+def make():
+    return Net()
+
+
+def train(epochs):
+    net = make()
+    for _ in range(epochs):
+        net.step()
+    return run(net)
+
+
+def run(model):
+    return model.step()
+
+
+train(3)
+"""
+
 PROGRAMS = {
     "attribute_of_a_parameter": (ATTRIBUTE_OF_A_PARAMETER, {"self.model.set_gain(0)": ["set_gain"],
                                                             "self.model.set_gain(epoch)": ["set_gain"]}),
     "trainer_before_wrap": ((FIXTURES / "trainer_before_wrap" / "before.py").read_text(),
                             {"self.model.set_gain(1.0 + 0.1 * epoch)": ["set_gain"]}),
+    "no_cycle": (NO_CYCLE, {"train(3)": ["train"], "make()": ["make"], "run(net)": ["run"], "Net()": ["__init__"]}),
 }
 
 

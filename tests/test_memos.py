@@ -682,3 +682,57 @@ def test_whether_a_data_sets_class_mentions_shards_is_read_once_per_class(monkey
     monkeypatch.undo()
     assert answers == [True] * 6
     assert printed["ClassDef"] == 1
+
+
+NO_CYCLE = """
+class Net:
+    def __init__(self):
+        self.w = 1
+
+    def step(self):
+        return self.w
+
+
+def make():
+    return Net()
+
+
+def train(epochs):
+    net = make()
+    for _ in range(epochs):
+        net.step()
+
+
+train(3)
+"""
+
+
+def _resolved(monkeypatch, code: str) -> tuple[Counter, Facts]:
+    """How many times each call is resolved by its names while the callers of `train`/`run0` are
+    indexed and every call is then asked what it runs."""
+    found: Counter = Counter()
+    original = Facts._resolve_by_name
+
+    def counted(self, call):
+        found[id(call)] += 1
+        return original(self, call)
+    monkeypatch.setattr(Facts, "_resolve_by_name", counted)
+    facts = Facts(parse_module(code))
+    facts.call_sites(next(f for name in ("train", "run0") for f in facts.functions.get(name, ())))
+    for call in facts.calls:
+        facts.user_functions(call)
+    monkeypatch.setattr(Facts, "_resolve_by_name", original)
+    return found, facts
+
+
+def test_a_call_is_resolved_once_where_the_index_pass_met_no_cycle(monkeypatch):
+    """The index of callers resolves every call in a pass apart, and dropped what it found: each call
+    was resolved again for the questions after (round 13: 2.96 times per call over sweep 19). Where
+    no question has met itself again while it was answered and no index was read half built, the
+    pass's answers are kept: once per call. Where either happened (a parameter typed by callers
+    inside the pass that lists them), they are found again after, as before."""
+    once, facts = _resolved(monkeypatch, NO_CYCLE)
+    assert facts._cycles == 0 and facts._partial_reads() == 0
+    assert len(once) == len(facts.calls) and set(once.values()) == {1}
+    again, facts = _resolved(monkeypatch, "".join(TYPED_BY_CALLER.format(i=i) for i in range(2)))
+    assert facts._partial_reads() and min(again.values()) >= 3

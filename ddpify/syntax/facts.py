@@ -184,6 +184,11 @@ class Facts:
         self._itemizing: set[Ref] = set()  # the containers `_item_classes` is answering
         self._instancing: set[Ref | cst.FunctionDef] = set()  # the names (and functions) `_instances_of` is answering
         self._typed_parameters: dict[Ref, list[cst.ClassDef]] = {}
+        self._typing: set[Ref] = set()  # the parameters `_parameter_classes` is typing
+        # the times a question met itself again while it was answered (a cycle, whose answer depends
+        # on which question came first): while none has, and no index of callers was read half built,
+        # an index's pass keeps what it found (`_apart`)
+        self._cycles = 0
         self._origins: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._unpacked_memo: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
         self._qualified: dict[cst.CSTNode, str | None] = {}  # (the node kept as the key: no id is reused)
@@ -197,15 +202,22 @@ class Facts:
         """Build an index of callers (`CallIndex`) apart from the questions that asked for it: with
         the answers kept and those being answered set aside (restored after: the answers found
         meanwhile, read off an index not complete yet, dropped; `sources` and `origins` keep only
-        those that read no index being built, `_partial_reads`)."""
+        those that read no index being built, `_partial_reads`). Where no question of these facts
+        has yet met itself again while it was answered (`_cycles`) and no index was read half built,
+        what the pass found is what any question would find in any order (each answer follows the
+        same calls to the same complete data, with no placeholder of a cycle), so it is kept beside
+        the answers restored: each call is resolved once, not once more after each pass."""
         held = [self._callees, self._named, self._typed_parameters, self._calling, self._naming]
-        answering = [self._holding, self._looking_up, self._itemizing, self._instancing]
+        answering = [self._holding, self._looking_up, self._itemizing, self._instancing, self._typing]
         saved = [dict(d) for d in held]
         saved_sets = [set(s) for s in answering]
         for d in (*held, *answering):
             d.clear()
+        found: list[dict] = []
         try:
             yield
+            if not self._cycles and not self._partial_reads():
+                found = [dict(d) for d in held[:3]]  # (the answers, not the calls being answered)
         finally:
             for d, old in zip(held, saved):
                 d.clear()
@@ -213,6 +225,9 @@ class Facts:
             for s, old_set in zip(answering, saved_sets):
                 s.clear()
                 s.update(old_set)
+            for d, more in zip(held, found):
+                for key, answer in more.items():
+                    d.setdefault(key, answer)
 
     def _partial_reads(self) -> int:
         """How many times an index of callers was read while it was being built (`CallIndex`)."""
@@ -520,6 +535,7 @@ class Facts:
         program module a name holds (`_through_module`, or `getattr(module, name)`: those its arguments
         fit), and the `target=` a process or thread is started with (`_started_target`)."""
         if call not in self._callees:
+            self._cycles += call in self._calling
             _enter(self._calling, call)
             try:
                 self._callees[call] = self._named_callees(call) or self._through_parameter(call) or \
@@ -551,6 +567,7 @@ class Facts:
     def _named_callees(self, call: cst.Call) -> list[cst.FunctionDef]:
         """What a call runs by the names it is written with, parameters untyped."""
         if call not in self._named:
+            self._cycles += call in self._naming
             _enter(self._naming, call)
             try:
                 self._named[call] = self._resolve_call(call)
@@ -595,7 +612,10 @@ class Facts:
         every caller passes one."""
         ref = self.ref(name)
         func = ref.scope if ref is not None else None
-        if not isinstance(func, cst.FunctionDef) or ref in seen or ref.name not in param_names(func) or self.writes(ref):
+        if isinstance(func, cst.FunctionDef) and ref in seen:
+            self._cycles += 1
+            return []
+        if not isinstance(func, cst.FunctionDef) or ref.name not in param_names(func) or self.writes(ref):
             return []
         param = next(p for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
                      if p.name.value == ref.name)
@@ -627,11 +647,20 @@ class Facts:
         passes one."""
         ref = self.ref(name)
         func = ref.scope if ref is not None else None
-        if not isinstance(func, cst.FunctionDef) or ref in seen or ref.name not in param_names(func) or self.writes(ref):
+        if isinstance(func, cst.FunctionDef) and ref in seen:
+            self._cycles += 1
+            return []
+        if not isinstance(func, cst.FunctionDef) or ref.name not in param_names(func) or self.writes(ref):
             return []
         if ref not in self._typed_parameters:
             self._typed_parameters[ref] = []  # a cycle of calls adds nothing
-            self._typed_parameters[ref] = self._passed_classes(func, ref, seen | {ref})
+            self._typing.add(ref)
+            try:
+                self._typed_parameters[ref] = self._passed_classes(func, ref, seen | {ref})
+            finally:
+                self._typing.discard(ref)
+        else:
+            self._cycles += ref in self._typing
         return self._typed_parameters[ref]
 
     def _passed_classes(self, func: cst.FunctionDef, ref: Ref, seen: frozenset[Ref]) -> list[cst.ClassDef]:
@@ -770,7 +799,10 @@ class Facts:
         """`self.train_D(imgs, cls)`, no method of its class, where `self.train_D` is set to the inner
         function a call returns (`self.GAN_type.train_D(self)`, whose `def train` it returns)."""
         func = call.func
-        if not isinstance(func, cst.Attribute) or dotted(func.value) != "self" or func in self._holding:
+        if not isinstance(func, cst.Attribute) or dotted(func.value) != "self":
+            return []
+        if func in self._holding:
+            self._cycles += 1
             return []
         cls = self.enclosing_class(call)
         if cls is None or self._methods(cls, func.attr.value):
@@ -809,6 +841,7 @@ class Facts:
         set to `self._make_train_step_fn()`, which returns its inner `def perform_train_step_fn`);
         [] when any value is something else (a parameter, a lookup)."""
         if name in self._holding:  # asked again while answering: a cycle adds nothing
+            self._cycles += 1
             return []
         self._holding.add(name)
         try:
@@ -1204,6 +1237,7 @@ class Facts:
         # a name, or an attribute a class keeps (`self.checkpointer = checkpointer_class(path)` in `__init__`)
         ref = self.ref(expr) if isinstance(expr, cst.Name) or (dotted(expr) or "").startswith("self.") else None
         if ref in self._instancing:  # `b = a.to(d)` and `a = b.float()`: the cycle adds no class
+            self._cycles += 1
             return _CYCLE
         values = [v for v in [*(v for _, v, _ in self.writes(ref)), *self.unpacked_elements(ref),
                               *self._entering_themselves(ref), *(self._class_fields.get(ref, ()) if ref else ())]
@@ -1252,7 +1286,10 @@ class Facts:
         (a helper returning `Result(loader=...)` keeps its fields followed as before)."""
         funcs = [f for f in self.functions.get(dotted(call.func) or "", ()) if self.enclosing_class(f) is None]
         funcs = self._same_file(funcs, call) if funcs else funcs
-        if not funcs or any(f in self._instancing for f in funcs):
+        if not funcs:
+            return []
+        if any(f in self._instancing for f in funcs):
+            self._cycles += 1
             return []
         self._instancing.update(funcs)
         try:
@@ -1361,7 +1398,10 @@ class Facts:
         and so is every item added to it (`append`, `insert`, `setdefault`, `x[i] = ...`); [] when
         any is something else (`extend`, `update`, `+=`)."""
         ref = self.ref(container)
-        if ref is None or ref in self._itemizing:  # asked again while answering: a cycle adds nothing
+        if ref is None:
+            return []
+        if ref in self._itemizing:  # asked again while answering: a cycle adds nothing
+            self._cycles += 1
             return []
         self._itemizing.add(ref)
         try:
@@ -1524,7 +1564,10 @@ class Facts:
         program (`cls = getattr(importlib.import_module(module_path), name)`: any class of the
         modules it may load, `_classes_looked_up_in_module`)."""
         ref = self.ref(name) if name.value not in self.functions else None
-        if ref is None or ref in self._instancing:  # (`model = cls` ... `cls = model`: the cycle adds none)
+        if ref is None:
+            return []
+        if ref in self._instancing:  # (`model = cls` ... `cls = model`: the cycle adds none)
+            self._cycles += 1
             return []
         values = [v.attr if isinstance(v, cst.Attribute) and self.is_program_module(v.value) else v
                   for _, v, _ in self.writes(ref) if not mt.is_name(v, "None")]  # `trainer.Classifier`: `Classifier`
@@ -1578,7 +1621,10 @@ class Facts:
         gives any class of that function's file; [] for anything else, and for a value asked again
         while it is answered (`ctc_loss = F.ctc_loss(...)`, where resolving the call asks what the
         name `ctc_loss` holds)."""
-        if not isinstance(value, cst.Call) or value in self._looking_up:
+        if not isinstance(value, cst.Call):
+            return []
+        if value in self._looking_up:
+            self._cycles += 1
             return []
         self._looking_up.add(value)
         try:
