@@ -4,6 +4,7 @@ the wrapper of a program's one model (`models.holds_wrapper`, one memo for `refs
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter
 
@@ -736,3 +737,64 @@ def test_a_call_is_resolved_once_where_the_index_pass_met_no_cycle(monkeypatch):
     assert len(once) == len(facts.calls) and set(once.values()) == {1}
     again, facts = _resolved(monkeypatch, "".join(TYPED_BY_CALLER.format(i=i) for i in range(2)))
     assert facts._partial_reads() and min(again.values()) >= 3
+
+
+def test_the_function_around_an_import_by_name_is_found_in_one_walk(monkeypatch):
+    """`importlib.import_module(module)` in a helper called with the names written out: the helper
+    was found by walking every function of the file for its calls (a walk per function, and one
+    more per function it is nested in: 25 walks here); one walk down to the call now, then the
+    helper's own walks and the search for its callers."""
+    from ddpify.inputs import program
+
+    helpers = "".join(f"def other{i}(x):\n    return print(x)\n\n\n" for i in range(20))
+    module = parse_module("import importlib\n\n\n" + helpers + "def get_class(module, name):\n"
+                          "    return getattr(importlib.import_module(module), name)\n\n\n"
+                          "get_class('pkg.algos', 'A')\nget_class('pkg.data', 'B')\n")
+    call = next(c for c in mt.findall(module, cst.Call) if mt.is_attribute(c.func, "import_module"))
+    walks: Counter = Counter()
+    original = mt.findall
+
+    def counted(node, kind, where=None):
+        walks[type(node).__name__] += 1
+        return original(node, kind, where)
+    monkeypatch.setattr(mt, "findall", counted)
+    assert program._literals_for_parameter(module, call, call.args[0].value) == ["pkg.algos", "pkg.data"]
+    assert walks == {"Module": 1, "FunctionDef": 2}
+
+
+def test_a_notebooks_script_is_compiled_once_with_its_cells_together(monkeypatch):
+    """`to_script` compiles each cell alone, then the cells together (to name the cell of an error:
+    a `from __future__` import in a later cell); the script's parse compiled the same code a third
+    time. Now it is compiled twice in all, and anything else as before: the same code parsed
+    again, the script with a `display(...)` commented out (other code), or its bytes read by a
+    coding declaration on their first two lines."""
+    from ddpify.inputs import notebook
+    from ddpify.inputs.program import load
+    from ddpify.syntax import parse
+
+    compiled: Counter = Counter()
+    original = parse.python_compile
+
+    def counted(source):
+        compiled[source if isinstance(source, str) else source.decode("utf-8")] += 1
+        return original(source)
+    monkeypatch.setattr(parse, "python_compile", counted)
+    monkeypatch.setattr(notebook, "python_compile", counted)
+
+    def cells(*sources: str) -> bytes:
+        return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "source": s} for s in sources],
+                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+
+    script = notebook.to_script("nb.ipynb", cells("x = 1", "print(x)"))
+    load(FIXTURES / "nb.py", script.code.encode(), follow=False)
+    assert compiled == {"x = 1": 1, "print(x)": 1, script.code: 1}
+    parse.parse_module(script.code.encode())
+    assert compiled[script.code] == 2  # (taken by the first parse)
+    compiled.clear()
+    shown = notebook.to_script("nb.ipynb", cells("x = 1", "display(x)"))
+    parse.parse_module(shown.code.encode())
+    assert len(compiled) == 4 and compiled[shown.code] == 1  # cells, together, the script as parsed
+    compiled.clear()
+    declared = notebook.to_script("nb.ipynb", cells("# -*- coding: latin-1 -*-\nx = 'é'"))
+    parse.parse_module(declared.code.encode())
+    assert compiled[declared.code] == 2

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ddpify.inputs.files import InputError
-from ddpify.syntax.parse import one_line, python_compile
+from ddpify.syntax.parse import compiled, one_line, python_compile
 from ddpify.output.report import CHANGE, WARNING, Change
 
 REWRITE = "notebook"  # the name on the records of this translation
@@ -165,6 +165,7 @@ def _check_script(name: str, script: Script) -> None:
     except SyntaxError as exc:
         cell, line = script.locate(exc.lineno or 1)
         raise NotebookError(f"{name}:cell {cell}:{line}:{exc.offset or 1}: cannot parse: {one_line(exc.msg)}") from exc
+    compiled(script.code)  # (the script's parse, next, need not compile the same code again)
 
 
 # ---- IPython-only lines -----------------------------------------------------------------------

@@ -13,6 +13,7 @@ parser with room to recurse.
 from __future__ import annotations
 
 import ast
+import codecs
 import io
 import os
 import sys
@@ -33,12 +34,17 @@ LONGEST_CHAIN = 2000
 # Exceptions of `parse_module` that mean "the input is not a script ddpify can read" (exit 2).
 INPUT_ERRORS = (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError)
 
+# The code `compiled` noted (a notebook's cells together, which `notebook.to_script` compiles to
+# name the cell of an error), taken by the next `parse_module`: at most one.
+_COMPILED: list[str] = []
+
 
 def parse_module(source: str | bytes) -> cst.Module:
     """Parse `source` with LibCST, once CPython has compiled it. Raises `SyntaxError` (CPython's,
     with its location) for code that does not compile, or that is nested too deeply to;
     `libcst.ParserSyntaxError` for code LibCST cannot parse; `UnicodeDecodeError`."""
-    python_compile(source)
+    if not _compiled_already(source):
+        python_compile(source)
     _refuse_long_chains(source)
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
@@ -92,6 +98,30 @@ def _expand_indentation(source: str | bytes) -> str | None:
             lines[number - 1] = indent.expandtabs(8) + line[len(indent):]
             changed = True
     return "".join(lines) if changed else None
+
+
+def compiled(code: str) -> None:
+    """Note that `code` compiles (`python_compile` raised nothing): the next `parse_module`, of the
+    same code, does not compile it again (a notebook's script was compiled twice, its cells
+    together to name the cell of an error, then as the script parsed)."""
+    _COMPILED[:] = [code]
+
+
+def _compiled_already(source: str | bytes) -> bool:
+    """Is `source` the code `compiled` noted last (taken: asked once), the same to CPython's
+    compiler: the same text, or bytes that are its UTF-8 with no BOM and no coding declaration on
+    their first two lines (which `compile` would decode them by)?"""
+    noted, _COMPILED[:] = _COMPILED[:], []
+    if not noted:
+        return False
+    if isinstance(source, str):
+        return source == noted[0]
+    if source.startswith(codecs.BOM_UTF8) or b"coding" in b"\n".join(source.split(b"\n", 2)[:2]):
+        return False
+    try:
+        return source.decode("utf-8") == noted[0]
+    except UnicodeDecodeError:
+        return False
 
 
 def python_compile(source: str | bytes) -> None:
