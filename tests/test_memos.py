@@ -9,6 +9,7 @@ import sys
 from collections import Counter
 
 import libcst as cst
+import pytest
 
 from ddpify.analysis import models
 from ddpify.analysis.result import analyse
@@ -798,3 +799,27 @@ def test_a_notebooks_script_is_compiled_once_with_its_cells_together(monkeypatch
     declared = notebook.to_script("nb.ipynb", cells("# -*- coding: latin-1 -*-\nx = 'é'"))
     parse.parse_module(declared.code.encode())
     assert compiled[declared.code] == 2
+
+
+def test_the_names_an_edited_file_uses_are_searched_in_its_syntax_and_its_names_only(monkeypatch):
+    """Which imports an edited file needs (`edits._names_used`): its new nodes were walked with
+    their whitespace and punctuation (no Name lies there), and each statement kept asked the index
+    for every name imported, the many that the file never spells included (`is_main_process`)."""
+    from ddpify.output import edits
+
+    module = parse_module("import torch\nx = torch.ones(2)\nprint(x)\n")
+    facts = Facts(module)
+    new = cst.parse_statement("y = is_main_process() and torch.zeros(1)\n")
+    tree = module.with_changes(body=[*module.body, new])
+    asked: Counter = Counter()
+    original = Facts.has_name
+
+    def counted(self, node, value):
+        asked[value] += 1
+        return original(self, node, value)
+    monkeypatch.setattr(Facts, "has_name", counted)
+    mt.findall(tree, cst.Name)  # (the fields of each type of node known: `syntax_children` asks `children` once a type)
+    monkeypatch.setattr(mt, "children", lambda node: pytest.fail("walked the whitespace"))
+    names = {"is_main_process", "DDP", "torch", "print"}
+    assert edits._names_used(tree, names, facts) == {"is_main_process", "torch", "print"}
+    assert set(asked) <= {"torch", "print"}

@@ -284,16 +284,17 @@ def _names_used(tree: cst.CSTNode, names: set[str], facts: Facts) -> set[str]:
     """Which of `names` are the value of some Name in `tree`: walked where it is new, answered
     from `facts`' index in the subtrees it kept of the tree `facts` describes (immutable)."""
     found: set[str] = set()
+    kept = [name for name in names if facts.names_spelled(name)]  # (the rest are new to the file)
     stack = [tree]
     while stack and found != names:
         node = stack.pop()
         if node in facts.spans:
-            found.update(name for name in names if facts.has_name(node, name))
+            found.update(name for name in kept if facts.has_name(node, name))
         elif type(node) is cst.Name:
             if node.value in names:
                 found.add(node.value)
         else:
-            stack.extend(mt.children(node))
+            stack.extend(mt.syntax_children(node))  # (no Name lies in whitespace or punctuation)
     return found
 
 
