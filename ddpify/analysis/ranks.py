@@ -1120,7 +1120,7 @@ class Ranks:
         func = self.facts.scope(node)
         if not isinstance(func, cst.FunctionDef) or depth == 0:
             return False
-        if any(self._rank_only_decorator(d.decorator) or self._keyword_gated(d.decorator, func) for d in func.decorators) \
+        if any(self._rank_only_decorator(d.decorator, func) or self._keyword_gated(d.decorator, func) for d in func.decorators) \
                 or lightning_hook(self.facts, func, ONE_PROCESS_A_NODE):
             return True
         if func in self.launcher.targets:
@@ -1252,16 +1252,22 @@ class Ranks:
         return isinstance(stmt, cst.If) and stmt.orelse is None and self._rank_test(stmt) \
             and any(self.is_collective(c) for c in self.facts.calls_in(stmt.body))
 
-    def _rank_only_decorator(self, decorator: cst.BaseExpression) -> bool:
+    def _rank_only_decorator(self, decorator: cst.BaseExpression, func: cst.FunctionDef) -> bool:
         """A decorator of the program whose wrapper calls the function it decorates under a rank
         test only (`@rank0_only`: `def wrapper(*a, **k): if get_rank() == 0: fn(*a, **k)`, then a
         barrier), or a framework's (`frameworks.rank_only_decorator`: easytorch's `@master_only`):
-        the decorated body runs on those ranks."""
+        the decorated body runs on those ranks. A plain function of the decorated method's own
+        class body is such a decorator too (`def _main_only(method): def inner(self, *a): if
+        self.rank_id == 0: return method(self, *a)` ... `@_main_only def log(self, ...)`: the body
+        of a class names its earlier functions while it runs)."""
         f = self.facts
         if frameworks.rank_only_decorator(f, decorator):
             return True
         name = dotted(decorator)
-        decos = [d for d in f.functions.get(name.rpartition(".")[2], ()) if f.enclosing_class(d) is None] if name else []
+        home = f.enclosing_class(func)
+        decos = [d for d in f.functions.get(name.rpartition(".")[2], ()) if f.enclosing_class(d) is None
+                 or home is not None and isinstance(decorator, cst.Name) and f.enclosing_class(d) is home
+                 and _body_of(f, d) is home] if name else []
         for deco in decos:
             params = [p.name.value for p in deco.params.params]
             calls = [c for c in f.calls_in(deco.body) if params and mt.is_name(c.func, params[0])]
@@ -1769,3 +1775,9 @@ def _mode_test(test: cst.BaseExpression, negated: bool = False) -> tuple[str, st
         constant = repr(string_value(right)) if isinstance(right, cst.SimpleString) else right.value
         return cst.Module([]).code_for_node(test.left), constant, isinstance(op, cst.Equal)
     return None
+
+
+def _body_of(f: Facts, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The statement whose block holds `node` directly (a method's class)."""
+    block = f.parents.get(node)
+    return f.parents.get(block) if block is not None else None

@@ -88,7 +88,7 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     that is handed to `mp.spawn`, or a step or `on_*` hook of a LightningModule, which Lightning runs
     on every process, or that builds the DDP wrapper or starts the process group itself, which every
     process must run: a trainer's `train()` of a class the script loads by name; not in a function decorated by a program decorator whose
-    wrapper calls it under a rank test, `@rank0_only`). A write of another module of the
+    wrapper calls it under a rank test, `@rank0_only`, also one of the method's own class body, `@_main_only`). A write of another module of the
     program is also reported at the call of the checked file that runs it on every process
     (`self.save_best()` of a base class whose helper calls `torch.save`), through as many modules
     as lie between (`fuse()` of a module whose helper in a third module writes). `--fix` puts it under `if not dist.is_initialized() or
@@ -838,7 +838,9 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     loader's workers hand out), and not for a file the program itself writes with `torch.save`
     only from data it builds on the CPU (a cache: `torch.save(loaded, cached_file)` of a reader's
     tensors or a dict of vocabularies, where a model, its state, an optimizer, a model's output
-    or a tensor moved to a device goes into none of them), and not for a state that holds no
+    or a tensor moved to a device goes into none of them; the same file: the same name, or a folder
+    joined to the same file name, `os.path.join(tmp, "progress.pt")` saved and renamed into place,
+    `os.path.join(folder, "progress.pt")` loaded), and not for a state that holds no
     tensors (`ddpify.analysis.states`): an LR scheduler's or a GradScaler's `load_state_dict`
     (numbers), the random generators' states handed to their setters (CPU tensors); nor in a
     program whose processes each see one GPU, as it shows by wrapping on the device each starts on
@@ -912,12 +914,24 @@ def _own_cpu_cache(ctx: Context, load: cst.Call, following: frozenset[cst.Call] 
 
 
 def _same_file(f, a: cst.BaseExpression | None, b: cst.BaseExpression) -> bool:
-    """The same name (`cached_file` of one function), or the same path spelled the same way in one function."""
+    """The same name (`cached_file` of one function), or the same path spelled the same way in one
+    function, or a path of each joined to the same file name (`os.path.join(tmp_dir,
+    "training_state.pt")` saved, `os.path.join(checkpoint_dir, "training_state.pt")` loaded after
+    the folder is renamed into place)."""
     if a is None:
         return False
     if dotted(a) is not None and dotted(b) is not None:
         return f.ref(a) == f.ref(b)
-    return f.code(a) == f.code(b) and f.scope(a) is f.scope(b)
+    named = _joined_file_name(f, a)
+    return f.code(a) == f.code(b) and f.scope(a) is f.scope(b) or named is not None and named == _joined_file_name(f, b)
+
+
+def _joined_file_name(f, path: cst.BaseExpression) -> str | None:
+    """The file name a path is joined to last, a string with an extension: `os.path.join(d, "state.pt")`."""
+    last = mt.positional(path, len(path.args) - 1) if isinstance(path, cst.Call) and path.args \
+        and f.qualify(path.func) == "os.path.join" else None
+    name = string_value(last.value) if last is not None and last.keyword is None else None
+    return name if name and "." in name.strip(".") and "/" not in name else None
 
 
 def _built_on_the_cpu(ctx: Context, value: cst.BaseExpression, following: frozenset[cst.Call], depth: int = 4) -> bool:

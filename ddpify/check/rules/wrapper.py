@@ -40,7 +40,8 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     test the script wraps under (`if args.distributed:`), of `isinstance(model, DDP)`, the side
     of a test every wrap is on the other side of (`if self.use_deepspeed: model.backward(loss)`,
     the wrap under its `elif self.use_ddp:`), the side of `isinstance(model, dict)` (a builtin or
-    `collections` container: no wrapper is one) where it holds, or under `if hasattr(model, "x"):` (or a helper of the
+    `collections` container: no wrapper is one) where it holds, or under `if hasattr(model, "x"):` (or in the
+    body of `model.x() if hasattr(model, "x") else y`; or a helper of the
     program that returns true only under its own such test of the object it is given:
     `isimplemented(model, "x")` testing `name in dir(obj)`), or under a test of a parameter
     (`if load_model: model.load_weights(path)`) that every call handing the function the wrapper
@@ -318,15 +319,16 @@ def _assigned(ctx: Context, attr: cst.Attribute) -> bool:
 
 def _probed(ctx: Context, attr: cst.Attribute) -> bool:
     """Inside `hasattr(...)`/`getattr(...)`, a `try` that catches AttributeError, or the branch of `if hasattr(model, "x"):`
-    (also `and` something else): the script expects it may be missing."""
+    (also `and` something else), or of a conditional expression on it (`model.x() if hasattr(model, "x") else
+    y`): the script expects it may be missing."""
     f = ctx.facts
     for anc in f.ancestors(attr):
         if isinstance(anc, cst.Call) and isinstance(anc.func, cst.Name) and anc.func.value in ("hasattr", "getattr") \
                 and not (anc.args and f.is_inside(attr, anc.args[0].value)):
             return True  # (the object asked about is read first: `getattr(model.config, "x", None)` reads `model.config`)
-        if isinstance(anc, cst.If) and f.is_inside(attr, anc.body) and any(
+        if isinstance(anc, (cst.If, cst.IfExp)) and f.is_inside(attr, anc.body) and any(
                 _tests_attribute(ctx, c, attr) for c in _conjuncts(anc.test)):
-            return True
+            return True  # (`model.x() if hasattr(model, "x") else y` alike)
         if isinstance(anc, (cst.Try, cst.FunctionDef)):
             return isinstance(anc, cst.Try) and f.is_inside(attr, anc.body) and any(_catches_attribute_error(f, h) for h in anc.handlers)
     return False
