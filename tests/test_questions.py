@@ -563,6 +563,8 @@ PLACES_ON_ACCELERATOR = {
     "index": "x = x.to(0)\n",
     "framework": "from accelerate import Accelerator\naccelerator = Accelerator()\n",
     "amp": "scaler = torch.cuda.amp.GradScaler()\n",
+    "configured_where_available": "device = torch.device(config['device'] if torch.cuda.is_available() else 'cpu')\n",
+    "argument_where_available": "device = args.device if torch.backends.mps.is_available() else torch.device('cpu')\n",
 }
 
 PLACES_NOTHING = {
@@ -573,6 +575,8 @@ PLACES_NOTHING = {
     "backend_flags": "torch.backends.cuda.matmul.allow_tf32 = True\ntorch.backends.cudnn.benchmark = True\n",
     "dtype_move": "x = x.to(torch.float32)\n",
     "text_about_it": "print('cuda is not used here')\n",
+    "cpu_either_way": "device = torch.device('cpu' if torch.cuda.is_available() else 'cpu')\n",
+    "other_test": "device = torch.device(config['device'] if use_gpu else 'cpu')\n",
 }
 
 

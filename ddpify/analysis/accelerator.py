@@ -15,6 +15,8 @@ A framework that places for the program (accelerate, Lightning) counts as placin
     model = Net().to(device)                  -> nothing placed
     torch.cuda.manual_seed_all(0)             -> nothing placed
     model = Net().cuda() if args.gpu else Net()   -> placed (on some runs)
+    device = torch.device(cfg["device"] if torch.cuda.is_available() else "cpu")   -> placed (where a GPU is)
+    device = 0 if torch.cuda.is_available() else "cpu"    -> placed (a GPU's index, where one is)
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def places_on_accelerator(facts: Facts) -> bool:
     return any(_names_accelerator(facts, a) for a in facts.findall(module, cst.Attribute)) \
         or any(_DEVICE_TEXT.match(_text(s) or "") for s in facts.findall(module, (cst.SimpleString, cst.FormattedString))) \
         or any(_moves_to_index(c) for c in facts.findall(module, cst.Call)) \
+        or any(_picked_when_available(facts, e) for e in facts.findall(module, cst.IfExp)) \
         or any(facts.imports.imports_module(f) for f in _FRAMEWORKS)
 
 
@@ -63,6 +66,22 @@ def _text(node: cst.CSTNode) -> str | None:
         return value if isinstance(value, str) else None
     first = node.parts[0] if isinstance(node, cst.FormattedString) and node.parts else None
     return first.value.rstrip(":") if isinstance(first, cst.FormattedStringText) else None
+
+
+def _picked_when_available(facts: Facts, choice: cst.IfExp) -> bool:
+    """`config["device"] if torch.cuda.is_available() else "cpu"`: the device a configuration or the
+    command line names (no literal of it in the code), taken where a GPU is there: the program asks
+    whether one is to place on it."""
+    asks = any((facts.qualify(c.func) or dotted(c.func) or "").endswith(
+        tuple(f"{a}.is_available" for a in _ACCELERATORS)) for c in facts.findall(choice.test, cst.Call))
+    return asks and _is_cpu(choice.orelse) and not _is_cpu(choice.body)
+
+
+def _is_cpu(expr: cst.BaseExpression) -> bool:
+    """`"cpu"`, `torch.device("cpu")`."""
+    if isinstance(expr, cst.Call) and len(expr.args) == 1:
+        expr = expr.args[0].value
+    return _text(expr) == "cpu"
 
 
 def _moves_to_index(call: cst.Call) -> bool:

@@ -151,25 +151,14 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
     if replaced is not None:
         return replaced
     held = set()
+    whole = _reads_every_parameter(facts, reached)
     for target, value, _ in _init_writes(facts, cls):
         name = dotted(target)
         if not name or not name.startswith("self.") or name.count(".") != 1 or not _has_parameters(facts, value):
             continue
         held.add(name)
-        uses = _uses(facts, cls, reached, name) or _holders_uses(facts, cls, reached, name)
-        if not uses:
-            return f"`{name}` is never used in forward()"
-        if all(isinstance(facts.parent(u), cst.Attribute) and facts.parent(u).attr.value in METADATA for u in uses):
-            return f"`{name}` is read in forward() for its {facts.parent(uses[0]).attr.value} only"
-        if all(facts.scope(u) is forward for u in uses) and all(_on_some_paths(facts, cls, u, uses, forward) for u in uses):
-            return f"`{name}` is used in forward() on some paths only"
-        if any(_iterated_until_break(facts, u) for u in uses):
-            return f"`{name}` is iterated in forward() by a loop that may stop early (`break`)"
-        if all(facts.grad_disabled(u) or _detached(facts, u) for u in uses) and not _frozen(facts, cls, name):
-            return f"`{name}` runs in forward() without gradients only (`torch.no_grad()` or `.detach()`)"
-        picked = _picked_by_key(facts, value, uses, forward)
-        if picked is not None:
-            return f"`{name}` is a container of modules of which forward() runs the one a key picks (`{picked}`)"
+        if (why := _idle_part(facts, cls, forward, reached, name, value, whole)) is not None:
+            return why
     dead = _output_read_on_some_paths(facts, cls, reached, held) or _discarded_output(facts, cls, reached) \
         or _outputs_kept_in_part(facts, reached, held)
     if dead is not None:
@@ -177,6 +166,28 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
     for sub in _sub_module_classes(facts, cls) if depth else ():
         if (found := idle_parameters(facts, sub, depth - 1, seen)) is not None:
             return f"{found} (`{sub.name.value}`, a sub-module of `{cls.name.value}`)"
+    return None
+
+
+def _idle_part(facts: Facts, cls: cst.ClassDef, forward: cst.FunctionDef, reached: list[cst.FunctionDef],
+               name: str, value: cst.BaseExpression, whole: bool) -> str | None:
+    """Why the sub-module `__init__` stores at `name` (`self.X`, made by `value`) may get no
+    gradient in a step, or None. `whole`: forward reads the module's parameters as a whole, so one
+    it never calls by name runs there all the same."""
+    uses = _uses(facts, cls, reached, name) or _holders_uses(facts, cls, reached, name)
+    if not uses:
+        return None if whole else f"`{name}` is never used in forward()"
+    if all(isinstance(facts.parent(u), cst.Attribute) and facts.parent(u).attr.value in METADATA for u in uses):
+        return f"`{name}` is read in forward() for its {facts.parent(uses[0]).attr.value} only"
+    if all(facts.scope(u) is forward for u in uses) and all(_on_some_paths(facts, cls, u, uses, forward) for u in uses):
+        return f"`{name}` is used in forward() on some paths only"
+    if any(_iterated_until_break(facts, u) for u in uses):
+        return f"`{name}` is iterated in forward() by a loop that may stop early (`break`)"
+    if all(facts.grad_disabled(u) or _detached(facts, u) for u in uses) and not _frozen(facts, cls, name):
+        return f"`{name}` runs in forward() without gradients only (`torch.no_grad()` or `.detach()`)"
+    picked = _picked_by_key(facts, value, uses, forward)
+    if picked is not None:
+        return f"`{name}` is a container of modules of which forward() runs the one a key picks (`{picked}`)"
     return None
 
 
@@ -530,6 +541,20 @@ def _closure_calls(facts: Facts, cls: cst.ClassDef, reached: list[cst.FunctionDe
                 any(dotted(n) == name or dotted(n) in aliases for n in facts.findall(value.body, (cst.Name, cst.Attribute))):
             stored.add(held)
     return [c for f in reached for c in facts.calls_in(f) if stored and dotted(c.func) in stored]
+
+
+def _reads_every_parameter(facts: Facts, reached: list[cst.FunctionDef]) -> bool:
+    """Does forward read the module's parameters as a whole (`params = list(self.parameters())`,
+    then `F.linear(x, params[0], params[1])`: a functional forward that MAML's adapted parameters can
+    replace), so that a sub-module it never calls by name runs there all the same?"""
+    return any(mt.is_method_call(c, "parameters", "named_parameters") and mt.is_name(c.func.value, "self")
+               and not _first_only(facts, c) for f in reached for c in facts.calls_in(f))
+
+
+def _first_only(facts: Facts, call: cst.Call) -> bool:
+    """`next(self.parameters())`: one parameter, read for its device or dtype."""
+    outer = facts.parent(facts.parent(call))
+    return isinstance(outer, cst.Call) and mt.is_name(outer.func, "next")
 
 
 def _reached(facts: Facts, cls: cst.ClassDef, forward: cst.FunctionDef) -> list[cst.FunctionDef]:

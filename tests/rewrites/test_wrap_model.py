@@ -1105,6 +1105,69 @@ model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
+        self.fc0 = torch.nn.Linear(2, 4)
+        self.fc1 = torch.nn.Linear(4, 1)
+
+    def forward(self, x, params=None):
+        if params is None:
+            params = list(self.parameters())
+        return torch.nn.functional.linear(torch.relu(torch.nn.functional.linear(x, params[0], params[1])), params[2], params[3])
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc0 = torch.nn.Linear(2, 4)
+        self.fc1 = torch.nn.Linear(4, 1)
+
+    def forward(self, x, params=None):
+        if params is None:
+            params = list(self.parameters())
+        return torch.nn.functional.linear(torch.relu(torch.nn.functional.linear(x, params[0], params[1])), params[2], params[3])
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+""", "a_forward_over_its_own_parameters_list_uses_layers_it_never_calls", report=[
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
+    pair("""\
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.bn = torch.nn.BatchNorm1d(1)
+
+    def forward(self, x):
+        return self.fc(x.to(next(self.parameters()).device))
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+        self.bn = torch.nn.BatchNorm1d(1)
+
+    def forward(self, x):
+        return self.fc(x.to(next(self.parameters()).device))
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
+""", "a_forward_reading_its_first_parameters_device_still_leaves_a_layer_unused", report=[
+        "warning: `self.bn` is never used in forward(): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
+    pair("""\
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
         layers = []
         self.conv1 = torch.nn.Linear(2, 4)
         self.bn1 = torch.nn.BatchNorm1d(4)
