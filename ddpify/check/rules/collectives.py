@@ -397,13 +397,17 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
     test (`try: loss = model(x); loss.backward() / except SkipBatch: continue`): one rank can raise
     alone. So is a `return` of a function that runs one step, before its backward, where every
     call of the function is in such a loop (`def train_step(x): ...; if not torch.isfinite(loss):
-    return None; loss.backward()`).
+    return None; loss.backward()`). A loop that reaches the DDP wrapper only past it, through
+    `.module` (`model.module.forward_vid(x)`, also in the functions it hands the wrapper to), runs
+    no forward of the wrapper, so its backward all-reduces nothing: not such a loop by its
+    backward alone.
     """
     if not ctx.script.distributed:
         return
     f = ctx.facts
     ddp_used = bool(ctx.ddp_refs)
-    loops = {lp for lp in f.loops if (ddp_used and f.trains(lp)) or any(ctx.ranks.is_collective(c) for c in f.calls_in(lp.body))}
+    loops = {lp for lp in f.loops if (ddp_used and f.trains(lp) and not _past_the_wrapper(ctx, lp))
+             or any(ctx.ranks.is_collective(c) for c in f.calls_in(lp.body))}
     seen = set()
     for exit_ in [*f.breaks, *f.returns, *f.continues]:
         if isinstance(exit_, cst.Continue) and not _skips_backward(f, exit_, loops) \
@@ -495,6 +499,50 @@ def _handled_step(ctx: Context, exit_: cst.CSTNode, ddp_used: bool) -> cst.Excep
                     ctx.ranks.is_collective(c) for c in f.calls_in(try_.body))):
                 return anc
     return None
+
+
+# what a read of the wrapper may do without running its forward
+_NOT_A_FORWARD = frozenset({"isinstance", "hasattr", "getattr", "print", "len", "id", "type", "repr", "str"})
+
+
+def _past_the_wrapper(ctx: Context, loop: cst.CSTNode, depth: int = 3) -> bool:
+    """Does the loop reach the DDP wrapper only past it, through `.module` (`model.module.forward_vid(x)`,
+    here or in the functions of the program it calls, a few calls deep), besides its own
+    methods (`model.train()`, `model.parameters()`), and never call it (nor its `forward`), hand
+    it to a call of another library, or pass it on otherwise? Then no forward of the wrapper
+    prepares a reduction, and the loop's backward all-reduces nothing (the gradients are never
+    averaged, which is a bug of its own): a step skipped on one rank leaves no other waiting.
+    Needs one read through `.module` at least."""
+    f = ctx.facts
+    seen: set[cst.CSTNode] = set()
+    through_module = False
+
+    def past(node: cst.CSTNode, level: int) -> bool:
+        nonlocal through_module
+        if node in seen:
+            return True
+        seen.add(node)
+        body = node.body if isinstance(node, (cst.FunctionDef, cst.For, cst.While)) else node
+        for ref in f.findall(body, (cst.Name, cst.Attribute)):
+            parent = f.parents.get(ref)
+            if isinstance(parent, cst.Attribute) and parent.value is ref and ctx.holds_ddp(parent) is not None \
+                    or ctx.holds_ddp(ref) is None:
+                continue  # (the longer read is asked itself: `self.model` of `self`)
+            if isinstance(parent, cst.Attribute) and parent.value is ref:
+                if parent.attr.value == "forward":
+                    return False
+                through_module = through_module or parent.attr.value == "module"
+                continue
+            arg = parent if isinstance(parent, cst.Arg) else None
+            call = f.parents.get(arg) if arg is not None else None
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _NOT_A_FORWARD:
+                continue
+            if isinstance(call, cst.Call) and f.user_functions(call) and level > 0:
+                continue  # the function it is handed is read below
+            return False
+        return level == 0 or all(past(func, level - 1) for c in f.calls_in(body) for func in f.user_functions(c))
+
+    return past(loop, depth) and through_module
 
 
 def _skips_backward(f, cont: cst.Continue, loops) -> bool:
