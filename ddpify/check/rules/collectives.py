@@ -512,7 +512,8 @@ def _past_the_wrapper(ctx: Context, loop: cst.CSTNode, depth: int = 3) -> bool:
     it to a call of another library, or pass it on otherwise? Then no forward of the wrapper
     prepares a reduction, and the loop's backward all-reduces nothing (the gradients are never
     averaged, which is a bug of its own): a step skipped on one rank leaves no other waiting.
-    Needs one read through `.module` at least."""
+    Needs one run of the model inside at least (`model.module(x)`, `model.module.encode(x)`: not its
+    `state_dict()`), so that the step is seen to compute its loss past the wrapper."""
     f = ctx.facts
     seen: set[cst.CSTNode] = set()
     through_module = False
@@ -531,7 +532,7 @@ def _past_the_wrapper(ctx: Context, loop: cst.CSTNode, depth: int = 3) -> bool:
             if isinstance(parent, cst.Attribute) and parent.value is ref:
                 if parent.attr.value == "forward":
                     return False
-                through_module = through_module or parent.attr.value == "module"
+                through_module = through_module or parent.attr.value == "module" and _runs_the_inner_model(ctx, parent)
                 continue
             arg = parent if isinstance(parent, cst.Arg) else None
             call = f.parents.get(arg) if arg is not None else None
@@ -543,6 +544,17 @@ def _past_the_wrapper(ctx: Context, loop: cst.CSTNode, depth: int = 3) -> bool:
         return level == 0 or all(past(func, level - 1) for c in f.calls_in(body) for func in f.user_functions(c))
 
     return past(loop, depth) and through_module
+
+
+def _runs_the_inner_model(ctx: Context, inner: cst.Attribute) -> bool:
+    """Is `inner`, a wrapper's `.module`, called (`model.module(x)`) or a method of the model's own
+    called on it (`model.module.forward_vid(x)`; not nn.Module's API, `model.module.state_dict()`)?"""
+    f = ctx.facts
+    parent = f.parents.get(inner)
+    if isinstance(parent, cst.Call) and parent.func is inner:
+        return True
+    call = f.parents.get(parent) if isinstance(parent, cst.Attribute) and parent.value is inner else None
+    return isinstance(call, cst.Call) and call.func is parent and not ctx.module_api(parent.attr.value)
 
 
 def _skips_backward(f, cont: cst.Continue, loops) -> bool:
