@@ -1024,6 +1024,7 @@ def _pick(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode) -> 
     candidates += by_object  # no DataParallel of the name: the program's own of the object, if any
     if not candidates:
         return None
+    candidates = _received_elsewhere(facts, candidates, optimizer)
     best = max(c[0] for c in candidates)  # DataParallel > a move to a device > a construction
     near = [c for c in candidates if facts.scope(c[1]) is facts.scope(optimizer) and c[0] == best]
     if not near:  # built where the optimizer's helper is called (`self.model = build(...)` then
@@ -1032,6 +1033,28 @@ def _pick(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode) -> 
         near = [c for c in candidates if facts.scope(c[1]) in callers and c[0] == best]
     candidates = near or candidates
     return _model_at(facts, [c for c in candidates if c[0] == best][-1], optimizer, by_object)
+
+
+def _received_elsewhere(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode) -> list[Candidate]:
+    """Without the moves of a model two or more classes receive (`self.model = model.to(device)` in
+    a DDPM trainer's `__init__` and in a flow-matching trainer's, the script building one of them by
+    its `--method`), where the optimizer's own function builds the model they receive: each class's
+    move is of that one object, and a wrap at one of them left the other trainer's model bare; the
+    wrap where it is built serves whichever trainer runs."""
+    moves = [c for c in candidates if c[0] == 2 and _moves_a_parameter(facts, c[1])]
+    if len({facts.enclosing_class(c[1]) for c in moves}) < 2:
+        return candidates
+    own = [c for c in candidates if c not in moves and facts.scope(c[1]) is facts.scope(optimizer)]
+    return own or candidates
+
+
+def _moves_a_parameter(facts: Facts, stmt: cst.CSTNode) -> bool:
+    """`self.model = model.to(device)` where `model` is a parameter of the function around it."""
+    value = _assigned_value(stmt)
+    func = facts.scope(stmt)
+    return isinstance(value, cst.Call) and mt.is_device_move(value) and isinstance(value.func, cst.Attribute) \
+        and isinstance(value.func.value, cst.Name) and isinstance(func, cst.FunctionDef) \
+        and value.func.value.value in param_names(func)
 
 
 def _calling_scopes(facts: Facts, node: cst.CSTNode, depth: int = 2) -> set[cst.CSTNode]:

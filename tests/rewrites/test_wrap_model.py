@@ -6816,3 +6816,67 @@ def test_a_subclass_moving_what_its_parent_class_built_is_one_model():
         "        self.model = self.model.to('cpu')\n\n\nMovedTrainer().train('SGD')\n")
     out = only(NAME, code)
     assert out.count("DistributedDataParallel(self.model") == 1, out
+
+
+TWO_TRAINERS = '''\
+import sys
+import torch
+
+
+class DDPMTrainer:
+    def __init__(self, model, optimizer, device):
+        self.model = model.to(device)
+        self.optimizer = optimizer
+
+    def fit(self, x, y):
+        self.optimizer.zero_grad()
+        torch.nn.functional.mse_loss(self.model(x), y).backward()
+        self.optimizer.step()
+        torch.save(self.model.state_dict(), "ddpm.pt")
+
+
+class FlowTrainer:
+    def __init__(self, model, optimizer, device):
+        self.model = model.to(device)
+        self.optimizer = optimizer
+
+    def fit(self, x, y):
+        self.optimizer.zero_grad()
+        torch.nn.functional.l1_loss(self.model(x), y).backward()
+        self.optimizer.step()
+        torch.save(self.model.state_dict(), "flow.pt")
+
+
+def main():
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if sys.argv[1] == "ddpm":
+        trainer = DDPMTrainer(model, optimizer, "cpu")
+    else:
+        trainer = FlowTrainer(model, optimizer, "cpu")
+    trainer.fit(torch.randn(4, 2), torch.randn(4, 1))
+'''
+
+
+ONE_TRAINER = TWO_TRAINERS[:TWO_TRAINERS.index("class FlowTrainer")] + TWO_TRAINERS[TWO_TRAINERS.index("def main"):].replace(
+    """    if sys.argv[1] == "ddpm":
+        trainer = DDPMTrainer(model, optimizer, "cpu")
+    else:
+        trainer = FlowTrainer(model, optimizer, "cpu")
+""", """    trainer = DDPMTrainer(model, optimizer, "cpu")
+""")
+
+
+@pytest.mark.parametrize("source, wrapped_in_main", [(TWO_TRAINERS, True), (ONE_TRAINER, False)])
+def test_a_model_two_trainer_classes_receive_and_move_is_wrapped_where_it_is_built(source, wrapped_in_main):
+    """egeyavuzcan's DDPM and flow-matching trainers (21st sweep, part C, tuning): each class's
+    `__init__` does `self.model = model.to(device)` of the model `main()` builds, and the script builds
+    one of them by its `--method`; the wrap went into one class's `__init__` (the last move), and the
+    other trainer's model trained bare on each process's shard. Near miss: one class receiving it
+    keeps the wrap where it moves it."""
+    from ddpify.convert import convert
+
+    code = convert(source).code
+    assert ("    model = DistributedDataParallel(model, device_ids=device_ids(model))" in code) is wrapped_in_main
+    assert ("        self.model = DistributedDataParallel(self.model" in code) is not wrapped_in_main
+    assert code.count("self.model.module.state_dict()") == (2 if wrapped_in_main else 1)
