@@ -441,3 +441,28 @@ def test_a_script_reading_its_config_above_its_folder_runs_converted_into_anothe
     run = subprocess.run([sys.executable, str(out / "train.py")], capture_output=True, text=True, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": str(project / "scripts")})
     assert run.returncode == 0 and run.stdout.split() == ["trained", "2"], run.stderr
+
+
+def test_under_ddpify_run_a_path_from_file_above_the_scripts_folder_names_the_originals_place(tmp_path, monkeypatch):
+    """The run's folder is private, in $TMPDIR: `Path(__file__).parent.parent / "configs"` of the
+    converted copy named a folder beside the run's; it names the project's, as in one process."""
+    project = tmp_path / "proj"
+    (project / "scripts").mkdir(parents=True)
+    (project / "configs").mkdir()
+    (project / "configs" / "epochs.txt").write_text("3\n")
+    (project / "scripts" / "train.py").write_text(ENTRY.replace("from engine.loop import fit\nfrom engine.util import helper\n", "")
+                                                  .replace("fit(torch.nn.Linear(2, 1), loader, helper())\n", "")
+                                                  + "from pathlib import Path\n"
+                                                  "print((Path(__file__).parent.parent / 'configs' / 'epochs.txt').read_text())\n"
+                                                  "model = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                                                  "for x, y in loader:\n    opt.zero_grad()\n"
+                                                  "    torch.nn.functional.mse_loss(model(x), y).backward()\n    opt.step()\n")
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setattr(launch, "run_job", lambda *a, **k: pytest.fail("--dry-run launched"))
+    result = CliRunner().invoke(main, ["run", "--dry-run", "--nproc-per-node", "1", str(project / "scripts" / "train.py")])
+    assert result.exit_code == 0, result.output
+    folder = Path(result.stdout.splitlines()[0].split("# the run's folder (kept): ")[1])
+    run = subprocess.run([sys.executable, str(folder / "train.py")], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0 and run.stdout.split() == ["3"], run.stderr

@@ -135,6 +135,7 @@ NO_SPEEDUP = ("ddpify run: NO SPEED-UP: no training loader could be sharded, so 
 
 def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: Result, script: Script | None) -> int:
     """Write the converted script into a new run folder, run torchrun on it, report the end."""
+    from ddpify.output.file_paths import anchored
     from ddpify.output.packages import (beside_entry, files_read_beside, folders_built_beside, init_files_where_read,
                                         original_folders)
     from ddpify.run import joblog, launch
@@ -144,7 +145,9 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
     try:
         project = Path(launch.script_folder(plan))
         placed = beside_entry(result.modules)
-        modules = {rel: module.output for rel, module in placed.items()}
+        # a path built from `__file__` above a module's folder names the original's place (ddpify.output.file_paths)
+        modules = {rel: anchored(module.output, Path(module.read_from) if module.read_from else project / rel,
+                                 workspace.path / rel)[0] for rel, module in placed.items()}
         inits = init_files_where_read(project,  # so that they are the ones imported
                                       {rel: module.read_from for rel, module in placed.items()})
         modules |= {rel: code for rel, (_, code) in inits.items()}
@@ -155,7 +158,10 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
             # a project's changed modules too, at their paths beside the script (ddpify.output.packages):
             # the run's folder comes first on sys.path, the script's own folder (its unchanged modules)
             # after it, and the folders its modules were imported from at the end of PYTHONPATH
-            files = {launch.script_name(plan.script): result.output, **modules}
+            name_in_run = launch.script_name(plan.script)
+            entry = result.output if script is not None else \
+                anchored(result.output, Path(plan.script), workspace.path / name_in_run)[0]
+            files = {name_in_run: entry, **modules}
             target = _private(workspace.add, files)[0]
             linked = _link_folders(workspace.path, folders_built_beside(project, placed, inits))
             click.echo(f"{name}: converted -> {target}" + "".join(f", {rel}" for rel in modules)

@@ -14,8 +14,9 @@ From `out/train.py` these name `out/../configs/base.yaml`, and the converted pro
 first read, with nothing in the report. In the written module, `__file__` in such a path (or in the
 binding of a name such a path reads, `ROOT = ...` above) names the original file, relative to the
 output (`os.path.normpath(os.path.join(os.path.dirname(__file__), "../scripts/train.py"))`), so
-the path names what it named in the single-GPU program; each is said in the report. A path that
-stays in the module's folder keeps `__file__` as it is.
+the path names what it named in the single-GPU program; each is said in the report. `ddpify run`
+writes its copies into a private folder and anchors them the same way. A path that stays in the
+module's folder keeps `__file__` as it is.
 """
 
 from __future__ import annotations
