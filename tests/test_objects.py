@@ -662,3 +662,28 @@ def test_names_bound_to_each_other_through_calls_that_return_the_module_keep_its
     near = source.replace("a = b.float()", "a = make(b)")  # near miss: a value of unknown class
     facts = Facts(parse_module(HEAD + NET + near))
     assert facts._instances_of(next(c for c in facts.calls if dotted(c.func) == "a").func) == []
+
+
+OPTION = ("import argparse\nclass Other(nn.Module):\n    pass\nNETS = {'net': Net, 'other': Other}\n\n\n"
+          "def pick(name):\n    return NETS[name]\n\n\nparser = argparse.ArgumentParser()\n"
+          "parser.add_argument('--arch', type=pick, default='net')\nparser.add_argument('--size', type=int)\n")
+
+
+@pytest.mark.parametrize("source, built", [
+    (OPTION + "args = parser.parse_args()\nm = args.arch()\n", ["Net", "Other"]),  # what `type=` returns
+    (OPTION.replace("type=pick", "type=lambda s: NETS[s]") + "args = parser.parse_args()\nm = args.arch()\n",
+     ["Net", "Other"]),  # a lambda
+    (OPTION.replace("'--arch'", "'-a', '--arch-name', dest='arch'") + "args = parser.parse_args()\nm = args.arch()\n",
+     ["Net", "Other"]),  # the option's `dest=`
+    ("class Holder:\n    def __init__(self):\n        self.kind = Net\n    def make(self):\n        return self.kind()\n"
+     "m = Holder().make()\n", ["Net"]),  # a class kept as an attribute, then called
+    (OPTION + "args = parser.parse_args()\nm = args.size()\n", []),  # near miss: `type=int` is no function of the program
+    (OPTION + "other = argparse.ArgumentParser()\nargs = other.parse_args()\nm = args.arch()\n", []),  # another parser
+])
+def test_a_call_of_a_value_that_holds_classes_builds_an_instance_of_them(source, built):
+    """The twenty-first sweep's vision-hw5: `args.model(log_dir)` where argparse's `type=` function
+    of the program turns `--model` into a class: the option holds what that function returns (a
+    class of a registry here), and calling it builds an instance of one of those classes."""
+    facts, flow = core(source)
+    call = next(c for c in facts.calls if facts.code(c) in ("args.arch()", "args.size()", "self.kind()"))
+    assert sorted(c.name.value for s in flow.values(call) for c in flow.classes_built(s)) == built

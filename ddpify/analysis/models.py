@@ -131,7 +131,7 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
     if any(model.synced for model in wrapped):  # no wrapper: the names hold the model itself
         models = Models(wrapped, untraced, wrapped_refs(facts, [m for m in wrapped if not m.synced]))
     for model in wrapped:
-        model.unused = next(filter(None, (forward.idle_parameters(facts, c) for c in model_classes(facts, model))), None)
+        model.unused = _idle_in_some_class(facts, model_classes(facts, model))
         model.empty = _maybe_empty(facts, model)
         model.maybe_none = _maybe_none(facts, model)
     for call, model in _forwards(facts, models):
@@ -149,6 +149,20 @@ def _frozen_after_wrap(facts: Facts, wrapped: list[Model]) -> None:
     for model in wrapped:
         if model.unused is None and not model.synced:
             model.unused = freezing.frozen_after_wrap(facts, model.name, lambda stmt, m=model: _sees_wrap(facts, m, stmt))
+
+
+def _idle_in_some_class(facts: Facts, classes: list[cst.ClassDef]) -> str | None:
+    """Why some parameters of a model may get no gradient in a step (`forward.idle_parameters`), of
+    the first of the classes it may be that says so; where it may be one of several (a class
+    looked up by name, a module handed on), the reason names the class it is about, with its file."""
+    for cls in classes:
+        reason = forward.idle_parameters(facts, cls)
+        if reason is not None:
+            if len(classes) == 1:
+                return reason
+            part = facts._part(cls)
+            return f"in `{f'{part}.' if part else ''}{cls.name.value}` (one of the classes it may be), {reason}"
+    return None
 
 
 def _sees_wrap(facts: Facts, model: Model, stmt: cst.CSTNode) -> bool:
@@ -314,7 +328,8 @@ def _parameter_read_beside(facts: Facts, calls: list[tuple[cst.Call, bool]], ref
             read = arg.value
             if not (isinstance(read, cst.Attribute) and isinstance(read.value, cst.Attribute)
                     and read.attr.value not in mt.MODULE_API | STATE | forward.METADATA
-                    and dotted(read.value.value) and _submodule_of(facts, classes, read.value.attr.value)):
+                    and dotted(read.value.value) and _submodule_of(facts, classes, read.value.attr.value)
+                    and not _never_a_module(facts, classes, read.value.attr.value)):
                 continue
             scope = facts.scope(call)
             if facts.trains(scope) and not facts.grad_disabled(call) \
@@ -446,6 +461,30 @@ def _submodule_of(facts: Facts, classes: list[cst.ClassDef], attr: str) -> bool:
     """Does one of `classes` keep `self.<attr>` (`self.decoder = nn.Linear(2, 4)`), so that
     `model.<attr>(z)` runs a sub-module of the model?"""
     return any(cls in classes for cls in _kept_attributes(facts).get(attr, ()))
+
+
+NO_MODULES = frozenset({"open", "io.open", "codecs.open", "logging.getLogger", "csv.writer", "csv.DictWriter"})
+
+
+def _never_a_module(facts: Facts, classes: list[cst.ClassDef], attr: str) -> bool:
+    """Does every value `classes` keep as `self.<attr>` hold no module: a file `open(...)` gives
+    (the twenty-first sweep's vision-hw5: `self.logFile = open(path, 'w')` in the model's
+    `__init__`, its `net.logFile.name` printed in main), a logger, a loader, an optimizer, a
+    literal? What is read of it (`.name`) is no parameter of a sub-module."""
+    values = [v for t, v, s in facts.assigns if dotted(t) == f"self.{attr}" and facts.enclosing_class(s) in classes]
+    return bool(values) and all(_no_module_value(facts, v) for v in values)
+
+
+def _no_module_value(facts: Facts, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.IfExp):
+        return _no_module_value(facts, value.body) and _no_module_value(facts, value.orelse)
+    if isinstance(value, (cst.BaseString, cst.Integer, cst.Float)) or mt.is_name(value, "None"):
+        return True
+    if not isinstance(value, cst.Call):
+        return False
+    name = dotted(value.func)  # a builtin (`open`) qualifies to nothing: its name, unless the program defines one
+    qualified = facts.qualify(value.func) or (name if name not in facts.functions and name not in facts.classes else None)
+    return qualified in NO_MODULES or objects.of(facts).kind(value) in (objects.LOADER, objects.OPTIMIZER, objects.WRITER)
 
 
 def _kept_attributes(facts: Facts) -> dict[str, set[cst.ClassDef | None]]:

@@ -191,6 +191,8 @@ class Objects:
         if qualified in ADAPTERS or (dotted(func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
             return Sites().union(*(self.values(a.value) for a in call.args if a.keyword is None))
         if qualified == "getattr" and len(call.args) >= 2:
+            if f.classes_looked_up(call):  # `getattr(models, name)`: a class of that module, a site of its own
+                return Sites({call})
             return self._getattr(call.args[0].value, call.args[1].value)
         passed = self.passed_through(call)
         if passed is not None:
@@ -361,9 +363,22 @@ class Objects:
         elif isinstance(func, cst.Name) and func.value not in f.functions:
             ref = f.ref(func)
             named = list(f.sources(ref)) if ref is not None else []
+        elif isinstance(func, cst.Attribute) and not f.is_program_module(func.value):
+            return self._classes_held(func)
         else:
             return []
         return list(dict.fromkeys(c for v in named for c in self._named_classes(v)))
+
+    def _classes_held(self, func: cst.BaseExpression) -> list[cst.ClassDef]:
+        """The classes of the program the objects `func` may hold are (a call of it builds an
+        instance of one): a class handed on as an object (`self.net_class = Net`), a lookup by name
+        in a module of the program (`getattr(models, name)`, `Facts.classes_looked_up`), what an
+        option's `type=` function returns (`args.model` of `add_argument("--model",
+        type=model_class)`, `def model_class(name): return getattr(models, name)`)."""
+        found = [c for site in self.values(func) for c in (
+            [site] if isinstance(site, cst.ClassDef) else
+            self.facts.classes_looked_up(site) if isinstance(site, cst.Call) and mt.is_name(site.func, "getattr") else [])]
+        return list(dict.fromkeys(found))
 
     def _named_classes(self, expr: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes of the program an expression names: `Single`, `A if x else B`, `A or B`."""
@@ -386,6 +401,8 @@ class Objects:
         found = Sites()
         held = self.values(expr.value)
         for site in held:
+            if isinstance(site, cst.Call) and mt.is_parse_args(site):
+                found |= self._converted_option(site, expr.attr.value)
             for cls in self.classes_built(site):
                 found |= self.ref_values(Ref(f._root_class(cls), f"self.{expr.attr.value}"))
             found |= self._namedtuple_field(site, expr.attr.value)
@@ -396,6 +413,27 @@ class Objects:
         for target, value in self._attribute_stores.get(expr.attr.value, ()) if held else ():
             if target is not expr and self.values(target.value) & held:
                 found |= self.values(value)
+        return found
+
+    def _converted_option(self, parsed: cst.Call, dest: str) -> Sites:
+        """`args.model` of `args = parser.parse_args()` where that parser's option `--model` has a
+        `type=` function of the program (`add_argument("--model", type=model_class)`, or a lambda): what
+        the function returns (argparse calls it on the option's string, and on a string default)."""
+        f = self.facts
+        parser = f.ref(parsed.func.value) if isinstance(parsed.func, cst.Attribute) and dotted(parsed.func.value) else None
+        if parser is None:
+            return Sites()
+        found = Sites()
+        for call in f.calls:
+            kind = mt.keyword(call, "type")
+            if not (kind is not None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"
+                    and dotted(call.func.value) and _option_dest(call) == dest and f.ref(call.func.value) == parser):
+                continue
+            if isinstance(kind.value, cst.Lambda):  # `type=lambda name: getattr(models, name)`
+                found |= self.values(kind.value.body)
+            elif isinstance(kind.value, cst.Name):
+                converters = [c for c in f.functions.get(kind.value.value, ()) if f.enclosing_class(c) is None]
+                found |= Sites().union(*(self.values(r) for c in converters for r in f.returned(c)))
         return found
 
     def _namedtuple_field(self, site: cst.CSTNode, attr: str) -> Sites:
@@ -1111,6 +1149,18 @@ def _adapted(expr: cst.BaseExpression) -> cst.BaseExpression:
             (dotted(expr.func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS - {"zip"}:
         expr = expr.args[0].value
     return expr
+
+
+def _option_dest(call: cst.Call) -> str | None:
+    """The attribute argparse stores an `add_argument(...)` option under: its `dest=`, else its
+    first long flag (`--batch-size`: `batch_size`), else its first flag or positional name."""
+    dest = mt.keyword(call, "dest")
+    if dest is not None:
+        return dest.value.evaluated_value if isinstance(dest.value, cst.SimpleString) else None
+    flags = [a.value.evaluated_value for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+    flags = [s for s in flags if isinstance(s, str)]
+    name = next((s for s in flags if s.startswith("--")), flags[0] if flags else None)
+    return name.lstrip("-").replace("-", "_") if name else None
 
 
 def _literal_key(expr: cst.Subscript) -> str | None:

@@ -176,6 +176,13 @@ ONCE = {"wandb.init", "wandb.log", "wandb.save", "wandb.finish", "wandb.watch", 
         # removing or renaming files and folders: every process would race the main process's
         # writes there (one deletes the folder another has just made and written into)
         "shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.replace"}
+# MLflow's tracking calls (the module's own active run): each process would start a run of its own
+# and log every metric again into it (the twenty-first sweep's WGAN-GP, whose logger class calls them)
+TRACKERS = frozenset(f"mlflow.{name}" for name in (
+    "start_run", "end_run", "log_metric", "log_metrics", "log_param", "log_params", "log_artifact", "log_artifacts",
+    "log_dict", "log_figure", "log_image", "log_text", "log_table", "set_tag", "set_tags", "set_experiment",
+    "autolog", "pytorch.log_model", "pytorch.autolog"))
+ONCE |= TRACKERS
 DELETIONS = frozenset({"shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs"})  # nothing to read back
 # links made or removed: `os.symlink(src, dst)`, and pathlib's methods of these names, found on no
 # other common object (`latest.unlink()`, `latest.symlink_to(ckpt.name)`: a 'latest' checkpoint
@@ -183,7 +190,7 @@ DELETIONS = frozenset({"shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "o
 LINKS = frozenset(writes.LINKS)
 PATH_METHODS = writes.LINK_METHODS | {"unlink"}
 # a ClearML task (`trains` its former name) logs to its server like a wandb run: one, from the main process
-LOGGERS = {"wandb.init", "clearml.Task.init", "trains.Task.init"}  # and what `objects` calls a writer
+LOGGERS = {"wandb.init", "clearml.Task.init", "trains.Task.init", "mlflow.start_run"}  # and what `objects` calls a writer
 # (SummaryWriter, a logger class of the program)
 FILE_METHODS = {"write", "writelines", "flush", "close"}
 CSV_WRITERS = {"csv.writer", "csv.DictWriter"}
@@ -232,7 +239,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         if owner is not None and options.fsdp and _collectives(facts, models, refs, owner):
             owner = None  # the gathers stay on every process: the write is guarded inside the `if`
         returns = isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)
-        if not what.startswith("wandb.") and what not in DELETIONS and not what.endswith(".unlink") \
+        if not what.startswith(("wandb.", "mlflow.")) and what not in DELETIONS and not what.endswith(".unlink") \
                 and not _logs(facts, stmt, loggers) and not returns:
             saves.append(owner or stmt)  # every process waits there when the file is read back below
             # (not after a guarded `return <write>`: the main process leaves there, the others would wait)

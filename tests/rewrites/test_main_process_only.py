@@ -2361,6 +2361,23 @@ def test_a_clearml_task_is_made_on_the_main_process_only_and_its_calls_guarded()
     assert "is_main_process()" not in only(NAME, code.format(module="mytasks"))
 
 
+def test_mlflow_tracking_calls_run_on_the_main_process_only():
+    """The twenty-first sweep's WGAN-GP (tuning half): a logger class of the program calls
+    `mlflow.start_run(run_name=...)` and `mlflow.log_metric(name, value, step)`; every process started
+    a run of its own and logged each metric into it (not a file the probe sees: silent). MLflow's
+    tracking calls are guarded like wandb's, the run they start made on the main process only."""
+    code = ("import mlflow\nimport torch\n\nmlflow.set_experiment('gan')\nrun = mlflow.start_run(run_name='r')\n"
+            "model = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(2):\n"
+            "    opt.zero_grad()\n    loss = model(torch.randn(4, 2)).sum()\n    loss.backward()\n    opt.step()\n"
+            "    mlflow.log_metric('loss', loss.item(), step=epoch)\nprint(mlflow.get_tracking_uri())\nmlflow.end_run()\n")
+    out = only(NAME, code)
+    assert "if is_main_process():\n    mlflow.set_experiment('gan')\n" in out
+    assert "run = mlflow.start_run(run_name='r') if is_main_process() else None\n" in out
+    assert "    if is_main_process():\n        mlflow.log_metric('loss', loss.item(), step=epoch)\n" in out
+    assert "print(mlflow.get_tracking_uri())\nif is_main_process():\n    mlflow.end_run()\n" in out  # a read stays
+    assert "is_main_process()" not in only(NAME, code.replace("import mlflow", "import tracking as mlflow"))
+
+
 PLOT_HELPER = """\
 import matplotlib.pyplot as plt
 import torch

@@ -3791,6 +3791,23 @@ def test_a_sub_modules_parameter_read_without_gradients_leaves_the_model_wrapped
     assert "model = DistributedDataParallel(model" in only(NAME, SPLIT_SOFTMAX.replace(*change))
 
 
+@pytest.mark.parametrize("kept, wrapped", [
+    ("open('log.txt', 'w')", True),  # the twenty-first sweep's vision-hw5: a log file the model opens
+    ("'runs/ae' if True else None", True),  # a string
+    ("nn.Linear(2, 4)", False),  # near miss: a layer, whose `.weight` read with gradients is a parameter
+])
+def test_an_attribute_read_beside_the_forward_of_an_object_that_is_no_module_leaves_the_model_wrapped(kept, wrapped):
+    """The twenty-first sweep's vision-hw5 (tuning half): the model's `__init__` keeps `self.logFile =
+    open(path, 'w')`, and the training script prints `net.logFile.name`; that read was taken for a
+    parameter of a sub-module handed to a call beside the forward (`_parameter_read_beside`), and
+    the model was synced, not wrapped, with a record naming a cause it does not have. An attribute
+    every value of which is no module (a file, a literal, a logger) holds no parameter."""
+    code = AUTOENCODER.replace("        self.decoder = nn.Linear(2, 4)\n",
+                               f"        self.decoder = nn.Linear(2, 4)\n        self.kept = {kept}\n").replace(
+        "    loss = ((model.decoder(z) - x) ** 2).mean()\n", "    print(model.kept.weight)\n    loss = ((z - 1) ** 2).mean()\n")
+    assert ("model = DistributedDataParallel(model" in only(NAME, code)) is wrapped
+
+
 @pytest.mark.parametrize("layers, empty", [
     ("        self.l1, self.l2 = nn.Linear(4, 8), nn.Linear(8, 2)\n", False),  # a tuple of layers: both made
     ("        self.l1, self.l2 = make_layers()\n", False),  # a tuple from a function of the program
