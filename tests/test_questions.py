@@ -916,6 +916,40 @@ def test_a_module_whose_weights_are_copied_from_a_trained_model_follows_it(name)
     assert {r.name for r in models.weight_copies(facts, found.refs)} == expected
 
 
+# where a model kept on a plain object is wrapped (sweep 21b's LunarLander DDPG: `self.actor_policy = Actor(...)` in a
+# plain `Network` class, the optimizer over `network.actor_policy.parameters()` in another class it is handed to): the
+# `self.` attribute that holds it where it is built, as a name would (it was synced inline, "built where no name holds it")
+KEPT_ON_OBJECT = ("import torch\nfrom torch import nn\n\n\nclass Policy(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n\n\n"
+        "class Holder({}):\n    def __init__(self{}):\n        {}\n        self.target = Policy()\n"
+        "        self.target.load_state_dict(self.policy.state_dict())\n\n\n"
+        "class Learner:\n    def __init__(self, holder):\n        self.holder = holder\n"
+        "        self.opt = torch.optim.Adam({}, lr=0.01)\n\n    def step(self, x):\n"
+        "        loss = self.holder.policy(x).sum()\n        self.opt.zero_grad()\n        loss.backward()\n        self.opt.step()\n\n\n"
+        "learner = Learner(Holder({}))\nfor step in range(3):\n    learner.step(torch.randn(8, 4))\n")
+KEPT_ON_OBJECT_TESTS = {  # (base, __init__'s parameters, its first statement, the optimizer's parameters, Holder's arguments):
+    # (the model's name, synced)
+    "an_attribute_of_a_plain_class": (("", "", "self.policy = Policy()", "holder.policy.parameters()", ""),
+                                      ("self.policy", False)),
+    "an_attribute_moved_where_built": (("object", "", "self.policy = Policy().to('cpu')", "holder.policy.parameters()", ""),
+                                       ("self.policy", False)),
+    "an_attribute_through_a_filter": (("", "", "self.policy = Policy()",
+                                       "filter(lambda p: p.requires_grad, holder.policy.parameters())", ""),
+                                      ("self.policy", False)),
+    "near_miss_a_part_of_a_module": (("nn.Module", "", "super().__init__(); self.policy = Policy()",
+                                      "holder.policy.parameters()", ""), ("holder", True)),
+    "near_miss_built_in_the_holders_construction": (("", ", policy", "self.policy = policy", "holder.policy.parameters()",
+                                                     "Policy()"), ("holder.policy", True)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEPT_ON_OBJECT_TESTS))
+def test_a_model_a_plain_object_keeps_is_wrapped_where_its_attribute_is_built(name):
+    parts, expected = KEPT_ON_OBJECT_TESTS[name]
+    found = models.find(Facts(parse_module(KEPT_ON_OBJECT.format(*parts))))
+    assert [(m.name, bool(m.synced)) for m in found.wrapped] == [expected] and not found.untraced
+
+
 # which calls prepare data files the other processes then read (`writes.prepared_by`; built or run on each
 # node's first process first): a cache, written where a test of its existence finds it missing, and read
 PREPARES = ("import os\nimport pickle\nimport torch\n\n\nclass Cache:\n    def __init__(self, p):\n"

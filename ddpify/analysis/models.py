@@ -1202,12 +1202,16 @@ def _bound_once(facts: Facts, optimizer: cst.Call) -> Model | None:
     in `def fit(s)`, where `s` is `Setup(net, loader)` of a dataclass, a trainer's config or an
     argparse namespace given `net`): the one module it steps (`objects.trained`), wrapped where the
     one name the program binds to it is built (`net = Net().to(device)`), before it is stored in the
-    object. None where it steps several objects, or the object has no name or more than one."""
+    object, or where a plain class builds it into a `self.` attribute (`self.actor = Actor(n)` in a
+    `Networks` object's `__init__`, the optimizer over `networks.actor.parameters()` in a trainer it
+    is handed to). None where it steps several objects, or the object has no name or more than one."""
     trained = objects.of(facts).trained(optimizer)
     site = next(iter(trained)) if len(trained) == 1 else None
     if site is None or not builds_module(facts, site):
         return None
-    bound = _bound_names(facts, site)
+    # the object itself, read off attributes (`network.actor.parameters()`), not an item of a container it is
+    whole = all(isinstance(c.func, cst.Attribute) and _attribute_chain(c.func.value) for c in parameter_calls(facts, optimizer))
+    bound = _bound_names(facts, site, attributes=whole)
     if len(bound) != 1:
         return None
     stmt, name, value = bound[0]
@@ -1253,11 +1257,32 @@ def _each_item(facts: Facts, expr: cst.BaseExpression) -> bool:
     return False
 
 
-def _bound_names(facts: Facts, site: cst.BaseExpression) -> list[tuple[cst.CSTNode, str, cst.BaseExpression]]:
+def _bound_names(facts: Facts, site: cst.BaseExpression, attributes: bool = False
+                 ) -> list[tuple[cst.CSTNode, str, cst.BaseExpression]]:
     """(statement, name, value) of each plain assignment of the construction `site` (moved or not)
-    to a name, also as an item of a tuple written out on both sides (`gen, dis = Generator(z), Discriminator()`)."""
-    return [(stmt, target.value, value) for written, stored, stmt in facts.assigns if not isinstance(stmt, cst.AugAssign)
-            for target, value in _unpacked(written, stored) if isinstance(target, cst.Name) and _built(value) is site]
+    to a name, also as an item of a tuple written out on both sides (`gen, dis = Generator(z), Discriminator()`);
+    with `attributes`, also to a `self.` attribute in a method of a plain class (`self.actor = Actor(n)`
+    in `Networks.__init__`)."""
+    return [(stmt, target.value if isinstance(target, cst.Name) else facts.code(target), value)
+            for written, stored, stmt in facts.assigns if not isinstance(stmt, cst.AugAssign)
+            for target, value in _unpacked(written, stored)
+            if (isinstance(target, cst.Name) or attributes and _of_self(target) and _in_a_plain_class(facts, stmt))
+            and _built(value) is site]
+
+
+def _attribute_chain(expr: cst.BaseExpression) -> bool:
+    """`network.actor`, `self.agent.net`: a name and attributes only (no item, no call)."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
+
+
+def _in_a_plain_class(facts: Facts, stmt: cst.CSTNode) -> bool:
+    """Is `stmt` in a method of a class of the program that is no module (`class Agent:` whose
+    `__init__` builds `self.net = Net()`)? A `self.` attribute it binds holds a model the way a name
+    does, where a module's own `self.fc` is a part of its model."""
+    cls = next((a for a in facts.ancestors(stmt) if isinstance(a, cst.ClassDef)), None)
+    return cls is not None and not forward.is_module_class(facts, cls)
 
 
 def _held_unnamed(facts: Facts, optimizer: cst.Call) -> Model | None:

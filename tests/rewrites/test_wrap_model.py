@@ -6897,3 +6897,56 @@ def test_a_model_two_trainer_classes_receive_and_move_is_wrapped_where_it_is_bui
     assert ("    model = DistributedDataParallel(model, device_ids=device_ids(model))" in code) is wrapped_in_main
     assert ("        self.model = DistributedDataParallel(self.model" in code) is not wrapped_in_main
     assert code.count("self.model.module.state_dict()") == (2 if wrapped_in_main else 1)
+
+
+KEPT_ON_A_PLAIN_OBJECT = """\
+import torch
+import torch.nn as nn
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+class Networks:
+    def __init__(self):
+        self.policy = Policy()
+        self.target = Policy()
+        self.target.load_state_dict(self.policy.state_dict())
+
+    def save(self):
+        torch.save(self.policy.state_dict(), "policy.pt")
+
+class Learner:
+    def __init__(self, networks):
+        self.networks = networks
+        self.opt = torch.optim.Adam(networks.policy.parameters(), lr=0.01)
+
+    def step(self, x):
+        loss = (self.networks.policy(x) - self.networks.target(x).detach()).pow(2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+networks = Networks()
+learner = Learner(networks)
+for step in range(3):
+    learner.step(torch.randn(8, 4))
+networks.save()
+"""
+
+
+def test_a_model_a_plain_object_keeps_is_wrapped_where_its_attribute_is_built():
+    """Sweep 21b's LunarLander DDPG: a plain `Network` object builds `self.actor_policy` (and its
+    target, loaded from it) in `__init__`; another class it is handed builds the optimizer over
+    `network.actor_policy.parameters()`. It was synced inline where the optimizer takes it, the
+    report saying it was "built where no name holds it": the attribute holds it. It is wrapped there
+    after its target's copy, and the object's save takes the module's state dict."""
+    out = only(NAME, KEPT_ON_A_PLAIN_OBJECT, also=frozenset({"unwrap-model"}))
+    assert ("        self.target.load_state_dict(self.policy.state_dict())\n"
+            "        self.policy = DistributedDataParallel(self.policy, device_ids=device_ids(self.policy))\n") in out
+    assert 'torch.save(self.policy.module.state_dict(), "policy.pt")' in out
+    assert "sync_gradients" not in out and "Adam(networks.policy.parameters()" in out
