@@ -1594,6 +1594,35 @@ def test_a_module_whose_class_body_builds_a_model_it_does_not_wrap_joins_the_pro
     assert "init_distributed_mode" not in convert_program(program()).modules["config.py"].code
 
 
+@pytest.mark.parametrize("top, joins", [("np.random.seed(0)\nrandom.seed(0)\n", False),
+                                        ("state = np.random.get_state()\nnp.random.set_state(state)\n", False),
+                                        ("np.random.seed(0)\nNOISE = np.random.rand(3)\n", True),
+                                        ("random.seed(0)\nORDER = random.sample(range(8), 8)\n", True)])
+def test_a_module_that_only_seeds_the_generators_at_import_does_not_join_the_process_group(top, joins):
+    """The twenty-first sweep's DQN agent (hany606's DQN.py): `np.random.seed(0)` and `random.seed(0)` at the
+    top of the agent's module, which the entry imports, were taken for draws: the module got a call of its own,
+    reported as "its top-level code shards a loader, wraps a model or draws random numbers". A seed draws
+    nothing, and the call that joins the group gives every process rank 0's state whatever was set before.
+    Near misses: a draw after the seed (it happens before the entry joins: each process would draw its own)."""
+    write({
+        "train.py": """\
+            import torch
+            from agent import Agent
+
+            agent = Agent()
+            opt = torch.optim.SGD(agent.net.parameters(), lr=0.1)
+            for step in range(3):
+                opt.zero_grad()
+                agent.net(torch.randn(8, 4)).sum().backward()
+                opt.step()
+            """,
+        "agent.py": ("import random\nimport numpy as np\nimport torch\n\n" + top + "\n\nclass Agent:\n"
+                     "    def __init__(self):\n        self.net = torch.nn.Linear(4, 2)\n"),
+    })
+    agent = convert_program(program()).modules["agent.py"].code
+    assert ("init_distributed_mode" in agent) is joins
+
+
 def test_a_class_a_package_re_exports_is_followed_through_the_packages_attributes():
     """kwotsin/mimicry (sixth fresh sweep, held out): `import torch_mimicry as mmc`, then
     `mmc.training.Trainer(netD=netD, ...)`, whose package re-exports the class with `from .trainer

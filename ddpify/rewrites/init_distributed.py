@@ -205,11 +205,17 @@ def _builds_module(facts: Facts, call: cst.Call) -> bool:
     return objects.of(facts).kind(call) == objects.MODEL and not (facts.qualify(call.func) or "").endswith("Loss")
 
 
+_STATE = frozenset({"seed", "get_state", "set_state", "getstate", "setstate"})
+
+
 def _draws(facts: Facts, call: cst.Call) -> bool:
     """A draw from numpy's or Python's global generator: seeded from the operating system in
     each process, so one made before `init_distributed_mode()` shares rank 0's state differs
-    between processes (so is torch's: `_builds_module`)."""
-    return (facts.qualify(call.func) or "").startswith(("numpy.random.", "random."))
+    between processes (so is torch's: `_builds_module`). Not a seed or a state set or read
+    (`np.random.seed(0)` at the top of a module): it draws nothing, and the call that joins the
+    group gives every process rank 0's state whatever was set before."""
+    name = facts.qualify(call.func) or ""
+    return name.startswith(("numpy.random.", "random.")) and name.rpartition(".")[2] not in _STATE
 
 
 def _top_level(facts: Facts) -> Iterator[tuple[cst.CSTNode, cst.If | None, cst.CSTNode]]:
