@@ -81,8 +81,8 @@ __all__ = [
     "init_distributed_mode",
     # ranks and collectives
     "get_rank", "get_world_size", "is_main_process", "local_rank", "local_device", "barrier",
-    "main_process_first", "agree_on", "from_main_process", "atomic_write", "open_on_main", "log_config_on_main",
-    "bar_file",
+    "main_process_first", "agree_on", "agree_any", "agree_all", "from_main_process", "atomic_write", "open_on_main",
+    "log_config_on_main", "bar_file",
     # models
     "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix", "penalty_gradients",
     "sync_gradients", "average_gradients",
@@ -993,6 +993,33 @@ def agree_on(flag: Any) -> bool:
     value = torch.tensor(int(bool(flag)), device=device)
     with _waiting("agree_on()"):
         dist.broadcast(value, src=0)
+    return bool(value.item())
+
+
+def agree_any(flag: Any) -> bool:
+    """True on every rank where ``flag`` (bool, number or 0-d tensor) is true on any rank.
+
+    For the end of an episode whose environment each process steps on its own (``if done:
+    break``): an environment that seeds itself from the OS ends its episodes at other steps on
+    each process, so all leave when the first one's has ended, and none steps an environment
+    past its end (rank 0's decision, ``agree_on``, would have the others step theirs on).
+    """
+    return _agree(flag, "agree_any()", dist.ReduceOp.MAX)
+
+
+def agree_all(flag: Any) -> bool:
+    """True on every rank where ``flag`` is true on every rank: ``while agree_all(not done):``
+    goes on only while no process's episode has ended (``agree_any``)."""
+    return _agree(flag, "agree_all()", dist.ReduceOp.MIN)
+
+
+def _agree(flag: Any, what: str, op: Any) -> bool:
+    if get_world_size() == 1:
+        return bool(flag)
+    device = local_device() if dist.get_backend() == "nccl" else torch.device("cpu")
+    value = torch.tensor(int(bool(flag)), device=device)
+    with _waiting(what):
+        dist.all_reduce(value, op=op)
     return bool(value.item())
 
 

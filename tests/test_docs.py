@@ -207,6 +207,10 @@ class SplitCrossEntropyLoss(torch.nn.Module):
 """
 
 # rewrite -> one script for all its examples, or one per example
+AGREE_STOP = ("import argparse\n" + IMPORTS + "args = argparse.ArgumentParser().parse_args()\n"
+              "criterion = torch.nn.MSELoss()\n" + LOADER + MODEL
+              + "\n\ndef fit(x, y):\n    step = 0\n    loss_ema = x.mean().item()\n{example:4}\n    return step\n\n\n"
+              "for x, y in loader:\n    fit(x, y)\n")
 CONTEXTS = {
     "launcher-arg": ARGPARSE,
     "init-distributed": ARGPARSE,
@@ -347,10 +351,11 @@ class Trainer:
 Trainer().fit(Data(), 2)
 """],
     "accumulate-no-sync": ACCUMULATE,
-    "agree-stop": "import argparse\n" + IMPORTS + "args = argparse.ArgumentParser().parse_args()\n"
-                  "criterion = torch.nn.MSELoss()\n" + LOADER + MODEL
-                  + "\n\ndef fit(x, y):\n    step = 0\n    loss_ema = x.mean().item()\n{example:4}\n    return step\n\n\n"
-                  "for x, y in loader:\n    fit(x, y)\n",
+    "agree-stop": [AGREE_STOP, IMPORTS + MODEL + "class Env:\n    def reset(self):\n        return torch.zeros(2)\n\n"
+                   "    def step(self, action):\n        return torch.zeros(2), 1.0, True, {{}}\n\n\nenv = Env()\n"
+                   "for episode in range(2):\n    state = env.reset()\n    for t in range(10):\n"
+                   "        action = model(state)\n        opt.zero_grad()\n        model(state).sum().backward()\n"
+                   "        opt.step()\n{example:8}\n", AGREE_STOP],
     "shard-metrics": [IMPORTS + "phases = ['train', 'val']\nimage_datasets = {{x: TensorDataset(torch.randn(8, 2), torch.randn(8, 1)) for x in phases}}\n"
                       "dataloaders = {{x: DataLoader(image_datasets[x], batch_size=4, shuffle=(x == 'train')) for x in phases}}\n"
                       "dataset_sizes = {{x: len(image_datasets[x]) for x in phases}}\n" + MODEL

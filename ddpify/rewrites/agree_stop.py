@@ -32,6 +32,21 @@ backward), or a `return` from inside it. Conditions that read only values all pr
 are left as they are (`ddpify.analysis.same_values`, its core): arguments, loop and step counters, literals,
 `len()` of a loader or data set, as in `if args.dry_run:` or `if step >= args.max_steps:`.
 
+The end of an episode is agreed the other way round. A test that reads what an environment's
+`step(action)` returned (`state, reward, done, _ = env.step(action)`, or a name set from those) is
+a fact of each process's own environment, which a real gym seeds from the OS: following the main
+process's `done`, another process would step its environment past the end of its episode (gym
+warns; the transitions it stores are not the game's). All leave when the first one's has ended
+(`while not done:` becomes `while agree_all(not done):`, going on while none has):
+
+    state, reward, done, _ = env.step(action)
+    if done:
+        break
+->
+    state, reward, done, _ = env.step(action)
+    if agree_any(done):
+        break
+
 With `--strategy fsdp` a forward and a full state dict are collectives too (FSDP2 gathers the
 shards), so every `if` around one, in any loop or none, is agreed unless its test reads only
 values all processes share:
@@ -60,11 +75,12 @@ all processes run out in the same iteration.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
 from ddpify.output import build
+from ddpify.syntax import matchers as mt
 from ddpify.analysis import fsdp
 from ddpify.analysis.same_values import same_everywhere
 from ddpify.rewrites.wrap_model import wrapped_refs
@@ -85,6 +101,9 @@ SWALLOWED = ("this handler catches every error of the training in its `try` and 
              "wait in their next collective until its timeout: re-raise it (`raise`) when get_world_size() > 1")
 _BROAD = frozenset({"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"})
 BRANCH = "condition agreed across processes (agree_on): under FSDP2 the forward or state dict in it is a collective"
+EPISODE = ("the end of an episode agreed across processes ({agree}): each process steps its own environment, whose "
+           "episodes may end at other steps (seeded from the OS): all leave when the first one's has ended, and none "
+           "steps an environment past its end")
 
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
@@ -94,24 +113,66 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     loops = _training_loops(facts, analysis.loaders)
     tests = [lp.test for lp in facts.loops if lp in loops and isinstance(lp, cst.While)]
     exits: list[cst.Break | cst.Continue | cst.Return] = [*facts.breaks, *facts.continues, *facts.returns]
+    leaving: dict[cst.BaseExpression, set[bool | None]] = {}  # an `if` test: does its truth lead to a break or return?
     for exit_ in exits:
         left = _loop_left(facts, exit_, loops)
         if left is not None:
-            tests += [anc.test for anc in _between(facts, exit_, left) if isinstance(anc, cst.If)]
+            ifs = [anc for anc in _between(facts, exit_, left) if isinstance(anc, cst.If)]
+            tests += [anc.test for anc in ifs]
+            for anc in ifs:
+                leaving.setdefault(anc.test, set()).add(
+                    facts.is_inside(exit_, anc.body) if not isinstance(exit_, cst.Continue) else None)
     branches = []
     for call in fsdp.collectives(facts, analysis.models, wrapped_refs(analysis, options)) if options.fsdp else ():
         branches += [a.test for a in facts.ancestors(call) if isinstance(a, cst.If) and a.test not in tests
                      and not facts.is_inside(call, a.test) and facts.scope(a) is facts.scope(call)]
     for handler in _swallowing(facts):
         edits.warn(handler, SWALLOWED)
+    while_tests = {lp.test for lp in facts.loops if isinstance(lp, cst.While)}
     for test in dict.fromkeys(tests):  # an `if` above two exits is agreed once
-        if not same_everywhere(facts, test):
-            edits.replace(test, lambda node: build.call("agree_on", node), MESSAGE)
-            edits.add_import("ddpify_runtime", "agree_on")
+        if same_everywhere(facts, test):
+            continue
+        agree = _agreement(facts, test, test in while_tests, leaving.get(test, {None}))
+        edits.replace(test, _agreed(agree), MESSAGE if agree == "agree_on" else EPISODE.format(agree=agree))
+        edits.add_import("ddpify_runtime", agree)
     for test in dict.fromkeys(branches):
         if not same_everywhere(facts, test):
             edits.replace(test, lambda node: build.call("agree_on", node), BRANCH)
             edits.add_import("ddpify_runtime", "agree_on")
+
+
+def _agreed(agree: str) -> Callable[[cst.BaseExpression], cst.BaseExpression]:
+    """The edit that puts a test inside `agree(...)`."""
+    return lambda node: build.call(agree, node)
+
+
+def _agreement(facts: Facts, test: cst.BaseExpression, kept_while: bool, leaves: set[bool | None]) -> str:
+    """How a test is agreed: `agree_on` (the main process's truth), but for the end of an episode
+    (`_ends_episode`): `agree_any` where its truth leaves the loop (`if done: break`), `agree_all`
+    where its truth keeps the loop going (`while not done:`, `if alive: ... else: break`)."""
+    if not _ends_episode(facts, test):
+        return "agree_on"
+    if kept_while or leaves == {False}:
+        return "agree_all"
+    return "agree_any" if leaves == {True} else "agree_on"
+
+
+def _ends_episode(facts: Facts, test: cst.BaseExpression, depth: int = 2) -> bool:
+    """Does `test` read what an environment's `step(action)` returned (`next_state, reward, done, _ =
+    env.step(action)`, also through a name set from such values, `done = terminated or truncated`)?
+    Each process steps its own environment, which may end its episode at another step. Not an
+    optimizer's `step()` (`Facts.steps_an_optimizer`), nor a `step()` given no argument."""
+    for name in facts.variables_in(test):
+        ref = facts.ref(name)
+        if ref is None:
+            continue
+        for value in (*facts.sources(ref), *facts.unpacked_from(ref)):
+            if any(mt.is_method_call(c, "step") and c.args and not facts.steps_an_optimizer(c)
+                   for c in [*mt.walk(value)] if isinstance(c, cst.Call)):
+                return True
+            if depth and not isinstance(value, cst.Call) and _ends_episode(facts, value, depth - 1):
+                return True
+    return False
 
 
 def _swallowing(facts: Facts) -> list[cst.ExceptHandler]:

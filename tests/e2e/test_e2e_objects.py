@@ -78,6 +78,9 @@ fixtures/objects_hand_grads (the twentieth sweep's rbm_contrastive_divergence, d
 contrastive divergence with no backward, its gradients set into `.grad` by hand before Adam steps: the loader
 sharded and reshuffled as a training loader's, every process started from the main process's parameters and the
 hand-set gradients averaged before every step.
+fixtures/objects_episodes (the twentieth sweep's DQNs, decision 0162; 0148's Left): an episode loop that breaks on
+the `done` of an environment whose episodes each process draws apart, and which raises where it is stepped past an
+episode's end: every process leaves when the first one's episode ends.
 """
 
 from __future__ import annotations
@@ -123,7 +126,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_starred": ((64, 48, 32), {"model.pt", "head.pt"}),
     "objects_hand_grads": ((64,), {"model.pt"}),
 }
-EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline"}  # cases with checks of their own (objects_stream: no sampler, no indices)
+EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline", "objects_episodes"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}
 # cases whose gradients the runtime averages with its own all-reduce, no DDP round (average_gradients after
 # gradients set by hand; sync_gradients' hooks on an ensemble's members)
@@ -312,6 +315,21 @@ def test_an_ema_helper_copies_the_module_not_the_wrapper(runs):
     assert run.ok, run.tail()
     lines = [line for line in run.rank_output[0].splitlines() if line.startswith("epoch ")]
     assert len(lines) == EPOCHS and all(line.endswith("shadow Sequential") for line in lines), run.tail()
+
+
+def test_episodes_that_end_apart_on_each_process_are_left_together(runs):
+    """Each process's environment ends its episodes at steps it draws from the OS and raises when it
+    is stepped past an end: `if agree_any(done): break` has every process leave at the first end,
+    so none raises, every step's backward is matched on the other process, and the replicas agree."""
+    run = runs["objects_episodes"]
+    assert run.ok and run.probe.exited() == {0: 1, 1: 1}, run.tail()
+    assert not any("after the episode ended" in out for out in run.rank_output.values()), run.tail()
+    problems = h.check_params_identical(run.probe, h.WORLD) + h.check_optimizers_identical(run.probe, h.WORLD)
+    assert not problems and run.probe.optimizers("step2"), problems
+    steps = [line for line in run.rank_output[0].splitlines() if line.startswith("episode ")]
+    assert len(steps) == 2 * EPOCHS, run.tail()
+    saves = [e for e in run.probe.saves() if os.path.basename(e["path"]) == "policy.pt"]
+    assert {e["rank"] for e in saves} == {0} and not any(h.prefixed_keys(e) for e in saves), saves
 
 
 def test_an_iterable_datasets_stream_is_dealt_out_to_the_processes(runs):

@@ -46,6 +46,40 @@ for epoch in range(10):
     if epoch == 5:
         break
 """, "the_loss_target_is_agreed_the_counter", scaffold=TRAINS.instead_of("loop")),
+    # (the twentieth sweep's DQNs, decision 0162) the end of an episode of each process's own
+    # environment: all leave when any has ended (`agree_any`), and a `while` over the episode goes
+    # on while none has (`agree_all`); a test of the model's weights beside it follows the main process
+    pair("""\
+for episode in range(10):
+    state = env.reset()
+    while not finished:
+        action = int(model(state).argmax())
+        state, reward, terminated, truncated = env.step(action)
+        finished = terminated or truncated
+        opt.zero_grad()
+        (-model(state).sum() * reward).backward()
+        opt.step()
+        if finished:
+            break
+        if model.weight.norm() > 10:
+            break
+""", """\
+from ddpify_runtime import agree_all, agree_any, agree_on
+
+for episode in range(10):
+    state = env.reset()
+    while agree_all(not finished):
+        action = int(model(state).argmax())
+        state, reward, terminated, truncated = env.step(action)
+        finished = terminated or truncated
+        opt.zero_grad()
+        (-model(state).sum() * reward).backward()
+        opt.step()
+        if agree_any(finished):
+            break
+        if agree_on(model.weight.norm() > 10):
+            break
+""", "the_end_of_an_episode_is_agreed_when_any_process_s_environment_ends", scaffold=TRAINS.instead_of("loop")),
     pair("""\
 if loss_fn(model(x), y) < 0.1:
     break
