@@ -456,6 +456,50 @@ def _lambdas_own(facts: Facts, name: cst.Name) -> bool:
                for a in facts.ancestors(name))
 
 
+def keeps_only_its_last_batch(facts: Facts, loop: cst.For) -> bool:
+    """Does each batch of `loop` leave nothing behind that the next batch does not overwrite: no
+    `+=`, no call made for its effect (`xs.append(...)`, `meter.update(...)`, `writer.add_scalar(...)`),
+    no store into an attribute or an item, no `return` from inside it, no name read before the
+    batch sets it (`best = max(best, acc)`), and no function of the program called there that
+    stores into its object (a metric class's `__call__` that adds to `self.correct`)? What such a
+    loop hands on after it is its last batch's values: no figure over the data set.
+
+        for x in test_loader:
+            output = model(x)
+            loss = criterion(output, x)      # overwritten each batch
+        log(loss.item())                     # the last batch's loss
+    """
+    batch = {n.value for n in _targets(loop.target)}  # set afresh by the loop itself
+    for small in _simple_statements(facts, loop):
+        if isinstance(small, (cst.AugAssign, cst.Return)) or isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            return False
+        if isinstance(small, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            names = [n for t in targets for n in _targets(t)]
+            if any(not isinstance(t, (cst.Name, cst.Tuple, cst.List)) for t in targets) or \
+                    len(names) != sum(1 for t in targets for _ in mt.findall(t, (cst.Name,))) or \
+                    any(n.value not in batch and _read_before_set(facts, loop, n, small) for n in names):
+                return False
+    return not any(_stores_into_its_object(facts, func) for call in facts.findall(loop.body, cst.Call)
+                   for func in facts.user_functions(call))
+
+
+def _read_before_set(facts: Facts, loop: cst.For, target: cst.Name, stmt: cst.CSTNode) -> bool:
+    """Is the name `stmt` sets read in the loop before a batch sets it: carried from batch to batch?"""
+    uses = _uses_in(facts, loop, target.value)
+    fresh = next((n for n in uses if _is_store(facts, n) and _in_own_body(facts, loop, n)), None)
+    return any(not _is_store(facts, n) for n in uses if (facts.before(n, stmt) or facts.is_inside(n, stmt))
+               and (fresh is None or not facts.before(fresh, n) or facts.is_inside(n, facts.statement(fresh))))
+
+
+def _stores_into_its_object(facts: Facts, func: cst.FunctionDef) -> bool:
+    """Does a method store into `self` (`self.total += n`, `self.preds.append(p)`)?"""
+    return any(dotted(t) is not None and (dotted(t) or "").startswith("self.") for t, _, stmt in facts.writes_in(func)) \
+        or any(isinstance(c.func, cst.Attribute) and (dotted(c.func.value) or "").startswith("self")
+               and c.func.attr.value in ("append", "extend", "update", "add_", "copy_")
+               for c in facts.findall(func, cst.Call))
+
+
 def _read_after(facts: Facts, loop: cst.For, name: str) -> bool:
     """Is the value `name` has after the loop read (its next use after the loop is no assignment)?"""
     uses = _reads_after(facts, loop, name)
@@ -478,11 +522,7 @@ def _carried(facts: Facts, loop: cst.For, target: cst.Name, stmt: cst.CSTNode) -
     inputs.to(device)`) reads this batch's value."""
     if target.value in {n.value for n in _targets(loop.target)}:
         return _read_after(facts, loop, target.value)
-    uses = _uses_in(facts, loop, target.value)
-    fresh = next((n for n in uses if _is_store(facts, n) and _in_own_body(facts, loop, n)), None)
-    earlier = [n for n in uses if (facts.before(n, stmt) or facts.is_inside(n, stmt))
-               and (fresh is None or not facts.before(fresh, n) or facts.is_inside(n, facts.statement(fresh)))]
-    return any(not _is_store(facts, n) for n in earlier) or _read_after(facts, loop, target.value)
+    return _read_before_set(facts, loop, target, stmt) or _read_after(facts, loop, target.value)
 
 
 def _in_own_body(facts: Facts, loop: cst.For, node: cst.CSTNode) -> bool:

@@ -38,7 +38,8 @@ from ddpify.analysis.distributed import Launcher, accelerate_collective, runs_no
 from ddpify.analysis import frameworks, writes
 from ddpify.analysis import lightning
 from ddpify.analysis.lightning import ONE_PROCESS_A_NODE, before_launch, lightning_hook, prepared_first
-from ddpify.analysis.objects import of
+from ddpify.analysis.forward import is_module_class
+from ddpify.analysis.objects import Sites, of
 
 # Calls whose `rank=` argument is the calling process's rank.
 # calls that start workers and pass each its index as the first argument (`mp.spawn(train, ...)`)
@@ -71,6 +72,8 @@ LOCAL_RANK_CALLS = frozenset({"torch.distributed.get_node_local_rank", "torch_xl
                               "torch_xla.core.xla_model.get_local_ordinal"})
 # the addresses of this machine itself, as a `MASTER_ADDR`
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict"})  # modules held by index or key
+COLLECTIVE_DEPTH = 8  # calls deep a collective is looked for (a trainer's evaluator, its model, the layers of that)
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
 
 
@@ -142,7 +145,7 @@ class Ranks:
         ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
         if ref is None:
             return False
-        sources = f.sources(ref)
+        sources = f.sources(ref) or self._stored_elsewhere(expr)
         # what a run of one process assigns does not count (`else: local_rank = int(os.environ.get(
         # "LOCAL_RANK", 0))` of `if dist.is_initialized(): local_rank = dist.get_rank()`)
         sources = [s for s in sources if not self.undistributed(s)] or sources
@@ -190,7 +193,19 @@ class Ranks:
             return True
         ref = f.ref(expr)
         sources = [s for s in f.sources(ref) if not _whole_number(s)] if ref is not None and depth else []
+        if not sources and depth:
+            sources = self._stored_elsewhere(expr)
         return bool(sources) and all(self.is_local_rank(s, depth - 1) for s in sources)
+
+    def _stored_elsewhere(self, expr: cst.CSTNode) -> list[cst.BaseExpression]:
+        """What the program stores into an attribute that has no assignment of its own name where it
+        is read: `self.config.device`, where another module does `config.device =
+        int(os.environ["LOCAL_RANK"])` to the object `self.config` holds (`Objects.stored_into`: the
+        same object, not any attribute of that name). A constant stored there (`config.device =
+        "cpu"`, `0`: where no launcher set the variable) is no process's index and is left out."""
+        if not isinstance(expr, cst.Attribute):
+            return []
+        return [s for s in of(self.facts).stored_into(expr) if not _whole_number(s) and not isinstance(s, cst.SimpleString)]
 
     def _launcher_local(self, expr: cst.CSTNode) -> bool:
         """`args.rank` where the parser also spells the option `--local_rank`/`--local-rank`
@@ -1141,8 +1156,9 @@ class Ranks:
         guard = self.rank_guard(node)
         while guard is not None:
             if not (f.is_inside(node, guard.body) and any(
-                    not self.rank_dependent(d) and not self._one_process_alternative(d)
-                    and not self._one_process_a_node_alternative(d) for d in _disjuncts(guard.test))):
+                    all(not self.rank_dependent(d) and not self._one_process_alternative(d)
+                        and not self._one_process_a_node_alternative(d) for d in conjuncts)
+                    for conjuncts in _alternatives(guard.test))):
                 return True
             guard = self.rank_guard(guard)
         return False
@@ -1366,7 +1382,7 @@ class Ranks:
         return any(f.qualify(call.func) in _JOINING and f.scope(call) is func and not self.on_some_ranks(call)
                    for call in f.calls_in(func))
 
-    def is_collective(self, call: cst.Call, depth: int = 3) -> bool:
+    def is_collective(self, call: cst.Call, depth: int = COLLECTIVE_DEPTH) -> bool:
         """A call every process must make: a torch.distributed collective, ddpify_runtime's
         `barrier`/`end_epoch`/`agree_on`, accelerate's `gather`/`reduce` of an `Accelerator`, a
         framework's (`frameworks.collective`: detectron2's `comm.synchronize()`, FSDP's full state
@@ -1382,8 +1398,10 @@ class Ranks:
         if call in self._collective:
             return self._collective[call]
         self._collective[call] = False  # recursion adds nothing
+        evaluating = self.facts.grad_disabled(call)  # a forward's `if self.training:` is not taken there
         found = depth > 0 and any(self.is_collective(c, depth - 1) and self.rank_guard(c) is None
                                   and not self._after_rank_return(c) and not left_out(self.facts, c, func, call)
+                                  and not (evaluating and _training_only(self.facts, c, func))
                                   for func in self.callees(call) for c in self.facts.calls_in(func.body))
         self._collective[call] = found
         return found
@@ -1445,7 +1463,23 @@ class Ranks:
         methods of the objects it is made on (`self.checkpointer.load(...)` where `__init__`
         built `self.checkpointer` from a class of another module: `objects.Objects.methods`)."""
         return self.facts.user_functions(call) or (of(self.facts).methods(call) if isinstance(
-            call.func, cst.Attribute) and dotted(call.func.value) != "self" else [])
+            call.func, cst.Attribute) and dotted(call.func.value) != "self" else []) or self._forwards(call)
+
+    def _forwards(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """The `forward` a call of a module runs (`Module.__call__` runs it): `self.model(x)` where
+        `self.model` holds an instance of the program's `nn.Module` classes, `self.encoders[i](x)` of an
+        `nn.ModuleList` of them (what the object core finds the called object may be)."""
+        f = self.facts
+        if not isinstance(call.func, (cst.Name, cst.Attribute, cst.Subscript)):
+            return []
+        flow = of(f)
+        held = flow.values(call.func)
+        if isinstance(call.func, cst.Subscript):  # an item of `nn.ModuleList([...])`, `nn.ModuleDict({...})`
+            held |= Sites().union(*(flow.elements(c) for s in flow.values(call.func.value) if isinstance(s, cst.Call)
+                                    and f.qualify(s.func) in MODULE_CONTAINERS and s.args
+                                    for c in flow.values(s.args[0].value)))
+        classes = dict.fromkeys(c for s in held for c in flow.classes_built(s))
+        return list(dict.fromkeys(m for c in classes if is_module_class(f, c) for m in f.method(c, "forward")))
 
     def handed_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
         """The functions of this file a call is handed by name (`optimizer.step(closure)`,
@@ -1649,11 +1683,37 @@ def _minus_one_or_none(node: cst.CSTNode) -> bool:
         node.operator, cst.Minus) and isinstance(node.expression, cst.Integer) and node.expression.value == "1"
 
 
-def _disjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """`a or b or c` -> [a, b, c]; a test that is no `or` -> [] (no alternative of its own)."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        return (_disjuncts(test.left) or [test.left]) + (_disjuncts(test.right) or [test.right])
-    return []
+def _training_only(f: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
+    """Is `node` in a module's `forward` under `if self.training:` (or the `else` of `if not
+    self.training:`): run by a training forward only, not by one under `torch.no_grad()` in
+    evaluation (encodec's bandwidth broadcast)?"""
+    if func.name.value != "forward":
+        return False
+    for anc in f.ancestors(node):
+        if anc is func:
+            return False
+        if isinstance(anc, cst.If):
+            negated = isinstance(anc.test, cst.UnaryOperation) and isinstance(anc.test.operator, cst.Not)
+            test = anc.test.expression if isinstance(anc.test, cst.UnaryOperation) and negated else anc.test
+            branch = anc.orelse if negated else anc.body
+            if dotted(test) == "self.training" and branch is not None and f.is_inside(node, branch):
+                return True
+    return False
+
+
+def _alternatives(test: cst.BaseExpression, most: int = 16) -> list[list[cst.BaseExpression]]:
+    """The ways `test` can hold, each the tests that must all hold: `a or b` -> [[a], [b]], `s and
+    (last or rank == 0)` -> [[s, last], [s, rank == 0]] (an `and` over an `or` holds where either
+    side of the `or` holds with the rest); a test that is no `or` anywhere -> [] (no alternative of
+    its own). More than `most` ways: [] too."""
+    def ways(t: cst.BaseExpression) -> list[list[cst.BaseExpression]]:
+        if isinstance(t, cst.BooleanOperation) and isinstance(t.operator, cst.Or):
+            return ways(t.left) + ways(t.right)
+        if isinstance(t, cst.BooleanOperation):
+            return [a + b for a in ways(t.left) for b in ways(t.right)][:most + 1]
+        return [[t]]
+    found = ways(test)
+    return found if 1 < len(found) <= most else []
 
 
 # `n > 1`, `n != 1`, `n >= 2`: more than one; `n == 1`, `n <= 1`, `n < 2`: one (each an operator and its bound)

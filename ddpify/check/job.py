@@ -21,11 +21,26 @@ as anything read shows. Its findings are not the job's. A definition a decorator
 
 Where the program looks code up by a computed name (`getattr(module, name)`, `globals()`,
 `vars()`), any definition may be reached: none is left out.
+
+A definition that does something distributed, or in a program that looks anything up by name, is
+outside the job where no file of the project names it at all (its scripts, tests, shell scripts,
+configurations and notes: `_named_in_project`) and the program looks up nothing by a computed name
+where the module's own definitions may be found (`getattr` of a module, `globals()` of the module):
+no launch of the project runs it.
+
+    # main_ddp.py: from pkg.train import training_process; training_process(args)
+    # pkg/train.py, checked:
+    def training_process(args): ...      # in the job
+    def self_training_process(args):     # named by no file of the project: outside every job
+        ds.pseudo_label(...)             -> no DDP006
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+from pathlib import Path
 
 import libcst as cst
 
@@ -33,8 +48,13 @@ from ddpify.analysis.distributed import accelerate_collective, accelerators, dis
 from ddpify.check.context import Context
 from ddpify.inputs.program import DISTRIBUTED, Program
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.names import dotted
 
 ACCELERATE = re.compile(rb"^\s*(from|import)\s+accelerate\b", re.M)  # a script of an accelerate job
+# the files that may name a function of the project: code, shell scripts, configurations, notebooks, notes
+PROJECT_TEXTS = (".py", ".sh", ".bash", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".ipynb", ".md", ".rst", ".txt")
+TEXT_WALK = (4, 5000)
+IMPORTERS = frozenset({"importlib.import_module", "__import__", "sys.modules"})  # what loads a module by a computed name  # folders deep, folders and files in all
 
 
 def outside(ctx: Context, program: Program | None, node: cst.CSTNode) -> bool:
@@ -49,9 +69,41 @@ def outside(ctx: Context, program: Program | None, node: cst.CSTNode) -> bool:
         return False  # (a decorator may register it: `@MODELS.register_module()`)
     answers = f.__dict__.setdefault("_outside_job", {})
     if top not in answers:
-        answers[top] = not _looked_up_by_name(ctx) and top.name.value not in _named_elsewhere(ctx, top) \
-            and not _distributed(ctx, top) and not _distributed_scripts_name(program, top.name.value)
+        name = top.name.value
+        answers[top] = name not in _named_elsewhere(ctx, top) and not _distributed_scripts_name(program, name) and (
+            not _looked_up_by_name(ctx) and not _distributed(ctx, top)
+            or not _module_looked_up_by_name(ctx) and not _named_in_project(program.root, program.parts[0].path, name))
     return answers[top]
+
+
+def _named_in_project(root: Path, own: Path, name: str) -> bool:
+    """Does a file of the project other than the module's own (its scripts, tests, shell scripts,
+    configurations, notes: `PROJECT_TEXTS` under `root`) name `name`? A
+    distributed function of a module that none names (sngp-segmentation's `self_training_process`,
+    beside the `training_process` its four scripts run) is run by no launch of the project."""
+    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    return any(word.search(text) for path, text in _project_texts(root.resolve()) if path != own.resolve())
+
+
+@functools.lru_cache(maxsize=8)
+def _project_texts(root: Path) -> tuple[tuple[Path, bytes], ...]:
+    """The project's text files under `root` (`PROJECT_TEXTS`, under 1 MiB, hidden folders left out;
+    at most `TEXT_WALK` folders deep and files in all): where its code may be named."""
+    found: list[tuple[Path, bytes]] = []
+    depth, budget = TEXT_WALK
+    for folder, dirs, files in os.walk(root):
+        level = len(Path(folder).relative_to(root).parts)
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")) and level < depth)
+        for file in sorted(f for f in files if f.endswith(PROJECT_TEXTS)):
+            path = Path(folder, file)
+            try:
+                found += [(path.resolve(), path.read_bytes())] if path.stat().st_size < 1 << 20 else []
+            except OSError:
+                continue
+        budget -= len(dirs) + len(files)
+        if budget < 0:
+            break
+    return tuple(found)
 
 
 def _distributed_scripts_name(program: Program, name: str) -> bool:
@@ -88,6 +140,27 @@ def _looked_up_by_name(ctx: Context) -> bool:
     return any(mt.is_call_of(c, "globals", "vars") or mt.is_call_of(c, "getattr") and len(c.args) >= 2
                and not mt.is_name(c.args[0].value, "self") and not isinstance(c.args[1].value, cst.SimpleString)
                for c in f.calls)
+
+
+def _module_looked_up_by_name(ctx: Context) -> bool:
+    """Does the program look up a name computed at run time where the checked module's own
+    definitions may be found: `globals()` or `vars()` in the module itself, `getattr(m, name)` of
+    a module of the program or of one imported by a computed name (`importlib.import_module`,
+    `__import__`, `sys.modules[...]`)? Not `getattr(mod, substr)` walking a model's submodules."""
+    f = ctx.facts
+    program = f.program
+    own = program.parts[0] if program is not None else None
+    for call in f.calls:
+        if mt.is_call_of(call, "globals", "vars") and not call.args:
+            if program is None or program.part_of(call, f.parents) is own:
+                return True
+        elif mt.is_call_of(call, "getattr") and len(call.args) >= 2 and not isinstance(call.args[1].value, cst.SimpleString):
+            held = call.args[0].value
+            if f.is_program_module(held) or any(isinstance(o, (cst.Call, cst.Subscript)) and (
+                    f.qualify(x := o.func if isinstance(o, cst.Call) else o.value) or dotted(x) or "") in IMPORTERS
+                    for o in f.origins(held)):
+                return True
+    return False
 
 
 def _distributed(ctx: Context, top: cst.CSTNode) -> bool:

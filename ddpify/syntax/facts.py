@@ -737,7 +737,8 @@ class Facts:
             cls = self.enclosing_class(call)  # `cls.build(batch)` in a classmethod: the class's own method
             return self._methods(cls, func.attr.value) if cls is not None else []
         if isinstance(func, cst.Call):  # `Stopper(path)(val_loss, model)`: its `__call__`
-            return self._called_instances(func)
+            return [init for cls in self._registered_classes(func) for init in self._constructor(cls)] or \
+                self._called_instances(func)  # `ProjectRegistry.get(name)(config=config)`: the registered `__init__`s
         if isinstance(func, cst.Attribute) and (cls := self._class_named(func.value)) is not None:
             # `DeepSpeech.serialize(model, ...)`: a static or class method, called on the class
             return [m for m in self._methods(cls, func.attr.value) if _static_or_class(m)]
@@ -931,7 +932,31 @@ class Facts:
         """The classes of the program a call that looks one up by name may give: `getattr(models,
         opt.model)` (`_classes_looked_up_in_module`), or a helper that returns such a lookup
         (`_classes_a_lookup_returns`)."""
-        return self._classes_looked_up_in_module(call) or self._classes_a_lookup_returns(call)
+        return self._classes_looked_up_in_module(call) or self._classes_a_lookup_returns(call) or \
+            self._registered_classes(call)
+
+    def _registered_classes(self, lookup: cst.BaseExpression) -> list[cst.ClassDef]:
+        """The classes of the program a lookup in a registry that a decorator enters them into may
+        give: `ProjectRegistry.get(name)` (any method of the registry but one that registers) where
+        classes are written `@ProjectRegistry.register("clip")` (`@MODELS.register_module()`, a bare
+        `@R.register` alike); [] for any other expression. The registry is known by its last name
+        (`registry.ProjectRegistry` in one module, `ProjectRegistry` in another)."""
+        if not isinstance(lookup, cst.Call) or not isinstance(lookup.func, cst.Attribute) \
+                or lookup.func.attr.value.startswith("register") or not dotted(lookup.func.value):
+            return []
+        return self._decorated_into.get((dotted(lookup.func.value) or "").rpartition(".")[2], [])
+
+    @cached_property
+    def _decorated_into(self) -> dict[str, list[cst.ClassDef]]:
+        """The classes a decorator `@R.register...(...)` enters into a registry, by its last name."""
+        index: dict[str, list[cst.ClassDef]] = defaultdict(list)
+        for cls in self.by_type.get(cst.ClassDef, ()):
+            assert isinstance(cls, cst.ClassDef)
+            for d in cls.decorators:
+                dec = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+                if isinstance(dec, cst.Attribute) and dec.attr.value.startswith("register") and dotted(dec.value):
+                    index[(dotted(dec.value) or "").rpartition(".")[2]].append(cls)
+        return index
 
     def _classes_a_lookup_returns(self, call: cst.Call) -> list[cst.ClassDef]:
         """The classes a call of the program's helper may return where its every return looks one up
@@ -1574,7 +1599,7 @@ class Facts:
         self._instancing.add(ref)
         try:
             named = [self._registry_classes(v.value) if isinstance(v, cst.Subscript) and dotted(v.value)
-                     else _class_names(self.classes, v) or self._looked_up_classes(v)
+                     else _class_names(self.classes, v) or self._looked_up_classes(v) or self._registered_classes(v)
                      or (self._picked_classes(v) if isinstance(v, cst.Name) and v.value not in self.classes else [])
                      or (self._classes_looked_up_in_module(v) if isinstance(v, cst.Call) and len(v.args) >= 2
                          and not isinstance(v.args[1].value, cst.SimpleString) else []) for v in values]

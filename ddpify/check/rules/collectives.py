@@ -61,7 +61,10 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     `AverageMeter`) (what a broadcast or a reduction
     returns is the same everywhere: `if trainer.strategy.broadcast(flag):` is no rank test). Found under an `if` that reads the rank (not one proven
     the same everywhere: an entry of a configuration dict), or after an early `if rank != 0:
-    return` of its function, also through a function of this file that runs a collective,
+    return` of its function, also through a function of this file that runs a collective (eight
+    calls deep, through the `forward` of the program's modules a call of one runs: an evaluator's
+    `self.model(x)` whose layers, items of an `nn.ModuleList`, all-gather in their forward; not a
+    forward's `if self.training:` branch where the module is called under `torch.no_grad()`),
     unless the other ranks reach the same collectives in the other branch (rank 0 broadcasts in
     `if rank == 0:`, the others receive in `else:`; also through a function of this file called
     or handed on there, as a closure to `optimizer.step`), after the `if` where the branch

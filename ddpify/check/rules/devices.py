@@ -43,7 +43,9 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     to 15, and `set_device(8)` fails (or, with `% device_count()` missing, picks a GPU another
     process already uses). A GPU index is the process's rank on its node: `LOCAL_RANK`. Found
     where `dist.get_rank()`, `os.environ["RANK"]`, `args.rank` (not an option also spelled
-    `--local_rank`, which the launcher fills with the local rank), a name holding one of them or the name
+    `--local_rank`, which the launcher fills with the local rank), a name holding one of them, an
+    attribute the program sets to one of them on the same object elsewhere (`config.gpu =
+    int(os.environ["RANK"])` in another module, read as `self.config.gpu`), or the name
     `init_process_group(rank=...)` is given where each assignment of it adds an offset (`rank = args.nr * args.gpus + gpu`) is
     a device: `set_device(...)` (torch.cuda's, or an accelerator's: `get_accelerator().set_device(...)`), `device_ids=[...]`
     (DDP's, or `dist.barrier`'s: NCCL's barrier runs on that GPU), `output_device=`, `torch.device("cuda", ...)`,

@@ -8,6 +8,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.analysis import objects
+from ddpify.analysis.evaluation import keeps_only_its_last_batch
 from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
 from ddpify.analysis.loaders import SHARDING_WORDS, loaders_of
 from ddpify.analysis.ranks import counts_this_nodes_gpus
@@ -472,7 +473,9 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     range(num_tasks): ... if key in seen: continue`, as VideoMAE merges its test views), nor in a
     program that combines nothing across processes (no collective that sums or gathers, no library
     that does; the repeats go to the last processes, never to rank 0, and each reports its own
-    shard's numbers), nor for
+    shard's numbers), nor where every loop over the loader keeps only its last batch's values (no
+    `+=`, no `append`, no metric updated: a test that logs its last batch's losses makes no figure
+    over the set), nor for
     a sampler no DataLoader takes and no call is handed (a `test_sampler` built beside a
     `DataLoader(test_set)` without it: every process reads the whole set, nothing is padded).
     """
@@ -483,10 +486,23 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
         if drop is not None and not mt.is_name(drop.value, "False"):
             continue
         if (_evaluation_only(ctx, call) or _evaluated_through_factory(ctx, call)) and not _merged_by_key(ctx, call) \
-                and not _taken_by_nothing(ctx, call) and _combines_across_processes(ctx, call):
+                and not _taken_by_nothing(ctx, call) and _combines_across_processes(ctx, call) \
+                and not _figures_of_last_batches_only(ctx, call):
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
                             "the whole set")
+
+
+def _figures_of_last_batches_only(ctx: Context, sampler: cst.Call) -> bool:
+    """Does every loop over the loaders of `sampler` (here or in the functions of the program they
+    are handed to) keep only its last batch's values (`evaluation.keeps_only_its_last_batch`: a
+    test that logs the losses of its last batch), the loader handed to nothing else but `len`
+    and iteration wrappers? Then no figure over the data set is made, and the padding's repeats
+    count in none."""
+    f = ctx.facts
+    loops, passed = _readers(ctx, sampler)
+    return bool(loops) and all(keeps_only_its_last_batch(f, lp) for lp in loops) and all(
+        f.user_functions(c) or (dotted(c.func) or "") in ("len", *mt.ITERATION_WRAPPERS) for c in passed)
 
 
 def _taken_by_nothing(ctx: Context, sampler: cst.Call) -> bool:
@@ -748,7 +764,9 @@ def _sampler_args(f, loader: cst.Call) -> list[cst.BaseExpression]:
 def _built_for(f, sampler: cst.Call, func: cst.FunctionDef, call: cst.Call) -> bool:
     """Does `call` of `func` reach `sampler`: no test on a parameter of `func` around it that the
     call's literal argument (or the parameter's literal default) makes false (`if is_training:`,
-    `DistributedSampler(ds) if is_training else None`, with `is_training=False`)?"""
+    `DistributedSampler(ds) if is_training else None`, with `is_training=False`), and none before
+    it whose branch the call takes returns (`if val_mode: return DataLoader(ds)`, then the sampler,
+    with `val_mode=True`)?"""
     child: cst.CSTNode = sampler
     for anc in f.ancestors(sampler):
         if anc is func:
@@ -757,8 +775,22 @@ def _built_for(f, sampler: cst.Call, func: cst.FunctionDef, call: cst.Call) -> b
             value = _literal_test(f, anc.test, func, call)
             if value is not None and value != (child is anc.body):
                 return False
+        if isinstance(anc, (cst.IndentedBlock, cst.Module)) and any(
+                _returns_for(f, stmt, func, call) for stmt in anc.body[:anc.body.index(child)]):
+            return False
         child = anc
     return True
+
+
+def _returns_for(f, stmt: cst.CSTNode, func: cst.FunctionDef, call: cst.Call) -> bool:
+    """Is `stmt` an `if` whose branch that `call` takes (`_literal_test`) ends in a `return` or a
+    `raise`: nothing after it runs for that call?"""
+    if not isinstance(stmt, cst.If):
+        return False
+    value = _literal_test(f, stmt.test, func, call)
+    branch = stmt.body if value else stmt.orelse if value is False else None
+    last = branch.body[-1] if isinstance(branch, cst.IndentedBlock) and branch.body else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Return, cst.Raise))
 
 
 def _passed(f, call: cst.Call, func: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
@@ -1056,7 +1088,10 @@ def local_rank_as_rank(ctx: Context) -> Iterator[Hit]:
     seen (the other half twice). A sampler's rank is the global one (`dist.get_rank()`, or
     leave it out: the sampler asks the process group). Found for `rank=` (or the third
     positional argument) holding `LOCAL_RANK`, `args.local_rank`, an option also spelled
-    `--local_rank`, or a name that only ever holds one of those, given to a DistributedSampler
+    `--local_rank`, a name that only ever holds one of those, or an attribute the program sets to
+    one of them on the same object elsewhere (`config.device = int(os.environ["LOCAL_RANK"])` in
+    another module, read as `self.config.device`; not a constant set there where no launcher ran,
+    `config.device = "cpu"`), given to a DistributedSampler
     or to a sampler of the project's that takes the same `num_replicas=` and `rank=`; and for the
     same `rank=` given to `init_process_group` (on two nodes two processes join as each rank and
     the group never forms), unless the job is one node's: its `world_size=` counts this node's
