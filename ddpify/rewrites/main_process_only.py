@@ -308,6 +308,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
                           f"{dotted(made.func) or facts.code(made.func)} created on the main process only (None elsewhere)")
     _reads_of_main_only(facts, edits, loggers, writes)
     _kept_handles(facts, edits, opened, writes, prepared)
+    _runs_opened_by_with(facts, edits)
     for call in facts.calls:
         if facts.qualify(call.func) == "os.makedirs" and not _tolerates_existing(facts, call) and \
                 _made_if_missing(facts, call):
@@ -872,6 +873,34 @@ def _reads_of_main_only(facts: Facts, edits: Edits, loggers: Loggers, writes: di
         edits.warn(stmt, f"`{facts.code(read)}` is the main process's value there and None on the others: "
                    f"`{facts.code(attr.value)}` exists on the main process only, and not every process may reach "
                    "this line to share it; where the others use the value, compute it without the logger")
+
+
+RUNS_OPENED = frozenset({"mlflow.start_run", "wandb.init"})  # a tracker's run, as a context manager too
+
+
+def _runs_opened_by_with(facts: Facts, edits: Edits) -> None:
+    """`with mlflow.start_run():` around the training (MLflow's own idiom; `with wandb.init(...):`):
+    every process opened a run of its own. The run is opened on the main process only, a null
+    context elsewhere, so the block runs everywhere and its tracking calls (guarded) log once:
+
+        with mlflow.start_run(run_name="r"):     ->   with (mlflow.start_run(run_name="r") if is_main_process() else nullcontext()):
+
+    Not where the block reads what `as` binds (`run.info.run_id`): None elsewhere, left as it is."""
+    for stmt in facts.by_type.get(cst.With, ()):
+        for item in stmt.items:
+            call = item.item
+            if not (isinstance(call, cst.Call) and facts.qualify(call.func) in RUNS_OPENED):
+                continue
+            bound = item.asname.name if item.asname is not None else None
+            if bound is not None and (not isinstance(bound, cst.Name) or any(
+                    facts.is_inside(n, stmt) and n is not bound for n in facts.names_spelled(bound.value))):
+                continue
+            edits.replace(call, lambda node: cst.IfExp(test=cst.parse_expression(GUARD), body=node, orelse=cst.parse_expression(
+                "nullcontext()"), lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
+                f"{dotted(call.func)}() opened on the main process only (a null context elsewhere): one run, "
+                "whose tracking calls are guarded")
+            edits.add_import("contextlib", "nullcontext")
+            edits.add_import("ddpify_runtime", "is_main_process")
 
 
 def _prints_only_the_logger(facts: Facts, stmt: cst.CSTNode, loggers: Loggers) -> bool:

@@ -2378,6 +2378,25 @@ def test_mlflow_tracking_calls_run_on_the_main_process_only():
     assert "is_main_process()" not in only(NAME, code.replace("import mlflow", "import tracking as mlflow"))
 
 
+@pytest.mark.parametrize("opened, changed", [
+    ("with mlflow.start_run(run_name='r'):\n", True),  # MLflow's own idiom
+    ("with mlflow.start_run() as run:\n", True),  # bound, never read
+    ("with mlflow.start_run() as run:\n    print(run.info.run_id)\n", False),  # near miss: read in the block
+])
+def test_a_tracker_run_opened_by_with_is_the_main_processs_and_a_null_context_elsewhere(opened, changed):
+    """`with mlflow.start_run():` around the training (a variation of the twenty-first sweep's WGAN-GP,
+    whose logger starts its run by a statement): every process opened a run of its own. The run is
+    opened on the main process only, a null context elsewhere, the block running everywhere."""
+    code = ("import mlflow\nimport torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            + opened + "    for epoch in range(2):\n        opt.zero_grad()\n        loss = model(torch.randn(4, 2)).sum()\n"
+            "        loss.backward()\n        opt.step()\n        mlflow.log_metric('loss', loss.item(), step=epoch)\n")
+    out = only(NAME, code)
+    head = opened.splitlines()[0].removeprefix("with ").removesuffix(":")
+    call, _, bound = head.partition(" as ")
+    assert (f"with ({call} if is_main_process() else nullcontext()){' as ' + bound if bound else ''}:\n" in out) is changed
+    assert "        if is_main_process():\n            mlflow.log_metric('loss', loss.item(), step=epoch)\n" in out
+
+
 PLOT_HELPER = """\
 import matplotlib.pyplot as plt
 import torch
