@@ -374,6 +374,7 @@ CLIMBING = [
     ('os.path.dirname(__file__) + "/../configs"', True),
     ('os.path.join(ROOT, "configs")', True),   # ROOT = the folder above, bound once
     ('os.path.join(HERE, "..", "configs")', True),   # HERE = the module's folder, bound once
+    ('os.path.join(UP, "configs")', True),   # UP = os.path.join(HERE, ".."): the folder above, through HERE
     ('os.path.join(HERE, "configs")', False),
     ('Path(__file__).parent / "configs"', False),
     ('os.path.join(os.path.dirname(__file__), "configs")', False),
@@ -395,6 +396,7 @@ def test_a_path_from_file_that_climbs_above_its_folder_names_the_originals_place
         from pathlib import Path
         ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         HERE = os.path.dirname(__file__)
+        UP = os.path.join(HERE, "..")
         print(os.path.normpath(os.path.abspath(str({expr}))))
         print(os.path.normpath(os.path.abspath(os.path.join(HERE, "kept"))))
     """).encode()

@@ -48,8 +48,9 @@ def anchored(code: bytes, original: Path, written: Path) -> tuple[bytes, list[in
                           for n in tree.body) else '__import__("os").'
     anchor = f'{prefix}path.normpath({prefix}path.join({prefix}path.dirname(__file__), "{rel}"))'
     lines = code.splitlines(keepends=True)
-    edits = _edits(tree, lines, anchor.encode())
-    for line, start, end, text in sorted(edits, reverse=True):
+    found = _edits(tree, lines, anchor.encode())
+    edits = {e for e in found if not any(o != e and o[0] == e[0] and o[1] <= e[1] and e[2] <= o[2] for o in found)}
+    for line, start, end, text in sorted(edits, reverse=True):  # (one inside another's span: the other does it)
         lines[line - 1] = lines[line - 1][:start] + text + lines[line - 1][end:]
     return b"".join(lines), sorted({line for line, *_ in edits})
 
@@ -81,15 +82,39 @@ def _edits(tree: ast.Module, lines: list[bytes], anchor: bytes) -> set[tuple[int
         if value is None or path is None or not _climbs(node, path, parents):
             continue
         inside = [f for f in files if _within(f, value, parents)]
-        if path and path[0] == "..":
+        text = _anchored_text(value, lines, anchor, bound, parents, depth=3)
+        if path and path[0] == ".." and inside:
             edits |= {(f.lineno, f.col_offset, f.col_offset + len("__file__"), anchor) for f in inside}
-        elif value.lineno == value.end_lineno and value.end_col_offset is not None:
-            text = lines[value.lineno - 1][value.col_offset:value.end_col_offset]
-            for f in sorted(inside, key=lambda f: f.col_offset, reverse=True):
-                start = f.col_offset - value.col_offset
-                text = text[:start] + anchor + text[start + len("__file__"):]
+        elif path and path[0] == ".." and text is not None:  # `ROOT = os.path.join(HERE, "..")`: at the binding
+            edits.add((value.lineno, value.col_offset, value.col_offset + len(_source(value, lines)), text))
+        elif text is not None:
             edits.add((node.lineno, node.col_offset, node.col_offset + len(node.id), b"(" + text + b")"))
     return edits
+
+
+def _source(expr: ast.expr, lines: list[bytes]) -> bytes:
+    """The text of `expr`, written on one line (empty where it spans several)."""
+    if expr.lineno != expr.end_lineno or expr.end_col_offset is None:
+        return b""
+    return lines[expr.lineno - 1][expr.col_offset:expr.end_col_offset]
+
+
+def _anchored_text(value: ast.expr, lines: list[bytes], anchor: bytes, bound: dict[str, ast.expr],
+                   parents: dict[ast.AST, ast.AST], depth: int) -> bytes | None:
+    """The text of `value` (on one line) with `__file__` replaced by `anchor`, and each name in it
+    bound once to a path from `__file__` by the anchored text of its binding, or None."""
+    text = _source(value, lines)
+    if not text:
+        return None
+    names = [n for n in ast.walk(value) if isinstance(n, ast.Name) and (n.id == "__file__" or n.id in bound and depth
+             and _value(bound[n.id], bound, parents, depth - 1) is not None)]
+    for name in sorted(names, key=lambda n: n.col_offset, reverse=True):
+        inner = anchor if name.id == "__file__" else _anchored_text(bound[name.id], lines, anchor, bound, parents, depth - 1)
+        if inner is None:
+            return None
+        start = name.col_offset - value.col_offset
+        text = text[:start] + (inner if name.id == "__file__" else b"(" + inner + b")") + text[start + len(name.id):]
+    return text
 
 
 def _within(node: ast.AST, top: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
