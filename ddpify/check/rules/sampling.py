@@ -20,6 +20,8 @@ from ddpify.check.script import INIT, SAMPLER
 from ddpify.syntax.names import dotted
 
 LOADER = "torch.utils.data.DataLoader"
+# libraries' subclasses of torch's DataLoader that take its `sampler=` and shuffle the same way (PyG's batching loaders)
+LIBRARY_LOADERS = ("torch_geometric.loader.DataLoader", "torch_geometric.data.DataLoader")
 EVALUATES = re.compile(r"eval|valid|test|(^|_)val($|_)", re.I)  # names of what evaluates (`val_sampler`)
 TRAINS = re.compile(r"train|fit", re.I)
 
@@ -67,7 +69,9 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     name: `fit(model, train_loader, test_loader)`) is left alone: the order of an evaluation pass does not
     change its result. So is a call of a helper that builds the sampler and returns its loader
     (also in a tuple: `test_loader, n = build_loader("test")`) whose loader only evaluation reads,
-    or nothing: the helper's call for training is still reported. Nor is a sampler built in a `*_dataloader` hook of a Lightning data module
+    or nothing: the helper's call for training is still reported. Nor is a sampler handed to no call
+    at all (no loader draws from it: a left-over `train_sampler` beside a loader that shuffles by
+    itself, which DDP021 reports). Nor is a sampler built in a `*_dataloader` hook of a Lightning data module
     or module (or a helper only those hooks call): Lightning's loop calls its `set_epoch`.
     Also found: a `set_epoch` called only `if isinstance(sampler, DistributedSampler):` where the
     sampler is the project's own (a batch sampler class with a `set_epoch`, built to shuffle), which
@@ -86,7 +90,8 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     for call in [*ctx.script.calls_of(SAMPLER), *subclassed]:
         shuffle = mt.keyword(call, "shuffle")
         if (shuffle is None or not mt.is_name(shuffle.value, "False")) and not _evaluation_only(ctx, call, True) \
-                and (f.has_training or _epochs(ctx, call)) and not in_lightning_hook(f, call, LOADER_HOOKS):
+                and (f.has_training or _epochs(ctx, call)) and not in_lightning_hook(f, call, LOADER_HOOKS) \
+                and not _taken_by_nothing(ctx, call):
             if epoch_sets:
                 epochs = _epoch_loops(ctx, call)
                 once = [s for s in epoch_sets if _before_the_epochs(f, s, epochs)]
@@ -980,16 +985,19 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
 
     Without a sampler that shards the data, every process trains on every sample: N GPUs do
     the work of one, an epoch is N epochs, and the learning-rate schedule is off. Found for a
-    loader without `sampler=`/`batch_sampler=` (nor among the keywords of a `**kwargs` written
+    loader (torch's, or a library's subclass of it that takes its `sampler=`: PyTorch Geometric's)
+    without `sampler=`/`batch_sampler=` (nor among the keywords of a `**kwargs` written
     out: `DataLoader(ds, **train_kwargs)` with `train_kwargs = {"batch_size": 64}` and its
     `.update(...)`s) that a DDP training loop of this file reads as
     it was built (not one `accelerator.prepare` hands back: accelerate shards it),
     whose data set is torch's or torchvision's or a class of this file that never mentions a
-    rank, a world size or shards (a data set that shards itself is fine), in a file that
-    builds no sampler at all.
+    rank, a world size or shards (a data set that shards itself is fine; also one reordered by
+    its own name, `train_ds = train_ds[order]`), in a file that builds no sampler that a call
+    takes (a `DistributedSampler` built and handed to no loader shards nothing).
     """
     f = ctx.facts
-    if not ctx.ddp_refs or any((dotted(c.func) or "").endswith("Sampler") for c in f.calls):
+    if not ctx.ddp_refs or any((dotted(c.func) or "").endswith("Sampler") and not _taken_by_nothing(ctx, c)
+                               for c in f.calls):
         return
     for call in _loaders(ctx):
         unpacked = f.unpacked_keys(call) if mt.has_double_star(call) else set()
@@ -1008,7 +1016,7 @@ def _loaders(ctx: Context) -> list[cst.Call]:
     own = [c for c in ctx.script.subclass_calls(LOADER) if not any(
         SHARDING_WORDS.search(f.code(cls)) or "ampler" in f.code(cls)
         for cls in f.lineage(f.classes[(dotted(c.func) or "").rpartition(".")[2]]))]
-    return sorted([*ctx.script.calls_of(LOADER), *own], key=lambda c: f.spans[c][0])
+    return sorted([*ctx.script.calls_of(LOADER, *LIBRARY_LOADERS), *own], key=lambda c: f.spans[c][0])
 
 
 def _trained_on(ctx: Context, loader: cst.Call) -> bool:
@@ -1042,10 +1050,15 @@ def _as_built(ctx: Context, expr: cst.BaseExpression, loader: cst.Call) -> bool:
 
 def _whole_data(ctx: Context, loader: cst.Call) -> bool:
     """Is the loader's data set one that does not shard itself: torch's or torchvision's, or a
-    class of this file whose code never mentions ranks, world sizes or shards?"""
+    class of this file whose code never mentions ranks, world sizes or shards (also reordered or
+    subset by its own name, `train_ds = train_ds[order]`)?"""
     f = ctx.facts
     data = mt.positional(loader, 0) or mt.keyword(loader, "dataset")
     origins = f.origins(data.value) if data is not None else []
+    ref = f.ref(data.value) if data is not None else None
+    built = [o for o in origins if not (isinstance(o, cst.Name) and ref is not None and f.ref(o) == ref)]
+    if built:
+        origins = built  # the name read back in its own store, `ds = ds[order]`: a reordering of what it held
     if not origins:
         return False
     for origin in origins:
@@ -1098,7 +1111,8 @@ def local_rank_as_rank(ctx: Context) -> Iterator[Hit]:
     GPUs (`torch.cuda.device_count()`, also kept on the options first: `args.nprocs =
     torch.cuda.device_count()`, read as `world_size=args.nprocs`), or the rank is the index
     `mp.spawn` gives the workers it starts on this machine (also handed on through a setup
-    function's parameter).
+    function's parameter; replaced by no store the read can see: one in the other branch of an
+    `if`, `if launched: local_rank = dist.get_rank()` / `else: ...(rank=local_rank)`, is not).
     """
     # torch's sampler, or one of the project's that takes the same `num_replicas=`, `rank=`
     samplers = [c for c in ctx.facts.calls if mt.keyword(c, "num_replicas") and mt.keyword(c, "rank")]
@@ -1131,12 +1145,14 @@ def _spawn_index(ctx: Context, rank: cst.BaseExpression, depth: int = 3) -> bool
     """Is `rank` the first parameter of a worker `mp.spawn` starts, or a parameter of a function
     every call of which hands it that index (`def setup(address, port, local_rank, nprocs)` called
     as `setup(..., local_rank=local_rank, ...)` from the spawned `main(local_rank, nprocs, args)`),
-    `depth` calls up?"""
+    `depth` calls up, read where no store of the function replaces it (one in the other branch of
+    an `if`, `if cfg.LAUNCH: local_rank = dist.get_rank()` / `else: init_process_group(...,
+    rank=local_rank)`, does not)?"""
     f = ctx.facts
     ref = f.ref(rank) if isinstance(rank, cst.Name) else None
     if ref is None or not isinstance(ref.scope, cst.FunctionDef) or ref.name not in param_names(ref.scope) \
-            or f.writes(ref):
-        return False
+            or any(not f.apart(stmt, rank) for _, _, stmt in f.writes(ref)):
+        return False  # (a store in the other branch of an `if`, `if launched: rank = dist.get_rank()`, is not read here)
     if ref.scope in ctx.script.launcher.targets:
         return param_names(ref.scope)[:1] == [ref.name]
     sites = f.call_sites(ref.scope)
