@@ -1209,9 +1209,7 @@ def _bound_once(facts: Facts, optimizer: cst.Call) -> Model | None:
     site = next(iter(trained)) if len(trained) == 1 else None
     if site is None or not builds_module(facts, site):
         return None
-    # the object itself, read off attributes (`network.actor.parameters()`), not an item of a container it is
-    whole = all(isinstance(c.func, cst.Attribute) and _attribute_chain(c.func.value) for c in parameter_calls(facts, optimizer))
-    bound = _bound_names(facts, site, attributes=whole)
+    bound = _bound_names(facts, site, attributes=_whole_objects(facts, optimizer))
     if len(bound) != 1:
         return None
     stmt, name, value = bound[0]
@@ -1229,9 +1227,10 @@ def _bound_each(facts: Facts, optimizer: cst.Call) -> list[Model]:
     trained = sorted(flow.trained(optimizer), key=lambda site: facts.spans[site][0])
     chosen = [c.func.value for c in parameter_calls(facts, optimizer) if isinstance(c.func, cst.Attribute)
               and len(flow.values(c.func.value)) > 1 and not _each_item(facts, c.func.value)]
+    whole = _whole_objects(facts, optimizer)
     found: list[Model] = []
     for site in trained if len(trained) > 1 and not chosen else ():  # (`m = a if x else b`: one or the other)
-        bound = _bound_names(facts, site)
+        bound = _bound_names(facts, site, attributes=whole)
         if not builds_module(facts, site) or len(bound) != 1:
             return []
         stmt, name, value = bound[0]
@@ -1270,11 +1269,15 @@ def _bound_names(facts: Facts, site: cst.BaseExpression, attributes: bool = Fals
             and _built(value) is site]
 
 
-def _attribute_chain(expr: cst.BaseExpression) -> bool:
-    """`network.actor`, `self.agent.net`: a name and attributes only (no item, no call)."""
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return isinstance(expr, cst.Name)
+def _whole_objects(facts: Facts, optimizer: cst.Call) -> bool:
+    """Does `optimizer` take the parameters of objects themselves, each read off a name and
+    attributes (`network.actor.parameters()`, `chain(nets.actor.parameters(), nets.critic.parameters())`),
+    not of an item of a container (`self.nets["gen"].parameters()`, an item of a `ModuleDict`)?"""
+    def chain(expr: cst.BaseExpression) -> bool:
+        while isinstance(expr, cst.Attribute):
+            expr = expr.value
+        return isinstance(expr, cst.Name)
+    return all(isinstance(c.func, cst.Attribute) and chain(c.func.value) for c in parameter_calls(facts, optimizer))
 
 
 def _in_a_plain_class(facts: Facts, stmt: cst.CSTNode) -> bool:

@@ -6950,3 +6950,17 @@ def test_a_model_a_plain_object_keeps_is_wrapped_where_its_attribute_is_built():
             "        self.policy = DistributedDataParallel(self.policy, device_ids=device_ids(self.policy))\n") in out
     assert 'torch.save(self.policy.module.state_dict(), "policy.pt")' in out
     assert "sync_gradients" not in out and "Adam(networks.policy.parameters()" in out
+
+
+def test_the_models_a_plain_object_keeps_are_each_wrapped_where_built_for_one_optimizer_over_them_all():
+    """The same shape with one optimizer over both networks of the plain object
+    (`Adam(itertools.chain(nets.actor.parameters(), nets.critic.parameters()))` in another class):
+    "could not tell which model this optimizer trains", nothing wrapped and the data left whole.
+    Each is wrapped where its attribute is built, the object's save takes the modules' state dicts."""
+    code = KEPT_ON_A_PLAIN_OBJECT.replace("import torch\n", "import itertools\nimport torch\n", 1).replace(
+        "torch.optim.Adam(networks.policy.parameters(), lr=0.01)",
+        "torch.optim.Adam(itertools.chain(networks.policy.parameters(), networks.target.parameters()), lr=0.01)")
+    out = only(NAME, code, also=frozenset({"unwrap-model"}))
+    assert "        self.policy = DistributedDataParallel(self.policy, device_ids=device_ids(self.policy))\n" in out
+    assert "        self.target = DistributedDataParallel(self.target, device_ids=device_ids(self.target))\n" in out
+    assert 'torch.save(self.policy.module.state_dict(), "policy.pt")' in out and "TODO" not in out
