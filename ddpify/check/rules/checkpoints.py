@@ -14,6 +14,7 @@ from ddpify.analysis.distributed import one_visible_gpu_each
 from ddpify.check.branches import never_runs
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
+from ddpify.check.script import SAMPLER
 from ddpify.analysis.same_values import reads_saved_state
 from ddpify.syntax.matchers import string_value
 from ddpify.analysis import writes
@@ -59,7 +60,10 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     may take, `if rank == 0: ... if config is None: return`, also in a helper every call of which is so) (not in a branch of a
     conditional expression on the rank, `SummaryWriter(d) if rank == 0 else None`; not for a path
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
-    `tempfile.mkstemp()`; not a write inside the block of an inter-process file lock, `with
+    `tempfile.mkstemp()`, nor one named after each sample a function is handed where every call of it
+    runs in a loop over a loader drawing from a DistributedSampler (`for p in predictions:
+    open(os.path.join(out, p["file_name"]), "wb")`: each process writes its own shard's files), nor
+    `os.devnull`; not a write inside the block of an inter-process file lock, `with
     FileLock(p + ".lock"):` or `portalocker.Lock`, which the processes enter in turn (the first writes,
     the others find the file), also in a helper every call of which is there (`with FileLock(p):
     fit_transforms(...)`, whose helper saves what it fitted); not a write told whether this is the main process,
@@ -108,7 +112,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
                 or isinstance(func, cst.FunctionDef) and f.entries(func) and not ctx.ranks.parted_calls(f.entries(func)) \
                 and all(_on_one_rank(ctx, site, func) or left_out(f, call, func, site) or ctx.ranks.undistributed(site)
                         for site in f.entries(func)) \
-                or path is not None and _per_rank(ctx, path) or ctx.ranks.undistributed(call) \
+                or path is not None and (_per_rank(ctx, path) or _per_sample_of_a_shard(ctx, call, path)
+                                         or _null_device(ctx, path)) \
+                or ctx.ranks.undistributed(call) \
                 or ctx.ranks.main_first(call, write=call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call) \
                 or writes.locked_on_every_way(f, call) or fetched and ctx.script.launcher.at_import_first(call):
             continue
@@ -263,6 +269,45 @@ def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:
               if item.asname is not None and f.code(item.asname.name) == f.code(path)]
     return any(_per_rank(ctx, o) for o in opened) or any(ctx.ranks.rank_dependent(o) or any(ctx.ranks.rank_dependent(n) for n in mt.findall(o, (cst.Name, cst.Attribute)))
                or _unique(f, o) for o in ctx.facts.origins(path))
+
+
+def _null_device(ctx: Context, path: cst.BaseExpression) -> bool:
+    """`open(os.devnull, "w")` (a file opened on it too: `with open(os.devnull, "w") as devnull`,
+    `redirect_stdout(devnull)`): output thrown away, no file written."""
+    f = ctx.facts
+    opened = [item.item for anc in f.ancestors(path) if isinstance(anc, cst.With) for item in anc.items
+              if item.asname is not None and f.code(item.asname.name) == f.code(path)]
+    return any(_null_device(ctx, o) for o in opened) or any(
+        f.qualify(o) == "os.devnull" or string_value(o) == "/dev/null" for o in f.origins(path))
+
+
+def _per_sample_of_a_shard(ctx: Context, call: cst.Call, path: cst.BaseExpression) -> bool:
+    """A path named after each item of what the writing function is handed (`for p in predictions:
+    open(os.path.join(self.output_dir, p["file_name"]), "wb")`, DETR's `PanopticEvaluator.update`),
+    where every call of that function runs inside a loop over a loader drawing from a
+    DistributedSampler: each process writes the files of its own shard's samples, not the same
+    files (the padding's repeats aside)."""
+    f = ctx.facts
+    func = f.scope(call)
+    if not isinstance(func, cst.FunctionDef) or not f.entries(func):
+        return False
+    items = {lp.target.value for lp in f.ancestors(call) if isinstance(lp, cst.For) and f.scope(lp) is func
+             and isinstance(lp.target, cst.Name) and isinstance(lp.iter, cst.Name)
+             and lp.iter.value in param_names(func) and not f.writes(Ref(func, lp.iter.value))}
+    named = {n.value for o in f.origins(path) for n in mt.findall(o, cst.Name)}
+    return bool(items & named) and all(_in_a_sharded_loop(ctx, site) for site in f.entries(func))
+
+
+def _in_a_sharded_loop(ctx: Context, node: cst.CSTNode) -> bool:
+    """Does `node` run inside a `for` over a loader built with a DistributedSampler (`sampler=` one
+    of whose values is one)?"""
+    f = ctx.facts
+    iterated, _ = ctx.loader_reads
+    sharded = {c for c in ctx.script.calls_of("torch.utils.data.DataLoader")
+               if (arg := mt.keyword(c, "sampler") or mt.keyword(c, "batch_sampler")) is not None
+               and any(isinstance(o, cst.Call) and o in ctx.script.calls_of(SAMPLER) for o in f.origins(arg.value))}
+    return any(isinstance(lp, cst.For) and not iterated.get(lp, frozenset()).isdisjoint(sharded) and f.is_inside(node, lp.body)
+               for lp in f.ancestors(node))
 
 
 # calls that answer a name no other process gets: a random UUID, a fresh temporary file
