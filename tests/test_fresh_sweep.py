@@ -679,6 +679,21 @@ def test_the_stand_in_pyplot_records_no_write_for_a_plot_saved_into_a_stream():
     assert out.splitlines() == ["write plot.png savefig"]
 
 
+def test_a_stand_ins_init_is_a_write_for_wandb_only():
+    """The twenty-first sweep's grid navigator (part A, held out; after its run): `pygame.init()` in the
+    environment's `__init__` on every process was recorded as a file write by the no-op stand-in (its
+    `init` taken for `wandb.init()`'s), and `saves` failed though nothing is written. A module-level
+    `init()` is recorded for wandb only."""
+    code = ("import sys, types\nsite = types.ModuleType('sitecustomize')\n"
+            "site.record_write = lambda path, what: print('write', path, what)\nsys.modules['sitecustomize'] = site\n"
+            "import fresh_stubs; fresh_stubs.install()\nimport pygame, wandb\npygame.init()\npygame.font.init()\n"
+            "wandb.init(project='p')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "FRESH_SWEEP_EXTRA_STUBS": "pygame",
+                              "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.splitlines() == ["write init init"]
+
+
 def test_a_permissive_stand_in_records_configure_as_a_write_only_when_given_a_log_folder():
     """`structlog.configure(processors=[...])` (cifar_structlog, at import) sets up a logger that
     prints: the stand-in recorded it as a file write and the judge failed `saves` on every process;

@@ -18,6 +18,8 @@ import types
 
 STUBBED = ("matplotlib", "PIL", "tensorboard_logger", "tensorboardX", "tensorflow", "scipy",
            "imageio", "visdom", "seaborn", "skimage", "cv2", "IPython", "ipdb", "wandb", "pandas", "watermark")
+INIT_WRITERS = ("wandb",)  # whose `init()` starts a run that writes its files (`wandb.init()`); another stand-in's
+# (`pygame.init()`, `pygame.font.init()`: a library's set-up) writes none
 WRITES = {"savefig", "imsave", "imwrite", "mimsave", "savemat", "log_value", "configure", "add_scalar",
           "add_scalars", "add_image", "add_images", "add_histogram", "add_text", "scalar", "image",
           "histogram", "create_file_writer", "FileWriter", "Logger", "save", "log", "init", "dump"}
@@ -45,20 +47,22 @@ def _axes(nrows=1, ncols=1, squeeze=True, **kwargs):
 class Anything:
     """Accepts every call, attribute, item, iteration (empty), context and arithmetic."""
 
-    def __init__(self, name="stub"):
+    def __init__(self, name="stub", top=None):
         object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_top", top)  # the stand-in module it was read from, where known
 
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        return Anything(name)
+        return Anything(name, self._top)
 
     def __call__(self, *args, **kwargs):
         if self._name == "subplots":  # fig, axes = plt.subplots(nrows, ncols): axes as matplotlib shapes them
             return Anything("subplots[0]"), _axes(*args[:2], **kwargs)
         if self._name == "legend_elements":  # handles, labels = ...
             return Anything(self._name + "[0]"), Anything(self._name + "[1]")
-        if self._name in WRITES and not (self._name == "configure" and not args and "logdir" not in kwargs):
+        if self._name in WRITES and not (self._name == "configure" and not args and "logdir" not in kwargs) \
+                and not (self._name == "init" and self._top is not None and self._top not in INIT_WRITERS):
             # joblib.dump(value, path): the path second; `structlog.configure(processors=...)`, given
             # no log folder as tensorboard_logger's `configure(logdir)` is, writes no file
             at = 1 if self._name == "dump" else 0
@@ -220,7 +224,7 @@ class StubModule(types.ModuleType):
             return SummaryWriter
         if (self.__name__, name) in (("PIL", "Image"), ("PIL.Image", "fromarray"), ("PIL.Image", "open")):
             return _PILImage("Image") if name == "Image" else getattr(_PILImage("Image"), name)
-        return Anything(name)
+        return Anything(name, self.__name__.split(".")[0])
 
 
 class _Loader(importlib.abc.Loader):
