@@ -758,7 +758,7 @@ class Ranks:
         key = self.environment_key(expr)
         return key is not None and rank_variable(key)
 
-    def undistributed(self, node: cst.CSTNode) -> bool:
+    def undistributed(self, node: cst.CSTNode, depth: int = 2) -> bool:
         """Does `node` run only when the script is not distributed: in the branch of
         `if args.local_rank == -1 ...:` (also `and`-ed with more), or the `else` of `!= -1`, or
         the `else` of a test that the run has several processes (`if multi_gpu:` ... `else:`, or
@@ -768,7 +768,10 @@ class Ranks:
         launcher starts its workers),
         or after an `assert` of its block that the run is not (`assert opt.local_rank == -1, "DDP
         mode not implemented for --evolve"`, `assert dist.get_world_size() == 1`), or where a test holds that its function's
-        distributed branch asserts false (`if LOCAL_RANK != -1: assert not opt.evolve`)?"""
+        distributed branch asserts false (`if LOCAL_RANK != -1: assert not opt.evolve`), or in a function
+        every call of which is so, `depth` calls up (`train_with_dp(cfg)` in the `else` of `if cfg.DISTRIBUTE:`,
+        the flag every process group starts under), not one the script starts as a worker or hands to a
+        call by name (a launcher may run it in every process)?"""
         child = node
         for anc in self.facts.ancestors(node):
             if isinstance(anc, cst.If) and child is not anc.test:
@@ -796,7 +799,19 @@ class Ranks:
                 if any(self._asks_one_process(test, True) or self._one_world(test) for test in self._asserts.asserted_before(anc, child)):
                     return True
             child = anc
-        return False
+        func = self.facts.scope(node)
+        if depth == 0 or not isinstance(func, cst.FunctionDef) or func in self.launcher.targets \
+                or self._handed_on(func):
+            return False
+        sites = self.facts.call_sites(func)
+        return bool(sites) and all(self.undistributed(site, depth - 1) for site in sites)
+
+    def _handed_on(self, func: cst.FunctionDef) -> bool:
+        """Is `func` handed to a call by name (`launch(main, num_gpus, args=(config,))`, a launcher
+        ddpify does not know): that call may run it in every process, whatever its direct calls."""
+        name = func.name.value
+        return any((dotted(arg.value) or "").rpartition(".")[2] == name
+                   for call in self.facts.calls for arg in call.args if not isinstance(arg.value, cst.Call))
 
     def _other_mode(self, test: cst.BaseExpression) -> bool:
         """Does `test` hold only where a comparison every process group starts under fails: `if
@@ -980,11 +995,13 @@ class Ranks:
 
     def _gates(self, node: cst.CSTNode, depth: int) -> set[str]:
         """The flags `node` runs under: the tests of the `if`s whose body holds it in its function
-        (and `flag` of an `if not flag:` whose `else` holds it), and those every call of that function runs under (`depth` calls up)."""
+        (each flag `and`-ed in one: `if cfg.DISTRIBUTE and cfg.LAUNCH:`; and `flag` of an `if not
+        flag:` whose `else` holds it), and those every call of that function runs under (`depth` calls up)."""
         f = self.facts
-        found = {f.code(anc.test) for anc in f.ancestors(node) if isinstance(anc, cst.If)
-                 and (isinstance(anc.test, (cst.Name, cst.Attribute)) or _mode_test(anc.test) is not None)
-                 and f.is_inside(node, anc.body) and f.scope(anc) is f.scope(node)}
+        found = {f.code(test) for anc in f.ancestors(node) if isinstance(anc, cst.If)
+                 and f.is_inside(node, anc.body) and f.scope(anc) is f.scope(node)
+                 for test in _conjuncts(anc.test)  # each flag of `if cfg.DISTRIBUTE and cfg.LAUNCH:` holds there
+                 if isinstance(test, (cst.Name, cst.Attribute)) or _mode_test(test) is not None}
         found |= {f.code(anc.test.expression) for anc in f.ancestors(node) if isinstance(anc, cst.If)
                   and isinstance(anc.test, cst.UnaryOperation) and isinstance(anc.test.operator, cst.Not)
                   and isinstance(anc.test.expression, (cst.Name, cst.Attribute)) and anc.orelse is not None

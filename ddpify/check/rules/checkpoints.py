@@ -79,7 +79,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     process under a test that can differ between processes (a crash dump of a process whose own loss
     is not finite, then `sys.exit(1)`: only the failing processes write it), not where only a run of one process gets (`if args.local_rank == -1:`,
     after `assert opt.local_rank == -1`, where a test holds that the distributed branch asserts
-    false: `if opt.evolve:` after `if LOCAL_RANK != -1: assert not opt.evolve`), not in a "main
+    false: `if opt.evolve:` after `if LOCAL_RANK != -1: assert not opt.evolve`; also in a function every
+    call of which is so, in another module too: `train_with_dp(cfg)` in the `else` of `if cfg.DISTRIBUTE:`,
+    the flag every process group starts under, also `and`-ed with another), not in a "main
     process first" block (`with
     torch_distributed_zero_first(rank):`, a context manager of the program whose other ranks wait
     before its `yield` and the main process after it, or between `if rank != 0: dist.barrier()`

@@ -61,7 +61,8 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     live in another module) builds a sampler that shuffles and calls no `set_epoch` (torch's
     method or ddpify_runtime's `set_epoch(loader, epoch)`) anywhere; a sampler built in a helper
     of a module the file imports (`make_dataloader(cfg, is_train=True)`) is reported at the file's
-    call of that helper; one built where this file never calls (a trainer handed its loaders,
+    call of that helper (not a call that runs only when the script is not distributed: in a
+    function called only in the `else` of the flag every process group starts under); one built where this file never calls (a trainer handed its loaders,
     also a dict of them copied onto it under their keys, `setattr(self, key, loaders[key])`) at
     the file's loop over the epochs that trains on its loader. A sampler whose loader only
     evaluation reads (a loop that does not train, a function named for evaluation, a sampler or
@@ -111,7 +112,8 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
                                 "epoch sees the same order")
                 continue
             for site in _entry_calls(f, call):  # built in a helper of another module: where this file calls it
-                if site not in reported and not _unread_or_evaluated_at(ctx, call, site):
+                if site not in reported and not _unread_or_evaluated_at(ctx, call, site) \
+                        and not ctx.ranks.undistributed(site):  # (a call of a one-process run's function)
                     reported.add(site)
                     yield Hit(site, f"`{f.code(site.func)}(...)` builds a DistributedSampler that shuffles (in "
                                     f"`{f.scope(call).name.value}`), but nothing calls its set_epoch(epoch): every "
