@@ -438,7 +438,9 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
     nnU-Net's trainer, run_training.py is), else the first that names torch.distributed
     (`DISTRIBUTED`), else the first that starts a group of one process (an example whose every
     `init_process_group` says `world_size=1`: not the run the module's several processes share),
-    else the first, by depth then name. The
+    else the first that calls a method of the module's classes (`_runs_methods`: predict.py's
+    `predictor.predict_dataset(...)`, not a sweep script that builds the predictor and leaves that
+    call commented out), else the first, by depth then name. The
     module stays the program's first part: only its findings are reported. `scans` (folder ->
     the candidate scripts) keeps the scans across the files of one run."""
     parsed = {} if parsed is None else parsed
@@ -477,9 +479,12 @@ def _importer(entry: Path, data: bytes, module: cst.Module, root: Path, name: st
     imported from `root` as `name`; None where `look` and no script there reaches it."""
     first = Part(PurePosixPath(entry.resolve().relative_to(root).as_posix()), entry, data, module, name)
     defined = {stmt.name.value for stmt in module.body if isinstance(stmt, (cst.ClassDef, cst.FunctionDef))}
+    methods = {f.name.value for stmt in module.body if isinstance(stmt, cst.ClassDef) for f in stmt.body.body
+               if isinstance(f, cst.FunctionDef) and not f.name.value.startswith("__")}
     # of the importers that name a definition of the module, and of the others: [the first, the one
     # that starts the job or else says it runs distributed, one that starts a run of one process]
     picks = {True: [None, None, None], False: [None, None, None]}
+    running = None  # the first importer naming a definition that also calls a method of the module's classes
     lookups = _Lookups()
     # once a script that starts the job is found, only a script whose own text names a definition
     # may still come first: the others are not read (a large project has hundreds of scripts)
@@ -499,6 +504,8 @@ def _importer(entry: Path, data: bytes, module: cst.Module, root: Path, name: st
         if any(lookups.resolved(p.path) == entry.resolve() for p in reached.parts):
             pick = picks[_uses(reached, entry.resolve(), lookups, defined)]
             pick[0] = pick[0] or importer
+            if pick is picks[True] and running is None and _runs_methods(importer.module, methods):
+                running = importer
             if STARTS.search(importer.data) and _one_process(importer.module):
                 pick[2] = pick[2] or importer  # a run of one process
             elif STARTS.search(importer.data):
@@ -508,7 +515,7 @@ def _importer(entry: Path, data: bytes, module: cst.Module, root: Path, name: st
             elif pick[1] is None and DISTRIBUTED.search(importer.data):
                 pick[1] = importer  # one that says it runs distributed
     earliest, named, alone = picks[True] if picks[True][0] is not None else picks[False]
-    chosen = named or alone or earliest
+    chosen = named or alone or (running if picks[True][0] is not None else None) or earliest
     return (first, chosen, lookups) if chosen is not None or not look else None
 
 
@@ -524,6 +531,13 @@ def _uses(reached: "Program", entry: Path, lookups: "_Lookups", defined: set[str
         if any(n.value in defined and id(n) not in imported for n in mt.findall(part.module, cst.Name)):
             return True
     return False
+
+
+def _runs_methods(script: cst.Module, methods: set[str]) -> bool:
+    """Does the importer's own text call a method that a class of the module defines
+    (`predictor.predict_dataset(...)`, by its attribute name)?"""
+    return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in methods
+               for call in mt.findall(script, cst.Call))
 
 
 # a script that says it runs distributed (of the importers of a module, the one whose facts `check` reads)

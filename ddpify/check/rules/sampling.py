@@ -255,7 +255,9 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
     A DataLoader takes its order from the sampler; `shuffle=True` next to `sampler=` (or
     `batch_sampler=`), by name or by place (`DataLoader(train_set, 64, True, sampler=...)`), or as an
     entry of a mapping it unpacks (`DataLoader(train_set, **train_kwargs, sampler=...)` after
-    `train_kwargs.update(cuda_kwargs)` with `cuda_kwargs = {"shuffle": True}`), or as a flag that is
+    `train_kwargs.update(cuda_kwargs)` with `cuda_kwargs = {"shuffle": True}`; not where each dict the
+    mapping is bound to holds one of the two, `kw = {"sampler": s}` under `if distributed:` and
+    `kw = {"shuffle": True}` in its `else`), or as a flag that is
     true wherever the sampler is built (`shuffle=is_train` where `if is_train: sampler =
     DistributedSampler(ds)` and `is_train = True` on the train split), or as a shuffle setting the
     program reads and never sets (`shuffle=cfg.shuffle_train`, true where the user says so) beside a
@@ -295,7 +297,8 @@ def shuffle_with_sampler(ctx: Context) -> Iterator[Hit]:
         elif shuffle is None and any(mt.is_literal_true(v) for v in f.unpacked_entries(call, "shuffle")):
             kind = next((k for k in ("sampler", "batch_sampler") if any(
                 not mt.is_name(v, "None") for v in _given(f, call, k))), None)
-            if kind is not None:  # `DataLoader(ds, **train_kwargs, sampler=s)` after `train_kwargs.update(shuffle=True)`
+            if kind is not None and not _held_apart(f, call, kind):
+                # `DataLoader(ds, **train_kwargs, sampler=s)` after `train_kwargs.update(shuffle=True)`
                 star = next(a for a in call.args if a.star == "**")
                 yield Hit(star, f"`{f.code(star.value)}` passes shuffle=True with {kind}=: DataLoader raises "
                                 "ValueError; the sampler decides the order")
@@ -371,6 +374,27 @@ def _true_where_sampled(f, flag: cst.BaseExpression, sampler: cst.BaseExpression
         return False
 
     return any(under_flag(v) for v in built)
+
+
+def _held_apart(f, call: cst.Call, kind: str) -> bool:
+    """Does the one `**mapping` of `call` hold the sampler (`kind`) and `shuffle=True` only in
+    different dicts it is bound to, never merged (`kw = {"sampler": DistributedSampler(ds)}` under
+    `if distributed:`, `kw = {"shuffle": True}` in its `else`, no `.update`): each binding replaces
+    the other, so the loader never gets both."""
+    stars = [a for a in call.args if a.star == "**"]
+    ref = f.ref(stars[0].value) if len(stars) == 1 and mt.loader_arg(call, kind) is None \
+        and dotted(stars[0].value) else None
+    if ref is None or f.filled(ref):
+        return False
+    sources = f.sources(ref)
+    if not sources or not all(isinstance(s, cst.Dict) and all(isinstance(e, cst.DictElement) for e in s.elements)
+                              for s in sources):
+        return False  # a dict from elsewhere, or one that unpacks another: it may hold both
+
+    def entries(d: cst.Dict, key: str) -> list[cst.BaseExpression]:
+        return [e.value for e in d.elements if isinstance(e, cst.DictElement) and mt.string_value(e.key) == key]
+    return not any(any(mt.is_literal_true(v) for v in entries(d, "shuffle"))
+                   and any(not mt.is_name(v, "None") for v in entries(d, kind)) for d in sources)
 
 
 def _given(f, call: cst.Call, name: str) -> list[cst.BaseExpression]:
