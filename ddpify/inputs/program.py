@@ -515,7 +515,7 @@ def _importer(entry: Path, data: bytes, module: cst.Module, root: Path, name: st
             elif pick[1] is None and DISTRIBUTED.search(importer.data):
                 pick[1] = importer  # one that says it runs distributed
     earliest, named, alone = picks[True] if picks[True][0] is not None else picks[False]
-    chosen = named or alone or (running if picks[True][0] is not None else None) or earliest
+    chosen = named or alone or running or earliest
     return (first, chosen, lookups) if chosen is not None or not look else None
 
 
