@@ -823,3 +823,68 @@ def test_the_names_an_edited_file_uses_are_searched_in_its_syntax_and_its_names_
     names = {"is_main_process", "DDP", "torch", "print"}
     assert edits._names_used(tree, names, facts) == {"is_main_process", "torch", "print"}
     assert set(asked) <= {"torch", "print"}
+
+
+def test_the_calls_of_one_callee_are_read_off_an_index_in_source_order():
+    """`Facts.calls_to` (by what the callee names through the imports) and `calls_named` (by the
+    last name it spells) answer what a filter of every call answers, in source order, for one
+    name and for several: an alias (`persist` for `torch.save`), a method of the same last name
+    that is not the library's (`ckpt.save`), a call of a call (no name)."""
+    facts = Facts(parse_module(b"import torch\nfrom torch import save as persist\nimport copy\n"
+                               b"def f(m, ckpt):\n    torch.save(m, 'a')\n    ckpt.save(m)\n"
+                               b"    persist(copy.deepcopy(m), 'b')\n    make()(m)\n    copy.copy(m).save(1)\n"))
+    for names in [("torch.save",), ("copy.deepcopy", "torch.save", "copy.copy"), ("os.makedirs",)]:
+        assert facts.calls_to(*names) == [c for c in facts.calls if facts.qualify(c.func) in names]
+    for names in [("save",), ("deepcopy", "save", "persist"), ("missing",)]:
+        expected = [c for c in facts.calls if mt.is_call_of(c, *names) or mt.is_method_call(c, *names)]
+        assert facts.calls_named(*names) == expected
+    assert [facts.code(c) for c in facts.calls_to("torch.save")] == ["torch.save(m, 'a')", "persist(copy.deepcopy(m), 'b')"]
+    assert facts.calls_named("save") is not facts.calls_named("save")  # (each caller gets its own list)
+
+
+def test_questions_about_one_library_function_do_not_walk_every_call(monkeypatch):
+    """The rewrites and analyses that ask about the calls of one function (`torch.load`,
+    `add_argument`, `len`, the clocks, `requires_grad_`, `parse_args`) read them off the facts'
+    index, built in one pass over the calls, instead of each walking every call of the program."""
+    from ddpify.convert import convert
+
+    walked: Counter = Counter()
+
+    class Calls(list):
+        def __iter__(self):
+            walked[sys._getframe(1).f_globals["__name__"]] += 1
+            return super().__iter__()
+    collect = Facts.__init__
+
+    def counting(self, *args, **kwargs):
+        collect(self, *args, **kwargs)
+        self.calls = Calls(self.calls)
+    monkeypatch.setattr(Facts, "__init__", counting)
+    for case in ("agree_clock", "checkpoint_whole_model", "accumulation"):
+        convert((FIXTURES / case / "before.py").read_bytes())
+    monkeypatch.undo()
+    assert walked["ddpify.syntax.facts"]  # (the index's own pass, and the call graph's)
+    modules = ("load_map_location", "agree_clock", "launcher_arg", "counts", "freezing", "shard_metrics", "matchers")
+    assert not {m: n for m, n in walked.items() if m.rsplit(".", 1)[-1] in modules}
+
+
+def test_the_calls_of_a_helper_are_asked_whether_they_read_once_however_many_calls_run_it(monkeypatch):
+    """Which calls read a file (main-process-only's barriers after a save that may be read back)
+    asks it of every call and of the own calls of each function a call runs: a helper called at
+    four places had its calls asked four times over; now once."""
+    from ddpify.convert import convert
+    from ddpify.rewrites import main_process_only
+
+    asked: Counter = Counter()
+    reads = main_process_only._reads
+
+    def counted(facts, call, *args, **kwargs):
+        asked[facts.code(call)] += 1
+        return reads(facts, call, *args, **kwargs)
+    monkeypatch.setattr(main_process_only, "_reads", counted)
+    convert(b"import torch\n\ndef tally(x):\n    return len([x])\n\ndef main():\n"
+            b"    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            b"    for step in range(3):\n        loss = model(torch.randn(4, 2)).sum()\n        loss.backward()\n"
+            b"        opt.step()\n        tally(1)\n        tally(2)\n        tally(3)\n        tally(4)\n"
+            b"        torch.save(model.state_dict(), 'm.pt')\n\nmain()\n")
+    assert asked["len([x])"] == 2  # as a call of the program, and as tally's own for its four calls (5 before)

@@ -117,5 +117,5 @@ def _set_anywhere(facts: Facts) -> set[str]:
     """The attribute names the program sets on some object (`self.generate = fn` in a method,
     `model.generate = fn`, `setattr(model, "generate", fn)`)."""
     names = {t.attr.value for t, _, _ in facts.assigns if isinstance(t, cst.Attribute)}
-    return names | {key for c in facts.calls if mt.is_call_of(c, "setattr") and len(c.args) >= 2
+    return names | {key for c in facts.calls_named("setattr") if mt.is_call_of(c, "setattr") and len(c.args) >= 2
                     and (key := mt.string_value(c.args[1].value)) is not None}

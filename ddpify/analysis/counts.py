@@ -46,7 +46,7 @@ def find(facts: Facts, fed: Loaders) -> tuple[Count, ...]:
         return ()
     loader_calls = objects.of(facts).loader_calls
     found = []
-    for call in facts.calls:
+    for call in facts.calls_named("len"):
         if not (isinstance(call.func, cst.Name) and call.func.value == "len" and len(call.args) == 1):
             continue
         lowered, least = _lowered(facts, call)

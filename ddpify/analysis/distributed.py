@@ -182,7 +182,7 @@ def own_wraps(facts: Facts) -> list[cst.Call]:
     so such a wrap of the same model is replaced by that one (two wrappers would nest)."""
     if ungrouped(facts) is None:
         return []
-    return [c for c in facts.calls if facts.qualify(c.func) == DDP and c.args]
+    return [c for c in facts.calls_to(DDP) if c.args]
 
 
 def _group_helper(func: cst.BaseExpression) -> bool:

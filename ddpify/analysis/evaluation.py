@@ -62,7 +62,7 @@ def find(facts: Facts, models: Models, loaders: Loaders) -> list[EvalLoop]:
     and a reason it stays whole that holds only once the models are wrapped (`kept_wrapped`)."""
     if not models.wrapped:
         return []
-    loader_calls = [c for c in facts.calls if facts.qualify(c.func) == DATALOADER]
+    loader_calls = facts.calls_to(DATALOADER)
     found = []
     for loop in facts.loops:
         if not isinstance(loop, cst.For) or mt.is_counting(loop.iter) or facts.trains(loop):

@@ -48,7 +48,7 @@ def _freezes(facts: Facts) -> Iterator[tuple[cst.CSTNode, cst.BaseExpression]]:
     for target, value, stmt in facts.assigns:
         if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad" and mt.is_name(value, "False"):
             yield stmt, target.value
-    for call in facts.calls:
+    for call in facts.calls_named("requires_grad_"):
         arg = mt.positional(call, 0) or mt.keyword(call, "requires_grad")
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_" and arg is not None \
                 and mt.is_name(arg.value, "False"):

@@ -212,7 +212,7 @@ def _stepped(facts: Facts, consumed: set[cst.FunctionDef]):
     (`_drawing_points`). Not `next(batches)` of a generator of the program whose
     own loop passes over the loader (`batches = cycle(loader)`, `def cycle(dl): while True: for x in
     dl: yield x`): `_generated` has those passes, each an epoch; the loop that draws is no epoch loop."""
-    for call in facts.calls:
+    for call in facts.calls_named("next", "__next__"):
         if dotted(call.func) == "next" and call.args:
             iterator = call.args[0].value
         elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "__next__" and not call.args:

@@ -424,7 +424,7 @@ class Objects:
         if parser is None:
             return Sites()
         found = Sites()
-        for call in f.calls:
+        for call in f.calls_named("add_argument"):
             kind = mt.keyword(call, "type")
             if not (kind is not None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"
                     and dotted(call.func.value) and _option_dest(call) == dest and f.ref(call.func.value) == parser):

@@ -219,7 +219,7 @@ class Ranks:
     def _option_strings(self) -> dict[str, set[str]]:
         """Each command-line option's destination and its spellings (`rank`: {"--rank", "--local_rank"})."""
         index: dict[str, set[str]] = {}
-        for call in self.facts.calls:
+        for call in self.facts.calls_named("add_argument"):
             if not mt.is_method_call(call, "add_argument"):
                 continue
             options = [v for a in call.args if a.keyword is None for v in [string_value(a.value)] if v]
@@ -259,8 +259,8 @@ class Ranks:
         "rank")`), else None: of such a mapping only that entry is the rank, not
         `config["data_loader"]`."""
         f = self.facts
-        return frozenset((table, _constant_key(arg.value)) for call in f.calls if f.qualify(call.func) in RANK_TAKERS
-                         and (arg := mt.keyword(call, "rank")) is not None and isinstance(arg.value, cst.Subscript)
+        return frozenset((table, _constant_key(arg.value)) for call in f.calls_to(*RANK_TAKERS)
+                         if (arg := mt.keyword(call, "rank")) is not None and isinstance(arg.value, cst.Subscript)
                          and (table := dotted(arg.value.value)) is not None)
 
     def rank_item(self, expr: cst.CSTNode) -> bool:
@@ -933,8 +933,8 @@ class Ranks:
         (`distributed.runs_nowhere`)."""
         f = self.facts
         gates: set[str] | None = None
-        for call in f.calls:
-            if f.qualify(call.func) == "torch.distributed.init_process_group" and not runs_nowhere(f, call):
+        for call in f.calls_to("torch.distributed.init_process_group"):
+            if not runs_nowhere(f, call):
                 found = self._gates(call, 3)
                 gates = found if gates is None else gates & found
         return frozenset(gates or ())
@@ -946,12 +946,11 @@ class Ranks:
         the count is one, no process group exists."""
         f = self.facts
         counts: set[str] | None = None
-        for call in f.calls:
-            if f.qualify(call.func) == "torch.distributed.init_process_group":
-                found = {f.code(counted) for anc in f.ancestors(call) if isinstance(anc, cst.If)
-                         and f.is_inside(call, anc.body) and f.scope(anc) is f.scope(call)
-                         for test in _conjuncts(anc.test) if (counted := _count_compared(test, _MORE_THAN_ONE)) is not None}
-                counts = found if counts is None else counts & found
+        for call in f.calls_to("torch.distributed.init_process_group"):
+            found = {f.code(counted) for anc in f.ancestors(call) if isinstance(anc, cst.If)
+                     and f.is_inside(call, anc.body) and f.scope(anc) is f.scope(call)
+                     for test in _conjuncts(anc.test) if (counted := _count_compared(test, _MORE_THAN_ONE)) is not None}
+            counts = found if counts is None else counts & found
         return frozenset(counts or ())
 
     @cached_property
@@ -961,10 +960,9 @@ class Ranks:
         (`_setting_key`). Read from another mapping by the same key elsewhere (`self.DDP =
         config["DDP"]`), the flag is the same setting: where it is false no process group exists."""
         keys: set[str] | None = None
-        for call in self.facts.calls:
-            if self.facts.qualify(call.func) == "torch.distributed.init_process_group":
-                found = self._gate_keys(call, 3)
-                keys = found if keys is None else keys & found
+        for call in self.facts.calls_to("torch.distributed.init_process_group"):
+            found = self._gate_keys(call, 3)
+            keys = found if keys is None else keys & found
         return frozenset(keys or ())
 
     def _gate_keys(self, node: cst.CSTNode, depth: int) -> set[str]:
@@ -1813,7 +1811,7 @@ def ranks_by_role(facts: Facts) -> frozenset[Ref]:
     Before: `gpu` was a rank only by its name, so `if gpu == 0: torch.save(...)` read as every
     rank saving. After: the name's role in the script decides."""
     found = set()
-    for call in facts.calls:
+    for call in facts.calls_to(*RANK_TAKERS, *SPAWNED_WITH_INDEX):
         name = facts.qualify(call.func)
         if name in RANK_TAKERS:
             arg = mt.keyword(call, "rank")

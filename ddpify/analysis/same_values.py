@@ -125,7 +125,7 @@ class SameValues:
     def agreed_names(self) -> set[str]:
         """Names whose value was made the same on every process (`dist.all_reduce(loss)`)."""
         f = self.facts
-        return {name for c in f.calls if c.args and f.qualify(c.func) in AGREEING
+        return {name for c in f.calls_to(*AGREEING) if c.args
                 for name in [dotted(c.args[0].value)] if name}
 
     def same_everywhere(self, test: cst.CSTNode, wide: bool = True) -> bool:
@@ -822,7 +822,7 @@ class SameValues:
         every process of the job gives the same, or the group never forms, whatever the value is
         made of (`len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))`)."""
         f = self.facts
-        return {ref for c in f.calls if f.qualify(c.func) == "torch.distributed.init_process_group"
+        return {ref for c in f.calls_to("torch.distributed.init_process_group")
                 for a in c.args if a.keyword is not None and a.keyword.value == "world_size"
                 and isinstance(a.value, (cst.Name, cst.Attribute)) and (ref := f.ref(a.value)) is not None}
 
@@ -1009,7 +1009,7 @@ class SameValues:
         names = {dotted(scheduler)} if scheduler is not None else {
             dotted(target) for target, value, _ in f.assigns
             if isinstance(value, cst.Call) and (f.qualify(value.func) or "").startswith("torch.optim.lr_scheduler.")}
-        steps = [c for c in f.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "step"
+        steps = [c for c in f.calls_named("step") if isinstance(c.func, cst.Attribute) and c.func.attr.value == "step"
                  and dotted(c.func.value) in names - {None}]
         return (bool(steps) or scheduler is None) and all(self._shared(a.value, proving) for c in steps for a in c.args)
 

@@ -60,8 +60,8 @@ TEXTUAL = frozenset({"str", "format", "strftime", "isoformat", "replace", "join"
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
-    for call in facts.calls:
-        if facts.qualify(call.func) not in CLOCKS or not _names_something(facts, call):
+    for call in facts.calls_to(*CLOCKS):
+        if not _names_something(facts, call):
             continue
         edits.replace(call, lambda node: cst.Call(cst.Name("from_main_process"), [cst.Arg(cst.Lambda(
             cst.Parameters(), node))]),

@@ -49,7 +49,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.warn(call, f"`{facts.code(call)}` runs its trials in threads: ddpify cannot take their suggestions "
                          "from the main process (broadcasts from several threads at once), and the processes may "
                          "train different hyperparameters; run the trials one at a time (n_jobs=1) under torchrun")
-    for call in facts.calls:
+    for call in facts.calls_named(*DRAWS):
         if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in DRAWS or _unused(facts, call):
             continue
         code = facts.code(call)

@@ -137,7 +137,7 @@ def _torchrun_abbreviations(facts: Facts, edits: Edits) -> None:
     argument (the pytorch-template's `args.add_argument(*opt.flags, ...)` over a list of
     `CustomArgs(['--e', '--epoch'], ...)`), the option strings written in lists and tuples of the
     program stand for them, each named where it is written."""
-    adds = [c for c in facts.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "add_argument"]
+    adds = [c for c in facts.calls_named("add_argument") if isinstance(c.func, cst.Attribute)]
     flags: list[tuple[cst.SimpleString, cst.CSTNode]] = [
         (a.value, c) for c in adds for a in c.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
     if any(a.star == "*" for c in adds for a in c.args):
@@ -158,7 +158,7 @@ def _torchrun_abbreviations(facts: Facts, edits: Edits) -> None:
 def _known_flags(facts: Facts, parser: str) -> set[str]:
     """The spellings of the launcher argument the parser already defines."""
     known: set[str] = set()
-    for call in facts.calls:
+    for call in facts.calls_named("add_argument"):
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument" \
                 and dotted(call.func.value) == parser:
             known |= {flag for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)

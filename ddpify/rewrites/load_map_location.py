@@ -27,9 +27,7 @@ SUMMARY = "give torch.load a map_location to this process's device"
 
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
-    for call in facts.calls:
-        if facts.qualify(call.func) != "torch.load":
-            continue
+    for call in facts.calls_to("torch.load"):
         if mt.keyword(call, "map_location") or mt.positional(call, 1):
             continue
         edits.replace(call, lambda node: build.append_arg(node, build.keyword("map_location", "local_device()")),

@@ -91,7 +91,7 @@ def _drop_index(call: cst.Call) -> cst.Call:
 
 def _device_zeros(facts: Facts) -> Iterator[cst.BaseExpression]:
     """The `0` of `0 if torch.cuda.is_available() else "cpu"`, `device = 0` and `.to(0)`."""
-    for call in facts.calls:
+    for call in facts.calls_named("to"):
         if mt.is_method_call(call, "to") and call.args and mt.is_zero(call.args[0].value):
             yield call.args[0].value
     for target, value, stmt in facts.assigns:

@@ -274,7 +274,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         _hoist_collectives(facts, models, refs, edits, stmt, guarded, taken)
     for stmt in [*files, *(s for s in writes if facts.scope(s) in writers)]:
         _write_atomically(facts, edits, stmt)
-    readers = [c for c in facts.calls if _reads(facts, c)] if saves else []
+    inside: dict = {}  # (what each function's own calls read, asked once per function)
+    readers = [c for c in facts.calls if _reads(facts, c, inside=inside)] if saves else []
     main_only = {*guarded, *owners}  # a barrier inside them would wait for processes that never come
     reading = {stmt: _may_read_back(facts, stmt, readers) for stmt in saves}
     points = {stmt: _reached_by_all(facts, stmt, main_only) for stmt in saves
@@ -309,12 +310,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     _reads_of_main_only(facts, edits, loggers, writes)
     _kept_handles(facts, edits, opened, writes, prepared)
     _runs_opened_by_with(facts, edits)
-    for call in facts.calls:
-        if facts.qualify(call.func) == "os.makedirs" and not _tolerates_existing(facts, call) and \
+    for call in facts.calls_to("os.makedirs"):
+        if not _tolerates_existing(facts, call) and \
                 _made_if_missing(facts, call):
             edits.replace(call, _exist_ok, "every process makes the folder if it is missing (exist_ok=True): "
                           "no race, and no barrier that some callers may not reach")
-    bars = [c for c in facts.calls if facts.qualify(c.func) in ("tqdm.tqdm", "tqdm.trange") and not mt.keyword(c, "disable")]
+    bars = [c for c in facts.calls_to("tqdm.tqdm", "tqdm.trange") if not mt.keyword(c, "disable")]
     for call in bars:
         if mt.keyword(call, "file") is None and _counts_read(facts, call):
             edits.replace(call, _bar_to_file, "progress bar shown on the main process only; the others draw it "
@@ -340,7 +341,8 @@ def _log_file_handlers(facts: Facts, edits: Edits) -> bool:
     the main process (`log_config_on_main`, given the file's `defaults` and `encoding` too, with
     which it reads the file there). True if a guard is imported for any of them."""
     found = configured = False
-    for call in facts.calls:
+    for call in facts.calls_to("logging.basicConfig", "logging.config.dictConfig", "logging.config.fileConfig",
+                               *LOG_FILE_HANDLERS):
         made = facts.qualify(call.func)
         if made == "logging.basicConfig" and not _already_guarded(facts, call, {}):
             configured = _basic_config_file(call, edits) or configured
@@ -1375,7 +1377,8 @@ def _picture_readers(facts: Facts, readers: list[cst.Call]) -> list[cst.Call]:
     and the functions only they call (`__getitem__` reads the samples the program trains on); a
     plot nothing reads so needs
     no barrier after it (a `torch.load` or a text file read later reads another file)."""
-    return [c for c in readers if not _data_sets_own(facts, c) and _reads(facts, c, only=_reads_picture)]
+    inside: dict = {}
+    return [c for c in readers if not _data_sets_own(facts, c) and _reads(facts, c, only=_reads_picture, inside=inside)]
 
 
 def _data_sets_own(facts: Facts, call: cst.Call) -> bool:
@@ -1422,7 +1425,8 @@ def _text_readers(facts: Facts, readers: list[cst.Call]) -> list[cst.Call]:
     (`torch.load`, `pickle.load`, ...: `BINARY_READERS`) and `open(p, "rb")`, itself or in the
     functions it calls. A log appended to line by line (`logging(s)`) needs no barrier where the
     program only reads checkpoints after it."""
-    return [c for c in readers if _reads(facts, c, only=_reads_text)]
+    inside: dict = {}
+    return [c for c in readers if _reads(facts, c, only=_reads_text, inside=inside)]
 
 
 def _reads_text(facts: Facts, call: cst.Call) -> bool:
@@ -1532,10 +1536,12 @@ def _same_file(facts: Facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:
 
 
 def _reads(facts: Facts, call: cst.Call, depth: int = 1,
-           only: Callable[[Facts, cst.Call], bool] | None = None) -> bool:
+           only: Callable[[Facts, cst.Call], bool] | None = None, inside: dict | None = None) -> bool:
     """A call that reads a file, itself or in a function of this file it calls (`restore()`);
     with `only`, a read that `only(facts, call)` accepts. Not a read of an in-memory buffer
-    (`Image.open(buf)` after `plt.savefig(buf)`, `buf = io.BytesIO()`): no file."""
+    (`Image.open(buf)` after `plt.savefig(buf)`, `buf = io.BytesIO()`): no file. `inside`: where
+    the caller asks of many calls, what it found of each function's own calls, kept there (a
+    helper that every step calls is read once, not once per call of it)."""
     source = mt.positional(call, 0)
     if source is not None and writes.in_memory(facts, source.value):
         return False
@@ -1543,8 +1549,18 @@ def _reads(facts: Facts, call: cst.Call, depth: int = 1,
             facts.qualify(call.func) in READERS and not mt.opens_for_writing(call) or \
             mt.is_call_of(call, "open") and not mt.is_open_for_writing(call):
         return True
-    return depth > 0 and any(_reads(facts, c, depth - 1, only) for f in facts.user_functions(call)
-                             for c in facts.calls_in(f))
+    return depth > 0 and any(_reads_inside(facts, f, depth - 1, only, inside) for f in facts.user_functions(call))
+
+
+def _reads_inside(facts: Facts, func: cst.FunctionDef, depth: int, only: Callable[[Facts, cst.Call], bool] | None,
+                  inside: dict | None) -> bool:
+    """Does a call of `func`'s own read a file (`_reads`, `depth` calls deeper), kept in `inside`?"""
+    known = inside.get((func, depth)) if inside is not None else None
+    if known is None:
+        known = any(_reads(facts, c, depth, only, inside) for c in facts.calls_in(func))
+        if inside is not None:
+            inside[func, depth] = known
+    return known
 
 
 # what a disabled tqdm bar still answers (its __init__ returns before it sets up the rest: `display()`

@@ -219,7 +219,7 @@ def _drawn_without_end(facts: Facts, training: list[cst.Call]) -> list[cst.Call]
     it to run out (`it = iter(get_loader(data)); for step in range(n): x, y = next(it)`), also
     where it is made on some paths only (`iter(loader) if previous else None`)."""
     flow, found = objects.of(facts), []
-    for call in facts.calls:
+    for call in facts.calls_named("iter"):
         if not mt.is_name(call.func, "iter") or len(call.args) != 1 or \
                 not flow.of_kind(call.args[0].value, objects.LOADER) & set(training):
             continue

@@ -667,7 +667,7 @@ def _data_set_length(facts: Facts, divisor: cst.BaseExpression, loader: cst.Base
     DataLoader(datasets[split], ...)`, then `total / len(datasets[split])`): the full size."""
     if not (isinstance(divisor, cst.Call) and mt.is_name(divisor.func, "len") and len(divisor.args) == 1):
         return False
-    made = [c for c in facts.calls if facts.qualify(c.func) == "torch.utils.data.DataLoader"]
+    made = facts.calls_to("torch.utils.data.DataLoader")
     sets = [c.args[0].value for c in loaders_of(facts, loader, made) if c.args and not c.args[0].keyword]
     return any(facts.code(s) == facts.code(divisor.args[0].value) for s in sets)
 

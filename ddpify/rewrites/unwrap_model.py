@@ -112,9 +112,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         _give_bare_model(facts, refs, edits, tested, lambda bare: (
             f"`{dotted(call.func)}` tests `{bare}`, the model itself: the DistributedDataParallel wrapper is not of "
             "the model's class and has none of its attributes"))
-    for call in facts.calls:  # `torch.save(model, path)` would pickle the wrapper
+    for call in facts.calls_to("torch.save"):  # `torch.save(model, path)` would pickle the wrapper
         saved = mt.positional(call, 0)
-        if facts.qualify(call.func) == "torch.save" and saved is not None:
+        if saved is not None:
             for value in _saved_models(facts, saved.value):
                 _give_bare_model(facts, refs, edits, value, lambda bare: (
                     f"torch.save saves `{bare}`, the model itself: a pickled DistributedDataParallel would not load "
@@ -127,9 +127,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         _give_bare_model(facts, refs, edits, traced, lambda bare: (
             f"`{dotted(call.func)}` traces `{bare}`, the model itself: tracing the DistributedDataParallel wrapper "
             "fails on its process group"))
-    for call in facts.calls:  # `self.shadow = copy.deepcopy(model)` would copy the wrapper: a second DDP
+    for call in facts.calls_to(*COPIES):  # `self.shadow = copy.deepcopy(model)` would copy the wrapper: a second DDP
         copied = mt.positional(call, 0)
-        if facts.qualify(call.func) in COPIES and copied is not None and len(call.args) == 1:
+        if copied is not None and len(call.args) == 1:
             _give_bare_model(facts, refs, edits, copied.value, lambda bare: (
                 f"`{dotted(call.func)}` copies `{bare}`, the model itself: a copy of the DistributedDataParallel "
                 "wrapper is a second wrapper, whose forward is a collective of its own"))
@@ -182,7 +182,7 @@ def _module_path(facts: Facts, attr: cst.Attribute) -> bool:
 def _dataparallel_loads(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> None:
     """`model.load_state_dict(sd)` of a DataParallel script -> `load_state_dict(without_module_prefix(sd))`:
     its old checkpoints have `module.` keys."""
-    for call in facts.calls:
+    for call in facts.calls_named("load_state_dict"):
         if mt.is_method_call(call, "load_state_dict") and call.args and isinstance(call.func, cst.Attribute):
             ref = facts.ref(call.func.value)
             model = refs.get(ref) if ref is not None else None
@@ -197,7 +197,7 @@ def _dataparallel_loads(facts: Facts, refs: dict[Ref, Model], edits: Edits) -> N
 def _dataparallel_tests(facts: Facts, edits: Edits) -> None:
     """`isinstance(m, nn.DataParallel)` (or a tuple naming it) -> `isinstance(m, (nn.DataParallel,
     DistributedDataParallel))`, in a program whose DataParallel became DistributedDataParallel."""
-    for call in facts.calls:
+    for call in facts.calls_named("isinstance"):
         second = mt.positional(call, 1)
         if second is None or not mt.is_name(call.func, "isinstance"):
             continue
@@ -285,7 +285,7 @@ def _typed_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
     torch (`type(m) == nn.DataParallel` tests for a wrapper: `_dataparallel_type_tests`). Given the
     wrapper it names DistributedDataParallel: a checkpoint named `f"{type(model).__name__}.pt"`
     would be `DistributedDataParallel.pt`, and `type(model)(cfg)` would build a wrapper."""
-    return [(call, call.args[0].value) for call in facts.calls
+    return [(call, call.args[0].value) for call in facts.calls_named("type")
             if mt.is_name(call.func, "type") and len(call.args) == 1 and not call.args[0].star
             and not _compared_to_torch(facts, call)]
 
@@ -310,7 +310,7 @@ def _tested_models(facts: Facts) -> list[tuple[cst.Call, cst.BaseExpression]]:
     Given the wrapper, each says no where the single-GPU script's said yes (or sets the
     wrapper's attribute, which the model's forward never reads)."""
     found = []
-    for call in facts.calls:
+    for call in facts.calls_named("isinstance", "hasattr", "getattr", "setattr"):
         first, second = mt.positional(call, 0), mt.positional(call, 1)
         if first is None or second is None or not mt.is_name(call.func, "isinstance", "hasattr", "getattr", "setattr"):
             continue
@@ -388,7 +388,7 @@ def _full_state_dicts(facts: Facts, models: Models, refs: dict[Ref, Model], edit
         if attr.attr.value == "module" and holds_wrapper(facts, refs, attr.value) is not None:
             edits.replace(attr, lambda node: node.value, f"`{facts.code(attr)}` -> `{facts.code(attr.value)}` "
                           "(FSDP2 keeps the model's class: there is no .module)")
-    for call in facts.calls:
+    for call in facts.calls_named("state_dict", "load_state_dict"):
         if not mt.is_method_call(call, "state_dict", "load_state_dict") or not isinstance(call.func, cst.Attribute):
             continue
         receiver = call.func.value
@@ -418,9 +418,9 @@ def _full_state_dicts(facts: Facts, models: Models, refs: dict[Ref, Model], edit
                 edits.todo(facts.statement(call), _UNNAMED.format(code=facts.code(receiver), what="load_state_dict()"))
             else:
                 _load(edits, call, "load_full_optimizer_state_dict", name, facts.code(receiver))
-    for call in facts.calls:
+    for call in facts.calls_to("torch.save"):
         saved = mt.positional(call, 0)
-        if facts.qualify(call.func) == "torch.save" and saved is not None and fsdp.sharded_name(facts, models, refs, saved.value):
+        if saved is not None and fsdp.sharded_name(facts, models, refs, saved.value):
             edits.todo(facts.statement(call), f"this pickles the sharded `{facts.code(saved.value)}` (its parameters "
                        "are shards): save `full_state_dict(...)` instead, or gather it first")
 

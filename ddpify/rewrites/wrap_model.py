@@ -449,9 +449,9 @@ def _functional_calls(facts: Facts, edits: Edits, models: Models, options: Optio
     gradient as backward computes it would also average the inner loop's own `autograd.grad`
     across the processes' tasks: only the meta-gradient may be averaged, by hand. (FSDP2 keeps the
     model's class and names: not looked at.)"""
-    for call in facts.calls if not options.fsdp else ():
+    for call in facts.calls_to(*FUNCTIONAL_CALLS) if not options.fsdp else ():
         first = mt.positional(call, 0) or mt.keyword(call, "module")
-        if facts.qualify(call.func) in FUNCTIONAL_CALLS and first is not None and not facts.grad_disabled(call) \
+        if first is not None and not facts.grad_disabled(call) \
                 and holds_wrapper(facts, models.refs, first.value) is not None:
             edits.todo(facts.statement(call), f"`{facts.code(call.func)}` runs `{facts.code(first.value)}` with "
                        "weights of the program's, outside DistributedDataParallel's forward: DDP averages none of the "
@@ -504,8 +504,8 @@ def _sync_copies(facts: Facts, edits: Edits, model: Model) -> None:
     if held is None and "." in model.name:
         return  # `self.net` bound where ddpify does not see the statement: no copy of it is known
     sites = set(flow.values(held or cst.Name(model.name)))
-    for call in facts.calls:
-        if facts.qualify(call.func) != "copy.deepcopy" or not call.args or not sites & set(flow.values(call.args[0].value)):
+    for call in facts.calls_to("copy.deepcopy"):
+        if not call.args or not sites & set(flow.values(call.args[0].value)):
             continue
         stmt = facts.statement(call)
         assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else stmt
@@ -789,8 +789,8 @@ def _stray_dataparallel(facts: Facts, edits: Edits, models: Models) -> None:
     replaced = {model.dataparallel for model in models.wrapped}
     assigns = [mt.sole(m.defined, cst.Assign) for m in models.wrapped if not m.synced]
     builders = {f for a in assigns if a is not None and isinstance(a.value, cst.Call) for f in facts.user_functions(a.value)}
-    for call in facts.calls:
-        if facts.qualify(call.func) != "torch.nn.DataParallel" or call in replaced or facts.scope(call) not in builders:
+    for call in facts.calls_to("torch.nn.DataParallel"):
+        if call in replaced or facts.scope(call) not in builders:
             continue
         statement, inner = facts.statement(call), mt.positional(call, 0) or mt.keyword(call, "module")
         if inner is None:

@@ -241,6 +241,33 @@ class Facts:
         """The calls one function (or the module's top level) runs itself, in source order."""
         return self._calls_by_func.get(scope, [])
 
+    @cached_property
+    def _calls_by_callee(self) -> dict[str | None, list[cst.Call]]:
+        return _grouped(self.calls, lambda call: self.qualify(call.func))
+
+    @cached_property
+    def _calls_by_last_name(self) -> dict[str | None, list[cst.Call]]:
+        return _grouped(self.calls, _last_name)
+
+    def calls_to(self, *qualified: str) -> list[cst.Call]:
+        """The calls of the program whose callee is one of `qualified` through the imports
+        (`qualify`: `torch.save(...)`, `save(...)` after `from torch import save`), in source order:
+        a question about one library function reads its calls, not every call of the program."""
+        return self._indexed(self._calls_by_callee, qualified)
+
+    def calls_named(self, *names: str) -> list[cst.Call]:
+        """The calls of the program whose callee is spelled `name(...)` or `x.name(...)` for one
+        of `names` (a superset of the calls `mt.is_call_of` or `mt.is_method_call` accepts), in
+        source order."""
+        return self._indexed(self._calls_by_last_name, names)
+
+    def _indexed(self, index: dict[str | None, list[cst.Call]], keys: tuple[str, ...]) -> list[cst.Call]:
+        found = [c for key in dict.fromkeys(keys) for c in index.get(key, ())]
+        if len(keys) > 1:
+            spans = self.spans
+            found.sort(key=lambda call: spans[call][0])
+        return found
+
     # tree navigation ---------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
         """The source text of `node`, as the script spells it."""
@@ -289,7 +316,7 @@ class Facts:
         that class (`self` an instance): `setattr(Trainer, "hooked", hooked)` or `Trainer.hooked =
         hooked` (a notebook adding methods cell by cell), the function's definition bound there."""
         found: dict[cst.CSTNode, cst.ClassDef] = {}
-        pairs = [(call.args[0].value, call.args[2].value, call) for call in self.calls
+        pairs = [(call.args[0].value, call.args[2].value, call) for call in self.calls_named("setattr")
                  if isinstance(call.func, cst.Name) and call.func.value == "setattr" and len(call.args) == 3]
         pairs += [(target.value, value, stmt) for target, value, stmt in self.assigns if isinstance(target, cst.Attribute)]
         for owner, func, at in pairs:
@@ -478,6 +505,7 @@ class Facts:
         """Read `name` as `qualified` from here on, as if the module imported it."""
         self.imports.aliases[name] = qualified
         self._qualified.clear()
+        self.__dict__.pop("_calls_by_callee", None)
 
     def _bound_names(self, func: cst.FunctionDef) -> set[str]:
         """Names a function binds: parameters, assignment targets and loop targets, but for the
@@ -1976,7 +2004,7 @@ class Facts:
         items it copies under their keys or None) of each store its methods make into `self` by a name
         given as a value: `setattr(self, name, value)`, `self.__setattr__(name, value)`."""
         index: dict[cst.ClassDef, list[tuple[re.Pattern, cst.BaseExpression, cst.BaseExpression | None]]] = defaultdict(list)
-        for call in self.calls:
+        for call in self.calls_named("setattr", "__setattr__"):
             args = [a.value for a in call.args if a.keyword is None and not a.star]
             if mt.is_name(call.func, "setattr") and len(args) == 3 and mt.is_name(args[0], "self"):
                 name, value = args[1], args[2]
@@ -2608,6 +2636,13 @@ def _is_variable(name: cst.Name, parent: cst.CSTNode | None) -> bool:
     """Not `a.attr`'s attribute name, not `f(key=...)`'s keyword."""
     kind = type(parent)
     return not (kind is cst.Attribute and parent.attr is name or kind is cst.Arg and parent.keyword is name)
+
+
+def _last_name(call: cst.Call) -> str | None:
+    """The last name a call's callee spells: `f` of `f(x)` and of `a.b.f(x)`; None for any other."""
+    func = call.func
+    kind = type(func)
+    return func.value if kind is cst.Name else func.attr.value if kind is cst.Attribute else None
 
 
 def _grouped(items, key) -> dict:

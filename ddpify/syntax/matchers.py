@@ -295,7 +295,7 @@ def parse_args_calls(facts) -> list[cst.Call]:
     """`parser.parse_args()` / `parse_known_args()` on a parser of the `argparse` module."""
     if not facts.imports.imports_module("argparse"):
         return []
-    return [c for c in facts.calls if is_parse_args(c)]
+    return [c for c in facts.calls_named("parse_args", "parse_known_args") if is_parse_args(c)]
 
 
 def is_main_guard(stmt: cst.CSTNode) -> bool:
