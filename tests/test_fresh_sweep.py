@@ -54,7 +54,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep21c.json", 8),
                                         ("fresh_sweep21b.json", 8),
                                         ("fresh_sweep21a.json", 9),
-                                        ("fresh_sweep22a.json", 8)])
+                                        ("fresh_sweep22a.json", 8),
+                                        ("fresh_sweep22c.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -490,6 +491,56 @@ def test_the_twenty_first_sweeps_part_c_uses_no_repository_of_an_earlier_sweep()
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep21c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_twenty_second_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep22c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep22c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_stand_in_pydantic_keeps_fields_and_defaults_and_requires_the_rest():
+    """A SimCLR trainer is a pydantic BaseModel whose fields (the model, the optimizer, ...) are passed as
+    keywords; the stand-in keeps them as attributes, a field left out takes its class default, one with
+    no default is required."""
+    out = _stubbed("from pydantic import BaseModel, ConfigDict\n"
+                   "class T(BaseModel):\n"
+                   "    model_config = ConfigDict(arbitrary_types_allowed=True)\n"
+                   "    model: object\n"
+                   "    patience: int | None = None\n"
+                   "    temperature: float = 0.07\n"
+                   "t = T(model='m', temperature=0.5)\n"
+                   "print(t.model, t.patience, t.temperature)\n"
+                   "try:\n"
+                   "    T(temperature=1.0)\n"
+                   "except TypeError:\n"
+                   "    print('required')")
+    assert out.split() == ["m", "None", "0.5", "required"]
+
+
+def test_the_stand_in_rich_serves_custom_progress_columns_tables_and_text_and_torchvision_pil_to_tensor():
+    """A progress bar's custom column subclasses rich.progress.ProgressColumn and renders rich.text.Text;
+    a tester prints a rich.table.Table; a dataset's transform starts with v2.PILToTensor."""
+    out = _stubbed("import torch\n"
+                   "from rich.progress import ProgressColumn, Task, Progress, TextColumn\n"
+                   "from rich.table import Column, Table\n"
+                   "from rich.text import Text\n"
+                   "from rich.console import Console\n"
+                   "import torchvision.transforms.v2 as T\n"
+                   "class Elapsed(ProgressColumn):\n"
+                   "    def __init__(self, table_column: Column | None = None):\n"
+                   "        super().__init__(table_column=table_column)\n"
+                   "    def render(self, task: 'Task') -> Text:\n"
+                   "        return Text('0:00', style='grey50')\n"
+                   "with Progress(TextColumn('x'), Elapsed()) as p:\n"
+                   "    p.update(p.add_task('1', total=2), advance=1)\n"
+                   "t = Table(title='metrics'); t.add_column('name'); t.add_row('acc', '0.5')\n"
+                   "Console().print(t)\n"
+                   "print(Elapsed().render(None))\n"
+                   "x = T.Compose([T.PILToTensor(), T.ToDtype(torch.float32, scale=True)])(torch.rand(3, 4, 4))\n"
+                   "print(tuple(x.shape), x.dtype)")
+    assert out.splitlines() == ["metrics", "name", "acc\t0.5", "0:00", "(3, 4, 4) torch.float32"]
 
 
 def test_the_stand_in_torchvision_serves_random_solarize_and_equalize_as_identity_modules():

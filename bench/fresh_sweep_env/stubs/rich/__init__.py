@@ -1,1 +1,1 @@
-"""A stand-in for rich (not installed here): `rich.progress` tracks an iterable by yielding its items; `rich.console` and `rich.pretty` print plainly."""
+"""A stand-in for rich (not installed here): `rich.progress` tracks an iterable by yielding its items; `rich.console` and `rich.pretty` print plainly; `rich.table` and `rich.text` hold plain strings (a custom progress column subclasses `rich.progress.ProgressColumn`)."""

@@ -41,3 +41,14 @@ class Progress:
 
     def advance(self, task_id, advance=1):
         pass
+
+
+class ProgressColumn:
+    """The base of a custom column (`render(task)` returns its Text); subclasses call its __init__."""
+
+    def __init__(self, table_column=None):
+        self.table_column = table_column
+
+
+class Task:
+    """What a column renders: a task's fields (never rendered here)."""

@@ -189,6 +189,9 @@ class ToImage(_T):
         return x.unsqueeze(0) if x.dim() == 2 else x.permute(2, 0, 1).contiguous()
 
 
+PILToTensor = ToImage  # a picture as a (C, H, W) tensor of its own dtype (uint8), unscaled
+
+
 class ToDtype:
     def __init__(self, dtype, scale=False):
         self.dtype, self.scale = dtype, scale
