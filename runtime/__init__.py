@@ -235,7 +235,8 @@ _STATE = _State()
 
 
 class _SyncedMark:
-    """A parameter's ``_ddpify_synced`` while a hook of this process averages its gradient: true
+    """A parameter's ``_ddpify_synced`` while a hook of this process averages its gradient (or the
+    program's ``average_gradients`` before each step: ``sync_gradients(..., at_step=True)``): true
     here, and ``False`` once pickled (``torch.save(model)`` of a synced model), since the hook is not
     pickled: a process that loads the model and syncs it again hooks its parameters again (a saved
     ``True`` made ``sync_gradients`` skip them, and their gradients were never averaged)."""
@@ -1184,7 +1185,7 @@ def penalty_gradients(model: Any, gradients: Any) -> Any:
     return type(gradients)(g if g is None else g + zero for g in gradients)
 
 
-def sync_gradients(model: Any) -> Any:
+def sync_gradients(model: Any, at_step: bool = False) -> Any:
     """``model`` with its gradients averaged over the processes as backward computes them, and
     no wrapper: for a model trained through its own methods (``loss = wgan.c_loss(x, z)``,
     ``scholar.train_with_replay(data)``), which never run DistributedDataParallel's forward, so a
@@ -1201,6 +1202,13 @@ def sync_gradients(model: Any) -> Any:
     batch sets (ActNorm's data-dependent initialization, ``self.s.data = ...`` in its forward) is
     set by each process from its own shard, and the processes would then step different values.
     One process: ``model`` as it is.
+
+    ``at_step=True``: the processes start from the main process's values, and no hook is added:
+    the program averages the gradients itself right before each step (``average_gradients(optimizer)``,
+    which ddpify inserts there). For tensors the program also differentiates by
+    ``torch.autograd.grad`` (a meta-learner's inner loop over the weights a plain dict holds,
+    ``Adam(sync_gradients(self.weights.values(), at_step=True))``): a hook would average those
+    gradients across the processes' tasks too, where only the step's may be averaged.
     """
     world = get_world_size()
     if world < 2:
@@ -1211,6 +1219,10 @@ def sync_gradients(model: Any) -> Any:
     params = list(model.parameters()) if module else list(model)
     for tensor in [*params, *(model.buffers() if module else ())]:
         dist.broadcast(tensor.data, 0)
+    if at_step:
+        for param in params:  # averaged by the program's average_gradients() before each step
+            param._ddpify_synced = _SYNCED  # type: ignore[attr-defined]
+        return model
 
     for param in params:
         if param.requires_grad and not getattr(param, "_ddpify_synced", False):

@@ -378,6 +378,8 @@ CLIMBING = [
     ('os.path.join(HERE, "configs")', False),
     ('Path(__file__).parent / "configs"', False),
     ('os.path.join(os.path.dirname(__file__), "configs")', False),
+    ('Path(sys.modules[__name__].__file__).parent.parent / "configs"', True),   # the module's file named so
+    ('os.path.join(os.path.dirname(sys.modules[__name__].__file__), "configs")', False),
 ]
 
 
@@ -393,6 +395,7 @@ def test_a_path_from_file_that_climbs_above_its_folder_names_the_originals_place
 
     code = textwrap.dedent(f"""\
         import os
+        import sys
         from pathlib import Path
         ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         HERE = os.path.dirname(__file__)

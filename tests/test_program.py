@@ -301,8 +301,9 @@ def test_gradients_set_by_hand_before_a_step_are_averaged_and_elsewhere_said_to_
     computed by its own method and assigned to `rbm.W.grad` before `optimizer.step()`, no backward
     anywhere: the report said "no `.backward()` in the code ddpify read: the training loop runs
     elsewhere", false (it is there). Now (decision 0162) that loop trains: the gradients are
-    averaged before the step, and no warning is left. Where a helper sets them and the step is in
-    another function, the warning names the hand-set gradients at their assignment; an optimizer
+    averaged before the step, and no warning is left. So where a helper the loop calls sets them
+    before the loop's step (decision 0171: 0162's Left). Where the step is in another function
+    the loop calls, the warning names the hand-set gradients at their assignment; an optimizer
     with no backward and no gradient set keeps the old warning."""
     rbm = """\
         import torch
@@ -337,6 +338,21 @@ def test_gradients_set_by_hand_before_a_step_are_averaged_and_elsewhere_said_to_
         for step in range(3):
             set_grads(rbm.grads(torch.rand(4, 4)))
             optimizer.step()
+        """})
+    changes = convert_program(program()).changes
+    assert not [c for c in changes if c.kind == "warning" and "backward()" in c.message], changes
+    assert [(c.line, c.message.split(" averaged")[0]) for c in changes if "set by hand" in c.message] == [
+        (19, "gradients set by hand (`rbm.W.grad = ...`, no .backward())")], changes
+    write({"train.py": rbm + """\
+        def set_grads(g):
+            rbm.W.grad = -g
+
+        def take_step():
+            optimizer.step()
+
+        for step in range(3):
+            set_grads(rbm.grads(torch.rand(4, 4)))
+            take_step()
         """})
     warnings = [c for c in convert_program(program()).changes if c.kind == "warning" and "backward()" in c.message]
     assert [(w.line, w.message.split(":")[0]) for w in warnings] == [(15, "gradients set by hand with no `.backward()` (contrastive divergence, an update the program computes), where no optimizer steps in the same loop or function")], warnings

@@ -977,3 +977,34 @@ def test_a_cache_of_the_program_prepares_its_files(name):
     call = next(c for c in facts.calls if facts.code(c).startswith(("Cache(", "cached(", "save_once(")) and
                 facts.scope(c) is facts.module)
     assert (writes.prepared_by(facts, call) is not None) is prepares
+
+
+# which tensors an optimizer is given that no module holds (sweep 21c's mtnet_sinusoid_meta, decision 0171): the values of
+# a dict of Parameters a meta-learner fills under computed keys and keeps as a plain attribute, as a list of them was
+TENSOR_DICT_HEAD = "import torch\nimport torch.nn as nn\nfrom collections import OrderedDict\nfrom torch.nn.parameter import Parameter\n"
+TENSOR_DICTS = {  # name: (code, what bare_tensors gives: the optimizer's argument, or None)
+    "computed_keys": ("weights = OrderedDict()\nfor i in range(3):\n    weights[f'w{i}'] = nn.Parameter(torch.randn(4, 4))\n"
+                      "    weights[f'b{i}'] = Parameter(torch.zeros(4))\nopt = torch.optim.Adam(weights.values(), lr=1e-3)\n",
+                      "weights.values()"),
+    "an_attribute_built_by_a_method_and_rebound_later": (
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.weights = self.build()\n"
+        "        self.opt = torch.optim.Adam(list(self.weights.values()))\n    def build(self):\n        w = OrderedDict()\n"
+        "        w['a'] = Parameter(torch.zeros(2))\n        return w\n    def test(self):\n"
+        "        self.weights = torch.load('w.pt')['weights']\n", "list(self.weights.values())"),
+    "a_display_of_factories": ("params = {'a': torch.zeros(3, requires_grad=True), 'b': torch.ones(2, requires_grad=True)}\n"
+                               "opt = torch.optim.SGD(params.values(), lr=0.1)\n", "params.values()"),
+    "near_miss_a_modules_weight_beside": ("net = nn.Linear(2, 2)\nweights = {'w': net.weight, 'extra': nn.Parameter(torch.zeros(2))}\n"
+                                          "opt = torch.optim.SGD(weights.values(), lr=0.1)\n", None),
+    "near_miss_named_parameters": ("net = nn.Linear(2, 2)\nweights = dict(net.named_parameters())\n"
+                                   "opt = torch.optim.SGD(weights.values(), lr=0.1)\n", None),
+    "near_miss_items": ("weights = {'a': nn.Parameter(torch.zeros(2))}\nopt = torch.optim.SGD(weights.items(), lr=0.1)\n", None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TENSOR_DICTS))
+def test_the_values_of_a_dict_of_tensors_no_module_holds_are_bare_tensors(name):
+    code, expected = TENSOR_DICTS[name]
+    facts = Facts(parse_module(TENSOR_DICT_HEAD + code))
+    optimizer = next(c for c in facts.calls if facts.code(c.func).startswith("torch.optim."))
+    found = models.bare_tensors(facts, optimizer)
+    assert (None if found is None else facts.code(found)) == expected

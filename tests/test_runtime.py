@@ -323,6 +323,28 @@ def test_sync_gradients_of_tensors_no_module_holds_starts_from_the_main_process_
     assert rt._synchronised_elsewhere(log_alpha) and not rt._synchronised_elsewhere(frozen)
 
 
+def test_sync_gradients_at_the_step_starts_from_the_main_process_and_leaves_other_gradients_alone(monkeypatch):
+    """`Adam(sync_gradients(self.weights.values(), at_step=True))`: a meta-learner's weights, a dict of
+    Parameters no module holds, differentiated by `torch.autograd.grad` in its inner loop too. They
+    start from the main process's values; no hook averages a gradient as it is computed (the inner
+    loop's stays this process's own); `average_gradients(optimizer)` before the step averages the
+    optimizer's."""
+    weights = {"w": torch.nn.Parameter(torch.zeros(2)), "b": torch.nn.Parameter(torch.zeros(1))}
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    monkeypatch.setattr(rt.dist, "broadcast", lambda tensor, src: tensor.fill_(0.5))
+    monkeypatch.setattr(rt.dist, "all_reduce", lambda tensor: tensor.mul_(1 + 3))
+    values = weights.values()
+    optimizer = torch.optim.SGD(rt.sync_gradients(values, at_step=True), lr=0.1)
+    assert torch.equal(weights["w"].detach(), torch.tensor([0.5, 0.5]))
+    (inner,) = torch.autograd.grad((weights["w"] * 2).sum(), [weights["w"]])
+    assert torch.equal(inner, torch.tensor([2.0, 2.0]))  # not averaged: no hook
+    (weights["w"] * 2).sum().backward()
+    assert torch.equal(weights["w"].grad, torch.tensor([2.0, 2.0]))
+    rt.average_gradients(optimizer)
+    assert torch.equal(weights["w"].grad, torch.tensor([4.0, 4.0]))  # 2 * (1 + 3) / 2
+    assert weights["b"].grad is None and rt._synchronised_elsewhere(weights["b"])
+
+
 def test_sync_gradients_takes_a_parameter_the_first_batch_set_from_the_main_process(monkeypatch):
     """normflows' ActNorm sets its scale from the first batch it sees (`self.s.data = ...` in its
     forward), each process from its own shard: the parameters diverged from the first step on. At

@@ -86,8 +86,9 @@ def find(facts: Facts, models: Models) -> Loaders:
     unknown = [o for o in models.untraced if bare_tensors(facts, o) is None]
     withheld = training if unknown else []  # an optimizer steps a model ddpify did not find, and so did not wrap:
     training = [] if unknown else training  # on sharded data that model would train apart on each process
-    unwrapped = [c for c in training if c in fed] if not models.wrapped and not unknown else []
-    if not models.wrapped:  # without DDP, sharded data would train a different model per process
+    synced = len(unknown) < len(models.untraced)  # tensors no module holds, synced: their gradients averaged
+    unwrapped = [c for c in training if c in fed] if not models.wrapped and not unknown and not synced else []
+    if not models.wrapped and not synced:  # without DDP, sharded data would train a different model per process
         training = []
     iterable = [c for c in training if is_iterable_dataset(facts, c) and _speaks_of_ranks(facts, c)
                 or library_stream(facts, c) == NAMED]
@@ -190,8 +191,13 @@ def _by_key(facts: Facts, call: cst.Call, roles: dict[str, bool]) -> tuple[str, 
 
 def _training_loops(facts: Facts) -> list[cst.For]:
     """The batch loops, and the loops around them that iterate data too (`for x, y in loader:`
-    around `for net, opt in zip(nets, optimizers):`, which trains each model on the batch)."""
+    around `for net, opt in zip(nets, optimizers):`, which trains each model on the batch). A
+    loop over data that calls a module whose forward trains (`_trains`) is a batch loop too."""
     inner = facts.batch_loops()
+    if _stepping_forwards(facts):  # `for x, y in loader: learner(x, y)`, whose forward steps
+        more = [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in inner and not facts.counts(lp.iter)
+                and _trains(facts, lp)]
+        inner = inner + [lp for lp in more if not any(o is not lp and facts.is_inside(o, lp) for o in more)]
     return inner + [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in inner
                     and not mt.is_counting(lp.iter) and any(facts.is_inside(b, lp) for b in inner)]
 
@@ -221,7 +227,7 @@ def _stepped(facts: Facts, consumed: set[cst.FunctionDef]):
             continue
         for point, drawn in _drawing_points(facts, call, iterator, 3):
             loop = next(facts.enclosing_loops(point), None)
-            if loop is None or not (facts.trains(loop) or facts.scope(loop) in consumed):
+            if loop is None or not (_trains(facts, loop) or facts.scope(loop) in consumed):
                 continue
             ref = facts.ref(drawn) if isinstance(drawn, cst.Name) else None
             sources = facts.sources(ref) if ref is not None else []
@@ -262,8 +268,31 @@ def _comprehended(facts: Facts):
     for kind in (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp):
         for comp in facts.by_type.get(kind, ()):
             clause = comp.for_in
-            if not mt.is_counting(clause.iter) and facts.trains(comp):
+            if not mt.is_counting(clause.iter) and _trains(facts, comp):
                 yield clause, clause.iter
+
+
+def _trains(facts: Facts, node: cst.CSTNode) -> bool:
+    """`Facts.trains`, or `node` calls an instance of a module class of the program whose
+    `forward()` trains (a meta-learner that zeroes, backpropagates and steps its own optimizer in
+    its forward: `losses = [learner(*batch) for batch in loader]`, `loss = meta(x, y)`)."""
+    if facts.trains(node):
+        return True
+    stepping = _stepping_forwards(facts)
+    if not stepping:
+        return False
+    flow = objects.of(facts)
+    return any(cls in stepping for c in facts.calls_in(node) if isinstance(c.func, (cst.Name, cst.Attribute))
+               for site in flow.values(c.func) for cls in flow.classes_built(site))
+
+
+def _stepping_forwards(facts: Facts) -> frozenset[cst.ClassDef]:
+    """The classes of the program whose `forward()` trains (`Facts.trains`), found once."""
+    found = facts.__dict__.get("_stepping_forwards")
+    if found is None:
+        found = facts.__dict__["_stepping_forwards"] = frozenset(
+            cls for cls in facts.by_type.get(cst.ClassDef, ()) if any(facts.trains(m) for m in facts.method(cls, "forward")))
+    return found
 
 
 def _passing_generator(facts: Facts, value: cst.BaseExpression, consumed: set[cst.FunctionDef]) -> bool:

@@ -21,7 +21,7 @@ import builtins
 import itertools
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
@@ -2986,16 +2986,24 @@ def _in_same_loop(facts: Facts, stmt: cst.CSTNode, expr: cst.CSTNode) -> bool:
 TENSORS = frozenset(f"torch.{f}" for f in (
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "rand", "randn", "arange", "linspace",
     "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like"))
+PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
-def bare_tensors(facts: Facts, optimizer: cst.CSTNode) -> cst.List | cst.Tuple | None:
-    """The list of tensors an optimizer is given (`Adam([self.log_alpha], lr=lr)`) where each is
-    made by a tensor factory of torch (`torch.zeros(1, requires_grad=True)`, `torch.tensor(x)`,
-    moved or not): no module holds it, so no wrapper would sync it. None for anything else. A
-    name the module's top level binds again after the optimizer is built (a notebook's `x` drawn
-    anew for a plot) is the tensor its last binding before that holds (`_bound_last`)."""
+def bare_tensors(facts: Facts, optimizer: cst.CSTNode) -> cst.BaseExpression | None:
+    """What an optimizer is given where every tensor in it is made by a tensor factory of torch
+    (`torch.zeros(1, requires_grad=True)`, `torch.tensor(x)`, moved or not) or is an
+    `nn.Parameter(...)` no module registers: no module holds it, so no wrapper would sync it. Either
+    a list of them (`Adam([self.log_alpha], lr=lr)`) or the values of a dict that holds them
+    (`Adam(self.weights.values())` over `weights[f"w{i}"] = nn.Parameter(...)`, a plain dict
+    attribute of a module: `_dict_of_tensors`). None for anything else. A name the module's top
+    level binds again after the optimizer is built (a notebook's `x` drawn anew for a plot) is the
+    tensor its last binding before that holds (`_bound_last`)."""
     arg = (mt.positional(optimizer, 0) or mt.keyword(optimizer, "params")) if isinstance(optimizer, cst.Call) else None
-    if arg is None or not isinstance(arg.value, (cst.List, cst.Tuple)) or not arg.value.elements:
+    if arg is None:
+        return None
+    if not isinstance(arg.value, (cst.List, cst.Tuple)):
+        return arg.value if _dict_of_tensors(facts, arg.value, optimizer) else None
+    if not arg.value.elements:
         return None
     flow = objects.of(facts)
     for element in arg.value.elements:
@@ -3004,6 +3012,50 @@ def bare_tensors(facts: Facts, optimizer: cst.CSTNode) -> cst.List | cst.Tuple |
             if not isinstance(element, cst.Element) or not _tensor_made(facts, _bound_last(facts, element.value, optimizer)):
                 return None
     return arg.value
+
+
+def _dict_of_tensors(facts: Facts, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`weights.values()` (or `list(weights.values())`) of a dict every item of which is a tensor
+    made by a factory of torch or an `nn.Parameter(...)`: an `OrderedDict` a meta-learner fills
+    under computed keys (`weights[f"w{i}"] = Parameter(...)`) and keeps as a plain attribute, which
+    registers none of them. The dict is what its name holds where the optimizer is built: the
+    last binding of that name (`self.weights = self.build()`) before it in the same function, not
+    a later one (a test pass's `self.weights = torch.load(...)["weights"]`)."""
+    if isinstance(expr, cst.Call) and mt.is_name(expr.func, "list") and len(expr.args) == 1 and not expr.args[0].star:
+        expr = expr.args[0].value
+    if not (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value == "values"):
+        return False
+    flow = objects.of(facts)
+
+    def made(site: cst.CSTNode) -> bool:
+        return _tensor_made(facts, site) or isinstance(site, cst.Call) and facts.qualify(site.func) in PARAMETERS
+
+    def made_each(values: Iterable[cst.CSTNode]) -> bool:
+        values = list(values)
+        return bool(values) and all(made(v) for v in values)
+
+    sites = flow.values(_held_at(facts, expr.func.value, at))
+    return bool(sites) and all(  # a dict display written out: each of its values made so
+        made_each(v for e in s.elements if isinstance(e, cst.DictElement) for v in flow.values(e.value) or [e.value])
+        and all(isinstance(e, cst.DictElement) for e in s.elements) if isinstance(s, cst.Dict) else made(s)
+        for s in sites)
+
+
+def _held_at(facts: Facts, expr: cst.BaseExpression, at: cst.CSTNode) -> cst.BaseExpression:
+    """The value of the last assignment of `expr` (a name or `self.x`) before `at` in `at`'s
+    function, where that assignment is a statement of the function's own body (no branch, no loop
+    around it); `expr` itself otherwise."""
+    name, scope, line = dotted(expr), facts.scope(at), facts.statement(at)
+    if name is None:
+        return expr
+    earlier = [(value, stmt) for target, value, stmt in facts.assigns
+               if dotted(target) == name and facts.scope(stmt) is scope and facts.before(stmt, line)]
+    last = max(earlier, key=lambda pair: facts.spans[pair[1]][0], default=None)
+    if last is None or facts.parent(facts.statement(last[1])) is not facts.parent(line) or isinstance(last[0], cst.Call) \
+            and facts.qualify(last[0].func) in ("collections.OrderedDict", "dict"):
+        return expr  # (an empty dict made there: the name holds what the program stores into it)
+    return last[0]
 
 
 def _tensor_made(facts: Facts, site: cst.CSTNode | None) -> bool:

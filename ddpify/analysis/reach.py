@@ -108,8 +108,9 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
     backwards = [c for c in facts.calls if facts.is_backward(c) or facts.parameter_gradients(c) is not None]
     hand_set = [target for target, _, _ in facts.assigns
                 if isinstance(target, cst.Attribute) and target.attr.value == "grad"] if not backwards else []
-    stepped = [target for target in hand_set if any(target in facts.gradients_set_by_hand(node) for node in (
-        *facts.enclosing_loops(target), facts.scope(target)))]  # a step of its own: converted (wrap-model)
+    stepping = [node for node in (*facts.loops, *facts.by_type.get(cst.FunctionDef, ()))] if hand_set else []
+    steps = {id(t) for node in stepping for t in facts.gradients_set_by_hand(node)}  # a step of its own, or of
+    stepped = [target for target in hand_set if id(target) in steps]  # a caller's after the helper: converted
     unstepped = [target for target in hand_set if target not in stepped]
     if facts.optimizers and unstepped:  # `rbm.W.grad = -w_grad` in a helper, the step elsewhere
         yield facts.statement(unstepped[0]), (

@@ -16,7 +16,8 @@ binding of a name such a path reads, `ROOT = ...` above) names the original file
 output (`os.path.normpath(os.path.join(os.path.dirname(__file__), "../scripts/train.py"))`), so
 the path names what it named in the single-GPU program; each is said in the report. `ddpify run`
 writes its copies into a private folder and anchors them the same way. A path that stays in the
-module's folder keeps `__file__` as it is.
+module's folder keeps `__file__` as it is. `sys.modules[__name__].__file__` is the module's
+`__file__` too (a module that names itself so): anchored the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import ast
 import os
 from pathlib import Path
+from typing import TypeGuard
 
 SAME = ("os.path.abspath", "os.path.realpath", "os.path.normpath", "os.path.expanduser", "abspath", "realpath",
         "normpath", "os.fspath", "str", "Path", "pathlib.Path", "PurePath", "pathlib.PurePath", "PosixPath")
@@ -68,14 +70,14 @@ def _edits(tree: ast.Module, lines: list[bytes], anchor: bytes) -> set[tuple[int
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             bindings.setdefault(node.targets[0].id, []).append(node.value)
     bound = {name: values[0] for name, values in bindings.items() if len(values) == 1}
-    files = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "__file__"]
+    files = [n for n in ast.walk(tree) if _is_file(n)]
     edits = set()
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
-            continue
-        if node.id == "__file__":
+        if _is_file(node):
             if _climbs(node, ["F"], parents):
-                edits.add((node.lineno, node.col_offset, node.col_offset + len("__file__"), anchor))
+                edits.add(_spanned(node, anchor))
+            continue
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
             continue
         value = bound.get(node.id)
         path = _value(value, bound, parents, depth=3) if value is not None else None
@@ -84,12 +86,27 @@ def _edits(tree: ast.Module, lines: list[bytes], anchor: bytes) -> set[tuple[int
         inside = [f for f in files if _within(f, value, parents)]
         text = _anchored_text(value, lines, anchor, bound, parents, depth=3)
         if path and path[0] == ".." and inside:
-            edits |= {(f.lineno, f.col_offset, f.col_offset + len("__file__"), anchor) for f in inside}
+            edits |= {_spanned(f, anchor) for f in inside}
         elif path and path[0] == ".." and text is not None:  # `ROOT = os.path.join(HERE, "..")`: at the binding
             edits.add((value.lineno, value.col_offset, value.col_offset + len(_source(value, lines)), text))
         elif text is not None:
             edits.add((node.lineno, node.col_offset, node.col_offset + len(node.id), b"(" + text + b")"))
     return edits
+
+
+def _is_file(node: ast.AST) -> TypeGuard[ast.expr]:
+    """`__file__`, or `sys.modules[__name__].__file__` (the same module's file)."""
+    if isinstance(node, ast.Name):
+        return node.id == "__file__" and isinstance(node.ctx, ast.Load)
+    return isinstance(node, ast.Attribute) and node.attr == "__file__" and isinstance(node.ctx, ast.Load) \
+        and ast.unparse(node.value) == "sys.modules[__name__]"
+
+
+def _spanned(node: ast.expr, text: bytes) -> tuple[int, int, int, bytes]:
+    """(line, start, end, text): `node` (a `__file__` on one line) replaced by `text`."""
+    end = node.end_col_offset if node.end_lineno == node.lineno and node.end_col_offset is not None \
+        else node.col_offset + len("__file__")
+    return node.lineno, node.col_offset, end, text
 
 
 def _source(expr: ast.expr, lines: list[bytes]) -> bytes:
@@ -106,14 +123,18 @@ def _anchored_text(value: ast.expr, lines: list[bytes], anchor: bytes, bound: di
     text = _source(value, lines)
     if not text:
         return None
-    names = [n for n in ast.walk(value) if isinstance(n, ast.Name) and (n.id == "__file__" or n.id in bound and depth
-             and _value(bound[n.id], bound, parents, depth - 1) is not None)]
+    names = [n for n in ast.walk(value) if _is_file(n) or isinstance(n, ast.Name) and n.id in bound and depth
+             and _value(bound[n.id], bound, parents, depth - 1) is not None]
     for name in sorted(names, key=lambda n: n.col_offset, reverse=True):
-        inner = anchor if name.id == "__file__" else _anchored_text(bound[name.id], lines, anchor, bound, parents, depth - 1)
+        if _is_file(name):
+            inner: bytes | None = anchor
+        else:
+            assert isinstance(name, ast.Name)
+            inner = _anchored_text(bound[name.id], lines, anchor, bound, parents, depth - 1)
         if inner is None:
             return None
-        start = name.col_offset - value.col_offset
-        text = text[:start] + (inner if name.id == "__file__" else b"(" + inner + b")") + text[start + len(name.id):]
+        start, end = (s - value.col_offset for s in _spanned(name, b"")[1:3])
+        text = text[:start] + (inner if _is_file(name) else b"(" + inner + b")") + text[end:]
     return text
 
 
@@ -128,10 +149,10 @@ def _value(expr: ast.expr, bound: dict[str, ast.expr], parents: dict[ast.AST, as
     the folder above), or None where it is not a path built from `__file__` (through names bound
     once, `depth` deep)."""
     for leaf in ast.walk(expr):
-        if not isinstance(leaf, ast.Name):
-            continue
-        if leaf.id == "__file__":
+        if _is_file(leaf):
             path: list[str] | None = ["F"]
+        elif not isinstance(leaf, ast.Name):
+            continue
         elif leaf.id in bound and depth:
             path = _value(bound[leaf.id], bound, parents, depth - 1)
         else:

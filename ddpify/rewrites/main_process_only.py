@@ -137,9 +137,12 @@ a helper that gathers or runs the model is not guarded at its call but inside, s
 statement. A collective that reads a name the write itself binds (`with open(...) as f:`) gets a
 TODO.
 
-A shell command that writes files (`os.system(f"mkdir -p {d}")`, `subprocess.run(["cp", src, dst])`,
+A shell command that writes files (`subprocess.run(["cp", src, dst])`, `os.system(f"tar xf {a}")`,
 ddpify.analysis.shell) is named with a warning where every process runs it, not guarded: what it
-writes, and whether the other processes read it at once, is in a string ddpify does not read.
+writes, and whether the other processes read it at once, is in a string ddpify does not read. A
+lone `mkdir` is read (`shell_folder`): `os.system('mkdir {0}'.format(opt.outf))` is guarded as
+`os.makedirs(opt.outf)` is (`if is_main_process():` around it), and `os.system(f"mkdir -p {d}")`
+stays on every process, as `os.makedirs(d, exist_ok=True)` does.
 """
 
 from __future__ import annotations
@@ -150,7 +153,7 @@ import libcst as cst
 
 from ddpify.output import build
 from ddpify.analysis import fsdp, objects, writes
-from ddpify.analysis.shell import shell_write
+from ddpify.analysis.shell import shell_folder, shell_write
 from ddpify.analysis.writes import preparing
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
@@ -200,7 +203,7 @@ AGREED = "condition agreed across processes (agree_on): the file saved in it is 
 UNWAITED = "no barrier after this save, which is read back later: `{func}` is called where some processes may " \
     "not call it (a test that may differ between them), and a barrier in it would wait for them; a reader on " \
     "another process may read the file before the main process has written it"
-FOLDER_MAKERS = ("os.mkdir", "os.makedirs", "Path.mkdir")
+FOLDER_MAKERS = ("os.mkdir", "os.makedirs", "Path.mkdir", "mkdir")  # mkdir: a shell's (`shell_folder`)
 LOG_FILE_HANDLERS = frozenset({"logging.FileHandler", "logging.handlers.RotatingFileHandler",
                                "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler"})
 
@@ -264,6 +267,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
                 call = next(iter(facts.calls_in(stmt)), None)
                 made = mt.positional(call, 0) if what != "Path.mkdir" or call is None else \
                     cst.Arg(cst.ensure_type(call.func, cst.Attribute).value)
+                if what == "mkdir" and call is not None:
+                    folder = (shell_folder(facts, call) or (True, None))[1]
+                    made = cst.Arg(folder) if folder is not None else None
                 _barrier_before_made(facts, edits, stmt, made)
             else:
                 _barrier_before_asked(facts, edits, stmt)
@@ -432,11 +438,8 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, log
     if ends and (writes.file_write(facts, call) is None or _is_logger(facts, call, opened)):
         return None  # (a helper's `return SummaryWriter(d)`: its callers hold the writer)
     qualified = facts.qualify(call.func)
-    if qualified == "os.makedirs" and not _tolerates_existing(facts, call) and not _made_if_missing(facts, call):
-        return "os.makedirs"  # raced by every process
-    if qualified is None and mt.is_method_call(call, "mkdir") and not _tolerates_existing(facts, call) and \
-            not facts.user_functions(call):  # (a method of the program's own, which may set what others read)
-        return "Path.mkdir"  # pathlib's (`out_dir.mkdir(parents=True)`): raced by every process
+    if (folder := _raced_folder(facts, call, qualified)) is not None:
+        return folder
     if qualified in ONCE or qualified in LINKS or _is_logger(facts, call, opened):
         return dotted(call.func)
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in PATH_METHODS and qualified is None:
@@ -447,6 +450,19 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, log
         return dotted(call.func) or facts.code(call.func)  # `self.writer[tag].add_scalar`: no dotted name
     if _prints_to(call) is not None and _on_logger(facts, _prints_to(call), loggers):
         return "print(file=...)"  # print(s, file=None) would write to stdout
+    return None
+
+
+def _raced_folder(facts: Facts, call: cst.Call, qualified: str | None) -> str | None:
+    """The folder maker `call` is where every process would race to make the folder and the slower
+    ones fail (`FOLDER_MAKERS`), or None."""
+    if qualified == "os.makedirs" and not _tolerates_existing(facts, call) and not _made_if_missing(facts, call):
+        return "os.makedirs"
+    if (shell := shell_folder(facts, call)) is not None and not shell[0]:
+        return "mkdir"  # `os.system('mkdir {0}'.format(d))`: as os.makedirs(d)
+    if qualified is None and mt.is_method_call(call, "mkdir") and not _tolerates_existing(facts, call) and \
+            not facts.user_functions(call):  # (a method of the program's own, which may set what others read)
+        return "Path.mkdir"  # pathlib's (`out_dir.mkdir(parents=True)`)
     return None
 
 
@@ -711,6 +727,9 @@ class Loggers(NamedTuple):
 def _loggers(facts: Facts, opened: frozenset[cst.Call]) -> Loggers:
     made = [(t, v, s) for t, v, s in facts.assigns if _is_logger(facts, v, opened)]
     made += [(t, e, s) for t, v, s in facts.assigns for e in _logger_elements(facts, v, opened)]
+    made += [(item.asname.name, item.item, stmt) for stmt in facts.by_type.get(cst.With, ()) for item in stmt.items
+             if isinstance(item.item, cst.Call) and facts.qualify(item.item.func) in RUNS_OPENED
+             and item.asname is not None and isinstance(item.asname.name, cst.Name)]  # `with mlflow.start_run() as run:`
     refs = {facts.ref(t, s) for t, _, s in made} - {None}
     return Loggers(refs.union(*(objects.of(facts).receivers(r) for r in refs)), frozenset(v for _, v, _ in made))
 
@@ -887,15 +906,16 @@ def _runs_opened_by_with(facts: Facts, edits: Edits) -> None:
 
         with mlflow.start_run(run_name="r"):     ->   with (mlflow.start_run(run_name="r") if is_main_process() else nullcontext()):
 
-    Not where the block reads what `as` binds (`run.info.run_id`): None elsewhere, left as it is."""
+    What `as` binds (`with mlflow.start_run() as run:`) is None elsewhere, a logger as any other
+    (`_loggers`): its method calls are guarded, and a read of its attributes takes the main
+    process's value on every process (`run_id = from_main_process(lambda: run.info.run_id)`). Not
+    where `as` binds anything but a name."""
     for stmt in facts.by_type.get(cst.With, ()):
         for item in stmt.items:
             call = item.item
             if not (isinstance(call, cst.Call) and facts.qualify(call.func) in RUNS_OPENED):
                 continue
-            bound = item.asname.name if item.asname is not None else None
-            if bound is not None and (not isinstance(bound, cst.Name) or any(
-                    facts.is_inside(n, stmt) and n is not bound for n in facts.names_spelled(bound.value))):
+            if item.asname is not None and not isinstance(item.asname.name, cst.Name):
                 continue
             edits.replace(call, lambda node: cst.IfExp(test=cst.parse_expression(GUARD), body=node, orelse=cst.parse_expression(
                 "nullcontext()"), lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
@@ -1088,7 +1108,8 @@ def _name_shell_writes(facts: Facts, edits: Edits, writes: dict[cst.CSTNode, str
     guarded, for what it writes and who reads it at once are in a string ddpify does not read."""
     for call in facts.calls:
         stmt = facts.statement(call)
-        if (what := shell_write(facts, call)) and facts.scope(stmt) not in prepared and not _already_guarded(facts, stmt, writes):
+        if (what := shell_write(facts, call)) and facts.scope(stmt) not in prepared and shell_folder(facts, call) is None \
+                and not _already_guarded(facts, stmt, writes):
             edits.warn(stmt, f"`{facts.code(call.func)}(...)` runs a shell command that writes files (`{what}`) on "
                        "every process: they race each other over the same files; run it on the main process only "
                        "(`if is_main_process():`, with barrier() after it where the others read what it writes), "
@@ -1316,8 +1337,10 @@ def _agreeable_tests(facts: Facts, stmt: cst.CSTNode, point: cst.CSTNode, reader
 
 def _torch_with(facts: Facts, block: cst.With) -> bool:
     """`with torch.no_grad():` (`torch.autocast(...)`, `torch.inference_mode()`): torch's context
-    managers swallow nothing that their body raises."""
-    return all(isinstance(item.item, cst.Call) and (facts.qualify(item.item.func) or "").startswith("torch.")
+    managers swallow nothing that their body raises; nor does a tracker's run (`with
+    mlflow.start_run() as run:`, `RUNS_OPENED`: ended, and the exception raised on)."""
+    return all(isinstance(item.item, cst.Call) and ((facts.qualify(item.item.func) or "").startswith("torch.")
+                                                    or facts.qualify(item.item.func) in RUNS_OPENED)
                for item in block.items)
 
 

@@ -101,6 +101,13 @@ Tensors that no module holds, given to an optimizer of their own (SAC's entropy 
 
     alpha_optim = Adam([log_alpha], lr=lr)  ->  alpha_optim = Adam(sync_gradients([log_alpha]), lr=lr)
 
+So are the values of a dict every item of which is such a tensor or an `nn.Parameter(...)` (a
+meta-learner's weights in a plain `OrderedDict` its module never registers, `Adam(self.weights.values())`);
+where the program also takes `torch.autograd.grad` of them in the class that builds the optimizer (an
+inner loop), they are synced at the start only, `sync_gradients(self.weights.values(), at_step=True)`,
+and `average_gradients(self.optimizer)` goes right before each of its steps, so that the inner loop's
+gradients stay each process's own.
+
 A sub-module of the wrapped model replaced after the wrap in its function (the critic's
 `netD.main` rebuilt without its Sigmoid under the `if` that trains a WGAN, a new head in a
 fine-tuning branch) gets the model wrapped again right after, so that DDP holds the new
@@ -296,16 +303,17 @@ def _hand_set_steps(facts: Facts, edits: Edits, options: Options) -> None:
         optimizer.step()                  average_gradients(optimizer)
                                           optimizer.step()
 
-    (The model that trains this way, never through its forward, is synced, not wrapped: its
-    processes start from the main process's parameters, `sync_gradients`.) Not with `--strategy
-    fsdp`, where the TODO of reach stays."""
+    The same where a helper the loop calls before the step sets them (`set_grads(g)`, whose body
+    sets `rbm.W.grad = -g`). (The model that trains this way, never through its forward, is synced,
+    not wrapped: its processes start from the main process's parameters, `sync_gradients`.) Not
+    with `--strategy fsdp`, where the TODO of reach stays."""
     if options.fsdp:
         return
     for call in facts.calls:
         if not facts.steps_an_optimizer(call):
             continue
         node = next(facts.enclosing_loops(call), None) or facts.scope(call)
-        set_before = [s for s in facts.gradients_set_by_hand(node) if facts.before(s, call)]
+        set_before = [target for where, target in facts.hand_set_gradients(node) if facts.before(where, call)]
         if not set_before or any(facts.is_backward(c) or facts.parameter_gradients(c) is not None
                                  for c in (facts.calls_of(node) if isinstance(node, cst.FunctionDef)
                                            else facts.calls_in(node))):
@@ -463,13 +471,19 @@ def _functional_calls(facts: Facts, edits: Edits, models: Models, options: Optio
 
 def _untraced(facts: Facts, edits: Edits, models: Models, options: Options) -> None:
     """The optimizers whose model was not found: the tensors of one that no module holds are synced;
-    the others get a TODO."""
+    the others get a TODO. Where the program also takes `torch.autograd.grad` of them (a
+    meta-learner's inner loop, in the class that builds the optimizer), averaging each gradient
+    as backward computes it would average the inner loop's gradients across the processes' tasks
+    too: only the step's may be averaged, so they are synced at the start only and averaged
+    right before each step of that optimizer (`_synced_at_step`)."""
     unsharded = " (until a model is wrapped, ddpify leaves the training data whole too)" if not models.wrapped \
         else " (until it is, ddpify leaves the training data whole too)"
     wrap = "shard it with `model = shard_model(model)` before building the optimizer" if options.fsdp else \
         "wrap that model in DistributedDataParallel(model, device_ids=device_ids(model))"
     for optimizer in models.untraced:
         tensors = bare_tensors(facts, optimizer)
+        if tensors is not None and _synced_at_step(facts, edits, optimizer, tensors):
+            continue
         if tensors is not None:
             edits.replace(tensors, lambda node: cst.Call(cst.Name("sync_gradients"), [cst.Arg(node)]),
                           f"the optimizer's tensors `{facts.code(tensors)}` belong to no module, so no wrapper syncs "
@@ -479,6 +493,45 @@ def _untraced(facts: Facts, edits: Edits, models: Models, options: Options) -> N
             continue
         edits.todo(facts.statement(optimizer), f"could not tell which model this optimizer trains: {wrap} "
                    f"by hand{unsharded}")
+
+
+def _synced_at_step(facts: Facts, edits: Edits, optimizer: cst.CSTNode, tensors: cst.BaseExpression) -> bool:
+    """Tensors no module holds, stepped by their own optimizer, whose gradients the program also
+    takes by `torch.autograd.grad` in the class that builds it (or its function): the start is the
+    main process's, and the gradients are averaged right before each step of that optimizer, not
+    as backward computes them (the inner loop's `autograd.grad` stays each process's own). A
+    meta-learner's weights in a plain dict of Parameters, stepped in its forward:
+
+        self.optimizer = Adam(self.weights.values())  ->  self.optimizer = Adam(sync_gradients(self.weights.values(), at_step=True))
+        ...                                               ...
+        losses.backward()                                 losses.backward()
+        self.optimizer.step()                             average_gradients(self.optimizer)
+                                                          self.optimizer.step()
+
+    False (nothing done) where no such gradient is taken, or no `.step()` of the optimizer is found:
+    the hooks of `sync_gradients` average them then."""
+    owner = facts.enclosing_class(optimizer) or facts.scope(optimizer)
+    if not any(facts.qualify(c.func) == "torch.autograd.grad" for c in facts.calls_in(owner)):
+        return False
+    flow = objects.of(facts)
+    steps = [c for c in facts.calls if mt.is_method_call(c, "step") and not c.args
+             and optimizer in flow.values(c.func.value)]  # type: ignore[attr-defined]
+    if not steps:
+        return False
+    synced = cst.ensure_type(cst.parse_expression("sync_gradients(_, at_step=True)"), cst.Call)
+    edits.replace(tensors, lambda node: synced.with_changes(args=[cst.Arg(node), synced.args[1]]),
+        f"the optimizer's tensors `{facts.code(tensors)}` belong to no module, so no wrapper syncs them, and the "
+        "program takes torch.autograd.grad of them too: every process starts from the main process's values "
+        "(sync_gradients), and the optimizer's gradients are averaged right before each step (average_gradients), "
+        "so that the other gradients stay each process's own", needs_group=True)
+    for call in steps:
+        code = facts.code(call.func.value)  # type: ignore[attr-defined]
+        edits.insert_before(facts.statement(call), f"average_gradients({code})\n")
+        edits.record(facts.statement(call), f"the gradients of `{code}`'s tensors averaged over the processes before "
+                     "it steps (average_gradients)", needs_group=True)
+    edits.add_import("ddpify_runtime", "sync_gradients")
+    edits.add_import("ddpify_runtime", "average_gradients")
+    return True
 
 
 _PENALTY_DDP = ("torch.autograd.grad through a model DistributedDataParallel wraps (a gradient penalty), run in "

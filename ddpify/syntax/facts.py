@@ -2286,14 +2286,35 @@ class Facts:
             rbm.v_bias.grad = -v_grad
             optimizer.step()                # an optimizer of the program (`optimizers`)
 
-        Not `p.grad = None` (clearing), nor where no optimizer's `.step()` is in `node`."""
+        Not `p.grad = None` (clearing), nor where no optimizer's `.step()` is in `node`. Also those a
+        function of the program called in `node` sets (`hand_set_gradients`)."""
+        return [target for _, target in self.hand_set_gradients(node)]
+
+    def hand_set_gradients(self, node: cst.CSTNode) -> list[tuple[cst.CSTNode, cst.Attribute]]:
+        """(where, target) for each gradient `node` sets by hand where it also steps an optimizer
+        itself (`gradients_set_by_hand`): `where` is the target where `node` sets it, or the call in
+        `node` of a function of the program that sets it, 2 calls deep (`set_grads(rbm.grads(v))`,
+        whose body sets `rbm.W.grad = -g`; then `optimizer.step()`)."""
         scope = node if isinstance(node, cst.FunctionDef) else self.scope(node)
         calls = self._calls_by_func.get(node, []) if isinstance(node, cst.FunctionDef) else self.calls_in(node)
         if not any(self.steps_an_optimizer(c) for c in calls):
             return []
-        return [target for target, value, stmt in self.writes_in(scope)
-                if isinstance(target, cst.Attribute) and target.attr.value == "grad" and not mt.is_name(value, "None")
-                and (node is scope or self.is_inside(stmt, node))]
+        own: list[tuple[cst.CSTNode, cst.Attribute]] = [
+            (target, target) for target, value, stmt in self.writes_in(scope)
+            if isinstance(target, cst.Attribute) and target.attr.value == "grad" and not mt.is_name(value, "None")
+            and (node is scope or self.is_inside(stmt, node))]
+        return own + [(call, target) for call in calls for target in self._gradients_set_in(call, 2)]
+
+    def _gradients_set_in(self, call: cst.Call, depth: int) -> list[cst.Attribute]:
+        """The gradients the functions of the program `call` runs set to a value (`p.grad = g`),
+        `depth` calls deep."""
+        found: list[cst.Attribute] = []
+        for func in self.user_functions(call):
+            found += [target for target, value, _ in self.writes_in(func) if isinstance(target, cst.Attribute)
+                      and target.attr.value == "grad" and not mt.is_name(value, "None")]
+            if depth > 1:
+                found += [t for inner in self._calls_by_func.get(func, []) for t in self._gradients_set_in(inner, depth - 1)]
+        return found
 
     def steps_an_optimizer(self, call: cst.Call) -> bool:
         """`optimizer.step()` of a name (or `self.x`) that may hold one of `optimizers`."""

@@ -81,6 +81,13 @@ hand-set gradients averaged before every step.
 fixtures/objects_episodes (the twentieth sweep's DQNs, decision 0162; 0148's Left): an episode loop that breaks on
 the `done` of an environment whose episodes each process draws apart, and which raises where it is stepped past an
 episode's end: every process leaves when the first one's episode ends.
+fixtures/objects_weight_dict (the twenty-first sweep's mtnet_sinusoid_meta, decision 0171): a meta-learner whose
+weights are an OrderedDict of Parameters no module registers, stepped by its own Adam over `self.weights.values()`
+inside its forward after an inner `torch.autograd.grad` of them: every process starts from the main process's
+weights, the loader is sharded and reshuffled, the meta-gradients averaged before every step.
+fixtures/objects_helper_grads (decision 0162's Left, 0171): gradients written out by hand and set into `.grad` by a
+helper the loop calls, the loop's optimizer stepping them, no backward: sharded, reshuffled, the gradients averaged
+before every step.
 """
 
 from __future__ import annotations
@@ -125,12 +132,15 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_lookup": ((64,), {"model.pt"}),
     "objects_starred": ((64, 48, 32), {"model.pt", "head.pt"}),
     "objects_hand_grads": ((64,), {"model.pt"}),
+    "objects_weight_dict": ((64,), {"weights.pt"}),
+    "objects_helper_grads": ((64,), {"linear.pt"}),
 }
 EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline", "objects_episodes"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}
 # cases whose gradients the runtime averages with its own all-reduce, no DDP round (average_gradients after
 # gradients set by hand; sync_gradients' hooks on an ensemble's members)
-RUNTIME_AVERAGED = {"objects_meta", "objects_ensemble", "objects_hand_grads"}
+RUNTIME_AVERAGED = {"objects_meta", "objects_ensemble", "objects_hand_grads", "objects_weight_dict",
+                    "objects_helper_grads"}
 SHARED_BACKWARD = {"objects_pair", "objects_holder"}  # cases that step two optimizers after one backward  # cases that build their training loader again every epoch
 
 

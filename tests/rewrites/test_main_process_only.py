@@ -2381,12 +2381,16 @@ def test_mlflow_tracking_calls_run_on_the_main_process_only():
 @pytest.mark.parametrize("opened, changed", [
     ("with mlflow.start_run(run_name='r'):\n", True),  # MLflow's own idiom
     ("with mlflow.start_run() as run:\n", True),  # bound, never read
-    ("with mlflow.start_run() as run:\n    print(run.info.run_id)\n", False),  # near miss: read in the block
+    ("with mlflow.start_run() as run:\n    print(run.info.run_id)\n", True),  # read in the block (below)
+    ("with mlflow.start_run() as (run):\n    print(run.info.run_id)\n", True),
 ])
 def test_a_tracker_run_opened_by_with_is_the_main_processs_and_a_null_context_elsewhere(opened, changed):
     """`with mlflow.start_run():` around the training (a variation of the twenty-first sweep's WGAN-GP,
     whose logger starts its run by a statement): every process opened a run of its own. The run is
-    opened on the main process only, a null context elsewhere, the block running everywhere."""
+    opened on the main process only, a null context elsewhere, the block running everywhere. What
+    `as` binds and the block reads is the main process's run, None elsewhere (decision 0171:
+    0156's Left): its reads are shared, its calls guarded
+    (`test_a_run_bound_by_with_and_read_in_the_block_is_read_from_the_main_process`)."""
     code = ("import mlflow\nimport torch\n\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
             + opened + "    for epoch in range(2):\n        opt.zero_grad()\n        loss = model(torch.randn(4, 2)).sum()\n"
             "        loss.backward()\n        opt.step()\n        mlflow.log_metric('loss', loss.item(), step=epoch)\n")
@@ -2395,6 +2399,25 @@ def test_a_tracker_run_opened_by_with_is_the_main_processs_and_a_null_context_el
     call, _, bound = head.partition(" as ")
     assert (f"with ({call} if is_main_process() else nullcontext()){' as ' + bound if bound else ''}:\n" in out) is changed
     assert "        if is_main_process():\n            mlflow.log_metric('loss', loss.item(), step=epoch)\n" in out
+
+
+def test_a_run_bound_by_with_and_read_in_the_block_is_read_from_the_main_process():
+    """`with mlflow.start_run() as run:` whose block reads `run.info.run_id` (0156's Left) was left on
+    every process, each opening a run of its own and logging into it. The run is the main process's,
+    None elsewhere, a logger as any other: the read takes the main process's value on every process
+    (the run's `with` swallows nothing its block raises, so every process reaches the read), a call
+    of the run's methods (`run.log(...)`, wandb's) and a save naming the run are guarded."""
+    code = ("import mlflow\nimport wandb\nimport torch\n\nmodel = torch.nn.Linear(2, 1)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "with mlflow.start_run(run_name='r') as run, wandb.init(project='p') as board:\n"
+            "    run_id = run.info.run_id\n    for epoch in range(2):\n        opt.zero_grad()\n"
+            "        loss = model(torch.randn(4, 2)).sum()\n        loss.backward()\n        opt.step()\n"
+            "        board.log({'loss': loss.item()})\n    torch.save(model.state_dict(), f'model_{run_id}.pt')\n")
+    out = only(NAME, code)
+    assert "with (mlflow.start_run(run_name='r') if is_main_process() else nullcontext()) as run, " \
+           "(wandb.init(project='p') if is_main_process() else nullcontext()) as board:\n" in out
+    assert "    run_id = from_main_process(lambda: run.info.run_id)\n" in out
+    assert "        if is_main_process():\n            board.log({'loss': loss.item()})\n" in out
 
 
 PLOT_HELPER = """\
@@ -3077,7 +3100,7 @@ def test_a_file_written_where_the_if_around_it_found_none_waits_until_every_proc
     assert out.count("barrier()") == 1
 
 
-@pytest.mark.parametrize("command", ['os.system(f"mkdir -p {out}")', 'subprocess.run(["cp", "a.txt", out])',
+@pytest.mark.parametrize("command", ['os.system(f"mkdir -p {out} && touch {out}/x")', 'subprocess.run(["cp", "a.txt", out])',
                                      'os.system("rm -rf " + out)', 'os.system(f"echo done > {out}/log.txt")'])
 def test_a_shell_command_that_writes_files_on_every_process_is_named(command):
     """The thirteenth sweep's vam_train (`os.system(f'mkdir {dir}')`): a shell command that writes ran
@@ -3092,6 +3115,26 @@ def test_a_shell_command_that_writes_files_on_every_process_is_named(command):
         assert not warnings(rewritten(NAME, "import os\nimport subprocess\n" + TRAINS.end_of_epoch.around(reads + "\n")).changes)
     guarded = "import os\nrank = int(os.environ['RANK'])\nout = 'runs'\nif rank == 0:\n    " + command.replace("subprocess.run", "os.system") + "\n"
     assert not [w for w in warnings(rewritten(NAME, guarded).changes) if "shell command" in w]
+
+
+@pytest.mark.parametrize("command", ["os.system('mkdir {0}'.format(out))", 'os.system(f"mkdir {out}")',
+                                     'os.system("mkdir " + out)', 'subprocess.run(["mkdir", out])'])
+def test_a_lone_shell_mkdir_is_guarded_as_makedirs_and_with_parents_left_on_every_process(command):
+    """The twenty-first sweep's GAN trainers (held out, decision 0157's Left; 0171): `os.system('mkdir
+    {0}'.format(config.outf))` in each `main()` ran on every process with a warning; a lone `mkdir`
+    makes a folder, as `os.makedirs(out)` does, and is guarded as that is (the processes race to make
+    it). With `-p` it accepts a folder that exists, as `exist_ok=True` does: left on every process, no
+    warning. Near miss: a `mkdir` joined with another command keeps the warning, unguarded."""
+    code = "import os\nimport subprocess\nout = 'runs'\n" + TRAINS.end_of_epoch.around(command + "\n")
+    result = rewritten(NAME, code)
+    assert f"if is_main_process():\n        {command}\n" in result.code
+    assert not [w for w in warnings(result.changes) if "shell command" in w]
+    parents = command.replace("mkdir ", "mkdir -p ").replace('["mkdir", out]', '["mkdir", "-p", out]')
+    result = rewritten(NAME, "import os\nimport subprocess\nout = 'runs'\n" + TRAINS.end_of_epoch.around(parents + "\n"))
+    assert "is_main_process" not in result.code and not warnings(result.changes)
+    joined = "os.system(f'mkdir {out}; cp a.txt {out}')"
+    result = rewritten(NAME, "import os\nout = 'runs'\n" + TRAINS.end_of_epoch.around(joined + "\n"))
+    assert "is_main_process" not in result.code and len(warnings(result.changes)) == 1
 
 
 UNCALLED_SAVE = """\

@@ -4937,6 +4937,64 @@ def test_tensors_no_module_holds_given_to_an_optimizer_of_their_own_are_synced()
     assert "SGD([log_alpha, head.weight]" in result.code
 
 
+WEIGHT_DICT = """\
+from collections import OrderedDict
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Learner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weights = OrderedDict()
+        for i in range(2):
+            self.weights[f"w{{i}}"] = nn.Parameter(torch.randn(4, 4))
+        self.optimizer = torch.optim.Adam(self.weights.values(), lr=1e-3)
+
+    def run(self, x, weights):
+        return x @ weights["w0"] @ weights["w1"]
+
+    def forward(self, x, y):
+        {}
+        loss = F.mse_loss(self.run(x, fast), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+
+learner = Learner()
+loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(16, 4), torch.randn(16, 4)), batch_size=4, shuffle=True)
+for epoch in range(2):
+    for x, y in loader:
+        learner(x, y)
+"""
+INNER_STEP = ("grads = torch.autograd.grad(F.mse_loss(self.run(x, self.weights), y), list(self.weights.values()))\n"
+              "        fast = {k: w - 0.1 * g for (k, w), g in zip(self.weights.items(), grads)}")
+
+
+def test_a_dict_of_parameters_no_module_registers_is_synced_and_averaged_before_its_step():
+    """The twenty-first sweep's mtnet_sinusoid_meta (held out, decision 0171): a meta-learner keeps its
+    weights in an OrderedDict of Parameters (a plain attribute: the module registers none) and steps
+    its own Adam over `self.weights.values()` in its forward, after an inner loop's
+    `torch.autograd.grad` of them. Nothing could be wrapped: a TODO, and the loader left whole. Now
+    every process starts from the main process's weights, the meta-gradients are averaged right
+    before the step (not by hooks, which would average the inner loop's too), and the loader is
+    sharded and reshuffled. Without the inner `autograd.grad` (the near miss) the hooks of
+    `sync_gradients` average them as backward computes them, as for any tensor no module holds."""
+    result = rewritten(NAME, WEIGHT_DICT.format(INNER_STEP))
+    assert "torch.optim.Adam(sync_gradients(self.weights.values(), at_step=True), lr=1e-3)" in result.code
+    assert "        loss.backward()\n        average_gradients(self.optimizer)\n        self.optimizer.step()" in result.code
+    assert "could not tell which model" not in result.code
+    converted, _ = run(WEIGHT_DICT.format(INNER_STEP))
+    assert "loader = shard_loader(loader)" in converted and "set_epoch(loader, epoch)" in converted
+    plain = rewritten(NAME, WEIGHT_DICT.format("fast = self.weights"))
+    assert "torch.optim.Adam(sync_gradients(self.weights.values()), lr=1e-3)" in plain.code
+    assert "average_gradients" not in plain.code
+
+
 THROUGH_MODULE = """\
 import torch
 import torch.nn as nn
