@@ -33,6 +33,17 @@ So is an object of the program built, or a function of it called, that keeps a c
 nothing: `loader = MNISTLoader()`, whose `__init__` pickles the arrays it parses from CSV files
 where the pickles are missing and loads them where they are there. Built by every process at once,
 one starting late finds a pickle the first is still writing.
+
+Where the statement sits in a `with` that holds an inter-process lock (`distributed.lock_around`),
+the block goes around that `with`, not inside it: inside, the first process would wait for the
+others while holding the lock they wait for (Ray's tutorials download under one):
+
+    with FileLock(os.path.expanduser("~/data.lock")):
+        train_set = datasets.FashionMNIST("~/data", train=True, download=True)
+->
+    with main_process_first():
+        with FileLock(os.path.expanduser("~/data.lock")):
+            train_set = datasets.FashionMNIST("~/data", train=True, download=True)
 """
 
 from __future__ import annotations
@@ -41,7 +52,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddpify.analysis import writes
+from ddpify.analysis import distributed, writes
 from ddpify.analysis.same_values import same_everywhere
 from ddpify.syntax import matchers as mt
 
@@ -63,7 +74,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         downloads = download is not None and mt.is_literal_true(download.value)
         write = None if downloads else writes.prepared_by(facts, call)
         stmt = facts.statement(call)
-        if not (downloads or write is not None) or not isinstance(stmt, cst.SimpleStatementLine) or stmt in enclosed:
+        if not (downloads or write is not None) or not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        stmt = distributed.lock_around(facts, stmt) or stmt
+        if stmt in enclosed:
             continue
         built = downloads or facts.builds(call)
         if not built and facts.scope(stmt) in fetching:

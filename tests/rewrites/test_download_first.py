@@ -36,6 +36,46 @@ with main_process_first():
     ds = datasets.MNIST('data', train=True, download=True)
     val = datasets.MNIST('data', train=False, download=True)
 """, "dataset_downloads_run_on_the_first_process_of_each_node_first", scaffold=SCRIPT.before("train_loader")),
+    # a download inside a `with` that holds an inter-process lock (Ray's tutorials): the block goes
+    # around that `with`; inside it, the first process would wait at the barrier holding the lock the
+    # others wait for. The lock made apart (`lock = FileLock(...)`, `with lock.acquire(...)`) as well;
+    # near miss: a `with` of no lock (`torch.no_grad()`) keeps the block inside it
+    pair("""\
+import os
+from filelock import FileLock
+from torchvision import datasets
+def get_sets():
+    with FileLock(os.path.expanduser('~/data.lock')):
+        ds = datasets.MNIST('~/data', train=True, download=True)
+        val = datasets.MNIST('~/data', train=False, download=True)
+        return ds, val
+lock = FileLock('data.lock')
+with lock.acquire(timeout=60):
+    extra = datasets.MNIST('data', train=True, download=True)
+with torch.no_grad():
+    more = datasets.MNIST('more', train=True, download=True)
+ds, val = get_sets()
+""", """\
+from ddpify_runtime import main_process_first
+
+import os
+from filelock import FileLock
+from torchvision import datasets
+def get_sets():
+    with main_process_first():
+        with FileLock(os.path.expanduser('~/data.lock')):
+            ds = datasets.MNIST('~/data', train=True, download=True)
+            val = datasets.MNIST('~/data', train=False, download=True)
+            return ds, val
+lock = FileLock('data.lock')
+with main_process_first():
+    with lock.acquire(timeout=60):
+        extra = datasets.MNIST('data', train=True, download=True)
+with torch.no_grad():
+    with main_process_first():
+        more = datasets.MNIST('more', train=True, download=True)
+ds, val = get_sets()
+""", "a_download_under_an_interprocess_lock_runs_first_around_the_lock", scaffold=SCRIPT.before("train_loader")),
     # a data set of the program that writes its files when it is built (Sentence-VAE's PTB): built by
     # the first process before the others, which then find the files (every process at once: one reads
     # what another is still writing)
