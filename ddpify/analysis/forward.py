@@ -373,6 +373,48 @@ def made_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
     return None
 
 
+RANDOM_FILLS = frozenset({"normal_", "uniform_", "random_", "bernoulli_", "exponential_", "cauchy_", "log_normal_",
+                          "geometric_"})  # in-place draws of a tensor's values
+
+
+def redrawn_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set | None = None) -> str | None:
+    """A parameter that `forward`, or a method it calls through `self.`, draws again from random
+    numbers in place, in `cls` or a sub-module class of the program it builds in `__init__`
+    (`torch.nn.init.xavier_uniform_(self.proj.weight)` at every call: a random projection kept as a
+    frozen layer), as "`self.proj.weight` of `Net`, drawn again from random numbers in forward()
+    (`torch.nn.init.xavier_uniform_(...)`)"; or None. Each process draws its own, so the copies
+    differ between the processes in training: DDP averages gradients, it copies no parameter.
+    A parameter: a `weight` or `bias` of a sub-module (`self.proj.weight`, `.data` or not), or a
+    `self.x` that `__init__` makes an `nn.Parameter`. Not a buffer (DDP broadcasts those at each
+    forward), not a draw in `__init__`."""
+    seen = set() if seen is None else seen
+    forward = _method(facts, cls, "forward")
+    if cls in seen or forward is None:
+        return None
+    seen.add(cls)
+    own = {dotted(target) for init in filter(None, [_method(facts, cls, "__init__")])
+           for target, value, _ in facts.writes_in(init)
+           if isinstance(value, cst.Call) and facts.qualify(value.func) == "torch.nn.Parameter"}
+    for func in _reached(facts, cls, forward):
+        for call in facts.calls_in(func):
+            qualified = facts.qualify(call.func) or ""
+            if qualified.startswith("torch.nn.init.") and qualified.endswith("_") and call.args:
+                drawn = call.args[0].value
+            elif isinstance(call.func, cst.Attribute) and call.func.attr.value in RANDOM_FILLS:
+                drawn = call.func.value
+            else:
+                continue
+            name = (dotted(drawn) or "").removesuffix(".data")
+            parts = name.split(".")
+            if parts[0] == "self" and (len(parts) == 3 and parts[2] in ("weight", "bias") or name in own):
+                return f"`{name}` of `{cls.name.value}`, drawn again from random numbers in {func.name.value}() " \
+                       f"(`{facts.code(call.func)}(...)`)"
+    for sub in _sub_module_classes(facts, cls) if depth else ():
+        if (found := redrawn_in_forward(facts, sub, depth - 1, seen)) is not None:
+            return found
+    return None
+
+
 def _built(value: cst.BaseExpression) -> cst.BaseExpression:
     """What a chain of calls that hand back their object was called on: `nn.Linear(n, h)` of
     `nn.Linear(n, h).to(x.device)`."""

@@ -194,6 +194,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     for model in models.wrapped:
         name = model.name
         _warn_made_in_forward(facts, edits, model, options)
+        _warn_redrawn_in_forward(facts, edits, model)
         if options.fsdp:
             _shard(facts, edits, model, options)
             continue
@@ -643,6 +644,20 @@ def _warn_made_in_forward(facts: Facts, edits: Edits, model: Model, options: Opt
                    f"(not broadcast, their gradients not averaged) nor in an optimizer built before its first "
                    f"forward: `{model.name}` trains them apart on each process; make them in __init__, or run "
                    "one forward pass before the wrap and the optimizer")
+
+
+def _warn_redrawn_in_forward(facts: Facts, edits: Edits, model: Model) -> None:
+    """A warning at a model whose forward draws a parameter again from random numbers
+    (`forward.redrawn_in_forward`: `torch.nn.init.xavier_uniform_(self.proj.weight)` at every call):
+    each process draws its own, so that parameter differs between the processes in training, where
+    one process would use one draw per batch; the runtime's end_epoch() gives every process the main
+    process's again at each epoch's end."""
+    drawn = next(filter(None, (forward.redrawn_in_forward(facts, cls) for cls in model_classes(facts, model))), None)
+    if drawn is not None:
+        edits.warn(model.anchor, f"{drawn}: each process draws its own, so `{model.name}`'s copies of it differ "
+                   "between the processes in training (DDP averages gradients, it copies no parameter; at each "
+                   "epoch's end every process takes the main process's); draw it from a generator seeded alike "
+                   "on every process where the copies should agree")
 
 
 def _names_its_own(facts: Facts, name: str) -> bool:

@@ -5480,6 +5480,63 @@ def test_a_model_whose_forward_makes_its_layers_the_first_time_is_wrapped_with_a
            ["a sub-module of `Encoder` registered by `self.add_module(...)` in forward()"]
 
 
+REDRAWN_PROJECTION = """\
+import torch
+import torch.nn as nn
+
+
+class Warp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encode = nn.Linear(10, 16)
+        self.project = nn.Linear(16, 4)
+        self.decode = nn.Linear(4, 10)
+        for p in self.project.parameters():
+            p.requires_grad = False
+
+    def forward(self, x):
+        torch.nn.init.xavier_uniform_(self.project.weight)
+        return self.decode(self.project(self.encode(x)))
+
+
+model = Warp()
+optimizer = torch.optim.Adam(model.parameters())
+for x in torch.randn(3, 4, 10):
+    optimizer.zero_grad()
+    (model(x) - x).pow(2).mean().backward()
+    optimizer.step()
+"""
+
+
+def test_a_model_whose_forward_draws_a_parameter_again_from_random_numbers_is_wrapped_with_a_warning():
+    """Issue 27, the twenty-second sweep's deformation-field autoencoder (DDF/model.py): forward()
+    re-draws a frozen projection's weight with `torch.nn.init.xavier_uniform_` at every call. Each
+    process draws its own, so that parameter differs between the processes through each epoch (the
+    runtime gives every process the main process's at its end); the report said nothing. The model is
+    wrapped, with a warning at it naming the parameter; so for a sub-module's `self.w` made an
+    `nn.Parameter` and filled by `.data.normal_()`. Near misses: the same draw in `__init__`, and a
+    buffer re-drawn in forward (DDP broadcasts buffers), get no warning."""
+    result = rewritten(NAME, REDRAWN_PROJECTION)
+    assert "model = Warp()\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" in result.code
+    line = REDRAWN_PROJECTION.splitlines().index("model = Warp()") + 1
+    assert [(c.line, c.message.split(":")[0]) for c in result.changes if c.kind == "warning"] == \
+           [(line, "`self.project.weight` of `Warp`, drawn again from random numbers in forward() "
+                   "(`torch.nn.init.xavier_uniform_(...)`)")]
+    draw = "        torch.nn.init.xavier_uniform_(self.project.weight)\n"
+    in_init = REDRAWN_PROJECTION.replace(draw, "").replace("            p.requires_grad = False\n",
+                                                            "            p.requires_grad = False\n" + draw)
+    buffer = REDRAWN_PROJECTION.replace(draw, "        self.noise.normal_()\n").replace(
+        "        self.decode = nn.Linear(4, 10)\n",
+        "        self.decode = nn.Linear(4, 10)\n        self.register_buffer('noise', torch.zeros(4))\n")
+    assert draw not in in_init.split("def forward")[1] and "self.noise.normal_()" in buffer
+    assert not warnings(rewritten(NAME, in_init).changes) and not warnings(rewritten(NAME, buffer).changes)
+    own = REDRAWN_PROJECTION.replace(draw, "        self.scale.data.normal_()\n").replace(
+        "        self.decode = nn.Linear(4, 10)\n",
+        "        self.decode = nn.Linear(4, 10)\n        self.scale = nn.Parameter(torch.ones(4))\n")
+    assert [c.message.split(":")[0] for c in rewritten(NAME, own).changes if c.kind == "warning"] == \
+           ["`self.scale` of `Warp`, drawn again from random numbers in forward() (`self.scale.data.normal_(...)`)"]
+
+
 BARE_TENSOR_THEN_MODEL = """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
