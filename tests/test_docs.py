@@ -225,7 +225,9 @@ CONTEXTS = {
           "    def __len__(self):\n        return len(self.rows)\n"
           "    def __getitem__(self, i):\n        return torch.tensor(self.rows[i][:1]), torch.tensor(self.rows[i][1:])\n"
           "datasets, data_dir = {{}}, 'data'\nfor split in ['train', 'valid']:\n{example:4}\n"
-        + TRAIN.replace("TensorDataset(torch.randn(8, 2), torch.randn(8, 1))", "datasets['train']")],
+        + TRAIN.replace("TensorDataset(torch.randn(8, 2), torch.randn(8, 1))", "datasets['train']"),
+        "import os\nfrom filelock import FileLock\nfrom torchvision import datasets\n" + IMPORTS + "{example}\n"
+        + TRAIN.replace("TensorDataset(torch.randn(8, 2), torch.randn(8, 1))", "train_set")],
     "shard-data": [
         IMPORTS + "train_set = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))\n{example}\n" + MODEL
         + EPOCHS.replace("in loader", "in train_loader"),
