@@ -885,12 +885,20 @@ def _wait_for_all(what: str) -> None:
 @contextlib.contextmanager
 def main_process_first() -> Iterator[None]:
     """Run the block on each node's local rank 0 first (a data set download), then on the other
-    processes, which find its files in place."""
+    processes, which find its files in place.
+
+    Outside a training pass, every process then takes rank 0's random states (torch, ``random``,
+    numpy): the first process may have drawn numbers the others did not (a synthetic data set
+    generated and saved where its file was missing, which the others then read), and what is drawn
+    after the block (a ``random_split``, a model's initial weights) must be the same on every
+    process, as one process draws it once."""
     if local_rank() != 0:
         barrier()
     yield
     if local_rank() == 0:
         barrier()
+    if _initialised() and get_world_size() > 1 and not _STATE.in_pass:
+        _share_random_state()
 
 
 @contextlib.contextmanager

@@ -41,12 +41,14 @@ TORCHRUN_SCRIPT = textwrap.dedent("""
         found_download = os.path.exists(marker)
         if rank == 0:
             time.sleep(1)
+            torch.rand(5)  # a synthetic set drawn where its file is missing: on the first process only
             open(marker, "w").close()
+    after = torch.randperm(10).tolist()  # a random_split after the block: the same on every process
     report = {
         "rank": rank, "local_rank": rt.local_rank(), "world": rt.get_world_size(),
         "backend": dist.get_backend(), "main": rt.is_main_process(),
         "agree": rt.agree_on(rank == 0), "shard": list(sharded), "full": list(full),
-        "printed": printed.getvalue(), "found_download": found_download,
+        "printed": printed.getvalue(), "found_download": found_download, "after": after,
         "from_main": rt.from_main_process(lambda: f"runs/{rank}"),  # rank 1's writer is None
     }
     rt.set_epoch([], 0)  # the first call says, once, that batch sizes are per process
@@ -65,6 +67,7 @@ def test_torchrun_two_processes(tmp_path):
         assert report["from_main"] == "runs/0"
     assert r0["printed"] == "plain print\n" and r1["printed"] == ""
     assert (r0["found_download"], r1["found_download"]) == (False, True), "main_process_first ordering"
+    assert r0["after"] == r1["after"], "rank 0's random state after main_process_first"
     assert r0["full"] == r1["full"] and len(r0["full"]) == 11
     assert len(r0["shard"]) == len(r1["shard"]) == 6
     padded = r0["full"] + r0["full"][:1]
