@@ -377,9 +377,12 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     is given (`restart(path, state_dict=model)`), or
     hands the wrapper to a loader of another module that ddpify does not read
     (`load_checkpoint(path, encoder=encoder)`: what keys it expects is not known here), nor in a
-    program whose own loader fits the keys either way (it asks whether they start with `module.`,
-    `k[:7] == "module."` too, itself or in a helper it calls, or retries a failed load with the
-    prefix taken off), nor where
+    program whose own loader fits the keys (it asks whether they start with `module.`,
+    `k[:7] == "module."` too, itself or in a helper it calls, retries a failed load with the
+    prefix taken off, or takes it off every key before loading into the bare model,
+    `{k.replace("module.", ""): v ...}`, `k[7:]`: the wrapper's checkpoint then loads into it;
+    not where another load of the program reads a checkpoint as is into the bare model,
+    `net.load_state_dict(torch.load(path))`, which wants the model's own keys), nor where
     the name is not the wrapper there: the other arm of `hasattr(model, "module")` or of the test
     the script wraps under, the `else` of a test that the run has several processes
     (`dist.is_initialized()`, a flag every process group starts under: no group, no wrapper), after
@@ -528,15 +531,17 @@ def _state_dict_of(f, call: cst.Call) -> cst.BaseExpression | None:
 
 
 def _loader_fits_either_keys(ctx: Context) -> bool:
-    """Does a function of the program load a state dict (`.load_state_dict(...)`) with or without
-    the wrapper's `module.` prefix: one that asks whether the keys have it
-    (`list(sd)[0].startswith("module.")`, `"module." in k`, `k[:7] == "module."`), itself or in a
-    function of the program it calls, two calls deep (`model.load_state_dict(read(path))` where
-    `read` returns `strip(torch.load(path))` and `strip` keeps the keys without the prefix and
-    takes it off the others), or that renames the keys in the handler of a failed load
-    (`try: model.load_state_dict(sd)` `except RuntimeError: ... {k[7:]: v ...}`)? A checkpoint with
-    the wrapper's keys loads back wherever the program loads it. Not a loader that always takes
-    the prefix off (it expects the model's own keys)."""
+    """Does a function of the program load a state dict (`.load_state_dict(...)`) with the
+    wrapper's `module.` prefix: one that asks whether the keys have it
+    (`list(sd)[0].startswith("module.")`, `"module." in k`, `k[:7] == "module."`), or takes it off
+    every key before loading into a model that is not the wrapper (`{k.replace("module.", ""): v
+    ...}`, `k[7:]`, `k.removeprefix("module.")`; not into the wrapper, which wants the prefix), itself or in a function of the
+    program it calls, two calls deep (`model.load_state_dict(read(path))` where `read` returns
+    `strip(torch.load(path))` and `strip` takes the prefix off), or that renames the keys in the
+    handler of a failed load (`try: model.load_state_dict(sd)` `except RuntimeError: ... {k[7:]: v
+    ...}`)? A checkpoint with the wrapper's keys loads back wherever the program loads it. Not a
+    loader that only puts the prefix on (`f"module.{k}"`: it loads the model's own keys into a
+    wrapper)."""
     f = ctx.facts
     for func in (func for funcs in f.functions.values() for func in funcs):
         if not any(mt.is_method_call(c, "load_state_dict") for c in f.calls_in(func)):
@@ -544,9 +549,37 @@ def _loader_fits_either_keys(ctx: Context) -> bool:
         retried = [h for t in mt.findall(func, cst.Try) if any(mt.is_method_call(c, "load_state_dict")
                                                                 for c in f.calls_in(t.body))
                    for h in t.handlers if _renames_prefix(h)]
-        if retried or any(_asks_prefix(f, called) for called in _called_from(f, func, depth=2)):
+        called = _called_from(f, func, depth=2)
+        if retried or any(_asks_prefix(f, g) for g in called) \
+                or _loads_bare_model(ctx, func) and any(_takes_prefix_off(f, g) for g in called) \
+                and not _loads_as_read_into_a_model(ctx):
             return True
     return False
+
+
+def _loads_as_read_into_a_model(ctx: Context) -> bool:
+    """Does the program load a checkpoint as `torch.load` read it, keys unchanged, into a model
+    that is not the wrapper (`net.load_state_dict(torch.load(path))`)? Such a loader wants the
+    model's own keys, whatever another loader of the program takes off (BiT's weights)."""
+    f = ctx.facts
+    flow = objects_of(f)
+    for call in f.calls:
+        arg = mt.positional(call, 0)
+        if mt.is_method_call(call, "load_state_dict") and arg is not None and _as_read(f, arg.value, call) \
+                and ctx.holds_ddp(call.func.value) is None and flow.of_kind(call.func.value, MODEL):
+            return True
+    return False
+
+
+def _loads_bare_model(ctx: Context, func: cst.FunctionDef) -> bool:
+    """Does `func` load a state dict into a model that is not the wrapper: not one that holds it
+    there, and no call of `func` hands it the wrapper (`restart(path, state_dict=model)`, whose
+    `value.load_state_dict(...)` loads into what it is handed)?"""
+    f = ctx.facts
+    if any(ctx.holds_ddp(a.value) is not None for site in f.entries(func) for a in site.args):
+        return False
+    return any(isinstance(c.func, cst.Attribute) and ctx.holds_ddp(c.func.value) is None
+               for c in f.calls_in(func) if mt.is_method_call(c, "load_state_dict"))
 
 
 def _called_from(f, func: cst.FunctionDef, depth: int) -> list[cst.FunctionDef]:
@@ -565,6 +598,19 @@ def _asks_prefix(f, func: cst.FunctionDef) -> bool:
         return True
     return any((string_value(side) or "").startswith(PREFIX) for t in mt.findall(func, cst.Comparison)
                for side in (t.left, *(c.comparator for c in t.comparisons)))
+
+
+def _takes_prefix_off(f, func: cst.FunctionDef) -> bool:
+    """Does `func` take the wrapper's `module.` prefix off a key (`k[7:]`, `k[len("module."):]`,
+    `k.replace("module.", "")`, `k.removeprefix("module.")`)?"""
+    cuts = [s for s in mt.findall(func, cst.Slice) if s.upper is None
+            and (isinstance(s.lower, cst.Integer) and s.lower.value == str(len(PREFIX))
+                 or isinstance(s.lower, cst.Call) and mt.is_name(s.lower.func, "len") and len(s.lower.args) == 1
+                 and string_value(s.lower.args[0].value) == PREFIX)]
+    return bool(cuts) or any(mt.is_method_call(c, "replace", "removeprefix") and c.args
+                             and (string_value(c.args[0].value) or "").startswith(PREFIX)
+                             and (len(c.args) < 2 or not (string_value(c.args[1].value) or "").startswith(PREFIX))
+                             for c in f.calls_in(func))
 
 
 def _renames_prefix(node: cst.CSTNode) -> bool:
