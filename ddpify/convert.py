@@ -284,8 +284,8 @@ def _gate_warnings(facts: Facts, program: Program | None = None) -> list[tuple[c
         return stars
     if program is not None and facts.imports.imports_module("torch"):
         stars += reach.loads_by_name(facts, program)
-    backward = next((c for c in facts.calls if facts.is_backward(c) and not c.args), None)
-    if backward is None or not any(mt.is_method_call(c, "step") for c in facts.calls):
+    backward = next((c for c in facts.calls_named("backward") if facts.is_backward(c) and not c.args), None)
+    if backward is None or not any(mt.is_method_call(c, "step") for c in facts.calls_named("step")):
         return stars
     return stars + [(facts.statement(backward), (
         f"`{facts.code(backward)}` and `.step()` but no torch import or optimizer in the code ddpify read (a "

@@ -640,8 +640,8 @@ def one_visible_gpu_each(facts: Facts) -> bool:
     `torch.cuda.set_device`): with all of a node's GPUs visible every process would train on GPU 0,
     so its launcher gives each one GPU (srun's `--gpus-per-task=1`), and `cuda:0` is each process's
     own (a checkpoint saved from it loads back onto the loading process's GPU)."""
-    wraps = [c for c in facts.calls if facts.qualify(c.func) == DDP]
-    if not wraps or any(facts.qualify(c.func) == "torch.cuda.set_device" for c in facts.calls):
+    wraps = facts.calls_to(DDP)
+    if not wraps or facts.calls_to("torch.cuda.set_device"):
         return False
     given = [mt.keyword(w, "device_ids") for w in wraps]
     return all(g is not None and isinstance(g.value, cst.List) and g.value.elements

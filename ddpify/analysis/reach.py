@@ -105,7 +105,8 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
             yield facts.statement(call), (f"`{callee}(...)` comes from `{qualified.rpartition('.')[0]}`, outside "
                                           f"the project: ddpify cannot see what it does with {what}; "
                                           "training code there is not converted")
-    backwards = [c for c in facts.calls if facts.is_backward(c) or facts.parameter_gradients(c) is not None]
+    backwards = [c for c in facts.calls_named("backward", "grad")
+                 if facts.is_backward(c) or facts.parameter_gradients(c) is not None]
     hand_set = [target for target, _, _ in facts.assigns
                 if isinstance(target, cst.Attribute) and target.attr.value == "grad"] if not backwards else []
     stepping = [node for node in (*facts.loops, *facts.by_type.get(cst.FunctionDef, ()))] if hand_set else []
@@ -303,7 +304,8 @@ def _kept_to_be_called_here(facts: Facts, call: cst.Call, arg: cst.Arg) -> bool:
     function on the namespace it parses, and the program calls it through that name, in this
     process (a call of an attribute so named, anywhere in the program)."""
     return mt.is_attribute(call.func, "set_defaults") and arg.keyword is not None and any(
-        isinstance(c.func, cst.Attribute) and c.func.attr.value == arg.keyword.value for c in facts.calls)
+        isinstance(c.func, cst.Attribute) and c.func.attr.value == arg.keyword.value
+        for c in facts.calls_named(arg.keyword.value))
 
 
 def _training_arguments(facts: Facts, refs: dict[Ref, Model], call: cst.Call) -> list[str]:

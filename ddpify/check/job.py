@@ -139,7 +139,7 @@ def _looked_up_by_name(ctx: Context) -> bool:
     f = ctx.facts
     return any(mt.is_call_of(c, "globals", "vars") or mt.is_call_of(c, "getattr") and len(c.args) >= 2
                and not mt.is_name(c.args[0].value, "self") and not isinstance(c.args[1].value, cst.SimpleString)
-               for c in f.calls)
+               for c in f.calls_named("globals", "vars", "getattr"))
 
 
 def _module_looked_up_by_name(ctx: Context) -> bool:

@@ -75,7 +75,7 @@ STEPS = {"step", "unscale_"}  # optimizer methods that use gradients, and GradSc
 def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
     refs = analysis.models.refs
-    for call in facts.calls:
+    for call in facts.calls_named("backward"):
         if not facts.is_backward(call):
             continue
         backward = facts.statement(call)

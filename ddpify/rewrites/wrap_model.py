@@ -200,7 +200,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             continue
         if model.synced:
             _sync(edits, model, any(facts.is_backward(c) or facts.parameter_gradients(c) is not None
-                                    for c in facts.calls))
+                                    for c in facts.calls_named("backward", "grad")))
             _sync_copies(facts, edits, model)
             continue
         unused = _why_unused(model)
@@ -273,7 +273,7 @@ def _hand_set_gradients(facts: Facts, edits: Edits, models: Models, options: Opt
     if options.fsdp:
         return
     done: set[cst.CSTNode] = set()
-    for call in facts.calls:
+    for call in facts.calls_named("grad"):
         owner = facts.parameter_gradients(call)
         if owner is None or holds_wrapper(facts, models.refs, owner) is None:
             continue
@@ -795,7 +795,7 @@ def _untrained_models(facts: Facts, models: Models) -> Iterator[tuple[str, cst.C
         if facts.ref(target, stmt) in copies:
             continue  # `target.load_state_dict(online.state_dict())`: it follows a model that trains
         if any(dotted(c.func) == name and any(facts.is_inside(c, lp) and facts.trains(lp) for lp in facts.loops)
-               for c in facts.calls):
+               for c in facts.calls_named(name.rpartition(".")[2])):
             seen.add(name)
             yield name, facts.statement(stmt)
 

@@ -2333,7 +2333,7 @@ class Facts:
         """Does the script train a torch model: an optimizer or a `.backward()` call?"""
         if not self.imports.imports_module("torch"):
             return False
-        return any(self.is_backward(c) for c in self.calls) or bool(self.optimizers)
+        return any(self.is_backward(c) for c in self.calls_named("backward")) or bool(self.optimizers)
 
     @cached_property
     def optimizers(self) -> list[cst.Call]:

@@ -86,7 +86,7 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     wraps = ctx.script.calls_of(DDP)
     broadcasting = any(_broadcasts_buffers(ctx, c) for c in wraps) or _prepare_broadcasts_buffers(ctx)
     grad_broadcasts = broadcasting or not wraps
-    buffers = broadcasting and any(f.is_backward(c) for c in f.calls)
+    buffers = broadcasting and any(f.is_backward(c) for c in f.calls_named("backward"))
     for call in f.calls:
         guard = ctx.ranks.rank_guard(call)
         returned = guard is None and (guard := ctx.ranks.rank_return_guard(call)) is not None
@@ -636,7 +636,7 @@ def _no_sync_items(ctx: Context):
         elif isinstance(expr, cst.Name) and depth and (ref := f.ref(expr)) is not None:
             for source in f.sources(ref):
                 yield from entered(source, depth - 1)
-    if not any(mt.is_method_call(c, "no_sync") for c in f.calls):
+    if not any(mt.is_method_call(c, "no_sync") for c in f.calls_named("no_sync")):
         return
     for node in f.parents:
         if isinstance(node, cst.With):
