@@ -227,7 +227,10 @@ CONTEXTS = {
           "datasets, data_dir = {{}}, 'data'\nfor split in ['train', 'valid']:\n{example:4}\n"
         + TRAIN.replace("TensorDataset(torch.randn(8, 2), torch.randn(8, 1))", "datasets['train']"),
         "import os\nfrom filelock import FileLock\nfrom torchvision import datasets\n" + IMPORTS + "{example}\n"
-        + TRAIN.replace("TensorDataset(torch.randn(8, 2), torch.randn(8, 1))", "train_set")],
+        + TRAIN.replace("TensorDataset(torch.randn(8, 2), torch.randn(8, 1))", "train_set"),
+        "from torchvision import datasets\n" + IMPORTS + MODEL + "\n\ndef fit(model, ds):\n"
+        + textwrap.indent(EPOCHS.replace("in loader", "in DataLoader(ds, batch_size=4, shuffle=True)"), "    ")
+        + "{example}\n"],
     "shard-data": [
         IMPORTS + "train_set = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))\n{example}\n" + MODEL
         + EPOCHS.replace("in loader", "in train_loader"),

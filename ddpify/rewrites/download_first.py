@@ -44,6 +44,16 @@ others while holding the lock they wait for (Ray's tutorials download under one)
     with main_process_first():
         with FileLock(os.path.expanduser("~/data.lock")):
             train_set = datasets.FashionMNIST("~/data", train=True, download=True)
+
+A data set built as an argument of a statement that also trains (`fit(model, DataModule("data"))`)
+is built on a line of its own first, its value handed on by a name: the whole statement in the
+block would train on the first process while the others wait at its barrier:
+
+    fit(model, datasets.MNIST("data", train=True, download=True))
+->
+    with main_process_first():
+        mnist = datasets.MNIST("data", train=True, download=True)
+    fit(model, mnist)
 """
 
 from __future__ import annotations
@@ -82,6 +92,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         built = downloads or facts.builds(call)
         if not built and facts.scope(stmt) in fetching:
             continue
+        if isinstance(stmt, cst.SimpleStatementLine) and facts.trains(stmt):
+            _build_apart(facts, edits, call, stmt, write, built)
+            continue
         enclosed.add(stmt)
         if write is not None and not _reached_alike(facts, stmt):
             edits.todo(stmt, f"{'building this data set' if built else 'this call fetches data and'} writes its "
@@ -97,6 +110,42 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                      f"run by each node's first process before the others, which find its files in place (it "
                      f"fetches data and writes: `{facts.code(write)}`)")
         edits.add_import("ddpify_runtime", "main_process_first")
+
+
+def _build_apart(facts: Facts, edits: Edits, call: cst.Call, stmt: cst.SimpleStatementLine,
+                 write: cst.Call | None, built: bool) -> None:
+    """The data set (or the fetch) `call` is an argument of a statement that also trains
+    (`fit(cfg, DataModule("data"))`): built on a line of its own under `with main_process_first():`
+    before it, its value handed on by a name, so that the training runs on every process at once
+    (the whole statement in the block would train on the first process while the others wait at
+    its barrier, a hang)."""
+    if write is not None and not _reached_alike(facts, stmt):
+        edits.todo(stmt, f"{'building this data set' if built else 'this call fetches data and'} writes its files "
+                   f"(`{facts.code(write)}`), and some processes may not {'build it' if built else 'run it'} here (a "
+                   "test that may differ between them): build it on a line of its own, on every process, under "
+                   "`with main_process_first():` (ddpify_runtime), or one process reads what another is still writing")
+        return
+    name = _free_name(facts, call)
+    edits.insert_before(stmt, f"with main_process_first():\n    {name} = {facts.code(call)}\n")
+    edits.replace(call, lambda node: cst.Name(name),
+                  f"`{facts.code(call.func)}(...)` {'built' if built else 'run'} on a line of its own first, by each "
+                  "node's first process before the others (which find its files in place), and handed on as "
+                  f"`{name}`: the rest of the statement trains, on every process at once")
+    edits.add_import("ddpify_runtime", "main_process_first")
+
+
+def _free_name(facts: Facts, call: cst.Call) -> str:
+    """A name for what `call` returns, free in the program: the callee's, in snake case
+    (`DataModule(...)` -> `data_module`, `datasets.MNIST(...)` -> `mnist`), numbered where taken."""
+    callee = call.func.attr.value if isinstance(call.func, cst.Attribute) else \
+        call.func.value if isinstance(call.func, cst.Name) else "prepared"
+    base = "".join(f"_{c.lower()}" if c.isupper() and i and not callee[i - 1].isupper() else c.lower()
+                   for i, c in enumerate(callee)).lstrip("_") or "prepared"
+    name, number = base, 1
+    while facts.names_spelled(name):
+        number += 1
+        name = f"{base}_{number}"
+    return name
 
 
 def _reached_alike(facts: Facts, stmt: cst.CSTNode) -> bool:

@@ -76,6 +76,44 @@ with torch.no_grad():
         more = datasets.MNIST('more', train=True, download=True)
 ds, val = get_sets()
 """, "a_download_under_an_interprocess_lock_runs_first_around_the_lock", scaffold=SCRIPT.before("train_loader")),
+    # a data set built as an argument of a statement that also trains (`fit(model, DataModule("data"))`):
+    # built on a line of its own under the block first, handed on by a name free in the program (`mnist`
+    # taken: `mnist_2`); the whole statement in the block trained on the first process while the others
+    # waited at its barrier (a hang). Near miss: a statement that only builds a loader over it stays whole
+    pair("""\
+import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets
+mnist = 'digits'
+model = torch.nn.Linear(784, 10)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def fit(ds):
+    for x, y in DataLoader(ds, batch_size=4, shuffle=True):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x.flatten(1)), y).backward()
+        opt.step()
+fit(datasets.MNIST('data', train=True, download=True))
+val_loader = DataLoader(datasets.MNIST('data', train=False, download=True), batch_size=8)
+""", """\
+import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets
+from ddpify_runtime import main_process_first
+
+mnist = 'digits'
+model = torch.nn.Linear(784, 10)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def fit(ds):
+    for x, y in DataLoader(ds, batch_size=4, shuffle=True):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x.flatten(1)), y).backward()
+        opt.step()
+with main_process_first():
+    mnist_2 = datasets.MNIST('data', train=True, download=True)
+fit(mnist_2)
+with main_process_first():
+    val_loader = DataLoader(datasets.MNIST('data', train=False, download=True), batch_size=8)
+""", "a_data_set_built_in_a_statement_that_trains_is_built_apart_first"),
     # a data set of the program that writes its files when it is built (Sentence-VAE's PTB): built by
     # the first process before the others, which then find the files (every process at once: one reads
     # what another is still writing)
