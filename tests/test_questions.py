@@ -1008,3 +1008,36 @@ def test_the_values_of_a_dict_of_tensors_no_module_holds_are_bare_tensors(name):
     optimizer = next(c for c in facts.calls if facts.code(c.func).startswith("torch.optim."))
     found = models.bare_tensors(facts, optimizer)
     assert (None if found is None else facts.code(found)) == expected
+
+
+# which classes' constructions keep their arguments as fields (`Facts.generated_fields`): those whose
+# `__init__` Python or a library writes from the annotated names, so that `Trainer(model=net)` keeps `net`
+FIELDS = {  # (the class's header and body, the fields its constructions store on `self`)
+    "dataclass": ("from dataclasses import dataclass\n@dataclass\nclass T:\n    model: object\n    lr: float = 0.1\n",
+                  ["model", "lr"]),
+    "pydantic_model": ("from pydantic import BaseModel, ConfigDict\nclass T(BaseModel):\n"
+                       "    model_config = ConfigDict(arbitrary_types_allowed=True)\n    model: object\n"
+                       "    patience: int | None = None\n", ["model", "patience"]),
+    "pydantic_model_by_module": ("import pydantic\nclass T(pydantic.BaseModel):\n    model: object\n", ["model"]),
+    "attrs_define": ("from attrs import define\n@define\nclass T:\n    model: object\n", ["model"]),
+    "a_pydantic_models_subclass": ("from pydantic import BaseModel\nclass Base(BaseModel):\n    model: object\n"
+                                   "class T(Base):\n    head: object\n", ["model", "head"]),
+    "a_dataclass_undecorated_subclass": ("from dataclasses import dataclass\n@dataclass\nclass Base:\n    model: object\n"
+                                         "class T(Base):\n    note: str = ''\n", ["model"]),
+    "near_miss_the_programs_own_base_model": ("class BaseModel:\n    def __init__(self, **kw):\n        pass\n"
+                                              "class T(BaseModel):\n    model: object\n", []),
+    "near_miss_its_own_init": ("from pydantic import BaseModel\nclass T(BaseModel):\n    model: object\n"
+                               "    def __init__(self, model):\n        super().__init__(model=None)\n", []),
+    "near_miss_a_plain_class": ("class T:\n    model: object = None\n", []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIELDS))
+def test_the_fields_a_construction_keeps(name):
+    code, fields = FIELDS[name]
+    facts = Facts(parse_module(code + "net = object()\nt = T(model=net)\n"))
+    assert facts.generated_fields(facts.classes["T"]) == fields
+    call = next(c for c in facts.calls if facts.code(c).startswith("T("))
+    assert (facts.constructed_class(call) is facts.classes["T"])
+    net = facts.ref(next(a.value for a in call.args))
+    assert [r.name for r in facts.kept_by_generated_init(net)] == (["self.model"] if fields else [])

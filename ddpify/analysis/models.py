@@ -2003,7 +2003,7 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
         return True
     for call in facts.calls_in(stmt):
         if facts.qualify(call.func) == "torch.compile" or dotted(call.func) == name \
-                or _hands_to_looked_up(facts, call, name):
+                or _hands_to_looked_up(facts, call, name) or _kept_as_field(facts, call, name):
             return True
         if any(facts.trains(f) or _keeps_argument(facts, call, f, name) for f in facts.user_functions(call)):
             return True
@@ -2011,6 +2011,15 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
                 any(_builds_optimizer(facts, f) for f in facts.user_functions(call)):
             return True  # `train(scholar, data)` builds its optimizers: it trains, through calls ddpify cannot follow
     return False
+
+
+def _kept_as_field(facts: Facts, call: cst.Call, name: str) -> bool:
+    """`trainer = Trainer(model=model, optimizer=optimizer)` of a class whose `__init__` Python or a
+    library writes (a dataclass, a pydantic model: `Facts.generated_fields`): the instance keeps
+    the model it is handed as a field, and its methods train that; the wrap comes first, as for an
+    `__init__` that stores its argument (`_keeps_argument`)."""
+    cls = facts.constructed_class(call)
+    return cls is not None and bool(facts.generated_fields(cls)) and any(dotted(a.value) == name for a in call.args)
 
 
 def _run_for_effect(facts: Facts, call: cst.Call) -> bool:

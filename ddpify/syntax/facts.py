@@ -169,6 +169,7 @@ class Facts:
         self._trains_memo: dict[cst.CSTNode, bool] = {}
         self._bound: dict[cst.FunctionDef, set[str]] = {}
         self._lineages: dict[cst.ClassDef, list[cst.ClassDef]] = {}
+        self._fields_memo: dict[cst.ClassDef, list[str]] = {}
         self._scopes: dict[cst.CSTNode, Scope] = {}
         self._classes: dict[cst.CSTNode, cst.ClassDef | None] = {}
         self._callees: dict[cst.Call, list[cst.FunctionDef]] = {}
@@ -2046,6 +2047,47 @@ class Facts:
                 index[Ref(self._root_class(cls), f"self.{target.value}")].append(value)
         return index
 
+    def generated_fields(self, cls: cst.ClassDef) -> list[str]:
+        """The fields, in order, that the `__init__` Python or a library writes for `cls` stores on
+        `self`: a `@dataclass` or `typing.NamedTuple` class (`_generated_fields`), a pydantic
+        `BaseModel` or an attrs `@define`/`@frozen` class (`_library_init`), without an `__init__` of
+        its own; a subclass of such a class of the program after its base's fields (a pydantic
+        model's subclass, its own annotated names fields too; an undecorated dataclass's subclass, its
+        base's fields only). [] for any other class."""
+        if cls not in self._fields_memo:
+            self._fields_memo[cls] = []  # a class among its own bases adds nothing
+            base = self._base(cls)
+            inherited = self.generated_fields(base) if base is not None else []
+            own = _generated_fields(cls, self._library_init(cls))
+            body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+            writes_init = any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in body)
+            self._fields_memo[cls] = [] if writes_init else [*inherited, *(f for f in own if f not in inherited)]
+        return self._fields_memo[cls]
+
+    def _library_init(self, cls: cst.ClassDef) -> bool:
+        """Does a library write `cls`'s `__init__` from its annotated fields: a pydantic `BaseModel`
+        among its bases or its program bases' (`class Trainer(BaseModel): model: nn.Module`), or
+        attrs' `@define`, `@frozen`, `@mutable` (of `attrs` or `attr`)? Named through the imports of
+        each class's own file, so that a program's own `BaseModel` class is not one."""
+        decorators = [self._qualify_in_file(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                      for d in cls.decorators]
+        return any(d.partition(".")[0] in ("attr", "attrs") and d.rpartition(".")[2] in ("define", "frozen", "mutable")
+                   for d in decorators) or any(
+            (q := self._qualify_in_file(b.value)).startswith("pydantic") and q.endswith(".BaseModel")
+            for c in self._lineage(cls) for b in c.bases)
+
+    def _qualify_in_file(self, node: cst.CSTNode) -> str:
+        """What `node` names through the imports of the file it was read from ('' for none)."""
+        imports = self._imports_of(self.program.part_of(node, self.parents)) if self.program is not None else self.imports
+        return imports.qualify(node) or ""
+
+    def constructed_class(self, call: cst.Call) -> cst.ClassDef | None:
+        """The program class `call` builds by its name (`Setup(...)`, `setups.Setup(...)` of a program
+        module), if any."""
+        func = call.func.attr if isinstance(call.func, cst.Attribute) and self.is_program_module(call.func.value) \
+            else call.func
+        return self.class_of(func) if isinstance(func, cst.Name) else None
+
     def generated_init_arguments(self, ref: Ref) -> list[cst.BaseExpression]:
         """What the constructions of a dataclass (or `NamedTuple`) pass for its field `ref` (`self.model`):
         the generated `__init__` stores them there (`_generated_init_arguments`)."""
@@ -2062,13 +2104,11 @@ class Facts:
         """`Setup(model=net, loader=loader)` of `@dataclass class Setup: model: nn.Module; loader:
         DataLoader` (or a `NamedTuple` class): what the generated `__init__` stores in `self.model`,
         `self.loader` of the instance, by keyword or by position in the order the fields are written."""
-        fields = {cls: names for cls in self.classes.values() if (names := _generated_fields(cls))}
+        fields = {cls: names for cls in self.classes.values() if (names := self.generated_fields(cls))}
         index: dict[Ref, list] = defaultdict(list)
         for call in self.calls if fields else ():
-            func = call.func.attr if isinstance(call.func, cst.Attribute) and self.is_program_module(call.func.value) \
-                else call.func
-            cls = self.class_of(func) if isinstance(func, cst.Name) else None
-            for i, name in enumerate(fields.get(cls, ())):
+            cls = self.constructed_class(call)
+            for i, name in enumerate(fields.get(cls, ())):  # type: ignore[arg-type]
                 arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
                 positional = [a.value for a in call.args if a.keyword is None and not a.star]
                 arg = arg if arg is not None or i >= len(positional) else positional[i]
@@ -2720,17 +2760,18 @@ def argument_slot(call: cst.Call, name: str | None) -> int | str | None:
     return None
 
 
-def _generated_fields(cls: cst.ClassDef) -> list[str]:
+def _generated_fields(cls: cst.ClassDef, library: bool = False) -> list[str]:
     """The fields, in order, of a class whose `__init__` Python writes: a `@dataclass` (without an
-    `__init__` of its own) or a `typing.NamedTuple` subclass; `ClassVar`s are not fields."""
-    generated = any((dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "")
-                    .rpartition(".")[2] == "dataclass" for d in cls.decorators) or \
+    `__init__` of its own) or a `typing.NamedTuple` subclass, or a library (`library`: a pydantic
+    model, an attrs class); `ClassVar`s are not fields, nor pydantic's `model_config`."""
+    generated = library or any((dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "")
+                               .rpartition(".")[2] == "dataclass" for d in cls.decorators) or \
         any((dotted(b.value) or "").rpartition(".")[2] == "NamedTuple" for b in cls.bases)
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     if not generated or any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in body):
         return []
     return [a.target.value for line in body if isinstance(line, cst.SimpleStatementLine) for a in line.body
-            if isinstance(a, cst.AnnAssign) and isinstance(a.target, cst.Name)
+            if isinstance(a, cst.AnnAssign) and isinstance(a.target, cst.Name) and a.target.value != "model_config"
             and "ClassVar" not in (dotted(a.annotation.annotation) or dotted(getattr(a.annotation.annotation, "value", None)) or "")]
 
 

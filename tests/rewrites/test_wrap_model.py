@@ -7079,3 +7079,68 @@ def test_the_models_a_plain_object_keeps_are_each_wrapped_where_built_for_one_op
     assert "        self.policy = DistributedDataParallel(self.policy, device_ids=device_ids(self.policy))\n" in out
     assert "        self.target = DistributedDataParallel(self.target, device_ids=device_ids(self.target))\n" in out
     assert 'torch.save(self.policy.module.state_dict(), "policy.pt")' in out and "TODO" not in out
+
+
+KEPT_AS_FIELD = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+{imports}
+
+{decorator}class Trainer({base}):
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    data: TensorDataset
+    epochs: int = 2
+
+    def train(self):
+        loader = DataLoader(self.data, batch_size=4, shuffle=True)
+        for epoch in range(self.epochs):
+            for x, y in loader:
+                self.optimizer.zero_grad()
+                torch.nn.functional.mse_loss(self.model(x), y).backward()
+                self.optimizer.step()
+
+
+def main():
+    data = TensorDataset(torch.randn(16, 2), torch.randn(16, 1))
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    trainer = Trainer(model=model, optimizer=optimizer, data=data)
+    trainer.train()
+    torch.save(model.state_dict(), "model.pt")
+
+
+main()
+"""
+FIELD_CLASSES = {  # (imports, decorator, base) of a trainer class whose `__init__` Python or a library writes
+    "dataclass": ("from dataclasses import dataclass", "@dataclass\n", ""),
+    "pydantic_model": ("from pydantic import BaseModel, ConfigDict", "", "BaseModel"),
+    "attrs_define": ("from attrs import define", "@define\n", ""),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FIELD_CLASSES))
+def test_a_model_handed_to_a_trainer_with_generated_fields_is_wrapped_before_the_trainer_keeps_it(kind):
+    """The twenty-second sweep's SimCLR trainer (decision 0167): a pydantic `BaseModel` whose fields are
+    the model, the head and the optimizer, built with `SimCLRTrainer(model=model, ...)` and trained by
+    `trainer.train()`. The wrap went after the construction, into the local name only: the trainer
+    kept the bare model and trained it on each process's shard, the report saying `model` was wrapped.
+    A dataclass or attrs trainer is the same: the construction keeps the model as a field, so the wrap
+    comes before it, as for an `__init__` that stores its argument."""
+    imports, decorator, base = FIELD_CLASSES[kind]
+    out, _ = run(KEPT_AS_FIELD.format(imports=imports, decorator=decorator, base=base))
+    wrap = out.index("model = DistributedDataParallel(model, device_ids=device_ids(model))")
+    assert wrap < out.index("trainer = Trainer(model=model")
+    assert "torch.save(model.module.state_dict(), tmp_path)" in out
+
+
+def test_a_model_read_by_a_class_that_keeps_nothing_is_wrapped_after_it_as_before():
+    """The near miss: a class with an `__init__` of its own that reads the model and keeps nothing of
+    it (a parameter count) is set-up, not a holder; the wrap stays after it."""
+    code = KEPT_AS_FIELD.format(imports="", decorator="", base="").replace(
+        "    trainer = Trainer(model=model, optimizer=optimizer, data=data)\n",
+        "    Counter(model)\n    trainer = Trainer()\n    trainer.model, trainer.optimizer, trainer.data = model, optimizer, data\n"
+    ).replace("def main():", "class Counter:\n    def __init__(self, model):\n"
+              "        print(sum(p.numel() for p in model.parameters()))\n\n\ndef main():")
+    out, _ = run(code)
+    assert out.index("Counter(model)") < out.index("model = DistributedDataParallel(model")
