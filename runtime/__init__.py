@@ -2412,7 +2412,13 @@ def _sharded(loader: DataLoader) -> Optional[bool]:
     """True: a sampler shards ``loader``; False: a plain torch sampler reads its whole map-style
     data set on every process; None: cannot tell (an IterableDataset, a custom sampler, or no
     DataLoader at all: an ``enumerate`` or a generator over one). An IterableDataset that
-    ``shard_loader`` deals out (``_StreamShard``) is sharded."""
+    ``shard_loader`` deals out (``_StreamShard``) is sharded. A progress bar over a loader
+    (tqdm's, which keeps it as ``iterable``: the program's ``train_bar`` of ``total, n, train_bar
+    = 0, 0, tqdm(loader)``) answers for its loader."""
+    for _ in range(4):  # a bar over a bar
+        if isinstance(loader, DataLoader) or getattr(loader, "iterable", None) is None:
+            break
+        loader = loader.iterable
     if isinstance(loader, DataLoader) and isinstance(loader.dataset, _StreamShard):
         return True
     if not isinstance(loader, DataLoader) or isinstance(loader.dataset, IterableDataset):

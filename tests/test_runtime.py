@@ -1747,3 +1747,17 @@ def test_a_replaced_sampler_answers_for_the_one_the_program_built(rank1_of_2):
         sharded.sampler._own
     with pytest.raises(AttributeError, match="no attribute 'weights'"):
         sharded.sampler.weights
+
+
+def test_a_progress_bar_over_a_sharded_loader_answers_as_its_loader_for_the_sums_over_shards():
+    """`sum_over_shards(train_bar, total, n)` where the conversion could name only the bar (`total, n,
+    train_bar = 0., 0, tqdm(data_loader)` whose tuple comes from a helper): tqdm keeps the loader as
+    `iterable`, and the bar is as sharded as it is (it was taken for no loader: the sums stayed one
+    process's). A bar over a whole loader is whole; a bar over a generator, unknown."""
+    from tqdm import tqdm
+    ds = torch.utils.data.TensorDataset(torch.arange(8.0))
+    sharded = DataLoader(ds, batch_size=2, sampler=DistributedSampler(ds, num_replicas=2, rank=0))
+    assert rt._sharded(tqdm(sharded, disable=True)) is True
+    assert rt._sharded(tqdm(tqdm(sharded, disable=True), disable=True)) is True
+    assert rt._sharded(tqdm(DataLoader(ds, batch_size=2, shuffle=True), disable=True)) is False
+    assert rt._sharded(tqdm(iter(range(3)), disable=True)) is None

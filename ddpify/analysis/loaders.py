@@ -736,8 +736,9 @@ def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False, nam
     """What a batch loop's iterable draws from: through iterator adapters (`enumerate(tqdm(x))`,
     and `zip`'s first iterable unless `keep_zip`), the calls of a generator of the program that
     hands out the items of an argument (`self.progress(x, epoch=epoch)`: `x`; objects.passed_through)
-    and, with `keep_zip` or `names`, a local name bound once (`loop = enumerate(self.progress(zip(a, b)))`)
-    or by one `with` (`with tqdm(loader) as bar:`: `loader`)."""
+    and, with `keep_zip` or `names`, a local name bound once (`loop = enumerate(self.progress(zip(a, b)))`,
+    also by unpacking a tuple it writes: `n, bar = 0, tqdm(loader)`) or by one `with` (`with tqdm(loader)
+    as bar:`: `loader`)."""
     flow = objects.of(facts)
     seen: set[int] = set()
     while id(expr) not in seen:
@@ -758,7 +759,8 @@ def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False, nam
         if len(entered) == 1 and not facts.writes(ref):  # `with tqdm(loader) as bar:`: the bar over `loader`
             expr = entered[0]
             continue
-        if len(sources) == 1 and any(v is sources[0] for _, v, _ in facts.writes(ref)):
+        bound = [v for _, v, _ in facts.writes(ref)] + _unpacked_here(facts, ref) if ref is not None else []
+        if len(sources) == 1 and any(v is sources[0] for v in bound):
             if names and _through(facts, sources[0]) is sources[0]:
                 break  # `train_loader = DataLoader(...)`: the name holds the loader itself, read again by name
             expr = sources[0]
@@ -770,6 +772,13 @@ def _through(facts: Facts, expr: cst.BaseExpression, keep_zip: bool = False, nam
             continue
         break
     return expr
+
+
+def _unpacked_here(facts: Facts, ref: Ref) -> list[cst.BaseExpression]:
+    """The elements a tuple assignment of `ref`'s own function binds it to (`train_bar` of `total,
+    n, train_bar = 0.0, 0, tqdm(data_loader)`: `tqdm(data_loader)`), not those of a tuple another
+    function returns (its names are not this function's)."""
+    return [e for e in facts.unpacked_elements(ref) if facts.scope(e) is ref.scope]
 
 
 def _one_drawn(facts: Facts, ref: Ref, sources: list[cst.BaseExpression], keep_zip: bool,

@@ -12,9 +12,9 @@
     epoch_acc = running_corrects.double() / dataset_sizes[phase]
 
 The same where a sum is divided by a count of what its own loop saw (`n += y.size(0)`, `len(y)`,
-`y.shape[0]`, `y.numel()`, `n += 1`, or a name the loop sets to one, `bs = y.size(0)`; kept from zero,
-`max(n, 1)`, too), the count summed with it, so that every process reports the whole set's mean and not
-its shard's:
+`y.shape[0]`, `y.numel()`, `n += 1`, `n += loader.batch_size`, or a name the loop sets to one, `bs =
+y.size(0)`; kept from zero, `max(n, 1)`, too), the count summed with it, so that every process reports
+the whole set's mean and not its shard's:
 
     mae, n = 0., 0
     for x, y in data_loader:                         # run over the sharded training loader too
@@ -563,8 +563,13 @@ def _count_in(divisor: cst.BaseExpression) -> str | None:
 
 
 def _counted(value: cst.BaseExpression) -> bool:
+    """A count of what one batch holds: `1`, `y.size(0)`, `len(y)`, `y.shape[0]`, `y.numel()`, or a
+    batch size (`loader.batch_size`, `args.batch_size`): the same on every batch, so added up per
+    batch it counts what this process's loop drew."""
     if isinstance(value, cst.Integer):
         return value.value == "1"
+    if isinstance(value, cst.Attribute):  # `data_loader.batch_size`
+        return value.attr.value == "batch_size"
     if isinstance(value, cst.Subscript):  # `y.shape[0]`
         index = value.slice[0].slice if len(value.slice) == 1 else None
         return mt.is_attribute(value.value, "shape") and isinstance(index, cst.Index) and \

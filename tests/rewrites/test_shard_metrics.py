@@ -611,6 +611,13 @@ for epoch in range(3):
          MEAN.format(count="bs = y.size(0)\n            seen += bs", summed=SUMMED, after="print(correct / seen)",
                      start=IMPORTED),
          "a_mean_over_a_count_added_through_a_name_the_loop_sets", report=COUNTED_REPORT),
+    # a count of the loader's batch size per batch (the MoCo demo's `total_num += data_loader.batch_size`,
+    # its loss `total_loss += loss.item() * data_loader.batch_size`; decision 0167): what this process
+    # drew, summed with the sum (once the warning that ddpify could not tell what it counts)
+    pair(MEAN.format(count="seen += data_loader.batch_size", summed="", after="print(correct / seen)", start=""),
+         MEAN.format(count="seen += data_loader.batch_size", summed=SUMMED, after="print(correct / seen)",
+                     start=IMPORTED),
+         "a_mean_over_a_count_of_the_loaders_batch_size_per_batch", report=COUNTED_REPORT),
 ]
 
 ZIPPED = """\
@@ -1303,3 +1310,51 @@ def test_a_loop_over_a_name_that_holds_the_loader_or_its_bar_draws_from_the_load
     assert ("        total += loss.item()\n    total = mean_over_shards(loader, total)\n" in result.code) is averaged, \
         result.code
     assert any("cannot tell" in w for w in warnings(result.changes)) is (not averaged)
+
+
+UNPACKED_BAR = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from tqdm import tqdm
+loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randn(16, 1)), batch_size=4, shuffle=True, drop_last=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def bar_over(data_loader):
+    return 0.0, 0, tqdm(data_loader)
+
+
+def train(net, data_loader, train_optimizer):
+    BOUND
+    for x, y in train_bar:
+        loss = ((net(x) - y) ** 2).mean()
+        train_optimizer.zero_grad()
+        loss.backward()
+        train_optimizer.step()
+        total_num += data_loader.batch_size
+        total_loss += loss.item() * data_loader.batch_size
+        train_bar.set_description(f"loss {total_loss / total_num:.4f}")
+    return total_loss / total_num
+
+
+for epoch in range(2):
+    train(model, loader, opt)
+"""
+
+
+@pytest.mark.parametrize("bound, drawn", [
+    ("total_loss, total_num, train_bar = 0.0, 0, tqdm(data_loader)", "data_loader"),
+    ("total_loss, total_num, train_bar = bar_over(data_loader)", "train_bar")])
+def test_a_loop_over_a_bar_bound_by_unpacking_draws_from_the_bars_loader(bound, drawn):
+    """The MoCo demo's `train()` (decision 0167): `total_loss, total_num, train_bar = 0.0, 0,
+    tqdm(data_loader)`, then `for im_1, im_2 in train_bar:`, the loss weighted by
+    `data_loader.batch_size` and divided by the sum of those (the report said ddpify could not tell
+    what that counts). Both are added up over the processes where `data_loader` is sharded, named
+    through the tuple the function writes. A bar out of a helper's returned tuple names nothing of
+    this function's: the sums are taken over the bar, which the runtime answers for as its loader
+    (`test_runtime.py::test_a_progress_bar_over_a_sharded_loader_answers_as_its_loader_for_the_sums_over_shards`)."""
+    from tests.support.snippets import rewritten, warnings
+    result = rewritten(NAME, UNPACKED_BAR.replace("BOUND", bound))
+    assert f"    total_loss, total_num = sum_over_shards({drawn}, total_loss, total_num)\n" in result.code, result.code
+    assert not any("cannot tell" in w for w in warnings(result.changes))
