@@ -231,6 +231,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     saves, guarded, files, owners = [], [], [], []
     for stmt, what in list(writes.items()):
         if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):
+            if any(facts.is_inside(stmt, owner) for owner in owners):
+                files.append(stmt)  # a second save in the `if` whose test this extends: written atomically too
             continue
         needed = _bound_and_used_later(facts, stmt)
         if needed:

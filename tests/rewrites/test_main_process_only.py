@@ -82,6 +82,25 @@ if is_main_process():
     with open("log.txt", "a") as f:
         f.write(f"{epoch}\\n")
 """, "adjacent_writes_share_one_guard", scaffold=TRAINS.end_of_epoch),
+    # two saves in one `if` whose test the guard extends (ADDA's per-epoch critic and target encoder;
+    # decision 0167): both written whole (the second was left a plain save, the report naming the first)
+    pair("""\
+if (epoch + 1) % 2 == 0:
+    torch.save(model.state_dict(), "m-{}.pt".format(epoch))
+    torch.save(optimizer.state_dict(), "o-{}.pt".format(epoch))
+""", """\
+from ddpify_runtime import atomic_write, is_main_process
+
+if (epoch + 1) % 2 == 0 and is_main_process():
+    with atomic_write("m-{}.pt".format(epoch)) as tmp_path:
+        torch.save(model.state_dict(), tmp_path)
+    with atomic_write("o-{}.pt".format(epoch)) as tmp_path:
+        torch.save(optimizer.state_dict(), tmp_path)
+""", "two_saves_in_an_if_the_guard_extends_are_both_written_whole", scaffold=TRAINS.end_of_epoch, report=[
+        "change: torch.save runs on the main process only",
+        "change: `\"m-{}.pt\".format(epoch)` written whole or not at all (a temporary file renamed over it)",
+        "change: `\"o-{}.pt\".format(epoch)` written whole or not at all (a temporary file renamed over it)",
+    ]),
     # a save into a handle the program opened (AWD-LSTM's `model_save`: `with open(fn, 'wb') as f:
     # torch.save([model, criterion, optimizer], f)`) is guarded, and left as written: `atomic_write(f)`
     # of the handle wrote into it as it was, and the report said "written whole or not at all"
