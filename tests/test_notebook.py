@@ -217,7 +217,9 @@ def test_run_of_a_helper_beside_the_notebook_becomes_its_star_import():
     """`%run helper.py` (decision 0162; 0147's Left): the notebook then uses the helper's
     definitions (`loader`, `fit`), which the script lacked (a loud NameError) with the line
     commented out. It becomes `from helper import *` where that hands over what `%run` does.
-    Near misses, each left to do by hand: arguments, a file that is not there, a helper with an
+    Arguments are the helper's `sys.argv` while it is imported, and a file in another folder has
+    that folder put first on `sys.path` (decision 0171: 0162's Left). Near misses, each left to do
+    by hand: an option of `%run` (`-i`), a file that is not there, a helper with an
     `if __name__ == "__main__":` block (`%run` runs it), one that sets `__all__`, and a `_`-name
     of the helper that the notebook reads (a star import leaves it out)."""
     Path("helper.py").write_text(HELPER)
@@ -228,7 +230,21 @@ def test_run_of_a_helper_beside_the_notebook_becomes_its_star_import():
     assert s.changes[0].message.startswith("`%run helper.py`: `from helper import *`: the definitions of helper.py")
     Path("main_block.py").write_text(HELPER + "\nif __name__ == \"__main__\":\n    print(1)\n")
     Path("exports.py").write_text(HELPER + "\n__all__ = [\"fit\"]\n")
-    for line, why in [("%run helper.py --epochs 3", "an IPython magic, which the script does not run: do it by hand"),
+    Path("src").mkdir()
+    Path("src/train_helper.py").write_text(HELPER)
+    for line, expected in [
+            ("%run helper.py --epochs 3", "import sys; _ddpify_argv, sys.argv = sys.argv, ['helper.py', '--epochs', '3']; "
+             "from helper import *; sys.argv = _ddpify_argv  # IPython: %run helper.py --epochs 3"),
+            ("%run src/train_helper.py", "import sys; sys.path.insert(0, 'src'); from train_helper import *  "
+             "# IPython: %run src/train_helper.py")]:
+        s = script(("code", line))
+        assert s.code.splitlines()[1] == expected, s.code
+        assert [c.kind for c in s.changes] == ["change"], s.changes
+    make("nb.ipynb", ("code", "import torch\n%run src/train_helper.py"), ("code", "model = torch.nn.Linear(2, 1)\n"
+                                                                            "fit(model, torch.optim.SGD(model.parameters(), lr=0.1), 2)"))
+    result = CliRunner().invoke(main, ["convert", "nb.ipynb", "-o", "out/"])  # the helper in src/ read and converted
+    assert result.exit_code == 0 and "shard_loader(" in Path("out/train_helper.py").read_text(), result.output
+    for line, why in [("%run -i helper.py", "an IPython magic, which the script does not run: do it by hand"),
                       ("%run missing.py", "`missing.py` is not a Python file beside the notebook"),
                       ("%run main_block.py", "`main_block.py` has an `if __name__ == \"__main__\":` block"),
                       ("%run exports.py", "`exports.py` sets `__all__`"),

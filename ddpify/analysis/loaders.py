@@ -345,6 +345,29 @@ def _single_pass(facts: Facts, loop: cst.CSTNode, depth: int = 3) -> bool:
     return depth > 0 and bool(sites) and all(_single_pass(facts, c, depth - 1) for c in sites)
 
 
+def unfed_training(facts: Facts, models: Models, found: Loaders) -> cst.For | cst.While | None:
+    """The training no DataLoader feeds, where a model is wrapped and no loader of the module is
+    sharded, split by hand, left whole for a reason of its own or split by itself: the loop that
+    trains first and sits in no other loop of its function (shard-data's TODO there says so; reach
+    leaves its "cannot trace to a DataLoader" out of that loop)."""
+    if not models.wrapped or found.training or found.manual or found.iterable or found.withheld or found.self_split:
+        return None
+    return _outermost_training_loop(facts)
+
+
+def _outermost_training_loop(facts: Facts) -> cst.For | cst.While | None:
+    """The loop that trains first and sits in no other loop of its function: of two, the one the
+    calls run first (`Facts.runs_before`), not the one written first (a MAML homework's
+    `test_model()`, defined above `main()` and called after `main()`'s meta-training)."""
+    first = None
+    for loop in facts.loops:
+        if facts.trains(loop) and not any(isinstance(a, (cst.For, cst.While)) for a in facts.ancestors(loop)
+                                          if facts.scope(a) is facts.scope(loop)):
+            if first is None or facts.runs_before(loop, first, strict=True):
+                first = loop
+    return first
+
+
 def loaders_of(facts: Facts, expr: cst.BaseExpression, loader_calls: list[cst.Call], drawn: bool = True) -> list[cst.Call]:
     """The `DataLoader(...)` objects `expr` may be or iterate (ddpify.analysis.objects): through
     names, `self.x` and `obj.x`, helpers' returns, containers, `with tqdm(loader) as bar`, `iter()`,

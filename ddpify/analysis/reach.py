@@ -36,7 +36,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.result import Analysis
 from ddpify.analysis import objects
-from ddpify.analysis.loaders import loaders_of
+from ddpify.analysis.loaders import loaders_of, unfed_training
 from ddpify.analysis.models import Model, looked_up_callee
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.syntax.names import dotted
@@ -142,7 +142,11 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
         return any(any(traced(lp) for lp in batch_loops if facts.scope(lp) is f) or depth and runs_traced(f, depth - 1)
                    for c in facts.calls_in(node) for f in facts.user_functions(c) if f is not node)
 
+    unfed = unfed_training(facts, analysis.models, analysis.loaders)  # shard-data's TODO: no DataLoader feeds it
     for loop in batch_loops:
+        if unfed is not None and (loop is unfed or facts.is_inside(loop, unfed)) \
+                and not _drawn_outside(facts, mt.strip_iteration(loop.iter), local):
+            continue
         # `for net, opt in zip(nets, optimizers):` inside `for x, y in loader:` trains on the loader's batch
         if not traced(loop) and not any(isinstance(lp, cst.For) and traced(lp) for lp in facts.enclosing_loops(loop)) \
                 and not runs_traced(loop.body):
@@ -152,6 +156,15 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
                 f"batches that `{maker}`, a generator of the program, makes itself (its loops count; it draws "
                 "from no DataLoader nor iterator)" if maker is not None else
                 "which ddpify cannot trace to a DataLoader in the code it read") + ": its data is not sharded")
+
+
+def _drawn_outside(facts: Facts, data: cst.BaseExpression, local: set[str]) -> bool:
+    """Does `data` (what a loop iterates), or an object it may hold, come from a call of code
+    outside the project (`from engine import batches` of a module ddpify did not read): it may hand
+    out a DataLoader's batches, and the loop keeps its own line."""
+    sites = [*objects.of(facts).values(data), *mt.findall(data, cst.Call)]
+    return any(isinstance(site, cst.Call) and not facts.user_functions(site) and (q := facts.qualify(site.func))
+               is not None and q.split(".")[0] not in PASSIVE | local for site in sites)
 
 
 def _batch_maker(facts: Facts, data: cst.BaseExpression) -> str | None:

@@ -18,6 +18,7 @@ import bisect
 import io
 import json
 import re
+import shlex
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,16 +214,23 @@ class _Runs:
 
     def as_import(self, command: str) -> tuple[str | None, str]:
         """(`from helper import *`, what it does) for `%run helper.py` where the import runs what
-        `%run` does: a file beside the notebook, named as a module, given no argument, whose
-        definitions a star import hands over whole (no `__all__`, no `_`-name the notebook reads)
-        and with no `if __name__ == "__main__":` block (`%run` runs it, an import does not); else
-        (None, why it is left to do by hand)."""
-        words = command.split()
-        file = words[1] if len(words) == 2 else ""
-        module = file[:-3] if file.endswith(".py") else ""
-        if not module.isidentifier() or self.folder is None:
+        `%run` does: a file named as a module, given no option, whose definitions a star import
+        hands over whole (no `__all__`, no `_`-name the notebook reads) and with no `if __name__ ==
+        "__main__":` block (`%run` runs it, an import does not); else (None, why it is left to do
+        by hand). A file in another folder (`%run ../src/helper.py`, relative to where the notebook
+        runs, as `%run` reads it) puts that folder first on `sys.path` for the import; arguments
+        (`%run helper.py --epochs 3`) are its `sys.argv` while it runs, as under `%run`, and the
+        notebook's own after it:
+
+            import sys; _ddpify_argv, sys.argv = sys.argv, ["helper.py", "--epochs", "3"]; from helper import *; sys.argv = _ddpify_argv
+        """
+        words = shlex.split(command) if command.count('"') % 2 == 0 and command.count("'") % 2 == 0 else []
+        file = words[1] if len(words) > 1 and not words[1].startswith("-") else ""
+        folder, _, name = file.rpartition("/")
+        module = name[:-3] if name.endswith(".py") else ""
+        if not module.isidentifier() or self.folder is None or folder.startswith(("/", "~", "$")):
             return None, ("an IPython magic, which the script does not run: do it by hand (`%run` of a file "
-                          "beside the notebook with no options becomes its import)")
+                          "given no option becomes its import)")
         try:
             tree = ast.parse((self.folder / file).read_bytes())
         except (OSError, SyntaxError, ValueError):
@@ -237,8 +245,16 @@ class _Runs:
         elif defined & self.private:
             why = f"the notebook reads `{sorted(defined & self.private)[0]}` of `{file}`, which `from {module} import *` leaves out"
         else:
-            return (f"from {module} import *", f"`from {module} import *`: the definitions of {file} are the notebook's "
-                    "as under %run, and ddpify reads (and converts) that module with it")
+            line, said = f"from {module} import *", ""
+            if len(words) > 2:
+                line = f"_ddpify_argv, sys.argv = sys.argv, {[file, *words[2:]]!r}; {line}; sys.argv = _ddpify_argv"
+                said += f", its arguments {' '.join(words[2:])} its sys.argv while it runs"
+            if folder:
+                line = f"sys.path.insert(0, {folder!r}); {line}"
+                said += f", its folder {folder} first on sys.path"
+            line = f"import sys; {line}" if len(words) > 2 or folder else line
+            return (line, f"`from {module} import *`{said}: the definitions of {file} are the notebook's as under %run, "
+                    "and ddpify reads (and converts) that module with it")
         return None, f"{why}: do it by hand"
 
 

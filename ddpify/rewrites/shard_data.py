@@ -114,7 +114,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis import objects, phases, schedules, set_order
-from ddpify.analysis.loaders import NAMED, is_iterable_dataset, library_stream, made_per_pass, shared_helper_callers
+from ddpify.analysis.loaders import (NAMED, is_iterable_dataset, library_stream, made_per_pass, shared_helper_callers,
+                                     unfed_training)
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -148,7 +149,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     for loop in found.manual:
         edits.todo(loop, "batches are sliced by hand, so every process trains on all the data (correct, "
                    "no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler")
-    for made in _drawn_without_end(facts, found.training) if analysis.models.wrapped else ():
+    for made in _drawn_without_end(facts, found.training):  # (sharded: a model wrapped, or tensors synced)
         edits.replace(made.func, lambda node: cst.Name("endless"),
                       "this iterator is drawn by next() a fixed number of times and never expected to run out; "
                       "each process's pass now holds 1/N of the batches: endless() starts the next pass (next epoch) "
@@ -175,9 +176,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     if found.training:
         edits.warn(found.training[0], "batch_size is now per process: the global batch is batch_size x "
                      "the number of processes")
-    elif analysis.models.wrapped and not found.manual and not found.iterable and not found.withheld \
-            and not found.self_split:
-        outer = _outermost_training_loop(facts)
+    elif (outer := unfed_training(facts, analysis.models, found)) is not None:
         if outer is not None:
             edits.todo(outer, "no DataLoader feeds this training, so ddpify cannot shard its data: every process "
                        "trains on all the data it reads (correct, no speed-up; to share the work, feed it from a "
@@ -255,19 +254,6 @@ def _ends_caught(facts: Facts, node: cst.CSTNode) -> bool:
                                             isinstance(h.type, cst.Tuple) for h in anc.handlers):
             return True
     return False
-
-
-def _outermost_training_loop(facts: Facts) -> cst.For | cst.While | None:
-    """The loop that trains first and sits in no other loop of its function: of two, the one the
-    calls run first (`Facts.runs_before`), not the one written first (a MAML homework's
-    `test_model()`, defined above `main()` and called after `main()`'s meta-training)."""
-    first = None
-    for loop in facts.loops:
-        if facts.trains(loop) and not any(isinstance(a, (cst.For, cst.While)) for a in facts.ancestors(loop)
-                                          if facts.scope(a) is facts.scope(loop)):
-            if first is None or facts.runs_before(loop, first, strict=True):
-                first = loop
-    return first
 
 
 def _name_streams(facts: Facts, edits: Edits, found: Loaders) -> None:

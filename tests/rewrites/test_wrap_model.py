@@ -4990,6 +4990,10 @@ def test_a_dict_of_parameters_no_module_registers_is_synced_and_averaged_before_
     assert "could not tell which model" not in result.code
     converted, _ = run(WEIGHT_DICT.format(INNER_STEP))
     assert "loader = shard_loader(loader)" in converted and "set_epoch(loader, epoch)" in converted
+    steps, _ = run(WEIGHT_DICT.format(INNER_STEP).replace(
+        "for epoch in range(2):\n    for x, y in loader:\n        learner(x, y)\n",
+        "batches = iter(loader)\nfor step in range(6):\n    x, y = next(batches)\n    learner(x, y)\n"))
+    assert "batches = endless(loader)" in steps  # each process's shard is half the batches: drawn past its end
     plain = rewritten(NAME, WEIGHT_DICT.format("fast = self.weights"))
     assert "torch.optim.Adam(sync_gradients(self.weights.values()), lr=1e-3)" in plain.code
     assert "average_gradients" not in plain.code
