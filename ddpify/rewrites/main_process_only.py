@@ -152,7 +152,7 @@ from typing import TYPE_CHECKING, AbstractSet, Callable, Iterator, NamedTuple
 import libcst as cst
 
 from ddpify.output import build
-from ddpify.analysis import fsdp, objects, writes
+from ddpify.analysis import distributed, fsdp, objects, writes
 from ddpify.analysis.shell import shell_folder, shell_write
 from ddpify.analysis.writes import preparing
 from ddpify.syntax import matchers as mt
@@ -198,6 +198,9 @@ LOGGERS = {"wandb.init", "clearml.Task.init", "trains.Task.init", "mlflow.start_
 FILE_METHODS = {"write", "writelines", "flush", "close"}
 CSV_WRITERS = {"csv.writer", "csv.DictWriter"}
 ROW_METHODS = {"writerow", "writerows", "writeheader"}
+EARLY_READ = "this save runs on the main process only and `{read}` reads the file back before any barrier every " \
+    "process reaches: another process may read it before it is written, or an older one; both lie in {why}; save " \
+    "and read it outside that statement, with a barrier() between them"
 AGREED = "condition agreed across processes (agree_on): the file saved in it is read back in it, after a barrier " \
     "that every process must reach"
 UNWAITED = "no barrier after this save, which is read back later: `{func}` is called where some processes may " \
@@ -297,6 +300,13 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             edits.add_import("ddpify_runtime", "agree_on")
     placed: set[cst.CSTNode] = set()
     for stmt, point in points.items():
+        if point is not stmt and (early := _read_before_the_point(facts, stmt, point, reading[stmt])) is not None:
+            lock = distributed.lock_around(facts, stmt)
+            edits.warn(stmt, EARLY_READ.format(read=facts.code(early), why=(
+                "an inter-process lock: a barrier inside it would wait there for processes that wait for the lock"
+                if lock is not None and facts.is_inside(early, lock) else
+                "a statement some processes may leave early (a `try`, a `with`, an `if` whose test may differ): a "
+                "barrier inside it could wait for processes that never come")))
         if _barrier_follows(facts, point, set(points.values()) - {point},
                             analysis.loaders.epoch_loops if options.runs(SET_EPOCH) else []):
             continue
@@ -1490,6 +1500,16 @@ def _reads_other_files(facts: Facts, written: list[cst.BaseExpression], call: cs
     inner = [c for f in facts.user_functions(call) for c in facts.calls_in(f) if _reads(facts, c, depth - 1)] \
         if depth > 0 else []
     return bool(inner) and all(_reads_other_files(facts, written, c, depth - 1) for c in inner)
+
+
+def _read_before_the_point(facts: Facts, stmt: cst.CSTNode, point: cst.CSTNode,
+                           readers: list[cst.Call]) -> cst.Call | None:
+    """A read of what the save `stmt` writes that runs after it but inside `point`, the statement
+    around it after which the barrier goes (`_reached_by_all`): `with FileLock(...): torch.save(state,
+    path); model.load_state_dict(torch.load(path))`. The barrier after `point` comes after that read,
+    so another process may read the file before the main process writes it. None where no such read."""
+    return next((c for c in readers if facts.is_inside(c, point) and not facts.is_inside(c, stmt)
+                 and facts.before(stmt, c) and _same_file(facts, stmt, c) and not facts.apart(stmt, c)), None)
 
 
 def _read_back_later(facts: Facts, stmt: cst.CSTNode, readers: list[cst.Call]) -> bool:

@@ -3302,3 +3302,39 @@ def test_a_construction_runs_on_every_process_though_a_class_it_may_build_only_w
     out = only(NAME, TRAINER_INIT_WRITES)
     assert 'def load_trainer(config, kind="trainer"):\n    trainer = CLASSES[kind](config, "exp")\n    return trainer' in out
     assert "if is_main_process():\n            os.makedirs(self.save_dir" in out
+
+
+SAVED_AND_READ_UNDER_A_LOCK = """\
+import torch
+from filelock import FileLock
+from torch.utils.data import DataLoader, TensorDataset
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randn(16, 1)), batch_size=4, shuffle=True)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    with FileLock('ckpt.lock'):
+        torch.save(model.state_dict(), 'last.pt')
+        model.load_state_dict(torch.load('last.pt'))
+"""
+
+
+def test_a_save_read_back_inside_the_statement_the_barrier_follows_is_named():
+    """A save read back inside the same inter-process lock (`with FileLock(...)`: a variation of the
+    twenty-second sweep's data module): the save runs on the main process, the barrier could only go
+    after the `with` (inside, the main process would wait holding the lock the others wait for), and
+    the read comes before it: another process may read the file before it is written. The report
+    said nothing; now a warning at the save names the read and the lock. Near miss: under
+    `torch.no_grad()` (torch's own `with`, which swallows nothing) the barrier goes right after the
+    save, before the read, with no warning."""
+    result = rewritten(NAME, SAVED_AND_READ_UNDER_A_LOCK, also=frozenset({"wrap-model", "unwrap-model"}))
+    line = SAVED_AND_READ_UNDER_A_LOCK.splitlines().index("        torch.save(model.state_dict(), 'last.pt')") + 1
+    assert [(c.line, c.message.split(" reads the file back")[0]) for c in result.changes if c.kind == "warning"] == \
+           [(line, "this save runs on the main process only and `torch.load('last.pt')`")]
+    assert "an inter-process lock" in warnings(result.changes)[0]
+    plain = SAVED_AND_READ_UNDER_A_LOCK.replace("with FileLock('ckpt.lock'):", "with torch.no_grad():")
+    result = rewritten(NAME, plain, also=frozenset({"wrap-model", "unwrap-model"}))
+    assert not warnings(result.changes) and "        barrier()\n        model.module.load_state_dict" in result.code
