@@ -16,6 +16,8 @@ makes the test true:
 sets that attribute on (through the callers' parameters too); the other branch of such a test
 is left out for it (never decided False: an attribute may be set by other means).
 
+A parameter passed a command-line option argparse converts with `type=Path` (`args.data`) is a
+path, equal to no string: `if name == "cifar10":` is left out for that call.
 A test of such tests (`not`, `and`, `or`) is decided where the known parts decide it:
 `if num_gpus > 1 and not for_val_only:` is left out by `Engine(for_val_only=True)`.
 
@@ -92,12 +94,37 @@ def _decided(facts: Facts, func: cst.FunctionDef, site: cst.Call, test: cst.Base
     target = test.comparisons[0]
     op, right = _OPS.get(type(target.operator)), _constant(target.comparator)
     value = _argument(facts, func, site, test.left.value)
+    if value is _UNKNOWN and _strings(right) and _path_option(facts, func, site, test.left.value):
+        value = _A_PATH  # never equal to a string, nor in a collection of them
     if op is None or right is _UNKNOWN or value is _UNKNOWN:
         return _UNKNOWN
     try:
         return bool(op(value, right))
     except TypeError:
         return _UNKNOWN
+
+
+class _Path:
+    """A pathlib path: equal to no string (`Path("cifar10") == "cifar10"` is False)."""
+
+
+_A_PATH = _Path()
+
+
+def _strings(value: object) -> bool:
+    """A string, or a collection of strings only."""
+    return isinstance(value, str) or isinstance(value, (tuple, list, set, frozenset)) and bool(value) \
+        and all(isinstance(v, str) for v in value)
+
+
+def _path_option(facts: Facts, func: cst.FunctionDef, site: cst.Call, name: str) -> bool:
+    """Does the call pass for parameter `name` a command-line option argparse converts with
+    `type=Path` (`IdxDataset(args.data, ...)` with `parser.add_argument("--data", type=Path)`)?"""
+    from ddpify.analysis import objects  # (objects reads call branches' callers, not this module)
+    if name not in param_names(func) or facts.writes(Ref(func, name)):
+        return False
+    passed = facts.argument_for(site, func, name)
+    return passed is not None and objects.of(facts).option_type(passed) in ("pathlib.Path", "pathlib.PosixPath")
 
 
 def _sets_attribute(facts: Facts, passed: cst.BaseExpression, attr: str, depth: int = 3) -> bool:

@@ -469,19 +469,78 @@ def keeps_only_its_last_batch(facts: Facts, loop: cst.For) -> bool:
             loss = criterion(output, x)      # overwritten each batch
         log(loss.item())                     # the last batch's loss
     """
+    return _leaves_behind(facts, loop, keyed=False) is not None
+
+
+def keeps_results_by_sample_key(facts: Facts, loop: cst.For) -> bool:
+    """Does each batch of `loop` leave behind only results stored by a key its own items carry
+    (`preds[int(ids[i])] = p` with `for x, y, idx in loader`, also after the keys are gathered:
+    `ids = all_gather(idx)`), besides what `keeps_only_its_last_batch` allows, and at least one
+    such store? A sample the loader hands twice (a padding sampler's repeat) rewrites its own
+    entry: nothing is counted twice.
+
+        for x, idx in test_loader:
+            all_idx = gather(idx)
+            for i, p in enumerate(gather(model(x).argmax(1))):
+                preds[int(all_idx[i])] = p    # one entry per sample
+    """
+    return bool(_leaves_behind(facts, loop, keyed=True))
+
+
+def _leaves_behind(facts: Facts, loop: cst.For, keyed: bool) -> int | None:
+    """None where a batch of `loop` leaves behind something the next does not overwrite (but,
+    where `keyed`, an item stored by a key the batch's items carry); else how many such keyed
+    stores there are."""
     batch = {n.value for n in _targets(loop.target)}  # set afresh by the loop itself
+    stores = 0
     for small in _simple_statements(facts, loop):
         if isinstance(small, (cst.AugAssign, cst.Return)) or isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            return False
+            return None
+        if keyed and isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                and _keyed_by_the_batch(facts, loop, small.targets[0].target, small.value, batch):
+            stores += 1
+            continue
         if isinstance(small, (cst.Assign, cst.AnnAssign)):
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
             names = [n for t in targets for n in _targets(t)]
             if any(not isinstance(t, (cst.Name, cst.Tuple, cst.List)) for t in targets) or \
                     len(names) != sum(1 for t in targets for _ in mt.findall(t, (cst.Name,))) or \
                     any(n.value not in batch and _read_before_set(facts, loop, n, small) for n in names):
-                return False
-    return not any(_stores_into_its_object(facts, func) for call in facts.findall(loop.body, cst.Call)
-                   for func in facts.user_functions(call))
+                return None
+    if any(_stores_into_its_object(facts, func) for call in facts.findall(loop.body, cst.Call)
+           for func in facts.user_functions(call)):
+        return None
+    return stores
+
+
+def _keyed_by_the_batch(facts: Facts, loop: cst.For, target: cst.BaseExpression, value: cst.BaseExpression,
+                        batch: set[str]) -> bool:
+    """Is `target = value` a store into a name's item by a key made from the batch's own items
+    (`top5[int(idxs_all[i])] = p`, `idxs_all` set in the loop from the loop's `idxs`), the value not
+    reading the container (no `counts[k] = counts[k] + 1`)?"""
+    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)):
+        return False
+    container = target.value.value
+    if container in batch or any(n.value == container for n in mt.findall(value, cst.Name)):
+        return False
+    assigned: dict[str, list[cst.BaseExpression]] = {}
+    for small in _simple_statements(facts, loop):
+        if isinstance(small, cst.Assign):
+            for t in small.targets:
+                for n in _targets(t.target):
+                    assigned.setdefault(n.value, []).append(small.value)
+    seen: set[str] = set()
+    todo = [n.value for n in mt.findall(target.slice[0].slice.value, cst.Name)]
+    while todo:
+        name = todo.pop()
+        if name in batch:
+            return True
+        if name in seen:
+            continue
+        seen.add(name)
+        todo += [n.value for v in assigned.get(name, []) for n in mt.findall(v, cst.Name)]
+    return False
 
 
 def _read_before_set(facts: Facts, loop: cst.For, target: cst.Name, stmt: cst.CSTNode) -> bool:

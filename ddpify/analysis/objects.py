@@ -436,6 +436,27 @@ class Objects:
                 found |= Sites().union(*(self.values(r) for c in converters for r in f.returned(c)))
         return found
 
+    def option_type(self, expr: cst.BaseExpression) -> str | None:
+        """The qualified name of the `type=` an option `expr` reads is converted by (`pathlib.Path`
+        for `args.data` of `args = parser.parse_args()` with `parser.add_argument("--data",
+        type=Path)`), where every parser it may come from converts it so; else None. Where the
+        object is not followed to a parse (`args` handed to a worker through `mp.spawn`'s tuple),
+        every option of the program's parsers with that destination must be so converted."""
+        f = self.facts
+        if not isinstance(expr, cst.Attribute):
+            return None
+        held = self.values(expr.value)
+        parsed = [s for s in held if isinstance(s, cst.Call) and mt.is_parse_args(s)]
+        if held and not parsed:
+            return None
+        options = [c for c in f.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "add_argument"
+                   and dotted(c.func.value) and _option_dest(c) == expr.attr.value]
+        parsers = {f.ref(s.func.value) for s in parsed if isinstance(s.func, cst.Attribute) and dotted(s.func.value)}
+        if parsed:
+            options = [c for c in options if f.ref(c.func.value) in parsers]
+        kinds = {f.qualify(kind.value) if (kind := mt.keyword(c, "type")) is not None else None for c in options}
+        return kinds.pop() if len(kinds) == 1 else None
+
     def _namedtuple_field(self, site: cst.CSTNode, attr: str) -> Sites:
         """`loaders.train` of `loaders = Loaders(DataLoader(...), DataLoader(...))` where `Loaders =
         namedtuple("Loaders", ["train", "val"])` (or `"train val"`, or `typing.NamedTuple("Loaders",
@@ -1097,7 +1118,8 @@ class Objects:
     @cached_property
     def _returned_to(self) -> dict[Ref, list[Ref]]:
         """`return name` / `return a, name`: the name's ref to the names each call of its function
-        binds to that value."""
+        binds to that value, also where a function returns that call as it is (`def
+        get_val_loader(cfg): return get_val_loader_inria(cfg)`: the names its callers bind)."""
         f = self.facts
         index: dict[Ref, list[Ref]] = defaultdict(list)
         for ret in f.returns:
@@ -1111,9 +1133,22 @@ class Objects:
                 ref = f.ref(name)
                 if ref is None:
                     continue
-                for call in f.call_sites(func):
+                for call in self._binding_calls(func):
                     index[ref] += self._bound.get(call if i is None else (call, i), [])
         return index
+
+    def _binding_calls(self, func: cst.FunctionDef, depth: int = 3) -> list[cst.Call]:
+        """The calls of `func`, and where one is returned as it is (`return helper(cfg)`), the calls
+        of the function returning it, `depth` such functions up: the calls whose value is what
+        `func` returns."""
+        f = self.facts
+        found = []
+        for call in f.call_sites(func):
+            found.append(call)
+            outer = f.scope(call)
+            if depth and isinstance(f.parent(call), cst.Return) and isinstance(outer, cst.FunctionDef) and outer is not func:
+                found += self._binding_calls(outer, depth - 1)
+        return found
 
 
 def _one_pass(f: Facts, func: cst.FunctionDef, y: cst.Yield) -> cst.BaseExpression | None:

@@ -111,7 +111,10 @@ class Ranks:
         by another count (`rank = args.nr * args.gpus + gpu`, mp.spawn's idiom for several nodes), whatever
         the offset's names say.
         A parameter no call in this file passes (`def worker(rank, world)` started by
-        `mp.spawn`) is not: there it counts the processes of one node."""
+        `mp.spawn`) is not: there it counts the processes of one node. A name read after an
+        assignment of it earlier in its own block, with nothing between that may assign it, holds
+        that assignment's value only (`local_rank = dist.get_rank()` then `set_device(local_rank)`,
+        `local_rank` also the worker's parameter)."""
         if expr not in self._global:
             self._global[expr] = False  # a cycle of names adds nothing (a name's own update: `_global_rank`)
             self._global[expr] = self._global_rank(expr)
@@ -145,7 +148,8 @@ class Ranks:
         ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
         if ref is None:
             return False
-        sources = f.sources(ref) or self._stored_elsewhere(expr)
+        last = _assigned_just_before(f, expr) if isinstance(expr, cst.Name) else None
+        sources = [last] if last is not None else f.sources(ref) or self._stored_elsewhere(expr)
         # what a run of one process assigns does not count (`else: local_rank = int(os.environ.get(
         # "LOCAL_RANK", 0))` of `if dist.is_initialized(): local_rank = dist.get_rank()`)
         sources = [s for s in sources if not self.undistributed(s)] or sources
@@ -1684,6 +1688,30 @@ def _asks_distributed(target: cst.ComparisonTarget) -> bool:
         return isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) or \
             isinstance(op, (cst.GreaterThan, cst.LessThanEqual)) and not mt.is_name(right, "None")
     return isinstance(right, cst.Integer) and right.value == "0" and isinstance(op, (cst.GreaterThanEqual, cst.LessThan))
+
+
+def _assigned_just_before(f, name: cst.Name) -> cst.BaseExpression | None:
+    """The value of the last `name = value` among the statements before `name`'s own in its block,
+    where no statement between them may assign the name (a compound statement that names it
+    anywhere stops the search: None), and none of them is that block's own loop's back edge (the
+    block is not a loop's body: its next pass could read an assignment from below)."""
+    stmt = f.statement(name)
+    block = f.parent(stmt) if stmt is not None else None
+    owner = f.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if not isinstance(block, cst.IndentedBlock) or isinstance(owner, (cst.For, cst.While)):
+        return None
+    body = list(block.body)
+    for earlier in reversed(body[:body.index(stmt)] if stmt in body else []):
+        if isinstance(earlier, cst.SimpleStatementLine):
+            for small in reversed(earlier.body):
+                if isinstance(small, cst.Assign) and any(mt.is_name(t.target, name.value) for t in small.targets):
+                    return small.value if len(small.targets) == 1 else None
+                if any(mt.is_name(t, name.value) for t in mt.findall(small, cst.Name)) and \
+                        isinstance(small, (cst.AugAssign, cst.AnnAssign, cst.Assign)):
+                    return None
+        elif any(n.value == name.value for n in mt.findall(earlier, cst.Name)):
+            return None  # (a compound statement that names it: it may assign it)
+    return None
 
 
 def _whole_number(node: cst.CSTNode) -> bool:

@@ -112,6 +112,34 @@ def file_write(facts: Facts, call: cst.Call) -> str | None:
     return what
 
 
+
+# a tensorboard writer's methods that add nothing to its events file
+QUIET_WRITER_METHODS = frozenset({"flush", "close"})
+# calls that read a value without logging through it (`isinstance(writer, SummaryWriter)`)
+INSPECTING = frozenset({"isinstance", "hasattr", "getattr", "print", "id", "type", "repr", "str", "bool"})
+
+
+def event_writer_uses(facts: Facts, maker: cst.Call) -> list[cst.Call]:
+    """The calls that log through the tensorboard writer `maker` makes (`SummaryWriter(d)`): its
+    methods called, `tb.add_scalar("loss", x, step)` (the object followed through names, attributes,
+    returns and parameters: `ddpify.analysis.objects`), but `flush()` and `close()`, which add
+    nothing; and each call of a function not of the program that is handed it (a library may log
+    through it). A writer every one of whose uses runs on rank 0 only leaves the other processes an
+    empty events file: noise, no curve logged twice. Empty where none is found."""
+    flow = objects.of(facts)
+    uses = []
+    for call in facts.calls:
+        if call is maker:
+            continue
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value not in QUIET_WRITER_METHODS \
+                and maker in flow.values(func.value):
+            uses.append(call)
+        elif not facts.user_functions(call) and facts.qualify(func) not in INSPECTING \
+                and any(maker in flow.values(a.value) for a in call.args):
+            uses.append(call)
+    return uses
+
 def _opened_to_write(facts: Facts, call: cst.Call) -> bool:
     """The item of a `with` that opens a file for writing (`with open(p, "w") as f:`,
     `with PathManager.open(p, "w") as f:`, `mt.opens_for_writing`) whose body writes the handle by

@@ -46,6 +46,10 @@ runs, nor does a function called only from such a branch:
 
     synthesis(ddp_model, text)               # the program's only call
 
+A command-line option argparse converts with `type=Path` is a path, which equals no string: a call
+that passes one (`Indexed(args.data)`, `--data` given `type=Path`) takes no branch of `if name ==
+"cifar10":`.
+
 Conservative: a method (reached through its class in ways no call site shows: by reference,
 by dispatch, `model(x)` running `forward`), a function with no call in the program (called from
 outside it, or only by reference), a function also named other than in a call (`mp.spawn(run,

@@ -58,7 +58,10 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     process but one (the `else` of `if rank == 0:` or of `if ddp and rank == 0:`, the branch of
     `if rank != 0:` or `if accelerator.is_main_process == 0:`, after an early `return` that rank 0 alone
     may take, `if rank == 0: ... if config is None: return`, also in a helper every call of which is so) (not in a branch of a
-    conditional expression on the rank, `SummaryWriter(d) if rank == 0 else None`; not for a path
+    conditional expression on the rank, `SummaryWriter(d) if rank == 0 else None`; not a tensorboard writer
+    every use of which, `tb.add_scalar(...)` (followed through names, attributes, returns and parameters; not
+    `flush()`/`close()`), is a write not reported here, `if rank == 0: tb.add_scalar(...)`: the other processes
+    leave an empty events file, no curve is logged twice; not for a path
     that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`, nor one named after each sample a function is handed where every call of it
     runs in a loop over a loader drawing from a DistributedSampler (`for p in predictions:
@@ -108,17 +111,7 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     reported: set[cst.Call] = set()
     for call, path, what, fetched in _file_writes(ctx):
         func = f.scope(call)
-        if ctx.ranks.on_some_ranks(call) and not ctx.ranks.all_but_one(call) \
-                or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func) \
-                and not ctx.ranks.joins_every_process(func) \
-                or isinstance(func, cst.FunctionDef) and f.entries(func) and not ctx.ranks.parted_calls(f.entries(func)) \
-                and all(_on_one_rank(ctx, site, func) or left_out(f, call, func, site) or ctx.ranks.undistributed(site)
-                        for site in f.entries(func)) \
-                or path is not None and (_per_rank(ctx, path) or _per_sample_of_a_shard(ctx, call, path)
-                                         or _null_device(ctx, path)) \
-                or ctx.ranks.undistributed(call) \
-                or ctx.ranks.main_first(call, write=call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call) \
-                or writes.locked_on_every_way(f, call) or fetched and ctx.script.launcher.at_import_first(call):
+        if not _on_every_rank(ctx, call, path, fetched) or _logged_on_one_rank(ctx, call):
             continue
         stmt = f.statement(call)
         alone = mt.sole(stmt, cst.Expr) is not None and stmt.body[0].value is call
@@ -145,6 +138,35 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
             yield Hit(site, f"`{f.code(site.func)}()` runs a download into a file of {where}: run it on one process "
                             "first, the others waiting for it (a barrier)" if fetched else
                       f"`{f.code(site.func)}()` runs a file write of {where}: call it on rank 0 only")
+
+
+def _on_every_rank(ctx: Context, call: cst.Call, path: cst.BaseExpression | None, fetched: bool = False) -> bool:
+    """Does the write `call` (to `path`; a download where `fetched`) run on every process, or on
+    every process but one: none of the exceptions the docstring of DDP006 lists?"""
+    f = ctx.facts
+    func = f.scope(call)
+    return not (ctx.ranks.on_some_ranks(call) and not ctx.ranks.all_but_one(call)
+                or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func)
+                and not ctx.ranks.joins_every_process(func)
+                or isinstance(func, cst.FunctionDef) and f.entries(func) and not ctx.ranks.parted_calls(f.entries(func))
+                and all(_on_one_rank(ctx, site, func) or left_out(f, call, func, site) or ctx.ranks.undistributed(site)
+                        for site in f.entries(func))
+                or path is not None and (_per_rank(ctx, path) or _per_sample_of_a_shard(ctx, call, path)
+                                         or _null_device(ctx, path))
+                or ctx.ranks.undistributed(call)
+                or ctx.ranks.main_first(call, write=call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call)
+                or writes.locked_on_every_way(f, call) or fetched and ctx.script.launcher.at_import_first(call))
+
+
+def _logged_on_one_rank(ctx: Context, call: cst.Call) -> bool:
+    """A tensorboard writer made on every process through which every process but one logs
+    nothing: each of its uses (`writes.event_writer_uses`: `tb.add_scalar(...)`, through names,
+    attributes and calls) is a write DDP006 would not report. The other processes leave an empty
+    events file, no curve logged twice."""
+    if (ctx.facts.qualify(call.func) or "") not in writes.EVENT_WRITERS:
+        return False
+    uses = writes.event_writer_uses(ctx.facts, call)
+    return bool(uses) and not any(_on_every_rank(ctx, use, None) for use in uses)
 
 
 def _told_main_process(ctx: Context, call: cst.Call) -> bool:

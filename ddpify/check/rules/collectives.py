@@ -390,13 +390,16 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
     Each process sees its own shard, so its loss, metric or NaN check differs: the process that
     leaves the loop stops calling the backward's all-reduce and the others wait for it forever.
     A `continue` that skips the rest of a step before its backward does the same for one step
-    (the ranks then pair different all-reduces, or hang).
+    (the ranks then pair different all-reduces, or hang), or before a collective; not a backward
+    of a loop that never reads the wrapper (its forward the bare model's, `model_without_ddp(x)`:
+    its backward all-reduces nothing).
     Decide together (`all_reduce` the flag, or ddpify_runtime's `agree_on(...)`). Conditions on
     arguments, counters, constants and `len()` of a loader are the same everywhere and fine.
     Found for loops that run a DDP backward or a collective, here or in a function they call,
     and that every rank runs (not a loop under a rank test, or in a function every call of which
     is: no other rank is in it to wait); reported once per exit, at the innermost test around it
-    that can differ. An `except` whose `try` runs the step's backward or a collective is such a
+    that can differ. An `except` whose `try` runs the step's backward (of a loss the DDP model's
+    forward made: it reads the wrapper, not only a fit of its own) or a collective is such a
     test (`try: loss = model(x); loss.backward() / except SkipBatch: continue`): one rank can raise
     alone. So is a `return` of a function that runs one step, before its backward, where every
     call of the function is in such a loop (`def train_step(x): ...; if not torch.isfinite(loss):
@@ -413,7 +416,7 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
              or any(ctx.ranks.is_collective(c) for c in f.calls_in(lp.body))}
     seen = set()
     for exit_ in [*f.breaks, *f.returns, *f.continues]:
-        if isinstance(exit_, cst.Continue) and not _skips_backward(f, exit_, loops) \
+        if isinstance(exit_, cst.Continue) and not _skips_backward(ctx, exit_, loops) \
                 and _handled_step(ctx, exit_, ddp_used) is None:
             continue
         left = None
@@ -438,8 +441,9 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
             if isinstance(anc, cst.If) and not ctx.values.same_everywhere(anc.test):
                 seen.add(anc)
                 if isinstance(exit_, cst.Continue):
+                    skipped = "a collective" if _skips_a_collective_only(ctx, exit_) else "the backward's all-reduce"
                     yield Hit(anc.test, f"`{f.code(anc.test)}` can differ between ranks, and the `continue` it "
-                                        "decides skips the backward's all-reduce on some ranks only: the others "
+                                        f"decides skips {skipped} on some ranks only: the others "
                                         "wait for it; agree on it first (all_reduce the flag)")
                     break
                 kind = "break" if isinstance(exit_, cst.Break) else "return"
@@ -498,10 +502,29 @@ def _handled_step(ctx: Context, exit_: cst.CSTNode, ddp_used: bool) -> cst.Excep
             return None
         if isinstance(anc, cst.ExceptHandler):
             try_ = f.parent(anc)
-            if isinstance(try_, cst.Try) and (ddp_used and f.trains(try_.body) or any(
-                    ctx.ranks.is_collective(c) for c in f.calls_in(try_.body))):
+            if isinstance(try_, cst.Try) and (ddp_used and f.trains(try_.body) and _reaches_the_wrapper(ctx, try_.body)
+                                              or any(ctx.ranks.is_collective(c) for c in f.calls_in(try_.body))):
                 return anc
     return None
+
+
+def _reaches_the_wrapper(ctx: Context, node: cst.CSTNode, depth: int = 3) -> bool:
+    """Does `node` read a name that may hold the DDP wrapper, itself or in the functions of the
+    program it calls (`depth` calls deep)? A `try` that trains something else (a polygon fit by
+    gradient descent of its own, no DDP model in it) runs no backward that all-reduces."""
+    f = ctx.facts
+    seen: set[cst.CSTNode] = set()
+
+    def reaches(body: cst.CSTNode, level: int) -> bool:
+        if body in seen:
+            return False
+        seen.add(body)
+        if any(ctx.holds_ddp(ref) is not None or _wrapper_stored_on_its_instance(ctx, ref)
+               for ref in f.findall(body, (cst.Name, cst.Attribute))):
+            return True
+        return level > 0 and any(reaches(func.body, level - 1) for c in f.calls_in(body) for func in f.user_functions(c))
+
+    return reaches(node, depth)
 
 
 # what a read of the wrapper may do without running its forward
@@ -560,10 +583,46 @@ def _runs_the_inner_model(ctx: Context, inner: cst.Attribute) -> bool:
     return isinstance(call, cst.Call) and call.func is parent and not ctx.module_api(parent.attr.value)
 
 
-def _skips_backward(f, cont: cst.Continue, loops) -> bool:
-    """Does a backward of the innermost loop around `cont` come after it in the loop's body?"""
+def _skips_backward(ctx: Context, cont: cst.Continue, loops) -> bool:
+    """Does a collective of the innermost loop around `cont` come after it in the loop's body, or a
+    backward, in a loop that reads the DDP wrapper (`_reaches_the_wrapper`: a loop whose forward is
+    the bare model's, `model_without_ddp(x)`, prepares no reduction, and its backward all-reduces
+    nothing)?"""
+    f = ctx.facts
     loop = next(f.enclosing_loops(cont), None)
-    return loop in loops and any(f.is_backward(c) and f.before(cont, c) for c in f.calls_in(loop.body))
+    return loop in loops and (_skips_a_ddp_backward(ctx, cont) or any(
+        ctx.ranks.is_collective(c) for c in f.calls_in(loop.body) if f.before(cont, c)))
+
+
+def _wrapper_stored_on_its_instance(ctx: Context, read: cst.CSTNode) -> bool:
+    """Is `read` a method's `self.x` where the program stores the DDP wrapper into `x` of an object
+    that may be an instance of that class (`trainer.model = DDP(trainer.model, ...)` in the script,
+    read as `self.model` in the trainer's `train`)?"""
+    f = ctx.facts
+    if not (isinstance(read, cst.Attribute) and mt.is_name(read.value, "self")) \
+            or (cls := f.enclosing_class(read)) is None:
+        return False
+    flow = of(f)
+    root = f._root_class(cls)
+    return any((ctx.holds_ddp(value) is not None or value in ctx.script.calls_of(DDP)) and any(
+        f._root_class(c) is root for site in flow.values(target.value) for c in flow.classes_built(site))
+        for target, value in flow._attribute_stores.get(read.attr.value, ()) if target is not read)
+
+
+def _skips_a_collective_only(ctx: Context, cont: cst.Continue) -> bool:
+    """Does `cont` skip collectives of its loop but no backward (an evaluation loop's `all_reduce`)?"""
+    f = ctx.facts
+    loop = next(f.enclosing_loops(cont), None)
+    after = [c for c in f.calls_in(loop.body) if f.before(cont, c)] if loop is not None else []
+    return not any(f.is_backward(c) for c in after) and any(ctx.ranks.is_collective(c) for c in after)
+
+
+def _skips_a_ddp_backward(ctx: Context, cont: cst.Continue) -> bool:
+    """Does a backward come after `cont` in its innermost loop, a loop that reads the DDP wrapper?"""
+    f = ctx.facts
+    loop = next(f.enclosing_loops(cont), None)
+    return loop is not None and any(f.is_backward(c) and f.before(cont, c) for c in f.calls_in(loop.body)) \
+        and _reaches_the_wrapper(ctx, loop.body)
 
 
 @rule("DDP009")

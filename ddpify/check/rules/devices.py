@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterator
 
 import libcst as cst
@@ -46,7 +48,9 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     `--local_rank`, which the launcher fills with the local rank), a name holding one of them, an
     attribute the program sets to one of them on the same object elsewhere (`config.gpu =
     int(os.environ["RANK"])` in another module, read as `self.config.gpu`), or the name
-    `init_process_group(rank=...)` is given where each assignment of it adds an offset (`rank = args.nr * args.gpus + gpu`) is
+    `init_process_group(rank=...)` is given where each assignment of it adds an offset (`rank = args.nr * args.gpus + gpu`)
+    (a name read after its own assignment earlier in its block holds that value only: `local_rank =
+    dist.get_rank()` then `set_device(local_rank)`, `local_rank` also the worker's parameter) is
     a device: `set_device(...)` (torch.cuda's, or an accelerator's: `get_accelerator().set_device(...)`), `device_ids=[...]`
     (DDP's, or `dist.barrier`'s: NCCL's barrier runs on that GPU), `output_device=`, `torch.device("cuda", ...)`,
     `f"cuda:{...}"` (or `"cuda:{}".format(...)`, `"cuda:%d" % ...`), `.cuda(...)`, `.to(...)`. `--fix` reads `LOCAL_RANK` there when the launcher
@@ -58,10 +62,12 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     job's size is this machine's GPU count (`init_process_group(world_size=n)` with `n =
     torch.cuda.device_count()`, through names and arguments), nor where the program sets
     `MASTER_ADDR` to this machine itself (`os.environ["MASTER_ADDR"] = "localhost"`: no group
-    forms across nodes, `Ranks.loopback_master`): those ranks are the GPUs of one machine.
+    forms across nodes, `Ranks.loopback_master`): those ranks are the GPUs of one machine. Nor in a
+    program that uses no GPU (every process group "gloo", nothing naming CUDA or NCCL): there a
+    device index is wrong on every process, node 0 included, not only past the first node.
     """
     f = ctx.facts
-    if not ctx.script.distributed or _one_machine(f) or ctx.ranks.loopback_master:
+    if not ctx.script.distributed or _one_machine(f) or ctx.ranks.loopback_master or _no_gpu(f):
         return
     sites = [(expr, quote) for expr, quote in _device_indices(ctx) if ctx.ranks.is_global_rank(expr)]
     shared = _bindings(f, [expr for expr, _ in sites])
@@ -71,6 +77,24 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
             fix = _read_local_rank(expr, quote, f) if expr not in shared else _bound_local_rank(expr, *shared[expr], f)
         yield Hit(expr, f"`{f.code(expr)}` is the global rank, used as a GPU index: on every node but the "
                         "first it names a GPU that does not exist; use the local rank (LOCAL_RANK)", fix)
+
+
+def _no_gpu(f) -> bool:
+    """Does the program use no GPU: every `init_process_group` asks for "gloo" by name, and nothing
+    names CUDA or NCCL (no `torch.cuda...`, `.cuda()`, `"cuda:0"`, `"nccl"`; docstrings aside)? A GPU index it passes
+    (`DDP(model, device_ids=[rank])` of a model on the CPU) is an error on every process, node 0
+    too, that the local rank would not fix."""
+    inits = [call for call in f.calls if f.qualify(call.func) == INIT]
+    backends = [mt.keyword(call, "backend") or (call.args[0] if call.args and call.args[0].keyword is None else None)
+                for call in inits]
+    if not inits or any(b is None or mt.string_value(b.value) != "gloo" for b in backends):
+        return False
+    return not any((f.qualify(n) or "").startswith("torch.cuda") for n in mt.findall(f.module, cst.Attribute)) \
+        and not any(n.attr.value == "cuda" for n in mt.findall(f.module, cst.Attribute)) \
+        and not any(re.search("cuda|nccl", mt.string_value(n) or "", re.I) for n in mt.findall(f.module, cst.SimpleString)
+                    if not isinstance(f.parent(n), cst.Expr)) \
+        and not any(re.search("cuda|nccl", p.value, re.I) for fs in mt.findall(f.module, cst.FormattedString)
+                    for p in fs.parts if isinstance(p, cst.FormattedStringText))
 
 
 def _one_machine(f) -> bool:

@@ -8,7 +8,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.analysis import objects
-from ddpify.analysis.evaluation import keeps_only_its_last_batch
+from ddpify.analysis.evaluation import keeps_only_its_last_batch, keeps_results_by_sample_key
 from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
 from ddpify.analysis.loaders import SHARDING_WORDS, loaders_of
 from ddpify.analysis.ranks import counts_this_nodes_gpus
@@ -69,7 +69,8 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     loader named for it, `val_sampler`, also where a training function is handed it under such a
     name: `fit(model, train_loader, test_loader)`) is left alone: the order of an evaluation pass does not
     change its result. So is a call of a helper that builds the sampler and returns its loader
-    (also in a tuple: `test_loader, n = build_loader("test")`) whose loader only evaluation reads,
+    (also in a tuple: `test_loader, n = build_loader("test")`, also through a helper that returns
+    its call as it is: `return get_val_loader_inria(cfg)`) whose loader only evaluation reads,
     or nothing: the helper's call for training is still reported. Nor is a sampler handed to no call
     at all (no loader draws from it: a left-over `train_sampler` beside a loader that shuffles by
     itself, which DDP021 reports). Nor is a sampler built in a `*_dataloader` hook of a Lightning data module
@@ -78,7 +79,7 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     sampler is the project's own (a batch sampler class with a `set_epoch`, built to shuffle), which
     never passes the test; and a `set_epoch` that runs once, before the epochs (in no loop of a
     function that runs the epoch loop after it: `sampler.set_epoch(start_epoch)` above `for epoch in
-    range(start_epoch, epochs):`) where no epoch calls one (not one in a function each epoch calls,
+    range(start_epoch, epochs):`; not a loop inside the loop over the loader, over a batch's metrics) where no epoch calls one (not one in a function each epoch calls,
     `run_epoch(...)`, nor beside a `set_epoch(epoch)` in the loop, or in a function of the program the
     loop runs: `trainer.train_epoch(epoch)` of another module).
     """
@@ -134,10 +135,12 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
 def _epoch_loops(ctx: Context, sampler: cst.Call) -> list[cst.For | cst.While]:
     """The epoch loops of the loaders drawing from `sampler`: the loops that hold a read of such a
     loader (a loop over it, a call it is handed to: `train_epoch(model, loader)`) and are not that
-    read themselves (`for epoch in range(epochs):` around `for x in loader:`)."""
+    read themselves (`for epoch in range(epochs):` around `for x in loader:`), nor inside one (`for k, v in
+    metrics.items():` in the batch loop, logging `epoch * len(loader) + i`: a loop of each batch)."""
     f = ctx.facts
     loops, passed = _readers(ctx, sampler)
-    return [outer for read in [*loops, *passed] for outer in f.enclosing_loops(read) if outer not in loops]
+    return [outer for read in [*loops, *passed] for outer in f.enclosing_loops(read)
+            if outer not in loops and not any(f.is_inside(outer, lp.body) for lp in loops)]
 
 
 def _before_the_epochs(f, node: cst.CSTNode, epochs: list[cst.For | cst.While]) -> bool:
@@ -503,10 +506,11 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     program reads every process's file back and skips a result whose key it has seen (`for x in
     range(num_tasks): ... if key in seen: continue`, as VideoMAE merges its test views), nor in a
     program that combines nothing across processes (no collective that sums or gathers, no library
-    that does; the repeats go to the last processes, never to rank 0, and each reports its own
+    that does: torchmetrics' functional API computes in the calling process alone; the repeats go to the last processes, never to rank 0, and each reports its own
     shard's numbers), nor where every loop over the loader keeps only its last batch's values (no
     `+=`, no `append`, no metric updated: a test that logs its last batch's losses makes no figure
-    over the set), nor for
+    over the set) or its results by a key the batch's items carry (`for x, y, idx in loader:` ...
+    `top5[int(idx_all[i])] = p`: a repeat rewrites its own entry), nor for
     a sampler no DataLoader takes and no call is handed (a `test_sampler` built beside a
     `DataLoader(test_set)` without it: every process reads the whole set, nothing is padded).
     """
@@ -518,21 +522,23 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
             continue
         if (_evaluation_only(ctx, call) or _evaluated_through_factory(ctx, call)) and not _merged_by_key(ctx, call) \
                 and not _taken_by_nothing(ctx, call) and _combines_across_processes(ctx, call) \
-                and not _figures_of_last_batches_only(ctx, call):
+                and not _no_figure_counts_a_repeat(ctx, call):
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
                             "the whole set")
 
 
-def _figures_of_last_batches_only(ctx: Context, sampler: cst.Call) -> bool:
+def _no_figure_counts_a_repeat(ctx: Context, sampler: cst.Call) -> bool:
     """Does every loop over the loaders of `sampler` (here or in the functions of the program they
     are handed to) keep only its last batch's values (`evaluation.keeps_only_its_last_batch`: a
-    test that logs the losses of its last batch), the loader handed to nothing else but `len`
-    and iteration wrappers? Then no figure over the data set is made, and the padding's repeats
-    count in none."""
+    test that logs the losses of its last batch) or its results by a key the batch's items carry
+    (`evaluation.keeps_results_by_sample_key`: `top5[int(idx)] = p`, a repeat rewriting its own
+    entry), the loader handed to nothing else but `len` and iteration wrappers? Then no figure
+    over the data set counts the padding's repeats."""
     f = ctx.facts
     loops, passed = _readers(ctx, sampler)
-    return bool(loops) and all(keeps_only_its_last_batch(f, lp) for lp in loops) and all(
+    return bool(loops) and all(keeps_only_its_last_batch(f, lp) or keeps_results_by_sample_key(f, lp)
+                               for lp in loops) and all(
         f.user_functions(c) or (dotted(c.func) or "") in ("len", *mt.ITERATION_WRAPPERS) for c in passed)
 
 
@@ -565,17 +571,23 @@ COMBINES = frozenset(f"torch.distributed.{name}" for name in (
     "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single"))
 # libraries whose metrics or helpers combine the processes' values themselves (torchmetrics' sync, accelerate's gather)
 COMBINING_PACKAGES = ("torchmetrics", "accelerate", "lightning", "pytorch_lightning", "ignite", "deepspeed")
+# their parts that only compute on the tensors they are given, in the process that calls them
+# (torchmetrics' functional API: only its `Metric` classes sync across processes)
+LOCAL_ONLY_PARTS = ("torchmetrics.functional",)
 
 
 def _combines_across_processes(ctx: Context, sampler: cst.Call) -> bool:
     """Are values of several processes combined anywhere: a collective of the program that sums or
-    gathers (`COMBINES`), a library that does it for its metrics, or the evaluation of `sampler`'s
+    gathers (`COMBINES`), a library that does it for its metrics (not a part of one that computes
+    on the tensors it is given only, torchmetrics' functional API), or the evaluation of `sampler`'s
     loader handed a path that names the rank (each process's results written to a file of its own,
     for a later merge)? DistributedSampler's repeats sit at the positions past the data set's
     length, which go to the last processes, never to rank 0: where nothing is combined, each
     process's numbers are its own shard's, and rank 0's hold no repeat."""
     f = ctx.facts
-    if ctx.script.calls_of(*COMBINES) or any(f.imports.imports_module(p) for p in COMBINING_PACKAGES):
+    if ctx.script.calls_of(*COMBINES) or any(
+            (v == p or v.startswith(p + ".")) and not v.startswith(LOCAL_ONLY_PARTS)
+            for v in f.imports.aliases.values() for p in COMBINING_PACKAGES):
         return True
     _, passed = _readers(ctx, sampler)
     return any(_rank_path(ctx, o) and _names_a_file(o) for c in passed for a in c.args for o in f.origins(a.value))
@@ -708,14 +720,20 @@ def _evaluated_through_factory(ctx: Context, sampler: cst.Call) -> bool:
     return False
 
 
-def _unread_or_evaluated_at(ctx: Context, sampler: cst.Call, site: cst.Call) -> bool:
+def _unread_or_evaluated_at(ctx: Context, sampler: cst.Call, site: cst.Call, depth: int = 3) -> bool:
     """Is the loader drawing from `sampler`, built in a helper of another module, bound where the
     checked file's `site` calls that helper (whole or by its place in a returned tuple:
     `test_loader, n, bs = builder.get_dataloader_ddp(split='test')`) to names nothing reads, or that
     only evaluation reads (loops that do not train, functions outside the program named for
     evaluation, names for it)? The order of such a loader repeats nothing that trains; another
-    call of the same helper, for training, is still reported."""
+    call of the same helper, for training, is still reported. Where `site` is returned as it is
+    (`return get_val_loader_inria(cfg)` of a dispatching `get_val_loader`), each call of the
+    function returning it is asked instead (`depth` such functions up)."""
     f = ctx.facts
+    outer = f.scope(site)
+    if isinstance(f.parent(site), cst.Return) and isinstance(outer, cst.FunctionDef) and depth:
+        sites = f.call_sites(outer)
+        return bool(sites) and all(_unread_or_evaluated_at(ctx, sampler, s, depth - 1) for s in sites)
     flow = objects.of(f)
     func = f.scope(sampler)
     made = [c for c in ctx.script.calls_of(LOADER) if f.scope(c) is func]
