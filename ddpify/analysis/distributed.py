@@ -44,36 +44,6 @@ from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, prepared_model
 from ddpify.syntax.facts import Facts, Ref, param_names
 from ddpify.syntax.names import dotted
 
-# inter-process locks: a process inside one holds every other process out of it until it leaves
-INTERPROCESS_LOCKS = frozenset({"filelock.FileLock", "filelock.SoftFileLock", "filelock.UnixFileLock",
-                                "filelock.WindowsFileLock", "filelock.AsyncFileLock", "filelock.AsyncSoftFileLock",
-                                "fasteners.InterProcessLock", "fasteners.process_lock.InterProcessLock",
-                                "fasteners.InterProcessReaderWriterLock", "portalocker.Lock", "portalocker.RLock",
-                                "portalocker.TemporaryFileLock", "portalocker.BoundedSemaphore"})
-
-
-def lock_around(facts: Facts, stmt: cst.CSTNode) -> cst.With | None:
-    """The outermost `with` around `stmt`, in its function (or at its module's level), that holds an
-    inter-process lock: `with FileLock(os.path.expanduser("~/data.lock")):` (Ray's idiom around a
-    data set's download), `with lock:` or `with lock.acquire(timeout=10):` of a name that holds one.
-    A collective placed inside it cannot complete: the process that holds the lock waits there for
-    the others, which wait for the lock. None where no such `with` is around it."""
-    found = None
-    for anc in facts.ancestors(stmt):
-        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            break
-        if isinstance(anc, cst.With) and any(_holds_lock(facts, item.item) for item in anc.items):
-            found = anc
-    return found
-
-
-def _holds_lock(facts: Facts, expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "acquire":
-        expr = expr.func.value  # `with lock.acquire(timeout=10):` holds `lock`
-    sites = [expr] if isinstance(expr, cst.Call) else objects.of(facts).values(expr)
-    return any(isinstance(site, cst.Call) and facts.qualify(site.func) in INTERPROCESS_LOCKS for site in sites)
-
-
 SAMPLER = "torch.utils.data.DistributedSampler"
 IGNITE_WRAPS = frozenset({"ignite.distributed.auto_model", "ignite.distributed.auto.auto_model"})
 WRAPPERS = frozenset({DDP, SAMPLER, *IGNITE_WRAPS})

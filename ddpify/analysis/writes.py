@@ -210,8 +210,11 @@ PATH_KEYWORDS = ("f", "file", "fname", "filename", "path")
 
 # inter-process file locks: a `with` of one lets one process at a time into its block
 FILE_LOCKS = frozenset({"filelock.FileLock", "filelock.SoftFileLock", "filelock.UnixFileLock",
-                        "filelock.WindowsFileLock", "portalocker.Lock", "portalocker.RLock",
-                        "fasteners.InterProcessLock", "oslo_concurrency.lockutils.external_lock"})
+                        "filelock.WindowsFileLock", "filelock.AsyncFileLock", "filelock.AsyncSoftFileLock",
+                        "portalocker.Lock", "portalocker.RLock", "portalocker.TemporaryFileLock",
+                        "portalocker.BoundedSemaphore", "fasteners.InterProcessLock",
+                        "fasteners.process_lock.InterProcessLock", "fasteners.InterProcessReaderWriterLock",
+                        "oslo_concurrency.lockutils.external_lock"})
 
 
 def under_file_lock(facts: Facts, node: cst.CSTNode) -> bool:
@@ -224,6 +227,21 @@ def under_file_lock(facts: Facts, node: cst.CSTNode) -> bool:
                 _file_lock(facts, item.item) for item in anc.items):
             return True
     return False
+
+
+def lock_around(facts: Facts, stmt: cst.CSTNode) -> cst.With | None:
+    """The outermost `with` around `stmt`, in its function (or at its module's level), that holds an
+    inter-process file lock (`_file_lock`; also `with lock.acquire(timeout=10):`): `with
+    FileLock(os.path.expanduser("~/data.lock")):`, Ray's idiom around a data set's download. A
+    collective placed inside it cannot complete: the process that holds the lock waits there for the
+    others, which wait for the lock. None where no such `with` is around it."""
+    found = None
+    for anc in facts.ancestors(stmt):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        if isinstance(anc, cst.With) and any(_file_lock(facts, item.item) for item in anc.items):
+            found = anc
+    return found
 
 
 def locked_on_every_way(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
@@ -240,6 +258,8 @@ def locked_on_every_way(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool
 
 
 def _file_lock(facts: Facts, expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "acquire":
+        expr = expr.func.value  # `with lock.acquire(timeout=10):` holds `lock`
     origins = facts.origins(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else [expr]
     return bool(origins) and all(isinstance(o, cst.Call) and facts.qualify(o.func) in FILE_LOCKS for o in origins)
 

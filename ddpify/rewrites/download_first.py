@@ -34,7 +34,7 @@ nothing: `loader = MNISTLoader()`, whose `__init__` pickles the arrays it parses
 where the pickles are missing and loads them where they are there. Built by every process at once,
 one starting late finds a pickle the first is still writing.
 
-Where the statement sits in a `with` that holds an inter-process lock (`distributed.lock_around`),
+Where the statement sits in a `with` that holds an inter-process lock (`writes.lock_around`),
 the block goes around that `with`, not inside it: inside, the first process would wait for the
 others while holding the lock they wait for (Ray's tutorials download under one):
 
@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddpify.analysis import distributed, writes
+from ddpify.analysis import writes
 from ddpify.analysis.same_values import same_everywhere
 from ddpify.syntax import matchers as mt
 
@@ -86,7 +86,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         stmt = facts.statement(call)
         if not (downloads or write is not None) or not isinstance(stmt, cst.SimpleStatementLine):
             continue
-        stmt = distributed.lock_around(facts, stmt) or stmt
+        stmt = writes.lock_around(facts, stmt) or stmt
         if stmt in enclosed:
             continue
         built = downloads or facts.builds(call)

@@ -152,9 +152,9 @@ from typing import TYPE_CHECKING, AbstractSet, Callable, Iterator, NamedTuple
 import libcst as cst
 
 from ddpify.output import build
-from ddpify.analysis import distributed, fsdp, objects, writes
+from ddpify.analysis import fsdp, objects, writes
 from ddpify.analysis.shell import shell_folder, shell_write
-from ddpify.analysis.writes import preparing
+from ddpify.analysis.writes import lock_around, preparing
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
 from ddpify.analysis.same_values import is_rank_test, per_process, ranks, same_everywhere
@@ -301,7 +301,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     placed: set[cst.CSTNode] = set()
     for stmt, point in points.items():
         if point is not stmt and (early := _read_before_the_point(facts, stmt, point, reading[stmt])) is not None:
-            lock = distributed.lock_around(facts, stmt)
+            lock = lock_around(facts, stmt)
             edits.warn(stmt, EARLY_READ.format(read=facts.code(early), why=(
                 "an inter-process lock: a barrier inside it would wait there for processes that wait for the lock"
                 if lock is not None and facts.is_inside(early, lock) else
