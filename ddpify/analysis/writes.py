@@ -431,6 +431,11 @@ def _prepares(facts: Facts, call: cst.Call) -> tuple[frozenset[cst.FunctionDef],
     return frozenset(), None
 
 
+def writes_files(facts: Facts, func: cst.FunctionDef) -> bool:
+    """Does running `func` (its calls of the program's functions, 3 calls down) write a file?"""
+    return _runs(facts, (func,))[1] is not None
+
+
 def _makes_optimizer(facts: Facts, functions: frozenset[cst.FunctionDef]) -> bool:
     """Does one of `functions` build an optimizer? It trains, also where its steps run out of sight
     (`learner = Learner()`, whose forward steps the optimizer its `__init__` built, called as

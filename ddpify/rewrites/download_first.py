@@ -26,7 +26,10 @@ guarded to the main process inside it, the others would read what is not there y
 So is a call of a function of the program that fetches its data and writes it, and trains
 nothing (`writes.prepared_by`: torchmf's `ratings = read_ratings("data")`, whose `download(dest)`
 runs `requests.get(url)`, writes the zip and `.extractall(dest)`s it where it is missing, then reads
-the ratings back): under `with main_process_first():` where it is called, not inside it.
+the ratings back): under `with main_process_first():` where it is called, not inside it; but where
+all its writing and fetching is one call of its own on a line of its own (`ds = make_set(root)`,
+then a `random_split` it draws), around that call inside it (`_inner_preparation`), so that what
+it draws after comes from the random state every process shares past the block.
 
 So is an object of the program built, or a function of it called, that keeps a cache of its data
 (writes a file where a test of that file's existence finds it missing, and reads it), training
@@ -79,7 +82,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
     enclosed: set[cst.CSTNode] = set()
     fetching = writes.preparing(facts)  # run by a call that prepares: its own calls run inside that block
+    inner = {call: found for call in facts.calls if (found := _inner_preparation(facts, call)) is not None}
+    innermost = set(inner.values())
     for call in facts.calls:
+        if call in inner:  # the block goes around the one call inside it that prepares
+            continue
         download = mt.keyword(call, "download")
         downloads = download is not None and mt.is_literal_true(download.value)
         write = None if downloads else writes.prepared_by(facts, call)
@@ -90,7 +97,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         if stmt in enclosed:
             continue
         built = downloads or facts.builds(call)
-        if not built and facts.scope(stmt) in fetching:
+        if not built and facts.scope(stmt) in fetching and call not in innermost:
             continue
         if isinstance(stmt, cst.SimpleStatementLine) and facts.trains(stmt):
             _build_apart(facts, edits, call, stmt, write, built)
@@ -110,6 +117,34 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                      f"run by each node's first process before the others, which find its files in place (it "
                      f"fetches data and writes: `{facts.code(write)}`)")
         edits.add_import("ddpify_runtime", "main_process_first")
+
+
+def _inner_preparation(facts: Facts, call: cst.Call) -> cst.Call | None:
+    """The one call inside the function of the program `call` runs that prepares (`prepared_by`) and
+    does all of its writing and fetching, on a line every process that runs the function reaches;
+    or None. `make_loaders()` calls `make_set()`, which saves a synthetic set where it is missing,
+    then draws a `random_split` itself: only `make_set()` runs first under the block, and the split
+    is drawn after it, from the random state every process then shares, not inside the block by the
+    first process after its generation and by the others without it."""
+    functions = facts.user_functions(call)
+    if len(functions) != 1 or facts.builds(call) or writes.prepared_by(facts, call) is None or \
+            not _reached_alike(facts, facts.statement(call)):
+        return None
+    own = facts.calls_of(functions[0])
+    preparing = [c for c in own if writes.prepared_by(facts, c) is not None]
+    if len(preparing) != 1:
+        return None
+    found = preparing[0]
+    stmt = facts.statement(found)
+    line = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) else None
+    if not (isinstance(line, (cst.Assign, cst.AnnAssign, cst.Expr)) and line.value is found):
+        return None  # a statement that does more than the call (`random_split(make_set(root), ...)`) stays whole
+    rest = [c for c in own if c is not found and not facts.is_inside(c, found)]
+    if any(writes.file_write(facts, c) is not None or mt.opens_for_writing(c) or writes.fetches(facts, c)
+           or any(writes.writes_files(facts, f) for f in facts.user_functions(c)) for c in rest) or \
+            facts.trains(stmt) or not _reached_alike(facts, stmt) or writes.lock_around(facts, stmt) is not None:
+        return None
+    return _inner_preparation(facts, found) or found
 
 
 def _build_apart(facts: Facts, edits: Edits, call: cst.Call, stmt: cst.SimpleStatementLine,

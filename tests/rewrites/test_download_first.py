@@ -114,6 +114,75 @@ fit(mnist_2)
 with main_process_first():
     val_loader = DataLoader(datasets.MNIST('data', train=False, download=True), batch_size=8)
 """, "a_data_set_built_in_a_statement_that_trains_is_built_apart_first"),
+    # a function of the program that prepares through one call of its own and then draws a random split:
+    # the block goes around that call, inside the function, so the split is drawn after it on every
+    # process from the random state they then share (around the whole call, the first process drew it
+    # after generating the set, the others without: different splits). Near misses: where the
+    # function also writes a file of its own, or the call is an argument of the split, the whole call
+    # stays under the block
+    pair("""\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset, random_split
+def make_set(root):
+    path = os.path.join(root, 'xy.pt')
+    if not os.path.exists(path):
+        torch.save((torch.randn(16, 2), torch.randn(16, 1)), path)
+    return TensorDataset(*torch.load(path))
+def make_loaders(root):
+    ds = make_set(root)
+    train, val = random_split(ds, [12, 4])
+    return DataLoader(train, batch_size=4, shuffle=True), DataLoader(val, batch_size=4)
+def make_logged(root):
+    ds = make_set(root)
+    with open('sizes.txt', 'w') as f:
+        f.write(str(len(ds)))
+    return random_split(ds, [12, 4])
+def make_inline(root):
+    return random_split(make_set(root), [12, 4])
+loader, val_loader = make_loaders('data')
+logged = make_logged('data')
+inline = make_inline('data')
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", """\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset, random_split
+from ddpify_runtime import main_process_first
+
+def make_set(root):
+    path = os.path.join(root, 'xy.pt')
+    if not os.path.exists(path):
+        torch.save((torch.randn(16, 2), torch.randn(16, 1)), path)
+    return TensorDataset(*torch.load(path))
+def make_loaders(root):
+    with main_process_first():
+        ds = make_set(root)
+    train, val = random_split(ds, [12, 4])
+    return DataLoader(train, batch_size=4, shuffle=True), DataLoader(val, batch_size=4)
+def make_logged(root):
+    ds = make_set(root)
+    with open('sizes.txt', 'w') as f:
+        f.write(str(len(ds)))
+    return random_split(ds, [12, 4])
+def make_inline(root):
+    return random_split(make_set(root), [12, 4])
+loader, val_loader = make_loaders('data')
+with main_process_first():
+    logged = make_logged('data')
+    inline = make_inline('data')
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+""", "a_preparing_function_is_run_first_around_its_one_preparing_call_before_its_random_split"),
     # a data set of the program that writes its files when it is built (Sentence-VAE's PTB): built by
     # the first process before the others, which then find the files (every process at once: one reads
     # what another is still writing)
