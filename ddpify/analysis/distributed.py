@@ -514,6 +514,9 @@ class Launcher:
         """The functions of the program that `call` (a spawner) starts as workers."""
         position, keyword = SPAWNERS[self.facts.qualify(call.func) or ""]
         arg = mt.keyword(call, keyword) or (mt.positional(call, position) if position is not None else None)
+        partial = self._partial_of(arg.value) if arg is not None else []
+        if partial:
+            return partial  # `spawn(partial(train, lr=...), nprocs=n)`, or a name assigned that partial
         if arg is not None and isinstance(arg.value, cst.Name):
             scope = self.facts.scope(call)
             if isinstance(scope, cst.FunctionDef) and arg.value.value in param_names(scope) \
@@ -527,6 +530,16 @@ class Launcher:
                 and (cls := self.facts.enclosing_class(call)) is not None:
             return list(self.facts.method(cls, arg.value.attr.value))  # `mp.spawn(self._do_train, ...)`
         return []
+
+    def _partial_of(self, expr: cst.BaseExpression) -> list[cst.FunctionDef]:
+        """The functions of the program a worker argument binds with `functools.partial`:
+        `partial(train, master_port=p, ...)`, written out or assigned to the name handed on
+        (`train_fn = partial(train, ...)` ... `spawn(train_fn, nprocs=n)`)."""
+        f = self.facts
+        ref = f.ref(expr) if isinstance(expr, cst.Name) else None
+        values = [expr] if isinstance(expr, cst.Call) else f.sources(ref) if ref is not None else []
+        return [g for v in values if isinstance(v, cst.Call) and f.qualify(v.func) == "functools.partial" and v.args
+                and isinstance(v.args[0].value, cst.Name) for g in self._named(v.args[0].value.value)]
 
     @cached_property
     def _main_blocks(self) -> tuple[cst.If, ...]:

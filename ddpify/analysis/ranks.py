@@ -897,6 +897,10 @@ class Ranks:
             return True  # `if train_config.enable_fsdp:`, `if args.dist == "ON":`: the test every group starts under
         if (key := self._setting_key(test)) is not None and key in self._group_gate_keys:
             return True  # `if self.DDP:` with `self.DDP = config["DDP"]`, the group started `if use_DDP:` of `cfg["DDP"]`
+        if isinstance(test, (cst.Name, cst.Attribute)) and f.code(test) in self._group_flags \
+                and (flag := f.ref(test)) is not None and all(mt.is_name(s, "True") or mt.is_name(s, "False")
+                                                              for s in f.sources(flag)):
+            return True  # `args.distributed = True` right before the group starts, `False` where none does
         if isinstance(test, (cst.Name, cst.Attribute)) and depth:
             ref = f.ref(test)
             sources = [s for s in (f.sources(ref) if ref is not None else []) if not mt.is_name(s, "False")]
@@ -942,6 +946,28 @@ class Ranks:
                 found = self._gates(call, 3)
                 gates = found if gates is None else gates & found
         return frozenset(gates or ())
+
+    @cached_property
+    def _group_flags(self) -> frozenset[str]:
+        """The flags (a name or attribute, by its code) set `True` in the block of every
+        `init_process_group` of the program, before it: `args.distributed = True` then
+        `dist.init_process_group(...)` in DETR's `init_distributed_mode`, which sets it `False` and
+        returns where no launcher variable is set. Where such a flag, only ever `True` or `False`,
+        holds, the group was started; where it fails, the run is one process."""
+        f = self.facts
+        flags: set[str] | None = None
+        for call in f.calls:
+            if f.qualify(call.func) != "torch.distributed.init_process_group" or runs_nowhere(f, call):
+                continue
+            stmt = f.statement(call)
+            block = next((a for a in f.ancestors(stmt) if isinstance(a, (cst.IndentedBlock, cst.Module))), None)
+            if block is None or stmt not in block.body:
+                return frozenset()
+            found = {f.code(t.target) for line in block.body[:block.body.index(stmt)]
+                     if isinstance(line, cst.SimpleStatementLine) for small in line.body
+                     if isinstance(small, cst.Assign) and mt.is_name(small.value, "True") for t in small.targets}
+            flags = found if flags is None else flags & found
+        return frozenset(flags or ())
 
     @cached_property
     def _group_count_gates(self) -> frozenset[str]:
@@ -1283,7 +1309,11 @@ class Ranks:
 
     def _waits(self, stmt: cst.CSTNode) -> bool:
         """`if rank != 0: dist.barrier()`: an `if` on a rank test, without an `else`, that runs a
-        collective."""
+        collective; also as the one statement of an `if` that the run has several processes
+        (`if args.distributed: if dist.get_rank() != 0: dist.barrier()`)."""
+        if isinstance(stmt, cst.If) and stmt.orelse is None and len(stmt.body.body) == 1 \
+                and not self._rank_test(stmt) and self.several_processes(stmt.test):
+            return self._waits(stmt.body.body[0])
         return isinstance(stmt, cst.If) and stmt.orelse is None and self._rank_test(stmt) \
             and any(self.is_collective(c) for c in self.facts.calls_in(stmt.body))
 

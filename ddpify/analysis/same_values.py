@@ -669,10 +669,12 @@ class SameValues:
             # what the one-process branch assigns does not count (`else: reduced = loss` of `if multi_gpu:`)
             writes = [w for w in f.writes(ref) if not self.ranks.undistributed(w[2])]
             # `epoch, var = load_state(path)`: a part of a shared whole, unless the part the function
-            # returns there is a rank (`use_ddp, rank = setup()`: setup's `rank`); not a part that merely
-            # reads one (a data set built with a logger made for this rank)
+            # returns there is a rank or a test of one (`use_ddp, rank = setup()`: setup's `rank`;
+            # `device, rank, is_main = setup()` returning `..., rank, rank == 0`); not a part that
+            # merely reads one (a data set built with a logger made for this rank)
             parts = f.unpacked_parts(ref)
             unpacked = parts if any(rank_word(p) or self.ranks.is_local_rank(p) or self.ranks.is_global_rank(p)
+                                    or isinstance(p, cst.Comparison) and self.ranks.rank_dependent(p)
                                     for p in parts) else f.unpacked_from(ref)
             # what the program stores on its instances from outside (`learner.is_master = rank == 0`)
             stored = objects_of(f).instance_stores(ref)

@@ -523,9 +523,9 @@ def _plainly_from(f, saved: cst.BaseExpression, depth: int = 4) -> list[cst.Base
 
 def _entry(f, call: cst.CSTNode, built: cst.BaseExpression, plain: list[cst.BaseExpression]) -> tuple[str, ...] | None:
     """The entry of the saved file that `call` (a state dict) is: the keys of the dicts written out
-    around it in `built` (`{"model": model.state_dict()}`: `("model",)`; the state dict itself:
-    `()`), where the save holds `built` as a whole (`plain`); None where not known (a key not a
-    string, a list, a dict filled item by item)."""
+    around it in `built` (`{"model": model.state_dict()}` or `dict(model=model.state_dict())`:
+    `("model",)`; the state dict itself: `()`), where the save holds `built` as a whole (`plain`);
+    None where not known (a key not a string, a list, a dict filled item by item)."""
     if not any(b is built for b in plain):
         return None
     keys: list[str] = []
@@ -538,6 +538,9 @@ def _entry(f, call: cst.CSTNode, built: cst.BaseExpression, plain: list[cst.Base
             if key is None:
                 return None
             keys.append(key)
+        elif isinstance(parent, cst.Arg) and anc is parent.value and parent.keyword is not None \
+                and isinstance(holder := f.parent(parent), cst.Call) and mt.is_name(holder.func, "dict"):
+            keys.append(parent.keyword.value)  # `dict(model=model.state_dict())`: its `"model"` entry
         elif isinstance(parent, (cst.Element, cst.StarredDictElement, cst.StarredElement)):
             return None
     return None

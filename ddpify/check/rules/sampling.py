@@ -1036,7 +1036,8 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     it was built (not one `accelerator.prepare` hands back: accelerate shards it),
     whose data set is torch's or torchvision's or a class of this file that never mentions a
     rank, a world size or shards (a data set that shards itself is fine; also one reordered by
-    its own name, `train_ds = train_ds[order]`), in a file that builds no sampler that a call
+    its own name, `train_ds = train_ds[order]`, and one a call handed this process's rank takes,
+    `partition_dataset(data, world_size, rank)` keeping a `Subset` of its share), in a file that builds no sampler that a call
     takes (a `DistributedSampler` built and handed to no loader shards nothing).
     """
     f = ctx.facts
@@ -1095,7 +1096,8 @@ def _as_built(ctx: Context, expr: cst.BaseExpression, loader: cst.Call) -> bool:
 def _whole_data(ctx: Context, loader: cst.Call) -> bool:
     """Is the loader's data set one that does not shard itself: torch's or torchvision's, or a
     class of this file whose code never mentions ranks, world sizes or shards (also reordered or
-    subset by its own name, `train_ds = train_ds[order]`)?"""
+    subset by its own name, `train_ds = train_ds[order]`), and not one taken by a call handed this
+    process's rank (`partition_dataset(data, world_size, rank)` keeping a `Subset` of its share)?"""
     f = ctx.facts
     data = mt.positional(loader, 0) or mt.keyword(loader, "dataset")
     origins = f.origins(data.value) if data is not None else []
@@ -1105,6 +1107,9 @@ def _whole_data(ctx: Context, loader: cst.Call) -> bool:
         origins = built  # the name read back in its own store, `ds = ds[order]`: a reordering of what it held
     if not origins:
         return False
+    if data is not None and any(isinstance(o, cst.Call) and any(ctx.ranks.rank_dependent(a.value) for a in o.args)
+                                for o in [data.value, *f.origins(data.value)]):
+        return False  # taken by this process's rank: `partition(data, world_size, rank)`, a `Subset` of its share
     for origin in origins:
         if not isinstance(origin, cst.Call):
             return False
