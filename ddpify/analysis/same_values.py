@@ -703,8 +703,11 @@ class SameValues:
             return True  # `batch.shape[0]`: a DistributedSampler gives every process batches of one size
         if isinstance(node, cst.Subscript) and _learning_rate(node):  # `optimizer.param_groups[0]["lr"]`
             return self._stepped_with_shared(None, proving)
-        if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`, and what the program stores at its key
-            return self._shared(node.value, proving) and all(self._shared(v, proving) for v in self.ranks.items_stored(node))
+        if isinstance(node, cst.Subscript):  # `checkpoint["iter_num"]`, and what the program stores at its key;
+            # a stored value being proven holds (`merged[key] = merge(merged[key], value)` reads its own key)
+            return self._shared(node.value, proving) and all(
+                self._shared(v, proving | {("stored", id(v))}) for v in self.ranks.items_stored(node)
+                if ("stored", id(v)) not in proving)
         if isinstance(node, cst.Call) and f.qualify(node.func) == "torch.load":
             return self._loads_one_file(node)  # `torch.load(f)`: the same file everywhere
         if isinstance(node, cst.Call) and reads_saved_state(f, node):
