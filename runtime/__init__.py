@@ -212,6 +212,8 @@ class _State:
         self.quiet_logs = False  # a quiet rank: log records below WARNING are not written to sys.stderr
         self.eval_splits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # shard_eval's copies
         self.remade: "dict[tuple[str, int], Any]" = {}  # shard_loader's line -> the last sampler it made there
+        self.remade_over: "dict[int, Any]" = {}  # id of a data set -> the last sampler shard_loader made over it
+        self.numbered_at: "dict[tuple[Any, int], Any]" = {}  # (set_epoch's line, n) -> the n-th sampler it numbered last
         # self-check
         self.self_check: Any = None  # the installed _SelfCheck, while any of its hooks is in place
         self.exit_check: Any = None  # the installed _SelfCheck, until it compared the models at exit
@@ -1392,11 +1394,14 @@ def set_epoch(obj: Any, epoch: Optional[int] = None) -> Any:
     from 1 (``set_epoch(loader, 0)`` gives it 1), so the first training pass draws an order of its
     own, as a single process draws a new one at every ``iter()``. An ``epoch`` that is no
     integer (``set_epoch(loader, lr)`` in ``for lr in lrs:``) counts as none (``_pass_number``).
+    Without ``epoch``, a sampler this line has not numbered yet, where it numbered another before
+    (a loader made anew at each round of the loop: ``loader = DataLoader(...)``, then
+    ``set_epoch(loader)``), continues that one's numbers (``_continued``).
     """
     if not _STATE.in_pass and get_world_size() > 1:
         _start_pass()
     epoch = _pass_number(epoch)
-    back = _set_epoch(obj, epoch, set())
+    back = _set_epoch(obj, epoch, set(), (_site(), []))
     if _STATE.self_check is not None:  # a new training arms the checks again (_SelfCheck.epoch_set)
         _STATE.self_check.epoch_set(_site(), epoch, back)
     return obj
@@ -1462,24 +1467,46 @@ def _resync_wrapped() -> None:
                            "process's", file=sys.stderr)
 
 
-def _set_epoch(obj: Any, epoch: Optional[int], seen: set) -> bool:
+def _set_epoch(obj: Any, epoch: Optional[int], seen: set, site: "tuple[Any, list]") -> bool:
     """Set the epoch of every sampler behind ``obj``; True where one was asked for an epoch below
-    the last it was asked for (its passes counted again: a new training over it)."""
+    the last it was asked for (its passes counted again: a new training over it). ``site``: the
+    ``set_epoch`` call's line and the samplers it numbered so far (``_continued``)."""
     if obj is None or id(obj) in seen:
         return False
     seen.add(id(obj))
     if isinstance(obj, Mapping):
         obj = list(obj.values())
     if isinstance(obj, (list, tuple)):
-        return any([_set_epoch(item, epoch, seen) for item in obj])  # a list: every one is set
+        return any([_set_epoch(item, epoch, seen, site) for item in obj])  # a list: every one is set
     if callable(getattr(obj, "set_epoch", None)):
         last = getattr(obj, "_ddpify_epochs", None)
+        if epoch is None:  # (numbered passes keep their numbers: `_fresh_epoch` shifts them past the last)
+            _continued(obj, site)
         if isinstance(obj, ShardedSampler):
             obj.set_epoch(_fresh_epoch(obj, epoch), asked=epoch)
         else:
             obj.set_epoch(_fresh_epoch(obj, epoch))
+        if isinstance(obj, DistributedSampler):  # a loader shard_loader makes over its data later continues it
+            _STATE.remade_over[id(obj.dataset)] = obj
         return epoch is not None and last is not None and epoch < last[0]
-    return any([_set_epoch(getattr(obj, name, None), epoch, seen) for name in ("sampler", "batch_sampler")])
+    return any([_set_epoch(getattr(obj, name, None), epoch, seen, site) for name in ("sampler", "batch_sampler")])
+
+
+def _continued(sampler: Any, site: "tuple[Any, list]") -> None:
+    """A sampler no ``set_epoch`` has numbered yet, at a line that numbered another before without
+    a number (the n-th sampler of that call), takes that one's numbers as its own last: a loop that makes its
+    loader anew each round (``for _ in range(2): loader = DataLoader(...)``, then
+    ``set_epoch(loader)``) gave each new DistributedSampler epoch 1, and every pass drew one order,
+    where a single process's new RandomSampler draws a new one."""
+    line, numbered = site
+    key = (line, len(numbered))
+    numbered.append(sampler)
+    before = _STATE.numbered_at.get(key)
+    _STATE.numbered_at[key] = sampler
+    epochs = getattr(before, "_ddpify_epochs", None) if before is not None and before is not sampler else None
+    if epochs is not None and getattr(sampler, "_ddpify_epochs", None) is None:
+        with contextlib.suppress(AttributeError):  # a sampler with __slots__ keeps the plain numbering
+            sampler._ddpify_epochs = epochs
 
 
 def _pass_number(epoch: Any) -> Optional[int]:
@@ -1680,9 +1707,10 @@ def shard_loader(loader: DataLoader) -> DataLoader:
     sampler is sharded batch by batch. A loader over an ``IterableDataset`` reads it through
     ``_StreamShard``: each rank takes its item of every round of world-size items of the stream.
 
-    A loader made again at the line that made one before (a factory called for each pass), whose
-    samplers no ``set_epoch`` numbers, gets the epoch after the last one's there: each pass draws
-    a new order, as a single process's new ``RandomSampler`` does.
+    A loader made again at the line that made one before (a factory called for each pass, a loop
+    that makes it anew each round), or over the data set a loader made at another line drew
+    from, whose samplers no ``set_epoch`` numbers, gets the epoch after the last one's: each pass
+    draws a new order, as a single process's new ``RandomSampler`` does.
     """
     if isinstance(loader.dataset, IterableDataset):
         return _streamed_in_turn(loader)
@@ -1800,20 +1828,23 @@ def _resampled(loader: DataLoader, kwargs: dict) -> DataLoader:
 def _continue_epochs(sharded: DataLoader, loader: DataLoader) -> None:
     """A loader ``shard_loader`` makes again at the line where it made one before (a factory the
     training calls for each pass, ``data_loader = iter(get_data_loader(...))`` when the last
-    iterator ran out), with a sampler of its own that no ``set_epoch`` has numbered: the new
-    sampler takes the epoch after the last one's there, so each pass draws a new order, as a
-    single process's new ``RandomSampler`` does (with epoch 0 each time, every pass repeated one
-    order). Where ``set_epoch`` numbers that line's samplers (``_fresh_epoch``), nothing changes."""
+    iterator ran out), or over the data set a loader it made at another line drew from (a
+    pre-training loop's loader, then a step loop's made anew on StopIteration), with a sampler of
+    its own that no ``set_epoch`` has numbered: the new sampler takes the epoch after the last
+    one's there, so each pass draws a new order, as a single process's new ``RandomSampler`` does
+    (with epoch 0 each time, every pass repeated one order). Where ``set_epoch`` numbers those
+    samplers (``_fresh_epoch``), nothing changes."""
     found = [s for s in (sharded.sampler, getattr(sharded.batch_sampler, "sampler", None), sharded.batch_sampler)
              if isinstance(s, (DistributedSampler, ShardedSampler))]
     if not found or found[0] in (loader.sampler, loader.batch_sampler):  # the program's own, kept
         return
-    sampler, site = found[0], _site()
-    before = _STATE.remade.get(site)
-    _STATE.remade[site] = sampler  # one per line: the next one made there reads its epoch
-    if before is None or getattr(before, "_ddpify_epochs", None) is not None:
-        return
-    epoch = getattr(before, "_ddpify_remade", 0) + 1
+    sampler, site, data = found[0], _site(), id(loader.dataset)
+    here, over = _STATE.remade.get(site), _STATE.remade_over.get(data)
+    _STATE.remade[site] = _STATE.remade_over[data] = sampler  # the next one made there, or over it, reads its epoch
+    if here is None and over is None or getattr(here, "_ddpify_epochs", None) is not None:
+        return  # (set_epoch numbers this line's samplers)
+    epoch = max((getattr(b, "_ddpify_epochs", None) or (0, getattr(b, "_ddpify_remade", 0)))[1]
+                for b in (here, over) if b is not None) + 1
     sampler.set_epoch(epoch)
     with contextlib.suppress(AttributeError):  # a sampler with __slots__: the next one starts again
         sampler._ddpify_remade = epoch

@@ -947,6 +947,55 @@ def test_a_loader_made_again_at_one_line_draws_a_new_order_each_time():
     assert numbered == [1, 2, 3]
 
 
+def test_a_loader_made_anew_each_round_and_numbered_without_a_number_draws_a_new_order_each_time():
+    """`for _ in range(2): loader = DataLoader(ds, sampler=DistributedSampler(ds, shuffle=True))`,
+    then `set_epoch(loader)` (the round has no number): each new sampler took epoch 1, every pass
+    drew one order, and neither the report nor the self-check said so (found beside the
+    twenty-second sweep's IntroVAE, decision 0166). A new sampler at that line continues the last
+    one's numbers. Near miss: numbered passes keep set_epoch's numbers, as before."""
+    rt._reset_for_tests()
+    orders, epochs = [], []
+    for _ in range(3):
+        loader = DataLoader(DATA, batch_size=4, sampler=DistributedSampler(DATA, num_replicas=2, rank=0))
+        rt.set_epoch(loader)
+        orders.append(tuple(loader.sampler))
+        epochs.append(loader.sampler.epoch)
+    assert epochs == [1, 2, 3] and len(set(orders)) == 3
+    numbered = []
+    for epoch in range(3):
+        loader = DataLoader(DATA, batch_size=4, sampler=DistributedSampler(DATA, num_replicas=2, rank=0))
+        rt.set_epoch(loader, epoch)
+        numbered.append(loader.sampler.epoch)
+    assert numbered == [1, 2, 3]
+
+
+def made_for_warm_up(data):
+    return rt.shard_loader(DataLoader(data, batch_size=4, shuffle=True))  # a pre-training loop's line
+
+
+def made_on_stop_iteration(data):
+    return rt.shard_loader(DataLoader(data, batch_size=4, shuffle=True))  # a step loop's, on StopIteration
+
+
+def test_a_loader_made_at_another_line_over_the_same_data_continues_its_epochs():
+    """The twenty-second sweep's IntroVAE (decision 0166) pre-trains over a loader made anew in
+    `for _ in range(2):`, then a step loop makes one again over the same data set on StopIteration,
+    at another line: that line's first loader took epoch 0 again, the order the first pass drew.
+    It takes the epoch after the last loader's over that data set. Near miss: the first loader over
+    another data set starts at its own epoch 0."""
+    rt._reset_for_tests()
+    warm = [made_for_warm_up(DATA).sampler for _ in range(2)]
+    later = made_on_stop_iteration(DATA).sampler
+    assert [s.epoch for s in warm] == [0, 1] and later.epoch == 2
+    assert len({tuple(s) for s in (*warm, later)}) == 3
+    other = rt.shard_loader(DataLoader(list(range(100, 120)), batch_size=4, shuffle=True))  # a line of its own
+    assert other.sampler.epoch == 0
+    numbered = DataLoader(other.dataset, batch_size=4, sampler=DistributedSampler(other.dataset, num_replicas=2, rank=0))
+    for _ in range(3):
+        rt.set_epoch(numbered)  # a set_epoch that numbers a sampler over that data set: continued after it too
+    assert made_on_stop_iteration(other.dataset).sampler.epoch == numbered.sampler.epoch + 1
+
+
 @pytest.mark.parametrize("batch, said", [(16, True), (8, False)])
 def test_a_shard_of_no_batch_is_said_where_one_process_had_some(rank1_of_2, monkeypatch, capsys, batch, said):
     """20 samples in batches of 16 with drop_last: one process trained one batch a pass, each of two

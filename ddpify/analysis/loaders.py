@@ -60,6 +60,10 @@ class Loaders:
     self_split: list[cst.Call] = field(default_factory=list)
     # loaders a training loop reads, left whole as no model is wrapped (no optimizer ddpify could read)
     unwrapped: list[cst.Call] = field(default_factory=list)
+    # sharded loaders made again inside a loop of their own function where no epoch loop's set_epoch
+    # follows them (a pre-training `for _ in range(2):` over a new loader, one made anew on StopIteration
+    # in a step loop): shard_loader gives each the epoch after the last one's made there (`rebuilt_in_a_loop`)
+    rebuilt: list[cst.Call] = field(default_factory=list)
 
 
 def find(facts: Facts, models: Models) -> Loaders:
@@ -98,6 +102,10 @@ def find(facts: Facts, models: Models) -> Loaders:
     remade = _remade(facts, training, loops, looped, consumed)
     unlooped = [c for c in training if c not in looped
                 and not (fed.get(c) and all(_single_pass(facts, lp) for lp, _ in fed[c]))]
+    numbered = {stmt for entry in loops if isinstance(entry.loop.body, cst.IndentedBlock) for stmt in entry.loop.body.body}
+    rebuilt = [c for c in training if rebuilt_in_a_loop(facts, c) and facts.statement(c) not in numbered
+               and (c in unlooped or not any(facts.is_inside(c, entry.loop) for entry in loops))]
+    unlooped = [c for c in unlooped if c not in rebuilt]
     drawing = {lp for found in fed.values() for lp, _ in found}  # a loader's batches: no slice by hand
     sharded_loops = list(dict.fromkeys([*(lp for c in training for lp, _ in fed.get(c, ())
                                           if isinstance(lp, (cst.For, cst.While))),
@@ -107,7 +115,7 @@ def find(facts: Facts, models: Models) -> Loaders:
               and not _draws_by_a_call(facts, lp, drawing)]
     by_key = {c: found for c, found in by_key.items() if found is not None and c in training}
     return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key, remade,
-                   [(c, unknown[0]) for c in withheld if c not in iterable], self_split, unwrapped)
+                   [(c, unknown[0]) for c in withheld if c not in iterable], self_split, unwrapped, rebuilt)
 
 
 def _reading_sharded(facts: Facts, loader_calls: list[cst.Call], training: list[cst.Call],
@@ -745,6 +753,12 @@ def _zipped(facts: Facts, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [expr]
 
 
+def zipped_loaders(facts: Facts, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """Each iterable a batch loop over `expr` draws from, past iterator adapters: `enumerate(zip(
+    source, tqdm(target)))` -> `source`, `target`; `enumerate(loader)` -> `loader`."""
+    return [_strip_adapters(z) for z in _zipped(facts, expr)]
+
+
 def drawn_from(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpression:
     """The loader a batch loop over `expr` draws from, as that loop's function can name it: through
     iterator adapters, `zip`'s first iterable, a local name bound once and a generator of the
@@ -974,6 +988,26 @@ def _counter(loop: cst.While) -> str | None:
                 and isinstance(step.value, cst.Integer):
             return step.target.value
     return None
+
+
+def rebuilt_in_a_loop(facts: Facts, call: cst.Call) -> bool:
+    """Is the `DataLoader(...)` `call` bound to a name by a statement inside a loop of its own
+    function, which draws from that name (`for _ in range(2): loader = DataLoader(ds, shuffle=True)`,
+    then a pass over it; or under `except StopIteration:` in a step loop, before `it = iter(loader)`),
+    not one kept for later (a loader per task appended to a list)? Each round makes a
+    new loader, so a new sampler: with a DistributedSampler made there, every one would start at
+    epoch 0 and each pass draw the same order, where one process's new RandomSampler draws a new
+    one. Not a loader a loop's header builds (`for x in DataLoader(...)`: set_epoch takes it there)."""
+    stmt = facts.statement(call)
+    assign = mt.sole(stmt, cst.Assign)
+    loop = next(facts.enclosing_loops(stmt), None)
+    if assign is None or assign.value is not call or loop is None or len(assign.targets) != 1 \
+            or not isinstance(assign.targets[0].target, cst.Name):
+        return False
+    name = assign.targets[0].target.value  # drawn in that loop: one loader per round (not kept in a list of tasks)
+    return any(name in mt.names_in(f.iter) for f in facts.findall(loop, cst.For)) or \
+        any(mt.is_name(c.func, "iter") and c.args and name in mt.names_in(c.args[0].value)
+            for c in facts.findall(loop, cst.Call))
 
 
 def made_per_pass(facts: Facts, call: cst.Call) -> bool:

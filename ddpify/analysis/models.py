@@ -58,6 +58,7 @@ class Model:
     penalty: bool = False  # synced: `synced` is a gradient penalty through it, and a step may leave parameters without gradient
     kept: bool = False  # synced: `synced` is a statement that keeps the model in an object before it is ready to wrap
     item: bool = False  # synced: an item of a container of modules, picked where its optimizer is built (`nets[net]`)
+    held: bool = False  # synced: `synced` reads or loads the state dict of the module that holds it as `self.x`
     # item: what holds it in its optimizer's call (`m` of `m.parameters()`, a loop variable; `ema.model`, an attribute
     # of an object that is no model, `_held_unnamed`; `nets[k]`, picked by a comprehension's key)
     inline: cst.Name | cst.Attribute | cst.Subscript | None = None
@@ -193,6 +194,39 @@ def _settle_sync(facts: Facts, calls: list[tuple[cst.Call, bool]], models: Model
     keeper = _kept_before_ready(facts, model) if not model.synced else None
     if keeper is not None:  # `trainer = Trainer(model)`, then `model = model.to(device)`: the trainer keeps the bare model
         model.synced, model.kept = facts.code(keeper).strip(), True
+    state = _holders_state_read(facts, model) if not model.synced and model.dataparallel is None else None
+    if state is not None:  # `torch.save(vae.state_dict(), path)` of the module whose `self.encoder` it is
+        model.synced, model.held = facts.code(state), True
+
+
+def _holders_state_read(facts: Facts, model: Model) -> cst.Call | None:
+    """A call that reads or loads the state dict of the module that holds `model` as a sub-module
+    (`self.encoder` built in `IntroVAE.__init__`, which its own forward trains with an Adam over
+    `self.encoder.parameters()`; then `torch.save(vae.state_dict(), path)` and
+    `vae.load_state_dict(torch.load(ckpt))` in `main()`), or that saves that module whole: a wrapper
+    there becomes a sub-module of it, and every key of the holder's state dict under it gets a
+    `module.` (`encoder.module.net.0.weight`), so that checkpoints no longer load into the single-GPU
+    model, nor its checkpoints into this one. None where no such call is found."""
+    if not model.name.startswith("self.") or model.name.count(".") != 1:
+        return None
+    holder = facts.enclosing_class(model.anchor)
+    if holder is None or not forward.is_module_class(facts, holder):
+        return None
+    flow = objects.of(facts)
+
+    def holder_of(expr: cst.BaseExpression) -> bool:
+        if mt.is_name(expr, "self"):
+            cls = facts.enclosing_class(expr)
+            return cls is not None and facts.kin_classes(cls, holder)
+        return any((cls := flow.constructs(site)) is not None and facts.kin_classes(cls, holder)
+                   for site in flow.values(expr))
+    for call in facts.calls_named("state_dict", "load_state_dict"):
+        if isinstance(call.func, cst.Attribute) and holder_of(call.func.value):
+            return call
+    for call in facts.calls_to("torch.save"):
+        if call.args and holder_of(call.args[0].value):
+            return call
+    return None
 
 
 def _sync_penalised(facts: Facts, models: Models) -> bool:

@@ -142,10 +142,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     done: set[cst.Call] = set()  # samplers wrapped already: two loaders may share one
     _name_streams(facts, edits, found)
     for call in found.training:
-        if call in found.by_key:
-            _shard_keys(facts, edits, call, *found.by_key[call])
-        elif not _shard_at_callers(facts, edits, call):
-            _shard(facts, edits, call, done)
+        _shard_training(facts, edits, found, call, done)
     for loop in found.manual:
         edits.todo(loop, "batches are sliced by hand, so every process trains on all the data (correct, "
                    "no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler")
@@ -192,6 +189,19 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                    f"a sharded loader (about 1/world_size of the single-GPU count), and `{facts.code(divided)}` "
                    f"divides by it: it needs at least {count.least} batches per process, or it divides by 0; give "
                    "each process that many (more data, a smaller batch_size or fewer processes)")
+
+
+def _shard_training(facts: Facts, edits: Edits, found: Loaders, call: cst.Call, done: set[cst.Call]) -> None:
+    """Shard one training loader: by the keys of the dict a comprehension builds, through
+    `shard_loader` where a loop makes it anew at each round and numbers no epoch (each one made
+    there continues the epochs of the last), at its callers, or in its call."""
+    if call in found.by_key:
+        _shard_keys(facts, edits, call, *found.by_key[call])
+    elif call in found.rebuilt and not mt.loader_arg(call, "sampler") and not mt.loader_arg(call, "batch_sampler"):
+        _wrap_loader(facts, edits, call, "it is made anew at each round of a loop that numbers no epoch: each "
+                     "one made there continues the epochs of the last, so each pass draws a new order")
+    elif not _shard_at_callers(facts, edits, call):
+        _shard(facts, edits, call, done)
 
 
 def _name_schedules(facts: Facts, found: Loaders, edits: Edits) -> None:

@@ -126,7 +126,7 @@ import libcst as cst
 
 from ddpify.analysis import objects
 from ddpify.analysis.meters import adds_to_self, made_afresh, on_owner, only_added_to, plain_sums, reads_clock
-from ddpify.analysis.loaders import drawn_from, loaders_of, shared_helper_callers
+from ddpify.analysis.loaders import drawn_from, loaders_of, shared_helper_callers, zipped_loaders
 from ddpify.syntax.codegen import code_for_node
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -387,13 +387,20 @@ def _average(facts: Facts, loop: cst.For | cst.While, loader: cst.BaseExpression
 
 def _batches_drawn(facts: Facts, divisor: cst.BaseExpression, loader: cst.BaseExpression, stmt: cst.CSTNode,
                    loop: cst.For | cst.While) -> bool:
-    """Is the divisor the number of batches the loop drew from `loader`: `len(loader)`, or the loop's
-    `enumerate` index plus one (`losses / (idx + 1)` after `for idx, batch in enumerate(loader)`), or
-    a name of the function every assignment of which is one of those (`n_batches = len(train_loader)`,
-    `train_steps = i + 1` right after the loop)?"""
+    """Is the divisor the number of batches the loop drew from `loader`: `len(loader)` (of any loader
+    the loop zips with it, and the `min(...)` of those: `min(len(source), len(target))` after `for a,
+    b in zip(source, target)`, which stops at the shorter), or the loop's `enumerate` index plus one
+    (`losses / (idx + 1)` after `for idx, batch in enumerate(loader)`), or a name of the function
+    every assignment of which is one of those (`n_batches = len(train_loader)`, `train_steps = i + 1`
+    right after the loop)?"""
+    zipped = {facts.code(loader)} | ({facts.code(z) for z in zipped_loaders(facts, loop.iter)}
+                                     if isinstance(loop, cst.For) else set())
+
     def drawn(node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Call) and mt.is_name(node.func, "min") and len(node.args) > 1:
+            return all(not a.star and drawn(a.value) for a in node.args)
         return isinstance(node, cst.Call) and mt.is_name(node.func, "len") and len(node.args) == 1 \
-            and facts.code(node.args[0].value) == facts.code(loader)
+            and facts.code(node.args[0].value) in zipped
     if drawn(divisor) or _index_plus_one(facts, divisor, loop):
         return True
     ref = facts.ref(divisor, stmt) if isinstance(divisor, cst.Name) else None

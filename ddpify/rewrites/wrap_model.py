@@ -706,6 +706,10 @@ def _sync(edits: Edits, model: Model, backward: bool = True) -> None:
            f"`{model.synced}` keeps `{name}` before it is ready to wrap (on its device, set up): that "
            f"object would run the bare model, never DistributedDataParallel's forward, which averages "
            f"gradients" if model.kept else
+           f"`{name}` is a sub-module of the module that holds it, whose state dict the program reads or "
+           f"loads (`{model.synced}`): a DistributedDataParallel there would put `module.` into each of its "
+           f"keys under `{name.split('.', 1)[1]}.`, and checkpoints would no longer load into the single-GPU model"
+           if model.held else
            f"`{name}` hands a parameter of a sub-module to a call outside its forward in training "
            f"(`{model.synced}`, beside `{name}(...)`): DistributedDataParallel would see it get its gradient outside "
            f"its forward (with find_unused_parameters, for a sub-module the forward never runs, it stops: \"marked "

@@ -121,6 +121,96 @@ kwargs = {'batch_size': 4, 'shuffle': True}
 loader = DataLoader(ds, **kwargs)
 loader = shard_loader(loader)
 """, "arguments_this_file_cannot_see", scaffold=TRAINS.instead_of("loader")),
+    # made anew on StopIteration in a step loop (the twenty-second sweep's IntroVAE, decision 0166): a
+    # DistributedSampler there would start at epoch 0 each time and every such pass repeat one order;
+    # shard_loader continues the epochs of the last one made there or over the data set. Near miss:
+    # the pre-training loop's loader, which the epoch loop's set_epoch(loader) numbers, keeps its sampler
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = torch.nn.Linear(2, 2)
+        self.opt = torch.optim.SGD(self.enc.parameters(), lr=0.1)
+
+    def forward(self, x):
+        loss = (self.enc(x) ** 2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss
+
+
+def main():
+    ds = TensorDataset(torch.randn(8, 2), torch.zeros(8))
+    net = Net()
+    step = 0
+    for _ in range(2):
+        loader = DataLoader(ds, batch_size=4, shuffle=True)
+        for _, (x, y) in enumerate(loader):
+            net(x)
+            step += 1
+            if step > 1:
+                break
+    it = iter(loader)
+    for step in range(step, 6):
+        try:
+            x, y = next(it)
+        except StopIteration:
+            loader = DataLoader(ds, batch_size=4, shuffle=True)
+            it = iter(loader)
+            x, y = next(it)
+        net(x)
+
+
+main()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+from ddpify_runtime import shard_loader
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = torch.nn.Linear(2, 2)
+        self.opt = torch.optim.SGD(self.enc.parameters(), lr=0.1)
+
+    def forward(self, x):
+        loss = (self.enc(x) ** 2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss
+
+
+def main():
+    ds = TensorDataset(torch.randn(8, 2), torch.zeros(8))
+    net = Net()
+    step = 0
+    for _ in range(2):
+        loader = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
+        for _, (x, y) in enumerate(loader):
+            net(x)
+            step += 1
+            if step > 1:
+                break
+    it = iter(loader)
+    for step in range(step, 6):
+        try:
+            x, y = next(it)
+        except StopIteration:
+            loader = DataLoader(ds, batch_size=4, shuffle=True)
+            loader = shard_loader(loader)
+            it = iter(loader)
+            x, y = next(it)
+        net(x)
+
+
+main()
+""", "loaders_made_anew_in_loops_that_number_no_epoch_go_through_shard_loader"),
     # made through a functools.partial that gives some of its arguments (the shuffle too): a sampler added
     # to the call beside the partial's `shuffle=True` would make DataLoader raise; the loader was untraced
     # ("cannot trace to a DataLoader", left whole), found by a probe of the seventeenth sweep's part A

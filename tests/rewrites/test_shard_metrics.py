@@ -225,6 +225,30 @@ total = mean_over_shards(loader, total)
 batches = len(loader)
 print(total / batches)
 """, "a_shard_sum_divided_by_a_name_holding_its_number_of_batches_is_averaged", scaffold=SUMMED_LOSS),
+    # divided by the batches a zip of two loaders drew, the shorter one's (a domain-adaptation solver's
+    # `size = min(len(source_loader), len(target_loader))`): averaged, not taken for the data set's
+    # size because the name says "size"
+    pair("""\
+size = min(len(loader), len(target))
+print(total / size)
+""", """\
+from ddpify_runtime import mean_over_shards
+
+total = mean_over_shards(loader, total)
+size = min(len(loader), len(target))
+print(total / size)
+""", "a_shard_sum_divided_by_the_batches_a_zip_of_two_loaders_drew_is_averaged", scaffold=TRAINS.instead_of("loop").enclosing(
+        setup="""\
+target = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+for epoch in range(2):
+    total = 0.0
+    for (x, y), (u, v) in zip(loader, target):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean() + ((model(u) - v) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+""", indent="    ")),
     # divided by the loop's `enumerate` index plus one after it (APS360's `return losses/(idx+1)`)
     pair("""\
 def train_epoch():

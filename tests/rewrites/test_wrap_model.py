@@ -7148,3 +7148,53 @@ def test_a_model_read_by_a_class_that_keeps_nothing_is_wrapped_after_it_as_befor
               "        print(sum(p.numel() for p in model.parameters()))\n\n\ndef main():")
     out, _ = run(code)
     assert out.index("Counter(model)") < out.index("model = DistributedDataParallel(model")
+
+
+SELF_STEPPING = """\
+import torch
+
+
+class IntroNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = torch.nn.Linear(4, 2)
+        self.decoder = torch.nn.Linear(2, 4)
+        self.optim_encoder = torch.optim.Adam(self.encoder.parameters())
+        self.optim_decoder = torch.optim.Adam(self.decoder.parameters())
+
+    def forward(self, x):
+        loss = ((self.decoder(self.encoder(x)) - x) ** 2).mean()
+        self.optim_encoder.zero_grad()
+        loss.backward()
+        self.optim_encoder.step()
+        loss = ((self.decoder(self.encoder(x).detach()) - x) ** 2).mean()
+        self.optim_decoder.zero_grad()
+        loss.backward()
+        self.optim_decoder.step()
+        return loss
+
+
+net = IntroNet()
+for x in torch.randn(3, 8, 4):
+    net(x)
+"""
+
+
+@pytest.mark.parametrize("ending, synced", [
+    ("torch.save(net.state_dict(), 'net.pt')\n", True),
+    ("net.load_state_dict(torch.load('net.pt'))\n", True),
+    ("torch.save(net.encoder.state_dict(), 'encoder.pt')\n", False),  # the sub-module's own: unwrap-model's
+    ("print(net(torch.randn(8, 4)))\n", False),
+])
+def test_a_sub_module_whose_holders_state_dict_is_saved_or_loaded_is_synced_not_wrapped(ending, synced):
+    """The twenty-second sweep's IntroVAE (decision 0166): its nn.Module builds `self.encoder` and
+    `self.decoder` with an Adam each and steps them in its own forward; each was wrapped in
+    `__init__`, so `torch.save(vae.state_dict(), ...)` wrote `encoder.module.net.0.weight` keys that
+    the single-GPU model cannot load (nor this one the single-GPU checkpoints), with no word in the
+    report or the self-check. Where the holder's state dict is read or loaded they are synced (the
+    module and its keys stay as they are); near misses: the sub-module's own state dict (saved
+    through `.module`), no state dict at all: wrapped, as before."""
+    code = rewritten(NAME, SELF_STEPPING + ending).code
+    assert ("self.encoder = sync_gradients(self.encoder)" in code) is synced
+    assert ("self.decoder = sync_gradients(self.decoder)" in code) is synced
+    assert ("self.encoder = DistributedDataParallel(self.encoder" in code) is not synced
