@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from pathlib import Path
 from typing import Iterator
 
 import libcst as cst
@@ -404,7 +406,9 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     prefix taken off, or takes it off every key before loading into the bare model,
     `{k.replace("module.", ""): v ...}`, `k[7:]`: the wrapper's checkpoint then loads into it;
     not where another load of the program reads a checkpoint as is into the bare model,
-    `net.load_state_dict(torch.load(path))`, which wants the model's own keys), nor where
+    `net.load_state_dict(torch.load(path))`, which wants the model's own keys), nor for a file a
+    script beside the checked one reads by its name and takes the prefix off in the same function
+    (an evaluation script's `{k.replace("module.", ""): v ...}` of `final_model.pth`), nor where
     the name is not the wrapper there: the other arm of `hasattr(model, "module")` or of the test
     the script wraps under, the `else` of a test that the run has several processes
     (`dist.is_initialized()`, a flag every process group starts under: no group, no wrapper), after
@@ -428,7 +432,8 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
                            for c in f.calls_in(built) if (model := _state_dict_of(f, c)) is not None]
         for expr, what, entry in dict.fromkeys(candidates):
             holds = ctx.holds_ddp(expr)
-            if holds is None or _resumes(f, resumed, expr, path, entry) or ctx.unwrapped_here(expr):
+            if holds is None or _resumes(f, resumed, expr, path, entry) or ctx.unwrapped_here(expr) \
+                    or _stripped_by_a_script_beside(f, path):
                 continue
             if f.in_library(expr):  # a helper of another module saves the wrapper it is handed
                 handed.append((expr, what))
@@ -451,6 +456,39 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
             yield Hit(site, f"`{f.code(site.func)}()` saves the DDP wrapper it is handed ({what}, in "
                             f"`{f.scope(expr).name.value}`): it does not load into the model itself; hand it "
                             "the model (`.module`)")
+
+
+def _stripped_by_a_script_beside(f, path: cst.BaseExpression | None) -> bool:
+    """Does a script beside the checked one (its folder), outside its program, read the file this
+    save writes by its literal name and take the wrapper's `module.` prefix off the keys, in the
+    same function (or at its top level): `torch.load(os.path.join(d, "final_model.pth"))` then
+    `{k.replace("module.", ""): v ...}` in an evaluation or plotting script of the project? The
+    project's own reader of the checkpoint then loads it into the bare model."""
+    pieces = _file_name(f, path) if f.program is not None and path is not None else None
+    name = "".join(p for p in pieces or [] if p is not None)
+    if not pieces or None in pieces or not name:
+        return False
+    checked = f.program.parts[0].path.resolve()
+    quoted = re.compile(r"""['"/\\]""" + re.escape(name) + r"""['"]""")
+    return any(quoted.search(scope) for script in sorted(f.program.root.glob("*.py")) if script.resolve() != checked
+               for scope in _stripping_scopes(script))
+
+
+@functools.lru_cache(maxsize=256)
+def _stripping_scopes(script: Path) -> tuple[str, ...]:
+    """The code of each function of `script` (and of its top level, functions left out) that loads
+    a checkpoint and takes the `module.` prefix off keys (`.replace("module.", "")`, `k[7:]`,
+    `removeprefix("module.")`)."""
+    try:
+        module = cst.parse_module(script.read_bytes())
+    except (OSError, cst.ParserSyntaxError, UnicodeDecodeError):
+        return ()
+    scopes = [module.code_for_node(func) for func in mt.findall(module, cst.FunctionDef)]
+    scopes.append("".join(module.code_for_node(s) for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))))
+    return tuple(code for code in scopes if "torch.load" in code and _STRIPS_PREFIX.search(code))
+
+
+_STRIPS_PREFIX = re.compile(r"""replace\(\s*['"]module\.['"]\s*,\s*['"]['"]\s*\)|\[\s*7\s*:\s*\]|removeprefix\(\s*['"]module\.['"]""")
 
 
 def _entry_sites(f, node: cst.CSTNode, depth: int = 3) -> list[tuple[cst.Call, cst.BaseExpression]]:
