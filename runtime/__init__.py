@@ -1531,7 +1531,9 @@ def _fresh_epoch(sampler: Any, epoch: Optional[int]) -> int:
     (``set_epoch``): 1, 2, ..."""
     last = getattr(sampler, "_ddpify_epochs", None)  # (the epoch asked for, the epoch given)
     if last is None and isinstance(sampler, (DistributedSampler, ShardedSampler)):
-        last = (-1, 0)  # what an iteration before the first set_epoch draws: the sampler's own epoch
+        # what an iteration before the first set_epoch draws: its own epoch (0, or, for a pass with no number,
+        # the one shard_loader continued it at: `_continue_epochs`)
+        last = (-1, getattr(sampler, "epoch", 0) if epoch is None else 0)
     if epoch is None:  # taken as asked for: a number of its own after the last
         epoch, shift = (0 if last is None else last[1] + 1), 0
     else:

@@ -969,6 +969,23 @@ def test_a_loader_made_anew_each_round_and_numbered_without_a_number_draws_a_new
     assert numbered == [1, 2, 3]
 
 
+def test_set_epoch_without_a_number_goes_on_from_the_epoch_shard_loader_continued_a_sampler_at():
+    """IntroVAE's step loop (decision 0166): on StopIteration a loader made anew (shard_loader, its
+    sampler continued at the epoch after the last one's over the data set), then `set_epoch(loader)`
+    before its iterator: set_epoch took the new sampler for one at epoch 0 and gave it 1, the first
+    pre-training pass's order again. It goes on from the sampler's own epoch. Near miss: a new
+    sampler at epoch 0 gets 1, as before."""
+    rt._reset_for_tests()
+    for _ in range(3):
+        warm = made_for_warm_up(DATA)
+    assert warm.sampler.epoch == 2
+    rt.set_epoch(warm)
+    assert warm.sampler.epoch == 3
+    fresh = DataLoader(DATA, batch_size=4, sampler=DistributedSampler(DATA, num_replicas=2, rank=0))
+    rt.set_epoch(fresh)
+    assert fresh.sampler.epoch == 1
+
+
 def made_for_warm_up(data):
     return rt.shard_loader(DataLoader(data, batch_size=4, shuffle=True))  # a pre-training loop's line
 

@@ -22,6 +22,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_names
 from ddpify.analysis import objects, phases
+from ddpify.analysis.forward import is_module_class
 from ddpify.analysis.objects import Sites
 from ddpify.analysis.models import Models, bare_tensors
 from ddpify.syntax.names import dotted
@@ -725,7 +726,7 @@ def _drawn_in_training(facts: Facts, node: cst.CSTNode, consumed: set[cst.Functi
     also through the methods of the objects it calls (`self.netD.train_step(...)`, an instance of
     another module's class)."""
     flow = objects.of(facts)
-    if any(facts.trains(lp) or any(facts.trains(m) for c in facts.calls_in(lp) for m in flow.methods(c))
+    if any(facts.trains(lp) or any(facts.trains(m) for c in facts.calls_in(lp) for m in [*flow.methods(c), *_run_by(facts, c)])
            for lp in facts.enclosing_loops(node)):
         return True
     func = facts.scope(node)
@@ -733,6 +734,15 @@ def _drawn_in_training(facts: Facts, node: cst.CSTNode, consumed: set[cst.Functi
         return False
     return func in consumed or depth > 0 and any(_drawn_in_training(facts, site, consumed, depth - 1)
                                                  for site in facts.call_sites(func))
+
+
+def _run_by(facts: Facts, call: cst.Call) -> list[cst.FunctionDef]:
+    """The methods a call of an instance runs (`net(x)` of `net = IntroVAE(args)`: its class's
+    `__call__`, or `forward` for a module, whose own optimizer steps there)."""
+    flow = objects.of(facts)
+    classes = dict.fromkeys(c for site in flow.values(call.func) for c in flow.classes_built(site))
+    return [m for c in classes for name in ("__call__", *(("forward",) if is_module_class(facts, c) else ()))
+            for m in facts.method(c, name)]
 
 
 def _catches_end(handler: cst.ExceptHandler) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.snippets import ARGS, SCRIPT, TRAINS, kept, only, pair, rewrite_tests, unchanged
+from tests.support.snippets import ARGS, SCRIPT, TRAINS, kept, only, pair, rewrite_tests, rewritten, unchanged
 
 NAME = "set-epoch"
 
@@ -1793,3 +1793,48 @@ def test_iterators_drawn_by_a_helper_they_are_handed_to_are_passes_reshuffled_in
             "            set_epoch(loader_b, epoch)\n            self._epoch(loader_a, loader_b)\n"
             "            end_epoch()\n") in out
     assert "TODO" not in out
+
+
+SELF_STEPPING_STEPS = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = torch.nn.Linear(2, 2)
+        self.opt = torch.optim.SGD(self.enc.parameters(), lr=0.1)
+
+    def forward(self, x):
+        loss = (self.enc(x) ** 2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss
+
+
+ds = TensorDataset(torch.randn(8, 2), torch.zeros(8))
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+net = Net()
+it = iter(loader)
+for step in range(6):
+    try:
+        x, y = next(it)
+    except StopIteration:
+        it = iter(loader)
+        x, y = next(it)
+    {call}
+"""
+
+
+@pytest.mark.parametrize("call, numbered", [("net(x)", True), ("print(x.sum())", False)])
+def test_a_step_loop_that_trains_through_a_modules_self_stepping_forward_reshuffles_each_new_iterator(call, numbered):
+    """The twenty-second sweep's IntroVAE (decision 0166): its step loop trains through `vae(x)`, a
+    module whose forward steps its own optimizers, and makes the loader's iterator again on
+    StopIteration; no training was seen in that loop (`net(x)` runs `Net.forward`, not a method
+    called by name), so no set_epoch came before the iterators: every pass drew one order (the
+    judge's reshuffled, silently). Near miss: a loop that only reads the batches is no training."""
+    code = rewritten(NAME, SELF_STEPPING_STEPS.format(call=call)).code
+    assert ("set_epoch(loader)\nit = iter(loader)" in code) is numbered
+    assert ("        set_epoch(loader)\n        it = iter(loader)" in code) is numbered
