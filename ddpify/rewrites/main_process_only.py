@@ -260,9 +260,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) else None
         if isinstance(assign, (cst.Assign, cst.AnnAssign)) and _is_logger(facts, assign.value, opened):
             made = "file opened for writing" if assign.value in opened else f"{what} created"
-            edits.replace(assign.value, lambda node: cst.IfExp(
-                test=cst.parse_expression(GUARD), body=node, orelse=cst.Name("None")),
-                f"{made} on the main process only (None elsewhere)")
+            stream = _standard_stream(assign)
+            edits.replace(assign.value, lambda node, stream=stream: cst.IfExp(
+                test=cst.parse_expression(GUARD), body=node, orelse=cst.parse_expression(stream or "None")),
+                f"{made} on the main process only ({'the console stream kept' if stream else 'None'} elsewhere)")
             _barrier_before_made(facts, edits, stmt, mt.keyword(assign.value, "log_dir") or
                                  mt.keyword(assign.value, "logdir") or mt.positional(assign.value, 0))
         else:
@@ -1500,6 +1501,15 @@ def _reads_other_files(facts: Facts, written: list[cst.BaseExpression], call: cs
     inner = [c for f in facts.user_functions(call) for c in facts.calls_in(f) if _reads(facts, c, depth - 1)] \
         if depth > 0 else []
     return bool(inner) and all(_reads_other_files(facts, written, c, depth - 1) for c in inner)
+
+
+def _standard_stream(assign: cst.Assign | cst.AnnAssign) -> str | None:
+    """`sys.stdout` (or `sys.stderr`) where `assign` replaces it (`sys.stdout = Logger(path)`, a tee
+    into a log file): the other processes keep that stream, not None, which every later
+    `sys.stdout.write()` or `.flush()` (tqdm's, a logging handler's) would crash on."""
+    targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+    names = {dotted(t) for t in targets}
+    return next((n for n in ("sys.stdout", "sys.stderr") if names == {n}), None)
 
 
 def _read_before_the_point(facts: Facts, stmt: cst.CSTNode, point: cst.CSTNode,

@@ -3338,3 +3338,50 @@ def test_a_save_read_back_inside_the_statement_the_barrier_follows_is_named():
     plain = SAVED_AND_READ_UNDER_A_LOCK.replace("with FileLock('ckpt.lock'):", "with torch.no_grad():")
     result = rewritten(NAME, plain, also=frozenset({"wrap-model", "unwrap-model"}))
     assert not warnings(result.changes) and "        barrier()\n        model.module.load_state_dict" in result.code
+
+
+STDOUT_TEED = """\
+import os
+import sys
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Logger:
+    def __init__(self, path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.console = sys.stdout
+        self.file = open(path, 'w')
+
+    def write(self, msg):
+        self.console.write(msg)
+        self.file.write(msg)
+
+    def flush(self):
+        self.console.flush()
+        self.file.flush()
+
+
+sys.stdout = Logger('runs/log.txt')
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randn(16, 1)), batch_size=4, shuffle=True)
+for x, y in loader:
+    opt.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    opt.step()
+    print(x.shape)
+sys.stdout.flush()
+log = Logger('runs/other.txt')
+"""
+
+
+def test_a_logger_that_replaces_sys_stdout_is_the_main_processs_and_the_console_elsewhere():
+    """The twenty-second sweep's distillation script (read after its held-out run): `sys.stdout =
+    Logger(path)`, a tee that opens the log file in its constructor, was made on the main process
+    only and None elsewhere: `print` then does nothing there, but `sys.stdout.flush()` (or tqdm's, or a
+    logging handler's write) crashes. The other processes keep their console stream. Near miss: the
+    same logger bound to a name of the program stays None elsewhere."""
+    code = rewritten(NAME, STDOUT_TEED).code
+    assert "sys.stdout = Logger('runs/log.txt') if is_main_process() else sys.stdout\n" in code
+    assert "log = Logger('runs/other.txt') if is_main_process() else None\n" in code
