@@ -19,6 +19,12 @@ as anything read shows. Its findings are not the job's. A definition a decorator
         def load(self, path):
             torch.load(path)              -> in the job: DDP014
 
+A checked script that runs code of its own (a main block, a call at its top level) does not run a
+top-level function of its that no code of the program and no other file of the project names, and
+the module looks nothing up by a computed name (`globals()`): dead code, left from an earlier
+version (N4DE's `def old_iteration():`); its findings are no run's. A script that only defines
+functions is run by something not read: they are its entry points, kept.
+
 Where the program looks code up by a computed name (`getattr(module, name)`, `globals()`,
 `vars()`), any definition may be reached: none is left out.
 
@@ -58,8 +64,10 @@ IMPORTERS = frozenset({"importlib.import_module", "__import__", "sys.modules"}) 
 
 
 def outside(ctx: Context, program: Program | None, node: cst.CSTNode) -> bool:
-    """Is `node`, of the checked module, in a top-level definition its importer's job never runs?"""
-    if program is None or not any(part.importer for part in program.parts):
+    """Is `node`, of the checked module, in a top-level definition its importer's job never runs,
+    or, of a checked script, in a top-level function that nothing of the project names (dead code:
+    `def old_iteration():` that no call, reference or other file reads)?"""
+    if program is None:
         return False
     f = ctx.facts
     top = node
@@ -67,21 +75,40 @@ def outside(ctx: Context, program: Program | None, node: cst.CSTNode) -> bool:
         top = parent
     if not isinstance(top, (cst.ClassDef, cst.FunctionDef)) or top.decorators:
         return False  # (a decorator may register it: `@MODELS.register_module()`)
+    imported = any(part.importer for part in program.parts)
+    if not imported and not (isinstance(top, cst.FunctionDef) and _runs_something(program.parts[0].module)):
+        return False  # (a script that only defines is run by something not read: its functions are its entry points)
     answers = f.__dict__.setdefault("_outside_job", {})
     if top not in answers:
         name = top.name.value
-        answers[top] = name not in _named_elsewhere(ctx, top) and not _distributed_scripts_name(program, name) and (
-            not _looked_up_by_name(ctx) and not _distributed(ctx, top)
-            or not _module_looked_up_by_name(ctx) and not _named_in_project(program.root, program.parts[0].path, name))
+        unnamed = name not in _named_elsewhere(ctx, top) and (not imported or not _distributed_scripts_name(program, name))
+        if imported:
+            answers[top] = unnamed and (not _looked_up_by_name(ctx) and not _distributed(ctx, top)
+                                        or not _module_looked_up_by_name(ctx)
+                                        and not _named_in_project(program.root, program.parts[0].path, name))
+        else:
+            answers[top] = unnamed and not _module_looked_up_by_name(ctx) \
+                and not _named_in_project(program.root, program.parts[0].path, name, defined_too=False)
     return answers[top]
 
 
-def _named_in_project(root: Path, own: Path, name: str) -> bool:
+def _runs_something(module: cst.Module) -> bool:
+    """Does the script run code of its own: a main block (`if __name__ == "__main__":`) or a call
+    at its top level?"""
+    return any(isinstance(stmt, cst.If) and any(mt.is_name(n, "__name__") for n in mt.findall(stmt.test, cst.Name))
+               or isinstance(stmt, cst.SimpleStatementLine) and any(
+                   isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) for s in stmt.body)
+               for stmt in module.body)
+
+
+def _named_in_project(root: Path, own: Path, name: str, defined_too: bool = True) -> bool:
     """Does a file of the project other than the module's own (its scripts, tests, shell scripts,
     configurations, notes: `PROJECT_TEXTS` under `root`) name `name`? A
     distributed function of a module that none names (sngp-segmentation's `self_training_process`,
-    beside the `training_process` its four scripts run) is run by no launch of the project."""
-    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    beside the `training_process` its four scripts run) is run by no launch of the project.
+    Without `defined_too`, a file's own `def name(` does not count: a function of the same name
+    that another script defines (N4DE's main_animated.py beside main_distributed.py) runs not this one."""
+    word = re.compile((rb"" if defined_too else rb"(?<!def )") + rb"\b" + re.escape(name.encode()) + rb"\b")
     return any(word.search(text) for path, text in _project_texts(root.resolve()) if path != own.resolve())
 
 

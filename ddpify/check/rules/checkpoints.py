@@ -404,7 +404,9 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     program whose own loader fits the keys (it asks whether they start with `module.`,
     `k[:7] == "module."` too, itself or in a helper it calls, retries a failed load with the
     prefix taken off, or takes it off every key before loading into the bare model,
-    `{k.replace("module.", ""): v ...}`, `k[7:]`: the wrapper's checkpoint then loads into it;
+    `{k.replace("module.", ""): v ...}`, `k[7:]`, or cuts each key from where the model's own
+    names start, `k[k.find("blocks"):]`, or pairs each model key with the saved key that contains
+    it, `for k2 in saved.keys(): if k1 in k2:`: the wrapper's checkpoint then loads into it;
     not where another load of the program reads a checkpoint as is into the bare model,
     `net.load_state_dict(torch.load(path))`, which wants the model's own keys), nor for a file a
     script beside the checked one reads by its name and takes the prefix off in the same function
@@ -655,7 +657,10 @@ def _called_from(f, func: cst.FunctionDef, depth: int) -> list[cst.FunctionDef]:
 
 def _asks_prefix(f, func: cst.FunctionDef) -> bool:
     """Does `func` ask whether a key starts with the wrapper's `module.` prefix
-    (`k.startswith("module.")`, `"module." in k`, `k[:7] == "module."`)?"""
+    (`k.startswith("module.")`, `"module." in k`, `k[:7] == "module."`), or match the model's keys
+    inside the saved ones (`for k2 in saved.keys(): if k1 in k2:`, which finds `x` in `module.x`)?"""
+    if _matches_keys_inside_keys(f, func):
+        return True
     if any(mt.is_method_call(c, "startswith", "removeprefix") and any((string_value(a.value) or "").startswith(PREFIX)
                                                                        for a in c.args) for c in f.calls_in(func)):
         return True
@@ -665,15 +670,32 @@ def _asks_prefix(f, func: cst.FunctionDef) -> bool:
 
 def _takes_prefix_off(f, func: cst.FunctionDef) -> bool:
     """Does `func` take the wrapper's `module.` prefix off a key (`k[7:]`, `k[len("module."):]`,
-    `k.replace("module.", "")`, `k.removeprefix("module.")`)?"""
+    `k.replace("module.", "")`, `k.removeprefix("module.")`), or cut every key from where a part of
+    the model's own names starts (`k[k.find("blocks"):]`, through a name too), which drops
+    whatever comes before it, `module.` included?"""
     cuts = [s for s in mt.findall(func, cst.Slice) if s.upper is None
             and (isinstance(s.lower, cst.Integer) and s.lower.value == str(len(PREFIX))
                  or isinstance(s.lower, cst.Call) and mt.is_name(s.lower.func, "len") and len(s.lower.args) == 1
-                 and string_value(s.lower.args[0].value) == PREFIX)]
+                 and string_value(s.lower.args[0].value) == PREFIX
+                 or s.lower is not None and any(mt.is_method_call(o, "find", "index") and o.args
+                                                and string_value(o.args[0].value)
+                                                for o in (s.lower, *f.origins(s.lower))))]
     return bool(cuts) or any(mt.is_method_call(c, "replace", "removeprefix") and c.args
                              and (string_value(c.args[0].value) or "").startswith(PREFIX)
                              and (len(c.args) < 2 or not (string_value(c.args[1].value) or "").startswith(PREFIX))
                              for c in f.calls_in(func))
+
+
+def _matches_keys_inside_keys(f, func: cst.FunctionDef) -> bool:
+    """Does `func` test whether a key is contained in another key it iterates, one of a dict's
+    `.keys()` or `.items()` (`for k2 in saved.keys(): if k1 in k2:`)? Such a loader pairs each
+    model key with the saved key that contains it, whatever prefix the saved one has; not a test
+    of a key in a dict (`k in saved`), which wants the same name."""
+    iterated = {t.target.value for t in mt.findall(func, cst.For) if isinstance(t.target, cst.Name)
+                and any(mt.is_method_call(o, "keys", "items") for o in (t.iter, *f.origins(t.iter)))}
+    return any(isinstance(t.left, cst.Name) and isinstance(c.operator, cst.In)
+               and isinstance(c.comparator, cst.Name) and c.comparator.value in iterated
+               for t in mt.findall(func, cst.Comparison) for c in t.comparisons)
 
 
 def _renames_prefix(node: cst.CSTNode) -> bool:
