@@ -57,7 +57,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep22a.json", 8),
                                         ("fresh_sweep22c.json", 8),
                                         ("fresh_sweep22b.json", 8),
-                                        ("fresh_sweep23b.json", 8)])
+                                        ("fresh_sweep23b.json", 8),
+                                        ("fresh_sweep23c.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -500,6 +501,37 @@ def test_the_twenty_second_sweeps_part_c_uses_no_repository_of_an_earlier_sweep(
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep22c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_twenty_third_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep23c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep23c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_stand_in_timm_builds_the_torchvision_stand_ins_family_and_refuses_pretrained_weights():
+    """A SimSiam backbone is `timm.create_model('swsl_resnet50', pretrained=...)`: the weights' source
+    prefix names no architecture; from scratch it is the ResNet-50 stand-in with its 1000 outputs,
+    pretrained weights fail (no downloads), an unknown name fails."""
+    out = _stubbed("import torch, timm\n"
+                   "m = timm.create_model('swsl_resnet50', pretrained=False)\n"
+                   "print(m.fc.in_features, tuple(m(torch.rand(2, 3, 32, 32)).shape), timm.create_model('resnet18', num_classes=7).fc.out_features)\n"
+                   "for name, kw in (('resnet50', {'pretrained': True}), ('no_such_net', {})):\n"
+                   "    try:\n"
+                   "        timm.create_model(name, **kw)\n"
+                   "    except RuntimeError:\n"
+                   "        print('refused', name)")
+    assert out.splitlines() == ["2048 (2, 1000) 7", "refused resnet50", "refused no_such_net"]
+
+
+def test_the_stand_in_torchvision_serves_omniglot_as_grey_pictures():
+    """A few-shot program downloads Omniglot's background set before reading one alphabet's folders."""
+    out = _stubbed("import torchvision as tv\n"
+                   "d = tv.datasets.Omniglot(root='./data/', background=True, download=True)\n"
+                   "x, y = d[0]\n"
+                   "print(tuple(x.shape), 0 <= y < 964)")
+    assert out.split() == ["(1,", "105,", "105)", "True"]
 
 
 def test_the_stand_in_pydantic_keeps_fields_and_defaults_and_requires_the_rest():
