@@ -62,11 +62,23 @@ def run(model):
 train(3)
 """
 
+# a parameter typed by its callers (the index by name's pass), then the index by everything (a
+# second pass, taking in what the first found: decision 0181)
+PASSED_ON = NO_CYCLE + """
+
+def fit(model):
+    return model.step()
+
+
+fit(Net())
+"""
+
 PROGRAMS = {
     "attribute_of_a_parameter": (ATTRIBUTE_OF_A_PARAMETER, {"self.model.set_gain(0)": ["set_gain"],
                                                             "self.model.set_gain(epoch)": ["set_gain"]}),
     "trainer_before_wrap": ((FIXTURES / "trainer_before_wrap" / "before.py").read_text(),
                             {"self.model.set_gain(1.0 + 0.1 * epoch)": ["set_gain"]}),
+    "passed_on": (PASSED_ON, {"model.step()": ["step"], "fit(Net())": ["fit"], "run(net)": ["run"]}),
     "no_cycle": (NO_CYCLE, {"train(3)": ["train"], "make()": ["make"], "run(net)": ["run"], "Net()": ["__init__"]}),
 }
 

@@ -740,6 +740,40 @@ def test_a_call_is_resolved_once_where_the_index_pass_met_no_cycle(monkeypatch):
     assert facts._partial_reads() and min(again.values()) >= 3
 
 
+PASSED_ON = NO_CYCLE + """
+
+def fit(model):
+    return model.step()
+
+
+fit(Net())
+"""
+
+
+def test_a_pass_in_clean_facts_takes_in_the_answers_found_before_it(monkeypatch):
+    """`model.step()` on a parameter asks which calls run `fit` (the index by name: its pass keeps
+    what it found), then `call_sites` builds the index by everything in a second pass. That pass
+    set aside every answer found so far and resolved each call by its names again (twice per call,
+    decision 0172: about twice in the programs whose passes meet no cycle); in facts where no
+    question met itself and no index was read half built, it takes them in: once per call."""
+    found: Counter = Counter()
+    original = Facts._resolve_by_name
+
+    def counted(self, call):
+        found[id(call)] += 1
+        return original(self, call)
+    monkeypatch.setattr(Facts, "_resolve_by_name", counted)
+    facts = Facts(parse_module(PASSED_ON))
+    step = next(c for c in facts.calls if facts.code(c) == "model.step()")
+    assert [f.name.value for f in facts.user_functions(step)] == ["step"]  # through what `fit(Net())` passes
+    facts.call_sites(facts.functions["train"][0])
+    answers = {facts.code(c): [f.name.value for f in facts.user_functions(c)] for c in facts.calls}
+    monkeypatch.undo()
+    assert facts._cycles == 0 and facts._partial_reads() == 0
+    assert len(found) == len(facts.calls) and set(found.values()) == {1}
+    assert answers["fit(Net())"] == ["fit"] and answers["make()"] == ["make"] and answers["Net()"] == ["__init__"]
+
+
 def test_the_function_around_an_import_by_name_is_found_in_one_walk(monkeypatch):
     """`importlib.import_module(module)` in a helper called with the names written out: the helper
     was found by walking every function of the file for its calls (a walk per function, and one

@@ -207,13 +207,29 @@ class Facts:
         has yet met itself again while it was answered (`_cycles`) and no index was read half built,
         what the pass found is what any question would find in any order (each answer follows the
         same calls to the same complete data, with no placeholder of a cycle), so it is kept beside
-        the answers restored: each call is resolved once, not once more after each pass."""
+        the answers restored: each call is resolved once, not once more after each pass.
+
+        For the same reason a pass that starts in such facts takes in the answers found before it
+        (not the placeholder of a parameter being typed, `_typing`): each was found from nothing,
+        meeting no question on its own stack, and without an index (one being built was never read;
+        a complete one is the same inside the pass), so the pass, finding it again, would follow the
+        same questions to the same answer; and a call the pass itself is resolving is not among
+        them, so an answer taken in never stands where finding it again would meet that call (it
+        would have met it, and kept its answer, when it was found). The second index's pass then
+        resolves only the calls the first left unanswered (about twice per call before, decision
+        0172's `countres.py`)."""
         held = [self._callees, self._named, self._typed_parameters, self._calling, self._naming]
         answering = [self._holding, self._looking_up, self._itemizing, self._instancing, self._typing]
         saved = [dict(d) for d in held]
         saved_sets = [set(s) for s in answering]
+        clean = not self._cycles and not self._partial_reads()
         for d in (*held, *answering):
             d.clear()
+        if clean:  # the answers found so far, taken in
+            for d, old in zip(held[:3], saved):
+                d.update(old)
+            for ref in saved_sets[4]:
+                self._typed_parameters.pop(ref, None)
         found: list[dict] = []
         try:
             yield
