@@ -2537,3 +2537,56 @@ def test_a_name_bound_to_a_lambda_of_the_program_is_no_callee_looked_up_at_run_t
     changes = convert_program(program()).changes
     found = [c for c in changes if c.kind == "warning" and "looked up at run time" in c.message]
     assert bool(found) is warned, found
+
+
+EARLY_STOPPING_EXAMPLE = """\
+    import sys
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    sys.path.append("stopping")
+    from stopper import Stopper
+
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    stopper = Stopper()
+    for epoch in range(3):
+        for x, y in loader:
+            opt.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+        stopper(loss.item(), model)
+    """
+STOPPER = """\
+    import copy
+
+
+    class Stopper:
+        def __init__(self):
+            self.best = None
+
+        def __call__(self, value, model):
+            self.best = copy.deepcopy(model.state_dict())
+    """
+
+
+@pytest.mark.parametrize("where, read", [("stopping/stopper.py", True),  # the repository's: run from there
+                                         ("examples/stopping/stopper.py", True),  # beside the entry, as before
+                                         ("elsewhere/stopper.py", False)])  # no such folder on any path
+def test_a_relative_folder_put_on_sys_path_is_found_from_the_folder_above_the_entry_the_program_runs_from(where, read):
+    """The twenty-third sweep's early-stopping example (decision 0175): `examples/MNIST_example.py`,
+    run from the repository (`python examples/MNIST_example.py`), does `sys.path.append(
+    "pytorch_early_stopping")` and imports its EarlyStopping from there. That folder was looked for
+    beside the entry only, so the module was not read: the report called `early_stopper(...)` "looked
+    up at run time (a registry, a callback, a parameter)" and left the `model.state_dict()` it copies
+    unconverted. A relative folder that is not beside the entry is taken from the nearest folder above
+    it that holds it (as far as imports are looked up above); near misses: beside the entry as before,
+    and a folder that is nowhere."""
+    write({"examples/train.py": EARLY_STOPPING_EXAMPLE, where: STOPPER, ".git/HEAD": ""})
+    prog = program("examples/train.py")
+    assert [p.rel.name for p in prog.parts[1:]] == (["stopper.py"] if read else [])
+    result = convert_program(prog)
+    assert ("unwrap(model).state_dict()" in result.modules["stopper.py"].code) if read else \
+        any("looked up at run time" in c.message for c in result.changes if c.kind == "warning")

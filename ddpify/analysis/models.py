@@ -829,13 +829,20 @@ def _instances(facts: Facts, cls: cst.ClassDef | None, optimizer: cst.Call) -> l
     factory's own local it returns (`model = Net().to(device)`, `return model`), whose caller's
     name is the one bound, nor an alias (`m = net`). Empty for any other class, and where the
     optimizer is built outside the class (a `self.parameters()` its arguments reach through a
-    model's own helper is no sign of whose parameters it steps)."""
+    model's own helper is no sign of whose parameters it steps). Where the method keeps the
+    optimizer as `self.<attr>` and the program steps it through instances it names
+    (`self.policy_net.optimizer.step()`), only those instances train (`_stepped_on`): a DQN's
+    target network, another instance of the class whose own optimizer is never stepped, is no
+    model to wrap."""
     method, built_in = facts.scope(optimizer), facts.enclosing_class(optimizer)
     if cls is None or built_in is None or not isinstance(method, cst.FunctionDef) \
             or not facts.kin_classes(cls, built_in) or not forward.is_module_class(facts, cls):
         return []
     flow = objects.of(facts)
     called = None if method.name.value == "__init__" else _called_on(facts, method, set())
+    stepped = _stepped_on(facts, optimizer)
+    if stepped is not None:
+        called = stepped if called is None else called & stepped
     found = []
     for target, value, stmt in [*facts.assigns, *_unpacked_elements(facts)]:
         name = dotted(target)
@@ -851,6 +858,37 @@ def _instances(facts: Facts, cls: cst.ClassDef | None, optimizer: cst.Call) -> l
             continue
         found.append((name.split(".")[-1], stmt))
     return found
+
+
+def _stepped_on(facts: Facts, optimizer: cst.Call) -> Sites | None:
+    """For an optimizer a module's method keeps as `self.<attr>` (`self.optimizer = Adam(self.
+    parameters())` in `__init__`): the instances the program steps it on, where every `.step()`
+    of it is reached through an instance it names (`self.policy_net.optimizer.step()`: the objects
+    `self.policy_net` holds; `self.optimizer.step()` in a method: the objects that method is called
+    on). None (every instance may train) where it is kept otherwise, never stepped where ddpify
+    sees, or stepped through another name (`opt = net.optimizer; opt.step()`)."""
+    flow = objects.of(facts)
+    kept = [dotted(t) or "" for t, v, _ in facts.assigns if v is optimizer]
+    if len(kept) != 1 or not kept[0].startswith("self.") or kept[0].count(".") != 1:
+        return None
+    attr, site = kept[0].split(".")[1], Sites([optimizer])
+    found: Sites = Sites()
+    steps = [c.func.value for c in facts.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "step"
+             and flow.values(c.func.value) & site]
+    for held in steps:
+        if not (isinstance(held, cst.Attribute) and held.attr.value == attr and dotted(held.value)):
+            return None
+        method = facts.scope(held)
+        if mt.is_name(held.value, "self"):
+            if not isinstance(method, cst.FunctionDef) or method.name.value == "__init__":
+                return None
+            on = _called_on(facts, method, set())
+        else:
+            on = flow.values(held.value)
+        if not on:
+            return None
+        found |= on
+    return found or None
 
 
 def _called_on(facts: Facts, method: cst.FunctionDef, seen: set[cst.FunctionDef]) -> Sites:

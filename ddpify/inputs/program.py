@@ -620,9 +620,30 @@ def _path_additions(part: Part, root: Path) -> list[tuple[Path, cst.Call]]:
         arg = mt.positional(call, PATH_CALLS[names.qualify(call.func)])
         for expr in names.passed(arg.value, scope) if arg is not None else ():
             folder = _folder(expr, root, root / part.rel.parent, names)
+            if folder is not None and not folder.is_dir():
+                folder = _run_from_above(names.value(expr), root) or folder
             if folder is not None and folder.is_dir() and folder != root and not _installed(folder):
                 found.append((folder, call))
     return found
+
+
+def _run_from_above(expr: cst.BaseExpression, root: Path) -> Path | None:
+    """The folder a relative literal path (`sys.path.append("pytorch_early_stopping")`) names where
+    it is no folder beside the entry: the program is run from a folder above the entry's (`python
+    examples/mnist.py` from the repository, the twenty-third sweep's early-stopping example), so the
+    path is taken from the nearest such folder that holds it, up to the folders `_above` looks in
+    (the project's root, never past the one holding `.git`)."""
+    if not (isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str)) \
+            or not expr.evaluated_value or os.path.isabs(expr.evaluated_value) or (root / ".git").exists():
+        return None
+    for folder in list(root.parents)[:_reach(root)]:
+        if _installed(folder):
+            return None
+        if (folder / expr.evaluated_value).is_dir():
+            return (folder / expr.evaluated_value).resolve()
+        if (folder / ".git").exists():
+            return None
+    return None
 
 
 def folder_inserts(part: Part, root: Path) -> list[tuple[Path, cst.Call]]:

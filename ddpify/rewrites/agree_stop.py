@@ -28,7 +28,10 @@ What is agreed, in every loop that trains (its body, or a function it calls, run
 `.backward()`; epoch loops and batch loops over sharded loaders included) when a model is
 wrapped: the test of a `while`, and every `if` between the loop and a `break` that leaves it, a
 `continue` that skips the rest of an iteration (`if torch.isnan(loss): continue` before the
-backward), or a `return` from inside it. Conditions that read only values all processes share
+backward), or a `return` from inside it. An early `return` of a function that trains, before
+its backward (`if len(self.memory) < self.batch_size: return` in an agent's `train()`), is agreed
+too, with `agree_any` (all return while any one would: none samples a memory it lacks, and every
+process runs the same backwards). Conditions that read only values all processes share
 are left as they are (`ddpify.analysis.same_values`, its core): arguments, loop and step counters, literals,
 `len()` of a loader or data set, as in `if args.dry_run:` or `if step >= args.max_steps:`.
 
@@ -101,6 +104,9 @@ SWALLOWED = ("this handler catches every error of the training in its `try` and 
              "wait in their next collective until its timeout: re-raise it (`raise`) when get_world_size() > 1")
 _BROAD = frozenset({"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"})
 BRANCH = "condition agreed across processes (agree_on): under FSDP2 the forward or state dict in it is a collective"
+GUARD = ("condition agreed across processes ({agree}): it returns before the training step below, and each process "
+         "tests its own values (a replay memory's length, a counter): all skip the step while any one would, so every "
+         "process runs the same backwards, and none trains on what it lacks")
 EPISODE = ("the end of an episode agreed across processes ({agree}): each process steps its own environment, whose "
            "episodes may end at other steps (seeded from the OS): all leave when the first one's has ended, and none "
            "steps an environment past its end")
@@ -122,6 +128,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             for anc in ifs:
                 leaving.setdefault(anc.test, set()).add(
                     facts.is_inside(exit_, anc.body) if not isinstance(exit_, cst.Continue) else None)
+    guards: dict[cst.BaseExpression, set[bool]] = {}  # an `if` of a training function's early return before its backward: does its truth return?
+    for exit_ in facts.returns:
+        for anc in _guarding(facts, exit_):
+            guards.setdefault(anc.test, set()).add(facts.is_inside(exit_, anc.body))
+    tests += [t for t in guards if t not in tests]
     branches = []
     for call in fsdp.collectives(facts, analysis.models, wrapped_refs(analysis, options)) if options.fsdp else ():
         branches += [a.test for a in facts.ancestors(call) if isinstance(a, cst.If) and a.test not in tests
@@ -132,8 +143,13 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     for test in dict.fromkeys(tests):  # an `if` above two exits is agreed once
         if same_everywhere(facts, test):
             continue
-        agree = _agreement(facts, test, test in while_tests, leaving.get(test, {None}))
-        edits.replace(test, _agreed(agree), MESSAGE if agree == "agree_on" else EPISODE.format(agree=agree))
+        if test in guards and test not in leaving:
+            agree = "agree_any" if guards[test] == {True} else "agree_all" if guards[test] == {False} else "agree_on"
+            message = GUARD.format(agree=agree)
+        else:
+            agree = _agreement(facts, test, test in while_tests, leaving.get(test, {None}))
+            message = MESSAGE if agree == "agree_on" else EPISODE.format(agree=agree)
+        edits.replace(test, _agreed(agree), message)
         edits.add_import("ddpify_runtime", agree)
     for test in dict.fromkeys(branches):
         if not same_everywhere(facts, test):
@@ -173,6 +189,23 @@ def _ends_episode(facts: Facts, test: cst.BaseExpression, depth: int = 2) -> boo
             if depth and not isinstance(value, cst.Call) and _ends_episode(facts, value, depth - 1):
                 return True
     return False
+
+
+def _guarding(facts: Facts, ret: cst.Return) -> list[cst.If]:
+    """The `if`s around a `return` of a function, outside any loop of it, whose statement in the
+    function's body comes before a backward there (or in a function it calls): a guard that skips
+    the training step (`if len(self.memory) < self.batch_size: return` in a DQN agent's `train()`).
+    Empty for any other return."""
+    func = facts.scope(ret)
+    if not isinstance(func, cst.FunctionDef) or next(facts.enclosing_loops(ret), None) is not None \
+            or not isinstance(func.body, cst.IndentedBlock):
+        return []
+    ifs = [anc for anc in _between(facts, ret, func) if isinstance(anc, cst.If)]
+    body = list(func.body.body)
+    top = next((i for i, stmt in enumerate(body) if ifs and stmt is ifs[-1]), None)
+    if top is None or not any(facts.trains(stmt) for stmt in body[top + 1:]):
+        return []
+    return ifs
 
 
 def _swallowing(facts: Facts) -> list[cst.ExceptHandler]:

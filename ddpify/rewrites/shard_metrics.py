@@ -390,9 +390,10 @@ def _batches_drawn(facts: Facts, divisor: cst.BaseExpression, loader: cst.BaseEx
     """Is the divisor the number of batches the loop drew from `loader`: `len(loader)` (of any loader
     the loop zips with it, and the `min(...)` of those: `min(len(source), len(target))` after `for a,
     b in zip(source, target)`, which stops at the shorter), or the loop's `enumerate` index plus one
-    (`losses / (idx + 1)` after `for idx, batch in enumerate(loader)`), or a name of the function
-    every assignment of which is one of those (`n_batches = len(train_loader)`, `train_steps = i + 1`
-    right after the loop)?"""
+    (`losses / (idx + 1)` after `for idx, batch in enumerate(loader)`), or that index itself (`total_loss
+    /= i`: the batches drawn less one, a program's off-by-one, a count of this process's batches all
+    the same), or a name of the function every assignment of which is one of those (`n_batches =
+    len(train_loader)`, `train_steps = i + 1` right after the loop)?"""
     zipped = {facts.code(loader)} | ({facts.code(z) for z in zipped_loaders(facts, loop.iter)}
                                      if isinstance(loop, cst.For) else set())
 
@@ -401,7 +402,7 @@ def _batches_drawn(facts: Facts, divisor: cst.BaseExpression, loader: cst.BaseEx
             return all(not a.star and drawn(a.value) for a in node.args)
         return isinstance(node, cst.Call) and mt.is_name(node.func, "len") and len(node.args) == 1 \
             and facts.code(node.args[0].value) in zipped
-    if drawn(divisor) or _index_plus_one(facts, divisor, loop):
+    if drawn(divisor) or _index_plus_one(facts, divisor, loop) or _loop_index(facts, divisor, loop):
         return True
     ref = facts.ref(divisor, stmt) if isinstance(divisor, cst.Name) else None
     writes = facts.writes(ref) if ref is not None and ref.scope is facts.scope(stmt) else []

@@ -282,6 +282,42 @@ def train_epoch():
 for epoch in range(2):
     print(train_epoch())
 """, "a_shard_sum_divided_by_its_loops_index_plus_one_is_averaged", scaffold=TRAINS.instead_of("loop")),
+    # divided by the loop's `enumerate` index itself (the twenty-third sweep's VAE notebook, decision 0175:
+    # `total_loss /= i`, the batches less one, the program's off-by-one): was a warning that ddpify cannot tell it
+    pair("""\
+def train_epoch():
+    total_loss = 0.0
+    for i, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total_loss += loss.item()
+    total_loss /= i
+    return total_loss
+
+
+for epoch in range(2):
+    print(train_epoch())
+""", """\
+from ddpify_runtime import mean_over_shards
+
+def train_epoch():
+    total_loss = 0.0
+    for i, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        total_loss += loss.item()
+    total_loss = mean_over_shards(loader, total_loss)
+    total_loss /= i
+    return total_loss
+
+
+for epoch in range(2):
+    print(train_epoch())
+""", "a_shard_sum_divided_by_its_loops_bare_index_is_averaged", scaffold=TRAINS.instead_of("loop")),
     # the same count kept in a name after the loop (the sixteenth sweep's foot-ulcer U-Net: `train_steps = i+1`,
     # then `avg_train_loss = float(train_loss / train_steps)`): was a warning that ddpify cannot tell the divisor
     pair("""\

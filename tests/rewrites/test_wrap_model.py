@@ -7198,3 +7198,58 @@ def test_a_sub_module_whose_holders_state_dict_is_saved_or_loaded_is_synced_not_
     assert ("self.encoder = sync_gradients(self.encoder)" in code) is synced
     assert ("self.decoder = sync_gradients(self.decoder)" in code) is synced
     assert ("self.encoder = DistributedDataParallel(self.encoder" in code) is not synced
+
+
+MODULE_OWNED_OPTIMIZER = """\
+import torch
+from torch import nn
+
+
+class QNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=0.01)
+        self.loss = nn.MSELoss()
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Agent:
+    def __init__(self):
+        self.policy_net = QNet()
+        self.target_net = QNet()
+        self.target_net.load_state_dict(self.policy_net.state_dict())
+
+    def train(self, x, reward):
+        self.policy_net.optimizer.zero_grad()
+        target = reward + 0.9 * self.target_net(x).max(dim=1)[0]
+        loss = self.policy_net.loss(self.policy_net(x).max(dim=1)[0], target.detach())
+        loss.backward()
+        self.policy_net.optimizer.step()
+        self.target_net.load_state_dict(self.policy_net.state_dict())
+
+
+agent = Agent()
+for x in torch.randn(3, 8, 4):
+    agent.train(x, 1.0)
+"""
+
+
+@pytest.mark.parametrize("step, target_wrapped", [
+    ("self.policy_net.optimizer.step()", False),
+    ("self.policy_net.optimizer.step()\n        self.target_net.optimizer.step()", True),  # both instances step
+    ("opt = self.policy_net.optimizer\n        opt.step()", True),  # stepped through another name: any may train
+])
+def test_an_instance_whose_module_owned_optimizer_is_never_stepped_is_no_model_to_wrap(step, target_wrapped):
+    """The twenty-third sweep's DQN agents (decision 0175): the network's own `__init__` builds
+    `self.optimizer = Adam(self.parameters())`, and the agent makes a policy and a target instance
+    of it; only `self.policy_net.optimizer.step()` runs. Every instance was taken for a trained
+    model, so the target network was wrapped in DistributedDataParallel too (its gradients
+    all-reduced every step for nothing). Only the instances the program steps the kept optimizer
+    on train; near misses: both stepped, or stepped through a name ddpify cannot tie to one."""
+    code = rewritten(NAME, MODULE_OWNED_OPTIMIZER.replace("self.policy_net.optimizer.step()", step)).code
+    assert "self.policy_net = sync_gradients(self.policy_net)" in code  # its `loss` module runs beside its forward
+    assert ("self.target_net = DistributedDataParallel(self.target_net" in code
+            or "self.target_net = sync_gradients(self.target_net)" in code) is target_wrapped
