@@ -19,7 +19,9 @@ is left out for it (never decided False: an attribute may be set by other means)
 A parameter passed a command-line option argparse converts with `type=Path` (`args.data`) is a
 path, equal to no string: `if name == "cifar10":` is left out for that call.
 A test of such tests (`not`, `and`, `or`) is decided where the known parts decide it:
-`if num_gpus > 1 and not for_val_only:` is left out by `Engine(for_val_only=True)`.
+`if num_gpus > 1 and not for_val_only:` is left out by `Engine(for_val_only=True)`. A literal
+decides itself, whatever the call (`literal_truth`): `if False and epoch % 2 == 0:` is left out
+by every call, and by the module's own code (`ddpify.check.branches`).
 
 `ddpify check` asks it to drop a finding in a branch no call takes (`ddpify.check.branches`), and
 `holds_wrapper` to tell that a factory's result is bare for a call that leaves out every wrap it
@@ -71,6 +73,8 @@ def _decided(facts: Facts, func: cst.FunctionDef, site: cst.Call, test: cst.Base
     call gives a constant (`backend == "torch"`), or tests one for truth (`if model:`); `_UNKNOWN`
     otherwise. Through `not`, `and` and `or` of such tests (`num_gpus > 1 and not for_val_only`
     with `for_val_only=True` passed: False, whatever `num_gpus` is)."""
+    if (fixed := literal_truth(test)) is not None:
+        return fixed
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         value = _decided(facts, func, site, test.expression)
         return _UNKNOWN if value is _UNKNOWN else not value
@@ -102,6 +106,44 @@ def _decided(facts: Facts, func: cst.FunctionDef, site: cst.Call, test: cst.Base
         return bool(op(value, right))
     except TypeError:
         return _UNKNOWN
+
+
+def literal_truth(test: cst.BaseExpression) -> bool | None:
+    """The truth of a test that literals decide whatever runs: `False`, `0`, `None`, `not True`, and
+    `and`/`or` where one literal side decides the whole (`if False and epoch % 2 == 0:`, a branch
+    turned off by hand: False); None for any other test."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = literal_truth(test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        deciding = isinstance(test.operator, cst.Or)
+        sides = (literal_truth(test.left), literal_truth(test.right))
+        if deciding in sides:
+            return deciding
+        return None if None in sides else not deciding
+    if not isinstance(test, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)) \
+            or isinstance(test, cst.Name) and test.value not in ("True", "False", "None"):
+        return None
+    value = _constant(test)
+    return None if value is _UNKNOWN else bool(value)
+
+
+def passed_truth(facts: Facts, expr: cst.BaseExpression) -> bool | None:
+    """The truth every call gives `expr`, a parameter its function never assigns, where each call
+    passes a literal (or leaves out a literal default): `shuffle` of `DistributedSampler(ds,
+    shuffle=shuffle)` in `make_loader(dataset, shuffle)`, every call passing `shuffle=False`: False.
+    None where a call passes anything else, has a `*` or `**` argument, or the function is named
+    other than in calls (handed on, run with arguments no call here shows) or has no call."""
+    func = facts.scope(expr)
+    if not isinstance(expr, cst.Name) or not isinstance(func, cst.FunctionDef) or expr.value not in param_names(func):
+        return None
+    sites = facts.entries(func)
+    if not sites or any(a.star for site in sites for a in site.args) or any(
+            n is not func.name and not (isinstance(p := facts.parent(n), cst.Call) and p.func is n)
+            for n in facts.references(facts.module, func.name.value)):
+        return None
+    truths = {bool(v) if (v := _argument(facts, func, site, expr.value)) is not _UNKNOWN else None for site in sites}
+    return truths.pop() if len(truths) == 1 else None
 
 
 class _Path:

@@ -81,8 +81,11 @@ def never_called(facts: Facts, call: cst.Call) -> bool:
 
 def runs_nowhere(facts: Facts, call: cst.CSTNode) -> bool:
     """Is `call` in a top-level function that no code of the program that runs calls or names
-    (`_unused`), in whichever file of the program?"""
+    (`_unused`), in whichever file of the program? Also in a function defined inside such a one
+    (`def _save_checkpoint():` of `train_model_multigpu`): it exists only where the outer one runs."""
     func = facts.scope(call)
+    while isinstance(func, cst.FunctionDef) and isinstance(outer := facts.scope(func), cst.FunctionDef):
+        func = outer
     return isinstance(func, cst.FunctionDef) and _unused(facts, func, 3)
 
 

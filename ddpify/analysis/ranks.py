@@ -31,7 +31,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, is_property, param_names
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import MAIN_PROCESS_WORDS, RANK_WORD, dotted, rank_word
-from ddpify.analysis.call_branches import left_out
+from ddpify.analysis.call_branches import left_out, literal_truth
 from ddpify.analysis.cycles import Cycles
 from ddpify.analysis.distributed import Launcher, accelerate_collective, runs_nowhere, barrier_method, composer_handlers, hook_runs, \
     metric_collective
@@ -96,7 +96,7 @@ class Ranks:
         self._returning: set[cst.CSTNode] = self.cycles.following()  # the calls `_returns_rank_test` is following
         self._following: set[Ref] = self.cycles.following()  # the names `rank_dependent` is following (a cycle adds nothing)
         self._dependent: dict[tuple[cst.CSTNode, int], tuple[bool, frozenset]] = {}  # `rank_dependent`
-        self._sentinels: dict[Ref, bool] = {}  # `set_on_some_ranks`
+        self._sentinels: dict[tuple[Ref, bool], bool] = {}  # `set_on_some_ranks`
         self._flags: dict[Ref, bool] = {}  # `flag_set_by_rank`
         self._worded: dict[cst.CSTNode, bool] = {}  # `_reads_rank_word`
         self._asserts = _Asserts()
@@ -329,8 +329,8 @@ class Ranks:
             keyed = {id(v) for k, v in self._items_by_key.get(ref, []) if k is not None} if ref is not None else set()
             # (an item stored at a literal key, `args["local_rank"] = rank`, is asked where that entry is read)
             sources = [s for s in sources if id(s) not in keyed]
-            if self.set_on_some_ranks(test) or self.flag_set_by_rank(test):
-                return True  # `saver` built on some ranks only; `default_gpu` set True where `rank == 0`
+            if self.set_on_some_ranks(test, falsy=self.truth_tested(test)) or self.flag_set_by_rank(test):
+                return True  # `saver`, `is_best` set on some ranks only; `default_gpu` set True where `rank == 0`
             if sources and all(isinstance(s, cst.Integer) for s in sources) and self.rank_name(test):
                 return True  # `cfg.LOCAL_RANK = 0`, a default: the rank is set where no source shows it
             if sources and depth > 0 and ref is not None and not self.cycles.held(ref, self._following):
@@ -656,25 +656,48 @@ class Ranks:
         handed = f.parent(outer)  # `DetectionModel(cfg, verbose=verbose and RANK == -1)`
         return isinstance(handed, cst.Call) and self._only_logged(handed, outer.value, depth - 1)
 
-    def set_on_some_ranks(self, expr: cst.Name | cst.Attribute) -> bool:
+    def set_on_some_ranks(self, expr: cst.Name | cst.Attribute, falsy: bool = False) -> bool:
         """Does the name hold `None` on some ranks and a value on the others: every binding of a
         value under a rank test, `None` elsewhere (`saver = None` ... `if args.local_rank == 0:
         saver = CheckpointSaver(...)`: `if saver is not None:` is a rank test), or handed such a
-        name (the parameter of `train_epoch(..., saver=saver)`)?"""
+        name (the parameter of `train_epoch(..., saver=saver)`)? With `falsy`, for a name tested for
+        its truth (`truth_tested`), any literal false there is the value left elsewhere, every other
+        value given under a test that holds on one rank (`is_best = False` ... `if
+        self.master_process: is_best = self._best(acc)`): only that rank passes `if is_best:` (not
+        `if acc > best:` of `best = 0.0`, which any rank may pass)."""
         ref = self.facts.ref(expr)
         if ref is None or self.cycles.held(ref, self._following):
             return False
-        if ref not in self._sentinels:
+        # (a parameter's literals are given call by call: a call under a rank test is that call's, `flag_set_by_rank`)
+        falsy = falsy and not (isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope))
+        key = (ref, falsy)
+        if key not in self._sentinels:
             sources = self.facts.sources(ref)
-            values = [s for s in sources if not mt.is_name(s, "None")]
+            values = [s for s in sources if not (literal_truth(s) is False if falsy else mt.is_name(s, "None"))]
             self._following.add(ref)
             try:
-                passed = [v for v in values if isinstance(v, (cst.Name, cst.Attribute)) and self.set_on_some_ranks(v)]
-                self._sentinels[ref] = bool(values) and (len(values) < len(sources) or bool(passed)) and all(
-                    v in passed or self.rank_guard(v) is not None for v in values)
+                passed = [v for v in values if isinstance(v, (cst.Name, cst.Attribute))
+                          and self.set_on_some_ranks(v, falsy)]
+                self._sentinels[key] = bool(values) and (len(values) < len(sources) or bool(passed)) and all(
+                    v in passed or (guard := self.rank_guard(v)) is not None and (not falsy or self._one_rank_branch(v, guard))
+                    for v in values)
             finally:
                 self._following.discard(ref)
-        return self._sentinels[ref]
+        return self._sentinels[key]
+
+    def _one_rank_branch(self, node: cst.CSTNode, guard: cst.If) -> bool:
+        """Is `node` in the body of a rank test that holds on one process (`if self.master_process:`,
+        `if rank == 0:`)? (Not complementary tests each giving a value: `if RANK in {-1, 0}:` beside
+        `if RANK != 0:` after a broadcast gives one on every rank.)"""
+        return self.facts.is_inside(node, guard.body) and any(self._one_rank(c) for c in _conjuncts(guard.test))
+
+    def truth_tested(self, expr: cst.BaseExpression) -> bool:
+        """Is `expr` tested for its truth where it is read: the test of an `if`, a `while` or a
+        conditional expression, under `not`, a side of `and`/`or`?"""
+        parent = self.facts.parent(expr)
+        return isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is expr \
+            or isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not) \
+            or isinstance(parent, cst.BooleanOperation)
 
     def returns_rank_test(self, call: cst.Call, depth: int) -> bool:
         """Does a function of the program `call` runs return a rank test on some path, or a value

@@ -167,12 +167,14 @@ class SameValues:
         holds instead), a property that returns a rank test, the global rank (`dist.get_rank()`,
         `int(os.environ["RANK"])`, a name holding one), a call whose name says rank
         (`is_main_process()`) or that returns a rank test, a name that only some ranks set (`saver =
-        None` ... `if rank == 0: saver = Saver()`) or a flag the rank sets (`Ranks.flag_set_by_rank`),
+        None` ... `if rank == 0: saver = Saver()`; `is_best = False` ... `if rank == 0: is_best =
+        better(acc)`, tested for its truth) or a flag the rank sets (`Ranks.flag_set_by_rank`),
         an item of the list the rank is taken from (`opt.gpu_ranks[device_id]`, `Ranks.rank_item`)."""
         if self.ranks.rank_item(node):
             return True
         return isinstance(node, (cst.Name, cst.Attribute)) and (
-            self.ranks.set_on_some_ranks(node) or self.ranks.flag_set_by_rank(node)) or isinstance(
+            self.ranks.set_on_some_ranks(node, falsy=self.ranks.truth_tested(node))
+            or self.ranks.flag_set_by_rank(node)) or isinstance(
             node, (cst.Name, cst.Attribute)) and (self.ranks.rank_name(node) or isinstance(
             node, cst.Attribute) and self.ranks.property_rank_test(node)) and not (
                 isinstance(node, cst.Name) and self._assigned(node)) \

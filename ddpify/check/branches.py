@@ -1,11 +1,22 @@
 """Code that never runs: what `ddpify check` does not report.
 
-Four shapes. Code after a `raise` or `return` of its own block (a method left unfinished,
+Six shapes. Code after a `raise` or `return` of its own block (a method left unfinished,
 `raise NotImplementedError` above the code it will run) runs on no process:
 
     def forward(self):
         raise NotImplementedError
         pkg = torch.load(path)                # never runs
+
+Code under an `if` whose test literals make false whatever runs (a branch turned off by hand, `if
+False and epoch % 2 == 0:`, `if 0:`), or in the `else` of one they make true, runs on no process.
+
+Code under an `if` whose test reads a name its function binds only later raises before either
+branch runs (`if rank == 0:` above `rank = 0`: UnboundLocalError):
+
+    if rank == 0:
+        torch.save(model.state_dict(), path)  # never runs
+    ...
+    rank = 0
 
 Code under `if flag:` where every assignment of `flag` is `False` (a mode left over
 from debugging, `extract_boxes = False` and never set again) runs on no process:
@@ -63,16 +74,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.analysis.call_branches import left_out
+from ddpify.analysis.call_branches import left_out, literal_truth
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts
+from ddpify.syntax.facts import Facts, param_names
 
 
 def never_runs(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
     """Is `node` after a `raise` or `return` of its own block, under a flag that is only ever
     False, or in a branch (of its function, or of a function calling it, `depth` calls up) that no
     call in the program takes?"""
-    if _under_false_flag(facts, node) or _after_an_exit(facts, node) or _under_a_none_test_of_an_instance(facts, node):
+    if _under_false_flag(facts, node) or _after_an_exit(facts, node) or _under_a_none_test_of_an_instance(facts, node) \
+            or _in_a_branch_literals_leave_out(facts, node) or _under_a_test_that_reads_an_unbound_name(facts, node):
         return True
     func = facts.scope(node)
     if depth <= 0 or not isinstance(func, cst.FunctionDef) or facts.enclosing_class(func) is not None:
@@ -107,6 +119,45 @@ def _after_an_exit(facts: Facts, node: cst.CSTNode) -> bool:
             return False
         child = anc
     return False
+
+
+def _in_a_branch_literals_leave_out(facts: Facts, node: cst.CSTNode) -> bool:
+    """In the body of an `if` whose test literals make false (`if False and epoch % 2 == 0:`, `if 0:`),
+    or in the `else` of one they make true?"""
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, cst.If) and child is not anc.test:
+            truth = literal_truth(anc.test)
+            if truth is not None and truth is not (child is anc.body):
+                return True
+        child = anc
+    return False
+
+
+def _under_a_test_that_reads_an_unbound_name(facts: Facts, node: cst.CSTNode) -> bool:
+    """Under an `if` (outside loops) of its function whose test reads a name of the function before
+    any statement binds it there (`if rank == 0:` where `rank = 0` comes later): the test raises
+    UnboundLocalError, and neither branch runs."""
+    func = facts.scope(node)
+    if not isinstance(func, cst.FunctionDef):
+        return False
+    for anc in facts.ancestors(node):
+        if anc is func or isinstance(anc, (cst.For, cst.While)):
+            return False
+        if isinstance(anc, cst.If) and not facts.is_inside(node, anc.test) and any(
+                _read_unbound(facts, func, name) for name in facts.variables_in(anc.test)):
+            return True
+    return False
+
+
+def _read_unbound(facts: Facts, func: cst.FunctionDef, name: cst.Name) -> bool:
+    """Is `name` a variable `func` binds (not a parameter, not declared global), met in `func`
+    (its own scope) for the first time here?"""
+    ref = facts.ref(name)
+    if ref is None or ref.scope is not func or name.value in param_names(func):
+        return False
+    first = next((n for n in facts.references(func, name.value) if facts.scope(n) is func), None)
+    return first is name and bool(facts.writes(ref) or facts.loops_binding(ref))
 
 
 def _under_a_none_test_of_an_instance(facts: Facts, node: cst.CSTNode) -> bool:

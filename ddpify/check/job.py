@@ -50,10 +50,12 @@ from pathlib import Path
 
 import libcst as cst
 
-from ddpify.analysis.distributed import accelerate_collective, accelerators, distributed_in
+from ddpify.analysis.distributed import accelerate_collective, accelerators, distributed_in, is_distributed
 from ddpify.check.context import Context
-from ddpify.inputs.program import DISTRIBUTED, Program
+from ddpify.inputs.program import DISTRIBUTED, Program, load_checked
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Facts
+from ddpify.syntax.parse import INPUT_ERRORS
 from ddpify.syntax.names import dotted
 
 ACCELERATE = re.compile(rb"^\s*(from|import)\s+accelerate\b", re.M)  # a script of an accelerate job
@@ -109,7 +111,26 @@ def _named_in_project(root: Path, own: Path, name: str, defined_too: bool = True
     Without `defined_too`, a file's own `def name(` does not count: a function of the same name
     that another script defines (N4DE's main_animated.py beside main_distributed.py) runs not this one."""
     word = re.compile((rb"" if defined_too else rb"(?<!def )") + rb"\b" + re.escape(name.encode()) + rb"\b")
-    return any(word.search(text) for path, text in _project_texts(root.resolve()) if path != own.resolve())
+    return any(word.search(text) and not _one_process_script(path, text)
+               for path, text in _project_texts(root.resolve()) if path != own.resolve())
+
+
+@functools.lru_cache(maxsize=32)
+def _one_process_script(path: Path, text: bytes) -> bool:
+    """Is the file a Python script (it runs code of its own) whose program does nothing
+    distributed (`is_distributed`: no process group, no wrap, no collective on any path it runs)?
+    What it names it runs in one process: SemanticSeg's train.py, which calls the one-process
+    `train_model` beside the `train_model_multigpu` that the spawned workers of train_multigpu.py
+    run, is no launch of the distributed job's code. A file that does not parse names, as text."""
+    if path.suffix != ".py":
+        return False
+    try:
+        program = load_checked(path, text)
+    except (*INPUT_ERRORS, OSError):
+        return False
+    if not program.parts or program.parts[0].importer or not _runs_something(program.parts[0].module):
+        return False
+    return not is_distributed(Facts(program.merged, program))
 
 
 @functools.lru_cache(maxsize=8)

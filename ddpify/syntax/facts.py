@@ -195,6 +195,7 @@ class Facts:
         self._qualified: dict[cst.CSTNode, str | None] = {}  # (the node kept as the key: no id is reused)
         self._looked_up: dict[cst.Call, str | None] = {}  # `looked_up_in`
         self._refs: dict[object, Ref | None] = {}  # `ref`: by the expression, or (expression, place)
+        self._binding: dict[tuple[cst.Call, cst.FunctionDef], bool] = {}  # `_binds`
         self._sources: dict[Ref, list[cst.BaseExpression]] = {}  # `sources`
         self._module_classes: dict[frozenset[str], list[cst.ClassDef]] = {}  # `_classes_of_modules`
 
@@ -761,8 +762,8 @@ class Facts:
                 return [init for cls in picked for init in self._constructor(cls)]  # `pipeline_class(conf, model)`
             if name not in self.functions:  # (a call its arguments do not fit would raise: not one of them)
                 return [f for f in self._held_functions(func) if _accepts(call, f)]
-            return self._same_file([f for f in self.functions.get(name, ()) if self.enclosing_class(f) is None],
-                                   call)
+            return self._same_file(self._visible([f for f in self.functions.get(name, ())
+                                                  if self.enclosing_class(f) is None], call), call)
         if self._own_globals(func):  # `globals()[task](**kwargs)`: any function of this file its arguments fit
             part = self._part(call)
             return [f for fs in self.functions.values() for f in fs if self.enclosing_class(f) is None
@@ -1214,6 +1215,16 @@ class Facts:
             if init:
                 return init
         return []
+
+    def _visible(self, funcs: list[cst.FunctionDef], call: cst.Call) -> list[cst.FunctionDef]:
+        """Of functions of one name, those the call's name can see: a function defined inside
+        another only from within that one, where it hides the others (two trainers, each with its
+        own inner `def save_checkpoint():`, each calling its own)."""
+        inner = [f for f in funcs if isinstance(self.scope(f), cst.FunctionDef)]
+        if not inner:
+            return funcs
+        enclosing = [f for f in inner if self.is_inside(call, self.scope(f))]
+        return enclosing or [f for f in funcs if f not in inner]
 
     def _same_file(self, funcs: list[cst.FunctionDef], call: cst.Call) -> list[cst.FunctionDef]:
         """In a program, of the functions of one name in several files, those of the file the
@@ -1802,10 +1813,14 @@ class Facts:
         `kwargs=` dict, `_started_target`). A `*xs` or `**kw` argument binds the parameters it fills
         where the call's scope writes its items out (`spread_argument`, `local` only): `pair(*(a,
         b))`, or `xs = [a, b]` before `pair(*xs)`, passes `a` for `pair`'s first parameter; the
-        places after a `*` whose items are unknown are unknown."""
+        places after a `*` whose items are unknown are unknown. A call that cannot bind `func`'s
+        parameters passes nothing (`train(local_rank, world_size, args)` of `def train(local_rank,
+        global_rank, world_size, args)`: a TypeError, `world_size` is no call's global rank)."""
         names = self._positional_names(func)
         if self.starts(call):
             return _started_argument(call, names, param)
+        if not self._binds(call, func):
+            return None
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == param:
                 return arg.value
@@ -1821,6 +1836,26 @@ class Facts:
         if param in names and names.index(param) < len(positional):
             return positional[names.index(param)]
         return None
+
+    def _binds(self, call: cst.Call, func: cst.FunctionDef) -> bool:
+        """Can a call with no `*` or `**` argument bind `func`'s parameters: no more places than it
+        has (or a `*args`), no keyword it lacks (or a `**kwargs`), each parameter without a default
+        given? A call that cannot raises a TypeError before `func` runs. A decorated function (its
+        wrapper may take other arguments) and a call with a `*` or `**` argument bind."""
+        key = (call, func)
+        if key not in self._binding:
+            params = func.params
+            names = self._positional_names(func)
+            places = [a for a in call.args if a.keyword is None]
+            keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+            kwonly = [p.name.value for p in params.kwonly_params]
+            required = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+                        if p.default is None and p.name.value in (*names, *kwonly)]
+            self._binding[key] = bool(func.decorators) or any(a.star for a in call.args) or (
+                (len(places) <= len(names) or isinstance(params.star_arg, cst.Param))
+                and (keywords <= {*names[len(places):], *kwonly} or isinstance(params.star_kwarg, cst.Param))
+                and all(n in keywords or n in names[:len(places)] for n in required))
+        return self._binding[key]
 
     def _positional_names(self, func: cst.FunctionDef) -> list[str]:
         """The parameters of `func` that a call fills by place (not a method's `self`)."""

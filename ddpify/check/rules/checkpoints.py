@@ -407,8 +407,9 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     `{k.replace("module.", ""): v ...}`, `k[7:]`, or cuts each key from where the model's own
     names start, `k[k.find("blocks"):]`, or pairs each model key with the saved key that contains
     it, `for k2 in saved.keys(): if k1 in k2:`: the wrapper's checkpoint then loads into it;
-    not where another load of the program reads a checkpoint as is into the bare model,
-    `net.load_state_dict(torch.load(path))`, which wants the model's own keys), nor for a file a
+    not where another load of the program reads the save's file and entry as is into the bare
+    model, `net.load_state_dict(torch.load(path))`, which wants the model's own keys; a load of a
+    dict's `"net"` entry as is reads nothing of a bare state dict saved whole), nor for a file a
     script beside the checked one reads by its name and takes the prefix off in the same function
     (an evaluation script's `{k.replace("module.", ""): v ...}` of `final_model.pth`), nor where
     the name is not the wrapper there: the other arm of `hasattr(model, "module")` or of the test
@@ -420,6 +421,8 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     f = ctx.facts
     if not ctx.ddp_refs or _loader_fits_either_keys(ctx):
         return
+    # where a loader takes the prefix off, only the saves a load as read into the bare model may read
+    as_read = _bare_loads_as_read(ctx) if _strips_into_bare_model(ctx) else None
     resumed = _resumed_into_wrapper(ctx)
     torch_saves = frozenset(ctx.script.calls_of("torch.save"))
     handed: list[tuple[cst.BaseExpression, str]] = []  # saves of a wrapper a helper of another module is handed
@@ -435,7 +438,7 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
         for expr, what, entry in dict.fromkeys(candidates):
             holds = ctx.holds_ddp(expr)
             if holds is None or _resumes(f, resumed, expr, path, entry) or ctx.unwrapped_here(expr) \
-                    or _stripped_by_a_script_beside(f, path):
+                    or _stripped_by_a_script_beside(f, path) or as_read is not None and not _reads(f, as_read, path, entry):
                 continue
             if f.in_library(expr):  # a helper of another module saves the wrapper it is handed
                 handed.append((expr, what))
@@ -443,7 +446,8 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
             yield Hit(expr, f"this checkpoint saves {what}: it does not load into the model itself; save "
                             f"`{f.code(expr)}.module`", _module_of(expr) if holds == WRAPPER else None)
         for expr, method in _keyed_by_wrapper_names(ctx, saved):
-            if not _resumes(f, resumed, expr, path, None) and not ctx.unwrapped_here(expr):
+            if not _resumes(f, resumed, expr, path, None) and not ctx.unwrapped_here(expr) \
+                    and (as_read is None or _reads(f, as_read, path, None)):
                 yield Hit(expr, f"this checkpoint's keys are names from `{f.code(expr)}.{method}()` of the DDP wrapper, "
                                 f"which start with `module.`: it does not load into the model itself; iterate "
                                 f"`{f.code(expr)}.module.{method}()`")
@@ -544,8 +548,15 @@ def _resumes(f, resumed: dict[str, list[tuple[cst.BaseExpression | None, tuple[s
     """Does the program resume the wrapper `expr` from the file a save writes to `path`, reading the
     entry `entry` of it back (`model.load_state_dict(ckpt["model"])` reads a dict's `"model"`,
     not a bare state dict saved beside it)? A load or a save whose entry is not known fits any."""
-    loads = [p for p, e in resumed.get(f.code(expr), []) if e is None or entry is None or e == entry]
-    return bool(loads) and _may_read(f, loads, path)
+    return _reads(f, resumed.get(f.code(expr), []), path, entry)
+
+
+def _reads(f, loads: list[tuple[cst.BaseExpression | None, tuple[str, ...] | None]], path: cst.BaseExpression | None,
+           entry: tuple[str, ...] | None) -> bool:
+    """May one of these loads (the path read, the entry taken of it) read what a save writes to
+    `path` as the entry `entry`? A load or a save whose entry is not known fits any."""
+    paths = [p for p, e in loads if e is None or entry is None or e == entry]
+    return bool(paths) and _may_read(f, paths, path)
 
 
 def _plainly_from(f, saved: cst.BaseExpression, depth: int = 4) -> list[cst.BaseExpression]:
@@ -596,17 +607,16 @@ def _state_dict_of(f, call: cst.Call) -> cst.BaseExpression | None:
 
 
 def _loader_fits_either_keys(ctx: Context) -> bool:
-    """Does a function of the program load a state dict (`.load_state_dict(...)`) with the
-    wrapper's `module.` prefix: one that asks whether the keys have it
-    (`list(sd)[0].startswith("module.")`, `"module." in k`, `k[:7] == "module."`), or takes it off
-    every key before loading into a model that is not the wrapper (`{k.replace("module.", ""): v
-    ...}`, `k[7:]`, `k.removeprefix("module.")`; not into the wrapper, which wants the prefix), itself or in a function of the
-    program it calls, two calls deep (`model.load_state_dict(read(path))` where `read` returns
-    `strip(torch.load(path))` and `strip` takes the prefix off), or that renames the keys in the
-    handler of a failed load (`try: model.load_state_dict(sd)` `except RuntimeError: ... {k[7:]: v
-    ...}`)? A checkpoint with the wrapper's keys loads back wherever the program loads it. Not a
-    loader that only puts the prefix on (`f"module.{k}"`: it loads the model's own keys into a
-    wrapper)."""
+    """Does a function of the program load a state dict (`.load_state_dict(...)`) with or without
+    the wrapper's `module.` prefix: one that asks whether the keys have it
+    (`list(sd)[0].startswith("module.")`, `"module." in k`, `k[:7] == "module."`), itself or in a
+    function of the program it calls, two calls deep, or that renames the keys in the handler of a
+    failed load (`try: model.load_state_dict(sd)` `except RuntimeError: ... {k[7:]: v ...}`)? A
+    checkpoint with the wrapper's keys loads back wherever the program loads it. Not a loader that
+    only puts the prefix on (`f"module.{k}"`: it loads the model's own keys into a wrapper). One
+    that takes it off every key (`{k.replace("module.", ""): v ...}`, `k[7:]`,
+    `k.removeprefix("module.")`; `model.load_state_dict(read(path))` where `read` returns
+    `strip(torch.load(path))`) is `_strips_into_bare_model`'s."""
     f = ctx.facts
     for func in (func for funcs in f.functions.values() for func in funcs):
         if not any(mt.is_method_call(c, "load_state_dict") for c in f.calls_in(func)):
@@ -614,26 +624,38 @@ def _loader_fits_either_keys(ctx: Context) -> bool:
         retried = [h for t in mt.findall(func, cst.Try) if any(mt.is_method_call(c, "load_state_dict")
                                                                 for c in f.calls_in(t.body))
                    for h in t.handlers if _renames_prefix(h)]
-        called = _called_from(f, func, depth=2)
-        if retried or any(_asks_prefix(f, g) for g in called) \
-                or _loads_bare_model(ctx, func) and any(_takes_prefix_off(f, g) for g in called) \
-                and not _loads_as_read_into_a_model(ctx):
+        if retried or any(_asks_prefix(f, g) for g in _called_from(f, func, depth=2)):
             return True
     return False
 
 
-def _loads_as_read_into_a_model(ctx: Context) -> bool:
-    """Does the program load a checkpoint as `torch.load` read it, keys unchanged, into a model
-    that is not the wrapper (`net.load_state_dict(torch.load(path))`)? Such a loader wants the
-    model's own keys, whatever another loader of the program takes off (BiT's weights)."""
+def _strips_into_bare_model(ctx: Context) -> bool:
+    """Does a function of the program take the prefix off every key (`_takes_prefix_off`, itself or
+    two calls deep) and load into a model that is not the wrapper? The wrapper's checkpoint loads
+    there; only a load of the program that reads it as is into the bare model wants other keys
+    (`_bare_loads_as_read`)."""
+    f = ctx.facts
+    return any(_loads_bare_model(ctx, func) and any(_takes_prefix_off(f, g) for g in _called_from(f, func, depth=2))
+               for funcs in f.functions.values() for func in funcs
+               if any(mt.is_method_call(c, "load_state_dict") for c in f.calls_in(func)))
+
+
+def _bare_loads_as_read(ctx: Context) -> list[tuple[cst.BaseExpression | None, tuple[str, ...] | None]]:
+    """The loads of the program that put a checkpoint as `torch.load` read it, keys unchanged, into
+    a model that is not the wrapper (`net.load_state_dict(torch.load(path))`), each with the path
+    read and the entry taken of it (`_loaded_paths`). Such a load wants the model's own keys,
+    whatever another loader of the program takes off (BiT's weights), of the files it may read:
+    not a save of the whole state dict where it reads an entry of a dict
+    (`torch.load(f)["net"]`, N4DE's pretrained sphere) nor a file of another name."""
     f = ctx.facts
     flow = objects_of(f)
+    found: list[tuple[cst.BaseExpression | None, tuple[str, ...] | None]] = []
     for call in f.calls:
         arg = mt.positional(call, 0)
         if mt.is_method_call(call, "load_state_dict") and arg is not None and _as_read(f, arg.value, call) \
                 and ctx.holds_ddp(call.func.value) is None and flow.of_kind(call.func.value, MODEL):
-            return True
-    return False
+            found += _loaded_paths(f, arg.value, call)
+    return found
 
 
 def _loads_bare_model(ctx: Context, func: cst.FunctionDef) -> bool:

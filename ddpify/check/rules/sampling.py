@@ -8,6 +8,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.analysis import objects
+from ddpify.analysis.call_branches import passed_truth
 from ddpify.analysis.evaluation import keeps_only_its_last_batch, keeps_results_by_sample_key
 from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
 from ddpify.analysis.loaders import SHARDING_WORDS, loaders_of
@@ -52,7 +53,10 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
                 model(x).sum().backward()
 
     The sampler shuffles with a seed plus its epoch; without `set_epoch` the epoch stays 0 and
-    every epoch visits the data in the same order, on every process. Found (also for a sampler
+    every epoch visits the data in the same order, on every process (a `set_epoch` of another
+    sampler of the program, another script's, gives this one nothing; a sampler whose helper is
+    handed `shuffle=False` by every call, `DistributedSampler(ds, shuffle=shuffle)`, does not
+    shuffle). Found (also for a sampler
     class picked by a conditional expression: `(DistributedSampler if ddp else RandomSampler)(ds)`,
     and for a class of the program derived from DistributedSampler that keeps its `__iter__` or
     orders by `self.epoch` in its own)
@@ -89,15 +93,18 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
                   *(c for c in f.calls if mt.is_call_of(c, "set_epoch"))]
     reported: set[cst.Call] = set()
     subclassed = [c for c in ctx.script.subclass_calls(SAMPLER) if _shuffles_by_epoch(ctx, c)]
-    for call in [*ctx.script.calls_of(SAMPLER), *subclassed]:
+    samplers = [*ctx.script.calls_of(SAMPLER), *subclassed]
+    for call in samplers:
         shuffle = mt.keyword(call, "shuffle")
-        if (shuffle is None or not mt.is_name(shuffle.value, "False")) and not _evaluation_only(ctx, call, True) \
+        if (shuffle is None or not mt.is_name(shuffle.value, "False") and passed_truth(f, shuffle.value) is not False) \
+                and not _evaluation_only(ctx, call, True) \
                 and (f.has_training or _epochs(ctx, call)) and not in_lightning_hook(f, call, LOADER_HOOKS) \
                 and not _taken_by_nothing(ctx, call):
-            if epoch_sets:
+            sets = [s for s in epoch_sets if not _sets_other_samplers(ctx, s, call, samplers)]
+            if sets:
                 epochs = _epoch_loops(ctx, call)
-                once = [s for s in epoch_sets if _before_the_epochs(f, s, epochs)]
-                if epochs and len(once) == len(epoch_sets):
+                once = [s for s in sets if _before_the_epochs(f, s, epochs)]
+                if epochs and len(once) == len(sets):
                     yield Hit(once[0], "this set_epoch runs once, before the epoch loop, and no epoch calls it: every "
                                        "epoch sees the same order; call it with the epoch at the top of each epoch")
                 continue
@@ -130,6 +137,28 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
                     yield Hit(at, f"this {'epoch ' if epochs is not None else ''}loop trains on a loader whose "
                                   f"DistributedSampler (built in `{f.scope(call).name.value}`) shuffles, but nothing "
                                   "calls its set_epoch(epoch): every epoch sees the same order")
+
+
+def _sets_other_samplers(ctx: Context, epoch_set: cst.CSTNode, sampler: cst.Call, samplers: list[cst.Call]) -> bool:
+    """Is `epoch_set` (`x.set_epoch`) a method of other samplers only: everything `x` may hold (the
+    object core's values; for a loader's `loader.sampler`, what the loaders `loader` may hold are
+    given as their sampler) is a sampler the program builds, `sampler` not among them (pretrain.py's
+    `train_loader.sampler.set_epoch(epoch)` in the program of a main.py that also runs train.py's
+    own sampler)? Not where what `x` holds is not known, nor ddpify_runtime's `set_epoch(loader, epoch)`."""
+    if not isinstance(epoch_set, cst.Attribute):
+        return False
+    f = ctx.facts
+    flow = objects.of(f)
+    receiver = epoch_set.value
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value in ("sampler", "batch_sampler"):
+        loaders = flow.values(receiver.value)
+        if not loaders or not all(isinstance(c, cst.Call) and flow.kind(c) == objects.LOADER for c in loaders):
+            return False
+        given = [arg for c in loaders for arg in _sampler_args(f, c)]
+        held = {o for arg in given for o in f.origins(arg)} if len(given) == len(loaders) else set()
+    else:
+        held = set(flow.values(receiver))
+    return bool(held) and sampler not in held and all(site in samplers for site in held)
 
 
 def _epoch_loops(ctx: Context, sampler: cst.Call) -> list[cst.For | cst.While]:
@@ -667,17 +696,25 @@ def _skips_seen(branch: cst.If) -> bool:
 def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> bool:
     """Is the loader of `sampler` read by evaluation only: loops here that do not train (`strict`:
     that run without gradients or in a function named for evaluation; the training step may be in
-    another module), or calls of functions named for evaluation, and nothing that trains? A loop
+    another module), or calls of functions named for evaluation, or calls that hand it on with
+    gradients off (`with torch.no_grad(): train(model, val_loader, training=False)`: the loops of a
+    function only such calls hand it to train nothing with it), and nothing that trains? A loop
     that yields its batches is not counted: it reads for whoever draws from the generator."""
+    f = ctx.facts
     loops, passed = _readers(ctx, sampler)
     # a loop that hands each batch on (`for x, y in loader: yield x`, an endless looper) reads for
     # whoever draws from it, training or evaluating: no reader of its own
     loops = [lp for lp in loops if not any(mt.findall(lp.body, (cst.Yield,)))]
-    trains = any(ctx.facts.trains(loop) for loop in loops)  # (a training loop among the readers: not evaluation only)
+    # a call that hands the loader on with gradients off (`with torch.no_grad(): train(model, val_loader,
+    # training=False)`) evaluates, whatever the function does with the gradients of other calls
+    without_grad = [c for c in passed if f.grad_disabled(c)]
+    only_without_grad = {g for c in without_grad for g in f.user_functions(c)} - {
+        g for c in passed if c not in without_grad for g in f.user_functions(c)}
+    trains = any(f.trains(loop) for loop in loops if f.scope(loop) not in only_without_grad)
     if strict:
-        loops = [lp for lp in loops if ctx.facts.grad_disabled(lp) or isinstance(
-            ctx.facts.scope(lp), cst.FunctionDef) and EVALUATES.search(ctx.facts.scope(lp).name.value)]
-    as_evaluation = [c for c in passed if _handed_for_evaluation(ctx, c, sampler)]
+        loops = [lp for lp in loops if f.grad_disabled(lp) or f.scope(lp) in only_without_grad or isinstance(
+            f.scope(lp), cst.FunctionDef) and EVALUATES.search(f.scope(lp).name.value)]
+    as_evaluation = [c for c in passed if _handed_for_evaluation(ctx, c, sampler) or c in without_grad]
     evaluated = [c for c in passed if EVALUATES.search(_called(c)) or c in as_evaluation]
     trained = trains or any(TRAINS.search(_called(c)) and c not in as_evaluation for c in passed)
     return bool(loops or evaluated or _named_for_evaluation(ctx, sampler)
