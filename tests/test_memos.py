@@ -923,3 +923,48 @@ def test_the_calls_of_a_helper_are_asked_whether_they_read_once_however_many_cal
             b"        opt.step()\n        tally(1)\n        tally(2)\n        tally(3)\n        tally(4)\n"
             b"        torch.save(model.state_dict(), 'm.pt')\n\nmain()\n")
     assert asked["len([x])"] == 2  # as a call of the program, and as tally's own for its four calls (5 before)
+
+
+
+HANDED_ON = """
+import torch
+import torch.nn as nn
+
+
+def step(optimizer):
+    optimizer.step()
+    optimizer.zero_grad()
+    optimizer.state_dict()
+
+
+net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(3):
+    net(torch.randn(8, 4)).sum().backward()
+    step(opt)
+step(opt)
+"""
+
+
+def test_what_a_parameter_holds_is_followed_once_per_name(monkeypatch):
+    """`holds_wrapper` asks of every read of a name whether it may hold the wrapper; for a parameter
+    no wrap reaches by name (`_param_holds`) the answer is what its callers pass, the same for every
+    read: `optimizer` of `step` was followed through both callers once per read (`optimizer.step()`,
+    `.zero_grad()`, `.state_dict()`, each callee and its object asked); now once per depth."""
+    import sys as _sys
+
+    from ddpify.convert import convert
+    from ddpify.syntax.facts import Facts as _Facts
+
+    asked: Counter = Counter()
+    argument_for = _Facts.argument_for
+
+    def counted(self, call, func, name):
+        if func.name.value == "step" and name == "optimizer" and \
+                _sys._getframe(2).f_code.co_name.startswith("_param_holds"):  # (its list comprehension: 1)
+            asked[id(call)] += 1
+        return argument_for(self, call, func, name)
+    monkeypatch.setattr(_Facts, "argument_for", counted)
+    convert(HANDED_ON.encode())
+    monkeypatch.undo()
+    assert len(asked) == 2 and max(asked.values()) <= 2  # (two depths; five reads before)

@@ -2783,12 +2783,29 @@ def _copies_wrap(facts: Facts, refs: dict[Ref, Model]) -> bool:
     return memo[id(refs)][1]
 
 
+def _by_name(answers: dict, kind: str, ref: Ref, depth: int,
+             find: Callable[[], Holds | None]) -> Holds | None:
+    """What a question of `holds_wrapper` that reads the name only (`ref`, not the place it is read:
+    `_alias_holds`, `_param_holds`, `_stored_holds`) answered for that name and depth, kept beside
+    the answers by expression (`answers`): a name read at several places (`optimizer.zero_grad()`,
+    `optimizer.step()`; a parameter handed on) was followed through its values, callers and stores
+    once per read."""
+    key = (kind, ref, depth)
+    if key not in answers:
+        answers[key] = find()
+    return answers[key]
+
+
 def _alias_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, depth: int) -> Holds | None:
     """MAYBE for a local name (not a parameter) of a function every value of which is a name that
     may hold a wrapper (`model, config = self.model, self.config`), or a copy of one
-    (`best = copy.deepcopy(self.model)`): `unwrap(model)` takes either."""
+    (`best = copy.deepcopy(self.model)`): `unwrap(model)` takes either (once per name: `_by_name`)."""
     if not isinstance(ref.scope, cst.FunctionDef) or "." in ref.name or ref.name in param_names(ref.scope):
         return None
+    return _by_name(answers, "alias", ref, depth, lambda: _alias_holds_uncached(facts, refs, answers, ref, depth))
+
+
+def _alias_holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, depth: int) -> Holds | None:
     copies = _copies_wrap(facts, refs)
     values = [_same_object(facts, value, copies) for value in facts.sources(ref)]
     if not values or not all(dotted(value) is not None for value in values):
@@ -2800,10 +2817,17 @@ def _alias_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, 
 def _param_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, depth: int) -> Holds | None:
     """A parameter no wrap reaches by name holds what its callers pass: `save_model(model, ...)`
     in another module, given a `model` unpacked from `set_model()`'s returned tuple, where
-    `set_model` wraps it (WRAPPER where every caller passes one, MAYBE where some may)."""
-    if not isinstance(ref.scope, cst.FunctionDef) or ref.name not in param_names(ref.scope):
+    `set_model` wraps it (WRAPPER where every caller passes one, MAYBE where some may; once per
+    name: `_by_name`)."""
+    func = ref.scope
+    if not isinstance(func, cst.FunctionDef) or ref.name not in param_names(func):
         return None
-    passed = [facts.argument_for(call, ref.scope, ref.name) for call in facts.call_sites(ref.scope)]
+    return _by_name(answers, "param", ref, depth, lambda: _param_holds_uncached(facts, refs, answers, func, ref.name, depth))
+
+
+def _param_holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, func: cst.FunctionDef, name: str,
+                          depth: int) -> Holds | None:
+    passed = [facts.argument_for(call, func, name) for call in facts.call_sites(func)]
     verdicts = {_holds(facts, refs, answers, arg, depth - 1) if arg is not None else None for arg in passed}
     return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
 
@@ -2812,9 +2836,13 @@ def _stored_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref,
     """`self.model` of a class whose methods store another object's model into it (`self.model =
     trainer.model` in a visualizer's `__init__`, `trainer` an instance of the class that wraps its
     `self.model`): what every store gives it (WRAPPER where each gives the wrapper, MAYBE where some
-    may)."""
+    may; once per name: `_by_name`)."""
     if not isinstance(ref.scope, cst.ClassDef) or not ref.name.startswith("self."):
         return None
+    return _by_name(answers, "stored", ref, depth, lambda: _stored_holds_uncached(facts, refs, answers, ref, depth))
+
+
+def _stored_holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Ref, depth: int) -> Holds | None:
     copies = _copies_wrap(facts, refs)
     values = [_same_object(facts, value, copies) for _, value, stmt in facts.writes(ref)
               if not isinstance(stmt, cst.AugAssign)]
