@@ -933,6 +933,38 @@ def test_a_method_of_an_object_built_outside_the_project_that_is_handed_the_mode
         (12, "`fitter.fit(...)` is a method of an object built by `fitlib.Fitter(...)`, outside the project")]
 
 
+@pytest.mark.parametrize("build", [
+    "from transformers import get_cosine_schedule_with_warmup\nscheduler = get_cosine_schedule_with_warmup(optimizer, 1, 8)",
+    "import timm.scheduler\nscheduler = timm.scheduler.create_scheduler(args, optimizer)[0]",
+    "from warmup_scheduler import GradualWarmupScheduler\nscheduler = GradualWarmupScheduler(optimizer, 1, 8)"])
+def test_a_library_schedule_over_the_optimizer_is_no_unread_training_but_a_library_call_given_the_model_is(build):
+    """A model zoo's utils.py builds transformers' cosine warm-up over its Adam: the schedule sets the
+    optimizer's learning rate and trains nothing, so "ddpify cannot see what it does with `optimizer`"
+    was a false warning; `hflib.schedule_and_fit(model, optimizer)` is still one."""
+    build = build.replace("\n", "\n        ")
+    write({"train.py": f"""\
+        import argparse
+        import torch
+        import hflib
+        from torch.utils.data import DataLoader, TensorDataset
+        args = argparse.ArgumentParser().parse_args()
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        {build}
+        loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+        for x, y in loader:
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+            scheduler.step()
+        hflib.schedule_and_fit(model, optimizer)
+        """})
+    result = convert_program(program())
+    warnings = [c for c in result.changes if c.kind == "warning" and c.rewrite == "ddpify"]
+    assert [(c.line, c.message.split(":")[0]) for c in warnings] == [
+        (16, "`hflib.schedule_and_fit(...)` comes from `hflib`, outside the project")]
+
+
 SHARED_BUILD = {
     "train.py": """\
         import torch

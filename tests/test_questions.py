@@ -221,7 +221,8 @@ def test_check_finds_and_convert_guards_the_same_writes(name):
 # `wide=True`; both refuse the same values first (decision 0017)
 SAME_HEAD = ("import argparse\nimport os\nimport torch\nimport torch.distributed as dist\n"
              "args = argparse.ArgumentParser().parse_args()\nloader = torch.utils.data.DataLoader(ds)\n"
-             "rank = os.environ['RANK']\n")
+             "rank = os.environ['RANK']\nloaders = {'test': torch.utils.data.DataLoader(ds)}\n"
+             "saver = torch.utils.data.DataLoader(ds) if rank == '0' else None\n")
 SHARED = {
     "argument": "args.epochs > 3",
     "ranking_option": "args.ranking_loss > 0",  # names are not meaning: not a rank
@@ -230,6 +231,8 @@ SHARED = {
     "literal": "True",
     "counter": "step % 10 == 0",
     "epoch_counter": "i == 4",
+    "loader_tested_for_none": "loader is not None",  # an object on every process, whatever it holds
+    "displayed_loader_tested_for_none": "None != loaders['test']",
 }
 DIFFERS = {
     "loss": "loss.item() > 1.0",
@@ -240,6 +243,9 @@ DIFFERS = {
     "rank_attribute": "self.rank == 0",  # assigned in __init__ from the caller's LOCAL_RANK
     "rank_converted": "int(rank) == 0",
     "main_process_call": "is_main_process()",
+    "made_on_one_rank_tested_for_none": "saver is not None",
+    "return_tested_for_none": "loss.item() is None",  # a method's return may be None
+    "loader_compared_to_a_loader": "loader == saver",
 }
 ONLY_CHECK_PROVES = {  # the documented difference (`wide=True`): convert stays conservative here
     "checkpoint_entry": "ckpt['stop']",
@@ -282,6 +288,25 @@ def test_differs_between_processes(name):
 @pytest.mark.parametrize("name", sorted(ONLY_CHECK_PROVES))
 def test_only_check_proves(name):
     assert _answers(ONLY_CHECK_PROVES[name]) == (False, True)
+
+
+# a parameter tested against None (a model zoo's `train(net, config, device, trainloader,
+# testloader=None)` evaluates `if ... and testloader != None or ...`): the same on every process
+# where every call hands it an object, else as shared as what the calls pass (decision 0174)
+NONE_PARAMETER = ("import torch\n\n\ndef train(net, testloader=None):\n    for epoch in range(2):\n"
+                  "        if testloader != None:\n            pass\n\n\n{}\n")
+
+
+@pytest.mark.parametrize("calls, shared", [
+    ("train(net, torch.utils.data.DataLoader(ds))\ntrain(net, testloader=Net())", True),
+    ("loaders = {'test': torch.utils.data.DataLoader(ds)}\ntrain(net, loaders['test'])", True),
+    ("train(net, torch.utils.data.DataLoader(ds))\ntrain(net)", False),  # the default None on one call
+    ("train(net, make_loader())", False),  # a function's return may be None
+])
+def test_a_parameter_tested_against_none_is_shared_where_every_call_hands_it_an_object(calls, shared):
+    facts = Facts(parse_module(NONE_PARAMETER.format(calls)))
+    test = next(n for n in facts.loops[0].body.body if isinstance(n, cst.If)).test
+    assert same_everywhere(facts, test) is shared
 
 
 # the command line handed back by a helper that names it first (`args = parser.parse_args()` ...

@@ -84,19 +84,17 @@ def find(facts: Facts, models: Models, loaders: Loaders) -> list[EvalLoop]:
 
 def _loader_sites(facts: Facts, loader: cst.BaseExpression, loader_calls: list[cst.Call]
                   ) -> tuple[list[cst.BaseExpression], list[cst.Call]]:
-    """(where `loader` comes from, the DataLoader calls among them): its origins by name, or, where
-    those reach no DataLoader (`evaluate(model, dm.val_loader)`, the loader an attribute a data
-    module's `setup()` set), the objects it may hold (ddpify.analysis.objects), when every one of
-    them is a DataLoader the program builds."""
-    origins = facts.origins(loader)
-    calls = [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
-    if calls:
-        return origins, calls
+    """(where `loader` comes from, the DataLoader calls among them): the objects it may hold
+    (ddpify.analysis.objects), when every one of them is a DataLoader the program builds
+    (`evaluate(model, dm.val_loader)`, the loader an attribute a data module's `setup()` set;
+    `loaders["test"]` of `return {"train": train_loader, "test": test_loader}`, that item only),
+    else its origins by name (which take a dict's every item for the one read)."""
     held = objects.of(facts).values(loader)
     made = [c for c in loader_calls if c in held]
     if made and len(made) == len(held):
         return list(made), made
-    return origins, calls
+    origins = facts.origins(loader)
+    return origins, [c for c in loader_calls if any(facts.is_inside(c, o) for o in origins)]
 
 
 def _behind_wrapper(facts: Facts, iterated: cst.BaseExpression, loop: cst.For) -> cst.BaseExpression:

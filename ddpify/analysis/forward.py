@@ -179,7 +179,9 @@ def _idle_part(facts: Facts, cls: cst.ClassDef, forward: cst.FunctionDef, reache
         return None if whole else f"`{name}` is never used in forward()"
     if all(isinstance(facts.parent(u), cst.Attribute) and facts.parent(u).attr.value in METADATA for u in uses):
         return f"`{name}` is read in forward() for its {facts.parent(uses[0]).attr.value} only"
-    if all(facts.scope(u) is forward for u in uses) and all(_on_some_paths(facts, cls, u, uses, forward) for u in uses):
+    made_under = _made_under(facts, cls, value)
+    if all(facts.scope(u) is forward for u in uses) and all(
+            _on_some_paths(facts, cls, u, uses, forward, made_under=made_under) for u in uses):
         return f"`{name}` is used in forward() on some paths only"
     if any(_iterated_until_break(facts, u) for u in uses):
         return f"`{name}` is iterated in forward() by a loop that may stop early (`break`)"
@@ -676,16 +678,22 @@ def _has_parameters(facts: Facts, value: cst.BaseExpression) -> bool:
 
 
 def _on_some_paths(facts: Facts, cls: cst.ClassDef, node: cst.CSTNode, uses: list, func: cst.FunctionDef,
-                   after: cst.CSTNode | None = None) -> bool:
+                   after: cst.CSTNode | None = None, made_under: frozenset[str] = frozenset()) -> bool:
     """Is `node` under an `if` of `func` whose other branch has none of `uses`? Not when the
     test is a flag fixed at construction (`if self.use_bn:`) whose value at every construction
-    of the class takes `node`'s branch: every step of every model then uses it. With `after`, the
+    of the class takes `node`'s branch: every step of every model then uses it; nor when the part
+    used was made under the same test, fixed at construction (`made_under`: `if self.head ==
+    "cls": self.cls_token = nn.Parameter(...)` in `__init__`, `if self.head == "cls": ...
+    self.cls_token ...` in forward): a model that has it uses it in every step. With `after`, the
     statement whose output `node` reads: only the `if`s it is not inside count (`if self.bn is not
     None: x = self.bn(x); x = x.transpose(1, 2)` reads the output on every path that made it)."""
     child = node
     for anc in facts.ancestors(node):
         if anc is func or after is not None and facts.is_inside(after, anc):
             return False
+        if isinstance(anc, cst.If) and child is anc.body and facts.code(anc.test) in made_under:
+            child = anc
+            continue
         if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
             other = anc.orelse if child is anc.body else anc.body
             taken = _construction_flag(facts, cls, anc.test)
@@ -710,6 +718,45 @@ def _iterated_until_break(facts: Facts, use: cst.CSTNode) -> bool:
         if next((a for a in facts.ancestors(stop) if isinstance(a, (cst.For, cst.While))), None) is loop:
             return True
     return False
+
+
+def _made_under(facts: Facts, cls: cst.ClassDef, value: cst.BaseExpression) -> frozenset[str]:
+    """The tests of the `if`s of `__init__` whose body makes `value` (a part of the model), where each
+    is fixed at construction (`_fixed_at_construction`): the part exists exactly where they hold."""
+    tests = []
+    child: cst.CSTNode = value
+    for anc in facts.ancestors(value):
+        if isinstance(anc, cst.FunctionDef):
+            break
+        if isinstance(anc, cst.If) and child is anc.body and _fixed_at_construction(facts, cls, anc.test):
+            tests.append(facts.code(anc.test))
+        child = anc
+    return frozenset(tests)
+
+
+def _fixed_at_construction(facts: Facts, cls: cst.ClassDef, test: cst.BaseExpression) -> bool:
+    """Does `test` read only literals and attributes of the model that its `__init__` sets once and
+    nothing else sets (`self.head == "cls"`, `not self.use_bias`, `self.mode in ("a", "b")`)? Its
+    value is then one for the model's whole life, whatever the constructions pass."""
+    if isinstance(test, (cst.SimpleString, cst.Integer, cst.Float)) or mt.is_name(test, "True", "False", "None"):
+        return True
+    if isinstance(test, cst.UnaryOperation):
+        return _fixed_at_construction(facts, cls, test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return _fixed_at_construction(facts, cls, test.left) and _fixed_at_construction(facts, cls, test.right)
+    if isinstance(test, cst.Comparison):
+        return _fixed_at_construction(facts, cls, test.left) and all(
+            _fixed_at_construction(facts, cls, c.comparator) for c in test.comparisons)
+    if isinstance(test, (cst.List, cst.Tuple, cst.Set)):
+        return all(_fixed_at_construction(facts, cls, e.value) for e in test.elements)
+    name = dotted(test)
+    init = _method(facts, cls, "__init__")
+    if init is None or not name or not name.startswith("self.") or name.count(".") != 1:
+        return False
+    writes = [(t, stmt) for t, _, stmt in facts.assigns if isinstance(t, cst.Attribute) and t.attr.value == name[5:]]
+    mine = [stmt for t, stmt in writes if mt.is_name(t.value, "self") and facts.enclosing_class(stmt) is cls]
+    others = [t for t, stmt in writes if not mt.is_name(t.value, "self")]  # `model.head = ...` (or `+=`) anywhere
+    return len(mine) == 1 and facts.scope(mine[0]) is init and not others
 
 
 def _construction_flag(facts: Facts, cls: cst.ClassDef, test: cst.BaseExpression) -> bool | None:

@@ -87,7 +87,7 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
         if (name or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
             continue  # an iterator adapter (`bar.track(loader)`: rich's progress) hands out what it is given
         handed = _training_arguments(facts, refs, call)
-        if not handed or _own_method(facts, refs, call):
+        if not handed or _own_method(facts, refs, call) or outside and _schedule_of_optimizers(facts, refs, call):
             continue
         what = ", ".join(f"`{h}`" for h in handed)
         callee = facts.code(call.func)
@@ -332,6 +332,17 @@ def _holds_training(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpressi
     return facts.ref(expr) in refs or any(
         isinstance(o, cst.Call) and (o in facts.optimizers or objects.of(facts).makes_loader(o))
         for o in facts.origins(expr))
+
+
+def _schedule_of_optimizers(facts: Facts, refs: dict[Ref, Model], call: cst.Call) -> bool:
+    """A library's learning-rate schedule built over optimizers only (transformers'
+    `get_cosine_schedule_with_warmup(optimizer, ...)`, timm's `create_scheduler(args, optimizer)`,
+    `GradualWarmupScheduler(optimizer, ...)`): stepped, it sets the optimizer's learning rate; it is
+    handed no model nor loader and trains nothing, so nothing on the training path goes unread."""
+    name = (facts.qualify(call.func) or "").rpartition(".")[2].lower()
+    held = [a.value for a in call.args if _holds_training(facts, refs, a.value)]
+    return "schedul" in name and all(facts.ref(v) not in refs and all(
+        isinstance(o, cst.Call) and o in facts.optimizers for o in facts.origins(v)) for v in held)
 
 
 def _own_method(facts: Facts, refs: dict[Ref, Model], call: cst.Call) -> bool:

@@ -217,7 +217,43 @@ class SameValues:
             return self._core_call(node, proving)
         if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return False
+        if isinstance(node, cst.Comparison) and (held := _tested_for_none(node)) is not None and self._never_none(held):
+            return True  # `testloader != None` of the loader every caller hands it: True on every process
         return all(self._core(child, proving) for child in node.children)
+
+    def _never_none(self, expr: cst.BaseExpression, depth: int = 4) -> bool:
+        """Is `expr` an object on every path, never None, so that a test of it against None is the
+        same on every process however its object differs: a construction (`DataLoader(...)`, an
+        instance of a class of the program, a library's class: a capitalised name), a display or a
+        literal other than None, the item of a dict display under a literal key that holds one
+        (`loaders["test"]` of `return {"test": test_loader}`), or a name every write of which is one
+        (a parameter: what every call passes, its default where a call passes nothing). Not a
+        function's return (`re.match(...)`, `d.get(k)` may be None), an attribute, a name a loop or
+        an unpacking binds, nor one written on some paths to None (`saver = Saver() if rank == 0
+        else None`: a conditional is none of these)."""
+        f = self.facts
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Integer, cst.Float, cst.SimpleString,
+                             cst.ConcatenatedString, cst.FormattedString)):
+            return True
+        if isinstance(expr, cst.Call):
+            return f.builds(expr) or (f.qualify(expr.func) or dotted(expr.func) or "").rpartition(".")[2][:1].isupper()
+        if depth == 0:
+            return False
+        if isinstance(expr, cst.Subscript):
+            items = self._display_items(expr)
+            return items is not None and all(self._never_none(item, depth - 1) for item in items)
+        ref = f.ref(expr) if isinstance(expr, cst.Name) else None
+        if ref is None or f.unpacked_from(ref) or f.loops_binding(ref):
+            return False
+        writes: list[cst.BaseExpression | None] = [v for _, v, _ in f.writes(ref)]
+        if isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope):
+            sites = f.call_sites(ref.scope)
+            default = next((p.default for p in (*ref.scope.params.params, *ref.scope.params.kwonly_params)
+                            if p.name.value == ref.name), None)
+            writes += [f.argument_for(c, ref.scope, ref.name) or default for c in sites]
+            if not sites:
+                return False
+        return bool(writes) and all(v is not None and self._never_none(v, depth - 1) for v in writes)
 
     def _core_kept(self, node: cst.Attribute, proving: frozenset) -> bool:
         """`self.args` whose every write in its class is shared (`self.args = args` in `__init__`,
@@ -1430,6 +1466,15 @@ def ranks(facts: Facts) -> Ranks:
     if found is None:
         found = facts.__dict__["_ranks"] = Ranks(facts, shared=lambda test: values(facts).same_everywhere(test))
     return found
+
+
+def _tested_for_none(test: cst.Comparison) -> cst.BaseExpression | None:
+    """`x` of `x is None`, `x is not None`, `x == None`, `x != None` (either side), else None."""
+    if len(test.comparisons) != 1 or not isinstance(
+            test.comparisons[0].operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+        return None
+    left, right = test.left, test.comparisons[0].comparator
+    return left if mt.is_name(right, "None") else right if mt.is_name(left, "None") else None
 
 
 def _constant(value: cst.BaseExpression) -> bool:

@@ -727,3 +727,48 @@ def test_no_shard_eval_keeps_today_s_whole_evaluation():
     code, changes = run(HEAD + SUMS.format(loader="test_loader", reduced=""), skip=frozenset({NAME}))
     assert "shard_eval" not in code and "reduce_sum" not in code and "model.module(x)" not in code
     assert not any(c.rewrite == NAME for c in changes)
+
+
+LOADERS_IN_A_DICT = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def load():
+    train = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    return {"train": train, "test": DataLoader(TensorDataset(torch.randn(9, 2), torch.randn(9, 1)), batch_size=4)}
+
+
+def evaluate(net, loader):
+    total = 0.0
+    with torch.no_grad():
+        for x, y in loader:
+            total += ((net(x) - y) ** 2).sum().item()
+    return total
+
+
+def train(net, trainloader, testloader):
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in trainloader:
+            opt.zero_grad()
+            ((net(x) - y) ** 2).mean().backward()
+            opt.step()
+        print(evaluate(net, testloader))
+
+
+loaders = load()
+train(torch.nn.Linear(2, 1), loaders["train"], loaders["test"])
+"""
+
+
+def test_a_loader_read_from_a_dict_of_loaders_by_its_key_is_that_loader_alone():
+    """A model zoo's `load_cifar10()` returns `{"trainloader": ..., "testloader": ...}`, and
+    `train(net, config, device, loader["trainloader"], loader["testloader"])` evaluates the second:
+    the loader read is the item under its key, not every loader of the dict. Taken for both, the
+    evaluation was no evaluation (it may read the training loader: left whole, unsaid) and the
+    training loop a "loop that also trains" an evaluation loader (decision 0174)."""
+    code, changes = run(LOADERS_IN_A_DICT)
+    notes = [c.message for c in changes if c.rewrite == NAME]
+    assert "for x, y in shard_eval(loader, net):" in code and "reduce_sum(total)" in code
+    assert not any("also trains" in note for note in notes), notes

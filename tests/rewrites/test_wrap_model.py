@@ -7253,3 +7253,61 @@ def test_an_instance_whose_module_owned_optimizer_is_never_stepped_is_no_model_t
     assert "self.policy_net = sync_gradients(self.policy_net)" in code  # its `loss` module runs beside its forward
     assert ("self.target_net = DistributedDataParallel(self.target_net" in code
             or "self.target_net = sync_gradients(self.target_net)" in code) is target_wrapped
+
+
+FIXED_AT_CONSTRUCTION = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Block(nn.Module):
+    def __init__(self, cin, cout, head="cls"):
+        super().__init__()
+        self.body = nn.Linear(cin, cout)
+        self.use_projection = cin != cout
+        self.head = head
+        {made}
+        if self.head == "cls":
+            self.token = nn.Parameter(torch.zeros(1, cout))
+
+    def forward(self, x):
+        short = x
+        if self.use_projection:
+            short = self.projection(x)
+        out = self.body(x) + short
+        if self.head == "cls":
+            out = out + self.token
+        return out
+{extra}
+
+model = nn.Sequential(Block(2, 4), Block(4, 4, head="mean"), nn.Linear(4, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+"""
+MADE_UNDER_THE_FLAG = "if self.use_projection:\n            self.projection = nn.Linear(cin, cout)"
+
+
+@pytest.mark.parametrize("made, extra, warned", [
+    (MADE_UNDER_THE_FLAG, "", False),
+    (MADE_UNDER_THE_FLAG, "\n    def plain(self):\n        self.use_projection = False\n", True),  # set again later
+    ("self.projection = nn.Linear(cin, cout)", "", True),  # made in every block, used in some
+])
+def test_a_part_made_and_used_under_the_same_test_fixed_at_construction_is_used_in_every_step(made, extra, warned):
+    """A model zoo's pre-activation ResNet block makes its projection shortcut under
+    `if self.use_projection:` (`stride != 1 or in_channels != channels`) and uses it under the same
+    test in forward; its ViT makes `self.cls_token` under `if self.clasification_head == "cls":`
+    and reads it under that test. A block that has the part uses it in every step, one that lacks
+    it never makes it: no parameter idles, no find_unused_parameters=True (it was, with a warning,
+    on all three zoo models). Near misses: the flag set again outside `__init__`, the part made in
+    every block (decision 0174)."""
+    result = rewritten(NAME, FIXED_AT_CONSTRUCTION.format(made=made, extra=extra))
+    assert ("find_unused_parameters=True" in result.code) is warned, result.code
+    assert bool(warnings(result.changes)) is warned, warnings(result.changes)
+    if warned:
+        assert warnings(result.changes)[0].startswith("`self.projection` is used in forward() on some paths only")
