@@ -103,7 +103,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     wrapper calls it under a rank test, `@rank0_only`, also one of the method's own class body, `@_main_only`). A write of another module of the
     program is also reported at the call of the checked file that runs it on every process
     (`self.save_best()` of a base class whose helper calls `torch.save`), through as many modules
-    as lie between (`fuse()` of a module whose helper in a third module writes). `--fix` puts it under `if not dist.is_initialized() or
+    as lie between (`fuse()` of a module whose helper in a third module writes); not a call through a
+    global name only one rank's branch binds (`global log` ... `if rank == 0: log =
+    utils.set_save_path(d)`: the other ranks never hold it). `--fix` puts it under `if not dist.is_initialized() or
     dist.get_rank() == 0:` (not a download: the others read what it fetches, so they must wait for it).
     """
     if not ctx.script.distributed:
@@ -259,6 +261,8 @@ def _on_one_rank(ctx: Context, site: cst.Call, func: cst.FunctionDef) -> bool:
     if ctx.ranks.on_some_ranks(site):
         return not ctx.ranks.all_but_one(site)
     f = ctx.facts
+    if isinstance(site.func, cst.Name) and _bound_on_one_rank(ctx, site):
+        return True
     owner = site.func.value if isinstance(site.func, cst.Attribute) and dotted(site.func.value) else None
     ref = f.ref(owner) if owner is not None else None
     if ref is None or (cls := f.enclosing_class(func)) is None:
@@ -268,6 +272,37 @@ def _on_one_rank(ctx: Context, site: cst.Call, func: cst.FunctionDef) -> bool:
     return any(isinstance(value, cst.Call) and ctx.ranks.all_but_one(value) and (other := flow.constructs(value)) is not None
                and other is not cls and not any(f.before(stmt, later) for _, later in writes)
                for value, stmt in writes)
+
+
+def _bound_on_one_rank(ctx: Context, site: cst.Call) -> bool:
+    """Is the name `site` calls a global of its module that only functions declaring it `global`
+    bind, each under a rank test that holds on one rank (`global log` ... `if rank == 0: log,
+    writer = utils.set_save_path(path)`), and nothing at the module's top level (no `def`, import
+    or assignment of it)? Then the other ranks never hold what it calls (they raise NameError)."""
+    f = ctx.facts
+    name = site.func.value if isinstance(site.func, cst.Name) else None
+    part = f.program.part_of(site, f.parents) if f.program is not None else None
+    module = part.module if part is not None else None
+    if name is None or module is None or any(_binds_at_top(stmt, name) for stmt in module.body):
+        return False
+    stores = [target for g in mt.findall(module, cst.Global) if any(n.name.value == name for n in g.names)
+              for target in mt.findall(f.scope(g) or module, cst.AssignTarget)
+              if any(mt.is_name(n, name) for n in mt.findall(target.target, cst.Name))]
+    return bool(stores) and all(ctx.ranks.on_some_ranks(t) and not ctx.ranks.all_but_one(t) for t in stores)
+
+
+def _binds_at_top(stmt: cst.CSTNode, name: str) -> bool:
+    """Does a statement of a module's top level bind `name`: a `def` or `class` of it, an import
+    of it, an assignment to it (also inside an `if` or `try` there)?"""
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        return stmt.name.value == name
+    for alias in mt.findall(stmt, cst.ImportAlias):
+        bound = alias.asname.name if alias.asname is not None else alias.name
+        if (dotted(bound) or "").split(".")[0] == name:
+            return True
+    nested = {id(t) for d in mt.findall(stmt, (cst.FunctionDef, cst.ClassDef)) for t in mt.findall(d, cst.AssignTarget)}
+    return any(mt.is_name(n, name) for t in mt.findall(stmt, cst.AssignTarget) if id(t) not in nested
+               for n in mt.findall(t.target, cst.Name))
 
 
 def _file_writes(ctx: Context):
@@ -411,7 +446,9 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     model, `net.load_state_dict(torch.load(path))`, which wants the model's own keys; a load of a
     dict's `"net"` entry as is reads nothing of a bare state dict saved whole), nor for a file a
     script beside the checked one reads by its name and takes the prefix off in the same function
-    (an evaluation script's `{k.replace("module.", ""): v ...}` of `final_model.pth`), nor where
+    (an evaluation script's `{k.replace("module.", ""): v ...}` of `final_model.pth`), or reads by a
+    path it is given and takes the prefix off the entry the save writes (a test script's
+    `torch.load(opt.model_path)` and `k[7:]` over `ckpt["G1"]`), nor where
     the name is not the wrapper there: the other arm of `hasattr(model, "module")` or of the test
     the script wraps under, the `else` of a test that the run has several processes
     (`dist.is_initialized()`, a flag every process group starts under: no group, no wrapper), after
@@ -438,7 +475,7 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
         for expr, what, entry in dict.fromkeys(candidates):
             holds = ctx.holds_ddp(expr)
             if holds is None or _resumes(f, resumed, expr, path, entry) or ctx.unwrapped_here(expr) \
-                    or _stripped_by_a_script_beside(f, path) or as_read is not None and not _reads(f, as_read, path, entry):
+                    or _stripped_by_a_script_beside(f, path, entry) or as_read is not None and not _reads(f, as_read, path, entry):
                 continue
             if f.in_library(expr):  # a helper of another module saves the wrapper it is handed
                 handed.append((expr, what))
@@ -464,34 +501,67 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
                             "the model (`.module`)")
 
 
-def _stripped_by_a_script_beside(f, path: cst.BaseExpression | None) -> bool:
+def _stripped_by_a_script_beside(f, path: cst.BaseExpression | None, entry: tuple[str, ...] | None = None) -> bool:
     """Does a script beside the checked one (its folder), outside its program, read the file this
-    save writes by its literal name and take the wrapper's `module.` prefix off the keys, in the
-    same function (or at its top level): `torch.load(os.path.join(d, "final_model.pth"))` then
-    `{k.replace("module.", ""): v ...}` in an evaluation or plotting script of the project? The
-    project's own reader of the checkpoint then loads it into the bare model."""
-    pieces = _file_name(f, path) if f.program is not None and path is not None else None
-    name = "".join(p for p in pieces or [] if p is not None)
-    if not pieces or None in pieces or not name:
+    save writes and take the wrapper's `module.` prefix off the keys, in the same function (or at
+    its top level): `torch.load(os.path.join(d, "final_model.pth"))` then `{k.replace("module.",
+    ""): v ...}` in an evaluation or plotting script of the project? It reads the file by its
+    literal name, or by a path it is given (`torch.load(opt.model_path)`, `torch.load(
+    config["checkpoint_dir"])`: no file named in its loads) taking the prefix off the entry this
+    save writes (`ckpt["G1"]` of a save of `{"G1": net.state_dict(), ...}`; the whole file where the
+    save is a bare state dict), where no script beside names the file (one that reads it by its name
+    as it is decides). The project's own reader of the checkpoint then loads it into the bare
+    model."""
+    if f.program is None:
         return False
     checked = f.program.parts[0].path.resolve()
-    quoted = re.compile(r"""['"/\\]""" + re.escape(name) + r"""['"]""")
-    return any(quoted.search(scope) for script in sorted(f.program.root.glob("*.py")) if script.resolve() != checked
-               for scope in _stripping_scopes(script))
+    scripts = [script for script in sorted(f.program.root.glob("*.py")) if script.resolve() != checked]
+    pieces = _file_name(f, path) if path is not None else None
+    name = "".join(p for p in pieces or [] if p is not None)
+    if pieces and None not in pieces and name:
+        quoted = re.compile(r"""['"/\\]""" + re.escape(name) + r"""['"]""")
+        if any(quoted.search(scope) for script in scripts for scope, _ in _stripping_scopes(script)):
+            return True
+        if any(quoted.search(_text(script)) for script in scripts):
+            return False  # read by its name elsewhere, as it is: that reader decides
+    if entry is None or len(entry) > 1:
+        return False
+    read = re.compile(r"""\[\s*['"]""" + re.escape(entry[0]) + r"""['"]\s*\]""") if entry else None
+    return any(not named and (read is None or read.search(scope))
+               for script in scripts for scope, named in _stripping_scopes(script))
 
 
 @functools.lru_cache(maxsize=256)
-def _stripping_scopes(script: Path) -> tuple[str, ...]:
+def _text(script: Path) -> str:
+    """The text of a script beside the checked one (empty where it cannot be read)."""
+    try:
+        return script.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+@functools.lru_cache(maxsize=256)
+def _stripping_scopes(script: Path) -> tuple[tuple[str, bool], ...]:
     """The code of each function of `script` (and of its top level, functions left out) that loads
     a checkpoint and takes the `module.` prefix off keys (`.replace("module.", "")`, `k[7:]`,
-    `removeprefix("module.")`)."""
+    `removeprefix("module.")`), each with whether one of its `torch.load`s names a file (a string
+    with a dot or a slash in its first argument; `config["checkpoint_dir"]` names none)."""
     try:
         module = cst.parse_module(script.read_bytes())
     except (OSError, cst.ParserSyntaxError, UnicodeDecodeError):
         return ()
-    scopes = [module.code_for_node(func) for func in mt.findall(module, cst.FunctionDef)]
-    scopes.append("".join(module.code_for_node(s) for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))))
-    return tuple(code for code in scopes if "torch.load" in code and _STRIPS_PREFIX.search(code))
+    scopes = [func for func in mt.findall(module, cst.FunctionDef)]
+    top = [s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    found = []
+    for code, nodes in [*((module.code_for_node(func), [func]) for func in scopes),
+                        ("".join(module.code_for_node(s) for s in top), top)]:
+        if "torch.load" not in code or not _STRIPS_PREFIX.search(code):
+            continue
+        loads = [c for n in nodes for c in mt.findall(n, cst.Call) if dotted(c.func) == "torch.load" and c.args]
+        named = any(re.search(r"[./\\]", module.code_for_node(text))
+                    for c in loads for text in mt.findall(c.args[0].value, (cst.SimpleString, cst.FormattedString)))
+        found.append((code, named))
+    return tuple(found)
 
 
 _STRIPS_PREFIX = re.compile(r"""replace\(\s*['"]module\.['"]\s*,\s*['"]['"]\s*\)|\[\s*7\s*:\s*\]|removeprefix\(\s*['"]module\.['"]""")

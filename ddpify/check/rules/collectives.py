@@ -75,7 +75,9 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     (`if os.path.exists(path): load ... else: if rank == 0: download(url, path); dist.barrier()`)
     when that side makes files on some ranks (`Ranks.raced_file_test`): each process asks on its
     own, and one that asks after rank 0 has made the file never reaches the barrier; not where the
-    other side runs the same collectives.
+    other side runs the same collectives. A DDP forward is not found where the other branch of its
+    rank test runs the same wrapper's forward as often (`if rank == 0: for b in tqdm(val_loader):
+    model(b)` / `else: for b in val_loader: model(b)`: loops over the same iterables).
     """
     if not ctx.script.distributed:
         return
@@ -107,6 +109,8 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
                                 "call it (deadlock)")
         elif ddp_used and f.is_backward(call) and _after_a_wrap(ctx, call):
             yield Hit(call, f"a DDP backward all-reduces gradients, but only {some} run it (deadlock)")
+        elif ctx.holds_ddp(call.func) and _forward_across(ctx, call, guard):
+            continue  # the other ranks run the same forwards in the other branch
         elif ctx.holds_ddp(call.func) and not ctx.facts.grad_disabled(call):
             if grad_broadcasts and _has_buffers(ctx, call.func):
                 yield Hit(call, f"a DDP forward with gradients on broadcasts the model's buffers (BatchNorm "
@@ -128,6 +132,35 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
                                     f"a DDP forward {what}, but only {some} run it (deadlock): pass "
                                     f"`{f.code(given)}.module`")
                     break
+
+
+def _forward_across(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
+    """Does the other branch of the rank test `guard` run the same DDP forward as often: a call of
+    the same wrapper, with gradients on or off as `call`'s, inside loops over the same iterables
+    (`if rank == 0: for b in tqdm(val_loader): model(b)` / `else: for b in val_loader: model(b)`,
+    the same unsharded loader on every rank)? Then every rank runs the same forwards, each
+    broadcast of the buffers has all its partners."""
+    f = ctx.facts
+    if not f.is_inside(call, guard) or guard.orelse is None:
+        return False
+    own, other_side = (guard.body, guard.orelse) if f.is_inside(call, guard.body) else (guard.orelse, guard.body)
+
+    def loops(node: cst.CSTNode, side: cst.CSTNode) -> list[str] | None:
+        found = []
+        for anc in f.ancestors(node):
+            if anc is side:
+                return found[::-1]
+            if isinstance(anc, cst.While):
+                return None  # how often a while loop runs is not read here
+            if isinstance(anc, cst.For):
+                found.append(f.code(mt.strip_iteration(anc.iter)))
+        return None
+
+    mine = loops(call, own)
+    return mine is not None and any(
+        other is not call and f.is_inside(other, other_side) and f.code(other.func) == f.code(call.func)
+        and ctx.holds_ddp(other.func) and f.grad_disabled(other) == f.grad_disabled(call)
+        and loops(other, other_side) == mine for other in f.calls_in(other_side))
 
 
 def _paired_across(ctx: Context, call: cst.Call, test: cst.If) -> bool:

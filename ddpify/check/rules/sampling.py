@@ -541,7 +541,10 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     over the set) or its results by a key the batch's items carry (`for x, y, idx in loader:` ...
     `top5[int(idx_all[i])] = p`: a repeat rewrites its own entry), nor for
     a sampler no DataLoader takes and no call is handed (a `test_sampler` built beside a
-    `DataLoader(test_set)` without it: every process reads the whole set, nothing is padded).
+    `DataLoader(test_set)` without it: every process reads the whole set, nothing is padded), also
+    where a loader factory hands it to a loader only on the path its evaluation calls skip (`if
+    tag == "train": DataLoader(ds, sampler=sampler)` / `else: DataLoader(ds)`, called with
+    `tag="val"`).
     """
     if _trims_gathered(ctx):
         return
@@ -737,7 +740,9 @@ def _handed_for_evaluation(ctx: Context, call: cst.Call, sampler: cst.Call) -> b
 def _evaluated_through_factory(ctx: Context, sampler: cst.Call) -> bool:
     """Is `sampler` built in a function of the program that returns the loader drawing from it
     (`create_loader(dataset, is_training)`, called for training and for evaluation alike), where
-    some call builds it (not `if is_training:` passed False) and only evaluation reads that call's
+    some call builds it and a loader that draws from it (not `if is_training:` passed False: `if tag
+    == "train": DataLoader(ds, sampler=sampler)` / `else: DataLoader(ds)` called with `tag="val"`
+    hands the sampler to nothing) and only evaluation reads that call's
     loader: the names it is bound to and handed on to (returned, unpacked, passed, kept on `self`,
     in other modules) are iterated by loops that do not train or passed to functions outside the
     program named for evaluation, or are named for it (`eval_loader = create_loader(...)`)?"""
@@ -752,7 +757,8 @@ def _evaluated_through_factory(ctx: Context, sampler: cst.Call) -> bool:
         return False
     for call in f.call_sites(func):
         bound = set(flow.bound_to(call))
-        if bound and _built_for(f, sampler, func, call) and _read_for_evaluation_only(f, flow.carriers(bound), bound):
+        if bound and _built_for(f, sampler, func, call) and any(_built_for(f, lo, func, call) for lo in loaders) \
+                and _read_for_evaluation_only(f, flow.carriers(bound), bound):
             return True
     return False
 
@@ -1075,19 +1081,30 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     rank, a world size or shards (a data set that shards itself is fine; also one reordered by
     its own name, `train_ds = train_ds[order]`, and one a call handed this process's rank takes,
     `partition_dataset(data, world_size, rank)` keeping a `Subset` of its share), in a file that builds no sampler that a call
-    takes (a `DistributedSampler` built and handed to no loader shards nothing).
+    takes (a `DistributedSampler` built and handed to no loader shards nothing). A loader built in a
+    helper of another module (`train_dl = prepare_data(...)` in data_utils.py, handed back through
+    `preProcessing`) is reported where this file calls the helper.
     """
     f = ctx.facts
     if not ctx.ddp_refs or any((dotted(c.func) or "").endswith("Sampler") and not _taken_by_nothing(ctx, c)
                                for c in f.calls):
         return
+    reported: set[cst.Call] = set()
     for call in _loaders(ctx):
         unpacked = f.unpacked_keys(call) if mt.has_double_star(call) else set()
         if mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler") or unpacked is None \
                 or unpacked & {"sampler", "batch_sampler"} or not _trained_on(ctx, call) or not _whole_data(ctx, call):
             continue
-        yield Hit(call, "every rank reads this whole loader (no DistributedSampler): each process trains on all "
-                        "the data; shard it with sampler=DistributedSampler(dataset)")
+        if not f.in_library(call):
+            yield Hit(call, "every rank reads this whole loader (no DistributedSampler): each process trains on all "
+                            "the data; shard it with sampler=DistributedSampler(dataset)")
+            continue
+        for site in _entry_calls(f, call):  # built in a helper of another module: where this file calls it
+            if site not in reported and not ctx.ranks.undistributed(site):
+                reported.add(site)
+                yield Hit(site, f"`{f.code(site.func)}(...)` builds a loader every rank reads whole (in "
+                                f"`{f.scope(call).name.value}`, no DistributedSampler): each process trains on all "
+                                "the data; shard it with sampler=DistributedSampler(dataset)")
 
 
 def _loaders(ctx: Context) -> list[cst.Call]:
