@@ -15,6 +15,13 @@ shown to fail on its own: ``--max-steps 1`` makes the step loop stop after one s
 (only the warm-up can diverge), and ``--warmup-target 0`` makes the warm-up run its whole pass
 (only the step loop can diverge).
 
+``fixtures/agree_replay_guard`` (decision 0175) is an agent that takes a step on each batch of the
+same two sensors and keeps the readings whose target is large in a replay memory; its ``train()``
+returns early while the memory holds fewer than a batch. Sharded, rank 0 reads the quiet sensor
+and rank 1 the loud one, so rank 1's memory fills episodes earlier: converted, the guard is agreed
+(``agree_any``) and both ranks take the same steps; with ``--skip agree-stop`` rank 1 runs replay
+backwards that rank 0 does not, and the job fails.
+
 No outcome depends on how fast the machine is. The agreed launch keeps the runtime's default
 collective timeout: a short one also bounds the set-up, where one rank waits for the other's
 ``import torch``, and the hang watchdog's report near it. The two that must fail end by the
@@ -45,7 +52,9 @@ ONLY_STEP_LOOP = ("--warmup-target", "0")
 SKIP = Options(skip=frozenset({"agree-stop"}))
 BOUNDED = {"DDPIFY_TIMEOUT": "60"}  # a rank left waiting in a collective fails after 60 s, not 10 min
 LAUNCHES = {"agreed": (Options(), (), {}), "warm-up": (SKIP, ONLY_WARMUP, BOUNDED),
-            "step-loop": (SKIP, ONLY_STEP_LOOP, BOUNDED)}
+            "step-loop": (SKIP, ONLY_STEP_LOOP, BOUNDED), "guard-agreed": (Options(), (), {}),
+            "guard": (SKIP, (), BOUNDED)}
+FIXTURE = {"guard-agreed": "agree_replay_guard", "guard": "agree_replay_guard"}  # else agree_loss_target
 
 
 @pytest.fixture(scope="module")
@@ -55,15 +64,16 @@ def launches(tmp_path_factory):
     jobs = {}
     for name, (options, args, extra) in LAUNCHES.items():
         folder = tmp_path_factory.mktemp(name)
-        script = h.convert_fixture("agree_loss_target", folder / "after.py", options)
+        script = h.convert_fixture(FIXTURE.get(name, "agree_loss_target"), folder / "after.py", options)
         jobs[name] = folder, h.Job(h.torchrun(script, "--out", str(folder / "regressor.pt"), *args), folder,
                                    h.env(folder / "probe", **extra))
     return {name: (job.wait(job.start + TIMEOUT_S - time.monotonic()), h.Probe.read(folder / "probe"))
             for name, (folder, job) in jobs.items()}
 
 
-def test_agreed_exits_end_every_rank_after_the_same_steps(launches):
-    done, probe = launches["agreed"]
+@pytest.mark.parametrize("name", ["agreed", "guard-agreed"])
+def test_agreed_exits_end_every_rank_after_the_same_steps(launches, name):
+    done, probe = launches[name]
     assert done.returncode == 0, str(done)
     assert sorted(probe.init()) == [0, 1]
     steps = {rank: len(probe.of("step", rank)) for rank in (0, 1)}
@@ -71,7 +81,7 @@ def test_agreed_exits_end_every_rank_after_the_same_steps(launches):
     assert steps[0] == steps[1] > 0, steps
 
 
-@pytest.mark.parametrize("name", ["warm-up", "step-loop"])
+@pytest.mark.parametrize("name", ["warm-up", "step-loop", "guard"])
 def test_without_agreement_one_rank_leaves_and_the_job_fails(launches, name):
     done, _ = launches[name]
     print(f"\nskip agree-stop {LAUNCHES[name][1]}: rc={done.returncode} after {done.wall_s:.1f} s")
