@@ -513,6 +513,10 @@ class Launcher:
         """The functions the script starts as workers (`mp.spawn(train, ...)`, `Process(target=self._do_train)`)."""
         return frozenset(f for call in self._spawns for f in self._targets_of(call))
 
+    def spawns_of(self, func: cst.FunctionDef) -> list[cst.Call]:
+        """The calls that start `func` as a worker (`torch.multiprocessing.spawn(run_job, ...)`)."""
+        return [call for call in self._spawns if func in self._targets_of(call)]
+
     def _targets_of(self, call: cst.Call) -> list[cst.FunctionDef]:
         """The functions of the program that `call` (a spawner) starts as workers."""
         position, keyword = SPAWNERS[self.facts.qualify(call.func) or ""]

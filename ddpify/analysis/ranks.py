@@ -918,6 +918,8 @@ class Ranks:
         if (isinstance(test, (cst.Name, cst.Attribute)) or _mode_test(test) is not None) \
                 and f.code(test) in self._group_gates:
             return True  # `if train_config.enable_fsdp:`, `if args.dist == "ON":`: the test every group starts under
+        if isinstance(test, cst.Attribute) and any("." in gate and f.code(test).endswith("." + gate) for gate in self._group_gates):
+            return True  # `if self.cfg.do_dist:`, the group started where `assert cfg.do_dist` holds: the same setting
         if (key := self._setting_key(test)) is not None and key in self._group_gate_keys:
             return True  # `if self.DDP:` with `self.DDP = config["DDP"]`, the group started `if use_DDP:` of `cfg["DDP"]`
         if isinstance(test, (cst.Name, cst.Attribute)) and f.code(test) in self._group_flags \
@@ -1057,8 +1059,16 @@ class Ranks:
                   and isinstance(anc.test, cst.UnaryOperation) and isinstance(anc.test.operator, cst.Not)
                   and isinstance(anc.test.expression, (cst.Name, cst.Attribute)) and anc.orelse is not None
                   and f.is_inside(node, anc.orelse) and f.scope(anc) is f.scope(node)}  # the `else` of `if not flag:`
+        child = node
+        for anc in f.ancestors(node):  # `assert cfg.do_dist` before the start in its block: the flag holds there
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)):
+                found |= {f.code(t) for t in self._asserts.asserted_before(anc, child)
+                          if isinstance(t, (cst.Name, cst.Attribute))}
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                break
+            child = anc
         func = f.scope(node)
-        sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) and depth else []
+        sites = [*f.call_sites(func), *self.launcher.spawns_of(func)] if isinstance(func, cst.FunctionDef) and depth else []
         if sites:
             above = [self._gates(site, depth - 1) for site in sites]
             found |= set.intersection(*above)

@@ -9,6 +9,7 @@ import libcst as cst
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, prepares, unwrapped_before
 from ddpify.analysis.objects import of
+from ddpify.analysis.ranks import _conjuncts as conjuncts
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.syntax import matchers as mt
@@ -71,7 +72,8 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     returns (`if rank != 0: dist.barrier(); return`, then rank 0's barrier in a `finally`), or
     under another rank test (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`,
     "main process first"; not where both lie inside one branch of an outer rank test, which the
-    others never enter). Also found on the side of a file test where the file is missing
+    others never enter, nor in the bodies of two tests that share a conjunct reading the rank:
+    `if is_master and args.eval_first: evaluate()` and `if is_master: evaluate()`). Also found on the side of a file test where the file is missing
     (`if os.path.exists(path): load ... else: if rank == 0: download(url, path); dist.barrier()`)
     when that side makes files on some ranks (`Ranks.raced_file_test`): each process asks on its
     own, and one that asks after rank 0 has made the file never reaches the barrier; not where the
@@ -364,10 +366,24 @@ def _paired(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
         if _one_branch_of_an_outer_rank_test(ctx, call, other, guard):
             continue
         other_guard = ctx.ranks.rank_guard(other)
-        if other_guard not in (None, guard) and not (f.code(other_guard.test) == f.code(guard.test) and f.is_inside(
-                other, other_guard.body) == f.is_inside(call, guard.body)):
-            return True  # not in the same branch of a test that reads the same: the same ranks again
+        if other_guard not in (None, guard) and not _same_ranks_again(ctx, call, guard, other, other_guard):
+            return True
     return False
+
+
+def _same_ranks_again(ctx: Context, call: cst.Call, guard: cst.If, other: cst.Call, other_guard: cst.If) -> bool:
+    """Does `other` run on no rank that `call` leaves out: in the same branch of a test that reads
+    the same, or in the bodies of two tests that share a conjunct reading the rank (`if is_master
+    and args.validate_first: evaluate()` before the loop, `if is_master: evaluate()` in it): the
+    ranks that conjunct leaves out reach neither call."""
+    f = ctx.facts
+    in_body, other_in_body = f.is_inside(call, guard.body), f.is_inside(other, other_guard.body)
+    if f.code(other_guard.test) == f.code(guard.test) and in_body == other_in_body:
+        return True
+    if not (in_body and other_in_body):
+        return False
+    mine = {f.code(c) for c in conjuncts(guard.test) if ctx.ranks.rank_test(c)}
+    return bool(mine & {f.code(c) for c in conjuncts(other_guard.test) if ctx.ranks.rank_test(c)})
 
 
 def _one_branch_of_an_outer_rank_test(ctx: Context, call: cst.Call, other: cst.Call, guard: cst.If) -> bool:
@@ -997,7 +1013,8 @@ def sum_not_averaged(ctx: Context) -> Iterator[Hit]:
     negation, what a function or method of the program returns where every `return` gives one:
     `pm.loss(x)` returning `-log_prob.mean()`)
     all-reduced with the default or SUM op, when nothing in its function divides it afterwards
-    or hands it to another function; a sum of counts (`correct`, `total`) is what SUM is for.
+    (also the number read out of it: `loss.item() / world_size`) or hands it to another function;
+    a sum of counts (`correct`, `total`) is what SUM is for.
     """
     f = ctx.facts
     for call in ctx.script.calls_of("torch.distributed.all_reduce"):
@@ -1056,11 +1073,22 @@ def _world_size(ctx: Context, expr: cst.BaseExpression) -> bool:
     return key == "WORLD_SIZE" or (dotted(expr) or "").split(".")[-1] == "world_size"
 
 
+_SAME_NUMBER = ("item", "detach", "cpu", "float", "double", "clone")
+
+
 def _divided_or_handed_on(ctx: Context, use: cst.Name) -> bool:
     """Is this use of the value (before or after the reduce) a division (`x / n`, `x /= n`,
-    `x.div_(n)`), or does it go somewhere this function cannot see (an argument of a call other
-    than a print, a return, another name)?"""
+    `x.div_(n)`, also of the number read out of it: `x.item() / n`, `x.detach().cpu() / n`), or
+    does it go somewhere this function cannot see (an argument of a call other than a print, a
+    return, another name)?"""
     f = ctx.facts
+    read, outer = use, f.parent(use)
+    while isinstance(outer, cst.Attribute) and outer.value is read and outer.attr.value in _SAME_NUMBER \
+            and isinstance(call := f.parent(outer), cst.Call) and call.func is outer and not call.args:
+        read, outer = call, f.parent(call)
+    if read is not use and isinstance(outer, cst.BinaryOperation) and outer.left is read \
+            and isinstance(outer.operator, (cst.Divide, cst.FloorDivide)):
+        return True  # `loss.item() / world_size`: the number read out of it, divided
     parent = f.parent(use)
     if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Divide, cst.FloorDivide)) \
             or isinstance(parent, cst.AugAssign) and isinstance(parent.operator, (cst.DivideAssign, cst.FloorDivideAssign)):

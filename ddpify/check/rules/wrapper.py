@@ -75,7 +75,8 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     or `hasattr(...)` is one the program expects may fail, but not the object it asks about
     (`getattr(model.config, "model_type", None)` reads `model.config` first); so is one in the body
     of a `try` whose `except` catches an AttributeError (bare, `Exception`), not of a `try` that
-    only has a `finally`.
+    only has a `finally`, nor of one whose `except` only reports the error and leaves (`except
+    Exception as e: print(e); break` around a validation step: the read fails every time).
     """
     f = ctx.facts
     if not ctx.ddp_refs:
@@ -330,8 +331,47 @@ def _probed(ctx: Context, attr: cst.Attribute) -> bool:
                 _tests_attribute(ctx, c, attr) for c in _conjuncts(anc.test)):
             return True  # (`model.x() if hasattr(model, "x") else y` alike)
         if isinstance(anc, (cst.Try, cst.FunctionDef)):
-            return isinstance(anc, cst.Try) and f.is_inside(attr, anc.body) and any(_catches_attribute_error(f, h) for h in anc.handlers)
+            return isinstance(anc, cst.Try) and f.is_inside(attr, anc.body) and any(
+                _catches_attribute_error(f, h) and not _gives_up(h) for h in anc.handlers)
     return False
+
+
+_REPORTS = frozenset({"print", "info", "warning", "warn", "error", "exception", "debug", "critical", "write"})
+
+
+def _gives_up(handler: cst.ExceptHandler) -> bool:
+    """Does the `except` clause only report the error and leave (`print(f"Error during
+    evaluation: {e}"); break`, the report also under a test, `if rank == 0: print(...)`; the leave
+    also `continue`, `raise`, a bare `return`): a guard for a failing step, no fallback for a
+    missing attribute, so the read it guards fails on the wrapper every time and the work after
+    it never runs?"""
+    body = list(handler.body.body) if isinstance(handler.body, cst.IndentedBlock) else []
+    last = body.pop() if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1):
+        return False
+    leave = last.body[0]
+    leaves = isinstance(leave, (cst.Break, cst.Continue, cst.Raise)) or isinstance(leave, cst.Return) and (
+        leave.value is None or mt.is_name(leave.value, "None"))
+    return leaves and _only_reports(body)
+
+
+def _only_reports(stmts) -> bool:
+    """Are these statements only reports of an error: calls of `print` or of a logger's methods,
+    also under an `if` (and its `else`) that holds nothing else?"""
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if not all(isinstance(r, cst.Expr) and isinstance(r.value, cst.Call) and (
+                    dotted(r.value.func) or "").rpartition(".")[2] in _REPORTS for r in stmt.body):
+                return False
+        elif isinstance(stmt, cst.If):
+            if not (isinstance(stmt.body, cst.IndentedBlock) and _only_reports(stmt.body.body)):
+                return False
+            if stmt.orelse is not None and not (isinstance(stmt.orelse.body, cst.IndentedBlock) and _only_reports(
+                    stmt.orelse.body.body) if isinstance(stmt.orelse, cst.Else) else _only_reports([stmt.orelse])):
+                return False
+        else:
+            return False
+    return True
 
 
 def _catches_attribute_error(f, handler: cst.ExceptHandler) -> bool:
