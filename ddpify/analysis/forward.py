@@ -750,13 +750,14 @@ def _fixed_at_construction(facts: Facts, cls: cst.ClassDef, test: cst.BaseExpres
     if isinstance(test, (cst.List, cst.Tuple, cst.Set)):
         return all(_fixed_at_construction(facts, cls, e.value) for e in test.elements)
     name = dotted(test)
-    init = _method(facts, cls, "__init__")
-    if init is None or not name or not name.startswith("self.") or name.count(".") != 1:
+    if not name or not name.startswith("self.") or name.count(".") != 1:
         return False
+    family = {*_lineage(facts, cls), *(c for c in facts.classes.values() if cls in _lineage(facts, c))}
     writes = [(t, stmt) for t, _, stmt in facts.assigns if isinstance(t, cst.Attribute) and t.attr.value == name[5:]]
-    mine = [stmt for t, stmt in writes if mt.is_name(t.value, "self") and facts.enclosing_class(stmt) is cls]
+    mine = [stmt for t, stmt in writes if mt.is_name(t.value, "self") and facts.enclosing_class(stmt) in family]
     others = [t for t, stmt in writes if not mt.is_name(t.value, "self")]  # `model.head = ...` (or `+=`) anywhere
-    return len(mine) == 1 and facts.scope(mine[0]) is init and not others
+    scope = facts.scope(mine[0]) if len(mine) == 1 else None  # (a subclass's own write is one more)
+    return isinstance(scope, cst.FunctionDef) and scope.name.value == "__init__" and not others
 
 
 def _construction_flag(facts: Facts, cls: cst.ClassDef, test: cst.BaseExpression) -> bool | None:

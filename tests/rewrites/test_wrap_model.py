@@ -7296,6 +7296,8 @@ MADE_UNDER_THE_FLAG = "if self.use_projection:\n            self.projection = nn
 @pytest.mark.parametrize("made, extra, warned", [
     (MADE_UNDER_THE_FLAG, "", False),
     (MADE_UNDER_THE_FLAG, "\n    def plain(self):\n        self.use_projection = False\n", True),  # set again later
+    (MADE_UNDER_THE_FLAG, "\n\nclass Plain(Block):\n    def __init__(self, cin, cout):\n        super().__init__(cin, cout)\n"
+     "        self.use_projection = False\n", True),  # and again in a subclass
     ("self.projection = nn.Linear(cin, cout)", "", True),  # made in every block, used in some
 ])
 def test_a_part_made_and_used_under_the_same_test_fixed_at_construction_is_used_in_every_step(made, extra, warned):
@@ -7304,8 +7306,8 @@ def test_a_part_made_and_used_under_the_same_test_fixed_at_construction_is_used_
     test in forward; its ViT makes `self.cls_token` under `if self.clasification_head == "cls":`
     and reads it under that test. A block that has the part uses it in every step, one that lacks
     it never makes it: no parameter idles, no find_unused_parameters=True (it was, with a warning,
-    on all three zoo models). Near misses: the flag set again outside `__init__`, the part made in
-    every block (decision 0174)."""
+    on all three zoo models). Near misses: the flag set again outside `__init__` or by a subclass,
+    the part made in every block (decision 0174)."""
     result = rewritten(NAME, FIXED_AT_CONSTRUCTION.format(made=made, extra=extra))
     assert ("find_unused_parameters=True" in result.code) is warned, result.code
     assert bool(warnings(result.changes)) is warned, warnings(result.changes)
