@@ -32,6 +32,18 @@ there: argparse refuses a flag added twice.
     def get_args():
         return parser.parse_args()
 
+A script that reads the parsed namespace as a whole (`cfg = vars(args)`, `args.__dict__`: a
+configuration built from every option, which a key it does not know may break, `override_cfg()`
+raising on one) gets the option without a default: argparse then leaves it out of the namespace
+unless the launcher passes it.
+
+    args = parser.parse_args()
+    cfg = vars(args)
+->
+    parser.add_argument("--local-rank", "--local_rank", type=int, default=SUPPRESS, help=...)
+    args = parser.parse_args()
+    cfg = vars(args)
+
 Scripts without argparse get nothing: torchrun needs no argument.
 """
 
@@ -55,6 +67,8 @@ SUMMARY = "accept --local-rank/--local_rank from torch.distributed.launch on the
 
 ADD = ('{parser}.add_argument("--local-rank", "--local_rank", type=int, default=0, '
        'help="set by torch.distributed.launch")')
+ABSENT = ('{parser}.add_argument("--local-rank", "--local_rank", type=int, default=SUPPRESS, '
+          'help="set by torch.distributed.launch")')
 ALIAS = ('{parser}.add_argument("{flag}", dest="local_rank", type=int, '
          'help="set by torch.distributed.launch")')
 
@@ -85,7 +99,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         parser, stmt = found
         done.add(parser)
         known = _known_flags(facts, parser)
-        if not known:
+        whole = not known and _read_whole(facts, call)
+        if whole:
+            line = cst.parse_statement(ABSENT.format(parser=parser) + "\n")
+            edits.add_import("argparse", "SUPPRESS")
+        elif not known:
             line = cst.parse_statement(ADD.format(parser=parser) + "\n")
         elif len(known) == 1:  # one spelling only: the other joins it under the same dest
             missing = ({"--local-rank", "--local_rank"} - known).pop()
@@ -97,7 +115,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             edits.insert_after(top, line)
         else:
             edits.insert_before(stmt, line)
-        edits.record(stmt, f"`{parser}` accepts --local-rank/--local_rank (passed by torch.distributed.launch)")
+        edits.record(stmt, f"`{parser}` accepts --local-rank/--local_rank (passed by torch.distributed.launch)"
+                     + (", left out of the namespace unless passed: the script reads it as a whole" if whole else ""))
 
 
 def _parser(facts: Facts, call: cst.Call) -> tuple[str, cst.CSTNode] | None:
@@ -153,6 +172,14 @@ def _torchrun_abbreviations(facts: Facts, edits: Edits) -> None:
                 f"torchrun stops at `{flag}` before it starts the script: its parser takes it for an abbreviation "
                 f"of its own {', '.join(theirs)} (\"ambiguous option\"); pass the script's arguments after `--` "
                 f"(torchrun ... SCRIPT -- {flag} ...), as `ddpify run` does"))
+
+
+def _read_whole(facts: Facts, call: cst.Call) -> bool:
+    """Does the program read the namespace `call` returns as a whole: `vars(x)` or `x.__dict__`
+    where `x` comes from it (by names, calls and returns: `facts.origins`)?"""
+    readers = [c.args[0].value for c in facts.calls_named("vars") if len(c.args) == 1 and mt.is_name(c.func, "vars")]
+    readers += [a.value for a in facts.attributes_named("__dict__")]
+    return any(call in facts.origins(reader) for reader in readers)
 
 
 def _known_flags(facts: Facts, parser: str) -> set[str]:

@@ -172,6 +172,69 @@ def get_args():
 args = get_args()
 again = get_args()
 """, "a_module_level_parser_parsed_in_a_function_gets_the_argument_once_at_module_level", scaffold=SCRIPT.before("train_loader")),
+    # the namespace read as a whole (a configuration of every option, which rejects keys it does not
+    # know): the launcher's option is left out of it unless passed (default=SUPPRESS)
+    pair("""\
+import argparse
+from cfg import override_cfg, DEFAULTS
+parser = argparse.ArgumentParser()
+parser.add_argument('--lr', type=float)
+args = parser.parse_args()
+cfg = vars(args)
+cfg = override_cfg(DEFAULTS, cfg)
+""", """\
+from argparse import SUPPRESS
+
+import argparse
+from cfg import override_cfg, DEFAULTS
+parser = argparse.ArgumentParser()
+parser.add_argument('--lr', type=float)
+parser.add_argument("--local-rank", "--local_rank", type=int, default=SUPPRESS, help="set by torch.distributed.launch")
+args = parser.parse_args()
+cfg = vars(args)
+cfg = override_cfg(DEFAULTS, cfg)
+""", "a_namespace_read_whole_by_vars_leaves_the_launcher_argument_out_unless_passed", scaffold=SCRIPT.before("train_loader")),
+    pair("""\
+import argparse, json
+def get_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--lr', type=float)
+    return parser.parse_args()
+def save(opts):
+    json.dump(opts.__dict__, open("args.json", "w"))
+args = get_args()
+save(args)
+""", """\
+from argparse import SUPPRESS
+
+import argparse, json
+def get_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--lr', type=float)
+    parser.add_argument("--local-rank", "--local_rank", type=int, default=SUPPRESS, help="set by torch.distributed.launch")
+    return parser.parse_args()
+def save(opts):
+    json.dump(opts.__dict__, open("args.json", "w"))
+args = get_args()
+save(args)
+""", "a_namespace_returned_and_handed_to_a_function_that_reads_its_dict_leaves_the_argument_out", scaffold=SCRIPT.before("train_loader")),
+    # near miss: `vars()` of another object; the namespace read by attribute only keeps default=0
+    pair("""\
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument('--lr', type=float)
+args = parser.parse_args()
+settings = vars(parser)
+print(args.lr)
+""", """\
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument('--lr', type=float)
+parser.add_argument("--local-rank", "--local_rank", type=int, default=0, help="set by torch.distributed.launch")
+args = parser.parse_args()
+settings = vars(parser)
+print(args.lr)
+""", "vars_of_another_object_leaves_the_launcher_argument_with_its_default", scaffold=SCRIPT.before("train_loader")),
 ]
 
 UNCHANGED = [
