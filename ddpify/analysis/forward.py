@@ -618,10 +618,34 @@ def _reached(facts: Facts, cls: cst.ClassDef, forward: cst.FunctionDef) -> list[
 
 
 def _detached(facts: Facts, use: cst.CSTNode) -> bool:
-    """`self.target(x).detach()`: the sub-module's output cut from the graph where it is made."""
+    """`self.target(x).detach()`: the sub-module's output cut from the graph where it is made; or
+    later, on every way it goes on in the function: bound to a name whose every later read is
+    detached or goes, as an argument of a call bound to a name, the same way (SimSiam's projector:
+    `x = self.backbone(x)`, `z = self.projector(x)`, `z = z.detach()`, `p = self.predictor(z)`,
+    `return z, p`: neither the backbone nor the projector gets a gradient). A read that goes
+    anywhere else (returned, in a container, an operand) may carry the gradient."""
     call = facts.parent(use)
-    holder = facts.parent(call) if isinstance(call, cst.Call) and call.func is use else None
-    return isinstance(holder, cst.Attribute) and holder.value is call and holder.attr.value in ("detach", "detach_")
+    return isinstance(call, cst.Call) and call.func is use and _cut(facts, call, 4)
+
+
+def _cut(facts: Facts, value: cst.BaseExpression, depth: int) -> bool:
+    """Is the value of `value` (a call's, or a read of a name) detached on every way it goes on?"""
+    holder = facts.parent(value)
+    if isinstance(holder, cst.Attribute) and holder.value is value:
+        outer = facts.parent(holder)
+        return holder.attr.value in ("detach", "detach_") and isinstance(outer, cst.Call) and outer.func is holder
+    if isinstance(holder, cst.Arg) and holder.value is value and holder.star == "":
+        call = facts.parent(holder)
+        return depth > 0 and isinstance(call, cst.Call) and _cut(facts, call, depth - 1)
+    if not isinstance(holder, cst.Assign) or holder.value is not value or len(holder.targets) != 1 \
+            or not isinstance(holder.targets[0].target, cst.Name) or depth == 0:
+        return False
+    func = facts.scope(holder)
+    if not isinstance(func, cst.FunctionDef) or any(isinstance(a, (cst.For, cst.While))
+                                                    for a in _ancestors_within(facts, holder, func)):
+        return False  # (in a loop, a read before it in the source may come after it)
+    reads = _reads_after(facts, holder.targets[0].target.value, facts.statement(holder), func, small=holder)
+    return bool(reads) and all(_cut(facts, read, depth - 1) for read in reads)
 
 
 def _frozen(facts: Facts, cls: cst.ClassDef, name: str) -> bool:

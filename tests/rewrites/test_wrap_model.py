@@ -1878,6 +1878,83 @@ model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused
         "warning: `self.fc` is never used in forward(): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
         "change: `model` wrapped in DistributedDataParallel",
     ], scaffold=OWN_CLASS),
+    # SimSiam (b-elfo/simsiam_pytorch, decision 0176's tuning half): the projector's output bound to a
+    # name and detached by a later statement, the backbone's output handed to the projector only:
+    # neither gets a gradient, and DDP's second step stopped ("Expected to have finished reduction")
+    pair("""\
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = torch.nn.Linear(2, 4)
+        self.proj = torch.nn.Linear(4, 4)
+        self.pred = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.trunk(x)
+        z = self.proj(h)
+        z = z.detach()
+        return self.pred(z)
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = torch.nn.Linear(2, 4)
+        self.proj = torch.nn.Linear(4, 4)
+        self.pred = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.trunk(x)
+        z = self.proj(h)
+        z = z.detach()
+        return self.pred(z)
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
+""", "sub_modules_whose_output_a_later_statement_detaches_find_unused_parameters", report=[
+        "warning: `self.trunk` runs in forward() without gradients only (`torch.no_grad()` or `.detach()`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=OWN_CLASS),
+    # near miss: the projection is detached on one way only, and read whole on another (`z.mean()`)
+    pair("""\
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = torch.nn.Linear(2, 4)
+        self.proj = torch.nn.Linear(4, 4)
+        self.pred = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.trunk(x)
+        z = self.proj(h)
+        out = self.pred(z.detach())
+        return out + z.mean()
+
+model = Net()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = torch.nn.Linear(2, 4)
+        self.proj = torch.nn.Linear(4, 4)
+        self.pred = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.trunk(x)
+        z = self.proj(h)
+        out = self.pred(z.detach())
+        return out + z.mean()
+
+model = Net()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+""", "sub_modules_whose_output_is_detached_on_one_way_only_are_wrapped_plainly", scaffold=OWN_CLASS),
     pair("""\
 class Codebook(torch.nn.Module):
     def __init__(self):
