@@ -380,6 +380,12 @@ CLIMBING = [
     ('os.path.join(os.path.dirname(__file__), "configs")', False),
     ('Path(sys.modules[__name__].__file__).parent.parent / "configs"', True),   # the module's file named so
     ('os.path.join(os.path.dirname(sys.modules[__name__].__file__), "configs")', False),
+    # completed by a value read at run time (protonet's `os.path.join(os.path.dirname(__file__), cfg['data'])`,
+    # the data set named on the command line: decision 0176): no file the output holds, the original's place
+    ('os.path.join(os.path.dirname(__file__), "configs".lower())', True),
+    ('Path(__file__).parent / sys.argv[0][:0]', True),
+    ('os.path.join(HERE, "configs".lower())', True),
+    ('os.path.join(HERE, KEPT)', False),   # KEPT = "kept", bound once to a literal: that literal
 ]
 
 
@@ -399,6 +405,7 @@ def test_a_path_from_file_that_climbs_above_its_folder_names_the_originals_place
         from pathlib import Path
         ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         HERE = os.path.dirname(__file__)
+        KEPT = "kept"
         UP = os.path.join(HERE, "..")
         print(os.path.normpath(os.path.abspath(str({expr}))))
         print(os.path.normpath(os.path.abspath(os.path.join(HERE, "kept"))))

@@ -14,7 +14,11 @@ From `out/train.py` these name `out/../configs/base.yaml`, and the converted pro
 first read, with nothing in the report. In the written module, `__file__` in such a path (or in the
 binding of a name such a path reads, `ROOT = ...` above) names the original file, relative to the
 output (`os.path.normpath(os.path.join(os.path.dirname(__file__), "../scripts/train.py"))`), so
-the path names what it named in the single-GPU program; each is said in the report. `ddpify run`
+the path names what it named in the single-GPU program; each is said in the report. So does a path
+from `__file__` completed by a value read at run time, whose place the conversion cannot know, so
+that nothing it copies holds it (`cfg["data"] = os.path.join(os.path.dirname(__file__),
+cfg["data"])`: a data set named on the command line; a name bound once to a string literal is
+that literal). `ddpify run`
 writes its copies into a private folder and anchors them the same way. A path that stays in the
 module's folder keeps `__file__` as it is. `sys.modules[__name__].__file__` is the module's
 `__file__` too (a module that names itself so): anchored the same way.
@@ -32,6 +36,7 @@ SAME = ("os.path.abspath", "os.path.realpath", "os.path.normpath", "os.path.expa
 DIRNAME = ("os.path.dirname", "path.dirname", "dirname")
 JOIN = ("os.path.join", "path.join", "join")
 SAME_METHODS = ("resolve", "absolute", "expanduser")
+UNKNOWN = "?"  # a place below the module's folder known at run time only
 
 
 def anchored(code: bytes, original: Path, written: Path) -> tuple[bytes, list[int]]:
@@ -70,21 +75,22 @@ def _edits(tree: ast.Module, lines: list[bytes], anchor: bytes) -> set[tuple[int
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             bindings.setdefault(node.targets[0].id, []).append(node.value)
     bound = {name: values[0] for name, values in bindings.items() if len(values) == 1}
+    literals = {name: v.value for name, v in bound.items() if isinstance(v, ast.Constant) and isinstance(v.value, str)}
     files = [n for n in ast.walk(tree) if _is_file(n)]
     edits = set()
     for node in ast.walk(tree):
         if _is_file(node):
-            if _climbs(node, ["F"], parents):
+            if _climbs(node, ["F"], parents, literals):
                 edits.add(_spanned(node, anchor))
             continue
         if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
             continue
         value = bound.get(node.id)
-        path = _value(value, bound, parents, depth=3) if value is not None else None
-        if value is None or path is None or not _climbs(node, path, parents):
+        path = _value(value, bound, parents, literals, depth=3) if value is not None else None
+        if value is None or path is None or not _climbs(node, path, parents, literals):
             continue
         inside = [f for f in files if _within(f, value, parents)]
-        text = _anchored_text(value, lines, anchor, bound, parents, depth=3)
+        text = _anchored_text(value, lines, anchor, bound, parents, literals, depth=3)
         if path and path[0] == ".." and inside:
             edits |= {_spanned(f, anchor) for f in inside}
         elif path and path[0] == ".." and text is not None:  # `ROOT = os.path.join(HERE, "..")`: at the binding
@@ -117,20 +123,20 @@ def _source(expr: ast.expr, lines: list[bytes]) -> bytes:
 
 
 def _anchored_text(value: ast.expr, lines: list[bytes], anchor: bytes, bound: dict[str, ast.expr],
-                   parents: dict[ast.AST, ast.AST], depth: int) -> bytes | None:
+                   parents: dict[ast.AST, ast.AST], literals: dict[str, str], depth: int) -> bytes | None:
     """The text of `value` (on one line) with `__file__` replaced by `anchor`, and each name in it
     bound once to a path from `__file__` by the anchored text of its binding, or None."""
     text = _source(value, lines)
     if not text:
         return None
     names = [n for n in ast.walk(value) if _is_file(n) or isinstance(n, ast.Name) and n.id in bound and depth
-             and _value(bound[n.id], bound, parents, depth - 1) is not None]
+             and _value(bound[n.id], bound, parents, literals, depth - 1) is not None]
     for name in sorted(names, key=lambda n: n.col_offset, reverse=True):
         if _is_file(name):
             inner: bytes | None = anchor
         else:
             assert isinstance(name, ast.Name)
-            inner = _anchored_text(bound[name.id], lines, anchor, bound, parents, depth - 1)
+            inner = _anchored_text(bound[name.id], lines, anchor, bound, parents, literals, depth - 1)
         if inner is None:
             return None
         start, end = (s - value.col_offset for s in _spanned(name, b"")[1:3])
@@ -144,7 +150,8 @@ def _within(node: ast.AST, top: ast.AST, parents: dict[ast.AST, ast.AST]) -> boo
     return node is top
 
 
-def _value(expr: ast.expr, bound: dict[str, ast.expr], parents: dict[ast.AST, ast.AST], depth: int) -> list[str] | None:
+def _value(expr: ast.expr, bound: dict[str, ast.expr], parents: dict[ast.AST, ast.AST], literals: dict[str, str],
+           depth: int) -> list[str] | None:
     """The path `expr` names relative to the module's folder (`["F"]`: the module's file, `[".."]`:
     the folder above), or None where it is not a path built from `__file__` (through names bound
     once, `depth` deep)."""
@@ -154,24 +161,25 @@ def _value(expr: ast.expr, bound: dict[str, ast.expr], parents: dict[ast.AST, as
         elif not isinstance(leaf, ast.Name):
             continue
         elif leaf.id in bound and depth:
-            path = _value(bound[leaf.id], bound, parents, depth - 1)
+            path = _value(bound[leaf.id], bound, parents, literals, depth - 1)
         else:
             continue
         node: ast.expr = leaf
         while path is not None and node is not expr:
-            path, node = _applied(node, path, parents), _outer(node, parents)
+            path, node = _applied(node, path, parents, literals), _outer(node, parents)
         if path is not None:
             return path
     return None
 
 
-def _climbs(node: ast.expr, path: list[str] | None, parents: dict[ast.AST, ast.AST]) -> bool:
+def _climbs(node: ast.expr, path: list[str] | None, parents: dict[ast.AST, ast.AST], literals: dict[str, str]) -> bool:
     """Does `path` (what `node` names), or a path operation around `node`, reach above the
-    module's folder?"""
+    module's folder, or to a place below it known at run time only (which the output's folder
+    does not hold: nothing the conversion reads names it)?"""
     while path is not None:
-        if path and path[0] == "..":
+        if path and (path[0] == ".." or path[-1] == UNKNOWN):
             return True
-        path, node = _applied(node, path, parents), _outer(node, parents)
+        path, node = _applied(node, path, parents, literals), _outer(node, parents)
     return False
 
 
@@ -184,7 +192,8 @@ def _outer(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> ast.expr:
     return parent  # type: ignore[return-value]
 
 
-def _applied(node: ast.expr, path: list[str], parents: dict[ast.AST, ast.AST]) -> list[str] | None:
+def _applied(node: ast.expr, path: list[str], parents: dict[ast.AST, ast.AST],
+             literals: dict[str, str]) -> list[str] | None:
     """What the path operation whose operand is `node` (naming `path`) names, or None where the
     expression around `node` is not a path operation on it."""
     parent = parents.get(node)
@@ -195,7 +204,7 @@ def _applied(node: ast.expr, path: list[str], parents: dict[ast.AST, ast.AST]) -
         if name in SAME and len(parent.args) == 1:
             return path
         if (name in JOIN or name in SAME) and parent.args[0] is node:
-            return _joined(path, parent.args[1:])
+            return _joined(path, parent.args[1:], literals)
         return None
     if isinstance(parent, ast.Attribute) and parent.value is node:
         outer = parents.get(parent)
@@ -204,7 +213,7 @@ def _applied(node: ast.expr, path: list[str], parents: dict[ast.AST, ast.AST]) -
         if parent.attr in SAME_METHODS and isinstance(outer, ast.Call) and not outer.args:
             return path
         if parent.attr == "joinpath" and isinstance(outer, ast.Call):
-            return _joined(path, outer.args)
+            return _joined(path, outer.args, literals)
         if parent.attr == "parents" and isinstance(outer, ast.Subscript) and isinstance(outer.slice, ast.Constant) \
                 and isinstance(outer.slice.value, int):
             for _ in range(outer.slice.value + 1):
@@ -213,24 +222,31 @@ def _applied(node: ast.expr, path: list[str], parents: dict[ast.AST, ast.AST]) -
         return None
     if isinstance(parent, ast.BinOp) and parent.left is node:
         if isinstance(parent.op, ast.Div):
-            return _joined(path, [parent.right])
+            return _joined(path, [parent.right], literals)
         if isinstance(parent.op, ast.Add) and isinstance(parent.right, ast.Constant) and \
                 isinstance(parent.right.value, str) and parent.right.value.startswith("/"):
-            return _joined(path, [ast.Constant(parent.right.value.lstrip("/"))])
+            return _joined(path, [ast.Constant(parent.right.value.lstrip("/"))], literals)
     return None
 
 
 def _up(path: list[str]) -> list[str]:
+    if path and path[-1] == UNKNOWN:
+        return path
     return path[:-1] if path and path[-1] != ".." else [*path, ".."]
 
 
-def _joined(path: list[str], parts: list[ast.expr]) -> list[str] | None:
-    """`path` joined with string literals (`".."`, `"configs/base.yaml"`), or None (another value,
-    an absolute path)."""
+def _joined(path: list[str], parts: list[ast.expr], literals: dict[str, str]) -> list[str] | None:
+    """`path` joined with string literals (`".."`, `"configs/base.yaml"`, or a name bound once to
+    one), or None (another constant, an absolute path); joined with a value read at run time
+    (`os.path.join(os.path.dirname(__file__), cfg["data"])`), an unknown place (`UNKNOWN`) there."""
     for part in parts:
-        if not (isinstance(part, ast.Constant) and isinstance(part.value, str)) or part.value.startswith("/"):
+        text = part.value if isinstance(part, ast.Constant) else literals.get(part.id) if isinstance(part, ast.Name) \
+            else None
+        if text is None and not isinstance(part, ast.Constant):
+            return [*path, UNKNOWN]
+        if not isinstance(text, str) or text.startswith("/"):
             return None
-        for segment in part.value.split("/"):
+        for segment in text.split("/"):
             if segment not in ("", "."):
                 path = _up(path) if segment == ".." else [*path, segment]
     return path
