@@ -23,6 +23,9 @@ A test of such tests (`not`, `and`, `or`) is decided where the known parts decid
 decides itself, whatever the call (`literal_truth`): `if False and epoch % 2 == 0:` is left out
 by every call, and by the module's own code (`ddpify.check.branches`).
 
+A dict of lambdas looked up by a parameter picks one entry: `get_dataset("wfs")` never runs the
+`"cifar10": lambda: CIFAR10(root, download=True)` entry of `datasets = {...}` ... `datasets[name]()`.
+
 `ddpify check` asks it to drop a finding in a branch no call takes (`ddpify.check.branches`), and
 `holds_wrapper` to tell that a factory's result is bare for a call that leaves out every wrap it
 writes. A test that is not one parameter compared with a constant (`==`, `!=`, `<`, `<=`, `>`,
@@ -49,9 +52,74 @@ _UNKNOWN = object()
 
 def left_out(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef, site: cst.Call) -> bool:
     """Does the call `site` of `func` leave out a branch of `func` around `node` (`if model is not
-    None:` or `if model:` with `model` left at its default None; `if backend == "tflite":`)?"""
-    return not any(a.star for a in site.args) and any(
+    None:` or `if model:` with `model` left at its default None; `if backend == "tflite":`), or an
+    entry of a dict of lambdas that `func` looks up by a parameter the call never makes its key
+    (`_entry_left_out`)?"""
+    return not any(a.star for a in site.args) and (any(
         _decided(facts, func, site, test) is (not taken) for test, taken in _branches(facts, node, func))
+        or _entry_left_out(facts, node, func, site))
+
+
+def _entry_left_out(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef, site: cst.Call) -> bool:
+    """Is `node` in a lambda that is the value of an entry of a dict `func` writes out and
+    assigns to a name once (`datasets = {"wfs": lambda: WFDataset(root), "cifar10": lambda:
+    CIFAR10(root, download=True)}`), a name `func` reads only as looked up by one parameter
+    (`datasets[name]`), where the entry's key is none of the strings that parameter may hold for
+    the call (`_strings_of`)? That lambda is never picked, so never called, for it."""
+    for anc in facts.ancestors(node):
+        if anc is func:
+            return False
+        element = facts.parent(anc)
+        if not (isinstance(anc, cst.Lambda) and isinstance(element, cst.DictElement) and element.value is anc):
+            continue
+        key, written = _constant(element.key), facts.parent(element)
+        stmt = facts.parent(written) if written is not None else None
+        if not isinstance(key, str) or not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 \
+                or type(stmt.targets[0].target) is not cst.Name or stmt.value is not written:
+            return False
+        table = stmt.targets[0].target
+        reads = [n for n in facts.uses(table.value, func) if n is not table]
+        if len(facts.writes(Ref(func, table.value))) != 1 or not reads:
+            return False
+        indexes = {_looked_up_by(facts, n) for n in reads}
+        name = indexes.pop() if len(indexes) == 1 else None
+        values = _strings_of(facts, func, site, name) if name is not None else None
+        return values is not None and key not in values
+    return False
+
+
+def _looked_up_by(facts: Facts, read: cst.Name) -> str | None:
+    """`name` of `table[name]` where `read` is `table`; None for any other read."""
+    lookup = facts.parent(read)
+    if not isinstance(lookup, cst.Subscript) or lookup.value is not read or len(lookup.slice) != 1 \
+            or not isinstance(lookup.slice[0].slice, cst.Index) or type(lookup.slice[0].slice.value) is not cst.Name:
+        return None
+    return lookup.slice[0].slice.value.value
+
+
+def _strings_of(facts: Facts, func: cst.FunctionDef, site: cst.Call, name: str) -> set[str] | None:
+    """The strings the parameter `name` may hold for the call: the string the call passes (or
+    its default), and that string with a constant added where the function assigns it so once
+    (`if self.multi_chan: name = name + "_multichan"`); None where not known."""
+    if name not in param_names(func):
+        return None
+    passed = facts.argument_for(site, func, name)
+    default = next((p.default for p in (*func.params.params, *func.params.kwonly_params)
+                    if p.name.value == name and p.default is not None), None)
+    value = _constant(passed) if passed is not None else _constant(default) if default is not None else _UNKNOWN
+    writes = facts.writes(Ref(func, name))
+    if not isinstance(value, str) or len(writes) > 1:
+        return None
+    values = {value}
+    for _, written, stmt in writes:
+        added = written.right if isinstance(written, cst.BinaryOperation) and isinstance(written.operator, cst.Add) \
+            and type(written.left) is cst.Name and written.left.value == name else \
+            written if isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.AddAssign) else None
+        suffix = _constant(added) if added is not None else _UNKNOWN
+        if not isinstance(suffix, str):
+            return None
+        values.add(value + suffix)
+    return values
 
 
 def _branches(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> list[tuple[cst.BaseExpression, bool]]:

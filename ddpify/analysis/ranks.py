@@ -1297,19 +1297,54 @@ class Ranks:
         torch_distributed_zero_first(rank):` (a context manager of the program whose other ranks
         wait at a collective under a rank test before its `yield`, the main process at one after
         it), or between `if rank != 0: dist.barrier()` and `if rank == 0: dist.barrier()` of its
-        block, or before Lightning's `Trainer` starts the other processes (`trainer.fit(...)` later:
+        block, or a call of a function that one process ran before a wait of every process in its block
+        (`if rank == 0: build(args)`, `dist.barrier()`, `build(args)`: `_repeated_after_main`), or before
+        Lightning's `Trainer` starts the other processes (`trainer.fit(...)` later:
         `lightning.before_launch`), or in a Lightning loader hook whose `prepare_data` also reaches
         the function holding `write` (`lightning.prepared_first`), or in a function every call of
-        which does? The main process runs it first (writes a cache where it is missing), the others
-        after it and find what it wrote."""
-        if self._in_main_first(node) or before_launch(self.facts, node) \
+        which does, but for calls on one process only (that first call of `build`, or one in the
+        branch a run of one process takes)? The main process runs it first (writes a cache where it is
+        missing), the others after it and find what it wrote."""
+        if self._in_main_first(node) or self._repeated_after_main(node) or before_launch(self.facts, node) \
                 or write is not None and prepared_first(self.facts, node, write):
             return True
         func = self.facts.scope(node)
         if not isinstance(func, cst.FunctionDef) or depth == 0:
             return False
-        sites = self.facts.entries(func)
+        sites = [site for site in self.facts.entries(func) if not self.undistributed(site)
+                 and not (self.on_some_ranks(site) and not self.all_but_one(site))]
         return bool(sites) and all(self.main_first(site, depth - 1, write) for site in sites)
+
+    def _repeated_after_main(self, node: cst.CSTNode) -> bool:
+        """Is `node` a call of a function of the program that an earlier statement of its block
+        (or of a block around it) runs on one process, `if rank == 0: build(args)`, with a wait of
+        every process between them (`dist.barrier()`, also under a test that reads no rank)? The
+        main process builds first (a cache written where it is missing), the others wait, then
+        every process runs it again and finds what was written."""
+        f = self.facts
+        funcs = set(f.user_functions(node)) if isinstance(node, cst.Call) else set()
+        child: cst.CSTNode = node
+        for anc in f.ancestors(node) if funcs else ():
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and child in anc.body:
+                before = anc.body[:anc.body.index(child)]
+                if any(isinstance(s, cst.If) and s.orelse is None and self._one_rank(s.test)
+                       and any(funcs & set(f.user_functions(c)) for c in f.calls_in(s.body))
+                       and any(self._everyone_waits(w) for w in before[i + 1:]) for i, s in enumerate(before)):
+                    return True
+            child = anc
+        return False
+
+    def _everyone_waits(self, stmt: cst.CSTNode) -> bool:
+        """`dist.barrier()` as a statement, or as the one statement of an `if` without `else`
+        whose test reads no rank (`if args.use_cache: dist.barrier()`)."""
+        if isinstance(stmt, cst.If) and stmt.orelse is None and len(stmt.body.body) == 1 \
+                and not self.rank_dependent(stmt.test):
+            return self._everyone_waits(stmt.body.body[0])
+        call = stmt.body[0].value if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+            and isinstance(stmt.body[0], cst.Expr) else None
+        return isinstance(call, cst.Call) and self.is_collective(call)
 
     def _in_main_first(self, node: cst.CSTNode) -> bool:
         f = self.facts

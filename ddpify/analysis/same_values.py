@@ -60,6 +60,9 @@ PER_PROCESS_VARIABLES = frozenset({"SLURM_PROCID", "SLURM_LOCALID", "OMPI_COMM_W
 # step syncs the gradients (every process counts the same accumulation steps)
 ACCELERATOR_JOB_STATE = frozenset({"sync_gradients", "num_processes", "distributed_type", "gradient_accumulation_steps",
                                    "mixed_precision", "use_distributed", "step"})
+# ddpify_runtime's answers that a collective makes the same on every process (rank 0's flag, or any
+# rank's, or every rank's)
+RUNTIME_AGREEING = frozenset({"ddpify_runtime.agree_on", "ddpify_runtime.agree_any", "ddpify_runtime.agree_all"})
 JOB_QUESTIONS = frozenset({"torch.distributed.get_world_size", "torch.distributed.is_initialized",
                            "torch.distributed.is_available", "torch.distributed.get_backend",
                            "torch.cuda.is_available", "torch.cuda.device_count"})
@@ -132,7 +135,7 @@ class SameValues:
         """Is `test` the same on every process? `wide=False`: the core alone (literals, arguments,
         counters, sizes of data, pure functions of those), what `convert` asks, where a value
         wrongly proven shared is a hang; `wide=True`: the core, plus values agreed by a collective
-        (`agree_on(...)`, a tensor passed to `dist.all_reduce` before; not a test that also reads
+        (`agree_on(...)`, `agree_any(...)`, a tensor passed to `dist.all_reduce` before; not a test that also reads
         a rank beside it, `local_rank <= 0 and found.item() != 0`), attributes every
         assignment of which is shared (`self.iter_num = 0` ... `self.iter_num += 1`), objects of
         the program's classes built from shared values (a config dataclass, also by its own
@@ -154,7 +157,7 @@ class SameValues:
         # a value agreed by a collective makes the test the same everywhere where it reads no
         # process's own value beside it (`local_rank <= 0 and (found.item() != 0 or reload)` after
         # `all_reduce(found)` is still a rank test)
-        return (any(f.qualify(c.func) == "ddpify_runtime.agree_on" for c in f.findall(test, cst.Call)) or any(
+        return (any(f.qualify(c.func) in RUNTIME_AGREEING for c in f.findall(test, cst.Call)) or any(
             dotted(n) in self.agreed_names for n in names_in(f, test))) and not any(
             self._per_process(n) or self.ranks.rank_dependent(n) for n in names_in(f, test)
             if not any(agreed == (dotted(n) or "") or (dotted(n) or "").startswith(agreed + ".")
@@ -663,6 +666,8 @@ class SameValues:
             return all(self._shared(e, proving) for e in entries)
         if self._core_of(node):
             return True
+        if isinstance(node, cst.Comparison) and self._drawn_until_spent(node):
+            return True  # `while input is not None:` of a prefetcher's batch, None once its loader is spent
         if len(proving) > SHARED_DEPTH:
             return False
         if isinstance(node, (cst.Name, cst.Attribute)):
@@ -706,14 +711,11 @@ class SameValues:
                 return self._shared(last, proving - {ref})
             # what the one-process branch assigns does not count (`else: reduced = loss` of `if multi_gpu:`)
             writes = [w for w in f.writes(ref) if not self.ranks.undistributed(w[2])]
-            # `epoch, var = load_state(path)`: a part of a shared whole, unless the part the function
-            # returns there is a rank or a test of one (`use_ddp, rank = setup()`: setup's `rank`;
-            # `device, rank, is_main = setup()` returning `..., rank, rank == 0`); not a part that
-            # merely reads one (a data set built with a logger made for this rank)
-            parts = f.unpacked_parts(ref)
-            unpacked = parts if any(rank_word(p) or self.ranks.is_local_rank(p) or self.ranks.is_global_rank(p)
-                                    or isinstance(p, cst.Comparison) and self.ranks.rank_dependent(p)
-                                    for p in parts) else f.unpacked_from(ref)
+            # `epoch, var = load_state(path)`: the part the function returns there (`use_ddp, rank =
+            # setup()`: setup's `rank`; `step = ckpt["step"]` of `return optimizer, step`), judged alone:
+            # the other parts (an optimizer, a data set) decide nothing of it; the whole value where the
+            # part is not known (`epoch, var = pair`)
+            unpacked = f.unpacked_parts(ref)
             # what the program stores on its instances from outside (`learner.is_master = rank == 0`)
             stored = objects_of(f).instance_stores(ref)
             loops = self._loop_targets(ref) if isinstance(node, cst.Name) else []
@@ -782,8 +784,28 @@ class SameValues:
         if isinstance(node, cst.NamedExpr):
             return False
         return all(self._shared(child, proving) for child in mt.children(node) if isinstance(child, cst.BaseExpression)
-                   or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression,
-                                         cst.BaseDictElement)))  # `{"loss": loss.item()}`: as shared as its entries
+                   or isinstance(child, (cst.ComparisonTarget, cst.Arg, cst.FormattedStringExpression, cst.BaseElement,
+                                         cst.BaseDictElement)))  # `{"loss": loss.item()}`, `(out, rank)`: as shared as its entries
+
+    def _drawn_until_spent(self, test: cst.Comparison) -> bool:
+        """`input is not None` (or `is None`) where every object `input` may hold is a batch drawn
+        by `next(it)` from a loader sized alike on every process (`_sized_data`: a DistributedSampler
+        gives each as many batches), and every `None` it may hold is set where that iterator is spent
+        (in an `except StopIteration:` handler, one at least): a prefetcher's `next()` gives None at
+        the same step everywhere. Not a `None` set on another condition (a batch skipped where this
+        process's data is bad), nor a batch that is None itself (a collate function's for a batch
+        whose every item failed to load)."""
+        f = self.facts
+        if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)) \
+                or not mt.is_name(test.comparisons[0].comparator, "None"):
+            return False
+        sites = objects_of(f).values(test.left)
+        nones = [o for o in f.origins(test.left) if mt.is_name(o, "None")]
+        return bool(sites) and bool(nones) and all(isinstance(s, cst.Call) and mt.is_call_of(s, "next") and s.args
+                                   and self._sized_data(s.args[0].value) for s in sites) \
+            and all(any(isinstance(a, cst.ExceptHandler) and a.type is not None and any(
+                mt.is_name(n, "StopIteration") for n in (a.type, *f.findall(a.type, cst.Name))) for a in f.ancestors(o))
+                for o in nones)
 
     def _own_class(self, func: cst.BaseExpression) -> bool:
         """`cls` of `cls(**values)` in a `@classmethod` of a class of the program (a configuration's
@@ -1270,7 +1292,13 @@ class SameValues:
 
     def _environment(self, node: cst.CSTNode) -> bool:
         """`os.environ["X"]`, `os.environ.get("X")`, `os.getenv("X")` for a variable other than a
-        rank (the launcher gives every process the same environment but those)."""
+        rank (the launcher gives every process the same environment but those); whether a variable
+        is set at all, `"RANK" in os.environ`, for any (the launcher sets the same names on every
+        process)."""
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 \
+                and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)) and string_value(node.left) is not None \
+                and self.facts.qualify(node.comparisons[0].comparator) == "os.environ":
+            return True
         key = self.ranks.environment_key(node)
         return key is not None and not rank_variable(key) and key not in PER_PROCESS_VARIABLES
 

@@ -161,19 +161,28 @@ class Context:
     @cached_property
     def other_engine_tests(self) -> set[str]:
         """The tests every wrap under them is on the false side of (`if self.use_deepspeed: ...
-        elif self.use_ddp: model = DDP(model)`): their true side is another engine's, where no DDP
-        wrap runs."""
+        elif self.use_ddp: model = DDP(model)`), also around the calls of a function that wraps
+        (`if use_fsdp: net = load_fsdp_model(...)` / `else: net = load_ddp_model(...)`, whose
+        helper builds the DDP wrapper), two calls up: their true side is another engine's, where
+        no DDP wrap runs."""
         f = self.facts
         sides: dict[str, set[bool]] = {}
-        for wrap in self.script.calls_of(DDP):
-            child: cst.CSTNode = wrap
-            for anc in f.ancestors(wrap):
+
+        def walk(node: cst.CSTNode, depth: int) -> None:
+            child = node
+            for anc in f.ancestors(node):
+                if isinstance(anc, cst.FunctionDef) and depth:
+                    for site in f.call_sites(anc):
+                        walk(site, depth - 1)
                 if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
-                    break
+                    return
                 if isinstance(anc, cst.If) and child is not anc.test:
                     test, negated = _negation(anc.test)
                     sides.setdefault(f.code(test), set()).add((child is anc.body) != negated)
                 child = anc
+
+        for wrap in self.script.calls_of(DDP):
+            walk(wrap, 2)
         return {test for test, side in sides.items() if side == {False}}
 
     @cached_property
@@ -240,7 +249,7 @@ class Context:
         (`ranks.several_processes`: `dist.is_initialized()`, a flag every process group starts
         under, `self.ddp = config["DDP"]`; no group, no wrapper), on the true side of a test every wrap is on the false
         side of (`if self.use_deepspeed: model.backward(loss)`, the wrap under `elif
-        self.use_ddp:`), or that picks another value of the option every wrap is chosen by
+        self.use_ddp:`; or under the `else` that calls a helper that wraps: `other_engine_tests`), or that picks another value of the option every wrap is chosen by
         (`_other_choice`), or, where every wrap is accelerate's `prepare` (no test of the
         program's own guards it: it wraps where there are several processes), opposite a branch
         that reads its `.module` (`vae.module.discr if self.is_distributed else vae.discr`), or after the function unwrapped it under the wrap's test (`if args.distributed: model =

@@ -89,6 +89,39 @@ def test_a_name_bound_from_a_tuple_written_out_holds_its_element(binding, shared
     assert Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test) is shared
 
 
+@pytest.mark.parametrize("binding, shared", [
+    ("key = (args.out, int(os.environ['RANK']))", False),  # a tuple is as shared as its elements
+    ("key = [args.out, time.time()]", False),
+    ("key = {args.out, int(os.environ['LOCAL_RANK'])}", False),
+    ("key = (args.out, *args.extra, args.epochs)", True),
+    ("key = [args.out, len(args.extra)]", True),
+])
+def test_a_tuple_list_or_set_written_out_is_as_shared_as_its_elements(binding, shared):
+    facts = Facts(parse_module(HEAD + binding + "\nif key:\n    pass\n"))
+    assert Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test) is shared
+
+
+SETUP = """
+def setup_env():
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+        rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    else:
+        rank, world = 0, 1
+    return rank, world, torch.device(f"cuda:{rank}"), torch.optim.SGD([], lr=rank)
+rank, world, device, optimizer = setup_env()
+"""
+
+
+@pytest.mark.parametrize("test, shared", [
+    ("world > 1", True),  # its own part: the launcher's environment, whatever the other parts are
+    ("device.index == 0", False),  # its part reads the rank
+    ("'LOCAL_RANK' in os.environ", True),  # whether the launcher set a variable: alike everywhere
+])
+def test_a_name_unpacked_from_a_helpers_tuple_is_judged_by_its_own_part(test, shared):
+    facts = Facts(parse_module(HEAD + SETUP + f"if {test}:\n    pass\n"))
+    assert Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test) is shared
+
+
 STAGES = """
 import glob
 import torch.distributed as dist

@@ -5,12 +5,12 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Ref, param_names
+from ddpify.syntax.facts import Facts, Ref, param_names
 from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.distributed import one_visible_gpu_each
 from ddpify.check.branches import never_runs
@@ -445,12 +445,16 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     not where another load of the program reads the save's file and entry as is into the bare
     model, `net.load_state_dict(torch.load(path))`, which wants the model's own keys; a load of a
     dict's `"net"` entry as is reads nothing of a bare state dict saved whole), nor for a file a
-    script beside the checked one reads by its name and takes the prefix off in the same function
-    (an evaluation script's `{k.replace("module.", ""): v ...}` of `final_model.pth`), or reads by a
-    path it is given and takes the prefix off the entry the save writes (a test script's
-    `torch.load(opt.model_path)` and `k[7:]` over `ckpt["G1"]`), nor where
+    script beside the checked one reads by its name and takes the prefix off in the same function,
+    as the program's own loaders are asked (an evaluation script's `{k.replace("module.", ""): v ...}`
+    of `final_model.pth`), or reads by a path it is given and takes the prefix off the entry the
+    save writes (a test script's `torch.load(opt.model_path)` and `k[7:]` over `ckpt["G1"]`), nor
+    for another file of the same model as such a file (its per-epoch snapshots,
+    `f"model_epoch_{n}.pth"`, which that reader reads in the same way), nor where
     the name is not the wrapper there: the other arm of `hasattr(model, "module")` or of the test
-    the script wraps under, the `else` of a test that the run has several processes
+    the script wraps under, the true side of a test every wrap is on the false side of, also around
+    the calls of a helper that wraps (`if use_fsdp: save(net)` where only the `else` of `if use_fsdp:`
+    calls `load_ddp_model`, which builds the DDP wrapper), the `else` of a test that the run has several processes
     (`dist.is_initialized()`, a flag every process group starts under: no group, no wrapper), after
     `if args.distributed: model = model.module`. `--fix` adds
     `.module` where the name holds the wrapper on every path.
@@ -463,19 +467,17 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     resumed = _resumed_into_wrapper(ctx)
     torch_saves = frozenset(ctx.script.calls_of("torch.save"))
     handed: list[tuple[cst.BaseExpression, str]] = []  # saves of a wrapper a helper of another module is handed
-    for call, saved, path in _checkpoint_saves(ctx, torch_saves):
-        # the saved object (by torch.save), or the state dicts it is made of, followed through names
-        # (`state = {"model": model.state_dict()}` ... `torch.save(state, path)`), each with the entry
-        # of the file it is in (`("model",)`; `()` the whole file; None not known)
-        candidates = [(saved, "the DDP wrapper", ())] if dotted(saved) and call in torch_saves else []
-        plain = _plainly_from(f, saved)
-        for built in dict.fromkeys(_made_of(f, saved)):
-            candidates += [(model, f"`{f.code(c)}`, whose keys start with `module.`", _entry(f, c, built, plain))
-                           for c in f.calls_in(built) if (model := _state_dict_of(f, c)) is not None]
-        for expr, what, entry in dict.fromkeys(candidates):
+    saves = [(call, saved, path, _saved_state_dicts(ctx, call, saved, torch_saves))
+             for call, saved, path in _checkpoint_saves(ctx, torch_saves)]
+    # a model one of whose files a script beside reads, taking the prefix off: its other files (per-epoch
+    # snapshots of the same model) are read the same way
+    stripped = {f.code(expr) for _, _, path, candidates in saves for expr, _, entry in candidates
+                if _stripped_by_a_script_beside(f, path, entry)}
+    for call, saved, path, candidates in saves:
+        for expr, what, entry in candidates:
             holds = ctx.holds_ddp(expr)
             if holds is None or _resumes(f, resumed, expr, path, entry) or ctx.unwrapped_here(expr) \
-                    or _stripped_by_a_script_beside(f, path, entry) or as_read is not None and not _reads(f, as_read, path, entry):
+                    or f.code(expr) in stripped or as_read is not None and not _reads(f, as_read, path, entry):
                 continue
             if f.in_library(expr):  # a helper of another module saves the wrapper it is handed
                 handed.append((expr, what))
@@ -501,70 +503,109 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
                             "the model (`.module`)")
 
 
+def _saved_state_dicts(ctx: Context, call: cst.Call, saved: cst.BaseExpression,
+                       torch_saves: frozenset[cst.Call]) -> list[tuple[cst.BaseExpression, str, tuple[str, ...] | None]]:
+    """(module, what is saved, its entry of the file) for each state dict a save writes: the saved
+    object itself (by torch.save), or the state dicts it is made of, followed through names
+    (`state = {"model": model.state_dict()}` ... `torch.save(state, path)`), each with the entry of
+    the file it is in (`("model",)`; `()` the whole file; None not known)."""
+    f = ctx.facts
+    candidates = [(saved, "the DDP wrapper", ())] if dotted(saved) and call in torch_saves else []
+    plain = _plainly_from(f, saved)
+    for built in dict.fromkeys(_made_of(f, saved)):
+        candidates += [(model, f"`{f.code(c)}`, whose keys start with `module.`", _entry(f, c, built, plain))
+                       for c in f.calls_in(built) if (model := _state_dict_of(f, c)) is not None]
+    return list(dict.fromkeys(candidates))
+
+
+
 def _stripped_by_a_script_beside(f, path: cst.BaseExpression | None, entry: tuple[str, ...] | None = None) -> bool:
     """Does a script beside the checked one (its folder), outside its program, read the file this
-    save writes and take the wrapper's `module.` prefix off the keys, in the same function (or at
-    its top level): `torch.load(os.path.join(d, "final_model.pth"))` then `{k.replace("module.",
-    ""): v ...}` in an evaluation or plotting script of the project? It reads the file by its
-    literal name, or by a path it is given (`torch.load(opt.model_path)`, `torch.load(
-    config["checkpoint_dir"])`: no file named in its loads) taking the prefix off the entry this
-    save writes (`ckpt["G1"]` of a save of `{"G1": net.state_dict(), ...}`; the whole file where the
-    save is a bare state dict), where no script beside names the file (one that reads it by its name
-    as it is decides). The project's own reader of the checkpoint then loads it into the bare
-    model."""
+    save writes and take the wrapper's `module.` prefix off the keys (`_takes_prefix_off`, the
+    question asked of the program's own loaders), in the same function (or at its top level):
+    `torch.load(os.path.join(d, "final_model.pth"))` then `{k.replace("module.", ""): v ...}` in an
+    evaluation or plotting script of the project? It reads the file by its literal name, or by a
+    path it is given (`torch.load(opt.model_path)`, `torch.load(config["checkpoint_dir"])`: no file
+    named in its loads) taking the prefix off the entry this save writes (`ckpt["G1"]` of a save of
+    `{"G1": net.state_dict(), ...}`; the whole file where the save is a bare state dict), where no
+    script beside names the file (one that reads it by its name as it is decides). The project's
+    own reader of the checkpoint then loads it into the bare model."""
     if f.program is None:
         return False
     checked = f.program.parts[0].path.resolve()
     scripts = [script for script in sorted(f.program.root.glob("*.py")) if script.resolve() != checked]
+    readers = [r for script in scripts for r in _stripping_scopes(script)]
     pieces = _file_name(f, path) if path is not None else None
     name = "".join(p for p in pieces or [] if p is not None)
     if pieces and None not in pieces and name:
-        quoted = re.compile(r"""['"/\\]""" + re.escape(name) + r"""['"]""")
-        if any(quoted.search(scope) for script in scripts for scope, _ in _stripping_scopes(script)):
+        if any(_names(r.texts, name) for r in readers):
             return True
-        if any(quoted.search(_text(script)) for script in scripts):
+        if any(_names(_strings(script), name) for script in scripts):
             return False  # read by its name elsewhere, as it is: that reader decides
     if entry is None or len(entry) > 1:
         return False
-    read = re.compile(r"""\[\s*['"]""" + re.escape(entry[0]) + r"""['"]\s*\]""") if entry else None
-    return any(not named and (read is None or read.search(scope))
-               for script in scripts for scope, named in _stripping_scopes(script))
+    return any(not r.named and (not entry or entry[0] in r.entries) for r in readers)
+
+
+def _names(texts: frozenset[str], name: str) -> bool:
+    """Is one of `texts` the file name `name`, or a path ending in it?"""
+    return any(text == name or text.endswith(("/" + name, "\\" + name)) for text in texts)
+
+
+class _Reader(NamedTuple):
+    texts: frozenset[str]  # the strings written in the function (a file name among them)
+    named: bool  # one of its loads names a file (a string with a dot or a slash in its path)
+    entries: frozenset[str]  # the keys it reads by a string (`ckpt["G1"]`)
 
 
 @functools.lru_cache(maxsize=256)
-def _text(script: Path) -> str:
-    """The text of a script beside the checked one (empty where it cannot be read)."""
-    try:
-        return script.read_text(errors="replace")
-    except OSError:
-        return ""
-
-
-@functools.lru_cache(maxsize=256)
-def _stripping_scopes(script: Path) -> tuple[tuple[str, bool], ...]:
-    """The code of each function of `script` (and of its top level, functions left out) that loads
-    a checkpoint and takes the `module.` prefix off keys (`.replace("module.", "")`, `k[7:]`,
-    `removeprefix("module.")`), each with whether one of its `torch.load`s names a file (a string
-    with a dot or a slash in its first argument; `config["checkpoint_dir"]` names none)."""
-    try:
-        module = cst.parse_module(script.read_bytes())
-    except (OSError, cst.ParserSyntaxError, UnicodeDecodeError):
+def _stripping_scopes(script: Path) -> tuple[_Reader, ...]:
+    """Each function of `script` (and its top level, functions left out) that loads a checkpoint
+    (`torch.load`) and takes the `module.` prefix off keys (`_takes_prefix_off`:
+    `.replace("module.", "")`, `k[7:]`, `removeprefix("module.")`, a cut from where the model's
+    names start): the strings written in it, whether one of its loads names a file (a string with a
+    dot or a slash in its first argument; `config["checkpoint_dir"]` names none), and the keys it
+    reads."""
+    module = _parsed(script)
+    if module is None:
         return ()
-    scopes = [func for func in mt.findall(module, cst.FunctionDef)]
-    top = [s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
-    found = []
-    for code, nodes in [*((module.code_for_node(func), [func]) for func in scopes),
-                        ("".join(module.code_for_node(s) for s in top), top)]:
-        if "torch.load" not in code or not _STRIPS_PREFIX.search(code):
-            continue
-        loads = [c for n in nodes for c in mt.findall(n, cst.Call) if dotted(c.func) == "torch.load" and c.args]
-        named = any(re.search(r"[./\\]", module.code_for_node(text))
-                    for c in loads for text in mt.findall(c.args[0].value, (cst.SimpleString, cst.FormattedString)))
-        found.append((code, named))
-    return tuple(found)
+    facts = Facts(module)
+    scopes: list[list[cst.CSTNode]] = [[func] for func in facts.by_type.get(cst.FunctionDef, [])]
+    scopes.append([s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))])
+    readers = []
+    for scope in scopes:
+        loads = [c for node in scope for c in facts.calls_in(node) if facts.qualify(c.func) == "torch.load" and c.args]
+        if loads and any(_takes_prefix_off(facts, node) for node in scope):
+            named = any(re.search(r"[./\\]", text) for c in loads for text in _texts([c.args[0].value]))
+            entries = frozenset(key for node in scope for sub in mt.findall(node, cst.Subscript) if len(sub.slice) == 1
+                                and isinstance(sub.slice[0].slice, cst.Index)
+                                and (key := string_value(sub.slice[0].slice.value)) is not None)
+            readers.append(_Reader(frozenset(_texts(scope)), named, entries))
+    return tuple(readers)
 
 
-_STRIPS_PREFIX = re.compile(r"""replace\(\s*['"]module\.['"]\s*,\s*['"]['"]\s*\)|\[\s*7\s*:\s*\]|removeprefix\(\s*['"]module\.['"]""")
+@functools.lru_cache(maxsize=256)
+def _strings(script: Path) -> frozenset[str]:
+    """The strings written anywhere in a script beside the checked one."""
+    module = _parsed(script)
+    return frozenset(_texts([module])) if module is not None else frozenset()
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(script: Path) -> cst.Module | None:
+    """A script beside the checked one, parsed (None where it cannot be read, or names no load)."""
+    try:
+        source = script.read_bytes()
+        return cst.parse_module(source) if b"load" in source else None
+    except (OSError, cst.ParserSyntaxError, UnicodeDecodeError):
+        return None
+
+
+def _texts(nodes: list[cst.CSTNode]) -> list[str]:
+    """The strings written in `nodes`: each literal, and each literal part of an f-string."""
+    return [*(v for n in nodes for s in mt.findall(n, cst.SimpleString) if (v := string_value(s)) is not None),
+            *(p.value for n in nodes for s in mt.findall(n, cst.FormattedString) for p in s.parts
+              if isinstance(p, cst.FormattedStringText))]
 
 
 def _entry_sites(f, node: cst.CSTNode, depth: int = 3) -> list[tuple[cst.Call, cst.BaseExpression]]:
