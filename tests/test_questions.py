@@ -309,6 +309,25 @@ def test_a_parameter_tested_against_none_is_shared_where_every_call_hands_it_an_
     assert same_everywhere(facts, test) is shared
 
 
+NONE_ATTRIBUTE = ("import torch\n\n\nclass Trainer:\n    def __init__(self, model, val_loader=None):\n"
+                  "        self.model = model\n        self.val_loader = val_loader\n{method}\n"
+                  "    def fit(self):\n        for epoch in range(2):\n            if self.val_loader is not None:\n"
+                  "                pass\n\n\n{calls}\n")
+
+
+@pytest.mark.parametrize("method, calls, shared", [
+    ("", "Trainer(net, torch.utils.data.DataLoader(ds)).fit()", True),
+    ("", "Trainer(net, torch.utils.data.DataLoader(ds)).fit()\nTrainer(net).fit()", False),  # a default None
+    ("\n    def drop(self):\n        self.val_loader = None\n", "Trainer(net, torch.utils.data.DataLoader(ds)).fit()", False),
+])
+def test_an_attribute_tested_against_none_is_shared_where_its_class_only_ever_stores_an_object(method, calls, shared):
+    """A trainer's `if self.val_loader is not None:` around its validation, `self.val_loader` set in
+    `__init__` from what every construction passes (decision 0174)."""
+    facts = Facts(parse_module(NONE_ATTRIBUTE.format(method=method, calls=calls)))
+    test = next(n for n in facts.loops[0].body.body if isinstance(n, cst.If)).test
+    assert same_everywhere(facts, test) is shared
+
+
 # the command line handed back by a helper that names it first (`args = parser.parse_args()` ...
 # `return args`: the seventeenth sweep's DDPM package), and attributes the program sets on it: one
 # set to a draw differs however shared the object (`args.seed = random.randint(...)`), the others not

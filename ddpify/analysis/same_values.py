@@ -229,11 +229,12 @@ class SameValues:
         same on every process however its object differs: a construction (`DataLoader(...)`, an
         instance of a class of the program, a library's class: a capitalised name), a display or a
         literal other than None, the item of a dict display under a literal key that holds one
-        (`loaders["test"]` of `return {"test": test_loader}`), or a name every write of which is one
-        (a parameter: what every call passes, its default where a call passes nothing). Not a
-        function's return (`re.match(...)`, `d.get(k)` may be None), an attribute, a name a loop or
-        an unpacking binds, nor one written on some paths to None (`saver = Saver() if rank == 0
-        else None`: a conditional is none of these)."""
+        (`loaders["test"]` of `return {"test": test_loader}`), a name every write of which is one
+        (a parameter: what every call passes, its default where a call passes nothing), an attribute
+        of `self` that only its class sets, each time to one (`self.val_loader = val_loader` in
+        `__init__`). Not a function's return (`re.match(...)`, `d.get(k)` may be None), another
+        attribute, a name a loop or an unpacking binds, nor one written on some paths to None
+        (`saver = Saver() if rank == 0 else None`: a conditional is none of these)."""
         f = self.facts
         if isinstance(expr, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Integer, cst.Float, cst.SimpleString,
                              cst.ConcatenatedString, cst.FormattedString)):
@@ -245,6 +246,12 @@ class SameValues:
         if isinstance(expr, cst.Subscript):
             items = self._display_items(expr)
             return items is not None and all(self._never_none(item, depth - 1) for item in items)
+        if isinstance(expr, cst.Attribute) and mt.is_name(expr.value, "self"):  # `self.val_loader`
+            cls = f.enclosing_class(expr)
+            stores = [(t, v, stmt) for t, v, stmt in f.assigns if isinstance(t, cst.Attribute) and t.attr.value == expr.attr.value]
+            mine = [v for t, v, stmt in stores if mt.is_name(t.value, "self") and f.enclosing_class(stmt) is cls]
+            return cls is not None and bool(mine) and len(mine) == len(stores) and all(
+                self._never_none(v, depth - 1) for v in mine)
         ref = f.ref(expr) if isinstance(expr, cst.Name) else None
         if ref is None or f.unpacked_from(ref) or f.loops_binding(ref):
             return False
