@@ -195,7 +195,7 @@ class Facts:
         self._qualified: dict[cst.CSTNode, str | None] = {}  # (the node kept as the key: no id is reused)
         self._looked_up: dict[cst.Call, str | None] = {}  # `looked_up_in`
         self._refs: dict[object, Ref | None] = {}  # `ref`: by the expression, or (expression, place)
-        self._binding: dict[tuple[cst.Call, cst.FunctionDef], bool] = {}  # `_binds`
+        self._binding: dict[tuple[cst.Call, cst.FunctionDef], bool] = {}  # `_misplaced`
         self._sources: dict[Ref, list[cst.BaseExpression]] = {}  # `sources`
         self._module_classes: dict[frozenset[str], list[cst.ClassDef]] = {}  # `_classes_of_modules`
 
@@ -1814,12 +1814,13 @@ class Facts:
         where the call's scope writes its items out (`spread_argument`, `local` only): `pair(*(a,
         b))`, or `xs = [a, b]` before `pair(*xs)`, passes `a` for `pair`'s first parameter; the
         places after a `*` whose items are unknown are unknown. A call that cannot bind `func`'s
-        parameters passes nothing (`train(local_rank, world_size, args)` of `def train(local_rank,
-        global_rank, world_size, args)`: a TypeError, `world_size` is no call's global rank)."""
+        parameters and hands an argument in another's place passes nothing (`_misplaced`:
+        `train(local_rank, world_size, args)` of `def train(local_rank, global_rank, world_size,
+        args)`, a TypeError; `world_size` is no call's global rank)."""
         names = self._positional_names(func)
         if self.starts(call):
             return _started_argument(call, names, param)
-        if not self._binds(call, func):
+        if self._misplaced(call, func):
             return None
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == param:
@@ -1837,11 +1838,14 @@ class Facts:
             return positional[names.index(param)]
         return None
 
-    def _binds(self, call: cst.Call, func: cst.FunctionDef) -> bool:
-        """Can a call with no `*` or `**` argument bind `func`'s parameters: no more places than it
-        has (or a `*args`), no keyword it lacks (or a `**kwargs`), each parameter without a default
-        given? A call that cannot raises a TypeError before `func` runs. A decorated function (its
-        wrapper may take other arguments) and a call with a `*` or `**` argument bind."""
+    def _misplaced(self, call: cst.Call, func: cst.FunctionDef) -> bool:
+        """Does a call that cannot bind `func`'s parameters (a TypeError before `func` runs: more
+        places than it has, a keyword it lacks, a parameter without a default left out; no `*` or
+        `**` argument, `func` not decorated) hand in an earlier place an argument spelled as a later
+        parameter (`train(local_rank, world_size, args)` of `def train(local_rank, global_rank,
+        world_size, args)`)? An argument was left out before it, and the places after it do not
+        bind what they were meant for. (A call short of its last parameters binds the others as
+        meant: `generate_final_report(student, opt)` of `(model, opt, wandb)`.)"""
         key = (call, func)
         if key not in self._binding:
             params = func.params
@@ -1851,10 +1855,12 @@ class Facts:
             kwonly = [p.name.value for p in params.kwonly_params]
             required = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
                         if p.default is None and p.name.value in (*names, *kwonly)]
-            self._binding[key] = bool(func.decorators) or any(a.star for a in call.args) or (
+            binds = bool(func.decorators) or any(a.star for a in call.args) or (
                 (len(places) <= len(names) or isinstance(params.star_arg, cst.Param))
                 and (keywords <= {*names[len(places):], *kwonly} or isinstance(params.star_kwarg, cst.Param))
                 and all(n in keywords or n in names[:len(places)] for n in required))
+            spelled = [a.value.value if isinstance(a.value, cst.Name) else None for a in places]
+            self._binding[key] = not binds and any(name in names[i + 1:] for i, name in enumerate(spelled) if name)
         return self._binding[key]
 
     def _positional_names(self, func: cst.FunctionDef) -> list[str]:
